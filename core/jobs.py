@@ -1,0 +1,156 @@
+"""Long work as jobs: a function that reports progress and can be cancelled.
+
+A job is plain Python, no Qt: ``run(ctx)`` does the work, calls ``ctx.progress(...)``
+as it goes and ``ctx.check_cancelled()`` at safe points. The same job runs
+
+* in the GUI, off the UI thread, through ``app.jobrunner.QtJobRunner``;
+* on the command line, in the foreground, through :func:`run_job`;
+* in tests, directly.
+
+The outcome is a value, never an exception that escapes: :class:`JobSucceeded`
+carries the typed result, :class:`JobFailed` the error with its traceback,
+:class:`JobWasCancelled` what the job kept before it stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class JobCancelled(Exception):
+    """Raised inside a job by :meth:`JobContext.check_cancelled` once cancel was asked."""
+
+
+class CancelToken:
+    """Thread-safe flag a UI (or Ctrl+C) sets and a job polls."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One progress report. ``total`` is None while the amount of work is unknown."""
+
+    done: float
+    total: float | None = None
+    message: str = ""
+
+    @property
+    def fraction(self) -> float | None:
+        if not self.total:
+            return None
+        return max(0.0, min(1.0, self.done / self.total))
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class JobContext:
+    """What a running job sees: where to report progress, and whether to stop."""
+
+    def __init__(
+        self,
+        token: CancelToken | None = None,
+        on_progress: ProgressCallback | None = None,
+        min_interval_s: float = 0.05,
+    ) -> None:
+        self.token = token or CancelToken()
+        self._on_progress = on_progress
+        # Reports are throttled so a tight loop cannot flood the UI's event queue.
+        self._min_interval_s = min_interval_s
+        self._last_report = 0.0
+
+    @property
+    def cancelled(self) -> bool:
+        return self.token.cancelled
+
+    def check_cancelled(self) -> None:
+        if self.token.cancelled:
+            raise JobCancelled()
+
+    def progress(self, done: float, total: float | None = None, message: str = "") -> None:
+        if self._on_progress is None:
+            return
+        now = time.monotonic()
+        finished = total is not None and done >= total
+        if not finished and now - self._last_report < self._min_interval_s:
+            return
+        self._last_report = now
+        self._on_progress(Progress(done, total, message))
+
+
+@dataclass(frozen=True)
+class JobSucceeded(Generic[T]):
+    result: T
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class JobFailed:
+    error: BaseException
+    traceback: str
+    elapsed_s: float
+
+    @property
+    def message(self) -> str:
+        text = str(self.error).strip()
+        return text or type(self.error).__name__
+
+
+@dataclass(frozen=True)
+class JobWasCancelled:
+    elapsed_s: float
+    partial: Any = None
+
+
+JobOutcome = JobSucceeded[T] | JobFailed | JobWasCancelled
+
+
+@dataclass
+class Job(Generic[T]):
+    """A named piece of long work. ``run`` receives a :class:`JobContext`.
+
+    ``partial`` may be set by ``run`` (``job.partial = ...``) to hand back what it
+    kept when cancelled, e.g. the pages of a fetch that already arrived.
+    """
+
+    title: str
+    run: Callable[[JobContext], T]
+    kind: str = "job"
+    params: dict[str, Any] = field(default_factory=dict)
+    partial: Any = None
+
+
+def run_job(
+    job: Job[T],
+    token: CancelToken | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> JobOutcome[T]:
+    """Run ``job`` in the calling thread and return its outcome (never raises)."""
+    ctx = JobContext(token, on_progress)
+    started = time.perf_counter()
+    try:
+        result = job.run(ctx)
+    except JobCancelled:
+        return JobWasCancelled(time.perf_counter() - started, job.partial)
+    except Exception as exc:  # noqa: BLE001 - the outcome carries every failure
+        return JobFailed(exc, traceback.format_exc(), time.perf_counter() - started)
+    if ctx.cancelled:
+        # The job returned normally after cancel was asked: what it returned is partial.
+        return JobWasCancelled(time.perf_counter() - started, result)
+    return JobSucceeded(result, time.perf_counter() - started)

@@ -1,0 +1,22 @@
+"""Shared fixtures. Real things only: real session files, real Qt widgets (offscreen)."""
+
+from __future__ import annotations
+
+import os
+
+# Must be set before any Qt import: tests never need a display.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def taillens_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Point every user folder (data, config, logs) at a fresh temporary folder."""
+    home = tmp_path_factory.mktemp("taillens-home")
+    monkeypatch.setenv("TAILLENS_HOME", str(home))
+    return home

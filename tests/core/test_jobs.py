@@ -1,0 +1,103 @@
+"""The core job API: progress, cancel, typed outcomes, without Qt."""
+
+from __future__ import annotations
+
+import threading
+
+from core.jobs import (
+    CancelToken,
+    Job,
+    JobContext,
+    JobFailed,
+    JobSucceeded,
+    JobWasCancelled,
+    Progress,
+    run_job,
+)
+
+
+def count_to(n: int):
+    def run(ctx: JobContext) -> int:
+        total = 0
+        for i in range(n):
+            ctx.check_cancelled()
+            total += i
+            ctx.progress(i + 1, n, f"item {i + 1}")
+        return total
+
+    return run
+
+
+def test_success_carries_result_and_final_progress() -> None:
+    reports: list[Progress] = []
+    outcome = run_job(Job("count", count_to(100)), on_progress=reports.append)
+    assert isinstance(outcome, JobSucceeded)
+    assert outcome.result == sum(range(100))
+    # Throttled, but the last report (done == total) always gets through.
+    assert reports[-1] == Progress(100, 100, "item 100")
+    assert reports[-1].fraction == 1.0
+    assert len(reports) < 100
+
+
+def test_failure_is_an_outcome_with_traceback() -> None:
+    def boom(ctx: JobContext) -> None:
+        raise ValueError("bad triple in unit 7")
+
+    outcome = run_job(Job("boom", boom))
+    assert isinstance(outcome, JobFailed)
+    assert outcome.message == "bad triple in unit 7"
+    assert "ValueError" in outcome.traceback
+    assert "boom" in outcome.traceback
+
+
+def test_failure_without_message_uses_type_name() -> None:
+    def boom(ctx: JobContext) -> None:
+        raise MemoryError()
+
+    outcome = run_job(Job("oom", boom))
+    assert isinstance(outcome, JobFailed)
+    assert outcome.message == "MemoryError"
+
+
+def test_cancel_stops_at_next_check_and_keeps_partial() -> None:
+    token = CancelToken()
+    kept: list[int] = []
+    job: Job[list[int]] = Job("pages", lambda ctx: [])
+
+    def fetch_pages(ctx: JobContext) -> list[int]:
+        for page in range(1000):
+            ctx.check_cancelled()
+            kept.append(page)
+            job.partial = list(kept)
+            if page == 4:
+                token.cancel()
+        return kept
+
+    job.run = fetch_pages
+    outcome = run_job(job, token)
+    assert isinstance(outcome, JobWasCancelled)
+    assert outcome.partial == [0, 1, 2, 3, 4]
+
+
+def test_cancel_from_another_thread() -> None:
+    token = CancelToken()
+    started = threading.Event()
+
+    def spin(ctx: JobContext) -> None:
+        started.set()
+        while True:
+            ctx.check_cancelled()
+
+    result: list[object] = []
+    thread = threading.Thread(target=lambda: result.append(run_job(Job("spin", spin), token)))
+    thread.start()
+    assert started.wait(5)
+    token.cancel()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert isinstance(result[0], JobWasCancelled)
+
+
+def test_progress_without_total_has_no_fraction() -> None:
+    assert Progress(3).fraction is None
+    assert Progress(5, 4).fraction == 1.0
