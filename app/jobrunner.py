@@ -1,0 +1,132 @@
+"""Runs ``core`` jobs off the UI thread and reports back through Qt signals.
+
+Each job runs in a ``QThreadPool`` worker via :func:`core.jobs.run_job`. Progress
+reports and the outcome are emitted from the worker thread; Qt delivers them to
+the UI thread as queued signals, so slots may touch widgets freely.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from core.jobs import (
+    CancelToken,
+    Job,
+    JobFailed,
+    JobOutcome,
+    JobSucceeded,
+    JobWasCancelled,
+    Progress,
+    run_job,
+)
+from core.logs import get_logger
+
+log = get_logger("jobs")
+_ids = itertools.count(1)
+
+
+class JobHandle(QObject):
+    """The UI side of one submitted job: signals for its life, and ``cancel()``."""
+
+    progressed = Signal(object)  # Progress
+    succeeded = Signal(object)  # JobSucceeded
+    failed = Signal(object)  # JobFailed
+    cancelled = Signal(object)  # JobWasCancelled
+    finished = Signal(object)  # any JobOutcome, after the specific signal
+    # Emitted by the worker thread. Because the handle lives in the UI thread, Qt
+    # queues them, and the _deliver_* slots below run in the UI thread.
+    _from_worker_progress = Signal(object)
+    _from_worker_outcome = Signal(object)
+
+    def __init__(self, job: Job[Any], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._from_worker_progress.connect(self._deliver_progress)
+        self._from_worker_outcome.connect(self._deliver_outcome)
+        self.id = next(_ids)
+        self.job = job
+        self.token = CancelToken()
+        self.outcome: JobOutcome[Any] | None = None
+        self.last_progress: Progress | None = None
+        self.history_id: int | None = None  # row in the session's job_history, if recorded
+
+    @property
+    def title(self) -> str:
+        return self.job.title
+
+    @property
+    def done(self) -> bool:
+        return self.outcome is not None
+
+    def cancel(self) -> None:
+        self.token.cancel()
+
+    def _deliver_progress(self, progress: Progress) -> None:
+        self.last_progress = progress
+        self.progressed.emit(progress)
+
+    def _deliver_outcome(self, outcome: JobOutcome[Any]) -> None:
+        self.outcome = outcome
+        if isinstance(outcome, JobSucceeded):
+            self.succeeded.emit(outcome)
+        elif isinstance(outcome, JobFailed):
+            log.error("job %r failed: %s\n%s", self.title, outcome.message, outcome.traceback)
+            self.failed.emit(outcome)
+        elif isinstance(outcome, JobWasCancelled):
+            log.info("job %r cancelled after %.1f s", self.title, outcome.elapsed_s)
+            self.cancelled.emit(outcome)
+        self.finished.emit(outcome)
+
+
+class _Worker(QRunnable):
+    def __init__(self, handle: JobHandle) -> None:
+        super().__init__()
+        self.setAutoDelete(True)
+        self._handle = handle
+
+    def run(self) -> None:
+        handle = self._handle
+        outcome = run_job(handle.job, handle.token, handle._from_worker_progress.emit)
+        handle._from_worker_outcome.emit(outcome)
+
+
+class QtJobRunner(QObject):
+    """Submit jobs; track them through :class:`JobHandle` signals."""
+
+    job_started = Signal(object)  # JobHandle
+    job_finished = Signal(object)  # JobHandle
+
+    def __init__(self, max_threads: int = 2, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(max_threads)
+        self.active: dict[int, JobHandle] = {}
+
+    def submit(self, job: Job[Any]) -> JobHandle:
+        handle = JobHandle(job, self)
+        # Same thread as the handle: a direct call, right after the handle's own signals.
+        handle.finished.connect(lambda _outcome, h=handle: self._finish(h))
+        self.active[handle.id] = handle
+        log.info("job %r started", job.title)
+        self.job_started.emit(handle)
+        self.pool.start(_Worker(handle))
+        return handle
+
+    def cancel(self, job_id: int) -> None:
+        handle = self.active.get(job_id)
+        if handle is not None:
+            handle.cancel()
+
+    def cancel_all(self) -> None:
+        for handle in list(self.active.values()):
+            handle.cancel()
+
+    def wait_for_done(self, timeout_ms: int = -1) -> bool:
+        """Block until every worker thread has returned (used at shutdown)."""
+        return self.pool.waitForDone(timeout_ms)
+
+    def _finish(self, handle: JobHandle) -> None:
+        self.active.pop(handle.id, None)
+        self.job_finished.emit(handle)

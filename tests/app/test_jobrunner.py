@@ -1,0 +1,108 @@
+"""The Qt job runner: off the UI thread, progress, cancel, errors, responsiveness."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from PySide6.QtCore import QElapsedTimer, QTimer
+
+from app.jobrunner import QtJobRunner
+from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
+
+
+def test_job_runs_off_ui_thread_and_reports_progress(qtbot) -> None:
+    runner = QtJobRunner()
+    seen_threads: list[object] = []
+
+    def work(ctx: JobContext) -> str:
+        seen_threads.append(threading.current_thread())
+        for i in range(5):
+            ctx.progress(i + 1, 5, f"step {i + 1}")
+            time.sleep(0.06)  # longer than the throttle, so every step is reported
+        return "done"
+
+    handle = runner.submit(Job("five steps", work))
+    progress: list[object] = []
+    handle.progressed.connect(progress.append)
+    with qtbot.waitSignal(handle.succeeded, timeout=5000) as blocker:
+        pass
+    outcome = blocker.args[0]
+    assert isinstance(outcome, JobSucceeded)
+    assert outcome.result == "done"
+    assert seen_threads[0] is not threading.main_thread()
+    assert [p.message for p in progress][-1] == "step 5"
+    assert len(progress) >= 3
+    assert not runner.active
+
+
+def test_failure_is_delivered_as_outcome(qtbot) -> None:
+    runner = QtJobRunner()
+
+    def fail(ctx: JobContext) -> None:
+        raise RuntimeError("endpoint returned 503 three times")
+
+    handle = runner.submit(Job("fetch", fail))
+    with qtbot.waitSignal(handle.failed, timeout=5000) as blocker:
+        pass
+    outcome = blocker.args[0]
+    assert isinstance(outcome, JobFailed)
+    assert "503" in outcome.message
+    assert "RuntimeError" in outcome.traceback
+    assert handle.outcome is outcome
+
+
+def test_cancel_stops_a_running_job(qtbot) -> None:
+    runner = QtJobRunner()
+    started = threading.Event()
+
+    def forever(ctx: JobContext) -> None:
+        started.set()
+        while True:
+            ctx.check_cancelled()
+            time.sleep(0.001)
+
+    handle = runner.submit(Job("forever", forever))
+    assert started.wait(5)
+    with qtbot.waitSignal(handle.cancelled, timeout=5000) as blocker:
+        runner.cancel(handle.id)
+    assert isinstance(blocker.args[0], JobWasCancelled)
+    assert runner.wait_for_done(2000)
+
+
+def test_event_loop_keeps_running_during_cpu_bound_job(qtbot) -> None:
+    """The UI thread must never stall over 100 ms while a job computes."""
+    runner = QtJobRunner()
+
+    def crunch(ctx: JobContext) -> int:
+        # Pure-Python arithmetic: holds the GIL as hard as a job can.
+        total = 0
+        deadline = time.perf_counter() + 1.5
+        n = 0
+        while time.perf_counter() < deadline:
+            for i in range(10_000):
+                total += i * i % 7
+            n += 1
+            ctx.progress(n, None, "crunching")
+        return total
+
+    gaps: list[int] = []
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.elapsed()]
+
+    def tick() -> None:
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(tick)
+    timer.start()
+    handle = runner.submit(Job("crunch", crunch))
+    with qtbot.waitSignal(handle.succeeded, timeout=10_000):
+        pass
+    timer.stop()
+    assert len(gaps) > 50, "the timer barely ran: the event loop was starved"
+    assert max(gaps) < 100, f"event loop stalled for {max(gaps)} ms"
