@@ -1,0 +1,84 @@
+"""Status-bar widget that shows the running job's progress and a Cancel button.
+
+It knows nothing of how jobs run: ``app`` tells it which jobs exist and how far
+they are, and listens to :attr:`JobStatusWidget.cancel_requested`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+
+from core.jobs import Progress
+
+_BAR_RANGE = 1000
+
+
+class JobStatusWidget(QWidget):
+    cancel_requested = Signal(int)  # job id
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._titles: dict[int, str] = {}
+        self._shown: int | None = None
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.label = QLabel()
+        self.bar = QProgressBar()
+        self.bar.setFixedWidth(180)
+        self.bar.setTextVisible(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the running job; what it finished is kept")
+        self.cancel_button.clicked.connect(self._on_cancel)
+        layout.addWidget(self.label)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.cancel_button)
+        self.setVisible(False)
+
+    # -- driven by app ---------------------------------------------------------------
+    def job_started(self, job_id: int, title: str) -> None:
+        self._titles[job_id] = title
+        self._show(job_id)
+        self.bar.setRange(0, 0)  # busy until the first report says how much there is
+        self.cancel_button.setEnabled(True)
+
+    def job_progress(self, job_id: int, progress: Progress) -> None:
+        if job_id != self._shown:
+            return
+        fraction = progress.fraction
+        if fraction is None:
+            self.bar.setRange(0, 0)
+        else:
+            self.bar.setRange(0, _BAR_RANGE)
+            self.bar.setValue(round(fraction * _BAR_RANGE))
+            self.bar.setFormat(f"{fraction:.0%}")
+        self._set_label(job_id, progress.message)
+
+    def job_finished(self, job_id: int) -> None:
+        self._titles.pop(job_id, None)
+        if job_id == self._shown:
+            self._shown = None
+            if self._titles:
+                self._show(next(reversed(self._titles)))
+        self.setVisible(bool(self._titles))
+
+    # -- internals -------------------------------------------------------------------
+    def _show(self, job_id: int) -> None:
+        self._shown = job_id
+        self._set_label(job_id, "")
+        self.setVisible(True)
+
+    def _set_label(self, job_id: int, message: str) -> None:
+        text = self._titles.get(job_id, "")
+        if message:
+            text = f"{text}: {message}"
+        others = len(self._titles) - 1
+        if others > 0:
+            text += f"  (+{others} more)"
+        self.label.setText(text)
+
+    def _on_cancel(self) -> None:
+        if self._shown is not None:
+            self.cancel_button.setEnabled(False)
+            self.label.setText(self.label.text() + " — cancelling…")
+            self.cancel_requested.emit(self._shown)

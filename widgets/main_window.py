@@ -1,0 +1,300 @@
+"""The main window: docks, menus, status bar. It shows state and asks for actions.
+
+The window never opens a session or runs work itself. File actions are emitted as
+signals (``open_requested`` …) that ``app.controller`` answers, and what the
+controller learns comes back through ``show_session`` / ``show_error``.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal, qVersion
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QWidget,
+)
+
+from core import APP_NAME, __version__
+from core.paths import SESSION_SUFFIX
+from core.versions import software_versions
+from widgets.error_log import ErrorLogPanel
+from widgets.job_status import JobStatusWidget
+from widgets.panels import BOTTOM, PANELS, PanelSpec
+from widgets.session_overview import SessionOverview
+
+SESSION_FILTER = f"TailLens sessions (*{SESSION_SUFFIX});;All files (*)"
+MAX_RECENT = 10
+
+_KEY_GEOMETRY = "window/geometry"
+_KEY_STATE = "window/state"
+_KEY_RECENT = "recent/files"
+# Bumped when the set of docks changes so an old saved layout is not misapplied.
+_STATE_VERSION = 1
+
+
+def about_text() -> str:
+    versions = software_versions()
+    # Qt's own version can differ from the PySide6 wheel's: show both.
+    versions = {APP_NAME: versions.pop(APP_NAME), "Qt": qVersion(), **versions}
+    rows = "".join(
+        f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in versions.items()
+    )
+    return (
+        f"<h3>{APP_NAME} {__version__}</h3>"
+        "<p>Explore how language models put knowledge-graph facts into words, and how "
+        "much worse they do it for long-tail entities.</p>"
+        f"<table>{rows}</table>"
+    )
+
+
+class MainWindow(QMainWindow):
+    new_session_requested = Signal(str)
+    open_requested = Signal(str)
+    save_copy_requested = Signal(str, bool)  # destination, switch to the copy afterwards
+    import_requested = Signal()
+    export_requested = Signal()
+
+    def __init__(self, settings: QSettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.setWindowTitle(APP_NAME)
+        self.setObjectName("TailLensMainWindow")
+        self.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks
+            | QMainWindow.DockOption.AllowTabbedDocks
+            | QMainWindow.DockOption.AllowNestedDocks
+        )
+        self.overview = SessionOverview()
+        self.setCentralWidget(self.overview)
+
+        self.docks: dict[str, QDockWidget] = {}
+        self.panels: dict[str, QWidget] = {}
+        for spec in PANELS:
+            self._add_panel(spec)
+        self.error_log = ErrorLogPanel()
+        self.error_dock = self._dock("Error log", "dock-error-log", self.error_log, BOTTOM)
+        self._arrange_default()
+        self.error_dock.hide()
+
+        self.job_status = JobStatusWidget()
+        self.session_label = QLabel()
+        self.session_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.statusBar().addPermanentWidget(self.job_status)
+        self.statusBar().addPermanentWidget(self.session_label)
+
+        self.last_message: QMessageBox | None = None
+        self._build_menus()
+        self.show_session(None)
+        # What "View ▸ Reset layout" goes back to: the layout as built, before any restore.
+        self._default_state = self.saveState(_STATE_VERSION)
+        self.resize(1280, 800)
+
+    # -- construction ---------------------------------------------------------------
+    def _dock(
+        self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
+    ) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetClosable
+            | QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+        )
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _add_panel(self, spec: PanelSpec) -> None:
+        widget = spec.build()
+        self.panels[spec.key] = widget
+        self.docks[spec.key] = self._dock(spec.title, spec.object_name, widget, spec.area)
+
+    def _arrange_default(self) -> None:
+        # Panels that share an area are tabbed, the first of each area in front.
+        first_in_area: dict[Qt.DockWidgetArea, QDockWidget] = {}
+        for spec in PANELS:
+            dock = self.docks[spec.key]
+            if spec.area in first_in_area:
+                self.tabifyDockWidget(first_in_area[spec.area], dock)
+            else:
+                first_in_area[spec.area] = dock
+        for dock in first_in_area.values():
+            dock.raise_()
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self.action_new = self._action(file_menu, "&New session…", QKeySequence.StandardKey.New,
+                                       self._ask_new_session)
+        self.action_open = self._action(file_menu, "&Open…", QKeySequence.StandardKey.Open,
+                                        self._ask_open)
+        self.recent_menu = QMenu("Open &recent", self)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        self.action_save_as = self._action(
+            file_menu, "Save &as…", QKeySequence.StandardKey.SaveAs,
+            lambda: self._ask_save_copy(switch=True))
+        self.action_save_copy = self._action(
+            file_menu, "Save a &copy…", None, lambda: self._ask_save_copy(switch=False))
+        file_menu.addSeparator()
+        self.action_import = self._action(file_menu, "&Import…", None, self.import_requested.emit)
+        self.action_export = self._action(file_menu, "&Export…", None, self.export_requested.emit)
+        file_menu.addSeparator()
+        self.action_quit = self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit,
+                                        self.close)
+        self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
+
+        self.view_menu = self.menuBar().addMenu("&View")
+        for spec in PANELS:
+            toggle = self.docks[spec.key].toggleViewAction()
+            toggle.setShortcut(QKeySequence(spec.shortcut))
+            self.view_menu.addAction(toggle)
+        self.view_menu.addAction(self.error_dock.toggleViewAction())
+        self.view_menu.addSeparator()
+        self.action_reset_layout = self._action(self.view_menu, "&Reset layout", None,
+                                                self.reset_layout)
+
+        help_menu = self.menuBar().addMenu("&Help")
+        self.action_about = self._action(help_menu, f"&About {APP_NAME}", None, self.show_about)
+        self.action_about.setMenuRole(QAction.MenuRole.AboutRole)
+        self.refresh_recent_menu()
+
+    def _action(self, menu: QMenu, text: str, shortcut: Any, slot: Any) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(action)
+        return action
+
+    # -- what the controller tells the window -------------------------------------------
+    def show_session(self, info: dict[str, Any] | None) -> None:
+        """Show the open session (``core.store.SessionStore.info()``), or none."""
+        self.overview.show_info(info)
+        has_session = info is not None
+        for action in (self.action_save_as, self.action_save_copy):
+            action.setEnabled(has_session)
+        if info is None:
+            self.session_label.setText("No session")
+            self.setWindowTitle(APP_NAME)
+            return
+        path = Path(info["path"])
+        self.session_label.setText(f"Session: {path}")
+        self.session_label.setToolTip(str(path))
+        self.setWindowTitle(f"{path.name} — {APP_NAME}")
+        self.add_recent(path)
+
+    def set_transfer_formats(self, importers: list[str], exporters: list[str]) -> None:
+        """Enable Import…/Export… when the application has formats for them."""
+        for action, names, verb in (
+            (self.action_import, importers, "import"),
+            (self.action_export, exporters, "export"),
+        ):
+            action.setEnabled(bool(names))
+            action.setStatusTip(
+                f"Formats: {', '.join(names)}" if names else f"No {verb} formats available yet"
+            )
+
+    def show_error(self, title: str, message: str, details: str = "") -> QMessageBox:
+        """A clear, window-modal (not application-blocking) message, also kept in the log."""
+        self.error_log.add(title, message, details)
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok,
+                          self)
+        if details:
+            box.setDetailedText(details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.last_message = box
+        return box
+
+    def show_job_failure(self, title: str, message: str, details: str) -> None:
+        """A failed job goes to the error log, which is shown without blocking anything."""
+        self.error_log.add(title, message, details)
+        self.error_dock.show()
+        self.error_dock.raise_()
+        self.statusBar().showMessage(f"{title} failed: {message} (see View ▸ Error log)", 10_000)
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, f"About {APP_NAME}", about_text())
+
+    # -- recent files ---------------------------------------------------------------
+    def recent_files(self) -> list[str]:
+        value = self.settings.value(_KEY_RECENT, [])
+        if isinstance(value, str):  # QSettings returns a bare string for a one-item list
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def add_recent(self, path: Path) -> None:
+        entry = str(path)
+        files = [entry] + [f for f in self.recent_files() if f != entry]
+        self.settings.setValue(_KEY_RECENT, files[:MAX_RECENT])
+        self.refresh_recent_menu()
+
+    def refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for entry in files:
+            action = self.recent_menu.addAction(entry)
+            action.setEnabled(Path(entry).exists())
+            if not action.isEnabled():
+                action.setText(f"{entry} (missing)")
+            action.triggered.connect(lambda _checked=False, p=entry: self.open_requested.emit(p))
+        if files:
+            self.recent_menu.addSeparator()
+        clear = self.recent_menu.addAction("Clear list")
+        clear.setEnabled(bool(files))
+        clear.triggered.connect(self._clear_recent)
+
+    def _clear_recent(self) -> None:
+        self.settings.setValue(_KEY_RECENT, [])
+        self.refresh_recent_menu()
+
+    # -- file dialogs -----------------------------------------------------------------
+    def _ask_new_session(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "New session", "", SESSION_FILTER)
+        if path:
+            self.new_session_requested.emit(_with_suffix(path))
+
+    def _ask_open(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", "", SESSION_FILTER)
+        if path:
+            self.open_requested.emit(path)
+
+    def _ask_save_copy(self, switch: bool) -> None:
+        title = "Save session as" if switch else "Save a copy of the session"
+        path, _ = QFileDialog.getSaveFileName(self, title, "", SESSION_FILTER)
+        if path:
+            self.save_copy_requested.emit(_with_suffix(path), switch)
+
+    # -- layout persistence ---------------------------------------------------------------
+    def restore_layout(self) -> None:
+        geometry = self.settings.value(_KEY_GEOMETRY)
+        state = self.settings.value(_KEY_STATE)
+        if isinstance(geometry, QByteArray | bytes):
+            self.restoreGeometry(QByteArray(geometry))
+        if isinstance(state, QByteArray | bytes):
+            self.restoreState(QByteArray(state), _STATE_VERSION)
+
+    def save_layout(self) -> None:
+        self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
+        self.settings.setValue(_KEY_STATE, self.saveState(_STATE_VERSION))
+        self.settings.sync()
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state, _STATE_VERSION)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.save_layout()
+        super().closeEvent(event)
+
+
+def _with_suffix(path: str) -> str:
+    return path if Path(path).suffix else path + SESSION_SUFFIX

@@ -1,0 +1,106 @@
+"""The dockable panels of the main window and what each will hold.
+
+Each panel is described once here; the main window builds its docks, the View
+menu and the default layout from this table. A feature replaces its panel's
+``factory`` with its own widget module (e.g. ``widgets/browser.py``) when it lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+
+class ComingPanel(QWidget):
+    """Placeholder for a panel whose feature has not landed yet: says what is coming."""
+
+    def __init__(self, title: str, purpose: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        heading = QLabel(f"<h3>{title}</h3>")
+        body = QLabel(f"{purpose}<br><br><i>Coming: this panel arrives with its feature.</i>")
+        body.setWordWrap(True)
+        body.setTextFormat(Qt.TextFormat.RichText)
+        body.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(heading)
+        layout.addWidget(body, 1)
+
+
+@dataclass(frozen=True)
+class PanelSpec:
+    key: str
+    title: str
+    purpose: str
+    area: Qt.DockWidgetArea
+    shortcut: str
+    factory: Callable[[PanelSpec], QWidget] | None = None
+
+    @property
+    def object_name(self) -> str:
+        # Stable object names are what QMainWindow.saveState/restoreState key on.
+        return f"dock-{self.key}"
+
+    def build(self) -> QWidget:
+        if self.factory is not None:
+            return self.factory(self)
+        return ComingPanel(self.title, self.purpose)
+
+
+LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
+RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
+BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
+
+PANELS: tuple[PanelSpec, ...] = (
+    PanelSpec(
+        "browser",
+        "Browser",
+        "Browse Wikidata by category, watch the distribution of statement counts build up "
+        "live, and drag the Pareto cut-off and head–tail threshold that split head from "
+        "long tail.",
+        LEFT,
+        "Ctrl+1",
+    ),
+    PanelSpec(
+        "units",
+        "Units",
+        "Assemble data units of 1–7 triples (sibling, chain, mixed) from real claims in "
+        "English, Italian and Spanish, edit them, import and export benchmark formats.",
+        LEFT,
+        "Ctrl+2",
+    ),
+    PanelSpec(
+        "verbalise",
+        "Verbalise",
+        "Verbalise units with local transformers models, the template verbaliser or an "
+        "OpenAI-compatible server, with a live preview of the exact prompt.",
+        RIGHT,
+        "Ctrl+3",
+    ),
+    PanelSpec(
+        "scores",
+        "Scores",
+        "Score verbalisations: BLEU, chrF++, ROUGE, BERTScore, perplexity, entity-based "
+        "semantic adequacy and graph–text similarity.",
+        RIGHT,
+        "Ctrl+4",
+    ),
+    PanelSpec(
+        "annotate",
+        "Annotate",
+        "Rate and correct verbalisations offline, keyboard first: fluency, adequacy, "
+        "corrections promoted to gold references.",
+        BOTTOM,
+        "Ctrl+5",
+    ),
+    PanelSpec(
+        "report",
+        "Report",
+        "Compare head and long tail, languages and models with proper statistics; export "
+        "tables, plots and an HTML report.",
+        BOTTOM,
+        "Ctrl+6",
+    ),
+)
