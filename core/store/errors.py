@@ -1,0 +1,130 @@
+"""Why a session file could not be opened or written, in words a user can act on.
+
+Every message names the file and says what to do; the GUI and the CLI show
+``str(error)`` as it is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.errors import UserFacingError
+
+
+class SessionError(UserFacingError):
+    """A session file could not be created, opened, or written."""
+
+    def __init__(self, path: Path | str, message: str) -> None:
+        super().__init__(message)
+        self.path = Path(path)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class SessionMissingError(SessionError):
+    """The path does not exist, or it is a folder."""
+
+    def __init__(self, path: Path | str, *, is_directory: bool = False) -> None:
+        path = Path(path)
+        if is_directory:
+            message = (
+                f"{path} is a folder, not a session file. "
+                "Choose a .taillens file inside it, or create a new session."
+            )
+        else:
+            message = (
+                f"The session file {path} does not exist. "
+                "Check the name and folder, or create a new session there."
+            )
+        super().__init__(path, message)
+
+
+class SessionExistsError(SessionError):
+    """A new session was asked for at a path that is already taken."""
+
+    def __init__(self, path: Path | str) -> None:
+        path = Path(path)
+        super().__init__(
+            path,
+            f"Cannot create a new session at {path}: a file with that name already exists. "
+            "Open it instead, or choose another name.",
+        )
+
+
+class NotASessionError(SessionError):
+    """The file is not a TailLens session (not SQLite, empty, or another program's)."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        path = Path(path)
+        super().__init__(
+            path,
+            f"{path.name} is not a TailLens session: {reason}. "
+            f"The file was not changed. Choose a .taillens file (full path: {path}).",
+        )
+        self.reason = reason
+
+
+class SessionCorruptError(SessionError):
+    """The file is a SQLite database, but truncated or damaged."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        path = Path(path)
+        super().__init__(
+            path,
+            f"The session file {path.name} is damaged ({reason}). "
+            "The file was not changed. Open a backup or copy of it, or create a new session "
+            f"(full path: {path}).",
+        )
+        self.reason = reason
+
+
+class SessionReadOnlyError(SessionError):
+    """The file, or the folder it is in, cannot be written."""
+
+    def __init__(self, path: Path | str, *, folder: bool = False) -> None:
+        path = Path(path)
+        if folder:
+            message = (
+                f"Cannot open {path.name} for writing: its folder {path.parent} is read-only "
+                "(TailLens saves every change at once and needs to write next to the file). "
+                "Copy the session to a writable folder, or change the folder's permissions."
+            )
+        else:
+            message = (
+                f"Cannot open {path.name} for writing: the file is read-only "
+                "(TailLens saves every change at once). Copy it to a writable folder, or "
+                f"change its permissions (full path: {path})."
+            )
+        super().__init__(path, message)
+        self.folder = folder
+
+
+class SessionTooNewError(SessionError):
+    """The file has a schema revision this version of TailLens does not know."""
+
+    def __init__(self, path: Path | str, revision: str, head: str) -> None:
+        path = Path(path)
+        super().__init__(
+            path,
+            f"{path.name} was written by a newer version of TailLens (schema revision "
+            f"{revision}; this version knows up to {head}). Update TailLens to open it. "
+            f"The file was not changed (full path: {path}).",
+        )
+        self.revision = revision
+        self.head = head
+
+
+class SessionLockedError(SessionError):
+    """Another program held a write lock on the file for longer than the busy timeout."""
+
+    def __init__(self, path: Path | str, detail: str = "") -> None:
+        path = Path(path)
+        extra = f" ({detail})" if detail else ""
+        super().__init__(
+            path,
+            f"The session {path.name} is in use by another TailLens window or program, "
+            f"which is writing to it{extra}. Try again in a moment, or close the other "
+            f"window (full path: {path}).",
+        )

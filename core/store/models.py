@@ -1,0 +1,388 @@
+"""The tables of a session file, as SQLAlchemy 2.x declarative classes.
+
+These classes must match what the Alembic revisions in ``migrations/versions`` build;
+``tests/core/test_migrations.py`` compares the two. A schema change is a change here
+plus a new revision, never an edit of a revision that has shipped.
+
+Columns that hold one of a few words (tier, rank, status, ...) are plain strings
+without CHECK constraints: the sets of words will grow, and changing a CHECK on SQLite
+means rebuilding the table.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy import text as sql_text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# Named constraints: Alembic's batch mode on SQLite rebuilds tables and can only
+# drop or alter constraints it can name.
+NAMING_CONVENTION: dict[str, str] = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# "text" is also a column name below, hence the alias.
+NOW = sql_text("CURRENT_TIMESTAMP")
+FALSE = sql_text("0")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {
+        datetime: DateTime(timezone=True),
+        dict[str, Any]: JSON,
+    }
+
+
+def _created_at() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), server_default=NOW)
+
+
+def _updated_at() -> Mapped[datetime]:
+    return mapped_column(
+        DateTime(timezone=True), server_default=NOW, onupdate=func.current_timestamp()
+    )
+
+
+class SessionMeta(Base):
+    """Key/value facts about the file itself (``created_with``, ``created_at``, ...)."""
+
+    __tablename__ = "session_meta"
+
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class Category(Base):
+    """A category browsed, e.g. *City*, with the SPARQL pattern that decides membership."""
+
+    __tablename__ = "categories"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String, unique=True)
+    class_qid: Mapped[str] = mapped_column(String)
+    membership_property: Mapped[str] = mapped_column(String, server_default=sql_text("'P31'"))
+    pattern: Mapped[str] = mapped_column(Text)
+    is_default: Mapped[bool] = mapped_column(Boolean, server_default=FALSE)
+    created_at: Mapped[datetime] = _created_at()
+
+    members: Mapped[list[CategoryMember]] = relationship(
+        back_populates="category", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class Entity(Base):
+    """A Wikidata item seen, with the popularity signals tiers are computed from."""
+
+    __tablename__ = "entities"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    qid: Mapped[str] = mapped_column(String, unique=True, index=True)
+    statement_count: Mapped[int | None] = mapped_column(Integer)
+    sitelink_count: Mapped[int | None] = mapped_column(Integer)
+    # None means "not looked up yet", which is not the same as "has no page".
+    has_wiki_en: Mapped[bool | None] = mapped_column(Boolean)
+    has_wiki_it: Mapped[bool | None] = mapped_column(Boolean)
+    has_wiki_es: Mapped[bool | None] = mapped_column(Boolean)
+    source: Mapped[str | None] = mapped_column(String)
+    fetched_at: Mapped[datetime] = _created_at()
+
+
+class CategoryMember(Base):
+    """An entity in a category, with its tier there (tiers are relative to a category)."""
+
+    __tablename__ = "category_members"
+    __table_args__ = (Index("ix_category_members_category_id_tier", "category_id", "tier"),)
+
+    category_id: Mapped[int] = mapped_column(
+        ForeignKey("categories.id", ondelete="CASCADE"), primary_key=True
+    )
+    entity_id: Mapped[int] = mapped_column(
+        ForeignKey("entities.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    tier: Mapped[str | None] = mapped_column(String)
+    sub_tier: Mapped[str | None] = mapped_column(String)
+    fetched_at: Mapped[datetime] = _created_at()
+
+    category: Mapped[Category] = relationship(back_populates="members")
+    entity: Mapped[Entity] = relationship()
+
+
+class Term(Base):
+    """A label, description or alias of an item or property in one language."""
+
+    __tablename__ = "terms"
+    __table_args__ = (
+        # Unique so a refetch replaces terms instead of piling up duplicates.
+        Index(
+            "ix_terms_item_id_lang_kind_ordinal", "item_id", "lang", "kind", "ordinal", unique=True
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    item_id: Mapped[str] = mapped_column(String)
+    lang: Mapped[str] = mapped_column(String)
+    kind: Mapped[str] = mapped_column(String)
+    text: Mapped[str] = mapped_column(Text)
+    ordinal: Mapped[int] = mapped_column(Integer, server_default=sql_text("0"))
+
+
+class Property(Base):
+    """A Wikidata property and its value type."""
+
+    __tablename__ = "properties"
+
+    pid: Mapped[str] = mapped_column(String, primary_key=True)
+    datatype: Mapped[str] = mapped_column(String)
+    fetched_at: Mapped[datetime] = _created_at()
+
+
+class Claim(Base):
+    """A Wikidata statement: subject, property, one value, rank."""
+
+    __tablename__ = "claims"
+    __table_args__ = (Index("ix_claims_subject_qid_property_pid", "subject_qid", "property_pid"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    statement_id: Mapped[str | None] = mapped_column(String, unique=True, index=True)
+    subject_qid: Mapped[str] = mapped_column(String)
+    property_pid: Mapped[str] = mapped_column(String, index=True)
+    # A QID or a literal's lexical form; None for novalue/somevalue.
+    value: Mapped[str | None] = mapped_column(Text)
+    value_type: Mapped[str | None] = mapped_column(String)
+    value_json: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    rank: Mapped[str] = mapped_column(String, server_default=sql_text("'normal'"))
+    snak_type: Mapped[str] = mapped_column(String, server_default=sql_text("'value'"))
+    fetched_at: Mapped[datetime] = _created_at()
+
+
+class DataUnit(Base):
+    """A set of 1-7 triples about one subject, with where it came from."""
+
+    __tablename__ = "data_units"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    uid: Mapped[str] = mapped_column(String, unique=True, index=True)
+    root_qid: Mapped[str | None] = mapped_column(String, index=True)
+    category_id: Mapped[int | None] = mapped_column(
+        ForeignKey("categories.id", ondelete="SET NULL"), index=True
+    )
+    shape: Mapped[str | None] = mapped_column(String)
+    size: Mapped[int] = mapped_column(Integer)
+    tier: Mapped[str | None] = mapped_column(String, index=True)
+    sub_tier: Mapped[str | None] = mapped_column(String)
+    origin: Mapped[str] = mapped_column(String)
+    source: Mapped[str | None] = mapped_column(Text)
+    # Attributes of imported formats that TailLens has no column for, kept for export.
+    attributes: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    notes: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created_at()
+    updated_at: Mapped[datetime] = _updated_at()
+
+    category: Mapped[Category | None] = relationship()
+    triples: Mapped[list[UnitTriple]] = relationship(
+        back_populates="unit",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by=lambda: [UnitTriple.lang, UnitTriple.tripleset, UnitTriple.position],
+    )
+    references: Mapped[list[UnitReference]] = relationship(
+        back_populates="unit", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class UnitTriple(Base):
+    """One triple of a unit in one language, as shown, with manual overrides kept apart."""
+
+    __tablename__ = "unit_triples"
+    __table_args__ = (UniqueConstraint("unit_id", "lang", "tripleset", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    unit_id: Mapped[int] = mapped_column(ForeignKey("data_units.id", ondelete="CASCADE"))
+    lang: Mapped[str] = mapped_column(String)
+    # WebNLG-style formats carry an 'original' tripleset next to the 'main' one.
+    tripleset: Mapped[str] = mapped_column(String, server_default=sql_text("'main'"))
+    position: Mapped[int] = mapped_column(Integer)
+    subject: Mapped[str] = mapped_column(Text)
+    predicate: Mapped[str] = mapped_column(Text)
+    object: Mapped[str] = mapped_column(Text)
+    subject_qid: Mapped[str | None] = mapped_column(String)
+    property_pid: Mapped[str | None] = mapped_column(String, index=True)
+    object_value: Mapped[str | None] = mapped_column(Text)
+    claim_id: Mapped[int | None] = mapped_column(
+        ForeignKey("claims.id", ondelete="SET NULL"), index=True
+    )
+    subject_override: Mapped[str | None] = mapped_column(Text)
+    predicate_override: Mapped[str | None] = mapped_column(Text)
+    object_override: Mapped[str | None] = mapped_column(Text)
+    label_missing: Mapped[bool] = mapped_column(Boolean, server_default=FALSE)
+
+    unit: Mapped[DataUnit] = relationship(back_populates="triples")
+
+
+class ModelRun(Base):
+    """What produced a set of verbalisations: model, settings, seed, software versions."""
+
+    __tablename__ = "model_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String)
+    model_id: Mapped[str] = mapped_column(String, index=True)
+    model_fingerprint: Mapped[str | None] = mapped_column(String)
+    parameters: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    prompt_templates: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    seed: Mapped[int | None] = mapped_column(Integer)
+    software: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    system_name: Mapped[str | None] = mapped_column(String)
+    status: Mapped[str] = mapped_column(String, server_default=sql_text("'running'"))
+    started_at: Mapped[datetime] = _created_at()
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    verbalisations: Mapped[list[Verbalisation]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class Verbalisation(Base):
+    """One candidate text a run produced for a unit in a language, raw and parsed."""
+
+    __tablename__ = "verbalisations"
+    __table_args__ = (
+        UniqueConstraint("run_id", "unit_id", "lang", "candidate_index"),
+        Index("ix_verbalisations_unit_id_lang", "unit_id", "lang"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("model_runs.id", ondelete="CASCADE"))
+    unit_id: Mapped[int] = mapped_column(ForeignKey("data_units.id", ondelete="CASCADE"))
+    lang: Mapped[str] = mapped_column(String)
+    candidate_index: Mapped[int] = mapped_column(Integer, server_default=sql_text("0"))
+    raw_output: Mapped[str] = mapped_column(Text)
+    text: Mapped[str | None] = mapped_column(Text)
+    parse_ok: Mapped[bool] = mapped_column(Boolean, server_default=FALSE)
+    created_at: Mapped[datetime] = _created_at()
+    updated_at: Mapped[datetime] = _updated_at()
+
+    run: Mapped[ModelRun] = relationship(back_populates="verbalisations")
+    unit: Mapped[DataUnit] = relationship()
+
+
+class Annotator(Base):
+    """A person who rates or writes texts; imported ratings may be anonymous."""
+
+    __tablename__ = "annotators"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String, unique=True)
+    is_anonymous: Mapped[bool] = mapped_column(Boolean, server_default=FALSE)
+    created_at: Mapped[datetime] = _created_at()
+
+
+class UnitReference(Base):
+    """A reference text for a unit (gold: written by a person; silver: a kept output)."""
+
+    __tablename__ = "unit_references"
+    __table_args__ = (Index("ix_unit_references_unit_id_lang", "unit_id", "lang"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    unit_id: Mapped[int] = mapped_column(ForeignKey("data_units.id", ondelete="CASCADE"))
+    lang: Mapped[str] = mapped_column(String)
+    text: Mapped[str] = mapped_column(Text)
+    quality: Mapped[str] = mapped_column(String)
+    lid: Mapped[str | None] = mapped_column(String)
+    provenance: Mapped[str | None] = mapped_column(String)
+    source_verbalisation_id: Mapped[int | None] = mapped_column(
+        ForeignKey("verbalisations.id", ondelete="SET NULL"), index=True
+    )
+    created_by: Mapped[int | None] = mapped_column(
+        ForeignKey("annotators.id", ondelete="SET NULL"), index=True
+    )
+    created_at: Mapped[datetime] = _created_at()
+
+    unit: Mapped[DataUnit] = relationship(back_populates="references")
+
+
+class Score(Base):
+    """A metric value for a verbalisation (sentence level) or a run (corpus level)."""
+
+    __tablename__ = "scores"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    metric: Mapped[str] = mapped_column(String, index=True)
+    value: Mapped[float | None] = mapped_column(Float)
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    signature: Mapped[str | None] = mapped_column(String)
+    level: Mapped[str] = mapped_column(String, server_default=sql_text("'sentence'"))
+    verbalisation_id: Mapped[int | None] = mapped_column(
+        ForeignKey("verbalisations.id", ondelete="CASCADE"), index=True
+    )
+    reference_id: Mapped[int | None] = mapped_column(
+        ForeignKey("unit_references.id", ondelete="CASCADE"), index=True
+    )
+    run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("model_runs.id", ondelete="CASCADE"), index=True
+    )
+    lang: Mapped[str | None] = mapped_column(String)
+    created_at: Mapped[datetime] = _created_at()
+
+
+class Annotation(Base):
+    """A person's rating of a verbalisation or reference, with an optional correction."""
+
+    __tablename__ = "annotations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    annotator_id: Mapped[int] = mapped_column(
+        ForeignKey("annotators.id", ondelete="CASCADE"), index=True
+    )
+    verbalisation_id: Mapped[int | None] = mapped_column(
+        ForeignKey("verbalisations.id", ondelete="CASCADE"), index=True
+    )
+    reference_id: Mapped[int | None] = mapped_column(
+        ForeignKey("unit_references.id", ondelete="CASCADE"), index=True
+    )
+    fluency: Mapped[int | None] = mapped_column(Integer)  # 0-5
+    adequacy: Mapped[int | None] = mapped_column(Integer)  # 0 yes, 1 no, 2 not sure
+    blame: Mapped[str | None] = mapped_column(String)
+    blame_other: Mapped[str | None] = mapped_column(Text)
+    checks: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    error_taxonomy: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    corrected_text: Mapped[str | None] = mapped_column(Text)
+    is_golden: Mapped[bool] = mapped_column(Boolean, server_default=FALSE)
+    created_at: Mapped[datetime] = _created_at()
+    updated_at: Mapped[datetime] = _updated_at()
+
+
+class JobHistory(Base):
+    """A long job run on this session, so a user can see what ran (revision 0002)."""
+
+    __tablename__ = "job_history"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String)
+    title: Mapped[str] = mapped_column(String)
+    status: Mapped[str] = mapped_column(String, server_default=sql_text("'running'"))
+    params: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    error: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime] = _created_at()
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,144 @@
+"""Alembic revisions: they build exactly the models, and old files are upgraded safely."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine
+
+from core.store import (
+    SessionStore,
+    SessionTooNewError,
+    alembic_config,
+    head_revision,
+    inspect_file,
+    known_revisions,
+    read_session_info,
+)
+from core.store.models import Base
+from tests.core.conftest import add_sample_rows, folder_listing, sha256
+
+
+def _schema_diffs(path: Path) -> list[object]:
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(
+                connection, opts={"compare_type": True, "compare_server_default": True}
+            )
+            return compare_metadata(context, Base.metadata)
+    finally:
+        engine.dispose()
+
+
+def _alembic(path: Path, action: str, revision: str) -> None:
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as connection:
+            getattr(command, action)(alembic_config(connection), revision)
+    finally:
+        engine.dispose()
+
+
+def test_revisions_are_linear_and_known() -> None:
+    assert head_revision() == "0002"
+    assert known_revisions() == {"0001", "0002"}
+
+
+def test_models_match_the_migrations(make_session: Callable[..., Path]) -> None:
+    assert _schema_diffs(make_session(rows=False)) == []
+
+
+def test_downgrade_and_upgrade_again(make_session: Callable[..., Path]) -> None:
+    path = make_session(rows=False)
+    _alembic(path, "downgrade", "0001")
+    assert inspect_file(path).revision == "0001"
+    assert "job_history" not in inspect_file(path).tables
+    _alembic(path, "downgrade", "base")
+    with closing(sqlite3.connect(path)) as conn:
+        tables = [
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        ]
+    assert tables == ["alembic_version"]
+    _alembic(path, "upgrade", "head")
+    assert inspect_file(path).revision == head_revision()
+    assert _schema_diffs(path) == []
+
+
+def test_an_older_session_is_backed_up_then_upgraded(
+    make_old_session: Callable[..., Path],
+) -> None:
+    path = make_old_session("0001")
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("INSERT INTO annotators (name) VALUES ('ana')")
+        conn.execute("INSERT INTO data_units (uid, size, origin) VALUES ('u1', 1, 'imported')")
+        conn.execute(
+            "INSERT INTO unit_triples (unit_id, lang, position, subject, predicate, object) "
+            "VALUES (1, 'en', 0, 'Paris', 'country', 'France')"
+        )
+        conn.commit()
+    assert read_session_info(path)["schema_revision"] == "0001"  # described, not upgraded
+    before = sha256(path)
+
+    with SessionStore.open(path) as store:
+        assert store.migrated_from == "0001"
+        assert store.schema_revision == head_revision()
+        backup = store.backup_path
+        assert backup is not None and backup.parent == path.parent
+        assert backup.name.startswith("old.backup-rev0001-") and backup.suffix == ".taillens"
+        counts = store.row_counts()
+        assert counts["annotators"] == 1 and counts["unit_triples"] == 1
+        assert counts["job_history"] == 0
+        store.record_job_start("test", "after upgrade")
+
+    assert sha256(backup) != "" and inspect_file(backup).revision == "0001"
+    backup_info = read_session_info(backup)
+    assert backup_info["tables"]["annotators"] == 1
+    assert "job_history" not in backup_info["tables"]
+    assert sha256(path) != before
+    assert _schema_diffs(path) == []
+    assert folder_listing(path.parent) == sorted([path.name, backup.name])
+
+    with SessionStore.open(path) as store:  # now current: no second backup
+        assert store.migrated_from is None and store.backup_path is None
+
+
+def test_a_session_from_a_newer_taillens_is_refused_untouched(
+    make_session: Callable[..., Path],
+) -> None:
+    path = make_session("future.taillens")
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999'")
+        conn.commit()
+    before, listing = sha256(path), folder_listing(path.parent)
+    with pytest.raises(SessionTooNewError) as caught:
+        SessionStore.open(path)
+    message = str(caught.value)
+    assert "future.taillens" in message and "newer" in message and "9999" in message
+    assert caught.value.revision == "9999"
+    assert read_session_info(path)["schema_revision"] == "9999"
+    assert sha256(path) == before
+    assert folder_listing(path.parent) == listing
+
+
+def test_upgrade_keeps_rows_that_reference_each_other(
+    make_old_session: Callable[..., Path],
+) -> None:
+    """Units, triples, runs and outputs linked by foreign keys come through an upgrade whole."""
+    path = make_old_session("0001", name="linked.taillens")
+    with SessionStore.open(path) as store:
+        add_sample_rows(store)
+        expected = store.row_counts()
+    _alembic(path, "downgrade", "0001")
+    expected = {table: n for table, n in expected.items() if table != "job_history"}
+    expected["job_history"] = 0
+    with SessionStore.open(path) as store:
+        assert store.migrated_from == "0001"
+        assert store.row_counts() == expected
