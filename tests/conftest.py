@@ -7,6 +7,7 @@ import os
 # Must be set before any Qt import: tests never need a display.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -20,3 +21,17 @@ def taillens_home(
     home = tmp_path_factory.mktemp("taillens-home")
     monkeypatch.setenv("TAILLENS_HOME", str(home))
     return home
+
+
+@pytest.fixture(autouse=True)
+def _restore_log_handlers() -> Iterator[None]:
+    """Log handlers a test attaches (pointing into its temp home) are removed after it."""
+    import logging
+
+    logger = logging.getLogger("taillens")
+    before = list(logger.handlers)
+    yield
+    for handler in logger.handlers[:]:
+        if handler not in before:
+            logger.removeHandler(handler)
+            handler.close()

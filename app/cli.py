@@ -1,0 +1,57 @@
+"""The ``taillens`` command line.
+
+Each sub-command lives in its own module under ``app/commands`` with two functions:
+``register(subparsers)`` adds its parser and sets ``handler``; the handler takes the
+parsed arguments and returns an exit status. Adding a command is one new module and
+one line in :data:`COMMAND_MODULES`.
+
+Command modules import heavy things (SQLAlchemy, Qt, models) inside their handlers,
+so ``taillens --version`` and ``--help`` stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from core import __version__
+from core.errors import UserFacingError
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "app.commands.gui",
+    "app.commands.session",
+)
+
+EXIT_OK = 0
+EXIT_USER_ERROR = 2  # bad input, unreadable file, unreachable service: the message says why
+EXIT_CANCELLED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="taillens",
+        description="TailLens: how language models verbalise knowledge-graph facts, "
+        "head and long tail. With no command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"taillens {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["gui"])
+    try:
+        return int(args.handler(args) or EXIT_OK)
+    except UserFacingError as error:
+        print(f"taillens: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("taillens: interrupted", file=sys.stderr)
+        return EXIT_CANCELLED

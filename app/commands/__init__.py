@@ -1,0 +1,1 @@
+"""Sub-commands of the ``taillens`` CLI, one module each (see ``app.cli``)."""

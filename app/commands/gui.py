@@ -1,0 +1,42 @@
+"""``taillens gui [SESSION] [--screenshot PNG]``: open the main window."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "gui",
+        help="open the main window (the default command)",
+        description="Open the main window on SESSION, or on the default session.",
+    )
+    parser.add_argument("session", nargs="?", type=Path, help="session file to open")
+    parser.add_argument(
+        "--screenshot",
+        type=Path,
+        metavar="PNG",
+        help="render the window offscreen to PNG and exit",
+    )
+    parser.add_argument(
+        "--size",
+        default="1280x800",
+        metavar="WxH",
+        help="window size for --screenshot (default 1280x800)",
+    )
+    # For benchmarks/startup.py: print the wall-clock time of the first paint and exit.
+    parser.add_argument("--report-first-paint", action="store_true", help=argparse.SUPPRESS)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from app.gui import launch
+
+    width, _, height = args.size.partition("x")
+    return launch(
+        session=args.session,
+        screenshot=args.screenshot,
+        size=(int(width), int(height)),
+        report_first_paint=args.report_first_paint,
+    )

@@ -1,0 +1,162 @@
+"""Wiring between the main window, the session store and the job runner.
+
+The controller owns the open :class:`core.store.SessionStore` and answers the
+window's requests (new, open, save as). Failures become messages in the window;
+they never close it and never touch the file that could not be opened.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.jobrunner import JobHandle, QtJobRunner
+from core.errors import UserFacingError
+from core.jobs import Job, JobFailed, JobSucceeded, JobWasCancelled
+from core.logs import get_logger
+from core.store import SessionError, SessionStore
+from widgets.main_window import MainWindow
+
+log = get_logger("controller")
+
+
+class AppController(QObject):
+    session_changed = Signal(object)  # SessionStore | None
+
+    def __init__(self, window: MainWindow, runner: QtJobRunner | None = None) -> None:
+        super().__init__(window)
+        self.window = window
+        self.runner = runner or QtJobRunner(parent=self)
+        self.store: SessionStore | None = None
+
+        window.new_session_requested.connect(lambda path: self.new_session(Path(path)))
+        window.open_requested.connect(lambda path: self.open_session(Path(path)))
+        window.save_copy_requested.connect(
+            lambda path, switch: self.save_copy(Path(path), switch=switch)
+        )
+        window.job_status.cancel_requested.connect(self.runner.cancel)
+        self.runner.job_started.connect(self._on_job_started)
+        self.runner.job_finished.connect(self._on_job_finished)
+        # Formats register here when the Units feature lands.
+        window.set_transfer_formats([], [])
+
+    # -- sessions ----------------------------------------------------------------------
+    def open_session(self, path: Path, *, create: bool = False) -> bool:
+        """Open ``path`` (creating it if asked); on failure keep the current session."""
+        try:
+            store = SessionStore.open(path, create=create)
+        except SessionError as error:
+            log.warning("could not open %s: %s", path, error)
+            self.window.show_error("Cannot open session", str(error))
+            return False
+        self._switch_to(store)
+        if store.migrated_from is not None:
+            self.window.statusBar().showMessage(
+                f"Session upgraded from schema {store.migrated_from} to "
+                f"{store.schema_revision}; the old file was kept as {store.backup_path}",
+                15_000,
+            )
+        return True
+
+    def new_session(self, path: Path) -> bool:
+        try:
+            store = SessionStore.create(path)
+        except SessionError as error:
+            self.window.show_error("Cannot create session", str(error))
+            return False
+        self._switch_to(store)
+        return True
+
+    def save_copy(self, destination: Path, *, switch: bool) -> bool:
+        """Write a consistent copy of the session; with ``switch``, continue in the copy."""
+        if self.store is None:
+            return False
+        try:
+            self.store.copy_to(destination, overwrite=True)
+        except (SessionError, OSError) as error:
+            self.window.show_error("Cannot save a copy", str(error))
+            return False
+        if switch:
+            return self.open_session(destination)
+        self.window.statusBar().showMessage(f"Copy saved as {destination}", 10_000)
+        return True
+
+    def refresh(self) -> None:
+        self.window.show_session(self.store.info() if self.store is not None else None)
+
+    def _switch_to(self, store: SessionStore) -> None:
+        if self.runner.active:
+            # Jobs hold the old session; let them stop before it closes under them.
+            self.runner.cancel_all()
+            self.runner.wait_for_done(10_000)
+        if self.store is not None:
+            self.store.close()
+        self.store = store
+        self.refresh()
+        self.session_changed.emit(store)
+
+    # -- jobs --------------------------------------------------------------------------
+    def run_job(self, job: Job[Any]) -> JobHandle:
+        return self.runner.submit(job)
+
+    def _on_job_started(self, handle: JobHandle) -> None:
+        self.window.job_status.job_started(handle.id, handle.title)
+        handle.progressed.connect(
+            lambda progress, job_id=handle.id: self.window.job_status.job_progress(
+                job_id, progress
+            )
+        )
+        if self.store is not None:
+            handle.history_id = self._record_job_start(handle)
+
+    def _on_job_finished(self, handle: JobHandle) -> None:
+        self.window.job_status.job_finished(handle.id)
+        outcome = handle.outcome
+        if isinstance(outcome, JobFailed):
+            details = outcome.traceback
+            if isinstance(outcome.error, UserFacingError):
+                details = ""  # the message already says all a user needs
+            self.window.show_job_failure(handle.title, outcome.message, details)
+        elif isinstance(outcome, JobWasCancelled):
+            self.window.statusBar().showMessage(f"{handle.title}: cancelled", 10_000)
+        elif isinstance(outcome, JobSucceeded):
+            self.window.statusBar().showMessage(
+                f"{handle.title}: done in {outcome.elapsed_s:.1f} s", 10_000
+            )
+        if handle.history_id is not None:
+            self._record_job_end(handle.history_id, outcome)
+        self.refresh()
+
+    def _record_job_start(self, handle: JobHandle) -> int | None:
+        assert self.store is not None
+        try:
+            return self.store.record_job_start(handle.job.kind, handle.title, handle.job.params)
+        except SessionError as error:
+            # The history is a convenience; a locked session must not stop the job.
+            log.warning("job history not written: %s", error)
+            return None
+
+    def _record_job_end(self, history_id: int, outcome: Any) -> None:
+        if self.store is None:
+            return
+        if isinstance(outcome, JobSucceeded):
+            status, error = "done", None
+        elif isinstance(outcome, JobWasCancelled):
+            status, error = "cancelled", None
+        else:
+            status, error = "failed", getattr(outcome, "message", None)
+        try:
+            self.store.record_job_end(history_id, status, error)
+        except SessionError as exc:
+            log.warning("job history not updated: %s", exc)
+
+    # -- shutdown ------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        self.runner.cancel_all()
+        if not self.runner.wait_for_done(10_000):
+            log.warning("a job did not stop within 10 s of cancel at shutdown")
+        if self.store is not None:
+            self.store.close()
+            self.store = None

@@ -1,0 +1,159 @@
+"""Start the GUI: application object, settings, main window, controller, session."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import TracebackType
+
+from core import APP_NAME, paths
+from core.errors import UserFacingError
+from core.logs import get_logger, setup_logging
+
+log = get_logger("gui")
+
+SETTINGS_FILE = "TailLens.ini"
+
+
+class NoDisplayError(UserFacingError):
+    pass
+
+
+def _needs_offscreen(rendering_only: bool) -> bool:
+    """A screenshot or a timing run needs no screen: render offscreen unless told otherwise."""
+    return rendering_only and not os.environ.get("QT_QPA_PLATFORM")
+
+
+def _check_display() -> None:
+    if os.environ.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
+        return
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise NoDisplayError(
+            "no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set). "
+            "Run it in a desktop session, use 'taillens gui --screenshot out.png' to render "
+            "offscreen, or use the command-line sub-commands (taillens --help)."
+        )
+
+
+def make_settings():  # -> QSettings, typed lazily so importing this module stays light
+    from PySide6.QtCore import QSettings
+
+    return QSettings(str(paths.config_dir() / SETTINGS_FILE), QSettings.Format.IniFormat)
+
+
+def get_application():
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    from resources import resource_path
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+        app.setApplicationName(APP_NAME)
+        app.setOrganizationName(APP_NAME)
+        app.setWindowIcon(QIcon(str(resource_path("icons", "taillens.svg"))))
+    return app
+
+
+def build_window(settings=None):
+    """Main window and its controller, wired, with the saved layout restored."""
+    from app.controller import AppController
+    from widgets.main_window import MainWindow
+
+    window = MainWindow(settings if settings is not None else make_settings())
+    controller = AppController(window)
+    window.restore_layout()
+    return window, controller
+
+
+def install_excepthook(window) -> None:
+    """Errors that escape a slot go to the error log panel and the log file."""
+    previous = sys.excepthook
+
+    def hook(
+        kind: type[BaseException], error: BaseException, tb: TracebackType | None
+    ) -> None:
+        details = "".join(traceback.format_exception(kind, error, tb))
+        log.error("unexpected error\n%s", details)
+        try:
+            window.show_job_failure("Unexpected error", str(error) or kind.__name__, details)
+        except Exception:  # noqa: BLE001 - never let the hook itself raise
+            previous(kind, error, tb)
+
+    sys.excepthook = hook
+
+
+class _FirstPaintWatcher:
+    """Calls ``callback`` once, when the window is first painted."""
+
+    def __init__(self, window, callback) -> None:
+        from PySide6.QtCore import QEvent, QObject
+
+        class Filter(QObject):
+            def eventFilter(self, obj, event):  # noqa: N802
+                if event.type() == QEvent.Type.Paint and not watcher.fired:
+                    watcher.fired = True
+                    callback()
+                return False
+
+        watcher = self
+        self.fired = False
+        self.filter = Filter(window)
+        window.installEventFilter(self.filter)
+
+
+def launch(
+    session: Path | None = None,
+    screenshot: Path | None = None,
+    size: tuple[int, int] = (1280, 800),
+    report_first_paint: bool = False,
+) -> int:
+    if _needs_offscreen(screenshot is not None or report_first_paint):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    _check_display()
+    setup_logging()
+    app = get_application()
+    window, controller = build_window()
+    install_excepthook(window)
+    app.aboutToQuit.connect(controller.shutdown)
+
+    status = 0
+    if session is not None:
+        if not controller.open_session(session):
+            status = 2
+    elif not controller.open_session(paths.default_session_path(), create=True):
+        status = 2
+
+    if screenshot is not None or report_first_paint:
+        window.resize(*size)
+
+    def on_first_paint() -> None:
+        if report_first_paint:
+            print(f"first_paint_wall_time={time.time():.6f}", flush=True)
+        if screenshot is not None:
+            from PySide6.QtCore import QTimer
+
+            # Let pending layout and paint events settle before the grab.
+            QTimer.singleShot(50, lambda: _save_screenshot(window, screenshot, app))
+        elif report_first_paint:
+            app.quit()
+
+    watcher = _FirstPaintWatcher(window, on_first_paint)
+    window.show()
+    exit_code = app.exec()
+    del watcher
+    if screenshot is not None and not screenshot.exists():
+        print(f"taillens: could not write screenshot {screenshot}", file=sys.stderr)
+        return 1
+    return status or exit_code
+
+
+def _save_screenshot(window, target: Path, app) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(target)):
+        log.error("could not save screenshot to %s", target)
+    app.quit()

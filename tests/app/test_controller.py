@@ -1,0 +1,125 @@
+"""The controller wires window, store and jobs: open, create, copy, fail cleanly."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from app.controller import AppController
+from core.jobs import Job, JobContext
+from core.store import SessionStore
+from widgets.main_window import MainWindow
+
+
+@pytest.fixture
+def window_and_controller(qtbot, tmp_path: Path) -> tuple[MainWindow, AppController]:
+    window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    controller = AppController(window)
+    window.show()
+    yield window, controller
+    controller.shutdown()
+
+
+def test_new_open_and_save_as(window_and_controller, tmp_path: Path) -> None:
+    window, controller = window_and_controller
+    first = tmp_path / "first.taillens"
+    assert controller.new_session(first)
+    assert window.session_label.text() == f"Session: {first.resolve()}"
+    copy = tmp_path / "copy.taillens"
+    assert controller.save_copy(copy, switch=False)
+    assert controller.store.path == first.resolve()
+    assert controller.save_copy(tmp_path / "moved.taillens", switch=True)
+    assert controller.store.path == (tmp_path / "moved.taillens").resolve()
+    assert controller.open_session(copy)
+    assert str(copy.resolve()) in window.recent_files()
+
+
+@pytest.mark.parametrize(
+    ("content", "mode"),
+    [(b"hello", 0o644), (b"SQLite format 3\x00" + b"\x00" * 50, 0o644), (None, 0)],
+)
+def test_bad_file_keeps_current_session_and_shows_message(
+    window_and_controller, tmp_path: Path, content: bytes | None, mode: int
+) -> None:
+    window, controller = window_and_controller
+    good = tmp_path / "good.taillens"
+    assert controller.new_session(good)
+    bad = tmp_path / "bad.taillens"
+    if content is not None:
+        bad.write_bytes(content)
+        bad.chmod(mode)
+        digest = hashlib.sha256(content).hexdigest()
+    assert not controller.open_session(bad)
+    assert controller.store is not None and controller.store.path == good.resolve()
+    assert window.last_message is not None and window.last_message.isVisible()
+    assert "bad.taillens" in window.last_message.text()
+    assert window.error_log.model.entries
+    if content is not None:
+        assert hashlib.sha256(bad.read_bytes()).hexdigest() == digest
+
+
+def test_read_only_session_is_refused_untouched(window_and_controller, tmp_path: Path) -> None:
+    window, controller = window_and_controller
+    path = tmp_path / "ro.taillens"
+    SessionStore.create(path).close()
+    path.chmod(0o444)
+    before = path.read_bytes()
+    assert not controller.open_session(path)
+    assert "read-only" in window.last_message.text().lower()
+    assert path.read_bytes() == before
+
+
+def test_job_progress_failure_and_history(qtbot, window_and_controller, tmp_path: Path) -> None:
+    window, controller = window_and_controller
+    assert controller.new_session(tmp_path / "jobs.taillens")
+
+    def slow(ctx: JobContext) -> int:
+        for i in range(3):
+            ctx.progress(i + 1, 3, "step")
+            time.sleep(0.06)
+        return 3
+
+    handle = controller.run_job(Job("Three steps", slow, kind="test"))
+    assert window.job_status.isVisible()
+    with qtbot.waitSignal(handle.finished, timeout=5000):
+        pass
+    assert not window.job_status.isVisible()
+
+    def broken(ctx: JobContext) -> None:
+        raise OSError("endpoint unreachable")
+
+    handle = controller.run_job(Job("Fetch City", broken, kind="fetch"))
+    with qtbot.waitSignal(handle.finished, timeout=5000):
+        pass
+    assert window.error_dock.isVisible()
+    entry = window.error_log.model.entries[-1]
+    assert entry.source == "Fetch City" and entry.message == "endpoint unreachable"
+    assert "OSError" in entry.details
+
+    history = controller.store.job_history()
+    assert [(h["title"], h["status"]) for h in history] == [
+        ("Three steps", "done"),
+        ("Fetch City", "failed"),
+    ]
+    assert history[1]["error"] == "endpoint unreachable"
+
+
+def test_failure_is_written_to_the_log_file(qtbot, window_and_controller, taillens_home) -> None:
+    from core.logs import log_file, setup_logging
+
+    setup_logging()
+    _window, controller = window_and_controller
+
+    def broken(ctx: JobContext) -> None:
+        raise ValueError("malformed page 3")
+
+    handle = controller.run_job(Job("Import", broken))
+    with qtbot.waitSignal(handle.finished, timeout=5000):
+        pass
+    text = log_file().read_text(encoding="utf-8")
+    assert "malformed page 3" in text and "Traceback" in text
