@@ -33,6 +33,7 @@ class SessionOverview(QWidget):
         self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setWordWrap(True)
+        self.label.setContentsMargins(16, 8, 16, 8)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.label)
