@@ -1,0 +1,1 @@
+"""Wikidata: categories, SPARQL query texts, sources (endpoint, embedded, session cache)."""

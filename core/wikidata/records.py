@@ -1,0 +1,74 @@
+"""Plain records that sources return and the session cache stores.
+
+Every source (HTTP endpoint, embedded snapshot, session cache) returns these same
+records, so nothing above the sources knows where data came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+LANGUAGES: tuple[str, ...] = ("en", "it", "es")
+RANKS: tuple[str, ...] = ("preferred", "normal", "deprecated")
+
+
+@dataclass(frozen=True)
+class EntityRecord:
+    """One member of a category, with its popularity signals (METHODS §3)."""
+
+    qid: str
+    label: str | None  # English label, or None when the entity has none
+    statement_count: int
+    sitelink_count: int
+    wikis: frozenset[str] = frozenset()  # which of en/it/es Wikipedias have a page
+
+
+@dataclass(frozen=True)
+class Term:
+    """A label, description or alias of an item or property in one language."""
+
+    item_id: str  # Q… or P…
+    lang: str
+    kind: str  # "label" | "description" | "alias"
+    text: str
+    ordinal: int = 0
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    """One statement: subject, property, value with its type, rank and snak type."""
+
+    statement_id: str | None
+    subject_qid: str
+    property_pid: str
+    value: str | None  # a QID for items, else the literal's lexical form; None for no/some value
+    value_type: str  # Wikidata datatype: wikibase-item, time, quantity, string, external-id, …
+    rank: str = "normal"
+    snak_type: str = "value"  # "value" | "novalue" | "somevalue"
+    value_json: dict[str, Any] | None = None  # precision, unit, language, …
+
+
+@dataclass(frozen=True)
+class EntityDetails:
+    """An entity with its terms, claims and what is needed to show them."""
+
+    qid: str
+    terms: tuple[Term, ...] = ()  # of the entity, its properties and its value items
+    claims: tuple[ClaimRecord, ...] = ()
+    property_types: dict[str, str] = field(default_factory=dict)  # pid -> datatype
+
+    def label(self, item_id: str, lang: str = "en") -> str | None:
+        for term in self.terms:
+            if term.item_id == item_id and term.lang == lang and term.kind == "label":
+                return term.text
+        return None
+
+
+@dataclass(frozen=True)
+class MembersPage:
+    """One bounded page of a category's members, as it arrived."""
+
+    category: str
+    offset: int
+    entities: tuple[EntityRecord, ...]
