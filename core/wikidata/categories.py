@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from core.errors import UserFacingError
 from resources import resource_path
 
 QID_RE = re.compile(r"^Q[1-9][0-9]*$")
@@ -47,9 +48,14 @@ def default_categories() -> tuple[Category, ...]:
     )
 
 
+class UnknownCategoryError(UserFacingError, KeyError):
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
 def category_by_name(name: str) -> Category:
     for category in default_categories():
         if category.name.lower() == name.lower():
             return category
     known = ", ".join(c.name for c in default_categories())
-    raise KeyError(f"no category named {name!r}; known categories: {known}")
+    raise UnknownCategoryError(f"no category named {name!r}; known categories: {known}")

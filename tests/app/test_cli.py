@@ -124,3 +124,14 @@ def test_gui_on_bad_session_exits_nonzero(tmp_path: Path, taillens_home: Path) -
     assert result.returncode == 2
     assert bad.read_bytes() == before
     assert shot.exists()  # the window still opened (on the default session) with a message
+
+
+def test_gui_without_a_display_says_so(taillens_home: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["TAILLENS_HOME"] = str(taillens_home)
+    result = subprocess.run([sys.executable, "-m", "app"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "no display" in result.stderr
+    assert "--screenshot" in result.stderr
