@@ -1,0 +1,156 @@
+"""Browser panel: tiers follow the lines, the table filters and sorts, plots export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from core.tiers import Distribution
+from core.wikidata.records import ClaimRecord, EntityDetails, Term
+from widgets.browser import BrowserPanel
+from widgets.entity_table import COL_STATEMENTS, COL_TIER, EntityColumns
+
+
+def make_columns(counts: list[int], wikis: list[str] | None = None) -> EntityColumns:
+    n = len(counts)
+    wikis = wikis or ["en"] * n
+    return EntityColumns(
+        qids=[f"Q{i + 1}" for i in range(n)],
+        labels=[f"Entity {i + 1}" if i % 5 else None for i in range(n)],
+        statements=np.array(counts, dtype=np.int64),
+        sitelinks=np.array(counts, dtype=np.int64) // 2,
+        has_en=np.array(["en" in w for w in wikis]),
+        has_it=np.array(["it" in w for w in wikis]),
+        has_es=np.array(["es" in w for w in wikis]),
+    )
+
+
+@pytest.fixture
+def panel(qtbot) -> BrowserPanel:
+    widget = BrowserPanel()
+    qtbot.addWidget(widget)
+    widget.resize(1200, 800)
+    widget.set_categories(["City", "River"])
+    widget.show()
+    return widget
+
+
+def visible_tiers(panel: BrowserPanel) -> list[str]:
+    model = panel.model
+    return [model.data(model.index(r, COL_TIER)) for r in range(model.rowCount())]
+
+
+def test_pareto_split_of_a_hand_worked_category(panel: BrowserPanel) -> None:
+    # 50 + 30 = 80 of 100 statements: with share 0.8 the cut-off is 30.
+    panel.show_category("City", make_columns([5, 50, 3, 30, 10, 2]))
+    assert panel.lines["pareto"] == 30
+    assert panel.summary is not None
+    assert panel.summary.tiers[0].size == 2
+    assert panel.model.rowCount() == 6
+    # Sorted by statements, descending: the first two rows are the head.
+    assert visible_tiers(panel)[:3] == ["head", "head", "long tail"]
+    assert "2 entities" in panel.summary_label.text()
+
+
+def test_dragging_a_line_retiers_and_updates_the_share(panel: BrowserPanel) -> None:
+    panel.show_category("City", make_columns([5, 50, 3, 30, 10, 2]))
+    panel.plots.line_moved.emit("pareto", 10.0)
+    assert panel.summary.tiers[0].size == 3  # 50, 30, 10
+    assert panel.share_spin.value() == pytest.approx(0.9)  # they hold 90 of 100 statements
+    assert visible_tiers(panel).count("head") == 3
+
+
+def test_head_tail_threshold_and_torso(panel: BrowserPanel) -> None:
+    panel.show_category("City", make_columns([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))
+    panel.split_combo.setCurrentIndex(1)  # head–tail threshold, fraction 0.2 → rank 2 → 9
+    assert panel.head_line() == 9
+    assert panel.summary.tiers[0].size == 2
+    panel.torso_check.setChecked(True)
+    panel.torso_spin.setValue(5)
+    assert [t.size for t in panel.summary.tiers] == [2, 4, 4]
+
+
+def test_filters_and_search(panel: BrowserPanel) -> None:
+    panel.show_category("City", make_columns([5, 50, 3, 30, 10, 2],
+                                             ["en", "it", "en it", "es", "", "en"]))
+    panel.tier_filter.setCurrentIndex(1)  # head
+    assert panel.model.rowCount() == 2
+    panel.tier_filter.setCurrentIndex(0)
+    panel.wiki_filter.setCurrentIndex(2)  # has it page
+    assert {panel.model.data(panel.model.index(r, 1)) for r in range(panel.model.rowCount())} == {
+        "Q2", "Q3"}
+    panel.wiki_filter.setCurrentIndex(0)
+    panel.search_edit.setText("q4")
+    assert panel.model.rowCount() == 1
+    assert panel.count_label.text() == "1 of 6"
+
+
+def test_sorting_by_header(panel: BrowserPanel) -> None:
+    panel.show_category("City", make_columns([5, 50, 3, 30, 10, 2]))
+    panel.table.sortByColumn(COL_STATEMENTS, Qt.SortOrder.AscendingOrder)
+    values = [panel.model.data(panel.model.index(r, COL_STATEMENTS)) for r in range(6)]
+    assert values == ["2", "3", "5", "10", "30", "50"]
+
+
+def test_empty_and_tiny_categories(panel: BrowserPanel) -> None:
+    panel.show_category("River", make_columns([]))
+    assert panel.summary is None and "fetch it" in panel.summary_label.text()
+    panel.show_category("River", make_columns([7]))
+    assert panel.summary.tiers[0].size == 1
+    panel.show_category("River", make_columns([0, 0]))
+    assert panel.summary.n == 2
+
+
+def test_selecting_a_row_asks_for_the_entity(qtbot, panel: BrowserPanel) -> None:
+    panel.show_category("City", make_columns([5, 50, 3]))
+    with qtbot.waitSignal(panel.entity_requested) as blocker:
+        panel.table.selectRow(0)
+    assert blocker.args == ["Q2"]
+
+
+def test_inspector_greys_dropped_claims(panel: BrowserPanel, qtbot) -> None:
+    details = EntityDetails(
+        qid="Q2",
+        terms=(Term("Q2", "en", "label", "Valdoria"), Term("Q2", "it", "label", "Valdoria"),
+               Term("P17", "en", "label", "country"), Term("Q38", "en", "label", "Italy")),
+        claims=(ClaimRecord("s1", "Q2", "P17", "Q38", "wikibase-item"),
+                ClaimRecord("s2", "Q2", "P214", "123", "external-id")),
+        property_types={"P17": "wikibase-item", "P214": "external-id"},
+    )
+    panel.show_entity(details)
+    inspector = panel.inspector
+    assert "Valdoria" in inspector.title.text()
+    assert inspector.terms_model.item(0, 2).text() == "— missing —"  # no Spanish label
+    model = inspector.claims_model
+    texts = {model.item(r, 0).text(): model.item(r, 0) for r in range(model.rowCount())}
+    country = texts["country (P17)"]
+    assert country.child(0, 0).text() == "Italy (Q38)"
+    assert country.child(0, 4).text() == ""
+    viaf = texts["P214 (P214)"]
+    assert "external-id" in viaf.child(0, 4).text()
+    with qtbot.waitSignal(inspector.start_unit_requested) as blocker:
+        inspector.start_unit.click()
+    assert blocker.args == ["Q2"]
+
+
+def test_overlay_and_export(panel: BrowserPanel, tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    panel.show_category("City", make_columns(list(rng.zipf(1.8, 500) % 5000)))
+    panel.show_overlay("River", make_columns(list(rng.zipf(2.2, 300) % 5000)))
+    assert [s.name for s in panel.plots.series] == ["City", "River"]
+    for i, suffix in enumerate((".png", ".svg", ".png")):
+        target = tmp_path / f"plot{i}{suffix}"
+        panel.plots.export(target, which=i)
+        assert target.stat().st_size > 1000
+    with pytest.raises(ValueError):
+        panel.plots.export(tmp_path / "plot.pdf")
+
+
+def test_distribution_lines_map_between_plots() -> None:
+    dist = Distribution([5, 50, 3, 30, 10, 2])
+    assert dist.entity_share_at_or_above(10) == pytest.approx(0.5)
+    assert dist.statement_share_at_or_above(10) == pytest.approx(0.9)
+    assert dist.count_at_entity_share(0.5) == 10

@@ -1,0 +1,458 @@
+"""Browser panel: pick categories, watch their distributions, set cut-offs, inspect.
+
+The panel shows what ``app`` hands it (entity columns loaded from the session, an
+entity's details) and asks for the rest through signals (fetch a category, switch
+source, inspect an entity). Tiering is pure maths from :mod:`core.tiers`, done here
+on every line move because it is fast enough (see ``benchmarks/tiers.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.tiers import (
+    DEFAULT_HEAD_FRACTION,
+    DEFAULT_PARETO_SHARE,
+    Distribution,
+    Tier,
+    TierSummary,
+)
+from widgets.distribution_plots import DistributionPlots, Series
+from widgets.entity_inspector import EntityInspector
+from widgets.entity_table import EntityColumns, EntityTableModel
+
+SPLIT_BY_PARETO = "pareto"
+SPLIT_BY_HEAD_TAIL = "head_tail"
+
+# Source choices shown in the picker: (kind, label). "endpoint" asks for a URL.
+SOURCE_CHOICES = (
+    ("embedded", "Embedded demo snapshot (offline)"),
+    ("live", "Wikidata Query Service (live)"),
+    ("endpoint", "Other SPARQL endpoint…"),
+    ("cache", "Session cache only (offline)"),
+)
+BADGE_STYLES = {
+    "embedded": "background:#f2b134; color:#1f1f1f;",
+    "live": "background:#2f8f4e; color:white;",
+    "endpoint": "background:#2b7bb9; color:white;",
+    "cache": "background:#777777; color:white;",
+}
+
+
+class BrowserPanel(QWidget):
+    category_selected = Signal(str)  # show what the session holds for this category
+    overlay_requested = Signal(str)  # load this category as an overlay
+    fetch_requested = Signal(str, int)  # category name, limit
+    source_requested = Signal(str, str)  # kind, endpoint URL ("" unless kind == "endpoint")
+    entity_requested = Signal(str)  # QID to inspect
+    start_unit_requested = Signal(str)  # QID
+    tiers_changed = Signal(str, object)  # category, TierSummary
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.category: str | None = None
+        self.distribution: Distribution | None = None
+        self.overlays: dict[str, Distribution] = {}
+        self.lines: dict[str, float | None] = {"pareto": None, "head_tail": None, "torso": None}
+        self.summary: TierSummary | None = None
+
+        # -- sources and categories --
+        self.source_combo = QComboBox()
+        for kind, label in SOURCE_CHOICES:
+            self.source_combo.addItem(label, kind)
+        self.endpoint_edit = QLineEdit()
+        self.endpoint_edit.setPlaceholderText("https://example.org/sparql")
+        self.endpoint_edit.setVisible(False)
+        self.source_badge = QLabel()
+        self.source_badge.setObjectName("sourceBadge")
+        self.source_combo.currentIndexChanged.connect(self._on_source_picked)
+        self.endpoint_edit.returnPressed.connect(self._on_source_picked)
+
+        self.category_combo = QComboBox()
+        self.category_combo.setMinimumContentsLength(14)
+        self.category_combo.currentTextChanged.connect(self._on_category_picked)
+        self.compare_list = QListWidget()
+        self.compare_list.setMaximumHeight(90)
+        self.compare_list.setToolTip("Tick categories to overlay them, normalised")
+        self.compare_list.itemChanged.connect(self._on_compare_changed)
+        self.limit_spin = QSpinBox()
+        self.limit_spin.setRange(1, 1_000_000)
+        self.limit_spin.setValue(20_000)
+        self.limit_spin.setSingleStep(1000)
+        self.limit_spin.setToolTip("Entities sampled per category (METHODS §2 default 20,000)")
+        self.fetch_button = QPushButton("Fetch")
+        self.fetch_button.setToolTip("Fetch members into the session; resumes where it stopped")
+        self.fetch_button.clicked.connect(self._on_fetch)
+
+        # -- cut-offs --
+        self.split_combo = QComboBox()
+        self.split_combo.addItem("Pareto cut-off", SPLIT_BY_PARETO)
+        self.split_combo.addItem("Head–tail threshold", SPLIT_BY_HEAD_TAIL)
+        self.split_combo.setToolTip("Which line splits head from long tail")
+        self.share_spin = _fraction_spin(DEFAULT_PARETO_SHARE, "Pareto share of statements")
+        self.fraction_spin = _fraction_spin(DEFAULT_HEAD_FRACTION, "Head fraction of entities")
+        self.torso_check = QCheckBox("Torso line")
+        self.torso_spin = QSpinBox()
+        self.torso_spin.setRange(0, 10_000_000)
+        self.torso_spin.setEnabled(False)
+        self.summary_label = QLabel("No category loaded.")
+        self.summary_label.setWordWrap(True)
+        self.split_combo.currentIndexChanged.connect(lambda _i: self._retier())
+        self.share_spin.valueChanged.connect(self._on_share_changed)
+        self.fraction_spin.valueChanged.connect(self._on_fraction_changed)
+        self.torso_check.toggled.connect(self._on_torso_toggled)
+        self.torso_spin.valueChanged.connect(self._on_torso_value)
+
+        # -- plots, table, inspector --
+        self.plots = DistributionPlots()
+        self.plots.line_moved.connect(self._on_line_dragged)
+        self.export_button = QPushButton("Export plot…")
+        self.export_button.clicked.connect(self._on_export)
+
+        self.model = EntityTableModel()
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(2, Qt.SortOrder.DescendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.selectionModel().currentRowChanged.connect(self._on_row_selected)
+        self.tier_filter = QComboBox()
+        self.tier_filter.addItem("All tiers", None)
+        for code, tier in enumerate(Tier):
+            self.tier_filter.addItem(tier.value.replace("_", " "), code)
+        self.wiki_filter = QComboBox()
+        self.wiki_filter.addItem("Any Wikipedia", None)
+        for lang in ("en", "it", "es"):
+            self.wiki_filter.addItem(f"has {lang} page", lang)
+        self.search_edit = QLineEdit()
+        self.search_edit.setPlaceholderText("Search label or QID")
+        self.search_edit.setClearButtonEnabled(True)
+        for widget in (self.tier_filter, self.wiki_filter):
+            widget.currentIndexChanged.connect(lambda _i: self._apply_filters())
+        self.search_edit.textChanged.connect(lambda _t: self._apply_filters())
+        self.count_label = QLabel()
+
+        self.inspector = EntityInspector()
+        self.inspector.start_unit_requested.connect(self.start_unit_requested)
+
+        self._layout()
+        self._on_source_picked()
+
+    def _layout(self) -> None:
+        source_row = QHBoxLayout()
+        source_row.addWidget(QLabel("Source"))
+        source_row.addWidget(self.source_combo, 1)
+        source_row.addWidget(self.source_badge)
+        category_row = QHBoxLayout()
+        category_row.addWidget(QLabel("Category"))
+        category_row.addWidget(self.category_combo, 1)
+        category_row.addWidget(QLabel("limit"))
+        category_row.addWidget(self.limit_spin)
+        category_row.addWidget(self.fetch_button)
+        cutoffs = QFormLayout()
+        cutoffs.addRow("Split by", self.split_combo)
+        cutoffs.addRow("Pareto share", self.share_spin)
+        cutoffs.addRow("Head fraction", self.fraction_spin)
+        torso_row = QHBoxLayout()
+        torso_row.addWidget(self.torso_check)
+        torso_row.addWidget(self.torso_spin, 1)
+        cutoffs.addRow(torso_row)
+        cutoffs.addRow("Compare with", self.compare_list)
+
+        controls = QVBoxLayout()
+        controls.addLayout(source_row)
+        controls.addWidget(self.endpoint_edit)
+        controls.addLayout(category_row)
+        controls.addLayout(cutoffs)
+        controls.addWidget(self.summary_label)
+        controls.addStretch(1)
+        controls_box = QWidget()
+        controls_box.setLayout(controls)
+
+        plot_box = QWidget()
+        plot_layout = QVBoxLayout(plot_box)
+        plot_layout.setContentsMargins(0, 0, 0, 0)
+        plot_layout.addWidget(self.plots, 1)
+        export_row = QHBoxLayout()
+        export_row.addStretch(1)
+        export_row.addWidget(self.export_button)
+        plot_layout.addLayout(export_row)
+
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(controls_box)
+        top.addWidget(plot_box)
+        top.setStretchFactor(1, 3)
+
+        filters = QHBoxLayout()
+        filters.addWidget(self.search_edit, 1)
+        filters.addWidget(self.tier_filter)
+        filters.addWidget(self.wiki_filter)
+        filters.addWidget(self.count_label)
+        table_box = QWidget()
+        table_layout = QVBoxLayout(table_box)
+        table_layout.setContentsMargins(0, 0, 0, 0)
+        table_layout.addLayout(filters)
+        table_layout.addWidget(self.table, 1)
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(table_box)
+        bottom.addWidget(self.inspector)
+        bottom.setStretchFactor(0, 3)
+        bottom.setStretchFactor(1, 2)
+
+        outer = QSplitter(Qt.Orientation.Vertical)
+        outer.addWidget(top)
+        outer.addWidget(bottom)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(outer)
+
+    # -- what app tells the panel ---------------------------------------------------------
+    def set_categories(self, names: list[str]) -> None:
+        current = self.category_combo.currentText()
+        self.category_combo.blockSignals(True)
+        self.category_combo.clear()
+        self.category_combo.addItems(names)
+        if current in names:
+            self.category_combo.setCurrentText(current)
+        self.category_combo.blockSignals(False)
+        self.compare_list.blockSignals(True)
+        self.compare_list.clear()
+        for name in names:
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked)
+            self.compare_list.addItem(item)
+        self.compare_list.blockSignals(False)
+
+    def set_source_badge(self, kind: str, text: str) -> None:
+        """Show where data comes from: live, an endpoint URL, embedded demo, or cache."""
+        self.source_badge.setText(f" {text} ")
+        self.source_badge.setToolTip(text)
+        self.source_badge.setStyleSheet(
+            BADGE_STYLES.get(kind, "") + " border-radius:4px; padding:2px 6px;"
+        )
+
+    def show_category(self, name: str, columns: EntityColumns) -> None:
+        """Show a category's entities (from the session); keeps the user's selection."""
+        self.category = name
+        if self.category_combo.currentText() != name:
+            self.category_combo.blockSignals(True)
+            self.category_combo.setCurrentText(name)
+            self.category_combo.blockSignals(False)
+        selected = self.selected_qid()
+        self.distribution = Distribution(columns.statements) if len(columns) else None
+        self.model.set_entities(columns)
+        self._recompute_lines()
+        self._update_plots()
+        self._retier()
+        if selected is not None:
+            self.select_qid(selected)
+
+    def show_overlay(self, name: str, columns: EntityColumns | None) -> None:
+        if columns is None or not len(columns):
+            self.overlays.pop(name, None)
+        else:
+            self.overlays[name] = Distribution(columns.statements)
+        self._update_plots()
+
+    def show_entity(self, details) -> None:  # EntityDetails | None
+        self.inspector.show_entity(details)
+
+    # -- selection ---------------------------------------------------------------------------
+    def selected_qid(self) -> str | None:
+        index = self.table.currentIndex()
+        return self.model.data(index, Qt.ItemDataRole.UserRole) if index.isValid() else None
+
+    def select_qid(self, qid: str) -> bool:
+        row = self.model.row_of(qid)
+        if row is None:
+            return False
+        self.table.selectRow(row)
+        return True
+
+    # -- tiering -----------------------------------------------------------------------------
+    def head_line(self) -> float | None:
+        key = self.split_combo.currentData()
+        return self.lines.get(key)
+
+    def _recompute_lines(self) -> None:
+        if self.distribution is None:
+            self.lines.update(pareto=None, head_tail=None)
+            return
+        self.lines["pareto"] = float(self.distribution.pareto_cutoff(self.share_spin.value()))
+        self.lines["head_tail"] = float(
+            self.distribution.head_tail_threshold(self.fraction_spin.value())
+        )
+
+    def _retier(self) -> None:
+        dist = self.distribution
+        head = self.head_line()
+        torso = self.lines["torso"] if self.torso_check.isChecked() else None
+        if dist is None or head is None:
+            self.summary = None
+            self.summary_label.setText("No entities in this category yet: fetch it.")
+            self.model.set_tiers(np.full(len(self.model.columns), -1, np.int8))
+            self._update_count()
+            return
+        if torso is not None and torso > head:
+            torso = head
+        self.model.set_tiers(dist.tier(head, torso))
+        self.summary = dist.summary(head, torso)
+        self.plots.set_lines(self.lines["pareto"], self.lines["head_tail"], torso)
+        self.summary_label.setText(_summary_text(self.summary, self.lines))
+        self._update_count()
+        if self.category is not None:
+            self.tiers_changed.emit(self.category, self.summary)
+
+    def _on_share_changed(self, _value: float) -> None:
+        self._recompute_lines()
+        self._retier()
+
+    def _on_fraction_changed(self, _value: float) -> None:
+        self._recompute_lines()
+        self._retier()
+
+    def _on_torso_toggled(self, on: bool) -> None:
+        self.torso_spin.setEnabled(on)
+        if on and self.lines["torso"] is None:
+            head = self.head_line() or 1.0
+            self.torso_spin.setValue(max(1, int(head // 2)))
+        self.lines["torso"] = float(self.torso_spin.value()) if on else None
+        self._retier()
+
+    def _on_torso_value(self, value: int) -> None:
+        if self.torso_check.isChecked():
+            self.lines["torso"] = float(value)
+            self._retier()
+
+    def _on_line_dragged(self, kind: str, statements: float) -> None:
+        """A dragged line becomes that cut-off's value; the spin boxes show what it means."""
+        self.lines[kind] = statements
+        dist = self.distribution
+        if dist is not None and kind == "pareto":
+            self._set_quietly(self.share_spin, dist.statement_share_at_or_above(statements))
+        elif dist is not None and kind == "head_tail":
+            self._set_quietly(self.fraction_spin, dist.entity_share_at_or_above(statements))
+        elif kind == "torso":
+            self.torso_spin.blockSignals(True)
+            self.torso_spin.setValue(round(statements))
+            self.torso_spin.blockSignals(False)
+            if not self.torso_check.isChecked():
+                self.torso_check.setChecked(True)
+        self._retier()
+
+    @staticmethod
+    def _set_quietly(spin: QDoubleSpinBox, value: float) -> None:
+        spin.blockSignals(True)
+        spin.setValue(min(1.0, max(0.01, value)))
+        spin.blockSignals(False)
+
+    # -- the rest ------------------------------------------------------------------------------
+    def _update_plots(self) -> None:
+        series = []
+        if self.distribution is not None and self.category is not None:
+            series.append(Series(self.category, self.distribution))
+        series.extend(Series(name, dist) for name, dist in self.overlays.items()
+                      if name != self.category)
+        self.plots.set_series(series)
+
+    def _apply_filters(self) -> None:
+        self.model.set_filters(
+            tier=self.tier_filter.currentData(),
+            wiki=self.wiki_filter.currentData(),
+            text=self.search_edit.text(),
+        )
+        self._update_count()
+
+    def _update_count(self) -> None:
+        self.count_label.setText(f"{self.model.rowCount():,} of {len(self.model.columns):,}")
+
+    def _on_row_selected(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.entity_requested.emit(self.model.data(current, Qt.ItemDataRole.UserRole))
+
+    def _on_category_picked(self, name: str) -> None:
+        if name:
+            self.category_selected.emit(name)
+
+    def _on_fetch(self) -> None:
+        name = self.category_combo.currentText()
+        if name:
+            self.fetch_requested.emit(name, self.limit_spin.value())
+
+    def _on_compare_changed(self, item: QListWidgetItem) -> None:
+        if item.checkState() == Qt.CheckState.Checked:
+            self.overlay_requested.emit(item.text())
+        else:
+            self.show_overlay(item.text(), None)
+
+    def _on_source_picked(self, *_args: object) -> None:
+        kind = self.source_combo.currentData()
+        self.endpoint_edit.setVisible(kind == "endpoint")
+        url = self.endpoint_edit.text().strip() if kind == "endpoint" else ""
+        if kind == "endpoint" and not url:
+            self.endpoint_edit.setFocus()
+            return
+        self.source_requested.emit(kind, url)
+
+    def _on_export(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export plot", "", "PNG image (*.png);;SVG drawing (*.svg)"
+        )
+        if path:
+            target = Path(path)
+            if not target.suffix:
+                target = target.with_suffix(".png")
+            self.plots.export(target)
+
+
+def _fraction_spin(value: float, tip: str) -> QDoubleSpinBox:
+    spin = QDoubleSpinBox()
+    spin.setRange(0.01, 1.0)
+    spin.setDecimals(3)
+    spin.setSingleStep(0.05)
+    spin.setValue(value)
+    spin.setToolTip(tip)
+    return spin
+
+
+def _summary_text(summary: TierSummary, lines: dict[str, float | None]) -> str:
+    parts = [
+        f"<b>{summary.n:,}</b> entities, {summary.total_statements:,} statements<br>"
+        f"Pareto cut-off: {lines['pareto']:,.0f} · head–tail threshold: "
+        f"{lines['head_tail']:,.0f}"
+    ]
+    for share in summary.tiers:
+        if share.size or share.tier != Tier.TORSO:
+            parts.append(
+                f"{share.tier.value.replace('_', ' ')}: {share.size:,} entities "
+                f"({share.entity_share:.0%}), {share.statement_share:.0%} of statements"
+            )
+    return "<br>".join(parts)

@@ -1,0 +1,225 @@
+"""The three views of a statement-count distribution, with draggable cut-off lines.
+
+* histogram of statement counts on log-spaced bins (x: statements, log axis);
+* rank–frequency on log–log axes (x: rank, y: statements);
+* the cumulative share (Lorenz) curve (x: share of entities, y: share of statements).
+
+Cut-offs are statement counts. They are drawn as vertical lines on the histogram,
+horizontal lines on the rank–frequency plot and, on the Lorenz curve, as vertical
+lines at the share of entities they put in the head. Dragging any of them emits
+``line_moved(kind, statements)``; the panel re-tiers and calls :meth:`set_lines`,
+which moves the same line on the other plots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+
+from core.tiers import Distribution
+
+LINE_STYLES = {
+    "pareto": ("#d9822b", "Pareto cut-off"),
+    "head_tail": ("#c23b22", "Head–tail threshold"),
+    "torso": ("#8a6fb3", "Torso line"),
+}
+SERIES_COLOURS = ("#2b7bb9", "#3a9e5f", "#b9472b", "#8a6fb3", "#b99b2b", "#555555")
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    distribution: Distribution
+
+
+class _CutoffLines:
+    """One set of lines on one plot, mapping statement counts to plot coordinates."""
+
+    def __init__(self, plot: pg.PlotItem, orientation: str, to_plot, from_plot) -> None:
+        self.plot = plot
+        self.to_plot = to_plot
+        self.from_plot = from_plot
+        self.lines: dict[str, pg.InfiniteLine] = {}
+        angle = 90 if orientation == "vertical" else 0
+        for kind, (colour, title) in LINE_STYLES.items():
+            line = pg.InfiniteLine(
+                angle=angle,
+                movable=True,
+                pen=pg.mkPen(colour, width=2),
+                hoverPen=pg.mkPen(colour, width=4),
+                label=title,
+                labelOpts={"position": 0.92, "color": colour, "movable": True},
+            )
+            line.setZValue(10)
+            line.setVisible(False)
+            plot.addItem(line, ignoreBounds=True)
+            self.lines[kind] = line
+
+
+class DistributionPlots(QWidget):
+    line_moved = Signal(str, float)  # kind ("pareto" | "head_tail" | "torso"), statements
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=True, background="w", foreground="k")
+        self.series: list[Series] = []
+        self._values: dict[str, float | None] = {k: None for k in LINE_STYLES}
+        self._syncing = False
+
+        self.histogram = pg.PlotWidget()
+        self.rank_frequency = pg.PlotWidget()
+        self.lorenz = pg.PlotWidget()
+        hist, rank, lorenz = (w.getPlotItem() for w in self.plot_widgets())
+        hist.setLogMode(x=True, y=False)
+        hist.setLabel("bottom", "statements per entity (log scale)")
+        hist.setLabel("left", "share of entities")
+        rank.setLogMode(x=True, y=True)
+        rank.setLabel("bottom", "rank (log)")
+        rank.setLabel("left", "statements (log)")
+        lorenz.setLabel("bottom", "share of entities, most statements first")
+        lorenz.setLabel("left", "cumulative share of statements")
+        lorenz.setXRange(0, 1)
+        lorenz.setYRange(0, 1)
+        for item in (hist, rank, lorenz):
+            item.showGrid(x=True, y=True, alpha=0.2)
+            item.addLegend(offset=(-10, 10))
+
+        self._line_sets = [
+            _CutoffLines(hist, "vertical", _log10, _pow10),
+            _CutoffLines(rank, "horizontal", _log10, _pow10),
+            _CutoffLines(lorenz, "vertical", self._count_to_share, self._share_to_count),
+        ]
+        for line_set in self._line_sets:
+            for kind, line in line_set.lines.items():
+                line.sigPositionChanged.connect(
+                    lambda _line, k=kind, s=line_set: self._on_dragged(k, s)
+                )
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.histogram, "Histogram")
+        self.tabs.addTab(self.rank_frequency, "Rank–frequency")
+        self.tabs.addTab(self.lorenz, "Cumulative share")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+
+    def plot_widgets(self) -> tuple[pg.PlotWidget, pg.PlotWidget, pg.PlotWidget]:
+        return self.histogram, self.rank_frequency, self.lorenz
+
+    # -- data --------------------------------------------------------------------------------
+    def set_series(self, series: list[Series]) -> None:
+        """Show one or more categories; with several, each is normalised to compare tails."""
+        self.series = series
+        hist, rank, lorenz = (w.getPlotItem() for w in self.plot_widgets())
+        for item in (hist, rank, lorenz):
+            for data_item in list(item.listDataItems()):
+                item.removeItem(data_item)
+        normalise_rank = len(series) > 1
+        rank.setLabel("bottom", "rank / n (log)" if normalise_rank else "rank (log)")
+        for i, entry in enumerate(series):
+            dist = entry.distribution
+            if dist.n == 0:
+                continue
+            colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
+            pen = pg.mkPen(colour, width=2)
+            histogram = dist.log_histogram()
+            if len(histogram.counts):
+                brush = pg.mkBrush(colour + ("60" if len(series) > 1 else "90"))
+                hist.addItem(pg.PlotDataItem(
+                    histogram.edges, histogram.counts / dist.n, stepMode="center", fillLevel=0,
+                    brush=brush, pen=pen, name=entry.name,
+                ))
+            ranks, values = dist.rank_frequency()
+            positive = values > 0
+            x = ranks[positive] / (dist.n if normalise_rank else 1)
+            rank.addItem(pg.PlotDataItem(x, values[positive], pen=pen, name=entry.name))
+            xs, ys = dist.lorenz_curve()
+            lorenz.addItem(pg.PlotDataItem(xs, ys, pen=pen, name=entry.name))
+        if series:
+            diagonal = pg.mkPen("#999999", style=Qt.PenStyle.DashLine)
+            lorenz.addItem(pg.PlotDataItem([0, 1], [0, 1], pen=diagonal))
+        self._place_lines()
+
+    def set_lines(self, pareto: float | None, head_tail: float | None,
+                  torso: float | None = None) -> None:
+        """Put the cut-off lines at these statement counts (None hides a line)."""
+        self._values = {"pareto": pareto, "head_tail": head_tail, "torso": torso}
+        self._place_lines()
+
+    def export(self, path: Path, which: int | None = None) -> Path:
+        """Write the shown plot (or plot ``which``) as PNG or SVG, by the file's suffix."""
+        widget = self.plot_widgets()[self.tabs.currentIndex() if which is None else which]
+        suffix = path.suffix.lower()
+        if suffix == ".png":
+            import pyqtgraph.exporters as exporters
+
+            exporter = exporters.ImageExporter(widget.getPlotItem())
+            exporter.parameters()["width"] = max(800, widget.width())
+            exporter.export(str(path))
+        elif suffix == ".svg":
+            # pyqtgraph's SVGExporter cannot parse the paths Qt 6.8+ writes
+            # (pyqtgraph issue #3485); Qt's own SVG generator renders the scene faithfully.
+            from PySide6.QtCore import QRectF, QSize
+            from PySide6.QtGui import QPainter
+            from PySide6.QtSvg import QSvgGenerator
+
+            rect = widget.sceneRect() if widget.width() > 10 else QRectF(0, 0, 800, 500)
+            generator = QSvgGenerator()
+            generator.setFileName(str(path))
+            generator.setSize(QSize(int(rect.width()), int(rect.height())))
+            generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+            generator.setTitle(self.tabs.tabText(self.plot_widgets().index(widget)))
+            painter = QPainter(generator)
+            try:
+                widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+            finally:
+                painter.end()
+        else:
+            raise ValueError(f"plots export to .png or .svg, not {suffix or 'no suffix'}")
+        return path
+
+    # -- lines -------------------------------------------------------------------------------
+    def _place_lines(self) -> None:
+        self._syncing = True
+        try:
+            for line_set in self._line_sets:
+                for kind, line in line_set.lines.items():
+                    value = self._values.get(kind)
+                    visible = value is not None and bool(self.series)
+                    line.setVisible(visible)
+                    if visible:
+                        line.setValue(line_set.to_plot(max(float(value), 1.0)))
+        finally:
+            self._syncing = False
+
+    def _on_dragged(self, kind: str, line_set: _CutoffLines) -> None:
+        if self._syncing:
+            return
+        statements = float(line_set.from_plot(line_set.lines[kind].value()))
+        self._values[kind] = statements
+        self._place_lines()
+        self.line_moved.emit(kind, statements)
+
+    def _primary(self) -> Distribution | None:
+        return self.series[0].distribution if self.series else None
+
+    def _count_to_share(self, statements: float) -> float:
+        dist = self._primary()
+        return dist.entity_share_at_or_above(statements) if dist is not None else 0.0
+
+    def _share_to_count(self, share: float) -> float:
+        dist = self._primary()
+        return dist.count_at_entity_share(share) if dist is not None else 1.0
+
+
+def _log10(value: float) -> float:
+    return float(np.log10(max(value, 1e-9)))
+
+
+def _pow10(value: float) -> float:
+    return float(10.0 ** value)
