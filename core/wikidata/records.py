@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 LANGUAGES: tuple[str, ...] = ("en", "it", "es")
 RANKS: tuple[str, ...] = ("preferred", "normal", "deprecated")
 
@@ -72,3 +74,26 @@ class MembersPage:
     category: str
     offset: int
     entities: tuple[EntityRecord, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class CategoryTable:
+    """A category's members as columns (qid order), for tables, tiers and histograms."""
+
+    category: str
+    qids: list[str]
+    labels: list[str | None]
+    statements: np.ndarray  # int64
+    sitelinks: np.ndarray  # int64
+    has_en: np.ndarray  # bool
+    has_it: np.ndarray  # bool
+    has_es: np.ndarray  # bool
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    @classmethod
+    def empty(cls, category: str = "") -> CategoryTable:
+        counts = np.zeros(0, dtype=np.int64)
+        flags = np.zeros(0, dtype=bool)
+        return cls(category, [], [], counts, counts, flags, flags, flags)

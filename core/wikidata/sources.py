@@ -1,0 +1,578 @@
+"""Where Wikidata records come from: the live service, another endpoint, the demo store.
+
+All sources run the query texts of :mod:`core.wikidata.queries`. Results are first
+turned into neutral rows (variable -> :class:`RdfTerm`), whatever their origin (SPARQL
+JSON or pyoxigraph solutions), and one converter makes records from those rows, so two
+sources over the same data return equal records.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import gzip
+import json
+import socket
+import time
+import urllib.error
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import core
+from core.errors import UserFacingError
+from core.jobs import CancelToken, JobCancelled
+from core.wikidata import queries
+from core.wikidata.categories import PID_RE, QID_RE, Category
+from core.wikidata.records import (
+    LANGUAGES,
+    ClaimRecord,
+    EntityDetails,
+    EntityRecord,
+    MembersPage,
+    Term,
+)
+
+WIKIDATA_QUERY_SERVICE = "https://query.wikidata.org/sparql"
+DEFAULT_CONTACT = "https://github.com/taillens/taillens"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_INT_TYPES = {XSD + t for t in ("integer", "int", "long", "nonNegativeInteger", "decimal")}
+
+WaitCallback = Callable[[float, str], None]
+
+
+class SourceError(UserFacingError):
+    """A source could not give an answer; the message names the source and the fault."""
+
+
+@runtime_checkable
+class WikidataSource(Protocol):
+    name: str  # shown in the badge, e.g. "Wikidata Query Service"
+    kind: str  # "live" | "endpoint" | "embedded" | "cache"
+
+    def members_page(
+        self, category: Category, offset: int, limit: int, token: CancelToken | None = None
+    ) -> MembersPage: ...
+
+    def entity(self, qid: str, token: CancelToken | None = None) -> EntityDetails: ...
+
+
+# -- neutral rows ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RdfTerm:
+    kind: str  # "uri" | "literal" | "bnode"
+    value: str
+    lang: str | None = None
+    datatype: str | None = None
+
+
+Row = Mapping[str, RdfTerm]
+
+
+class BadResults(ValueError):
+    """Results that do not have the shape a query promises; the caller names the source."""
+
+
+def rows_from_json(data: Any) -> list[dict[str, RdfTerm]]:
+    """SPARQL 1.1 JSON results -> neutral rows; any malformed part raises BadResults."""
+    if not isinstance(data, dict):
+        raise BadResults("the answer is not a JSON object")
+    results = data.get("results")
+    bindings = results.get("bindings") if isinstance(results, dict) else None
+    if not isinstance(bindings, list):
+        raise BadResults("the answer has no results.bindings list")
+    rows = []
+    for index, binding in enumerate(bindings):
+        if not isinstance(binding, dict):
+            raise BadResults(f"result {index} is not an object")
+        row = {}
+        for var, term in binding.items():
+            if not isinstance(term, dict) or not isinstance(term.get("value"), str):
+                raise BadResults(f"result {index} has a malformed value for ?{var}")
+            kind = term.get("type")
+            if kind == "typed-literal":  # the SPARQL XML-era spelling some servers use
+                kind = "literal"
+            if kind not in ("uri", "literal", "bnode"):
+                raise BadResults(f"result {index} has an unknown term type {kind!r} for ?{var}")
+            row[var] = RdfTerm(kind, term["value"], term.get("xml:lang"), term.get("datatype"))
+        rows.append(row)
+    return rows
+
+
+def rows_from_oxigraph(solutions: Any) -> list[dict[str, RdfTerm]]:
+    import pyoxigraph
+
+    names = [v.value for v in solutions.variables]
+    rows = []
+    for solution in solutions:
+        row = {}
+        for name in names:
+            term = solution[name]
+            if term is None:
+                continue
+            if isinstance(term, pyoxigraph.NamedNode):
+                row[name] = RdfTerm("uri", term.value)
+            elif isinstance(term, pyoxigraph.BlankNode):
+                row[name] = RdfTerm("bnode", term.value)
+            else:
+                datatype = term.datatype.value
+                lang = term.language
+                # JSON results omit xsd:string and rdf:langString; match them.
+                if lang or datatype == XSD + "string":
+                    datatype = None
+                row[name] = RdfTerm("literal", term.value, lang, datatype)
+        rows.append(row)
+    return rows
+
+
+# -- converters -----------------------------------------------------------------------
+
+
+def _need(row: Row, var: str, index: int) -> RdfTerm:
+    term = row.get(var)
+    if term is None:
+        raise BadResults(f"result {index} lacks ?{var}")
+    return term
+
+
+def _entity_id(term: RdfTerm, index: int, var: str) -> str:
+    if term.kind != "uri" or not term.value.startswith(queries.ENTITY):
+        raise BadResults(f"result {index}: ?{var} is not a Wikidata entity ({term.value!r})")
+    local = term.value[len(queries.ENTITY) :]
+    if not (QID_RE.match(local) or PID_RE.match(local)):
+        raise BadResults(f"result {index}: ?{var} is not a Wikidata id ({term.value!r})")
+    return local
+
+
+def _count(row: Row, var: str, index: int) -> int:
+    term = row.get(var)
+    if term is None:
+        return 0  # items without the count triple (rare) rank as having none
+    try:
+        value = int(term.value)
+    except ValueError:
+        raise BadResults(f"result {index}: ?{var} is not a number ({term.value!r})") from None
+    if term.kind != "literal" or value < 0:
+        raise BadResults(f"result {index}: ?{var} is not a count ({term.value!r})")
+    return value
+
+
+def _flag(row: Row, var: str, index: int) -> bool:
+    term = _need(row, var, index)
+    if term.kind != "literal" or term.value not in ("true", "false", "1", "0"):
+        raise BadResults(f"result {index}: ?{var} is not a boolean ({term.value!r})")
+    return term.value in ("true", "1")
+
+
+def members_from_rows(category: Category, offset: int, rows: Iterable[Row]) -> MembersPage:
+    records: dict[str, EntityRecord] = {}
+    for index, row in enumerate(rows):
+        qid = _entity_id(_need(row, "item", index), index, "item")
+        if not QID_RE.match(qid):
+            raise BadResults(f"result {index}: ?item {qid} is not an item")
+        label = row.get("label")
+        if label is not None and label.kind != "literal":
+            raise BadResults(f"result {index}: ?label is not text")
+        wikis = frozenset(lang for lang in LANGUAGES if _flag(row, f"wiki_{lang}", index))
+        record = EntityRecord(
+            qid,
+            label.value if label is not None else None,
+            _count(row, "statements", index),
+            _count(row, "sitelinks", index),
+            wikis,
+        )
+        # Two English labels would give two rows; the first one wins, deterministically
+        # only because endpoints return them in a stable order, which is good enough.
+        records.setdefault(qid, record)
+    ordered = tuple(records[q] for q in sorted(records))
+    return MembersPage(category.name, offset, ordered)
+
+
+def _statement_id(term: RdfTerm, index: int) -> str | None:
+    # wds:Q42-F078E5B3-... is the RDF form of the statement id Q42$F078E5B3-...
+    if term.kind != "uri":
+        return None
+    local = term.value.rsplit("/", 1)[-1]
+    head, sep, tail = local.partition("-")
+    if not sep or not QID_RE.match(head):
+        return local or None
+    return f"{head}${tail}"
+
+
+def terms_from_rows(qid: str, rows: Iterable[Row]) -> list[Term]:
+    seen: dict[tuple[str, str], list[str]] = {}
+    for index, row in enumerate(rows):
+        kind = _need(row, "kind", index).value
+        text = _need(row, "text", index)
+        if kind not in ("label", "description", "alias") or text.lang not in LANGUAGES:
+            raise BadResults(f"result {index}: unexpected term {kind!r}@{text.lang}")
+        seen.setdefault((kind, text.lang), []).append(text.value)
+    terms = []
+    for (kind, lang), texts in seen.items():
+        unique = sorted(set(texts))
+        if kind != "alias":
+            unique = unique[:1]  # one label/description per language
+        terms.extend(Term(qid, lang, kind, text, i) for i, text in enumerate(unique))
+    return terms
+
+
+def details_from_rows(
+    qid: str, term_rows: Iterable[Row], claim_rows: Iterable[Row]
+) -> EntityDetails:
+    terms = terms_from_rows(qid, term_rows)
+    claims: dict[str, ClaimRecord] = {}
+    property_types: dict[str, str] = {}
+    labels: dict[tuple[str, str], str] = {}
+    for index, row in enumerate(claim_rows):
+        if "labelled" in row:
+            item = _entity_id(row["labelled"], index, "labelled")
+            text = _need(row, "ltext", index)
+            if text.lang in LANGUAGES and item != qid:
+                labels.setdefault((item, text.lang), text.value)
+            continue
+        st = _need(row, "st", index)
+        pid = _entity_id(_need(row, "prop", index), index, "prop")
+        ptype_iri = _need(row, "ptype", index).value
+        local = ptype_iri.removeprefix(queries.WIKIBASE)
+        datatype = queries.PROPERTY_TYPES.get(local, local.lower())
+        rank_iri = _need(row, "rank", index).value
+        if rank_iri not in queries.RANK_NAMES:
+            raise BadResults(f"result {index}: unknown rank {rank_iri!r}")
+        property_types[pid] = datatype
+        statement_id = _statement_id(st, index)
+        value_term = row.get("value")
+        value: str | None = None
+        value_json: dict[str, Any] | None = None
+        if "novalue" in row:
+            snak = "novalue"
+        elif (
+            value_term is None
+            or value_term.kind == "bnode"
+            or (value_term.value.startswith(queries.GENID))
+        ):
+            snak = "somevalue"
+        else:
+            snak = "value"
+            if value_term.kind == "uri" and value_term.value.startswith(queries.ENTITY):
+                value = value_term.value[len(queries.ENTITY) :]
+            else:
+                value = value_term.value
+            extra: dict[str, Any] = {}
+            if value_term.lang:
+                extra["language"] = value_term.lang
+            if "precision" in row:
+                extra["precision"] = int(row["precision"].value)
+            if "unit" in row:
+                unit = row["unit"].value
+                extra["unit"] = unit.removeprefix(queries.ENTITY) if unit != "1" else "1"
+            value_json = extra or None
+        key = statement_id or f"{pid}|{snak}|{value}|{index}"
+        claims.setdefault(
+            key,
+            ClaimRecord(
+                statement_id,
+                qid,
+                pid,
+                value,
+                datatype,
+                queries.RANK_NAMES[rank_iri],
+                snak,
+                value_json,
+            ),
+        )
+    terms.extend(Term(item, lang, "label", text) for (item, lang), text in labels.items())
+    return canonical_details(qid, terms, claims.values(), property_types)
+
+
+def canonical_details(
+    qid: str, terms: Iterable[Term], claims: Iterable[ClaimRecord], property_types: dict[str, str]
+) -> EntityDetails:
+    """Details in one fixed order, so equal data gives equal records from any source."""
+
+    def id_key(item_id: str) -> tuple[str, int]:
+        return (item_id[:1], int(item_id[1:]) if item_id[1:].isdigit() else 0)
+
+    kinds = {"label": 0, "description": 1, "alias": 2}
+    return EntityDetails(
+        qid,
+        tuple(
+            sorted(
+                terms,
+                key=lambda t: (
+                    t.item_id != qid,
+                    id_key(t.item_id),
+                    kinds.get(t.kind, 3),
+                    t.lang,
+                    t.ordinal,
+                ),
+            )
+        ),
+        tuple(
+            sorted(
+                claims,
+                key=lambda c: (
+                    id_key(c.property_pid),
+                    c.statement_id or "",
+                    c.value or "",
+                ),
+            )
+        ),
+        dict(sorted(property_types.items(), key=lambda kv: id_key(kv[0]))),
+    )
+
+
+# -- the embedded store ---------------------------------------------------------------
+
+
+class EmbeddedSource:
+    """An in-memory Oxigraph store (the bundled demo snapshot), offline and instant."""
+
+    kind = "embedded"
+
+    def __init__(self, store: Any, name: str = "Demo data (embedded snapshot)") -> None:
+        self.store = store
+        self.name = name
+
+    @classmethod
+    def from_file(cls, path: Path | str, name: str | None = None) -> EmbeddedSource:
+        """Load an N-Triples or Turtle file (optionally gzip-compressed) into memory."""
+        import pyoxigraph
+
+        path = Path(path)
+        suffixes = [s.lower() for s in path.suffixes]
+        compressed = suffixes[-1:] == [".gz"]
+        ext = suffixes[-2] if compressed and len(suffixes) > 1 else suffixes[-1:][0]
+        formats = {".nt": pyoxigraph.RdfFormat.N_TRIPLES, ".ttl": pyoxigraph.RdfFormat.TURTLE}
+        if ext not in formats:
+            raise SourceError(f"{path.name}: demo data must be a .nt or .ttl file (optionally .gz)")
+        try:
+            data = gzip.decompress(path.read_bytes()) if compressed else path.read_bytes()
+            store = pyoxigraph.Store()
+            store.load(data, format=formats[ext])
+        except (OSError, SyntaxError, EOFError) as exc:
+            raise SourceError(f"Cannot load the demo data {path}: {exc}") from exc
+        return cls(store, name or f"Demo data ({path.name})")
+
+    def _select(self, query: str) -> list[dict[str, RdfTerm]]:
+        try:
+            return rows_from_oxigraph(self.store.query(query))
+        except (SyntaxError, OSError) as exc:
+            raise SourceError(f"{self.name}: the query failed: {exc}") from exc
+
+    def members_page(
+        self, category: Category, offset: int, limit: int, token: CancelToken | None = None
+    ) -> MembersPage:
+        query = queries.members_page(category, limit, offset)
+        _check(token)
+        try:
+            return members_from_rows(category, offset, self._select(query))
+        except BadResults as exc:
+            raise SourceError(f"{self.name}: unexpected results: {exc}") from exc
+
+    def entity(self, qid: str, token: CancelToken | None = None) -> EntityDetails:
+        term_query, claim_query = queries.entity_terms(qid), queries.entity_claims(qid)
+        _check(token)
+        try:
+            return details_from_rows(qid, self._select(term_query), self._select(claim_query))
+        except BadResults as exc:
+            raise SourceError(f"{self.name}: unexpected results: {exc}") from exc
+
+
+def _check(token: CancelToken | None) -> None:
+    if token is not None and token.cancelled:
+        raise JobCancelled()
+
+
+# -- HTTP endpoints -------------------------------------------------------------------
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class SparqlEndpointSource:
+    """A SPARQL 1.1 endpoint over HTTP through SPARQLWrapper, with polite retries."""
+
+    def __init__(
+        self,
+        url: str = WIKIDATA_QUERY_SERVICE,
+        user_agent_contact: str = DEFAULT_CONTACT,
+        timeout_s: float = 60,
+        max_retries: int = 4,
+        backoff_s: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+        on_wait: WaitCallback | None = None,
+        method: str = "auto",
+        max_wait_s: float = 300.0,
+        name: str | None = None,
+    ) -> None:
+        import SPARQLWrapper
+
+        self.url = url
+        self.kind = "live" if url == WIKIDATA_QUERY_SERVICE else "endpoint"
+        self.name = name or (
+            "Wikidata Query Service" if self.kind == "live" else f"SPARQL endpoint {url}"
+        )
+        self.user_agent = (
+            f"{core.APP_NAME}/{core.__version__} ({user_agent_contact}) "
+            f"SPARQLWrapper/{SPARQLWrapper.__version__}"
+        )
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.sleep = sleep
+        self.on_wait = on_wait
+        self.method = method
+        self.max_wait_s = max_wait_s
+        self.requests = 0  # how many HTTP requests were made; handy for tests and logs
+
+    # -- the protocol ---------------------------------------------------------------
+
+    def members_page(
+        self, category: Category, offset: int, limit: int, token: CancelToken | None = None
+    ) -> MembersPage:
+        query = queries.members_page(category, limit, offset)
+        rows = self.select(query, token)
+        try:
+            return members_from_rows(category, offset, rows)
+        except BadResults as exc:
+            raise SourceError(f"{self.name} sent unexpected results: {exc}") from exc
+
+    def entity(self, qid: str, token: CancelToken | None = None) -> EntityDetails:
+        term_query, claim_query = queries.entity_terms(qid), queries.entity_claims(qid)
+        term_rows = self.select(term_query, token)
+        claim_rows = self.select(claim_query, token)
+        try:
+            return details_from_rows(qid, term_rows, claim_rows)
+        except BadResults as exc:
+            raise SourceError(f"{self.name} sent unexpected results: {exc}") from exc
+
+    # -- requests -------------------------------------------------------------------
+
+    def select(self, query: str, token: CancelToken | None = None) -> list[dict[str, RdfTerm]]:
+        """Run a SELECT, retrying what may pass; raise SourceError for the rest."""
+        attempt = 0
+        while True:
+            _check(token)
+            try:
+                return self._attempt(query)
+            except _Retryable as fault:
+                if attempt >= self.max_retries:
+                    tries = attempt + 1
+                    raise SourceError(
+                        f"{self.name}: {fault.message} (gave up after {tries} "
+                        f"attempt{'s' if tries > 1 else ''}). Try again later."
+                    ) from fault
+                delay = self.backoff_s * (2**attempt)
+                if fault.retry_after is not None:
+                    delay = max(delay, fault.retry_after)
+                self._wait(min(delay, self.max_wait_s), fault.message, token)
+                attempt += 1
+
+    def _wait(self, seconds: float, reason: str, token: CancelToken | None) -> None:
+        # Slices, so a cancel is seen within a fraction of a second and a UI can count down.
+        left = seconds
+        while left > 0:
+            _check(token)
+            if self.on_wait is not None:
+                self.on_wait(left, reason)
+            step = min(0.25, left)
+            self.sleep(step)
+            left -= step
+        _check(token)
+
+    def _wrapper(self, query: str) -> Any:
+        from SPARQLWrapper import GET, JSON, POST, SPARQLWrapper
+
+        wrapper = SPARQLWrapper(self.url, agent=self.user_agent)
+        wrapper.setQuery(query)
+        wrapper.setReturnFormat(JSON)
+        # Only the Accept header asks for JSON: extra "format" parameters confuse some
+        # servers, and the Query Service honours Accept.
+        wrapper.setOnlyConneg(True)
+        method = self.method
+        if method == "auto":  # GET is cached by the Query Service; long texts need POST
+            method = "GET" if len(query) < 6000 else "POST"
+        wrapper.setMethod(POST if method == "POST" else GET)
+        # setTimeout() truncates to whole seconds; urllib takes a float.
+        wrapper.timeout = self.timeout_s
+        return wrapper
+
+    def _attempt(self, query: str) -> list[dict[str, RdfTerm]]:
+        from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
+
+        where = f"the endpoint {self.url}"
+        self.requests += 1
+        try:
+            result = self._wrapper(query).query()
+            response = result.response
+            content_type = response.headers.get("Content-Type", "") or ""
+            body = response.read()
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+            if status in (429, 503):
+                wait = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+                why = "too many requests" if status == 429 else "service unavailable"
+                raise _Retryable(f"{where} answered HTTP {status} ({why})", wait) from exc
+            if status >= 500:
+                raise _Retryable(f"{where} answered HTTP {status} ({exc.reason})") from exc
+            raise SourceError(
+                f"{self.name}: {where} answered HTTP {status} ({exc.reason})"
+            ) from exc
+        except SPARQLWrapperException as exc:
+            # SPARQLWrapper turns 400/401/404/414/500 into its own exceptions.
+            text = type(exc).__name__
+            if text == "EndPointInternalError":
+                raise _Retryable(f"{where} answered HTTP 500 (internal error)") from exc
+            raise SourceError(
+                f"{self.name}: {where} refused the request ({text}: {str(exc).strip()[:300]})"
+            ) from exc
+        except TimeoutError as exc:
+            raise _Retryable(f"{where} did not answer within {self.timeout_s:g} s") from exc
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, (TimeoutError, socket.timeout)):
+                raise _Retryable(f"{where} did not answer within {self.timeout_s:g} s") from exc
+            raise SourceError(
+                f"{self.name}: cannot reach {where} ({exc.reason}). "
+                "Check the address and your network connection."
+            ) from exc
+        except (ConnectionError, OSError) as exc:
+            raise SourceError(f"{self.name}: cannot reach {where} ({exc}).") from exc
+        return self._decode(body, content_type, where)
+
+    def _decode(self, body: bytes, content_type: str, where: str) -> list[dict[str, RdfTerm]]:
+        head = body.lstrip()[:200].lower()
+        if "html" in content_type.lower() or head.startswith((b"<!doctype", b"<html", b"<")):
+            raise SourceError(
+                f"{self.name}: {where} sent a web page instead of SPARQL JSON results; "
+                "is the address a SPARQL endpoint?"
+            )
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise SourceError(f"{self.name}: {where} sent malformed JSON ({exc})") from exc
+        try:
+            return rows_from_json(data)
+        except BadResults as exc:
+            raise SourceError(f"{self.name}: {where} sent unexpected results: {exc}") from exc

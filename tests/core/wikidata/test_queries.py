@@ -1,0 +1,106 @@
+"""Query texts: parameters are validated, literals escaped, user patterns checked locally."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import UserFacingError
+from core.wikidata import queries
+from core.wikidata.categories import Category
+from core.wikidata.queries import QueryError
+from core.wikidata.sources import SparqlEndpointSource
+from tests.core.wikidata.conftest import CITY, FakeEndpoint
+
+
+def test_query_error_is_user_facing() -> None:
+    assert issubclass(QueryError, UserFacingError)
+
+
+@pytest.mark.parametrize(
+    "qid",
+    ["Q0", "Q01", "q42", "Q42 ", "Q42}", 'Q42" .', "Q42\n}", "Q42#", "Q4\\2", "wd:Q42", "", "P31"],
+)
+def test_bad_qids_are_refused(qid: str) -> None:
+    with pytest.raises(QueryError):
+        queries.entity_terms(qid)
+    with pytest.raises(QueryError):
+        queries.entity_claims(qid)
+
+
+@pytest.mark.parametrize(
+    "limit,offset", [(0, 0), (-1, 0), (10, -1), (True, 0), (1.5, 0), (10**9, 0)]
+)
+def test_bad_bounds_are_refused(limit: object, offset: object) -> None:
+    with pytest.raises(QueryError):
+        queries.members_page(CITY, limit, offset)  # type: ignore[arg-type]
+
+
+def test_string_literals_are_escaped_and_parse() -> None:
+    nasty = 'a"} . ?s ?p ?o . FILTER(true) #\n\\ \'x\' """'
+    literal = queries.string_literal(nasty, "en")
+    query = queries.PREFIXES + f"SELECT ?x WHERE {{ BIND({literal} AS ?x) }}"
+    queries.parse_check(query)
+    import pyoxigraph
+
+    (row,) = list(pyoxigraph.Store().query(query))
+    assert row["x"].value == nasty and row["x"].language == "en"
+
+
+def test_other_params_are_checked() -> None:
+    assert queries.check_pid("P31") == "P31"
+    with pytest.raises(QueryError):
+        queries.check_pid("P31 }")
+    with pytest.raises(QueryError):
+        queries.check_lang("de")
+
+
+def test_the_queries_parse_and_declare_prefixes() -> None:
+    for text in (
+        queries.members_page(CITY, 10, 0),
+        queries.entity_terms("Q42"),
+        queries.entity_claims("Q42"),
+    ):
+        queries.parse_check(text)
+        assert "PREFIX wikibase: <http://wikiba.se/ontology#>" in text
+    page = queries.members_page(CITY, 100, 200)
+    assert "LIMIT 100" in page and "OFFSET 200" in page and "ORDER BY ?item" in page
+
+
+def _category(pattern: str) -> Category:
+    return Category("Custom", "Q515", "P31", pattern)
+
+
+BAD_PATTERNS = [
+    "?item wdt:P31 wd:Q515 . } ?s ?p ?o . {",  # closes the WHERE then reopens it
+    "?item wdt:P31 wd:Q515 . }",
+    "{ ?item wdt:P31 wd:Q515 .",
+    "?item wdt:P31 wd:Q515 . SERVICE <http://evil.example/> { ?item ?p ?o }",
+    "?item wdt:P31 wd:Q515 . } INSERT DATA { <a:a> <a:a> <a:a> } #",
+    "?item wdt:P31 wd:Q515 . DELETE",
+    "?item wdt:P31 wd:Q515 } LIMIT 1 #",
+    "?item wdt:P31 wd:Q515 . ?item wdt:P17 ",  # a syntax error only the parser sees
+    "?item wdt:P31 wd:Q515 . FILTER(",
+    "?item undeclared:P31 wd:Q515 .",
+]
+
+
+@pytest.mark.parametrize("pattern", BAD_PATTERNS)
+def test_bad_patterns_are_refused_before_sending(pattern: str, fake_endpoint: FakeEndpoint) -> None:
+    source = SparqlEndpointSource(fake_endpoint.url, timeout_s=2, sleep=lambda s: None)
+    with pytest.raises(QueryError) as info:
+        source.members_page(_category(pattern), 0, 10)
+    assert str(info.value)
+    assert fake_endpoint.requests == []
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "?item wdt:P31/wdt:P279* wd:Q515 .",
+        '?item wdt:P31 wd:Q515 ; rdfs:label "a } brace # not a comment"@en .',
+        "{ ?item wdt:P31 wd:Q515 } UNION { ?item wdt:P31 wd:Q1549591 } # a comment }",
+        "?item wdt:P31 wd:Q515 . FILTER NOT EXISTS { ?item wdt:P17 wd:Q38 }",
+    ],
+)
+def test_good_patterns_pass(pattern: str) -> None:
+    queries.members_page(_category(pattern), 10, 0)

@@ -1,0 +1,109 @@
+"""A real Oxigraph server and the embedded store answer the same queries identically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.wikidata.sources import (
+    WIKIDATA_QUERY_SERVICE,
+    EmbeddedSource,
+    SparqlEndpointSource,
+    WikidataSource,
+)
+from tests.core.wikidata.conftest import ACTOR, ACTOR_QIDS, CITY, CITY_QIDS, STAR
+
+
+@pytest.fixture(scope="module")
+def endpoint(oxigraph_url: str) -> SparqlEndpointSource:
+    return SparqlEndpointSource(oxigraph_url, "tests@example.org", timeout_s=10, max_retries=0)
+
+
+@pytest.fixture(scope="module")
+def embedded(fixture_nt: Path) -> EmbeddedSource:
+    return EmbeddedSource.from_file(fixture_nt)
+
+
+def test_kinds_and_names(endpoint: SparqlEndpointSource, embedded: EmbeddedSource) -> None:
+    assert isinstance(endpoint, WikidataSource) and isinstance(embedded, WikidataSource)
+    assert endpoint.kind == "endpoint" and endpoint.url in endpoint.name
+    assert embedded.kind == "embedded" and "demo" in embedded.name.lower()
+    live = SparqlEndpointSource()
+    assert live.kind == "live" and live.url == WIKIDATA_QUERY_SERVICE
+    assert live.user_agent.startswith("TailLens/") and "SPARQLWrapper/" in live.user_agent
+
+
+def test_gzip_file_loads_the_same(fixture_nt: Path, embedded: EmbeddedSource) -> None:
+    zipped = EmbeddedSource.from_file(fixture_nt.with_name("fixture.nt.gz"))
+    assert zipped.members_page(CITY, 0, 100) == embedded.members_page(CITY, 0, 100)
+
+
+@pytest.mark.parametrize("source_name", ["endpoint", "embedded"])
+@pytest.mark.parametrize("category,qids", [(CITY, CITY_QIDS), (ACTOR, ACTOR_QIDS)])
+def test_paging_is_stable_and_complete(
+    source_name: str, category: object, qids: list[str], request: pytest.FixtureRequest
+) -> None:
+    source = request.getfixturevalue(source_name)
+    seen: list[str] = []
+    offset = 0
+    while True:
+        page = source.members_page(category, offset, 4)
+        assert page.offset == offset and page.category == category.name  # type: ignore[attr-defined]
+        seen.extend(e.qid for e in page.entities)
+        offset += len(page.entities)
+        if len(page.entities) < 4:
+            break
+    assert seen == sorted(qids)  # complete, no duplicates, and in one stable order
+    again = source.members_page(category, 4, 4)
+    assert [e.qid for e in again.entities] == seen[4:8]
+
+
+def test_counts_labels_and_wikis(endpoint: SparqlEndpointSource) -> None:
+    page = endpoint.members_page(CITY, 0, 100)
+    by_qid = {e.qid: e for e in page.entities}
+    first = by_qid["Q1001"]
+    assert (first.label, first.statement_count, first.sitelink_count) == ("City 0", 10, 0)
+    assert first.wikis == {"en", "it", "es"}
+    assert by_qid["Q1002"].wikis == {"en"} and by_qid["Q1004"].wikis == frozenset()
+    assert by_qid["Q1004"].label is None  # no English label
+    assert by_qid["Q1015"].statement_count == 10 + 14 * 7
+    # The P279 path: cities that are instances of "big city" are members too.
+    assert "Q1013" in by_qid
+
+
+def test_entity_details(endpoint: SparqlEndpointSource) -> None:
+    details = endpoint.entity(STAR)
+    assert details.label(STAR) == "Actor 0" and details.label(STAR, "it") == "Attore 0"
+    descriptions = {t.lang: t.text for t in details.terms if t.kind == "description"}
+    assert descriptions == {
+        "en": "American actor",
+        "it": "attore statunitense",
+        "es": "actor estadounidense",
+    }
+    aliases = [(t.lang, t.text) for t in details.terms if t.kind == "alias"]
+    assert sorted(aliases) == [("en", 'Star "Q" \\ #1'), ("en", "The Star"), ("it", "La Stella")]
+    assert details.label("P106", "es") == "ocupación" and details.label("Q1001") == "City 0"
+    ranks = {c.value: c.rank for c in details.claims if c.property_pid == "P106"}
+    assert ranks == {"Q33999": "preferred", "Q10800557": "normal", "Q515": "deprecated"}
+    by_pid = {c.property_pid: c for c in details.claims}
+    assert by_pid["P569"].value_type == "time" and by_pid["P569"].value_json == {"precision": 11}
+    assert by_pid["P2048"].value_type == "quantity"
+    assert by_pid["P2048"].value_json == {"unit": "Q11573"}
+    assert by_pid["P214"].value_type == "external-id" and by_pid["P214"].value == "113230702"
+    assert by_pid["P19"].value == "Q1001"  # the chain to a city
+    somevalues = [c for c in details.claims if c.property_pid == "P22"]
+    assert len(somevalues) == 2
+    assert all(c.snak_type == "somevalue" and c.value is None for c in somevalues)
+    assert by_pid["P26"].snak_type == "novalue" and by_pid["P26"].value is None
+    assert details.property_types["P214"] == "external-id"
+    assert all(c.statement_id and c.statement_id.startswith(f"{STAR}$") for c in details.claims)
+
+
+def test_embedded_and_endpoint_give_identical_records(
+    endpoint: SparqlEndpointSource, embedded: EmbeddedSource
+) -> None:
+    for category in (CITY, ACTOR):
+        assert endpoint.members_page(category, 0, 100) == embedded.members_page(category, 0, 100)
+    for qid in (STAR, "Q1001", "Q2002"):
+        assert endpoint.entity(qid) == embedded.entity(qid)
