@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableView,
@@ -40,9 +42,10 @@ from core.tiers import (
     Tier,
     TierSummary,
 )
+from core.wikidata.records import CategoryTable
 from widgets.distribution_plots import DistributionPlots, Series
 from widgets.entity_inspector import EntityInspector
-from widgets.entity_table import EntityColumns, EntityTableModel
+from widgets.entity_table import EntityTableModel
 
 SPLIT_BY_PARETO = "pareto"
 SPLIT_BY_HEAD_TAIL = "head_tail"
@@ -195,6 +198,12 @@ class BrowserPanel(QWidget):
         controls.addStretch(1)
         controls_box = QWidget()
         controls_box.setLayout(controls)
+        # Scrollable, so the panel still fits a small screen or a short dock.
+        controls_scroll = QScrollArea()
+        controls_scroll.setWidget(controls_box)
+        controls_scroll.setWidgetResizable(True)
+        controls_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        controls_scroll.setMaximumWidth(400)
 
         plot_box = QWidget()
         plot_layout = QVBoxLayout(plot_box)
@@ -206,7 +215,7 @@ class BrowserPanel(QWidget):
         plot_layout.addLayout(export_row)
 
         top = QSplitter(Qt.Orientation.Horizontal)
-        top.addWidget(controls_box)
+        top.addWidget(controls_scroll)
         top.addWidget(plot_box)
         top.setStretchFactor(1, 3)
 
@@ -259,7 +268,7 @@ class BrowserPanel(QWidget):
             BADGE_STYLES.get(kind, "") + " border-radius:4px; padding:2px 6px;"
         )
 
-    def show_category(self, name: str, columns: EntityColumns) -> None:
+    def show_category(self, name: str, columns: CategoryTable) -> None:
         """Show a category's entities (from the session); keeps the user's selection."""
         self.category = name
         if self.category_combo.currentText() != name:
@@ -275,7 +284,7 @@ class BrowserPanel(QWidget):
         if selected is not None:
             self.select_qid(selected)
 
-    def show_overlay(self, name: str, columns: EntityColumns | None) -> None:
+    def show_overlay(self, name: str, columns: CategoryTable | None) -> None:
         if columns is None or not len(columns):
             self.overlays.pop(name, None)
         else:

@@ -8,13 +8,12 @@ recomputed with numpy when the sort, a filter or the tiers change.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from core.tiers import TIER_BY_CODE
+from core.wikidata.records import CategoryTable
 
 COLUMNS = ("Label", "QID", "Statements", "Sitelinks", "Wikipedias", "Tier")
 COL_LABEL, COL_QID, COL_STATEMENTS, COL_SITELINKS, COL_WIKIS, COL_TIER = range(6)
@@ -24,32 +23,10 @@ NO_TIER = -1
 _Index = QModelIndex | QPersistentModelIndex
 
 
-@dataclass(frozen=True)
-class EntityColumns:
-    """What the table shows, one array (or list) per column, aligned by entity."""
-
-    qids: list[str]
-    labels: list[str | None]
-    statements: np.ndarray
-    sitelinks: np.ndarray
-    has_en: np.ndarray
-    has_it: np.ndarray
-    has_es: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.qids)
-
-    @classmethod
-    def empty(cls) -> EntityColumns:
-        none = np.zeros(0, dtype=np.int64)
-        flags = np.zeros(0, dtype=bool)
-        return cls([], [], none, none, flags, flags, flags)
-
-
 class EntityTableModel(QAbstractTableModel):
     def __init__(self) -> None:
         super().__init__()
-        self.columns = EntityColumns.empty()
+        self.columns = CategoryTable.empty()
         self.tiers = np.zeros(0, dtype=np.int8)
         self.order = np.zeros(0, dtype=np.int64)
         self._wikis: list[str] = []
@@ -61,7 +38,7 @@ class EntityTableModel(QAbstractTableModel):
         self._text_filter = ""
 
     # -- loading and state ---------------------------------------------------------------
-    def set_entities(self, columns: EntityColumns, tiers: np.ndarray | None = None) -> None:
+    def set_entities(self, columns: CategoryTable, tiers: np.ndarray | None = None) -> None:
         self.beginResetModel()
         self.columns = columns
         n = len(columns)

@@ -28,7 +28,7 @@ from core.paths import SESSION_SUFFIX
 from core.versions import software_versions
 from widgets.error_log import ErrorLogPanel
 from widgets.job_status import JobStatusWidget
-from widgets.panels import BOTTOM, PANELS, PanelSpec
+from widgets.panels import BOTTOM, PANELS, RIGHT, PanelSpec
 from widgets.session_overview import SessionOverview
 
 SESSION_FILTER = f"TailLens sessions (*{SESSION_SUFFIX});;All files (*)"
@@ -73,13 +73,15 @@ class MainWindow(QMainWindow):
             | QMainWindow.DockOption.AllowTabbedDocks
             | QMainWindow.DockOption.AllowNestedDocks
         )
-        self.overview = SessionOverview()
-        self.setCentralWidget(self.overview)
-
+        # Every view is a dock, the session overview too: with no central widget the
+        # docks share the whole window, and each can be closed, moved or floated.
+        self.resize(1280, 800)
         self.docks: dict[str, QDockWidget] = {}
         self.panels: dict[str, QWidget] = {}
         for spec in PANELS:
             self._add_panel(spec)
+        self.overview = SessionOverview()
+        self.overview_dock = self._dock("Session", "dock-session", self.overview, RIGHT)
         self.error_log = ErrorLogPanel()
         self.error_dock = self._dock("Error log", "dock-error-log", self.error_log, BOTTOM)
         self._arrange_default()
@@ -96,7 +98,6 @@ class MainWindow(QMainWindow):
         self.show_session(None)
         # What "View ▸ Reset layout" goes back to: the layout as built, before any restore.
         self._default_state = self.saveState(_STATE_VERSION)
-        self.resize(1280, 800)
 
     # -- construction ---------------------------------------------------------------
     def _dock(
@@ -127,8 +128,14 @@ class MainWindow(QMainWindow):
                 self.tabifyDockWidget(first_in_area[spec.area], dock)
             else:
                 first_in_area[spec.area] = dock
+        self.tabifyDockWidget(first_in_area[RIGHT], self.overview_dock)
         for dock in first_in_area.values():
             dock.raise_()
+        # The browser's plots and table need room; side and bottom panels start smaller.
+        self.resizeDocks([self.docks["browser"], self.docks["verbalise"]], [820, 440],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["browser"], self.docks["annotate"]], [560, 160],
+                         Qt.Orientation.Vertical)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -157,6 +164,7 @@ class MainWindow(QMainWindow):
             toggle = self.docks[spec.key].toggleViewAction()
             toggle.setShortcut(QKeySequence(spec.shortcut))
             self.view_menu.addAction(toggle)
+        self.view_menu.addAction(self.overview_dock.toggleViewAction())
         self.view_menu.addAction(self.error_dock.toggleViewAction())
         self.view_menu.addSeparator()
         self.action_reset_layout = self._action(self.view_menu, "&Reset layout", None,

@@ -49,6 +49,12 @@ class PanelSpec:
         return ComingPanel(self.title, self.purpose)
 
 
+def _browser(_spec: PanelSpec) -> QWidget:
+    from widgets.browser import BrowserPanel
+
+    return BrowserPanel()
+
+
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
@@ -62,6 +68,7 @@ PANELS: tuple[PanelSpec, ...] = (
         "long tail.",
         LEFT,
         "Ctrl+1",
+        _browser,
     ),
     PanelSpec(
         "units",

@@ -9,15 +9,16 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.tiers import Distribution
-from core.wikidata.records import ClaimRecord, EntityDetails, Term
+from core.wikidata.records import CategoryTable, ClaimRecord, EntityDetails, Term
 from widgets.browser import BrowserPanel
-from widgets.entity_table import COL_STATEMENTS, COL_TIER, EntityColumns
+from widgets.entity_table import COL_STATEMENTS, COL_TIER
 
 
-def make_columns(counts: list[int], wikis: list[str] | None = None) -> EntityColumns:
+def make_columns(counts: list[int], wikis: list[str] | None = None) -> CategoryTable:
     n = len(counts)
     wikis = wikis or ["en"] * n
-    return EntityColumns(
+    return CategoryTable(
+        "test",
         qids=[f"Q{i + 1}" for i in range(n)],
         labels=[f"Entity {i + 1}" if i % 5 else None for i in range(n)],
         statements=np.array(counts, dtype=np.int64),

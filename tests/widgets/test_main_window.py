@@ -56,7 +56,7 @@ def test_menus_hold_the_promised_actions(qtbot, settings_path: Path) -> None:
                      "Import…", "Export…", "Quit"):
         assert expected in file_items
     view_items = menu_texts(window, "View")
-    for title in [*PANEL_TITLES, "Error log", "Reset layout"]:
+    for title in [*PANEL_TITLES, "Session", "Error log", "Reset layout"]:
         assert title in view_items
     assert menu_texts(window, "Help") == ["About TailLens"]
 
@@ -74,7 +74,7 @@ def test_view_menu_closes_and_reopens_a_panel(qtbot, settings_path: Path) -> Non
 
 def test_layout_and_geometry_persist_across_runs(qtbot, settings_path: Path) -> None:
     window = make_window(qtbot, settings_path)
-    window.resize(760, 540)
+    window.resize(780, 590)
     window.docks["units"].close()
     window.removeDockWidget(window.docks["report"])
     window.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, window.docks["report"])
@@ -82,7 +82,7 @@ def test_layout_and_geometry_persist_across_runs(qtbot, settings_path: Path) -> 
     window.close()  # closeEvent saves
 
     again = make_window(qtbot, settings_path)
-    assert again.size().width() == 760 and again.size().height() == 540
+    assert again.size().width() == 780 and again.size().height() == 590
     assert not again.docks["units"].isVisible()
     assert again.dockWidgetArea(again.docks["report"]) == Qt.DockWidgetArea.TopDockWidgetArea
 

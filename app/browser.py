@@ -1,0 +1,215 @@
+"""Wiring of the Browser panel: sources, fetch jobs, the session cache, the inspector.
+
+The panel asks (category selected, fetch, inspect, switch source); this controller
+answers by calling ``core.wikidata`` and, for anything that may take long, running a
+job. During a fetch each page lands in the session and the panel reloads the
+category from there, so the view builds up live and always shows what is saved.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from core.jobs import Job, JobContext, JobSucceeded
+from core.logs import get_logger
+from core.wikidata.categories import Category, category_by_name, default_categories
+from core.wikidata.records import CategoryTable
+from resources import resource_path
+
+if TYPE_CHECKING:
+    from app.controller import AppController
+    from core.store import SessionStore
+    from core.wikidata.sources import WikidataSource
+    from widgets.browser import BrowserPanel
+
+log = get_logger("browser")
+
+DEMO_SNAPSHOT = resource_path("demo", "wikidata-demo.nt.gz")
+RELOAD_INTERVAL_MS = 250  # at most four reloads a second while pages arrive
+
+
+class _WaitRelay(QObject):
+    """Carries a source's 'waiting N s (429 Retry-After)' from a worker to the UI thread."""
+
+    waiting = Signal(float, str)
+
+
+class BrowserController(QObject):
+    def __init__(self, app: AppController, panel: BrowserPanel) -> None:
+        super().__init__(panel)
+        self.app = app
+        self.panel = panel
+        self.source: WikidataSource | None = None
+        self.source_kind = "cache"
+        self._embedded: WikidataSource | None = None
+        self._wait_relay = _WaitRelay(self)
+        self._wait_relay.waiting.connect(self._show_wait)
+        self._reload_timer = QTimer(self)
+        self._reload_timer.setSingleShot(True)
+        self._reload_timer.setInterval(RELOAD_INTERVAL_MS)
+        self._reload_timer.timeout.connect(self.reload_category)
+
+        panel.set_categories([c.name for c in default_categories()])
+        panel.category_selected.connect(self.show_category)
+        panel.overlay_requested.connect(self.show_overlay)
+        panel.fetch_requested.connect(self.fetch)
+        panel.entity_requested.connect(self.inspect)
+        panel.source_requested.connect(self.use_source)
+        panel.start_unit_requested.connect(self._start_unit)
+        app.session_changed.connect(lambda _store: self.reload_category())
+        self.use_source(panel.source_combo.currentData(), "")
+
+    @property
+    def store(self) -> SessionStore | None:
+        return self.app.store
+
+    # -- sources -----------------------------------------------------------------------------
+    def use_source(self, kind: str, url: str) -> None:
+        from core.wikidata.sources import SourceError, SparqlEndpointSource
+
+        try:
+            if kind == "embedded":
+                self._use_embedded()
+                return
+            if kind == "live":
+                self.source = SparqlEndpointSource(on_wait=self._wait_relay.waiting.emit)
+            elif kind == "endpoint":
+                if not url.startswith(("http://", "https://")):
+                    raise SourceError(f"{url!r} is not an http(s) URL of a SPARQL endpoint")
+                self.source = SparqlEndpointSource(url, on_wait=self._wait_relay.waiting.emit)
+            else:
+                self.source = self._cache_source()
+        except SourceError as error:
+            self.app.window.show_error("Cannot use this source", str(error))
+            return
+        self._set_source(kind)
+
+    def _cache_source(self) -> WikidataSource | None:
+        from core.wikidata.cache import SessionCacheSource
+
+        return SessionCacheSource(self.store) if self.store is not None else None
+
+    def _use_embedded(self) -> None:
+        if self._embedded is not None:
+            self.source = self._embedded
+            self._set_source("embedded")
+            return
+        if not DEMO_SNAPSHOT.exists():
+            self.app.window.show_error(
+                "Demo data missing",
+                f"The bundled demo snapshot {DEMO_SNAPSHOT} is not there. Reinstall TailLens, "
+                "or choose the live service or another endpoint.",
+            )
+            return
+
+        def load(ctx: JobContext) -> WikidataSource:
+            from core.wikidata.sources import EmbeddedSource
+
+            ctx.progress(0, None, "loading the demo snapshot")
+            return EmbeddedSource.from_file(DEMO_SNAPSHOT, name="Demo data (embedded snapshot)")
+
+        handle = self.app.run_job(Job("Load demo data", load, kind="wikidata.load-demo"))
+        self.panel.set_source_badge("embedded", "demo data: loading…")
+        handle.succeeded.connect(self._embedded_loaded)
+
+    def _embedded_loaded(self, outcome: JobSucceeded[Any]) -> None:
+        self._embedded = outcome.result
+        if self.panel.source_combo.currentData() == "embedded":
+            self.source = self._embedded
+            self._set_source("embedded")
+
+    def _set_source(self, kind: str) -> None:
+        self.source_kind = kind
+        texts = {
+            "embedded": "DEMO DATA (synthetic, offline)",
+            "live": "LIVE: query.wikidata.org",
+            "cache": "OFFLINE: session cache",
+        }
+        text = texts.get(kind) or f"ENDPOINT: {getattr(self.source, 'url', '')}"
+        self.panel.set_source_badge(kind, text)
+
+    def _show_wait(self, seconds: float, reason: str) -> None:
+        self.app.window.statusBar().showMessage(
+            f"{reason}: retrying in {seconds:.0f} s", int(max(1.0, seconds) * 1000) + 500
+        )
+
+    # -- categories --------------------------------------------------------------------------
+    def _columns(self, name: str) -> CategoryTable:
+        from core.wikidata.cache import load_category
+
+        if self.store is None:
+            return CategoryTable.empty(name)
+        started = time.perf_counter()
+        table = load_category(self.store, name)
+        log.debug("loaded %s (%d) in %.0f ms", name, len(table),
+                  (time.perf_counter() - started) * 1000)
+        return table
+
+    def show_category(self, name: str) -> None:
+        self.panel.show_category(name, self._columns(name))
+
+    def reload_category(self) -> None:
+        name = self.panel.category_combo.currentText()
+        if name:
+            self.show_category(name)
+
+    def show_overlay(self, name: str) -> None:
+        self.panel.show_overlay(name, self._columns(name))
+
+    def fetch(self, name: str, limit: int) -> None:
+        from core.wikidata.fetch import fetch_category_job
+
+        if self.store is None:
+            self.app.window.show_error("No session", "Open or create a session first.")
+            return
+        if self.source is None:
+            self.app.window.show_error(
+                "No source", "Choose where to fetch from: demo data, the live service or an "
+                "endpoint (the demo data may still be loading)."
+            )
+            return
+        category = self._category(name)
+        job = fetch_category_job(self.store, self.source, category, limit=limit)
+        handle = self.app.run_job(job)
+        handle.progressed.connect(lambda _p: self._reload_timer.start())
+        handle.finished.connect(lambda _o: self.reload_category())
+
+    def _category(self, name: str) -> Category:
+        return category_by_name(name)
+
+    # -- entities ----------------------------------------------------------------------------
+    def inspect(self, qid: str) -> None:
+        from core.wikidata.cache import load_entity
+
+        if self.store is None:
+            return
+        details = load_entity(self.store, qid)
+        if details is not None and details.claims:
+            self.panel.show_entity(details)
+            return
+        source = self.source
+        if source is None or self.source_kind == "cache":
+            self.panel.show_entity(details)
+            return
+        store = self.store
+
+        def fetch_one(ctx: JobContext):  # -> EntityDetails
+            from core.wikidata.fetch import fetch_entity
+
+            ctx.progress(0, 1, qid)
+            return fetch_entity(store, source, qid)
+
+        handle = self.app.run_job(Job(f"Fetch {qid}", fetch_one, kind="wikidata.entity"))
+        handle.succeeded.connect(lambda outcome: self._entity_arrived(qid, outcome.result))
+
+    def _entity_arrived(self, qid: str, details: Any) -> None:
+        if self.panel.selected_qid() == qid:
+            self.panel.show_entity(details)
+
+    def _start_unit(self, qid: str) -> None:
+        self.app.window.statusBar().showMessage(
+            f"{qid}: building data units arrives with the Units panel", 8000
+        )
