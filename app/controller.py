@@ -87,10 +87,13 @@ class AppController(QObject):
         self.window.show_session(self.store.info() if self.store is not None else None)
 
     def _switch_to(self, store: SessionStore) -> None:
-        if self.runner.active:
-            # Jobs hold the old session; let them stop before it closes under them.
-            self.runner.cancel_all()
-            self.runner.wait_for_done(10_000)
+        holding = [h for h in self.runner.active.values() if h.job.uses_session]
+        if holding:
+            # These jobs hold the old session; let them stop before it closes under them.
+            for handle in holding:
+                handle.cancel()
+            if not self.runner.wait_for(holding, timeout_s=10):
+                log.warning("a job still runs on %s after cancel", self.store)
         if self.store is not None:
             self.store.close()
         self.store = store

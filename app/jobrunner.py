@@ -8,6 +8,9 @@ the UI thread as queued signals, so slots may touch widgets freely.
 from __future__ import annotations
 
 import itertools
+import threading
+import time
+from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
@@ -51,6 +54,8 @@ class JobHandle(QObject):
         self.outcome: JobOutcome[Any] | None = None
         self.last_progress: Progress | None = None
         self.history_id: int | None = None  # row in the session's job_history, if recorded
+        # Set by the worker thread as soon as the job's code has returned.
+        self.worker_done = threading.Event()
 
     @property
     def title(self) -> str:
@@ -88,7 +93,10 @@ class _Worker(QRunnable):
 
     def run(self) -> None:
         handle = self._handle
-        outcome = run_job(handle.job, handle.token, handle._from_worker_progress.emit)
+        try:
+            outcome = run_job(handle.job, handle.token, handle._from_worker_progress.emit)
+        finally:
+            handle.worker_done.set()
         handle._from_worker_outcome.emit(outcome)
 
 
@@ -122,6 +130,11 @@ class QtJobRunner(QObject):
     def cancel_all(self) -> None:
         for handle in list(self.active.values()):
             handle.cancel()
+
+    def wait_for(self, handles: Iterable[JobHandle], timeout_s: float) -> bool:
+        """Block until these jobs' code has returned (their signals follow via the loop)."""
+        deadline = time.monotonic() + timeout_s
+        return all(h.worker_done.wait(max(0.0, deadline - time.monotonic())) for h in handles)
 
     def wait_for_done(self, timeout_ms: int = -1) -> bool:
         """Block until every worker thread has returned (used at shutdown)."""

@@ -127,6 +127,8 @@ class Job(Generic[T]):
 
     ``partial`` may be set by ``run`` (``job.partial = ...``) to hand back what it
     kept when cancelled, e.g. the pages of a fetch that already arrived.
+    ``uses_session`` says whether the job reads or writes the open session: those jobs
+    are stopped before the application switches to another session; others run on.
     """
 
     title: str
@@ -134,6 +136,7 @@ class Job(Generic[T]):
     kind: str = "job"
     params: dict[str, Any] = field(default_factory=dict)
     partial: Any = None
+    uses_session: bool = True
 
 
 def run_job(
