@@ -222,12 +222,14 @@ $pattern
   OPTIONAL { ?item wikibase:statements ?statements . }
   OPTIONAL { ?item wikibase:sitelinks ?sitelinks . }
   OPTIONAL { ?item rdfs:label ?label . FILTER(LANG(?label) = "en") }
-  BIND(EXISTS { ?a_en schema:about ?item ; schema:isPartOf <https://en.wikipedia.org/> . }
-       AS ?wiki_en)
-  BIND(EXISTS { ?a_it schema:about ?item ; schema:isPartOf <https://it.wikipedia.org/> . }
-       AS ?wiki_it)
-  BIND(EXISTS { ?a_es schema:about ?item ; schema:isPartOf <https://es.wikipedia.org/> . }
-       AS ?wiki_es)
+  # An item has at most one sitelink per wiki, so these OPTIONALs add no rows; EXISTS
+  # would say the same but is evaluated far more slowly by Oxigraph (1 s per page).
+  OPTIONAL { ?a_en schema:about ?item ; schema:isPartOf <https://en.wikipedia.org/> . }
+  BIND(BOUND(?a_en) AS ?wiki_en)
+  OPTIONAL { ?a_it schema:about ?item ; schema:isPartOf <https://it.wikipedia.org/> . }
+  BIND(BOUND(?a_it) AS ?wiki_it)
+  OPTIONAL { ?a_es schema:about ?item ; schema:isPartOf <https://es.wikipedia.org/> . }
+  BIND(BOUND(?a_es) AS ?wiki_es)
 }
 ORDER BY ?item
 """
