@@ -17,7 +17,6 @@ from core.jobs import Job, JobContext, JobSucceeded
 from core.logs import get_logger
 from core.wikidata.categories import Category, category_by_name, default_categories
 from core.wikidata.records import CategoryTable
-from resources import resource_path
 
 if TYPE_CHECKING:
     from app.controller import AppController
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
 
 log = get_logger("browser")
 
-DEMO_SNAPSHOT = resource_path("demo", "wikidata-demo.nt.gz")
 RELOAD_INTERVAL_MS = 250  # at most four reloads a second while pages arrive
 
 
@@ -68,50 +66,36 @@ class BrowserController(QObject):
 
     # -- sources -----------------------------------------------------------------------------
     def use_source(self, kind: str, url: str) -> None:
-        from core.wikidata.sources import SourceError, SparqlEndpointSource
+        from core.wikidata.sources import SourceError
+
+        if kind == "embedded":
+            self._use_embedded()
+            return
+        from core.wikidata.open_source import open_source
 
         try:
-            if kind == "embedded":
-                self._use_embedded()
-                return
-            if kind == "live":
-                self.source = SparqlEndpointSource(on_wait=self._wait_relay.waiting.emit)
-            elif kind == "endpoint":
-                if not url.startswith(("http://", "https://")):
-                    raise SourceError(f"{url!r} is not an http(s) URL of a SPARQL endpoint")
-                self.source = SparqlEndpointSource(url, on_wait=self._wait_relay.waiting.emit)
-            else:
-                self.source = self._cache_source()
+            spec = url if kind == "endpoint" else kind
+            self.source = open_source(spec, self.store, on_wait=self._wait_relay.waiting.emit)
         except SourceError as error:
             self.app.window.show_error("Cannot use this source", str(error))
             return
         self._set_source(kind)
-
-    def _cache_source(self) -> WikidataSource | None:
-        from core.wikidata.cache import SessionCacheSource
-
-        return SessionCacheSource(self.store) if self.store is not None else None
 
     def _use_embedded(self) -> None:
         if self._embedded is not None:
             self.source = self._embedded
             self._set_source("embedded")
             return
-        if not DEMO_SNAPSHOT.exists():
-            self.app.window.show_error(
-                "Demo data missing",
-                f"The bundled demo snapshot {DEMO_SNAPSHOT} is not there. Reinstall TailLens, "
-                "or choose the live service or another endpoint.",
-            )
-            return
 
         def load(ctx: JobContext) -> WikidataSource:
-            from core.wikidata.sources import EmbeddedSource
+            from core.wikidata.open_source import load_demo_source
 
             ctx.progress(0, None, "loading the demo snapshot")
-            return EmbeddedSource.from_file(DEMO_SNAPSHOT, name="Demo data (embedded snapshot)")
+            return load_demo_source()
 
-        handle = self.app.run_job(Job("Load demo data", load, kind="wikidata.load-demo"))
+        handle = self.app.run_job(
+            Job("Load demo data", load, kind="wikidata.load-demo", uses_session=False)
+        )
         self.panel.set_source_badge("embedded", "demo data: loading…")
         handle.succeeded.connect(self._embedded_loaded)
 

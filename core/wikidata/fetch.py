@@ -14,7 +14,7 @@ from core.store import SessionStore
 from core.wikidata.cache import fetched_count, store_entity, store_members_page
 from core.wikidata.categories import DEFAULT_LIMIT, Category
 from core.wikidata.queries import check_int
-from core.wikidata.records import EntityDetails
+from core.wikidata.records import EntityDetails, EntityRecord
 from core.wikidata.sources import WikidataSource
 
 
@@ -81,3 +81,36 @@ def fetch_entity(store: SessionStore, source: WikidataSource, qid: str) -> Entit
     details = source.entity(qid)
     store_entity(store, details, source.name)
     return details
+
+
+def collect_members_job(
+    source: WikidataSource,
+    category: Category,
+    limit: int = DEFAULT_LIMIT,
+    page_size: int = 1000,
+) -> Job[list[EntityRecord]]:
+    """A job that pages through a category's members without a session (for a quick
+    look at a distribution). Cancelled, it hands back the members that arrived."""
+    check_int(limit, "limit", 1, 10_000_000)
+    check_int(page_size, "page size", 1, 50_000)
+
+    def run(ctx: JobContext) -> list[EntityRecord]:
+        members: list[EntityRecord] = []
+        job.partial = members
+        while len(members) < limit:
+            ctx.check_cancelled()
+            want = min(page_size, limit - len(members))
+            page = source.members_page(category, len(members), want, token=ctx.token)
+            members.extend(page.entities)
+            ctx.progress(len(members), limit, f"{len(members):,} members")
+            if len(page.entities) < want:
+                break
+        return members
+
+    job: Job[list[EntityRecord]] = Job(
+        title=f"Read {category.name} from {source.name}",
+        run=run,
+        kind="wikidata.collect",
+        params={"category": category.name, "source": source.name, "limit": limit},
+    )
+    return job

@@ -1,0 +1,184 @@
+"""``taillens distribution | fetch | entity``: the Browser's work from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+SOURCE_HELP = (
+    "embedded (bundled demo data, the default), live (query.wikidata.org), cache (the "
+    "session's copy, offline) or the URL of a SPARQL endpoint"
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    dist = subparsers.add_parser(
+        "distribution",
+        help="statement-count distribution of a category, its cut-offs and tiers",
+        description="Read up to --limit members of CATEGORY and print the cut-offs of "
+        "METHODS §3 (Pareto cut-off, head–tail threshold), tier sizes and shares.",
+    )
+    dist.add_argument("category")
+    dist.add_argument("--source", default="embedded", help=SOURCE_HELP)
+    dist.add_argument("--session", type=Path, help="session file (for --source cache)")
+    dist.add_argument("--limit", type=int, default=20_000)
+    dist.add_argument("--share", type=float, default=0.8, help="Pareto share (default 0.8)")
+    dist.add_argument("--head-fraction", type=float, default=0.2,
+                      help="head–tail threshold fraction (default 0.2)")
+    dist.add_argument("--bins", type=int, default=30, help="log-spaced histogram bins")
+    dist.add_argument("--counts", action="store_true",
+                      help="include every entity's statement count in the JSON")
+    dist.add_argument("--json", action="store_true", help="print JSON")
+    dist.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    dist.set_defaults(handler=run_distribution)
+
+    fetch = subparsers.add_parser(
+        "fetch",
+        help="fetch a category's members into a session (resumes where it stopped)",
+    )
+    fetch.add_argument("category")
+    fetch.add_argument("--session", type=Path, required=True)
+    fetch.add_argument("--source", default="embedded", help=SOURCE_HELP)
+    fetch.add_argument("--limit", type=int, default=20_000)
+    fetch.add_argument("--page-size", type=int, default=1000)
+    fetch.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    fetch.set_defaults(handler=run_fetch)
+
+    entity = subparsers.add_parser("entity", help="an entity's labels and claims")
+    entity.add_argument("qid")
+    entity.add_argument("--source", default="embedded", help=SOURCE_HELP)
+    entity.add_argument("--session", type=Path,
+                        help="session file: read from it (--source cache) or keep what is fetched")
+    entity.add_argument("--json", action="store_true", help="print JSON")
+    entity.set_defaults(handler=run_entity)
+
+
+def _open_session(path: Path | None):  # -> SessionStore | None
+    if path is None:
+        return None
+    from core.store import SessionStore
+
+    return SessionStore.open(path)
+
+
+def run_distribution(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from app.terminal import run_in_terminal
+    from core.tiers import Distribution
+    from core.wikidata.categories import category_by_name
+    from core.wikidata.fetch import collect_members_job
+    from core.wikidata.open_source import open_source
+    from core.wikidata.queries import QueryError
+
+    category = category_by_name(args.category)
+    for value, name in ((args.share, "--share"), (args.head_fraction, "--head-fraction")):
+        if not 0 < value <= 1:
+            raise QueryError(f"{name} must be in (0, 1], got {value}")
+    store = _open_session(args.session)
+    try:
+        source = open_source(args.source, store)
+        members = run_in_terminal(collect_members_job(source, category, args.limit),
+                                  quiet=args.quiet)
+    finally:
+        if store is not None:
+            store.close()
+    result: dict[str, Any] = {"category": category.name, "source": source.name,
+                              "n": len(members)}
+    if members:
+        counts = np.array([m.statement_count for m in members], dtype=np.int64)
+        dist = Distribution(counts)
+        cut = dist.cutoffs(args.share, args.head_fraction)
+        histogram = dist.log_histogram(args.bins)
+        result.update(
+            total_statements=dist.total_statements,
+            cutoffs={"pareto_share": cut.share, "pareto_value": cut.pareto_value,
+                     "head_fraction": cut.fraction, "head_tail_value": cut.head_tail_value},
+            tiers={
+                "by_pareto_cutoff": _tiers_json(dist.summary(cut.pareto_value)),
+                "by_head_tail_threshold": _tiers_json(dist.summary(cut.head_tail_value)),
+            },
+            histogram={"edges": [round(float(e), 3) for e in histogram.edges],
+                       "counts": histogram.counts.tolist(), "zero_count": histogram.zero_count},
+        )
+        if args.counts:
+            result["counts"] = {m.qid: m.statement_count for m in members}
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print_distribution(result)
+    return 0
+
+
+def _tiers_json(summary: Any) -> dict[str, Any]:
+    return {
+        share.tier.value: {"size": share.size, "entity_share": round(share.entity_share, 6),
+                           "statement_share": round(share.statement_share, 6)}
+        for share in summary.tiers
+    }
+
+
+def _print_distribution(result: dict[str, Any]) -> None:
+    print(f"{result['category']} from {result['source']}: n = {result['n']:,}")
+    if not result["n"]:
+        return
+    cut = result["cutoffs"]
+    print(f"statements: {result['total_statements']:,}")
+    print(f"Pareto cut-off (share {cut['pareto_share']}): {cut['pareto_value']:,} statements")
+    print(f"head–tail threshold (fraction {cut['head_fraction']}): "
+          f"{cut['head_tail_value']:,} statements")
+    for rule, tiers in result["tiers"].items():
+        print(f"\ntiers {rule.replace('_', ' ')}:")
+        for tier, figures in tiers.items():
+            print(f"  {tier:<10} {figures['size']:>8,} entities ({figures['entity_share']:6.1%})"
+                  f"  {figures['statement_share']:6.1%} of statements")
+
+
+def run_fetch(args: argparse.Namespace) -> int:
+    from app.terminal import run_in_terminal
+    from core.store import SessionStore
+    from core.wikidata.categories import category_by_name
+    from core.wikidata.fetch import fetch_category_job
+    from core.wikidata.open_source import open_source
+
+    category = category_by_name(args.category)
+    with SessionStore.open(args.session, create=True) as store:
+        source = open_source(args.source, store)
+        job = fetch_category_job(store, source, category, args.limit, args.page_size)
+        summary = run_in_terminal(job, quiet=args.quiet)
+    print(f"{summary.category}: fetched {summary.fetched:,} in {summary.pages} pages "
+          f"(session had {summary.resumed_from:,}; now {summary.total_in_session:,})")
+    return 0
+
+
+def run_entity(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from core.wikidata.open_source import open_source
+    from core.wikidata.queries import check_qid
+
+    qid = check_qid(args.qid)
+    from core.wikidata.fetch import fetch_entity
+
+    store = _open_session(args.session)
+    try:
+        source = open_source(args.source, store)
+        if store is not None and source.kind != "cache":
+            details = fetch_entity(store, source, qid)  # also keeps it in the session
+        else:
+            details = source.entity(qid)
+    finally:
+        if store is not None:
+            store.close()
+    data = asdict(details)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=list))
+        return 0
+    print(f"{details.label(qid) or '(no label)'} ({qid})")
+    for claim in details.claims:
+        value = details.label(claim.value) if claim.value_type == "wikibase-item" else None
+        print(f"  {details.label(claim.property_pid) or claim.property_pid} "
+              f"({claim.property_pid}): {value or claim.value} [{claim.rank}]")
+    return 0

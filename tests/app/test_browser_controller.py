@@ -1,0 +1,58 @@
+"""The Browser panel driven end to end: demo source, live fetch into the session, inspector."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from app.gui import build_window
+
+
+@pytest.fixture
+def wired(qtbot, tmp_path: Path):
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(window)
+    assert controller.new_session(tmp_path / "b.taillens")
+    browser = controller.browser
+    qtbot.waitUntil(lambda: browser.source is not None and browser.source_kind == "embedded",
+                    timeout=30_000)
+    yield window, controller, browser
+    controller.shutdown()
+
+
+def test_fetch_builds_up_the_view_and_inspects(qtbot, wired) -> None:
+    window, controller, browser = wired
+    panel = browser.panel
+    assert "DEMO DATA" in panel.source_badge.text()
+    panel.category_combo.setCurrentText("Monument")
+    panel.limit_spin.setValue(300)
+    sizes: list[int] = []
+    controller.runner.job_started.connect(
+        lambda handle: handle.progressed.connect(lambda _p: sizes.append(len(panel.model.columns)))
+    )
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+        panel.fetch_button.click()
+    qtbot.waitUntil(lambda: len(panel.model.columns) == 300, timeout=5000)
+    assert panel.summary is not None and panel.summary.n == 300
+    assert controller.store.info()["tables"]["category_members"] == 300
+
+    panel.table.selectRow(0)  # the entity with most statements
+    qid = panel.selected_qid()
+    qtbot.waitUntil(lambda: panel.inspector.details is not None
+                    and panel.inspector.details.qid == qid, timeout=30_000)
+    assert panel.inspector.claims_model.rowCount() > 0
+
+    history = controller.store.job_history()
+    assert any(h["kind"] == "wikidata.fetch" and h["status"] == "done" for h in history)
+
+
+def test_bad_endpoint_url_is_refused_with_a_message(wired) -> None:
+    window, _controller, browser = wired
+    browser.use_source("endpoint", "not a url")
+    assert window.last_message is not None
+    assert "unknown source" in window.last_message.text()
+    assert browser.source_kind == "embedded"  # unchanged

@@ -1,0 +1,81 @@
+"""distribution, fetch and entity on the command line, over the bundled demo snapshot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from core.store import SessionStore
+from core.wikidata.cache import load_category
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_distribution_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "distribution", "River", "--limit", "600", "--json", "--counts")
+    assert status == 0
+    result = json.loads(out)
+    assert result["category"] == "River" and 0 < result["n"] <= 600
+    counts = sorted(result["counts"].values(), reverse=True)
+    assert len(counts) == result["n"]
+    cut = result["cutoffs"]
+    # Recompute METHODS §3 by hand from the printed counts.
+    total, running = sum(counts), 0
+    for value in counts:
+        running += value
+        if running / total >= 0.8:
+            break
+    assert cut["pareto_value"] == value
+    rank = -(-result["n"] * 2 // 10)  # ceil(0.2 n)
+    assert cut["head_tail_value"] == counts[rank - 1]
+    head = result["tiers"]["by_pareto_cutoff"]["head"]
+    assert head["size"] == sum(1 for c in counts if c >= value)
+    assert sum(result["histogram"]["counts"]) + result["histogram"]["zero_count"] == result["n"]
+
+
+def test_distribution_text_and_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "distribution", "Airport", "--limit", "300", "--quiet")
+    assert status == 0 and "Pareto cut-off (share 0.8)" in out
+    status, _, err = run(capsys, "distribution", "Nowhere")
+    assert status == 2 and "no category named 'Nowhere'" in err
+    status, _, err = run(capsys, "distribution", "City", "--share", "1.5")
+    assert status == 2 and "--share must be in (0, 1]" in err
+    status, _, err = run(capsys, "distribution", "City", "--source", "ftp://x")
+    assert status == 2 and "unknown source" in err
+
+
+def test_fetch_resumes_and_entity_reads_the_cache(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    session = tmp_path / "s.taillens"
+    status, out, _ = run(capsys, "fetch", "River", "--session", str(session), "--limit", "250",
+                         "--page-size", "100", "--quiet")
+    assert status == 0 and "fetched 250 in 3 pages (session had 0; now 250)" in out
+    status, out, _ = run(capsys, "fetch", "River", "--session", str(session), "--limit", "400",
+                         "--page-size", "100", "--quiet")
+    assert "session had 250; now 400" in out
+    with SessionStore.open(session) as store:
+        table = load_category(store, "River")
+    assert len(table) == 400 and len(set(table.qids)) == 400
+    qid = table.qids[int(table.statements.argmax())]
+
+    status, out, _ = run(capsys, "entity", qid, "--json")
+    assert status == 0
+    details = json.loads(out)
+    assert details["qid"] == qid and details["claims"]
+    status, _, err = run(capsys, "entity", qid, "--source", "cache", "--session", str(session))
+    assert status == 2 and qid in err  # never opened: not in the cache yet, and it says so
+    status, _, _ = run(capsys, "entity", qid, "--session", str(session), "--json")
+    assert status == 0  # fetched from the demo data and kept in the session
+    status, out, _ = run(capsys, "entity", qid, "--source", "cache", "--session", str(session),
+                         "--json")
+    assert status == 0 and json.loads(out) == details
+    status, _, err = run(capsys, "entity", "Q1'}", "--json")
+    assert status == 2 and "not a Wikidata item id" in err
