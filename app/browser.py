@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 log = get_logger("browser")
 
 RELOAD_INTERVAL_MS = 250  # at most four reloads a second while pages arrive
+SAVE_DELAY_MS = 800  # tiers are written this long after the last line move
 
 
 class _WaitRelay(QObject):
@@ -49,6 +50,12 @@ class BrowserController(QObject):
         self._reload_timer.setSingleShot(True)
         self._reload_timer.setInterval(RELOAD_INTERVAL_MS)
         self._reload_timer.timeout.connect(self.reload_category)
+        # Tiers are saved once the user stops moving lines, off the UI thread.
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(SAVE_DELAY_MS)
+        self._save_timer.timeout.connect(self.save_tiers)
+        self._loading = False
 
         panel.set_categories([c.name for c in default_categories()])
         panel.category_selected.connect(self.show_category)
@@ -57,6 +64,7 @@ class BrowserController(QObject):
         panel.entity_requested.connect(self.inspect)
         panel.source_requested.connect(self.use_source)
         panel.start_unit_requested.connect(self._start_unit)
+        panel.tiers_changed.connect(lambda _name, _summary: self._tiers_moved())
         app.session_changed.connect(lambda _store: self.reload_category())
         self.use_source(panel.source_combo.currentData(), "")
 
@@ -133,7 +141,40 @@ class BrowserController(QObject):
         return table
 
     def show_category(self, name: str) -> None:
-        self.panel.show_category(name, self._columns(name))
+        from core.category_tiers import load_tier_settings
+
+        if self.store is not None and name != self.panel.category:
+            self.panel.apply_tier_settings(load_tier_settings(self.store, name))
+        self._loading = True  # showing re-tiers: that is not a change to save
+        try:
+            self.panel.show_category(name, self._columns(name))
+        finally:
+            self._loading = False
+
+    def _tiers_moved(self) -> None:
+        if not self._loading:
+            self._save_timer.start()
+
+    def save_tiers(self) -> None:
+        """Write the current cut-offs and every member's tier to the session (a job)."""
+        from core.category_tiers import save_tiers
+        from core.tiers import long_tail_sub_tiers
+
+        panel, store = self.panel, self.store
+        columns = panel.model.columns
+        if store is None or panel.category is None or panel.summary is None or not len(columns):
+            return
+        category, settings = panel.category, panel.tier_settings()
+        codes = panel.model.tiers.copy()
+        subs = long_tail_sub_tiers(codes, columns.has_en, columns.has_it, columns.has_es)
+        qids = list(columns.qids)
+
+        def run(ctx: JobContext) -> int:
+            ctx.progress(0, 1, category)
+            return save_tiers(store, category, settings, qids, codes, subs)
+
+        self.app.run_job(Job(f"Save tiers of {category}", run, kind="tiers.save",
+                             params={"category": category, **settings.__dict__}))
 
     def reload_category(self) -> None:
         name = self.panel.category_combo.currentText()
@@ -159,7 +200,11 @@ class BrowserController(QObject):
         job = fetch_category_job(self.store, self.source, category, limit=limit)
         handle = self.app.run_job(job)
         handle.progressed.connect(lambda _p: self._reload_timer.start())
-        handle.finished.connect(lambda _o: self.reload_category())
+        handle.finished.connect(lambda _o: self._fetch_finished())
+
+    def _fetch_finished(self) -> None:
+        self.reload_category()
+        self._save_timer.start()  # new members get their tiers in the session too
 
     def _category(self, name: str) -> Category:
         return category_by_name(name)

@@ -517,3 +517,24 @@ class Distribution:
         return LogHistogram(
             edges=edges, counts=np.diff(positions).astype(np.int64), zero_count=zero_count
         )
+
+
+# --- what the user chose -------------------------------------------------------------
+
+SPLIT_RULES = ("pareto", "head_tail")
+
+
+@dataclass(frozen=True)
+class TierSettings:
+    split_by: str = "pareto"  # which cut-off is the head line
+    share: float = DEFAULT_PARETO_SHARE
+    fraction: float = DEFAULT_HEAD_FRACTION
+    torso_line: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.split_by not in SPLIT_RULES:
+            raise ValueError(f"split_by must be one of {SPLIT_RULES}, not {self.split_by!r}")
+        for name in ("share", "fraction"):
+            value = getattr(self, name)
+            if not 0 < value <= 1:
+                raise ValueError(f"{name} must be in (0, 1], got {value}")

@@ -40,6 +40,7 @@ from core.tiers import (
     DEFAULT_PARETO_SHARE,
     Distribution,
     Tier,
+    TierSettings,
     TierSummary,
 )
 from core.wikidata.records import CategoryTable
@@ -293,6 +294,35 @@ class BrowserPanel(QWidget):
 
     def show_entity(self, details) -> None:  # EntityDetails | None
         self.inspector.show_entity(details)
+
+    def tier_settings(self) -> TierSettings:
+        """The user's current choice, as saved with the category."""
+        return TierSettings(
+            split_by=self.split_combo.currentData(),
+            share=round(self.share_spin.value(), 6),
+            fraction=round(self.fraction_spin.value(), 6),
+            torso_line=self.lines["torso"] if self.torso_check.isChecked() else None,
+        )
+
+    def apply_tier_settings(self, settings: TierSettings) -> None:
+        """Restore saved settings (call before :meth:`show_category`); emits nothing."""
+        widgets = (self.split_combo, self.share_spin, self.fraction_spin, self.torso_check,
+                   self.torso_spin)
+        for widget in widgets:
+            widget.blockSignals(True)
+        try:
+            self.split_combo.setCurrentIndex(max(0, self.split_combo.findData(settings.split_by)))
+            self.share_spin.setValue(settings.share)
+            self.fraction_spin.setValue(settings.fraction)
+            has_torso = settings.torso_line is not None
+            self.torso_check.setChecked(has_torso)
+            self.torso_spin.setEnabled(has_torso)
+            if has_torso:
+                self.torso_spin.setValue(round(settings.torso_line))
+            self.lines["torso"] = settings.torso_line
+        finally:
+            for widget in widgets:
+                widget.blockSignals(False)
 
     # -- selection ---------------------------------------------------------------------------
     def selected_qid(self) -> str | None:

@@ -50,6 +50,38 @@ def test_fetch_builds_up_the_view_and_inspects(qtbot, wired) -> None:
     assert any(h["kind"] == "wikidata.fetch" and h["status"] == "done" for h in history)
 
 
+def test_tiers_and_settings_are_saved_and_restored(qtbot, wired) -> None:
+    from core.category_tiers import load_member_tiers, load_tier_settings
+
+    _window, controller, browser = wired
+    panel = browser.panel
+    panel.category_combo.setCurrentText("Food")
+    panel.limit_spin.setValue(200)
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+        panel.fetch_button.click()
+    panel.split_combo.setCurrentIndex(1)  # head–tail threshold
+    panel.fraction_spin.setValue(0.3)
+    qtbot.waitUntil(lambda: load_tier_settings(controller.store, "Food").fraction == 0.3,
+                    timeout=10_000)
+    settings = load_tier_settings(controller.store, "Food")
+    assert settings.split_by == "head_tail"
+    qtbot.waitUntil(lambda: any(h["kind"] == "tiers.save" and h["status"] == "done"
+                                and h["params"].get("fraction") == 0.3
+                                for h in controller.store.job_history()), timeout=10_000)
+    saved = load_member_tiers(controller.store, "Food")
+    heads = sorted(q for q, (tier, _sub) in saved.items() if tier == "head")
+    shown = sorted(q for q, code in zip(panel.model.columns.qids, panel.model.tiers, strict=True)
+                   if code == 0)
+    assert heads == shown and 0 < len(heads) < 200
+
+    # Another category, then back: the saved choice comes back with it.
+    panel.category_combo.setCurrentText("City")
+    assert panel.split_combo.currentData() == "pareto"
+    panel.category_combo.setCurrentText("Food")
+    assert panel.split_combo.currentData() == "head_tail"
+    assert panel.fraction_spin.value() == 0.3
+
+
 def test_bad_endpoint_url_is_refused_with_a_message(wired) -> None:
     window, _controller, browser = wired
     browser.use_source("endpoint", "not a url")
