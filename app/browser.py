@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 log = get_logger("browser")
 
 RELOAD_INTERVAL_MS = 250  # at most four reloads a second while pages arrive
+LAST_CATEGORY_KEY = "browser:category"
 SAVE_DELAY_MS = 800  # tiers are written this long after the last line move
 
 
@@ -65,7 +66,7 @@ class BrowserController(QObject):
         panel.source_requested.connect(self.use_source)
         panel.start_unit_requested.connect(self._start_unit)
         panel.tiers_changed.connect(lambda _name, _summary: self._tiers_moved())
-        app.session_changed.connect(lambda _store: self.reload_category())
+        app.session_changed.connect(lambda _store: self.open_session_category())
         self.use_source(panel.source_combo.currentData(), "")
 
     @property
@@ -145,6 +146,8 @@ class BrowserController(QObject):
 
         if self.store is not None and name != self.panel.category:
             self.panel.apply_tier_settings(load_tier_settings(self.store, name))
+            if self.store.get_meta(LAST_CATEGORY_KEY) != name:
+                self.store.set_meta(LAST_CATEGORY_KEY, name)
         self._loading = True  # showing re-tiers: that is not a change to save
         try:
             self.panel.show_category(name, self._columns(name))
@@ -175,6 +178,23 @@ class BrowserController(QObject):
 
         self.app.run_job(Job(f"Save tiers of {category}", run, kind="tiers.save",
                              params={"category": category, **settings.__dict__}))
+
+    def open_session_category(self) -> None:
+        """After a session opens: the category last viewed in it, else one it has data for."""
+        from core.wikidata.cache import fetched_count
+
+        store = self.store
+        if store is None:
+            return
+        names = [c.name for c in default_categories()]
+        name = store.get_meta(LAST_CATEGORY_KEY)
+        if name not in names:
+            name = next((n for n in names if fetched_count(store, n)), names[0])
+        self.panel.category = None  # force the saved tier settings to be applied
+        self.panel.category_combo.blockSignals(True)
+        self.panel.category_combo.setCurrentText(name)
+        self.panel.category_combo.blockSignals(False)
+        self.show_category(name)
 
     def reload_category(self) -> None:
         name = self.panel.category_combo.currentText()

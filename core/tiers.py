@@ -518,6 +518,22 @@ class Distribution:
             edges=edges, counts=np.diff(positions).astype(np.int64), zero_count=zero_count
         )
 
+    def integer_log_histogram(self, bins: int = DEFAULT_HISTOGRAM_BINS) -> LogHistogram:
+        """Like `log_histogram`, with edges rounded up to whole numbers and repeats
+        dropped, so every bin holds at least one possible count: plain log bins narrower
+        than 1 would show empty gaps between 1, 2, 3 ... Bins are ``[edges[i],
+        edges[i+1])``; the last edge is the largest count + 1. At most ``bins`` bins."""
+        if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins < 1:
+            raise ValueError(f"number of bins must be a positive whole number, got {bins!r}")
+        top = int(self._ascending[-1]) + 1
+        edges = np.unique(np.ceil(np.geomspace(1.0, max(top, 2), int(bins) + 1)))
+        positions = np.searchsorted(self._ascending, edges, side="left")
+        return LogHistogram(
+            edges=edges.astype(np.float64),
+            counts=np.diff(positions).astype(np.int64),
+            zero_count=int(positions[0]),
+        )
+
 
 # --- what the user chose -------------------------------------------------------------
 

@@ -85,6 +85,10 @@ class BrowserPanel(QWidget):
 
         # -- sources and categories --
         self.source_combo = QComboBox()
+        self.source_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.source_combo.setMinimumContentsLength(16)
         for kind, label in SOURCE_CHOICES:
             self.source_combo.addItem(label, kind)
         self.endpoint_edit = QLineEdit()
@@ -96,7 +100,7 @@ class BrowserPanel(QWidget):
         self.endpoint_edit.returnPressed.connect(self._on_source_picked)
 
         self.category_combo = QComboBox()
-        self.category_combo.setMinimumContentsLength(14)
+        self.category_combo.setMinimumContentsLength(12)
         self.category_combo.currentTextChanged.connect(self._on_category_picked)
         self.compare_list = QListWidget()
         self.compare_list.setMaximumHeight(90)
@@ -145,7 +149,11 @@ class BrowserPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column, width in ((1, 100), (2, 80), (3, 70), (4, 80), (5, 80)):
+            self.table.setColumnWidth(column, width)
+        header.setMinimumSectionSize(40)
         self.table.selectionModel().currentRowChanged.connect(self._on_row_selected)
         self.tier_filter = QComboBox()
         self.tier_filter.addItem("All tiers", None)
@@ -173,13 +181,16 @@ class BrowserPanel(QWidget):
         source_row = QHBoxLayout()
         source_row.addWidget(QLabel("Source"))
         source_row.addWidget(self.source_combo, 1)
-        source_row.addWidget(self.source_badge)
+        badge_row = QHBoxLayout()
+        badge_row.addWidget(self.source_badge)
+        badge_row.addStretch(1)
         category_row = QHBoxLayout()
         category_row.addWidget(QLabel("Category"))
         category_row.addWidget(self.category_combo, 1)
-        category_row.addWidget(QLabel("limit"))
-        category_row.addWidget(self.limit_spin)
-        category_row.addWidget(self.fetch_button)
+        fetch_row = QHBoxLayout()
+        fetch_row.addWidget(QLabel("Sample up to"))
+        fetch_row.addWidget(self.limit_spin, 1)
+        fetch_row.addWidget(self.fetch_button)
         cutoffs = QFormLayout()
         cutoffs.addRow("Split by", self.split_combo)
         cutoffs.addRow("Pareto share", self.share_spin)
@@ -192,8 +203,10 @@ class BrowserPanel(QWidget):
 
         controls = QVBoxLayout()
         controls.addLayout(source_row)
+        controls.addLayout(badge_row)
         controls.addWidget(self.endpoint_edit)
         controls.addLayout(category_row)
+        controls.addLayout(fetch_row)
         controls.addLayout(cutoffs)
         controls.addWidget(self.summary_label)
         controls.addStretch(1)
@@ -204,7 +217,9 @@ class BrowserPanel(QWidget):
         controls_scroll.setWidget(controls_box)
         controls_scroll.setWidgetResizable(True)
         controls_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        controls_scroll.setMaximumWidth(400)
+        controls_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        controls_scroll.setMinimumWidth(300)
+        controls_scroll.setMaximumWidth(380)
 
         plot_box = QWidget()
         plot_layout = QVBoxLayout(plot_box)

@@ -38,7 +38,7 @@ _KEY_GEOMETRY = "window/geometry"
 _KEY_STATE = "window/state"
 _KEY_RECENT = "recent/files"
 # Bumped when the set of docks changes so an old saved layout is not misapplied.
-_STATE_VERSION = 1
+_STATE_VERSION = 2
 
 
 def about_text() -> str:
@@ -134,8 +134,6 @@ class MainWindow(QMainWindow):
         # The browser's plots and table need room; side and bottom panels start smaller.
         self.resizeDocks([self.docks["browser"], self.docks["verbalise"]], [820, 440],
                          Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["browser"], self.docks["annotate"]], [560, 160],
-                         Qt.Orientation.Vertical)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")

@@ -99,7 +99,7 @@ PANELS: tuple[PanelSpec, ...] = (
         "Annotate",
         "Rate and correct verbalisations offline, keyboard first: fluency, adequacy, "
         "corrections promoted to gold references.",
-        BOTTOM,
+        RIGHT,
         "Ctrl+5",
     ),
     PanelSpec(
@@ -107,7 +107,7 @@ PANELS: tuple[PanelSpec, ...] = (
         "Report",
         "Compare head and long tail, languages and models with proper statistics; export "
         "tables, plots and an HTML report.",
-        BOTTOM,
+        RIGHT,
         "Ctrl+6",
     ),
 )

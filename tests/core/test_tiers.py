@@ -512,3 +512,19 @@ def test_line_positions_map_between_counts_and_shares() -> None:
     assert dist.count_at_entity_share(0.0) == 50  # clamped to the first entity
     assert dist.count_at_entity_share(1.0) == 2
     assert Distribution([0, 0]).statement_share_at_or_above(0) == 0.0
+
+
+def test_integer_log_histogram_has_no_empty_gaps_between_small_counts() -> None:
+    counts = [0, 1, 1, 2, 3, 3, 3, 4, 7, 12, 30, 99]
+    histogram = Distribution(counts).integer_log_histogram(bins=30)
+    edges = histogram.edges
+    assert edges[0] == 1 and edges[-1] == 100  # largest count + 1
+    assert (edges == np.floor(edges)).all() and (np.diff(edges) >= 1).all()
+    assert histogram.zero_count == 1
+    assert histogram.counts.sum() + histogram.zero_count == len(counts)
+    # The first bins are single values: 1, 2, 3, 4 each have their own bin.
+    assert histogram.counts[:4].tolist() == [2, 1, 3, 1]
+    rng = np.random.default_rng(5)
+    many = rng.zipf(1.7, 5000) % 10_000
+    h = Distribution(many).integer_log_histogram()
+    assert len(h.counts) <= 30 and h.counts.sum() + h.zero_count == 5000

@@ -74,7 +74,7 @@ def test_view_menu_closes_and_reopens_a_panel(qtbot, settings_path: Path) -> Non
 
 def test_layout_and_geometry_persist_across_runs(qtbot, settings_path: Path) -> None:
     window = make_window(qtbot, settings_path)
-    window.resize(780, 590)
+    window.resize(780, 700)
     window.docks["units"].close()
     window.removeDockWidget(window.docks["report"])
     window.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, window.docks["report"])
@@ -82,7 +82,7 @@ def test_layout_and_geometry_persist_across_runs(qtbot, settings_path: Path) -> 
     window.close()  # closeEvent saves
 
     again = make_window(qtbot, settings_path)
-    assert again.size().width() == 780 and again.size().height() == 590
+    assert again.size().width() == 780 and again.size().height() == 700
     assert not again.docks["units"].isVisible()
     assert again.dockWidgetArea(again.docks["report"]) == Qt.DockWidgetArea.TopDockWidgetArea
 
@@ -90,7 +90,7 @@ def test_layout_and_geometry_persist_across_runs(qtbot, settings_path: Path) -> 
     again.reset_layout()
     assert not again.docks["scores"].isFloating()
     assert not again.docks["units"].isHidden()
-    assert again.dockWidgetArea(again.docks["report"]) == Qt.DockWidgetArea.BottomDockWidgetArea
+    assert again.dockWidgetArea(again.docks["report"]) == Qt.DockWidgetArea.RightDockWidgetArea
 
 
 def test_status_bar_shows_session_and_job_progress(qtbot, settings_path: Path) -> None:
