@@ -104,7 +104,8 @@ def main() -> None:
         median, runs = median_ms(drag, 200)
         verdict = "OK" if median < 16 else "OVER TARGET"
         print(f"re-tier {N:,} shown entities after a line move (panel, table, plots, "
-              f"repaint): median {median:.2f} ms, max {max(runs):.2f} ms (target < 16 ms, {verdict})")
+              f"repaint): median {median:.2f} ms, max {max(runs):.2f} ms "
+              f"(target < 16 ms, {verdict})")
         app.processEvents()
         print(f"peak memory with {N:,} entities shown: max RSS {max_rss_mb():.0f} MB "
               f"(process start to here: +{max_rss_mb() - rss_start:.0f} MB)")
