@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.jobs import Job, JobContext, JobSucceeded
 from core.logs import get_logger
-from core.wikidata.categories import Category, category_by_name, default_categories
+from core.wikidata.categories import Category, default_categories
 from core.wikidata.records import CategoryTable
 
 if TYPE_CHECKING:
@@ -58,13 +58,14 @@ class BrowserController(QObject):
         self._save_timer.timeout.connect(self.save_tiers)
         self._loading = False
 
-        panel.set_categories([c.name for c in default_categories()])
+        panel.set_categories(list(default_categories()))
         panel.category_selected.connect(self.show_category)
         panel.overlay_requested.connect(self.show_overlay)
         panel.fetch_requested.connect(self.fetch)
         panel.entity_requested.connect(self.inspect)
         panel.source_requested.connect(self.use_source)
         panel.start_unit_requested.connect(self._start_unit)
+        panel.category_save_requested.connect(self.save_category)
         panel.tiers_changed.connect(lambda _name, _summary: self._tiers_moved())
         app.session_changed.connect(lambda _store: self.open_session_category())
         self.use_source(panel.source_combo.currentData(), "")
@@ -186,7 +187,11 @@ class BrowserController(QObject):
         store = self.store
         if store is None:
             return
-        names = [c.name for c in default_categories()]
+        from core.wikidata.category_store import session_categories
+
+        categories = session_categories(store)
+        self.panel.set_categories(categories)
+        names = [c.name for c in categories]
         name = store.get_meta(LAST_CATEGORY_KEY)
         if name not in names:
             name = next((n for n in names if fetched_count(store, n)), names[0])
@@ -227,7 +232,50 @@ class BrowserController(QObject):
         self._save_timer.start()  # new members get their tiers in the session too
 
     def _category(self, name: str) -> Category:
-        return category_by_name(name)
+        from core.wikidata.category_store import find_category
+
+        return find_category(self.store, name)
+
+    def save_category(self, category: Category, confirm=None) -> bool:
+        """Save a new or edited category; a changed pattern drops old members, so the
+        user confirms first (``confirm(question) -> bool``, a dialog by default)."""
+        from core.errors import UserFacingError
+        from core.wikidata.cache import fetched_count
+        from core.wikidata.category_store import find_category, save_category, session_categories
+
+        store = self.store
+        if store is None:
+            return False
+        try:
+            existing = find_category(store, category.name)
+        except UserFacingError:
+            existing = None
+        held = fetched_count(store, category.name)
+        if existing is not None and existing.pattern != category.pattern and held:
+            question = (f"The session holds {held:,} members of {category.name} found with the "
+                        "old pattern. Saving the new pattern removes them; fetch again "
+                        "afterwards. Save?")
+            if not (confirm or self._ask)(question):
+                return False
+        try:
+            dropped = save_category(store, category)
+        except UserFacingError as error:
+            self.app.window.show_error("Category not saved", str(error))
+            return False
+        self.panel.set_categories(session_categories(store))
+        self.panel.category = None  # re-apply settings and reload
+        self.panel.category_combo.setCurrentText(category.name)
+        self.show_category(category.name)
+        if dropped:
+            self.app.window.statusBar().showMessage(
+                f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000)
+        return True
+
+    def _ask(self, question: str) -> bool:
+        from PySide6.QtWidgets import QMessageBox
+
+        answer = QMessageBox.question(self.app.window, "Change the pattern?", question)
+        return answer == QMessageBox.StandardButton.Yes
 
     # -- entities ----------------------------------------------------------------------------
     def inspect(self, qid: str) -> None:

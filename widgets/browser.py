@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -43,6 +44,7 @@ from core.tiers import (
     TierSettings,
     TierSummary,
 )
+from core.wikidata.categories import Category
 from core.wikidata.records import CategoryTable
 from widgets.distribution_plots import DistributionPlots, Series
 from widgets.entity_inspector import EntityInspector
@@ -70,6 +72,7 @@ class BrowserPanel(QWidget):
     category_selected = Signal(str)  # show what the session holds for this category
     overlay_requested = Signal(str)  # load this category as an overlay
     fetch_requested = Signal(str, int)  # category name, limit
+    category_save_requested = Signal(object)  # a Category the user added or edited
     source_requested = Signal(str, str)  # kind, endpoint URL ("" unless kind == "endpoint")
     entity_requested = Signal(str)  # QID to inspect
     start_unit_requested = Signal(str)  # QID
@@ -102,6 +105,15 @@ class BrowserPanel(QWidget):
         self.category_combo = QComboBox()
         self.category_combo.setMinimumContentsLength(12)
         self.category_combo.currentTextChanged.connect(self._on_category_picked)
+        self.categories: dict[str, Category] = {}
+        self.new_category_button = QPushButton("New…")
+        self.new_category_button.setToolTip("Add a category of your own (class and pattern)")
+        self.new_category_button.clicked.connect(lambda: self._edit_category(None))
+        self.edit_category_button = QPushButton("Edit…")
+        self.edit_category_button.setToolTip("Edit this category's SPARQL membership pattern")
+        self.edit_category_button.clicked.connect(
+            lambda: self._edit_category(self.categories.get(self.category_combo.currentText()))
+        )
         self.compare_list = QListWidget()
         self.compare_list.setMaximumHeight(90)
         self.compare_list.setToolTip("Tick categories to overlay them, normalised")
@@ -187,6 +199,8 @@ class BrowserPanel(QWidget):
         category_row = QHBoxLayout()
         category_row.addWidget(QLabel("Category"))
         category_row.addWidget(self.category_combo, 1)
+        category_row.addWidget(self.edit_category_button)
+        category_row.addWidget(self.new_category_button)
         fetch_row = QHBoxLayout()
         fetch_row.addWidget(QLabel("Sample up to"))
         fetch_row.addWidget(self.limit_spin, 1)
@@ -259,7 +273,9 @@ class BrowserPanel(QWidget):
         layout.addWidget(outer)
 
     # -- what app tells the panel ---------------------------------------------------------
-    def set_categories(self, names: list[str]) -> None:
+    def set_categories(self, categories: list[Category]) -> None:
+        self.categories = {c.name: c for c in categories}
+        names = list(self.categories)
         current = self.category_combo.currentText()
         self.category_combo.blockSignals(True)
         self.category_combo.clear()
@@ -475,6 +491,19 @@ class BrowserPanel(QWidget):
             self.endpoint_edit.setFocus()
             return
         self.source_requested.emit(kind, url)
+
+    def _edit_category(self, category: Category | None) -> None:
+        from widgets.category_dialog import CategoryDialog
+
+        dialog = CategoryDialog(category, self)
+        if dialog.exec() != CategoryDialog.DialogCode.Accepted:
+            return
+        try:
+            edited = Category(*dialog.values())
+        except ValueError as error:
+            QMessageBox.warning(self, "Category not saved", str(error))
+            return
+        self.category_save_requested.emit(edited)
 
     def _on_export(self) -> None:
         path, _ = QFileDialog.getSaveFileName(

@@ -46,6 +46,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fetch.add_argument("--quiet", action="store_true", help="no progress on stderr")
     fetch.set_defaults(handler=run_fetch)
 
+    category = subparsers.add_parser(
+        "category", help="list categories, or add / edit one (class and SPARQL pattern)"
+    )
+    actions = category.add_subparsers(dest="category_command", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="categories with their patterns and members held")
+    listing.add_argument("--session", type=Path, help="include the session's own categories")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=run_category_list)
+    add = actions.add_parser(
+        "save", help="add a category or change its pattern (drops members of the old pattern)"
+    )
+    add.add_argument("name")
+    add.add_argument("--session", type=Path, required=True)
+    add.add_argument("--class", dest="class_qid", required=True, help="class item, e.g. Q39715")
+    add.add_argument("--property", default="P31", help="P31 (things) or P106 (people)")
+    add.add_argument("--pattern", help="SPARQL group pattern binding ?item "
+                     "(default: ?item wdt:PROPERTY/wdt:P279* wd:CLASS .)")
+    add.set_defaults(handler=run_category_save)
+
     entity = subparsers.add_parser("entity", help="an entity's labels and claims")
     entity.add_argument("qid")
     entity.add_argument("--source", default="embedded", help=SOURCE_HELP)
@@ -68,17 +87,17 @@ def run_distribution(args: argparse.Namespace) -> int:
 
     from app.terminal import run_in_terminal
     from core.tiers import Distribution
-    from core.wikidata.categories import category_by_name
+    from core.wikidata.category_store import find_category
     from core.wikidata.fetch import collect_members_job
     from core.wikidata.open_source import open_source
     from core.wikidata.queries import QueryError
 
-    category = category_by_name(args.category)
     for value, name in ((args.share, "--share"), (args.head_fraction, "--head-fraction")):
         if not 0 < value <= 1:
             raise QueryError(f"{name} must be in (0, 1], got {value}")
     store = _open_session(args.session)
     try:
+        category = find_category(store, args.category)
         source = open_source(args.source, store)
         members = run_in_terminal(collect_members_job(source, category, args.limit),
                                   quiet=args.quiet)
@@ -139,12 +158,12 @@ def _print_distribution(result: dict[str, Any]) -> None:
 def run_fetch(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.store import SessionStore
-    from core.wikidata.categories import category_by_name
+    from core.wikidata.category_store import find_category
     from core.wikidata.fetch import fetch_category_job
     from core.wikidata.open_source import open_source
 
-    category = category_by_name(args.category)
     with SessionStore.open(args.session, create=True) as store:
+        category = find_category(store, args.category)
         source = open_source(args.source, store)
         job = fetch_category_job(store, source, category, args.limit, args.page_size)
         summary = run_in_terminal(job, quiet=args.quiet)
@@ -181,4 +200,45 @@ def run_entity(args: argparse.Namespace) -> int:
         value = details.label(claim.value) if claim.value_type == "wikibase-item" else None
         print(f"  {details.label(claim.property_pid) or claim.property_pid} "
               f"({claim.property_pid}): {value or claim.value} [{claim.rank}]")
+    return 0
+
+
+def run_category_list(args: argparse.Namespace) -> int:
+    from core.wikidata.cache import fetched_count
+    from core.wikidata.category_store import session_categories
+
+    store = _open_session(args.session)
+    try:
+        rows = [
+            {"name": c.name, "class": c.class_qid, "property": c.membership_property,
+             "pattern": c.pattern, "members": fetched_count(store, c.name) if store else None}
+            for c in session_categories(store)
+        ]
+    finally:
+        if store is not None:
+            store.close()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for row in rows:
+            held = f"{row['members']:>7,}" if row["members"] is not None else ""
+            print(f"{row['name']:<22}{row['class']:<11}{held}  {row['pattern']}")
+    return 0
+
+
+def run_category_save(args: argparse.Namespace) -> int:
+    from core.store import SessionStore
+    from core.wikidata.categories import Category, default_pattern
+    from core.wikidata.category_store import save_category
+    from core.wikidata.queries import QueryError
+
+    pattern = args.pattern or default_pattern(args.class_qid, args.property)
+    try:
+        category = Category(args.name, args.class_qid, args.property, pattern)
+    except ValueError as error:
+        raise QueryError(str(error)) from error
+    with SessionStore.open(args.session, create=True) as store:
+        dropped = save_category(store, category)
+    print(f"{category.name}: saved" + (f"; {dropped:,} members of the old pattern removed"
+                                       if dropped else ""))
     return 0

@@ -88,3 +88,31 @@ def test_bad_endpoint_url_is_refused_with_a_message(wired) -> None:
     assert window.last_message is not None
     assert "unknown source" in window.last_message.text()
     assert browser.source_kind == "embedded"  # unchanged
+
+
+def test_categories_are_added_and_patterns_edited_with_confirmation(qtbot, wired) -> None:
+    from core.wikidata.cache import fetched_count
+    from core.wikidata.categories import Category
+
+    window, controller, browser = wired
+    panel = browser.panel
+    capital = Category("Capital", "Q515", "P31", "?item wdt:P31 wd:Q515 .")
+    assert browser.save_category(capital)
+    assert panel.category_combo.currentText() == "Capital"
+    assert "Capital" in panel.categories
+    panel.limit_spin.setValue(40)
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+        panel.fetch_button.click()
+    assert fetched_count(controller.store, "Capital") == 40
+
+    narrower = Category("Capital", "Q515", "P31", "?item wdt:P31 wd:Q515 ; wdt:P17 ?c .")
+    questions: list[str] = []
+    assert not browser.save_category(narrower, confirm=lambda q: questions.append(q) or False)
+    assert "40 members" in questions[0]
+    assert fetched_count(controller.store, "Capital") == 40  # nothing lost on "no"
+    assert browser.save_category(narrower, confirm=lambda q: True)
+    assert fetched_count(controller.store, "Capital") == 0
+
+    bad = Category("Broken", "Q515", "P31", "?item wdt:P31 wd:Q515 . FILTER(")
+    assert not browser.save_category(bad)
+    assert "Category not saved" in window.error_log.model.entries[-1].source

@@ -79,3 +79,22 @@ def test_fetch_resumes_and_entity_reads_the_cache(
     assert status == 0 and json.loads(out) == details
     status, _, err = run(capsys, "entity", "Q1'}", "--json")
     assert status == 2 and "not a Wikidata item id" in err
+
+
+def test_category_save_list_and_use(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    session = tmp_path / "c.taillens"
+    status, out, _ = run(capsys, "category", "save", "Capital", "--session", str(session),
+                         "--class", "Q515", "--pattern", "?item wdt:P31 wd:Q515 .")
+    assert status == 0 and "Capital: saved" in out
+    status, out, _ = run(capsys, "category", "list", "--session", str(session), "--json")
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert rows["Capital"]["pattern"] == "?item wdt:P31 wd:Q515 ." and len(rows) == 24
+    status, out, _ = run(capsys, "fetch", "Capital", "--session", str(session), "--limit", "50",
+                         "--quiet")
+    assert status == 0 and "now 50" in out
+    status, _, err = run(capsys, "category", "save", "Evil", "--session", str(session),
+                         "--class", "Q515", "--pattern", "?item ?p ?o } DELETE WHERE { ?s ?p ?o")
+    assert status == 2 and "Evil" not in json.dumps(rows)
+    status, _, err = run(capsys, "category", "save", "Bad", "--session", str(session),
+                         "--class", "515")
+    assert status == 2 and "not a Wikidata item id" in err

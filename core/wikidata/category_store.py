@@ -1,0 +1,72 @@
+"""Categories of a session: the default table of METHODS §2, edited, plus the user's own.
+
+A session keeps every category it has used in its ``categories`` table. Editing a
+category's membership pattern is allowed (the pattern is checked and parsed before it
+is saved or sent), but members found with the old pattern are not members of the new
+one: saving a changed pattern drops them, and the next fetch starts again.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, func, select
+
+from core.store import SessionStore
+from core.store import models as m
+from core.wikidata import queries
+from core.wikidata.categories import Category, UnknownCategoryError, default_categories
+
+
+def session_categories(store: SessionStore | None) -> list[Category]:
+    """The default categories (as edited in this session) followed by the user's own."""
+    defaults = {c.name: c for c in default_categories()}
+    saved: dict[str, Category] = {}
+    if store is not None:
+        with store.engine.connect() as conn:
+            for name, class_qid, prop, pattern in conn.execute(
+                select(m.Category.name, m.Category.class_qid, m.Category.membership_property,
+                       m.Category.pattern)
+            ):
+                try:
+                    saved[name] = Category(name, class_qid, prop, pattern)
+                except ValueError:
+                    continue  # a row no version of TailLens would write: leave it out
+    ordered = [saved.get(name, category) for name, category in defaults.items()]
+    ordered += sorted((c for n, c in saved.items() if n not in defaults), key=lambda c: c.name)
+    return ordered
+
+
+def find_category(store: SessionStore | None, name: str) -> Category:
+    for category in session_categories(store):
+        if category.name.lower() == name.lower():
+            return category
+    known = ", ".join(c.name for c in session_categories(store))
+    raise UnknownCategoryError(f"no category named {name!r}; known categories: {known}")
+
+
+def save_category(store: SessionStore, category: Category) -> int:
+    """Add or update a category after checking its pattern; returns members dropped
+    (non-zero when an existing category's pattern changed)."""
+    queries.members_page(category, 1, 0)  # checks and parses the pattern in a real query
+    default_names = {c.name for c in default_categories()}
+    with store.unit_of_work() as db:
+        row = db.execute(
+            select(m.Category).where(m.Category.name == category.name)
+        ).scalar_one_or_none()
+        dropped = 0
+        if row is None:
+            db.add(m.Category(
+                name=category.name, class_qid=category.class_qid,
+                membership_property=category.membership_property, pattern=category.pattern,
+                is_default=category.name in default_names,
+            ))
+            return 0
+        if row.pattern != category.pattern:
+            dropped = db.execute(
+                select(func.count()).select_from(m.CategoryMember)
+                .where(m.CategoryMember.category_id == row.id)
+            ).scalar_one()
+            db.execute(delete(m.CategoryMember).where(m.CategoryMember.category_id == row.id))
+        row.class_qid = category.class_qid
+        row.membership_property = category.membership_property
+        row.pattern = category.pattern
+        return int(dropped)
