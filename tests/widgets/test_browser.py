@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.tiers import Distribution
+from core.wikidata.categories import category_by_name
 from core.wikidata.records import CategoryTable, ClaimRecord, EntityDetails, Term
 from widgets.browser import BrowserPanel
 from widgets.entity_table import COL_STATEMENTS, COL_TIER
@@ -34,7 +35,7 @@ def panel(qtbot) -> BrowserPanel:
     widget = BrowserPanel()
     qtbot.addWidget(widget)
     widget.resize(1200, 800)
-    widget.set_categories(["City", "River"])
+    widget.set_categories([category_by_name("City"), category_by_name("River")])
     widget.show()
     return widget
 
