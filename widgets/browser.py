@@ -48,7 +48,7 @@ from core.wikidata.categories import Category
 from core.wikidata.records import CategoryTable
 from widgets.distribution_plots import DistributionPlots, Series
 from widgets.entity_inspector import EntityInspector
-from widgets.entity_table import EntityTableModel
+from widgets.entity_table import SUB_TIER_FILTER, EntityTableModel
 
 SPLIT_BY_PARETO = "pareto"
 SPLIT_BY_HEAD_TAIL = "head_tail"
@@ -171,6 +171,8 @@ class BrowserPanel(QWidget):
         self.tier_filter.addItem("All tiers", None)
         for code, tier in enumerate(Tier):
             self.tier_filter.addItem(tier.value.replace("_", " "), code)
+        for sub, lang in enumerate(("en", "it", "es")):
+            self.tier_filter.addItem(f"long tail · {lang} only", SUB_TIER_FILTER + sub)
         self.wiki_filter = QComboBox()
         self.wiki_filter.addItem("Any Wikipedia", None)
         for lang in ("en", "it", "es"):

@@ -12,13 +12,14 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from core.tiers import TIER_BY_CODE
+from core.tiers import LONG_TAIL_CODE, TIER_BY_CODE, long_tail_sub_tiers
 from core.wikidata.records import CategoryTable
 
 COLUMNS = ("Label", "QID", "Statements", "Sitelinks", "Wikipedias", "Tier")
 COL_LABEL, COL_QID, COL_STATEMENTS, COL_SITELINKS, COL_WIKIS, COL_TIER = range(6)
 TIER_COLOURS = {0: "#d9822b", 1: "#8a6fb3", 2: "#2b7bb9"}  # head, torso, long tail
 NO_TIER = -1
+SUB_TIER_FILTER = 10  # tier filter values 10, 11, 12: long tail with a page only in en/it/es
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -28,6 +29,7 @@ class EntityTableModel(QAbstractTableModel):
         super().__init__()
         self.columns = CategoryTable.empty()
         self.tiers = np.zeros(0, dtype=np.int8)
+        self.sub_tiers = np.zeros(0, dtype=np.int8)  # -1, or 0/1/2: page only in en/it/es
         self.order = np.zeros(0, dtype=np.int64)
         self._wikis: list[str] = []
         self._search_keys: np.ndarray = np.zeros(0, dtype=object)
@@ -42,7 +44,7 @@ class EntityTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.columns = columns
         n = len(columns)
-        self.tiers = (
+        self._set_codes(
             np.asarray(tiers, dtype=np.int8) if tiers is not None else np.full(n, NO_TIER, np.int8)
         )
         self._wikis = [
@@ -59,7 +61,7 @@ class EntityTableModel(QAbstractTableModel):
 
     def set_tiers(self, tiers: np.ndarray) -> None:
         """New tier codes for every entity (same order as the columns)."""
-        self.tiers = np.asarray(tiers, dtype=np.int8)
+        self._set_codes(np.asarray(tiers, dtype=np.int8))
         if self._tier_filter is not None or self._sort_column == COL_TIER:
             self._relayout()
         elif len(self.order):
@@ -67,6 +69,14 @@ class EntityTableModel(QAbstractTableModel):
                 self.index(0, COL_TIER), self.index(len(self.order) - 1, COL_TIER),
                 [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ForegroundRole],
             )
+
+    def _set_codes(self, tiers: np.ndarray) -> None:
+        self.tiers = tiers
+        cols = self.columns
+        if len(tiers) and tiers.min() >= 0:
+            self.sub_tiers = long_tail_sub_tiers(tiers, cols.has_en, cols.has_it, cols.has_es)
+        else:
+            self.sub_tiers = np.full(len(tiers), NO_TIER, np.int8)
 
     def set_filters(
         self, tier: int | None = None, wiki: str | None = None, text: str = ""
@@ -129,7 +139,13 @@ class EntityTableModel(QAbstractTableModel):
         if column == COL_WIKIS:
             return self._wikis[entity]
         code = int(self.tiers[entity])
-        return TIER_BY_CODE[code].value.replace("_", " ") if code in TIER_BY_CODE else ""
+        if code not in TIER_BY_CODE:
+            return ""
+        text = TIER_BY_CODE[code].value.replace("_", " ")
+        sub = int(self.sub_tiers[entity])
+        if code == LONG_TAIL_CODE and sub >= 0:
+            text += f" · {('en', 'it', 'es')[sub]} only"
+        return text
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort_column, self._sort_order = column, order
@@ -146,7 +162,10 @@ class EntityTableModel(QAbstractTableModel):
         n = len(cols)
         mask = np.ones(n, dtype=bool)
         if self._tier_filter is not None:
-            mask &= self.tiers == self._tier_filter
+            if self._tier_filter >= SUB_TIER_FILTER:
+                mask &= self.sub_tiers == self._tier_filter - SUB_TIER_FILTER
+            else:
+                mask &= self.tiers == self._tier_filter
         if self._wiki_filter:
             mask &= {"en": cols.has_en, "it": cols.has_it, "es": cols.has_es}[self._wiki_filter]
         if self._text_filter:

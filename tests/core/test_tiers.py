@@ -528,3 +528,19 @@ def test_integer_log_histogram_has_no_empty_gaps_between_small_counts() -> None:
     many = rng.zipf(1.7, 5000) % 10_000
     h = Distribution(many).integer_log_histogram()
     assert len(h.counts) <= 30 and h.counts.sum() + h.zero_count == 5000
+
+
+def test_categories_of_zero_one_and_two_entities() -> None:
+    with pytest.raises(ValueError, match="empty|no "):
+        pareto_cutoff([])
+    with pytest.raises(ValueError, match="empty|no "):
+        Distribution([])
+    one = Distribution([7])
+    assert (one.pareto_cutoff(), one.head_tail_threshold()) == (7, 7)
+    assert one.tier(7).tolist() == [0]
+    two = Distribution([1, 5])  # 5 of 6 statements reach 0.8; rank ceil(0.4) = 1
+    assert (two.pareto_cutoff(), two.head_tail_threshold()) == (5, 5)
+    assert two.tier(5).tolist() == [2, 0]
+    assert [t.size for t in two.summary(5).tiers] == [1, 0, 1]
+    tied = Distribution([3, 3])  # ties at the cut-off all belong to the head
+    assert tied.tier(tied.pareto_cutoff()).tolist() == [0, 0]

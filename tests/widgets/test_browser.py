@@ -53,7 +53,7 @@ def test_pareto_split_of_a_hand_worked_category(panel: BrowserPanel) -> None:
     assert panel.summary.tiers[0].size == 2
     assert panel.model.rowCount() == 6
     # Sorted by statements, descending: the first two rows are the head.
-    assert visible_tiers(panel)[:3] == ["head", "head", "long tail"]
+    assert visible_tiers(panel)[:3] == ["head", "head", "long tail · en only"]
     assert "2 entities" in panel.summary_label.text()
 
 
@@ -156,3 +156,13 @@ def test_distribution_lines_map_between_plots() -> None:
     assert dist.entity_share_at_or_above(10) == pytest.approx(0.5)
     assert dist.statement_share_at_or_above(10) == pytest.approx(0.9)
     assert dist.count_at_entity_share(0.5) == 10
+
+
+def test_long_tail_sub_tiers_are_shown_and_filtered(panel: BrowserPanel) -> None:
+    panel.show_category("City", make_columns([50, 30, 3, 2, 1], ["en it", "en", "it", "en es", ""]))
+    tiers = dict(zip([panel.model.data(panel.model.index(r, 1)) for r in range(5)],
+                     visible_tiers(panel), strict=True))
+    assert tiers["Q3"] == "long tail · it only"
+    assert tiers["Q4"] == "long tail" and tiers["Q5"] == "long tail"
+    panel.tier_filter.setCurrentIndex(panel.tier_filter.findText("long tail · it only"))
+    assert panel.model.rowCount() == 1
