@@ -13,6 +13,12 @@ SOURCE_HELP = (
 )
 
 
+def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", default="embedded", help=SOURCE_HELP)
+    parser.add_argument("--contact", help="e-mail or URL for the User-Agent sent to endpoints "
+                        "(default: $TAILLENS_CONTACT)")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     dist = subparsers.add_parser(
         "distribution",
@@ -21,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "METHODS §3 (Pareto cut-off, head–tail threshold), tier sizes and shares.",
     )
     dist.add_argument("category")
-    dist.add_argument("--source", default="embedded", help=SOURCE_HELP)
+    _add_source_arguments(dist)
     dist.add_argument("--session", type=Path, help="session file (for --source cache)")
     dist.add_argument("--limit", type=int, default=20_000)
     dist.add_argument("--share", type=float, default=0.8, help="Pareto share (default 0.8)")
@@ -40,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     fetch.add_argument("category")
     fetch.add_argument("--session", type=Path, required=True)
-    fetch.add_argument("--source", default="embedded", help=SOURCE_HELP)
+    _add_source_arguments(fetch)
     fetch.add_argument("--limit", type=int, default=20_000)
     fetch.add_argument("--page-size", type=int, default=1000)
     fetch.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -67,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     entity = subparsers.add_parser("entity", help="an entity's labels and claims")
     entity.add_argument("qid")
-    entity.add_argument("--source", default="embedded", help=SOURCE_HELP)
+    _add_source_arguments(entity)
     entity.add_argument("--session", type=Path,
                         help="session file: read from it (--source cache) or keep what is fetched")
     entity.add_argument("--json", action="store_true", help="print JSON")
@@ -98,7 +104,7 @@ def run_distribution(args: argparse.Namespace) -> int:
     store = _open_session(args.session)
     try:
         category = find_category(store, args.category)
-        source = open_source(args.source, store)
+        source = open_source(args.source, store, contact=args.contact)
         members = run_in_terminal(collect_members_job(source, category, args.limit),
                                   quiet=args.quiet)
     finally:
@@ -164,7 +170,7 @@ def run_fetch(args: argparse.Namespace) -> int:
 
     with SessionStore.open(args.session, create=True) as store:
         category = find_category(store, args.category)
-        source = open_source(args.source, store)
+        source = open_source(args.source, store, contact=args.contact)
         job = fetch_category_job(store, source, category, args.limit, args.page_size)
         summary = run_in_terminal(job, quiet=args.quiet)
     print(f"{summary.category}: fetched {summary.fetched:,} in {summary.pages} pages "
@@ -183,7 +189,7 @@ def run_entity(args: argparse.Namespace) -> int:
 
     store = _open_session(args.session)
     try:
-        source = open_source(args.source, store)
+        source = open_source(args.source, store, contact=args.contact)
         if store is not None and source.kind != "cache":
             details = fetch_entity(store, source, qid)  # also keeps it in the session
         else:

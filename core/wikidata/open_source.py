@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from core.wikidata.sources import (
+    DEFAULT_CONTACT,
     WIKIDATA_QUERY_SERVICE,
     EmbeddedSource,
     SourceError,
@@ -40,14 +42,20 @@ def open_source(
     store: SessionStore | None = None,
     on_wait: Callable[[float, str], None] | None = None,
     timeout_s: float = 60,
+    contact: str | None = None,
 ) -> WikidataSource:
     """``embedded`` (default demo data), ``live`` (query.wikidata.org), ``cache`` (the
-    session's own copy, offline) or the http(s) URL of any SPARQL 1.1 endpoint."""
+    session's own copy, offline) or the http(s) URL of any SPARQL 1.1 endpoint.
+
+    ``contact`` (an e-mail or URL) goes into the User-Agent, as the Wikidata Query Service
+    asks of every client; it defaults to the ``TAILLENS_CONTACT`` environment variable."""
     kind = spec.strip()
+    contact = contact or os.environ.get("TAILLENS_CONTACT") or DEFAULT_CONTACT
     if kind == "embedded":
         return load_demo_source()
     if kind == "live":
-        return SparqlEndpointSource(WIKIDATA_QUERY_SERVICE, on_wait=on_wait, timeout_s=timeout_s)
+        return SparqlEndpointSource(WIKIDATA_QUERY_SERVICE, user_agent_contact=contact,
+                                    on_wait=on_wait, timeout_s=timeout_s)
     if kind == "cache":
         if store is None:
             raise SourceError("--source cache needs a session (--session FILE)")
@@ -55,7 +63,8 @@ def open_source(
 
         return SessionCacheSource(store)
     if kind.startswith(("http://", "https://")) and " " not in kind:
-        return SparqlEndpointSource(kind, on_wait=on_wait, timeout_s=timeout_s)
+        return SparqlEndpointSource(kind, user_agent_contact=contact, on_wait=on_wait,
+                                    timeout_s=timeout_s)
     raise SourceError(
         f"unknown source {spec!r}: use embedded, live, cache or the http(s) URL of a SPARQL "
         "endpoint"

@@ -104,3 +104,13 @@ def test_bad_patterns_are_refused_before_sending(pattern: str, fake_endpoint: Fa
 )
 def test_good_patterns_pass(pattern: str) -> None:
     queries.members_page(_category(pattern), 10, 0)
+
+
+def test_user_agent_names_the_configured_contact(monkeypatch) -> None:
+    from core.wikidata.open_source import open_source
+
+    monkeypatch.setenv("TAILLENS_CONTACT", "curator@example.org")
+    live = open_source("live")
+    assert "(curator@example.org)" in live.user_agent and live.user_agent.startswith("TailLens/")
+    explicit = open_source("http://127.0.0.1:9/sparql", contact="lab@example.org")
+    assert "(lab@example.org)" in explicit.user_agent and explicit.kind == "endpoint"
