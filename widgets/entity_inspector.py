@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QSplitter,
     QTableView,
     QTreeView,
     QVBoxLayout,
@@ -49,6 +48,12 @@ class EntityInspector(QWidget):
         self.terms_view.setModel(self.terms_model)
         self.terms_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.terms_view.setWordWrap(True)
+        self.terms_view.setToolTip("Double-click a cell, or widen the panel, to read it whole")
+        # Three rows of terms; the claims below get the rest of the height.
+        self.terms_view.setMaximumHeight(
+            self.terms_view.horizontalHeader().sizeHint().height() + 3 * 34 + 4
+        )
+        self.terms_view.verticalHeader().setDefaultSectionSize(34)
 
         self.claims_model = QStandardItemModel(0, 5)
         self.claims_model.setHorizontalHeaderLabels(
@@ -62,14 +67,11 @@ class EntityInspector(QWidget):
         header = QHBoxLayout()
         header.addWidget(self.title, 1)
         header.addWidget(self.start_unit)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.terms_view)
-        splitter.addWidget(self.claims_view)
-        splitter.setStretchFactor(1, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(header)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.terms_view)
+        layout.addWidget(self.claims_view, 1)
 
     def show_entity(self, details: EntityDetails | None) -> None:
         self.details = details
