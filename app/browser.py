@@ -28,7 +28,8 @@ log = get_logger("browser")
 
 RELOAD_INTERVAL_MS = 250  # at most four reloads a second while pages arrive
 LAST_CATEGORY_KEY = "browser:category"
-SAVE_DELAY_MS = 800  # tiers are written this long after the last line move
+SAVE_DELAY_MS = 800
+STARTUP_DELAY_MS = 300  # tiers are written this long after the last line move
 
 
 class _WaitRelay(QObject):
@@ -68,7 +69,9 @@ class BrowserController(QObject):
         panel.category_save_requested.connect(self.save_category)
         panel.tiers_changed.connect(lambda _name, _summary: self._tiers_moved())
         app.session_changed.connect(lambda _store: self.open_session_category())
-        self.use_source(panel.source_combo.currentData(), "")
+        # After the first paint: loading the demo data competes for the CPU with start-up.
+        QTimer.singleShot(STARTUP_DELAY_MS,
+                          lambda: self.use_source(panel.source_combo.currentData(), ""))
 
     @property
     def store(self) -> SessionStore | None:

@@ -69,6 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--property", default="P31", help="P31 (things) or P106 (people)")
     add.add_argument("--pattern", help="SPARQL group pattern binding ?item "
                      "(default: ?item wdt:PROPERTY/wdt:P279* wd:CLASS .)")
+    add.add_argument("--drop-members", action="store_true",
+                     help="confirm that members fetched with the old pattern are removed")
     add.set_defaults(handler=run_category_save)
 
     entity = subparsers.add_parser("entity", help="an entity's labels and claims")
@@ -234,8 +236,9 @@ def run_category_list(args: argparse.Namespace) -> int:
 
 def run_category_save(args: argparse.Namespace) -> int:
     from core.store import SessionStore
+    from core.wikidata.cache import fetched_count
     from core.wikidata.categories import Category, default_pattern
-    from core.wikidata.category_store import save_category
+    from core.wikidata.category_store import find_category, save_category
     from core.wikidata.queries import QueryError
 
     pattern = args.pattern or default_pattern(args.class_qid, args.property)
@@ -244,6 +247,14 @@ def run_category_save(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise QueryError(str(error)) from error
     with SessionStore.open(args.session, create=True) as store:
+        held = fetched_count(store, category.name)
+        if held and not args.drop_members:
+            current = find_category(store, category.name)
+            if current.pattern != category.pattern:
+                raise QueryError(
+                    f"{category.name}: the session holds {held:,} members found with the old "
+                    "pattern; saving the new one removes them. Add --drop-members to go ahead."
+                )
         dropped = save_category(store, category)
     print(f"{category.name}: saved" + (f"; {dropped:,} members of the old pattern removed"
                                        if dropped else ""))

@@ -92,6 +92,12 @@ def test_category_save_list_and_use(capsys: pytest.CaptureFixture[str], tmp_path
     status, out, _ = run(capsys, "fetch", "Capital", "--session", str(session), "--limit", "50",
                          "--quiet")
     assert status == 0 and "now 50" in out
+    narrower = ("category", "save", "Capital", "--session", str(session), "--class", "Q515",
+                "--pattern", "?item wdt:P31 wd:Q515 ; wdt:P17 ?country .")
+    status, _, err = run(capsys, *narrower)
+    assert status == 2 and "--drop-members" in err  # 50 members would go: refused
+    status, out, _ = run(capsys, *narrower, "--drop-members")
+    assert status == 0 and "50 members of the old pattern removed" in out
     status, _, err = run(capsys, "category", "save", "Evil", "--session", str(session),
                          "--class", "Q515", "--pattern", "?item ?p ?o } DELETE WHERE { ?s ?p ?o")
     assert status == 2 and "Evil" not in json.dumps(rows)
