@@ -60,8 +60,8 @@ class MainWindow(QMainWindow):
     new_session_requested = Signal(str)
     open_requested = Signal(str)
     save_copy_requested = Signal(str, bool)  # destination, switch to the copy afterwards
-    import_requested = Signal()
-    export_requested = Signal()
+    import_requested = Signal(str, str)  # file, format name
+    export_requested = Signal(str, str)  # file, format name
 
     def __init__(self, settings: QSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -94,6 +94,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.session_label)
 
         self.last_message: QMessageBox | None = None
+        self._importers: list[tuple[str, str, str]] = []
+        self._exporters: list[tuple[str, str, str]] = []
         self._build_menus()
         self.show_session(None)
         # What "View ▸ Reset layout" goes back to: the layout as built, before any restore.
@@ -150,8 +152,8 @@ class MainWindow(QMainWindow):
         self.action_save_copy = self._action(
             file_menu, "Save a &copy…", None, lambda: self._ask_save_copy(switch=False))
         file_menu.addSeparator()
-        self.action_import = self._action(file_menu, "&Import…", None, self.import_requested.emit)
-        self.action_export = self._action(file_menu, "&Export…", None, self.export_requested.emit)
+        self.action_import = self._action(file_menu, "&Import…", None, self._ask_import)
+        self.action_export = self._action(file_menu, "&Export…", None, self._ask_export)
         file_menu.addSeparator()
         self.action_quit = self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit,
                                         self.close)
@@ -198,16 +200,43 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{path.name} — {APP_NAME}")
         self.add_recent(path)
 
-    def set_transfer_formats(self, importers: list[str], exporters: list[str]) -> None:
-        """Enable Import…/Export… when the application has formats for them."""
-        for action, names, verb in (
+    def set_transfer_formats(
+        self, importers: list[tuple[str, str, str]], exporters: list[tuple[str, str, str]]
+    ) -> None:
+        """Formats for Import…/Export…: (name, description, file filter such as "*.xml")."""
+        self._importers, self._exporters = importers, exporters
+        for action, formats, verb in (
             (self.action_import, importers, "import"),
             (self.action_export, exporters, "export"),
         ):
-            action.setEnabled(bool(names))
+            action.setEnabled(bool(formats))
             action.setStatusTip(
-                f"Formats: {', '.join(names)}" if names else f"No {verb} formats available yet"
+                "Formats: " + ", ".join(d for _n, d, _f in formats) if formats
+                else f"No {verb} formats available yet"
             )
+
+    def _file_filters(self, formats: list[tuple[str, str, str]]) -> str:
+        return ";;".join(f"{description} ({pattern})" for _n, description, pattern in formats)
+
+    def _format_of(self, formats: list[tuple[str, str, str]], chosen_filter: str) -> str:
+        for name, description, pattern in formats:
+            if chosen_filter == f"{description} ({pattern})":
+                return name
+        return formats[0][0]
+
+    def _ask_import(self) -> None:
+        path, chosen = QFileDialog.getOpenFileName(
+            self, "Import into the session", "", self._file_filters(self._importers)
+        )
+        if path:
+            self.import_requested.emit(path, self._format_of(self._importers, chosen))
+
+    def _ask_export(self) -> None:
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Export from the session", "", self._file_filters(self._exporters)
+        )
+        if path:
+            self.export_requested.emit(path, self._format_of(self._exporters, chosen))
 
     def show_error(self, title: str, message: str, details: str = "") -> QMessageBox:
         """A clear, window-modal (not application-blocking) message, also kept in the log."""
