@@ -22,6 +22,7 @@ from core.errors import UserFacingError
 COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.gui",
     "app.commands.session",
+    "app.commands.transfer",
     "app.commands.wikidata",
 )
 
