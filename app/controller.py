@@ -39,8 +39,14 @@ class AppController(QObject):
         window.job_status.cancel_requested.connect(self.runner.cancel)
         self.runner.job_started.connect(self._on_job_started)
         self.runner.job_finished.connect(self._on_job_finished)
-        # Formats register here when the Units feature lands.
-        window.set_transfer_formats([], [])
+        from core.formats import EXPORT_FORMATS, IMPORT_FORMATS
+
+        window.set_transfer_formats(
+            [(name, f.description, f.file_filter) for name, f in IMPORT_FORMATS.items()],
+            [(name, f.description, f.file_filter) for name, f in EXPORT_FORMATS.items()],
+        )
+        window.import_requested.connect(lambda path, fmt: self.import_file(Path(path), fmt))
+        window.export_requested.connect(lambda path, fmt: self.export_file(Path(path), fmt))
 
     # -- sessions ----------------------------------------------------------------------
     def open_session(self, path: Path, *, create: bool = False) -> bool:
@@ -99,6 +105,43 @@ class AppController(QObject):
         self.store = store
         self.refresh()
         self.session_changed.emit(store)
+
+    # -- import and export ------------------------------------------------------------------
+    def import_file(self, path: Path, format_name: str) -> JobHandle | None:
+        """Import ``path`` into the session as a job; its summary is shown when done."""
+        from core.formats import IMPORT_FORMATS
+
+        store = self.store
+        if store is None:
+            self.window.show_error("No session", "Open or create a session to import into.")
+            return None
+        entry = IMPORT_FORMATS[format_name]
+        job = Job(f"Import {path.name}", lambda ctx: entry.function(store, path, ctx=ctx),
+                  kind="import", params={"file": str(path), "format": format_name})
+        handle = self.run_job(job)
+        handle.succeeded.connect(lambda outcome: self._show_import_report(path, outcome.result))
+        return handle
+
+    def _show_import_report(self, path: Path, report: Any) -> None:
+        details = "\n".join(f"{e.where}: {e.reason}" for e in report.errors)
+        text = f"{path.name}: {report.summary_line()}."
+        if report.errors:
+            text += " The entries listed under Details were skipped; the rest was imported."
+        self.window.show_message("Import finished", text, details)
+
+    def export_file(self, path: Path, format_name: str) -> JobHandle | None:
+        from core.formats import EXPORT_FORMATS
+
+        store = self.store
+        if store is None:
+            return None
+        entry = EXPORT_FORMATS[format_name]
+        job = Job(f"Export {path.name}", lambda ctx: entry.function(store, path, ctx=ctx),
+                  kind="export", params={"file": str(path), "format": format_name})
+        handle = self.run_job(job)
+        handle.succeeded.connect(lambda outcome: self.window.statusBar().showMessage(
+            f"Exported {outcome.result:,} entries to {path}", 10_000))
+        return handle
 
     # -- jobs --------------------------------------------------------------------------
     def run_job(self, job: Job[Any]) -> JobHandle:

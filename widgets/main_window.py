@@ -203,7 +203,8 @@ class MainWindow(QMainWindow):
     def set_transfer_formats(
         self, importers: list[tuple[str, str, str]], exporters: list[tuple[str, str, str]]
     ) -> None:
-        """Formats for Import…/Export…: (name, description, file filter such as "*.xml")."""
+        """Formats for Import…/Export…: (name, description, file-dialog filter such as
+        "TailNLG XML (*.xml)")."""
         self._importers, self._exporters = importers, exporters
         for action, formats, verb in (
             (self.action_import, importers, "import"),
@@ -216,11 +217,11 @@ class MainWindow(QMainWindow):
             )
 
     def _file_filters(self, formats: list[tuple[str, str, str]]) -> str:
-        return ";;".join(f"{description} ({pattern})" for _n, description, pattern in formats)
+        return ";;".join(file_filter for _name, _description, file_filter in formats)
 
     def _format_of(self, formats: list[tuple[str, str, str]], chosen_filter: str) -> str:
-        for name, description, pattern in formats:
-            if chosen_filter == f"{description} ({pattern})":
+        for name, _description, file_filter in formats:
+            if chosen_filter == file_filter:
                 return name
         return formats[0][0]
 
@@ -243,6 +244,17 @@ class MainWindow(QMainWindow):
         self.error_log.add(title, message, details)
         box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok,
                           self)
+        if details:
+            box.setDetailedText(details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self.last_message = box
+        return box
+
+    def show_message(self, title: str, message: str, details: str = "") -> QMessageBox:
+        """A non-blocking information message (e.g. an import's summary)."""
+        box = QMessageBox(QMessageBox.Icon.Information, title, message,
+                          QMessageBox.StandardButton.Ok, self)
         if details:
             box.setDetailedText(details)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -123,3 +123,36 @@ def test_failure_is_written_to_the_log_file(qtbot, window_and_controller, taille
         pass
     text = log_file().read_text(encoding="utf-8")
     assert "malformed page 3" in text and "Traceback" in text
+
+
+TAILNLG = Path(__file__).resolve().parents[3] / "shared" / "data" / "tailnlg" / \
+    "longTailWebNLG-v1.0.xml"
+
+
+def test_import_and_export_from_the_file_menu(qtbot, window_and_controller, tmp_path) -> None:
+    window, controller = window_and_controller
+    assert window.action_import.isEnabled() and window.action_export.isEnabled()
+    assert controller.new_session(tmp_path / "units.taillens")
+    window.import_requested.emit(str(TAILNLG), "tailnlg")  # as File ▸ Import… does
+    qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
+    qtbot.waitUntil(lambda: window.last_message is not None
+                    and "615 units" in window.last_message.text(), timeout=5000)
+    assert controller.store.info()["tables"]["data_units"] == 615
+    out = tmp_path / "out.xml"
+    window.export_requested.emit(str(out), "tailnlg")
+    qtbot.waitUntil(lambda: out.exists() and not controller.runner.active, timeout=30_000)
+    assert out.read_bytes().count(b"<entry ") == 615
+
+
+def test_a_malformed_import_is_reported_and_changes_nothing(
+    qtbot, window_and_controller, tmp_path
+) -> None:
+    window, controller = window_and_controller
+    assert controller.new_session(tmp_path / "units.taillens")
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<benchmark><entries><entry eid='1'></entries>", encoding="utf-8")
+    window.import_requested.emit(str(bad), "tailnlg")
+    qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
+    qtbot.waitUntil(lambda: window.error_dock.isVisible(), timeout=5000)
+    assert "bad.xml" in window.error_log.model.entries[-1].message
+    assert controller.store.info()["tables"]["data_units"] == 0
