@@ -69,6 +69,8 @@ class BrowserController(QObject):
         panel.category_save_requested.connect(self.save_category)
         panel.tiers_changed.connect(lambda _name, _summary: self._tiers_moved())
         app.session_changed.connect(lambda _store: self.open_session_category())
+        if panel.source_combo.currentData() == "embedded":
+            panel.set_source_badge("embedded", "DEMO DATA: loading…")
         # After the first paint: loading the demo data competes for the CPU with start-up.
         QTimer.singleShot(STARTUP_DELAY_MS,
                           lambda: self.use_source(panel.source_combo.currentData(), ""))
@@ -109,7 +111,7 @@ class BrowserController(QObject):
         handle = self.app.run_job(
             Job("Load demo data", load, kind="wikidata.load-demo", uses_session=False)
         )
-        self.panel.set_source_badge("embedded", "demo data: loading…")
+        self.panel.set_source_badge("embedded", "DEMO DATA: loading…")
         handle.succeeded.connect(self._embedded_loaded)
 
     def _embedded_loaded(self, outcome: JobSucceeded[Any]) -> None:

@@ -389,7 +389,10 @@ class BrowserPanel(QWidget):
         torso = self.lines["torso"] if self.torso_check.isChecked() else None
         if dist is None or head is None:
             self.summary = None
-            self.summary_label.setText("No entities in this category yet: fetch it.")
+            self.summary_label.setText(
+                "No entities in this category yet: press <b>Fetch</b> to sample it from the "
+                "selected source."
+            )
             self.model.set_tiers(np.full(len(self.model.columns), -1, np.int8))
             self._update_count()
             return

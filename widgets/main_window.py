@@ -134,7 +134,7 @@ class MainWindow(QMainWindow):
         for dock in first_in_area.values():
             dock.raise_()
         # The browser's plots and table need room; side and bottom panels start smaller.
-        self.resizeDocks([self.docks["browser"], self.docks["verbalise"]], [1000, 280],
+        self.resizeDocks([self.docks["browser"], self.docks["verbalise"]], [930, 350],
                          Qt.Orientation.Horizontal)
 
     def _build_menus(self) -> None:

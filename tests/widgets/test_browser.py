@@ -99,7 +99,7 @@ def test_sorting_by_header(panel: BrowserPanel) -> None:
 
 def test_empty_and_tiny_categories(panel: BrowserPanel) -> None:
     panel.show_category("River", make_columns([]))
-    assert panel.summary is None and "fetch it" in panel.summary_label.text()
+    assert panel.summary is None and "press <b>Fetch</b>" in panel.summary_label.text()
     panel.show_category("River", make_columns([7]))
     assert panel.summary.tiers[0].size == 1
     panel.show_category("River", make_columns([0, 0]))
