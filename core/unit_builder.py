@@ -1,0 +1,574 @@
+"""Building a data unit by hand or by sampling (METHODS §4–§5), rendering and saving it.
+
+A :class:`UnitDraft` is an immutable, ordered list of claims around a root entity; every
+edit returns a new draft, so an undo stack is a list of drafts. Rendering turns the
+claims into text per language from the labels the entity details carry; a missing label
+is flagged (the unit is then not parallel in that language), never invented. Manual
+overrides are kept apart from the rendered text so the original is never lost.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from sqlalchemy import select, update
+
+from core.claim_filters import RULES, ClaimFilterSettings, drop_reasons
+from core.errors import UserFacingError
+from core.store import SessionStore
+from core.store import models as m
+from core.units import MAX_SIZE, Triple, UnitStructure, render_value, unit_structure
+from core.wikidata.records import LANGUAGES, ClaimRecord, EntityDetails
+
+PARTS: tuple[str, ...] = ("subject", "predicate", "object")
+MAIN = "main"
+
+
+class UnitError(UserFacingError):
+    """A unit that cannot be saved or edited, with the reasons."""
+
+
+# --- drafts ----------------------------------------------------------------------------
+
+
+def claim_triple(claim: ClaimRecord) -> Triple:
+    # No/some value claims have no value; their snak type stands in so two of them on
+    # one property still count as the same triple.
+    value = claim.value if claim.value is not None else f"<{claim.snak_type}>"
+    return Triple(claim.subject_qid, claim.property_pid, value)
+
+
+@dataclass(frozen=True)
+class UnitDraft:
+    """A unit being built: the root, its claims in order, and where the root stood."""
+
+    root_qid: str
+    claims: tuple[ClaimRecord, ...] = ()
+    category: str | None = None
+    tier: str | None = None
+    sub_tier: str | None = None
+    filters: ClaimFilterSettings = field(default_factory=ClaimFilterSettings)
+
+    @property
+    def triples(self) -> tuple[Triple, ...]:
+        return tuple(claim_triple(c) for c in self.claims)
+
+    @property
+    def subjects(self) -> frozenset[str]:
+        return frozenset({self.root_qid, *(c.subject_qid for c in self.claims)})
+
+    def add(self, claim: ClaimRecord) -> UnitDraft:
+        if claim_triple(claim) in self.triples:
+            raise UnitError(f"{claim.property_pid} of {claim.subject_qid} is already in the unit")
+        return replace(self, claims=(*self.claims, claim))
+
+    def remove(self, index: int) -> UnitDraft:
+        self._check_index(index)
+        return replace(self, claims=self.claims[:index] + self.claims[index + 1 :])
+
+    def move(self, index: int, new_index: int) -> UnitDraft:
+        self._check_index(index)
+        self._check_index(new_index)
+        claims = list(self.claims)
+        claims.insert(new_index, claims.pop(index))
+        return replace(self, claims=tuple(claims))
+
+    def reordered(self, new_order: Sequence[int]) -> UnitDraft:
+        """``new_order`` lists the current positions in their new order."""
+        _check_permutation(new_order, len(self.claims))
+        return replace(self, claims=tuple(self.claims[i] for i in new_order))
+
+    def _check_index(self, index: int) -> None:
+        if not 0 <= index < len(self.claims):
+            raise UnitError(f"no triple at position {index} (the unit has {len(self.claims)})")
+
+
+def _check_permutation(order: Sequence[int], size: int) -> None:
+    if sorted(order) != list(range(size)):
+        raise UnitError(f"a new order must list each position 0..{size - 1} once, got {order}")
+
+
+def structure(draft: UnitDraft) -> UnitStructure:
+    return unit_structure(draft.triples, draft.root_qid)
+
+
+# --- candidate claims and filter counts -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FilterCounts:
+    """How many claims each rule of :data:`core.claim_filters.RULES` dropped."""
+
+    by_rule: Mapping[str, int]
+    kept: int
+
+    @property
+    def dropped(self) -> int:
+        return sum(self.by_rule.values())
+
+
+@dataclass(frozen=True)
+class CandidateClaim:
+    claim: ClaimRecord
+    reason: str | None  # why it is dropped; None when it may enter the unit
+    rule: str | None  # the RULES key that dropped it
+    in_unit: bool
+
+
+@dataclass(frozen=True)
+class Candidates:
+    qid: str
+    claims: tuple[CandidateClaim, ...]
+    counts: FilterCounts
+
+    @property
+    def kept(self) -> tuple[ClaimRecord, ...]:
+        return tuple(c.claim for c in self.claims if c.reason is None and not c.in_unit)
+
+
+def _only(rule: str) -> ClaimFilterSettings:
+    return ClaimFilterSettings(**{f.name: f.name == rule for f in fields(ClaimFilterSettings)})
+
+
+_SINGLE_RULE = {rule: _only(rule) for rule, _ in RULES}
+
+
+def _rule_of(
+    claim: ClaimRecord,
+    claims: Sequence[ClaimRecord],
+    settings: ClaimFilterSettings,
+    unit_subjects: frozenset[str],
+) -> str | None:
+    # drop_reason tries the rules in RULES order and reports the first that drops the
+    # claim; asking each enabled rule alone in that order finds the same one without
+    # parsing the reason's wording.
+    index = claims.index(claim)
+    for rule, _ in RULES:
+        if getattr(settings, rule) and drop_reasons(claims, _SINGLE_RULE[rule], unit_subjects)[
+            index
+        ]:
+            return rule
+    return None
+
+
+def candidates(
+    draft: UnitDraft, details_by_qid: Mapping[str, EntityDetails], qid: str | None = None
+) -> Candidates:
+    """The claims of ``qid`` (the root by default) with drop reasons and counts per rule.
+
+    The subjects already in the draft count as "in the unit" for the rules that keep a
+    claim only when its object is in the unit."""
+    qid = qid or draft.root_qid
+    details = details_by_qid.get(qid)
+    claims = details.claims if details else ()
+    subjects = draft.subjects
+    reasons = drop_reasons(claims, draft.filters, subjects)
+    in_unit = set(draft.triples)
+    counts = {rule: 0 for rule, _ in RULES}
+    rows: list[CandidateClaim] = []
+    for claim, reason in zip(claims, reasons, strict=True):
+        rule = _rule_of(claim, claims, draft.filters, subjects) if reason else None
+        if rule:
+            counts[rule] += 1
+        rows.append(CandidateClaim(claim, reason, rule, claim_triple(claim) in in_unit))
+    kept = sum(1 for r in rows if r.reason is None)
+    return Candidates(qid, tuple(rows), FilterCounts(counts, kept))
+
+
+def follow(
+    draft: UnitDraft, details_by_qid: Mapping[str, EntityDetails], object_qid: str
+) -> Candidates:
+    """Candidates for continuing the unit from an item value already in the draft."""
+    objects = {c.value for c in draft.claims if c.value_type == "wikibase-item"}
+    if object_qid != draft.root_qid and object_qid not in objects:
+        raise UnitError(f"{object_qid} is not an object in the unit, so it cannot be followed")
+    if object_qid not in details_by_qid:
+        raise UnitError(f"{object_qid} has not been loaded: open it first to follow it")
+    return candidates(draft, details_by_qid, object_qid)
+
+
+# --- rendering --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RenderedTriple:
+    """One triple as text in one language. ``subject``/``predicate``/``object`` are the
+    rendered texts; overrides, when set, are what is shown, and the rendered text stays."""
+
+    position: int
+    subject: str
+    predicate: str
+    object: str
+    subject_qid: str
+    property_pid: str
+    object_value: str | None
+    statement_id: str | None = None
+    subject_missing: bool = False
+    predicate_missing: bool = False
+    object_missing: bool = False
+    subject_override: str | None = None
+    predicate_override: str | None = None
+    object_override: str | None = None
+    claim_id: int | None = None  # set once saved and linked to the session's claims
+
+    @property
+    def label_missing(self) -> bool:
+        return self.subject_missing or self.predicate_missing or self.object_missing
+
+    def shown(self, part: str) -> str:
+        override = getattr(self, f"{part}_override")
+        return override if override is not None else getattr(self, part)
+
+    @property
+    def display(self) -> tuple[str, str, str]:
+        return (self.shown("subject"), self.shown("predicate"), self.shown("object"))
+
+
+Overrides = Mapping[tuple[str, int, str], str]  # (lang, position, part) -> text
+
+
+def label_index(details_by_qid: Mapping[str, EntityDetails]) -> dict[str, dict[str, str]]:
+    """lang -> item/property id -> label, from every entity's terms (first one wins)."""
+    index: dict[str, dict[str, str]] = {}
+    for details in details_by_qid.values():
+        for term in details.terms:
+            if term.kind == "label":
+                index.setdefault(term.lang, {}).setdefault(term.item_id, term.text)
+    return index
+
+
+def render_unit(
+    draft: UnitDraft,
+    details_by_qid: Mapping[str, EntityDetails],
+    langs: Sequence[str] = LANGUAGES,
+    overrides: Overrides | None = None,
+    labels: Mapping[str, Mapping[str, str]] | None = None,
+) -> dict[str, list[RenderedTriple]]:
+    """Each claim of the draft as text per language. A missing label shows the id and is
+    flagged; ``labels`` (from :func:`label_index`) may be passed to render many units."""
+    labels = labels if labels is not None else label_index(details_by_qid)
+    overrides = overrides or {}
+    for lang, position, part in overrides:
+        if part not in PARTS or not 0 <= position < len(draft.claims) or lang not in langs:
+            raise UnitError(f"override for a triple part that does not exist: "
+                            f"{lang} {position} {part}")
+    rendered: dict[str, list[RenderedTriple]] = {}
+    for lang in langs:
+        names = labels.get(lang, {})
+        rows = []
+        for position, claim in enumerate(draft.claims):
+            subject = names.get(claim.subject_qid)
+            predicate = names.get(claim.property_pid)
+            value = render_value(claim.value, claim.value_type, claim.value_json, lang, names)
+            if claim.value is None:
+                # No/some value was let through the filters: say so rather than leave a gap.
+                value = "no value" if claim.snak_type == "novalue" else "unknown value"
+            rows.append(
+                RenderedTriple(
+                    position=position,
+                    subject=subject or claim.subject_qid,
+                    predicate=predicate or claim.property_pid,
+                    object=value if value is not None else (claim.value or ""),
+                    subject_qid=claim.subject_qid,
+                    property_pid=claim.property_pid,
+                    object_value=claim.value,
+                    statement_id=claim.statement_id,
+                    subject_missing=subject is None,
+                    predicate_missing=predicate is None,
+                    object_missing=value is None,
+                    subject_override=overrides.get((lang, position, "subject")),
+                    predicate_override=overrides.get((lang, position, "predicate")),
+                    object_override=overrides.get((lang, position, "object")),
+                )
+            )
+        rendered[lang] = rows
+    return rendered
+
+
+def parallel_languages(rendered: Mapping[str, Sequence[RenderedTriple]]) -> set[str]:
+    """Languages where every part of every triple has text: a label, or a person's override
+    (an override is a deliberate text, so it fills the gap a missing label left)."""
+
+    def filled(t: RenderedTriple, part: str) -> bool:
+        return not getattr(t, f"{part}_missing") or getattr(t, f"{part}_override") is not None
+
+    return {
+        lang
+        for lang, rows in rendered.items()
+        if rows and all(filled(t, part) for t in rows for part in PARTS)
+    }
+
+
+# --- the session ------------------------------------------------------------------------
+
+
+def provenance(draft: UnitDraft) -> dict[str, Any]:
+    """What a saved unit records about how it was built (kept in ``attributes``)."""
+    entities = [draft.root_qid]
+    for claim in draft.claims:
+        for qid in (claim.subject_qid, claim.value if claim.value_type == "wikibase-item"
+                    else None):
+            if qid and qid not in entities:
+                entities.append(qid)
+    return {
+        "entities": entities,
+        "properties": [c.property_pid for c in draft.claims],
+        "statements": [c.statement_id for c in draft.claims],
+        "category": draft.category,
+        "tier": draft.tier,
+        "sub_tier": draft.sub_tier,
+        "filters": {f.name: getattr(draft.filters, f.name) for f in fields(draft.filters)},
+    }
+
+
+def save_unit(
+    store: SessionStore,
+    draft: UnitDraft,
+    rendered: Mapping[str, Sequence[RenderedTriple]],
+    *,
+    uid: str | None = None,
+    origin: str = "built",
+    category: str | None = None,
+    source: str | None = None,
+) -> int:
+    """Write the unit and its triples per language in one transaction; returns its id.
+
+    Refuses (:class:`UnitError`) a unit that is empty, larger than 7 or not connected."""
+    shape = structure(draft)
+    if not shape.valid:
+        raise UnitError("the unit cannot be saved: " + "; ".join(shape.problems))
+    for lang, rows in rendered.items():
+        if [(t.subject_qid, t.property_pid, t.object_value) for t in rows] != [
+            (c.subject_qid, c.property_pid, c.value) for c in draft.claims
+        ]:
+            raise UnitError(f"the {lang} triples do not match the unit: render it again")
+    category_name = category or draft.category
+    attributes = provenance(draft)
+    attributes["category"] = category_name
+    attributes["label_missing"] = {
+        lang: {str(t.position): [p for p in PARTS if getattr(t, f"{p}_missing")]
+               for t in rows if t.label_missing}
+        for lang, rows in rendered.items()
+    }
+    with store.unit_of_work() as db:
+        category_id = None
+        if category_name:
+            category_id = db.execute(
+                select(m.Category.id).where(m.Category.name == category_name)
+            ).scalar_one_or_none()
+        statement_ids = [c.statement_id for c in draft.claims if c.statement_id]
+        claim_ids = dict(
+            db.execute(
+                select(m.Claim.statement_id, m.Claim.id).where(
+                    m.Claim.statement_id.in_(statement_ids)
+                )
+            ).all()
+        ) if statement_ids else {}
+        unit = m.DataUnit(
+            uid=uid or uuid.uuid4().hex,
+            root_qid=draft.root_qid,
+            category_id=category_id,
+            shape=shape.shape.value if shape.shape else None,
+            size=shape.size,
+            tier=draft.tier,
+            sub_tier=draft.sub_tier,
+            origin=origin,
+            source=source,
+            attributes=attributes,
+        )
+        db.add(unit)
+        db.flush()
+        db.add_all(
+            m.UnitTriple(
+                unit_id=unit.id,
+                lang=lang,
+                tripleset=MAIN,
+                position=t.position,
+                subject=t.subject,
+                predicate=t.predicate,
+                object=t.object,
+                subject_qid=t.subject_qid,
+                property_pid=t.property_pid,
+                object_value=t.object_value,
+                claim_id=claim_ids.get(t.statement_id) if t.statement_id else None,
+                subject_override=t.subject_override,
+                predicate_override=t.predicate_override,
+                object_override=t.object_override,
+                label_missing=t.label_missing,
+            )
+            for lang, rows in rendered.items()
+            for t in rows
+        )
+        return unit.id
+
+
+def set_override(
+    store: SessionStore, unit_id: int, lang: str, position: int, part: str, text: str | None
+) -> None:
+    """Set (or, with None, clear) a manual text for one part of one triple; commits."""
+    if part not in PARTS:
+        raise UnitError(f"a triple has no part {part!r}: use subject, predicate or object")
+    with store.unit_of_work() as db:
+        result = db.execute(
+            update(m.UnitTriple)
+            .where(
+                m.UnitTriple.unit_id == unit_id,
+                m.UnitTriple.lang == lang,
+                m.UnitTriple.tripleset == MAIN,
+                m.UnitTriple.position == position,
+            )
+            .values({f"{part}_override": text})
+        )
+        if result.rowcount != 1:
+            raise UnitError(f"unit {unit_id} has no {lang} triple at position {position}")
+
+
+def reorder(store: SessionStore, unit_id: int, new_order: Sequence[int]) -> None:
+    """Put the unit's triples (every language) in ``new_order`` (old positions); commits.
+
+    Order never changes the shape (METHODS §5), so nothing else is recomputed."""
+    with store.unit_of_work() as db:
+        size = db.execute(
+            select(m.DataUnit.size).where(m.DataUnit.id == unit_id)
+        ).scalar_one_or_none()
+        if size is None:
+            raise UnitError(f"the session has no unit {unit_id}")
+        _check_permutation(new_order, size)
+        main = (m.UnitTriple.unit_id == unit_id, m.UnitTriple.tripleset == MAIN)
+        # (unit, lang, tripleset, position) is unique and SQLite checks it row by row,
+        # so positions go through negative values first to swap without a clash.
+        for new, old in enumerate(new_order):
+            db.execute(update(m.UnitTriple).where(*main, m.UnitTriple.position == old)
+                       .values(position=-1 - new))
+        db.execute(update(m.UnitTriple).where(*main, m.UnitTriple.position < 0)
+                   .values(position=-1 - m.UnitTriple.position))
+        unit = db.get(m.DataUnit, unit_id)
+        if unit is not None and unit.attributes:
+            attributes = dict(unit.attributes)
+            for key in ("properties", "statements"):
+                if isinstance(attributes.get(key), list) and len(attributes[key]) == size:
+                    attributes[key] = [attributes[key][i] for i in new_order]
+            missing = attributes.get("label_missing") or {}
+            attributes["label_missing"] = {
+                lang: {str(new): parts[str(old)] for new, old in enumerate(new_order)
+                       if str(old) in parts}
+                for lang, parts in missing.items()
+            }
+            unit.attributes = attributes
+
+
+@dataclass(frozen=True)
+class StoredUnit:
+    id: int
+    uid: str
+    root_qid: str | None
+    category: str | None
+    shape: str | None
+    size: int
+    tier: str | None
+    sub_tier: str | None
+    origin: str
+    source: str | None
+    attributes: Mapping[str, Any]
+    triples: Mapping[str, tuple[RenderedTriple, ...]]  # lang -> main triples in order
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(self.triples)
+
+    @property
+    def parallel(self) -> set[str]:
+        return parallel_languages(self.triples)
+
+
+def load_unit(store: SessionStore, unit_id: int) -> StoredUnit:
+    with store.unit_of_work() as db:
+        unit = db.get(m.DataUnit, unit_id)
+        if unit is None:
+            raise UnitError(f"the session has no unit {unit_id}")
+        return _stored(unit)
+
+
+def list_units(store: SessionStore) -> list[StoredUnit]:
+    with store.unit_of_work() as db:
+        return [_stored(u) for u in db.scalars(select(m.DataUnit).order_by(m.DataUnit.id))]
+
+
+def _stored(unit: m.DataUnit) -> StoredUnit:
+    attributes = dict(unit.attributes or {})
+    missing = attributes.get("label_missing") or {}
+    triples: dict[str, list[RenderedTriple]] = {}
+    for row in unit.triples:
+        if row.tripleset != MAIN:
+            continue
+        parts = missing.get(row.lang, {}).get(str(row.position))
+        if parts is None:
+            # Units imported from files carry one flag for the triple, not one per part.
+            parts = list(PARTS) if row.label_missing else []
+        triples.setdefault(row.lang, []).append(
+            RenderedTriple(
+                position=row.position,
+                subject=row.subject,
+                predicate=row.predicate,
+                object=row.object,
+                subject_qid=row.subject_qid or "",
+                property_pid=row.property_pid or "",
+                object_value=row.object_value,
+                subject_missing="subject" in parts,
+                predicate_missing="predicate" in parts,
+                object_missing="object" in parts,
+                subject_override=row.subject_override,
+                predicate_override=row.predicate_override,
+                object_override=row.object_override,
+                claim_id=row.claim_id,
+            )
+        )
+    statements = attributes.get("statements") or []
+    result = {}
+    for lang, rows in triples.items():
+        rows.sort(key=lambda t: t.position)
+        result[lang] = tuple(
+            replace(t, statement_id=statements[t.position])
+            if t.position < len(statements) and len(rows) == len(statements) else t
+            for t in rows
+        )
+    return StoredUnit(
+        id=unit.id,
+        uid=unit.uid,
+        root_qid=unit.root_qid,
+        category=unit.category.name if unit.category else attributes.get("category"),
+        shape=unit.shape,
+        size=unit.size,
+        tier=unit.tier,
+        sub_tier=unit.sub_tier,
+        origin=unit.origin,
+        source=unit.source,
+        attributes=attributes,
+        triples=result,
+    )
+
+
+__all__ = [
+    "MAX_SIZE",
+    "CandidateClaim",
+    "Candidates",
+    "FilterCounts",
+    "RenderedTriple",
+    "StoredUnit",
+    "UnitDraft",
+    "UnitError",
+    "candidates",
+    "follow",
+    "label_index",
+    "list_units",
+    "load_unit",
+    "parallel_languages",
+    "render_unit",
+    "reorder",
+    "save_unit",
+    "set_override",
+    "structure",
+]

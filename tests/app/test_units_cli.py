@@ -1,0 +1,72 @@
+"""``taillens units sample | list`` over the bundled demo snapshot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from core.store import SessionStore
+from core.unit_builder import load_unit
+from core.units import Triple, unit_structure
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_sample_chains_then_list(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    session = str(tmp_path / "s.taillens")
+    status, _, _ = run(capsys, "fetch", "River", "--session", session, "--limit", "200",
+                       "--quiet")
+    assert status == 0
+    args = ("units", "sample", "River", "--session", session, "--per-entity", "1", "--shape",
+            "chain", "--size", "2", "--seed", "1", "--limit-entities", "30", "--source",
+            "embedded", "--quiet")
+    status, out, _ = run(capsys, *args)
+    assert status == 0 and "units built from 30 entities" in out
+    built = int(out.split(": ", 1)[1].split()[0])
+    assert built > 0
+
+    status, out, _ = run(capsys, "units", "list", "--session", session, "--json")
+    assert status == 0
+    units = json.loads(out)
+    assert len(units) == built
+    assert all(u["shape"] == "chain" and u["size"] == 2 for u in units)
+    assert all(u["origin"] == "sampled" and u["category"] == "River" for u in units)
+    assert all(set(u["languages"]) == {"en", "it", "es"} for u in units)
+    assert any(set(u["parallel"]) == {"en", "it", "es"} for u in units)
+    with SessionStore.open(session) as store:
+        for u in units:
+            unit = load_unit(store, u["id"])
+            triples = [Triple(t.subject_qid, t.property_pid, t.object_value or "")
+                       for t in unit.triples["en"]]
+            assert unit_structure(triples, unit.root_qid).shape == "chain"
+            assert unit.attributes["category"] == "River"
+            # The chain's first claim is the member's own, now held in the session.
+            assert unit.triples["en"][0].claim_id is not None
+
+    # Same seed, same units (the second run saves the same triples again).
+    status, _, _ = run(capsys, *args)
+    status, out, _ = run(capsys, "units", "list", "--session", session, "--json")
+    again = json.loads(out)
+    assert [u["triples"] for u in again[built:]] == [u["triples"] for u in units]
+
+    status, out, _ = run(capsys, "units", "list", "--session", session)
+    assert status == 0 and f"{2 * built} units" in out
+
+
+def test_sample_needs_members_and_checks_arguments(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    session = str(tmp_path / "s.taillens")
+    SessionStore.create(session).close()
+    status, _, err = run(capsys, "units", "sample", "River", "--session", session)
+    assert status == 2 and "fetch them first" in err
+    status, _, err = run(capsys, "units", "sample", "River", "--session", session,
+                         "--size", "9")
+    assert status == 2 and "--size must be 1..7" in err

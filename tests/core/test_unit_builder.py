@@ -1,0 +1,216 @@
+"""Unit drafts: editing, candidate claims, rendering per language, saving and loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from core.claim_filters import ClaimFilterSettings
+from core.store import SessionStore
+from core.store import models as m
+from core.unit_builder import (
+    UnitDraft,
+    UnitError,
+    candidates,
+    follow,
+    load_unit,
+    parallel_languages,
+    render_unit,
+    reorder,
+    save_unit,
+    set_override,
+    structure,
+)
+from core.wikidata.records import ClaimRecord, EntityDetails, Term
+
+
+def label(item: str, lang: str, text: str) -> Term:
+    return Term(item, lang, "label", text)
+
+
+def labels(item: str, en: str, it: str | None = None, es: str | None = None) -> list[Term]:
+    out = [label(item, "en", en)]
+    out += [label(item, "it", it)] if it else []
+    out += [label(item, "es", es)] if es else []
+    return out
+
+
+ROME_COUNTRY = ClaimRecord("Q220$1", "Q220", "P17", "Q38", "wikibase-item")
+ROME_INCEPTION = ClaimRecord("Q220$2", "Q220", "P571", "-0753-04-21T00:00:00Z", "time",
+                             value_json={"precision": 11})
+ROME_AREA = ClaimRecord("Q220$3", "Q220", "P2046", "+1285.5", "quantity",
+                        value_json={"unit": "Q712226"})
+ROME_IMAGE = ClaimRecord("Q220$4", "Q220", "P18", "Rome.jpg", "commonsMedia")
+ROME_INSTANCE = ClaimRecord("Q220$5", "Q220", "P31", "Q515", "wikibase-item")
+ROME_OLD = ClaimRecord("Q220$6", "Q220", "P1082", "+1", "quantity", rank="deprecated")
+ROME_PART = ClaimRecord("Q220$7", "Q220", "P361", "Q38", "wikibase-item")
+ITALY_CAPITAL = ClaimRecord("Q38$1", "Q38", "P36", "Q220", "wikibase-item")
+ITALY_CURRENCY = ClaimRecord("Q38$2", "Q38", "P38", "Q4916", "wikibase-item")
+ORPHAN = ClaimRecord("Q99$1", "Q99", "P17", "Q38", "wikibase-item")
+
+ROME = EntityDetails(
+    "Q220",
+    terms=(
+        *labels("Q220", "Rome", "Roma", "Roma"),
+        *labels("P17", "country", "paese", "país"),
+        *labels("P571", "inception", "data di fondazione", "fecha de fundación"),
+        *labels("P2046", "area", "superficie", "área"),
+        *labels("Q712226", "square kilometre", "chilometro quadrato", "kilómetro cuadrado"),
+        *labels("Q38", "Italy", "Italia"),  # no Spanish label: es is not parallel
+    ),
+    claims=(ROME_COUNTRY, ROME_INCEPTION, ROME_AREA, ROME_IMAGE, ROME_INSTANCE, ROME_OLD,
+            ROME_PART),
+)
+ITALY = EntityDetails(
+    "Q38",
+    terms=(*labels("Q38", "Italy", "Italia"), *labels("P36", "capital", "capitale", "capital"),
+           *labels("P38", "currency", "valuta", "moneda"),
+           *labels("Q4916", "euro", "euro", "euro")),
+    claims=(ITALY_CAPITAL, ITALY_CURRENCY),
+)
+DETAILS = {"Q220": ROME, "Q38": ITALY}
+
+
+def test_draft_edits_are_immutable_and_shape_follows() -> None:
+    empty = UnitDraft("Q220")
+    one = empty.add(ROME_COUNTRY)
+    two = one.add(ROME_INCEPTION)
+    assert empty.claims == () and one.claims == (ROME_COUNTRY,)
+    assert structure(two).shape == "sibling"
+    chain = one.add(ITALY_CURRENCY)
+    assert structure(chain).shape == "chain"
+    mixed = chain.add(ROME_INCEPTION)
+    assert structure(mixed).shape == "mixed"
+    moved = mixed.move(2, 0)
+    assert moved.claims == (ROME_INCEPTION, ROME_COUNTRY, ITALY_CURRENCY)
+    assert structure(moved).shape == "mixed"  # order never changes the shape
+    assert moved.remove(0).claims == (ROME_COUNTRY, ITALY_CURRENCY)
+    assert mixed.reordered([1, 2, 0]).claims == (ITALY_CURRENCY, ROME_INCEPTION, ROME_COUNTRY)
+    with pytest.raises(UnitError, match="already in the unit"):
+        one.add(ROME_COUNTRY)
+    with pytest.raises(UnitError, match="no triple at position 5"):
+        one.remove(5)
+    with pytest.raises(UnitError, match="each position"):
+        two.reordered([0, 0])
+
+
+def test_candidates_give_reasons_and_counts_per_rule() -> None:
+    found = candidates(UnitDraft("Q220"), DETAILS)
+    by_claim = {c.claim.statement_id: c for c in found.claims}
+    assert by_claim["Q220$4"].rule == "drop_unreadable_types"
+    assert by_claim["Q220$5"].rule == "drop_ontology_properties"
+    assert by_claim["Q220$6"].rule == "drop_deprecated"
+    assert by_claim["Q220$7"].rule == "only_within_unit"  # Italy is not yet in the unit
+    assert by_claim["Q220$1"].reason is None
+    assert found.counts.by_rule == {
+        "drop_deprecated": 1, "truthy_only": 0, "drop_no_or_some_value": 0,
+        "drop_unreadable_types": 1, "drop_ontology_properties": 1, "only_within_unit": 1,
+    }
+    assert found.counts.kept == 3 and found.counts.dropped == 4
+    # Switching a rule off keeps what it dropped.
+    lenient = UnitDraft("Q220", filters=ClaimFilterSettings(drop_unreadable_types=False))
+    assert candidates(lenient, DETAILS).counts.by_rule["drop_unreadable_types"] == 0
+    # Once Italy is a subject in the unit, "part of Italy" may enter it.
+    draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ITALY_CURRENCY)
+    after = candidates(draft, DETAILS)
+    assert after.counts.by_rule["only_within_unit"] == 0
+    assert ROME_PART in after.kept and ROME_COUNTRY not in after.kept  # already in the unit
+
+
+def test_follow_lists_the_object_claims() -> None:
+    draft = UnitDraft("Q220").add(ROME_COUNTRY)
+    followed = follow(draft, DETAILS, "Q38")
+    assert followed.qid == "Q38" and followed.kept == (ITALY_CAPITAL, ITALY_CURRENCY)
+    with pytest.raises(UnitError, match="not an object"):
+        follow(draft, DETAILS, "Q4916")
+    with pytest.raises(UnitError, match="has not been loaded"):
+        follow(draft.add(ITALY_CURRENCY), DETAILS, "Q4916")
+
+
+def test_render_templates_missing_labels_and_overrides() -> None:
+    draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ROME_INCEPTION).add(ROME_AREA)
+    rendered = render_unit(draft, DETAILS, overrides={("es", 0, "object"): "Italia"})
+    en, it, es = rendered["en"], rendered["it"], rendered["es"]
+    assert [t.display for t in en] == [
+        ("Rome", "country", "Italy"),
+        ("Rome", "inception", "21 April 753 BC"),
+        ("Rome", "area", "1285.5 square kilometre"),
+    ]
+    assert it[1].object == "21 aprile 753 a.C." and it[2].object == "1285,5 chilometro quadrato"
+    assert es[1].object == "21 de abril de 753 a.C."
+    # No Spanish label for Italy: the id stands in, flagged; the override is kept apart.
+    assert es[0].object == "Q38" and es[0].object_missing and es[0].label_missing
+    assert es[0].object_override == "Italia" and es[0].display[2] == "Italia"
+    assert en[0].statement_id == "Q220$1" and en[0].object_value == "Q38"
+    assert parallel_languages(rendered) == {"en", "it", "es"}  # the override fills the gap
+    plain = render_unit(draft, DETAILS)
+    assert parallel_languages(plain) == {"en", "it"}
+    with pytest.raises(UnitError, match="does not exist"):
+        render_unit(draft, DETAILS, overrides={("en", 9, "subject"): "x"})
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SessionStore:
+    with SessionStore.create(tmp_path / "s.taillens") as created:
+        with created.unit_of_work() as db:
+            db.add(m.Category(name="City", class_qid="Q515", pattern="?item wdt:P31 wd:Q515 ."))
+            db.add(m.Claim(statement_id="Q220$1", subject_qid="Q220", property_pid="P17",
+                           value="Q38", value_type="wikibase-item"))
+        yield created
+
+
+def test_save_load_override_reorder_round_trip(store: SessionStore) -> None:
+    draft = UnitDraft("Q220", category="City", tier="head", sub_tier=None)
+    draft = draft.add(ROME_COUNTRY).add(ITALY_CURRENCY).add(ROME_INCEPTION)
+    rendered = render_unit(draft, DETAILS)
+    unit_id = save_unit(store, draft, rendered, uid="rome-1", source="test")
+    unit = load_unit(store, unit_id)
+    assert (unit.uid, unit.root_qid, unit.shape, unit.size, unit.tier) == (
+        "rome-1", "Q220", "mixed", 3, "head")
+    assert unit.category == "City" and unit.origin == "built" and unit.source == "test"
+    assert unit.attributes["entities"] == ["Q220", "Q38", "Q4916"]
+    assert unit.attributes["properties"] == ["P17", "P38", "P571"]
+    assert unit.attributes["filters"]["truthy_only"] is True
+    assert unit.languages == ("en", "es", "it") and unit.parallel == {"en", "it"}
+    assert unit.triples["en"] == tuple(
+        t if t.statement_id != "Q220$1" else t.__class__(**{**t.__dict__, "claim_id": 1})
+        for t in rendered["en"]
+    )
+    assert unit.triples["es"][0].object_missing and not unit.triples["es"][0].subject_missing
+
+    set_override(store, unit_id, "es", 0, "object", "Italia")
+    assert load_unit(store, unit_id).triples["es"][0].display[2] == "Italia"
+    assert load_unit(store, unit_id).triples["es"][0].object == "Q38"  # original kept
+    assert load_unit(store, unit_id).parallel == {"en", "it"}  # Italy is also subject 2
+    set_override(store, unit_id, "es", 1, "subject", "Italia")
+    assert load_unit(store, unit_id).parallel == {"en", "it", "es"}
+    set_override(store, unit_id, "es", 0, "object", None)
+    assert load_unit(store, unit_id).triples["es"][0].display[2] == "Q38"
+
+    reorder(store, unit_id, [2, 0, 1])
+    again = load_unit(store, unit_id)
+    assert [t.property_pid for t in again.triples["it"]] == ["P571", "P17", "P38"]
+    assert [t.position for t in again.triples["it"]] == [0, 1, 2]
+    assert again.triples["es"][1].object_missing and again.shape == "mixed"
+    assert again.triples["es"][2].subject_override == "Italia"  # overrides move along
+    with pytest.raises(UnitError, match="no es triple at position 7"):
+        set_override(store, unit_id, "es", 7, "object", "x")
+    with pytest.raises(UnitError, match="each position"):
+        reorder(store, unit_id, [0, 1])
+
+
+def test_refuses_disconnected_empty_and_oversized_units(store: SessionStore) -> None:
+    disconnected = UnitDraft("Q220").add(ROME_COUNTRY).add(ORPHAN)
+    with pytest.raises(UnitError, match="not connected"):
+        save_unit(store, disconnected, render_unit(disconnected, DETAILS))
+    with pytest.raises(UnitError, match="at least one triple"):
+        save_unit(store, UnitDraft("Q220"), {})
+    big = UnitDraft("Q220", tuple(
+        ClaimRecord(f"s{i}", "Q220", "P1448", f"name {i}", "monolingualtext") for i in range(8)
+    ))
+    with pytest.raises(UnitError, match="at most 7"):
+        save_unit(store, big, render_unit(big, DETAILS))
+    with store.unit_of_work() as db:
+        assert db.scalars(select(m.DataUnit)).all() == []
