@@ -1,4 +1,9 @@
-"""``taillens import | export``: WebNLG / TailNLG XML in and out of a session."""
+"""``taillens import | export``: files in and out of a session, in any registered format.
+
+The ``--format`` choices come from ``core.formats.IMPORT_FORMATS`` / ``EXPORT_FORMATS``, so
+a format added there is on the command line at once. Importing ``core.formats`` here is
+cheap (no SQLAlchemy, no rdflib: those load inside the functions).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,11 @@ MAX_LISTED_ERRORS = 20
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from core.formats import EXPORT_FORMATS, IMPORT_FORMATS
+
     importer = subparsers.add_parser(
         "import",
-        help="import a WebNLG or TailNLG XML file into a session",
+        help="import a WebNLG/TailNLG XML or WDV JSON file into a session",
         description="Import FILE into the session in one transaction. Entries that break "
         "the format are skipped and listed; a file that is not well-formed changes nothing.",
     )
@@ -20,35 +27,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     importer.add_argument("--session", type=Path, required=True,
                           help="session file (created if missing)")
     importer.add_argument("--format", dest="format", default="auto",
-                          choices=("auto", "tailnlg", "webnlg"),
+                          choices=("auto", *IMPORT_FORMATS),
                           help="file format (default: auto, from the file's first bytes)")
     importer.add_argument("--quiet", action="store_true", help="no progress on stderr")
     importer.set_defaults(handler=run_import)
 
     exporter = subparsers.add_parser(
         "export",
-        help="export a session's data units as WebNLG or TailNLG XML",
+        help="export a session's data units (XML, WDV JSON, Turtle, N-Triples, CSV)",
         description="Write every data unit of the session to OUT; imported entries come "
         "back as they were read, with the edits made since.",
     )
     exporter.add_argument("out", type=Path)
     exporter.add_argument("--session", type=Path, required=True)
     exporter.add_argument("--format", dest="format", required=True,
-                          choices=("tailnlg", "webnlg"))
+                          choices=tuple(EXPORT_FORMATS))
     exporter.add_argument("--quiet", action="store_true", help="no progress on stderr")
     exporter.set_defaults(handler=run_export)
 
 
 def run_import(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.formats import detect_format, import_job
+    from core.formats import IMPORT_FORMATS, detect_format
+    from core.jobs import Job
     from core.store import SessionStore
 
     # Detected here, before the session is created, so a foreign file is refused early.
-    flavour = detect_format(args.file) if args.format == "auto" else args.format
+    name = detect_format(args.file) if args.format == "auto" else args.format
+    function = IMPORT_FORMATS[name].function
     with SessionStore.open(args.session, create=True) as store:
-        report = run_in_terminal(import_job(store, args.file, flavour=flavour),
-                                 quiet=args.quiet)
+        job = Job(title=f"Import {args.file.name}",
+                  run=lambda ctx: function(store, args.file, ctx=ctx), kind="import",
+                  params={"path": str(args.file), "format": name})
+        report = run_in_terminal(job, quiet=args.quiet)
     print(f"{args.file.name}: {report.summary_line()}")
     for error in report.errors[:MAX_LISTED_ERRORS]:
         print(f"  {error.where}: {error.reason}", file=sys.stderr)
@@ -60,11 +71,15 @@ def run_import(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.formats import export_job
+    from core.formats import EXPORT_FORMATS
+    from core.jobs import Job
     from core.store import SessionStore
 
+    function = EXPORT_FORMATS[args.format].function
     with SessionStore.open(args.session) as store:
-        written = run_in_terminal(export_job(store, args.out, flavour=args.format),
-                                  quiet=args.quiet)
+        job = Job(title=f"Export {args.out.name}",
+                  run=lambda ctx: function(store, args.out, ctx=ctx), kind="export",
+                  params={"path": str(args.out), "format": args.format})
+        written = run_in_terminal(job, quiet=args.quiet)
     print(f"{args.out.name}: {written} entries written ({args.format})")
     return 0

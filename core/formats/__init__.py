@@ -2,7 +2,7 @@
 
 Each registry entry is ``name -> FormatEntry(description, file_filter, function)``; the
 GUI builds its file dialogs from the descriptions and filters, the CLI its ``--format``
-choices. WebNLG and TailNLG XML are here; WDV, Turtle and CSV come later.
+choices: WebNLG and TailNLG XML, WDV JSON records, RDF (Turtle, N-Triples) and CSV.
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from core.formats.csv_export import export_csv
+from core.formats.rdf import export_rdf
 from core.formats.report import EntryError, ImportReport
+from core.formats.wdv import export_wdv, import_wdv
 from core.formats.webnlg import (
     FormatError,
     export_job,
@@ -37,6 +40,11 @@ IMPORT_FORMATS: dict[str, FormatEntry] = {
     "webnlg": FormatEntry(
         "WebNLG XML", "WebNLG XML (*.xml)", partial(import_webnlg, flavour="webnlg")
     ),
+    "wdv": FormatEntry(
+        "WDV JSON records (Wikidata claims with crowd-rated verbalisations)",
+        "WDV JSON (*.json)",
+        import_wdv,
+    ),
 }
 
 EXPORT_FORMATS: dict[str, FormatEntry] = {
@@ -46,6 +54,18 @@ EXPORT_FORMATS: dict[str, FormatEntry] = {
     "webnlg": FormatEntry(
         "WebNLG XML", "WebNLG XML (*.xml)", partial(export_webnlg, flavour="webnlg")
     ),
+    "wdv": FormatEntry("WDV JSON records (single-triple units)", "WDV JSON (*.json)", export_wdv),
+    "turtle": FormatEntry(
+        "RDF Turtle (Wikidata statements and TailLens vocabulary)",
+        "Turtle (*.ttl)",
+        partial(export_rdf, fmt="turtle"),
+    ),
+    "ntriples": FormatEntry(
+        "RDF N-Triples (Wikidata statements and TailLens vocabulary)",
+        "N-Triples (*.nt)",
+        partial(export_rdf, fmt="nt"),
+    ),
+    "csv": FormatEntry("CSV, one row per unit", "CSV (*.csv)", export_csv),
 }
 
 
@@ -60,9 +80,13 @@ def detect_format(path: Path | str) -> str:
     if b"<benchmark" in head:
         # TailNLG's entries carry unique_id and its lex elements a quality.
         return "tailnlg" if b"unique_id=" in head or b"quality=" in head else "webnlg"
+    # WDV is a JSON array of records; the first record names its claim near the start.
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[") and b'"claim_id"' in head:
+        return "wdv"
     raise FormatError(
         f"Cannot tell the format of {path.name}: it does not look like WebNLG or TailNLG XML "
-        "(no <benchmark> element near the start). Choose the format explicitly."
+        "(no <benchmark> element near the start) or WDV JSON (no array of records with "
+        "claim_id). Choose the format explicitly."
     )
 
 
@@ -74,8 +98,12 @@ __all__ = [
     "FormatError",
     "ImportReport",
     "detect_format",
+    "export_csv",
     "export_job",
+    "export_rdf",
+    "export_wdv",
     "export_webnlg",
     "import_job",
+    "import_wdv",
     "import_webnlg",
 ]

@@ -70,3 +70,64 @@ def test_bad_files_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     status, _, err = run(capsys, "export", "--session", str(session), "--format", "webnlg",
                          str(tmp_path / "missing" / "out.xml"))
     assert status == 2 and "Cannot export to" in err
+
+
+def test_wdv_import_then_turtle_and_csv_export(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import csv
+    import json
+
+    from rdflib import Graph, Namespace
+
+    from tests.core.formats.test_wdv import wdv_records, write_wdv
+
+    session = tmp_path / "s.taillens"
+    source = write_wdv(tmp_path / "wdv.json", wdv_records())
+    # Detected from the file's first bytes (a JSON array of records with claim_id).
+    status, out, err = run(capsys, "import", str(source), "--session", str(session), "--quiet")
+    assert status == 0, err
+    assert out.strip() == "wdv.json: 3 entries, 3 units, 0 references, 0 errors"
+
+    turtle = tmp_path / "out.ttl"
+    status, out, err = run(capsys, "export", "--session", str(session), "--format", "turtle",
+                           str(turtle), "--quiet")
+    assert status == 0, err
+    assert out.strip() == "out.ttl: 3 entries written (turtle)"
+    graph = Graph().parse(turtle, format="turtle")
+    tl = Namespace("https://taillens.org/ns#")
+    assert len(set(graph.subjects(None, tl.DataUnit))) == 3
+
+    table = tmp_path / "out.csv"
+    status, out, err = run(capsys, "export", "--session", str(session), "--format", "csv",
+                           str(table), "--quiet")
+    assert status == 0, err
+    with table.open(encoding="utf-8", newline="") as handle:
+        assert [row["uid"] for row in csv.DictReader(handle)] == [
+            "wdv:Q2158$ABC-1", "wdv:Q2158$ABC-2", "wdv:Q90$XYZ"]
+
+    back = tmp_path / "back.json"
+    status, _, err = run(capsys, "export", "--session", str(session), "--format", "wdv",
+                         str(back), "--quiet")
+    assert status == 0, err
+    assert json.loads(back.read_text(encoding="utf-8")) == wdv_records()
+
+    # Explicit format, and a bad record: listed, skipped, exit status 2 when nothing is new.
+    status, out, err = run(capsys, "import", str(source), "--session", str(session),
+                           "--format", "wdv", "--quiet")
+    assert status == 2 and "3 errors" in out and "already in the session" in err
+
+
+def test_format_choices_come_from_the_registries(capsys: pytest.CaptureFixture[str]) -> None:
+    from core.formats import EXPORT_FORMATS, IMPORT_FORMATS
+
+    with pytest.raises(SystemExit):
+        main(["export", "--help"])
+    out, _ = capsys.readouterr()
+    for name in EXPORT_FORMATS:
+        assert name in out
+    with pytest.raises(SystemExit):
+        main(["import", "--help"])
+    out, _ = capsys.readouterr()
+    for name in ("auto", *IMPORT_FORMATS):
+        assert name in out

@@ -1,0 +1,91 @@
+"""CSV export (METHODS §10): one row per data unit, for spreadsheets and pandas.
+
+Columns: ``uid, category, shape, size, tier, sub_tier, root_qid``, then for each of
+en, it, es ``triples_{lang}`` (the main triple set, ``"s | p | o"`` joined with ``" ; "``,
+manual overrides applied) and ``references_{lang}`` (joined with ``" || "``). UTF-8 with a
+header row; the csv module quotes what needs quoting.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from core.formats.wdv import atomic_output
+from core.jobs import Job, JobContext
+
+LANGUAGES = ("en", "it", "es")
+TRIPLE_SEPARATOR = " | "
+TRIPLES_JOINER = " ; "
+REFERENCES_JOINER = " || "
+UNIT_COLUMNS = ("uid", "category", "shape", "size", "tier", "sub_tier", "root_qid")
+COLUMNS = UNIT_COLUMNS + tuple(
+    f"{kind}_{lang}" for lang in LANGUAGES for kind in ("triples", "references")
+)
+
+
+def triple_text(row: Any) -> str:
+    """``"s | p | o"`` of a unit_triples row, the user's overrides in place of the labels."""
+    parts = []
+    for name in ("subject", "predicate", "object"):
+        override = getattr(row, f"{name}_override")
+        parts.append(override if override is not None else getattr(row, name))
+    return TRIPLE_SEPARATOR.join(parts)
+
+
+def category_of(unit: Any, categories: dict[int, str]) -> str:
+    """The unit's category: the session's, else the one an imported WebNLG entry named."""
+    if unit.category_id in categories:
+        return categories[unit.category_id]
+    attributes = unit.attributes if isinstance(unit.attributes, dict) else {}
+    entry = attributes.get("entry")
+    # WebNLG/TailNLG imports keep the entry's attributes (category among them) here.
+    return str(entry.get("category", "")) if isinstance(entry, dict) else ""
+
+
+def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> int:
+    """Write one row per data unit of ``store`` to ``path``; returns the number of rows."""
+    from sqlalchemy import select
+
+    from core.store.models import Category, DataUnit, UnitReference, UnitTriple
+
+    with store.unit_of_work() as db:
+        units = list(db.scalars(select(DataUnit).order_by(DataUnit.id)))
+        triples: dict[tuple[int, str], list[str]] = defaultdict(list)
+        # Only the main set: the WebNLG 'original' set repeats the same facts unedited.
+        for row in db.scalars(select(UnitTriple).where(UnitTriple.tripleset == "main")
+                              .order_by(UnitTriple.unit_id, UnitTriple.position)):
+            triples[(row.unit_id, row.lang)].append(triple_text(row))
+        references: dict[tuple[int, str], list[str]] = defaultdict(list)
+        for ref in db.scalars(select(UnitReference).order_by(UnitReference.id)):
+            references[(ref.unit_id, ref.lang)].append(ref.text)
+        categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
+        db.expunge_all()
+    # newline="" as the csv module asks: it writes its own \r\n line ends.
+    with atomic_output(path, newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        for done, unit in enumerate(units, start=1):
+            if ctx is not None:
+                ctx.check_cancelled()
+            row: dict[str, Any] = {
+                "uid": unit.uid, "category": category_of(unit, categories),
+                "shape": unit.shape or "", "size": unit.size, "tier": unit.tier or "",
+                "sub_tier": unit.sub_tier or "", "root_qid": unit.root_qid or "",
+            }
+            for lang in LANGUAGES:
+                row[f"triples_{lang}"] = TRIPLES_JOINER.join(triples.get((unit.id, lang), []))
+                row[f"references_{lang}"] = REFERENCES_JOINER.join(
+                    references.get((unit.id, lang), []))
+            writer.writerow(row)
+            if ctx is not None:
+                ctx.progress(done, len(units), f"{done} rows written")
+    return len(units)
+
+
+def export_job(store: Any, path: Path | str) -> Job[int]:
+    path = Path(path)
+    return Job(title=f"Export {path.name}", run=lambda ctx: export_csv(store, path, ctx=ctx),
+               kind="export", params={"path": str(path), "format": "csv"})

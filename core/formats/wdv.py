@@ -1,0 +1,511 @@
+"""WDV JSON records (METHODS §10): one Wikidata claim and its crowd-rated verbalisation each.
+
+A WDV file is a JSON array of records. Mapping (one single-triple data unit per record):
+
+* ``data_units``: uid = ``"wdv:{claim_id}"``, root_qid = ``subject_id``, size 1, shape
+  ``"sibling"``, origin ``"imported"``; ``attributes`` keeps every field that has no
+  column elsewhere (and the record's key order), so export re-emits the record exactly.
+* ``unit_triples``: one English main triple ``subject_label | property_label |
+  object_label`` with ``subject_qid``, ``property_pid`` and, when the claim's value is an
+  item, ``object_value`` = its QID.
+* ``model_runs``: one ``kind="external"``, ``system_name="WDV"`` run per imported file;
+  ``verbalisations``: the record's ``verbalisation`` (candidate 0, English).
+* ``annotations``: position *i* of ``fluency_scores``/``adequacy_scores`` is the rating of
+  the anonymous annotator ``wdv-worker-{i+1}`` (created once, reused by later imports).
+
+Export recomputes the aggregates (``fluency_mean``, ``fluency_median``,
+``adequacy_majority_voted``, ``adequacy_percentage``) from the session's annotations, so
+ratings added in the app count; where a recomputed value equals the imported one the
+imported value is written as it was (``4`` stays ``4``, not ``4.0``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import statistics
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from core.formats.report import EntryError, ImportReport
+from core.formats.webnlg import FormatError
+from core.jobs import Job, JobContext
+
+UID_PREFIX = "wdv:"
+SYSTEM_NAME = "WDV"
+WORKER_NAME = "wdv-worker-{}"
+LAYOUT_VERSION = 1
+ADEQUACY_CODES = frozenset({0, 1, 2})  # 0 yes, 1 no, 2 not sure
+YES = 0
+
+# Fields with a column (or a row) of their own; everything else goes to attributes.
+LABEL_FIELDS = ("subject_label", "property_label", "object_label")
+REQUIRED_STRINGS = ("claim_id", "subject_id", "property_id", *LABEL_FIELDS, "verbalisation")
+MAPPED_FIELDS = frozenset({*REQUIRED_STRINGS, "annotations"})
+SCORE_FIELDS = ("fluency_scores", "adequacy_scores")
+AGGREGATE_FIELDS = ("fluency_mean", "fluency_median", "adequacy_majority_voted",
+                    "adequacy_percentage")
+# Key order of a record built in the app (the order the WDV release uses).
+RECORD_KEYS = (
+    "claim_id", "rank", "subject_id", "property_id", "subject_label", "property_label",
+    "object_label", "subject_desc", "property_desc", "object_desc", "subject_alias",
+    "property_alias", "object_alias", "object_datatype", "object", "theme_root_class_id",
+    "theme_label", "verbalisation", "verbalisation_unk_replaced", "sampling_weight",
+    "annotations",
+)
+ANNOTATION_KEYS = ("fluency_scores", *AGGREGATE_FIELDS[:2], "adequacy_scores",
+                   *AGGREGATE_FIELDS[2:])
+_QID = re.compile(r"Q[1-9][0-9]*")
+
+
+class RecordRejected(Exception):
+    """A record that breaks the format; it is listed in the report and skipped."""
+
+
+@dataclass(frozen=True)
+class ParsedRecord:
+    uid: str
+    subject_id: str
+    property_id: str
+    labels: tuple[str, str, str]
+    object_value: str | None
+    verbalisation: str
+    fluency: tuple[int, ...]
+    adequacy: tuple[int, ...]
+    attributes: dict[str, Any]
+
+
+# -- shared by the export modules -----------------------------------------------------------
+
+
+@contextmanager
+def atomic_output(path: Path | str, *, binary: bool = False,
+                  newline: str | None = None) -> Iterator[IO[Any]]:
+    """A handle on a temporary file next to ``path``, moved onto ``path`` when the block
+    ends; a failure (or cancel) removes it, so an export never leaves half a file."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise FormatError(f"Cannot export to {path}: it is a folder. Give a file name.")
+    try:
+        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed before os.replace
+            "wb" if binary else "w", encoding=None if binary else "utf-8",
+            newline=None if binary else newline, dir=path.parent, prefix=f".{path.name}.",
+            suffix=".tmp", delete=False,
+        )
+    except OSError as exc:
+        raise FormatError(
+            f"Cannot export to {path}: {exc.strerror or exc}. Choose another folder."
+        ) from exc
+    temporary = Path(handle.name)
+    try:
+        with handle:
+            yield handle
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise FormatError(f"Cannot write {path}: {exc.strerror or exc}.") from exc
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+# -- import ---------------------------------------------------------------------------------
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def item_id(value: Any) -> str | None:
+    """The QID of a Wikidata JSON value when it is an item: a datavalue
+    (``{"value": {...}, "type": "wikibase-entityid"}``), its inner value, or a bare QID."""
+    if isinstance(value, str):
+        return value if _QID.fullmatch(value) else None
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("value"), dict):
+        return item_id(value["value"])
+    if value.get("entity-type", "item") != "item":
+        return None
+    if isinstance(value.get("id"), str) and _QID.fullmatch(value["id"]):
+        return value["id"]
+    if _is_int(value.get("numeric-id")) and "entity-type" in value:
+        return f"Q{value['numeric-id']}"
+    return None
+
+
+def _scores(annotations: dict[str, Any], name: str, allowed: frozenset[int] | None) -> tuple[
+        int, ...]:
+    scores = annotations.get(name, [])
+    if not isinstance(scores, list) or not all(_is_int(s) for s in scores):
+        raise RecordRejected(f"annotations.{name} must be a list of integers")
+    if allowed is not None and any(s not in allowed for s in scores):
+        raise RecordRejected(f"annotations.{name} holds a value other than 0, 1 or 2")
+    return tuple(scores)
+
+
+def _parse_record(record: Any, file_name: str) -> ParsedRecord:
+    if not isinstance(record, dict):
+        raise RecordRejected(f"expected a JSON object, found {type(record).__name__}")
+    missing = [name for name in REQUIRED_STRINGS if name not in record]
+    if missing:
+        raise RecordRejected(f"missing field(s): {', '.join(missing)}")
+    wrong = [name for name in REQUIRED_STRINGS if not isinstance(record[name], str)]
+    if wrong:
+        raise RecordRejected(f"field(s) must be strings: {', '.join(wrong)}")
+    if not record["claim_id"].strip():
+        raise RecordRejected("claim_id is empty")
+    annotations = record.get("annotations", {})
+    if annotations is None:
+        annotations = {}
+    if not isinstance(annotations, dict):
+        raise RecordRejected("annotations must be a JSON object")
+    fluency = _scores(annotations, "fluency_scores", None)
+    adequacy = _scores(annotations, "adequacy_scores", ADEQUACY_CODES)
+    if any(not 0 <= s <= 5 for s in fluency):
+        raise RecordRejected("annotations.fluency_scores holds a value outside 0-5")
+    attributes: dict[str, Any] = {
+        "format": "wdv",
+        "layout_version": LAYOUT_VERSION,
+        "file": file_name,
+        "keys": list(record),
+        "record": {k: v for k, v in record.items() if k not in MAPPED_FIELDS},
+    }
+    if "annotations" in record:
+        # The imported aggregates (and key order) decide how export writes them back.
+        attributes["annotations"] = (
+            None if record["annotations"] is None
+            else {k: v for k, v in annotations.items() if k not in SCORE_FIELDS}
+        )
+        attributes["annotation_keys"] = list(annotations)
+    return ParsedRecord(
+        uid=UID_PREFIX + record["claim_id"],
+        subject_id=record["subject_id"],
+        property_id=record["property_id"],
+        labels=(record["subject_label"], record["property_label"], record["object_label"]),
+        object_value=item_id(record.get("object")),
+        verbalisation=record["verbalisation"],
+        fluency=fluency,
+        adequacy=adequacy,
+        attributes=attributes,
+    )
+
+
+def _load(path: Path) -> list[Any]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"{path.name} is not readable as UTF-8 text: {exc}") from None
+    except OSError as exc:
+        raise FormatError(f"Cannot read {path.name}: {exc.strerror or exc}.") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(
+            f"{path.name} is not valid JSON: {exc.msg} at line {exc.lineno}, column "
+            f"{exc.colno} (expected a JSON array of WDV records)."
+        ) from None
+    if not isinstance(data, list):
+        raise FormatError(
+            f"{path.name} is not a WDV file: its top level is a JSON "
+            f"{type(data).__name__}, expected an array of records."
+        )
+    return data
+
+
+def _check_readable(path: Path) -> Path:
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise FormatError(f"Cannot import {path}: there is no such file.")
+    if not path.is_file():
+        raise FormatError(f"Cannot import {path}: it is a folder, not a file.")
+    return path
+
+
+def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> ImportReport:
+    """Import a WDV JSON file into ``store`` in one transaction.
+
+    Records that break the format are skipped and listed in the report; a file that is
+    not valid JSON, or a failure or cancel, leaves the session as it was.
+    """
+    from sqlalchemy import select
+
+    from core.store.models import DataUnit
+
+    path = _check_readable(Path(path))
+    records = _load(path)
+    file_name = path.name
+    errors: list[EntryError] = []
+    parsed: list[ParsedRecord] = []
+    with store.unit_of_work() as db:
+        taken = set(db.scalars(select(DataUnit.uid)))
+        for number, record in enumerate(records, start=1):
+            if ctx is not None:
+                ctx.check_cancelled()
+            claim = record.get("claim_id") if isinstance(record, dict) else None
+            where = f"record {number}" + (f" (claim {claim})" if isinstance(claim, str) else "")
+            try:
+                entry = _parse_record(record, file_name)
+                if entry.uid in taken:
+                    raise RecordRejected(f"id {entry.uid!r} is already in the session"
+                                         " (or twice in this file)")
+            except RecordRejected as exc:
+                errors.append(EntryError(where, str(exc)))
+                continue
+            taken.add(entry.uid)
+            parsed.append(entry)
+            if ctx is not None:
+                ctx.progress(number, len(records), f"{len(parsed)} records from {file_name}")
+        if ctx is not None:
+            ctx.check_cancelled()
+        if parsed:
+            _insert(db, parsed, file_name)
+    return ImportReport(len(records), len(parsed), 0, errors, triples=len(parsed),
+                        source=file_name)
+
+
+def _workers(db: Any, count: int) -> list[int]:
+    """Ids of the anonymous annotators wdv-worker-1 … wdv-worker-{count}, made if missing."""
+    from sqlalchemy import select
+
+    from core.store.models import Annotator
+
+    names = [WORKER_NAME.format(i + 1) for i in range(count)]
+    known: dict[str, int] = {
+        name: id_ for name, id_ in db.execute(
+            select(Annotator.name, Annotator.id).where(Annotator.name.in_(names)))
+    }
+    for name in names:
+        if name not in known:
+            annotator = Annotator(name=name, is_anonymous=True)
+            db.add(annotator)
+            db.flush()
+            known[name] = annotator.id
+    return [known[name] for name in names]
+
+
+def _insert(db: Any, batch: list[ParsedRecord], file_name: str) -> None:
+    """Core bulk inserts, as for WebNLG: the ORM's bookkeeping is not needed here."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import insert
+
+    from core.store.models import Annotation, DataUnit, ModelRun, UnitTriple, Verbalisation
+
+    run = ModelRun(kind="external", model_id=SYSTEM_NAME, system_name=SYSTEM_NAME,
+                   status="finished", parameters={"file": file_name},
+                   finished_at=datetime.now(UTC))
+    db.add(run)
+    db.flush()
+    workers = _workers(db, max(max(len(r.fluency), len(r.adequacy)) for r in batch))
+    unit_ids = db.scalars(
+        insert(DataUnit).returning(DataUnit.id, sort_by_parameter_order=True),
+        [{"uid": r.uid, "origin": "imported", "source": file_name, "shape": "sibling",
+          "size": 1, "root_qid": r.subject_id, "attributes": r.attributes} for r in batch],
+    ).all()
+    db.execute(insert(UnitTriple), [
+        {"unit_id": unit_id, "lang": "en", "tripleset": "main", "position": 0,
+         "subject": r.labels[0], "predicate": r.labels[1], "object": r.labels[2],
+         "subject_qid": r.subject_id, "property_pid": r.property_id,
+         "object_value": r.object_value}
+        for unit_id, r in zip(unit_ids, batch, strict=True)
+    ])
+    verbalisation_ids = db.scalars(
+        insert(Verbalisation).returning(Verbalisation.id, sort_by_parameter_order=True),
+        [{"run_id": run.id, "unit_id": unit_id, "lang": "en", "candidate_index": 0,
+          "raw_output": r.verbalisation, "text": r.verbalisation, "parse_ok": True}
+         for unit_id, r in zip(unit_ids, batch, strict=True)],
+    ).all()
+    rows = []
+    for verbalisation_id, r in zip(verbalisation_ids, batch, strict=True):
+        for i in range(max(len(r.fluency), len(r.adequacy))):
+            rows.append({
+                "annotator_id": workers[i], "verbalisation_id": verbalisation_id,
+                "fluency": r.fluency[i] if i < len(r.fluency) else None,
+                "adequacy": r.adequacy[i] if i < len(r.adequacy) else None,
+            })
+    if rows:
+        db.execute(insert(Annotation), rows)
+
+
+# -- export ---------------------------------------------------------------------------------
+
+
+def majority(votes: list[int]) -> int | None:
+    """The most frequent adequacy code; a tie goes to the lowest code (Yes before No)."""
+    if not votes:
+        return None
+    counts = Counter(votes)
+    best = max(counts.values())
+    return min(code for code, n in counts.items() if n == best)
+
+
+def aggregates(fluency: list[int], adequacy: list[int]) -> dict[str, Any]:
+    """Fluency mean and median, adequacy majority vote and share of Yes (0-1)."""
+    return {
+        "fluency_mean": statistics.fmean(fluency) if fluency else None,
+        "fluency_median": float(statistics.median(fluency)) if fluency else None,
+        "adequacy_majority_voted": majority(adequacy),
+        "adequacy_percentage": adequacy.count(YES) / len(adequacy) if adequacy else None,
+    }
+
+
+def _same(original: Any, computed: Any) -> bool:
+    if original is None or computed is None:
+        return original is computed
+    if isinstance(original, bool) or not isinstance(original, int | float):
+        return False
+    return math.isclose(original, computed, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _annotations(attributes: dict[str, Any] | None, fluency: list[int],
+                 adequacy: list[int]) -> dict[str, Any] | None:
+    imported = (attributes or {}).get("annotations", {})
+    if imported is None and not fluency and not adequacy:
+        return None
+    imported = imported or {}
+    computed = aggregates(fluency, adequacy)
+    values: dict[str, Any] = {**imported, "fluency_scores": fluency,
+                              "adequacy_scores": adequacy}
+    for name, value in computed.items():
+        values[name] = imported[name] if name in imported and _same(imported[name], value) \
+            else value
+    keys = (attributes or {}).get("annotation_keys")
+    if keys is None:
+        return {k: values[k] for k in ANNOTATION_KEYS}
+    ordered = {k: values[k] for k in keys if k in values}
+    # Fields the record did not have appear only once they hold something (ratings made
+    # in the app), so an imported record without them round-trips as it was.
+    ordered.update({k: v for k, v in values.items()
+                    if k not in ordered and v is not None and v != []})
+    return ordered
+
+
+def _worker_order(name: str, annotation_id: int) -> tuple[int, int]:
+    # Imported workers keep their positions; people who rated in the app follow.
+    match = re.fullmatch(r"wdv-worker-([0-9]+)", name)
+    return (int(match.group(1)), 0) if match else (1 << 30, annotation_id)
+
+
+def _text(row: Any, name: str) -> str:
+    override = getattr(row, f"{name}_override")
+    return override if override is not None else getattr(row, name)
+
+
+def _record(unit: Any, triple: Any, verbalisation: Any, fluency: list[int], adequacy: list[int],
+            category: str | None) -> dict[str, Any]:
+    attributes = unit.attributes if _is_layout(unit.attributes) else None
+    claim_id = unit.uid[len(UID_PREFIX):] if unit.uid.startswith(UID_PREFIX) else unit.uid
+    values: dict[str, Any] = {
+        "claim_id": claim_id,
+        "subject_id": unit.root_qid or triple.subject_qid,
+        "property_id": triple.property_pid,
+        "subject_label": _text(triple, "subject"),
+        "property_label": _text(triple, "predicate"),
+        "object_label": _text(triple, "object"),
+        "verbalisation": verbalisation.text if verbalisation is not None else None,
+    }
+    annotations = _annotations(attributes, fluency, adequacy)
+    if attributes is None:
+        values.update(rank=None, object=triple.object_value, theme_label=category)
+        values["annotations"] = annotations
+        return {k: values.get(k) for k in RECORD_KEYS}
+    values.update(attributes["record"])
+    if "annotations" in attributes["keys"]:
+        values["annotations"] = annotations
+    ordered = {k: values[k] for k in attributes["keys"] if k in values}
+    ordered.update({k: v for k, v in values.items() if k not in ordered})
+    return ordered
+
+
+def _is_layout(attributes: Any) -> bool:
+    return (isinstance(attributes, dict) and attributes.get("format") == "wdv"
+            and isinstance(attributes.get("keys"), list)
+            and isinstance(attributes.get("record"), dict))
+
+
+def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> int:
+    """Write every single-triple unit of ``store`` as a WDV record; returns the count.
+
+    A unit's record carries its first English verbalisation (lowest run, candidate 0)
+    and the ratings of that verbalisation, aggregated again from the session.
+    """
+    from sqlalchemy import select
+
+    from core.store.models import (
+        Annotation,
+        Annotator,
+        Category,
+        DataUnit,
+        UnitTriple,
+        Verbalisation,
+    )
+
+    with store.unit_of_work() as db:
+        units = list(db.scalars(select(DataUnit).where(DataUnit.size == 1)
+                                .order_by(DataUnit.id)))
+        triples: dict[int, Any] = {}
+        for row in db.scalars(select(UnitTriple).where(
+                UnitTriple.lang == "en", UnitTriple.tripleset == "main")
+                .order_by(UnitTriple.position)):
+            triples.setdefault(row.unit_id, row)
+        firsts: dict[int, Any] = {}
+        for row in db.scalars(select(Verbalisation).where(Verbalisation.lang == "en").order_by(
+                Verbalisation.run_id, Verbalisation.candidate_index, Verbalisation.id)):
+            firsts.setdefault(row.unit_id, row)
+        wanted = {v.id for v in firsts.values()}
+        ratings: dict[int, list[tuple[tuple[int, int], Any]]] = defaultdict(list)
+        for annotation, name in db.execute(
+                select(Annotation, Annotator.name).join(Annotator)
+                .where(Annotation.verbalisation_id.is_not(None))):
+            if annotation.verbalisation_id in wanted:
+                ratings[annotation.verbalisation_id].append(
+                    (_worker_order(name, annotation.id), annotation))
+        categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
+        db.expunge_all()
+    # Imported here: csv_export imports this module for atomic_output.
+    from core.formats.csv_export import category_of
+
+    records = []
+    for done, unit in enumerate(units, start=1):
+        if ctx is not None:
+            ctx.check_cancelled()
+        triple = triples.get(unit.id)
+        if triple is None:
+            continue
+        verbalisation = firsts.get(unit.id)
+        rated = [a for _, a in sorted(ratings.get(verbalisation.id, []), key=lambda p: p[0])] \
+            if verbalisation is not None else []
+        fluency = [a.fluency for a in rated if a.fluency is not None]
+        adequacy = [a.adequacy for a in rated if a.adequacy is not None]
+        records.append(_record(unit, triple, verbalisation, fluency, adequacy,
+                               category_of(unit, categories) or None))
+        if ctx is not None:
+            ctx.progress(done, len(units), f"{len(records)} records")
+    with atomic_output(path) as handle:
+        json.dump(records, handle, ensure_ascii=False, indent=1)
+        handle.write("\n")
+    return len(records)
+
+
+# -- jobs for the GUI -----------------------------------------------------------------------
+
+
+def import_job(store: Any, path: Path | str) -> Job[ImportReport]:
+    path = Path(path)
+    return Job(title=f"Import {path.name}", run=lambda ctx: import_wdv(store, path, ctx=ctx),
+               kind="import", params={"path": str(path), "format": "wdv"})
+
+
+def export_job(store: Any, path: Path | str) -> Job[int]:
+    path = Path(path)
+    return Job(title=f"Export {path.name}", run=lambda ctx: export_wdv(store, path, ctx=ctx),
+               kind="export", params={"path": str(path), "format": "wdv"})
+
