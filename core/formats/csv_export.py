@@ -13,7 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from core.formats.wdv import atomic_output
+from core.formats.files import atomic_output
 from core.jobs import Job, JobContext
 
 LANGUAGES = ("en", "it", "es")

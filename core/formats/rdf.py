@@ -31,8 +31,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from core.formats.csv_export import category_of
-from core.formats.wdv import atomic_output
-from core.formats.webnlg import FormatError
+from core.formats.files import FormatError, atomic_output
 from core.jobs import Job, JobContext
 
 RdfFormat = Literal["turtle", "nt"]

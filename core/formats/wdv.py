@@ -23,19 +23,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import statistics
-import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from core.formats.csv_export import category_of
+from core.formats.files import FormatError, atomic_output
 from core.formats.report import EntryError, ImportReport
-from core.formats.webnlg import FormatError
 from core.jobs import Job, JobContext
 
 UID_PREFIX = "wdv:"
@@ -83,37 +80,6 @@ class ParsedRecord:
 
 
 # -- shared by the export modules -----------------------------------------------------------
-
-
-@contextmanager
-def atomic_output(path: Path | str, *, binary: bool = False,
-                  newline: str | None = None) -> Iterator[IO[Any]]:
-    """A handle on a temporary file next to ``path``, moved onto ``path`` when the block
-    ends; a failure (or cancel) removes it, so an export never leaves half a file."""
-    path = Path(path).expanduser()
-    if path.is_dir():
-        raise FormatError(f"Cannot export to {path}: it is a folder. Give a file name.")
-    try:
-        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed before os.replace
-            "wb" if binary else "w", encoding=None if binary else "utf-8",
-            newline=None if binary else newline, dir=path.parent, prefix=f".{path.name}.",
-            suffix=".tmp", delete=False,
-        )
-    except OSError as exc:
-        raise FormatError(
-            f"Cannot export to {path}: {exc.strerror or exc}. Choose another folder."
-        ) from exc
-    temporary = Path(handle.name)
-    try:
-        with handle:
-            yield handle
-        os.replace(temporary, path)
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise FormatError(f"Cannot write {path}: {exc.strerror or exc}.") from exc
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 # -- import ---------------------------------------------------------------------------------
@@ -470,9 +436,6 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> i
                     (_worker_order(name, annotation.id), annotation))
         categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
         db.expunge_all()
-    # Imported here: csv_export imports this module for atomic_output.
-    from core.formats.csv_export import category_of
-
     records = []
     for done, unit in enumerate(units, start=1):
         if ctx is not None:

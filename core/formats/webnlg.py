@@ -27,9 +27,7 @@ is incremental: each finished entry is dropped from the tree, so memory stays sm
 from __future__ import annotations
 
 import codecs
-import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -40,7 +38,7 @@ from typing import Any, Literal
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
-from core.errors import UserFacingError
+from core.formats.files import FormatError, atomic_output
 from core.formats.report import EntryError, ImportReport
 from core.jobs import Job, JobContext
 
@@ -76,10 +74,6 @@ _ISO_639_1_CODES = (
     yi yo za zh zu"""
 )
 ISO_639_1 = frozenset(_ISO_639_1_CODES.split())
-
-
-class FormatError(UserFacingError):
-    """A file that cannot be read or written as the format asked for; the message says why."""
 
 
 # -- parsed entries (plain data, checked before anything touches the session) -------------
@@ -671,39 +665,20 @@ def export_webnlg(
         db.expunge_all()
     used_eids = {u.attributes["entry"].get("eid") for u in units if _is_layout(u.attributes)}
     next_eid = _eid_counter(used_eids)
-    try:
-        # Not a with-block: the handle must outlive this try to be closed before os.replace.
-        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115
-            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
-            delete=False,
-        )
-    except OSError as exc:
-        raise FormatError(
-            f"Cannot export to {path}: {exc.strerror or exc}. Choose another folder."
-        ) from exc
-    temporary = Path(handle.name)
-    try:
-        with handle:
-            handle.write(XML_DECLARATION)
-            handle.write("<benchmark>\n  <entries>\n")
-            for done, unit in enumerate(units, start=1):
-                if ctx is not None:
-                    ctx.check_cancelled()
-                eid = "" if _is_layout(unit.attributes) else next_eid()
-                element = _entry_element(unit, triples[unit.id], references[unit.id], eid,
-                                         flavour, categories.get(unit.category_id))
-                ET.indent(element, space="  ", level=2)
-                handle.write("    " + ET.tostring(element, encoding="unicode") + "\n")
-                if ctx is not None:
-                    ctx.progress(done, len(units), f"{done} entries written")
-            handle.write("  </entries>\n</benchmark>\n")
-        os.replace(temporary, path)
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise FormatError(f"Cannot write {path}: {exc.strerror or exc}.") from exc
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    with atomic_output(path) as handle:
+        handle.write(XML_DECLARATION)
+        handle.write("<benchmark>\n  <entries>\n")
+        for done, unit in enumerate(units, start=1):
+            if ctx is not None:
+                ctx.check_cancelled()
+            eid = "" if _is_layout(unit.attributes) else next_eid()
+            element = _entry_element(unit, triples[unit.id], references[unit.id], eid,
+                                     flavour, categories.get(unit.category_id))
+            ET.indent(element, space="  ", level=2)
+            handle.write("    " + ET.tostring(element, encoding="unicode") + "\n")
+            if ctx is not None:
+                ctx.progress(done, len(units), f"{done} entries written")
+        handle.write("  </entries>\n</benchmark>\n")
     return len(units)
 
 
