@@ -65,7 +65,6 @@ class BrowserController(QObject):
         panel.fetch_requested.connect(self.fetch)
         panel.entity_requested.connect(self.inspect)
         panel.source_requested.connect(self.use_source)
-        panel.start_unit_requested.connect(self._start_unit)
         panel.category_save_requested.connect(self.save_category)
         panel.tiers_changed.connect(lambda _name, _summary: self._tiers_moved())
         app.session_changed.connect(lambda _store: self.open_session_category())
@@ -310,8 +309,3 @@ class BrowserController(QObject):
     def _entity_arrived(self, qid: str, details: Any) -> None:
         if self.panel.selected_qid() == qid:
             self.panel.show_entity(details)
-
-    def _start_unit(self, qid: str) -> None:
-        self.app.window.statusBar().showMessage(
-            f"{qid}: building data units arrives with the Units panel", 8000
-        )

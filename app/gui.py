@@ -63,11 +63,13 @@ def build_window(settings=None):
     """Main window and its controller, wired, with the saved layout restored."""
     from app.browser import BrowserController
     from app.controller import AppController
+    from app.units import UnitsController
     from widgets.main_window import MainWindow
 
     window = MainWindow(settings if settings is not None else make_settings())
     controller = AppController(window)
     controller.browser = BrowserController(controller, window.panels["browser"])
+    controller.units = UnitsController(controller, window.panels["units"], controller.browser)
     window.restore_layout()
     return window, controller
 

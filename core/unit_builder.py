@@ -572,3 +572,49 @@ __all__ = [
     "set_override",
     "structure",
 ]
+
+
+# --- the draft being built, kept in the session so a crash loses nothing ---------------
+
+DRAFT_META_KEY = "units:draft"
+
+
+def draft_to_json(draft: UnitDraft) -> str:
+    import json
+    from dataclasses import asdict
+
+    return json.dumps({
+        "root_qid": draft.root_qid,
+        "claims": [asdict(c) for c in draft.claims],
+        "category": draft.category,
+        "tier": draft.tier,
+        "sub_tier": draft.sub_tier,
+        "filters": asdict(draft.filters),
+    })
+
+
+def draft_from_json(text: str) -> UnitDraft | None:
+    """The saved draft, or None when there is none or it cannot be read."""
+    import json
+
+    try:
+        data = json.loads(text)
+        return UnitDraft(
+            root_qid=data["root_qid"],
+            claims=tuple(ClaimRecord(**c) for c in data["claims"]),
+            category=data.get("category"),
+            tier=data.get("tier"),
+            sub_tier=data.get("sub_tier"),
+            filters=ClaimFilterSettings(**data.get("filters", {})),
+        )
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def save_draft(store: SessionStore, draft: UnitDraft | None) -> None:
+    store.set_meta(DRAFT_META_KEY, draft_to_json(draft) if draft is not None else "")
+
+
+def load_draft(store: SessionStore) -> UnitDraft | None:
+    text = store.get_meta(DRAFT_META_KEY)
+    return draft_from_json(text) if text else None

@@ -55,6 +55,12 @@ def _browser(_spec: PanelSpec) -> QWidget:
     return BrowserPanel()
 
 
+def _units(_spec: PanelSpec) -> QWidget:
+    from widgets.units import UnitsPanel
+
+    return UnitsPanel()
+
+
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
@@ -77,6 +83,7 @@ PANELS: tuple[PanelSpec, ...] = (
         "English, Italian and Spanish, edit them, import and export benchmark formats.",
         LEFT,
         "Ctrl+2",
+        _units,
     ),
     PanelSpec(
         "verbalise",

@@ -214,3 +214,21 @@ def test_refuses_disconnected_empty_and_oversized_units(store: SessionStore) -> 
         save_unit(store, big, render_unit(big, DETAILS))
     with store.unit_of_work() as db:
         assert db.scalars(select(m.DataUnit)).all() == []
+
+
+def test_the_draft_survives_in_the_session(tmp_path) -> None:
+    from core.store import SessionStore
+    from core.unit_builder import UnitDraft, load_draft, save_draft
+    from core.wikidata.records import ClaimRecord
+
+    claim = ClaimRecord("s1", "Q1", "P17", "Q38", "wikibase-item", value_json={"x": 1})
+    draft = UnitDraft("Q1", (claim,), category="City", tier="long_tail")
+    with SessionStore.create(tmp_path / "d.taillens") as store:
+        assert load_draft(store) is None
+        save_draft(store, draft)
+    with SessionStore.open(tmp_path / "d.taillens") as store:
+        assert load_draft(store) == draft
+        save_draft(store, None)
+        assert load_draft(store) is None
+        store.set_meta("units:draft", "{broken")
+        assert load_draft(store) is None

@@ -1,0 +1,285 @@
+"""Wiring of the Units panel: the draft being built, entity details, saving.
+
+The draft lives in the session (``core.unit_builder.save_draft`` after every change),
+so a crash or a restart loses nothing; saved units are read back from the session.
+Entity details come from the session cache, or are fetched (as a job) from the source
+the Browser uses when an entity has not been opened yet.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject
+
+from core.claim_filters import RULES
+from core.errors import UserFacingError
+from core.jobs import Job, JobContext
+from core.logs import get_logger
+
+if TYPE_CHECKING:
+    from app.browser import BrowserController
+    from app.controller import AppController
+    from core.unit_builder import UnitDraft
+    from core.wikidata.records import EntityDetails
+    from widgets.units import UnitsPanel
+
+log = get_logger("units")
+OVERRIDES_META_KEY = "units:draft-overrides"
+
+
+class UnitsController(QObject):
+    def __init__(self, app: AppController, panel: UnitsPanel, browser: BrowserController) -> None:
+        super().__init__(panel)
+        self.app, self.panel, self.browser = app, panel, browser
+        self.draft: UnitDraft | None = None
+        self.details: dict[str, EntityDetails] = {}
+        self.focus: str | None = None
+        self.overrides: dict[tuple[str, int, str], str] = {}
+        self.shown_unit: int | None = None
+
+        browser.panel.start_unit_requested.connect(self.start)
+        panel.focus_requested.connect(self.set_focus)
+        panel.claim_added.connect(self.add_claim)
+        panel.triple_moved.connect(self.move)
+        panel.triple_removed.connect(self.remove)
+        panel.override_requested.connect(self.override)
+        panel.save_requested.connect(self.save)
+        panel.discard_requested.connect(self.discard)
+        panel.unit_selected.connect(self.show_unit)
+        app.session_changed.connect(lambda _store: self.session_opened())
+
+    # -- session ---------------------------------------------------------------------------
+    def session_opened(self) -> None:
+        from core.unit_builder import load_draft
+
+        self.details.clear()
+        self.draft, self.overrides, self.focus, self.shown_unit = None, {}, None, None
+        store = self.app.store
+        if store is None:
+            return
+        self.refresh_units()
+        draft = load_draft(store)
+        if draft is None:
+            self.panel.clear_draft()
+            return
+        self.draft = draft
+        self.overrides = _overrides_from_json(store.get_meta(OVERRIDES_META_KEY))
+        for qid in {draft.root_qid, *(c.value for c in draft.claims
+                                      if c.value_type == "wikibase-item" and c.value)}:
+            self._load_cached(qid)
+        self.focus = draft.root_qid
+        self.refresh()
+
+    def refresh_units(self) -> None:
+        from core.unit_builder import list_units
+
+        if self.app.store is not None:
+            self.panel.show_units(list_units(self.app.store))
+
+    # -- building ----------------------------------------------------------------------------
+    def start(self, qid: str) -> None:
+        """Start a unit rooted at ``qid`` (the Browser's "Start a data unit")."""
+        from core.category_tiers import load_member_tiers
+        from core.unit_builder import UnitDraft
+
+        store = self.app.store
+        if store is None:
+            return
+        category = self.browser.panel.category
+        tier = sub_tier = None
+        if category is not None:
+            tier, sub_tier = load_member_tiers(store, category).get(qid, (None, None))
+        self.draft = UnitDraft(qid, category=category, tier=tier, sub_tier=sub_tier)
+        self.overrides = {}
+        self.shown_unit = None
+        self._persist()
+        dock = self.app.window.docks.get("units")
+        if dock is not None:
+            dock.show()
+            dock.raise_()
+        self.set_focus(qid)
+
+    def set_focus(self, qid: str) -> None:
+        self.focus = qid
+        if qid in self.details or self._load_cached(qid):
+            self.refresh()
+        else:
+            self._fetch(qid, then=self.refresh)
+
+    def add_claim(self, index: int) -> None:
+        from core.unit_builder import candidates
+
+        if self.draft is None or self.focus is None:
+            return
+        rows = candidates(self.draft, self.details, self.focus).claims
+        row = rows[index]
+        if row.in_unit:
+            return
+        if row.reason is not None:
+            self.app.window.statusBar().showMessage(
+                f"Not added: {row.reason} (METHODS §4 filters)", 8000)
+            return
+        try:
+            self.draft = self.draft.add(row.claim)
+        except UserFacingError as error:
+            self.app.window.statusBar().showMessage(str(error), 8000)
+            return
+        self._persist()
+        value = row.claim.value
+        # Load an item value now, so it can be followed to build a chain.
+        if (row.claim.value_type == "wikibase-item" and value and value not in self.details
+                and not self._load_cached(value)):
+            self._fetch(value, then=self.refresh)
+        self.refresh()
+
+    def move(self, position: int, target: int) -> None:
+        if self.draft is None:
+            return
+        order = list(range(len(self.draft.claims)))
+        order.insert(target, order.pop(position))
+        self.draft = self.draft.reordered(order)
+        self.overrides = _remap(self.overrides, order)
+        self._persist()
+        self.refresh()
+
+    def remove(self, position: int) -> None:
+        if self.draft is None:
+            return
+        order = [i for i in range(len(self.draft.claims)) if i != position]
+        self.draft = self.draft.remove(position)
+        self.overrides = _remap(self.overrides, order)
+        self._persist()
+        self.refresh()
+
+    def override(self, lang: str, position: int, part: str, text: str | None) -> None:
+        from core.unit_builder import set_override
+
+        if self.shown_unit is not None and self.app.store is not None:
+            set_override(self.app.store, self.shown_unit, lang, position, part, text)
+            self.show_unit(self.shown_unit)
+            return
+        if text is None:
+            self.overrides.pop((lang, position, part), None)
+        else:
+            self.overrides[(lang, position, part)] = text
+        self._persist()
+        self.refresh()
+
+    def save(self) -> int | None:
+        from core.unit_builder import render_unit, save_unit
+
+        store, draft = self.app.store, self.draft
+        if store is None or draft is None:
+            return None
+        try:
+            rendered = render_unit(draft, self.details, overrides=self.overrides)
+            unit_id = save_unit(store, draft, rendered, category=draft.category,
+                                source="built in TailLens")
+        except UserFacingError as error:
+            self.app.window.show_error("Unit not saved", str(error))
+            return None
+        self.discard()
+        self.refresh_units()
+        self.show_unit(unit_id)
+        self.app.refresh()
+        self.app.window.statusBar().showMessage("Unit saved", 5000)
+        return unit_id
+
+    def discard(self) -> None:
+        self.draft, self.overrides, self.focus = None, {}, None
+        self._persist()
+        self.panel.clear_draft()
+
+    def show_unit(self, unit_id: int) -> None:
+        from core.unit_builder import load_unit
+
+        if self.app.store is None:
+            return
+        self.shown_unit = unit_id
+        self.panel.show_stored(load_unit(self.app.store, unit_id))
+
+    # -- showing -------------------------------------------------------------------------
+    def refresh(self) -> None:
+        from core.unit_builder import candidates, label_index, render_unit, structure
+
+        draft = self.draft
+        if draft is None:
+            self.panel.clear_draft()
+            return
+        self.shown_unit = None
+        labels = label_index(self.details).get("en", {})
+        # The root and every item object already loaded can be the focus (to follow it).
+        focus = [(draft.root_qid, labels.get(draft.root_qid, draft.root_qid))]
+        for claim in draft.claims:
+            if claim.value_type == "wikibase-item" and claim.value in self.details and \
+                    claim.value not in [q for q, _ in focus]:
+                focus.append((claim.value, labels.get(claim.value, claim.value)))
+        rendered = render_unit(draft, self.details, overrides=self.overrides)
+        self.panel.show_draft(draft, labels.get(draft.root_qid, draft.root_qid),
+                              structure(draft), rendered, focus, self.focus)
+        if self.focus in self.details:
+            self.panel.show_candidates(candidates(draft, self.details, self.focus), labels,
+                                       dict(RULES))
+
+    # -- entity details ------------------------------------------------------------------
+    def _load_cached(self, qid: str) -> bool:
+        from core.wikidata.cache import load_entity
+
+        if self.app.store is None:
+            return False
+        details = load_entity(self.app.store, qid)
+        if details is None or not details.claims:
+            return False
+        self.details[qid] = details
+        return True
+
+    def _fetch(self, qid: str, then) -> None:
+        source, store = self.browser.source, self.app.store
+        if source is None or store is None or self.browser.source_kind == "cache":
+            self.app.window.statusBar().showMessage(
+                f"{qid} has not been opened in this session and no online or demo source "
+                "is selected in the Browser", 8000)
+            return
+
+        def fetch(ctx: JobContext) -> Any:
+            from core.wikidata.fetch import fetch_entity
+
+            ctx.progress(0, 1, qid)
+            return fetch_entity(store, source, qid)
+
+        handle = self.app.run_job(Job(f"Fetch {qid}", fetch, kind="wikidata.entity"))
+
+        def arrived(outcome: Any) -> None:
+            self.details[qid] = outcome.result
+            then()
+
+        handle.succeeded.connect(arrived)
+
+    def _persist(self) -> None:
+        from core.unit_builder import save_draft
+
+        store = self.app.store
+        if store is None:
+            return
+        save_draft(store, self.draft)
+        store.set_meta(OVERRIDES_META_KEY, json.dumps(
+            [[lang, pos, part, text] for (lang, pos, part), text in self.overrides.items()]))
+
+
+def _remap(overrides: dict[tuple[str, int, str], str],
+           order: list[int]) -> dict[tuple[str, int, str], str]:
+    """Overrides follow their triple when the order changes (``order``: old positions in
+    their new order; positions missing from it were removed)."""
+    new_position = {old: new for new, old in enumerate(order)}
+    return {(lang, new_position[pos], part): text
+            for (lang, pos, part), text in overrides.items() if pos in new_position}
+
+
+def _overrides_from_json(text: str | None) -> dict[tuple[str, int, str], str]:
+    try:
+        rows = json.loads(text or "[]")
+        return {(lang, int(pos), part): value for lang, pos, part, value in rows}
+    except (ValueError, TypeError):
+        return {}

@@ -1,0 +1,328 @@
+"""Units panel: build a data unit from real claims, see it in en/it/es, save it.
+
+Top: the units the session holds. Below: the unit being built (the *draft*): the claims
+of the entity in focus (dropped ones greyed with the reason, counts per rule), the
+draft's triples side by side in English, Italian and Spanish (missing labels in red,
+manual overrides shown in italics), its shape, size and connectivity, and Save.
+
+The panel keeps no truth of its own: ``app.units.UnitsController`` hands it the draft,
+the candidates and the rendering (all computed by ``core.unit_builder``) and answers its
+requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.wikidata.records import LANGUAGES
+
+_GREY = QBrush(QColor("#9a9a9a"))
+_RED = QBrush(QColor("#c23b22"))
+UNIT_COLUMNS = ("uid", "shape", "size", "tier", "languages", "parallel", "origin")
+PARTS = ("subject", "predicate", "object")
+
+
+def _item(text: str, *, data: Any = None, grey: bool = False) -> QStandardItem:
+    item = QStandardItem(text)
+    item.setEditable(False)
+    if data is not None:
+        item.setData(data, Qt.ItemDataRole.UserRole)
+    if grey:
+        item.setForeground(_GREY)
+    return item
+
+
+class UnitsPanel(QWidget):
+    unit_selected = Signal(int)  # a saved unit to show
+    focus_requested = Signal(str)  # show the claims of this entity (root or a followed object)
+    claim_added = Signal(int)  # index into the current candidates
+    triple_moved = Signal(int, int)  # from, to
+    triple_removed = Signal(int)
+    override_requested = Signal(str, int, str, object)  # lang, position, part, text | None
+    save_requested = Signal()
+    discard_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        # -- saved units --
+        self.units_model = QStandardItemModel(0, len(UNIT_COLUMNS))
+        self.units_model.setHorizontalHeaderLabels(list(UNIT_COLUMNS))
+        self.units_view = _table(self.units_model)
+        self.units_view.selectionModel().currentRowChanged.connect(self._on_unit_row)
+        self.units_label = QLabel()
+
+        # -- the draft --
+        self.title = QLabel("No unit being built: choose an entity in the Browser and press "
+                            "<b>Start a data unit</b>.")
+        self.title.setWordWrap(True)
+        self.structure_label = QLabel()
+        self.focus_combo = QComboBox()
+        self.focus_combo.setToolTip("Whose claims to pick from: the root, or an object in the "
+                                    "unit to follow (this makes chains)")
+        self.focus_combo.activated.connect(
+            lambda _i: self.focus_requested.emit(self.focus_combo.currentData())
+        )
+        self.candidates_model = QStandardItemModel(0, 4)
+        self.candidates_model.setHorizontalHeaderLabels(["property", "value", "rank", "dropped"])
+        self.candidates_view = _table(self.candidates_model)
+        self.candidates_view.doubleClicked.connect(self._on_candidate_activated)
+        self.counts_label = QLabel()
+        self.counts_label.setWordWrap(True)
+        add = QPushButton("Add to unit")
+        add.clicked.connect(
+            lambda: self._on_candidate_activated(self.candidates_view.currentIndex())
+        )
+
+        self.triples_model = QStandardItemModel(0, len(LANGUAGES))
+        self.triples_model.setHorizontalHeaderLabels(list(LANGUAGES))
+        self.triples_view = _table(self.triples_model, stretch=True)
+        self.triples_view.setWordWrap(True)
+        self.triples_view.doubleClicked.connect(self._on_triple_activated)
+        self.triples_view.setToolTip("Double-click a cell to override its words in that language")
+        up, down, remove = QPushButton("Up"), QPushButton("Down"), QPushButton("Remove")
+        up.clicked.connect(lambda: self._move(-1))
+        down.clicked.connect(lambda: self._move(+1))
+        remove.clicked.connect(self._remove)
+        self.save_button = QPushButton("Save unit")
+        self.save_button.setEnabled(False)
+        self.save_button.clicked.connect(self.save_requested)
+        discard = QPushButton("Discard draft")
+        discard.clicked.connect(self.discard_requested)
+
+        # -- layout --
+        units_box = QWidget()
+        units_layout = QVBoxLayout(units_box)
+        units_layout.setContentsMargins(0, 0, 0, 0)
+        units_layout.addWidget(self.units_label)
+        units_layout.addWidget(self.units_view)
+
+        pick_box = QWidget()
+        pick = QVBoxLayout(pick_box)
+        pick.setContentsMargins(0, 0, 0, 0)
+        focus_row = QHBoxLayout()
+        focus_row.addWidget(QLabel("Claims of"))
+        focus_row.addWidget(self.focus_combo, 1)
+        focus_row.addWidget(add)
+        pick.addLayout(focus_row)
+        pick.addWidget(self.candidates_view, 1)
+        pick.addWidget(self.counts_label)
+
+        draft_box = QWidget()
+        draft = QVBoxLayout(draft_box)
+        draft.setContentsMargins(0, 0, 0, 0)
+        draft.addWidget(self.structure_label)
+        draft.addWidget(self.triples_view, 1)
+        buttons = QHBoxLayout()
+        for button in (up, down, remove):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(discard)
+        buttons.addWidget(self.save_button)
+        draft.addLayout(buttons)
+
+        editor = QSplitter(Qt.Orientation.Vertical)
+        editor.addWidget(pick_box)
+        editor.addWidget(draft_box)
+        editor.setStretchFactor(1, 2)
+        editor_box = QWidget()
+        editor_layout = QVBoxLayout(editor_box)
+        editor_layout.setContentsMargins(0, 0, 0, 0)
+        editor_layout.addWidget(self.title)
+        editor_layout.addWidget(editor, 1)
+        outer = QSplitter(Qt.Orientation.Vertical)
+        outer.addWidget(units_box)
+        outer.addWidget(editor_box)
+        outer.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(outer)
+        self._editable = False
+        self._rendered: Mapping[str, Sequence[Any]] = {}
+
+    # -- what the controller shows -------------------------------------------------------
+    def show_units(self, units: Sequence[Any]) -> None:
+        """``core.unit_builder.StoredUnit``s."""
+        self.units_model.removeRows(0, self.units_model.rowCount())
+        for unit in units:
+            self.units_model.appendRow([
+                _item(unit.uid, data=unit.id), _item(unit.shape or ""), _item(str(unit.size)),
+                _item(unit.sub_tier or unit.tier or ""), _item(" ".join(unit.languages)),
+                _item(" ".join(sorted(unit.parallel))), _item(unit.origin),
+            ])
+        self.units_label.setText(f"{len(units):,} units in the session")
+
+    def show_draft(self, draft: Any, root_label: str, structure: Any,
+                   rendered: Mapping[str, Sequence[Any]], focus: Sequence[tuple[str, str]],
+                   current_focus: str | None) -> None:
+        """The draft being built (``UnitDraft``, ``UnitStructure``, rendering per language)."""
+        self._editable = True
+        where = ", ".join(x for x in (draft.category, draft.sub_tier or draft.tier) if x)
+        self.title.setText(f"Building a unit from <b>{root_label}</b> ({draft.root_qid})"
+                           + (f" · {where}" if where else ""))
+        self._show_structure(structure)
+        self.save_button.setEnabled(structure.valid)
+        self._show_rendered(rendered)
+        self.focus_combo.clear()
+        for qid, label in focus:
+            self.focus_combo.addItem(f"{label} ({qid})", qid)
+        if current_focus is not None:
+            self.focus_combo.setCurrentIndex(max(0, self.focus_combo.findData(current_focus)))
+
+    def show_stored(self, unit: Any) -> None:
+        """A saved unit: its triples per language; overrides can still be edited."""
+        self._editable = False
+        self.title.setText(f"Unit <b>{unit.uid}</b> · {unit.origin}"
+                           + (f" · {unit.source}" if unit.source else ""))
+        self.structure_label.setText(f"{unit.shape or '?'}, {unit.size} triples · parallel in: "
+                                     f"{', '.join(sorted(unit.parallel)) or 'none'}")
+        self.save_button.setEnabled(False)
+        self._show_rendered(unit.triples)
+        self.candidates_model.removeRows(0, self.candidates_model.rowCount())
+        self.counts_label.clear()
+        self.focus_combo.clear()
+
+    def clear_draft(self) -> None:
+        self._editable = False
+        self.title.setText("No unit being built: choose an entity in the Browser and press "
+                           "<b>Start a data unit</b>.")
+        for model in (self.triples_model, self.candidates_model):
+            model.removeRows(0, model.rowCount())
+        self.structure_label.clear()
+        self.counts_label.clear()
+        self.focus_combo.clear()
+        self.save_button.setEnabled(False)
+
+    def show_candidates(self, candidates: Any, labels: Mapping[str, str],
+                        rule_names: Mapping[str, str]) -> None:
+        """``core.unit_builder.Candidates`` of the entity in focus."""
+        self.candidates_model.removeRows(0, self.candidates_model.rowCount())
+        for index, row in enumerate(candidates.claims):
+            claim = row.claim
+            dropped = row.reason is not None or row.in_unit
+            value = labels.get(claim.value or "", claim.value or claim.snak_type)
+            cells = [
+                _item(f"{labels.get(claim.property_pid, claim.property_pid)} "
+                      f"({claim.property_pid})", data=index, grey=dropped),
+                _item(str(value), grey=dropped),
+                _item(claim.rank, grey=dropped),
+                _item("in the unit" if row.in_unit else (row.reason or ""), grey=dropped),
+            ]
+            self.candidates_model.appendRow(cells)
+        counts = candidates.counts
+        dropped = ", ".join(f"{rule_names.get(rule, rule)}: {n}"
+                            for rule, n in counts.by_rule.items() if n)
+        self.counts_label.setText(f"{counts.kept} claims kept"
+                                  + (f"; dropped by rule: {dropped}" if dropped else ""))
+
+    # -- internals ---------------------------------------------------------------------
+    def _show_structure(self, structure: Any) -> None:
+        if structure.valid:
+            self.structure_label.setText(
+                f"<b>{structure.shape.value}</b>, {structure.size} triple"
+                f"{'s' if structure.size != 1 else ''}, connected")
+        else:
+            self.structure_label.setText(
+                "<span style='color:#c23b22'>Cannot be saved: "
+                + "; ".join(structure.problems) + "</span>")
+
+    def _show_rendered(self, rendered: Mapping[str, Sequence[Any]]) -> None:
+        self._rendered = rendered
+        self.triples_model.removeRows(0, self.triples_model.rowCount())
+        rows = max((len(v) for v in rendered.values()), default=0)
+        italic = QFont()
+        italic.setItalic(True)
+        for position in range(rows):
+            cells = []
+            for lang in LANGUAGES:
+                triples = rendered.get(lang, ())
+                if position >= len(triples):
+                    cells.append(_item("—", grey=True))
+                    continue
+                triple = triples[position]
+                cell = _item(" | ".join(triple.display), data=(lang, position))
+                if triple.label_missing:
+                    cell.setForeground(_RED)
+                    cell.setToolTip("A label is missing in this language: the unit is not "
+                                    "parallel here. Double-click to give the words by hand.")
+                if any(getattr(triple, f"{p}_override") is not None for p in PARTS):
+                    cell.setFont(italic)
+                    cell.setToolTip("Words set by hand; Wikidata's label is kept apart: "
+                                    + " | ".join((triple.subject, triple.predicate,
+                                                  triple.object)))
+                cells.append(cell)
+            self.triples_model.appendRow(cells)
+        self.triples_view.resizeRowsToContents()
+
+    def _on_unit_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            unit_id = self.units_model.item(current.row(), 0).data(Qt.ItemDataRole.UserRole)
+            self.unit_selected.emit(int(unit_id))
+
+    def _on_candidate_activated(self, index: QModelIndex) -> None:
+        if index.isValid() and self._editable:
+            item = self.candidates_model.item(index.row(), 0)
+            self.claim_added.emit(int(item.data(Qt.ItemDataRole.UserRole)))
+
+    def _selected_position(self) -> int | None:
+        index = self.triples_view.currentIndex()
+        return index.row() if index.isValid() else None
+
+    def _move(self, step: int) -> None:
+        position = self._selected_position()
+        if position is None or not self._editable:
+            return
+        target = position + step
+        if 0 <= target < self.triples_model.rowCount():
+            self.triple_moved.emit(position, target)
+            self.triples_view.selectRow(target)
+
+    def _remove(self) -> None:
+        position = self._selected_position()
+        if position is not None and self._editable:
+            self.triple_removed.emit(position)
+
+    def _on_triple_activated(self, index: QModelIndex) -> None:
+        data = self.triples_model.itemFromIndex(index).data(Qt.ItemDataRole.UserRole)
+        if not data:
+            return
+        lang, position = data
+        triple = self._rendered[lang][position]
+        part, ok = QInputDialog.getItem(self, "Override", "Which part?", list(PARTS), 0, False)
+        if not ok:
+            return
+        text, ok = QInputDialog.getText(
+            self, "Override", f"{part} in {lang} (empty: back to the Wikidata label)",
+            text=triple.shown(part))
+        if ok:
+            self.override_requested.emit(lang, position, part, text.strip() or None)
+
+
+def _table(model: QStandardItemModel, stretch: bool = False) -> QTableView:
+    view = QTableView()
+    view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.verticalHeader().setVisible(False)
+    header = view.horizontalHeader()
+    if stretch:
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+    else:
+        header.setStretchLastSection(True)
+    return view
