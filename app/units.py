@@ -48,6 +48,9 @@ class UnitsController(QObject):
         panel.save_requested.connect(self.save)
         panel.discard_requested.connect(self.discard)
         panel.unit_selected.connect(self.show_unit)
+        panel.start_requested.connect(self.start_from_qid)
+        panel.filters_changed.connect(self.set_filters)
+        panel.sample_requested.connect(self.sample)
         app.session_changed.connect(lambda _store: self.session_opened())
 
     # -- session ---------------------------------------------------------------------------
@@ -100,6 +103,58 @@ class UnitsController(QObject):
             dock.show()
             dock.raise_()
         self.set_focus(qid)
+
+    def start_from_qid(self, qid: str) -> None:
+        from core.wikidata.queries import QueryError, check_qid
+
+        try:
+            check_qid(qid)
+        except QueryError as error:
+            self.app.window.show_error("Not an entity id", str(error))
+            return
+        self.start(qid)
+
+    def set_filters(self, filters: Any) -> None:
+        """A rule switched on or off: the candidates follow (claims already in stay)."""
+        from dataclasses import replace
+
+        if self.draft is None:
+            return
+        self.draft = replace(self.draft, filters=filters)
+        self._persist()
+        self.refresh()
+
+    def sample(self, options: dict[str, Any]) -> None:
+        """Sample units for the Browser's category (members held in the session)."""
+        from core.sampler import sample_job
+
+        store, category = self.app.store, self.browser.panel.category
+        if store is None or category is None:
+            self.app.window.show_error("No category", "Show a category in the Browser first.")
+            return
+        source = None if self.browser.source_kind == "cache" else self.browser.source
+        tier = options.get("tier")
+        job = sample_job(
+            store, source, category, tiers=[tier] if tier else None,
+            per_entity=options["per_entity"], shapes=[options["shape"]],
+            sizes=[options["size"]], seed=options["seed"],
+            filters=self.panel.filter_settings(), limit_entities=options["limit_entities"],
+        )
+        handle = self.app.run_job(job)
+        handle.succeeded.connect(lambda outcome: self._sampled(outcome.result))
+
+    def _sampled(self, summary: Any) -> None:
+        self.refresh_units()
+        self.app.refresh()
+        shapes = ", ".join(f"{n} {shape}" for shape, n in summary.shapes.items()) or "none"
+        skipped = "\n".join(f"{reason}: {n}" for reason, n in summary.skipped.items())
+        self.app.window.show_message(
+            "Sampling finished",
+            f"{summary.category}: {summary.units:,} units built from {summary.entities:,} "
+            f"entities ({shapes}). " + ("Skipped entities are listed under Details."
+                                        if skipped else ""),
+            skipped,
+        )
 
     def set_focus(self, qid: str) -> None:
         self.focus = qid
@@ -217,6 +272,7 @@ class UnitsController(QObject):
                     claim.value not in [q for q, _ in focus]:
                 focus.append((claim.value, labels.get(claim.value, claim.value)))
         rendered = render_unit(draft, self.details, overrides=self.overrides)
+        self.panel.show_filter_settings(draft.filters)
         self.panel.show_draft(draft, labels.get(draft.root_qid, draft.root_qid),
                               structure(draft), rendered, focus, self.focus)
         if self.focus in self.details:

@@ -19,18 +19,26 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
+from core.claim_filters import RULES, ClaimFilterSettings
 from core.wikidata.records import LANGUAGES
 
 _GREY = QBrush(QColor("#9a9a9a"))
@@ -58,6 +66,9 @@ class UnitsPanel(QWidget):
     override_requested = Signal(str, int, str, object)  # lang, position, part, text | None
     save_requested = Signal()
     discard_requested = Signal()
+    start_requested = Signal(str)  # a QID typed by the user
+    filters_changed = Signal(object)  # ClaimFilterSettings
+    sample_requested = Signal(dict)  # shape, size, per_entity, seed, tier, limit_entities
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,6 +78,20 @@ class UnitsPanel(QWidget):
         self.units_view = _table(self.units_model)
         self.units_view.selectionModel().currentRowChanged.connect(self._on_unit_row)
         self.units_label = QLabel()
+        self.qid_edit = QLineEdit()
+        self.qid_edit.setPlaceholderText("Start from a QID, e.g. Q42")
+        self.qid_edit.returnPressed.connect(self._on_qid_entered)
+        sample = QPushButton("Sample units…")
+        sample.setToolTip("Build N units per entity of the Browser's category, by shape and "
+                          "size, reproducibly (seeded)")
+        sample.clicked.connect(self._ask_sample)
+        # One switch per METHODS §4 rule; the draft's candidates follow at once.
+        self.rule_checks: dict[str, QCheckBox] = {}
+        for rule, title in RULES:
+            check = QCheckBox(title)
+            check.setChecked(True)
+            check.toggled.connect(lambda _on: self.filters_changed.emit(self.filter_settings()))
+            self.rule_checks[rule] = check
 
         # -- the draft --
         self.title = QLabel("No unit being built: choose an entity in the Browser and press "
@@ -110,7 +135,11 @@ class UnitsPanel(QWidget):
         units_box = QWidget()
         units_layout = QVBoxLayout(units_box)
         units_layout.setContentsMargins(0, 0, 0, 0)
-        units_layout.addWidget(self.units_label)
+        top_row = QHBoxLayout()
+        top_row.addWidget(self.units_label, 1)
+        top_row.addWidget(self.qid_edit)
+        top_row.addWidget(sample)
+        units_layout.addLayout(top_row)
         units_layout.addWidget(self.units_view)
 
         pick_box = QWidget()
@@ -123,6 +152,10 @@ class UnitsPanel(QWidget):
         pick.addLayout(focus_row)
         pick.addWidget(self.candidates_view, 1)
         pick.addWidget(self.counts_label)
+        rules = QGridLayout()
+        for i, check in enumerate(self.rule_checks.values()):
+            rules.addWidget(check, i // 3, i % 3)
+        pick.addLayout(rules)
 
         draft_box = QWidget()
         draft = QVBoxLayout(draft_box)
@@ -231,6 +264,17 @@ class UnitsPanel(QWidget):
         self.counts_label.setText(f"{counts.kept} claims kept"
                                   + (f"; dropped by rule: {dropped}" if dropped else ""))
 
+    def filter_settings(self) -> ClaimFilterSettings:
+        return ClaimFilterSettings(
+            **{rule: check.isChecked() for rule, check in self.rule_checks.items()}
+        )
+
+    def show_filter_settings(self, settings: ClaimFilterSettings) -> None:
+        for rule, check in self.rule_checks.items():
+            check.blockSignals(True)
+            check.setChecked(getattr(settings, rule))
+            check.blockSignals(False)
+
     # -- internals ---------------------------------------------------------------------
     def _show_structure(self, structure: Any) -> None:
         if structure.valid:
@@ -269,6 +313,16 @@ class UnitsPanel(QWidget):
                 cells.append(cell)
             self.triples_model.appendRow(cells)
         self.triples_view.resizeRowsToContents()
+
+    def _on_qid_entered(self) -> None:
+        qid = self.qid_edit.text().strip().upper()
+        if qid:
+            self.start_requested.emit(qid)
+
+    def _ask_sample(self) -> None:
+        dialog = SampleDialog(self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            self.sample_requested.emit(dialog.values())
 
     def _on_unit_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
@@ -326,3 +380,49 @@ def _table(model: QStandardItemModel, stretch: bool = False) -> QTableView:
     else:
         header.setStretchLastSection(True)
     return view
+
+
+class SampleDialog(QDialog):
+    """How many units of which shape and size, from which tier, with which seed."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Sample units")
+        self.shape = QComboBox()
+        self.shape.addItems(["sibling", "chain", "mixed"])
+        self.size = _spin(1, 7, 2)
+        self.per_entity = _spin(1, 20, 1)
+        self.seed = _spin(0, 2**31 - 1, 0)
+        self.tier = QComboBox()
+        self.tier.addItem("all tiers", None)
+        for tier in ("head", "torso", "long_tail", "long_tail_en", "long_tail_it",
+                     "long_tail_es"):
+            self.tier.addItem(tier.replace("_", " "), tier)
+        self.limit = _spin(1, 1_000_000, 100)
+        form = QFormLayout(self)
+        form.addRow("Shape", self.shape)
+        form.addRow("Size (triples)", self.size)
+        form.addRow("Units per entity", self.per_entity)
+        form.addRow("Entities of tier", self.tier)
+        form.addRow("At most entities", self.limit)
+        form.addRow("Seed", self.seed)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def values(self) -> dict[str, Any]:
+        return {
+            "shape": self.shape.currentText(), "size": self.size.value(),
+            "per_entity": self.per_entity.value(), "seed": self.seed.value(),
+            "tier": self.tier.currentData(), "limit_entities": self.limit.value(),
+        }
+
+
+def _spin(low: int, high: int, value: int) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setValue(value)
+    return spin

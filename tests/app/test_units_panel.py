@@ -88,3 +88,28 @@ def test_a_draft_survives_a_restart(qtbot, wired, tmp_path: Path) -> None:
     assert units.draft is not None and len(units.draft.claims) == 1
     with SessionStore.open(path) as store:
         assert load_draft(store) == units.draft
+
+
+def test_rule_switches_qid_entry_and_sampling(qtbot, wired) -> None:
+    window, controller = wired
+    units, panel = controller.units, controller.units.panel
+    panel.qid_edit.setText("Q1'}")
+    panel.qid_edit.returnPressed.emit()
+    assert units.draft is None and "not a Wikidata item id" in window.last_message.text()
+
+    qid = controller.browser.panel.model.columns.qids[0]
+    panel.qid_edit.setText(qid.lower())
+    panel.qid_edit.returnPressed.emit()
+    qtbot.waitUntil(lambda: units.focus in units.details, timeout=30_000)
+    kept_before = len(kept_rows(panel))
+    panel.rule_checks["drop_ontology_properties"].setChecked(False)  # P31 may now enter
+    assert units.draft.filters.drop_ontology_properties is False
+    assert len(kept_rows(panel)) > kept_before
+
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=60_000):
+        panel.sample_requested.emit({"shape": "sibling", "size": 2, "per_entity": 1,
+                                     "seed": 3, "tier": None, "limit_entities": 10})
+    qtbot.waitUntil(lambda: panel.units_model.rowCount() >= 5, timeout=10_000)
+    assert "units built from 10 entities" in window.last_message.text()
+    assert {panel.units_model.item(r, 1).text() for r in range(panel.units_model.rowCount())} \
+        == {"sibling"}
