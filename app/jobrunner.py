@@ -1,19 +1,26 @@
 """Runs ``core`` jobs off the UI thread and reports back through Qt signals.
 
-Each job runs in a ``QThreadPool`` worker via :func:`core.jobs.run_job`. Progress
-reports and the outcome are emitted from the worker thread; Qt delivers them to
-the UI thread as queued signals, so slots may touch widgets freely.
+Each job runs in a worker thread via :func:`core.jobs.run_job`. Progress reports and
+the outcome are emitted from the worker thread; Qt delivers them to the UI thread as
+queued signals, so slots may touch widgets freely.
+
+The workers are plain daemon Python threads, not a ``QThreadPool``: a QThreadPool's
+C++ destructor waits for its threads while the deleting thread holds the GIL, which a
+running Python job needs to finish, so closing a window with a job in flight could
+deadlock the process (seen in CI). Daemon threads are never joined implicitly: the
+application cancels and waits for its jobs explicitly (:meth:`QtJobRunner.wait_for`).
 """
 
 from __future__ import annotations
 
 import itertools
+import queue
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, Signal
 
 from core.jobs import (
     CancelToken,
@@ -85,19 +92,54 @@ class JobHandle(QObject):
         self.finished.emit(outcome)
 
 
-class _Worker(QRunnable):
-    def __init__(self, handle: JobHandle) -> None:
-        super().__init__()
-        self.setAutoDelete(True)
-        self._handle = handle
+def _run_in_worker(handle: JobHandle) -> None:
+    try:
+        outcome = run_job(handle.job, handle.token, handle._from_worker_progress.emit)
+    finally:
+        handle.worker_done.set()
+    handle._from_worker_outcome.emit(outcome)
 
-    def run(self) -> None:
-        handle = self._handle
-        try:
-            outcome = run_job(handle.job, handle.token, handle._from_worker_progress.emit)
-        finally:
-            handle.worker_done.set()
-        handle._from_worker_outcome.emit(outcome)
+
+class _DaemonPool:
+    """At most ``max_threads`` daemon threads taking tasks from a queue, started lazily."""
+
+    def __init__(self, max_threads: int) -> None:
+        self._max_threads = max(1, max_threads)
+        self._tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Condition()
+        self._threads = 0
+        self._idle = 0
+        self._unfinished = 0
+
+    def start(self, task: Callable[[], None]) -> None:
+        with self._lock:
+            self._unfinished += 1
+            spawn = self._idle == 0 and self._threads < self._max_threads
+            if spawn:
+                self._threads += 1
+        self._tasks.put(task)
+        if spawn:
+            threading.Thread(target=self._work, name="taillens-job", daemon=True).start()
+
+    def wait_for_done(self, timeout_s: float | None) -> bool:
+        with self._lock:
+            return self._lock.wait_for(lambda: self._unfinished == 0, timeout_s)
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                self._idle += 1
+            task = self._tasks.get()
+            with self._lock:
+                self._idle -= 1
+            try:
+                task()
+            except BaseException:  # noqa: BLE001 - run_job returns outcomes; never kill a worker
+                log.exception("job worker: unexpected error")
+            finally:
+                with self._lock:
+                    self._unfinished -= 1
+                    self._lock.notify_all()
 
 
 class QtJobRunner(QObject):
@@ -108,8 +150,7 @@ class QtJobRunner(QObject):
 
     def __init__(self, max_threads: int = 2, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.pool = QThreadPool(self)
-        self.pool.setMaxThreadCount(max_threads)
+        self._pool = _DaemonPool(max_threads)
         self.active: dict[int, JobHandle] = {}
 
     def submit(self, job: Job[Any]) -> JobHandle:
@@ -119,7 +160,7 @@ class QtJobRunner(QObject):
         self.active[handle.id] = handle
         log.info("job %r started", job.title)
         self.job_started.emit(handle)
-        self.pool.start(_Worker(handle))
+        self._pool.start(lambda: _run_in_worker(handle))
         return handle
 
     def cancel(self, job_id: int) -> None:
@@ -138,7 +179,7 @@ class QtJobRunner(QObject):
 
     def wait_for_done(self, timeout_ms: int = -1) -> bool:
         """Block until every worker thread has returned (used at shutdown)."""
-        return self.pool.waitForDone(timeout_ms)
+        return self._pool.wait_for_done(None if timeout_ms < 0 else timeout_ms / 1000)
 
     def _finish(self, handle: JobHandle) -> None:
         self.active.pop(handle.id, None)

@@ -106,3 +106,48 @@ def test_event_loop_keeps_running_during_cpu_bound_job(qtbot) -> None:
     timer.stop()
     assert len(gaps) > 50, "the timer barely ran: the event loop was starved"
     assert max(gaps) < 100, f"event loop stalled for {max(gaps)} ms"
+
+
+_DELETE_WHILE_RUNNING = r"""
+import os, sys, threading, time
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QApplication
+import shiboken6
+from app.jobrunner import QtJobRunner
+from core.jobs import Job
+
+app = QApplication([])
+owner = QObject()
+runner = QtJobRunner(parent=owner)
+started = threading.Event()
+
+def busy(ctx):
+    started.set()
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:  # Python code: needs the GIL to finish
+        sum(i * i for i in range(1000))
+    return "done"
+
+handle = runner.submit(Job("busy", busy))
+assert started.wait(5)
+shiboken6.delete(owner)  # destroys the runner (and its workers' owner) mid-job
+print("deleted", flush=True)
+"""
+
+
+def test_destroying_the_runner_mid_job_does_not_deadlock(tmp_path) -> None:
+    """A window closed with a job in flight must not hang the process (seen in CI)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "delete_mid_job.py"
+    script.write_text(_DELETE_WHILE_RUNNING)
+    result = subprocess.run(
+        [sys.executable, str(script)], cwd=root, capture_output=True, text=True, timeout=60,
+        env={**__import__("os").environ, "PYTHONPATH": str(root)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "deleted" in result.stdout
