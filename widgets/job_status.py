@@ -39,7 +39,7 @@ class JobStatusWidget(QWidget):
     def job_started(self, job_id: int, title: str) -> None:
         self._titles[job_id] = title
         self._show(job_id)
-        self.bar.setRange(0, 0)  # busy until the first report says how much there is
+        self._set_unknown_total("starting")
         self.cancel_button.setEnabled(True)
 
     def job_progress(self, job_id: int, progress: Progress) -> None:
@@ -47,7 +47,7 @@ class JobStatusWidget(QWidget):
             return
         fraction = progress.fraction
         if fraction is None:
-            self.bar.setRange(0, 0)
+            self._set_unknown_total(f"{progress.done:,.0f} done" if progress.done else "working")
         else:
             self.bar.setRange(0, _BAR_RANGE)
             self.bar.setValue(round(fraction * _BAR_RANGE))
@@ -63,6 +63,13 @@ class JobStatusWidget(QWidget):
         self.setVisible(bool(self._titles))
 
     # -- internals -------------------------------------------------------------------
+    def _set_unknown_total(self, text: str) -> None:
+        # Not Qt's busy indicator: it animates (repaints) many times a second for as long
+        # as the job runs, which on some platforms repaints the whole window and takes
+        # CPU and the GIL from the job itself. A still bar with a count says as much.
+        self.bar.setRange(0, 1)
+        self.bar.setValue(0)
+        self.bar.setFormat(text)
     def _show(self, job_id: int) -> None:
         self._shown = job_id
         self._set_label(job_id, "")
