@@ -71,8 +71,11 @@ class BrowserController(QObject):
         if panel.source_combo.currentData() == "embedded":
             panel.set_source_badge("embedded", "DEMO DATA: loading…")
         # After the first paint: loading the demo data competes for the CPU with start-up.
-        QTimer.singleShot(STARTUP_DELAY_MS,
-                          lambda: self.use_source(panel.source_combo.currentData(), ""))
+        # With self as context, the call is dropped if this controller is gone by then.
+        QTimer.singleShot(STARTUP_DELAY_MS, self, self._use_initial_source)
+
+    def _use_initial_source(self) -> None:
+        self.use_source(self.panel.source_combo.currentData(), "")
 
     @property
     def store(self) -> SessionStore | None:
