@@ -16,24 +16,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
-    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QSpinBox,
     QSplitter,
     QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -85,13 +85,21 @@ class UnitsPanel(QWidget):
         sample.setToolTip("Build N units per entity of the Browser's category, by shape and "
                           "size, reproducibly (seeded)")
         sample.clicked.connect(self._ask_sample)
-        # One switch per METHODS §4 rule; the draft's candidates follow at once.
-        self.rule_checks: dict[str, QCheckBox] = {}
+        # One switch per METHODS §4 rule, in a menu (compact in a narrow dock); the
+        # draft's candidates follow at once.
+        self.rules_button = QToolButton()
+        self.rules_button.setText("Claim filters")
+        self.rules_button.setToolTip("Which METHODS §4 rules drop claims (all on by default)")
+        self.rules_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        rules_menu = QMenu(self.rules_button)
+        self.rule_checks: dict[str, QAction] = {}
         for rule, title in RULES:
-            check = QCheckBox(title)
-            check.setChecked(True)
-            check.toggled.connect(lambda _on: self.filters_changed.emit(self.filter_settings()))
-            self.rule_checks[rule] = check
+            action = rules_menu.addAction(f"Drop: {title}")
+            action.setCheckable(True)
+            action.setChecked(True)
+            action.toggled.connect(lambda _on: self.filters_changed.emit(self.filter_settings()))
+            self.rule_checks[rule] = action
+        self.rules_button.setMenu(rules_menu)
 
         # -- the draft --
         self.title = QLabel("No unit being built: choose an entity in the Browser and press "
@@ -148,14 +156,12 @@ class UnitsPanel(QWidget):
         focus_row = QHBoxLayout()
         focus_row.addWidget(QLabel("Claims of"))
         focus_row.addWidget(self.focus_combo, 1)
+        focus_row.addWidget(self.rules_button)
         focus_row.addWidget(add)
         pick.addLayout(focus_row)
         pick.addWidget(self.candidates_view, 1)
         pick.addWidget(self.counts_label)
-        rules = QGridLayout()
-        for i, check in enumerate(self.rule_checks.values()):
-            rules.addWidget(check, i // 3, i % 3)
-        pick.addLayout(rules)
+
 
         draft_box = QWidget()
         draft = QVBoxLayout(draft_box)
