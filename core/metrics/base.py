@@ -1,0 +1,89 @@
+"""The one small interface every metric has (after sacrebleu's metric classes).
+
+A metric scores :class:`ScoringItem` s: a text with what it is judged against (the
+references of its language, the unit's triples and entities, the prompt that produced
+it). ``sentence_scores`` gives one :class:`MetricValue` per item, ``corpus_score`` one
+for the whole list (or None where the metric has no corpus form), and ``signature``
+says exactly how the numbers were made; it is stored beside every score.
+
+Heavy libraries (sacrebleu, torch, transformers, sentence-transformers) are imported
+inside the metric's methods, never at module level: ``core.metrics`` is imported by the
+GUI at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+# Canonical metric names: the ``scores.metric`` column, CLI ``--metrics`` and report columns.
+BLEU = "bleu"
+CHRF = "chrf++"
+ROUGE1 = "rouge1"
+ROUGE2 = "rouge2"
+ROUGEL = "rougeL"
+BERTSCORE = "bertscore"
+PPL = "ppl"  # perplexity of a text under a causal model
+ENTITY_PPL = "entity_ppl"  # perplexity of an entity label alone
+ESA = "esa"  # entity-based semantic adequacy (per text); ESI@n at corpus level
+HALLUCINATION = "hallucination"  # count of hallucination candidates (spans in details)
+SIMILARITY = "similarity"  # graph-text cosine similarity (inversion drop in details)
+
+REFERENCE_BASED = (BLEU, CHRF, ROUGE1, ROUGE2, ROUGEL, BERTSCORE)
+
+
+@dataclass(frozen=True)
+class EntityInfo:
+    """A subject or object of a unit as the text may mention it."""
+
+    label: str
+    aliases: tuple[str, ...] = ()
+    qid: str | None = None
+    is_root: bool = False
+    # "item", "time", "quantity", "string", ... (dates are compared after normalisation)
+    value_type: str = "item"
+
+
+@dataclass(frozen=True)
+class ScoringItem:
+    """One text to score, and everything a metric may judge it against.
+
+    ``references`` are texts of the same language and the same quality (gold and silver
+    are scored apart: the caller builds one item list per quality). ``triples`` are the
+    unit's ``(subject, predicate, object)`` labels in ``lang``; ``entities`` its subjects
+    and objects with aliases. ``prompt`` is what the model was given, where known.
+    """
+
+    text: str
+    lang: str
+    references: tuple[str, ...] = ()
+    triples: tuple[tuple[str, str, str], ...] = ()
+    entities: tuple[EntityInfo, ...] = ()
+    prompt: str | None = None
+    key: Any = None  # the caller's id (e.g. a verbalisation id), carried through untouched
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    """A score (None where it is undefined, e.g. no reference) and how it came about."""
+
+    value: float | None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Metric(Protocol):
+    name: str
+
+    def signature(self) -> str:
+        """How the numbers are made: library, version, settings (stored with each score)."""
+        ...
+
+    def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
+        """One value per item, in order."""
+        ...
+
+    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
+        """One value for all items (None where the metric has no corpus form)."""
+        ...
