@@ -72,9 +72,11 @@ class BrowserController(QObject):
             panel.set_source_badge("embedded", "DEMO DATA: loading…")
         # After the first paint: loading the demo data competes for the CPU with start-up.
         # With self as context, the call is dropped if this controller is gone by then.
+        self.start_up_pending = True
         QTimer.singleShot(STARTUP_DELAY_MS, self, self._use_initial_source)
 
     def _use_initial_source(self) -> None:
+        self.start_up_pending = False
         self.use_source(self.panel.source_combo.currentData(), "")
 
     @property

@@ -115,6 +115,8 @@ def launch(
     screenshot: Path | None = None,
     size: tuple[int, int] = (1280, 800),
     report_first_paint: bool = False,
+    show_panels: tuple[str, ...] = (),
+    wait_for_jobs_s: float = 0.0,
 ) -> int:
     if _needs_offscreen(screenshot is not None or report_first_paint):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -134,6 +136,14 @@ def launch(
 
     if screenshot is not None or report_first_paint:
         window.resize(*size)
+    for key in show_panels:
+        dock = window.docks.get(key)
+        if dock is None:
+            print(f"taillens: no panel {key!r} (panels: {', '.join(window.docks)})",
+                  file=sys.stderr)
+            return 2
+        dock.show()
+        dock.raise_()
 
     def on_first_paint() -> None:
         if report_first_paint:
@@ -141,8 +151,18 @@ def launch(
         if screenshot is not None:
             from PySide6.QtCore import QTimer
 
-            # Let pending layout and paint events settle before the grab.
-            QTimer.singleShot(50, lambda: _save_screenshot(window, screenshot, app))
+            # Let pending layout and paint events settle (and, when asked, the jobs that
+            # start-up runs, such as loading the demo data) before the grab.
+            deadline = time.monotonic() + wait_for_jobs_s
+
+            def grab_when_idle() -> None:
+                busy = bool(controller.runner.active) or _has_pending_start_up(controller)
+                if busy and time.monotonic() < deadline:
+                    QTimer.singleShot(100, grab_when_idle)
+                else:
+                    QTimer.singleShot(50, lambda: _save_screenshot(window, screenshot, app))
+
+            QTimer.singleShot(50 if not wait_for_jobs_s else 1500, grab_when_idle)
         elif report_first_paint:
             app.quit()
 
@@ -154,6 +174,12 @@ def launch(
         print(f"taillens: could not write screenshot {screenshot}", file=sys.stderr)
         return 1
     return status or exit_code
+
+
+def _has_pending_start_up(controller) -> bool:
+    """Whether start-up work (the delayed demo-data load) has not begun yet."""
+    browser = getattr(controller, "browser", None)
+    return bool(getattr(browser, "start_up_pending", False))
 
 
 def _save_screenshot(window, target: Path, app) -> None:

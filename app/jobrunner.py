@@ -82,6 +82,7 @@ class JobHandle(QObject):
     def _deliver_outcome(self, outcome: JobOutcome[Any]) -> None:
         self.outcome = outcome
         if isinstance(outcome, JobSucceeded):
+            log.info("job %r done in %.1f s", self.title, outcome.elapsed_s)
             self.succeeded.emit(outcome)
         elif isinstance(outcome, JobFailed):
             log.error("job %r failed: %s\n%s", self.title, outcome.message, outcome.traceback)

@@ -25,6 +25,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="WxH",
         help="window size for --screenshot (default 1280x800)",
     )
+    parser.add_argument(
+        "--show",
+        action="append",
+        default=[],
+        metavar="PANEL",
+        help="raise this panel's dock (browser, units, verbalise, scores, annotate, report; "
+        "repeatable)",
+    )
+    parser.add_argument(
+        "--wait-for-jobs",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --screenshot: wait up to SECONDS for start-up jobs (e.g. loading the "
+        "demo data) to finish before the grab",
+    )
     # For benchmarks/startup.py: print the wall-clock time of the first paint and exit.
     parser.add_argument("--report-first-paint", action="store_true", help=argparse.SUPPRESS)
     parser.set_defaults(handler=run)
@@ -39,4 +55,6 @@ def run(args: argparse.Namespace) -> int:
         screenshot=args.screenshot,
         size=(int(width), int(height)),
         report_first_paint=args.report_first_paint,
+        show_panels=tuple(args.show),
+        wait_for_jobs_s=args.wait_for_jobs,
     )

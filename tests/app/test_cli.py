@@ -115,6 +115,31 @@ def test_gui_screenshot_writes_png(tmp_path: Path, taillens_home: Path) -> None:
     assert len(data) > 10_000  # a real rendered window, not an empty image
 
 
+def test_gui_screenshot_waits_for_start_up_jobs_and_shows_a_panel(
+    tmp_path: Path, taillens_home: Path
+) -> None:
+    shot = tmp_path / "units.png"
+    session = tmp_path / "demo.taillens"
+    SessionStore.create(session).close()
+    result = run_cli("gui", str(session), "--screenshot", str(shot), "--show", "units",
+                     "--wait-for-jobs", "60", env_home=taillens_home)
+    assert result.returncode == 0, result.stderr
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The demo data load started after the first paint and finished before the grab.
+    log = (taillens_home / "logs" / "taillens.log").read_text()
+    assert "job 'Load demo data' started" in log
+    assert "job 'Load demo data' done in" in log
+
+
+def test_gui_unknown_panel_is_refused(tmp_path: Path, taillens_home: Path) -> None:
+    session = tmp_path / "demo.taillens"
+    SessionStore.create(session).close()
+    result = run_cli("gui", str(session), "--screenshot", str(tmp_path / "x.png"),
+                     "--show", "nonsense", env_home=taillens_home)
+    assert result.returncode == 2
+    assert "no panel 'nonsense'" in result.stderr
+
+
 def test_gui_on_bad_session_exits_nonzero(tmp_path: Path, taillens_home: Path) -> None:
     bad = tmp_path / "bad.taillens"
     bad.write_bytes(b"PK\x03\x04 this is a zip, not a session")
