@@ -36,13 +36,26 @@ ONTOLOGY_PROPERTIES: dict[str, str] = {
     "P1424": "topic's main template",
     "P1204": "Wikimedia portal's main topic",
     "P5869": "model item",
+    # category-for-... properties
+    "P1464": "category for people born here",
+    "P1465": "category for people who died here",
+    "P1791": "category of people buried here",
+    "P1792": "category of associated people",
+    "P1754": "category related to list",
+    "P2033": "category for pictures taken with camera",
+    "P2517": "category for recipients of this award",
+    "P3876": "category for alumni of educational institution",
+    "P4195": "category for employees of the organization",
+    "P6112": "category for members of a team",
+    "P7561": "category for the interior of the item",
+    "P8989": "category for the view of the item",
 }
 
 # Kept only when the object is itself a subject in the unit.
 ONLY_WITHIN_UNIT: dict[str, str] = {
     "P460": "said to be the same as",
     "P1889": "different from",
-    "P7561": "related category",
+    "P7084": "related category",
     "P21": "sex or gender",
     "P735": "given name",
     "P361": "part of",

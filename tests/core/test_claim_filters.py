@@ -51,15 +51,24 @@ def test_unreadable_value_types(vtype: str) -> None:
                         ClaimFilterSettings(drop_unreadable_types=False)) == [None]
 
 
-@pytest.mark.parametrize("pid", ["P31", "P279", "P910", "P1659", "P373", "P1343"])
+# METHODS §4, one by one: instance of, subclass of, topic's main category, see also, image,
+# Commons category, described by source, has list, category-for-... properties, model item,
+# on focus list of Wikimedia project, topic has template.
+@pytest.mark.parametrize("pid", [
+    "P31", "P279", "P910", "P1659", "P18", "P373", "P1343", "P2354",
+    "P1753", "P4224", "P301", "P971", "P1464", "P1465", "P1791", "P1792", "P3876", "P4195",
+    "P6112", "P7561", "P5869", "P5008", "P1424",
+])
 def test_ontology_properties(pid: str) -> None:
     assert drop_reasons([claim(pid, "Q5")])[0] is not None
     assert drop_reasons([claim(pid, "Q5")],
                         ClaimFilterSettings(drop_ontology_properties=False)) == [None]
 
 
-def test_some_properties_only_within_the_unit() -> None:
-    part_of = claim("P361", "Q99")
+# said to be the same as, different from, related category, sex or gender, given name, part of
+@pytest.mark.parametrize("pid", ["P460", "P1889", "P7084", "P21", "P735", "P361"])
+def test_some_properties_only_within_the_unit(pid: str) -> None:
+    part_of = claim(pid, "Q99")
     assert drop_reasons([part_of])[0] is not None
     assert drop_reasons([part_of], unit_subjects=frozenset({"Q42", "Q99"})) == [None]
     settings = replace(ClaimFilterSettings(), only_within_unit=False)
