@@ -25,6 +25,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.transfer",
     "app.commands.wikidata",
     "app.commands.units",
+    "app.commands.verbalise",
+    "app.commands.score",
 )
 
 EXIT_OK = 0

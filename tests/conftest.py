@@ -12,6 +12,8 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+pytest_plugins = ["tests.fixtures.tiny_models"]
+
 
 @pytest.fixture(autouse=True)
 def taillens_home(

@@ -1,0 +1,155 @@
+"""``taillens verbalise`` and ``taillens models``: running verbalisers from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+UNITS_HELP = "all (default), tier:NAME (tier or sub-tier), category:NAME or ids:1,2,3"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    verbalise = subparsers.add_parser(
+        "verbalise",
+        help="verbalise a session's units with a model, the templates or a server",
+        description="Run a verbaliser over the session's units (METHODS §6) and keep every "
+        "output. --model is 'template' (no weights), a model folder, a Hugging Face id in the "
+        "local cache, or the URL of an OpenAI-compatible server (vLLM, TGI, llama.cpp). An "
+        "unfinished run with the same model and parameters is resumed.",
+    )
+    verbalise.add_argument("--session", type=Path, required=True)
+    verbalise.add_argument("--model", default="template", help="PATH | HF-ID | template | URL")
+    verbalise.add_argument("--server-model", help="the model name a server serves (URL only; "
+                           "default: the first it lists)")
+    verbalise.add_argument("--langs", default="en,it,es", help="comma-separated (en,it,es)")
+    verbalise.add_argument("--candidates", type=int, default=3)
+    verbalise.add_argument("--temperature", type=float, default=0.7)
+    verbalise.add_argument("--top-p", type=float, default=0.9)
+    verbalise.add_argument("--max-new-tokens", type=int, default=256)
+    verbalise.add_argument("--beams", type=int, default=3, help="beam width (seq2seq models)")
+    verbalise.add_argument("--batch-size", type=int, default=8,
+                           help="units per generate call (halved on out-of-memory)")
+    verbalise.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda", "mps"))
+    verbalise.add_argument("--dtype", default="auto",
+                           choices=("auto", "float32", "bfloat16", "float16"))
+    verbalise.add_argument("--seed", type=int, default=0)
+    verbalise.add_argument("--units", default="all", help=UNITS_HELP)
+    verbalise.add_argument("--prompt-template", action="append", default=[],
+                           metavar="LANG=FILE", help="use FILE as the LANG prompt template "
+                           "(must contain {triples}; repeatable)")
+    resume = verbalise.add_mutually_exclusive_group()
+    resume.add_argument("--resume", type=int, metavar="RUN_ID",
+                        help="continue this run (same model and parameters)")
+    resume.add_argument("--new-run", action="store_true",
+                        help="start a new run even if an unfinished matching one exists")
+    verbalise.add_argument("--timeout", type=float, default=120.0,
+                           help="seconds per server request (URL only)")
+    verbalise.add_argument("--json", action="store_true", help="print JSON")
+    verbalise.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    verbalise.set_defaults(handler=run_verbalise)
+
+    models = subparsers.add_parser(
+        "models", help="list the models found locally",
+        description="Models in the Hugging Face cache and in model folders "
+        "(TAILLENS_MODEL_DIRS, or --folder).",
+    )
+    models.add_argument("--folder", type=Path, action="append",
+                        help="also look in this folder (repeatable)")
+    models.add_argument("--json", action="store_true", help="print JSON")
+    models.set_defaults(handler=run_models)
+
+
+def _templates(specs: list[str]) -> dict[str, str]:
+    from core.errors import UserFacingError
+
+    templates = {}
+    for spec in specs:
+        lang, sep, file_name = spec.partition("=")
+        if not sep or not lang.strip() or not file_name.strip():
+            raise UserFacingError(f"--prompt-template wants LANG=FILE, got {spec!r}")
+        path = Path(file_name.strip()).expanduser()
+        try:
+            templates[lang.strip()] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserFacingError(f"cannot read the prompt template {path}: {exc}") from None
+    return templates
+
+
+def run_verbalise(args: argparse.Namespace) -> int:
+    from app.terminal import run_in_terminal
+    from core.errors import UserFacingError
+    from core.store import SessionStore
+    from core.verbalise import GenerationParams, open_verbaliser
+    from core.verbalise.job import verbalise_job
+    from core.verbalise.prompts import PromptError
+
+    langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
+    params = GenerationParams(
+        candidates=args.candidates, temperature=args.temperature, top_p=args.top_p,
+        max_new_tokens=args.max_new_tokens, seed=args.seed, num_beams=args.beams,
+    )
+    params.check()
+    try:
+        templates = _templates(args.prompt_template)
+        options: dict[str, Any] = {}
+        if str(args.model).startswith(("http://", "https://")):
+            options["timeout_s"] = args.timeout
+        # Built before the session is touched: a missing or broken model fails here.
+        verbaliser = open_verbaliser(args.model, params, templates, device=args.device,
+                                     dtype=args.dtype, server_model=args.server_model,
+                                     **options)
+    except PromptError as exc:
+        raise UserFacingError(str(exc)) from None
+    with SessionStore.open(args.session) as store:
+        job = verbalise_job(store, verbaliser, args.units, langs, batch_size=args.batch_size,
+                            resume_run_id=args.resume, resume=not args.new_run)
+        summary = run_in_terminal(job, quiet=args.quiet)
+    result = {
+        "run_id": summary.run_id, "model": verbaliser.model_id, "kind": verbaliser.kind,
+        "resumed": summary.resumed, "units": summary.units, "requests": summary.requests,
+        "texts": summary.texts, "unparsable": summary.unparsable,
+        "skipped_done": summary.skipped_done, "skipped_no_triples": summary.skipped_no_triples,
+        "tokens": summary.tokens, "tokens_per_s": round(summary.tokens_per_s, 1),
+        "batch_size": summary.batch_size, "oom_halvings": summary.oom_halvings,
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    rows = [
+        ("run", f"{summary.run_id}" + (" (resumed)" if summary.resumed else "")),
+        ("model", f"{verbaliser.model_id} ({verbaliser.kind})"),
+        ("units", f"{summary.units:,}"),
+        ("texts", f"{summary.texts:,}"),
+        ("unparsable", f"{summary.unparsable:,}"),
+    ]
+    if summary.tokens:
+        rows.append(("tokens/s", f"{summary.tokens_per_s:,.1f}"))
+    if summary.skipped_done:
+        rows.append(("already done", f"{summary.skipped_done:,} unit-languages"))
+    if summary.skipped_no_triples:
+        rows.append(("no triples", f"{summary.skipped_no_triples:,} unit-languages"))
+    if summary.oom_halvings:
+        rows.append(("batch size", f"{summary.batch_size} after {summary.oom_halvings} "
+                                   "out-of-memory halvings"))
+    for label, value in rows:
+        print(f"{label:<12} {value}")
+    return 0
+
+
+def run_models(args: argparse.Namespace) -> int:
+    from core.models import configured_model_folders, discover_models, human_size
+
+    folders = configured_model_folders() + list(args.folder or [])
+    models = discover_models(folders)
+    if args.json:
+        print(json.dumps([{"name": m.name, "path": str(m.path), "type": m.type,
+                           "size_bytes": m.size_bytes, "source": m.source,
+                           "architectures": list(m.architectures)} for m in models], indent=2))
+        return 0
+    for model in models:
+        print(f"{model.name:<40} {model.type:<8} {human_size(model.size_bytes):>9}  "
+              f"{model.source:<8} {model.path}")
+    print(f"{len(models):,} model" + ("" if len(models) == 1 else "s"))
+    return 0

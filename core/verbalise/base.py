@@ -1,0 +1,98 @@
+"""What every verbaliser shares: requests, candidates, parameters, the protocol.
+
+A verbaliser turns :class:`VerbaliseRequest` s (one unit in one language: its triples
+and the prompt built from them) into candidates. It is built cheaply (file checks, no
+weights), so a broken model is reported before a run starts; ``load()`` does the heavy
+part and is called by the job, off the UI thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol, runtime_checkable
+
+Triples = tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """Generation settings (METHODS §6 defaults). Stored whole in ``model_runs.parameters``."""
+
+    candidates: int = 3
+    temperature: float = 0.7
+    top_p: float = 0.9
+    max_new_tokens: int = 256
+    seed: int = 0
+    num_beams: int = 3  # seq2seq only: beam search width
+
+    def check(self) -> None:
+        from core.errors import UserFacingError
+
+        if not 1 <= self.candidates <= 32:
+            raise UserFacingError(f"candidates must be 1..32, got {self.candidates}")
+        if not 0.0 < self.temperature <= 5.0:
+            raise UserFacingError(f"temperature must be in (0, 5], got {self.temperature}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise UserFacingError(f"top-p must be in (0, 1], got {self.top_p}")
+        if not 1 <= self.max_new_tokens <= 8192:
+            raise UserFacingError(f"max new tokens must be 1..8192, got {self.max_new_tokens}")
+        if self.num_beams < 1:
+            raise UserFacingError(f"beams must be at least 1, got {self.num_beams}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class VerbaliseRequest:
+    """One unit in one language. ``key`` is the caller's (unit id, lang), carried through."""
+
+    key: Any
+    lang: str
+    triples: Triples
+    prompt: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One output: the raw reply (always kept), the parsed text, and whether parsing worked."""
+
+    raw: str
+    text: str | None
+    parse_ok: bool
+    tokens: int = 0  # generated tokens, for the tokens-per-second figure
+
+
+@runtime_checkable
+class Verbaliser(Protocol):
+    kind: str  # "causal" | "seq2seq" | "template" | "openai"
+    model_id: str  # what the user named
+    system_name: str  # a display name
+    params: GenerationParams
+    templates: Mapping[str, str]  # lang -> prompt template, as used
+
+    def fingerprint(self) -> str | None:
+        """Identity of the weights (None where there are none to hash)."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Parameters beyond :class:`GenerationParams` (model path, device, dtype, ...)."""
+        ...
+
+    def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
+        """The exact input the model is given for these triples (the panel previews it)."""
+        ...
+
+    def load(self) -> None:
+        """Do the heavy part (load weights, reach the server); idempotent."""
+        ...
+
+    def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
+        """Candidates for each request, in order (``params.candidates`` each, or fewer for
+        deterministic verbalisers). May raise an out-of-memory error: the job halves."""
+        ...
+
+    def close(self) -> None:
+        ...
+

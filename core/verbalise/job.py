@@ -1,0 +1,432 @@
+"""The verbalise job: a verbaliser over units × languages, saved batch by batch.
+
+* A ``model_runs`` row records the model, its fingerprint, every parameter, the prompt
+  templates, the seed and the library versions (see /work/notes/CONVENTIONS.md).
+* Each finished batch is written in its own transaction: a killed process keeps every
+  batch it finished, and a cancel (checked between batches) keeps them too.
+* Resume: running again with the same run skips the (unit, language) pairs that run
+  already verbalised. :func:`find_resumable_run` finds an unfinished run made with the
+  same model and parameters, which the CLI resumes by default.
+* A CUDA out-of-memory error halves the batch and retries; at batch size 1 the job
+  fails with a message that says what to change.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from typing import Any
+
+from sqlalchemy import or_, select
+
+from core import __version__
+from core.errors import UserFacingError
+from core.jobs import Job, JobCancelled, JobContext
+from core.models import free_device_memory, is_out_of_memory
+from core.store import SessionStore
+from core.store import models as m
+from core.verbalise.base import Candidate, Triples, Verbaliser, VerbaliseRequest
+from core.verbalise.prompts import LANGUAGES
+
+MAIN = "main"
+# Parameters that do not change what a run produces per unit, so a run may be resumed
+# with other values (a smaller batch after an OOM, more units).
+_NOT_IDENTITY = frozenset({"batch_size", "units"})
+
+
+class VerbaliseError(UserFacingError):
+    """Bad run settings, an unknown unit, or a run that cannot be resumed."""
+
+
+@dataclass
+class VerbaliseSummary:
+    """What a verbalise job did (also its ``partial`` when cancelled)."""
+
+    run_id: int
+    requests: int = 0  # (unit, language) pairs verbalised now
+    units: int = 0  # distinct units among them
+    texts: int = 0  # candidates written
+    unparsable: int = 0
+    skipped_done: int = 0  # pairs the run already held (resume)
+    skipped_no_triples: int = 0  # pairs whose unit has no triples in that language
+    tokens: int = 0
+    generation_s: float = 0.0
+    batch_size: int = 0  # the final batch size (smaller after an out-of-memory)
+    oom_halvings: int = 0
+    resumed: bool = False
+    unit_ids: set[int] = field(default_factory=set, repr=False)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.generation_s if self.generation_s > 0 else 0.0
+
+
+# --- which units ----------------------------------------------------------------------
+
+
+def select_units(store: SessionStore, query: str | Sequence[int] = "all") -> list[int]:
+    """Unit ids for ``all``, ``tier:X`` (tier or sub-tier), ``category:NAME`` or
+    ``ids:1,2,3`` (or a list of ids), in id order."""
+    with store.unit_of_work() as db:
+        if not isinstance(query, str):
+            wanted = sorted({int(i) for i in query})
+            return _existing(db, wanted)
+        text = query.strip()
+        kind, _, value = text.partition(":")
+        kind, value = kind.strip().lower(), value.strip()
+        if kind == "all" and not value:
+            return list(db.scalars(select(m.DataUnit.id).order_by(m.DataUnit.id)))
+        if kind == "tier" and value:
+            return list(db.scalars(
+                select(m.DataUnit.id)
+                .where(or_(m.DataUnit.tier == value, m.DataUnit.sub_tier == value))
+                .order_by(m.DataUnit.id)
+            ))
+        if kind == "category" and value:
+            rows = db.execute(
+                select(m.DataUnit.id, m.Category.name, m.DataUnit.attributes)
+                .outerjoin(m.Category, m.DataUnit.category_id == m.Category.id)
+                .order_by(m.DataUnit.id)
+            ).all()
+            return [uid for uid, name, attributes in rows
+                    if (name or _imported_category(attributes)) == value]
+        if kind == "ids" and value:
+            try:
+                wanted = sorted({int(v) for v in value.split(",") if v.strip()})
+            except ValueError:
+                raise VerbaliseError(f"unit ids must be integers: {value!r}") from None
+            return _existing(db, wanted)
+    raise VerbaliseError(f"unknown unit selection {query!r}: use all, tier:NAME, "
+                         "category:NAME or ids:1,2,3")
+
+
+def _imported_category(attributes: Any) -> str | None:
+    # TailNLG/WebNLG imports keep the entry's category among the entry attributes.
+    if isinstance(attributes, dict):
+        entry = attributes.get("entry")
+        if isinstance(entry, dict):
+            return entry.get("category")
+        return attributes.get("category")
+    return None
+
+
+def _existing(db: Any, wanted: list[int]) -> list[int]:
+    found = set()
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        found |= set(db.scalars(select(m.DataUnit.id).where(m.DataUnit.id.in_(chunk))))
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        shown = ", ".join(str(i) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
+        raise VerbaliseError(f"the session has no unit(s) {shown}")
+    return wanted
+
+
+def unit_triples(
+    store: SessionStore, unit_ids: Sequence[int], langs: Sequence[str]
+) -> dict[tuple[int, str], Triples]:
+    """(unit id, lang) -> the unit's main triples in that language, overrides applied."""
+    result: dict[tuple[int, str], list[tuple[int, tuple[str, str, str]]]] = {}
+    ids = list(unit_ids)
+    with store.unit_of_work() as db:
+        for start in range(0, len(ids), 500):
+            rows = db.scalars(
+                select(m.UnitTriple).where(
+                    m.UnitTriple.unit_id.in_(ids[start:start + 500]),
+                    m.UnitTriple.tripleset == MAIN,
+                    m.UnitTriple.lang.in_(list(langs)),
+                )
+            )
+            for row in rows:
+                triple = (
+                    row.subject_override if row.subject_override is not None else row.subject,
+                    row.predicate_override if row.predicate_override is not None
+                    else row.predicate,
+                    row.object_override if row.object_override is not None else row.object,
+                )
+                result.setdefault((row.unit_id, row.lang), []).append((row.position, triple))
+    return {key: tuple(t for _, t in sorted(rows)) for key, rows in result.items()}
+
+
+# --- runs -----------------------------------------------------------------------------
+
+
+def software_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version(), "taillens": __version__}
+    for name in ("torch", "transformers", "tokenizers"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def run_parameters(
+    verbaliser: Verbaliser, langs: Sequence[str], batch_size: int, units: str
+) -> dict[str, Any]:
+    """Everything a run is made with, as stored in ``model_runs.parameters``."""
+    return {
+        **verbaliser.params.as_dict(),
+        **verbaliser.describe(),
+        "batch_size": batch_size,
+        "langs": list(langs),
+        "units": units,
+    }
+
+
+def _identity(parameters: dict[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (parameters or {}).items() if k not in _NOT_IDENTITY}
+
+
+def find_resumable_run(
+    store: SessionStore,
+    verbaliser: Verbaliser,
+    parameters: dict[str, Any],
+    templates: dict[str, str],
+) -> int | None:
+    """The newest unfinished run made with the same model, fingerprint, parameters,
+    templates and seed (batch size and unit selection may differ), or None."""
+    with store.unit_of_work() as db:
+        runs = db.scalars(
+            select(m.ModelRun)
+            .where(m.ModelRun.kind == verbaliser.kind,
+                   m.ModelRun.model_id == verbaliser.model_id,
+                   m.ModelRun.status != "finished")
+            .order_by(m.ModelRun.id.desc())
+        )
+        for run in runs:
+            if (run.model_fingerprint == verbaliser.fingerprint()
+                    and run.seed == verbaliser.params.seed
+                    and (run.prompt_templates or {}) == templates
+                    and _identity(run.parameters) == _identity(parameters)):
+                return run.id
+    return None
+
+
+def _check_resumable(run: m.ModelRun | None, run_id: int, verbaliser: Verbaliser,
+                     parameters: dict[str, Any], templates: dict[str, str]) -> m.ModelRun:
+    if run is None:
+        raise VerbaliseError(f"the session has no run {run_id} to resume")
+    differences = []
+    if run.kind != verbaliser.kind or run.model_fingerprint != verbaliser.fingerprint():
+        differences.append(f"model ({run.model_id})")
+    if run.seed != verbaliser.params.seed:
+        differences.append(f"seed ({run.seed})")
+    if (run.prompt_templates or {}) != templates:
+        differences.append("prompt templates")
+    old, new = _identity(run.parameters), _identity(parameters)
+    # The device may change between sessions on different machines; the rest may not.
+    changed = sorted(k for k in set(old) | set(new)
+                     if k not in ("device", "model_path") and old.get(k) != new.get(k))
+    if changed:
+        differences.append("parameters " + ", ".join(changed))
+    if differences:
+        raise VerbaliseError(f"run {run_id} was made with a different "
+                             + "; ".join(differences) + ": start a new run instead")
+    return run
+
+
+def _done_pairs(store: SessionStore, run_id: int) -> set[tuple[int, str]]:
+    with store.unit_of_work() as db:
+        return {(unit_id, lang) for unit_id, lang in db.execute(
+            select(m.Verbalisation.unit_id, m.Verbalisation.lang)
+            .where(m.Verbalisation.run_id == run_id).distinct()
+        )}
+
+
+def _set_status(store: SessionStore, run_id: int, status: str) -> None:
+    with store.unit_of_work() as db:
+        run = db.get(m.ModelRun, run_id)
+        if run is not None:
+            run.status = status
+            run.finished_at = datetime.now(UTC) if status != "running" else None
+
+
+# --- the job --------------------------------------------------------------------------
+
+
+def verbalise_job(
+    store: SessionStore,
+    verbaliser: Verbaliser,
+    units: str | Sequence[int] = "all",
+    langs: Sequence[str] = LANGUAGES,
+    *,
+    batch_size: int = 8,
+    resume_run_id: int | None = None,
+    resume: bool = True,
+    close_when_done: bool = True,
+) -> Job[VerbaliseSummary]:
+    """A job that verbalises the selected units in ``langs`` with ``verbaliser``.
+
+    Settings are checked here, before anything runs: unknown languages, a bad unit
+    selection, a bad batch size. ``resume_run_id`` continues that run (it must have been
+    made with the same model and parameters); otherwise, with ``resume``, the newest
+    unfinished matching run is continued, and a new run is created when there is none.
+    """
+    langs = list(dict.fromkeys(langs))
+    unknown = [lang for lang in langs if lang not in LANGUAGES]
+    if not langs or unknown:
+        raise VerbaliseError(f"languages must be among en, it, es; got {', '.join(langs)}")
+    if batch_size < 1:
+        raise VerbaliseError(f"batch size must be at least 1, got {batch_size}")
+    unit_ids = select_units(store, units)
+    if not unit_ids:
+        raise VerbaliseError(f"no units match {units!r}")
+    units_text = units if isinstance(units, str) else "ids:" + ",".join(map(str, unit_ids))
+    params = {"model": verbaliser.model_id, "kind": verbaliser.kind, "units": units_text,
+              "langs": langs, "batch_size": batch_size, "resume_run_id": resume_run_id}
+
+    def run(ctx: JobContext) -> VerbaliseSummary:
+        ctx.progress(0, None, "loading the model")
+        verbaliser.load()
+        try:
+            return _run(ctx)
+        finally:
+            if close_when_done:
+                verbaliser.close()
+
+    def _run(ctx: JobContext) -> VerbaliseSummary:
+        templates = {lang: verbaliser.templates[lang] for lang in langs}
+        parameters = run_parameters(verbaliser, langs, batch_size, units_text)
+        run_id, resumed = _open_run(templates, parameters)
+        summary = VerbaliseSummary(run_id=run_id, batch_size=batch_size, resumed=resumed)
+        job.partial = summary
+        try:
+            _verbalise(ctx, summary, run_id)
+        except JobCancelled:
+            _set_status(store, run_id, "cancelled")
+            raise
+        except BaseException:
+            _set_status(store, run_id, "failed")
+            raise
+        _set_status(store, run_id, "finished")
+        return summary
+
+    def _open_run(templates: dict[str, str], parameters: dict[str, Any]) -> tuple[int, bool]:
+        run_id = resume_run_id
+        if run_id is None and resume:
+            run_id = find_resumable_run(store, verbaliser, parameters, templates)
+        if run_id is not None:
+            with store.unit_of_work() as db:
+                run = _check_resumable(db.get(m.ModelRun, run_id), run_id, verbaliser,
+                                       parameters, templates)
+                run.status, run.finished_at = "running", None
+            return run_id, True
+        with store.unit_of_work() as db:
+            run = m.ModelRun(
+                kind=verbaliser.kind, model_id=verbaliser.model_id,
+                model_fingerprint=verbaliser.fingerprint(), parameters=parameters,
+                prompt_templates=templates, seed=verbaliser.params.seed,
+                software=software_versions(), system_name=verbaliser.system_name,
+                status="running",
+            )
+            db.add(run)
+            db.flush()
+            return run.id, False
+
+    def _verbalise(ctx: JobContext, summary: VerbaliseSummary, run_id: int) -> None:
+        triples = unit_triples(store, unit_ids, langs)
+        done = _done_pairs(store, run_id)
+        pending: list[tuple[int, str]] = []
+        for unit_id in unit_ids:
+            for lang in langs:
+                if (unit_id, lang) not in triples:
+                    summary.skipped_no_triples += 1
+                elif (unit_id, lang) in done:
+                    summary.skipped_done += 1
+                else:
+                    pending.append((unit_id, lang))
+        total = len(pending)
+        size = batch_size
+        position = 0
+        ctx.progress(0, total, "starting")
+        while position < total:
+            ctx.check_cancelled()
+            chunk = pending[position:position + size]
+            requests = [
+                VerbaliseRequest(key, key[1], triples[key],
+                                 verbaliser.prompt_for(triples[key], key[1]))
+                for key in chunk
+            ]
+            started = time.perf_counter()
+            try:
+                results = verbaliser.verbalise(requests)
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                device = str(verbaliser.describe().get("device", ""))
+                free_device_memory(device)
+                if size == 1:
+                    raise VerbaliseError(
+                        "out of memory on the device even with one unit per batch: use "
+                        "fewer --candidates, a lower --max-new-tokens, --dtype bfloat16 or "
+                        "float16, a smaller model, or another device") from exc
+                size = max(1, size // 2)
+                summary.oom_halvings += 1
+                summary.batch_size = size
+                continue
+            summary.generation_s += time.perf_counter() - started
+            if len(results) != len(requests):
+                raise RuntimeError(f"{verbaliser.kind} verbaliser returned {len(results)} "
+                                   f"results for {len(requests)} requests")
+            _write_batch(run_id, requests, results)
+            for request, candidates in zip(requests, results, strict=True):
+                summary.requests += 1
+                summary.unit_ids.add(request.key[0])
+                summary.texts += len(candidates)
+                summary.unparsable += sum(not c.parse_ok for c in candidates)
+                summary.tokens += sum(c.tokens for c in candidates)
+            summary.units = len(summary.unit_ids)
+            position += len(chunk)
+            ctx.progress(position, total, _progress_message(summary, position, total))
+
+    def _write_batch(run_id: int, requests: list[VerbaliseRequest],
+                     results: list[list[Candidate]]) -> None:
+        with store.unit_of_work() as db:
+            for request, candidates in zip(requests, results, strict=True):
+                unit_id, lang = request.key
+                for index, candidate in enumerate(candidates):
+                    db.add(m.Verbalisation(
+                        run_id=run_id, unit_id=unit_id, lang=lang, candidate_index=index,
+                        raw_output=candidate.raw, text=candidate.text,
+                        parse_ok=candidate.parse_ok,
+                    ))
+
+    job: Job[VerbaliseSummary] = Job(
+        f"Verbalise with {verbaliser.system_name}", run, kind="verbalise", params=params
+    )
+    return job
+
+
+def _progress_message(summary: VerbaliseSummary, done: int, total: int) -> str:
+    parts = [f"{summary.units:,} units"]
+    if summary.tokens:
+        parts.append(f"{summary.tokens_per_s:,.0f} tokens/s")
+    if done and summary.generation_s:
+        left = summary.generation_s / done * (total - done)
+        parts.append(f"{_duration(left)} left")
+    return ", ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+__all__ = [
+    "VerbaliseError",
+    "VerbaliseSummary",
+    "find_resumable_run",
+    "run_parameters",
+    "select_units",
+    "software_versions",
+    "unit_triples",
+    "verbalise_job",
+]

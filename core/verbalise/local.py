@@ -1,0 +1,255 @@
+"""Verbalisers over local ``transformers`` models: causal LMs and seq2seq (T5-style).
+
+Causal LMs follow METHODS §6: the unit's prompt as a user turn in the model's chat
+template (plain text when the model has none), N candidates per unit from ONE
+``generate`` call (``num_return_sequences``), sampling at the run's temperature and
+top-p, units batched with LEFT padding so every prompt ends where generation starts.
+Top-k is switched off so the sampling distribution is exactly temperature + top-p,
+whatever a model's ``generation_config.json`` suggests.
+
+Seq2seq models get the task prefix and the ``<H> <R> <T>`` linearisation, and beam
+search (3 beams by default; candidates are the best beams).
+
+The torch generator is seeded with the run's seed before each batch, so a run
+repeated with the same batch size gives the same texts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.models import (
+    CAUSAL,
+    SEQ2SEQ,
+    LoadedModel,
+    ModelError,
+    check_model_folder,
+    load_model,
+    load_tokenizer,
+    model_fingerprint,
+    prompt_token_ids,
+    resolve_model,
+)
+from core.verbalise.base import Candidate, GenerationParams, VerbaliseRequest
+from core.verbalise.prompts import (
+    LANGUAGES,
+    linearise_graph,
+    parse_reply,
+    render_prompt,
+    seq2seq_prefix,
+    templates_for,
+)
+
+
+class _LocalVerbaliser:
+    expected_type = CAUSAL
+
+    def __init__(
+        self,
+        model: str | Path,
+        params: GenerationParams | None = None,
+        templates: Mapping[str, str] | None = None,
+        *,
+        device: str = "auto",
+        dtype: str = "auto",
+    ) -> None:
+        self.params = params or GenerationParams()
+        self.params.check()
+        # Cheap checks first: a broken folder fails here, before a run row exists.
+        self.path = resolve_model(model)
+        found = check_model_folder(self.path)
+        if found != self.expected_type:
+            raise ModelError(f"{self.path} is a {found} model; use it as a {found} verbaliser")
+        self._fingerprint = model_fingerprint(self.path)
+        self.model_id = str(model)
+        self.system_name = _display_name(str(model), self.path)
+        self.requested_device, self.requested_dtype = device, dtype
+        self.loaded: LoadedModel | None = None
+        self._tokenizer: Any = None
+        self.templates = self._templates(templates)
+
+    def _templates(self, overrides: Mapping[str, str] | None) -> dict[str, str]:
+        return templates_for(LANGUAGES, overrides)
+
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    def load(self) -> None:
+        if self.loaded is None:
+            self.loaded = load_model(self.path, device=self.requested_device,
+                                     dtype=self.requested_dtype, expected_type=self.expected_type)
+            self._after_load(self.loaded)
+
+    def _after_load(self, loaded: LoadedModel) -> None:
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"model_path": str(self.path)}
+        if self.loaded is not None:
+            info.update(device=self.loaded.device, dtype=self.loaded.dtype)
+        else:
+            info.update(device=self.requested_device, dtype=self.requested_dtype)
+        return info
+
+    def close(self) -> None:
+        if self.loaded is not None:
+            from core.models import free_device_memory
+
+            device = self.loaded.device
+            self.loaded = None
+            free_device_memory(device)
+
+    def _ready(self) -> LoadedModel:
+        self.load()
+        assert self.loaded is not None
+        return self.loaded
+
+    def _generate(self, model: Any, **kwargs: Any) -> Any:
+        """The one place generation happens (tests wrap it to inject failures)."""
+        import torch
+
+        with torch.inference_mode():
+            return model.generate(**kwargs)
+
+
+def _display_name(model_id: str, path: Path) -> str:
+    parts = model_id.split("/")
+    if len(parts) == 2 and not Path(model_id).expanduser().exists():
+        return parts[1]  # an HF id: org/name -> name
+    return path.name if "snapshots" not in path.parts else path.parent.parent.name
+
+
+class CausalVerbaliser(_LocalVerbaliser):
+    """Any ``transformers`` causal LM from a local folder or the hub cache."""
+
+    kind = "causal"
+    expected_type = CAUSAL
+
+    def _after_load(self, loaded: LoadedModel) -> None:
+        loaded.tokenizer.padding_side = "left"
+
+    def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
+        return render_prompt(self.templates[lang], triples, lang)
+
+    def exact_prompt(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
+        """The text the model reads for these triples, chat template applied (the panel's
+        live preview; loads only the tokenizer when the model is not loaded)."""
+        if self.loaded is not None:
+            tokenizer = self.loaded.tokenizer
+        else:
+            if self._tokenizer is None:
+                self._tokenizer = load_tokenizer(self.path)
+            tokenizer = self._tokenizer
+        ids = prompt_token_ids(tokenizer, self.prompt_for(triples, lang))
+        return str(tokenizer.decode(ids))
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        if self.loaded is not None:
+            info["chat_template"] = self.loaded.has_chat_template
+        info["top_k"] = 0  # switched off: sampling is temperature + top-p only
+        return info
+
+    def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
+        import torch
+
+        if not requests:
+            return []
+        loaded = self._ready()
+        tokenizer, model = loaded.tokenizer, loaded.model
+        ids = [prompt_token_ids(tokenizer, r.prompt) for r in requests]
+        batch = tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt")
+        batch = {k: v.to(model.device) for k, v in batch.items()}
+        n = self.params.candidates
+        torch.manual_seed(self.params.seed)
+        output = self._generate(
+            model, **batch, do_sample=True, temperature=self.params.temperature,
+            top_p=self.params.top_p, top_k=0, max_new_tokens=self.params.max_new_tokens,
+            num_return_sequences=n, pad_token_id=tokenizer.pad_token_id,
+        )
+        generated = output[:, batch["input_ids"].shape[1]:].cpu()
+        eos = _eos_ids(model, tokenizer)
+        results: list[list[Candidate]] = []
+        for i in range(len(requests)):
+            candidates = []
+            for row in generated[i * n:(i + 1) * n].tolist():
+                tokens = _until_eos(row, eos, tokenizer.pad_token_id)
+                raw = tokenizer.decode(tokens, skip_special_tokens=True).strip()
+                parsed = parse_reply(raw)
+                candidates.append(Candidate(raw, parsed.text, parsed.ok, len(tokens)))
+            results.append(candidates)
+        return results
+
+
+class Seq2SeqVerbaliser(_LocalVerbaliser):
+    """A T5-style graph-to-text model: task prefix, ``<H> <R> <T>`` input, beam search."""
+
+    kind = "seq2seq"
+    expected_type = SEQ2SEQ
+
+    def _templates(self, overrides: Mapping[str, str] | None) -> dict[str, str]:
+        # A seq2seq "template" is its task prefix; {triples} is not used.
+        prefixes = {lang: seq2seq_prefix(lang) for lang in LANGUAGES}
+        prefixes.update(overrides or {})
+        return prefixes
+
+    def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
+        return linearise_graph(triples, self.templates.get(lang, ""))
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info["num_beams"] = max(self.params.num_beams, self.params.candidates)
+        return info
+
+    def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
+        import torch
+
+        if not requests:
+            return []
+        loaded = self._ready()
+        tokenizer, model = loaded.tokenizer, loaded.model
+        batch = tokenizer([r.prompt for r in requests], padding=True, return_tensors="pt")
+        batch = {k: v.to(model.device) for k, v in batch.items() if k != "token_type_ids"}
+        n = self.params.candidates
+        torch.manual_seed(self.params.seed)
+        output = self._generate(
+            model, **batch, do_sample=False, num_beams=max(self.params.num_beams, n),
+            num_return_sequences=n, max_new_tokens=self.params.max_new_tokens,
+        ).cpu()
+        eos = _eos_ids(model, tokenizer)
+        results: list[list[Candidate]] = []
+        for i in range(len(requests)):
+            candidates = []
+            for row in output[i * n:(i + 1) * n].tolist():
+                tokens = _until_eos(row, eos, tokenizer.pad_token_id)
+                text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
+                candidates.append(Candidate(text, text or None, bool(text), len(tokens)))
+            results.append(candidates)
+        return results
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    ids: set[int] = set()
+    configured = getattr(model.generation_config, "eos_token_id", None)
+    if isinstance(configured, int):
+        ids.add(configured)
+    elif configured:
+        ids.update(int(i) for i in configured)
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    return ids
+
+
+def _until_eos(row: list[int], eos: set[int], pad: int | None) -> list[int]:
+    """The generated tokens up to and including the first EOS, without padding."""
+    kept = []
+    for token in row:
+        if token in eos:
+            kept.append(token)
+            break
+        if token == pad and pad not in eos:
+            continue  # seq2seq decoder start / padding after a finished beam
+        kept.append(token)
+    return kept

@@ -1,0 +1,265 @@
+"""The verbalise job: run rows, batches, resume, cancel, out-of-memory halving."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from core.jobs import CancelToken, JobFailed, JobSucceeded, JobWasCancelled, Progress, run_job
+from core.store import SessionStore
+from core.store.models import Category, DataUnit, ModelRun, UnitTriple, Verbalisation
+from core.verbalise.base import Candidate, GenerationParams, VerbaliseRequest
+from core.verbalise.job import (
+    VerbaliseError,
+    find_resumable_run,
+    run_parameters,
+    select_units,
+    unit_triples,
+    verbalise_job,
+)
+from core.verbalise.local import CausalVerbaliser
+from core.verbalise.template import TemplateVerbaliser
+from tests.core.verbalise.conftest import add_units
+
+
+def rows(store: SessionStore, run_id: int | None = None) -> list[tuple[int, str, int]]:
+    with store.unit_of_work() as db:
+        query = select(Verbalisation.unit_id, Verbalisation.lang, Verbalisation.candidate_index)
+        if run_id is not None:
+            query = query.where(Verbalisation.run_id == run_id)
+        return sorted(tuple(r) for r in db.execute(query))
+
+
+def get_run(store: SessionStore, run_id: int) -> ModelRun:
+    with store.unit_of_work() as db:
+        run = db.get(ModelRun, run_id)
+        db.expunge(run)
+        return run
+
+
+class CountingTemplate(TemplateVerbaliser):
+    """The template verbaliser, recording batch sizes and failing on demand."""
+
+    def __init__(self, fail: Any = None) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+        self.fail = fail
+
+    def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
+        self.batches.append(len(requests))
+        if self.fail is not None:
+            error = self.fail(len(requests))
+            if error is not None:
+                raise error
+        return super().verbalise(requests)
+
+
+def test_causal_run_records_everything(store: SessionStore, tiny_causal_lm: Path) -> None:
+    ids = add_units(store, 3)
+    verbaliser = CausalVerbaliser(tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=3,
+                                                                   seed=11), device="cpu")
+    reports: list[Progress] = []
+    outcome = run_job(verbalise_job(store, verbaliser, "all", ["en", "it"], batch_size=4),
+                      on_progress=reports.append)
+    assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", "")
+    summary = outcome.result
+    assert (summary.units, summary.requests, summary.texts) == (3, 6, 12)
+    assert summary.unparsable == 12  # a random model never writes the marker
+    assert summary.tokens > 0 and summary.tokens_per_s > 0
+    run = get_run(store, summary.run_id)
+    assert (run.kind, run.model_id, run.status, run.seed) == (
+        "causal", str(tiny_causal_lm), "finished", 11)
+    assert run.system_name == "tiny-llama"
+    assert run.model_fingerprint == verbaliser.fingerprint() and len(run.model_fingerprint) == 64
+    params = run.parameters
+    assert params["model_path"] == str(tiny_causal_lm)
+    assert (params["device"], params["dtype"], params["batch_size"]) == ("cpu", "float32", 4)
+    assert (params["candidates"], params["temperature"], params["top_p"]) == (2, 0.7, 0.9)
+    assert (params["max_new_tokens"], params["langs"], params["units"]) == (3, ["en", "it"], "all")
+    assert params["chat_template"] is True
+    assert set(run.prompt_templates) == {"en", "it"}
+    assert "La verbalizzazione finale è:" in run.prompt_templates["it"]
+    assert {"python", "torch", "transformers", "taillens"} <= set(run.software)
+    assert run.finished_at is not None
+    assert rows(store) == [(u, lang, c) for u in ids for lang in ("en", "it") for c in (0, 1)]
+    with store.unit_of_work() as db:
+        stored = db.scalars(select(Verbalisation)).all()
+        assert all(v.parse_ok is False and v.text is None for v in stored)
+    assert reports[-1].done == reports[-1].total == 6
+    assert "units" in reports[-1].message and "tokens/s" in reports[-1].message
+
+
+def test_template_run_writes_one_text_per_unit_and_language(store: SessionStore) -> None:
+    ids = add_units(store, 2)
+    outcome = run_job(verbalise_job(store, TemplateVerbaliser(), "all"))
+    assert isinstance(outcome, JobSucceeded)
+    with store.unit_of_work() as db:
+        texts = dict(db.execute(select(Verbalisation.lang, Verbalisation.text)
+                                .where(Verbalisation.unit_id == ids[1])).all())
+    assert texts == {
+        "en": "Paris1 has France as its country and Anne Hidalgo as its mayor.",
+        "it": "Parigi1 ha come paese Francia e come sindaco Anne Hidalgo.",
+        "es": "París1 tiene como país Francia y como alcalde Anne Hidalgo.",
+    }
+    run = get_run(store, outcome.result.run_id)
+    assert (run.kind, run.model_id, run.parameters["candidates"]) == ("template", "template", 1)
+
+
+def test_cancel_keeps_finished_batches_and_resume_skips_them(store: SessionStore) -> None:
+    ids = add_units(store, 5)
+    token = CancelToken()
+
+    def cancel_during_first_batch(size: int) -> None:
+        token.cancel()  # as a user clicking Cancel while the batch generates
+
+    first = CountingTemplate(cancel_during_first_batch)
+    outcome = run_job(verbalise_job(store, first, "all", ["en"], batch_size=2), token)
+    assert isinstance(outcome, JobWasCancelled)
+    run_id = outcome.partial.run_id
+    assert outcome.partial.requests == 2 and first.batches == [2]
+    assert rows(store, run_id) == [(ids[0], "en", 0), (ids[1], "en", 0)]
+    assert get_run(store, run_id).status == "cancelled"
+
+    # Same model and parameters (another batch size is fine): the run continues.
+    second = CountingTemplate()
+    outcome = run_job(verbalise_job(store, second, "all", ["en"], batch_size=3))
+    assert isinstance(outcome, JobSucceeded)
+    summary = outcome.result
+    assert (summary.run_id, summary.resumed, summary.skipped_done) == (run_id, True, 2)
+    assert second.batches == [3]
+    assert rows(store, run_id) == [(i, "en", 0) for i in ids]
+    assert get_run(store, run_id).status == "finished"
+    with store.unit_of_work() as db:
+        assert db.scalar(select(func.count(ModelRun.id))) == 1
+
+    # A finished run is not resumed by default: a new one starts.
+    outcome = run_job(verbalise_job(store, CountingTemplate(), "ids:1", ["en"]))
+    assert outcome.result.run_id != run_id and not outcome.result.resumed
+    # ... but it may be named explicitly, and then nothing is left to do.
+    outcome = run_job(verbalise_job(store, CountingTemplate(), "all", ["en"],
+                                    resume_run_id=run_id))
+    assert (outcome.result.requests, outcome.result.skipped_done) == (0, 5)
+
+
+def test_resume_refuses_a_run_with_other_parameters(
+    store: SessionStore, tiny_causal_lm: Path
+) -> None:
+    add_units(store, 1)
+    outcome = run_job(verbalise_job(store, TemplateVerbaliser(), "all", ["en"]))
+    run_id = outcome.result.run_id
+    verbaliser = CausalVerbaliser(tiny_causal_lm, GenerationParams(max_new_tokens=2), device="cpu")
+    failed = run_job(verbalise_job(store, verbaliser, "all", ["en"], resume_run_id=run_id))
+    assert isinstance(failed, JobFailed)
+    assert isinstance(failed.error, VerbaliseError)
+    assert f"run {run_id} was made with a different model" in failed.message
+    missing = run_job(verbalise_job(store, TemplateVerbaliser(), "all", ["en"],
+                                    resume_run_id=999))
+    assert "no run 999" in missing.message
+
+
+def test_find_resumable_run_matches_parameters_not_batch_size(store: SessionStore) -> None:
+    add_units(store, 1)
+    template = TemplateVerbaliser()
+    templates = {"en": template.templates["en"]}
+    with store.unit_of_work() as db:
+        run = ModelRun(kind="template", model_id="template", status="failed", seed=0,
+                       model_fingerprint=template.fingerprint(), prompt_templates=templates,
+                       parameters=run_parameters(template, ["en"], 8, "all"))
+        db.add(run)
+        db.flush()
+        run_id = run.id
+    assert find_resumable_run(store, template, run_parameters(template, ["en"], 2, "tier:x"),
+                              templates) == run_id
+    assert find_resumable_run(store, template, run_parameters(template, ["en", "it"], 8, "all"),
+                              templates) is None
+
+
+def test_out_of_memory_halves_the_batch_and_everything_arrives(
+    store: SessionStore, tiny_causal_lm: Path
+) -> None:
+    import torch
+
+    ids = add_units(store, 4)
+    verbaliser = CausalVerbaliser(tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=2),
+                                  device="cpu")
+    original = verbaliser._generate
+    batches: list[int] = []
+
+    def generate(model: Any, **kwargs: Any) -> Any:
+        size = kwargs["input_ids"].shape[0]
+        batches.append(size)
+        if size > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return original(model, **kwargs)
+
+    verbaliser._generate = generate  # type: ignore[method-assign]
+    outcome = run_job(verbalise_job(store, verbaliser, "all", ["en"], batch_size=4))
+    assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", "")
+    assert batches == [4, 2, 2]
+    assert (outcome.result.oom_halvings, outcome.result.batch_size) == (1, 2)
+    assert rows(store) == [(u, "en", c) for u in ids for c in (0, 1)]
+
+
+def test_runtime_out_of_memory_at_batch_size_one_fails_clearly(store: SessionStore) -> None:
+    add_units(store, 3)
+    always = CountingTemplate(lambda n: RuntimeError("CUDA error: out of memory"))
+    outcome = run_job(verbalise_job(store, always, "all", ["en"], batch_size=4))
+    assert isinstance(outcome, JobFailed)
+    assert "out of memory on the device even with one unit per batch" in outcome.message
+    assert always.batches == [3, 2, 1]  # the chunk of 3 units, halved to 2, then 1
+    with store.unit_of_work() as db:
+        assert db.scalar(select(ModelRun.status)) == "failed"
+
+
+def test_other_errors_are_not_retried(store: SessionStore) -> None:
+    add_units(store, 2)
+    broken = CountingTemplate(lambda n: RuntimeError("shape mismatch"))
+    outcome = run_job(verbalise_job(store, broken, "all", ["en"], batch_size=4))
+    assert isinstance(outcome, JobFailed) and outcome.message == "shape mismatch"
+    assert broken.batches == [2]
+
+
+def test_unit_selection(store: SessionStore) -> None:
+    ids = add_units(store, 5)
+    with store.unit_of_work() as db:
+        imported = DataUnit(uid="tailnlg:1", size=1, origin="import", tier="long_tail",
+                            sub_tier="long_tail_it", attributes={"entry": {"category": "Cave"}})
+        db.add(imported)
+        db.flush()
+        imported_id = imported.id
+    assert select_units(store, "all") == [*ids, imported_id]
+    assert select_units(store, "tier:head") == ids[0::2]
+    assert select_units(store, "tier:long_tail_it") == [imported_id]
+    assert select_units(store, "category:City") == ids[0::2]
+    assert select_units(store, "category:Cave") == [imported_id]
+    assert select_units(store, f"ids:{ids[3]},{ids[1]}") == [ids[1], ids[3]]
+    assert select_units(store, [ids[2]]) == [ids[2]]
+    with pytest.raises(VerbaliseError, match="no unit"):
+        select_units(store, "ids:999")
+    with pytest.raises(VerbaliseError, match="unknown unit selection"):
+        select_units(store, "shape:chain")
+    with pytest.raises(VerbaliseError, match="must be integers"):
+        select_units(store, "ids:a")
+    with pytest.raises(VerbaliseError, match="no units match"):
+        verbalise_job(store, TemplateVerbaliser(), "category:Nothing")
+    with pytest.raises(VerbaliseError, match="languages must be among"):
+        verbalise_job(store, TemplateVerbaliser(), "all", ["de"])
+
+
+def test_triples_with_overrides_and_missing_languages(store: SessionStore) -> None:
+    [only_en] = add_units(store, 1, langs=("en",))
+    with store.unit_of_work() as db:
+        row = db.scalar(select(UnitTriple).where(UnitTriple.unit_id == only_en))
+        row.object_override = "the French Republic"
+        db.add(Category(name="Unused", class_qid="Q1", pattern="?item wdt:P31 wd:Q1 ."))
+    triples = unit_triples(store, [only_en], ["en", "it"])
+    assert triples == {(only_en, "en"): (("Paris0", "country", "the French Republic"),)}
+    outcome = run_job(verbalise_job(store, TemplateVerbaliser(), "all", ["en", "it"]))
+    assert (outcome.result.requests, outcome.result.skipped_no_triples) == (1, 1)
+    with store.unit_of_work() as db:
+        assert db.scalar(select(Verbalisation.text)) == (
+            "Paris0 has the French Republic as its country.")

@@ -1,0 +1,131 @@
+"""Causal and seq2seq verbalisers over tiny random models, through the real loading path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.models import ModelError
+from core.verbalise import open_verbaliser
+from core.verbalise.base import GenerationParams, VerbaliseRequest
+from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
+
+TRIPLES = (("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo"))
+
+
+def requests_for(verbaliser: Any, units: list[tuple[tuple[str, str, str], ...]],
+                 lang: str = "en") -> list[VerbaliseRequest]:
+    return [VerbaliseRequest((i, lang), lang, t, verbaliser.prompt_for(t, lang))
+            for i, t in enumerate(units)]
+
+
+@pytest.fixture(scope="module")
+def causal(tiny_causal_lm: Path) -> CausalVerbaliser:
+    verbaliser = CausalVerbaliser(tiny_causal_lm, GenerationParams(candidates=3, max_new_tokens=5),
+                                  device="cpu")
+    verbaliser.load()
+    return verbaliser
+
+
+def test_open_verbaliser_picks_the_kind(tiny_causal_lm: Path, tiny_seq2seq: Path) -> None:
+    assert open_verbaliser("template").kind == "template"
+    assert open_verbaliser(tiny_causal_lm).kind == "causal"
+    assert open_verbaliser(tiny_seq2seq).kind == "seq2seq"
+    assert open_verbaliser("http://127.0.0.1:9/v1", server_model="m").kind == "openai"
+    with pytest.raises(ModelError, match="no model folder"):
+        open_verbaliser("/nowhere/model")
+
+
+def test_causal_batch_left_padded_with_n_candidates_each(
+    causal: CausalVerbaliser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, Any] = {}
+    original = causal._generate
+
+    def spy(model: Any, **kwargs: Any) -> Any:
+        seen.update(kwargs)
+        return original(model, **kwargs)
+
+    monkeypatch.setattr(causal, "_generate", spy)
+    units = [TRIPLES[:1], TRIPLES, TRIPLES[:1] * 3]
+    results = causal.verbalise(requests_for(causal, units))
+    assert [len(r) for r in results] == [3, 3, 3]
+    assert seen["num_return_sequences"] == 3 and seen["do_sample"] is True
+    assert (seen["temperature"], seen["top_p"], seen["max_new_tokens"]) == (0.7, 0.9, 5)
+    ids, mask = seen["input_ids"], seen["attention_mask"]
+    pad = causal.loaded.tokenizer.pad_token_id
+    lengths = mask.sum(dim=1).tolist()
+    assert len(set(lengths)) == 3  # three prompt lengths in one batch
+    for row, length in zip(ids.tolist(), lengths, strict=True):
+        width = len(row)
+        # LEFT padding: pads first, the prompt flush against where generation starts.
+        assert row[: width - length] == [pad] * (width - length)
+        assert pad not in row[width - length:]
+    for candidates in results:
+        for candidate in candidates:
+            assert 1 <= candidate.tokens <= 5
+            assert not candidate.parse_ok and candidate.text is None  # random model: no marker
+
+
+def test_causal_reply_with_the_marker_is_parsed(
+    causal: CausalVerbaliser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    tokenizer = causal.loaded.tokenizer
+    replies = ["The final verbalization is: [Paris is in France.]", "no marker here", ""]
+
+    def scripted(model: Any, **kwargs: Any) -> Any:
+        rows = []
+        for i in range(kwargs["input_ids"].shape[0]):
+            for reply in replies:
+                ids = tokenizer(reply, add_special_tokens=False)["input_ids"]
+                rows.append(kwargs["input_ids"][i].tolist() + ids + [tokenizer.eos_token_id])
+        width = max(map(len, rows))
+        return torch.tensor([r + [tokenizer.pad_token_id] * (width - len(r)) for r in rows])
+
+    monkeypatch.setattr(causal, "_generate", scripted)
+    [candidates] = causal.verbalise(requests_for(causal, [TRIPLES]))
+    assert [(c.text, c.parse_ok) for c in candidates] == [
+        ("Paris is in France.", True), (None, False), (None, False)]
+    assert candidates[0].raw == replies[0]  # raw reply kept
+    assert candidates[1].raw == "no marker here"
+
+
+def test_exact_prompt_preview_needs_no_weights(tiny_causal_lm: Path) -> None:
+    verbaliser = CausalVerbaliser(tiny_causal_lm)
+    preview = verbaliser.exact_prompt(TRIPLES[:1], "es")
+    assert verbaliser.loaded is None
+    assert preview.startswith("<|user|>\nSe te dan hechos")
+    assert "[Paris, country, France]" in preview
+    assert preview.endswith("La verbalización final es: [tu párrafo]\n<|assistant|>\n")
+
+
+def test_same_seed_same_texts(causal: CausalVerbaliser) -> None:
+    requests = requests_for(causal, [TRIPLES])
+    assert causal.verbalise(requests) == causal.verbalise(requests)
+
+
+def test_seq2seq_beam_search_over_marked_triples(tiny_seq2seq: Path) -> None:
+    verbaliser = Seq2SeqVerbaliser(tiny_seq2seq, GenerationParams(candidates=3, max_new_tokens=4),
+                                   device="cpu")
+    requests = requests_for(verbaliser, [TRIPLES, TRIPLES[:1]])
+    assert requests[1].prompt == "translate Graph to English: <H> Paris <R> country <T> France"
+    results = verbaliser.verbalise(requests)
+    assert [len(r) for r in results] == [3, 3]
+    tokenizer = verbaliser.loaded.tokenizer
+    # The markers are single special tokens, not split into characters.
+    marker_ids = tokenizer.convert_tokens_to_ids(["<H>", "<R>", "<T>"])
+    encoded = tokenizer(requests[1].prompt)["input_ids"]
+    assert all(encoded.count(i) == 1 for i in marker_ids)
+    assert verbaliser.describe()["num_beams"] == 3
+    # Beams are distinct candidates, best first, deterministic.
+    assert results == verbaliser.verbalise(requests)
+    assert len({c.raw for c in results[0]}) == 3
+
+
+def test_a_causal_folder_is_not_a_seq2seq_verbaliser(tiny_causal_lm: Path) -> None:
+    with pytest.raises(ModelError, match="is a causal model"):
+        Seq2SeqVerbaliser(tiny_causal_lm)

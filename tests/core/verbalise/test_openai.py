@@ -1,0 +1,161 @@
+"""The OpenAI-compatible verbaliser against a small server on 127.0.0.1 started here."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from core.verbalise.base import GenerationParams, VerbaliseRequest
+from core.verbalise.openai import OpenAIVerbaliser, ServerError, normalise_base_url
+
+TRIPLES = (("Paris", "country", "France"),)
+
+
+class FakeServer:
+    """Answers scripted replies in order; then a good completion with ``n`` choices."""
+
+    def __init__(self) -> None:
+        self.script: list[tuple[int, dict[str, str], bytes]] = []
+        self.bodies: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self.choices_per_reply: int | None = None
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                return None
+
+            def _reply(self, status: int, headers: dict[str, str], body: bytes) -> None:
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                server.paths.append(self.path)
+                self._reply(200, {}, json.dumps({"data": [{"id": "tiny-served"}]}).encode())
+
+            def do_POST(self) -> None:  # noqa: N802
+                server.paths.append(self.path)
+                length = int(self.headers["Content-Length"])
+                body = json.loads(self.rfile.read(length))
+                server.bodies.append(body)
+                if server.script:
+                    self._reply(*server.script.pop(0))
+                    return
+                n = server.choices_per_reply or body["n"]
+                choices = [{"index": i, "message": {"role": "assistant", "content":
+                            f"Draft.\nThe final verbalization is: [Paris is in France {i}.]"}}
+                           for i in range(n)]
+                self._reply(200, {"Content-Type": "application/json"}, json.dumps(
+                    {"choices": choices, "usage": {"completion_tokens": 10 * n}}).encode())
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    fake = FakeServer()
+    yield fake
+    fake.close()
+
+
+def make(server: FakeServer, waits: list[float], **options: Any) -> OpenAIVerbaliser:
+    params = GenerationParams(candidates=3, temperature=0.5, top_p=0.8, max_new_tokens=64,
+                              seed=7)
+    return OpenAIVerbaliser(server.url, options.pop("server_model", None), params,
+                            sleep=waits.append, **options)
+
+
+def request(verbaliser: OpenAIVerbaliser, key: int = 0) -> VerbaliseRequest:
+    return VerbaliseRequest((key, "en"), "en", TRIPLES, verbaliser.prompt_for(TRIPLES, "en"))
+
+
+def test_candidates_and_parameters_go_in_one_request(server: FakeServer) -> None:
+    waits: list[float] = []
+    verbaliser = make(server, waits)
+    [candidates] = verbaliser.verbalise([request(verbaliser)])
+    # No model named: the first the server lists.
+    assert server.paths == ["/v1/models", "/v1/chat/completions"]
+    assert verbaliser.server_model == "tiny-served"
+    body = server.bodies[0]
+    assert {k: body[k] for k in ("model", "n", "temperature", "top_p", "max_tokens", "seed")} == {
+        "model": "tiny-served", "n": 3, "temperature": 0.5, "top_p": 0.8, "max_tokens": 64,
+        "seed": 7}
+    assert body["messages"] == [{"role": "user", "content": request(verbaliser).prompt}]
+    assert [c.text for c in candidates] == [f"Paris is in France {i}." for i in range(3)]
+    assert all(c.parse_ok and c.tokens == 10 for c in candidates)
+    assert candidates[0].raw.startswith("Draft.")
+
+
+def test_429_with_retry_after_is_waited_out(server: FakeServer) -> None:
+    server.script = [(429, {"Retry-After": "3"}, b'{"error": "slow down"}'),
+                     (503, {}, b"busy")]
+    waits: list[float] = []
+    verbaliser = make(server, waits, server_model="m", backoff_s=0.5)
+    [candidates] = verbaliser.verbalise([request(verbaliser)])
+    assert len(candidates) == 3
+    assert waits == [3.0, 1.0]  # Retry-After honoured, then backoff 0.5 * 2**1
+    assert verbaliser.retries == 2
+
+
+def test_retries_give_up_with_the_status(server: FakeServer) -> None:
+    server.script = [(429, {"Retry-After": "1"}, b"")] * 3
+    verbaliser = make(server, [], server_model="m", max_retries=2)
+    with pytest.raises(ServerError, match="HTTP 429"):
+        verbaliser.verbalise([request(verbaliser)])
+
+
+def test_malformed_json_is_a_clear_error(server: FakeServer) -> None:
+    server.script = [(200, {"Content-Type": "application/json"}, b"{'choices': oops")]
+    verbaliser = make(server, [], server_model="m")
+    with pytest.raises(ServerError, match="not JSON: \"{'choices': oops\""):
+        verbaliser.verbalise([request(verbaliser)])
+
+
+def test_json_without_choices_is_a_clear_error(server: FakeServer) -> None:
+    server.script = [(200, {}, b'{"object": "error"}')]
+    verbaliser = make(server, [], server_model="m")
+    with pytest.raises(ServerError, match="without choices"):
+        verbaliser.verbalise([request(verbaliser)])
+
+
+def test_a_server_ignoring_n_is_asked_again(server: FakeServer) -> None:
+    server.choices_per_reply = 1
+    verbaliser = make(server, [], server_model="m")
+    results = verbaliser.verbalise([request(verbaliser, k) for k in range(4)])
+    assert [len(r) for r in results] == [3, 3, 3, 3]
+    assert sorted(b["n"] for b in server.bodies) == sorted([1, 2, 3] * 4)
+
+
+def test_unreachable_server() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    waits: list[float] = []
+    verbaliser = OpenAIVerbaliser(f"http://127.0.0.1:{port}", "m", sleep=waits.append)
+    with pytest.raises(ServerError, match=f"cannot reach the server at http://127.0.0.1:{port}"):
+        verbaliser.verbalise([request(verbaliser)])
+    assert waits == []  # refused: no pointless retries
+
+
+def test_base_url_forms() -> None:
+    assert normalise_base_url("http://h:8000/v1/") == "http://h:8000"
+    assert normalise_base_url("https://h/v1/chat/completions") == "https://h"
+    with pytest.raises(ServerError, match="not an http"):
+        normalise_base_url("ftp://h")

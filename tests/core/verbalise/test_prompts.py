@@ -1,0 +1,75 @@
+"""Prompts and reply parsing (METHODS §6)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.verbalise.prompts import (
+    ANSWER_MARKERS,
+    PromptError,
+    default_template,
+    linearise_graph,
+    parse_reply,
+    render_prompt,
+    seq2seq_prefix,
+    templates_for,
+)
+
+TRIPLES = (("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo"))
+
+
+@pytest.mark.parametrize("lang", ["en", "it", "es"])
+def test_each_bundled_template_asks_for_its_own_marker(lang: str) -> None:
+    template = default_template(lang)
+    assert template.count("{triples}") == 1
+    assert ANSWER_MARKERS[lang] in template
+
+
+def test_render_prompt_lists_triples_as_bracketed_lines() -> None:
+    prompt = render_prompt("Facts:\n{triples}\nGo {on} {{braces}}", TRIPLES, "en")
+    # A user's braces are left alone: the template is not a format string.
+    assert prompt == ("Facts:\n[Paris, country, France]\n[Paris, mayor, Anne Hidalgo]\n"
+                      "Go {on} {{braces}}")
+
+
+def test_a_template_without_the_placeholder_is_refused() -> None:
+    with pytest.raises(PromptError, match="exactly once"):
+        render_prompt("no placeholder", TRIPLES, "en")
+    with pytest.raises(PromptError, match="exactly once"):
+        templates_for(["en"], {"en": "{triples} {triples}"})
+    with pytest.raises(PromptError, match="no such language"):
+        templates_for(["en"], {"de": "{triples}"})
+
+
+@pytest.mark.parametrize(
+    ("reply", "text"),
+    [
+        ("Sure!\nThe final verbalization is: [Paris is in France.]", "Paris is in France."),
+        ("La verbalizzazione finale è: [Parigi è in Francia.]", "Parigi è in Francia."),
+        ("la verbalización final es:  [París está en Francia.] ", "París está en Francia."),
+        ("The final verbalization is: Paris is in France.", "Paris is in France."),
+        ('The final verbalisation is: "Paris is in France."', "Paris is in France."),
+        # Cut off by max new tokens before the bracket closed: the text so far.
+        ("The final verbalization is: [Paris is in", "Paris is in"),
+        # The last marker wins (models sometimes restate the instruction first).
+        ("The final verbalization is: [x]\nThe final verbalization is: [Paris.]", "Paris."),
+        ("The final verbalization is: [Paris [the city] is in France.]",
+         "Paris [the city] is in France."),
+    ],
+)
+def test_parse_reply_takes_the_text_after_the_marker(reply: str, text: str) -> None:
+    parsed = parse_reply(reply)
+    assert parsed.ok and parsed.text == text
+
+
+@pytest.mark.parametrize("reply", ["Paris is in France.", "", "The final verbalization is: []",
+                                   "The final verbalization is:   "])
+def test_missing_marker_or_empty_answer_is_flagged(reply: str) -> None:
+    parsed = parse_reply(reply)
+    assert not parsed.ok and parsed.text is None
+
+
+def test_seq2seq_input_marks_head_relation_tail() -> None:
+    assert seq2seq_prefix("it") == "translate Graph to Italian: "
+    assert linearise_graph(TRIPLES, "p: ") == (
+        "p: <H> Paris <R> country <T> France <H> Paris <R> mayor <T> Anne Hidalgo")
