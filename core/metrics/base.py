@@ -70,6 +70,9 @@ class MetricValue:
 
     value: float | None
     details: dict[str, Any] = field(default_factory=dict)
+    # Where this one value was made differently from ``Metric.signature()`` (sentence BLEU
+    # uses effective order, a BERTScore fell back to an unrescaled model): stored instead.
+    signature: str | None = None
 
 
 @runtime_checkable

@@ -1,0 +1,171 @@
+"""``taillens score`` and ``taillens import-outputs``: scoring texts from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _run_ids(text: str) -> list[int]:
+    try:
+        return [int(part) for part in _csv(text)]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"run ids are numbers, e.g. 1,2 (got {text!r})") from error
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    score = subparsers.add_parser(
+        "score",
+        help="score a session's verbalisations",
+        description="Score the session's verbalisations against references of the same "
+        "language (gold and silver apart) and from the input graph (METHODS §7). Scores "
+        "are stored in the session; scoring again replaces them.",
+    )
+    score.add_argument("--session", type=Path, required=True)
+    score.add_argument("--metrics", default="default",
+                       help="comma-separated: bleu, chrf++ (or chrf), rouge (rouge1, rouge2, "
+                       "rougeL), bertscore, ppl, entity_ppl, esa, hallucination, similarity; "
+                       "'default' = all but the perplexities, 'all' = everything")
+    score.add_argument("--runs", type=_run_ids, help="only these run ids, e.g. 1,2")
+    score.add_argument("--langs", type=_csv, help="only these languages, e.g. en,it")
+    score.add_argument("--references", action="store_true",
+                       help="also score the reference texts with the reference-free metrics")
+    score.add_argument("--bertscore-model", help="BERTScore model folder or cached HF id "
+                       "(default: bert-base-multilingual-cased if cached, else the packaged "
+                       "all-MiniLM-L6-v2, not rescaled)")
+    score.add_argument("--bertscore-layer", type=int, help="layer of the BERTScore model")
+    score.add_argument("--encoder", help="sentence-transformers model for graph-text "
+                       "similarity (default: the packaged all-MiniLM-L6-v2)")
+    score.add_argument("--ppl-model", help="causal model for perplexity of every text "
+                       "(default: each run's own model)")
+    score.add_argument("--esa-distance", type=float, default=0.4,
+                       help="normalised Levenshtein distance for ESA matches (default 0.4)")
+    score.add_argument("--device", default="auto", help="auto, cpu, cuda, mps")
+    score.add_argument("--list-runs", action="store_true", help="list the session's runs")
+    score.add_argument("--json", action="store_true", help="print JSON")
+    score.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    score.set_defaults(handler=run_score)
+
+    outputs = subparsers.add_parser(
+        "import-outputs",
+        help="import a system's outputs (one text per line) to score them",
+        description="Read one text per line, line i for the i-th data unit of the session "
+        "(units ordered by id, as WebNLG submissions align with the test set), and store "
+        "them as an external run. A line count that differs from the unit count imports "
+        "nothing.",
+    )
+    outputs.add_argument("file", type=Path)
+    outputs.add_argument("--session", type=Path, required=True)
+    outputs.add_argument("--system", required=True, help="the system's display name")
+    outputs.add_argument("--lang", default="en", help="language of the texts (default en)")
+    outputs.add_argument("--json", action="store_true", help="print JSON")
+    outputs.set_defaults(handler=run_import_outputs)
+
+
+def _format(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}"
+
+
+def _list_runs(store: Any, as_json: bool) -> int:
+    from sqlalchemy import func, select
+
+    from core.store.models import ModelRun, Verbalisation
+
+    with store.unit_of_work() as db:
+        rows = db.execute(
+            select(ModelRun.id, ModelRun.kind, ModelRun.system_name, ModelRun.model_id,
+                   ModelRun.status, func.count(Verbalisation.id))
+            .outerjoin(Verbalisation, Verbalisation.run_id == ModelRun.id)
+            .group_by(ModelRun.id).order_by(ModelRun.id)).all()
+    runs = [{"id": r[0], "kind": r[1], "name": r[2] or r[3], "status": r[4], "texts": r[5]}
+            for r in rows]
+    if as_json:
+        print(json.dumps(runs, indent=2, ensure_ascii=False))
+    else:
+        for run in runs:
+            print(f"{run['id']:>4} {run['kind']:<9} {run['status']:<9} {run['texts']:>7,} "
+                  f"{run['name']}")
+    return 0
+
+
+def run_score(args: argparse.Namespace) -> int:
+    from app.terminal import run_in_terminal
+    from core.errors import UserFacingError
+    from core.metrics import MetricOptions
+    from core.metrics.scoring import ScoringRequest, score_job
+    from core.store import SessionStore
+
+    if not 0.0 <= args.esa_distance < 1.0:
+        raise UserFacingError("--esa-distance must be in [0, 1)")
+    with SessionStore.open(args.session) as store:
+        if args.list_runs:
+            return _list_runs(store, args.json)
+        options = MetricOptions(bertscore_model=args.bertscore_model,
+                                bertscore_layer=args.bertscore_layer, encoder=args.encoder,
+                                ppl_model=args.ppl_model, device=args.device,
+                                esa_distance=args.esa_distance)
+        request = ScoringRequest(
+            metrics=tuple(_csv(args.metrics)), run_ids=tuple(args.runs) if args.runs else None,
+            langs=tuple(args.langs) if args.langs else None, references=args.references,
+            options=options)
+        summary = run_in_terminal(score_job(store, request), quiet=args.quiet)
+    if args.json:
+        print(json.dumps({
+            "texts": summary.texts, "rows_written": summary.rows_written,
+            "notes": summary.notes,
+            "corpus": [{"metric": c.metric, "run": c.run_id, "model": c.model, "lang": c.lang,
+                        "quality": c.quality, "value": c.value, "n": c.n,
+                        "signature": c.signature, "details": c.details}
+                       for c in summary.corpus]}, indent=2, ensure_ascii=False))
+        return 0
+    print(f"scored {summary.texts:,} texts; rows written: "
+          + ", ".join(f"{k} {v:,}" for k, v in summary.rows_written.items()))
+    _print_table(summary.corpus)
+    for note in summary.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
+def _print_table(corpus: list[Any]) -> None:
+    """Corpus scores: one line per run × lang × quality, one column per metric."""
+    metrics: list[str] = []
+    table: dict[tuple[Any, ...], dict[str, float | None]] = {}
+    for score in corpus:
+        if score.metric not in metrics:
+            metrics.append(score.metric)
+        key = (score.run_id if score.run_id is not None else "-", score.model, score.lang,
+               score.quality or "-")
+        table.setdefault(key, {})[score.metric] = score.value
+    if not table:
+        print("no corpus scores")
+        return
+    header = f"{'run':>4} {'model':<24} {'lang':<4} {'quality':<7} " + " ".join(
+        f"{m:>13}" for m in metrics)
+    print(header)
+    for key in sorted(table, key=lambda k: (str(k[0]), str(k[1]), str(k[2]), str(k[3]))):
+        run_id, model, lang, quality = key
+        print(f"{run_id!s:>4} {str(model)[:24]:<24} {lang or '-':<4} {quality:<7} "
+              + " ".join(f"{_format(table[key].get(m)):>13}" for m in metrics))
+
+
+def run_import_outputs(args: argparse.Namespace) -> int:
+    from core.formats.outputs import import_outputs
+    from core.store import SessionStore
+
+    with SessionStore.open(args.session) as store:
+        result = import_outputs(store, args.file, system=args.system, lang=args.lang)
+    if args.json:
+        print(json.dumps({"run": result.run_id, "system": result.system, "lang": result.lang,
+                          "lines": result.lines, "empty": result.empty}, indent=2))
+        return 0
+    print(f"imported {result.lines:,} {result.lang} outputs of {result.system} as run "
+          f"{result.run_id}" + (f" ({result.empty:,} empty lines, not scored)"
+                                if result.empty else ""))
+    return 0

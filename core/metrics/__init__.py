@@ -1,0 +1,180 @@
+"""The metrics registry: each canonical name of :mod:`core.metrics.base` -> a factory.
+
+The CLI's ``--metrics`` choices, the scoring job and the Scores panel all start here.
+Factories import their modules lazily, so importing ``core.metrics`` loads no model
+library (the GUI imports it at start-up). Group names expand: ``rouge`` is ROUGE-1, -2
+and -L; ``chrf`` is chrF++; ``perplexity`` is ``ppl``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from core.errors import UserFacingError
+from core.metrics.base import (
+    BERTSCORE,
+    BLEU,
+    CHRF,
+    ENTITY_PPL,
+    ESA,
+    HALLUCINATION,
+    PPL,
+    REFERENCE_BASED,
+    ROUGE1,
+    ROUGE2,
+    ROUGEL,
+    SIMILARITY,
+    EntityInfo,
+    Metric,
+    MetricValue,
+    ScoringItem,
+)
+
+__all__ = [
+    "ALL_METRICS", "DEFAULT_METRICS", "DESCRIPTIONS", "MODEL_METRICS", "REFERENCE_BASED",
+    "EntityInfo", "Metric", "MetricOptions", "MetricValue", "ScoringItem", "create_metric",
+    "expand_metric_names",
+]
+
+
+@dataclass(frozen=True)
+class MetricOptions:
+    """Settings of the metrics that have any (METHODS §7 defaults)."""
+
+    bertscore_model: str | None = None  # None: mBERT if cached, else packaged MiniLM
+    bertscore_layer: int | None = None
+    encoder: str | None = None  # graph-text similarity; None: packaged MiniLM
+    ppl_model: str | None = None  # None: each run's own model
+    device: str = "auto"
+    esa_distance: float = 0.4
+    bleu_tokenize: str = "13a"
+
+
+ALL_METRICS: tuple[str, ...] = (BLEU, CHRF, ROUGE1, ROUGE2, ROUGEL, BERTSCORE, PPL, ENTITY_PPL,
+                                ESA, HALLUCINATION, SIMILARITY)
+# Perplexities need a causal model per run; they are asked for by name, not by default.
+MODEL_METRICS: tuple[str, ...] = (PPL, ENTITY_PPL)
+DEFAULT_METRICS: tuple[str, ...] = (BLEU, CHRF, ROUGE1, ROUGE2, ROUGEL, BERTSCORE, ESA,
+                                    HALLUCINATION, SIMILARITY)
+GROUPS: dict[str, tuple[str, ...]] = {
+    "rouge": (ROUGE1, ROUGE2, ROUGEL), "chrf": (CHRF,), "chrf++": (CHRF,),
+    "perplexity": (PPL,), "all": ALL_METRICS, "default": DEFAULT_METRICS,
+}
+DESCRIPTIONS: dict[str, str] = {
+    BLEU: "BLEU (sacrebleu)", CHRF: "chrF++ (sacrebleu, word order 2)",
+    ROUGE1: "ROUGE-1 F", ROUGE2: "ROUGE-2 F", ROUGEL: "ROUGE-L F",
+    BERTSCORE: "BERTScore F1 (rescaled where a baseline exists)",
+    PPL: "perplexity of the text under a causal model",
+    ENTITY_PPL: "perplexity of entity labels alone",
+    ESA: "entity-based semantic adequacy (ESI@1/ESI@2 per corpus)",
+    HALLUCINATION: "hallucination candidates (count)",
+    SIMILARITY: "graph-text cosine similarity (inversion check in details)",
+}
+
+
+def expand_metric_names(names: Iterable[str]) -> tuple[str, ...]:
+    """Canonical names in registry order; groups expanded; unknown names refused."""
+    wanted: set[str] = set()
+    for raw in names:
+        name = raw.strip()
+        if not name:
+            continue
+        if name in GROUPS:
+            wanted.update(GROUPS[name])
+        elif name in ALL_METRICS:
+            wanted.add(name)
+        elif name.lower() in GROUPS or name.lower() in ALL_METRICS:
+            wanted.update(GROUPS.get(name.lower(), (name.lower(),)))
+        else:
+            raise UserFacingError(
+                f"unknown metric {name!r}; choose from {', '.join(ALL_METRICS)} or the groups "
+                f"{', '.join(sorted(GROUPS))}")
+    if not wanted:
+        raise UserFacingError("no metric chosen")
+    return tuple(name for name in ALL_METRICS if name in wanted)
+
+
+def _perplexity_module() -> object:
+    try:
+        return importlib.import_module("core.metrics.perplexity")
+    except ModuleNotFoundError as error:
+        if error.name == "core.metrics.perplexity":
+            raise UserFacingError("perplexity is not available in this build of TailLens "
+                                  "(core.metrics.perplexity is missing)") from error
+        raise
+
+
+def _bleu(options: MetricOptions, model: str | None) -> Metric:
+    from core.metrics.reference import Bleu
+
+    return Bleu(tokenize=options.bleu_tokenize)
+
+
+def _chrf(options: MetricOptions, model: str | None) -> Metric:
+    from core.metrics.reference import ChrF
+
+    return ChrF()
+
+
+def _rouge(variant: str) -> Callable[[MetricOptions, str | None], Metric]:
+    def make(options: MetricOptions, model: str | None) -> Metric:
+        from core.metrics.reference import Rouge
+
+        return Rouge(variant)
+
+    return make
+
+
+def _bertscore(options: MetricOptions, model: str | None) -> Metric:
+    from core.metrics.bertscore import BertScore
+
+    return BertScore(options.bertscore_model, layer=options.bertscore_layer,
+                     device=options.device)
+
+
+def _perplexity(class_name: str) -> Callable[[MetricOptions, str | None], Metric]:
+    def make(options: MetricOptions, model: str | None) -> Metric:
+        chosen = model or options.ppl_model
+        if not chosen:
+            raise UserFacingError("perplexity needs a causal model: the run's own, or --ppl-model")
+        cls = getattr(_perplexity_module(), class_name)
+        return cls(chosen, device=options.device)
+
+    return make
+
+
+def _esa(options: MetricOptions, model: str | None) -> Metric:
+    from core.metrics.esa import EntityAdequacy
+
+    return EntityAdequacy(max_distance=options.esa_distance)
+
+
+def _hallucination(options: MetricOptions, model: str | None) -> Metric:
+    from core.metrics.esa import HallucinationCandidates
+
+    return HallucinationCandidates(max_distance=options.esa_distance)
+
+
+def _similarity(options: MetricOptions, model: str | None) -> Metric:
+    from core.metrics.similarity import GraphTextSimilarity
+
+    device = "cpu" if options.device == "auto" else options.device
+    return GraphTextSimilarity(options.encoder, device=device)
+
+
+FACTORIES: dict[str, Callable[[MetricOptions, str | None], Metric]] = {
+    BLEU: _bleu, CHRF: _chrf, ROUGE1: _rouge(ROUGE1), ROUGE2: _rouge(ROUGE2),
+    ROUGEL: _rouge(ROUGEL), BERTSCORE: _bertscore, PPL: _perplexity("Perplexity"),
+    ENTITY_PPL: _perplexity("EntityPerplexity"), ESA: _esa, HALLUCINATION: _hallucination,
+    SIMILARITY: _similarity,
+}
+
+
+def create_metric(name: str, options: MetricOptions | None = None, *,
+                  model: str | None = None) -> Metric:
+    """A ready metric. ``model`` is the causal model for ``ppl``/``entity_ppl``."""
+    if name not in FACTORIES:
+        expand_metric_names([name])  # raises the message listing the choices
+    return FACTORIES[name](options or MetricOptions(), model)

@@ -1,0 +1,666 @@
+"""Entity-based semantic adequacy (ESA), ESI@n, and hallucination candidates (METHODS §7).
+
+ESA asks, without any reference: which of the unit's subjects and objects does the text
+mention? An entity counts as detected when a word n-gram of the text is within a
+normalised Levenshtein distance of :data:`MAX_DISTANCE` (0.4) of its label or of an alias;
+dates are compared after normalisation (``1990-05-01``, ``1 May 1990``, ``May 1, 1990``,
+``1 maggio 1990``, ``1 de mayo de 1990`` are one date); when the root entity is still
+missing, a third-person pronoun of the text's language is attributed to it.
+
+Matching is on words: the text and every label are split into Unicode word tokens
+(``\\w+``), compared casefolded and without accents (NFKD, combining marks dropped), so
+"Mongolia" in a label and "MONGOLIA" or "Mongólia" in a text meet. The edit distance is
+Hyyrö's bit-parallel form of Myers' algorithm on Python integers (no rapidfuzz here): one
+pass of a few integer operations per character of the n-gram, so checking a text against
+a unit costs micro- rather than milliseconds, and the whole TailNLG set runs in about a
+second.
+
+Hallucination candidates are the text's capitalised or numeric spans (a run of
+capitalised/numeric words, joined by short connectors such as "of" or "de") that match no
+subject, object, predicate label or alias, and no detected mention: names, numbers and
+dates the unit does not contain. They are candidates for a person to look at, not
+verdicts.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.metrics.base import ESA, HALLUCINATION, EntityInfo, MetricValue, ScoringItem
+
+MAX_DISTANCE = 0.4
+ESA_VERSION = "1"
+
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Third-person pronouns (casefolded, accents kept: Spanish "él" is a pronoun, "el" is not).
+PRONOUNS: dict[str, frozenset[str]] = {
+    "en": _words("he she it they him her them his hers its their theirs himself herself "
+                    "itself themselves"),
+    "it": _words("egli ella esso essa essi esse lui lei loro suo sua suoi sue"),
+    "es": _words("él ella ello ellos ellas su sus suyo suya suyos suyas"),
+}
+
+# Words that start sentences capitalised without naming anything; never hallucinations.
+_STOPWORDS: dict[str, frozenset[str]] = {
+    "en": _words(
+        "a an the he she it they we i you his her its their our this that these those there "
+        "here in on at by for with from as and but or also both however after before during "
+        "since while which who whom whose what when where why how is was are were be been "
+        "being has have had born its one some many most all each other another further then "
+        "today currently formerly according although though because if not no yes"),
+    "it": _words(
+        "il lo la i gli le un uno una l un' egli ella esso essa lui lei loro suo sua suoi sue "
+        "questo questa questi queste quello quella quelli quelle che chi cui dove quando come "
+        "perché e ed o ma anche inoltre nel nella nei nelle nello negli al alla ai alle allo "
+        "agli del della dei delle dello degli dal dalla dai dalle in a da di con su per tra fra "
+        "è era sono erano fu nato nata ha hanno aveva è oggi attualmente secondo dopo prima "
+        "durante si ci non"),
+    "es": _words(
+        "el la los las un una unos unas él ella ellos ellas su sus este esta estos estas ese esa "
+        "esos esas aquel aquella que quien cuyo cuya donde cuando como porque y e o u pero "
+        "también además en a de del al con por para entre desde hasta es era son eran fue "
+        "nació nacido nacida ha han había hoy actualmente según después antes durante se no "
+        "lo le les"),
+}
+# Short words allowed inside a capitalised span ("Republic of China", "Reino de España").
+_CONNECTORS = _words("of the de del della di dei degli delle la las los y e von van da du "
+                        "and")
+_SPAN_GLUE = re.compile(r"[ \t\-–'’.]*")
+
+_WORD = re.compile(r"\w+")
+
+_MONTH_NAMES: dict[str, int] = {}
+for _names in (
+    ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december"),
+    ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto",
+     "settembre", "ottobre", "novembre", "dicembre"),
+    ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre",
+     "octubre", "noviembre", "diciembre"),
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
+):
+    for _number, _name in enumerate(_names, start=1):
+        _MONTH_NAMES.setdefault(_name, _number)
+_MONTH_NAMES["sept"] = 9
+_MONTH_NAMES["setiembre"] = 9
+_MONTH = "|".join(sorted(_MONTH_NAMES, key=len, reverse=True))
+_ORDINAL = r"(?:st|nd|rd|th|º|°|o)?"
+# Order matters: the most specific forms claim their characters first.
+_DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?<![\w+-])([+-]?\d{1,4})-(\d{1,2})-(\d{1,2})(?:T[\d:]+Z?)?(?!\w)"), "ymd"),
+    (re.compile(rf"(?<!\w)(\d{{1,2}}){_ORDINAL}\s+(?:de\s+|of\s+)?({_MONTH})\.?,?\s+"
+                rf"(?:de\s+|del\s+)?(\d{{1,4}})(?!\w)", re.IGNORECASE), "dmy"),
+    (re.compile(rf"(?<!\w)({_MONTH})\.?\s+(\d{{1,2}}){_ORDINAL},?\s+(\d{{1,4}})(?!\w)",
+                re.IGNORECASE), "mdy"),
+    (re.compile(rf"(?<!\w)({_MONTH})\.?,?\s+(?:de\s+|del\s+|of\s+)?(\d{{3,4}})(?!\w)",
+                re.IGNORECASE), "my"),
+    (re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])"), "dmy_numeric"),
+)
+
+
+# --- edit distance ------------------------------------------------------------------------
+
+
+def _pattern_masks(pattern: str) -> dict[str, int]:
+    masks: dict[str, int] = {}
+    for index, char in enumerate(pattern):
+        masks[char] = masks.get(char, 0) | (1 << index)
+    return masks
+
+
+def _myers(pattern: str, masks: dict[str, int], text: str) -> int:
+    """Levenshtein distance of ``pattern`` and ``text`` (Hyyrö 2001, global variant)."""
+    m = len(pattern)
+    if m == 0:
+        return len(text)
+    full = (1 << m) - 1
+    last = 1 << (m - 1)
+    pv, mv, score = full, 0, m
+    for char in text:
+        eq = masks.get(char, 0)
+        xv = eq | mv
+        xh = (((eq & pv) + pv) ^ pv) | eq
+        ph = mv | ~(xh | pv)
+        mh = pv & xh
+        if ph & last:
+            score += 1
+        elif mh & last:
+            score -= 1
+        ph = (ph << 1) | 1
+        mh <<= 1
+        pv = (mh | ~(xv | ph)) & full
+        mv = ph & xv & full
+    return score
+
+
+def levenshtein(a: str, b: str) -> int:
+    """Edit distance (insertions, deletions, substitutions, each 1)."""
+    if a == b:
+        return 0
+    if len(a) < len(b):
+        a, b = b, a  # the shorter string as the text: fewer loop passes
+    return _myers(a, _pattern_masks(a), b)
+
+
+def normalised_distance(a: str, b: str) -> float:
+    """Levenshtein distance over the longer length: 0 same, 1 nothing in common."""
+    longest = max(len(a), len(b))
+    return levenshtein(a, b) / longest if longest else 0.0
+
+
+# --- tokens and dates ---------------------------------------------------------------------
+
+
+def fold(text: str) -> str:
+    """Casefolded, accents removed: the form words are compared in."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str  # as written
+    folded: str
+    start: int
+    end: int
+
+
+def tokenize(text: str) -> list[Token]:
+    return [Token(m.group(), fold(m.group()), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
+def _folded_words(text: str) -> str:
+    return " ".join(fold(w) for w in _WORD.findall(text))
+
+
+@dataclass(frozen=True)
+class DateMention:
+    year: int
+    month: int | None
+    day: int | None
+    start: int
+    end: int
+
+    @property
+    def key(self) -> tuple[int, int | None, int | None]:
+        return (self.year, self.month, self.day)
+
+
+def find_dates(text: str) -> list[DateMention]:
+    """Dates written in the text, in any of the en/it/es forms or ISO, with char spans."""
+    found: list[DateMention] = []
+    taken: list[tuple[int, int]] = []
+    for pattern, form in _DATE_PATTERNS:
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if any(start < e and s < end for s, e in taken):
+                continue
+            groups = match.groups()
+            try:
+                if form == "ymd":
+                    year, month, day = int(groups[0]), int(groups[1]), int(groups[2])
+                elif form == "dmy":
+                    day, month, year = (int(groups[0]), _MONTH_NAMES[groups[1].lower()],
+                                        int(groups[2]))
+                elif form == "mdy":
+                    month, day, year = (_MONTH_NAMES[groups[0].lower()], int(groups[1]),
+                                        int(groups[2]))
+                elif form == "my":
+                    month, day, year = _MONTH_NAMES[groups[0].lower()], 0, int(groups[1])
+                else:
+                    day, month, year = int(groups[0]), int(groups[1]), int(groups[2])
+            except (KeyError, ValueError):
+                continue
+            if not 1 <= month <= 12 or not 0 <= day <= 31:
+                if form == "ymd" and month == 0:  # Wikidata year precision: +1990-00-00
+                    found.append(DateMention(year, None, None, start, end))
+                    taken.append((start, end))
+                continue
+            found.append(DateMention(year, month, day or None, start, end))
+            taken.append((start, end))
+    return sorted(found, key=lambda d: d.start)
+
+
+def date_of_label(label: str) -> tuple[int, int | None, int | None] | None:
+    """The date a label states, when the whole label is one date; else None."""
+    dates = find_dates(label.strip())
+    if len(dates) == 1 and dates[0].start == 0 and dates[0].end == len(label.strip()):
+        return dates[0].key
+    return None
+
+
+# --- ESA ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mention:
+    entity: str  # the entity's label
+    start: int
+    end: int
+    matched: str  # the label, alias or date it matched
+    distance: float
+    via: str  # "label", "alias", "date" or "pronoun"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"entity": self.entity, "start": self.start, "end": self.end,
+                "matched": self.matched, "distance": round(self.distance, 4), "via": self.via}
+
+
+@dataclass(frozen=True)
+class _Target:
+    text: str  # label or alias as given
+    folded: str  # words folded and joined by single spaces
+    words: int
+    masks: dict[str, int]
+    via: str
+
+
+def _targets(entity: EntityInfo) -> list[_Target]:
+    targets: list[_Target] = []
+    seen: set[str] = set()
+    names = [(entity.label, "label")] + [(alias, "alias") for alias in entity.aliases]
+    for name, via in names:
+        # "Paris (France)": the text says "Paris"; try the name without its qualifier too.
+        variants = [name]
+        stripped = re.sub(r"\s*\([^)]*\)\s*$", "", name)
+        if stripped and stripped != name:
+            variants.append(stripped)
+        for variant in variants:
+            folded = _folded_words(variant)
+            if folded and folded not in seen:
+                seen.add(folded)
+                targets.append(_Target(variant, folded, folded.count(" ") + 1,
+                                       _pattern_masks(folded), via))
+    return targets
+
+
+class _TextIndex:
+    """A text's tokens joined by single spaces, so an n-gram is one slice."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = tokenize(text)
+        parts: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        position = 0
+        for token in self.tokens:
+            self.starts.append(position)
+            parts.append(token.folded)
+            position += len(token.folded)
+            self.ends.append(position)
+            position += 1
+        self.joined = " ".join(parts)
+        self._dates: list[DateMention] | None = None
+
+    @property
+    def dates(self) -> list[DateMention]:
+        if self._dates is None:
+            self._dates = find_dates(self.text)
+        return self._dates
+
+    def best_match(self, target: _Target, max_distance: float) -> tuple[float, int, int] | None:
+        """The closest n-gram within ``max_distance``: (distance, first, last token)."""
+        n_tokens = len(self.tokens)
+        if not n_tokens:
+            return None
+        length = len(target.folded)
+        # Exact occurrence on word boundaries first: the common case, and the cheapest.
+        at = self.joined.find(target.folded)
+        while at != -1:
+            end = at + length
+            if (at == 0 or self.joined[at - 1] == " ") and (
+                end == len(self.joined) or self.joined[end] == " "
+            ):
+                first = self.starts.index(at)
+                return (0.0, first, first + target.words - 1)
+            at = self.joined.find(target.folded, at + 1)
+        best: tuple[float, int, int] | None = None
+        # Any number of words up to one more than the label's; the length bound (an edit
+        # distance is at least the difference in length) skips most n-grams unread.
+        high = target.words + 1
+        for first in range(n_tokens):
+            begin = self.starts[first]
+            for count in range(1, high + 1):
+                last = first + count - 1
+                if last >= n_tokens:
+                    break
+                gram_length = self.ends[last] - begin
+                longest = max(gram_length, length)
+                allowed = max_distance * longest
+                if gram_length - length > allowed:
+                    break  # longer n-grams from here only get longer
+                if length - gram_length > allowed:
+                    continue
+                gram = self.joined[begin:self.ends[last]]
+                distance = _myers(target.folded, target.masks, gram) / longest
+                if distance <= max_distance and (best is None or distance < best[0]):
+                    best = (distance, first, last)
+        return best
+
+
+def _unique_entities(entities: Iterable[EntityInfo]) -> list[EntityInfo]:
+    """Each subject and object once (a subject of two triples is one input entity)."""
+    unique: dict[str, EntityInfo] = {}
+    for entity in entities:
+        key = entity.qid or _folded_words(entity.label)
+        if not key:
+            continue
+        if key in unique:
+            kept = unique[key]
+            if entity.is_root and not kept.is_root:
+                unique[key] = entity
+            continue
+        unique[key] = entity
+    return list(unique.values())
+
+
+@dataclass(frozen=True)
+class EsaResult:
+    entities: int
+    detected: tuple[str, ...]
+    missing: tuple[str, ...]
+    mentions: tuple[Mention, ...]
+
+    @property
+    def esa(self) -> float | None:
+        return len(self.detected) / self.entities if self.entities else None
+
+    def details(self) -> dict[str, Any]:
+        return {"entities": self.entities, "detected": list(self.detected),
+                "missing": list(self.missing), "undetected": len(self.missing),
+                "mentions": [m.as_json() for m in self.mentions]}
+
+
+def esa_of_text(
+    text: str,
+    entities: Sequence[EntityInfo],
+    lang: str,
+    *,
+    max_distance: float = MAX_DISTANCE,
+    pronouns: bool = True,
+    index: _TextIndex | None = None,
+) -> EsaResult:
+    """Which input entities the text mentions, where, and which are missing."""
+    index = index or _TextIndex(text)
+    unique = _unique_entities(entities)
+    detected: list[str] = []
+    missing: list[EntityInfo] = []
+    mentions: list[Mention] = []
+    for entity in unique:
+        found: Mention | None = None
+        wanted = date_of_label(entity.label) if entity.value_type == "time" or any(
+            c.isdigit() for c in entity.label) else None
+        if wanted is not None:
+            for date in index.dates:
+                if date.key == wanted:
+                    found = Mention(entity.label, date.start, date.end,
+                                    text[date.start:date.end], 0.0, "date")
+                    break
+        # A date is found as a date or not at all: "December 1815" is one edit from
+        # "10 December 1815" as a string, but it does not state the day.
+        if found is None and wanted is None:
+            best: tuple[float, int, int, _Target] | None = None
+            for target in _targets(entity):
+                match = index.best_match(target, max_distance)
+                if match is not None and (best is None or match[0] < best[0]):
+                    best = (*match, target)
+                    if match[0] == 0.0:
+                        break
+            if best is not None:
+                distance, first, last, target = best
+                start, end = index.tokens[first].start, index.tokens[last].end
+                found = Mention(entity.label, start, end, target.text, distance, target.via)
+        if found is None:
+            missing.append(entity)
+        else:
+            detected.append(entity.label)
+            mentions.append(found)
+    if pronouns and missing:
+        # The root is the entity marked so; without a mark, the first subject.
+        root_entity = next((e for e in unique if e.is_root), unique[0])
+        roots = [root_entity] if root_entity in missing else []
+        words = PRONOUNS.get(lang, frozenset())
+        for root in roots[:1]:
+            taken = {(m.start, m.end) for m in mentions}
+            for token in index.tokens:
+                if token.text.casefold() in words and (token.start, token.end) not in taken:
+                    missing.remove(root)
+                    detected.append(root.label)
+                    mentions.append(Mention(root.label, token.start, token.end, token.text,
+                                            0.0, "pronoun"))
+                    break
+    mentions.sort(key=lambda m: m.start)
+    return EsaResult(len(unique), tuple(detected), tuple(e.label for e in missing),
+                     tuple(mentions))
+
+
+def esi_summary(results: Sequence[EsaResult]) -> dict[str, Any]:
+    """ESI@1, ESI@2 and the three ESA means over texts that had entities to find."""
+    scored = [r for r in results if r.entities]
+    n = len(scored)
+
+    def mean(values: list[float]) -> float | None:
+        return sum(values) / len(values) if values else None
+
+    ge1 = [r for r in scored if len(r.missing) >= 1]
+    ge2 = [r for r in scored if len(r.missing) >= 2]
+    return {
+        "n": n,
+        "esi@1": len(ge1) / n if n else None,
+        "esi@2": len(ge2) / n if n else None,
+        "esa_mean": mean([r.esa for r in scored if r.esa is not None]),
+        "esa_mean_ge1": mean([r.esa for r in ge1 if r.esa is not None]),
+        "esa_mean_ge2": mean([r.esa for r in ge2 if r.esa is not None]),
+        "texts_ge1": len(ge1),
+        "texts_ge2": len(ge2),
+    }
+
+
+class EntityAdequacy:
+    """ESA per text; at corpus level the mean ESA with ESI@1/ESI@2 in details."""
+
+    name = ESA
+
+    def __init__(self, max_distance: float = MAX_DISTANCE, pronouns: bool = True) -> None:
+        if not 0.0 <= max_distance < 1.0:
+            from core.errors import UserFacingError
+
+            raise UserFacingError(f"ESA distance must be in [0, 1), got {max_distance}")
+        self.max_distance = max_distance
+        self.pronouns = pronouns
+
+    def signature(self) -> str:
+        return (f"esa:{ESA_VERSION}|match:word-ngram-levenshtein<={self.max_distance:g}"
+                f"|fold:casefold+noaccents|dates:normalised|pronouns:"
+                f"{'root' if self.pronouns else 'off'}")
+
+    def results(self, items: Sequence[ScoringItem]) -> list[EsaResult]:
+        return [esa_of_text(item.text or "", item.entities, item.lang,
+                            max_distance=self.max_distance, pronouns=self.pronouns)
+                for item in items]
+
+    def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
+        return [self._value(result) for result in self.results(items)]
+
+    @staticmethod
+    def _value(result: EsaResult) -> MetricValue:
+        details = result.details()
+        if not result.entities:
+            details["note"] = "the unit has no subject or object labels to look for"
+        return MetricValue(result.esa, details)
+
+    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
+        return self.corpus_from_sentences(items, self.sentence_scores(items))
+
+    def corpus_from_sentences(
+        self, items: Sequence[ScoringItem], values: Sequence[MetricValue]
+    ) -> MetricValue | None:
+        results = [EsaResult(v.details.get("entities", 0), tuple(v.details.get("detected", ())),
+                             tuple(v.details.get("missing", ())), ()) for v in values]
+        summary = esi_summary(results)
+        return MetricValue(summary["esa_mean"], summary)
+
+
+# --- hallucination candidates -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str
+    start: int
+    end: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"text": self.text, "start": self.start, "end": self.end}
+
+
+def _is_name_or_number(token: Token) -> bool:
+    return token.text[:1].isupper() or any(c.isdigit() for c in token.text)
+
+
+def capitalised_spans(text: str, lang: str, tokens: Sequence[Token] | None = None) -> list[
+        tuple[int, int]]:
+    """Runs of capitalised or numeric words (token index ranges, inclusive)."""
+    tokens = tokenize(text) if tokens is None else tokens
+    stop = _STOPWORDS.get(lang, frozenset()) | _STOPWORDS["en"]
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(tokens):
+        if not _is_name_or_number(tokens[i]) or tokens[i].text.casefold() in stop:
+            i += 1
+            continue
+        first = last = i
+        j = i + 1
+        while j < len(tokens):
+            glue = text[tokens[j - 1].end:tokens[j].start]
+            if not _SPAN_GLUE.fullmatch(glue):
+                break
+            if _is_name_or_number(tokens[j]) and tokens[j].text.casefold() not in stop:
+                last = j
+                j += 1
+            elif tokens[j].text.casefold() in _CONNECTORS and j + 1 < len(tokens) and \
+                    _is_name_or_number(tokens[j + 1]) and _SPAN_GLUE.fullmatch(
+                        text[tokens[j].end:tokens[j + 1].start]):
+                j += 1  # the connector joins only when a name follows it
+            else:
+                break
+        spans.append((first, last))
+        i = last + 1
+    return spans
+
+
+class _Vocabulary:
+    """Everything the unit names: labels, aliases, predicates; words, numbers, dates."""
+
+    def __init__(self, item: ScoringItem) -> None:
+        names: list[str] = []
+        for entity in item.entities:
+            names.append(entity.label)
+            names.extend(entity.aliases)
+        for subject, predicate, obj in item.triples:
+            names.extend((subject, predicate, obj))
+        self.phrases = {_folded_words(n) for n in names if n}
+        self.words = {w for phrase in self.phrases for w in phrase.split()}
+        self.word_masks = [(w, _pattern_masks(w)) for w in self.words]
+        self.phrase_masks = [(p, _pattern_masks(p)) for p in self.phrases]
+        self.numbers = {w for w in self.words if any(c.isdigit() for c in w)}
+        self.dates = {d.key for n in names for d in find_dates(n)}
+
+    def _close(self, value: str, pool: list[tuple[str, dict[str, int]]],
+               max_distance: float) -> bool:
+        for known, masks in pool:
+            longest = max(len(known), len(value))
+            if abs(len(known) - len(value)) > max_distance * longest:
+                continue
+            if _myers(known, masks, value) / longest <= max_distance:
+                return True
+        return False
+
+    def knows(self, words: Sequence[str], max_distance: float) -> bool:
+        phrase = " ".join(words)
+        if phrase in self.phrases or self._close(phrase, self.phrase_masks, max_distance):
+            return True
+        for word in words:
+            if word in _CONNECTORS:
+                continue
+            if any(c.isdigit() for c in word):
+                if word not in self.numbers:
+                    return False
+            elif word not in self.words and not self._close(word, self.word_masks,
+                                                            max_distance):
+                return False
+        return True
+
+
+def hallucination_candidates(
+    item: ScoringItem, *, max_distance: float = MAX_DISTANCE,
+    mentions: Sequence[Mention] = (), index: _TextIndex | None = None,
+) -> list[Candidate]:
+    """Capitalised or numeric spans of the text that name nothing in the unit."""
+    text = item.text or ""
+    index = index or _TextIndex(text)
+    vocabulary = _Vocabulary(item)
+    covered = [(m.start, m.end) for m in mentions]
+    text_dates = index.dates
+    candidates: list[Candidate] = []
+    for first, last in capitalised_spans(text, item.lang, index.tokens):
+        start, end = index.tokens[first].start, index.tokens[last].end
+        if any(start < e and s < end for s, e in covered):
+            continue
+        date = next((d for d in text_dates if d.start < end and start < d.end), None)
+        if date is not None and date.key in vocabulary.dates:
+            continue
+        words = [t.folded for t in index.tokens[first:last + 1]]
+        if vocabulary.knows(words, max_distance):
+            continue
+        candidates.append(Candidate(text[start:end], start, end))
+    return candidates
+
+
+class HallucinationCandidates:
+    """Count of capitalised/numeric spans matching nothing in the unit (spans in details)."""
+
+    name = HALLUCINATION
+
+    def __init__(self, max_distance: float = MAX_DISTANCE) -> None:
+        self.max_distance = max_distance
+
+    def signature(self) -> str:
+        return (f"hallucination:{ESA_VERSION}|spans:capitalised-or-numeric|match:labels+aliases"
+                f"+predicates<={self.max_distance:g}|fold:casefold+noaccents|dates:normalised")
+
+    def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
+        values = []
+        for item in items:
+            index = _TextIndex(item.text or "")
+            esa = esa_of_text(item.text or "", item.entities, item.lang,
+                              max_distance=self.max_distance, pronouns=False, index=index)
+            found = hallucination_candidates(item, max_distance=self.max_distance,
+                                             mentions=esa.mentions, index=index)
+            values.append(MetricValue(float(len(found)),
+                                      {"spans": [c.as_json() for c in found]}))
+        return values
+
+    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
+        return self.corpus_from_sentences(items, self.sentence_scores(items))
+
+    def corpus_from_sentences(
+        self, items: Sequence[ScoringItem], values: Sequence[MetricValue]
+    ) -> MetricValue | None:
+        counts = [v.value for v in values if v.value is not None]
+        if not counts:
+            return None
+        return MetricValue(sum(counts) / len(counts), {
+            "n": len(counts), "texts_with_candidates": sum(1 for c in counts if c > 0),
+            "share_with_candidates": sum(1 for c in counts if c > 0) / len(counts),
+            "total": sum(counts)})

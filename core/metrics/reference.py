@@ -1,0 +1,209 @@
+"""Reference-based n-gram metrics: BLEU and chrF++ (sacrebleu), ROUGE-1/2/L F (rouge-score).
+
+Each item carries the references of its language and of one quality (gold or silver,
+never mixed: the scoring job builds one item list per quality). Items without any
+reference get ``value=None`` with a note, never 0, and are left out of the corpus score.
+
+sacrebleu takes a variable number of references per segment when the missing ones are
+``None`` in the reference streams, so corpus scores use every reference an item has.
+Sentence BLEU uses ``effective_order=True`` (sacrebleu's advice for sentence-level BLEU);
+its signature, which says so, is stored with those rows.
+
+ROUGE: rouge-score's default tokenizer keeps only ``[a-z0-9]`` and so cuts "città" into
+"citt" and drops "ñ"; here the tokenizer lowercases and keeps Unicode letters and digits
+(``[^\\W_]+``), which the signature states (``tok:unicode``). No stemming (Porter is
+English-only). With several references the best F-measure counts (rouge-score's
+``score_multi``). A corpus ROUGE is the mean of the sentence F-measures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from core.metrics.base import (
+    BLEU,
+    CHRF,
+    ROUGE1,
+    ROUGE2,
+    ROUGEL,
+    MetricValue,
+    ScoringItem,
+)
+
+NO_REFERENCE = "no reference of this language and quality"
+
+
+def _reference_streams(items: Sequence[ScoringItem]) -> list[list[str | None]]:
+    """sacrebleu's layout: stream k holds every item's k-th reference (None where none)."""
+    depth = max(len(item.references) for item in items)
+    return [[item.references[k] if k < len(item.references) else None for item in items]
+            for k in range(depth)]
+
+
+def _with_references(items: Sequence[ScoringItem]) -> list[ScoringItem]:
+    return [item for item in items if item.references]
+
+
+class _SacreMetric:
+    """Shared code of BLEU and chrF++: one sacrebleu object for corpus, one for sentences."""
+
+    name = ""
+
+    def _make(self, sentence: bool) -> Any:
+        raise NotImplementedError
+
+    def __init__(self) -> None:
+        self._corpus = self._make(sentence=False)
+        self._sentence = self._make(sentence=True)
+
+    @staticmethod
+    def _signature_of(metric: Any, sentence: bool) -> str:
+        """sacrebleu's signature; it names the reference count only after a first score."""
+        try:
+            return str(metric.get_signature())
+        except ValueError:
+            metric.sentence_score("a", ["a"]) if sentence else metric.corpus_score(["a"], [["a"]])
+            return str(metric.get_signature()).replace("nrefs:1|", "nrefs:var|")
+
+    def signature(self) -> str:
+        return self._signature_of(self._corpus, sentence=False)
+
+    def sentence_signature(self) -> str:
+        return self._signature_of(self._sentence, sentence=True)
+
+    def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
+        values = []
+        for item in items:
+            if not item.references:
+                values.append(MetricValue(None, {"note": NO_REFERENCE}))
+                continue
+            score = self._sentence.sentence_score(item.text or "", list(item.references))
+            # Read after scoring: the signature names this item's number of references.
+            values.append(MetricValue(float(score.score), self._details(score, item),
+                                      signature=str(self._sentence.get_signature())))
+        return values
+
+    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
+        scored = _with_references(items)
+        if not scored:
+            return MetricValue(None, {"note": NO_REFERENCE, "n": 0})
+        score = self._corpus.corpus_score([item.text or "" for item in scored],
+                                          _reference_streams(scored))
+        details = self._details(score, None)
+        details["n"] = len(scored)
+        details["without_reference"] = len(items) - len(scored)
+        return MetricValue(float(score.score), details, signature=self.signature())
+
+    def _details(self, score: Any, item: ScoringItem | None) -> dict[str, Any]:
+        details: dict[str, Any] = {}
+        if item is not None:
+            details["references"] = len(item.references)
+        return details
+
+
+class Bleu(_SacreMetric):
+    """BLEU (sacrebleu defaults: 13a tokenisation, exp smoothing at corpus level)."""
+
+    name = BLEU
+
+    def __init__(self, tokenize: str = "13a") -> None:
+        self.tokenize = tokenize
+        super().__init__()
+
+    def _make(self, sentence: bool) -> Any:
+        from sacrebleu.metrics import BLEU as SacreBLEU
+
+        return SacreBLEU(tokenize=self.tokenize, effective_order=sentence)
+
+    def _details(self, score: Any, item: ScoringItem | None) -> dict[str, Any]:
+        details = super()._details(score, item)
+        details.update(precisions=[round(p, 4) for p in score.precisions],
+                       bp=round(score.bp, 4), sys_len=score.sys_len, ref_len=score.ref_len)
+        return details
+
+
+class ChrF(_SacreMetric):
+    """chrF++: character 6-grams plus word 1- and 2-grams (``word_order=2``), beta 2."""
+
+    name = CHRF
+
+    def __init__(self, word_order: int = 2) -> None:
+        self.word_order = word_order
+        super().__init__()
+
+    def _make(self, sentence: bool) -> Any:
+        from sacrebleu.metrics import CHRF as SacreCHRF
+
+        return SacreCHRF(word_order=self.word_order)
+
+    def sentence_signature(self) -> str:
+        return self.signature()  # chrF has no sentence-specific setting
+
+
+# --- ROUGE ----------------------------------------------------------------------------------
+
+_UNICODE_WORD = re.compile(r"[^\W_]+")
+ROUGE_TYPES = {ROUGE1: "rouge1", ROUGE2: "rouge2", ROUGEL: "rougeL"}
+
+
+class UnicodeTokenizer:
+    """Lowercased Unicode letter/digit runs: "Città di Castello" -> città, di, castello."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return _UNICODE_WORD.findall(text.lower())
+
+
+class Rouge:
+    """ROUGE-1, ROUGE-2 or ROUGE-L F-measure; multi-reference = the best reference."""
+
+    def __init__(self, variant: str = ROUGEL) -> None:
+        if variant not in ROUGE_TYPES:
+            from core.errors import UserFacingError
+
+            raise UserFacingError(f"unknown ROUGE variant {variant!r}")
+        self.name = variant
+        self._scorer: Any = None
+
+    def _get_scorer(self) -> Any:
+        if self._scorer is None:
+            from rouge_score.rouge_scorer import RougeScorer
+
+            self._scorer = RougeScorer([ROUGE_TYPES[self.name]], use_stemmer=False,
+                                       tokenizer=UnicodeTokenizer())
+        return self._scorer
+
+    def signature(self) -> str:
+        from importlib.metadata import version
+
+        return (f"rouge-score:{version('rouge-score')}|{ROUGE_TYPES[self.name]}|F|"
+                f"tok:unicode-lower|stem:no|multiref:max|scale:100|corpus:mean")
+
+    def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
+        scorer = self._get_scorer()
+        key = ROUGE_TYPES[self.name]
+        values = []
+        for item in items:
+            if not item.references:
+                values.append(MetricValue(None, {"note": NO_REFERENCE}))
+                continue
+            score = scorer.score_multi(list(item.references), item.text or "")[key]
+            values.append(MetricValue(float(score.fmeasure) * 100, {
+                "precision": round(score.precision * 100, 4),
+                "recall": round(score.recall * 100, 4),
+                "references": len(item.references)}))
+        return values
+
+    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
+        return self.corpus_from_sentences(items, self.sentence_scores(items))
+
+    def corpus_from_sentences(
+        self, items: Sequence[ScoringItem], values: Sequence[MetricValue]
+    ) -> MetricValue | None:
+        scored = [v.value for v in values if v.value is not None]
+        if not scored:
+            return MetricValue(None, {"note": NO_REFERENCE, "n": 0})
+        return MetricValue(sum(scored) / len(scored), {
+            "n": len(scored), "without_reference": len(values) - len(scored),
+            "aggregate": "mean of sentence F-measures"})

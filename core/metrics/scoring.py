@@ -1,0 +1,746 @@
+"""The scoring job, and the queries the Scores panel and the report read scores with.
+
+The job scores a session's verbalisations (optionally only some runs, languages, units)
+with the chosen metrics and writes ``scores`` rows as CONVENTIONS.md says:
+
+* sentence rows: ``verbalisation_id``, ``run_id``, ``lang`` set; reference-based metrics
+  once per reference quality (``details["quality"]`` gold / silver, never mixed);
+* corpus rows per run × language (× quality): ``verbalisation_id`` NULL, ``details["n"]``;
+  ESA corpus rows carry ESI@1, ESI@2 and the three ESA means in details;
+* with ``references=True`` the unit's reference texts are scored too by the
+  reference-free metrics (and perplexity under ``--ppl-model``): sentence rows with
+  ``reference_id``, corpus rows with ``run_id`` NULL and ``details["texts"] = "references"``.
+
+Re-scoring replaces the previous rows of the same metric for the same texts and groups;
+all of a metric's deletes and inserts are one transaction, so a cancel or failure leaves
+each metric either fully old or fully new. Texts a metric cannot score (no reference of a
+language: reference-based scores are then absent, not 0) are counted in the summary notes.
+
+Units' subjects and objects (for ESA and hallucination candidates) come from
+``unit_triples`` of the text's language (``main`` tripleset; overrides win over labels);
+aliases from ``terms`` where the subject QID or the object's QID is known.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.errors import UserFacingError
+from core.jobs import Job, JobContext
+from core.metrics import (
+    DEFAULT_METRICS,
+    MODEL_METRICS,
+    REFERENCE_BASED,
+    Metric,
+    MetricOptions,
+    create_metric,
+    expand_metric_names,
+)
+from core.metrics.base import ENTITY_PPL, PPL, EntityInfo, MetricValue, ScoringItem
+
+QUALITIES = ("gold", "silver")
+LANGUAGES = ("en", "it", "es")
+CHUNK = 64  # texts per sentence-scoring call: the cancel and progress granularity
+_QID = re.compile(r"^Q[1-9]\d*$")
+_IN_CHUNK = 500  # SQLite host parameters per IN list
+
+
+@dataclass(frozen=True)
+class ScoringRequest:
+    """What to score. ``None`` filters mean everything in the session."""
+
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+    run_ids: tuple[int, ...] | None = None
+    langs: tuple[str, ...] | None = None
+    unit_ids: tuple[int, ...] | None = None
+    references: bool = False
+    options: MetricOptions = field(default_factory=MetricOptions)
+
+
+@dataclass(frozen=True)
+class CorpusScore:
+    """One stored corpus row, as the summary table shows it."""
+
+    metric: str
+    run_id: int | None
+    model: str
+    lang: str | None
+    quality: str | None
+    value: float | None
+    n: int
+    signature: str | None
+    details: dict[str, Any]
+
+
+@dataclass
+class ScoringSummary:
+    texts: int = 0
+    rows_written: dict[str, int] = field(default_factory=dict)
+    corpus: list[CorpusScore] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+# --- loading what is scored --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Run:
+    id: int
+    kind: str
+    model_id: str
+    name: str
+    parameters: dict[str, Any]
+    templates: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A text to score: a verbalisation (run set) or a reference (reference_id set)."""
+
+    text: str
+    lang: str
+    unit_id: int
+    verbalisation_id: int | None = None
+    run_id: int | None = None
+    reference_id: int | None = None
+    quality: str | None = None  # of a reference text
+
+
+def _chunks(values: Sequence[Any], size: int = _IN_CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
+
+
+def _check_langs(langs: Sequence[str] | None) -> None:
+    for lang in langs or ():
+        if not re.fullmatch(r"[a-z]{2,3}", lang):
+            raise UserFacingError(f"{lang!r} is not a language code (e.g. en, it, es)")
+
+
+def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
+    """The runs to score; an id that is not in the session is a clear error."""
+    from sqlalchemy import select
+
+    from core.store.models import ModelRun
+
+    with store.unit_of_work() as db:
+        query = select(ModelRun).order_by(ModelRun.id)
+        if run_ids is not None:
+            query = query.where(ModelRun.id.in_(list(run_ids)))
+        runs = {r.id: _Run(r.id, r.kind, r.model_id, r.system_name or r.model_id,
+                           dict(r.parameters or {}), dict(r.prompt_templates or {}))
+                for r in db.scalars(query)}
+    if run_ids is not None:
+        missing = sorted(set(run_ids) - set(runs))
+        if missing:
+            raise UserFacingError(
+                f"no run {', '.join(map(str, missing))} in this session "
+                f"(runs here: {', '.join(map(str, sorted(runs))) or 'none'}; "
+                "see taillens score --session S --list-runs)")
+    return runs
+
+
+class _UnitMaterial:
+    """Triples, entities and references of the units being scored, per language."""
+
+    def __init__(self, store: Any, unit_ids: Sequence[int]) -> None:
+        from sqlalchemy import select
+
+        from core.store.models import Claim, DataUnit, Term, UnitReference, UnitTriple
+
+        self.triples: dict[tuple[int, str], list[tuple[str, str, str]]] = {}
+        self.entities: dict[tuple[int, str], tuple[EntityInfo, ...]] = {}
+        self.references: dict[tuple[int, str, str], list[tuple[int, str]]] = defaultdict(list)
+        self.reference_rows: list[_Text] = []
+        rows_by_set: dict[tuple[int, str, str], list[Any]] = defaultdict(list)
+        roots: dict[int, str | None] = {}
+        value_types: dict[int, str | None] = {}
+        with store.unit_of_work() as db:
+            for chunk in _chunks(list(unit_ids)):
+                for uid, root in db.execute(select(DataUnit.id, DataUnit.root_qid)
+                                            .where(DataUnit.id.in_(chunk))):
+                    roots[uid] = root
+                for row in db.scalars(select(UnitTriple).where(UnitTriple.unit_id.in_(chunk))
+                                      .order_by(UnitTriple.unit_id, UnitTriple.lang,
+                                                UnitTriple.tripleset, UnitTriple.position)):
+                    rows_by_set[(row.unit_id, row.lang, row.tripleset)].append(row)
+                for ref in db.scalars(select(UnitReference)
+                                      .where(UnitReference.unit_id.in_(chunk))
+                                      .order_by(UnitReference.id)):
+                    self.references[(ref.unit_id, ref.lang, ref.quality)].append(
+                        (ref.id, ref.text))
+                    self.reference_rows.append(_Text(ref.text, ref.lang, ref.unit_id,
+                                                     reference_id=ref.id, quality=ref.quality))
+            claim_ids = sorted({r.claim_id for rows in rows_by_set.values() for r in rows
+                                if r.claim_id is not None})
+            for chunk in _chunks(claim_ids):
+                for cid, vtype in db.execute(select(Claim.id, Claim.value_type)
+                                             .where(Claim.id.in_(chunk))):
+                    value_types[cid] = vtype
+            qids = sorted({q for rows in rows_by_set.values() for r in rows
+                           for q in (r.subject_qid, r.object_value) if q and _QID.match(q)})
+            terms: dict[tuple[str, str], list[str]] = defaultdict(list)
+            for chunk in _chunks(qids):
+                for item_id, lang, _kind, text in db.execute(
+                        select(Term.item_id, Term.lang, Term.kind, Term.text)
+                        .where(Term.item_id.in_(chunk), Term.kind.in_(("label", "alias")))
+                        .order_by(Term.item_id, Term.lang, Term.kind, Term.ordinal)):
+                    terms[(item_id, lang)].append(text)
+        # Per (unit, lang): the main tripleset, else whichever set the language has.
+        chosen: dict[tuple[int, str], list[Any]] = {}
+        for (unit_id, lang, tripleset), rows in rows_by_set.items():
+            if tripleset == "main" or (unit_id, lang) not in chosen:
+                chosen[(unit_id, lang)] = rows
+        for (unit_id, lang), rows in chosen.items():
+            triples = [(r.subject_override or r.subject, r.predicate_override or r.predicate,
+                        r.object_override or r.object) for r in rows]
+            self.triples[(unit_id, lang)] = triples
+            root = roots.get(unit_id)
+            first_subject = triples[0][0] if triples else None
+            entities: list[EntityInfo] = []
+            for row, (subject, _predicate, obj) in zip(rows, triples, strict=True):
+                is_root = (row.subject_qid == root) if row.subject_qid and root else (
+                    subject == first_subject)
+                entities.append(EntityInfo(
+                    subject, _aliases(terms, row.subject_qid, lang, subject), row.subject_qid,
+                    is_root=is_root))
+                object_qid = row.object_value if row.object_value and _QID.match(
+                    row.object_value) else None
+                vtype = value_types.get(row.claim_id) if row.claim_id else None
+                entities.append(EntityInfo(
+                    obj, _aliases(terms, object_qid, lang, obj), object_qid,
+                    is_root=bool(root and object_qid == root),
+                    value_type="item" if vtype in (None, "wikibase-item") else vtype))
+            self.entities[(unit_id, lang)] = tuple(entities)
+
+
+def _aliases(terms: dict[tuple[str, str], list[str]], qid: str | None, lang: str,
+             shown: str) -> tuple[str, ...]:
+    if not qid:
+        return ()
+    return tuple(dict.fromkeys(t for t in terms.get((qid, lang), ()) if t != shown))
+
+
+def _load_verbalisations(store: Any, runs: dict[int, _Run], request: ScoringRequest,
+                         summary: ScoringSummary) -> list[_Text]:
+    from sqlalchemy import select
+
+    from core.store.models import Verbalisation
+
+    query = select(Verbalisation.id, Verbalisation.run_id, Verbalisation.unit_id,
+                   Verbalisation.lang, Verbalisation.text).where(
+        Verbalisation.run_id.in_(list(runs))).order_by(
+        Verbalisation.run_id, Verbalisation.lang, Verbalisation.unit_id,
+        Verbalisation.candidate_index)
+    if request.langs is not None:
+        query = query.where(Verbalisation.lang.in_(list(request.langs)))
+    if request.unit_ids is not None:
+        query = query.where(Verbalisation.unit_id.in_(list(request.unit_ids)))
+    texts: list[_Text] = []
+    unparsed = 0
+    with store.unit_of_work() as db:
+        for vid, run_id, unit_id, lang, text in db.execute(query):
+            if text is None or not text.strip():
+                unparsed += 1
+                continue
+            texts.append(_Text(text, lang, unit_id, verbalisation_id=vid, run_id=run_id))
+    if unparsed:
+        summary.note(f"{unparsed:,} verbalisations without a parsed text were not scored")
+    return texts
+
+
+# --- the job -------------------------------------------------------------------------------
+
+
+def validate_request(store: Any, request: ScoringRequest) -> dict[int, _Run]:
+    """Refuse bad input before any work: unknown metrics, runs, languages."""
+    expand_metric_names(request.metrics)
+    _check_langs(request.langs)
+    return load_runs(store, request.run_ids)
+
+
+@dataclass
+class _Group:
+    """Texts scored together: one corpus row (run × lang × quality)."""
+
+    run_id: int | None
+    lang: str
+    quality: str | None
+    texts: list[_Text]
+    items: list[ScoringItem]
+    model: str | None = None  # the causal model of a perplexity group
+
+
+class _Scorer:
+    def __init__(self, store: Any, request: ScoringRequest, runs: dict[int, _Run],
+                 ctx: JobContext) -> None:
+        self.store = store
+        self.request = request
+        self.runs = runs
+        self.ctx = ctx
+        self.summary = ScoringSummary()
+        self.metrics = expand_metric_names(request.metrics)
+        self.texts = _load_verbalisations(store, runs, request, self.summary)
+        unit_ids = sorted({t.unit_id for t in self.texts} | set(request.unit_ids or ()))
+        if request.references and request.unit_ids is None:
+            unit_ids = _all_unit_ids(store)
+        self.material = _UnitMaterial(store, unit_ids)
+        self.reference_texts = [
+            t for t in self.material.reference_rows
+            if request.references and (request.langs is None or t.lang in request.langs)]
+        self.summary.texts = len(self.texts) + len(self.reference_texts)
+        self._prompts: dict[tuple[int, int, str], str | None] = {}
+        self._metric_cache: dict[tuple[str, str | None], Metric] = {}
+
+    # items
+
+    def _item(self, text: _Text, references: Sequence[str] = (),
+              prompt: str | None = None) -> ScoringItem:
+        key = (text.unit_id, text.lang)
+        return ScoringItem(text=text.text, lang=text.lang, references=tuple(references),
+                           triples=tuple(self.material.triples.get(key, ())),
+                           entities=self.material.entities.get(key, ()), prompt=prompt,
+                           key=text.verbalisation_id or text.reference_id)
+
+    def _prompt(self, text: _Text) -> str | None:
+        if text.run_id is None:
+            return None
+        run = self.runs[text.run_id]
+        template = run.templates.get(text.lang)
+        if not template:
+            return None
+        try:
+            from core.verbalise.prompts import render_prompt
+        except ImportError:
+            self.summary.note("core.verbalise.prompts is missing: perplexity scored "
+                              "without prompts")
+            return None
+        try:
+            return render_prompt(template, self.material.triples.get(
+                (text.unit_id, text.lang), ()), text.lang)
+        except ValueError as error:  # a stored template without its {triples} slot
+            self.summary.note(f"run {run.id}: {error}; perplexity scored without the prompt")
+            return None
+
+    def _by_run_lang(self, texts: Sequence[_Text]) -> dict[tuple[int | None, str], list[_Text]]:
+        groups: dict[tuple[int | None, str], list[_Text]] = defaultdict(list)
+        for text in texts:
+            groups[(text.run_id, text.lang)].append(text)
+        return groups
+
+    def groups_for(self, metric: str) -> list[_Group]:
+        groups: list[_Group] = []
+        by_run_lang = self._by_run_lang(self.texts)
+        if metric in REFERENCE_BASED:
+            for (run_id, lang), texts in by_run_lang.items():
+                for quality in QUALITIES:
+                    chosen = [t for t in texts
+                              if self.material.references.get((t.unit_id, lang, quality))]
+                    if len(chosen) < len(texts):
+                        self.summary.note(
+                            f"run {run_id}, {lang}: {len(texts) - len(chosen):,} of "
+                            f"{len(texts):,} texts have no {quality} reference; their "
+                            f"{quality} reference-based scores are absent (not 0)")
+                    if not chosen:
+                        continue
+                    items = [self._item(t, [ref for _, ref in self.material.references[
+                        (t.unit_id, lang, quality)]]) for t in chosen]
+                    groups.append(_Group(run_id, lang, quality, chosen, items))
+            return groups
+        if metric in MODEL_METRICS:
+            for (run_id, lang), texts in by_run_lang.items():
+                run = self.runs[run_id] if run_id is not None else None
+                model = self.request.options.ppl_model or (
+                    run.parameters.get("model_path") or run.model_id
+                    if run is not None and run.kind in ("causal",) else None)
+                if model is None:
+                    self.summary.note(
+                        f"{metric}: run {run_id} ({run.kind if run else '?'}) has no causal "
+                        "model of its own; choose one with --ppl-model")
+                    continue
+                items = [self._item(t, prompt=self._prompt(t)) for t in texts]
+                groups.append(_Group(run_id, lang, None, texts, items, model=str(model)))
+        else:
+            for (run_id, lang), texts in by_run_lang.items():
+                groups.append(_Group(run_id, lang, None, texts, [self._item(t) for t in texts]))
+        if self.reference_texts and (metric not in MODEL_METRICS
+                                     or self.request.options.ppl_model):
+            by_lang_quality: dict[tuple[str, str | None], list[_Text]] = defaultdict(list)
+            for text in self.reference_texts:
+                by_lang_quality[(text.lang, text.quality)].append(text)
+            for (lang, quality), texts in sorted(by_lang_quality.items(),
+                                                 key=lambda kv: (kv[0][0], kv[0][1] or "")):
+                groups.append(_Group(None, lang, quality, texts, [self._item(t) for t in texts],
+                                     model=self.request.options.ppl_model))
+        return groups
+
+    def metric(self, name: str, model: str | None) -> Metric:
+        key = (name, model if name in MODEL_METRICS else None)
+        if key not in self._metric_cache:
+            self._metric_cache[key] = create_metric(name, self.request.options, model=model)
+        return self._metric_cache[key]
+
+    # scoring
+
+    def run(self) -> ScoringSummary:
+        plans = [(name, self.groups_for(name)) for name in self.metrics]
+        # Every metric is built before any text is scored, so a missing model (a run's
+        # folder gone, a bad --ppl-model) fails before anything is written.
+        # signature() resolves a named BERTScore model or encoder (not loading it).
+        for name, groups in plans:
+            for group in groups:
+                self.metric(name, group.model).signature()
+        total = sum(len(g.items) for _, groups in plans for g in groups)
+        done = 0
+        self.ctx.progress(0, total, "preparing")
+        for name, groups in plans:
+            results: list[tuple[_Group, list[MetricValue], MetricValue | None, Metric]] = []
+            for group in groups:
+                self.ctx.check_cancelled()
+                metric = self.metric(name, group.model)
+                where = f"run {group.run_id}" if group.run_id is not None else "references"
+                values: list[MetricValue] = []
+                for chunk in _chunks(group.items, CHUNK):
+                    self.ctx.check_cancelled()
+                    values.extend(metric.sentence_scores(chunk))
+                    done += len(chunk)
+                    self.ctx.progress(done, total, f"{name} · {where} · {group.lang}"
+                                      f"{f' · {group.quality}' if group.quality else ''}")
+                corpus = _corpus_of(name, metric, group.items, values)
+                results.append((group, values, corpus, metric))
+            self.ctx.check_cancelled()
+            self._write(name, results)
+        return self.summary
+
+    def _write(self, name: str,
+               results: list[tuple[_Group, list[MetricValue], MetricValue | None, Metric]]
+               ) -> None:
+        from sqlalchemy import and_, delete, func, insert
+
+        from core.store.models import Score
+
+        rows: list[dict[str, Any]] = []
+        # The texts whose old rows go: every text asked for (a text that lost its last
+        # reference loses its stale score), except for perplexity, where a run skipped for
+        # want of a model keeps what an earlier --ppl-model gave it.
+        covered = ([t for group, *_ in results for t in group.texts]
+                   if name in MODEL_METRICS else self.texts)
+        verbalisation_ids = sorted({t.verbalisation_id for t in covered
+                                    if t.verbalisation_id is not None})
+        reference_ids = sorted({t.reference_id for group, *_ in results
+                                for t in group.texts if t.reference_id is not None})
+        subset = self.request.unit_ids is not None
+        for group, values, corpus, metric in results:
+            signature = metric.signature()
+            quality_key = group.quality if name in REFERENCE_BASED else None
+            for text, value in zip(group.texts, values, strict=True):
+                if value.value is None and name in REFERENCE_BASED:
+                    continue  # absent, never 0
+                details = dict(value.details)
+                if quality_key:
+                    details["quality"] = quality_key
+                if text.reference_id is not None:
+                    details["quality"] = text.quality
+                    details["texts"] = "references"
+                if group.model and name in MODEL_METRICS:
+                    details.setdefault("model", group.model)
+                rows.append({"metric": name, "value": value.value, "details": details,
+                             "signature": value.signature or signature, "level": "sentence",
+                             "verbalisation_id": text.verbalisation_id,
+                             "reference_id": text.reference_id, "run_id": text.run_id,
+                             "lang": text.lang})
+            if corpus is None:
+                continue
+            details = dict(corpus.details)
+            details.setdefault("n", len(group.texts))
+            if group.quality:
+                details["quality"] = group.quality
+            if group.run_id is None:
+                details["texts"] = "references"
+            if subset:
+                details["subset"] = "units"
+            if group.model and name in MODEL_METRICS:
+                details.setdefault("model", group.model)
+            rows.append({"metric": name, "value": corpus.value, "details": details,
+                         "signature": corpus.signature or signature, "level": "corpus",
+                         "verbalisation_id": None, "reference_id": None,
+                         "run_id": group.run_id, "lang": group.lang})
+            run = self.runs.get(group.run_id) if group.run_id is not None else None
+            self.summary.corpus.append(CorpusScore(
+                name, group.run_id, run.name if run else "references", group.lang,
+                details.get("quality"), corpus.value, int(details.get("n") or 0),
+                corpus.signature or signature, details))
+        quality = func.json_extract(Score.details, "$.quality")
+        texts_kind = func.json_extract(Score.details, "$.texts")
+        with self.store.unit_of_work() as db:
+            for chunk in _chunks(verbalisation_ids):
+                db.execute(delete(Score).where(Score.metric == name, Score.level == "sentence",
+                                               Score.verbalisation_id.in_(chunk)))
+            for chunk in _chunks(reference_ids):
+                db.execute(delete(Score).where(Score.metric == name, Score.level == "sentence",
+                                               Score.reference_id.in_(chunk)))
+            # Corpus rows of every group this request covered, whatever their quality: a
+            # quality that has no references any more must not keep a stale corpus score.
+            run_langs = {(t.run_id, t.lang) for t in covered if t.run_id is not None}
+            for run_id, lang in run_langs:
+                db.execute(delete(Score).where(Score.metric == name, Score.level == "corpus",
+                                               Score.run_id == run_id, Score.lang == lang))
+            for group, *_ in results:
+                if group.run_id is None:
+                    db.execute(delete(Score).where(and_(
+                        Score.metric == name, Score.level == "corpus", Score.run_id.is_(None),
+                        Score.lang == group.lang, quality == group.quality,
+                        texts_kind == "references")))
+            if rows:
+                db.execute(insert(Score), rows)
+        self.summary.rows_written[name] = len(rows)
+
+
+def _pooled_perplexity(pairs: Iterable[tuple[float, int]]) -> MetricValue | None:
+    """exp of the mean NLL over all tokens, from (mean NLL, tokens) per scored text."""
+    pairs = [(nll, tokens) for nll, tokens in pairs if tokens]
+    if not pairs:
+        return None
+    tokens = sum(t for _, t in pairs)
+    return MetricValue(math.exp(sum(nll * t for nll, t in pairs) / tokens),
+                       {"n": len(pairs), "tokens": tokens, "aggregate": "pooled tokens"})
+
+
+def _corpus_of(name: str, metric: Metric, items: Sequence[ScoringItem],
+               values: Sequence[MetricValue]) -> MetricValue | None:
+    """The corpus value, from the sentence values where that is the same number, so a
+    model is not run twice over the same texts."""
+    from_sentences = getattr(metric, "corpus_from_sentences", None)
+    if from_sentences is not None:
+        return from_sentences(items, values)
+    if name == PPL and all("mean_nll" in v.details or v.value is None for v in values):
+        return _pooled_perplexity((v.details["mean_nll"], int(v.details.get("tokens") or 0))
+                                  for v in values if v.value is not None)
+    if name == ENTITY_PPL and all("entities" in v.details for v in values):
+        # Each distinct label once, as EntityPerplexity.corpus_score pools them.
+        labels: dict[str, tuple[float, int]] = {}
+        for value in values:
+            for entity in value.details["entities"]:
+                if entity.get("ppl") and entity.get("tokens"):
+                    labels[entity["label"]] = (math.log(entity["ppl"]), int(entity["tokens"]))
+        return _pooled_perplexity(labels.values())
+    return metric.corpus_score(items)
+
+
+def _all_unit_ids(store: Any) -> list[int]:
+    from sqlalchemy import select
+
+    from core.store.models import DataUnit
+
+    with store.unit_of_work() as db:
+        return list(db.scalars(select(DataUnit.id).order_by(DataUnit.id)))
+
+
+def score_job(store: Any, request: ScoringRequest) -> Job[ScoringSummary]:
+    """A job scoring the session's texts; bad input is refused here, before the job runs."""
+    runs = validate_request(store, request)
+    if not runs and not request.references:
+        raise UserFacingError("the session has no model runs to score (verbalise units or "
+                              "import outputs first)")
+    metrics = expand_metric_names(request.metrics)
+
+    def run(ctx: JobContext) -> ScoringSummary:
+        return _Scorer(store, request, runs, ctx).run()
+
+    return Job(title="Scoring", run=run, kind="metrics.score",
+               params={"metrics": list(metrics), "runs": sorted(runs),
+                       "langs": list(request.langs) if request.langs else None,
+                       "units": len(request.unit_ids) if request.unit_ids else None,
+                       "references": request.references})
+
+
+# --- reading scores back (Scores panel, report) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredScore:
+    id: int
+    metric: str
+    level: str
+    value: float | None
+    quality: str | None
+    signature: str | None
+    details: dict[str, Any]
+    run_id: int | None
+    lang: str | None
+    verbalisation_id: int | None
+    reference_id: int | None
+
+
+def _stored(row: Any) -> StoredScore:
+    details = dict(row.details or {})
+    return StoredScore(row.id, row.metric, row.level, row.value, details.get("quality"),
+                       row.signature, details, row.run_id, row.lang, row.verbalisation_id,
+                       row.reference_id)
+
+
+def scores_of_verbalisation(store: Any, verbalisation_id: int) -> list[StoredScore]:
+    """Every sentence score of one text, with details (ESA mentions, missing entities,
+    hallucination spans, BERTScore model and rescaling, inversion drop)."""
+    from sqlalchemy import select
+
+    from core.store.models import Score
+
+    with store.unit_of_work() as db:
+        return [_stored(r) for r in db.scalars(
+            select(Score).where(Score.verbalisation_id == verbalisation_id,
+                                Score.level == "sentence").order_by(Score.metric, Score.id))]
+
+
+def scores_of_reference(store: Any, reference_id: int) -> list[StoredScore]:
+    from sqlalchemy import select
+
+    from core.store.models import Score
+
+    with store.unit_of_work() as db:
+        return [_stored(r) for r in db.scalars(
+            select(Score).where(Score.reference_id == reference_id,
+                                Score.level == "sentence").order_by(Score.metric, Score.id))]
+
+
+@dataclass(frozen=True)
+class SentenceScoreRow:
+    """One verbalisation and its sentence scores: {column: value}, where a column is the
+    metric name, or ``metric:quality`` for reference-based metrics (``bleu:gold``)."""
+
+    verbalisation_id: int
+    run_id: int
+    model: str
+    unit_id: int
+    unit_uid: str
+    tier: str | None
+    sub_tier: str | None
+    lang: str
+    candidate_index: int
+    text: str | None
+    scores: dict[str, float | None]
+
+
+def score_column(metric: str, quality: str | None) -> str:
+    return f"{metric}:{quality}" if quality else metric
+
+
+def sentence_score_table(store: Any, *, run_ids: Sequence[int] | None = None,
+                         langs: Sequence[str] | None = None,
+                         metrics: Sequence[str] | None = None) -> list[SentenceScoreRow]:
+    """Units × candidates × metrics: the Scores panel's table, one row per verbalisation."""
+    from sqlalchemy import select
+
+    from core.store.models import DataUnit, ModelRun, Score, Verbalisation
+
+    query = (select(Verbalisation.id, Verbalisation.run_id, Verbalisation.unit_id,
+                    Verbalisation.lang, Verbalisation.candidate_index, Verbalisation.text,
+                    ModelRun.system_name, ModelRun.model_id, DataUnit.uid, DataUnit.tier,
+                    DataUnit.sub_tier)
+             .join(ModelRun, ModelRun.id == Verbalisation.run_id)
+             .join(DataUnit, DataUnit.id == Verbalisation.unit_id)
+             .order_by(Verbalisation.run_id, Verbalisation.unit_id, Verbalisation.lang,
+                       Verbalisation.candidate_index))
+    score_query = select(Score.verbalisation_id, Score.metric, Score.value, Score.details).where(
+        Score.level == "sentence", Score.verbalisation_id.is_not(None))
+    if run_ids is not None:
+        query = query.where(Verbalisation.run_id.in_(list(run_ids)))
+        score_query = score_query.where(Score.run_id.in_(list(run_ids)))
+    if langs is not None:
+        query = query.where(Verbalisation.lang.in_(list(langs)))
+        score_query = score_query.where(Score.lang.in_(list(langs)))
+    if metrics is not None:
+        score_query = score_query.where(Score.metric.in_(list(metrics)))
+    with store.unit_of_work() as db:
+        by_text: dict[int, dict[str, float | None]] = defaultdict(dict)
+        for vid, metric, value, details in db.execute(score_query):
+            by_text[vid][score_column(metric, (details or {}).get("quality"))] = value
+        return [SentenceScoreRow(r.id, r.run_id, r.system_name or r.model_id, r.unit_id, r.uid,
+                                 r.tier, r.sub_tier, r.lang, r.candidate_index, r.text,
+                                 by_text.get(r.id, {}))
+                for r in db.execute(query)]
+
+
+def corpus_scores(store: Any, *, run_ids: Sequence[int] | None = None,
+                  metrics: Sequence[str] | None = None) -> list[CorpusScore]:
+    """The stored corpus rows (run × lang × quality), references' rows included."""
+    from sqlalchemy import select
+
+    from core.store.models import ModelRun, Score
+
+    query = (select(Score, ModelRun.system_name, ModelRun.model_id)
+             .outerjoin(ModelRun, ModelRun.id == Score.run_id)
+             .where(Score.level == "corpus")
+             .order_by(Score.run_id, Score.lang, Score.metric, Score.id))
+    if run_ids is not None:
+        query = query.where(Score.run_id.in_(list(run_ids)))
+    if metrics is not None:
+        query = query.where(Score.metric.in_(list(metrics)))
+    with store.unit_of_work() as db:
+        out = []
+        for score, system_name, model_id in db.execute(query):
+            details = dict(score.details or {})
+            out.append(CorpusScore(score.metric, score.run_id,
+                                   system_name or model_id or "references", score.lang,
+                                   details.get("quality"), score.value,
+                                   int(details.get("n") or 0), score.signature, details))
+        return out
+
+
+@dataclass(frozen=True)
+class GroupScore:
+    """Sentence scores of one group pooled: mean, median and count."""
+
+    metric: str
+    quality: str | None
+    group: tuple[str | None, ...]  # values of the ``by`` keys, in order
+    n: int
+    mean: float | None
+    median: float | None
+
+
+GROUP_KEYS = ("model", "lang", "tier", "sub_tier", "run_id")
+
+
+def _tier_of(tier: str | None) -> str | None:
+    return "head" if tier == "top_head" else tier  # TailNLG's top_head is the head
+
+
+def summary_by_group(store: Any, *, by: Sequence[str] = ("model", "lang", "tier"),
+                     run_ids: Sequence[int] | None = None,
+                     metrics: Sequence[str] | None = None) -> list[GroupScore]:
+    """Sentence scores summarised by model × language × tier (or any of GROUP_KEYS).
+
+    These are means of per-text scores (for BLEU and chrF++ not the corpus statistic;
+    :func:`corpus_scores` has those). TailNLG's ``top_head`` counts as ``head``.
+    """
+    import statistics
+
+    unknown = [k for k in by if k not in GROUP_KEYS]
+    if unknown:
+        raise UserFacingError(f"cannot group by {unknown}; choose from {GROUP_KEYS}")
+    rows = sentence_score_table(store, run_ids=run_ids, metrics=metrics)
+    pools: dict[tuple[str, str | None, tuple[Any, ...]], list[float]] = defaultdict(list)
+    for row in rows:
+        keys = {"model": row.model, "lang": row.lang, "tier": _tier_of(row.tier),
+                "sub_tier": row.sub_tier, "run_id": str(row.run_id)}
+        group = tuple(keys[k] for k in by)
+        for column, value in row.scores.items():
+            metric, _, quality = column.partition(":")
+            if value is not None:
+                pools[(metric, quality or None, group)].append(value)
+    return [GroupScore(metric, quality, group, len(values),
+                       statistics.fmean(values) if values else None,
+                       statistics.median(values) if values else None)
+            for (metric, quality, group), values in sorted(
+                pools.items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
+                                               tuple(str(g) for g in kv[0][2])))]

@@ -1,0 +1,72 @@
+"""BERTScore with the packaged all-MiniLM-L6-v2 (a real model, offline) and the rescaling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.errors import UserFacingError
+from core.metrics.base import ScoringItem
+from core.metrics.bertscore import (
+    BertScore,
+    baseline_file,
+    read_baseline,
+    rescale,
+    resolve_model,
+)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> BertScore:
+    return BertScore(None, device="cpu")
+
+
+def test_rescaling_hand_worked() -> None:
+    assert rescale(0.8, 0.6) == pytest.approx(0.5)  # (0.8 - 0.6) / (1 - 0.6)
+    assert rescale(0.6, 0.6) == 0.0 and rescale(1.0, 0.6) == 1.0
+
+
+def test_baseline_files_of_bert_score_are_read_per_layer() -> None:
+    path = baseline_file("it", "bert-base-multilingual-cased")
+    assert path is not None
+    # bert_score's own table: row LAYER=9 of it/bert-base-multilingual-cased.tsv
+    lines = path.read_text().splitlines()
+    row = next(line for line in lines[1:] if line.split(",")[0] == "9")
+    assert read_baseline(path, 9) == pytest.approx(float(row.split(",")[3]))
+    assert baseline_file("it", "all-MiniLM-L6-v2") is None
+
+
+def test_default_is_the_packaged_minilm_not_rescaled_without_mbert(minilm: BertScore) -> None:
+    if minilm.resolved.name != "all-MiniLM-L6-v2":
+        pytest.skip("bert-base-multilingual-cased is in the local cache here")
+    items = [ScoringItem("The cat sat on the mat.", "en", references=("The cat sat on the mat.",)),
+             ScoringItem("The cat sat on the mat.", "en",
+                         references=("Stock prices fell sharply on Monday.",)),
+             ScoringItem("A text.", "en")]
+    same, unrelated, none = minilm.sentence_scores(items)
+    assert same.value == pytest.approx(1.0, abs=1e-4)
+    assert unrelated.value is not None and unrelated.value < same.value - 0.3
+    assert none.value is None and "no reference" in none.details["note"]
+    assert same.details["rescaled"] is False and same.details["model"] == "all-MiniLM-L6-v2"
+    assert "rescaled:no" in (same.signature or "") and "model:all-MiniLM-L6-v2" in (
+        same.signature or "")
+    corpus = minilm.corpus_from_sentences(items, [same, unrelated, none])
+    assert corpus is not None and corpus.value == pytest.approx(
+        (same.value + unrelated.value) / 2)
+    assert corpus.details["rescaled"] is False and corpus.details["n"] == 2
+
+
+def test_best_reference_counts(minilm: BertScore) -> None:
+    multi = ScoringItem("The cat sat on the mat.", "en",
+                        references=("Stock prices fell sharply on Monday.",
+                                    "The cat sat on the mat."))
+    assert minilm.sentence_scores([multi])[0].value == pytest.approx(1.0, abs=1e-4)
+
+
+def test_a_named_model_that_is_not_here_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UserFacingError, match="nor in the local Hugging Face cache"):
+        resolve_model("no-such-org/no-such-model")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserFacingError, match="no config.json"):
+        resolve_model(tmp_path / "empty")

@@ -1,0 +1,190 @@
+"""The scoring job on a real session: rows per CONVENTIONS.md, replacement, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sacrebleu
+from sqlalchemy import func, select
+
+from core.errors import UserFacingError
+from core.jobs import CancelToken, JobSucceeded, JobWasCancelled, Progress, run_job
+from core.metrics import MetricOptions
+from core.metrics.scoring import (
+    ScoringRequest,
+    corpus_scores,
+    score_job,
+    scores_of_verbalisation,
+    sentence_score_table,
+    summary_by_group,
+)
+from core.store import SessionStore
+from core.store.models import ModelRun, Score
+from tests.core.metrics.sessions import REFS, TEXTS, Ids, build_session
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> tuple[SessionStore, Ids]:
+    ids = build_session(tmp_path / "s.taillens")
+    store = SessionStore.open(tmp_path / "s.taillens")
+    yield store, ids
+    store.close()
+
+
+def score(store: SessionStore, **request: object) -> object:
+    outcome = run_job(score_job(store, ScoringRequest(**request)))  # type: ignore[arg-type]
+    assert isinstance(outcome, JobSucceeded), outcome
+    return outcome.result
+
+
+def rows(store: SessionStore, **where: object) -> list[Score]:
+    with store.unit_of_work() as db:
+        query = select(Score)
+        for name, value in where.items():
+            query = query.where(getattr(Score, name) == value)
+        result = list(db.scalars(query.order_by(Score.id)))
+        db.expunge_all()
+        return result
+
+
+def test_reference_rows_per_quality_and_corpus_bleu_equals_sacrebleu(session) -> None:
+    store, ids = session
+    summary = score(store, metrics=("bleu",))
+    template, _ = ids.runs
+    sentence = rows(store, metric="bleu", level="sentence", run_id=template)
+    # run 1: en unit 1 (gold, silver), en unit 2 (gold), it unit 1 (gold); it unit 2 none
+    got = sorted((r.verbalisation_id, r.lang, r.details["quality"]) for r in sentence)
+    v = ids.verbalisations
+    assert got == sorted([(v[(1, 1, "en")], "en", "gold"), (v[(1, 1, "en")], "en", "silver"),
+                          (v[(1, 2, "en")], "en", "gold"), (v[(1, 1, "it")], "it", "gold")])
+    assert all(r.signature and "eff:yes" in r.signature for r in sentence)
+    corpus = {(r.lang, r.details["quality"]): r for r in rows(store, metric="bleu",
+                                                              level="corpus", run_id=template)}
+    assert set(corpus) == {("en", "gold"), ("en", "silver"), ("it", "gold")}
+    hyps = [TEXTS[(1, 1, "en")], TEXTS[(1, 2, "en")]]
+    gold = [REFS[(1, "en", "gold")], REFS[(2, "en", "gold")]]
+    streams = [[g[k] if k < len(g) else None for g in gold] for k in range(2)]
+    assert corpus[("en", "gold")].value == pytest.approx(
+        sacrebleu.corpus_bleu(hyps, streams).score)
+    assert corpus[("en", "gold")].details["n"] == 2
+    assert corpus[("en", "gold")].verbalisation_id is None
+    assert corpus[("en", "gold")].signature.startswith("nrefs:var")
+    assert any("no gold reference" in n and "absent (not 0)" in n for n in summary.notes)
+
+
+def test_rescoring_replaces_rows_and_esa_corpus_details(session) -> None:
+    store, ids = session
+    score(store, metrics=("esa", "chrf"))
+    first = len(rows(store))
+    score(store, metrics=("esa", "chrf"))
+    assert len(rows(store)) == first
+    template, external = ids.runs
+    esa = {r.verbalisation_id: r for r in rows(store, metric="esa", level="sentence")}
+    ada = esa[ids.verbalisations[(1, 1, "en")]]
+    assert ada.value == 1.0 and ada.details["missing"] == []
+    # run 2 names Ada by her alias from `terms`, and does not give her birth date
+    alias = esa[ids.verbalisations[(2, 1, "en")]]
+    assert alias.details["missing"] == ["10 December 1815"]
+    assert any(m["via"] == "alias" for m in alias.details["mentions"])
+    # the Italian object override ("matematica") is what is looked for
+    it = esa[ids.verbalisations[(1, 1, "it")]]
+    assert "matematica" in it.details["detected"]
+    corpus = rows(store, metric="esa", level="corpus", run_id=external, lang="en")[0]
+    # run 2: Ada text misses 1 of 3, "Paris is a city." misses both Rome and Italy
+    assert corpus.details["esi@1"] == 1.0 and corpus.details["esi@2"] == 0.5
+    assert corpus.value == pytest.approx((2 / 3 + 0) / 2)
+    assert corpus.details["n"] == 2 and "quality" not in corpus.details
+
+
+def test_filters_and_panel_queries(session) -> None:
+    store, ids = session
+    template, external = ids.runs
+    score(store, metrics=("rouge", "hallucination"), run_ids=(external,), langs=("en",))
+    assert {r.run_id for r in rows(store)} == {external}
+    assert {r.metric for r in rows(store)} == {"rouge1", "rouge2", "rougeL", "hallucination"}
+    table = sentence_score_table(store, run_ids=[external])
+    paris = next(r for r in table if r.verbalisation_id == ids.verbalisations[(2, 2, "en")])
+    assert paris.scores["hallucination"] == 1.0 and "rouge1:gold" in paris.scores
+    assert paris.model == "other" and paris.tier == "head"
+    details = scores_of_verbalisation(store, paris.verbalisation_id)
+    spans = next(s for s in details if s.metric == "hallucination").details["spans"]
+    assert [s["text"] for s in spans] == ["Paris"]
+    summary = summary_by_group(store, by=("model", "lang", "tier"), metrics=["hallucination"])
+    assert {(g.group, g.n) for g in summary} == {(("other", "en", "long_tail"), 1),
+                                                 (("other", "en", "head"), 1)}
+    assert {c.metric for c in corpus_scores(store)} == {"rouge1", "rouge2", "rougeL",
+                                                        "hallucination"}
+
+
+def test_reference_texts_are_scored_apart(session) -> None:
+    store, _ = session
+    score(store, metrics=("esa",), run_ids=(), references=True)
+    refs = rows(store, metric="esa", level="sentence")
+    assert len(refs) == sum(len(v) for v in REFS.values())
+    assert all(r.reference_id and r.run_id is None and r.details["texts"] == "references"
+               for r in refs)
+    corpus = rows(store, metric="esa", level="corpus")
+    assert {(r.lang, r.details["quality"]) for r in corpus} == {
+        ("en", "gold"), ("en", "silver"), ("it", "gold")}
+
+
+@pytest.mark.parametrize(("request_args", "message"), [
+    ({"metrics": ("bleu", "meteor")}, "unknown metric 'meteor'"),
+    ({"run_ids": (99,)}, "no run 99 in this session"),
+    ({"langs": ("english",)}, "not a language code"),
+    ({"metrics": ("ppl",), "options": MetricOptions(ppl_model="/no/such/model")}, "/no/such"),
+])
+def test_bad_input_is_refused_and_the_session_is_unchanged(session, request_args,
+                                                           message) -> None:
+    store, _ = session
+    score(store, metrics=("esa",))
+    before = [(r.id, r.value) for r in rows(store)]
+    with pytest.raises(UserFacingError, match=message):
+        job = score_job(store, ScoringRequest(**request_args))
+        outcome = run_job(job)
+        if not isinstance(outcome, JobSucceeded):
+            raise outcome.error  # type: ignore[union-attr]
+    assert [(r.id, r.value) for r in rows(store)] == before
+
+
+def test_cancel_keeps_whole_metrics_only(session) -> None:
+    store, _ = session
+    token = CancelToken()
+
+    def on_progress(progress: Progress) -> None:
+        if progress.message.startswith("hallucination"):
+            token.cancel()  # ESA is written by then; hallucination must not be, even in part
+
+    job = score_job(store, ScoringRequest(metrics=("esa", "hallucination")))
+    assert isinstance(run_job(job, token, on_progress), JobWasCancelled)
+    assert {r.metric for r in rows(store)} == {"esa"}
+
+
+def test_perplexity_of_a_causal_run_uses_its_model_and_prompt(session, tiny_causal_lm) -> None:
+    store, ids = session
+    with store.unit_of_work() as db:
+        run = db.get(ModelRun, ids.runs[0])
+        assert run is not None
+        run.kind = "causal"
+        run.model_id = "tiny"
+        run.parameters = {"model_path": str(tiny_causal_lm)}
+        run.prompt_templates = {"en": "Describe:\n{triples}", "it": "Descrivi:\n{triples}"}
+    summary = score(store, metrics=("ppl",), run_ids=(ids.runs[0],), langs=("en",))
+    ppl = rows(store, metric="ppl", level="sentence")
+    assert len(ppl) == 2 and all(r.value and r.value > 1 for r in ppl)
+    assert all(r.details["conditioned"] for r in ppl)  # given the rebuilt prompt
+    assert all(r.details["model"] == str(tiny_causal_lm) for r in ppl)
+    corpus = rows(store, metric="ppl", level="corpus")[0]
+    import math
+
+    tokens = sum(r.details["tokens"] for r in ppl)
+    pooled = math.exp(sum(r.details["mean_nll"] * r.details["tokens"] for r in ppl) / tokens)
+    assert corpus.value == pytest.approx(pooled)
+    # the template run has no model of its own: skipped with a note, unless --ppl-model
+    assert summary.rows_written["ppl"] == 3
+    assert not any("has no causal model" in n for n in summary.notes)
+    skipped = score(store, metrics=("ppl",), run_ids=(ids.runs[1],))
+    assert any("run 2 (external) has no causal model" in n for n in skipped.notes)
+    with store.unit_of_work() as db:
+        assert db.scalar(select(func.count()).select_from(Score)) == 3
