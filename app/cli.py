@@ -25,6 +25,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.transfer",
     "app.commands.wikidata",
     "app.commands.units",
+    "app.commands.annotations",
+    "app.commands.report",
     "app.commands.verbalise",
     "app.commands.score",
 )

@@ -1,0 +1,113 @@
+"""``taillens report``: the long-tail bias report (METHODS §8) from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    report = subparsers.add_parser(
+        "report",
+        help="compare head and long tail (or languages, models, gold and silver references)",
+        description="Compare groups of verbalisations on every metric scored in the session "
+        "and on human ratings: n, median, IQR, mean, a two-sided Mann–Whitney U repeated on "
+        "random samples with the p-values averaged (METHODS §8), rank-biserial effect size; "
+        "and the TailNLG study table (model × type × language). Prints text tables unless "
+        "--json; --csv and --html write files.",
+    )
+    report.add_argument("--session", type=Path, required=True)
+    report.add_argument("--by", nargs="+", action="extend", choices=DIMENSIONS,
+                        help="what to compare (default: tier); several give one table each")
+    report.add_argument("--metrics", nargs="+", action="extend",
+                        help="only these metrics (names as stored, e.g. bleu chrf++ ppl "
+                        "human_fluency); default: every metric present")
+    report.add_argument("--groups", nargs=2, metavar=("A", "B"),
+                        help="compare only these two groups (e.g. head long_tail_it)")
+    report.add_argument("--quality", choices=("gold", "silver"), default="gold",
+                        help="references of the study table and plots (default gold)")
+    report.add_argument("--statistic", choices=("mean", "median"), default="mean",
+                        help="statistic of the study table's cells (default mean)")
+    report.add_argument("--repetitions", type=int, default=10,
+                        help="Mann–Whitney repetitions (default 10)")
+    report.add_argument("--sample-size", type=int, default=500,
+                        help="items sampled per group in each repetition (default 500)")
+    report.add_argument("--seed", type=int, default=0, help="seed of the samples (default 0)")
+    report.add_argument("--alpha", type=float, default=0.05,
+                        help="significance level of the marks (default 0.05)")
+    report.add_argument("--json", action="store_true", help="print the report as JSON")
+    report.add_argument("--csv", type=Path, metavar="DIR", help="write one CSV per table here")
+    report.add_argument("--html", type=Path, metavar="FILE",
+                        help="write a self-contained HTML report")
+    report.set_defaults(handler=run_report)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "-"
+        if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+            return f"{value:.3g}"
+        return f"{value:.4f}" if abs(value) < 1 else f"{value:.2f}"
+    return str(value)
+
+
+def print_table(table: Any, mark: str = "*", max_width: int = 40) -> None:
+    """A plain fixed-width rendering of a core.report Table (marked cells get ``mark``)."""
+    cells = [[_text(v)[:max_width] + (mark if (r, c) in table.marked else "")
+              for c, v in enumerate(row)] for r, row in enumerate(table.rows)]
+    widths = [max([len(str(h))] + [len(row[c]) for row in cells])
+              for c, h in enumerate(table.columns)]
+    print(f"== {table.title} ==")
+    if table.note:
+        print(f"   {table.note}")
+    print("  ".join(str(h).ljust(w) for h, w in zip(table.columns, widths, strict=True)))
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+    if not cells:
+        print("(no rows)")
+    print()
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from core.report import Settings, build_report, write_csv, write_html
+    from core.store import SessionStore
+
+    settings = Settings(repetitions=args.repetitions, sample_size=args.sample_size,
+                        seed=args.seed, alpha=args.alpha, study_quality=args.quality,
+                        statistic=args.statistic)
+    by = tuple(dict.fromkeys(args.by or ["tier"]))
+    pairs = [tuple(args.groups)] if args.groups else None
+    with SessionStore.open(args.session) as store:
+        report = build_report(store, by=by, metrics=args.metrics, pairs=pairs,
+                              settings=settings)
+    if args.csv is not None:
+        written = write_csv(report, args.csv)
+        print(f"wrote {len(written)} CSV files to {args.csv}")
+    if args.html is not None:
+        html = write_html(report, args.html)
+        print(f"wrote {html.path} ({html.tables} tables, {html.plots} plots)")
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False,
+                         default=str))
+        return 0
+    if args.csv is not None or args.html is not None:
+        for note in report.notes:
+            print(f"note: {note}")
+        return 0
+    for table in report.tables():
+        if table.name in ("runs", "signatures"):
+            continue  # long JSON cells: see --html or --csv
+        print_table(table)
+    for note in report.notes:
+        print(f"note: {note}")
+    return 0

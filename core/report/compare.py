@@ -1,0 +1,441 @@
+"""Group comparisons and the study table of the bias report (METHODS §8), as plain data.
+
+A comparison puts two groups of one dimension (tier, sub-tier, language, model, quality,
+category) side by side on one metric, **within** a stratum of the other dimensions:
+per-item scores of the same model (METHODS §8), the same language, and the same
+reference quality (gold and silver are never mixed). Comparing languages therefore
+happens within each model and quality; comparing models within each language; and so on.
+
+Every result is a frozen dataclass or a :class:`Table` of plain values, so the Report
+panel shows them as they are and the exports write them without knowing their meaning.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import combinations
+from typing import Any
+
+from core.errors import UserFacingError
+from core.jobs import Job, JobContext
+from core.report.data import HUMAN_METRICS, Observation, ScoreFrame, load_frame
+from core.report.groups import DIMENSIONS, UNKNOWN, order_key
+from core.statistics import (
+    DEFAULT_ALPHA,
+    DEFAULT_REPETITIONS,
+    DEFAULT_SAMPLE_SIZE,
+    DEFAULT_SEED,
+    GroupSummary,
+    MannWhitneyResult,
+    mann_whitney_protocol,
+    summarise,
+)
+
+STRATA = ("model", "lang", "quality")
+# The columns of the TailNLG study's tables, in their order.
+STUDY_METRICS = ("bertscore", "bleu", "chrf++", "rouge1", "rouge2", "rougeL", "ppl")
+METRIC_LABELS = {
+    "bertscore": "BERTScore", "bleu": "BLEU", "chrf++": "chrF++", "rouge1": "ROUGE-1",
+    "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "ppl": "PPL", "entity_ppl": "Entity PPL",
+    "esa": "ESA", "hallucination": "Hallucinations", "similarity": "Graph–text sim.",
+    "human_fluency": "Fluency (human)", "human_adequacy": "Adequacy (human, % Yes)",
+}
+SIGNIFICANT_MARK = "*"
+# Dimensions whose first group (in canonical order) is the baseline every other is
+# compared with; the others compare every pair when there are few groups.
+BASELINE_DIMENSIONS = frozenset({"tier", "subtier"})
+ALL_PAIRS_UP_TO = 4
+
+
+class NothingToCompareError(UserFacingError):
+    """The session holds nothing the report could compare."""
+
+
+def metric_order(metric: str) -> tuple[int, str]:
+    known = (*STUDY_METRICS, "entity_ppl", "esa", "hallucination", "similarity", *HUMAN_METRICS)
+    return (known.index(metric), metric) if metric in known else (len(known), metric)
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table as plain values: what the panel shows and what CSV/HTML export write."""
+
+    name: str  # a file-name-safe identifier, e.g. "compare_tier"
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    marked: frozenset[tuple[int, int]] = frozenset()  # (row, column) cells marked significant
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    repetitions: int = DEFAULT_REPETITIONS
+    sample_size: int = DEFAULT_SAMPLE_SIZE
+    seed: int = DEFAULT_SEED
+    alpha: float = DEFAULT_ALPHA
+    study_quality: str = "gold"
+    statistic: str = "mean"  # of the study table's cells: "mean" or "median"
+
+    def check(self) -> None:
+        if self.repetitions < 1:
+            raise UserFacingError("--repetitions must be at least 1")
+        if self.sample_size < 2:
+            raise UserFacingError("--sample-size must be at least 2")
+        if not 0 < self.alpha < 1:
+            raise UserFacingError("--alpha must lie between 0 and 1 (e.g. 0.05)")
+        if self.statistic not in ("mean", "median"):
+            raise UserFacingError("the study table's statistic is 'mean' or 'median'")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Group ``a`` against group ``b`` on one metric within one stratum."""
+
+    by: str
+    metric: str
+    stratum: tuple[tuple[str, str], ...]  # e.g. (("model", "X"), ("lang", "en"))
+    group_a: str
+    group_b: str
+    a: GroupSummary
+    b: GroupSummary
+    test: MannWhitneyResult | None
+
+    @property
+    def significant(self) -> bool:
+        return self.test is not None and self.test.significant
+
+    @property
+    def p_value(self) -> float | None:
+        return None if self.test is None else self.test.p_value
+
+    @property
+    def effect_size(self) -> float | None:
+        return None if self.test is None else self.test.effect_size
+
+    def stratum_value(self, dimension: str) -> str:
+        return dict(self.stratum).get(dimension, "")
+
+
+COMPARISON_COLUMNS = (
+    "metric", "model", "lang", "quality", "group_a", "group_b", "n_a", "median_a", "iqr_a",
+    "mean_a", "n_b", "median_b", "iqr_b", "mean_b", "p_value", "effect_size", "significant",
+)
+
+
+def comparison_row(c: Comparison) -> tuple[Any, ...]:
+    return (c.metric, c.stratum_value("model"), c.stratum_value("lang"),
+            c.stratum_value("quality"), c.group_a, c.group_b, c.a.n, c.a.median, c.a.iqr,
+            c.a.mean, c.b.n, c.b.median, c.b.iqr, c.b.mean, c.p_value, c.effect_size,
+            c.significant)
+
+
+def default_pairs(dimension: str, values: Sequence[str]) -> list[tuple[str, str]]:
+    """Which groups to compare when the user named none (see module constants)."""
+    ordered = sorted((v for v in set(values) if v != UNKNOWN),
+                     key=lambda v: order_key(dimension, v))
+    if len(ordered) < 2:
+        return []
+    if dimension in BASELINE_DIMENSIONS or len(ordered) > ALL_PAIRS_UP_TO:
+        return [(ordered[0], other) for other in ordered[1:]]
+    return list(combinations(ordered, 2))
+
+
+def compare(frame: ScoreFrame, by: str, *, metrics: Sequence[str] | None = None,
+            pairs: Sequence[tuple[str, str]] | None = None,
+            settings: Settings = Settings()) -> list[Comparison]:
+    """Every comparison of ``by``'s groups on each metric, within each stratum."""
+    if by not in DIMENSIONS:
+        raise UserFacingError(f"Cannot compare by {by!r}: choose from {', '.join(DIMENSIONS)}.")
+    wanted = set(metrics) if metrics else None
+    strata = tuple(d for d in STRATA if d != by)
+    buckets: dict[tuple[str, tuple[str, ...]], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list))
+    for o in frame.observations:
+        if wanted is not None and o.metric not in wanted:
+            continue
+        group = o.group(by)
+        if group is None:  # e.g. quality of a metric that has none
+            continue
+        key = tuple(o.group(d) or "" for d in strata)
+        buckets[(o.metric, key)][group].append(o.value)
+    results = []
+    for (metric, key) in sorted(buckets, key=lambda k: (metric_order(k[0]), k[1])):
+        groups = buckets[(metric, key)]
+        chosen = pairs if pairs else default_pairs(by, list(groups))
+        stratum = tuple((d, v) for d, v in zip(strata, key, strict=True) if v)
+        for a, b in chosen:
+            if a not in groups or b not in groups:
+                continue
+            results.append(Comparison(
+                by=by, metric=metric, stratum=stratum, group_a=a, group_b=b,
+                a=summarise(groups[a]), b=summarise(groups[b]),
+                test=mann_whitney_protocol(groups[a], groups[b],
+                                           repetitions=settings.repetitions,
+                                           sample_size=settings.sample_size,
+                                           seed=settings.seed, alpha=settings.alpha)))
+    return results
+
+
+# -- the study table --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudyCell:
+    value: float | None
+    n: int
+    significant: bool = False  # head against this row's type, same model and language
+    p_value: float | None = None
+
+
+@dataclass(frozen=True)
+class StudyRow:
+    model: str
+    type: str  # tier group: head / torso / long_tail
+    lang: str
+    cells: dict[str, StudyCell]
+
+
+@dataclass(frozen=True)
+class StudyTable:
+    """Rows model × type × language; columns the study's metrics present in the session.
+
+    A cell is the mean (or median) of the per-item scores; reference-based metrics use
+    references of ``quality`` only. A non-head row's cell is marked when it differs from
+    the head row of the same model and language (the METHODS §8 protocol, p < alpha).
+    """
+
+    quality: str
+    statistic: str
+    metrics: tuple[str, ...]
+    rows: list[StudyRow]
+
+    def table(self) -> Table:
+        columns = ("model", "type", "lang", *(metric_label(m) for m in self.metrics))
+        rows, marked = [], set()
+        for r, row in enumerate(self.rows):
+            values: list[Any] = [row.model, row.type, row.lang]
+            for c, metric in enumerate(self.metrics):
+                cell = row.cells.get(metric)
+                values.append(None if cell is None else cell.value)
+                if cell is not None and cell.significant:
+                    marked.add((r, 3 + c))
+            rows.append(tuple(values))
+        note = (f"{self.statistic} of per-item scores; reference-based metrics against "
+                f"{self.quality} references; {SIGNIFICANT_MARK} p < alpha against head "
+                "(same model and language)")
+        return Table(f"study_{self.quality}", f"Study table ({self.quality} references)",
+                     columns, tuple(rows), frozenset(marked), note)
+
+
+def study_table(frame: ScoreFrame, *, settings: Settings = Settings(),
+                metrics: Sequence[str] | None = None) -> StudyTable | None:
+    """The TailNLG study layout (None when no study metric has scores)."""
+    import numpy as np
+
+    present = {o.metric for o in frame.observations}
+    columns = tuple(m for m in (metrics or STUDY_METRICS) if m in present)
+    if not columns:
+        return None
+    values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    for o in frame.observations:
+        if o.metric not in columns or o.item.is_reference:
+            continue
+        if o.quality is not None and o.quality != settings.study_quality:
+            continue
+        values[(o.model, o.tier, o.lang, o.metric)].append(o.value)
+    keys = sorted({k[:3] for k in values}, key=lambda k: (
+        k[0], order_key("tier", k[1]), order_key("lang", k[2])))
+    statistic = np.median if settings.statistic == "median" else np.mean
+    rows = []
+    for model, tier, lang in keys:
+        cells = {}
+        for metric in columns:
+            data = values.get((model, tier, lang, metric))
+            if not data:
+                continue
+            test = None
+            head = values.get((model, "head", lang, metric))
+            if tier != "head" and head:
+                test = mann_whitney_protocol(head, data, repetitions=settings.repetitions,
+                                             sample_size=settings.sample_size,
+                                             seed=settings.seed, alpha=settings.alpha)
+            cells[metric] = StudyCell(float(statistic(data)), len(data),
+                                      test is not None and test.significant,
+                                      None if test is None else test.p_value)
+        rows.append(StudyRow(model, tier, lang, cells))
+    return StudyTable(settings.study_quality, settings.statistic, columns, rows)
+
+
+# -- the report ---------------------------------------------------------------------------------
+
+
+@dataclass
+class BiasReport:
+    """Everything the Report panel shows and the exports write."""
+
+    session: str
+    generated_at: str
+    by: tuple[str, ...]
+    metrics: tuple[str, ...]
+    settings: Settings
+    comparisons: dict[str, list[Comparison]]
+    study: StudyTable | None
+    frame: ScoreFrame
+    annotation_table: Table | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def comparison_table(self, by: str) -> Table:
+        rows = [comparison_row(c) for c in self.comparisons.get(by, [])]
+        marked = frozenset((r, COMPARISON_COLUMNS.index("p_value"))
+                           for r, c in enumerate(self.comparisons.get(by, [])) if c.significant)
+        s = self.settings
+        note = (f"two-sided Mann–Whitney U, {s.repetitions} repetitions on samples of "
+                f"{s.sample_size} per group (all items when fewer), p-values averaged, seed "
+                f"{s.seed}; effect size: rank-biserial correlation (a against b); "
+                f"{SIGNIFICANT_MARK} p < {s.alpha}")
+        return Table(f"compare_{by}", f"Comparison by {by}", COMPARISON_COLUMNS, tuple(rows),
+                     marked, note)
+
+    def runs_table(self) -> Table:
+        import json
+
+        rows = tuple((r.id, r.name, r.kind, r.model_id, r.status, r.seed, r.fingerprint,
+                      json.dumps(r.parameters, sort_keys=True, ensure_ascii=False),
+                      json.dumps(r.prompt_templates, ensure_ascii=False),
+                      json.dumps(r.software, sort_keys=True)) for r in self.frame.runs)
+        return Table("runs", "Runs and their settings",
+                     ("id", "name", "kind", "model_id", "status", "seed", "fingerprint",
+                      "parameters", "prompt_templates", "software"), rows)
+
+    def signatures_table(self) -> Table:
+        return Table("signatures", "Metric signatures", ("metric", "signature"),
+                     tuple(self.frame.signatures))
+
+    def counts_table(self) -> Table:
+        counts = self.frame.counts()
+        return Table("counts", "Per-item values by metric", ("metric", "items"),
+                     tuple((m, counts[m]) for m in sorted(counts, key=metric_order)))
+
+    def tables(self) -> list[Table]:
+        """Every table of the report, in reading order."""
+        tables = [self.counts_table()]
+        if self.study is not None:
+            tables.append(self.study.table())
+        tables += [self.comparison_table(by) for by in self.by]
+        if self.annotation_table is not None:
+            tables.append(self.annotation_table)
+        tables += [self.runs_table(), self.signatures_table()]
+        return tables
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-serialisable form (for ``taillens report --json``)."""
+        return {
+            "session": self.session, "generated_at": self.generated_at, "by": list(self.by),
+            "metrics": list(self.metrics), "settings": self.settings.__dict__,
+            "notes": self.notes,
+            "tables": [{"name": t.name, "title": t.title, "columns": list(t.columns),
+                        "rows": [list(r) for r in t.rows],
+                        "marked": sorted([list(c) for c in t.marked]), "note": t.note}
+                       for t in self.tables()],
+        }
+
+
+def _annotation_table(store: Any) -> Table | None:
+    from core.annotation import aggregate_annotations
+
+    summary = aggregate_annotations(store, by=("model", "tier"), agreement=True)
+    if not summary.items:
+        return None
+    return Table("annotations", "Human ratings by model and tier", summary.columns,
+                 tuple(tuple(r) for r in summary.rows()),
+                 note="figures average per-item aggregates (each item once); pooled_* pool "
+                      "every rating; alpha: Krippendorff, interval (fluency), nominal "
+                      "(adequacy)")
+
+
+def build_report(store: Any, *, by: Sequence[str] = ("tier",),
+                 metrics: Sequence[str] | None = None,
+                 pairs: Sequence[tuple[str, str]] | None = None,
+                 settings: Settings = Settings(), frame: ScoreFrame | None = None,
+                 ctx: JobContext | None = None) -> BiasReport:
+    """Compare groups on every metric in the session (or ``metrics``) and human ratings.
+
+    Raises :class:`NothingToCompareError` when the session holds no per-item scores and
+    no ratings; a dimension with fewer than two groups gives a note instead of rows.
+    With ``ctx`` (a job), progress is reported per step and a cancel stops between steps.
+    """
+    steps = len(by) + 3
+
+    def step(done: int, message: str) -> None:
+        if ctx is not None:
+            ctx.check_cancelled()
+            ctx.progress(done, steps, message)
+
+    settings.check()
+    for dimension in by:
+        if dimension not in DIMENSIONS:
+            raise UserFacingError(f"Cannot compare by {dimension!r}: choose from "
+                                  f"{', '.join(DIMENSIONS)}.")
+    step(0, "reading scores and ratings")
+    frame = frame if frame is not None else load_frame(store)
+    if not frame:
+        raise NothingToCompareError(
+            "Nothing to compare: the session holds no per-item scores and no human ratings. "
+            "Verbalise and score some units first, or rate verbalisations in the Annotate "
+            "panel.")
+    present = frame.metrics
+    if metrics:
+        unknown = [m for m in metrics if m not in present]
+        if unknown:
+            raise UserFacingError(
+                f"The session has no scores for {', '.join(unknown)}; it has "
+                f"{', '.join(present)}.")
+    chosen = tuple(metrics) if metrics else tuple(present)
+    step(1, "study table and human ratings")
+    report = BiasReport(
+        session=str(getattr(store, "path", "")),
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        by=tuple(by), metrics=chosen, settings=settings, comparisons={},
+        study=study_table(frame, settings=settings), frame=frame,
+        annotation_table=_annotation_table(store))
+    for done, dimension in enumerate(by, start=2):
+        step(done, f"comparing by {dimension}")
+        results = compare(frame, dimension, metrics=chosen, pairs=pairs, settings=settings)
+        report.comparisons[dimension] = results
+        if not results:
+            seen = sorted({str(o.group(dimension)) for o in frame.observations
+                           if o.metric in chosen and o.group(dimension) is not None},
+                          key=lambda v: order_key(dimension, v))
+            report.notes.append(
+                f"by {dimension}: nothing to compare; the session has "
+                + (f"only {', '.join(seen)}" if seen else "no values")
+                + (f" (asked for {', '.join(f'{a} vs {b}' for a, b in pairs)})" if pairs
+                   else "") + ".")
+    step(steps, "done")
+    return report
+
+
+def report_job(store: Any, *, by: Sequence[str] = ("tier",),
+               metrics: Sequence[str] | None = None,
+               pairs: Sequence[tuple[str, str]] | None = None,
+               settings: Settings = Settings()) -> Job[BiasReport]:
+    """:func:`build_report` as a job (seconds at the scale of the TailNLG study)."""
+    return Job(title="Bias report", kind="report",
+               run=lambda ctx: build_report(store, by=by, metrics=metrics, pairs=pairs,
+                                            settings=settings, ctx=ctx),
+               params={"by": list(by), "metrics": list(metrics or []),
+                       "pairs": [list(p) for p in pairs or []], **settings.__dict__})
+
+
+def observations_for(frame: ScoreFrame, metric: str, **groups: str) -> list[Observation]:
+    """The observations of one metric in the given groups (a helper for plots and panels)."""
+    return [o for o in frame.observations if o.metric == metric
+            and all(o.group(k) == v for k, v in groups.items())]

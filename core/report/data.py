@@ -1,0 +1,247 @@
+"""The per-item values the report compares, read from a session in one pass.
+
+An :class:`Observation` is one sentence-level score of one verbalisation (scores rows
+of CONVENTIONS.md: ``level = 'sentence'``, ``verbalisation_id`` set, reference-based
+metrics once per quality in ``details.quality``), with the groups it belongs to. Human
+ratings join as two more metrics, per item as METHODS §9 aggregates them:
+``human_fluency`` (the item's mean fluency) and ``human_adequacy`` (its share of Yes).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.report.groups import UNKNOWN, category_name, model_name, subtier_group, tier_group
+
+HUMAN_FLUENCY = "human_fluency"
+HUMAN_ADEQUACY = "human_adequacy"
+HUMAN_METRICS = (HUMAN_FLUENCY, HUMAN_ADEQUACY)
+# Scores of reference texts themselves (e.g. ESA of a gold and a silver reference) are
+# items of this pseudo-model, so gold and silver texts can be compared like models' texts.
+REFERENCES_MODEL = "(references)"
+LOG_METRICS = frozenset({"ppl", "entity_ppl"})  # plotted on a log10 axis (METHODS §8)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemContext:
+    """The groups one verbalisation belongs to (shared by all its observations)."""
+
+    verbalisation_id: int | None  # None for a reference text
+    unit_id: int
+    run_id: int | None
+    model: str  # REFERENCES_MODEL for reference texts
+    lang: str
+    tier: str
+    subtier: str
+    category: str
+    statement_count: int | None = None
+    reference_id: int | None = None
+    reference_quality: str | None = None  # gold / silver, of a reference text
+
+    @property
+    def is_reference(self) -> bool:
+        return self.reference_id is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One per-item value of one metric (``quality`` for reference-based metrics)."""
+
+    metric: str
+    value: float
+    quality: str | None
+    item: ItemContext
+
+    def group(self, dimension: str) -> str | None:
+        if dimension == "quality":
+            return self.quality
+        return getattr(self.item, dimension)
+
+    @property
+    def verbalisation_id(self) -> int | None:
+        return self.item.verbalisation_id
+
+    @property
+    def model(self) -> str:
+        return self.item.model
+
+    @property
+    def lang(self) -> str:
+        return self.item.lang
+
+    @property
+    def tier(self) -> str:
+        return self.item.tier
+
+    @property
+    def subtier(self) -> str:
+        return self.item.subtier
+
+    @property
+    def category(self) -> str:
+        return self.item.category
+
+    @property
+    def statement_count(self) -> int | None:
+        return self.item.statement_count
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run's settings as the report prints them."""
+
+    id: int
+    name: str
+    kind: str
+    model_id: str
+    status: str
+    seed: int | None
+    fingerprint: str | None
+    parameters: dict[str, Any]
+    prompt_templates: dict[str, Any]
+    software: dict[str, Any]
+    started_at: str | None
+
+
+@dataclass
+class ScoreFrame:
+    """Everything the report needs from a session, as plain data."""
+
+    observations: list[Observation] = field(default_factory=list)
+    runs: list[RunInfo] = field(default_factory=list)
+    signatures: list[tuple[str, str]] = field(default_factory=list)  # (metric, signature)
+    corpus_rows: int = 0
+
+    @property
+    def metrics(self) -> list[str]:
+        """Metrics present, in the order of the study table, then alphabetical."""
+        from core.report.compare import metric_order
+
+        return sorted({o.metric for o in self.observations}, key=metric_order)
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(o.metric for o in self.observations))
+
+    def __bool__(self) -> bool:
+        return bool(self.observations)
+
+
+_SCORES_SQL = """
+SELECT s.verbalisation_id, s.reference_id, s.metric, s.value,
+       json_extract(s.details, '$.quality') AS quality
+FROM scores s
+WHERE s.level = 'sentence' AND s.value IS NOT NULL
+  AND (s.verbalisation_id IS NOT NULL OR s.reference_id IS NOT NULL)
+ORDER BY s.id
+"""
+
+_REFERENCES_SQL = """
+SELECT ur.id AS reference_id, ur.unit_id, ur.lang, ur.quality, u.tier, u.sub_tier,
+       u.category_id, u.attributes, e.statement_count
+FROM unit_references ur
+JOIN data_units u ON u.id = ur.unit_id
+LEFT JOIN entities e ON e.qid = u.root_qid
+WHERE ur.id IN (SELECT reference_id FROM scores WHERE reference_id IS NOT NULL)
+"""
+
+_ITEMS_SQL = """
+SELECT v.id AS verbalisation_id, v.unit_id, v.lang, v.run_id, r.system_name, r.model_id,
+       u.tier, u.sub_tier, u.category_id, u.attributes, e.statement_count
+FROM verbalisations v
+JOIN model_runs r ON r.id = v.run_id
+JOIN data_units u ON u.id = v.unit_id
+LEFT JOIN entities e ON e.qid = u.root_qid
+"""
+
+
+def _attributes(raw: Any) -> Any:
+    import json
+
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return None
+    return raw
+
+
+def _contexts(db: Any, categories: dict[int, str]) -> dict[int, ItemContext]:
+    """Every verbalisation's groups, by id (one query; a unit's category parsed once)."""
+    from sqlalchemy import text
+
+    unit_categories: dict[int, str] = {}
+
+    def category_of(row: Any) -> str:
+        category = unit_categories.get(row.unit_id)
+        if category is None:
+            category = category_name(row.category_id, _attributes(row.attributes), categories)
+            unit_categories[row.unit_id] = category
+        return category
+
+    contexts: dict[tuple[str, int], ItemContext] = {}
+    for row in db.execute(text(_ITEMS_SQL)):
+        contexts[("v", row.verbalisation_id)] = ItemContext(
+            verbalisation_id=row.verbalisation_id, unit_id=row.unit_id, run_id=row.run_id,
+            model=model_name(row.system_name, row.model_id), lang=row.lang or UNKNOWN,
+            tier=tier_group(row.tier), subtier=subtier_group(row.tier, row.sub_tier),
+            category=category_of(row), statement_count=row.statement_count)
+    for row in db.execute(text(_REFERENCES_SQL)):
+        contexts[("r", row.reference_id)] = ItemContext(
+            verbalisation_id=None, unit_id=row.unit_id, run_id=None, model=REFERENCES_MODEL,
+            lang=row.lang or UNKNOWN, tier=tier_group(row.tier),
+            subtier=subtier_group(row.tier, row.sub_tier), category=category_of(row),
+            statement_count=row.statement_count, reference_id=row.reference_id,
+            reference_quality=row.quality)
+    return contexts
+
+
+def load_frame(store: Any, *, human: bool = True) -> ScoreFrame:
+    """Read sentence-level scores (and, with ``human``, per-item human ratings)."""
+    from sqlalchemy import select, text
+
+    from core.store.models import Category, ModelRun, Score
+
+    frame = ScoreFrame()
+    ratings: dict[int, dict[str, float]] = {}
+    if human:
+        from core.annotation import per_item_values
+
+        ratings = per_item_values(store)  # its own transaction: they never nest
+    with store.unit_of_work() as db:
+        categories = dict(db.execute(select(Category.id, Category.name)).all())
+        contexts = _contexts(db, categories)
+        latest: dict[tuple[tuple[str, int], str, str | None], Observation] = {}
+        for verbalisation_id, reference_id, metric, value, quality in db.execute(
+                text(_SCORES_SQL)):
+            key = ("v", verbalisation_id) if verbalisation_id is not None else ("r", reference_id)
+            context = contexts[key]
+            if context.is_reference and not isinstance(quality, str):
+                quality = context.reference_quality  # a reference text's own quality
+            quality = quality if isinstance(quality, str) else None
+            # Re-scoring replaces rows; should duplicates exist anyway, the newest counts.
+            latest[(key, metric, quality)] = Observation(metric, float(value), quality,
+                                                         context)
+        frame.observations = list(latest.values())
+        frame.corpus_rows = int(db.scalar(text(
+            "SELECT count(*) FROM scores WHERE level = 'corpus'")) or 0)
+        frame.signatures = sorted({(m, s) for m, s in db.execute(
+            select(Score.metric, Score.signature).where(Score.signature.is_not(None))
+            .distinct())})
+        for run in db.scalars(select(ModelRun).order_by(ModelRun.id)):
+            frame.runs.append(RunInfo(
+                id=run.id, name=model_name(run.system_name, run.model_id), kind=run.kind,
+                model_id=run.model_id, status=run.status, seed=run.seed,
+                fingerprint=run.model_fingerprint, parameters=dict(run.parameters or {}),
+                prompt_templates=dict(run.prompt_templates or {}),
+                software=dict(run.software or {}),
+                started_at=run.started_at.isoformat() if run.started_at else None))
+    for verbalisation_id, values in sorted(ratings.items()):
+        context = contexts.get(("v", verbalisation_id))
+        if context is None:
+            continue
+        for name, metric in (("fluency", HUMAN_FLUENCY), ("adequacy", HUMAN_ADEQUACY)):
+            if name in values:
+                frame.observations.append(Observation(metric, values[name], None, context))
+    return frame

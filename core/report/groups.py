@@ -1,0 +1,63 @@
+"""What group a verbalisation falls in: tier, sub-tier, language, model, quality, category.
+
+One place for the words of CONVENTIONS.md, shared by the report and the annotation
+aggregates: TailNLG's ``top_head`` counts as ``head``; a unit's category is the
+session's category, else the category attribute of an imported TailNLG/WebNLG entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Orders in which groups are listed and paired (the first of a dimension is the baseline).
+TIER_ORDER = ("head", "torso", "long_tail")
+SUBTIER_ORDER = ("head", "torso", "rare_claims", "long_tail", "long_tail_en", "long_tail_it",
+                 "long_tail_es")
+LANG_ORDER = ("en", "it", "es")
+QUALITY_ORDER = ("gold", "silver")
+DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category")
+HEAD_WORDS = frozenset({"head", "top_head"})
+UNKNOWN = "(none)"
+
+
+def tier_group(tier: str | None) -> str:
+    """head / torso / long_tail (``top_head`` is head); ``(none)`` when the unit has none."""
+    if tier is None or tier == "":
+        return UNKNOWN
+    return "head" if tier in HEAD_WORDS else tier
+
+
+def subtier_group(tier: str | None, sub_tier: str | None) -> str:
+    """The sub-tier for long-tail units (long_tail_en/it/es, rare_claims), else the tier."""
+    group = tier_group(tier)
+    if group == "head" or not sub_tier or sub_tier in HEAD_WORDS:
+        return group
+    return sub_tier
+
+
+def model_name(system_name: str | None, model_id: str | None) -> str:
+    return system_name or model_id or UNKNOWN
+
+
+def category_name(category_id: int | None, attributes: Any, categories: dict[int, str]) -> str:
+    """The session's category of a unit, else the one its imported entry named."""
+    if category_id is not None and category_id in categories:
+        return categories[category_id]
+    entry = attributes.get("entry") if isinstance(attributes, dict) else None
+    name = entry.get("category") if isinstance(entry, dict) else None
+    if not name and isinstance(attributes, dict) and isinstance(attributes.get("record"), dict):
+        name = attributes["record"].get("theme_label")  # a WDV record's theme
+    return str(name) if name else UNKNOWN
+
+
+def order_key(dimension: str, value: str) -> tuple[int, str]:
+    """Sort key: the dimension's canonical order first, then alphabetical."""
+    order = {"tier": TIER_ORDER, "subtier": SUBTIER_ORDER, "lang": LANG_ORDER,
+             "quality": QUALITY_ORDER}.get(dimension, ())
+    return (order.index(value), value) if value in order else (len(order), value)
+
+
+def matches_tier(wanted: set[str], tier: str | None, sub_tier: str | None) -> bool:
+    """Whether a unit is in one of the ``wanted`` tiers or sub-tiers (head = top_head)."""
+    return bool(wanted & {tier_group(tier), subtier_group(tier, sub_tier), tier or "",
+                          sub_tier or ""})

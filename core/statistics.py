@@ -1,0 +1,157 @@
+"""Group statistics for the bias report (METHODS §8): summaries, Mann–Whitney, effect size.
+
+Pure functions over numpy arrays. scipy is imported inside the functions that need it
+(the GUI imports :mod:`core` at start-up and must not pay for scipy).
+
+The comparison protocol (:func:`mann_whitney_protocol`): a two-sided Mann–Whitney U on
+the per-item scores of two groups, repeated ``repetitions`` times on random samples of
+``sample_size`` items per group (all of a group's items when it has fewer) and the
+p-values averaged. The samples are drawn without replacement from
+``numpy.random.default_rng(seed)``: in each repetition, group *a* first, then group *b*,
+each with ``rng.choice(values, sample_size, replace=False)`` and only when the group is
+larger than ``sample_size``. When neither group is sampled every repetition would see
+the same data, so the test runs once and that p-value is the average.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_REPETITIONS = 10
+DEFAULT_SAMPLE_SIZE = 500
+DEFAULT_ALPHA = 0.05
+DEFAULT_SEED = 0
+_EXACT_UP_TO = 8  # scipy's "auto" method may use the exact distribution up to this size
+
+
+def finite(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The values as a float array, without NaN and infinities (undefined scores)."""
+    array = np.asarray(values, dtype=float).ravel()
+    return array[np.isfinite(array)]
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """n, median, quartiles, IQR and mean of a group's finite values (None when empty)."""
+
+    n: int
+    median: float | None
+    q1: float | None
+    q3: float | None
+    mean: float | None
+
+    @property
+    def iqr(self) -> float | None:
+        return None if self.q1 is None or self.q3 is None else self.q3 - self.q1
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        return {"n": self.n, "median": self.median, "q1": self.q1, "q3": self.q3,
+                "iqr": self.iqr, "mean": self.mean}
+
+
+def summarise(values: Sequence[float] | np.ndarray) -> GroupSummary:
+    """Summary of the finite values; quartiles by linear interpolation (numpy's default)."""
+    array = finite(values)
+    if array.size == 0:
+        return GroupSummary(0, None, None, None, None)
+    q1, median, q3 = (float(v) for v in np.percentile(array, [25, 50, 75]))
+    return GroupSummary(int(array.size), median, q1, q3, float(array.mean()))
+
+
+def u_statistic(a: np.ndarray, b: np.ndarray) -> float:
+    """Mann–Whitney U of ``a`` (pairs where a > b, ties counted half), via mid-ranks."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(np.concatenate([a, b]))
+    return float(ranks[: a.size].sum() - a.size * (a.size + 1) / 2)
+
+
+def rank_biserial(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float | None:
+    """Rank-biserial correlation ``2·U_a/(n_a·n_b) − 1`` in [−1, 1].
+
+    Positive when values of ``a`` tend to be larger than those of ``b``: +1 when every
+    value of ``a`` beats every value of ``b``. None when a group is empty.
+    """
+    x, y = finite(a), finite(b)
+    if x.size == 0 or y.size == 0:
+        return None
+    return 2.0 * u_statistic(x, y) / (x.size * y.size) - 1.0
+
+
+@dataclass(frozen=True)
+class MannWhitneyResult:
+    """The averaged p-value of the protocol and what it was computed from."""
+
+    p_value: float
+    p_values: tuple[float, ...]  # one per repetition actually run
+    u_statistic: float  # on all items of both groups
+    effect_size: float  # rank-biserial correlation on all items, a against b
+    significant: bool
+    alpha: float
+    n_a: int
+    n_b: int
+    sampled: bool  # whether any group was larger than the sample size
+
+    def as_dict(self) -> dict[str, object]:
+        return {"p_value": self.p_value, "p_values": list(self.p_values),
+                "u_statistic": self.u_statistic, "effect_size": self.effect_size,
+                "significant": self.significant, "alpha": self.alpha, "n_a": self.n_a,
+                "n_b": self.n_b, "sampled": self.sampled}
+
+
+def mann_whitney_protocol(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    repetitions: int = DEFAULT_REPETITIONS,
+    sample_size: int = DEFAULT_SAMPLE_SIZE,
+    seed: int = DEFAULT_SEED,
+    alpha: float = DEFAULT_ALPHA,
+) -> MannWhitneyResult | None:
+    """METHODS §8: two-sided Mann–Whitney U, averaged over seeded random samples.
+
+    Returns None when a group has no finite value (there is nothing to test).
+    """
+    from scipy.stats import mannwhitneyu
+
+    if repetitions < 1:
+        raise ValueError("repetitions must be at least 1")
+    if sample_size < 1:
+        raise ValueError("sample_size must be at least 1")
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must lie between 0 and 1")
+    x, y = finite(a), finite(b)
+    if x.size == 0 or y.size == 0:
+        return None
+    sampled = x.size > sample_size or y.size > sample_size
+    rng = np.random.default_rng(seed)
+    xs_all, ys_all = [], []
+    for _ in range(repetitions if sampled else 1):
+        xs_all.append(rng.choice(x, sample_size, replace=False) if x.size > sample_size else x)
+        ys_all.append(rng.choice(y, sample_size, replace=False) if y.size > sample_size else y)
+    if min(xs_all[0].size, ys_all[0].size) > _EXACT_UP_TO:
+        # One vectorised call for all repetitions; the same normal approximation each
+        # separate call would choose for samples this large.
+        raw = np.atleast_1d(mannwhitneyu(np.vstack(xs_all), np.vstack(ys_all), axis=1,
+                                         alternative="two-sided").pvalue)
+    else:  # small samples: scipy may choose its exact test, sample by sample
+        raw = np.array([mannwhitneyu(xs, ys, alternative="two-sided").pvalue
+                        for xs, ys in zip(xs_all, ys_all, strict=True)])
+    # scipy gives NaN when every value of both samples is the same: no evidence at all.
+    p_values = [1.0 if np.isnan(p) else float(p) for p in raw]
+    p_value = float(np.mean(p_values))
+    u = u_statistic(x, y)
+    return MannWhitneyResult(
+        p_value=p_value,
+        p_values=tuple(p_values),
+        u_statistic=u,
+        effect_size=2.0 * u / (x.size * y.size) - 1.0,
+        significant=p_value < alpha,
+        alpha=alpha,
+        n_a=int(x.size),
+        n_b=int(y.size),
+        sampled=sampled,
+    )

@@ -1,0 +1,104 @@
+"""``taillens report``, ``taillens annotations`` and ``taillens annotators`` on the fixture."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from core.store import SessionStore
+from tests.fixtures import report_session as fixture_module
+from tests.fixtures.report_session import ReportSession
+
+report_session = fixture_module.report_session  # registers the fixture here
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_report_prints_tables(capsys: pytest.CaptureFixture[str],
+                              report_session: ReportSession) -> None:
+    status, out, _ = run(capsys, "report", "--session", str(report_session.path))
+    assert status == 0
+    assert "== Study table (gold references) ==" in out and "== Comparison by tier ==" in out
+    study = out.split("== Study table")[1].split("==")[1]
+    assert any(line.split()[:6] == ["model-a", "long_tail", "en", "25.00*", "35.00*", "70.00*"]
+               for line in study.splitlines())
+
+
+def test_report_json_by_several_dimensions(capsys: pytest.CaptureFixture[str],
+                                           report_session: ReportSession) -> None:
+    status, out, _ = run(capsys, "report", "--session", str(report_session.path), "--by",
+                         "lang", "model", "--metrics", "ppl", "--repetitions", "3",
+                         "--seed", "4", "--json")
+    assert status == 0
+    payload = json.loads(out)
+    assert payload["by"] == ["lang", "model"] and payload["metrics"] == ["ppl"]
+    assert payload["settings"]["repetitions"] == 3 and payload["settings"]["seed"] == 4
+    tables = {t["name"]: t for t in payload["tables"]}
+    lang = tables["compare_lang"]
+    row = dict(zip(lang["columns"], lang["rows"][0], strict=True))
+    assert (row["metric"], row["group_a"], row["group_b"], row["n_a"]) == ("ppl", "en", "it", 8)
+    assert len(tables["compare_model"]["rows"]) == 2  # en and it
+
+
+def test_report_writes_csv_and_html(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                    report_session: ReportSession) -> None:
+    status, out, _ = run(capsys, "report", "--session", str(report_session.path), "--by",
+                         "subtier", "--groups", "head", "long_tail_it", "--csv",
+                         str(tmp_path / "csv"), "--html", str(tmp_path / "r.html"))
+    assert status == 0 and "CSV files" in out and "plots)" in out
+    assert (tmp_path / "csv" / "compare_subtier.csv").read_text().count("long_tail_it") > 0
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<svg " in html and "<table>" in html
+
+
+def test_report_on_an_empty_session_says_why(capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path) -> None:
+    path = tmp_path / "empty.taillens"
+    SessionStore.create(path).close()
+    status, _, err = run(capsys, "report", "--session", str(path))
+    assert status == 2 and "Nothing to compare" in err
+    status, _, err = run(capsys, "annotations", "--session", str(path), "--aggregate")
+    assert status == 2 and "no ratings to aggregate" in err
+
+
+def test_report_refuses_unknown_metric(capsys: pytest.CaptureFixture[str],
+                                       report_session: ReportSession) -> None:
+    status, _, err = run(capsys, "report", "--session", str(report_session.path), "--metrics",
+                         "meteor")
+    assert status == 2 and "no scores for meteor" in err
+
+
+def test_annotations_aggregate_with_agreement(capsys: pytest.CaptureFixture[str],
+                                              report_session: ReportSession) -> None:
+    status, out, _ = run(capsys, "annotations", "--session", str(report_session.path),
+                         "--aggregate", "--by", "tier", "--agreement", "--golden", "--json")
+    assert status == 0
+    payload = json.loads(out)
+    groups = {g["label"]: g for g in payload["groups"]}
+    assert groups["tier=long_tail"]["fluency_mean"] == pytest.approx(2.25)
+    assert groups["tier=long_tail"]["pooled_fluency_mean"] == pytest.approx(2.2)
+    assert payload["overall"]["alpha_fluency"] is not None
+    golden = {g["annotator"]: g for g in payload["golden"]}
+    assert golden["ben"]["adequacy_accuracy"] == 0.0
+    status, out, _ = run(capsys, "annotations", "--session", str(report_session.path),
+                         "--by", "model", "tier", "--items", "--golden")
+    assert status == 0 and "model=model-a, tier=head" in out and "golden: ana" in out
+
+
+def test_annotators_list_and_add(capsys: pytest.CaptureFixture[str],
+                                 report_session: ReportSession) -> None:
+    path = str(report_session.path)
+    status, out, _ = run(capsys, "annotators", "--session", path, "--add", "Eve")
+    assert status == 0 and "added annotator Eve" in out
+    status, _, err = run(capsys, "annotators", "--session", path, "--add", "Eve")
+    assert status == 2 and "already an annotator named 'Eve'" in err
+    status, out, _ = run(capsys, "annotators", "--session", path, "--json")
+    names = [a["name"] for a in json.loads(out)]
+    assert status == 0 and names == ["ana", "ben", "cleo", "dora", "Eve"]

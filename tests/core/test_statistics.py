@@ -1,0 +1,108 @@
+"""Group statistics: summaries, rank-biserial effect size and the METHODS §8 protocol,
+against hand-worked values and scipy.stats.mannwhitneyu itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import mannwhitneyu
+
+from core.statistics import mann_whitney_protocol, rank_biserial, summarise, u_statistic
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_summary_of_four_values_by_hand() -> None:
+    # Linear interpolation: q1 at position 0.75 → 1.75; q3 at 2.25 → 3.25.
+    s = summarise([4, 1, 3, 2, float("nan")])
+    assert (s.n, s.median, s.q1, s.q3, s.mean) == (4, 2.5, 1.75, 3.25, 2.5)
+    assert s.iqr == pytest.approx(1.5)
+    empty = summarise([])
+    assert empty.n == 0 and empty.median is None and empty.iqr is None
+
+
+def test_rank_biserial_by_hand() -> None:
+    # a = [3, 4], b = [1, 2, 3, 5]: 3 beats 1 and 2 and ties 3 (2.5), 4 beats 1, 2, 3 (3):
+    # U_a = 5.5 of 8 pairs, r = 2 · 5.5 / 8 − 1 = 0.375.
+    assert u_statistic(np.array([3.0, 4.0]), np.array([1.0, 2.0, 3.0, 5.0])) == 5.5
+    assert rank_biserial([3, 4], [1, 2, 3, 5]) == pytest.approx(0.375)
+    assert mannwhitneyu([3, 4], [1, 2, 3, 5]).statistic == 5.5  # scipy's U of the first
+    assert rank_biserial([1, 2, 3], [4, 5]) == -1.0
+    assert rank_biserial([4, 5], [1, 2, 3]) == 1.0
+    assert rank_biserial([], [1]) is None
+
+
+def test_small_groups_are_tested_once_on_all_items() -> None:
+    a, b = [50, 60, 70, 80], [10, 20, 30, 40]
+    result = mann_whitney_protocol(a, b, seed=1)
+    assert result is not None and not result.sampled
+    assert result.p_values == (pytest.approx(mannwhitneyu(a, b,
+                                                          alternative="two-sided").pvalue),)
+    # Exact distribution, no ties: P = 2 / C(8, 4) = 2 / 70.
+    assert result.p_value == pytest.approx(2 / 70)
+    assert result.significant and result.effect_size == 1.0
+    assert (result.n_a, result.n_b) == (4, 4)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_protocol_matches_scipy_on_the_same_seeded_samples(seed: int) -> None:
+    data = np.random.default_rng(100)
+    a = data.normal(0.0, 1.0, 800)
+    b = data.normal(0.15, 1.0, 650)
+    result = mann_whitney_protocol(a, b, seed=seed)
+    assert result is not None and result.sampled
+
+    rng = np.random.default_rng(seed)  # the documented order: a then b, each repetition
+    expected = []
+    for _ in range(10):
+        xs = rng.choice(a, 500, replace=False)
+        ys = rng.choice(b, 500, replace=False)
+        expected.append(mannwhitneyu(xs, ys, alternative="two-sided").pvalue)
+    assert result.p_values == pytest.approx(expected, rel=1e-12)
+    assert result.p_value == pytest.approx(np.mean(expected), rel=1e-12)
+    assert result.significant == (np.mean(expected) < 0.05)
+    assert result.effect_size == pytest.approx(rank_biserial(a, b))
+    assert result.u_statistic == pytest.approx(mannwhitneyu(a, b).statistic)
+
+
+def test_only_the_larger_group_is_sampled() -> None:
+    data = np.random.default_rng(5)
+    a, b = data.normal(size=900), data.normal(size=120)
+    result = mann_whitney_protocol(a, b, seed=3, repetitions=4, sample_size=500)
+    rng = np.random.default_rng(3)
+    expected = [mannwhitneyu(rng.choice(a, 500, replace=False), b).pvalue for _ in range(4)]
+    assert result is not None and result.p_values == pytest.approx(expected, rel=1e-12)
+
+
+def test_seed_and_alpha_are_parameters() -> None:
+    data = np.random.default_rng(9)
+    a, b = data.normal(size=700), data.normal(0.1, size=700)
+    first = mann_whitney_protocol(a, b, seed=1)
+    assert first == mann_whitney_protocol(a, b, seed=1)
+    assert first.p_values != mann_whitney_protocol(a, b, seed=2).p_values
+    strict = mann_whitney_protocol([1, 2, 3, 4], [5, 6, 7, 8], alpha=0.01)
+    assert strict.p_value == pytest.approx(2 / 70) and not strict.significant
+
+
+def test_undefined_and_bad_input() -> None:
+    assert mann_whitney_protocol([], [1, 2]) is None
+    assert mann_whitney_protocol([float("nan")], [1, 2]) is None
+    same = mann_whitney_protocol([1, 1, 1], [1, 1])
+    assert same is not None and same.p_value == 1.0 and not same.significant
+    with pytest.raises(ValueError):
+        mann_whitney_protocol([1], [2], repetitions=0)
+    with pytest.raises(ValueError):
+        mann_whitney_protocol([1], [2], alpha=1.5)
+
+
+def test_scipy_is_imported_lazily() -> None:
+    code = ("import sys, core.statistics, core.report, core.annotation; "
+            "print(','.join(m for m in ('scipy', 'krippendorff', 'sqlalchemy') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == ""
