@@ -1,0 +1,275 @@
+"""Wiring of the Annotate panel: who rates, the queue, saving, undo, promotion, agreement.
+
+Every save, undo and promotion is one committed transaction in ``core.annotation``; the
+controller keeps only the :class:`core.annotation.AnnotationQueue` (the items and the
+undo stack of this sitting). The last annotator and filter are remembered per session
+file in the user's settings (not in the session, which several people may share), so
+reopening a session puts the annotator back where they were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject
+
+from core.annotation import AnnotationError, QueueFilter, Rating
+from core.errors import UserFacingError
+from core.logs import get_logger
+
+if TYPE_CHECKING:
+    from app.controller import AppController
+    from core.annotation import AnnotationQueue
+    from widgets.annotate import AnnotatePanel
+
+log = get_logger("annotate")
+_FILTER_FIELDS = {f.name for f in fields(QueueFilter)}
+
+
+class AnnotateController(QObject):
+    def __init__(self, app: AppController, panel: AnnotatePanel) -> None:
+        super().__init__(panel)
+        self.app, self.panel = app, panel
+        self.annotator_id: int | None = None
+        self.queue: AnnotationQueue | None = None
+        self.index: int | None = None
+
+        panel.annotator_chosen.connect(self.choose_annotator)
+        panel.annotator_added.connect(self.add_annotator)
+        panel.queue_requested.connect(self.build_queue)
+        panel.save_requested.connect(self.save)
+        panel.item_requested.connect(self.show)
+        panel.undo_requested.connect(self.undo)
+        panel.promote_requested.connect(self.promote)
+        panel.agreement_requested.connect(self.refresh_agreement)
+        app.session_changed.connect(lambda _store: self.session_opened())
+
+    # -- session and annotator ---------------------------------------------------------
+    def session_opened(self) -> None:
+        from core.annotation import list_annotators
+
+        self.annotator_id, self.queue, self.index = None, None, None
+        self.panel.clear_item("Choose who you are, then build a queue.")
+        self.panel.show_progress(0, 0)
+        self.panel.set_can_undo(False)
+        store = self.app.store
+        if store is None:
+            self.panel.show_annotators([], None)
+            return
+        annotators = list_annotators(store)
+        remembered = self._remembered()
+        named = {a.name: a.id for a in annotators if not a.is_anonymous}
+        self.panel.show_annotators(annotators, None)
+        if remembered.get("annotator") in named:
+            self.choose_annotator(named[remembered["annotator"]])
+            if remembered.get("filter") is not None:
+                self.panel.set_filter_values(remembered["filter"])
+                self.build_queue(self.panel.filter_values())
+
+    def choose_annotator(self, annotator_id: int) -> None:
+        """``-1``: keep whoever was chosen (a cancelled "New annotator…")."""
+        from core.annotation import list_annotators
+
+        store = self.app.store
+        if store is None:
+            return
+        if annotator_id >= 0 and annotator_id != self.annotator_id:
+            self.annotator_id = annotator_id
+            self.queue, self.index = None, None
+            self.panel.clear_item("Set the filter and press Build queue.")
+            self.panel.show_progress(0, 0)
+            self.panel.set_can_undo(False)
+            self.panel.fold_filter(False)
+            self.panel.show_filter_options(self.filter_options())
+            self._remember()
+        self.panel.show_annotators(list_annotators(store), self.annotator_id)
+
+    def add_annotator(self, name: str) -> int | None:
+        from core.annotation import add_annotator
+
+        store = self.app.store
+        if store is None:
+            return None
+        try:
+            info = add_annotator(store, name)
+        except UserFacingError as error:
+            self.app.window.show_error("Annotator not added", str(error))
+            self.choose_annotator(-1)
+            return None
+        self.choose_annotator(info.id)
+        return info.id
+
+    def filter_options(self) -> dict[str, list[str]]:
+        """Models, languages, categories and tiers the session's texts have."""
+        from core.annotation import build_queue
+        from core.report.groups import order_key
+
+        store = self.app.store
+        if store is None or self.annotator_id is None:
+            return {}
+        items = [item for target in ("verbalisations", "references")
+                 for item in build_queue(store, self.annotator_id,
+                                         QueueFilter(target=target, unrated_only=False))]
+        tiers = {i.tier for i in items} | {i.sub_tier for i in items}
+        return {
+            "models": sorted({i.model for i in items if i.model}, key=str.casefold),
+            "langs": sorted({i.lang for i in items}, key=lambda v: order_key("lang", v)),
+            "categories": sorted({i.category for i in items}, key=str.casefold),
+            "tiers": sorted(tiers, key=lambda v: order_key("subtier", v)),
+        }
+
+    # -- the queue -----------------------------------------------------------------------
+    def build_queue(self, values: dict[str, Any]) -> AnnotationQueue | None:
+        from core.annotation import build_queue
+
+        store = self.app.store
+        if store is None or self.annotator_id is None:
+            self.panel.show_message("Choose who you are first.", error=True)
+            return None
+        spec = QueueFilter(**{k: v for k, v in values.items() if k in _FILTER_FIELDS})
+        try:
+            self.queue = build_queue(store, self.annotator_id, spec)
+        except UserFacingError as error:
+            self.panel.show_message(str(error), error=True)
+            return None
+        self._remember(values)
+        self.panel.set_can_undo(False)
+        self._progress()
+        if not len(self.queue):
+            self.index = None
+            self.panel.clear_item("No text matches this filter"
+                                  + (" that you have not rated yet." if spec.unrated_only
+                                     else "."))
+            return self.queue
+        self.panel.fold_filter(True)
+        self.show(self.queue.next_index(-1) if spec.unrated_only else 0)
+        self.panel.setFocus()
+        return self.queue
+
+    def show(self, index: int | None) -> None:
+        queue = self.queue
+        if queue is None:
+            return
+        if index is None:
+            self.index = None
+            self.panel.clear_item(f"Done: you have rated all {len(queue):,} texts of this "
+                                  "queue. Build another, or look at the Agreement tab.")
+            return
+        self.index = index
+        self.panel.show_item(index, queue[index], queue.rating(index))
+
+    def save(self, index: int, values: dict[str, Any]) -> bool:
+        """Save the rating of item ``index`` (committed at once) and go to the next one."""
+        queue = self.queue
+        if queue is None:
+            return False
+        try:
+            queue.save(index, Rating(**values))
+        except UserFacingError as error:
+            self.panel.show_message(str(error), error=True)
+            return False
+        self.panel.set_can_undo(True)
+        self._progress()
+        self.show(queue.next_index(index))
+        return True
+
+    def undo(self) -> None:
+        queue = self.queue
+        if queue is None:
+            return
+        try:
+            ref = queue.undo()
+        except UserFacingError as error:
+            self.panel.show_message(str(error), error=True)
+            return
+        self.panel.set_can_undo(queue.can_undo())
+        self._progress()
+        if ref is None:
+            self.panel.show_message("Nothing to undo.", error=True)
+            return
+        index = queue.index_of(ref)
+        if index is not None:
+            self.show(index)
+        self.panel.show_message(f"Undone: your rating of {ref.kind} {ref.id}.")
+
+    def promote(self, index: int, values: dict[str, Any]) -> int | None:
+        """Save the rating with its correction, then make the correction a gold reference."""
+        queue = self.queue
+        if queue is None:
+            return None
+        try:
+            queue.save(index, Rating(**values))
+            reference_id = queue.promote(index)
+        except UserFacingError as error:
+            self.panel.show_message(str(error), error=True)
+            return None
+        self.panel.set_can_undo(True)
+        self._progress()
+        item = queue[index]
+        self.panel.show_message(f"Gold reference {reference_id} added to unit {item.unit_uid} "
+                                f"({item.lang}); the rating is saved.")
+        return reference_id
+
+    def _progress(self) -> None:
+        if self.queue is not None:
+            progress = self.queue.progress()
+            self.panel.show_progress(progress.done, progress.total)
+
+    # -- agreement -----------------------------------------------------------------------
+    def refresh_agreement(self) -> None:
+        from core.annotation import aggregate_annotations, golden_accuracy
+
+        store = self.app.store
+        if store is None:
+            return
+        try:
+            by_category = aggregate_annotations(store, by=("category",))
+            by_tier = aggregate_annotations(store, by=("tier",))
+            golden = golden_accuracy(store)
+        except UserFacingError as error:
+            self.panel.show_no_agreement(str(error))
+            return
+        if not by_category.items:
+            self.panel.show_no_agreement("No ratings yet: rate texts in the Rate tab, or "
+                                         "import WDV records with their crowd scores.")
+            return
+        self.panel.show_agreement(by_category.overall, [*by_category.groups, *by_tier.groups],
+                                  by_category.items, golden)
+
+    # -- remembered per session file -------------------------------------------------------
+    def _settings_key(self) -> str | None:
+        store = self.app.store
+        if store is None:
+            return None
+        digest = hashlib.sha1(str(store.path.resolve()).encode()).hexdigest()[:16]
+        return f"annotate/{digest}"
+
+    def _remembered(self) -> dict[str, Any]:
+        key = self._settings_key()
+        if key is None:
+            return {}
+        try:
+            value = json.loads(str(self.app.window.settings.value(key, "{}")))
+        except (TypeError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def _remember(self, values: dict[str, Any] | None = None) -> None:
+        from core.annotation import list_annotators
+
+        key, store = self._settings_key(), self.app.store
+        if key is None or store is None or self.annotator_id is None:
+            return
+        name = next((a.name for a in list_annotators(store) if a.id == self.annotator_id), None)
+        remembered = self._remembered()
+        remembered["annotator"] = name
+        if values is not None:
+            remembered["filter"] = {k: list(v) if isinstance(v, tuple) else v
+                                    for k, v in values.items()}
+        self.app.window.settings.setValue(key, json.dumps(remembered))
+
+
+__all__ = ["AnnotateController", "AnnotationError"]

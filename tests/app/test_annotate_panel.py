@@ -1,0 +1,250 @@
+"""The Annotate panel on a real session: annotator, queue, keyboard flow, undo,
+corrections promoted to gold references, reference errors, agreement, remembered state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QInputDialog
+
+from app.gui import build_window
+from core.annotation import aggregate_annotations, list_annotators, rating_of
+from core.store import SessionStore
+from core.store.models import UnitReference
+from tests.fixtures.report_session import ReportSession, build_report_session
+from widgets.annotate import diff_html
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> ReportSession:
+    return build_report_session(tmp_path / "a.taillens", scores=False)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> QSettings:
+    return QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def wired(qtbot, built: ReportSession, settings: QSettings):
+    window, controller = build_window(settings)
+    qtbot.addWidget(window)
+    assert controller.open_session(built.path)
+    yield window, controller, controller.annotate, controller.annotate.panel
+    controller.shutdown()
+
+
+def choose(panel, name: str) -> None:
+    index = panel.annotator_combo.findText(name)
+    assert index > 0, name
+    panel.annotator_combo.setCurrentIndex(index)
+    panel.annotator_combo.activated.emit(index)
+
+
+def queue_of(panel, model: str = "model-a", lang: str = "en") -> None:
+    panel.model_combo.setCurrentIndex(panel.model_combo.findData(model))
+    panel.lang_combo.setCurrentIndex(panel.lang_combo.findData(lang))
+    panel.build_button.click()
+
+
+def test_choose_or_create_the_annotator(wired, monkeypatch) -> None:
+    window, controller, annotate, panel = wired
+    names = [panel.annotator_combo.itemText(i) for i in range(panel.annotator_combo.count())]
+    assert names == ["Choose…", "ana", "ben", "cleo", "dora", "New annotator…"]
+    assert "No annotator chosen" in panel.who_label.text()
+    assert not panel.build_button.isEnabled()
+
+    choose(panel, "ben")
+    assert panel.who_label.text() == "Annotating as <b>ben</b>"
+    assert annotate.annotator_id == controller.annotate.annotator_id
+    # The filter offers what the session holds.
+    combo = panel.model_combo
+    assert [combo.itemData(i) for i in range(combo.count())] == [None, "model-a", "model-b"]
+    assert panel.tier_combo.findData("long_tail_es") > 0
+
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("  Zoë  Rossi ", True))
+    panel.annotator_combo.activated.emit(panel.annotator_combo.findData("new"))
+    assert panel.who_label.text() == "Annotating as <b>Zoë Rossi</b>"
+    assert "Zoë Rossi" in [a.name for a in list_annotators(controller.store)]
+
+    # A name already used is refused with a message; whoever was chosen stays.
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("ana", True))
+    panel.annotator_combo.activated.emit(panel.annotator_combo.findData("new"))
+    assert "already an annotator named 'ana'" in window.last_message.text()
+    assert panel.who_label.text() == "Annotating as <b>Zoë Rossi</b>"
+
+
+def test_keyboard_flow_saves_moves_on_and_undoes(qtbot, wired, built) -> None:
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    queue_of(panel)
+    # ana rated u1, u2, u3, u5, u6 of model-a's English texts: u4, u7, u8 are left.
+    assert [item.unit_uid for item in annotate.queue.items] == ["u4", "u7", "u8"]
+    assert "0 / 3" in panel.progress_label.text()
+    assert "unit u4" in panel.meta_label.text() and "model-a" in panel.meta_label.text()
+    assert panel.text_label.text() == "u4 en text by model-a."
+    assert "country" in panel.triples_label.text() and "Italy" in panel.triples_label.text()
+    assert panel.taxonomy_box.isHidden()  # a model output, not a reference
+
+    ana, u4 = built.annotators["ana"], built.verbalisations[("model-a", "u4", "en")]
+    qtbot.keyClick(panel, "4")
+    qtbot.keyClick(panel, "y")
+    assert panel.fluency() == 4 and panel.adequacy() == 0
+    assert panel.blame_box.isHidden()
+    assert rating_of(controller.store, ana, u4) is None  # nothing saved before Enter
+    qtbot.keyClick(panel, Qt.Key.Key_Return)
+    saved = rating_of(controller.store, ana, u4)
+    assert (saved.fluency, saved.adequacy, saved.blame) == (4, 0, None)
+    assert "1 / 3" in panel.progress_label.text()
+    assert "unit u7" in panel.meta_label.text() and panel.fluency() is None
+
+    qtbot.keyClick(panel, "n")
+    assert not panel.blame_box.isHidden()
+    qtbot.keyClick(panel, "s")
+    assert panel.adequacy() == 2 and not panel.blame_box.isHidden()
+
+    qtbot.keyClick(panel, Qt.Key.Key_Z, CTRL)
+    assert rating_of(controller.store, ana, u4) is None
+    assert "0 / 3" in panel.progress_label.text()
+    assert "unit u4" in panel.meta_label.text()  # back on the undone item
+
+
+def test_blame_and_validation_errors(qtbot, wired, built) -> None:
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    queue_of(panel)
+    ana, u4 = built.annotators["ana"], built.verbalisations[("model-a", "u4", "en")]
+    qtbot.keyClick(panel, "2")
+    qtbot.keyClick(panel, "n")
+    panel.blame_checks["other"].setChecked(True)
+    qtbot.keyClick(panel, Qt.Key.Key_Return)
+    # Core refuses "other" without words: a message, no crash, nothing saved, same item.
+    assert "needs a few words" in panel.message_label.text()
+    assert rating_of(controller.store, ana, u4) is None and "unit u4" in panel.meta_label.text()
+
+    qtbot.keyClicks(panel.blame_other, "wrong year")
+    panel.blame_checks["subject"].setChecked(True)
+    panel.blame_checks["object"].setChecked(True)
+    qtbot.keyClick(panel, Qt.Key.Key_Return)
+    saved = rating_of(controller.store, ana, u4)
+    assert (saved.fluency, saved.adequacy) == (2, 1)
+    assert (saved.blame, saved.blame_other) == ("subject+object+other", "wrong year")
+    assert saved.checks is None  # checks untouched are not recorded
+
+
+def test_typing_in_text_fields_is_not_a_shortcut(qtbot, wired, built) -> None:
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    queue_of(panel)
+    qtbot.keyClick(panel, "2")
+    editor = panel.correction_edit
+    editor.setPlainText("u4 en text by model-a.")
+    editor.moveCursor(editor.textCursor().MoveOperation.End)
+    qtbot.keyClicks(editor, " 5 y n")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)  # a new line in the editor, not a save
+    qtbot.keyClick(panel, "n")
+    panel.blame_checks["other"].setChecked(True)
+    qtbot.keyClicks(panel.blame_other, "34 y")
+    assert panel.fluency() == 2 and panel.adequacy() == 1
+    assert editor.toPlainText() == "u4 en text by model-a. 5 y n\n"
+    assert "0 / 3" in panel.progress_label.text()
+    assert "5 y n" in panel.diff_view.toHtml()
+    assert panel.blame_other.text() == "34 y"
+    # The checks are recorded once touched.
+    panel.check_boxes["fluent_natural"].click()
+    # Ctrl+Enter saves from the editor, with the correction.
+    qtbot.keyClick(editor, Qt.Key.Key_Return, CTRL)
+    saved = rating_of(controller.store, built.annotators["ana"],
+                      built.verbalisations[("model-a", "u4", "en")])
+    assert saved.fluency == 2 and saved.corrected_text == "u4 en text by model-a. 5 y n"
+    assert saved.checks == {"fluent_natural": True, "all_and_only_information": False,
+                            "no_spelling_grammar_errors": False}
+    assert "1 / 3" in panel.progress_label.text()
+
+
+def test_promote_a_correction_to_a_gold_reference(qtbot, wired, built) -> None:
+    window, controller, annotate, panel = wired
+    choose(panel, "ben")
+    queue_of(panel)
+    assert not panel.promote_button.isEnabled()  # nothing corrected yet
+    item = annotate.queue[panel.index]
+    panel.correction_edit.setPlainText("Entity 4 lies in Italy.")
+    assert panel.promote_button.isEnabled()
+    qtbot.keyClick(panel, "5")
+    qtbot.keyClick(panel, "y")
+    panel.promote_button.click()
+    assert "Gold reference" in panel.message_label.text()
+    with SessionStore.open(built.path) as store, store.unit_of_work() as db:
+        ref = db.query(UnitReference).filter_by(text="Entity 4 lies in Italy.").one()
+        assert (ref.quality, ref.unit_id, ref.lang) == ("gold", item.unit_id, "en")
+        assert ref.created_by == built.annotators["ben"]
+        assert ref.source_verbalisation_id == item.ref.id
+        assert "correction by ben" in ref.provenance
+    saved = rating_of(controller.store, built.annotators["ben"], item.ref)
+    assert saved.fluency == 5 and saved.corrected_text == "Entity 4 lies in Italy."
+
+
+def test_reference_errors_for_silver_texts(qtbot, wired, built) -> None:
+    window, controller, annotate, panel = wired
+    choose(panel, "cleo")
+    panel.target_combo.setCurrentIndex(panel.target_combo.findText("silver references"))
+    panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
+    panel.build_button.click()
+    assert len(annotate.queue) == 8 and "silver reference" in panel.meta_label.text()
+    assert not panel.taxonomy_box.isHidden()
+    assert "Entità" in panel.triples_label.text()  # the Italian triples
+    panel.taxonomy_checks[("accuracy", "omission")].setChecked(True)
+    panel.taxonomy_checks[("fluency", "spelling")].setChecked(True)
+    first = annotate.queue[0].ref
+    qtbot.keyClick(panel, "3")
+    qtbot.keyClick(panel, Qt.Key.Key_Return)
+    saved = rating_of(controller.store, built.annotators["cleo"], first)
+    assert saved.error_taxonomy == {"accuracy": ["omission"], "fluency": ["spelling"]}
+
+
+def test_agreement_tab_shows_alpha_and_golden_accuracy(wired) -> None:
+    window, controller, annotate, panel = wired
+    panel.tabs.setCurrentIndex(1)
+    table = panel.groups_table
+    labels = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert labels[0] == "all"
+    assert {"category=City", "category=Person", "tier=head", "tier=long_tail"} <= set(labels)
+    overall = aggregate_annotations(controller.store).overall
+    assert table.item(0, 8).text() == f"{overall.alpha_fluency:.3f}"
+    assert table.item(0, 9).text() == f"{overall.alpha_adequacy:.3f}"
+    assert f"{overall.alpha_fluency:.3f}" in panel.agreement_note.text()
+    assert panel.items_table.rowCount() == 5  # five rated items
+    golden = {panel.golden_table.item(r, 0).text(): panel.golden_table.item(r, 2).text()
+              for r in range(panel.golden_table.rowCount())}
+    assert golden == {"ana": "1/1", "ben": "0/1"}  # u3 is golden with answer Yes
+
+
+def test_annotator_and_queue_come_back_with_the_session(qtbot, built, settings) -> None:
+    window, controller = build_window(settings)
+    qtbot.addWidget(window)
+    controller.open_session(built.path)
+    panel = controller.annotate.panel
+    choose(panel, "ana")
+    queue_of(panel, lang="en")
+    controller.shutdown()
+
+    window2, controller2 = build_window(settings)
+    qtbot.addWidget(window2)
+    controller2.open_session(built.path)
+    panel2 = controller2.annotate.panel
+    assert panel2.who_label.text() == "Annotating as <b>ana</b>"
+    assert len(controller2.annotate.queue) == 3 and "unit u4" in panel2.meta_label.text()
+    assert panel2.lang_combo.currentData() == "en"
+    controller2.shutdown()
+
+
+def test_diff_marks_insertions_and_deletions() -> None:
+    html = diff_html("Rome is a city in Italy.", "Rome is the capital of Italy.")
+    assert "line-through'>a city in </span>" in html
+    assert "underline'>the capital of </span>" in html
+    assert html.startswith("Rome is <span") and html.endswith("</span>Italy.")
+    assert "&lt;b&gt;" in diff_html("x", "<b>")
