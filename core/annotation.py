@@ -558,7 +558,9 @@ def golden_accuracy(store: Any, fluency_tolerance: int = 1) -> list[GoldenAccura
     per: dict[int, list[tuple[StoredRating, GoldenAnswer]]] = defaultdict(list)
     for rating in rows:
         answer = answers.get(rating.item)
-        if answer is not None:
+        # The expert who set an answer is not checked against it (an ordinary rating of
+        # theirs on that item would always agree, or only show they changed their mind).
+        if answer is not None and rating.annotator_id != answer.expert_id:
             per[rating.annotator_id].append((rating, answer))
     results = []
     for annotator_id, pairs in per.items():

@@ -232,6 +232,10 @@ def test_golden_items_are_mixed_in_and_annotators_are_scored(
     assert scores["ben"].adequacy_accuracy == 0.0 and scores["ben"].fluency_mae == 2.0
     assert scores["eve"].adequacy_accuracy == 1.0 and scores["eve"].fluency_within == 1
     assert "dora" not in scores  # the expert's answers are not checked against themselves
+    # Nor is an ordinary rating the expert gives the same golden item.
+    dora = report_session.annotators["dora"]
+    save_rating(store, dora, golden[0].ref, Rating(fluency=0, adequacy=NO, blame=["text"]))
+    assert "dora" not in {g.annotator for g in golden_accuracy(store)}
 
     set_golden_answer(store, report_session.annotators["dora"], _v(report_session, "u1"),
                       fluency=5, adequacy=YES)
