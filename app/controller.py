@@ -130,6 +130,8 @@ class AppController(QObject):
         self.window.show_message("Import finished", text, details)
 
     def export_file(self, path: Path, format_name: str) -> JobHandle | None:
+        """Export the session to ``path`` as a job; its summary line goes to the status
+        bar, and units the format could not hold are listed in a message."""
         from core.formats import EXPORT_FORMATS
 
         store = self.store
@@ -139,9 +141,22 @@ class AppController(QObject):
         job = Job(f"Export {path.name}", lambda ctx: entry.function(store, path, ctx=ctx),
                   kind="export", params={"file": str(path), "format": format_name})
         handle = self.run_job(job)
-        handle.succeeded.connect(lambda outcome: self.window.statusBar().showMessage(
-            f"Exported {outcome.result:,} entries to {path}", 10_000))
+        # On finished, not succeeded: the runner's own "done in x s" line comes between
+        # the two and would replace the summary at once.
+        handle.finished.connect(lambda outcome: self._show_export_report(path, outcome))
         return handle
+
+    def _show_export_report(self, path: Path, outcome: Any) -> None:
+        if not isinstance(outcome, JobSucceeded):
+            return
+        report = outcome.result
+        text = f"Exported to {path.name}: {report.summary_line()}"
+        self.window.statusBar().showMessage(text, 15_000)
+        if report.skipped:
+            details = "\n".join(f"{e.where}: {e.reason}" for e in report.skipped)
+            self.window.show_message(
+                "Export finished",
+                f"{text}. The units listed under Details were not exported.", details)
 
     # -- jobs --------------------------------------------------------------------------
     def run_job(self, job: Job[Any]) -> JobHandle:

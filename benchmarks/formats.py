@@ -33,7 +33,7 @@ def main() -> int:
                 report = import_webnlg(store, source)
                 imports.append(time.perf_counter() - started)
                 started = time.perf_counter()
-                entries = export_webnlg(store, Path(folder) / f"out{run}.xml")
+                entries = export_webnlg(store, Path(folder) / f"out{run}.xml").entries
                 exports.append(time.perf_counter() - started)
     print(f"{source.name}: {report.summary_line()}")
     for name, times in (("import", imports), ("export", exports)):

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 MAX_LISTED_ERRORS = 20
 
@@ -46,6 +48,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     exporter.set_defaults(handler=run_export)
 
 
+def _list_errors(errors: Sequence[Any], label: str = "") -> None:
+    """The first reasons on stderr, one a line, so stdout stays the summary alone."""
+    for error in errors[:MAX_LISTED_ERRORS]:
+        print(f"  {label}{error.where}: {error.reason}", file=sys.stderr)
+    if len(errors) > MAX_LISTED_ERRORS:
+        print(f"  … and {len(errors) - MAX_LISTED_ERRORS} more", file=sys.stderr)
+
+
 def run_import(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.formats import IMPORT_FORMATS, detect_format
@@ -61,10 +71,7 @@ def run_import(args: argparse.Namespace) -> int:
                   params={"path": str(args.file), "format": name})
         report = run_in_terminal(job, quiet=args.quiet)
     print(f"{args.file.name}: {report.summary_line()}")
-    for error in report.errors[:MAX_LISTED_ERRORS]:
-        print(f"  {error.where}: {error.reason}", file=sys.stderr)
-    if len(report.errors) > MAX_LISTED_ERRORS:
-        print(f"  … and {len(report.errors) - MAX_LISTED_ERRORS} more", file=sys.stderr)
+    _list_errors(report.errors)
     # Nothing imported from a file with entries is a failure a script should notice.
     return 0 if report.units or not report.entries else 2
 
@@ -80,6 +87,9 @@ def run_export(args: argparse.Namespace) -> int:
         job = Job(title=f"Export {args.out.name}",
                   run=lambda ctx: function(store, args.out, ctx=ctx), kind="export",
                   params={"path": str(args.out), "format": args.format})
-        written = run_in_terminal(job, quiet=args.quiet)
-    print(f"{args.out.name}: {written} entries written ({args.format})")
-    return 0
+        report = run_in_terminal(job, quiet=args.quiet)
+    print(f"{args.out.name}: {report.summary_line()} ({args.format})")
+    # Units a format cannot hold (WDV: more than one triple) are listed, not an error.
+    _list_errors(report.skipped, "skipped ")
+    # A session with units of which none fits the format wrote an empty file: say so.
+    return 0 if report.entries or not report.units else 2

@@ -1,6 +1,7 @@
 """File formats a session imports from and exports to, by name.
 
-Each registry entry is ``name -> FormatEntry(description, file_filter, function)``; the
+Each registry entry is ``name -> FormatEntry(description, file_filter, function)``; an
+import function returns an ``ImportReport``, an export function an ``ExportReport``; the
 GUI builds its file dialogs from the descriptions and filters, the CLI its ``--format``
 choices: WebNLG and TailNLG XML, WDV JSON records, RDF (Turtle, N-Triples) and CSV.
 """
@@ -14,7 +15,7 @@ from typing import Any, NamedTuple
 
 from core.formats.csv_export import export_csv
 from core.formats.rdf import export_rdf
-from core.formats.report import EntryError, ImportReport
+from core.formats.report import EntryError, ExportReport, ImportReport
 from core.formats.wdv import export_wdv, import_wdv
 from core.formats.webnlg import (
     FormatError,
@@ -94,6 +95,7 @@ __all__ = [
     "EXPORT_FORMATS",
     "IMPORT_FORMATS",
     "EntryError",
+    "ExportReport",
     "FormatEntry",
     "FormatError",
     "ImportReport",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.formats.files import atomic_output
+from core.formats.report import ExportReport
 from core.jobs import Job, JobContext
 
 LANGUAGES = ("en", "it", "es")
@@ -45,8 +46,9 @@ def category_of(unit: Any, categories: dict[int, str]) -> str:
     return str(entry.get("category", "")) if isinstance(entry, dict) else ""
 
 
-def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> int:
-    """Write one row per data unit of ``store`` to ``path``; returns the number of rows."""
+def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> ExportReport:
+    """Write one row per data unit of ``store`` to ``path``; the report counts the rows
+    (one per unit, none skipped) and the references and main triples in them."""
     from sqlalchemy import select
 
     from core.store.models import Category, DataUnit, UnitReference, UnitTriple
@@ -63,6 +65,7 @@ def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> i
             references[(ref.unit_id, ref.lang)].append(ref.text)
         categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
         db.expunge_all()
+    written_references = written_triples = 0
     # newline="" as the csv module asks: it writes its own \r\n line ends.
     with atomic_output(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
@@ -76,16 +79,20 @@ def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> i
                 "sub_tier": unit.sub_tier or "", "root_qid": unit.root_qid or "",
             }
             for lang in LANGUAGES:
-                row[f"triples_{lang}"] = TRIPLES_JOINER.join(triples.get((unit.id, lang), []))
-                row[f"references_{lang}"] = REFERENCES_JOINER.join(
-                    references.get((unit.id, lang), []))
+                unit_triples = triples.get((unit.id, lang), [])
+                unit_references = references.get((unit.id, lang), [])
+                row[f"triples_{lang}"] = TRIPLES_JOINER.join(unit_triples)
+                row[f"references_{lang}"] = REFERENCES_JOINER.join(unit_references)
+                written_triples += len(unit_triples)
+                written_references += len(unit_references)
             writer.writerow(row)
             if ctx is not None:
                 ctx.progress(done, len(units), f"{done} rows written")
-    return len(units)
+    return ExportReport(len(units), len(units), written_references, [],
+                        triples=written_triples, path=str(path), format="csv")
 
 
-def export_job(store: Any, path: Path | str) -> Job[int]:
+def export_job(store: Any, path: Path | str) -> Job[ExportReport]:
     path = Path(path)
     return Job(title=f"Export {path.name}", run=lambda ctx: export_csv(store, path, ctx=ctx),
                kind="export", params={"path": str(path), "format": "csv"})

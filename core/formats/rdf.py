@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
 from core.formats.csv_export import category_of
 from core.formats.files import FormatError, atomic_output
+from core.formats.report import ExportReport
 from core.jobs import Job, JobContext
 
 RdfFormat = Literal["turtle", "nt"]
@@ -70,8 +72,9 @@ def _rank(triple: Any, unit: Any, claims: dict[int, Any]) -> str:
     return rank if rank in RANKS else "normal"
 
 
-def build_graph(store: Any, ctx: JobContext | None = None) -> tuple[Any, int]:
-    """The session as an rdflib Graph, and the number of units in it."""
+def build_graph(store: Any, ctx: JobContext | None = None) -> tuple[Any, ExportReport]:
+    """The session as an rdflib Graph, and what it holds: every unit (none is skipped),
+    its references and its triples (a statement counts once per language row)."""
     from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace
     from sqlalchemy import select
 
@@ -111,6 +114,7 @@ def build_graph(store: Any, ctx: JobContext | None = None) -> tuple[Any, int]:
         graph.bind(prefix, Namespace(namespace))
     add = graph.add
     unit_nodes: dict[int, Any] = {}
+    triple_count = 0
     for done, unit in enumerate(units, start=1):
         if ctx is not None:
             ctx.check_cancelled()
@@ -141,6 +145,7 @@ def build_graph(store: Any, ctx: JobContext | None = None) -> tuple[Any, int]:
             add((triple, tl.lang, Literal(row.lang)))
             add((triple, tl.tripleset, Literal(row.tripleset)))
             add((triple, tl.position, Literal(row.position, datatype=XSD.integer)))
+        triple_count += len(triples[unit.id])
         if ctx is not None:
             ctx.progress(done, len(units), f"{done} units")
 
@@ -192,7 +197,8 @@ def build_graph(store: Any, ctx: JobContext | None = None) -> tuple[Any, int]:
                 add((node, tl[name], Literal(value, datatype=XSD.integer)))
         if annotation.corrected_text is not None:
             add((node, tl.correctedText, Literal(annotation.corrected_text)))
-    return graph, len(units)
+    return graph, ExportReport(len(units), len(units), len(references), [],
+                               triples=triple_count)
 
 
 def _statement(graph: Any, unit_node: Any, unit: Any, row: Any, labels: tuple[str, str, str],
@@ -226,20 +232,21 @@ def _statement(graph: Any, unit_node: Any, unit: Any, row: Any, labels: tuple[st
 
 
 def export_rdf(store: Any, path: Path | str, *, fmt: RdfFormat = "turtle",
-               ctx: JobContext | None = None) -> int:
-    """Write the session to ``path`` as Turtle or N-Triples; returns the number of units."""
+               ctx: JobContext | None = None) -> ExportReport:
+    """Write the session to ``path`` as Turtle or N-Triples; the report's entries are the
+    data units written (every unit of the session)."""
     if fmt not in ("turtle", "nt"):
         raise FormatError(f"Unknown RDF format {fmt!r}: use turtle or nt.")
-    graph, count = build_graph(store, ctx)
+    graph, report = build_graph(store, ctx)
     if ctx is not None:
         ctx.check_cancelled()
     data = graph.serialize(format=fmt, encoding="utf-8")
     with atomic_output(path, binary=True) as handle:
         handle.write(data)
-    return count
+    return replace(report, path=str(path), format=fmt)
 
 
-def export_job(store: Any, path: Path | str, *, fmt: RdfFormat = "turtle") -> Job[int]:
+def export_job(store: Any, path: Path | str, *, fmt: RdfFormat = "turtle") -> Job[ExportReport]:
     path = Path(path)
     return Job(title=f"Export {path.name}",
                run=lambda ctx: export_rdf(store, path, fmt=fmt, ctx=ctx),

@@ -1,6 +1,9 @@
 """WDV JSON records (METHODS §10): one Wikidata claim and its crowd-rated verbalisation each.
 
-A WDV file is a JSON array of records. Mapping (one single-triple data unit per record):
+A WDV file is one JSON array of records in UTF-8 (JSON Lines is not a WDV shape: a
+top-level object is refused). Releases are large, so import reads the array record by
+record (:class:`RecordReader`) and inserts in batches, all in one transaction.
+Mapping (one single-triple data unit per record):
 
 * ``data_units``: uid = ``"wdv:{claim_id}"``, root_qid = ``subject_id``, size 1, shape
   ``"sibling"``, origin ``"imported"``; ``attributes`` keeps every field that has no
@@ -16,23 +19,27 @@ A WDV file is a JSON array of records. Mapping (one single-triple data unit per 
 Export recomputes the aggregates (``fluency_mean``, ``fluency_median``,
 ``adequacy_majority_voted``, ``adequacy_percentage``) from the session's annotations, so
 ratings added in the app count; where a recomputed value equals the imported one the
-imported value is written as it was (``4`` stays ``4``, not ``4.0``).
+imported value is written as it was (``4`` stays ``4``, not ``4.0``). Units that are
+not one English triple are skipped and listed in the :class:`ExportReport`.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.formats.csv_export import category_of
 from core.formats.files import FormatError, atomic_output
-from core.formats.report import EntryError, ImportReport
+from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
 
 UID_PREFIX = "wdv:"
@@ -60,6 +67,8 @@ RECORD_KEYS = (
 ANNOTATION_KEYS = ("fluency_scores", *AGGREGATE_FIELDS[:2], "adequacy_scores",
                    *AGGREGATE_FIELDS[2:])
 _QID = re.compile(r"Q[1-9][0-9]*")
+CHUNK_BYTES = 1 << 16  # read this much of the file at a time
+BATCH = 500  # parsed records inserted together (all in the import's one transaction)
 
 
 class RecordRejected(Exception):
@@ -164,26 +173,156 @@ def _parse_record(record: Any, file_name: str) -> ParsedRecord:
     )
 
 
-def _load(path: Path) -> list[Any]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"{path.name} is not readable as UTF-8 text: {exc}") from None
-    except OSError as exc:
-        raise FormatError(f"Cannot read {path.name}: {exc.strerror or exc}.") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(
-            f"{path.name} is not valid JSON: {exc.msg} at line {exc.lineno}, column "
-            f"{exc.colno} (expected a JSON array of WDV records)."
-        ) from None
-    if not isinstance(data, list):
-        raise FormatError(
-            f"{path.name} is not a WDV file: its top level is a JSON "
-            f"{type(data).__name__}, expected an array of records."
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+# A decoding error this close to the end of what was read may only mean the value goes
+# on in the next chunk ("tru|e", "\\u00|e9", "-|1"); further back it is a real error.
+_TAIL_MARGIN = 16
+_JSON_KINDS = {"{": "object", '"': "string", "t": "boolean", "f": "boolean", "n": "null"}
+
+
+class RecordReader:
+    """The elements of a JSON array read one at a time from a UTF-8 file.
+
+    A WDV release is one large array; reading it whole would hold the text and every
+    parsed record at once. This reader keeps only the undecoded rest of the current
+    chunk: each element is decoded with :meth:`json.JSONDecoder.raw_decode` where it
+    starts, and when an element runs past the chunk the next chunk is appended and the
+    element decoded again. Errors name the line and column in the whole file, as
+    :func:`json.loads` would.
+    """
+
+    def __init__(self, path: Path, chunk_bytes: int | None = None) -> None:
+        self.path = path
+        self.chunk_bytes = chunk_bytes or CHUNK_BYTES
+        self.bytes_read = 0
+        self._handle = path.open("rb")
+        self._decoder = json.JSONDecoder()
+        self._text_decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self._buffer = ""
+        self._pos = 0  # next character to read in the buffer
+        self._eof = False
+        self._line, self._column = 1, 1  # where the buffer's first character is in the file
+        self._raw_lines = 0  # newlines in the bytes decoded so far
+
+    def close(self) -> None:
+        self._handle.close()
+
+    # -- reading ----------------------------------------------------------------------------
+    def _fill(self) -> None:
+        """Append the next chunk of text (or note the end of the file)."""
+        if self._eof:
+            return
+        # Dropping what was already read keeps the buffer about a chunk long.
+        if self._pos:
+            self._advance_origin(self._buffer[: self._pos])
+            self._buffer = self._buffer[self._pos :]
+            self._pos = 0
+        raw = self._handle.read(self.chunk_bytes)
+        if not raw:
+            self._eof = True
+        if self.bytes_read == 0 and raw:
+            self._check_start(raw)
+        try:
+            text = self._text_decoder.decode(raw, final=not raw)
+        except UnicodeDecodeError as exc:
+            raise self._encoding_error(exc) from None
+        self.bytes_read += len(raw)
+        self._raw_lines += raw.count(b"\n")
+        self._buffer += text
+
+    def _check_start(self, head: bytes) -> None:
+        if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\x00" in head[:64]:
+            raise FormatError(
+                f"{self.path.name} is not UTF-8: it looks like UTF-16 or UTF-32 text (it "
+                "starts with a byte-order mark or holds NUL bytes). WDV files are UTF-8 "
+                "JSON: save it as UTF-8 and import it again."
+            )
+
+    def _encoding_error(self, exc: UnicodeDecodeError) -> FormatError:
+        before = exc.object[: exc.start]
+        line = self._raw_lines + before.count(b"\n") + 1
+        column = exc.start - before.rfind(b"\n") if b"\n" in before else None
+        where = f"line {line}" + (f", column {column}" if column is not None else "")
+        return FormatError(
+            f"{self.path.name} is not readable as UTF-8 text: {where} holds byte "
+            f"0x{exc.object[exc.start]:02x}, which is not valid UTF-8 (the file may be "
+            "Latin-1 or Windows-1252). WDV files are UTF-8 JSON: save it as UTF-8 and "
+            "import it again."
         )
-    return data
+
+    def _advance_origin(self, dropped: str) -> None:
+        newlines = dropped.count("\n")
+        if newlines:
+            self._line += newlines
+            self._column = len(dropped) - dropped.rfind("\n")
+        else:
+            self._column += len(dropped)
+
+    def _where(self, index: int) -> tuple[int, int]:
+        before = self._buffer[:index]
+        newlines = before.count("\n")
+        if newlines:
+            return self._line + newlines, index - before.rfind("\n")
+        return self._line, self._column + index
+
+    def _error(self, message: str, index: int) -> FormatError:
+        line, column = self._where(index)
+        return FormatError(
+            f"{self.path.name} is not valid JSON: {message} at line {line}, column "
+            f"{column} (expected a JSON array of WDV records)."
+        )
+
+    def _peek(self) -> str:
+        """The next character that is not whitespace ("" at the end of the file)."""
+        while True:
+            self._pos = _WHITESPACE.match(self._buffer, self._pos).end()  # type: ignore[union-attr]
+            if self._pos < len(self._buffer) or self._eof:
+                return self._buffer[self._pos : self._pos + 1]
+            self._fill()
+
+    def _value(self) -> Any:
+        while True:
+            try:
+                value, end = self._decoder.raw_decode(self._buffer, self._pos)
+            except json.JSONDecodeError as exc:
+                near_end = exc.pos >= len(self._buffer) - _TAIL_MARGIN
+                if not self._eof and (near_end or exc.msg.startswith("Unterminated string")):
+                    self._fill()
+                    continue
+                raise self._error(exc.msg, exc.pos) from None
+            if end >= len(self._buffer) and not self._eof:
+                self._fill()  # a number at the very end may go on in the next chunk
+                continue
+            self._pos = end
+            return value
+
+    def records(self) -> Iterator[Any]:
+        """Each element of the top-level array, in order."""
+        first = self._peek()
+        if first != "[":
+            kind = _JSON_KINDS.get(first) or ("number" if first and first in "-0123456789"
+                                              else None)
+            if kind is None:
+                raise self._error("Expecting value", self._pos)
+            raise FormatError(
+                f"{self.path.name} is not a WDV file: its top level is a JSON {kind}, "
+                "expected an array of records."
+            )
+        self._pos += 1
+        if self._peek() == "]":
+            self._pos += 1
+        else:
+            while True:
+                yield self._value()
+                following = self._peek()
+                self._pos += 1
+                if following == "]":
+                    break
+                if following != ",":
+                    raise self._error("Expecting ',' delimiter", self._pos - 1)
+                self._peek()
+        if self._peek():
+            raise self._error("Extra data", self._pos)
 
 
 def _check_readable(path: Path) -> Path:
@@ -198,23 +337,28 @@ def _check_readable(path: Path) -> Path:
 def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> ImportReport:
     """Import a WDV JSON file into ``store`` in one transaction.
 
-    Records that break the format are skipped and listed in the report; a file that is
-    not valid JSON, or a failure or cancel, leaves the session as it was.
+    The file is read record by record (:class:`RecordReader`) and inserted in batches,
+    all inside one transaction: records that break the format are skipped and listed in
+    the report; a file that is not valid JSON or UTF-8, or a failure or cancel, leaves
+    the session as it was.
     """
     from sqlalchemy import select
 
     from core.store.models import DataUnit
 
     path = _check_readable(Path(path))
-    records = _load(path)
     file_name = path.name
+    size = path.stat().st_size
     errors: list[EntryError] = []
-    parsed: list[ParsedRecord] = []
-    with store.unit_of_work() as db:
+    batch: list[ParsedRecord] = []
+    entries = units = 0
+    run_id: int | None = None
+    with store.unit_of_work() as db, closing(RecordReader(path)) as reader:
         taken = set(db.scalars(select(DataUnit.uid)))
-        for number, record in enumerate(records, start=1):
+        for number, record in enumerate(reader.records(), start=1):
             if ctx is not None:
                 ctx.check_cancelled()
+            entries = number
             claim = record.get("claim_id") if isinstance(record, dict) else None
             where = f"record {number}" + (f" (claim {claim})" if isinstance(claim, str) else "")
             try:
@@ -226,15 +370,19 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
                 errors.append(EntryError(where, str(exc)))
                 continue
             taken.add(entry.uid)
-            parsed.append(entry)
+            batch.append(entry)
+            units += 1
+            if len(batch) >= BATCH:
+                run_id = _insert(db, batch, file_name, run_id)
+                batch.clear()
             if ctx is not None:
-                ctx.progress(number, len(records), f"{len(parsed)} records from {file_name}")
+                ctx.progress(min(reader.bytes_read, size), size,
+                             f"{units} records from {file_name}")
         if ctx is not None:
             ctx.check_cancelled()
-        if parsed:
-            _insert(db, parsed, file_name)
-    return ImportReport(len(records), len(parsed), 0, errors, triples=len(parsed),
-                        source=file_name)
+        if batch:
+            _insert(db, batch, file_name, run_id)
+    return ImportReport(entries, units, 0, errors, triples=units, source=file_name)
 
 
 def _workers(db: Any, count: int) -> list[int]:
@@ -257,19 +405,23 @@ def _workers(db: Any, count: int) -> list[int]:
     return [known[name] for name in names]
 
 
-def _insert(db: Any, batch: list[ParsedRecord], file_name: str) -> None:
-    """Core bulk inserts, as for WebNLG: the ORM's bookkeeping is not needed here."""
+def _insert(db: Any, batch: list[ParsedRecord], file_name: str, run_id: int | None) -> int:
+    """Core bulk inserts, as for WebNLG: the ORM's bookkeeping is not needed here.
+
+    The file's one external run is made with the first batch; returns its id."""
     from datetime import UTC, datetime
 
     from sqlalchemy import insert
 
     from core.store.models import Annotation, DataUnit, ModelRun, UnitTriple, Verbalisation
 
-    run = ModelRun(kind="external", model_id=SYSTEM_NAME, system_name=SYSTEM_NAME,
-                   status="finished", parameters={"file": file_name},
-                   finished_at=datetime.now(UTC))
-    db.add(run)
-    db.flush()
+    if run_id is None:
+        run = ModelRun(kind="external", model_id=SYSTEM_NAME, system_name=SYSTEM_NAME,
+                       status="finished", parameters={"file": file_name},
+                       finished_at=datetime.now(UTC))
+        db.add(run)
+        db.flush()
+        run_id = run.id
     workers = _workers(db, max(max(len(r.fluency), len(r.adequacy)) for r in batch))
     unit_ids = db.scalars(
         insert(DataUnit).returning(DataUnit.id, sort_by_parameter_order=True),
@@ -285,7 +437,7 @@ def _insert(db: Any, batch: list[ParsedRecord], file_name: str) -> None:
     ])
     verbalisation_ids = db.scalars(
         insert(Verbalisation).returning(Verbalisation.id, sort_by_parameter_order=True),
-        [{"run_id": run.id, "unit_id": unit_id, "lang": "en", "candidate_index": 0,
+        [{"run_id": run_id, "unit_id": unit_id, "lang": "en", "candidate_index": 0,
           "raw_output": r.verbalisation, "text": r.verbalisation, "parse_ok": True}
          for unit_id, r in zip(unit_ids, batch, strict=True)],
     ).all()
@@ -299,6 +451,7 @@ def _insert(db: Any, batch: list[ParsedRecord], file_name: str) -> None:
             })
     if rows:
         db.execute(insert(Annotation), rows)
+    return run_id
 
 
 # -- export ---------------------------------------------------------------------------------
@@ -397,11 +550,24 @@ def _is_layout(attributes: Any) -> bool:
             and isinstance(attributes.get("record"), dict))
 
 
-def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> int:
-    """Write every single-triple unit of ``store`` as a WDV record; returns the count.
+def _skip_reason(unit: Any, english: list[Any]) -> str | None:
+    """Why ``unit`` cannot be a WDV record (one English claim), or None if it can."""
+    if unit.size != 1 or len(english) > 1:
+        size = max(unit.size, len(english))
+        return (f"{size} triples: a WDV record holds exactly one claim, so only "
+                "single-triple units are exported")
+    if not english:
+        return "no English triple: a WDV record is English"
+    return None
+
+
+def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> ExportReport:
+    """Write every single-triple unit of ``store`` as a WDV record.
 
     A unit's record carries its first English verbalisation (lowest run, candidate 0)
-    and the ratings of that verbalisation, aggregated again from the session.
+    and the ratings of that verbalisation, aggregated again from the session. Units of
+    more than one triple (or with no English triple) are listed in the report's
+    ``skipped`` with the reason, so an export never drops units without saying so.
     """
     from sqlalchemy import select
 
@@ -415,13 +581,12 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> i
     )
 
     with store.unit_of_work() as db:
-        units = list(db.scalars(select(DataUnit).where(DataUnit.size == 1)
-                                .order_by(DataUnit.id)))
-        triples: dict[int, Any] = {}
+        units = list(db.scalars(select(DataUnit).order_by(DataUnit.id)))
+        english: dict[int, list[Any]] = defaultdict(list)
         for row in db.scalars(select(UnitTriple).where(
                 UnitTriple.lang == "en", UnitTriple.tripleset == "main")
                 .order_by(UnitTriple.position)):
-            triples.setdefault(row.unit_id, row)
+            english[row.unit_id].append(row)
         firsts: dict[int, Any] = {}
         for row in db.scalars(select(Verbalisation).where(Verbalisation.lang == "en").order_by(
                 Verbalisation.run_id, Verbalisation.candidate_index, Verbalisation.id)):
@@ -437,12 +602,15 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> i
         categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
         db.expunge_all()
     records = []
+    skipped: list[EntryError] = []
     for done, unit in enumerate(units, start=1):
         if ctx is not None:
             ctx.check_cancelled()
-        triple = triples.get(unit.id)
-        if triple is None:
+        reason = _skip_reason(unit, english.get(unit.id, []))
+        if reason is not None:
+            skipped.append(EntryError(f"unit {unit.uid}", reason))
             continue
+        triple = english[unit.id][0]
         verbalisation = firsts.get(unit.id)
         rated = [a for _, a in sorted(ratings.get(verbalisation.id, []), key=lambda p: p[0])] \
             if verbalisation is not None else []
@@ -455,7 +623,8 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> i
     with atomic_output(path) as handle:
         json.dump(records, handle, ensure_ascii=False, indent=1)
         handle.write("\n")
-    return len(records)
+    return ExportReport(len(records), len(units), 0, skipped, triples=len(records),
+                        path=str(path), format="wdv")
 
 
 # -- jobs for the GUI -----------------------------------------------------------------------
@@ -467,7 +636,7 @@ def import_job(store: Any, path: Path | str) -> Job[ImportReport]:
                kind="import", params={"path": str(path), "format": "wdv"})
 
 
-def export_job(store: Any, path: Path | str) -> Job[int]:
+def export_job(store: Any, path: Path | str) -> Job[ExportReport]:
     path = Path(path)
     return Job(title=f"Export {path.name}", run=lambda ctx: export_wdv(store, path, ctx=ctx),
                kind="export", params={"path": str(path), "format": "wdv"})

@@ -39,7 +39,7 @@ import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
 from core.formats.files import FormatError, atomic_output
-from core.formats.report import EntryError, ImportReport
+from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
 
 ImportFlavour = Literal["auto", "tailnlg", "webnlg"]
@@ -636,8 +636,9 @@ def export_webnlg(
     *,
     flavour: ExportFlavour = "tailnlg",
     ctx: JobContext | None = None,
-) -> int:
-    """Write every data unit of ``store`` to ``path``; returns the number of entries.
+) -> ExportReport:
+    """Write every data unit of ``store`` to ``path``; the report counts entries (one per
+    unit: no unit is skipped), the ``lex`` references and the triples written.
 
     Imported units are written back as they came (with edits made since); units built in
     the app get a generated eid. The file is written under a temporary name and moved
@@ -665,6 +666,7 @@ def export_webnlg(
         db.expunge_all()
     used_eids = {u.attributes["entry"].get("eid") for u in units if _is_layout(u.attributes)}
     next_eid = _eid_counter(used_eids)
+    written_references = written_triples = 0
     with atomic_output(path) as handle:
         handle.write(XML_DECLARATION)
         handle.write("<benchmark>\n  <entries>\n")
@@ -674,12 +676,17 @@ def export_webnlg(
             eid = "" if _is_layout(unit.attributes) else next_eid()
             element = _entry_element(unit, triples[unit.id], references[unit.id], eid,
                                      flavour, categories.get(unit.category_id))
+            # Counted from the element, so the report says what the file holds (a WebNLG
+            # export has no Spanish/Italian sets).
+            written_references += len(element.findall("lex"))
+            written_triples += sum(len(child) for child in element if child.tag in TRIPLESETS)
             ET.indent(element, space="  ", level=2)
             handle.write("    " + ET.tostring(element, encoding="unicode") + "\n")
             if ctx is not None:
                 ctx.progress(done, len(units), f"{done} entries written")
         handle.write("  </entries>\n</benchmark>\n")
-    return len(units)
+    return ExportReport(len(units), len(units), written_references, [],
+                        triples=written_triples, path=str(path), format=flavour)
 
 
 def _eid_counter(used: set[str | None]) -> Callable[[], str]:
@@ -712,7 +719,9 @@ def import_job(
     )
 
 
-def export_job(store: Any, path: Path | str, *, flavour: ExportFlavour = "tailnlg") -> Job[int]:
+def export_job(
+    store: Any, path: Path | str, *, flavour: ExportFlavour = "tailnlg"
+) -> Job[ExportReport]:
     path = Path(path)
     return Job(
         title=f"Export {path.name}",

@@ -9,6 +9,10 @@ from PySide6.QtCore import QSettings
 
 from app.gui import build_window
 
+# fake_endpoint is a fixture of tests/core/wikidata; importing it makes it usable here.
+from tests.core.wikidata.conftest import FakeEndpoint, Reply, fake_endpoint  # noqa: F401
+from tests.core.wikidata.test_faults import JSON_HEADERS, good_body
+
 
 @pytest.fixture
 def wired(qtbot, tmp_path: Path):
@@ -116,3 +120,56 @@ def test_categories_are_added_and_patterns_edited_with_confirmation(qtbot, wired
     bad = Category("Broken", "Q515", "P31", "?item wdt:P31 wd:Q515 . FILTER(")
     assert not browser.save_category(bad)
     assert "Category not saved" in window.error_log.model.entries[-1].source
+
+
+def start_fetch(panel, controller):  # -> JobHandle of the fetch the button started
+    panel.fetch_button.click()
+    return next(h for h in controller.runner.active.values() if h.job.kind == "wikidata.fetch")
+
+
+def test_retry_after_counts_down_in_the_status_bar(
+    qtbot, wired, fake_endpoint: FakeEndpoint  # noqa: F811 - the imported fixture
+) -> None:
+    import re
+    import time
+
+    from core.wikidata.cache import fetched_count
+
+    window, controller, browser = wired
+    panel = browser.panel
+    browser.use_source("endpoint", fake_endpoint.url)
+    assert browser.source_kind == "endpoint"
+    messages: list[str] = []
+    window.statusBar().messageChanged.connect(messages.append)
+
+    def countdown() -> list[int]:
+        return [int(m) for m in re.findall(r"HTTP 429 \(too many requests\): retrying in "
+                                           r"(\d+) s", "\n".join(messages))]
+
+    # A 429 asking for 2 s, then the page: the wait is shown second by second, then done.
+    fake_endpoint.replies = [Reply(429, b"slow down", {"Retry-After": "2"}),
+                             Reply(200, good_body(["Q101", "Q102"]), JSON_HEADERS)]
+    panel.category_combo.setCurrentText("City")
+    panel.limit_spin.setValue(2)
+    fetch = start_fetch(panel, controller)
+    qtbot.waitUntil(lambda: fetch.id not in controller.runner.active, timeout=30_000)
+    seen = countdown()
+    assert seen[0] == 2 and 1 in seen and seen == sorted(seen, reverse=True), messages
+    assert fetched_count(controller.store, "City") == 2
+    assert "done in" in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: len(panel.model.columns) == 2, timeout=5000)
+
+    # A long Retry-After: cancelling during the countdown stops at once, caching nothing.
+    messages.clear()
+    fake_endpoint.replies = [Reply(429, b"slow down", {"Retry-After": "30"})]
+    panel.category_combo.setCurrentText("Food")
+    fetch = start_fetch(panel, controller)
+    qtbot.waitUntil(lambda: 30 in countdown(), timeout=10_000)
+    started = time.monotonic()
+    window.job_status.cancel_requested.emit(fetch.id)  # the status bar's cancel button
+    qtbot.waitUntil(lambda: fetch.id not in controller.runner.active, timeout=10_000)
+    assert time.monotonic() - started < 5
+    assert window.statusBar().currentMessage().endswith(": cancelled")
+    assert fetched_count(controller.store, "Food") == 0
+    assert any(h["kind"] == "wikidata.fetch" and h["params"]["category"] == "Food"
+               and h["status"] == "cancelled" for h in controller.store.job_history())

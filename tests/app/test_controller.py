@@ -156,3 +156,35 @@ def test_a_malformed_import_is_reported_and_changes_nothing(
     qtbot.waitUntil(lambda: window.error_dock.isVisible(), timeout=5000)
     assert "bad.xml" in window.error_log.model.entries[-1].message
     assert controller.store.info()["tables"]["data_units"] == 0
+
+
+def test_export_status_shows_the_summary_and_skipped_units(
+    qtbot, window_and_controller, tmp_path
+) -> None:
+    from core.formats.wdv import import_wdv
+    from core.store.models import DataUnit, UnitTriple
+    from tests.core.formats.test_wdv import wdv_records, write_wdv
+
+    window, controller = window_and_controller
+    assert controller.new_session(tmp_path / "units.taillens")
+    import_wdv(controller.store, write_wdv(tmp_path / "wdv.json", wdv_records()))
+    out = tmp_path / "out.ttl"
+    window.export_requested.emit(str(out), "turtle")
+    # The summary stays: the runner's own "done in x s" line does not replace it.
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == (
+        "Exported to out.ttl: 3 entries, 3 units, 0 references, 0 errors"), timeout=30_000)
+    assert window.last_message is None  # nothing skipped: no message box
+
+    with controller.store.unit_of_work() as db:
+        pair = DataUnit(uid="pair", origin="built", size=2, shape="sibling", root_qid="Q90")
+        pair.triples = [UnitTriple(lang="en", tripleset="main", position=i, subject="Paris",
+                                   predicate=p, object=o)
+                        for i, (p, o) in enumerate([("country", "France"), ("mayor", "X")])]
+        db.add(pair)
+    window.export_requested.emit(str(tmp_path / "out.json"), "wdv")
+    qtbot.waitUntil(lambda: window.last_message is not None, timeout=30_000)
+    assert window.statusBar().currentMessage() == (
+        "Exported to out.json: 3 entries, 4 units, 0 references, 1 errors")
+    assert window.last_message.windowTitle() == "Export finished"
+    assert "not exported" in window.last_message.text()
+    assert window.last_message.detailedText().startswith("unit pair: 2 triples")

@@ -50,7 +50,7 @@ def test_import_then_export(
     status, out, err = run(capsys, "export", "--session", str(session), "--format", "tailnlg",
                            str(out_file), "--quiet")
     assert status == 0, err
-    assert out.strip() == "export.xml: 615 entries written (tailnlg)"
+    assert out.strip() == "export.xml: 615 entries, 615 units, 1845 references, 0 errors (tailnlg)"
     exported, original = ET.parse(out_file).getroot(), ET.parse(tailnlg).getroot()
     assert len(exported.findall("entries/entry")) == 615
     assert [e.attrib for e in exported.iter("entry")] == [e.attrib for e in original.iter("entry")]
@@ -93,7 +93,7 @@ def test_wdv_import_then_turtle_and_csv_export(
     status, out, err = run(capsys, "export", "--session", str(session), "--format", "turtle",
                            str(turtle), "--quiet")
     assert status == 0, err
-    assert out.strip() == "out.ttl: 3 entries written (turtle)"
+    assert out.strip() == "out.ttl: 3 entries, 3 units, 0 references, 0 errors (turtle)"
     graph = Graph().parse(turtle, format="turtle")
     tl = Namespace("https://taillens.org/ns#")
     assert len(set(graph.subjects(None, tl.DataUnit))) == 3
@@ -131,3 +131,34 @@ def test_format_choices_come_from_the_registries(capsys: pytest.CaptureFixture[s
     out, _ = capsys.readouterr()
     for name in ("auto", *IMPORT_FORMATS):
         assert name in out
+
+
+def test_export_lists_the_units_a_format_cannot_hold(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from core.store.models import DataUnit, UnitTriple
+    from tests.core.formats.test_wdv import wdv_records, write_wdv
+
+    session = tmp_path / "s.taillens"
+    source = write_wdv(tmp_path / "wdv.json", wdv_records())
+    assert run(capsys, "import", str(source), "--session", str(session), "--quiet")[0] == 0
+    with SessionStore.open(session) as store, store.unit_of_work() as db:
+        pair = DataUnit(uid="pair", origin="built", size=2, shape="sibling", root_qid="Q90")
+        pair.triples = [UnitTriple(lang="en", tripleset="main", position=i, subject="Paris",
+                                   predicate=p, object=o)
+                        for i, (p, o) in enumerate([("country", "France"), ("mayor", "X")])]
+        db.add(pair)
+    status, out, err = run(capsys, "export", "--session", str(session), "--format", "wdv",
+                           str(tmp_path / "back.json"), "--quiet")
+    assert status == 0, err
+    assert out.strip() == "back.json: 3 entries, 4 units, 0 references, 1 errors (wdv)"
+    assert err.strip() == ("skipped unit pair: 2 triples: a WDV record holds exactly one "
+                           "claim, so only single-triple units are exported")
+
+    # A session whose units none fits the format writes an empty file, exit status 2.
+    only_pair = tmp_path / "pair.taillens"
+    with SessionStore.create(only_pair) as store, store.unit_of_work() as db:
+        db.add(DataUnit(uid="p", origin="built", size=2, shape="sibling"))
+    status, out, _ = run(capsys, "export", "--session", str(only_pair), "--format", "wdv",
+                         str(tmp_path / "none.json"), "--quiet")
+    assert status == 2 and "0 entries, 1 units, 0 references, 1 errors" in out

@@ -232,3 +232,43 @@ def test_the_draft_survives_in_the_session(tmp_path) -> None:
         assert load_draft(store) is None
         store.set_meta("units:draft", "{broken")
         assert load_draft(store) is None
+
+
+def test_a_unit_built_from_a_long_tail_member_records_its_sub_tier(store: SessionStore) -> None:
+    from core.category_tiers import load_member_tiers, save_tiers
+    from core.jobs import JobSucceeded, run_job
+    from core.sampler import sample_job
+    from core.tiers import Distribution, TierSettings, long_tail_sub_tiers
+    from core.wikidata.cache import load_category, store_entity, store_members_page
+    from core.wikidata.categories import category_by_name
+    from core.wikidata.records import EntityRecord, MembersPage
+
+    # Two head cities and Rome, with 3 statements and only an Italian Wikipedia page:
+    # Pareto cut-off 0.8 of 193 statements falls at 90, so Rome is long_tail_it.
+    members = (EntityRecord("Q1", "Big", 100, 90, frozenset({"en", "it", "es"})),
+               EntityRecord("Q2", "Bigger", 90, 80, frozenset({"en", "it"})),
+               EntityRecord("Q220", "Rome", 3, 1, frozenset({"it"})))
+    store_members_page(store, category_by_name("City"), MembersPage("City", 0, members), "t")
+    table = load_category(store, "City")
+    distribution = Distribution(table.statements)
+    codes = distribution.tier(distribution.pareto_cutoff(0.8))
+    subs = long_tail_sub_tiers(codes, table.has_en, table.has_it, table.has_es)
+    save_tiers(store, "City", TierSettings(), table.qids, codes, subs)
+    assert load_member_tiers(store, "City")["Q220"] == ("long_tail", "long_tail_it")
+    store_entity(store, ROME, "t")
+    store_entity(store, ITALY, "t")
+
+    # Sampled from the long tail of the category ...
+    outcome = run_job(sample_job(store, None, "City", tiers=["long_tail"],
+                                 shapes=["sibling"], sizes=[1]))
+    assert isinstance(outcome, JobSucceeded) and outcome.result.units == 1
+    sampled = load_unit(store, outcome.result.unit_ids[0])
+    # ... and started by hand, as the Browser's "Start a data unit" does.
+    tier, sub_tier = load_member_tiers(store, "City")["Q220"]
+    draft = UnitDraft("Q220", category="City", tier=tier, sub_tier=sub_tier).add(ROME_COUNTRY)
+    by_hand = load_unit(store, save_unit(store, draft, render_unit(draft, DETAILS)))
+    for unit in (sampled, by_hand):
+        assert (unit.root_qid, unit.category, unit.tier) == ("Q220", "City", "long_tail")
+        assert unit.sub_tier == "long_tail_it"
+        assert unit.attributes["tier"] == "long_tail"
+        assert unit.attributes["sub_tier"] == "long_tail_it"  # the provenance, not only a column

@@ -48,7 +48,10 @@ def test_rows_per_unit(store: SessionStore, tmp_path: Path) -> None:
             UnitTriple.unit_id == unit_id, UnitTriple.lang == "es")).one()
         row.object_override = "España"  # a manual correction is what gets exported
     out = tmp_path / "out.csv"
-    assert export_csv(store, out) == 2
+    report = export_csv(store, out)
+    assert (report.entries, report.units, report.skipped, report.format) == (2, 2, [], "csv")
+    # u1: 2 en + 1 it + 1 es main triples, 3 references; the WDV record: 1 triple.
+    assert (report.references, report.triples) == (3, 5)
     with out.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         assert tuple(reader.fieldnames or ()) == COLUMNS

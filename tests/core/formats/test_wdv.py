@@ -114,7 +114,8 @@ def test_import_maps_records(store: SessionStore, wdv_file: Path) -> None:
 def test_roundtrip_is_exact(store: SessionStore, wdv_file: Path, tmp_path: Path) -> None:
     import_wdv(store, wdv_file)
     out = tmp_path / "out.json"
-    assert export_wdv(store, out) == 3
+    report = export_wdv(store, out)
+    assert (report.entries, report.units, report.references, report.skipped) == (3, 3, 0, [])
     exported = json.loads(out.read_text(encoding="utf-8"))
     original = json.loads(wdv_file.read_text(encoding="utf-8"))
     assert exported == original
@@ -205,3 +206,134 @@ def test_helpers_and_registry(wdv_file: Path) -> None:
     assert detect_format(wdv_file) == "wdv"
     assert IMPORT_FORMATS["wdv"].file_filter == "WDV JSON (*.json)"
     assert {"wdv", "turtle", "ntriples", "csv"} <= set(EXPORT_FORMATS)
+
+
+# -- reading large files incrementally -------------------------------------------------------
+
+
+def test_records_are_read_one_at_a_time(tmp_path: Path) -> None:
+    from contextlib import closing
+
+    from core.formats.wdv import RecordReader
+
+    records = []
+    for i in range(300):
+        record = copy.deepcopy(wdv_records()[i % 3])
+        record["claim_id"] = f"Q{i + 1}$X"
+        records.append(record)
+    path = write_wdv(tmp_path / "big.json", records)
+    size = path.stat().st_size
+    with closing(RecordReader(path, chunk_bytes=4096)) as reader:
+        stream = reader.records()
+        assert next(stream) == records[0]
+        # The first record came from the first chunk, not from reading the whole file.
+        assert reader.bytes_read == 4096 < size // 10
+        assert [records[0], *stream] == records
+        assert reader.bytes_read == size
+
+
+# Texts json.loads refuses (or reads): the reader must agree with it on every chunk size,
+# values that straddle chunks (numbers, literals, escapes, multi-byte characters) included.
+JSON_TEXTS = [
+    '[\n  {"claim_id": "x",\n  "rank": }\n]\n',
+    '[{"a": 1}',
+    "[1,]",
+    "[1 2]",
+    "[1] x",
+    "",
+    '[{"a": tru}]',
+    '[\n{"a": [1, 2,\n 3}\n]',
+    '[1,\n\n  2,\n  {"é": "ñ", "b": nope}]',
+    '[{"a": "Città \\u00e9\\n", "n": -12345.678e-3, "t": true, "f": false, "z": null}]',
+    " [ ] ",
+]
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 1 << 16])
+def test_reader_agrees_with_json_loads(tmp_path: Path, chunk: int) -> None:
+    from contextlib import closing
+
+    from core.formats.wdv import RecordReader
+
+    for number, text in enumerate(JSON_TEXTS):
+        path = tmp_path / f"t{number}.json"
+        path.write_text(text, encoding="utf-8")
+        try:
+            expected, message = json.loads(text), None
+        except json.JSONDecodeError as exc:
+            expected, message = None, f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
+        with closing(RecordReader(path, chunk_bytes=chunk)) as reader:
+            if message is None:
+                assert list(reader.records()) == expected, text
+            else:
+                with pytest.raises(FormatError) as raised:
+                    list(reader.records())
+                assert f"not valid JSON: {message} (expected a JSON array" in str(raised.value)
+
+
+def test_batches_stay_in_one_transaction(store: SessionStore, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.formats.wdv as wdv
+
+    monkeypatch.setattr(wdv, "BATCH", 2)
+    monkeypatch.setattr(wdv, "CHUNK_BYTES", 512)
+    records = []
+    for i in range(5):
+        record = copy.deepcopy(wdv_records()[0])
+        record["claim_id"] = f"c{i}"
+        records.append(record)
+    before = table_digest(store)
+    text = json.dumps(records, indent=2)
+    broken = tmp_path / "broken.json"
+    broken.write_text(text[:-2] + ",\n  {\"claim_id\": }\n]\n", encoding="utf-8")
+    line = text[:-2].count("\n") + 2
+    # Two batches were inserted before the error; the transaction takes them back.
+    with pytest.raises(FormatError, match=rf"Expecting value at line {line}, column 16"):
+        import_wdv(store, broken)
+    assert table_digest(store) == before
+    report = import_wdv(store, write_wdv(tmp_path / "ok.json", records))
+    assert (report.entries, report.units, report.errors) == (5, 5, [])
+    with store.unit_of_work() as db:
+        assert len(db.scalars(select(ModelRun)).all()) == 1  # one run for the whole file
+        assert len(db.scalars(select(Verbalisation)).all()) == 5
+
+
+@pytest.mark.parametrize(("encoding", "message"), [
+    ("latin-1", r"not readable as UTF-8 text: line 7, column 27 holds byte 0xe0, which is "
+                r"not valid UTF-8 \(the file may be Latin-1"),
+    ("utf-16", r"not UTF-8: it looks like UTF-16 or UTF-32 text"),
+])
+def test_wrong_encoding_is_refused_and_changes_nothing(
+        store: SessionStore, tmp_path: Path, encoding: str, message: str) -> None:
+    record = wdv_records()[0] | {"subject_label": "Città di Gubbio"}
+    path = tmp_path / "wrong.json"
+    path.write_text(json.dumps([record], ensure_ascii=False, indent=2), encoding=encoding)
+    before = table_digest(store)
+    with pytest.raises(FormatError, match=message):
+        import_wdv(store, path)
+    assert table_digest(store) == before
+
+
+def test_export_reports_the_units_it_cannot_hold(store: SessionStore, wdv_file: Path,
+                                                 tmp_path: Path) -> None:
+    import_wdv(store, wdv_file)
+    with store.unit_of_work() as db:
+        pair = DataUnit(uid="pair", origin="built", size=2, shape="sibling", root_qid="Q90")
+        pair.triples = [UnitTriple(lang="en", tripleset="main", position=i, subject="Paris",
+                                   predicate=p, object=o)
+                        for i, (p, o) in enumerate([("country", "France"), ("mayor", "X")])]
+        spanish = DataUnit(uid="solo-es", origin="built", size=1, shape="sibling")
+        spanish.triples = [UnitTriple(lang="es", tripleset="main", position=0,
+                                      subject="París", predicate="país", object="Francia")]
+        db.add_all([pair, spanish])
+    out = tmp_path / "out.json"
+    report = export_wdv(store, out)
+    assert (report.entries, report.units, report.references) == (3, 5, 0)
+    assert [str(e) for e in report.skipped] == [
+        "unit pair: 2 triples: a WDV record holds exactly one claim, so only single-triple "
+        "units are exported",
+        "unit solo-es: no English triple: a WDV record is English",
+    ]
+    assert report.errors == report.skipped
+    assert report.summary_line() == "3 entries, 5 units, 0 references, 2 errors"
+    assert len(json.loads(out.read_text(encoding="utf-8"))) == 3

@@ -70,7 +70,14 @@ def test_tailnlg_counts_and_round_trip(
     assert Counter(q for _, q, *_ in refs) == Counter(x.get("quality") for x in lexes)
 
     out = tmp_path / "out.xml"
-    assert export_webnlg(store, out, flavour="tailnlg") == 615
+    report = export_webnlg(store, out, flavour="tailnlg")
+    triple_sets = {"originaltripleset", "modifiedtripleset", "spanishtripleset",
+                   "italiantripleset"}
+    in_file = sum(len(s) for entry in original.iter("entry") for s in entry if s.tag in triple_sets)
+    assert (report.entries, report.units, report.references, report.skipped) == (
+        615, 615, 1845, [])
+    assert report.triples == in_file and report.format == "tailnlg"
+    assert report.summary_line() == "615 entries, 615 units, 1845 references, 0 errors"
     assert out.read_bytes().startswith(b'<?xml version="1.0" encoding="utf-8"?>\n<benchmark>')
     assert_same_element(original, ET.parse(out).getroot())
 
@@ -128,7 +135,8 @@ def test_webnlg_fixture_round_trip(store: SessionStore, tmp_path: Path) -> None:
         refs = db.execute(select(UnitReference.lang, UnitReference.quality)).all()
         assert refs == [("en", "gold"), ("ru", "gold"), ("en", "gold")]
     out = tmp_path / "out.xml"
-    assert export_webnlg(store, out, flavour="webnlg") == 2
+    report = export_webnlg(store, out, flavour="webnlg")
+    assert (report.entries, report.units, report.references, report.triples) == (2, 2, 3, 5)
     exported = out.read_text(encoding="utf-8")
     # Odd spacing inside an unchanged triple comes back as written.
     assert '<mtriple>Aarhus_Airport | cityServed |   "Aarhus, Denmark"</mtriple>' in exported
@@ -154,7 +162,8 @@ def test_edits_and_units_built_in_the_app_are_exported(
                                           quality="gold", lid="Id1")]
         db.add(built)
     out = tmp_path / "out.xml"
-    assert export_webnlg(store, out, flavour="tailnlg") == 3
+    report = export_webnlg(store, out, flavour="tailnlg")
+    assert (report.entries, report.units, report.references, report.errors) == (3, 3, 4, [])
     entries = ET.parse(out).getroot().findall("entries/entry")
     assert entries[1].find("modifiedtripleset")[1].text == "Abilene | country | USA"
     generated = entries[2]
