@@ -7,12 +7,21 @@ queued signals, so slots may touch widgets freely.
 The workers are plain daemon Python threads, not a ``QThreadPool``: a QThreadPool's
 C++ destructor waits for its threads while the deleting thread holds the GIL, which a
 running Python job needs to finish, so closing a window with a job in flight could
-deadlock the process (seen in CI). Daemon threads are never joined implicitly: the
-application cancels and waits for its jobs explicitly (:meth:`QtJobRunner.wait_for`).
+deadlock the process. Daemon threads are never joined implicitly: the application
+cancels and waits for its jobs explicitly (:meth:`QtJobRunner.wait_for`).
+
+Python's cyclic garbage collector runs in whichever thread happens to allocate when a
+threshold is crossed. With jobs in worker threads that can be a worker, which then
+destroys Qt widgets that became garbage on the UI thread: illegal in Qt, and it
+deadlocked the test suite (a worker's collection waiting on a Qt lock held by the UI
+thread, which waited for the GIL). So, as pyqtgraph does, once a runner exists automatic
+collection is switched off and :class:`UiThreadGarbageCollector` runs it from a timer
+on the UI thread instead.
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
 import queue
 import threading
@@ -20,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
 from core.jobs import (
     CancelToken,
@@ -36,6 +45,48 @@ from core.logs import get_logger
 
 log = get_logger("jobs")
 _ids = itertools.count(1)
+
+
+class UiThreadGarbageCollector(QObject):
+    """Python's cyclic garbage collection, on the UI thread only (see the module doc).
+
+    Automatic collection is disabled; a timer checks the allocation counts against the
+    interpreter's own thresholds and collects the generation a normal run would have.
+    """
+
+    def __init__(self, interval_ms: int = 500, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.thresholds = gc.get_threshold()
+        gc.disable()
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self.check)
+        self._timer.start(interval_ms)
+
+    def check(self) -> None:
+        counts = gc.get_count()
+        generation = -1
+        for level in range(3):
+            if counts[level] > self.thresholds[level]:
+                generation = level
+            else:
+                break
+        if generation >= 0:
+            gc.collect(generation)
+
+
+_collector: UiThreadGarbageCollector | None = None
+
+
+def collect_garbage_on_ui_thread() -> UiThreadGarbageCollector | None:
+    """Install the UI-thread collector once per application (call from the UI thread)."""
+    global _collector
+    if QCoreApplication.instance() is None or threading.current_thread() is not (
+        threading.main_thread()
+    ):
+        return None
+    if _collector is None:
+        _collector = UiThreadGarbageCollector(parent=QCoreApplication.instance())
+    return _collector
 
 
 class JobHandle(QObject):
@@ -151,6 +202,7 @@ class QtJobRunner(QObject):
 
     def __init__(self, max_threads: int = 2, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        collect_garbage_on_ui_thread()
         self._pool = _DaemonPool(max_threads)
         self.active: dict[int, JobHandle] = {}
 

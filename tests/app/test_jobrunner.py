@@ -151,3 +151,39 @@ def test_destroying_the_runner_mid_job_does_not_deadlock(tmp_path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "deleted" in result.stdout
+
+
+def test_garbage_is_collected_on_the_ui_thread_only(qtbot) -> None:
+    """A job allocating cyclic garbage must never trigger a collection in its thread:
+    collecting there would destroy Qt widgets off the UI thread (a deadlock seen in CI)."""
+    import gc
+
+    from app.jobrunner import collect_garbage_on_ui_thread
+
+    runner = QtJobRunner()
+    assert collect_garbage_on_ui_thread() is not None
+    assert not gc.isenabled()
+    threads: set[str] = set()
+
+    def record(phase: str, _info: dict) -> None:
+        if phase == "start":
+            threads.add(threading.current_thread().name)
+
+    def churn(ctx: JobContext) -> int:
+        made = 0
+        for _ in range(200_000):  # far beyond every generation's threshold
+            a: list = []
+            a.append(a)  # a reference cycle: only the cyclic collector frees it
+            made += 1
+        return made
+
+    gc.callbacks.append(record)
+    try:
+        handle = runner.submit(Job("churn", churn))
+        with qtbot.waitSignal(handle.succeeded, timeout=20_000):
+            pass
+        qtbot.wait(700)  # at least one tick of the UI-thread collector
+    finally:
+        gc.callbacks.remove(record)
+    assert threads, "nothing was collected at all"
+    assert threads == {threading.main_thread().name}
