@@ -8,6 +8,7 @@ category from there, so the view builds up live and always shows what is saved.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -136,7 +137,8 @@ class BrowserController(QObject):
 
     def _show_wait(self, seconds: float, reason: str) -> None:
         self.app.window.statusBar().showMessage(
-            f"{reason}: retrying in {seconds:.0f} s", int(max(1.0, seconds) * 1000) + 500
+            # Rounded up: a countdown that says "0 s" while still waiting reads as stuck.
+            f"{reason}: retrying in {math.ceil(seconds)} s", int(max(1.0, seconds) * 1000) + 500
         )
 
     # -- categories --------------------------------------------------------------------------

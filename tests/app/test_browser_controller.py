@@ -155,6 +155,7 @@ def test_retry_after_counts_down_in_the_status_bar(
     qtbot.waitUntil(lambda: fetch.id not in controller.runner.active, timeout=30_000)
     seen = countdown()
     assert seen[0] == 2 and 1 in seen and seen == sorted(seen, reverse=True), messages
+    assert 0 not in seen, messages  # rounded up: never "retrying in 0 s" while waiting
     assert fetched_count(controller.store, "City") == 2
     assert "done in" in window.statusBar().currentMessage()
     qtbot.waitUntil(lambda: len(panel.model.columns) == 2, timeout=5000)
