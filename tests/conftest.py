@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 
-# Must be set before any Qt import: tests never need a display.
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Must be set before any Qt import: tests never need a display. The virtual screen is
+# desktop-sized (Qt's offscreen default, 800x800, is narrower than the main window's
+# minimum, and restoring a saved geometry clamps the window to the screen).
+_SCREEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offscreen_screen.json")
+if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_SCREEN}"
 
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402

@@ -75,7 +75,6 @@ class MainWindow(QMainWindow):
         )
         # Every view is a dock, the session overview too: with no central widget the
         # docks share the whole window, and each can be closed, moved or floated.
-        self.resize(1280, 800)
         self.docks: dict[str, QDockWidget] = {}
         self.panels: dict[str, QWidget] = {}
         for spec in PANELS:
@@ -85,6 +84,12 @@ class MainWindow(QMainWindow):
         self.error_log = ErrorLogPanel()
         self.error_dock = self._dock("Error log", "dock-error-log", self.error_log, BOTTOM)
         self._arrange_default()
+        # The layout's minimum size was last computed with the right-hand docks stacked
+        # rather than tabbed (their heights added up): recompute it for the tabbed layout,
+        # or the window cannot be made smaller than ~1700 px tall.
+        self.layout().invalidate()
+        self.layout().activate()
+        self.resize(1280, 800)  # the first run's size; after that, the saved geometry
         self.error_dock.hide()
 
         self.job_status = JobStatusWidget()

@@ -74,15 +74,16 @@ def test_view_menu_closes_and_reopens_a_panel(qtbot, settings_path: Path) -> Non
 
 def test_layout_and_geometry_persist_across_runs(qtbot, settings_path: Path) -> None:
     window = make_window(qtbot, settings_path)
-    window.resize(780, 700)
     window.docks["units"].close()
     window.removeDockWidget(window.docks["report"])
     window.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, window.docks["report"])
     window.docks["report"].show()
+    # Not the default size, and room for the report docked above the browser.
+    window.resize(1100, 1000)
     window.close()  # closeEvent saves
 
     again = make_window(qtbot, settings_path)
-    assert again.size().width() == 780 and again.size().height() == 700
+    assert again.size().width() == 1100 and again.size().height() == 1000
     assert not again.docks["units"].isVisible()
     assert again.dockWidgetArea(again.docks["report"]) == Qt.DockWidgetArea.TopDockWidgetArea
 
@@ -149,3 +150,11 @@ def test_about_names_versions() -> None:
     text = about_text()
     for name in ("TailLens", "Python", "Qt", "PySide6-Essentials", "SQLite"):
         assert name in text
+
+
+def test_window_can_be_made_small_before_it_is_shown(qtbot, settings_path: Path) -> None:
+    """The docks of an area are tabbed, so the minimum height is one panel's, not their sum."""
+    window = make_window(qtbot, settings_path)
+    assert window.minimumSize().height() < 800
+    window.resize(1100, 700)
+    assert window.size().height() == 700
