@@ -1,0 +1,244 @@
+"""Wiring of the Report panel: build the bias report as a job, show it, export it.
+
+``core.report`` does the work (load per-item values, compare with the METHODS §8
+protocol, lay out the tables, plot specs, CSV and HTML); this controller runs it off
+the UI thread through :meth:`AppController.run_job` and hands the plain results to
+``widgets.report.ReportPanel``. Besides the report, the job computes the panel's
+headlines: head against long tail per metric and model, all languages pooled, with
+the very same protocol (``core.report.compare``), so a live demo reads the long-tail
+gap in one line per metric.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QTimer
+
+from core.jobs import Job, JobContext, JobSucceeded
+from core.logs import get_logger
+
+if TYPE_CHECKING:
+    from app.controller import AppController
+    from app.jobrunner import JobHandle
+    from core.report import BiasReport, Comparison, PlotSpec
+    from widgets.report import ReportPanel
+
+log = get_logger("report")
+ALL_LANGUAGES = "all languages"
+HEADLINE_PAIR = ("head", "long_tail")
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """What one build hands the panel."""
+
+    report: BiasReport
+    specs: list[PlotSpec]
+    headlines: list[Comparison]
+
+
+def available_metrics(store: Any) -> list[tuple[str, int]]:
+    """Metrics with per-item values in the session (name, count), human ratings included,
+    in the study table's order. One cheap aggregate query: it runs on the UI thread."""
+    from sqlalchemy import text
+
+    from core.report.compare import metric_order
+    from core.report.data import HUMAN_ADEQUACY, HUMAN_FLUENCY
+
+    with store.unit_of_work() as db:
+        counts = dict(db.execute(text(
+            "SELECT metric, count(*) FROM scores WHERE level = 'sentence' "
+            "AND value IS NOT NULL AND (verbalisation_id IS NOT NULL "
+            "OR reference_id IS NOT NULL) GROUP BY metric")).all())
+        fluency, adequacy = db.execute(text(
+            "SELECT count(DISTINCT CASE WHEN fluency IS NOT NULL THEN verbalisation_id END), "
+            "count(DISTINCT CASE WHEN adequacy IS NOT NULL THEN verbalisation_id END) "
+            "FROM annotations WHERE verbalisation_id IS NOT NULL")).one()
+    if fluency:
+        counts[HUMAN_FLUENCY] = int(fluency)
+    if adequacy:
+        counts[HUMAN_ADEQUACY] = int(adequacy)
+    return [(m, int(counts[m])) for m in sorted(counts, key=metric_order)]
+
+
+def headline_comparisons(report: BiasReport) -> list[Comparison]:
+    """Head against long tail on each metric of the report, per model, languages pooled.
+
+    Reference-based metrics use the study table's reference quality only (gold and silver
+    are never mixed); reference texts' own scores stay out (they are not a model's).
+    """
+    from core.report import ScoreFrame, compare
+    from core.report.data import Observation
+
+    quality = report.settings.study_quality
+    pooled_items: dict[int, Any] = {}
+    observations = []
+    for o in report.frame.observations:
+        if o.metric not in report.metrics or o.item.is_reference:
+            continue
+        if o.quality is not None and o.quality != quality:
+            continue
+        item = pooled_items.get(id(o.item))
+        if item is None:
+            item = pooled_items[id(o.item)] = replace(o.item, lang=ALL_LANGUAGES)
+        observations.append(Observation(o.metric, o.value, o.quality, item))
+    return compare(ScoreFrame(observations=observations), "tier", metrics=report.metrics,
+                   pairs=[HEADLINE_PAIR], settings=report.settings)
+
+
+class ReportController(QObject):
+    def __init__(self, app: AppController, panel: ReportPanel) -> None:
+        super().__init__(panel)
+        self.app, self.panel = app, panel
+        self.view: ReportView | None = None
+        self.handle: JobHandle | None = None  # the build running
+        self.last_export: JobHandle | None = None
+        self.metrics: list[tuple[str, int]] = []  # what the session holds, as last listed
+        self._auto_built_for: object | None = None  # the store last built automatically
+
+        panel.build_requested.connect(self.build)
+        panel.cancel_requested.connect(self.cancel)
+        panel.csv_requested.connect(lambda folder: self.export_csv(Path(folder)))
+        panel.html_requested.connect(lambda path: self.export_html(Path(path)))
+        app.session_changed.connect(lambda _store: self.session_opened())
+        app.runner.job_finished.connect(self._on_any_job_finished)
+        self.dock = app.window.docks.get("report")
+        if self.dock is not None:
+            self.dock.visibilityChanged.connect(self._on_visibility)
+
+    # -- session -----------------------------------------------------------------------------
+    def session_opened(self) -> None:
+        self.view = None
+        self.handle = None
+        self.panel.set_busy(False)
+        self.panel.clear()
+        self.refresh_available()
+        if self.dock is not None and self.dock.isVisible():
+            QTimer.singleShot(0, self.build_when_shown)
+
+    def refresh_available(self) -> list[tuple[str, int]]:
+        store = self.app.store
+        if store is None:
+            self.metrics = []
+            self.panel.set_available([], session=False)
+            return []
+        try:
+            self.metrics = available_metrics(store)
+        except Exception as error:  # noqa: BLE001 - a locked session must not break the panel
+            log.warning("could not list the session's metrics: %s", error)
+            return self.metrics
+        self.panel.set_available(self.metrics)
+        return self.metrics
+
+    def _on_visibility(self, visible: bool) -> None:
+        if visible:
+            QTimer.singleShot(0, self.build_when_shown)
+
+    def build_when_shown(self) -> None:
+        """The first time the panel is seen on a session with scores, build at once with
+        the default options (a demo needs no clicks); later builds are the user's."""
+        store = self.app.store
+        if (store is None or self.view is not None or self.handle is not None
+                or self._auto_built_for is store):
+            return
+        if self.refresh_available():
+            self._auto_built_for = store
+            self.build()
+
+    # -- building ----------------------------------------------------------------------------
+    def build(self, options: dict[str, Any] | None = None) -> JobHandle | None:
+        """Build the report as a job with the panel's options (or ``options``)."""
+        from core.report import Settings, plot_specs, report_job
+        from widgets.report import NO_SCORES_MESSAGE
+
+        store = self.app.store
+        if store is None:
+            return None
+        if self.handle is not None:
+            return self.handle  # one build at a time
+        if not self.refresh_available():
+            self.panel.clear()
+            self.panel.show_message(NO_SCORES_MESSAGE)
+            return None
+        options = options if options is not None else self.panel.options_dict()
+        settings = Settings(**options.get("settings", {}))
+        job = report_job(store, by=tuple(options.get("by") or ("tier",)),
+                         metrics=options.get("metrics"), settings=settings)
+        build_report = job.run
+
+        def run(ctx: JobContext) -> ReportView:
+            report = build_report(ctx)
+            ctx.check_cancelled()
+            ctx.progress(1, 1, "head vs long tail and plots")
+            return ReportView(report, plot_specs(report), headline_comparisons(report))
+
+        job.run = run
+        handle = self.app.run_job(job)
+        self.handle = handle
+        self.panel.set_busy(True)
+        handle.progressed.connect(self.panel.show_progress)
+        handle.finished.connect(lambda outcome, h=handle: self._built(h, outcome))
+        return handle
+
+    def cancel(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+
+    def _built(self, handle: JobHandle, outcome: Any) -> None:
+        if handle is not self.handle:
+            return  # a build of a session no longer open
+        self.handle = None
+        self.panel.set_busy(False)
+        if isinstance(outcome, JobSucceeded):
+            self.view = outcome.result
+            self.panel.show_report(self.view.report, self.view.specs, self.view.headlines)
+
+    def _on_any_job_finished(self, handle: JobHandle) -> None:
+        """Scores or ratings may have changed: list the metrics again, and say so on a
+        report already shown (it is not rebuilt behind the user's back)."""
+        kind = handle.job.kind
+        if kind.startswith("report") or self.app.store is None:
+            return
+        before = self.metrics
+        now = self.refresh_available()
+        if self.view is not None and (now != before or "score" in kind or "annot" in kind
+                                      or kind == "import"):
+            self.panel.mark_stale()
+
+    # -- export ------------------------------------------------------------------------------
+    def export_csv(self, folder: Path) -> JobHandle | None:
+        """Every table as CSV into ``folder`` (core's write_csv, as a job)."""
+        from core.report import write_csv
+
+        if self.view is None:
+            return None
+        report = self.view.report
+        job = Job(f"Export report tables to {folder.name}", lambda _ctx: write_csv(report, folder),
+                  kind="report.csv", params={"folder": str(folder)}, uses_session=False)
+        handle = self.last_export = self.app.run_job(job)
+        handle.finished.connect(lambda outcome: self._exported(
+            outcome, lambda paths: f"{len(paths)} CSV files written to {folder}"))
+        return handle
+
+    def export_html(self, path: Path) -> JobHandle | None:
+        """The self-contained HTML report (core's write_html, as a job)."""
+        from core.report import write_html
+
+        if self.view is None:
+            return None
+        report = self.view.report
+        job = Job(f"Export HTML report {path.name}", lambda _ctx: write_html(report, path),
+                  kind="report.html", params={"file": str(path)}, uses_session=False)
+        handle = self.last_export = self.app.run_job(job)
+        handle.finished.connect(lambda outcome: self._exported(
+            outcome, lambda written: f"Report written to {written.path} ({written.tables} "
+                                     f"tables, {written.plots} plots)"))
+        return handle
+
+    def _exported(self, outcome: Any, describe: Any) -> None:
+        # On finished, after the runner's own "done in x s" line, so this one stays.
+        if isinstance(outcome, JobSucceeded):
+            self.app.window.statusBar().showMessage(describe(outcome.result), 15_000)

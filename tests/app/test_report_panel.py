@@ -1,0 +1,260 @@
+"""The Report panel on the fixture session: tables as core builds them, marks, headlines,
+plots and their exports, CSV and HTML exports, the empty session, the job's thread."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import threading
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+
+from app.gui import build_window
+from core.jobs import JobSucceeded, JobWasCancelled
+from core.report import Settings, build_report, plot_specs
+from core.store import SessionStore
+from tests.fixtures import report_session as fixture_module
+from tests.fixtures.report_session import ReportSession
+from widgets.report import MARK_BACKGROUND, headline_text
+
+report_session = fixture_module.report_session  # registers the fixture here
+
+DISPLAY, USER = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.UserRole
+BACKGROUND, FONT = Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.FontRole
+
+
+@pytest.fixture
+def wired(qtbot, tmp_path: Path, report_session: ReportSession):
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    assert controller.open_session(report_session.path)
+    yield window, controller
+    controller.shutdown()
+
+
+def wait_built(qtbot, handle) -> object:
+    with qtbot.waitSignal(handle.finished, timeout=30_000) as blocker:
+        pass
+    return blocker.args[0]
+
+
+def build(qtbot, report, **options) -> None:
+    handle = report.build(options or None)
+    assert handle is not None
+    assert isinstance(wait_built(qtbot, handle), JobSucceeded)
+
+
+def rows_of(model) -> list[tuple]:
+    return [tuple(model.data(model.index(r, c), USER) for c in range(model.columnCount()))
+            for r in range(model.rowCount())]
+
+
+def find_row(table_model, **values) -> int:
+    columns = table_model.table.columns
+    for r in range(table_model.rowCount()):
+        if all(table_model.raw(r, columns.index(k)) == v for k, v in values.items()):
+            return r
+    raise AssertionError(f"no row with {values}")
+
+
+def test_building_fills_the_tables_as_core_builds_them(qtbot, wired, report_session) -> None:
+    window, controller = wired
+    panel = controller.report.panel
+    # The metrics the session holds are listed before any build, ratings included.
+    names = [panel.metric_list.item(i).data(USER) for i in range(panel.metric_list.count())]
+    assert names == ["bleu", "chrf++", "ppl", "entity_ppl", "human_fluency", "human_adequacy"]
+    assert "Build report" in panel.message.text()
+
+    panel.set_dimensions(["tier", "lang"])
+    panel.repetitions_spin.setValue(3)
+    panel.seed_spin.setValue(5)
+    options = panel.options_dict()
+    assert options["by"] == ["tier", "lang"] and options["metrics"] is None
+    build(qtbot, controller.report, **options)
+    assert panel.stack.currentWidget() is panel.outer
+    settings = Settings(repetitions=3, seed=5)
+    assert controller.report.view.report.settings == settings
+
+    with SessionStore.open(report_session.path) as store:
+        expected = {t.name: t for t in build_report(store, by=("tier", "lang"),
+                                                    settings=settings).tables()}
+    assert set(panel.pages) == set(expected)
+    for name in ("compare_tier", "compare_lang", "study_gold", "counts", "annotations"):
+        model = panel.pages[name].model
+        assert rows_of(model) == [tuple(r) for r in expected[name].rows], name
+    tier = panel.pages["compare_tier"].model
+    assert tier.rowCount() == len(expected["compare_tier"].rows) > 0
+    r = find_row(tier, metric="bleu", model="model-a", lang="en", quality="gold")
+    columns = tier.table.columns
+    assert tier.data(tier.index(r, columns.index("group_a")), DISPLAY) == "head"
+    assert tier.data(tier.index(r, columns.index("median_a")), DISPLAY) == "65.00"  # 50..80
+    assert tier.data(tier.index(r, columns.index("median_b")), DISPLAY) == "25.00"  # 10..40
+    assert tier.data(tier.index(r, columns.index("metric")), DISPLAY) == "BLEU"
+    # The verdict columns come right after the groups' names.
+    header = panel.pages["compare_tier"].view.horizontalHeader()
+    assert header.visualIndex(columns.index("p_value")) == columns.index("group_b") + 1
+    study = panel.pages["study_gold"].model
+    r = find_row(study, model="model-a", type="long_tail", lang="en")
+    assert study.raw(r, study.table.columns.index("BLEU")) == pytest.approx(25.0)
+
+
+def test_significant_cells_are_highlighted_with_a_legend(qtbot, wired) -> None:
+    window, controller = wired
+    panel = controller.report.panel
+    build(qtbot, controller.report)
+    tier = panel.pages["compare_tier"].model
+    p = tier.table.columns.index("p_value")
+    # model-a: head 50-80 against long tail 10-40, fully separated: exact p = 2/70.
+    separated = find_row(tier, metric="bleu", model="model-a", lang="en", quality="gold")
+    overlapping = find_row(tier, metric="bleu", model="model-b", lang="en", quality="gold")
+    assert tier.raw(separated, p) == pytest.approx(2 / 70)
+    marked, plain = tier.index(separated, p), tier.index(overlapping, p)
+    assert tier.data(marked, BACKGROUND).color() == MARK_BACKGROUND
+    assert tier.data(marked, FONT).bold()
+    assert tier.data(marked, DISPLAY).endswith("*")
+    assert tier.data(plain, BACKGROUND) is None and tier.data(plain, FONT) is None
+    assert "p < 0.05" in tier.data(marked, Qt.ItemDataRole.ToolTipRole)
+    study = panel.pages["study_gold"].model
+    assert any(study.data(study.index(r, c), BACKGROUND) is not None
+               for r in range(study.rowCount()) for c in range(study.columnCount()))
+    assert "highlighted" in panel.legend.text() and "p &lt; 0.05" in panel.legend.text()
+    tabs = [panel.tabs.tabText(i) for i in range(panel.tabs.count())]
+    assert panel.tabs.tabText(panel.tabs.currentIndex()) == "By tier *"
+    assert "Study table *" in tabs and "Counts" in tabs
+
+
+def test_headlines_read_head_against_long_tail(qtbot, wired) -> None:
+    window, controller = wired
+    panel = controller.report.panel
+    build(qtbot, controller.report)
+    lines = {headline_text(c, show_model=True) for c in panel.headlines}
+    # Languages pooled: model-a head 45..80 (median 62.5), long tail 5..40 (median 22.5),
+    # 8 against 8 fully separated: exact two-sided p = 2 / C(16, 8) = 1.55e-4.
+    assert ("BLEU (model-a, gold refs): head 62.50 vs long tail 22.50, p = 1.6e-04 "
+            "(significant; long tail worse)") in lines
+    # Perplexity: higher is worse (model-a head median 13.5, long tail 70.5).
+    assert ("PPL (model-a): head 13.50 vs long tail 70.50, p = 1.6e-04 "
+            "(significant; long tail worse)") in lines
+    model_b = next(line for line in lines if line.startswith("BLEU (model-b"))
+    assert "head 42.50 vs long tail 47.50" in model_b and "not significant" in model_b
+    assert "significant: long tail worse" in panel.headline.text()
+
+
+def test_plots_show_the_specs_and_export_png_and_svg(qtbot, wired, tmp_path: Path) -> None:
+    window, controller = wired
+    panel = controller.report.panel
+    build(qtbot, controller.report)
+    specs = plot_specs(controller.report.view.report)
+    plots = panel.plots
+    assert [s.title for s in plots.specs] == [s.title for s in specs]
+    assert plots.picker.count() == len(specs)
+    boxes = next(i for i, s in enumerate(specs) if s.kind == "box" and s.metric == "bleu")
+    plots.show_plot(boxes)
+    assert len(plots.boxes) == 4 == len(plots.box_item.opts["x"])
+    assert [b.label for b in plots.boxes] == ["model-a · head", "model-a · long_tail",
+                                              "model-b · head", "model-b · long_tail"]
+    assert plots.boxes[0].median == pytest.approx(62.5)
+    ppl = next(i for i, s in enumerate(specs) if s.kind == "box" and s.metric == "ppl")
+    plots.show_plot(ppl)
+    assert plots.left_axis.log_values
+    # Drawn on log10: the median of the logs of 10..17 lies between log10(13) and log10(14).
+    assert plots.boxes[0].median == pytest.approx((math.log10(13) + math.log10(14)) / 2)
+    scatter = next(i for i, s in enumerate(specs) if s.kind == "scatter")
+    plots.show_plot(scatter)
+    assert len(plots.scatter_item.data) == 32  # 2 models × 8 units × 2 languages
+    distribution = next(i for i, s in enumerate(specs) if s.kind == "distribution")
+    plots.show_plot(distribution)
+    assert len(plots.plot.getPlotItem().listDataItems()) == 2  # head, long tail
+
+    png, svg = plots.export(tmp_path / "p.png"), plots.export(tmp_path / "p.svg")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert ET.parse(svg).getroot().tag.endswith("svg")
+    written = plots.export_all(tmp_path / "all")
+    assert len(written) == 2 * len(specs) and all(p.stat().st_size for p in written)
+    # The plot shown before is drawn again.
+    assert plots.current_spec() == specs[distribution]
+    assert len(plots.plot.getPlotItem().listDataItems()) == 2
+    with pytest.raises(ValueError, match="png or .svg"):
+        plots.export(tmp_path / "p.pdf")
+
+
+def test_csv_and_html_exports_run_as_jobs(qtbot, wired, tmp_path: Path) -> None:
+    window, controller = wired
+    panel = controller.report.panel
+    assert not panel.csv_button.isEnabled()
+    build(qtbot, controller.report)
+    assert panel.csv_button.isEnabled() and panel.html_button.isEnabled()
+    requested: list[str] = []
+    panel.csv_requested.connect(requested.append)
+    panel.csv_requested.emit(str(tmp_path / "csv"))  # what the CSV… button sends
+    handle = controller.report.last_export
+    assert requested and handle is not None
+    assert isinstance(wait_built(qtbot, handle), JobSucceeded)
+    names = {p.stem for p in (tmp_path / "csv").glob("*.csv")}
+    assert {t.name for t in controller.report.view.report.tables()} <= names
+    assert "CSV files written" in window.statusBar().currentMessage()
+    panel.html_requested.emit(str(tmp_path / "report.html"))
+    assert isinstance(wait_built(qtbot, controller.report.last_export), JobSucceeded)
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Long-tail bias report" in html and "<svg" in html
+    assert "report.html" in window.statusBar().currentMessage()
+
+
+def test_an_empty_session_says_so_instead_of_empty_tables(qtbot, wired, tmp_path) -> None:
+    window, controller = wired
+    panel = controller.report.panel
+    controller.new_session(tmp_path / "empty.taillens")
+    assert panel.metric_list.count() == 0
+    started = []
+    controller.runner.job_started.connect(lambda h: started.append(h.job.kind))
+    panel.build_button.click()
+    assert "report" not in started and controller.report.handle is None
+    assert panel.stack.currentWidget() is panel.message
+    assert "Nothing to compare yet" in panel.message.text()
+
+
+def test_the_build_runs_off_the_ui_thread_and_cancels(qtbot, wired, monkeypatch) -> None:
+    window, controller = wired
+    panel = controller.report.panel
+    compare_module = importlib.import_module("core.report.compare")  # the package shadows it
+
+    threads: list[int] = []
+
+    def slow_build(store, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        threads.append(threading.get_ident())
+        ctx = kwargs["ctx"]
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            ctx.check_cancelled()
+            time.sleep(0.01)
+        raise AssertionError("never cancelled")
+
+    monkeypatch.setattr(compare_module, "build_report", slow_build)
+    handle = controller.report.build()
+    qtbot.waitUntil(lambda: bool(threads), timeout=10_000)
+    assert threads[0] != threading.get_ident()
+    assert panel.cancel_button.isEnabled() and not panel.build_button.isEnabled()
+    qtbot.wait(50)  # the UI thread keeps serving events while the job runs
+    assert controller.report.build() is handle  # one build at a time
+    panel.cancel_button.click()
+    assert isinstance(wait_built(qtbot, handle), JobWasCancelled)
+    assert panel.build_button.isEnabled() and not panel.progress.isVisible()
+    assert controller.report.view is None and panel.stack.currentWidget() is panel.message
+
+
+def test_the_report_builds_itself_when_first_shown(qtbot, wired) -> None:
+    """A live demo needs no clicks: showing the panel on a scored session builds it."""
+    window, controller = wired
+    window.show()
+    dock = window.docks["report"]
+    dock.show()
+    dock.raise_()
+    qtbot.waitUntil(lambda: controller.report.view is not None, timeout=30_000)
+    panel = controller.report.panel
+    assert panel.stack.currentWidget() is panel.outer and panel.headlines
+    assert controller.report.view.report.by == ("tier",)

@@ -1,0 +1,825 @@
+"""Report panel: compare head and long tail (and languages, models, gold and silver
+references, categories) with the METHODS §8 protocol, see it at a glance, export it.
+
+Top: what to compare (dimensions, metrics) and the protocol's settings (repetitions,
+sample size, alpha, seed; the study table's reference quality and statistic), Build.
+Then one headline line per metric, head against long tail, readable from across a room;
+then a splitter of tables (tabs: the TailNLG study table, one comparison table per
+dimension, human ratings, counts, runs, signatures) and plots (pyqtgraph). Significant
+cells are highlighted (and carry the ``*`` mark the exports use), with a legend.
+
+The panel holds no truth: ``app.report.ReportController`` builds the report with
+``core.report`` in a job and hands it over; the panel only asks (signals) and shows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.jobs import Progress
+from core.report import BiasReport, Comparison, PlotSpec, Table, metric_label
+from core.report.compare import SIGNIFICANT_MARK
+from core.statistics import (
+    DEFAULT_ALPHA,
+    DEFAULT_REPETITIONS,
+    DEFAULT_SAMPLE_SIZE,
+    DEFAULT_SEED,
+)
+from widgets.report_plots import ReportPlots
+
+DIMENSION_CHOICES = (
+    ("tier", "Tier: head vs long tail"),
+    ("subtier", "Sub-tier: head vs long_tail_en / _it / _es"),
+    ("lang", "Language"),
+    ("model", "Model"),
+    ("quality", "References: gold vs silver"),
+    ("category", "Category"),
+)
+# Metrics where a lower value is the better one (the headline says which side is worse).
+LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination"})
+MARK_BACKGROUND = QColor("#ffd866")
+MARK_FOREGROUND = QColor("#5c3b00")
+WORSE_COLOUR = "#b3261e"
+BETTER_COLOUR = "#1b7a3d"
+NEUTRAL_COLOUR = "#666666"
+# Friendlier headers for the comparison tables (the exports keep the core's names).
+HEADERS = {
+    "group_a": "a", "group_b": "b", "n_a": "n a", "median_a": "median a", "iqr_a": "IQR a",
+    "mean_a": "mean a", "n_b": "n b", "median_b": "median b", "iqr_b": "IQR b",
+    "mean_b": "mean b", "p_value": "p (averaged)", "effect_size": "effect r",
+    "significant": "p < α", "lang": "language",
+}
+TAB_TITLES = {"counts": "Counts", "runs": "Runs", "signatures": "Signatures",
+              "annotations": "Human ratings"}
+NOT_BUILT_MESSAGE = ("Press <b>Build report</b> to compare head and long tail on {metrics}.")
+NO_SESSION_MESSAGE = "Open a session to build a bias report."
+NO_SCORES_MESSAGE = (
+    "<h3>Nothing to compare yet</h3>This session holds no per-item scores and no human "
+    "ratings.<br><br>Verbalise units (<b>Verbalise</b> panel), score the verbalisations "
+    "(<b>Scores</b> panel) or rate them (<b>Annotate</b> panel); the report then compares "
+    "head and long tail on every metric.")
+
+
+def format_value(value: Any) -> str:
+    """A cell as text: numbers to a readable precision, booleans as yes/blank."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        if value == 0:
+            return "0"
+        if abs(value) < 1e-3:
+            return f"{value:.1e}"
+        if abs(value) < 1:
+            return f"{value:.3f}"
+        if abs(value) < 1000:
+            return f"{value:.2f}"
+        return f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def format_p(p: float | None) -> str:
+    if p is None:
+        return "p n/a"
+    return f"p = {p:.1e}" if p < 1e-3 else f"p = {p:.3f}"
+
+
+# -- the table model ------------------------------------------------------------------------
+
+
+class ReportTableModel(QAbstractTableModel):
+    """A ``core.report.Table`` as a Qt model: marked cells highlighted and starred.
+
+    ``Qt.UserRole`` gives a cell's raw value (tests and sorting use it); sorting keeps
+    each row's marks, which are looked up by the row's position in the core table.
+    """
+
+    def __init__(self, table: Table | None = None, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.table: Table | None = None
+        self._order: list[int] = []
+        self._mark_tip = "significant"
+        self._bold = QFont()
+        self._bold.setBold(True)
+        if table is not None:
+            self.set_table(table)
+
+    def set_table(self, table: Table | None, mark_tip: str = "significant") -> None:
+        self.beginResetModel()
+        self.table = table
+        self._order = list(range(len(table.rows))) if table is not None else []
+        self._mark_tip = mark_tip
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() or self.table is None else len(self._order)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() or self.table is None else len(self.table.columns)
+
+    def is_marked(self, row: int, column: int) -> bool:
+        return self.table is not None and (self._order[row], column) in self.table.marked
+
+    def raw(self, row: int, column: int) -> Any:
+        assert self.table is not None
+        return self.table.rows[self._order[row]][column]
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or self.table is None:
+            return None
+        row, column = index.row(), index.column()
+        value = self.raw(row, column)
+        marked = self.is_marked(row, column)
+        if role == Qt.ItemDataRole.DisplayRole:
+            if self.table.columns[column] == "metric" and isinstance(value, str):
+                value = metric_label(value)
+            return format_value(value) + (f" {SIGNIFICANT_MARK}" if marked else "")
+        if role == Qt.ItemDataRole.UserRole:
+            return value
+        if role == Qt.ItemDataRole.BackgroundRole and marked:
+            return QBrush(MARK_BACKGROUND)
+        if role == Qt.ItemDataRole.ForegroundRole and marked:
+            return QBrush(MARK_FOREGROUND)
+        if role == Qt.ItemDataRole.FontRole and marked:
+            return self._bold
+        if role == Qt.ItemDataRole.ToolTipRole:
+            text = str(value) if value is not None else ""
+            return f"{text}\n{self._mark_tip}" if marked else (text if len(text) > 30 else None)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            numeric = isinstance(value, int | float) and not isinstance(value, bool)
+            horizontal = Qt.AlignmentFlag.AlignRight if numeric else Qt.AlignmentFlag.AlignLeft
+            return int(horizontal | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if self.table is None or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            name = self.table.columns[section]
+            return HEADERS.get(name, name) if self.table.name.startswith("compare_") else name
+        return str(section + 1)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        if self.table is None or not 0 <= column < len(self.table.columns):
+            return
+        rows = self.table.rows
+
+        def key(i: int) -> tuple[int, Any]:
+            value = rows[i][column]
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                return (1, 0)  # blanks last either way
+            return (0, value if isinstance(value, int | float) else str(value))
+
+        self.layoutAboutToBeChanged.emit()
+        filled = [i for i in self._order if key(i)[0] == 0]
+        blank = [i for i in self._order if key(i)[0] == 1]
+        filled.sort(key=key, reverse=order == Qt.SortOrder.DescendingOrder)
+        self._order = filled + blank
+        self.layoutChanged.emit()
+
+
+class TablePage(QWidget):
+    """One table of the report: its note above, the table view below."""
+
+    def __init__(self, table: Table, mark_tip: str) -> None:
+        super().__init__()
+        self.model = ReportTableModel()
+        self.model.set_table(table, mark_tip)
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        # No sort indicator at first: the rows stay in the core's reading order until a
+        # header is clicked (setSortingEnabled would otherwise sort by column 0 at once).
+        self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.view.setSortingEnabled(True)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setAlternatingRowColors(True)
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setDefaultSectionSize(22)
+        self.view.setWordWrap(False)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setMinimumSectionSize(36)
+        header.setResizeContentsPrecision(40)  # sizing reads 40 rows, not all of them
+        if table.name.startswith("compare_"):
+            # The verdict (p, effect, mark) right after the two groups' names, so a narrow
+            # dock shows it without scrolling; n, median, IQR, mean follow.
+            for offset, name in enumerate(("p_value", "effect_size", "significant")):
+                if name in table.columns and "group_b" in table.columns:
+                    target = table.columns.index("group_b") + 1 + offset
+                    header.moveSection(header.visualIndex(table.columns.index(name)), target)
+            # A stratum that is the same on every row (one model, say) is said once in
+            # the note rather than repeated in a column a narrow dock has no room for.
+            constant = []
+            for name in ("model", "lang", "quality"):
+                column = table.columns.index(name)
+                values = {row[column] for row in table.rows}
+                if len(table.rows) > 1 and len(values) == 1:
+                    self.view.setColumnHidden(column, True)
+                    value = next(iter(values))
+                    if value:  # empty: the dimension compared, or no quality at all
+                        constant.append(f"{HEADERS.get(name, name)} {value}")
+            if constant:
+                note = f"{table.note}; same on every row: {', '.join(constant)}"
+                table = replace(table, note=note.strip())
+        self._sized = False
+        self.note = QLabel(escape(table.note) if table.note else "")
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color:#555; font-size:11px;")
+        self.note.setVisible(bool(table.note))
+        self.empty = QLabel("No rows: nothing to compare in this dimension (see the notes "
+                            "above the tables).")
+        self.empty.setWordWrap(True)
+        self.empty.setVisible(not table.rows)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 0)
+        layout.addWidget(self.note)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.view, 1)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        # Columns are sized when a tab is first seen: sizing reads cells, and a report
+        # has many tables that may never be opened (keeps show_report well under 100 ms).
+        if not self._sized:
+            self._sized = True
+            self.view.resizeColumnsToContents()
+            for column in range(self.model.columnCount()):
+                if self.view.columnWidth(column) > 260:
+                    self.view.setColumnWidth(column, 260)  # long JSON cells: see the tooltip
+        super().showEvent(event)
+
+
+# -- headlines -------------------------------------------------------------------------------
+
+
+def _centre(summary: Any) -> float | None:
+    return summary.median if summary.median is not None else summary.mean
+
+
+def headline_parts(c: Comparison, *, show_model: bool) -> dict[str, Any]:
+    """The pieces of one headline line, head (``a``) against long tail (``b``)."""
+    head, tail = _centre(c.a), _centre(c.b)
+    verdict, colour = "no difference", NEUTRAL_COLOUR
+    if head is not None and tail is not None and head != tail:
+        tail_lower = tail < head
+        worse = tail_lower != (c.metric in LOWER_IS_BETTER)
+        verdict = "long tail worse" if worse else "long tail better"
+        colour = (WORSE_COLOUR if worse else BETTER_COLOUR) if c.significant else NEUTRAL_COLOUR
+    scope = []
+    if show_model and c.stratum_value("model"):
+        scope.append(c.stratum_value("model"))
+    if c.stratum_value("quality"):
+        scope.append(f"{c.stratum_value('quality')} refs")
+    return {"label": metric_label(c.metric), "scope": ", ".join(scope), "head": head,
+            "tail": tail, "n_head": c.a.n, "n_tail": c.b.n, "p": c.p_value,
+            "r": c.effect_size, "significant": c.significant, "verdict": verdict,
+            "colour": colour}
+
+
+def headline_text(c: Comparison, *, show_model: bool = False) -> str:
+    """Plain text, e.g. ``BLEU: head 42.10 vs long tail 31.00, p = 0.003 (significant)``."""
+    h = headline_parts(c, show_model=show_model)
+    scope = f" ({h['scope']})" if h["scope"] else ""
+    state = "significant" if h["significant"] else "not significant"
+    return (f"{h['label']}{scope}: head {format_value(h['head'])} vs long tail "
+            f"{format_value(h['tail'])}, {format_p(h['p'])} ({state}; {h['verdict']})")
+
+
+def headline_html(c: Comparison, *, show_model: bool = False, table: bool = True) -> str:
+    """One headline as a table row (``table``) or as a run of text for a narrow dock."""
+    h = headline_parts(c, show_model=show_model)
+    scope = (f" <span style='color:#777; font-weight:normal'>({escape(h['scope'])})</span>"
+             if h["scope"] else "")
+    badge = "significant" if h["significant"] else "not significant"
+    weight = "bold" if h["significant"] else "normal"
+    effect = "" if h["r"] is None else f", r = {h['r']:+.2f}"
+    cells = (f"<b>{escape(h['label'])}</b>{scope}",
+             f"head <b>{format_value(h['head'])}</b>",
+             f"vs long tail <b>{format_value(h['tail'])}</b>",
+             f"<span style='color:#555'>{format_p(h['p'])}{effect}</span>",
+             f"<span style='color:{h['colour']}; font-weight:{weight}; "
+             f"white-space:nowrap'>{badge}: "
+             f"{escape(h['verdict'])}</span>")
+    if not table:
+        return f"{cells[0]}: {cells[1]} {cells[2]} · {cells[3]} · {cells[4]}"
+    pads = ("1px 10px 1px 0", "1px 6px", "1px 6px", "1px 6px", "1px 0 1px 6px")
+    return "<tr>" + "".join(f"<td style='padding:{pad}; white-space:nowrap'>{cell}</td>"
+                            for pad, cell in zip(pads, cells, strict=True)) + "</tr>"
+
+
+# -- the panel -------------------------------------------------------------------------------
+
+
+class ReportPanel(QWidget):
+    build_requested = Signal(dict)  # {"by": [...], "metrics": [...] | None, "settings": {...}}
+    cancel_requested = Signal()
+    csv_requested = Signal(str)  # folder
+    html_requested = Signal(str)  # file
+
+    WIDE = 1100  # from this width on, tables and plots sit side by side
+    WIDE_HEADLINES = 940  # from this width on, the headlines are aligned columns
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.report: BiasReport | None = None
+        self.headlines: list[Comparison] = []
+        self.pages: dict[str, TablePage] = {}
+        self._metrics: list[tuple[str, int]] = []
+        self._build_widgets()
+        self._layout()
+        self.show_message(NO_SESSION_MESSAGE)
+
+    # -- widgets -----------------------------------------------------------------------------
+    def _build_widgets(self) -> None:
+        self.options_button = QToolButton()
+        self.options_button.setText("Options")
+        self.options_button.setCheckable(True)
+        self.options_button.setChecked(True)
+        self.options_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.options_button.setArrowType(Qt.ArrowType.DownArrow)
+        self.options_button.toggled.connect(self._on_options_toggled)
+        self.build_button = QPushButton("Build report")
+        self.build_button.setDefault(True)
+        self.build_button.setToolTip("Compare the chosen groups on the chosen metrics "
+                                     "(runs as a job; Cancel stops it)")
+        self.build_button.clicked.connect(self._on_build)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        self.progress = QProgressBar()
+        self.csv_button = QPushButton("CSV…")
+        self.csv_button.setToolTip("Export every table as CSV into a folder")
+        self.csv_button.clicked.connect(self._on_csv)
+        self.html_button = QPushButton("HTML…")
+        self.html_button.setToolTip("Export a self-contained HTML report (tables, plots, the "
+                                    "runs' settings, metric signatures)")
+        self.html_button.clicked.connect(self._on_html)
+        for button in (self.csv_button, self.html_button):
+            button.setEnabled(False)
+            button.setMinimumWidth(56)
+            button.setMaximumWidth(80)
+
+        self.dimension_list = QListWidget()
+        for key, title in DIMENSION_CHOICES:
+            item = QListWidgetItem(title)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if key == "tier"
+                               else Qt.CheckState.Unchecked)
+            self.dimension_list.addItem(item)
+        self.metric_list = QListWidget()
+        for widget in (self.dimension_list, self.metric_list):
+            widget.setMaximumHeight(128)
+            widget.setMinimumHeight(48)
+
+        self.repetitions_spin = _spin(1, 1000, DEFAULT_REPETITIONS,
+                                      "Mann–Whitney repetitions, p-values averaged (METHODS §8)")
+        self.sample_spin = _spin(2, 1_000_000, DEFAULT_SAMPLE_SIZE,
+                                 "Items sampled per group in each repetition (all when fewer)")
+        self.sample_spin.setSingleStep(100)
+        self.alpha_spin = QDoubleSpinBox()
+        self.alpha_spin.setDecimals(3)
+        self.alpha_spin.setRange(0.001, 0.5)
+        self.alpha_spin.setSingleStep(0.01)
+        self.alpha_spin.setValue(DEFAULT_ALPHA)
+        self.alpha_spin.setToolTip("A difference is marked when the averaged p is below this")
+        self.seed_spin = _spin(0, 2**31 - 1, DEFAULT_SEED, "Seed of the random samples")
+        self.quality_combo = QComboBox()
+        self.quality_combo.addItems(["gold", "silver"])
+        self.quality_combo.setToolTip("References of the study table, the headlines and the "
+                                      "plots (gold and silver are never mixed)")
+        self.statistic_combo = QComboBox()
+        self.statistic_combo.addItems(["mean", "median"])
+        self.statistic_combo.setToolTip("Statistic of the study table's cells")
+
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextFormat(Qt.TextFormat.RichText)
+        self.message.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.message.setMargin(12)
+
+        self.headline_title = QLabel()
+        self.headline_title.setWordWrap(True)
+        self.headline = QLabel()
+        self.headline.setWordWrap(True)
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        font = self.headline.font()
+        font.setPointSizeF(font.pointSizeF() * 1.2)
+        self.headline.setFont(font)
+        self.legend = QLabel()
+        self.legend.setWordWrap(True)
+        self.notes_label = QLabel()
+        self.notes_label.setWordWrap(True)
+        self.notes_label.setStyleSheet("color:#8a5a00;")
+        self.stale_label = QLabel("Scores changed since this report was built: "
+                                  "press Build report again.")
+        self.stale_label.setStyleSheet("color:#b3261e;")
+        self.stale_label.setVisible(False)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.setUsesScrollButtons(True)
+        self.plots = ReportPlots()
+        self.plots.png_button.clicked.connect(lambda: self._on_export_plot(".png"))
+        self.plots.svg_button.clicked.connect(lambda: self._on_export_plot(".svg"))
+        self.all_plots_button = QPushButton("All…")
+        self.all_plots_button.setMinimumWidth(40)
+        self.all_plots_button.setMaximumWidth(60)
+        self.all_plots_button.setToolTip("Export every plot as PNG and SVG into a folder")
+        self.all_plots_button.clicked.connect(self._on_export_all_plots)
+        self.plots.layout().itemAt(0).layout().addWidget(self.all_plots_button)
+
+    def _layout(self) -> None:
+        # Compact enough for a ~350 px dock: Build and the exports on one row; progress
+        # and Cancel on a second row that shows only while a report is being built.
+        top = QHBoxLayout()
+        top.addWidget(self.options_button)
+        top.addWidget(self.build_button)
+        top.addStretch(1)
+        top.addWidget(self.csv_button)
+        top.addWidget(self.html_button)
+        self.busy_row = QWidget()
+        busy = QHBoxLayout(self.busy_row)
+        busy.setContentsMargins(0, 0, 0, 0)
+        busy.addWidget(self.progress, 1)
+        busy.addWidget(self.cancel_button)
+        self.busy_row.setVisible(False)
+
+        self.dimension_box = _titled("Compare by", self.dimension_list)
+        self.metric_box = _titled("Metrics", self.metric_list)
+        # Label–field pairs in two columns: three short rows, so the options stay low.
+        settings = QGridLayout()
+        settings.setContentsMargins(0, 0, 0, 0)
+        settings.setHorizontalSpacing(6)
+        settings.setVerticalSpacing(2)
+        fields = (("Repetitions", self.repetitions_spin), ("Sample size", self.sample_spin),
+                  ("Alpha", self.alpha_spin), ("Seed", self.seed_spin),
+                  ("Study refs", self.quality_combo), ("Cells", self.statistic_combo))
+        for i, (label, field) in enumerate(fields):
+            row, column = divmod(i, 2)
+            settings.addWidget(QLabel(label), row, 2 * column)
+            settings.addWidget(field, row, 2 * column + 1)
+            field.setMinimumWidth(56)
+        settings.setColumnStretch(1, 1)
+        settings.setColumnStretch(3, 1)
+        settings_widget = QWidget()
+        settings_widget.setLayout(settings)
+        self.settings_box = _titled("Mann–Whitney protocol (METHODS §8)", settings_widget)
+        self.options = QFrame()
+        self.options_grid = QGridLayout(self.options)
+        self.options_grid.setContentsMargins(0, 0, 0, 0)
+        self._wide_options: bool | None = None
+        self._wide_headlines: bool | None = None
+        self._arrange_options(wide=False)
+
+        headline_box = QFrame()
+        headline_box.setFrameShape(QFrame.Shape.StyledPanel)
+        headline_box.setStyleSheet("QFrame{background:#fbfbf7;}")
+        headline_layout = QVBoxLayout(headline_box)
+        headline_layout.setContentsMargins(8, 6, 8, 6)
+        headline_layout.addWidget(self.headline_title)
+        headline_layout.addWidget(self.headline)
+        headline_layout.addWidget(self.legend)
+        headline_layout.addWidget(self.notes_label)
+        headline_layout.addWidget(self.stale_label)
+        headline_layout.addStretch(1)
+        self.headline_box = headline_box
+        headline_scroll = QScrollArea()
+        headline_scroll.setWidget(headline_box)
+        headline_scroll.setWidgetResizable(True)
+        headline_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        headline_scroll.setMinimumHeight(40)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.tabs)
+        self.splitter.addWidget(self.plots)
+        self.splitter.setChildrenCollapsible(False)
+        self.outer = QSplitter(Qt.Orientation.Vertical)
+        self.outer.addWidget(headline_scroll)
+        self.outer.addWidget(self.splitter)
+        self.outer.setStretchFactor(1, 4)
+        self.outer.setChildrenCollapsible(False)
+
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.message)
+        self.stack.addWidget(self.outer)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.busy_row)
+        layout.addWidget(self.options)
+        layout.addWidget(self.stack, 1)
+
+    def _arrange_options(self, wide: bool) -> None:
+        """Three columns when wide; the two lists side by side over the settings when not."""
+        if wide == self._wide_options:
+            return
+        self._wide_options = wide
+        for box in (self.dimension_box, self.metric_box, self.settings_box):
+            self.options_grid.removeWidget(box)
+        if wide:
+            self.options_grid.addWidget(self.dimension_box, 0, 0)
+            self.options_grid.addWidget(self.metric_box, 0, 1)
+            self.options_grid.addWidget(self.settings_box, 0, 2)
+        else:
+            self.options_grid.addWidget(self.dimension_box, 0, 0)
+            self.options_grid.addWidget(self.metric_box, 0, 1)
+            self.options_grid.addWidget(self.settings_box, 1, 0, 1, 2)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        width = event.size().width()
+        self._arrange_options(wide=width >= 760)
+        wide = width >= self.WIDE
+        orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.splitter.orientation() != orientation:
+            self.splitter.setOrientation(orientation)
+            half = max(self.splitter.width() if wide else self.splitter.height(), 2) // 2
+            self.splitter.setSizes([half, half])
+        if self.report is not None and (width >= self.WIDE_HEADLINES) != self._wide_headlines:
+            self._show_headlines(self.report, self.headlines)
+            QTimer.singleShot(0, self._fit_headline)
+
+    # -- what app tells the panel ------------------------------------------------------------
+    def set_available(self, metrics: Sequence[tuple[str, int]], *, session: bool = True) -> None:
+        """The metrics the session holds (name, per-item values), all checked."""
+        self._metrics = list(metrics)
+        previous = {self.metric_list.item(i).data(Qt.ItemDataRole.UserRole):
+                    self.metric_list.item(i).checkState()
+                    for i in range(self.metric_list.count())}
+        self.metric_list.clear()
+        for name, count in metrics:
+            item = QListWidgetItem(f"{metric_label(name)} ({count:,})")
+            item.setData(Qt.ItemDataRole.UserRole, name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(previous.get(name, Qt.CheckState.Checked))
+            self.metric_list.addItem(item)
+        self.build_button.setEnabled(session)
+        if self.report is None:
+            if not session:
+                self.show_message(NO_SESSION_MESSAGE)
+            elif not metrics:
+                self.show_message(NO_SCORES_MESSAGE)
+            else:
+                names = ", ".join(metric_label(m) for m, _ in metrics)
+                self.show_message(NOT_BUILT_MESSAGE.format(metrics=escape(names)))
+
+    def show_message(self, html: str) -> None:
+        """Show a message instead of the results (no session, no scores, not built)."""
+        self.message.setText(html)
+        self.stack.setCurrentWidget(self.message)
+
+    def clear(self) -> None:
+        """Forget the shown report (another session was opened)."""
+        self.report, self.headlines = None, []
+        self.tabs.clear()
+        self.pages.clear()
+        self.plots.set_specs([])
+        self.stale_label.setVisible(False)
+        for button in (self.csv_button, self.html_button):
+            button.setEnabled(False)
+
+    def set_busy(self, busy: bool) -> None:
+        self.build_button.setEnabled(not busy)
+        self.cancel_button.setEnabled(busy)
+        self.busy_row.setVisible(busy)
+        if busy:
+            self.progress.setRange(0, 0)
+
+    def show_progress(self, progress: Progress) -> None:
+        if progress.total:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(1000 * min(progress.done / progress.total, 1.0)))
+        self.progress.setFormat(progress.message or "%p%")
+        self.progress.setToolTip(progress.message)
+
+    def mark_stale(self) -> None:
+        if self.report is not None:
+            self.stale_label.setVisible(True)
+
+    def show_report(self, report: BiasReport, specs: Sequence[PlotSpec],
+                    headlines: Sequence[Comparison]) -> None:
+        self.report, self.headlines = report, list(headlines)
+        self.stale_label.setVisible(False)
+        self._show_headlines(report, self.headlines)
+        s = report.settings
+        protocol = (f"two-sided Mann–Whitney U, {s.repetitions} × samples of {s.sample_size}, "
+                    f"p averaged, seed {s.seed}")
+        self.legend.setText(
+            f"<span style='background:{MARK_BACKGROUND.name()}; color:"
+            f"{MARK_FOREGROUND.name()}; font-weight:bold'>&nbsp;highlighted {SIGNIFICANT_MARK}"
+            f"&nbsp;</span> = significant, p &lt; {s.alpha:g} ({escape(protocol)}). "
+            "Effect r: rank-biserial correlation, + when head (a) is higher.")
+        self.notes_label.setText("<br>".join(escape(n) for n in report.notes))
+        self.notes_label.setVisible(bool(report.notes))
+        current = _plain(self.tabs.tabText(self.tabs.currentIndex())) if self.tabs.count() \
+            else ""
+        self.tabs.clear()
+        self.pages.clear()
+        mark_tip = f"p < {s.alpha:g}: significant ({protocol})"
+        for table in report.tables():
+            page = TablePage(table, mark_tip)
+            self.pages[table.name] = page
+            self.tabs.addTab(page, _tab_title(table))
+        titles = [_plain(self.tabs.tabText(i)) for i in range(self.tabs.count())]
+        # Keep the tab the user was reading; first time, the head-vs-tail comparison.
+        for wanted in (current, f"By {report.by[0]}" if report.by else "", "Study table"):
+            if wanted and wanted in titles:
+                self.tabs.setCurrentIndex(titles.index(wanted))
+                break
+        self.plots.set_specs(specs)
+        for button in (self.csv_button, self.html_button):
+            button.setEnabled(True)
+        self.stack.setCurrentWidget(self.outer)
+        if self.width() < 760 and self.options_button.isChecked():
+            self.options_button.setChecked(False)  # a narrow dock needs the room for results
+        QTimer.singleShot(0, self._fit_headline)
+
+    def _fit_headline(self) -> None:
+        """Give the headline the height it needs (at most 40 % of the results)."""
+        sizes = self.outer.sizes()
+        total = sum(sizes)
+        if total <= 0:
+            return
+        box = self.headline_box
+        width = max(self.outer.width() - 4, 100)
+        wanted = box.heightForWidth(width) if box.hasHeightForWidth() else -1
+        wanted = (wanted if wanted > 0 else box.sizeHint().height()) + 6
+        top = min(wanted, int(total * 0.4))
+        self.outer.setSizes([top, total - top])
+
+    def _show_headlines(self, report: BiasReport, headlines: Sequence[Comparison]) -> None:
+        quality = report.settings.study_quality
+        models = {c.stratum_value("model") for c in headlines}
+        self.headline_title.setText(
+            "<b>Head vs long tail</b> <span style='color:#666'>(medians; all languages "
+            f"pooled, per model; reference-based metrics against {escape(quality)} "
+            "references)</span>")
+        if not headlines:
+            self.headline.setText(
+                "<i>No head/long-tail comparison: the session's scored units are not split "
+                "into head and long tail (see the Browser's tiers, or compare by another "
+                "dimension).</i>")
+            return
+        show_model = len(models) > 1
+        self._wide_headlines = wide = self.width() >= self.WIDE_HEADLINES
+        if wide:  # aligned columns
+            rows = "".join(headline_html(c, show_model=show_model) for c in headlines)
+            self.headline.setText(f"<table cellspacing='0'>{rows}</table>")
+        else:  # a narrow dock: one wrapped paragraph per metric
+            self.headline.setText("".join(
+                "<p style='margin:0 0 4px 0'>"
+                f"{headline_html(c, show_model=show_model, table=False)}</p>"
+                for c in headlines))
+
+    # -- what the panel asks ---------------------------------------------------------------
+    def options_dict(self) -> dict[str, Any]:
+        by = [self.dimension_list.item(i).data(Qt.ItemDataRole.UserRole)
+              for i in range(self.dimension_list.count())
+              if self.dimension_list.item(i).checkState() == Qt.CheckState.Checked]
+        checked = [self.metric_list.item(i).data(Qt.ItemDataRole.UserRole)
+                   for i in range(self.metric_list.count())
+                   if self.metric_list.item(i).checkState() == Qt.CheckState.Checked]
+        everything = len(checked) == self.metric_list.count()
+        return {
+            "by": by or ["tier"],
+            "metrics": None if everything else checked,
+            "settings": {"repetitions": self.repetitions_spin.value(),
+                         "sample_size": self.sample_spin.value(),
+                         "alpha": round(self.alpha_spin.value(), 6),
+                         "seed": self.seed_spin.value(),
+                         "study_quality": self.quality_combo.currentText(),
+                         "statistic": self.statistic_combo.currentText()},
+        }
+
+    def set_dimensions(self, keys: Sequence[str]) -> None:
+        for i in range(self.dimension_list.count()):
+            item = self.dimension_list.item(i)
+            on = item.data(Qt.ItemDataRole.UserRole) in keys
+            item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+
+    def _on_build(self) -> None:
+        options = self.options_dict()
+        if options["metrics"] == []:
+            QMessageBox.information(self, "No metric chosen", "Tick at least one metric.")
+            return
+        self.build_requested.emit(options)
+
+    def _on_options_toggled(self, on: bool) -> None:
+        self.options.setVisible(on)
+        self.options_button.setArrowType(Qt.ArrowType.DownArrow if on
+                                          else Qt.ArrowType.RightArrow)
+
+    def _on_csv(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export the report's tables as CSV")
+        if folder:
+            self.csv_requested.emit(folder)
+
+    def _on_html(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export the HTML report", "report.html",
+                                              "HTML report (*.html)")
+        if path:
+            target = Path(path)
+            self.html_requested.emit(str(target if target.suffix else
+                                         target.with_suffix(".html")))
+
+    def _on_export_plot(self, suffix: str) -> None:
+        spec = self.plots.current_spec()
+        if spec is None:
+            return
+        name = f"{spec.kind}-{spec.metric}{suffix}".replace("+", "plus")
+        filters = "PNG image (*.png)" if suffix == ".png" else "SVG drawing (*.svg)"
+        path, _ = QFileDialog.getSaveFileName(self, "Export plot", name, filters)
+        if path:
+            target = Path(path)
+            self.plots.export(target if target.suffix else target.with_suffix(suffix))
+
+    def _on_export_all_plots(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export every plot (PNG and SVG)")
+        if folder:
+            written = self.plots.export_all(Path(folder))
+            QMessageBox.information(self, "Plots exported",
+                                    f"{len(written)} files written to {folder}.")
+
+
+def _spin(low: int, high: int, value: int, tip: str) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setValue(value)
+    spin.setToolTip(tip)
+    spin.setGroupSeparatorShown(True)
+    return spin
+
+
+def _titled(title: str, widget: QWidget) -> QWidget:
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(2)
+    label = QLabel(f"<b>{escape(title)}</b>")
+    layout.addWidget(label)
+    layout.addWidget(widget)
+    layout.addStretch(1)
+    return box
+
+
+def _plain(title: str) -> str:
+    return title.removesuffix(f" {SIGNIFICANT_MARK}")
+
+
+def _tab_title(table: Table) -> str:
+    """Short tab titles; a tab holding significant cells carries the mark."""
+    if table.name.startswith("compare_"):
+        title = f"By {table.name.removeprefix('compare_')}"
+    elif table.name.startswith("study_"):
+        title = "Study table"
+    else:
+        title = TAB_TITLES.get(table.name, table.title)
+    return title + (f" {SIGNIFICANT_MARK}" if table.marked else "")

@@ -1,0 +1,336 @@
+"""The Report panel's plots, drawn with pyqtgraph from ``core.report.PlotSpec`` s.
+
+* ``box``: one Tukey box per group (whiskers at 1.5 IQR, outliers as rings), the same
+  rule as the HTML report's SVG boxes, so the panel and the exported report agree;
+* ``distribution``: overlaid step histograms, each as the share of its group's items
+  (head and long tail have different sizes, so counts would mislead);
+* ``scatter``: entity perplexity against statement count, both axes log10.
+
+Perplexities (``spec.log10``) are drawn on a log10 axis (METHODS §8): values are
+transformed here and the axis labels show the original numbers. Each plot exports to
+PNG (pyqtgraph's ImageExporter) and SVG (Qt's SVG generator, as the Browser's plots do:
+pyqtgraph's SVGExporter cannot parse the paths Qt 6.8+ writes, pyqtgraph issue #3485).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, QSize
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from core.report import PlotSpec
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf")
+MAX_OUTLIERS = 300  # per box; beyond that the rings only slow the drawing down
+MAX_POINTS = 20_000
+BINS = 20
+
+
+@dataclass(frozen=True)
+class BoxStats:
+    """What one box shows (in plot coordinates: log10 of the values for log plots)."""
+
+    label: str
+    n: int
+    q1: float
+    median: float
+    q3: float
+    whisker_low: float
+    whisker_high: float
+    outliers: np.ndarray
+
+
+def plot_values(values: Sequence[float], log10: bool) -> np.ndarray:
+    """Finite values, as log10 on a log axis (non-positive values cannot be drawn there)."""
+    array = np.asarray(values, dtype=float)
+    array = array[np.isfinite(array)]
+    if log10:
+        array = np.log10(array[array > 0])
+    return array
+
+
+def box_stats(label: str, values: Sequence[float], log10: bool = False) -> BoxStats | None:
+    """Quartiles by linear interpolation, whiskers at the last value within 1.5 IQR."""
+    array = plot_values(values, log10)
+    if array.size == 0:
+        return None
+    q1, median, q3 = (float(v) for v in np.percentile(array, [25, 50, 75]))
+    iqr = q3 - q1
+    inside = array[(array >= q1 - 1.5 * iqr) & (array <= q3 + 1.5 * iqr)]
+    outliers = array[(array < q1 - 1.5 * iqr) | (array > q3 + 1.5 * iqr)]
+    return BoxStats(label, int(array.size), q1, median, q3, float(inside.min()),
+                    float(inside.max()), outliers)
+
+
+class _LogAxis(pg.AxisItem):
+    """An axis over log10 values whose labels read as the original numbers."""
+
+    def __init__(self, orientation: str) -> None:
+        super().__init__(orientation)
+        self.log_values = False
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
+        if not self.log_values:
+            return super().tickStrings(values, scale, spacing)
+        return [f"{10 ** v:.3g}" for v in values]
+
+
+class ReportPlots(QWidget):
+    """A picker of the report's plots, the chosen plot, and its export buttons."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=True, background="w", foreground="k")
+        self.specs: list[PlotSpec] = []
+        self.boxes: list[BoxStats] = []  # of the plot shown, for tests and tooltips
+        self.left_axis = _LogAxis("left")
+        self.bottom_axis = _LogAxis("bottom")
+        self.plot = pg.PlotWidget(axisItems={"left": self.left_axis,
+                                             "bottom": self.bottom_axis})
+        self.plot.setMinimumHeight(120)
+        for axis in (self.left_axis, self.bottom_axis):
+            axis.enableAutoSIPrefix(False)  # "share (x0.001)" reads worse than 0.25
+        self.picker = QComboBox()
+        self.picker.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.picker.setMinimumContentsLength(8)
+        self.picker.currentIndexChanged.connect(self._on_picked)
+        self.png_button = QPushButton("PNG…")
+        self.svg_button = QPushButton("SVG…")
+        for button in (self.png_button, self.svg_button):
+            button.setMinimumWidth(48)
+            button.setMaximumWidth(70)
+        self.png_button.setToolTip("Export this plot as a PNG image")
+        self.svg_button.setToolTip("Export this plot as an SVG drawing")
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        self.caption.setStyleSheet("color:#555;")
+        row = QHBoxLayout()
+        row.addWidget(self.picker, 1)
+        row.addWidget(self.png_button)
+        row.addWidget(self.svg_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.caption)
+        self.set_specs([])
+
+    # -- data --------------------------------------------------------------------------------
+    def set_specs(self, specs: Sequence[PlotSpec]) -> None:
+        self.specs = list(specs)
+        self.picker.blockSignals(True)
+        self.picker.clear()
+        for spec in self.specs:
+            self.picker.addItem(spec.title)
+        self.picker.blockSignals(False)
+        for widget in (self.picker, self.png_button, self.svg_button):
+            widget.setEnabled(bool(self.specs))
+        if self.specs:
+            self.show_plot(0)
+        else:
+            self._clear()
+            self.caption.setText("No plots: build the report first.")
+
+    def show_plot(self, index: int) -> None:
+        if self.picker.currentIndex() != index:
+            self.picker.setCurrentIndex(index)  # draws through _on_picked
+            return
+        self.draw(self.specs[index])
+
+    def current_spec(self) -> PlotSpec | None:
+        index = self.picker.currentIndex()
+        return self.specs[index] if 0 <= index < len(self.specs) else None
+
+    def _on_picked(self, index: int) -> None:
+        if 0 <= index < len(self.specs):
+            self.draw(self.specs[index])
+
+    # -- drawing -----------------------------------------------------------------------------
+    def _clear(self) -> pg.PlotItem:
+        item = self.plot.getPlotItem()
+        item.clear()
+        if item.legend is not None:
+            item.legend.scene().removeItem(item.legend)
+            item.legend = None
+        item.setLogMode(x=False, y=False)
+        item.setTitle(None)
+        item.setLabel("left", "")
+        item.setLabel("bottom", "")
+        self.left_axis.log_values = self.bottom_axis.log_values = False
+        self.bottom_axis.setTicks(None)
+        self.bottom_axis.setHeight(None)
+        self.boxes = []
+        return item
+
+    def draw(self, spec: PlotSpec) -> None:
+        item = self._clear()
+        item.setTitle(spec.title, size="10pt")
+        item.showGrid(x=spec.kind != "box", y=True, alpha=0.2)
+        if spec.kind == "box":
+            self._draw_boxes(item, spec)
+        elif spec.kind == "distribution":
+            self._draw_distribution(item, spec)
+        elif spec.kind == "scatter":
+            self._draw_scatter(item, spec)
+        item.enableAutoRange()
+
+    def _draw_boxes(self, item: pg.PlotItem, spec: PlotSpec) -> None:
+        self.boxes = [b for b in (box_stats(label, values, spec.log10)
+                                  for label, values in spec.groups) if b is not None]
+        self.left_axis.log_values = spec.log10
+        item.setLabel("left", spec.ylabel + (" (log10 axis)" if spec.log10 else ""))
+        if not self.boxes:
+            self.caption.setText("No values to plot.")
+            return
+        xs = np.arange(len(self.boxes), dtype=float)
+        q1 = np.array([b.q1 for b in self.boxes])
+        q3 = np.array([b.q3 for b in self.boxes])
+        brushes = [pg.mkBrush(PALETTE[i % len(PALETTE)] + "44") for i in range(len(xs))]
+        pens = [pg.mkPen(PALETTE[i % len(PALETTE)], width=1.5) for i in range(len(xs))]
+        self.box_item = pg.BarGraphItem(x=xs, y0=q1, height=np.maximum(q3 - q1, 1e-12),
+                                        width=0.6, brushes=brushes, pens=pens)
+        item.addItem(self.box_item)
+        for i, box in enumerate(self.boxes):
+            pen = pens[i]
+            x = float(i)
+            # whiskers and caps, then the median, as line pairs
+            segments_x = [x, x, x, x, x - 0.15, x + 0.15, x - 0.15, x + 0.15]
+            segments_y = [box.whisker_low, box.q1, box.q3, box.whisker_high,
+                          box.whisker_low, box.whisker_low, box.whisker_high, box.whisker_high]
+            item.addItem(pg.PlotDataItem(segments_x, segments_y, connect="pairs", pen=pen))
+            item.addItem(pg.PlotDataItem([x - 0.3, x + 0.3], [box.median, box.median],
+                                         pen=pg.mkPen(PALETTE[i % len(PALETTE)], width=3)))
+            if box.outliers.size:
+                shown = box.outliers[:: max(1, box.outliers.size // MAX_OUTLIERS)]
+                item.addItem(pg.ScatterPlotItem(
+                    np.full(shown.size, x), shown, size=5, symbol="o",
+                    pen=pg.mkPen(PALETTE[i % len(PALETTE)]), brush=None))
+        # Long labels ("model · tier") take two lines, with n under them.
+        ticks = [(float(i), f"{_wrap(b.label)}\nn={b.n:,}") for i, b in enumerate(self.boxes)]
+        self.bottom_axis.setTicks([ticks, []])
+        lines = max(t.count("\n") + 1 for _, t in ticks)
+        self.bottom_axis.setHeight(12 + 14 * lines)
+        item.setXRange(-0.6, len(self.boxes) - 0.4, padding=0)
+        self.caption.setText(
+            "Boxes: quartiles; thick line: median; whiskers: last values within 1.5 IQR; "
+            "rings: outliers." + (" Log10 axis." if spec.log10 else ""))
+
+    def _draw_distribution(self, item: pg.PlotItem, spec: PlotSpec) -> None:
+        cleaned = [(label, plot_values(values, spec.log10)) for label, values in spec.groups]
+        cleaned = [(label, v) for label, v in cleaned if v.size]
+        self.bottom_axis.log_values = spec.log10
+        item.setLabel("bottom", spec.xlabel + (" (log10 axis)" if spec.log10 else ""))
+        item.setLabel("left", "share of the group's items")
+        if not cleaned:
+            self.caption.setText("No values to plot.")
+            return
+        everything = np.concatenate([v for _, v in cleaned])
+        low, high = float(everything.min()), float(everything.max())
+        if high <= low:
+            low, high = low - 0.5, high + 0.5
+        edges = np.linspace(low, high, BINS + 1)
+        item.addLegend(offset=(-10, 10))
+        for i, (label, values) in enumerate(cleaned):
+            colour = PALETTE[i % len(PALETTE)]
+            share = np.histogram(values, bins=edges)[0] / values.size
+            item.addItem(pg.PlotDataItem(
+                edges, share, stepMode="center", pen=pg.mkPen(colour, width=2),
+                fillLevel=0, brush=pg.mkBrush(colour + "30"),
+                name=f"{label.replace('_', ' ')} (n={values.size:,})"))
+        self.caption.setText("Each line: the share of that group's items in each bin.")
+
+    def _draw_scatter(self, item: pg.PlotItem, spec: PlotSpec) -> None:
+        xs, ys = np.asarray(spec.x, dtype=float), np.asarray(spec.y, dtype=float)
+        keep = np.isfinite(xs) & np.isfinite(ys)
+        if spec.log_x:
+            keep &= xs > 0
+        if spec.log10:
+            keep &= ys > 0
+        xs, ys = xs[keep], ys[keep]
+        step = max(1, xs.size // MAX_POINTS)
+        xs, ys = xs[::step], ys[::step]
+        item.setLabel("bottom", spec.xlabel + (" (log10 axis)" if spec.log_x else ""))
+        item.setLabel("left", spec.ylabel + (" (log10 axis)" if spec.log10 else ""))
+        self.bottom_axis.log_values, self.left_axis.log_values = spec.log_x, spec.log10
+        if not xs.size:
+            self.caption.setText("No values to plot.")
+            return
+        px = np.log10(xs) if spec.log_x else xs
+        py = np.log10(ys) if spec.log10 else ys
+        self.scatter_item = pg.ScatterPlotItem(px, py, size=5, pen=None,
+                                               brush=pg.mkBrush(PALETTE[0] + "88"))
+        item.addItem(self.scatter_item)
+        self.caption.setText(f"{xs.size:,} verbalisations; each point: one text's entity "
+                             "perplexity and its root entity's statement count.")
+
+    # -- export ------------------------------------------------------------------------------
+    def export(self, path: Path) -> Path:
+        """Write the shown plot as PNG or SVG, by the file's suffix."""
+        spec = self.current_spec()
+        return export_plot(self.plot, Path(path), spec.title if spec else "TailLens plot")
+
+    def export_all(self, folder: Path) -> list[Path]:
+        """Every plot as PNG and SVG into ``folder`` (``NN-<kind>-<metric>.png/.svg``)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        shown = self.picker.currentIndex()
+        written = []
+        try:
+            for i, spec in enumerate(self.specs):
+                self.draw(spec)
+                stem = f"{i + 1:02d}-{spec.kind}-{_safe(spec.metric)}"
+                for suffix in (".png", ".svg"):
+                    written.append(export_plot(self.plot, folder / f"{stem}{suffix}",
+                                               spec.title))
+        finally:
+            if 0 <= shown < len(self.specs):
+                self.draw(self.specs[shown])
+        return written
+
+
+def export_plot(widget: pg.PlotWidget, path: Path, title: str) -> Path:
+    """A plot widget as PNG (pyqtgraph ImageExporter) or SVG (Qt's SVG generator)."""
+    suffix = path.suffix.lower()
+    if suffix == ".png":
+        import pyqtgraph.exporters as exporters
+
+        exporter = exporters.ImageExporter(widget.getPlotItem())
+        exporter.parameters()["width"] = max(900, widget.width())
+        exporter.export(str(path))
+    elif suffix == ".svg":
+        from PySide6.QtGui import QPainter
+        from PySide6.QtSvg import QSvgGenerator
+
+        rect = widget.sceneRect() if widget.width() > 10 else QRectF(0, 0, 800, 500)
+        generator = QSvgGenerator()
+        generator.setFileName(str(path))
+        generator.setSize(QSize(int(rect.width()), int(rect.height())))
+        generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+        generator.setTitle(title)
+        painter = QPainter(generator)
+        try:
+            widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        finally:
+            painter.end()
+    else:
+        raise ValueError(f"plots export to .png or .svg, not {suffix or 'no suffix'}")
+    return path
+
+
+def _wrap(label: str) -> str:
+    """"model · tier" on two lines; underscores read as spaces."""
+    return label.replace(" · ", "\n").replace("_", " ")
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "plot"
+
+
+__all__ = ["BoxStats", "ReportPlots", "box_stats", "export_plot", "plot_values"]
