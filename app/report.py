@@ -40,30 +40,6 @@ class ReportView:
     headlines: list[Comparison]
 
 
-def available_metrics(store: Any) -> list[tuple[str, int]]:
-    """Metrics with per-item values in the session (name, count), human ratings included,
-    in the study table's order. One cheap aggregate query: it runs on the UI thread."""
-    from sqlalchemy import text
-
-    from core.report.compare import metric_order
-    from core.report.data import HUMAN_ADEQUACY, HUMAN_FLUENCY
-
-    with store.unit_of_work() as db:
-        counts = dict(db.execute(text(
-            "SELECT metric, count(*) FROM scores WHERE level = 'sentence' "
-            "AND value IS NOT NULL AND (verbalisation_id IS NOT NULL "
-            "OR reference_id IS NOT NULL) GROUP BY metric")).all())
-        fluency, adequacy = db.execute(text(
-            "SELECT count(DISTINCT CASE WHEN fluency IS NOT NULL THEN verbalisation_id END), "
-            "count(DISTINCT CASE WHEN adequacy IS NOT NULL THEN verbalisation_id END) "
-            "FROM annotations WHERE verbalisation_id IS NOT NULL")).one()
-    if fluency:
-        counts[HUMAN_FLUENCY] = int(fluency)
-    if adequacy:
-        counts[HUMAN_ADEQUACY] = int(adequacy)
-    return [(m, int(counts[m])) for m in sorted(counts, key=metric_order)]
-
-
 def headline_comparisons(report: BiasReport) -> list[Comparison]:
     """Head against long tail on each metric of the report, per model, languages pooled.
 
@@ -125,6 +101,8 @@ class ReportController(QObject):
             self.metrics = []
             self.panel.set_available([], session=False)
             return []
+        from core.report.data import available_metrics
+
         try:
             self.metrics = available_metrics(store)
         except Exception as error:  # noqa: BLE001 - a locked session must not break the panel

@@ -67,6 +67,10 @@ def test_frame_holds_sentence_scores_and_human_ratings(store: SessionStore) -> N
     assert frame.metrics[:3] == ["bleu", "chrf++", "ppl"]
     assert [r.name for r in frame.runs] == ["model-a", "model-b"]
     assert ("bleu", "nrefs:1|case:mixed|tok:13a|v:2.6") in frame.signatures
+    # The panel's cheap listing (one aggregate query) agrees with the frame, in its order.
+    from core.report.data import available_metrics
+
+    assert available_metrics(store) == [(m, counts[m]) for m in frame.metrics]
 
 
 def test_head_against_long_tail_within_model_language_and_quality(store: SessionStore) -> None:
