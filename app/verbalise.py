@@ -1,0 +1,537 @@
+"""Wiring of the Verbalise panel: the models found, the prompt preview, runs as jobs.
+
+The controller reads the panel's settings, builds a verbaliser with
+``core.verbalise.open_verbaliser`` (cheap: a missing or broken model folder raises its
+``ModelError`` here, before any run row exists) and runs ``core.verbalise.job.
+verbalise_job`` through :meth:`AppController.run_job`, off the UI thread. The exact
+prompt of a causal model needs its tokenizer (chat template): the first preview loads it
+as a job, later previews reuse it. Settings, edited templates included, are kept in the
+session meta, so a session reopens with the choices it was verbalised with.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QTimer
+
+from core.errors import UserFacingError
+from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
+from core.logs import get_logger
+
+if TYPE_CHECKING:
+    from app.controller import AppController
+    from app.jobrunner import JobHandle
+    from app.units import UnitsController
+    from core.store import SessionStore
+    from core.verbalise import Verbaliser
+    from core.verbalise.job import VerbaliseSummary
+    from widgets.verbalise import VerbalisePanel
+
+log = get_logger("verbalise")
+SETTINGS_META_KEY = "verbalise:settings"
+LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
+_KIND_NOTES = {
+    "template": "The template verbaliser reads no prompt: the templates apply to causal "
+                "models and servers.",
+    "seq2seq": "Seq2seq models read a task prefix and the <H> <R> <T> linearisation, not "
+               "this template.",
+}
+
+
+class VerbaliseController(QObject):
+    def __init__(self, app: AppController, panel: VerbalisePanel,
+                 units: UnitsController | None = None) -> None:
+        from core.verbalise.prompts import default_templates
+
+        super().__init__(panel)
+        self.app, self.panel, self.units = app, panel, units
+        self.handle: JobHandle | None = None  # the run in progress
+        self.summary: VerbaliseSummary | None = None  # the last run's
+        self.unit_id: int | None = None  # the unit previewed and shown
+        self.shown_run: int | None = None
+        self._models_listed = False
+        self.models: list[Any] = []  # core.models.ModelInfo of the models listed
+        # Built verbalisers for the preview, by (spec, device, dtype, server): a causal
+        # one keeps its tokenizer, loaded once off the UI thread.
+        self._preview_cache: dict[tuple[str, ...], Verbaliser] = {}
+        self._tokenizer_ready: set[tuple[str, ...]] = set()
+        self._tokenizer_jobs: dict[tuple[str, ...], JobHandle] = {}
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(800)
+        self._save_timer.timeout.connect(self.save_settings)
+
+        panel.set_default_templates(default_templates())
+        panel.model_changed.connect(self.model_changed)
+        panel.add_folder_requested.connect(self.add_folder)
+        panel.rescan_requested.connect(self.rescan)
+        panel.template_edited.connect(lambda _lang: self.update_preview())
+        panel.preview_requested.connect(self.update_preview)
+        panel.settings_changed.connect(self._save_timer.start)
+        panel.run_requested.connect(self.run)
+        panel.cancel_requested.connect(self.cancel)
+        panel.run_selected.connect(self.show_run)
+        panel.unit_chosen.connect(self.select_unit)
+        if units is not None:
+            units.panel.unit_selected.connect(self.select_unit)
+        app.session_changed.connect(lambda _store: self.session_opened())
+        app.runner.job_finished.connect(self._on_any_job_finished)
+
+    # -- session ---------------------------------------------------------------------------
+    def session_opened(self) -> None:
+        self._save_timer.stop()
+        self.summary, self.unit_id, self.shown_run = None, None, None
+        store = self.app.store
+        if store is None:
+            return
+        if not self._models_listed:
+            self.refresh_models()
+        units = self.refresh_units()
+        saved = _load_settings(store)
+        self.panel.apply_settings(saved)
+        self.panel.summary_label.setText("No run yet in this session.")
+        self.select_unit(units[0][0] if units else None)
+        self.refresh_runs()
+        self.model_changed()
+        wanted = saved.get("model")
+        if wanted and wanted != self.panel.model_spec():
+            self.panel.show_error(f"The model this session last used ({wanted}) is not found "
+                                  "here any more: the template verbaliser is chosen. Add its "
+                                  "folder on the Model tab.")
+
+    def save_settings(self) -> None:
+        store = self.app.store
+        if store is None:
+            return
+        try:
+            store.set_meta(SETTINGS_META_KEY, json.dumps(self.panel.settings()))
+        except Exception as error:  # noqa: BLE001 - a locked session must not lose the UI
+            log.warning("verbalise settings not saved: %s", error)
+
+    # -- models ----------------------------------------------------------------------------
+    def refresh_models(self) -> None:
+        """List the models in the Hugging Face cache and the configured folders."""
+        from core.models import CAUSAL, SEQ2SEQ, discover_models, human_size
+
+        try:
+            found = [m for m in discover_models() if m.type in (CAUSAL, SEQ2SEQ)]
+        except OSError as error:
+            self.panel.show_error(f"Could not look for models: {error}")
+            found = []
+        self._models_listed = True
+        self.models = found
+        rows = []
+        for model in found:
+            where = "Hugging Face cache" if model.source == "hf-cache" else "model folder"
+            # A cached model is named by its hub id, which other machines share.
+            spec = model.name if model.source == "hf-cache" else str(model.path)
+            rows.append((f"{model.name} · {model.type} · {human_size(model.size_bytes)}", spec,
+                         model.type, f"{model.path}\n({where})"))
+        self.panel.show_models(rows)
+
+    def rescan(self) -> None:
+        self._preview_cache.clear()
+        self._tokenizer_ready.clear()
+        self.refresh_models()
+        self.model_changed()
+
+    def add_folder(self, folder: str) -> None:
+        """Remember ``folder`` as a place with models, list what it holds, pick the first."""
+        from core.models import (
+            MODEL_DIRS_ENV,
+            ModelError,
+            check_model_folder,
+            configured_model_folders,
+            save_model_folders,
+        )
+
+        path = Path(folder).expanduser()
+        from_env = {Path(p).expanduser() for p in
+                    os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p}
+        kept = [f for f in configured_model_folders() if f not in from_env]
+        try:
+            save_model_folders([*kept, path])
+        except OSError as error:
+            self.panel.show_error(f"Could not remember the folder {path}: {error}")
+            return
+        self.refresh_models()
+        for index in range(self.panel.model_combo.count()):
+            data = self.panel.model_combo.itemData(index)
+            spec = data["spec"] if isinstance(data, dict) else ""
+            if spec == str(path) or Path(spec).parent == path:
+                self.panel.model_combo.setCurrentIndex(index)  # -> model_changed
+                return
+        try:
+            check_model_folder(path)
+            message = f"No text generation model found in {path}."
+        except ModelError as error:
+            message = f"No usable model in {path}: {error}"
+        self.panel.show_error(message)
+
+    def model_changed(self) -> None:
+        """A new model, server, device or dtype: check it at once and redo the preview."""
+        kind = self.panel.model_kind()
+        self.panel.set_templates_editable(kind in ("causal", "openai"), _KIND_NOTES.get(kind, ""))
+        self.panel.show_error(None)
+        try:
+            verbaliser = self._preview_verbaliser()
+        except (UserFacingError, ValueError) as error:
+            self.panel.show_error(str(error))
+            self.panel.show_model_info("")
+        else:
+            self.panel.show_model_info(self._describe(verbaliser))
+        self.update_preview()
+
+    def _describe(self, verbaliser: Verbaliser) -> str:
+        if verbaliser.kind == "template":
+            return "Rule-based sentences in en, it and es: no weights, one candidate per unit."
+        if verbaliser.kind == "openai":
+            return f"Chat completions from {getattr(verbaliser, 'base_url', '')}."
+        info = next((m for m in getattr(self, "models", [])
+                     if str(m.path) == str(getattr(verbaliser, "path", ""))), None)
+        path = getattr(verbaliser, "path", "")
+        size = ""
+        if info is not None:
+            from core.models import human_size
+
+            size = f" · {human_size(info.size_bytes)}"
+        return f"{verbaliser.kind}{size} · {path}"
+
+    def _key(self, settings: dict[str, Any]) -> tuple[str, ...]:
+        return (settings["model"], settings["device"], settings["dtype"],
+                settings["server_url"], settings["server_model"])
+
+    def _preview_verbaliser(self) -> Verbaliser:
+        """The verbaliser the preview uses (cached: building checks and fingerprints the
+        folder; default parameters, the panel's templates are set on it per preview)."""
+        settings = self.panel.settings()
+        key = self._key(settings)
+        if key not in self._preview_cache:
+            self._preview_cache[key] = self._open(settings, params=None, templates=None)
+        return self._preview_cache[key]
+
+    def _open(self, settings: dict[str, Any], params: Any, templates: Any) -> Verbaliser:
+        from core.verbalise import open_verbaliser
+        from widgets.verbalise import SERVER
+
+        spec = settings["model"]
+        if spec == SERVER:
+            url = settings["server_url"]
+            if not url:
+                raise UserFacingError("Type the server's URL on the Model tab, e.g. "
+                                      "http://localhost:8000/v1")
+            if not url.startswith(("http://", "https://")):
+                raise UserFacingError(f"{url!r} is not an http(s) URL")
+            return open_verbaliser(url, params, templates,
+                                   server_model=settings["server_model"] or None)
+        return open_verbaliser(spec, params, templates, device=settings["device"],
+                               dtype=settings["dtype"])
+
+    # -- units and preview -----------------------------------------------------------------
+    def refresh_units(self) -> list[tuple[int, str]]:
+        store = self.app.store
+        if store is None:
+            return []
+        units, tiers, categories = _unit_choices(store)
+        self.panel.show_units(units, tiers, categories)
+        if self.unit_id is not None:
+            self.panel.show_selected_unit(self.unit_id)
+        return units
+
+    def select_unit(self, unit_id: int | None) -> None:
+        """The unit to preview and whose outputs to show (the Units panel's selection)."""
+        self.unit_id = unit_id
+        self.panel.show_selected_unit(unit_id)
+        self.update_preview()
+        self.show_outputs()
+
+    def update_preview(self) -> None:
+        """The exact input the chosen verbaliser gives the model for the unit, now."""
+        from core.verbalise.base import VerbaliseRequest
+        from core.verbalise.job import unit_triples
+        from core.verbalise.prompts import templates_for
+
+        store, unit_id, lang = self.app.store, self.unit_id, self.panel.preview_lang()
+        if store is None or unit_id is None:
+            self.panel.show_preview("", "No unit to preview: the session holds no units yet.")
+            return
+        triples = unit_triples(store, [unit_id], [lang]).get((unit_id, lang))
+        if not triples:
+            self.panel.show_preview("", f"This unit has no triples in {LANGUAGE_NAMES[lang]}: "
+                                        "a run skips it in that language.")
+            return
+        try:
+            verbaliser = self._preview_verbaliser()
+            kind = verbaliser.kind
+            if kind in ("causal", "openai"):
+                # The edited templates, checked ({triples} once) as a run would.
+                verbaliser.templates = templates_for(  # type: ignore[misc]
+                    ("en", "it", "es"), self.panel.edited_templates())
+            if kind == "template":
+                output = verbaliser.verbalise([VerbaliseRequest(None, lang, triples, "")])
+                text = (f"Input (the triples; no prompt):\n{verbaliser.prompt_for(triples, lang)}"
+                        f"\n\nOutput:\n{output[0][0].raw}")
+                note = "The template verbaliser's sentence for this unit."
+            elif kind == "causal":
+                key = self._key(self.panel.settings())
+                if key in self._tokenizer_ready:
+                    text = verbaliser.exact_prompt(triples, lang)  # type: ignore[attr-defined]
+                    note = ("Exactly as the model reads it: the user turn in the model's chat "
+                            "template (plain text when it has none), special tokens shown.")
+                else:
+                    text = verbaliser.prompt_for(triples, lang)
+                    note = "Loading the tokenizer to apply the model's chat template…"
+                    self._load_tokenizer(key, verbaliser, triples, lang)
+            elif kind == "seq2seq":
+                text = verbaliser.prompt_for(triples, lang)
+                note = "Task prefix and <H> <R> <T> linearisation, as the encoder reads it."
+            else:
+                text = verbaliser.prompt_for(triples, lang)
+                note = "Sent as the user message; the server applies the model's chat template."
+        except (UserFacingError, ValueError) as error:  # ModelError, PromptError
+            self.panel.show_preview("", str(error), error=True)
+            return
+        self.panel.show_preview(text, note)
+
+    def _load_tokenizer(self, key: tuple[str, ...], verbaliser: Any, triples: Any,
+                        lang: str) -> None:
+        if key in self._tokenizer_jobs:
+            return
+
+        def load(ctx: JobContext) -> str:
+            ctx.progress(0, None, "loading the tokenizer")
+            return str(verbaliser.exact_prompt(triples, lang))
+
+        handle = self.app.run_job(Job("Load the tokenizer for the prompt preview", load,
+                                      kind="verbalise.preview", uses_session=False))
+        self._tokenizer_jobs[key] = handle
+
+        def done(outcome: Any) -> None:
+            self._tokenizer_jobs.pop(key, None)
+            if isinstance(outcome, JobSucceeded):
+                self._tokenizer_ready.add(key)
+                self.update_preview()
+            elif isinstance(outcome, JobFailed):
+                self.panel.show_preview("", outcome.message, error=True)
+
+        handle.finished.connect(done)
+
+    # -- runs ------------------------------------------------------------------------------
+    def run(self) -> JobHandle | None:
+        """Start a run with the panel's settings; nothing starts when they are wrong."""
+        from core.verbalise import GenerationParams
+        from core.verbalise.job import verbalise_job
+
+        store = self.app.store
+        if store is None or (self.handle is not None and not self.handle.done):
+            return None
+        settings = self.panel.settings()
+        self.panel.show_error(None)
+        try:
+            if not settings["langs"]:
+                raise UserFacingError("Tick at least one language on the Units tab.")
+            params = GenerationParams(
+                candidates=settings["candidates"], temperature=settings["temperature"],
+                top_p=settings["top_p"], max_new_tokens=settings["max_new_tokens"],
+                seed=settings["seed"], num_beams=settings["num_beams"],
+            )
+            params.check()
+            kind = self.panel.model_kind()
+            templates = settings["templates"] if kind in ("causal", "openai") else None
+            verbaliser = self._open(settings, params, templates)
+            job = verbalise_job(store, verbaliser, self._units(settings), settings["langs"],
+                                batch_size=settings["batch_size"], resume=settings["resume"])
+        except (UserFacingError, ValueError) as error:  # ModelError, PromptError, ...
+            self.panel.show_error(str(error))
+            self.app.window.statusBar().showMessage(f"Not run: {error}", 10_000)
+            return None
+        self.save_settings()
+        handle = self.app.run_job(job)
+        self.handle = handle
+        self.panel.set_running(True, job.title)
+        handle.progressed.connect(
+            lambda p: self.panel.show_progress(p.done, p.total, p.message))
+        handle.finished.connect(lambda outcome, h=handle: self._finished(h, outcome))
+        return handle
+
+    def cancel(self) -> None:
+        if self.handle is not None and not self.handle.done:
+            self.handle.cancel()
+            self.panel.progress_label.setText("Cancelling after the batch in progress…")
+
+    def _units(self, settings: dict[str, Any]) -> str | list[int]:
+        scope = settings["scope"]
+        if scope == "selected":
+            if self.unit_id is None:
+                raise UserFacingError("No unit is selected: pick one in the Units panel or on "
+                                      "the Prompt tab.")
+            return [self.unit_id]
+        if scope in ("tier", "category"):
+            value = settings[scope]
+            if not value:
+                raise UserFacingError(f"Choose a {scope} on the Units tab.")
+            return f"{scope}:{value}"
+        return "all"
+
+    def _finished(self, handle: JobHandle, outcome: Any) -> None:
+        self.handle = None
+        summary = getattr(outcome, "result", None) or getattr(outcome, "partial", None) \
+            or handle.job.partial
+        if isinstance(outcome, JobSucceeded):
+            status = "finished"
+        elif isinstance(outcome, JobWasCancelled):
+            status = "cancelled"
+        else:
+            status = "failed"
+            self.panel.show_error(f"The run failed: {getattr(outcome, 'message', outcome)}")
+        self.summary = summary
+        self.panel.show_finished(status, _summary_html(summary, status),
+                                 _summary_line(summary, status))
+        self.refresh_runs(select=summary.run_id if summary is not None else None)
+
+    def refresh_runs(self, select: int | None = None) -> None:
+        store = self.app.store
+        if store is None:
+            return
+        runs = _runs(store)
+        ids = [run["id"] for run in runs]
+        if select not in ids:
+            select = self.shown_run if self.shown_run in ids else (ids[0] if ids else None)
+        self.shown_run = select
+        self.panel.show_runs(runs, select)
+        self.show_outputs()
+
+    def show_run(self, run_id: int) -> None:
+        if run_id != self.shown_run:
+            self.shown_run = run_id
+            self.show_outputs()
+
+    def show_outputs(self) -> None:
+        store, run_id, unit_id = self.app.store, self.shown_run, self.unit_id
+        if store is None or run_id is None or unit_id is None:
+            self.panel.show_outputs("Outputs of the selected unit appear here after a run.", [])
+            return
+        outputs, uid = _outputs(store, run_id, unit_id)
+        if outputs:
+            bad = sum(not o["parse_ok"] for o in outputs)
+            title = (f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
+                     f"{'s' if len(outputs) != 1 else ''}"
+                     + (f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else ""))
+        else:
+            title = f"<b>{uid}</b> has no outputs in run {run_id}."
+        self.panel.show_outputs(title, outputs)
+
+    def _on_any_job_finished(self, handle: JobHandle) -> None:
+        # Imports and sampling add units: the pickers follow.
+        if handle.job.kind not in ("verbalise", "verbalise.preview") and self.app.store:
+            self.refresh_units()
+
+
+# --- session queries (read-only) ------------------------------------------------------------
+
+
+def _load_settings(store: SessionStore) -> dict[str, Any]:
+    try:
+        data = json.loads(store.get_meta(SETTINGS_META_KEY) or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _unit_choices(store: SessionStore) -> tuple[list[tuple[int, str]], list[tuple[str, int]],
+                                                list[tuple[str, int]]]:
+    """The units (id, label), tiers and sub-tiers (name, count) and categories (name,
+    count) of the session, named as ``select_units`` understands them."""
+    from collections import Counter
+
+    from sqlalchemy import select
+
+    from core.store import models as m
+    from core.verbalise.job import _imported_category
+
+    with store.unit_of_work() as db:
+        rows = db.execute(
+            select(m.DataUnit.id, m.DataUnit.uid, m.DataUnit.size, m.DataUnit.tier,
+                   m.DataUnit.sub_tier, m.Category.name, m.DataUnit.attributes)
+            .outerjoin(m.Category, m.DataUnit.category_id == m.Category.id)
+            .order_by(m.DataUnit.id)
+        ).all()
+    units, tiers, categories = [], Counter(), Counter()
+    for unit_id, uid, size, tier, sub_tier, category, attributes in rows:
+        category = category or _imported_category(attributes)
+        parts = [uid, category, sub_tier or tier, f"{size} triple{'s' if size != 1 else ''}"]
+        units.append((unit_id, " · ".join(str(p) for p in parts if p)))
+        for name in {tier, sub_tier} - {None, ""}:
+            tiers[name] += 1
+        if category:
+            categories[category] += 1
+    return units, sorted(tiers.items()), sorted(categories.items())
+
+
+def _runs(store: SessionStore) -> list[dict[str, Any]]:
+    from sqlalchemy import func, select
+
+    from core.store import models as m
+
+    with store.unit_of_work() as db:
+        rows = db.execute(
+            select(m.ModelRun.id, m.ModelRun.system_name, m.ModelRun.model_id,
+                   m.ModelRun.kind, m.ModelRun.status, func.count(m.Verbalisation.id))
+            .outerjoin(m.Verbalisation, m.Verbalisation.run_id == m.ModelRun.id)
+            .group_by(m.ModelRun.id)
+            .order_by(m.ModelRun.id.desc())
+        ).all()
+    return [{"id": run_id, "model": name or model_id, "kind": kind, "status": status,
+             "texts": texts} for run_id, name, model_id, kind, status, texts in rows]
+
+
+def _outputs(store: SessionStore, run_id: int,
+             unit_id: int) -> tuple[list[dict[str, Any]], str]:
+    from sqlalchemy import select
+
+    from core.store import models as m
+
+    order = {"en": 0, "it": 1, "es": 2}
+    with store.unit_of_work() as db:
+        unit = db.get(m.DataUnit, unit_id)
+        uid = unit.uid if unit is not None else str(unit_id)
+        rows = db.scalars(
+            select(m.Verbalisation)
+            .where(m.Verbalisation.run_id == run_id, m.Verbalisation.unit_id == unit_id)
+        ).all()
+        outputs = [{"lang": v.lang, "index": v.candidate_index, "text": v.text or "",
+                    "raw": v.raw_output, "parse_ok": bool(v.parse_ok)} for v in rows]
+    outputs.sort(key=lambda o: (order.get(o["lang"], 9), o["lang"], o["index"]))
+    return outputs, uid
+
+
+def _summary_line(summary: VerbaliseSummary | None, status: str) -> str:
+    """The short line under the Run button (the Results tab has the whole summary)."""
+    if summary is None:
+        return f"The run {status} before it started."
+    return (f"Run {summary.run_id} {status}: {summary.texts:,} texts, "
+            f"{summary.unparsable:,} unparsable (see Results)")
+
+
+def _summary_html(summary: VerbaliseSummary | None, status: str) -> str:
+    if summary is None:
+        return f"The run {status} before it started."
+    head = f"<b>Run {summary.run_id}</b> {status}" + (" (resumed)" if summary.resumed else "")
+    parts = [f"{summary.texts:,} texts for {summary.units:,} units "
+             f"({summary.requests:,} unit-languages)"]
+    parts.append(f"{summary.unparsable:,} unparsable" if not summary.unparsable else
+                 f"<span style='color:#c23b22'>{summary.unparsable:,} unparsable</span>")
+    if summary.tokens:
+        parts.append(f"{summary.tokens_per_s:,.1f} tokens/s")
+    if summary.skipped_done:
+        parts.append(f"{summary.skipped_done:,} already done")
+    if summary.skipped_no_triples:
+        parts.append(f"{summary.skipped_no_triples:,} without triples in that language")
+    if summary.oom_halvings:
+        parts.append(f"batch size {summary.batch_size} after {summary.oom_halvings} "
+                     "out-of-memory halvings")
+    return f"{head}: " + ", ".join(parts) + "."

@@ -1,0 +1,228 @@
+"""The Verbalise panel and its controller on a real session, with tiny real models."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from sqlalchemy import func, select
+
+from app.gui import build_window
+from core.models import configured_model_folders
+from core.store.models import ModelRun, Verbalisation
+from core.verbalise.local import CausalVerbaliser
+from core.verbalise.template import TemplateVerbaliser
+from tests.core.verbalise.conftest import add_units
+
+
+@pytest.fixture
+def wired(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # An empty hub cache: the picker must not list whatever this machine has cached.
+    (tmp_path / "hub").mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.delenv("TAILLENS_MODEL_DIRS", raising=False)
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(window)
+    assert controller.new_session(tmp_path / "v.taillens")
+    ids = add_units(controller.store, 5)
+    controller.verbalise.session_opened()  # the units were added behind its back
+    yield window, controller, ids
+    controller.shutdown()
+
+
+def counts(controller) -> tuple[int, int]:
+    with controller.store.unit_of_work() as db:
+        return (db.scalar(select(func.count(ModelRun.id))),
+                db.scalar(select(func.count(Verbalisation.id))))
+
+
+def combo_specs(panel) -> list[str]:
+    return [panel.model_combo.itemData(i)["spec"] for i in range(panel.model_combo.count())]
+
+
+def add_model(qtbot, controller, folder: Path, *, working: bool = True) -> None:
+    panel = controller.verbalise.panel
+    panel.add_folder_requested.emit(str(folder.parent))
+    assert panel.model_spec() == str(folder)
+    if working:
+        # The preview loads the tokenizer as a job: let it finish, so no test leaves a
+        # job behind or overlaps it with its own.
+        qtbot.waitUntil(lambda: "<|assistant|>" in panel.preview.toPlainText(),
+                        timeout=30_000)
+
+
+def test_picker_lists_the_template_verbaliser_and_a_configured_model(
+    qtbot, wired, tiny_causal_lm: Path
+) -> None:
+    window, controller, _ids = wired
+    panel = controller.verbalise.panel
+    assert panel.model_spec() == "template"  # the default
+    assert combo_specs(panel) == ["template", "server"]
+    add_model(qtbot, controller, tiny_causal_lm)
+    assert combo_specs(panel) == ["template", str(tiny_causal_lm), "server"]
+    label = panel.model_combo.currentText()
+    assert label.startswith("tiny-llama · causal · ") and label.endswith("KB")
+    assert tiny_causal_lm.parent in configured_model_folders()  # remembered
+    assert panel.error_label.isHidden() and not panel.error_label.text()
+    assert panel.local_box.isEnabled() and not panel.server_box.isEnabled()
+
+
+def test_preview_shows_the_exact_prompt_and_follows_the_template(
+    qtbot, wired, tiny_causal_lm: Path
+) -> None:
+    window, controller, ids = wired
+    verbalise, panel = controller.verbalise, controller.verbalise.panel
+    # The template verbaliser previews its input and its sentence.
+    assert "[Paris0, country, France]" in panel.preview.toPlainText()
+    assert "Paris0 has France as its country." in panel.preview.toPlainText()
+
+    add_model(qtbot, controller, tiny_causal_lm, working=False)
+    assert "Loading the tokenizer" in panel.preview_note.text()
+    # The tokenizer loads as a job; the chat template then wraps the user turn.
+    qtbot.waitUntil(lambda: "<|assistant|>" in panel.preview.toPlainText(), timeout=30_000)
+    text = panel.preview.toPlainText()
+    assert text.startswith("<|user|>\nYou are given facts")
+    assert "[Paris0, country, France]" in text
+
+    panel.template_edits["en"].setPlainText("Facts:\n{triples}\nSay it.")
+    assert panel.preview.toPlainText() == (
+        "<|user|>\nFacts:\n[Paris0, country, France]\nSay it.\n<|assistant|>\n")
+    assert panel.template_tabs.tabText(0) == "en *"
+
+    controller.units.panel.unit_selected.emit(ids[1])  # the Units panel's selection
+    assert "[Paris1, mayor, Anne Hidalgo]" in panel.preview.toPlainText()
+    panel.template_tabs.setCurrentIndex(1)  # it
+    assert "[Parigi1, sindaco, Anne Hidalgo]" in panel.preview.toPlainText()
+
+    panel.template_tabs.setCurrentIndex(0)
+    panel.template_edits["en"].setPlainText("No placeholder")
+    assert panel.preview.toPlainText() == ""
+    assert "must contain {triples} exactly once" in panel.preview_note.text()
+    panel.reset_button.click()
+    assert "You are given facts" in panel.preview.toPlainText()
+    assert panel.edited_templates() == {} and verbalise.unit_id == ids[1]
+
+
+def test_template_run_stores_verbalisations_and_shows_the_summary(qtbot, wired) -> None:
+    window, controller, ids = wired
+    panel = controller.verbalise.panel
+    panel.lang_checks["es"].setChecked(False)
+    handle = controller.verbalise.run()
+    assert handle is not None and not panel.run_button.isEnabled()
+    qtbot.waitUntil(lambda: handle.done, timeout=20_000)
+    assert counts(controller) == (1, 10)  # 5 units x en, it; one candidate each
+    summary = panel.summary_label.text()
+    assert "<b>Run 1</b> finished" in summary and "10 texts for 5 units" in summary
+    assert "0 unparsable" in summary
+    assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
+    row = [panel.runs_model.item(0, c).text() for c in range(5)]
+    assert row == ["1", "template", "template", "finished", "10"]
+    # The selected unit's outputs: parsed text, raw reply beside it.
+    assert panel.outputs_model.rowCount() == 2
+    assert panel.outputs_model.item(0, 2).text() == "Paris0 has France as its country."
+    assert panel.outputs_model.item(1, 0).text() == "it"
+    assert panel.raw_view.toPlainText() == "Paris0 has France as its country."
+    # The settings are kept in the session.
+    controller.verbalise.save_settings()
+    assert '"langs": ["en", "it"]' in controller.store.get_meta("verbalise:settings")
+
+
+def test_a_tiny_causal_run_completes_off_the_ui_thread(
+    qtbot, wired, tiny_causal_lm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window, controller, _ids = wired
+    panel = controller.verbalise.panel
+    threads: list[threading.Thread] = []
+    original = CausalVerbaliser.verbalise
+
+    def recording(self, requests):
+        threads.append(threading.current_thread())
+        return original(self, requests)
+
+    monkeypatch.setattr(CausalVerbaliser, "verbalise", recording)
+    add_model(qtbot, controller, tiny_causal_lm)
+    template = "Facts:\n{triples}\nThe final verbalization is: [ ... ]"
+    panel.template_edits["en"].setPlainText(template)
+    panel.device.setCurrentText("cpu")
+    panel.candidates.setValue(2)
+    panel.max_new_tokens.setValue(3)
+    panel.batch_size.setValue(2)
+    for lang in ("it", "es"):
+        panel.lang_checks[lang].setChecked(False)
+    panel.scope_radios["tier"].setChecked(True)
+    panel.tier_combo.setCurrentIndex(panel.tier_combo.findData("head"))
+    handle = controller.verbalise.run()
+    assert handle is not None
+    qtbot.waitUntil(lambda: handle.done, timeout=60_000)
+    assert threads and all(t is not threading.main_thread() for t in threads)
+    summary = controller.verbalise.summary
+    assert (summary.units, summary.texts, summary.unparsable) == (3, 6, 6)
+    assert "tokens/s" in panel.summary_label.text()
+    with controller.store.unit_of_work() as db:
+        run = db.scalars(select(ModelRun)).one()
+        assert (run.kind, run.status, run.model_id) == ("causal", "finished",
+                                                        str(tiny_causal_lm))
+        assert run.prompt_templates == {"en": template}  # the edited template, as used
+        assert run.parameters["max_new_tokens"] == 3 and run.parameters["units"] == "tier:head"
+    # Unparsable replies are flagged, the raw reply is kept.
+    assert panel.outputs_model.rowCount() == 2
+    assert panel.outputs_model.item(0, 2).text().startswith("unparsable")
+
+
+def test_cancel_keeps_what_was_done_and_resume_finishes_it(
+    qtbot, wired, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window, controller, _ids = wired
+    panel = controller.verbalise.panel
+    original = TemplateVerbaliser.verbalise
+
+    def slow(self, requests):
+        time.sleep(0.05)
+        return original(self, requests)
+
+    monkeypatch.setattr(TemplateVerbaliser, "verbalise", slow)
+    panel.batch_size.setValue(1)
+    handle = controller.verbalise.run()
+    qtbot.waitUntil(lambda: handle.last_progress is not None
+                    and handle.last_progress.done >= 2, timeout=10_000)
+    panel.cancel_button.click()
+    qtbot.waitUntil(lambda: handle.done, timeout=10_000)
+    runs, texts = counts(controller)
+    assert runs == 1 and 2 <= texts < 15
+    assert "<b>Run 1</b> cancelled" in panel.summary_label.text()
+    assert panel.runs_model.item(0, 3).text() == "cancelled"
+    assert panel.run_button.isEnabled()
+
+    assert panel.resume_check.isChecked()  # resuming is the default
+    handle = controller.verbalise.run()
+    qtbot.waitUntil(lambda: handle.done, timeout=10_000)
+    assert counts(controller) == (1, 15)
+    assert "<b>Run 1</b> finished (resumed)" in panel.summary_label.text()
+    assert f"{texts:,} already done" in panel.summary_label.text()
+
+
+def test_a_broken_model_folder_shows_the_error_and_starts_no_run(
+    qtbot, wired, tiny_causal_lm: Path, tmp_path: Path
+) -> None:
+    window, controller, _ids = wired
+    panel = controller.verbalise.panel
+    broken = tmp_path / "models" / "broken-llama"
+    shutil.copytree(tiny_causal_lm, broken)
+    weights = broken / "model.safetensors"
+    data = weights.read_bytes()
+    header = 8 + int.from_bytes(data[:8], "little")
+    weights.write_bytes(data[:header + 100])  # a download cut short after the header
+    add_model(qtbot, controller, broken, working=False)
+    assert not panel.error_label.isHidden()
+    assert "model.safetensors is truncated" in panel.error_label.text()
+    panel.error_label.clear()
+    assert controller.verbalise.run() is None
+    assert "model.safetensors is truncated" in panel.error_label.text()
+    assert controller.runner.active == {} and counts(controller) == (0, 0)
+    assert panel.run_button.isEnabled()
