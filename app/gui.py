@@ -61,15 +61,24 @@ def get_application():
 
 def build_window(settings=None):
     """Main window and its controller, wired, with the saved layout restored."""
+    from app.annotate import AnnotateController
     from app.browser import BrowserController
     from app.controller import AppController
+    from app.report import ReportController
+    from app.scores import ScoresController
     from app.units import UnitsController
+    from app.verbalise import VerbaliseController
     from widgets.main_window import MainWindow
 
     window = MainWindow(settings if settings is not None else make_settings())
     controller = AppController(window)
     controller.browser = BrowserController(controller, window.panels["browser"])
     controller.units = UnitsController(controller, window.panels["units"], controller.browser)
+    controller.verbalise = VerbaliseController(controller, window.panels["verbalise"],
+                                               controller.units)
+    controller.scores = ScoresController(controller, window.panels["scores"])
+    controller.annotate = AnnotateController(controller, window.panels["annotate"])
+    controller.report = ReportController(controller, window.panels["report"])
     window.restore_layout()
     return window, controller
 
@@ -168,6 +177,10 @@ def launch(
 
     watcher = _FirstPaintWatcher(window, on_first_paint)
     window.show()
+    if screenshot is not None or report_first_paint:
+        # Again once shown: before show() the docks' minimum heights can still add up (they
+        # are tabified when the layout is applied) and stretch the window past the size asked.
+        window.resize(*size)
     exit_code = app.exec()
     del watcher
     if screenshot is not None and not screenshot.exists():

@@ -61,6 +61,30 @@ def _units(_spec: PanelSpec) -> QWidget:
     return UnitsPanel()
 
 
+def _verbalise(_spec: PanelSpec) -> QWidget:
+    from widgets.verbalise import VerbalisePanel
+
+    return VerbalisePanel()
+
+
+def _scores(_spec: PanelSpec) -> QWidget:
+    from widgets.scores import ScoresPanel
+
+    return ScoresPanel()
+
+
+def _annotate(_spec: PanelSpec) -> QWidget:
+    from widgets.annotate import AnnotatePanel
+
+    return AnnotatePanel()
+
+
+def _report(_spec: PanelSpec) -> QWidget:
+    from widgets.report import ReportPanel
+
+    return ReportPanel()
+
+
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
@@ -92,6 +116,7 @@ PANELS: tuple[PanelSpec, ...] = (
         "OpenAI-compatible server, with a live preview of the exact prompt.",
         RIGHT,
         "Ctrl+3",
+        _verbalise,
     ),
     PanelSpec(
         "scores",
@@ -100,6 +125,7 @@ PANELS: tuple[PanelSpec, ...] = (
         "semantic adequacy and graph–text similarity.",
         RIGHT,
         "Ctrl+4",
+        _scores,
     ),
     PanelSpec(
         "annotate",
@@ -108,6 +134,7 @@ PANELS: tuple[PanelSpec, ...] = (
         "corrections promoted to gold references.",
         RIGHT,
         "Ctrl+5",
+        _annotate,
     ),
     PanelSpec(
         "report",
@@ -116,5 +143,6 @@ PANELS: tuple[PanelSpec, ...] = (
         "tables, plots and an HTML report.",
         RIGHT,
         "Ctrl+6",
+        _report,
     ),
 )

@@ -1,0 +1,344 @@
+"""The Scores panel on a real session: table, sorting, colour scale, detail, jobs.
+
+The session is tests/core/metrics/sessions.py (two units, gold and silver references, a
+template run with en+it texts and an external run with en texts); the scores are made by
+the real scoring job (esa, hallucination, bleu: no model is loaded, except in the one
+BERTScore test, which loads the packaged MiniLM encoder).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+
+from app.gui import build_window
+from core.jobs import run_job
+from core.metrics.scoring import ScoringRequest, score_job
+from core.store import SessionStore
+from tests.core.metrics.sessions import TEXTS, build_session
+from widgets.scores import (
+    HALLUCINATION_COLOUR,
+    MENTION_COLOUR,
+    ScoreDialog,
+    ScoreTableModel,
+    ScoreTableRow,
+    highlighted_html,
+)
+
+
+def _score(path: Path, metrics: tuple[str, ...]) -> None:
+    with SessionStore.open(path) as store:
+        outcome = run_job(score_job(store, ScoringRequest(metrics=metrics)))
+        assert outcome.__class__.__name__ == "JobSucceeded", outcome
+
+
+@pytest.fixture
+def scored(tmp_path: Path):
+    path = tmp_path / "s.taillens"
+    ids = build_session(path)
+    _score(path, ("esa", "hallucination", "bleu"))
+    return path, ids
+
+
+@pytest.fixture
+def wired(qtbot, tmp_path: Path, scored, monkeypatch):
+    path, ids = scored
+    # As on a machine without bert-base-multilingual-cased in the Hugging Face cache.
+    monkeypatch.setattr("core.metrics.bertscore.cached_hub_model", lambda repo_id: None)
+    window, controller = build_window(QSettings(str(tmp_path / "s.ini"),
+                                                QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    assert controller.open_session(path)
+    yield window, controller, controller.scores.panel, ids
+    controller.shutdown()
+
+
+def _column(model: ScoreTableModel, title: str) -> int:
+    for c in range(model.columnCount()):
+        if model.headerData(c, Qt.Orientation.Horizontal) == title:
+            return c
+    raise AssertionError(f"no column {title!r}")
+
+
+def _values(model: ScoreTableModel, column: int) -> list:
+    return [model.index(r, column).data(Qt.ItemDataRole.UserRole)
+            for r in range(model.rowCount())]
+
+
+def test_table_has_a_row_per_text_and_the_metric_columns(wired) -> None:
+    _window, _controller, panel, _ids = wired
+    model = panel.table_model
+    assert model.rowCount() == len(TEXTS) == 6
+    assert model.metric_columns == ["bleu:gold", "bleu:silver", "esa", "hallucination"]
+    assert [model.headerData(c, Qt.Orientation.Horizontal)
+            for c in range(model.columnCount())] == [
+        "unit", "model", "lang", "#", "tier", "bleu gold", "bleu silver", "esa",
+        "hallucination", "text"]
+    assert "6 texts" in panel.count_label.text()
+    # BLEU against silver references exists only for unit 1's English texts (two runs).
+    assert sum(v is not None for v in _values(model, model.column_of("bleu:silver"))) == 2
+    # Nothing scored with BERTScore yet: the note says what the default would be.
+    assert "BERTScore not scored yet" in panel.note_label.text()
+    assert "all-MiniLM-L6-v2" in panel.note_label.text()
+    assert "Similarity encoder: the packaged all-MiniLM-L6-v2" in panel.note_label.text()
+
+
+def test_sorting_orders_values_and_keeps_missing_last(wired) -> None:
+    _window, _controller, panel, _ids = wired
+    model = panel.table_model
+    esa = model.column_of("esa")
+    panel.table.sortByColumn(esa, Qt.SortOrder.AscendingOrder)
+    values = _values(model, esa)
+    assert values == sorted(values)
+    panel.table.sortByColumn(esa, Qt.SortOrder.DescendingOrder)
+    assert _values(model, esa) == sorted(values, reverse=True)
+    silver = model.column_of("bleu:silver")
+    for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+        panel.table.sortByColumn(silver, order)
+        got = _values(model, silver)
+        assert got[2:] == [None] * 4 and None not in got[:2]
+
+
+def test_colour_scale_differs_between_low_and_high(wired) -> None:
+    _window, _controller, panel, _ids = wired
+    model = panel.table_model
+    for name, lower_better in (("esa", False), ("hallucination", True)):
+        column = model.column_of(name)
+        values = _values(model, column)
+        low, high = values.index(min(values)), values.index(max(values))
+        assert values[low] != values[high], name
+        low_bg = model.index(low, column).data(Qt.ItemDataRole.BackgroundRole)
+        high_bg = model.index(high, column).data(Qt.ItemDataRole.BackgroundRole)
+        assert low_bg is not None and high_bg is not None and low_bg != high_bg
+        # Green is the better end: high ESA, few hallucination candidates.
+        better, worse = (low_bg, high_bg) if lower_better else (high_bg, low_bg)
+        assert better.green() > better.red() and worse.red() > worse.green()
+    # The key columns carry no colour.
+    assert model.index(0, 0).data(Qt.ItemDataRole.BackgroundRole) is None
+
+
+def _fragments(document) -> list[tuple[str, str]]:
+    """(text, background colour name) of every fragment of a QTextDocument."""
+    out = []
+    block = document.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            brush = fragment.charFormat().background()
+            colour = brush.color().name() if brush.style() != Qt.BrushStyle.NoBrush else ""
+            out.append((fragment.text(), colour))
+            it += 1
+        block = block.next()
+    return out
+
+
+def test_selecting_a_row_shows_mentions_missing_and_hallucinations(wired) -> None:
+    _window, _controller, panel, ids = wired
+    # "Augusta Ada King was a mathematician from London." (external run, unit 1, en):
+    # the alias is a mention of Ada Lovelace, the date is missing, London matches nothing.
+    vid = ids.verbalisations[(2, 1, "en")]
+    assert panel.select_text(vid)
+    detail = panel.shown_detail
+    assert detail is not None and detail.text == TEXTS[(2, 1, "en")]
+    mentioned = {detail.text[s.start:s.end] for s in detail.mentions}
+    assert {"Augusta Ada King", "mathematician"} <= mentioned
+    assert detail.missing == ["10 December 1815"]
+    assert [s.label for s in detail.hallucinations] == ["London"]
+    fragments = _fragments(panel.text_view.document())
+    assert ("Augusta Ada King", MENTION_COLOUR) in fragments
+    assert ("London", HALLUCINATION_COLOUR) in fragments
+    plain = panel.text_view.toPlainText()
+    assert "Missing entities (1)" in plain and "10 December 1815" in plain
+    assert "entity mention (ESA)" in plain and "hallucination candidate" in plain  # legend
+    unit = panel.unit_view.toPlainText()
+    assert "Unit triples (en)" in unit and "date of birth" in unit and "occupation" in unit
+    assert "gold" in unit and "silver" in unit
+    assert "Ada Lovelace was a mathematician born in 1815." in unit  # the silver reference
+    # Italian text: Italian triples, the Italian gold reference, no silver one.
+    assert panel.select_text(ids.verbalisations[(1, 1, "it")])
+    unit = panel.unit_view.toPlainText()
+    assert "data di nascita" in unit and "date of birth" not in unit
+    assert "nata il 10 dicembre 1815" in unit and "silver" not in unit
+
+
+def test_highlighting_escapes_and_marks_overlaps() -> None:
+    from widgets.scores import Span
+
+    out = highlighted_html("A<b> & Rome", [Span(0, 4, "A<b>")], [Span(7, 11, "Rome")])
+    assert "A&lt;b&gt;" in out and "&amp;" in out and "<b>" not in out
+    assert f"background-color:{MENTION_COLOUR}" in out
+    assert f"background-color:{HALLUCINATION_COLOUR}" in out
+
+
+def test_filters_narrow_table_and_summary(wired) -> None:
+    _window, _controller, panel, ids = wired
+    panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
+    model = panel.table_model
+    assert model.rowCount() == 2
+    assert {model.index(r, 2).data() for r in range(model.rowCount())} == {"it"}
+    summary = panel.summary_model
+    assert {summary.index(r, 1).data() for r in range(summary.rowCount())} == {"it"}
+    panel.lang_combo.setCurrentIndex(0)
+    panel.run_combo.setCurrentIndex(panel.run_combo.findData(ids.runs[1]))
+    panel.tier_combo.setCurrentIndex(panel.tier_combo.findData("head"))
+    assert model.rowCount() == 1 and model.row_at(0).key == ids.verbalisations[(2, 2, "en")]
+    assert "1 of 6 texts" in panel.count_label.text()
+
+
+def test_summary_by_model_language_and_tier(wired) -> None:
+    _window, _controller, panel, _ids = wired
+    summary = panel.summary_model
+    keys = {tuple(summary.index(r, c).data() for c in range(3))
+            for r in range(summary.rowCount())}
+    assert keys == {("template", "en", "long_tail"), ("template", "en", "head"),
+                    ("template", "it", "long_tail"), ("template", "it", "head"),
+                    ("other", "en", "long_tail"), ("other", "en", "head")}
+    esa = summary.column_of("esa")
+    row = next(r for r in range(summary.rowCount())
+               if summary.row_at(r).key == ("other", "en", "head"))
+    # "Paris is a city." mentions neither Rome nor Italy.
+    assert summary.index(row, esa).data(Qt.ItemDataRole.UserRole) == 0.0
+    assert "1 texts" in summary.index(row, esa).data(Qt.ItemDataRole.ToolTipRole)
+
+
+def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:
+    _window, controller, panel, ids = wired
+    assert "rougeL" not in panel.table_model.metric_columns
+    panel.select_text(ids.verbalisations[(1, 2, "en")])
+    panel.score_requested.emit({"metrics": ["rougeL", "chrf++"], "run_ids": [ids.runs[0]],
+                                "langs": ["en"], "esa_distance": 0.4})
+    handle = controller.scores.handle
+    assert handle is not None and handle.job.kind == "metrics.score"
+    assert panel.progress_box.isVisibleTo(panel) and not panel.score_button.isEnabled()
+    qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=30_000)
+    assert "rougeL:gold" in panel.table_model.metric_columns
+    assert "chrf++:gold" in panel.table_model.metric_columns
+    column = panel.table_model.column_of("rougeL:gold")
+    scored = [panel.table_model.row_at(r).key for r in range(panel.table_model.rowCount())
+              if panel.table_model.index(r, column).data(Qt.ItemDataRole.UserRole) is not None]
+    assert sorted(scored) == sorted([ids.verbalisations[(1, 1, "en")],
+                                     ids.verbalisations[(1, 2, "en")]])
+    assert "Scored 2 texts" in panel.progress_label.text()
+    assert panel.score_button.isEnabled() and not panel.progress_box.isVisibleTo(panel)
+    # The selection survived the refresh, and its detail lists the new scores.
+    assert panel.selected_key() == ids.verbalisations[(1, 2, "en")]
+    assert "rougeL gold" in panel.text_view.toPlainText()
+
+
+def test_bad_request_is_a_message_and_nothing_runs(wired) -> None:
+    window, controller, panel, _ids = wired
+    assert controller.scores.score({"metrics": ["nonsense"]}) is None
+    assert "unknown metric" in window.last_message.text()
+    assert not controller.runner.active
+
+
+def test_cancel_stops_the_scoring_job(qtbot, wired, monkeypatch) -> None:
+    import threading
+
+    from core.metrics.esa import EntityAdequacy
+
+    _window, controller, panel, _ids = wired
+    started, release = threading.Event(), threading.Event()
+    real = EntityAdequacy.sentence_scores
+
+    def slow(self, items):  # hold the job inside its first chunk until cancelled
+        started.set()
+        release.wait(10)
+        return real(self, items)
+
+    monkeypatch.setattr(EntityAdequacy, "sentence_scores", slow)
+    panel.score_requested.emit({"metrics": ["esa", "bleu"]})
+    assert started.wait(10)
+    panel.cancel_button.click()
+    release.set()
+    qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=30_000)
+    assert controller.scores.handle.outcome.__class__.__name__ == "JobWasCancelled"
+    assert "cancelled" in panel.progress_label.text()
+    assert panel.score_button.isEnabled()
+    assert panel.table_model.rowCount() == 6  # old scores still shown
+
+
+def test_score_dialog_offers_the_registry_and_says_the_bertscore_model(qtbot, wired) -> None:
+    _window, controller, panel, ids = wired
+    panel.score_button.click()
+    dialog = panel._dialog
+    assert isinstance(dialog, ScoreDialog)
+    from core.metrics import ALL_METRICS, DEFAULT_METRICS
+
+    assert list(dialog.metric_checks) == list(ALL_METRICS)
+    assert {n for n, c in dialog.metric_checks.items() if c.isChecked()} == set(DEFAULT_METRICS)
+    assert "NOT rescaled" in dialog.bertscore_note.text()
+    assert "all-MiniLM-L6-v2" in dialog.bertscore_note.text()
+    assert "packaged all-MiniLM-L6-v2" in dialog.encoder_combo.currentText()
+    for name, check in dialog.metric_checks.items():
+        check.setChecked(name == "esa")
+    dialog.runs_list.item(1).setCheckState(Qt.CheckState.Unchecked)
+    dialog.lang_checks["it"].setChecked(False)
+    values = dialog.values()
+    assert values["metrics"] == ["esa"] and values["run_ids"] == [ids.runs[0]]
+    assert values["langs"] == ["en"] and values["bertscore_model"] is None
+    assert values["encoder"] is None and values["esa_distance"] == 0.4
+    with qtbot.waitSignal(panel.score_requested) as asked:
+        dialog.accept()
+    assert asked.args[0]["metrics"] == ["esa"]
+    qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=30_000)
+
+
+def test_splitter_stacks_when_narrow_and_sits_side_by_side_when_wide(qtbot, wired) -> None:
+    _window, _controller, panel, _ids = wired
+    panel.setParent(None)
+    qtbot.addWidget(panel)
+    panel.resize(340, 700)
+    panel.show()
+    qtbot.waitUntil(lambda: panel.splitter.orientation() == Qt.Orientation.Vertical)
+    panel.resize(1400, 700)
+    qtbot.waitUntil(lambda: panel.splitter.orientation() == Qt.Orientation.Horizontal)
+
+
+def test_bertscore_with_minilm_is_marked_not_rescaled(qtbot, wired) -> None:
+    """Loads the packaged encoder (the one slow test here, a few seconds on CPU)."""
+    _window, controller, panel, ids = wired
+    panel.score_requested.emit({"metrics": ["bertscore"], "run_ids": [ids.runs[1]],
+                                "langs": ["en"], "bertscore_model": None, "device": "cpu"})
+    qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=120_000)
+    assert "Scored 2 texts" in panel.progress_label.text(), panel.progress_label.text()
+    note = panel.note_label.text()
+    assert "BERTScore: all-MiniLM-L6-v2 (packaged), NOT rescaled" in note
+    assert "not in the local cache" in panel.note_label.toolTip()
+    column = panel.table_model.column_of("bertscore:gold")
+    tip = panel.table_model.headerData(column, Qt.Orientation.Horizontal,
+                                       Qt.ItemDataRole.ToolTipRole)
+    assert "all-MiniLM-L6-v2" in tip and "NOT rescaled" in tip
+    panel.select_text(ids.verbalisations[(2, 1, "en")])
+    assert "all-MiniLM-L6-v2, NOT rescaled" in panel.text_view.toPlainText()
+
+
+def test_table_model_sort_keeps_the_selection() -> None:
+    model = ScoreTableModel(("k",))
+    rows = [ScoreTableRow(key=i, cells=(f"r{i}",), scores={"esa": v})
+            for i, v in enumerate([0.5, None, 0.1, 1.0])]
+    model.set_rows(rows, ["esa"])
+    from PySide6.QtCore import QPersistentModelIndex
+
+    kept = QPersistentModelIndex(model.index(3, 1))  # key 3, esa 1.0
+    model.sort(1, Qt.SortOrder.AscendingOrder)
+    assert [model.row_at(r).key for r in range(4)] == [2, 0, 3, 1]
+    assert kept.row() == 2
+
+
+def test_a_finished_verbalise_job_refreshes_the_table(qtbot, wired) -> None:
+    from core.verbalise import open_verbaliser
+    from core.verbalise.job import verbalise_job
+
+    _window, controller, panel, _ids = wired
+    job = verbalise_job(controller.store, open_verbaliser("template"), "all", ["en"])
+    handle = controller.run_job(job)
+    qtbot.waitUntil(lambda: handle.done, timeout=30_000)
+    qtbot.waitUntil(lambda: panel.table_model.rowCount() == 8, timeout=5_000)
+    new = [panel.table_model.row_at(r) for r in range(8)
+           if not any(v is not None for v in panel.table_model.row_at(r).scores.values())]
+    assert len(new) == 2 and "2 of" not in panel.count_label.text()
+    assert panel.run_combo.count() == 4  # all runs + three runs

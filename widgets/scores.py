@@ -1,0 +1,824 @@
+"""Scores panel: units × candidates × metrics, one text in detail, a corpus summary.
+
+Top: "Score…" (the metrics, models, runs and languages to score, run as a job with its
+progress and a Cancel button here) and filters by run, language and tier. A note line says
+which BERTScore model the scores come from and whether they are rescaled, and which
+encoder graph–text similarity uses.
+
+Tab "Texts": a table (model/view, sortable, a colour scale per metric column) beside the
+selected text with its ESA mentions highlighted, missing entities listed and hallucination
+candidates marked, and the unit's triples (in the text's language) and references (gold and
+silver labelled). The table and the detail sit in a splitter that lies side by side when
+the panel is wide and stacks when it is narrow (the dock starts narrow).
+
+Tab "Summary": sentence scores pooled by model × language × tier.
+
+The panel keeps no truth of its own: ``app.scores.ScoresController`` reads the session
+through ``core.metrics.scoring`` and hands plain rows here.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QResizeEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.metrics import ALL_METRICS, DEFAULT_METRICS, DESCRIPTIONS, MODEL_METRICS
+
+# Metrics where a smaller number is the better text (the colour scale turns round).
+LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination"})
+TEXT_KEYS = ("unit", "model", "lang", "#", "tier")
+SUMMARY_KEYS = ("model", "lang", "tier", "texts")
+# Colour scale ends: pale so that black text stays readable on every cell.
+BAD = QColor(246, 190, 182)
+MIDDLE = QColor(255, 255, 255)
+GOOD = QColor(186, 228, 192)
+# Highlights in the detail view (also drawn in its legend).
+MENTION_COLOUR = "#b9e4c9"  # ESA: a unit entity found in the text
+HALLUCINATION_COLOUR = "#f7c6a3"  # a name or number matching nothing in the unit
+MISSING_COLOUR = "#c23b22"  # a unit entity the text does not mention
+WIDE_PX = 1000  # at least this wide: table and detail side by side
+
+
+# -- plain data the controller hands in -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreTableRow:
+    """One table row: key cells (text or numbers) and scores by column."""
+
+    key: Any  # the verbalisation id (texts) or the group (summary)
+    cells: tuple[Any, ...]
+    scores: Mapping[str, float | None]
+    tooltip: str = ""
+    score_tips: Mapping[str, str] = field(default_factory=dict)  # column -> cell tooltip
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    label: str  # the unit entity (mention) or the span's words (hallucination)
+    how: str = ""  # how a mention was matched (label, alias, date, pronoun, …)
+
+
+@dataclass(frozen=True)
+class TextDetail:
+    """Everything the detail view shows of one verbalisation."""
+
+    title: str
+    text: str
+    lang: str
+    mentions: Sequence[Span] = ()
+    missing: Sequence[str] = ()
+    hallucinations: Sequence[Span] = ()
+    esa_scored: bool = False
+    hallucination_scored: bool = False
+    triples: Sequence[tuple[str, str, str]] = ()
+    references: Sequence[tuple[str, str]] = ()  # (quality, text)
+    scores: Sequence[tuple[str, str, str]] = ()  # (column, value, note)
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    label: str
+    value: str | None  # what goes into MetricOptions (None: the default)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ScoreChoices:
+    """What the Score… dialog offers (the controller finds the models and runs)."""
+
+    runs: Sequence[tuple[int, str]]  # (run id, label)
+    langs: Sequence[str]
+    bertscore_models: Sequence[ModelChoice]
+    encoders: Sequence[ModelChoice]
+    ppl_models: Sequence[ModelChoice]
+    checked: Sequence[str] = DEFAULT_METRICS
+
+
+# -- formatting and colour ---------------------------------------------------------------
+
+
+def metric_of(column: str) -> str:
+    return column.partition(":")[0]
+
+
+def column_title(column: str) -> str:
+    metric, _, quality = column.partition(":")
+    return f"{metric} {quality}" if quality else metric
+
+
+def format_value(column: str, value: float | None) -> str:
+    if value is None:
+        return "—"
+    metric = metric_of(column)
+    if metric == "hallucination":
+        return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+    if metric in ("bleu", "chrf++", "rouge1", "rouge2", "rougeL"):  # 0-100 scales
+        return f"{value:.1f}"
+    if metric in ("ppl", "entity_ppl"):
+        return f"{value:.2f}" if value < 1000 else f"{value:.3g}"
+    return f"{value:.3f}"
+
+
+def _blend(a: QColor, b: QColor, t: float) -> QColor:
+    return QColor(round(a.red() + (b.red() - a.red()) * t),
+                  round(a.green() + (b.green() - a.green()) * t),
+                  round(a.blue() + (b.blue() - a.blue()) * t))
+
+
+def scale_colour(column: str, value: float, low: float, high: float) -> QColor | None:
+    """Red (worst in the column) through white to green (best); None when all are equal."""
+    if high <= low:
+        return None
+    goodness = (value - low) / (high - low)
+    if metric_of(column) in LOWER_IS_BETTER:
+        goodness = 1.0 - goodness
+    if goodness < 0.5:
+        return _blend(BAD, MIDDLE, goodness * 2)
+    return _blend(MIDDLE, GOOD, (goodness - 0.5) * 2)
+
+
+def highlighted_html(text: str, mentions: Sequence[Span],
+                     hallucinations: Sequence[Span]) -> str:
+    """The text as HTML, mentions and hallucination candidates on their own colours
+    (a character in both gets the hallucination colour with the mention's underline)."""
+    kinds = [0] * len(text)  # bit 1: mention, bit 2: hallucination
+    titles: list[str] = [""] * len(text)
+    for bit, spans in ((1, mentions), (2, hallucinations)):
+        for span in spans:
+            for i in range(max(0, span.start), min(len(text), span.end)):
+                kinds[i] |= bit
+                what = (f"mentions {span.label}" + (f" ({span.how})" if span.how else "")
+                        if bit == 1 else "hallucination candidate: matches nothing in the unit")
+                titles[i] = f"{titles[i]}; {what}" if titles[i] else what
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        j = i
+        while j < len(text) and kinds[j] == kinds[i] and titles[j] == titles[i]:
+            j += 1
+        piece = html.escape(text[i:j]).replace("\n", "<br>")
+        kind = kinds[i]
+        if kind == 0:
+            out.append(piece)
+        else:
+            colour = HALLUCINATION_COLOUR if kind & 2 else MENTION_COLOUR
+            style = f"background-color:{colour};"
+            if kind == 3:
+                style += "text-decoration:underline;"
+            out.append(f'<span style="{style}" title="{html.escape(titles[i])}">{piece}</span>')
+        i = j
+    return "".join(out)
+
+
+# -- the table model ---------------------------------------------------------------------
+
+
+class ScoreTableModel(QAbstractTableModel):
+    """Key columns then one column per metric (``metric`` or ``metric:quality``).
+
+    Sorting puts texts without a value last in either direction. Each metric column has
+    its own colour scale from its lowest to its highest value (turned round where lower
+    is better). The sort value is under ``Qt.UserRole``.
+    """
+
+    def __init__(self, key_headers: Sequence[str], parent: Any = None, *,
+                 tail_headers: Sequence[str] = ()) -> None:
+        super().__init__(parent)
+        self.key_headers = tuple(key_headers)
+        self.tail_headers = tuple(tail_headers)  # key cells shown after the metrics
+        self.metric_columns: list[str] = []
+        self.column_tips: dict[str, str] = {}
+        self._rows: list[ScoreTableRow] = []
+        self._ranges: dict[str, tuple[float, float]] = {}
+
+    # content
+    def set_rows(self, rows: Sequence[ScoreTableRow], metric_columns: Sequence[str],
+                 column_tips: Mapping[str, str] | None = None) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.metric_columns = list(metric_columns)
+        self.column_tips = dict(column_tips or {})
+        self._ranges = {}
+        for column in self.metric_columns:
+            values = [v for r in self._rows if (v := r.scores.get(column)) is not None]
+            if values:
+                self._ranges[column] = (min(values), max(values))
+        self.endResetModel()
+
+    def row_at(self, row: int) -> ScoreTableRow:
+        return self._rows[row]
+
+    def row_of_key(self, key: Any) -> int | None:
+        for i, row in enumerate(self._rows):
+            if row.key == key:
+                return i
+        return None
+
+    def column_of(self, metric_column: str) -> int:
+        return len(self.key_headers) + self.metric_columns.index(metric_column)
+
+    # Qt model interface
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else (len(self.key_headers) + len(self.metric_columns)
+                                           + len(self.tail_headers))
+
+    def _column(self, column: int) -> str | None:
+        """The metric column name, or None for a key column."""
+        k = len(self.key_headers)
+        return self.metric_columns[column - k] if 0 <= column - k < len(self.metric_columns) \
+            else None
+
+    def _cell(self, column: int) -> int:
+        """Index into ``ScoreTableRow.cells`` of a key (or tail) column."""
+        k = len(self.key_headers)
+        return column if column < k else column - len(self.metric_columns)
+
+    def _header(self, column: int) -> str:
+        return (self.key_headers + self.tail_headers)[self._cell(column)]
+
+    def sort_value(self, row: ScoreTableRow, column: int) -> Any:
+        metric = self._column(column)
+        if metric is None:
+            return row.cells[self._cell(column)]
+        return row.scores.get(metric)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row = self._rows[index.row()]
+        metric = self._column(index.column())
+        if metric is None:
+            value = row.cells[self._cell(index.column())]
+            if role == Qt.ItemDataRole.DisplayRole:
+                return "" if value is None else str(value)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return row.tooltip or None
+            if role == Qt.ItemDataRole.UserRole:
+                return value
+            if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, int):
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return None
+        value = row.scores.get(metric)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return format_value(metric, value)
+        if role == Qt.ItemDataRole.UserRole:
+            return value
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole and value is not None:
+            low_high = self._ranges.get(metric)
+            return scale_colour(metric, value, *low_high) if low_high else None
+        if role == Qt.ItemDataRole.ForegroundRole and value is None:
+            return QColor("#9a9a9a")
+        if role == Qt.ItemDataRole.ToolTipRole:
+            tip = row.score_tips.get(metric)
+            if tip:
+                return tip
+            low_high = self._ranges.get(metric)
+            if value is None:
+                return f"{column_title(metric)}: no score (not scored, or no reference)"
+            spread = (f" (column {format_value(metric, low_high[0])} – "
+                      f"{format_value(metric, low_high[1])})") if low_high else ""
+            return f"{column_title(metric)} = {value:.6g}{spread}"
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        metric = self._column(section)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._header(section) if metric is None else column_title(metric)
+        if role == Qt.ItemDataRole.ToolTipRole and metric is not None:
+            tip = self.column_tips.get(metric) or DESCRIPTIONS.get(metric_of(metric), metric)
+            better = "lower is better" if metric_of(metric) in LOWER_IS_BETTER else \
+                "higher is better"
+            return f"{tip}\n({better}; colours: red = worst, green = best in this column)"
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        if not 0 <= column < self.columnCount():
+            return
+        self.layoutAboutToBeChanged.emit()
+        before = list(self._rows)
+        present = [r for r in self._rows if self.sort_value(r, column) is not None]
+        absent = [r for r in self._rows if self.sort_value(r, column) is None]
+
+        def key(r: ScoreTableRow) -> Any:
+            value = self.sort_value(r, column)
+            return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
+
+        present.sort(key=key, reverse=order == Qt.SortOrder.DescendingOrder)
+        self._rows = present + absent
+        where = {id(r): i for i, r in enumerate(self._rows)}
+        old = self.persistentIndexList()
+        new = [self.index(where[id(before[i.row()])], i.column()) for i in old]
+        self.changePersistentIndexList(old, new)
+        self.layoutChanged.emit()
+
+
+def _table(model: ScoreTableModel) -> QTableView:
+    view = QTableView()
+    view.setModel(model)
+    view.setSortingEnabled(True)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setAlternatingRowColors(False)  # the colour scale is the background
+    view.verticalHeader().setVisible(False)
+    view.verticalHeader().setDefaultSectionSize(22)
+    header = view.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    header.setStretchLastSection(False)
+    header.setDefaultSectionSize(64)
+    header.setMinimumSectionSize(28)
+    header.setResizeContentsPrecision(60)  # sizing reads 60 rows, not thousands
+    header.setSortIndicatorShown(True)
+    header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+    return view
+
+
+# -- the Score… dialog -----------------------------------------------------------------
+
+
+class ScoreDialog(QDialog):
+    """Which metrics, models, runs and languages to score."""
+
+    def __init__(self, choices: ScoreChoices, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Score verbalisations")
+        layout = QVBoxLayout(self)
+
+        metrics_box = QGroupBox("Metrics")
+        grid = QGridLayout(metrics_box)
+        self.metric_checks: dict[str, QCheckBox] = {}
+        for i, name in enumerate(ALL_METRICS):
+            check = QCheckBox(name)
+            check.setChecked(name in choices.checked)
+            description = DESCRIPTIONS.get(name, "")
+            if name in MODEL_METRICS:
+                description += " — needs a causal model (the run's own, or the one below)"
+            check.setToolTip(description)
+            label = QLabel(description)
+            label.setStyleSheet("color: palette(mid);")
+            label.setWordWrap(True)
+            grid.addWidget(check, i, 0)
+            grid.addWidget(label, i, 1)
+            self.metric_checks[name] = check
+        grid.setColumnStretch(1, 1)
+        layout.addWidget(metrics_box)
+
+        models_box = QGroupBox("Models")
+        form = QFormLayout(models_box)
+        self.bertscore_combo = self._model_combo(choices.bertscore_models)
+        self.bertscore_note = QLabel()
+        self.bertscore_note.setWordWrap(True)
+        self.bertscore_combo.currentIndexChanged.connect(self._update_notes)
+        self.bertscore_combo.editTextChanged.connect(self._update_notes)
+        self.encoder_combo = self._model_combo(choices.encoders)
+        self.encoder_note = QLabel()
+        self.encoder_note.setWordWrap(True)
+        self.encoder_combo.currentIndexChanged.connect(self._update_notes)
+        self.encoder_combo.editTextChanged.connect(self._update_notes)
+        self.ppl_combo = self._model_combo(choices.ppl_models)
+        self.device_combo = QComboBox()
+        self.device_combo.addItems(["auto", "cpu", "cuda", "mps"])
+        self.esa_distance = QDoubleSpinBox()
+        self.esa_distance.setRange(0.0, 0.95)
+        self.esa_distance.setSingleStep(0.05)
+        self.esa_distance.setValue(0.4)
+        self.esa_distance.setToolTip("Normalised Levenshtein distance under which a span of the "
+                                     "text counts as a mention of an entity (METHODS §7)")
+        form.addRow("BERTScore model", self.bertscore_combo)
+        form.addRow("", self.bertscore_note)
+        form.addRow("Similarity encoder", self.encoder_combo)
+        form.addRow("", self.encoder_note)
+        form.addRow("Perplexity model", self.ppl_combo)
+        form.addRow("ESA distance", self.esa_distance)
+        form.addRow("Device", self.device_combo)
+        layout.addWidget(models_box)
+
+        texts_box = QGroupBox("Texts")
+        texts = QVBoxLayout(texts_box)
+        self.runs_list = QListWidget()
+        self.runs_list.setMaximumHeight(110)
+        for run_id, label in choices.runs:
+            item = QListWidgetItem(label)
+            item.setData(Qt.ItemDataRole.UserRole, run_id)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.runs_list.addItem(item)
+        texts.addWidget(QLabel("Runs"))
+        texts.addWidget(self.runs_list)
+        langs_row = QHBoxLayout()
+        langs_row.addWidget(QLabel("Languages"))
+        self.lang_checks: dict[str, QCheckBox] = {}
+        for lang in choices.langs:
+            check = QCheckBox(lang)
+            check.setChecked(True)
+            langs_row.addWidget(check)
+            self.lang_checks[lang] = check
+        langs_row.addStretch(1)
+        texts.addLayout(langs_row)
+        self.references_check = QCheckBox("Also score the references (reference-free metrics)")
+        texts.addWidget(self.references_check)
+        layout.addWidget(texts_box)
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Score")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self._update_notes()
+
+    @staticmethod
+    def _model_combo(choices: Sequence[ModelChoice]) -> QComboBox:
+        combo = QComboBox()
+        combo.setEditable(True)
+        combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        combo.setToolTip("Pick one, or type a model folder or a cached Hugging Face id")
+        for choice in choices:
+            combo.addItem(choice.label, (choice.value, choice.note))
+        return combo
+
+    @staticmethod
+    def _combo_value(combo: QComboBox) -> tuple[str | None, str]:
+        index = combo.currentIndex()
+        text = combo.currentText().strip()
+        if index >= 0 and combo.itemText(index) == text:
+            value, note = combo.itemData(index)
+            return value, note
+        return (text or None), ""
+
+    def _update_notes(self, *_args: Any) -> None:
+        value, note = self._combo_value(self.bertscore_combo)
+        self.bertscore_note.setText(note or (
+            f"{value}: rescaled only where bert_score ships a baseline for this model and "
+            "language; otherwise the raw F1 is stored and marked not rescaled."
+            if value else ""))
+        value, note = self._combo_value(self.encoder_combo)
+        self.encoder_note.setText(note or (f"{value} (a sentence-transformers model)"
+                                           if value else ""))
+
+    def values(self) -> dict[str, Any]:
+        """The request, as plain values (the controller builds the ScoringRequest)."""
+        runs = [self.runs_list.item(i) for i in range(self.runs_list.count())]
+        chosen_runs = [int(r.data(Qt.ItemDataRole.UserRole)) for r in runs
+                       if r.checkState() == Qt.CheckState.Checked]
+        langs = [lang for lang, check in self.lang_checks.items() if check.isChecked()]
+        return {
+            "metrics": [n for n, c in self.metric_checks.items() if c.isChecked()],
+            "run_ids": None if len(chosen_runs) == len(runs) else chosen_runs,
+            "langs": None if len(langs) == len(self.lang_checks) else langs,
+            "references": self.references_check.isChecked(),
+            "bertscore_model": self._combo_value(self.bertscore_combo)[0],
+            "encoder": self._combo_value(self.encoder_combo)[0],
+            "ppl_model": self._combo_value(self.ppl_combo)[0],
+            "esa_distance": round(self.esa_distance.value(), 4),
+            "device": self.device_combo.currentText(),
+        }
+
+
+# -- the panel ---------------------------------------------------------------------------
+
+
+class ScoresPanel(QWidget):
+    score_dialog_requested = Signal()  # "Score…": the controller answers open_score_dialog
+    score_requested = Signal(dict)  # ScoreDialog.values()
+    cancel_requested = Signal()
+    filters_changed = Signal(dict)  # {"run_id": int | None, "lang": ..., "tier": ...}
+    text_selected = Signal(int)  # a verbalisation id
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.score_button = QPushButton("Score…")
+        self.score_button.setToolTip("Score the session's verbalisations (BLEU, chrF++, ROUGE, "
+                                     "BERTScore, ESA, hallucination candidates, similarity, "
+                                     "perplexity)")
+        self.score_button.clicked.connect(self.score_dialog_requested)
+        self.run_combo = QComboBox()
+        self.lang_combo = QComboBox()
+        self.tier_combo = QComboBox()
+        for combo, tip in ((self.run_combo, "Only this run (model)"),
+                           (self.lang_combo, "Only this language"),
+                           (self.tier_combo, "Only units of this tier")):
+            combo.setToolTip(tip)
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            combo.currentIndexChanged.connect(self._emit_filters)
+        self.set_filter_choices([], [], [])
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress.setMaximumHeight(16)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        self.progress_label = QLabel()
+        self.progress_label.setWordWrap(True)
+        self.progress_box = QWidget()
+        progress_row = QHBoxLayout(self.progress_box)
+        progress_row.setContentsMargins(0, 0, 0, 0)
+        progress_row.addWidget(self.progress, 1)
+        progress_row.addWidget(self.cancel_button)
+        self.progress_box.setVisible(False)
+        self.count_label = QLabel()
+        self.note_label = QLabel()
+        self.note_label.setWordWrap(True)
+        self.note_label.setTextFormat(Qt.TextFormat.RichText)
+        self.note_label.setStyleSheet("color: #444;")
+
+        # texts: table | detail
+        self.table_model = ScoreTableModel(TEXT_KEYS, self, tail_headers=("text",))
+        self.table = _table(self.table_model)
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        self.text_view = QTextBrowser()
+        self.text_view.setOpenLinks(False)
+        self.unit_view = QTextBrowser()
+        self.unit_view.setOpenLinks(False)
+        self.detail = QSplitter(Qt.Orientation.Vertical)
+        self.detail.addWidget(self.text_view)
+        self.detail.addWidget(self.unit_view)
+        self.detail.setChildrenCollapsible(False)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.shown_detail: TextDetail | None = None
+        self.show_detail(None)
+
+        # summary
+        self.summary_model = ScoreTableModel(SUMMARY_KEYS, self)
+        self.summary_table = _table(self.summary_model)
+        self.summary_note = QLabel("Means of per-text scores by model × language × tier "
+                                   "(TailNLG's top_head counts as head). Hover a cell for "
+                                   "its median and count; corpus BLEU/chrF++ are in "
+                                   "<i>taillens score</i> and the report.")
+        self.summary_note.setWordWrap(True)
+        summary_box = QWidget()
+        summary_layout = QVBoxLayout(summary_box)
+        summary_layout.setContentsMargins(0, 0, 0, 0)
+        summary_layout.addWidget(self.summary_note)
+        summary_layout.addWidget(self.summary_table, 1)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.splitter, "Texts")
+        self.tabs.addTab(summary_box, "Summary")
+
+        # layout
+        top = QHBoxLayout()
+        top.addWidget(self.score_button)
+        top.addWidget(self.count_label, 1)
+        filters = QHBoxLayout()
+        for combo in (self.run_combo, self.lang_combo, self.tier_combo):
+            filters.addWidget(combo)
+        filters.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addLayout(filters)
+        layout.addWidget(self.progress_box)
+        layout.addWidget(self.progress_label)
+        layout.addWidget(self.note_label)
+        layout.addWidget(self.tabs, 1)
+        self.progress_label.setVisible(False)
+        self._dialog: ScoreDialog | None = None
+        self._split_set = False  # the splitter's first sizes, once shown
+        self._sized = False  # column widths follow the first rows, then stay as the user sets
+
+    # -- what the controller shows -------------------------------------------------------
+    def set_filter_choices(self, runs: Sequence[tuple[int, str]], langs: Sequence[str],
+                           tiers: Sequence[str]) -> None:
+        """Fill the filters, keeping what is chosen where it still exists."""
+        for combo, everything, items in (
+                (self.run_combo, "All runs", [(label, run_id) for run_id, label in runs]),
+                (self.lang_combo, "All languages", [(lang, lang) for lang in langs]),
+                (self.tier_combo, "All tiers", [(tier, tier) for tier in tiers])):
+            current = combo.currentData()
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItem(everything, None)
+            for label, data in items:
+                combo.addItem(label, data)
+            combo.setCurrentIndex(max(0, combo.findData(current)) if current is not None else 0)
+            combo.blockSignals(False)
+
+    def filters(self) -> dict[str, Any]:
+        return {"run_id": self.run_combo.currentData(), "lang": self.lang_combo.currentData(),
+                "tier": self.tier_combo.currentData()}
+
+    def show_rows(self, rows: Sequence[ScoreTableRow], columns: Sequence[str],
+                  tips: Mapping[str, str], total: int) -> None:
+        """The texts table; the selection and the sort order survive a refresh."""
+        selected = self.selected_key()
+        same_columns = list(columns) == self.table_model.metric_columns
+        self.table_model.set_rows(rows, columns, tips)
+        header = self.table.horizontalHeader()
+        if header.sortIndicatorSection() >= 0:
+            self.table_model.sort(header.sortIndicatorSection(), header.sortIndicatorOrder())
+        if not same_columns or not self._sized:
+            self._size_columns(self.table, len(TEXT_KEYS), text_column=True)
+            self._sized = bool(rows)
+        scored = sum(1 for r in rows if any(v is not None for v in r.scores.values()))
+        shown = f"{len(rows):,}" if len(rows) == total else f"{len(rows):,} of {total:,}"
+        self.count_label.setText(f"{shown} texts · {scored:,} scored · "
+                                 f"{len(columns)} score columns")
+        row = self.table_model.row_of_key(selected) if selected is not None else None
+        if row is not None:
+            self.table.selectRow(row)
+        elif selected is not None:
+            self.show_detail(None)
+
+    def show_summary(self, rows: Sequence[ScoreTableRow], columns: Sequence[str],
+                     tips: Mapping[str, str]) -> None:
+        self.summary_model.set_rows(rows, columns, tips)
+        self._size_columns(self.summary_table, len(SUMMARY_KEYS), text_column=False)
+
+    def show_notes(self, text: str, tooltip: str = "") -> None:
+        """Which BERTScore model and similarity encoder the scores come from."""
+        self.note_label.setText(text)
+        self.note_label.setToolTip(tooltip)
+        self.note_label.setVisible(bool(text))
+
+    def selected_key(self) -> Any:
+        index = self.table.currentIndex()
+        return self.table_model.row_at(index.row()).key if index.isValid() else None
+
+    def select_text(self, verbalisation_id: int) -> bool:
+        row = self.table_model.row_of_key(verbalisation_id)
+        if row is None:
+            return False
+        self.table.selectRow(row)
+        self.table.scrollTo(self.table_model.index(row, 0))
+        return True
+
+    def show_detail(self, detail: TextDetail | None) -> None:
+        self.shown_detail = detail
+        if detail is None:
+            self.text_view.setHtml("<p style='color:#777'>Select a text in the table to see "
+                                   "its entity mentions, missing entities and hallucination "
+                                   "candidates beside its unit and references.</p>")
+            self.unit_view.clear()
+            return
+        self.text_view.setHtml(_text_html(detail))
+        self.unit_view.setHtml(_unit_html(detail))
+
+    def open_score_dialog(self, choices: ScoreChoices) -> ScoreDialog:
+        """The Score… dialog (window-modal, not blocking); accepted, it asks to score."""
+        dialog = ScoreDialog(choices, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self.score_requested.emit(dialog.values()))
+        dialog.open()
+        self._dialog = dialog
+        return dialog
+
+    def job_started(self, title: str) -> None:
+        self.score_button.setEnabled(False)
+        self.progress.setRange(0, 0)
+        self.progress.setFormat(title)
+        self.progress_box.setVisible(True)
+        self.cancel_button.setEnabled(True)
+        self.progress_label.setVisible(False)
+
+    def job_progress(self, done: float, total: float | None, message: str) -> None:
+        if total:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(round(1000 * min(1.0, done / total)))
+            self.progress.setFormat(f"%p% {message}" if message else "%p%")
+        else:
+            self.progress.setRange(0, 0)
+        self.progress.setToolTip(message)
+
+    def job_finished(self, message: str) -> None:
+        self.score_button.setEnabled(True)
+        self.progress_box.setVisible(False)
+        self.progress_label.setText(message)
+        self.progress_label.setVisible(bool(message))
+
+    # -- internals ---------------------------------------------------------------------
+    def _emit_filters(self, _index: int = 0) -> None:
+        self.filters_changed.emit(self.filters())
+
+    def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.text_selected.emit(int(self.table_model.row_at(current.row()).key))
+
+    def _size_columns(self, view: QTableView, keys: int, *, text_column: bool) -> None:
+        view.resizeColumnsToContents()
+        model = view.model()
+        header = view.horizontalHeader()
+        for column in range(model.columnCount()):
+            if column < keys:
+                header.resizeSection(column, min(header.sectionSize(column), 120))
+            else:
+                header.resizeSection(column, max(48, min(header.sectionSize(column), 90)))
+        if text_column and model.tail_headers:
+            # The text, last: whole in its tooltip and in the detail.
+            header.resizeSection(model.columnCount() - 1, 320)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        """Side by side when there is room (a widened or floating dock), stacked when narrow."""
+        super().resizeEvent(event)
+        wide = event.size().width() >= WIDE_PX
+        wanted = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.splitter.orientation() != wanted or not self._split_set:
+            self.splitter.setOrientation(wanted)
+            total = max(1, self.splitter.width() if wide else self.splitter.height())
+            self.splitter.setSizes([total * 3 // 5, total * 2 // 5])
+            self._split_set = self.isVisible()
+
+
+def _legend() -> str:
+    return (f"<span style='background-color:{MENTION_COLOUR}'>&nbsp;entity mention (ESA)"
+            f"&nbsp;</span> &nbsp; <span style='background-color:{HALLUCINATION_COLOUR}'>"
+            "&nbsp;hallucination candidate&nbsp;</span> &nbsp; "
+            f"<span style='color:{MISSING_COLOUR}'>✗ missing entity</span>")
+
+
+def _text_html(detail: TextDetail) -> str:
+    parts = [f"<p><b>{html.escape(detail.title)}</b></p>",
+             f"<p style='font-size:small'>{_legend()}</p>",
+             f"<p style='font-size:large'>{highlighted_html(detail.text, detail.mentions, detail.hallucinations)}</p>"]  # noqa: E501
+    if detail.esa_scored:
+        if detail.missing:
+            items = "".join(f"<li style='color:{MISSING_COLOUR}'>✗ {html.escape(m)}</li>"
+                            for m in detail.missing)
+            parts.append(f"<p><b>Missing entities</b> ({len(detail.missing)}):</p>"
+                         f"<ul>{items}</ul>")
+        else:
+            parts.append("<p><b>Missing entities</b>: none, every entity is mentioned.</p>")
+    else:
+        parts.append("<p style='color:#777'>ESA not scored for this text yet: use "
+                     "<b>Score…</b> with <i>esa</i> to see its mentions and missing "
+                     "entities.</p>")
+    if detail.hallucination_scored:
+        if detail.hallucinations:
+            spans = ", ".join(f"<span style='background-color:{HALLUCINATION_COLOUR}'>"
+                              f"{html.escape(s.label)}</span>" for s in detail.hallucinations)
+            parts.append(f"<p><b>Hallucination candidates</b>: {spans}</p>")
+        else:
+            parts.append("<p><b>Hallucination candidates</b>: none.</p>")
+    if detail.scores:
+        rows = "".join(
+            f"<tr><td>{html.escape(c)}</td><td align='right'>&nbsp;{html.escape(v)}&nbsp;</td>"
+            f"<td style='color:#666'>{html.escape(n)}</td></tr>" for c, v, n in detail.scores)
+        parts.append(f"<p><b>Scores</b></p><table cellspacing='0'>{rows}</table>")
+    return "".join(parts)
+
+
+def _unit_html(detail: TextDetail) -> str:
+    parts = [f"<p><b>Unit triples ({html.escape(detail.lang)})</b></p>"]
+    if detail.triples:
+        rows = "".join(f"<tr><td>{html.escape(s)}</td><td style='color:#555'>&nbsp;"
+                       f"{html.escape(p)}&nbsp;</td><td>{html.escape(o)}</td></tr>"
+                       for s, p, o in detail.triples)
+        parts.append(f"<table cellspacing='2'>{rows}</table>")
+    else:
+        parts.append(f"<p style='color:#777'>The unit has no triples in {detail.lang}.</p>")
+    parts.append(f"<p><b>References ({html.escape(detail.lang)})</b></p>")
+    if detail.references:
+        items = "".join(
+            f"<li><span style='background-color:{'#fde9a9' if q == 'gold' else '#dfe3e8'}'>"
+            f"&nbsp;{html.escape(q)}&nbsp;</span> {html.escape(t)}</li>"
+            for q, t in detail.references)
+        parts.append(f"<ul>{items}</ul>")
+    else:
+        parts.append(f"<p style='color:#777'>No reference in {detail.lang}: reference-based "
+                     "metrics are absent for this text (not 0).</p>")
+    return "".join(parts)
