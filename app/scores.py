@@ -222,7 +222,7 @@ class ScoresController(QObject):
 
     # -- one text ------------------------------------------------------------------------
     def show_text(self, verbalisation_id: int) -> None:
-        from core.metrics.scoring import _UnitMaterial, scores_of_verbalisation
+        from core.metrics.scoring import scores_of_verbalisation, unit_material
 
         store = self.app.store
         row = next((r for r in self.rows if r.verbalisation_id == verbalisation_id), None)
@@ -230,10 +230,9 @@ class ScoresController(QObject):
             self.panel.show_detail(None)
             return
         scores = scores_of_verbalisation(store, verbalisation_id)
-        material = _UnitMaterial(store, [row.unit_id])
+        material = unit_material(store, row.unit_id, row.lang)
         references = [(quality, text) for quality in ("gold", "silver")
-                      for _id, text in material.references.get((row.unit_id, row.lang,
-                                                                 quality), [])]
+                      for _id, text in material.references.get(quality, ())]
         esa = next((s for s in scores if s.metric == "esa"), None)
         hallucination = next((s for s in scores if s.metric == "hallucination"), None)
         mentions = [Span(int(m["start"]), int(m["end"]), str(m.get("entity", "")),
@@ -249,7 +248,7 @@ class ScoresController(QObject):
             missing=[str(m) for m in (esa.details.get("missing", []) if esa else [])],
             hallucinations=spans, esa_scored=esa is not None,
             hallucination_scored=hallucination is not None,
-            triples=material.triples.get((row.unit_id, row.lang), []),
+            triples=list(material.triples),
             references=references, scores=self._score_lines(scores)))
 
     @staticmethod

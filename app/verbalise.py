@@ -253,7 +253,6 @@ class VerbaliseController(QObject):
         """The exact input the chosen verbaliser gives the model for the unit, now."""
         from core.verbalise.base import VerbaliseRequest
         from core.verbalise.job import unit_triples
-        from core.verbalise.prompts import templates_for
 
         store, unit_id, lang = self.app.store, self.unit_id, self.panel.preview_lang()
         if store is None or unit_id is None:
@@ -269,8 +268,8 @@ class VerbaliseController(QObject):
             kind = verbaliser.kind
             if kind in ("causal", "openai"):
                 # The edited templates, checked ({triples} once) as a run would.
-                verbaliser.templates = templates_for(  # type: ignore[misc]
-                    ("en", "it", "es"), self.panel.edited_templates())
+                verbaliser.set_templates(  # type: ignore[attr-defined]
+                    self.panel.edited_templates())
             if kind == "template":
                 output = verbaliser.verbalise([VerbaliseRequest(None, lang, triples, "")])
                 text = (f"Input (the triples; no prompt):\n{verbaliser.prompt_for(triples, lang)}"
@@ -446,67 +445,35 @@ def _unit_choices(store: SessionStore) -> tuple[list[tuple[int, str]], list[tupl
                                                 list[tuple[str, int]]]:
     """The units (id, label), tiers and sub-tiers (name, count) and categories (name,
     count) of the session, named as ``select_units`` understands them."""
-    from collections import Counter
+    from core.verbalise.runs import units_overview
 
-    from sqlalchemy import select
-
-    from core.store import models as m
-    from core.verbalise.job import _imported_category
-
-    with store.unit_of_work() as db:
-        rows = db.execute(
-            select(m.DataUnit.id, m.DataUnit.uid, m.DataUnit.size, m.DataUnit.tier,
-                   m.DataUnit.sub_tier, m.Category.name, m.DataUnit.attributes)
-            .outerjoin(m.Category, m.DataUnit.category_id == m.Category.id)
-            .order_by(m.DataUnit.id)
-        ).all()
-    units, tiers, categories = [], Counter(), Counter()
-    for unit_id, uid, size, tier, sub_tier, category, attributes in rows:
-        category = category or _imported_category(attributes)
-        parts = [uid, category, sub_tier or tier, f"{size} triple{'s' if size != 1 else ''}"]
-        units.append((unit_id, " · ".join(str(p) for p in parts if p)))
-        for name in {tier, sub_tier} - {None, ""}:
-            tiers[name] += 1
-        if category:
-            categories[category] += 1
-    return units, sorted(tiers.items()), sorted(categories.items())
+    overview = units_overview(store)
+    units = []
+    for unit in overview.units:
+        parts = [unit.uid, unit.category, unit.sub_tier or unit.tier,
+                 f"{unit.size} triple{'s' if unit.size != 1 else ''}"]
+        units.append((unit.id, " · ".join(str(p) for p in parts if p)))
+    return units, list(overview.tiers), list(overview.categories)
 
 
 def _runs(store: SessionStore) -> list[dict[str, Any]]:
-    from sqlalchemy import func, select
+    from dataclasses import asdict
 
-    from core.store import models as m
+    from core.verbalise.runs import list_runs
 
-    with store.unit_of_work() as db:
-        rows = db.execute(
-            select(m.ModelRun.id, m.ModelRun.system_name, m.ModelRun.model_id,
-                   m.ModelRun.kind, m.ModelRun.status, func.count(m.Verbalisation.id))
-            .outerjoin(m.Verbalisation, m.Verbalisation.run_id == m.ModelRun.id)
-            .group_by(m.ModelRun.id)
-            .order_by(m.ModelRun.id.desc())
-        ).all()
-    return [{"id": run_id, "model": name or model_id, "kind": kind, "status": status,
-             "texts": texts} for run_id, name, model_id, kind, status, texts in rows]
+    # The panel's run table reads id, model, kind, status and texts by key.
+    return [asdict(run) for run in list_runs(store)]
 
 
 def _outputs(store: SessionStore, run_id: int,
              unit_id: int) -> tuple[list[dict[str, Any]], str]:
-    from sqlalchemy import select
+    from dataclasses import asdict
 
-    from core.store import models as m
+    from core.verbalise.runs import unit_outputs
 
-    order = {"en": 0, "it": 1, "es": 2}
-    with store.unit_of_work() as db:
-        unit = db.get(m.DataUnit, unit_id)
-        uid = unit.uid if unit is not None else str(unit_id)
-        rows = db.scalars(
-            select(m.Verbalisation)
-            .where(m.Verbalisation.run_id == run_id, m.Verbalisation.unit_id == unit_id)
-        ).all()
-        outputs = [{"lang": v.lang, "index": v.candidate_index, "text": v.text or "",
-                    "raw": v.raw_output, "parse_ok": bool(v.parse_ok)} for v in rows]
-    outputs.sort(key=lambda o: (order.get(o["lang"], 9), o["lang"], o["index"]))
-    return outputs, uid
+    # The panel's output table reads lang, index, text, raw and parse_ok by key.
+    found = unit_outputs(store, run_id, unit_id)
+    return [asdict(output) for output in found.outputs], found.uid
 
 
 def _summary_line(summary: VerbaliseSummary | None, status: str) -> str:

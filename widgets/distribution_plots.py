@@ -22,6 +22,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGraphicsItem, QTabWidget, QVBoxLayout, QWidget
 
 from core.tiers import Distribution
+from widgets.plot_export import export_plot
 
 LINE_STYLES = {
     "pareto": ("#d9822b", "Pareto cut-off"),
@@ -31,6 +32,7 @@ LINE_STYLES = {
 # Labels at different heights, so close lines keep readable labels.
 LABEL_POSITIONS = {"pareto": 0.93, "head_tail": 0.78, "torso": 0.63}
 SERIES_COLOURS = ("#2b7bb9", "#3a9e5f", "#b9472b", "#8a6fb3", "#b99b2b", "#555555")
+PNG_MIN_WIDTH = 800  # pixels
 
 
 @dataclass(frozen=True)
@@ -160,35 +162,10 @@ class DistributionPlots(QWidget):
 
     def export(self, path: Path, which: int | None = None) -> Path:
         """Write the shown plot (or plot ``which``) as PNG or SVG, by the file's suffix."""
-        widget = self.plot_widgets()[self.tabs.currentIndex() if which is None else which]
-        suffix = path.suffix.lower()
-        if suffix == ".png":
-            import pyqtgraph.exporters as exporters
-
-            exporter = exporters.ImageExporter(widget.getPlotItem())
-            exporter.parameters()["width"] = max(800, widget.width())
-            exporter.export(str(path))
-        elif suffix == ".svg":
-            # pyqtgraph's SVGExporter cannot parse the paths Qt 6.8+ writes
-            # (pyqtgraph issue #3485); Qt's own SVG generator renders the scene faithfully.
-            from PySide6.QtCore import QRectF, QSize
-            from PySide6.QtGui import QPainter
-            from PySide6.QtSvg import QSvgGenerator
-
-            rect = widget.sceneRect() if widget.width() > 10 else QRectF(0, 0, 800, 500)
-            generator = QSvgGenerator()
-            generator.setFileName(str(path))
-            generator.setSize(QSize(int(rect.width()), int(rect.height())))
-            generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-            generator.setTitle(self.tabs.tabText(self.plot_widgets().index(widget)))
-            painter = QPainter(generator)
-            try:
-                widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-            finally:
-                painter.end()
-        else:
-            raise ValueError(f"plots export to .png or .svg, not {suffix or 'no suffix'}")
-        return path
+        widgets = self.plot_widgets()
+        widget = widgets[self.tabs.currentIndex() if which is None else which]
+        return export_plot(widget, path, self.tabs.tabText(widgets.index(widget)),
+                           min_png_width=PNG_MIN_WIDTH)
 
     # -- lines -------------------------------------------------------------------------------
     def _place_lines(self) -> None:

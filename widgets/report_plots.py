@@ -8,8 +8,7 @@
 
 Perplexities (``spec.log10``) are drawn on a log10 axis (METHODS §8): values are
 transformed here and the axis labels show the original numbers. Each plot exports to
-PNG (pyqtgraph's ImageExporter) and SVG (Qt's SVG generator, as the Browser's plots do:
-pyqtgraph's SVGExporter cannot parse the paths Qt 6.8+ writes, pyqtgraph issue #3485).
+PNG and SVG through ``widgets.plot_export.export_plot``, the helper the Browser's plots use.
 """
 
 from __future__ import annotations
@@ -20,16 +19,17 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSize
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from core.report import PlotSpec
+from widgets.plot_export import export_plot
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf")
 MAX_OUTLIERS = 300  # per box; beyond that the rings only slow the drawing down
 MAX_POINTS = 20_000
 BINS = 20
+PNG_MIN_WIDTH = 900  # pixels: the report's plots carry long group labels
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,8 @@ class ReportPlots(QWidget):
     def export(self, path: Path) -> Path:
         """Write the shown plot as PNG or SVG, by the file's suffix."""
         spec = self.current_spec()
-        return export_plot(self.plot, Path(path), spec.title if spec else "TailLens plot")
+        return export_plot(self.plot, Path(path), spec.title if spec else "TailLens plot",
+                           min_png_width=PNG_MIN_WIDTH)
 
     def export_all(self, folder: Path) -> list[Path]:
         """Every plot as PNG and SVG into ``folder`` (``NN-<kind>-<metric>.png/.svg``)."""
@@ -288,40 +289,11 @@ class ReportPlots(QWidget):
                 stem = f"{i + 1:02d}-{spec.kind}-{_safe(spec.metric)}"
                 for suffix in (".png", ".svg"):
                     written.append(export_plot(self.plot, folder / f"{stem}{suffix}",
-                                               spec.title))
+                                               spec.title, min_png_width=PNG_MIN_WIDTH))
         finally:
             if 0 <= shown < len(self.specs):
                 self.draw(self.specs[shown])
         return written
-
-
-def export_plot(widget: pg.PlotWidget, path: Path, title: str) -> Path:
-    """A plot widget as PNG (pyqtgraph ImageExporter) or SVG (Qt's SVG generator)."""
-    suffix = path.suffix.lower()
-    if suffix == ".png":
-        import pyqtgraph.exporters as exporters
-
-        exporter = exporters.ImageExporter(widget.getPlotItem())
-        exporter.parameters()["width"] = max(900, widget.width())
-        exporter.export(str(path))
-    elif suffix == ".svg":
-        from PySide6.QtGui import QPainter
-        from PySide6.QtSvg import QSvgGenerator
-
-        rect = widget.sceneRect() if widget.width() > 10 else QRectF(0, 0, 800, 500)
-        generator = QSvgGenerator()
-        generator.setFileName(str(path))
-        generator.setSize(QSize(int(rect.width()), int(rect.height())))
-        generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-        generator.setTitle(title)
-        painter = QPainter(generator)
-        try:
-            widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-        finally:
-            painter.end()
-    else:
-        raise ValueError(f"plots export to .png or .svg, not {suffix or 'no suffix'}")
-    return path
 
 
 def _wrap(label: str) -> str:
@@ -333,4 +305,4 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "plot"
 
 
-__all__ = ["BoxStats", "ReportPlots", "box_stats", "export_plot", "plot_values"]
+__all__ = ["BoxStats", "ReportPlots", "box_stats", "plot_values"]

@@ -223,6 +223,35 @@ class _UnitMaterial:
             self.entities[(unit_id, lang)] = tuple(entities)
 
 
+@dataclass(frozen=True)
+class UnitMaterial:
+    """What the scoring job judges one unit's texts in one language against.
+
+    ``triples`` are the language's ``main`` tripleset (else the set the language has),
+    overrides applied; ``entities`` the subjects and objects with their aliases, QIDs and
+    value types (ESA and hallucination candidates); ``references`` maps a quality
+    (``gold``, ``silver``) to its ``(reference id, text)`` pairs in id order. A unit or
+    language with none of them has empty fields."""
+
+    unit_id: int
+    lang: str
+    triples: tuple[tuple[str, str, str], ...]
+    entities: tuple[EntityInfo, ...]
+    references: dict[str, tuple[tuple[int, str], ...]]
+
+
+def unit_material(store: Any, unit_id: int, lang: str) -> UnitMaterial:
+    """Unit ``unit_id``'s triples, entities and references in ``lang``, read exactly as the
+    scoring job reads them (so the Scores panel's detail shows what a score was made
+    from)."""
+    material = _UnitMaterial(store, [unit_id])
+    references = {quality: tuple(pairs)
+                  for (uid, ref_lang, quality), pairs in material.references.items()
+                  if uid == unit_id and ref_lang == lang}
+    return UnitMaterial(unit_id, lang, tuple(material.triples.get((unit_id, lang), ())),
+                        material.entities.get((unit_id, lang), ()), references)
+
+
 def _aliases(terms: dict[tuple[str, str], list[str]], qid: str | None, lang: str,
              shown: str) -> tuple[str, ...]:
     if not qid:

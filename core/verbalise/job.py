@@ -93,7 +93,7 @@ def select_units(store: SessionStore, query: str | Sequence[int] = "all") -> lis
                 .order_by(m.DataUnit.id)
             ).all()
             return [uid for uid, name, attributes in rows
-                    if (name or _imported_category(attributes)) == value]
+                    if (name or imported_category(attributes)) == value]
         if kind == "ids" and value:
             try:
                 wanted = sorted({int(v) for v in value.split(",") if v.strip()})
@@ -104,8 +104,10 @@ def select_units(store: SessionStore, query: str | Sequence[int] = "all") -> lis
                          "category:NAME or ids:1,2,3")
 
 
-def _imported_category(attributes: Any) -> str | None:
-    # TailNLG/WebNLG imports keep the entry's category among the entry attributes.
+def imported_category(attributes: Any) -> str | None:
+    """The category a TailNLG/WebNLG import recorded in a unit's ``attributes`` (the
+    entry's ``category``, kept among the entry attributes), or None. A unit with no session
+    category is selected and listed by this one."""
     if isinstance(attributes, dict):
         entry = attributes.get("entry")
         if isinstance(entry, dict):
@@ -424,6 +426,7 @@ __all__ = [
     "VerbaliseError",
     "VerbaliseSummary",
     "find_resumable_run",
+    "imported_category",
     "run_parameters",
     "select_units",
     "software_versions",

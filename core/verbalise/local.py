@@ -73,6 +73,14 @@ class _LocalVerbaliser:
     def _templates(self, overrides: Mapping[str, str] | None) -> dict[str, str]:
         return templates_for(LANGUAGES, overrides)
 
+    def set_templates(self, overrides: Mapping[str, str] | None) -> None:
+        """Use the bundled templates with ``overrides`` (lang -> template) from now on.
+
+        The panel's live preview edits templates on a verbaliser it keeps (building one
+        again would fingerprint the weights again). A bad template raises ``PromptError``
+        and leaves the templates in use unchanged."""
+        self.templates = self._templates(overrides)
+
     def fingerprint(self) -> str:
         return self._fingerprint
 

@@ -94,6 +94,12 @@ class OpenAIVerbaliser:
         return {"base_url": self.base_url, "server_model": self.server_model,
                 "timeout_s": self.timeout_s, "max_retries": self.max_retries}
 
+    def set_templates(self, overrides: Mapping[str, str] | None) -> None:
+        """Use the bundled templates with ``overrides`` (lang -> template) from now on (the
+        panel's live preview). A bad template raises ``PromptError`` and leaves the
+        templates in use unchanged."""
+        self.templates = templates_for(LANGUAGES, overrides)
+
     def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
         return render_prompt(self.templates[lang], triples, lang)
 

@@ -11,16 +11,19 @@ from sqlalchemy import func, select
 from core.errors import UserFacingError
 from core.jobs import CancelToken, JobSucceeded, JobWasCancelled, Progress, run_job
 from core.metrics import MetricOptions
+from core.metrics.base import EntityInfo
 from core.metrics.scoring import (
     ScoringRequest,
+    UnitMaterial,
     corpus_scores,
     score_job,
     scores_of_verbalisation,
     sentence_score_table,
     summary_by_group,
+    unit_material,
 )
 from core.store import SessionStore
-from core.store.models import ModelRun, Score
+from core.store.models import ModelRun, Score, UnitReference
 from tests.core.metrics.sessions import REFS, TEXTS, Ids, build_session
 
 
@@ -46,6 +49,45 @@ def rows(store: SessionStore, **where: object) -> list[Score]:
         result = list(db.scalars(query.order_by(Score.id)))
         db.expunge_all()
         return result
+
+
+def reference_ids(store: SessionStore, unit_id: int, lang: str, quality: str) -> list[int]:
+    with store.unit_of_work() as db:
+        return list(db.scalars(select(UnitReference.id).where(
+            UnitReference.unit_id == unit_id, UnitReference.lang == lang,
+            UnitReference.quality == quality).order_by(UnitReference.id)))
+
+
+def test_unit_material_per_language(session) -> None:
+    store, ids = session
+    ada, rome = ids.units
+    gold, silver = reference_ids(store, ada, "en", "gold"), reference_ids(store, ada, "en",
+                                                                          "silver")
+    assert unit_material(store, ada, "en") == UnitMaterial(
+        ada, "en",
+        (("Ada Lovelace", "date of birth", "10 December 1815"),
+         ("Ada Lovelace", "occupation", "mathematician")),
+        (
+            # The label is shown, so only the other term of Q7259 is an alias.
+            EntityInfo("Ada Lovelace", ("Augusta Ada King",), "Q7259", is_root=True),
+            EntityInfo("10 December 1815", (), None, value_type="time"),
+            EntityInfo("Ada Lovelace", ("Augusta Ada King",), "Q7259", is_root=True),
+            EntityInfo("mathematician", (), "Q170790", value_type="item"),
+        ),
+        {"gold": tuple(zip(gold, REFS[(1, "en", "gold")], strict=True)),
+         "silver": tuple(zip(silver, REFS[(1, "en", "silver")], strict=True))})
+    # Italian: the object override wins; Q7259 has no Italian terms; gold only.
+    italian = unit_material(store, ada, "it")
+    assert italian.triples == (("Ada Lovelace", "data di nascita", "10 dicembre 1815"),
+                               ("Ada Lovelace", "occupazione", "matematica"))
+    assert [e.aliases for e in italian.entities] == [(), (), (), ()]
+    assert italian.references == {
+        "gold": ((reference_ids(store, ada, "it", "gold")[0], REFS[(1, "it", "gold")][0]),)}
+    # Rome has Italian triples but no Italian reference; no unit has Spanish anything.
+    assert unit_material(store, rome, "it").references == {}
+    assert unit_material(store, rome, "it").triples[0] == ("Roma", "paese", "Italia")
+    assert unit_material(store, rome, "es") == UnitMaterial(rome, "es", (), (), {})
+    assert unit_material(store, 9999, "en") == UnitMaterial(9999, "en", (), (), {})
 
 
 def test_reference_rows_per_quality_and_corpus_bleu_equals_sacrebleu(session) -> None:

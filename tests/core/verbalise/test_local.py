@@ -103,6 +103,20 @@ def test_exact_prompt_preview_needs_no_weights(tiny_causal_lm: Path) -> None:
     assert preview.endswith("La verbalización final es: [tu párrafo]\n<|assistant|>\n")
 
 
+def test_set_templates_reaches_the_exact_prompt(tiny_causal_lm: Path) -> None:
+    from core.verbalise.prompts import PromptError
+
+    verbaliser = CausalVerbaliser(tiny_causal_lm)
+    verbaliser.set_templates({"en": "Facts:\n{triples}\nWrite one sentence."})
+    assert verbaliser.prompt_for(TRIPLES[:1], "en") == (
+        "Facts:\n[Paris, country, France]\nWrite one sentence.")
+    assert verbaliser.exact_prompt(TRIPLES[:1], "en") == (
+        "<|user|>\nFacts:\n[Paris, country, France]\nWrite one sentence.\n<|assistant|>\n")
+    with pytest.raises(PromptError, match="exactly once"):
+        verbaliser.set_templates({"en": "{triples} {triples}"})
+    assert verbaliser.templates["en"] == "Facts:\n{triples}\nWrite one sentence."
+
+
 def test_same_seed_same_texts(causal: CausalVerbaliser) -> None:
     requests = requests_for(causal, [TRIPLES])
     assert causal.verbalise(requests) == causal.verbalise(requests)

@@ -159,3 +159,17 @@ def test_base_url_forms() -> None:
     assert normalise_base_url("https://h/v1/chat/completions") == "https://h"
     with pytest.raises(ServerError, match="not an http"):
         normalise_base_url("ftp://h")
+
+
+def test_set_templates_changes_the_prompt_and_a_bad_one_changes_nothing() -> None:
+    from core.verbalise.prompts import PromptError, default_template
+
+    verbaliser = OpenAIVerbaliser("http://127.0.0.1:9/v1", "m")  # never contacted
+    verbaliser.set_templates({"it": "Fatti:\n{triples}\nScrivi."})
+    assert verbaliser.prompt_for(TRIPLES, "it") == "Fatti:\n[Paris, country, France]\nScrivi."
+    assert verbaliser.templates["en"] == default_template("en")  # not overridden: bundled
+    with pytest.raises(PromptError, match="exactly once"):
+        verbaliser.set_templates({"it": "no placeholder"})
+    assert verbaliser.templates["it"] == "Fatti:\n{triples}\nScrivi."
+    verbaliser.set_templates(None)
+    assert verbaliser.templates["it"] == default_template("it")

@@ -1,0 +1,135 @@
+"""Read-only views of runs and units (core.verbalise.runs), on a hand-built session.
+
+The session: add_units' five units u0..u4 (u0, u2, u4 head and in category City with one
+triple; u1, u3 long_tail with two), plus u5, imported (category "Airport" in its
+attributes, tier long_tail, sub-tier long_tail_2). Run A wrote u0 in es, en, it (en twice,
+one unparsable); run B wrote nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core.store import SessionStore
+from core.store.models import DataUnit, ModelRun, Verbalisation
+from core.verbalise.job import imported_category, select_units
+from core.verbalise.runs import (
+    RunOverview,
+    UnitOutput,
+    UnitOutputs,
+    UnitSummary,
+    list_runs,
+    unit_outputs,
+    units_overview,
+)
+from tests.core.verbalise.conftest import add_units
+
+
+@pytest.fixture
+def session(store: SessionStore) -> tuple[SessionStore, list[int], int, int]:
+    ids = add_units(store, 5)
+    with store.unit_of_work() as db:
+        imported = DataUnit(uid="u5", size=3, origin="webnlg", tier="long_tail",
+                            sub_tier="long_tail_2",
+                            attributes={"entry": {"category": "Airport", "eid": "Id5"}})
+        run_a = ModelRun(kind="causal", model_id="/models/tiny", system_name="tiny",
+                         status="finished")
+        run_b = ModelRun(kind="openai", model_id="http://h m", system_name=None,
+                         status="failed")
+        db.add_all([imported, run_a, run_b])
+        db.flush()
+        ids.append(imported.id)
+        u0 = ids[0]
+        db.add_all([
+            # Written out of order on purpose: the view sorts en, it, es, then by index.
+            Verbalisation(run_id=run_a.id, unit_id=u0, lang="es", candidate_index=0,
+                          raw_output="La verbalización final es: [París está en Francia.]",
+                          text="París está en Francia.", parse_ok=True),
+            Verbalisation(run_id=run_a.id, unit_id=u0, lang="en", candidate_index=1,
+                          raw_output="no marker", text=None, parse_ok=False),
+            Verbalisation(run_id=run_a.id, unit_id=u0, lang="it", candidate_index=0,
+                          raw_output="La verbalizzazione finale è: [Parigi è in Francia.]",
+                          text="Parigi è in Francia.", parse_ok=True),
+            Verbalisation(run_id=run_a.id, unit_id=u0, lang="en", candidate_index=0,
+                          raw_output="The final verbalization is: [Paris is in France.]",
+                          text="Paris is in France.", parse_ok=True),
+        ])
+        return store, ids, run_a.id, run_b.id
+
+
+def test_list_runs_newest_first_with_text_counts(session) -> None:
+    store, _ids, run_a, run_b = session
+    assert list_runs(store) == [
+        # No display name: the model id names the run; no texts yet: 0, not missing.
+        RunOverview(run_b, "http://h m", "openai", "failed", 0),
+        RunOverview(run_a, "tiny", "causal", "finished", 4),
+    ]
+
+
+def test_list_runs_of_an_empty_session(store: SessionStore) -> None:
+    assert list_runs(store) == []
+
+
+def test_unit_outputs_in_language_then_candidate_order(session) -> None:
+    store, ids, run_a, _run_b = session
+    found = unit_outputs(store, run_a, ids[0])
+    assert found == UnitOutputs("u0", (
+        UnitOutput("en", 0, "Paris is in France.",
+                   "The final verbalization is: [Paris is in France.]", True),
+        UnitOutput("en", 1, "", "no marker", False),  # unparsable: text "", raw kept
+        UnitOutput("it", 0, "Parigi è in Francia.",
+                   "La verbalizzazione finale è: [Parigi è in Francia.]", True),
+        UnitOutput("es", 0, "París está en Francia.",
+                   "La verbalización final es: [París está en Francia.]", True),
+    ))
+
+
+def test_unit_outputs_of_a_skipped_unit_a_silent_run_and_a_gone_unit(session) -> None:
+    store, ids, run_a, run_b = session
+    assert unit_outputs(store, run_a, ids[1]) == UnitOutputs("u1", ())
+    assert unit_outputs(store, run_b, ids[0]) == UnitOutputs("u0", ())
+    assert unit_outputs(store, run_a, 9999) == UnitOutputs("9999", ())
+
+
+def test_units_overview_counts_tiers_sub_tiers_and_both_kinds_of_category(session) -> None:
+    store, ids, _run_a, _run_b = session
+    overview = units_overview(store)
+    assert overview.units == (
+        UnitSummary(ids[0], "u0", 1, "head", None, "City"),
+        UnitSummary(ids[1], "u1", 2, "long_tail", None, None),
+        UnitSummary(ids[2], "u2", 1, "head", None, "City"),
+        UnitSummary(ids[3], "u3", 2, "long_tail", None, None),
+        UnitSummary(ids[4], "u4", 1, "head", None, "City"),
+        UnitSummary(ids[5], "u5", 3, "long_tail", "long_tail_2", "Airport"),
+    )
+    # long_tail: u1, u3, u5; u5 also counts under its sub-tier.
+    assert overview.tiers == (("head", 3), ("long_tail", 3), ("long_tail_2", 1))
+    assert overview.categories == (("Airport", 1), ("City", 3))
+    # Every name listed selects exactly the units it counts.
+    for name, count in overview.tiers:
+        assert len(select_units(store, f"tier:{name}")) == count
+    for name, count in overview.categories:
+        assert len(select_units(store, f"category:{name}")) == count
+
+
+def test_units_overview_of_an_empty_session(store: SessionStore) -> None:
+    overview = units_overview(store)
+    assert (overview.units, overview.tiers, overview.categories) == ((), (), ())
+
+
+def test_a_sub_tier_equal_to_the_tier_counts_once(store: SessionStore) -> None:
+    with store.unit_of_work() as db:
+        db.add(DataUnit(uid="x", size=1, origin="built", tier="head", sub_tier="head"))
+    assert units_overview(store).tiers == (("head", 1),)
+
+
+@pytest.mark.parametrize(("attributes", "expected"), [
+    ({"entry": {"category": "Airport"}}, "Airport"),  # TailNLG / WebNLG entry attributes
+    ({"category": "Food"}, "Food"),  # a flat attribute
+    ({"entry": {"eid": "Id1"}}, None),
+    ({"entry": "not a dict"}, None),
+    (None, None),
+    (["category"], None),
+])
+def test_imported_category(attributes: object, expected: str | None) -> None:
+    assert imported_category(attributes) == expected
