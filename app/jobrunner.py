@@ -160,13 +160,17 @@ class _DaemonPool:
         self._tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._lock = threading.Condition()
         self._threads = 0
-        self._idle = 0
+        self._idle = 0  # workers waiting for a task
+        self._queued = 0  # tasks put on the queue and not yet taken by a worker
         self._unfinished = 0
 
     def start(self, task: Callable[[], None]) -> None:
         with self._lock:
             self._unfinished += 1
-            spawn = self._idle == 0 and self._threads < self._max_threads
+            self._queued += 1
+            # A new thread when the waiting tasks outnumber the idle workers: an idle
+            # worker that has not woken up yet is already promised to an earlier task.
+            spawn = self._queued > self._idle and self._threads < self._max_threads
             if spawn:
                 self._threads += 1
         self._tasks.put(task)
@@ -184,6 +188,7 @@ class _DaemonPool:
             task = self._tasks.get()
             with self._lock:
                 self._idle -= 1
+                self._queued -= 1
             try:
                 task()
             except BaseException:  # noqa: BLE001 - run_job returns outcomes; never kill a worker

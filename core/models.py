@@ -487,8 +487,12 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 def free_device_memory(device: str) -> None:
     import gc
+    import threading
 
-    gc.collect()
+    # Where automatic collection is off, the GUI collects on its own (UI) thread; a
+    # collection here, in a job's worker thread, could destroy Qt objects off that thread.
+    if gc.isenabled() or threading.current_thread() is threading.main_thread():
+        gc.collect()
     if device.startswith("cuda"):
         import torch
 

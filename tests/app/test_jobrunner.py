@@ -187,3 +187,52 @@ def test_garbage_is_collected_on_the_ui_thread_only(qtbot) -> None:
         gc.callbacks.remove(record)
     assert threads, "nothing was collected at all"
     assert threads == {threading.main_thread().name}
+
+
+def test_two_jobs_submitted_together_run_at_the_same_time(qtbot) -> None:
+    """With two threads allowed, a second job must not wait behind the first, also when a
+    worker is idle from earlier work (it is promised to the first job)."""
+    runner = QtJobRunner(max_threads=2)
+    warm = runner.submit(Job("warm-up", lambda ctx: None))
+    with qtbot.waitSignal(warm.finished, timeout=5000):
+        pass
+    assert runner.wait_for([warm], timeout_s=5)
+    both_running = threading.Barrier(2, timeout=5)
+
+    def meet(ctx: JobContext) -> str:
+        both_running.wait()  # raises BrokenBarrierError if the other job never starts
+        return "met"
+
+    first, second = runner.submit(Job("a", meet)), runner.submit(Job("b", meet))
+    qtbot.waitUntil(lambda: first.done and second.done, timeout=10_000)
+    assert isinstance(first.outcome, JobSucceeded), getattr(first.outcome, "message", "")
+    assert isinstance(second.outcome, JobSucceeded), getattr(second.outcome, "message", "")
+
+
+def test_pool_starts_a_thread_when_tasks_outnumber_idle_workers() -> None:
+    """Deterministic twin of the test above: workers are held at the queue, so the idle
+    one cannot take the first task before the second arrives."""
+    import queue as queue_module
+
+    from app.jobrunner import _DaemonPool
+
+    gate = threading.Event()
+
+    class GatedQueue(queue_module.SimpleQueue):
+        def get(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            gate.wait(5)
+            return super().get(*args, **kwargs)
+
+    pool = _DaemonPool(max_threads=2)
+    pool._tasks = GatedQueue()
+    gate.set()
+    pool.start(gate.clear)  # the worker closes the gate behind itself, then waits at it
+    assert pool.wait_for_done(5)
+    deadline = time.monotonic() + 5
+    while pool._idle != 1 and time.monotonic() < deadline:  # the worker is back at the queue
+        time.sleep(0.01)
+    pool.start(lambda: None)
+    pool.start(lambda: None)
+    assert pool._threads == 2  # one idle worker for two tasks: a second thread
+    gate.set()
+    assert pool.wait_for_done(5)

@@ -191,3 +191,42 @@ def test_prompt_ids_use_the_chat_template_when_there_is_one(
     plain = load_model(plain_folder, device="cpu").tokenizer
     ids = prompt_token_ids(plain, "Hello")
     assert ids[0] == plain.bos_token_id and plain.decode(ids[1:]) == "Hello"
+
+
+def test_freeing_device_memory_never_collects_garbage_in_a_worker_of_the_gui() -> None:
+    """With automatic collection off (the GUI collects on its UI thread), a job's worker
+    must not collect: that could destroy Qt objects off the UI thread."""
+    import gc
+    import threading
+
+    from core.models import free_device_memory
+
+    collected_in: list[str] = []
+
+    def record(phase: str, _info: dict) -> None:
+        if phase == "start":
+            collected_in.append(threading.current_thread().name)
+
+    def in_worker() -> None:
+        worker = threading.Thread(target=free_device_memory, args=("cpu",), name="worker")
+        worker.start()
+        worker.join()
+
+    was_enabled = gc.isenabled()
+    gc.callbacks.append(record)
+    try:
+        gc.disable()
+        in_worker()
+        assert collected_in == []
+        free_device_memory("cpu")  # the UI thread itself may collect
+        assert collected_in == [threading.main_thread().name]
+        collected_in.clear()
+        gc.enable()  # the command line: no GUI collector, collecting anywhere is fine
+        in_worker()
+        assert "worker" in collected_in
+    finally:
+        gc.callbacks.remove(record)
+        if was_enabled:
+            gc.enable()
+        else:
+            gc.disable()
