@@ -12,6 +12,13 @@ sampling distribution (temperature, top-p) the text was drawn from.
 
 :class:`EntityPerplexity` scores entity labels alone the same way.
 
+Which text is "the generated tokens" is the caller's choice: the scoring job passes a
+verbalisation's raw reply (everything the model wrote, marker and preamble included)
+and the prompt stored with it at generation.
+
+Two metrics over the same model share one loaded copy (:meth:`Perplexity.share_model`);
+:meth:`Perplexity.close` frees it for both.
+
 Texts are scored in batches (right-padded; the mask keeps padding out of the sums).
 torch and transformers are imported when the first text is scored.
 """
@@ -50,6 +57,28 @@ class TokenScores:
         return math.exp(self.nll / self.tokens) if self.tokens else None
 
 
+class _ModelSlot:
+    """A causal model loaded on first use, held once for every metric that shares it."""
+
+    def __init__(self, path: Path, device: str, dtype: str) -> None:
+        self.path, self.device, self.dtype = path, device, dtype
+        self.loaded: LoadedModel | None = None
+
+    def load(self) -> LoadedModel:
+        if self.loaded is None:
+            self.loaded = load_model(self.path, device=self.device, dtype=self.dtype,
+                                     expected_type=CAUSAL)
+        return self.loaded
+
+    def close(self) -> None:
+        if self.loaded is not None:
+            from core.models import free_device_memory
+
+            device = self.loaded.device
+            self.loaded = None
+            free_device_memory(device)
+
+
 class Perplexity:
     """Perplexity of each item's text under a causal model, given ``item.prompt``."""
 
@@ -73,7 +102,7 @@ class Perplexity:
         self.device, self.dtype = device, dtype
         self.batch_size = max(1, batch_size)
         self.use_prompt = use_prompt
-        self._loaded: LoadedModel | None = None
+        self._slot = _ModelSlot(self.path, device, dtype)
 
     # --- the Metric interface -----------------------------------------------------------
 
@@ -103,18 +132,25 @@ class Perplexity:
     # --- scoring ------------------------------------------------------------------------
 
     def load(self) -> LoadedModel:
-        if self._loaded is None:
-            self._loaded = load_model(self.path, device=self.device, dtype=self.dtype,
-                                      expected_type=CAUSAL)
-        return self._loaded
+        return self._slot.load()
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._slot.loaded is not None
+
+    def share_model(self, other: Perplexity) -> None:
+        """Use ``other``'s model (loaded or not) from now on: the same folder on the same
+        device in the same dtype is then in memory once, and closing either frees it."""
+        if (self.path, self.device, self.dtype) != (other.path, other.device, other.dtype):
+            raise ValueError(f"cannot share {other.path} ({other.device}, {other.dtype}) with "
+                             f"a metric of {self.path} ({self.device}, {self.dtype})")
+        if other._slot is not self._slot:
+            self._slot.close()
+            self._slot = other._slot
 
     def close(self) -> None:
-        if self._loaded is not None:
-            from core.models import free_device_memory
-
-            device = self._loaded.device
-            self._loaded = None
-            free_device_memory(device)
+        """Free the model (for every metric sharing it); the next score loads it again."""
+        self._slot.close()
 
     def _value(self, score: TokenScores, conditioned: bool) -> MetricValue:
         if not score.tokens:

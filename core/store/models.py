@@ -239,6 +239,16 @@ class UnitTriple(Base):
 
     unit: Mapped[DataUnit] = relationship(back_populates="triples")
 
+    def shown(self) -> tuple[str, str, str]:
+        """(subject, predicate, object) as the unit shows them: an override wins whenever
+        it is set, an empty one included. The verbalise job builds prompts from this and
+        the scoring job reads triples with it, so both agree on what a unit says."""
+        return (
+            self.subject if self.subject_override is None else self.subject_override,
+            self.predicate if self.predicate_override is None else self.predicate_override,
+            self.object if self.object_override is None else self.object_override,
+        )
+
 
 class ModelRun(Base):
     """What produced a set of verbalisations: model, settings, seed, software versions."""
@@ -280,6 +290,11 @@ class Verbalisation(Base):
     raw_output: Mapped[str] = mapped_column(Text)
     text: Mapped[str | None] = mapped_column(Text)
     parse_ok: Mapped[bool] = mapped_column(Boolean, server_default=FALSE)
+    # The user message the model was given (before any chat template), written at
+    # generation (rev 0003): perplexity is "given its prompt", and a prompt rebuilt later
+    # from edited triples would be a context the model never saw. NULL for template runs,
+    # imports and rows made before 0003.
+    prompt: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = _created_at()
     updated_at: Mapped[datetime] = _updated_at()
 

@@ -6,19 +6,25 @@
   batch it finished, and a cancel (checked between batches) keeps them too.
 * Resume: running again with the same run skips the (unit, language) pairs that run
   already verbalised. :func:`find_resumable_run` finds an unfinished run made with the
-  same model and parameters, which the CLI resumes by default.
+  same model and parameters, which the CLI resumes by default. A ``running`` run records
+  its owner (process id, host, job token) in ``software["owner"]``: it is resumed only when
+  that process is gone (a process killed mid-run), never while another job still writes it.
 * A CUDA out-of-memory error halves the batch and retries; at batch size 1 the job
   fails with a message that says what to change.
 """
 
 from __future__ import annotations
 
+import os
 import platform
+import socket
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import or_, select
@@ -58,6 +64,8 @@ class VerbaliseSummary:
     batch_size: int = 0  # the final batch size (smaller after an out-of-memory)
     oom_halvings: int = 0
     resumed: bool = False
+    # Matching unfinished runs not resumed because their owner may still run them: (id, why).
+    not_resumed: list[tuple[int, str]] = field(default_factory=list)
     unit_ids: set[int] = field(default_factory=set, repr=False)
 
     @property
@@ -144,13 +152,8 @@ def unit_triples(
                 )
             )
             for row in rows:
-                triple = (
-                    row.subject_override if row.subject_override is not None else row.subject,
-                    row.predicate_override if row.predicate_override is not None
-                    else row.predicate,
-                    row.object_override if row.object_override is not None else row.object,
-                )
-                result.setdefault((row.unit_id, row.lang), []).append((row.position, triple))
+                # UnitTriple.shown(): the one override rule, shared with the scoring job.
+                result.setdefault((row.unit_id, row.lang), []).append((row.position, row.shown()))
     return {key: tuple(t for _, t in sorted(rows)) for key, rows in result.items()}
 
 
@@ -184,14 +187,73 @@ def _identity(parameters: dict[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (parameters or {}).items() if k not in _NOT_IDENTITY}
 
 
+# --- who is running a run -------------------------------------------------------------
+
+
+def run_owner() -> dict[str, Any]:
+    """The owner recorded in ``software["owner"]`` of a run this job starts or resumes: the
+    process and host (to tell whether it still lives) and a token for this one job (two jobs
+    of one process, e.g. the GUI's, are told apart)."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "job": uuid.uuid4().hex}
+
+
+def owner_state(owner: Any) -> str:
+    """``none`` (no owner recorded: a run from before owners were kept), ``alive``,
+    ``gone`` (its process has ended: killed, crashed) or ``unknown`` (another host, or a
+    system where this cannot be checked).
+
+    Same host: ``os.kill(pid, 0)`` says whether the pid exists. A pid can be reused by an
+    unrelated process after the owner died; on Linux ``/proc/<pid>/cmdline`` must then
+    mention python or taillens for the owner to count as alive (an empty one is a zombie or
+    a kernel thread). This can take another Python program for the owner, which only makes
+    resume more careful. Not checked on Windows, where ``os.kill`` would end the process.
+    """
+    if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int):
+        return "none"
+    pid = int(owner["pid"])
+    if owner.get("host") != socket.gethostname() or os.name == "nt":
+        return "unknown"
+    if pid == os.getpid():
+        return "alive"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return "gone"
+    except PermissionError:
+        pass  # it exists, under another user
+    except OSError:
+        return "unknown"
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().lower()
+    except OSError:
+        return "alive"  # no /proc (macOS): the pid exists, take it for the owner
+    return "alive" if b"python" in cmdline or b"taillens" in cmdline else "gone"
+
+
+def _busy_reason(status: str, owner: Any) -> str | None:
+    """Why a run cannot be resumed now (its owner may still be running it), or None."""
+    if status != "running":
+        return None
+    state = owner_state(owner)
+    if state in ("none", "gone"):
+        return None
+    where = f"process {owner.get('pid')} on {owner.get('host')}"
+    return (f"still running in {where}" if state == "alive"
+            else f"may still be running in {where}")
+
+
 def find_resumable_run(
     store: SessionStore,
     verbaliser: Verbaliser,
     parameters: dict[str, Any],
     templates: dict[str, str],
+    busy: list[tuple[int, str]] | None = None,
 ) -> int | None:
     """The newest unfinished run made with the same model, fingerprint, parameters,
-    templates and seed (batch size and unit selection may differ), or None."""
+    templates and seed (batch size and unit selection may differ), or None.
+
+    A ``running`` run whose owner process may still be alive is skipped (two jobs writing
+    one run collide on its rows); it is appended to ``busy`` as (run id, why)."""
     with store.unit_of_work() as db:
         runs = db.scalars(
             select(m.ModelRun)
@@ -205,7 +267,11 @@ def find_resumable_run(
                     and run.seed == verbaliser.params.seed
                     and (run.prompt_templates or {}) == templates
                     and _identity(run.parameters) == _identity(parameters)):
-                return run.id
+                why = _busy_reason(run.status, (run.software or {}).get("owner"))
+                if why is None:
+                    return run.id
+                if busy is not None:
+                    busy.append((run.id, why))
     return None
 
 
@@ -213,6 +279,12 @@ def _check_resumable(run: m.ModelRun | None, run_id: int, verbaliser: Verbaliser
                      parameters: dict[str, Any], templates: dict[str, str]) -> m.ModelRun:
     if run is None:
         raise VerbaliseError(f"the session has no run {run_id} to resume")
+    owner = (run.software or {}).get("owner")
+    if run.status == "running" and owner_state(owner) == "alive":
+        # Another host's owner cannot be checked: naming the run says it is gone.
+        raise VerbaliseError(
+            f"run {run_id} is {_busy_reason(run.status, owner)}: wait for it to finish or "
+            "stop it, or start a new run (--new-run)")
     differences = []
     if run.kind != verbaliser.kind or run.model_fingerprint != verbaliser.fingerprint():
         differences.append(f"model ({run.model_id})")
@@ -240,12 +312,22 @@ def _done_pairs(store: SessionStore, run_id: int) -> set[tuple[int, str]]:
         )}
 
 
-def _set_status(store: SessionStore, run_id: int, status: str) -> None:
+def _set_status(store: SessionStore, run_id: int, status: str,
+                owner: dict[str, Any] | None = None) -> None:
+    """End a run with ``status`` and forget its owner. With ``owner``, only while the run
+    is still this owner's: a job that lost its run to another (and then failed, e.g. on
+    their shared rows) must not overwrite the status of a run that is still alive."""
     with store.unit_of_work() as db:
         run = db.get(m.ModelRun, run_id)
-        if run is not None:
-            run.status = status
-            run.finished_at = datetime.now(UTC) if status != "running" else None
+        if run is None:
+            return
+        software = dict(run.software or {})
+        if owner is not None and software.get("owner") != owner:
+            return
+        software.pop("owner", None)
+        run.software = software
+        run.status = status
+        run.finished_at = datetime.now(UTC) if status != "running" else None
 
 
 # --- the job --------------------------------------------------------------------------
@@ -294,37 +376,44 @@ def verbalise_job(
     def _run(ctx: JobContext) -> VerbaliseSummary:
         templates = {lang: verbaliser.templates[lang] for lang in langs}
         parameters = run_parameters(verbaliser, langs, batch_size, units_text)
-        run_id, resumed = _open_run(templates, parameters)
-        summary = VerbaliseSummary(run_id=run_id, batch_size=batch_size, resumed=resumed)
+        owner = run_owner()
+        busy: list[tuple[int, str]] = []
+        run_id, resumed = _open_run(templates, parameters, owner, busy)
+        summary = VerbaliseSummary(run_id=run_id, batch_size=batch_size, resumed=resumed,
+                                   not_resumed=busy)
         job.partial = summary
+        if busy:
+            ctx.progress(0, None, f"run {busy[0][0]} is {busy[0][1]}: new run {run_id}")
         try:
             _verbalise(ctx, summary, run_id)
         except JobCancelled:
-            _set_status(store, run_id, "cancelled")
+            _set_status(store, run_id, "cancelled", owner)
             raise
         except BaseException:
-            _set_status(store, run_id, "failed")
+            _set_status(store, run_id, "failed", owner)
             raise
-        _set_status(store, run_id, "finished")
+        _set_status(store, run_id, "finished", owner)
         return summary
 
-    def _open_run(templates: dict[str, str], parameters: dict[str, Any]) -> tuple[int, bool]:
+    def _open_run(templates: dict[str, str], parameters: dict[str, Any],
+                  owner: dict[str, Any], busy: list[tuple[int, str]]) -> tuple[int, bool]:
         run_id = resume_run_id
         if run_id is None and resume:
-            run_id = find_resumable_run(store, verbaliser, parameters, templates)
+            run_id = find_resumable_run(store, verbaliser, parameters, templates, busy)
         if run_id is not None:
             with store.unit_of_work() as db:
                 run = _check_resumable(db.get(m.ModelRun, run_id), run_id, verbaliser,
                                        parameters, templates)
                 run.status, run.finished_at = "running", None
+                run.software = {**(run.software or {}), "owner": owner}
             return run_id, True
         with store.unit_of_work() as db:
             run = m.ModelRun(
                 kind=verbaliser.kind, model_id=verbaliser.model_id,
                 model_fingerprint=verbaliser.fingerprint(), parameters=parameters,
                 prompt_templates=templates, seed=verbaliser.params.seed,
-                software=software_versions(), system_name=verbaliser.system_name,
-                status="running",
+                software={**software_versions(), "owner": owner},
+                system_name=verbaliser.system_name, status="running",
             )
             db.add(run)
             db.flush()
@@ -391,11 +480,15 @@ def verbalise_job(
         with store.unit_of_work() as db:
             for request, candidates in zip(requests, results, strict=True):
                 unit_id, lang = request.key
+                # The prompt as sent (the user message, before any chat template), so
+                # perplexity is scored given exactly this context even if the unit's
+                # triples are edited later. A template run has no prompt: NULL.
+                prompt = None if verbaliser.kind == "template" else request.prompt
                 for index, candidate in enumerate(candidates):
                     db.add(m.Verbalisation(
                         run_id=run_id, unit_id=unit_id, lang=lang, candidate_index=index,
                         raw_output=candidate.raw, text=candidate.text,
-                        parse_ok=candidate.parse_ok,
+                        parse_ok=candidate.parse_ok, prompt=prompt,
                     ))
 
     job: Job[VerbaliseSummary] = Job(
@@ -427,6 +520,8 @@ __all__ = [
     "VerbaliseSummary",
     "find_resumable_run",
     "imported_category",
+    "owner_state",
+    "run_owner",
     "run_parameters",
     "select_units",
     "software_versions",

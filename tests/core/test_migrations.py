@@ -48,16 +48,26 @@ def _alembic(path: Path, action: str, revision: str) -> None:
 
 
 def test_revisions_are_linear_and_known() -> None:
-    assert head_revision() == "0002"
-    assert known_revisions() == {"0001", "0002"}
+    assert head_revision() == "0003"
+    assert known_revisions() == {"0001", "0002", "0003"}
 
 
 def test_models_match_the_migrations(make_session: Callable[..., Path]) -> None:
     assert _schema_diffs(make_session(rows=False)) == []
 
 
+def _columns(path: Path, table: str) -> list[str]:
+    with closing(sqlite3.connect(path)) as conn:
+        return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+
+
 def test_downgrade_and_upgrade_again(make_session: Callable[..., Path]) -> None:
     path = make_session(rows=False)
+    _alembic(path, "downgrade", "0002")
+    assert inspect_file(path).revision == "0002"
+    assert "prompt" not in _columns(path, "verbalisations")
+    _alembic(path, "upgrade", "head")  # the table rebuilt by the downgrade is whole again
+    assert _schema_diffs(path) == []
     _alembic(path, "downgrade", "0001")
     assert inspect_file(path).revision == "0001"
     assert "job_history" not in inspect_file(path).tables
@@ -104,6 +114,7 @@ def test_an_older_session_is_backed_up_then_upgraded(
     assert "job_history" not in backup_info["tables"]
     assert sha256(path) != before
     assert _schema_diffs(path) == []
+    assert "prompt" in _columns(path, "verbalisations")
     assert folder_listing(path.parent) == sorted([path.name, backup.name])
 
     with SessionStore.open(path) as store:  # now current: no second backup
@@ -142,3 +153,25 @@ def test_upgrade_keeps_rows_that_reference_each_other(
     with SessionStore.open(path) as store:
         assert store.migrated_from == "0001"
         assert store.row_counts() == expected
+
+
+def test_a_0002_session_keeps_its_outputs_with_no_prompt(
+    make_old_session: Callable[..., Path],
+) -> None:
+    """Outputs written before prompts were stored come through with prompt NULL."""
+    path = make_old_session("0002", name="rev2.taillens")
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("INSERT INTO data_units (uid, size, origin) VALUES ('u1', 1, 'built')")
+        conn.execute("INSERT INTO model_runs (kind, model_id) VALUES ('causal', 'm')")
+        conn.execute("INSERT INTO verbalisations (run_id, unit_id, lang, raw_output, text) "
+                     "VALUES (1, 1, 'en', 'The final verbalization is: [Hi.]', 'Hi.')")
+        conn.execute("INSERT INTO scores (metric, level, verbalisation_id, run_id, lang, value) "
+                     "VALUES ('bleu', 'sentence', 1, 1, 'en', 1.0)")
+        conn.commit()
+    with SessionStore.open(path) as store:
+        assert store.migrated_from == "0002"
+        assert store.row_counts()["scores"] == 1  # the rebuilt table lost no dependants
+    assert _schema_diffs(path) == []
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT raw_output, text, prompt FROM verbalisations").fetchall() == [
+            ("The final verbalization is: [Hi.]", "Hi.", None)]

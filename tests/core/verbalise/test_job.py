@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,8 @@ from core.verbalise.base import Candidate, GenerationParams, VerbaliseRequest
 from core.verbalise.job import (
     VerbaliseError,
     find_resumable_run,
+    owner_state,
+    run_owner,
     run_parameters,
     select_units,
     unit_triples,
@@ -176,6 +182,130 @@ def test_find_resumable_run_matches_parameters_not_batch_size(store: SessionStor
                               templates) == run_id
     assert find_resumable_run(store, template, run_parameters(template, ["en", "it"], 8, "all"),
                               templates) is None
+
+
+def _set_owner(store: SessionStore, run_id: int, owner: dict[str, Any] | None,
+               status: str = "running") -> None:
+    with store.unit_of_work() as db:
+        run = db.get(ModelRun, run_id)
+        software = {k: v for k, v in (run.software or {}).items() if k != "owner"}
+        run.software = software if owner is None else {**software, "owner": owner}
+        run.status = status
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_a_run_another_live_job_is_writing_is_not_resumed(store: SessionStore) -> None:
+    ids = add_units(store, 3)
+    nested: list[Any] = []
+
+    def second_job_while_the_first_runs(size: int) -> None:
+        if nested:
+            return
+        # As `taillens verbalise` (resume by default) while the GUI runs the same run.
+        nested.append(run_job(verbalise_job(store, CountingTemplate(), "all", ["en"])))
+        nested.append(run_job(verbalise_job(store, CountingTemplate(), "all", ["en"],
+                                            resume_run_id=first_run())))
+
+    def first_run() -> int:
+        with store.unit_of_work() as db:
+            return db.scalar(select(func.min(ModelRun.id)))
+
+    first = CountingTemplate(second_job_while_the_first_runs)
+    outcome = run_job(verbalise_job(store, first, "all", ["en"], batch_size=2))
+    assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", "")
+    run_id = outcome.result.run_id
+    assert run_id == first_run() and not outcome.result.resumed
+    second, named = nested
+    assert isinstance(second, JobSucceeded), getattr(second, "traceback", "")
+    assert second.result.run_id != run_id and not second.result.resumed
+    where = f"process {os.getpid()} on {socket.gethostname()}"
+    assert second.result.not_resumed == [(run_id, f"still running in {where}")]
+    assert isinstance(named, JobFailed) and isinstance(named.error, VerbaliseError)
+    assert named.message.startswith(f"run {run_id} is still running in {where}: wait")
+    # Both runs are whole and finished; no collision on their rows.
+    assert rows(store, run_id) == rows(store, second.result.run_id) == [
+        (i, "en", 0) for i in ids]
+    for finished in (run_id, second.result.run_id):
+        run = get_run(store, finished)
+        assert run.status == "finished" and "owner" not in run.software
+
+
+def test_a_run_left_running_by_a_killed_process_is_resumed(store: SessionStore) -> None:
+    ids = add_units(store, 3)
+    token = CancelToken()
+    first = CountingTemplate(lambda size: token.cancel())
+    outcome = run_job(verbalise_job(store, first, "all", ["en"], batch_size=2), token)
+    run_id = outcome.partial.run_id
+    # As if its process had been killed mid-run: still "running", owner gone.
+    dead = {"pid": _dead_pid(), "host": socket.gethostname(), "job": "killed"}
+    assert owner_state(dead) == "gone"
+    _set_owner(store, run_id, dead)
+    outcome = run_job(verbalise_job(store, CountingTemplate(), "all", ["en"]))
+    assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", "")
+    assert (outcome.result.run_id, outcome.result.resumed) == (run_id, True)
+    assert outcome.result.skipped_done == 2 and outcome.result.not_resumed == []
+    assert rows(store, run_id) == [(i, "en", 0) for i in ids]
+    assert get_run(store, run_id).status == "finished"
+
+    # A run from before owners were recorded is resumed as before.
+    template = TemplateVerbaliser()
+    templates = {"en": template.templates["en"]}
+    parameters = run_parameters(template, ["en"], 8, "all")
+    _set_owner(store, run_id, None)
+    assert find_resumable_run(store, template, parameters, templates) == run_id
+    # Another host's owner cannot be checked: not resumed by default, but may be named.
+    elsewhere = {"pid": os.getpid(), "host": socket.gethostname() + "-other", "job": "x"}
+    assert owner_state(elsewhere) == "unknown"
+    _set_owner(store, run_id, elsewhere)
+    busy: list[tuple[int, str]] = []
+    assert find_resumable_run(store, template, parameters, templates, busy) is None
+    assert busy == [(run_id, f"may still be running in process {os.getpid()} on "
+                             f"{socket.gethostname()}-other")]
+    named = run_job(verbalise_job(store, CountingTemplate(), "all", ["en"],
+                                  resume_run_id=run_id))
+    assert isinstance(named, JobSucceeded) and named.result.resumed
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs Linux /proc")
+def test_a_reused_pid_of_another_program_is_not_an_owner() -> None:
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        owner = {"pid": other.pid, "host": socket.gethostname(), "job": "x"}
+        assert owner_state(owner) == "gone"  # alive, but not python / taillens
+    finally:
+        other.kill()
+        other.wait()
+    assert owner_state(run_owner()) == "alive"
+    assert owner_state(None) == owner_state({"host": "h"}) == "none"
+
+
+def test_a_failure_does_not_overwrite_a_run_another_owner_took(store: SessionStore) -> None:
+    add_units(store, 2)
+    other = {"pid": os.getpid(), "host": socket.gethostname(), "job": "the-other-job"}
+
+    def taken_over_then_fail(size: int) -> Exception:
+        with store.unit_of_work() as db:
+            run_id = db.scalar(select(func.max(ModelRun.id)))
+        _set_owner(store, run_id, other)  # e.g. named with --resume from another host
+        return RuntimeError("UNIQUE constraint failed: verbalisations.run_id")
+
+    outcome = run_job(verbalise_job(store, CountingTemplate(taken_over_then_fail), "all",
+                                    ["en"]))
+    assert isinstance(outcome, JobFailed) and "UNIQUE constraint" in outcome.message
+    run = get_run(store, outcome_run(store))
+    assert run.status == "running" and run.software["owner"] == other
+
+
+def outcome_run(store: SessionStore) -> int:
+    with store.unit_of_work() as db:
+        [run_id] = db.scalars(select(ModelRun.id)).all()
+        return run_id
 
 
 def test_out_of_memory_halves_the_batch_and_everything_arrives(
