@@ -17,8 +17,17 @@ each metric either fully old or fully new. Texts a metric cannot score (no refer
 language: reference-based scores are then absent, not 0) are counted in the summary notes.
 
 Units' subjects and objects (for ESA and hallucination candidates) come from
-``unit_triples`` of the text's language (``main`` tripleset; overrides win over labels);
-aliases from ``terms`` where the subject QID or the object's QID is known.
+``unit_triples`` of the text's language (``main`` tripleset; a set override wins over the
+label, :meth:`UnitTriple.shown`, the rule the verbalise job uses); aliases from ``terms``
+where the subject QID or the object's QID is known.
+
+Perplexity (METHODS §7: of the generated tokens, given the prompt) scores a
+verbalisation's raw reply, marker and preamble included, also where no answer could be
+parsed from it, after the prompt the verbalise job stored with it. Rows without a stored
+prompt (made before schema 0003, or imported) get it rebuilt from the run's template and
+today's triples; ``details["prompt"]`` says which ("stored", "rebuilt" or "none"). The
+perplexity metrics load each causal model once, share it between ``ppl`` and
+``entity_ppl``, score every group of that model, and free it before the next model loads.
 """
 
 from __future__ import annotations
@@ -113,6 +122,8 @@ class _Text:
     run_id: int | None = None
     reference_id: int | None = None
     quality: str | None = None  # of a reference text
+    prompt: str | None = None  # the prompt stored with a verbalisation at generation
+    parse_ok: bool = True  # False: a raw reply with no parsed answer (scored by ppl only)
 
 
 def _chunks(values: Sequence[Any], size: int = _IN_CHUNK) -> Iterable[Sequence[Any]]:
@@ -201,8 +212,7 @@ class _UnitMaterial:
             if tripleset == "main" or (unit_id, lang) not in chosen:
                 chosen[(unit_id, lang)] = rows
         for (unit_id, lang), rows in chosen.items():
-            triples = [(r.subject_override or r.subject, r.predicate_override or r.predicate,
-                        r.object_override or r.object) for r in rows]
+            triples = [r.shown() for r in rows]
             self.triples[(unit_id, lang)] = triples
             root = roots.get(unit_id)
             first_subject = triples[0][0] if triples else None
@@ -260,13 +270,20 @@ def _aliases(terms: dict[tuple[str, str], list[str]], qid: str | None, lang: str
 
 
 def _load_verbalisations(store: Any, runs: dict[int, _Run], request: ScoringRequest,
-                         summary: ScoringSummary) -> list[_Text]:
+                         summary: ScoringSummary, metrics: Sequence[str] = ()
+                         ) -> tuple[list[_Text], list[_Text]]:
+    """(parsed texts, raw replies): what the metrics score, and what ``ppl`` scores.
+
+    A raw reply is everything the model generated (for imports, the line as given),
+    whitespace trimmed; a reply from which no answer was parsed is still generated text,
+    so it has a perplexity, and only perplexity scores it."""
     from sqlalchemy import select
 
     from core.store.models import Verbalisation
 
     query = select(Verbalisation.id, Verbalisation.run_id, Verbalisation.unit_id,
-                   Verbalisation.lang, Verbalisation.text).where(
+                   Verbalisation.lang, Verbalisation.text, Verbalisation.raw_output,
+                   Verbalisation.prompt).where(
         Verbalisation.run_id.in_(list(runs))).order_by(
         Verbalisation.run_id, Verbalisation.lang, Verbalisation.unit_id,
         Verbalisation.candidate_index)
@@ -275,16 +292,25 @@ def _load_verbalisations(store: Any, runs: dict[int, _Run], request: ScoringRequ
     if request.unit_ids is not None:
         query = query.where(Verbalisation.unit_id.in_(list(request.unit_ids)))
     texts: list[_Text] = []
+    replies: list[_Text] = []
     unparsed = 0
     with store.unit_of_work() as db:
-        for vid, run_id, unit_id, lang, text in db.execute(query):
-            if text is None or not text.strip():
+        for vid, run_id, unit_id, lang, text, raw, prompt in db.execute(query):
+            parsed = text is not None and bool(text.strip())
+            reply = (raw or "").strip() or (text or "").strip()
+            if reply:
+                replies.append(_Text(reply, lang, unit_id, verbalisation_id=vid, run_id=run_id,
+                                     prompt=prompt, parse_ok=parsed))
+            if not parsed:
                 unparsed += 1
                 continue
-            texts.append(_Text(text, lang, unit_id, verbalisation_id=vid, run_id=run_id))
+            texts.append(_Text(text, lang, unit_id, verbalisation_id=vid, run_id=run_id,
+                               prompt=prompt))
     if unparsed:
-        summary.note(f"{unparsed:,} verbalisations without a parsed text were not scored")
-    return texts
+        but = (" (perplexity scored their raw replies)"
+               if PPL in metrics and any(not r.parse_ok for r in replies) else "")
+        summary.note(f"{unparsed:,} verbalisations without a parsed text were not scored{but}")
+    return texts, replies
 
 
 # --- the job -------------------------------------------------------------------------------
@@ -307,6 +333,11 @@ class _Group:
     texts: list[_Text]
     items: list[ScoringItem]
     model: str | None = None  # the causal model of a perplexity group
+    prompts: list[str] | None = None  # per text, perplexity only: stored / rebuilt / none
+
+
+# A group scored: its sentence values, its corpus value, and the metric that made them.
+_Result = tuple[_Group, list[MetricValue], MetricValue | None, Metric]
 
 
 class _Scorer:
@@ -318,8 +349,10 @@ class _Scorer:
         self.ctx = ctx
         self.summary = ScoringSummary()
         self.metrics = expand_metric_names(request.metrics)
-        self.texts = _load_verbalisations(store, runs, request, self.summary)
-        unit_ids = sorted({t.unit_id for t in self.texts} | set(request.unit_ids or ()))
+        self.texts, self.replies = _load_verbalisations(store, runs, request, self.summary,
+                                                        self.metrics)
+        unit_ids = sorted({t.unit_id for t in (*self.texts, *self.replies)}
+                          | set(request.unit_ids or ()))
         if request.references and request.unit_ids is None:
             unit_ids = _all_unit_ids(store)
         self.material = _UnitMaterial(store, unit_ids)
@@ -327,7 +360,6 @@ class _Scorer:
             t for t in self.material.reference_rows
             if request.references and (request.langs is None or t.lang in request.langs)]
         self.summary.texts = len(self.texts) + len(self.reference_texts)
-        self._prompts: dict[tuple[int, int, str], str | None] = {}
         self._metric_cache: dict[tuple[str, str | None], Metric] = {}
 
     # items
@@ -340,7 +372,17 @@ class _Scorer:
                            entities=self.material.entities.get(key, ()), prompt=prompt,
                            key=text.verbalisation_id or text.reference_id)
 
-    def _prompt(self, text: _Text) -> str | None:
+    def _prompt(self, text: _Text) -> tuple[str | None, str]:
+        """The prompt a verbalisation was generated from, and where it came from:
+        ``stored`` at generation; ``rebuilt`` from the run's template and today's triples
+        for rows older than the stored prompts (an override edited since the run then
+        gives a context the model never saw); ``none``."""
+        if text.prompt is not None:
+            return text.prompt, "stored"
+        rebuilt = self._rebuilt_prompt(text)
+        return rebuilt, ("none" if rebuilt is None else "rebuilt")
+
+    def _rebuilt_prompt(self, text: _Text) -> str | None:
         if text.run_id is None:
             return None
         run = self.runs[text.run_id]
@@ -368,7 +410,8 @@ class _Scorer:
 
     def groups_for(self, metric: str) -> list[_Group]:
         groups: list[_Group] = []
-        by_run_lang = self._by_run_lang(self.texts)
+        # ppl scores what the model generated (the raw reply); the rest the parsed text.
+        by_run_lang = self._by_run_lang(self.replies if metric == PPL else self.texts)
         if metric in REFERENCE_BASED:
             for (run_id, lang), texts in by_run_lang.items():
                 for quality in QUALITIES:
@@ -396,8 +439,21 @@ class _Scorer:
                         f"{metric}: run {run_id} ({run.kind if run else '?'}) has no causal "
                         "model of its own; choose one with --ppl-model")
                     continue
-                items = [self._item(t, prompt=self._prompt(t)) for t in texts]
-                groups.append(_Group(run_id, lang, None, texts, items, model=str(model)))
+                if metric != PPL:  # entity_ppl scores labels alone: no prompt
+                    groups.append(_Group(run_id, lang, None, texts,
+                                         [self._item(t) for t in texts], model=str(model)))
+                    continue
+                prompts = [self._prompt(t) for t in texts]
+                rebuilt = sum(source == "rebuilt" for _, source in prompts)
+                if rebuilt:
+                    self.summary.note(
+                        f"ppl: run {run_id}, {lang}: {rebuilt:,} verbalisations have no stored "
+                        "prompt (made before TailLens stored prompts); their prompt was "
+                        "rebuilt from the run's template and the unit's current triples")
+                items = [self._item(t, prompt=prompt) for t, (prompt, _) in zip(
+                    texts, prompts, strict=True)]
+                groups.append(_Group(run_id, lang, None, texts, items, model=str(model),
+                                     prompts=[source for _, source in prompts]))
         else:
             for (run_id, lang), texts in by_run_lang.items():
                 groups.append(_Group(run_id, lang, None, texts, [self._item(t) for t in texts]))
@@ -415,8 +471,24 @@ class _Scorer:
     def metric(self, name: str, model: str | None) -> Metric:
         key = (name, model if name in MODEL_METRICS else None)
         if key not in self._metric_cache:
-            self._metric_cache[key] = create_metric(name, self.request.options, model=model)
+            metric = create_metric(name, self.request.options, model=model)
+            share = getattr(metric, "share_model", None)
+            if share is not None:
+                # ppl and entity_ppl of one model: one loaded copy between them.
+                for (other_name, other_model), other in self._metric_cache.items():
+                    if other_model == model and other_name in MODEL_METRICS:
+                        share(other)
+                        break
+            self._metric_cache[key] = metric
         return self._metric_cache[key]
+
+    def _close_model(self, model: str | None) -> None:
+        """Free a perplexity model (every metric sharing it); None: every one."""
+        for (name, key_model), metric in self._metric_cache.items():
+            if name in MODEL_METRICS and (model is None or key_model == model):
+                close = getattr(metric, "close", None)
+                if close is not None:
+                    close()
 
     # scoring
 
@@ -428,31 +500,59 @@ class _Scorer:
         for name, groups in plans:
             for group in groups:
                 self.metric(name, group.model).signature()
-        total = sum(len(g.items) for _, groups in plans for g in groups)
-        done = 0
-        self.ctx.progress(0, total, "preparing")
-        for name, groups in plans:
-            results: list[tuple[_Group, list[MetricValue], MetricValue | None, Metric]] = []
-            for group in groups:
-                self.ctx.check_cancelled()
-                metric = self.metric(name, group.model)
-                where = f"run {group.run_id}" if group.run_id is not None else "references"
-                values: list[MetricValue] = []
-                for chunk in _chunks(group.items, CHUNK):
+        self._total = sum(len(g.items) for _, groups in plans for g in groups)
+        self._done = 0
+        self.ctx.progress(0, self._total, "preparing")
+        model_plans = [(name, groups) for name, groups in plans if name in MODEL_METRICS]
+        try:
+            for name, groups in plans:
+                if name not in MODEL_METRICS:
+                    results = [self._score_group(name, group) for group in groups]
                     self.ctx.check_cancelled()
-                    values.extend(metric.sentence_scores(chunk))
-                    done += len(chunk)
-                    self.ctx.progress(done, total, f"{name} · {where} · {group.lang}"
-                                      f"{f' · {group.quality}' if group.quality else ''}")
-                corpus = _corpus_of(name, metric, group.items, values)
-                results.append((group, values, corpus, metric))
-            self.ctx.check_cancelled()
-            self._write(name, results)
+                    self._write(name, results)
+                elif name == model_plans[0][0]:
+                    # All perplexity metrics at the first one's turn, model by model.
+                    for model_name, model_results in self._score_by_model(model_plans):
+                        self.ctx.check_cancelled()
+                        self._write(model_name, model_results)
+        finally:
+            self._close_model(None)
         return self.summary
 
-    def _write(self, name: str,
-               results: list[tuple[_Group, list[MetricValue], MetricValue | None, Metric]]
-               ) -> None:
+    def _score_group(self, name: str, group: _Group) -> _Result:
+        self.ctx.check_cancelled()
+        metric = self.metric(name, group.model)
+        where = f"run {group.run_id}" if group.run_id is not None else "references"
+        values: list[MetricValue] = []
+        for chunk in _chunks(group.items, CHUNK):
+            self.ctx.check_cancelled()
+            values.extend(metric.sentence_scores(chunk))
+            self._done += len(chunk)
+            self.ctx.progress(self._done, self._total, f"{name} · {where} · {group.lang}"
+                              f"{f' · {group.quality}' if group.quality else ''}")
+        corpus = _corpus_of(name, metric, group.items, values)
+        return group, values, corpus, metric
+
+    def _score_by_model(self, plans: list[tuple[str, list[_Group]]]
+                        ) -> list[tuple[str, list[_Result]]]:
+        """Every perplexity group, one causal model at a time: the model is loaded once
+        for all its groups of all the perplexity metrics, then freed before the next
+        one loads (a 7B model and the next one need not fit together). Results come back
+        per metric, in group order, to be written one metric per transaction."""
+        models = list(dict.fromkeys(g.model for _, groups in plans for g in groups))
+        scored: dict[tuple[str, int], _Result] = {}
+        for model in models:
+            try:
+                for name, groups in plans:
+                    for index, group in enumerate(groups):
+                        if group.model == model:
+                            scored[(name, index)] = self._score_group(name, group)
+            finally:
+                self._close_model(model)
+        return [(name, [scored[(name, i)] for i in range(len(groups))])
+                for name, groups in plans]
+
+    def _write(self, name: str, results: list[_Result]) -> None:
         from sqlalchemy import and_, delete, func, insert
 
         from core.store.models import Score
@@ -471,10 +571,14 @@ class _Scorer:
         for group, values, corpus, metric in results:
             signature = metric.signature()
             quality_key = group.quality if name in REFERENCE_BASED else None
-            for text, value in zip(group.texts, values, strict=True):
+            for index, (text, value) in enumerate(zip(group.texts, values, strict=True)):
                 if value.value is None and name in REFERENCE_BASED:
                     continue  # absent, never 0
                 details = dict(value.details)
+                if group.prompts is not None:  # ppl of a verbalisation: the raw reply
+                    details["prompt"] = group.prompts[index]
+                    details["scored"] = "raw reply"
+                    details["parse_ok"] = text.parse_ok
                 if quality_key:
                     details["quality"] = quality_key
                 if text.reference_id is not None:
@@ -752,12 +856,21 @@ def summary_by_group(store: Any, *, by: Sequence[str] = ("model", "lang", "tier"
     These are means of per-text scores (for BLEU and chrF++ not the corpus statistic;
     :func:`corpus_scores` has those). TailNLG's ``top_head`` counts as ``head``.
     """
+    unknown = [k for k in by if k not in GROUP_KEYS]
+    if unknown:
+        raise UserFacingError(f"cannot group by {unknown}; choose from {GROUP_KEYS}")
+    return summarise_rows(sentence_score_table(store, run_ids=run_ids, metrics=metrics), by=by)
+
+
+def summarise_rows(rows: Iterable[SentenceScoreRow], *,
+                   by: Sequence[str] = ("model", "lang", "tier")) -> list[GroupScore]:
+    """:func:`summary_by_group` of rows already read (the Scores panel reads the table
+    once per refresh and derives its summary from the same rows)."""
     import statistics
 
     unknown = [k for k in by if k not in GROUP_KEYS]
     if unknown:
         raise UserFacingError(f"cannot group by {unknown}; choose from {GROUP_KEYS}")
-    rows = sentence_score_table(store, run_ids=run_ids, metrics=metrics)
     pools: dict[tuple[str, str | None, tuple[Any, ...]], list[float]] = defaultdict(list)
     for row in rows:
         keys = {"model": row.model, "lang": row.lang, "tier": _tier_of(row.tier),

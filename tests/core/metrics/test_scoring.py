@@ -23,8 +23,10 @@ from core.metrics.scoring import (
     unit_material,
 )
 from core.store import SessionStore
-from core.store.models import ModelRun, Score, UnitReference
+from core.store.models import ModelRun, Score, UnitReference, UnitTriple
+from core.verbalise.job import unit_triples
 from tests.core.metrics.sessions import REFS, TEXTS, Ids, build_session
+from tests.fixtures.tiny_models import build_tiny_causal_lm
 
 
 @pytest.fixture
@@ -216,6 +218,7 @@ def test_perplexity_of_a_causal_run_uses_its_model_and_prompt(session, tiny_caus
     ppl = rows(store, metric="ppl", level="sentence")
     assert len(ppl) == 2 and all(r.value and r.value > 1 for r in ppl)
     assert all(r.details["conditioned"] for r in ppl)  # given the rebuilt prompt
+    assert all(r.details["prompt"] == "rebuilt" for r in ppl)  # rows store none
     assert all(r.details["model"] == str(tiny_causal_lm) for r in ppl)
     corpus = rows(store, metric="ppl", level="corpus")[0]
     import math
@@ -230,3 +233,79 @@ def test_perplexity_of_a_causal_run_uses_its_model_and_prompt(session, tiny_caus
     assert any("run 2 (external) has no causal model" in n for n in skipped.notes)
     with store.unit_of_work() as db:
         assert db.scalar(select(func.count()).select_from(Score)) == 3
+
+
+def test_overrides_are_read_as_the_verbalise_job_reads_them(session) -> None:
+    """One rule (UnitTriple.shown): a set override wins, an empty one included."""
+    store, ids = session
+    with store.unit_of_work() as db:
+        row = db.scalars(select(UnitTriple).where(UnitTriple.unit_id == ids.units[1],
+                                                  UnitTriple.lang == "en",
+                                                  UnitTriple.position == 0)).one()
+        row.subject_override = ""
+        row.predicate_override = "located in"
+    for unit_id in ids.units:
+        for lang in ("en", "it"):
+            assert unit_material(store, unit_id, lang).triples == unit_triples(
+                store, [unit_id], [lang])[(unit_id, lang)]
+    assert unit_material(store, ids.units[1], "en").triples[0] == ("", "located in", "Italy")
+
+
+def _causal_runs(store: SessionStore, ids: Ids, models: tuple[Path, Path]) -> None:
+    with store.unit_of_work() as db:
+        for run_id, model in zip(ids.runs, models, strict=True):
+            run = db.get(ModelRun, run_id)
+            assert run is not None
+            run.kind, run.model_id = "causal", model.name
+            run.parameters = {"model_path": str(model)}
+            run.prompt_templates = {"en": "Describe:\n{triples}", "it": "Descrivi:\n{triples}"}
+
+
+def test_each_perplexity_model_is_loaded_once_and_freed_before_the_next(
+        session, tiny_causal_lm, tmp_path, monkeypatch) -> None:
+    """ppl and entity_ppl share one copy of a model; a model is freed before the next one
+    loads and at the end, also when scoring fails."""
+    import core.metrics.perplexity as perplexity
+    import core.models
+
+    store, ids = session
+    other = build_tiny_causal_lm(tmp_path / "other-llama", seed=1)
+    _causal_runs(store, ids, (tiny_causal_lm, other))
+    events: list[str] = []
+    real_load, real_free = perplexity.load_model, core.models.free_device_memory
+
+    def load(path, **kwargs):
+        assert events.count("load") == events.count("free"), "two models held at once"
+        events.append("load")
+        return real_load(path, **kwargs)
+
+    def free(device):
+        events.append("free")
+        real_free(device)
+
+    monkeypatch.setattr(perplexity, "load_model", load)
+    monkeypatch.setattr(core.models, "free_device_memory", free)
+    summary = score(store, metrics=("ppl", "entity_ppl"))
+    assert events == ["load", "free", "load", "free"]  # two models, each once for both
+    assert summary.rows_written == {"ppl": 9, "entity_ppl": 9}  # 6 texts + 3 corpus rows
+    models = {r.run_id: r.details["model"] for r in rows(store, level="sentence")}
+    assert models == {ids.runs[0]: str(tiny_causal_lm), ids.runs[1]: str(other)}
+
+    # A failure while the first model is loaded: it is freed, and nothing is written.
+    events.clear()
+    calls = 0
+    real_score = perplexity.Perplexity.score_texts
+
+    def failing(self, texts, prompts=None):
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise RuntimeError("device lost")
+        return real_score(self, texts, prompts)
+
+    monkeypatch.setattr(perplexity.Perplexity, "score_texts", failing)
+    before = [(r.id, r.value) for r in rows(store)]
+    outcome = run_job(score_job(store, ScoringRequest(metrics=("ppl", "entity_ppl"))))
+    assert not isinstance(outcome, JobSucceeded)
+    assert events == ["load", "free"]
+    assert [(r.id, r.value) for r in rows(store)] == before
