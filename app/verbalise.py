@@ -11,6 +11,7 @@ session meta, so a session reopens with the choices it was verbalised with.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from pathlib import Path
@@ -501,4 +502,9 @@ def _summary_html(summary: VerbaliseSummary | None, status: str) -> str:
     if summary.oom_halvings:
         parts.append(f"batch size {summary.batch_size} after {summary.oom_halvings} "
                      "out-of-memory halvings")
-    return f"{head}: " + ", ".join(parts) + "."
+    text = f"{head}: " + ", ".join(parts) + "."
+    for other, why in summary.not_resumed:
+        # A matching unfinished run that another process still writes is never taken over.
+        text += (f"<br>Run {other} was not resumed ({html.escape(why)}): this is a new run; "
+                 f"resume run {other} once that process is gone.")
+    return text

@@ -113,6 +113,7 @@ def run_verbalise(args: argparse.Namespace) -> int:
         "skipped_done": summary.skipped_done, "skipped_no_triples": summary.skipped_no_triples,
         "tokens": summary.tokens, "tokens_per_s": round(summary.tokens_per_s, 1),
         "batch_size": summary.batch_size, "oom_halvings": summary.oom_halvings,
+        "not_resumed": [{"run_id": rid, "why": why} for rid, why in summary.not_resumed],
     }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -126,6 +127,10 @@ def run_verbalise(args: argparse.Namespace) -> int:
     ]
     if summary.tokens:
         rows.append(("tokens/s", f"{summary.tokens_per_s:,.1f}"))
+    for other, why in summary.not_resumed:
+        # A matching unfinished run another process still writes: never resumed under it.
+        rows.append(("not resumed", f"run {other}: {why}; started run {summary.run_id} "
+                                    f"instead (--resume {other} once that process is gone)"))
     if summary.skipped_done:
         rows.append(("already done", f"{summary.skipped_done:,} unit-languages"))
     if summary.skipped_no_triples:

@@ -48,39 +48,69 @@ class PlotSpec:
 
 def plot_specs(report: BiasReport) -> list[PlotSpec]:
     """Box plots per model and tier, head-against-tail distributions, and entity
-    perplexity against statement count, for the report's metrics."""
+    perplexity against statement count, for the report's metrics.
+
+    Only the models' own texts enter these plots. Scores of the reference texts themselves
+    (the ``(references)`` pseudo-model, e.g. ESA of a gold and a silver reference) carry
+    the text's own quality, not "scored against gold references": pooling them with model
+    outputs would mix two kinds of text under a misleading title, so they get a plot of
+    their own, by reference quality and tier.
+    """
     quality = report.settings.study_quality
     specs: list[PlotSpec] = []
     for metric in report.metrics:
-        rows = [o for o in report.frame.observations
-                if o.metric == metric and (o.quality is None or o.quality == quality)]
-        if not rows:
-            continue
+        of_metric = [o for o in report.frame.observations if o.metric == metric]
+        rows = [o for o in of_metric if not o.item.is_reference
+                and (o.quality is None or o.quality == quality)]
         log = metric in LOG_METRICS
         label = metric_label(metric)
-        suffix = f", {quality} references" if any(o.quality for o in rows) else ""
-        by_group: dict[tuple[str, str], list[float]] = defaultdict(list)
-        by_tier: dict[str, list[float]] = defaultdict(list)
-        for o in rows:
-            by_group[(o.model, o.tier)].append(o.value)
-            by_tier[o.tier].append(o.value)
-        keys = sorted(by_group, key=lambda k: (k[0], order_key("tier", k[1])))
-        specs.append(PlotSpec(
-            "box", f"{label} by model and tier{suffix}", metric, log,
-            groups=tuple((f"{m} · {t}", tuple(by_group[(m, t)])) for m, t in keys),
-            ylabel=label))
-        if len(by_tier) >= 2:
-            tiers = sorted(by_tier, key=lambda t: order_key("tier", t))
+        if rows:
+            specs.extend(_model_plots(rows, metric, label, log, quality))
+        # A reference text's own score (reference-free metric): the loader gives it the
+        # text's quality. Scores of a reference against other references are left out.
+        references = [o for o in of_metric if o.item.is_reference
+                      and o.quality == o.item.reference_quality]
+        if references:
+            by_group: dict[tuple[str, str], list[float]] = defaultdict(list)
+            for o in references:
+                by_group[(o.quality or "", o.tier)].append(o.value)
+            keys = sorted(by_group, key=lambda k: (k[0], order_key("tier", k[1])))
             specs.append(PlotSpec(
-                "distribution", f"{label}: distribution by tier (all models){suffix}", metric,
-                log, groups=tuple((t, tuple(by_tier[t])) for t in tiers), xlabel=label))
-        if metric == "entity_ppl":
-            points = [(o.statement_count, o.value) for o in rows if o.statement_count]
-            if points:
-                specs.append(PlotSpec(
-                    "scatter", "Entity perplexity against statement count", metric, True,
-                    x=tuple(float(p[0]) for p in points), y=tuple(p[1] for p in points),
-                    xlabel="statements of the entity", ylabel=label, log_x=True))
+                "box", f"{label} of reference texts by reference quality and tier", metric,
+                log, groups=tuple((f"{q} references · {t}", tuple(by_group[(q, t)]))
+                                  for q, t in keys),
+                ylabel=label))
+    return specs
+
+
+def _model_plots(rows: list[Any], metric: str, label: str, log: bool,
+                 quality: str) -> list[PlotSpec]:
+    """The plots of the models' texts for one metric (``rows`` hold no reference texts)."""
+    # Reference-based metrics carry the quality of the references scored against.
+    suffix = f", against {quality} references" if any(o.quality for o in rows) else ""
+    specs: list[PlotSpec] = []
+    by_group: dict[tuple[str, str], list[float]] = defaultdict(list)
+    by_tier: dict[str, list[float]] = defaultdict(list)
+    for o in rows:
+        by_group[(o.model, o.tier)].append(o.value)
+        by_tier[o.tier].append(o.value)
+    keys = sorted(by_group, key=lambda k: (k[0], order_key("tier", k[1])))
+    specs.append(PlotSpec(
+        "box", f"{label} by model and tier{suffix}", metric, log,
+        groups=tuple((f"{m} · {t}", tuple(by_group[(m, t)])) for m, t in keys),
+        ylabel=label))
+    if len(by_tier) >= 2:
+        tiers = sorted(by_tier, key=lambda t: order_key("tier", t))
+        specs.append(PlotSpec(
+            "distribution", f"{label}: distribution by tier (all models' texts){suffix}",
+            metric, log, groups=tuple((t, tuple(by_tier[t])) for t in tiers), xlabel=label))
+    if metric == "entity_ppl":
+        points = [(o.statement_count, o.value) for o in rows if o.statement_count]
+        if points:
+            specs.append(PlotSpec(
+                "scatter", "Entity perplexity against statement count", metric, True,
+                x=tuple(float(p[0]) for p in points), y=tuple(p[1] for p in points),
+                xlabel="statements of the entity", ylabel=label, log_x=True))
     return specs
 
 

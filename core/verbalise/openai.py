@@ -91,8 +91,11 @@ class OpenAIVerbaliser:
         return hashlib.sha256(f"openai|{self.base_url}|{self.server_model}".encode()).hexdigest()
 
     def describe(self) -> dict[str, Any]:
+        # seed_per_request: the k-th request for one prompt (k = 0 first, k > 0 when the
+        # server ignored ``n`` and the missing candidates are asked again) sends seed + k.
         return {"base_url": self.base_url, "server_model": self.server_model,
-                "timeout_s": self.timeout_s, "max_retries": self.max_retries}
+                "timeout_s": self.timeout_s, "max_retries": self.max_retries,
+                "seed_per_request": "seed + k"}
 
     def set_templates(self, overrides: Mapping[str, str] | None) -> None:
         """Use the bundled templates with ``overrides`` (lang -> template) from now on (the
@@ -166,7 +169,7 @@ class OpenAIVerbaliser:
                 pass  # an HTTP date: fall back to backoff
         return min(self.backoff_s * (2 ** attempt), self.max_wait_s)
 
-    def _complete(self, prompt: str, n: int) -> tuple[list[str], int]:
+    def _complete(self, prompt: str, n: int, seed: int) -> tuple[list[str], int]:
         body = {
             "model": self.server_model,
             "messages": [{"role": "user", "content": prompt}],
@@ -174,7 +177,7 @@ class OpenAIVerbaliser:
             "temperature": self.params.temperature,
             "top_p": self.params.top_p,
             "max_tokens": self.params.max_new_tokens,
-            "seed": self.params.seed,
+            "seed": seed,
         }
         reply = self._request("POST", "/v1/chat/completions", body)
         try:
@@ -191,9 +194,12 @@ class OpenAIVerbaliser:
         n = self.params.candidates
         texts: list[str] = []
         tokens = 0
-        # Some servers (llama.cpp) ignore n: ask again for what is missing.
-        for _ in range(n):
-            got, used = self._complete(request.prompt, n - len(texts))
+        # Some servers (llama.cpp) ignore n: ask again for what is missing. A server that
+        # honours the seed would repeat the same candidates for the same seed, so the k-th
+        # request sends seed + k (recorded as ``seed_per_request`` in describe()).
+        for attempt in range(n):
+            got, used = self._complete(request.prompt, n - len(texts),
+                                       self.params.seed + attempt)
             texts += got
             tokens += used
             if len(texts) >= n or not got:

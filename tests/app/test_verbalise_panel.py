@@ -226,3 +226,15 @@ def test_a_broken_model_folder_shows_the_error_and_starts_no_run(
     assert "model.safetensors is truncated" in panel.error_label.text()
     assert controller.runner.active == {} and counts(controller) == (0, 0)
     assert panel.run_button.isEnabled()
+
+
+def test_summary_says_when_a_live_run_was_not_resumed() -> None:
+    from app.verbalise import _summary_html
+    from core.verbalise.job import VerbaliseSummary
+
+    summary = VerbaliseSummary(run_id=5, requests=2, units=2, texts=6,
+                               not_resumed=[(3, "still running in process 42 on <host>")])
+    text = _summary_html(summary, "finished")
+    assert "Run 3 was not resumed (still running in process 42 on &lt;host&gt;)" in text
+    assert "this is a new run" in text
+    assert "not resumed" not in _summary_html(VerbaliseSummary(run_id=5), "finished")

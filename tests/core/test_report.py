@@ -29,7 +29,16 @@ from core.report.svg import box_plot_svg, nice_ticks
 from core.store import SessionStore
 from core.store.models import Score
 from tests.fixtures import report_session as fixture_module
-from tests.fixtures.report_session import BASE, PPL, ReportSession, bleu, build_report_session
+from tests.fixtures.report_session import (
+    BASE,
+    PPL,
+    UNITS,
+    ReportSession,
+    bleu,
+    build_report_session,
+    ppl,
+    ref_ppl,
+)
 
 report_session = fixture_module.report_session  # registers the fixture here
 
@@ -210,6 +219,36 @@ def test_every_plot_is_well_formed_svg(store: SessionStore) -> None:
         [float(v) + 1 for v in PPL[("model-a", "long_tail")]])
     assert "no values" in box_plot_svg([("x", [])], title="t")
     assert nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+
+def test_reference_texts_stay_out_of_the_model_output_plots(tmp_path: Path) -> None:
+    # PPL is reference-free: the reference texts' own PPL (gold and silver texts) must not
+    # be pooled with the models' texts, nor give the plot a "gold references" title.
+    built = build_report_session(tmp_path / "refs.taillens", reference_scores=True)
+    with SessionStore.open(built.path) as store:
+        specs = plot_specs(build_report(store))
+    ppl_specs = {(s.kind, s.title): s for s in specs if s.metric == "ppl"}
+    assert set(ppl_specs) == {
+        ("box", "PPL by model and tier"),
+        ("distribution", "PPL: distribution by tier (all models' texts)"),
+        ("box", "PPL of reference texts by reference quality and tier")}
+    pooled = ppl_specs[("distribution", "PPL: distribution by tier (all models' texts)")]
+    tier_of = {u: "head" if n < 4 else "long_tail" for n, u in enumerate(UNITS)}
+    for tier, values in pooled.groups:
+        assert sorted(values) == sorted(ppl(model, u, lang) for model in ("model-a", "model-b")
+                                        for u in UNITS if tier_of[u] == tier
+                                        for lang in ("en", "it"))
+    by_model = ppl_specs[("box", "PPL by model and tier")]
+    assert [g[0] for g in by_model.groups] == ["model-a · head", "model-a · long_tail",
+                                              "model-b · head", "model-b · long_tail"]
+    references = ppl_specs[("box", "PPL of reference texts by reference quality and tier")]
+    assert references.log10
+    assert [(g[0], sorted(g[1])) for g in references.groups] == [
+        (f"{q} references · {tier}", sorted(ref_ppl(u, lang, q) for u in UNITS
+                                            if tier_of[u] == tier for lang in ("en", "it")))
+        for q in ("gold", "silver") for tier in ("head", "long_tail")]
+    bleu_titles = [s.title for s in specs if s.metric == "bleu"]
+    assert "BLEU by model and tier, against gold references" in bleu_titles
 
 
 def test_csv_export_writes_every_table(store: SessionStore, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ class FakeServer:
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.choices_per_reply: int | None = None
+        self.echo_seed = False  # like llama.cpp: one choice, determined by the seed alone
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -50,6 +51,12 @@ class FakeServer:
                 server.bodies.append(body)
                 if server.script:
                     self._reply(*server.script.pop(0))
+                    return
+                if server.echo_seed:
+                    seed = body["seed"]
+                    content = f"The final verbalization is: [Paris, sampled with seed {seed}.]"
+                    self._reply(200, {"Content-Type": "application/json"}, json.dumps(
+                        {"choices": [{"index": 0, "message": {"content": content}}]}).encode())
                     return
                 n = server.choices_per_reply or body["n"]
                 choices = [{"index": i, "message": {"role": "assistant", "content":
@@ -141,6 +148,18 @@ def test_a_server_ignoring_n_is_asked_again(server: FakeServer) -> None:
     results = verbaliser.verbalise([request(verbaliser, k) for k in range(4)])
     assert [len(r) for r in results] == [3, 3, 3, 3]
     assert sorted(b["n"] for b in server.bodies) == sorted([1, 2, 3] * 4)
+
+
+def test_a_server_ignoring_n_gets_a_new_seed_per_request(server: FakeServer) -> None:
+    # A server that ignores n and honours the seed would give the same text three times if
+    # the missing candidates were asked again with the same seed.
+    server.echo_seed = True
+    verbaliser = make(server, [], server_model="m")
+    [candidates] = verbaliser.verbalise([request(verbaliser)])
+    assert [b["seed"] for b in server.bodies] == [7, 8, 9]
+    assert [b["n"] for b in server.bodies] == [3, 2, 1]
+    assert [c.text for c in candidates] == [f"Paris, sampled with seed {s}." for s in (7, 8, 9)]
+    assert verbaliser.describe()["seed_per_request"] == "seed + k"
 
 
 def test_unreachable_server() -> None:
