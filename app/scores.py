@@ -8,17 +8,27 @@ BERTScore model and rescaling) and the unit's triples and references as the scor
 reads them. "Score…" builds a ``ScoringRequest`` and runs ``score_job`` through the app's
 job runner (progress and cancel in the panel and the status bar). The panel refreshes when
 the session changes and when a job that adds texts or scores finishes.
+
+Nothing here reads the session on the UI thread for a refresh (ARCHITECTURE.md: the UI
+thread never stalls over 100 ms; at study scale the table is ~50k texts × ~13 score
+columns): a refresh is a "Load scores" job that reads the table ONCE, derives the filters,
+the filtered rows, the summary (``summarise_rows`` of the same rows), the column tips and
+the notes, and hands plain rows to the panel. A newer refresh supersedes an older one
+still running (its result is dropped). A filter change derives again from the rows last
+read, still off the UI thread. The Score… dialog reuses those runs and languages and finds
+the local models (a scan of the Hugging Face cache) in a job too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
 from core.errors import UserFacingError
-from core.jobs import JobFailed, JobSucceeded, JobWasCancelled
+from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
 from core.logs import get_logger
 from core.metrics import ALL_METRICS, DESCRIPTIONS
 from widgets.scores import (
@@ -27,13 +37,16 @@ from widgets.scores import (
     ScoreTableRow,
     Span,
     TextDetail,
+    column_ranges,
     format_value,
+    scored_count,
 )
 
 if TYPE_CHECKING:
     from app.controller import AppController
     from app.jobrunner import JobHandle
-    from core.metrics.scoring import SentenceScoreRow, StoredScore
+    from core.metrics.scoring import CorpusScore, SentenceScoreRow, StoredScore
+    from core.models import ModelInfo
     from widgets.scores import ScoresPanel
 
 log = get_logger("scores")
@@ -43,6 +56,11 @@ REFRESHING_KINDS = frozenset({"verbalise", "metrics.score", "import", "annotatio
 MBERT = "bert-base-multilingual-cased"
 MINILM = "all-MiniLM-L6-v2"
 QUALITY_ORDER = {"": 0, "gold": 1, "silver": 2}
+# The panel's own read jobs. Kinds without "score" in them: the Report panel marks a shown
+# report stale after jobs whose kind mentions scores, and loading them changes nothing.
+LOAD_KIND = "panel.load"
+MODELS_KIND = "models.discover"
+LOAD_TITLE = "Load scores"
 
 
 def tier_of(tier: str | None) -> str | None:
@@ -56,16 +74,67 @@ def column_order(column: str) -> tuple[int, int, str]:
     return position, QUALITY_ORDER.get(quality, 3), column
 
 
+@dataclass(frozen=True)
+class ScoresData:
+    """One read of the session: every text with its sentence scores, the corpus rows that
+    say which BERTScore model and encoder were used, and the filters' choices."""
+
+    store: Any  # the SessionStore read (a result for another session is dropped)
+    rows: list[SentenceScoreRow]
+    stored: list[CorpusScore]
+    runs: list[tuple[int, str, int]]  # (run id, model, texts), in table order
+    langs: list[str]
+    tiers: list[str]
+
+
+def load_scores(store: Any) -> ScoresData:
+    """The refresh's one read of the session (run in a job, never on the UI thread)."""
+    from core.metrics.scoring import corpus_scores, sentence_score_table
+
+    every = sentence_score_table(store)
+    runs: dict[int, tuple[str, int]] = {}
+    for row in every:
+        name, n = runs.get(row.run_id, (row.model, 0))
+        runs[row.run_id] = (name, n + 1)
+    return ScoresData(
+        store=store, rows=every,
+        stored=corpus_scores(store, metrics=["bertscore", "similarity"]),
+        runs=[(run_id, name, n) for run_id, (name, n) in runs.items()],
+        langs=sorted({r.lang for r in every}),
+        tiers=sorted({t for r in every if (t := tier_of(r.tier))}))
+
+
+@dataclass(frozen=True)
+class ScoresView:
+    """What one refresh hands the panel: plain rows, computed off the UI thread."""
+
+    data: ScoresData
+    rows: list[SentenceScoreRow]  # the filtered texts (the detail looks them up)
+    table: list[ScoreTableRow]
+    columns: list[str]
+    ranges: dict[str, tuple[float, float]]  # each column's colour scale
+    scored: int  # table rows with a score
+    tips: dict[str, str]
+    summary: list[ScoreTableRow]
+    summary_columns: list[str]
+    notes: tuple[str, str]
+
+
 class ScoresController(QObject):
     def __init__(self, app: AppController, panel: ScoresPanel) -> None:
         super().__init__(panel)
         self.app, self.panel = app, panel
         self.rows: list[SentenceScoreRow] = []
+        self.data: ScoresData | None = None  # the last read of the session, for filters
+        self.loading: JobHandle | None = None  # the newest refresh job, while it runs
+        self.models_handle: JobHandle | None = None  # the Score… dialog's model scan
+        self._generation = 0  # bumped by each refresh: older results are stale
+        self._read_pending = False  # a read was asked for and has not been shown yet
         self.handle: JobHandle | None = None
         self._mbert_cached: bool | None = None
         self._model_notes: dict[str, str] = {}
 
-        panel.filters_changed.connect(lambda _f: self.refresh())
+        panel.filters_changed.connect(lambda _f: self.refresh(reload=False))
         panel.text_selected.connect(self.show_text)
         panel.score_dialog_requested.connect(self.open_dialog)
         panel.score_requested.connect(self.score)
@@ -75,41 +144,92 @@ class ScoresController(QObject):
 
     # -- session and refresh -------------------------------------------------------------
     def session_opened(self) -> None:
+        self.data = None
         self.panel.show_detail(None)
         self.refresh()
 
-    def refresh(self) -> None:
-        """Table, summary, filters and notes, read again from the session."""
-        from core.metrics.scoring import corpus_scores, sentence_score_table, summary_by_group
-
+    def refresh(self, *, reload: bool = True) -> JobHandle | None:
+        """Table, summary, filters and notes: a job reads the session once (``reload``) or
+        filters the rows last read, and :meth:`_loaded` shows the result."""
+        self._generation += 1
+        generation = self._generation
+        self.loading = None
         store = self.app.store
         if store is None:
-            self.rows = []
+            self.rows, self.data, self._read_pending = [], None, False
             self.panel.set_filter_choices([], [], [])
             self.panel.show_rows([], [], {}, 0)
             self.panel.show_summary([], [], {})
             self.panel.show_notes("", "")
-            return
-        every = sentence_score_table(store)
-        runs: dict[int, tuple[str, int]] = {}
-        for row in every:
-            name, n = runs.get(row.run_id, (row.model, 0))
-            runs[row.run_id] = (name, n + 1)
-        langs = sorted({r.lang for r in every})
-        tiers = sorted({t for r in every if (t := tier_of(r.tier))})
-        self.panel.set_filter_choices(
-            [(run_id, f"run {run_id}: {name} ({n:,})") for run_id, (name, n) in runs.items()],
-            langs, tiers)
+            return None
+        # A filter change while a read is on its way waits for that read: it asks again.
+        cached = self.data
+        if reload or self._read_pending or cached is None or cached.store is not store:
+            cached, self._read_pending = None, True
         chosen = self.panel.filters()
-        self.rows = [r for r in every if self._passes(r.run_id, r.lang, r.tier, chosen)]
-        columns = sorted({c for r in self.rows for c in r.scores}, key=column_order)
-        stored = corpus_scores(store, metrics=["bertscore", "similarity"])
-        tips = self._column_tips(columns, stored)
-        self.panel.show_rows([self._table_row(r) for r in self.rows], columns, tips, len(every))
-        self.panel.show_notes(*self._notes(stored))
-        run_ids = [chosen["run_id"]] if chosen["run_id"] is not None else None
-        groups = summary_by_group(store, by=("model", "lang", "tier"), run_ids=run_ids)
-        self._show_summary(groups, chosen, tips, columns)
+
+        def run(ctx: JobContext) -> ScoresView | None:
+            if generation != self._generation:
+                return None  # superseded before it started: nothing to read
+            data = cached if cached is not None else load_scores(store)
+            ctx.check_cancelled()
+            if generation != self._generation:
+                return None
+            return self.build_view(data, chosen)
+
+        handle = self.app.run_job(Job(LOAD_TITLE, run, kind=LOAD_KIND,
+                                      params={"panel": "scores", "read": cached is None},
+                                      uses_session=cached is None))
+        self.loading = handle
+        handle.finished.connect(
+            lambda outcome, h=handle, g=generation: self._loaded(h, g, outcome))
+        return handle
+
+    def _loaded(self, handle: JobHandle, generation: int, outcome: Any) -> None:
+        if generation != self._generation or handle is not self.loading:
+            return  # a newer refresh was asked for: this result is stale
+        self.loading = None
+        if not isinstance(outcome, JobSucceeded) or outcome.result is None:
+            return  # failed (the window says why) or cancelled: what is shown stays
+        view: ScoresView = outcome.result
+        if view.data.store is not self.app.store:
+            return
+        self.show_view(view)
+
+    def show_view(self, view: ScoresView) -> None:
+        """Hand a refresh's plain rows to the panel (the only part on the UI thread)."""
+        data = view.data
+        self.data, self.rows, self._read_pending = data, view.rows, False
+        self.panel.set_filter_choices(
+            [(run_id, f"run {run_id}: {name} ({n:,})") for run_id, name, n in data.runs],
+            data.langs, data.tiers)
+        self.panel.show_rows(view.table, view.columns, view.tips, len(data.rows),
+                             ranges=view.ranges, scored=view.scored)
+        self.panel.show_notes(*view.notes)
+        self.panel.show_summary(view.summary, view.summary_columns, view.tips)
+
+    def build_view(self, data: ScoresData, chosen: dict[str, Any]) -> ScoresView:
+        """Filter, summarise and format ``data`` for the panel (pure; runs in the job)."""
+        from core.metrics.scoring import summarise_rows
+
+        # As the panel's combos do: a choice that no longer exists falls back to "All".
+        chosen = {
+            "run_id": chosen.get("run_id") if chosen.get("run_id") in
+            {r[0] for r in data.runs} else None,
+            "lang": chosen.get("lang") if chosen.get("lang") in data.langs else None,
+            "tier": chosen.get("tier") if chosen.get("tier") in data.tiers else None}
+        rows = [r for r in data.rows if self._passes(r.run_id, r.lang, r.tier, chosen)]
+        columns = sorted({c for r in rows for c in r.scores}, key=column_order)
+        tips = self._column_tips(columns, data.stored)
+        run_rows = (data.rows if chosen["run_id"] is None else
+                    [r for r in data.rows if r.run_id == chosen["run_id"]])
+        groups = summarise_rows(run_rows, by=("model", "lang", "tier"))
+        summary, summary_columns = self._summary_rows(groups, chosen)
+        table = [self._table_row(r) for r in rows]
+        return ScoresView(data=data, rows=rows, table=table, columns=columns,
+                          ranges=column_ranges(table, columns), scored=scored_count(table),
+                          tips=tips, summary=summary,
+                          summary_columns=summary_columns, notes=self._notes(data.stored))
 
     @staticmethod
     def _passes(run_id: int | None, lang: str | None, tier: str | None,
@@ -128,8 +248,8 @@ class ScoresController(QObject):
                    text if text else "(no parsed text)"),
             scores=row.scores, tooltip=row.text or "")
 
-    def _show_summary(self, groups: Sequence[Any], chosen: dict[str, Any],
-                      tips: dict[str, str], text_columns: Sequence[str]) -> None:
+    def _summary_rows(self, groups: Sequence[Any], chosen: dict[str, Any],
+                      ) -> tuple[list[ScoreTableRow], list[str]]:
         by_group: dict[tuple[Any, ...], dict[str, Any]] = {}
         for g in groups:
             model, lang, tier = g.group
@@ -148,7 +268,7 @@ class ScoresController(QObject):
                               scores=entry["scores"], score_tips=entry["tips"])
                 for key, entry in sorted(by_group.items(),
                                          key=lambda kv: tuple(str(k) for k in kv[0]))]
-        self.panel.show_summary(rows, columns, tips)
+        return rows, columns
 
     # -- notes: which models the scores come from ----------------------------------------
     def mbert_cached(self) -> bool:
@@ -276,26 +396,21 @@ class ScoresController(QObject):
         return lines
 
     # -- scoring -------------------------------------------------------------------------
-    def choices(self) -> ScoreChoices:
-        """What the Score… dialog offers: runs and languages here, models on this machine."""
-        from core.models import CAUSAL, discover_models
+    def choices(self, found: Sequence[ModelInfo],
+                data: ScoresData | None = None) -> ScoreChoices:
+        """What the Score… dialog offers: the runs and languages last read (``data``, else
+        the cached read) and the models ``found`` on this machine. Pure: no session read,
+        no file-system scan (:meth:`find_choices` does those in a job)."""
+        from core.models import CAUSAL
 
-        runs: dict[int, tuple[str, int]] = {}
-        for row in self.rows_unfiltered():
-            name, n = runs.get(row.run_id, (row.model, 0))
-            runs[row.run_id] = (name, n + 1)
-        langs = sorted({r.lang for r in self.rows_unfiltered()}) or ["en", "it", "es"]
-        try:
-            found = discover_models()
-        except OSError as error:  # an unreadable cache folder must not stop scoring
-            log.warning("model discovery failed: %s", error)
-            found = []
+        data = data if data is not None else self.data
+        runs = data.runs if data is not None else []
+        langs = (data.langs if data is not None else []) or ["en", "it", "es"]
         default_label = (f"default: {MBERT}" if self.mbert_cached() else
                          f"default: packaged {MINILM} ({MBERT} not cached)")
         encoders = [m for m in found if m.type != CAUSAL]
         return ScoreChoices(
-            runs=[(run_id, f"run {run_id}: {name} ({n:,} texts)")
-                  for run_id, (name, n) in runs.items()],
+            runs=[(run_id, f"run {run_id}: {name} ({n:,} texts)") for run_id, name, n in runs],
             langs=langs,
             bertscore_models=[ModelChoice(default_label, None, self.bertscore_default_note())]
             + [ModelChoice(m.name, str(m.path),
@@ -312,16 +427,42 @@ class ScoresController(QObject):
                                     "Perplexity under the model that wrote the text")]
             + [ModelChoice(m.name, str(m.path)) for m in found if m.type == CAUSAL])
 
-    def rows_unfiltered(self) -> list[SentenceScoreRow]:
-        from core.metrics.scoring import sentence_score_table
+    def find_choices(self, store: Any, data: ScoresData | None) -> ScoreChoices:
+        """The dialog's choices with the local models found now (runs in a job: scanning
+        the Hugging Face cache and checking for mBERT touch the file system). The runs
+        come from the last refresh; only when none has finished yet are they read here."""
+        from core.models import discover_models
 
-        return sentence_score_table(self.app.store) if self.app.store is not None else []
+        try:
+            found = discover_models()
+        except OSError as error:  # an unreadable cache folder must not stop scoring
+            log.warning("model discovery failed: %s", error)
+            found = []
+        if data is None or data.store is not store:
+            data = load_scores(store)
+        return self.choices(found, data)
 
-    def open_dialog(self) -> None:
-        if self.app.store is None:
+    def open_dialog(self) -> JobHandle | None:
+        """Find the choices in a job; the dialog opens when they are there."""
+        store = self.app.store
+        if store is None:
             self.app.window.show_error("No session", "Open a session to score.")
+            return None
+        if self.models_handle is not None and not self.models_handle.done:
+            return self.models_handle  # a second click while the first scan runs
+        data = self.data
+        job = Job("Find local models", lambda _ctx: self.find_choices(store, data),
+                  kind=MODELS_KIND, uses_session=data is None or data.store is not store)
+        handle = self.models_handle = self.app.run_job(job)
+        handle.finished.connect(lambda outcome, h=handle: self._choices_found(h, store, outcome))
+        return handle
+
+    def _choices_found(self, handle: JobHandle, store: Any, outcome: Any) -> None:
+        if handle is not self.models_handle:
             return
-        self.panel.open_score_dialog(self.choices())
+        self.models_handle = None
+        if isinstance(outcome, JobSucceeded) and store is self.app.store:
+            self.panel.open_score_dialog(outcome.result)
 
     def score(self, values: dict[str, Any]) -> JobHandle | None:
         """Run the scoring job for the dialog's ``values``; bad input is a message."""

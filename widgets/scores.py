@@ -205,6 +205,24 @@ def highlighted_html(text: str, mentions: Sequence[Span],
 # -- the table model ---------------------------------------------------------------------
 
 
+def column_ranges(rows: Sequence[ScoreTableRow],
+                  metric_columns: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """Each metric column's lowest and highest value (its colour scale). Pure, so that a
+    controller can compute it off the UI thread for tens of thousands of rows."""
+    ranges: dict[str, tuple[float, float]] = {}
+    for column in metric_columns:
+        values = [v for r in rows if (v := r.scores.get(column)) is not None]
+        if values:
+            ranges[column] = (min(values), max(values))
+    return ranges
+
+
+def scored_count(rows: Sequence[ScoreTableRow]) -> int:
+    """Rows with at least one score."""
+    return sum(1 for r in rows if any(v is not None for v in r.scores.values()))
+
+
+
 class ScoreTableModel(QAbstractTableModel):
     """Key columns then one column per metric (``metric`` or ``metric:quality``).
 
@@ -225,16 +243,15 @@ class ScoreTableModel(QAbstractTableModel):
 
     # content
     def set_rows(self, rows: Sequence[ScoreTableRow], metric_columns: Sequence[str],
-                 column_tips: Mapping[str, str] | None = None) -> None:
+                 column_tips: Mapping[str, str] | None = None,
+                 ranges: Mapping[str, tuple[float, float]] | None = None) -> None:
+        """``ranges``: :func:`column_ranges` of these rows when already computed."""
         self.beginResetModel()
         self._rows = list(rows)
         self.metric_columns = list(metric_columns)
         self.column_tips = dict(column_tips or {})
-        self._ranges = {}
-        for column in self.metric_columns:
-            values = [v for r in self._rows if (v := r.scores.get(column)) is not None]
-            if values:
-                self._ranges[column] = (min(values), max(values))
+        self._ranges = (dict(ranges) if ranges is not None
+                        else column_ranges(self._rows, self.metric_columns))
         self.endResetModel()
 
     def row_at(self, row: int) -> ScoreTableRow:
@@ -337,15 +354,20 @@ class ScoreTableModel(QAbstractTableModel):
             return
         self.layoutAboutToBeChanged.emit()
         before = list(self._rows)
-        present = [r for r in self._rows if self.sort_value(r, column) is not None]
-        absent = [r for r in self._rows if self.sort_value(r, column) is None]
+        metric = self._column(column)
+        cell = self._cell(column)
+        # One value per row, looked up once (tens of thousands of rows on a refresh).
+        values = [(r.scores.get(metric) if metric is not None else r.cells[cell], r)
+                  for r in self._rows]
+        present = [(v, r) for v, r in values if v is not None]
+        absent = [r for v, r in values if v is None]
 
-        def key(r: ScoreTableRow) -> Any:
-            value = self.sort_value(r, column)
+        def key(pair: tuple[Any, ScoreTableRow]) -> Any:
+            value = pair[0]
             return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
 
         present.sort(key=key, reverse=order == Qt.SortOrder.DescendingOrder)
-        self._rows = present + absent
+        self._rows = [r for _v, r in present] + absent
         where = {id(r): i for i, r in enumerate(self._rows)}
         old = self.persistentIndexList()
         new = [self.index(where[id(before[i.row()])], i.column()) for i in old]
@@ -644,18 +666,22 @@ class ScoresPanel(QWidget):
                 "tier": self.tier_combo.currentData()}
 
     def show_rows(self, rows: Sequence[ScoreTableRow], columns: Sequence[str],
-                  tips: Mapping[str, str], total: int) -> None:
-        """The texts table; the selection and the sort order survive a refresh."""
+                  tips: Mapping[str, str], total: int, *,
+                  ranges: Mapping[str, tuple[float, float]] | None = None,
+                  scored: int | None = None) -> None:
+        """The texts table; the selection and the sort order survive a refresh.
+        ``ranges`` (:func:`column_ranges`) and ``scored`` (:func:`scored_count`) may come
+        precomputed off the UI thread."""
         selected = self.selected_key()
         same_columns = list(columns) == self.table_model.metric_columns
-        self.table_model.set_rows(rows, columns, tips)
+        self.table_model.set_rows(rows, columns, tips, ranges)
         header = self.table.horizontalHeader()
         if header.sortIndicatorSection() >= 0:
             self.table_model.sort(header.sortIndicatorSection(), header.sortIndicatorOrder())
         if not same_columns or not self._sized:
             self._size_columns(self.table, len(TEXT_KEYS), text_column=True)
             self._sized = bool(rows)
-        scored = sum(1 for r in rows if any(v is not None for v in r.scores.values()))
+        scored = scored_count(rows) if scored is None else scored
         shown = f"{len(rows):,}" if len(rows) == total else f"{len(rows):,} of {total:,}"
         self.count_label.setText(f"{shown} texts · {scored:,} scored · "
                                  f"{len(columns)} score columns")

@@ -51,7 +51,10 @@ def wired(qtbot, tmp_path: Path, scored, monkeypatch):
                                                 QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     assert controller.open_session(path)
-    yield window, controller, controller.scores.panel, ids
+    panel = controller.scores.panel
+    # The table is read by a "Load scores" job, off the UI thread.
+    qtbot.waitUntil(lambda: panel.table_model.rowCount() == len(TEXTS), timeout=10_000)
+    yield window, controller, panel, ids
     controller.shutdown()
 
 
@@ -173,17 +176,18 @@ def test_highlighting_escapes_and_marks_overlaps() -> None:
     assert f"background-color:{HALLUCINATION_COLOUR}" in out
 
 
-def test_filters_narrow_table_and_summary(wired) -> None:
+def test_filters_narrow_table_and_summary(qtbot, wired) -> None:
     _window, _controller, panel, ids = wired
     panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
     model = panel.table_model
-    assert model.rowCount() == 2
+    qtbot.waitUntil(lambda: model.rowCount() == 2, timeout=5_000)
     assert {model.index(r, 2).data() for r in range(model.rowCount())} == {"it"}
     summary = panel.summary_model
     assert {summary.index(r, 1).data() for r in range(summary.rowCount())} == {"it"}
     panel.lang_combo.setCurrentIndex(0)
     panel.run_combo.setCurrentIndex(panel.run_combo.findData(ids.runs[1]))
     panel.tier_combo.setCurrentIndex(panel.tier_combo.findData("head"))
+    qtbot.waitUntil(lambda: model.rowCount() == 1, timeout=5_000)
     assert model.rowCount() == 1 and model.row_at(0).key == ids.verbalisations[(2, 2, "en")]
     assert "1 of 6 texts" in panel.count_label.text()
 
@@ -214,7 +218,8 @@ def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:
     assert handle is not None and handle.job.kind == "metrics.score"
     assert panel.progress_box.isVisibleTo(panel) and not panel.score_button.isEnabled()
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=30_000)
-    assert "rougeL:gold" in panel.table_model.metric_columns
+    # The refresh after the job reads the table in a job of its own.
+    qtbot.waitUntil(lambda: "rougeL:gold" in panel.table_model.metric_columns, timeout=5_000)
     assert "chrf++:gold" in panel.table_model.metric_columns
     column = panel.table_model.column_of("rougeL:gold")
     scored = [panel.table_model.row_at(r).key for r in range(panel.table_model.rowCount())
@@ -264,6 +269,8 @@ def test_cancel_stops_the_scoring_job(qtbot, wired, monkeypatch) -> None:
 def test_score_dialog_offers_the_registry_and_says_the_bertscore_model(qtbot, wired) -> None:
     _window, controller, panel, ids = wired
     panel.score_button.click()
+    # The choices (local models: a scan of the Hugging Face cache) are found in a job.
+    qtbot.waitUntil(lambda: panel._dialog is not None, timeout=10_000)
     dialog = panel._dialog
     assert isinstance(dialog, ScoreDialog)
     from core.metrics import ALL_METRICS, DEFAULT_METRICS
@@ -305,6 +312,8 @@ def test_bertscore_with_minilm_is_marked_not_rescaled(qtbot, wired) -> None:
                                 "langs": ["en"], "bertscore_model": None, "device": "cpu"})
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=120_000)
     assert "Scored 2 texts" in panel.progress_label.text(), panel.progress_label.text()
+    qtbot.waitUntil(lambda: "bertscore:gold" in panel.table_model.metric_columns,
+                    timeout=5_000)
     note = panel.note_label.text()
     assert "BERTScore: all-MiniLM-L6-v2 (packaged), NOT rescaled" in note
     assert "not in the local cache" in panel.note_label.toolTip()
@@ -342,3 +351,116 @@ def test_a_finished_verbalise_job_refreshes_the_table(qtbot, wired) -> None:
            if not any(v is not None for v in panel.table_model.row_at(r).scores.values())]
     assert len(new) == 2 and "2 of" not in panel.count_label.text()
     assert panel.run_combo.count() == 4  # all runs + three runs
+
+
+def test_refresh_reads_the_session_once_and_off_the_ui_thread(qtbot, wired,
+                                                              monkeypatch) -> None:
+    import threading
+
+    import core.metrics.scoring as scoring
+    import core.models
+
+    _window, controller, panel, _ids = wired
+    reads: list[tuple[str, threading.Thread]] = []
+    real_table, real_corpus = scoring.sentence_score_table, scoring.corpus_scores
+
+    def table(store, **kwargs):
+        reads.append(("table", threading.current_thread()))
+        return real_table(store, **kwargs)
+
+    def corpus(store, **kwargs):
+        reads.append(("corpus", threading.current_thread()))
+        return real_corpus(store, **kwargs)
+
+    def no_second_read(*_args, **_kwargs):
+        raise AssertionError("the summary must come from the rows already read")
+
+    monkeypatch.setattr(scoring, "sentence_score_table", table)
+    monkeypatch.setattr(scoring, "corpus_scores", corpus)
+    monkeypatch.setattr(scoring, "summary_by_group", no_second_read)
+    handle = controller.scores.refresh()
+    assert handle is not None and handle.title == "Load scores"
+    assert reads == []  # nothing read before the job runs
+    qtbot.waitUntil(lambda: handle.done and controller.scores.loading is None, timeout=10_000)
+    assert handle.outcome.__class__.__name__ == "JobSucceeded", handle.outcome
+    assert [what for what, _thread in reads] == ["table", "corpus"]  # the table once
+    assert all(thread is not threading.main_thread() for _what, thread in reads)
+    assert panel.table_model.rowCount() == 6 and panel.summary_model.rowCount() == 6
+
+    # A filter change derives from the rows already read: no read at all.
+    reads.clear()
+    panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
+    qtbot.waitUntil(lambda: panel.table_model.rowCount() == 2, timeout=5_000)
+    assert reads == []
+    assert {panel.summary_model.index(r, 1).data()
+            for r in range(panel.summary_model.rowCount())} == {"it"}
+
+    # The Score… dialog: the model scan runs in a job, the runs are the ones read.
+    scans: list[threading.Thread] = []
+    monkeypatch.setattr(core.models, "discover_models",
+                        lambda *a, **k: scans.append(threading.current_thread()) or [])
+    panel.score_button.click()
+    qtbot.waitUntil(lambda: panel._dialog is not None, timeout=10_000)
+    assert len(scans) == 1 and scans[0] is not threading.main_thread()
+    assert reads == []
+    assert panel._dialog.runs_list.count() == 2
+    panel._dialog.reject()
+
+
+def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
+    import threading
+    from dataclasses import replace
+
+    import core.metrics.scoring as scoring
+
+    _window, controller, panel, _ids = wired
+    scores = controller.scores
+
+    def superseded_while(blocked_in: str) -> tuple:
+        """An older refresh held in ``blocked_in`` until a newer one has been shown; the
+        older one then returns a table of one text."""
+        real = scoring.sentence_score_table
+        real_view = type(scores).build_view
+        started, release = threading.Event(), threading.Event()
+        calls: list[int] = []
+
+        def table(store, **kwargs):
+            calls.append(1)
+            rows = real(store, **kwargs)
+            if len(calls) == 1 and blocked_in == "read":
+                started.set()
+                release.wait(10)
+                return rows[:1]
+            return rows
+
+        def build_view(self, data, chosen):
+            if len(calls) == 1 and blocked_in == "view":
+                data = replace(data, rows=data.rows[:1])
+                started.set()
+                release.wait(10)
+            return real_view(self, data, chosen)
+
+        monkeypatch.setattr(scoring, "sentence_score_table", table)
+        monkeypatch.setattr(type(scores), "build_view", build_view)
+        older = scores.refresh()
+        assert started.wait(10)
+        newer = scores.refresh()
+        qtbot.waitUntil(lambda: newer.done and scores.loading is None, timeout=10_000)
+        assert panel.table_model.rowCount() == 6
+        release.set()
+        qtbot.waitUntil(lambda: older.done, timeout=10_000)
+        qtbot.wait(50)
+        monkeypatch.setattr(scoring, "sentence_score_table", real)
+        monkeypatch.setattr(type(scores), "build_view", real_view)
+        return older
+
+    # Superseded during its read: the job sees it and skips the rest of its work.
+    older = superseded_while("read")
+    assert older.outcome.__class__.__name__ == "JobSucceeded" and older.outcome.result is None
+    assert panel.table_model.rowCount() == 6 and "6 texts" in panel.count_label.text()
+    # Superseded after its checks: its one-text result comes back last and is dropped.
+    older = superseded_while("view")
+    assert older.outcome.__class__.__name__ == "JobSucceeded"
+    assert len(older.outcome.result.rows) == 1
+    assert panel.table_model.rowCount() == 6 and "6 texts" in panel.count_label.text()
+    assert len(scores.rows) == 6 and len(scores.data.rows) == 6
