@@ -163,6 +163,8 @@ class AppController(QObject):
         return self.runner.submit(job)
 
     def _on_job_started(self, handle: JobHandle) -> None:
+        if handle.job.quiet:
+            return
         self.window.job_status.job_started(handle.id, handle.title)
         handle.progressed.connect(
             lambda progress, job_id=handle.id: self.window.job_status.job_progress(
@@ -173,8 +175,12 @@ class AppController(QObject):
             handle.history_id = self._record_job_start(handle)
 
     def _on_job_finished(self, handle: JobHandle) -> None:
-        self.window.job_status.job_finished(handle.id)
         outcome = handle.outcome
+        if handle.job.quiet:
+            if isinstance(outcome, JobFailed):
+                self.window.show_job_failure(handle.title, outcome.message, outcome.traceback)
+            return
+        self.window.job_status.job_finished(handle.id)
         if isinstance(outcome, JobFailed):
             details = outcome.traceback
             if isinstance(outcome.error, UserFacingError):

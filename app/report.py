@@ -178,7 +178,7 @@ class ReportController(QObject):
         """Scores or ratings may have changed: list the metrics again, and say so on a
         report already shown (it is not rebuilt behind the user's back)."""
         kind = handle.job.kind
-        if kind.startswith("report") or self.app.store is None:
+        if handle.job.quiet or kind.startswith("report") or self.app.store is None:
             return
         before = self.metrics
         now = self.refresh_available()

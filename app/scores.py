@@ -179,7 +179,7 @@ class ScoresController(QObject):
 
         handle = self.app.run_job(Job(LOAD_TITLE, run, kind=LOAD_KIND,
                                       params={"panel": "scores", "read": cached is None},
-                                      uses_session=cached is None))
+                                      uses_session=cached is None, quiet=True))
         self.loading = handle
         handle.finished.connect(
             lambda outcome, h=handle, g=generation: self._loaded(h, g, outcome))
@@ -452,7 +452,8 @@ class ScoresController(QObject):
             return self.models_handle  # a second click while the first scan runs
         data = self.data
         job = Job("Find local models", lambda _ctx: self.find_choices(store, data),
-                  kind=MODELS_KIND, uses_session=data is None or data.store is not store)
+                  kind=MODELS_KIND, uses_session=data is None or data.store is not store,
+                  quiet=True)
         handle = self.models_handle = self.app.run_job(job)
         handle.finished.connect(lambda outcome, h=handle: self._choices_found(h, store, outcome))
         return handle

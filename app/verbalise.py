@@ -427,6 +427,8 @@ class VerbaliseController(QObject):
 
     def _on_any_job_finished(self, handle: JobHandle) -> None:
         # Imports and sampling add units: the pickers follow.
+        if handle.job.quiet:
+            return  # another panel's housekeeping changed nothing
         if handle.job.kind not in ("verbalise", "verbalise.preview") and self.app.store:
             self.refresh_units()
 

@@ -129,6 +129,9 @@ class Job(Generic[T]):
     kept when cancelled, e.g. the pages of a fetch that already arrived.
     ``uses_session`` says whether the job reads or writes the open session: those jobs
     are stopped before the application switches to another session; others run on.
+    ``quiet`` marks a panel's own housekeeping (reading the session for a view): it is
+    not shown in the status bar nor recorded in the job history, and other panels do not
+    react to it finishing; a failure is still reported.
     """
 
     title: str
@@ -137,6 +140,7 @@ class Job(Generic[T]):
     params: dict[str, Any] = field(default_factory=dict)
     partial: Any = None
     uses_session: bool = True
+    quiet: bool = False
 
 
 def run_job(

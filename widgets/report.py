@@ -389,6 +389,7 @@ class ReportPanel(QWidget):
         self.build_button.setToolTip("Compare the chosen groups on the chosen metrics "
                                      "(runs as a job; Cancel stops it)")
         self.build_button.clicked.connect(self._on_build)
+        self._busy = False  # a build is running
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel_requested)
@@ -601,7 +602,8 @@ class ReportPanel(QWidget):
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(previous.get(name, Qt.CheckState.Checked))
             self.metric_list.addItem(item)
-        self.build_button.setEnabled(session)
+        # Not while a build runs: the Build button stays off until it has finished.
+        self.build_button.setEnabled(session and not self._busy)
         if self.report is None:
             if not session:
                 self.show_message(NO_SESSION_MESSAGE)
@@ -627,6 +629,7 @@ class ReportPanel(QWidget):
             button.setEnabled(False)
 
     def set_busy(self, busy: bool) -> None:
+        self._busy = busy
         self.build_button.setEnabled(not busy)
         self.cancel_button.setEnabled(busy)
         self.busy_row.setVisible(busy)

@@ -188,3 +188,30 @@ def test_export_status_shows_the_summary_and_skipped_units(
     assert window.last_message.windowTitle() == "Export finished"
     assert "not exported" in window.last_message.text()
     assert window.last_message.detailedText().startswith("unit pair: 2 triples")
+
+
+def test_quiet_jobs_stay_out_of_the_status_bar_and_history(
+    qtbot, window_and_controller, tmp_path: Path
+) -> None:
+    """A panel's housekeeping (reading the session for a view) is not the user's work."""
+    window, controller = window_and_controller
+    assert controller.new_session(tmp_path / "quiet.taillens")
+    window.statusBar().showMessage("the user's last message")
+    before = len(controller.store.job_history())
+
+    handle = controller.run_job(Job("Load scores", lambda ctx: 1, kind="panel.load",
+                                    quiet=True))
+    assert not window.job_status.isVisible()
+    with qtbot.waitSignal(handle.finished, timeout=5000):
+        pass
+    assert window.statusBar().currentMessage() == "the user's last message"
+    assert len(controller.store.job_history()) == before
+
+    def broken(ctx: JobContext) -> None:
+        raise OSError("session file vanished")
+
+    handle = controller.run_job(Job("Load scores", broken, kind="panel.load", quiet=True))
+    with qtbot.waitSignal(handle.finished, timeout=5000):
+        pass
+    assert window.error_log.model.entries[-1].message == "session file vanished"
+    assert len(controller.store.job_history()) == before

@@ -258,3 +258,18 @@ def test_the_report_builds_itself_when_first_shown(qtbot, wired) -> None:
     panel = controller.report.panel
     assert panel.stack.currentWidget() is panel.outer and panel.headlines
     assert controller.report.view.report.by == ("tier",)
+
+
+def test_build_button_stays_off_while_a_build_runs(qtbot) -> None:
+    """Other jobs finishing re-list the metrics; that must not re-enable Build mid-build."""
+    from widgets.report import ReportPanel
+
+    panel = ReportPanel()
+    qtbot.addWidget(panel)
+    panel.set_available([("bleu", 3)])
+    assert panel.build_button.isEnabled()
+    panel.set_busy(True)
+    panel.set_available([("bleu", 3), ("esa", 3)])
+    assert not panel.build_button.isEnabled()
+    panel.set_busy(False)
+    assert panel.build_button.isEnabled()
