@@ -8,11 +8,13 @@ part and is called by the job, off the UI thread.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
 Triples = tuple[tuple[str, str, str], ...]
+# Asked by a verbaliser while it works: True once the run was cancelled.
+ShouldStop = Callable[[], bool]
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,9 @@ class Verbaliser(Protocol):
     system_name: str  # a display name
     params: GenerationParams
     templates: Mapping[str, str]  # lang -> prompt template, as used
+    # Set by the verbalise job for the length of a run (None: never stop). An attribute,
+    # not an argument of verbalise(), so it reaches the model through any wrapper of it.
+    should_stop: ShouldStop | None
 
     def fingerprint(self) -> str | None:
         """Identity of the weights (None where there are none to hash)."""
@@ -90,7 +95,14 @@ class Verbaliser(Protocol):
 
     def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
         """Candidates for each request, in order (``params.candidates`` each, or fewer for
-        deterministic verbalisers). May raise an out-of-memory error: the job halves."""
+        deterministic verbalisers). May raise an out-of-memory error: the job halves.
+
+        ``self.should_stop`` is polled while the batch is worked on (local models: every
+        decoding step; a server: between HTTP requests), so a cancel does not wait for a
+        whole batch of a large model. Once it says True the verbaliser raises
+        :class:`core.jobs.JobCancelled` and returns nothing: candidates cut short by a
+        cancel must never be taken for complete ones. A verbaliser that finishes the
+        batch before looking (the template one: it is instant) returns it whole."""
         ...
 
     def close(self) -> None:

@@ -3,7 +3,10 @@
 * A ``model_runs`` row records the model, its fingerprint, every parameter, the prompt
   templates, the seed and the library versions (see /work/notes/CONVENTIONS.md).
 * Each finished batch is written in its own transaction: a killed process keeps every
-  batch it finished, and a cancel (checked between batches) keeps them too.
+  batch it finished, and a cancel keeps them too. A cancel is checked between batches
+  and, through the ``should_stop`` the job sets on the verbaliser, inside one (every
+  decoding step of a local model): the batch it interrupts raises ``JobCancelled`` and
+  nothing of it is written, so switching sessions need not wait for a whole batch.
 * Resume: running again with the same run skips the (unit, language) pairs that run
   already verbalised. :func:`find_resumable_run` finds an unfinished run made with the
   same model and parameters, which the CLI resumes by default. A ``running`` run records
@@ -367,9 +370,12 @@ def verbalise_job(
     def run(ctx: JobContext) -> VerbaliseSummary:
         ctx.progress(0, None, "loading the model")
         verbaliser.load()
+        previous = verbaliser.should_stop
+        verbaliser.should_stop = lambda: ctx.cancelled  # asked inside a batch, every step
         try:
             return _run(ctx)
         finally:
+            verbaliser.should_stop = previous
             if close_when_done:
                 verbaliser.close()
 
@@ -445,7 +451,11 @@ def verbalise_job(
             ]
             started = time.perf_counter()
             try:
+                # A cancel mid-batch raises JobCancelled here: the batch is not written,
+                # the run is marked cancelled by _run, the batches before it stay.
                 results = verbaliser.verbalise(requests)
+            except JobCancelled:
+                raise
             except Exception as exc:
                 if not is_out_of_memory(exc):
                     raise

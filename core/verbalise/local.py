@@ -12,6 +12,12 @@ search (3 beams by default; candidates are the best beams).
 
 The torch generator is seeded with the run's seed before each batch, so a run
 repeated with the same batch size gives the same texts.
+
+Cancel: with a ``should_stop`` callable (set by the job), ``generate`` gets a stopping
+criterion that asks it once per decoding step and ends every sequence once it says True,
+so a cancel takes effect within one step rather than after a whole batch (minutes for a
+large model). The cut-short output is then discarded and :class:`core.jobs.JobCancelled`
+raised: the job writes nothing for that batch.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.jobs import JobCancelled
 from core.models import (
     CAUSAL,
     SEQ2SEQ,
@@ -32,7 +39,7 @@ from core.models import (
     prompt_token_ids,
     resolve_model,
 )
-from core.verbalise.base import Candidate, GenerationParams, VerbaliseRequest
+from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
 from core.verbalise.prompts import (
     LANGUAGES,
     linearise_graph,
@@ -67,6 +74,7 @@ class _LocalVerbaliser:
         self.system_name = _display_name(str(model), self.path)
         self.requested_device, self.requested_dtype = device, dtype
         self.loaded: LoadedModel | None = None
+        self.should_stop: ShouldStop | None = None  # the job's cancel, asked every step
         self._tokenizer: Any = None
         self.templates = self._templates(templates)
 
@@ -121,6 +129,22 @@ class _LocalVerbaliser:
         with torch.inference_mode():
             return model.generate(**kwargs)
 
+    def _generate_unless_cancelled(self, model: Any, **kwargs: Any) -> Any:
+        """``_generate`` that a cancel (``self.should_stop``) stops within one decoding
+        step; raises :class:`JobCancelled` (and drops the cut-short output) when it did."""
+        should_stop = self.should_stop
+        if should_stop is None:
+            return self._generate(model, **kwargs)
+        if should_stop():
+            raise JobCancelled()
+        from transformers import StoppingCriteriaList
+
+        stop = _stop_on_cancel(should_stop)
+        output = self._generate(model, **kwargs, stopping_criteria=StoppingCriteriaList([stop]))
+        if stop.fired:
+            raise JobCancelled()
+        return output
+
 
 def _display_name(model_id: str, path: Path) -> str:
     parts = model_id.split("/")
@@ -172,7 +196,7 @@ class CausalVerbaliser(_LocalVerbaliser):
         batch = {k: v.to(model.device) for k, v in batch.items()}
         n = self.params.candidates
         torch.manual_seed(self.params.seed)
-        output = self._generate(
+        output = self._generate_unless_cancelled(
             model, **batch, do_sample=True, temperature=self.params.temperature,
             top_p=self.params.top_p, top_k=0, max_new_tokens=self.params.max_new_tokens,
             num_return_sequences=n, pad_token_id=tokenizer.pad_token_id,
@@ -222,7 +246,7 @@ class Seq2SeqVerbaliser(_LocalVerbaliser):
         batch = {k: v.to(model.device) for k, v in batch.items() if k != "token_type_ids"}
         n = self.params.candidates
         torch.manual_seed(self.params.seed)
-        output = self._generate(
+        output = self._generate_unless_cancelled(
             model, **batch, do_sample=False, num_beams=max(self.params.num_beams, n),
             num_return_sequences=n, max_new_tokens=self.params.max_new_tokens,
         ).cpu()
@@ -236,6 +260,29 @@ class Seq2SeqVerbaliser(_LocalVerbaliser):
                 candidates.append(Candidate(text, text or None, bool(text), len(tokens)))
             results.append(candidates)
         return results
+
+
+def _stop_on_cancel(should_stop: ShouldStop) -> Any:
+    """A ``transformers`` stopping criterion that ends every sequence once ``should_stop``
+    says True (asked once per decoding step until then); ``fired`` records that it did.
+
+    Ending all sequences ends the loop of sampling and of beam search alike (both stop
+    when every running sequence hit a criterion), with no exception thrown through
+    ``generate``. Built here because ``transformers`` is imported lazily."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class StopOnCancel(StoppingCriteria):
+        def __init__(self) -> None:
+            self.fired = False
+
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            if not self.fired and should_stop():
+                self.fired = True
+            return torch.full((input_ids.shape[0],), self.fired, dtype=torch.bool,
+                              device=input_ids.device)
+
+    return StopOnCancel()
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

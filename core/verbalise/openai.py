@@ -23,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from core.errors import UserFacingError
-from core.verbalise.base import Candidate, GenerationParams, VerbaliseRequest
+from core.jobs import JobCancelled
+from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
 from core.verbalise.prompts import LANGUAGES, parse_reply, render_prompt, templates_for
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -75,6 +76,7 @@ class OpenAIVerbaliser:
         self.api_key = api_key
         self._sleep = sleep
         self.retries = 0  # how many retries this verbaliser made (reported)
+        self.should_stop: ShouldStop | None = None  # the job's cancel, asked between requests
 
     @property
     def model_id(self) -> str:
@@ -198,6 +200,10 @@ class OpenAIVerbaliser:
         # honours the seed would repeat the same candidates for the same seed, so the k-th
         # request sends seed + k (recorded as ``seed_per_request`` in describe()).
         for attempt in range(n):
+            # Between requests: one in flight is waited for (the server is generating).
+            should_stop = self.should_stop
+            if should_stop is not None and should_stop():
+                raise JobCancelled()
             got, used = self._complete(request.prompt, n - len(texts),
                                        self.params.seed + attempt)
             texts += got
@@ -213,6 +219,9 @@ class OpenAIVerbaliser:
         return result
 
     def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
+        """Candidates per request. With ``self.should_stop`` set, a cancel raises
+        :class:`JobCancelled` before the next HTTP request (requests already sent are
+        waited for, their replies dropped)."""
         self.load()
         if len(requests) <= 1 or self.concurrency == 1:
             return [self._candidates(r) for r in requests]

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.units import render_quantity, render_time
-from core.verbalise.base import Candidate, GenerationParams, VerbaliseRequest
+from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
 from core.verbalise.prompts import LANGUAGES, triple_lines
 
 TEMPLATE_VERSION = "template-v1"
@@ -90,6 +90,8 @@ class TemplateVerbaliser:
     system_name = "template"
 
     def __init__(self, params: GenerationParams | None = None) -> None:
+        # Never asked: a batch takes microseconds and is returned whole.
+        self.should_stop: ShouldStop | None = None
         # One candidate whatever was asked: more would be copies of the same text.
         base = params or GenerationParams()
         self.params = GenerationParams(

@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,8 @@ from core.verbalise.job import (
     unit_triples,
     verbalise_job,
 )
-from core.verbalise.local import CausalVerbaliser
+from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
+from core.verbalise.openai import OpenAIVerbaliser
 from core.verbalise.template import TemplateVerbaliser
 from tests.core.verbalise.conftest import add_units
 
@@ -149,6 +151,80 @@ def test_cancel_keeps_finished_batches_and_resume_skips_them(store: SessionStore
     outcome = run_job(verbalise_job(store, CountingTemplate(), "all", ["en"],
                                     resume_run_id=run_id))
     assert (outcome.result.requests, outcome.result.skipped_done) == (0, 5)
+
+
+@pytest.mark.parametrize("kind", ["causal", "seq2seq"])
+def test_a_cancel_mid_batch_stops_within_a_step_and_keeps_earlier_batches(
+    store: SessionStore, kind: str, request: pytest.FixtureRequest
+) -> None:
+    import torch
+    from transformers import StoppingCriteria
+
+    ids = add_units(store, 3)
+    model = request.getfixturevalue("tiny_causal_lm" if kind == "causal" else "tiny_seq2seq")
+    verbaliser_class = CausalVerbaliser if kind == "causal" else Seq2SeqVerbaliser
+    # 200 new tokens: seconds per batch here, minutes for a large model.
+    verbaliser = verbaliser_class(model, GenerationParams(candidates=2, max_new_tokens=200),
+                                  device="cpu")
+    token = CancelToken()
+    steps: list[int] = []  # decoding steps per generate() call
+
+    class CountSteps(StoppingCriteria):
+        """Counts steps; in the second batch, after its first step, a user clicks Cancel
+        (from another thread, as the GUI's)."""
+
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            steps[-1] += 1
+            if len(steps) == 2 and steps[-1] == 1:
+                clicker = threading.Thread(target=token.cancel)
+                clicker.start()
+                clicker.join()
+            return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+
+    original = verbaliser._generate
+
+    def generate(model: Any, **kwargs: Any) -> Any:
+        steps.append(0)
+        if len(steps) == 1:
+            kwargs["max_new_tokens"] = 3  # the first batch ends early, complete
+        kwargs["stopping_criteria"].append(CountSteps())  # after the job's own criterion
+        return original(model, **kwargs)
+
+    verbaliser._generate = generate  # type: ignore[method-assign]
+    outcome = run_job(verbalise_job(store, verbaliser, "all", ["en"], batch_size=1), token)
+    assert isinstance(outcome, JobWasCancelled), getattr(outcome, "traceback", "")
+    # Cancelled after step 1 of the second batch; the job's criterion saw it at step 2.
+    assert steps == [3, 2]
+    summary = outcome.partial
+    assert (summary.requests, summary.texts) == (1, 2)
+    # The first batch is kept whole; nothing of the cut-short second one is written.
+    assert rows(store, summary.run_id) == [(ids[0], "en", 0), (ids[0], "en", 1)]
+    assert get_run(store, summary.run_id).status == "cancelled"
+    assert verbaliser.should_stop is None  # the job's callable does not outlive it
+
+
+def test_a_cancel_between_server_requests_drops_that_batch(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = add_units(store, 4)
+    token = CancelToken()
+    verbaliser = OpenAIVerbaliser("http://127.0.0.1:9/v1", server_model="served",
+                                  params=GenerationParams(candidates=1), concurrency=1)
+    sent: list[str] = []
+
+    def complete(prompt: str, n: int, seed: int) -> tuple[list[str], int]:
+        sent.append(prompt)
+        if len(sent) == 3:
+            token.cancel()  # while the second batch's first request is with the server
+        return ["The final verbalization is: [A sentence.]"], 4
+
+    monkeypatch.setattr(verbaliser, "_complete", complete)
+    outcome = run_job(verbalise_job(store, verbaliser, "all", ["en"], batch_size=2), token)
+    assert isinstance(outcome, JobWasCancelled), getattr(outcome, "traceback", "")
+    assert len(sent) == 3  # the fourth request was never sent
+    run_id = outcome.partial.run_id
+    assert rows(store, run_id) == [(ids[0], "en", 0), (ids[1], "en", 0)]
+    assert get_run(store, run_id).status == "cancelled"
 
 
 def test_resume_refuses_a_run_with_other_parameters(

@@ -143,3 +143,80 @@ def test_seq2seq_beam_search_over_marked_triples(tiny_seq2seq: Path) -> None:
 def test_a_causal_folder_is_not_a_seq2seq_verbaliser(tiny_causal_lm: Path) -> None:
     with pytest.raises(ModelError, match="is a causal model"):
         Seq2SeqVerbaliser(tiny_causal_lm)
+
+
+class FlipAfter:
+    """A ``should_stop`` that says True from its ``n``-th call on, counting every call."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.calls = n, 0
+
+    def __call__(self) -> bool:
+        self.calls += 1
+        return self.calls >= self.n
+
+
+def steps_of_generate(verbaliser: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record how many decoding steps each ``generate`` call made: the output's width less
+    the causal prompt's (a seq2seq output also starts with the decoder start token)."""
+    steps: list[int] = []
+    original = verbaliser._generate
+
+    def spy(model: Any, **kwargs: Any) -> Any:
+        output = original(model, **kwargs)
+        start = 1 if verbaliser.kind == "seq2seq" else kwargs["input_ids"].shape[1]
+        steps.append(output.shape[1] - start)
+        return output
+
+    monkeypatch.setattr(verbaliser, "_generate", spy)
+    return steps
+
+
+def test_a_cancel_stops_causal_generation_within_one_step(
+    tiny_causal_lm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.jobs import JobCancelled
+
+    verbaliser = CausalVerbaliser(
+        tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=200), device="cpu")
+    requests = requests_for(verbaliser, [TRIPLES, TRIPLES[:1]])
+    steps = steps_of_generate(verbaliser, monkeypatch)
+    stop = FlipAfter(4)
+    verbaliser.should_stop = stop
+    with pytest.raises(JobCancelled):
+        verbaliser.verbalise(requests)  # cut-short candidates are never returned
+    # Asked once before generating, then once per step: True at the 4th ask, after the
+    # 3rd token, and generation ended there, not at 200 tokens.
+    assert stop.calls == 4 and steps == [3]
+
+    # A cancel before the batch starts generates nothing.
+    verbaliser.should_stop = lambda: True
+    with pytest.raises(JobCancelled):
+        verbaliser.verbalise(requests)
+    assert steps == [3]
+
+
+def test_a_cancel_stops_seq2seq_beam_search_within_one_step(
+    tiny_seq2seq: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.jobs import JobCancelled
+
+    verbaliser = Seq2SeqVerbaliser(
+        tiny_seq2seq, GenerationParams(candidates=3, max_new_tokens=200), device="cpu")
+    steps = steps_of_generate(verbaliser, monkeypatch)
+    stop = FlipAfter(5)
+    verbaliser.should_stop = stop
+    with pytest.raises(JobCancelled):
+        verbaliser.verbalise(requests_for(verbaliser, [TRIPLES, TRIPLES[:1]]))
+    assert stop.calls == 5 and steps == [4]  # every beam ended after 4 steps
+
+
+def test_a_should_stop_that_never_fires_changes_nothing(
+    causal: CausalVerbaliser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    requests = requests_for(causal, [TRIPLES, TRIPLES[:1]])
+    plain = causal.verbalise(requests)
+    stop = FlipAfter(10_000)
+    monkeypatch.setattr(causal, "should_stop", stop)
+    assert causal.verbalise(requests) == plain  # same seed, same texts, all complete
+    assert 2 <= stop.calls <= 1 + 5  # asked before and at each of at most 5 steps
