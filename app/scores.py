@@ -15,8 +15,11 @@ columns): a refresh is a "Load scores" job that reads the table ONCE, derives th
 the filtered rows, the summary (``summarise_rows`` of the same rows), the column tips and
 the notes, and hands plain rows to the panel. A newer refresh supersedes an older one
 still running (its result is dropped). A filter change derives again from the rows last
-read, still off the UI thread. The Score… dialog reuses those runs and languages and finds
-the local models (a scan of the Hugging Face cache) in a job too.
+read, still off the UI thread. Both jobs also sort the table rows by the table's current
+sort (passed in by column name) and rank every column for later header clicks, so the UI
+thread neither re-sorts 50k rows on a refresh nor ranks them on a click. The Score…
+dialog reuses those runs and languages and finds the local models (a scan of the Hugging
+Face cache) in a job too.
 """
 
 from __future__ import annotations
@@ -35,14 +38,18 @@ from widgets.scores import (
     ModelChoice,
     ScoreChoices,
     ScoreTableRow,
+    SortSpec,
     Span,
     TextDetail,
     column_ranges,
     format_value,
+    presort_rows,
     scored_count,
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from app.controller import AppController
     from app.jobrunner import JobHandle
     from core.metrics.scoring import CorpusScore, SentenceScoreRow, StoredScore
@@ -110,7 +117,7 @@ class ScoresView:
 
     data: ScoresData
     rows: list[SentenceScoreRow]  # the filtered texts (the detail looks them up)
-    table: list[ScoreTableRow]
+    table: list[ScoreTableRow]  # sorted by ``sorted_by``
     columns: list[str]
     ranges: dict[str, tuple[float, float]]  # each column's colour scale
     scored: int  # table rows with a score
@@ -118,6 +125,8 @@ class ScoresView:
     summary: list[ScoreTableRow]
     summary_columns: list[str]
     notes: tuple[str, str]
+    sort_keys: dict[str, np.ndarray] | None = None  # table_sort_keys, in ``table`` order
+    sorted_by: SortSpec | None = None  # the table's sort when the job was asked for
 
 
 class ScoresController(QObject):
@@ -166,7 +175,8 @@ class ScoresController(QObject):
         cached = self.data
         if reload or self._read_pending or cached is None or cached.store is not store:
             cached, self._read_pending = None, True
-        chosen = self.panel.filters()
+        # The filters and the table's sort: the job sorts the rows as the table shows them.
+        chosen = {**self.panel.filters(), "sort": self.panel.sort_spec()}
 
         def run(ctx: JobContext) -> ScoresView | None:
             if generation != self._generation:
@@ -204,14 +214,18 @@ class ScoresController(QObject):
             [(run_id, f"run {run_id}: {name} ({n:,})") for run_id, name, n in data.runs],
             data.langs, data.tiers)
         self.panel.show_rows(view.table, view.columns, view.tips, len(data.rows),
-                             ranges=view.ranges, scored=view.scored)
+                             ranges=view.ranges, scored=view.scored,
+                             sort_keys=view.sort_keys, sorted_by=view.sorted_by)
         self.panel.show_notes(*view.notes)
         self.panel.show_summary(view.summary, view.summary_columns, view.tips)
 
     def build_view(self, data: ScoresData, chosen: dict[str, Any]) -> ScoresView:
-        """Filter, summarise and format ``data`` for the panel (pure; runs in the job)."""
+        """Filter, summarise and format ``data`` for the panel (pure; runs in the job).
+        ``chosen``: the filters (``run_id``, ``lang``, ``tier``) and optionally ``sort``,
+        the table's :class:`SortSpec`, which the rows come back sorted by."""
         from core.metrics.scoring import summarise_rows
 
+        sort: SortSpec | None = chosen.get("sort")
         # As the panel's combos do: a choice that no longer exists falls back to "All".
         chosen = {
             "run_id": chosen.get("run_id") if chosen.get("run_id") in
@@ -226,10 +240,12 @@ class ScoresController(QObject):
         groups = summarise_rows(run_rows, by=("model", "lang", "tier"))
         summary, summary_columns = self._summary_rows(groups, chosen)
         table = [self._table_row(r) for r in rows]
-        return ScoresView(data=data, rows=rows, table=table, columns=columns,
+        ordered = presort_rows(table, columns, sort)
+        return ScoresView(data=data, rows=rows, table=ordered.rows, columns=columns,
                           ranges=column_ranges(table, columns), scored=scored_count(table),
                           tips=tips, summary=summary,
-                          summary_columns=summary_columns, notes=self._notes(data.stored))
+                          summary_columns=summary_columns, notes=self._notes(data.stored),
+                          sort_keys=ordered.keys, sorted_by=ordered.sorted_by)
 
     @staticmethod
     def _passes(run_id: int | None, lang: str | None, tier: str | None,

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
@@ -56,6 +57,7 @@ from core.metrics import ALL_METRICS, DEFAULT_METRICS, DESCRIPTIONS, MODEL_METRI
 # Metrics where a smaller number is the better text (the colour scale turns round).
 LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination"})
 TEXT_KEYS = ("unit", "model", "lang", "#", "tier")
+TEXT_TAIL = ("text",)  # the texts table's key cells after the metric columns
 SUMMARY_KEYS = ("model", "lang", "tier", "texts")
 # Colour scale ends: pale so that black text stays readable on every cell.
 BAD = QColor(246, 190, 182)
@@ -222,13 +224,117 @@ def scored_count(rows: Sequence[ScoreTableRow]) -> int:
     return sum(1 for r in rows if any(v is not None for v in r.scores.values()))
 
 
+# -- sorting (pure: a refresh job sorts at study scale, the model reuses its keys) ----------
+
+# The rank of a missing value: after every present one, in both directions.
+MISSING_RANK = np.iinfo(np.int32).max
+
+
+@dataclass(frozen=True)
+class SortSpec:
+    """A table's sort: the column by name (a key header such as ``"unit"`` or ``"text"``,
+    or a metric column such as ``"bleu:gold"``), so that it survives columns coming and
+    going between refreshes, and the direction."""
+
+    column: str
+    descending: bool = False
+
+    @property
+    def order(self) -> Qt.SortOrder:
+        return Qt.SortOrder.DescendingOrder if self.descending else Qt.SortOrder.AscendingOrder
+
+
+def sort_key(value: Any) -> tuple[int, Any, str] | None:
+    """The one sort key of a cell: numbers by value, then anything else by its text;
+    None (and NaN, whose order is undefined) is missing."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, (int, float)):
+        return (0, value, "")
+    return (1, 0, str(value))
+
+
+def column_sort_ranks(values: Sequence[Any]) -> np.ndarray:
+    """Dense ranks (int32) of ``values`` under :func:`sort_key`: equal keys share a rank, a
+    missing value gets :data:`MISSING_RANK`. A stable argsort of the ranks is the table's
+    sort (see :func:`sort_order`); building them is the slow part, done in a job."""
+    n = len(values)
+    missing = np.fromiter((v is None for v in values), dtype=bool, count=n)
+    ranks = np.full(n, MISSING_RANK, dtype=np.int32)
+    if {type(v) for v in values} <= {float, int, type(None)}:  # score columns: numpy only
+        numbers = np.fromiter((0.0 if v is None else v for v in values), dtype=np.float64,
+                              count=n)
+        missing |= np.isnan(numbers)
+        present = numbers[~missing]
+        if not present.size or float(np.abs(present).max()) <= 2.0 ** 53:  # exact as floats
+            _distinct, inverse = np.unique(present, return_inverse=True)
+            ranks[~missing] = inverse.reshape(-1)
+            return ranks
+    keys = [sort_key(v) for v in values]
+    rank_of = {k: i for i, k in enumerate(sorted({k for k in keys if k is not None}))}
+    return np.fromiter((MISSING_RANK if k is None else rank_of[k] for k in keys),
+                       dtype=np.int32, count=n)
+
+
+def sort_order(ranks: np.ndarray, descending: bool) -> np.ndarray:
+    """Row positions in sorted order: stable (equal values keep their order) and with the
+    missing values last in either direction, as the table sorts."""
+    if descending:
+        ranks = np.where(ranks == MISSING_RANK, MISSING_RANK, -ranks.astype(np.int64))
+    return np.argsort(ranks, kind="stable")
+
+
+def column_names(key_headers: Sequence[str], metric_columns: Sequence[str],
+                 tail_headers: Sequence[str] = ()) -> list[str]:
+    """Each table column's name (:attr:`SortSpec.column`), in column order."""
+    return [*key_headers, *metric_columns, *tail_headers]
+
+
+def table_sort_keys(rows: Sequence[ScoreTableRow], metric_columns: Sequence[str], *,
+                    key_headers: Sequence[str] = TEXT_KEYS,
+                    tail_headers: Sequence[str] = TEXT_TAIL) -> dict[str, np.ndarray]:
+    """:func:`column_sort_ranks` of every column, by column name, aligned with ``rows``
+    (what :meth:`ScoreTableModel.set_rows` takes as ``sort_keys``)."""
+    keys: dict[str, np.ndarray] = {}
+    for cell, name in enumerate((*key_headers, *tail_headers)):
+        keys[name] = column_sort_ranks([r.cells[cell] for r in rows])
+    for column in metric_columns:
+        keys[column] = column_sort_ranks([r.scores.get(column) for r in rows])
+    return keys
+
+
+@dataclass(frozen=True)
+class SortedRows:
+    """Table rows sorted off the UI thread, with their sort keys in the same order."""
+
+    rows: list[ScoreTableRow]
+    keys: dict[str, np.ndarray]
+    sorted_by: SortSpec | None  # None: in the order given (no sort, or its column is gone)
+
+
+def presort_rows(rows: Sequence[ScoreTableRow], metric_columns: Sequence[str],
+                 sort: SortSpec | None, *, key_headers: Sequence[str] = TEXT_KEYS,
+                 tail_headers: Sequence[str] = TEXT_TAIL) -> SortedRows:
+    """Sort ``rows`` as the table would (pure; a refresh job calls it with the table's
+    current sort so that the UI thread does not sort tens of thousands of rows again)."""
+    keys = table_sort_keys(rows, metric_columns, key_headers=key_headers,
+                           tail_headers=tail_headers)
+    if sort is None or sort.column not in keys:
+        return SortedRows(list(rows), keys, None)
+    order = sort_order(keys[sort.column], sort.descending)
+    listed = order.tolist()
+    return SortedRows([rows[i] for i in listed], {k: v[order] for k, v in keys.items()}, sort)
+
 
 class ScoreTableModel(QAbstractTableModel):
     """Key columns then one column per metric (``metric`` or ``metric:quality``).
 
-    Sorting puts texts without a value last in either direction. Each metric column has
-    its own colour scale from its lowest to its highest value (turned round where lower
-    is better). The sort value is under ``Qt.UserRole``.
+    Sorting puts texts without a value last in either direction and is stable. It works
+    on per-column ranks (:func:`column_sort_ranks`): handed in by :meth:`set_rows` when a
+    refresh job built them, else computed for a column the first time it is sorted. A
+    header click is then an argsort of one array and a permutation (a few ms at 50k
+    rows). Each metric column has its own colour scale from its lowest to its highest
+    value (turned round where lower is better). The sort value is under ``Qt.UserRole``.
     """
 
     def __init__(self, key_headers: Sequence[str], parent: Any = None, *,
@@ -240,18 +346,27 @@ class ScoreTableModel(QAbstractTableModel):
         self.column_tips: dict[str, str] = {}
         self._rows: list[ScoreTableRow] = []
         self._ranges: dict[str, tuple[float, float]] = {}
+        self._keys: dict[str, np.ndarray] = {}  # column name -> ranks, in the rows' order
 
     # content
     def set_rows(self, rows: Sequence[ScoreTableRow], metric_columns: Sequence[str],
                  column_tips: Mapping[str, str] | None = None,
-                 ranges: Mapping[str, tuple[float, float]] | None = None) -> None:
-        """``ranges``: :func:`column_ranges` of these rows when already computed."""
+                 ranges: Mapping[str, tuple[float, float]] | None = None, *,
+                 sort_keys: Mapping[str, np.ndarray] | None = None) -> None:
+        """Show ``rows`` in the order given: a caller that sorted them already (see
+        :func:`presort_rows`) needs no :meth:`sort` after this. ``ranges``:
+        :func:`column_ranges` of these rows when already computed; ``sort_keys``:
+        :func:`table_sort_keys` of these rows, in their order, when already computed."""
+        keys = dict(sort_keys or {})
+        if any(len(k) != len(rows) for k in keys.values()):
+            raise ValueError("sort_keys must have one rank per row, in the rows' order")
         self.beginResetModel()
         self._rows = list(rows)
         self.metric_columns = list(metric_columns)
         self.column_tips = dict(column_tips or {})
         self._ranges = (dict(ranges) if ranges is not None
                         else column_ranges(self._rows, self.metric_columns))
+        self._keys = keys
         self.endResetModel()
 
     def row_at(self, row: int) -> ScoreTableRow:
@@ -265,6 +380,18 @@ class ScoreTableModel(QAbstractTableModel):
 
     def column_of(self, metric_column: str) -> int:
         return len(self.key_headers) + self.metric_columns.index(metric_column)
+
+    def column_name(self, column: int) -> str | None:
+        """The name a :class:`SortSpec` uses for ``column`` (None: no such column)."""
+        if not 0 <= column < self.columnCount():
+            return None
+        metric = self._column(column)
+        return self._header(column) if metric is None else metric
+
+    def section_of(self, name: str) -> int | None:
+        """The column named ``name`` (:meth:`column_name`), or None when it is gone."""
+        names = column_names(self.key_headers, self.metric_columns, self.tail_headers)
+        return names.index(name) if name in names else None
 
     # Qt model interface
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
@@ -350,27 +477,23 @@ class ScoreTableModel(QAbstractTableModel):
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        if not 0 <= column < self.columnCount():
+        name = self.column_name(column)
+        if name is None:
             return
+        ranks = self._keys.get(name)
+        if ranks is None:  # not handed in: rank this column once (small tables, tests)
+            ranks = self._keys[name] = column_sort_ranks(
+                [self.sort_value(r, column) for r in self._rows])
+        order_ = sort_order(ranks, order == Qt.SortOrder.DescendingOrder)
         self.layoutAboutToBeChanged.emit()
-        before = list(self._rows)
-        metric = self._column(column)
-        cell = self._cell(column)
-        # One value per row, looked up once (tens of thousands of rows on a refresh).
-        values = [(r.scores.get(metric) if metric is not None else r.cells[cell], r)
-                  for r in self._rows]
-        present = [(v, r) for v, r in values if v is not None]
-        absent = [r for v, r in values if v is None]
-
-        def key(pair: tuple[Any, ScoreTableRow]) -> Any:
-            value = pair[0]
-            return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
-
-        present.sort(key=key, reverse=order == Qt.SortOrder.DescendingOrder)
-        self._rows = [r for _v, r in present] + absent
-        where = {id(r): i for i, r in enumerate(self._rows)}
+        listed = order_.tolist()
+        self._rows = [self._rows[i] for i in listed]
+        self._keys = {k: v[order_] for k, v in self._keys.items()}
+        # Selection and current index follow their rows: old position -> new position.
+        where = np.empty(len(listed), dtype=np.int64)
+        where[order_] = np.arange(len(listed))
         old = self.persistentIndexList()
-        new = [self.index(where[id(before[i.row()])], i.column()) for i in old]
+        new = [self.index(int(where[i.row()]), i.column()) for i in old]
         self.changePersistentIndexList(old, new)
         self.layoutChanged.emit()
 
@@ -585,7 +708,7 @@ class ScoresPanel(QWidget):
         self.note_label.setStyleSheet("color: #444;")
 
         # texts: table | detail
-        self.table_model = ScoreTableModel(TEXT_KEYS, self, tail_headers=("text",))
+        self.table_model = ScoreTableModel(TEXT_KEYS, self, tail_headers=TEXT_TAIL)
         self.table = _table(self.table_model)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.text_view = QTextBrowser()
@@ -665,19 +788,40 @@ class ScoresPanel(QWidget):
         return {"run_id": self.run_combo.currentData(), "lang": self.lang_combo.currentData(),
                 "tier": self.tier_combo.currentData()}
 
+    def sort_spec(self) -> SortSpec | None:
+        """The texts table's current sort, by column name (what a refresh job sorts by)."""
+        header = self.table.horizontalHeader()
+        name = self.table_model.column_name(header.sortIndicatorSection())
+        if name is None:
+            return None
+        return SortSpec(name, header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder)
+
     def show_rows(self, rows: Sequence[ScoreTableRow], columns: Sequence[str],
                   tips: Mapping[str, str], total: int, *,
                   ranges: Mapping[str, tuple[float, float]] | None = None,
-                  scored: int | None = None) -> None:
+                  scored: int | None = None,
+                  sort_keys: Mapping[str, np.ndarray] | None = None,
+                  sorted_by: SortSpec | None = None) -> None:
         """The texts table; the selection and the sort order survive a refresh.
-        ``ranges`` (:func:`column_ranges`) and ``scored`` (:func:`scored_count`) may come
-        precomputed off the UI thread."""
+        ``ranges`` (:func:`column_ranges`), ``scored`` (:func:`scored_count`) and
+        ``sort_keys`` (:func:`table_sort_keys`) may come precomputed off the UI thread;
+        rows already sorted there (:func:`presort_rows`) say so in ``sorted_by``, and when
+        that is the table's sort they are shown as they are, with no sort here."""
         selected = self.selected_key()
+        wanted = self.sort_spec()  # by name: the column may have moved or gone
         same_columns = list(columns) == self.table_model.metric_columns
-        self.table_model.set_rows(rows, columns, tips, ranges)
+        self.table_model.set_rows(rows, columns, tips, ranges, sort_keys=sort_keys)
+        section = self.table_model.section_of(wanted.column) if wanted is not None else None
         header = self.table.horizontalHeader()
-        if header.sortIndicatorSection() >= 0:
-            self.table_model.sort(header.sortIndicatorSection(), header.sortIndicatorOrder())
+        if section is not None and wanted is not None and wanted != sorted_by:
+            self.table_model.sort(section, wanted.order)  # sorted for another order
+        if wanted is not None and (section != header.sortIndicatorSection()
+                                   or wanted.order != header.sortIndicatorOrder()):
+            # Point the indicator at the column's new place (or nowhere, the column gone)
+            # without the view sorting again.
+            blocked = header.blockSignals(True)
+            header.setSortIndicator(-1 if section is None else section, wanted.order)
+            header.blockSignals(blocked)
         if not same_columns or not self._sized:
             self._size_columns(self.table, len(TEXT_KEYS), text_column=True)
             self._sized = bool(rows)

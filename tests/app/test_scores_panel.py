@@ -364,7 +364,11 @@ def test_refresh_reads_the_session_once_and_off_the_ui_thread(qtbot, wired,
     reads: list[tuple[str, threading.Thread]] = []
     real_table, real_corpus = scoring.sentence_score_table, scoring.corpus_scores
 
+    # The job may start at once on its own thread: it waits until the test has looked.
+    looked = threading.Event()
+
     def table(store, **kwargs):
+        looked.wait(10)
         reads.append(("table", threading.current_thread()))
         return real_table(store, **kwargs)
 
@@ -381,6 +385,7 @@ def test_refresh_reads_the_session_once_and_off_the_ui_thread(qtbot, wired,
     handle = controller.scores.refresh()
     assert handle is not None and handle.title == "Load scores"
     assert reads == []  # nothing read before the job runs
+    looked.set()
     qtbot.waitUntil(lambda: handle.done and controller.scores.loading is None, timeout=10_000)
     assert handle.outcome.__class__.__name__ == "JobSucceeded", handle.outcome
     assert [what for what, _thread in reads] == ["table", "corpus"]  # the table once
@@ -464,3 +469,145 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
     assert len(older.outcome.result.rows) == 1
     assert panel.table_model.rowCount() == 6 and "6 texts" in panel.count_label.text()
     assert len(scores.rows) == 6 and len(scores.data.rows) == 6
+
+
+# -- sorting in the job: rows arrive sorted, the UI thread does not sort again ---------------
+
+
+def _reference_order(values: list, descending: bool) -> list[int]:
+    """The table's sort as first written (Python's stable sort, missing last both ways)."""
+    present = [(v, i) for i, v in enumerate(values) if v is not None]
+    absent = [i for i, v in enumerate(values) if v is None]
+
+    def key(pair: tuple) -> tuple:
+        v = pair[0]
+        return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
+
+    present.sort(key=key, reverse=descending)
+    return [i for _v, i in present] + absent
+
+
+def test_sort_ranks_match_the_stable_sort_with_missing_last() -> None:
+    import random
+
+    from widgets.scores import MISSING_RANK, column_sort_ranks, sort_order
+
+    # Hand-worked: ties keep their order, None is last in both directions.
+    ranks = column_sort_ranks([0.5, None, 0.1, 1.0, 0.5])
+    assert ranks.tolist() == [1, MISSING_RANK, 0, 2, 1]
+    assert sort_order(ranks, False).tolist() == [2, 0, 4, 3, 1]
+    assert sort_order(ranks, True).tolist() == [3, 0, 4, 2, 1]
+    # Mixed cells: numbers (by value) before text (by its string).
+    mixed = column_sort_ranks(["b", 3, None, "a", 1.0])
+    assert sort_order(mixed, False).tolist() == [4, 1, 3, 0, 2]
+    assert sort_order(mixed, True).tolist() == [0, 3, 1, 4, 2]
+    # Against the reference sort on random columns with many ties and gaps.
+    rng = random.Random(7)
+    for _ in range(30):
+        pool = [rng.choice([None, rng.randint(0, 5), rng.randint(0, 5) / 2,
+                            rng.choice(["u1", "u10", "u2", "", "é"])])
+                for _ in range(rng.randint(0, 40))]
+        numeric = [None if v is None or isinstance(v, str) else float(v) for v in pool]
+        for values in (pool, numeric):
+            for descending in (False, True):
+                got = sort_order(column_sort_ranks(values), descending).tolist()
+                assert got == _reference_order(values, descending), (values, descending)
+
+
+def test_presorted_rows_need_no_ranking_on_a_header_click(monkeypatch) -> None:
+    import widgets.scores as scores_widgets
+    from widgets.scores import SortSpec, presort_rows
+
+    rows = [ScoreTableRow(key=i, cells=(f"u{9 - i}",), scores={"esa": v})
+            for i, v in enumerate([0.5, None, 0.1, 1.0, 0.5])]
+    ordered = presort_rows(rows, ["esa"], SortSpec("esa", descending=True),
+                           key_headers=("k",), tail_headers=())
+    assert [r.key for r in ordered.rows] == [3, 0, 4, 2, 1]
+    assert ordered.sorted_by == SortSpec("esa", True)
+    assert presort_rows(rows, ["esa"], SortSpec("bleu:gold"), key_headers=("k",),
+                        tail_headers=()).sorted_by is None  # a column that is not there
+    model = ScoreTableModel(("k",))
+    model.set_rows(ordered.rows, ["esa"], sort_keys=ordered.keys)
+    assert [model.row_at(r).key for r in range(5)] == [3, 0, 4, 2, 1]  # as handed in
+
+    def no_ranking(_values):
+        raise AssertionError("the ranks came from the job")
+
+    monkeypatch.setattr(scores_widgets, "column_sort_ranks", no_ranking)
+    model.sort(0, Qt.SortOrder.AscendingOrder)  # by k: u5 … u9
+    assert [model.row_at(r).key for r in range(5)] == [4, 3, 2, 1, 0]
+    model.sort(1, Qt.SortOrder.AscendingOrder)  # ties (0.5) keep the k order: 4 then 0
+    assert [model.row_at(r).key for r in range(5)] == [2, 4, 0, 3, 1]
+    with pytest.raises(ValueError, match="one rank per row"):
+        model.set_rows(rows[:2], ["esa"], sort_keys=ordered.keys)
+
+
+def test_refresh_and_filter_rows_arrive_sorted_and_are_not_sorted_again(
+        qtbot, wired, monkeypatch) -> None:
+    from widgets.scores import SortSpec
+
+    _window, controller, panel, ids = wired
+    model = panel.table_model
+    header = panel.table.horizontalHeader()
+    panel.table.sortByColumn(model.column_of("esa"), Qt.SortOrder.DescendingOrder)
+    chosen = ids.verbalisations[(1, 2, "en")]
+    assert panel.select_text(chosen)
+    sorts: list[tuple] = []
+    real_sort = ScoreTableModel.sort
+    monkeypatch.setattr(ScoreTableModel, "sort",
+                        lambda self, *a: sorts.append(a) or real_sort(self, *a))
+
+    handle = controller.scores.refresh()
+    qtbot.waitUntil(lambda: handle.done and controller.scores.loading is None, timeout=10_000)
+    view = handle.outcome.result
+    assert view.sorted_by == SortSpec("esa", descending=True)
+    esa = [r.scores.get("esa") for r in view.table]  # sorted in the job
+    assert None not in esa and esa == sorted(esa, reverse=True) and len(esa) == 6
+    assert sorts == []  # the hand-off showed them as they came
+    assert [model.row_at(r).key for r in range(6)] == [r.key for r in view.table]
+    assert header.sortIndicatorSection() == model.column_of("esa")
+    assert header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+    assert panel.selected_key() == chosen  # the selection followed its row
+
+    # A filter drops bleu:silver (only English texts have it): esa moves one column left,
+    # the rows still come sorted by esa and the indicator follows it.
+    before = model.column_of("esa")
+    panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
+    qtbot.waitUntil(lambda: model.rowCount() == 2, timeout=5_000)
+    assert model.column_of("esa") == before - 1 and "bleu:silver" not in model.metric_columns
+    assert header.sortIndicatorSection() == model.column_of("esa")
+    values = _values(model, model.column_of("esa"))
+    assert values == sorted(values, reverse=True)
+    assert sorts == []
+
+    # Sorted by a column the filter removes: the rows keep the job's order, no indicator.
+    panel.lang_combo.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=5_000)
+    panel.table.sortByColumn(model.column_of("bleu:silver"), Qt.SortOrder.AscendingOrder)
+    sorts.clear()
+    panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
+    qtbot.waitUntil(lambda: model.rowCount() == 2, timeout=5_000)
+    assert header.sortIndicatorSection() == -1 and sorts == []
+
+
+def test_rows_sorted_for_another_order_are_sorted_on_hand_off(wired) -> None:
+    """A header click while the job ran: the hand-off sorts by what the table shows now."""
+    from widgets.scores import SortSpec, presort_rows
+
+    _window, controller, panel, _ids = wired
+    model = panel.table_model
+    columns = list(model.metric_columns)
+    rows = [model.row_at(r) for r in range(model.rowCount())]
+    stale = presort_rows(rows, columns, SortSpec("esa"))  # asked for: esa ascending
+    panel.table.sortByColumn(model.column_of("bleu:gold"), Qt.SortOrder.DescendingOrder)
+    expected = _reference_order_values(stale.rows, "bleu:gold")
+    assert [r.scores.get("bleu:gold") for r in stale.rows] != expected  # not sorted yet
+    panel.show_rows(stale.rows, columns, {}, len(rows), sort_keys=stale.keys,
+                    sorted_by=stale.sorted_by)
+    assert _values(model, model.column_of("bleu:gold")) == expected
+    assert expected[-1] is None and expected[:-1] == sorted(expected[:-1], reverse=True)
+
+
+def _reference_order_values(rows: list, column: str) -> list:
+    values = [r.scores.get(column) for r in rows]
+    return [values[i] for i in _reference_order(values, descending=True)]
