@@ -90,6 +90,10 @@ class MainWindow(QMainWindow):
         self.layout().invalidate()
         self.layout().activate()
         self.resize(1280, 800)  # the first run's size; after that, the saved geometry
+        # The browser's plots and table need room; side and bottom panels start smaller.
+        # (After the resize: the split is kept as a proportion of the window's width.)
+        self.resizeDocks([self.docks["browser"], self.docks["verbalise"]], [930, 350],
+                         Qt.Orientation.Horizontal)
         self.error_dock.hide()
 
         self.job_status = JobStatusWidget()
@@ -138,9 +142,6 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(first_in_area[RIGHT], self.overview_dock)
         for dock in first_in_area.values():
             dock.raise_()
-        # The browser's plots and table need room; side and bottom panels start smaller.
-        self.resizeDocks([self.docks["browser"], self.docks["verbalise"]], [930, 350],
-                         Qt.Orientation.Horizontal)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")

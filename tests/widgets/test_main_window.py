@@ -158,3 +158,10 @@ def test_window_can_be_made_small_before_it_is_shown(qtbot, settings_path: Path)
     assert window.minimumSize().height() < 800
     window.resize(1100, 700)
     assert window.size().height() == 700
+
+
+def test_first_run_gives_the_browser_most_of_the_width(qtbot, settings_path: Path) -> None:
+    window = make_window(qtbot, settings_path)
+    assert window.size().width() == 1280
+    browser, side = window.docks["browser"].width(), window.docks["verbalise"].width()
+    assert browser > 1.5 * side, (browser, side)
