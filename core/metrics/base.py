@@ -90,3 +90,13 @@ class Metric(Protocol):
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
         """One value for all items (None where the metric has no corpus form)."""
         ...
+
+
+class CorpusFromSentences:
+    """For metrics whose corpus figure is made from their own sentence values: one
+    ``sentence_scores`` pass, then ``corpus_from_sentences`` (which the scoring job also
+    calls directly with values it already has, so nothing is computed twice)."""
+
+    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
+        return self.corpus_from_sentences(  # type: ignore[attr-defined]
+            items, self.sentence_scores(items))  # type: ignore[attr-defined]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.metrics.base import BERTSCORE, MetricValue, ScoringItem
+from core.metrics.base import BERTSCORE, CorpusFromSentences, MetricValue, ScoringItem
 
 DEFAULT_MODEL = "bert-base-multilingual-cased"
 _HUB_IDS = ("bert-base-multilingual-cased", "google-bert/bert-base-multilingual-cased")
@@ -149,7 +149,7 @@ def _device(device: str) -> str:
     return "cpu"
 
 
-class BertScore:
+class BertScore(CorpusFromSentences):
     """BERTScore F1 against the best of an item's references (idf off)."""
 
     name = BERTSCORE
@@ -229,9 +229,6 @@ class BertScore:
                 value = rescale(raw, baseline) if baseline is not None else raw
                 values[i] = MetricValue(value, details, signature=self.signature_for(lang))
         return [v for v in values if v is not None]
-
-    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
-        return self.corpus_from_sentences(items, self.sentence_scores(items))
 
     def corpus_from_sentences(
         self, items: Sequence[ScoringItem], values: Sequence[MetricValue]

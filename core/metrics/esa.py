@@ -30,7 +30,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.metrics.base import ESA, HALLUCINATION, EntityInfo, MetricValue, ScoringItem
+from core.metrics.base import (
+    ESA,
+    HALLUCINATION,
+    CorpusFromSentences,
+    EntityInfo,
+    MetricValue,
+    ScoringItem,
+)
 
 MAX_DISTANCE = 0.4
 ESA_VERSION = "1"
@@ -466,7 +473,7 @@ def esi_summary(results: Sequence[EsaResult]) -> dict[str, Any]:
     }
 
 
-class EntityAdequacy:
+class EntityAdequacy(CorpusFromSentences):
     """ESA per text; at corpus level the mean ESA with ESI@1/ESI@2 in details."""
 
     name = ESA
@@ -498,9 +505,6 @@ class EntityAdequacy:
         if not result.entities:
             details["note"] = "the unit has no subject or object labels to look for"
         return MetricValue(result.esa, details)
-
-    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
-        return self.corpus_from_sentences(items, self.sentence_scores(items))
 
     def corpus_from_sentences(
         self, items: Sequence[ScoringItem], values: Sequence[MetricValue]
@@ -627,7 +631,7 @@ def hallucination_candidates(
     return candidates
 
 
-class HallucinationCandidates:
+class HallucinationCandidates(CorpusFromSentences):
     """Count of capitalised/numeric spans matching nothing in the unit (spans in details)."""
 
     name = HALLUCINATION
@@ -650,9 +654,6 @@ class HallucinationCandidates:
             values.append(MetricValue(float(len(found)),
                                       {"spans": [c.as_json() for c in found]}))
         return values
-
-    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
-        return self.corpus_from_sentences(items, self.sentence_scores(items))
 
     def corpus_from_sentences(
         self, items: Sequence[ScoringItem], values: Sequence[MetricValue]

@@ -28,6 +28,7 @@ from core.metrics.base import (
     ROUGE1,
     ROUGE2,
     ROUGEL,
+    CorpusFromSentences,
     MetricValue,
     ScoringItem,
 )
@@ -155,7 +156,7 @@ class UnicodeTokenizer:
         return _UNICODE_WORD.findall(text.lower())
 
 
-class Rouge:
+class Rouge(CorpusFromSentences):
     """ROUGE-1, ROUGE-2 or ROUGE-L F-measure; multi-reference = the best reference."""
 
     def __init__(self, variant: str = ROUGEL) -> None:
@@ -194,9 +195,6 @@ class Rouge:
                 "recall": round(score.recall * 100, 4),
                 "references": len(item.references)}))
         return values
-
-    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
-        return self.corpus_from_sentences(items, self.sentence_scores(items))
 
     def corpus_from_sentences(
         self, items: Sequence[ScoringItem], values: Sequence[MetricValue]

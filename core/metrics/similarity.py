@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.metrics.base import SIMILARITY, MetricValue, ScoringItem
+from core.metrics.base import SIMILARITY, CorpusFromSentences, MetricValue, ScoringItem
 
 _ENCODERS: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
@@ -76,7 +76,7 @@ def load_encoder(path: Path, device: str = "cpu") -> Any:
         return _ENCODERS[key]
 
 
-class GraphTextSimilarity:
+class GraphTextSimilarity(CorpusFromSentences):
     """Cosine of graph and text embeddings, with the subject/object inversion check."""
 
     name = SIMILARITY
@@ -137,9 +137,6 @@ class GraphTextSimilarity:
                 details["note"] = "no triple with different subject and object to swap"
             values.append(MetricValue(similarity, details))
         return values
-
-    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
-        return self.corpus_from_sentences(items, self.sentence_scores(items))
 
     def corpus_from_sentences(
         self, items: Sequence[ScoringItem], values: Sequence[MetricValue]
