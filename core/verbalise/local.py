@@ -22,7 +22,7 @@ raised: the job writes nothing for that batch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -202,17 +202,12 @@ class CausalVerbaliser(_LocalVerbaliser):
             num_return_sequences=n, pad_token_id=tokenizer.pad_token_id,
         )
         generated = output[:, batch["input_ids"].shape[1]:].cpu()
-        eos = _eos_ids(model, tokenizer)
-        results: list[list[Candidate]] = []
-        for i in range(len(requests)):
-            candidates = []
-            for row in generated[i * n:(i + 1) * n].tolist():
-                tokens = _until_eos(row, eos, tokenizer.pad_token_id)
-                raw = tokenizer.decode(tokens, skip_special_tokens=True).strip()
-                parsed = parse_reply(raw)
-                candidates.append(Candidate(raw, parsed.text, parsed.ok, len(tokens)))
-            results.append(candidates)
-        return results
+
+        def candidate(raw: str, tokens: int) -> Candidate:
+            parsed = parse_reply(raw)
+            return Candidate(raw, parsed.text, parsed.ok, tokens)
+
+        return _candidates(generated, len(requests), n, model, tokenizer, candidate)
 
 
 class Seq2SeqVerbaliser(_LocalVerbaliser):
@@ -250,16 +245,8 @@ class Seq2SeqVerbaliser(_LocalVerbaliser):
             model, **batch, do_sample=False, num_beams=max(self.params.num_beams, n),
             num_return_sequences=n, max_new_tokens=self.params.max_new_tokens,
         ).cpu()
-        eos = _eos_ids(model, tokenizer)
-        results: list[list[Candidate]] = []
-        for i in range(len(requests)):
-            candidates = []
-            for row in output[i * n:(i + 1) * n].tolist():
-                tokens = _until_eos(row, eos, tokenizer.pad_token_id)
-                text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
-                candidates.append(Candidate(text, text or None, bool(text), len(tokens)))
-            results.append(candidates)
-        return results
+        return _candidates(output, len(requests), n, model, tokenizer,
+                           lambda text, tokens: Candidate(text, text or None, bool(text), tokens))
 
 
 def _stop_on_cancel(should_stop: ShouldStop) -> Any:
@@ -283,6 +270,22 @@ def _stop_on_cancel(should_stop: ShouldStop) -> Any:
                               device=input_ids.device)
 
     return StopOnCancel()
+
+
+def _candidates(rows: Any, requests: int, n: int, model: Any, tokenizer: Any,
+                make: Callable[[str, int], Candidate]) -> list[list[Candidate]]:
+    """``n`` decoded candidates per request from ``generate``'s output rows (request i
+    owns rows i*n .. i*n+n-1), each cut at its first EOS; ``make(text, tokens)``."""
+    eos = _eos_ids(model, tokenizer)
+    results: list[list[Candidate]] = []
+    for i in range(requests):
+        candidates = []
+        for row in rows[i * n:(i + 1) * n].tolist():
+            tokens = _until_eos(row, eos, tokenizer.pad_token_id)
+            text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
+            candidates.append(make(text, len(tokens)))
+        results.append(candidates)
+    return results
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
