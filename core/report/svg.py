@@ -48,6 +48,17 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
+def _axis_range(low: float, high: float, log10: bool) -> tuple[list[float], float, float]:
+    """An axis's ticks (whole decades on a log10 axis) and its range widened to them."""
+    ticks = ([float(t) for t in range(math.floor(low), math.ceil(high) + 1)] if log10
+             else nice_ticks(low, high))
+    if ticks:
+        low, high = min(low, ticks[0]), max(high, ticks[-1])
+    if high <= low:
+        high = low + 1
+    return ticks, low, high
+
+
 def _fmt(value: float, log10: bool) -> str:
     if log10:
         return f"1e{int(value)}" if abs(value) >= 5 else f"{10 ** value:g}"
@@ -76,12 +87,7 @@ class _Canvas:
         return self.height - self.top - self.bottom
 
     def y_axis(self, low: float, high: float, label: str, log10: bool) -> tuple[float, float]:
-        ticks = ([float(t) for t in range(math.floor(low), math.ceil(high) + 1)] if log10
-                 else nice_ticks(low, high))
-        if ticks:
-            low, high = min(low, ticks[0]), max(high, ticks[-1])
-        if high <= low:
-            high = low + 1
+        ticks, low, high = _axis_range(low, high, log10)
         for tick in ticks:
             y = self.y(tick, low, high)
             self.parts.append(f"<line x1='{self.left}' x2='{self.width - self.right}' "
@@ -97,12 +103,7 @@ class _Canvas:
         return self.top + self.plot_height * (1 - (value - low) / (high - low))
 
     def x_axis(self, low: float, high: float, label: str, log10: bool) -> tuple[float, float]:
-        ticks = ([float(t) for t in range(math.floor(low), math.ceil(high) + 1)] if log10
-                 else nice_ticks(low, high))
-        if ticks:
-            low, high = min(low, ticks[0]), max(high, ticks[-1])
-        if high <= low:
-            high = low + 1
+        ticks, low, high = _axis_range(low, high, log10)
         base = self.height - self.bottom
         for tick in ticks:
             x = self.x(tick, low, high)
