@@ -165,7 +165,7 @@ def launch(
             deadline = time.monotonic() + wait_for_jobs_s
 
             def grab_when_idle() -> None:
-                busy = bool(controller.runner.active) or _has_pending_start_up(controller)
+                busy = bool(controller.runner.active) or controller.browser.start_up_pending
                 if busy and time.monotonic() < deadline:
                     QTimer.singleShot(100, grab_when_idle)
                 else:
@@ -187,12 +187,6 @@ def launch(
         print(f"taillens: could not write screenshot {screenshot}", file=sys.stderr)
         return 1
     return status or exit_code
-
-
-def _has_pending_start_up(controller) -> bool:
-    """Whether start-up work (the delayed demo-data load) has not begun yet."""
-    browser = getattr(controller, "browser", None)
-    return bool(getattr(browser, "start_up_pending", False))
 
 
 def _save_screenshot(window, target: Path, app) -> None:
