@@ -176,17 +176,15 @@ class AppController(QObject):
 
     def _on_job_finished(self, handle: JobHandle) -> None:
         outcome = handle.outcome
-        if handle.job.quiet:
-            if isinstance(outcome, JobFailed):
-                self.window.show_job_failure(handle.title, outcome.message, outcome.traceback)
-            return
-        self.window.job_status.job_finished(handle.id)
-        if isinstance(outcome, JobFailed):
+        if isinstance(outcome, JobFailed):  # quiet or not: a failure is always reported
             details = outcome.traceback
             if isinstance(outcome.error, UserFacingError):
                 details = ""  # the message already says all a user needs
             self.window.show_job_failure(handle.title, outcome.message, details)
-        elif isinstance(outcome, JobWasCancelled):
+        if handle.job.quiet:
+            return
+        self.window.job_status.job_finished(handle.id)
+        if isinstance(outcome, JobWasCancelled):
             self.window.statusBar().showMessage(f"{handle.title}: cancelled", 10_000)
         elif isinstance(outcome, JobSucceeded):
             self.window.statusBar().showMessage(
