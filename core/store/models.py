@@ -85,6 +85,11 @@ class Category(Base):
     pattern: Mapped[str] = mapped_column(Text)
     is_default: Mapped[bool] = mapped_column(Boolean, server_default=FALSE)
     created_at: Mapped[datetime] = _created_at()
+    # How the last fetch of the members ended (rev 0004): 'complete', 'incomplete' (the
+    # note says why: a limit reached, a page that brought nothing new, an error), or NULL
+    # when no fetch recorded it.
+    fetch_status: Mapped[str | None] = mapped_column(String)
+    fetch_note: Mapped[str | None] = mapped_column(Text)
 
     members: Mapped[list[CategoryMember]] = relationship(
         back_populates="category", cascade="all, delete-orphan", passive_deletes=True
@@ -295,6 +300,10 @@ class Verbalisation(Base):
     # from edited triples would be a context the model never saw. NULL for template runs,
     # imports and rows made before 0003.
     prompt: Mapped[str | None] = mapped_column(Text)
+    # Per-token log-probabilities an OpenAI-compatible server returned with the reply
+    # (rev 0004): {"tokens": [...], "logprobs": [...]}; perplexity of a server run uses
+    # them when no local copy of the model is at hand.
+    token_logprobs: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = _created_at()
     updated_at: Mapped[datetime] = _updated_at()
 
@@ -335,6 +344,45 @@ class UnitReference(Base):
     created_at: Mapped[datetime] = _created_at()
 
     unit: Mapped[DataUnit] = relationship(back_populates="references")
+
+
+class ReferenceMention(Base):
+    """A human-annotated mention of an entity in a reference text (rev 0004).
+
+    Enriched WebNLG gives, for each text, every entity mention with its tag (AGENT-1,
+    BRIDGE-1, PATIENT-1), its type (name, description, pronoun, ...) and its words.
+    ``entity`` is the identifier exactly as the file spells it."""
+
+    __tablename__ = "reference_mentions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    reference_id: Mapped[int] = mapped_column(
+        ForeignKey("unit_references.id", ondelete="CASCADE"), index=True
+    )
+    position: Mapped[int] = mapped_column(Integer, server_default=sql_text("0"))
+    entity: Mapped[str] = mapped_column(Text)
+    mention: Mapped[str] = mapped_column(Text)
+    tag: Mapped[str | None] = mapped_column(String)
+    mention_type: Mapped[str | None] = mapped_column(String)
+    source: Mapped[str] = mapped_column(String, server_default=sql_text("'import'"))
+
+
+class EntitySynonym(Base):
+    """One row of the ESA synonym table (the paper's dictionary), rev 0004.
+
+    ``entity`` is a surface form or identifier as labels show it (``Spain``, ``Q29``);
+    ``lang`` is ``''`` for any language. ``source`` is 'starter' (bundled seed) or
+    'user'."""
+
+    __tablename__ = "entity_synonyms"
+    __table_args__ = (UniqueConstraint("entity", "synonym", "lang"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    entity: Mapped[str] = mapped_column(Text)
+    synonym: Mapped[str] = mapped_column(Text)
+    lang: Mapped[str] = mapped_column(String, server_default=sql_text("''"))
+    source: Mapped[str] = mapped_column(String, server_default=sql_text("'user'"))
+    created_at: Mapped[datetime] = _created_at()
 
 
 class Score(Base):
