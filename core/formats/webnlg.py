@@ -467,7 +467,7 @@ MAX_DEPTH = 100
 MAX_TOKEN_BYTES = 16 << 20  # one tag (with its attributes) or text run without a '>'
 READ_SIZE = 64 << 10
 # Encodings a UTF-8 file is often mislabelled as.
-_SINGLE_BYTE_LABELS = frozenset({"latin-1", "iso8859-15", "cp1252"})
+_SINGLE_BYTE_LABELS = frozenset({"iso8859-1", "iso8859-15", "cp1252"})
 
 
 class _Position:
@@ -555,8 +555,9 @@ def _iter_entries(path: Path, display: str | None = None,
                 stack.append(element)
                 if len(stack) > MAX_DEPTH:
                     raise FormatError(
-                        f"{display} is refused: elements nest deeper than {MAX_DEPTH} levels "
-                        f"near line {line()}{position.where()}; WebNLG entries nest 7 deep."
+                        f"{display} is refused: elements nest deeper than {MAX_DEPTH} levels"
+                        f"{position.where() or ' outside any entry'}; WebNLG entries nest 7 "
+                        "deep."
                     )
                 if len(stack) == 3 and element.tag == "entry":
                     position.entry += 1
@@ -620,6 +621,15 @@ def _check_readable(path: Path) -> Path:
     if path.stat().st_size == 0:
         raise FormatError(f"Cannot import {path.name}: the file is empty.")
     return path
+
+
+def check_import_path(path: Path | str) -> None:
+    """FormatError unless ``path`` is a readable file or a folder holding .xml files."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        _files_of(path)
+    else:
+        _check_readable(path)
 
 
 def language_in_file_name(name: str) -> str | None:
