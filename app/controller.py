@@ -48,6 +48,7 @@ class AppController(QObject):
         window.import_requested.connect(lambda path, fmt: self.import_file(Path(path), fmt))
         window.import_options_requested.connect(
             lambda path, fmt, lang: self.import_file(Path(path), fmt, lang=lang or None))
+        window.dataset_stats_requested.connect(self.show_dataset_statistics)
         window.export_requested.connect(lambda path, fmt: self.export_file(Path(path), fmt))
 
     # -- sessions ----------------------------------------------------------------------
@@ -157,6 +158,21 @@ class AppController(QObject):
         if len(rules) == 1:
             text += f" Texts without a language were taken as {rules.pop()}."
         self.window.show_message("Import finished", text, details)
+
+    def show_dataset_statistics(self) -> JobHandle | None:
+        """Compute the session's dataset statistics and checks in a job, then show them."""
+        from core.dataset_stats import CHECKS, stats_job
+
+        store = self.store
+        if store is None:
+            self.window.show_error("No session", "Open a session to see its statistics.")
+            return None
+        handle = self.run_job(stats_job(store))
+        handle.succeeded.connect(
+            lambda outcome: self.window.show_dataset_statistics(
+                outcome.result[0].tables(), outcome.result[1], CHECKS,
+                outcome.result[0].units))
+        return handle
 
     def export_file(self, path: Path, format_name: str) -> JobHandle | None:
         """Export the session to ``path`` as a job; its summary line goes to the status

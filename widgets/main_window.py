@@ -64,6 +64,7 @@ class MainWindow(QMainWindow):
     # file or folder, format name ("auto": from the first bytes), language of unmarked
     # WebNLG texts ("" for the file-name rule)
     import_options_requested = Signal(str, str, str)
+    dataset_stats_requested = Signal()
     export_requested = Signal(str, str)  # file, format name
 
     def __init__(self, settings: QSettings, parent: QWidget | None = None) -> None:
@@ -182,6 +183,11 @@ class MainWindow(QMainWindow):
         self.view_menu.addSeparator()
         self.action_reset_layout = self._action(self.view_menu, "&Reset layout", None,
                                                 self.reset_layout)
+        self.action_dataset_stats = self._action(
+            self.view_menu, "Dataset &statistics…", None, self.dataset_stats_requested.emit)
+        self.action_dataset_stats.setStatusTip(
+            "Units per tier, sub-tier, size, shape and language, and units that look wrong")
+        self.dataset_stats_dialog: Any = None
 
         help_menu = self.menuBar().addMenu("&Help")
         self.action_about = self._action(help_menu, f"&About {APP_NAME}", None, self.show_about)
@@ -272,6 +278,18 @@ class MainWindow(QMainWindow):
         )
         if path:
             self.export_requested.emit(path, self._format_of(self._exporters, chosen))
+
+    def show_dataset_statistics(self, tables: Any, findings: Any, checks: Any,
+                                units: int) -> Any:
+        """Show (or refresh) the dataset statistics dialog, without blocking the window."""
+        from widgets.dataset_stats import DatasetStatsDialog
+
+        if self.dataset_stats_dialog is None:
+            self.dataset_stats_dialog = DatasetStatsDialog(self)
+        self.dataset_stats_dialog.show_statistics(tables, findings, checks, units)
+        self.dataset_stats_dialog.show()
+        self.dataset_stats_dialog.raise_()
+        return self.dataset_stats_dialog
 
     def show_error(self, title: str, message: str, details: str = "") -> QMessageBox:
         """A clear, window-modal (not application-blocking) message, also kept in the log."""
