@@ -46,6 +46,9 @@ class AppController(QObject):
             [(name, f.description, f.file_filter) for name, f in EXPORT_FORMATS.items()],
         )
         window.import_requested.connect(lambda path, fmt: self.import_file(Path(path), fmt))
+        window.import_options_requested.connect(
+            lambda path, fmt, lang: self.import_file(Path(path), fmt, lang=lang or None))
+        window.dataset_stats_requested.connect(self.show_dataset_statistics)
         window.export_requested.connect(lambda path, fmt: self.export_file(Path(path), fmt))
 
     # -- sessions ----------------------------------------------------------------------
@@ -107,27 +110,69 @@ class AppController(QObject):
         self.session_changed.emit(store)
 
     # -- import and export ------------------------------------------------------------------
-    def import_file(self, path: Path, format_name: str) -> JobHandle | None:
-        """Import ``path`` into the session as a job; its summary is shown when done."""
-        from core.formats import IMPORT_FORMATS
+    def import_file(self, path: Path, format_name: str,
+                    lang: str | None = None) -> JobHandle | None:
+        """Import ``path`` (a file, or a folder of WebNLG XML) into the session as a job;
+        its summary is shown when done. ``format_name`` "auto" detects the format;
+        ``lang`` is the language of WebNLG texts that carry none."""
+        from core.formats import IMPORT_FORMATS, FormatError, detect_format
+        from core.formats.webnlg import check_import_path, file_language
 
         store = self.store
         if store is None:
             self.window.show_error("No session", "Open or create a session to import into.")
             return None
+        options: dict[str, Any] = {}
+        try:
+            if format_name == "auto":
+                format_name = detect_format(path)
+            if format_name in ("webnlg", "tailnlg"):
+                check_import_path(path)
+                if lang:
+                    file_language("", lang)
+                    options["lang"] = lang
+        except FormatError as error:
+            self.window.show_error("Cannot import", str(error))
+            return None
         entry = IMPORT_FORMATS[format_name]
-        job = Job(f"Import {path.name}", lambda ctx: entry.function(store, path, ctx=ctx),
-                  kind="import", params={"file": str(path), "format": format_name})
+        job = Job(f"Import {path.name}",
+                  lambda ctx: entry.function(store, path, ctx=ctx, **options),
+                  kind="import", params={"file": str(path), "format": format_name, **options})
         handle = self.run_job(job)
         handle.succeeded.connect(lambda outcome: self._show_import_report(path, outcome.result))
         return handle
 
     def _show_import_report(self, path: Path, report: Any) -> None:
-        details = "\n".join(f"{e.where}: {e.reason}" for e in report.errors)
+        files = getattr(report, "files", [])
+        warnings = getattr(report, "warnings", [])
+        details = "\n".join(
+            [f"{e.where}: {e.reason}" for e in report.errors]
+            + [f"warning: {e.where}: {e.reason}" for e in warnings]
+            + (["", "Files:"] + files if files else []))
         text = f"{path.name}: {report.summary_line()}."
         if report.errors:
             text += " The entries listed under Details were skipped; the rest was imported."
+        if warnings:
+            text += f" {len(warnings)} imported entries look wrong (warnings under Details)."
+        rules = {line.split(" taken as ", 1)[1] for line in files if " taken as " in line}
+        if len(rules) == 1:
+            text += f" Texts without a language were taken as {rules.pop()}."
         self.window.show_message("Import finished", text, details)
+
+    def show_dataset_statistics(self) -> JobHandle | None:
+        """Compute the session's dataset statistics and checks in a job, then show them."""
+        from core.dataset_stats import CHECKS, stats_job
+
+        store = self.store
+        if store is None:
+            self.window.show_error("No session", "Open a session to see its statistics.")
+            return None
+        handle = self.run_job(stats_job(store))
+        handle.succeeded.connect(
+            lambda outcome: self.window.show_dataset_statistics(
+                outcome.result[0].tables(), outcome.result[1], CHECKS,
+                outcome.result[0].units))
+        return handle
 
     def export_file(self, path: Path, format_name: str) -> JobHandle | None:
         """Export the session to ``path`` as a job; its summary line goes to the status

@@ -61,6 +61,10 @@ class MainWindow(QMainWindow):
     open_requested = Signal(str)
     save_copy_requested = Signal(str, bool)  # destination, switch to the copy afterwards
     import_requested = Signal(str, str)  # file, format name
+    # file or folder, format name ("auto": from the first bytes), language of unmarked
+    # WebNLG texts ("" for the file-name rule)
+    import_options_requested = Signal(str, str, str)
+    dataset_stats_requested = Signal()
     export_requested = Signal(str, str)  # file, format name
 
     def __init__(self, settings: QSettings, parent: QWidget | None = None) -> None:
@@ -159,6 +163,10 @@ class MainWindow(QMainWindow):
             file_menu, "Save a &copy…", None, lambda: self._ask_save_copy(switch=False))
         file_menu.addSeparator()
         self.action_import = self._action(file_menu, "&Import…", None, self._ask_import)
+        self.action_import_folder = self._action(file_menu, "Import &folder…", None,
+                                                 self._ask_import_folder)
+        self.action_import_folder.setStatusTip(
+            "Import every WebNLG/TailNLG .xml file under a folder, in one transaction")
         self.action_export = self._action(file_menu, "&Export…", None, self._ask_export)
         file_menu.addSeparator()
         self.action_quit = self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit,
@@ -175,6 +183,11 @@ class MainWindow(QMainWindow):
         self.view_menu.addSeparator()
         self.action_reset_layout = self._action(self.view_menu, "&Reset layout", None,
                                                 self.reset_layout)
+        self.action_dataset_stats = self._action(
+            self.view_menu, "Dataset &statistics…", None, self.dataset_stats_requested.emit)
+        self.action_dataset_stats.setStatusTip(
+            "Units per tier, sub-tier, size, shape and language, and units that look wrong")
+        self.dataset_stats_dialog: Any = None
 
         help_menu = self.menuBar().addMenu("&Help")
         self.action_about = self._action(help_menu, f"&About {APP_NAME}", None, self.show_about)
@@ -235,8 +248,29 @@ class MainWindow(QMainWindow):
         path, chosen = QFileDialog.getOpenFileName(
             self, "Import into the session", "", self._file_filters(self._importers)
         )
-        if path:
-            self.import_requested.emit(path, self._format_of(self._importers, chosen))
+        if not path:
+            return
+        name = self._format_of(self._importers, chosen)
+        if name not in ("webnlg", "tailnlg"):
+            self.import_requested.emit(path, name)
+            return
+        lang = self.ask_import_language(Path(path).name)
+        if lang is not None:
+            self.import_options_requested.emit(path, name, lang)
+
+    def _ask_import_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Import a folder of WebNLG files")
+        if not folder:
+            return
+        lang = self.ask_import_language(Path(folder).name + "/")
+        if lang is not None:
+            self.import_options_requested.emit(folder, "auto", lang)
+
+    def ask_import_language(self, target: str) -> str | None:
+        """The import dialog's language field (None: cancelled); tests replace this."""
+        from widgets.import_dialog import ask_import_language
+
+        return ask_import_language(target, self)
 
     def _ask_export(self) -> None:
         path, chosen = QFileDialog.getSaveFileName(
@@ -244,6 +278,18 @@ class MainWindow(QMainWindow):
         )
         if path:
             self.export_requested.emit(path, self._format_of(self._exporters, chosen))
+
+    def show_dataset_statistics(self, tables: Any, findings: Any, checks: Any,
+                                units: int) -> Any:
+        """Show (or refresh) the dataset statistics dialog, without blocking the window."""
+        from widgets.dataset_stats import DatasetStatsDialog
+
+        if self.dataset_stats_dialog is None:
+            self.dataset_stats_dialog = DatasetStatsDialog(self)
+        self.dataset_stats_dialog.show_statistics(tables, findings, checks, units)
+        self.dataset_stats_dialog.show()
+        self.dataset_stats_dialog.raise_()
+        return self.dataset_stats_dialog
 
     def show_error(self, title: str, message: str, details: str = "") -> QMessageBox:
         """A clear, window-modal (not application-blocking) message, also kept in the log."""

@@ -21,16 +21,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     importer = subparsers.add_parser(
         "import",
-        help="import a WebNLG/TailNLG XML or WDV JSON file into a session",
-        description="Import FILE into the session in one transaction. Entries that break "
-        "the format are skipped and listed; a file that is not well-formed changes nothing.",
+        help="import a WebNLG/TailNLG XML or WDV JSON file (or a folder of XML) into a session",
+        description="Import FILE, or every .xml file under a folder, into the session in one "
+        "transaction. Entries that break the format are skipped and listed; a file that is "
+        "not well-formed changes nothing.",
     )
-    importer.add_argument("file", type=Path)
+    importer.add_argument("file", type=Path, help="a file, or a folder of WebNLG XML files")
     importer.add_argument("--session", type=Path, required=True,
                           help="session file (created if missing)")
     importer.add_argument("--format", dest="format", default="auto",
                           choices=("auto", *IMPORT_FORMATS),
                           help="file format (default: auto, from the file's first bytes)")
+    importer.add_argument(
+        "--lang", default=None, metavar="CODE",
+        help="WebNLG/TailNLG: language of texts with no or an empty lang (default: the "
+        "language in the file name, as in ...-en.xml or _ru_, else en)")
     importer.add_argument("--quiet", action="store_true", help="no progress on stderr")
     importer.set_defaults(handler=run_import)
 
@@ -58,20 +63,39 @@ def _list_errors(errors: Sequence[Any], label: str = "") -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.formats import IMPORT_FORMATS, detect_format
+    from core.formats import IMPORT_FORMATS, FormatError, detect_format
+    from core.formats.webnlg import check_import_path, file_language
     from core.jobs import Job
     from core.store import SessionStore
 
     # Detected here, before the session is created, so a foreign file is refused early.
     name = detect_format(args.file) if args.format == "auto" else args.format
     function = IMPORT_FORMATS[name].function
+    options: dict[str, Any] = {}
+    if args.lang is not None:
+        if name not in ("tailnlg", "webnlg"):
+            raise FormatError(f"--lang applies to WebNLG/TailNLG XML, not to {name}.")
+        file_language("", args.lang)  # refused before the session is created
+        options["lang"] = args.lang
+    if args.file.is_dir() and name not in ("tailnlg", "webnlg"):
+        raise FormatError(f"Cannot import {args.file}: folders hold WebNLG/TailNLG XML only.")
+    if name in ("tailnlg", "webnlg"):
+        check_import_path(args.file)  # before the session is created
     with SessionStore.open(args.session, create=True) as store:
         job = Job(title=f"Import {args.file.name}",
-                  run=lambda ctx: function(store, args.file, ctx=ctx), kind="import",
-                  params={"path": str(args.file), "format": name})
+                  run=lambda ctx: function(store, args.file, ctx=ctx, **options),
+                  kind="import", params={"path": str(args.file), "format": name, **options})
         report = run_in_terminal(job, quiet=args.quiet)
+    lines = getattr(report, "files", [])
+    # A folder: one line per file. A single file: its line only when it says how the
+    # language of unmarked texts was decided.
+    for line in lines if args.file.is_dir() else [x for x in lines if "; " in x]:
+        print(f"  {line}")
     print(f"{args.file.name}: {report.summary_line()}")
+    if getattr(report, "mentions", 0):
+        print(f"  {report.mentions} entity mentions stored with their texts")
     _list_errors(report.errors)
+    _list_errors(getattr(report, "warnings", []), "warning: ")
     # Nothing imported from a file with entries is a failure a script should notice.
     return 0 if report.units or not report.entries else 2
 

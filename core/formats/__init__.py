@@ -71,8 +71,19 @@ EXPORT_FORMATS: dict[str, FormatEntry] = {
 
 
 def detect_format(path: Path | str) -> str:
-    """The import format name for ``path`` from its first bytes; FormatError if none fits."""
-    path = Path(path)
+    """The import format name for ``path`` from its first bytes (a folder: from its first
+    ``.xml`` file, in name order); FormatError if none fits."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix.lower() == ".xml" and p.is_file())
+        if not files:
+            raise FormatError(f"Cannot import {path}: the folder holds no .xml files.")
+        return detect_format(files[0])
+    if path.exists() and not path.is_file():
+        raise FormatError(
+            f"Cannot import {path}: it is not a regular file (a device, pipe or socket). "
+            "Give a WebNLG/TailNLG XML file, a folder of them, or a WDV JSON file."
+        )
     try:
         with path.open("rb") as handle:
             head = handle.read(65536)

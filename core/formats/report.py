@@ -26,6 +26,11 @@ class ImportReport:
     errors: list[EntryError] = field(default_factory=list)
     triples: int = 0
     source: str = ""
+    # Accepted entries that look wrong (a text whose language differs from its
+    # siblings'), listed like errors; and, for a folder, one summary line per file.
+    warnings: list[EntryError] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    mentions: int = 0  # entity mentions stored (enriched WebNLG ``references``)
 
     def summary_line(self) -> str:
         # Plain integers (no thousands separators) so scripts can parse the line.

@@ -87,11 +87,23 @@ class ParsedTriple:
 
 
 @dataclass(frozen=True)
+class ParsedMention:
+    """One ``references/reference`` of an enriched WebNLG lex (a human entity mention)."""
+
+    entity: str
+    mention: str
+    tag: str | None
+    mention_type: str | None
+
+
+@dataclass(frozen=True)
 class ParsedReference:
     lang: str
     text: str
     quality: str
     lid: str | None
+    lang_given: bool = True  # False: no lang, or lang="": the file's language was used
+    mentions: tuple[ParsedMention, ...] = ()
 
 
 @dataclass  # not frozen: filled child by child while the entry is read
@@ -106,6 +118,16 @@ class ParsedEntry:
     # (lang, tripleset) -> triples in order
     triples: dict[tuple[str, str], list[ParsedTriple]] = field(default_factory=dict)
     references: list[ParsedReference] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FileLanguage:
+    """The language of a file's texts that carry none (``lex`` without ``lang`` or with
+    ``lang=""``), and the rule that decided it, for the import report."""
+
+    lang: str
+    rule: str
 
 
 class EntryRejected(Exception):
@@ -152,23 +174,25 @@ def _encoding_problem(path: Path, line: int) -> str | None:
     return None
 
 
-def _parse_error(path: Path, exc: ET.ParseError) -> FormatError:
+def _parse_error(path: Path, exc: ET.ParseError, display: str | None = None,
+                 where: str = "") -> FormatError:
+    display = display or path.name
     line, column = getattr(exc, "position", (0, 0))
     problem = _encoding_problem(path, line) if line else None
     if problem:
-        return FormatError(f"{path.name} is not readable: {problem}")
+        return FormatError(f"{display} is not readable: {problem}")
     what = str(exc).split(":", 1)[0]  # expat's text ends with its own "line x, column y"
     return FormatError(
-        f"{path.name} is not well-formed XML: {what} at line {line}, column {column + 1} "
+        f"{display} is not well-formed XML: {what} at line {line}, column {column + 1}{where} "
         "(expected well-formed XML: every tag closed, '&' and '<' escaped in text)."
     )
 
 
-def _refused(path: Path, exc: DefusedXmlException) -> FormatError:
+def _refused(path: Path, exc: DefusedXmlException, display: str | None = None) -> FormatError:
     return FormatError(
-        f"{path.name} was refused: it declares a DOCTYPE, entities or external references "
-        f"({type(exc).__name__}), which WebNLG files never need and which can read local "
-        "files or exhaust memory. Remove the DOCTYPE and import it again."
+        f"{display or path.name} was refused: it declares a DOCTYPE, entities or external "
+        f"references ({type(exc).__name__}), which WebNLG files never need and which can "
+        "read local files or exhaust memory. Remove the DOCTYPE and import it again."
     )
 
 
@@ -228,10 +252,54 @@ def _parse_tripleset(
     return triples, slot
 
 
-def _parse_lex(element: ET.Element) -> tuple[ParsedReference, dict[str, Any]]:
+def _parse_mentions(element: ET.Element) -> tuple[tuple[ParsedMention, ...], dict[str, Any]]:
+    """Mentions of an enriched lex's ``references`` element, and what export needs to
+    write it back that has no column (attribute order, ``number`` where it is not the
+    position + 1, the element's own attributes)."""
+    mentions: list[ParsedMention] = []
+    layout: dict[str, Any] = {}
+    numbers: dict[str, str] = {}
+    orders: dict[str, list[str]] = {}
+    extras: dict[str, dict[str, str]] = {}
+    for position, child in enumerate(element):
+        if child.tag != "reference" or len(child) or "entity" not in child.attrib:
+            raise _KeepAsXml
+        attributes = _attributes_of(child)
+        mentions.append(ParsedMention(entity=attributes["entity"], mention=child.text or "",
+                                      tag=attributes.get("tag"),
+                                      mention_type=attributes.get("type")))
+        if attributes.get("number") != str(position + 1):
+            numbers[str(position)] = attributes.get("number")  # type: ignore[assignment]
+        if list(attributes) != list(MENTION_ATTRIBUTES):
+            orders[str(position)] = list(attributes)
+        extra = {k: v for k, v in attributes.items() if k not in MENTION_ATTRIBUTES}
+        if extra:
+            extras[str(position)] = extra
+    if element.attrib:
+        layout["attributes"] = _attributes_of(element)
+    if numbers:
+        layout["numbers"] = numbers
+    if orders:
+        layout["orders"] = orders
+    if extras:
+        layout["extra"] = extras
+    return tuple(mentions), layout
+
+
+class _KeepAsXml(Exception):
+    """A ``references`` element that is not plain mentions: kept verbatim instead."""
+
+
+MENTION_ATTRIBUTES = ("entity", "number", "tag", "type")
+
+
+def _parse_lex(
+    element: ET.Element, file_language: FileLanguage
+) -> tuple[ParsedReference, dict[str, Any]]:
     attributes = _attributes_of(element)
     lang = attributes.get("lang")
-    if lang is not None and lang.lower() not in ISO_639_1:
+    lang_given = bool(lang and lang.strip())
+    if lang_given and lang.lower() not in ISO_639_1:  # type: ignore[union-attr]
         raise EntryRejected(
             f"lex {attributes.get('lid', '?')} has unknown language {lang!r} "
             "(expected a two-letter ISO 639-1 code such as en, it, es)"
@@ -242,13 +310,33 @@ def _parse_lex(element: ET.Element) -> tuple[ParsedReference, dict[str, Any]]:
             f"lex {attributes.get('lid', '?')} has quality {quality!r} (expected gold or silver)"
         )
     slot: dict[str, Any] = {"kind": "lex", "order": list(attributes)}
+    if lang is not None and not lang_given:
+        # lang="" (WebNLG 2020): written back as it was while the language is unchanged.
+        slot["lang_written"] = lang
+        slot["lang_decided"] = file_language.lang
     extra = {k: v for k, v in attributes.items() if k not in ("lang", "quality", "lid")}
     if extra:
         slot["extra"] = extra
     text = element.text or ""
+    mentions: tuple[ParsedMention, ...] = ()
     if len(element):
         # WebNLG 2.x "enriched" lex elements hold sortedtripleset, references, text, ...
-        slot["children"] = [_serialise(child) for child in element]
+        children: list[str] = []
+        for index, child in enumerate(element):
+            if child.tag == "references" and "mentions_at" not in slot:
+                try:
+                    mentions, mention_layout = _parse_mentions(child)
+                except _KeepAsXml:
+                    pass
+                else:
+                    # The mentions live in reference_mentions rows; export rebuilds them.
+                    slot["mentions_at"] = index
+                    if mention_layout:
+                        slot["mention_layout"] = mention_layout
+                    children.append("")
+                    continue
+            children.append(_serialise(child))
+        slot["children"] = children
         slot["tails"] = [child.tail for child in element]
         if not text.strip():
             inner = element.find("text")
@@ -257,18 +345,21 @@ def _parse_lex(element: ET.Element) -> tuple[ParsedReference, dict[str, Any]]:
             text = (inner.text or "") if inner is not None else ""
     lid = attributes.get("lid")
     reference = ParsedReference(
-        # A lex without lang is English in WebNLG 1.x/2.x; export omits it again.
-        lang=lang if lang is not None else "en",
+        # No lang (WebNLG 1.x/2.x) or lang="" (WebNLG 2020): the file's language.
+        lang=lang if lang_given else file_language.lang,  # type: ignore[arg-type]
         text=text,
         # The column cannot be NULL; WebNLG references are written by people, so gold.
         quality=quality if quality is not None else "gold",
         lid=lid,
+        lang_given=lang_given,
+        mentions=mentions,
     )
     return reference, slot
 
 
 def _parse_entry(
-    element: ET.Element, *, file_name: str, stem: str, flavour: str
+    element: ET.Element, *, file_name: str, stem: str, flavour: str,
+    file_language: FileLanguage = FileLanguage("en", "English by default"),
 ) -> ParsedEntry:
     attributes = _attributes_of(element)
     eid = attributes.get("eid")
@@ -309,18 +400,39 @@ def _parse_entry(
             entry.triples[(spec[1], slot["tripleset"])] = triples  # type: ignore[index]
             children.append(slot)
         elif child.tag == "lex":
-            reference, slot = _parse_lex(child)
+            reference, slot = _parse_lex(child, file_language)
             entry.references.append(reference)
             children.append(slot)
         else:
             # dbpedialinks, links, entitymap, a second modifiedtripleset, ...: kept verbatim.
             children.append({"kind": "xml", "xml": _serialise(child)})
+    if not any(entry.triples.values()):
+        raise EntryRejected(
+            "entry has no triples (no otriple, mtriple, striple or itriple): a data unit "
+            "needs at least one"
+        )
+    _check_languages(entry, file_language)
     if size_text is None:
         # No size attribute: the unit's size is its main English set (else any set).
         main = entry.triples.get(("en", "main")) or next(iter(entry.triples.values()), [])
         entry.size = len(main)
     entry.attributes = _layout(attributes, children, file_name, flavour, element.text)
     return entry
+
+
+def _check_languages(entry: ParsedEntry, file_language: FileLanguage) -> None:
+    """Warn when a text took the file's language although its siblings say otherwise
+    (an Italian and Spanish entry with one unmarked lex: probably not English)."""
+    written = sorted({r.lang for r in entry.references if r.lang_given})
+    if not written or file_language.lang in written:
+        return
+    for reference in entry.references:
+        if not reference.lang_given:
+            entry.warnings.append(
+                f"lex {reference.lid or '?'} has no language and was stored as "
+                f"{file_language.lang} ({file_language.rule}), but the entry's other texts "
+                f"are {', '.join(written)}: check its language"
+            )
 
 
 def _layout(
@@ -349,46 +461,220 @@ def _detect_flavour(path: Path) -> str:
     return "tailnlg" if b"unique_id=" in head or b"quality=" in head else "webnlg"
 
 
-def _iter_entries(path: Path) -> Iterator[ET.Element]:
-    """Each ``benchmark/entries/entry`` element, complete, then dropped from the tree."""
+# Bounds on what one file may hold. WebNLG entries nest 7 elements deep and their longest
+# tags are a few hundred bytes; these caps turn hostile or broken files into a message.
+MAX_DEPTH = 100
+MAX_TOKEN_BYTES = 16 << 20  # one tag (with its attributes) or text run without a '>'
+READ_SIZE = 64 << 10
+# Encodings a UTF-8 file is often mislabelled as.
+_SINGLE_BYTE_LABELS = frozenset({"iso8859-1", "iso8859-15", "cp1252"})
+
+
+class _Position:
+    """Where the reader is, for messages: the entry being read (number and eid)."""
+
+    def __init__(self, display: str) -> None:
+        self.display = display
+        self.entry = 0
+        self.eid: str | None = None
+        self.inside = False
+
+    def where(self) -> str:
+        if not self.inside:
+            return ""
+        return f" (in entry {self.entry}" + (f", eid {self.eid})" if self.eid else ")")
+
+
+def _check_encoding(path: Path, display: str) -> None:
+    """Refuse an encoding Python does not know, and UTF-8 bytes declared as a single-byte
+    encoding (they would be stored as mojibake: "CafÃ©")."""
+    declared = _declared_encoding(path)
     try:
-        stack: list[ET.Element] = []
-        for event, element in SafeET.iterparse(
-            str(path), events=("start", "end"), forbid_dtd=True
-        ):
+        name = codecs.lookup(declared).name
+    except LookupError:
+        raise FormatError(
+            f"{display} declares encoding {declared!r}, which is not a known text encoding. "
+            'WebNLG files are UTF-8: fix the XML declaration (encoding="utf-8") and import '
+            "it again."
+        ) from None
+    if name not in _SINGLE_BYTE_LABELS:
+        return
+    sample = _utf8_sample(path)
+    if sample is not None:
+        line, text = sample
+        raise FormatError(
+            f"{display} declares encoding {declared!r} but its bytes are UTF-8: line {line} "
+            f"would be read as {text.encode('utf-8').decode(name, 'replace')!r} instead of "
+            f"{text!r}. Fix the XML declaration (encoding=\"utf-8\") and import it again."
+        )
+
+
+def _utf8_sample(path: Path) -> tuple[int, str] | None:
+    """(line, a few words) of the first non-ASCII text if every byte of the file is valid
+    UTF-8 and some are not ASCII; None otherwise (then the file is what it declares)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    first: tuple[int, str] | None = None
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = decoder.decode(raw)
+            except UnicodeDecodeError:
+                return None
+            if first is None and not raw.isascii():
+                at = next(i for i, ch in enumerate(text) if ord(ch) > 127)
+                first = (number, text[max(0, at - 15):at + 15].strip())
+    return first
+
+
+def _iter_entries(path: Path, display: str | None = None,
+                  position: _Position | None = None) -> Iterator[ET.Element]:
+    """Each ``benchmark/entries/entry`` element, complete, then dropped from the tree.
+
+    The file is fed to expat in chunks that grow with an unfinished tag, so a huge tag
+    costs linear time (expat re-scans an unfinished token on every feed); a tag longer
+    than :data:`MAX_TOKEN_BYTES` or nesting deeper than :data:`MAX_DEPTH` is refused."""
+    display = display or path.name
+    position = position or _Position(display)
+    _check_encoding(path, display)
+    parser = SafeET.DefusedXMLParser(target=ET.TreeBuilder(), forbid_dtd=True)
+    # ET.iterparse builds the same pull parser around the parser it is given.
+    pull = ET.XMLPullParser(events=("start", "end"), _parser=parser)
+    stack: list[ET.Element] = []
+
+    def line() -> int:
+        return int(getattr(parser.parser, "CurrentLineNumber", 0))
+
+    def events() -> Iterator[ET.Element]:
+        for event, element in pull.read_events():
             if event == "start":
                 if not stack and element.tag != "benchmark":
                     raise FormatError(
-                        f"{path.name} is not a WebNLG file: its root element is "
+                        f"{display} is not a WebNLG file: its root element is "
                         f"<{element.tag}>, expected <benchmark>."
                     )
                 stack.append(element)
+                if len(stack) > MAX_DEPTH:
+                    raise FormatError(
+                        f"{display} is refused: elements nest deeper than {MAX_DEPTH} levels"
+                        f"{position.where() or ' outside any entry'}; WebNLG entries nest 7 "
+                        "deep."
+                    )
+                if len(stack) == 3 and element.tag == "entry":
+                    position.entry += 1
+                    position.eid = element.get("eid")
+                    position.inside = True
                 continue
             stack.pop()
             if element.tag == "entry" and len(stack) == 2 and stack[1].tag == "entries":
                 yield element
+                position.inside = False
                 # Dropping finished entries keeps memory flat however long the file is.
                 stack[1].remove(element)
+
+    try:
+        pending = 0  # bytes since the last '>': the unfinished tag expat must re-scan
+        with path.open("rb") as handle:
+            while chunk := handle.read(max(READ_SIZE, pending)):
+                last = chunk.rfind(b">")
+                pending = pending + len(chunk) if last < 0 else len(chunk) - last - 1
+                if pending > MAX_TOKEN_BYTES:
+                    raise FormatError(
+                        f"{display} is refused: near line {line()}{position.where()} one tag "
+                        f"or text runs over {MAX_TOKEN_BYTES >> 20} MiB without a '>'; "
+                        "WebNLG entries are a few kilobytes. Check the file."
+                    )
+                pull.feed(chunk)
+                yield from events()
+        pull.close()
+        yield from events()
     except ET.ParseError as exc:
-        raise _parse_error(path, exc) from None
+        raise _parse_error(path, exc, display, position.where()) from None
     except DefusedXmlException as exc:
-        raise _refused(path, exc) from None
+        raise _refused(path, exc, display) from None
     except UnicodeDecodeError as exc:
-        raise FormatError(f"{path.name} is not readable as text: {exc}") from None
+        raise FormatError(f"{display} is not readable as text: {exc}") from None
+    except (LookupError, ValueError) as exc:  # an encoding expat cannot use
+        raise FormatError(
+            f"{display} cannot be read in its declared encoding "
+            f"{_declared_encoding(path)!r}: {exc}. Save it as UTF-8 and import it again."
+        ) from None
+    except RecursionError:
+        raise FormatError(f"{display} is refused: elements nest too deeply.") from None
 
 
 def _check_readable(path: Path) -> Path:
     path = Path(path).expanduser()
     if not path.exists():
         raise FormatError(f"Cannot import {path}: there is no such file.")
-    if not path.is_file():
+    if path.is_dir():
         raise FormatError(f"Cannot import {path}: it is a folder, not a file.")
+    if not path.is_file():
+        raise FormatError(
+            f"Cannot import {path}: it is not a regular file (a device, pipe or socket). "
+            "Give a WebNLG/TailNLG XML file or a folder of them."
+        )
     try:
         with path.open("rb"):
             pass
     except OSError as exc:
         raise FormatError(f"Cannot read {path.name}: {exc.strerror or exc}.") from exc
+    if path.stat().st_size == 0:
+        raise FormatError(f"Cannot import {path.name}: the file is empty.")
     return path
+
+
+def check_import_path(path: Path | str) -> None:
+    """FormatError unless ``path`` is a readable file or a folder holding .xml files."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        _files_of(path)
+    else:
+        _check_readable(path)
+
+
+def language_in_file_name(name: str) -> str | None:
+    """The ISO 639-1 language a WebNLG release names in its file name: the last part of
+    the stem (``…-with-refs-en.xml``) or a part between underscores (``train_ru_x.xml``)."""
+    stem = name[:-4] if name.lower().endswith(".xml") else name
+    parts = re.split(r"[-_.]", stem)
+    if len(parts) > 1 and parts[-1].lower() in ISO_639_1:
+        return parts[-1].lower()
+    for match in re.finditer(r"(?<=_)([A-Za-z]{2})(?=_)", stem):
+        if match.group(1).lower() in ISO_639_1:
+            return match.group(1).lower()
+    return None
+
+
+def file_language(name: str, lang: str | None = None) -> FileLanguage:
+    """The language of texts without one: ``lang`` as asked, else the file name's, else
+    English; with the rule that decided it."""
+    if lang is not None and lang.strip():
+        code = lang.strip().lower()
+        if code not in ISO_639_1:
+            raise FormatError(
+                f"Language {lang!r} is not a two-letter ISO 639-1 code (such as en, ru, it)."
+            )
+        return FileLanguage(code, "as asked for the import (--lang)")
+    found = language_in_file_name(name)
+    if found:
+        return FileLanguage(found, f"from the file name {name}")
+    return FileLanguage("en", "English by default: no --lang, no language in the file name")
+
+
+def _files_of(path: Path) -> list[Path]:
+    files = sorted(p for p in path.rglob("*") if p.suffix.lower() == ".xml" and p.is_file())
+    if not files:
+        raise FormatError(f"Cannot import {path}: the folder holds no .xml files.")
+    return files
+
+
+@dataclass
+class _Totals:
+    entries: int = 0
+    units: int = 0
+    references: int = 0
+    triples: int = 0
+    mentions: int = 0
 
 
 def import_webnlg(
@@ -396,60 +682,114 @@ def import_webnlg(
     path: Path | str,
     *,
     flavour: ImportFlavour = "auto",
+    lang: str | None = None,
     ctx: JobContext | None = None,
 ) -> ImportReport:
-    """Import a WebNLG or TailNLG file into ``store`` in one transaction.
+    """Import a WebNLG or TailNLG file, or a folder of them (recursively, in name order),
+    into ``store`` in one transaction.
 
-    Entries that break the format are skipped and listed in the report; a file that is
-    not well-formed, refused, or an unexpected failure or cancel leaves the session as
-    it was (nothing is committed).
+    Texts without a language (no ``lang``, or ``lang=""``) take ``lang``, else the
+    language in the file's name, else English; the report says which rule decided, per
+    file. Entries that break the format are skipped and listed in the report; a file that
+    is not well-formed or is refused, an unexpected failure or a cancel leaves the
+    session as it was (nothing is committed).
     """
     from sqlalchemy import select
 
     from core.store.models import DataUnit
 
-    path = _check_readable(Path(path))
+    path = Path(path).expanduser()
     if flavour not in ("auto", "tailnlg", "webnlg"):
         raise FormatError(f"Unknown WebNLG flavour {flavour!r}: use auto, tailnlg or webnlg.")
-    label = _detect_flavour(path) if flavour == "auto" else flavour
-    file_name, stem = path.name, path.stem
+    if lang is not None and lang.strip():
+        file_language("", lang)  # an unknown code is refused before anything is read
+    folder = path.is_dir()
+    if folder:
+        files = [(p, p.relative_to(path).as_posix()) for p in _files_of(path)]
+        for file, _name in files:
+            _check_readable(file)
+    else:
+        files = [(_check_readable(path), path.name)]
     errors: list[EntryError] = []
-    entries = units = references = triples = 0
+    warnings: list[EntryError] = []
+    lines: list[str] = []
+    totals = _Totals()
     with store.unit_of_work() as db:
         taken = set(db.scalars(select(DataUnit.uid)))
-        seen_in_file: set[str] = set()
-        batch: list[ParsedEntry] = []
-        for number, element in enumerate(_iter_entries(path), start=1):
-            if ctx is not None:
-                ctx.check_cancelled()
-            entries += 1
-            eid = element.get("eid")
-            where = f"entry {number}" + (f" (eid {eid})" if eid else "")
-            try:
-                entry = _parse_entry(element, file_name=file_name, stem=stem, flavour=label)
-                if entry.uid in seen_in_file:
-                    raise EntryRejected(f"duplicate id {entry.uid!r} (already used in this file)")
-                if entry.uid in taken:
-                    raise EntryRejected(f"id {entry.uid!r} is already in the session")
-            except EntryRejected as exc:
-                errors.append(EntryError(where, str(exc)))
-                if ctx is not None:
-                    ctx.progress(entries, None, f"{units} units from {file_name}")
-                continue
-            seen_in_file.add(entry.uid)
-            batch.append(entry)
-            units += 1
-            references += len(entry.references)
-            triples += sum(len(rows) for rows in entry.triples.values())
-            if ctx is not None:
-                ctx.progress(entries, None, f"{units} units from {file_name}")
-            if len(batch) >= 500:
-                _insert(db, batch, file_name)
-                batch.clear()
+        seen: set[str] = set()
+        for file, name in files:
+            language = file_language(Path(name).name, lang)
+            before = _Totals(**vars(totals))
+            file_errors, file_warnings, unmarked = _import_file(
+                db, file, name, flavour, language, taken, seen, totals, ctx,
+                prefix=f"{name} " if folder else "")
+            errors += file_errors
+            warnings += file_warnings
+            line = (f"{name}: {totals.entries - before.entries} entries, "
+                    f"{totals.units - before.units} units, "
+                    f"{totals.references - before.references} references, "
+                    f"{len(file_errors)} errors")
+            if unmarked:
+                line += (f"; {unmarked} texts without a language taken as {language.lang} "
+                         f"({language.rule})")
+            lines.append(line)
         if ctx is not None:
             ctx.check_cancelled()
-        _insert(db, batch, file_name)
-    return ImportReport(entries, units, references, errors, triples=triples, source=file_name)
+    return ImportReport(totals.entries, totals.units, totals.references, errors,
+                        triples=totals.triples, source=path.name, warnings=warnings,
+                        files=lines, mentions=totals.mentions)
+
+
+def _import_file(
+    db: Any, path: Path, name: str, flavour: str, language: FileLanguage, taken: set[str],
+    seen: set[str], totals: _Totals, ctx: JobContext | None, *, prefix: str,
+) -> tuple[list[EntryError], list[EntryError], int]:
+    """One file's entries into the open transaction: (errors, warnings, texts that took
+    the file's language)."""
+    label = _detect_flavour(path) if flavour == "auto" else flavour
+    # Inside a folder the uid and provenance use the path below it: 1triples/Airport.xml
+    # and 2triples/Airport.xml both number their entries from Id1.
+    stem = name[:-4] if name.lower().endswith(".xml") else name
+    errors: list[EntryError] = []
+    warnings: list[EntryError] = []
+    unmarked = 0
+    batch: list[ParsedEntry] = []
+    position = _Position(name)
+    for number, element in enumerate(_iter_entries(path, name, position), start=1):
+        if ctx is not None:
+            ctx.check_cancelled()
+        totals.entries += 1
+        eid = element.get("eid")
+        where = f"{prefix}entry {number}" + (f" (eid {eid})" if eid else "")
+        try:
+            entry = _parse_entry(element, file_name=name, stem=stem, flavour=label,
+                                 file_language=language)
+            if entry.uid in seen:
+                raise EntryRejected(f"duplicate id {entry.uid!r} (already used in this import)")
+            if entry.uid in taken:
+                raise EntryRejected(f"id {entry.uid!r} is already in the session")
+        except EntryRejected as exc:
+            errors.append(EntryError(where, str(exc)))
+            if ctx is not None:
+                ctx.progress(totals.entries, None, f"{totals.units} units from {name}")
+            continue
+        seen.add(entry.uid)
+        batch.append(entry)
+        warnings += [EntryError(where, text) for text in entry.warnings]
+        unmarked += sum(not r.lang_given for r in entry.references)
+        totals.units += 1
+        totals.references += len(entry.references)
+        totals.mentions += sum(len(r.mentions) for r in entry.references)
+        totals.triples += sum(len(rows) for rows in entry.triples.values())
+        if ctx is not None:
+            ctx.progress(totals.entries, None, f"{totals.units} units from {name}")
+        if len(batch) >= 500:
+            _insert(db, batch, name)
+            batch.clear()
+    if ctx is not None:
+        ctx.check_cancelled()
+    _insert(db, batch, name)
+    return errors, warnings, unmarked
 
 
 def _insert(db: Any, batch: list[ParsedEntry], file_name: str) -> None:
@@ -457,7 +797,7 @@ def _insert(db: Any, batch: list[ParsedEntry], file_name: str) -> None:
     the import time, and these rows need none of its bookkeeping."""
     from sqlalchemy import insert
 
-    from core.store.models import DataUnit, UnitReference, UnitTriple
+    from core.store.models import DataUnit, ReferenceMention, UnitReference, UnitTriple
 
     if not batch:
         return
@@ -485,8 +825,23 @@ def _insert(db: Any, batch: list[ParsedEntry], file_name: str) -> None:
     ]
     if triple_rows:
         db.execute(insert(UnitTriple), triple_rows)
-    if reference_rows:
+    if not reference_rows:
+        return
+    parsed = [r for e in batch for r in e.references]
+    if not any(r.mentions for r in parsed):
         db.execute(insert(UnitReference), reference_rows)
+        return
+    reference_ids = db.scalars(
+        insert(UnitReference).returning(UnitReference.id, sort_by_parameter_order=True),
+        reference_rows,
+    ).all()
+    db.execute(insert(ReferenceMention), [
+        {"reference_id": reference_id, "position": position, "entity": m.entity,
+         "mention": m.mention, "tag": m.tag, "mention_type": m.mention_type,
+         "source": "import"}
+        for reference_id, r in zip(reference_ids, parsed, strict=True)
+        for position, m in enumerate(r.mentions)
+    ])
 
 
 # -- export -------------------------------------------------------------------------------
@@ -524,17 +879,39 @@ def _tripleset_element(slot: dict[str, Any], rows: list[Any]) -> ET.Element:
     return element
 
 
-def _lex_element(slot: dict[str, Any] | None, reference: Any, flavour: str) -> ET.Element:
+def _mentions_element(mentions: list[Any], layout: dict[str, Any]) -> ET.Element:
+    """``references`` of an enriched lex, rebuilt from its ``reference_mentions`` rows."""
+    element = ET.Element("references", layout.get("attributes", {}))
+    numbers, orders = layout.get("numbers", {}), layout.get("orders", {})
+    extras = layout.get("extra", {})
+    for index, row in enumerate(mentions):
+        key = str(row.position)
+        values = {"entity": row.entity, "number": numbers.get(key, str(index + 1)),
+                  "tag": row.tag, "type": row.mention_type, **extras.get(key, {})}
+        order = orders.get(key, list(MENTION_ATTRIBUTES))
+        child = ET.SubElement(element, "reference",
+                              {n: values[n] for n in order if values.get(n) is not None})
+        child.text = row.mention
+    return element
+
+
+def _lex_element(slot: dict[str, Any] | None, reference: Any, flavour: str,
+                 mentions: list[Any] | None = None) -> ET.Element:
     if slot is None:
         order = ["lid", "lang"] + (["quality"] if flavour == "tailnlg" else [])
         slot = {"kind": "lex", "order": order}
     values = {"lid": reference.lid, "lang": reference.lang, "quality": reference.quality,
               **slot.get("extra", {})}
+    if "lang_written" in slot and reference.lang == slot.get("lang_decided"):
+        values["lang"] = slot["lang_written"]  # lang="" as the file had it
     attributes = {name: values[name] for name in slot["order"] if values.get(name) is not None}
     element = ET.Element("lex", attributes)
     if "children" in slot:
-        for xml, tail in zip(slot["children"], slot["tails"], strict=True):
-            child = SafeET.fromstring(xml)
+        for index, (xml, tail) in enumerate(zip(slot["children"], slot["tails"], strict=True)):
+            if index == slot.get("mentions_at"):
+                child = _mentions_element(mentions or [], slot.get("mention_layout", {}))
+            else:
+                child = SafeET.fromstring(xml)
             if slot.get("text_from_child") and child.tag == "text":
                 child.text = reference.text
             child.tail = tail
@@ -574,7 +951,8 @@ def _entry_attributes(unit: Any, layout: dict[str, Any] | None, eid: str, flavou
 
 
 def _entry_element(unit: Any, triples: list[Any], references: list[Any], eid: str,
-                   flavour: str, category: str | None) -> ET.Element:
+                   flavour: str, category: str | None,
+                   mentions: dict[int, list[Any]] | None = None) -> ET.Element:
     layout = unit.attributes if _is_layout(unit.attributes) else None
     entry = ET.Element("entry", _entry_attributes(unit, layout, eid, flavour, category))
     by_set: dict[tuple[str, str], list[Any]] = defaultdict(list)
@@ -596,7 +974,9 @@ def _entry_element(unit: Any, triples: list[Any], references: list[Any], eid: st
             entry.append(_tripleset_element(slot, by_set.get(key, [])))
         elif kind == "lex":
             if remaining:
-                entry.append(_lex_element(slot, remaining.pop(0), flavour))
+                reference = remaining.pop(0)
+                entry.append(_lex_element(slot, reference, flavour,
+                                          (mentions or {}).get(reference.id)))
         else:
             entry.append(SafeET.fromstring(slot["xml"]))
         if kind == "lex" and slot is lex_slots[-1]:
@@ -646,7 +1026,13 @@ def export_webnlg(
     """
     from sqlalchemy import select
 
-    from core.store.models import Category, DataUnit, UnitReference, UnitTriple
+    from core.store.models import (
+        Category,
+        DataUnit,
+        ReferenceMention,
+        UnitReference,
+        UnitTriple,
+    )
 
     if flavour not in ("tailnlg", "webnlg"):
         raise FormatError(f"Unknown WebNLG flavour {flavour!r}: use tailnlg or webnlg.")
@@ -663,6 +1049,10 @@ def export_webnlg(
         for ref in db.scalars(select(UnitReference).order_by(UnitReference.id)):
             references[ref.unit_id].append(ref)
         categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
+        mentions: dict[int, list[Any]] = defaultdict(list)
+        for mention in db.scalars(select(ReferenceMention).order_by(
+                ReferenceMention.reference_id, ReferenceMention.position, ReferenceMention.id)):
+            mentions[mention.reference_id].append(mention)
         db.expunge_all()
     used_eids = {u.attributes["entry"].get("eid") for u in units if _is_layout(u.attributes)}
     next_eid = _eid_counter(used_eids)
@@ -675,7 +1065,7 @@ def export_webnlg(
                 ctx.check_cancelled()
             eid = "" if _is_layout(unit.attributes) else next_eid()
             element = _entry_element(unit, triples[unit.id], references[unit.id], eid,
-                                     flavour, categories.get(unit.category_id))
+                                     flavour, categories.get(unit.category_id), mentions)
             # Counted from the element, so the report says what the file holds (a WebNLG
             # export has no Spanish/Italian sets).
             written_references += len(element.findall("lex"))
@@ -708,14 +1098,14 @@ def _eid_counter(used: set[str | None]) -> Callable[[], str]:
 
 
 def import_job(
-    store: Any, path: Path | str, *, flavour: ImportFlavour = "auto"
+    store: Any, path: Path | str, *, flavour: ImportFlavour = "auto", lang: str | None = None
 ) -> Job[ImportReport]:
     path = Path(path)
     return Job(
         title=f"Import {path.name}",
-        run=lambda ctx: import_webnlg(store, path, flavour=flavour, ctx=ctx),
+        run=lambda ctx: import_webnlg(store, path, flavour=flavour, lang=lang, ctx=ctx),
         kind="import",
-        params={"path": str(path), "format": flavour},
+        params={"path": str(path), "format": flavour, "lang": lang},
     )
 
 

@@ -1,0 +1,120 @@
+"""Dataset statistics and checks (View ▸ Dataset statistics…): the figures of a paper's
+data table and the units that look wrong, as ``core.dataset_stats`` computes them."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+def tables_html(tables: Sequence[Any]) -> str:
+    """Each ``Table`` (title, headers, rows) as an HTML table; figures right-aligned."""
+    parts = []
+    for table in tables:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in table.headers)
+        rows = "".join(
+            "<tr>" + "".join(
+                f"<td>{html.escape(cell)}</td>" if i == 0
+                else f"<td align='right'>{html.escape(cell)}</td>"
+                for i, cell in enumerate(row)) + "</tr>"
+            for row in table.rows)
+        parts.append(f"<h3>{html.escape(table.title)}</h3>"
+                     f"<table cellspacing='0' cellpadding='3' border='1'>"
+                     f"<tr>{head}</tr>{rows}</table>")
+    return "".join(parts)
+
+
+class DatasetStatsDialog(QDialog):
+    """Two tabs: Figures (tables) and Checks (one row per finding, filtered by check)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Dataset statistics and checks")
+        self.setObjectName("DatasetStatsDialog")
+        self.resize(760, 620)
+        self.tabs = QTabWidget()
+        self.figures = QTextBrowser()
+        self.figures.setObjectName("datasetFigures")
+        self.tabs.addTab(self.figures, "Figures")
+
+        checks = QWidget()
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.check_filter = QComboBox()
+        self.check_filter.setObjectName("checkFilter")
+        self.check_filter.currentIndexChanged.connect(self._fill_findings)
+        self.findings_table = QTableWidget(0, 3)
+        self.findings_table.setObjectName("datasetFindings")
+        self.findings_table.setHorizontalHeaderLabels(["Unit", "Check", "Reason"])
+        self.findings_table.horizontalHeader().setSectionResizeMode(
+            2, QHeaderView.ResizeMode.Stretch)
+        self.findings_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.findings_table.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(QLabel("Show:"))
+        top.addWidget(self.check_filter)
+        layout = QVBoxLayout(checks)
+        layout.addLayout(top)
+        layout.addWidget(self.findings_table)
+        self.tabs.addTab(checks, "Checks")
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.close)
+        outer = QVBoxLayout(self)
+        outer.addWidget(self.tabs)
+        outer.addWidget(buttons)
+        self._findings: list[Any] = []
+
+    def show_statistics(self, tables: Sequence[Any], findings: Sequence[Any],
+                        checks: Sequence[str], units: int) -> None:
+        """Show ``tables`` (core.dataset_stats.Table) and ``findings`` (Finding)."""
+        self.figures.setHtml(tables_html(tables))
+        self._findings = list(findings)
+        flagged = len({f.uid for f in findings})
+        counts = ", ".join(f"{c}: {sum(f.check == c for f in findings)}" for c in checks)
+        self.summary.setText(f"{len(findings)} findings in {flagged} of {units} units "
+                             f"({counts}).")
+        self.check_filter.blockSignals(True)
+        self.check_filter.clear()
+        self.check_filter.addItem("all checks", None)
+        for check in checks:
+            self.check_filter.addItem(check, check)
+        self.check_filter.blockSignals(False)
+        self.tabs.setTabText(1, f"Checks ({len(findings)})")
+        self._fill_findings()
+
+    def _fill_findings(self) -> None:
+        wanted = self.check_filter.currentData()
+        shown = [f for f in self._findings if wanted is None or f.check == wanted]
+        table = self.findings_table
+        table.setRowCount(len(shown))
+        for row, finding in enumerate(shown):
+            for column, text in enumerate((finding.uid, finding.check, finding.reason)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                table.setItem(row, column, item)
+        table.resizeRowsToContents()
+
+    def shown_findings(self) -> list[tuple[str, str, str]]:
+        table = self.findings_table
+        return [tuple(table.item(r, c).text() for c in range(3))  # type: ignore[misc]
+                for r in range(table.rowCount())]
