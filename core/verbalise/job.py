@@ -544,6 +544,7 @@ def verbalise_job(
                         run_id=run_id, unit_id=unit_id, lang=lang, candidate_index=index,
                         raw_output=candidate.raw, text=candidate.text,
                         parse_ok=candidate.parse_ok, prompt=prompt,
+                        token_logprobs=candidate.token_logprobs,
                     ))
 
     job: Job[VerbaliseSummary] = Job(
