@@ -451,9 +451,12 @@ class _Scorer:
                     model = f"{SERVER_LOGPROBS} of run {run.id}"
                     self._server_models[model] = run.name
                 if model is None:
+                    served = (" and its server returned no token log-probabilities"
+                              if metric == PPL and run is not None and run.kind == "openai"
+                              else "")
                     self.summary.note(
                         f"{metric}: run {run_id} ({run.kind if run else '?'}) has no causal "
-                        "model of its own; choose one with --ppl-model")
+                        f"model of its own{served}; choose one with --ppl-model")
                     continue
                 if metric != PPL:  # entity_ppl scores labels alone: no prompt
                     groups.append(_Group(run_id, lang, None, texts,
