@@ -14,8 +14,18 @@ import re
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
+from core.jobs import JobSucceeded, run_job
+from core.store import SessionStore
+from core.store.models import Verbalisation
+from core.verbalise.base import GenerationParams
+from core.verbalise.job import verbalise_job
+from core.verbalise.openai import OpenAIVerbaliser
 from core.verbalise.prompts import parse_reply
+from core.verbalise.runs import unit_outputs
+from tests.core.verbalise.conftest import add_units
+from tests.core.verbalise.test_openai import FakeServer
 
 CORPUS_FILE = Path(__file__).parents[2] / "fixtures" / "replies.jsonl"
 CORPUS = [json.loads(line) for line in CORPUS_FILE.read_text(encoding="utf-8").splitlines()
@@ -54,3 +64,36 @@ def test_bytes_that_are_not_utf8_are_a_binary_reply() -> None:
 def test_a_few_replacement_characters_in_text_are_not_binary() -> None:
     reply = "The final verbalization is: [S\ufffdo Paulo is in Brazil, a large country.]"
     assert parse_reply(reply).ok
+
+
+def test_the_parser_says_which_marker_it_looks_for() -> None:
+    reason = parse_reply("Sure! Rome is in Italy.").reason
+    assert "no answer marker" in reason and "The final verbalization is:" in reason
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    ("", "empty reply"),
+    ("\x00\x00\x13\x88PK\x03\x04\x00\x14", "binary reply"),
+    ("The final verbalization is: [Rome is the capital of", "cut off inside the brackets"),
+])
+def test_bad_server_replies_are_stored_raw_and_flagged_never_as_text(
+    store: SessionStore, content: str, reason: str
+) -> None:
+    add_units(store, 1, langs=("en",))
+    server = FakeServer()
+    server.script = [(200, {}, json.dumps({"choices": [
+        {"index": 0, "message": {"role": "assistant", "content": content}}]}).encode())]
+    try:
+        verbaliser = OpenAIVerbaliser(server.url, "m", GenerationParams(candidates=1))
+        outcome = run_job(verbalise_job(store, verbaliser, "all", ["en"]))
+    finally:
+        server.close()
+    assert isinstance(outcome, JobSucceeded), outcome
+    assert outcome.result.unparsable == 1
+    with store.unit_of_work() as db:
+        [row] = db.scalars(select(Verbalisation)).all()
+        stored = (row.raw_output, row.text, row.parse_ok, row.unit_id)
+    assert stored[:3] == (content.strip(), None, False)
+    [output] = unit_outputs(store, outcome.result.run_id, stored[3]).outputs
+    assert (output.text, output.parse_ok) == ("", False)
+    assert reason in output.reason
