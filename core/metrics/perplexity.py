@@ -274,9 +274,11 @@ class ServerLogprobPerplexity:
     """Perplexity of a server run's replies from the log-probabilities the server returned:
     ``exp(-mean(logprobs))`` over the reply's generated tokens (``item.token_logprobs``).
 
-    vLLM, llama.cpp and TGI report the model's own log-probabilities of the sampled tokens
-    (before temperature and top-p), which is the definition of METHODS §7. An item without
-    log-probabilities has no value (``details["reason"]`` says why), never a guess."""
+    METHODS §7 asks for the model's own distribution (temperature 1). A server may report
+    log-probabilities after temperature or top-p instead (vLLM has a setting for it,
+    ``--logprobs-mode``): serve with raw log-probabilities for values comparable with a
+    local model's. An item without log-probabilities has no value (``details["reason"]``
+    says why), never a guess."""
 
     name = PPL
 
