@@ -97,3 +97,24 @@ def test_bad_server_replies_are_stored_raw_and_flagged_never_as_text(
     [output] = unit_outputs(store, outcome.result.run_id, stored[3]).outputs
     assert (output.text, output.parse_ok) == ("", False)
     assert reason in output.reason
+
+
+APPENDIX_H = Path("/work/shared/data/tailnlg/prompts-appendix-h.txt")
+# The format line of each language's Appendix H prompt: "...: <marker> [<placeholder>]".
+FORMAT_LINE = re.compile(r"(?:format|formato|forma):\s*(?P<marker>[^\[\n]+?)\s*"
+                         r"\[(?P<placeholder>[^\]\n]+)\]")
+
+
+def test_the_markers_of_the_appendix_h_prompts_are_parsed() -> None:
+    """The TailNLG study's own prompts (METHODS §6 defaults) ask for these markers: a
+    reply written as they ask parses, and one that only echoes their format does not."""
+    if not APPENDIX_H.is_file():
+        pytest.skip(f"{APPENDIX_H} is not here (the TailNLG data is read in place)")
+    found = FORMAT_LINE.findall(APPENDIX_H.read_text(encoding="utf-8"))
+    assert len(found) == 3, found  # en, es, it
+    for marker, placeholder in found:
+        assert parse_reply(f"{marker} [Rome is in Italy.]").text == "Rome is in Italy."
+        assert parse_reply(f"**{marker}** [Rome is in Italy.]\n\nDone.").text == (
+            "Rome is in Italy.")
+        echoed = parse_reply(f"{marker} [{placeholder}]")
+        assert not echoed.ok and "placeholder" in echoed.reason
