@@ -168,15 +168,17 @@ def _answer_after(reply: str, end: int, colon: bool) -> tuple[str | None, str]:
         return None, "nothing after the answer marker"
     if not colon and reply[start] != "[":
         # "The final verbalization is correct." is prose, not the marker.
-        return None, "nothing after the answer marker"
+        return None, "the marker's words are there, but no answer follows them"
     if reply[start] == "[":
         close = _closing_bracket(reply, start)
         if close < 0:
-            # Unbalanced inside ("[Rome [x is in Italy.]"): the last "]" of the line ends it.
-            line_end = reply.find("\n\n", start)
-            segment = reply[start:] if line_end < 0 else reply[start:line_end]
+            # Unbalanced inside ("[Rome [x is in Italy.]"): the last "]" of the paragraph
+            # ends it, if nothing but markup follows it there; otherwise ("[Rome [x] is")
+            # the reply stopped before the answer's bracket closed.
+            end_of_paragraph = reply.find("\n\n", start)
+            segment = reply[start:] if end_of_paragraph < 0 else reply[start:end_of_paragraph]
             close = segment.rfind("]")
-            if close <= 0:
+            if close <= 0 or segment[close + 1:].strip(" \t\r\n*_`.!"):
                 return None, ("the reply was cut off inside the brackets of the answer "
                               "(no closing ']': more new tokens may be needed)")
             close += start
