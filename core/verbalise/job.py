@@ -49,8 +49,9 @@ from core.verbalise.prompts import LANGUAGES
 
 MAIN = "main"
 # Parameters that do not change what a run produces per unit, so a run may be resumed
-# with other values (a smaller batch after an OOM, more units).
-_NOT_IDENTITY = frozenset({"batch_size", "units"})
+# with other values (a smaller batch after an OOM, more units, a server asked for token
+# log-probabilities or not: runs from before it was asked resume too).
+_NOT_IDENTITY = frozenset({"batch_size", "units", "logprobs"})
 
 
 class VerbaliseError(UserFacingError):
