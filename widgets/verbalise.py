@@ -561,12 +561,12 @@ class VerbalisePanel(QWidget):
         self.outputs_model.removeRows(0, self.outputs_model.rowCount())
         self.raw_view.clear()
         for output in outputs:
+            reason = output.get("reason") or "no answer marker in the reply"
             text = _item(output["text"] if output["parse_ok"] else
-                         "unparsable: no answer marker in the reply", output["raw"])
+                         f"unparsable: {reason}", output["raw"])
             if not output["parse_ok"]:
                 text.setForeground(_RED)
-                text.setToolTip("The reply has no 'final verbalization' marker, or nothing "
-                                "after it; the raw reply is kept")
+                text.setToolTip(f"Not parsed ({reason}); the raw reply is kept")
             self.outputs_model.appendRow([_item(output["lang"]),
                                           _item(str(output["index"])), text])
         self.outputs_view.resizeRowsToContents()

@@ -44,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--encoder", help="sentence-transformers model for graph-text "
                        "similarity (default: the packaged all-MiniLM-L6-v2)")
     score.add_argument("--ppl-model", help="causal model for perplexity of every text "
-                       "(default: each run's own model)")
+                       "(default: each run's own model; a server run's token "
+                       "log-probabilities where the server returned them)")
     score.add_argument("--esa-distance", type=float, default=0.4,
                        help="normalised Levenshtein distance for ESA matches (default 0.4)")
     score.add_argument("--device", default="auto", help="auto, cpu, cuda, mps")

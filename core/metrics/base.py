@@ -62,6 +62,9 @@ class ScoringItem:
     entities: tuple[EntityInfo, ...] = ()
     prompt: str | None = None
     key: Any = None  # the caller's id (e.g. a verbalisation id), carried through untouched
+    # The generated tokens' log-probabilities a server returned with the text, where it
+    # did (perplexity of a server run is computed from them).
+    token_logprobs: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,11 @@ Two metrics over the same model share one loaded copy (:meth:`Perplexity.share_m
 
 Texts are scored in batches (right-padded; the mask keeps padding out of the sums).
 torch and transformers are imported when the first text is scored.
+
+:class:`ServerLogprobPerplexity` is the same definition for a run made through an
+OpenAI-compatible server that returned each generated token's log-probability with the
+reply (stored in ``verbalisations.token_logprobs``): the server's model scored the
+tokens as it generated them, given the prompt, so no local copy of the model is needed.
 """
 
 from __future__ import annotations
@@ -263,6 +268,51 @@ class EntityPerplexity(Perplexity):
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
         """exp of the mean NLL over every token of every distinct label."""
         return _pooled([s for s in self._label_scores(items).values() if s.tokens])
+
+
+class ServerLogprobPerplexity:
+    """Perplexity of a server run's replies from the log-probabilities the server returned:
+    ``exp(-mean(logprobs))`` over the reply's generated tokens (``item.token_logprobs``).
+
+    METHODS §7 asks for the model's own distribution (temperature 1). A server may report
+    log-probabilities after temperature or top-p instead (vLLM has a setting for it,
+    ``--logprobs-mode``): serve with raw log-probabilities for values comparable with a
+    local model's. An item without log-probabilities has no value (``details["reason"]``
+    says why), never a guess."""
+
+    name = PPL
+
+    def __init__(self, server_model: str) -> None:
+        self.server_model = server_model
+
+    def signature(self) -> str:
+        return f"{self.name}|model:{self.server_model}|source:server-logprobs|context:prompt"
+
+    def score(self, logprobs: Sequence[float] | None) -> TokenScores:
+        values = list(logprobs or ())
+        return TokenScores(-math.fsum(values), len(values))
+
+    def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
+        values = []
+        for item in items:
+            score = self.score(item.token_logprobs)
+            if not score.tokens:
+                values.append(MetricValue(None, {
+                    "reason": "the server returned no token log-probabilities with this reply",
+                    "tokens": 0, "source": "server logprobs"}))
+                continue
+            values.append(MetricValue(score.perplexity, {
+                "tokens": score.tokens, "mean_nll": score.nll / score.tokens,
+                "conditioned": True, "source": "server logprobs",
+                "model": self.server_model}))
+        return values
+
+    def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
+        """exp of the mean NLL over every token of every reply that has log-probabilities."""
+        return _pooled([s for s in (self.score(i.token_logprobs) for i in items) if s.tokens])
+
+    def close(self) -> None:
+        return None
 
 
 def _pooled(scores: Sequence[TokenScores]) -> MetricValue | None:

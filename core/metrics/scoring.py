@@ -28,6 +28,9 @@ prompt (made before schema 0003, or imported) get it rebuilt from the run's temp
 today's triples; ``details["prompt"]`` says which ("stored", "rebuilt" or "none"). The
 perplexity metrics load each causal model once, share it between ``ppl`` and
 ``entity_ppl``, score every group of that model, and free it before the next model loads.
+A run made through an OpenAI-compatible server has no local model: without ``--ppl-model``
+its ``ppl`` is computed from the token log-probabilities the server returned with each
+reply (``details["source"] = "server logprobs"``), where it returned them.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ LANGUAGES = ("en", "it", "es")
 CHUNK = 64  # texts per sentence-scoring call: the cancel and progress granularity
 _QID = re.compile(r"^Q[1-9]\d*$")
 _IN_CHUNK = 500  # SQLite host parameters per IN list
+# The "model" of a perplexity group scored from a server run's stored log-probabilities.
+SERVER_LOGPROBS = "server log-probabilities"
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,8 @@ class _Text:
     quality: str | None = None  # of a reference text
     prompt: str | None = None  # the prompt stored with a verbalisation at generation
     parse_ok: bool = True  # False: a raw reply with no parsed answer (scored by ppl only)
+    # The log-probabilities a server returned with the reply (a server run's ppl).
+    token_logprobs: tuple[float, ...] | None = None
 
 
 def _chunks(values: Sequence[Any], size: int = _IN_CHUNK) -> Iterable[Sequence[Any]]:
@@ -283,7 +290,7 @@ def _load_verbalisations(store: Any, runs: dict[int, _Run], request: ScoringRequ
 
     query = select(Verbalisation.id, Verbalisation.run_id, Verbalisation.unit_id,
                    Verbalisation.lang, Verbalisation.text, Verbalisation.raw_output,
-                   Verbalisation.prompt).where(
+                   Verbalisation.prompt, Verbalisation.token_logprobs).where(
         Verbalisation.run_id.in_(list(runs))).order_by(
         Verbalisation.run_id, Verbalisation.lang, Verbalisation.unit_id,
         Verbalisation.candidate_index)
@@ -295,12 +302,13 @@ def _load_verbalisations(store: Any, runs: dict[int, _Run], request: ScoringRequ
     replies: list[_Text] = []
     unparsed = 0
     with store.unit_of_work() as db:
-        for vid, run_id, unit_id, lang, text, raw, prompt in db.execute(query):
+        for vid, run_id, unit_id, lang, text, raw, prompt, logprobs in db.execute(query):
             parsed = text is not None and bool(text.strip())
             reply = (raw or "").strip() or (text or "").strip()
             if reply:
                 replies.append(_Text(reply, lang, unit_id, verbalisation_id=vid, run_id=run_id,
-                                     prompt=prompt, parse_ok=parsed))
+                                     prompt=prompt, parse_ok=parsed,
+                                     token_logprobs=_logprob_values(logprobs)))
             if not parsed:
                 unparsed += 1
                 continue
@@ -361,6 +369,8 @@ class _Scorer:
             if request.references and (request.langs is None or t.lang in request.langs)]
         self.summary.texts = len(self.texts) + len(self.reference_texts)
         self._metric_cache: dict[tuple[str, str | None], Metric] = {}
+        # Group "models" that are a server run's stored log-probabilities -> served model.
+        self._server_models: dict[str, str] = {}
 
     # items
 
@@ -370,7 +380,8 @@ class _Scorer:
         return ScoringItem(text=text.text, lang=text.lang, references=tuple(references),
                            triples=tuple(self.material.triples.get(key, ())),
                            entities=self.material.entities.get(key, ()), prompt=prompt,
-                           key=text.verbalisation_id or text.reference_id)
+                           key=text.verbalisation_id or text.reference_id,
+                           token_logprobs=text.token_logprobs)
 
     def _prompt(self, text: _Text) -> tuple[str | None, str]:
         """The prompt a verbalisation was generated from, and where it came from:
@@ -434,10 +445,18 @@ class _Scorer:
                 model = self.request.options.ppl_model or (
                     run.parameters.get("model_path") or run.model_id
                     if run is not None and run.kind in ("causal",) else None)
+                if (model is None and metric == PPL and run is not None
+                        and any(t.token_logprobs for t in texts)):
+                    # A server run that returned log-probabilities: scored from them.
+                    model = f"{SERVER_LOGPROBS} of run {run.id}"
+                    self._server_models[model] = run.name
                 if model is None:
+                    served = (" and its server returned no token log-probabilities"
+                              if metric == PPL and run is not None and run.kind == "openai"
+                              else "")
                     self.summary.note(
                         f"{metric}: run {run_id} ({run.kind if run else '?'}) has no causal "
-                        "model of its own; choose one with --ppl-model")
+                        f"model of its own{served}; choose one with --ppl-model")
                     continue
                 if metric != PPL:  # entity_ppl scores labels alone: no prompt
                     groups.append(_Group(run_id, lang, None, texts,
@@ -470,6 +489,10 @@ class _Scorer:
 
     def metric(self, name: str, model: str | None) -> Metric:
         key = (name, model if name in MODEL_METRICS else None)
+        if key not in self._metric_cache and model in self._server_models:
+            from core.metrics.perplexity import ServerLogprobPerplexity
+
+            self._metric_cache[key] = ServerLogprobPerplexity(self._server_models[model])
         if key not in self._metric_cache:
             metric = create_metric(name, self.request.options, model=model)
             share = getattr(metric, "share_model", None)
@@ -636,6 +659,17 @@ class _Scorer:
             if rows:
                 db.execute(insert(Score), rows)
         self.summary.rows_written[name] = len(rows)
+
+
+def _logprob_values(stored: Any) -> tuple[float, ...] | None:
+    """The log-probabilities of a ``verbalisations.token_logprobs`` value, None if absent
+    or not a list of numbers."""
+    values = stored.get("logprobs") if isinstance(stored, dict) else None
+    if not isinstance(values, list) or not values:
+        return None
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return None
+    return tuple(float(v) for v in values)
 
 
 def _pooled_perplexity(pairs: Iterable[tuple[float, int]]) -> MetricValue | None:

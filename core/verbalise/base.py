@@ -64,6 +64,9 @@ class Candidate:
     text: str | None
     parse_ok: bool
     tokens: int = 0  # generated tokens, for the tokens-per-second figure
+    # Per-token log-probabilities of the reply where a server returned them:
+    # {"tokens": [...], "logprobs": [...]} (stored in verbalisations.token_logprobs).
+    token_logprobs: dict[str, list[Any]] | None = None
 
 
 @runtime_checkable

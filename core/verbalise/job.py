@@ -49,8 +49,9 @@ from core.verbalise.prompts import LANGUAGES
 
 MAIN = "main"
 # Parameters that do not change what a run produces per unit, so a run may be resumed
-# with other values (a smaller batch after an OOM, more units).
-_NOT_IDENTITY = frozenset({"batch_size", "units"})
+# with other values (a smaller batch after an OOM, more units, a server asked for token
+# log-probabilities or not: runs from before it was asked resume too).
+_NOT_IDENTITY = frozenset({"batch_size", "units", "logprobs"})
 
 
 class VerbaliseError(UserFacingError):
@@ -544,6 +545,7 @@ def verbalise_job(
                         run_id=run_id, unit_id=unit_id, lang=lang, candidate_index=index,
                         raw_output=candidate.raw, text=candidate.text,
                         parse_ok=candidate.parse_ok, prompt=prompt,
+                        token_logprobs=candidate.token_logprobs,
                     ))
 
     job: Job[VerbaliseSummary] = Job(

@@ -2,9 +2,14 @@
 
 The way users verbalise at scale on a GPU cluster: the same prompts, candidates and
 parameters as the local causal verbaliser, sent as ``POST {base}/v1/chat/completions``
-with ``n``, ``temperature``, ``top_p``, ``max_tokens`` and ``seed``. The server applies
-the model's chat template. The requests of a batch go out concurrently (servers batch
-them on the GPU).
+with ``n``, ``temperature``, ``top_p``, ``max_tokens``, ``seed`` and ``logprobs``. The
+server applies the model's chat template. The requests of a batch go out concurrently
+(servers batch them on the GPU).
+
+Where the server returns the generated tokens' log-probabilities (``choices[].logprobs
+.content[].logprob``, as vLLM, llama.cpp and TGI do when asked), they are kept with each
+candidate and stored, so the perplexity of a server run needs no local copy of the model.
+A server that refuses the ``logprobs`` field is asked again without it.
 
 429 and 503 replies are retried with exponential backoff, honouring ``Retry-After``
 (capped); other failures say what went wrong and where: an unreachable server, a reply
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import urllib.error
 import urllib.request
@@ -63,6 +69,7 @@ class OpenAIVerbaliser:
         max_wait_s: float = 60.0,
         concurrency: int = 8,
         api_key: str | None = None,
+        logprobs: bool = True,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.params = params or GenerationParams()
@@ -74,6 +81,7 @@ class OpenAIVerbaliser:
         self.backoff_s, self.max_wait_s = backoff_s, max_wait_s
         self.concurrency = max(1, concurrency)
         self.api_key = api_key
+        self.logprobs = logprobs  # ask for token log-probabilities (off once refused)
         self._sleep = sleep
         self.retries = 0  # how many retries this verbaliser made (reported)
         self.should_stop: ShouldStop | None = None  # the job's cancel, asked between requests
@@ -97,7 +105,7 @@ class OpenAIVerbaliser:
         # server ignored ``n`` and the missing candidates are asked again) sends seed + k.
         return {"base_url": self.base_url, "server_model": self.server_model,
                 "timeout_s": self.timeout_s, "max_retries": self.max_retries,
-                "seed_per_request": "seed + k"}
+                "seed_per_request": "seed + k", "logprobs": self.logprobs}
 
     def set_templates(self, overrides: Mapping[str, str] | None) -> None:
         """Use the bundled templates with ``overrides`` (lang -> template) from now on (the
@@ -171,8 +179,11 @@ class OpenAIVerbaliser:
                 pass  # an HTTP date: fall back to backoff
         return min(self.backoff_s * (2 ** attempt), self.max_wait_s)
 
-    def _complete(self, prompt: str, n: int, seed: int) -> tuple[list[str], int]:
-        body = {
+    def _complete(self, prompt: str, n: int, seed: int
+                  ) -> tuple[list[tuple[str, dict[str, list[Any]] | None]], int]:
+        """(reply text, its token log-probabilities or None) per choice, and the tokens
+        the server says it generated."""
+        body: dict[str, Any] = {
             "model": self.server_model,
             "messages": [{"role": "user", "content": prompt}],
             "n": n,
@@ -181,9 +192,20 @@ class OpenAIVerbaliser:
             "max_tokens": self.params.max_new_tokens,
             "seed": seed,
         }
-        reply = self._request("POST", "/v1/chat/completions", body)
+        if self.logprobs:
+            body["logprobs"] = True
         try:
-            texts = [str(c["message"]["content"] or "") for c in reply["choices"]]
+            reply = self._request("POST", "/v1/chat/completions", body)
+        except ServerError as error:
+            # A server that does not know the field (HTTP 400/422 naming it): ask without.
+            if not self.logprobs or "logprob" not in str(error).lower():
+                raise
+            self.logprobs = False
+            body.pop("logprobs")
+            reply = self._request("POST", "/v1/chat/completions", body)
+        try:
+            texts = [(str(c["message"]["content"] or ""), _token_logprobs(c))
+                     for c in reply["choices"]]
         except (KeyError, TypeError):
             raise ServerError(f"{self.base_url}/v1/chat/completions answered JSON without "
                               f"choices[].message.content: {_excerpt(json.dumps(reply))!r}"
@@ -194,7 +216,7 @@ class OpenAIVerbaliser:
 
     def _candidates(self, request: VerbaliseRequest) -> list[Candidate]:
         n = self.params.candidates
-        texts: list[str] = []
+        texts: list[tuple[str, dict[str, list[Any]] | None]] = []
         tokens = 0
         # Some servers (llama.cpp) ignore n: ask again for what is missing. A server that
         # honours the seed would repeat the same candidates for the same seed, so the k-th
@@ -213,9 +235,10 @@ class OpenAIVerbaliser:
         texts = texts[:n]
         per = tokens // len(texts) if texts else 0
         result = []
-        for raw in texts:
+        for raw, logprobs in texts:
             parsed = parse_reply(raw)
-            result.append(Candidate(raw.strip(), parsed.text, parsed.ok, per))
+            used = len(logprobs["logprobs"]) if logprobs else per
+            result.append(Candidate(raw.strip(), parsed.text, parsed.ok, used, logprobs))
         return result
 
     def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
@@ -227,6 +250,24 @@ class OpenAIVerbaliser:
             return [self._candidates(r) for r in requests]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
             return list(pool.map(self._candidates, requests))
+
+
+def _token_logprobs(choice: Mapping[str, Any]) -> dict[str, list[Any]] | None:
+    """``{"tokens": [...], "logprobs": [...]}`` from a choice's ``logprobs.content`` (the
+    OpenAI chat format), None when the server sent none or something unusable."""
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
+    if not isinstance(content, list) or not content:
+        return None
+    tokens, values = [], []
+    for entry in content:
+        value = entry.get("logprob") if isinstance(entry, Mapping) else None
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not math.isfinite(value) or value > 0):
+            return None  # a malformed list is worse than none: perplexity would be wrong
+        tokens.append(str(entry.get("token", "")))
+        values.append(float(value))
+    return {"tokens": tokens, "logprobs": values}
 
 
 def _excerpt(payload: bytes | str, limit: int = 200) -> str:

@@ -3,8 +3,10 @@
 One editable template per language; ``{triples}`` in it is replaced by the unit's
 triples as ``[subject, predicate, object]`` lines. The reply is parsed after the fixed
 answer marker the template asks for (``The final verbalization is: [ … ]`` and its
-Italian and Spanish equivalents). The raw reply is always kept; a reply without the
-marker, or with nothing after it, is flagged (``parse_ok`` False) and never dropped.
+Italian and Spanish equivalents, the same in the TailNLG study's Appendix H prompts),
+as instruction-tuned models write it (Markdown, fences, commentary: see
+:func:`parse_reply`). The raw reply is always kept; a reply that cannot be parsed is
+flagged (``parse_ok`` False) with a reason and never dropped.
 """
 
 from __future__ import annotations
@@ -23,14 +25,6 @@ ANSWER_MARKERS: dict[str, str] = {
     "it": "La verbalizzazione finale è:",
     "es": "La verbalización final es:",
 }
-# Models sometimes answer in another language than asked, or spell the marker with
-# "verbalisation"/"verbalizzazione" variants: every known marker is accepted.
-_MARKER_PATTERN = re.compile(
-    r"(?:the\s+final\s+verbali[sz]ation\s+is"
-    r"|la\s+verbali[sz]zazione\s+finale\s+[èe]"
-    r"|la\s+verbalizaci[óo]n\s+final\s+es)\s*:?",
-    re.IGNORECASE,
-)
 
 
 class PromptError(ValueError):
@@ -82,25 +76,157 @@ def linearise_graph(triples: Sequence[tuple[str, str, str]], prefix: str = "") -
 
 @dataclass(frozen=True)
 class ParsedReply:
+    """A parsed reply: the clean text (None unless ``ok``) and, when not ok, why."""
+
     text: str | None
     ok: bool
+    reason: str = ""
 
 
-def parse_reply(reply: str) -> ParsedReply:
-    """The text after the last answer marker, without its brackets or quotes.
+# The answer marker as models write it: any of the three languages, "verbalisation" or
+# "verbalization", Markdown emphasis or code marks between its words and before its colon
+# (``**The final verbalization is:**``, ``*The final verbalization* is:``).
+_GAP = r"[\s*_`]+"
+_MARKER_PATTERN = re.compile(
+    r"(?:the" + _GAP + r"final" + _GAP + r"verbali[sz]ation" + _GAP + r"is"
+    r"|la" + _GAP + r"verbali[sz]zazione" + _GAP + r"finale" + _GAP + r"(?:è|e'|e)"
+    r"|la" + _GAP + r"verbalizaci[óo]n" + _GAP + r"final" + _GAP + r"es)"
+    r"(?!\w)[*_`]*"
+    # "… is as follows:", "… è la seguente:", "… es la siguiente:"
+    r"(?:\s+(?:as\s+follows|the\s+following|below|la\s+seguente|di\s+seguito"
+    r"|la\s+siguiente|a\s+continuaci[óo]n)[*_`]*)?"
+    r"\s*(?P<colon>:?)[*_`]*",
+    re.IGNORECASE,
+)
+# What may stand between the marker and the answer: white space, emphasis, a quote
+# block's ">", a heading's "#", a code fence with its language tag.
+_LEAD = re.compile(r"(?:```[\w-]*|[\s*_>#`~])*")
+# The templates' own placeholders: a reply that only echoes the instruction.
+_PLACEHOLDERS = frozenset({
+    "verbalization output", "verbalisation output", "your paragraph", "paragraph",
+    "output di verbalizzazione", "il tuo paragrafo", "salida de verbalización",
+    "tu párrafo", "...", "…",
+})
+_QUOTES = {'"': '"', "“": "”", "«": "»", "„": "“", "'": "'", "‘": "’"}
+_EMPHASIS = (
+    re.compile(r"\*\*(.+?)\*\*", re.DOTALL),
+    re.compile(r"(?<!\w)__(.+?)__(?!\w)", re.DOTALL),
+    re.compile(r"\*(?=\S)(.+?)(?<=\S)\*", re.DOTALL),
+    re.compile(r"(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)", re.DOTALL),
+    re.compile(r"`+([^`]+?)`+"),
+)
+_NO_MARKER = ("no answer marker in the reply (\"The final verbalization is:\", "
+              "\"La verbalizzazione finale è:\" or \"La verbalización final es:\")")
 
-    ``[ … ]`` is taken up to its last closing bracket; a reply cut off before the
-    bracket closes (max new tokens reached) still yields the text so far. No marker,
-    or nothing after it, gives ``ParsedReply(None, False)``."""
+
+def _is_binary(reply: str) -> bool:
+    """NUL bytes, or more than 5 % control or replacement characters: not text."""
+    if "\x00" in reply:
+        return True
+    odd = sum(1 for c in reply if (c < " " and c not in "\t\n\r\f") or "\x7f" <= c <= "\x9f"
+              or c == "\ufffd")
+    return odd > 0.05 * len(reply)
+
+
+def _closing_bracket(text: str, start: int) -> int:
+    """Index of the "]" closing the "[" at ``start`` (nested pairs skipped), else -1."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "[":
+            depth += 1
+        elif text[i] == "]":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def clean_answer(text: str) -> str:
+    """The answer without Markdown emphasis, code marks, outer brackets or quotes, and
+    with its white space collapsed to single spaces (it is one paragraph)."""
+    text = " ".join(text.split())
+    for _ in range(3):  # "[**[Rome.]**]", "“[Rome.]”": peel layers until none is left
+        before = text
+        for pattern in _EMPHASIS:
+            text = pattern.sub(r"\1", text)
+        text = text.strip(" *`~")
+        text = re.sub(r"^_+|_+$", "", text).strip()
+        while text.startswith("[") and _closing_bracket(text, 0) == len(text) - 1:
+            text = text[1:-1].strip()
+        if len(text) >= 2 and _QUOTES.get(text[0]) == text[-1]:
+            text = text[1:-1].strip()
+        if text == before:
+            break
+    return text
+
+
+def _answer_after(reply: str, end: int, colon: bool) -> tuple[str | None, str]:
+    """The answer after a marker ending at ``end`` (written with a colon or not):
+    (text, "") or (None, reason)."""
+    start = _LEAD.match(reply, end).end()
+    if start >= len(reply):
+        return None, "nothing after the answer marker"
+    if not colon and reply[start] != "[":
+        # "The final verbalization is correct." is prose, not the marker.
+        return None, "the marker's words are there, but no answer follows them"
+    if reply[start] == "[":
+        close = _closing_bracket(reply, start)
+        if close < 0:
+            # Unbalanced inside ("[Rome [x is in Italy.]"): the last "]" of the paragraph
+            # ends it, if nothing but markup follows it there; otherwise ("[Rome [x] is")
+            # the reply stopped before the answer's bracket closed.
+            end_of_paragraph = reply.find("\n\n", start)
+            segment = reply[start:] if end_of_paragraph < 0 else reply[start:end_of_paragraph]
+            close = segment.rfind("]")
+            if close <= 0 or segment[close + 1:].strip(" \t\r\n*_`.!"):
+                return None, ("the reply was cut off inside the brackets of the answer "
+                              "(no closing ']': more new tokens may be needed)")
+            close += start
+        body = reply[start + 1:close]
+    else:
+        # No brackets: the first line after the marker (a closing fence ends it too).
+        line = reply[start:].split("\n", 1)[0]
+        body = line.split("```", 1)[0]
+    text = clean_answer(body)
+    if not text:
+        return None, "nothing inside the answer's brackets"
+    if text.lower().strip(" .") in _PLACEHOLDERS or text in _PLACEHOLDERS:
+        return None, f"the answer only repeats the prompt's placeholder {text!r}"
+    return text, ""
+
+
+def parse_reply(reply: str | bytes) -> ParsedReply:
+    """The answer after the last answer marker that has a complete one, as plain text.
+
+    Replies are parsed as instruction-tuned models write them: Markdown emphasis around
+    or inside the marker and the brackets, code fences, a preamble, commentary after the
+    answer, the marker of another of the three languages, several markers (the last one
+    with a complete answer wins; earlier ones often restate the instruction). The text
+    never keeps the brackets, quotes around the answer or Markdown marks.
+
+    Not ok (``text`` None, ``reason`` says why; the raw reply is kept by the caller): an
+    empty or binary reply, no marker, nothing after it, an answer that only repeats the
+    template's placeholder, and a reply cut off inside the brackets (max new tokens
+    reached): what was written is in the raw reply only, never stored as a text."""
+    if isinstance(reply, bytes | bytearray):
+        try:
+            reply = bytes(reply).decode("utf-8")
+        except UnicodeDecodeError:
+            return ParsedReply(None, False, "binary reply: not UTF-8 text")
+    if not reply.strip():
+        return ParsedReply(None, False, "empty reply")
+    if _is_binary(reply):
+        return ParsedReply(None, False, "binary reply: control characters, not text")
     matches = list(_MARKER_PATTERN.finditer(reply))
     if not matches:
-        return ParsedReply(None, False)
-    rest = reply[matches[-1].end():].strip()
-    if rest.startswith("["):
-        closing = rest.rfind("]")
-        rest = rest[1:closing] if closing > 0 else rest[1:]
-    rest = rest.strip().strip("\"'“”«»").strip()
-    return ParsedReply(rest, True) if rest else ParsedReply(None, False)
+        return ParsedReply(None, False, _NO_MARKER)
+    last_reason = ""
+    for match in reversed(matches):
+        text, reason = _answer_after(reply, match.end(), bool(match["colon"]))
+        if text is not None:
+            return ParsedReply(text, True)
+        last_reason = last_reason or reason
+    return ParsedReply(None, False, last_reason)
 
 
 def templates_for(

@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 from core.store import SessionStore
 from core.store import models as m
 from core.verbalise.job import imported_category
+from core.verbalise.prompts import parse_reply
 
 # Outputs are listed in the benchmark's language order, then any other language by code.
 _LANGUAGE_ORDER = {"en": 0, "it": 1, "es": 2}
@@ -37,13 +38,15 @@ class RunOverview:
 @dataclass(frozen=True)
 class UnitOutput:
     """One candidate a run wrote for a unit in a language. ``text`` is "" when the reply
-    could not be parsed (``parse_ok`` False); ``raw`` is the reply as the model wrote it."""
+    could not be parsed (``parse_ok`` False, ``reason`` says why: the parser's verdict on
+    the raw reply); ``raw`` is the reply as the model wrote it."""
 
     lang: str
     index: int
     text: str
     raw: str
     parse_ok: bool
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ def unit_outputs(store: SessionStore, run_id: int, unit_id: int) -> UnitOutputs:
             .where(m.Verbalisation.run_id == run_id, m.Verbalisation.unit_id == unit_id)
         ).all()
         outputs = [UnitOutput(v.lang, v.candidate_index, v.text or "", v.raw_output,
-                              bool(v.parse_ok)) for v in rows]
+                              bool(v.parse_ok), _unparsed_reason(v)) for v in rows]
     outputs.sort(key=lambda o: (_LANGUAGE_ORDER.get(o.lang, 9), o.lang, o.index))
     return UnitOutputs(uid, tuple(outputs))
 
@@ -143,3 +146,12 @@ __all__ = [
     "unit_outputs",
     "units_overview",
 ]
+
+
+def _unparsed_reason(row: m.Verbalisation) -> str:
+    """Why a stored reply has no text ("" when it has one). Recomputed from the raw reply,
+    so rows of every schema revision get one; imported empty lines say so."""
+    if row.parse_ok:
+        return ""
+    reason = parse_reply(row.raw_output or "").reason
+    return reason or "no text was parsed from the reply"

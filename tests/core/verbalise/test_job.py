@@ -215,11 +215,11 @@ def test_a_cancel_between_server_requests_drops_that_batch(
                                   params=GenerationParams(candidates=1), concurrency=1)
     sent: list[str] = []
 
-    def complete(prompt: str, n: int, seed: int) -> tuple[list[str], int]:
+    def complete(prompt: str, n: int, seed: int) -> tuple[list[tuple[str, None]], int]:
         sent.append(prompt)
         if len(sent) == 3:
             token.cancel()  # while the second batch's first request is with the server
-        return ["The final verbalization is: [A sentence.]"], 4
+        return [("The final verbalization is: [A sentence.]", None)], 4
 
     monkeypatch.setattr(verbaliser, "_complete", complete)
     outcome = run_job(verbalise_job(store, verbaliser, "all", ["en"], batch_size=2), token)
@@ -583,3 +583,22 @@ def test_triples_with_overrides_and_missing_languages(store: SessionStore) -> No
     with store.unit_of_work() as db:
         assert db.scalar(select(Verbalisation.text)) == (
             "Paris0 has the French Republic as its country.")
+
+
+def test_a_server_run_from_before_logprobs_were_asked_for_is_resumed(
+    store: SessionStore,
+) -> None:
+    add_units(store, 1)
+    verbaliser = OpenAIVerbaliser("http://127.0.0.1:9/v1", "m")  # never contacted
+    parameters = run_parameters(verbaliser, ["en"], 8, "all")
+    assert parameters["logprobs"] is True
+    older = {k: v for k, v in parameters.items() if k != "logprobs"}
+    with store.unit_of_work() as db:
+        run = ModelRun(kind="openai", model_id=verbaliser.model_id, status="failed", seed=0,
+                       model_fingerprint=verbaliser.fingerprint(),
+                       prompt_templates={"en": verbaliser.templates["en"]}, parameters=older)
+        db.add(run)
+        db.flush()
+        run_id = run.id
+    assert find_resumable_run(store, verbaliser, parameters,
+                              {"en": verbaliser.templates["en"]}) == run_id

@@ -26,6 +26,8 @@ class FakeServer:
         self.paths: list[str] = []
         self.choices_per_reply: int | None = None
         self.echo_seed = False  # like llama.cpp: one choice, determined by the seed alone
+        self.logprobs = True  # answer token log-probabilities when asked (as vLLM does)
+        self.refuse_logprobs = False  # answer 400 to a request asking for them
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -52,6 +54,9 @@ class FakeServer:
                 if server.script:
                     self._reply(*server.script.pop(0))
                     return
+                if server.refuse_logprobs and "logprobs" in body:
+                    self._reply(400, {}, b'{"error": "unsupported field: logprobs"}')
+                    return
                 if server.echo_seed:
                     seed = body["seed"]
                     content = f"The final verbalization is: [Paris, sampled with seed {seed}.]"
@@ -62,6 +67,11 @@ class FakeServer:
                 choices = [{"index": i, "message": {"role": "assistant", "content":
                             f"Draft.\nThe final verbalization is: [Paris is in France {i}.]"}}
                            for i in range(n)]
+                if server.logprobs and body.get("logprobs"):
+                    for choice in choices:
+                        choice["logprobs"] = {"content": [
+                            {"token": token, "logprob": value, "top_logprobs": []}
+                            for token, value in served_logprobs(choice["index"])]}
                 self._reply(200, {"Content-Type": "application/json"}, json.dumps(
                     {"choices": choices, "usage": {"completion_tokens": 10 * n}}).encode())
 
@@ -73,6 +83,13 @@ class FakeServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def served_logprobs(index: int) -> list[tuple[str, float]]:
+    """The tokens and log-probabilities the fake server sends with choice ``index``."""
+    tokens = ["Draft", ".", "\n", "The", " final", " verbal", "ization", " is", ":", " [",
+              "Paris", " is", " in", " France", f" {index}", ".]"]
+    return [(token, -0.05 * (k % 7) - 0.3 * index - 0.01) for k, token in enumerate(tokens)]
 
 
 @pytest.fixture
@@ -106,8 +123,50 @@ def test_candidates_and_parameters_go_in_one_request(server: FakeServer) -> None
         "seed": 7}
     assert body["messages"] == [{"role": "user", "content": request(verbaliser).prompt}]
     assert [c.text for c in candidates] == [f"Paris is in France {i}." for i in range(3)]
-    assert all(c.parse_ok and c.tokens == 10 for c in candidates)
+    assert all(c.parse_ok for c in candidates)
     assert candidates[0].raw.startswith("Draft.")
+    # Log-probabilities asked for and kept per candidate, token by token.
+    assert body["logprobs"] is True
+    for index, candidate in enumerate(candidates):
+        assert candidate.token_logprobs == {
+            "tokens": [t for t, _ in served_logprobs(index)],
+            "logprobs": [v for _, v in served_logprobs(index)]}
+        assert candidate.tokens == len(served_logprobs(index))
+
+
+def test_without_logprobs_the_usage_counts_the_tokens(server: FakeServer) -> None:
+    server.logprobs = False
+    verbaliser = make(server, [], server_model="m")
+    [candidates] = verbaliser.verbalise([request(verbaliser)])
+    assert all(c.tokens == 10 and c.token_logprobs is None for c in candidates)
+
+
+def test_a_server_refusing_logprobs_is_asked_again_without_them(server: FakeServer) -> None:
+    server.refuse_logprobs = True
+    verbaliser = make(server, [], server_model="m")
+    [candidates] = verbaliser.verbalise([request(verbaliser)])
+    assert [c.text for c in candidates] == [f"Paris is in France {i}." for i in range(3)]
+    assert ["logprobs" in b for b in server.bodies] == [True, False]
+    assert verbaliser.logprobs is False and verbaliser.describe()["logprobs"] is False
+    verbaliser.verbalise([request(verbaliser)])  # not asked for again
+    assert "logprobs" not in server.bodies[-1]
+
+
+@pytest.mark.parametrize("logprobs", [
+    {"content": [{"token": "a", "logprob": 0.5}]},  # a probability above 1
+    {"content": [{"token": "a", "logprob": "x"}]},
+    {"content": [{"token": "a"}]},
+    {"content": []},
+    {"tokens": ["a"], "token_logprobs": [-1.0]},  # the completions format: not a chat one
+    "junk",
+])
+def test_unusable_logprobs_are_dropped_not_stored(server: FakeServer, logprobs: Any) -> None:
+    choice = {"index": 0, "logprobs": logprobs,
+              "message": {"content": "The final verbalization is: [Paris.]"}}
+    server.script = [(200, {}, json.dumps({"choices": [choice]}).encode())]
+    verbaliser = OpenAIVerbaliser(server.url, "m", GenerationParams(candidates=1))
+    [[candidate]] = verbaliser.verbalise([request(verbaliser)])
+    assert candidate.text == "Paris." and candidate.token_logprobs is None
 
 
 def test_429_with_retry_after_is_waited_out(server: FakeServer) -> None:

@@ -49,8 +49,6 @@ def test_a_template_without_the_placeholder_is_refused() -> None:
         ("la verbalización final es:  [París está en Francia.] ", "París está en Francia."),
         ("The final verbalization is: Paris is in France.", "Paris is in France."),
         ('The final verbalisation is: "Paris is in France."', "Paris is in France."),
-        # Cut off by max new tokens before the bracket closed: the text so far.
-        ("The final verbalization is: [Paris is in", "Paris is in"),
         # The last marker wins (models sometimes restate the instruction first).
         ("The final verbalization is: [x]\nThe final verbalization is: [Paris.]", "Paris."),
         ("The final verbalization is: [Paris [the city] is in France.]",
@@ -62,11 +60,20 @@ def test_parse_reply_takes_the_text_after_the_marker(reply: str, text: str) -> N
     assert parsed.ok and parsed.text == text
 
 
-@pytest.mark.parametrize("reply", ["Paris is in France.", "", "The final verbalization is: []",
-                                   "The final verbalization is:   "])
-def test_missing_marker_or_empty_answer_is_flagged(reply: str) -> None:
+@pytest.mark.parametrize(("reply", "reason"), [
+    ("Paris is in France.", "no answer marker"),
+    ("", "empty reply"),
+    ("The final verbalization is: []", "nothing inside"),
+    ("The final verbalization is:   ", "nothing after"),
+    # Cut off by max new tokens before the bracket closed: the text so far stays in the
+    # raw reply only, never stored as a parsed text.
+    ("The final verbalization is: [Paris is in", "cut off inside the brackets"),
+    ("\x00\x01PK\x03\x04", "binary"),
+])
+def test_missing_marker_or_empty_answer_is_flagged(reply: str, reason: str) -> None:
     parsed = parse_reply(reply)
     assert not parsed.ok and parsed.text is None
+    assert reason in parsed.reason
 
 
 def test_seq2seq_input_marks_head_relation_tail() -> None:

@@ -13,6 +13,7 @@ import pytest
 from core.store import SessionStore
 from core.store.models import DataUnit, ModelRun, Verbalisation
 from core.verbalise.job import imported_category, select_units
+from core.verbalise.prompts import parse_reply
 from core.verbalise.runs import (
     RunOverview,
     UnitOutput,
@@ -23,6 +24,8 @@ from core.verbalise.runs import (
     units_overview,
 )
 from tests.core.verbalise.conftest import add_units
+
+NO_MARKER = parse_reply("no marker").reason
 
 
 @pytest.fixture
@@ -76,7 +79,8 @@ def test_unit_outputs_in_language_then_candidate_order(session) -> None:
     assert found == UnitOutputs("u0", (
         UnitOutput("en", 0, "Paris is in France.",
                    "The final verbalization is: [Paris is in France.]", True),
-        UnitOutput("en", 1, "", "no marker", False),  # unparsable: text "", raw kept
+        # Unparsable: text "", raw kept, and why.
+        UnitOutput("en", 1, "", "no marker", False, NO_MARKER),
         UnitOutput("it", 0, "Parigi è in Francia.",
                    "La verbalizzazione finale è: [Parigi è in Francia.]", True),
         UnitOutput("es", 0, "París está en Francia.",
