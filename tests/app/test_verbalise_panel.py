@@ -224,7 +224,10 @@ def test_a_broken_model_folder_shows_the_error_and_starts_no_run(
     panel.error_label.clear()
     assert controller.verbalise.run() is None
     assert "model.safetensors is truncated" in panel.error_label.text()
-    assert controller.runner.active == {} and counts(controller) == (0, 0)
+    # Panels' housekeeping jobs (loading scores, demo data) may still run on a busy
+    # machine; what matters is that no verbalise job was started.
+    assert not [h for h in controller.runner.active.values() if h.job.kind == "verbalise"]
+    assert counts(controller) == (0, 0)
     assert panel.run_button.isEnabled()
 
 
