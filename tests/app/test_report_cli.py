@@ -102,3 +102,17 @@ def test_annotators_list_and_add(capsys: pytest.CaptureFixture[str],
     status, out, _ = run(capsys, "annotators", "--session", path, "--json")
     names = [a["name"] for a in json.loads(out)]
     assert status == 0 and names == ["ana", "ben", "cleo", "dora", "Eve"]
+
+
+def test_annotations_weighted_flag(capsys: pytest.CaptureFixture[str],
+                                   report_session: ReportSession) -> None:
+    path = str(report_session.path)
+    status, out, _ = run(capsys, "annotations", "--session", path, "--json")
+    plain = json.loads(out)
+    status, out, _ = run(capsys, "annotations", "--session", path, "--weighted", "--json")
+    weighted = json.loads(out)
+    # No unit of the fixture has a sampling weight: every item counts 1, figures agree.
+    assert status == 0 and weighted["weighted"] and not plain["weighted"]
+    assert weighted["overall"]["adequacy_yes"] == pytest.approx(plain["overall"]["adequacy_yes"])
+    status, out, _ = run(capsys, "annotations", "--session", path, "--weighted")
+    assert status == 0 and "weighted by its sampling weight" in out
