@@ -116,3 +116,18 @@ def test_annotations_weighted_flag(capsys: pytest.CaptureFixture[str],
     assert weighted["overall"]["adequacy_yes"] == pytest.approx(plain["overall"]["adequacy_yes"])
     status, out, _ = run(capsys, "annotations", "--session", path, "--weighted")
     assert status == 0 and "weighted by its sampling weight" in out
+
+
+def test_report_study_references_and_datasets(capsys: pytest.CaptureFixture[str],
+                                              report_session: ReportSession) -> None:
+    path = str(report_session.path)
+    status, out, _ = run(capsys, "report", "--session", path, "--study-references", "split",
+                         "--json")
+    assert status == 0
+    tables = {t["name"]: t for t in json.loads(out)["tables"]}
+    assert tables["study_split"]["columns"][:4] == ["model", "type", "lang", "refs"]
+    status, out, _ = run(capsys, "report", "--session", path, "--study-references", "pooled")
+    assert status == 0 and "== Study table (gold and silver references pooled) ==" in out
+    # Every unit of the fixture was built in the app: one dataset, nothing to compare.
+    status, out, _ = run(capsys, "report", "--session", path, "--by", "dataset")
+    assert status == 0 and "by dataset: nothing to compare; the session has only Wikidata" in out
