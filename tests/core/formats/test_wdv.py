@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from core.formats import EXPORT_FORMATS, IMPORT_FORMATS, FormatError, detect_format
 from core.annotation import adequacy_majority as majority
 from core.annotation import aggregates
+from core.formats import EXPORT_FORMATS, IMPORT_FORMATS, FormatError, detect_format
 from core.formats.wdv import export_wdv, import_wdv, item_id
 from core.store import SessionStore
 from core.store.models import Annotation, Annotator, DataUnit, ModelRun, UnitTriple, Verbalisation
