@@ -410,3 +410,21 @@ def test_sampling_weight_reads_only_positive_numbers() -> None:
                 {"record": {"sampling_weight": True}}, {"record": {"sampling_weight": 0}},
                 {"record": {"sampling_weight": float("nan")}}, {"record": []}):
         assert sampling_weight(bad) is None
+
+
+@pytest.mark.parametrize(("claim", "votes", "majority", "percentage"), [
+    # Votes and the figures WDV stored for them, from the WDV repository's
+    # crowdsourced_campaign_sampled_df_verbalised_english.csv (adequacy, adequacy_maj,
+    # adequacy_perc). Ties between Yes and No went to No.
+    ("Minna Airport | elevation above sea level | 834 foot", [1, 1, 2, 0, 0], NO, 0.4),
+    ("Michael J. Adams | conflict | Korean War", [1, 0, 2, 0, 1], NO, 0.4),
+    ("Buzz Aldrin | conflict | Korean War", [1, 0, 1, 0, 1], NO, 0.4),
+    ("Billy Bones | narrative role | supporting character", [1, 0, 0, 2, 0], YES, 0.6),
+    ("Naval Outlying Field Coupeville | operator | United States Navy", [0, 0, 0, 2, 1],
+     YES, 0.6),
+])
+def test_items_as_wdv_stored_them(claim: str, votes: list[int], majority: int,
+                                  percentage: float) -> None:
+    agg = wdv_aggregates([], votes)
+    assert agg["adequacy_majority_voted"] == majority, claim
+    assert agg["adequacy_percentage"] == pytest.approx(percentage), claim
