@@ -226,8 +226,9 @@ class AnnotateController(QObject):
         if store is None:
             return
         try:
-            by_category = aggregate_annotations(store, by=("category",))
-            by_tier = aggregate_annotations(store, by=("tier",))
+            weighted = self.panel.weighted_check.isChecked()
+            by_category = aggregate_annotations(store, by=("category",), weighted=weighted)
+            by_tier = aggregate_annotations(store, by=("tier",), weighted=weighted)
             golden = golden_accuracy(store)
         except UserFacingError as error:
             self.panel.show_no_agreement(str(error))

@@ -139,6 +139,7 @@ class UnitsController(QObject):
             per_entity=options["per_entity"], shapes=[options["shape"]],
             sizes=[options["size"]], seed=options["seed"],
             filters=self.panel.filter_settings(), limit_entities=options["limit_entities"],
+            parallel=bool(options.get("parallel", False)),
         )
         handle = self.app.run_job(job)
         handle.succeeded.connect(lambda outcome: self._sampled(outcome.result))

@@ -46,7 +46,7 @@ _KIND_NOTES = {
 class VerbaliseController(QObject):
     def __init__(self, app: AppController, panel: VerbalisePanel,
                  units: UnitsController | None = None) -> None:
-        from core.verbalise.prompts import default_templates
+        from core.verbalise.prompts import DEFAULT_PRESET, PRESETS, default_templates
 
         super().__init__(panel)
         self.app, self.panel, self.units = app, panel, units
@@ -66,7 +66,8 @@ class VerbaliseController(QObject):
         self._save_timer.setInterval(800)
         self._save_timer.timeout.connect(self.save_settings)
 
-        panel.set_default_templates(default_templates())
+        panel.set_presets({name: (label, default_templates(preset=name))
+                           for name, label in PRESETS.items()}, DEFAULT_PRESET)
         panel.model_changed.connect(self.model_changed)
         panel.add_folder_requested.connect(self.add_folder)
         panel.rescan_requested.connect(self.rescan)
@@ -228,9 +229,11 @@ class VerbaliseController(QObject):
             if not url.startswith(("http://", "https://")):
                 raise UserFacingError(f"{url!r} is not an http(s) URL")
             return open_verbaliser(url, params, templates,
-                                   server_model=settings["server_model"] or None)
+                                   server_model=settings["server_model"] or None,
+                                   prompt_preset=settings["prompt_preset"])
         return open_verbaliser(spec, params, templates, device=settings["device"],
-                               dtype=settings["dtype"])
+                               dtype=settings["dtype"], prompt_preset=settings["prompt_preset"],
+                               task_prefix=settings["seq2seq_prefix"] or None)
 
     # -- units and preview -----------------------------------------------------------------
     def refresh_units(self) -> list[tuple[int, str]]:
@@ -270,7 +273,10 @@ class VerbaliseController(QObject):
             if kind in ("causal", "openai"):
                 # The edited templates, checked ({triples} once) as a run would.
                 verbaliser.set_templates(  # type: ignore[attr-defined]
-                    self.panel.edited_templates())
+                    self.panel.edited_templates(), self.panel.prompt_preset())
+            if kind == "seq2seq":
+                verbaliser.set_task_prefix(  # type: ignore[attr-defined]
+                    self.panel.settings()["seq2seq_prefix"] or None)
             if kind == "template":
                 output = verbaliser.verbalise([VerbaliseRequest(None, lang, triples, "")])
                 text = (f"Input (the triples; no prompt):\n{verbaliser.prompt_for(triples, lang)}"

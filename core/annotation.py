@@ -874,12 +874,70 @@ class AnnotationQueue:
 # -- aggregation and agreement ---------------------------------------------------------------
 
 
-def item_aggregates(fluency: Sequence[int], adequacy: Sequence[int]) -> dict[str, Any]:
-    """Fluency mean and median, adequacy majority vote (ties to the lower code, Yes first,
-    as WDV) and share of Yes (0-1)."""
-    from core.formats.wdv import aggregates
+# Adequacy answers from the most cautious to the least: a tie goes to the first of them.
+CAUTION_ORDER = (NOT_SURE, NO, YES)
 
+
+def adequacy_majority(votes: Sequence[int]) -> int | None:
+    """The item's adequacy answer as WDV computed it (METHODS §9).
+
+    The answer given by more than half of the votes (a strict majority); without one,
+    the most cautious of the answers with the most votes (Not sure over No over Yes).
+    With WDV's five votes per item that is exactly "a tie goes to the most cautious of
+    the tied answers": ``[0, 0, 1, 1, 2]`` gives No, ``[0, 0, 2, 2, 1]`` Not sure.
+    None without votes."""
+    if not votes:
+        return None
+    counts = Counter(int(v) for v in votes)
+    answer, n = counts.most_common(1)[0]
+    if n * 2 > len(votes):
+        return answer
+    best = max(counts.values())
+    return next(code for code in CAUTION_ORDER if counts.get(code) == best)
+
+
+def adequacy_percentage(votes: Sequence[int], majority: int | None = None) -> float | None:
+    """Share of Yes votes (0-1; Not sure counts as not Yes), and 0 when the item's
+    majority (:func:`adequacy_majority`) is Not sure, as WDV computed it. None without
+    votes."""
+    if not votes:
+        return None
+    if majority is None:
+        majority = adequacy_majority(votes)
+    if majority == NOT_SURE:
+        return 0.0
+    return sum(1 for v in votes if int(v) == YES) / len(votes)
+
+
+def aggregates(fluency: Sequence[int], adequacy: Sequence[int]) -> dict[str, Any]:
+    """One item's aggregates under WDV's names: fluency mean and median, adequacy
+    majority (:func:`adequacy_majority`) and percentage (:func:`adequacy_percentage`).
+
+    The one definition used by the annotation summaries, the report and the WDV export."""
+    import statistics
+
+    majority = adequacy_majority(adequacy)
+    return {
+        "fluency_mean": statistics.fmean(fluency) if fluency else None,
+        "fluency_median": float(statistics.median(fluency)) if fluency else None,
+        "adequacy_majority_voted": majority,
+        "adequacy_percentage": adequacy_percentage(adequacy, majority),
+    }
+
+
+def item_aggregates(fluency: Sequence[int], adequacy: Sequence[int]) -> dict[str, Any]:
+    """:func:`aggregates` of one item's ratings (kept under this name for callers)."""
     return aggregates(list(fluency), list(adequacy))
+
+
+def sampling_weight(attributes: Any) -> float | None:
+    """The ``sampling_weight`` of an imported WDV record (its stratified-sampling weight),
+    else None. Only a positive finite number counts."""
+    record = attributes.get("record") if isinstance(attributes, dict) else None
+    value = record.get("sampling_weight") if isinstance(record, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None
 
 
 def krippendorff_alpha(matrix: Sequence[Sequence[float]] | np.ndarray, level: str) -> float | None:
@@ -933,7 +991,8 @@ class ItemAggregate:
     fluency_mean: float | None
     fluency_median: float | None
     adequacy_majority: int | None
-    adequacy_yes: float | None  # share of Yes among the item's adequacy ratings
+    adequacy_yes: float | None  # WDV's adequacy percentage: share of Yes (0 if majority Not sure)
+    weight: float | None = None  # the unit's WDV sampling_weight, when it has one
 
     def group(self, dimension: str) -> str:
         return str(getattr(self, dimension))
@@ -957,6 +1016,7 @@ class GroupAggregate:
     pooled_adequacy_yes: float | None
     alpha_fluency: float | None = None
     alpha_adequacy: float | None = None
+    weighted: bool = False  # per-item figures weighted by sampling weight (WDV per theme)
 
     @property
     def label(self) -> str:
@@ -975,6 +1035,7 @@ class AnnotationSummary:
     groups: list[GroupAggregate]
     items: list[ItemAggregate] = field(default_factory=list)
     agreement: bool = True
+    weighted: bool = False
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -1021,10 +1082,16 @@ def _load_ratings(store: Any) -> tuple[list[_Rated], dict[ItemRef, dict[str, Any
 
 
 def _group_aggregate(group: tuple[tuple[str, str], ...], items: list[ItemAggregate],
-                     ratings: list[_Rated], agreement: bool) -> GroupAggregate:
+                     ratings: list[_Rated], agreement: bool,
+                     weighted: bool = False) -> GroupAggregate:
     def mean(values: Iterable[float | None]) -> float | None:
-        kept = [v for v in values if v is not None]
-        return float(np.mean(kept)) if kept else None
+        # Per-item figures averaged, each item once; weighted: by its sampling weight
+        # (an item without one counts with weight 1).
+        pairs = [(v, (i.weight or 1.0) if weighted else 1.0)
+                 for v, i in zip(values, items, strict=True) if v is not None]
+        if not pairs:
+            return None
+        return float(np.average([v for v, _ in pairs], weights=[w for _, w in pairs]))
 
     fluency = [r.fluency for r in ratings if r.fluency is not None]
     adequacy = [r.adequacy for r in ratings if r.adequacy is not None]
@@ -1041,19 +1108,23 @@ def _group_aggregate(group: tuple[tuple[str, str], ...], items: list[ItemAggrega
         fluency_mean=mean(i.fluency_mean for i in items),
         fluency_median=mean(i.fluency_median for i in items),
         adequacy_yes=mean(i.adequacy_yes for i in items),
-        majority_yes=(sum(m == YES for m in majorities) / len(majorities)) if majorities
-        else None,
+        majority_yes=mean(None if i.adequacy_majority is None
+                          else float(i.adequacy_majority == YES) for i in items)
+        if majorities else None,
         pooled_fluency_mean=float(np.mean(fluency)) if fluency else None,
         pooled_adequacy_yes=(adequacy.count(YES) / len(adequacy)) if adequacy else None,
-        alpha_fluency=alpha_f, alpha_adequacy=alpha_a)
+        alpha_fluency=alpha_f, alpha_adequacy=alpha_a, weighted=weighted)
 
 
 def aggregate_annotations(store: Any, by: Sequence[str] = (), *, agreement: bool = True,
-                          models: Sequence[str] = (), langs: Sequence[str] = ()
-                          ) -> AnnotationSummary:
+                          models: Sequence[str] = (), langs: Sequence[str] = (),
+                          weighted: bool = False) -> AnnotationSummary:
     """Per-item aggregates, and group figures for each value (combination) of ``by``.
 
     ``by`` names dimensions of :data:`GROUP_DIMENSIONS`; golden answers are left out.
+    Group figures average the per-item figures, each item once (METHODS §9); with
+    ``weighted`` each item counts by its WDV ``sampling_weight`` instead (items without
+    one count 1), as WDV's weighted per-theme figures. Pooled figures stay unweighted.
     """
     wrong = [d for d in by if d not in GROUP_DIMENSIONS]
     if wrong:
@@ -1081,10 +1152,11 @@ def aggregate_annotations(store: Any, by: Sequence[str] = (), *, agreement: bool
             tier=c["tier"], subtier=c["sub_tier"], ratings=len(rs),
             fluency_mean=agg["fluency_mean"], fluency_median=agg["fluency_median"],
             adequacy_majority=agg["adequacy_majority_voted"],
-            adequacy_yes=agg["adequacy_percentage"]))
+            adequacy_yes=agg["adequacy_percentage"],
+            weight=sampling_weight(c["unit"].attributes)))
     items.sort(key=lambda i: (i.item.kind, i.item.id))
     all_ratings = [r for rs in per_item.values() for r in rs]
-    overall = _group_aggregate((), items, all_ratings, agreement)
+    overall = _group_aggregate((), items, all_ratings, agreement, weighted)
     groups: list[GroupAggregate] = []
     if by:
         buckets: dict[tuple[str, ...], list[ItemAggregate]] = defaultdict(list)
@@ -1096,8 +1168,8 @@ def aggregate_annotations(store: Any, by: Sequence[str] = (), *, agreement: bool
             members = buckets[key]
             rs = [r for item in members for r in per_item[item.item]]
             groups.append(_group_aggregate(tuple(zip(by, key, strict=True)), members, rs,
-                                           agreement))
-    return AnnotationSummary(tuple(by), overall, groups, items, agreement)
+                                           agreement, weighted))
+    return AnnotationSummary(tuple(by), overall, groups, items, agreement, weighted)
 
 
 def per_item_values(store: Any) -> dict[int, dict[str, float]]:
@@ -1124,7 +1196,9 @@ __all__ = [
     "ItemRef", "QueueFilter", "QueueItem", "QueueProgress", "Rating", "SavedRating",
     "StoredRating", "add_annotator", "aggregate_annotations", "build_queue",
     "clear_golden_answer", "find_annotator", "golden_accuracy", "golden_answers",
-    "item_aggregates", "krippendorff_alpha", "list_annotators", "per_item_values",
+    "CAUTION_ORDER", "adequacy_majority", "adequacy_percentage", "aggregates",
+    "item_aggregates", "krippendorff_alpha", "sampling_weight", "list_annotators",
+    "per_item_values",
     "promote_correction", "rating_of", "reliability_matrix", "save_rating",
     "set_golden_answer", "undo_last_rating", "undo_rating", "validate_rating",
 ]

@@ -19,13 +19,21 @@ import numpy as np
 from core.claim_filters import ClaimFilterSettings, drop_reasons
 from core.jobs import Job, JobContext
 from core.store import SessionStore
-from core.unit_builder import UnitDraft, claim_triple, label_index, render_unit, save_unit
+from core.unit_builder import (
+    UnitDraft,
+    claim_triple,
+    label_index,
+    parallel_languages,
+    render_unit,
+    save_unit,
+)
 from core.units import MAX_SIZE, MIN_SIZE, Shape, Triple, unit_structure
 from core.wikidata.records import LANGUAGES, ClaimRecord, EntityDetails
 
 SHAPES: tuple[str, ...] = tuple(s.value for s in Shape)
 SIZES: tuple[int, ...] = tuple(range(MIN_SIZE, MAX_SIZE + 1))
 _ATTEMPTS = 8  # random restarts before a shape/size is declared impossible for an entity
+NOT_PARALLEL = "not parallel (a label missing in {langs})"
 
 Details = Mapping[str, EntityDetails]
 
@@ -164,10 +172,15 @@ def sample_units(
     filters: ClaimFilterSettings = ClaimFilterSettings(),  # noqa: B008 - frozen, shared
     category: str | None = None,
     tiers: Mapping[str, tuple[str | None, str | None]] | None = None,
+    parallel: Sequence[str] = (),
 ) -> SampleResult:
     """Up to ``per_entity`` distinct units per entity, each of a shape and size drawn from
     ``shapes`` × ``sizes``; when the draw cannot be built the other combinations are
-    tried in a random order before the entity is skipped."""
+    tried in a random order before the entity is skipped.
+
+    ``parallel`` (e.g. ``("en", "it", "es")``, as TailNLG's units are): only units where
+    every subject, predicate and object has a label in each of these languages (METHODS
+    §5); a draw that is not parallel counts as one that cannot be built."""
     unknown = [s for s in shapes if s not in _BUILDERS]
     if unknown or not shapes:
         raise ValueError(f"unknown shapes {unknown}: use {', '.join(SHAPES)}")
@@ -175,6 +188,12 @@ def sample_units(
         raise ValueError(f"sizes must be in {MIN_SIZE}..{MAX_SIZE}, got {list(sizes)}")
     if per_entity < 1:
         raise ValueError("per_entity must be at least 1")
+    unknown_langs = [lang for lang in parallel if lang not in LANGUAGES]
+    if unknown_langs:
+        raise ValueError(f"parallel languages must be among {', '.join(LANGUAGES)}, "
+                         f"got {unknown_langs}")
+    labels = label_index(details_by_qid) if parallel else {}
+    not_parallel = NOT_PARALLEL.format(langs=", ".join(parallel))
     rng = np.random.default_rng(seed)
     combos = [(shape, size) for shape in shapes for size in sizes]
     tiers = tiers or {}
@@ -190,22 +209,37 @@ def sample_units(
         made: list[int] = []
         seen: set[frozenset[Triple]] = set()
         first_reason = ""
+        saw_not_parallel = False  # a unit could be built, but not a parallel one
         for _ in range(per_entity):
             claims = None
             for index in rng.permutation(len(combos)):
                 shape, size = combos[int(index)]
-                try:
-                    candidate = _build(shape, qid, size, details_by_qid, filters, rng)
-                except _Impossible as why:
-                    first_reason = first_reason or str(why)
-                    continue
-                if frozenset(claim_triple(c) for c in candidate) not in seen:
-                    claims = candidate
+                # A draw that is not parallel is drawn again (a few times) before the
+                # shape and size are given up: one unlabelled claim must not sink an entity.
+                for _attempt in range(_ATTEMPTS if parallel else 1):
+                    try:
+                        candidate = _build(shape, qid, size, details_by_qid, filters, rng)
+                        if parallel and not set(parallel) <= parallel_languages(render_unit(
+                                UnitDraft(qid, tuple(candidate)), details_by_qid, parallel,
+                                labels=labels)):
+                            raise _Impossible(not_parallel)
+                    except _Impossible as why:
+                        first_reason = first_reason or str(why)
+                        saw_not_parallel = saw_not_parallel or str(why) == not_parallel
+                        if str(why) == not_parallel:
+                            continue
+                        break
+                    if frozenset(claim_triple(c) for c in candidate) not in seen:
+                        claims = candidate
+                    break
+                if claims is not None:
                     break
             if claims is None:
                 reason = first_reason if not made else "no further distinct unit"
                 if len(combos) > 1 and not made:
                     reason = "no requested shape and size"
+                if saw_not_parallel and not made:
+                    reason = not_parallel
                 skipped[reason] += 1
                 if not made:
                     skipped_entities[qid] = reason
@@ -263,13 +297,16 @@ def sample_job(
     filters: ClaimFilterSettings = ClaimFilterSettings(),  # noqa: B008 - frozen, shared
     limit_entities: int | None = None,
     langs: Sequence[str] = LANGUAGES,
+    parallel: bool = False,
 ) -> Job[SampleSummary]:
     """Sample units for the members of ``category`` held in the session and save them.
 
     Details come from the session cache; with a ``source`` the missing ones are fetched
     (and kept). Members are taken in QID order, after the tier filter (a tier or a
     sub-tier name), up to ``limit_entities``. Chains and mixed units follow item values
-    up to ``max(sizes) - 1`` steps from each member."""
+    up to ``max(sizes) - 1`` steps from each member. With ``parallel`` only units with
+    every label present in each of ``langs`` are saved (TailNLG's are parallel in en, it
+    and es)."""
     from core.category_tiers import load_member_tiers
     from core.wikidata.cache import load_category
 
@@ -310,7 +347,7 @@ def sample_job(
             result = sample_units(
                 details, [qid], per_entity=per_entity, shapes=shapes, sizes=sizes,
                 seed=seed * 1_000_003 + n, filters=filters, category=category,
-                tiers=member_tiers,
+                tiers=member_tiers, parallel=tuple(langs) if parallel else (),
             )
             skipped.update(result.skipped)
             labels = label_index(details)
@@ -329,6 +366,6 @@ def sample_job(
         kind="units.sample",
         params={"category": category, "source": source_name, "tiers": sorted(tiers or ()),
                 "per_entity": per_entity, "shapes": list(shapes), "sizes": list(sizes),
-                "seed": seed, "limit_entities": limit_entities},
+                "seed": seed, "limit_entities": limit_entities, "parallel": parallel},
     )
     return job

@@ -443,6 +443,11 @@ class AnnotatePanel(QWidget):
         self.agreement_note.setWordWrap(True)
         refresh = QPushButton("Refresh")
         refresh.clicked.connect(self.agreement_requested)
+        self.weighted_check = QCheckBox("Weighted by sampling weight")
+        self.weighted_check.setToolTip(
+            "Group figures weight each item by its WDV record's sampling_weight (WDV's "
+            "weighted per-theme figures; an item without one counts 1)")
+        self.weighted_check.toggled.connect(lambda _on: self.agreement_requested.emit())
         self.groups_table = _table(AGREEMENT_COLUMNS)
         self.golden_table = _table(GOLDEN_COLUMNS)
         self.items_table = _table(ITEM_COLUMNS)
@@ -465,6 +470,7 @@ class AnnotatePanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         head = QHBoxLayout()
         head.addWidget(self.agreement_note, 1)
+        head.addWidget(self.weighted_check)
         head.addWidget(refresh)
         layout.addLayout(head)
         layout.addWidget(splitter, 1)

@@ -74,6 +74,14 @@ DIMENSION_CHOICES = (
     ("model", "Model"),
     ("quality", "References: gold vs silver"),
     ("category", "Category"),
+    ("dataset", "Dataset: TailNLG vs WebNLG (and WDV, Wikidata)"),
+)
+# The study table's references: (label, study_quality, study_references).
+STUDY_REFS = (
+    ("gold", "gold", "quality"),
+    ("silver", "silver", "quality"),
+    ("gold + silver pooled (TailNLG Table 2)", "gold", "pooled"),
+    ("gold, silver split (Tables 7-10)", "gold", "split"),
 )
 # Metrics where a lower value is the better one (the headline says which side is worse).
 LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination"})
@@ -432,9 +440,13 @@ class ReportPanel(QWidget):
         self.alpha_spin.setToolTip("A difference is marked when the averaged p is below this")
         self.seed_spin = _spin(0, 2**31 - 1, DEFAULT_SEED, "Seed of the random samples")
         self.quality_combo = QComboBox()
-        self.quality_combo.addItems(["gold", "silver"])
-        self.quality_combo.setToolTip("References of the study table, the headlines and the "
-                                      "plots (gold and silver are never mixed)")
+        for label, quality, references in STUDY_REFS:
+            self.quality_combo.addItem(label, f"{quality}:{references}")
+        self.quality_combo.setToolTip(
+            "References of the study table, the headlines and the plots. Pooled: the study "
+            "table takes gold and silver references together (TailNLG's Table 2); split: a "
+            "row per quality (its Tables 7-10); headlines and plots then use gold. "
+            "Comparisons never mix gold and silver.")
         self.statistic_combo = QComboBox()
         self.statistic_combo.addItems(["mean", "median"])
         self.statistic_combo.setToolTip("Statistic of the study table's cells")
@@ -738,7 +750,10 @@ class ReportPanel(QWidget):
                          "sample_size": self.sample_spin.value(),
                          "alpha": round(self.alpha_spin.value(), 6),
                          "seed": self.seed_spin.value(),
-                         "study_quality": self.quality_combo.currentText(),
+                         "study_quality": str(self.quality_combo.currentData()
+                                              or "gold:quality").split(":")[0],
+                         "study_references": str(self.quality_combo.currentData()
+                                                 or "gold:quality").split(":")[1],
                          "statistic": self.statistic_combo.currentText()},
         }
 

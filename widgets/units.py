@@ -19,6 +19,7 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -405,6 +406,10 @@ class SampleDialog(QDialog):
                      "long_tail_es"):
             self.tier.addItem(tier.replace("_", " "), tier)
         self.limit = _spin(1, 1_000_000, 100)
+        self.parallel = QCheckBox("Only parallel units (every label in en, it and es)")
+        self.parallel.setToolTip("As TailNLG's units are: a unit is kept only when every "
+                                 "subject, predicate and object has a label in English, "
+                                 "Italian and Spanish (METHODS §5)")
         form = QFormLayout(self)
         form.addRow("Shape", self.shape)
         form.addRow("Size (triples)", self.size)
@@ -412,6 +417,7 @@ class SampleDialog(QDialog):
         form.addRow("Entities of tier", self.tier)
         form.addRow("At most entities", self.limit)
         form.addRow("Seed", self.seed)
+        form.addRow(self.parallel)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -424,6 +430,7 @@ class SampleDialog(QDialog):
             "shape": self.shape.currentText(), "size": self.size.value(),
             "per_entity": self.per_entity.value(), "seed": self.seed.value(),
             "tier": self.tier.currentData(), "limit_entities": self.limit.value(),
+            "parallel": self.parallel.isChecked(),
         }
 
 

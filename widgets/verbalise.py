@@ -64,6 +64,7 @@ DEFAULTS: dict[str, Any] = {
     "dtype": "auto", "candidates": 3, "temperature": 0.7, "top_p": 0.9,
     "max_new_tokens": 256, "num_beams": 3, "seed": 0, "batch_size": 8, "scope": "all",
     "tier": None, "category": None, "langs": list(LANGUAGES), "resume": True,
+    "prompt_preset": "tailnlg", "seq2seq_prefix": "",
 }
 _RED = QBrush(QColor("#c23b22"))
 _TAB_MODEL, _TAB_PROMPT, _TAB_UNITS, _TAB_RESULTS = range(4)
@@ -192,6 +193,12 @@ class VerbalisePanel(QWidget):
         self.max_new_tokens = _spin(1, 8192, DEFAULTS["max_new_tokens"])
         self.num_beams = _spin(1, 32, DEFAULTS["num_beams"])
         self.num_beams.setToolTip("Beam width of seq2seq models (at least the candidates)")
+        self.task_prefix = QLineEdit()
+        self.task_prefix.setToolTip(
+            "What a seq2seq model reads before the <H> <R> <T> triples (empty: WDV's "
+            "'translate from Graph to Text: '); {language} becomes the language's name. "
+            "Recorded with the run.")
+        self.task_prefix.textChanged.connect(self._on_prefix_changed)
         self.seed = _spin(0, 2_147_483_647, DEFAULTS["seed"])
         self.batch_size = _spin(1, 1024, DEFAULTS["batch_size"])
         self.batch_size.setToolTip("Units per generate call; halved on out-of-memory")
@@ -228,6 +235,7 @@ class VerbalisePanel(QWidget):
         gen_form.addRow("Top-p", self.top_p)
         gen_form.addRow("Max new tokens", self.max_new_tokens)
         gen_form.addRow("Beams (seq2seq)", self.num_beams)
+        gen_form.addRow("Task prefix (seq2seq)", self.task_prefix)
         gen_form.addRow("Seed", self.seed)
         gen_form.addRow("Batch size", self.batch_size)
         generation.setLayout(gen_form)
@@ -239,6 +247,14 @@ class VerbalisePanel(QWidget):
         self.preview_unit.setToolTip("The unit whose prompt is previewed; follows the unit "
                                      "selected in the Units panel")
         self.preview_unit.activated.connect(self._on_unit_picked)
+        self.preset_combo = _combo()
+        self.preset_combo.setToolTip(
+            "The bundled prompts the templates start from: the TailNLG study's Appendix H "
+            "texts, verbatim (Draetta et al., 2026, CC BY 4.0), or TailLens's own wording. "
+            "Templates you edited stay as they are.")
+        self.preset_combo.currentIndexChanged.connect(self._on_preset_changed)
+        self._presets: dict[str, dict[str, str]] = {}
+        self._preset = "tailnlg"
         self.template_tabs = QTabWidget()
         self.template_edits: dict[str, QPlainTextEdit] = {}
         for lang in LANGUAGES:
@@ -264,6 +280,10 @@ class VerbalisePanel(QWidget):
         template_layout = QVBoxLayout(template_box)
         template_layout.setContentsMargins(0, 0, 0, 0)
         template_layout.addWidget(QLabel("<b>Prompt template</b> (edited ones go into the run)"))
+        preset_row = QHBoxLayout()
+        preset_row.addWidget(QLabel("Preset"))
+        preset_row.addWidget(self.preset_combo, 1)
+        template_layout.addLayout(preset_row)
         template_layout.addWidget(self.template_tabs, 1)
         reset_row = QHBoxLayout()
         reset_row.addWidget(self.template_note, 1)
@@ -434,6 +454,23 @@ class VerbalisePanel(QWidget):
         self.model_combo.setCurrentIndex(max(0, self._model_index(current)))
         self.model_combo.blockSignals(False)
         self._update_model_widgets()
+
+    def set_presets(self, presets: Mapping[str, tuple[str, Mapping[str, str]]],
+                    current: str) -> None:
+        """The prompt presets: name -> (label, bundled template per language); ``current``
+        is shown and its templates fill the editors."""
+        self._presets = {name: dict(texts) for name, (_label, texts) in presets.items()}
+        self.preset_combo.blockSignals(True)
+        self.preset_combo.clear()
+        for name, (label, _texts) in presets.items():
+            self.preset_combo.addItem(label, name)
+        self.preset_combo.setCurrentIndex(max(0, self.preset_combo.findData(current)))
+        self.preset_combo.blockSignals(False)
+        self._preset = current
+        self.set_default_templates(self._presets.get(current, {}))
+
+    def prompt_preset(self) -> str:
+        return self._preset
 
     def set_default_templates(self, templates: Mapping[str, str]) -> None:
         """The bundled templates ("Reset to default" goes back to them)."""
@@ -610,6 +647,8 @@ class VerbalisePanel(QWidget):
             "tier": self.tier_combo.currentData(), "category": self.category_combo.currentData(),
             "langs": [lang for lang, check in self.lang_checks.items() if check.isChecked()],
             "resume": self.resume_check.isChecked(), "templates": self.edited_templates(),
+            "prompt_preset": self.prompt_preset(),
+            "seq2seq_prefix": self.task_prefix.text(),
         }
 
     def apply_settings(self, settings: Mapping[str, Any]) -> None:
@@ -638,6 +677,12 @@ class VerbalisePanel(QWidget):
             for lang, check in self.lang_checks.items():
                 check.setChecked(lang in values["langs"])
             self.resume_check.setChecked(bool(values["resume"]))
+            self.task_prefix.setText(str(values["seq2seq_prefix"]))
+            preset = str(values["prompt_preset"])
+            if preset in self._presets:
+                self._preset = preset
+                self._defaults = dict(self._presets[preset])
+                self.preset_combo.setCurrentIndex(self.preset_combo.findData(preset))
             templates = settings.get("templates") or {}
             for lang, edit in self.template_edits.items():
                 edit.blockSignals(True)
@@ -666,6 +711,7 @@ class VerbalisePanel(QWidget):
         self.candidates.setEnabled(kind != "template")
         self.max_new_tokens.setEnabled(kind != "template")
         self.num_beams.setEnabled(kind == "seq2seq")
+        self.task_prefix.setEnabled(kind == "seq2seq")
         self.model_combo.setToolTip(self.model_combo.itemData(
             self.model_combo.currentIndex(), Qt.ItemDataRole.ToolTipRole) or "")
 
@@ -678,6 +724,28 @@ class VerbalisePanel(QWidget):
     def _changed(self, *_args: Any) -> None:
         if not self._restoring:
             self.settings_changed.emit()
+
+    def _on_prefix_changed(self, _text: str) -> None:
+        if not self._restoring:
+            self.preview_requested.emit()
+            self.settings_changed.emit()
+
+    def _on_preset_changed(self, _index: int) -> None:
+        """Another preset: templates still at the old preset's text take the new one's;
+        edited templates stay."""
+        preset = self.preset_combo.currentData()
+        if self._restoring or preset is None or preset == self._preset:
+            return
+        old, new = self._defaults, self._presets.get(preset, {})
+        self._preset, self._defaults = preset, dict(new)
+        for lang, edit in self.template_edits.items():
+            if edit.toPlainText() == old.get(lang) and lang in new:
+                edit.blockSignals(True)
+                edit.setPlainText(new[lang])
+                edit.blockSignals(False)
+        self._update_template_note()
+        self.template_edited.emit(self.preview_lang())
+        self.settings_changed.emit()
 
     def _on_template_edited(self, lang: str) -> None:
         self._update_template_note()
@@ -696,7 +764,8 @@ class VerbalisePanel(QWidget):
         if edited and not text:
             text = "Edited: " + ", ".join(edited)
         elif not text:
-            text = "The bundled templates (resources/prompts)."
+            text = ("The bundled templates (resources/prompts; "
+                    f"{self.preset_combo.currentText() or self._preset}).")
         self.template_note.setText(text)
         for index, lang in enumerate(LANGUAGES):
             self.template_tabs.setTabText(index, f"{lang} *" if lang in edited else lang)

@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     annotations.add_argument("--agreement", action="store_true",
                              help="Krippendorff's alpha per group and overall")
     annotations.add_argument("--items", action="store_true", help="list per-item aggregates")
+    annotations.add_argument("--weighted", action="store_true",
+                             help="weight each item's figures by its WDV sampling_weight "
+                             "(WDV's weighted per-theme figures; items without one count 1)")
     annotations.add_argument("--golden", action="store_true",
                              help="each annotator's accuracy on golden items")
     annotations.add_argument("--json", action="store_true", help="print JSON")
@@ -52,7 +55,8 @@ def run_annotations(args: argparse.Namespace) -> int:
 
     by = tuple(dict.fromkeys(args.by or ()))
     with SessionStore.open(args.session) as store:
-        summary = aggregate_annotations(store, by=by, agreement=args.agreement)
+        summary = aggregate_annotations(store, by=by, agreement=args.agreement,
+                                        weighted=args.weighted)
         golden = golden_accuracy(store) if args.golden else []
     if not summary.items:
         raise UserFacingError(
@@ -60,7 +64,8 @@ def run_annotations(args: argparse.Namespace) -> int:
             "Annotate panel, or import WDV records with their crowd scores.")
     if args.json:
         payload = {
-            "by": list(by), "agreement": args.agreement, "columns": list(summary.columns),
+            "by": list(by), "agreement": args.agreement, "weighted": summary.weighted,
+            "columns": list(summary.columns),
             "overall": asdict(summary.overall) | {"label": summary.overall.label},
             "groups": [asdict(g) | {"label": g.label} for g in summary.groups],
         }
@@ -77,8 +82,11 @@ def run_annotations(args: argparse.Namespace) -> int:
 
     print_table(Table("annotations", "Human ratings" + (f" by {', '.join(by)}" if by else ""),
                       summary.columns, tuple(tuple(r) for r in summary.rows()),
-                      note="figures average per-item aggregates (each item once); pooled_* "
-                           "pool every rating; adequacy_yes and majority_yes are shares 0-1"))
+                      note=("figures average per-item aggregates, each item weighted by its "
+                            "sampling weight" if summary.weighted else
+                            "figures average per-item aggregates (each item once)")
+                      + "; pooled_* pool every rating; adequacy_yes (WDV's adequacy "
+                        "percentage) and majority_yes are shares 0-1"))
     if args.items:
         for i in summary.items:
             print(f"{i.item.kind} {i.item.id:>6}  {i.model:<16} {i.lang} {i.tier:<10} "

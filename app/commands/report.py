@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category")
+DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,6 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="compare only these two groups (e.g. head long_tail_it)")
     report.add_argument("--quality", choices=("gold", "silver"), default="gold",
                         help="references of the study table and plots (default gold)")
+    report.add_argument("--study-references", choices=("quality", "pooled", "split"),
+                        default="quality",
+                        help="the study table's references: quality = --quality's only "
+                        "(default); pooled = gold and silver together (TailNLG's Table 2); "
+                        "split = a row per quality (its Tables 7-10)")
     report.add_argument("--statistic", choices=("mean", "median"), default="mean",
                         help="statistic of the study table's cells (default mean)")
     report.add_argument("--repetitions", type=int, default=10,
@@ -84,7 +89,7 @@ def run_report(args: argparse.Namespace) -> int:
 
     settings = Settings(repetitions=args.repetitions, sample_size=args.sample_size,
                         seed=args.seed, alpha=args.alpha, study_quality=args.quality,
-                        statistic=args.statistic)
+                        statistic=args.statistic, study_references=args.study_references)
     by = tuple(dict.fromkeys(args.by or ["tier"]))
     pairs = [tuple(args.groups)] if args.groups else None
     with SessionStore.open(args.session) as store:

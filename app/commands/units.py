@@ -36,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "SPARQL endpoint URL to fetch details the session lacks")
     sample.add_argument("--contact", help="e-mail or URL for the User-Agent sent to endpoints")
     sample.add_argument("--limit-entities", type=int, help="at most this many members")
+    sample.add_argument("--parallel", action="store_true",
+                        help="only parallel units: every subject, predicate and object "
+                        "labelled in en, it and es (as TailNLG's units are)")
     sample.add_argument("--json", action="store_true", help="print JSON")
     sample.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sample.set_defaults(handler=run_sample)
@@ -74,7 +77,7 @@ def run_sample(args: argparse.Namespace) -> int:
         job = sample_job(
             store, source, args.category, tiers=args.tier, per_entity=args.per_entity,
             shapes=tuple(args.shape or SHAPES), sizes=sizes, seed=args.seed,
-            limit_entities=args.limit_entities,
+            limit_entities=args.limit_entities, parallel=args.parallel,
         )
         summary = run_in_terminal(job, quiet=args.quiet)
     if args.json:

@@ -39,6 +39,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verbalise.add_argument("--prompt-template", action="append", default=[],
                            metavar="LANG=FILE", help="use FILE as the LANG prompt template "
                            "(must contain {triples}; repeatable)")
+    verbalise.add_argument("--prompt-preset", default="tailnlg", choices=("tailnlg", "taillens"),
+                           help="bundled prompts: tailnlg = the TailNLG study's Appendix H "
+                           "texts, verbatim (default); taillens = TailLens's own wording")
+    verbalise.add_argument("--seq2seq-prefix", metavar="TEXT",
+                           help="task prefix of a seq2seq model, before the <H> <R> <T> "
+                           "triples (default WDV's 'translate from Graph to Text: '; "
+                           "{language} becomes the language's name); recorded with the run")
     resume = verbalise.add_mutually_exclusive_group()
     resume.add_argument("--resume", type=int, metavar="RUN_ID",
                         help="continue this run (same model and parameters)")
@@ -99,7 +106,8 @@ def run_verbalise(args: argparse.Namespace) -> int:
         # Built before the session is touched: a missing or broken model fails here.
         verbaliser = open_verbaliser(args.model, params, templates, device=args.device,
                                      dtype=args.dtype, server_model=args.server_model,
-                                     **options)
+                                     prompt_preset=args.prompt_preset,
+                                     task_prefix=args.seq2seq_prefix, **options)
     except PromptError as exc:
         raise UserFacingError(str(exc)) from None
     with SessionStore.open(args.session) as store:

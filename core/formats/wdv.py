@@ -17,7 +17,9 @@ Mapping (one single-triple data unit per record):
   the anonymous annotator ``wdv-worker-{i+1}`` (created once, reused by later imports).
 
 Export recomputes the aggregates (``fluency_mean``, ``fluency_median``,
-``adequacy_majority_voted``, ``adequacy_percentage``) from the session's annotations, so
+``adequacy_majority_voted``, ``adequacy_percentage``) from the session's annotations
+with :func:`core.annotation.aggregates` (WDV's rules: strict majority, ties to the most
+cautious answer, percentage 0 when the majority is Not sure), so
 ratings added in the app count; where a recomputed value equals the imported one the
 imported value is written as it was (``4`` stays ``4``, not ``4.0``). Units that are
 not one English triple are skipped and listed in the :class:`ExportReport`.
@@ -29,14 +31,14 @@ import codecs
 import json
 import math
 import re
-import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.annotation import ADEQUACY_LABELS, aggregates
 from core.formats.csv_export import category_of
 from core.formats.files import FormatError, atomic_output
 from core.formats.report import EntryError, ExportReport, ImportReport
@@ -46,8 +48,7 @@ UID_PREFIX = "wdv:"
 SYSTEM_NAME = "WDV"
 WORKER_NAME = "wdv-worker-{}"
 LAYOUT_VERSION = 1
-ADEQUACY_CODES = frozenset({0, 1, 2})  # 0 yes, 1 no, 2 not sure
-YES = 0
+ADEQUACY_CODES = frozenset(ADEQUACY_LABELS)  # 0 yes, 1 no, 2 not sure (core.annotation)
 
 # Fields with a column (or a row) of their own; everything else goes to attributes.
 LABEL_FIELDS = ("subject_label", "property_label", "object_label")
@@ -455,25 +456,6 @@ def _insert(db: Any, batch: list[ParsedRecord], file_name: str, run_id: int | No
 
 
 # -- export ---------------------------------------------------------------------------------
-
-
-def majority(votes: list[int]) -> int | None:
-    """The most frequent adequacy code; a tie goes to the lowest code (Yes before No)."""
-    if not votes:
-        return None
-    counts = Counter(votes)
-    best = max(counts.values())
-    return min(code for code, n in counts.items() if n == best)
-
-
-def aggregates(fluency: list[int], adequacy: list[int]) -> dict[str, Any]:
-    """Fluency mean and median, adequacy majority vote and share of Yes (0-1)."""
-    return {
-        "fluency_mean": statistics.fmean(fluency) if fluency else None,
-        "fluency_median": float(statistics.median(fluency)) if fluency else None,
-        "adequacy_majority_voted": majority(adequacy),
-        "adequacy_percentage": adequacy.count(YES) / len(adequacy) if adequacy else None,
-    }
 
 
 def _same(original: Any, computed: Any) -> bool:

@@ -47,6 +47,7 @@ SIGNIFICANT_MARK = "*"
 # Dimensions whose first group (in canonical order) is the baseline every other is
 # compared with; the others compare every pair when there are few groups.
 BASELINE_DIMENSIONS = frozenset({"tier", "subtier"})
+STUDY_REFERENCES = ("quality", "pooled", "split")
 ALL_PAIRS_UP_TO = 4
 
 
@@ -83,6 +84,9 @@ class Settings:
     alpha: float = DEFAULT_ALPHA
     study_quality: str = "gold"
     statistic: str = "mean"  # of the study table's cells: "mean" or "median"
+    # The study table's references: "quality" (study_quality's only), "pooled" (gold and
+    # silver together, TailNLG's Table 2) or "split" (a row per quality, its Tables 7-10).
+    study_references: str = "quality"
 
     def check(self) -> None:
         if self.repetitions < 1:
@@ -93,6 +97,9 @@ class Settings:
             raise UserFacingError("--alpha must lie between 0 and 1 (e.g. 0.05)")
         if self.statistic not in ("mean", "median"):
             raise UserFacingError("the study table's statistic is 'mean' or 'median'")
+        if self.study_references not in STUDY_REFERENCES:
+            raise UserFacingError("the study table's references are "
+                                  f"{', '.join(map(repr, STUDY_REFERENCES))}")
 
 
 @dataclass(frozen=True)
@@ -201,6 +208,7 @@ class StudyRow:
     type: str  # tier group: head / torso / long_tail
     lang: str
     cells: dict[str, StudyCell]
+    refs: str = ""  # split tables: the references' quality (gold / silver)
 
 
 @dataclass(frozen=True)
@@ -212,26 +220,36 @@ class StudyTable:
     the head row of the same model and language (the METHODS §8 protocol, p < alpha).
     """
 
-    quality: str
+    quality: str  # gold / silver, "pooled" or "split"
     statistic: str
     metrics: tuple[str, ...]
     rows: list[StudyRow]
 
     def table(self) -> Table:
-        columns = ("model", "type", "lang", *(metric_label(m) for m in self.metrics))
+        split = self.quality == "split"
+        keys = ("model", "type", "lang", "refs") if split else ("model", "type", "lang")
+        columns = (*keys, *(metric_label(m) for m in self.metrics))
         rows, marked = [], set()
         for r, row in enumerate(self.rows):
-            values: list[Any] = [row.model, row.type, row.lang]
+            values: list[Any] = [row.model, row.type, row.lang] + ([row.refs] if split else [])
             for c, metric in enumerate(self.metrics):
                 cell = row.cells.get(metric)
                 values.append(None if cell is None else cell.value)
                 if cell is not None and cell.significant:
-                    marked.add((r, 3 + c))
+                    marked.add((r, len(keys) + c))
             rows.append(tuple(values))
+        against = {"pooled": "gold and silver references pooled (an item scored against "
+                             "both counts once, their mean)",
+                   "split": "gold and silver references in separate rows (other metrics "
+                            "over the items that have references of the row's quality)"
+                   }.get(self.quality, f"{self.quality} references")
         note = (f"{self.statistic} of per-item scores; reference-based metrics against "
-                f"{self.quality} references; {SIGNIFICANT_MARK} p < alpha against head "
-                "(same model and language)")
-        return Table(f"study_{self.quality}", f"Study table ({self.quality} references)",
+                f"{against}; {SIGNIFICANT_MARK} p < alpha against head (same model and "
+                "language" + (" and references)" if split else ")"))
+        title = {"pooled": "gold and silver references pooled",
+                 "split": "gold and silver references split"}.get(
+                     self.quality, f"{self.quality} references")
+        return Table(f"study_{self.quality}", f"Study table ({title})",
                      columns, tuple(rows), frozenset(marked), note)
 
 
@@ -244,25 +262,32 @@ def study_table(frame: ScoreFrame, *, settings: Settings = Settings(),
     columns = tuple(m for m in (metrics or STUDY_METRICS) if m in present)
     if not columns:
         return None
-    values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
-    for o in frame.observations:
-        if o.metric not in columns or o.item.is_reference:
-            continue
-        if o.quality is not None and o.quality != settings.study_quality:
-            continue
-        values[(o.model, o.tier, o.lang, o.metric)].append(o.value)
-    keys = sorted({k[:3] for k in values}, key=lambda k: (
-        k[0], order_key("tier", k[1]), order_key("lang", k[2])))
+    mode = settings.study_references
+    # (model, tier, lang, refs, metric) -> per-item values; refs "" unless split.
+    values: dict[tuple[str, str, str, str, str], list[float]] = defaultdict(list)
+    if mode == "quality":
+        for o in frame.observations:
+            if o.metric not in columns or o.item.is_reference:
+                continue
+            if o.quality is not None and o.quality != settings.study_quality:
+                continue
+            values[(o.model, o.tier, o.lang, "", o.metric)].append(o.value)
+    else:
+        for (model, tier, lang, refs, metric), value in _study_items(
+                frame, columns, split=mode == "split"):
+            values[(model, tier, lang, refs, metric)].append(value)
+    keys = sorted({k[:4] for k in values}, key=lambda k: (
+        k[0], order_key("tier", k[1]), order_key("lang", k[2]), order_key("quality", k[3])))
     statistic = np.median if settings.statistic == "median" else np.mean
     rows = []
-    for model, tier, lang in keys:
+    for model, tier, lang, refs in keys:
         cells = {}
         for metric in columns:
-            data = values.get((model, tier, lang, metric))
+            data = values.get((model, tier, lang, refs, metric))
             if not data:
                 continue
             test = None
-            head = values.get((model, "head", lang, metric))
+            head = values.get((model, "head", lang, refs, metric))
             if tier != "head" and head:
                 test = mann_whitney_protocol(head, data, repetitions=settings.repetitions,
                                              sample_size=settings.sample_size,
@@ -270,8 +295,42 @@ def study_table(frame: ScoreFrame, *, settings: Settings = Settings(),
             cells[metric] = StudyCell(float(statistic(data)), len(data),
                                       test is not None and test.significant,
                                       None if test is None else test.p_value)
-        rows.append(StudyRow(model, tier, lang, cells))
-    return StudyTable(settings.study_quality, settings.statistic, columns, rows)
+        rows.append(StudyRow(model, tier, lang, cells, refs))
+    quality = settings.study_quality if mode == "quality" else mode
+    return StudyTable(quality, settings.statistic, columns, rows)
+
+
+def _study_items(frame: ScoreFrame, columns: Sequence[str], *, split: bool
+                 ) -> list[tuple[tuple[str, str, str, str, str], float]]:
+    """Per-item study values when gold and silver references are pooled or split.
+
+    Pooled: an item scored against both qualities counts once, with the mean of its
+    values. Split: a reference-based value goes to the row of its quality; a metric with
+    no references (PPL) goes to the row of each quality the item has references of."""
+    import numpy as np
+
+    by_item: dict[tuple[int, str], dict[str | None, float]] = defaultdict(dict)
+    contexts: dict[int, Any] = {}
+    qualities: dict[int, set[str]] = defaultdict(set)
+    for o in frame.observations:
+        if o.metric not in columns or o.item.is_reference:
+            continue
+        key = id(o.item)
+        contexts[key] = o.item
+        by_item[(key, o.metric)][o.quality] = o.value
+        if o.quality is not None:
+            qualities[key].add(o.quality)
+    out = []
+    for (key, metric), per_quality in by_item.items():
+        item = contexts[key]
+        head = (item.model, item.tier, item.lang)
+        if not split:
+            out.append(((*head, "", metric), float(np.mean(list(per_quality.values())))))
+        elif None in per_quality:
+            out += [((*head, q, metric), per_quality[None]) for q in sorted(qualities[key])]
+        else:
+            out += [((*head, q, metric), v) for q, v in per_quality.items()]
+    return out
 
 
 # -- the report ---------------------------------------------------------------------------------

@@ -13,7 +13,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.report.groups import UNKNOWN, category_name, model_name, subtier_group, tier_group
+from core.report.groups import (
+    UNKNOWN,
+    category_name,
+    dataset_name,
+    model_name,
+    subtier_group,
+    tier_group,
+)
 
 HUMAN_FLUENCY = "human_fluency"
 HUMAN_ADEQUACY = "human_adequacy"
@@ -39,6 +46,7 @@ class ItemContext:
     statement_count: int | None = None
     reference_id: int | None = None
     reference_quality: str | None = None  # gold / silver, of a reference text
+    dataset: str = UNKNOWN  # TailNLG / WebNLG / WDV / Wikidata (groups.dataset_name)
 
     @property
     def is_reference(self) -> bool:
@@ -171,14 +179,22 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[int, ItemContext]:
     """Every verbalisation's groups, by id (one query; a unit's category parsed once)."""
     from sqlalchemy import text
 
-    unit_categories: dict[int, str] = {}
+    unit_groups: dict[int, tuple[str, str]] = {}
+
+    def groups_of(row: Any) -> tuple[str, str]:
+        groups = unit_groups.get(row.unit_id)
+        if groups is None:
+            attributes = _attributes(row.attributes)
+            groups = (category_name(row.category_id, attributes, categories),
+                      dataset_name(attributes))
+            unit_groups[row.unit_id] = groups
+        return groups
 
     def category_of(row: Any) -> str:
-        category = unit_categories.get(row.unit_id)
-        if category is None:
-            category = category_name(row.category_id, _attributes(row.attributes), categories)
-            unit_categories[row.unit_id] = category
-        return category
+        return groups_of(row)[0]
+
+    def dataset_of(row: Any) -> str:
+        return groups_of(row)[1]
 
     contexts: dict[tuple[str, int], ItemContext] = {}
     for row in db.execute(text(_ITEMS_SQL)):
@@ -186,14 +202,15 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[int, ItemContext]:
             verbalisation_id=row.verbalisation_id, unit_id=row.unit_id, run_id=row.run_id,
             model=model_name(row.system_name, row.model_id), lang=row.lang or UNKNOWN,
             tier=tier_group(row.tier), subtier=subtier_group(row.tier, row.sub_tier),
-            category=category_of(row), statement_count=row.statement_count)
+            category=category_of(row), statement_count=row.statement_count,
+            dataset=dataset_of(row))
     for row in db.execute(text(_REFERENCES_SQL)):
         contexts[("r", row.reference_id)] = ItemContext(
             verbalisation_id=None, unit_id=row.unit_id, run_id=None, model=REFERENCES_MODEL,
             lang=row.lang or UNKNOWN, tier=tier_group(row.tier),
             subtier=subtier_group(row.tier, row.sub_tier), category=category_of(row),
             statement_count=row.statement_count, reference_id=row.reference_id,
-            reference_quality=row.quality)
+            reference_quality=row.quality, dataset=dataset_of(row))
     return contexts
 
 

@@ -15,7 +15,10 @@ SUBTIER_ORDER = ("head", "torso", "rare_claims", "long_tail", "long_tail_en", "l
                  "long_tail_es")
 LANG_ORDER = ("en", "it", "es")
 QUALITY_ORDER = ("gold", "silver")
-DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category")
+DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset")
+# Where a unit comes from: a benchmark file's format, else built from Wikidata in the app.
+DATASET_NAMES = {"tailnlg": "TailNLG", "webnlg": "WebNLG", "wdv": "WDV"}
+BUILT_DATASET = "Wikidata"
 HEAD_WORDS = frozenset({"head", "top_head"})
 UNKNOWN = "(none)"
 
@@ -28,11 +31,24 @@ def tier_group(tier: str | None) -> str:
 
 
 def subtier_group(tier: str | None, sub_tier: str | None) -> str:
-    """The sub-tier for long-tail units (long_tail_en/it/es, rare_claims), else the tier."""
+    """The sub-tier for long-tail units (long_tail_en/it/es), else the tier; TailNLG's
+    ``rare_claims`` (head entities with rarely stated claims, tier ``top_head``) is always
+    a group of its own, never folded into head."""
     group = tier_group(tier)
+    if sub_tier == "rare_claims":
+        return sub_tier
     if group == "head" or not sub_tier or sub_tier in HEAD_WORDS:
         return group
     return sub_tier
+
+
+def dataset_name(attributes: Any) -> str:
+    """The benchmark a unit was imported from (TailNLG, WebNLG, WDV: the ``format`` its
+    import recorded), else ``Wikidata`` for a unit built or sampled in the app."""
+    fmt = attributes.get("format") if isinstance(attributes, dict) else None
+    if isinstance(fmt, str) and fmt:
+        return DATASET_NAMES.get(fmt, fmt)
+    return BUILT_DATASET
 
 
 def model_name(system_name: str | None, model_id: str | None) -> str:

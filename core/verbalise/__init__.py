@@ -22,7 +22,10 @@ from core.verbalise.base import (
 )
 from core.verbalise.prompts import (
     ANSWER_MARKERS,
+    DEFAULT_PRESET,
+    DEFAULT_SEQ2SEQ_PREFIX,
     LANGUAGES,
+    PRESETS,
     ParsedReply,
     default_template,
     default_templates,
@@ -40,9 +43,15 @@ def open_verbaliser(
     device: str = "auto",
     dtype: str = "auto",
     server_model: str | None = None,
+    prompt_preset: str = DEFAULT_PRESET,
+    task_prefix: str | None = None,
     **server_options: object,
 ) -> Verbaliser:
     """The verbaliser for ``spec``: ``template``, a server URL, or a model folder / hub id.
+
+    ``prompt_preset`` picks the bundled prompts (:data:`PRESETS`: TailNLG's Appendix H by
+    default) that ``templates`` edit; ``task_prefix`` is a seq2seq model's task prefix
+    (None: WDV's ``translate from Graph to Text: ``). Both are recorded with the run.
 
     Cheap: checks the model folder (a missing or broken one raises a ``ModelError``
     with the reason) but loads no weights; the job calls ``load()``."""
@@ -55,18 +64,23 @@ def open_verbaliser(
         from core.verbalise.openai import OpenAIVerbaliser
 
         return OpenAIVerbaliser(text, server_model, params, templates,
+                                prompt_preset=prompt_preset,
                                 **server_options)  # type: ignore[arg-type]
     from core.models import SEQ2SEQ, check_model_folder, resolve_model
     from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 
     kind = check_model_folder(resolve_model(text))
     cls = Seq2SeqVerbaliser if kind == SEQ2SEQ else CausalVerbaliser
-    return cls(text, params, templates, device=device, dtype=dtype)
+    return cls(text, params, templates, device=device, dtype=dtype,
+               prompt_preset=prompt_preset, task_prefix=task_prefix)
 
 
 __all__ = [
     "ANSWER_MARKERS",
+    "DEFAULT_PRESET",
+    "DEFAULT_SEQ2SEQ_PREFIX",
     "LANGUAGES",
+    "PRESETS",
     "Candidate",
     "GenerationParams",
     "ParsedReply",

@@ -41,7 +41,9 @@ from core.models import (
 )
 from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
 from core.verbalise.prompts import (
+    DEFAULT_PRESET,
     LANGUAGES,
+    check_preset,
     linearise_graph,
     parse_reply,
     render_prompt,
@@ -61,7 +63,11 @@ class _LocalVerbaliser:
         *,
         device: str = "auto",
         dtype: str = "auto",
+        prompt_preset: str = DEFAULT_PRESET,
+        task_prefix: str | None = None,
     ) -> None:
+        self.prompt_preset = check_preset(prompt_preset)
+        self.task_prefix = task_prefix  # seq2seq only; None: the bundled (WDV's) prefix
         self.params = params or GenerationParams()
         self.params.check()
         # Cheap checks first: a broken folder fails here, before a run row exists.
@@ -79,15 +85,23 @@ class _LocalVerbaliser:
         self.templates = self._templates(templates)
 
     def _templates(self, overrides: Mapping[str, str] | None) -> dict[str, str]:
-        return templates_for(LANGUAGES, overrides)
+        return templates_for(LANGUAGES, overrides, self.prompt_preset)
 
-    def set_templates(self, overrides: Mapping[str, str] | None) -> None:
-        """Use the bundled templates with ``overrides`` (lang -> template) from now on.
+    def set_templates(self, overrides: Mapping[str, str] | None,
+                      prompt_preset: str | None = None) -> None:
+        """Use the preset's bundled templates with ``overrides`` (lang -> template) from now
+        on (``prompt_preset`` None: keep the preset).
 
         The panel's live preview edits templates on a verbaliser it keeps (building one
         again would fingerprint the weights again). A bad template raises ``PromptError``
         and leaves the templates in use unchanged."""
-        self.templates = self._templates(overrides)
+        preset = self.prompt_preset if prompt_preset is None else check_preset(prompt_preset)
+        previous, self.prompt_preset = self.prompt_preset, preset
+        try:
+            self.templates = self._templates(overrides)
+        except Exception:
+            self.prompt_preset = previous
+            raise
 
     def fingerprint(self) -> str:
         return self._fingerprint
@@ -102,7 +116,8 @@ class _LocalVerbaliser:
         return None
 
     def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"model_path": str(self.path)}
+        info: dict[str, Any] = {"model_path": str(self.path),
+                                "prompt_preset": self.prompt_preset}
         if self.loaded is not None:
             info.update(device=self.loaded.device, dtype=self.loaded.dtype)
         else:
@@ -218,15 +233,23 @@ class Seq2SeqVerbaliser(_LocalVerbaliser):
 
     def _templates(self, overrides: Mapping[str, str] | None) -> dict[str, str]:
         # A seq2seq "template" is its task prefix; {triples} is not used.
-        prefixes = {lang: seq2seq_prefix(lang) for lang in LANGUAGES}
+        prefixes = {lang: seq2seq_prefix(lang, self.task_prefix) for lang in LANGUAGES}
         prefixes.update(overrides or {})
         return prefixes
+
+    def set_task_prefix(self, prefix: str | None) -> None:
+        """Use ``prefix`` (None: the bundled one, WDV's) from now on (the panel's preview)."""
+        self.task_prefix = prefix
+        self.templates = self._templates(None)
 
     def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
         return linearise_graph(triples, self.templates.get(lang, ""))
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
+        del info["prompt_preset"]  # no chat prompt: the task prefix is the setting
+        info["task_prefix"] = (self.task_prefix if self.task_prefix is not None
+                               else seq2seq_prefix("en"))
         info["num_beams"] = max(self.params.num_beams, self.params.candidates)
         return info
 

@@ -31,7 +31,14 @@ from typing import Any
 from core.errors import UserFacingError
 from core.jobs import JobCancelled
 from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
-from core.verbalise.prompts import LANGUAGES, parse_reply, render_prompt, templates_for
+from core.verbalise.prompts import (
+    DEFAULT_PRESET,
+    LANGUAGES,
+    check_preset,
+    parse_reply,
+    render_prompt,
+    templates_for,
+)
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
@@ -71,12 +78,14 @@ class OpenAIVerbaliser:
         api_key: str | None = None,
         logprobs: bool = True,
         sleep: Callable[[float], None] = time.sleep,
+        prompt_preset: str = DEFAULT_PRESET,
     ) -> None:
         self.params = params or GenerationParams()
         self.params.check()
         self.base_url = normalise_base_url(base_url)
         self.server_model = server_model
-        self.templates = templates_for(LANGUAGES, templates)
+        self.prompt_preset = check_preset(prompt_preset)
+        self.templates = templates_for(LANGUAGES, templates, self.prompt_preset)
         self.timeout_s, self.max_retries = timeout_s, max_retries
         self.backoff_s, self.max_wait_s = backoff_s, max_wait_s
         self.concurrency = max(1, concurrency)
@@ -105,13 +114,17 @@ class OpenAIVerbaliser:
         # server ignored ``n`` and the missing candidates are asked again) sends seed + k.
         return {"base_url": self.base_url, "server_model": self.server_model,
                 "timeout_s": self.timeout_s, "max_retries": self.max_retries,
-                "seed_per_request": "seed + k", "logprobs": self.logprobs}
+                "seed_per_request": "seed + k", "logprobs": self.logprobs,
+                "prompt_preset": self.prompt_preset}
 
-    def set_templates(self, overrides: Mapping[str, str] | None) -> None:
-        """Use the bundled templates with ``overrides`` (lang -> template) from now on (the
-        panel's live preview). A bad template raises ``PromptError`` and leaves the
-        templates in use unchanged."""
-        self.templates = templates_for(LANGUAGES, overrides)
+    def set_templates(self, overrides: Mapping[str, str] | None,
+                      prompt_preset: str | None = None) -> None:
+        """Use the preset's bundled templates with ``overrides`` (lang -> template) from now
+        on (the panel's live preview; ``prompt_preset`` None keeps the preset). A bad
+        template raises ``PromptError`` and leaves the templates in use unchanged."""
+        preset = self.prompt_preset if prompt_preset is None else check_preset(prompt_preset)
+        self.templates = templates_for(LANGUAGES, overrides, preset)
+        self.prompt_preset = preset
 
     def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
         return render_prompt(self.templates[lang], triples, lang)

@@ -1,7 +1,11 @@
 """Prompts, answer markers and reply parsing (METHODS §6).
 
 One editable template per language; ``{triples}`` in it is replaced by the unit's
-triples as ``[subject, predicate, object]`` lines. The reply is parsed after the fixed
+triples as ``[subject, predicate, object]`` lines. Templates come in presets
+(:data:`PRESETS`): the default is the TailNLG study's own prompts, verbatim from Appendix H
+of its paper (Draetta et al., 2026, CC BY 4.0) with the triples after the instructions;
+``taillens`` is TailLens's earlier wording. resources/prompts/ATTRIBUTION.txt says where
+each file comes from. The reply is parsed after the fixed
 answer marker the template asks for (``The final verbalization is: [ … ]`` and its
 Italian and Spanish equivalents, the same in the TailNLG study's Appendix H prompts),
 as instruction-tuned models write it (Markdown, fences, commentary: see
@@ -27,19 +31,48 @@ ANSWER_MARKERS: dict[str, str] = {
 }
 
 
+# Preset name -> what the panel and the CLI call it; files resources/prompts/<name>_<lang>.txt.
+PRESETS: dict[str, str] = {
+    "tailnlg": "TailNLG study (Appendix H, verbatim)",
+    "taillens": "TailLens wording",
+}
+DEFAULT_PRESET = "tailnlg"
+# WDV's graph-to-text input (Ribeiro et al.'s T5 convention): this, then <H> <R> <T> triples.
+DEFAULT_SEQ2SEQ_PREFIX = "translate from Graph to Text: "
+
+
 class PromptError(ValueError):
     pass
 
 
-def default_template(lang: str) -> str:
-    """The bundled template for ``lang`` (resources/prompts/<lang>.txt)."""
+def check_preset(preset: str) -> str:
+    if preset not in PRESETS:
+        raise PromptError(f"no prompt preset {preset!r}: choose from {', '.join(PRESETS)}")
+    return preset
+
+
+def default_template(lang: str, preset: str = DEFAULT_PRESET) -> str:
+    """The bundled template of ``preset`` for ``lang``
+    (resources/prompts/<preset>_<lang>.txt)."""
     if lang not in LANGUAGES:
         raise PromptError(f"no prompt template for language {lang!r}: use en, it or es")
-    return resource_path("prompts", f"{lang}.txt").read_text(encoding="utf-8")
+    check_preset(preset)
+    return resource_path("prompts", f"{preset}_{lang}.txt").read_text(encoding="utf-8")
 
 
-def default_templates(langs: Sequence[str] = LANGUAGES) -> dict[str, str]:
-    return {lang: default_template(lang) for lang in langs}
+def default_templates(langs: Sequence[str] = LANGUAGES,
+                      preset: str = DEFAULT_PRESET) -> dict[str, str]:
+    return {lang: default_template(lang, preset) for lang in langs}
+
+
+def preset_of(templates: Mapping[str, str]) -> str | None:
+    """The preset whose bundled texts ``templates`` are (every language given), else None
+    (edited templates)."""
+    for preset in PRESETS:
+        if templates and all(default_template(lang, preset) == text
+                             for lang, text in templates.items() if lang in LANGUAGES):
+            return preset
+    return None
 
 
 def check_template(template: str, lang: str) -> None:
@@ -62,9 +95,13 @@ def render_prompt(template: str, triples: Sequence[tuple[str, str, str]], lang: 
     return template.replace(PLACEHOLDER, triple_lines(triples)).strip()
 
 
-def seq2seq_prefix(lang: str) -> str:
-    """The task prefix of a T5-style graph-to-text model (resources/prompts/seq2seq_prefix.txt)."""
-    text = resource_path("prompts", "seq2seq_prefix.txt").read_text(encoding="utf-8")
+def seq2seq_prefix(lang: str, prefix: str | None = None) -> str:
+    """The task prefix of a T5-style graph-to-text model for ``lang``: ``prefix``, or the
+    bundled one (resources/prompts/seq2seq_prefix.txt: WDV's ``translate from Graph to
+    Text: ``). ``{language}`` in it becomes the language's English name (``translate
+    Graph to {language}: `` gives TailLens's earlier prefix)."""
+    text = prefix if prefix is not None else resource_path(
+        "prompts", "seq2seq_prefix.txt").read_text(encoding="utf-8")
     return text.replace("{language}", LANGUAGE_NAMES.get(lang, lang))
 
 
@@ -230,10 +267,12 @@ def parse_reply(reply: str | bytes) -> ParsedReply:
 
 
 def templates_for(
-    langs: Sequence[str], overrides: Mapping[str, str] | None = None
+    langs: Sequence[str], overrides: Mapping[str, str] | None = None,
+    preset: str = DEFAULT_PRESET,
 ) -> dict[str, str]:
-    """The templates a run uses: the bundled ones, replaced where the user edited one."""
-    templates = default_templates(langs)
+    """The templates a run uses: the preset's bundled ones, replaced where the user edited
+    one."""
+    templates = default_templates(langs, preset)
     for lang, text in (overrides or {}).items():
         if lang not in LANGUAGES:
             raise PromptError(f"no such language {lang!r} for a prompt template")

@@ -248,3 +248,23 @@ def test_diff_marks_insertions_and_deletions() -> None:
     assert "underline'>the capital of </span>" in html
     assert html.startswith("Rome is <span") and html.endswith("</span>Italy.")
     assert "&lt;b&gt;" in diff_html("x", "<b>")
+
+
+def test_agreement_tab_can_weight_items_by_sampling_weight(wired) -> None:
+    from sqlalchemy import select
+
+    from core.store.models import DataUnit
+
+    window, controller, annotate, panel = wired
+    with controller.store.unit_of_work() as db:
+        for unit in db.scalars(select(DataUnit)):
+            weight = 9.0 if unit.uid == "u5" else 1.0  # the worst-rated item weighs most
+            unit.attributes = {**(unit.attributes or {}), "record": {"sampling_weight": weight}}
+    panel.tabs.setCurrentIndex(1)
+    annotate.refresh_agreement()
+    plain = aggregate_annotations(controller.store).overall
+    heavy = aggregate_annotations(controller.store, weighted=True).overall
+    assert heavy.fluency_mean < plain.fluency_mean
+    assert panel.groups_table.item(0, 4).text() == f"{plain.fluency_mean:.2f}"
+    panel.weighted_check.setChecked(True)  # refreshes the tab
+    assert panel.groups_table.item(0, 4).text() == f"{heavy.fluency_mean:.2f}"

@@ -102,3 +102,32 @@ def test_annotators_list_and_add(capsys: pytest.CaptureFixture[str],
     status, out, _ = run(capsys, "annotators", "--session", path, "--json")
     names = [a["name"] for a in json.loads(out)]
     assert status == 0 and names == ["ana", "ben", "cleo", "dora", "Eve"]
+
+
+def test_annotations_weighted_flag(capsys: pytest.CaptureFixture[str],
+                                   report_session: ReportSession) -> None:
+    path = str(report_session.path)
+    status, out, _ = run(capsys, "annotations", "--session", path, "--json")
+    plain = json.loads(out)
+    status, out, _ = run(capsys, "annotations", "--session", path, "--weighted", "--json")
+    weighted = json.loads(out)
+    # No unit of the fixture has a sampling weight: every item counts 1, figures agree.
+    assert status == 0 and weighted["weighted"] and not plain["weighted"]
+    assert weighted["overall"]["adequacy_yes"] == pytest.approx(plain["overall"]["adequacy_yes"])
+    status, out, _ = run(capsys, "annotations", "--session", path, "--weighted")
+    assert status == 0 and "weighted by its sampling weight" in out
+
+
+def test_report_study_references_and_datasets(capsys: pytest.CaptureFixture[str],
+                                              report_session: ReportSession) -> None:
+    path = str(report_session.path)
+    status, out, _ = run(capsys, "report", "--session", path, "--study-references", "split",
+                         "--json")
+    assert status == 0
+    tables = {t["name"]: t for t in json.loads(out)["tables"]}
+    assert tables["study_split"]["columns"][:4] == ["model", "type", "lang", "refs"]
+    status, out, _ = run(capsys, "report", "--session", path, "--study-references", "pooled")
+    assert status == 0 and "== Study table (gold and silver references pooled) ==" in out
+    # Every unit of the fixture was built in the app: one dataset, nothing to compare.
+    status, out, _ = run(capsys, "report", "--session", path, "--by", "dataset")
+    assert status == 0 and "by dataset: nothing to compare; the session has only Wikidata" in out

@@ -273,3 +273,18 @@ def test_build_button_stays_off_while_a_build_runs(qtbot) -> None:
     assert not panel.build_button.isEnabled()
     panel.set_busy(False)
     assert panel.build_button.isEnabled()
+
+
+def test_study_references_and_dataset_choices(qtbot, wired) -> None:
+    window, controller = wired
+    panel = controller.report.panel
+    panel.set_dimensions(["dataset"])
+    panel.quality_combo.setCurrentIndex(panel.quality_combo.findData("gold:split"))
+    options = panel.options_dict()
+    assert options["by"] == ["dataset"]
+    assert options["settings"]["study_references"] == "split"
+    assert options["settings"]["study_quality"] == "gold"  # headlines and plots
+    options["settings"]["repetitions"] = 2
+    build(qtbot, controller.report, **options)
+    assert "study_split" in panel.pages
+    assert controller.report.view.report.settings.study_references == "split"

@@ -70,3 +70,25 @@ def test_sample_needs_members_and_checks_arguments(
     status, _, err = run(capsys, "units", "sample", "River", "--session", session,
                          "--size", "9")
     assert status == 2 and "--size must be 1..7" in err
+
+
+def test_sample_parallel_units_only(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    session = str(tmp_path / "s.taillens")
+    status, _, _ = run(capsys, "fetch", "River", "--session", session, "--limit", "200",
+                       "--quiet")
+    assert status == 0
+    common = ("units", "sample", "River", "--session", session, "--per-entity", "1",
+              "--shape", "chain", "--size", "2", "--seed", "1", "--limit-entities", "30",
+              "--source", "embedded", "--quiet", "--json")
+    status, out, _ = run(capsys, *common)
+    assert status == 0
+    status, out, _ = run(capsys, "units", "list", "--session", session, "--json")
+    free = json.loads(out)
+    assert any(set(u["parallel"]) != {"en", "it", "es"} for u in free)  # the demo has gaps
+    status, out, _ = run(capsys, *common, "--parallel")
+    assert status == 0
+    summary = json.loads(out)
+    status, out, _ = run(capsys, "units", "list", "--session", session, "--json")
+    parallel = json.loads(out)[len(free):]
+    assert parallel and len(parallel) == summary["units"]
+    assert all(set(u["parallel"]) == {"en", "it", "es"} for u in parallel)

@@ -113,3 +113,13 @@ def test_rule_switches_qid_entry_and_sampling(qtbot, wired) -> None:
     assert "units built from 10 entities" in window.last_message.text()
     assert {panel.units_model.item(r, 1).text() for r in range(panel.units_model.rowCount())} \
         == {"sibling"}
+
+
+def test_sample_dialog_offers_parallel_units(qtbot) -> None:
+    from widgets.units import SampleDialog
+
+    dialog = SampleDialog()
+    qtbot.addWidget(dialog)
+    assert dialog.values()["parallel"] is False
+    dialog.parallel.setChecked(True)
+    assert dialog.values()["parallel"] is True

@@ -130,3 +130,40 @@ def test_models_lists_folders(
     assert listed["tiny-llama"]["size_bytes"] > 10_000
     status, out, _ = run(capsys, "models", "--folder", str(tiny_seq2seq))
     assert "tiny-t5" in out and "seq2seq" in out and out.strip().endswith("1 model")
+
+
+def test_prompt_preset_and_seq2seq_prefix_are_recorded_with_the_run(
+    capsys: pytest.CaptureFixture[str], session: Path, tiny_causal_lm: Path,
+    tiny_seq2seq: Path
+) -> None:
+    from core.verbalise.prompts import default_template
+
+    common = ("verbalise", "--session", str(session), "--langs", "it", "--candidates", "1",
+              "--max-new-tokens", "2", "--device", "cpu", "--units", "tier:head", "--json",
+              "--quiet")
+    status, out, err = run(capsys, *common, "--model", str(tiny_causal_lm))
+    assert status == 0, err
+    default_run = json.loads(out)["run_id"]
+    status, out, err = run(capsys, *common, "--model", str(tiny_causal_lm),
+                           "--prompt-preset", "taillens")
+    assert status == 0, err
+    taillens_run = json.loads(out)["run_id"]
+    status, out, err = run(capsys, *common, "--model", str(tiny_seq2seq), "--beams", "1",
+                           "--seq2seq-prefix", "translate Graph to {language}: ")
+    assert status == 0, err
+    seq2seq_run = json.loads(out)["run_id"]
+    with SessionStore.open(session) as store, store.unit_of_work() as db:
+        first, second, third = (db.get(ModelRun, i)
+                                for i in (default_run, taillens_run, seq2seq_run))
+        assert first.parameters["prompt_preset"] == "tailnlg"
+        assert first.prompt_templates == {"it": default_template("it", "tailnlg")}
+        assert second.parameters["prompt_preset"] == "taillens"
+        assert second.prompt_templates == {"it": default_template("it", "taillens")}
+        assert third.parameters["task_prefix"] == "translate Graph to {language}: "
+        assert third.prompt_templates == {"it": "translate Graph to Italian: "}
+        prompt = db.scalar(select(Verbalisation.prompt).where(
+            Verbalisation.run_id == third.id).limit(1))
+        assert prompt.startswith("translate Graph to Italian: <H> ")
+    with pytest.raises(SystemExit) as stopped:
+        run(capsys, *common, "--model", str(tiny_causal_lm), "--prompt-preset", "other")
+    assert stopped.value.code == 2 and "invalid choice" in capsys.readouterr().err

@@ -87,8 +87,14 @@ def test_preview_shows_the_exact_prompt_and_follows_the_template(
     # The tokenizer loads as a job; the chat template then wraps the user turn.
     qtbot.waitUntil(lambda: "<|assistant|>" in panel.preview.toPlainText(), timeout=30_000)
     text = panel.preview.toPlainText()
-    assert text.startswith("<|user|>\nYou are given facts")
+    # The default preset: TailNLG's Appendix H, verbatim, the triples after it.
+    assert text.startswith("<|user|>\nIn English, structured data is commonly represented")
     assert "[Paris0, country, France]" in text
+    assert panel.prompt_preset() == "tailnlg"
+    # The other preset: unedited templates follow it, and the run records it.
+    panel.preset_combo.setCurrentIndex(panel.preset_combo.findData("taillens"))
+    assert panel.preview.toPlainText().startswith("<|user|>\nYou are given facts")
+    assert panel.edited_templates() == {} and panel.settings()["prompt_preset"] == "taillens"
 
     panel.template_edits["en"].setPlainText("Facts:\n{triples}\nSay it.")
     assert panel.preview.toPlainText() == (
@@ -170,6 +176,7 @@ def test_a_tiny_causal_run_completes_off_the_ui_thread(
                                                         str(tiny_causal_lm))
         assert run.prompt_templates == {"en": template}  # the edited template, as used
         assert run.parameters["max_new_tokens"] == 3 and run.parameters["units"] == "tier:head"
+        assert run.parameters["prompt_preset"] == "tailnlg"  # the preset edits start from
     # Unparsable replies are flagged, the raw reply is kept.
     assert panel.outputs_model.rowCount() == 2
     assert panel.outputs_model.item(0, 2).text().startswith("unparsable")
@@ -241,3 +248,36 @@ def test_summary_says_when_a_live_run_was_not_resumed() -> None:
     assert "Run 3 was not resumed (still running in process 42 on &lt;host&gt;)" in text
     assert "this is a new run" in text
     assert "not resumed" not in _summary_html(VerbaliseSummary(run_id=5), "finished")
+
+
+def test_seq2seq_task_prefix_field_previews_and_is_recorded(
+    qtbot, wired, tiny_seq2seq: Path
+) -> None:
+    window, controller, ids = wired
+    panel = controller.verbalise.panel
+    add_model(qtbot, controller, tiny_seq2seq, working=False)  # no chat template to load
+    assert panel.task_prefix.isEnabled()
+    # WDV's prefix by default, before the <H> <R> <T> triples.
+    assert panel.preview.toPlainText() == (
+        "translate from Graph to Text: <H> Paris0 <R> country <T> France")
+    panel.task_prefix.setText("translate Graph to {language}: ")
+    assert panel.preview.toPlainText().startswith("translate Graph to English: <H> Paris0")
+    panel.device.setCurrentText("cpu")
+    panel.candidates.setValue(1)
+    panel.num_beams.setValue(1)
+    panel.max_new_tokens.setValue(2)
+    for lang in ("it", "es"):
+        panel.lang_checks[lang].setChecked(False)
+    panel.scope_radios["tier"].setChecked(True)
+    panel.tier_combo.setCurrentIndex(panel.tier_combo.findData("head"))
+    handle = controller.verbalise.run()
+    assert handle is not None
+    qtbot.waitUntil(lambda: handle.done, timeout=60_000)
+    with controller.store.unit_of_work() as db:
+        run = db.scalars(select(ModelRun)).one()
+        assert run.parameters["task_prefix"] == "translate Graph to {language}: "
+        assert run.prompt_templates == {"en": "translate Graph to English: "}
+    # The setting is kept with the session's panel settings.
+    controller.verbalise.save_settings()
+    assert '"seq2seq_prefix": "translate Graph to {language}: "' in (
+        controller.store.get_meta("verbalise:settings") or "")

@@ -34,7 +34,7 @@ from core.annotation import (
     undo_last_rating,
     validate_rating,
 )
-from core.formats.wdv import aggregates as wdv_aggregates
+from core.annotation import aggregates as wdv_aggregates
 from core.formats.wdv import import_wdv
 from core.store import SessionStore
 from core.store.models import Annotation, UnitReference
@@ -277,12 +277,14 @@ def test_aggregates_of_the_fixture_by_hand(store: SessionStore) -> None:
     assert head.fluency_mean == pytest.approx((14 / 3 + 4 + 4) / 3)
     assert head.adequacy_yes == pytest.approx(2.5 / 3)
     assert head.pooled_fluency_mean == pytest.approx(30 / 7)
-    # tail items: u5 (2, 3, 1; No, No, Not sure), u6 (3, 2; Yes, No → tie goes to Yes)
+    # tail items: u5 (2, 3, 1; No, No, Not sure), u6 (3, 2; Yes, No → tie goes to No,
+    # the more cautious answer, as WDV)
     assert tail.fluency_mean == pytest.approx((2 + 2.5) / 2)
     assert tail.fluency_median == pytest.approx((2 + 2.5) / 2)
     assert tail.pooled_fluency_mean == pytest.approx(11 / 5)
     assert tail.adequacy_yes == pytest.approx(0.25) and tail.pooled_adequacy_yes == 0.2
-    assert tail.majority_yes == 0.5
+    assert tail.majority_yes == 0.0
+    assert [i.adequacy_majority for i in summary.items if i.tier == "long_tail"] == [NO, NO]
     assert summary.overall.items == 5 and summary.overall.annotators == 3
 
 
@@ -340,3 +342,89 @@ def test_wdv_crowd_ratings_aggregate_and_give_an_alpha(tmp_path: Path) -> None:
     assert summary.overall.alpha_adequacy == pytest.approx(krippendorff.alpha(
         matrix("adequacy_scores"), level_of_measurement="nominal"))
     assert summary.overall.alpha_fluency is not None
+
+
+# -- WDV's aggregation rules (METHODS §9) -------------------------------------------------
+
+
+@pytest.mark.parametrize(("votes", "majority", "percentage"), [
+    ([YES, YES, YES, NO, NOT_SURE], YES, 0.6),  # a strict majority
+    ([NO, NO, NO, YES, YES], NO, 0.4),
+    ([YES, YES, NO, NO, NOT_SURE], NO, 0.4),  # a tie: the more cautious answer
+    ([YES, YES, NOT_SURE, NOT_SURE, NO], NOT_SURE, 0.0),  # majority Not sure: 0
+    ([NO, NO, NOT_SURE, NOT_SURE, YES], NOT_SURE, 0.0),
+    ([NOT_SURE, NOT_SURE, NOT_SURE, YES, YES], NOT_SURE, 0.0),
+    ([YES, NO, NOT_SURE], NOT_SURE, 0.0),  # three-way tie
+    ([YES, NO], NO, 0.5),  # half is not a majority
+    ([YES, YES, NO, NOT_SURE], YES, 0.5),  # no majority, one answer has the most votes
+    ([YES], YES, 1.0),
+    ([], None, None),
+])
+def test_adequacy_majority_and_percentage_as_wdv(votes: list[int], majority: int | None,
+                                                 percentage: float | None) -> None:
+    from core.annotation import adequacy_majority, adequacy_percentage
+
+    assert adequacy_majority(votes) == majority
+    assert adequacy_majority(list(reversed(votes))) == majority  # order never matters
+    assert adequacy_percentage(votes) == (None if percentage is None
+                                          else pytest.approx(percentage))
+    agg = wdv_aggregates([3] * len(votes), votes)
+    assert agg["adequacy_majority_voted"] == majority
+
+
+def test_wdv_figures_are_recomputed_with_the_cautious_rules_and_weighted(
+        tmp_path: Path) -> None:
+    records = wdv_records()
+    # A tie between Yes and No, and a Not sure majority, with different sampling weights.
+    records[0]["annotations"]["adequacy_scores"] = [0, 0, 1, 1, 2]
+    records[1]["annotations"]["adequacy_scores"] = [2, 2, 2, 0, 0]
+    records[2]["annotations"]["adequacy_scores"] = [0, 0, 0]
+    for record, weight in zip(records, (1.0, 3.0, 6.0), strict=True):
+        record["sampling_weight"] = weight
+    path = write_wdv(tmp_path / "wdv.json", records)
+    with SessionStore.create(tmp_path / "w.taillens") as store:
+        import_wdv(store, path)
+        plain = aggregate_annotations(store, agreement=False)
+        weighted = aggregate_annotations(store, agreement=False, weighted=True)
+    assert [i.adequacy_majority for i in plain.items] == [NO, NOT_SURE, YES]
+    assert [i.adequacy_yes for i in plain.items] == pytest.approx([0.4, 0.0, 1.0])
+    assert [i.weight for i in plain.items] == [1.0, 3.0, 6.0]
+    assert plain.overall.adequacy_yes == pytest.approx((0.4 + 0.0 + 1.0) / 3)
+    assert plain.overall.majority_yes == pytest.approx(1 / 3)
+    assert not plain.weighted and weighted.weighted and weighted.overall.weighted
+    assert weighted.overall.adequacy_yes == pytest.approx((0.4 * 1 + 0.0 * 3 + 1.0 * 6) / 10)
+    assert weighted.overall.majority_yes == pytest.approx(6 / 10)
+    fluency = [sum(r["annotations"]["fluency_scores"]) / len(r["annotations"]["fluency_scores"])
+               for r in records]
+    assert weighted.overall.fluency_mean == pytest.approx(
+        (fluency[0] * 1 + fluency[1] * 3 + fluency[2] * 6) / 10)
+    # Pooled figures pool ratings and stay unweighted.
+    assert weighted.overall.pooled_adequacy_yes == plain.overall.pooled_adequacy_yes
+
+
+def test_sampling_weight_reads_only_positive_numbers() -> None:
+    from core.annotation import sampling_weight
+
+    assert sampling_weight({"record": {"sampling_weight": 2.5}}) == 2.5
+    for bad in (None, {}, {"record": {"sampling_weight": "3"}},
+                {"record": {"sampling_weight": True}}, {"record": {"sampling_weight": 0}},
+                {"record": {"sampling_weight": float("nan")}}, {"record": []}):
+        assert sampling_weight(bad) is None
+
+
+@pytest.mark.parametrize(("claim", "votes", "majority", "percentage"), [
+    # Votes and the figures WDV stored for them, from the WDV repository's
+    # crowdsourced_campaign_sampled_df_verbalised_english.csv (adequacy, adequacy_maj,
+    # adequacy_perc). Ties between Yes and No went to No.
+    ("Minna Airport | elevation above sea level | 834 foot", [1, 1, 2, 0, 0], NO, 0.4),
+    ("Michael J. Adams | conflict | Korean War", [1, 0, 2, 0, 1], NO, 0.4),
+    ("Buzz Aldrin | conflict | Korean War", [1, 0, 1, 0, 1], NO, 0.4),
+    ("Billy Bones | narrative role | supporting character", [1, 0, 0, 2, 0], YES, 0.6),
+    ("Naval Outlying Field Coupeville | operator | United States Navy", [0, 0, 0, 2, 1],
+     YES, 0.6),
+])
+def test_items_as_wdv_stored_them(claim: str, votes: list[int], majority: int,
+                                  percentage: float) -> None:
+    agg = wdv_aggregates([], votes)
+    assert agg["adequacy_majority_voted"] == majority, claim
+    assert agg["adequacy_percentage"] == pytest.approx(percentage), claim

@@ -98,3 +98,42 @@ def test_bad_arguments_are_refused() -> None:
         sample_units({}, [], shapes=("ring",))
     with pytest.raises(ValueError, match="sizes must be in"):
         sample_units({}, [], sizes=(8,))
+
+
+def test_parallel_sampling_keeps_only_units_labelled_in_every_language() -> None:
+    from core.sampler import NOT_PARALLEL
+    from core.unit_builder import UnitDraft, parallel_languages, render_unit
+    from core.wikidata.records import Term
+
+    def labels(item_id: str, langs: tuple[str, ...]) -> tuple[Term, ...]:
+        return tuple(Term(item_id, lang, "label", f"{item_id}-{lang}") for lang in langs)
+
+    everywhere = ("en", "it", "es")
+    terms = (labels("Q1", everywhere) + labels("P100", everywhere) + labels("P101", everywhere)
+             + labels("P102", ("en", "es")) + labels("Q2", ("en",)) + labels("P100", ()))
+    details = {
+        "Q1": EntityDetails("Q1", terms=terms, claims=tuple(
+            literal("Q1", f"P{100 + k}", f"v{k}", k) for k in range(3))),
+        "Q2": EntityDetails("Q2", terms=terms, claims=(literal("Q2", "P100", "w", 0),)),
+    }
+    free = [sample_units(details, ["Q1", "Q2"], shapes=("sibling",), sizes=(1,),
+                         per_entity=3, seed=seed) for seed in range(10)]
+    assert {d.claims[0].property_pid for r in free for d in r.drafts
+            if d.root_qid == "Q1"} == {"P100", "P101", "P102"}
+    assert all(any(d.root_qid == "Q2" for d in r.drafts) for r in free)
+    reason = NOT_PARALLEL.format(langs="en, it, es")
+    for seed in range(10):
+        result = sample_units(details, ["Q1", "Q2"], shapes=("sibling",), sizes=(1,),
+                              per_entity=3, parallel=everywhere, seed=seed)
+        # P102 has no Italian label and Q2 only an English one: never in a parallel unit,
+        # while Q1 always gives its parallel units.
+        pids = {d.claims[0].property_pid for d in result.drafts}
+        assert pids <= {"P100", "P101"} and {d.root_qid for d in result.drafts} == {"Q1"}
+        assert result.skipped_entities == {"Q2": reason}
+        assert result.skipped[reason] == 1
+        for draft in result.drafts:
+            assert parallel_languages(render_unit(draft, details)) == set(everywhere)
+    assert parallel_languages(render_unit(UnitDraft("Q2", details["Q2"].claims),
+                                          details)) == {"en"}
+    with pytest.raises(ValueError, match="parallel languages"):
+        sample_units(details, ["Q1"], parallel=("de",))

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from core.annotation import adequacy_majority as majority
+from core.annotation import aggregates
 from core.formats import EXPORT_FORMATS, IMPORT_FORMATS, FormatError, detect_format
-from core.formats.wdv import aggregates, export_wdv, import_wdv, item_id, majority
+from core.formats.wdv import export_wdv, import_wdv, item_id
 from core.store import SessionStore
 from core.store.models import Annotation, Annotator, DataUnit, ModelRun, UnitTriple, Verbalisation
 from tests.core.formats.conftest import table_digest
@@ -201,7 +203,7 @@ def test_helpers_and_registry(wdv_file: Path) -> None:
     assert item_id("Q5") == "Q5" and item_id({"id": "P31", "entity-type": "property"}) is None
     assert item_id({"entity-type": "item", "numeric-id": 7}) == "Q7"
     assert item_id("+31000") is None and item_id(None) is None
-    assert majority([1, 0, 1, 0]) == 0 and majority([]) is None
+    assert majority([1, 0, 1, 0]) == 1 and majority([]) is None  # a tie: No, not Yes
     assert aggregates([], [])["fluency_mean"] is None
     assert detect_format(wdv_file) == "wdv"
     assert IMPORT_FORMATS["wdv"].file_filter == "WDV JSON (*.json)"

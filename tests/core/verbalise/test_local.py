@@ -98,9 +98,13 @@ def test_exact_prompt_preview_needs_no_weights(tiny_causal_lm: Path) -> None:
     verbaliser = CausalVerbaliser(tiny_causal_lm)
     preview = verbaliser.exact_prompt(TRIPLES[:1], "es")
     assert verbaliser.loaded is None
-    assert preview.startswith("<|user|>\nSe te dan hechos")
-    assert "[Paris, country, France]" in preview
-    assert preview.endswith("La verbalización final es: [tu párrafo]\n<|assistant|>\n")
+    # The default prompts: TailNLG's Appendix H, the triples after the instructions.
+    assert preview.startswith("<|user|>\nEn español, los datos estructurados")
+    assert "La verbalización final es: [salida de verbalización]" in preview
+    assert preview.endswith("sin añadir nada más\n\n[Paris, country, France]\n<|assistant|>\n")
+    previous = CausalVerbaliser(tiny_causal_lm, prompt_preset="taillens")
+    assert previous.exact_prompt(TRIPLES[:1], "es").endswith(
+        "La verbalización final es: [tu párrafo]\n<|assistant|>\n")
 
 
 def test_set_templates_reaches_the_exact_prompt(tiny_causal_lm: Path) -> None:
@@ -126,7 +130,14 @@ def test_seq2seq_beam_search_over_marked_triples(tiny_seq2seq: Path) -> None:
     verbaliser = Seq2SeqVerbaliser(tiny_seq2seq, GenerationParams(candidates=3, max_new_tokens=4),
                                    device="cpu")
     requests = requests_for(verbaliser, [TRIPLES, TRIPLES[:1]])
-    assert requests[1].prompt == "translate Graph to English: <H> Paris <R> country <T> France"
+    # WDV's input: its prefix, then the <H> <R> <T>-marked triples; recorded as a setting.
+    assert requests[1].prompt == (
+        "translate from Graph to Text: <H> Paris <R> country <T> France")
+    assert verbaliser.describe()["task_prefix"] == "translate from Graph to Text: "
+    other = Seq2SeqVerbaliser(tiny_seq2seq, device="cpu", task_prefix="translate Graph to "
+                              "{language}: ")
+    assert other.prompt_for(TRIPLES[:1], "it").startswith("translate Graph to Italian: <H>")
+    assert other.describe()["task_prefix"] == "translate Graph to {language}: "
     results = verbaliser.verbalise(requests)
     assert [len(r) for r in results] == [3, 3]
     tokenizer = verbaliser.loaded.tokenizer

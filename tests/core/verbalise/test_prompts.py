@@ -77,6 +77,50 @@ def test_missing_marker_or_empty_answer_is_flagged(reply: str, reason: str) -> N
 
 
 def test_seq2seq_input_marks_head_relation_tail() -> None:
-    assert seq2seq_prefix("it") == "translate Graph to Italian: "
+    assert seq2seq_prefix("it") == "translate from Graph to Text: "  # WDV's, any language
+    assert seq2seq_prefix("it", "translate Graph to {language}: ") == (
+        "translate Graph to Italian: ")
     assert linearise_graph(TRIPLES, "p: ") == (
         "p: <H> Paris <R> country <T> France <H> Paris <R> mayor <T> Anne Hidalgo")
+
+
+APPENDIX_H = "/work/shared/data/tailnlg/prompts-appendix-h.txt"
+
+
+@pytest.mark.parametrize("lang", ["en", "it", "es"])
+def test_default_prompts_are_appendix_h_verbatim(lang: str) -> None:
+    from pathlib import Path
+
+    from core.verbalise.prompts import DEFAULT_PRESET, PRESETS, default_templates, preset_of
+
+    source = Path(APPENDIX_H)
+    if not source.exists():
+        pytest.skip(f"{APPENDIX_H} is not here")
+    text = source.read_text(encoding="utf-8")
+    template = default_template(lang)
+    assert DEFAULT_PRESET == "tailnlg" and set(PRESETS) == {"tailnlg", "taillens"}
+    instructions, _, rest = template.partition("\n\n{triples}")
+    assert rest == "\n" and instructions in text  # verbatim, line breaks included
+    heading = {"en": "English version", "it": "Italian version", "es": "Spanish version"}[lang]
+    assert text.index(heading) < text.index(instructions)
+    assert instructions.count("\n") >= 3 and ANSWER_MARKERS[lang] in instructions
+    # The previous wording stays a preset; the presets are told apart.
+    assert default_template(lang, "taillens") != template
+    assert preset_of(default_templates(preset="taillens")) == "taillens"
+    assert preset_of({lang: "edited {triples}"}) is None
+    with pytest.raises(PromptError, match="no prompt preset"):
+        default_template(lang, "nope")
+
+
+@pytest.mark.parametrize(("lang", "reply", "text"), [
+    ("en", "The final verbalization is: [Paris is in France.]", "Paris is in France."),
+    ("it", "La verbalizzazione finale è: [Parigi è in Francia.]", "Parigi è in Francia."),
+    ("es", "La verbalización final es: [París está en Francia.]", "París está en Francia."),
+])
+def test_replies_in_appendix_h_format_parse(lang: str, reply: str, text: str) -> None:
+    # A model that restates Appendix H's instruction before answering: the answer wins.
+    instruction = next(line for line in default_template(lang).splitlines()
+                       if ANSWER_MARKERS[lang] in line)
+    for candidate in (reply, f"{instruction}\n{reply}"):
+        parsed = parse_reply(candidate)
+        assert parsed.ok and parsed.text == text
