@@ -86,12 +86,21 @@ def _missing_files(folder: Path) -> list[str]:
 
 
 def _nltk_data_folders() -> list[Path]:
-    try:
-        import nltk.data
-    except ImportError:
-        return []
-    folders = [Path(str(p)) for p in nltk.data.path]
-    folders += [Path(p) for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+    """``corpora/wordnet`` in nltk's data folders: ``nltk.data.path`` where nltk is loaded,
+    else the same default list nltk builds (importing nltk takes seconds: not for a
+    dialog's note)."""
+    import sys
+
+    loaded = sys.modules.get("nltk.data")
+    if loaded is not None:
+        folders = [Path(str(p)) for p in loaded.path]
+    else:
+        folders = [Path(p) for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+        folders.append(Path("~/nltk_data").expanduser())
+        folders += [Path(sys.prefix) / sub for sub in
+                    ("nltk_data", "share/nltk_data", "lib/nltk_data")]
+        folders += [Path(p) for p in ("/usr/share/nltk_data", "/usr/local/share/nltk_data",
+                                      "/usr/lib/nltk_data", "/usr/local/lib/nltk_data")]
     return [f / "corpora" / "wordnet" for f in dict.fromkeys(folders)]
 
 
