@@ -492,8 +492,25 @@ def table_rows(result: CorrelationResult) -> list[tuple[Any, ...]]:
              r.spearman_p, r.kendall, r.kendall_p, r.note) for r in result.rows]
 
 
+def agreement_table(store: Any, request: CorrelationRequest | None = None) -> Any:
+    """The Report's "Metrics against human judgments" table (a ``core.report`` Table), or
+    None when the session has no text with both a human rating and a score."""
+    from core.report.compare import Table
+
+    try:
+        result = correlate(store, request)
+    except UserFacingError:
+        return None
+    if not result.rows:
+        return None
+    return Table("agreement", "Metrics against human judgments", TABLE_COLUMNS,
+                 tuple(table_rows(result)),
+                 note="Pearson r, Spearman ρ and Kendall τ-b with two-sided p-values; "
+                      + "; ".join(result.notes))
+
+
 __all__ = [
     "CorrelationRequest", "CorrelationResult", "CorrelationRow", "JudgmentError",
-    "JudgmentImport", "TABLE_COLUMNS", "coefficients", "correlate", "correlation_job",
-    "human_values", "import_webnlg_judgments", "parse_webnlg_file", "table_rows",
+    "JudgmentImport", "TABLE_COLUMNS", "agreement_table", "coefficients", "correlate",
+    "correlation_job", "human_values", "import_webnlg_judgments", "parse_webnlg_file", "table_rows",
 ]

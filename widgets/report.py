@@ -90,7 +90,7 @@ HEADERS = {
     "significant": "p < α", "lang": "language",
 }
 TAB_TITLES = {"counts": "Counts", "runs": "Runs", "signatures": "Signatures",
-              "annotations": "Human ratings"}
+              "annotations": "Human ratings", "agreement": "Metrics vs humans"}
 NOT_BUILT_MESSAGE = ("Press <b>Build report</b> to compare head and long tail on {metrics}.")
 NO_SESSION_MESSAGE = "Open a session to build a bias report."
 NO_SCORES_MESSAGE = (

@@ -291,6 +291,7 @@ class BiasReport:
     frame: ScoreFrame
     annotation_table: Table | None = None
     notes: list[str] = field(default_factory=list)
+    agreement_table: Table | None = None  # metrics against human judgments (core.correlate)
 
     def comparison_table(self, by: str) -> Table:
         rows = [comparison_row(c) for c in self.comparisons.get(by, [])]
@@ -332,6 +333,8 @@ class BiasReport:
         tables += [self.comparison_table(by) for by in self.by]
         if self.annotation_table is not None:
             tables.append(self.annotation_table)
+        if self.agreement_table is not None:
+            tables.append(self.agreement_table)
         tables += [self.runs_table(), self.signatures_table()]
         return tables
 
@@ -406,6 +409,9 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
         by=tuple(by), metrics=chosen, settings=settings, comparisons={},
         study=study_table(frame, settings=settings), frame=frame,
         annotation_table=_annotation_table(store))
+    from core.correlate import agreement_table
+
+    report.agreement_table = agreement_table(store)
     for done, dimension in enumerate(by, start=2):
         step(done, f"comparing by {dimension}")
         results = compare(frame, dimension, metrics=chosen, pairs=pairs, settings=settings)
