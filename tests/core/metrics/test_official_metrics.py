@@ -210,3 +210,16 @@ def test_the_scoring_job_stores_meteor_with_its_signature(webnlg_like, tmp_path:
             Score.metric == "meteor", Score.level == "sentence")).all()
     assert len(values) == UNITS and values.count(0.0) >= EMPTY
     assert corpus.value == pytest.approx(sum(values) / len(values))
+
+
+def test_an_empty_output_gets_bertscores_rule_of_zero_raw_scores() -> None:
+    from core.metrics.bertscore import BertScore, rescale
+
+    metric = BertScore(device="cpu")
+    empty, text = metric.sentence_scores([
+        ScoringItem("", "en", ("Rome is the capital of Italy.",)),
+        ScoringItem("Rome is the capital of Italy.", "en", ("Rome is the capital of Italy.",))])
+    assert empty.details["empty_text"] and empty.details["f1_raw"] == 0.0
+    baseline = empty.details.get("baseline_f")
+    assert empty.value == (rescale(0.0, baseline) if baseline is not None else 0.0)
+    assert text.value > empty.value and not text.details.get("empty_text")
