@@ -166,6 +166,16 @@ def load_wordnet(folder: Path) -> Any:
         return reader
 
 
+class _SynonymCache:
+    """The reader as nltk's METEOR uses it (``synsets(word)`` only), each word looked up
+    once: most of METEOR's time is WordNet look-ups of the same few thousand words."""
+
+    def __init__(self, reader: Any) -> None:
+        import functools
+
+        self.synsets = functools.lru_cache(maxsize=65536)(reader.synsets)
+
+
 class Meteor(CorpusFromSentences):
     """METEOR (nltk) per text; corpus = mean. Absent (None) without WordNet or in
     languages other than English."""
@@ -214,7 +224,7 @@ class Meteor(CorpusFromSentences):
         from nltk.translate.meteor_score import meteor_score
 
         if self._reader is None:
-            self._reader = load_wordnet(self.status.folder)  # type: ignore[arg-type]
+            self._reader = _SynonymCache(load_wordnet(self.status.folder))  # type: ignore[arg-type]
         values = []
         for item in items:
             if not item.references:
