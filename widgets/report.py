@@ -76,7 +76,7 @@ DIMENSION_CHOICES = (
     ("category", "Category"),
 )
 # Metrics where a lower value is the better one (the headline says which side is worse).
-LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination"})
+LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination", "ter"})
 MARK_BACKGROUND = QColor("#ffd866")
 MARK_FOREGROUND = QColor("#5c3b00")
 WORSE_COLOUR = "#b3261e"

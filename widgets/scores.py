@@ -150,7 +150,7 @@ def format_value(column: str, value: float | None) -> str:
     metric = metric_of(column)
     if metric == "hallucination":
         return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
-    if metric in ("bleu", "chrf++", "rouge1", "rouge2", "rougeL"):  # 0-100 scales
+    if metric in ("bleu", "chrf++", "ter", "meteor", "rouge1", "rouge2", "rougeL"):  # 0-100
         return f"{value:.1f}"
     if metric in ("ppl", "entity_ppl"):
         return f"{value:.2f}" if value < 1000 else f"{value:.3g}"

@@ -42,6 +42,7 @@ METRIC_LABELS = {
     "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "ppl": "PPL", "entity_ppl": "Entity PPL",
     "esa": "ESA", "hallucination": "Hallucinations", "similarity": "Graph–text sim.",
     "human_fluency": "Fluency (human)", "human_adequacy": "Adequacy (human, % Yes)",
+    "ter": "TER", "meteor": "METEOR",
 }
 SIGNIFICANT_MARK = "*"
 # Dimensions whose first group (in canonical order) is the baseline every other is
