@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
     from app.controller import AppController
     from app.jobrunner import JobHandle
+    from core.metrics.meteor import WordNetStatus
     from core.metrics.scoring import CorpusScore, SentenceScoreRow, StoredScore
     from core.models import ModelInfo
     from widgets.scores import ScoresPanel
@@ -412,11 +413,12 @@ class ScoresController(QObject):
         return lines
 
     # -- scoring -------------------------------------------------------------------------
-    def choices(self, found: Sequence[ModelInfo],
-                data: ScoresData | None = None) -> ScoreChoices:
+    def choices(self, found: Sequence[ModelInfo], data: ScoresData | None = None,
+                wordnet: WordNetStatus | None = None) -> ScoreChoices:
         """What the Score… dialog offers: the runs and languages last read (``data``, else
-        the cached read) and the models ``found`` on this machine. Pure: no session read,
-        no file-system scan (:meth:`find_choices` does those in a job)."""
+        the cached read), the models ``found`` on this machine and where METEOR's WordNet
+        is (``wordnet``). Pure: no session read, no file-system scan (:meth:`find_choices`
+        does those in a job)."""
         from core.models import CAUSAL
 
         data = data if data is not None else self.data
@@ -426,6 +428,8 @@ class ScoresController(QObject):
                          f"default: packaged {MINILM} ({MBERT} not cached)")
         encoders = [m for m in found if m.type != CAUSAL]
         return ScoreChoices(
+            wordnet_found=wordnet is not None and wordnet.found,
+            wordnet_note=wordnet.message() if wordnet is not None else "",
             runs=[(run_id, f"run {run_id}: {name} ({n:,} texts)") for run_id, name, n in runs],
             langs=langs,
             bertscore_models=[ModelChoice(default_label, None, self.bertscore_default_note())]
@@ -447,6 +451,7 @@ class ScoresController(QObject):
         """The dialog's choices with the local models found now (runs in a job: scanning
         the Hugging Face cache and checking for mBERT touch the file system). The runs
         come from the last refresh; only when none has finished yet are they read here."""
+        from core.metrics.meteor import wordnet_status
         from core.models import discover_models
 
         try:
@@ -456,7 +461,7 @@ class ScoresController(QObject):
             found = []
         if data is None or data.store is not store:
             data = load_scores(store)
-        return self.choices(found, data)
+        return self.choices(found, data, wordnet_status())
 
     def open_dialog(self) -> JobHandle | None:
         """Find the choices in a job; the dialog opens when they are there."""
@@ -499,7 +504,8 @@ class ScoresController(QObject):
                 encoder=values.get("encoder") or None,
                 ppl_model=values.get("ppl_model") or None,
                 device=values.get("device") or "auto",
-                esa_distance=float(values.get("esa_distance", 0.4)))
+                esa_distance=float(values.get("esa_distance", 0.4)),
+                wordnet=values.get("wordnet") or None)
             run_ids, langs = values.get("run_ids"), values.get("langs")
             if run_ids is not None and not run_ids:
                 raise UserFacingError("choose at least one run to score")
@@ -509,7 +515,9 @@ class ScoresController(QObject):
                 metrics=tuple(values.get("metrics") or ()),
                 run_ids=tuple(run_ids) if run_ids is not None else None,
                 langs=tuple(langs) if langs is not None else None,
-                references=bool(values.get("references")), options=options)
+                references=bool(values.get("references")), options=options,
+                exclude_empty=bool(values.get("exclude_empty")),
+                exclude_unparsed=bool(values.get("exclude_unparsed")))
             job = score_job(store, request)
         except UserFacingError as error:
             self.app.window.show_error("Cannot score", str(error))

@@ -84,7 +84,7 @@ STUDY_REFS = (
     ("gold, silver split (Tables 7-10)", "gold", "split"),
 )
 # Metrics where a lower value is the better one (the headline says which side is worse).
-LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination"})
+LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination", "ter"})
 MARK_BACKGROUND = QColor("#ffd866")
 MARK_FOREGROUND = QColor("#5c3b00")
 WORSE_COLOUR = "#b3261e"
@@ -98,7 +98,7 @@ HEADERS = {
     "significant": "p < α", "lang": "language",
 }
 TAB_TITLES = {"counts": "Counts", "runs": "Runs", "signatures": "Signatures",
-              "annotations": "Human ratings"}
+              "annotations": "Human ratings", "agreement": "Metrics vs humans"}
 NOT_BUILT_MESSAGE = ("Press <b>Build report</b> to compare head and long tail on {metrics}.")
 NO_SESSION_MESSAGE = "Open a session to build a bias report."
 NO_SCORES_MESSAGE = (

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QProgressBar,
@@ -55,7 +56,7 @@ from PySide6.QtWidgets import (
 from core.metrics import ALL_METRICS, DEFAULT_METRICS, DESCRIPTIONS, MODEL_METRICS
 
 # Metrics where a smaller number is the better text (the colour scale turns round).
-LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination"})
+LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination", "ter"})
 TEXT_KEYS = ("unit", "model", "lang", "#", "tier")
 TEXT_TAIL = ("text",)  # the texts table's key cells after the metric columns
 SUMMARY_KEYS = ("model", "lang", "tier", "texts")
@@ -126,6 +127,9 @@ class ScoreChoices:
     encoders: Sequence[ModelChoice]
     ppl_models: Sequence[ModelChoice]
     checked: Sequence[str] = DEFAULT_METRICS
+    # METEOR's WordNet: where it was found, or why METEOR will be absent (one line).
+    wordnet_found: bool = False
+    wordnet_note: str = ""
 
 
 # -- formatting and colour ---------------------------------------------------------------
@@ -146,7 +150,7 @@ def format_value(column: str, value: float | None) -> str:
     metric = metric_of(column)
     if metric == "hallucination":
         return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
-    if metric in ("bleu", "chrf++", "rouge1", "rouge2", "rougeL"):  # 0-100 scales
+    if metric in ("bleu", "chrf++", "ter", "meteor", "rouge1", "rouge2", "rougeL"):  # 0-100
         return f"{value:.1f}"
     if metric in ("ppl", "entity_ppl"):
         return f"{value:.2f}" if value < 1000 else f"{value:.3g}"
@@ -547,6 +551,20 @@ class ScoreDialog(QDialog):
             grid.addWidget(label, i, 1)
             self.metric_checks[name] = check
         grid.setColumnStretch(1, 1)
+        # METEOR needs a WordNet folder on this machine: say where it is, or why not.
+        self.wordnet_edit = QLineEdit()
+        self.wordnet_edit.setPlaceholderText("WordNet folder (empty: look for one)")
+        self.wordnet_edit.setToolTip("A WordNet 3.0 database folder (index.noun, data.noun, …) "
+                                     "for METEOR; empty: $TAILLENS_WORDNET, nltk's data "
+                                     "folders, /usr/share/wordnet (Debian's wordnet-base)")
+        self.wordnet_note = QLabel(choices.wordnet_note)
+        self.wordnet_note.setWordWrap(True)
+        if not choices.wordnet_found:
+            self.wordnet_note.setStyleSheet("color: #a33;")
+        row = len(ALL_METRICS)
+        grid.addWidget(QLabel("WordNet"), row, 0)
+        grid.addWidget(self.wordnet_edit, row, 1)
+        grid.addWidget(self.wordnet_note, row + 1, 0, 1, 2)
         layout.addWidget(metrics_box)
 
         models_box = QGroupBox("Models")
@@ -603,6 +621,18 @@ class ScoreDialog(QDialog):
         texts.addLayout(langs_row)
         self.references_check = QCheckBox("Also score the references (reference-free metrics)")
         texts.addWidget(self.references_check)
+        # Every output counts by default, as in the WebNLG challenge's scripts.
+        self.exclude_empty_check = QCheckBox(
+            "Leave out empty outputs and unparsed replies (default: scored as empty texts)")
+        self.exclude_empty_check.setToolTip(
+            "By default an empty output, and a reply no answer could be parsed from, is "
+            "scored as an empty text, so it lowers the corpus score as it does in the WebNLG "
+            "challenge's official scripts. Checked: they are left out (the summary counts "
+            "them).")
+        self.exclude_unparsed_check = QCheckBox(
+            "Leave out only the replies no answer could be parsed from")
+        texts.addWidget(self.exclude_empty_check)
+        texts.addWidget(self.exclude_unparsed_check)
         layout.addWidget(texts_box)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
@@ -658,6 +688,9 @@ class ScoreDialog(QDialog):
             "ppl_model": self._combo_value(self.ppl_combo)[0],
             "esa_distance": round(self.esa_distance.value(), 4),
             "device": self.device_combo.currentText(),
+            "wordnet": self.wordnet_edit.text().strip() or None,
+            "exclude_empty": self.exclude_empty_check.isChecked(),
+            "exclude_unparsed": self.exclude_unparsed_check.isChecked(),
         }
 
 

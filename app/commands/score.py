@@ -30,9 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     score.add_argument("--session", type=Path, required=True)
     score.add_argument("--metrics", default="default",
-                       help="comma-separated: bleu, chrf++ (or chrf), rouge (rouge1, rouge2, "
-                       "rougeL), bertscore, ppl, entity_ppl, esa, hallucination, similarity; "
-                       "'default' = all but the perplexities, 'all' = everything")
+                       help="comma-separated: bleu, chrf++ (or chrf), ter, meteor, rouge (rouge1, "
+                       "rouge2, rougeL), bertscore, ppl, entity_ppl, esa, hallucination, "
+                       "similarity; 'default' = all but the perplexities, 'all' = everything, "
+                       "'webnlg' = bleu, chrf++, ter, meteor (the WebNLG scripts' offline ones)")
     score.add_argument("--runs", type=_run_ids, help="only these run ids, e.g. 1,2")
     score.add_argument("--langs", type=_csv, help="only these languages, e.g. en,it")
     score.add_argument("--references", action="store_true",
@@ -49,6 +50,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--esa-distance", type=float, default=0.4,
                        help="normalised Levenshtein distance for ESA matches (default 0.4)")
     score.add_argument("--device", default="auto", help="auto, cpu, cuda, mps")
+    score.add_argument("--wordnet", metavar="DIR",
+                       help="WordNet 3.0 database folder for METEOR (default: $TAILLENS_WORDNET, "
+                       "nltk's data folders, /usr/share/wordnet of Debian's wordnet-base); "
+                       "without one METEOR is absent and a note says why")
+    score.add_argument("--exclude-empty", action="store_true",
+                       help="leave empty outputs and unparsed replies out of every score "
+                       "(default: they are scored as empty texts, as the WebNLG scripts do)")
+    score.add_argument("--exclude-unparsed", action="store_true",
+                       help="leave out only the replies no answer could be parsed from "
+                       "(empty outputs still count as empty texts)")
     score.add_argument("--list-runs", action="store_true", help="list the session's runs")
     score.add_argument("--json", action="store_true", help="print JSON")
     score.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -111,11 +122,12 @@ def run_score(args: argparse.Namespace) -> int:
         options = MetricOptions(bertscore_model=args.bertscore_model,
                                 bertscore_layer=args.bertscore_layer, encoder=args.encoder,
                                 ppl_model=args.ppl_model, device=args.device,
-                                esa_distance=args.esa_distance)
+                                esa_distance=args.esa_distance, wordnet=args.wordnet)
         request = ScoringRequest(
             metrics=tuple(_csv(args.metrics)), run_ids=tuple(args.runs) if args.runs else None,
             langs=tuple(args.langs) if args.langs else None, references=args.references,
-            options=options)
+            options=options, exclude_empty=args.exclude_empty,
+            exclude_unparsed=args.exclude_unparsed)
         summary = run_in_terminal(score_job(store, request), quiet=args.quiet)
     if args.json:
         print(json.dumps({
@@ -167,6 +179,7 @@ def run_import_outputs(args: argparse.Namespace) -> int:
                           "lines": result.lines, "empty": result.empty}, indent=2))
         return 0
     print(f"imported {result.lines:,} {result.lang} outputs of {result.system} as run "
-          f"{result.run_id}" + (f" ({result.empty:,} empty lines, not scored)"
+          f"{result.run_id}" + (f" ({result.empty:,} empty lines: scored as empty texts "
+                                "unless taillens score --exclude-empty)"
                                 if result.empty else ""))
     return 0

@@ -11,7 +11,8 @@ outputs of a model run here.
 Refused with a clear message, the session unchanged: a file that is missing, not a
 regular file, not UTF-8 (a BOM is accepted), or whose line count differs from the
 number of units. A trailing newline does not make an extra line; an empty line is an
-empty output (stored, flagged ``parse_ok = False``, not scored).
+empty output (stored, flagged ``parse_ok = False``; the scoring job scores it as the
+empty text, as the WebNLG challenge's scripts do, unless asked to exclude it).
 """
 
 from __future__ import annotations

@@ -20,12 +20,14 @@ from core.metrics.base import (
     ENTITY_PPL,
     ESA,
     HALLUCINATION,
+    METEOR,
     PPL,
     REFERENCE_BASED,
     ROUGE1,
     ROUGE2,
     ROUGEL,
     SIMILARITY,
+    TER,
     EntityInfo,
     Metric,
     MetricValue,
@@ -50,20 +52,25 @@ class MetricOptions:
     device: str = "auto"
     esa_distance: float = 0.4
     bleu_tokenize: str = "13a"
+    wordnet: str | None = None  # METEOR's WordNet folder; None: look for one (core.metrics.meteor)
 
 
-ALL_METRICS: tuple[str, ...] = (BLEU, CHRF, ROUGE1, ROUGE2, ROUGEL, BERTSCORE, PPL, ENTITY_PPL,
-                                ESA, HALLUCINATION, SIMILARITY)
+ALL_METRICS: tuple[str, ...] = (BLEU, CHRF, TER, METEOR, ROUGE1, ROUGE2, ROUGEL, BERTSCORE, PPL,
+                                ENTITY_PPL, ESA, HALLUCINATION, SIMILARITY)
 # Perplexities need a causal model per run; they are asked for by name, not by default.
 MODEL_METRICS: tuple[str, ...] = (PPL, ENTITY_PPL)
-DEFAULT_METRICS: tuple[str, ...] = (BLEU, CHRF, ROUGE1, ROUGE2, ROUGEL, BERTSCORE, ESA,
-                                    HALLUCINATION, SIMILARITY)
+DEFAULT_METRICS: tuple[str, ...] = (BLEU, CHRF, TER, METEOR, ROUGE1, ROUGE2, ROUGEL, BERTSCORE,
+                                    ESA, HALLUCINATION, SIMILARITY)
 GROUPS: dict[str, tuple[str, ...]] = {
     "rouge": (ROUGE1, ROUGE2, ROUGEL), "chrf": (CHRF,), "chrf++": (CHRF,),
     "perplexity": (PPL,), "all": ALL_METRICS, "default": DEFAULT_METRICS,
+    # The metrics of the WebNLG challenge's official scripts that run offline.
+    "webnlg": (BLEU, CHRF, TER, METEOR),
 }
 DESCRIPTIONS: dict[str, str] = {
     BLEU: "BLEU (sacrebleu)", CHRF: "chrF++ (sacrebleu, word order 2)",
+    TER: "TER (sacrebleu; lower is better)",
+    METEOR: "METEOR (nltk; English; needs a local WordNet folder)",
     ROUGE1: "ROUGE-1 F", ROUGE2: "ROUGE-2 F", ROUGEL: "ROUGE-L F",
     BERTSCORE: "BERTScore F1 (rescaled where a baseline exists)",
     PPL: "perplexity of the text under a causal model",
@@ -118,6 +125,18 @@ def _chrf(options: MetricOptions, model: str | None) -> Metric:
     return ChrF()
 
 
+def _ter(options: MetricOptions, model: str | None) -> Metric:
+    from core.metrics.reference import Ter
+
+    return Ter()
+
+
+def _meteor(options: MetricOptions, model: str | None) -> Metric:
+    from core.metrics.meteor import Meteor
+
+    return Meteor(options.wordnet)
+
+
 def _rouge(variant: str) -> Callable[[MetricOptions, str | None], Metric]:
     def make(options: MetricOptions, model: str | None) -> Metric:
         from core.metrics.reference import Rouge
@@ -165,8 +184,9 @@ def _similarity(options: MetricOptions, model: str | None) -> Metric:
 
 
 FACTORIES: dict[str, Callable[[MetricOptions, str | None], Metric]] = {
-    BLEU: _bleu, CHRF: _chrf, ROUGE1: _rouge(ROUGE1), ROUGE2: _rouge(ROUGE2),
-    ROUGEL: _rouge(ROUGEL), BERTSCORE: _bertscore, PPL: _perplexity("Perplexity"),
+    BLEU: _bleu, CHRF: _chrf, TER: _ter, METEOR: _meteor, ROUGE1: _rouge(ROUGE1),
+    ROUGE2: _rouge(ROUGE2), ROUGEL: _rouge(ROUGEL), BERTSCORE: _bertscore,
+    PPL: _perplexity("Perplexity"),
     ENTITY_PPL: _perplexity("EntityPerplexity"), ESA: _esa, HALLUCINATION: _hallucination,
     SIMILARITY: _similarity,
 }

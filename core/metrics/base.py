@@ -29,8 +29,10 @@ ENTITY_PPL = "entity_ppl"  # perplexity of an entity label alone
 ESA = "esa"  # entity-based semantic adequacy (per text); ESI@n at corpus level
 HALLUCINATION = "hallucination"  # count of hallucination candidates (spans in details)
 SIMILARITY = "similarity"  # graph-text cosine similarity (inversion drop in details)
+TER = "ter"  # translation edit rate (sacrebleu), lower is better
+METEOR = "meteor"  # nltk's METEOR, where a WordNet folder is on this machine
 
-REFERENCE_BASED = (BLEU, CHRF, ROUGE1, ROUGE2, ROUGEL, BERTSCORE)
+REFERENCE_BASED = (BLEU, CHRF, TER, METEOR, ROUGE1, ROUGE2, ROUGEL, BERTSCORE)
 
 
 @dataclass(frozen=True)

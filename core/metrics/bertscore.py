@@ -208,6 +208,21 @@ class BertScore(CorpusFromSentences):
         for i, item in enumerate(items):
             if not item.references:
                 values[i] = MetricValue(None, {"note": NO_REFERENCE})
+        # An empty output (scored as the WebNLG scripts do): bert_score's own rule sets its
+        # raw scores to 0; it is done here, as bert_score's code path for empty candidates
+        # fails with current transformers tokenizers.
+        empty = [i for i in scored if not (items[i].text or "").strip()]
+        scored = [i for i in scored if i not in set(empty)]
+        for i in empty:
+            baseline = self._baseline(items[i].lang)
+            details = {"model": self.resolved.name, "layer": self.resolved.layer,
+                       "rescaled": baseline is not None, "f1_raw": 0.0, "precision_raw": 0.0,
+                       "recall_raw": 0.0, "references": len(items[i].references),
+                       "empty_text": True}
+            if baseline is not None:
+                details["baseline_f"] = baseline
+            values[i] = MetricValue(rescale(0.0, baseline) if baseline is not None else 0.0,
+                                    details, signature=self.signature_for(items[i].lang))
         if scored:
             scorer = self._scorer()
             cands = [items[i].text or "" for i in scored]

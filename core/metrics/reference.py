@@ -1,4 +1,4 @@
-"""Reference-based n-gram metrics: BLEU and chrF++ (sacrebleu), ROUGE-1/2/L F (rouge-score).
+"""Reference-based metrics: BLEU, chrF++ and TER (sacrebleu), ROUGE-1/2/L F (rouge-score).
 
 Each item carries the references of its language and of one quality (gold or silver,
 never mixed: the scoring job builds one item list per quality). Items without any
@@ -8,6 +8,13 @@ sacrebleu takes a variable number of references per segment when the missing one
 ``None`` in the reference streams, so corpus scores use every reference an item has.
 Sentence BLEU uses ``effective_order=True`` (sacrebleu's advice for sentence-level BLEU);
 its signature, which says so, is stored with those rows.
+
+TER is sacrebleu's (tercom tokenisation, case-insensitive: its defaults); lower is better;
+an empty output scores 100 (every reference word is an edit) or more.
+
+Every output is scored as the WebNLG challenge's official scripts score it: an empty
+output is the empty string (the scoring job decides which outputs reach a metric and
+counts them), so a corpus score over a file with empty lines equals sacrebleu's on it.
 
 ROUGE: rouge-score's default tokenizer keeps only ``[a-z0-9]`` and so cuts "città" into
 "citt" and drops "ñ"; here the tokenizer lowercases and keeps Unicode letters and digits
@@ -28,6 +35,7 @@ from core.metrics.base import (
     ROUGE1,
     ROUGE2,
     ROUGEL,
+    TER,
     CorpusFromSentences,
     MetricValue,
     ScoringItem,
@@ -141,6 +149,26 @@ class ChrF(_SacreMetric):
 
     def sentence_signature(self) -> str:
         return self.signature()  # chrF has no sentence-specific setting
+
+
+class Ter(_SacreMetric):
+    """TER (sacrebleu defaults: tercom tokenisation, case-insensitive); lower is better."""
+
+    name = TER
+
+    def _make(self, sentence: bool) -> Any:
+        from sacrebleu.metrics import TER as SacreTER
+
+        return SacreTER()
+
+    def sentence_signature(self) -> str:
+        return self.signature()  # TER has no sentence-specific setting
+
+    def _details(self, score: Any, item: ScoringItem | None) -> dict[str, Any]:
+        details = super()._details(score, item)
+        details.update(edits=round(float(score.num_edits), 4),
+                       ref_length=round(float(score.ref_length), 4))
+        return details
 
 
 # --- ROUGE ----------------------------------------------------------------------------------

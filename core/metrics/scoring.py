@@ -11,6 +11,14 @@ with the chosen metrics and writes ``scores`` rows as CONVENTIONS.md says:
   reference-free metrics (and perplexity under ``--ppl-model``): sentence rows with
   ``reference_id``, corpus rows with ``run_id`` NULL and ``details["texts"] = "references"``.
 
+Every output counts, as in the WebNLG challenge's official scripts: an empty output (an
+empty line of an imported file, a model that generated nothing) is scored as the empty
+text, and so, by default, is a reply from which no answer could be parsed; their sentence
+rows say ``details["output"]`` = ``empty`` / ``unparsed`` and each corpus row counts them
+(``details["empty_outputs"]``, ``details["unparsed_outputs"]``). Leaving them out is an
+explicit choice (``ScoringRequest.exclude_empty`` / ``exclude_unparsed``; the summary
+notes say how many were left out).
+
 Re-scoring replaces the previous rows of the same metric for the same texts and groups;
 all of a metric's deletes and inserts are one transaction, so a cancel or failure leaves
 each metric either fully old or fully new. Texts a metric cannot score (no reference of a
@@ -53,7 +61,7 @@ from core.metrics import (
     create_metric,
     expand_metric_names,
 )
-from core.metrics.base import ENTITY_PPL, PPL, EntityInfo, MetricValue, ScoringItem
+from core.metrics.base import ENTITY_PPL, METEOR, PPL, EntityInfo, MetricValue, ScoringItem
 
 QUALITIES = ("gold", "silver")
 LANGUAGES = ("en", "it", "es")
@@ -74,6 +82,9 @@ class ScoringRequest:
     unit_ids: tuple[int, ...] | None = None
     references: bool = False
     options: MetricOptions = field(default_factory=MetricOptions)
+    # Outputs with no text: scored as empty texts unless excluded (never silently dropped).
+    exclude_empty: bool = False  # leave out empty outputs (and unparsed replies)
+    exclude_unparsed: bool = False  # leave out only replies no answer was parsed from
 
 
 @dataclass(frozen=True)
@@ -128,7 +139,8 @@ class _Text:
     reference_id: int | None = None
     quality: str | None = None  # of a reference text
     prompt: str | None = None  # the prompt stored with a verbalisation at generation
-    parse_ok: bool = True  # False: a raw reply with no parsed answer (scored by ppl only)
+    parse_ok: bool = True  # False: a raw reply with no parsed answer
+    output: str = "text"  # "text", or "empty" / "unparsed": scored as the empty text
     # The log-probabilities a server returned with the reply (a server run's ppl).
     token_logprobs: tuple[float, ...] | None = None
 
@@ -300,7 +312,8 @@ def _load_verbalisations(store: Any, runs: dict[int, _Run], request: ScoringRequ
         query = query.where(Verbalisation.unit_id.in_(list(request.unit_ids)))
     texts: list[_Text] = []
     replies: list[_Text] = []
-    unparsed = 0
+    # (run, lang) -> kind ("empty" / "unparsed") -> count, for the summary's notes
+    blank: dict[tuple[int, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     with store.unit_of_work() as db:
         for vid, run_id, unit_id, lang, text, raw, prompt, logprobs in db.execute(query):
             parsed = text is not None and bool(text.strip())
@@ -309,15 +322,27 @@ def _load_verbalisations(store: Any, runs: dict[int, _Run], request: ScoringRequ
                 replies.append(_Text(reply, lang, unit_id, verbalisation_id=vid, run_id=run_id,
                                      prompt=prompt, parse_ok=parsed,
                                      token_logprobs=_logprob_values(logprobs)))
-            if not parsed:
-                unparsed += 1
+            if parsed:
+                texts.append(_Text(text, lang, unit_id, verbalisation_id=vid, run_id=run_id,
+                                   prompt=prompt))
                 continue
-            texts.append(_Text(text, lang, unit_id, verbalisation_id=vid, run_id=run_id,
-                               prompt=prompt))
-    if unparsed:
-        but = (" (perplexity scored their raw replies)"
-               if PPL in metrics and any(not r.parse_ok for r in replies) else "")
-        summary.note(f"{unparsed:,} verbalisations without a parsed text were not scored{but}")
+            kind = "unparsed" if reply else "empty"
+            blank[(run_id, lang)][kind] += 1
+            excluded = request.exclude_empty or (kind == "unparsed" and request.exclude_unparsed)
+            if not excluded:
+                texts.append(_Text("", lang, unit_id, verbalisation_id=vid, run_id=run_id,
+                                   prompt=prompt, parse_ok=False, output=kind))
+    for (run_id, lang), counts in sorted(blank.items()):
+        for kind, n in sorted(counts.items()):
+            what = ("empty outputs" if kind == "empty" else
+                    "replies from which no answer was parsed")
+            excluded = request.exclude_empty or (kind == "unparsed" and request.exclude_unparsed)
+            how = ("were LEFT OUT of every score (excluded on request)" if excluded else
+                   "were scored as empty texts (as the WebNLG scripts do; exclude them "
+                   "explicitly to leave them out)")
+            but = (" (perplexity scored their raw replies)"
+                   if kind == "unparsed" and PPL in metrics else "")
+            summary.note(f"run {run_id}, {lang}: {n:,} {what} {how}{but}")
     return texts, replies
 
 
@@ -520,9 +545,17 @@ class _Scorer:
         # Every metric is built before any text is scored, so a missing model (a run's
         # folder gone, a bad --ppl-model) fails before anything is written.
         # signature() resolves a named BERTScore model or encoder (not loading it).
+        absent: set[str] = set()
         for name, groups in plans:
             for group in groups:
-                self.metric(name, group.model).signature()
+                metric = self.metric(name, group.model)
+                metric.signature()
+                # A metric that cannot run here (METEOR without WordNet) says why, and
+                # writes nothing: scores it made elsewhere stay as they are.
+                if getattr(metric, "absent_reason", ""):
+                    self.summary.note(metric.absent_reason)  # type: ignore[attr-defined]
+                    absent.add(name)
+        plans = [(name, groups) for name, groups in plans if name not in absent]
         self._total = sum(len(g.items) for _, groups in plans for g in groups)
         self._done = 0
         self.ctx.progress(0, self._total, "preparing")
@@ -607,6 +640,8 @@ class _Scorer:
                 if text.reference_id is not None:
                     details["quality"] = text.quality
                     details["texts"] = "references"
+                if text.output != "text" and group.prompts is None:
+                    details["output"] = text.output
                 if group.model and name in MODEL_METRICS:
                     details.setdefault("model", group.model)
                 rows.append({"metric": name, "value": value.value, "details": details,
@@ -616,8 +651,16 @@ class _Scorer:
                              "lang": text.lang})
             if corpus is None:
                 continue
+            if name == METEOR and corpus.value is None and corpus.details.get("note"):
+                where = f"run {group.run_id}" if group.run_id is not None else "references"
+                self.summary.note(f"meteor absent for {where}, {group.lang}: "
+                                  f"{corpus.details['note']}")
             details = dict(corpus.details)
             details.setdefault("n", len(group.texts))
+            for kind in ("empty", "unparsed"):
+                count = sum(1 for t in group.texts if t.output == kind)
+                if count:
+                    details[f"{kind}_outputs"] = count
             if group.quality:
                 details["quality"] = group.quality
             if group.run_id is None:

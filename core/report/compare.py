@@ -42,6 +42,7 @@ METRIC_LABELS = {
     "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "ppl": "PPL", "entity_ppl": "Entity PPL",
     "esa": "ESA", "hallucination": "Hallucinations", "similarity": "Graph–text sim.",
     "human_fluency": "Fluency (human)", "human_adequacy": "Adequacy (human, % Yes)",
+    "ter": "TER", "meteor": "METEOR",
 }
 SIGNIFICANT_MARK = "*"
 # Dimensions whose first group (in canonical order) is the baseline every other is
@@ -350,6 +351,7 @@ class BiasReport:
     frame: ScoreFrame
     annotation_table: Table | None = None
     notes: list[str] = field(default_factory=list)
+    agreement_table: Table | None = None  # metrics against human judgments (core.correlate)
 
     def comparison_table(self, by: str) -> Table:
         rows = [comparison_row(c) for c in self.comparisons.get(by, [])]
@@ -391,6 +393,8 @@ class BiasReport:
         tables += [self.comparison_table(by) for by in self.by]
         if self.annotation_table is not None:
             tables.append(self.annotation_table)
+        if self.agreement_table is not None:
+            tables.append(self.agreement_table)
         tables += [self.runs_table(), self.signatures_table()]
         return tables
 
@@ -465,6 +469,9 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
         by=tuple(by), metrics=chosen, settings=settings, comparisons={},
         study=study_table(frame, settings=settings), frame=frame,
         annotation_table=_annotation_table(store))
+    from core.correlate import agreement_table
+
+    report.agreement_table = agreement_table(store)
     for done, dimension in enumerate(by, start=2):
         step(done, f"comparing by {dimension}")
         results = compare(frame, dimension, metrics=chosen, pairs=pairs, settings=settings)

@@ -59,7 +59,7 @@ def test_summary_table_and_progress(capsys: pytest.CaptureFixture[str], session:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("score", "--metrics", "bleu,meteor"), "unknown metric 'meteor'"),
+    (("score", "--metrics", "bleu,cider"), "unknown metric 'cider'"),
     (("score", "--runs", "7"), "no run 7 in this session"),
     (("score", "--langs", "english"), "not a language code"),
     (("score", "--bertscore-model", "no-org/no-model", "--metrics", "esa,bertscore"),
@@ -87,3 +87,25 @@ def test_import_outputs_refuses_a_line_count_mismatch(capsys: pytest.CaptureFixt
     assert status == 2 and "has 1 lines but the session has 2 units" in err
     status, out, _ = run(capsys, "score", "--session", session, "--list-runs", "--json")
     assert [r["name"] for r in json.loads(out)] == ["template", "other"]
+
+
+def test_empty_lines_count_and_meteor_says_why_it_is_absent(
+        capsys: pytest.CaptureFixture[str], session: str, tmp_path: Path) -> None:
+    outputs = tmp_path / "system.txt"
+    outputs.write_text("Ada Lovelace was a mathematician.\n\n", encoding="utf-8")
+    status, out, _ = run(capsys, "import-outputs", str(outputs), "--session", session,
+                         "--system", "half-empty")
+    assert status == 0 and "1 empty lines: scored as empty texts" in out
+    run_id = out.split(" as run ")[1].split()[0]
+    no_wordnet = tmp_path / "no-wordnet"
+    status, out, err = run(capsys, "score", "--session", session, "--metrics", "webnlg",
+                           "--runs", run_id, "--wordnet", str(no_wordnet), "--quiet")
+    assert status == 0, err
+    assert f"METEOR is absent: the WordNet folder {no_wordnet} does not exist" in err
+    assert "1 empty outputs were scored as empty texts" in err
+    assert "ter" in out.splitlines()[1] and "meteor" not in out
+    status, out, err = run(capsys, "score", "--session", session, "--metrics", "chrf",
+                           "--runs", run_id, "--exclude-empty", "--json", "--quiet")
+    gold = next(c for c in json.loads(out)["corpus"] if c["quality"] == "gold")
+    assert gold["n"] == 1
+    assert any("LEFT OUT" in note for note in json.loads(out)["notes"])

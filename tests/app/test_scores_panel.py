@@ -611,3 +611,42 @@ def test_rows_sorted_for_another_order_are_sorted_on_hand_off(wired) -> None:
 def _reference_order_values(rows: list, column: str) -> list:
     values = [r.scores.get(column) for r in rows]
     return [values[i] for i in _reference_order(values, descending=True)]
+
+
+@pytest.mark.parametrize("wordnet_here", [True, False])
+def test_score_dialog_says_where_wordnet_is_or_why_meteor_is_absent(
+        qtbot, wired, tmp_path: Path, monkeypatch, wordnet_here: bool) -> None:
+    from tests.fixtures.tiny_wordnet import write_tiny_wordnet
+
+    _window, controller, panel, ids = wired
+    monkeypatch.setattr("core.metrics.meteor.DEBIAN_FOLDER", tmp_path / "no-debian")
+    monkeypatch.setattr("core.metrics.meteor._nltk_data_folders", lambda: [])
+    if wordnet_here:
+        monkeypatch.setenv("TAILLENS_WORDNET", str(write_tiny_wordnet(tmp_path / "wn")))
+    else:
+        monkeypatch.delenv("TAILLENS_WORDNET", raising=False)
+    panel.score_button.click()
+    qtbot.waitUntil(lambda: panel._dialog is not None, timeout=10_000)
+    dialog = panel._dialog
+    note = dialog.wordnet_note.text()
+    if wordnet_here:
+        assert note == f"WordNet for METEOR: {tmp_path / 'wn'} (TAILLENS_WORDNET)"
+    else:
+        assert note.startswith("METEOR is absent: no WordNet database folder was found")
+        assert "apt-get install wordnet-base" in note
+    for name, check in dialog.metric_checks.items():
+        check.setChecked(name in ("meteor", "ter"))
+    dialog.exclude_empty_check.setChecked(True)
+    values = dialog.values()
+    assert values["metrics"] == ["ter", "meteor"]
+    assert (values["exclude_empty"], values["exclude_unparsed"], values["wordnet"]) == (
+        True, False, None)
+    with qtbot.waitSignal(panel.score_requested):
+        dialog.accept()
+    qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=30_000)
+    message = panel.progress_label.text()
+    assert ("METEOR is absent" in message) is not wordnet_here
+    from core.metrics.scoring import corpus_scores
+
+    metrics = {c.metric for c in corpus_scores(controller.store)}
+    assert ("meteor" in metrics) is wordnet_here and "ter" in metrics

@@ -174,7 +174,7 @@ def test_reference_texts_are_scored_apart(session) -> None:
 
 
 @pytest.mark.parametrize(("request_args", "message"), [
-    ({"metrics": ("bleu", "meteor")}, "unknown metric 'meteor'"),
+    ({"metrics": ("bleu", "cider")}, "unknown metric 'cider'"),
     ({"run_ids": (99,)}, "no run 99 in this session"),
     ({"langs": ("english",)}, "not a language code"),
     ({"metrics": ("ppl",), "options": MetricOptions(ppl_model="/no/such/model")}, "/no/such"),

@@ -1,0 +1,115 @@
+"""``taillens correlate`` and ``taillens import-judgments``: metrics against human judgments."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _run_ids(text: str) -> list[int]:
+    try:
+        return [int(part) for part in _csv(text)]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"run ids are numbers, e.g. 1,2 (got {text!r})") from error
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    correlate = subparsers.add_parser(
+        "correlate",
+        help="correlate automatic metrics with human judgments",
+        description="Pearson, Spearman and Kendall (tau-b), with two-sided p-values and n, "
+        "between each automatic metric stored in the session and each human rating, per "
+        "text and per system (run). Human ratings: the session's annotations (fluency, "
+        "adequacy; WDV imports included) and WebNLG 2020 human-evaluation files imported "
+        "with taillens import-judgments (webnlg:correctness, webnlg:data_coverage, "
+        "webnlg:fluency, webnlg:relevance, webnlg:text_structure).",
+    )
+    correlate.add_argument("--session", type=Path, required=True)
+    correlate.add_argument("--metrics", type=_csv,
+                           help="score columns, e.g. esa,bleu:gold,chrf++:gold (default: all)")
+    correlate.add_argument("--human", type=_csv,
+                           help="human ratings, e.g. fluency,webnlg:correctness (default: all)")
+    correlate.add_argument("--level", choices=("text", "system", "both"), default="both",
+                           help="text level, system level or both (default)")
+    correlate.add_argument("--runs", type=_run_ids, help="only these run ids, e.g. 1,2")
+    correlate.add_argument("--langs", type=_csv, help="only these languages, e.g. en")
+    correlate.add_argument("--zscore", action="store_true",
+                           help="z-score each rater's WebNLG ratings first (as the WebNLG "
+                           "2020 analysis did)")
+    correlate.add_argument("--json", action="store_true", help="print JSON")
+    correlate.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    correlate.set_defaults(handler=run_correlate)
+
+    judgments = subparsers.add_parser(
+        "import-judgments",
+        help="import WebNLG 2020 human-evaluation files (one JSON per system)",
+        description="Read human_eval_id_<SYSTEM>.json files of the WebNLG 2020 human "
+        "evaluation (or a folder of them): each file's ratings go to the run named SYSTEM "
+        "(or --run), each sample id N to that run's text of WebNLG entry IdN (else its N-th "
+        "text). Importing a run again replaces its ratings. A file with an id that matches "
+        "no text stores nothing.",
+    )
+    judgments.add_argument("paths", type=Path, nargs="+", help="files or folders")
+    judgments.add_argument("--session", type=Path, required=True)
+    judgments.add_argument("--run", type=int, help="the run of the (one) file given")
+    judgments.set_defaults(handler=run_import_judgments)
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.{digits}f}" if abs(value) >= 10 ** -digits or value == 0 else f"{value:.1e}"
+
+
+def run_correlate(args: argparse.Namespace) -> int:
+    from app.terminal import run_in_terminal
+    from core.correlate import CorrelationRequest, correlation_job
+    from core.store import SessionStore
+
+    levels = ("text", "system") if args.level == "both" else (args.level,)
+    request = CorrelationRequest(
+        metrics=tuple(args.metrics) if args.metrics else None,
+        humans=tuple(args.human) if args.human else None, levels=levels,
+        run_ids=tuple(args.runs) if args.runs else None,
+        langs=tuple(args.langs) if args.langs else None, zscore=args.zscore)
+    with SessionStore.open(args.session) as store:
+        result = run_in_terminal(correlation_job(store, request), quiet=args.quiet)
+    if args.json:
+        print(json.dumps({"rows": [row.__dict__ for row in result.rows],
+                          "notes": result.notes, "humans": result.humans,
+                          "metrics": result.metrics}, indent=2, ensure_ascii=False))
+        return 0
+    _print(result.rows)
+    for note in result.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def _print(rows: list[Any]) -> None:
+    if not rows:
+        print("no metric and human rating share a text")
+        return
+    print(f"{'level':<7} {'metric':<16} {'human rating':<24} {'n':>6} "
+          f"{'pearson':>8} {'p':>8} {'spearman':>8} {'p':>8} {'kendall':>8} {'p':>8}")
+    for r in rows:
+        print(f"{r.level:<7} {r.metric[:16]:<16} {r.human[:24]:<24} {r.n:>6,} "
+              f"{_fmt(r.pearson):>8} {_fmt(r.pearson_p):>8} {_fmt(r.spearman):>8} "
+              f"{_fmt(r.spearman_p):>8} {_fmt(r.kendall):>8} {_fmt(r.kendall_p):>8}"
+              + (f"  ({r.note})" if r.note else ""))
+
+
+def run_import_judgments(args: argparse.Namespace) -> int:
+    from core.correlate import import_webnlg_judgments
+    from core.store import SessionStore
+
+    with SessionStore.open(args.session) as store:
+        result = import_webnlg_judgments(store, args.paths, run_id=args.run)
+    for line in result.summary_lines():
+        print(line)
+    return 0
