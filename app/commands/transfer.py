@@ -83,7 +83,8 @@ def run_export(args: argparse.Namespace) -> int:
     from core.store import SessionStore
 
     function = EXPORT_FORMATS[args.format].function
-    with SessionStore.open(args.session) as store:
+    # Read-only: exports a WAL snapshot and never waits for an import or run writing.
+    with SessionStore.open_read_only(args.session) as store:
         job = Job(title=f"Export {args.out.name}",
                   run=lambda ctx: function(store, args.out, ctx=ctx), kind="export",
                   params={"path": str(args.out), "format": args.format})
