@@ -316,7 +316,12 @@ def _make_engine(
     creator = None
     if read_only:
         def creator() -> sqlite3.Connection:
-            # mode=ro: reads the WAL snapshot, never takes the write lock nor writes.
+            # Reads a WAL snapshot under a deferred BEGIN, with query_only on: it never
+            # takes the write lock nor changes a row. Opened read-write where it may be,
+            # so that, as the last connection to close, it folds the -wal back and removes
+            # it (a mode=ro connection would leave empty -wal/-shm files beside the file).
+            if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK):
+                return sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
             return sqlite3.connect(
                 _file_uri(path, "mode=ro"), uri=True, timeout=busy_timeout_s,
                 check_same_thread=False,
