@@ -72,8 +72,10 @@ def run_import(args: argparse.Namespace) -> int:
         report = run_in_terminal(job, quiet=args.quiet)
     print(f"{args.file.name}: {report.summary_line()}")
     _list_errors(report.errors)
-    # Nothing imported from a file with entries is a failure a script should notice.
-    return 0 if report.units or not report.entries else 2
+    # Nothing imported from a file with entries is a failure a script should notice,
+    # unless it was all there already (a re-run after a crash ends in the same state).
+    rerun = report.already and not report.errors
+    return 0 if report.units or rerun or not report.entries else 2
 
 
 def run_export(args: argparse.Namespace) -> int:

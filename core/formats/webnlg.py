@@ -414,7 +414,7 @@ def import_webnlg(
     label = _detect_flavour(path) if flavour == "auto" else flavour
     file_name, stem = path.name, path.stem
     errors: list[EntryError] = []
-    entries = units = references = triples = 0
+    entries = units = references = triples = already = 0
     with store.unit_of_work() as db:
         taken = set(db.scalars(select(DataUnit.uid)))
         seen_in_file: set[str] = set()
@@ -430,7 +430,14 @@ def import_webnlg(
                 if entry.uid in seen_in_file:
                     raise EntryRejected(f"duplicate id {entry.uid!r} (already used in this file)")
                 if entry.uid in taken:
-                    raise EntryRejected(f"id {entry.uid!r} is already in the session")
+                    from core.formats.rerun import same_webnlg_entry
+
+                    if not same_webnlg_entry(db, entry):
+                        raise EntryRejected(f"id {entry.uid!r} is already in the session "
+                                            "with different content")
+                    seen_in_file.add(entry.uid)
+                    already += 1  # a re-run: the same entry is there, not an error
+                    continue
             except EntryRejected as exc:
                 errors.append(EntryError(where, str(exc)))
                 if ctx is not None:
@@ -449,7 +456,8 @@ def import_webnlg(
         if ctx is not None:
             ctx.check_cancelled()
         _insert(db, batch, file_name)
-    return ImportReport(entries, units, references, errors, triples=triples, source=file_name)
+    return ImportReport(entries, units, references, errors, triples=triples, source=file_name,
+                        already=already)
 
 
 def _insert(db: Any, batch: list[ParsedEntry], file_name: str) -> None:
