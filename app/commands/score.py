@@ -47,6 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        "(default: each run's own model)")
     score.add_argument("--esa-distance", type=float, default=0.4,
                        help="normalised Levenshtein distance for ESA matches (default 0.4)")
+    score.add_argument("--partial", action="store_true",
+                       help="also score a run another process is still writing, as far as "
+                       "it got (its corpus figures are marked partial); by default such a "
+                       "run is skipped with a note")
     score.add_argument("--device", default="auto", help="auto, cpu, cuda, mps")
     score.add_argument("--list-runs", action="store_true", help="list the session's runs")
     score.add_argument("--json", action="store_true", help="print JSON")
@@ -114,7 +118,7 @@ def run_score(args: argparse.Namespace) -> int:
         request = ScoringRequest(
             metrics=tuple(_csv(args.metrics)), run_ids=tuple(args.runs) if args.runs else None,
             langs=tuple(args.langs) if args.langs else None, references=args.references,
-            options=options)
+            options=options, partial=args.partial)
         summary = run_in_terminal(score_job(store, request), quiet=args.quiet)
     if args.json:
         print(json.dumps({
@@ -140,7 +144,8 @@ def _print_table(corpus: list[Any]) -> None:
     for score in corpus:
         if score.metric not in metrics:
             metrics.append(score.metric)
-        key = (score.run_id if score.run_id is not None else "-", score.model, score.lang,
+        model = score.model + (" (partial)" if score.details.get("partial") else "")
+        key = (score.run_id if score.run_id is not None else "-", model, score.lang,
                score.quality or "-")
         table.setdefault(key, {})[score.metric] = score.value
     if not table:

@@ -69,6 +69,9 @@ class ScoringRequest:
     unit_ids: tuple[int, ...] | None = None
     references: bool = False
     options: MetricOptions = field(default_factory=MetricOptions)
+    # A run still being written by a live process is skipped (scores describe finished
+    # runs); with partial, it is scored as far as it got and its corpus rows say so.
+    partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ class _Run:
     name: str
     parameters: dict[str, Any]
     templates: dict[str, Any]
+    # Why the run is unfinished ("still running in process 12 on host"), or None.
+    writing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,21 @@ def _check_langs(langs: Sequence[str] | None) -> None:
             raise UserFacingError(f"{lang!r} is not a language code (e.g. en, it, es)")
 
 
+def _still_writing(status: str, software: Any) -> str | None:
+    """Why a run is still being written (its owner process lives), or None."""
+    from core.verbalise.job import owner_state
+
+    if status != "running":
+        return None
+    owner = software.get("owner") if isinstance(software, dict) else None
+    state = owner_state(owner)
+    if state in ("none", "gone"):
+        return None  # an old run without an owner, or one whose process has ended
+    where = f"process {owner.get('pid')} on {owner.get('host')}"
+    return (f"still being written by {where}" if state == "alive"
+            else f"perhaps still being written by {where}")
+
+
 def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
     """The runs to score; an id that is not in the session is a clear error."""
     from sqlalchemy import select
@@ -148,7 +168,8 @@ def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
         if run_ids is not None:
             query = query.where(ModelRun.id.in_(list(run_ids)))
         runs = {r.id: _Run(r.id, r.kind, r.model_id, r.system_name or r.model_id,
-                           dict(r.parameters or {}), dict(r.prompt_templates or {}))
+                           dict(r.parameters or {}), dict(r.prompt_templates or {}),
+                           _still_writing(r.status, r.software))
                 for r in db.scalars(query)}
     if run_ids is not None:
         missing = sorted(set(run_ids) - set(runs))
@@ -321,6 +342,27 @@ def validate_request(store: Any, request: ScoringRequest) -> dict[int, _Run]:
     expand_metric_names(request.metrics)
     _check_langs(request.langs)
     return load_runs(store, request.run_ids)
+
+
+def unfinished_runs(runs: dict[int, _Run], request: ScoringRequest
+                    ) -> tuple[dict[int, _Run], list[str]]:
+    """The runs to score and a note for each run still being written: without
+    ``request.partial`` such a run is left out (scores describe finished runs); with it,
+    it is kept and its corpus rows are marked partial."""
+    notes = []
+    kept = {}
+    for run_id, run in runs.items():
+        if run.writing is None:
+            kept[run_id] = run
+        elif request.partial:
+            kept[run_id] = run
+            notes.append(f"run {run_id} ({run.name}) is {run.writing}: scored partly, "
+                         "its corpus figures are marked partial; score again when it has "
+                         "finished")
+        else:
+            notes.append(f"run {run_id} ({run.name}) is {run.writing}: not scored; score "
+                         "again when it has finished (or --partial to score what it has)")
+    return kept, notes
 
 
 @dataclass
@@ -601,6 +643,9 @@ class _Scorer:
                 details["texts"] = "references"
             if subset:
                 details["subset"] = "units"
+            partial_run = self.runs.get(group.run_id) if group.run_id is not None else None
+            if partial_run is not None and partial_run.writing is not None:
+                details["partial"] = True  # the run was still being written
             if group.model and name in MODEL_METRICS:
                 details.setdefault("model", group.model)
             rows.append({"metric": name, "value": corpus.value, "details": details,
@@ -684,10 +729,16 @@ def score_job(store: Any, request: ScoringRequest) -> Job[ScoringSummary]:
     if not runs and not request.references:
         raise UserFacingError("the session has no model runs to score (verbalise units or "
                               "import outputs first)")
+    runs, notes = unfinished_runs(runs, request)
+    if not runs and not request.references:
+        raise UserFacingError("nothing to score: " + "; ".join(notes))
     metrics = expand_metric_names(request.metrics)
 
     def run(ctx: JobContext) -> ScoringSummary:
-        return _Scorer(store, request, runs, ctx).run()
+        summary = _Scorer(store, request, runs, ctx).run()
+        for note in notes:
+            summary.note(note)
+        return summary
 
     return Job(title="Scoring", run=run, kind="metrics.score",
                params={"metrics": list(metrics), "runs": sorted(runs),
