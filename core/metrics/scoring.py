@@ -779,7 +779,7 @@ def scores_of_verbalisation(store: Any, verbalisation_id: int) -> list[StoredSco
 
     from core.store.models import Score
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         return [_stored(r) for r in db.scalars(
             select(Score).where(Score.verbalisation_id == verbalisation_id,
                                 Score.level == "sentence").order_by(Score.metric, Score.id))]
@@ -790,7 +790,7 @@ def scores_of_reference(store: Any, reference_id: int) -> list[StoredScore]:
 
     from core.store.models import Score
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         return [_stored(r) for r in db.scalars(
             select(Score).where(Score.reference_id == reference_id,
                                 Score.level == "sentence").order_by(Score.metric, Score.id))]
@@ -844,7 +844,7 @@ def sentence_score_table(store: Any, *, run_ids: Sequence[int] | None = None,
         score_query = score_query.where(Score.lang.in_(list(langs)))
     if metrics is not None:
         score_query = score_query.where(Score.metric.in_(list(metrics)))
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         by_text: dict[int, dict[str, float | None]] = defaultdict(dict)
         for vid, metric, value, details in db.execute(score_query):
             by_text[vid][score_column(metric, (details or {}).get("quality"))] = value
@@ -869,7 +869,7 @@ def corpus_scores(store: Any, *, run_ids: Sequence[int] | None = None,
         query = query.where(Score.run_id.in_(list(run_ids)))
     if metrics is not None:
         query = query.where(Score.metric.in_(list(metrics)))
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         out = []
         for score, system_name, model_id in db.execute(query):
             details = dict(score.details or {})

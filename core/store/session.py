@@ -553,6 +553,10 @@ class SessionStore:
             ),
             expire_on_commit=False,
         )
+        self._snapshots = sessionmaker(
+            bind=self.engine.execution_options(**{_BEGIN_OPTION: "BEGIN"}),
+            expire_on_commit=False,
+        )
         self._closed = False
 
     # -- making one ---------------------------------------------------------------------
@@ -692,6 +696,36 @@ class SessionStore:
         try:
             yield db
             db.commit()
+        except DBAPIError as exc:
+            _rollback_quietly(db)
+            translated = translate_error(exc, self.path)
+            if translated is exc:
+                raise
+            raise translated from exc
+        except BaseException:
+            _rollback_quietly(db)
+            raise
+        finally:
+            db.close()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Session]:
+        """A read-only unit of work: one WAL snapshot under a deferred BEGIN, so it never
+        waits for a writer (an import, a run) nor blocks one. Panels and other readers
+        use it; a write inside it raises :class:`SessionReadOnlyError`."""
+        self._check_open()
+        db = self._snapshots()
+        try:
+            connection = db.connection()
+            connection.exec_driver_sql("PRAGMA query_only=ON")
+            try:
+                yield db
+            finally:
+                # Off again before the connection goes back to the pool for writers.
+                if not self.read_only:
+                    with suppress(DBAPIError):
+                        connection.exec_driver_sql("PRAGMA query_only=OFF")
+            db.rollback()  # nothing to keep: the snapshot is released
         except DBAPIError as exc:
             _rollback_quietly(db)
             translated = translate_error(exc, self.path)

@@ -97,3 +97,55 @@ def test_a_read_only_store_refuses_to_write(session: Path) -> None:
         with pytest.raises(SessionReadOnlyError), store.unit_of_work() as db:
             db.add(Annotator(name="nope"))
     assert sorted(os.listdir(session.parent)) == ["s.taillens", "w.json"]
+
+
+def test_panel_readers_read_a_snapshot_while_a_writer_holds_the_lock(session: Path) -> None:
+    """The functions the panels read through, on the window's own (writable) store: with
+    a 0.2 s busy timeout, one that took the write lock would raise SessionLockedError."""
+    from core.metrics.scoring import corpus_scores, sentence_score_table
+    from core.unit_builder import list_units, load_unit
+    from core.verbalise.runs import list_runs, unit_outputs, units_overview
+
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(session)], cwd=ROOT,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdin is not None and holder.stdout is not None
+        assert holder.stdout.readline().strip() == "holding"
+        with SessionStore.open(session, busy_timeout_s=0.2) as store:
+            units = list_units(store)
+            assert [u.uid for u in units] == [
+                "wdv:Q2158$ABC-1", "wdv:Q2158$ABC-2", "wdv:Q90$XYZ"]
+            assert load_unit(store, units[0].id).uid == units[0].uid
+            runs = list_runs(store)
+            assert [r.texts for r in runs] == [3]
+            assert unit_outputs(store, runs[0].id, units[0].id).outputs
+            assert len(units_overview(store).units) == 3
+            corpus_scores(store)
+            sentence_score_table(store)
+            # Writing still waits for the lock (and says so): the snapshot did not hide it.
+            from core.store import SessionLockedError
+
+            with pytest.raises(SessionLockedError):
+                store.set_meta("probe", "1")
+            # After a snapshot the connection writes again once the lock is free.
+            holder.stdin.write("\n")
+            holder.stdin.flush()
+            holder.wait(30)
+            store.set_meta("probe", "2")
+            assert store.get_meta("probe") == "2"
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait(10)
+
+
+def test_a_write_inside_a_snapshot_is_refused(session: Path) -> None:
+    from core.store import SessionReadOnlyError
+    from core.store.models import Annotator
+
+    with SessionStore.open(session) as store:
+        with pytest.raises(SessionReadOnlyError), store.snapshot() as db:
+            db.add(Annotator(name="in a snapshot"))
+            db.flush()
+        with store.snapshot() as db:
+            assert "in a snapshot" not in {a.name for a in db.query(Annotator)}
