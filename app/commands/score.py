@@ -168,7 +168,12 @@ def run_import_outputs(args: argparse.Namespace) -> int:
         result = import_outputs(store, args.file, system=args.system, lang=args.lang)
     if args.json:
         print(json.dumps({"run": result.run_id, "system": result.system, "lang": result.lang,
-                          "lines": result.lines, "empty": result.empty}, indent=2))
+                          "lines": result.lines, "empty": result.empty,
+                          "already_imported": result.already}, indent=2))
+        return 0
+    if result.already:
+        print(f"already imported: the same {result.lines:,} {result.lang} outputs of "
+              f"{result.system} are run {result.run_id}; nothing added")
         return 0
     print(f"imported {result.lines:,} {result.lang} outputs of {result.system} as run "
           f"{result.run_id}" + (f" ({result.empty:,} empty lines, not scored)"

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from core.store import SessionStore
 from tests.app.test_session_files import HEAD, TAIL, entry, xml_file
 
@@ -95,3 +97,28 @@ def test_two_processes_creating_one_session_cooperate(tmp_path: Path) -> None:
     assert sorted(n for n in os.listdir(tmp_path) if n.endswith(".taillens")) == [
         "s0.taillens", "s1.taillens"]
     assert [n for n in os.listdir(tmp_path) if n.startswith(".")] == []
+
+
+def test_import_outputs_rerun_adds_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.cli import main
+
+    session = tmp_path / "s.taillens"
+    source = xml_file(tmp_path, uids=("E1", "E2"))
+    assert main(["import", str(source), "--session", str(session), "--quiet"]) == 0
+    outputs = tmp_path / "sys.txt"
+    outputs.write_text("One.\nTwo.\n", encoding="utf-8")
+    codes = []
+    for _ in range(2):
+        codes.append(main(["import-outputs", str(outputs), "--session", str(session),
+                           "--system", "base"]))
+    out = capsys.readouterr().out
+    assert codes == [0, 0]
+    assert "already imported: the same 2 en outputs of base are run 1; nothing added" in out
+    outputs.write_text("One.\nTwo, changed.\n", encoding="utf-8")
+    assert main(["import-outputs", str(outputs), "--session", str(session),
+                 "--system", "base"]) == 0
+    assert "as run 2" in capsys.readouterr().out  # other outputs: a run of their own
+    with SessionStore.open_read_only(session) as store:
+        assert store.row_counts()["model_runs"] == 2
