@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -46,6 +47,8 @@ from core.store.errors import (
     SessionTooNewError,
 )
 from core.store.models import Base, JobHistory, SessionMeta
+
+_log = logging.getLogger(__name__)
 
 APPLICATION_ID = 0x544C4E53  # "TLNS", written to the SQLite header of every session
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -659,6 +662,9 @@ class SessionStore:
                 f"{head_revision()} ({exc}). The file was left at revision {revision}; a "
                 f"copy was kept as {backup.name}.",
             ) from exc
+        # Said where the user sees it (the CLI prints this logger's records on stderr).
+        _log.warning("%s upgraded from schema revision %s to %s; the old file was kept as %s",
+                     path.name, revision, head_revision(), backup)
         return cls(path, busy_timeout_s=busy_timeout_s, migrated_from=revision, backup_path=backup)
 
     @classmethod

@@ -59,3 +59,17 @@ def test_a_changed_file_gets_a_new_backup(make_old_session: Callable[..., Path])
     with SessionStore.open(path) as store:
         assert store.migrated_from == "0003"
     assert len([p for p in path.parent.iterdir() if ".backup-" in p.name]) == 2
+
+
+def test_the_cli_says_where_the_backup_is(make_old_session: Callable[..., Path]) -> None:
+    path = make_old_session("0003")
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "annotators", "--session", str(path)], cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    backups = [p for p in path.parent.iterdir() if ".backup-" in p.name]
+    assert len(backups) == 1
+    assert (f"taillens: old.taillens upgraded from schema revision 0003 to "
+            f"{SessionStore.head_revision()}; the old file was kept as {backups[0]}"
+            in done.stderr)
