@@ -571,10 +571,11 @@ class SessionStore:
         The file is built under a hidden temporary name and linked into place only when
         whole, so a kill at any moment leaves either no file or a complete session; the
         temporary files of a killed run are removed by the next (:func:`clean_leftovers`).
+        An empty (0-byte) regular file at ``path`` holds nothing to lose and is replaced.
         """
         path = Path(path).expanduser().resolve()
         clean_leftovers(path)
-        if path.exists() or path.is_symlink():
+        if (path.exists() or path.is_symlink()) and not _is_empty_file(path):
             raise SessionExistsError(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -637,7 +638,7 @@ class SessionStore:
         """
         path = Path(path).expanduser()
         clean_leftovers(path)
-        if create and not path.exists() and not path.is_symlink():
+        if create and ((not path.exists() and not path.is_symlink()) or _is_empty_file(path)):
             try:
                 return cls.create(path, busy_timeout_s=busy_timeout_s)
             except SessionExistsError:
@@ -936,8 +937,21 @@ def _make_self_contained(path: Path) -> None:
         os.close(descriptor)
 
 
+def _is_empty_file(path: Path) -> bool:
+    """A regular 0-byte file with no -wal beside it (nothing in it to lose)."""
+    try:
+        return (not path.is_symlink() and path.is_file() and path.stat().st_size == 0
+                and not _wal_path(path).exists())
+    except OSError:
+        return False
+
+
 def _place_without_overwriting(source: Path, dest: Path) -> None:
-    """Move ``source`` to ``dest`` unless ``dest`` appeared meanwhile."""
+    """Move ``source`` to ``dest`` unless ``dest`` appeared meanwhile (an empty file at
+    ``dest`` is replaced: it holds nothing)."""
+    if _is_empty_file(dest):
+        os.replace(source, dest)
+        return
     try:
         # A hard link fails if dest exists, where a rename would silently replace it.
         os.link(source, dest)

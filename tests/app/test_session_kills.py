@@ -17,6 +17,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from core.store import SessionStore, clean_leftovers, inspect_file
 from tests.app.test_session_files import xml_file
 
@@ -141,3 +143,32 @@ def test_leftovers_of_a_dead_process_are_cleaned_and_a_live_ones_kept(tmp_path: 
     assert live.exists() and unrelated.exists()
     SessionStore.open(path, create=True).close()
     assert sorted(os.listdir(tmp_path)) == sorted([path.name, live.name, unrelated.name])
+
+
+def test_an_empty_file_at_the_path_is_no_obstacle_to_creating(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 0-byte file (what a crash of another program, or `touch`, leaves) holds nothing:
+    creating a session there replaces it; only opening an existing session refuses it."""
+    from app.cli import main
+
+    source = xml_file(tmp_path)
+    for command in (["session", "new", "{path}"],
+                    ["import", str(source), "--session", "{path}", "--quiet"]):
+        folder = tmp_path / command[0]
+        folder.mkdir()
+        path = folder / "k.taillens"
+        path.write_bytes(b"")
+        assert main(["session", "info", str(path)]) == 2
+        assert "the file is empty (0 bytes)" in capsys.readouterr().err
+        assert path.read_bytes() == b""
+        assert main([arg.replace("{path}", str(path)) for arg in command]) == 0, \
+            capsys.readouterr().err
+        assert describe(path) == "whole session"
+        assert os.listdir(folder) == ["k.taillens"]
+    # Not when a -wal beside it may hold its pages.
+    path = tmp_path / "w.taillens"
+    path.write_bytes(b"")
+    (tmp_path / "w.taillens-wal").write_bytes(b"x" * 32)
+    assert main(["session", "new", str(path)]) == 2
+    assert path.read_bytes() == b""
