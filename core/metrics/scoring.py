@@ -393,6 +393,8 @@ class _Scorer:
         self.metrics = expand_metric_names(request.metrics)
         self.texts, self.replies = _load_verbalisations(store, runs, request, self.summary,
                                                         self.metrics)
+        # Texts per run and language as loaded (see _run_texts).
+        self._text_counts = _run_text_counts(store)
         unit_ids = sorted({t.unit_id for t in (*self.texts, *self.replies)}
                           | set(request.unit_ids or ()))
         if request.references and request.unit_ids is None:
@@ -594,6 +596,9 @@ class _Scorer:
         return [(name, [scored[(name, i)] for i in range(len(groups))])
                 for name, groups in plans]
 
+    def _run_texts(self, run_id: int, lang: str | None) -> int:
+        return self._text_counts.get((run_id, lang or ""), 0)
+
     def _write(self, name: str, results: list[_Result]) -> None:
         from sqlalchemy import and_, delete, func, insert
 
@@ -646,6 +651,10 @@ class _Scorer:
             partial_run = self.runs.get(group.run_id) if group.run_id is not None else None
             if partial_run is not None and partial_run.writing is not None:
                 details["partial"] = True  # the run was still being written
+            if group.run_id is not None:
+                # How many texts the run had in this language when scored: a reader tells
+                # from it that the run has grown since (corpus_scores marks it stale).
+                details["run_texts"] = self._run_texts(group.run_id, group.lang)
             if group.model and name in MODEL_METRICS:
                 details.setdefault("model", group.model)
             rows.append({"metric": name, "value": corpus.value, "details": details,
@@ -869,15 +878,32 @@ def corpus_scores(store: Any, *, run_ids: Sequence[int] | None = None,
         query = query.where(Score.run_id.in_(list(run_ids)))
     if metrics is not None:
         query = query.where(Score.metric.in_(list(metrics)))
+    counts = _run_text_counts(store)
     with store.snapshot() as db:
         out = []
         for score, system_name, model_id in db.execute(query):
             details = dict(score.details or {})
+            scored_texts = details.get("run_texts")
+            if (score.run_id is not None and scored_texts is not None
+                    and counts.get((score.run_id, score.lang), 0) != scored_texts):
+                details["stale"] = True  # the run changed since: score it again
             out.append(CorpusScore(score.metric, score.run_id,
                                    system_name or model_id or "references", score.lang,
                                    details.get("quality"), score.value,
                                    int(details.get("n") or 0), score.signature, details))
         return out
+
+
+def _run_text_counts(store: Any) -> dict[tuple[int, str], int]:
+    """Verbalisations per (run, language), every candidate counted."""
+    from sqlalchemy import func, select
+
+    from core.store.models import Verbalisation
+
+    with store.snapshot() as db:
+        return {(run_id, lang): int(count) for run_id, lang, count in db.execute(
+            select(Verbalisation.run_id, Verbalisation.lang, func.count())
+            .group_by(Verbalisation.run_id, Verbalisation.lang))}
 
 
 @dataclass(frozen=True)

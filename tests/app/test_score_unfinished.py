@@ -117,3 +117,33 @@ def test_a_running_run_whose_owner_is_gone_is_scored_as_it_is(
     assert status == 0, err
     assert corpus_rows(path, growing) == [("bleu", "gold", 1, False),
                                           ("bleu", "silver", 1, False)]
+
+
+def test_corpus_figures_of_a_run_that_grew_are_marked_stale_until_scored_again(
+    capsys: pytest.CaptureFixture[str], session: tuple[Path, int, int]
+) -> None:
+    from core.metrics.scoring import corpus_scores
+
+    path, finished, _ = session
+    assert run(capsys, "score", "--session", str(path), "--metrics", "bleu", "--runs",
+               str(finished), "--quiet")[0] == 0
+    with SessionStore.open_read_only(path) as store:
+        before = [c for c in corpus_scores(store) if c.run_id == finished]
+    assert before and not any(c.details.get("stale") for c in before)
+    assert {c.details["run_texts"] for c in before if c.lang == "en"} == {2}
+    with SessionStore.open(path) as store, store.unit_of_work() as db:
+        unit = db.scalars(select(Verbalisation.unit_id).where(
+            Verbalisation.run_id == finished)).first()
+        db.add(Verbalisation(run_id=finished, unit_id=unit, lang="en", candidate_index=1,
+                             raw_output="Another candidate.", text="Another candidate.",
+                             parse_ok=True))
+    with SessionStore.open_read_only(path) as store:
+        grown = {(c.lang, c.quality): c.details.get("stale") for c in corpus_scores(store)
+                 if c.run_id == finished}
+    assert grown[("en", "gold")] is True and grown[("it", "gold")] is None
+    assert run(capsys, "score", "--session", str(path), "--metrics", "bleu", "--runs",
+               str(finished), "--quiet")[0] == 0
+    with SessionStore.open_read_only(path) as store:
+        again = [c for c in corpus_scores(store) if c.run_id == finished]
+    assert not any(c.details.get("stale") for c in again)
+    assert {c.details["run_texts"] for c in again if c.lang == "en"} == {3}
