@@ -728,10 +728,13 @@ class SessionStore:
             try:
                 yield db
             finally:
-                # Off again before the connection goes back to the pool for writers.
+                # Off again before the connection goes back to the pool for writers; one
+                # that cannot be switched back is discarded, never reused for a write.
                 if not self.read_only:
-                    with suppress(DBAPIError):
+                    try:
                         connection.exec_driver_sql("PRAGMA query_only=OFF")
+                    except DBAPIError:
+                        connection.invalidate()
             db.rollback()  # nothing to keep: the snapshot is released
         except DBAPIError as exc:
             _rollback_quietly(db)
