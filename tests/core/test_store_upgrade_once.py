@@ -73,3 +73,28 @@ def test_the_cli_says_where_the_backup_is(make_old_session: Callable[..., Path])
     assert (f"taillens: old.taillens upgraded from schema revision 0003 to "
             f"{SessionStore.head_revision()}; the old file was kept as {backups[0]}"
             in done.stderr)
+
+
+# Killed while the backup copy is being placed: its hidden .partial file is left behind.
+KILLED_BACKUP = """
+import os, signal, sys
+import core.store.session as session
+os.replace = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
+session.SessionStore.open(sys.argv[1])
+"""
+
+
+def test_a_backup_killed_half_way_is_cleaned_by_the_next_run(
+    make_old_session: Callable[..., Path],
+) -> None:
+    path = make_old_session("0003")
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_BACKUP, str(path)], cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+    )
+    assert killed.returncode == -9, killed.stderr
+    partial = [p.name for p in path.parent.iterdir() if p.name.endswith(".partial")]
+    assert len(partial) == 1 and partial[0].startswith(".old.backup-rev0003-")
+    with SessionStore.open(path) as store:
+        backup = store.backup_path
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, backup.name])
