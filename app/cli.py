@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from core import __version__
 from core.errors import UserFacingError
@@ -51,7 +53,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time (tests swap it)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
+def _show_store_notices() -> None:
+    """What core.store says a user must know (an upgrade and where its backup is) goes to
+    stderr, worded like every other message."""
+    logger = logging.getLogger("core.store")
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        handler = _Stderr()
+        handler.setFormatter(logging.Formatter("taillens: %(message)s"))
+        logger.addHandler(handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _show_store_notices()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

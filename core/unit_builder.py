@@ -485,7 +485,7 @@ class StoredUnit:
 
 
 def load_unit(store: SessionStore, unit_id: int) -> StoredUnit:
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         unit = db.get(m.DataUnit, unit_id)
         if unit is None:
             raise UnitError(f"the session has no unit {unit_id}")
@@ -493,7 +493,7 @@ def load_unit(store: SessionStore, unit_id: int) -> StoredUnit:
 
 
 def list_units(store: SessionStore) -> list[StoredUnit]:
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         return [_stored(u) for u in db.scalars(select(m.DataUnit).order_by(m.DataUnit.id))]
 
 

@@ -54,7 +54,8 @@ def run_annotations(args: argparse.Namespace) -> int:
     from core.store import SessionStore
 
     by = tuple(dict.fromkeys(args.by or ()))
-    with SessionStore.open(args.session) as store:
+    # Read-only: a WAL snapshot, so an import or run writing meanwhile never blocks it.
+    with SessionStore.open_read_only(args.session) as store:
         summary = aggregate_annotations(store, by=by, agreement=args.agreement,
                                         weighted=args.weighted)
         golden = golden_accuracy(store) if args.golden else []
@@ -109,7 +110,8 @@ def run_annotators(args: argparse.Namespace) -> int:
     from core.annotation import add_annotator, list_annotators
     from core.store import SessionStore
 
-    with SessionStore.open(args.session) as store:
+    opener = SessionStore.open if args.add is not None else SessionStore.open_read_only
+    with opener(args.session) as store:
         if args.add is not None:
             added = add_annotator(store, args.add)
             if not args.json:

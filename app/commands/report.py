@@ -92,7 +92,7 @@ def run_report(args: argparse.Namespace) -> int:
                         statistic=args.statistic, study_references=args.study_references)
     by = tuple(dict.fromkeys(args.by or ["tier"]))
     pairs = [tuple(args.groups)] if args.groups else None
-    with SessionStore.open(args.session) as store:
+    with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
         report = build_report(store, by=by, metrics=args.metrics, pairs=pairs,
                               settings=settings)
     if args.csv is not None:

@@ -49,6 +49,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        "log-probabilities where the server returned them)")
     score.add_argument("--esa-distance", type=float, default=0.4,
                        help="normalised Levenshtein distance for ESA matches (default 0.4)")
+    score.add_argument("--partial", action="store_true",
+                       help="also score a run another process is still writing, as far as "
+                       "it got (its corpus figures are marked partial); by default such a "
+                       "run is skipped with a note")
     score.add_argument("--device", default="auto", help="auto, cpu, cuda, mps")
     score.add_argument("--wordnet", metavar="DIR",
                        help="WordNet 3.0 database folder for METEOR (default: $TAILLENS_WORDNET, "
@@ -127,7 +131,7 @@ def run_score(args: argparse.Namespace) -> int:
             metrics=tuple(_csv(args.metrics)), run_ids=tuple(args.runs) if args.runs else None,
             langs=tuple(args.langs) if args.langs else None, references=args.references,
             options=options, exclude_empty=args.exclude_empty,
-            exclude_unparsed=args.exclude_unparsed)
+            exclude_unparsed=args.exclude_unparsed, partial=args.partial)
         summary = run_in_terminal(score_job(store, request), quiet=args.quiet)
     if args.json:
         print(json.dumps({
@@ -153,7 +157,8 @@ def _print_table(corpus: list[Any]) -> None:
     for score in corpus:
         if score.metric not in metrics:
             metrics.append(score.metric)
-        key = (score.run_id if score.run_id is not None else "-", score.model, score.lang,
+        model = score.model + (" (partial)" if score.details.get("partial") else "")
+        key = (score.run_id if score.run_id is not None else "-", model, score.lang,
                score.quality or "-")
         table.setdefault(key, {})[score.metric] = score.value
     if not table:
@@ -176,7 +181,12 @@ def run_import_outputs(args: argparse.Namespace) -> int:
         result = import_outputs(store, args.file, system=args.system, lang=args.lang)
     if args.json:
         print(json.dumps({"run": result.run_id, "system": result.system, "lang": result.lang,
-                          "lines": result.lines, "empty": result.empty}, indent=2))
+                          "lines": result.lines, "empty": result.empty,
+                          "already_imported": result.already}, indent=2))
+        return 0
+    if result.already:
+        print(f"already imported: the same {result.lines:,} {result.lang} outputs of "
+              f"{result.system} are run {result.run_id}; nothing added")
         return 0
     print(f"imported {result.lines:,} {result.lang} outputs of {result.system} as run "
           f"{result.run_id}" + (f" ({result.empty:,} empty lines: scored as empty texts "

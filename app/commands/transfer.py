@@ -96,8 +96,10 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"  {report.mentions} entity mentions stored with their texts")
     _list_errors(report.errors)
     _list_errors(getattr(report, "warnings", []), "warning: ")
-    # Nothing imported from a file with entries is a failure a script should notice.
-    return 0 if report.units or not report.entries else 2
+    # Nothing imported from a file with entries is a failure a script should notice,
+    # unless it was all there already (a re-run after a crash ends in the same state).
+    rerun = report.already and not report.errors
+    return 0 if report.units or rerun or not report.entries else 2
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -107,7 +109,8 @@ def run_export(args: argparse.Namespace) -> int:
     from core.store import SessionStore
 
     function = EXPORT_FORMATS[args.format].function
-    with SessionStore.open(args.session) as store:
+    # Read-only: exports a WAL snapshot and never waits for an import or run writing.
+    with SessionStore.open_read_only(args.session) as store:
         job = Job(title=f"Export {args.out.name}",
                   run=lambda ctx: function(store, args.out, ctx=ctx), kind="export",
                   params={"path": str(args.out), "format": args.format})

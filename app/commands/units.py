@@ -109,7 +109,7 @@ def run_list(args: argparse.Namespace) -> int:
     from core.store import SessionStore
     from core.unit_builder import list_units
 
-    with SessionStore.open(args.session) as store:
+    with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
         units = [_unit_json(u) for u in list_units(store)]
     if args.json:
         print(json.dumps(units, indent=2, ensure_ascii=False))

@@ -38,6 +38,7 @@ class OutputsImport:
     lang: str
     lines: int
     empty: int
+    already: bool = False  # the same outputs were there as run_id (a re-run): nothing added
 
 
 def read_output_lines(path: Path | str) -> list[str]:
@@ -89,6 +90,10 @@ def import_outputs(store: Any, path: Path | str, *, system: str, lang: str = "en
                 f"(units ordered by id), nothing was imported")
         same = db.scalar(select(func.count()).select_from(ModelRun).where(
             ModelRun.kind == "external", ModelRun.system_name == system))
+        existing = _same_run(db, system, lang, unit_ids, lines) if same else None
+        if existing is not None:  # a re-run after a crash: the same outputs are there
+            return OutputsImport(existing, system, lang, len(lines),
+                                 sum(1 for line in lines if not line.strip()), already=True)
         run = ModelRun(kind="external", model_id=system, system_name=system,
                        status="finished", finished_at=datetime.now(UTC),
                        parameters={"file": Path(path).name, "lang": lang, "order": ORDER,
@@ -102,3 +107,24 @@ def import_outputs(store: Any, path: Path | str, *, system: str, lang: str = "en
         run_id = run.id
     return OutputsImport(run_id, system, lang, len(lines),
                          sum(1 for line in lines if not line.strip()))
+
+
+def _same_run(db: Any, system: str, lang: str, unit_ids: list[int],
+              lines: list[str]) -> int | None:
+    """An external run of ``system`` holding exactly these lines for these units in
+    ``lang`` (and nothing else), or None."""
+    from sqlalchemy import select
+
+    from core.store.models import ModelRun, Verbalisation
+
+    wanted = list(zip(unit_ids, lines, strict=True))
+    for run_id in db.scalars(select(ModelRun.id).where(
+            ModelRun.kind == "external", ModelRun.system_name == system)
+            .order_by(ModelRun.id)):
+        rows = db.execute(
+            select(Verbalisation.unit_id, Verbalisation.raw_output, Verbalisation.lang)
+            .where(Verbalisation.run_id == run_id)
+            .order_by(Verbalisation.unit_id, Verbalisation.candidate_index)).all()
+        if [(u, raw) for u, raw, _ in rows] == wanted and all(v == lang for *_, v in rows):
+            return int(run_id)
+    return None

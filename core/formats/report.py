@@ -31,13 +31,16 @@ class ImportReport:
     warnings: list[EntryError] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     mentions: int = 0  # entity mentions stored (enriched WebNLG ``references``)
+    already: int = 0  # entries found in the session with the same content (a re-run)
 
     def summary_line(self) -> str:
-        # Plain integers (no thousands separators) so scripts can parse the line.
-        return (
+        # Plain integers (no thousands separators) so scripts can parse the line; the
+        # re-run count comes last, and only when there is one, so the prefix stays.
+        line = (
             f"{self.entries} entries, {self.units} units, "
             f"{self.references} references, {len(self.errors)} errors"
         )
+        return line + (f", {self.already} already imported" if self.already else "")
 
 
 @dataclass(frozen=True)

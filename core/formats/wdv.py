@@ -352,7 +352,8 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
     size = path.stat().st_size
     errors: list[EntryError] = []
     batch: list[ParsedRecord] = []
-    entries = units = 0
+    entries = units = already = 0
+    seen_in_file: set[str] = set()
     run_id: int | None = None
     with store.unit_of_work() as db, closing(RecordReader(path)) as reader:
         taken = set(db.scalars(select(DataUnit.uid)))
@@ -365,12 +366,19 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
             try:
                 entry = _parse_record(record, file_name)
                 if entry.uid in taken:
-                    raise RecordRejected(f"id {entry.uid!r} is already in the session"
-                                         " (or twice in this file)")
+                    from core.formats.rerun import same_wdv_record
+
+                    if entry.uid in seen_in_file or not same_wdv_record(db, entry, SYSTEM_NAME):
+                        raise RecordRejected(f"id {entry.uid!r} is already in the session"
+                                             " with different content (or twice in this file)")
+                    seen_in_file.add(entry.uid)
+                    already += 1  # a re-run: the same record is there, not an error
+                    continue
             except RecordRejected as exc:
                 errors.append(EntryError(where, str(exc)))
                 continue
             taken.add(entry.uid)
+            seen_in_file.add(entry.uid)
             batch.append(entry)
             units += 1
             if len(batch) >= BATCH:
@@ -383,7 +391,8 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
             ctx.check_cancelled()
         if batch:
             _insert(db, batch, file_name, run_id)
-    return ImportReport(entries, units, 0, errors, triples=units, source=file_name)
+    return ImportReport(entries, units, 0, errors, triples=units, source=file_name,
+                        already=already)
 
 
 def _workers(db: Any, count: int) -> list[int]:

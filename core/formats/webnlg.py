@@ -675,6 +675,7 @@ class _Totals:
     references: int = 0
     triples: int = 0
     mentions: int = 0
+    already: int = 0
 
 
 def import_webnlg(
@@ -737,7 +738,7 @@ def import_webnlg(
             ctx.check_cancelled()
     return ImportReport(totals.entries, totals.units, totals.references, errors,
                         triples=totals.triples, source=path.name, warnings=warnings,
-                        files=lines, mentions=totals.mentions)
+                        files=lines, mentions=totals.mentions, already=totals.already)
 
 
 def _import_file(
@@ -767,7 +768,14 @@ def _import_file(
             if entry.uid in seen:
                 raise EntryRejected(f"duplicate id {entry.uid!r} (already used in this import)")
             if entry.uid in taken:
-                raise EntryRejected(f"id {entry.uid!r} is already in the session")
+                from core.formats.rerun import same_webnlg_entry
+
+                if not same_webnlg_entry(db, entry):
+                    raise EntryRejected(f"id {entry.uid!r} is already in the session "
+                                        "with different content")
+                seen.add(entry.uid)
+                totals.already += 1  # a re-run: the same entry is there, not an error
+                continue
         except EntryRejected as exc:
             errors.append(EntryError(where, str(exc)))
             if ctx is not None:

@@ -85,6 +85,9 @@ class ScoringRequest:
     # Outputs with no text: scored as empty texts unless excluded (never silently dropped).
     exclude_empty: bool = False  # leave out empty outputs (and unparsed replies)
     exclude_unparsed: bool = False  # leave out only replies no answer was parsed from
+    # A run still being written by a live process is skipped (scores describe finished
+    # runs); with partial, it is scored as far as it got and its corpus rows say so.
+    partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,8 @@ class _Run:
     name: str
     parameters: dict[str, Any]
     templates: dict[str, Any]
+    # Why the run is unfinished ("still running in process 12 on host"), or None.
+    writing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +161,21 @@ def _check_langs(langs: Sequence[str] | None) -> None:
             raise UserFacingError(f"{lang!r} is not a language code (e.g. en, it, es)")
 
 
+def _still_writing(status: str, software: Any) -> str | None:
+    """Why a run is still being written (its owner process lives), or None."""
+    from core.verbalise.job import owner_state
+
+    if status != "running":
+        return None
+    owner = software.get("owner") if isinstance(software, dict) else None
+    state = owner_state(owner)
+    if state in ("none", "gone"):
+        return None  # an old run without an owner, or one whose process has ended
+    where = f"process {owner.get('pid')} on {owner.get('host')}"
+    return (f"still being written by {where}" if state == "alive"
+            else f"perhaps still being written by {where}")
+
+
 def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
     """The runs to score; an id that is not in the session is a clear error."""
     from sqlalchemy import select
@@ -167,7 +187,8 @@ def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
         if run_ids is not None:
             query = query.where(ModelRun.id.in_(list(run_ids)))
         runs = {r.id: _Run(r.id, r.kind, r.model_id, r.system_name or r.model_id,
-                           dict(r.parameters or {}), dict(r.prompt_templates or {}))
+                           dict(r.parameters or {}), dict(r.prompt_templates or {}),
+                           _still_writing(r.status, r.software))
                 for r in db.scalars(query)}
     if run_ids is not None:
         missing = sorted(set(run_ids) - set(runs))
@@ -356,6 +377,27 @@ def validate_request(store: Any, request: ScoringRequest) -> dict[int, _Run]:
     return load_runs(store, request.run_ids)
 
 
+def unfinished_runs(runs: dict[int, _Run], request: ScoringRequest
+                    ) -> tuple[dict[int, _Run], list[str]]:
+    """The runs to score and a note for each run still being written: without
+    ``request.partial`` such a run is left out (scores describe finished runs); with it,
+    it is kept and its corpus rows are marked partial."""
+    notes = []
+    kept = {}
+    for run_id, run in runs.items():
+        if run.writing is None:
+            kept[run_id] = run
+        elif request.partial:
+            kept[run_id] = run
+            notes.append(f"run {run_id} ({run.name}) is {run.writing}: scored partly, "
+                         "its corpus figures are marked partial; score again when it has "
+                         "finished")
+        else:
+            notes.append(f"run {run_id} ({run.name}) is {run.writing}: not scored; score "
+                         "again when it has finished (or --partial to score what it has)")
+    return kept, notes
+
+
 @dataclass
 class _Group:
     """Texts scored together: one corpus row (run × lang × quality)."""
@@ -384,6 +426,8 @@ class _Scorer:
         self.metrics = expand_metric_names(request.metrics)
         self.texts, self.replies = _load_verbalisations(store, runs, request, self.summary,
                                                         self.metrics)
+        # Texts per run and language as loaded (see _run_texts).
+        self._text_counts = _run_text_counts(store)
         unit_ids = sorted({t.unit_id for t in (*self.texts, *self.replies)}
                           | set(request.unit_ids or ()))
         if request.references and request.unit_ids is None:
@@ -608,6 +652,9 @@ class _Scorer:
         return [(name, [scored[(name, i)] for i in range(len(groups))])
                 for name, groups in plans]
 
+    def _run_texts(self, run_id: int, lang: str | None) -> int:
+        return self._text_counts.get((run_id, lang or ""), 0)
+
     def _write(self, name: str, results: list[_Result]) -> None:
         from sqlalchemy import and_, delete, func, insert
 
@@ -667,6 +714,13 @@ class _Scorer:
                 details["texts"] = "references"
             if subset:
                 details["subset"] = "units"
+            partial_run = self.runs.get(group.run_id) if group.run_id is not None else None
+            if partial_run is not None and partial_run.writing is not None:
+                details["partial"] = True  # the run was still being written
+            if group.run_id is not None:
+                # How many texts the run had in this language when scored: a reader tells
+                # from it that the run has grown since (corpus_scores marks it stale).
+                details["run_texts"] = self._run_texts(group.run_id, group.lang)
             if group.model and name in MODEL_METRICS:
                 details.setdefault("model", group.model)
             rows.append({"metric": name, "value": corpus.value, "details": details,
@@ -761,10 +815,16 @@ def score_job(store: Any, request: ScoringRequest) -> Job[ScoringSummary]:
     if not runs and not request.references:
         raise UserFacingError("the session has no model runs to score (verbalise units or "
                               "import outputs first)")
+    runs, notes = unfinished_runs(runs, request)
+    if not runs and not request.references:
+        raise UserFacingError("nothing to score: " + "; ".join(notes))
     metrics = expand_metric_names(request.metrics)
 
     def run(ctx: JobContext) -> ScoringSummary:
-        return _Scorer(store, request, runs, ctx).run()
+        summary = _Scorer(store, request, runs, ctx).run()
+        for note in notes:
+            summary.note(note)
+        return summary
 
     return Job(title="Scoring", run=run, kind="metrics.score",
                params={"metrics": list(metrics), "runs": sorted(runs),
@@ -805,7 +865,7 @@ def scores_of_verbalisation(store: Any, verbalisation_id: int) -> list[StoredSco
 
     from core.store.models import Score
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         return [_stored(r) for r in db.scalars(
             select(Score).where(Score.verbalisation_id == verbalisation_id,
                                 Score.level == "sentence").order_by(Score.metric, Score.id))]
@@ -816,7 +876,7 @@ def scores_of_reference(store: Any, reference_id: int) -> list[StoredScore]:
 
     from core.store.models import Score
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         return [_stored(r) for r in db.scalars(
             select(Score).where(Score.reference_id == reference_id,
                                 Score.level == "sentence").order_by(Score.metric, Score.id))]
@@ -870,7 +930,7 @@ def sentence_score_table(store: Any, *, run_ids: Sequence[int] | None = None,
         score_query = score_query.where(Score.lang.in_(list(langs)))
     if metrics is not None:
         score_query = score_query.where(Score.metric.in_(list(metrics)))
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         by_text: dict[int, dict[str, float | None]] = defaultdict(dict)
         for vid, metric, value, details in db.execute(score_query):
             by_text[vid][score_column(metric, (details or {}).get("quality"))] = value
@@ -895,15 +955,32 @@ def corpus_scores(store: Any, *, run_ids: Sequence[int] | None = None,
         query = query.where(Score.run_id.in_(list(run_ids)))
     if metrics is not None:
         query = query.where(Score.metric.in_(list(metrics)))
-    with store.unit_of_work() as db:
+    counts = _run_text_counts(store)
+    with store.snapshot() as db:
         out = []
         for score, system_name, model_id in db.execute(query):
             details = dict(score.details or {})
+            scored_texts = details.get("run_texts")
+            if (score.run_id is not None and scored_texts is not None
+                    and counts.get((score.run_id, score.lang), 0) != scored_texts):
+                details["stale"] = True  # the run changed since: score it again
             out.append(CorpusScore(score.metric, score.run_id,
                                    system_name or model_id or "references", score.lang,
                                    details.get("quality"), score.value,
                                    int(details.get("n") or 0), score.signature, details))
         return out
+
+
+def _run_text_counts(store: Any) -> dict[tuple[int, str], int]:
+    """Verbalisations per (run, language), every candidate counted."""
+    from sqlalchemy import func, select
+
+    from core.store.models import Verbalisation
+
+    with store.snapshot() as db:
+        return {(run_id, lang): int(count) for run_id, lang, count in db.execute(
+            select(Verbalisation.run_id, Verbalisation.lang, func.count())
+            .group_by(Verbalisation.run_id, Verbalisation.lang))}
 
 
 @dataclass(frozen=True)

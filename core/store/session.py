@@ -10,8 +10,11 @@ it for writing, so a file that is refused is left byte for byte as it was.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
+import re
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -27,6 +30,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, event, func, select, update
+from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -43,6 +47,8 @@ from core.store.errors import (
     SessionTooNewError,
 )
 from core.store.models import Base, JobHistory, SessionMeta
+
+_log = logging.getLogger(__name__)
 
 APPLICATION_ID = 0x544C4E53  # "TLNS", written to the SQLite header of every session
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -122,7 +128,13 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     a ``-wal`` file, another program may have it open, so its pages must be read too.
     """
     option = "mode=ro" if _wal_path(path).exists() else "immutable=1"
-    return sqlite3.connect(f"{path.as_uri()}?{option}", uri=True, isolation_level=None)
+    return sqlite3.connect(_file_uri(path, option), uri=True, isolation_level=None)
+
+
+def _file_uri(path: Path, option: str) -> str:
+    """A ``file:`` URI naming exactly ``path``: every ``%``, ``?`` and ``#`` in the name
+    is percent-quoted (:meth:`Path.as_uri`), so SQLite opens the file the user named."""
+    return f"{Path(os.path.abspath(path)).as_uri()}?{option}"
 
 
 def _check_header(path: Path) -> tuple[int, int, int | None]:
@@ -234,17 +246,21 @@ def inspect_file(path: Path | str, *, for_writing: bool = False) -> FileCheck:
     if for_writing:
         _check_writable(path)
     application_id, revision, tables = _read_database(path)
-    if application_id not in (0, APPLICATION_ID):
-        raise NotASessionError(
-            path, f"it is a database of another program (application id {application_id:#x})"
-        )
-    if revision is None:
-        if application_id == APPLICATION_ID:
-            raise SessionCorruptError(
-                path, "it has no schema revision; it was probably not created completely"
-            )
-        what = "a SQLite database of another program" if tables else "an empty SQLite database"
+    # The application id is what makes a file a session: another program's database
+    # may have an alembic_version table of its own (at any revision, even one of ours),
+    # and nothing may be written to it, not even a switch to WAL or a backup copy.
+    if application_id != APPLICATION_ID:
+        if application_id:
+            what = f"a database of another program (application id {application_id:#x})"
+        elif tables:
+            what = "a SQLite database of another program"
+        else:
+            what = "an empty SQLite database"
         raise NotASessionError(path, f"it is {what}")
+    if revision is None:
+        raise SessionCorruptError(
+            path, "it has no schema revision; it was probably not created completely"
+        )
     return FileCheck(path, size, page_size, page_count, application_id, revision, tables)
 
 
@@ -294,11 +310,30 @@ def translate_error(exc: BaseException, path: Path) -> BaseException:
     return exc
 
 
-def _make_engine(path: Path, busy_timeout_s: float, *, foreign_keys: bool = True) -> Engine:
+def _make_engine(
+    path: Path, busy_timeout_s: float, *, foreign_keys: bool = True, read_only: bool = False
+) -> Engine:
+    # URL.create, not a "sqlite:///…" string: a name holding %20, %41, ? or # would be
+    # parsed as a URL (decoded, or cut at the query) and another file opened.
+    url = URL.create("sqlite", database=str(path))
+    creator = None
+    if read_only:
+        def creator() -> sqlite3.Connection:
+            # Reads a WAL snapshot under a deferred BEGIN, with query_only on: it never
+            # takes the write lock nor changes a row. Opened read-write where it may be,
+            # so that, as the last connection to close, it folds the -wal back and removes
+            # it (a mode=ro connection would leave empty -wal/-shm files beside the file).
+            if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK):
+                return sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
+            return sqlite3.connect(
+                _file_uri(path, "mode=ro"), uri=True, timeout=busy_timeout_s,
+                check_same_thread=False,
+            )
     engine = create_engine(
-        f"sqlite:///{path}",
+        url,
         # The pool hands a connection to one thread at a time (GUI thread, job threads).
         connect_args={"timeout": busy_timeout_s, "check_same_thread": False},
+        **({"creator": creator} if creator is not None else {}),
     )
     busy_ms = max(0, int(busy_timeout_s * 1000))
 
@@ -310,8 +345,11 @@ def _make_engine(path: Path, busy_timeout_s: float, *, foreign_keys: bool = True
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
         cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        if read_only:
+            cursor.execute("PRAGMA query_only=ON")
+        else:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -343,9 +381,85 @@ def _upgrade(path: Path, busy_timeout_s: float, revision: str = "head") -> None:
         engine.dispose()
 
 
-def _copy_database(source: sqlite3.Connection, dest: Path, expected_revision: str | None) -> None:
-    """Write a consistent, verified copy of ``source`` to ``dest`` (replaced atomically)."""
-    partial = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}.partial")
+def _temporary_name(dest: Path, suffix: str) -> Path:
+    """A hidden name next to ``dest`` that says which process is writing it, so a later
+    run can tell a leftover of a killed process (:func:`clean_leftovers`) from work in
+    progress."""
+    return dest.with_name(f".{dest.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.{suffix}")
+
+
+_TEMPORARY = re.compile(
+    r"\.(?P<pid>\d+-)?[0-9a-f]{8}\.(creating|partial)(-wal|-shm|-journal)?\Z"
+)
+# A leftover without a process id (written by an older TailLens) is stale after this long.
+_UNTAGGED_STALE_S = 600.0
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def clean_leftovers(path: Path | str) -> list[Path]:
+    """Remove temporary files a killed TailLens left next to ``path``: a session being
+    created (``.NAME.PID-XXXX.creating``) or a backup being copied (``….partial``), with
+    their ``-wal``/``-shm``. Files of a process still running are left alone. Returns
+    what was removed."""
+    path = Path(path).expanduser()
+    folder = path.parent
+    prefixes = (f".{path.name}.", f".{path.stem}.backup-")
+    removed: list[Path] = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    now = datetime.now().timestamp()
+    for name in names:
+        if not name.startswith(prefixes):
+            continue
+        match = _TEMPORARY.search(name)
+        if match is None:
+            continue
+        leftover = folder / name
+        pid = match.group("pid")
+        try:
+            if pid is not None:
+                if _process_alive(int(pid[:-1])):
+                    continue
+            elif now - leftover.stat().st_mtime < _UNTAGGED_STALE_S:
+                continue
+            leftover.unlink()
+            removed.append(leftover)
+        except OSError:
+            continue
+    return removed
+
+
+def _file_digest(path: Path) -> bytes:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.digest()
+
+
+def _copy_database(
+    source: sqlite3.Connection,
+    dest: Path,
+    expected_revision: str | None,
+    same_as: tuple[Path, ...] = (),
+) -> Path:
+    """Write a consistent, verified copy of ``source`` to ``dest`` (replaced atomically).
+
+    When a file in ``same_as`` already holds exactly the same bytes, no copy is placed
+    and that file is returned (an upgrade interrupted and run again keeps one backup).
+    """
+    partial = _temporary_name(dest, "partial")
     try:
         with closing(sqlite3.connect(partial, isolation_level=None)) as target:
             source.backup(target)
@@ -357,7 +471,15 @@ def _copy_database(source: sqlite3.Connection, dest: Path, expected_revision: st
             raise SessionError(
                 dest, f"The copy {dest} could not be verified ({ok}); it was not written."
             )
+        size = partial.stat().st_size
+        candidates = [c for c in same_as if c.is_file() and c.stat().st_size == size]
+        if candidates:
+            digest = _file_digest(partial)
+            for candidate in candidates:
+                if _file_digest(candidate) == digest:
+                    return candidate
         os.replace(partial, dest)
+        return dest
     finally:
         for leftover in (partial, _wal_path(partial), _shm_path(partial)):
             leftover.unlink(missing_ok=True)
@@ -371,9 +493,19 @@ def _backup_before_upgrade(path: Path, revision: str) -> Path:
     while dest.exists():
         counter += 1
         dest = path.with_name(f"{base}-{counter}{SESSION_SUFFIX}")
+    # Backups of this file at this revision from earlier tries (an upgrade killed after
+    # its backup was written): one with the same bytes is used again, not duplicated.
+    earlier = tuple(
+        sorted(
+            candidate
+            for candidate in path.parent.iterdir()
+            if candidate.name.startswith(f"{path.stem}.backup-rev{revision}-")
+            and candidate.name.endswith(SESSION_SUFFIX)
+        )
+    )
     try:
         with closing(_connect_read_only(path)) as source:
-            _copy_database(source, dest, expected_revision=revision)
+            dest = _copy_database(source, dest, expected_revision=revision, same_as=earlier)
     except (OSError, sqlite3.DatabaseError) as exc:
         raise SessionError(
             path,
@@ -406,17 +538,26 @@ class SessionStore:
         busy_timeout_s: float = 5.0,
         migrated_from: str | None = None,
         backup_path: Path | None = None,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path).resolve()
         self.busy_timeout_s = busy_timeout_s
-        self.engine = _make_engine(self.path, busy_timeout_s)
+        self.read_only = read_only
+        self.engine = _make_engine(self.path, busy_timeout_s, read_only=read_only)
         self.migrated_from = migrated_from
         self.backup_path = backup_path
         # Each unit of work writes, so it takes the write lock up front: waiting for it is
         # what the busy timeout is for, and a deferred transaction that reads first could
-        # fail at once (SQLITE_BUSY_SNAPSHOT) when another window wrote in between.
+        # fail at once (SQLITE_BUSY_SNAPSHOT) when another window wrote in between. A
+        # read-only store reads one WAL snapshot per unit of work and never waits.
         self._sessions = sessionmaker(
-            bind=self.engine.execution_options(**{_BEGIN_OPTION: "BEGIN IMMEDIATE"}),
+            bind=self.engine.execution_options(
+                **{_BEGIN_OPTION: "BEGIN" if read_only else "BEGIN IMMEDIATE"}
+            ),
+            expire_on_commit=False,
+        )
+        self._snapshots = sessionmaker(
+            bind=self.engine.execution_options(**{_BEGIN_OPTION: "BEGIN"}),
             expire_on_commit=False,
         )
         self._closed = False
@@ -425,9 +566,16 @@ class SessionStore:
 
     @classmethod
     def create(cls, path: Path | str, *, busy_timeout_s: float = 5.0) -> SessionStore:
-        """Create a new, empty session file at ``path`` (which must not exist)."""
+        """Create a new, empty session file at ``path`` (which must not exist).
+
+        The file is built under a hidden temporary name and linked into place only when
+        whole, so a kill at any moment leaves either no file or a complete session; the
+        temporary files of a killed run are removed by the next (:func:`clean_leftovers`).
+        An empty (0-byte) regular file at ``path`` holds nothing to lose and is replaced.
+        """
         path = Path(path).expanduser().resolve()
-        if path.exists() or path.is_symlink():
+        clean_leftovers(path)
+        if (path.exists() or path.is_symlink()) and not _is_empty_file(path):
             raise SessionExistsError(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -442,13 +590,14 @@ class SessionStore:
             raise SessionReadOnlyError(path, folder=True)
         # Built under a temporary name and moved into place, so a failure never leaves a
         # half-made session behind under the user's name.
-        building = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.creating")
+        building = _temporary_name(path, "creating")
         try:
             with closing(sqlite3.connect(building, isolation_level=None)) as conn:
                 conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
                 conn.execute("PRAGMA journal_mode=WAL")
             _upgrade(building, busy_timeout_s)
             cls._write_creation_meta(building, busy_timeout_s)
+            _make_self_contained(building)
             _place_without_overwriting(building, path)
         except OSError as exc:
             raise SessionError(
@@ -488,8 +637,12 @@ class SessionStore:
         a :class:`SessionError` subclass and is left unchanged.
         """
         path = Path(path).expanduser()
-        if create and not path.exists() and not path.is_symlink():
-            return cls.create(path, busy_timeout_s=busy_timeout_s)
+        clean_leftovers(path)
+        if create and ((not path.exists() and not path.is_symlink()) or _is_empty_file(path)):
+            try:
+                return cls.create(path, busy_timeout_s=busy_timeout_s)
+            except SessionExistsError:
+                pass  # another process created it meanwhile: open theirs
         check = inspect_file(path, for_writing=True)
         path = check.path
         revision = check.revision
@@ -510,7 +663,31 @@ class SessionStore:
                 f"{head_revision()} ({exc}). The file was left at revision {revision}; a "
                 f"copy was kept as {backup.name}.",
             ) from exc
+        # Said where the user sees it (the CLI prints this logger's records on stderr).
+        _log.warning("%s upgraded from schema revision %s to %s; the old file was kept as %s",
+                     path.name, revision, head_revision(), backup)
         return cls(path, busy_timeout_s=busy_timeout_s, migrated_from=revision, backup_path=backup)
+
+    @classmethod
+    def open_read_only(cls, path: Path | str, *, busy_timeout_s: float = 5.0) -> SessionStore:
+        """Open a session for reading only: every unit of work reads a WAL snapshot, so
+        it never waits for a writer (an import, a run) nor takes the write lock, and
+        nothing is written (an attempt raises :class:`SessionReadOnlyError`).
+
+        A session of an older schema revision is first upgraded as :meth:`open` does
+        (after a backup copy): the models read only the current schema.
+        """
+        check = inspect_file(path)
+        assert check.revision is not None  # inspect_file refuses files without one
+        if not check.is_known:
+            raise SessionTooNewError(check.path, check.revision, head_revision())
+        if not check.is_current:
+            with cls.open(check.path, busy_timeout_s=busy_timeout_s) as upgraded:
+                migrated_from, backup = upgraded.migrated_from, upgraded.backup_path
+            store = cls(check.path, busy_timeout_s=busy_timeout_s, read_only=True)
+            store.migrated_from, store.backup_path = migrated_from, backup
+            return store
+        return cls(check.path, busy_timeout_s=busy_timeout_s, read_only=True)
 
     # -- working with it ----------------------------------------------------------------
 
@@ -526,6 +703,39 @@ class SessionStore:
         try:
             yield db
             db.commit()
+        except DBAPIError as exc:
+            _rollback_quietly(db)
+            translated = translate_error(exc, self.path)
+            if translated is exc:
+                raise
+            raise translated from exc
+        except BaseException:
+            _rollback_quietly(db)
+            raise
+        finally:
+            db.close()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Session]:
+        """A read-only unit of work: one WAL snapshot under a deferred BEGIN, so it never
+        waits for a writer (an import, a run) nor blocks one. Panels and other readers
+        use it; a write inside it raises :class:`SessionReadOnlyError`."""
+        self._check_open()
+        db = self._snapshots()
+        try:
+            connection = db.connection()
+            connection.exec_driver_sql("PRAGMA query_only=ON")
+            try:
+                yield db
+            finally:
+                # Off again before the connection goes back to the pool for writers; one
+                # that cannot be switched back is discarded, never reused for a write.
+                if not self.read_only:
+                    try:
+                        connection.exec_driver_sql("PRAGMA query_only=OFF")
+                    except DBAPIError:
+                        connection.invalidate()
+            db.rollback()  # nothing to keep: the snapshot is released
         except DBAPIError as exc:
             _rollback_quietly(db)
             translated = translate_error(exc, self.path)
@@ -672,6 +882,9 @@ class SessionStore:
         if self._closed:
             return
         self._closed = True
+        if self.read_only:
+            self.engine.dispose()
+            return
         try:
             raw = self.engine.raw_connection()
             try:
@@ -715,8 +928,33 @@ def _rollback_quietly(db: Session) -> None:
         db.rollback()
 
 
+def _make_self_contained(path: Path) -> None:
+    """Fold the -wal into the database file and flush it to disk, so the file alone is
+    the whole session before it is linked under the user's name."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _is_empty_file(path: Path) -> bool:
+    """A regular 0-byte file with no -wal beside it (nothing in it to lose)."""
+    try:
+        return (not path.is_symlink() and path.is_file() and path.stat().st_size == 0
+                and not _wal_path(path).exists())
+    except OSError:
+        return False
+
+
 def _place_without_overwriting(source: Path, dest: Path) -> None:
-    """Move ``source`` to ``dest`` unless ``dest`` appeared meanwhile."""
+    """Move ``source`` to ``dest`` unless ``dest`` appeared meanwhile (an empty file at
+    ``dest`` is replaced: it holds nothing)."""
+    if _is_empty_file(dest):
+        os.replace(source, dest)
+        return
     try:
         # A hard link fails if dest exists, where a rename would silently replace it.
         os.link(source, dest)

@@ -84,7 +84,7 @@ class UnitsOverview:
 def list_runs(store: SessionStore) -> list[RunOverview]:
     """Every run of the session, newest first, with its count of texts (0 for a run that
     wrote none yet)."""
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         rows = db.execute(
             select(m.ModelRun.id, m.ModelRun.system_name, m.ModelRun.model_id,
                    m.ModelRun.kind, m.ModelRun.status, func.count(m.Verbalisation.id))
@@ -99,7 +99,7 @@ def list_runs(store: SessionStore) -> list[RunOverview]:
 def unit_outputs(store: SessionStore, run_id: int, unit_id: int) -> UnitOutputs:
     """The candidates run ``run_id`` wrote for unit ``unit_id`` (none when the run or unit
     does not exist, or the run skipped the unit)."""
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         unit = db.get(m.DataUnit, unit_id)
         uid = unit.uid if unit is not None else str(unit_id)
         rows = db.scalars(
@@ -115,7 +115,7 @@ def unit_outputs(store: SessionStore, run_id: int, unit_id: int) -> UnitOutputs:
 def units_overview(store: SessionStore) -> UnitsOverview:
     """The session's units with their tiers and categories, and how many units each tier,
     sub-tier and category holds (a unit whose sub-tier equals its tier counts once)."""
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         rows = db.execute(
             select(m.DataUnit.id, m.DataUnit.uid, m.DataUnit.size, m.DataUnit.tier,
                    m.DataUnit.sub_tier, m.Category.name, m.DataUnit.attributes)

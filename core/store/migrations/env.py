@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import create_engine
+from sqlalchemy.engine import URL
 
 from core.store.models import Base
 
@@ -45,7 +46,9 @@ def run_migrations_online() -> None:
         _configure_and_run(connection)
         return
     session = context.get_x_argument(as_dictionary=True).get("session")
-    url = f"sqlite:///{session}" if session else config.get_main_option("sqlalchemy.url")
+    # URL.create: a file name holding %, ? or # is the file itself, not URL syntax.
+    url = (URL.create("sqlite", database=session) if session
+           else config.get_main_option("sqlalchemy.url"))
     if not url:
         raise RuntimeError("pass -x session=FILE.taillens, or a connection in attributes")
     engine = create_engine(url)
