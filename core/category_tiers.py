@@ -9,7 +9,7 @@ record the tier their entity had, and a reopened session shows the same split.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from sqlalchemy import bindparam, select, update
@@ -143,3 +143,41 @@ def no_members_in_tiers_message(
     return (f"no member of {category!r} is in {wanted} (its members' tiers: "
             f"{', '.join(present)}); change the split with `taillens tiers {category!r} "
             "--session FILE --share/--fraction ...`")
+
+
+@dataclass(frozen=True)
+class TierChange:
+    """A unit whose root entity's tier in the unit's category differs now from the tier
+    the unit recorded when it was built (units keep theirs: a report groups by it)."""
+
+    unit_id: int
+    built_tier: str | None
+    built_sub_tier: str | None
+    now_tier: str
+    now_sub_tier: str | None
+
+    def describe(self) -> str:
+        built = self.built_sub_tier or self.built_tier or "no tier"
+        now = self.now_sub_tier or self.now_tier
+        return f"built as {built}, its root is {now} now"
+
+
+_TIER_CHANGES_SQL = """
+SELECT u.id, u.tier, u.sub_tier, cm.tier, cm.sub_tier
+FROM data_units u
+JOIN entities e ON e.qid = u.root_qid
+JOIN category_members cm ON cm.entity_id = e.id AND cm.category_id = u.category_id
+WHERE cm.tier IS NOT NULL
+  AND (coalesce(u.tier, '') != cm.tier OR coalesce(u.sub_tier, '') != coalesce(cm.sub_tier, ''))
+ORDER BY u.id
+"""
+
+
+def unit_tier_changes(store: SessionStore) -> dict[int, TierChange]:
+    """Units whose root's current tier (as last saved for their category) differs from
+    the tier recorded at build time, by unit id. Units of no session category (imported
+    from files) and roots not tiered now are left out."""
+    from sqlalchemy import text
+
+    with store.engine.connect() as conn:
+        return {row[0]: TierChange(*row) for row in conn.execute(text(_TIER_CHANGES_SQL))}

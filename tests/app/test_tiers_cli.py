@@ -101,3 +101,37 @@ def test_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path, fetched: 
     assert status == 2 and "no category named 'Nowhere'" in err
     status, _, err = run(capsys, "tiers", "Airport", "--session", str(fetched), "--share", "2")
     assert status == 2 and "(0, 1]" in err
+
+
+def test_units_remember_their_roots_tier_and_say_when_it_changed(
+        qtbot, capsys: pytest.CaptureFixture[str], fetched: Path, tmp_path: Path) -> None:
+    from core.category_tiers import unit_tier_changes
+    from core.unit_builder import list_units
+    from widgets.units import UnitsPanel
+
+    session = tmp_path / "s.taillens"
+    session.write_bytes(fetched.read_bytes())
+    assert run(capsys, "tiers", "Airport", "--session", str(session), "--share", "0.5")[0] == 0
+    status, out, err = run(capsys, "units", "sample", "Airport", "--session", str(session),
+                           "--tier", "long_tail", "--limit-entities", "12", "--shape",
+                           "sibling", "--size", "1", "--source", "embedded", "--quiet")
+    assert status == 0, err
+    with SessionStore.open(session) as store:
+        units = list_units(store)
+        assert units and {u.tier for u in units} == {"long_tail"}
+        assert unit_tier_changes(store) == {}
+    # A share of 1.0 puts every member with a statement in the head.
+    assert run(capsys, "tiers", "Airport", "--session", str(session), "--share", "1")[0] == 0
+    with SessionStore.open(session) as store:
+        changes = unit_tier_changes(store)
+        units = list_units(store)
+    assert set(changes) == {u.id for u in units}  # every sampled root is head now
+    assert all(c.built_tier == "long_tail" and c.now_tier == "head" for c in changes.values())
+    assert units[0].tier == "long_tail"  # the unit keeps its own tier
+
+    panel = UnitsPanel()
+    qtbot.addWidget(panel)
+    panel.show_units(units, changes)
+    assert "built under another tier" in panel.units_label.text()
+    cell = panel.units_model.item(0, 3)
+    assert "now head" in cell.text() and "built as long_tail" in cell.toolTip()
