@@ -40,6 +40,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--seed", type=int, default=0, help="seed of the samples (default 0)")
     report.add_argument("--alpha", type=float, default=0.05,
                         help="significance level of the marks (default 0.05)")
+    report.add_argument("--runs", metavar="ID,...",
+                        help="compare these runs only (ids as the report's Runs table lists them); "
+                        "default: for each model its latest output per unit, language and "
+                        "candidate. Runs of one model that overlap count each item once, "
+                        "from the latest run.")
     report.add_argument("--json", action="store_true", help="print the report as JSON")
     report.add_argument("--csv", type=Path, metavar="DIR", help="write one CSV per table here")
     report.add_argument("--html", type=Path, metavar="FILE",
@@ -78,6 +83,22 @@ def print_table(table: Any, mark: str = "*", max_width: int = 40) -> None:
     print()
 
 
+def parse_runs(text: str | None) -> list[int] | None:
+    """``--runs 3,5`` -> [3, 5]; None when not given."""
+    from core.errors import UserFacingError
+
+    if text is None:
+        return None
+    try:
+        runs = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserFacingError(f"--runs takes run ids separated by commas, e.g. 3,5; got "
+                              f"{text!r}") from None
+    if not runs:
+        raise UserFacingError("--runs needs at least one run id, e.g. --runs 3,5")
+    return runs
+
+
 def run_report(args: argparse.Namespace) -> int:
     from core.report import Settings, build_report, write_csv, write_html
     from core.store import SessionStore
@@ -89,7 +110,7 @@ def run_report(args: argparse.Namespace) -> int:
     pairs = [tuple(args.groups)] if args.groups else None
     with SessionStore.open(args.session) as store:
         report = build_report(store, by=by, metrics=args.metrics, pairs=pairs,
-                              settings=settings)
+                              settings=settings, runs=parse_runs(args.runs))
     if args.csv is not None:
         written = write_csv(report, args.csv)
         print(f"wrote {len(written)} CSV files to {args.csv}")

@@ -315,6 +315,21 @@ class BiasReport:
                      ("id", "name", "kind", "model_id", "status", "seed", "fingerprint",
                       "parameters", "prompt_templates", "software"), rows)
 
+    def runs_used_table(self) -> Table:
+        """Which runs the report used and how many items (unit, language, candidate) of
+        each; items another picked run of the same model also has count once."""
+        picked = self.frame.picked_runs
+        rows = tuple((u.run_id, u.model, u.items, u.superseded,
+                      ", ".join(str(r) for r in u.superseded_by))
+                     for u in self.frame.run_use)
+        choice = (f"runs picked: {', '.join(str(r) for r in picked)}" if picked is not None
+                  else "default: for each model, its latest output per unit, language and "
+                       "candidate")
+        return Table("runs_used", "Runs used", ("run", "model", "items used",
+                                                 "items left to a later run", "later run"),
+                     rows, note=f"{choice}; {sum(u.items for u in self.frame.run_use):,} "
+                                "items in all")
+
     def signatures_table(self) -> Table:
         return Table("signatures", "Metric signatures", ("metric", "signature"),
                      tuple(self.frame.signatures))
@@ -326,7 +341,7 @@ class BiasReport:
 
     def tables(self) -> list[Table]:
         """Every table of the report, in reading order."""
-        tables = [self.counts_table()]
+        tables = [self.runs_used_table(), self.counts_table()]
         if self.study is not None:
             tables.append(self.study.table())
         tables += [self.comparison_table(by) for by in self.by]
@@ -340,6 +355,8 @@ class BiasReport:
         return {
             "session": self.session, "generated_at": self.generated_at, "by": list(self.by),
             "metrics": list(self.metrics), "settings": self.settings.__dict__,
+            "runs": (None if self.frame.picked_runs is None
+                     else list(self.frame.picked_runs)),
             "notes": self.notes,
             "tables": [{"name": t.name, "title": t.title, "columns": list(t.columns),
                         "rows": [list(r) for r in t.rows],
@@ -361,11 +378,30 @@ def _annotation_table(store: Any) -> Table | None:
                       "(adequacy)")
 
 
+def _tier_change_notes(store: Any, frame: ScoreFrame) -> list[str]:
+    """A note when units of the report were built under another tier than their root's
+    current one (the report groups by the tier a unit recorded when it was built)."""
+    from core.category_tiers import unit_tier_changes
+
+    if not hasattr(store, "engine"):
+        return []
+    changes = unit_tier_changes(store)
+    units = {o.item.unit_id for o in frame.observations} & set(changes)
+    if not units:
+        return []
+    example = changes[min(units)]
+    return [f"{len(units):,} of the report's units were built when their root entity had "
+            f"another tier than it has now (e.g. unit {example.unit_id}: "
+            f"{example.describe()}); the report groups each unit by the tier it was built "
+            "with."]
+
+
 def build_report(store: Any, *, by: Sequence[str] = ("tier",),
                  metrics: Sequence[str] | None = None,
                  pairs: Sequence[tuple[str, str]] | None = None,
                  settings: Settings = Settings(), frame: ScoreFrame | None = None,
-                 ctx: JobContext | None = None) -> BiasReport:
+                 ctx: JobContext | None = None,
+                 runs: Sequence[int] | None = None) -> BiasReport:
     """Compare groups on every metric in the session (or ``metrics``) and human ratings.
 
     Raises :class:`NothingToCompareError` when the session holds no per-item scores and
@@ -385,7 +421,7 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
             raise UserFacingError(f"Cannot compare by {dimension!r}: choose from "
                                   f"{', '.join(DIMENSIONS)}.")
     step(0, "reading scores and ratings")
-    frame = frame if frame is not None else load_frame(store)
+    frame = frame if frame is not None else load_frame(store, runs=runs)
     if not frame:
         raise NothingToCompareError(
             "Nothing to compare: the session holds no per-item scores and no human ratings. "
@@ -405,7 +441,8 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         by=tuple(by), metrics=chosen, settings=settings, comparisons={},
         study=study_table(frame, settings=settings), frame=frame,
-        annotation_table=_annotation_table(store))
+        annotation_table=_annotation_table(store), notes=list(frame.notes))
+    report.notes += _tier_change_notes(store, frame)
     for done, dimension in enumerate(by, start=2):
         step(done, f"comparing by {dimension}")
         results = compare(frame, dimension, metrics=chosen, pairs=pairs, settings=settings)
@@ -426,13 +463,15 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
 def report_job(store: Any, *, by: Sequence[str] = ("tier",),
                metrics: Sequence[str] | None = None,
                pairs: Sequence[tuple[str, str]] | None = None,
-               settings: Settings = Settings()) -> Job[BiasReport]:
+               settings: Settings = Settings(),
+               runs: Sequence[int] | None = None) -> Job[BiasReport]:
     """:func:`build_report` as a job (seconds at the scale of the TailNLG study)."""
     return Job(title="Bias report", kind="report",
                run=lambda ctx: build_report(store, by=by, metrics=metrics, pairs=pairs,
-                                            settings=settings, ctx=ctx),
+                                            settings=settings, ctx=ctx, runs=runs),
                params={"by": list(by), "metrics": list(metrics or []),
-                       "pairs": [list(p) for p in pairs or []], **settings.__dict__})
+                       "pairs": [list(p) for p in pairs or []],
+                       "runs": None if runs is None else list(runs), **settings.__dict__})
 
 
 def observations_for(frame: ScoreFrame, metric: str, **groups: str) -> list[Observation]:

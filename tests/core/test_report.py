@@ -141,8 +141,8 @@ def test_study_table_layout_and_marks(store: SessionStore) -> None:
 def test_report_tables_notes_and_errors(store: SessionStore, tmp_path: Path) -> None:
     report = build_report(store, by=("tier", "lang"), metrics=["bleu", "human_adequacy"])
     names = [t.name for t in report.tables()]
-    assert names == ["counts", "study_gold", "compare_tier", "compare_lang", "annotations",
-                     "runs", "signatures"]
+    assert names == ["runs_used", "counts", "study_gold", "compare_tier", "compare_lang",
+                     "annotations", "runs", "signatures"]
     tier = report.comparison_table("tier")
     assert {row[0] for row in tier.rows} == {"bleu", "human_adequacy"}
     assert len(tier.rows) == 2 * 2 * 2 + 1  # bleu: models × langs × qualities; human: 1
@@ -257,7 +257,7 @@ def test_csv_export_writes_every_table(store: SessionStore, tmp_path: Path) -> N
     names = sorted(p.name for p in written)
     assert names == sorted(["counts.csv", "study_gold.csv", "study_gold_marks.csv",
                             "compare_tier.csv", "compare_model.csv", "annotations.csv",
-                            "runs.csv", "signatures.csv"])
+                            "runs.csv", "runs_used.csv", "signatures.csv"])
     with (tmp_path / "csv" / "study_gold.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     assert rows[0] == ["model", "type", "lang", "BLEU", "chrF++", "PPL"]
