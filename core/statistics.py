@@ -155,3 +155,137 @@ def mann_whitney_protocol(
         n_b=int(y.size),
         sampled=sampled,
     )
+
+
+# -- multiple testing -----------------------------------------------------------------------
+
+# Holm–Bonferroni (family-wise error, the default), Benjamini–Hochberg (false discovery
+# rate), or none (each test on its own, as published per-test marks were made).
+CORRECTIONS = ("holm", "bh", "none")
+DEFAULT_CORRECTION = "holm"
+
+
+def _p_array(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    p = np.asarray(p_values, dtype=float).ravel()
+    if p.size and (np.isnan(p).any() or p.min() < 0 or p.max() > 1):
+        raise ValueError("p-values must lie between 0 and 1")
+    return p
+
+
+def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values, in the given order.
+
+    With the m p-values sorted ascending, p_(1) <= ... <= p_(m), the adjusted value of
+    p_(i) is ``max_{j <= i} min(1, (m - j + 1) p_(j))``: rejecting where it is below
+    alpha controls the family-wise error rate at alpha (Holm 1979).
+    """
+    p = _p_array(p_values)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="mergesort")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted
+
+
+def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Benjamini–Hochberg adjusted p-values (q-values), in the given order.
+
+    Sorted ascending, the adjusted value of p_(i) is ``min_{j >= i} min(1, m p_(j) / j)``:
+    rejecting where it is below alpha controls the false discovery rate at alpha for
+    independent (or positively dependent) tests. Equals
+    ``scipy.stats.false_discovery_control(p, method="bh")``.
+    """
+    p = _p_array(p_values)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="mergesort")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    return adjusted
+
+
+def adjust_p_values(p_values: Sequence[float] | np.ndarray,
+                    method: str = DEFAULT_CORRECTION) -> np.ndarray:
+    """Adjusted p-values of one family of tests by ``method`` (see `CORRECTIONS`)."""
+    if method == "holm":
+        return holm(p_values)
+    if method == "bh":
+        return benjamini_hochberg(p_values)
+    if method == "none":
+        return _p_array(p_values).copy()
+    raise ValueError(f"unknown correction {method!r}: choose from {', '.join(CORRECTIONS)}")
+
+
+# -- bootstrap confidence intervals ---------------------------------------------------------
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_CONFIDENCE = 0.95
+_CHUNK_ELEMENTS = 4_000_000  # resampled values held at once (32 MB of float64)
+
+
+def _bootstrap_medians(values: np.ndarray, resamples: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """Medians of ``resamples`` samples of ``values`` drawn with replacement."""
+    n = values.size
+    medians = np.empty(resamples)
+    rows = max(1, _CHUNK_ELEMENTS // n)
+    for start in range(0, resamples, rows):
+        stop = min(resamples, start + rows)
+        medians[start:stop] = np.median(values[rng.integers(0, n, (stop - start, n))], axis=1)
+    return medians
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """Percentile bootstrap intervals for the medians of two groups and their difference
+    (median a − median b), from the same resamples."""
+
+    a: tuple[float, float]
+    b: tuple[float, float]
+    difference: tuple[float, float]
+    median_difference: float
+    resamples: int
+    confidence: float
+    seed: int | tuple[int, ...]
+
+
+def bootstrap_medians_ci(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int | Sequence[int] = DEFAULT_SEED,
+) -> BootstrapCI | None:
+    """Percentile bootstrap CIs of median(a), median(b) and median(a) − median(b).
+
+    Each group is resampled with replacement on its own (``resamples`` times, group a
+    first, then b, from ``numpy.random.default_rng(seed)``); the interval is the
+    ``(1 − confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled
+    statistics (numpy's linear quantiles). None when a group has no finite value.
+    """
+    if resamples < 1:
+        raise ValueError("resamples must be at least 1")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must lie between 0 and 1")
+    x, y = finite(a), finite(b)
+    if x.size == 0 or y.size == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    ma = _bootstrap_medians(x, resamples, rng)
+    mb = _bootstrap_medians(y, resamples, rng)
+    tails = [(1 - confidence) / 2, (1 + confidence) / 2]
+
+    def interval(stats: np.ndarray) -> tuple[float, float]:
+        low, high = np.quantile(stats, tails)
+        return float(low), float(high)
+
+    return BootstrapCI(interval(ma), interval(mb), interval(ma - mb),
+                       float(np.median(x) - np.median(y)), int(resamples), float(confidence),
+                       int(seed) if isinstance(seed, int | np.integer)
+                       else tuple(int(v) for v in seed))

@@ -40,6 +40,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--seed", type=int, default=0, help="seed of the samples (default 0)")
     report.add_argument("--alpha", type=float, default=0.05,
                         help="significance level of the marks (default 0.05)")
+    report.add_argument("--correction", choices=("holm", "bh", "none"), default="holm",
+                        help="multiple-testing correction across every test of the report: "
+                        "holm (default, family-wise error), bh (Benjamini–Hochberg, false "
+                        "discovery rate) or none; the marks follow the corrected p-values")
+    report.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                        help="bootstrap resamples for the 95 %% intervals of the medians and "
+                        "their difference (default 1000, seeded by --seed; 0: none)")
     report.add_argument("--runs", metavar="ID,...",
                         help="compare these runs only (ids as the report's Runs table lists them); "
                         "default: for each model its latest output per unit, language and "
@@ -105,7 +112,8 @@ def run_report(args: argparse.Namespace) -> int:
 
     settings = Settings(repetitions=args.repetitions, sample_size=args.sample_size,
                         seed=args.seed, alpha=args.alpha, study_quality=args.quality,
-                        statistic=args.statistic)
+                        statistic=args.statistic, correction=args.correction,
+                        bootstrap_resamples=args.bootstrap)
     by = tuple(dict.fromkeys(args.by or ["tier"]))
     pairs = [tuple(args.groups)] if args.groups else None
     with SessionStore.open(args.session) as store:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
@@ -24,12 +24,18 @@ from core.jobs import Job, JobContext
 from core.report.data import HUMAN_METRICS, Observation, ScoreFrame, load_frame
 from core.report.groups import DIMENSIONS, UNKNOWN, order_key
 from core.statistics import (
+    CORRECTIONS,
     DEFAULT_ALPHA,
+    DEFAULT_CORRECTION,
     DEFAULT_REPETITIONS,
+    DEFAULT_RESAMPLES,
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
+    BootstrapCI,
     GroupSummary,
     MannWhitneyResult,
+    adjust_p_values,
+    bootstrap_medians_ci,
     mann_whitney_protocol,
     summarise,
 )
@@ -83,8 +89,15 @@ class Settings:
     alpha: float = DEFAULT_ALPHA
     study_quality: str = "gold"
     statistic: str = "mean"  # of the study table's cells: "mean" or "median"
+    correction: str = DEFAULT_CORRECTION  # across every test of one report
+    bootstrap_resamples: int = DEFAULT_RESAMPLES  # 0: no confidence intervals
 
     def check(self) -> None:
+        if self.correction not in CORRECTIONS:
+            raise UserFacingError(f"the multiple-testing correction is one of "
+                                  f"{', '.join(CORRECTIONS)}, not {self.correction!r}")
+        if self.bootstrap_resamples < 0:
+            raise UserFacingError("--bootstrap must be 0 (no intervals) or more resamples")
         if self.repetitions < 1:
             raise UserFacingError("--repetitions must be at least 1")
         if self.sample_size < 2:
@@ -107,10 +120,16 @@ class Comparison:
     a: GroupSummary
     b: GroupSummary
     test: MannWhitneyResult | None
+    p_adjusted: float | None = None  # set across the report's tests (Settings.correction)
+    ci: BootstrapCI | None = None  # 95 % bootstrap intervals of the medians and difference
 
     @property
     def significant(self) -> bool:
-        return self.test is not None and self.test.significant
+        """p < alpha, with the corrected p-value once the report has corrected it."""
+        if self.test is None:
+            return False
+        p = self.p_adjusted if self.p_adjusted is not None else self.test.p_value
+        return p < self.test.alpha
 
     @property
     def p_value(self) -> float | None:
@@ -125,16 +144,32 @@ class Comparison:
 
 
 COMPARISON_COLUMNS = (
-    "metric", "model", "lang", "quality", "group_a", "group_b", "n_a", "median_a", "iqr_a",
-    "mean_a", "n_b", "median_b", "iqr_b", "mean_b", "p_value", "effect_size", "significant",
+    "metric", "model", "lang", "quality", "group_a", "group_b", "n_a", "median_a",
+    "median_a_ci_low", "median_a_ci_high", "iqr_a", "mean_a", "n_b", "median_b",
+    "median_b_ci_low", "median_b_ci_high", "iqr_b", "mean_b", "median_diff",
+    "median_diff_ci_low", "median_diff_ci_high", "p_value", "p_adjusted", "effect_size",
+    "significant",
 )
 
 
 def comparison_row(c: Comparison) -> tuple[Any, ...]:
+    ci = c.ci
+    a_ci, b_ci, d_ci = (ci.a, ci.b, ci.difference) if ci else ((None, None),) * 3
+    diff = (c.a.median - c.b.median if c.a.median is not None and c.b.median is not None
+            else None)
     return (c.metric, c.stratum_value("model"), c.stratum_value("lang"),
-            c.stratum_value("quality"), c.group_a, c.group_b, c.a.n, c.a.median, c.a.iqr,
-            c.a.mean, c.b.n, c.b.median, c.b.iqr, c.b.mean, c.p_value, c.effect_size,
-            c.significant)
+            c.stratum_value("quality"), c.group_a, c.group_b, c.a.n, c.a.median, *a_ci,
+            c.a.iqr, c.a.mean, c.b.n, c.b.median, *b_ci, c.b.iqr, c.b.mean, diff, *d_ci,
+            c.p_value, c.p_adjusted, c.effect_size, c.significant)
+
+
+def _bootstrap_seed(seed: int, *key: str) -> list[int]:
+    """A comparison's own seed: the report's seed and a stable digest of what it compares,
+    so its intervals do not change when other comparisons are added or left out."""
+    import hashlib
+
+    digest = hashlib.sha256("\x1f".join(key).encode()).digest()
+    return [seed, int.from_bytes(digest[:8], "big")]
 
 
 def default_pairs(dimension: str, values: Sequence[str]) -> list[tuple[str, str]]:
@@ -174,13 +209,19 @@ def compare(frame: ScoreFrame, by: str, *, metrics: Sequence[str] | None = None,
         for a, b in chosen:
             if a not in groups or b not in groups:
                 continue
+            ci = None
+            if settings.bootstrap_resamples:
+                ci = bootstrap_medians_ci(
+                    groups[a], groups[b], resamples=settings.bootstrap_resamples,
+                    seed=_bootstrap_seed(settings.seed, by, metric, repr(stratum), a, b))
             results.append(Comparison(
                 by=by, metric=metric, stratum=stratum, group_a=a, group_b=b,
                 a=summarise(groups[a]), b=summarise(groups[b]),
                 test=mann_whitney_protocol(groups[a], groups[b],
                                            repetitions=settings.repetitions,
                                            sample_size=settings.sample_size,
-                                           seed=settings.seed, alpha=settings.alpha)))
+                                           seed=settings.seed, alpha=settings.alpha),
+                ci=ci))
     return results
 
 
@@ -193,6 +234,7 @@ class StudyCell:
     n: int
     significant: bool = False  # head against this row's type, same model and language
     p_value: float | None = None
+    p_adjusted: float | None = None  # across the report's tests (Settings.correction)
 
 
 @dataclass(frozen=True)
@@ -291,16 +333,41 @@ class BiasReport:
     frame: ScoreFrame
     annotation_table: Table | None = None
     notes: list[str] = field(default_factory=list)
+    headlines: list[Comparison] = field(default_factory=list)  # head vs long tail, pooled
+    tests_corrected: int = 0  # the family the correction ran over
+
+    def correction_note(self) -> str:
+        s = self.settings
+        names = {"holm": "Holm", "bh": "Benjamini–Hochberg"}
+        if s.correction == "none":
+            return f"{SIGNIFICANT_MARK} p < {s.alpha} (no multiple-testing correction)"
+        return (f"{SIGNIFICANT_MARK} {names[s.correction]}-corrected p < {s.alpha} across "
+                f"the {self.tests_corrected:,} tests of this report")
+
+    def bootstrap_note(self) -> str:
+        s = self.settings
+        if not s.bootstrap_resamples:
+            return "no bootstrap intervals"
+        return (f"95 % percentile bootstrap intervals of the medians and of their difference "
+                f"(a − b), {s.bootstrap_resamples:,} resamples per group, seed {s.seed}")
+
+    def headline_lines(self) -> list[str]:
+        """The head-against-long-tail verdicts, as the panel, the CLI and HTML say them."""
+        from core.report.verdict import headlines_table_rows
+
+        return headlines_table_rows(self.headlines, self.settings.correction)
 
     def comparison_table(self, by: str) -> Table:
         rows = [comparison_row(c) for c in self.comparisons.get(by, [])]
-        marked = frozenset((r, COMPARISON_COLUMNS.index("p_value"))
+        column = COMPARISON_COLUMNS.index(
+            "p_value" if self.settings.correction == "none" else "p_adjusted")
+        marked = frozenset((r, column)
                            for r, c in enumerate(self.comparisons.get(by, [])) if c.significant)
         s = self.settings
         note = (f"two-sided Mann–Whitney U, {s.repetitions} repetitions on samples of "
                 f"{s.sample_size} per group (all items when fewer), p-values averaged, seed "
                 f"{s.seed}; effect size: rank-biserial correlation (a against b); "
-                f"{SIGNIFICANT_MARK} p < {s.alpha}")
+                f"{self.bootstrap_note()}; {self.correction_note()}")
         return Table(f"compare_{by}", f"Comparison by {by}", COMPARISON_COLUMNS, tuple(rows),
                      marked, note)
 
@@ -314,6 +381,27 @@ class BiasReport:
         return Table("runs", "Runs and their settings",
                      ("id", "name", "kind", "model_id", "status", "seed", "fingerprint",
                       "parameters", "prompt_templates", "software"), rows)
+
+    def headline_table(self) -> Table:
+        """Head against long tail per metric and model, languages pooled, with the verdict
+        (core.report.verdict: the same words in the panel, the CLI and HTML)."""
+        from core.report.verdict import verdict
+
+        rows, marked = [], set()
+        column = 8 if self.settings.correction != "none" else 7
+        for r, c in enumerate(self.headlines):
+            d = c.ci.difference if c.ci is not None else (None, None)
+            rows.append((c.metric, c.stratum_value("model"), c.stratum_value("quality"),
+                         c.a.median, c.b.median, *d, c.p_value, c.p_adjusted, c.effect_size,
+                         str(verdict(c))))
+            if c.significant:
+                marked.add((r, column))
+        return Table("headlines", "Head vs long tail",
+                     ("metric", "model", "quality", "median_head", "median_long_tail",
+                      "median_diff_ci_low", "median_diff_ci_high", "p_value", "p_adjusted",
+                      "effect_size", "verdict"), tuple(rows), frozenset(marked),
+                     "all languages pooled, per model; " + self.bootstrap_note() + "; "
+                     + self.correction_note())
 
     def runs_used_table(self) -> Table:
         """Which runs the report used and how many items (unit, language, candidate) of
@@ -342,8 +430,11 @@ class BiasReport:
     def tables(self) -> list[Table]:
         """Every table of the report, in reading order."""
         tables = [self.runs_used_table(), self.counts_table()]
+        if self.headlines:
+            tables.append(self.headline_table())
         if self.study is not None:
-            tables.append(self.study.table())
+            tables.append(replace(self.study.table(), note=self.study.table().note.replace(
+                "p < alpha", self.correction_note().removeprefix(f"{SIGNIFICANT_MARK} "))))
         tables += [self.comparison_table(by) for by in self.by]
         if self.annotation_table is not None:
             tables.append(self.annotation_table)
@@ -456,8 +547,41 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
                 + (f"only {', '.join(seen)}" if seen else "no values")
                 + (f" (asked for {', '.join(f'{a} vs {b}' for a, b in pairs)})" if pairs
                    else "") + ".")
+    from core.report.verdict import headline_comparisons
+
+    report.headlines = headline_comparisons(frame, chosen, settings)
+    correct(report)
     step(steps, "done")
     return report
+
+
+def correct(report: BiasReport) -> None:
+    """Adjust every p-value of the report as one family (Settings.correction): the
+    comparisons of every dimension, the study table's cells and the headlines; the
+    significance marks then follow the corrected p-values."""
+    raw: list[float] = []
+    for results in report.comparisons.values():
+        raw += [c.p_value for c in results if c.p_value is not None]
+    cells = [cell for row in (report.study.rows if report.study else [])
+             for cell in row.cells.values() if cell.p_value is not None]
+    raw += [cell.p_value for cell in cells]  # type: ignore[misc]
+    raw += [c.p_value for c in report.headlines if c.p_value is not None]
+    adjusted = iter(adjust_p_values(raw, report.settings.correction).tolist())
+    report.tests_corrected = len(raw)
+    alpha = report.settings.alpha
+
+    def fixed(results: list[Comparison]) -> list[Comparison]:
+        return [replace(c, p_adjusted=next(adjusted)) if c.p_value is not None else c
+                for c in results]
+
+    for by, results in report.comparisons.items():
+        report.comparisons[by] = fixed(results)
+    for row in report.study.rows if report.study else []:
+        for metric, cell in row.cells.items():
+            if cell.p_value is not None:
+                p = next(adjusted)
+                row.cells[metric] = replace(cell, p_adjusted=p, significant=p < alpha)
+    report.headlines = fixed(report.headlines)
 
 
 def report_job(store: Any, *, by: Sequence[str] = ("tier",),
