@@ -133,6 +133,11 @@ def run_report(args: argparse.Namespace) -> int:
         for note in report.notes:
             print(f"note: {note}")
         return 0
+    if report.headlines:
+        print("== Verdict: head vs long tail ==")
+        for line in report.headline_lines():
+            print(f"  {line}")
+        print()
     for table in report.tables():
         if table.name in ("runs", "signatures"):
             continue  # long JSON cells: see --html or --csv
