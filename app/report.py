@@ -80,13 +80,15 @@ class ReportController(QObject):
             self.metrics = []
             self.panel.set_available([], session=False)
             return []
-        from core.report.data import available_metrics
+        from core.report.data import available_metrics, available_runs
 
         try:
             self.metrics = available_metrics(store)
+            runs = available_runs(store)
         except Exception as error:  # noqa: BLE001 - a locked session must not break the panel
             log.warning("could not list the session's metrics: %s", error)
             return self.metrics
+        self.panel.set_runs(runs)
         self.panel.set_available(self.metrics)
         return self.metrics
 
@@ -123,13 +125,14 @@ class ReportController(QObject):
         options = options if options is not None else self.panel.options_dict()
         settings = Settings(**options.get("settings", {}))
         job = report_job(store, by=tuple(options.get("by") or ("tier",)),
-                         metrics=options.get("metrics"), settings=settings)
+                         metrics=options.get("metrics"), settings=settings,
+                         runs=options.get("runs"))
         build_report = job.run
 
         def run(ctx: JobContext) -> ReportView:
             report = build_report(ctx)
             ctx.check_cancelled()
-            ctx.progress(1, 1, "head vs long tail and plots")
+            ctx.progress(1, 1, "plots")
             return ReportView(report, plot_specs(report), headline_comparisons(report))
 
         job.run = run

@@ -359,3 +359,16 @@ def available_metrics(store: Any) -> list[tuple[str, int]]:
     if adequacy:
         counts[HUMAN_ADEQUACY] = int(adequacy)
     return [(m, int(counts[m])) for m in sorted(counts, key=metric_order)]
+
+
+def available_runs(store: Any) -> list[tuple[int, str, str]]:
+    """The session's runs as the report's run picker lists them: (id, model, status)."""
+    from sqlalchemy import select
+
+    from core.store.models import ModelRun
+
+    with store.unit_of_work() as db:
+        return [(run_id, model_name(system, model), status or "")
+                for run_id, system, model, status in db.execute(
+                    select(ModelRun.id, ModelRun.system_name, ModelRun.model_id,
+                           ModelRun.status).order_by(ModelRun.id))]
