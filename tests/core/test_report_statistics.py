@@ -15,6 +15,7 @@ from app.cli import main
 from core.report import Settings, build_report, render_html
 from core.report.verdict import headline_text, verdict
 from core.statistics import (
+    _bootstrap_medians,
     adjust_p_values,
     benjamini_hochberg,
     bootstrap_medians_ci,
@@ -67,6 +68,20 @@ def test_bootstrap_intervals_are_seeded_and_cover_the_medians() -> None:
     tiny = bootstrap_medians_ci([5, 5, 5], [1, 1], resamples=20, seed=0)
     assert tiny.a == (5.0, 5.0) and tiny.difference == (4.0, 4.0)
     assert bootstrap_medians_ci([], [1.0]) is None
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 51])
+def test_drawn_medians_have_the_distribution_of_resampled_medians(n: int) -> None:
+    # The order-statistic shortcut against plain resampling with replacement.
+    x = np.sort(np.random.default_rng(n).integers(0, 20, n).astype(float))
+    fast = _bootstrap_medians(x, 40_000, np.random.default_rng(1))
+    naive = np.median(x[np.random.default_rng(2).integers(0, n, (40_000, n))], axis=1)
+    possible = {(a + b) / 2 for a in x for b in x} if n % 2 == 0 else set(x)
+    assert set(np.unique(fast)) <= possible
+    quantiles = [0.025, 0.25, 0.5, 0.75, 0.975]
+    assert np.quantile(fast, quantiles) == pytest.approx(np.quantile(naive, quantiles),
+                                                         abs=0.5)
+    assert fast.mean() == pytest.approx(naive.mean(), abs=0.1)
 
 
 def test_report_corrects_across_all_its_tests(report_session: ReportSession) -> None:
