@@ -117,3 +117,20 @@ def test_cli_runs_flag_and_a_run_that_no_longer_exists(
     assert f"run {second} is not in this session" in err and "Traceback" not in err
     assert main(["report", "--session", session, "--runs", "a,b"]) == 2
     assert "--runs takes run ids" in capsys.readouterr().err
+
+
+def test_report_says_when_units_were_built_under_another_tier(
+        report_session: ReportSession) -> None:
+    from core.store.models import Category, CategoryMember, DataUnit, Entity
+
+    with SessionStore.open(report_session.path) as store:
+        assert not any("another tier" in n for n in build_report(store, metrics=["bleu"]).notes)
+        with store.unit_of_work() as db:
+            unit = db.get(DataUnit, report_session.units["u1"])  # built as head, in City
+            entity = db.query(Entity).filter_by(qid=unit.root_qid).one()
+            city = db.query(Category).filter_by(name="City").one()
+            db.add(CategoryMember(category_id=city.id, entity_id=entity.id, tier="long_tail"))
+        notes = build_report(store, metrics=["bleu"]).notes
+    note = next(n for n in notes if "another tier" in n)
+    assert note.startswith("1 of the report's units") and "built as head" in note
+    assert "long_tail now" in note
