@@ -496,12 +496,12 @@ class ReportPanel(QWidget):
                   ("Study refs", self.quality_combo), ("Cells", self.statistic_combo),
                   ("Correction", self.correction_combo), ("Bootstrap", self.bootstrap_spin))
         for i, (label, field) in enumerate(fields):
-            row, column = divmod(i, 2)
+            row, column = divmod(i, 3)  # three pairs a row: the options stay low
             settings.addWidget(QLabel(label), row, 2 * column)
             settings.addWidget(field, row, 2 * column + 1)
             field.setMinimumWidth(56)
-        settings.setColumnStretch(1, 1)
-        settings.setColumnStretch(3, 1)
+        for column in (1, 3, 5):
+            settings.setColumnStretch(column, 1)
         settings_widget = QWidget()
         settings_widget.setLayout(settings)
         self.settings_box = _titled("Mann–Whitney protocol (METHODS §8)", settings_widget)
@@ -566,8 +566,8 @@ class ReportPanel(QWidget):
         else:
             self.options_grid.addWidget(self.dimension_box, 0, 0)
             self.options_grid.addWidget(self.metric_box, 0, 1)
-            self.options_grid.addWidget(self.run_box, 1, 0, 1, 2)
-            self.options_grid.addWidget(self.settings_box, 2, 0, 1, 2)
+            self.options_grid.addWidget(self.run_box, 0, 2)
+            self.options_grid.addWidget(self.settings_box, 1, 0, 1, 3)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
