@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.session",
     "app.commands.transfer",
     "app.commands.wikidata",
+    "app.commands.tiers",
     "app.commands.units",
     "app.commands.annotations",
     "app.commands.report",

@@ -11,7 +11,7 @@ gap in one line per metric.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from widgets.report import ReportPanel
 
 log = get_logger("report")
-ALL_LANGUAGES = "all languages"
-HEADLINE_PAIR = ("head", "long_tail")
 
 
 @dataclass(frozen=True)
@@ -41,28 +39,9 @@ class ReportView:
 
 
 def headline_comparisons(report: BiasReport) -> list[Comparison]:
-    """Head against long tail on each metric of the report, per model, languages pooled.
-
-    Reference-based metrics use the study table's reference quality only (gold and silver
-    are never mixed); reference texts' own scores stay out (they are not a model's).
-    """
-    from core.report import ScoreFrame, compare
-    from core.report.data import Observation
-
-    quality = report.settings.study_quality
-    pooled_items: dict[int, Any] = {}
-    observations = []
-    for o in report.frame.observations:
-        if o.metric not in report.metrics or o.item.is_reference:
-            continue
-        if o.quality is not None and o.quality != quality:
-            continue
-        item = pooled_items.get(id(o.item))
-        if item is None:
-            item = pooled_items[id(o.item)] = replace(o.item, lang=ALL_LANGUAGES)
-        observations.append(Observation(o.metric, o.value, o.quality, item))
-    return compare(ScoreFrame(observations=observations), "tier", metrics=report.metrics,
-                   pairs=[HEADLINE_PAIR], settings=report.settings)
+    """Head against long tail on each metric of the report, per model, languages pooled
+    (computed and corrected with the report's other tests by core.report)."""
+    return list(report.headlines)
 
 
 class ReportController(QObject):
@@ -101,13 +80,15 @@ class ReportController(QObject):
             self.metrics = []
             self.panel.set_available([], session=False)
             return []
-        from core.report.data import available_metrics
+        from core.report.data import available_metrics, available_runs
 
         try:
             self.metrics = available_metrics(store)
+            runs = available_runs(store)
         except Exception as error:  # noqa: BLE001 - a locked session must not break the panel
             log.warning("could not list the session's metrics: %s", error)
             return self.metrics
+        self.panel.set_runs(runs)
         self.panel.set_available(self.metrics)
         return self.metrics
 
@@ -144,13 +125,14 @@ class ReportController(QObject):
         options = options if options is not None else self.panel.options_dict()
         settings = Settings(**options.get("settings", {}))
         job = report_job(store, by=tuple(options.get("by") or ("tier",)),
-                         metrics=options.get("metrics"), settings=settings)
+                         metrics=options.get("metrics"), settings=settings,
+                         runs=options.get("runs"))
         build_report = job.run
 
         def run(ctx: JobContext) -> ReportView:
             report = build_report(ctx)
             ctx.check_cancelled()
-            ctx.progress(1, 1, "head vs long tail and plots")
+            ctx.progress(1, 1, "plots")
             return ReportView(report, plot_specs(report), headline_comparisons(report))
 
         job.run = run

@@ -52,6 +52,9 @@ class UnitsController(QObject):
         panel.filters_changed.connect(self.set_filters)
         panel.sample_requested.connect(self.sample)
         app.session_changed.connect(lambda _store: self.session_opened())
+        # Saved tiers may leave units built under another tier: show it at once.
+        app.runner.job_finished.connect(
+            lambda handle: self.refresh_units() if handle.job.kind == "tiers.save" else None)
 
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
@@ -76,10 +79,11 @@ class UnitsController(QObject):
         self.refresh()
 
     def refresh_units(self) -> None:
+        from core.category_tiers import unit_tier_changes
         from core.unit_builder import list_units
 
         if self.app.store is not None:
-            self.panel.show_units(list_units(self.app.store))
+            self.panel.show_units(list_units(self.app.store), unit_tier_changes(self.app.store))
 
     # -- building ----------------------------------------------------------------------------
     def start(self, qid: str) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.claim_filters import ClaimFilterSettings, drop_reasons
+from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.store import SessionStore
 from core.unit_builder import (
@@ -317,6 +318,10 @@ def sample_job(
         member_tiers = load_member_tiers(store, category)
         qids = [q for q in table.qids
                 if not tiers or set(member_tiers.get(q, (None, None))) & set(tiers)]
+        if tiers and table.qids and not qids:
+            from core.category_tiers import no_members_in_tiers_message
+
+            raise UserFacingError(no_members_in_tiers_message(category, tiers, member_tiers))
         if limit_entities is not None:
             qids = qids[:limit_entities]
         depth = max(sizes) - 1 if set(shapes) & {"chain", "mixed"} else 0

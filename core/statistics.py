@@ -155,3 +155,149 @@ def mann_whitney_protocol(
         n_b=int(y.size),
         sampled=sampled,
     )
+
+
+# -- multiple testing -----------------------------------------------------------------------
+
+# Holm–Bonferroni (family-wise error, the default), Benjamini–Hochberg (false discovery
+# rate), or none (each test on its own, as published per-test marks were made).
+CORRECTIONS = ("holm", "bh", "none")
+DEFAULT_CORRECTION = "holm"
+
+
+def _p_array(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    p = np.asarray(p_values, dtype=float).ravel()
+    if p.size and (np.isnan(p).any() or p.min() < 0 or p.max() > 1):
+        raise ValueError("p-values must lie between 0 and 1")
+    return p
+
+
+def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values, in the given order.
+
+    With the m p-values sorted ascending, p_(1) <= ... <= p_(m), the adjusted value of
+    p_(i) is ``max_{j <= i} min(1, (m - j + 1) p_(j))``: rejecting where it is below
+    alpha controls the family-wise error rate at alpha (Holm 1979).
+    """
+    p = _p_array(p_values)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="mergesort")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted
+
+
+def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Benjamini–Hochberg adjusted p-values (q-values), in the given order.
+
+    Sorted ascending, the adjusted value of p_(i) is ``min_{j >= i} min(1, m p_(j) / j)``:
+    rejecting where it is below alpha controls the false discovery rate at alpha for
+    independent (or positively dependent) tests. Equals
+    ``scipy.stats.false_discovery_control(p, method="bh")``.
+    """
+    p = _p_array(p_values)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="mergesort")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    return adjusted
+
+
+def adjust_p_values(p_values: Sequence[float] | np.ndarray,
+                    method: str = DEFAULT_CORRECTION) -> np.ndarray:
+    """Adjusted p-values of one family of tests by ``method`` (see `CORRECTIONS`)."""
+    if method == "holm":
+        return holm(p_values)
+    if method == "bh":
+        return benjamini_hochberg(p_values)
+    if method == "none":
+        return _p_array(p_values).copy()
+    raise ValueError(f"unknown correction {method!r}: choose from {', '.join(CORRECTIONS)}")
+
+
+# -- bootstrap confidence intervals ---------------------------------------------------------
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_CONFIDENCE = 0.95
+
+
+def _bootstrap_medians(ascending: np.ndarray, resamples: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """Medians of ``resamples`` samples of n values drawn with replacement from the
+    sorted ``ascending``, in O(resamples) rather than O(resamples · n).
+
+    A draw with replacement is ``ascending[floor(n U)]`` with U uniform on [0, 1), and
+    ``floor(n ·)`` keeps order, so the k-th smallest of a resample is
+    ``ascending[floor(n U_(k))]`` with U_(k) the k-th order statistic of n uniforms:
+    Beta(k, n − k + 1). For an even n the median also needs U_(k+1), which given U_(k) = u
+    is u + (1 − u) · Beta(1, n − k). Exact in distribution, not an approximation.
+    """
+    n = ascending.size
+    k = (n + 1) // 2
+    low = rng.beta(k, n - k + 1, resamples)
+
+    def at(u: np.ndarray) -> np.ndarray:
+        return ascending[np.minimum((u * n).astype(np.int64), n - 1)]
+
+    if n % 2:
+        return at(low)
+    high = low + (1.0 - low) * rng.beta(1, n - k, resamples)
+    return (at(low) + at(high)) / 2.0
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """Percentile bootstrap intervals for the medians of two groups and their difference
+    (median a − median b), from the same resamples."""
+
+    a: tuple[float, float]
+    b: tuple[float, float]
+    difference: tuple[float, float]
+    median_difference: float
+    resamples: int
+    confidence: float
+    seed: int | tuple[int, ...]
+
+
+def bootstrap_medians_ci(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int | Sequence[int] = DEFAULT_SEED,
+) -> BootstrapCI | None:
+    """Percentile bootstrap CIs of median(a), median(b) and median(a) − median(b).
+
+    Each group is resampled with replacement on its own (``resamples`` times, group a
+    first, then b, from ``numpy.random.default_rng(seed)``; each resample's median is
+    drawn directly, see `_bootstrap_medians`); the interval is the
+    ``(1 − confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled
+    statistics (numpy's linear quantiles). None when a group has no finite value.
+    """
+    if resamples < 1:
+        raise ValueError("resamples must be at least 1")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must lie between 0 and 1")
+    x, y = finite(a), finite(b)
+    if x.size == 0 or y.size == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    ma = _bootstrap_medians(np.sort(x), resamples, rng)
+    mb = _bootstrap_medians(np.sort(y), resamples, rng)
+    tails = [(1 - confidence) / 2, (1 + confidence) / 2]
+
+    def interval(stats: np.ndarray) -> tuple[float, float]:
+        low, high = np.quantile(stats, tails)
+        return float(low), float(high)
+
+    return BootstrapCI(interval(ma), interval(mb), interval(ma - mb),
+                       float(np.median(x) - np.median(y)), int(resamples), float(confidence),
+                       int(seed) if isinstance(seed, int | np.integer)
+                       else tuple(int(v) for v in seed))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
@@ -554,3 +554,109 @@ class TierSettings:
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise ValueError(f"{name} must be in (0, 1], got {value}")
+
+
+# --- one rule from settings to tiers (panel, CLI and session use only this) ----------
+#
+# The Airport case of issue 10: a Pareto line dragged to 3.3 statements put entities with
+# >= 4 statements in the head (209 / 191), but what was saved was the share the line
+# stood for, rounded by the spin box to 0.928; re-derived with the Pareto rule, 0.928 is
+# first reached inside the block of 3-statement entities, so the reopened session showed
+# a line at 3 and 237 / 163. Now a dragged line is snapped to the statement count it
+# means and turned into the shortest share (or fraction) that the *same* rule maps back
+# to that count; only those settings are stored, and every caller derives tiers from
+# them through `tier_category`.
+
+_MAX_DECIMALS = 17
+
+
+def _shortest_decimal(low: float, high: float, maps_back: Callable[[float], bool]) -> float:
+    """The value in (low, high] with the fewest decimals for which ``maps_back`` holds,
+    trying round-downs of ``high`` (``high`` itself when nothing shorter works)."""
+    for decimals in range(1, _MAX_DECIMALS):
+        scale = 10**decimals
+        candidate = round(math.floor(high * scale) / scale, decimals)
+        if low < candidate <= high and maps_back(candidate):
+            return candidate
+    return high
+
+
+@dataclass(frozen=True, eq=False)
+class TierResult:
+    """Tiers of one category under one `TierSettings`: the lines (statement counts) both
+    rules give, which of them is the head line, every entity's tier code and a summary."""
+
+    settings: TierSettings
+    pareto_line: int
+    head_tail_line: int
+    head_line: int
+    torso_line: float | None
+    codes: Codes
+    summary: TierSummary
+
+
+def tier_category(distribution: Distribution, settings: TierSettings) -> TierResult:
+    """THE rule from settings to tiers: head line = Pareto cut-off of ``settings.share``
+    or head–tail threshold of ``settings.fraction`` (METHODS §3), torso line as stored
+    (never above the head line). The Browser, `taillens tiers`, `taillens distribution`
+    and the saved member tiers all come from here."""
+    pareto = distribution.pareto_cutoff(settings.share)
+    head_tail = distribution.head_tail_threshold(settings.fraction)
+    head = pareto if settings.split_by == "pareto" else head_tail
+    torso = settings.torso_line
+    if torso is not None and torso > head:
+        torso = float(head)
+    codes = distribution.tier(head, torso)
+    return TierResult(settings, pareto, head_tail, head, torso, codes,
+                      distribution.summary(head, torso))
+
+
+def snapped_line(distribution: Distribution, line: float, *, positive: bool = False) -> int:
+    """The statement count a line at ``line`` stands for: tiers compare ``count >= line``
+    on whole counts, so it is the least count held by an entity at or above ``line``
+    (the largest count when none is; with ``positive``, never 0 unless all counts are)."""
+    _check_line(line, "line")
+    ascending = distribution.descending[::-1]
+    start = int(np.searchsorted(ascending, line, side="left"))
+    if positive:
+        start = max(start, int(np.searchsorted(ascending, 1, side="left")))
+    return int(ascending[min(start, distribution.n - 1)])
+
+
+def share_for_line(distribution: Distribution, line: float) -> tuple[float, int]:
+    """(share, count): the Pareto share with the fewest decimals whose cut-off is the
+    count a line dragged to ``line`` stands for, and that count. Every share in
+    (share of entities above the count, share of entities at or above it] maps to it."""
+    if distribution.total_statements == 0:
+        return 1.0, 0
+    count = snapped_line(distribution, line, positive=True)
+    high = distribution.statement_share_at_or_above(count)
+    low = distribution.statement_share_at_or_above(count + 1)
+    share = _shortest_decimal(low, high, lambda s: distribution.pareto_cutoff(s) == count)
+    return share, count
+
+
+def fraction_for_line(distribution: Distribution, line: float) -> tuple[float, int]:
+    """(fraction, count): like `share_for_line`, for the head–tail threshold."""
+    count = snapped_line(distribution, line)
+    high = distribution.entity_share_at_or_above(count)
+    low = distribution.entity_share_at_or_above(count + 1)
+    fraction = _shortest_decimal(
+        low, high, lambda f: distribution.head_tail_threshold(f) == count)
+    return fraction, count
+
+
+def settings_for_drag(
+    distribution: Distribution, settings: TierSettings, kind: str, line: float
+) -> TierSettings:
+    """The settings after the user dragged line ``kind`` (pareto, head_tail, torso) to
+    ``line``: what `tier_category` turns back into exactly the tiers the drag showed."""
+    from dataclasses import replace
+
+    if kind == "pareto":
+        return replace(settings, share=share_for_line(distribution, line)[0])
+    if kind == "head_tail":
+        return replace(settings, fraction=fraction_for_line(distribution, line)[0])
+    if kind == "torso":
+        return replace(settings, torso_line=float(max(0, math.ceil(_check_line(line, "line")))))
+    raise ValueError(f"no line {kind!r}: pareto, head_tail or torso")

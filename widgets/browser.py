@@ -41,8 +41,11 @@ from core.tiers import (
     DEFAULT_PARETO_SHARE,
     Distribution,
     Tier,
+    TierResult,
     TierSettings,
     TierSummary,
+    settings_for_drag,
+    tier_category,
 )
 from core.wikidata.categories import Category
 from core.wikidata.records import CategoryTable
@@ -84,6 +87,8 @@ class BrowserPanel(QWidget):
         self.distribution: Distribution | None = None
         self.overlays: dict[str, Distribution] = {}
         self.lines: dict[str, float | None] = {"pareto": None, "head_tail": None, "torso": None}
+        self._share, self._fraction = DEFAULT_PARETO_SHARE, DEFAULT_HEAD_FRACTION
+        self.result: TierResult | None = None
         self.summary: TierSummary | None = None
 
         # -- sources and categories --
@@ -329,11 +334,13 @@ class BrowserPanel(QWidget):
         self.inspector.show_entity(details)
 
     def tier_settings(self) -> TierSettings:
-        """The user's current choice, as saved with the category."""
+        """The user's current choice, as saved with the category. Share and fraction are
+        held exactly (the spin boxes show them rounded): a dragged line's share has as
+        many decimals as it needs to map back to the same line (core.tiers)."""
         return TierSettings(
             split_by=self.split_combo.currentData(),
-            share=round(self.share_spin.value(), 6),
-            fraction=round(self.fraction_spin.value(), 6),
+            share=self._share,
+            fraction=self._fraction,
             torso_line=self.lines["torso"] if self.torso_check.isChecked() else None,
         )
 
@@ -345,6 +352,7 @@ class BrowserPanel(QWidget):
             widget.blockSignals(True)
         try:
             self.split_combo.setCurrentIndex(max(0, self.split_combo.findData(settings.split_by)))
+            self._share, self._fraction = settings.share, settings.fraction
             self.share_spin.setValue(settings.share)
             self.fraction_spin.setValue(settings.fraction)
             has_torso = settings.torso_line is not None
@@ -378,17 +386,14 @@ class BrowserPanel(QWidget):
         if self.distribution is None:
             self.lines.update(pareto=None, head_tail=None)
             return
-        self.lines["pareto"] = float(self.distribution.pareto_cutoff(self.share_spin.value()))
-        self.lines["head_tail"] = float(
-            self.distribution.head_tail_threshold(self.fraction_spin.value())
-        )
+        self.lines["pareto"] = float(self.distribution.pareto_cutoff(self._share))
+        self.lines["head_tail"] = float(self.distribution.head_tail_threshold(self._fraction))
 
     def _retier(self) -> None:
         dist = self.distribution
-        head = self.head_line()
-        torso = self.lines["torso"] if self.torso_check.isChecked() else None
-        if dist is None or head is None:
+        if dist is None or self.head_line() is None:
             self.summary = None
+            self.result = None
             self.summary_label.setText(
                 "No entities in this category yet: press <b>Fetch</b> to sample it from the "
                 "selected source."
@@ -396,21 +401,26 @@ class BrowserPanel(QWidget):
             self.model.set_tiers(np.full(len(self.model.columns), -1, np.int8))
             self._update_count()
             return
-        if torso is not None and torso > head:
-            torso = head
-        self.model.set_tiers(dist.tier(head, torso))
-        self.summary = dist.summary(head, torso)
-        self.plots.set_lines(self.lines["pareto"], self.lines["head_tail"], torso)
+        # The one rule the CLI and the saved tiers use too (core.tiers.tier_category).
+        self.result = tier_category(dist, self.tier_settings())
+        self.lines.update(pareto=float(self.result.pareto_line),
+                          head_tail=float(self.result.head_tail_line))
+        self.model.set_tiers(self.result.codes)
+        self.summary = self.result.summary
+        self.plots.set_lines(self.lines["pareto"], self.lines["head_tail"],
+                             self.result.torso_line)
         self.summary_label.setText(_summary_text(self.summary, self.lines))
         self._update_count()
         if self.category is not None:
             self.tiers_changed.emit(self.category, self.summary)
 
-    def _on_share_changed(self, _value: float) -> None:
+    def _on_share_changed(self, value: float) -> None:
+        self._share = round(value, 6)
         self._recompute_lines()
         self._retier()
 
-    def _on_fraction_changed(self, _value: float) -> None:
+    def _on_fraction_changed(self, value: float) -> None:
+        self._fraction = round(value, 6)
         self._recompute_lines()
         self._retier()
 
@@ -428,19 +438,28 @@ class BrowserPanel(QWidget):
             self._retier()
 
     def _on_line_dragged(self, kind: str, statements: float) -> None:
-        """A dragged line becomes that cut-off's value; the spin boxes show what it means."""
-        self.lines[kind] = statements
+        """A dragged line becomes the settings that give exactly the line's tiers again
+        (snapped to the statement count it stands for); the spin boxes show them."""
         dist = self.distribution
-        if dist is not None and kind == "pareto":
-            self._set_quietly(self.share_spin, dist.statement_share_at_or_above(statements))
-        elif dist is not None and kind == "head_tail":
-            self._set_quietly(self.fraction_spin, dist.entity_share_at_or_above(statements))
-        elif kind == "torso":
+        if dist is None:
+            return
+        settings = settings_for_drag(dist, self.tier_settings(), kind, statements)
+        self._share, self._fraction = settings.share, settings.fraction
+        if kind == "pareto":
+            self._set_quietly(self.share_spin, settings.share)
+        elif kind == "head_tail":
+            self._set_quietly(self.fraction_spin, settings.fraction)
+        elif kind == "torso" and settings.torso_line is not None:
             self.torso_spin.blockSignals(True)
-            self.torso_spin.setValue(round(statements))
+            self.torso_spin.setValue(round(settings.torso_line))
             self.torso_spin.blockSignals(False)
+            self.lines["torso"] = settings.torso_line
             if not self.torso_check.isChecked():
+                self.torso_check.blockSignals(True)
                 self.torso_check.setChecked(True)
+                self.torso_check.blockSignals(False)
+                self.torso_spin.setEnabled(True)
+        self._recompute_lines()
         self._retier()
 
     @staticmethod
@@ -524,7 +543,7 @@ class BrowserPanel(QWidget):
 def _fraction_spin(value: float, tip: str) -> QDoubleSpinBox:
     spin = QDoubleSpinBox()
     spin.setRange(0.01, 1.0)
-    spin.setDecimals(3)
+    spin.setDecimals(4)
     spin.setSingleStep(0.05)
     spin.setValue(value)
     spin.setToolTip(tip)

@@ -59,9 +59,20 @@ from PySide6.QtWidgets import (
 from core.jobs import Progress
 from core.report import BiasReport, Comparison, PlotSpec, Table, metric_label
 from core.report.compare import SIGNIFICANT_MARK
+from core.report.verdict import (
+    LOWER_IS_BETTER,
+    centre,
+    format_p,
+    format_value,
+    headline_scope,
+    p_text,
+    verdict,
+)
+from core.report.verdict import headline_text as core_headline_text
 from core.statistics import (
     DEFAULT_ALPHA,
     DEFAULT_REPETITIONS,
+    DEFAULT_RESAMPLES,
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
 )
@@ -83,8 +94,8 @@ STUDY_REFS = (
     ("gold + silver pooled (TailNLG Table 2)", "gold", "pooled"),
     ("gold, silver split (Tables 7-10)", "gold", "split"),
 )
-# Metrics where a lower value is the better one (the headline says which side is worse).
-LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination", "ter"})
+CORRECTION_CHOICES = (("holm", "Holm"), ("bh", "Benjamini–Hochberg"), ("none", "none"))
+__all__ = ["LOWER_IS_BETTER", "format_p", "format_value"]  # kept importable from here
 MARK_BACKGROUND = QColor("#ffd866")
 MARK_FOREGROUND = QColor("#5c3b00")
 WORSE_COLOUR = "#b3261e"
@@ -95,10 +106,15 @@ HEADERS = {
     "group_a": "a", "group_b": "b", "n_a": "n a", "median_a": "median a", "iqr_a": "IQR a",
     "mean_a": "mean a", "n_b": "n b", "median_b": "median b", "iqr_b": "IQR b",
     "mean_b": "mean b", "p_value": "p (averaged)", "effect_size": "effect r",
-    "significant": "p < α", "lang": "language",
+    "significant": "significant", "lang": "language", "p_adjusted": "p corrected",
+    "median_a_ci_low": "a 95% low", "median_a_ci_high": "a 95% high",
+    "median_b_ci_low": "b 95% low", "median_b_ci_high": "b 95% high",
+    "median_diff": "median a−b", "median_diff_ci_low": "a−b 95% low",
+    "median_diff_ci_high": "a−b 95% high",
 }
 TAB_TITLES = {"counts": "Counts", "runs": "Runs", "signatures": "Signatures",
-              "annotations": "Human ratings", "agreement": "Metrics vs humans"}
+              "annotations": "Human ratings", "agreement": "Metrics vs humans",
+              "runs_used": "Runs used", "headlines": "Head vs tail"}
 NOT_BUILT_MESSAGE = ("Press <b>Build report</b> to compare head and long tail on {metrics}.")
 NO_SESSION_MESSAGE = "Open a session to build a bias report."
 NO_SCORES_MESSAGE = (
@@ -106,35 +122,6 @@ NO_SCORES_MESSAGE = (
     "ratings.<br><br>Verbalise units (<b>Verbalise</b> panel), score the verbalisations "
     "(<b>Scores</b> panel) or rate them (<b>Annotate</b> panel); the report then compares "
     "head and long tail on every metric.")
-
-
-def format_value(value: Any) -> str:
-    """A cell as text: numbers to a readable precision, booleans as yes/blank."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else ""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ""
-        if value == 0:
-            return "0"
-        if abs(value) < 1e-3:
-            return f"{value:.1e}"
-        if abs(value) < 1:
-            return f"{value:.3f}"
-        if abs(value) < 1000:
-            return f"{value:.2f}"
-        return f"{value:,.0f}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
-
-
-def format_p(p: float | None) -> str:
-    if p is None:
-        return "p n/a"
-    return f"p = {p:.1e}" if p < 1e-3 else f"p = {p:.3f}"
 
 
 # -- the table model ------------------------------------------------------------------------
@@ -258,7 +245,8 @@ class TablePage(QWidget):
         if table.name.startswith("compare_"):
             # The verdict (p, effect, mark) right after the two groups' names, so a narrow
             # dock shows it without scrolling; n, median, IQR, mean follow.
-            for offset, name in enumerate(("p_value", "effect_size", "significant")):
+            for offset, name in enumerate(("p_value", "p_adjusted", "effect_size",
+                                           "significant")):
                 if name in table.columns and "group_b" in table.columns:
                     target = table.columns.index("group_b") + 1 + offset
                     header.moveSection(header.visualIndex(table.columns.index(name)), target)
@@ -306,40 +294,28 @@ class TablePage(QWidget):
 # -- headlines -------------------------------------------------------------------------------
 
 
-def _centre(summary: Any) -> float | None:
-    return summary.median if summary.median is not None else summary.mean
-
-
 def headline_parts(c: Comparison, *, show_model: bool) -> dict[str, Any]:
-    """The pieces of one headline line, head (``a``) against long tail (``b``)."""
-    head, tail = _centre(c.a), _centre(c.b)
-    verdict, colour = "no difference", NEUTRAL_COLOUR
-    if head is not None and tail is not None and head != tail:
-        tail_lower = tail < head
-        worse = tail_lower != (c.metric in LOWER_IS_BETTER)
-        verdict = "long tail worse" if worse else "long tail better"
-        colour = (WORSE_COLOUR if worse else BETTER_COLOUR) if c.significant else NEUTRAL_COLOUR
-    scope = []
-    if show_model and c.stratum_value("model"):
-        scope.append(c.stratum_value("model"))
-    if c.stratum_value("quality"):
-        scope.append(f"{c.stratum_value('quality')} refs")
-    return {"label": metric_label(c.metric), "scope": ", ".join(scope), "head": head,
-            "tail": tail, "n_head": c.a.n, "n_tail": c.b.n, "p": c.p_value,
-            "r": c.effect_size, "significant": c.significant, "verdict": verdict,
-            "colour": colour}
+    """The pieces of one headline line, head (``a``) against long tail (``b``); the
+    verdict is core's (core.report.verdict), worded as in the CLI and the HTML report."""
+    v = verdict(c)
+    colour = NEUTRAL_COLOUR
+    if v.worse is not None and c.significant:
+        colour = WORSE_COLOUR if v.worse else BETTER_COLOUR
+    return {"label": metric_label(c.metric), "scope": headline_scope(c, show_model=show_model),
+            "head": centre(c.a), "tail": centre(c.b), "n_head": c.a.n, "n_tail": c.b.n,
+            "p": c.p_value, "p_adjusted": c.p_adjusted, "r": c.effect_size,
+            "significant": c.significant, "verdict": v.direction, "colour": colour}
 
 
-def headline_text(c: Comparison, *, show_model: bool = False) -> str:
-    """Plain text, e.g. ``BLEU: head 42.10 vs long tail 31.00, p = 0.003 (significant)``."""
-    h = headline_parts(c, show_model=show_model)
-    scope = f" ({h['scope']})" if h["scope"] else ""
-    state = "significant" if h["significant"] else "not significant"
-    return (f"{h['label']}{scope}: head {format_value(h['head'])} vs long tail "
-            f"{format_value(h['tail'])}, {format_p(h['p'])} ({state}; {h['verdict']})")
+def headline_text(c: Comparison, *, show_model: bool = False,
+                  correction: str = "none") -> str:
+    """Plain text, e.g. ``BLEU: head 42.10 vs long tail 31.00, p = 0.003, Holm p = 0.012
+    (significant; long tail worse)`` (core.report.verdict.headline_text)."""
+    return core_headline_text(c, show_model=show_model, correction=correction)
 
 
-def headline_html(c: Comparison, *, show_model: bool = False, table: bool = True) -> str:
+def headline_html(c: Comparison, *, show_model: bool = False, table: bool = True,
+                  correction: str = "none") -> str:
     """One headline as a table row (``table``) or as a run of text for a narrow dock."""
     h = headline_parts(c, show_model=show_model)
     scope = (f" <span style='color:#777; font-weight:normal'>({escape(h['scope'])})</span>"
@@ -350,7 +326,7 @@ def headline_html(c: Comparison, *, show_model: bool = False, table: bool = True
     cells = (f"<b>{escape(h['label'])}</b>{scope}",
              f"head <b>{format_value(h['head'])}</b>",
              f"vs long tail <b>{format_value(h['tail'])}</b>",
-             f"<span style='color:#555'>{format_p(h['p'])}{effect}</span>",
+             f"<span style='color:#555'>{escape(p_text(c, correction))}{effect}</span>",
              f"<span style='color:{h['colour']}; font-weight:{weight}; "
              f"white-space:nowrap'>{badge}: "
              f"{escape(h['verdict'])}</span>")
@@ -423,7 +399,8 @@ class ReportPanel(QWidget):
                                else Qt.CheckState.Unchecked)
             self.dimension_list.addItem(item)
         self.metric_list = QListWidget()
-        for widget in (self.dimension_list, self.metric_list):
+        self.run_list = QListWidget()
+        for widget in (self.dimension_list, self.metric_list, self.run_list):
             widget.setMaximumHeight(128)
             widget.setMinimumHeight(48)
 
@@ -450,6 +427,20 @@ class ReportPanel(QWidget):
         self.statistic_combo = QComboBox()
         self.statistic_combo.addItems(["mean", "median"])
         self.statistic_combo.setToolTip("Statistic of the study table's cells")
+        self.correction_combo = QComboBox()
+        for key, title in CORRECTION_CHOICES:
+            self.correction_combo.addItem(title, key)
+        self.correction_combo.setToolTip(
+            "Multiple-testing correction across every test of the report (Holm: family-wise "
+            "error; Benjamini–Hochberg: false discovery rate); the marks follow it")
+        self.bootstrap_spin = _spin(0, 100_000, DEFAULT_RESAMPLES,
+                                    "Bootstrap resamples for the 95 % intervals of the medians "
+                                    "and their difference (seeded by Seed; 0: none)")
+        self.bootstrap_spin.setSingleStep(500)
+        self.run_list.setToolTip(
+            "Tick runs to compare only those. None ticked: for each model its latest output "
+            "per unit, language and candidate. Overlapping runs of one model are never "
+            "pooled: each item counts once, from the latest run.")
 
         self.message = QLabel()
         self.message.setWordWrap(True)
@@ -506,6 +497,7 @@ class ReportPanel(QWidget):
 
         self.dimension_box = _titled("Compare by", self.dimension_list)
         self.metric_box = _titled("Metrics", self.metric_list)
+        self.run_box = _titled("Runs (none ticked: latest)", self.run_list)
         # Label–field pairs in two columns: three short rows, so the options stay low.
         settings = QGridLayout()
         settings.setContentsMargins(0, 0, 0, 0)
@@ -513,14 +505,15 @@ class ReportPanel(QWidget):
         settings.setVerticalSpacing(2)
         fields = (("Repetitions", self.repetitions_spin), ("Sample size", self.sample_spin),
                   ("Alpha", self.alpha_spin), ("Seed", self.seed_spin),
-                  ("Study refs", self.quality_combo), ("Cells", self.statistic_combo))
+                  ("Study refs", self.quality_combo), ("Cells", self.statistic_combo),
+                  ("Correction", self.correction_combo), ("Bootstrap", self.bootstrap_spin))
         for i, (label, field) in enumerate(fields):
-            row, column = divmod(i, 2)
+            row, column = divmod(i, 3)  # three pairs a row: the options stay low
             settings.addWidget(QLabel(label), row, 2 * column)
             settings.addWidget(field, row, 2 * column + 1)
             field.setMinimumWidth(56)
-        settings.setColumnStretch(1, 1)
-        settings.setColumnStretch(3, 1)
+        for column in (1, 3, 5):
+            settings.setColumnStretch(column, 1)
         settings_widget = QWidget()
         settings_widget.setLayout(settings)
         self.settings_box = _titled("Mann–Whitney protocol (METHODS §8)", settings_widget)
@@ -575,16 +568,18 @@ class ReportPanel(QWidget):
         if wide == self._wide_options:
             return
         self._wide_options = wide
-        for box in (self.dimension_box, self.metric_box, self.settings_box):
+        for box in (self.dimension_box, self.metric_box, self.run_box, self.settings_box):
             self.options_grid.removeWidget(box)
         if wide:
             self.options_grid.addWidget(self.dimension_box, 0, 0)
             self.options_grid.addWidget(self.metric_box, 0, 1)
-            self.options_grid.addWidget(self.settings_box, 0, 2)
+            self.options_grid.addWidget(self.run_box, 0, 2)
+            self.options_grid.addWidget(self.settings_box, 0, 3)
         else:
             self.options_grid.addWidget(self.dimension_box, 0, 0)
             self.options_grid.addWidget(self.metric_box, 0, 1)
-            self.options_grid.addWidget(self.settings_box, 1, 0, 1, 2)
+            self.options_grid.addWidget(self.run_box, 0, 2)
+            self.options_grid.addWidget(self.settings_box, 1, 0, 1, 3)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
@@ -624,6 +619,25 @@ class ReportPanel(QWidget):
             else:
                 names = ", ".join(metric_label(m) for m, _ in metrics)
                 self.show_message(NOT_BUILT_MESSAGE.format(metrics=escape(names)))
+
+    def set_runs(self, runs: Sequence[tuple[int, str, str]]) -> None:
+        """The session's runs (id, model, status); ticks kept for runs still there."""
+        ticked = set(self.picked_runs() or ())
+        self.run_list.clear()
+        for run_id, model, status in runs:
+            item = QListWidgetItem(f"run {run_id} · {model} ({status})")
+            item.setData(Qt.ItemDataRole.UserRole, run_id)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if run_id in ticked
+                               else Qt.CheckState.Unchecked)
+            self.run_list.addItem(item)
+
+    def picked_runs(self) -> list[int] | None:
+        """The ticked runs; None when none is ticked (each model's latest output)."""
+        ticked = [self.run_list.item(i).data(Qt.ItemDataRole.UserRole)
+                  for i in range(self.run_list.count())
+                  if self.run_list.item(i).checkState() == Qt.CheckState.Checked]
+        return ticked or None
 
     def show_message(self, html: str) -> None:
         """Show a message instead of the results (no session, no scores, not built)."""
@@ -670,7 +684,9 @@ class ReportPanel(QWidget):
         self.legend.setText(
             f"<span style='background:{MARK_BACKGROUND.name()}; color:"
             f"{MARK_FOREGROUND.name()}; font-weight:bold'>&nbsp;highlighted {SIGNIFICANT_MARK}"
-            f"&nbsp;</span> = significant, p &lt; {s.alpha:g} ({escape(protocol)}). "
+            f"&nbsp;</span> = significant: "
+            f"{escape(report.correction_note().removeprefix(SIGNIFICANT_MARK + ' '))} "
+            f"({escape(protocol)}). {escape(report.bootstrap_note())}. "
             "Effect r: rank-biserial correlation, + when head (a) is higher.")
         self.notes_label.setText("<br>".join(escape(n) for n in report.notes))
         self.notes_label.setVisible(bool(report.notes))
@@ -678,7 +694,8 @@ class ReportPanel(QWidget):
             else ""
         self.tabs.clear()
         self.pages.clear()
-        mark_tip = f"p < {s.alpha:g}: significant ({protocol})"
+        mark_tip = (f"{report.correction_note().removeprefix(SIGNIFICANT_MARK + ' ')}: "
+                    f"significant ({protocol})")
         for table in report.tables():
             page = TablePage(table, mark_tip)
             self.pages[table.name] = page
@@ -726,12 +743,15 @@ class ReportPanel(QWidget):
         show_model = len(models) > 1
         self._wide_headlines = wide = self.width() >= self.WIDE_HEADLINES
         if wide:  # aligned columns
-            rows = "".join(headline_html(c, show_model=show_model) for c in headlines)
+            rows = "".join(headline_html(c, show_model=show_model,
+                                         correction=report.settings.correction)
+                           for c in headlines)
             self.headline.setText(f"<table cellspacing='0'>{rows}</table>")
         else:  # a narrow dock: one wrapped paragraph per metric
+            correction = report.settings.correction
             self.headline.setText("".join(
-                "<p style='margin:0 0 4px 0'>"
-                f"{headline_html(c, show_model=show_model, table=False)}</p>"
+                "<p style='margin:0 0 4px 0'>" + headline_html(
+                    c, show_model=show_model, table=False, correction=correction) + "</p>"
                 for c in headlines))
 
     # -- what the panel asks ---------------------------------------------------------------
@@ -754,7 +774,10 @@ class ReportPanel(QWidget):
                                               or "gold:quality").split(":")[0],
                          "study_references": str(self.quality_combo.currentData()
                                                  or "gold:quality").split(":")[1],
-                         "statistic": self.statistic_combo.currentText()},
+                         "statistic": self.statistic_combo.currentText(),
+                         "correction": self.correction_combo.currentData(),
+                         "bootstrap_resamples": self.bootstrap_spin.value()},
+            "runs": self.picked_runs(),
         }
 
     def set_dimensions(self, keys: Sequence[str]) -> None:

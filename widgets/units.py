@@ -197,16 +197,31 @@ class UnitsPanel(QWidget):
         self._rendered: Mapping[str, Sequence[Any]] = {}
 
     # -- what the controller shows -------------------------------------------------------
-    def show_units(self, units: Sequence[Any]) -> None:
-        """``core.unit_builder.StoredUnit``s."""
+    def show_units(self, units: Sequence[Any],
+                   tier_changes: Mapping[int, Any] | None = None) -> None:
+        """``core.unit_builder.StoredUnit``s; ``tier_changes`` (unit id ->
+        ``core.category_tiers.TierChange``) marks units whose root has another tier now."""
+        tier_changes = tier_changes or {}
         self.units_model.removeRows(0, self.units_model.rowCount())
         for unit in units:
+            tier = _item(unit.sub_tier or unit.tier or "")
+            change = tier_changes.get(unit.id)
+            if change is not None:
+                tier.setText(f"{tier.text() or 'no tier'} ⚠ now "
+                             f"{change.now_sub_tier or change.now_tier}")
+                tier.setToolTip(f"This unit was {change.describe()} (the Browser's lines "
+                                "moved since). The unit keeps its tier; the report groups it "
+                                "by the tier at build time.")
+                tier.setForeground(QColor("#b3261e"))
             self.units_model.appendRow([
                 _item(unit.uid, data=unit.id), _item(unit.shape or ""), _item(str(unit.size)),
-                _item(unit.sub_tier or unit.tier or ""), _item(" ".join(unit.languages)),
+                tier, _item(" ".join(unit.languages)),
                 _item(" ".join(sorted(unit.parallel))), _item(unit.origin),
             ])
-        self.units_label.setText(f"{len(units):,} units in the session")
+        changed = sum(1 for unit in units if unit.id in tier_changes)
+        self.units_label.setText(f"{len(units):,} units in the session" + (
+            f" · {changed:,} built under another tier than their root's now" if changed
+            else ""))
 
     def show_draft(self, draft: Any, root_label: str, structure: Any,
                    rendered: Mapping[str, Sequence[Any]], focus: Sequence[tuple[str, str]],

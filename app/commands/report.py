@@ -45,6 +45,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--seed", type=int, default=0, help="seed of the samples (default 0)")
     report.add_argument("--alpha", type=float, default=0.05,
                         help="significance level of the marks (default 0.05)")
+    report.add_argument("--correction", choices=("holm", "bh", "none"), default="holm",
+                        help="multiple-testing correction across every test of the report: "
+                        "holm (default, family-wise error), bh (Benjamini–Hochberg, false "
+                        "discovery rate) or none; the marks follow the corrected p-values")
+    report.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                        help="bootstrap resamples for the 95 %% intervals of the medians and "
+                        "their difference (default 1000, seeded by --seed; 0: none)")
+    report.add_argument("--runs", metavar="ID,...",
+                        help="compare these runs only (ids as the report's Runs table lists them); "
+                        "default: for each model its latest output per unit, language and "
+                        "candidate. Runs of one model that overlap count each item once, "
+                        "from the latest run.")
     report.add_argument("--json", action="store_true", help="print the report as JSON")
     report.add_argument("--csv", type=Path, metavar="DIR", help="write one CSV per table here")
     report.add_argument("--html", type=Path, metavar="FILE",
@@ -83,18 +95,36 @@ def print_table(table: Any, mark: str = "*", max_width: int = 40) -> None:
     print()
 
 
+def parse_runs(text: str | None) -> list[int] | None:
+    """``--runs 3,5`` -> [3, 5]; None when not given."""
+    from core.errors import UserFacingError
+
+    if text is None:
+        return None
+    try:
+        runs = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserFacingError(f"--runs takes run ids separated by commas, e.g. 3,5; got "
+                              f"{text!r}") from None
+    if not runs:
+        raise UserFacingError("--runs needs at least one run id, e.g. --runs 3,5")
+    return runs
+
+
 def run_report(args: argparse.Namespace) -> int:
     from core.report import Settings, build_report, write_csv, write_html
     from core.store import SessionStore
 
     settings = Settings(repetitions=args.repetitions, sample_size=args.sample_size,
                         seed=args.seed, alpha=args.alpha, study_quality=args.quality,
-                        statistic=args.statistic, study_references=args.study_references)
+                        statistic=args.statistic, correction=args.correction,
+                        bootstrap_resamples=args.bootstrap,
+                        study_references=args.study_references)
     by = tuple(dict.fromkeys(args.by or ["tier"]))
     pairs = [tuple(args.groups)] if args.groups else None
     with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
         report = build_report(store, by=by, metrics=args.metrics, pairs=pairs,
-                              settings=settings)
+                              settings=settings, runs=parse_runs(args.runs))
     if args.csv is not None:
         written = write_csv(report, args.csv)
         print(f"wrote {len(written)} CSV files to {args.csv}")
@@ -109,6 +139,11 @@ def run_report(args: argparse.Namespace) -> int:
         for note in report.notes:
             print(f"note: {note}")
         return 0
+    if report.headlines:
+        print("== Verdict: head vs long tail ==")
+        for line in report.headline_lines():
+            print(f"  {line}")
+        print()
     for table in report.tables():
         if table.name in ("runs", "signatures"):
             continue  # long JSON cells: see --html or --csv

@@ -94,7 +94,7 @@ def run_distribution(args: argparse.Namespace) -> int:
     import numpy as np
 
     from app.terminal import run_in_terminal
-    from core.tiers import Distribution
+    from core.tiers import Distribution, TierSettings, tier_category
     from core.wikidata.category_store import find_category
     from core.wikidata.fetch import collect_members_job
     from core.wikidata.open_source import open_source
@@ -117,15 +117,19 @@ def run_distribution(args: argparse.Namespace) -> int:
     if members:
         counts = np.array([m.statement_count for m in members], dtype=np.int64)
         dist = Distribution(counts)
-        cut = dist.cutoffs(args.share, args.head_fraction)
+        # The rule the Browser and `taillens tiers` use (core.tiers.tier_category).
+        by_share = tier_category(dist, TierSettings("pareto", args.share, args.head_fraction))
+        by_fraction = tier_category(
+            dist, TierSettings("head_tail", args.share, args.head_fraction))
         histogram = dist.log_histogram(args.bins)
         result.update(
             total_statements=dist.total_statements,
-            cutoffs={"pareto_share": cut.share, "pareto_value": cut.pareto_value,
-                     "head_fraction": cut.fraction, "head_tail_value": cut.head_tail_value},
+            cutoffs={"pareto_share": args.share, "pareto_value": by_share.pareto_line,
+                     "head_fraction": args.head_fraction,
+                     "head_tail_value": by_share.head_tail_line},
             tiers={
-                "by_pareto_cutoff": _tiers_json(dist.summary(cut.pareto_value)),
-                "by_head_tail_threshold": _tiers_json(dist.summary(cut.head_tail_value)),
+                "by_pareto_cutoff": _tiers_json(by_share.summary),
+                "by_head_tail_threshold": _tiers_json(by_fraction.summary),
             },
             histogram={"edges": [round(float(e), 3) for e in histogram.edges],
                        "counts": histogram.counts.tolist(), "zero_count": histogram.zero_count},

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
@@ -24,12 +24,18 @@ from core.jobs import Job, JobContext
 from core.report.data import HUMAN_METRICS, Observation, ScoreFrame, load_frame
 from core.report.groups import DIMENSIONS, UNKNOWN, order_key
 from core.statistics import (
+    CORRECTIONS,
     DEFAULT_ALPHA,
+    DEFAULT_CORRECTION,
     DEFAULT_REPETITIONS,
+    DEFAULT_RESAMPLES,
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
+    BootstrapCI,
     GroupSummary,
     MannWhitneyResult,
+    adjust_p_values,
+    bootstrap_medians_ci,
     mann_whitney_protocol,
     summarise,
 )
@@ -88,8 +94,15 @@ class Settings:
     # The study table's references: "quality" (study_quality's only), "pooled" (gold and
     # silver together, TailNLG's Table 2) or "split" (a row per quality, its Tables 7-10).
     study_references: str = "quality"
+    correction: str = DEFAULT_CORRECTION  # across every test of one report
+    bootstrap_resamples: int = DEFAULT_RESAMPLES  # 0: no confidence intervals
 
     def check(self) -> None:
+        if self.correction not in CORRECTIONS:
+            raise UserFacingError(f"the multiple-testing correction is one of "
+                                  f"{', '.join(CORRECTIONS)}, not {self.correction!r}")
+        if self.bootstrap_resamples < 0:
+            raise UserFacingError("--bootstrap must be 0 (no intervals) or more resamples")
         if self.repetitions < 1:
             raise UserFacingError("--repetitions must be at least 1")
         if self.sample_size < 2:
@@ -115,10 +128,16 @@ class Comparison:
     a: GroupSummary
     b: GroupSummary
     test: MannWhitneyResult | None
+    p_adjusted: float | None = None  # set across the report's tests (Settings.correction)
+    ci: BootstrapCI | None = None  # 95 % bootstrap intervals of the medians and difference
 
     @property
     def significant(self) -> bool:
-        return self.test is not None and self.test.significant
+        """p < alpha, with the corrected p-value once the report has corrected it."""
+        if self.test is None:
+            return False
+        p = self.p_adjusted if self.p_adjusted is not None else self.test.p_value
+        return p < self.test.alpha
 
     @property
     def p_value(self) -> float | None:
@@ -133,16 +152,32 @@ class Comparison:
 
 
 COMPARISON_COLUMNS = (
-    "metric", "model", "lang", "quality", "group_a", "group_b", "n_a", "median_a", "iqr_a",
-    "mean_a", "n_b", "median_b", "iqr_b", "mean_b", "p_value", "effect_size", "significant",
+    "metric", "model", "lang", "quality", "group_a", "group_b", "n_a", "median_a",
+    "median_a_ci_low", "median_a_ci_high", "iqr_a", "mean_a", "n_b", "median_b",
+    "median_b_ci_low", "median_b_ci_high", "iqr_b", "mean_b", "median_diff",
+    "median_diff_ci_low", "median_diff_ci_high", "p_value", "p_adjusted", "effect_size",
+    "significant",
 )
 
 
 def comparison_row(c: Comparison) -> tuple[Any, ...]:
+    ci = c.ci
+    a_ci, b_ci, d_ci = (ci.a, ci.b, ci.difference) if ci else ((None, None),) * 3
+    diff = (c.a.median - c.b.median if c.a.median is not None and c.b.median is not None
+            else None)
     return (c.metric, c.stratum_value("model"), c.stratum_value("lang"),
-            c.stratum_value("quality"), c.group_a, c.group_b, c.a.n, c.a.median, c.a.iqr,
-            c.a.mean, c.b.n, c.b.median, c.b.iqr, c.b.mean, c.p_value, c.effect_size,
-            c.significant)
+            c.stratum_value("quality"), c.group_a, c.group_b, c.a.n, c.a.median, *a_ci,
+            c.a.iqr, c.a.mean, c.b.n, c.b.median, *b_ci, c.b.iqr, c.b.mean, diff, *d_ci,
+            c.p_value, c.p_adjusted, c.effect_size, c.significant)
+
+
+def _bootstrap_seed(seed: int, *key: str) -> list[int]:
+    """A comparison's own seed: the report's seed and a stable digest of what it compares,
+    so its intervals do not change when other comparisons are added or left out."""
+    import hashlib
+
+    digest = hashlib.sha256("\x1f".join(key).encode()).digest()
+    return [seed, int.from_bytes(digest[:8], "big")]
 
 
 def default_pairs(dimension: str, values: Sequence[str]) -> list[tuple[str, str]]:
@@ -182,13 +217,19 @@ def compare(frame: ScoreFrame, by: str, *, metrics: Sequence[str] | None = None,
         for a, b in chosen:
             if a not in groups or b not in groups:
                 continue
+            ci = None
+            if settings.bootstrap_resamples:
+                ci = bootstrap_medians_ci(
+                    groups[a], groups[b], resamples=settings.bootstrap_resamples,
+                    seed=_bootstrap_seed(settings.seed, by, metric, repr(stratum), a, b))
             results.append(Comparison(
                 by=by, metric=metric, stratum=stratum, group_a=a, group_b=b,
                 a=summarise(groups[a]), b=summarise(groups[b]),
                 test=mann_whitney_protocol(groups[a], groups[b],
                                            repetitions=settings.repetitions,
                                            sample_size=settings.sample_size,
-                                           seed=settings.seed, alpha=settings.alpha)))
+                                           seed=settings.seed, alpha=settings.alpha),
+                ci=ci))
     return results
 
 
@@ -201,6 +242,7 @@ class StudyCell:
     n: int
     significant: bool = False  # head against this row's type, same model and language
     p_value: float | None = None
+    p_adjusted: float | None = None  # across the report's tests (Settings.correction)
 
 
 @dataclass(frozen=True)
@@ -352,16 +394,41 @@ class BiasReport:
     annotation_table: Table | None = None
     notes: list[str] = field(default_factory=list)
     agreement_table: Table | None = None  # metrics against human judgments (core.correlate)
+    headlines: list[Comparison] = field(default_factory=list)  # head vs long tail, pooled
+    tests_corrected: int = 0  # the family the correction ran over
+
+    def correction_note(self) -> str:
+        s = self.settings
+        names = {"holm": "Holm", "bh": "Benjamini–Hochberg"}
+        if s.correction == "none":
+            return f"{SIGNIFICANT_MARK} p < {s.alpha} (no multiple-testing correction)"
+        return (f"{SIGNIFICANT_MARK} {names[s.correction]}-corrected p < {s.alpha} across "
+                f"the {self.tests_corrected:,} tests of this report")
+
+    def bootstrap_note(self) -> str:
+        s = self.settings
+        if not s.bootstrap_resamples:
+            return "no bootstrap intervals"
+        return (f"95 % percentile bootstrap intervals of the medians and of their difference "
+                f"(a − b), {s.bootstrap_resamples:,} resamples per group, seed {s.seed}")
+
+    def headline_lines(self) -> list[str]:
+        """The head-against-long-tail verdicts, as the panel, the CLI and HTML say them."""
+        from core.report.verdict import headlines_table_rows
+
+        return headlines_table_rows(self.headlines, self.settings.correction)
 
     def comparison_table(self, by: str) -> Table:
         rows = [comparison_row(c) for c in self.comparisons.get(by, [])]
-        marked = frozenset((r, COMPARISON_COLUMNS.index("p_value"))
+        column = COMPARISON_COLUMNS.index(
+            "p_value" if self.settings.correction == "none" else "p_adjusted")
+        marked = frozenset((r, column)
                            for r, c in enumerate(self.comparisons.get(by, [])) if c.significant)
         s = self.settings
         note = (f"two-sided Mann–Whitney U, {s.repetitions} repetitions on samples of "
                 f"{s.sample_size} per group (all items when fewer), p-values averaged, seed "
                 f"{s.seed}; effect size: rank-biserial correlation (a against b); "
-                f"{SIGNIFICANT_MARK} p < {s.alpha}")
+                f"{self.bootstrap_note()}; {self.correction_note()}")
         return Table(f"compare_{by}", f"Comparison by {by}", COMPARISON_COLUMNS, tuple(rows),
                      marked, note)
 
@@ -376,6 +443,42 @@ class BiasReport:
                      ("id", "name", "kind", "model_id", "status", "seed", "fingerprint",
                       "parameters", "prompt_templates", "software"), rows)
 
+    def headline_table(self) -> Table:
+        """Head against long tail per metric and model, languages pooled, with the verdict
+        (core.report.verdict: the same words in the panel, the CLI and HTML)."""
+        from core.report.verdict import verdict
+
+        rows, marked = [], set()
+        column = 8 if self.settings.correction != "none" else 7
+        for r, c in enumerate(self.headlines):
+            d = c.ci.difference if c.ci is not None else (None, None)
+            rows.append((c.metric, c.stratum_value("model"), c.stratum_value("quality"),
+                         c.a.median, c.b.median, *d, c.p_value, c.p_adjusted, c.effect_size,
+                         str(verdict(c))))
+            if c.significant:
+                marked.add((r, column))
+        return Table("headlines", "Head vs long tail",
+                     ("metric", "model", "quality", "median_head", "median_long_tail",
+                      "median_diff_ci_low", "median_diff_ci_high", "p_value", "p_adjusted",
+                      "effect_size", "verdict"), tuple(rows), frozenset(marked),
+                     "all languages pooled, per model; " + self.bootstrap_note() + "; "
+                     + self.correction_note())
+
+    def runs_used_table(self) -> Table:
+        """Which runs the report used and how many items (unit, language, candidate) of
+        each; items another picked run of the same model also has count once."""
+        picked = self.frame.picked_runs
+        rows = tuple((u.run_id, u.model, u.items, u.superseded,
+                      ", ".join(str(r) for r in u.superseded_by))
+                     for u in self.frame.run_use)
+        choice = (f"runs picked: {', '.join(str(r) for r in picked)}" if picked is not None
+                  else "default: for each model, its latest output per unit, language and "
+                       "candidate")
+        return Table("runs_used", "Runs used", ("run", "model", "items used",
+                                                 "items left to a later run", "later run"),
+                     rows, note=f"{choice}; {sum(u.items for u in self.frame.run_use):,} "
+                                "items in all")
+
     def signatures_table(self) -> Table:
         return Table("signatures", "Metric signatures", ("metric", "signature"),
                      tuple(self.frame.signatures))
@@ -387,9 +490,12 @@ class BiasReport:
 
     def tables(self) -> list[Table]:
         """Every table of the report, in reading order."""
-        tables = [self.counts_table()]
+        tables = [self.runs_used_table(), self.counts_table()]
+        if self.headlines:
+            tables.append(self.headline_table())
         if self.study is not None:
-            tables.append(self.study.table())
+            tables.append(replace(self.study.table(), note=self.study.table().note.replace(
+                "p < alpha", self.correction_note().removeprefix(f"{SIGNIFICANT_MARK} "))))
         tables += [self.comparison_table(by) for by in self.by]
         if self.annotation_table is not None:
             tables.append(self.annotation_table)
@@ -403,6 +509,8 @@ class BiasReport:
         return {
             "session": self.session, "generated_at": self.generated_at, "by": list(self.by),
             "metrics": list(self.metrics), "settings": self.settings.__dict__,
+            "runs": (None if self.frame.picked_runs is None
+                     else list(self.frame.picked_runs)),
             "notes": self.notes,
             "tables": [{"name": t.name, "title": t.title, "columns": list(t.columns),
                         "rows": [list(r) for r in t.rows],
@@ -424,11 +532,30 @@ def _annotation_table(store: Any) -> Table | None:
                       "(adequacy)")
 
 
+def _tier_change_notes(store: Any, frame: ScoreFrame) -> list[str]:
+    """A note when units of the report were built under another tier than their root's
+    current one (the report groups by the tier a unit recorded when it was built)."""
+    from core.category_tiers import unit_tier_changes
+
+    if not hasattr(store, "engine"):
+        return []
+    changes = unit_tier_changes(store)
+    units = {o.item.unit_id for o in frame.observations} & set(changes)
+    if not units:
+        return []
+    example = changes[min(units)]
+    return [f"{len(units):,} of the report's units were built when their root entity had "
+            f"another tier than it has now (e.g. unit {example.unit_id}: "
+            f"{example.describe()}); the report groups each unit by the tier it was built "
+            "with."]
+
+
 def build_report(store: Any, *, by: Sequence[str] = ("tier",),
                  metrics: Sequence[str] | None = None,
                  pairs: Sequence[tuple[str, str]] | None = None,
                  settings: Settings = Settings(), frame: ScoreFrame | None = None,
-                 ctx: JobContext | None = None) -> BiasReport:
+                 ctx: JobContext | None = None,
+                 runs: Sequence[int] | None = None) -> BiasReport:
     """Compare groups on every metric in the session (or ``metrics``) and human ratings.
 
     Raises :class:`NothingToCompareError` when the session holds no per-item scores and
@@ -448,7 +575,7 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
             raise UserFacingError(f"Cannot compare by {dimension!r}: choose from "
                                   f"{', '.join(DIMENSIONS)}.")
     step(0, "reading scores and ratings")
-    frame = frame if frame is not None else load_frame(store)
+    frame = frame if frame is not None else load_frame(store, runs=runs)
     if not frame:
         raise NothingToCompareError(
             "Nothing to compare: the session holds no per-item scores and no human ratings. "
@@ -468,7 +595,8 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         by=tuple(by), metrics=chosen, settings=settings, comparisons={},
         study=study_table(frame, settings=settings), frame=frame,
-        annotation_table=_annotation_table(store))
+        annotation_table=_annotation_table(store), notes=list(frame.notes))
+    report.notes += _tier_change_notes(store, frame)
     from core.correlate import agreement_table
 
     report.agreement_table = agreement_table(store)
@@ -485,20 +613,55 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
                 + (f"only {', '.join(seen)}" if seen else "no values")
                 + (f" (asked for {', '.join(f'{a} vs {b}' for a, b in pairs)})" if pairs
                    else "") + ".")
+    from core.report.verdict import headline_comparisons
+
+    report.headlines = headline_comparisons(frame, chosen, settings)
+    correct(report)
     step(steps, "done")
     return report
+
+
+def correct(report: BiasReport) -> None:
+    """Adjust every p-value of the report as one family (Settings.correction): the
+    comparisons of every dimension, the study table's cells and the headlines; the
+    significance marks then follow the corrected p-values."""
+    raw: list[float] = []
+    for results in report.comparisons.values():
+        raw += [c.p_value for c in results if c.p_value is not None]
+    cells = [cell for row in (report.study.rows if report.study else [])
+             for cell in row.cells.values() if cell.p_value is not None]
+    raw += [cell.p_value for cell in cells]  # type: ignore[misc]
+    raw += [c.p_value for c in report.headlines if c.p_value is not None]
+    adjusted = iter(adjust_p_values(raw, report.settings.correction).tolist())
+    report.tests_corrected = len(raw)
+    alpha = report.settings.alpha
+
+    def fixed(results: list[Comparison]) -> list[Comparison]:
+        return [replace(c, p_adjusted=next(adjusted)) if c.p_value is not None else c
+                for c in results]
+
+    for by, results in report.comparisons.items():
+        report.comparisons[by] = fixed(results)
+    for row in report.study.rows if report.study else []:
+        for metric, cell in row.cells.items():
+            if cell.p_value is not None:
+                p = next(adjusted)
+                row.cells[metric] = replace(cell, p_adjusted=p, significant=p < alpha)
+    report.headlines = fixed(report.headlines)
 
 
 def report_job(store: Any, *, by: Sequence[str] = ("tier",),
                metrics: Sequence[str] | None = None,
                pairs: Sequence[tuple[str, str]] | None = None,
-               settings: Settings = Settings()) -> Job[BiasReport]:
+               settings: Settings = Settings(),
+               runs: Sequence[int] | None = None) -> Job[BiasReport]:
     """:func:`build_report` as a job (seconds at the scale of the TailNLG study)."""
     return Job(title="Bias report", kind="report",
                run=lambda ctx: build_report(store, by=by, metrics=metrics, pairs=pairs,
-                                            settings=settings, ctx=ctx),
+                                            settings=settings, ctx=ctx, runs=runs),
                params={"by": list(by), "metrics": list(metrics or []),
-                       "pairs": [list(p) for p in pairs or []], **settings.__dict__})
+                       "pairs": [list(p) for p in pairs or []],
+                       "runs": None if runs is None else list(runs), **settings.__dict__})
 
 
 def observations_for(frame: ScoreFrame, metric: str, **groups: str) -> list[Observation]:

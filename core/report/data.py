@@ -9,10 +9,12 @@ ratings join as two more metrics, per item as METHODS §9 aggregates them:
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from core.errors import UserFacingError
 from core.report.groups import (
     UNKNOWN,
     category_name,
@@ -47,6 +49,7 @@ class ItemContext:
     reference_id: int | None = None
     reference_quality: str | None = None  # gold / silver, of a reference text
     dataset: str = UNKNOWN  # TailNLG / WebNLG / WDV / Wikidata (groups.dataset_name)
+    candidate_index: int = 0
 
     @property
     def is_reference(self) -> bool:
@@ -113,6 +116,19 @@ class RunInfo:
     started_at: str | None
 
 
+@dataclass(frozen=True)
+class RunUse:
+    """How much of one run a report used: its items (one per unit, language and candidate)
+    that have values, and those left out because a later picked run of the same model has
+    the same item (overlapping runs are never pooled)."""
+
+    run_id: int
+    model: str
+    items: int
+    superseded: int
+    superseded_by: tuple[int, ...] = ()
+
+
 @dataclass
 class ScoreFrame:
     """Everything the report needs from a session, as plain data."""
@@ -121,6 +137,9 @@ class ScoreFrame:
     runs: list[RunInfo] = field(default_factory=list)
     signatures: list[tuple[str, str]] = field(default_factory=list)  # (metric, signature)
     corpus_rows: int = 0
+    picked_runs: tuple[int, ...] | None = None  # None: the latest output of each model
+    run_use: list[RunUse] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def metrics(self) -> list[str]:
@@ -156,7 +175,7 @@ WHERE ur.id IN (SELECT reference_id FROM scores WHERE reference_id IS NOT NULL)
 
 _ITEMS_SQL = """
 SELECT v.id AS verbalisation_id, v.unit_id, v.lang, v.run_id, r.system_name, r.model_id,
-       u.tier, u.sub_tier, u.category_id, u.attributes, e.statement_count
+       v.candidate_index, u.tier, u.sub_tier, u.category_id, u.attributes, e.statement_count
 FROM verbalisations v
 JOIN model_runs r ON r.id = v.run_id
 JOIN data_units u ON u.id = v.unit_id
@@ -203,7 +222,8 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[int, ItemContext]:
             model=model_name(row.system_name, row.model_id), lang=row.lang or UNKNOWN,
             tier=tier_group(row.tier), subtier=subtier_group(row.tier, row.sub_tier),
             category=category_of(row), statement_count=row.statement_count,
-            dataset=dataset_of(row))
+            dataset=dataset_of(row),
+            candidate_index=row.candidate_index or 0)
     for row in db.execute(text(_REFERENCES_SQL)):
         contexts[("r", row.reference_id)] = ItemContext(
             verbalisation_id=None, unit_id=row.unit_id, run_id=None, model=REFERENCES_MODEL,
@@ -214,13 +234,73 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[int, ItemContext]:
     return contexts
 
 
-def load_frame(store: Any, *, human: bool = True) -> ScoreFrame:
-    """Read sentence-level scores (and, with ``human``, per-item human ratings)."""
+class UnknownRunError(UserFacingError):
+    """A run picked for the report is not in the session."""
+
+
+def choose_items(contexts: dict[Any, ItemContext], runs: Sequence[int] | None,
+                 existing: Sequence[int]) -> tuple[set[int], list[RunUse], list[str]]:
+    """Which verbalisations the report counts: for each model, one per unit, language
+    and candidate, from the latest of the ``runs`` (default: of all its runs) that has
+    it. Returns their ids, each run's use, and notes on overlaps (METHODS §8)."""
+    if runs is not None:
+        missing = sorted(set(runs) - set(existing))
+        if missing:
+            known = ", ".join(str(r) for r in existing) or "none"
+            raise UnknownRunError(
+                f"run {', '.join(str(r) for r in missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} not in this session (it may have "
+                f"been deleted); the session's runs are: {known}.")
+    picked = None if runs is None else set(runs)
+    best: dict[tuple[str, int, str, int], ItemContext] = {}
+    losers: dict[tuple[str, int, str, int], list[ItemContext]] = defaultdict(list)
+    for item in contexts.values():
+        if item.verbalisation_id is None or item.run_id is None:
+            continue
+        if picked is not None and item.run_id not in picked:
+            continue
+        key = (item.model, item.unit_id, item.lang, item.candidate_index)
+        held = best.get(key)
+        if held is None:
+            best[key] = item
+            continue
+        newer, older = ((item, held) if (item.run_id, item.verbalisation_id)
+                        > (held.run_id, held.verbalisation_id) else (held, item))
+        best[key] = newer
+        losers[key].append(older)
+    kept = {item.verbalisation_id for item in best.values()}
+    items: Counter[int] = Counter(item.run_id for item in best.values())
+    superseded: Counter[int] = Counter()
+    by: dict[int, set[int]] = defaultdict(set)
+    for key, lost in losers.items():
+        for item in lost:
+            superseded[item.run_id] += 1
+            by[item.run_id].add(best[key].run_id)  # type: ignore[arg-type]
+    models = {item.run_id: item.model for item in contexts.values() if item.run_id is not None}
+    use = [RunUse(run, models[run], items[run], superseded[run], tuple(sorted(by[run])))
+           for run in sorted(set(items) | set(superseded))]
+    notes = []
+    for model in sorted({u.model for u in use if u.superseded}):
+        overlapping = [u for u in use if u.model == model and (u.superseded or u.run_id in {
+            r for v in use if v.model == model for r in v.superseded_by})]
+        dropped = sum(u.superseded for u in overlapping)
+        notes.append(
+            f"{model}: runs {', '.join(str(u.run_id) for u in overlapping)} overlap on "
+            f"{dropped:,} items (unit, language, candidate); each is counted once, from the "
+            "latest run" + (" picked" if runs is not None else "")
+            + " (pick runs with --runs or the Report panel's run list).")
+    return kept, use, notes
+
+
+def load_frame(store: Any, *, human: bool = True,
+               runs: Sequence[int] | None = None) -> ScoreFrame:
+    """Read sentence-level scores (and, with ``human``, per-item human ratings) of the
+    items `choose_items` keeps from ``runs`` (default: each model's latest output)."""
     from sqlalchemy import select, text
 
     from core.store.models import Category, ModelRun, Score
 
-    frame = ScoreFrame()
+    frame = ScoreFrame(picked_runs=None if runs is None else tuple(sorted(set(runs))))
     ratings: dict[int, dict[str, float]] = {}
     if human:
         from core.annotation import per_item_values
@@ -229,11 +309,15 @@ def load_frame(store: Any, *, human: bool = True) -> ScoreFrame:
     with store.unit_of_work() as db:
         categories = dict(db.execute(select(Category.id, Category.name)).all())
         contexts = _contexts(db, categories)
+        existing = list(db.scalars(select(ModelRun.id).order_by(ModelRun.id)))
+        kept, frame.run_use, frame.notes = choose_items(contexts, runs, existing)
         latest: dict[tuple[tuple[str, int], str, str | None], Observation] = {}
         for verbalisation_id, reference_id, metric, value, quality in db.execute(
                 text(_SCORES_SQL)):
             key = ("v", verbalisation_id) if verbalisation_id is not None else ("r", reference_id)
             context = contexts[key]
+            if not context.is_reference and context.verbalisation_id not in kept:
+                continue  # another run's output of the same item, or a run not picked
             if context.is_reference and not isinstance(quality, str):
                 quality = context.reference_quality  # a reference text's own quality
             quality = quality if isinstance(quality, str) else None
@@ -256,11 +340,18 @@ def load_frame(store: Any, *, human: bool = True) -> ScoreFrame:
                 started_at=run.started_at.isoformat() if run.started_at else None))
     for verbalisation_id, values in sorted(ratings.items()):
         context = contexts.get(("v", verbalisation_id))
-        if context is None:
+        if context is None or verbalisation_id not in kept:
             continue
         for name, metric in (("fluency", HUMAN_FLUENCY), ("adequacy", HUMAN_ADEQUACY)):
             if name in values:
                 frame.observations.append(Observation(metric, values[name], None, context))
+    # Items used: the kept verbalisations with at least one value; only those runs listed.
+    with_values = Counter(run for run, _ in {(o.item.run_id, o.item.verbalisation_id)
+                                             for o in frame.observations
+                                             if o.item.run_id is not None})
+    frame.run_use = [replace(u, items=with_values[u.run_id]) for u in frame.run_use]
+    frame.run_use = [u for u in frame.run_use if u.items or u.superseded]
+    frame.runs = [r for r in frame.runs if with_values[r.id]]
     return frame
 
 
@@ -285,3 +376,16 @@ def available_metrics(store: Any) -> list[tuple[str, int]]:
     if adequacy:
         counts[HUMAN_ADEQUACY] = int(adequacy)
     return [(m, int(counts[m])) for m in sorted(counts, key=metric_order)]
+
+
+def available_runs(store: Any) -> list[tuple[int, str, str]]:
+    """The session's runs as the report's run picker lists them: (id, model, status)."""
+    from sqlalchemy import select
+
+    from core.store.models import ModelRun
+
+    with store.unit_of_work() as db:
+        return [(run_id, model_name(system, model), status or "")
+                for run_id, system, model, status in db.execute(
+                    select(ModelRun.id, ModelRun.system_name, ModelRun.model_id,
+                           ModelRun.status).order_by(ModelRun.id))]

@@ -226,10 +226,15 @@ def render_html(report: BiasReport) -> str:
         f"{escape(report.generated_at)}."
         f" Compared by {escape(', '.join(report.by))}; Mann–Whitney protocol: "
         f"{s.repetitions} repetitions, samples of {s.sample_size}, seed {s.seed}, "
-        f"alpha {s.alpha}.</p>",
+        f"alpha {s.alpha}; {escape(report.correction_note())}; "
+        f"{escape(report.bootstrap_note())}.</p>",
     ]
     for note in report.notes:
         parts.append(f"<p class='note'>{escape(note)}</p>")
+    if report.headlines:  # the verdicts, worded as in the panel and `taillens report`
+        parts.append("<h2 id='verdicts'>Head vs long tail: verdicts</h2><ul>")
+        parts += [f"<li>{escape(line)}</li>" for line in report.headline_lines()]
+        parts.append("</ul>")
     tables = report.tables()
     runs = next(t for t in tables if t.name == "runs")
     for table in tables:

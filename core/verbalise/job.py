@@ -99,11 +99,22 @@ def select_units(store: SessionStore, query: str | Sequence[int] = "all") -> lis
         if kind == "all" and not value:
             return list(db.scalars(select(m.DataUnit.id).order_by(m.DataUnit.id)))
         if kind == "tier" and value:
-            return list(db.scalars(
+            ids = list(db.scalars(
                 select(m.DataUnit.id)
                 .where(or_(m.DataUnit.tier == value, m.DataUnit.sub_tier == value))
                 .order_by(m.DataUnit.id)
             ))
+            if not ids:
+                # A unit takes its root's tier when built: none has this one (yet).
+                present = sorted({t for pair in db.execute(
+                    select(m.DataUnit.tier, m.DataUnit.sub_tier)).all() for t in pair if t})
+                held = (f"the session's units have {', '.join(present)}" if present
+                        else "no unit has any tier")
+                raise VerbaliseError(
+                    f"no unit has the tier {value!r} ({held}): a unit records its root "
+                    "entity's tier when it is built; assign tiers with `taillens tiers "
+                    "CATEGORY --session FILE` (or the Browser's lines), then build units")
+            return ids
         if kind == "category" and value:
             rows = db.execute(
                 select(m.DataUnit.id, m.Category.name, m.DataUnit.attributes)

@@ -174,3 +174,44 @@ def test_retry_after_counts_down_in_the_status_bar(
     assert fetched_count(controller.store, "Food") == 0
     assert any(h["kind"] == "wikidata.fetch" and h["params"]["category"] == "Food"
                and h["status"] == "cancelled" for h in controller.store.job_history())
+
+
+def test_airport_drag_save_reopen_and_cli_agree(qtbot, wired, tmp_path: Path, capsys) -> None:
+    """Issue 10's case: a Pareto line dragged to 3.3 statements on Airport."""
+    import json
+
+    import numpy as np
+
+    from app.cli import main
+    from core.category_tiers import load_member_tiers
+    from core.tiers import Distribution
+
+    _window, controller, browser = wired
+    panel = browser.panel
+    panel.category_combo.setCurrentText("Airport")
+    panel.limit_spin.setValue(400)
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+        panel.fetch_button.click()
+    counts = np.asarray(panel.model.columns.statements)
+    at_least_four = int((counts >= 4).sum())
+    share_of_four = Distribution(counts).statement_share_at_or_above(4)
+    panel.plots.line_moved.emit("pareto", 3.3)
+    assert panel.lines["pareto"] == 4 and panel.summary.tiers[0].size == at_least_four
+    shown_share = panel.tier_settings().share
+    qtbot.waitUntil(lambda: sum(t == "head" for t, _ in load_member_tiers(
+        controller.store, "Airport").values()) == at_least_four, timeout=10_000)
+    path = controller.store.path
+    assert controller.new_session(tmp_path / "other.taillens")  # "quit"
+    assert controller.open_session(path)  # and reopen
+    panel.category_combo.setCurrentText("Airport")
+    qtbot.waitUntil(lambda: panel.category == "Airport" and panel.summary is not None,
+                    timeout=10_000)
+    assert panel.lines["pareto"] == 4 and panel.summary.tiers[0].size == at_least_four
+    assert panel.tier_settings().share == shown_share
+    # The CLI given the share the panel shows: the same line and head.
+    assert main(["distribution", "Airport", "--session", str(path), "--source", "cache",
+                 "--share", repr(shown_share), "--json", "--quiet"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["cutoffs"]["pareto_value"] == 4
+    assert result["tiers"]["by_pareto_cutoff"]["head"]["size"] == at_least_four
+    assert shown_share <= share_of_four

@@ -23,7 +23,8 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 def test_report_prints_tables(capsys: pytest.CaptureFixture[str],
                               report_session: ReportSession) -> None:
-    status, out, _ = run(capsys, "report", "--session", str(report_session.path))
+    status, out, _ = run(capsys, "report", "--session", str(report_session.path),
+                         "--correction", "none")
     assert status == 0
     assert "== Study table (gold references) ==" in out and "== Comparison by tier ==" in out
     study = out.split("== Study table")[1].split("==")[1]

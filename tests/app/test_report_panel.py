@@ -106,6 +106,8 @@ def test_building_fills_the_tables_as_core_builds_them(qtbot, wired, report_sess
 def test_significant_cells_are_highlighted_with_a_legend(qtbot, wired) -> None:
     window, controller = wired
     panel = controller.report.panel
+    # Uncorrected, so the 4-against-4 comparisons keep their marks (Holm: see below).
+    panel.correction_combo.setCurrentIndex(panel.correction_combo.findData("none"))
     build(qtbot, controller.report)
     tier = panel.pages["compare_tier"].model
     p = tier.table.columns.index("p_value")
@@ -288,3 +290,37 @@ def test_study_references_and_dataset_choices(qtbot, wired) -> None:
     build(qtbot, controller.report, **options)
     assert "study_split" in panel.pages
     assert controller.report.view.report.settings.study_references == "split"
+
+
+def test_correction_bootstrap_and_run_picker(qtbot, wired,
+                                            report_session: ReportSession) -> None:
+    window, controller = wired
+    panel = controller.report.panel
+    runs = [panel.run_list.item(i).data(USER) for i in range(panel.run_list.count())]
+    assert runs == sorted(report_session.runs.values()) and panel.picked_runs() is None
+    assert panel.options_dict()["settings"]["correction"] == "holm"
+    build(qtbot, controller.report)
+    report = controller.report.view.report
+    tier = panel.pages["compare_tier"].model
+    columns = tier.table.columns
+    adjusted = columns.index("p_adjusted")
+    separated = find_row(tier, metric="bleu", model="model-a", lang="en", quality="gold")
+    assert tier.raw(separated, columns.index("p_value")) == pytest.approx(2 / 70)
+    assert tier.raw(separated, adjusted) > 0.05  # Holm over the whole report
+    assert tier.data(tier.index(separated, adjusted), BACKGROUND) is None
+    assert "Holm-corrected" in panel.legend.text() and "bootstrap" in panel.legend.text()
+    assert tier.raw(separated, columns.index("median_diff_ci_low")) is not None
+    assert "Holm p = " in panel.headline.text()
+    assert report.tests_corrected > 0
+    # Pick model-b's run only: the report says so and uses only its items.
+    picked = report_session.runs["model-b"]
+    panel.run_list.item(runs.index(picked)).setCheckState(Qt.CheckState.Checked)
+    panel.correction_combo.setCurrentIndex(panel.correction_combo.findData("bh"))
+    assert panel.options_dict()["runs"] == [picked]
+    build(qtbot, controller.report)
+    report = controller.report.view.report
+    assert report.settings.correction == "bh" and report.frame.picked_runs == (picked,)
+    used = panel.pages["runs_used"].model
+    assert [used.raw(r, 0) for r in range(used.rowCount())] == [picked]
+    assert f"runs picked: {picked}" in used.table.note
+    assert {c.stratum_value("model") for c in report.comparisons["tier"]} == {"model-b"}

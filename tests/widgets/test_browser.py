@@ -166,3 +166,24 @@ def test_long_tail_sub_tiers_are_shown_and_filtered(panel: BrowserPanel) -> None
     assert tiers["Q4"] == "long tail" and tiers["Q5"] == "long tail"
     panel.tier_filter.setCurrentIndex(panel.tier_filter.findText("long tail · it only"))
     assert panel.model.rowCount() == 1
+
+
+def test_a_dragged_line_reopens_at_the_same_place(qtbot, panel: BrowserPanel) -> None:
+    # 10 entities at 4 statements and 6 at 3: the share of ">= 4" is 40/58 = 0.68966;
+    # saved as the spin box rounded it (0.690) it is first reached among the 3s, which
+    # moved the line on reopening (issue 10). The stored setting maps back to 4.
+    counts = [4] * 10 + [3] * 6
+    assert Distribution(np.array(counts)).pareto_cutoff(round(40 / 58, 3)) == 3
+    panel.show_category("City", make_columns(counts))
+    panel.plots.line_moved.emit("pareto", 3.3)
+    assert panel.lines["pareto"] == 4 and panel.summary.tiers[0].size == 10
+    settings = panel.tier_settings()
+    assert Distribution(np.array(counts)).pareto_cutoff(settings.share) == 4
+    assert Distribution(np.array(counts)).pareto_cutoff(panel.share_spin.value()) == 4
+    reopened = BrowserPanel()
+    qtbot.addWidget(reopened)
+    reopened.apply_tier_settings(settings)
+    reopened.show_category("City", make_columns(counts))
+    assert reopened.tier_settings() == settings
+    assert reopened.lines["pareto"] == 4 and reopened.summary.tiers[0].size == 10
+    assert np.array_equal(reopened.model.tiers, panel.model.tiers)
