@@ -64,7 +64,7 @@ def test_study_table_pools_gold_and_silver(store: SessionStore) -> None:
 
 
 def test_study_table_splits_gold_and_silver(store: SessionStore) -> None:
-    report = build_report(store, settings=Settings(study_references="split",
+    report = build_report(store, settings=Settings(study_references="split", correction="none",
                                                    statistic="median"))
     table = report.study.table()
     assert table.name == "study_split"
