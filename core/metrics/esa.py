@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +38,10 @@ from core.metrics.base import (
     MetricValue,
     ScoringItem,
 )
+from core.surface import predicate_words, surface, variants
 
 MAX_DISTANCE = 0.4
-ESA_VERSION = "1"
+ESA_VERSION = "2"
 
 
 
@@ -264,30 +265,126 @@ class Mention:
 
 @dataclass(frozen=True)
 class _Target:
-    text: str  # label or alias as given
+    text: str  # the label, variant, alias or synonym as given
     folded: str  # words folded and joined by single spaces
     words: int
     masks: dict[str, int]
     via: str
 
 
-def _targets(entity: EntityInfo) -> list[_Target]:
+def synonym_index(rows: Iterable[tuple[str, str, str]]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """``(entity, synonym, lang)`` rows as a lookup from a folded name to its synonyms.
+
+    The table is symmetric (the paper's dictionary pairs names that name one thing): a row
+    ``Spain | Spanish`` lets an entity labelled "Spain" be found as "Spanish" and one
+    labelled "Spanish" as "Spain". ``lang`` '' applies to every language."""
+    index: dict[str, list[tuple[str, str]]] = {}
+    for entity, synonym, lang in rows:
+        for key, other in ((entity, synonym), (synonym, entity)):
+            folded = _folded_words(surface(key))
+            if folded and other.strip():
+                index.setdefault(folded, []).append((other.strip(), lang or ""))
+    return {key: tuple(dict.fromkeys(values)) for key, values in index.items()}
+
+
+SynonymIndex = Mapping[str, Sequence[tuple[str, str]]]
+
+
+def _names(entity: EntityInfo) -> list[tuple[str, str]]:
+    """(name, via) for an entity: its surface form and variants, then its aliases'."""
+    names = [(variant, "label") for variant in variants(entity.label)]
+    for alias in entity.aliases:
+        names.extend((variant, "alias") for variant in variants(alias))
+    if entity.qid:
+        names.append((entity.qid, "qid"))  # only ever a key into the synonym table
+    return names
+
+
+def _targets(entity: EntityInfo, synonyms: SynonymIndex | None = None,
+             lang: str = "") -> list[_Target]:
     targets: list[_Target] = []
     seen: set[str] = set()
-    names = [(entity.label, "label")] + [(alias, "alias") for alias in entity.aliases]
+    names = _names(entity)
+    if synonyms:
+        extra = []
+        for name, _via in names:
+            for synonym, synonym_lang in synonyms.get(_folded_words(name), ()):
+                if not synonym_lang or synonym_lang == lang:
+                    extra.extend((variant, "synonym") for variant in variants(synonym))
+        names.extend(extra)
     for name, via in names:
-        # "Paris (France)": the text says "Paris"; try the name without its qualifier too.
-        variants = [name]
-        stripped = re.sub(r"\s*\([^)]*\)\s*$", "", name)
-        if stripped and stripped != name:
-            variants.append(stripped)
-        for variant in variants:
-            folded = _folded_words(variant)
-            if folded and folded not in seen:
-                seen.add(folded)
-                targets.append(_Target(variant, folded, folded.count(" ") + 1,
-                                       _pattern_masks(folded), via))
+        if via == "qid":
+            continue
+        folded = _folded_words(name)
+        if folded and folded not in seen:
+            seen.add(folded)
+            targets.append(_Target(name, folded, folded.count(" ") + 1,
+                                   _pattern_masks(folded), via))
     return targets
+
+
+# --- numbers --------------------------------------------------------------------------------
+
+# 610, 610.0, 3,500, 3,500.25, -6.5 (not part of a date, a word or a longer number)
+_NUMBER_IN_TEXT = re.compile(
+    r"(?<![\w.,/-])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/]|[.,]\d)")
+_NUMBER_LABEL = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$|^[+-]?\.\d+$")
+
+
+def number_of_label(label: str) -> float | None:
+    """The number a label states, when the whole surface form is one number; else None."""
+    text = surface(label)
+    if not _NUMBER_LABEL.match(text):
+        return None
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class NumberMention:
+    value: float
+    start: int
+    end: int
+
+
+def find_numbers(text: str) -> list[NumberMention]:
+    """Numbers written in digits, thousands separators allowed: ``3,500.0`` is 3500."""
+    out = []
+    for match in _NUMBER_IN_TEXT.finditer(text):
+        try:
+            out.append(NumberMention(float(match.group().replace(",", "")), *match.span()))
+        except ValueError:
+            continue
+    return out
+
+
+def _search_scores(pattern: str, masks: dict[str, int], text: str) -> list[int]:
+    """For each end position j of ``text``: the least edit distance between ``pattern`` and
+    any substring of ``text`` ending at j (Myers' search variant: the top row is 0)."""
+    m = len(pattern)
+    full = (1 << m) - 1
+    last = 1 << (m - 1)
+    pv, mv, score = full, 0, m
+    out = []
+    append = out.append
+    for char in text:
+        eq = masks.get(char, 0)
+        xv = eq | mv
+        xh = (((eq & pv) + pv) ^ pv) | eq
+        ph = mv | ~(xh | pv)
+        mh = pv & xh
+        if ph & last:
+            score += 1
+        elif mh & last:
+            score -= 1
+        ph = (ph << 1) & full
+        mh = (mh << 1) & full
+        pv = (mh | ~(xv | ph)) & full
+        mv = ph & xv & full
+        append(score)
+    return out
 
 
 class _TextIndex:
@@ -307,7 +404,9 @@ class _TextIndex:
             self.ends.append(position)
             position += 1
         self.joined = " ".join(parts)
+        self._start_token = {start: i for i, start in enumerate(self.starts)}
         self._dates: list[DateMention] | None = None
+        self._numbers: list[NumberMention] | None = None
 
     @property
     def dates(self) -> list[DateMention]:
@@ -315,51 +414,70 @@ class _TextIndex:
             self._dates = find_dates(self.text)
         return self._dates
 
-    def best_match(self, target: _Target, max_distance: float) -> tuple[float, int, int] | None:
-        """The closest n-gram within ``max_distance``: (distance, first, last token)."""
+    @property
+    def numbers(self) -> list[NumberMention]:
+        if self._numbers is None:
+            self._numbers = find_numbers(self.text)
+        return self._numbers
+
+    def matches(self, target: _Target, max_distance: float) -> list[tuple[float, int, int]]:
+        """Every word n-gram within ``max_distance`` of the target, the closest (then the
+        longest) per end token: ``(distance, first, last token)``."""
         n_tokens = len(self.tokens)
         if not n_tokens:
-            return None
+            return []
+        found: list[tuple[float, int, int]] = []
         length = len(target.folded)
-        # Exact occurrence on word boundaries first: the common case, and the cheapest.
+        exact_ends: set[int] = set()
+        # Exact occurrences on word boundaries: cheap, and the common case.
         at = self.joined.find(target.folded)
         while at != -1:
             end = at + length
             if (at == 0 or self.joined[at - 1] == " ") and (
                 end == len(self.joined) or self.joined[end] == " "
             ):
-                first = self.starts.index(at)
-                return (0.0, first, first + target.words - 1)
+                first = self._start_token[at]
+                found.append((0.0, first, first + target.words - 1))
+                exact_ends.add(first + target.words - 1)
             at = self.joined.find(target.folded, at + 1)
-        best: tuple[float, int, int] | None = None
-        # Any number of words up to one more than the label's; the length bound (an edit
-        # distance is at least the difference in length) skips most n-grams unread.
+        if max_distance <= 0.0 or (target.via == "synonym" and length <= 3):
+            return found  # abbreviations from the synonym table (TX, U.S.) only as written
+        # An n-gram within the threshold is at most length/(1 - max_distance) long and at
+        # most that far from the target; the search scores bound every n-gram ending at a
+        # character from below, so most end tokens are skipped without a single comparison.
+        bound = max_distance * length / (1.0 - max_distance)
+        scores = _search_scores(target.folded, target.masks, self.joined)
         high = target.words + 1
-        for first in range(n_tokens):
-            begin = self.starts[first]
+        for last in range(n_tokens):
+            if last in exact_ends or scores[self.ends[last] - 1] > bound:
+                continue
+            best: tuple[float, int, int] | None = None
+            end_char = self.ends[last]
             for count in range(1, high + 1):
-                last = first + count - 1
-                if last >= n_tokens:
+                first = last - count + 1
+                if first < 0:
                     break
-                gram_length = self.ends[last] - begin
+                gram_length = end_char - self.starts[first]
                 longest = max(gram_length, length)
                 allowed = max_distance * longest
                 if gram_length - length > allowed:
                     break  # longer n-grams from here only get longer
                 if length - gram_length > allowed:
                     continue
-                gram = self.joined[begin:self.ends[last]]
+                gram = self.joined[self.starts[first]:end_char]
                 distance = _myers(target.folded, target.masks, gram) / longest
-                if distance <= max_distance and (best is None or distance < best[0]):
-                    best = (distance, first, last)
-        return best
+                if distance <= max_distance and (best is None or distance <= best[0]):
+                    best = (distance, first, last)  # equal distance: the longer n-gram
+            if best is not None:
+                found.append(best)
+        return found
 
 
 def _unique_entities(entities: Iterable[EntityInfo]) -> list[EntityInfo]:
     """Each subject and object once (a subject of two triples is one input entity)."""
     unique: dict[str, EntityInfo] = {}
     for entity in entities:
-        key = entity.qid or _folded_words(entity.label)
+        key = entity.qid or _folded_words(surface(entity.label))
         if not key:
             continue
         if key in unique:
@@ -369,6 +487,21 @@ def _unique_entities(entities: Iterable[EntityInfo]) -> list[EntityInfo]:
             continue
         unique[key] = entity
     return list(unique.values())
+
+
+def entities_of_triples(triples: Sequence[tuple[str, str, str]]) -> tuple[EntityInfo, ...]:
+    """Subjects and objects of triples without QIDs (e.g. WebNLG's DBpedia identifiers).
+
+    The root is the subject of the most triples (the first such subject on a tie)."""
+    counts: dict[str, int] = {}
+    for subject, _predicate, _obj in triples:
+        counts[subject] = counts.get(subject, 0) + 1
+    root = max(counts, key=lambda s: counts[s]) if counts else None
+    out: list[EntityInfo] = []
+    for subject, _predicate, obj in triples:
+        out.append(EntityInfo(subject, is_root=subject == root))
+        out.append(EntityInfo(obj, is_root=obj == root))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -388,6 +521,71 @@ class EsaResult:
                 "mentions": [m.as_json() for m in self.mentions]}
 
 
+def _candidates(text: str, entity: EntityInfo, shown: str, index: _TextIndex,
+                max_distance: float, synonyms: SynonymIndex | None,
+                lang: str) -> list[Mention]:
+    """Every place the text may mention the entity (overlaps resolved later)."""
+    wanted_date = date_of_label(shown) if entity.value_type == "time" or any(
+        c.isdigit() for c in shown) else None
+    if wanted_date is not None:
+        # A date is found as a date or not at all: "December 1815" is one edit from
+        # "10 December 1815" as a string, but it does not state the day.
+        return [Mention(shown, d.start, d.end, text[d.start:d.end], 0.0, "date")
+                for d in index.dates if d.key == wanted_date]
+    number = number_of_label(entity.label)
+    if number is not None:
+        # Numbers as numbers: 610.0 is "610" and "610.00"; 3500 is "3,500".
+        tolerance = 1e-9 * max(1.0, abs(number))
+        return [Mention(shown, n.start, n.end, text[n.start:n.end], 0.0, "number")
+                for n in index.numbers if abs(n.value - number) <= tolerance]
+    out = []
+    for target in _targets(entity, synonyms, lang):
+        for distance, first, last in index.matches(target, max_distance):
+            start, end = index.tokens[first].start, index.tokens[last].end
+            out.append(Mention(shown, start, end, target.text, distance, target.via))
+    return out
+
+
+# A mention is the noun phrase: an English article before a name, a possessive after it,
+# and a number's unit word after the number are part of it ("the Aarhus Airport's",
+# "84 metres"), as the enriched WebNLG's human mentions mark them.
+_ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\W))(the)\s+$", re.IGNORECASE)
+_POSSESSIVE_AFTER = re.compile(r"^(?:'s|’s|'|’)(?!\w)")
+UNIT_WORDS = _words(
+    "metres meters metre meter m feet foot ft km kilometres kilometers kilometre kilometer "
+    "miles mile mi inches inch in cm centimetres centimeters mm millimetres kg kilograms "
+    "kilogram g grams lbs lb pounds tonnes tons square km2 sq mph kmh km/h hours minutes "
+    "mins seconds days years people inhabitants residents percent per cent % degrees °c °f "
+    "litres liters euros dollars")
+_UNIT_AFTER = re.compile(r"^\s*((?:square\s+|sq\.?\s+|cubic\s+)?[^\W\d]+|%)", re.IGNORECASE)
+
+
+def _extended(mention: Mention, text: str, lang: str,
+              taken: Sequence[tuple[int, int]]) -> Mention:
+    start, end = mention.start, mention.end
+
+    def free(s: int, e: int) -> bool:
+        return not any(s < te and ts < e and (ts, te) != (mention.start, mention.end)
+                       for ts, te in taken)
+
+    if mention.via == "number":
+        unit = _UNIT_AFTER.match(text[end:])
+        if unit and unit.group(1).casefold().split()[-1] in UNIT_WORDS and free(
+                end, end + unit.end()):
+            end += unit.end()
+    elif mention.via != "date":
+        if lang == "en":
+            article = _ARTICLE_BEFORE.search(text[max(0, start - 8):start])
+            if article and free(start - len(article.group(0)), start):
+                start -= len(article.group(0))
+        possessive = _POSSESSIVE_AFTER.match(text[end:])
+        if possessive and free(end, end + possessive.end()):
+            end += possessive.end()
+    if (start, end) == (mention.start, mention.end):
+        return mention
+    return Mention(mention.entity, start, end, mention.matched, mention.distance, mention.via)
+
+
 def esa_of_text(
     text: str,
     entities: Sequence[EntityInfo],
@@ -396,59 +594,45 @@ def esa_of_text(
     max_distance: float = MAX_DISTANCE,
     pronouns: bool = True,
     index: _TextIndex | None = None,
+    synonyms: SynonymIndex | None = None,
 ) -> EsaResult:
-    """Which input entities the text mentions, where, and which are missing."""
+    """Which input entities the text mentions, where, and which are missing.
+
+    Every word n-gram within ``max_distance`` of an entity's surface form, a variant, an
+    alias or a synonym is a candidate mention (dates and numbers by value); overlapping
+    candidates go to the lowest distance, then the longest span, then the earliest; the
+    pronouns left over are mentions of the root entity. Entities are reported by their
+    surface form (:func:`core.surface.surface`)."""
     index = index or _TextIndex(text)
     unique = _unique_entities(entities)
-    detected: list[str] = []
-    missing: list[EntityInfo] = []
+    shown = [surface(e.label) for e in unique]
+    candidates: list[Mention] = []
+    for entity, name in zip(unique, shown, strict=True):
+        candidates.extend(_candidates(text, entity, name, index, max_distance, synonyms, lang))
+    candidates.sort(key=lambda m: (m.distance, m.start - m.end, m.start))
     mentions: list[Mention] = []
-    for entity in unique:
-        found: Mention | None = None
-        wanted = date_of_label(entity.label) if entity.value_type == "time" or any(
-            c.isdigit() for c in entity.label) else None
-        if wanted is not None:
-            for date in index.dates:
-                if date.key == wanted:
-                    found = Mention(entity.label, date.start, date.end,
-                                    text[date.start:date.end], 0.0, "date")
-                    break
-        # A date is found as a date or not at all: "December 1815" is one edit from
-        # "10 December 1815" as a string, but it does not state the day.
-        if found is None and wanted is None:
-            best: tuple[float, int, int, _Target] | None = None
-            for target in _targets(entity):
-                match = index.best_match(target, max_distance)
-                if match is not None and (best is None or match[0] < best[0]):
-                    best = (*match, target)
-                    if match[0] == 0.0:
-                        break
-            if best is not None:
-                distance, first, last, target = best
-                start, end = index.tokens[first].start, index.tokens[last].end
-                found = Mention(entity.label, start, end, target.text, distance, target.via)
-        if found is None:
-            missing.append(entity)
-        else:
-            detected.append(entity.label)
-            mentions.append(found)
-    if pronouns and missing:
+    taken: list[tuple[int, int]] = []
+    for mention in candidates:
+        if any(mention.start < e and s < mention.end for s, e in taken):
+            continue
+        mentions.append(mention)
+        taken.append((mention.start, mention.end))
+    mentions = [_extended(m, text, lang, taken) for m in mentions]
+    taken = [(m.start, m.end) for m in mentions]
+    if pronouns and unique:
         # The root is the entity marked so; without a mark, the first subject.
-        root_entity = next((e for e in unique if e.is_root), unique[0])
-        roots = [root_entity] if root_entity in missing else []
+        root_at = next((i for i, e in enumerate(unique) if e.is_root), 0)
         words = PRONOUNS.get(lang, frozenset())
-        for root in roots[:1]:
-            taken = {(m.start, m.end) for m in mentions}
-            for token in index.tokens:
-                if token.text.casefold() in words and (token.start, token.end) not in taken:
-                    missing.remove(root)
-                    detected.append(root.label)
-                    mentions.append(Mention(root.label, token.start, token.end, token.text,
-                                            0.0, "pronoun"))
-                    break
+        for token in index.tokens:
+            if token.text.casefold() in words and not any(
+                    token.start < e and s < token.end for s, e in taken):
+                mentions.append(Mention(shown[root_at], token.start, token.end, token.text,
+                                        0.0, "pronoun"))
+    found = {m.entity for m in mentions}
+    detected = tuple(name for name in shown if name in found)
+    missing = tuple(name for name in shown if name not in found)
     mentions.sort(key=lambda m: m.start)
-    return EsaResult(len(unique), tuple(detected), tuple(e.label for e in missing),
-                     tuple(mentions))
+    return EsaResult(len(unique), detected, missing, tuple(mentions))
 
 
 def esi_summary(results: Sequence[EsaResult]) -> dict[str, Any]:
@@ -478,22 +662,32 @@ class EntityAdequacy(CorpusFromSentences):
 
     name = ESA
 
-    def __init__(self, max_distance: float = MAX_DISTANCE, pronouns: bool = True) -> None:
+    def __init__(self, max_distance: float = MAX_DISTANCE, pronouns: bool = True,
+                 synonyms: Sequence[tuple[str, str, str]] = ()) -> None:
         if not 0.0 <= max_distance < 1.0:
             from core.errors import UserFacingError
 
             raise UserFacingError(f"ESA distance must be in [0, 1), got {max_distance}")
         self.max_distance = max_distance
         self.pronouns = pronouns
+        self.synonym_rows = tuple(sorted(set(synonyms)))
+        self.synonyms = synonym_index(self.synonym_rows) if self.synonym_rows else None
 
     def signature(self) -> str:
+        import hashlib
+
+        table = hashlib.sha256(repr(self.synonym_rows).encode()).hexdigest()[:12]
         return (f"esa:{ESA_VERSION}|match:word-ngram-levenshtein<={self.max_distance:g}"
-                f"|fold:casefold+noaccents|dates:normalised|pronouns:"
-                f"{'root' if self.pronouns else 'off'}")
+                f"|names:surface+variants+aliases|fold:casefold+noaccents"
+                f"|dates:normalised|numbers:value|overlaps:distance,longest|pronouns:"
+                f"{'root' if self.pronouns else 'off'}"
+                f"|synonyms:{len(self.synonym_rows)}"
+                + (f"@{table}" if self.synonym_rows else ""))
 
     def results(self, items: Sequence[ScoringItem]) -> list[EsaResult]:
         return [esa_of_text(item.text or "", item.entities, item.lang,
-                            max_distance=self.max_distance, pronouns=self.pronouns)
+                            max_distance=self.max_distance, pronouns=self.pronouns,
+                            synonyms=self.synonyms)
                 for item in items]
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
@@ -569,15 +763,17 @@ class _Vocabulary:
     def __init__(self, item: ScoringItem) -> None:
         names: list[str] = []
         for entity in item.entities:
-            names.append(entity.label)
-            names.extend(entity.aliases)
+            names.extend(variants(entity.label))
+            for alias in entity.aliases:
+                names.extend(variants(alias))
         for subject, predicate, obj in item.triples:
-            names.extend((subject, predicate, obj))
+            names.extend((*variants(subject), predicate_words(predicate), *variants(obj)))
         self.phrases = {_folded_words(n) for n in names if n}
         self.words = {w for phrase in self.phrases for w in phrase.split()}
         self.word_masks = [(w, _pattern_masks(w)) for w in self.words]
         self.phrase_masks = [(p, _pattern_masks(p)) for p in self.phrases]
         self.numbers = {w for w in self.words if any(c.isdigit() for c in w)}
+        self.values = {v for v in (number_of_label(n) for n in names) if v is not None}
         self.dates = {d.key for n in names for d in find_dates(n)}
 
     def _close(self, value: str, pool: list[tuple[str, dict[str, int]]],
@@ -624,6 +820,11 @@ def hallucination_candidates(
         date = next((d for d in text_dates if d.start < end and start < d.end), None)
         if date is not None and date.key in vocabulary.dates:
             continue
+        numbers = [n for n in index.numbers if n.start < end and start < n.end]
+        if numbers and all(n.value in vocabulary.values for n in numbers) and all(
+                any(n.start <= t.start and t.end <= n.end for n in numbers) or not any(
+                    c.isdigit() for c in t.text) for t in index.tokens[first:last + 1]):
+            continue  # 3,500 or 610.00 where the unit says 3500.0 or 610
         words = [t.folded for t in index.tokens[first:last + 1]]
         if vocabulary.knows(words, max_distance):
             continue

@@ -50,7 +50,7 @@ from core.metrics import (
     create_metric,
     expand_metric_names,
 )
-from core.metrics.base import ENTITY_PPL, PPL, EntityInfo, MetricValue, ScoringItem
+from core.metrics.base import ENTITY_PPL, ESA, PPL, EntityInfo, MetricValue, ScoringItem
 
 QUALITIES = ("gold", "silver")
 LANGUAGES = ("en", "it", "es")
@@ -215,7 +215,9 @@ class _UnitMaterial:
             triples = [r.shown() for r in rows]
             self.triples[(unit_id, lang)] = triples
             root = roots.get(unit_id)
-            first_subject = triples[0][0] if triples else None
+            # Without a root entity: the subject of the most triples (the first on a tie).
+            subjects = [t[0] for t in triples]
+            first_subject = max(subjects, key=subjects.count) if subjects else None
             entities: list[EntityInfo] = []
             for row, (subject, _predicate, obj) in zip(rows, triples, strict=True):
                 is_root = (row.subject_qid == root) if row.subject_qid and root else (
@@ -344,6 +346,15 @@ class _Scorer:
     def __init__(self, store: Any, request: ScoringRequest, runs: dict[int, _Run],
                  ctx: JobContext) -> None:
         self.store = store
+        if ESA in expand_metric_names(request.metrics) and not request.options.esa_synonyms:
+            # The session's synonym table (the ESA paper's dictionary) joins ESA's names.
+            from dataclasses import replace
+
+            from core.synonyms import synonym_rows
+
+            rows = tuple(synonym_rows(store))
+            if rows:
+                request = replace(request, options=replace(request.options, esa_synonyms=rows))
         self.request = request
         self.runs = runs
         self.ctx = ctx
