@@ -138,8 +138,8 @@ def _insert(store: Any, rows: Sequence[SynonymRow], source: str) -> int:
 
     added = 0
     with store.unit_of_work() as db:
-        existing = set(db.execute(select(EntitySynonym.entity, EntitySynonym.synonym,
-                                         EntitySynonym.lang)).tuples())
+        existing = {tuple(r) for r in db.execute(select(
+            EntitySynonym.entity, EntitySynonym.synonym, EntitySynonym.lang))}
         for row in rows:
             if row.key() in existing:
                 continue
