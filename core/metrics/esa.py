@@ -111,7 +111,8 @@ _DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
                 re.IGNORECASE), "mdy"),
     (re.compile(rf"(?<!\w)({_MONTH})\.?,?\s+(?:de\s+|del\s+|of\s+)?(\d{{3,4}})(?!\w)",
                 re.IGNORECASE), "my"),
-    (re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])"), "dmy_numeric"),
+    (re.compile(r"(?<![\w/])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])"), "ymd"),
+    (re.compile(r"(?<![\w/.])(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?![\w/])"), "dmy_numeric"),
 )
 
 
@@ -226,6 +227,8 @@ def find_dates(text: str) -> list[DateMention]:
                     month, day, year = _MONTH_NAMES[groups[0].lower()], 0, int(groups[1])
                 else:
                     day, month, year = int(groups[0]), int(groups[1]), int(groups[2])
+                    if month > 12 >= day:  # 11/18/1923: the American order
+                        day, month = month, day
             except (KeyError, ValueError):
                 continue
             if not 1 <= month <= 12 or not 0 <= day <= 31:
