@@ -53,6 +53,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.metrics import ALL_METRICS, DEFAULT_METRICS, DESCRIPTIONS, MODEL_METRICS
+from core.surface import surface_triple
 
 # Metrics where a smaller number is the better text (the colour scale turns round).
 LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination"})
@@ -977,7 +978,7 @@ def _unit_html(detail: TextDetail) -> str:
     if detail.triples:
         rows = "".join(f"<tr><td>{html.escape(s)}</td><td style='color:#555'>&nbsp;"
                        f"{html.escape(p)}&nbsp;</td><td>{html.escape(o)}</td></tr>"
-                       for s, p, o in detail.triples)
+                       for s, p, o in map(surface_triple, detail.triples))
         parts.append(f"<table cellspacing='2'>{rows}</table>")
     else:
         parts.append(f"<p style='color:#777'>The unit has no triples in {detail.lang}.</p>")

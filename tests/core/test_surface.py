@@ -62,3 +62,26 @@ def test_predicates_become_words(predicate: str, words: str) -> None:
 def test_a_triple_as_text() -> None:
     assert surface_triple(("Abilene_Regional_Airport", "cityServed", "Abilene,_Texas")) == (
         "Abilene Regional Airport", "city served", "Abilene, Texas")
+
+
+WEBNLG = (("Abilene_Regional_Airport", "cityServed", "Abilene,_Texas"),
+          ("Squeeze_(The_Velvet_Underground_album)", "ISBN_number", '"\'\'Alvinegro"@en'),
+          ("Abilene_Regional_Airport", "runwayLength", '"2194.0"^^xsd:double'))
+
+
+def test_surface_forms_where_labels_meet_text() -> None:
+    from core.metrics.similarity import linearise
+    from core.verbalise.prompts import linearise_graph, triple_lines
+    from core.verbalise.template import verbalise_triples
+
+    assert triple_lines(WEBNLG[:1]) == "[Abilene Regional Airport, city served, Abilene, Texas]"
+    assert linearise_graph(WEBNLG[:1]) == (
+        "<H> Abilene Regional Airport <R> city served <T> Abilene, Texas")
+    assert linearise(WEBNLG[1:2]) == (
+        "[S] Squeeze (The Velvet Underground album) [P] ISBN number [O] Alvinegro")
+    text = verbalise_triples(WEBNLG, "en")
+    assert text.startswith("Abilene Regional Airport has Abilene, Texas as its city served and "
+                           "2194.0 as its runway length.")
+    assert "_" not in text and '"' not in text and "@en" not in text
+    # Wikidata labels are words already: untouched
+    assert triple_lines([("Rome", "country", "Italy")]) == "[Rome, country, Italy]"
