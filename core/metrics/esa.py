@@ -366,27 +366,54 @@ def find_numbers(text: str) -> list[NumberMention]:
 def _search_scores(pattern: str, masks: dict[str, int], text: str) -> list[int]:
     """For each end position j of ``text``: the least edit distance between ``pattern`` and
     any substring of ``text`` ending at j (Myers' search variant: the top row is 0)."""
-    m = len(pattern)
-    full = (1 << m) - 1
-    last = 1 << (m - 1)
-    pv, mv, score = full, 0, m
-    out = []
-    append = out.append
-    for char in text:
+    return _multi_search([pattern], text, range(len(text)))[0]
+
+
+def _multi_search(patterns: Sequence[str], text: str, at: Iterable[int]) -> list[list[int]]:
+    """:func:`_search_scores` of several patterns in one pass over ``text``, read at the
+    positions ``at`` only: ``out[i][k]`` is pattern i's score at the k-th position.
+
+    The patterns share one bit-vector (Hyyrö's packing), each followed by a guard bit that
+    swallows the carry of the addition so no pattern's column leaks into the next; the
+    score of a pattern at a column is the sum of its vertical deltas (the top row is 0):
+    ``popcount(pv) - popcount(mv)`` over its bits. One pass of a dozen integer operations
+    per character serves every name of every entity of a text."""
+    masks: dict[str, int] = {}
+    spans: list[int] = []
+    offset = 0
+    lows = 0
+    keep = 0
+    for pattern in patterns:
+        for i, char in enumerate(pattern):
+            masks[char] = masks.get(char, 0) | (1 << (offset + i))
+        bits = ((1 << len(pattern)) - 1) << offset
+        spans.append(bits)
+        keep |= bits
+        lows |= 1 << offset
+        offset += len(pattern) + 1  # + the guard bit
+    shifted = keep & ~lows
+    wanted = sorted(set(at))
+    out: list[list[int]] = [[] for _ in patterns]
+    if not patterns or not wanted:
+        return out
+    pv, mv = keep, 0
+    position = 0
+    for j, char in enumerate(text):
         eq = masks.get(char, 0)
         xv = eq | mv
         xh = (((eq & pv) + pv) ^ pv) | eq
         ph = mv | ~(xh | pv)
         mh = pv & xh
-        if ph & last:
-            score += 1
-        elif mh & last:
-            score -= 1
-        ph = (ph << 1) & full
-        mh = (mh << 1) & full
-        pv = (mh | ~(xv | ph)) & full
-        mv = ph & xv & full
-        append(score)
+        ph = (ph << 1) & shifted
+        mh = (mh << 1) & shifted
+        pv = (mh | ~(xv | ph)) & keep
+        mv = ph & xv & keep
+        if j == wanted[position]:
+            for i, bits in enumerate(spans):
+                out[i].append((pv & bits).bit_count() - (mv & bits).bit_count())
+            position += 1
+            if position == len(wanted):
+                break
     return out
 
 
@@ -423,9 +450,16 @@ class _TextIndex:
             self._numbers = find_numbers(self.text)
         return self._numbers
 
-    def matches(self, target: _Target, max_distance: float) -> list[tuple[float, int, int]]:
+    def search(self, targets: Sequence[_Target]) -> list[list[int]]:
+        """Per target, its search score at each token's end (see :func:`_multi_search`)."""
+        return _multi_search([t.folded for t in targets], self.joined,
+                             [end - 1 for end in self.ends])
+
+    def matches(self, target: _Target, max_distance: float,
+                scores: Sequence[int] | None = None) -> list[tuple[float, int, int]]:
         """Every word n-gram within ``max_distance`` of the target, the closest (then the
-        longest) per end token: ``(distance, first, last token)``."""
+        longest) per end token: ``(distance, first, last token)``. ``scores``: the target's
+        :meth:`search` scores, when already made for several targets at once."""
         n_tokens = len(self.tokens)
         if not n_tokens:
             return []
@@ -449,10 +483,12 @@ class _TextIndex:
         # most that far from the target; the search scores bound every n-gram ending at a
         # character from below, so most end tokens are skipped without a single comparison.
         bound = max_distance * length / (1.0 - max_distance)
-        scores = _search_scores(target.folded, target.masks, self.joined)
+        if scores is None:
+            scores = self.search([target])[0]
         high = target.words + 1
         for last in range(n_tokens):
-            if last in exact_ends or scores[self.ends[last] - 1] > bound:
+            floor = scores[last]
+            if last in exact_ends or floor > bound:
                 continue
             best: tuple[float, int, int] | None = None
             end_char = self.ends[last]
@@ -465,7 +501,7 @@ class _TextIndex:
                 allowed = max_distance * longest
                 if gram_length - length > allowed:
                     break  # longer n-grams from here only get longer
-                if length - gram_length > allowed:
+                if length - gram_length > allowed or floor > allowed:
                     continue
                 gram = self.joined[self.starts[first]:end_char]
                 distance = _myers(target.folded, target.masks, gram) / longest
@@ -525,9 +561,9 @@ class EsaResult:
 
 
 def _candidates(text: str, entity: EntityInfo, shown: str, index: _TextIndex,
-                max_distance: float, synonyms: SynonymIndex | None,
-                lang: str) -> list[Mention]:
-    """Every place the text may mention the entity (overlaps resolved later)."""
+                targets: Sequence[_Target] | None) -> list[Mention] | None:
+    """Where the text mentions a date or a number entity; None for a named entity, whose
+    ``targets`` (names) are searched for all entities of the text at once."""
     wanted_date = date_of_label(shown) if entity.value_type == "time" or any(
         c.isdigit() for c in shown) else None
     if wanted_date is not None:
@@ -541,12 +577,7 @@ def _candidates(text: str, entity: EntityInfo, shown: str, index: _TextIndex,
         tolerance = 1e-9 * max(1.0, abs(number))
         return [Mention(shown, n.start, n.end, text[n.start:n.end], 0.0, "number")
                 for n in index.numbers if abs(n.value - number) <= tolerance]
-    out = []
-    for target in _targets(entity, synonyms, lang):
-        for distance, first, last in index.matches(target, max_distance):
-            start, end = index.tokens[first].start, index.tokens[last].end
-            out.append(Mention(shown, start, end, target.text, distance, target.via))
-    return out
+    return None
 
 
 # A mention is the noun phrase: an English article before a name, a possessive after it,
@@ -610,8 +641,20 @@ def esa_of_text(
     unique = _unique_entities(entities)
     shown = [surface(e.label) for e in unique]
     candidates: list[Mention] = []
+    named: list[tuple[str, _Target]] = []
     for entity, name in zip(unique, shown, strict=True):
-        candidates.extend(_candidates(text, entity, name, index, max_distance, synonyms, lang))
+        found = _candidates(text, entity, name, index, None)
+        if found is None:
+            named.extend((name, target) for target in _targets(entity, synonyms, lang))
+        else:
+            candidates.extend(found)
+    if named and index.tokens:
+        all_scores = index.search([target for _, target in named]) if max_distance > 0 else [
+            None] * len(named)
+        for (name, target), scores in zip(named, all_scores, strict=True):
+            for distance, first, last in index.matches(target, max_distance, scores):
+                start, end = index.tokens[first].start, index.tokens[last].end
+                candidates.append(Mention(name, start, end, target.text, distance, target.via))
     candidates.sort(key=lambda m: (m.distance, m.start - m.end, m.start))
     mentions: list[Mention] = []
     taken: list[tuple[int, int]] = []

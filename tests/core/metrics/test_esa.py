@@ -10,6 +10,7 @@ from core.metrics.base import EntityInfo, ScoringItem
 from core.metrics.esa import (
     EntityAdequacy,
     HallucinationCandidates,
+    _multi_search,
     _pattern_masks,
     _search_scores,
     entities_of_triples,
@@ -274,3 +275,17 @@ def test_search_scores_bound_every_ngram_from_below() -> None:
         for end in range(1, len(text) + 1):
             best = min(_dp(pattern, text[start:end]) for start in range(end + 1))
             assert scores[end - 1] == best
+
+
+def test_one_pass_search_of_many_patterns_equals_each_alone() -> None:
+    rng = random.Random(11)
+    for _ in range(200):
+        patterns = ["".join(rng.choice("ab c") for _ in range(rng.randint(1, 9))) or "a"
+                    for _ in range(rng.randint(1, 6))]
+        text = "".join(rng.choice("ab cd") for _ in range(rng.randint(1, 50)))
+        at = sorted(rng.sample(range(len(text)), rng.randint(1, len(text))))
+        packed = _multi_search(patterns, text, at)
+        for pattern, row in zip(patterns, packed, strict=True):
+            alone = _search_scores(pattern, _pattern_masks(pattern), text)
+            assert row == [alone[j] for j in at]
+            assert row == [min(_dp(pattern, text[s:j + 1]) for s in range(j + 2)) for j in at]
