@@ -16,7 +16,8 @@ of its entry's modified triples and counts, per text and entity:
   (``ed<=0.2``); pairs are made closest first.
 
 Precision = correct / predicted, recall = correct / gold, over the whole set. It then
-times ESA itself on all dev texts (best of three, one process).
+times ESA itself on all dev texts (best of three, one process: wall and CPU time, with
+the load average, since a shared machine's wall time says more about the neighbours).
 
 The XML is read directly (no session): the files stay where they are, never copied.
 
@@ -26,6 +27,7 @@ The XML is read directly (no session): the files stay where they are, never copi
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -153,14 +155,18 @@ def main(argv: list[str] | None = None) -> int:
         precision = c["correct"] / c["predicted"] if c["predicted"] else 0.0
         print(f"{rule:<10} {recall:7.3f} {precision:9.3f}   {paper_r:7.2f} {paper_p:7.2f}")
     timings = []
+    cpu = []
     prepared = [(t["text"], entities_of_triples(t["triples"])) for t in texts]
     for _ in range(3):
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         for text, entities in prepared:
             esa_of_text(text, entities, "en", synonyms=synonyms, index=_TextIndex(text))
         timings.append(time.perf_counter() - began)
-    print(f"ESA time, all {len(texts):,} dev texts, one process: {min(timings):.2f} s "
-          f"(best of 3; {', '.join(f'{t:.2f}' for t in timings)})")
+        cpu.append(time.process_time() - began_cpu)
+    print(f"ESA time, all {len(texts):,} dev texts, one process (one core): "
+          f"{min(timings):.2f} s wall, {min(cpu):.2f} s CPU (best of 3; wall "
+          f"{', '.join(f'{t:.2f}' for t in timings)}; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print("command: PYTHONPATH=$PWD python benchmarks/esa_mentions.py"
           + (" --no-synonyms" if args.no_synonyms else ""))
     return 0

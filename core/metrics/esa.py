@@ -28,6 +28,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from core.metrics.base import (
@@ -169,6 +170,7 @@ def normalised_distance(a: str, b: str) -> float:
 # --- tokens and dates ---------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1 << 17)
 def fold(text: str) -> str:
     """Casefolded, accents removed: the form words are compared in."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())
