@@ -49,8 +49,10 @@ DEFAULT_DIR = Path("/work/shared/data/webnlg2017-enriched/en/dev")
 PAPER = {"exact": (0.74, 0.75), "ed<=0.2": (0.82, 0.83)}  # (recall, precision)
 
 
-def read_texts(folder: Path) -> list[dict]:
+def read_texts(folder: Path) -> tuple[list[dict], int]:
+    """Every ``lex`` with a text, and how many have none (6 in the dev set)."""
     texts = []
+    skipped = 0
     for path in sorted(folder.rglob("*.xml")):
         for entry in ET.parse(path).getroot().iter("entry"):
             triples = []
@@ -61,6 +63,7 @@ def read_texts(folder: Path) -> list[dict]:
             for lex in entry.iter("lex"):
                 text_element = lex.find("text")
                 if text_element is None or not (text_element.text or "").strip():
+                    skipped += 1
                     continue
                 gold = [(r.get("entity", ""), (r.text or "").strip(), r.get("type", ""))
                         for r in lex.iter("reference")]
@@ -68,7 +71,7 @@ def read_texts(folder: Path) -> list[dict]:
                               "eid": entry.get("eid"), "lid": lex.get("lid"),
                               "text": text_element.text.strip(), "triples": triples,
                               "gold": gold})
-    return texts
+    return texts, skipped
 
 
 _PIECES = re.compile(r"\w+|[^\w\s]")
@@ -80,15 +83,15 @@ def _tokens(words: str) -> str:
     return " ".join(_PIECES.findall(words.replace("’", "'")))
 
 
-def _pairs(predicted: list[str], gold: list[str], limit: float) -> int:
-    """Size of a one-to-one pairing, closest pairs first, distance within ``limit``."""
+def _pairs(predicted: list[str], gold: list[str], limit: float) -> set[int]:
+    """A one-to-one pairing, closest pairs first, distance within ``limit``: the gold
+    mentions paired."""
     predicted = [_tokens(p) for p in predicted]
     gold = [_tokens(g) for g in gold]
     options = sorted((normalised_distance(p, g), i, j)
                      for i, p in enumerate(predicted) for j, g in enumerate(gold))
     used_p: set[int] = set()
     used_g: set[int] = set()
-    count = 0
     for distance, i, j in options:
         if distance > limit:
             break
@@ -96,8 +99,7 @@ def _pairs(predicted: list[str], gold: list[str], limit: float) -> int:
             continue
         used_p.add(i)
         used_g.add(j)
-        count += 1
-    return count
+    return used_g
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--no-synonyms", action="store_true",
                         help="without the bundled starter synonym table")
+    parser.add_argument("--bare-spans", action="store_true",
+                        help="mentions as matched, without the article, possessive or unit")
     parser.add_argument("--show-errors", type=int, default=0, metavar="N",
                         help="print N texts with misses")
     args = parser.parse_args(argv)
@@ -116,26 +120,32 @@ def main(argv: list[str] | None = None) -> int:
         from core.synonyms import starter_rows
 
         synonyms = synonym_index(starter_rows())
-    texts = read_texts(args.folder)
+    texts, skipped = read_texts(args.folder)
     counts = {rule: Counter() for rule in PAPER}
     by_type: dict[str, Counter] = defaultdict(Counter)
     shown_errors = 0
     for item in texts:
         entities = entities_of_triples(item["triples"])
-        result = esa_of_text(item["text"], entities, "en", synonyms=synonyms)
+        result = esa_of_text(item["text"], entities, "en", synonyms=synonyms,
+                             noun_phrases=not args.bare_spans)
         predicted: dict[str, list[str]] = defaultdict(list)
         for mention in result.mentions:
             predicted[mention.entity].append(item["text"][mention.start:mention.end])
         gold: dict[str, list[str]] = defaultdict(list)
+        kinds: dict[str, list[str]] = defaultdict(list)
         for entity, words, kind in item["gold"]:
             gold[surface(entity)].append(words)
-            by_type[kind]["gold"] += 1
+            kinds[surface(entity)].append(kind or "?")
+            by_type[kind or "?"]["gold"] += 1
         for rule, limit in (("exact", 0.0), ("ed<=0.2", 0.2)):
             c = counts[rule]
             c["predicted"] += sum(len(v) for v in predicted.values())
             c["gold"] += sum(len(v) for v in gold.values())
             for entity in set(predicted) | set(gold):
-                c["correct"] += _pairs(predicted.get(entity, []), gold.get(entity, []), limit)
+                paired = _pairs(predicted.get(entity, []), gold.get(entity, []), limit)
+                c["correct"] += len(paired)
+                for j in paired:
+                    by_type[kinds[entity][j]][rule] += 1
         if args.show_errors and shown_errors < args.show_errors:
             pairs = sorted((e, w) for e, ws in predicted.items() for w in ws)
             wanted = sorted((surface(e), w) for e, w, _k in item["gold"])
@@ -144,10 +154,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"--- {item['file']} {item['eid']} {item['lid']}: {item['text']}")
                 print("    gold:", wanted)
                 print("    ours:", pairs)
-    print(f"enriched WebNLG 2017 dev: {len(texts):,} texts, "
+    print(f"enriched WebNLG 2017 dev: {len(texts):,} texts ({skipped} lex without text "
+          "skipped), "
           f"{counts['exact']['gold']:,} human mentions "
           + "(" + ", ".join(f"{k or '?'} {v['gold']:,}" for k, v in sorted(by_type.items())) + ")")
-    print(f"synonyms: {'none' if synonyms is None else 'bundled starter set'}")
+    print(f"synonyms: {'none' if synonyms is None else 'bundled starter set'}; mention spans: "
+          f"{'as matched' if args.bare_spans else 'with article, possessive and unit'}")
+    print("recall by mention type: " + "; ".join(
+        f"{kind} {v['exact'] / v['gold']:.2f} exact, {v['ed<=0.2'] / v['gold']:.2f} ed<=0.2"
+        for kind, v in sorted(by_type.items()) if v["gold"]))
     print(f"{'rule':<10} {'recall':>7} {'precision':>9}   {'paper R':>7} {'paper P':>7}")
     for rule, (paper_r, paper_p) in PAPER.items():
         c = counts[rule]
@@ -160,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(3):
         began, began_cpu = time.perf_counter(), time.process_time()
         for text, entities in prepared:
-            esa_of_text(text, entities, "en", synonyms=synonyms, index=_TextIndex(text))
+            esa_of_text(text, entities, "en", synonyms=synonyms, index=_TextIndex(text),
+                        noun_phrases=not args.bare_spans)
         timings.append(time.perf_counter() - began)
         cpu.append(time.process_time() - began_cpu)
     print(f"ESA time, all {len(texts):,} dev texts, one process (one core): "
@@ -168,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{', '.join(f'{t:.2f}' for t in timings)}; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print("command: PYTHONPATH=$PWD python benchmarks/esa_mentions.py"
-          + (" --no-synonyms" if args.no_synonyms else ""))
+          + (" --no-synonyms" if args.no_synonyms else "")
+          + (" --bare-spans" if args.bare_spans else ""))
     return 0
 
 

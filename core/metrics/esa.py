@@ -631,14 +631,17 @@ def esa_of_text(
     pronouns: bool = True,
     index: _TextIndex | None = None,
     synonyms: SynonymIndex | None = None,
+    noun_phrases: bool = True,
 ) -> EsaResult:
     """Which input entities the text mentions, where, and which are missing.
 
     Every word n-gram within ``max_distance`` of an entity's surface form, a variant, an
     alias or a synonym is a candidate mention (dates and numbers by value); overlapping
     candidates go to the lowest distance, then the longest span, then the earliest; the
-    pronouns left over are mentions of the root entity. Entities are reported by their
-    surface form (:func:`core.surface.surface`)."""
+    pronouns left over are mentions of the root entity. With ``noun_phrases`` a mention
+    takes in an English article before it, a possessive after it and a number's unit
+    (which changes where a mention starts and ends, never whether an entity is found).
+    Entities are reported by their surface form (:func:`core.surface.surface`)."""
     index = index or _TextIndex(text)
     unique = _unique_entities(entities)
     shown = [surface(e.label) for e in unique]
@@ -665,7 +668,8 @@ def esa_of_text(
             continue
         mentions.append(mention)
         taken.append((mention.start, mention.end))
-    mentions = [_extended(m, text, lang, taken) for m in mentions]
+    if noun_phrases:
+        mentions = [_extended(m, text, lang, taken) for m in mentions]
     taken = [(m.start, m.end) for m in mentions]
     if pronouns and unique:
         # The root is the entity marked so; without a mark, the first subject.
