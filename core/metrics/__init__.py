@@ -157,7 +157,8 @@ def _esa(options: MetricOptions, model: str | None) -> Metric:
 def _hallucination(options: MetricOptions, model: str | None) -> Metric:
     from core.metrics.esa import HallucinationCandidates
 
-    return HallucinationCandidates(max_distance=options.esa_distance)
+    return HallucinationCandidates(max_distance=options.esa_distance,
+                                   synonyms=options.esa_synonyms)
 
 
 def _similarity(options: MetricOptions, model: str | None) -> Metric:

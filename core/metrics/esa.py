@@ -793,7 +793,9 @@ def capitalised_spans(text: str, lang: str, tokens: Sequence[Token] | None = Non
         j = i + 1
         while j < len(tokens):
             glue = text[tokens[j - 1].end:tokens[j].start]
-            if not _SPAN_GLUE.fullmatch(glue):
+            thousands = glue == "," and tokens[j - 1].text.isdigit() and tokens[
+                j].text.isdigit() and len(tokens[j].text) == 3  # 2,194 is one number
+            if not _SPAN_GLUE.fullmatch(glue) and not thousands:
                 break
             if _is_name_or_number(tokens[j]) and tokens[j].text.casefold() not in stop:
                 last = j
@@ -889,19 +891,25 @@ class HallucinationCandidates(CorpusFromSentences):
 
     name = HALLUCINATION
 
-    def __init__(self, max_distance: float = MAX_DISTANCE) -> None:
+    def __init__(self, max_distance: float = MAX_DISTANCE,
+                 synonyms: Sequence[tuple[str, str, str]] = ()) -> None:
         self.max_distance = max_distance
+        self.synonym_rows = tuple(sorted(set(synonyms)))
+        self.synonyms = synonym_index(self.synonym_rows) if self.synonym_rows else None
 
     def signature(self) -> str:
-        return (f"hallucination:{ESA_VERSION}|spans:capitalised-or-numeric|match:labels+aliases"
-                f"+predicates<={self.max_distance:g}|fold:casefold+noaccents|dates:normalised")
+        return (f"hallucination:{ESA_VERSION}|spans:capitalised-or-numeric|match:surface+"
+                f"variants+aliases+synonyms+predicates<={self.max_distance:g}"
+                f"|fold:casefold+noaccents|dates:normalised|numbers:value"
+                f"|synonyms:{len(self.synonym_rows)}")
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
         values = []
         for item in items:
             index = _TextIndex(item.text or "")
             esa = esa_of_text(item.text or "", item.entities, item.lang,
-                              max_distance=self.max_distance, pronouns=False, index=index)
+                              max_distance=self.max_distance, pronouns=False, index=index,
+                              synonyms=self.synonyms)
             found = hallucination_candidates(item, max_distance=self.max_distance,
                                              mentions=esa.mentions, index=index)
             values.append(MetricValue(float(len(found)),

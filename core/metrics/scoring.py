@@ -50,7 +50,15 @@ from core.metrics import (
     create_metric,
     expand_metric_names,
 )
-from core.metrics.base import ENTITY_PPL, ESA, PPL, EntityInfo, MetricValue, ScoringItem
+from core.metrics.base import (
+    ENTITY_PPL,
+    ESA,
+    HALLUCINATION,
+    PPL,
+    EntityInfo,
+    MetricValue,
+    ScoringItem,
+)
 
 QUALITIES = ("gold", "silver")
 LANGUAGES = ("en", "it", "es")
@@ -346,7 +354,8 @@ class _Scorer:
     def __init__(self, store: Any, request: ScoringRequest, runs: dict[int, _Run],
                  ctx: JobContext) -> None:
         self.store = store
-        if ESA in expand_metric_names(request.metrics) and not request.options.esa_synonyms:
+        if {ESA, HALLUCINATION} & set(expand_metric_names(request.metrics)) and not (
+                request.options.esa_synonyms):
             # The session's synonym table (the ESA paper's dictionary) joins ESA's names.
             from dataclasses import replace
 

@@ -289,3 +289,29 @@ def test_one_pass_search_of_many_patterns_equals_each_alone() -> None:
             alone = _search_scores(pattern, _pattern_masks(pattern), text)
             assert row == [alone[j] for j in at]
             assert row == [min(_dp(pattern, text[s:j + 1]) for s in range(j + 2)) for j in at]
+
+
+def test_a_synonym_mention_is_no_hallucination_candidate() -> None:
+    item = ScoringItem("The Spanish capital has a WebNLG airport.", "en",
+                       entities=(EntityInfo("Spain", is_root=True),),
+                       triples=(("Madrid_Airport", "country", "Spain"),))
+    plain = HallucinationCandidates().sentence_scores([item])[0]
+    table = HallucinationCandidates(synonyms=[("Spain", "Spanish", "")])
+    assert [s["text"] for s in plain.details["spans"]] == ["Spanish", "WebNLG"]
+    assert [s["text"] for s in table.sentence_scores([item])[0].details["spans"]] == ["WebNLG"]
+    assert "synonyms:1" in table.signature()
+
+
+def test_identifiers_and_numbers_in_the_unit_are_no_hallucination_candidates() -> None:
+    item = ScoringItem("Abilene Regional Airport serves Abilene; its runway is 2,194 feet.",
+                       "en", entities=entities_of_triples([
+                           ("Abilene_Regional_Airport", "cityServed", "Abilene,_Texas"),
+                           ("Abilene_Regional_Airport", "runwayLength", '"2194.0"^^xsd:double')]),
+                       triples=(("Abilene_Regional_Airport", "cityServed", "Abilene,_Texas"),
+                                ("Abilene_Regional_Airport", "runwayLength",
+                                 '"2194.0"^^xsd:double')))
+    assert HallucinationCandidates().sentence_scores([item])[0].value == 0.0
+    other = ScoringItem("Abilene Regional Airport has 2,195 feet.", "en",
+                        entities=item.entities, triples=item.triples)
+    assert [s["text"] for s in HallucinationCandidates().sentence_scores([other])[0].details[
+        "spans"]] == ["2,195"]
