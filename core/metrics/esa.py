@@ -261,7 +261,7 @@ class Mention:
     end: int
     matched: str  # the label, alias or date it matched
     distance: float
-    via: str  # "label", "alias", "date" or "pronoun"
+    via: str  # "label", "alias", "synonym", "date", "number" or "pronoun"
 
     def as_json(self) -> dict[str, Any]:
         return {"entity": self.entity, "start": self.start, "end": self.end,
@@ -589,8 +589,8 @@ _ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\W))(the)\s+$", re.IGNORECASE)
 _POSSESSIVE_AFTER = re.compile(r"^(?:'s|’s|'|’)(?!\w)")
 UNIT_WORDS = _words(
     "metres meters metre meter m feet foot ft km kilometres kilometers kilometre kilometer "
-    "miles mile mi inches inch in cm centimetres centimeters mm millimetres kg kilograms "
-    "kilogram g grams lbs lb pounds tonnes tons square km2 sq mph kmh km/h hours minutes "
+    "miles mile inches inch cm centimetres centimeters mm millimetres kg kilograms "
+    "kilogram grams lbs lb pounds tonnes tons square km2 sq mph kmh km/h hours minutes "
     "mins seconds days years people inhabitants residents percent per cent % degrees °c °f "
     "litres liters euros dollars")
 _UNIT_AFTER = re.compile(r"^\s*((?:square\s+|sq\.?\s+|cubic\s+)?[^\W\d]+|%)", re.IGNORECASE)

@@ -315,3 +315,15 @@ def test_identifiers_and_numbers_in_the_unit_are_no_hallucination_candidates() -
                         entities=item.entities, triples=item.triples)
     assert [s["text"] for s in HallucinationCandidates().sentence_scores([other])[0].details[
         "spans"]] == ["2,195"]
+
+
+def test_a_mention_spans_its_article_possessive_and_unit_only_where_they_are() -> None:
+    entities = (EntityInfo("Aarhus Airport", is_root=True), EntityInfo("2702.0"))
+    text = "The Aarhus Airport's runway is 2702 metres; 2702 in all."
+    found = [t for _, t, _ in _spans(text, esa_of_text(text, entities, "en"))]
+    assert found == ["The Aarhus Airport's", "2702 metres", "2702"]
+    bare = esa_of_text(text, entities, "en", noun_phrases=False)
+    assert [t for _, t, _ in _spans(text, bare)] == ["Aarhus Airport", "2702", "2702"]
+    # "soothe" ends in "the" but is no article
+    assert _spans("Soothe Aarhus Airport.", esa_of_text(
+        "Soothe Aarhus Airport.", entities[:1], "en"))[0][1] == "Aarhus Airport"
