@@ -369,7 +369,7 @@ class ScoresController(QObject):
         dialog.remove_requested.connect(lambda rows: self._synonyms(dialog, "remove", rows))
         dialog.import_requested.connect(lambda path: self._synonyms(dialog, "import", path))
         dialog.seed_requested.connect(lambda: self._synonyms(dialog, "seed"))
-        self._synonyms(dialog, "list")
+        self._synonyms(dialog, "first use")
         return dialog
 
     def _synonyms(self, dialog: Any, action: str, *args: Any) -> None:
@@ -398,6 +398,11 @@ class ScoresController(QObject):
             elif action == "seed":
                 total, added = synonyms.seed(store)
                 message = f"Starter set: {added:,} of {total:,} rows added."
+            elif action == "first use":
+                added = synonyms.ensure_seeded(store)
+                if added:
+                    dialog.show_message(f"First use: the starter set's {added:,} rows were "
+                                        "added; remove what you do not want.")
         except UserFacingError as error:
             dialog.show_message(str(error), error=True)
         else:

@@ -5,7 +5,11 @@ TX``, ``United States | U.S.``, ``English language | English``. ESA treats a syn
 one more name of the entity (matched at the same normalised Levenshtein distance as a
 label) and the table as symmetric. ``lang`` is ``''`` for every language.
 
-The session starts empty; ``seed`` copies the bundled starter set
+A session's table starts as the bundled starter set: until the user first edits it, ESA
+reads the starter set with the session's rows (:func:`effective_rows`, nothing written);
+the first time the editor or ``taillens synonyms`` opens it (:func:`ensure_seeded`) the
+starter set is copied in once and ``session_meta`` records it (``synonyms:seeded``), so
+rows the user removes stay removed. ``seed`` copies the bundled starter set again
 (``resources/synonyms/starter.tsv``: country ↔ demonym, US state ↔ abbreviation, "United
 States" ↔ "U.S."/"American", language names, common units) with ``source = 'starter'``;
 the user adds, removes and imports rows (``source = 'user'``). A file is tab-separated
@@ -168,9 +172,21 @@ def remove_synonym(store: Any, entity: str, synonym: str, lang: str | None = Non
     with store.unit_of_work() as db:
         removed = db.execute(query).rowcount or 0
     if not removed:
-        raise SynonymError(f"no synonym {synonym!r} of {entity!r}"
-                           + (f" in language {lang!r}" if lang else "") + " in this session")
+        raise _no_such_row(entity, synonym, lang)
     return removed
+
+
+def _no_such_row(entity: str, synonym: str, lang: str | None) -> SynonymError:
+    return SynonymError(f"no synonym {synonym.strip()!r} of {entity.strip()!r}"
+                        + (f" in language {lang!r}" if lang else "") + " in this session")
+
+
+def check_removal(store: Any, entity: str, synonym: str, lang: str | None = None) -> None:
+    """Raise before anything is written when the table ESA uses has no such row."""
+    wanted = (entity.strip(), synonym.strip())
+    if not any((e, s) == wanted and (lang is None or lang.strip().lower() == row_lang)
+               for e, s, row_lang in effective_rows(store)):
+        raise _no_such_row(entity, synonym, lang)
 
 
 def import_file(store: Any, path: str | Path) -> tuple[int, int]:
@@ -183,6 +199,27 @@ def seed(store: Any) -> tuple[int, int]:
     """Copy the bundled starter set into the session: (rows in the set, rows added)."""
     rows = [SynonymRow(e, s, lang) for e, s, lang in starter_rows()]
     return len(rows), _insert(store, rows, "starter")
+
+
+SEEDED_KEY = "synonyms:seeded"
+
+
+def ensure_seeded(store: Any) -> int:
+    """Copy the starter set into a session that never had it; the number of rows added."""
+    if store.get_meta(SEEDED_KEY):
+        return 0
+    _total, added = seed(store)
+    store.set_meta(SEEDED_KEY, "starter")
+    return added
+
+
+def effective_rows(store: Any) -> list[tuple[str, str, str]]:
+    """The table ESA uses: the session's rows, and the starter set while the session has
+    never been seeded (read only: scoring never writes the table)."""
+    rows = synonym_rows(store)
+    if not store.get_meta(SEEDED_KEY):
+        rows = list(dict.fromkeys([*rows, *starter_rows()]))
+    return rows
 
 
 def describe(rows: Iterable[SynonymRow]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 
@@ -55,6 +56,18 @@ def run(args: argparse.Namespace) -> int:
     from core.store import SessionStore
 
     with SessionStore.open(args.session) as store:
+        # Bad input is refused before the first-use seeding writes anything.
+        if args.action == "add":
+            synonyms.check_row(args.entity, args.synonym, args.lang)
+        elif args.action == "import":
+            synonyms.read_file(args.file)
+        elif args.action == "remove":
+            synonyms.check_removal(store, args.entity, args.synonym, args.lang)
+        if args.action != "seed":
+            added = synonyms.ensure_seeded(store)
+            if added:
+                print(f"(first use: the starter set's {added:,} rows were added; "
+                      "remove what you do not want)", file=sys.stderr)
         if args.action == "list":
             rows = synonyms.list_synonyms(store, entity=args.entity)
             if args.json:
@@ -63,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
                                  indent=2, ensure_ascii=False))
             elif not rows:
                 print("no synonyms in this session (taillens synonyms seed adds the "
-                      "starter set)")
+                      "starter set again)")
             else:
                 print("entity\tsynonym\tlang\tsource")
                 print("\n".join(synonyms.describe(rows)))
@@ -80,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
                   f"{read - added:,} already there")
         elif args.action == "seed":
             total, added = synonyms.seed(store)
+            store.set_meta(synonyms.SEEDED_KEY, "starter")
             print(f"starter set: {total:,} rows, {added:,} added, {total - added:,} "
                   "already there")
     return 0

@@ -359,9 +359,9 @@ class _Scorer:
             # The session's synonym table (the ESA paper's dictionary) joins ESA's names.
             from dataclasses import replace
 
-            from core.synonyms import synonym_rows
+            from core.synonyms import effective_rows
 
-            rows = tuple(synonym_rows(store))
+            rows = tuple(effective_rows(store))
             if rows:
                 request = replace(request, options=replace(request.options, esa_synonyms=rows))
         self.request = request

@@ -9,6 +9,7 @@ import pytest
 
 from app.cli import main
 from core.store import SessionStore
+from tests.core.formats.conftest import table_digest
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -25,10 +26,17 @@ def session(tmp_path: Path) -> str:
 
 def test_seed_add_list_remove_import(capsys: pytest.CaptureFixture[str], session: str,
                                      tmp_path: Path) -> None:
-    status, out, _ = run(capsys, "synonyms", "list", "--session", session)
-    assert status == 0 and "no synonyms" in out
+    status, out, err = run(capsys, "synonyms", "list", "--session", session)
+    assert status == 0 and "first use: the starter set's" in err
+    assert "Spain\tSpanish\ten\tstarter" in out
+    status, out, err = run(capsys, "synonyms", "list", "--session", session)
+    assert "first use" not in err  # seeded once
+    status, out, _ = run(capsys, "synonyms", "remove", "--session", session, "Spain", "Spanish")
+    assert status == 0 and "removed 1 row" in out
+    status, out, _ = run(capsys, "synonyms", "list", "--session", session, "--entity", "Spain")
+    assert "Spanish" not in out  # a removed starter row stays removed
     status, out, _ = run(capsys, "synonyms", "seed", "--session", session)
-    assert status == 0 and "already there" in out
+    assert status == 0 and "1 added" in out
     status, out, _ = run(capsys, "synonyms", "add", "--session", session, "Alvinegro",
                          "Galo", "--lang", "pt")
     assert status == 0 and "added 'Galo'" in out
@@ -57,7 +65,9 @@ def test_bad_input_exits_2_and_changes_nothing(capsys: pytest.CaptureFixture[str
     bad.write_text("Italy\tItalian\n\tGerman\n", encoding="utf-8")
     args = tuple(str(bad) if a == "FILE" else a for a in args)
     message = message.replace("FILE", str(bad))
+    with SessionStore.open(session) as store:
+        before = table_digest(store)
     status, _, err = run(capsys, "synonyms", args[0], "--session", session, *args[1:])
     assert status == 2 and message in err and "Traceback" not in err
-    status, out, _ = run(capsys, "synonyms", "list", "--session", session, "--json")
-    assert json.loads(out) == []
+    with SessionStore.open(session) as store:
+        assert table_digest(store) == before  # not even the first-use seeding

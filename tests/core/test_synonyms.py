@@ -80,3 +80,16 @@ def test_a_file_with_one_bad_row_stores_nothing(store: SessionStore, tmp_path: P
     binary.write_bytes(b"Spain\t\xff\xfe\n")
     with pytest.raises(SynonymError, match="not UTF-8"):
         synonyms.import_file(store, binary)
+
+
+def test_a_session_is_seeded_once(store: SessionStore) -> None:
+    synonyms.add_synonym(store, "Rome", "the Eternal City")
+    assert set(synonyms.effective_rows(store)) == {("Rome", "the Eternal City", ""),
+                                                   *synonyms.starter_rows()}
+    assert len(synonyms.list_synonyms(store)) == 1  # reading wrote nothing
+    added = synonyms.ensure_seeded(store)
+    assert added == len(synonyms.starter_rows())
+    synonyms.remove_synonym(store, "Spain", "Spanish")
+    assert synonyms.ensure_seeded(store) == 0  # a removed starter row stays removed
+    assert ("Spain", "Spanish", "en") not in synonyms.synonym_rows(store)
+    assert ("Spain", "Spanish", "en") not in synonyms.effective_rows(store)
