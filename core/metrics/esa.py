@@ -333,6 +333,10 @@ def _targets(entity: EntityInfo, synonyms: SynonymIndex | None = None,
 # 610, 610.0, 3,500, 3,500.25, -6.5 (not part of a date, a word or a longer number)
 _NUMBER_IN_TEXT = re.compile(
     r"(?<![\w.,/-])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/]|[.,]\d)")
+# Italian and Spanish: 3.500 and 3.500,25 (a point between thousands, a decimal comma)
+_NUMBER_IN_TEXT_COMMA = re.compile(
+    r"(?<![\w.,/-])[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?(?![\w/]|[.,]\d)")
+DECIMAL_COMMA = frozenset({"it", "es", "fr", "de", "pt", "nl"})
 _NUMBER_LABEL = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$|^[+-]?\.\d+$")
 
 
@@ -349,20 +353,30 @@ def number_of_label(label: str) -> float | None:
 
 @dataclass(frozen=True)
 class NumberMention:
-    value: float
+    values: tuple[float, ...]  # what the digits may mean (3.500 in Italian: 3500, or 3.5)
     start: int
     end: int
 
 
-def find_numbers(text: str) -> list[NumberMention]:
-    """Numbers written in digits, thousands separators allowed: ``3,500.0`` is 3500."""
-    out = []
-    for match in _NUMBER_IN_TEXT.finditer(text):
-        try:
-            out.append(NumberMention(float(match.group().replace(",", "")), *match.span()))
-        except ValueError:
-            continue
-    return out
+def find_numbers(text: str, lang: str = "en") -> list[NumberMention]:
+    """Numbers written in digits, thousands separators allowed: ``3,500.0`` is 3500; in a
+    decimal-comma language (it, es, ...) ``3.500,5`` is 3500.5, and a number written the
+    English way (as models often do) still reads as such."""
+    found: dict[tuple[int, int], list[float]] = {}
+    patterns = [(_NUMBER_IN_TEXT, ",", ".")]
+    if lang in DECIMAL_COMMA:
+        patterns.insert(0, (_NUMBER_IN_TEXT_COMMA, ".", ","))
+    for pattern, thousands, decimal in patterns:
+        for match in pattern.finditer(text):
+            try:
+                value = float(match.group().replace(thousands, "").replace(decimal, "."))
+            except ValueError:
+                continue
+            values = found.setdefault(match.span(), [])
+            if value not in values:
+                values.append(value)
+    return [NumberMention(tuple(values), start, end)
+            for (start, end), values in sorted(found.items())]
 
 
 def _search_scores(pattern: str, masks: dict[str, int], text: str) -> list[int]:
@@ -438,7 +452,7 @@ class _TextIndex:
         self.joined = " ".join(parts)
         self._start_token = {start: i for i, start in enumerate(self.starts)}
         self._dates: list[DateMention] | None = None
-        self._numbers: list[NumberMention] | None = None
+        self._numbers: dict[str, list[NumberMention]] = {}
 
     @property
     def dates(self) -> list[DateMention]:
@@ -446,11 +460,10 @@ class _TextIndex:
             self._dates = find_dates(self.text)
         return self._dates
 
-    @property
-    def numbers(self) -> list[NumberMention]:
-        if self._numbers is None:
-            self._numbers = find_numbers(self.text)
-        return self._numbers
+    def numbers(self, lang: str = "en") -> list[NumberMention]:
+        if lang not in self._numbers:
+            self._numbers[lang] = find_numbers(self.text, lang)
+        return self._numbers[lang]
 
     def search(self, targets: Sequence[_Target]) -> list[list[int]]:
         """Per target, its search score at each token's end (see :func:`_multi_search`)."""
@@ -563,7 +576,7 @@ class EsaResult:
 
 
 def _candidates(text: str, entity: EntityInfo, shown: str, index: _TextIndex,
-                targets: Sequence[_Target] | None) -> list[Mention] | None:
+                lang: str) -> list[Mention] | None:
     """Where the text mentions a date or a number entity; None for a named entity, whose
     ``targets`` (names) are searched for all entities of the text at once."""
     wanted_date = date_of_label(shown) if entity.value_type == "time" or any(
@@ -578,7 +591,8 @@ def _candidates(text: str, entity: EntityInfo, shown: str, index: _TextIndex,
         # Numbers as numbers: 610.0 is "610" and "610.00"; 3500 is "3,500".
         tolerance = 1e-9 * max(1.0, abs(number))
         return [Mention(shown, n.start, n.end, text[n.start:n.end], 0.0, "number")
-                for n in index.numbers if abs(n.value - number) <= tolerance]
+                for n in index.numbers(lang) if any(abs(v - number) <= tolerance
+                                                     for v in n.values)]
     return None
 
 
@@ -648,7 +662,7 @@ def esa_of_text(
     candidates: list[Mention] = []
     named: list[tuple[str, _Target]] = []
     for entity, name in zip(unique, shown, strict=True):
-        found = _candidates(text, entity, name, index, None)
+        found = _candidates(text, entity, name, index, lang)
         if found is None:
             named.extend((name, target) for target in _targets(entity, synonyms, lang))
         else:
@@ -874,8 +888,8 @@ def hallucination_candidates(
         date = next((d for d in text_dates if d.start < end and start < d.end), None)
         if date is not None and date.key in vocabulary.dates:
             continue
-        numbers = [n for n in index.numbers if n.start < end and start < n.end]
-        if numbers and all(n.value in vocabulary.values for n in numbers) and all(
+        numbers = [n for n in index.numbers(item.lang) if n.start < end and start < n.end]
+        if numbers and all(set(n.values) & vocabulary.values for n in numbers) and all(
                 any(n.start <= t.start and t.end <= n.end for n in numbers) or not any(
                     c.isdigit() for c in t.text) for t in index.tokens[first:last + 1]):
             continue  # 3,500 or 610.00 where the unit says 3500.0 or 610

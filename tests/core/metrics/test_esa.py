@@ -327,3 +327,19 @@ def test_a_mention_spans_its_article_possessive_and_unit_only_where_they_are() -
     # "soothe" ends in "the" but is no article
     assert _spans("Soothe Aarhus Airport.", esa_of_text(
         "Soothe Aarhus Airport.", entities[:1], "en"))[0][1] == "Aarhus Airport"
+
+
+@pytest.mark.parametrize(("lang", "text", "written"), [
+    ("it", "La pista è lunga 3.500 metri.", "3.500"),
+    ("es", "La pista mide 3.500,0 metros.", "3.500,0"),
+    ("it", "La pista è lunga 3500.0 metri.", "3500.0"),  # written the English way
+    ("en", "The runway is 3,500 feet long.", "3,500"),
+])
+def test_numbers_in_decimal_comma_languages(lang: str, text: str, written: str) -> None:
+    result = esa_of_text(text, (EntityInfo("3500.0"),), lang, pronouns=False,
+                         noun_phrases=False)
+    assert [t for _, t, _ in _spans(text, result)] == [written]
+    # 3.500 in an English text is three and a half
+    assert esa_of_text("It is 3.500 km.", (EntityInfo("3500.0"),), "en",
+                       pronouns=False).esa == 0.0
+    assert esa_of_text("It is 3.500 km.", (EntityInfo("3.5"),), "en", pronouns=False).esa == 1.0
