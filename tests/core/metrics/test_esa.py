@@ -87,7 +87,7 @@ def test_fuzzy_threshold_is_normalised_levenshtein_0_4() -> None:
         0].distance == 0.0
 
 
-def test_pronouns_stand_for_the_root_only_when_it_is_missing() -> None:
+def test_pronouns_stand_for_the_root() -> None:
     entities = (EntityInfo("Ada Lovelace", is_root=True), EntityInfo("mathematician"))
     found = esa_of_text("She was a mathematician.", entities, "en")
     assert found.esa == 1.0 and found.mentions[0].via == "pronoun"
