@@ -380,6 +380,10 @@ class _Scorer:
             t for t in self.material.reference_rows
             if request.references and (request.langs is None or t.lang in request.langs)]
         self.summary.texts = len(self.texts) + len(self.reference_texts)
+        if {ESA, HALLUCINATION} & set(self.metrics):
+            count = len(request.options.esa_synonyms)
+            self.summary.note(f"ESA looked for names, aliases and {count:,} synonym rows "
+                              "(taillens synonyms, Scores ▸ Synonyms…)")
         self._metric_cache: dict[tuple[str, str | None], Metric] = {}
 
     # items
