@@ -49,7 +49,7 @@ def surface(identifier: str) -> str:
     if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
         text = text[1:-1]
     text = _WIKI_ITALIC.sub("", text.strip())
-    if "_" in text:
+    if "_" in text and " " not in text:  # an identifier; a label with spaces keeps its "_"
         text = text.replace("_", " ")
     return _SPACES.sub(" ", text).strip()
 

@@ -25,7 +25,7 @@ def test_identifiers_become_text(identifier: str, text: str) -> None:
 
 
 @pytest.mark.parametrize("label", ["Abilene", "New York City", "place of birth", "O'Brien",
-                                   "Città di Castello", "1,000", "AC/DC"])
+                                   "Città di Castello", "1,000", "AC/DC", "the my_var flag"])
 def test_wikidata_labels_pass_unchanged(label: str) -> None:
     assert surface(label) == label
     assert variants(label)[0] == label
