@@ -7,8 +7,9 @@ WebNLG's entities are DBpedia identifiers and literals as the RDF had them
 candidates, graph–text linearisation, the template verbaliser, prompts, the panels), it
 goes through this module first:
 
-* :func:`surface`: quotes, ``@lang`` tags and ``^^datatype`` suffixes dropped, underscores
-  to spaces, spaces collapsed: ``Abilene,_Texas`` → "Abilene, Texas";
+* :func:`surface`: quotes, ``@lang`` tags and ``^^datatype`` suffixes dropped, an
+  identifier's underscores to spaces (a text with spaces keeps its underscores), spaces
+  collapsed: ``Abilene,_Texas`` → "Abilene, Texas";
 * :func:`variants`: the surface form and the same name without its disambiguating
   qualifier, a trailing parenthesis or a comma part: "Squeeze (The Velvet Underground
   album)" → also "Squeeze"; "Abilene, Texas" → also "Abilene";
