@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.score",
     "app.commands.stats",
     "app.commands.correlate",
+    "app.commands.synonyms",
 )
 
 EXIT_OK = 0

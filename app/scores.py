@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
@@ -147,6 +148,7 @@ class ScoresController(QObject):
         panel.filters_changed.connect(lambda _f: self.refresh(reload=False))
         panel.text_selected.connect(self.show_text)
         panel.score_dialog_requested.connect(self.open_dialog)
+        panel.synonyms_requested.connect(self.open_synonyms)
         panel.score_requested.connect(self.score)
         panel.cancel_requested.connect(self.cancel)
         app.session_changed.connect(lambda _store: self.session_opened())
@@ -358,6 +360,58 @@ class ScoresController(QObject):
         return tips
 
     # -- one text ------------------------------------------------------------------------
+    # -- the ESA synonym table (CLI twin: taillens synonyms) ------------------------------
+    def open_synonyms(self) -> Any:
+        if self.app.store is None:
+            return None
+        dialog = self.panel.open_synonym_dialog()
+        dialog.add_requested.connect(lambda e, s, lang: self._synonyms(
+            dialog, "add", e, s, lang))
+        dialog.remove_requested.connect(lambda rows: self._synonyms(dialog, "remove", rows))
+        dialog.import_requested.connect(lambda path: self._synonyms(dialog, "import", path))
+        dialog.seed_requested.connect(lambda: self._synonyms(dialog, "seed"))
+        self._synonyms(dialog, "first use")
+        return dialog
+
+    def _synonyms(self, dialog: Any, action: str, *args: Any) -> None:
+        """One short transaction on the session's synonym table, then the table again."""
+        from core import synonyms
+
+        store = self.app.store
+        if store is None:
+            return
+        message = ""
+        try:
+            if action == "add":
+                entity, synonym, lang = args
+                added = synonyms.add_synonym(store, entity, synonym, lang)
+                message = (f"Added {synonym.strip()!r} as a synonym of {entity.strip()!r}."
+                           if added else f"{synonym.strip()!r} is already a synonym of "
+                           f"{entity.strip()!r}.")
+                dialog.clear_fields()
+            elif action == "remove":
+                removed = sum(synonyms.remove_synonym(store, e, s, lang)
+                              for e, s, lang in args[0])
+                message = f"Removed {removed} row{'s' if removed != 1 else ''}."
+            elif action == "import":
+                read, added = synonyms.import_file(store, args[0])
+                message = f"{Path(args[0]).name}: {read:,} rows read, {added:,} added."
+            elif action == "seed":
+                total, added = synonyms.seed(store)
+                message = f"Starter set: {added:,} of {total:,} rows added."
+            elif action == "first use":
+                added = synonyms.ensure_seeded(store)
+                if added:
+                    dialog.show_message(f"First use: the starter set's {added:,} rows were "
+                                        "added; remove what you do not want.")
+        except UserFacingError as error:
+            dialog.show_message(str(error), error=True)
+        else:
+            if message:
+                dialog.show_message(message + " Score ESA again to use the table.")
+        dialog.show_rows([(r.entity, r.synonym, r.lang, r.source)
+                          for r in synonyms.list_synonyms(store)])
+
     def show_text(self, verbalisation_id: int) -> None:
         from core.metrics.scoring import scores_of_verbalisation, unit_material
 

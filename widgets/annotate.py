@@ -71,6 +71,7 @@ from core.annotation import (
     NO,
     NOT_SURE,
 )
+from core.surface import surface_triple
 
 NEW_ANNOTATOR = "New annotator…"
 ANY = "any"
@@ -563,7 +564,7 @@ class AnnotatePanel(QWidget):
         rows = "".join(
             "<tr>" + "".join(f"<td style='padding:1px 6px 1px 0'>{html.escape(str(part))}</td>"
                              for part in triple) + "</tr>"
-            for triple in item.triples)
+            for triple in map(surface_triple, item.triples))
         self.triples_label.setText(f"<table style='color:#2a4d69'>{rows}</table>{lang_note}"
                                    if rows else "<i>no triples</i>")
         self.text_label.setText(item.text)

@@ -54,6 +54,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.metrics import ALL_METRICS, DEFAULT_METRICS, DESCRIPTIONS, MODEL_METRICS
+from core.surface import surface_triple
+from widgets.synonyms import SynonymDialog
 
 # Metrics where a smaller number is the better text (the colour scale turns round).
 LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination", "ter"})
@@ -699,6 +701,7 @@ class ScoreDialog(QDialog):
 
 class ScoresPanel(QWidget):
     score_dialog_requested = Signal()  # "Score…": the controller answers open_score_dialog
+    synonyms_requested = Signal()  # "Synonyms…": the controller answers open_synonym_dialog
     score_requested = Signal(dict)  # ScoreDialog.values()
     cancel_requested = Signal()
     filters_changed = Signal(dict)  # {"run_id": int | None, "lang": ..., "tier": ...}
@@ -711,6 +714,10 @@ class ScoresPanel(QWidget):
                                      "BERTScore, ESA, hallucination candidates, similarity, "
                                      "perplexity)")
         self.score_button.clicked.connect(self.score_dialog_requested)
+        self.synonyms_button = QPushButton("Synonyms…")
+        self.synonyms_button.setToolTip("Edit the synonym table ESA uses (Spain / Spanish, "
+                                        "Texas / TX), stored in the session")
+        self.synonyms_button.clicked.connect(self.synonyms_requested)
         self.run_combo = QComboBox()
         self.lang_combo = QComboBox()
         self.tier_combo = QComboBox()
@@ -782,6 +789,7 @@ class ScoresPanel(QWidget):
         # layout
         top = QHBoxLayout()
         top.addWidget(self.score_button)
+        top.addWidget(self.synonyms_button)
         top.addWidget(self.count_label, 1)
         filters = QHBoxLayout()
         for combo in (self.run_combo, self.lang_combo, self.tier_combo):
@@ -911,6 +919,14 @@ class ScoresPanel(QWidget):
         self._dialog = dialog
         return dialog
 
+    def open_synonym_dialog(self) -> SynonymDialog:
+        """The ESA synonym editor (window-modal, not blocking)."""
+        dialog = SynonymDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        self.synonym_dialog = dialog
+        return dialog
+
     def job_started(self, title: str) -> None:
         self.score_button.setEnabled(False)
         self.progress.setRange(0, 0)
@@ -1010,7 +1026,7 @@ def _unit_html(detail: TextDetail) -> str:
     if detail.triples:
         rows = "".join(f"<tr><td>{html.escape(s)}</td><td style='color:#555'>&nbsp;"
                        f"{html.escape(p)}&nbsp;</td><td>{html.escape(o)}</td></tr>"
-                       for s, p, o in detail.triples)
+                       for s, p, o in map(surface_triple, detail.triples))
         parts.append(f"<table cellspacing='2'>{rows}</table>")
     else:
         parts.append(f"<p style='color:#777'>The unit has no triples in {detail.lang}.</p>")

@@ -51,6 +51,9 @@ class MetricOptions:
     ppl_model: str | None = None  # None: each run's own model
     device: str = "auto"
     esa_distance: float = 0.4
+    # ESA's synonym table as (entity, synonym, lang) rows; the scoring job reads the
+    # session's ``entity_synonyms`` into it.
+    esa_synonyms: tuple[tuple[str, str, str], ...] = ()
     bleu_tokenize: str = "13a"
     wordnet: str | None = None  # METEOR's WordNet folder; None: look for one (core.metrics.meteor)
 
@@ -167,13 +170,14 @@ def _perplexity(class_name: str) -> Callable[[MetricOptions, str | None], Metric
 def _esa(options: MetricOptions, model: str | None) -> Metric:
     from core.metrics.esa import EntityAdequacy
 
-    return EntityAdequacy(max_distance=options.esa_distance)
+    return EntityAdequacy(max_distance=options.esa_distance, synonyms=options.esa_synonyms)
 
 
 def _hallucination(options: MetricOptions, model: str | None) -> Metric:
     from core.metrics.esa import HallucinationCandidates
 
-    return HallucinationCandidates(max_distance=options.esa_distance)
+    return HallucinationCandidates(max_distance=options.esa_distance,
+                                   synonyms=options.esa_synonyms)
 
 
 def _similarity(options: MetricOptions, model: str | None) -> Metric:

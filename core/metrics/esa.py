@@ -1,19 +1,25 @@
 """Entity-based semantic adequacy (ESA), ESI@n, and hallucination candidates (METHODS §7).
 
-ESA asks, without any reference: which of the unit's subjects and objects does the text
-mention? An entity counts as detected when a word n-gram of the text is within a
-normalised Levenshtein distance of :data:`MAX_DISTANCE` (0.4) of its label or of an alias;
-dates are compared after normalisation (``1990-05-01``, ``1 May 1990``, ``May 1, 1990``,
-``1 maggio 1990``, ``1 de mayo de 1990`` are one date); when the root entity is still
-missing, a third-person pronoun of the text's language is attributed to it.
+ESA (Faille, Gatt and Gardent 2021, §4) asks, without any reference: which of the unit's
+subjects and objects does the text mention? Identifiers become text first
+(:mod:`core.surface`: ``Abilene,_Texas`` is "Abilene, Texas" and also "Abilene"). Every
+word n-gram of the text within a normalised Levenshtein distance of :data:`MAX_DISTANCE`
+(0.4) of an entity's surface form, a variant, an alias or a synonym (the session's
+synonym table, :mod:`core.synonyms`) is a candidate mention; dates are compared after
+normalisation (``1990-05-01``, ``1 May 1990``, ``May 1, 1990``, ``5/1/1990``, ``1 maggio
+1990``, ``1 de mayo de 1990`` are one date) and numbers as numbers (``610.0`` is "610",
+``3500`` is "3,500", and "3.500" in Italian). Overlapping candidates go to the lowest
+distance, then the longest span; the third-person pronouns left over are mentions of the
+root entity. An entity is detected when it has a mention.
 
-Matching is on words: the text and every label are split into Unicode word tokens
+Matching is on words: the text and every name are split into Unicode word tokens
 (``\\w+``), compared casefolded and without accents (NFKD, combining marks dropped), so
 "Mongolia" in a label and "MONGOLIA" or "Mongólia" in a text meet. The edit distance is
-Hyyrö's bit-parallel form of Myers' algorithm on Python integers (no rapidfuzz here): one
-pass of a few integer operations per character of the n-gram, so checking a text against
-a unit costs micro- rather than milliseconds, and the whole TailNLG set runs in about a
-second.
+Hyyrö's bit-parallel form of Myers' algorithm on Python integers (no rapidfuzz here). All
+names of all entities of a text are searched in one pass over the text (the patterns
+packed into one bit-vector): the search score at a token's end bounds every n-gram ending
+there from below, so exact n-gram distances are computed only where a match is possible.
+The enriched WebNLG dev set (2,268 texts) takes about 1.6 s of CPU time.
 
 Hallucination candidates are the text's capitalised or numeric spans (a run of
 capitalised/numeric words, joined by short connectors such as "of" or "de") that match no
@@ -26,8 +32,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from core.metrics.base import (
@@ -38,9 +45,10 @@ from core.metrics.base import (
     MetricValue,
     ScoringItem,
 )
+from core.surface import predicate_words, surface, variants
 
 MAX_DISTANCE = 0.4
-ESA_VERSION = "1"
+ESA_VERSION = "2"
 
 
 
@@ -110,7 +118,8 @@ _DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
                 re.IGNORECASE), "mdy"),
     (re.compile(rf"(?<!\w)({_MONTH})\.?,?\s+(?:de\s+|del\s+|of\s+)?(\d{{3,4}})(?!\w)",
                 re.IGNORECASE), "my"),
-    (re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])"), "dmy_numeric"),
+    (re.compile(r"(?<![\w/])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])"), "ymd"),
+    (re.compile(r"(?<![\w/.])(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?![\w/])"), "dmy_numeric"),
 )
 
 
@@ -167,6 +176,7 @@ def normalised_distance(a: str, b: str) -> float:
 # --- tokens and dates ---------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1 << 17)
 def fold(text: str) -> str:
     """Casefolded, accents removed: the form words are compared in."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())
@@ -225,6 +235,8 @@ def find_dates(text: str) -> list[DateMention]:
                     month, day, year = _MONTH_NAMES[groups[0].lower()], 0, int(groups[1])
                 else:
                     day, month, year = int(groups[0]), int(groups[1]), int(groups[2])
+                    if month > 12 >= day:  # 11/18/1923: the American order
+                        day, month = month, day
             except (KeyError, ValueError):
                 continue
             if not 1 <= month <= 12 or not 0 <= day <= 31:
@@ -255,7 +267,7 @@ class Mention:
     end: int
     matched: str  # the label, alias or date it matched
     distance: float
-    via: str  # "label", "alias", "date" or "pronoun"
+    via: str  # "label", "alias", "synonym", "date", "number" or "pronoun"
 
     def as_json(self) -> dict[str, Any]:
         return {"entity": self.entity, "start": self.start, "end": self.end,
@@ -264,30 +276,167 @@ class Mention:
 
 @dataclass(frozen=True)
 class _Target:
-    text: str  # label or alias as given
+    text: str  # the label, variant, alias or synonym as given
     folded: str  # words folded and joined by single spaces
     words: int
     masks: dict[str, int]
     via: str
 
 
-def _targets(entity: EntityInfo) -> list[_Target]:
+def synonym_index(rows: Iterable[tuple[str, str, str]]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """``(entity, synonym, lang)`` rows as a lookup from a folded name to its synonyms.
+
+    The table is symmetric (the paper's dictionary pairs names that name one thing): a row
+    ``Spain | Spanish`` lets an entity labelled "Spain" be found as "Spanish" and one
+    labelled "Spanish" as "Spain". ``lang`` '' applies to every language."""
+    index: dict[str, list[tuple[str, str]]] = {}
+    for entity, synonym, lang in rows:
+        for key, other in ((entity, synonym), (synonym, entity)):
+            folded = _folded_words(surface(key))
+            if folded and other.strip():
+                index.setdefault(folded, []).append((other.strip(), lang or ""))
+    return {key: tuple(dict.fromkeys(values)) for key, values in index.items()}
+
+
+SynonymIndex = Mapping[str, Sequence[tuple[str, str]]]
+
+
+def _names(entity: EntityInfo) -> list[tuple[str, str]]:
+    """(name, via) for an entity: its surface form and variants, then its aliases'."""
+    names = [(variant, "label") for variant in variants(entity.label)]
+    for alias in entity.aliases:
+        names.extend((variant, "alias") for variant in variants(alias))
+    if entity.qid:
+        names.append((entity.qid, "qid"))  # only ever a key into the synonym table
+    return names
+
+
+def _targets(entity: EntityInfo, synonyms: SynonymIndex | None = None,
+             lang: str = "") -> list[_Target]:
     targets: list[_Target] = []
     seen: set[str] = set()
-    names = [(entity.label, "label")] + [(alias, "alias") for alias in entity.aliases]
+    names = _names(entity)
+    if synonyms:
+        extra = []
+        for name, _via in names:
+            for synonym, synonym_lang in synonyms.get(_folded_words(name), ()):
+                if not synonym_lang or synonym_lang == lang:
+                    extra.extend((variant, "synonym") for variant in variants(synonym))
+        names.extend(extra)
     for name, via in names:
-        # "Paris (France)": the text says "Paris"; try the name without its qualifier too.
-        variants = [name]
-        stripped = re.sub(r"\s*\([^)]*\)\s*$", "", name)
-        if stripped and stripped != name:
-            variants.append(stripped)
-        for variant in variants:
-            folded = _folded_words(variant)
-            if folded and folded not in seen:
-                seen.add(folded)
-                targets.append(_Target(variant, folded, folded.count(" ") + 1,
-                                       _pattern_masks(folded), via))
+        if via == "qid":
+            continue
+        folded = _folded_words(name)
+        if folded and folded not in seen:
+            seen.add(folded)
+            targets.append(_Target(name, folded, folded.count(" ") + 1,
+                                   _pattern_masks(folded), via))
     return targets
+
+
+# --- numbers --------------------------------------------------------------------------------
+
+# 610, 610.0, 3,500, 3,500.25, -6.5 (not part of a date, a word or a longer number)
+_NUMBER_IN_TEXT = re.compile(
+    r"(?<![\w.,/-])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/]|[.,]\d)")
+# Italian and Spanish: 3.500 and 3.500,25 (a point between thousands, a decimal comma)
+_NUMBER_IN_TEXT_COMMA = re.compile(
+    r"(?<![\w.,/-])[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?(?![\w/]|[.,]\d)")
+DECIMAL_COMMA = frozenset({"it", "es", "fr", "de", "pt", "nl"})
+_NUMBER_LABEL = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$|^[+-]?\.\d+$")
+
+
+def number_of_label(label: str) -> float | None:
+    """The number a label states, when the whole surface form is one number; else None."""
+    text = surface(label)
+    if not _NUMBER_LABEL.match(text):
+        return None
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class NumberMention:
+    values: tuple[float, ...]  # what the digits may mean (3.500 in Italian: 3500, or 3.5)
+    start: int
+    end: int
+
+
+def find_numbers(text: str, lang: str = "en") -> list[NumberMention]:
+    """Numbers written in digits, thousands separators allowed: ``3,500.0`` is 3500; in a
+    decimal-comma language (it, es, ...) ``3.500,5`` is 3500.5, and a number written the
+    English way (as models often do) still reads as such."""
+    found: dict[tuple[int, int], list[float]] = {}
+    patterns = [(_NUMBER_IN_TEXT, ",", ".")]
+    if lang in DECIMAL_COMMA:
+        patterns.insert(0, (_NUMBER_IN_TEXT_COMMA, ".", ","))
+    for pattern, thousands, decimal in patterns:
+        for match in pattern.finditer(text):
+            try:
+                value = float(match.group().replace(thousands, "").replace(decimal, "."))
+            except ValueError:
+                continue
+            values = found.setdefault(match.span(), [])
+            if value not in values:
+                values.append(value)
+    return [NumberMention(tuple(values), start, end)
+            for (start, end), values in sorted(found.items())]
+
+
+def _search_scores(pattern: str, masks: dict[str, int], text: str) -> list[int]:
+    """For each end position j of ``text``: the least edit distance between ``pattern`` and
+    any substring of ``text`` ending at j (Myers' search variant: the top row is 0)."""
+    return _multi_search([pattern], text, range(len(text)))[0]
+
+
+def _multi_search(patterns: Sequence[str], text: str, at: Iterable[int]) -> list[list[int]]:
+    """:func:`_search_scores` of several patterns in one pass over ``text``, read at the
+    positions ``at`` only: ``out[i][k]`` is pattern i's score at the k-th position.
+
+    The patterns share one bit-vector (Hyyrö's packing), each followed by a guard bit that
+    swallows the carry of the addition so no pattern's column leaks into the next; the
+    score of a pattern at a column is the sum of its vertical deltas (the top row is 0):
+    ``popcount(pv) - popcount(mv)`` over its bits. One pass of a dozen integer operations
+    per character serves every name of every entity of a text."""
+    masks: dict[str, int] = {}
+    spans: list[int] = []
+    offset = 0
+    lows = 0
+    keep = 0
+    for pattern in patterns:
+        for i, char in enumerate(pattern):
+            masks[char] = masks.get(char, 0) | (1 << (offset + i))
+        bits = ((1 << len(pattern)) - 1) << offset
+        spans.append(bits)
+        keep |= bits
+        lows |= 1 << offset
+        offset += len(pattern) + 1  # + the guard bit
+    shifted = keep & ~lows
+    wanted = sorted(set(at))
+    out: list[list[int]] = [[] for _ in patterns]
+    if not patterns or not wanted:
+        return out
+    pv, mv = keep, 0
+    position = 0
+    for j, char in enumerate(text):
+        eq = masks.get(char, 0)
+        xv = eq | mv
+        xh = (((eq & pv) + pv) ^ pv) | eq
+        ph = mv | ~(xh | pv)
+        mh = pv & xh
+        ph = (ph << 1) & shifted
+        mh = (mh << 1) & shifted
+        pv = (mh | ~(xv | ph)) & keep
+        mv = ph & xv & keep
+        if j == wanted[position]:
+            for i, bits in enumerate(spans):
+                out[i].append((pv & bits).bit_count() - (mv & bits).bit_count())
+            position += 1
+            if position == len(wanted):
+                break
+    return out
 
 
 class _TextIndex:
@@ -307,7 +456,9 @@ class _TextIndex:
             self.ends.append(position)
             position += 1
         self.joined = " ".join(parts)
+        self._start_token = {start: i for i, start in enumerate(self.starts)}
         self._dates: list[DateMention] | None = None
+        self._numbers: dict[str, list[NumberMention]] = {}
 
     @property
     def dates(self) -> list[DateMention]:
@@ -315,51 +466,78 @@ class _TextIndex:
             self._dates = find_dates(self.text)
         return self._dates
 
-    def best_match(self, target: _Target, max_distance: float) -> tuple[float, int, int] | None:
-        """The closest n-gram within ``max_distance``: (distance, first, last token)."""
+    def numbers(self, lang: str = "en") -> list[NumberMention]:
+        if lang not in self._numbers:
+            self._numbers[lang] = find_numbers(self.text, lang)
+        return self._numbers[lang]
+
+    def search(self, targets: Sequence[_Target]) -> list[list[int]]:
+        """Per target, its search score at each token's end (see :func:`_multi_search`)."""
+        return _multi_search([t.folded for t in targets], self.joined,
+                             [end - 1 for end in self.ends])
+
+    def matches(self, target: _Target, max_distance: float,
+                scores: Sequence[int] | None = None) -> list[tuple[float, int, int]]:
+        """Every word n-gram within ``max_distance`` of the target, the closest (then the
+        longest) per end token: ``(distance, first, last token)``. ``scores``: the target's
+        :meth:`search` scores, when already made for several targets at once."""
         n_tokens = len(self.tokens)
         if not n_tokens:
-            return None
+            return []
+        found: list[tuple[float, int, int]] = []
         length = len(target.folded)
-        # Exact occurrence on word boundaries first: the common case, and the cheapest.
+        exact_ends: set[int] = set()
+        # Exact occurrences on word boundaries: cheap, and the common case.
         at = self.joined.find(target.folded)
         while at != -1:
             end = at + length
             if (at == 0 or self.joined[at - 1] == " ") and (
                 end == len(self.joined) or self.joined[end] == " "
             ):
-                first = self.starts.index(at)
-                return (0.0, first, first + target.words - 1)
+                first = self._start_token[at]
+                found.append((0.0, first, first + target.words - 1))
+                exact_ends.add(first + target.words - 1)
             at = self.joined.find(target.folded, at + 1)
-        best: tuple[float, int, int] | None = None
-        # Any number of words up to one more than the label's; the length bound (an edit
-        # distance is at least the difference in length) skips most n-grams unread.
+        if max_distance <= 0.0 or (target.via == "synonym" and length <= 3):
+            return found  # abbreviations from the synonym table (TX, U.S.) only as written
+        # An n-gram within the threshold is at most length/(1 - max_distance) long and at
+        # most that far from the target; the search scores bound every n-gram ending at a
+        # character from below, so most end tokens are skipped without a single comparison.
+        bound = max_distance * length / (1.0 - max_distance)
+        if scores is None:
+            scores = self.search([target])[0]
         high = target.words + 1
-        for first in range(n_tokens):
-            begin = self.starts[first]
+        for last in range(n_tokens):
+            floor = scores[last]
+            if last in exact_ends or floor > bound:
+                continue
+            best: tuple[float, int, int] | None = None
+            end_char = self.ends[last]
             for count in range(1, high + 1):
-                last = first + count - 1
-                if last >= n_tokens:
+                first = last - count + 1
+                if first < 0:
                     break
-                gram_length = self.ends[last] - begin
+                gram_length = end_char - self.starts[first]
                 longest = max(gram_length, length)
                 allowed = max_distance * longest
                 if gram_length - length > allowed:
                     break  # longer n-grams from here only get longer
-                if length - gram_length > allowed:
+                if length - gram_length > allowed or floor > allowed:
                     continue
-                gram = self.joined[begin:self.ends[last]]
+                gram = self.joined[self.starts[first]:end_char]
                 distance = _myers(target.folded, target.masks, gram) / longest
-                if distance <= max_distance and (best is None or distance < best[0]):
-                    best = (distance, first, last)
-        return best
+                if distance <= max_distance and (best is None or distance <= best[0]):
+                    best = (distance, first, last)  # equal distance: the longer n-gram
+            if best is not None:
+                found.append(best)
+        return found
 
 
 def _unique_entities(entities: Iterable[EntityInfo]) -> list[EntityInfo]:
     """Each subject and object once (a subject of two triples is one input entity)."""
     unique: dict[str, EntityInfo] = {}
     for entity in entities:
-        key = entity.qid or _folded_words(entity.label)
+        key = entity.qid or _folded_words(surface(entity.label))
         if not key:
             continue
         if key in unique:
@@ -369,6 +547,21 @@ def _unique_entities(entities: Iterable[EntityInfo]) -> list[EntityInfo]:
             continue
         unique[key] = entity
     return list(unique.values())
+
+
+def entities_of_triples(triples: Sequence[tuple[str, str, str]]) -> tuple[EntityInfo, ...]:
+    """Subjects and objects of triples without QIDs (e.g. WebNLG's DBpedia identifiers).
+
+    The root is the subject of the most triples (the first such subject on a tie)."""
+    counts: dict[str, int] = {}
+    for subject, _predicate, _obj in triples:
+        counts[subject] = counts.get(subject, 0) + 1
+    root = max(counts, key=lambda s: counts[s]) if counts else None
+    out: list[EntityInfo] = []
+    for subject, _predicate, obj in triples:
+        out.append(EntityInfo(subject, is_root=subject == root))
+        out.append(EntityInfo(obj, is_root=obj == root))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -388,6 +581,67 @@ class EsaResult:
                 "mentions": [m.as_json() for m in self.mentions]}
 
 
+def _candidates(text: str, entity: EntityInfo, shown: str, index: _TextIndex,
+                lang: str) -> list[Mention] | None:
+    """Where the text mentions a date or a number entity; None for a named entity, whose
+    ``targets`` (names) are searched for all entities of the text at once."""
+    wanted_date = date_of_label(shown) if entity.value_type == "time" or any(
+        c.isdigit() for c in shown) else None
+    if wanted_date is not None:
+        # A date is found as a date or not at all: "December 1815" is one edit from
+        # "10 December 1815" as a string, but it does not state the day.
+        return [Mention(shown, d.start, d.end, text[d.start:d.end], 0.0, "date")
+                for d in index.dates if d.key == wanted_date]
+    number = number_of_label(entity.label)
+    if number is not None:
+        # Numbers as numbers: 610.0 is "610" and "610.00"; 3500 is "3,500".
+        tolerance = 1e-9 * max(1.0, abs(number))
+        return [Mention(shown, n.start, n.end, text[n.start:n.end], 0.0, "number")
+                for n in index.numbers(lang) if any(abs(v - number) <= tolerance
+                                                     for v in n.values)]
+    return None
+
+
+# A mention is the noun phrase: an English article before a name, a possessive after it,
+# and a number's unit word after the number are part of it ("the Aarhus Airport's",
+# "84 metres"), as the enriched WebNLG's human mentions mark them.
+_ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\W))(the)\s+$", re.IGNORECASE)
+_POSSESSIVE_AFTER = re.compile(r"^(?:'s|’s|'|’)(?!\w)")
+UNIT_WORDS = _words(
+    "metres meters metre meter m feet foot ft km kilometres kilometers kilometre kilometer "
+    "miles mile inches inch cm centimetres centimeters mm millimetres kg kilograms "
+    "kilogram grams lbs lb pounds tonnes tons square km2 sq mph kmh km/h hours minutes "
+    "mins seconds days years people inhabitants residents percent per cent % degrees °c °f "
+    "litres liters euros dollars")
+_UNIT_AFTER = re.compile(r"^\s*((?:square\s+|sq\.?\s+|cubic\s+)?[^\W\d]+|%)", re.IGNORECASE)
+
+
+def _extended(mention: Mention, text: str, lang: str,
+              taken: Sequence[tuple[int, int]]) -> Mention:
+    start, end = mention.start, mention.end
+
+    def free(s: int, e: int) -> bool:
+        return not any(s < te and ts < e and (ts, te) != (mention.start, mention.end)
+                       for ts, te in taken)
+
+    if mention.via == "number":
+        unit = _UNIT_AFTER.match(text[end:])
+        if unit and unit.group(1).casefold().split()[-1] in UNIT_WORDS and free(
+                end, end + unit.end()):
+            end += unit.end()
+    elif mention.via != "date":
+        if lang == "en":
+            article = _ARTICLE_BEFORE.search(text[max(0, start - 8):start])
+            if article and free(start - len(article.group(0)), start):
+                start -= len(article.group(0))
+        possessive = _POSSESSIVE_AFTER.match(text[end:])
+        if possessive and free(end, end + possessive.end()):
+            end += possessive.end()
+    if (start, end) == (mention.start, mention.end):
+        return mention
+    return Mention(mention.entity, start, end, mention.matched, mention.distance, mention.via)
+
+
 def esa_of_text(
     text: str,
     entities: Sequence[EntityInfo],
@@ -396,59 +650,61 @@ def esa_of_text(
     max_distance: float = MAX_DISTANCE,
     pronouns: bool = True,
     index: _TextIndex | None = None,
+    synonyms: SynonymIndex | None = None,
+    noun_phrases: bool = True,
 ) -> EsaResult:
-    """Which input entities the text mentions, where, and which are missing."""
+    """Which input entities the text mentions, where, and which are missing.
+
+    Every word n-gram within ``max_distance`` of an entity's surface form, a variant, an
+    alias or a synonym is a candidate mention (dates and numbers by value); overlapping
+    candidates go to the lowest distance, then the longest span, then the earliest; the
+    pronouns left over are mentions of the root entity. With ``noun_phrases`` a mention
+    takes in an English article before it, a possessive after it and a number's unit
+    (which changes where a mention starts and ends, never whether an entity is found).
+    Entities are reported by their surface form (:func:`core.surface.surface`)."""
     index = index or _TextIndex(text)
     unique = _unique_entities(entities)
-    detected: list[str] = []
-    missing: list[EntityInfo] = []
-    mentions: list[Mention] = []
-    for entity in unique:
-        found: Mention | None = None
-        wanted = date_of_label(entity.label) if entity.value_type == "time" or any(
-            c.isdigit() for c in entity.label) else None
-        if wanted is not None:
-            for date in index.dates:
-                if date.key == wanted:
-                    found = Mention(entity.label, date.start, date.end,
-                                    text[date.start:date.end], 0.0, "date")
-                    break
-        # A date is found as a date or not at all: "December 1815" is one edit from
-        # "10 December 1815" as a string, but it does not state the day.
-        if found is None and wanted is None:
-            best: tuple[float, int, int, _Target] | None = None
-            for target in _targets(entity):
-                match = index.best_match(target, max_distance)
-                if match is not None and (best is None or match[0] < best[0]):
-                    best = (*match, target)
-                    if match[0] == 0.0:
-                        break
-            if best is not None:
-                distance, first, last, target = best
-                start, end = index.tokens[first].start, index.tokens[last].end
-                found = Mention(entity.label, start, end, target.text, distance, target.via)
+    shown = [surface(e.label) for e in unique]
+    candidates: list[Mention] = []
+    named: list[tuple[str, _Target]] = []
+    for entity, name in zip(unique, shown, strict=True):
+        found = _candidates(text, entity, name, index, lang)
         if found is None:
-            missing.append(entity)
+            named.extend((name, target) for target in _targets(entity, synonyms, lang))
         else:
-            detected.append(entity.label)
-            mentions.append(found)
-    if pronouns and missing:
+            candidates.extend(found)
+    if named and index.tokens:
+        all_scores = index.search([target for _, target in named]) if max_distance > 0 else [
+            None] * len(named)
+        for (name, target), scores in zip(named, all_scores, strict=True):
+            for distance, first, last in index.matches(target, max_distance, scores):
+                start, end = index.tokens[first].start, index.tokens[last].end
+                candidates.append(Mention(name, start, end, target.text, distance, target.via))
+    candidates.sort(key=lambda m: (m.distance, m.start - m.end, m.start))
+    mentions: list[Mention] = []
+    taken: list[tuple[int, int]] = []
+    for mention in candidates:
+        if any(mention.start < e and s < mention.end for s, e in taken):
+            continue
+        mentions.append(mention)
+        taken.append((mention.start, mention.end))
+    if noun_phrases:
+        mentions = [_extended(m, text, lang, taken) for m in mentions]
+    taken = [(m.start, m.end) for m in mentions]
+    if pronouns and unique:
         # The root is the entity marked so; without a mark, the first subject.
-        root_entity = next((e for e in unique if e.is_root), unique[0])
-        roots = [root_entity] if root_entity in missing else []
+        root_at = next((i for i, e in enumerate(unique) if e.is_root), 0)
         words = PRONOUNS.get(lang, frozenset())
-        for root in roots[:1]:
-            taken = {(m.start, m.end) for m in mentions}
-            for token in index.tokens:
-                if token.text.casefold() in words and (token.start, token.end) not in taken:
-                    missing.remove(root)
-                    detected.append(root.label)
-                    mentions.append(Mention(root.label, token.start, token.end, token.text,
-                                            0.0, "pronoun"))
-                    break
+        for token in index.tokens:
+            if token.text.casefold() in words and not any(
+                    token.start < e and s < token.end for s, e in taken):
+                mentions.append(Mention(shown[root_at], token.start, token.end, token.text,
+                                        0.0, "pronoun"))
+    found = {m.entity for m in mentions}
+    detected = tuple(name for name in shown if name in found)
+    missing = tuple(name for name in shown if name not in found)
     mentions.sort(key=lambda m: m.start)
-    return EsaResult(len(unique), tuple(detected), tuple(e.label for e in missing),
-                     tuple(mentions))
+    return EsaResult(len(unique), detected, missing, tuple(mentions))
 
 
 def esi_summary(results: Sequence[EsaResult]) -> dict[str, Any]:
@@ -478,22 +734,32 @@ class EntityAdequacy(CorpusFromSentences):
 
     name = ESA
 
-    def __init__(self, max_distance: float = MAX_DISTANCE, pronouns: bool = True) -> None:
+    def __init__(self, max_distance: float = MAX_DISTANCE, pronouns: bool = True,
+                 synonyms: Sequence[tuple[str, str, str]] = ()) -> None:
         if not 0.0 <= max_distance < 1.0:
             from core.errors import UserFacingError
 
             raise UserFacingError(f"ESA distance must be in [0, 1), got {max_distance}")
         self.max_distance = max_distance
         self.pronouns = pronouns
+        self.synonym_rows = tuple(sorted(set(synonyms)))
+        self.synonyms = synonym_index(self.synonym_rows) if self.synonym_rows else None
 
     def signature(self) -> str:
+        import hashlib
+
+        table = hashlib.sha256(repr(self.synonym_rows).encode()).hexdigest()[:12]
         return (f"esa:{ESA_VERSION}|match:word-ngram-levenshtein<={self.max_distance:g}"
-                f"|fold:casefold+noaccents|dates:normalised|pronouns:"
-                f"{'root' if self.pronouns else 'off'}")
+                f"|names:surface+variants+aliases|fold:casefold+noaccents"
+                f"|dates:normalised|numbers:value|overlaps:distance,longest|pronouns:"
+                f"{'root' if self.pronouns else 'off'}"
+                f"|synonyms:{len(self.synonym_rows)}"
+                + (f"@{table}" if self.synonym_rows else ""))
 
     def results(self, items: Sequence[ScoringItem]) -> list[EsaResult]:
         return [esa_of_text(item.text or "", item.entities, item.lang,
-                            max_distance=self.max_distance, pronouns=self.pronouns)
+                            max_distance=self.max_distance, pronouns=self.pronouns,
+                            synonyms=self.synonyms)
                 for item in items]
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
@@ -547,7 +813,9 @@ def capitalised_spans(text: str, lang: str, tokens: Sequence[Token] | None = Non
         j = i + 1
         while j < len(tokens):
             glue = text[tokens[j - 1].end:tokens[j].start]
-            if not _SPAN_GLUE.fullmatch(glue):
+            thousands = glue == "," and tokens[j - 1].text.isdigit() and tokens[
+                j].text.isdigit() and len(tokens[j].text) == 3  # 2,194 is one number
+            if not _SPAN_GLUE.fullmatch(glue) and not thousands:
                 break
             if _is_name_or_number(tokens[j]) and tokens[j].text.casefold() not in stop:
                 last = j
@@ -569,15 +837,17 @@ class _Vocabulary:
     def __init__(self, item: ScoringItem) -> None:
         names: list[str] = []
         for entity in item.entities:
-            names.append(entity.label)
-            names.extend(entity.aliases)
+            names.extend(variants(entity.label))
+            for alias in entity.aliases:
+                names.extend(variants(alias))
         for subject, predicate, obj in item.triples:
-            names.extend((subject, predicate, obj))
+            names.extend((*variants(subject), predicate_words(predicate), *variants(obj)))
         self.phrases = {_folded_words(n) for n in names if n}
         self.words = {w for phrase in self.phrases for w in phrase.split()}
         self.word_masks = [(w, _pattern_masks(w)) for w in self.words]
         self.phrase_masks = [(p, _pattern_masks(p)) for p in self.phrases]
         self.numbers = {w for w in self.words if any(c.isdigit() for c in w)}
+        self.values = {v for v in (number_of_label(n) for n in names) if v is not None}
         self.dates = {d.key for n in names for d in find_dates(n)}
 
     def _close(self, value: str, pool: list[tuple[str, dict[str, int]]],
@@ -624,6 +894,11 @@ def hallucination_candidates(
         date = next((d for d in text_dates if d.start < end and start < d.end), None)
         if date is not None and date.key in vocabulary.dates:
             continue
+        numbers = [n for n in index.numbers(item.lang) if n.start < end and start < n.end]
+        if numbers and all(set(n.values) & vocabulary.values for n in numbers) and all(
+                any(n.start <= t.start and t.end <= n.end for n in numbers) or not any(
+                    c.isdigit() for c in t.text) for t in index.tokens[first:last + 1]):
+            continue  # 3,500 or 610.00 where the unit says 3500.0 or 610
         words = [t.folded for t in index.tokens[first:last + 1]]
         if vocabulary.knows(words, max_distance):
             continue
@@ -636,19 +911,25 @@ class HallucinationCandidates(CorpusFromSentences):
 
     name = HALLUCINATION
 
-    def __init__(self, max_distance: float = MAX_DISTANCE) -> None:
+    def __init__(self, max_distance: float = MAX_DISTANCE,
+                 synonyms: Sequence[tuple[str, str, str]] = ()) -> None:
         self.max_distance = max_distance
+        self.synonym_rows = tuple(sorted(set(synonyms)))
+        self.synonyms = synonym_index(self.synonym_rows) if self.synonym_rows else None
 
     def signature(self) -> str:
-        return (f"hallucination:{ESA_VERSION}|spans:capitalised-or-numeric|match:labels+aliases"
-                f"+predicates<={self.max_distance:g}|fold:casefold+noaccents|dates:normalised")
+        return (f"hallucination:{ESA_VERSION}|spans:capitalised-or-numeric|match:surface+"
+                f"variants+aliases+synonyms+predicates<={self.max_distance:g}"
+                f"|fold:casefold+noaccents|dates:normalised|numbers:value"
+                f"|synonyms:{len(self.synonym_rows)}")
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
         values = []
         for item in items:
             index = _TextIndex(item.text or "")
             esa = esa_of_text(item.text or "", item.entities, item.lang,
-                              max_distance=self.max_distance, pronouns=False, index=index)
+                              max_distance=self.max_distance, pronouns=False, index=index,
+                              synonyms=self.synonyms)
             found = hallucination_candidates(item, max_distance=self.max_distance,
                                              mentions=esa.mentions, index=index)
             values.append(MetricValue(float(len(found)),

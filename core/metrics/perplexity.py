@@ -48,6 +48,7 @@ from core.models import (
     prompt_token_ids,
     resolve_model,
 )
+from core.surface import surface
 
 
 @dataclass(frozen=True)
@@ -243,8 +244,9 @@ class EntityPerplexity(Perplexity):
 
     @staticmethod
     def labels_of(item: ScoringItem) -> list[str]:
-        items = [e.label for e in item.entities if e.value_type == "item"]
-        labels = items or [e.label for e in item.entities] or [item.text]
+        # Surface forms: a DBpedia identifier is scored as the words it stands for.
+        items = [surface(e.label) for e in item.entities if e.value_type == "item"]
+        labels = items or [surface(e.label) for e in item.entities] or [item.text]
         return list(dict.fromkeys(label for label in labels if label.strip()))
 
     def _label_scores(self, items: Sequence[ScoringItem]) -> dict[str, TokenScores]:

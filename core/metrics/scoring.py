@@ -61,7 +61,16 @@ from core.metrics import (
     create_metric,
     expand_metric_names,
 )
-from core.metrics.base import ENTITY_PPL, METEOR, PPL, EntityInfo, MetricValue, ScoringItem
+from core.metrics.base import (
+    ENTITY_PPL,
+    ESA,
+    HALLUCINATION,
+    METEOR,
+    PPL,
+    EntityInfo,
+    MetricValue,
+    ScoringItem,
+)
 
 QUALITIES = ("gold", "silver")
 LANGUAGES = ("en", "it", "es")
@@ -255,7 +264,9 @@ class _UnitMaterial:
             triples = [r.shown() for r in rows]
             self.triples[(unit_id, lang)] = triples
             root = roots.get(unit_id)
-            first_subject = triples[0][0] if triples else None
+            # Without a root entity: the subject of the most triples (the first on a tie).
+            subjects = [t[0] for t in triples]
+            first_subject = max(subjects, key=subjects.count) if subjects else None
             entities: list[EntityInfo] = []
             for row, (subject, _predicate, obj) in zip(rows, triples, strict=True):
                 is_root = (row.subject_qid == root) if row.subject_qid and root else (
@@ -419,6 +430,16 @@ class _Scorer:
     def __init__(self, store: Any, request: ScoringRequest, runs: dict[int, _Run],
                  ctx: JobContext) -> None:
         self.store = store
+        if {ESA, HALLUCINATION} & set(expand_metric_names(request.metrics)) and not (
+                request.options.esa_synonyms):
+            # The session's synonym table (the ESA paper's dictionary) joins ESA's names.
+            from dataclasses import replace
+
+            from core.synonyms import effective_rows
+
+            rows = tuple(effective_rows(store))
+            if rows:
+                request = replace(request, options=replace(request.options, esa_synonyms=rows))
         self.request = request
         self.runs = runs
         self.ctx = ctx
@@ -437,6 +458,10 @@ class _Scorer:
             t for t in self.material.reference_rows
             if request.references and (request.langs is None or t.lang in request.langs)]
         self.summary.texts = len(self.texts) + len(self.reference_texts)
+        if {ESA, HALLUCINATION} & set(self.metrics):
+            count = len(request.options.esa_synonyms)
+            self.summary.note(f"ESA looked for names, aliases and {count:,} synonym rows "
+                              "(taillens synonyms, Scores ▸ Synonyms…)")
         self._metric_cache: dict[tuple[str, str | None], Metric] = {}
         # Group "models" that are a server run's stored log-probabilities -> served model.
         self._server_models: dict[str, str] = {}

@@ -19,13 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from core.metrics.base import SIMILARITY, CorpusFromSentences, MetricValue, ScoringItem
+from core.surface import surface_triple
 
 _ENCODERS: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
 
 
 def linearise(triples: Sequence[tuple[str, str, str]]) -> str:
-    return " ".join(f"[S] {s} [P] {p} [O] {o}" for s, p, o in triples)
+    """``[S] s [P] p [O] o …`` with surface forms (``Abilene,_Texas`` → "Abilene, Texas",
+    ``cityServed`` → "city served"): the encoder reads text, not identifiers."""
+    return " ".join(f"[S] {s} [P] {p} [O] {o}" for s, p, o in map(surface_triple, triples))
 
 
 def swapped(triples: Sequence[tuple[str, str, str]]) -> tuple[tuple[str, str, str], ...] | None:
@@ -97,7 +100,7 @@ class GraphTextSimilarity(CorpusFromSentences):
     def signature(self) -> str:
         from importlib.metadata import version
 
-        return (f"graph-text-cosine:1|encoder:{self.resolved[1]}|linearise:[S][P][O]"
+        return (f"graph-text-cosine:2|encoder:{self.resolved[1]}|linearise:[S][P][O]+surface"
                 f"|inversion:first-triple|sentence-transformers:{version('sentence-transformers')}")
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:

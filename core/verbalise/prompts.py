@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from core.surface import surface_triple
 from resources import resource_path
 
 LANGUAGES: tuple[str, ...] = ("en", "it", "es")
@@ -84,7 +85,9 @@ def check_template(template: str, lang: str) -> None:
 
 
 def triple_lines(triples: Sequence[tuple[str, str, str]]) -> str:
-    return "\n".join(f"[{s}, {p}, {o}]" for s, p, o in triples)
+    """One ``[subject, predicate, object]`` line per triple, in surface forms
+    (:mod:`core.surface`: DBpedia identifiers as text, Wikidata labels unchanged)."""
+    return "\n".join(f"[{s}, {p}, {o}]" for s, p, o in map(surface_triple, triples))
 
 
 def render_prompt(template: str, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
@@ -107,7 +110,7 @@ def seq2seq_prefix(lang: str, prefix: str | None = None) -> str:
 
 def linearise_graph(triples: Sequence[tuple[str, str, str]], prefix: str = "") -> str:
     """WebNLG-style input: ``<H> subject <R> predicate <T> object`` for each triple."""
-    body = " ".join(f"<H> {s} <R> {p} <T> {o}" for s, p, o in triples)
+    body = " ".join(f"<H> {s} <R> {p} <T> {o}" for s, p, o in map(surface_triple, triples))
     return f"{prefix}{body}" if prefix else body
 
 

@@ -11,7 +11,8 @@ first appears, the verb said once:
 
 Raw literal values (a Wikidata time ``+1871-05-12T00:00:00Z``, an ISO date, a signed
 quantity ``+1234.50``) are rendered with the value templates of :mod:`core.units`; labels
-are used as they are. The output is deterministic: one candidate per unit.
+go through :mod:`core.surface` (``Abilene,_Texas`` → "Abilene, Texas", ``cityServed`` →
+"city served"; Wikidata labels unchanged). The output is deterministic: one candidate per unit.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from core.surface import predicate_words, surface
 from core.units import render_quantity, render_time
 from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
 from core.verbalise.prompts import LANGUAGES, triple_lines
 
-TEMPLATE_VERSION = "template-v1"
+TEMPLATE_VERSION = "template-v2"  # v2: surface forms of identifiers
 
 # (first clause, later clause) per language; {p} predicate, {o} object.
 CLAUSES: dict[str, tuple[str, str]] = {
@@ -69,8 +71,8 @@ def verbalise_triples(triples: Sequence[tuple[str, str, str]], lang: str) -> str
     first, later = CLAUSES[lang]
     by_subject: dict[str, list[tuple[str, str]]] = {}
     for subject, predicate, obj in triples:
-        by_subject.setdefault(subject.strip(), []).append(
-            (predicate.strip(), render_object(obj, lang))
+        by_subject.setdefault(surface(subject), []).append(
+            (predicate_words(predicate), render_object(surface(obj), lang))
         )
     sentences = []
     for subject, facts in by_subject.items():

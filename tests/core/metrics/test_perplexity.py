@@ -125,6 +125,11 @@ def test_entity_perplexity_scores_labels_alone(tiny_causal_lm: Path) -> None:
     # No entities: the text is the label.
     [alone] = metric.sentence_scores([ScoringItem(text="Paris", lang="en")])
     assert alone.value == pytest.approx(expected["Paris"], rel=1e-5)
+    # A DBpedia identifier is scored as the words it stands for.
+    [webnlg] = metric.sentence_scores([ScoringItem(text="", lang="en", entities=(
+        EntityInfo("Anne_Hidalgo", is_root=True),))])
+    assert webnlg.details["entities"][0]["label"] == "Anne Hidalgo"
+    assert webnlg.value == pytest.approx(expected["Anne Hidalgo"], rel=1e-5)
 
 
 def test_wrong_or_missing_model_fails_before_scoring(tiny_seq2seq: Path, tmp_path: Path) -> None:

@@ -309,3 +309,22 @@ def test_each_perplexity_model_is_loaded_once_and_freed_before_the_next(
     assert not isinstance(outcome, JobSucceeded)
     assert events == ["load", "free"]
     assert [(r.id, r.value) for r in rows(store)] == before
+
+
+def test_esa_uses_the_sessions_synonym_table(session) -> None:
+    from core.synonyms import add_synonym, starter_rows
+
+    store, ids = session
+    paris = ids.verbalisations[(2, 2, "en")]  # "Paris is a city." for the Rome unit
+    score(store, metrics=("esa",))
+    before = {r.verbalisation_id: r for r in rows(store, metric="esa", level="sentence")}
+    assert "Rome" in before[paris].details["missing"]
+    starter = len(starter_rows())
+    assert f"synonyms:{starter}@" in rows(store, metric="esa", level="corpus")[0].signature
+    add_synonym(store, "Rome", "Paris", "en")  # the user's table, right or wrong, is used
+    score(store, metrics=("esa",))
+    after = {r.verbalisation_id: r for r in rows(store, metric="esa", level="sentence")}
+    assert "Rome" not in after[paris].details["missing"]
+    assert any(m["via"] == "synonym" for m in after[paris].details["mentions"])
+    corpus = rows(store, metric="esa", level="corpus")[0]
+    assert f"synonyms:{starter + 1}@" in corpus.signature

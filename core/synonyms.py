@@ -1,0 +1,226 @@
+"""The ESA synonym table (the ESA paper's dictionary), stored in the session (rev 0004).
+
+A row says that an entity may be written another way: ``Spain | Spanish``, ``Texas |
+TX``, ``United States | U.S.``, ``English language | English``. ESA treats a synonym as
+one more name of the entity (matched at the same normalised Levenshtein distance as a
+label) and the table as symmetric. ``lang`` is ``''`` for every language.
+
+A session's table starts as the bundled starter set: until the user first edits it, ESA
+reads the starter set with the session's rows (:func:`effective_rows`, nothing written);
+the first time the editor or ``taillens synonyms`` opens it (:func:`ensure_seeded`) the
+starter set is copied in once and ``session_meta`` records it (``synonyms:seeded``), so
+rows the user removes stay removed. ``seed`` copies the bundled starter set again
+(``resources/synonyms/starter.tsv``: country ↔ demonym, US state ↔ abbreviation, "United
+States" ↔ "U.S."/"American", language names, common units) with ``source = 'starter'``;
+the user adds, removes and imports rows (``source = 'user'``). A file is tab-separated
+(``.tsv``, ``.txt``) or comma-separated (``.csv``): entity, synonym, optional language;
+``#`` starts a comment. A bad row (no entity, no synonym, an unknown language) is refused
+with its file, line and reason, and nothing of that file is stored.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.errors import UserFacingError
+
+STARTER_FILE = ("synonyms", "starter.tsv")
+_LANG = re.compile(r"^(?:[a-z]{2,3})?$")
+
+
+class SynonymError(UserFacingError):
+    """A synonym row or file that cannot be stored; the message names what and why."""
+
+
+@dataclass(frozen=True)
+class SynonymRow:
+    entity: str
+    synonym: str
+    lang: str = ""
+    source: str = "user"
+    id: int | None = None
+
+    def key(self) -> tuple[str, str, str]:
+        return (self.entity, self.synonym, self.lang)
+
+
+def check_row(entity: str, synonym: str, lang: str = "", *, where: str = "") -> SynonymRow:
+    """A clean row, or a :class:`SynonymError` saying which field is wrong."""
+    at = f"{where}: " if where else ""
+    entity, synonym, lang = (entity or "").strip(), (synonym or "").strip(), (
+        lang or "").strip().lower()
+    if not entity:
+        raise SynonymError(f"{at}the row names no entity (first field empty): "
+                           f"a synonym must say which entity it is another name of")
+    if not synonym:
+        raise SynonymError(f"{at}the row for entity {entity!r} gives no synonym "
+                           "(second field empty)")
+    if entity.casefold() == synonym.casefold():
+        raise SynonymError(f"{at}{synonym!r} is the entity's own name, not a synonym")
+    if not _LANG.match(lang):
+        raise SynonymError(f"{at}{lang!r} is not a language code (en, it, es, or empty "
+                           "for every language)")
+    return SynonymRow(entity, synonym, lang)
+
+
+def parse_rows(text: str, *, name: str = "<text>", delimiter: str = "\t") -> list[SynonymRow]:
+    """Rows of a synonym file; the first bad row raises, naming file and line."""
+    rows: list[SynonymRow] = []
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    for line_number, fields in enumerate(reader, start=1):
+        if not fields or not "".join(fields).strip() or fields[0].lstrip().startswith("#"):
+            continue
+        where = f"{name}, line {line_number}"
+        if len(fields) > 3:
+            raise SynonymError(f"{where}: expected entity, synonym and an optional language, "
+                               f"found {len(fields)} fields")
+        if len(fields) == 1:
+            raise SynonymError(f"{where}: expected entity and synonym separated by "
+                               f"{'a tab' if delimiter == chr(9) else repr(delimiter)}, "
+                               f"found one field {fields[0].strip()!r}")
+        rows.append(check_row(fields[0], fields[1], fields[2] if len(fields) > 2 else "",
+                              where=where))
+    return rows
+
+
+def read_file(path: str | Path) -> list[SynonymRow]:
+    path = Path(path)
+    if not path.is_file():
+        raise SynonymError(f"{path}: no such file")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SynonymError(f"{path}: not UTF-8 text ({error.reason} at byte "
+                           f"{error.start})") from error
+    except OSError as error:
+        raise SynonymError(f"{path}: cannot read ({error.strerror})") from error
+    return parse_rows(text, name=str(path), delimiter="," if path.suffix.lower() == ".csv"
+                      else "\t")
+
+
+def starter_rows() -> list[tuple[str, str, str]]:
+    """The bundled starter set as ``(entity, synonym, lang)``."""
+    from resources import resource_path
+
+    path = resource_path(*STARTER_FILE)
+    return [r.key() for r in parse_rows(path.read_text(encoding="utf-8"), name=str(path))]
+
+
+# --- the session's table ------------------------------------------------------------------
+
+
+def list_synonyms(store: Any, *, entity: str | None = None) -> list[SynonymRow]:
+    from sqlalchemy import select
+
+    from core.store.models import EntitySynonym
+
+    query = select(EntitySynonym).order_by(EntitySynonym.entity, EntitySynonym.synonym,
+                                           EntitySynonym.lang)
+    if entity:
+        query = query.where(EntitySynonym.entity == entity.strip())
+    with store.unit_of_work() as db:
+        return [SynonymRow(r.entity, r.synonym, r.lang or "", r.source, r.id)
+                for r in db.scalars(query)]
+
+
+def synonym_rows(store: Any) -> list[tuple[str, str, str]]:
+    """``(entity, synonym, lang)`` of the session's table, for ESA."""
+    return [row.key() for row in list_synonyms(store)]
+
+
+def _insert(store: Any, rows: Sequence[SynonymRow], source: str) -> int:
+    """Insert rows not already there (one transaction); the number added."""
+    from sqlalchemy import select
+
+    from core.store.models import EntitySynonym
+
+    added = 0
+    with store.unit_of_work() as db:
+        existing = {tuple(r) for r in db.execute(select(
+            EntitySynonym.entity, EntitySynonym.synonym, EntitySynonym.lang))}
+        for row in rows:
+            if row.key() in existing:
+                continue
+            existing.add(row.key())
+            db.add(EntitySynonym(entity=row.entity, synonym=row.synonym, lang=row.lang,
+                                 source=source))
+            added += 1
+    return added
+
+
+def add_synonym(store: Any, entity: str, synonym: str, lang: str = "") -> bool:
+    """Add one row; False when it was there already."""
+    return _insert(store, [check_row(entity, synonym, lang)], "user") == 1
+
+
+def remove_synonym(store: Any, entity: str, synonym: str, lang: str | None = None) -> int:
+    """Remove the row(s) of ``entity`` and ``synonym`` (every language unless given)."""
+    from sqlalchemy import delete
+
+    from core.store.models import EntitySynonym
+
+    query = delete(EntitySynonym).where(EntitySynonym.entity == entity.strip(),
+                                        EntitySynonym.synonym == synonym.strip())
+    if lang is not None:
+        query = query.where(EntitySynonym.lang == lang.strip().lower())
+    with store.unit_of_work() as db:
+        removed = db.execute(query).rowcount or 0
+    if not removed:
+        raise _no_such_row(entity, synonym, lang)
+    return removed
+
+
+def _no_such_row(entity: str, synonym: str, lang: str | None) -> SynonymError:
+    return SynonymError(f"no synonym {synonym.strip()!r} of {entity.strip()!r}"
+                        + (f" in language {lang!r}" if lang else "") + " in this session")
+
+
+def check_removal(store: Any, entity: str, synonym: str, lang: str | None = None) -> None:
+    """Raise before anything is written when the table ESA uses has no such row."""
+    wanted = (entity.strip(), synonym.strip())
+    if not any((e, s) == wanted and (lang is None or lang.strip().lower() == row_lang)
+               for e, s, row_lang in effective_rows(store)):
+        raise _no_such_row(entity, synonym, lang)
+
+
+def import_file(store: Any, path: str | Path) -> tuple[int, int]:
+    """Import a file: (rows read, rows added). All or nothing: a bad row stores none."""
+    rows = read_file(path)
+    return len(rows), _insert(store, rows, "user")
+
+
+def seed(store: Any) -> tuple[int, int]:
+    """Copy the bundled starter set into the session: (rows in the set, rows added)."""
+    rows = [SynonymRow(e, s, lang) for e, s, lang in starter_rows()]
+    return len(rows), _insert(store, rows, "starter")
+
+
+SEEDED_KEY = "synonyms:seeded"
+
+
+def ensure_seeded(store: Any) -> int:
+    """Copy the starter set into a session that never had it; the number of rows added."""
+    if store.get_meta(SEEDED_KEY):
+        return 0
+    _total, added = seed(store)
+    store.set_meta(SEEDED_KEY, "starter")
+    return added
+
+
+def effective_rows(store: Any) -> list[tuple[str, str, str]]:
+    """The table ESA uses: the session's rows, and the starter set while the session has
+    never been seeded (read only: scoring never writes the table)."""
+    rows = synonym_rows(store)
+    if not store.get_meta(SEEDED_KEY):
+        rows = list(dict.fromkeys([*rows, *starter_rows()]))
+    return rows
+
+
+def describe(rows: Iterable[SynonymRow]) -> list[str]:
+    return [f"{r.entity}\t{r.synonym}\t{r.lang or '*'}\t{r.source}" for r in rows]
