@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.verbalise",
     "app.commands.score",
     "app.commands.stats",
+    "app.commands.likelihood",
 )
 
 EXIT_OK = 0
