@@ -74,6 +74,7 @@ DIMENSION_CHOICES = (
     ("model", "Model"),
     ("quality", "References: gold vs silver"),
     ("category", "Category"),
+    ("model_tail", "Model likelihood: model_head vs model_tail"),
 )
 # Metrics where a lower value is the better one (the headline says which side is worse).
 LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination"})

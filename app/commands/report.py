@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category")
+DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "model_tail")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
