@@ -575,8 +575,8 @@ def matched_cutoff(table: LikelihoodTable, signal: str = DEFAULT_SIGNAL) -> floa
     """The default cut-off: the one that makes the model's tail as large as Wikidata's
     long tail among the scored entities (so the two signals split alike and their
     disagreements compare like with like); the median when no entity is long-tail.
-    It is the likelihood of the k-th lowest entity plus nothing: entities strictly
-    below the (k+1)-th lowest value are the tail."""
+    With k long-tail entities, the cut-off is the (k+1)-th lowest likelihood, so the k
+    lowest are below it (fewer when values tie at the cut-off: ties are head)."""
     values = table.values(signal)
     keep = np.isfinite(values)
     if not keep.any():

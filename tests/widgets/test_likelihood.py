@@ -116,6 +116,9 @@ def test_tab_scores_and_stores_the_cutoff_in_the_window(qtbot, tmp_path, tiny_ca
         values = dict(zip(panel.view.table.qids, panel.view.table.label_loglik, strict=True))
         assert tiers == {q: "model_tail" if v < cutoff else "model_head"
                          for q, v in values.items()}
+        # The Browser's "Export plot…" exports the shown tab: this one.
+        exported = controller.browser.panel.plots.export(tmp_path / "likelihood.svg")
+        assert "Likelihood against popularity" in exported.read_text(encoding="utf-8")
         # A bad model folder gets a message, and nothing runs.
         shown: list[str] = []
         window.show_error = lambda title, text: shown.append(text)
