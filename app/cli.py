@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.stats",
     "app.commands.correlate",
     "app.commands.synonyms",
+    "app.commands.likelihood",
 )
 
 EXIT_OK = 0

@@ -64,6 +64,7 @@ def build_window(settings=None):
     from app.annotate import AnnotateController
     from app.browser import BrowserController
     from app.controller import AppController
+    from app.likelihood import LikelihoodController
     from app.report import ReportController
     from app.scores import ScoresController
     from app.units import UnitsController
@@ -73,6 +74,7 @@ def build_window(settings=None):
     window = MainWindow(settings if settings is not None else make_settings())
     controller = AppController(window)
     controller.browser = BrowserController(controller, window.panels["browser"])
+    controller.likelihood = LikelihoodController(controller, window.panels["browser"])
     controller.units = UnitsController(controller, window.panels["units"], controller.browser)
     controller.verbalise = VerbaliseController(controller, window.panels["verbalise"],
                                                controller.units)

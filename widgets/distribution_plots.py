@@ -163,6 +163,9 @@ class DistributionPlots(QWidget):
     def export(self, path: Path, which: int | None = None) -> Path:
         """Write the shown plot (or plot ``which``) as PNG or SVG, by the file's suffix."""
         widgets = self.plot_widgets()
+        current = self.tabs.currentWidget()
+        if which is None and current not in widgets and hasattr(current, "export"):
+            return current.export(path)  # a tab another module added (e.g. Likelihood)
         widget = widgets[self.tabs.currentIndex() if which is None else which]
         return export_plot(widget, path, self.tabs.tabText(widgets.index(widget)),
                            min_png_width=PNG_MIN_WIDTH)

@@ -86,6 +86,7 @@ DIMENSION_CHOICES = (
     ("quality", "References: gold vs silver"),
     ("category", "Category"),
     ("dataset", "Dataset: TailNLG vs WebNLG (and WDV, Wikidata)"),
+    ("model_tail", "Model likelihood: model_head vs model_tail"),
 )
 # The study table's references: (label, study_quality, study_references).
 STUDY_REFS = (

@@ -8,7 +8,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset")
+DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset",
+              "model_tail")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

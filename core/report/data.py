@@ -50,6 +50,7 @@ class ItemContext:
     reference_quality: str | None = None  # gold / silver, of a reference text
     dataset: str = UNKNOWN  # TailNLG / WebNLG / WDV / Wikidata (groups.dataset_name)
     candidate_index: int = 0
+    model_tail: str = UNKNOWN  # model_head / model_tail: the likelihood cut-off's sub-tier
 
     @property
     def is_reference(self) -> bool:
@@ -166,20 +167,23 @@ ORDER BY s.id
 
 _REFERENCES_SQL = """
 SELECT ur.id AS reference_id, ur.unit_id, ur.lang, ur.quality, u.tier, u.sub_tier,
-       u.category_id, u.attributes, e.statement_count
+       u.category_id, u.attributes, e.statement_count, cm.model_tier
 FROM unit_references ur
 JOIN data_units u ON u.id = ur.unit_id
 LEFT JOIN entities e ON e.qid = u.root_qid
+LEFT JOIN category_members cm ON cm.category_id = u.category_id AND cm.entity_id = e.id
 WHERE ur.id IN (SELECT reference_id FROM scores WHERE reference_id IS NOT NULL)
 """
 
 _ITEMS_SQL = """
 SELECT v.id AS verbalisation_id, v.unit_id, v.lang, v.run_id, r.system_name, r.model_id,
-       v.candidate_index, u.tier, u.sub_tier, u.category_id, u.attributes, e.statement_count
+       v.candidate_index, u.tier, u.sub_tier, u.category_id, u.attributes, e.statement_count,
+       cm.model_tier
 FROM verbalisations v
 JOIN model_runs r ON r.id = v.run_id
 JOIN data_units u ON u.id = v.unit_id
 LEFT JOIN entities e ON e.qid = u.root_qid
+LEFT JOIN category_members cm ON cm.category_id = u.category_id AND cm.entity_id = e.id
 """
 
 
@@ -223,14 +227,16 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[int, ItemContext]:
             tier=tier_group(row.tier), subtier=subtier_group(row.tier, row.sub_tier),
             category=category_of(row), statement_count=row.statement_count,
             dataset=dataset_of(row),
-            candidate_index=row.candidate_index or 0)
+            candidate_index=row.candidate_index or 0,
+            model_tail=row.model_tier or UNKNOWN)
     for row in db.execute(text(_REFERENCES_SQL)):
         contexts[("r", row.reference_id)] = ItemContext(
             verbalisation_id=None, unit_id=row.unit_id, run_id=None, model=REFERENCES_MODEL,
             lang=row.lang or UNKNOWN, tier=tier_group(row.tier),
             subtier=subtier_group(row.tier, row.sub_tier), category=category_of(row),
             statement_count=row.statement_count, reference_id=row.reference_id,
-            reference_quality=row.quality, dataset=dataset_of(row))
+            reference_quality=row.quality, dataset=dataset_of(row),
+            model_tail=row.model_tier or UNKNOWN)
     return contexts
 
 

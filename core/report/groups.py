@@ -1,4 +1,5 @@
-"""What group a verbalisation falls in: tier, sub-tier, language, model, quality, category.
+"""What group a verbalisation falls in: tier, sub-tier, language, model, quality, category,
+model_tail (the likelihood cut-off's sub-tier of the unit's root entity in its category).
 
 One place for the words of CONVENTIONS.md, shared by the report and the annotation
 aggregates: TailNLG's ``top_head`` counts as ``head``; a unit's category is the
@@ -15,10 +16,13 @@ SUBTIER_ORDER = ("head", "torso", "rare_claims", "long_tail", "long_tail_en", "l
                  "long_tail_es")
 LANG_ORDER = ("en", "it", "es")
 QUALITY_ORDER = ("gold", "silver")
-DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset")
 # Where a unit comes from: a benchmark file's format, else built from Wikidata in the app.
 DATASET_NAMES = {"tailnlg": "TailNLG", "webnlg": "WebNLG", "wdv": "WDV"}
 BUILT_DATASET = "Wikidata"
+# By the model's likelihood (LINK): a unit's root entity in its category (core.likelihood).
+MODEL_TAIL_ORDER = ("model_head", "model_tail")
+DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset",
+              "model_tail")
 HEAD_WORDS = frozenset({"head", "top_head"})
 UNKNOWN = "(none)"
 
@@ -69,7 +73,7 @@ def category_name(category_id: int | None, attributes: Any, categories: dict[int
 def order_key(dimension: str, value: str) -> tuple[int, str]:
     """Sort key: the dimension's canonical order first, then alphabetical."""
     order = {"tier": TIER_ORDER, "subtier": SUBTIER_ORDER, "lang": LANG_ORDER,
-             "quality": QUALITY_ORDER}.get(dimension, ())
+             "quality": QUALITY_ORDER, "model_tail": MODEL_TAIL_ORDER}.get(dimension, ())
     return (order.index(value), value) if value in order else (len(order), value)
 
 

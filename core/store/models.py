@@ -128,6 +128,9 @@ class CategoryMember(Base):
     tier: Mapped[str | None] = mapped_column(String)
     sub_tier: Mapped[str | None] = mapped_column(String)
     fetched_at: Mapped[datetime] = _created_at()
+    # 'model_tail' / 'model_head' by the category's likelihood cut-off (rev 0005), kept
+    # apart from the Wikidata tier and sub-tier; NULL when unscored or no cut-off drawn.
+    model_tier: Mapped[str | None] = mapped_column(String)
 
     category: Mapped[Category] = relationship(back_populates="members")
     entity: Mapped[Entity] = relationship()
@@ -434,6 +437,30 @@ class Annotation(Base):
     is_golden: Mapped[bool] = mapped_column(Boolean, server_default=FALSE)
     created_at: Mapped[datetime] = _created_at()
     updated_at: Mapped[datetime] = _updated_at()
+
+
+class EntityLikelihood(Base):
+    """The mean log-likelihood per token a causal model gives an entity's label and a
+    templated statement about it, in one language (LINK, METHODS §3; rev 0005)."""
+
+    __tablename__ = "entity_likelihoods"
+    __table_args__ = (
+        UniqueConstraint("entity_id", "model", "lang"),
+        Index("ix_entity_likelihoods_model_lang", "model", "lang"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    entity_id: Mapped[int] = mapped_column(ForeignKey("entities.id", ondelete="CASCADE"))
+    model: Mapped[str] = mapped_column(String)
+    model_fingerprint: Mapped[str | None] = mapped_column(String)
+    lang: Mapped[str] = mapped_column(String)
+    label: Mapped[str] = mapped_column(Text)
+    label_loglik: Mapped[float | None] = mapped_column(Float)
+    label_tokens: Mapped[int] = mapped_column(Integer)
+    statement: Mapped[str | None] = mapped_column(Text)
+    statement_loglik: Mapped[float | None] = mapped_column(Float)
+    statement_tokens: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = _created_at()
 
 
 class JobHistory(Base):
