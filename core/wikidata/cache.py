@@ -58,6 +58,8 @@ def _category_id(db: Session, category: Category) -> int:
     if row.pattern != category.pattern:
         # Members found with another pattern are not members of this one.
         db.execute(delete(m.CategoryMember).where(m.CategoryMember.category_id == row.id))
+        row.fetch_status = None
+        row.fetch_note = None
     row.class_qid = category.class_qid
     row.membership_property = category.membership_property
     row.pattern = category.pattern
@@ -222,10 +224,46 @@ def _members_select(category_name: str):  # noqa: ANN202 - a SQLAlchemy Select
     )
 
 
+FETCH_COMPLETE = "complete"
+FETCH_INCOMPLETE = "incomplete"
+
+
+def set_fetch_status(
+    store: SessionStore, category: Category, status: str, note: str | None = None
+) -> None:
+    """Record how the last fetch of the category's members ended (rev 0004 columns)."""
+    with store.unit_of_work() as db:
+        category_id = _category_id(db, category)
+        db.execute(
+            m.Category.__table__.update()
+            .where(m.Category.id == category_id)
+            .values(fetch_status=status, fetch_note=note)
+        )
+
+
+def fetch_status(store: SessionStore, category_name: str) -> tuple[str | None, str | None]:
+    """(status, note) of the category's last recorded fetch; (None, None) if none."""
+    with store.engine.connect() as conn:
+        row = conn.execute(
+            select(m.Category.fetch_status, m.Category.fetch_note).where(
+                m.Category.name == category_name
+            )
+        ).first()
+    return (row[0], row[1]) if row is not None else (None, None)
+
+
+def incomplete_note(status: str | None, note: str | None) -> str | None:
+    """The words to show beside a category whose last fetch stopped early, or None."""
+    if status != FETCH_INCOMPLETE:
+        return None
+    return note or "the last fetch stopped early"
+
+
 def load_category(store: SessionStore, category_name: str) -> CategoryTable:
     with store.engine.connect() as conn:
         rows = conn.execute(_members_select(category_name)).all()
     columns = list(zip(*rows, strict=True)) if rows else [()] * 7
+    incomplete = incomplete_note(*fetch_status(store, category_name))
     return CategoryTable(
         category_name,
         list(columns[0]),
@@ -235,6 +273,7 @@ def load_category(store: SessionStore, category_name: str) -> CategoryTable:
         np.asarray(columns[4], dtype=bool),
         np.asarray(columns[5], dtype=bool),
         np.asarray(columns[6], dtype=bool),
+        incomplete,
     )
 
 
