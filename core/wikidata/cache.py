@@ -6,6 +6,7 @@ serves the same records, in the same order, from these tables.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
@@ -257,6 +258,26 @@ def incomplete_note(status: str | None, note: str | None) -> str | None:
     if status != FETCH_INCOMPLETE:
         return None
     return note or "the last fetch stopped early"
+
+
+def category_fetch_states(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    """Each category of a session with its members held and how its last fetch ended,
+    through a plain (read-only) SQLite connection: ``session info`` describes a file
+    without opening it as a session. An older schema without the columns says None."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    if "categories" not in tables or "category_members" not in tables:
+        return []
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(categories)")}
+    status = "c.fetch_status, c.fetch_note" if "fetch_status" in columns else "NULL, NULL"
+    rows = conn.execute(
+        f"SELECT c.name, {status}, (SELECT count(*) FROM category_members m "
+        "WHERE m.category_id = c.id) FROM categories c ORDER BY c.name"
+    ).fetchall()
+    return [
+        {"name": name, "members": int(count), "fetch_status": state,
+         "incomplete": incomplete_note(state, note)}
+        for name, state, note, count in rows
+    ]
 
 
 def load_category(store: SessionStore, category_name: str) -> CategoryTable:
