@@ -44,6 +44,10 @@ def _overflow_note(page: MembersPage, want: int) -> str:
     )
 
 
+def _join(first: str | None, second: str) -> str:
+    return f"{first}; {second}" if first else second
+
+
 def fetch_category_job(
     store: SessionStore,
     source: WikidataSource,
@@ -96,10 +100,10 @@ def fetch_category_job(
                     complete = not note
                     break  # a short page is the last one
                 if offset == before:
-                    note = (
+                    note = _join(note, (
                         f"page {pages} (offset {before:,}) brought no member the session "
                         "did not already hold; the source may ignore OFFSET, so paging stopped"
-                    )
+                    ))
                     break
             else:
                 note = note or (
@@ -181,10 +185,10 @@ def collect_members_job(
             if len(page.entities) < want:
                 break
             if not new:
-                members.incomplete = (
+                members.incomplete = _join(members.incomplete, (
                     f"a page at offset {offset - len(limited.entities):,} brought no new "
                     "member; the source may ignore OFFSET, so paging stopped"
-                )
+                ))
                 break
         else:
             members.incomplete = members.incomplete or (
