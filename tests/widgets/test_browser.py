@@ -166,3 +166,14 @@ def test_long_tail_sub_tiers_are_shown_and_filtered(panel: BrowserPanel) -> None
     assert tiers["Q4"] == "long tail" and tiers["Q5"] == "long tail"
     panel.tier_filter.setCurrentIndex(panel.tier_filter.findText("long tail · it only"))
     assert panel.model.rowCount() == 1
+
+
+def test_incomplete_fetch_is_marked_in_the_summary(panel: BrowserPanel) -> None:
+    from dataclasses import replace
+
+    columns = replace(make_columns([5, 50, 3]), incomplete="cancelled after 3 <members>")
+    panel.show_category("City", columns)
+    assert "Incomplete:" in panel.summary_label.text()
+    assert "cancelled after 3 &lt;members&gt;" in panel.summary_label.text()
+    panel.show_category("City", make_columns([5, 50, 3]))
+    assert "Incomplete" not in panel.summary_label.text()
