@@ -39,8 +39,8 @@ class FetchSummary:
 
 def _overflow_note(page: MembersPage, want: int) -> str:
     return (
-        f"the source sent {len(page.entities) + page.overflow:,} members for a page of "
-        f"{want:,} (it ignores LIMIT); only {want:,} were kept"
+        f"the source sent {len(page.entities) + page.overflow:,} rows for a page of "
+        f"{want:,} members (it ignores LIMIT); only {want:,} members were kept"
     )
 
 

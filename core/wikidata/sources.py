@@ -80,15 +80,25 @@ class BadResults(ValueError):
     """Results that do not have the shape a query promises; the caller names the source."""
 
 
-def rows_from_json(data: Any) -> list[dict[str, RdfTerm]]:
-    """SPARQL 1.1 JSON results -> neutral rows; any malformed part raises BadResults."""
+class Rows(list[dict[str, RdfTerm]]):
+    """Neutral rows; ``dropped`` counts the rows past ``max_rows`` left unread."""
+
+    dropped = 0
+
+
+def rows_from_json(data: Any, max_rows: int | None = None) -> Rows:
+    """SPARQL 1.1 JSON results -> neutral rows; any malformed part raises BadResults.
+    Past ``max_rows`` rows are only counted (a server that ignores LIMIT)."""
     if not isinstance(data, dict):
         raise BadResults("the answer is not a JSON object")
     results = data.get("results")
     bindings = results.get("bindings") if isinstance(results, dict) else None
     if not isinstance(bindings, list):
         raise BadResults("the answer has no results.bindings list")
-    rows = []
+    rows = Rows()
+    if max_rows is not None and len(bindings) > max_rows:
+        rows.dropped = len(bindings) - max_rows
+        bindings = bindings[:max_rows]
     for index, binding in enumerate(bindings):
         if not isinstance(binding, dict):
             raise BadResults(f"result {index} is not an object")
@@ -526,12 +536,18 @@ class SparqlEndpointSource:
         self, category: Category, offset: int, limit: int, token: CancelToken | None = None
     ) -> MembersPage:
         query = queries.members_page(category, limit, offset)
-        rows = self.select(query, token)
+        # One row per member is the rule (a second English label adds one); rows far past
+        # LIMIT are only counted, so a server that ignores LIMIT costs no more than this.
+        rows = self.select(query, token, max_rows=2 * limit + 10)
         try:
             page = members_from_rows(category, offset, rows)
         except BadResults as exc:
             raise SourceError(f"{self.name} sent unexpected results: {exc}") from exc
-        return page.limited(limit)
+        page = page.limited(limit)
+        if rows.dropped:
+            page = MembersPage(page.category, page.offset, page.entities,
+                               page.overflow + rows.dropped)
+        return page
 
     def entity(self, qid: str, token: CancelToken | None = None) -> EntityDetails:
         term_query, claim_query = queries.entity_terms(qid), queries.entity_claims(qid)
@@ -544,7 +560,9 @@ class SparqlEndpointSource:
 
     # -- requests -------------------------------------------------------------------
 
-    def select(self, query: str, token: CancelToken | None = None) -> list[dict[str, RdfTerm]]:
+    def select(
+        self, query: str, token: CancelToken | None = None, max_rows: int | None = None
+    ) -> Rows:
         """Run a SELECT, retrying what may pass within the time budget; raise
         SourceError for the rest."""
         deadline = self.clock() + self.budget_s
@@ -553,7 +571,7 @@ class SparqlEndpointSource:
         while True:
             _check(token)
             try:
-                return self._attempt(query, deadline)
+                return self._attempt(query, deadline, max_rows)
             except _OverBudget as over:
                 raise SourceError(
                     f"{self.name}: {over} within {budget}; stopped. Try again later, or "
@@ -685,7 +703,7 @@ class SparqlEndpointSource:
         except (SourceError, _Retryable, _OverBudget, OSError, http.client.HTTPException):
             return b""
 
-    def _attempt(self, query: str, deadline: float) -> list[dict[str, RdfTerm]]:
+    def _attempt(self, query: str, deadline: float, max_rows: int | None = None) -> Rows:
         where = f"the endpoint {self.url}"
         self.requests += 1
         try:
@@ -725,9 +743,11 @@ class SparqlEndpointSource:
             raise SourceError(f"{self.name}: cannot reach {where} ({exc}).") from exc
         except ValueError as exc:  # an address urllib cannot use
             raise SourceError(f"{self.name}: cannot use the address {self.url} ({exc})") from exc
-        return self._decode(body, content_type, where)
+        return self._decode(body, content_type, where, max_rows)
 
-    def _decode(self, body: bytes, content_type: str, where: str) -> list[dict[str, RdfTerm]]:
+    def _decode(
+        self, body: bytes, content_type: str, where: str, max_rows: int | None = None
+    ) -> Rows:
         head = body.lstrip()[:200].lower()
         words = server_words(body)
         fix = _USER_AGENT_FIX if _user_agent_refusal(words) else ""
@@ -744,7 +764,7 @@ class SparqlEndpointSource:
                 f"{self.name}: {where} sent malformed JSON ({exc}){said}.{fix}"
             ) from exc
         try:
-            return rows_from_json(data)
+            return rows_from_json(data, max_rows)
         except BadResults as exc:
             raise SourceError(f"{self.name}: {where} sent unexpected results: {exc}") from exc
 
