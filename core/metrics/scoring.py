@@ -55,7 +55,7 @@ from core.metrics.base import ENTITY_PPL, PPL, EntityInfo, MetricValue, ScoringI
 QUALITIES = ("gold", "silver")
 LANGUAGES = ("en", "it", "es")
 CHUNK = 64  # texts per sentence-scoring call: the cancel and progress granularity
-_QID = re.compile(r"^Q[1-9]\d*$")
+_QID = re.compile(r"\AQ[1-9][0-9]*\Z")
 _IN_CHUNK = 500  # SQLite host parameters per IN list
 
 

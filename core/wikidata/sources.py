@@ -412,6 +412,15 @@ _READ_CHUNK = 64 * 1024
 _WORDS_BYTES = 16 * 1024  # how much of a refusal is read to quote the server's words
 
 
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _declared_length(response: Any) -> int | None:
+    """The Content-Length a response announced, or None (absent or not a number)."""
+    value = (response.headers.get("Content-Length", "") or "").strip()
+    return int(value) if _DIGITS.fullmatch(value) and len(value) <= 18 else None
+
+
 class _Retryable(Exception):
     def __init__(self, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
@@ -428,8 +437,8 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    if _DIGITS.fullmatch(value):  # ASCII digits only: str.isdigit() also takes "²"
+        return float(value) if len(value) <= 12 else 1e12
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -646,10 +655,10 @@ class SparqlEndpointSource:
     ) -> bytes:
         """The body, read in chunks so that neither a slow drip nor a huge answer can
         outlast the budget or the cap (``truncate``: the first ``cap`` bytes suffice)."""
-        declared = response.headers.get("Content-Length", "") or ""
-        if declared.strip().isdigit() and int(declared) > cap and not truncate:
+        declared = _declared_length(response)
+        if declared is not None and declared > cap and not truncate:
             raise SourceError(
-                f"{self.name}: {where} announced an answer of {int(declared):,} bytes, more "
+                f"{self.name}: {where} announced an answer of {declared:,} bytes, more "
                 f"than the cap of {cap:,} bytes; raise --max-response-mb or ask for less "
                 "(a smaller --page-size)"
             )
@@ -688,9 +697,9 @@ class SparqlEndpointSource:
                 )
             chunks.append(chunk)
         remaining = getattr(response, "length", None)
-        if declared.strip().isdigit() and (remaining or size < int(declared)):
+        if declared is not None and (remaining or size < declared):
             raise _Retryable(
-                f"{where} closed the connection after {size:,} of the {int(declared):,} "
+                f"{where} closed the connection after {size:,} of the {declared:,} "
                 "bytes it announced"
             )
         return b"".join(chunks)

@@ -154,3 +154,13 @@ def test_refusals_and_bad_headers_exit_2(
     status, _, err = run(capsys, "fetch", "City", "--session", str(tmp_path / "t.taillens"),
                          "--source", fake_endpoint.url, "--time-budget", "0", "--quiet")
     assert status == 2 and "--time-budget" in err
+
+
+@pytest.mark.parametrize("qid", ["Q990000116\n", "Q42\r", "Q42 "])
+def test_entity_with_a_trailing_newline_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, qid: str
+) -> None:
+    session = tmp_path / "s.taillens"
+    status, _, err = run(capsys, "entity", qid, "--session", str(session))
+    assert status == 2 and "is not a Wikidata item id" in err and "Traceback" not in err
+    assert not session.exists()  # refused before anything was opened or written

@@ -234,3 +234,11 @@ def test_good_page_still_parses(fake_endpoint: FakeEndpoint) -> None:
     fake_endpoint.replies = [Reply(200, body, JSON_HEADERS, content_length=-1)]
     page = make_source(fake_endpoint.url, FakeSleep()).members_page(CITY, 0, 10)
     assert [e.qid for e in page.entities] == ["Q1", "Q3"] and page.overflow == 0
+
+
+def test_retry_after_odd_values() -> None:
+    from core.wikidata.sources import parse_retry_after
+
+    assert parse_retry_after("²") is None and parse_retry_after("١٢") is None
+    assert parse_retry_after("9" * 5000) == 1e12  # no int() of 5,000 digits
+    assert parse_retry_after("Fri, 99 Foo 99999 99:99:99 GMT") is None
