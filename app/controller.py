@@ -123,10 +123,16 @@ class AppController(QObject):
         return handle
 
     def _show_import_report(self, path: Path, report: Any) -> None:
-        details = "\n".join(f"{e.where}: {e.reason}" for e in report.errors)
+        warnings = getattr(report, "warnings", [])
+        details = "\n".join(
+            [f"{e.where}: {e.reason}" for e in report.errors]
+            + [f"{e.where} (imported): {e.reason}" for e in warnings]
+        )
         text = f"{path.name}: {report.summary_line()}."
         if report.errors:
             text += " The entries listed under Details were skipped; the rest was imported."
+        if warnings:
+            text += f" {len(warnings)} imported entries look wrong (see Details)."
         self.window.show_message("Import finished", text, details)
 
     def export_file(self, path: Path, format_name: str) -> JobHandle | None:

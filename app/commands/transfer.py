@@ -72,6 +72,7 @@ def run_import(args: argparse.Namespace) -> int:
         report = run_in_terminal(job, quiet=args.quiet)
     print(f"{args.file.name}: {report.summary_line()}")
     _list_errors(report.errors)
+    _list_errors(getattr(report, "warnings", []), "imported, but ")
     # Nothing imported from a file with entries is a failure a script should notice.
     return 0 if report.units or not report.entries else 2
 

@@ -26,6 +26,9 @@ class ImportReport:
     errors: list[EntryError] = field(default_factory=list)
     triples: int = 0
     source: str = ""
+    # Entries imported that look wrong (e.g. an id that is not a Wikidata id), each
+    # with what looks wrong; they are in the session, unlike ``errors``.
+    warnings: list[EntryError] = field(default_factory=list)
 
     def summary_line(self) -> str:
         # Plain integers (no thousands separators) so scripts can parse the line.
