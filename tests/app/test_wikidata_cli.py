@@ -164,3 +164,14 @@ def test_entity_with_a_trailing_newline_is_refused(
     status, _, err = run(capsys, "entity", qid, "--session", str(session))
     assert status == 2 and "is not a Wikidata item id" in err and "Traceback" not in err
     assert not session.exists()  # refused before anything was opened or written
+
+
+def test_retry_after_wait_is_reported_on_stderr(
+    capsys: pytest.CaptureFixture[str], fake_endpoint: FakeEndpoint  # noqa: F811
+) -> None:
+    fake_endpoint.replies = [Reply(503, b"busy", {"Retry-After": "1"}),
+                             Reply(200, good_body(["Q1", "Q2"]), JSON_HEADERS)]
+    status, out, err = run(capsys, "distribution", "City", "--source", fake_endpoint.url,
+                           "--time-budget", "10")
+    assert status == 0 and "n = 2" in out
+    assert "HTTP 503" in err and "asked to wait 1 s" in err and "retrying in 1 s" in err
