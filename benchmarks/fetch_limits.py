@@ -4,7 +4,7 @@
 
 A local fault server on 127.0.0.1 plays each endpoint; every case runs the real CLI
 (`python -m app fetch City --source URL --limit 20000 --page-size 1000`) in a fresh
-process and reports its exit status, wall time, peak RSS (from wait4), requests the
+process and reports its exit status, wall time, peak RSS (VmHWM), requests the
 server saw and members stored, with the default limits (time budget 60 s per request,
 64 MB per answer) unless --budget says otherwise:
 
@@ -23,6 +23,7 @@ import contextlib
 import http.server
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FLAG = {"type": "literal", "datatype": "http://www.w3.org/2001/XMLSchema#boolean"}
@@ -149,16 +151,11 @@ def run_case(server: Server, case: str, budget: float, folder: Path) -> dict[str
                "--source", server.url, "--limit", "20000", "--page-size", "1000", "--quiet",
                "--contact", "benchmark@example.org", "--time-budget", f"{budget:g}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
-    assert process.stdout is not None and process.stderr is not None
-    # wait4 gives this child's own peak RSS; read the pipes first (they are small).
-    out = process.stdout.read()
-    err = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    elapsed = time.perf_counter() - started
+    with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
+        code, elapsed, peak = run_measured(command, ROOT, env, 900, out_file, err_file)
+        out_file.seek(0)
+        err_file.seek(0)
+        out, err = out_file.read(), err_file.read()
     stored = None
     if session.exists():
         import sqlite3
@@ -166,9 +163,45 @@ def run_case(server: Server, case: str, budget: float, folder: Path) -> dict[str
         with sqlite3.connect(session) as conn:
             stored = conn.execute("SELECT count(*) FROM category_members").fetchone()[0]
     message = (out.decode() + err.decode()).strip().splitlines()
-    return {"case": case, "exit": process.returncode, "seconds": round(elapsed, 1),
-            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "requests": server.requests,
+    return {"case": case, "exit": code, "seconds": round(elapsed, 1),
+            "peak_rss_mb": round(peak, 1), "requests": server.requests,
             "stored": stored, "said": message[-1][:220] if message else ""}
+
+
+def _hwm_mb(pid: int, last: float) -> float:
+    """The process's own peak RSS (VmHWM) so far. Not wait4's ru_maxrss: on Linux that
+    also counts this (parent) process's memory, copied at fork, before the exec."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return max(last, int(line.split()[1]) / 1024)
+    except OSError:
+        pass
+    return last
+
+
+def run_measured(command: list[str], cwd: Path, env: dict[str, str], limit_s: float,
+                 stdout: Any, stderr: Any) -> tuple[int | None, float, float]:
+    """(exit status or None when killed at ``limit_s``, seconds, peak RSS in MB)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=stdout, stderr=stderr,
+                               start_new_session=True)
+    peak = 0.0
+    code: int | None = None
+    while True:
+        peak = _hwm_mb(process.pid, peak)
+        finished, status, _ = os.wait4(process.pid, os.WNOHANG)
+        if finished:
+            code = os.waitstatus_to_exitcode(status)
+            break
+        if time.perf_counter() - started > limit_s:
+            os.killpg(process.pid, signal.SIGKILL)
+            os.wait4(process.pid, 0)
+            break
+        time.sleep(0.05)
+    process.returncode = code if code is not None else -9
+    return code, time.perf_counter() - started, peak
 
 
 def main() -> int:

@@ -8,7 +8,7 @@ Builds the session through core: the TailNLG benchmark is imported once
 copied under new ids (``<uid>#copyN``) until there are --units of them, and one
 external model run gets a verbalisation per unit. Each export then runs the real CLI
 (`python -m app export OUT --session S --format F`) in a fresh process; the script
-prints wall time, peak RSS (from wait4) and file size. With --before TREE (a checkout of
+prints wall time, peak RSS (VmHWM) and file size. With --before TREE (a checkout of
 older code, e.g. `git archive <commit> | tar -x -C TREE`) the same exports run with that
 code too, each stopped after --limit-s seconds.
 """
@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -86,26 +87,48 @@ def build(path: Path, units: int) -> int:
 def export(tree: Path, session: Path, fmt: str, out: Path, limit_s: float) -> str:
     command = [sys.executable, "-m", "app", "export", str(out), "--session", str(session),
                "--format", fmt, "--quiet"]
-    started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               start_new_session=True)
-    deadline = started + limit_s
-    while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            os.killpg(process.pid, signal.SIGKILL)
-            pid, status, usage = os.wait4(process.pid, 0)
-            break
-        time.sleep(0.1)
-    elapsed = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
+    code, elapsed, peak = run_measured(command, tree, {**os.environ, "PYTHONPATH": str(tree)},
+                                       limit_s, subprocess.DEVNULL, subprocess.DEVNULL)
     size = out.stat().st_size / 1e6 if out.exists() else 0.0
-    ended = f"exit {code}" if code >= 0 else f"killed after {limit_s:.0f} s"
-    return (f"{fmt:<9} {elapsed:7.1f} s  peak RSS {usage.ru_maxrss / 1024:7.0f} MB  "
+    ended = f"exit {code}" if code is not None else f"killed after {limit_s:.0f} s"
+    return (f"{fmt:<9} {elapsed:7.1f} s  peak RSS {peak:7.0f} MB  "
             f"{size:7.1f} MB written  ({ended})")
+
+
+def _hwm_mb(pid: int, last: float) -> float:
+    """The process's own peak RSS (VmHWM) so far. Not wait4's ru_maxrss: on Linux that
+    also counts this (parent) process's memory, copied at fork, before the exec."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return max(last, int(line.split()[1]) / 1024)
+    except OSError:
+        pass
+    return last
+
+
+def run_measured(command: list[str], cwd: Path, env: dict[str, str], limit_s: float,
+                 stdout: Any, stderr: Any) -> tuple[int | None, float, float]:
+    """(exit status or None when killed at ``limit_s``, seconds, peak RSS in MB)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=stdout, stderr=stderr,
+                               start_new_session=True)
+    peak = 0.0
+    code: int | None = None
+    while True:
+        peak = _hwm_mb(process.pid, peak)
+        finished, status, _ = os.wait4(process.pid, os.WNOHANG)
+        if finished:
+            code = os.waitstatus_to_exitcode(status)
+            break
+        if time.perf_counter() - started > limit_s:
+            os.killpg(process.pid, signal.SIGKILL)
+            os.wait4(process.pid, 0)
+            break
+        time.sleep(0.05)
+    process.returncode = code if code is not None else -9
+    return code, time.perf_counter() - started, peak
 
 
 def main() -> int:
