@@ -147,7 +147,7 @@ class AppController(QObject):
         warnings = getattr(report, "warnings", [])
         details = "\n".join(
             [f"{e.where}: {e.reason}" for e in report.errors]
-            + [f"warning: {e.where}: {e.reason}" for e in warnings]
+            + [f"{e.where} (imported): {e.reason}" for e in warnings]
             + (["", "Files:"] + files if files else []))
         text = f"{path.name}: {report.summary_line()}."
         if report.errors:

@@ -8,6 +8,7 @@ on every line move because it is fast enough (see ``benchmarks/tiers.py``).
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +85,7 @@ class BrowserPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.category: str | None = None
+        self.incomplete: str | None = None  # why the last fetch stopped early
         self.distribution: Distribution | None = None
         self.overlays: dict[str, Distribution] = {}
         self.lines: dict[str, float | None] = {"pareto": None, "head_tail": None, "torso": None}
@@ -315,6 +317,7 @@ class BrowserPanel(QWidget):
             self.category_combo.setCurrentText(name)
             self.category_combo.blockSignals(False)
         selected = self.selected_qid()
+        self.incomplete = columns.incomplete
         self.distribution = Distribution(columns.statements) if len(columns) else None
         self.model.set_entities(columns)
         self._recompute_lines()
@@ -409,7 +412,10 @@ class BrowserPanel(QWidget):
         self.summary = self.result.summary
         self.plots.set_lines(self.lines["pareto"], self.lines["head_tail"],
                              self.result.torso_line)
-        self.summary_label.setText(_summary_text(self.summary, self.lines))
+        text = _summary_text(self.summary, self.lines)
+        if self.incomplete:
+            text += f"<br><b>Incomplete:</b> {html.escape(self.incomplete)}"
+        self.summary_label.setText(text)
         self._update_count()
         if self.category is not None:
             self.tiers_changed.emit(self.category, self.summary)

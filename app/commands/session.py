@@ -26,9 +26,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from core.store import read_session_info
+    import sqlite3
+    from contextlib import closing
 
-    print(json.dumps(read_session_info(args.session), indent=2, sort_keys=True))
+    from core.store import read_session_info
+    from core.store.session import _connect_read_only
+    from core.wikidata.cache import category_fetch_states
+
+    info = read_session_info(args.session)
+    # Each category with members held and whether its last fetch was complete.
+    try:
+        with closing(_connect_read_only(Path(info["path"]))) as conn:
+            info["categories"] = category_fetch_states(conn)
+    except sqlite3.DatabaseError:
+        info["categories"] = None  # the file was described; its categories cannot be read
+    print(json.dumps(info, indent=2, sort_keys=True))
     return 0
 
 

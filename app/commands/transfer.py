@@ -95,7 +95,7 @@ def run_import(args: argparse.Namespace) -> int:
     if getattr(report, "mentions", 0):
         print(f"  {report.mentions} entity mentions stored with their texts")
     _list_errors(report.errors)
-    _list_errors(getattr(report, "warnings", []), "warning: ")
+    _list_errors(getattr(report, "warnings", []), "imported, but ")
     # Nothing imported from a file with entries is a failure a script should notice,
     # unless it was all there already (a re-run after a crash ends in the same state).
     rerun = report.already and not report.errors

@@ -17,6 +17,46 @@ def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", default="embedded", help=SOURCE_HELP)
     parser.add_argument("--contact", help="e-mail or URL for the User-Agent sent to endpoints "
                         "(default: $TAILLENS_CONTACT)")
+    parser.add_argument("--time-budget", type=float, default=60.0, metavar="SECONDS",
+                        help="most time one request to an endpoint may take, retries and "
+                        "waits (Retry-After) included (default 60)")
+    parser.add_argument("--max-response-mb", type=float, default=64.0, metavar="MB",
+                        help="largest answer read from an endpoint (default 64 MB)")
+
+
+class _WaitReporter:
+    """Says on stderr that a request waits before a retry, and why (then every 10 s)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.last: float | None = None
+
+    def __call__(self, seconds: float, reason: str) -> None:
+        import math
+        import sys
+
+        if self.quiet:
+            return
+        fresh = self.last is None or seconds > self.last
+        if fresh or math.ceil(seconds) % 10 == 0 and math.ceil(self.last or 0) % 10 != 0:
+            sys.stderr.write(f"{reason}: retrying in {math.ceil(seconds)} s\n")
+            sys.stderr.flush()
+        self.last = seconds
+
+
+def _source(args: argparse.Namespace, store: Any):  # -> WikidataSource
+    from core.wikidata.open_source import open_source
+    from core.wikidata.queries import QueryError
+
+    if not 0 < args.time_budget <= 86_400:
+        raise QueryError(f"--time-budget must be more than 0 and at most 86400 s, "
+                         f"not {args.time_budget:g}")
+    if not 0 < args.max_response_mb <= 1_000_000:
+        raise QueryError(f"--max-response-mb must be more than 0, not {args.max_response_mb:g}")
+    return open_source(args.source, store, contact=args.contact,
+                       on_wait=_WaitReporter(getattr(args, "quiet", False)),
+                       budget_s=args.time_budget,
+                       max_response_bytes=int(args.max_response_mb * 1024 * 1024))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -97,7 +137,6 @@ def run_distribution(args: argparse.Namespace) -> int:
     from core.tiers import Distribution, TierSettings, tier_category
     from core.wikidata.category_store import find_category
     from core.wikidata.fetch import collect_members_job
-    from core.wikidata.open_source import open_source
     from core.wikidata.queries import QueryError
 
     for value, name in ((args.share, "--share"), (args.head_fraction, "--head-fraction")):
@@ -106,14 +145,21 @@ def run_distribution(args: argparse.Namespace) -> int:
     store = _open_session(args.session)
     try:
         category = find_category(store, args.category)
-        source = open_source(args.source, store, contact=args.contact)
+        source = _source(args, store)
         members = run_in_terminal(collect_members_job(source, category, args.limit),
                                   quiet=args.quiet)
+        incomplete = getattr(members, "incomplete", None)
+        if source.kind == "cache" and store is not None:
+            from core.wikidata.cache import fetch_status, incomplete_note
+
+            # What the session holds is as complete as the fetch that brought it.
+            incomplete = incomplete_note(*fetch_status(store, category.name))
     finally:
         if store is not None:
             store.close()
     result: dict[str, Any] = {"category": category.name, "source": source.name,
-                              "n": len(members)}
+                              "n": len(members), "complete": incomplete is None,
+                              "incomplete": incomplete}
     if members:
         counts = np.array([m.statement_count for m in members], dtype=np.int64)
         dist = Distribution(counts)
@@ -152,7 +198,8 @@ def _tiers_json(summary: Any) -> dict[str, Any]:
 
 
 def _print_distribution(result: dict[str, Any]) -> None:
-    print(f"{result['category']} from {result['source']}: n = {result['n']:,}")
+    print(f"{result['category']} from {result['source']}: n = {result['n']:,}"
+          + (f" (incomplete: {result['incomplete']})" if result["incomplete"] else ""))
     if not result["n"]:
         return
     cut = result["cutoffs"]
@@ -172,22 +219,21 @@ def run_fetch(args: argparse.Namespace) -> int:
     from core.store import SessionStore
     from core.wikidata.category_store import find_category
     from core.wikidata.fetch import fetch_category_job
-    from core.wikidata.open_source import open_source
 
     with SessionStore.open(args.session, create=True) as store:
         category = find_category(store, args.category)
-        source = open_source(args.source, store, contact=args.contact)
+        source = _source(args, store)
         job = fetch_category_job(store, source, category, args.limit, args.page_size)
         summary = run_in_terminal(job, quiet=args.quiet)
     print(f"{summary.category}: fetched {summary.fetched:,} in {summary.pages} pages "
-          f"(session had {summary.resumed_from:,}; now {summary.total_in_session:,})")
+          f"(session had {summary.resumed_from:,}; now {summary.total_in_session:,})"
+          + (f"; incomplete: {summary.incomplete}" if summary.incomplete else "; complete"))
     return 0
 
 
 def run_entity(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from core.wikidata.open_source import open_source
     from core.wikidata.queries import check_qid
 
     qid = check_qid(args.qid)
@@ -195,7 +241,7 @@ def run_entity(args: argparse.Namespace) -> int:
 
     store = _open_session(args.session)
     try:
-        source = open_source(args.source, store, contact=args.contact)
+        source = _source(args, store)
         if store is not None and source.kind != "cache":
             details = fetch_entity(store, source, qid)  # also keeps it in the session
         else:

@@ -27,7 +27,8 @@ class ImportReport:
     triples: int = 0
     source: str = ""
     # Accepted entries that look wrong (a text whose language differs from its
-    # siblings'), listed like errors; and, for a folder, one summary line per file.
+    # siblings', an id that is not a Wikidata id): in the session, unlike ``errors``.
+    # For a folder, one summary line per file.
     warnings: list[EntryError] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     mentions: int = 0  # entity mentions stored (enriched WebNLG ``references``)

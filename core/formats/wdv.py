@@ -68,6 +68,11 @@ RECORD_KEYS = (
 ANNOTATION_KEYS = ("fluency_scores", *AGGREGATE_FIELDS[:2], "adequacy_scores",
                    *AGGREGATE_FIELDS[2:])
 _QID = re.compile(r"Q[1-9][0-9]*")
+_PID = re.compile(r"P[1-9][0-9]*")
+# Bounds on what one record may hold: JSON nesting (the WDV layout needs 3 levels) and
+# the digits of an integer (Python refuses to convert more than 4,300; a score has 1).
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 40
 CHUNK_BYTES = 1 << 16  # read this much of the file at a time
 BATCH = 500  # parsed records inserted together (all in the import's one transaction)
 
@@ -127,9 +132,36 @@ def _scores(annotations: dict[str, Any], name: str, allowed: frozenset[int] | No
     return tuple(scores)
 
 
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if depth <= MAX_DEPTH:
+                stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict)
+                                                      else item))
+    return deepest
+
+
+def _looks_wrong(record: dict[str, Any]) -> list[str]:
+    """What an accepted record holds that does not look like Wikidata's ids."""
+    notes = []
+    if not _QID.fullmatch(record["subject_id"]):
+        notes.append(f"subject_id {record['subject_id']!r} is not a Wikidata item id like Q42")
+    if not _PID.fullmatch(record["property_id"]):
+        notes.append(
+            f"property_id {record['property_id']!r} is not a Wikidata property id like P31"
+        )
+    return notes
+
+
 def _parse_record(record: Any, file_name: str) -> ParsedRecord:
     if not isinstance(record, dict):
         raise RecordRejected(f"expected a JSON object, found {type(record).__name__}")
+    if _depth(record) > MAX_DEPTH:
+        raise RecordRejected(f"nests lists and objects more than {MAX_DEPTH} deep")
     missing = [name for name in REQUIRED_STRINGS if name not in record]
     if missing:
         raise RecordRejected(f"missing field(s): {', '.join(missing)}")
@@ -174,6 +206,22 @@ def _parse_record(record: Any, file_name: str) -> ParsedRecord:
     )
 
 
+class _NumberTooLong(ValueError):
+    def __init__(self, digits: int) -> None:
+        super().__init__(f"a number of {digits} digits")
+        self.digits = digits
+
+
+_DIGIT_CHARS = frozenset("0123456789")
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _NumberTooLong(digits)
+    return int(text)
+
+
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 # A decoding error this close to the end of what was read may only mean the value goes
 # on in the next chunk ("tru|e", "\\u00|e9", "-|1"); further back it is a real error.
@@ -197,7 +245,7 @@ class RecordReader:
         self.chunk_bytes = chunk_bytes or CHUNK_BYTES
         self.bytes_read = 0
         self._handle = path.open("rb")
-        self._decoder = json.JSONDecoder()
+        self._decoder = json.JSONDecoder(parse_int=_bounded_int)
         self._text_decoder = codecs.getincrementaldecoder("utf-8-sig")()
         self._buffer = ""
         self._pos = 0  # next character to read in the buffer
@@ -285,6 +333,18 @@ class RecordReader:
         while True:
             try:
                 value, end = self._decoder.raw_decode(self._buffer, self._pos)
+            except RecursionError:
+                raise self._error(
+                    "lists or objects nested too deeply (the record starting here)", self._pos
+                ) from None
+            except _NumberTooLong as exc:
+                if not self._eof and self._buffer[-1:] in _DIGIT_CHARS:
+                    self._fill()  # the number may go on in the next chunk: count it all
+                    continue
+                raise self._error(
+                    f"a number of {exc.digits:,} digits, more than {MAX_INT_DIGITS} (in the "
+                    "record starting here)", self._pos
+                ) from None
             except json.JSONDecodeError as exc:
                 near_end = exc.pos >= len(self._buffer) - _TAIL_MARGIN
                 if not self._eof and (near_end or exc.msg.startswith("Unterminated string")):
@@ -351,6 +411,7 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
     file_name = path.name
     size = path.stat().st_size
     errors: list[EntryError] = []
+    warnings: list[EntryError] = []  # imported, but not what a WDV record should hold
     batch: list[ParsedRecord] = []
     entries = units = already = 0
     seen_in_file: set[str] = set()
@@ -379,6 +440,7 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
                 continue
             taken.add(entry.uid)
             seen_in_file.add(entry.uid)
+            warnings.extend(EntryError(where, note) for note in _looks_wrong(record))
             batch.append(entry)
             units += 1
             if len(batch) >= BATCH:
@@ -392,7 +454,7 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
         if batch:
             _insert(db, batch, file_name, run_id)
     return ImportReport(entries, units, 0, errors, triples=units, source=file_name,
-                        already=already)
+                        already=already, warnings=warnings)
 
 
 def _workers(db: Any, count: int) -> list[int]:

@@ -75,7 +75,7 @@ from core.metrics.base import (
 QUALITIES = ("gold", "silver")
 LANGUAGES = ("en", "it", "es")
 CHUNK = 64  # texts per sentence-scoring call: the cancel and progress granularity
-_QID = re.compile(r"^Q[1-9]\d*$")
+_QID = re.compile(r"\AQ[1-9][0-9]*\Z")
 _IN_CHUNK = 500  # SQLite host parameters per IN list
 # The "model" of a perplexity group scored from a server run's stored log-probabilities.
 SERVER_LOGPROBS = "server log-probabilities"

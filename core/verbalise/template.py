@@ -37,8 +37,8 @@ CLAUSES: dict[str, tuple[str, str]] = {
 }
 CONJUNCTIONS = {"en": "and", "it": "e", "es": "y"}
 
-_TIME = re.compile(r"^[+-]?\d{1,16}-\d{2}-\d{2}(T00:00:00Z)?$")
-_QUANTITY = re.compile(r"^[+-]\d+(\.\d+)?$")
+_TIME = re.compile(r"^[+-]?\d{1,16}-\d{2}-\d{2}(T00:00:00Z)?\Z")
+_QUANTITY = re.compile(r"^[+-]\d+(\.\d+)?\Z")
 
 
 def render_object(value: str, lang: str) -> str:

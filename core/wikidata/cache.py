@@ -6,6 +6,7 @@ serves the same records, in the same order, from these tables.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
@@ -58,6 +59,8 @@ def _category_id(db: Session, category: Category) -> int:
     if row.pattern != category.pattern:
         # Members found with another pattern are not members of this one.
         db.execute(delete(m.CategoryMember).where(m.CategoryMember.category_id == row.id))
+        row.fetch_status = None
+        row.fetch_note = None
     row.class_qid = category.class_qid
     row.membership_property = category.membership_property
     row.pattern = category.pattern
@@ -222,10 +225,66 @@ def _members_select(category_name: str):  # noqa: ANN202 - a SQLAlchemy Select
     )
 
 
+FETCH_COMPLETE = "complete"
+FETCH_INCOMPLETE = "incomplete"
+
+
+def set_fetch_status(
+    store: SessionStore, category: Category, status: str, note: str | None = None
+) -> None:
+    """Record how the last fetch of the category's members ended (rev 0004 columns)."""
+    with store.unit_of_work() as db:
+        category_id = _category_id(db, category)
+        db.execute(
+            m.Category.__table__.update()
+            .where(m.Category.id == category_id)
+            .values(fetch_status=status, fetch_note=note)
+        )
+
+
+def fetch_status(store: SessionStore, category_name: str) -> tuple[str | None, str | None]:
+    """(status, note) of the category's last recorded fetch; (None, None) if none."""
+    with store.engine.connect() as conn:
+        row = conn.execute(
+            select(m.Category.fetch_status, m.Category.fetch_note).where(
+                m.Category.name == category_name
+            )
+        ).first()
+    return (row[0], row[1]) if row is not None else (None, None)
+
+
+def incomplete_note(status: str | None, note: str | None) -> str | None:
+    """The words to show beside a category whose last fetch stopped early, or None."""
+    if status != FETCH_INCOMPLETE:
+        return None
+    return note or "the last fetch stopped early"
+
+
+def category_fetch_states(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    """Each category of a session with its members held and how its last fetch ended,
+    through a plain (read-only) SQLite connection: ``session info`` describes a file
+    without opening it as a session. An older schema without the columns says None."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    if "categories" not in tables or "category_members" not in tables:
+        return []
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(categories)")}
+    status = "c.fetch_status, c.fetch_note" if "fetch_status" in columns else "NULL, NULL"
+    rows = conn.execute(
+        f"SELECT c.name, {status}, (SELECT count(*) FROM category_members m "
+        "WHERE m.category_id = c.id) FROM categories c ORDER BY c.name"
+    ).fetchall()
+    return [
+        {"name": name, "members": int(count), "fetch_status": state,
+         "incomplete": incomplete_note(state, note)}
+        for name, state, note, count in rows
+    ]
+
+
 def load_category(store: SessionStore, category_name: str) -> CategoryTable:
     with store.engine.connect() as conn:
         rows = conn.execute(_members_select(category_name)).all()
     columns = list(zip(*rows, strict=True)) if rows else [()] * 7
+    incomplete = incomplete_note(*fetch_status(store, category_name))
     return CategoryTable(
         category_name,
         list(columns[0]),
@@ -235,6 +294,7 @@ def load_category(store: SessionStore, category_name: str) -> CategoryTable:
         np.asarray(columns[4], dtype=bool),
         np.asarray(columns[5], dtype=bool),
         np.asarray(columns[6], dtype=bool),
+        incomplete,
     )
 
 

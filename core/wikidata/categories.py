@@ -10,8 +10,8 @@ from functools import lru_cache
 from core.errors import UserFacingError
 from resources import resource_path
 
-QID_RE = re.compile(r"^Q[1-9][0-9]*$")
-PID_RE = re.compile(r"^P[1-9][0-9]*$")
+QID_RE = re.compile(r"\AQ[1-9][0-9]*\Z")  # \Z: "$" would let "Q42\n" pass
+PID_RE = re.compile(r"\AP[1-9][0-9]*\Z")
 DEFAULT_LIMIT = 20_000
 
 

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.jobs import Job, JobContext
+from core.jobs import Job, JobCancelled, JobContext
 from core.store import SessionStore
-from core.wikidata.cache import fetched_count, store_entity, store_members_page
+from core.wikidata.cache import (
+    FETCH_COMPLETE,
+    FETCH_INCOMPLETE,
+    fetch_status,
+    fetched_count,
+    incomplete_note,
+    set_fetch_status,
+    store_entity,
+    store_members_page,
+)
 from core.wikidata.categories import DEFAULT_LIMIT, Category
 from core.wikidata.queries import check_int
-from core.wikidata.records import EntityDetails, EntityRecord
+from core.wikidata.records import EntityDetails, EntityRecord, MembersPage
 from core.wikidata.sources import WikidataSource
 
 
@@ -25,6 +34,18 @@ class FetchSummary:
     total_in_session: int
     pages: int
     resumed_from: int  # members the session held before this run
+    incomplete: str | None = None  # why the fetch stopped before the category's end
+
+
+def _overflow_note(page: MembersPage, want: int) -> str:
+    return (
+        f"the source sent {len(page.entities) + page.overflow:,} rows for a page of "
+        f"{want:,} members (it ignores LIMIT); only {want:,} members were kept"
+    )
+
+
+def _join(first: str | None, second: str) -> str:
+    return f"{first}; {second}" if first else second
 
 
 def fetch_category_job(
@@ -34,7 +55,13 @@ def fetch_category_job(
     limit: int = DEFAULT_LIMIT,
     page_size: int = 1000,
 ) -> Job[FetchSummary]:
-    """A job that fetches up to ``limit`` members of ``category`` into ``store``."""
+    """A job that fetches up to ``limit`` members of ``category`` into ``store``.
+
+    Paging stops at a short page (the category's end: the fetch is complete), at
+    ``limit``, or when a page brings no member the session does not hold (an endpoint
+    that ignores OFFSET). The category's fetch status records how it ended; it reads
+    "incomplete" while the fetch runs, so a killed fetch is never taken for a whole one.
+    """
     check_int(limit, "limit", 1, 10_000_000)
     check_int(page_size, "page size", 1, 50_000)
 
@@ -42,24 +69,61 @@ def fetch_category_job(
         start = fetched_count(store, category.name)
         offset = start
         pages = 0
+        note: str | None = None
 
         def summary() -> FetchSummary:
-            return FetchSummary(category.name, offset - start, offset, pages, start)
+            return FetchSummary(category.name, offset - start, offset, pages, start, note)
 
         job.partial = summary()
         ctx.progress(offset, limit, "resuming" if start else "starting")
-        while offset < limit:
-            ctx.check_cancelled()
-            want = min(page_size, limit - offset)
-            page = source.members_page(category, offset, want, token=ctx.token)
-            store_members_page(store, category, page, source.name)
-            pages += 1
-            # The session decides the offset: a page may repeat members already held.
-            offset = fetched_count(store, category.name)
+        if offset >= limit:
+            note = incomplete_note(*fetch_status(store, category.name))
+            return summary()
+        set_fetch_status(store, category, FETCH_INCOMPLETE, "fetch in progress or interrupted")
+        complete = False
+        try:
+            while offset < limit:
+                ctx.check_cancelled()
+                want = min(page_size, limit - offset)
+                page = source.members_page(category, offset, want, token=ctx.token)
+                limited = page.limited(want)
+                store_members_page(store, category, limited, source.name)
+                pages += 1
+                before = offset
+                # The session decides the offset: a page may repeat members already held.
+                offset = fetched_count(store, category.name)
+                if limited.overflow:
+                    note = _overflow_note(page, want)
+                job.partial = summary()
+                ctx.progress(offset, limit, f"page {pages}")
+                if len(page.entities) < want:
+                    complete = not note
+                    break  # a short page is the last one
+                if offset == before:
+                    note = _join(note, (
+                        f"page {pages} (offset {before:,}) brought no member the session "
+                        "did not already hold; the source may ignore OFFSET, so paging stopped"
+                    ))
+                    break
+            else:
+                note = note or (
+                    f"stopped at the limit of {limit:,} members; the category may have more"
+                )
+        except JobCancelled:
+            note = f"cancelled after {offset:,} members"
+            set_fetch_status(store, category, FETCH_INCOMPLETE, note)
             job.partial = summary()
-            ctx.progress(offset, limit, f"page {pages}")
-            if len(page.entities) < want:
-                break  # a short page is the last one
+            raise
+        except Exception as exc:
+            note = f"stopped after {offset:,} members: {exc}"
+            set_fetch_status(store, category, FETCH_INCOMPLETE, note)
+            job.partial = summary()
+            raise
+        if complete:
+            note = None
+            set_fetch_status(store, category, FETCH_COMPLETE, None)
+        else:
+            set_fetch_status(store, category, FETCH_INCOMPLETE, note)
         return summary()
 
     job: Job[FetchSummary] = Job(
@@ -83,6 +147,12 @@ def fetch_entity(store: SessionStore, source: WikidataSource, qid: str) -> Entit
     return details
 
 
+class Members(list[EntityRecord]):
+    """Members read without a session; ``incomplete`` says why reading stopped early."""
+
+    incomplete: str | None = None
+
+
 def collect_members_job(
     source: WikidataSource,
     category: Category,
@@ -90,21 +160,40 @@ def collect_members_job(
     page_size: int = 1000,
 ) -> Job[list[EntityRecord]]:
     """A job that pages through a category's members without a session (for a quick
-    look at a distribution). Cancelled, it hands back the members that arrived."""
+    look at a distribution). Cancelled, it hands back the members that arrived. Each
+    member counts once; paging stops when a page brings nothing new."""
     check_int(limit, "limit", 1, 10_000_000)
     check_int(page_size, "page size", 1, 50_000)
 
     def run(ctx: JobContext) -> list[EntityRecord]:
-        members: list[EntityRecord] = []
+        members = Members()
+        seen: set[str] = set()
+        offset = 0
         job.partial = members
         while len(members) < limit:
             ctx.check_cancelled()
             want = min(page_size, limit - len(members))
-            page = source.members_page(category, len(members), want, token=ctx.token)
-            members.extend(page.entities)
+            page = source.members_page(category, offset, want, token=ctx.token)
+            limited = page.limited(want)
+            offset += len(limited.entities)
+            new = [e for e in limited.entities if e.qid not in seen]
+            seen.update(e.qid for e in new)
+            members.extend(new)
+            if limited.overflow:
+                members.incomplete = _overflow_note(page, want)
             ctx.progress(len(members), limit, f"{len(members):,} members")
             if len(page.entities) < want:
                 break
+            if not new:
+                members.incomplete = _join(members.incomplete, (
+                    f"a page at offset {offset - len(limited.entities):,} brought no new "
+                    "member; the source may ignore OFFSET, so paging stopped"
+                ))
+                break
+        else:
+            members.incomplete = members.incomplete or (
+                f"stopped at the limit of {limit:,} members; the category may have more"
+            )
         return members
 
     job: Job[list[EntityRecord]] = Job(

@@ -119,9 +119,11 @@ def string_literal(text: str, lang: str | None = None) -> str:
 
 # -- user membership patterns ---------------------------------------------------------
 
+# Whole keyword tokens only: not ?with or $order (variables), wd:Order or order:x
+# (prefixed names), _:with (blank nodes) nor a longer name such as "withdrawn".
 _FORBIDDEN = re.compile(
-    r"\b(SERVICE|INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH|USING|"
-    r"PREFIX|BASE|SELECT|CONSTRUCT|DESCRIBE|ASK|LIMIT|OFFSET|ORDER|GROUP|HAVING)\b",
+    r"(?<![\w?$:])(SERVICE|INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH|USING|"
+    r"PREFIX|BASE|SELECT|CONSTRUCT|DESCRIBE|ASK|LIMIT|OFFSET|ORDER|GROUP|HAVING)(?![\w:])",
     re.IGNORECASE,
 )
 _STRING = re.compile(

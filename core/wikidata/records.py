@@ -74,6 +74,17 @@ class MembersPage:
     category: str
     offset: int
     entities: tuple[EntityRecord, ...]
+    # Members the source sent beyond the LIMIT asked for, left out (a server that
+    # ignores LIMIT must not make a fetch store more than asked).
+    overflow: int = 0
+
+    def limited(self, limit: int) -> MembersPage:
+        """This page with at most ``limit`` members (the first ones, in qid order)."""
+        if len(self.entities) <= limit:
+            return self
+        extra = len(self.entities) - limit
+        return MembersPage(self.category, self.offset, self.entities[:limit],
+                           self.overflow + extra)
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,6 +99,9 @@ class CategoryTable:
     has_en: np.ndarray  # bool
     has_it: np.ndarray  # bool
     has_es: np.ndarray  # bool
+    # Why the last fetch of these members stopped early (None: complete, or never
+    # recorded); shown wherever the category is shown.
+    incomplete: str | None = None
 
     def __len__(self) -> int:
         return len(self.qids)

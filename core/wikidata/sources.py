@@ -8,12 +8,17 @@ sources over the same data return equal records.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import gzip
+import html
+import http.client
 import json
+import re
 import socket
 import time
 import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,15 +80,25 @@ class BadResults(ValueError):
     """Results that do not have the shape a query promises; the caller names the source."""
 
 
-def rows_from_json(data: Any) -> list[dict[str, RdfTerm]]:
-    """SPARQL 1.1 JSON results -> neutral rows; any malformed part raises BadResults."""
+class Rows(list[dict[str, RdfTerm]]):
+    """Neutral rows; ``dropped`` counts the rows past ``max_rows`` left unread."""
+
+    dropped = 0
+
+
+def rows_from_json(data: Any, max_rows: int | None = None) -> Rows:
+    """SPARQL 1.1 JSON results -> neutral rows; any malformed part raises BadResults.
+    Past ``max_rows`` rows are only counted (a server that ignores LIMIT)."""
     if not isinstance(data, dict):
         raise BadResults("the answer is not a JSON object")
     results = data.get("results")
     bindings = results.get("bindings") if isinstance(results, dict) else None
     if not isinstance(bindings, list):
         raise BadResults("the answer has no results.bindings list")
-    rows = []
+    rows = Rows()
+    if max_rows is not None and len(bindings) > max_rows:
+        rows.dropped = len(bindings) - max_rows
+        bindings = bindings[:max_rows]
     for index, binding in enumerate(bindings):
         if not isinstance(binding, dict):
             raise BadResults(f"result {index} is not an object")
@@ -387,6 +402,24 @@ def _check(token: CancelToken | None) -> None:
 
 # -- HTTP endpoints -------------------------------------------------------------------
 
+# Hard limits of one request (METHODS has no figure for these; they are settings: the
+# CLI's --time-budget and --max-response-mb, SparqlEndpointSource's budget_s and
+# max_response_bytes). A members page of 1,000 items is about 0.5 MB of JSON and the
+# claims of a very large item a few MB, so 64 MB leaves room and still bounds memory.
+DEFAULT_BUDGET_S = 60.0
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+_READ_CHUNK = 64 * 1024
+_WORDS_BYTES = 16 * 1024  # how much of a refusal is read to quote the server's words
+
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _declared_length(response: Any) -> int | None:
+    """The Content-Length a response announced, or None (absent or not a number)."""
+    value = (response.headers.get("Content-Length", "") or "").strip()
+    return int(value) if _DIGITS.fullmatch(value) and len(value) <= 18 else None
+
 
 class _Retryable(Exception):
     def __init__(self, message: str, retry_after: float | None = None) -> None:
@@ -395,24 +428,73 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+class _OverBudget(Exception):
+    """The request's time budget ran out while an answer was arriving."""
+
+
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    if _DIGITS.fullmatch(value):  # ASCII digits only: str.isdigit() also takes "²"
+        return float(value) if len(value) <= 12 else 1e12
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when is None:
         return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    try:
+        stamp = when.timestamp()
+    except (OverflowError, ValueError, OSError):
+        return None
+    return max(0.0, stamp - (time.time() if now is None else now))
+
+
+def check_header_value(value: str, what: str) -> str:
+    """Refuse what cannot go into an HTTP header unchanged: line breaks (which would
+    start a header of their own), other control characters, and non-Latin-1 text."""
+    bad = next((ch for ch in value if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
+    if bad is not None:
+        raise SourceError(
+            f"{what} {value!r} contains the control character {bad!r} (a line break or "
+            "similar), which cannot go into an HTTP header; give an e-mail address or URL"
+        )
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        raise SourceError(
+            f"{what} {value!r} has characters an HTTP header cannot carry; "
+            "give an e-mail address or URL in plain ASCII"
+        ) from None
+    return value
+
+
+def server_words(body: bytes, limit: int = 300) -> str:
+    """What a server said in a refusal, as one short line (tags of a web page removed)."""
+    text = body[:_WORDS_BYTES].decode("utf-8", errors="replace")
+    text = re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", text)
+    text = re.sub(r"<[^>]*>", " ", text)
+    text = html.unescape(" ".join(text.split()))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_USER_AGENT_FIX = (
+    " The service refuses requests whose User-Agent does not name a contact: run again "
+    "with --contact YOUR-EMAIL-OR-URL (or set TAILLENS_CONTACT)."
+)
+
+
+def _user_agent_refusal(words: str) -> bool:
+    lowered = words.lower()
+    return "user-agent" in lowered or "user agent" in lowered or "robot policy" in lowered
 
 
 class SparqlEndpointSource:
-    """A SPARQL 1.1 endpoint over HTTP through SPARQLWrapper, with polite retries."""
+    """A SPARQL 1.1 endpoint over HTTP, with polite retries and hard limits: every
+    request (all its retries and waits included) ends within ``budget_s`` seconds and
+    reads at most ``max_response_bytes``."""
 
     def __init__(
         self,
@@ -426,9 +508,16 @@ class SparqlEndpointSource:
         method: str = "auto",
         max_wait_s: float = 300.0,
         name: str | None = None,
+        budget_s: float = DEFAULT_BUDGET_S,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         import SPARQLWrapper
 
+        check_header_value(user_agent_contact, "The contact")
+        check_header_value(url, "The endpoint address")
+        if not budget_s > 0 or not max_response_bytes > 0:
+            raise SourceError("the time budget and the response-size cap must be positive")
         self.url = url
         self.kind = "live" if url == WIKIDATA_QUERY_SERVICE else "endpoint"
         self.name = name or (
@@ -445,6 +534,9 @@ class SparqlEndpointSource:
         self.on_wait = on_wait
         self.method = method
         self.max_wait_s = max_wait_s
+        self.budget_s = budget_s
+        self.max_response_bytes = max_response_bytes
+        self.clock = clock
         self.requests = 0  # how many HTTP requests were made; handy for tests and logs
 
     # -- the protocol ---------------------------------------------------------------
@@ -453,11 +545,18 @@ class SparqlEndpointSource:
         self, category: Category, offset: int, limit: int, token: CancelToken | None = None
     ) -> MembersPage:
         query = queries.members_page(category, limit, offset)
-        rows = self.select(query, token)
+        # One row per member is the rule (a second English label adds one); rows far past
+        # LIMIT are only counted, so a server that ignores LIMIT costs no more than this.
+        rows = self.select(query, token, max_rows=2 * limit + 10)
         try:
-            return members_from_rows(category, offset, rows)
+            page = members_from_rows(category, offset, rows)
         except BadResults as exc:
             raise SourceError(f"{self.name} sent unexpected results: {exc}") from exc
+        page = page.limited(limit)
+        if rows.dropped:
+            page = MembersPage(page.category, page.offset, page.entities,
+                               page.overflow + rows.dropped)
+        return page
 
     def entity(self, qid: str, token: CancelToken | None = None) -> EntityDetails:
         term_query, claim_query = queries.entity_terms(qid), queries.entity_claims(qid)
@@ -470,24 +569,50 @@ class SparqlEndpointSource:
 
     # -- requests -------------------------------------------------------------------
 
-    def select(self, query: str, token: CancelToken | None = None) -> list[dict[str, RdfTerm]]:
-        """Run a SELECT, retrying what may pass; raise SourceError for the rest."""
+    def select(
+        self, query: str, token: CancelToken | None = None, max_rows: int | None = None
+    ) -> Rows:
+        """Run a SELECT, retrying what may pass within the time budget; raise
+        SourceError for the rest."""
+        deadline = self.clock() + self.budget_s
+        budget = f"the time budget of {self.budget_s:g} s per request"
         attempt = 0
         while True:
             _check(token)
             try:
-                return self._attempt(query)
+                return self._attempt(query, deadline, max_rows)
+            except _OverBudget as over:
+                raise SourceError(
+                    f"{self.name}: {over} within {budget}; stopped. Try again later, or "
+                    "raise --time-budget."
+                ) from None
             except _Retryable as fault:
+                tries = attempt + 1
+                gave_up = f"gave up after {tries} attempt{'s' if tries > 1 else ''}"
                 if attempt >= self.max_retries:
-                    tries = attempt + 1
                     raise SourceError(
-                        f"{self.name}: {fault.message} (gave up after {tries} "
-                        f"attempt{'s' if tries > 1 else ''}). Try again later."
+                        f"{self.name}: {fault.message} ({gave_up}). Try again later."
                     ) from fault
                 delay = self.backoff_s * (2**attempt)
                 if fault.retry_after is not None:
                     delay = max(delay, fault.retry_after)
-                self._wait(min(delay, self.max_wait_s), fault.message, token)
+                delay = min(delay, self.max_wait_s)
+                left = deadline - self.clock()
+                if delay >= left:
+                    asked = (
+                        f"it asked to wait {fault.retry_after:,.0f} s"
+                        if fault.retry_after is not None and fault.retry_after >= left
+                        else f"a retry would wait {delay:g} s"
+                    )
+                    raise SourceError(
+                        f"{self.name}: {fault.message}; {asked}, more than the "
+                        f"{max(left, 0):.0f} s left of {budget} ({gave_up}). "
+                        "Try again later, or raise --time-budget."
+                    ) from fault
+                reason = fault.message
+                if fault.retry_after is not None:
+                    reason += f"; the server asked to wait {fault.retry_after:,.0f} s"
+                self._wait(delay, reason, token)
                 attempt += 1
 
     def _wait(self, seconds: float, reason: str, token: CancelToken | None) -> None:
@@ -502,7 +627,7 @@ class SparqlEndpointSource:
             left -= step
         _check(token)
 
-    def _wrapper(self, query: str) -> Any:
+    def _request(self, query: str) -> urllib.request.Request:
         from SPARQLWrapper import GET, JSON, POST, SPARQLWrapper
 
         wrapper = SPARQLWrapper(self.url, agent=self.user_agent)
@@ -515,39 +640,103 @@ class SparqlEndpointSource:
         if method == "auto":  # GET is cached by the Query Service; long texts need POST
             method = "GET" if len(query) < 6000 else "POST"
         wrapper.setMethod(POST if method == "POST" else GET)
-        # setTimeout() truncates to whole seconds; urllib takes a float.
-        wrapper.timeout = self.timeout_s
-        return wrapper
+        # SPARQLWrapper builds the request (URL, parameters, headers); we send it, so
+        # that the time budget and the size cap apply while the answer is read.
+        return wrapper._createRequest()
 
-    def _attempt(self, query: str) -> list[dict[str, RdfTerm]]:
-        from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
+    def _timeout(self, deadline: float) -> float:
+        left = deadline - self.clock()
+        if left <= 0:
+            raise _OverBudget("no answer arrived")
+        return max(0.01, min(float(self.timeout_s), left))
 
+    def _read(
+        self, response: Any, deadline: float, cap: int, where: str, truncate: bool = False
+    ) -> bytes:
+        """The body, read in chunks so that neither a slow drip nor a huge answer can
+        outlast the budget or the cap (``truncate``: the first ``cap`` bytes suffice)."""
+        declared = _declared_length(response)
+        if declared is not None and declared > cap and not truncate:
+            raise SourceError(
+                f"{self.name}: {where} announced an answer of {declared:,} bytes, more "
+                f"than the cap of {cap:,} bytes; raise --max-response-mb or ask for less "
+                "(a smaller --page-size)"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            left = deadline - self.clock()
+            if left <= 0:
+                raise _OverBudget(f"the answer did not finish arriving ({size:,} bytes came)")
+            _set_socket_timeout(response, min(float(self.timeout_s), left))
+            try:
+                chunk = response.read1(_READ_CHUNK)
+            except TimeoutError as exc:
+                if deadline - self.clock() <= 0:
+                    raise _OverBudget(
+                        f"the answer did not finish arriving ({size:,} bytes came)"
+                    ) from exc
+                raise _Retryable(
+                    f"{where} stopped sending for {self.timeout_s:g} s ({size:,} bytes came)"
+                ) from exc
+            except http.client.IncompleteRead as exc:
+                raise _Retryable(
+                    f"{where} closed the connection before the answer was complete "
+                    f"({size + len(exc.partial):,} bytes came)"
+                ) from exc
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > cap and truncate:
+                chunks.append(chunk)
+                return b"".join(chunks)[:cap]
+            if size > cap:
+                raise SourceError(
+                    f"{self.name}: {where} sent more than the cap of {cap:,} bytes; stopped "
+                    "reading. Raise --max-response-mb or ask for less (a smaller --page-size)."
+                )
+            chunks.append(chunk)
+        remaining = getattr(response, "length", None)
+        if declared is not None and (remaining or size < declared):
+            raise _Retryable(
+                f"{where} closed the connection after {size:,} of the {declared:,} "
+                "bytes it announced"
+            )
+        return b"".join(chunks)
+
+    def _refusal(self, exc: urllib.error.HTTPError, deadline: float) -> bytes:
+        try:
+            if exc.fp is None:
+                return b""
+            return self._read(exc, deadline, _WORDS_BYTES, "", truncate=True)
+        except (SourceError, _Retryable, _OverBudget, OSError, http.client.HTTPException):
+            return b""
+
+    def _attempt(self, query: str, deadline: float, max_rows: int | None = None) -> Rows:
         where = f"the endpoint {self.url}"
         self.requests += 1
         try:
-            result = self._wrapper(query).query()
-            response = result.response
-            content_type = response.headers.get("Content-Type", "") or ""
-            body = response.read()
+            with urllib.request.urlopen(
+                self._request(query), timeout=self._timeout(deadline)
+            ) as response:
+                content_type = response.headers.get("Content-Type", "") or ""
+                body = self._read(response, deadline, self.max_response_bytes, where)
         except urllib.error.HTTPError as exc:
             status = exc.code
+            words = server_words(self._refusal(exc, deadline))
+            said = f"; it said: {words!r}" if words else ""
             if status in (429, 503):
                 wait = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
                 why = "too many requests" if status == 429 else "service unavailable"
-                raise _Retryable(f"{where} answered HTTP {status} ({why})", wait) from exc
+                raise _Retryable(f"{where} answered HTTP {status} ({why}){said}", wait) from exc
             if status >= 500:
-                raise _Retryable(f"{where} answered HTTP {status} ({exc.reason})") from exc
+                raise _Retryable(f"{where} answered HTTP {status} ({exc.reason}){said}") from exc
+            fix = _USER_AGENT_FIX if status == 403 and _user_agent_refusal(words) else ""
             raise SourceError(
-                f"{self.name}: {where} answered HTTP {status} ({exc.reason})"
+                f"{self.name}: {where} answered HTTP {status} ({exc.reason}){said}.{fix}"
             ) from exc
-        except SPARQLWrapperException as exc:
-            # SPARQLWrapper turns 400/401/404/414/500 into its own exceptions.
-            text = type(exc).__name__
-            if text == "EndPointInternalError":
-                raise _Retryable(f"{where} answered HTTP 500 (internal error)") from exc
-            raise SourceError(
-                f"{self.name}: {where} refused the request ({text}: {str(exc).strip()[:300]})"
-            ) from exc
+        except (_Retryable, _OverBudget, SourceError):
+            raise
         except TimeoutError as exc:
             raise _Retryable(f"{where} did not answer within {self.timeout_s:g} s") from exc
         except urllib.error.URLError as exc:
@@ -557,22 +746,43 @@ class SparqlEndpointSource:
                 f"{self.name}: cannot reach {where} ({exc.reason}). "
                 "Check the address and your network connection."
             ) from exc
+        except http.client.HTTPException as exc:
+            raise _Retryable(f"{where} broke off the answer ({type(exc).__name__})") from exc
         except (ConnectionError, OSError) as exc:
             raise SourceError(f"{self.name}: cannot reach {where} ({exc}).") from exc
-        return self._decode(body, content_type, where)
+        except ValueError as exc:  # an address urllib cannot use
+            raise SourceError(f"{self.name}: cannot use the address {self.url} ({exc})") from exc
+        return self._decode(body, content_type, where, max_rows)
 
-    def _decode(self, body: bytes, content_type: str, where: str) -> list[dict[str, RdfTerm]]:
+    def _decode(
+        self, body: bytes, content_type: str, where: str, max_rows: int | None = None
+    ) -> Rows:
         head = body.lstrip()[:200].lower()
+        words = server_words(body)
+        fix = _USER_AGENT_FIX if _user_agent_refusal(words) else ""
         if "html" in content_type.lower() or head.startswith((b"<!doctype", b"<html", b"<")):
             raise SourceError(
                 f"{self.name}: {where} sent a web page instead of SPARQL JSON results; "
-                "is the address a SPARQL endpoint?"
+                f"is the address a SPARQL endpoint? It said: {words!r}.{fix}"
             )
         try:
             data = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise SourceError(f"{self.name}: {where} sent malformed JSON ({exc})") from exc
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            said = f"; it said: {words!r}" if fix or not head.startswith((b"{", b"[")) else ""
+            raise SourceError(
+                f"{self.name}: {where} sent malformed JSON ({exc}){said}.{fix}"
+            ) from exc
         try:
-            return rows_from_json(data)
+            return rows_from_json(data, max_rows)
         except BadResults as exc:
             raise SourceError(f"{self.name}: {where} sent unexpected results: {exc}") from exc
+
+
+def _set_socket_timeout(response: Any, seconds: float) -> None:
+    """Best effort: bound the next read of ``response`` by ``seconds`` (urllib fixes
+    the socket's timeout when it connects; the budget shrinks as the answer arrives)."""
+    raw = getattr(getattr(response, "fp", None), "raw", None)
+    sock = getattr(raw, "_sock", None)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.settimeout(seconds)

@@ -143,7 +143,7 @@ def test_retry_after_counts_down_in_the_status_bar(
     window.statusBar().messageChanged.connect(messages.append)
 
     def countdown() -> list[int]:
-        return [int(m) for m in re.findall(r"HTTP 429 \(too many requests\): retrying in "
+        return [int(m) for m in re.findall(r"HTTP 429 \(too many requests\)[^\n]*: retrying in "
                                            r"(\d+) s", "\n".join(messages))]
 
     # A 429 asking for 2 s, then the page: the wait is shown second by second, then done.

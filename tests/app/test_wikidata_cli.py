@@ -10,6 +10,8 @@ import pytest
 from app.cli import main
 from core.store import SessionStore
 from core.wikidata.cache import load_category
+from tests.core.wikidata.conftest import FakeEndpoint, Reply, fake_endpoint  # noqa: F401
+from tests.core.wikidata.test_faults import JSON_HEADERS, good_body
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -104,3 +106,72 @@ def test_category_save_list_and_use(capsys: pytest.CaptureFixture[str], tmp_path
     status, _, err = run(capsys, "category", "save", "Bad", "--session", str(session),
                          "--class", "515")
     assert status == 2 and "not a Wikidata item id" in err
+
+
+def test_incomplete_fetch_is_shown_everywhere(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fake_endpoint: FakeEndpoint  # noqa: F811
+) -> None:
+    # An endpoint that returns the same page for every OFFSET: paging stops at page 2 and
+    # the category is marked incomplete in fetch, distribution --source cache, session info.
+    fake_endpoint.replies = [Reply(200, good_body(["Q1", "Q2", "Q3"]), JSON_HEADERS)]
+    session = str(tmp_path / "s.taillens")
+    status, out, _ = run(capsys, "fetch", "City", "--session", session, "--source",
+                         fake_endpoint.url, "--limit", "50", "--page-size", "3", "--quiet",
+                         "--contact", "tests@example.org")
+    assert status == 0 and "now 3)" in out and "incomplete" in out and "OFFSET" in out
+    assert len(fake_endpoint.requests) == 2
+    status, out, _ = run(capsys, "distribution", "City", "--source", "cache", "--session",
+                         session, "--json", "--quiet")
+    result = json.loads(out)
+    assert status == 0 and result["n"] == 3 and not result["complete"]
+    assert "OFFSET" in result["incomplete"]
+    status, out, _ = run(capsys, "distribution", "City", "--source", "cache", "--session",
+                         session, "--quiet")
+    assert status == 0 and "n = 3 (incomplete:" in out
+    status, out, _ = run(capsys, "session", "info", session)
+    city = next(c for c in json.loads(out)["categories"] if c["name"] == "City")
+    assert city["members"] == 3 and city["fetch_status"] == "incomplete"
+    assert "OFFSET" in city["incomplete"]
+    # Straight from the endpoint: one short page is the whole category.
+    status, out, _ = run(capsys, "distribution", "City", "--source", fake_endpoint.url,
+                         "--limit", "50", "--json", "--quiet")
+    result = json.loads(out)
+    assert status == 0 and result["n"] == 3 and result["complete"]
+
+
+def test_refusals_and_bad_headers_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fake_endpoint: FakeEndpoint  # noqa: F811
+) -> None:
+    fake_endpoint.replies = [Reply(403, b"Please set a user-agent and respect our robot policy",
+                                   {"Content-Type": "text/plain"})]
+    status, _, err = run(capsys, "distribution", "City", "--source", fake_endpoint.url,
+                         "--quiet")
+    assert status == 2 and "Please set a user-agent" in err and "--contact" in err
+    assert "Traceback" not in err
+    status, _, err = run(capsys, "distribution", "City", "--source", fake_endpoint.url,
+                         "--contact", "a\r\nX: 1", "--quiet")
+    assert status == 2 and "control character" in err and "Traceback" not in err
+    status, _, err = run(capsys, "fetch", "City", "--session", str(tmp_path / "t.taillens"),
+                         "--source", fake_endpoint.url, "--time-budget", "0", "--quiet")
+    assert status == 2 and "--time-budget" in err
+
+
+@pytest.mark.parametrize("qid", ["Q990000116\n", "Q42\r", "Q42 "])
+def test_entity_with_a_trailing_newline_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, qid: str
+) -> None:
+    session = tmp_path / "s.taillens"
+    status, _, err = run(capsys, "entity", qid, "--session", str(session))
+    assert status == 2 and "is not a Wikidata item id" in err and "Traceback" not in err
+    assert not session.exists()  # refused before anything was opened or written
+
+
+def test_retry_after_wait_is_reported_on_stderr(
+    capsys: pytest.CaptureFixture[str], fake_endpoint: FakeEndpoint  # noqa: F811
+) -> None:
+    fake_endpoint.replies = [Reply(503, b"busy", {"Retry-After": "1"}),
+                             Reply(200, good_body(["Q1", "Q2"]), JSON_HEADERS)]
+    status, out, err = run(capsys, "distribution", "City", "--source", fake_endpoint.url,
+                           "--time-budget", "10")
+    assert status == 0 and "n = 2" in out
+    assert "HTTP 503" in err and "asked to wait 1 s" in err and "retrying in 1 s" in err

@@ -187,3 +187,14 @@ def test_a_dragged_line_reopens_at_the_same_place(qtbot, panel: BrowserPanel) ->
     assert reopened.tier_settings() == settings
     assert reopened.lines["pareto"] == 4 and reopened.summary.tiers[0].size == 10
     assert np.array_equal(reopened.model.tiers, panel.model.tiers)
+
+
+def test_incomplete_fetch_is_marked_in_the_summary(panel: BrowserPanel) -> None:
+    from dataclasses import replace
+
+    columns = replace(make_columns([5, 50, 3]), incomplete="cancelled after 3 <members>")
+    panel.show_category("City", columns)
+    assert "Incomplete:" in panel.summary_label.text()
+    assert "cancelled after 3 &lt;members&gt;" in panel.summary_label.text()
+    panel.show_category("City", make_columns([5, 50, 3]))
+    assert "Incomplete" not in panel.summary_label.text()

@@ -242,6 +242,12 @@ class Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    # Faults: a Content-Length other than the body's (None: the true one; -1: none, the
+    # end of the body is the connection's close), seconds of silence after the headers,
+    # and seconds between single bytes of the body (a slow drip).
+    content_length: int | None = None
+    stall_s: float = 0.0
+    drip_s: float = 0.0
 
 
 @dataclass
@@ -260,6 +266,7 @@ class FakeEndpoint:
 @pytest.fixture
 def fake_endpoint() -> Iterator[FakeEndpoint]:
     state = FakeEndpoint("")
+    closing = threading.Event()  # ends stalls and drips when the test is over
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def _answer(self) -> None:
@@ -273,9 +280,25 @@ def fake_endpoint() -> Iterator[FakeEndpoint]:
                 self.send_response(reply.status)
                 for key, value in reply.headers.items():
                     self.send_header(key, value)
-                self.send_header("Content-Length", str(len(reply.body)))
+                declared = len(reply.body) if reply.content_length is None else reply.content_length
+                if declared >= 0:
+                    self.send_header("Content-Length", str(declared))
+                else:
+                    self.close_connection = True
                 self.end_headers()
-                self.wfile.write(reply.body)
+                self.wfile.flush()
+                if reply.stall_s and closing.wait(reply.stall_s):
+                    return
+                if reply.drip_s:
+                    for byte in range(len(reply.body)):
+                        self.wfile.write(reply.body[byte : byte + 1])
+                        self.wfile.flush()
+                        if closing.wait(reply.drip_s):
+                            return
+                else:
+                    self.wfile.write(reply.body)
+                if declared >= 0 and declared != len(reply.body):
+                    self.close_connection = True
             except OSError:
                 pass  # the client gave up (timeout tests)
 
@@ -293,6 +316,7 @@ def fake_endpoint() -> Iterator[FakeEndpoint]:
     try:
         yield state
     finally:
+        closing.set()
         server.shutdown()
         server.server_close()
 

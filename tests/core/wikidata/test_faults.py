@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -41,9 +42,14 @@ class FakeSleep:
     def __call__(self, seconds: float) -> None:
         self.total += seconds
 
+    def clock(self) -> float:
+        """Real time plus the time slept in pretence, for the time budget."""
+        return time.monotonic() + self.total
+
 
 def make_source(url: str, sleep: FakeSleep, **kw: object) -> SparqlEndpointSource:
-    options: dict[str, object] = {"timeout_s": 2, "max_retries": 2, "backoff_s": 0.5}
+    options: dict[str, object] = {"timeout_s": 2, "max_retries": 2, "backoff_s": 0.5,
+                                  "clock": sleep.clock}
     options.update(kw)
     return SparqlEndpointSource(url, "tests@example.org", sleep=sleep, **options)  # type: ignore[arg-type]
 
@@ -69,7 +75,7 @@ def test_retry_after_http_date() -> None:
 
 
 def test_cancel_during_a_wait(fake_endpoint: FakeEndpoint) -> None:
-    fake_endpoint.replies = [Reply(503, b"", {"Retry-After": "100"})]
+    fake_endpoint.replies = [Reply(503, b"", {"Retry-After": "30"})]
     token = CancelToken()
     sleep = FakeSleep()
     source = make_source(fake_endpoint.url, sleep, on_wait=lambda s, r: token.cancel())

