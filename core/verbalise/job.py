@@ -1,7 +1,7 @@
 """The verbalise job: a verbaliser over units × languages, saved batch by batch.
 
 * A ``model_runs`` row records the model, its fingerprint, every parameter, the prompt
-  templates, the seed and the library versions (see /work/notes/CONVENTIONS.md).
+  templates, the seed and the library versions (docs/CONVENTIONS.md).
 * Each finished batch is written in its own transaction: a killed process keeps every
   batch it finished, and a cancel keeps them too. A cancel is checked between batches
   and, through the ``should_stop`` the job sets on the verbaliser, inside one (every
