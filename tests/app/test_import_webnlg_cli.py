@@ -76,7 +76,7 @@ def test_warnings_go_to_stderr(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     status, out, err = run(capsys, "import", str(source), "--session",
                            str(tmp_path / "s.taillens"), "--quiet")
     assert status == 0
-    assert "warning: entry 2 (eid W1b): lex Id2 has no language and was stored as en" in err
+    assert "imported, but entry 2 (eid W1b): lex Id2 has no language and was stored as en" in err
 
 
 @pytest.mark.parametrize("name, body, expected", [
