@@ -49,9 +49,9 @@ class AnnotateController(QObject):
         panel.promote_requested.connect(self.promote)
         panel.agreement_requested.connect(self.refresh_agreement)
         app.session_changed.connect(lambda _store: self.session_opened())
-        # New texts, units or tiers: the filter offers them; ratings written elsewhere
-        # (an import of WDV records): the Agreement tab, when it is the one shown.
-        app.changes.subscribe({Topic.RUNS, Topic.REFERENCES, Topic.UNITS, Topic.TIERS},
+        # New texts or units: the filter offers them; ratings written elsewhere (an
+        # import of WDV records): the Agreement tab, when it is the one shown.
+        app.changes.subscribe({Topic.RUNS, Topic.REFERENCES, Topic.UNITS},
                               lambda _topics: self._texts_changed(), self)
         app.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self._ratings_changed(),
                               self)

@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 
 log = get_logger("report")
 
-# What a report is built from: scores, ratings, the texts and units with their tiers.
+# What a report is built from: scores, ratings, the texts and the units (with the tier
+# each unit was built under: the Browser's saved tiers, Topic.TIERS, do not change it).
 REPORT_TOPICS = frozenset({Topic.SCORES, Topic.ANNOTATIONS, Topic.RUNS, Topic.UNITS,
-                           Topic.REFERENCES, Topic.TIERS})
+                           Topic.REFERENCES})
 
 
 @dataclass(frozen=True)

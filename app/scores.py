@@ -8,7 +8,7 @@ BERTScore model and rescaling) and the unit's triples and references as the scor
 reads them, with the human ratings of the text. "Score…" builds a ``ScoringRequest`` and
 runs ``score_job`` through the app's job runner (progress and cancel in the panel and the
 status bar). The panel refreshes when another session opens and when texts, scores,
-references, units or tiers change (``app.changes``: whoever wrote them); the selected
+references or units change (``app.changes``: whoever wrote them); the selected
 text's detail follows new ratings and references.
 
 Nothing here reads the session on the UI thread for a refresh (ARCHITECTURE.md: the UI
@@ -63,9 +63,9 @@ if TYPE_CHECKING:
 
 log = get_logger("scores")
 
-# What the table and summary show: texts, their scores, references, units and tiers.
-TABLE_TOPICS = frozenset({Topic.RUNS, Topic.SCORES, Topic.REFERENCES, Topic.UNITS,
-                          Topic.TIERS})
+# What the table and summary show: texts, their scores, references and units (a unit's
+# tier is its own, kept when the Browser's tiers move: Topic.TIERS changes nothing here).
+TABLE_TOPICS = frozenset({Topic.RUNS, Topic.SCORES, Topic.REFERENCES, Topic.UNITS})
 # What the selected text's detail shows besides: its ratings and its unit's references.
 DETAIL_TOPICS = frozenset({Topic.ANNOTATIONS, Topic.REFERENCES, Topic.SCORES})
 MBERT = "bert-base-multilingual-cased"

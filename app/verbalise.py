@@ -83,8 +83,7 @@ class VerbaliseController(QObject):
             units.panel.unit_selected.connect(self.select_unit)
         app.session_changed.connect(lambda _store: self.session_opened())
         # Imports, sampling and saved units add units; imports and runs add texts.
-        app.changes.subscribe({Topic.UNITS, Topic.TIERS},
-                              lambda _topics: self.refresh_units(), self)
+        app.changes.subscribe({Topic.UNITS}, lambda _topics: self.refresh_units(), self)
         app.changes.subscribe({Topic.RUNS}, lambda _topics: self.refresh_runs(), self)
 
     # -- session ---------------------------------------------------------------------------
