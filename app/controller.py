@@ -252,15 +252,17 @@ class AppController(QObject):
             )
         if handle.history_id is not None:
             self._record_job_end(handle.history_id, outcome)
-        self.refresh()  # the job history and counts
-        self._announce_job(handle, written)
+        if not self._announce_job(handle, written):
+            self.refresh()  # the job history (an announcement refreshes it with the counts)
 
-    def _announce_job(self, handle: JobHandle, written: frozenset[Any]) -> None:
+    def _announce_job(self, handle: JobHandle, written: frozenset[Any]) -> bool:
         """Tell the panels what the job wrote: done, cancelled or failed alike (a job
         commits as it goes, and keeps what it committed before it stopped). Nothing
         when the session it wrote to is no longer the open one."""
         if written and self.store is not None and handle.store_at_start is self.store:
             self.changes.announce(written)
+            return True
+        return False
 
     def _record_job_start(self, handle: JobHandle) -> int | None:
         assert self.store is not None
