@@ -1,8 +1,10 @@
 """Wiring of the Annotate panel: who rates, the queue, saving, undo, promotion, agreement.
 
-Every save, undo and promotion is one committed transaction in ``core.annotation``; the
-controller keeps only the :class:`core.annotation.AnnotationQueue` (the items and the
-undo stack of this sitting). The last annotator and filter are remembered per session
+Every save, undo and promotion is one committed transaction in ``core.annotation``,
+announced through ``app.changes`` (Topic.ANNOTATIONS; a promotion adds Topic.REFERENCES)
+so the Scores and Report panels follow; the controller keeps only the
+:class:`core.annotation.AnnotationQueue` (the items and the undo stack of this sitting).
+The last annotator and filter are remembered per session
 file in the user's settings (not in the session, which several people may share), so
 reopening a session puts the annotator back where they were.
 """
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject
 
 from core.annotation import AnnotationError, QueueFilter, Rating
+from core.changes import Topic
 from core.errors import UserFacingError
 from core.logs import get_logger
 
@@ -46,6 +49,12 @@ class AnnotateController(QObject):
         panel.promote_requested.connect(self.promote)
         panel.agreement_requested.connect(self.refresh_agreement)
         app.session_changed.connect(lambda _store: self.session_opened())
+        # New texts or units: the filter offers them; ratings written elsewhere (an
+        # import of WDV records): the Agreement tab, when it is the one shown.
+        app.changes.subscribe({Topic.RUNS, Topic.REFERENCES, Topic.UNITS},
+                              lambda _topics: self._texts_changed(), self)
+        app.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self._ratings_changed(),
+                              self)
 
     # -- session and annotator ---------------------------------------------------------
     def session_opened(self) -> None:
@@ -68,6 +77,14 @@ class AnnotateController(QObject):
             if remembered.get("filter") is not None:
                 self.panel.set_filter_values(remembered["filter"])
                 self.build_queue(self.panel.filter_values())
+
+    def _texts_changed(self) -> None:
+        if self.app.store is not None and self.annotator_id is not None:
+            self.panel.show_filter_options(self.filter_options())
+
+    def _ratings_changed(self) -> None:
+        if self.panel.tabs.currentIndex() == 1:  # Agreement
+            self.refresh_agreement()
 
     def choose_annotator(self, annotator_id: int) -> None:
         """``-1``: keep whoever was chosen (a cancelled "New annotator…")."""
@@ -171,6 +188,7 @@ class AnnotateController(QObject):
         except UserFacingError as error:
             self.panel.show_message(str(error), error=True)
             return False
+        self.app.changes.announce({Topic.ANNOTATIONS})
         self.panel.set_can_undo(True)
         self._progress()
         self.show(queue.next_index(index))
@@ -185,6 +203,8 @@ class AnnotateController(QObject):
         except UserFacingError as error:
             self.panel.show_message(str(error), error=True)
             return
+        if ref is not None:
+            self.app.changes.announce({Topic.ANNOTATIONS})
         self.panel.set_can_undo(queue.can_undo())
         self._progress()
         if ref is None:
@@ -204,8 +224,11 @@ class AnnotateController(QObject):
             queue.save(index, Rating(**values))
             reference_id = queue.promote(index)
         except UserFacingError as error:
+            # The rating may be saved while the promotion was refused.
+            self.app.changes.announce({Topic.ANNOTATIONS})
             self.panel.show_message(str(error), error=True)
             return None
+        self.app.changes.announce({Topic.ANNOTATIONS, Topic.REFERENCES})
         self.panel.set_can_undo(True)
         self._progress()
         item = queue[index]

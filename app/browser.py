@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from core.changes import Topic
 from core.jobs import Job, JobContext, JobSucceeded
 from core.logs import get_logger
 from core.wikidata.categories import Category, default_categories
@@ -69,6 +70,9 @@ class BrowserController(QObject):
         panel.category_save_requested.connect(self.save_category)
         panel.tiers_changed.connect(lambda _name, _summary: self._tiers_moved())
         app.session_changed.connect(lambda _store: self.open_session_category())
+        # Members fetched (by this panel or any job): the table, the plots and every
+        # ticked Compare-with category are read again from the session.
+        app.changes.subscribe({Topic.MEMBERS}, lambda _topics: self.members_changed(), self)
         if panel.source_combo.currentData() == "embedded":
             panel.set_source_badge("embedded", "DEMO DATA: loading…")
         # After the first paint: loading the demo data competes for the CPU with start-up.
@@ -189,7 +193,8 @@ class BrowserController(QObject):
             return save_tiers(store, category, settings, qids, codes, subs)
 
         self.app.run_job(Job(f"Save tiers of {category}", run, kind="tiers.save",
-                             params={"category": category, **settings.__dict__}))
+                             params={"category": category, **settings.__dict__},
+                             writes=frozenset({Topic.TIERS})))
 
     def open_session_category(self) -> None:
         """After a session opens: the category last viewed in it, else one it has data for."""
@@ -211,6 +216,8 @@ class BrowserController(QObject):
         self.panel.category_combo.setCurrentText(name)
         self.panel.category_combo.blockSignals(False)
         self.show_category(name)
+        for ticked in self.panel.compared():  # as this session holds them
+            self.show_overlay(ticked)
 
     def reload_category(self) -> None:
         name = self.panel.category_combo.currentText()
@@ -219,6 +226,13 @@ class BrowserController(QObject):
 
     def show_overlay(self, name: str) -> None:
         self.panel.show_overlay(name, self._columns(name))
+
+    def members_changed(self) -> None:
+        """The shown category and the ticked Compare-with ones, as the session has them
+        now (a category ticked before it had members is drawn once they arrive)."""
+        self.reload_category()
+        for name in self.panel.compared():
+            self.show_overlay(name)
 
     def fetch(self, name: str, limit: int) -> None:
         from core.wikidata.fetch import fetch_category_job
@@ -236,10 +250,11 @@ class BrowserController(QObject):
         job = fetch_category_job(self.store, self.source, category, limit=limit)
         handle = self.app.run_job(job)
         handle.progressed.connect(lambda _p: self._reload_timer.start())
+        # The final reload comes with the job's Topic.MEMBERS (members_changed).
         handle.finished.connect(lambda _o: self._fetch_finished())
 
     def _fetch_finished(self) -> None:
-        self.reload_category()
+        self._reload_timer.stop()
         self._save_timer.start()  # new members get their tiers in the session too
 
     def _category(self, name: str) -> Category:
@@ -277,6 +292,9 @@ class BrowserController(QObject):
         self.panel.category = None  # re-apply settings and reload
         self.panel.category_combo.setCurrentText(category.name)
         self.show_category(category.name)
+        # Dropped members: the shown table is read again (members_changed) and so is
+        # a ticked Compare-with copy of them.
+        self.app.changes.announce({Topic.CATEGORIES} | ({Topic.MEMBERS} if dropped else set()))
         if dropped:
             self.app.window.statusBar().showMessage(
                 f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000)
@@ -310,7 +328,8 @@ class BrowserController(QObject):
             ctx.progress(0, 1, qid)
             return fetch_entity(store, source, qid)
 
-        handle = self.app.run_job(Job(f"Fetch {qid}", fetch_one, kind="wikidata.entity"))
+        handle = self.app.run_job(Job(f"Fetch {qid}", fetch_one, kind="wikidata.entity",
+                                      writes=frozenset({Topic.ENTITIES})))
         handle.succeeded.connect(lambda outcome: self._entity_arrived(qid, outcome.result))
 
     def _entity_arrived(self, qid: str, details: Any) -> None:

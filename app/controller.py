@@ -3,6 +3,10 @@
 The controller owns the open :class:`core.store.SessionStore` and answers the
 window's requests (new, open, save as). Failures become messages in the window;
 they never close it and never touch the file that could not be opened.
+
+It also owns the one change notification (:class:`app.changes.SessionChanges`): when a
+job ends, the topics it declared in ``Job.writes`` are announced there, and every panel
+reloads what it shows of them.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.changes import SessionChanges
 from app.jobrunner import JobHandle, QtJobRunner
+from core.changes import EVERYTHING
 from core.errors import UserFacingError
 from core.jobs import Job, JobFailed, JobSucceeded, JobWasCancelled
 from core.logs import get_logger
@@ -30,6 +36,9 @@ class AppController(QObject):
         self.window = window
         self.runner = runner or QtJobRunner(parent=self)
         self.store: SessionStore | None = None
+        # What jobs and edits wrote: panels subscribe to the topics they show.
+        self.changes = SessionChanges(self)
+        self.changes.subscribe(EVERYTHING, lambda _topics: self.refresh(), self)
 
         window.new_session_requested.connect(lambda path: self.new_session(Path(path)))
         window.open_requested.connect(lambda path: self.open_session(Path(path)))
@@ -115,6 +124,7 @@ class AppController(QObject):
         """Import ``path`` (a file, or a folder of WebNLG XML) into the session as a job;
         its summary is shown when done. ``format_name`` "auto" detects the format;
         ``lang`` is the language of WebNLG texts that carry none."""
+        from core.changes import IMPORT_WRITES
         from core.formats import IMPORT_FORMATS, FormatError, detect_format
         from core.formats.webnlg import check_import_path, file_language
 
@@ -137,7 +147,8 @@ class AppController(QObject):
         entry = IMPORT_FORMATS[format_name]
         job = Job(f"Import {path.name}",
                   lambda ctx: entry.function(store, path, ctx=ctx, **options),
-                  kind="import", params={"file": str(path), "format": format_name, **options})
+                  kind="import", params={"file": str(path), "format": format_name, **options},
+                  writes=IMPORT_WRITES)
         handle = self.run_job(job)
         handle.succeeded.connect(lambda outcome: self._show_import_report(path, outcome.result))
         return handle
@@ -208,6 +219,7 @@ class AppController(QObject):
         return self.runner.submit(job)
 
     def _on_job_started(self, handle: JobHandle) -> None:
+        handle.store_at_start = self.store
         if handle.job.quiet:
             return
         self.window.job_status.job_started(handle.id, handle.title)
@@ -226,7 +238,10 @@ class AppController(QObject):
             if isinstance(outcome.error, UserFacingError):
                 details = ""  # the message already says all a user needs
             self.window.show_job_failure(handle.title, outcome.message, details)
+        written = handle.job.writes if handle.job.uses_session else frozenset()
         if handle.job.quiet:
+            # Housekeeping is not shown nor recorded; what it wrote is still announced.
+            self._announce_job(handle, written)
             return
         self.window.job_status.job_finished(handle.id)
         if isinstance(outcome, JobWasCancelled):
@@ -237,7 +252,17 @@ class AppController(QObject):
             )
         if handle.history_id is not None:
             self._record_job_end(handle.history_id, outcome)
-        self.refresh()
+        if not self._announce_job(handle, written):
+            self.refresh()  # the job history (an announcement refreshes it with the counts)
+
+    def _announce_job(self, handle: JobHandle, written: frozenset[Any]) -> bool:
+        """Tell the panels what the job wrote: done, cancelled or failed alike (a job
+        commits as it goes, and keeps what it committed before it stopped). Nothing
+        when the session it wrote to is no longer the open one."""
+        if written and self.store is not None and handle.store_at_start is self.store:
+            self.changes.announce(written)
+            return True
+        return False
 
     def _record_job_start(self, handle: JobHandle) -> int | None:
         assert self.store is not None

@@ -112,6 +112,7 @@ class JobHandle(QObject):
         self.outcome: JobOutcome[Any] | None = None
         self.last_progress: Progress | None = None
         self.history_id: int | None = None  # row in the session's job_history, if recorded
+        self.store_at_start: Any = None  # the session open when it started (the app sets it)
         # Set by the worker thread as soon as the job's code has returned.
         self.worker_done = threading.Event()
 

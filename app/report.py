@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer
 
+from core.changes import Topic
 from core.jobs import Job, JobContext, JobSucceeded
 from core.logs import get_logger
 
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
     from widgets.report import ReportPanel
 
 log = get_logger("report")
+
+# What a report is built from: scores, ratings, the texts and the units (with the tier
+# each unit was built under: the Browser's saved tiers, Topic.TIERS, do not change it).
+REPORT_TOPICS = frozenset({Topic.SCORES, Topic.ANNOTATIONS, Topic.RUNS, Topic.UNITS,
+                           Topic.REFERENCES})
 
 
 @dataclass(frozen=True)
@@ -59,7 +65,7 @@ class ReportController(QObject):
         panel.csv_requested.connect(lambda folder: self.export_csv(Path(folder)))
         panel.html_requested.connect(lambda path: self.export_html(Path(path)))
         app.session_changed.connect(lambda _store: self.session_opened())
-        app.runner.job_finished.connect(self._on_any_job_finished)
+        app.changes.subscribe(REPORT_TOPICS, lambda _topics: self.session_written(), self)
         self.dock = app.window.docks.get("report")
         if self.dock is not None:
             self.dock.visibilityChanged.connect(self._on_visibility)
@@ -156,16 +162,13 @@ class ReportController(QObject):
             self.view = outcome.result
             self.panel.show_report(self.view.report, self.view.specs, self.view.headlines)
 
-    def _on_any_job_finished(self, handle: JobHandle) -> None:
-        """Scores or ratings may have changed: list the metrics again, and say so on a
-        report already shown (it is not rebuilt behind the user's back)."""
-        kind = handle.job.kind
-        if handle.job.quiet or kind.startswith("report") or self.app.store is None:
+    def session_written(self) -> None:
+        """What a report is built from changed: list the metrics and runs again, and say
+        so on a report already shown (it is not rebuilt behind the user's back)."""
+        if self.app.store is None:
             return
-        before = self.metrics
-        now = self.refresh_available()
-        if self.view is not None and (now != before or "score" in kind or "annot" in kind
-                                      or kind == "import"):
+        self.refresh_available()
+        if self.view is not None:
             self.panel.mark_stale()
 
     # -- export ------------------------------------------------------------------------------

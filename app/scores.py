@@ -5,9 +5,11 @@ reference quality), filtered by run, language and tier; the summary is
 ``summary_by_group`` by model × language × tier; a selected text's detail comes from
 ``scores_of_verbalisation`` (ESA mentions and missing entities, hallucination spans,
 BERTScore model and rescaling) and the unit's triples and references as the scoring job
-reads them. "Score…" builds a ``ScoringRequest`` and runs ``score_job`` through the app's
-job runner (progress and cancel in the panel and the status bar). The panel refreshes when
-the session changes and when a job that adds texts or scores finishes.
+reads them, with the human ratings of the text. "Score…" builds a ``ScoringRequest`` and
+runs ``score_job`` through the app's job runner (progress and cancel in the panel and the
+status bar). The panel refreshes when another session opens and when texts, scores,
+references or units change (``app.changes``: whoever wrote them); the selected
+text's detail follows new ratings and references.
 
 Nothing here reads the session on the UI thread for a refresh (ARCHITECTURE.md: the UI
 thread never stalls over 100 ms; at study scale the table is ~50k texts × ~13 score
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
+from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
 from core.logs import get_logger
@@ -60,13 +63,15 @@ if TYPE_CHECKING:
 
 log = get_logger("scores")
 
-# Jobs after which the table may have changed: new texts, new scores, new references.
-REFRESHING_KINDS = frozenset({"verbalise", "metrics.score", "import", "annotation"})
+# What the table and summary show: texts, their scores, references and units (a unit's
+# tier is its own, kept when the Browser's tiers move: Topic.TIERS changes nothing here).
+TABLE_TOPICS = frozenset({Topic.RUNS, Topic.SCORES, Topic.REFERENCES, Topic.UNITS})
+# What the selected text's detail shows besides: its ratings and its unit's references.
+DETAIL_TOPICS = frozenset({Topic.ANNOTATIONS, Topic.REFERENCES, Topic.SCORES})
 MBERT = "bert-base-multilingual-cased"
 MINILM = "all-MiniLM-L6-v2"
 QUALITY_ORDER = {"": 0, "gold": 1, "silver": 2}
-# The panel's own read jobs. Kinds without "score" in them: the Report panel marks a shown
-# report stale after jobs whose kind mentions scores, and loading them changes nothing.
+# The panel's own read jobs (quiet, writing nothing).
 LOAD_KIND = "panel.load"
 MODELS_KIND = "models.discover"
 LOAD_TITLE = "Load scores"
@@ -144,6 +149,7 @@ class ScoresController(QObject):
         self.handle: JobHandle | None = None
         self._mbert_cached: bool | None = None
         self._model_notes: dict[str, str] = {}
+        self.shown_text: int | None = None  # the verbalisation in the detail
 
         panel.filters_changed.connect(lambda _f: self.refresh(reload=False))
         panel.text_selected.connect(self.show_text)
@@ -152,11 +158,14 @@ class ScoresController(QObject):
         panel.score_requested.connect(self.score)
         panel.cancel_requested.connect(self.cancel)
         app.session_changed.connect(lambda _store: self.session_opened())
-        app.runner.job_finished.connect(self._on_job_finished)
+        # Failed and cancelled jobs too: a verbalise run keeps the texts it finished.
+        app.changes.subscribe(TABLE_TOPICS, lambda _topics: self.refresh(), self)
+        app.changes.subscribe(DETAIL_TOPICS, lambda _topics: self._detail_changed(), self)
 
     # -- session and refresh -------------------------------------------------------------
     def session_opened(self) -> None:
         self.data = None
+        self.shown_text = None
         self.panel.show_detail(None)
         self.refresh()
 
@@ -409,18 +418,28 @@ class ScoresController(QObject):
         else:
             if message:
                 dialog.show_message(message + " Score ESA again to use the table.")
+            if action != "first use" or added:
+                self.app.changes.announce({Topic.SYNONYMS})
         dialog.show_rows([(r.entity, r.synonym, r.lang, r.source)
                           for r in synonyms.list_synonyms(store)])
 
+    def _detail_changed(self) -> None:
+        if self.shown_text is not None:
+            self.show_text(self.shown_text)
+
     def show_text(self, verbalisation_id: int) -> None:
+        from core.annotation import VERBALISATION, ItemRef, ratings_of_item
         from core.metrics.scoring import scores_of_verbalisation, unit_material
 
         store = self.app.store
         row = next((r for r in self.rows if r.verbalisation_id == verbalisation_id), None)
         if store is None or row is None:
+            self.shown_text = None
             self.panel.show_detail(None)
             return
+        self.shown_text = verbalisation_id
         scores = scores_of_verbalisation(store, verbalisation_id)
+        ratings = ratings_of_item(store, ItemRef(VERBALISATION, verbalisation_id))
         material = unit_material(store, row.unit_id, row.lang)
         references = [(quality, text) for quality in ("gold", "silver")
                       for _id, text in material.references.get(quality, ())]
@@ -440,7 +459,26 @@ class ScoresController(QObject):
             hallucinations=spans, esa_scored=esa is not None,
             hallucination_scored=hallucination is not None,
             triples=list(material.triples),
-            references=references, scores=self._score_lines(scores)))
+            references=references,
+            scores=self._score_lines(scores) + self._rating_lines(ratings)))
+
+    @staticmethod
+    def _rating_lines(ratings: Sequence[tuple[str, Any]]) -> list[tuple[str, str, str]]:
+        """One detail line per human rating: fluency, adequacy, and who rated."""
+        from core.annotation import ADEQUACY_LABELS
+
+        lines = []
+        for name, rating in ratings:
+            parts = []
+            if rating.fluency is not None:
+                parts.append(f"fluency {rating.fluency}")
+            if rating.adequacy is not None:
+                parts.append(f"adequacy {ADEQUACY_LABELS.get(rating.adequacy, rating.adequacy)}")
+            note = f"by {name}" + (" (golden answer)" if rating.is_golden else "")
+            if rating.corrected_text:
+                note += "; corrected"
+            lines.append(("human rating", ", ".join(parts) or "(no score)", note))
+        return lines
 
     @staticmethod
     def _score_lines(scores: Sequence[StoredScore]) -> list[tuple[str, str, str]]:
@@ -603,8 +641,3 @@ class ScoresController(QObject):
         else:
             message = ""
         self.panel.job_finished(message)
-
-    def _on_job_finished(self, handle: JobHandle) -> None:
-        # Failed and cancelled jobs too: a verbalise run keeps the texts it finished.
-        if handle.job.kind in REFRESHING_KINDS:
-            self.refresh()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
+from core.changes import Topic
 from core.claim_filters import RULES
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
@@ -52,9 +53,10 @@ class UnitsController(QObject):
         panel.filters_changed.connect(self.set_filters)
         panel.sample_requested.connect(self.sample)
         app.session_changed.connect(lambda _store: self.session_opened())
-        # Saved tiers may leave units built under another tier: show it at once.
-        app.runner.job_finished.connect(
-            lambda handle: self.refresh_units() if handle.job.kind == "tiers.save" else None)
+        # Units imported, sampled or saved elsewhere; saved tiers may leave units built
+        # under another tier: the list follows at once.
+        app.changes.subscribe({Topic.UNITS, Topic.REFERENCES, Topic.TIERS},
+                              lambda _topics: self.refresh_units(), self)
 
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
@@ -149,8 +151,7 @@ class UnitsController(QObject):
         handle.succeeded.connect(lambda outcome: self._sampled(outcome.result))
 
     def _sampled(self, summary: Any) -> None:
-        self.refresh_units()
-        self.app.refresh()
+        # The list follows through the job's Topic.UNITS.
         shapes = ", ".join(f"{n} {shape}" for shape, n in summary.shapes.items()) or "none"
         skipped = "\n".join(f"{reason}: {n}" for reason, n in summary.skipped.items())
         self.app.window.show_message(
@@ -218,6 +219,7 @@ class UnitsController(QObject):
 
         if self.shown_unit is not None and self.app.store is not None:
             set_override(self.app.store, self.shown_unit, lang, position, part, text)
+            self.app.changes.announce({Topic.UNITS})
             self.show_unit(self.shown_unit)
             return
         if text is None:
@@ -241,9 +243,8 @@ class UnitsController(QObject):
             self.app.window.show_error("Unit not saved", str(error))
             return None
         self.discard()
-        self.refresh_units()
+        self.app.changes.announce({Topic.UNITS})  # this list, the Session panel, the pickers
         self.show_unit(unit_id)
-        self.app.refresh()
         self.app.window.statusBar().showMessage("Unit saved", 5000)
         return unit_id
 
@@ -310,7 +311,8 @@ class UnitsController(QObject):
             ctx.progress(0, 1, qid)
             return fetch_entity(store, source, qid)
 
-        handle = self.app.run_job(Job(f"Fetch {qid}", fetch, kind="wikidata.entity"))
+        handle = self.app.run_job(Job(f"Fetch {qid}", fetch, kind="wikidata.entity",
+                                      writes=frozenset({Topic.ENTITIES})))
 
         def arrived(outcome: Any) -> None:
             self.details[qid] = outcome.result

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer
 
+from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
 from core.logs import get_logger
@@ -81,7 +82,9 @@ class VerbaliseController(QObject):
         if units is not None:
             units.panel.unit_selected.connect(self.select_unit)
         app.session_changed.connect(lambda _store: self.session_opened())
-        app.runner.job_finished.connect(self._on_any_job_finished)
+        # Imports, sampling and saved units add units; imports and runs add texts.
+        app.changes.subscribe({Topic.UNITS}, lambda _topics: self.refresh_units(), self)
+        app.changes.subscribe({Topic.RUNS}, lambda _topics: self.refresh_runs(), self)
 
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
@@ -430,13 +433,6 @@ class VerbaliseController(QObject):
         else:
             title = f"<b>{uid}</b> has no outputs in run {run_id}."
         self.panel.show_outputs(title, outputs)
-
-    def _on_any_job_finished(self, handle: JobHandle) -> None:
-        # Imports and sampling add units: the pickers follow.
-        if handle.job.quiet:
-            return  # another panel's housekeeping changed nothing
-        if handle.job.kind not in ("verbalise", "verbalise.preview") and self.app.store:
-            self.refresh_units()
 
 
 # --- session queries (read-only) ------------------------------------------------------------

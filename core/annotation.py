@@ -401,6 +401,22 @@ def rating_of(store: Any, annotator_id: int,
         return None if row is None else _stored(row)
 
 
+def ratings_of_item(store: Any, item: ItemRef | QueueItem | int,
+                    ) -> list[tuple[str, StoredRating]]:
+    """Every annotator's rating of ``item`` (golden answers included), with the
+    annotator's name, in the order they were saved."""
+    from sqlalchemy import select
+
+    from core.store.models import Annotation, Annotator
+
+    ref = _as_ref(item)
+    with store.unit_of_work() as db:
+        rows = db.execute(select(Annotator.name, Annotation).join(
+            Annotator, Annotator.id == Annotation.annotator_id).where(
+            _item_filter(ref)).order_by(Annotation.id)).all()
+        return [(name, _stored(row)) for name, row in rows]
+
+
 def _stored(row: Any) -> StoredRating:
     ref = (ItemRef(VERBALISATION, row.verbalisation_id) if row.verbalisation_id is not None
            else ItemRef(REFERENCE, row.reference_id))

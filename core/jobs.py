@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from core.changes import Topic
+
 T = TypeVar("T")
 
 
@@ -130,8 +132,12 @@ class Job(Generic[T]):
     ``uses_session`` says whether the job reads or writes the open session: those jobs
     are stopped before the application switches to another session; others run on.
     ``quiet`` marks a panel's own housekeeping (reading the session for a view): it is
-    not shown in the status bar nor recorded in the job history, and other panels do not
-    react to it finishing; a failure is still reported.
+    not shown in the status bar nor recorded in the job history; a failure is still
+    reported.
+    ``writes`` declares the parts of the session the job may write
+    (:class:`core.changes.Topic`); when it ends (done, cancelled or failed: what it
+    committed before stopping is kept) the application tells the panels that show them.
+    A job that writes nothing (reads, exports) leaves it empty.
     """
 
     title: str
@@ -141,6 +147,7 @@ class Job(Generic[T]):
     partial: Any = None
     uses_session: bool = True
     quiet: bool = False
+    writes: frozenset[Topic] = frozenset()
 
 
 def run_job(

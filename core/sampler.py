@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.changes import Topic
 from core.claim_filters import ClaimFilterSettings, drop_reasons
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
@@ -369,6 +370,7 @@ def sample_job(
         title=f"Sample units of {category}",
         run=run,
         kind="units.sample",
+        writes=frozenset({Topic.UNITS, Topic.ENTITIES}),
         params={"category": category, "source": source_name, "tiers": sorted(tiers or ()),
                 "per_entity": per_entity, "shapes": list(shapes), "sizes": list(sizes),
                 "seed": seed, "limit_entities": limit_entities, "parallel": parallel},

@@ -292,14 +292,23 @@ class BrowserPanel(QWidget):
         if current in names:
             self.category_combo.setCurrentText(current)
         self.category_combo.blockSignals(False)
+        ticked = set(self.compared())
         self.compare_list.blockSignals(True)
         self.compare_list.clear()
         for name in names:
             item = QListWidgetItem(name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Unchecked)
+            item.setCheckState(Qt.CheckState.Checked if name in ticked
+                               else Qt.CheckState.Unchecked)
             self.compare_list.addItem(item)
         self.compare_list.blockSignals(False)
+        for name in set(self.overlays) - set(names):
+            self.overlays.pop(name)
+
+    def compared(self) -> list[str]:
+        """The categories ticked in Compare with."""
+        items = (self.compare_list.item(i) for i in range(self.compare_list.count()))
+        return [i.text() for i in items if i.checkState() == Qt.CheckState.Checked]
 
     def set_source_badge(self, kind: str, text: str) -> None:
         """Show where data comes from: live, an endpoint URL, embedded demo, or cache."""

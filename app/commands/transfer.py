@@ -63,6 +63,7 @@ def _list_errors(errors: Sequence[Any], label: str = "") -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
+    from core.changes import IMPORT_WRITES
     from core.formats import IMPORT_FORMATS, FormatError, detect_format
     from core.formats.webnlg import check_import_path, file_language
     from core.jobs import Job
@@ -84,7 +85,8 @@ def run_import(args: argparse.Namespace) -> int:
     with SessionStore.open(args.session, create=True) as store:
         job = Job(title=f"Import {args.file.name}",
                   run=lambda ctx: function(store, args.file, ctx=ctx, **options),
-                  kind="import", params={"path": str(args.file), "format": name, **options})
+                  kind="import", params={"path": str(args.file), "format": name, **options},
+                  writes=IMPORT_WRITES)
         report = run_in_terminal(job, quiet=args.quiet)
     lines = getattr(report, "files", [])
     # A folder: one line per file. A single file: its line only when it says how the

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from core.annotation import ADEQUACY_LABELS, aggregates
+from core.changes import IMPORT_WRITES
 from core.formats.csv_export import category_of
 from core.formats.files import FormatError, atomic_output
 from core.formats.report import EntryError, ExportReport, ImportReport
@@ -686,7 +687,8 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
 def import_job(store: Any, path: Path | str) -> Job[ImportReport]:
     path = Path(path)
     return Job(title=f"Import {path.name}", run=lambda ctx: import_wdv(store, path, ctx=ctx),
-               kind="import", params={"path": str(path), "format": "wdv"})
+               kind="import", params={"path": str(path), "format": "wdv"},
+               writes=IMPORT_WRITES)
 
 
 def export_job(store: Any, path: Path | str) -> Job[ExportReport]:

@@ -38,6 +38,7 @@ from typing import Any, Literal
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
+from core.changes import IMPORT_WRITES
 from core.formats.files import FormatError, atomic_output
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
@@ -1114,6 +1115,7 @@ def import_job(
         run=lambda ctx: import_webnlg(store, path, flavour=flavour, lang=lang, ctx=ctx),
         kind="import",
         params={"path": str(path), "format": flavour, "lang": lang},
+        writes=IMPORT_WRITES,
     )
 
 

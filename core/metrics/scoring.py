@@ -50,6 +50,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.metrics import (
@@ -855,7 +856,8 @@ def score_job(store: Any, request: ScoringRequest) -> Job[ScoringSummary]:
                params={"metrics": list(metrics), "runs": sorted(runs),
                        "langs": list(request.langs) if request.langs else None,
                        "units": len(request.unit_ids) if request.unit_ids else None,
-                       "references": request.references})
+                       "references": request.references},
+               writes=frozenset({Topic.SCORES}))
 
 
 # --- reading scores back (Scores panel, report) ------------------------------------------

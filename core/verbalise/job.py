@@ -39,6 +39,7 @@ from typing import Any
 from sqlalchemy import or_, select
 
 from core import __version__
+from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobCancelled, JobContext
 from core.models import free_device_memory, is_out_of_memory, prompt_token_ids
@@ -560,7 +561,8 @@ def verbalise_job(
                     ))
 
     job: Job[VerbaliseSummary] = Job(
-        f"Verbalise with {verbaliser.system_name}", run, kind="verbalise", params=params
+        f"Verbalise with {verbaliser.system_name}", run, kind="verbalise", params=params,
+        writes=frozenset({Topic.RUNS}),
     )
     return job
 

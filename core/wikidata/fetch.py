@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.changes import Topic
 from core.jobs import Job, JobCancelled, JobContext
 from core.store import SessionStore
 from core.wikidata.cache import (
@@ -130,6 +131,7 @@ def fetch_category_job(
         title=f"Fetch {category.name} from {source.name}",
         run=run,
         kind="wikidata.fetch",
+        writes=frozenset({Topic.MEMBERS, Topic.CATEGORIES}),
         params={
             "category": category.name,
             "source": source.name,
