@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.report",
     "app.commands.verbalise",
     "app.commands.score",
+    "app.commands.retrieve",
     "app.commands.stats",
 )
 
