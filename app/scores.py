@@ -150,6 +150,9 @@ class ScoresController(QObject):
         panel.cancel_requested.connect(self.cancel)
         app.session_changed.connect(lambda _store: self.session_opened())
         app.runner.job_finished.connect(self._on_job_finished)
+        from app.retrieval import RetrievalController
+
+        self.retrieval = RetrievalController(app, self)
 
     # -- session and refresh -------------------------------------------------------------
     def session_opened(self) -> None:

@@ -670,6 +670,7 @@ class ScoresPanel(QWidget):
     cancel_requested = Signal()
     filters_changed = Signal(dict)  # {"run_id": int | None, "lang": ..., "tier": ...}
     text_selected = Signal(int)  # a verbalisation id
+    retrieval_requested = Signal()  # "Retrieval…": app/retrieval.py opens the dialog
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -678,6 +679,11 @@ class ScoresPanel(QWidget):
                                      "BERTScore, ESA, hallucination candidates, similarity, "
                                      "perplexity)")
         self.score_button.clicked.connect(self.score_dialog_requested)
+        self.retrieval_button = QPushButton("Retrieval…")
+        self.retrieval_button.setToolTip("Graph ↔ text retrieval: find the graph behind the "
+                                         "selected text; the outputs that match their own "
+                                         "graph worst")
+        self.retrieval_button.clicked.connect(self.retrieval_requested)
         self.run_combo = QComboBox()
         self.lang_combo = QComboBox()
         self.tier_combo = QComboBox()
@@ -749,6 +755,7 @@ class ScoresPanel(QWidget):
         # layout
         top = QHBoxLayout()
         top.addWidget(self.score_button)
+        top.addWidget(self.retrieval_button)
         top.addWidget(self.count_label, 1)
         filters = QHBoxLayout()
         for combo in (self.run_combo, self.lang_combo, self.tier_combo):
