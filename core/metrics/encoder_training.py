@@ -148,7 +148,9 @@ def epoch_batches(by_graph: dict[Triples, list[str]], batch_size: int, epoch: in
 def _embed(model: Any, strings: Sequence[str], device: str) -> Any:
     import torch
 
-    features = model.tokenize(list(strings))
+    # sentence-transformers ≥ 6 names it ``preprocess``; ``tokenize`` is the older name.
+    prepare = getattr(model, "preprocess", None) or model.tokenize
+    features = prepare(list(strings))
     features = {k: v.to(device) if isinstance(v, torch.Tensor) else v
                 for k, v in features.items()}
     out = model(features)["sentence_embedding"]

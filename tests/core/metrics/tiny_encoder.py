@@ -22,7 +22,9 @@ def build_tiny_sentence_encoder(folder: Path, seed: int = 0) -> Path:
     BertModel(config).save_pretrained(str(hf))
     tokenizer.save_pretrained(str(hf))
     transformer = models.Transformer(str(hf), max_seq_length=64)
-    pooling = models.Pooling(transformer.get_word_embedding_dimension(), "mean")
+    width = getattr(transformer, "get_embedding_dimension", None) \
+        or transformer.get_word_embedding_dimension
+    pooling = models.Pooling(width(), "mean")
     out = folder / "encoder"
     SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(out))
     return out
