@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.report",
     "app.commands.verbalise",
     "app.commands.score",
+    "app.commands.retrieve",
     "app.commands.stats",
     "app.commands.correlate",
     "app.commands.synonyms",

@@ -161,6 +161,9 @@ class ScoresController(QObject):
         # Failed and cancelled jobs too: a verbalise run keeps the texts it finished.
         app.changes.subscribe(TABLE_TOPICS, lambda _topics: self.refresh(), self)
         app.changes.subscribe(DETAIL_TOPICS, lambda _topics: self._detail_changed(), self)
+        from app.retrieval import RetrievalController
+
+        self.retrieval = RetrievalController(app, self)
 
     # -- session and refresh -------------------------------------------------------------
     def session_opened(self) -> None:

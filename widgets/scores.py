@@ -706,6 +706,7 @@ class ScoresPanel(QWidget):
     cancel_requested = Signal()
     filters_changed = Signal(dict)  # {"run_id": int | None, "lang": ..., "tier": ...}
     text_selected = Signal(int)  # a verbalisation id
+    retrieval_requested = Signal()  # "Retrieval…": app/retrieval.py opens the dialog
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -718,6 +719,11 @@ class ScoresPanel(QWidget):
         self.synonyms_button.setToolTip("Edit the synonym table ESA uses (Spain / Spanish, "
                                         "Texas / TX), stored in the session")
         self.synonyms_button.clicked.connect(self.synonyms_requested)
+        self.retrieval_button = QPushButton("Retrieval…")
+        self.retrieval_button.setToolTip("Graph ↔ text retrieval: find the graph behind the "
+                                         "selected text; the outputs that match their own "
+                                         "graph worst")
+        self.retrieval_button.clicked.connect(self.retrieval_requested)
         self.run_combo = QComboBox()
         self.lang_combo = QComboBox()
         self.tier_combo = QComboBox()
@@ -790,6 +796,7 @@ class ScoresPanel(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.score_button)
         top.addWidget(self.synonyms_button)
+        top.addWidget(self.retrieval_button)
         top.addWidget(self.count_label, 1)
         filters = QHBoxLayout()
         for combo in (self.run_combo, self.lang_combo, self.tier_combo):

@@ -22,6 +22,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -409,6 +410,25 @@ class Score(Base):
         ForeignKey("model_runs.id", ondelete="CASCADE"), index=True
     )
     lang: Mapped[str | None] = mapped_column(String)
+    created_at: Mapped[datetime] = _created_at()
+
+
+class Encoding(Base):
+    """A cached sentence-encoder vector of a text or linearised graph (rev 0005_retrieval).
+
+    ``encoder`` is the model folder's fingerprint, ``content_hash`` the SHA-256 of the
+    encoded string, ``vector`` the L2-normalised embedding as little-endian float32 bytes
+    of length ``dim``."""
+
+    __tablename__ = "encodings"
+    __table_args__ = (UniqueConstraint("encoder", "content_hash"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    encoder: Mapped[str] = mapped_column(String)
+    content_hash: Mapped[str] = mapped_column(String)
+    kind: Mapped[str] = mapped_column(String)
+    dim: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = _created_at()
 
 

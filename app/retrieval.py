@@ -1,0 +1,147 @@
+"""The Scores panel's Retrieval dialog: its jobs (core.metrics.retrieval) and results."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject
+
+from core.errors import UserFacingError
+from core.jobs import Job, JobContext, JobFailed, JobSucceeded
+from widgets.retrieval_dialog import RetrievalDialog, RetrievalRow
+
+if TYPE_CHECKING:
+    from app.controller import AppController
+    from app.jobrunner import JobHandle
+    from app.scores import ScoresController
+
+
+class RetrievalController(QObject):
+    """Opens the dialog from the Scores panel and runs its two requests as jobs."""
+
+    def __init__(self, app: AppController, scores: ScoresController) -> None:
+        super().__init__(scores)
+        self.app, self.scores = app, scores
+        self.dialog: RetrievalDialog | None = None
+        self.handle: JobHandle | None = None
+        scores.panel.retrieval_requested.connect(self.open_dialog)
+
+    def open_dialog(self) -> RetrievalDialog | None:
+        if self.app.store is None:
+            self.app.window.show_error("No session", "Open a session first.")
+            return None
+        if self.dialog is None:
+            self.dialog = RetrievalDialog(self.scores.panel)
+            self.dialog.find_requested.connect(self.find)
+            self.dialog.worst_requested.connect(self.worst)
+            self.dialog.cancel_requested.connect(self.cancel)
+            self.dialog.output_chosen.connect(self.scores.panel.select_text)
+        self.dialog.set_text_available(self._selected() is not None)
+        self.dialog.show()
+        self.dialog.raise_()
+        return self.dialog
+
+    def _selected(self) -> Any:
+        key = self.scores.panel.selected_key()
+        return next((r for r in self.scores.rows if r.verbalisation_id == key), None)
+
+    def _start(self, job: Job[Any], message: str, done: Any) -> JobHandle | None:
+        assert self.dialog is not None
+        if self.handle is not None and not self.handle.done:
+            self.app.window.show_error("Retrieval already running",
+                                       "Wait for it to finish or cancel it first.")
+            return None
+        handle = self.handle = self.app.run_job(job)
+        dialog = self.dialog
+        dialog.job_started(message)
+        handle.progressed.connect(lambda p: dialog.job_progress(p.done, p.total, p.message))
+        handle.finished.connect(lambda outcome: self._finished(outcome, done))
+        return handle
+
+    def _finished(self, outcome: Any, done: Any) -> None:
+        if self.dialog is None:
+            return
+        if isinstance(outcome, JobSucceeded):
+            done(outcome.result)
+        elif isinstance(outcome, JobFailed):
+            self.dialog.job_finished(f"Failed: {outcome.message}")
+        else:
+            self.dialog.job_finished("Cancelled; the encodings made so far are cached.")
+
+    def find(self, values: dict[str, Any]) -> JobHandle | None:
+        """The graphs closest to the selected text, in its language."""
+        from core.metrics.retrieval import find_graphs, linearise, open_encoder
+
+        store, row = self.app.store, self._selected()
+        if store is None or self.dialog is None:
+            return None
+        if row is None or not (row.text or "").strip():
+            self.app.window.show_error("No text", "Select a text in the Scores table first.")
+            return None
+        try:
+            encoder = open_encoder(values.get("encoder") or None)
+        except UserFacingError as error:
+            self.app.window.show_error("Cannot retrieve", str(error))
+            return None
+        top, text, lang = int(values.get("top", 10)), row.text, row.lang
+
+        def run(ctx: JobContext) -> list[RetrievalRow]:
+            hits = find_graphs(store, text, encoder, lang=lang, k=top, ctx=ctx)
+            return [RetrievalRow(h.similarity, None, h.unit_id, h.lang, linearise(h.triples))
+                    for h in hits]
+
+        own = row.unit_id
+
+        def shown(rows: list[RetrievalRow]) -> None:
+            place = next((i + 1 for i, r in enumerate(rows) if r.unit_id == own), None)
+            found = (f"its own graph (unit {own}) is number {place}" if place else
+                     f"its own graph (unit {own}) is not in the first {len(rows)}")
+            assert self.dialog is not None
+            self.dialog.show_rows(rows, f"Graphs closest to text {row.verbalisation_id}: "
+                                        f"{found}.")
+
+        return self._start(Job("Find the graph behind a text", run, kind="retrieval",
+                               params={"verbalisation": row.verbalisation_id}),
+                           "Encoding the session's graphs…", shown)
+
+    def worst(self, values: dict[str, Any]) -> JobHandle | None:
+        """Retrieval over one run's outputs; list those that match their graph worst."""
+        from core.metrics.retrieval import RetrievalRequest, retrieval_job
+
+        store = self.app.store
+        if store is None or self.dialog is None:
+            return None
+        filters = self.scores.panel.filters()
+        row = self._selected()
+        run_id = filters.get("run_id") or (row.run_id if row is not None else None)
+        if run_id is None:
+            self.app.window.show_error("Choose a run", "Choose a run in the Scores panel's "
+                                       "run filter (or select one of its texts).")
+            return None
+        lang = filters.get("lang")
+        try:
+            job = retrieval_job(store, RetrievalRequest(
+                run_id=run_id, langs=(lang,) if lang else None,
+                encoder=values.get("encoder") or None, inversion=False))
+        except UserFacingError as error:
+            self.app.window.show_error("Cannot retrieve", str(error))
+            return None
+        top = int(values.get("top", 10))
+
+        def shown(summary: Any) -> None:
+            result = summary.result
+            rows = [RetrievalRow(m.similarity, m.rank, m.pair.unit_id, m.pair.lang,
+                                 m.pair.text, m.pair.text_id) for m in result.worst(top)]
+            t2g, g2t = result.text_to_graph, result.graph_to_text
+            assert self.dialog is not None
+            self.dialog.show_rows(rows, (
+                f"Run {run_id}, {result.pairs:,} outputs: text → graph top-1 {t2g.top1:.1%}, "
+                f"top-5 {t2g.top5:.1%}, MRR {t2g.mrr:.3f}; graph → text top-1 "
+                f"{g2t.top1:.1%}, MRR {g2t.mrr:.3f}. Lowest cosine first; double-click an "
+                "output to select it."))
+
+        return self._start(job, f"Retrieval over run {run_id}…", shown)
+
+    def cancel(self) -> None:
+        if self.handle is not None and not self.handle.done:
+            self.handle.cancel()

@@ -1,0 +1,271 @@
+"""Graph ↔ text retrieval, its session cache, and EREDAT-style encoder training."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy import func, select
+
+from core.errors import UserFacingError
+from core.jobs import CancelToken, JobCancelled, JobContext
+from core.metrics.encoder_training import (
+    RECORD,
+    TrainingSettings,
+    hard_negative,
+    inverted_negative,
+    role_pools,
+    train,
+    training_job,
+)
+from core.metrics.retrieval import (
+    RetrievalRequest,
+    encode_cached,
+    evaluate,
+    find_graphs,
+    inversion_errors,
+    load_pairs,
+    open_encoder,
+    ranks,
+    retrieval_job,
+)
+from core.store import SessionStore
+from core.store.models import Encoding
+from tests.core.metrics.sessions import REFS, TEXTS, build_session
+from tests.core.metrics.tiny_encoder import build_tiny_sentence_encoder
+
+
+@pytest.fixture(scope="module")
+def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_sentence_encoder(tmp_path_factory.mktemp("tiny-encoder"))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SessionStore:
+    path = tmp_path / "s.taillens"
+    build_session(path)
+    with SessionStore.open(path) as opened:
+        yield opened
+
+
+def _cached_rows(store: SessionStore) -> int:
+    with store.unit_of_work() as db:
+        return db.scalar(select(func.count()).select_from(Encoding))
+
+
+def test_ranks_count_strictly_higher_wrong_candidates_and_take_the_best_positive() -> None:
+    queries = np.array([[1.0, 0.0], [0.0, 1.0]], dtype="f4")
+    candidates = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [1.0, 0.0]], dtype="f4")
+    # Query 0: positive 1 scores 0.6; candidates 0 and 3 score 1.0 > 0.6 -> rank 3.
+    # Query 1: positives {1, 2}: best is 2 (1.0); nothing above -> rank 1.
+    got, best = ranks(queries, candidates, [[1], [1, 2]], chunk=1)
+    assert got == [3, 1]
+    assert best == pytest.approx([0.6, 1.0])
+    # A tie with a wrong candidate counts for the correct one.
+    got, _ = ranks(queries, candidates, [[0], [2]])
+    assert got == [1, 1]
+
+
+def test_pairs_follow_the_scoring_rule(store: SessionStore) -> None:
+    pairs = load_pairs(store)
+    assert len(pairs) == sum(len(texts) for texts in REFS.values())
+    italian = [p for p in pairs if p.lang == "it"]
+    assert italian and all(p.triples[1][2] == "matematica" for p in italian)  # override
+    assert len(load_pairs(store, one_text_per_graph=True)) == 3  # ada en, ada it, rome en
+    assert len(load_pairs(store, quality="silver")) == 1
+    run_id = 1
+    outputs = load_pairs(store, run_id=run_id)
+    assert {p.text for p in outputs} == {t for (r, _u, _l), t in TEXTS.items() if r == run_id}
+    with pytest.raises(UserFacingError, match="no such run"):
+        load_pairs(store, run_id=99)
+
+
+def test_evaluate_matches_a_brute_force_ranking_and_caches_encodings(
+        store: SessionStore, tiny_encoder: Path) -> None:
+    encoder = open_encoder(str(tiny_encoder))
+    pairs = load_pairs(store, langs=["en"])
+    result = evaluate(pairs, encoder, store)
+    graphs = sorted({p.graph for p in pairs})
+    texts = sorted({p.text for p in pairs})
+    assert (result.graphs, result.texts) == (len(graphs), len(texts))
+    assert result.encoded == len(graphs) + len(texts) == _cached_rows(store)
+    model = encoder.model()
+    g = {s: v for s, v in zip(graphs, model.encode(graphs, normalize_embeddings=True),
+                              strict=True)}
+    t = {s: v for s, v in zip(texts, model.encode(texts, normalize_embeddings=True),
+                              strict=True)}
+    expected_ranks = []
+    for text in texts:
+        own = {p.graph for p in pairs if p.text == text}
+        best = max(float(t[text] @ g[x]) for x in own)
+        expected_ranks.append(1 + sum(float(t[text] @ g[x]) > best + 1e-6
+                                      for x in graphs if x not in own))
+    assert result.text_to_graph.queries == len(texts)
+    assert result.text_to_graph.top1 == pytest.approx(
+        sum(r == 1 for r in expected_ranks) / len(texts))
+    assert result.text_to_graph.mrr == pytest.approx(
+        sum(1 / r for r in expected_ranks) / len(texts))
+    worst = result.worst(1)[0]
+    assert worst.similarity == min(m.similarity for m in result.matches)
+    again = evaluate(pairs, encoder, store)
+    assert again.encoded == 0 and again.as_dict()["text_to_graph"] == \
+        result.as_dict()["text_to_graph"]
+    with store.unit_of_work() as db:
+        row = db.scalars(select(Encoding)).first()
+        assert row.encoder == encoder.fingerprint and len(row.vector) == 4 * row.dim
+
+
+def test_a_different_encoder_does_not_reuse_the_cache(store: SessionStore, tiny_encoder: Path,
+                                                      tmp_path: Path) -> None:
+    first = open_encoder(str(tiny_encoder))
+    other = open_encoder(str(build_tiny_sentence_encoder(tmp_path / "other", seed=1)))
+    assert first.fingerprint != other.fingerprint
+    texts = ["Rome is in Italy.", "Rome is in Italy.", "Paris is a city."]
+    a = encode_cached(store, first, texts, "text")
+    b = encode_cached(store, other, texts, "text")
+    assert a.shape == b.shape == (3, 32) and np.allclose(a[0], a[1])
+    assert not np.allclose(a, b)
+    assert _cached_rows(store) == 4
+
+
+def test_cancel_stops_encoding_and_keeps_nothing_half_done(store: SessionStore,
+                                                            tiny_encoder: Path) -> None:
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(JobCancelled):
+        encode_cached(store, open_encoder(str(tiny_encoder)), ["a text"], "text",
+                      JobContext(token))
+    assert _cached_rows(store) == 0
+
+
+def test_job_reports_progress_and_inversion(store: SessionStore, tiny_encoder: Path) -> None:
+    seen = []
+    job = retrieval_job(store, RetrievalRequest(encoder=str(tiny_encoder), langs=("en",)))
+    summary = job.run(JobContext(on_progress=seen.append, min_interval_s=0))
+    assert seen and seen[-1].done == seen[-1].total
+    assert summary.inversion_tested == 0  # the test session has no 1-triple graphs
+    hits = find_graphs(store, "Rome is the capital of Italy.", open_encoder(str(tiny_encoder)),
+                       lang="en", k=5)
+    assert len(hits) == 2 and hits[0].similarity >= hits[1].similarity
+
+
+def test_inversion_errors_count_swapped_graphs_scored_higher(tiny_encoder: Path) -> None:
+    from core.metrics.retrieval import RetrievalPair
+
+    encoder = open_encoder(str(tiny_encoder))
+    pairs = [RetrievalPair(1, "en", (("Rome", "country", "Italy"),), "Rome is in Italy.", 1,
+                           "reference"),
+             RetrievalPair(2, "en", (("Paris", "country", "Paris"),), "Paris.", 2, "reference")]
+    above, tested = inversion_errors(pairs, encoder)
+    assert tested == 1  # the reflexive triple cannot be inverted
+    vectors = encoder.model().encode(
+        ["Rome is in Italy.", "[S] Rome [P] country [O] Italy",
+         "[S] Italy [P] country [O] Rome"], normalize_embeddings=True)
+    assert above == int(vectors[0] @ vectors[2] > vectors[0] @ vectors[1])
+
+
+def test_bad_input_is_refused_before_anything_is_stored(tmp_path: Path,
+                                                        store: SessionStore) -> None:
+    not_a_model = tmp_path / "empty"
+    not_a_model.mkdir()
+    with pytest.raises(UserFacingError, match="not a model folder"):
+        retrieval_job(store, RetrievalRequest(encoder=str(not_a_model)))
+    empty = tmp_path / "empty.taillens"
+    SessionStore.create(empty).close()
+    with SessionStore.open(empty) as bare:
+        job = retrieval_job(bare, RetrievalRequest())
+        with pytest.raises(UserFacingError, match="no texts with a graph"):
+            job.run(JobContext())
+        with pytest.raises(UserFacingError, match="no references"):
+            training_job(bare, tmp_path / "model")
+        assert _cached_rows(bare) == 0
+    assert not (tmp_path / "model").exists()
+
+
+def test_negatives_change_exactly_what_they_should() -> None:
+    graphs = [(("Rome", "country", "Italy"), ("Italy", "capital", "Rome")),
+              (("Paris", "country", "France"),)]
+    pools = role_pools(graphs)
+    rng = random.Random(3)
+    for _ in range(30):
+        negative = hard_negative(graphs[0], pools, rng)
+        assert negative is not None and negative != graphs[0]
+        changed = [(i, r) for i in range(2) for r in range(3)
+                   if negative[i][r] != graphs[0][i][r]]
+        assert len(changed) == 1
+        index, role = changed[0]
+        assert negative[index][role] in pools[role]
+        inverted = inverted_negative(graphs[0], rng)
+        assert inverted is not None and sorted(inverted) != sorted(graphs[0])
+        assert any(inverted[i] == (graphs[0][i][2], graphs[0][i][1], graphs[0][i][0])
+                   for i in range(2))
+    assert inverted_negative((("A", "p", "A"),), rng) is None
+
+
+def _pairs(store: SessionStore) -> list:
+    return load_pairs(store)
+
+
+def test_training_lowers_the_loss_and_writes_a_complete_usable_folder(
+        store: SessionStore, tiny_encoder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "trained"
+    settings = TrainingSettings(epochs=12, batch_size=4, learning_rate=5e-3, warmup_share=0)
+    result = train(_pairs(store), str(tiny_encoder), out, settings)
+    assert result.steps == 12 and len(result.losses) == 12
+    assert sum(result.losses[-3:]) / 3 < sum(result.losses[:3]) / 3
+    record = json.loads((out / RECORD).read_text())
+    assert record["settings"]["batch_size"] == 4 and record["data"]["pairs"] == len(_pairs(store))
+    assert record["losses"] == result.losses
+    assert [p.name for p in tmp_path.iterdir() if ".partial-" in p.name] == []
+    trained = open_encoder(str(out))
+    assert trained.fingerprint != open_encoder(str(tiny_encoder)).fingerprint
+    assert evaluate(load_pairs(store), trained, store).pairs == len(_pairs(store))
+    with pytest.raises(UserFacingError, match="already exists"):
+        train(_pairs(store), str(tiny_encoder), out, settings)
+
+
+def test_cancelled_training_leaves_no_folder(store: SessionStore, tiny_encoder: Path,
+                                             tmp_path: Path) -> None:
+    token = CancelToken()
+
+    def on_progress(progress: object) -> None:
+        if progress.done >= 2:
+            token.cancel()
+
+    models = tmp_path / "models"
+    models.mkdir()
+    with pytest.raises(JobCancelled):
+        train(_pairs(store), str(tiny_encoder), models / "cancelled",
+              TrainingSettings(epochs=5, batch_size=4), JobContext(token, on_progress, 0))
+    assert list(models.iterdir()) == []
+
+
+def test_a_save_interrupted_halfway_leaves_no_folder(store: SessionStore, tiny_encoder: Path,
+                                                     tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    def half_save(self: object, path: str, *args: object, **kwargs: object) -> None:
+        (Path(path) / "config.json").write_text("{}")
+        raise JobCancelled()
+
+    monkeypatch.setattr(SentenceTransformer, "save", half_save)
+    models = tmp_path / "models"
+    models.mkdir()
+    with pytest.raises(JobCancelled):
+        train(_pairs(store), str(tiny_encoder), models / "m",
+              TrainingSettings(max_steps=1, batch_size=4))
+    assert list(models.iterdir()) == []
+
+
+def test_training_refuses_bad_settings_and_bad_models(store: SessionStore, tmp_path: Path) -> None:
+    with pytest.raises(UserFacingError, match="batch-size"):
+        training_job(store, tmp_path / "m", settings=TrainingSettings(batch_size=1))
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "config.json").write_text("{}")
+    with pytest.raises(UserFacingError, match="cannot load"):
+        train(_pairs(store), str(tmp_path / "junk"), tmp_path / "m", TrainingSettings())
+    assert not (tmp_path / "m").exists()

@@ -1,0 +1,134 @@
+"""The Scores panel's Retrieval dialog (METHODS §7, EREDAT): the graphs closest to the
+selected text, and the outputs that match their own graph worst.
+
+Plain widgets: the dialog emits requests and shows what the controller (app/retrieval.py)
+hands back; it never opens the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+@dataclass(frozen=True)
+class RetrievalRow:
+    """One line of either list: a cosine, a rank (None for a graph hit), the unit, the
+    language and what to show (a linearised graph or a text)."""
+
+    similarity: float
+    rank: int | None
+    unit_id: int
+    lang: str
+    shown: str
+    key: Any = None  # a verbalisation id for an output
+
+
+class RetrievalDialog(QDialog):
+    find_requested = Signal(dict)  # {"encoder": str, "top": int}
+    worst_requested = Signal(dict)  # {"encoder": str, "top": int}
+    cancel_requested = Signal()
+    output_chosen = Signal(int)  # a verbalisation id of the worst list
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Graph ↔ text retrieval")
+        self.encoder_edit = QLineEdit()
+        self.encoder_edit.setPlaceholderText("packaged all-MiniLM-L6-v2")
+        self.encoder_edit.setToolTip("A sentence encoder folder (e.g. one made by "
+                                     "taillens train-encoder) or a cached Hugging Face id")
+        self.top_spin = QSpinBox()
+        self.top_spin.setRange(1, 1000)
+        self.top_spin.setValue(10)
+        self.top_spin.setToolTip("How many lines to list")
+        self.find_button = QPushButton("Find the graph behind this text")
+        self.find_button.setToolTip("Rank every unit's graph (in the text's language) by "
+                                    "cosine with the selected text")
+        self.worst_button = QPushButton("Outputs that match their graph worst")
+        self.worst_button.setToolTip("Retrieval over the current run's outputs: top-1, "
+                                     "top-5, MRR both ways, and the outputs with the lowest "
+                                     "cosine to their own graph")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.find_button.clicked.connect(lambda: self.find_requested.emit(self.values()))
+        self.worst_button.clicked.connect(lambda: self.worst_requested.emit(self.values()))
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        self.status_label = QLabel("Encodings are cached in the session per encoder.")
+        self.status_label.setWordWrap(True)
+        self.table = QTableWidget(0, 4)
+        self.table.setHorizontalHeaderLabels(["cosine", "rank", "unit · lang", "graph / text"])
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.cellDoubleClicked.connect(self._chosen)
+        self.rows: list[RetrievalRow] = []
+
+        options = QHBoxLayout()
+        options.addWidget(QLabel("Encoder:"))
+        options.addWidget(self.encoder_edit, 1)
+        options.addWidget(QLabel("List:"))
+        options.addWidget(self.top_spin)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.find_button)
+        buttons.addWidget(self.worst_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(options)
+        layout.addLayout(buttons)
+        layout.addWidget(self.status_label)
+        layout.addWidget(self.table, 1)
+        self.resize(760, 420)
+
+    def values(self) -> dict[str, Any]:
+        return {"encoder": self.encoder_edit.text().strip(), "top": self.top_spin.value()}
+
+    def set_text_available(self, available: bool) -> None:
+        self.find_button.setEnabled(available)
+
+    def job_started(self, message: str) -> None:
+        self.status_label.setText(message)
+        self.cancel_button.setEnabled(True)
+
+    def job_progress(self, done: float, total: float | None, message: str) -> None:
+        count = f"{done:,.0f}" + (f"/{total:,.0f}" if total else "")
+        self.status_label.setText(f"{message} {count}")
+
+    def job_finished(self, message: str) -> None:
+        self.status_label.setText(message)
+        self.cancel_button.setEnabled(False)
+
+    def show_rows(self, rows: Sequence[RetrievalRow], message: str) -> None:
+        self.rows = list(rows)
+        self.table.setRowCount(len(self.rows))
+        for index, row in enumerate(self.rows):
+            cells = [f"{row.similarity:.4f}", "" if row.rank is None else str(row.rank),
+                     f"{row.unit_id} · {row.lang}", row.shown]
+            for column, value in enumerate(cells):
+                item = QTableWidgetItem(value)
+                if column < 2:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight
+                                          | Qt.AlignmentFlag.AlignVCenter)
+                item.setToolTip(row.shown)
+                self.table.setItem(index, column, item)
+        self.table.resizeColumnsToContents()
+        self.job_finished(message)
+
+    def _chosen(self, row: int, _column: int) -> None:
+        if 0 <= row < len(self.rows) and isinstance(self.rows[row].key, int):
+            self.output_chosen.emit(self.rows[row].key)
