@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QImage
 
 from app.gui import build_window
 from core.jobs import JobSucceeded, JobWasCancelled
@@ -19,6 +20,7 @@ from core.report import Settings, build_report, plot_specs
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.report_session import ReportSession
+from widgets.plot_export import ExportOptions
 from widgets.report import MARK_BACKGROUND, headline_text
 
 report_session = fixture_module.report_session  # registers the fixture here
@@ -173,16 +175,20 @@ def test_plots_show_the_specs_and_export_png_and_svg(qtbot, wired, tmp_path: Pat
     plots.show_plot(distribution)
     assert len(plots.plot.getPlotItem().listDataItems()) == 2  # head, long tail
 
-    png, svg = plots.export(tmp_path / "p.png"), plots.export(tmp_path / "p.svg")
+    png = plots.export(tmp_path / "p.png", ExportOptions(dpi=100, size_in=(4, 3)))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (QImage(str(png)).width(), QImage(str(png)).height()) == (400, 300)
+    svg, pdf = plots.export(tmp_path / "p.svg"), plots.export(tmp_path / "p.pdf")
     assert ET.parse(svg).getroot().tag.endswith("svg")
-    written = plots.export_all(tmp_path / "all")
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    written = plots.export_all(tmp_path / "all", ExportOptions(dpi=50),
+                               suffixes=(".png", ".svg"))
     assert len(written) == 2 * len(specs) and all(p.stat().st_size for p in written)
-    # The plot shown before is drawn again.
+    # Exporting draws no other plot in the panel.
     assert plots.current_spec() == specs[distribution]
     assert len(plots.plot.getPlotItem().listDataItems()) == 2
-    with pytest.raises(ValueError, match="png or .svg"):
-        plots.export(tmp_path / "p.pdf")
+    with pytest.raises(ValueError, match=r"\.png, \.svg or \.pdf"):
+        plots.export(tmp_path / "p.eps")
 
 
 def test_csv_and_html_exports_run_as_jobs(qtbot, wired, tmp_path: Path) -> None:
