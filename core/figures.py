@@ -125,10 +125,20 @@ def new_figure(size_in: tuple[float, float] = DEFAULT_SIZE_IN) -> Figure:
     return figure
 
 
-def _log_formatter():
-    from matplotlib.ticker import FuncFormatter
+def _log_axis(ax: Any, which: str) -> None:
+    """A log10 ``which`` ("x"/"y") axis labelled in the original numbers (10, 100, 1000),
+    as the panel does."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    return FuncFormatter(lambda v, _pos: f"{10 ** v:.3g}")
+    getattr(ax, f"set_{which}scale")("log")
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    axis.set_major_formatter(FuncFormatter(
+        lambda v, _pos: f"{v:.0f}" if 1 <= v < 1e6 else f"{v:.3g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _pow10(limits: tuple[float, float]) -> tuple[float, float]:
+    return (10 ** limits[0], 10 ** limits[1])
 
 
 def _empty(figure: Figure, title: str) -> Figure:
@@ -153,10 +163,14 @@ def box_figure(groups: Sequence[tuple[str, Sequence[float]]], *, title: str,
         return _empty(figure, title)
     ax = figure.add_subplot()
     ax.set_title(title, fontsize=10)
-    stats = [{"label": f"{_wrap(b.label)}\nn={b.n:,}", "q1": b.q1, "med": b.median,
-              "q3": b.q3, "whislo": b.whisker_low, "whishi": b.whisker_high,
-              "fliers": b.outliers[:: max(1, b.outliers.size // MAX_OUTLIERS)]}
+    # Statistics in plot coordinates (log10 values on a log axis), drawn on the axis's scale.
+    back = (lambda v: np.power(10.0, v)) if log10 else (lambda v: v)  # noqa: E731
+    stats = [{"label": f"{_wrap(b.label)}\nn={b.n:,}", "q1": back(b.q1), "med": back(b.median),
+              "q3": back(b.q3), "whislo": back(b.whisker_low), "whishi": back(b.whisker_high),
+              "fliers": back(b.outliers[:: max(1, b.outliers.size // MAX_OUTLIERS)])}
              for b in boxes]
+    if log10:
+        _log_axis(ax, "y")
     drawn = ax.bxp(stats, positions=range(len(boxes)), widths=0.6, patch_artist=True,
                    showfliers=True, manage_ticks=True)
     for i, patch in enumerate(drawn["boxes"]):
@@ -170,10 +184,9 @@ def box_figure(groups: Sequence[tuple[str, Sequence[float]]], *, title: str,
                                markersize=4, linestyle="none")
     everything = [v for b in boxes for v in (b.whisker_low, b.whisker_high)]
     everything += [float(v) for b in boxes for v in b.outliers]
-    ax.set_ylim(*axis_limits(min(everything), max(everything), metric, log10))
+    limits = axis_limits(min(everything), max(everything), metric, log10)
+    ax.set_ylim(*(_pow10(limits) if log10 else limits))
     ax.set_xlim(-0.6, len(boxes) - 0.4)
-    if log10:
-        ax.yaxis.set_major_formatter(_log_formatter())
     ax.set_ylabel(ylabel + (" (log10 axis)" if log10 else ""))
     ax.tick_params(axis="x", labelsize=7 if len(boxes) > 6 else 8)
     ax.grid(axis="y", alpha=0.2)
@@ -198,16 +211,18 @@ def distribution_figure(groups: Sequence[tuple[str, Sequence[float]]], *, title:
     if high <= low:
         low, high = low - 0.5, high + 0.5
     edges = np.linspace(low, high, bins + 1)
+    if log10:
+        _log_axis(ax, "x")
     for i, (label, values) in enumerate(cleaned):
         colour = PALETTE[i % len(PALETTE)]
         share = np.histogram(values, bins=edges)[0] / values.size
-        ax.stairs(share, edges, fill=True, color=colour + "30")
-        ax.stairs(share, edges, color=colour, linewidth=2,
+        drawn_edges = np.power(10.0, edges) if log10 else edges
+        ax.stairs(share, drawn_edges, fill=True, color=colour + "30")
+        ax.stairs(share, drawn_edges, color=colour, linewidth=2,
                   label=f"{label.replace('_', ' ')} (n={values.size:,})")
-    ax.set_xlim(*axis_limits(low, high, metric, log10, margin=0.02))
+    limits = axis_limits(low, high, metric, log10, margin=0.02)
+    ax.set_xlim(*(_pow10(limits) if log10 else limits))
     ax.set_ylim(bottom=0)
-    if log10:
-        ax.xaxis.set_major_formatter(_log_formatter())
     ax.set_xlabel(xlabel + (" (log10 axis)" if log10 else ""))
     ax.set_ylabel("share of the group's items")
     ax.legend(fontsize=8)
@@ -236,13 +251,15 @@ def scatter_figure(x: Sequence[float], y: Sequence[float], *, title: str, xlabel
     py = np.log10(ys) if log_y else ys
     ax = figure.add_subplot()
     ax.set_title(title, fontsize=10)
-    ax.scatter(px, py, s=8, color=PALETTE[0], alpha=0.55, linewidths=0)
-    ax.set_xlim(*axis_limits(float(px.min()), float(px.max()), "", log_x))
-    ax.set_ylim(*axis_limits(float(py.min()), float(py.max()), metric, log_y))
     if log_x:
-        ax.xaxis.set_major_formatter(_log_formatter())
+        _log_axis(ax, "x")
     if log_y:
-        ax.yaxis.set_major_formatter(_log_formatter())
+        _log_axis(ax, "y")
+    ax.scatter(xs, ys, s=8, color=PALETTE[0], alpha=0.55, linewidths=0)
+    x_limits = axis_limits(float(px.min()), float(px.max()), "", log_x)
+    y_limits = axis_limits(float(py.min()), float(py.max()), metric, log_y)
+    ax.set_xlim(*(_pow10(x_limits) if log_x else x_limits))
+    ax.set_ylim(*(_pow10(y_limits) if log_y else y_limits))
     ax.set_xlabel(xlabel + (" (log10 axis)" if log_x else ""))
     ax.set_ylabel(ylabel + (" (log10 axis)" if log_y else ""))
     ax.grid(alpha=0.2)

@@ -220,6 +220,14 @@ def test_every_plot_is_well_formed_svg(store: SessionStore) -> None:
         [float(v) for v in PPL[("model-a", "long_tail")]] +
         [float(v) + 1 for v in PPL[("model-a", "long_tail")]])
     assert "no values" in figure_svg(box_figure([("x", [])], title="t"))
+    # Axes follow the data within the metric's range: BLEU's never runs below 0 (it ran to
+    # -25 in the hand-written SVG), perplexities are on a log10 axis.
+    for spec in specs:
+        axes = spec.figure().axes[0]
+        if spec.metric == "bleu":
+            low, high = axes.get_xlim() if spec.kind == "distribution" else axes.get_ylim()
+            assert 0 <= low < high <= 100
+    assert ppl.figure().axes[0].get_yscale() == "log"
 
 
 def test_reference_texts_stay_out_of_the_model_output_plots(tmp_path: Path) -> None:

@@ -169,7 +169,7 @@ def test_axes_follow_the_data_within_the_metric_range() -> None:
                            ).axes[0].get_ylim()
     assert 35 < low < 40 and 60 < high < 65
     ppl = box_figure(PPL, title="t", log10=True, metric="ppl").axes[0]
-    assert ppl.get_ylim()[0] >= 0  # log10 of a perplexity >= 1
+    assert ppl.get_ylim()[0] >= 1 and ppl.get_yscale() == "log"  # perplexities are >= 1
     ppl.figure.canvas.draw()
     labels = [t.get_text() for t in ppl.get_yticklabels() if t.get_text()]
     assert "10" in labels or "100" in labels  # labelled in perplexities, not their logs
@@ -183,6 +183,11 @@ def test_figure_boxes_use_the_core_box_statistics() -> None:
     medians = [line for line in figure.axes[0].lines if line.get_linewidth() == 3]
     for line, (label, values) in zip(medians, BLEU, strict=True):
         assert line.get_ydata()[0] == pytest.approx(box_stats(label, values).median)
+    # On a log axis: the statistics of the logs (as the panel draws), at their place.
+    figure = box_figure(PPL, title="t", log10=True, metric="ppl")
+    medians = [line for line in figure.axes[0].lines if line.get_linewidth() == 3]
+    for line, (label, values) in zip(medians, PPL, strict=True):
+        assert line.get_ydata()[0] == pytest.approx(10 ** box_stats(label, values, True).median)
 
 
 def test_other_suffixes_are_refused_before_writing(tmp_path: Path) -> None:
