@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import io
 import math
+import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -400,21 +402,28 @@ def save_figure(figure: Figure, path: Path | str, *, title: str = "",
                    facecolor="white")
     with atomic_output(path, binary=True) as handle:
         handle.write(buffer.getvalue())
+    # A figure is for sharing: the mode a new file gets (the temporary file was 0600).
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod(0o666 & ~umask)
     return path
 
 
-def figure_svg(figure: Figure, *, salt: str = "") -> str:
+def figure_svg(figure: Figure, *, prefix: str = "") -> str:
     """The figure as one ``<svg>`` element for inline use in HTML (no XML prolog).
 
-    ``salt`` makes the element's internal ids unique among the figures of one page.
+    Every ``id`` in it (and each reference to one) starts with ``prefix``, so several
+    figures on one page keep their own clip paths, markers and glyphs.
     """
-    from matplotlib import rc_context
-
     buffer = io.StringIO()
-    with rc_context({"svg.hashsalt": salt or None}):
-        figure.savefig(buffer, format="svg", facecolor="white")
+    figure.savefig(buffer, format="svg", facecolor="white")
     text = buffer.getvalue()
-    return text[text.index("<svg"):].strip()
+    text = text[text.index("<svg"):].strip()
+    prefix = re.sub(r"[^A-Za-z0-9_-]", "", prefix)
+    if prefix:
+        text = re.sub(r'(\sid=")|(href="#)|(url\(#)',
+                      lambda m: m.group(0) + prefix + "-", text)
+    return text
 
 
 __all__ = [

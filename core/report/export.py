@@ -42,11 +42,12 @@ class PlotSpec:
 
         return spec_figure(self, size_in=size_in or DEFAULT_SIZE_IN)
 
-    def svg(self, salt: str = "") -> str:
-        """This plot as one inline ``<svg>`` element (``salt``: unique ids on a page)."""
+    def svg(self, prefix: str = "") -> str:
+        """This plot as one inline ``<svg>`` element (``prefix``: of its ids, so they are
+        unique on a page)."""
         from core.figures import figure_svg
 
-        return figure_svg(self.figure(), salt=salt or self.title)
+        return figure_svg(self.figure(), prefix=prefix)
 
 
 def plot_specs(report: BiasReport) -> list[PlotSpec]:
@@ -248,7 +249,7 @@ def render_html(report: BiasReport) -> str:
     if specs:
         parts.append("<h2 id='plots'>Plots</h2>")
         for i, spec in enumerate(specs):
-            parts.append(f"<figure>{spec.svg(salt=f'plot{i}')}</figure>")
+            parts.append(f"<figure>{spec.svg(prefix=f'plot{i}')}</figure>")
     parts.append("<h2 id='runs'>Runs and their settings</h2>")
     for run in report.frame.runs:
         settings = {"kind": run.kind, "model_id": run.model_id, "status": run.status,

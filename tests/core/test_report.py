@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -201,6 +202,8 @@ def test_html_report_is_self_contained(store: SessionStore, tmp_path: Path) -> N
     assert "Verbalizza: {triples}" in text and "&quot;temperature&quot;: 0.7" in text
     assert "class='sig'" in text
     assert render_html(report).count("<svg ") == written.plots
+    ids = re.findall(r'\sid="([^"]+)"', text)  # several inline figures, one id namespace
+    assert ids and len(ids) == len(set(ids))
 
 
 def test_every_plot_is_well_formed_svg(store: SessionStore) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -28,9 +29,15 @@ def test_png_has_the_chosen_size_and_dpi(tmp_path: Path) -> None:
         image = QImage(str(path))
         assert (image.width(), image.height()) == pixels == ExportOptions(".png", size,
                                                                           dpi).pixels
-    # Without options: 300 dpi, the default size.
-    default = QImage(str(export_figure(_make, tmp_path / "d.png", "t")))
+    # Without options: 300 dpi, the default size; readable by others as a new file is.
+    path = export_figure(_make, tmp_path / "d.png", "t")
+    default = QImage(str(path))
     assert (default.width(), default.height()) == (1920, 1080)
+    umask = os.umask(0o022)
+    try:
+        assert export_figure(_make, tmp_path / "s.svg", "t").stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(umask)
 
 
 def test_svg_and_pdf_carry_the_title(tmp_path: Path) -> None:
