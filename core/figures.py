@@ -130,13 +130,14 @@ def new_figure(size_in: tuple[float, float] = DEFAULT_SIZE_IN) -> Figure:
 def _log_axis(ax: Any, which: str) -> None:
     """A log10 ``which`` ("x"/"y") axis labelled in the original numbers (10, 100, 1000),
     as the panel does."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import LogFormatter
 
     getattr(ax, f"set_{which}scale")("log")
     axis = ax.xaxis if which == "x" else ax.yaxis
-    axis.set_major_formatter(FuncFormatter(
-        lambda v, _pos: f"{v:.0f}" if 1 <= v < 1e6 else f"{v:.3g}"))
-    axis.set_minor_formatter(NullFormatter())
+    # Decades as plain numbers; 2, 3, 5 ... between them too when the axis spans under
+    # about two decades (one labelled tick would not let a reader read values off).
+    axis.set_major_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+    axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
 
 
 def _pow10(limits: tuple[float, float]) -> tuple[float, float]:
