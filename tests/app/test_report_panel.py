@@ -330,3 +330,25 @@ def test_correction_bootstrap_and_run_picker(qtbot, wired,
     assert [used.raw(r, 0) for r in range(used.rowCount())] == [picked]
     assert f"runs picked: {picked}" in used.table.note
     assert {c.stratum_value("model") for c in report.comparisons["tier"]} == {"model-b"}
+
+
+def test_export_button_writes_the_chosen_file_or_says_why_not(qtbot, wired, tmp_path: Path,
+                                                              monkeypatch) -> None:
+    import widgets.report as report_module
+
+    window, controller = wired
+    panel = controller.report.panel
+    build(qtbot, controller.report)
+    warnings = []
+    monkeypatch.setattr(report_module.QMessageBox, "warning",
+                        lambda _parent, title, text: warnings.append(text))
+    target = tmp_path / "figure.pdf"
+    monkeypatch.setattr(report_module, "ask_export",
+                        lambda _parent, _name: (target, ExportOptions(".pdf")))
+    panel.plots.export_button.click()
+    assert target.read_bytes()[:5] == b"%PDF-" and warnings == []
+    (tmp_path / "taken.png").mkdir()  # a folder where the file should go: a message
+    monkeypatch.setattr(report_module, "ask_export",
+                        lambda _parent, _name: (tmp_path / "taken.png", ExportOptions()))
+    panel.plots.export_button.click()
+    assert len(warnings) == 1 and "is a folder" in warnings[0]

@@ -139,7 +139,7 @@ def test_inspector_greys_dropped_claims(panel: BrowserPanel, qtbot) -> None:
     assert blocker.args == ["Q2"]
 
 
-def test_overlay_and_export(panel: BrowserPanel, tmp_path: Path) -> None:
+def test_overlay_and_export(panel: BrowserPanel, tmp_path: Path, monkeypatch) -> None:
     rng = np.random.default_rng(1)
     panel.show_category("City", make_columns(list(rng.zipf(1.8, 500) % 5000)))
     panel.show_overlay("River", make_columns(list(rng.zipf(2.2, 300) % 5000)))
@@ -150,6 +150,14 @@ def test_overlay_and_export(panel: BrowserPanel, tmp_path: Path) -> None:
         assert target.stat().st_size > 1000
     with pytest.raises(ValueError):
         panel.plots.export(tmp_path / "plot.eps")
+    # The button: the dialog's choice is written, for the tab shown.
+    import widgets.browser as browser_module
+
+    chosen = tmp_path / "chosen.svg"
+    monkeypatch.setattr(browser_module, "ask_export",
+                        lambda _parent, name: (chosen, ExportOptions(".svg")))
+    panel.export_button.click()
+    assert b"<svg" in chosen.read_bytes()
 
 
 def test_distribution_lines_map_between_plots() -> None:
