@@ -427,9 +427,47 @@ def figure_svg(figure: Figure, *, prefix: str = "") -> str:
     return text
 
 
+def export_figures_job(specs: Sequence[Any], folder: Path | str, *,
+                       suffixes: Sequence[str] = FORMATS, dpi: float = DEFAULT_DPI,
+                       size_in: tuple[float, float] | None = None) -> Any:
+    """A job writing every ``PlotSpec``'s figure in each format into ``folder``, named
+    ``NN-<kind>-<metric>.<suffix>``; its result is the list of paths written. Progress
+    per file; cancel stops between files (those written stay)."""
+    from core.jobs import Job
+
+    for suffix in suffixes:
+        check_format(f"x{suffix}")
+    folder = Path(folder).expanduser()
+    specs = list(specs)
+
+    def run(ctx: Any) -> list[Path]:
+        folder.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        job.partial = written
+        total = len(specs) * len(suffixes)
+        for i, spec in enumerate(specs):
+            stem = f"{i + 1:02d}-{spec.kind}-{_safe_name(spec.metric)}"
+            for suffix in suffixes:
+                ctx.progress(len(written), total, f"{stem}{suffix}")
+                ctx.check_cancelled()
+                written.append(save_figure(spec_figure(spec, size_in=size_in or DEFAULT_SIZE_IN),
+                                           folder / f"{stem}{suffix}", title=spec.title,
+                                           dpi=dpi))
+        ctx.progress(total, total, "")
+        return written
+
+    job = Job(f"Export {len(specs)} figures to {folder.name}", run, kind="report.figures",
+              params={"folder": str(folder)}, uses_session=False)
+    return job
+
+
+def _safe_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "plot"
+
+
 __all__ = [
     "BoxStats", "DEFAULT_DPI", "FORMATS", "METRIC_BOUNDS", "TIER_PLOTS", "axis_limits",
-    "box_figure", "box_stats", "check_format", "distribution_figure", "figure_svg",
-    "new_figure", "plot_values", "save_figure", "scatter_figure", "spec_figure",
+    "box_figure", "box_stats", "check_format", "distribution_figure", "export_figures_job",
+    "figure_svg", "new_figure", "plot_values", "save_figure", "scatter_figure", "spec_figure",
     "tier_figure",
 ]

@@ -346,6 +346,7 @@ class ReportPanel(QWidget):
     cancel_requested = Signal()
     csv_requested = Signal(str)  # folder
     html_requested = Signal(str)  # file
+    figures_requested = Signal(object)  # a core Job writing every plot (All…)
 
     WIDE = 1100  # from this width on, tables and plots sit side by side
     WIDE_HEADLINES = 940  # from this width on, the headlines are aligned columns
@@ -825,14 +826,8 @@ class ReportPanel(QWidget):
     def _on_export_all_plots(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export every plot (PNG, SVG, PDF)")
         if folder:
-            try:
-                written = self.plots.export_all(
-                    Path(folder), getattr(self, "_last_export_options", None))
-            except EXPORT_ERRORS as error:
-                QMessageBox.warning(self, "Plots not exported", str(error))
-                return
-            QMessageBox.information(self, "Plots exported",
-                                    f"{len(written)} files written to {folder}.")
+            self.figures_requested.emit(self.plots.export_all_job(
+                Path(folder), getattr(self, "_last_export_options", None)))
 
 
 def _spin(low: int, high: int, value: int, tip: str) -> QSpinBox:

@@ -236,25 +236,28 @@ class ReportPlots(QWidget):
 
     def export_all(self, folder: Path, options: ExportOptions | None = None,
                    suffixes: Sequence[str] = (".png", ".svg", ".pdf")) -> list[Path]:
-        """Every plot in each format into ``folder`` (``NN-<kind>-<metric>.<suffix>``)."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        written = []
-        for i, spec in enumerate(self.specs):
-            stem = f"{i + 1:02d}-{spec.kind}-{_safe(spec.metric)}"
-            for suffix in suffixes:
-                written.append(export_figure(spec.figure, folder / f"{stem}{suffix}",
-                                             spec.title, options))
-        return written
+        """Every plot in each format into ``folder`` (``NN-<kind>-<metric>.<suffix>``), in
+        this thread (the panel runs ``export_all_job`` through the job runner instead)."""
+        from core.jobs import JobSucceeded, run_job
+
+        outcome = run_job(self.export_all_job(folder, options, suffixes))
+        if not isinstance(outcome, JobSucceeded):
+            raise getattr(outcome, "error", RuntimeError("export cancelled"))
+        return outcome.result
+
+    def export_all_job(self, folder: Path, options: ExportOptions | None = None,
+                       suffixes: Sequence[str] = (".png", ".svg", ".pdf")):
+        """The core job writing every plot (``core.figures.export_figures_job``)."""
+        from core.figures import export_figures_job
+
+        options = options or ExportOptions()
+        return export_figures_job(self.specs, folder, suffixes=suffixes, dpi=options.dpi,
+                                  size_in=options.size_in)
 
 
 def _wrap(label: str) -> str:
     """"model · tier" on two lines; underscores read as spaces."""
     return label.replace(" · ", "\n").replace("_", " ")
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "plot"
 
 
 __all__ = ["BoxStats", "ReportPlots", "box_stats", "plot_values"]

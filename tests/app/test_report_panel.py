@@ -352,3 +352,27 @@ def test_export_button_writes_the_chosen_file_or_says_why_not(qtbot, wired, tmp_
                         lambda _parent, _name: (tmp_path / "taken.png", ExportOptions()))
     panel.plots.export_button.click()
     assert len(warnings) == 1 and "is a folder" in warnings[0]
+
+
+def test_all_plots_export_as_a_job_off_the_ui_thread(qtbot, wired, tmp_path: Path,
+                                                     monkeypatch) -> None:
+    import widgets.report as report_module
+
+    window, controller = wired
+    panel = controller.report.panel
+    build(qtbot, controller.report)
+    monkeypatch.setattr(report_module.QFileDialog, "getExistingDirectory",
+                        lambda *_args: str(tmp_path / "all"))
+    panel._last_export_options = ExportOptions(dpi=40)
+    with qtbot.waitSignal(panel.figures_requested) as requested:
+        panel.all_plots_button.click()
+    job = requested.args[0]
+    assert not job.uses_session and job.kind == "report.figures"
+    outcome = wait_built(qtbot, controller.report.last_export)
+    assert isinstance(outcome, JobSucceeded)
+    written = outcome.result
+    specs = panel.plots.specs
+    assert len(written) == 3 * len(specs)
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted(
+        p.name for p in written)
+    assert written[0].name == f"01-{specs[0].kind}-{specs[0].metric}.png"

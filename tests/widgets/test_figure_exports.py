@@ -195,3 +195,40 @@ def test_other_suffixes_are_refused_before_writing(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match=r"\.png, \.svg or \.pdf"):
             save_figure(box_figure(BLEU, title="t"), tmp_path / name)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_export_job_writes_every_figure_and_stops_on_cancel(tmp_path: Path) -> None:
+    from core.jobs import CancelToken, JobSucceeded, JobWasCancelled, run_job
+    from core.report import PlotSpec
+
+    specs = [PlotSpec("box", "BLEU by tier", "bleu", groups=tuple(
+                 (label, tuple(values)) for label, values in BLEU), ylabel="BLEU"),
+             PlotSpec("distribution", "chrF++", "chrf++", groups=(("head", (1.0, 2.0)),))]
+    seen = []
+    outcome = run_job(export_figures_job_for(specs, tmp_path / "out"), None, seen.append)
+    assert isinstance(outcome, JobSucceeded)
+    assert [p.name for p in outcome.result] == ["01-box-bleu.png", "01-box-bleu.pdf",
+                                                "02-distribution-chrf__.png",
+                                                "02-distribution-chrf__.pdf"]
+    assert QImage(str(outcome.result[0])).width() == 256  # 6.4 in at 40 dpi
+    assert seen and seen[-1].done == seen[-1].total == 4
+    token = CancelToken()
+    job = export_figures_job_for(specs, tmp_path / "cancelled")
+    calls = []
+
+    def cancel_after_first(progress) -> None:
+        calls.append(progress)
+        if progress.done >= 1:
+            token.cancel()
+
+    outcome = run_job(job, token, cancel_after_first)
+    assert isinstance(outcome, JobWasCancelled)
+    assert [p.name for p in outcome.partial] == ["01-box-bleu.png"]
+    with pytest.raises(ValueError, match=r"\.png, \.svg or \.pdf"):
+        export_figures_job_for(specs, tmp_path / "x", suffixes=(".eps",))
+
+
+def export_figures_job_for(specs, folder: Path, suffixes=(".png", ".pdf")):
+    from core.figures import export_figures_job
+
+    return export_figures_job(specs, folder, suffixes=suffixes, dpi=40)
