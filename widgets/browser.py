@@ -9,7 +9,6 @@ on every line move because it is fast enough (see ``benchmarks/tiers.py``).
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, Signal
@@ -18,7 +17,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QFrame,
     QHBoxLayout,
@@ -53,6 +51,7 @@ from core.wikidata.records import CategoryTable
 from widgets.distribution_plots import DistributionPlots, Series
 from widgets.entity_inspector import EntityInspector
 from widgets.entity_table import SUB_TIER_FILTER, EntityTableModel
+from widgets.plot_export import EXPORT_ERRORS, ask_export
 
 SPLIT_BY_PARETO = "pareto"
 SPLIT_BY_HEAD_TAIL = "head_tail"
@@ -545,14 +544,14 @@ class BrowserPanel(QWidget):
         self.category_save_requested.emit(edited)
 
     def _on_export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export plot", "", "PNG image (*.png);;SVG drawing (*.svg)"
-        )
-        if path:
-            target = Path(path)
-            if not target.suffix:
-                target = target.with_suffix(".png")
-            self.plots.export(target)
+        which = self.plots.tabs.currentIndex()
+        name = self.plots.tabs.tabText(which).lower().replace("–", "-").replace(" ", "-")
+        chosen = ask_export(self, name)
+        if chosen is not None:
+            try:
+                self.plots.export(chosen[0], which, chosen[1])
+            except EXPORT_ERRORS as error:
+                QMessageBox.warning(self, "Plot not exported", str(error))
 
 
 def _fraction_spin(value: float, tip: str) -> QDoubleSpinBox:

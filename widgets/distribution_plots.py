@@ -21,8 +21,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGraphicsItem, QTabWidget, QVBoxLayout, QWidget
 
+from core.figures import TIER_PLOTS, tier_figure
 from core.tiers import Distribution
-from widgets.plot_export import export_plot
+from widgets.plot_export import ExportOptions, export_figure
 
 LINE_STYLES = {
     "pareto": ("#d9822b", "Pareto cut-off"),
@@ -32,7 +33,6 @@ LINE_STYLES = {
 # Labels at different heights, so close lines keep readable labels.
 LABEL_POSITIONS = {"pareto": 0.93, "head_tail": 0.78, "torso": 0.63}
 SERIES_COLOURS = ("#2b7bb9", "#3a9e5f", "#b9472b", "#8a6fb3", "#b99b2b", "#555555")
-PNG_MIN_WIDTH = 800  # pixels
 
 
 @dataclass(frozen=True)
@@ -160,15 +160,20 @@ class DistributionPlots(QWidget):
         self._values = {"pareto": pareto, "head_tail": head_tail, "torso": torso}
         self._place_lines()
 
-    def export(self, path: Path, which: int | None = None) -> Path:
-        """Write the shown plot (or plot ``which``) as PNG or SVG, by the file's suffix."""
-        widgets = self.plot_widgets()
+    def export(self, path: Path, which: int | None = None,
+               options: ExportOptions | None = None) -> Path:
+        """Write the shown plot (or plot ``which``) as PNG, SVG or PDF, by the file's
+        suffix: drawn by ``core.figures.tier_figure`` with matplotlib from the same series
+        and cut-off lines as the panel."""
         current = self.tabs.currentWidget()
-        if which is None and current not in widgets and hasattr(current, "export"):
-            return current.export(path)  # a tab another module added (e.g. Likelihood)
-        widget = widgets[self.tabs.currentIndex() if which is None else which]
-        return export_plot(widget, path, self.tabs.tabText(widgets.index(widget)),
-                           min_png_width=PNG_MIN_WIDTH)
+        if which is None and current not in self.plot_widgets() and hasattr(current, "export"):
+            return current.export(path, options)  # a tab another module added (Likelihood)
+        index = self.tabs.currentIndex() if which is None else which
+        series = [(entry.name, entry.distribution) for entry in self.series]
+        lines = dict(self._values)
+        return export_figure(
+            lambda size_in: tier_figure(TIER_PLOTS[index], series, lines, size_in=size_in),
+            path, self.tabs.tabText(index), options)
 
     # -- lines -------------------------------------------------------------------------------
     def _place_lines(self) -> None:

@@ -45,7 +45,7 @@ from core.likelihood import (
     matched_cutoff,
     model_tiers,
 )
-from widgets.plot_export import export_plot
+from widgets.plot_export import ExportOptions, ask_export, export_figure
 
 AXES = (("statements", "Statements"), ("sitelinks", "Sitelinks"))
 COLOURS = {"agree": "#9a9a9a", HEAD_BY_COUNTS: "#c23b22", "tail_by_counts_head_by_model":
@@ -308,11 +308,28 @@ class LikelihoodPanel(QWidget):
         if folder:
             self.model_edit.setText(folder)
 
-    def export(self, path: Path) -> Path:
-        return export_plot(self.plot, Path(path), "Likelihood against popularity")
+    def export(self, path: Path, options: ExportOptions | None = None) -> Path:
+        """The scatter as shown (same points, the cut-off line), drawn with matplotlib by
+        ``core.figures.scatter_figure`` as PNG, SVG or PDF by the file's suffix."""
+        from core.figures import scatter_figure
+
+        table = self.view.table if self.view is not None else None
+        values = table.values(self.signal) if table is not None else np.zeros(0)
+        xs = self._x[self._finite] if table is not None else np.zeros(0)
+        ys = values[self._finite] if table is not None else np.zeros(0)
+        title = "Likelihood against popularity"
+
+        def make(size_in: tuple[float, float]) -> object:
+            figure = scatter_figure(xs, ys, title=title, xlabel=dict(AXES)[self.axis],
+                                    ylabel="mean log-likelihood per token", log_x=True,
+                                    size_in=size_in)
+            if self.cutoff is not None and figure.axes:
+                figure.axes[0].axhline(self.cutoff, color="#d62728", linewidth=1)
+            return figure
+
+        return export_figure(make, Path(path), title, options)
 
     def _on_export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export plot", "likelihood.svg",
-                                              "SVG (*.svg);;PNG (*.png)")
-        if path:
-            self.export(Path(path))
+        chosen = ask_export(self, "likelihood")
+        if chosen is not None:
+            self.export(*chosen)

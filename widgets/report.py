@@ -76,6 +76,7 @@ from core.statistics import (
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
 )
+from widgets.plot_export import EXPORT_ERRORS, ask_export
 from widgets.report_plots import ReportPlots
 
 DIMENSION_CHOICES = (
@@ -346,6 +347,7 @@ class ReportPanel(QWidget):
     cancel_requested = Signal()
     csv_requested = Signal(str)  # folder
     html_requested = Signal(str)  # file
+    figures_requested = Signal(object)  # a core Job writing every plot (All…)
 
     WIDE = 1100  # from this width on, tables and plots sit side by side
     WIDE_HEADLINES = 940  # from this width on, the headlines are aligned columns
@@ -471,12 +473,11 @@ class ReportPanel(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.setUsesScrollButtons(True)
         self.plots = ReportPlots()
-        self.plots.png_button.clicked.connect(lambda: self._on_export_plot(".png"))
-        self.plots.svg_button.clicked.connect(lambda: self._on_export_plot(".svg"))
+        self.plots.export_button.clicked.connect(self._on_export_plot)
         self.all_plots_button = QPushButton("All…")
         self.all_plots_button.setMinimumWidth(40)
         self.all_plots_button.setMaximumWidth(60)
-        self.all_plots_button.setToolTip("Export every plot as PNG and SVG into a folder")
+        self.all_plots_button.setToolTip("Export every plot as PNG, SVG and PDF into a folder")
         self.all_plots_button.clicked.connect(self._on_export_all_plots)
         self.plots.layout().itemAt(0).layout().addWidget(self.all_plots_button)
 
@@ -812,23 +813,22 @@ class ReportPanel(QWidget):
             self.html_requested.emit(str(target if target.suffix else
                                          target.with_suffix(".html")))
 
-    def _on_export_plot(self, suffix: str) -> None:
+    def _on_export_plot(self) -> None:
         spec = self.plots.current_spec()
         if spec is None:
             return
-        name = f"{spec.kind}-{spec.metric}{suffix}".replace("+", "plus")
-        filters = "PNG image (*.png)" if suffix == ".png" else "SVG drawing (*.svg)"
-        path, _ = QFileDialog.getSaveFileName(self, "Export plot", name, filters)
-        if path:
-            target = Path(path)
-            self.plots.export(target if target.suffix else target.with_suffix(suffix))
+        chosen = ask_export(self, f"{spec.kind}-{spec.metric}".replace("+", "plus"))
+        if chosen is not None:
+            try:
+                self.plots.export(*chosen)
+            except EXPORT_ERRORS as error:
+                QMessageBox.warning(self, "Plot not exported", str(error))
 
     def _on_export_all_plots(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Export every plot (PNG and SVG)")
+        folder = QFileDialog.getExistingDirectory(self, "Export every plot (PNG, SVG, PDF)")
         if folder:
-            written = self.plots.export_all(Path(folder))
-            QMessageBox.information(self, "Plots exported",
-                                    f"{len(written)} files written to {folder}.")
+            self.figures_requested.emit(self.plots.export_all_job(
+                Path(folder), getattr(self, "_last_export_options", None)))
 
 
 def _spin(low: int, high: int, value: int, tip: str) -> QSpinBox:

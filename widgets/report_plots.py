@@ -1,71 +1,29 @@
 """The Report panel's plots, drawn with pyqtgraph from ``core.report.PlotSpec`` s.
 
-* ``box``: one Tukey box per group (whiskers at 1.5 IQR, outliers as rings), the same
-  rule as the HTML report's SVG boxes, so the panel and the exported report agree;
+* ``box``: one Tukey box per group (whiskers at 1.5 IQR, outliers as rings), from
+  ``core.figures.box_stats``, the statistics the exported figures and the HTML report use;
 * ``distribution``: overlaid step histograms, each as the share of its group's items
   (head and long tail have different sizes, so counts would mislead);
 * ``scatter``: entity perplexity against statement count, both axes log10.
 
 Perplexities (``spec.log10``) are drawn on a log10 axis (METHODS §8): values are
-transformed here and the axis labels show the original numbers. Each plot exports to
-PNG and SVG through ``widgets.plot_export.export_plot``, the helper the Browser's plots use.
+transformed here and the axis labels show the original numbers. Each plot exports to PNG
+(chosen size and dpi), SVG or PDF, drawn by ``core.figures`` with matplotlib from the same
+``PlotSpec`` (``widgets.plot_export``, the helper the Browser's plots use).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from core.figures import BINS, MAX_OUTLIERS, MAX_POINTS, PALETTE, BoxStats, box_stats, plot_values
 from core.report import PlotSpec
-from widgets.plot_export import export_plot
-
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
-MAX_OUTLIERS = 300  # per box; beyond that the rings only slow the drawing down
-MAX_POINTS = 20_000
-BINS = 20
-PNG_MIN_WIDTH = 900  # pixels: the report's plots carry long group labels
-
-
-@dataclass(frozen=True)
-class BoxStats:
-    """What one box shows (in plot coordinates: log10 of the values for log plots)."""
-
-    label: str
-    n: int
-    q1: float
-    median: float
-    q3: float
-    whisker_low: float
-    whisker_high: float
-    outliers: np.ndarray
-
-
-def plot_values(values: Sequence[float], log10: bool) -> np.ndarray:
-    """Finite values, as log10 on a log axis (non-positive values cannot be drawn there)."""
-    array = np.asarray(values, dtype=float)
-    array = array[np.isfinite(array)]
-    if log10:
-        array = np.log10(array[array > 0])
-    return array
-
-
-def box_stats(label: str, values: Sequence[float], log10: bool = False) -> BoxStats | None:
-    """Quartiles by linear interpolation, whiskers at the last value within 1.5 IQR."""
-    array = plot_values(values, log10)
-    if array.size == 0:
-        return None
-    q1, median, q3 = (float(v) for v in np.percentile(array, [25, 50, 75]))
-    iqr = q3 - q1
-    inside = array[(array >= q1 - 1.5 * iqr) & (array <= q3 + 1.5 * iqr)]
-    outliers = array[(array < q1 - 1.5 * iqr) | (array > q3 + 1.5 * iqr)]
-    return BoxStats(label, int(array.size), q1, median, q3, float(inside.min()),
-                    float(inside.max()), outliers)
+from widgets.plot_export import ExportOptions, export_figure
 
 
 class _LogAxis(pg.AxisItem):
@@ -101,20 +59,17 @@ class ReportPlots(QWidget):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.picker.setMinimumContentsLength(8)
         self.picker.currentIndexChanged.connect(self._on_picked)
-        self.png_button = QPushButton("PNG…")
-        self.svg_button = QPushButton("SVG…")
-        for button in (self.png_button, self.svg_button):
-            button.setMinimumWidth(48)
-            button.setMaximumWidth(70)
-        self.png_button.setToolTip("Export this plot as a PNG image")
-        self.svg_button.setToolTip("Export this plot as an SVG drawing")
+        self.export_button = QPushButton("Export…")
+        self.export_button.setMinimumWidth(48)
+        self.export_button.setMaximumWidth(80)
+        self.export_button.setToolTip("Export this plot for a paper: PNG (300 dpi by "
+                                      "default), SVG or PDF, at a size you choose")
         self.caption = QLabel()
         self.caption.setWordWrap(True)
         self.caption.setStyleSheet("color:#555;")
         row = QHBoxLayout()
         row.addWidget(self.picker, 1)
-        row.addWidget(self.png_button)
-        row.addWidget(self.svg_button)
+        row.addWidget(self.export_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
@@ -130,7 +85,7 @@ class ReportPlots(QWidget):
         for spec in self.specs:
             self.picker.addItem(spec.title)
         self.picker.blockSignals(False)
-        for widget in (self.picker, self.png_button, self.svg_button):
+        for widget in (self.picker, self.export_button):
             widget.setEnabled(bool(self.specs))
         if self.specs:
             self.show_plot(0)
@@ -271,38 +226,38 @@ class ReportPlots(QWidget):
                              "perplexity and its root entity's statement count.")
 
     # -- export ------------------------------------------------------------------------------
-    def export(self, path: Path) -> Path:
-        """Write the shown plot as PNG or SVG, by the file's suffix."""
+    def export(self, path: Path, options: ExportOptions | None = None) -> Path:
+        """Write the shown plot as PNG, SVG or PDF (by the file's suffix), drawn with
+        matplotlib from the plot's data (``PlotSpec.figure``)."""
         spec = self.current_spec()
-        return export_plot(self.plot, Path(path), spec.title if spec else "TailLens plot",
-                           min_png_width=PNG_MIN_WIDTH)
+        if spec is None:
+            raise ValueError("no plot to export: build the report first")
+        return export_figure(spec.figure, Path(path), spec.title, options)
 
-    def export_all(self, folder: Path) -> list[Path]:
-        """Every plot as PNG and SVG into ``folder`` (``NN-<kind>-<metric>.png/.svg``)."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        shown = self.picker.currentIndex()
-        written = []
-        try:
-            for i, spec in enumerate(self.specs):
-                self.draw(spec)
-                stem = f"{i + 1:02d}-{spec.kind}-{_safe(spec.metric)}"
-                for suffix in (".png", ".svg"):
-                    written.append(export_plot(self.plot, folder / f"{stem}{suffix}",
-                                               spec.title, min_png_width=PNG_MIN_WIDTH))
-        finally:
-            if 0 <= shown < len(self.specs):
-                self.draw(self.specs[shown])
-        return written
+    def export_all(self, folder: Path, options: ExportOptions | None = None,
+                   suffixes: Sequence[str] = (".png", ".svg", ".pdf")) -> list[Path]:
+        """Every plot in each format into ``folder`` (``NN-<kind>-<metric>.<suffix>``), in
+        this thread (the panel runs ``export_all_job`` through the job runner instead)."""
+        from core.jobs import JobSucceeded, run_job
+
+        outcome = run_job(self.export_all_job(folder, options, suffixes))
+        if not isinstance(outcome, JobSucceeded):
+            raise getattr(outcome, "error", RuntimeError("export cancelled"))
+        return outcome.result
+
+    def export_all_job(self, folder: Path, options: ExportOptions | None = None,
+                       suffixes: Sequence[str] = (".png", ".svg", ".pdf")):
+        """The core job writing every plot (``core.figures.export_figures_job``)."""
+        from core.figures import export_figures_job
+
+        options = options or ExportOptions()
+        return export_figures_job(self.specs, folder, suffixes=suffixes, dpi=options.dpi,
+                                  size_in=options.size_in)
 
 
 def _wrap(label: str) -> str:
     """"model · tier" on two lines; underscores read as spaces."""
     return label.replace(" · ", "\n").replace("_", " ")
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "plot"
 
 
 __all__ = ["BoxStats", "ReportPlots", "box_stats", "plot_values"]

@@ -3,7 +3,8 @@ Mann–Whitney protocol, lay out the study table, plot and export.
 
 * :func:`build_report` -> :class:`BiasReport` (plain data: comparisons, study table,
   :class:`Table` s via ``report.tables()``);
-* :func:`plot_specs` -> :class:`PlotSpec` s (data for pyqtgraph; ``.svg()`` for HTML);
+* :func:`plot_specs` -> :class:`PlotSpec` s (data for pyqtgraph; ``.figure()`` /
+  ``.svg()``: matplotlib, for exports and HTML);
 * :func:`write_csv`, :func:`write_html`, :func:`render_html`.
 
 Only numpy and the standard library are imported here; scipy and SQLAlchemy inside

@@ -1,5 +1,6 @@
-"""The report's plots (as data and as SVG) and its exports: one CSV per table, and a
-self-contained HTML file (tables, inline SVG plots, the runs' settings, metric signatures).
+"""The report's plots (as data; drawn by ``core.figures``) and its exports: one CSV per table,
+and a self-contained HTML file (tables, inline SVG figures, the runs' settings, metric
+signatures).
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from typing import Any
 from core.report.compare import SIGNIFICANT_MARK, BiasReport, Table, metric_label
 from core.report.data import LOG_METRICS
 from core.report.groups import order_key
-from core.report.svg import box_plot_svg, distribution_svg, scatter_svg
 
 
 @dataclass(frozen=True)
 class PlotSpec:
     """What a plot shows, as plain data: the Report panel draws it with pyqtgraph, the
-    HTML export as SVG. ``groups`` for box and distribution plots, ``x``/``y`` for scatter."""
+    exports and the HTML report with matplotlib (``core.figures.spec_figure``) from the same
+    data. ``groups`` for box and distribution plots, ``x``/``y`` for scatter."""
 
     kind: str  # "box" | "distribution" | "scatter"
     title: str
@@ -35,15 +36,18 @@ class PlotSpec:
     ylabel: str = ""
     log_x: bool = False
 
-    def svg(self) -> str:
-        if self.kind == "box":
-            return box_plot_svg(self.groups, title=self.title, ylabel=self.ylabel,
-                                log10=self.log10)
-        if self.kind == "distribution":
-            return distribution_svg(self.groups, title=self.title, xlabel=self.xlabel,
-                                    log10=self.log10)
-        return scatter_svg(self.x, self.y, title=self.title, xlabel=self.xlabel,
-                           ylabel=self.ylabel, log_x=self.log_x, log_y=self.log10)
+    def figure(self, size_in: tuple[float, float] | None = None) -> Any:
+        """This plot as a matplotlib ``Figure`` (see ``core.figures``)."""
+        from core.figures import DEFAULT_SIZE_IN, spec_figure
+
+        return spec_figure(self, size_in=size_in or DEFAULT_SIZE_IN)
+
+    def svg(self, prefix: str = "") -> str:
+        """This plot as one inline ``<svg>`` element (``prefix``: of its ids, so they are
+        unique on a page)."""
+        from core.figures import figure_svg
+
+        return figure_svg(self.figure(), prefix=prefix)
 
 
 def plot_specs(report: BiasReport) -> list[PlotSpec]:
@@ -244,8 +248,8 @@ def render_html(report: BiasReport) -> str:
     specs = plot_specs(report)
     if specs:
         parts.append("<h2 id='plots'>Plots</h2>")
-        for spec in specs:
-            parts.append(f"<figure>{spec.svg()}</figure>")
+        for i, spec in enumerate(specs):
+            parts.append(f"<figure>{spec.svg(prefix=f'plot{i}')}</figure>")
     parts.append("<h2 id='runs'>Runs and their settings</h2>")
     for run in report.frame.runs:
         settings = {"kind": run.kind, "model_id": run.model_id, "status": run.status,

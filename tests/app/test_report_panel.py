@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QImage
 
 from app.gui import build_window
 from core.jobs import JobSucceeded, JobWasCancelled
@@ -19,6 +20,7 @@ from core.report import Settings, build_report, plot_specs
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.report_session import ReportSession
+from widgets.plot_export import ExportOptions
 from widgets.report import MARK_BACKGROUND, headline_text
 
 report_session = fixture_module.report_session  # registers the fixture here
@@ -173,16 +175,20 @@ def test_plots_show_the_specs_and_export_png_and_svg(qtbot, wired, tmp_path: Pat
     plots.show_plot(distribution)
     assert len(plots.plot.getPlotItem().listDataItems()) == 2  # head, long tail
 
-    png, svg = plots.export(tmp_path / "p.png"), plots.export(tmp_path / "p.svg")
+    png = plots.export(tmp_path / "p.png", ExportOptions(dpi=100, size_in=(4, 3)))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (QImage(str(png)).width(), QImage(str(png)).height()) == (400, 300)
+    svg, pdf = plots.export(tmp_path / "p.svg"), plots.export(tmp_path / "p.pdf")
     assert ET.parse(svg).getroot().tag.endswith("svg")
-    written = plots.export_all(tmp_path / "all")
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    written = plots.export_all(tmp_path / "all", ExportOptions(dpi=50),
+                               suffixes=(".png", ".svg"))
     assert len(written) == 2 * len(specs) and all(p.stat().st_size for p in written)
-    # The plot shown before is drawn again.
+    # Exporting draws no other plot in the panel.
     assert plots.current_spec() == specs[distribution]
     assert len(plots.plot.getPlotItem().listDataItems()) == 2
-    with pytest.raises(ValueError, match="png or .svg"):
-        plots.export(tmp_path / "p.pdf")
+    with pytest.raises(ValueError, match=r"\.png, \.svg or \.pdf"):
+        plots.export(tmp_path / "p.eps")
 
 
 def test_csv_and_html_exports_run_as_jobs(qtbot, wired, tmp_path: Path) -> None:
@@ -324,3 +330,49 @@ def test_correction_bootstrap_and_run_picker(qtbot, wired,
     assert [used.raw(r, 0) for r in range(used.rowCount())] == [picked]
     assert f"runs picked: {picked}" in used.table.note
     assert {c.stratum_value("model") for c in report.comparisons["tier"]} == {"model-b"}
+
+
+def test_export_button_writes_the_chosen_file_or_says_why_not(qtbot, wired, tmp_path: Path,
+                                                              monkeypatch) -> None:
+    import widgets.report as report_module
+
+    window, controller = wired
+    panel = controller.report.panel
+    build(qtbot, controller.report)
+    warnings = []
+    monkeypatch.setattr(report_module.QMessageBox, "warning",
+                        lambda _parent, title, text: warnings.append(text))
+    target = tmp_path / "figure.pdf"
+    monkeypatch.setattr(report_module, "ask_export",
+                        lambda _parent, _name: (target, ExportOptions(".pdf")))
+    panel.plots.export_button.click()
+    assert target.read_bytes()[:5] == b"%PDF-" and warnings == []
+    (tmp_path / "taken.png").mkdir()  # a folder where the file should go: a message
+    monkeypatch.setattr(report_module, "ask_export",
+                        lambda _parent, _name: (tmp_path / "taken.png", ExportOptions()))
+    panel.plots.export_button.click()
+    assert len(warnings) == 1 and "is a folder" in warnings[0]
+
+
+def test_all_plots_export_as_a_job_off_the_ui_thread(qtbot, wired, tmp_path: Path,
+                                                     monkeypatch) -> None:
+    import widgets.report as report_module
+
+    window, controller = wired
+    panel = controller.report.panel
+    build(qtbot, controller.report)
+    monkeypatch.setattr(report_module.QFileDialog, "getExistingDirectory",
+                        lambda *_args: str(tmp_path / "all"))
+    panel._last_export_options = ExportOptions(dpi=40)
+    with qtbot.waitSignal(panel.figures_requested) as requested:
+        panel.all_plots_button.click()
+    job = requested.args[0]
+    assert not job.uses_session and job.kind == "report.figures"
+    outcome = wait_built(qtbot, controller.report.last_export)
+    assert isinstance(outcome, JobSucceeded)
+    written = outcome.result
+    specs = panel.plots.specs
+    assert len(written) == 3 * len(specs)
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted(
+        p.name for p in written)
+    assert written[0].name == f"01-{specs[0].kind}-{specs[0].metric}.png"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -12,6 +13,7 @@ from scipy.stats import mannwhitneyu
 from sqlalchemy import select
 
 from core.errors import UserFacingError
+from core.figures import box_figure, figure_svg
 from core.report import (
     NothingToCompareError,
     Settings,
@@ -25,7 +27,6 @@ from core.report import (
     write_html,
 )
 from core.report.groups import category_name, subtier_group, tier_group
-from core.report.svg import box_plot_svg, nice_ticks
 from core.store import SessionStore
 from core.store.models import Score
 from tests.fixtures import report_session as fixture_module
@@ -201,6 +202,8 @@ def test_html_report_is_self_contained(store: SessionStore, tmp_path: Path) -> N
     assert "Verbalizza: {triples}" in text and "&quot;temperature&quot;: 0.7" in text
     assert "class='sig'" in text
     assert render_html(report).count("<svg ") == written.plots
+    ids = re.findall(r'\sid="([^"]+)"', text)  # several inline figures, one id namespace
+    assert ids and len(ids) == len(set(ids))
 
 
 def test_every_plot_is_well_formed_svg(store: SessionStore) -> None:
@@ -219,8 +222,15 @@ def test_every_plot_is_well_formed_svg(store: SessionStore) -> None:
     assert sorted(ppl.groups[1][1]) == sorted(
         [float(v) for v in PPL[("model-a", "long_tail")]] +
         [float(v) + 1 for v in PPL[("model-a", "long_tail")]])
-    assert "no values" in box_plot_svg([("x", [])], title="t")
-    assert nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert "no values" in figure_svg(box_figure([("x", [])], title="t"))
+    # Axes follow the data within the metric's range: BLEU's never runs below 0 (it ran to
+    # -25 in the hand-written SVG), perplexities are on a log10 axis.
+    for spec in specs:
+        axes = spec.figure().axes[0]
+        if spec.metric == "bleu":
+            low, high = axes.get_xlim() if spec.kind == "distribution" else axes.get_ylim()
+            assert 0 <= low < high <= 100
+    assert ppl.figure().axes[0].get_yscale() == "log"
 
 
 def test_reference_texts_stay_out_of_the_model_output_plots(tmp_path: Path) -> None:

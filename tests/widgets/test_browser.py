@@ -13,6 +13,7 @@ from core.wikidata.categories import category_by_name
 from core.wikidata.records import CategoryTable, ClaimRecord, EntityDetails, Term
 from widgets.browser import BrowserPanel
 from widgets.entity_table import COL_STATEMENTS, COL_TIER
+from widgets.plot_export import ExportOptions
 
 
 def make_columns(counts: list[int], wikis: list[str] | None = None) -> CategoryTable:
@@ -138,17 +139,25 @@ def test_inspector_greys_dropped_claims(panel: BrowserPanel, qtbot) -> None:
     assert blocker.args == ["Q2"]
 
 
-def test_overlay_and_export(panel: BrowserPanel, tmp_path: Path) -> None:
+def test_overlay_and_export(panel: BrowserPanel, tmp_path: Path, monkeypatch) -> None:
     rng = np.random.default_rng(1)
     panel.show_category("City", make_columns(list(rng.zipf(1.8, 500) % 5000)))
     panel.show_overlay("River", make_columns(list(rng.zipf(2.2, 300) % 5000)))
     assert [s.name for s in panel.plots.series] == ["City", "River"]
-    for i, suffix in enumerate((".png", ".svg", ".png")):
+    for i, suffix in enumerate((".png", ".svg", ".pdf")):
         target = tmp_path / f"plot{i}{suffix}"
-        panel.plots.export(target, which=i)
+        panel.plots.export(target, which=i, options=ExportOptions(dpi=60))
         assert target.stat().st_size > 1000
     with pytest.raises(ValueError):
-        panel.plots.export(tmp_path / "plot.pdf")
+        panel.plots.export(tmp_path / "plot.eps")
+    # The button: the dialog's choice is written, for the tab shown.
+    import widgets.browser as browser_module
+
+    chosen = tmp_path / "chosen.svg"
+    monkeypatch.setattr(browser_module, "ask_export",
+                        lambda _parent, name: (chosen, ExportOptions(".svg")))
+    panel.export_button.click()
+    assert b"<svg" in chosen.read_bytes()
 
 
 def test_distribution_lines_map_between_plots() -> None:
