@@ -9,9 +9,12 @@ can be promoted to a gold reference. Tab *Agreement*: per-item aggregates, Kripp
 alpha per category, per tier and overall, and accuracy on golden items.
 
 Keys (a panel-wide filter, so they work whichever control has focus): 0–5 fluency,
-y / n / s adequacy, Enter saves and moves on, Ctrl+Z undoes the last rating. In a text
-field (correction, blame free text, the filter's boxes) keys type text; only Ctrl+Enter
-(save) and, once the field has nothing left to undo, Ctrl+Z reach the panel.
+y / n / s adequacy, b to the blame boxes, c to the correction, Enter saves and moves on,
+Alt+→ skips, Alt+← goes back, Ctrl+Z undoes the last rating and puts it back in the form
+for editing. In a text field (correction, blame free text, the filter's boxes) keys type
+text; only Ctrl+Enter (save), Alt+←/→, Esc (leave the field) and, once the field has
+nothing left to undo, Ctrl+Z reach the panel. The blame box keeps its place when it does
+not apply (greyed), so choosing No never moves the correction field.
 
 The panel holds no ratings: every save goes to ``app.annotate.AnnotateController``, which
 commits it through ``core.annotation`` at once and hands back what the session holds.
@@ -147,6 +150,17 @@ class AnnotatePanel(QWidget):
     save_requested = Signal(int, dict)  # queue index, Rating fields
     item_requested = Signal(int)  # show this queue index (skip / back)
     undo_requested = Signal()
+    # (keys, what) for Help ▸ Keyboard shortcuts: the keys this panel handles itself.
+    KEYS: tuple[tuple[str, str], ...] = (
+        ("0 – 5", "Annotate: fluency"),
+        ("Y / N / S", "Annotate: adequacy Yes / No / Not sure"),
+        ("B", "Annotate: to the blame boxes (No / Not sure)"),
+        ("C", "Annotate: to the correction (Esc leaves it)"),
+        ("Enter (Ctrl+Enter in a text field)", "Annotate: save and go to the next item"),
+        ("Alt+→", "Annotate: skip to the next item without saving"),
+        ("Alt+←", "Annotate: back to the previous item"),
+        ("Ctrl+Z", "Annotate: undo the last rating (back in the form for editing)"),
+    )
     promote_requested = Signal(int, dict)  # queue index, Rating fields (saved first)
     agreement_requested = Signal()
 
@@ -297,7 +311,7 @@ class AnnotatePanel(QWidget):
             adequacy_row.addWidget(button)
             self.adequacy_buttons[code] = button
 
-        self.blame_box = QGroupBox("What is to blame?")
+        self.blame_box = QGroupBox("What is to blame? (B)")
         blame_grid = QGridLayout(self.blame_box)
         self.blame_checks: dict[str, QCheckBox] = {}
         parts = [p for p in BLAME_PARTS if p != "other"] + [COMBINATION, "other"]
@@ -353,7 +367,7 @@ class AnnotatePanel(QWidget):
                                        "corrected text a gold reference of the unit (who, when "
                                        "and from which text are kept)")
         self.promote_button.clicked.connect(self._emit_promote)
-        correction_box = QGroupBox("Correction")
+        correction_box = QGroupBox("Correction (C; Esc to leave)")
         correction_layout = QVBoxLayout(correction_box)
         correction_layout.addWidget(self.correction_edit)
         correction_layout.addWidget(self.diff_view)
@@ -367,13 +381,14 @@ class AnnotatePanel(QWidget):
         self.message_label = QLabel()
         self.message_label.setWordWrap(True)
         self.undo_button = QPushButton("Undo")
-        self.undo_button.setToolTip("Undo the last rating (Ctrl+Z)")
+        self.undo_button.setToolTip("Undo the last rating and put it back in the form for "
+                                    "editing (Ctrl+Z)")
         self.undo_button.clicked.connect(self.undo_requested)
-        self.back_button = QPushButton("◀")
-        self.back_button.setToolTip("Previous item")
+        self.back_button = QPushButton("◀ Back")
+        self.back_button.setToolTip("Previous item (Alt+←)")
         self.back_button.clicked.connect(lambda: self._step(-1))
         self.skip_button = QPushButton("Skip ▶")
-        self.skip_button.setToolTip("Next item, without saving")
+        self.skip_button.setToolTip("Next item, without saving (Alt+→)")
         self.skip_button.clicked.connect(lambda: self._step(+1))
         self.save_button = QPushButton("Save ▸ next")
         self.save_button.setToolTip("Save the rating and go to the next unrated item (Enter; "
@@ -652,7 +667,9 @@ class AnnotatePanel(QWidget):
     def set_adequacy(self, code: int | None) -> None:
         for c, button in self.adequacy_buttons.items():
             button.setChecked(c == code)
-        self.blame_box.setVisible(code in (NO, NOT_SURE))
+        # Greyed rather than hidden: showing it would push the correction field down,
+        # under a pointer that was aiming at it.
+        self.blame_box.setEnabled(code in (NO, NOT_SURE))
 
     def rating_values(self) -> dict[str, Any]:
         """The form as ``Rating`` fields (blame only for No / Not sure; checks only once
@@ -730,8 +747,15 @@ class AnnotatePanel(QWidget):
         focus = QApplication.focusWidget()
         typing = _is_text_input(obj) or (focus is not None and self.isAncestorOf(focus)
                                           and _is_text_input(focus))
+        alt = bool(mods & Qt.KeyboardModifier.AltModifier)
         if ctrl and enter:
             self.save()
+            return True
+        if alt and key in (Qt.Key.Key_Left, Qt.Key.Key_Right):
+            self._step(-1 if key == Qt.Key.Key_Left else +1)
+            return True
+        if typing and key == Qt.Key.Key_Escape:
+            self.setFocus(Qt.FocusReason.OtherFocusReason)  # rating keys work again
             return True
         if ctrl and key == Qt.Key.Key_Z:
             editor = obj if isinstance(obj, QPlainTextEdit | QLineEdit) else focus
@@ -749,10 +773,36 @@ class AnnotatePanel(QWidget):
             self.set_fluency(key - Qt.Key.Key_0)
             return True
         letter = event.text().lower()
+        if letter == "c":
+            self.focus_correction()
+            return True
+        if letter == "b":
+            self.focus_blame()
+            return True
         if letter in ADEQUACY_KEYS:
             self.set_adequacy(ADEQUACY_KEYS[letter])
             return True
         return False
+
+    def focus_correction(self) -> None:
+        self.correction_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.correction_edit.moveCursor(self.correction_edit.textCursor().MoveOperation.End)
+
+    def focus_blame(self) -> None:
+        if not self.blame_box.isEnabled():
+            self.show_message("What is to blame applies to No or Not sure (keys n, s).",
+                              error=True)
+            return
+        first = next(iter(self.blame_checks.values()))
+        first.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def restore_form(self, rating: Any) -> None:
+        """Put an undone rating back in the form (not saved) so it can be edited."""
+        self._loading = True
+        try:
+            self._show_rating(rating)
+        finally:
+            self._loading = False
 
     # -- internals -----------------------------------------------------------------------
     def _on_annotator_activated(self, index: int) -> None:

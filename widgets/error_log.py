@@ -68,7 +68,8 @@ class ErrorLogModel(QAbstractListModel):
 
 
 class ErrorLogPanel(QWidget):
-    """List of errors on top, the selected one's details (traceback) below."""
+    """List of errors on the left, the selected one's details (traceback) beside it: a low
+    strip that fits the bottom of the window."""
 
     entry_added = Signal(object)
 
@@ -84,15 +85,19 @@ class ErrorLogPanel(QWidget):
             "Select an error to see its details."
             + (f"\nEverything here is also written to {log_file}" if log_file else "")
         )
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.list_view)
         splitter.addWidget(self.details)
+        splitter.setStretchFactor(1, 2)
+        for view in (self.list_view, self.details):
+            view.setMinimumHeight(60)
         clear = QPushButton("Clear")
         clear.clicked.connect(self._clear)
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(clear)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
         layout.addWidget(splitter, 1)
         layout.addLayout(buttons)
         self.list_view.selectionModel().currentChanged.connect(self._show_details)
