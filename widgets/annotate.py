@@ -168,9 +168,14 @@ class AnnotatePanel(QWidget):
         super().__init__(parent)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         # A chosen fluency or adequacy must read at a glance, in any style.
+        # Checked and unchecked buttons have the same padding and border, so choosing one
+        # never changes a row's height (and moves what is below under the pointer).
         self.setStyleSheet("QPushButton:checked { background:#2f6fb3; color:white; "
                            "font-weight:bold; border:1px solid #1f4f85; border-radius:3px; "
-                           "padding:4px }")
+                           "padding:4px } "
+                           "QPushButton:unchecked { background:palette(button); "
+                           "border:1px solid palette(mid); border-radius:3px; padding:4px } "
+                           "QPushButton:unchecked:disabled { color:palette(mid) }")
         self.index: int | None = None  # queue index shown
         self.total = 0
         self._original = ""
