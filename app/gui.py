@@ -101,6 +101,7 @@ def build_window(settings=None):
     from app.annotate import AnnotateController
     from app.browser import BrowserController
     from app.controller import AppController
+    from app.preferences import PreferencesController
     from app.report import ReportController
     from app.scores import ScoresController
     from app.units import UnitsController
@@ -116,6 +117,7 @@ def build_window(settings=None):
     controller.scores = ScoresController(controller, window.panels["scores"])
     controller.annotate = AnnotateController(controller, window.panels["annotate"])
     controller.report = ReportController(controller, window.panels["report"])
+    controller.preferences_controller = PreferencesController(controller, window)
     window.restore_layout()
     return window, controller
 

@@ -146,10 +146,12 @@ class StatusBar(QStatusBar):
         self._timer.stop()
         if timeout > 0:
             self._timer.start(timeout)
+        self.messageChanged.emit(text)
 
     def clearMessage(self) -> None:  # noqa: N802
         self.note.clear()
         self.note.setToolTip("")
+        self.messageChanged.emit("")
 
     def currentMessage(self) -> str:  # noqa: N802
         return self.note.text()
