@@ -74,6 +74,7 @@ from core.annotation import (
     NO,
     NOT_SURE,
 )
+from core.labels import plural, tier_label
 
 NEW_ANNOTATOR = "New annotator…"
 ANY = "any"
@@ -526,7 +527,7 @@ class AnnotatePanel(QWidget):
             combo.clear()
             combo.addItem(ANY, None)
             for value in options.get(key, ()):
-                combo.addItem(value.replace("_", " ") if key == "tiers" else value, value)
+                combo.addItem(tier_label(value) if key == "tiers" else value, value)
             combo.setCurrentIndex(max(0, combo.findData(chosen)) if chosen else 0)
             combo.blockSignals(False)
 
@@ -575,7 +576,7 @@ class AnnotatePanel(QWidget):
         self._is_reference = item.ref.kind == "reference"
         where = [f"item {index + 1} of {self.total:,}", f"unit {item.unit_uid}",
                  item.model if item.model else f"{item.quality} reference", item.lang,
-                 item.sub_tier.replace("_", " "), item.category]
+                 tier_label(item.sub_tier), item.category]
         self.meta_label.setText(" · ".join(where))
         lang_note = ("" if item.triples_lang == item.lang else
                      f"<br><i>no {html.escape(item.lang)} triples: shown in "
@@ -638,7 +639,7 @@ class AnnotatePanel(QWidget):
             self.groups_table.item(0, column).setFont(_bold())
         labels = {0: "Yes", 1: "No", 2: "Not sure"}
         _fill(self.items_table, [
-            [f"{i.item.kind[:4]}. {i.item.id}", i.unit_id, i.model, i.lang, i.subtier,
+            [f"{i.item.kind[:4]}. {i.item.id}", i.unit_id, i.model, i.lang, tier_label(i.subtier),
              i.category, i.ratings, _number(i.fluency_mean), _number(i.fluency_median, 1),
              labels.get(i.adequacy_majority, "–"), _percent(i.adequacy_yes)] for i in items])
         _fill(self.golden_table, [
@@ -647,8 +648,9 @@ class AnnotatePanel(QWidget):
             for g in golden])
         alpha = overall.alpha_fluency
         self.agreement_note.setText(
-            f"{overall.items:,} items, {overall.ratings:,} ratings by {overall.annotators} "
-            f"annotators · overall α fluency (interval) {_number(alpha, 3)}, "
+            f"{plural(overall.items, 'item')}, {plural(overall.ratings, 'rating')} by "
+            f"{plural(overall.annotators, 'annotator')} · overall α fluency (interval) "
+            f"{_number(alpha, 3)}, "
             f"α adequacy (nominal) {_number(overall.alpha_adequacy, 3)}"
             + ("" if golden else " · no golden items rated"))
 

@@ -40,9 +40,14 @@ from PySide6.QtWidgets import (
 )
 
 from core.claim_filters import RULES, ClaimFilterSettings
+from core.labels import plural, tier_label
 from core.wikidata.records import LANGUAGES
 
 _GREY = QBrush(QColor("#9a9a9a"))
+
+
+def _tier_words(code: str | None) -> str:
+    return tier_label(code) if code else ""
 _RED = QBrush(QColor("#c23b22"))
 UNIT_COLUMNS = ("uid", "shape", "size", "tier", "languages", "parallel", "origin")
 PARTS = ("subject", "predicate", "object")
@@ -203,17 +208,18 @@ class UnitsPanel(QWidget):
         for unit in units:
             self.units_model.appendRow([
                 _item(unit.uid, data=unit.id), _item(unit.shape or ""), _item(str(unit.size)),
-                _item(unit.sub_tier or unit.tier or ""), _item(" ".join(unit.languages)),
+                _item(_tier_words(unit.sub_tier or unit.tier)), _item(" ".join(unit.languages)),
                 _item(" ".join(sorted(unit.parallel))), _item(unit.origin),
             ])
-        self.units_label.setText(f"{len(units):,} units in the session")
+        self.units_label.setText(f"{plural(len(units), 'unit')} in the session")
 
     def show_draft(self, draft: Any, root_label: str, structure: Any,
                    rendered: Mapping[str, Sequence[Any]], focus: Sequence[tuple[str, str]],
                    current_focus: str | None) -> None:
         """The draft being built (``UnitDraft``, ``UnitStructure``, rendering per language)."""
         self._editable = True
-        where = ", ".join(x for x in (draft.category, draft.sub_tier or draft.tier) if x)
+        tier = draft.sub_tier or draft.tier
+        where = ", ".join(x for x in (draft.category, tier_label(tier) if tier else "") if x)
         self.title.setText(f"Building a unit from <b>{root_label}</b> ({draft.root_qid})"
                            + (f" · {where}" if where else ""))
         self._show_structure(structure)
@@ -268,7 +274,7 @@ class UnitsPanel(QWidget):
         counts = candidates.counts
         dropped = ", ".join(f"{rule_names.get(rule, rule)}: {n}"
                             for rule, n in counts.by_rule.items() if n)
-        self.counts_label.setText(f"{counts.kept} claims kept"
+        self.counts_label.setText(f"{plural(counts.kept, 'claim')} kept"
                                   + (f"; dropped by rule: {dropped}" if dropped else ""))
 
     def filter_settings(self) -> ClaimFilterSettings:
@@ -404,7 +410,7 @@ class SampleDialog(QDialog):
         self.tier.addItem("all tiers", None)
         for tier in ("head", "torso", "long_tail", "long_tail_en", "long_tail_it",
                      "long_tail_es"):
-            self.tier.addItem(tier.replace("_", " "), tier)
+            self.tier.addItem(tier_label(tier), tier)
         self.limit = _spin(1, 1_000_000, 100)
         self.parallel = QCheckBox("Only parallel units (every label in en, it and es)")
         self.parallel.setToolTip("As TailNLG's units are: a unit is kept only when every "

@@ -41,6 +41,7 @@ from sqlalchemy import or_, select
 from core import __version__
 from core.errors import UserFacingError
 from core.jobs import Job, JobCancelled, JobContext
+from core.labels import plural
 from core.models import free_device_memory, is_out_of_memory, prompt_token_ids
 from core.store import SessionStore
 from core.store import models as m
@@ -555,7 +556,7 @@ def verbalise_job(
 
 
 def _progress_message(summary: VerbaliseSummary, done: int, total: int) -> str:
-    parts = [f"{summary.units:,} units"]
+    parts = [plural(summary.units, "unit")]
     if summary.tokens:
         parts.append(f"{summary.tokens_per_s:,.0f} tokens/s")
     if done and summary.generation_s:
