@@ -110,10 +110,12 @@ class ElidedLabel(QLabel):
     ``text()`` stays the whole text, shown in full as the tooltip."""
 
     def __init__(self, mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None,
+                 policy: QSizePolicy.Policy = QSizePolicy.Policy.Preferred) -> None:
         super().__init__(parent)
         self.mode = mode
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # Preferred: as wide as its text when there is room, down to a few characters.
+        self.setSizePolicy(policy, QSizePolicy.Policy.Preferred)
 
     def minimumSizeHint(self):  # noqa: N802
         hint = super().minimumSizeHint()
@@ -133,7 +135,8 @@ class StatusBar(QStatusBar):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.note = ElidedLabel(Qt.TextElideMode.ElideRight)
+        self.note = ElidedLabel(Qt.TextElideMode.ElideRight,
+                                policy=QSizePolicy.Policy.Ignored)
         self.addWidget(self.note, 1)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
