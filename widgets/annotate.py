@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -75,6 +76,7 @@ from core.annotation import (
     NOT_SURE,
 )
 from core.labels import plural, tier_label
+from widgets.message_bar import ElidedLabel
 
 NEW_ANNOTATOR = "New annotator…"
 ANY = "any"
@@ -301,7 +303,10 @@ class AnnotatePanel(QWidget):
             self.fluency_buttons.append(button)
         self.fluency_group.idClicked.connect(lambda v: self.set_fluency(
             v if self.fluency_buttons[v].isChecked() else None))
-        self.fluency_hint = QLabel()
+        # One line that elides (whole text in the tooltip): neither a horizontal scroll bar
+        # in a narrow dock nor a second line that would move what is below.
+        self.fluency_hint = ElidedLabel(Qt.TextElideMode.ElideRight,
+                                        policy=QSizePolicy.Policy.Ignored)
         self.fluency_hint.setStyleSheet("color:#555")
 
         self.adequacy_buttons: dict[int, QPushButton] = {}
@@ -670,6 +675,7 @@ class AnnotatePanel(QWidget):
         for v, button in enumerate(self.fluency_buttons):
             button.setChecked(v == value)
         self.fluency_hint.setText(FLUENCY_ANCHORS[value] if value is not None else "")
+        self.fluency_hint.setToolTip(self.fluency_hint.text())
 
     def set_adequacy(self, code: int | None) -> None:
         for c, button in self.adequacy_buttons.items():
