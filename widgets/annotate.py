@@ -155,14 +155,14 @@ class AnnotatePanel(QWidget):
     undo_requested = Signal()
     # (keys, what) for Help ▸ Keyboard shortcuts: the keys this panel handles itself.
     KEYS: tuple[tuple[str, str], ...] = (
-        ("0 – 5", "Annotate: fluency"),
-        ("Y / N / S", "Annotate: adequacy Yes / No / Not sure"),
-        ("B", "Annotate: to the blame boxes (No / Not sure)"),
-        ("C", "Annotate: to the correction (Esc leaves it)"),
-        ("Enter (Ctrl+Enter in a text field)", "Annotate: save and go to the next item"),
-        ("Alt+→", "Annotate: skip to the next item without saving"),
-        ("Alt+←", "Annotate: back to the previous item"),
-        ("Ctrl+Z", "Annotate: undo the last rating (back in the form for editing)"),
+        ("0 – 5", "fluency"),
+        ("Y / N / S", "adequacy Yes / No / Not sure"),
+        ("B", "to the blame boxes (No / Not sure)"),
+        ("C", "to the correction (Esc leaves it)"),
+        ("Enter (Ctrl+Enter in a text field)", "save and go to the next item"),
+        ("Alt+→", "skip to the next item without saving"),
+        ("Alt+←", "back to the previous item"),
+        ("Ctrl+Z", "undo the last rating (back in the form for editing)"),
     )
     promote_requested = Signal(int, dict)  # queue index, Rating fields (saved first)
     agreement_requested = Signal()

@@ -33,6 +33,8 @@ class ShortcutsDialog(QDialog):
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Where", "What", "Keys"])
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setWordWrap(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(
             1, QHeaderView.ResizeMode.Stretch)
@@ -114,7 +116,7 @@ class GettingStartedGuide(QDialog):
         layout.addWidget(self.heading)
         layout.addWidget(self.body, 1)
         layout.addLayout(row)
-        self.resize(460, 320)
+        self.resize(460, 260)
         self.setWindowFlag(Qt.WindowType.Tool, True)
         self.go(0)
 

@@ -189,6 +189,8 @@ class MainWindow(QMainWindow):
         self.action_quit = self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit,
                                         self.close)
         self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
+        if self.action_quit.shortcut().isEmpty():  # platforms whose standard Quit has no key
+            self.action_quit.setShortcut(QKeySequence("Ctrl+Q"))
 
         self.view_menu = self.menuBar().addMenu("&View")
         # Ctrl+1…6 bring a panel forward and give it the keyboard (showing it if it was
@@ -214,6 +216,8 @@ class MainWindow(QMainWindow):
                                                QKeySequence.StandardKey.Preferences,
                                                self.preferences_requested.emit)
         self.action_preferences.setMenuRole(QAction.MenuRole.PreferencesRole)
+        if self.action_preferences.shortcut().isEmpty():
+            self.action_preferences.setShortcut(QKeySequence("Ctrl+,"))
         file_menu.insertAction(self.action_quit, self.action_preferences)
         file_menu.insertSeparator(self.action_quit)
 
