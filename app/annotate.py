@@ -211,9 +211,18 @@ class AnnotateController(QObject):
             self.panel.show_message("Nothing to undo.", error=True)
             return
         index = queue.index_of(ref)
-        if index is not None:
-            self.show(index)
-        self.panel.show_message(f"Undone: your rating of {ref.kind} {ref.id}.")
+        if index is None:
+            self.panel.show_message(f"Undone: your rating of {ref.kind} {ref.id} "
+                                    "(not in this queue).")
+            return
+        self.show(index)
+        # Item numbers as the screen shows them ("item 2 of 3"), not database ids.
+        if queue.last_undone is not None:
+            self.panel.restore_form(queue.last_undone)
+            self.panel.show_message(f"Undone: your rating of item {index + 1} is back in the "
+                                    "form. Edit it and save (Enter), or move on.")
+        else:
+            self.panel.show_message(f"Undone: your rating of item {index + 1}.")
 
     def promote(self, index: int, values: dict[str, Any]) -> int | None:
         """Save the rating with its correction, then make the correction a gold reference."""

@@ -161,7 +161,9 @@ class BrowserController(QObject):
         from core.category_tiers import load_tier_settings
 
         if self.store is not None and name != self.panel.category:
-            self.panel.apply_tier_settings(load_tier_settings(self.store, name))
+            defaults = getattr(self.app, "preferences", None)
+            self.panel.apply_tier_settings(load_tier_settings(
+                self.store, name, defaults.tier_settings() if defaults is not None else None))
             if self.store.get_meta(LAST_CATEGORY_KEY) != name:
                 self.store.set_meta(LAST_CATEGORY_KEY, name)
         self._loading = True  # showing re-tiers: that is not a change to save

@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="taillens",
         description="TailLens: how language models verbalise knowledge-graph facts, "
-        "head and long tail. With no command, opens the window.",
+        "head and long tail. With no command, opens the window; "
+        "'taillens FILE.taillens' opens that session in it.",
     )
     parser.add_argument("--version", action="version", version=f"taillens {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -79,9 +80,19 @@ def _show_store_notices() -> None:
         logger.addHandler(handler)
 
 
+def _opens_a_session(argv: Sequence[str]) -> bool:
+    """``taillens PATH.taillens`` (a session file first, e.g. from a file manager): gui."""
+    from core.paths import SESSION_SUFFIX
+
+    return bool(argv) and not argv[0].startswith("-") and argv[0].endswith(SESSION_SUFFIX)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _show_store_notices()
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if _opens_a_session(argv):
+        argv = ["gui", *argv]
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["gui"])

@@ -38,10 +38,43 @@ def _check_display() -> None:
         )
 
 
-def make_settings():  # -> QSettings, typed lazily so importing this module stays light
+def settings_path() -> Path:
+    return paths.config_dir() / SETTINGS_FILE
+
+
+def make_settings(path: Path | None = None):  # -> QSettings, typed lazily (light import)
     from PySide6.QtCore import QSettings
 
-    return QSettings(str(paths.config_dir() / SETTINGS_FILE), QSettings.Format.IniFormat)
+    return QSettings(str(path or settings_path()), QSettings.Format.IniFormat)
+
+
+def scratch_settings(directory: Path):
+    """Settings for a run that must leave the user's alone (``--screenshot``): a copy of
+    them in ``directory``, so preferences apply but geometry, layout and recent files
+    written during the run go to the copy."""
+    import shutil
+
+    copy = directory / SETTINGS_FILE
+    if settings_path().is_file():
+        shutil.copyfile(settings_path(), copy)
+    return make_settings(copy)
+
+
+def apply_color_scheme(app, scheme=None) -> None:
+    """The palette follows the system's dark or light mode (Qt 6.5+ colorScheme)."""
+    from widgets.theme import palette_for
+
+    hints = app.styleHints()
+    if scheme is None:
+        scheme = hints.colorScheme() if hasattr(hints, "colorScheme") else None
+    palette = palette_for(scheme)
+    if palette is not None:
+        app.setStyle("Fusion")  # the one style that draws every role of a custom palette
+        app.setPalette(palette)
+        app.setProperty("taillens_dark", True)
+    elif app.property("taillens_dark"):  # back to light
+        app.setPalette(app.style().standardPalette())
+        app.setProperty("taillens_dark", False)
 
 
 def get_application():
@@ -56,6 +89,10 @@ def get_application():
         app.setApplicationName(APP_NAME)
         app.setOrganizationName(APP_NAME)
         app.setWindowIcon(QIcon(str(resource_path("icons", "taillens.svg"))))
+        apply_color_scheme(app)
+        hints = app.styleHints()
+        if hasattr(hints, "colorSchemeChanged"):
+            hints.colorSchemeChanged.connect(lambda scheme: apply_color_scheme(app, scheme))
     return app
 
 
@@ -65,6 +102,7 @@ def build_window(settings=None):
     from app.browser import BrowserController
     from app.controller import AppController
     from app.likelihood import LikelihoodController
+    from app.preferences import PreferencesController
     from app.report import ReportController
     from app.scores import ScoresController
     from app.units import UnitsController
@@ -81,6 +119,7 @@ def build_window(settings=None):
     controller.scores = ScoresController(controller, window.panels["scores"])
     controller.annotate = AnnotateController(controller, window.panels["annotate"])
     controller.report = ReportController(controller, window.panels["report"])
+    controller.preferences_controller = PreferencesController(controller, window)
     window.restore_layout()
     return window, controller
 
@@ -134,7 +173,14 @@ def launch(
     _check_display()
     setup_logging()
     app = get_application()
-    window, controller = build_window()
+    scratch = None
+    if screenshot is not None or report_first_paint:
+        import tempfile
+
+        scratch = tempfile.TemporaryDirectory(prefix="taillens-settings-")
+        window, controller = build_window(scratch_settings(Path(scratch.name)))
+    else:
+        window, controller = build_window()
     install_excepthook(window)
     app.aboutToQuit.connect(controller.shutdown)
 
@@ -185,6 +231,9 @@ def launch(
         window.resize(*size)
     exit_code = app.exec()
     del watcher
+    if scratch is not None:
+        window.settings.sync()
+        scratch.cleanup()
     if screenshot is not None and not screenshot.exists():
         print(f"taillens: could not write screenshot {screenshot}", file=sys.stderr)
         return 1

@@ -29,9 +29,12 @@ def run_in_terminal(job: Job[T], quiet: bool = False) -> T:
             return
         fraction = progress.fraction
         done = f"{progress.done:,.0f}" + (f"/{progress.total:,.0f}" if progress.total else "")
+        if progress.message and not progress.total:
+            done = ""  # a bare count beside a note that names its own ("1 1 units")
         percent = f" {fraction:4.0%}" if fraction is not None else ""
         elapsed = time.monotonic() - started
-        line = f"{job.title}: {done}{percent} {progress.message} ({elapsed:.0f} s)"
+        head = " ".join(x for x in (done + percent, progress.message) if x.strip())
+        line = f"{job.title}: {head.strip()} ({elapsed:.0f} s)"
         if interactive:
             sys.stderr.write("\r\033[K" + line)
         else:

@@ -17,6 +17,7 @@ from core.changes import Topic
 from core.claim_filters import RULES
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
+from core.labels import plural
 from core.logs import get_logger
 
 if TYPE_CHECKING:
@@ -156,9 +157,9 @@ class UnitsController(QObject):
         skipped = "\n".join(f"{reason}: {n}" for reason, n in summary.skipped.items())
         self.app.window.show_message(
             "Sampling finished",
-            f"{summary.category}: {summary.units:,} units built from {summary.entities:,} "
-            f"entities ({shapes}). " + ("Skipped entities are listed under Details."
-                                        if skipped else ""),
+            f"{summary.category}: {plural(summary.units, 'unit')} built from "
+            f"{plural(summary.entities, 'entity')} ({shapes}). "
+            + ("Skipped entities are listed under Details." if skipped else ""),
             skipped,
         )
 

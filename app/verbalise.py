@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject, QTimer
 from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
+from core.labels import plural, tier_label
 from core.logs import get_logger
 
 if TYPE_CHECKING:
@@ -455,7 +456,8 @@ def _unit_choices(store: SessionStore) -> tuple[list[tuple[int, str]], list[tupl
     overview = units_overview(store)
     units = []
     for unit in overview.units:
-        parts = [unit.uid, unit.category, unit.sub_tier or unit.tier,
+        tier = unit.sub_tier or unit.tier
+        parts = [unit.uid, unit.category, tier_label(tier) if tier else "",
                  f"{unit.size} triple{'s' if unit.size != 1 else ''}"]
         units.append((unit.id, " · ".join(str(p) for p in parts if p)))
     return units, list(overview.tiers), list(overview.categories)
@@ -485,7 +487,7 @@ def _summary_line(summary: VerbaliseSummary | None, status: str) -> str:
     """The short line under the Run button (the Results tab has the whole summary)."""
     if summary is None:
         return f"The run {status} before it started."
-    return (f"Run {summary.run_id} {status}: {summary.texts:,} texts, "
+    return (f"Run {summary.run_id} {status}: {plural(summary.texts, 'text')}, "
             f"{summary.unparsable:,} unparsable (see Results)")
 
 
@@ -493,7 +495,7 @@ def _summary_html(summary: VerbaliseSummary | None, status: str) -> str:
     if summary is None:
         return f"The run {status} before it started."
     head = f"<b>Run {summary.run_id}</b> {status}" + (" (resumed)" if summary.resumed else "")
-    parts = [f"{summary.texts:,} texts for {summary.units:,} units "
+    parts = [f"{plural(summary.texts, 'text')} for {plural(summary.units, 'unit')} "
              f"({summary.requests:,} unit-languages)"]
     parts.append(f"{summary.unparsable:,} unparsable" if not summary.unparsable else
                  f"<span style='color:#c23b22'>{summary.unparsable:,} unparsable</span>")

@@ -823,6 +823,9 @@ class AnnotationQueue:
         self.items: list[QueueItem] = list(items)
         self.spec = spec
         self._undo: list[SavedRating] = []
+        # The rating the last undo took back, as it was (None: none, or not known), so a
+        # window can put it back in its form for editing.
+        self.last_undone: StoredRating | None = None
 
     def __len__(self) -> int:
         return len(self.items)
@@ -869,10 +872,15 @@ class AnnotationQueue:
         return bool(self._undo)
 
     def undo(self) -> ItemRef | None:
-        """Undo the last save of this queue (else the annotator's latest rating)."""
+        """Undo the last save of this queue (else the annotator's latest rating).
+
+        What was undone stays readable in :attr:`last_undone`."""
+        self.last_undone = None
         while self._undo:
             saved = self._undo.pop()
+            before = rating_of(self.store, self.annotator.id, saved.item)
             if undo_rating(self.store, saved):
+                self.last_undone = before
                 return saved.item
         return undo_last_rating(self.store, self.annotator.id)
 

@@ -35,16 +35,20 @@ class NoMembersError(UserFacingError):
     """A category with no members cannot be split into tiers."""
 
 
-def load_tier_settings(store: SessionStore, category: str) -> TierSettings:
+def load_tier_settings(store: SessionStore, category: str,
+                       default: TierSettings | None = None) -> TierSettings:
+    """The category's saved settings, else ``default`` (the user's preferences), else
+    METHODS' defaults."""
+    fallback = default if default is not None else TierSettings()
     raw = store.get_meta(_META_PREFIX + category)
     if not raw:
-        return TierSettings()
+        return fallback
     try:
         return TierSettings(**json.loads(raw))
     except (TypeError, ValueError):
         # Settings written by hand or by a future version: fall back to the defaults
         # rather than refuse to show the category.
-        return TierSettings()
+        return fallback
 
 
 def save_tiers(

@@ -9,9 +9,12 @@ can be promoted to a gold reference. Tab *Agreement*: per-item aggregates, Kripp
 alpha per category, per tier and overall, and accuracy on golden items.
 
 Keys (a panel-wide filter, so they work whichever control has focus): 0–5 fluency,
-y / n / s adequacy, Enter saves and moves on, Ctrl+Z undoes the last rating. In a text
-field (correction, blame free text, the filter's boxes) keys type text; only Ctrl+Enter
-(save) and, once the field has nothing left to undo, Ctrl+Z reach the panel.
+y / n / s adequacy, b to the blame boxes, c to the correction, Enter saves and moves on,
+Alt+→ skips, Alt+← goes back, Ctrl+Z undoes the last rating and puts it back in the form
+for editing. In a text field (correction, blame free text, the filter's boxes) keys type
+text; only Ctrl+Enter (save), Alt+←/→, Esc (leave the field) and, once the field has
+nothing left to undo, Ctrl+Z reach the panel. The blame box keeps its place when it does
+not apply (greyed), so choosing No never moves the correction field.
 
 The panel holds no ratings: every save goes to ``app.annotate.AnnotateController``, which
 commits it through ``core.annotation`` at once and hands back what the session holds.
@@ -48,6 +51,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -71,7 +75,9 @@ from core.annotation import (
     NO,
     NOT_SURE,
 )
+from core.labels import plural, tier_label
 from core.surface import surface_triple
+from widgets.message_bar import ElidedLabel
 
 NEW_ANNOTATOR = "New annotator…"
 ANY = "any"
@@ -148,6 +154,17 @@ class AnnotatePanel(QWidget):
     save_requested = Signal(int, dict)  # queue index, Rating fields
     item_requested = Signal(int)  # show this queue index (skip / back)
     undo_requested = Signal()
+    # (keys, what) for Help ▸ Keyboard shortcuts: the keys this panel handles itself.
+    KEYS: tuple[tuple[str, str], ...] = (
+        ("0 – 5", "fluency"),
+        ("Y / N / S", "adequacy Yes / No / Not sure"),
+        ("B", "to the blame boxes (No / Not sure)"),
+        ("C", "to the correction (Esc leaves it)"),
+        ("Enter (Ctrl+Enter in a text field)", "save and go to the next item"),
+        ("Alt+→", "skip to the next item without saving"),
+        ("Alt+←", "back to the previous item"),
+        ("Ctrl+Z", "undo the last rating (back in the form for editing)"),
+    )
     promote_requested = Signal(int, dict)  # queue index, Rating fields (saved first)
     agreement_requested = Signal()
 
@@ -155,9 +172,14 @@ class AnnotatePanel(QWidget):
         super().__init__(parent)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         # A chosen fluency or adequacy must read at a glance, in any style.
+        # Checked and unchecked buttons have the same padding and border, so choosing one
+        # never changes a row's height (and moves what is below under the pointer).
         self.setStyleSheet("QPushButton:checked { background:#2f6fb3; color:white; "
                            "font-weight:bold; border:1px solid #1f4f85; border-radius:3px; "
-                           "padding:4px }")
+                           "padding:4px } "
+                           "QPushButton:unchecked { background:palette(button); "
+                           "border:1px solid palette(mid); border-radius:3px; padding:4px } "
+                           "QPushButton:unchecked:disabled { color:palette(mid) }")
         self.index: int | None = None  # queue index shown
         self.total = 0
         self._original = ""
@@ -282,7 +304,10 @@ class AnnotatePanel(QWidget):
             self.fluency_buttons.append(button)
         self.fluency_group.idClicked.connect(lambda v: self.set_fluency(
             v if self.fluency_buttons[v].isChecked() else None))
-        self.fluency_hint = QLabel()
+        # One line that elides (whole text in the tooltip): neither a horizontal scroll bar
+        # in a narrow dock nor a second line that would move what is below.
+        self.fluency_hint = ElidedLabel(Qt.TextElideMode.ElideRight,
+                                        policy=QSizePolicy.Policy.Ignored)
         self.fluency_hint.setStyleSheet("color:#555")
 
         self.adequacy_buttons: dict[int, QPushButton] = {}
@@ -298,7 +323,7 @@ class AnnotatePanel(QWidget):
             adequacy_row.addWidget(button)
             self.adequacy_buttons[code] = button
 
-        self.blame_box = QGroupBox("What is to blame?")
+        self.blame_box = QGroupBox("What is to blame? (B)")
         blame_grid = QGridLayout(self.blame_box)
         self.blame_checks: dict[str, QCheckBox] = {}
         parts = [p for p in BLAME_PARTS if p != "other"] + [COMBINATION, "other"]
@@ -354,7 +379,7 @@ class AnnotatePanel(QWidget):
                                        "corrected text a gold reference of the unit (who, when "
                                        "and from which text are kept)")
         self.promote_button.clicked.connect(self._emit_promote)
-        correction_box = QGroupBox("Correction")
+        correction_box = QGroupBox("Correction (C; Esc to leave)")
         correction_layout = QVBoxLayout(correction_box)
         correction_layout.addWidget(self.correction_edit)
         correction_layout.addWidget(self.diff_view)
@@ -368,13 +393,14 @@ class AnnotatePanel(QWidget):
         self.message_label = QLabel()
         self.message_label.setWordWrap(True)
         self.undo_button = QPushButton("Undo")
-        self.undo_button.setToolTip("Undo the last rating (Ctrl+Z)")
+        self.undo_button.setToolTip("Undo the last rating and put it back in the form for "
+                                    "editing (Ctrl+Z)")
         self.undo_button.clicked.connect(self.undo_requested)
-        self.back_button = QPushButton("◀")
-        self.back_button.setToolTip("Previous item")
+        self.back_button = QPushButton("◀ Back")
+        self.back_button.setToolTip("Previous item (Alt+←)")
         self.back_button.clicked.connect(lambda: self._step(-1))
         self.skip_button = QPushButton("Skip ▶")
-        self.skip_button.setToolTip("Next item, without saving")
+        self.skip_button.setToolTip("Next item, without saving (Alt+→)")
         self.skip_button.clicked.connect(lambda: self._step(+1))
         self.save_button = QPushButton("Save ▸ next")
         self.save_button.setToolTip("Save the rating and go to the next unrated item (Enter; "
@@ -507,7 +533,7 @@ class AnnotatePanel(QWidget):
             combo.clear()
             combo.addItem(ANY, None)
             for value in options.get(key, ()):
-                combo.addItem(value.replace("_", " ") if key == "tiers" else value, value)
+                combo.addItem(tier_label(value) if key == "tiers" else value, value)
             combo.setCurrentIndex(max(0, combo.findData(chosen)) if chosen else 0)
             combo.blockSignals(False)
 
@@ -556,7 +582,7 @@ class AnnotatePanel(QWidget):
         self._is_reference = item.ref.kind == "reference"
         where = [f"item {index + 1} of {self.total:,}", f"unit {item.unit_uid}",
                  item.model if item.model else f"{item.quality} reference", item.lang,
-                 item.sub_tier.replace("_", " "), item.category]
+                 tier_label(item.sub_tier), item.category]
         self.meta_label.setText(" · ".join(where))
         lang_note = ("" if item.triples_lang == item.lang else
                      f"<br><i>no {html.escape(item.lang)} triples: shown in "
@@ -619,7 +645,7 @@ class AnnotatePanel(QWidget):
             self.groups_table.item(0, column).setFont(_bold())
         labels = {0: "Yes", 1: "No", 2: "Not sure"}
         _fill(self.items_table, [
-            [f"{i.item.kind[:4]}. {i.item.id}", i.unit_id, i.model, i.lang, i.subtier,
+            [f"{i.item.kind[:4]}. {i.item.id}", i.unit_id, i.model, i.lang, tier_label(i.subtier),
              i.category, i.ratings, _number(i.fluency_mean), _number(i.fluency_median, 1),
              labels.get(i.adequacy_majority, "–"), _percent(i.adequacy_yes)] for i in items])
         _fill(self.golden_table, [
@@ -628,8 +654,9 @@ class AnnotatePanel(QWidget):
             for g in golden])
         alpha = overall.alpha_fluency
         self.agreement_note.setText(
-            f"{overall.items:,} items, {overall.ratings:,} ratings by {overall.annotators} "
-            f"annotators · overall α fluency (interval) {_number(alpha, 3)}, "
+            f"{plural(overall.items, 'item')}, {plural(overall.ratings, 'rating')} by "
+            f"{plural(overall.annotators, 'annotator')} · overall α fluency (interval) "
+            f"{_number(alpha, 3)}, "
             f"α adequacy (nominal) {_number(overall.alpha_adequacy, 3)}"
             + ("" if golden else " · no golden items rated"))
 
@@ -649,11 +676,14 @@ class AnnotatePanel(QWidget):
         for v, button in enumerate(self.fluency_buttons):
             button.setChecked(v == value)
         self.fluency_hint.setText(FLUENCY_ANCHORS[value] if value is not None else "")
+        self.fluency_hint.setToolTip(self.fluency_hint.text())
 
     def set_adequacy(self, code: int | None) -> None:
         for c, button in self.adequacy_buttons.items():
             button.setChecked(c == code)
-        self.blame_box.setVisible(code in (NO, NOT_SURE))
+        # Greyed rather than hidden: showing it would push the correction field down,
+        # under a pointer that was aiming at it.
+        self.blame_box.setEnabled(code in (NO, NOT_SURE))
 
     def rating_values(self) -> dict[str, Any]:
         """The form as ``Rating`` fields (blame only for No / Not sure; checks only once
@@ -731,8 +761,15 @@ class AnnotatePanel(QWidget):
         focus = QApplication.focusWidget()
         typing = _is_text_input(obj) or (focus is not None and self.isAncestorOf(focus)
                                           and _is_text_input(focus))
+        alt = bool(mods & Qt.KeyboardModifier.AltModifier)
         if ctrl and enter:
             self.save()
+            return True
+        if alt and key in (Qt.Key.Key_Left, Qt.Key.Key_Right):
+            self._step(-1 if key == Qt.Key.Key_Left else +1)
+            return True
+        if typing and key == Qt.Key.Key_Escape:
+            self.setFocus(Qt.FocusReason.OtherFocusReason)  # rating keys work again
             return True
         if ctrl and key == Qt.Key.Key_Z:
             editor = obj if isinstance(obj, QPlainTextEdit | QLineEdit) else focus
@@ -750,10 +787,36 @@ class AnnotatePanel(QWidget):
             self.set_fluency(key - Qt.Key.Key_0)
             return True
         letter = event.text().lower()
+        if letter == "c":
+            self.focus_correction()
+            return True
+        if letter == "b":
+            self.focus_blame()
+            return True
         if letter in ADEQUACY_KEYS:
             self.set_adequacy(ADEQUACY_KEYS[letter])
             return True
         return False
+
+    def focus_correction(self) -> None:
+        self.correction_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.correction_edit.moveCursor(self.correction_edit.textCursor().MoveOperation.End)
+
+    def focus_blame(self) -> None:
+        if not self.blame_box.isEnabled():
+            self.show_message("What is to blame applies to No or Not sure (keys n, s).",
+                              error=True)
+            return
+        first = next(iter(self.blame_checks.values()))
+        first.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def restore_form(self, rating: Any) -> None:
+        """Put an undone rating back in the form (not saved) so it can be edited."""
+        self._loading = True
+        try:
+            self._show_rating(rating)
+        finally:
+            self._loading = False
 
     # -- internals -----------------------------------------------------------------------
     def _on_annotator_activated(self, index: int) -> None:

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.labels import tier_label
 from core.tiers import (
     DEFAULT_HEAD_FRACTION,
     DEFAULT_PARETO_SHARE,
@@ -176,9 +177,9 @@ class BrowserPanel(QWidget):
         self.tier_filter = QComboBox()
         self.tier_filter.addItem("All tiers", None)
         for code, tier in enumerate(Tier):
-            self.tier_filter.addItem(tier.value.replace("_", " "), code)
+            self.tier_filter.addItem(tier_label(tier.value), code)
         for sub, lang in enumerate(("en", "it", "es")):
-            self.tier_filter.addItem(f"long tail · {lang} only", SUB_TIER_FILTER + sub)
+            self.tier_filter.addItem(tier_label(f"long_tail_{lang}"), SUB_TIER_FILTER + sub)
         self.wiki_filter = QComboBox()
         self.wiki_filter.addItem("Any Wikipedia", None)
         for lang in ("en", "it", "es"):

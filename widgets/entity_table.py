@@ -12,6 +12,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
+from core.labels import tier_label
 from core.tiers import LONG_TAIL_CODE, TIER_BY_CODE, long_tail_sub_tiers
 from core.wikidata.records import CategoryTable
 
@@ -141,11 +142,10 @@ class EntityTableModel(QAbstractTableModel):
         code = int(self.tiers[entity])
         if code not in TIER_BY_CODE:
             return ""
-        text = TIER_BY_CODE[code].value.replace("_", " ")
         sub = int(self.sub_tiers[entity])
         if code == LONG_TAIL_CODE and sub >= 0:
-            text += f" · {('en', 'it', 'es')[sub]} only"
-        return text
+            return tier_label(f"long_tail_{('en', 'it', 'es')[sub]}")
+        return tier_label(TIER_BY_CODE[code].value)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort_column, self._sort_order = column, order

@@ -11,15 +11,15 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal, qVersion
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, qVersion
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
-    QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
+    QToolBar,
     QWidget,
 )
 
@@ -28,6 +28,7 @@ from core.paths import SESSION_SUFFIX
 from core.versions import software_versions
 from widgets.error_log import ErrorLogPanel
 from widgets.job_status import JobStatusWidget
+from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
 from widgets.panels import BOTTOM, PANELS, RIGHT, PanelSpec
 from widgets.session_overview import SessionOverview
 
@@ -66,6 +67,7 @@ class MainWindow(QMainWindow):
     import_options_requested = Signal(str, str, str)
     dataset_stats_requested = Signal()
     export_requested = Signal(str, str)  # file, format name
+    preferences_requested = Signal()
 
     def __init__(self, settings: QSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -100,13 +102,28 @@ class MainWindow(QMainWindow):
                          Qt.Orientation.Horizontal)
         self.error_dock.hide()
 
+        # Temporary notes, job progress and the session path each have their own place
+        # in the status bar; none can run into another.
+        self.setStatusBar(StatusBar(self))
         self.job_status = JobStatusWidget()
-        self.session_label = QLabel()
-        self.session_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.session_label = ElidedLabel()
         self.statusBar().addPermanentWidget(self.job_status)
         self.statusBar().addPermanentWidget(self.session_label)
 
-        self.last_message: QMessageBox | None = None
+        # User errors and summaries: a non-modal bar above the panels, details on demand.
+        self.message_bar = MessageBar()
+        self.message_bar.details_link.connect(self.show_error_log)
+        self.message_toolbar = QToolBar("Messages", self)
+        self.message_toolbar.setObjectName("message-toolbar")
+        self.message_toolbar.setMovable(False)
+        self.message_toolbar.setFloatable(False)
+        self.message_toolbar.toggleViewAction().setVisible(False)
+        self.message_toolbar.addWidget(self.message_bar)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.message_toolbar)
+        self.message_toolbar.hide()
+        self.message_bar.dismissed.connect(self.message_toolbar.hide)
+
+        self.last_message: MessageBar | None = None
         self._importers: list[tuple[str, str, str]] = []
         self._exporters: list[tuple[str, str, str]] = []
         self._build_menus()
@@ -172,14 +189,20 @@ class MainWindow(QMainWindow):
         self.action_quit = self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit,
                                         self.close)
         self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
+        if self.action_quit.shortcut().isEmpty():  # platforms whose standard Quit has no key
+            self.action_quit.setShortcut(QKeySequence("Ctrl+Q"))
 
         self.view_menu = self.menuBar().addMenu("&View")
+        # Ctrl+1…6 bring a panel forward and give it the keyboard (showing it if it was
+        # closed); they never hide one. A dock's own ✕ closes it.
+        self.panel_actions: dict[str, QAction] = {}
         for spec in PANELS:
-            toggle = self.docks[spec.key].toggleViewAction()
-            toggle.setShortcut(QKeySequence(spec.shortcut))
-            self.view_menu.addAction(toggle)
-        self.view_menu.addAction(self.overview_dock.toggleViewAction())
-        self.view_menu.addAction(self.error_dock.toggleViewAction())
+            action = self._action(self.view_menu, spec.title, spec.shortcut,
+                                  lambda key=spec.key: self.raise_panel(key))
+            action.setStatusTip(f"Bring the {spec.title} panel forward ({spec.shortcut})")
+            self.panel_actions[spec.key] = action
+        self.view_menu.addAction(self._raise_action("Session", self.overview_dock))
+        self.view_menu.addAction(self._raise_action("Error log", self.error_dock))
         self.view_menu.addSeparator()
         self.action_reset_layout = self._action(self.view_menu, "&Reset layout", None,
                                                 self.reset_layout)
@@ -189,10 +212,92 @@ class MainWindow(QMainWindow):
             "Units per tier, sub-tier, size, shape and language, and units that look wrong")
         self.dataset_stats_dialog: Any = None
 
+        self.action_preferences = self._action(file_menu, "&Preferences…",
+                                               QKeySequence.StandardKey.Preferences,
+                                               self.preferences_requested.emit)
+        self.action_preferences.setMenuRole(QAction.MenuRole.PreferencesRole)
+        if self.action_preferences.shortcut().isEmpty():
+            self.action_preferences.setShortcut(QKeySequence("Ctrl+,"))
+        file_menu.insertAction(self.action_quit, self.action_preferences)
+        file_menu.insertSeparator(self.action_quit)
+
         help_menu = self.menuBar().addMenu("&Help")
+        self.action_getting_started = self._action(help_menu, "&Getting started", "F1",
+                                                   self.show_getting_started)
+        self.action_shortcuts = self._action(help_menu, "&Keyboard shortcuts", "Ctrl+/",
+                                             self.show_shortcuts)
+        self.guide: Any = None
+        self.shortcuts_dialog: Any = None
         self.action_about = self._action(help_menu, f"&About {APP_NAME}", None, self.show_about)
         self.action_about.setMenuRole(QAction.MenuRole.AboutRole)
         self.refresh_recent_menu()
+
+    def _raise_action(self, title: str, dock: QDockWidget) -> QAction:
+        action = QAction(title, self)
+        action.triggered.connect(lambda _checked=False: self._raise_dock(dock))
+        return action
+
+    def raise_panel(self, key: str) -> None:
+        """Show panel ``key``, bring it in front of the docks tabbed with it, focus it."""
+        self._raise_dock(self.docks[key])
+
+    def _raise_dock(self, dock: QDockWidget) -> None:
+        dock.show()
+        dock.raise_()
+        if dock.isFloating():
+            dock.activateWindow()
+        widget = dock.widget()
+        target = widget if widget.focusPolicy() & Qt.FocusPolicy.TabFocus else None
+        if target is None:
+            target = next((w for w in widget.findChildren(QWidget)
+                           if w.focusPolicy() & Qt.FocusPolicy.TabFocus and w.isEnabled()
+                           and w.isVisibleTo(widget)), widget)
+        target.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def shortcut_rows(self) -> list[tuple[str, str, str]]:
+        """(where, what, keys) for every action of the window that has a shortcut, read
+        from the actions themselves, then the keys panels handle on their own."""
+        rows: list[tuple[str, str, str]] = []
+        seen: set[int] = set()
+
+        def walk(menu: QMenu, where: str) -> None:
+            for action in menu.actions():
+                if action.menu() is not None:
+                    walk(action.menu(), f"{where} ▸ {action.menu().title().replace('&', '')}")
+                elif action.shortcuts():
+                    seen.add(id(action))
+                    rows.append((where, action.text().replace("&", ""), _keys(action)))
+
+        for top in self.menuBar().actions():
+            if top.menu() is not None:
+                walk(top.menu(), top.menu().title().replace("&", ""))
+        for action in self.findChildren(QAction):
+            if id(action) not in seen and action.shortcuts() and action.text():
+                rows.append(("Window", action.text().replace("&", ""), _keys(action)))
+        for key, panel in self.panels.items():
+            for keys, what in getattr(panel, "KEYS", ()):
+                rows.append((self.docks[key].windowTitle(), what, keys))
+        return rows
+
+    def show_shortcuts(self) -> Any:
+        from widgets.help import ShortcutsDialog
+
+        if self.shortcuts_dialog is None:
+            self.shortcuts_dialog = ShortcutsDialog(self)
+        self.shortcuts_dialog.show_rows(self.shortcut_rows())
+        self.shortcuts_dialog.show()
+        self.shortcuts_dialog.raise_()
+        return self.shortcuts_dialog
+
+    def show_getting_started(self) -> Any:
+        from widgets.help import GettingStartedGuide
+
+        if self.guide is None:
+            self.guide = GettingStartedGuide(self)
+            self.guide.panel_wanted.connect(self.raise_panel)
+        self.guide.show()
+        self.guide.raise_()
+        return self.guide
 
     def _action(self, menu: QMenu, text: str, shortcut: Any, slot: Any) -> QAction:
         action = QAction(text, self)
@@ -291,35 +396,45 @@ class MainWindow(QMainWindow):
         self.dataset_stats_dialog.raise_()
         return self.dataset_stats_dialog
 
-    def show_error(self, title: str, message: str, details: str = "") -> QMessageBox:
-        """A clear, window-modal (not application-blocking) message, also kept in the log."""
+    # One error pattern: a user error (bad input, a refused file, a failed job whose
+    # message says all) is a message bar in the window with details on demand; a bug (an
+    # unexpected exception, with its traceback) goes to the error log, and the bar says so.
+    def show_error(self, title: str, message: str, details: str = "") -> MessageBar:
+        """A user error: the non-modal message bar (details on demand), kept in the log."""
         self.error_log.add(title, message, details)
-        box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok,
-                          self)
-        if details:
-            box.setDetailedText(details)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
-        self.last_message = box
-        return box
+        return self._show_bar(ERROR, title, message, details)
 
-    def show_message(self, title: str, message: str, details: str = "") -> QMessageBox:
+    def show_message(self, title: str, message: str, details: str = "") -> MessageBar:
         """A non-blocking information message (e.g. an import's summary)."""
-        box = QMessageBox(QMessageBox.Icon.Information, title, message,
-                          QMessageBox.StandardButton.Ok, self)
-        if details:
-            box.setDetailedText(details)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
-        self.last_message = box
-        return box
+        return self._show_bar(INFO, title, message, details)
+
+    def _show_bar(self, kind: str, title: str, message: str, details: str,
+                  details_in_log: bool = False) -> MessageBar:
+        self.message_bar.show_message(kind, title, message, details, details_in_log)
+        self.message_toolbar.show()
+        self.last_message = self.message_bar
+        return self.message_bar
 
     def show_job_failure(self, title: str, message: str, details: str) -> None:
-        """A failed job goes to the error log, which is shown without blocking anything."""
+        """A failed job. With a traceback (a bug) it goes to the error log, shown at the
+        bottom without blocking anything; either way the message bar says what failed."""
         self.error_log.add(title, message, details)
+        if details:
+            self.show_error_log()
+            self._show_bar(ERROR, f"{title} failed unexpectedly", message, details,
+                           details_in_log=True)
+        else:
+            self._show_bar(ERROR, f"{title} failed", message, "")
+
+    def show_error_log(self) -> None:
+        first_time = self.error_dock.isHidden()
         self.error_dock.show()
         self.error_dock.raise_()
-        self.statusBar().showMessage(f"{title} failed: {message} (see View ▸ Error log)", 10_000)
+        if first_time and not self.error_dock.isFloating():
+            # A strip at the bottom, not the ~45 % Qt gives a newly shown bottom dock.
+            # (resizeDocks does not move a lone bottom dock: cap it for one layout pass.)
+            self.error_log.setMaximumHeight(max(110, self.height() // 6))
+            QTimer.singleShot(0, lambda: self.error_log.setMaximumHeight(16_777_215))
 
     def show_about(self) -> None:
         QMessageBox.about(self, f"About {APP_NAME}", about_text())
@@ -381,6 +496,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(QByteArray(geometry))
         if isinstance(state, QByteArray | bytes):
             self.restoreState(QByteArray(state), _STATE_VERSION)
+        self.message_toolbar.hide()  # a message belongs to the run that showed it
 
     def save_layout(self) -> None:
         self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
@@ -390,9 +506,19 @@ class MainWindow(QMainWindow):
     def reset_layout(self) -> None:
         self.restoreState(self._default_state, _STATE_VERSION)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        # The session path takes at most ~40 % of the status bar; it elides past that.
+        self.session_label.setMaximumWidth(max(200, event.size().width() * 2 // 5))
+        super().resizeEvent(event)
+
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.save_layout()
         super().closeEvent(event)
+
+
+def _keys(action: QAction) -> str:
+    return ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText)
+                     for k in action.shortcuts())
 
 
 def _with_suffix(path: str) -> str:

@@ -40,9 +40,16 @@ from PySide6.QtWidgets import (
 )
 
 from core.claim_filters import RULES, ClaimFilterSettings
+from core.labels import plural, tier_label
 from core.wikidata.records import LANGUAGES
 
 _GREY = QBrush(QColor("#9a9a9a"))
+
+
+def _tier_words(code: str | None) -> str:
+    return tier_label(code) if code else ""
+
+
 _RED = QBrush(QColor("#c23b22"))
 UNIT_COLUMNS = ("uid", "shape", "size", "tier", "languages", "parallel", "origin")
 PARTS = ("subject", "predicate", "object")
@@ -204,11 +211,11 @@ class UnitsPanel(QWidget):
         tier_changes = tier_changes or {}
         self.units_model.removeRows(0, self.units_model.rowCount())
         for unit in units:
-            tier = _item(unit.sub_tier or unit.tier or "")
+            tier = _item(_tier_words(unit.sub_tier or unit.tier))
             change = tier_changes.get(unit.id)
             if change is not None:
                 tier.setText(f"{tier.text() or 'no tier'} ⚠ now "
-                             f"{change.now_sub_tier or change.now_tier}")
+                             f"{_tier_words(change.now_sub_tier or change.now_tier)}")
                 tier.setToolTip(f"This unit was {change.describe()} (the Browser's lines "
                                 "moved since). The unit keeps its tier; the report groups it "
                                 "by the tier at build time.")
@@ -219,7 +226,7 @@ class UnitsPanel(QWidget):
                 _item(" ".join(sorted(unit.parallel))), _item(unit.origin),
             ])
         changed = sum(1 for unit in units if unit.id in tier_changes)
-        self.units_label.setText(f"{len(units):,} units in the session" + (
+        self.units_label.setText(f"{plural(len(units), 'unit')} in the session" + (
             f" · {changed:,} built under another tier than their root's now" if changed
             else ""))
 
@@ -228,7 +235,8 @@ class UnitsPanel(QWidget):
                    current_focus: str | None) -> None:
         """The draft being built (``UnitDraft``, ``UnitStructure``, rendering per language)."""
         self._editable = True
-        where = ", ".join(x for x in (draft.category, draft.sub_tier or draft.tier) if x)
+        tier = draft.sub_tier or draft.tier
+        where = ", ".join(x for x in (draft.category, tier_label(tier) if tier else "") if x)
         self.title.setText(f"Building a unit from <b>{root_label}</b> ({draft.root_qid})"
                            + (f" · {where}" if where else ""))
         self._show_structure(structure)
@@ -283,7 +291,7 @@ class UnitsPanel(QWidget):
         counts = candidates.counts
         dropped = ", ".join(f"{rule_names.get(rule, rule)}: {n}"
                             for rule, n in counts.by_rule.items() if n)
-        self.counts_label.setText(f"{counts.kept} claims kept"
+        self.counts_label.setText(f"{plural(counts.kept, 'claim')} kept"
                                   + (f"; dropped by rule: {dropped}" if dropped else ""))
 
     def filter_settings(self) -> ClaimFilterSettings:
@@ -419,7 +427,7 @@ class SampleDialog(QDialog):
         self.tier.addItem("all tiers", None)
         for tier in ("head", "torso", "long_tail", "long_tail_en", "long_tail_it",
                      "long_tail_es"):
-            self.tier.addItem(tier.replace("_", " "), tier)
+            self.tier.addItem(tier_label(tier), tier)
         self.limit = _spin(1, 1_000_000, 100)
         self.parallel = QCheckBox("Only parallel units (every label in en, it and es)")
         self.parallel.setToolTip("As TailNLG's units are: a unit is kept only when every "

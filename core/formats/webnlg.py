@@ -42,6 +42,7 @@ from core.changes import IMPORT_WRITES
 from core.formats.files import FormatError, atomic_output
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
+from core.labels import plural
 
 ImportFlavour = Literal["auto", "tailnlg", "webnlg"]
 ExportFlavour = Literal["tailnlg", "webnlg"]
@@ -780,7 +781,7 @@ def _import_file(
         except EntryRejected as exc:
             errors.append(EntryError(where, str(exc)))
             if ctx is not None:
-                ctx.progress(totals.entries, None, f"{totals.units} units from {name}")
+                ctx.progress(totals.entries, None, _progress_note(totals, name))
             continue
         seen.add(entry.uid)
         batch.append(entry)
@@ -791,7 +792,7 @@ def _import_file(
         totals.mentions += sum(len(r.mentions) for r in entry.references)
         totals.triples += sum(len(rows) for rows in entry.triples.values())
         if ctx is not None:
-            ctx.progress(totals.entries, None, f"{totals.units} units from {name}")
+            ctx.progress(totals.entries, None, _progress_note(totals, name))
         if len(batch) >= 500:
             _insert(db, batch, name)
             batch.clear()
@@ -1129,3 +1130,10 @@ def export_job(
         kind="export",
         params={"path": str(path), "format": flavour},
     )
+
+
+def _progress_note(totals: _Totals, name: str) -> str:
+    """The import's progress words: the count of entries read is the progress's own
+    number, so the note names what it is ("1 entry read: 1 unit from x.xml")."""
+    return (f"{plural(totals.entries, 'entry')} read: {plural(totals.units, 'unit')} "
+            f"from {name}")

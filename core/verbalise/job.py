@@ -42,6 +42,7 @@ from core import __version__
 from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobCancelled, JobContext
+from core.labels import plural
 from core.models import free_device_memory, is_out_of_memory, prompt_token_ids
 from core.store import SessionStore
 from core.store import models as m
@@ -568,7 +569,7 @@ def verbalise_job(
 
 
 def _progress_message(summary: VerbaliseSummary, done: int, total: int) -> str:
-    parts = [f"{summary.units:,} units"]
+    parts = [plural(summary.units, "unit")]
     if summary.tokens:
         parts.append(f"{summary.tokens_per_s:,.0f} tokens/s")
     if done and summary.generation_s:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QInputDialog
+from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtWidgets import QApplication, QInputDialog
 
 from app.gui import build_window
 from core.annotation import aggregate_annotations, list_annotators, rating_of
@@ -94,7 +94,7 @@ def test_keyboard_flow_saves_moves_on_and_undoes(qtbot, wired, built) -> None:
     qtbot.keyClick(panel, "4")
     qtbot.keyClick(panel, "y")
     assert panel.fluency() == 4 and panel.adequacy() == 0
-    assert panel.blame_box.isHidden()
+    assert not panel.blame_box.isEnabled()
     assert rating_of(controller.store, ana, u4) is None  # nothing saved before Enter
     qtbot.keyClick(panel, Qt.Key.Key_Return)
     saved = rating_of(controller.store, ana, u4)
@@ -103,14 +103,119 @@ def test_keyboard_flow_saves_moves_on_and_undoes(qtbot, wired, built) -> None:
     assert "unit u7" in panel.meta_label.text() and panel.fluency() is None
 
     qtbot.keyClick(panel, "n")
-    assert not panel.blame_box.isHidden()
+    assert panel.blame_box.isEnabled()
     qtbot.keyClick(panel, "s")
-    assert panel.adequacy() == 2 and not panel.blame_box.isHidden()
+    assert panel.adequacy() == 2 and panel.blame_box.isEnabled()
 
     qtbot.keyClick(panel, Qt.Key.Key_Z, CTRL)
     assert rating_of(controller.store, ana, u4) is None
     assert "0 / 3" in panel.progress_label.text()
     assert "unit u4" in panel.meta_label.text()  # back on the undone item
+    # The undone rating is back in the form, for editing; the message names the item
+    # as the screen does.
+    assert panel.fluency() == 4 and panel.adequacy() == 0
+    assert "item 1 of 3" in panel.meta_label.text()
+    assert "item 1 " in panel.message_label.text()
+
+
+def test_undo_puts_the_rating_and_correction_back_for_editing(qtbot, wired, built) -> None:
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    queue_of(panel)
+    ana = built.annotators["ana"]
+    qtbot.keyClick(panel, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)  # skip u4
+    assert "item 2 of 3" in panel.meta_label.text()
+    u7 = built.verbalisations[("model-a", "u7", "en")]
+    qtbot.keyClick(panel, "3")
+    qtbot.keyClick(panel, "n")
+    panel.blame_checks["object"].setChecked(True)
+    qtbot.keyClick(panel, "c")  # to the correction
+    assert panel.correction_edit.hasFocus() or QApplication.focusWidget() is None
+    panel.correction_edit.setPlainText("u7 en text, corrected.")
+    qtbot.keyClick(panel.correction_edit, Qt.Key.Key_Return, CTRL)
+    assert rating_of(controller.store, ana, u7).corrected_text == "u7 en text, corrected."
+    assert "item 3 of 3" in panel.meta_label.text()
+
+    panel.undo_button.click()
+    assert rating_of(controller.store, ana, u7) is None  # undone in the session…
+    assert "item 2 of 3" in panel.meta_label.text()
+    assert "item 2 " in panel.message_label.text()
+    # …and back in the form, to edit and save again.
+    assert (panel.fluency(), panel.adequacy()) == (3, 1)
+    assert panel.blame_checks["object"].isChecked()
+    assert panel.correction_edit.toPlainText() == "u7 en text, corrected."
+    qtbot.keyClick(panel, "2")
+    qtbot.keyClick(panel, Qt.Key.Key_Return)
+    saved = rating_of(controller.store, ana, u7)
+    assert (saved.fluency, saved.corrected_text) == (2, "u7 en text, corrected.")
+
+
+def test_keys_for_back_skip_blame_and_correction(qtbot, wired, built) -> None:
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    queue_of(panel)
+    alt = Qt.KeyboardModifier.AltModifier
+    qtbot.keyClick(panel, Qt.Key.Key_Right, alt)
+    assert "unit u7" in panel.meta_label.text()
+    qtbot.keyClick(panel, Qt.Key.Key_Left, alt)
+    assert "unit u4" in panel.meta_label.text()
+    qtbot.keyClick(panel, "b")  # blame does not apply to an unrated adequacy: says so
+    assert "No or Not sure" in panel.message_label.text()
+    qtbot.keyClick(panel, "n")
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.keyClick(panel, "b")
+    assert panel.isAncestorOf(QApplication.focusWidget() or panel)
+    focus = QApplication.focusWidget()
+    if focus is not None:
+        assert panel.blame_box.isAncestorOf(focus)
+    qtbot.keyClick(panel, "c")
+    editor = panel.correction_edit
+    if QApplication.focusWidget() is not None:
+        assert QApplication.focusWidget() is editor
+    # In the correction box, letters are text; Esc gives the keys back to the panel.
+    qtbot.keyClicks(editor, " now s")
+    assert panel.adequacy() == 1
+    assert editor.toPlainText().endswith(" now s")
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    qtbot.keyClick(panel, "s")
+    assert panel.adequacy() == 2
+    # Every key is named in the UI.
+    tips = " ".join(b.toolTip() for b in (panel.back_button, panel.skip_button,
+                                          panel.undo_button, panel.save_button))
+    for key in ("Alt+←", "Alt+→", "Ctrl+Z", "Enter"):
+        assert key in tips
+    assert "(B)" in panel.blame_box.title()
+
+
+def test_choosing_no_does_not_move_the_correction_field(qtbot, wired) -> None:
+    window, controller, annotate, panel = wired
+    window.resize(1366, 768)
+    window.show()
+    qtbot.waitExposed(window)
+    window.raise_panel("annotate")
+    choose(panel, "ana")
+    queue_of(panel)
+
+    def settled_position():
+        # Layouts settle over a few event-loop passes: read until three agree.
+        seen = []
+        for _ in range(200):
+            QApplication.processEvents()
+            seen.append(panel.correction_edit.mapTo(panel, QPoint(0, 0)))
+            if len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3]:
+                return seen[-1]
+        raise AssertionError(f"layout never settled: {seen[-5:]}")
+
+    before = settled_position()
+    assert panel.blame_box.isVisible() and not panel.blame_box.isEnabled()
+    blame_height = panel.blame_box.height()
+    qtbot.keyClick(panel, "n")
+    after = settled_position()
+    assert panel.adequacy() == 1 and panel.blame_box.isEnabled()
+    assert panel.blame_box.height() == blame_height
+    assert before == after
 
 
 def test_blame_and_validation_errors(qtbot, wired, built) -> None:

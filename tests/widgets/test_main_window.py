@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication, QDockWidget
 
 from core.jobs import Progress
 from widgets.main_window import MainWindow, about_text
@@ -58,7 +59,9 @@ def test_menus_hold_the_promised_actions(qtbot, settings_path: Path) -> None:
     view_items = menu_texts(window, "View")
     for title in [*PANEL_TITLES, "Session", "Error log", "Reset layout"]:
         assert title in view_items
-    assert menu_texts(window, "Help") == ["About TailLens"]
+    assert menu_texts(window, "Help") == ["Getting started", "Keyboard shortcuts",
+                                          "About TailLens"]
+    assert "Preferences…" in file_items
 
 
 def test_view_menu_closes_and_reopens_a_panel(qtbot, settings_path: Path) -> None:
@@ -129,21 +132,114 @@ def test_recent_files_menu(qtbot, settings_path: Path, tmp_path: Path) -> None:
     assert blocker.args == [str(existing)]
 
 
-def test_error_message_is_shown_and_logged(qtbot, settings_path: Path) -> None:
+def test_error_message_is_a_bar_in_the_window_with_details_on_demand(
+        qtbot, settings_path: Path) -> None:
     window = make_window(qtbot, settings_path)
-    box = window.show_error("Cannot open session", "notes.txt is not a TailLens session")
-    assert box.isVisible()
-    assert "not a TailLens session" in box.text()
+    bar = window.show_error("Cannot open session", "notes.txt is not a TailLens session",
+                            "first bytes: 'hello'")
+    assert bar.isVisible() and bar.window() is window  # in the window, not a dialog
+    assert QApplication.activeModalWidget() is None
+    assert "not a TailLens session" in bar.text()
     assert window.error_log.model.entries[-1].message == "notes.txt is not a TailLens session"
-    box.close()
+    assert not window.error_dock.isVisible()  # a user error is not a bug: no error log
+    assert not bar.details_view.isVisible()
+    bar.details_button.click()
+    assert bar.details_view.isVisible()
+    assert bar.details_view.toPlainText() == "first bytes: 'hello'"
+    bar.close_button.click()
+    assert not bar.isVisible()
 
 
-def test_job_failure_opens_error_log_without_blocking(qtbot, settings_path: Path) -> None:
+def test_job_failure_user_error_is_a_bar_bug_goes_to_the_error_log(
+        qtbot, settings_path: Path) -> None:
     window = make_window(qtbot, settings_path)
+    window.show_job_failure("Fetch City", "HTTP 429: slow down", "")
+    assert window.message_bar.isVisible() and "HTTP 429" in window.message_bar.text()
     assert not window.error_dock.isVisible()
-    window.show_job_failure("Fetch City", "HTTP 429", "Traceback …")
+    window.show_job_failure("Score", "division by zero", "Traceback …")
     assert window.error_dock.isVisible()
     assert window.error_log.details.toPlainText().endswith("Traceback …")
+    # A strip at the bottom, not the ~45 % a newly shown bottom dock gets.
+    qtbot.wait(50)
+    assert window.error_dock.height() <= window.height() // 4
+    assert window.error_log.maximumHeight() > window.height()  # the user may drag it taller
+    # The bar's "Details…" of a bug brings the error log forward.
+    window.error_dock.hide()
+    window.message_bar.details_button.click()
+    assert window.error_dock.isVisible()
+
+
+def test_status_text_never_runs_into_the_session_path(qtbot, settings_path: Path) -> None:
+    window = make_window(qtbot, settings_path)
+    window.resize(1024, 640)
+    long_path = "/home/someone/" + "a-rather-long-folder-name/" * 8 + "demo.taillens"
+    window.show_session({"path": long_path, "schema_revision": "0004", "tables": {}})
+    window.statusBar().showMessage("Import TailNLG: done in 12.3 s, " + "and more words " * 20)
+    qtbot.wait(50)
+    note, label = window.statusBar().note, window.session_label
+    assert note.isVisible() and label.isVisible()
+    assert note.geometry().right() < label.geometry().left()
+    assert window.width() // 4 <= label.width() <= window.width() // 2
+    assert label.text() == f"Session: {long_path}"  # whole in text and tooltip, elided drawn
+    assert label.toolTip() == long_path
+    window.show_session({"path": "/tmp/s.taillens", "schema_revision": "0004", "tables": {}})
+    qtbot.wait(50)
+    assert label.width() >= label.fontMetrics().horizontalAdvance(label.text())  # not cut
+
+
+def test_ctrl_number_raises_and_focuses_a_tabbed_panel_and_never_hides_it(
+        qtbot, settings_path: Path) -> None:
+    window = make_window(qtbot, settings_path)
+    verbalise, annotate = window.docks["verbalise"], window.docks["annotate"]
+    assert verbalise in window.tabifiedDockWidgets(annotate)
+    window.raise_panel("annotate")
+    qtbot.wait(20)
+    assert verbalise.visibleRegion().isEmpty()  # behind Annotate
+    for _ in range(2):  # twice: a second press must not hide it either
+        window.panel_actions["verbalise"].trigger()
+        qtbot.wait(20)
+        assert verbalise.isVisible() and not verbalise.visibleRegion().isEmpty()
+        assert annotate.visibleRegion().isEmpty()
+        focus = window.focusWidget()
+        assert focus is not None and verbalise.isAncestorOf(focus)
+    assert window.panel_actions["verbalise"].shortcut().toString() == "Ctrl+3"
+    window.docks["scores"].close()
+    window.panel_actions["scores"].trigger()  # a closed panel comes back
+    assert window.docks["scores"].isVisible()
+
+
+def test_keyboard_shortcuts_are_read_from_the_actions(qtbot, settings_path: Path) -> None:
+    window = make_window(qtbot, settings_path)
+    dialog = window.show_shortcuts()
+    rows = dialog.texts()
+    assert ("View", "Verbalise", "Ctrl+3") in rows
+    assert any(what == "Open…" and keys for _w, what, keys in rows)
+    assert any(where == "Annotate" and "adequacy" in what for where, what, _k in rows)
+    assert all(keys for _w, _what, keys in rows)
+    # A new action is listed the next time, with no list to keep up to date.
+    extra = QAction("Frobnicate the tail", window)
+    extra.setShortcut(QKeySequence("Ctrl+Shift+F"))
+    window.view_menu.addAction(extra)
+    assert ("View", "Frobnicate the tail", "Ctrl+Shift+F") in window.show_shortcuts().texts()
+    assert not dialog.isModal()
+
+
+def test_getting_started_walks_the_demo_without_blocking(qtbot, settings_path: Path) -> None:
+    window = make_window(qtbot, settings_path)
+    guide = window.show_getting_started()
+    assert guide.isVisible() and not guide.isModal()
+    titles = []
+    while True:
+        titles.append(guide.heading.text())
+        if not guide.next_button.isEnabled():
+            break
+        guide.next_button.click()
+    text = " ".join(titles).lower()
+    for word in ("fetch", "drag", "unit", "template", "score", "report"):
+        assert word in text, word
+    window.raise_panel("browser")
+    guide.show_button.click()  # the last step's panel comes forward
+    assert not window.docks["report"].visibleRegion().isEmpty()
 
 
 def test_about_names_versions() -> None:

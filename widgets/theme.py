@@ -1,0 +1,35 @@
+"""Palettes: the window follows the system's dark or light mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
+
+
+def dark_palette() -> QPalette:
+    palette = QPalette()
+    role, group = QPalette.ColorRole, QPalette.ColorGroup
+    colours = {
+        role.Window: "#2b2b2b", role.WindowText: "#e6e6e6", role.Base: "#1e1e1e",
+        role.AlternateBase: "#2f2f2f", role.ToolTipBase: "#3a3a3a",
+        role.ToolTipText: "#e6e6e6", role.PlaceholderText: "#8a8a8a", role.Text: "#e6e6e6",
+        role.Button: "#353535", role.ButtonText: "#e6e6e6", role.BrightText: "#ff6b6b",
+        role.Link: "#6cb4ff", role.Highlight: "#3d6fb4", role.HighlightedText: "#ffffff",
+        role.Light: "#4a4a4a", role.Midlight: "#404040", role.Mid: "#303030",
+        role.Dark: "#202020", role.Shadow: "#111111",
+    }
+    for colour_role, colour in colours.items():
+        palette.setColor(colour_role, QColor(colour))
+    for colour_role in (role.WindowText, role.Text, role.ButtonText):
+        palette.setColor(group.Disabled, colour_role, QColor("#7a7a7a"))
+    return palette
+
+
+def palette_for(scheme: Any) -> QPalette | None:
+    """A dark palette for ``Qt.ColorScheme.Dark``; None (the style's own) otherwise."""
+    dark = getattr(getattr(Qt, "ColorScheme", None), "Dark", None)
+    if dark is not None and scheme == dark:
+        return dark_palette()
+    return None
