@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog
 from app.changes import SessionChanges
 from app.gui import build_window
 from core.changes import IMPORT_WRITES, Topic
+from core.labels import plural
 from core.jobs import Job, JobSucceeded
 from tests.core.formats.conftest import TAILNLG
 from tests.core.formats.test_webnlg_releases import WEBNLG_2017
@@ -62,7 +63,7 @@ def test_file_import_updates_the_units_panel(qtbot, window_and_controller, tmp_p
     first = units_in_session(controller)
     assert first > 0
     assert units.units_model.rowCount() == first
-    assert units.units_label.text() == f"{first:,} units in the session"
+    assert units.units_label.text() == f"{plural(first, 'unit')} in the session"
     if not TAILNLG.is_file():
         pytest.skip(f"the TailNLG benchmark is not at {TAILNLG}")
     # The case: a second, larger import while the panel already lists units.
@@ -71,7 +72,7 @@ def test_file_import_updates_the_units_panel(qtbot, window_and_controller, tmp_p
     now = units_in_session(controller)
     assert now > first + 500
     assert units.units_model.rowCount() == now
-    assert units.units_label.text() == f"{now:,} units in the session"
+    assert units.units_label.text() == f"{plural(now, 'unit')} in the session"
     # The Session panel and the Verbalise panel's unit picker say the same.
     assert f"{now:,}" in window.overview.label.text()
     assert controller.verbalise.panel.preview_unit.count() == now
