@@ -38,7 +38,7 @@ DIRECTIONS = ("tail", "head")
 DEFAULT_BEAM = 200  # LINK's beam width
 DEFAULT_KEEP = 0.75  # LINK keeps the top 75 % of each step
 DEFAULT_UNITS = 20
-MAX_ROOTS = 5_000  # class members read for the first step
+MAX_ROOTS = 20_000  # class members read for the first step (a category's default limit)
 PAGE = 5_000  # rows per triple_values page
 ORIGIN = "search"
 
@@ -540,6 +540,16 @@ def search_job(store: SessionStore, source: Any, request: SearchRequest, *,
                 ctx.check_cancelled()
                 return sequence_loglik(loaded.model, loaded.tokenizer, texts, request.batch)
 
+        # A text scores the same in both directions (the root step is shared): once.
+        memo: dict[str, float | None] = {}
+        model_score = score
+
+        def score_once(texts: Sequence[str]) -> list[float | None]:
+            todo = list(dict.fromkeys(t for t in texts if t not in memo))
+            if todo:
+                memo.update(zip(todo, model_score(todo), strict=True))
+            return [memo[t] for t in texts]
+
         roots = graph.roots(category)
         if not roots:
             raise SearchError(f"{graph.name} has no members of {category.name}")
@@ -553,7 +563,7 @@ def search_job(store: SessionStore, source: Any, request: SearchRequest, *,
                 ctx.progress(base + step + 1, total, f"{direction}: step {step + 1}")
 
             results.append(beam_search(
-                graph, template, roots, score, direction, lang=lang, beam=request.beam,
+                graph, template, roots, score_once, direction, lang=lang, beam=request.beam,
                 keep=request.keep, units=request.units, ctx=ctx, labels=labels,
                 step_done=done))
         ctx.check_cancelled()

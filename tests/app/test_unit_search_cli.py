@@ -29,7 +29,7 @@ def test_search_with_a_tiny_model_saves_real_claims_scored_by_the_model(
     from core.wikidata.open_source import load_demo_source
 
     argv = ["units", "search", "--session", str(session), "--template",
-            "?x P106 ?o . ?x P27 ?c", "--class", "Q5", "--model", str(tiny_causal_lm),
+            "?x P106 ?o . ?x P27 ?c", "--category", "Model", "--model", str(tiny_causal_lm),
             "--beam", "30", "--units", "4", "--json", "--quiet"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
