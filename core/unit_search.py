@@ -322,7 +322,8 @@ def rank(candidates: Sequence[Candidate], direction: str, keep: float,
         raise SearchError(f"direction must be tail or head, not {direction!r}")
     sign = 1 if direction == "tail" else -1
     ordered = sorted(candidates, key=lambda c: (sign * c.scores[-1], c.values))
-    return ordered[:min(beam, math.ceil(keep * len(ordered)))]
+    # A hair below the product, so 0.7 × 10 keeps 7 (the float is 7.000000000000001).
+    return ordered[:min(beam, math.ceil(keep * len(ordered) - 1e-9))]
 
 
 def check_settings(beam: int, keep: float, units: int) -> None:
@@ -552,7 +553,10 @@ def search_job(store: SessionStore, source: Any, request: SearchRequest, *,
 
         roots = graph.roots(category)
         if not roots:
-            raise SearchError(f"{graph.name} has no members of {category.name}")
+            hint = (" (the session cache holds only the categories fetched into it: use "
+                    "--category with one of them, or another source)"
+                    if graph.cache_store is not None else "")
+            raise SearchError(f"{graph.name} has no members of {category.name}{hint}")
         total = len(directions) * (len(template.patterns) + 1) + 1
         results = []
         labels: dict[str, str] = {}

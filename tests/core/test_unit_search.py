@@ -110,6 +110,7 @@ def test_the_beam_caps_what_is_kept_and_ties_go_by_values() -> None:
     kept = rank(_cands([-1.0] * 10), "tail", 0.75, 3)
     assert [c.values for c in kept] == [("Q1",), ("Q10",), ("Q2",)]  # string order of ids
     assert len(rank(_cands([-1.0]), "head", 0.75, 200)) == 1
+    assert len(rank(_cands([-1.0] * 10), "head", 0.7, 200)) == 7  # not ceil(7.000…01)
 
 
 def test_verbalisation_uses_labels_and_the_bound_triples_only() -> None:
