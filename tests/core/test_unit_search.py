@@ -240,3 +240,19 @@ def test_bad_input_is_refused_before_the_job(demo, tmp_path: Path, request_args,
 
         assert isinstance(error.value, UserFacingError)
         assert list_units(store) == []
+
+
+def test_the_new_queries_validate_their_parameters() -> None:
+    from core.wikidata import queries
+
+    text = queries.triple_values(["Q1", "Q2"], "P17", 10, 0)
+    assert "VALUES ?s { wd:Q1 wd:Q2 }" in text and "wdt:P17" in text
+    assert queries.parse_check(text) == text
+    assert queries.parse_check(queries.item_labels(["Q1", "P17"], "it"))
+    for bad in (lambda: queries.triple_values(["Q1"], "P17\n", 10, 0),
+                lambda: queries.triple_values(["Q1 } ?s ?p ?o {"], "P17", 10, 0),
+                lambda: queries.triple_values([f"Q{i + 1}" for i in range(201)], "P1", 1, 0),
+                lambda: queries.triple_values(["Q1"], "P17", 10**9, 0),
+                lambda: queries.item_labels(["Q1"], "de")):
+        with pytest.raises(queries.QueryError):
+            bad()
