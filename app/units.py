@@ -40,6 +40,7 @@ class UnitsController(QObject):
         self.focus: str | None = None
         self.overrides: dict[tuple[str, int, str], str] = {}
         self.shown_unit: int | None = None
+        self._search_model = ""  # the Search… dialog's last model
 
         browser.panel.start_unit_requested.connect(self.start)
         panel.focus_requested.connect(self.set_focus)
@@ -53,6 +54,7 @@ class UnitsController(QObject):
         panel.start_requested.connect(self.start_from_qid)
         panel.filters_changed.connect(self.set_filters)
         panel.sample_requested.connect(self.sample)
+        panel.search_button.clicked.connect(self.ask_search)
         app.session_changed.connect(lambda _store: self.session_opened())
         # Units imported, sampled or saved elsewhere; saved tiers may leave units built
         # under another tier: the list follows at once.
@@ -162,6 +164,51 @@ class UnitsController(QObject):
             + ("Skipped entities are listed under Details." if skipped else ""),
             skipped,
         )
+
+    def ask_search(self) -> None:
+        """The Search… dialog; the root defaults to the Browser's category."""
+        from widgets.unit_search import UnitSearchDialog
+
+        dialog = UnitSearchDialog(self.panel, category=self.browser.panel.category,
+                                  model=self._search_model)
+        if dialog.exec() == dialog.DialogCode.Accepted:
+            self.search(dialog.values())
+
+    def search(self, options: dict[str, Any]) -> Any:
+        """Run a knowledge beam search (core.unit_search) on the Browser's source; bad
+        input is refused with a message before anything runs."""
+        from core.unit_search import SearchRequest, search_job
+        from core.wikidata.cache import SessionCacheSource
+
+        store = self.app.store
+        if store is None:
+            self.app.window.show_error("No session", "Open a session first.")
+            return None
+        source = self.browser.source
+        if source is None or self.browser.source_kind == "cache":
+            source = SessionCacheSource(store)
+        self._search_model = options.get("model", "")
+        try:
+            job = search_job(store, source, SearchRequest(**options))
+        except UserFacingError as error:
+            self.app.window.show_error("Cannot search", str(error))
+            return None
+        handle = self.app.run_job(job)
+        handle.succeeded.connect(lambda outcome: self._searched(outcome.result))
+        return handle
+
+    def _searched(self, summary: Any) -> None:
+        self.refresh_units()
+        self.app.refresh()
+        lines = [f"{d}: {r['units']} units, mean log-likelihood "
+                 + ("-" if r["mean"] is None else f"{r['mean']:.4f}")
+                 for d, r in summary.results.items()]
+        if summary.delta is not None:
+            lines.append(f"δ (head − tail) = {summary.delta:.4f}")
+        self.app.window.show_message(
+            "Search finished",
+            f"{summary.template}: {len(summary.unit_ids)} units saved from "
+            f"{summary.roots:,} roots.", "\n".join(lines))
 
     def set_focus(self, qid: str) -> None:
         self.focus = qid

@@ -337,6 +337,37 @@ def save_unit(
     """Write the unit and its triples per language in one transaction; returns its id.
 
     Refuses (:class:`UnitError`) a unit that is empty, larger than 7 or not connected."""
+    with store.unit_of_work() as db:
+        return _add_unit(db, draft, rendered, uid=uid, origin=origin, category=category,
+                         source=source)
+
+
+def save_units(
+    store: SessionStore,
+    items: Sequence[tuple[UnitDraft, Mapping[str, Sequence[RenderedTriple]], Mapping]],
+    *,
+    origin: str,
+    category: str | None = None,
+    source: str | None = None,
+) -> list[int]:
+    """Save many units in one transaction (all or none); each item is a draft, its
+    rendering and extra attributes merged into the unit's provenance."""
+    with store.unit_of_work() as db:
+        return [_add_unit(db, draft, rendered, origin=origin, category=category,
+                          source=source, extra=extra) for draft, rendered, extra in items]
+
+
+def _add_unit(
+    db: Any,
+    draft: UnitDraft,
+    rendered: Mapping[str, Sequence[RenderedTriple]],
+    *,
+    uid: str | None = None,
+    origin: str = "built",
+    category: str | None = None,
+    source: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> int:
     shape = structure(draft)
     if not shape.valid:
         raise UnitError("the unit cannot be saved: " + "; ".join(shape.problems))
@@ -353,56 +384,56 @@ def save_unit(
                for t in rows if t.label_missing}
         for lang, rows in rendered.items()
     }
-    with store.unit_of_work() as db:
-        category_id = None
-        if category_name:
-            category_id = db.execute(
-                select(m.Category.id).where(m.Category.name == category_name)
-            ).scalar_one_or_none()
-        statement_ids = [c.statement_id for c in draft.claims if c.statement_id]
-        claim_ids = dict(
-            db.execute(
-                select(m.Claim.statement_id, m.Claim.id).where(
-                    m.Claim.statement_id.in_(statement_ids)
-                )
-            ).all()
-        ) if statement_ids else {}
-        unit = m.DataUnit(
-            uid=uid or uuid.uuid4().hex,
-            root_qid=draft.root_qid,
-            category_id=category_id,
-            shape=shape.shape.value if shape.shape else None,
-            size=shape.size,
-            tier=draft.tier,
-            sub_tier=draft.sub_tier,
-            origin=origin,
-            source=source,
-            attributes=attributes,
-        )
-        db.add(unit)
-        db.flush()
-        db.add_all(
-            m.UnitTriple(
-                unit_id=unit.id,
-                lang=lang,
-                tripleset=MAIN,
-                position=t.position,
-                subject=t.subject,
-                predicate=t.predicate,
-                object=t.object,
-                subject_qid=t.subject_qid,
-                property_pid=t.property_pid,
-                object_value=t.object_value,
-                claim_id=claim_ids.get(t.statement_id) if t.statement_id else None,
-                subject_override=t.subject_override,
-                predicate_override=t.predicate_override,
-                object_override=t.object_override,
-                label_missing=t.label_missing,
+    attributes.update(extra or {})
+    category_id = None
+    if category_name:
+        category_id = db.execute(
+            select(m.Category.id).where(m.Category.name == category_name)
+        ).scalar_one_or_none()
+    statement_ids = [c.statement_id for c in draft.claims if c.statement_id]
+    claim_ids = dict(
+        db.execute(
+            select(m.Claim.statement_id, m.Claim.id).where(
+                m.Claim.statement_id.in_(statement_ids)
             )
-            for lang, rows in rendered.items()
-            for t in rows
+        ).all()
+    ) if statement_ids else {}
+    unit = m.DataUnit(
+        uid=uid or uuid.uuid4().hex,
+        root_qid=draft.root_qid,
+        category_id=category_id,
+        shape=shape.shape.value if shape.shape else None,
+        size=shape.size,
+        tier=draft.tier,
+        sub_tier=draft.sub_tier,
+        origin=origin,
+        source=source,
+        attributes=attributes,
+    )
+    db.add(unit)
+    db.flush()
+    db.add_all(
+        m.UnitTriple(
+            unit_id=unit.id,
+            lang=lang,
+            tripleset=MAIN,
+            position=t.position,
+            subject=t.subject,
+            predicate=t.predicate,
+            object=t.object,
+            subject_qid=t.subject_qid,
+            property_pid=t.property_pid,
+            object_value=t.object_value,
+            claim_id=claim_ids.get(t.statement_id) if t.statement_id else None,
+            subject_override=t.subject_override,
+            predicate_override=t.predicate_override,
+            object_override=t.object_override,
+            label_missing=t.label_missing,
         )
-        return unit.id
+        for lang, rows in rendered.items()
+        for t in rows
+    )
+    return unit.id
 
 
 def set_override(

@@ -93,6 +93,10 @@ class UnitsPanel(QWidget):
         sample.setToolTip("Build N units per entity of the Browser's category, by shape and "
                           "size, reproducibly (seeded)")
         sample.clicked.connect(self._ask_sample)
+        # Knowledge beam search (widgets/unit_search.py); app/units.py opens its dialog.
+        self.search_button = QPushButton("Search…")
+        self.search_button.setToolTip("Find units by knowledge beam search: a template "
+                                      "filled from the graph, guided by a model's likelihood")
         # One switch per METHODS §4 rule, in a menu (compact in a narrow dock); the
         # draft's candidates follow at once.
         self.rules_button = QToolButton()
@@ -155,6 +159,7 @@ class UnitsPanel(QWidget):
         top_row.addWidget(self.units_label, 1)
         top_row.addWidget(self.qid_edit)
         top_row.addWidget(sample)
+        top_row.addWidget(self.search_button)
         units_layout.addLayout(top_row)
         units_layout.addWidget(self.units_view)
 

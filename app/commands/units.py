@@ -11,7 +11,7 @@ TIER_CHOICES = ("head", "torso", "long_tail", "long_tail_en", "long_tail_it", "l
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    units = subparsers.add_parser("units", help="sample data units and list them")
+    units = subparsers.add_parser("units", help="sample, search and list data units")
     actions = units.add_subparsers(dest="units_command", metavar="ACTION", required=True)
 
     sample = actions.add_parser(
@@ -42,6 +42,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--json", action="store_true", help="print JSON")
     sample.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sample.set_defaults(handler=run_sample)
+
+    search = actions.add_parser(
+        "search",
+        help="find units by knowledge beam search (LINK), the model's likelihood as guide",
+        description="Fill a unit template with variables one variable at a time from the "
+        "source, so every triple is a real claim; at each step rerank the partial "
+        "statements by the model's mean log-likelihood, lowest first for a tail set, "
+        "highest first for a head set, keeping the top --keep at most --beam (METHODS §3). "
+        "The final statements are saved as units; with both directions the template's "
+        "delta = mean log-likelihood(head) - mean log-likelihood(tail) is printed.",
+    )
+    search.add_argument("--session", type=Path, required=True)
+    search.add_argument("--template", required=True,
+                        help="e.g. '?x P19 ?a . ?a P17 ?b' (the first subject is the root)")
+    root = search.add_mutually_exclusive_group(required=True)
+    root.add_argument("--class", dest="class_qid", help="the root's class, e.g. Q515")
+    root.add_argument("--category", help="the root's category, e.g. City")
+    search.add_argument("--model", required=True, help="a local causal LM folder")
+    search.add_argument("--direction", choices=("tail", "head", "both"), default="both")
+    search.add_argument("--beam", type=int, default=200, help="beam width (LINK: 200)")
+    search.add_argument("--keep", type=float, default=0.75,
+                        help="share of each step's candidates kept (LINK: 0.75)")
+    search.add_argument("--units", type=int, default=20, help="units saved per direction")
+    search.add_argument("--lang", default="en", help="language of the verbalisations")
+    search.add_argument("--batch", type=int, default=16)
+    search.add_argument("--device", default="cpu")
+    search.add_argument("--source", default="embedded",
+                        help="embedded (the default), cache (the session), live or a "
+                        "SPARQL endpoint URL")
+    search.add_argument("--contact", help="e-mail or URL for the User-Agent sent to endpoints")
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    search.set_defaults(handler=run_search)
 
     listing = actions.add_parser("list", help="the session's units")
     listing.add_argument("--session", type=Path, required=True)
@@ -92,6 +125,39 @@ def run_sample(args: argparse.Namespace) -> int:
         print("skipped:")
         for reason, count in sorted(summary.skipped.items(), key=lambda kv: -kv[1]):
             print(f"  {count:>6,}  {reason}")
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from app.terminal import run_in_terminal
+    from core.store import SessionStore
+    from core.unit_search import SearchRequest, search_job
+    from core.wikidata.open_source import open_source
+
+    request = SearchRequest(
+        template=args.template, model=args.model, class_qid=args.class_qid,
+        category=args.category, direction=args.direction, beam=args.beam, keep=args.keep,
+        units=args.units, lang=args.lang, batch=args.batch, device=args.device)
+    with SessionStore.open(args.session) as store:
+        source = open_source(args.source, store, contact=args.contact)
+        summary = run_in_terminal(search_job(store, source, request), quiet=args.quiet)
+    out = {"template": summary.template, "roots": summary.roots, "results": summary.results,
+           "unit_ids": list(summary.unit_ids), "delta": summary.delta,
+           "seconds": summary.seconds, "seconds_per_unit": summary.seconds_per_unit}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"{summary.template}: {len(summary.unit_ids)} units saved "
+          f"({summary.roots:,} roots)")
+    for direction, result in summary.results.items():
+        mean = "-" if result["mean"] is None else f"{result['mean']:.4f}"
+        steps = " -> ".join(f"{s['candidates']}/{s['kept']}" for s in result["steps"])
+        print(f"  {direction}: {result['units']} units, mean log-likelihood {mean}; "
+              f"candidates/kept per step {steps}")
+    if summary.delta is not None:
+        print(f"  delta (head - tail) = {summary.delta:.4f}")
+    if summary.seconds_per_unit is not None:
+        print(f"  {summary.seconds_per_unit:.3f} s per unit")
     return 0
 
 

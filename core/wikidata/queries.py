@@ -287,6 +287,40 @@ WHERE {
 }
 """
     ),
+    # The knowledge beam search (METHODS §3): the item values of one property for a
+    # set of bound subjects, truthy (wdt:, the best rank) and with their statement.
+    "triple_values": Template(
+        PREFIXES
+        + """\
+SELECT ?s ?st ?o WHERE {
+  VALUES ?s { $subjects }
+  ?s wdt:$pid ?o .
+  ?s p:$pid ?st .
+  ?st ps:$pid ?o .
+  FILTER(isIRI(?o) && STRSTARTS(STR(?o), "http://www.wikidata.org/entity/Q"))
+}
+ORDER BY ?s ?o ?st
+LIMIT $limit OFFSET $offset
+"""
+    ),
+    # Labels of a set of items or properties in one language.
+    "item_labels": Template(
+        PREFIXES
+        + """\
+SELECT ?item ?text WHERE {
+  VALUES ?item { $items }
+  ?item rdfs:label ?text .
+  FILTER(LANG(?text) = $lang)
+}
+"""
+    ),
+    # Whether a property exists, and its datatype.
+    "property_type": Template(
+        PREFIXES
+        + """\
+SELECT ?ptype WHERE { wd:$pid wikibase:propertyType ?ptype . }
+"""
+    ),
 }
 
 _LANGS = ", ".join(string_literal(lang) for lang in LANGUAGES)
@@ -311,3 +345,32 @@ def entity_terms(qid: str) -> str:
 def entity_claims(qid: str) -> str:
     """Statements of one item, with ranks, datatypes and labels of what they mention."""
     return TEMPLATES["entity_claims"].substitute(qid=check_qid(qid), langs=_LANGS)
+
+
+MAX_VALUES_SUBJECTS = 200  # bound subjects per triple_values request
+
+
+def triple_values(subjects: list[str], pid: str, limit: int, offset: int) -> str:
+    """One page of the item values of ``pid`` for up to 200 bound subjects."""
+    if not subjects or len(subjects) > MAX_VALUES_SUBJECTS:
+        raise QueryError(f"triple_values needs 1 to {MAX_VALUES_SUBJECTS} subjects, "
+                         f"not {len(subjects)}")
+    return TEMPLATES["triple_values"].substitute(
+        subjects=" ".join(f"wd:{check_qid(q)}" for q in subjects), pid=check_pid(pid),
+        limit=check_int(limit, "limit", 1, MAX_LIMIT),
+        offset=check_int(offset, "offset", 0, MAX_OFFSET),
+    )
+
+
+def item_labels(ids: list[str], lang: str) -> str:
+    """Labels of up to 200 items or properties in ``lang``."""
+    if not ids or len(ids) > MAX_VALUES_SUBJECTS:
+        raise QueryError(f"item_labels needs 1 to {MAX_VALUES_SUBJECTS} ids, not {len(ids)}")
+    checked = [check_pid(i) if i.startswith("P") else check_qid(i) for i in ids]
+    return TEMPLATES["item_labels"].substitute(
+        items=" ".join(f"wd:{i}" for i in checked), lang=string_literal(check_lang(lang)))
+
+
+def property_type(pid: str) -> str:
+    """The datatype of a property; no row when the source does not know it."""
+    return TEMPLATES["property_type"].substitute(pid=check_pid(pid))

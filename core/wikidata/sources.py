@@ -376,6 +376,11 @@ class EmbeddedSource:
         except (SyntaxError, OSError) as exc:
             raise SourceError(f"{self.name}: the query failed: {exc}") from exc
 
+    def select(self, query: str, token: CancelToken | None = None) -> list[dict[str, RdfTerm]]:
+        """Run a SELECT built by :mod:`core.wikidata.queries`."""
+        _check(token)
+        return self._select(query)
+
     def members_page(
         self, category: Category, offset: int, limit: int, token: CancelToken | None = None
     ) -> MembersPage:
