@@ -73,6 +73,9 @@ def run_sample(args: argparse.Namespace) -> int:
             )
         source = None
         if args.source != "cache":
+            from app.commands.wikidata import say_contact_notice
+
+            say_contact_notice(args.source, args.contact)
             source = open_source(args.source, store, contact=args.contact)
         job = sample_job(
             store, source, args.category, tiers=args.tier, per_entity=args.per_entity,
