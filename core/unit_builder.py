@@ -234,6 +234,27 @@ KEPT_LABELS_META_KEY = "units:kept-labels"
 _ENTITY_ID = re.compile(r"[QP][1-9][0-9]*")
 
 
+def add_candidates(draft: UnitDraft, rows: Sequence[CandidateClaim]
+                   ) -> tuple[UnitDraft, list[str]]:
+    """Add several candidate claims in one action, in the order given: the draft with every
+    one that may enter, and a line per claim left out (already in, dropped by a rule, or
+    refused by the draft) saying why."""
+    skipped: list[str] = []
+    for row in rows:
+        name = f"{row.claim.property_pid} of {row.claim.subject_qid}"
+        if row.in_unit:
+            skipped.append(f"{name}: already in the unit")
+            continue
+        if row.reason is not None:
+            skipped.append(f"{name}: {row.reason} (METHODS §4 filters)")
+            continue
+        try:
+            draft = draft.add(row.claim)
+        except UserFacingError as error:
+            skipped.append(str(error))
+    return draft, skipped
+
+
 def claim_entity(claim: Any, part: str) -> str | None:
     """The Wikidata entity a part of a claim (or a stored triple) names: the subject's QID,
     the property's PID, the object's QID when the value is an item; None for a literal."""
