@@ -44,8 +44,10 @@ def load_demo_source() -> EmbeddedSource:
 def contact_for(contact: str | None = None) -> str | None:
     """The contact the user gave (``contact``, else ``$TAILLENS_CONTACT``), checked for use
     in a header; None when there is none (never a made-up address)."""
-    given = (contact or "").strip() or os.environ.get("TAILLENS_CONTACT", "").strip()
-    return check_header_value(given, "The contact") if given else None
+    given = contact if contact and contact.strip() else os.environ.get("TAILLENS_CONTACT", "")
+    if not given.strip():
+        return None
+    return check_header_value(given, "The contact").strip()  # a line break is refused
 
 
 def needs_contact(spec: str, contact: str | None = None) -> bool:
