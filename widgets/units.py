@@ -414,6 +414,7 @@ class OverrideDialog(QDialog):
     def __init__(self, triple: Any, lang: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Override ({lang})")
+        self.setMinimumWidth(420)
         self.triple = triple
         self.part = QComboBox()
         self.part.addItems(list(PARTS))
@@ -424,7 +425,8 @@ class OverrideDialog(QDialog):
         self.keep.setToolTip("Kept for this session: units built from now on use them "
                              "wherever the entity appears")
         note = QLabel("The words replace the label wherever this entity appears in the unit "
-                      f"(as subject or object), in {lang} only.")
+                      "(as subject or object; a property: in every predicate), in "
+                      f"{lang} only. A date or number is only this cell.")
         note.setWordWrap(True)
         form = QFormLayout(self)
         form.addRow("Part", self.part)
