@@ -89,17 +89,27 @@ class BrowserController(QObject):
         return self.app.store
 
     # -- sources -----------------------------------------------------------------------------
+    @staticmethod
+    def ask_contact(parent: Any) -> str | None:  # tests replace this (no modal dialog)
+        from app.contact import ask_contact
+
+        return ask_contact(parent)
+
     def use_source(self, kind: str, url: str) -> None:
         from core.wikidata.sources import SourceError
 
         if kind == "embedded":
             self._use_embedded()
             return
+        from app.contact import contact_for_live
         from core.wikidata.open_source import open_source
 
         try:
             spec = url if kind == "endpoint" else kind
-            self.source = open_source(spec, self.store, on_wait=self._wait_relay.waiting.emit)
+            contact = contact_for_live(getattr(self.app.window, "settings", None), spec,
+                                       self.app.window, ask=self.ask_contact)
+            self.source = open_source(spec, self.store, on_wait=self._wait_relay.waiting.emit,
+                                      contact=contact)
         except SourceError as error:
             self.app.window.show_error("Cannot use this source", str(error))
             return

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 from core.errors import UserFacingError
@@ -15,6 +18,46 @@ T = TypeVar("T")
 
 class JobCancelledByUser(UserFacingError):
     pass
+
+
+_QUIET_ENV = {
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # huggingface_hub downloads
+    "TRANSFORMERS_VERBOSITY": "error",  # transformers' logging, read when it is imported
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+    "TQDM_DISABLE": "1",  # any other tqdm bar (tqdm >= 4.66)
+}
+
+
+@contextmanager
+def quiet_libraries() -> Iterator[None]:
+    """Silence the model stack's own progress bars and logging ("Loading weights",
+    downloads) while a ``--quiet`` job runs: through the environment for libraries imported
+    later, and through their switches for those already imported; restored afterwards."""
+    saved = {name: os.environ.get(name) for name in _QUIET_ENV}
+    os.environ.update(_QUIET_ENV)
+    undo: list[Any] = []
+    transformers_logging = sys.modules.get("transformers.utils.logging")
+    if transformers_logging is not None:
+        if transformers_logging.is_progress_bar_enabled():
+            transformers_logging.disable_progress_bar()
+            undo.append(transformers_logging.enable_progress_bar)
+        level = transformers_logging.get_verbosity()
+        transformers_logging.set_verbosity_error()
+        undo.append(lambda: transformers_logging.set_verbosity(level))
+    hub = sys.modules.get("huggingface_hub.utils")
+    if hub is not None and not hub.are_progress_bars_disabled():
+        hub.disable_progress_bars()
+        undo.append(hub.enable_progress_bars)
+    try:
+        yield
+    finally:
+        for step in reversed(undo):
+            step()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def run_in_terminal(job: Job[T], quiet: bool = False) -> T:
@@ -47,7 +90,8 @@ def run_in_terminal(job: Job[T], quiet: bool = False) -> T:
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
-        outcome = run_job(job, token, report)
+        with quiet_libraries() if quiet else nullcontext():
+            outcome = run_job(job, token, report)
     finally:
         signal.signal(signal.SIGINT, previous)
         if interactive and not quiet:

@@ -45,6 +45,7 @@ class UnitsController(QObject):
         browser.panel.start_unit_requested.connect(self.start)
         panel.focus_requested.connect(self.set_focus)
         panel.claim_added.connect(self.add_claim)
+        panel.claims_added.connect(self.add_claims)
         panel.triple_moved.connect(self.move)
         panel.triple_removed.connect(self.remove)
         panel.override_requested.connect(self.override)
@@ -218,29 +219,32 @@ class UnitsController(QObject):
             self._fetch(qid, then=self.refresh)
 
     def add_claim(self, index: int) -> None:
-        from core.unit_builder import candidates
+        self.add_claims([index])
+
+    def add_claims(self, indices: list[int]) -> None:
+        """Add the chosen candidates (rows of the claim picker) in one action."""
+        from core.unit_builder import add_candidates, candidates
 
         if self.draft is None or self.focus is None:
             return
         rows = candidates(self.draft, self.details, self.focus).claims
-        row = rows[index]
-        if row.in_unit:
-            return
-        if row.reason is not None:
+        chosen = [rows[i] for i in sorted(set(indices)) if 0 <= i < len(rows)]
+        before = len(self.draft.claims)
+        self.draft, skipped = add_candidates(self.draft, chosen)
+        added = self.draft.claims[before:]
+        if skipped:
             self.app.window.statusBar().showMessage(
-                f"Not added: {row.reason} (METHODS §4 filters)", 8000)
-            return
-        try:
-            self.draft = self.draft.add(row.claim)
-        except UserFacingError as error:
-            self.app.window.statusBar().showMessage(str(error), 8000)
+                (f"Added {len(added)}; not added: " if len(chosen) > 1 else "Not added: ")
+                + "; ".join(skipped), 8000)
+        if not added:
             return
         self._persist()
-        value = row.claim.value
-        # Load an item value now, so it can be followed to build a chain.
-        if (row.claim.value_type == "wikibase-item" and value and value not in self.details
-                and not self._load_cached(value)):
-            self._fetch(value, then=self.refresh)
+        # Load item values now, so they can be followed to build a chain.
+        for claim in added:
+            value = claim.value
+            if (claim.value_type == "wikibase-item" and value and value not in self.details
+                    and not self._load_cached(value)):
+                self._fetch(value, then=self.refresh)
         self.refresh()
 
     def move(self, position: int, target: int) -> None:
@@ -262,29 +266,49 @@ class UnitsController(QObject):
         self._persist()
         self.refresh()
 
-    def override(self, lang: str, position: int, part: str, text: str | None) -> None:
-        from core.unit_builder import set_override
+    def override(self, lang: str, position: int, part: str, text: str | None,
+                 keep: bool = False) -> None:
+        """A person's words for a part of a triple: they name that entity wherever it appears
+        in the unit (in ``lang``); with ``keep``, new units of the session use them too."""
+        from core.unit_builder import (
+            claim_entity,
+            keep_label,
+            override_across,
+            set_label_override,
+        )
 
-        if self.shown_unit is not None and self.app.store is not None:
-            set_override(self.app.store, self.shown_unit, lang, position, part, text)
-            self.app.changes.announce({Topic.UNITS})
-            self.show_unit(self.shown_unit)
-            return
-        if text is None:
-            self.overrides.pop((lang, position, part), None)
-        else:
-            self.overrides[(lang, position, part)] = text
+        store = self.app.store
+        try:
+            if self.shown_unit is not None and store is not None:
+                set_label_override(store, self.shown_unit, lang, position, part, text,
+                                   keep=keep)
+                self.app.changes.announce({Topic.UNITS})
+                self.show_unit(self.shown_unit)
+                return
+            if self.draft is None:
+                return
+            self.overrides = override_across(self.draft.claims, self.overrides, lang,
+                                             position, part, text)
+            if keep and store is not None:
+                entity = claim_entity(self.draft.claims[position], part)
+                if entity is None:
+                    raise UserFacingError("a literal value cannot be kept for the session: "
+                                          "only an entity's or a property's words can")
+                keep_label(store, lang, entity, text)
+        except UserFacingError as error:
+            self.app.window.show_error("Override not kept", str(error))
         self._persist()
         self.refresh()
 
     def save(self) -> int | None:
-        from core.unit_builder import render_unit, save_unit
+        from core.unit_builder import kept_labels, render_unit, save_unit
 
         store, draft = self.app.store, self.draft
         if store is None or draft is None:
             return None
         try:
-            rendered = render_unit(draft, self.details, overrides=self.overrides)
+            rendered = render_unit(draft, self.details, overrides=self.overrides,
+                                   kept=kept_labels(store))
             unit_id = save_unit(store, draft, rendered, category=draft.category,
                                 source="built in TailLens")
         except UserFacingError as error:
@@ -311,7 +335,13 @@ class UnitsController(QObject):
 
     # -- showing -------------------------------------------------------------------------
     def refresh(self) -> None:
-        from core.unit_builder import candidates, label_index, render_unit, structure
+        from core.unit_builder import (
+            candidates,
+            kept_labels,
+            label_index,
+            render_unit,
+            structure,
+        )
 
         draft = self.draft
         if draft is None:
@@ -325,7 +355,8 @@ class UnitsController(QObject):
             if claim.value_type == "wikibase-item" and claim.value in self.details and \
                     claim.value not in [q for q, _ in focus]:
                 focus.append((claim.value, labels.get(claim.value, claim.value)))
-        rendered = render_unit(draft, self.details, overrides=self.overrides)
+        kept = kept_labels(self.app.store) if self.app.store is not None else None
+        rendered = render_unit(draft, self.details, overrides=self.overrides, kept=kept)
         self.panel.show_filter_settings(draft.filters)
         self.panel.show_draft(draft, labels.get(draft.root_qid, draft.root_qid),
                               structure(draft), rendered, focus, self.focus)

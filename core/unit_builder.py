@@ -9,6 +9,7 @@ overrides are kept apart from the rendered text so the original is never lost.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -228,6 +229,98 @@ class RenderedTriple:
 
 
 Overrides = Mapping[tuple[str, int, str], str]  # (lang, position, part) -> text
+KeptLabels = Mapping[str, Mapping[str, str]]  # lang -> entity id (Q…/P…) -> text
+KEPT_LABELS_META_KEY = "units:kept-labels"
+_ENTITY_ID = re.compile(r"[QP][1-9][0-9]*")
+
+
+def add_candidates(draft: UnitDraft, rows: Sequence[CandidateClaim]
+                   ) -> tuple[UnitDraft, list[str]]:
+    """Add several candidate claims in one action, in the order given: the draft with every
+    one that may enter, and a line per claim left out (already in, dropped by a rule, or
+    refused by the draft) saying why."""
+    skipped: list[str] = []
+    for row in rows:
+        name = f"{row.claim.property_pid} of {row.claim.subject_qid}"
+        if row.in_unit:
+            skipped.append(f"{name}: already in the unit")
+            continue
+        if row.reason is not None:
+            skipped.append(f"{name}: {row.reason} (METHODS §4 filters)")
+            continue
+        try:
+            draft = draft.add(row.claim)
+        except UserFacingError as error:
+            skipped.append(str(error))
+    return draft, skipped
+
+
+def claim_entity(claim: Any, part: str) -> str | None:
+    """The Wikidata entity a part of a claim (or a stored triple) names: the subject's QID,
+    the property's PID, the object's QID when the value is an item; None for a literal."""
+    if part == "subject":
+        return getattr(claim, "subject_qid", None)
+    if part == "predicate":
+        return getattr(claim, "property_pid", None)
+    value_type = getattr(claim, "value_type", None)
+    if value_type is not None and value_type not in ("wikibase-item", "wikibase-property"):
+        return None  # a string that merely looks like an id is a literal
+    value = getattr(claim, "value", getattr(claim, "object_value", None))
+    return value if isinstance(value, str) and _ENTITY_ID.fullmatch(value) else None
+
+
+def override_across(claims: Sequence[Any], overrides: Overrides, lang: str, position: int,
+                    part: str, text: str | None) -> dict[tuple[str, int, str], str]:
+    """``overrides`` with ``text`` (None: cleared) set for the part at ``position`` and for
+    every other place of the unit, in ``lang``, that names the same entity: the subject or
+    the object of any triple (the property in any predicate, for a predicate). A literal
+    object is only that one place."""
+    if part not in PARTS or not 0 <= position < len(claims):
+        raise UnitError(f"override for a triple part that does not exist: {lang} {position} "
+                        f"{part}")
+    entity = claim_entity(claims[position], part)
+    places = [(position, part)]
+    if entity is not None:
+        kinds = ("predicate",) if part == "predicate" else ("subject", "object")
+        places = [(p, k) for p, claim in enumerate(claims) for k in kinds
+                  if claim_entity(claim, k) == entity]
+    result = dict(overrides)
+    for p, k in places:
+        if text is None:
+            result.pop((lang, p, k), None)
+        else:
+            result[(lang, p, k)] = text
+    return result
+
+
+def kept_labels(store: SessionStore) -> dict[str, dict[str, str]]:
+    """Words a person kept for the session (lang -> entity id -> text): new units use them."""
+    import json
+
+    try:
+        data = json.loads(store.get_meta(KEPT_LABELS_META_KEY) or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(lang): {str(q): str(t) for q, t in by.items()}
+            for lang, by in data.items() if isinstance(by, dict)}
+
+
+def keep_label(store: SessionStore, lang: str, entity: str, text: str | None) -> None:
+    """Keep ``text`` for ``entity`` in ``lang`` for the session (None: forget it)."""
+    import json
+
+    if not _ENTITY_ID.fullmatch(entity or ""):
+        raise UnitError(f"{entity!r} is not a Wikidata id (Q… or P…): only an entity's or a "
+                        "property's words can be kept for the session")
+    kept = kept_labels(store)
+    if text is None:
+        kept.get(lang, {}).pop(entity, None)
+    else:
+        kept.setdefault(lang, {})[entity] = text
+    store.set_meta(KEPT_LABELS_META_KEY, json.dumps(
+        {lang: by for lang, by in kept.items() if by}, ensure_ascii=False, sort_keys=True))
 
 
 def label_index(details_by_qid: Mapping[str, EntityDetails]) -> dict[str, dict[str, str]]:
@@ -246,11 +339,21 @@ def render_unit(
     langs: Sequence[str] = LANGUAGES,
     overrides: Overrides | None = None,
     labels: Mapping[str, Mapping[str, str]] | None = None,
+    kept: KeptLabels | None = None,
 ) -> dict[str, list[RenderedTriple]]:
     """Each claim of the draft as text per language. A missing label shows the id and is
-    flagged; ``labels`` (from :func:`label_index`) may be passed to render many units."""
+    flagged; ``labels`` (from :func:`label_index`) may be passed to render many units.
+    ``kept`` (lang -> entity id -> text, :func:`kept_labels`) are a person's words kept for
+    the session: they stand wherever that entity appears, unless ``overrides`` say otherwise."""
     labels = labels if labels is not None else label_index(details_by_qid)
-    overrides = overrides or {}
+    overrides = dict(overrides or {})
+    for lang in langs:
+        for position, claim in enumerate(draft.claims):
+            for part in PARTS:
+                entity = claim_entity(claim, part)
+                text = (kept or {}).get(lang, {}).get(entity) if entity else None
+                if text is not None:
+                    overrides.setdefault((lang, position, part), text)
     for lang, position, part in overrides:
         if part not in PARTS or not 0 <= position < len(draft.claims) or lang not in langs:
             raise UnitError(f"override for a triple part that does not exist: "
@@ -455,6 +558,42 @@ def set_override(
         )
         if result.rowcount != 1:
             raise UnitError(f"unit {unit_id} has no {lang} triple at position {position}")
+
+
+def set_label_override(
+    store: SessionStore, unit_id: int, lang: str, position: int, part: str, text: str | None,
+    keep: bool = False,
+) -> int:
+    """Set (None: clear) a person's words for the entity at ``position``/``part`` wherever
+    it appears in the unit in ``lang`` (subject or object of any triple; the property in any
+    predicate); a literal object is only that one place. With ``keep``, the words are also
+    kept for the session (:func:`keep_label`), so new units use them. Commits; returns how
+    many triple parts changed."""
+    if part not in PARTS:
+        raise UnitError(f"a triple has no part {part!r}: use subject, predicate or object")
+    with store.unit_of_work() as db:
+        rows = db.execute(
+            select(m.UnitTriple).where(
+                m.UnitTriple.unit_id == unit_id, m.UnitTriple.lang == lang,
+                m.UnitTriple.tripleset == MAIN).order_by(m.UnitTriple.position)
+        ).scalars().all()
+        by_position = {row.position: row for row in rows}
+        if position not in by_position:
+            raise UnitError(f"unit {unit_id} has no {lang} triple at position {position}")
+        entity = claim_entity(by_position[position], part)
+        places = [(by_position[position], part)]
+        if entity is not None:
+            kinds = ("predicate",) if part == "predicate" else ("subject", "object")
+            places = [(row, k) for row in rows for k in kinds
+                      if claim_entity(row, k) == entity]
+        for row, k in places:
+            setattr(row, f"{k}_override", text)
+    if keep:
+        if entity is None:
+            raise UnitError("a literal value (a date, a number, a text) cannot be kept for "
+                            "the session: only an entity's or a property's words can")
+        keep_label(store, lang, entity, text)
+    return len(places)
 
 
 def reorder(store: SessionStore, unit_id: int, new_order: Sequence[int]) -> None:

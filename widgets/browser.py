@@ -170,8 +170,11 @@ class BrowserPanel(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(22)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        metrics = header.fontMetrics()
         for column, width in ((1, 100), (2, 80), (3, 70), (4, 80), (5, 80)):
-            self.table.setColumnWidth(column, width)
+            # never narrower than the title and the sort arrow ("Statements" was clipped)
+            title = str(self.model.headerData(column, Qt.Orientation.Horizontal) or "")
+            self.table.setColumnWidth(column, max(width, metrics.horizontalAdvance(title) + 28))
         header.setMinimumSectionSize(40)
         self.table.selectionModel().currentRowChanged.connect(self._on_row_selected)
         self.tier_filter = QComboBox()

@@ -32,6 +32,11 @@ LINE_STYLES = {
 }
 # Labels at different heights, so close lines keep readable labels.
 LABEL_POSITIONS = {"pareto": 0.93, "head_tail": 0.78, "torso": 0.63}
+# On horizontal lines the labels end at these fractions of the width (right-aligned, so the
+# last one never runs past the plot's right edge: "Pareto cut-o" at 1366×768), a label's
+# width apart.
+H_LABEL_POSITIONS = {"pareto": 0.99, "head_tail": 0.64, "torso": 0.29}
+H_LABEL_ANCHORS = [(1, 0), (1, 1)]  # right edge on the line: above it, or below it
 SERIES_COLOURS = ("#2b7bb9", "#3a9e5f", "#b9472b", "#8a6fb3", "#b99b2b", "#555555")
 
 
@@ -57,7 +62,11 @@ class _CutoffLines:
                 pen=pg.mkPen(colour, width=2),
                 hoverPen=pg.mkPen(colour, width=4),
                 label=title,
-                labelOpts={"position": LABEL_POSITIONS[kind], "color": colour, "movable": True},
+                labelOpts=(
+                    {"position": LABEL_POSITIONS[kind], "color": colour, "movable": True}
+                    if angle == 90 else
+                    {"position": H_LABEL_POSITIONS[kind], "anchors": H_LABEL_ANCHORS,
+                     "color": colour, "movable": True}),
             )
             line.setZValue(10)
             line.setVisible(False)

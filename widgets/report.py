@@ -294,6 +294,21 @@ class TablePage(QWidget):
 
 
 # -- headlines -------------------------------------------------------------------------------
+def opening_plot(specs: Sequence[PlotSpec], headlines: Sequence[Comparison],
+                 shown: str | None = None) -> int:
+    """Which plot to show after a build: the one the user was looking at (same title), else
+    the first plot of the first metric whose head-vs-tail verdict is significant, else 0."""
+    titles = [spec.title for spec in specs]
+    if shown is not None and shown in titles:
+        return titles.index(shown)
+    significant = [c.metric for c in headlines if c.significant]
+    for metric in significant:
+        for index, spec in enumerate(specs):
+            if spec.metric == metric:
+                return index
+    return 0
+
+
 
 
 def headline_parts(c: Comparison, *, show_model: bool) -> dict[str, Any]:
@@ -708,7 +723,10 @@ class ReportPanel(QWidget):
             if wanted and wanted in titles:
                 self.tabs.setCurrentIndex(titles.index(wanted))
                 break
+        shown = self.plots.current_spec()
         self.plots.set_specs(specs)
+        self.plots.show_plot(opening_plot(specs, headlines,
+                                          shown.title if shown is not None else None))
         for button in (self.csv_button, self.html_button):
             button.setEnabled(True)
         self.stack.setCurrentWidget(self.outer)

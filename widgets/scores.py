@@ -539,19 +539,22 @@ class ScoreDialog(QDialog):
         metrics_box = QGroupBox("Metrics")
         grid = QGridLayout(metrics_box)
         self.metric_checks: dict[str, QCheckBox] = {}
+        self.metric_notes: dict[str, QLabel] = {}
         for i, name in enumerate(ALL_METRICS):
             check = QCheckBox(name)
             check.setChecked(name in choices.checked)
             description = DESCRIPTIONS.get(name, "")
             if name in MODEL_METRICS:
-                description += " — needs a causal model (the run's own, or the one below)"
+                description += " (causal model: the run's own, or the one below)"
             check.setToolTip(description)
+            # One line each: word-wrapped labels in a grid get one line's height and overlap.
             label = QLabel(description)
             label.setStyleSheet("color: palette(mid);")
-            label.setWordWrap(True)
+            label.setToolTip(description)
             grid.addWidget(check, i, 0)
             grid.addWidget(label, i, 1)
             self.metric_checks[name] = check
+            self.metric_notes[name] = label
         grid.setColumnStretch(1, 1)
         # METEOR needs a WordNet folder on this machine: say where it is, or why not.
         self.wordnet_edit = QLineEdit()

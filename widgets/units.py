@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
-    QInputDialog,
     QLabel,
     QLineEdit,
     QMenu,
@@ -69,9 +68,12 @@ class UnitsPanel(QWidget):
     unit_selected = Signal(int)  # a saved unit to show
     focus_requested = Signal(str)  # show the claims of this entity (root or a followed object)
     claim_added = Signal(int)  # index into the current candidates
+    claims_added = Signal(list)  # several indices into the current candidates, one action
     triple_moved = Signal(int, int)  # from, to
     triple_removed = Signal(int)
-    override_requested = Signal(str, int, str, object)  # lang, position, part, text | None
+    # lang, position, part, text | None, keep for the session; the words name the entity
+    # wherever it appears in the unit
+    override_requested = Signal(str, int, str, object, bool)
     save_requested = Signal()
     discard_requested = Signal()
     start_requested = Signal(str)  # a QID typed by the user
@@ -127,13 +129,16 @@ class UnitsPanel(QWidget):
         self.candidates_model = QStandardItemModel(0, 4)
         self.candidates_model.setHorizontalHeaderLabels(["property", "value", "rank", "dropped"])
         self.candidates_view = _table(self.candidates_model)
+        self.candidates_view.setSelectionMode(
+            QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.candidates_view.setToolTip("Select several claims (Ctrl or Shift) and press Add "
+                                        "to unit, or double-click one")
         self.candidates_view.doubleClicked.connect(self._on_candidate_activated)
         self.counts_label = QLabel()
         self.counts_label.setWordWrap(True)
         add = QPushButton("Add to unit")
-        add.clicked.connect(
-            lambda: self._on_candidate_activated(self.candidates_view.currentIndex())
-        )
+        add.setToolTip("Add every selected claim")
+        add.clicked.connect(self._add_selected)
 
         self.triples_model = QStandardItemModel(0, len(LANGUAGES))
         self.triples_model.setHorizontalHeaderLabels(list(LANGUAGES))
@@ -369,6 +374,22 @@ class UnitsPanel(QWidget):
             item = self.candidates_model.item(index.row(), 0)
             self.claim_added.emit(int(item.data(Qt.ItemDataRole.UserRole)))
 
+    def selected_candidates(self) -> list[int]:
+        """Indices of the selected candidate claims, in their order in the list."""
+        rows = sorted({index.row() for index in
+                       self.candidates_view.selectionModel().selectedRows()})
+        return [int(self.candidates_model.item(r, 0).data(Qt.ItemDataRole.UserRole))
+                for r in rows]
+
+    def _add_selected(self) -> None:
+        chosen = self.selected_candidates()
+        if not chosen:
+            index = self.candidates_view.currentIndex()
+            chosen = ([int(self.candidates_model.item(index.row(), 0).data(
+                Qt.ItemDataRole.UserRole))] if index.isValid() else [])
+        if chosen and self._editable:
+            self.claims_added.emit(chosen)
+
     def _selected_position(self) -> int | None:
         index = self.triples_view.currentIndex()
         return index.row() if index.isValid() else None
@@ -393,14 +414,46 @@ class UnitsPanel(QWidget):
             return
         lang, position = data
         triple = self._rendered[lang][position]
-        part, ok = QInputDialog.getItem(self, "Override", "Which part?", list(PARTS), 0, False)
-        if not ok:
-            return
-        text, ok = QInputDialog.getText(
-            self, "Override", f"{part} in {lang} (empty: back to the Wikidata label)",
-            text=triple.shown(part))
-        if ok:
-            self.override_requested.emit(lang, position, part, text.strip() or None)
+        dialog = OverrideDialog(triple, lang, self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            part, text, keep = dialog.values()
+            self.override_requested.emit(lang, position, part, text, keep)
+
+
+class OverrideDialog(QDialog):
+    """A person's words for one part of a triple in one language; they name that entity
+    wherever it appears in the unit, and may be kept for the session's new units."""
+
+    def __init__(self, triple: Any, lang: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Override ({lang})")
+        self.setMinimumWidth(420)
+        self.triple = triple
+        self.part = QComboBox()
+        self.part.addItems(list(PARTS))
+        self.text = QLineEdit(triple.shown(PARTS[0]))
+        self.text.setPlaceholderText("empty: back to the Wikidata label")
+        self.part.currentTextChanged.connect(lambda part: self.text.setText(triple.shown(part)))
+        self.keep = QCheckBox("Use these words for this entity in new units too")
+        self.keep.setToolTip("Kept for this session: units built from now on use them "
+                             "wherever the entity appears")
+        note = QLabel("The words replace the label wherever this entity appears in the unit "
+                      "(as subject or object; a property: in every predicate), in "
+                      f"{lang} only. A date or number is only this cell.")
+        note.setWordWrap(True)
+        form = QFormLayout(self)
+        form.addRow("Part", self.part)
+        form.addRow("Words", self.text)
+        form.addRow(note)
+        form.addRow(self.keep)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def values(self) -> tuple[str, str | None, bool]:
+        return self.part.currentText(), self.text.text().strip() or None, self.keep.isChecked()
 
 
 def _table(model: QStandardItemModel, stretch: bool = False) -> QTableView:

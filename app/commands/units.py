@@ -1,4 +1,4 @@
-"""``taillens units sample | list``: building data units from the command line."""
+"""``taillens units sample | list | override``: building data units from the command line."""
 
 from __future__ import annotations
 
@@ -81,6 +81,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(handler=run_list)
 
+    override = actions.add_parser(
+        "override", help="a person's words for an entity in a saved unit",
+        description="Set (or --clear) the words for the part of the triple at POSITION in "
+        "LANG. They name that entity wherever it appears in the unit (subject or object of "
+        "any triple; the property in any predicate); a literal value is only its own place. "
+        "With --keep, units built later in the session use them too.")
+    override.add_argument("unit", type=int, help="unit id (see `taillens units list`)")
+    override.add_argument("--session", type=Path, required=True)
+    override.add_argument("--lang", required=True, choices=("en", "it", "es"))
+    override.add_argument("--position", type=int, required=True,
+                          help="the triple's position in the unit, from 0")
+    override.add_argument("--part", required=True, choices=("subject", "predicate", "object"))
+    words = override.add_mutually_exclusive_group(required=True)
+    words.add_argument("--text", help="the words to show")
+    words.add_argument("--clear", action="store_true", help="back to the Wikidata label")
+    override.add_argument("--keep", action="store_true",
+                          help="keep the words for the session (new units use them)")
+    override.set_defaults(handler=run_override)
+
 
 def run_sample(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
@@ -106,6 +125,9 @@ def run_sample(args: argparse.Namespace) -> int:
             )
         source = None
         if args.source != "cache":
+            from app.commands.wikidata import say_contact_notice
+
+            say_contact_notice(args.source, args.contact)
             source = open_source(args.source, store, contact=args.contact)
         job = sample_job(
             store, source, args.category, tiers=args.tier, per_entity=args.per_entity,
@@ -186,4 +208,22 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"{unit['id']:>5} {unit['root'] or '':<12} {unit['shape'] or '-':<8} "
               f"{unit['size']} {','.join(unit['parallel']) or '-':<9} {text}")
     print(f"{len(units):,} units")
+    return 0
+
+
+def run_override(args: argparse.Namespace) -> int:
+    from core.errors import UserFacingError
+    from core.store import SessionStore
+    from core.unit_builder import set_label_override
+
+    text = None if args.clear else args.text.strip()
+    if text == "":
+        raise UserFacingError("--text is empty: give the words, or --clear to go back to "
+                              "the Wikidata label")
+    with SessionStore.open(args.session) as store:
+        changed = set_label_override(store, args.unit, args.lang, args.position, args.part,
+                                     text, keep=args.keep)
+    what = "cleared" if text is None else f"set to {text!r}"
+    print(f"unit {args.unit}: {args.lang} {args.part} {what} in {changed} place"
+          f"{'' if changed == 1 else 's'}" + (" (kept for the session)" if args.keep else ""))
     return 0

@@ -53,10 +53,22 @@ def _source(args: argparse.Namespace, store: Any):  # -> WikidataSource
                          f"not {args.time_budget:g}")
     if not 0 < args.max_response_mb <= 1_000_000:
         raise QueryError(f"--max-response-mb must be more than 0, not {args.max_response_mb:g}")
+    say_contact_notice(args.source, args.contact)
     return open_source(args.source, store, contact=args.contact,
                        on_wait=_WaitReporter(getattr(args, "quiet", False)),
                        budget_s=args.time_budget,
                        max_response_bytes=int(args.max_response_mb * 1024 * 1024))
+
+
+def say_contact_notice(spec: str, contact: str | None) -> None:
+    """On stderr, once per command: the public Wikidata service wants a contact (why, how)."""
+    import sys
+
+    from core.wikidata.open_source import cli_contact_notice
+
+    notice = cli_contact_notice(spec, contact)
+    if notice:
+        sys.stderr.write(notice + "\n")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

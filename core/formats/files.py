@@ -16,6 +16,30 @@ class FormatError(UserFacingError):
     """A file that cannot be read or written as the format asked for; the message says why."""
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux), as
+    ``os.umask`` would briefly change it for every thread."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _usual_mode(path: Path) -> int:
+    """The mode a plain ``open(path, "w")`` would give: the existing file's when it is
+    replaced, else 0666 less the umask (0644 typically), not the temporary file's 0600."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
+
+
 @contextmanager
 def atomic_output(path: Path | str, *, binary: bool = False,
                   newline: str | None = None) -> Iterator[IO[Any]]:
@@ -38,6 +62,7 @@ def atomic_output(path: Path | str, *, binary: bool = False,
     try:
         with handle:
             yield handle
+        os.chmod(temporary, _usual_mode(path))
         os.replace(temporary, path)
     except OSError as exc:
         temporary.unlink(missing_ok=True)

@@ -589,6 +589,10 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
                 f"The session has no scores for {', '.join(unknown)}; it has "
                 f"{', '.join(present)}.")
     chosen = tuple(metrics) if metrics else tuple(present)
+    if metrics:  # every table follows the choice: counts, study table, signatures, plots
+        frame = replace(
+            frame, observations=[o for o in frame.observations if o.metric in chosen],
+            signatures=[s for s in frame.signatures if s[0] in chosen])
     step(1, "study table and human ratings")
     report = BiasReport(
         session=str(getattr(store, "path", "")),
@@ -600,6 +604,11 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
     from core.correlate import agreement_table
 
     report.agreement_table = agreement_table(store)
+    table = report.agreement_table
+    if metrics and table is not None and "metric" in table.columns:
+        at = table.columns.index("metric")  # "bleu:gold" is bleu against gold references
+        report.agreement_table = replace(table, rows=tuple(
+            row for row in table.rows if str(row[at]).split(":")[0] in chosen))
     for done, dimension in enumerate(by, start=2):
         step(done, f"comparing by {dimension}")
         results = compare(frame, dimension, metrics=chosen, pairs=pairs, settings=settings)

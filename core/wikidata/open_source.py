@@ -8,9 +8,10 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from core.wikidata.sources import (
+    CONTACT_WHY,
     DEFAULT_BUDGET_S,
-    DEFAULT_CONTACT,
     DEFAULT_MAX_RESPONSE_BYTES,
+    NO_CONTACT,
     WIKIDATA_QUERY_SERVICE,
     EmbeddedSource,
     SourceError,
@@ -40,6 +41,33 @@ def load_demo_source() -> EmbeddedSource:
     return EmbeddedSource.from_file(DEMO_SNAPSHOT, name=EMBEDDED_NAME)
 
 
+def contact_for(contact: str | None = None) -> str | None:
+    """The contact the user gave (``contact``, else ``$TAILLENS_CONTACT``), checked for use
+    in a header; None when there is none (never a made-up address)."""
+    given = contact if contact and contact.strip() else os.environ.get("TAILLENS_CONTACT", "")
+    if not given.strip():
+        return None
+    return check_header_value(given, "The contact").strip()  # a line break is refused
+
+
+def needs_contact(spec: str, contact: str | None = None) -> bool:
+    """True when ``spec`` is the public Wikidata service and no contact was given: the app
+    then asks for one (GUI) or says how to give one (CLI), explaining why (CONTACT_WHY)."""
+    kind = spec.strip()
+    return (kind == "live" or kind == WIKIDATA_QUERY_SERVICE) and contact_for(contact) is None
+
+
+def cli_contact_notice(spec: str, contact: str | None = None) -> str | None:
+    """For the command line: what to tell a user who fetches from the public Wikidata
+    service without a contact (None when there is nothing to say)."""
+    if not needs_contact(spec, contact):
+        return None
+    return (
+        f"note: no contact given, so the User-Agent says '{NO_CONTACT}'. {CONTACT_WHY} "
+        "Give yours with --contact YOUR-EMAIL-OR-URL or by setting TAILLENS_CONTACT."
+    )
+
+
 def open_source(
     spec: str,
     store: SessionStore | None = None,
@@ -53,13 +81,12 @@ def open_source(
     session's own copy, offline) or the http(s) URL of any SPARQL 1.1 endpoint.
 
     ``contact`` (an e-mail or URL) goes into the User-Agent, as the Wikidata Query Service
-    asks of every client; it defaults to the ``TAILLENS_CONTACT`` environment variable.
+    asks of every client; it defaults to the ``TAILLENS_CONTACT`` environment variable, and
+    with neither the User-Agent says that no contact was given (see ``contact_for``).
     ``budget_s`` bounds each request (its retries and waits included) and
     ``max_response_bytes`` the size of each answer."""
     kind = spec.strip()
-    contact = check_header_value(
-        contact or os.environ.get("TAILLENS_CONTACT") or DEFAULT_CONTACT, "The contact"
-    )
+    contact = contact_for(contact)
     limits = {"on_wait": on_wait, "timeout_s": min(timeout_s, budget_s), "budget_s": budget_s,
               "max_response_bytes": max_response_bytes, "user_agent_contact": contact}
     if kind == "embedded":

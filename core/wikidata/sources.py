@@ -39,7 +39,21 @@ from core.wikidata.records import (
 )
 
 WIKIDATA_QUERY_SERVICE = "https://query.wikidata.org/sparql"
-DEFAULT_CONTACT = "https://github.com/taillens/taillens"
+NO_CONTACT = "no contact given"  # said honestly in the User-Agent when the user gave none
+CONTACT_WHY = (
+    "The Wikidata Query Service asks every client to name a contact (an e-mail address or a "
+    "web page) in its User-Agent, so its operators can reach you instead of blocking you "
+    "(Wikimedia's User-Agent policy, https://meta.wikimedia.org/wiki/User-Agent_policy)."
+)
+
+
+def user_agent(contact: str | None, library: str = "") -> str:
+    """``TailLens/VERSION (CONTACT)``, naming only a contact the user gave, else saying
+    honestly that none was given; ``library`` (e.g. ``SPARQLWrapper/2.0``) is appended."""
+    words = contact.strip() if contact and contact.strip() else NO_CONTACT
+    agent = f"{core.APP_NAME}/{core.__version__} ({words})"
+    return f"{agent} {library}" if library else agent
+
 XSD = "http://www.w3.org/2001/XMLSchema#"
 _INT_TYPES = {XSD + t for t in ("integer", "int", "long", "nonNegativeInteger", "decimal")}
 
@@ -504,7 +518,7 @@ class SparqlEndpointSource:
     def __init__(
         self,
         url: str = WIKIDATA_QUERY_SERVICE,
-        user_agent_contact: str = DEFAULT_CONTACT,
+        user_agent_contact: str | None = None,
         timeout_s: float = 60,
         max_retries: int = 4,
         backoff_s: float = 1.0,
@@ -519,7 +533,8 @@ class SparqlEndpointSource:
     ) -> None:
         import SPARQLWrapper
 
-        check_header_value(user_agent_contact, "The contact")
+        if user_agent_contact:
+            check_header_value(user_agent_contact, "The contact")
         check_header_value(url, "The endpoint address")
         if not budget_s > 0 or not max_response_bytes > 0:
             raise SourceError("the time budget and the response-size cap must be positive")
@@ -528,9 +543,9 @@ class SparqlEndpointSource:
         self.name = name or (
             "Wikidata Query Service" if self.kind == "live" else f"SPARQL endpoint {url}"
         )
-        self.user_agent = (
-            f"{core.APP_NAME}/{core.__version__} ({user_agent_contact}) "
-            f"SPARQLWrapper/{SPARQLWrapper.__version__}"
+        self.contact = user_agent_contact or None
+        self.user_agent = user_agent(
+            user_agent_contact, f"SPARQLWrapper/{SPARQLWrapper.__version__}"
         )
         self.timeout_s = timeout_s
         self.max_retries = max_retries

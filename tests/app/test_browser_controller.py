@@ -215,3 +215,23 @@ def test_airport_drag_save_reopen_and_cli_agree(qtbot, wired, tmp_path: Path, ca
     assert result["cutoffs"]["pareto_value"] == 4
     assert result["tiers"]["by_pareto_cutoff"]["head"]["size"] == at_least_four
     assert shown_share <= share_of_four
+
+
+def test_live_wikidata_asks_once_for_a_contact_and_sends_it(qtbot, wired,
+                                                             monkeypatch) -> None:
+    window, controller, browser = wired
+    monkeypatch.delenv("TAILLENS_CONTACT", raising=False)
+    asked: list[object] = []
+
+    def ask(parent: object) -> str:
+        asked.append(parent)
+        return "lab@example.org"
+
+    browser.ask_contact = ask
+    browser.use_source("live", "")
+    assert browser.source.kind == "live" and asked == [window]
+    assert "(lab@example.org)" in browser.source.user_agent
+    browser.use_source("embedded", "")
+    browser.use_source("live", "")
+    assert len(asked) == 1 and "(lab@example.org)" in browser.source.user_agent
+    assert window.settings.value("network/contact") == "lab@example.org"

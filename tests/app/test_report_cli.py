@@ -132,3 +132,41 @@ def test_report_study_references_and_datasets(capsys: pytest.CaptureFixture[str]
     # Every unit of the fixture was built in the app: one dataset, nothing to compare.
     status, out, _ = run(capsys, "report", "--session", path, "--by", "dataset")
     assert status == 0 and "by dataset: nothing to compare; the session has only Wikidata" in out
+
+
+def test_report_metrics_filter_every_table(capsys: pytest.CaptureFixture[str],
+                                           report_session: ReportSession) -> None:
+    status, out, _ = run(capsys, "report", "--session", str(report_session.path), "--json")
+    everything = {t["name"]: t for t in json.loads(out)["tables"]}
+    all_metrics = {row[0] for row in everything["counts"]["rows"]}
+    assert status == 0 and len(all_metrics) > 1 and "ppl" in all_metrics
+    status, out, _ = run(capsys, "report", "--session", str(report_session.path),
+                         "--metrics", "ppl", "--json")
+    tables = {t["name"]: t for t in json.loads(out)["tables"]}
+    assert status == 0 and [row[0] for row in tables["counts"]["rows"]] == ["ppl"]
+    study = tables.get("study")
+    if study is not None:  # the study table's metric columns are the chosen ones only
+        others = all_metrics - {"ppl"}
+        assert not any(m in col for col in study["columns"] for m in others), study["columns"]
+    for name, table in tables.items():
+        if "metric" in table["columns"]:
+            at = table["columns"].index("metric")
+            assert {row[at] for row in table["rows"]} <= {"ppl"}, name
+
+
+def test_report_html_follows_the_umask(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                       report_session: ReportSession) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        status, _, _ = run(capsys, "report", "--session", str(report_session.path),
+                           "--html", str(tmp_path / "r.html"))
+        os.umask(0o027)
+        status2, _, _ = run(capsys, "report", "--session", str(report_session.path),
+                            "--html", str(tmp_path / "new.html"))
+    finally:
+        os.umask(old)
+    assert status == status2 == 0
+    assert (tmp_path / "r.html").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "new.html").stat().st_mode & 0o777 == 0o640

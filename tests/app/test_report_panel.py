@@ -376,3 +376,29 @@ def test_all_plots_export_as_a_job_off_the_ui_thread(qtbot, wired, tmp_path: Pat
     assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted(
         p.name for p in written)
     assert written[0].name == f"01-{specs[0].kind}-{specs[0].metric}.png"
+
+
+def test_the_plots_open_on_a_significant_metric_and_keep_the_users_choice(qtbot, wired
+                                                                          ) -> None:
+    from dataclasses import replace
+
+    from widgets.report import opening_plot
+
+    window, controller = wired
+    panel = controller.report.panel
+    build(qtbot, controller.report)
+    specs, headlines = panel.plots.specs, panel.headlines
+    shown = panel.plots.current_spec()
+    first = next(c.metric for c in headlines if c.significant)
+    assert shown is not None and shown.metric == first
+    # The first metric with a significant verdict, whatever comes first in the list.
+    quiet = [replace(c, p_adjusted=1.0) if c.metric == first else c for c in headlines]
+    others = [c.metric for c in quiet if c.significant]
+    index = opening_plot(specs, quiet)
+    assert (specs[index].metric == others[0]) if others else index == 0
+    assert opening_plot(specs, [replace(c, p_adjusted=1.0) for c in headlines]) == 0
+    # A rebuild keeps the plot the user chose.
+    last = len(specs) - 1
+    panel.plots.show_plot(last)
+    build(qtbot, controller.report)
+    assert panel.plots.current_spec().title == specs[last].title

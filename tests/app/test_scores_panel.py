@@ -650,3 +650,24 @@ def test_score_dialog_says_where_wordnet_is_or_why_meteor_is_absent(
 
     metrics = {c.metric for c in corpus_scores(controller.store)}
     assert ("meteor" in metrics) is wordnet_here and "ter" in metrics
+
+
+def test_score_dialog_descriptions_do_not_overlap(qtbot) -> None:
+    from widgets.scores import ModelChoice, ScoreChoices
+
+    choice = [ModelChoice("packaged all-MiniLM-L6-v2", None)]
+    dialog = ScoreDialog(ScoreChoices(runs=[(1, "run 1")], langs=["en"],
+                                      bertscore_models=choice, encoders=choice,
+                                      ppl_models=choice))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    image = dialog.grab()  # as a screenshot of the dialog would show it
+    assert not image.isNull()
+    notes = list(dialog.metric_notes.values())
+    for label in notes:  # the whole text shows: no squeezed or cut description
+        assert label.height() >= label.sizeHint().height(), label.text()
+        assert label.width() >= label.sizeHint().width(), label.text()
+    for upper, lower in zip(notes, notes[1:], strict=False):
+        assert upper.geometry().bottom() < lower.geometry().top(), (upper.text(), lower.text())
+    assert "causal model" in dialog.metric_notes["ppl"].text()

@@ -92,3 +92,29 @@ def test_sample_parallel_units_only(capsys: pytest.CaptureFixture[str], tmp_path
     parallel = json.loads(out)[len(free):]
     assert parallel and len(parallel) == summary["units"]
     assert all(set(u["parallel"]) == {"en", "it", "es"} for u in parallel)
+
+
+def test_override_names_the_entity_across_the_unit_and_bad_input_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    from core.unit_builder import UnitDraft, kept_labels, render_unit, save_unit
+    from tests.core.test_unit_builder import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
+
+    session = tmp_path / "s.taillens"
+    with SessionStore.create(session) as store:
+        draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ITALY_CURRENCY)
+        unit_id = save_unit(store, draft, render_unit(draft, DETAILS), source="test")
+    base = ("units", "override", str(unit_id), "--session", str(session), "--lang", "es")
+    status, out, _ = run(capsys, *base, "--position", "0", "--part", "object", "--text",
+                         "Italia", "--keep")
+    assert status == 0 and "in 2 places" in out and "kept for the session" in out
+    with SessionStore.open(session) as store:
+        es = load_unit(store, unit_id).triples["es"]
+        assert es[0].display[2] == es[1].display[0] == "Italia"
+        assert kept_labels(store) == {"es": {"Q38": "Italia"}}
+    status, out, _ = run(capsys, *base, "--position", "1", "--part", "subject", "--clear")
+    assert status == 0 and "cleared in 2 places" in out
+    status, _, err = run(capsys, *base, "--position", "9", "--part", "object", "--text", "x")
+    assert status == 2 and "no es triple at position 9" in err
+    status, _, err = run(capsys, *base, "--position", "0", "--part", "object", "--text", " ")
+    assert status == 2 and "--text is empty" in err

@@ -123,3 +123,51 @@ def test_sample_dialog_offers_parallel_units(qtbot) -> None:
     assert dialog.values()["parallel"] is False
     dialog.parallel.setChecked(True)
     assert dialog.values()["parallel"] is True
+
+
+def test_several_claims_in_one_action_and_overrides_across_the_unit(qtbot, wired) -> None:
+    from PySide6.QtCore import QItemSelectionModel
+
+    from core.unit_builder import kept_labels
+    from core.wikidata.records import LANGUAGES
+
+    window, controller = wired
+    units, panel = controller.units, controller.units.panel
+    qid = controller.browser.panel.model.columns.qids[0]
+    units.start(qid)
+    qtbot.waitUntil(lambda: units.focus in units.details, timeout=30_000)
+    rows = kept_rows(panel)[:3]
+    assert len(rows) == 3
+    selection = panel.candidates_view.selectionModel()
+    for row in rows:
+        selection.select(panel.candidates_model.index(row, 0),
+                         QItemSelectionModel.SelectionFlag.Select
+                         | QItemSelectionModel.SelectionFlag.Rows)
+    add = next(b for b in panel.findChildren(type(panel.save_button))
+               if b.text() == "Add to unit")
+    add.click()
+    assert len(units.draft.claims) == 3 and panel.triples_model.rowCount() == 3
+    assert all(c.subject_qid == qid for c in units.draft.claims)
+
+    # The root is the subject of all three: one override names it in every triple (es only).
+    panel.override_requested.emit("es", 1, "subject", "Ciudad de prueba", False)
+    es = LANGUAGES.index("es")
+    assert all("Ciudad de prueba" in panel.triples_model.item(r, es).text() for r in range(3))
+    assert not any("Ciudad de prueba" in panel.triples_model.item(r, 0).text()
+                   for r in range(3))
+    assert kept_labels(controller.store) == {}
+    # Kept for the session: a new unit of the same root uses the words at once.
+    panel.override_requested.emit("es", 0, "subject", "Ciudad guardada", True)
+    assert kept_labels(controller.store) == {"es": {qid: "Ciudad guardada"}}
+    unit_id = units.save()
+    assert unit_id is not None
+    units.start(qid)
+    qtbot.waitUntil(lambda: units.focus in units.details, timeout=30_000)
+    units.add_claims(kept_rows(panel)[:1])
+    assert "Ciudad guardada" in panel.triples_model.item(0, es).text()
+    # Adding what is already in the unit says so and changes nothing.
+    before = units.draft
+    units.add_claims([r for r in range(panel.candidates_model.rowCount())
+                      if panel.candidates_model.item(r, 3).text() == "in the unit"])
+    assert units.draft == before
+

@@ -15,11 +15,15 @@ from core.unit_builder import (
     UnitError,
     candidates,
     follow,
+    keep_label,
+    kept_labels,
     load_unit,
+    override_across,
     parallel_languages,
     render_unit,
     reorder,
     save_unit,
+    set_label_override,
     set_override,
     structure,
 )
@@ -272,3 +276,59 @@ def test_a_unit_built_from_a_long_tail_member_records_its_sub_tier(store: Sessio
         assert unit.sub_tier == "long_tail_it"
         assert unit.attributes["tier"] == "long_tail"
         assert unit.attributes["sub_tier"] == "long_tail_it"  # the provenance, not only a column
+
+
+def test_a_label_override_names_the_entity_across_the_draft() -> None:
+    draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ITALY_CURRENCY).add(ROME_INCEPTION)
+    claims = draft.claims
+    # Italy: object of triple 0 and subject of triple 1; one override names both places.
+    overrides = override_across(claims, {}, "es", 0, "object", "Italia")
+    assert overrides == {("es", 0, "object"): "Italia", ("es", 1, "subject"): "Italia"}
+    rendered = render_unit(draft, DETAILS, overrides=overrides)
+    assert rendered["es"][1].display[0] == "Italia" and rendered["it"][1].subject_override is None
+    assert "es" in parallel_languages(rendered)
+    # Rome, the subject of triples 0 and 2; a literal object is only its own place.
+    rome = override_across(claims, overrides, "en", 2, "subject", "the Eternal City")
+    assert {k for k, v in rome.items() if v == "the Eternal City"} == {
+        ("en", 0, "subject"), ("en", 2, "subject")}
+    date = override_across(claims, {}, "en", 2, "object", "753 BC")
+    assert date == {("en", 2, "object"): "753 BC"}
+    assert override_across(claims, overrides, "es", 1, "subject", None) == {}  # cleared both
+    with pytest.raises(UnitError, match="does not exist"):
+        override_across(claims, {}, "es", 5, "object", "x")
+
+
+def test_a_stored_unit_override_spreads_and_can_be_kept_for_the_session(
+    store: SessionStore,
+) -> None:
+    draft = UnitDraft("Q220", category="City").add(ROME_COUNTRY).add(ITALY_CURRENCY)
+    draft = draft.add(ROME_INCEPTION)
+    unit_id = save_unit(store, draft, render_unit(draft, DETAILS), source="test")
+    assert set_label_override(store, unit_id, "es", 0, "object", "Italia") == 2
+    unit = load_unit(store, unit_id)
+    assert unit.triples["es"][0].display[2] == unit.triples["es"][1].display[0] == "Italia"
+    assert unit.triples["it"][1].subject_override is None  # other languages untouched
+    assert unit.parallel == {"en", "it", "es"}
+    assert set_label_override(store, unit_id, "es", 1, "subject", None) == 2
+    assert load_unit(store, unit_id).triples["es"][0].object_override is None
+    assert set_label_override(store, unit_id, "en", 2, "object", "753 BC") == 1
+    with pytest.raises(UnitError, match="cannot be kept"):
+        set_label_override(store, unit_id, "en", 2, "object", "753 BC", keep=True)
+    with pytest.raises(UnitError, match="no es triple at position 7"):
+        set_label_override(store, unit_id, "es", 7, "object", "x")
+    assert kept_labels(store) == {}
+
+    # Kept for the session: a new unit naming Italy uses the words at once.
+    set_label_override(store, unit_id, "es", 0, "object", "Italia", keep=True)
+    assert kept_labels(store) == {"es": {"Q38": "Italia"}}
+    fresh = UnitDraft("Q38").add(ITALY_CAPITAL).add(ITALY_CURRENCY)
+    rendered = render_unit(fresh, DETAILS, kept=kept_labels(store))
+    assert [t.subject_override for t in rendered["es"]] == ["Italia", "Italia"]
+    assert rendered["en"][0].subject_override is None
+    own = render_unit(fresh, DETAILS, overrides={("es", 0, "subject"): "la Italia"},
+                      kept=kept_labels(store))
+    assert own["es"][0].subject_override == "la Italia"  # the unit's own words win
+    keep_label(store, "es", "Q38", None)
+    assert kept_labels(store) == {}
+    with pytest.raises(UnitError, match="not a Wikidata id"):
+        keep_label(store, "es", "753 BC", "x")

@@ -207,3 +207,26 @@ def test_incomplete_fetch_is_marked_in_the_summary(panel: BrowserPanel) -> None:
     assert "cancelled after 3 &lt;members&gt;" in panel.summary_label.text()
     panel.show_category("City", make_columns([5, 50, 3]))
     assert "Incomplete" not in panel.summary_label.text()
+
+
+def test_headers_and_line_labels_fit_at_a_laptop_size(qtbot, panel: BrowserPanel) -> None:
+    """At 1366×768 the Browser cut "Statements" and "Pareto cut-o"; everything fits now."""
+    panel.resize(900, 700)
+    counts = [int(2000 / (r + 1) ** 1.2) + 1 for r in range(400)]
+    panel.show_category("City", make_columns(counts))
+    header = panel.table.horizontalHeader()
+    metrics = header.fontMetrics()
+    for column in range(1, panel.model.columnCount()):
+        title = str(panel.model.headerData(column, Qt.Orientation.Horizontal))
+        assert header.sectionSize(column) >= metrics.horizontalAdvance(title) + 20, title
+    plots = panel.plots
+    plots.tabs.setCurrentWidget(plots.rank_frequency)
+    qtbot.wait(50)
+    rank = plots._line_sets[1]
+    view = rank.plot.getViewBox()
+    inside = view.mapRectToScene(view.boundingRect()).adjusted(-1, -1, 1, 1)
+    shown = [line for line in rank.lines.values() if line.isVisible()]
+    assert shown
+    for line in shown:
+        box = line.label.mapRectToScene(line.label.boundingRect())
+        assert inside.contains(box), (line.label.toPlainText(), box, inside)

@@ -123,6 +123,22 @@ def test_user_agent_names_the_configured_contact(monkeypatch) -> None:
     assert "(lab@example.org)" in explicit.user_agent and explicit.kind == "endpoint"
 
 
+def test_user_agent_without_a_contact_says_so_and_names_no_made_up_address(
+    monkeypatch,
+) -> None:
+    from core.wikidata.open_source import needs_contact, open_source
+
+    monkeypatch.delenv("TAILLENS_CONTACT", raising=False)
+    for spec in ("live", "http://127.0.0.1:9/sparql"):
+        agent = open_source(spec).user_agent
+        assert agent.startswith("TailLens/") and "(no contact given)" in agent
+        assert "github.com" not in agent and "taillens/taillens" not in agent
+    assert needs_contact("live") and not needs_contact("live", "me@example.org")
+    assert not needs_contact("http://127.0.0.1:9/sparql") and not needs_contact("embedded")
+    monkeypatch.setenv("TAILLENS_CONTACT", "  ")  # blank is no contact either
+    assert needs_contact(" live ")
+
+
 @pytest.mark.parametrize("pid", ["P31\n", "P0", "p31", "P31 "])
 def test_bad_pids_and_category_ids_are_refused(pid: str) -> None:
     with pytest.raises(QueryError):
