@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from core.errors import UserFacingError
-from core.report.groups import (
+from core.groups import (
     UNKNOWN,
     category_name,
     matches_tier,

@@ -495,7 +495,7 @@ def table_rows(result: CorrelationResult) -> list[tuple[Any, ...]]:
 def agreement_table(store: Any, request: CorrelationRequest | None = None) -> Any:
     """The Report's "Metrics against human judgments" table (a ``core.report`` Table), or
     None when the session has no text with both a human rating and a score."""
-    from core.report.compare import Table
+    from core.tables import Table
 
     try:
         result = correlate(store, request)

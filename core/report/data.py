@@ -15,18 +15,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.errors import UserFacingError
-from core.report.groups import (
+from core.groups import (
+    HUMAN_ADEQUACY,
+    HUMAN_FLUENCY,
     UNKNOWN,
     category_name,
     dataset_name,
+    metric_order,
     model_name,
     subtier_group,
     tier_group,
 )
 
-HUMAN_FLUENCY = "human_fluency"
-HUMAN_ADEQUACY = "human_adequacy"
-HUMAN_METRICS = (HUMAN_FLUENCY, HUMAN_ADEQUACY)
 # Scores of reference texts themselves (e.g. ESA of a gold and a silver reference) are
 # items of this pseudo-model, so gold and silver texts can be compared like models' texts.
 REFERENCES_MODEL = "(references)"
@@ -144,8 +144,6 @@ class ScoreFrame:
     @property
     def metrics(self) -> list[str]:
         """Metrics present, in the order of the study table, then alphabetical."""
-        from core.report.compare import metric_order
-
         return sorted({o.metric for o in self.observations}, key=metric_order)
 
     def counts(self) -> dict[str, int]:
@@ -360,7 +358,6 @@ def available_metrics(store: Any) -> list[tuple[str, int]]:
     in the study table's order. One cheap aggregate query: it runs on the UI thread."""
     from sqlalchemy import text
 
-    from core.report.compare import metric_order  # compare imports this module
 
     with store.unit_of_work() as db:
         counts = dict(db.execute(text(
