@@ -32,9 +32,11 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject
 
 from core.errors import UserFacingError
+from core.groups import head_tier
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
 from core.logs import get_logger
-from core.metrics import ALL_METRICS, DESCRIPTIONS
+from core.metrics import ALL_METRICS
+from core.metrics.info import metric_info
 from widgets.scores import (
     ModelChoice,
     ScoreChoices,
@@ -72,9 +74,8 @@ MODELS_KIND = "models.discover"
 LOAD_TITLE = "Load scores"
 
 
-def tier_of(tier: str | None) -> str | None:
-    """TailNLG's ``top_head`` is the head (as the report and summary_by_group count it)."""
-    return "head" if tier == "top_head" else tier
+# TailNLG's ``top_head`` is the head (as the report and summary_by_group count it).
+tier_of = head_tier
 
 
 def column_order(column: str) -> tuple[int, int, str]:
@@ -349,7 +350,7 @@ class ScoresController(QObject):
         tips: dict[str, str] = {}
         for column in columns:
             metric, _, quality = column.partition(":")
-            tip = DESCRIPTIONS.get(metric, metric)
+            tip = metric_info(metric).description
             if quality:
                 tip += f", against {quality} references of the same language"
             if metric == "bertscore":

@@ -2,7 +2,7 @@
 and the order and labels of metrics.
 
 One place for the words of CONVENTIONS.md, shared by the report and the annotation
-aggregates (a leaf module: it imports nothing of core, so both can import it).
+aggregates (it imports only the metrics registry, so both can import it).
 TailNLG's ``top_head`` counts as ``head``; a unit's category is the session's category,
 else the category attribute of an imported TailNLG/WebNLG entry.
 """
@@ -11,11 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
+# Labels and the rest of what is known about a metric: core.metrics.info (the registry).
+from core.metrics.info import HUMAN_ADEQUACY, HUMAN_FLUENCY
+from core.metrics.info import METRIC_LABELS as METRIC_LABELS
+from core.metrics.info import metric_label as metric_label
+
 # Orders in which groups are listed and paired (the first of a dimension is the baseline).
 TIER_ORDER = ("head", "torso", "long_tail")
 SUBTIER_ORDER = ("head", "torso", "rare_claims", "long_tail", "long_tail_en", "long_tail_it",
                  "long_tail_es")
-LANG_ORDER = ("en", "it", "es")
+# The languages TailLens verbalises, scores and exports (TailNLG's), in their order.
+LANGUAGES: tuple[str, ...] = ("en", "it", "es")
+LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
+LANG_ORDER = LANGUAGES
 QUALITY_ORDER = ("gold", "silver")
 DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset")
 # Where a unit comes from: a benchmark file's format, else built from Wikidata in the app.
@@ -26,16 +34,7 @@ UNKNOWN = "(none)"
 
 # Metrics: the columns of the TailNLG study's tables, in their order; the human judgments.
 STUDY_METRICS = ("bertscore", "bleu", "chrf++", "rouge1", "rouge2", "rougeL", "ppl")
-HUMAN_FLUENCY = "human_fluency"
-HUMAN_ADEQUACY = "human_adequacy"
 HUMAN_METRICS = (HUMAN_FLUENCY, HUMAN_ADEQUACY)
-METRIC_LABELS = {
-    "bertscore": "BERTScore", "bleu": "BLEU", "chrf++": "chrF++", "rouge1": "ROUGE-1",
-    "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "ppl": "PPL", "entity_ppl": "Entity PPL",
-    "esa": "ESA", "hallucination": "Hallucinations", "similarity": "Graph–text sim.",
-    "human_fluency": "Fluency (human)", "human_adequacy": "Adequacy (human, % Yes)",
-    "ter": "TER", "meteor": "METEOR",
-}
 
 
 def metric_order(metric: str) -> tuple[int, str]:
@@ -44,15 +43,16 @@ def metric_order(metric: str) -> tuple[int, str]:
     return (known.index(metric), metric) if metric in known else (len(known), metric)
 
 
-def metric_label(metric: str) -> str:
-    return METRIC_LABELS.get(metric, metric)
+def head_tier(tier: str | None) -> str | None:
+    """TailNLG's ``top_head`` is the head; any other tier (or None) as it is."""
+    return "head" if tier in HEAD_WORDS else tier
 
 
 def tier_group(tier: str | None) -> str:
     """head / torso / long_tail (``top_head`` is head); ``(none)`` when the unit has none."""
     if tier is None or tier == "":
         return UNKNOWN
-    return "head" if tier in HEAD_WORDS else tier
+    return head_tier(tier) or UNKNOWN
 
 
 def subtier_group(tier: str | None, sub_tier: str | None) -> str:

@@ -57,10 +57,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.jobs import Progress
+from core.metrics.info import LOWER_IS_BETTER
 from core.report import BiasReport, Comparison, PlotSpec, Table, metric_label
 from core.report.compare import SIGNIFICANT_MARK
 from core.report.verdict import (
-    LOWER_IS_BETTER,
     centre,
     format_p,
     format_value,

@@ -15,9 +15,9 @@ from typing import Any
 
 from core.formats.files import atomic_output
 from core.formats.report import ExportReport
+from core.groups import LANGUAGES
 from core.jobs import Job, JobContext
 
-LANGUAGES = ("en", "it", "es")
 TRIPLE_SEPARATOR = " | "
 TRIPLES_JOINER = " ; "
 REFERENCES_JOINER = " || "

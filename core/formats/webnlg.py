@@ -38,7 +38,7 @@ from typing import Any, Literal
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
-from core.formats.files import FormatError, atomic_output
+from core.formats.files import FormatError, atomic_output, check_readable
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
 
@@ -603,24 +603,7 @@ def _iter_entries(path: Path, display: str | None = None,
 
 
 def _check_readable(path: Path) -> Path:
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise FormatError(f"Cannot import {path}: there is no such file.")
-    if path.is_dir():
-        raise FormatError(f"Cannot import {path}: it is a folder, not a file.")
-    if not path.is_file():
-        raise FormatError(
-            f"Cannot import {path}: it is not a regular file (a device, pipe or socket). "
-            "Give a WebNLG/TailNLG XML file or a folder of them."
-        )
-    try:
-        with path.open("rb"):
-            pass
-    except OSError as exc:
-        raise FormatError(f"Cannot read {path.name}: {exc.strerror or exc}.") from exc
-    if path.stat().st_size == 0:
-        raise FormatError(f"Cannot import {path.name}: the file is empty.")
-    return path
+    return check_readable(path, "Give a WebNLG/TailNLG XML file or a folder of them.")
 
 
 def check_import_path(path: Path | str) -> None:

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import UserFacingError
+from core.groups import head_tier
 from core.jobs import Job, JobContext
 from core.metrics import (
     DEFAULT_METRICS,
@@ -73,7 +74,6 @@ from core.metrics.base import (
 )
 
 QUALITIES = ("gold", "silver")
-LANGUAGES = ("en", "it", "es")
 CHUNK = 64  # texts per sentence-scoring call: the cancel and progress granularity
 _QID = re.compile(r"^Q[1-9]\d*$")
 _IN_CHUNK = 500  # SQLite host parameters per IN list
@@ -1023,10 +1023,6 @@ class GroupScore:
 GROUP_KEYS = ("model", "lang", "tier", "sub_tier", "run_id")
 
 
-def _tier_of(tier: str | None) -> str | None:
-    return "head" if tier == "top_head" else tier  # TailNLG's top_head is the head
-
-
 def summary_by_group(store: Any, *, by: Sequence[str] = ("model", "lang", "tier"),
                      run_ids: Sequence[int] | None = None,
                      metrics: Sequence[str] | None = None) -> list[GroupScore]:
@@ -1052,7 +1048,7 @@ def summarise_rows(rows: Iterable[SentenceScoreRow], *,
         raise UserFacingError(f"cannot group by {unknown}; choose from {GROUP_KEYS}")
     pools: dict[tuple[str, str | None, tuple[Any, ...]], list[float]] = defaultdict(list)
     for row in rows:
-        keys = {"model": row.model, "lang": row.lang, "tier": _tier_of(row.tier),
+        keys = {"model": row.model, "lang": row.lang, "tier": head_tier(row.tier),
                 "sub_tier": row.sub_tier, "run_id": str(row.run_id)}
         group = tuple(keys[k] for k in by)
         for column, value in row.scores.items():

@@ -30,7 +30,6 @@ from core.groups import (
 # Scores of reference texts themselves (e.g. ESA of a gold and a silver reference) are
 # items of this pseudo-model, so gold and silver texts can be compared like models' texts.
 REFERENCES_MODEL = "(references)"
-LOG_METRICS = frozenset({"ppl", "entity_ppl"})  # plotted on a log10 axis (METHODS §8)
 
 
 @dataclass(frozen=True, slots=True)

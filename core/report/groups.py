@@ -7,12 +7,15 @@ from core.groups import (
     DIMENSIONS,
     HEAD_WORDS,
     LANG_ORDER,
+    LANGUAGE_NAMES,
+    LANGUAGES,
     QUALITY_ORDER,
     SUBTIER_ORDER,
     TIER_ORDER,
     UNKNOWN,
     category_name,
     dataset_name,
+    head_tier,
     matches_tier,
     model_name,
     order_key,
@@ -21,7 +24,8 @@ from core.groups import (
 )
 
 __all__ = [
-    "BUILT_DATASET", "DATASET_NAMES", "DIMENSIONS", "HEAD_WORDS", "LANG_ORDER", "QUALITY_ORDER",
-    "SUBTIER_ORDER", "TIER_ORDER", "UNKNOWN", "category_name", "dataset_name", "matches_tier",
-    "model_name", "order_key", "subtier_group", "tier_group",
+    "BUILT_DATASET", "DATASET_NAMES", "DIMENSIONS", "HEAD_WORDS", "LANGUAGES", "LANGUAGE_NAMES",
+    "LANG_ORDER", "QUALITY_ORDER", "SUBTIER_ORDER", "TIER_ORDER", "UNKNOWN", "category_name",
+    "dataset_name", "head_tier", "matches_tier", "model_name", "order_key", "subtier_group",
+    "tier_group",
 ]

@@ -12,13 +12,11 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.groups import metric_label
+from core.metrics.info import lower_is_better, metric_label
 
 if TYPE_CHECKING:
     from core.report.compare import Comparison
 
-# Metrics where a lower value is the better one (the verdict says which side is worse).
-LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination", "ter"})
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "no correction"}
 
 
@@ -47,7 +45,7 @@ def verdict(c: Comparison) -> Verdict:
     head, tail = centre(c.a), centre(c.b)
     if head is None or tail is None or head == tail:
         return Verdict("no difference", c.significant, None)
-    worse = (tail < head) != (c.metric in LOWER_IS_BETTER)
+    worse = (tail < head) != lower_is_better(c.metric)
     return Verdict("long tail worse" if worse else "long tail better", c.significant, worse)
 
 

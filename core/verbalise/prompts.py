@@ -19,11 +19,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from core.groups import LANGUAGE_NAMES, LANGUAGES
 from core.surface import surface_triple
 from resources import resource_path
 
-LANGUAGES: tuple[str, ...] = ("en", "it", "es")
-LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
 PLACEHOLDER = "{triples}"
 ANSWER_MARKERS: dict[str, str] = {
     "en": "The final verbalization is:",
