@@ -294,9 +294,9 @@ class ScoresController(QObject):
     def mbert_cached(self) -> bool:
         """Whether BERTScore's default model is in the local cache (checked once)."""
         if self._mbert_cached is None:
-            from core.metrics.bertscore import _HUB_IDS, cached_hub_model
+            from core.metrics.bertscore import default_model_cached
 
-            self._mbert_cached = any(cached_hub_model(i) is not None for i in _HUB_IDS)
+            self._mbert_cached = default_model_cached()
         return self._mbert_cached
 
     def bertscore_default_note(self) -> str:

@@ -109,6 +109,11 @@ def _layer_for(name: str, path: Path) -> int:
     return int(layers)
 
 
+def default_model_cached() -> bool:
+    """Whether BERTScore's default model (mBERT) is in the local Hugging Face cache."""
+    return any(cached_hub_model(repo_id) is not None for repo_id in _HUB_IDS)
+
+
 def resolve_model(model: str | Path | None, layer: int | None = None) -> ResolvedModel:
     """Which BERTScore model to use, offline; a clear error when the named one is missing."""
     from core.errors import UserFacingError
