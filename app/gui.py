@@ -94,7 +94,7 @@ def install_excepthook(window) -> None:
         log.error("unexpected error\n%s", details)
         try:
             window.show_job_failure("Unexpected error", str(error) or kind.__name__, details)
-        except Exception:  # noqa: BLE001 - never let the hook itself raise
+        except Exception:  # never let the hook itself raise
             previous(kind, error, tb)
 
     sys.excepthook = hook
@@ -107,7 +107,7 @@ class _FirstPaintWatcher:
         from PySide6.QtCore import QEvent, QObject
 
         class Filter(QObject):
-            def eventFilter(self, obj, event):  # noqa: N802
+            def eventFilter(self, obj, event):
                 if event.type() == QEvent.Type.Paint and not watcher.fired:
                     watcher.fired = True
                     callback()

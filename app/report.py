@@ -85,7 +85,7 @@ class ReportController(QObject):
         try:
             self.metrics = available_metrics(store)
             runs = available_runs(store)
-        except Exception as error:  # noqa: BLE001 - a locked session must not break the panel
+        except Exception as error:  # a locked session must not break the panel
             log.warning("could not list the session's metrics: %s", error)
             return self.metrics
         self.panel.set_runs(runs)

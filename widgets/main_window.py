@@ -390,7 +390,7 @@ class MainWindow(QMainWindow):
     def reset_layout(self) -> None:
         self.restoreState(self._default_state, _STATE_VERSION)
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
         super().closeEvent(event)
 

@@ -391,10 +391,10 @@ class ScoreTableModel(QAbstractTableModel):
         return names.index(name) if name in names else None
 
     # Qt model interface
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else (len(self.key_headers) + len(self.metric_columns)
                                            + len(self.tail_headers))
 
@@ -459,7 +459,7 @@ class ScoreTableModel(QAbstractTableModel):
             return f"{column_title(metric)} = {value:.6g}{spread}"
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation != Qt.Orientation.Horizontal:
             return None
@@ -962,7 +962,7 @@ class ScoresPanel(QWidget):
             # The text, last: whole in its tooltip and in the detail.
             header.resizeSection(model.columnCount() - 1, 320)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+    def resizeEvent(self, event: QResizeEvent) -> None:
         """Side by side when there is room (a widened or floating dock), stacked when narrow."""
         super().resizeEvent(event)
         wide = event.size().width() >= WIDE_PX

@@ -57,7 +57,7 @@ def cached_hub_model(repo_id: str) -> Path | None:
         from huggingface_hub import snapshot_download
 
         folder = snapshot_download(repo_id, local_files_only=True)
-    except Exception:  # noqa: BLE001 - any failure means "not usable offline"
+    except Exception:  # any failure means "not usable offline"
         return None
     path = Path(folder)
     return path if (path / "config.json").is_file() else None

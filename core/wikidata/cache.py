@@ -193,7 +193,7 @@ def store_entity(store: SessionStore, details: EntityDetails, source_name: str) 
         )
 
 
-def _members_select(category_name: str):  # noqa: ANN202 - a SQLAlchemy Select
+def _members_select(category_name: str):  # a SQLAlchemy Select
     label = m.Term
     return (
         select(
