@@ -58,9 +58,6 @@ TRIPLESETS: dict[str, tuple[str, str, str]] = {
     "spanishtripleset": ("striple", "es", "main"),
     "italiantripleset": ("itriple", "it", "main"),
 }
-# (lang, tripleset) of a main set -> element, used when writing units built in the app.
-MAIN_SET_TAGS: dict[str, str] = {"en": "modifiedtripleset", "es": "spanishtripleset",
-                                 "it": "italiantripleset"}
 
 # ISO 639-1: the two-letter codes a lex's lang may carry. A closed list rather than a
 # pattern, so a typo such as "xx" is caught as well as "xx-bogus".

@@ -896,17 +896,6 @@ def scores_of_verbalisation(store: Any, verbalisation_id: int) -> list[StoredSco
                                 Score.level == "sentence").order_by(Score.metric, Score.id))]
 
 
-def scores_of_reference(store: Any, reference_id: int) -> list[StoredScore]:
-    from sqlalchemy import select
-
-    from core.store.models import Score
-
-    with store.snapshot() as db:
-        return [_stored(r) for r in db.scalars(
-            select(Score).where(Score.reference_id == reference_id,
-                                Score.level == "sentence").order_by(Score.metric, Score.id))]
-
-
 @dataclass(frozen=True)
 class SentenceScoreRow:
     """One verbalisation and its sentence scores: {column: value}, where a column is the

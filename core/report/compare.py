@@ -661,9 +661,3 @@ def report_job(store: Any, *, by: Sequence[str] = ("tier",),
                params={"by": list(by), "metrics": list(metrics or []),
                        "pairs": [list(p) for p in pairs or []],
                        "runs": None if runs is None else list(runs), **settings.__dict__})
-
-
-def observations_for(frame: ScoreFrame, metric: str, **groups: str) -> list[Observation]:
-    """The observations of one metric in the given groups (a helper for plots and panels)."""
-    return [o for o in frame.observations if o.metric == metric
-            and all(o.group(k) == v for k, v in groups.items())]

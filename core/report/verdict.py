@@ -17,8 +17,6 @@ from core.metrics.info import lower_is_better, metric_label
 if TYPE_CHECKING:
     from core.report.compare import Comparison
 
-CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "no correction"}
-
 
 @dataclass(frozen=True)
 class Verdict:
