@@ -135,7 +135,7 @@ class ReportController(QObject):
             ctx.progress(1, 1, "plots")
             return ReportView(report, plot_specs(report), headline_comparisons(report))
 
-        job.run = run
+        job.run = run  # type: ignore[assignment]  # the same job, now returning a ReportView
         handle = self.app.run_job(job)
         self.handle = handle
         self.panel.set_busy(True)

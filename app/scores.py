@@ -385,9 +385,9 @@ class ScoresController(QObject):
         try:
             if action == "add":
                 entity, synonym, lang = args
-                added = synonyms.add_synonym(store, entity, synonym, lang)
+                was_added = synonyms.add_synonym(store, entity, synonym, lang)
                 message = (f"Added {synonym.strip()!r} as a synonym of {entity.strip()!r}."
-                           if added else f"{synonym.strip()!r} is already a synonym of "
+                           if was_added else f"{synonym.strip()!r} is already a synonym of "
                            f"{entity.strip()!r}.")
                 dialog.clear_fields()
             elif action == "remove":

@@ -32,7 +32,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -216,7 +216,7 @@ def validate_rating(rating: Rating) -> dict[str, Any]:
         if not all(isinstance(v, bool) for v in rating.checks.values()):
             raise AnnotationError("Each check is true or false.")
         checks = {name: rating.checks[name] for name in CHECKS if name in rating.checks}
-    taxonomy = None
+    taxonomy: dict[str, list[str]] | None = None
     if rating.error_taxonomy:
         taxonomy = {}
         for family, errors in rating.error_taxonomy.items():
@@ -678,9 +678,9 @@ def _candidates(db: Any, target: str, *, parsed_only: bool = True) -> list[dict[
                           "lang": row.lang, "text": row.text, "run_id": row.run_id,
                           "model": model_name(row.system_name, row.model_id), "quality": None})
     elif target == "references":
-        query = select(UnitReference).order_by(UnitReference.unit_id, UnitReference.lang,
-                                                UnitReference.id)
-        for row in db.scalars(query):
+        references = select(UnitReference).order_by(UnitReference.unit_id, UnitReference.lang,
+                                                     UnitReference.id)
+        for row in db.scalars(references):
             found.append({"ref": ItemRef(REFERENCE, row.id), "unit": units[row.unit_id],
                           "lang": row.lang, "text": row.text, "run_id": None, "model": None,
                           "quality": row.quality})
@@ -1001,7 +1001,11 @@ def sampling_weight(attributes: Any) -> float | None:
     return float(value) if math.isfinite(value) and value > 0 else None
 
 
-def krippendorff_alpha(matrix: Sequence[Sequence[float]] | np.ndarray, level: str) -> float | None:
+AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
+
+
+def krippendorff_alpha(matrix: Sequence[Sequence[float]] | np.ndarray,
+                       level: AlphaLevel) -> float | None:
     """Krippendorff's alpha of a reliability matrix (annotators × items, NaN = no rating).
 
     ``level`` "interval" (fluency) or "nominal" (adequacy). Computed by the

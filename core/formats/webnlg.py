@@ -33,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
@@ -542,7 +542,9 @@ def _iter_entries(path: Path, display: str | None = None,
         return int(getattr(parser.parser, "CurrentLineNumber", 0))
 
     def events() -> Iterator[ET.Element]:
-        for event, element in pull.read_events():
+        for read in pull.read_events():
+            # Only start/end events were asked for: each comes with an element.
+            event, element = cast(tuple[str, ET.Element], read)
             if event == "start":
                 if not stack and element.tag != "benchmark":
                     raise FormatError(

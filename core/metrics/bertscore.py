@@ -220,10 +220,10 @@ class BertScore(CorpusFromSentences):
         scored = [i for i in scored if i not in set(empty)]
         for i in empty:
             baseline = self._baseline(items[i].lang)
-            details = {"model": self.resolved.name, "layer": self.resolved.layer,
-                       "rescaled": baseline is not None, "f1_raw": 0.0, "precision_raw": 0.0,
-                       "recall_raw": 0.0, "references": len(items[i].references),
-                       "empty_text": True}
+            details: dict[str, Any] = {
+                "model": self.resolved.name, "layer": self.resolved.layer,
+                "rescaled": baseline is not None, "f1_raw": 0.0, "precision_raw": 0.0,
+                "recall_raw": 0.0, "references": len(items[i].references), "empty_text": True}
             if baseline is not None:
                 details["baseline_f"] = baseline
             values[i] = MetricValue(rescale(0.0, baseline) if baseline is not None else 0.0,
@@ -238,7 +238,7 @@ class BertScore(CorpusFromSentences):
                 lang = items[i].lang
                 raw = float(f1[position])
                 baseline = self._baseline(lang)
-                details: dict[str, Any] = {
+                details = {
                     "model": self.resolved.name, "layer": self.resolved.layer,
                     "rescaled": baseline is not None, "f1_raw": round(raw, 6),
                     "precision_raw": round(float(precision[position]), 6),

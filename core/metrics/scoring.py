@@ -178,7 +178,7 @@ def _still_writing(status: str, software: Any) -> str | None:
         return None
     owner = software.get("owner") if isinstance(software, dict) else None
     state = owner_state(owner)
-    if state in ("none", "gone"):
+    if state in ("none", "gone") or not isinstance(owner, dict):
         return None  # an old run without an owner, or one whose process has ended
     where = f"process {owner.get('pid')} on {owner.get('host')}"
     return (f"still being written by {where}" if state == "alive"
@@ -575,9 +575,10 @@ class _Scorer:
             by_lang_quality: dict[tuple[str, str | None], list[_Text]] = defaultdict(list)
             for text in self.reference_texts:
                 by_lang_quality[(text.lang, text.quality)].append(text)
-            for (lang, quality), texts in sorted(by_lang_quality.items(),
-                                                 key=lambda kv: (kv[0][0], kv[0][1] or "")):
-                groups.append(_Group(None, lang, quality, texts, [self._item(t) for t in texts],
+            for (ref_lang, ref_quality), texts in sorted(
+                    by_lang_quality.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+                groups.append(_Group(None, ref_lang, ref_quality, texts,
+                                     [self._item(t) for t in texts],
                                      model=self.request.options.ppl_model))
         return groups
 

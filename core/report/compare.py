@@ -345,7 +345,7 @@ def _study_items(frame: ScoreFrame, columns: Sequence[str], *, split: bool
         by_item[(key, o.metric)][o.quality] = o.value
         if o.quality is not None:
             qualities[key].add(o.quality)
-    out = []
+    out: list[tuple[tuple[Any, ...], float]] = []
     for (key, metric), per_quality in by_item.items():
         item = contexts[key]
         head = (item.model, item.tier, item.lang)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from core.errors import UserFacingError
 from core.groups import (
@@ -191,7 +191,7 @@ def _attributes(raw: Any) -> Any:
     return raw
 
 
-def _contexts(db: Any, categories: dict[int, str]) -> dict[int, ItemContext]:
+def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], ItemContext]:
     """Every verbalisation's groups, by id (one query; a unit's category parsed once)."""
     from sqlalchemy import text
 
@@ -265,14 +265,15 @@ def choose_items(contexts: dict[Any, ItemContext], runs: Sequence[int] | None,
                         > (held.run_id, held.verbalisation_id) else (held, item))
         best[key] = newer
         losers[key].append(older)
-    kept = {item.verbalisation_id for item in best.values()}
-    items: Counter[int] = Counter(item.run_id for item in best.values())
+    # Only model texts are chosen between: each has a run and a verbalisation id.
+    kept = {cast(int, item.verbalisation_id) for item in best.values()}
+    items: Counter[int] = Counter(cast(int, item.run_id) for item in best.values())
     superseded: Counter[int] = Counter()
     by: dict[int, set[int]] = defaultdict(set)
     for key, lost in losers.items():
         for item in lost:
-            superseded[item.run_id] += 1
-            by[item.run_id].add(best[key].run_id)  # type: ignore[arg-type]
+            superseded[cast(int, item.run_id)] += 1
+            by[cast(int, item.run_id)].add(cast(int, best[key].run_id))
     models = {item.run_id: item.model for item in contexts.values() if item.run_id is not None}
     use = [RunUse(run, models[run], items[run], superseded[run], tuple(sorted(by[run])))
            for run in sorted(set(items) | set(superseded))]
@@ -336,12 +337,12 @@ def load_frame(store: Any, *, human: bool = True,
                 software=dict(run.software or {}),
                 started_at=run.started_at.isoformat() if run.started_at else None))
     for verbalisation_id, values in sorted(ratings.items()):
-        context = contexts.get(("v", verbalisation_id))
-        if context is None or verbalisation_id not in kept:
+        rated = contexts.get(("v", verbalisation_id))
+        if rated is None or verbalisation_id not in kept:
             continue
         for name, metric in (("fluency", HUMAN_FLUENCY), ("adequacy", HUMAN_ADEQUACY)):
             if name in values:
-                frame.observations.append(Observation(metric, values[name], None, context))
+                frame.observations.append(Observation(metric, values[name], None, rated))
     # Items used: the kept verbalisations with at least one value; only those runs listed.
     with_values = Counter(run for run, _ in {(o.item.run_id, o.item.verbalisation_id)
                                              for o in frame.observations

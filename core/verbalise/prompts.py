@@ -202,7 +202,8 @@ def clean_answer(text: str) -> str:
 def _answer_after(reply: str, end: int, colon: bool) -> tuple[str | None, str]:
     """The answer after a marker ending at ``end`` (written with a colon or not):
     (text, "") or (None, reason)."""
-    start = _LEAD.match(reply, end).end()
+    lead = _LEAD.match(reply, end)
+    start = lead.end() if lead else end
     if start >= len(reply):
         return None, "nothing after the answer marker"
     if not colon and reply[start] != "[":

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from typing import cast
 
 import numpy as np
-from sqlalchemy import and_, delete, func, select
+from sqlalchemy import Table, and_, delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
@@ -189,7 +190,8 @@ def store_entity(store: SessionStore, details: EntityDetails, source_name: str) 
                 ],
             )
         db.execute(
-            m.Entity.__table__.update().where(m.Entity.qid == qid).values(source=source_name)
+            cast(Table, m.Entity.__table__).update().where(m.Entity.qid == qid)
+            .values(source=source_name)
         )
 
 

@@ -209,7 +209,7 @@ def terms_from_rows(qid: str, rows: Iterable[Row]) -> list[Term]:
         if kind not in ("label", "description", "alias") or text.lang not in LANGUAGES:
             raise BadResults(f"result {index}: unexpected term {kind!r}@{text.lang}")
         seen.setdefault((kind, text.lang), []).append(text.value)
-    terms = []
+    terms: list[Term] = []
     for (kind, lang), texts in seen.items():
         unique = sorted(set(texts))
         if kind != "alias":
@@ -516,7 +516,7 @@ class SparqlEndpointSource:
             method = "GET" if len(query) < 6000 else "POST"
         wrapper.setMethod(POST if method == "POST" else GET)
         # setTimeout() truncates to whole seconds; urllib takes a float.
-        wrapper.timeout = self.timeout_s
+        wrapper.timeout = self.timeout_s  # type: ignore[assignment]  # typed int there
         return wrapper
 
     def _attempt(self, query: str) -> list[dict[str, RdfTerm]]:
