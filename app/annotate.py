@@ -120,23 +120,14 @@ class AnnotateController(QObject):
         return info.id
 
     def filter_options(self) -> dict[str, list[str]]:
-        """Models, languages, categories and tiers the session's texts have."""
-        from core.annotation import build_queue
-        from core.report.groups import order_key
+        """Models, languages, categories and tiers the session's texts have (one cheap
+        query, core.annotation.queue_options)."""
+        from core.annotation import queue_options
 
         store = self.app.store
         if store is None or self.annotator_id is None:
             return {}
-        items = [item for target in ("verbalisations", "references")
-                 for item in build_queue(store, self.annotator_id,
-                                         QueueFilter(target=target, unrated_only=False))]
-        tiers = {i.tier for i in items} | {i.sub_tier for i in items}
-        return {
-            "models": sorted({i.model for i in items if i.model}, key=str.casefold),
-            "langs": sorted({i.lang for i in items}, key=lambda v: order_key("lang", v)),
-            "categories": sorted({i.category for i in items}, key=str.casefold),
-            "tiers": sorted(tiers, key=lambda v: order_key("subtier", v)),
-        }
+        return queue_options(store).as_mapping()
 
     # -- the queue -----------------------------------------------------------------------
     def build_queue(self, values: dict[str, Any]) -> AnnotationQueue | None:

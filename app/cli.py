@@ -58,10 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+class _Stderr(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is at the time (tests swap it)."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 

@@ -12,7 +12,7 @@ reloads what it shows of them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -25,11 +25,26 @@ from core.logs import get_logger
 from core.store import SessionError, SessionStore
 from widgets.main_window import MainWindow
 
+if TYPE_CHECKING:
+    from app.annotate import AnnotateController
+    from app.browser import BrowserController
+    from app.report import ReportController
+    from app.scores import ScoresController
+    from app.units import UnitsController
+    from app.verbalise import VerbaliseController
+
 log = get_logger("controller")
 
 
 class AppController(QObject):
     session_changed = Signal(object)  # SessionStore | None
+    # The panel controllers, set by app.gui.build_window.
+    browser: BrowserController
+    units: UnitsController
+    verbalise: VerbaliseController
+    scores: ScoresController
+    annotate: AnnotateController
+    report: ReportController
 
     def __init__(self, window: MainWindow, runner: QtJobRunner | None = None) -> None:
         super().__init__(window)

@@ -8,6 +8,7 @@ import time
 import traceback
 from pathlib import Path
 from types import TracebackType
+from typing import cast
 
 from core import APP_NAME, paths
 from core.errors import UserFacingError
@@ -107,18 +108,27 @@ def build_window(settings=None):
     from app.scores import ScoresController
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
+    from widgets.annotate import AnnotatePanel
+    from widgets.browser import BrowserPanel
     from widgets.main_window import MainWindow
+    from widgets.report import ReportPanel
+    from widgets.scores import ScoresPanel
+    from widgets.units import UnitsPanel
+    from widgets.verbalise import VerbalisePanel
 
     window = MainWindow(settings if settings is not None else make_settings())
     controller = AppController(window)
-    controller.browser = BrowserController(controller, window.panels["browser"])
-    controller.likelihood = LikelihoodController(controller, window.panels["browser"])
-    controller.units = UnitsController(controller, window.panels["units"], controller.browser)
-    controller.verbalise = VerbaliseController(controller, window.panels["verbalise"],
-                                               controller.units)
-    controller.scores = ScoresController(controller, window.panels["scores"])
-    controller.annotate = AnnotateController(controller, window.panels["annotate"])
-    controller.report = ReportController(controller, window.panels["report"])
+    panels = window.panels  # each built by its module (widgets/panels.py)
+    controller.browser = BrowserController(controller, cast(BrowserPanel, panels["browser"]))
+    controller.likelihood = LikelihoodController(controller,
+                                                 cast(BrowserPanel, panels["browser"]))
+    controller.units = UnitsController(controller, cast(UnitsPanel, panels["units"]),
+                                       controller.browser)
+    controller.verbalise = VerbaliseController(
+        controller, cast(VerbalisePanel, panels["verbalise"]), controller.units)
+    controller.scores = ScoresController(controller, cast(ScoresPanel, panels["scores"]))
+    controller.annotate = AnnotateController(controller, cast(AnnotatePanel, panels["annotate"]))
+    controller.report = ReportController(controller, cast(ReportPanel, panels["report"]))
     controller.preferences_controller = PreferencesController(controller, window)
     window.restore_layout()
     return window, controller
@@ -135,7 +145,7 @@ def install_excepthook(window) -> None:
         log.error("unexpected error\n%s", details)
         try:
             window.show_job_failure("Unexpected error", str(error) or kind.__name__, details)
-        except Exception:  # noqa: BLE001 - never let the hook itself raise
+        except Exception:  # never let the hook itself raise
             previous(kind, error, tb)
 
     sys.excepthook = hook
@@ -148,7 +158,7 @@ class _FirstPaintWatcher:
         from PySide6.QtCore import QEvent, QObject
 
         class Filter(QObject):
-            def eventFilter(self, obj, event):  # noqa: N802
+            def eventFilter(self, obj, event):
                 if event.type() == QEvent.Type.Paint and not watcher.fired:
                     watcher.fired = True
                     callback()

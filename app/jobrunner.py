@@ -192,7 +192,7 @@ class _DaemonPool:
                 self._queued -= 1
             try:
                 task()
-            except BaseException:  # noqa: BLE001 - run_job returns outcomes; never kill a worker
+            except BaseException:  # run_job returns outcomes; never kill a worker
                 log.exception("job worker: unexpected error")
             finally:
                 with self._lock:

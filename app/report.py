@@ -92,7 +92,7 @@ class ReportController(QObject):
         try:
             self.metrics = available_metrics(store)
             runs = available_runs(store)
-        except Exception as error:  # noqa: BLE001 - a locked session must not break the panel
+        except Exception as error:  # a locked session must not break the panel
             log.warning("could not list the session's metrics: %s", error)
             return self.metrics
         self.panel.set_runs(runs)
@@ -142,7 +142,7 @@ class ReportController(QObject):
             ctx.progress(1, 1, "plots")
             return ReportView(report, plot_specs(report), headline_comparisons(report))
 
-        job.run = run
+        job.run = run  # type: ignore[assignment]  # the same job, now returning a ReportView
         handle = self.app.run_job(job)
         self.handle = handle
         self.panel.set_busy(True)

@@ -35,9 +35,11 @@ from PySide6.QtCore import QObject
 
 from core.changes import Topic
 from core.errors import UserFacingError
+from core.groups import head_tier
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
 from core.logs import get_logger
-from core.metrics import ALL_METRICS, DESCRIPTIONS
+from core.metrics import ALL_METRICS
+from core.metrics.info import metric_info
 from widgets.scores import (
     ModelChoice,
     ScoreChoices,
@@ -77,9 +79,8 @@ MODELS_KIND = "models.discover"
 LOAD_TITLE = "Load scores"
 
 
-def tier_of(tier: str | None) -> str | None:
-    """TailNLG's ``top_head`` is the head (as the report and summary_by_group count it)."""
-    return "head" if tier == "top_head" else tier
+# TailNLG's ``top_head`` is the head (as the report and summary_by_group count it).
+tier_of = head_tier
 
 
 def column_order(column: str) -> tuple[int, int, str]:
@@ -305,9 +306,9 @@ class ScoresController(QObject):
     def mbert_cached(self) -> bool:
         """Whether BERTScore's default model is in the local cache (checked once)."""
         if self._mbert_cached is None:
-            from core.metrics.bertscore import _HUB_IDS, cached_hub_model
+            from core.metrics.bertscore import default_model_cached
 
-            self._mbert_cached = any(cached_hub_model(i) is not None for i in _HUB_IDS)
+            self._mbert_cached = default_model_cached()
         return self._mbert_cached
 
     def bertscore_default_note(self) -> str:
@@ -361,7 +362,7 @@ class ScoresController(QObject):
         tips: dict[str, str] = {}
         for column in columns:
             metric, _, quality = column.partition(":")
-            tip = DESCRIPTIONS.get(metric, metric)
+            tip = metric_info(metric).description
             if quality:
                 tip += f", against {quality} references of the same language"
             if metric == "bertscore":
@@ -396,9 +397,9 @@ class ScoresController(QObject):
         try:
             if action == "add":
                 entity, synonym, lang = args
-                added = synonyms.add_synonym(store, entity, synonym, lang)
+                was_added = synonyms.add_synonym(store, entity, synonym, lang)
                 message = (f"Added {synonym.strip()!r} as a synonym of {entity.strip()!r}."
-                           if added else f"{synonym.strip()!r} is already a synonym of "
+                           if was_added else f"{synonym.strip()!r} is already a synonym of "
                            f"{entity.strip()!r}.")
                 dialog.clear_fields()
             elif action == "remove":

@@ -115,7 +115,7 @@ class VerbaliseController(QObject):
             return
         try:
             store.set_meta(SETTINGS_META_KEY, json.dumps(self.panel.settings()))
-        except Exception as error:  # noqa: BLE001 - a locked session must not lose the UI
+        except Exception as error:  # a locked session must not lose the UI
             log.warning("verbalise settings not saved: %s", error)
 
     # -- models ----------------------------------------------------------------------------

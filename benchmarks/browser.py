@@ -24,12 +24,12 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from core.store import SessionStore  # noqa: E402
-from core.wikidata.cache import load_category, store_members_page  # noqa: E402
-from core.wikidata.categories import category_by_name, default_categories  # noqa: E402
-from core.wikidata.records import EntityRecord, MembersPage  # noqa: E402
+from core.store import SessionStore
+from core.wikidata.cache import load_category, store_members_page
+from core.wikidata.categories import category_by_name, default_categories
+from core.wikidata.records import EntityRecord, MembersPage
 
 N = 20_000
 

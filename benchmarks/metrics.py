@@ -73,7 +73,7 @@ def build_items(store: SessionStore) -> tuple[list[ScoringItem], int]:
     return items, fallback
 
 
-def timed(function, runs: int = RUNS) -> tuple[float, object]:  # noqa: ANN001
+def timed(function, runs: int = RUNS) -> tuple[float, object]:
     times, result = [], None
     for _ in range(runs):
         started = time.perf_counter()

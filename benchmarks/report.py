@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
-from sqlalchemy import insert, select  # noqa: E402
+import numpy as np
+from sqlalchemy import insert, select
 
-from core.annotation import (  # noqa: E402
+from core.annotation import (
     QueueFilter,
     Rating,
     add_annotator,
@@ -36,11 +36,11 @@ from core.annotation import (  # noqa: E402
     build_queue,
     save_rating,
 )
-from core.formats import import_webnlg  # noqa: E402
-from core.report import build_report, write_csv, write_html  # noqa: E402
-from core.report.data import load_frame  # noqa: E402
-from core.store import SessionStore  # noqa: E402
-from core.store.models import (  # noqa: E402
+from core.formats import import_webnlg
+from core.report import build_report, write_csv, write_html
+from core.report.data import load_frame
+from core.store import SessionStore
+from core.store.models import (
     Annotation,
     DataUnit,
     ModelRun,
@@ -56,7 +56,7 @@ LANGS = ("en", "it", "es")
 REFERENCE_METRICS = ("bertscore", "bleu", "chrf++", "rouge1", "rouge2", "rougeL")
 
 
-def timed(label: str, fn):  # noqa: ANN001, ANN201
+def timed(label: str, fn):
     started = time.perf_counter()
     result = fn()
     print(f"{label:<58} {time.perf_counter() - started:8.2f} s")

@@ -17,12 +17,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.sampler import sample_units  # noqa: E402
-from core.unit_builder import label_index, render_unit  # noqa: E402
-from core.wikidata.category_store import find_category  # noqa: E402
-from core.wikidata.open_source import load_demo_source  # noqa: E402
-from core.wikidata.records import EntityDetails  # noqa: E402
-from core.wikidata.sources import SourceError  # noqa: E402
+from core.sampler import sample_units
+from core.unit_builder import label_index, render_unit
+from core.wikidata.category_store import find_category
+from core.wikidata.open_source import load_demo_source
+from core.wikidata.records import EntityDetails
+from core.wikidata.sources import SourceError
 
 
 def load(entities: int) -> tuple[list[str], dict[str, EntityDetails]]:

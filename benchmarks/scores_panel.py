@@ -31,11 +31,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-from sqlalchemy import insert, select  # noqa: E402
+import numpy as np
+from sqlalchemy import insert, select
 
-from core.store import SessionStore  # noqa: E402
-from core.store.models import DataUnit, ModelRun, Score, Verbalisation  # noqa: E402
+from core.store import SessionStore
+from core.store.models import DataUnit, ModelRun, Score, Verbalisation
 
 MODELS = ("Llama-3.2-3B", "Llama-3.1-8B", "Qwen2.5-3B", "Qwen2.5-7B", "Gemma-3-4B",
           "Gemma-3-12B")
@@ -80,7 +80,7 @@ def populate(store: SessionStore, texts: int) -> int:
     return len(verbalisations)
 
 
-def median_ms(fn, runs: int = 5) -> float:  # noqa: ANN001
+def median_ms(fn, runs: int = 5) -> float:
     times = []
     for _ in range(runs):
         started = time.perf_counter()
@@ -99,7 +99,7 @@ def main() -> None:
         bench(app, texts)
 
 
-def bench(app, texts: int) -> None:  # noqa: ANN001
+def bench(app, texts: int) -> None:
     from PySide6.QtCore import QSettings, Qt
 
     from app.gui import build_window

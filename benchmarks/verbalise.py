@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.verbalise.base import GenerationParams, VerbaliseRequest  # noqa: E402
-from core.verbalise.job import order_for_batching  # noqa: E402
-from core.verbalise.local import CausalVerbaliser  # noqa: E402
+from core.verbalise.base import GenerationParams, VerbaliseRequest
+from core.verbalise.job import order_for_batching
+from core.verbalise.local import CausalVerbaliser
 
 FACTS = [("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo"),
          ("Anne Hidalgo", "place of birth", "San Fernando"), ("Paris", "population", "2102650"),

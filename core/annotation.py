@@ -32,12 +32,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
 from core.errors import UserFacingError
-from core.report.groups import (
+from core.groups import (
     UNKNOWN,
     category_name,
     matches_tier,
@@ -216,7 +216,7 @@ def validate_rating(rating: Rating) -> dict[str, Any]:
         if not all(isinstance(v, bool) for v in rating.checks.values()):
             raise AnnotationError("Each check is true or false.")
         checks = {name: rating.checks[name] for name in CHECKS if name in rating.checks}
-    taxonomy = None
+    taxonomy: dict[str, list[str]] | None = None
     if rating.error_taxonomy:
         taxonomy = {}
         for family, errors in rating.error_taxonomy.items():
@@ -694,9 +694,9 @@ def _candidates(db: Any, target: str, *, parsed_only: bool = True) -> list[dict[
                           "lang": row.lang, "text": row.text, "run_id": row.run_id,
                           "model": model_name(row.system_name, row.model_id), "quality": None})
     elif target == "references":
-        query = select(UnitReference).order_by(UnitReference.unit_id, UnitReference.lang,
-                                                UnitReference.id)
-        for row in db.scalars(query):
+        references = select(UnitReference).order_by(UnitReference.unit_id, UnitReference.lang,
+                                                     UnitReference.id)
+        for row in db.scalars(references):
             found.append({"ref": ItemRef(REFERENCE, row.id), "unit": units[row.unit_id],
                           "lang": row.lang, "text": row.text, "run_id": None, "model": None,
                           "quality": row.quality})
@@ -720,6 +720,67 @@ def disagreement(fluency: Sequence[int], adequacy: Sequence[int]) -> float:
     if len(fluency) >= 2:
         score += (max(fluency) - min(fluency)) / (FLUENCY_MAX - FLUENCY_MIN)
     return score
+
+
+@dataclass(frozen=True)
+class QueueOptions:
+    """What a queue filter can choose from: the models, languages, categories and tiers
+    (tiers and sub-tiers together) of the session's rateable, non-golden texts, in the
+    order the panel lists them."""
+
+    models: tuple[str, ...] = ()
+    langs: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    tiers: tuple[str, ...] = ()
+
+    def as_mapping(self) -> dict[str, list[str]]:
+        return {"models": list(self.models), "langs": list(self.langs),
+                "categories": list(self.categories), "tiers": list(self.tiers)}
+
+
+def queue_options(store: Any) -> QueueOptions:
+    """The choices of :class:`QueueFilter` the session offers, from distinct (unit,
+    language, run) rows: what the items of a queue of verbalisations and one of references
+    (any annotator, rated or not, no golden items) show, without building either."""
+    from sqlalchemy import select
+
+    from core.store.models import (
+        Annotation,
+        Category,
+        DataUnit,
+        ModelRun,
+        UnitReference,
+        Verbalisation,
+    )
+
+    with store.snapshot() as db:
+        categories = dict(db.execute(select(Category.id, Category.name)).all())
+        units = {u.id: u for u in db.execute(select(
+            DataUnit.id, DataUnit.tier, DataUnit.sub_tier, DataUnit.category_id,
+            DataUnit.attributes))}
+        golden_texts = (select(Annotation.verbalisation_id)
+                        .where(Annotation.is_golden, Annotation.verbalisation_id.is_not(None)))
+        golden_refs = (select(Annotation.reference_id)
+                       .where(Annotation.is_golden, Annotation.reference_id.is_not(None)))
+        texts = db.execute(
+            select(Verbalisation.unit_id, Verbalisation.lang, ModelRun.system_name,
+                   ModelRun.model_id)
+            .join(ModelRun, ModelRun.id == Verbalisation.run_id)
+            .where(Verbalisation.text.is_not(None), Verbalisation.id.not_in(golden_texts))
+            .distinct()).all()
+        refs = db.execute(select(UnitReference.unit_id, UnitReference.lang)
+                          .where(UnitReference.id.not_in(golden_refs)).distinct()).all()
+    seen_units = [units[row.unit_id] for row in (*texts, *refs)]
+    tiers = ({tier_group(u.tier) for u in seen_units}
+             | {subtier_group(u.tier, u.sub_tier) for u in seen_units})
+    return QueueOptions(
+        models=tuple(sorted({model_name(r.system_name, r.model_id) for r in texts},
+                            key=str.casefold)),
+        langs=tuple(sorted({r.lang for r in (*texts, *refs)},
+                           key=lambda v: order_key("lang", v))),
+        categories=tuple(sorted({category_name(u.category_id, u.attributes, categories)
+                                 for u in seen_units}, key=str.casefold)),
+        tiers=tuple(sorted(tiers, key=lambda v: order_key("subtier", v))))
 
 
 def build_queue(store: Any, annotator_id: int, spec: QueueFilter | None = None) -> AnnotationQueue:
@@ -964,7 +1025,11 @@ def sampling_weight(attributes: Any) -> float | None:
     return float(value) if math.isfinite(value) and value > 0 else None
 
 
-def krippendorff_alpha(matrix: Sequence[Sequence[float]] | np.ndarray, level: str) -> float | None:
+AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
+
+
+def krippendorff_alpha(matrix: Sequence[Sequence[float]] | np.ndarray,
+                       level: AlphaLevel) -> float | None:
     """Krippendorff's alpha of a reliability matrix (annotators × items, NaN = no rating).
 
     ``level`` "interval" (fluency) or "nominal" (adequacy). Computed by the
@@ -1217,12 +1282,12 @@ __all__ = [
     "ADEQUACY_KEYS", "ADEQUACY_LABELS", "BLAME_PARTS", "CHECKS", "CHECK_LABELS",
     "ERROR_TAXONOMY", "UNKNOWN", "AnnotationError", "AnnotationQueue", "AnnotationSummary",
     "AnnotatorInfo", "GoldenAccuracy", "GoldenAnswer", "GroupAggregate", "ItemAggregate",
-    "ItemRef", "QueueFilter", "QueueItem", "QueueProgress", "Rating", "SavedRating",
+    "ItemRef", "QueueFilter", "QueueItem", "QueueOptions", "QueueProgress", "Rating", "SavedRating",
     "StoredRating", "add_annotator", "aggregate_annotations", "build_queue",
     "clear_golden_answer", "find_annotator", "golden_accuracy", "golden_answers",
     "CAUTION_ORDER", "adequacy_majority", "adequacy_percentage", "aggregates",
     "item_aggregates", "krippendorff_alpha", "sampling_weight", "list_annotators",
-    "per_item_values",
+    "per_item_values", "queue_options",
     "promote_correction", "rating_of", "reliability_matrix", "save_rating",
     "set_golden_answer", "undo_last_rating", "undo_rating", "validate_rating",
 ]

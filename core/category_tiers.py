@@ -28,7 +28,6 @@ from core.tiers import (
 )
 
 _META_PREFIX = "tiers:"
-TIERS_COMMAND = "taillens tiers CATEGORY --session FILE"
 
 
 class NoMembersError(UserFacingError):

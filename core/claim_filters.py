@@ -89,7 +89,7 @@ def _preferred_properties(claims: Iterable[ClaimRecord]) -> set[str]:
 def drop_reason(
     claim: ClaimRecord,
     preferred_properties: set[str],
-    settings: ClaimFilterSettings = ClaimFilterSettings(),  # noqa: B008 - frozen, shared
+    settings: ClaimFilterSettings = ClaimFilterSettings(),  # frozen, shared
     unit_subjects: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why ``claim`` would be dropped, or None when it may enter a unit."""
@@ -118,7 +118,7 @@ def drop_reason(
 
 def drop_reasons(
     claims: Sequence[ClaimRecord],
-    settings: ClaimFilterSettings = ClaimFilterSettings(),  # noqa: B008 - frozen, shared
+    settings: ClaimFilterSettings = ClaimFilterSettings(),  # frozen, shared
     unit_subjects: frozenset[str] = frozenset(),
 ) -> list[str | None]:
     """The drop reason of each claim (None = kept), aligned with ``claims``."""

@@ -45,7 +45,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
@@ -211,7 +211,7 @@ def _match_run(parsed: _ParsedFile, runs: list[_RunTexts], run_id: int | None) -
 
 def _match_texts(parsed: _ParsedFile, run: _RunTexts) -> tuple[dict[str, int], str]:
     """Sample id -> verbalisation id, and the rule used (WebNLG id, else position)."""
-    by_eid = {}
+    by_eid: dict[str, int] = {}
     for uid, vid, _text in run.texts:
         eid = uid.rsplit(":", 1)[-1]
         if re.fullmatch(r"Id\d+", eid):
@@ -451,7 +451,7 @@ def correlate(store: Any, request: CorrelationRequest | None = None,
                 ctx.check_cancelled()
                 ctx.progress(done, total, f"{metric} · {human}")
             done += 1
-            pairs = [(row.scores[metric], values[vid], row.run_id, row.model)
+            pairs = [(cast(float, row.scores[metric]), values[vid], row.run_id, row.model)
                      for vid, row in by_vid.items()
                      if vid in values and row.scores.get(metric) is not None]
             if not pairs:
@@ -495,7 +495,7 @@ def table_rows(result: CorrelationResult) -> list[tuple[Any, ...]]:
 def agreement_table(store: Any, request: CorrelationRequest | None = None) -> Any:
     """The Report's "Metrics against human judgments" table (a ``core.report`` Table), or
     None when the session has no text with both a human rating and a score."""
-    from core.report.compare import Table
+    from core.tables import Table
 
     try:
         result = correlate(store, request)

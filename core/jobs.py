@@ -162,7 +162,7 @@ def run_job(
         result = job.run(ctx)
     except JobCancelled:
         return JobWasCancelled(time.perf_counter() - started, job.partial)
-    except Exception as exc:  # noqa: BLE001 - the outcome carries every failure
+    except Exception as exc:  # the outcome carries every failure
         return JobFailed(exc, traceback.format_exc(), time.perf_counter() - started)
     if ctx.cancelled:
         # The job returned normally after cancel was asked: what it returned is partial.

@@ -437,7 +437,7 @@ def load_model(
     except (OSError, ValueError, KeyError, RuntimeError, ImportError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelError(f"cannot load the model in {folder}: {first}") from exc
-    model.to(chosen_device)
+    model.to(chosen_device)  # type: ignore[arg-type]  # transformers' stub wraps .to
     model.eval()
     if tokenizer.pad_token_id is None:
         # Batching needs a pad token; EOS is the usual stand-in (masked out anyway).

@@ -103,7 +103,8 @@ def _chain(root: str, size: int, details: Details, filters: ClaimFilterSettings,
         for claim in _shuffled(rng, _unique(_kept(details, node, visited, filters))):
             if last:
                 return [*path, claim]
-            if _followable(claim, details) and claim.value not in visited:
+            if (_followable(claim, details) and claim.value is not None
+                    and claim.value not in visited):
                 found = walk(claim.value, [*path, claim], visited | {claim.value})
                 if found:
                     return found
@@ -125,7 +126,8 @@ def _mixed(root: str, size: int, details: Details, filters: ClaimFilterSettings,
         except _Impossible:
             break
         subjects = {root, claims[1].subject_qid}
-        reached = set(subjects) | {c.value for c in claims if _followable(c, details)}
+        reached = set(subjects) | {c.value for c in claims
+                                   if _followable(c, details) and c.value is not None}
         while len(claims) < size:
             pool_nodes = sorted(subjects) if len(claims) == 2 else sorted(reached)
             taken = [claim_triple(c) for c in claims]
@@ -139,7 +141,7 @@ def _mixed(root: str, size: int, details: Details, filters: ClaimFilterSettings,
             claim = pool[int(rng.integers(len(pool)))]
             claims.append(claim)
             subjects.add(claim.subject_qid)
-            if _followable(claim, details):
+            if _followable(claim, details) and claim.value is not None:
                 reached.add(claim.value)
         if len(claims) == size:
             return claims
@@ -337,7 +339,7 @@ def sample_job(
             ctx.progress(n, len(qids), qid)
             frontier, level = [qid], 0
             while frontier and level <= depth:
-                following = []
+                following: list[str] = []
                 for item in frontier:
                     found = _load(store, source, item, cache)
                     if found is not None and item not in details:

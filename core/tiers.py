@@ -260,7 +260,7 @@ class TierSummary:
 
 
 def _shares(
-    labels: tuple[Tier, ...] | tuple[SubTier, ...],
+    labels: tuple[Tier | SubTier, ...],
     sizes: npt.NDArray[np.int64],
     statements: npt.NDArray[np.int64],
     n: int,

@@ -13,9 +13,9 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import CursorResult, select, update
 
 from core.claim_filters import RULES, ClaimFilterSettings, drop_reasons
 from core.errors import UserFacingError
@@ -556,7 +556,7 @@ def set_override(
             )
             .values({f"{part}_override": text})
         )
-        if result.rowcount != 1:
+        if cast(CursorResult[Any], result).rowcount != 1:
             raise UnitError(f"unit {unit_id} has no {lang} triple at position {position}")
 
 

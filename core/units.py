@@ -19,6 +19,7 @@ from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import cast
 
 MIN_SIZE, MAX_SIZE = 1, 7
 
@@ -176,7 +177,8 @@ def render_value(
         return labels.get(value)
     if value_type == "time":
         precision = extra.get("precision")
-        return render_time(value, int(precision) if precision is not None else None, lang)
+        digits = int(cast("int | str", precision)) if precision is not None else None
+        return render_time(value, digits, lang)
     if value_type == "quantity":
         unit = extra.get("unit")
         unit_label = labels.get(str(unit)) if unit and unit != "1" else None

@@ -746,7 +746,7 @@ class AnnotatePanel(QWidget):
         self.promote_button.setEnabled(changed and bool(text.strip()))
 
     # -- keys ----------------------------------------------------------------------------
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
             return self.handle_key(obj, event)
         return False
@@ -854,7 +854,7 @@ class AnnotatePanel(QWidget):
         if index == 1:
             self.agreement_requested.emit()
 
-    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+    def resizeEvent(self, event: Any) -> None:
         # Docked (narrow): one column; floated or widened: the item beside the ratings.
         wide = event.size().width() >= _WIDE
         self.columns.setDirection(QBoxLayout.Direction.LeftToRight if wide

@@ -38,7 +38,7 @@ class ErrorLogModel(QAbstractListModel):
         super().__init__()
         self.entries: list[ErrorEntry] = []
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.entries)
 
     def data(

@@ -506,12 +506,12 @@ class MainWindow(QMainWindow):
     def reset_layout(self) -> None:
         self.restoreState(self._default_state, _STATE_VERSION)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+    def resizeEvent(self, event: QResizeEvent) -> None:
         # The session path takes at most ~40 % of the status bar; it elides past that.
         self.session_label.setMaximumWidth(max(200, event.size().width() * 2 // 5))
         super().resizeEvent(event)
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
         super().closeEvent(event)
 

@@ -1,8 +1,8 @@
 """The dockable panels of the main window and what each will hold.
 
 Each panel is described once here; the main window builds its docks, the View
-menu and the default layout from this table. A feature replaces its panel's
-``factory`` with its own widget module (e.g. ``widgets/browser.py``) when it lands.
+menu and the default layout from this table. A panel's ``factory`` builds its widget
+from its own module (e.g. ``widgets/browser.py``), imported when the window opens.
 """
 
 from __future__ import annotations
@@ -11,22 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
-
-
-class ComingPanel(QWidget):
-    """Placeholder for a panel whose feature has not landed yet: says what is coming."""
-
-    def __init__(self, title: str, purpose: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        layout = QVBoxLayout(self)
-        heading = QLabel(f"<h3>{title}</h3>")
-        body = QLabel(f"{purpose}<br><br><i>Coming: this panel arrives with its feature.</i>")
-        body.setWordWrap(True)
-        body.setTextFormat(Qt.TextFormat.RichText)
-        body.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        layout.addWidget(heading)
-        layout.addWidget(body, 1)
+from PySide6.QtWidgets import QWidget
 
 
 @dataclass(frozen=True)
@@ -36,7 +21,7 @@ class PanelSpec:
     purpose: str
     area: Qt.DockWidgetArea
     shortcut: str
-    factory: Callable[[PanelSpec], QWidget] | None = None
+    factory: Callable[[PanelSpec], QWidget]
 
     @property
     def object_name(self) -> str:
@@ -44,9 +29,7 @@ class PanelSpec:
         return f"dock-{self.key}"
 
     def build(self) -> QWidget:
-        if self.factory is not None:
-            return self.factory(self)
-        return ComingPanel(self.title, self.purpose)
+        return self.factory(self)
 
 
 def _browser(_spec: PanelSpec) -> QWidget:

@@ -57,10 +57,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.jobs import Progress
+from core.metrics.info import LOWER_IS_BETTER
 from core.report import BiasReport, Comparison, PlotSpec, Table, metric_label
 from core.report.compare import SIGNIFICANT_MARK
 from core.report.verdict import (
-    LOWER_IS_BETTER,
     centre,
     format_p,
     format_value,
@@ -153,10 +153,10 @@ class ReportTableModel(QAbstractTableModel):
         self._mark_tip = mark_tip
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() or self.table is None else len(self._order)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() or self.table is None else len(self.table.columns)
 
     def is_marked(self, row: int, column: int) -> bool:
@@ -194,7 +194,7 @@ class ReportTableModel(QAbstractTableModel):
             return int(horizontal | Qt.AlignmentFlag.AlignVCenter)
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if self.table is None or role != Qt.ItemDataRole.DisplayRole:
             return None
@@ -281,7 +281,7 @@ class TablePage(QWidget):
         layout.addWidget(self.empty)
         layout.addWidget(self.view, 1)
 
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+    def showEvent(self, event: QShowEvent) -> None:
         # Columns are sized when a tab is first seen: sizing reads cells, and a report
         # has many tables that may never be opened (keeps show_report well under 100 ms).
         if not self._sized:
@@ -598,7 +598,7 @@ class ReportPanel(QWidget):
             self.options_grid.addWidget(self.run_box, 0, 2)
             self.options_grid.addWidget(self.settings_box, 1, 0, 1, 3)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         width = event.size().width()
         self._arrange_options(wide=width >= 760)

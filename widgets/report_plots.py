@@ -33,7 +33,7 @@ class _LogAxis(pg.AxisItem):
         super().__init__(orientation)
         self.log_values = False
 
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
+    def tickStrings(self, values, scale, spacing):  # pyqtgraph's name
         if not self.log_values:
             return super().tickStrings(values, scale, spacing)
         return [f"{10 ** v:.3g}" for v in values]

@@ -53,12 +53,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.metrics import ALL_METRICS, DEFAULT_METRICS, DESCRIPTIONS, MODEL_METRICS
+from core.metrics import ALL_METRICS, DEFAULT_METRICS
+from core.metrics.info import format_metric, lower_is_better, metric_info
 from core.surface import surface_triple
 from widgets.synonyms import SynonymDialog
 
-# Metrics where a smaller number is the better text (the colour scale turns round).
-LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination", "ter"})
 TEXT_KEYS = ("unit", "model", "lang", "#", "tier")
 TEXT_TAIL = ("text",)  # the texts table's key cells after the metric columns
 SUMMARY_KEYS = ("model", "lang", "tier", "texts")
@@ -147,16 +146,8 @@ def column_title(column: str) -> str:
 
 
 def format_value(column: str, value: float | None) -> str:
-    if value is None:
-        return "—"
-    metric = metric_of(column)
-    if metric == "hallucination":
-        return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
-    if metric in ("bleu", "chrf++", "ter", "meteor", "rouge1", "rouge2", "rougeL"):  # 0-100
-        return f"{value:.1f}"
-    if metric in ("ppl", "entity_ppl"):
-        return f"{value:.2f}" if value < 1000 else f"{value:.3g}"
-    return f"{value:.3f}"
+    """A cell's value, to its metric's precision (core.metrics.info)."""
+    return format_metric(metric_of(column), value)
 
 
 def _blend(a: QColor, b: QColor, t: float) -> QColor:
@@ -170,7 +161,7 @@ def scale_colour(column: str, value: float, low: float, high: float) -> QColor |
     if high <= low:
         return None
     goodness = (value - low) / (high - low)
-    if metric_of(column) in LOWER_IS_BETTER:
+    if lower_is_better(metric_of(column)):  # the colour scale turns round
         goodness = 1.0 - goodness
     if goodness < 0.5:
         return _blend(BAD, MIDDLE, goodness * 2)
@@ -400,10 +391,10 @@ class ScoreTableModel(QAbstractTableModel):
         return names.index(name) if name in names else None
 
     # Qt model interface
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else (len(self.key_headers) + len(self.metric_columns)
                                            + len(self.tail_headers))
 
@@ -468,7 +459,7 @@ class ScoreTableModel(QAbstractTableModel):
             return f"{column_title(metric)} = {value:.6g}{spread}"
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation != Qt.Orientation.Horizontal:
             return None
@@ -476,9 +467,9 @@ class ScoreTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._header(section) if metric is None else column_title(metric)
         if role == Qt.ItemDataRole.ToolTipRole and metric is not None:
-            tip = self.column_tips.get(metric) or DESCRIPTIONS.get(metric_of(metric), metric)
-            better = "lower is better" if metric_of(metric) in LOWER_IS_BETTER else \
-                "higher is better"
+            info = metric_info(metric_of(metric))
+            tip = self.column_tips.get(metric) or info.description
+            better = "higher is better" if info.higher_is_better else "lower is better"
             return f"{tip}\n({better}; colours: red = worst, green = best in this column)"
         return None
 
@@ -543,9 +534,9 @@ class ScoreDialog(QDialog):
         for i, name in enumerate(ALL_METRICS):
             check = QCheckBox(name)
             check.setChecked(name in choices.checked)
-            description = DESCRIPTIONS.get(name, "")
-            if name in MODEL_METRICS:
-                description += " (causal model: the run's own, or the one below)"
+            description = metric_info(name).description
+            if metric_info(name).needs_model:
+                description += " — needs a causal model (the run's own, or the one below)"
             check.setToolTip(description)
             # One line each: word-wrapped labels in a grid get one line's height and overlap.
             label = QLabel(description)
@@ -981,7 +972,7 @@ class ScoresPanel(QWidget):
             # The text, last: whole in its tooltip and in the detail.
             header.resizeSection(model.columnCount() - 1, 320)
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+    def resizeEvent(self, event: QResizeEvent) -> None:
         """Side by side when there is room (a widened or floating dock), stacked when narrow."""
         super().resizeEvent(event)
         wide = event.size().width() >= WIDE_PX

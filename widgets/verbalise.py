@@ -49,8 +49,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-LANGUAGES = ("en", "it", "es")
-LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
+from core.groups import LANGUAGE_NAMES, LANGUAGES
+
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 SERVER = "server"  # the picker's entry for an OpenAI-compatible server

@@ -90,18 +90,10 @@ def _format(value: float | None) -> str:
 
 
 def _list_runs(store: Any, as_json: bool) -> int:
-    from sqlalchemy import func, select
+    from core.verbalise.runs import list_runs
 
-    from core.store.models import ModelRun, Verbalisation
-
-    with store.unit_of_work() as db:
-        rows = db.execute(
-            select(ModelRun.id, ModelRun.kind, ModelRun.system_name, ModelRun.model_id,
-                   ModelRun.status, func.count(Verbalisation.id))
-            .outerjoin(Verbalisation, Verbalisation.run_id == ModelRun.id)
-            .group_by(ModelRun.id).order_by(ModelRun.id)).all()
-    runs = [{"id": r[0], "kind": r[1], "name": r[2] or r[3], "status": r[4], "texts": r[5]}
-            for r in rows]
+    runs = [{"id": r.id, "kind": r.kind, "name": r.model, "status": r.status, "texts": r.texts}
+            for r in sorted(list_runs(store), key=lambda r: r.id)]
     if as_json:
         print(json.dumps(runs, indent=2, ensure_ascii=False))
     else:

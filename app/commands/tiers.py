@@ -11,6 +11,7 @@ import argparse
 import json
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 RULES = {"pareto": "pareto", "head-tail": "head_tail"}
 
@@ -49,7 +50,7 @@ def run_tiers(args: argparse.Namespace) -> int:
     with SessionStore.open(args.session) as store:
         name = find_category(store, args.category).name
         settings = load_tier_settings(store, name)
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}
         if args.rule is not None:
             changes["split_by"] = RULES[args.rule]
         if args.share is not None:
@@ -67,7 +68,7 @@ def run_tiers(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UserFacingError(f"--share and --fraction must be in (0, 1]: {error}") from None
         result, written = retier_category(store, name, TierSettings(**asdict(settings)))
-    summary = {
+    summary: dict[str, Any] = {
         "category": name, "settings": asdict(result.settings),
         "pareto_line": result.pareto_line, "head_tail_line": result.head_tail_line,
         "head_line": result.head_line, "torso_line": result.torso_line,

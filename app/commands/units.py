@@ -203,7 +203,7 @@ def run_list(args: argparse.Namespace) -> int:
         print(json.dumps(units, indent=2, ensure_ascii=False))
         return 0
     for unit in units:
-        first = unit["triples"].get("en") or next(iter(unit["triples"].values()), [])
+        first: list[Any] = unit["triples"].get("en") or next(iter(unit["triples"].values()), [])
         text = "; ".join(" | ".join(t) for t in first)
         print(f"{unit['id']:>5} {unit['root'] or '':<12} {unit['shape'] or '-':<8} "
               f"{unit['size']} {','.join(unit['parallel']) or '-':<9} {text}")

@@ -267,8 +267,9 @@ def run_entity(args: argparse.Namespace) -> int:
         return 0
     print(f"{details.label(qid) or '(no label)'} ({qid})")
     for claim in details.claims:
-        value = details.label(claim.value) if claim.value_type == "wikibase-item" else None
-        print(f"  {details.label(claim.property_pid) or claim.property_pid} "
+        value = (details.label(claim.value or "") if claim.value_type == "wikibase-item"
+                 else None)
+        print(f"  {details.label(claim.property_pid or '') or claim.property_pid} "
               f"({claim.property_pid}): {value or claim.value} [{claim.rank}]")
     return 0
 

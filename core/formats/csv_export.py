@@ -15,9 +15,9 @@ from typing import Any
 
 from core.formats.files import atomic_output
 from core.formats.report import ExportReport
+from core.groups import LANGUAGES
 from core.jobs import Job, JobContext
 
-LANGUAGES = ("en", "it", "es")
 TRIPLE_SEPARATOR = " | "
 TRIPLES_JOINER = " ; "
 REFERENCES_JOINER = " || "
@@ -57,9 +57,9 @@ def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
         units = list(db.scalars(select(DataUnit).order_by(DataUnit.id)))
         triples: dict[tuple[int, str], list[str]] = defaultdict(list)
         # Only the main set: the WebNLG 'original' set repeats the same facts unedited.
-        for row in db.scalars(select(UnitTriple).where(UnitTriple.tripleset == "main")
-                              .order_by(UnitTriple.unit_id, UnitTriple.position)):
-            triples[(row.unit_id, row.lang)].append(triple_text(row))
+        for triple in db.scalars(select(UnitTriple).where(UnitTriple.tripleset == "main")
+                                 .order_by(UnitTriple.unit_id, UnitTriple.position)):
+            triples[(triple.unit_id, triple.lang)].append(triple_text(triple))
         references: dict[tuple[int, str], list[str]] = defaultdict(list)
         for ref in db.scalars(select(UnitReference).order_by(UnitReference.id)):
             references[(ref.unit_id, ref.lang)].append(ref.text)

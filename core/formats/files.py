@@ -70,3 +70,26 @@ def atomic_output(path: Path | str, *, binary: bool = False,
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def check_readable(path: Path | str, hint: str = "") -> Path:
+    """The path of a file an import can read, or a :class:`FormatError` saying why not
+    (missing, a folder, not a regular file, unreadable, empty). ``hint`` says what to give
+    instead when the path is not a regular file."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise FormatError(f"Cannot import {path}: there is no such file.")
+    if path.is_dir():
+        raise FormatError(f"Cannot import {path}: it is a folder, not a file.")
+    if not path.is_file():
+        raise FormatError(
+            f"Cannot import {path}: it is not a regular file (a device, pipe or socket)."
+            + (f" {hint}" if hint else ""))
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise FormatError(f"Cannot read {path.name}: {exc.strerror or exc}.") from exc
+    if path.stat().st_size == 0:
+        raise FormatError(f"Cannot import {path.name}: the file is empty.")
+    return path

@@ -14,9 +14,10 @@ reported as different.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.formats.webnlg import ParsedEntry
+if TYPE_CHECKING:
+    from core.formats.webnlg import ParsedEntry
 
 
 def _canonical(attributes: dict[str, Any]) -> str:

@@ -41,7 +41,7 @@ from typing import Any
 from core.annotation import ADEQUACY_LABELS, aggregates
 from core.changes import IMPORT_WRITES
 from core.formats.csv_export import category_of
-from core.formats.files import FormatError, atomic_output
+from core.formats.files import FormatError, atomic_output, check_readable
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
 
@@ -387,15 +387,6 @@ class RecordReader:
             raise self._error("Extra data", self._pos)
 
 
-def _check_readable(path: Path) -> Path:
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise FormatError(f"Cannot import {path}: there is no such file.")
-    if not path.is_file():
-        raise FormatError(f"Cannot import {path}: it is a folder, not a file.")
-    return path
-
-
 def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> ImportReport:
     """Import a WDV JSON file into ``store`` in one transaction.
 
@@ -408,7 +399,7 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
 
     from core.store.models import DataUnit
 
-    path = _check_readable(Path(path))
+    path = check_readable(Path(path), "Give a WDV JSON file.")
     file_name = path.name
     size = path.stat().st_size
     errors: list[EntryError] = []

@@ -33,13 +33,13 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
 from core.changes import IMPORT_WRITES
-from core.formats.files import FormatError, atomic_output
+from core.formats.files import FormatError, atomic_output, check_readable
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
 from core.labels import plural
@@ -60,9 +60,6 @@ TRIPLESETS: dict[str, tuple[str, str, str]] = {
     "spanishtripleset": ("striple", "es", "main"),
     "italiantripleset": ("itriple", "it", "main"),
 }
-# (lang, tripleset) of a main set -> element, used when writing units built in the app.
-MAIN_SET_TAGS: dict[str, str] = {"en": "modifiedtripleset", "es": "spanishtripleset",
-                                 "it": "italiantripleset"}
 
 # ISO 639-1: the two-letter codes a lex's lang may carry. A closed list rather than a
 # pattern, so a typo such as "xx" is caught as well as "xx-bogus".
@@ -547,7 +544,9 @@ def _iter_entries(path: Path, display: str | None = None,
         return int(getattr(parser.parser, "CurrentLineNumber", 0))
 
     def events() -> Iterator[ET.Element]:
-        for event, element in pull.read_events():
+        for read in pull.read_events():
+            # Only start/end events were asked for: each comes with an element.
+            event, element = cast(tuple[str, ET.Element], read)
             if event == "start":
                 if not stack and element.tag != "benchmark":
                     raise FormatError(
@@ -605,24 +604,7 @@ def _iter_entries(path: Path, display: str | None = None,
 
 
 def _check_readable(path: Path) -> Path:
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise FormatError(f"Cannot import {path}: there is no such file.")
-    if path.is_dir():
-        raise FormatError(f"Cannot import {path}: it is a folder, not a file.")
-    if not path.is_file():
-        raise FormatError(
-            f"Cannot import {path}: it is not a regular file (a device, pipe or socket). "
-            "Give a WebNLG/TailNLG XML file or a folder of them."
-        )
-    try:
-        with path.open("rb"):
-            pass
-    except OSError as exc:
-        raise FormatError(f"Cannot read {path.name}: {exc.strerror or exc}.") from exc
-    if path.stat().st_size == 0:
-        raise FormatError(f"Cannot import {path.name}: the file is empty.")
-    return path
+    return check_readable(path, "Give a WebNLG/TailNLG XML file or a folder of them.")
 
 
 def check_import_path(path: Path | str) -> None:

@@ -33,11 +33,12 @@ from core.metrics.base import (
     MetricValue,
     ScoringItem,
 )
+from core.metrics.info import DESCRIPTIONS, MetricInfo, metric_info
 
 __all__ = [
     "ALL_METRICS", "DEFAULT_METRICS", "DESCRIPTIONS", "MODEL_METRICS", "REFERENCE_BASED",
-    "EntityInfo", "Metric", "MetricOptions", "MetricValue", "ScoringItem", "create_metric",
-    "expand_metric_names",
+    "EntityInfo", "Metric", "MetricInfo", "MetricOptions", "MetricValue", "ScoringItem",
+    "create_metric", "expand_metric_names", "metric_info",
 ]
 
 
@@ -69,18 +70,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "perplexity": (PPL,), "all": ALL_METRICS, "default": DEFAULT_METRICS,
     # The metrics of the WebNLG challenge's official scripts that run offline.
     "webnlg": (BLEU, CHRF, TER, METEOR),
-}
-DESCRIPTIONS: dict[str, str] = {
-    BLEU: "BLEU (sacrebleu)", CHRF: "chrF++ (sacrebleu, word order 2)",
-    TER: "TER (sacrebleu; lower is better)",
-    METEOR: "METEOR (nltk; English; needs a local WordNet folder)",
-    ROUGE1: "ROUGE-1 F", ROUGE2: "ROUGE-2 F", ROUGEL: "ROUGE-L F",
-    BERTSCORE: "BERTScore F1 (rescaled where a baseline exists)",
-    PPL: "perplexity of the text under a causal model",
-    ENTITY_PPL: "perplexity of entity labels alone",
-    ESA: "entity-based semantic adequacy (ESI@1/ESI@2 per corpus)",
-    HALLUCINATION: "hallucination candidates (count)",
-    SIMILARITY: "graph-text cosine similarity (inversion check in details)",
 }
 
 

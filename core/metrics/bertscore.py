@@ -57,7 +57,7 @@ def cached_hub_model(repo_id: str) -> Path | None:
         from huggingface_hub import snapshot_download
 
         folder = snapshot_download(repo_id, local_files_only=True)
-    except Exception:  # noqa: BLE001 - any failure means "not usable offline"
+    except Exception:  # any failure means "not usable offline"
         return None
     path = Path(folder)
     return path if (path / "config.json").is_file() else None
@@ -107,6 +107,11 @@ def _layer_for(name: str, path: Path) -> int:
         raise UserFacingError(f"cannot tell how many layers the BERTScore model {path} has; "
                               "give the layer explicitly")
     return int(layers)
+
+
+def default_model_cached() -> bool:
+    """Whether BERTScore's default model (mBERT) is in the local Hugging Face cache."""
+    return any(cached_hub_model(repo_id) is not None for repo_id in _HUB_IDS)
 
 
 def resolve_model(model: str | Path | None, layer: int | None = None) -> ResolvedModel:
@@ -215,10 +220,10 @@ class BertScore(CorpusFromSentences):
         scored = [i for i in scored if i not in set(empty)]
         for i in empty:
             baseline = self._baseline(items[i].lang)
-            details = {"model": self.resolved.name, "layer": self.resolved.layer,
-                       "rescaled": baseline is not None, "f1_raw": 0.0, "precision_raw": 0.0,
-                       "recall_raw": 0.0, "references": len(items[i].references),
-                       "empty_text": True}
+            details: dict[str, Any] = {
+                "model": self.resolved.name, "layer": self.resolved.layer,
+                "rescaled": baseline is not None, "f1_raw": 0.0, "precision_raw": 0.0,
+                "recall_raw": 0.0, "references": len(items[i].references), "empty_text": True}
             if baseline is not None:
                 details["baseline_f"] = baseline
             values[i] = MetricValue(rescale(0.0, baseline) if baseline is not None else 0.0,
@@ -233,7 +238,7 @@ class BertScore(CorpusFromSentences):
                 lang = items[i].lang
                 raw = float(f1[position])
                 baseline = self._baseline(lang)
-                details: dict[str, Any] = {
+                details = {
                     "model": self.resolved.name, "layer": self.resolved.layer,
                     "rescaled": baseline is not None, "f1_raw": round(raw, 6),
                     "precision_raw": round(float(precision[position]), 6),

@@ -94,7 +94,7 @@ _SPAN_GLUE = re.compile(r"[ \t\-–'’.]*")
 _WORD = re.compile(r"\w+")
 
 _MONTH_NAMES: dict[str, int] = {}
-for _names in (
+for _month_names in (
     ("january", "february", "march", "april", "may", "june", "july", "august", "september",
      "october", "november", "december"),
     ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto",
@@ -103,7 +103,7 @@ for _names in (
      "octubre", "noviembre", "diciembre"),
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
 ):
-    for _number, _name in enumerate(_names, start=1):
+    for _number, _name in enumerate(_month_names, start=1):
         _MONTH_NAMES.setdefault(_name, _number)
 _MONTH_NAMES["sept"] = 9
 _MONTH_NAMES["setiembre"] = 9
@@ -317,7 +317,7 @@ def _targets(entity: EntityInfo, synonyms: SynonymIndex | None = None,
     seen: set[str] = set()
     names = _names(entity)
     if synonyms:
-        extra = []
+        extra: list[tuple[str, str]] = []
         for name, _via in names:
             for synonym, synonym_lang in synonyms.get(_folded_words(name), ()):
                 if not synonym_lang or synonym_lang == lang:
@@ -700,9 +700,9 @@ def esa_of_text(
                     token.start < e and s < token.end for s, e in taken):
                 mentions.append(Mention(shown[root_at], token.start, token.end, token.text,
                                         0.0, "pronoun"))
-    found = {m.entity for m in mentions}
-    detected = tuple(name for name in shown if name in found)
-    missing = tuple(name for name in shown if name not in found)
+    found_entities = {m.entity for m in mentions}
+    detected = tuple(name for name in shown if name in found_entities)
+    missing = tuple(name for name in shown if name not in found_entities)
     mentions.sort(key=lambda m: m.start)
     return EsaResult(len(unique), detected, missing, tuple(mentions))
 

@@ -144,7 +144,7 @@ def load_wordnet(folder: Path) -> Any:
         import nltk.data
         from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-        class LocalWordNet(WordNetCorpusReader):  # type: ignore[misc]
+        class LocalWordNet(WordNetCorpusReader):
             """A plain WordNet folder: ``lexnames`` may be missing (Debian's); no OMW."""
 
             def open(self, file: str) -> Any:

@@ -257,7 +257,7 @@ class EntityPerplexity(Perplexity):
         by_label = self._label_scores(items)
         values = []
         for item in items:
-            entities = [
+            entities: list[dict[str, Any]] = [
                 {"label": label, "ppl": by_label[label].perplexity,
                  "tokens": by_label[label].tokens}
                 for label in self.labels_of(item)

@@ -52,6 +52,7 @@ from typing import Any
 
 from core.changes import Topic
 from core.errors import UserFacingError
+from core.groups import head_tier
 from core.jobs import Job, JobContext
 from core.metrics import (
     DEFAULT_METRICS,
@@ -74,7 +75,6 @@ from core.metrics.base import (
 )
 
 QUALITIES = ("gold", "silver")
-LANGUAGES = ("en", "it", "es")
 CHUNK = 64  # texts per sentence-scoring call: the cancel and progress granularity
 _QID = re.compile(r"\AQ[1-9][0-9]*\Z")
 _IN_CHUNK = 500  # SQLite host parameters per IN list
@@ -179,7 +179,7 @@ def _still_writing(status: str, software: Any) -> str | None:
         return None
     owner = software.get("owner") if isinstance(software, dict) else None
     state = owner_state(owner)
-    if state in ("none", "gone"):
+    if state in ("none", "gone") or not isinstance(owner, dict):
         return None  # an old run without an owner, or one whose process has ended
     where = f"process {owner.get('pid')} on {owner.get('host')}"
     return (f"still being written by {where}" if state == "alive"
@@ -576,9 +576,10 @@ class _Scorer:
             by_lang_quality: dict[tuple[str, str | None], list[_Text]] = defaultdict(list)
             for text in self.reference_texts:
                 by_lang_quality[(text.lang, text.quality)].append(text)
-            for (lang, quality), texts in sorted(by_lang_quality.items(),
-                                                 key=lambda kv: (kv[0][0], kv[0][1] or "")):
-                groups.append(_Group(None, lang, quality, texts, [self._item(t) for t in texts],
+            for (ref_lang, ref_quality), texts in sorted(
+                    by_lang_quality.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+                groups.append(_Group(None, ref_lang, ref_quality, texts,
+                                     [self._item(t) for t in texts],
                                      model=self.request.options.ppl_model))
         return groups
 
@@ -898,17 +899,6 @@ def scores_of_verbalisation(store: Any, verbalisation_id: int) -> list[StoredSco
                                 Score.level == "sentence").order_by(Score.metric, Score.id))]
 
 
-def scores_of_reference(store: Any, reference_id: int) -> list[StoredScore]:
-    from sqlalchemy import select
-
-    from core.store.models import Score
-
-    with store.snapshot() as db:
-        return [_stored(r) for r in db.scalars(
-            select(Score).where(Score.reference_id == reference_id,
-                                Score.level == "sentence").order_by(Score.metric, Score.id))]
-
-
 @dataclass(frozen=True)
 class SentenceScoreRow:
     """One verbalisation and its sentence scores: {column: value}, where a column is the
@@ -1025,10 +1015,6 @@ class GroupScore:
 GROUP_KEYS = ("model", "lang", "tier", "sub_tier", "run_id")
 
 
-def _tier_of(tier: str | None) -> str | None:
-    return "head" if tier == "top_head" else tier  # TailNLG's top_head is the head
-
-
 def summary_by_group(store: Any, *, by: Sequence[str] = ("model", "lang", "tier"),
                      run_ids: Sequence[int] | None = None,
                      metrics: Sequence[str] | None = None) -> list[GroupScore]:
@@ -1054,7 +1040,7 @@ def summarise_rows(rows: Iterable[SentenceScoreRow], *,
         raise UserFacingError(f"cannot group by {unknown}; choose from {GROUP_KEYS}")
     pools: dict[tuple[str, str | None, tuple[Any, ...]], list[float]] = defaultdict(list)
     for row in rows:
-        keys = {"model": row.model, "lang": row.lang, "tier": _tier_of(row.tier),
+        keys = {"model": row.model, "lang": row.lang, "tier": head_tier(row.tier),
                 "sub_tier": row.sub_tier, "run_id": str(row.run_id)}
         group = tuple(keys[k] for k in by)
         for column, value in row.scores.items():

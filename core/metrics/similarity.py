@@ -71,7 +71,7 @@ def load_encoder(path: Path, device: str = "cpu") -> Any:
 
             try:
                 _ENCODERS[key] = SentenceTransformer(str(path), device=device)
-            except Exception as error:  # noqa: BLE001 - any loading failure is the user's folder
+            except Exception as error:  # any loading failure is the user's folder
                 from core.errors import UserFacingError
 
                 raise UserFacingError(

@@ -11,6 +11,7 @@ Only numpy and the standard library are imported here; scipy and SQLAlchemy insi
 the functions that need them.
 """
 
+from core.groups import HUMAN_METRICS
 from core.report.compare import (
     COMPARISON_COLUMNS,
     STUDY_METRICS,
@@ -29,7 +30,7 @@ from core.report.compare import (
     report_job,
     study_table,
 )
-from core.report.data import HUMAN_METRICS, Observation, RunInfo, ScoreFrame, load_frame
+from core.report.data import Observation, RunInfo, ScoreFrame, load_frame
 from core.report.export import PlotSpec, plot_specs, render_html, write_csv, write_html
 from core.report.groups import DIMENSIONS
 

@@ -20,9 +20,17 @@ from itertools import combinations
 from typing import Any
 
 from core.errors import UserFacingError
+from core.groups import (
+    DIMENSIONS,
+    STUDY_METRICS,
+    UNKNOWN,
+    metric_label,
+    metric_order,
+    order_key,
+)
 from core.jobs import Job, JobContext
-from core.report.data import HUMAN_METRICS, Observation, ScoreFrame, load_frame
-from core.report.groups import DIMENSIONS, UNKNOWN, order_key
+from core.report.data import Observation, ScoreFrame, load_frame
+from core.report.verdict import headlines_table_rows, verdict
 from core.statistics import (
     CORRECTIONS,
     DEFAULT_ALPHA,
@@ -39,48 +47,22 @@ from core.statistics import (
     mann_whitney_protocol,
     summarise,
 )
+from core.tables import Table
 
 STRATA = ("model", "lang", "quality")
-# The columns of the TailNLG study's tables, in their order.
-STUDY_METRICS = ("bertscore", "bleu", "chrf++", "rouge1", "rouge2", "rougeL", "ppl")
-METRIC_LABELS = {
-    "bertscore": "BERTScore", "bleu": "BLEU", "chrf++": "chrF++", "rouge1": "ROUGE-1",
-    "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "ppl": "PPL", "entity_ppl": "Entity PPL",
-    "esa": "ESA", "hallucination": "Hallucinations", "similarity": "Graph–text sim.",
-    "human_fluency": "Fluency (human)", "human_adequacy": "Adequacy (human, % Yes)",
-    "ter": "TER", "meteor": "METEOR",
-}
 SIGNIFICANT_MARK = "*"
 # Dimensions whose first group (in canonical order) is the baseline every other is
 # compared with; the others compare every pair when there are few groups.
 BASELINE_DIMENSIONS = frozenset({"tier", "subtier"})
 STUDY_REFERENCES = ("quality", "pooled", "split")
 ALL_PAIRS_UP_TO = 4
+# The headlines: head against long tail, languages pooled (core.report.verdict words them).
+ALL_LANGUAGES = "all languages"
+HEADLINE_PAIR = ("head", "long_tail")
 
 
 class NothingToCompareError(UserFacingError):
     """The session holds nothing the report could compare."""
-
-
-def metric_order(metric: str) -> tuple[int, str]:
-    known = (*STUDY_METRICS, "entity_ppl", "esa", "hallucination", "similarity", *HUMAN_METRICS)
-    return (known.index(metric), metric) if metric in known else (len(known), metric)
-
-
-def metric_label(metric: str) -> str:
-    return METRIC_LABELS.get(metric, metric)
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table as plain values: what the panel shows and what CSV/HTML export write."""
-
-    name: str  # a file-name-safe identifier, e.g. "compare_tier"
-    title: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
-    marked: frozenset[tuple[int, int]] = frozenset()  # (row, column) cells marked significant
-    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -363,7 +345,7 @@ def _study_items(frame: ScoreFrame, columns: Sequence[str], *, split: bool
         by_item[(key, o.metric)][o.quality] = o.value
         if o.quality is not None:
             qualities[key].add(o.quality)
-    out = []
+    out: list[tuple[tuple[Any, ...], float]] = []
     for (key, metric), per_quality in by_item.items():
         item = contexts[key]
         head = (item.model, item.tier, item.lang)
@@ -414,8 +396,6 @@ class BiasReport:
 
     def headline_lines(self) -> list[str]:
         """The head-against-long-tail verdicts, as the panel, the CLI and HTML say them."""
-        from core.report.verdict import headlines_table_rows
-
         return headlines_table_rows(self.headlines, self.settings.correction)
 
     def comparison_table(self, by: str) -> Table:
@@ -446,8 +426,6 @@ class BiasReport:
     def headline_table(self) -> Table:
         """Head against long tail per metric and model, languages pooled, with the verdict
         (core.report.verdict: the same words in the panel, the CLI and HTML)."""
-        from core.report.verdict import verdict
-
         rows, marked = [], set()
         column = 8 if self.settings.correction != "none" else 7
         for r, c in enumerate(self.headlines):
@@ -622,12 +600,33 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
                 + (f"only {', '.join(seen)}" if seen else "no values")
                 + (f" (asked for {', '.join(f'{a} vs {b}' for a, b in pairs)})" if pairs
                    else "") + ".")
-    from core.report.verdict import headline_comparisons
-
     report.headlines = headline_comparisons(frame, chosen, settings)
     correct(report)
     step(steps, "done")
     return report
+
+
+def headline_comparisons(frame: ScoreFrame, metrics: tuple[str, ...] | list[str],
+                         settings: Settings) -> list[Comparison]:
+    """Head against long tail on each metric, per model, languages pooled.
+
+    Reference-based metrics use the study table's reference quality only (gold and silver
+    are never mixed); reference texts' own scores stay out (they are not a model's).
+    """
+    quality = settings.study_quality
+    pooled_items: dict[int, Any] = {}
+    observations = []
+    for o in frame.observations:
+        if o.metric not in metrics or o.item.is_reference:
+            continue
+        if o.quality is not None and o.quality != quality:
+            continue
+        item = pooled_items.get(id(o.item))
+        if item is None:
+            item = pooled_items[id(o.item)] = replace(o.item, lang=ALL_LANGUAGES)
+        observations.append(Observation(o.metric, o.value, o.quality, item))
+    return compare(ScoreFrame(observations=observations), "tier", metrics=list(metrics),
+                   pairs=[HEADLINE_PAIR], settings=settings)
 
 
 def correct(report: BiasReport) -> None:
@@ -671,9 +670,3 @@ def report_job(store: Any, *, by: Sequence[str] = ("tier",),
                params={"by": list(by), "metrics": list(metrics or []),
                        "pairs": [list(p) for p in pairs or []],
                        "runs": None if runs is None else list(runs), **settings.__dict__})
-
-
-def observations_for(frame: ScoreFrame, metric: str, **groups: str) -> list[Observation]:
-    """The observations of one metric in the given groups (a helper for plots and panels)."""
-    return [o for o in frame.observations if o.metric == metric
-            and all(o.group(k) == v for k, v in groups.items())]

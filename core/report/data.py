@@ -12,25 +12,24 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from core.errors import UserFacingError
-from core.report.groups import (
+from core.groups import (
+    HUMAN_ADEQUACY,
+    HUMAN_FLUENCY,
     UNKNOWN,
     category_name,
     dataset_name,
+    metric_order,
     model_name,
     subtier_group,
     tier_group,
 )
 
-HUMAN_FLUENCY = "human_fluency"
-HUMAN_ADEQUACY = "human_adequacy"
-HUMAN_METRICS = (HUMAN_FLUENCY, HUMAN_ADEQUACY)
 # Scores of reference texts themselves (e.g. ESA of a gold and a silver reference) are
 # items of this pseudo-model, so gold and silver texts can be compared like models' texts.
 REFERENCES_MODEL = "(references)"
-LOG_METRICS = frozenset({"ppl", "entity_ppl"})  # plotted on a log10 axis (METHODS §8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +144,6 @@ class ScoreFrame:
     @property
     def metrics(self) -> list[str]:
         """Metrics present, in the order of the study table, then alphabetical."""
-        from core.report.compare import metric_order
-
         return sorted({o.metric for o in self.observations}, key=metric_order)
 
     def counts(self) -> dict[str, int]:
@@ -198,7 +195,7 @@ def _attributes(raw: Any) -> Any:
     return raw
 
 
-def _contexts(db: Any, categories: dict[int, str]) -> dict[int, ItemContext]:
+def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], ItemContext]:
     """Every verbalisation's groups, by id (one query; a unit's category parsed once)."""
     from sqlalchemy import text
 
@@ -274,14 +271,15 @@ def choose_items(contexts: dict[Any, ItemContext], runs: Sequence[int] | None,
                         > (held.run_id, held.verbalisation_id) else (held, item))
         best[key] = newer
         losers[key].append(older)
-    kept = {item.verbalisation_id for item in best.values()}
-    items: Counter[int] = Counter(item.run_id for item in best.values())
+    # Only model texts are chosen between: each has a run and a verbalisation id.
+    kept = {cast(int, item.verbalisation_id) for item in best.values()}
+    items: Counter[int] = Counter(cast(int, item.run_id) for item in best.values())
     superseded: Counter[int] = Counter()
     by: dict[int, set[int]] = defaultdict(set)
     for key, lost in losers.items():
         for item in lost:
-            superseded[item.run_id] += 1
-            by[item.run_id].add(best[key].run_id)  # type: ignore[arg-type]
+            superseded[cast(int, item.run_id)] += 1
+            by[cast(int, item.run_id)].add(cast(int, best[key].run_id))
     models = {item.run_id: item.model for item in contexts.values() if item.run_id is not None}
     use = [RunUse(run, models[run], items[run], superseded[run], tuple(sorted(by[run])))
            for run in sorted(set(items) | set(superseded))]
@@ -345,12 +343,12 @@ def load_frame(store: Any, *, human: bool = True,
                 software=dict(run.software or {}),
                 started_at=run.started_at.isoformat() if run.started_at else None))
     for verbalisation_id, values in sorted(ratings.items()):
-        context = contexts.get(("v", verbalisation_id))
-        if context is None or verbalisation_id not in kept:
+        rated = contexts.get(("v", verbalisation_id))
+        if rated is None or verbalisation_id not in kept:
             continue
         for name, metric in (("fluency", HUMAN_FLUENCY), ("adequacy", HUMAN_ADEQUACY)):
             if name in values:
-                frame.observations.append(Observation(metric, values[name], None, context))
+                frame.observations.append(Observation(metric, values[name], None, rated))
     # Items used: the kept verbalisations with at least one value; only those runs listed.
     with_values = Counter(run for run, _ in {(o.item.run_id, o.item.verbalisation_id)
                                              for o in frame.observations
@@ -366,7 +364,6 @@ def available_metrics(store: Any) -> list[tuple[str, int]]:
     in the study table's order. One cheap aggregate query: it runs on the UI thread."""
     from sqlalchemy import text
 
-    from core.report.compare import metric_order  # compare imports this module
 
     with store.unit_of_work() as db:
         counts = dict(db.execute(text(

@@ -14,8 +14,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from core.metrics.info import metric_info
 from core.report.compare import SIGNIFICANT_MARK, BiasReport, Table, metric_label
-from core.report.data import LOG_METRICS
 from core.report.groups import order_key
 
 
@@ -66,7 +66,7 @@ def plot_specs(report: BiasReport) -> list[PlotSpec]:
         of_metric = [o for o in report.frame.observations if o.metric == metric]
         rows = [o for o in of_metric if not o.item.is_reference
                 and (o.quality is None or o.quality == quality)]
-        log = metric in LOG_METRICS
+        log = metric_info(metric).log_axis
         label = metric_label(metric)
         if rows:
             specs.extend(_model_plots(rows, metric, label, log, quality))

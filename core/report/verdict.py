@@ -9,40 +9,13 @@ perplexities and hallucinations lower is better).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from core.report.compare import Comparison, Settings, compare, metric_label
-from core.report.data import Observation, ScoreFrame
+from core.metrics.info import lower_is_better, metric_label
 
-ALL_LANGUAGES = "all languages"
-HEADLINE_PAIR = ("head", "long_tail")
-# Metrics where a lower value is the better one (the verdict says which side is worse).
-LOWER_IS_BETTER = frozenset({"ppl", "entity_ppl", "hallucination", "ter"})
-CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "no correction"}
-
-
-def headline_comparisons(frame: ScoreFrame, metrics: tuple[str, ...] | list[str],
-                         settings: Settings) -> list[Comparison]:
-    """Head against long tail on each metric, per model, languages pooled.
-
-    Reference-based metrics use the study table's reference quality only (gold and silver
-    are never mixed); reference texts' own scores stay out (they are not a model's).
-    """
-    quality = settings.study_quality
-    pooled_items: dict[int, Any] = {}
-    observations = []
-    for o in frame.observations:
-        if o.metric not in metrics or o.item.is_reference:
-            continue
-        if o.quality is not None and o.quality != quality:
-            continue
-        item = pooled_items.get(id(o.item))
-        if item is None:
-            item = pooled_items[id(o.item)] = replace(o.item, lang=ALL_LANGUAGES)
-        observations.append(Observation(o.metric, o.value, o.quality, item))
-    return compare(ScoreFrame(observations=observations), "tier", metrics=list(metrics),
-                   pairs=[HEADLINE_PAIR], settings=settings)
+if TYPE_CHECKING:
+    from core.report.compare import Comparison
 
 
 @dataclass(frozen=True)
@@ -70,7 +43,7 @@ def verdict(c: Comparison) -> Verdict:
     head, tail = centre(c.a), centre(c.b)
     if head is None or tail is None or head == tail:
         return Verdict("no difference", c.significant, None)
-    worse = (tail < head) != (c.metric in LOWER_IS_BETTER)
+    worse = (tail < head) != lower_is_better(c.metric)
     return Verdict("long tail worse" if worse else "long tail better", c.significant, worse)
 
 

@@ -72,10 +72,24 @@ class Candidate:
 @runtime_checkable
 class Verbaliser(Protocol):
     kind: str  # "causal" | "seq2seq" | "template" | "openai"
-    model_id: str  # what the user named
-    system_name: str  # a display name
+
+    @property
+    def model_id(self) -> str:
+        """What the user named."""
+        ...
+
+    @property
+    def system_name(self) -> str:
+        """A display name."""
+        ...
+
     params: GenerationParams
-    templates: Mapping[str, str]  # lang -> prompt template, as used
+
+    @property
+    def templates(self) -> Mapping[str, str]:
+        """lang -> prompt template, as used."""
+        ...
+
     # Set by the verbalise job for the length of a run (None: never stop). An attribute,
     # not an argument of verbalise(), so it reaches the model through any wrapper of it.
     should_stop: ShouldStop | None

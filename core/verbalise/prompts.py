@@ -19,11 +19,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from core.groups import LANGUAGE_NAMES, LANGUAGES
 from core.surface import surface_triple
 from resources import resource_path
 
-LANGUAGES: tuple[str, ...] = ("en", "it", "es")
-LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
 PLACEHOLDER = "{triples}"
 ANSWER_MARKERS: dict[str, str] = {
     "en": "The final verbalization is:",
@@ -203,7 +202,8 @@ def clean_answer(text: str) -> str:
 def _answer_after(reply: str, end: int, colon: bool) -> tuple[str | None, str]:
     """The answer after a marker ending at ``end`` (written with a colon or not):
     (text, "") or (None, reason)."""
-    start = _LEAD.match(reply, end).end()
+    lead = _LEAD.match(reply, end)
+    start = lead.end() if lead else end
     if start >= len(reply):
         return None, "nothing after the answer marker"
     if not colon and reply[start] != "[":

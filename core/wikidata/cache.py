@@ -9,9 +9,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from typing import cast
 
 import numpy as np
-from sqlalchemy import and_, delete, func, select
+from sqlalchemy import Table, and_, delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
@@ -192,11 +193,12 @@ def store_entity(store: SessionStore, details: EntityDetails, source_name: str) 
                 ],
             )
         db.execute(
-            m.Entity.__table__.update().where(m.Entity.qid == qid).values(source=source_name)
+            cast(Table, m.Entity.__table__).update().where(m.Entity.qid == qid)
+            .values(source=source_name)
         )
 
 
-def _members_select(category_name: str):  # noqa: ANN202 - a SQLAlchemy Select
+def _members_select(category_name: str):  # a SQLAlchemy Select
     label = m.Term
     return (
         select(

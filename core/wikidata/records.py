@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-LANGUAGES: tuple[str, ...] = ("en", "it", "es")
+from core.groups import LANGUAGES as LANGUAGES  # one definition, re-exported
+
 RANKS: tuple[str, ...] = ("preferred", "normal", "deprecated")
 
 

@@ -238,7 +238,7 @@ def terms_from_rows(qid: str, rows: Iterable[Row]) -> list[Term]:
         if kind not in ("label", "description", "alias") or text.lang not in LANGUAGES:
             raise BadResults(f"result {index}: unexpected term {kind!r}@{text.lang}")
         seen.setdefault((kind, text.lang), []).append(text.value)
-    terms = []
+    terms: list[Term] = []
     for (kind, lang), texts in seen.items():
         unique = sorted(set(texts))
         if kind != "alias":

@@ -219,7 +219,7 @@ def test_pool_starts_a_thread_when_tasks_outnumber_idle_workers() -> None:
     gate = threading.Event()
 
     class GatedQueue(queue_module.SimpleQueue):
-        def get(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        def get(self, *args, **kwargs):
             gate.wait(5)
             return super().get(*args, **kwargs)
 

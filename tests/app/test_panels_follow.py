@@ -18,8 +18,8 @@ from PySide6.QtWidgets import QFileDialog
 from app.changes import SessionChanges
 from app.gui import build_window
 from core.changes import IMPORT_WRITES, Topic
-from core.labels import plural
 from core.jobs import Job, JobSucceeded
+from core.labels import plural
 from tests.core.formats.conftest import TAILNLG
 from tests.core.formats.test_webnlg_releases import WEBNLG_2017
 from tests.fixtures import report_session as fixture_module

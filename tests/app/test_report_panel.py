@@ -233,7 +233,7 @@ def test_the_build_runs_off_the_ui_thread_and_cancels(qtbot, wired, monkeypatch)
 
     threads: list[int] = []
 
-    def slow_build(store, **kwargs):  # noqa: ANN001, ANN003, ANN202
+    def slow_build(store, **kwargs):
         threads.append(threading.get_ident())
         ctx = kwargs["ctx"]
         deadline = time.monotonic() + 20

@@ -48,7 +48,7 @@ nan = np.nan
 
 
 @pytest.fixture
-def store(report_session: ReportSession):  # noqa: ANN201
+def store(report_session: ReportSession):
     with SessionStore.open(report_session.path) as opened:
         yield opened
 

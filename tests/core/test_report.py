@@ -45,12 +45,12 @@ report_session = fixture_module.report_session  # registers the fixture here
 
 
 @pytest.fixture
-def store(report_session: ReportSession):  # noqa: ANN201
+def store(report_session: ReportSession):
     with SessionStore.open(report_session.path) as opened:
         yield opened
 
 
-def _find(comparisons, metric: str, **stratum: str):  # noqa: ANN001, ANN202
+def _find(comparisons, metric: str, **stratum: str):
     found = [c for c in comparisons if c.metric == metric
              and all(c.stratum_value(k) == v for k, v in stratum.items())]
     assert len(found) == 1, found

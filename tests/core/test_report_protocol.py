@@ -21,7 +21,7 @@ report_session = fixture_module.report_session  # registers the fixture here
 
 
 @pytest.fixture
-def store(report_session: ReportSession):  # noqa: ANN201
+def store(report_session: ReportSession):
     with SessionStore.open(report_session.path) as opened:
         yield opened
 

@@ -43,7 +43,7 @@ def rerun_subset(session: ReportSession) -> int:
         return run.id
 
 
-def bleu_items(frame, model: str = "model-a", lang: str = "en",  # noqa: ANN001
+def bleu_items(frame, model: str = "model-a", lang: str = "en",
                quality: str = "gold") -> dict[int, float]:
     values = {}
     for o in frame.observations:

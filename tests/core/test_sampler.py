@@ -40,7 +40,7 @@ def world() -> dict[str, EntityDetails]:
 ROOTS = [f"Q{i}" for i in range(10)]
 
 
-def signature(result) -> list[tuple]:  # noqa: ANN001
+def signature(result) -> list[tuple]:
     return [(d.root_qid, tuple(claim_triple(c) for c in d.claims)) for d in result.drafts]
 
 

@@ -34,7 +34,7 @@ def table_digest(store: SessionStore) -> dict[str, str]:
     with store.engine.connect() as connection:
         for table in Base.metadata.sorted_tables:
             rows = connection.execute(
-                text(f"SELECT * FROM {table.name} ORDER BY 1")  # noqa: S608 - known names
+                text(f"SELECT * FROM {table.name} ORDER BY 1")  # known names
             ).all()
             digests[table.name] = hashlib.sha256(repr(rows).encode()).hexdigest()
     return digests

@@ -42,11 +42,11 @@ class FakeServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:  # http.server's naming
                 server.paths.append(self.path)
                 self._reply(200, {}, json.dumps({"data": [{"id": "tiny-served"}]}).encode())
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 server.paths.append(self.path)
                 length = int(self.headers["Content-Length"])
                 body = json.loads(self.rfile.read(length))
