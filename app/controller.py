@@ -28,6 +28,8 @@ from widgets.main_window import MainWindow
 if TYPE_CHECKING:
     from app.annotate import AnnotateController
     from app.browser import BrowserController
+    from app.likelihood import LikelihoodController
+    from app.preferences import PreferencesController
     from app.report import ReportController
     from app.scores import ScoresController
     from app.units import UnitsController
@@ -45,6 +47,8 @@ class AppController(QObject):
     scores: ScoresController
     annotate: AnnotateController
     report: ReportController
+    likelihood: LikelihoodController
+    preferences_controller: PreferencesController
 
     def __init__(self, window: MainWindow, runner: QtJobRunner | None = None) -> None:
         super().__init__(window)

@@ -64,9 +64,9 @@ def missing_libraries(qt: Path | None = None, ldconfig_output: str | None = None
     """Libraries the xcb plugin needs that the system lacks (both outputs injectable)."""
     if ldd_output is None:
         qt = qt or qt_dir()
-        files = [] if qt is None else [qt / "plugins" / "platforms" / "libqxcb.so",
-                                        qt / "lib" / "libQt6XcbQpa.so.6"]
-        files = [str(f) for f in files if f.exists()]
+        candidates = [] if qt is None else [qt / "plugins" / "platforms" / "libqxcb.so",
+                                             qt / "lib" / "libQt6XcbQpa.so.6"]
+        files = [str(f) for f in candidates if f.exists()]
         if not files or shutil.which("ldd") is None:
             return []
         ldd_output = subprocess.run(["ldd", *files], capture_output=True, text=True,

@@ -214,12 +214,13 @@ class Graph:
                 offset += PAGE
         return found
 
-    def _cache_values(self, subjects: Sequence[str], pid: str) -> list[tuple[str, str, str]]:
+    def _cache_values(self, subjects: Sequence[str], pid: str
+                      ) -> list[tuple[str, str, str | None]]:
         from sqlalchemy import select
 
         from core.store import models as m
 
-        out: list[tuple[str, str, str]] = []
+        out: list[tuple[str, str, str | None]] = []
         assert self.cache_store is not None
         with self.cache_store.unit_of_work() as db:
             for start in range(0, len(subjects), 500):
@@ -234,7 +235,7 @@ class Graph:
                 preferred = {s for s, _v, _st, rank in rows if rank == "preferred"}
                 # Truthy values only: where a subject has preferred ones, the normal go.
                 out.extend((s, v, st) for s, v, st, rank in rows
-                           if rank == "preferred" or s not in preferred)
+                           if v is not None and (rank == "preferred" or s not in preferred))
         return out
 
     def labels(self, ids: Sequence[str], lang: str) -> dict[str, str]:
@@ -580,7 +581,7 @@ def search_job(store: SessionStore, source: Any, request: SearchRequest, *,
         delta = None
         if "head" in by and "tail" in by and by["head"].mean is not None \
                 and by["tail"].mean is not None:
-            delta = by["head"].mean - by["tail"].mean  # type: ignore[operator]
+            delta = by["head"].mean - by["tail"].mean
         return SearchSummary(
             template.text, len(roots),
             {r.direction: {"units": len(r.units), "mean": r.mean, "steps": r.steps}

@@ -273,15 +273,15 @@ def _unit_triples(unit: Any, rows: list[Any], categories: dict[int, str],
                     said.add(triple)
                     yield triple
             continue
-        triple = _node_iri("unit", unit.uid, "triple", row.lang, row.tripleset, row.position)
-        yield node, _tl("triple"), triple
-        yield triple, RDF_TYPE, _tl("Triple")
-        yield triple, _tl("subjectLabel"), _lit(labels[0])
-        yield triple, _tl("predicateLabel"), _lit(labels[1])
-        yield triple, _tl("objectLabel"), _lit(labels[2])
-        yield triple, _tl("lang"), _lit(row.lang)
-        yield triple, _tl("tripleset"), _lit(row.tripleset)
-        yield triple, _tl("position"), _int(row.position)
+        place = _node_iri("unit", unit.uid, "triple", row.lang, row.tripleset, row.position)
+        yield node, _tl("triple"), place
+        yield place, RDF_TYPE, _tl("Triple")
+        yield place, _tl("subjectLabel"), _lit(labels[0])
+        yield place, _tl("predicateLabel"), _lit(labels[1])
+        yield place, _tl("objectLabel"), _lit(labels[2])
+        yield place, _tl("lang"), _lit(row.lang)
+        yield place, _tl("tripleset"), _lit(row.tripleset)
+        yield place, _tl("position"), _int(row.position)
 
 
 def _statement(unit_node: str, unit: Any, row: Any, labels: tuple[str, str, str],

@@ -262,8 +262,8 @@ def load_pairs(store: Any, *, run_id: int | None = None, langs: Sequence[str] | 
     rows: list[tuple[int, int, str, str]] = []
     with store.unit_of_work() as db:
         if run_id is None:
-            query = select(UnitReference.id, UnitReference.unit_id, UnitReference.lang,
-                           UnitReference.text).order_by(UnitReference.id)
+            query: Any = select(UnitReference.id, UnitReference.unit_id, UnitReference.lang,
+                                UnitReference.text).order_by(UnitReference.id)
             if quality:
                 query = query.where(UnitReference.quality == quality)
             source = "reference"

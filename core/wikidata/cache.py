@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import cast
 
 import numpy as np
-from sqlalchemy import Table, and_, delete, func, select
+from sqlalchemy import Table, and_, delete, func, select, update
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
@@ -238,7 +238,7 @@ def set_fetch_status(
     with store.unit_of_work() as db:
         category_id = _category_id(db, category)
         db.execute(
-            m.Category.__table__.update()
+            update(m.Category)
             .where(m.Category.id == category_id)
             .values(fetch_status=status, fetch_note=note)
         )
