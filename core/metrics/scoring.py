@@ -48,7 +48,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.changes import Topic
 from core.errors import UserFacingError
@@ -211,6 +211,31 @@ def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
     return runs
 
 
+class _TripleRow(NamedTuple):
+    """The columns of a ``unit_triples`` row scoring reads (no ORM object per row)."""
+
+    unit_id: int
+    lang: str
+    tripleset: str
+    subject: str
+    predicate: str
+    object: str
+    subject_override: str | None
+    predicate_override: str | None
+    object_override: str | None
+    subject_qid: str | None
+    object_value: str | None
+    claim_id: int | None
+
+    def shown(self) -> tuple[str, str, str]:
+        """As :meth:`core.store.models.UnitTriple.shown`: a set override wins."""
+        return (
+            self.subject if self.subject_override is None else self.subject_override,
+            self.predicate if self.predicate_override is None else self.predicate_override,
+            self.object if self.object_override is None else self.object_override,
+        )
+
+
 class _UnitMaterial:
     """Triples, entities and references of the units being scored, per language."""
 
@@ -231,17 +256,21 @@ class _UnitMaterial:
                 for uid, root in db.execute(select(DataUnit.id, DataUnit.root_qid)
                                             .where(DataUnit.id.in_(chunk))):
                     roots[uid] = root
-                for row in db.scalars(select(UnitTriple).where(UnitTriple.unit_id.in_(chunk))
-                                      .order_by(UnitTriple.unit_id, UnitTriple.lang,
-                                                UnitTriple.tripleset, UnitTriple.position)):
+                columns = [getattr(UnitTriple, name) for name in _TripleRow._fields]
+                for values in db.execute(select(*columns).where(UnitTriple.unit_id.in_(chunk))
+                                         .order_by(UnitTriple.unit_id, UnitTriple.lang,
+                                                   UnitTriple.tripleset, UnitTriple.position)):
+                    row = _TripleRow(*values)
                     rows_by_set[(row.unit_id, row.lang, row.tripleset)].append(row)
-                for ref in db.scalars(select(UnitReference)
-                                      .where(UnitReference.unit_id.in_(chunk))
-                                      .order_by(UnitReference.id)):
-                    self.references[(ref.unit_id, ref.lang, ref.quality)].append(
-                        (ref.id, ref.text))
-                    self.reference_rows.append(_Text(ref.text, ref.lang, ref.unit_id,
-                                                     reference_id=ref.id, quality=ref.quality))
+                for ref_id, ref_unit, ref_lang, ref_quality, ref_text in db.execute(
+                        select(UnitReference.id, UnitReference.unit_id, UnitReference.lang,
+                               UnitReference.quality, UnitReference.text)
+                        .where(UnitReference.unit_id.in_(chunk))
+                        .order_by(UnitReference.id)):
+                    self.references[(ref_unit, ref_lang, ref_quality)].append(
+                        (ref_id, ref_text))
+                    self.reference_rows.append(_Text(ref_text, ref_lang, ref_unit,
+                                                     reference_id=ref_id, quality=ref_quality))
             claim_ids = sorted({r.claim_id for rows in rows_by_set.values() for r in rows
                                 if r.claim_id is not None})
             for chunk in _chunks(claim_ids):
