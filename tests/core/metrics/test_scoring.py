@@ -338,8 +338,10 @@ def _all_scores(store: SessionStore) -> list[tuple]:
 
 def test_scores_are_the_same_with_a_tiny_batch_size(session, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Items are built a chunk at a time and rows inserted a batch at a time: with one
-    text per chunk and one row per insert, every stored score is the same."""
+    """Items are built a chunk at a time, rows inserted and corpus statistics read a
+    batch at a time: with one text per chunk and batch, every stored score (corpus
+    values and signatures included) is the same."""
+    import core.metrics.reference as reference
     import core.metrics.scoring as scoring
 
     store, _ = session
@@ -350,6 +352,7 @@ def test_scores_are_the_same_with_a_tiny_batch_size(session, tmp_path: Path,
     assert len(expected) > 20
     monkeypatch.setattr(scoring, "CHUNK", 1)
     monkeypatch.setattr(scoring, "ROW_BATCH", 1)
+    monkeypatch.setattr(reference, "CORPUS_BATCH", 1)
     build_session(tmp_path / "other.taillens")  # the same session, built again
     with SessionStore.open(tmp_path / "other.taillens") as tiny_store:
         tiny = score(tiny_store, **request)
