@@ -41,6 +41,9 @@ class UnitsController(QObject):
         self.overrides: dict[tuple[str, int, str], str] = {}
         self.shown_unit: int | None = None
         self._search_model = ""  # the Search… dialog's last model
+        from core.unit_builder import UNIT_PAGE
+
+        self.page_size = UNIT_PAGE  # units read at a time for the panel's list
 
         browser.panel.start_unit_requested.connect(self.start)
         panel.focus_requested.connect(self.set_focus)
@@ -56,6 +59,7 @@ class UnitsController(QObject):
         panel.filters_changed.connect(self.set_filters)
         panel.sample_requested.connect(self.sample)
         panel.search_button.clicked.connect(self.ask_search)
+        panel.more_units_requested.connect(self.more_units)
         app.session_changed.connect(lambda _store: self.session_opened())
         # Units imported, sampled or saved elsewhere; saved tiers may leave units built
         # under another tier: the list follows at once.
@@ -85,11 +89,22 @@ class UnitsController(QObject):
         self.refresh()
 
     def refresh_units(self) -> None:
+        """The count (COUNT(*)) and the first page of units; more pages as the view
+        scrolls (``more_units``): a large session is never read whole."""
         from core.category_tiers import unit_tier_changes
+        from core.unit_builder import count_units, list_units
+
+        store = self.app.store
+        if store is not None:
+            page = list_units(store, limit=self.page_size)
+            self.panel.show_units(page, unit_tier_changes(store), total=count_units(store))
+
+    def more_units(self, after_id: int | None) -> None:
         from core.unit_builder import list_units
 
         if self.app.store is not None:
-            self.panel.show_units(list_units(self.app.store), unit_tier_changes(self.app.store))
+            self.panel.add_units(list_units(self.app.store, after_id=after_id,
+                                            limit=self.page_size))
 
     # -- building ----------------------------------------------------------------------------
     def start(self, qid: str) -> None:

@@ -1,7 +1,9 @@
-"""A large session (12,915 units by default): RDF export time and peak memory.
+"""A large session (12,915 units by default): RDF export, opening the window and scoring:
+time and peak memory.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/large_session.py [--units 12915]
-        [--before TREE] [--limit-s 300] [--keep FILE]
+        [--before TREE] [--limit-s 300] [--keep FILE] [--formats ntriples,turtle]
+        [--steps paint,window,score] [--repeat 3]
 
 Builds the session through core: the TailNLG benchmark is imported once
 (/work/shared/data/tailnlg/), then its units (triples and references included) are
@@ -10,7 +12,13 @@ external model run gets a verbalisation per unit. Each export then runs the real
 (`python -m app export OUT --session S --format F`) in a fresh process; the script
 prints wall time, peak RSS (VmHWM) and file size. With --before TREE (a checkout of
 older code, e.g. `git archive <commit> | tar -x -C TREE`) the same exports run with that
-code too, each stopped after --limit-s seconds.
+code too, each stopped after --limit-s seconds. --steps also times, on a fresh copy of
+the session each run, `python -m app gui S --report-first-paint` (start to the first paint
+of the window; peak RSS until it exits), `python -m app gui S --screenshot PNG
+--wait-for-jobs 30` (the window opened offscreen until its start-up jobs end, the demo
+data's loading included) and `python -m app score --session S
+--metrics bleu,chrf++,esa`; --repeat runs each, the median is printed (the machine may be
+shared: timings are noisy).
 """
 
 from __future__ import annotations
@@ -95,6 +103,43 @@ def export(tree: Path, session: Path, fmt: str, out: Path, limit_s: float) -> st
             f"{size:7.1f} MB written  ({ended})")
 
 
+def timed(tree: Path, command: list[str], limit_s: float, repeat: int,
+          session: Path, work: Path) -> str:
+    """Median wall time and peak RSS of ``command`` over ``repeat`` runs, each on a fresh
+    copy of the session (scoring writes to it; opening may migrate it)."""
+    import shutil
+    import statistics
+
+    times, peaks, codes = [], [], []
+    for _ in range(repeat):
+        copy = work / "run.taillens"
+        shutil.copyfile(session, copy)
+        argv = [a.replace("{session}", str(copy)) for a in command]
+        printed = work / "stdout.txt"
+        started = time.time()
+        with printed.open("w") as stdout:
+            code, elapsed, peak = run_measured(argv, tree, {
+                **os.environ, "PYTHONPATH": str(tree), "QT_QPA_PLATFORM": "offscreen"},
+                limit_s, stdout, subprocess.DEVNULL)
+        for line in printed.read_text().splitlines():
+            if line.startswith("first_paint_wall_time="):  # --report-first-paint
+                elapsed = float(line.split("=", 1)[1]) - started
+        times.append(elapsed)
+        peaks.append(peak)
+        codes.append("killed" if code is None else str(code))
+        copy.unlink(missing_ok=True)
+    return (f"{statistics.median(times):7.1f} s  peak RSS {statistics.median(peaks):7.0f} MB"
+            f"  (median of {repeat}: {', '.join(f'{t:.1f}' for t in times)} s;"
+            f" exit {'/'.join(codes)})")
+
+
+WINDOW = [sys.executable, "-m", "app", "gui", "{session}", "--screenshot", "{png}",
+          "--wait-for-jobs", "30"]
+PAINT = [sys.executable, "-m", "app", "gui", "{session}", "--report-first-paint"]
+SCORE = [sys.executable, "-m", "app", "score", "--session", "{session}",
+         "--metrics", "bleu,chrf++,esa", "--quiet"]
+
+
 def _hwm_mb(pid: int, last: float) -> float:
     """The process's own peak RSS (VmHWM) so far. Not wait4's ru_maxrss: on Linux that
     also counts this (parent) process's memory, copied at fork, before the exec."""
@@ -137,7 +182,13 @@ def main() -> int:
     parser.add_argument("--before", type=Path, help="a tree with older code to compare")
     parser.add_argument("--limit-s", type=float, default=300.0)
     parser.add_argument("--keep", type=Path, help="build the session here (kept)")
-    parser.add_argument("--formats", default="ntriples,turtle")
+    parser.add_argument("--formats", default="ntriples,turtle",
+                        help="exports to time ('' for none)")
+    parser.add_argument("--steps", default="paint,window,score",
+                        help="also time: paint (start to the window's first paint), window "
+                             "(open the GUI on the session, offscreen, until its start-up "
+                             "jobs end and a screenshot is taken), score (bleu,chrf++,esa)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per step (median)")
     args = parser.parse_args()
     if not TAILNLG.is_file():
         print(f"The TailNLG benchmark is not at {TAILNLG}", file=sys.stderr)
@@ -155,10 +206,16 @@ def main() -> int:
             trees.insert(0, (f"before ({args.before})", args.before))
         for name, tree in trees:
             print(name, flush=True)
-            for fmt in args.formats.split(","):
+            for fmt in filter(None, args.formats.split(",")):
                 out = Path(folder) / f"out-{len(name)}.{fmt}"
                 print("  " + export(tree, session, fmt, out, args.limit_s), flush=True)
                 out.unlink(missing_ok=True)
+            steps = {"paint": PAINT, "window": WINDOW, "score": SCORE}
+            for step in filter(None, args.steps.split(",")):
+                command = [a.replace("{png}", str(Path(folder) / "w.png"))
+                           for a in steps[step]]
+                print(f"  {step:<9}" + timed(tree, command, args.limit_s, args.repeat,
+                                             session, Path(folder)), flush=True)
     return 0
 
 

@@ -662,9 +662,31 @@ def load_unit(store: SessionStore, unit_id: int) -> StoredUnit:
         return _stored(unit)
 
 
-def list_units(store: SessionStore) -> list[StoredUnit]:
+UNIT_PAGE = 200  # units the Units panel reads at a time
+
+
+def list_units(store: SessionStore, *, after_id: int | None = None,
+               limit: int | None = None) -> list[StoredUnit]:
+    """The session's units in id order; with ``after_id``/``limit`` one keyset page (the
+    units with a larger id, at most ``limit``), so a panel never loads every unit."""
+    from sqlalchemy.orm import selectinload
+
+    query = (select(m.DataUnit).order_by(m.DataUnit.id)
+             .options(selectinload(m.DataUnit.triples), selectinload(m.DataUnit.category)))
+    if after_id is not None:
+        query = query.where(m.DataUnit.id > after_id)
+    if limit is not None:
+        query = query.limit(limit)
     with store.snapshot() as db:
-        return [_stored(u) for u in db.scalars(select(m.DataUnit).order_by(m.DataUnit.id))]
+        return [_stored(u) for u in db.scalars(query)]
+
+
+def count_units(store: SessionStore) -> int:
+    """How many units the session holds (COUNT(*), no unit loaded)."""
+    from sqlalchemy import func
+
+    with store.snapshot() as db:
+        return int(db.scalar(select(func.count()).select_from(m.DataUnit)) or 0)
 
 
 def _stored(unit: m.DataUnit) -> StoredUnit:
@@ -733,6 +755,8 @@ __all__ = [
     "candidates",
     "follow",
     "label_index",
+    "UNIT_PAGE",
+    "count_units",
     "list_units",
     "load_unit",
     "parallel_languages",

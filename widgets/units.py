@@ -64,6 +64,24 @@ def _item(text: str, *, data: Any = None, grey: bool = False) -> QStandardItem:
     return item
 
 
+class _PagedUnitsModel(QStandardItemModel):
+    """The saved units, read a page at a time: the view asks for more (``fetchMore``) as
+    it scrolls, the panel asks its controller (``more_units_requested``), which answers
+    with ``UnitsPanel.add_units``."""
+
+    def __init__(self, panel: UnitsPanel) -> None:
+        super().__init__(0, len(UNIT_COLUMNS))
+        self._panel = panel
+        self.total = 0  # units in the session, whether read yet or not
+
+    def canFetchMore(self, parent: QModelIndex = QModelIndex()) -> bool:  # noqa: B008
+        return not parent.isValid() and self.rowCount() < self.total
+
+    def fetchMore(self, parent: QModelIndex = QModelIndex()) -> None:  # noqa: B008
+        if self.canFetchMore(parent):
+            self._panel.more_units_requested.emit(self._panel.last_unit_id())
+
+
 class UnitsPanel(QWidget):
     unit_selected = Signal(int)  # a saved unit to show
     focus_requested = Signal(str)  # show the claims of this entity (root or a followed object)
@@ -79,11 +97,13 @@ class UnitsPanel(QWidget):
     start_requested = Signal(str)  # a QID typed by the user
     filters_changed = Signal(object)  # ClaimFilterSettings
     sample_requested = Signal(dict)  # shape, size, per_entity, seed, tier, limit_entities
+    more_units_requested = Signal(object)  # the last unit id shown: the next page is wanted
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         # -- saved units --
-        self.units_model = QStandardItemModel(0, len(UNIT_COLUMNS))
+        self.units_model = _PagedUnitsModel(self)
+        self._tier_changes: Mapping[int, Any] = {}
         self.units_model.setHorizontalHeaderLabels(list(UNIT_COLUMNS))
         self.units_view = _table(self.units_model)
         self.units_view.selectionModel().currentRowChanged.connect(self._on_unit_row)
@@ -214,15 +234,28 @@ class UnitsPanel(QWidget):
         self._rendered: Mapping[str, Sequence[Any]] = {}
 
     # -- what the controller shows -------------------------------------------------------
-    def show_units(self, units: Sequence[Any],
-                   tier_changes: Mapping[int, Any] | None = None) -> None:
+    def show_units(self, units: Sequence[Any], tier_changes: Mapping[int, Any] | None = None,
+                   total: int | None = None) -> None:
         """``core.unit_builder.StoredUnit``s; ``tier_changes`` (unit id ->
-        ``core.category_tiers.TierChange``) marks units whose root has another tier now."""
-        tier_changes = tier_changes or {}
+        ``core.category_tiers.TierChange``) marks units whose root has another tier now.
+        With ``total`` (the session's count), ``units`` is the first page: the rest is
+        asked for (``more_units_requested``) as the view scrolls."""
+        self._tier_changes = tier_changes = tier_changes or {}
         self.units_model.removeRows(0, self.units_model.rowCount())
+        self.units_model.total = len(units) if total is None else total
+        self.add_units(units)
+        changed = len(tier_changes)
+        self.units_label.setText(f"{plural(self.units_model.total, 'unit')} in the session" + (
+            f" · {changed:,} built under another tier than their root's now" if changed
+            else ""))
+
+    def add_units(self, units: Sequence[Any]) -> None:
+        """The next page of units (after those shown)."""
+        if not units:
+            self.units_model.total = self.units_model.rowCount()  # the session shrank
         for unit in units:
             tier = _item(_tier_words(unit.sub_tier or unit.tier))
-            change = tier_changes.get(unit.id)
+            change = self._tier_changes.get(unit.id)
             if change is not None:
                 tier.setText(f"{tier.text() or 'no tier'} ⚠ now "
                              f"{_tier_words(change.now_sub_tier or change.now_tier)}")
@@ -235,10 +268,12 @@ class UnitsPanel(QWidget):
                 tier, _item(" ".join(unit.languages)),
                 _item(" ".join(sorted(unit.parallel))), _item(unit.origin),
             ])
-        changed = sum(1 for unit in units if unit.id in tier_changes)
-        self.units_label.setText(f"{plural(len(units), 'unit')} in the session" + (
-            f" · {changed:,} built under another tier than their root's now" if changed
-            else ""))
+
+    def last_unit_id(self) -> int | None:
+        rows = self.units_model.rowCount()
+        if not rows:
+            return None
+        return int(self.units_model.item(rows - 1, 0).data(Qt.ItemDataRole.UserRole))
 
     def show_draft(self, draft: Any, root_label: str, structure: Any,
                    rendered: Mapping[str, Sequence[Any]], focus: Sequence[tuple[str, str]],

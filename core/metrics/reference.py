@@ -42,17 +42,9 @@ from core.metrics.base import (
 )
 
 NO_REFERENCE = "no reference of this language and quality"
-
-
-def _reference_streams(items: Sequence[ScoringItem]) -> list[list[str | None]]:
-    """sacrebleu's layout: stream k holds every item's k-th reference (None where none)."""
-    depth = max(len(item.references) for item in items)
-    return [[item.references[k] if k < len(item.references) else None for item in items]
-            for k in range(depth)]
-
-
-def _with_references(items: Sequence[ScoringItem]) -> list[ScoringItem]:
-    return [item for item in items if item.references]
+# Texts whose reference n-grams sacrebleu holds at a time for a corpus score: the
+# statistics are per sentence and summed, so batches give the very same score.
+CORPUS_BATCH = 1_000
 
 
 class _SacreMetric:
@@ -95,11 +87,25 @@ class _SacreMetric:
         return values
 
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
-        scored = _with_references(items)
+        # Only the texts and their references are kept (not the items), and sacrebleu
+        # reads them CORPUS_BATCH at a time: its corpus_score caches every reference's
+        # n-grams at once (hundreds of MB for a large session). Its per-sentence
+        # statistics, summed by _aggregate_and_compute, are what corpus_score sums.
+        scored = [(item.text or "", item.references) for item in items if item.references]
         if not scored:
             return MetricValue(None, {"note": NO_REFERENCE, "n": 0})
-        score = self._corpus.corpus_score([item.text or "" for item in scored],
-                                          _reference_streams(scored))
+        stats: list[Any] = []
+        for start in range(0, len(scored), CORPUS_BATCH):
+            batch = scored[start:start + CORPUS_BATCH]
+            depth = max(len(refs) for _, refs in batch)
+            streams = [[refs[k] if k < len(refs) else None for _, refs in batch]
+                       for k in range(depth)]
+            stats.extend(self._corpus._extract_corpus_statistics(
+                [text for text, _ in batch], streams))
+        counts = {len(refs) for _, refs in scored}
+        # As sacrebleu decides it over the whole corpus (the signature's nrefs).
+        self._corpus.num_refs = counts.pop() if len(counts) == 1 else -1
+        score = self._corpus._aggregate_and_compute(stats)
         details = self._details(score, None)
         details["n"] = len(scored)
         details["without_reference"] = len(items) - len(scored)

@@ -46,9 +46,9 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.changes import Topic
 from core.errors import UserFacingError
@@ -76,6 +76,7 @@ from core.metrics.base import (
 
 QUALITIES = ("gold", "silver")
 CHUNK = 64  # texts per sentence-scoring call: the cancel and progress granularity
+ROW_BATCH = 1_000  # score rows built and inserted at a time (in the metric's transaction)
 _QID = re.compile(r"\AQ[1-9][0-9]*\Z")
 _IN_CHUNK = 500  # SQLite host parameters per IN list
 # The "model" of a perplexity group scored from a server run's stored log-probabilities.
@@ -210,6 +211,31 @@ def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
     return runs
 
 
+class _TripleRow(NamedTuple):
+    """The columns of a ``unit_triples`` row scoring reads (no ORM object per row)."""
+
+    unit_id: int
+    lang: str
+    tripleset: str
+    subject: str
+    predicate: str
+    object: str
+    subject_override: str | None
+    predicate_override: str | None
+    object_override: str | None
+    subject_qid: str | None
+    object_value: str | None
+    claim_id: int | None
+
+    def shown(self) -> tuple[str, str, str]:
+        """As :meth:`core.store.models.UnitTriple.shown`: a set override wins."""
+        return (
+            self.subject if self.subject_override is None else self.subject_override,
+            self.predicate if self.predicate_override is None else self.predicate_override,
+            self.object if self.object_override is None else self.object_override,
+        )
+
+
 class _UnitMaterial:
     """Triples, entities and references of the units being scored, per language."""
 
@@ -230,17 +256,21 @@ class _UnitMaterial:
                 for uid, root in db.execute(select(DataUnit.id, DataUnit.root_qid)
                                             .where(DataUnit.id.in_(chunk))):
                     roots[uid] = root
-                for row in db.scalars(select(UnitTriple).where(UnitTriple.unit_id.in_(chunk))
-                                      .order_by(UnitTriple.unit_id, UnitTriple.lang,
-                                                UnitTriple.tripleset, UnitTriple.position)):
+                columns = [getattr(UnitTriple, name) for name in _TripleRow._fields]
+                for values in db.execute(select(*columns).where(UnitTriple.unit_id.in_(chunk))
+                                         .order_by(UnitTriple.unit_id, UnitTriple.lang,
+                                                   UnitTriple.tripleset, UnitTriple.position)):
+                    row = _TripleRow(*values)
                     rows_by_set[(row.unit_id, row.lang, row.tripleset)].append(row)
-                for ref in db.scalars(select(UnitReference)
-                                      .where(UnitReference.unit_id.in_(chunk))
-                                      .order_by(UnitReference.id)):
-                    self.references[(ref.unit_id, ref.lang, ref.quality)].append(
-                        (ref.id, ref.text))
-                    self.reference_rows.append(_Text(ref.text, ref.lang, ref.unit_id,
-                                                     reference_id=ref.id, quality=ref.quality))
+                for ref_id, ref_unit, ref_lang, ref_quality, ref_text in db.execute(
+                        select(UnitReference.id, UnitReference.unit_id, UnitReference.lang,
+                               UnitReference.quality, UnitReference.text)
+                        .where(UnitReference.unit_id.in_(chunk))
+                        .order_by(UnitReference.id)):
+                    self.references[(ref_unit, ref_lang, ref_quality)].append(
+                        (ref_id, ref_text))
+                    self.reference_rows.append(_Text(ref_text, ref_lang, ref_unit,
+                                                     reference_id=ref_id, quality=ref_quality))
             claim_ids = sorted({r.claim_id for rows in rows_by_set.values() for r in rows
                                 if r.claim_id is not None})
             for chunk in _chunks(claim_ids):
@@ -410,6 +440,40 @@ def unfinished_runs(runs: dict[int, _Run], request: ScoringRequest
     return kept, notes
 
 
+class _LazyItems(Sequence[ScoringItem]):
+    """A group's ``ScoringItem``s, built when read (a chunk at a time while scoring, one
+    at a time for a corpus score), so a large session never holds them all: the texts
+    and, per text, its references (and prompt) are all a group keeps."""
+
+    def __init__(self, make: Callable[..., ScoringItem], texts: Sequence[_Text],
+                 references: Sequence[Sequence[str]] | None = None,
+                 prompts: Sequence[str | None] | None = None) -> None:
+        self._make = make
+        self._texts = texts
+        self._references = references
+        self._prompts = prompts
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def _one(self, index: int) -> ScoringItem:
+        return self._make(self._texts[index],
+                          self._references[index] if self._references is not None else (),
+                          self._prompts[index] if self._prompts is not None else None)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._one(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._one(index)
+
+    def __iter__(self) -> Iterator[ScoringItem]:
+        return (self._one(i) for i in range(len(self)))
+
+
 @dataclass
 class _Group:
     """Texts scored together: one corpus row (run × lang × quality)."""
@@ -418,7 +482,7 @@ class _Group:
     lang: str
     quality: str | None
     texts: list[_Text]
-    items: list[ScoringItem]
+    items: Sequence[ScoringItem]  # built when read (_LazyItems)
     model: str | None = None  # the causal model of a perplexity group
     prompts: list[str] | None = None  # per text, perplexity only: stored / rebuilt / none
 
@@ -530,8 +594,9 @@ class _Scorer:
                             f"{quality} reference-based scores are absent (not 0)")
                     if not chosen:
                         continue
-                    items = [self._item(t, [ref for _, ref in self.material.references[
-                        (t.unit_id, lang, quality)]]) for t in chosen]
+                    items = _LazyItems(self._item, chosen, [
+                        [ref for _, ref in self.material.references[(t.unit_id, lang, quality)]]
+                        for t in chosen])
                     groups.append(_Group(run_id, lang, quality, chosen, items))
             return groups
         if metric in MODEL_METRICS:
@@ -555,7 +620,7 @@ class _Scorer:
                     continue
                 if metric != PPL:  # entity_ppl scores labels alone: no prompt
                     groups.append(_Group(run_id, lang, None, texts,
-                                         [self._item(t) for t in texts], model=str(model)))
+                                         _LazyItems(self._item, texts), model=str(model)))
                     continue
                 prompts = [self._prompt(t) for t in texts]
                 rebuilt = sum(source == "rebuilt" for _, source in prompts)
@@ -564,13 +629,13 @@ class _Scorer:
                         f"ppl: run {run_id}, {lang}: {rebuilt:,} verbalisations have no stored "
                         "prompt (made before TailLens stored prompts); their prompt was "
                         "rebuilt from the run's template and the unit's current triples")
-                items = [self._item(t, prompt=prompt) for t, (prompt, _) in zip(
-                    texts, prompts, strict=True)]
+                items = _LazyItems(self._item, texts,
+                                   prompts=[prompt for prompt, _ in prompts])
                 groups.append(_Group(run_id, lang, None, texts, items, model=str(model),
                                      prompts=[source for _, source in prompts]))
         else:
             for (run_id, lang), texts in by_run_lang.items():
-                groups.append(_Group(run_id, lang, None, texts, [self._item(t) for t in texts]))
+                groups.append(_Group(run_id, lang, None, texts, _LazyItems(self._item, texts)))
         if self.reference_texts and (metric not in MODEL_METRICS
                                      or self.request.options.ppl_model):
             by_lang_quality: dict[tuple[str, str | None], list[_Text]] = defaultdict(list)
@@ -579,7 +644,7 @@ class _Scorer:
             for (ref_lang, ref_quality), texts in sorted(
                     by_lang_quality.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
                 groups.append(_Group(None, ref_lang, ref_quality, texts,
-                                     [self._item(t) for t in texts],
+                                     _LazyItems(self._item, texts),
                                      model=self.request.options.ppl_model))
         return groups
 
@@ -687,7 +752,6 @@ class _Scorer:
 
         from core.store.models import Score
 
-        rows: list[dict[str, Any]] = []
         # The texts whose old rows go: every text asked for (a text that lost its last
         # reference loses its stale score), except for perplexity, where a run skipped for
         # want of a model keeps what an earlier --ppl-model gave it.
@@ -697,6 +761,45 @@ class _Scorer:
                                     if t.verbalisation_id is not None})
         reference_ids = sorted({t.reference_id for group, *_ in results
                                 for t in group.texts if t.reference_id is not None})
+        quality = func.json_extract(Score.details, "$.quality")
+        texts_kind = func.json_extract(Score.details, "$.texts")
+        written = 0
+        with self.store.unit_of_work() as db:
+            for chunk in _chunks(verbalisation_ids):
+                db.execute(delete(Score).where(Score.metric == name, Score.level == "sentence",
+                                               Score.verbalisation_id.in_(chunk)))
+            for chunk in _chunks(reference_ids):
+                db.execute(delete(Score).where(Score.metric == name, Score.level == "sentence",
+                                               Score.reference_id.in_(chunk)))
+            # Corpus rows of every group this request covered, whatever their quality: a
+            # quality that has no references any more must not keep a stale corpus score.
+            run_langs = {(t.run_id, t.lang) for t in covered if t.run_id is not None}
+            for run_id, lang in run_langs:
+                db.execute(delete(Score).where(Score.metric == name, Score.level == "corpus",
+                                               Score.run_id == run_id, Score.lang == lang))
+            for group, *_ in results:
+                if group.run_id is None:
+                    db.execute(delete(Score).where(and_(
+                        Score.metric == name, Score.level == "corpus", Score.run_id.is_(None),
+                        Score.lang == group.lang, quality == group.quality,
+                        texts_kind == "references")))
+            # Rows are built and inserted ROW_BATCH at a time, in the same transaction:
+            # the metric is still wholly old or wholly new after a kill or a failure.
+            batch: list[dict[str, Any]] = []
+            for row in self._rows(name, results):
+                batch.append(row)
+                if len(batch) >= ROW_BATCH:
+                    db.execute(insert(Score), batch)
+                    written += len(batch)
+                    batch = []
+            if batch:
+                db.execute(insert(Score), batch)
+                written += len(batch)
+        self.summary.rows_written[name] = written
+
+    def _rows(self, name: str, results: list[_Result]) -> Iterator[dict[str, Any]]:
+        """The ``scores`` rows of one metric's results, in order: each group's sentence
+        rows, then its corpus row (which also goes to the summary)."""
         subset = self.request.unit_ids is not None
         for group, values, corpus, metric in results:
             signature = metric.signature()
@@ -718,11 +821,11 @@ class _Scorer:
                     details["output"] = text.output
                 if group.model and name in MODEL_METRICS:
                     details.setdefault("model", group.model)
-                rows.append({"metric": name, "value": value.value, "details": details,
-                             "signature": value.signature or signature, "level": "sentence",
-                             "verbalisation_id": text.verbalisation_id,
-                             "reference_id": text.reference_id, "run_id": text.run_id,
-                             "lang": text.lang})
+                yield {"metric": name, "value": value.value, "details": details,
+                       "signature": value.signature or signature, "level": "sentence",
+                       "verbalisation_id": text.verbalisation_id,
+                       "reference_id": text.reference_id, "run_id": text.run_id,
+                       "lang": text.lang}
             if corpus is None:
                 continue
             if name == METEOR and corpus.value is None and corpus.details.get("note"):
@@ -750,39 +853,15 @@ class _Scorer:
                 details["run_texts"] = self._run_texts(group.run_id, group.lang)
             if group.model and name in MODEL_METRICS:
                 details.setdefault("model", group.model)
-            rows.append({"metric": name, "value": corpus.value, "details": details,
-                         "signature": corpus.signature or signature, "level": "corpus",
-                         "verbalisation_id": None, "reference_id": None,
-                         "run_id": group.run_id, "lang": group.lang})
+            yield {"metric": name, "value": corpus.value, "details": details,
+                   "signature": corpus.signature or signature, "level": "corpus",
+                   "verbalisation_id": None, "reference_id": None,
+                   "run_id": group.run_id, "lang": group.lang}
             run = self.runs.get(group.run_id) if group.run_id is not None else None
             self.summary.corpus.append(CorpusScore(
                 name, group.run_id, run.name if run else "references", group.lang,
                 details.get("quality"), corpus.value, int(details.get("n") or 0),
                 corpus.signature or signature, details))
-        quality = func.json_extract(Score.details, "$.quality")
-        texts_kind = func.json_extract(Score.details, "$.texts")
-        with self.store.unit_of_work() as db:
-            for chunk in _chunks(verbalisation_ids):
-                db.execute(delete(Score).where(Score.metric == name, Score.level == "sentence",
-                                               Score.verbalisation_id.in_(chunk)))
-            for chunk in _chunks(reference_ids):
-                db.execute(delete(Score).where(Score.metric == name, Score.level == "sentence",
-                                               Score.reference_id.in_(chunk)))
-            # Corpus rows of every group this request covered, whatever their quality: a
-            # quality that has no references any more must not keep a stale corpus score.
-            run_langs = {(t.run_id, t.lang) for t in covered if t.run_id is not None}
-            for run_id, lang in run_langs:
-                db.execute(delete(Score).where(Score.metric == name, Score.level == "corpus",
-                                               Score.run_id == run_id, Score.lang == lang))
-            for group, *_ in results:
-                if group.run_id is None:
-                    db.execute(delete(Score).where(and_(
-                        Score.metric == name, Score.level == "corpus", Score.run_id.is_(None),
-                        Score.lang == group.lang, quality == group.quality,
-                        texts_kind == "references")))
-            if rows:
-                db.execute(insert(Score), rows)
-        self.summary.rows_written[name] = len(rows)
 
 
 def _logprob_values(stored: Any) -> tuple[float, ...] | None:

@@ -328,3 +328,35 @@ def test_esa_uses_the_sessions_synonym_table(session) -> None:
     assert any(m["via"] == "synonym" for m in after[paris].details["mentions"])
     corpus = rows(store, metric="esa", level="corpus")[0]
     assert f"synonyms:{starter + 1}@" in corpus.signature
+
+
+def _all_scores(store: SessionStore) -> list[tuple]:
+    return sorted(((r.metric, r.level, r.verbalisation_id, r.reference_id, r.run_id, r.lang,
+                   r.value, repr(sorted(r.details.items())), r.signature)
+                  for r in rows(store)), key=repr)
+
+
+def test_scores_are_the_same_with_a_tiny_batch_size(session, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Items are built a chunk at a time, rows inserted and corpus statistics read a
+    batch at a time: with one text per chunk and batch, every stored score (corpus
+    values and signatures included) is the same."""
+    import core.metrics.reference as reference
+    import core.metrics.scoring as scoring
+
+    store, _ = session
+    request = {"metrics": ("bleu", "chrf++", "esa", "ter", "hallucination"),
+               "references": True}
+    default = score(store, **request)
+    expected = _all_scores(store)
+    assert len(expected) > 20
+    monkeypatch.setattr(scoring, "CHUNK", 1)
+    monkeypatch.setattr(scoring, "ROW_BATCH", 1)
+    monkeypatch.setattr(reference, "CORPUS_BATCH", 1)
+    build_session(tmp_path / "other.taillens")  # the same session, built again
+    with SessionStore.open(tmp_path / "other.taillens") as tiny_store:
+        tiny = score(tiny_store, **request)
+        assert _all_scores(tiny_store) == expected
+    assert tiny.rows_written == default.rows_written
+    assert [(c.metric, c.run_id, c.lang, c.quality, c.value, c.n) for c in tiny.corpus] == [
+        (c.metric, c.run_id, c.lang, c.quality, c.value, c.n) for c in default.corpus]

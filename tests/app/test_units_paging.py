@@ -1,0 +1,73 @@
+"""The Units panel reads the session's units a page at a time: the label counts them all,
+the list holds one page, and scrolling fetches the next (``fetchMore``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QModelIndex
+
+from core.formats import import_webnlg
+from core.store import SessionStore
+from core.unit_builder import list_units
+from tests.app.test_panels_follow import window_and_controller  # noqa: F401  (fixture)
+
+UNITS = 7
+ENTRY = """    <entry category="Airport" eid="Id{n}" size="1">
+      <modifiedtripleset>
+        <mtriple>City_{n} | leaderName | Person_{n}</mtriple>
+      </modifiedtripleset>
+      <lex comment="good" lid="Id1">The leader of City {n} is Person {n}.</lex>
+    </entry>
+"""
+
+
+def session_with_units(path: Path) -> list[str]:
+    source = path.with_name("Airport.xml")
+    entries = "".join(ENTRY.format(n=n) for n in range(1, UNITS + 1))
+    source.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<benchmark><entries>\n'
+                      f"{entries}</entries></benchmark>\n", encoding="utf-8")
+    with SessionStore.create(path) as store:
+        import_webnlg(store, source)
+        return [u.uid for u in list_units(store)]
+
+
+def test_units_panel_counts_all_and_fetches_more_on_scroll(
+        qtbot, window_and_controller, tmp_path: Path) -> None:  # noqa: F811
+    _window, controller = window_and_controller
+    every = session_with_units(tmp_path / "s.taillens")
+    assert len(every) == UNITS
+    controller.units.page_size = 2
+    assert controller.open_session(tmp_path / "s.taillens")
+    panel = controller.units.panel
+    model = panel.units_model
+    assert panel.units_label.text() == f"{UNITS:,} units in the session"
+    assert model.rowCount() == 2
+    assert model.canFetchMore(QModelIndex())
+    view = panel.units_view
+    view.resize(400, 120)
+    view.show()
+    for _ in range(UNITS):  # each scroll to the bottom asks for the next page
+        view.scrollToBottom()
+        qtbot.wait(10)
+    qtbot.waitUntil(lambda: model.rowCount() == UNITS, timeout=10_000)
+    assert not model.canFetchMore(QModelIndex())
+    assert [model.item(r, 0).text() for r in range(UNITS)] == every
+    # A row of a later page selects that unit.
+    view.selectRow(UNITS - 1)
+    assert every[-1] in panel.title.text()
+
+
+def test_keyset_pages_cover_the_session_once(tmp_path: Path) -> None:
+    from core.unit_builder import count_units
+
+    every = session_with_units(tmp_path / "s.taillens")
+    with SessionStore.open(tmp_path / "s.taillens") as store:
+        assert count_units(store) == UNITS
+        seen: list[str] = []
+        after = None
+        while page := list_units(store, after_id=after, limit=3):
+            assert len(page) <= 3
+            seen += [u.uid for u in page]
+            after = page[-1].id
+    assert seen == every
