@@ -32,6 +32,7 @@ def test_window_fits_1366x768_with_room_for_the_browser(qtbot, tmp_path: Path) -
         window.docks[key].raise_()
         QApplication.processEvents()
         assert browser.width() > window.docks[key].width(), key
+        assert window.width() == 1366, key
     panel = window.panels["browser"]
     assert panel.plots.height() >= 200
     # The control column is at least as wide as its controls: no clipped combos or spin boxes.
