@@ -268,7 +268,7 @@ class BrowserPanel(QWidget):
         self.plots.setMinimumHeight(220)
         # The plots' tab bar would otherwise set a ~540 px minimum: the tabs scroll instead,
         # so the controls keep their width next to a tall side panel (e.g. the Report).
-        plot_box.setMinimumWidth(320)
+        plot_box.setMinimumWidth(280)
 
         filters = QHBoxLayout()
         filters.addWidget(self.search_edit, 1)
