@@ -98,7 +98,7 @@ class BrowserPanel(QWidget):
         self.source_combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.source_combo.setMinimumContentsLength(16)
+        self.source_combo.setMinimumContentsLength(12)
         for kind, label in SOURCE_CHOICES:
             self.source_combo.addItem(label, kind)
         self.endpoint_edit = QLineEdit()
@@ -110,7 +110,7 @@ class BrowserPanel(QWidget):
         self.endpoint_edit.returnPressed.connect(self._on_source_picked)
 
         self.category_combo = QComboBox()
-        self.category_combo.setMinimumContentsLength(12)
+        self.category_combo.setMinimumContentsLength(10)
         self.category_combo.currentTextChanged.connect(self._on_category_picked)
         self.categories: dict[str, Category] = {}
         self.new_category_button = QPushButton("New…")
@@ -244,8 +244,11 @@ class BrowserPanel(QWidget):
         controls_scroll.setWidgetResizable(True)
         controls_scroll.setFrameShape(QFrame.Shape.NoFrame)
         controls_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        controls_scroll.setMinimumWidth(300)
-        controls_scroll.setMaximumWidth(380)
+        # As wide as the controls need (no clipped combos or spin boxes), plus the
+        # vertical scroll bar's room; extra width goes to the plots.
+        controls_scroll.setMinimumWidth(
+            controls_box.minimumSizeHint().width()
+            + controls_scroll.verticalScrollBar().sizeHint().width())
 
         plot_box = QWidget()
         plot_layout = QVBoxLayout(plot_box)
@@ -259,7 +262,13 @@ class BrowserPanel(QWidget):
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(controls_scroll)
         top.addWidget(plot_box)
-        top.setStretchFactor(1, 3)
+        top.setStretchFactor(0, 0)
+        top.setStretchFactor(1, 1)
+        top.setCollapsible(0, False)
+        self.plots.setMinimumHeight(220)
+        # The plots' tab bar would otherwise set a ~540 px minimum: the tabs scroll instead,
+        # so the controls keep their width next to a tall side panel (e.g. the Report).
+        plot_box.setMinimumWidth(280)
 
         filters = QHBoxLayout()
         filters.addWidget(self.search_edit, 1)

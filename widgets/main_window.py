@@ -510,6 +510,22 @@ class MainWindow(QMainWindow):
         # The session path takes at most ~40 % of the status bar; it elides past that.
         self.session_label.setMaximumWidth(max(200, event.size().width() * 2 // 5))
         super().resizeEvent(event)
+        # Extra width goes to the Browser, not the side panels (Qt shares it out).
+        QTimer.singleShot(0, self._cap_side_docks)
+
+    def _cap_side_docks(self) -> None:
+        """Shrink the right-hand docks to about a third of the window (at most 560 px)
+        when a wider window has made them wider than that."""
+        cap = min(560, self.width() // 3)
+        side = [d for d in self.findChildren(QDockWidget)
+                if d.isVisible() and not d.isFloating()
+                and self.dockWidgetArea(d) == RIGHT and d.width() > cap]
+        browser = self.docks["browser"]
+        if side and browser.isVisible() and not browser.isFloating():
+            # With no central widget, resizeDocks needs both sides of the split.
+            width = max(cap, side[0].minimumSizeHint().width())
+            self.resizeDocks([browser, side[0]], [self.width() - width, width],
+                             Qt.Orientation.Horizontal)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
