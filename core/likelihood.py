@@ -83,8 +83,6 @@ class TextLoglik:
 def text_logliks(model: Any, tokenizer: Any, texts: Sequence[str],
                  batch: int = DEFAULT_BATCH) -> list[TextLoglik]:
     """Summed log-likelihood and token count of each text, scored alone (see module)."""
-    import torch
-
     sequences: list[tuple[list[int], int]] = []
     limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
     bos = tokenizer.bos_token_id
@@ -97,35 +95,10 @@ def text_logliks(model: Any, tokenizer: Any, texts: Sequence[str],
         if limit and len(ids) > limit:
             ids = ids[:limit]
         sequences.append((ids, n_context))
-    results = [TextLoglik(0.0, 0)] * len(sequences)
-    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i][0]))
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    device = getattr(model, "device", "cpu")
-    size = max(1, int(batch))
-    for start in range(0, len(order), size):
-        chosen = [i for i in order[start:start + size] if len(sequences[i][0]) > 1]
-        if not chosen:
-            continue
-        width = max(len(sequences[i][0]) for i in chosen)
-        input_ids = torch.full((len(chosen), width), pad, dtype=torch.long)
-        attention = torch.zeros((len(chosen), width), dtype=torch.long)
-        scored = torch.zeros((len(chosen), width), dtype=torch.bool)
-        for row, i in enumerate(chosen):
-            ids, n_context = sequences[i]
-            input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
-            attention[row, :len(ids)] = 1
-            scored[row, n_context:len(ids)] = True
-        with torch.inference_mode():
-            logits = model(input_ids=input_ids.to(device),
-                           attention_mask=attention.to(device)).logits
-        log_probs = torch.log_softmax(logits[:, :-1].float(), dim=-1).cpu()
-        token_lp = log_probs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-        mask = scored[:, 1:]
-        sums = (token_lp * mask).sum(dim=1)
-        counts = mask.sum(dim=1)
-        for row, i in enumerate(chosen):
-            results[i] = TextLoglik(float(sums[row]), int(counts[row]))
-    return results
+    from core.metrics.perplexity import score_sequences
+
+    return [TextLoglik(-score.nll, score.tokens)
+            for score in score_sequences(model, tokenizer, sequences, batch)]
 
 
 def sequence_loglik(model: Any, tokenizer: Any, texts: Sequence[str],

@@ -63,6 +63,46 @@ class TokenScores:
         return math.exp(self.nll / self.tokens) if self.tokens else None
 
 
+def score_sequences(model: Any, tokenizer: Any, sequences: Sequence[tuple[list[int], int]],
+                    batch_size: int) -> list[TokenScores]:
+    """Summed NLL and count of the scored tokens of each ``(ids, n_context)`` sequence: the
+    tokens after the first ``n_context`` (at least the first, which has no prediction).
+    Batched shortest first, right-padded, padding masked out. Shared by perplexity and the
+    entity likelihood (core.likelihood)."""
+    import torch
+
+    results = [TokenScores(0.0, 0)] * len(sequences)
+    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i][0]))
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    device = getattr(model, "device", "cpu")
+    size = max(1, int(batch_size))
+    for start in range(0, len(order), size):
+        # A sequence of one token has nothing to score: it stays (0, 0).
+        chosen = [i for i in order[start:start + size] if len(sequences[i][0]) > 1]
+        if not chosen:
+            continue
+        width = max(len(sequences[i][0]) for i in chosen)
+        input_ids = torch.full((len(chosen), width), pad, dtype=torch.long)
+        attention = torch.zeros((len(chosen), width), dtype=torch.long)
+        scored = torch.zeros((len(chosen), width), dtype=torch.bool)
+        for row, i in enumerate(chosen):
+            ids, n_context = sequences[i]
+            input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
+            attention[row, :len(ids)] = 1
+            scored[row, max(n_context, 1):len(ids)] = True
+        with torch.inference_mode():
+            logits = model(input_ids=input_ids.to(device),
+                           attention_mask=attention.to(device)).logits
+        log_probs = torch.log_softmax(logits[:, :-1].float(), dim=-1).cpu()
+        token_lp = log_probs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+        mask = scored[:, 1:]
+        nll = -(token_lp * mask).sum(dim=1)
+        counts = mask.sum(dim=1)
+        for row, i in enumerate(chosen):
+            results[i] = TokenScores(float(nll[row]), int(counts[row]))
+    return results
+
+
 class _ModelSlot:
     """A causal model loaded on first use, held once for every metric that shares it."""
 
@@ -186,7 +226,6 @@ class Perplexity:
         self, texts: Sequence[str], prompts: Sequence[str | None] | None = None
     ) -> list[TokenScores]:
         """Summed NLL and token count of each text (given its prompt, or alone)."""
-        import torch
 
         prompts = list(prompts) if prompts is not None else [None] * len(texts)
         loaded = self.load()
@@ -200,32 +239,7 @@ class Perplexity:
                 cut = min(len(ids) - limit, max(n_context - 1, 0))
                 ids, n_context = ids[cut:], n_context - cut
             sequences.append((ids, n_context))
-        results: list[TokenScores | None] = [None] * len(sequences)
-        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i][0]))
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        for start in range(0, len(order), self.batch_size):
-            chosen = order[start:start + self.batch_size]
-            width = max(len(sequences[i][0]) for i in chosen)
-            input_ids = torch.full((len(chosen), width), pad, dtype=torch.long)
-            attention = torch.zeros((len(chosen), width), dtype=torch.long)
-            scored = torch.zeros((len(chosen), width), dtype=torch.bool)
-            for row, i in enumerate(chosen):
-                ids, n_context = sequences[i]
-                input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
-                attention[row, :len(ids)] = 1
-                scored[row, max(n_context, 1):len(ids)] = True
-            with torch.inference_mode():
-                logits = model(input_ids=input_ids.to(model.device),
-                               attention_mask=attention.to(model.device)).logits
-            log_probs = torch.log_softmax(logits[:, :-1].float(), dim=-1).cpu()
-            targets = input_ids[:, 1:]
-            token_lp = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-            mask = scored[:, 1:]
-            nll = -(token_lp * mask).sum(dim=1)
-            counts = mask.sum(dim=1)
-            for row, i in enumerate(chosen):
-                results[i] = TokenScores(float(nll[row]), int(counts[row]))
-        return [r if r is not None else TokenScores(0.0, 0) for r in results]
+        return score_sequences(model, tokenizer, sequences, self.batch_size)
 
 
 class EntityPerplexity(Perplexity):
