@@ -51,10 +51,10 @@ class AnnotateController(QObject):
         app.session_changed.connect(lambda _store: self.session_opened())
         # New texts or units: the filter offers them; ratings written elsewhere (an
         # import of WDV records): the Agreement tab, when it is the one shown.
-        app.changes.subscribe({Topic.RUNS, Topic.REFERENCES, Topic.UNITS},
-                              lambda _topics: self._texts_changed(), self)
-        app.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self._ratings_changed(),
-                              self)
+        app.changes.subscribe(
+            {Topic.RUNS, Topic.REFERENCES, Topic.UNITS}, lambda _topics: self._texts_changed(), self
+        )
+        app.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self._ratings_changed(), self)
 
     # -- session and annotator ---------------------------------------------------------
     def session_opened(self) -> None:
@@ -148,9 +148,10 @@ class AnnotateController(QObject):
         self._progress()
         if not len(self.queue):
             self.index = None
-            self.panel.clear_item("No text matches this filter"
-                                  + (" that you have not rated yet." if spec.unrated_only
-                                     else "."))
+            self.panel.clear_item(
+                "No text matches this filter"
+                + (" that you have not rated yet." if spec.unrated_only else ".")
+            )
             return self.queue
         self.panel.fold_filter(True)
         self.show(self.queue.next_index(-1) if spec.unrated_only else 0)
@@ -163,8 +164,10 @@ class AnnotateController(QObject):
             return
         if index is None:
             self.index = None
-            self.panel.clear_item(f"Done: you have rated all {len(queue):,} texts of this "
-                                  "queue. Build another, or look at the Agreement tab.")
+            self.panel.clear_item(
+                f"Done: you have rated all {len(queue):,} texts of this "
+                "queue. Build another, or look at the Agreement tab."
+            )
             return
         self.index = index
         self.panel.show_item(index, queue[index], queue.rating(index))
@@ -203,15 +206,18 @@ class AnnotateController(QObject):
             return
         index = queue.index_of(ref)
         if index is None:
-            self.panel.show_message(f"Undone: your rating of {ref.kind} {ref.id} "
-                                    "(not in this queue).")
+            self.panel.show_message(
+                f"Undone: your rating of {ref.kind} {ref.id} (not in this queue)."
+            )
             return
         self.show(index)
         # Item numbers as the screen shows them ("item 2 of 3"), not database ids.
         if queue.last_undone is not None:
             self.panel.restore_form(queue.last_undone)
-            self.panel.show_message(f"Undone: your rating of item {index + 1} is back in the "
-                                    "form. Edit it and save (Enter), or move on.")
+            self.panel.show_message(
+                f"Undone: your rating of item {index + 1} is back in the "
+                "form. Edit it and save (Enter), or move on."
+            )
         else:
             self.panel.show_message(f"Undone: your rating of item {index + 1}.")
 
@@ -232,8 +238,10 @@ class AnnotateController(QObject):
         self.panel.set_can_undo(True)
         self._progress()
         item = queue[index]
-        self.panel.show_message(f"Gold reference {reference_id} added to unit {item.unit_uid} "
-                                f"({item.lang}); the rating is saved.")
+        self.panel.show_message(
+            f"Gold reference {reference_id} added to unit {item.unit_uid} "
+            f"({item.lang}); the rating is saved."
+        )
         return reference_id
 
     def _progress(self) -> None:
@@ -257,11 +265,14 @@ class AnnotateController(QObject):
             self.panel.show_no_agreement(str(error))
             return
         if not by_category.items:
-            self.panel.show_no_agreement("No ratings yet: rate texts in the Rate tab, or "
-                                         "import WDV records with their crowd scores.")
+            self.panel.show_no_agreement(
+                "No ratings yet: rate texts in the Rate tab, or "
+                "import WDV records with their crowd scores."
+            )
             return
-        self.panel.show_agreement(by_category.overall, [*by_category.groups, *by_tier.groups],
-                                  by_category.items, golden)
+        self.panel.show_agreement(
+            by_category.overall, [*by_category.groups, *by_tier.groups], by_category.items, golden
+        )
 
     # -- remembered per session file -------------------------------------------------------
     def _settings_key(self) -> str | None:
@@ -291,8 +302,9 @@ class AnnotateController(QObject):
         remembered = self._remembered()
         remembered["annotator"] = name
         if values is not None:
-            remembered["filter"] = {k: list(v) if isinstance(v, tuple) else v
-                                    for k, v in values.items()}
+            remembered["filter"] = {
+                k: list(v) if isinstance(v, tuple) else v for k, v in values.items()
+            }
         self.app.window.settings.setValue(key, json.dumps(remembered))
 
 

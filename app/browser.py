@@ -106,10 +106,15 @@ class BrowserController(QObject):
 
         try:
             spec = url if kind == "endpoint" else kind
-            contact = contact_for_live(getattr(self.app.window, "settings", None), spec,
-                                       self.app.window, ask=self.ask_contact)
-            self.source = open_source(spec, self.store, on_wait=self._wait_relay.waiting.emit,
-                                      contact=contact)
+            contact = contact_for_live(
+                getattr(self.app.window, "settings", None),
+                spec,
+                self.app.window,
+                ask=self.ask_contact,
+            )
+            self.source = open_source(
+                spec, self.store, on_wait=self._wait_relay.waiting.emit, contact=contact
+            )
         except SourceError as error:
             self.app.window.show_error("Cannot use this source", str(error))
             return
@@ -152,7 +157,8 @@ class BrowserController(QObject):
     def _show_wait(self, seconds: float, reason: str) -> None:
         self.app.window.statusBar().showMessage(
             # Rounded up: a countdown that says "0 s" while still waiting reads as stuck.
-            f"{reason}: retrying in {math.ceil(seconds)} s", int(max(1.0, seconds) * 1000) + 500
+            f"{reason}: retrying in {math.ceil(seconds)} s",
+            int(max(1.0, seconds) * 1000) + 500,
         )
 
     # -- categories --------------------------------------------------------------------------
@@ -163,8 +169,9 @@ class BrowserController(QObject):
             return CategoryTable.empty(name)
         started = time.perf_counter()
         table = load_category(self.store, name)
-        log.debug("loaded %s (%d) in %.0f ms", name, len(table),
-                  (time.perf_counter() - started) * 1000)
+        log.debug(
+            "loaded %s (%d) in %.0f ms", name, len(table), (time.perf_counter() - started) * 1000
+        )
         return table
 
     def show_category(self, name: str) -> None:
@@ -172,8 +179,11 @@ class BrowserController(QObject):
 
         if self.store is not None and name != self.panel.category:
             defaults = getattr(self.app, "preferences", None)
-            self.panel.apply_tier_settings(load_tier_settings(
-                self.store, name, defaults.tier_settings() if defaults is not None else None))
+            self.panel.apply_tier_settings(
+                load_tier_settings(
+                    self.store, name, defaults.tier_settings() if defaults is not None else None
+                )
+            )
             if self.store.get_meta(LAST_CATEGORY_KEY) != name:
                 self.store.set_meta(LAST_CATEGORY_KEY, name)
         self._loading = True  # showing re-tiers: that is not a change to save
@@ -204,9 +214,15 @@ class BrowserController(QObject):
             ctx.progress(0, 1, category)
             return save_tiers(store, category, settings, qids, codes, subs)
 
-        self.app.run_job(Job(f"Save tiers of {category}", run, kind="tiers.save",
-                             params={"category": category, **settings.__dict__},
-                             writes=frozenset({Topic.TIERS})))
+        self.app.run_job(
+            Job(
+                f"Save tiers of {category}",
+                run,
+                kind="tiers.save",
+                params={"category": category, **settings.__dict__},
+                writes=frozenset({Topic.TIERS}),
+            )
+        )
 
     def open_session_category(self) -> None:
         """After a session opens: the category last viewed in it, else one it has data for."""
@@ -254,8 +270,9 @@ class BrowserController(QObject):
             return
         if self.source is None:
             self.app.window.show_error(
-                "No source", "Choose where to fetch from: demo data, the live service or an "
-                "endpoint (the demo data may still be loading)."
+                "No source",
+                "Choose where to fetch from: demo data, the live service or an "
+                "endpoint (the demo data may still be loading).",
             )
             return
         category = self._category(name)
@@ -290,9 +307,11 @@ class BrowserController(QObject):
             existing = None
         held = fetched_count(store, category.name)
         if existing is not None and existing.pattern != category.pattern and held:
-            question = (f"The session holds {held:,} members of {category.name} found with the "
-                        "old pattern. Saving the new pattern removes them; fetch again "
-                        "afterwards. Save?")
+            question = (
+                f"The session holds {held:,} members of {category.name} found with the "
+                "old pattern. Saving the new pattern removes them; fetch again "
+                "afterwards. Save?"
+            )
             if not (confirm or self._ask)(question):
                 return False
         try:
@@ -309,7 +328,8 @@ class BrowserController(QObject):
         self.app.changes.announce({Topic.CATEGORIES} | ({Topic.MEMBERS} if dropped else set()))
         if dropped:
             self.app.window.statusBar().showMessage(
-                f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000)
+                f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000
+            )
         return True
 
     def _ask(self, question: str) -> bool:
@@ -340,8 +360,14 @@ class BrowserController(QObject):
             ctx.progress(0, 1, qid)
             return fetch_entity(store, source, qid)
 
-        handle = self.app.run_job(Job(f"Fetch {qid}", fetch_one, kind="wikidata.entity",
-                                      writes=frozenset({Topic.ENTITIES})))
+        handle = self.app.run_job(
+            Job(
+                f"Fetch {qid}",
+                fetch_one,
+                kind="wikidata.entity",
+                writes=frozenset({Topic.ENTITIES}),
+            )
+        )
         handle.succeeded.connect(lambda outcome: self._entity_arrived(qid, outcome.result))
 
     def _entity_arrived(self, qid: str, details: Any) -> None:

@@ -41,8 +41,12 @@ class SessionChanges(QObject):
         # Auto connection: a direct call on the UI thread, queued to it from any other.
         self._to_ui_thread.emit(chosen)
 
-    def subscribe(self, wanted: Iterable[Topic], slot: Callable[[Topics], object],
-                  context: QObject | None = None) -> None:
+    def subscribe(
+        self,
+        wanted: Iterable[Topic],
+        slot: Callable[[Topics], object],
+        context: QObject | None = None,
+    ) -> None:
         """Call ``slot(topics)``, with the changed topics among ``wanted``, whenever one
         of them changes. With ``context`` (the subscribing controller) the subscription
         ends when that object is deleted."""
@@ -60,8 +64,9 @@ class _Relay(QObject):
     """One subscription. A child of its subscriber, so that Qt drops the connection
     with it (PySide6 disconnects the slots of a deleted QObject)."""
 
-    def __init__(self, wanted: Topics, slot: Callable[[Topics], object],
-                 parent: QObject | None) -> None:
+    def __init__(
+        self, wanted: Topics, slot: Callable[[Topics], object], parent: QObject | None
+    ) -> None:
         super().__init__(parent)
         self._wanted, self._slot = wanted, slot
 

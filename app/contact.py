@@ -29,16 +29,19 @@ def ask_contact(parent: Any) -> str | None:
     from core.wikidata.sources import CONTACT_WHY
 
     text, ok = QInputDialog.getText(
-        parent, "Contact for Wikidata",
+        parent,
+        "Contact for Wikidata",
         CONTACT_WHY + "\n\nYour e-mail address or web page (asked once; leave empty to go "
         "on without one, which the service may refuse):",
-        QLineEdit.EchoMode.Normal, "",
+        QLineEdit.EchoMode.Normal,
+        "",
     )
     return (text.strip() or None) if ok else None
 
 
-def contact_for_live(settings: Any, spec: str, parent: Any = None, ask: Any = ask_contact
-                     ) -> str | None:
+def contact_for_live(
+    settings: Any, spec: str, parent: Any = None, ask: Any = ask_contact
+) -> str | None:
     """The contact to use for ``spec``: the stored one, else ``$TAILLENS_CONTACT``; for the
     public Wikidata service with neither, ``ask`` once (the answer and the fact that we asked
     are stored, so the question is never repeated)."""

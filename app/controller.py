@@ -75,7 +75,8 @@ class AppController(QObject):
         )
         window.import_requested.connect(lambda path, fmt: self.import_file(Path(path), fmt))
         window.import_options_requested.connect(
-            lambda path, fmt, lang: self.import_file(Path(path), fmt, lang=lang or None))
+            lambda path, fmt, lang: self.import_file(Path(path), fmt, lang=lang or None)
+        )
         window.dataset_stats_requested.connect(self.show_dataset_statistics)
         window.export_requested.connect(lambda path, fmt: self.export_file(Path(path), fmt))
 
@@ -138,8 +139,9 @@ class AppController(QObject):
         self.session_changed.emit(store)
 
     # -- import and export ------------------------------------------------------------------
-    def import_file(self, path: Path, format_name: str,
-                    lang: str | None = None) -> JobHandle | None:
+    def import_file(
+        self, path: Path, format_name: str, lang: str | None = None
+    ) -> JobHandle | None:
         """Import ``path`` (a file, or a folder of WebNLG XML) into the session as a job;
         its summary is shown when done. ``format_name`` "auto" detects the format;
         ``lang`` is the language of WebNLG texts that carry none."""
@@ -164,10 +166,13 @@ class AppController(QObject):
             self.window.show_error("Cannot import", str(error))
             return None
         entry = IMPORT_FORMATS[format_name]
-        job = Job(f"Import {path.name}",
-                  lambda ctx: entry.function(store, path, ctx=ctx, **options),
-                  kind="import", params={"file": str(path), "format": format_name, **options},
-                  writes=IMPORT_WRITES)
+        job = Job(
+            f"Import {path.name}",
+            lambda ctx: entry.function(store, path, ctx=ctx, **options),
+            kind="import",
+            params={"file": str(path), "format": format_name, **options},
+            writes=IMPORT_WRITES,
+        )
         handle = self.run_job(job)
         handle.succeeded.connect(lambda outcome: self._show_import_report(path, outcome.result))
         return handle
@@ -178,7 +183,8 @@ class AppController(QObject):
         details = "\n".join(
             [f"{e.where}: {e.reason}" for e in report.errors]
             + [f"{e.where} (imported): {e.reason}" for e in warnings]
-            + (["", "Files:"] + files if files else []))
+            + (["", "Files:"] + files if files else [])
+        )
         text = f"{path.name}: {report.summary_line()}."
         if report.errors:
             text += " The entries listed under Details were skipped; the rest was imported."
@@ -200,8 +206,9 @@ class AppController(QObject):
         handle = self.run_job(stats_job(store))
         handle.succeeded.connect(
             lambda outcome: self.window.show_dataset_statistics(
-                outcome.result[0].tables(), outcome.result[1], CHECKS,
-                outcome.result[0].units))
+                outcome.result[0].tables(), outcome.result[1], CHECKS, outcome.result[0].units
+            )
+        )
         return handle
 
     def export_file(self, path: Path, format_name: str) -> JobHandle | None:
@@ -213,8 +220,12 @@ class AppController(QObject):
         if store is None:
             return None
         entry = EXPORT_FORMATS[format_name]
-        job = Job(f"Export {path.name}", lambda ctx: entry.function(store, path, ctx=ctx),
-                  kind="export", params={"file": str(path), "format": format_name})
+        job = Job(
+            f"Export {path.name}",
+            lambda ctx: entry.function(store, path, ctx=ctx),
+            kind="export",
+            params={"file": str(path), "format": format_name},
+        )
         handle = self.run_job(job)
         # On finished, not succeeded: the runner's own "done in x s" line comes between
         # the two and would replace the summary at once.
@@ -231,7 +242,9 @@ class AppController(QObject):
             details = "\n".join(f"{e.where}: {e.reason}" for e in report.skipped)
             self.window.show_message(
                 "Export finished",
-                f"{text}. The units listed under Details were not exported.", details)
+                f"{text}. The units listed under Details were not exported.",
+                details,
+            )
 
     # -- jobs --------------------------------------------------------------------------
     def run_job(self, job: Job[Any]) -> JobHandle:
@@ -243,9 +256,7 @@ class AppController(QObject):
             return
         self.window.job_status.job_started(handle.id, handle.title)
         handle.progressed.connect(
-            lambda progress, job_id=handle.id: self.window.job_status.job_progress(
-                job_id, progress
-            )
+            lambda progress, job_id=handle.id: self.window.job_status.job_progress(job_id, progress)
         )
         if self.store is not None:
             handle.history_id = self._record_job_start(handle)

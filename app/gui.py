@@ -120,12 +120,13 @@ def build_window(settings=None):
     controller = AppController(window)
     panels = window.panels  # each built by its module (widgets/panels.py)
     controller.browser = BrowserController(controller, cast(BrowserPanel, panels["browser"]))
-    controller.likelihood = LikelihoodController(controller,
-                                                 cast(BrowserPanel, panels["browser"]))
-    controller.units = UnitsController(controller, cast(UnitsPanel, panels["units"]),
-                                       controller.browser)
+    controller.likelihood = LikelihoodController(controller, cast(BrowserPanel, panels["browser"]))
+    controller.units = UnitsController(
+        controller, cast(UnitsPanel, panels["units"]), controller.browser
+    )
     controller.verbalise = VerbaliseController(
-        controller, cast(VerbalisePanel, panels["verbalise"]), controller.units)
+        controller, cast(VerbalisePanel, panels["verbalise"]), controller.units
+    )
     controller.scores = ScoresController(controller, cast(ScoresPanel, panels["scores"]))
     controller.annotate = AnnotateController(controller, cast(AnnotatePanel, panels["annotate"]))
     controller.report = ReportController(controller, cast(ReportPanel, panels["report"]))
@@ -138,9 +139,7 @@ def install_excepthook(window) -> None:
     """Errors that escape a slot go to the error log panel and the log file."""
     previous = sys.excepthook
 
-    def hook(
-        kind: type[BaseException], error: BaseException, tb: TracebackType | None
-    ) -> None:
+    def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
         details = "".join(traceback.format_exception(kind, error, tb))
         log.error("unexpected error\n%s", details)
         try:
@@ -206,8 +205,9 @@ def launch(
     for key in show_panels:
         dock = window.docks.get(key)
         if dock is None:
-            print(f"taillens: no panel {key!r} (panels: {', '.join(window.docks)})",
-                  file=sys.stderr)
+            print(
+                f"taillens: no panel {key!r} (panels: {', '.join(window.docks)})", file=sys.stderr
+            )
             return 2
         dock.show()
         dock.raise_()

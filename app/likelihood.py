@@ -83,8 +83,9 @@ class LikelihoodController(QObject):
             table = load_likelihood_table(store, category, model, lang)
             return LikelihoodView(table, models, saved)
 
-        handle = self.app.run_job(Job(f"Read likelihoods of {category}", run,
-                                      kind="likelihood.read", quiet=True))
+        handle = self.app.run_job(
+            Job(f"Read likelihoods of {category}", run, kind="likelihood.read", quiet=True)
+        )
         handle.succeeded.connect(self._arrived)
         self.last_handle = handle
         return handle
@@ -129,9 +130,14 @@ class LikelihoodController(QObject):
             ctx.progress(0, 1, category)
             return save_model_tail(store, category, settings)
 
-        handle = self.app.run_job(Job(f"Save model_tail of {category}", run,
-                                      kind="likelihood.cutoff",
-                                      params={"category": category, **settings.__dict__}))
+        handle = self.app.run_job(
+            Job(
+                f"Save model_tail of {category}",
+                run,
+                kind="likelihood.cutoff",
+                params={"category": category, **settings.__dict__},
+            )
+        )
         self.last_handle = handle
         return handle
 

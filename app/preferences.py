@@ -59,8 +59,9 @@ def load_preferences(settings: Any) -> Preferences:
     try:
         prefs.tier_settings()
     except ValueError:  # out of range: the defaults for the tiers
-        prefs = replace(prefs, split_by=defaults.split_by, share=defaults.share,
-                        fraction=defaults.fraction)
+        prefs = replace(
+            prefs, split_by=defaults.split_by, share=defaults.share, fraction=defaults.fraction
+        )
     env = os.environ.get("TAILLENS_MODEL_DIRS", "")
     from_env = {str(Path(p).expanduser()) for p in env.split(os.pathsep) if p}
     folders = tuple(str(f) for f in configured_model_folders() if str(f) not in from_env)

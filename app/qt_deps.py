@@ -59,24 +59,30 @@ def missing_from_ldd(output: str) -> list[str]:
     return sorted({line.split()[0] for line in output.splitlines() if "not found" in line})
 
 
-def missing_libraries(qt: Path | None = None, ldconfig_output: str | None = None,
-                      ldd_output: str | None = None) -> list[str]:
+def missing_libraries(
+    qt: Path | None = None, ldconfig_output: str | None = None, ldd_output: str | None = None
+) -> list[str]:
     """Libraries the xcb plugin needs that the system lacks (both outputs injectable)."""
     if ldd_output is None:
         qt = qt or qt_dir()
-        candidates = [] if qt is None else [qt / "plugins" / "platforms" / "libqxcb.so",
-                                             qt / "lib" / "libQt6XcbQpa.so.6"]
+        candidates = (
+            []
+            if qt is None
+            else [qt / "plugins" / "platforms" / "libqxcb.so", qt / "lib" / "libQt6XcbQpa.so.6"]
+        )
         files = [str(f) for f in candidates if f.exists()]
         if not files or shutil.which("ldd") is None:
             return []
-        ldd_output = subprocess.run(["ldd", *files], capture_output=True, text=True,
-                                    check=False).stdout
+        ldd_output = subprocess.run(
+            ["ldd", *files], capture_output=True, text=True, check=False
+        ).stdout
     missing = set(missing_from_ldd(ldd_output))
     if ldconfig_output is None:
         ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
         try:
-            ldconfig_output = subprocess.run([ldconfig, "-p"], capture_output=True, text=True,
-                                             check=False).stdout
+            ldconfig_output = subprocess.run(
+                [ldconfig, "-p"], capture_output=True, text=True, check=False
+            ).stdout
         except OSError:
             ldconfig_output = ""
     if ldconfig_output:
@@ -98,20 +104,27 @@ def main() -> int:
         return 0
     packages = packages_for(missing)
     command = "apt-get install -y " + " ".join(packages)
-    print("dev: Qt's X11 (xcb) platform needs system libraries that are missing: "
-          + ", ".join(missing), file=sys.stderr)
+    print(
+        "dev: Qt's X11 (xcb) platform needs system libraries that are missing: "
+        + ", ".join(missing),
+        file=sys.stderr,
+    )
     if os.geteuid() == 0 and shutil.which("apt-get"):
         print(f"dev: installing them: {command}", file=sys.stderr)
         subprocess.run(["apt-get", "update", "-q"], check=False)
         done = subprocess.run(["apt-get", "install", "-y", "-q", *packages], check=False)
         if done.returncode == 0 and not missing_libraries():
             return 0
-        print("dev: the installation did not succeed; see apt-get's messages above.",
-              file=sys.stderr)
+        print(
+            "dev: the installation did not succeed; see apt-get's messages above.", file=sys.stderr
+        )
         return 1
-    print(f"dev: on Debian/Ubuntu install them with:\n    sudo {command}\n"
-          "(other systems: the packages that provide these libraries). Or run without a "
-          "window: ./dev start gui --screenshot out.png", file=sys.stderr)
+    print(
+        f"dev: on Debian/Ubuntu install them with:\n    sudo {command}\n"
+        "(other systems: the packages that provide these libraries). Or run without a "
+        "window: ./dev start gui --screenshot out.png",
+        file=sys.stderr,
+    )
     return 1
 
 

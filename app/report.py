@@ -31,8 +31,9 @@ log = get_logger("report")
 
 # What a report is built from: scores, ratings, the texts and the units (with the tier
 # each unit was built under: the Browser's saved tiers, Topic.TIERS, do not change it).
-REPORT_TOPICS = frozenset({Topic.SCORES, Topic.ANNOTATIONS, Topic.RUNS, Topic.UNITS,
-                           Topic.REFERENCES})
+REPORT_TOPICS = frozenset(
+    {Topic.SCORES, Topic.ANNOTATIONS, Topic.RUNS, Topic.UNITS, Topic.REFERENCES}
+)
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,12 @@ class ReportController(QObject):
         """The first time the panel is seen on a session with scores, build at once with
         the default options (a demo needs no clicks); later builds are the user's."""
         store = self.app.store
-        if (store is None or self.view is not None or self.handle is not None
-                or self._auto_built_for is store):
+        if (
+            store is None
+            or self.view is not None
+            or self.handle is not None
+            or self._auto_built_for is store
+        ):
             return
         if self.refresh_available():
             self._auto_built_for = store
@@ -131,9 +136,13 @@ class ReportController(QObject):
             return None
         options = options if options is not None else self.panel.options_dict()
         settings = Settings(**options.get("settings", {}))
-        job = report_job(store, by=tuple(options.get("by") or ("tier",)),
-                         metrics=options.get("metrics"), settings=settings,
-                         runs=options.get("runs"))
+        job = report_job(
+            store,
+            by=tuple(options.get("by") or ("tier",)),
+            metrics=options.get("metrics"),
+            settings=settings,
+            runs=options.get("runs"),
+        )
         build_report = job.run
 
         def run(ctx: JobContext) -> ReportView:
@@ -180,11 +189,19 @@ class ReportController(QObject):
         if self.view is None:
             return None
         report = self.view.report
-        job = Job(f"Export report tables to {folder.name}", lambda _ctx: write_csv(report, folder),
-                  kind="report.csv", params={"folder": str(folder)}, uses_session=False)
+        job = Job(
+            f"Export report tables to {folder.name}",
+            lambda _ctx: write_csv(report, folder),
+            kind="report.csv",
+            params={"folder": str(folder)},
+            uses_session=False,
+        )
         handle = self.last_export = self.app.run_job(job)
-        handle.finished.connect(lambda outcome: self._exported(
-            outcome, lambda paths: f"{len(paths)} CSV files written to {folder}"))
+        handle.finished.connect(
+            lambda outcome: self._exported(
+                outcome, lambda paths: f"{len(paths)} CSV files written to {folder}"
+            )
+        )
         return handle
 
     def export_html(self, path: Path) -> JobHandle | None:
@@ -194,21 +211,38 @@ class ReportController(QObject):
         if self.view is None:
             return None
         report = self.view.report
-        job = Job(f"Export HTML report {path.name}", lambda _ctx: write_html(report, path),
-                  kind="report.html", params={"file": str(path)}, uses_session=False)
+        job = Job(
+            f"Export HTML report {path.name}",
+            lambda _ctx: write_html(report, path),
+            kind="report.html",
+            params={"file": str(path)},
+            uses_session=False,
+        )
         handle = self.last_export = self.app.run_job(job)
-        handle.finished.connect(lambda outcome: self._exported(
-            outcome, lambda written: f"Report written to {written.path} ({written.tables} "
-                                     f"tables, {written.plots} plots)"))
+        handle.finished.connect(
+            lambda outcome: self._exported(
+                outcome,
+                lambda written: (
+                    f"Report written to {written.path} ({written.tables} "
+                    f"tables, {written.plots} plots)"
+                ),
+            )
+        )
         return handle
 
     def export_figures(self, job: Job) -> JobHandle:
         """Every plot as PNG, SVG and PDF (the panel's All…): a core job, off the UI
         thread (about a second per plot at 300 dpi)."""
         handle = self.last_export = self.app.run_job(job)
-        handle.finished.connect(lambda outcome: self._exported(
-            outcome, lambda written: f"{len(written)} figure files written to "
-                                     f"{written[0].parent if written else 'the folder'}"))
+        handle.finished.connect(
+            lambda outcome: self._exported(
+                outcome,
+                lambda written: (
+                    f"{len(written)} figure files written to "
+                    f"{written[0].parent if written else 'the folder'}"
+                ),
+            )
+        )
         return handle
 
     def _exported(self, outcome: Any, describe: Any) -> None:

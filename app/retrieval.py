@@ -48,8 +48,9 @@ class RetrievalController(QObject):
     def _start(self, job: Job[Any], message: str, done: Any) -> JobHandle | None:
         assert self.dialog is not None
         if self.handle is not None and not self.handle.done:
-            self.app.window.show_error("Retrieval already running",
-                                       "Wait for it to finish or cancel it first.")
+            self.app.window.show_error(
+                "Retrieval already running", "Wait for it to finish or cancel it first."
+            )
             return None
         handle = self.handle = self.app.run_job(job)
         dialog = self.dialog
@@ -87,22 +88,33 @@ class RetrievalController(QObject):
 
         def run(ctx: JobContext) -> list[RetrievalRow]:
             hits = find_graphs(store, text, encoder, lang=lang, k=top, ctx=ctx)
-            return [RetrievalRow(h.similarity, None, h.unit_id, h.lang, linearise(h.triples))
-                    for h in hits]
+            return [
+                RetrievalRow(h.similarity, None, h.unit_id, h.lang, linearise(h.triples))
+                for h in hits
+            ]
 
         own = row.unit_id
 
         def shown(rows: list[RetrievalRow]) -> None:
             place = next((i + 1 for i, r in enumerate(rows) if r.unit_id == own), None)
-            found = (f"its own graph (unit {own}) is number {place}" if place else
-                     f"its own graph (unit {own}) is not in the first {len(rows)}")
+            found = (
+                f"its own graph (unit {own}) is number {place}"
+                if place
+                else f"its own graph (unit {own}) is not in the first {len(rows)}"
+            )
             assert self.dialog is not None
-            self.dialog.show_rows(rows, f"Graphs closest to text {row.verbalisation_id}: "
-                                        f"{found}.")
+            self.dialog.show_rows(rows, f"Graphs closest to text {row.verbalisation_id}: {found}.")
 
-        return self._start(Job("Find the graph behind a text", run, kind="retrieval",
-                               params={"verbalisation": row.verbalisation_id}),
-                           "Encoding the session's graphs…", shown)
+        return self._start(
+            Job(
+                "Find the graph behind a text",
+                run,
+                kind="retrieval",
+                params={"verbalisation": row.verbalisation_id},
+            ),
+            "Encoding the session's graphs…",
+            shown,
+        )
 
     def worst(self, values: dict[str, Any]) -> JobHandle | None:
         """Retrieval over one run's outputs; list those that match their graph worst."""
@@ -115,14 +127,22 @@ class RetrievalController(QObject):
         row = self._selected()
         run_id = filters.get("run_id") or (row.run_id if row is not None else None)
         if run_id is None:
-            self.app.window.show_error("Choose a run", "Choose a run in the Scores panel's "
-                                       "run filter (or select one of its texts).")
+            self.app.window.show_error(
+                "Choose a run",
+                "Choose a run in the Scores panel's run filter (or select one of its texts).",
+            )
             return None
         lang = filters.get("lang")
         try:
-            job = retrieval_job(store, RetrievalRequest(
-                run_id=run_id, langs=(lang,) if lang else None,
-                encoder=values.get("encoder") or None, inversion=False))
+            job = retrieval_job(
+                store,
+                RetrievalRequest(
+                    run_id=run_id,
+                    langs=(lang,) if lang else None,
+                    encoder=values.get("encoder") or None,
+                    inversion=False,
+                ),
+            )
         except UserFacingError as error:
             self.app.window.show_error("Cannot retrieve", str(error))
             return None
@@ -130,15 +150,23 @@ class RetrievalController(QObject):
 
         def shown(summary: Any) -> None:
             result = summary.result
-            rows = [RetrievalRow(m.similarity, m.rank, m.pair.unit_id, m.pair.lang,
-                                 m.pair.text, m.pair.text_id) for m in result.worst(top)]
+            rows = [
+                RetrievalRow(
+                    m.similarity, m.rank, m.pair.unit_id, m.pair.lang, m.pair.text, m.pair.text_id
+                )
+                for m in result.worst(top)
+            ]
             t2g, g2t = result.text_to_graph, result.graph_to_text
             assert self.dialog is not None
-            self.dialog.show_rows(rows, (
-                f"Run {run_id}, {result.pairs:,} outputs: text → graph top-1 {t2g.top1:.1%}, "
-                f"top-5 {t2g.top5:.1%}, MRR {t2g.mrr:.3f}; graph → text top-1 "
-                f"{g2t.top1:.1%}, MRR {g2t.mrr:.3f}. Lowest cosine first; double-click an "
-                "output to select it."))
+            self.dialog.show_rows(
+                rows,
+                (
+                    f"Run {run_id}, {result.pairs:,} outputs: text → graph top-1 {t2g.top1:.1%}, "
+                    f"top-5 {t2g.top5:.1%}, MRR {t2g.mrr:.3f}; graph → text top-1 "
+                    f"{g2t.top1:.1%}, MRR {g2t.mrr:.3f}. Lowest cosine first; double-click an "
+                    "output to select it."
+                ),
+            )
 
         return self._start(job, f"Retrieval over run {run_id}…", shown)
 

@@ -112,11 +112,13 @@ def load_scores(store: Any) -> ScoresData:
         name, n = runs.get(row.run_id, (row.model, 0))
         runs[row.run_id] = (name, n + 1)
     return ScoresData(
-        store=store, rows=every,
+        store=store,
+        rows=every,
         stored=corpus_scores(store, metrics=["bertscore", "similarity"]),
         runs=[(run_id, name, n) for run_id, (name, n) in runs.items()],
         langs=sorted({r.lang for r in every}),
-        tiers=sorted({t for r in every if (t := tier_of(r.tier))}))
+        tiers=sorted({t for r in every if (t := tier_of(r.tier))}),
+    )
 
 
 @dataclass(frozen=True)
@@ -203,12 +205,18 @@ class ScoresController(QObject):
                 return None
             return self.build_view(data, chosen)
 
-        handle = self.app.run_job(Job(LOAD_TITLE, run, kind=LOAD_KIND,
-                                      params={"panel": "scores", "read": cached is None},
-                                      uses_session=cached is None, quiet=True))
+        handle = self.app.run_job(
+            Job(
+                LOAD_TITLE,
+                run,
+                kind=LOAD_KIND,
+                params={"panel": "scores", "read": cached is None},
+                uses_session=cached is None,
+                quiet=True,
+            )
+        )
         self.loading = handle
-        handle.finished.connect(
-            lambda outcome, h=handle, g=generation: self._loaded(h, g, outcome))
+        handle.finished.connect(lambda outcome, h=handle, g=generation: self._loaded(h, g, outcome))
         return handle
 
     def _loaded(self, handle: JobHandle, generation: int, outcome: Any) -> None:
@@ -228,10 +236,19 @@ class ScoresController(QObject):
         self.data, self.rows, self._read_pending = data, view.rows, False
         self.panel.set_filter_choices(
             [(run_id, f"run {run_id}: {name} ({n:,})") for run_id, name, n in data.runs],
-            data.langs, data.tiers)
-        self.panel.show_rows(view.table, view.columns, view.tips, len(data.rows),
-                             ranges=view.ranges, scored=view.scored,
-                             sort_keys=view.sort_keys, sorted_by=view.sorted_by)
+            data.langs,
+            data.tiers,
+        )
+        self.panel.show_rows(
+            view.table,
+            view.columns,
+            view.tips,
+            len(data.rows),
+            ranges=view.ranges,
+            scored=view.scored,
+            sort_keys=view.sort_keys,
+            sorted_by=view.sorted_by,
+        )
         self.panel.show_notes(*view.notes)
         self.panel.show_summary(view.summary, view.summary_columns, view.tips)
 
@@ -244,31 +261,48 @@ class ScoresController(QObject):
         sort: SortSpec | None = chosen.get("sort")
         # As the panel's combos do: a choice that no longer exists falls back to "All".
         chosen = {
-            "run_id": chosen.get("run_id") if chosen.get("run_id") in
-            {r[0] for r in data.runs} else None,
+            "run_id": chosen.get("run_id")
+            if chosen.get("run_id") in {r[0] for r in data.runs}
+            else None,
             "lang": chosen.get("lang") if chosen.get("lang") in data.langs else None,
-            "tier": chosen.get("tier") if chosen.get("tier") in data.tiers else None}
+            "tier": chosen.get("tier") if chosen.get("tier") in data.tiers else None,
+        }
         rows = [r for r in data.rows if self._passes(r.run_id, r.lang, r.tier, chosen)]
         columns = sorted({c for r in rows for c in r.scores}, key=column_order)
         tips = self._column_tips(columns, data.stored)
-        run_rows = (data.rows if chosen["run_id"] is None else
-                    [r for r in data.rows if r.run_id == chosen["run_id"]])
+        run_rows = (
+            data.rows
+            if chosen["run_id"] is None
+            else [r for r in data.rows if r.run_id == chosen["run_id"]]
+        )
         groups = summarise_rows(run_rows, by=("model", "lang", "tier"))
         summary, summary_columns = self._summary_rows(groups, chosen)
         table = [self._table_row(r) for r in rows]
         ordered = presort_rows(table, columns, sort)
-        return ScoresView(data=data, rows=rows, table=ordered.rows, columns=columns,
-                          ranges=column_ranges(table, columns), scored=scored_count(table),
-                          tips=tips, summary=summary,
-                          summary_columns=summary_columns, notes=self._notes(data.stored),
-                          sort_keys=ordered.keys, sorted_by=ordered.sorted_by)
+        return ScoresView(
+            data=data,
+            rows=rows,
+            table=ordered.rows,
+            columns=columns,
+            ranges=column_ranges(table, columns),
+            scored=scored_count(table),
+            tips=tips,
+            summary=summary,
+            summary_columns=summary_columns,
+            notes=self._notes(data.stored),
+            sort_keys=ordered.keys,
+            sorted_by=ordered.sorted_by,
+        )
 
     @staticmethod
-    def _passes(run_id: int | None, lang: str | None, tier: str | None,
-                chosen: dict[str, Any]) -> bool:
-        return ((chosen["run_id"] is None or run_id == chosen["run_id"])
-                and (chosen["lang"] is None or lang == chosen["lang"])
-                and (chosen["tier"] is None or tier_of(tier) == chosen["tier"]))
+    def _passes(
+        run_id: int | None, lang: str | None, tier: str | None, chosen: dict[str, Any]
+    ) -> bool:
+        return (
+            (chosen["run_id"] is None or run_id == chosen["run_id"])
+            and (chosen["lang"] is None or lang == chosen["lang"])
+            and (chosen["tier"] is None or tier_of(tier) == chosen["tier"])
+        )
 
     @staticmethod
     def _table_row(row: SentenceScoreRow) -> ScoreTableRow:
@@ -276,12 +310,23 @@ class ScoresController(QObject):
         tier = row.sub_tier if row.sub_tier and row.sub_tier != row.tier else row.tier
         return ScoreTableRow(
             key=row.verbalisation_id,
-            cells=(row.unit_uid, row.model, row.lang, row.candidate_index, tier or "",
-                   text if text else "(no parsed text)"),
-            scores=row.scores, tooltip=row.text or "")
+            cells=(
+                row.unit_uid,
+                row.model,
+                row.lang,
+                row.candidate_index,
+                tier or "",
+                text if text else "(no parsed text)",
+            ),
+            scores=row.scores,
+            tooltip=row.text or "",
+        )
 
-    def _summary_rows(self, groups: Sequence[Any], chosen: dict[str, Any],
-                      ) -> tuple[list[ScoreTableRow], list[str]]:
+    def _summary_rows(
+        self,
+        groups: Sequence[Any],
+        chosen: dict[str, Any],
+    ) -> tuple[list[ScoreTableRow], list[str]]:
         by_group: dict[tuple[Any, ...], dict[str, Any]] = {}
         for g in groups:
             model, lang, tier = g.group
@@ -292,14 +337,21 @@ class ScoresController(QObject):
             entry["scores"][column] = g.mean
             entry["n"] = max(entry["n"], g.n)
             median = format_value(column, g.median)
-            entry["tips"][column] = (f"{column.replace(':', ' ')}: mean "
-                                     f"{format_value(column, g.mean)}, median {median}, "
-                                     f"{g.n:,} texts")
+            entry["tips"][column] = (
+                f"{column.replace(':', ' ')}: mean "
+                f"{format_value(column, g.mean)}, median {median}, "
+                f"{g.n:,} texts"
+            )
         columns = sorted({c for e in by_group.values() for c in e["scores"]}, key=column_order)
-        rows = [ScoreTableRow(key=key, cells=(key[0], key[1], key[2] or "", entry["n"]),
-                              scores=entry["scores"], score_tips=entry["tips"])
-                for key, entry in sorted(by_group.items(),
-                                         key=lambda kv: tuple(str(k) for k in kv[0]))]
+        rows = [
+            ScoreTableRow(
+                key=key,
+                cells=(key[0], key[1], key[2] or "", entry["n"]),
+                scores=entry["scores"],
+                score_tips=entry["tips"],
+            )
+            for key, entry in sorted(by_group.items(), key=lambda kv: tuple(str(k) for k in kv[0]))
+        ]
         return rows, columns
 
     # -- notes: which models the scores come from ----------------------------------------
@@ -313,30 +365,47 @@ class ScoresController(QObject):
 
     def bertscore_default_note(self) -> str:
         if self.mbert_cached():
-            return (f"Default: {MBERT} (in the local cache), rescaled with bert_score's "
-                    "baseline for the text's language.")
-        return (f"Default: {MBERT} is not in the local cache, so the packaged {MINILM} "
-                "encoder is used and scores are NOT rescaled (raw F1, higher than and not "
-                "comparable with published rescaled BERTScores).")
+            return (
+                f"Default: {MBERT} (in the local cache), rescaled with bert_score's "
+                "baseline for the text's language."
+            )
+        return (
+            f"Default: {MBERT} is not in the local cache, so the packaged {MINILM} "
+            "encoder is used and scores are NOT rescaled (raw F1, higher than and not "
+            "comparable with published rescaled BERTScores)."
+        )
 
     @staticmethod
     def _used(stored: Sequence[Any], metric: str, key: str) -> list[Any]:
-        return sorted({c.details.get(key) for c in stored
-                       if c.metric == metric and c.details.get(key) is not None}, key=str)
+        return sorted(
+            {
+                c.details.get(key)
+                for c in stored
+                if c.metric == metric and c.details.get(key) is not None
+            },
+            key=str,
+        )
 
     def _bertscore_used(self, stored: Sequence[Any], *, short: bool = False) -> str | None:
         models = self._used(stored, "bertscore", "model")
         if not models:
             return None
         rescaled = self._used(stored, "bertscore", "rescaled")
-        how = ("rescaled with bert_score's baseline" if rescaled == [True] else
-               "NOT rescaled (raw F1)" if rescaled == [False] else
-               "rescaled for some languages, raw for others")
+        how = (
+            "rescaled with bert_score's baseline"
+            if rescaled == [True]
+            else "NOT rescaled (raw F1)"
+            if rescaled == [False]
+            else "rescaled for some languages, raw for others"
+        )
         if short:
             packaged = " (packaged)" if MINILM in models else ""
             return f"BERTScore: {', '.join(map(str, models))}{packaged}, {how}"
-        why = (f" — the packaged encoder, as {MBERT} is not in the local cache"
-               if MINILM in models else "")
+        why = (
+            f" — the packaged encoder, as {MBERT} is not in the local cache"
+            if MINILM in models
+            else ""
+        )
         return f"BERTScore: {', '.join(map(str, models))}{why}; {how}."
 
     def _similarity_used(self, stored: Sequence[Any]) -> str:
@@ -350,12 +419,16 @@ class ScoresController(QObject):
         """A short note line (the dock may be narrow) and its full tooltip."""
         used = self._bertscore_used(stored, short=True)
         if used is None:
-            default = (f"{MBERT}, rescaled" if self.mbert_cached() else
-                       f"the packaged {MINILM}, NOT rescaled ({MBERT} is not cached)")
+            default = (
+                f"{MBERT}, rescaled"
+                if self.mbert_cached()
+                else f"the packaged {MINILM}, NOT rescaled ({MBERT} is not cached)"
+            )
             used = f"BERTScore not scored yet; would use {default}"
-        short = (f"<b>{used}.</b> Similarity encoder: {self._similarity_used(stored)}.")
-        full = ((self._bertscore_used(stored) or self.bertscore_default_note())
-                + f"\nGraph–text similarity encoder: {self._similarity_used(stored)}.")
+        short = f"<b>{used}.</b> Similarity encoder: {self._similarity_used(stored)}."
+        full = (
+            self._bertscore_used(stored) or self.bertscore_default_note()
+        ) + f"\nGraph–text similarity encoder: {self._similarity_used(stored)}."
         return short, full
 
     def _column_tips(self, columns: Sequence[str], stored: Sequence[Any]) -> dict[str, str]:
@@ -378,8 +451,7 @@ class ScoresController(QObject):
         if self.app.store is None:
             return None
         dialog = self.panel.open_synonym_dialog()
-        dialog.add_requested.connect(lambda e, s, lang: self._synonyms(
-            dialog, "add", e, s, lang))
+        dialog.add_requested.connect(lambda e, s, lang: self._synonyms(dialog, "add", e, s, lang))
         dialog.remove_requested.connect(lambda rows: self._synonyms(dialog, "remove", rows))
         dialog.import_requested.connect(lambda path: self._synonyms(dialog, "import", path))
         dialog.seed_requested.connect(lambda: self._synonyms(dialog, "seed"))
@@ -398,13 +470,14 @@ class ScoresController(QObject):
             if action == "add":
                 entity, synonym, lang = args
                 was_added = synonyms.add_synonym(store, entity, synonym, lang)
-                message = (f"Added {synonym.strip()!r} as a synonym of {entity.strip()!r}."
-                           if was_added else f"{synonym.strip()!r} is already a synonym of "
-                           f"{entity.strip()!r}.")
+                message = (
+                    f"Added {synonym.strip()!r} as a synonym of {entity.strip()!r}."
+                    if was_added
+                    else f"{synonym.strip()!r} is already a synonym of {entity.strip()!r}."
+                )
                 dialog.clear_fields()
             elif action == "remove":
-                removed = sum(synonyms.remove_synonym(store, e, s, lang)
-                              for e, s, lang in args[0])
+                removed = sum(synonyms.remove_synonym(store, e, s, lang) for e, s, lang in args[0])
                 message = f"Removed {removed} row{'s' if removed != 1 else ''}."
             elif action == "import":
                 read, added = synonyms.import_file(store, args[0])
@@ -415,8 +488,10 @@ class ScoresController(QObject):
             elif action == "first use":
                 added = synonyms.ensure_seeded(store)
                 if added:
-                    dialog.show_message(f"First use: the starter set's {added:,} rows were "
-                                        "added; remove what you do not want.")
+                    dialog.show_message(
+                        f"First use: the starter set's {added:,} rows were "
+                        "added; remove what you do not want."
+                    )
         except UserFacingError as error:
             dialog.show_message(str(error), error=True)
         else:
@@ -424,8 +499,9 @@ class ScoresController(QObject):
                 dialog.show_message(message + " Score ESA again to use the table.")
             if action != "first use" or added:
                 self.app.changes.announce({Topic.SYNONYMS})
-        dialog.show_rows([(r.entity, r.synonym, r.lang, r.source)
-                          for r in synonyms.list_synonyms(store)])
+        dialog.show_rows(
+            [(r.entity, r.synonym, r.lang, r.source) for r in synonyms.list_synonyms(store)]
+        )
 
     def _detail_changed(self) -> None:
         if self.shown_text is not None:
@@ -445,26 +521,38 @@ class ScoresController(QObject):
         scores = scores_of_verbalisation(store, verbalisation_id)
         ratings = ratings_of_item(store, ItemRef(VERBALISATION, verbalisation_id))
         material = unit_material(store, row.unit_id, row.lang)
-        references = [(quality, text) for quality in ("gold", "silver")
-                      for _id, text in material.references.get(quality, ())]
+        references = [
+            (quality, text)
+            for quality in ("gold", "silver")
+            for _id, text in material.references.get(quality, ())
+        ]
         esa = next((s for s in scores if s.metric == "esa"), None)
         hallucination = next((s for s in scores if s.metric == "hallucination"), None)
-        mentions = [Span(int(m["start"]), int(m["end"]), str(m.get("entity", "")),
-                         str(m.get("via", "")))
-                    for m in (esa.details.get("mentions", []) if esa else [])]
-        spans = [Span(int(s["start"]), int(s["end"]), str(s.get("text", "")))
-                 for s in (hallucination.details.get("spans", []) if hallucination else [])]
+        mentions = [
+            Span(int(m["start"]), int(m["end"]), str(m.get("entity", "")), str(m.get("via", "")))
+            for m in (esa.details.get("mentions", []) if esa else [])
+        ]
+        spans = [
+            Span(int(s["start"]), int(s["end"]), str(s.get("text", "")))
+            for s in (hallucination.details.get("spans", []) if hallucination else [])
+        ]
         tier = row.sub_tier or row.tier or "no tier"
-        self.panel.show_detail(TextDetail(
-            title=f"{row.unit_uid} · {row.model} · {row.lang} · candidate "
-                  f"{row.candidate_index} · {tier}",
-            text=row.text or "", lang=row.lang, mentions=mentions,
-            missing=[str(m) for m in (esa.details.get("missing", []) if esa else [])],
-            hallucinations=spans, esa_scored=esa is not None,
-            hallucination_scored=hallucination is not None,
-            triples=list(material.triples),
-            references=references,
-            scores=self._score_lines(scores) + self._rating_lines(ratings)))
+        self.panel.show_detail(
+            TextDetail(
+                title=f"{row.unit_uid} · {row.model} · {row.lang} · candidate "
+                f"{row.candidate_index} · {tier}",
+                text=row.text or "",
+                lang=row.lang,
+                mentions=mentions,
+                missing=[str(m) for m in (esa.details.get("missing", []) if esa else [])],
+                hallucinations=spans,
+                esa_scored=esa is not None,
+                hallucination_scored=hallucination is not None,
+                triples=list(material.triples),
+                references=references,
+                scores=self._score_lines(scores) + self._rating_lines(ratings),
+            )
+        )
 
     @staticmethod
     def _rating_lines(ratings: Sequence[tuple[str, Any]]) -> list[tuple[str, str, str]]:
@@ -487,20 +575,23 @@ class ScoresController(QObject):
     @staticmethod
     def _score_lines(scores: Sequence[StoredScore]) -> list[tuple[str, str, str]]:
         lines = []
-        for s in sorted(scores, key=lambda s: column_order(
-                f"{s.metric}:{s.quality}" if s.quality else s.metric)):
+        for s in sorted(
+            scores, key=lambda s: column_order(f"{s.metric}:{s.quality}" if s.quality else s.metric)
+        ):
             column = f"{s.metric} {s.quality}" if s.quality else s.metric
             d = s.details
             note = ""
             if s.metric == "bertscore":
-                note = (f"{d.get('model', '?')}, "
-                        + ("rescaled" if d.get("rescaled") else "NOT rescaled (raw F1)"))
+                note = f"{d.get('model', '?')}, " + (
+                    "rescaled" if d.get("rescaled") else "NOT rescaled (raw F1)"
+                )
             elif s.metric == "esa":
                 note = f"{len(d.get('detected', []))} of {d.get('entities', 0)} entities"
             elif s.metric == "similarity":
                 drop = d.get("inversion_drop")
                 note = f"encoder {d.get('encoder', '?')}" + (
-                    f"; inversion drop {drop:+.3f}" if isinstance(drop, (int, float)) else "")
+                    f"; inversion drop {drop:+.3f}" if isinstance(drop, (int, float)) else ""
+                )
             elif s.metric in ("ppl", "entity_ppl") and d.get("model"):
                 note = f"under {d['model']}"
             elif d.get("note"):
@@ -509,8 +600,12 @@ class ScoresController(QObject):
         return lines
 
     # -- scoring -------------------------------------------------------------------------
-    def choices(self, found: Sequence[ModelInfo], data: ScoresData | None = None,
-                wordnet: WordNetStatus | None = None) -> ScoreChoices:
+    def choices(
+        self,
+        found: Sequence[ModelInfo],
+        data: ScoresData | None = None,
+        wordnet: WordNetStatus | None = None,
+    ) -> ScoreChoices:
         """What the Score… dialog offers: the runs and languages last read (``data``, else
         the cached read), the models ``found`` on this machine and where METEOR's WordNet
         is (``wordnet``). Pure: no session read, no file-system scan (:meth:`find_choices`
@@ -520,8 +615,11 @@ class ScoresController(QObject):
         data = data if data is not None else self.data
         runs = data.runs if data is not None else []
         langs = (data.langs if data is not None else []) or ["en", "it", "es"]
-        default_label = (f"default: {MBERT}" if self.mbert_cached() else
-                         f"default: packaged {MINILM} ({MBERT} not cached)")
+        default_label = (
+            f"default: {MBERT}"
+            if self.mbert_cached()
+            else f"default: packaged {MINILM} ({MBERT} not cached)"
+        )
         encoders = [m for m in found if m.type != CAUSAL]
         return ScoreChoices(
             wordnet_found=wordnet is not None and wordnet.found,
@@ -529,19 +627,38 @@ class ScoresController(QObject):
             runs=[(run_id, f"run {run_id}: {name} ({n:,} texts)") for run_id, name, n in runs],
             langs=langs,
             bertscore_models=[ModelChoice(default_label, None, self.bertscore_default_note())]
-            + [ModelChoice(m.name, str(m.path),
-                           f"{m.name}: " + ("rescaled with bert_score's baseline." if
-                                            m.name.rsplit('/', 1)[-1] == MBERT else
-                                            "rescaled only if bert_score ships a baseline "
-                                            "for it; otherwise raw F1, marked not rescaled."))
-               for m in encoders],
-            encoders=[ModelChoice(f"default: packaged {MINILM}", None,
-                                  f"The {MINILM} sentence encoder packaged with TailLens.")]
-            + [ModelChoice(m.name, str(m.path), f"{m.name} (sentence-transformers)")
-               for m in encoders],
-            ppl_models=[ModelChoice("each run's own model", None,
-                                    "Perplexity under the model that wrote the text")]
-            + [ModelChoice(m.name, str(m.path)) for m in found if m.type == CAUSAL])
+            + [
+                ModelChoice(
+                    m.name,
+                    str(m.path),
+                    f"{m.name}: "
+                    + (
+                        "rescaled with bert_score's baseline."
+                        if m.name.rsplit("/", 1)[-1] == MBERT
+                        else "rescaled only if bert_score ships a baseline "
+                        "for it; otherwise raw F1, marked not rescaled."
+                    ),
+                )
+                for m in encoders
+            ],
+            encoders=[
+                ModelChoice(
+                    f"default: packaged {MINILM}",
+                    None,
+                    f"The {MINILM} sentence encoder packaged with TailLens.",
+                )
+            ]
+            + [
+                ModelChoice(m.name, str(m.path), f"{m.name} (sentence-transformers)")
+                for m in encoders
+            ],
+            ppl_models=[
+                ModelChoice(
+                    "each run's own model", None, "Perplexity under the model that wrote the text"
+                )
+            ]
+            + [ModelChoice(m.name, str(m.path)) for m in found if m.type == CAUSAL],
+        )
 
     def find_choices(self, store: Any, data: ScoresData | None) -> ScoreChoices:
         """The dialog's choices with the local models found now (runs in a job: scanning
@@ -568,9 +685,13 @@ class ScoresController(QObject):
         if self.models_handle is not None and not self.models_handle.done:
             return self.models_handle  # a second click while the first scan runs
         data = self.data
-        job = Job("Find local models", lambda _ctx: self.find_choices(store, data),
-                  kind=MODELS_KIND, uses_session=data is None or data.store is not store,
-                  quiet=True)
+        job = Job(
+            "Find local models",
+            lambda _ctx: self.find_choices(store, data),
+            kind=MODELS_KIND,
+            uses_session=data is None or data.store is not store,
+            quiet=True,
+        )
         handle = self.models_handle = self.app.run_job(job)
         handle.finished.connect(lambda outcome, h=handle: self._choices_found(h, store, outcome))
         return handle
@@ -591,8 +712,9 @@ class ScoresController(QObject):
         if store is None:
             return None
         if self.handle is not None and not self.handle.done:
-            self.app.window.show_error("Scoring already running",
-                                       "Wait for it to finish or cancel it first.")
+            self.app.window.show_error(
+                "Scoring already running", "Wait for it to finish or cancel it first."
+            )
             return None
         try:
             options = MetricOptions(
@@ -601,7 +723,8 @@ class ScoresController(QObject):
                 ppl_model=values.get("ppl_model") or None,
                 device=values.get("device") or "auto",
                 esa_distance=float(values.get("esa_distance", 0.4)),
-                wordnet=values.get("wordnet") or None)
+                wordnet=values.get("wordnet") or None,
+            )
             run_ids, langs = values.get("run_ids"), values.get("langs")
             if run_ids is not None and not run_ids:
                 raise UserFacingError("choose at least one run to score")
@@ -611,9 +734,11 @@ class ScoresController(QObject):
                 metrics=tuple(values.get("metrics") or ()),
                 run_ids=tuple(run_ids) if run_ids is not None else None,
                 langs=tuple(langs) if langs is not None else None,
-                references=bool(values.get("references")), options=options,
+                references=bool(values.get("references")),
+                options=options,
                 exclude_empty=bool(values.get("exclude_empty")),
-                exclude_unparsed=bool(values.get("exclude_unparsed")))
+                exclude_unparsed=bool(values.get("exclude_unparsed")),
+            )
             job = score_job(store, request)
         except UserFacingError as error:
             self.app.window.show_error("Cannot score", str(error))
@@ -621,8 +746,7 @@ class ScoresController(QObject):
         handle = self.app.run_job(job)
         self.handle = handle
         self.panel.job_started(f"Scoring {', '.join(job.params['metrics'])}")
-        handle.progressed.connect(
-            lambda p: self.panel.job_progress(p.done, p.total, p.message))
+        handle.progressed.connect(lambda p: self.panel.job_progress(p.done, p.total, p.message))
         handle.finished.connect(self._scored)
         return handle
 
@@ -634,12 +758,17 @@ class ScoresController(QObject):
         if isinstance(outcome, JobSucceeded):
             summary = outcome.result
             written = ", ".join(f"{k} {v:,}" for k, v in summary.rows_written.items())
-            message = (f"Scored {summary.texts:,} texts in {outcome.elapsed_s:.1f} s"
-                       + (f" (rows: {written})" if written else "") + "."
-                       + "".join(f" Note: {n}." for n in summary.notes))
+            message = (
+                f"Scored {summary.texts:,} texts in {outcome.elapsed_s:.1f} s"
+                + (f" (rows: {written})" if written else "")
+                + "."
+                + "".join(f" Note: {n}." for n in summary.notes)
+            )
         elif isinstance(outcome, JobWasCancelled):
-            message = ("Scoring cancelled: each metric keeps either all its old scores or all "
-                       "its new ones.")
+            message = (
+                "Scoring cancelled: each metric keeps either all its old scores or all "
+                "its new ones."
+            )
         elif isinstance(outcome, JobFailed):
             message = f"Scoring failed: {outcome.message}"
         else:

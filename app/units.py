@@ -63,8 +63,9 @@ class UnitsController(QObject):
         app.session_changed.connect(lambda _store: self.session_opened())
         # Units imported, sampled or saved elsewhere; saved tiers may leave units built
         # under another tier: the list follows at once.
-        app.changes.subscribe({Topic.UNITS, Topic.REFERENCES, Topic.TIERS},
-                              lambda _topics: self.refresh_units(), self)
+        app.changes.subscribe(
+            {Topic.UNITS, Topic.REFERENCES, Topic.TIERS}, lambda _topics: self.refresh_units(), self
+        )
 
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
@@ -82,8 +83,10 @@ class UnitsController(QObject):
             return
         self.draft = draft
         self.overrides = _overrides_from_json(store.get_meta(OVERRIDES_META_KEY))
-        for qid in {draft.root_qid, *(c.value for c in draft.claims
-                                      if c.value_type == "wikibase-item" and c.value)}:
+        for qid in {
+            draft.root_qid,
+            *(c.value for c in draft.claims if c.value_type == "wikibase-item" and c.value),
+        }:
             self._load_cached(qid)
         self.focus = draft.root_qid
         self.refresh()
@@ -103,8 +106,9 @@ class UnitsController(QObject):
         from core.unit_builder import list_units
 
         if self.app.store is not None:
-            self.panel.add_units(list_units(self.app.store, after_id=after_id,
-                                            limit=self.page_size))
+            self.panel.add_units(
+                list_units(self.app.store, after_id=after_id, limit=self.page_size)
+            )
 
     # -- building ----------------------------------------------------------------------------
     def start(self, qid: str) -> None:
@@ -160,10 +164,16 @@ class UnitsController(QObject):
         source = None if self.browser.source_kind == "cache" else self.browser.source
         tier = options.get("tier")
         job = sample_job(
-            store, source, category, tiers=[tier] if tier else None,
-            per_entity=options["per_entity"], shapes=[options["shape"]],
-            sizes=[options["size"]], seed=options["seed"],
-            filters=self.panel.filter_settings(), limit_entities=options["limit_entities"],
+            store,
+            source,
+            category,
+            tiers=[tier] if tier else None,
+            per_entity=options["per_entity"],
+            shapes=[options["shape"]],
+            sizes=[options["size"]],
+            seed=options["seed"],
+            filters=self.panel.filter_settings(),
+            limit_entities=options["limit_entities"],
             parallel=bool(options.get("parallel", False)),
         )
         handle = self.app.run_job(job)
@@ -185,8 +195,9 @@ class UnitsController(QObject):
         """The Search… dialog; the root defaults to the Browser's category."""
         from widgets.unit_search import UnitSearchDialog
 
-        dialog = UnitSearchDialog(self.panel, category=self.browser.panel.category,
-                                  model=self._search_model)
+        dialog = UnitSearchDialog(
+            self.panel, category=self.browser.panel.category, model=self._search_model
+        )
         if dialog.exec() == dialog.DialogCode.Accepted:
             self.search(dialog.values())
 
@@ -216,15 +227,19 @@ class UnitsController(QObject):
     def _searched(self, summary: Any) -> None:
         self.refresh_units()
         self.app.refresh()
-        lines = [f"{d}: {r['units']} units, mean log-likelihood "
-                 + ("-" if r["mean"] is None else f"{r['mean']:.4f}")
-                 for d, r in summary.results.items()]
+        lines = [
+            f"{d}: {r['units']} units, mean log-likelihood "
+            + ("-" if r["mean"] is None else f"{r['mean']:.4f}")
+            for d, r in summary.results.items()
+        ]
         if summary.delta is not None:
             lines.append(f"δ (head − tail) = {summary.delta:.4f}")
         self.app.window.show_message(
             "Search finished",
             f"{summary.template}: {len(summary.unit_ids)} units saved from "
-            f"{summary.roots:,} roots.", "\n".join(lines))
+            f"{summary.roots:,} roots.",
+            "\n".join(lines),
+        )
 
     def set_focus(self, qid: str) -> None:
         self.focus = qid
@@ -250,15 +265,21 @@ class UnitsController(QObject):
         if skipped:
             self.app.window.statusBar().showMessage(
                 (f"Added {len(added)}; not added: " if len(chosen) > 1 else "Not added: ")
-                + "; ".join(skipped), 8000)
+                + "; ".join(skipped),
+                8000,
+            )
         if not added:
             return
         self._persist()
         # Load item values now, so they can be followed to build a chain.
         for claim in added:
             value = claim.value
-            if (claim.value_type == "wikibase-item" and value and value not in self.details
-                    and not self._load_cached(value)):
+            if (
+                claim.value_type == "wikibase-item"
+                and value
+                and value not in self.details
+                and not self._load_cached(value)
+            ):
                 self._fetch(value, then=self.refresh)
         self.refresh()
 
@@ -281,8 +302,9 @@ class UnitsController(QObject):
         self._persist()
         self.refresh()
 
-    def override(self, lang: str, position: int, part: str, text: str | None,
-                 keep: bool = False) -> None:
+    def override(
+        self, lang: str, position: int, part: str, text: str | None, keep: bool = False
+    ) -> None:
         """A person's words for a part of a triple: they name that entity wherever it appears
         in the unit (in ``lang``); with ``keep``, new units of the session use them too."""
         from core.unit_builder import (
@@ -295,20 +317,22 @@ class UnitsController(QObject):
         store = self.app.store
         try:
             if self.shown_unit is not None and store is not None:
-                set_label_override(store, self.shown_unit, lang, position, part, text,
-                                   keep=keep)
+                set_label_override(store, self.shown_unit, lang, position, part, text, keep=keep)
                 self.app.changes.announce({Topic.UNITS})
                 self.show_unit(self.shown_unit)
                 return
             if self.draft is None:
                 return
-            self.overrides = override_across(self.draft.claims, self.overrides, lang,
-                                             position, part, text)
+            self.overrides = override_across(
+                self.draft.claims, self.overrides, lang, position, part, text
+            )
             if keep and store is not None:
                 entity = claim_entity(self.draft.claims[position], part)
                 if entity is None:
-                    raise UserFacingError("a literal value cannot be kept for the session: "
-                                          "only an entity's or a property's words can")
+                    raise UserFacingError(
+                        "a literal value cannot be kept for the session: "
+                        "only an entity's or a property's words can"
+                    )
                 keep_label(store, lang, entity, text)
         except UserFacingError as error:
             self.app.window.show_error("Override not kept", str(error))
@@ -322,10 +346,12 @@ class UnitsController(QObject):
         if store is None or draft is None:
             return None
         try:
-            rendered = render_unit(draft, self.details, overrides=self.overrides,
-                                   kept=kept_labels(store))
-            unit_id = save_unit(store, draft, rendered, category=draft.category,
-                                source="built in TailLens")
+            rendered = render_unit(
+                draft, self.details, overrides=self.overrides, kept=kept_labels(store)
+            )
+            unit_id = save_unit(
+                store, draft, rendered, category=draft.category, source="built in TailLens"
+            )
         except UserFacingError as error:
             self.app.window.show_error("Unit not saved", str(error))
             return None
@@ -367,17 +393,27 @@ class UnitsController(QObject):
         # The root and every item object already loaded can be the focus (to follow it).
         focus = [(draft.root_qid, labels.get(draft.root_qid, draft.root_qid))]
         for claim in draft.claims:
-            if claim.value_type == "wikibase-item" and claim.value in self.details and \
-                    claim.value not in [q for q, _ in focus]:
+            if (
+                claim.value_type == "wikibase-item"
+                and claim.value in self.details
+                and claim.value not in [q for q, _ in focus]
+            ):
                 focus.append((claim.value, labels.get(claim.value, claim.value)))
         kept = kept_labels(self.app.store) if self.app.store is not None else None
         rendered = render_unit(draft, self.details, overrides=self.overrides, kept=kept)
         self.panel.show_filter_settings(draft.filters)
-        self.panel.show_draft(draft, labels.get(draft.root_qid, draft.root_qid),
-                              structure(draft), rendered, focus, self.focus)
+        self.panel.show_draft(
+            draft,
+            labels.get(draft.root_qid, draft.root_qid),
+            structure(draft),
+            rendered,
+            focus,
+            self.focus,
+        )
         if self.focus in self.details:
-            self.panel.show_candidates(candidates(draft, self.details, self.focus), labels,
-                                       dict(RULES))
+            self.panel.show_candidates(
+                candidates(draft, self.details, self.focus), labels, dict(RULES)
+            )
 
     # -- entity details ------------------------------------------------------------------
     def _load_cached(self, qid: str) -> bool:
@@ -396,7 +432,9 @@ class UnitsController(QObject):
         if source is None or store is None or self.browser.source_kind == "cache":
             self.app.window.statusBar().showMessage(
                 f"{qid} has not been opened in this session and no online or demo source "
-                "is selected in the Browser", 8000)
+                "is selected in the Browser",
+                8000,
+            )
             return
 
         def fetch(ctx: JobContext) -> Any:
@@ -405,8 +443,9 @@ class UnitsController(QObject):
             ctx.progress(0, 1, qid)
             return fetch_entity(store, source, qid)
 
-        handle = self.app.run_job(Job(f"Fetch {qid}", fetch, kind="wikidata.entity",
-                                      writes=frozenset({Topic.ENTITIES})))
+        handle = self.app.run_job(
+            Job(f"Fetch {qid}", fetch, kind="wikidata.entity", writes=frozenset({Topic.ENTITIES}))
+        )
 
         def arrived(outcome: Any) -> None:
             self.details[qid] = outcome.result
@@ -421,17 +460,25 @@ class UnitsController(QObject):
         if store is None:
             return
         save_draft(store, self.draft)
-        store.set_meta(OVERRIDES_META_KEY, json.dumps(
-            [[lang, pos, part, text] for (lang, pos, part), text in self.overrides.items()]))
+        store.set_meta(
+            OVERRIDES_META_KEY,
+            json.dumps(
+                [[lang, pos, part, text] for (lang, pos, part), text in self.overrides.items()]
+            ),
+        )
 
 
-def _remap(overrides: dict[tuple[str, int, str], str],
-           order: list[int]) -> dict[tuple[str, int, str], str]:
+def _remap(
+    overrides: dict[tuple[str, int, str], str], order: list[int]
+) -> dict[tuple[str, int, str], str]:
     """Overrides follow their triple when the order changes (``order``: old positions in
     their new order; positions missing from it were removed)."""
     new_position = {old: new for new, old in enumerate(order)}
-    return {(lang, new_position[pos], part): text
-            for (lang, pos, part), text in overrides.items() if pos in new_position}
+    return {
+        (lang, new_position[pos], part): text
+        for (lang, pos, part), text in overrides.items()
+        if pos in new_position
+    }
 
 
 def _overrides_from_json(text: str | None) -> dict[tuple[str, int, str], str]:

@@ -39,15 +39,16 @@ SETTINGS_META_KEY = "verbalise:settings"
 LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
 _KIND_NOTES = {
     "template": "The template verbaliser reads no prompt: the templates apply to causal "
-                "models and servers.",
+    "models and servers.",
     "seq2seq": "Seq2seq models read a task prefix and the <H> <R> <T> linearisation, not "
-               "this template.",
+    "this template.",
 }
 
 
 class VerbaliseController(QObject):
-    def __init__(self, app: AppController, panel: VerbalisePanel,
-                 units: UnitsController | None = None) -> None:
+    def __init__(
+        self, app: AppController, panel: VerbalisePanel, units: UnitsController | None = None
+    ) -> None:
         from core.verbalise.prompts import DEFAULT_PRESET, PRESETS, default_templates
 
         super().__init__(panel)
@@ -68,8 +69,10 @@ class VerbaliseController(QObject):
         self._save_timer.setInterval(800)
         self._save_timer.timeout.connect(self.save_settings)
 
-        panel.set_presets({name: (label, default_templates(preset=name))
-                           for name, label in PRESETS.items()}, DEFAULT_PRESET)
+        panel.set_presets(
+            {name: (label, default_templates(preset=name)) for name, label in PRESETS.items()},
+            DEFAULT_PRESET,
+        )
         panel.model_changed.connect(self.model_changed)
         panel.add_folder_requested.connect(self.add_folder)
         panel.rescan_requested.connect(self.rescan)
@@ -105,9 +108,11 @@ class VerbaliseController(QObject):
         self.model_changed()
         wanted = saved.get("model")
         if wanted and wanted != self.panel.model_spec():
-            self.panel.show_error(f"The model this session last used ({wanted}) is not found "
-                                  "here any more: the template verbaliser is chosen. Add its "
-                                  "folder on the Model tab.")
+            self.panel.show_error(
+                f"The model this session last used ({wanted}) is not found "
+                "here any more: the template verbaliser is chosen. Add its "
+                "folder on the Model tab."
+            )
 
     def save_settings(self) -> None:
         store = self.app.store
@@ -135,8 +140,14 @@ class VerbaliseController(QObject):
             where = "Hugging Face cache" if model.source == "hf-cache" else "model folder"
             # A cached model is named by its hub id, which other machines share.
             spec = model.name if model.source == "hf-cache" else str(model.path)
-            rows.append((f"{model.name} · {model.type} · {human_size(model.size_bytes)}", spec,
-                         model.type, f"{model.path}\n({where})"))
+            rows.append(
+                (
+                    f"{model.name} · {model.type} · {human_size(model.size_bytes)}",
+                    spec,
+                    model.type,
+                    f"{model.path}\n({where})",
+                )
+            )
         self.panel.show_models(rows)
 
     def rescan(self) -> None:
@@ -156,8 +167,9 @@ class VerbaliseController(QObject):
         )
 
         path = Path(folder).expanduser()
-        from_env = {Path(p).expanduser() for p in
-                    os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p}
+        from_env = {
+            Path(p).expanduser() for p in os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p
+        }
         kept = [f for f in configured_model_folders() if f not in from_env]
         try:
             save_model_folders([*kept, path])
@@ -197,8 +209,14 @@ class VerbaliseController(QObject):
             return "Rule-based sentences in en, it and es: no weights, one candidate per unit."
         if verbaliser.kind == "openai":
             return f"Chat completions from {getattr(verbaliser, 'base_url', '')}."
-        info = next((m for m in getattr(self, "models", [])
-                     if str(m.path) == str(getattr(verbaliser, "path", ""))), None)
+        info = next(
+            (
+                m
+                for m in getattr(self, "models", [])
+                if str(m.path) == str(getattr(verbaliser, "path", ""))
+            ),
+            None,
+        )
         path = getattr(verbaliser, "path", "")
         size = ""
         if info is not None:
@@ -208,8 +226,13 @@ class VerbaliseController(QObject):
         return f"{verbaliser.kind}{size} · {path}"
 
     def _key(self, settings: dict[str, Any]) -> tuple[str, ...]:
-        return (settings["model"], settings["device"], settings["dtype"],
-                settings["server_url"], settings["server_model"])
+        return (
+            settings["model"],
+            settings["device"],
+            settings["dtype"],
+            settings["server_url"],
+            settings["server_model"],
+        )
 
     def _preview_verbaliser(self) -> Verbaliser:
         """The verbaliser the preview uses (cached: building checks and fingerprints the
@@ -228,16 +251,27 @@ class VerbaliseController(QObject):
         if spec == SERVER:
             url = settings["server_url"]
             if not url:
-                raise UserFacingError("Type the server's URL on the Model tab, e.g. "
-                                      "http://localhost:8000/v1")
+                raise UserFacingError(
+                    "Type the server's URL on the Model tab, e.g. http://localhost:8000/v1"
+                )
             if not url.startswith(("http://", "https://")):
                 raise UserFacingError(f"{url!r} is not an http(s) URL")
-            return open_verbaliser(url, params, templates,
-                                   server_model=settings["server_model"] or None,
-                                   prompt_preset=settings["prompt_preset"])
-        return open_verbaliser(spec, params, templates, device=settings["device"],
-                               dtype=settings["dtype"], prompt_preset=settings["prompt_preset"],
-                               task_prefix=settings["seq2seq_prefix"] or None)
+            return open_verbaliser(
+                url,
+                params,
+                templates,
+                server_model=settings["server_model"] or None,
+                prompt_preset=settings["prompt_preset"],
+            )
+        return open_verbaliser(
+            spec,
+            params,
+            templates,
+            device=settings["device"],
+            dtype=settings["dtype"],
+            prompt_preset=settings["prompt_preset"],
+            task_prefix=settings["seq2seq_prefix"] or None,
+        )
 
     # -- units and preview -----------------------------------------------------------------
     def refresh_units(self) -> list[tuple[int, str]]:
@@ -268,8 +302,11 @@ class VerbaliseController(QObject):
             return
         triples = unit_triples(store, [unit_id], [lang]).get((unit_id, lang))
         if not triples:
-            self.panel.show_preview("", f"This unit has no triples in {LANGUAGE_NAMES[lang]}: "
-                                        "a run skips it in that language.")
+            self.panel.show_preview(
+                "",
+                f"This unit has no triples in {LANGUAGE_NAMES[lang]}: "
+                "a run skips it in that language.",
+            )
             return
         try:
             verbaliser = self._preview_verbaliser()
@@ -277,21 +314,27 @@ class VerbaliseController(QObject):
             if kind in ("causal", "openai"):
                 # The edited templates, checked ({triples} once) as a run would.
                 verbaliser.set_templates(  # type: ignore[attr-defined]
-                    self.panel.edited_templates(), self.panel.prompt_preset())
+                    self.panel.edited_templates(), self.panel.prompt_preset()
+                )
             if kind == "seq2seq":
                 verbaliser.set_task_prefix(  # type: ignore[attr-defined]
-                    self.panel.settings()["seq2seq_prefix"] or None)
+                    self.panel.settings()["seq2seq_prefix"] or None
+                )
             if kind == "template":
                 output = verbaliser.verbalise([VerbaliseRequest(None, lang, triples, "")])
-                text = (f"Input (the triples; no prompt):\n{verbaliser.prompt_for(triples, lang)}"
-                        f"\n\nOutput:\n{output[0][0].raw}")
+                text = (
+                    f"Input (the triples; no prompt):\n{verbaliser.prompt_for(triples, lang)}"
+                    f"\n\nOutput:\n{output[0][0].raw}"
+                )
                 note = "The template verbaliser's sentence for this unit."
             elif kind == "causal":
                 key = self._key(self.panel.settings())
                 if key in self._tokenizer_ready:
                     text = verbaliser.exact_prompt(triples, lang)  # type: ignore[attr-defined]
-                    note = ("Exactly as the model reads it: the user turn in the model's chat "
-                            "template (plain text when it has none), special tokens shown.")
+                    note = (
+                        "Exactly as the model reads it: the user turn in the model's chat "
+                        "template (plain text when it has none), special tokens shown."
+                    )
                 else:
                     text = verbaliser.prompt_for(triples, lang)
                     note = "Loading the tokenizer to apply the model's chat template…"
@@ -307,8 +350,9 @@ class VerbaliseController(QObject):
             return
         self.panel.show_preview(text, note)
 
-    def _load_tokenizer(self, key: tuple[str, ...], verbaliser: Any, triples: Any,
-                        lang: str) -> None:
+    def _load_tokenizer(
+        self, key: tuple[str, ...], verbaliser: Any, triples: Any, lang: str
+    ) -> None:
         if key in self._tokenizer_jobs:
             return
 
@@ -316,8 +360,14 @@ class VerbaliseController(QObject):
             ctx.progress(0, None, "loading the tokenizer")
             return str(verbaliser.exact_prompt(triples, lang))
 
-        handle = self.app.run_job(Job("Load the tokenizer for the prompt preview", load,
-                                      kind="verbalise.preview", uses_session=False))
+        handle = self.app.run_job(
+            Job(
+                "Load the tokenizer for the prompt preview",
+                load,
+                kind="verbalise.preview",
+                uses_session=False,
+            )
+        )
         self._tokenizer_jobs[key] = handle
 
         def done(outcome: Any) -> None:
@@ -345,16 +395,25 @@ class VerbaliseController(QObject):
             if not settings["langs"]:
                 raise UserFacingError("Tick at least one language on the Units tab.")
             params = GenerationParams(
-                candidates=settings["candidates"], temperature=settings["temperature"],
-                top_p=settings["top_p"], max_new_tokens=settings["max_new_tokens"],
-                seed=settings["seed"], num_beams=settings["num_beams"],
+                candidates=settings["candidates"],
+                temperature=settings["temperature"],
+                top_p=settings["top_p"],
+                max_new_tokens=settings["max_new_tokens"],
+                seed=settings["seed"],
+                num_beams=settings["num_beams"],
             )
             params.check()
             kind = self.panel.model_kind()
             templates = settings["templates"] if kind in ("causal", "openai") else None
             verbaliser = self._open(settings, params, templates)
-            job = verbalise_job(store, verbaliser, self._units(settings), settings["langs"],
-                                batch_size=settings["batch_size"], resume=settings["resume"])
+            job = verbalise_job(
+                store,
+                verbaliser,
+                self._units(settings),
+                settings["langs"],
+                batch_size=settings["batch_size"],
+                resume=settings["resume"],
+            )
         except (UserFacingError, ValueError) as error:  # ModelError, PromptError, ...
             self.panel.show_error(str(error))
             self.app.window.statusBar().showMessage(f"Not run: {error}", 10_000)
@@ -363,8 +422,7 @@ class VerbaliseController(QObject):
         handle = self.app.run_job(job)
         self.handle = handle
         self.panel.set_running(True, job.title)
-        handle.progressed.connect(
-            lambda p: self.panel.show_progress(p.done, p.total, p.message))
+        handle.progressed.connect(lambda p: self.panel.show_progress(p.done, p.total, p.message))
         handle.finished.connect(lambda outcome, h=handle: self._finished(h, outcome))
         return handle
 
@@ -377,8 +435,9 @@ class VerbaliseController(QObject):
         scope = settings["scope"]
         if scope == "selected":
             if self.unit_id is None:
-                raise UserFacingError("No unit is selected: pick one in the Units panel or on "
-                                      "the Prompt tab.")
+                raise UserFacingError(
+                    "No unit is selected: pick one in the Units panel or on the Prompt tab."
+                )
             return [self.unit_id]
         if scope in ("tier", "category"):
             value = settings[scope]
@@ -389,8 +448,11 @@ class VerbaliseController(QObject):
 
     def _finished(self, handle: JobHandle, outcome: Any) -> None:
         self.handle = None
-        summary = getattr(outcome, "result", None) or getattr(outcome, "partial", None) \
+        summary = (
+            getattr(outcome, "result", None)
+            or getattr(outcome, "partial", None)
             or handle.job.partial
+        )
         if isinstance(outcome, JobSucceeded):
             status = "finished"
         elif isinstance(outcome, JobWasCancelled):
@@ -399,8 +461,9 @@ class VerbaliseController(QObject):
             status = "failed"
             self.panel.show_error(f"The run failed: {getattr(outcome, 'message', outcome)}")
         self.summary = summary
-        self.panel.show_finished(status, _summary_html(summary, status),
-                                 _summary_line(summary, status))
+        self.panel.show_finished(
+            status, _summary_html(summary, status), _summary_line(summary, status)
+        )
         self.refresh_runs(select=summary.run_id if summary is not None else None)
 
     def refresh_runs(self, select: int | None = None) -> None:
@@ -428,9 +491,11 @@ class VerbaliseController(QObject):
         outputs, uid = _outputs(store, run_id, unit_id)
         if outputs:
             bad = sum(not o["parse_ok"] for o in outputs)
-            title = (f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
-                     f"{'s' if len(outputs) != 1 else ''}"
-                     + (f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else ""))
+            title = (
+                f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
+                f"{'s' if len(outputs) != 1 else ''}"
+                + (f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else "")
+            )
         else:
             title = f"<b>{uid}</b> has no outputs in run {run_id}."
         self.panel.show_outputs(title, outputs)
@@ -447,8 +512,9 @@ def _load_settings(store: SessionStore) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _unit_choices(store: SessionStore) -> tuple[list[tuple[int, str]], list[tuple[str, int]],
-                                                list[tuple[str, int]]]:
+def _unit_choices(
+    store: SessionStore,
+) -> tuple[list[tuple[int, str]], list[tuple[str, int]], list[tuple[str, int]]]:
     """The units (id, label), tiers and sub-tiers (name, count) and categories (name,
     count) of the session, named as ``select_units`` understands them."""
     from core.verbalise.runs import units_overview
@@ -457,8 +523,12 @@ def _unit_choices(store: SessionStore) -> tuple[list[tuple[int, str]], list[tupl
     units = []
     for unit in overview.units:
         tier = unit.sub_tier or unit.tier
-        parts = [unit.uid, unit.category, tier_label(tier) if tier else "",
-                 f"{unit.size} triple{'s' if unit.size != 1 else ''}"]
+        parts = [
+            unit.uid,
+            unit.category,
+            tier_label(tier) if tier else "",
+            f"{unit.size} triple{'s' if unit.size != 1 else ''}",
+        ]
         units.append((unit.id, " · ".join(str(p) for p in parts if p)))
     return units, list(overview.tiers), list(overview.categories)
 
@@ -472,8 +542,7 @@ def _runs(store: SessionStore) -> list[dict[str, Any]]:
     return [asdict(run) for run in list_runs(store)]
 
 
-def _outputs(store: SessionStore, run_id: int,
-             unit_id: int) -> tuple[list[dict[str, Any]], str]:
+def _outputs(store: SessionStore, run_id: int, unit_id: int) -> tuple[list[dict[str, Any]], str]:
     from dataclasses import asdict
 
     from core.verbalise.runs import unit_outputs
@@ -487,18 +556,25 @@ def _summary_line(summary: VerbaliseSummary | None, status: str) -> str:
     """The short line under the Run button (the Results tab has the whole summary)."""
     if summary is None:
         return f"The run {status} before it started."
-    return (f"Run {summary.run_id} {status}: {plural(summary.texts, 'text')}, "
-            f"{summary.unparsable:,} unparsable (see Results)")
+    return (
+        f"Run {summary.run_id} {status}: {plural(summary.texts, 'text')}, "
+        f"{summary.unparsable:,} unparsable (see Results)"
+    )
 
 
 def _summary_html(summary: VerbaliseSummary | None, status: str) -> str:
     if summary is None:
         return f"The run {status} before it started."
     head = f"<b>Run {summary.run_id}</b> {status}" + (" (resumed)" if summary.resumed else "")
-    parts = [f"{plural(summary.texts, 'text')} for {plural(summary.units, 'unit')} "
-             f"({summary.requests:,} unit-languages)"]
-    parts.append(f"{summary.unparsable:,} unparsable" if not summary.unparsable else
-                 f"<span style='color:#c23b22'>{summary.unparsable:,} unparsable</span>")
+    parts = [
+        f"{plural(summary.texts, 'text')} for {plural(summary.units, 'unit')} "
+        f"({summary.requests:,} unit-languages)"
+    ]
+    parts.append(
+        f"{summary.unparsable:,} unparsable"
+        if not summary.unparsable
+        else f"<span style='color:#c23b22'>{summary.unparsable:,} unparsable</span>"
+    )
     if summary.tokens:
         parts.append(f"{summary.tokens_per_s:,.1f} tokens/s")
     if summary.skipped_done:
@@ -506,11 +582,14 @@ def _summary_html(summary: VerbaliseSummary | None, status: str) -> str:
     if summary.skipped_no_triples:
         parts.append(f"{summary.skipped_no_triples:,} without triples in that language")
     if summary.oom_halvings:
-        parts.append(f"batch size {summary.batch_size} after {summary.oom_halvings} "
-                     "out-of-memory halvings")
+        parts.append(
+            f"batch size {summary.batch_size} after {summary.oom_halvings} out-of-memory halvings"
+        )
     text = f"{head}: " + ", ".join(parts) + "."
     for other, why in summary.not_resumed:
         # A matching unfinished run that another process still writes is never taken over.
-        text += (f"<br>Run {other} was not resumed ({html.escape(why)}): this is a new run; "
-                 f"resume run {other} once that process is gone.")
+        text += (
+            f"<br>Run {other} was not resumed ({html.escape(why)}): this is a new run; "
+            f"resume run {other} once that process is gone."
+        )
     return text

@@ -54,10 +54,19 @@ def build_session(path: Path) -> SessionStore:
     category = category_by_name("City")
     for start in range(0, N, 1000):
         page = tuple(
-            EntityRecord(f"Q{i + 1}", f"Entity {i + 1}", int(counts[i]), int(counts[i] // 3),
-                         frozenset(w for w, on in zip(("en", "it", "es"),
-                                                      (i % 2 == 0, i % 3 == 0, i % 5 == 0),
-                                                      strict=True) if on))
+            EntityRecord(
+                f"Q{i + 1}",
+                f"Entity {i + 1}",
+                int(counts[i]),
+                int(counts[i] // 3),
+                frozenset(
+                    w
+                    for w, on in zip(
+                        ("en", "it", "es"), (i % 2 == 0, i % 3 == 0, i % 5 == 0), strict=True
+                    )
+                    if on
+                ),
+            )
             for i in range(start, start + 1000)
         )
         store_members_page(store, category, MembersPage("City", start, page), "benchmark")
@@ -84,9 +93,11 @@ def main() -> None:
         load()
         median, runs = median_ms(load, 5)
         verdict = "OK" if median < 300 else "OVER TARGET"
-        print(f"load {N:,} entities from the session into the table model: median "
-              f"{median:.0f} ms (target < 300 ms, {verdict}); runs "
-              + ", ".join(f"{t:.0f}" for t in runs))
+        print(
+            f"load {N:,} entities from the session into the table model: median "
+            f"{median:.0f} ms (target < 300 ms, {verdict}); runs "
+            + ", ".join(f"{t:.0f}" for t in runs)
+        )
 
         panel = BrowserPanel()
         panel.resize(1400, 900)
@@ -103,12 +114,16 @@ def main() -> None:
 
         median, runs = median_ms(drag, 200)
         verdict = "OK" if median < 16 else "OVER TARGET"
-        print(f"re-tier {N:,} shown entities after a line move (panel, table, plots, "
-              f"repaint): median {median:.2f} ms, max {max(runs):.2f} ms "
-              f"(target < 16 ms, {verdict})")
+        print(
+            f"re-tier {N:,} shown entities after a line move (panel, table, plots, "
+            f"repaint): median {median:.2f} ms, max {max(runs):.2f} ms "
+            f"(target < 16 ms, {verdict})"
+        )
         app.processEvents()
-        print(f"peak memory with {N:,} entities shown: max RSS {max_rss_mb():.0f} MB "
-              f"(process start to here: +{max_rss_mb() - rss_start:.0f} MB)")
+        print(
+            f"peak memory with {N:,} entities shown: max RSS {max_rss_mb():.0f} MB "
+            f"(process start to here: +{max_rss_mb() - rss_start:.0f} MB)"
+        )
         store.close()
 
     from core.wikidata.open_source import load_demo_source
@@ -134,8 +149,10 @@ def main() -> None:
                 break
 
     median, _ = median_ms(one_page, 5)
-    print(f"embedded members query, largest demo category ({largest}, {sizes[largest]:,}): "
-          f"{median:.0f} ms in one page")
+    print(
+        f"embedded members query, largest demo category ({largest}, {sizes[largest]:,}): "
+        f"{median:.0f} ms in one page"
+    )
     median, _ = median_ms(paged, 5)
     print(f"  ... in pages of 1,000: {median:.0f} ms")
 

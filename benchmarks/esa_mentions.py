@@ -67,12 +67,20 @@ def read_texts(folder: Path) -> tuple[list[dict], int]:
                 if text_element is None or not (text_element.text or "").strip():
                     skipped += 1
                     continue
-                gold = [(r.get("entity", ""), (r.text or "").strip(), r.get("type", ""))
-                        for r in lex.iter("reference")]
-                texts.append({"file": f"{path.parent.name}/{path.name}",
-                              "eid": entry.get("eid"), "lid": lex.get("lid"),
-                              "text": text_element.text.strip(), "triples": triples,
-                              "gold": gold})
+                gold = [
+                    (r.get("entity", ""), (r.text or "").strip(), r.get("type", ""))
+                    for r in lex.iter("reference")
+                ]
+                texts.append(
+                    {
+                        "file": f"{path.parent.name}/{path.name}",
+                        "eid": entry.get("eid"),
+                        "lid": lex.get("lid"),
+                        "text": text_element.text.strip(),
+                        "triples": triples,
+                        "gold": gold,
+                    }
+                )
     return texts, skipped
 
 
@@ -90,8 +98,11 @@ def _pairs(predicted: list[str], gold: list[str], limit: float) -> set[int]:
     mentions paired."""
     predicted = [_tokens(p) for p in predicted]
     gold = [_tokens(g) for g in gold]
-    options = sorted((normalised_distance(p, g), i, j)
-                     for i, p in enumerate(predicted) for j, g in enumerate(gold))
+    options = sorted(
+        (normalised_distance(p, g), i, j)
+        for i, p in enumerate(predicted)
+        for j, g in enumerate(gold)
+    )
     used_p: set[int] = set()
     used_g: set[int] = set()
     for distance, i, j in options:
@@ -107,12 +118,17 @@ def _pairs(predicted: list[str], gold: list[str], limit: float) -> set[int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_DIR)
-    parser.add_argument("--no-synonyms", action="store_true",
-                        help="without the bundled starter synonym table")
-    parser.add_argument("--bare-spans", action="store_true",
-                        help="mentions as matched, without the article, possessive or unit")
-    parser.add_argument("--show-errors", type=int, default=0, metavar="N",
-                        help="print N texts with misses")
+    parser.add_argument(
+        "--no-synonyms", action="store_true", help="without the bundled starter synonym table"
+    )
+    parser.add_argument(
+        "--bare-spans",
+        action="store_true",
+        help="mentions as matched, without the article, possessive or unit",
+    )
+    parser.add_argument(
+        "--show-errors", type=int, default=0, metavar="N", help="print N texts with misses"
+    )
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
         print(f"no enriched WebNLG dev folder at {args.folder}", file=sys.stderr)
@@ -131,15 +147,15 @@ def main(argv: list[str] | None = None) -> int:
     shown_errors = 0
     for item in texts:
         entities = entities_of_triples(item["triples"])
-        result = esa_of_text(item["text"], entities, "en", synonyms=synonyms,
-                             noun_phrases=not args.bare_spans)
+        result = esa_of_text(
+            item["text"], entities, "en", synonyms=synonyms, noun_phrases=not args.bare_spans
+        )
         predicted: dict[str, list[str]] = defaultdict(list)
         predicted_names: dict[str, list[str]] = defaultdict(list)
         for mention in result.mentions:
-            predicted[mention.entity].append(item["text"][mention.start:mention.end])
+            predicted[mention.entity].append(item["text"][mention.start : mention.end])
             if mention.via != "pronoun":
-                predicted_names[mention.entity].append(
-                    item["text"][mention.start:mention.end])
+                predicted_names[mention.entity].append(item["text"][mention.start : mention.end])
         gold: dict[str, list[str]] = defaultdict(list)
         kinds: dict[str, list[str]] = defaultdict(list)
         gold_names: dict[str, list[str]] = defaultdict(list)
@@ -162,8 +178,9 @@ def main(argv: list[str] | None = None) -> int:
             n["predicted"] += sum(len(v) for v in predicted_names.values())
             n["gold"] += sum(len(v) for v in gold_names.values())
             for entity in set(predicted_names) | set(gold_names):
-                n["correct"] += len(_pairs(predicted_names.get(entity, []),
-                                           gold_names.get(entity, []), limit))
+                n["correct"] += len(
+                    _pairs(predicted_names.get(entity, []), gold_names.get(entity, []), limit)
+                )
         if args.show_errors and shown_errors < args.show_errors:
             pairs = sorted((e, w) for e, ws in predicted.items() for w in ws)
             wanted = sorted((surface(e), w) for e, w, _k in item["gold"])
@@ -172,42 +189,70 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"--- {item['file']} {item['eid']} {item['lid']}: {item['text']}")
                 print("    gold:", wanted)
                 print("    ours:", pairs)
-    print(f"enriched WebNLG 2017 dev: {len(texts):,} texts ({skipped} lex without text "
-          "skipped), "
-          f"{counts['exact']['gold']:,} human mentions "
-          + "(" + ", ".join(f"{k or '?'} {v['gold']:,}" for k, v in sorted(by_type.items())) + ")")
-    print(f"synonyms: {'none' if synonyms is None else 'bundled starter set'}; mention spans: "
-          f"{'as matched' if args.bare_spans else 'with article, possessive and unit'}")
-    print("recall by mention type: " + "; ".join(
-        f"{kind} {v['exact'] / v['gold']:.2f} exact, {v['ed<=0.2'] / v['gold']:.2f} ed<=0.2"
-        for kind, v in sorted(by_type.items()) if v["gold"]))
-    print(f"{'rule':<10} {'recall':>7} {'precision':>9}   {'paper R':>7} {'paper P':>7}"
-          "   (all mention types)")
+    print(
+        f"enriched WebNLG 2017 dev: {len(texts):,} texts ({skipped} lex without text "
+        "skipped), "
+        f"{counts['exact']['gold']:,} human mentions "
+        + "("
+        + ", ".join(f"{k or '?'} {v['gold']:,}" for k, v in sorted(by_type.items()))
+        + ")"
+    )
+    print(
+        f"synonyms: {'none' if synonyms is None else 'bundled starter set'}; mention spans: "
+        f"{'as matched' if args.bare_spans else 'with article, possessive and unit'}"
+    )
+    print(
+        "recall by mention type: "
+        + "; ".join(
+            f"{kind} {v['exact'] / v['gold']:.2f} exact, {v['ed<=0.2'] / v['gold']:.2f} ed<=0.2"
+            for kind, v in sorted(by_type.items())
+            if v["gold"]
+        )
+    )
+    print(
+        f"{'rule':<10} {'recall':>7} {'precision':>9}   {'paper R':>7} {'paper P':>7}"
+        "   (all mention types)"
+    )
     for rule, (paper_r, paper_p) in PAPER.items():
         c = counts[rule]
         recall = c["correct"] / c["gold"] if c["gold"] else 0.0
         precision = c["correct"] / c["predicted"] if c["predicted"] else 0.0
         print(f"{rule:<10} {recall:7.3f} {precision:9.3f}   {paper_r:7.2f} {paper_p:7.2f}")
-    print("without pronouns and demonstratives on either side: " + "; ".join(
-        f"{rule} R {n['correct'] / n['gold']:.3f} P {n['correct'] / n['predicted']:.3f}"
-        for rule, n in names_only.items() if n["gold"] and n["predicted"]))
+    print(
+        "without pronouns and demonstratives on either side: "
+        + "; ".join(
+            f"{rule} R {n['correct'] / n['gold']:.3f} P {n['correct'] / n['predicted']:.3f}"
+            for rule, n in names_only.items()
+            if n["gold"] and n["predicted"]
+        )
+    )
     timings = []
     cpu = []
     prepared = [(t["text"], entities_of_triples(t["triples"])) for t in texts]
     for _ in range(3):
         began, began_cpu = time.perf_counter(), time.process_time()
         for text, entities in prepared:
-            esa_of_text(text, entities, "en", synonyms=synonyms, index=_TextIndex(text),
-                        noun_phrases=not args.bare_spans)
+            esa_of_text(
+                text,
+                entities,
+                "en",
+                synonyms=synonyms,
+                index=_TextIndex(text),
+                noun_phrases=not args.bare_spans,
+            )
         timings.append(time.perf_counter() - began)
         cpu.append(time.process_time() - began_cpu)
-    print(f"ESA time, all {len(texts):,} dev texts, one process (one core): "
-          f"{min(timings):.2f} s wall, {min(cpu):.2f} s CPU (best of 3; wall "
-          f"{', '.join(f'{t:.2f}' for t in timings)}; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
-    print("command: PYTHONPATH=$PWD python benchmarks/esa_mentions.py"
-          + (" --no-synonyms" if args.no_synonyms else "")
-          + (" --bare-spans" if args.bare_spans else ""))
+    print(
+        f"ESA time, all {len(texts):,} dev texts, one process (one core): "
+        f"{min(timings):.2f} s wall, {min(cpu):.2f} s CPU (best of 3; wall "
+        f"{', '.join(f'{t:.2f}' for t in timings)}; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
+    print(
+        "command: PYTHONPATH=$PWD python benchmarks/esa_mentions.py"
+        + (" --no-synonyms" if args.no_synonyms else "")
+        + (" --bare-spans" if args.bare_spans else "")
+    )
     return 0
 
 

@@ -93,8 +93,7 @@ class Server:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/sparql"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
-    def answer(self, h: http.server.BaseHTTPRequestHandler, repeated: bytes,
-               flood: bytes) -> None:
+    def answer(self, h: http.server.BaseHTTPRequestHandler, repeated: bytes, flood: bytes) -> None:
         json_type = ("Content-Type", "application/sparql-results+json")
         if self.case == "retry-after":
             h.send_response(429)
@@ -145,9 +144,26 @@ def run_case(server: Server, case: str, budget: float, folder: Path) -> dict[str
     server.case = case
     server.requests = 0
     session = folder / f"{case}.taillens"
-    command = [sys.executable, "-m", "app", "fetch", "City", "--session", str(session),
-               "--source", server.url, "--limit", "20000", "--page-size", "1000", "--quiet",
-               "--contact", "benchmark@example.org", "--time-budget", f"{budget:g}"]
+    command = [
+        sys.executable,
+        "-m",
+        "app",
+        "fetch",
+        "City",
+        "--session",
+        str(session),
+        "--source",
+        server.url,
+        "--limit",
+        "20000",
+        "--page-size",
+        "1000",
+        "--quiet",
+        "--contact",
+        "benchmark@example.org",
+        "--time-budget",
+        f"{budget:g}",
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
         code, elapsed, peak = run_measured(command, ROOT, env, 900, out_file, err_file)
@@ -161,9 +177,15 @@ def run_case(server: Server, case: str, budget: float, folder: Path) -> dict[str
         with sqlite3.connect(session) as conn:
             stored = conn.execute("SELECT count(*) FROM category_members").fetchone()[0]
     message = (out.decode() + err.decode()).strip().splitlines()
-    return {"case": case, "exit": code, "seconds": round(elapsed, 1),
-            "peak_rss_mb": round(peak, 1), "requests": server.requests,
-            "stored": stored, "said": message[-1][:220] if message else ""}
+    return {
+        "case": case,
+        "exit": code,
+        "seconds": round(elapsed, 1),
+        "peak_rss_mb": round(peak, 1),
+        "requests": server.requests,
+        "stored": stored,
+        "said": message[-1][:220] if message else "",
+    }
 
 
 def main() -> int:
@@ -172,15 +194,20 @@ def main() -> int:
     parser.add_argument("--only", choices=CASES, action="append")
     args = parser.parse_args()
     server = Server()
-    print(f"# PYTHONPATH=$PWD {Path(sys.executable).name} benchmarks/fetch_limits.py "
-          f"--budget {args.budget:g}" + "".join(f" --only {c}" for c in args.only or ()))
+    print(
+        f"# PYTHONPATH=$PWD {Path(sys.executable).name} benchmarks/fetch_limits.py "
+        f"--budget {args.budget:g}" + "".join(f" --only {c}" for c in args.only or ())
+    )
     try:
         with tempfile.TemporaryDirectory() as folder:
             for case in args.only or CASES:
                 row = run_case(server, case, args.budget, Path(folder))
-                print(f"{row['case']:<15} exit {row['exit']}  {row['seconds']:>6.1f} s  "
-                      f"peak RSS {row['peak_rss_mb']:>7.1f} MB  requests {row['requests']:>3}  "
-                      f"stored {row['stored']}\n    {row['said']}", flush=True)
+                print(
+                    f"{row['case']:<15} exit {row['exit']}  {row['seconds']:>6.1f} s  "
+                    f"peak RSS {row['peak_rss_mb']:>7.1f} MB  requests {row['requests']:>3}  "
+                    f"stored {row['stored']}\n    {row['said']}",
+                    flush=True,
+                )
     finally:
         server.close()
     return 0

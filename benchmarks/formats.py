@@ -38,8 +38,10 @@ def main() -> int:
     print(f"{source.name}: {report.summary_line()}")
     for name, times in (("import", imports), ("export", exports)):
         median = statistics.median(times)
-        print(f"{name}: median {median:.3f} s of {RUNS} ({entries / median:,.0f} entries/s)"
-              f"  target < 1 s: {'ok' if median < 1 else 'MISSED'}")
+        print(
+            f"{name}: median {median:.3f} s of {RUNS} ({entries / median:,.0f} entries/s)"
+            f"  target < 1 s: {'ok' if median < 1 else 'MISSED'}"
+        )
     return 0
 
 

@@ -93,18 +93,34 @@ def build(path: Path, units: int) -> int:
 
 
 def export(tree: Path, session: Path, fmt: str, out: Path, limit_s: float) -> str:
-    command = [sys.executable, "-m", "app", "export", str(out), "--session", str(session),
-               "--format", fmt, "--quiet"]
-    code, elapsed, peak = run_measured(command, tree, {**os.environ, "PYTHONPATH": str(tree)},
-                                       limit_s, subprocess.DEVNULL, subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        "-m",
+        "app",
+        "export",
+        str(out),
+        "--session",
+        str(session),
+        "--format",
+        fmt,
+        "--quiet",
+    ]
+    code, elapsed, peak = run_measured(
+        command,
+        tree,
+        {**os.environ, "PYTHONPATH": str(tree)},
+        limit_s,
+        subprocess.DEVNULL,
+        subprocess.DEVNULL,
+    )
     size = out.stat().st_size / 1e6 if out.exists() else 0.0
     ended = f"exit {code}" if code is not None else f"killed after {limit_s:.0f} s"
-    return (f"{fmt:<9} {elapsed:7.1f} s  peak RSS {peak:7.0f} MB  "
-            f"{size:7.1f} MB written  ({ended})")
+    return f"{fmt:<9} {elapsed:7.1f} s  peak RSS {peak:7.0f} MB  {size:7.1f} MB written  ({ended})"
 
 
-def timed(tree: Path, command: list[str], limit_s: float, repeat: int,
-          session: Path, work: Path) -> str:
+def timed(
+    tree: Path, command: list[str], limit_s: float, repeat: int, session: Path, work: Path
+) -> str:
     """Median wall time and peak RSS of ``command`` over ``repeat`` runs, each on a fresh
     copy of the session (scoring writes to it; opening may migrate it)."""
     import shutil
@@ -118,9 +134,14 @@ def timed(tree: Path, command: list[str], limit_s: float, repeat: int,
         printed = work / "stdout.txt"
         started = time.time()
         with printed.open("w") as stdout:
-            code, elapsed, peak = run_measured(argv, tree, {
-                **os.environ, "PYTHONPATH": str(tree), "QT_QPA_PLATFORM": "offscreen"},
-                limit_s, stdout, subprocess.DEVNULL)
+            code, elapsed, peak = run_measured(
+                argv,
+                tree,
+                {**os.environ, "PYTHONPATH": str(tree), "QT_QPA_PLATFORM": "offscreen"},
+                limit_s,
+                stdout,
+                subprocess.DEVNULL,
+            )
         for line in printed.read_text().splitlines():
             if line.startswith("first_paint_wall_time="):  # --report-first-paint
                 elapsed = float(line.split("=", 1)[1]) - started
@@ -128,16 +149,36 @@ def timed(tree: Path, command: list[str], limit_s: float, repeat: int,
         peaks.append(peak)
         codes.append("killed" if code is None else str(code))
         copy.unlink(missing_ok=True)
-    return (f"{statistics.median(times):7.1f} s  peak RSS {statistics.median(peaks):7.0f} MB"
-            f"  (median of {repeat}: {', '.join(f'{t:.1f}' for t in times)} s;"
-            f" exit {'/'.join(codes)})")
+    return (
+        f"{statistics.median(times):7.1f} s  peak RSS {statistics.median(peaks):7.0f} MB"
+        f"  (median of {repeat}: {', '.join(f'{t:.1f}' for t in times)} s;"
+        f" exit {'/'.join(codes)})"
+    )
 
 
-WINDOW = [sys.executable, "-m", "app", "gui", "{session}", "--screenshot", "{png}",
-          "--wait-for-jobs", "30"]
+WINDOW = [
+    sys.executable,
+    "-m",
+    "app",
+    "gui",
+    "{session}",
+    "--screenshot",
+    "{png}",
+    "--wait-for-jobs",
+    "30",
+]
 PAINT = [sys.executable, "-m", "app", "gui", "{session}", "--report-first-paint"]
-SCORE = [sys.executable, "-m", "app", "score", "--session", "{session}",
-         "--metrics", "bleu,chrf++,esa", "--quiet"]
+SCORE = [
+    sys.executable,
+    "-m",
+    "app",
+    "score",
+    "--session",
+    "{session}",
+    "--metrics",
+    "bleu,chrf++,esa",
+    "--quiet",
+]
 
 
 def main() -> int:
@@ -146,12 +187,16 @@ def main() -> int:
     parser.add_argument("--before", type=Path, help="a tree with older code to compare")
     parser.add_argument("--limit-s", type=float, default=300.0)
     parser.add_argument("--keep", type=Path, help="build the session here (kept)")
-    parser.add_argument("--formats", default="ntriples,turtle",
-                        help="exports to time ('' for none)")
-    parser.add_argument("--steps", default="paint,window,score",
-                        help="also time: paint (start to the window's first paint), window "
-                             "(open the GUI on the session, offscreen, until its start-up "
-                             "jobs end and a screenshot is taken), score (bleu,chrf++,esa)")
+    parser.add_argument(
+        "--formats", default="ntriples,turtle", help="exports to time ('' for none)"
+    )
+    parser.add_argument(
+        "--steps",
+        default="paint,window,score",
+        help="also time: paint (start to the window's first paint), window "
+        "(open the GUI on the session, offscreen, until its start-up "
+        "jobs end and a screenshot is taken), score (bleu,chrf++,esa)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs per step (median)")
     args = parser.parse_args()
     if not TAILNLG.is_file():
@@ -163,8 +208,11 @@ def main() -> int:
         if not session.exists():
             started = time.perf_counter()
             count = build(session, args.units)
-            print(f"built {count:,} units in {time.perf_counter() - started:.1f} s "
-                  f"({session.stat().st_size / 1e6:.0f} MB)", flush=True)
+            print(
+                f"built {count:,} units in {time.perf_counter() - started:.1f} s "
+                f"({session.stat().st_size / 1e6:.0f} MB)",
+                flush=True,
+            )
         trees = [("after (this tree)", ROOT)]
         if args.before:
             trees.insert(0, (f"before ({args.before})", args.before))
@@ -176,10 +224,12 @@ def main() -> int:
                 out.unlink(missing_ok=True)
             steps = {"paint": PAINT, "window": WINDOW, "score": SCORE}
             for step in filter(None, args.steps.split(",")):
-                command = [a.replace("{png}", str(Path(folder) / "w.png"))
-                           for a in steps[step]]
-                print(f"  {step:<9}" + timed(tree, command, args.limit_s, args.repeat,
-                                             session, Path(folder)), flush=True)
+                command = [a.replace("{png}", str(Path(folder) / "w.png")) for a in steps[step]]
+                print(
+                    f"  {step:<9}"
+                    + timed(tree, command, args.limit_s, args.repeat, session, Path(folder)),
+                    flush=True,
+                )
     return 0
 
 

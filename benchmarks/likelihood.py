@@ -54,32 +54,41 @@ def main() -> None:
             model = build_tiny_causal_lm(folder / "tiny-llama")
         session = folder / "bench.taillens"
         SessionStore.create(session).close()
-        assert cli(["fetch", "City", "--session", str(session), "--limit", str(args.limit),
-                    "--quiet"]) == 0
+        assert (
+            cli(["fetch", "City", "--session", str(session), "--limit", str(args.limit), "--quiet"])
+            == 0
+        )
         with SessionStore.open(session) as store:
             for batch in BATCHES:
                 per_entity, loads, n = [], [], 0
                 for _run in range(RUNS):
                     with store.unit_of_work() as db:
                         db.query(EntityLikelihood).delete()
-                    outcome = run_job(likelihood_job(store, LikelihoodRequest(
-                        "City", model, "en", batch=batch, device="cpu")))
+                    outcome = run_job(
+                        likelihood_job(
+                            store, LikelihoodRequest("City", model, "en", batch=batch, device="cpu")
+                        )
+                    )
                     assert isinstance(outcome, JobSucceeded), outcome
                     summary = outcome.result
                     n = summary.scored
                     per_entity.append(summary.seconds_per_entity or 0.0)
                     loads.append(summary.load_s)
-                print(f"batch {batch:>3}: {n} entities, "
-                      f"{statistics.median(per_entity) * 1000:.2f} ms per entity "
-                      f"(label + statement; median of {RUNS}), model load "
-                      f"{statistics.median(loads):.2f} s")
+                print(
+                    f"batch {batch:>3}: {n} entities, "
+                    f"{statistics.median(per_entity) * 1000:.2f} ms per entity "
+                    f"(label + statement; median of {RUNS}), model load "
+                    f"{statistics.median(loads):.2f} s"
+                )
             table = load_likelihood_table(store, "City", summary.model, "en")
             for c in correlations(table):
                 rho = "n/a" if c.rho is None else f"{c.rho:+.4f}"
                 print(f"Spearman rho (label likelihood, {c.against}): {rho}, n = {c.n}")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; command: "
-          f"PYTHONPATH=. python benchmarks/likelihood.py --limit {args.limit}"
-          + (f" --model {args.model}" if args.model else ""))
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; command: "
+        f"PYTHONPATH=. python benchmarks/likelihood.py --limit {args.limit}"
+        + (f" --model {args.model}" if args.model else "")
+    )
 
 
 if __name__ == "__main__":

@@ -27,12 +27,14 @@ def _hwm_mb(pid: int, last: float) -> float:
     return last
 
 
-def run_measured(command: list[str], cwd: Path, env: dict[str, str], limit_s: float,
-                 stdout: Any, stderr: Any) -> tuple[int | None, float, float]:
+def run_measured(
+    command: list[str], cwd: Path, env: dict[str, str], limit_s: float, stdout: Any, stderr: Any
+) -> tuple[int | None, float, float]:
     """(exit status or None when killed at ``limit_s``, seconds, peak RSS in MB)."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=stdout, stderr=stderr,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=stdout, stderr=stderr, start_new_session=True
+    )
     peak = 0.0
     code: int | None = None
     while True:

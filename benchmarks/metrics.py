@@ -67,9 +67,16 @@ def build_items(store: SessionStore) -> tuple[list[ScoringItem], int]:
         if not others:
             fallback += 1
             others = (_template_text(triples, ref.lang),) if triples else ()
-        items.append(ScoringItem(ref.text, ref.lang, references=others, triples=triples,
-                                 entities=material.entities.get(key, ()),
-                                 key=ref.reference_id))
+        items.append(
+            ScoringItem(
+                ref.text,
+                ref.lang,
+                references=others,
+                triples=triples,
+                entities=material.entities.get(key, ()),
+                key=ref.reference_id,
+            )
+        )
     return items, fallback
 
 
@@ -90,14 +97,18 @@ def main() -> int:
     if not source.is_file():
         print(f"no benchmark file at {source}")
         return 1
-    with tempfile.TemporaryDirectory() as folder, SessionStore.create(
-            Path(folder) / "bench.taillens") as store:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        SessionStore.create(Path(folder) / "bench.taillens") as store,
+    ):
         import_webnlg(store, source)
         started = time.perf_counter()
         items, fallback = build_items(store)
         built = time.perf_counter() - started
-    print(f"{source.name}: {len(items):,} lexicalisations; units' entities loaded in "
-          f"{built:.2f} s; {fallback:,} texts use the template text as reference")
+    print(
+        f"{source.name}: {len(items):,} lexicalisations; units' entities loaded in "
+        f"{built:.2f} s; {fallback:,} texts use the template text as reference"
+    )
 
     esa = EntityAdequacy()
 
@@ -107,10 +118,14 @@ def main() -> int:
 
     seconds, corpus = timed(run_esa)
     d = corpus.details  # type: ignore[attr-defined]
-    print(f"ESA: median {seconds:.3f} s of {RUNS} ({len(items) / seconds:,.0f} texts/s)  "
-          f"target < 2 s: {'ok' if seconds < 2 else 'MISSED'}")
-    print(f"     mean ESA {d['esa_mean']:.4f}  ESI@1 {d['esi@1']:.4f}  ESI@2 {d['esi@2']:.4f}  "
-          f"ESA(>=1 missing) {d['esa_mean_ge1']:.4f}  ESA(>=2 missing) {d['esa_mean_ge2']:.4f}")
+    print(
+        f"ESA: median {seconds:.3f} s of {RUNS} ({len(items) / seconds:,.0f} texts/s)  "
+        f"target < 2 s: {'ok' if seconds < 2 else 'MISSED'}"
+    )
+    print(
+        f"     mean ESA {d['esa_mean']:.4f}  ESI@1 {d['esi@1']:.4f}  ESI@2 {d['esi@2']:.4f}  "
+        f"ESA(>=1 missing) {d['esa_mean_ge1']:.4f}  ESA(>=2 missing) {d['esa_mean_ge2']:.4f}"
+    )
 
     metrics = [Bleu(), ChrF(), Rouge("rouge1"), Rouge("rouge2"), Rouge("rougeL")]
 
@@ -123,15 +138,19 @@ def main() -> int:
         return out
 
     seconds, values = timed(run_reference)
-    print(f"BLEU + chrF++ + ROUGE-1/2/L (sentence and corpus): median {seconds:.3f} s of "
-          f"{RUNS}  target < 5 s: {'ok' if seconds < 5 else 'MISSED'}")
+    print(
+        f"BLEU + chrF++ + ROUGE-1/2/L (sentence and corpus): median {seconds:.3f} s of "
+        f"{RUNS}  target < 5 s: {'ok' if seconds < 5 else 'MISSED'}"
+    )
     print("     corpus: " + "  ".join(f"{k} {v:.2f}" for k, v in values.items()))  # type: ignore[union-attr]
 
     hallucination = HallucinationCandidates()
     seconds, values = timed(lambda: hallucination.sentence_scores(items))
     flagged = sum(1 for v in values if v.value)  # type: ignore[union-attr]
-    print(f"hallucination candidates: median {seconds:.3f} s of {RUNS}; "
-          f"{flagged:,} of {len(items):,} texts have at least one")
+    print(
+        f"hallucination candidates: median {seconds:.3f} s of {RUNS}; "
+        f"{flagged:,} of {len(items):,} texts have at least one"
+    )
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
@@ -143,14 +162,17 @@ def main() -> int:
     sample = items[:SIMILARITY_TEXTS]
     seconds, values = timed(lambda: similarity.sentence_scores(sample), runs=1)
     scored = [v for v in values if v.value is not None]  # type: ignore[union-attr]
-    drops = [v.details["inversion_drop"] for v in scored if v.details.get("inversion_drop")
-             is not None]
-    print(f"graph-text similarity (all-MiniLM-L6-v2, CPU, {torch.get_num_threads()} threads): "
-          f"{len(sample) / seconds:,.0f} texts/s over {len(sample)} texts "
-          f"({3 * len(sample) / seconds:,.0f} encodings/s); mean similarity "
-          f"{statistics.fmean(v.value for v in scored):.3f}, mean inversion drop "
-          f"{statistics.fmean(drops):.4f}; load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} CPUs")
+    drops = [
+        v.details["inversion_drop"] for v in scored if v.details.get("inversion_drop") is not None
+    ]
+    print(
+        f"graph-text similarity (all-MiniLM-L6-v2, CPU, {torch.get_num_threads()} threads): "
+        f"{len(sample) / seconds:,.0f} texts/s over {len(sample)} texts "
+        f"({3 * len(sample) / seconds:,.0f} encodings/s); mean similarity "
+        f"{statistics.fmean(v.value for v in scored):.3f}, mean inversion drop "
+        f"{statistics.fmean(drops):.4f}; load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} CPUs"
+    )
     return 0
 
 

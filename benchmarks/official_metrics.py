@@ -51,10 +51,11 @@ def main() -> None:
                 errors += len(import_webnlg(store, file).errors)
             with store.unit_of_work() as db:
                 refs: dict[int, list[str]] = {}
-                for unit_id, text in db.execute(select(UnitReference.unit_id, UnitReference.text)
-                                                .where(UnitReference.lang == "en")
-                                                .order_by(UnitReference.unit_id,
-                                                          UnitReference.id)):
+                for unit_id, text in db.execute(
+                    select(UnitReference.unit_id, UnitReference.text)
+                    .where(UnitReference.lang == "en")
+                    .order_by(UnitReference.unit_id, UnitReference.id)
+                ):
                     refs.setdefault(unit_id, []).append(text)
             units = sorted(refs)
             step = max(1, len(units) // max(empty, 1))
@@ -63,12 +64,15 @@ def main() -> None:
             system = Path(tmp) / "system.txt"
             system.write_text("\n".join(lines) + "\n", encoding="utf-8")
             run_id = import_outputs(store, system, system="perturbed-first-reference").run_id
-            streams = [[r[k] if k < len(r) else None for r in (refs[u] for u in units)]
-                       for k in range(max(len(r) for r in refs.values()))]
-            direct = {"bleu": sacrebleu.metrics.BLEU().corpus_score(lines, streams).score,
-                      "chrf++": sacrebleu.metrics.CHRF(word_order=2).corpus_score(
-                          lines, streams).score,
-                      "ter": sacrebleu.metrics.TER().corpus_score(lines, streams).score}
+            streams = [
+                [r[k] if k < len(r) else None for r in (refs[u] for u in units)]
+                for k in range(max(len(r) for r in refs.values()))
+            ]
+            direct = {
+                "bleu": sacrebleu.metrics.BLEU().corpus_score(lines, streams).score,
+                "chrf++": sacrebleu.metrics.CHRF(word_order=2).corpus_score(lines, streams).score,
+                "ter": sacrebleu.metrics.TER().corpus_score(lines, streams).score,
+            }
             status = wordnet_status()
             metrics = ("bleu", "chrf++", "ter") + (("meteor",) if status.found else ())
             timings = {}
@@ -78,22 +82,29 @@ def main() -> None:
                 assert isinstance(outcome, JobSucceeded), outcome
                 timings[metric] = time.perf_counter() - start
             counted = {c.metric: c for c in corpus_scores(store, run_ids=[run_id])}
-            outcome = run_job(score_job(store, ScoringRequest(metrics=metrics,
-                                                              exclude_empty=True)))
+            outcome = run_job(score_job(store, ScoringRequest(metrics=metrics, exclude_empty=True)))
             assert isinstance(outcome, JobSucceeded), outcome
             left_out = {c.metric: c for c in corpus_scores(store, run_ids=[run_id])}
-    print(f"{len(units)} units from {dev} ({errors} entries not imported), "
-          f"{len(blank)} empty lines; "
-          f"{status.message()}")
-    print(f"{'metric':<8} {'TailLens':>10} {'sacrebleu':>10} {'n':>5} "
-          f"{'empty left out':>15} {'n':>5} {'time s':>7}")
+    print(
+        f"{len(units)} units from {dev} ({errors} entries not imported), "
+        f"{len(blank)} empty lines; "
+        f"{status.message()}"
+    )
+    print(
+        f"{'metric':<8} {'TailLens':>10} {'sacrebleu':>10} {'n':>5} "
+        f"{'empty left out':>15} {'n':>5} {'time s':>7}"
+    )
     for metric in metrics:
         c, x = counted[metric], left_out[metric]
-        print(f"{metric:<8} {c.value:>10.4f} "
-              f"{direct[metric] if metric in direct else float('nan'):>10.4f} {c.n:>5} "
-              f"{x.value:>15.4f} {x.n:>5} {timings[metric]:>7.2f}")
-    print("command: PYTHONPATH=. .venv/bin/python benchmarks/official_metrics.py "
-          + " ".join(sys.argv[1:]))
+        print(
+            f"{metric:<8} {c.value:>10.4f} "
+            f"{direct[metric] if metric in direct else float('nan'):>10.4f} {c.n:>5} "
+            f"{x.value:>15.4f} {x.n:>5} {timings[metric]:>7.2f}"
+        )
+    print(
+        "command: PYTHONPATH=. .venv/bin/python benchmarks/official_metrics.py "
+        + " ".join(sys.argv[1:])
+    )
 
 
 if __name__ == "__main__":

@@ -49,26 +49,46 @@ def main() -> int:
         session = args.session
         if session is None:
             session = Path(scratch) / "dev.taillens"
-            subprocess.run([sys.executable, "-m", "app", "import", str(DEV), "--session",
-                            str(session), "--quiet"], check=True, cwd=ROOT,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)},
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "app",
+                    "import",
+                    str(DEV),
+                    "--session",
+                    str(session),
+                    "--quiet",
+                ],
+                check=True,
+                cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                stdout=subprocess.DEVNULL,
+            )
         with SessionStore.open(session) as store:
-            pairs = load_pairs(store)[:args.n]
+            pairs = load_pairs(store)[: args.n]
         strings = [p.text for p in pairs] + [p.graph for p in pairs]
         encoder = open_encoder(args.encoder, batch_size=args.batch_size)
         model = encoder.model()
-        model.encode(strings[:args.batch_size], batch_size=args.batch_size)  # warm up
-        print(f"encoder {encoder.name}; batch {args.batch_size}; {os.cpu_count()} CPU cores "
-              f"visible, load average {os.getloadavg()[0]:.1f} (shared machine)")
-        cases = (("as the session has them", strings),
-                 ("unique strings only", list(dict.fromkeys(strings))))
+        model.encode(strings[: args.batch_size], batch_size=args.batch_size)  # warm up
+        print(
+            f"encoder {encoder.name}; batch {args.batch_size}; {os.cpu_count()} CPU cores "
+            f"visible, load average {os.getloadavg()[0]:.1f} (shared machine)"
+        )
+        cases = (
+            ("as the session has them", strings),
+            ("unique strings only", list(dict.fromkeys(strings))),
+        )
         for label, case in cases:
             theirs, ours, warm = [], [], []
             for repeat in range(args.repeats):
                 started = time.perf_counter()
-                model.encode(case, batch_size=args.batch_size, normalize_embeddings=True,
-                             show_progress_bar=False)
+                model.encode(
+                    case,
+                    batch_size=args.batch_size,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
                 theirs.append(time.perf_counter() - started)
                 cache = Path(scratch) / f"cache-{len(case)}-{repeat}.taillens"
                 with SessionStore.create(cache) as fresh:
@@ -80,12 +100,16 @@ def main() -> int:
                     warm.append(time.perf_counter() - started)
             n = len(case)
             st_rate, our_rate = n / min(theirs), n / min(ours)
-            print(f"{label}: {n:,} strings ({len(set(case)):,} unique), best of "
-                  f"{args.repeats}: sentence-transformers {st_rate:.1f}/s, retrieval "
-                  f"{our_rate:.1f}/s (warm cache {n / min(warm):.0f}/s); "
-                  f"ratio {our_rate / st_rate:.2f}")
-    print("command: PYTHONPATH=$PWD .venv/bin/python benchmarks/retrieval.py "
-          + " ".join(sys.argv[1:]))
+            print(
+                f"{label}: {n:,} strings ({len(set(case)):,} unique), best of "
+                f"{args.repeats}: sentence-transformers {st_rate:.1f}/s, retrieval "
+                f"{our_rate:.1f}/s (warm cache {n / min(warm):.0f}/s); "
+                f"ratio {our_rate / st_rate:.2f}"
+            )
+    print(
+        "command: PYTHONPATH=$PWD .venv/bin/python benchmarks/retrieval.py "
+        + " ".join(sys.argv[1:])
+    )
     return 0
 
 

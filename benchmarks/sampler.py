@@ -40,8 +40,9 @@ def load(entities: int) -> tuple[list[str], dict[str, EntityDetails]]:
                 details[qid] = source.entity(qid)
             except SourceError:
                 continue
-            following += [c.value for c in details[qid].claims
-                          if c.value_type == "wikibase-item" and c.value]
+            following += [
+                c.value for c in details[qid].claims if c.value_type == "wikibase-item" and c.value
+            ]
         frontier = sorted(set(following))
     return roots, details
 
@@ -53,8 +54,10 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     roots, details = load(args.entities)
-    print(f"loaded {len(roots)} roots, {len(details)} entities in "
-          f"{time.perf_counter() - started:.1f} s")
+    print(
+        f"loaded {len(roots)} roots, {len(details)} entities in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
     labels = label_index(details)
     sample_times, render_times, units = [], [], 0
     for run in range(args.runs + 1):
@@ -69,9 +72,11 @@ def main() -> None:
             render_times.append(t2 - t1)
             units = len(result.drafts)
     sample_s, render_s = statistics.median(sample_times), statistics.median(render_times)
-    print(f"sampled {units} units (skipped {sum(result.skipped.values())}): "
-          f"{units / sample_s:,.0f} units/s sampling, "
-          f"{units / (sample_s + render_s):,.0f} units/s sampling + rendering")
+    print(
+        f"sampled {units} units (skipped {sum(result.skipped.values())}): "
+        f"{units / sample_s:,.0f} units/s sampling, "
+        f"{units / (sample_s + render_s):,.0f} units/s sampling + rendering"
+    )
 
 
 if __name__ == "__main__":

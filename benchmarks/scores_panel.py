@@ -37,11 +37,16 @@ from sqlalchemy import insert, select
 from core.store import SessionStore
 from core.store.models import DataUnit, ModelRun, Score, Verbalisation
 
-MODELS = ("Llama-3.2-3B", "Llama-3.1-8B", "Qwen2.5-3B", "Qwen2.5-7B", "Gemma-3-4B",
-          "Gemma-3-12B")
+MODELS = ("Llama-3.2-3B", "Llama-3.1-8B", "Qwen2.5-3B", "Qwen2.5-7B", "Gemma-3-4B", "Gemma-3-12B")
 LANGS = ("en", "it", "es")
-METRICS = (("bleu", "gold"), ("chrf++", "gold"), ("bertscore", "gold"), ("esa", None),
-           ("hallucination", None), ("ppl", None))
+METRICS = (
+    ("bleu", "gold"),
+    ("chrf++", "gold"),
+    ("bertscore", "gold"),
+    ("esa", None),
+    ("hallucination", None),
+    ("ppl", None),
+)
 TIERS = ("head", "torso", "long_tail")
 
 
@@ -49,33 +54,71 @@ def populate(store: SessionStore, texts: int) -> int:
     rng = np.random.default_rng(0)
     n_units = max(1, texts // (len(MODELS) * len(LANGS)))
     with store.unit_of_work() as db:
-        db.execute(insert(DataUnit), [
-            {"uid": f"u{i:05d}", "root_qid": f"Q{i + 1}", "size": 3, "origin": "bench",
-             "tier": TIERS[i % 3]} for i in range(n_units)])
+        db.execute(
+            insert(DataUnit),
+            [
+                {
+                    "uid": f"u{i:05d}",
+                    "root_qid": f"Q{i + 1}",
+                    "size": 3,
+                    "origin": "bench",
+                    "tier": TIERS[i % 3],
+                }
+                for i in range(n_units)
+            ],
+        )
         units = db.scalars(select(DataUnit.id)).all()
         rows = []
         for model in MODELS:
-            run = ModelRun(kind="causal", model_id=f"/models/{model}", system_name=model,
-                           status="finished", seed=0)
+            run = ModelRun(
+                kind="causal",
+                model_id=f"/models/{model}",
+                system_name=model,
+                status="finished",
+                seed=0,
+            )
             db.add(run)
             db.flush()
-            rows += [{"run_id": run.id, "unit_id": u, "lang": lang, "candidate_index": 0,
-                      "raw_output": "x", "text": f"Entity {u} was born in a city in {lang}.",
-                      "parse_ok": True} for u in units for lang in LANGS]
+            rows += [
+                {
+                    "run_id": run.id,
+                    "unit_id": u,
+                    "lang": lang,
+                    "candidate_index": 0,
+                    "raw_output": "x",
+                    "text": f"Entity {u} was born in a city in {lang}.",
+                    "parse_ok": True,
+                }
+                for u in units
+                for lang in LANGS
+            ]
         db.execute(insert(Verbalisation), rows)
     with store.unit_of_work() as db:
-        verbalisations = db.execute(select(Verbalisation.id, Verbalisation.run_id,
-                                           Verbalisation.lang)).all()
+        verbalisations = db.execute(
+            select(Verbalisation.id, Verbalisation.run_id, Verbalisation.lang)
+        ).all()
         scores = []
         for vid, run_id, lang in verbalisations:
             for metric, quality in METRICS:
-                value = (float(np.exp(rng.normal(2, 0.6))) if metric == "ppl" else
-                         float(rng.integers(0, 4)) if metric == "hallucination" else
-                         float(rng.beta(4, 4)))
-                scores.append({"metric": metric, "value": value, "level": "sentence",
-                               "verbalisation_id": vid, "run_id": run_id, "lang": lang,
-                               "details": {"quality": quality} if quality else {},
-                               "signature": metric})
+                value = (
+                    float(np.exp(rng.normal(2, 0.6)))
+                    if metric == "ppl"
+                    else float(rng.integers(0, 4))
+                    if metric == "hallucination"
+                    else float(rng.beta(4, 4))
+                )
+                scores.append(
+                    {
+                        "metric": metric,
+                        "value": value,
+                        "level": "sentence",
+                        "verbalisation_id": vid,
+                        "run_id": run_id,
+                        "lang": lang,
+                        "details": {"quality": quality} if quality else {},
+                        "signature": metric,
+                    }
+                )
         db.execute(insert(Score), scores)
     return len(verbalisations)
 
@@ -110,12 +153,15 @@ def bench(app, texts: int) -> None:
         with SessionStore.create(path) as store:
             started = time.perf_counter()
             count = populate(store, texts)
-            print(f"{'build session: verbalisations × 6 metrics':<52} "
-                  f"{time.perf_counter() - started:8.2f} s")
+            print(
+                f"{'build session: verbalisations × 6 metrics':<52} "
+                f"{time.perf_counter() - started:8.2f} s"
+            )
         print(f"  {count:,} verbalisations, {count * len(METRICS):,} sentence score rows")
 
-        window, controller = build_window(QSettings(str(Path(folder) / "s.ini"),
-                                                    QSettings.Format.IniFormat))
+        window, controller = build_window(
+            QSettings(str(Path(folder) / "s.ini"), QSettings.Format.IniFormat)
+        )
         scores, panel = controller.scores, controller.scores.panel
         controller.open_session(path)
         handle = scores.loading
@@ -123,44 +169,59 @@ def bench(app, texts: int) -> None:
         while (handle is None or not handle.done) and time.monotonic() < deadline:
             app.processEvents()
             time.sleep(0.005)
-        print(f"{'Load scores job, in the app (read + derive)':<52} "
-              f"{handle.outcome.elapsed_s:8.2f} s   (off the UI thread)")
+        print(
+            f"{'Load scores job, in the app (read + derive)':<52} "
+            f"{handle.outcome.elapsed_s:8.2f} s   (off the UI thread)"
+        )
 
         store = controller.store
         started = time.perf_counter()
         data = load_scores(store)
-        print(f"{'  load_scores: the one read of the session':<52} "
-              f"{time.perf_counter() - started:8.2f} s")
+        print(
+            f"{'  load_scores: the one read of the session':<52} "
+            f"{time.perf_counter() - started:8.2f} s"
+        )
         chosen = panel.filters()
         started = time.perf_counter()
         view = scores.build_view(data, chosen)
-        print(f"{'  build_view: filters, rows, summary, tips':<52} "
-              f"{time.perf_counter() - started:8.2f} s")
-        print(f"  {len(view.table):,} table rows × {len(view.columns)} score columns, "
-              f"{len(view.summary)} summary rows")
+        print(
+            f"{'  build_view: filters, rows, summary, tips':<52} "
+            f"{time.perf_counter() - started:8.2f} s"
+        )
+        print(
+            f"  {len(view.table):,} table rows × {len(view.columns)} score columns, "
+            f"{len(view.summary)} summary rows"
+        )
 
         ui = median_ms(lambda: scores.show_view(view))
-        print(f"{'UI thread: show_view (hand rows to the panel)':<52} {ui:8.1f} ms"
-              f"   target < 100 ms")
+        print(
+            f"{'UI thread: show_view (hand rows to the panel)':<52} {ui:8.1f} ms   target < 100 ms"
+        )
         model = panel.table_model
         panel.table.sortByColumn(model.column_of("esa"), Qt.SortOrder.AscendingOrder)
         # What a refresh job builds while the table is sorted: rows sorted by its sort.
         started = time.perf_counter()
         view_sorted = scores.build_view(data, {**chosen, "sort": panel.sort_spec()})
-        print(f"{'  build_view, sorted by esa (+ rank every column)':<52} "
-              f"{time.perf_counter() - started:8.2f} s   (off the UI thread)")
+        print(
+            f"{'  build_view, sorted by esa (+ rank every column)':<52} "
+            f"{time.perf_counter() - started:8.2f} s   (off the UI thread)"
+        )
         ui_sorted = median_ms(lambda: scores.show_view(view_sorted))
-        print(f"{'UI thread: show_view, table sorted by esa':<52} {ui_sorted:8.1f} ms"
-              f"   target < 100 ms")
+        print(
+            f"{'UI thread: show_view, table sorted by esa':<52} {ui_sorted:8.1f} ms"
+            f"   target < 100 ms"
+        )
 
-        clicks = [(model.column_of("bleu:gold"), Qt.SortOrder.DescendingOrder),
-                  (model.column_of("esa"), Qt.SortOrder.DescendingOrder),
-                  (model.column_of("ppl"), Qt.SortOrder.AscendingOrder),
-                  (model.column_of("hallucination"), Qt.SortOrder.DescendingOrder),
-                  (0, Qt.SortOrder.AscendingOrder),  # unit
-                  (model.columnCount() - 1, Qt.SortOrder.AscendingOrder),  # text
-                  (model.columnCount() - 1, Qt.SortOrder.DescendingOrder),
-                  (1, Qt.SortOrder.DescendingOrder)]  # model
+        clicks = [
+            (model.column_of("bleu:gold"), Qt.SortOrder.DescendingOrder),
+            (model.column_of("esa"), Qt.SortOrder.DescendingOrder),
+            (model.column_of("ppl"), Qt.SortOrder.AscendingOrder),
+            (model.column_of("hallucination"), Qt.SortOrder.DescendingOrder),
+            (0, Qt.SortOrder.AscendingOrder),  # unit
+            (model.columnCount() - 1, Qt.SortOrder.AscendingOrder),  # text
+            (model.columnCount() - 1, Qt.SortOrder.DescendingOrder),
+            (1, Qt.SortOrder.DescendingOrder),
+        ]  # model
         panel.table.selectRow(10)
         app.processEvents()
         times = []
@@ -169,8 +230,10 @@ def bench(app, texts: int) -> None:
             panel.table.sortByColumn(column, order)  # what a header click runs
             app.processEvents()  # and the relayout and repaint that follow it
             times.append((time.perf_counter() - started) * 1000)
-        print(f"{'UI thread: header click sort (median / worst of 8)':<52} "
-              f"{statistics.median(times):8.1f} ms / {max(times):.1f} ms   target < 100 ms")
+        print(
+            f"{'UI thread: header click sort (median / worst of 8)':<52} "
+            f"{statistics.median(times):8.1f} ms / {max(times):.1f} ms   target < 100 ms"
+        )
 
         panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
         handle = scores.loading
@@ -178,8 +241,10 @@ def bench(app, texts: int) -> None:
             app.processEvents()
             time.sleep(0.005)
         app.processEvents()
-        print(f"{'filter change (lang = it) job, no session read':<52} "
-              f"{handle.outcome.elapsed_s:8.2f} s   ({panel.table_model.rowCount():,} rows)")
+        print(
+            f"{'filter change (lang = it) job, no session read':<52} "
+            f"{handle.outcome.elapsed_s:8.2f} s   ({panel.table_model.rowCount():,} rows)"
+        )
         controller.shutdown()
         window.close()
 

@@ -27,7 +27,12 @@ def time_first_paint(env: dict[str, str]) -> float:
     started = time.time()
     result = subprocess.run(
         [sys.executable, "-m", "app", "gui", "--report-first-paint"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     for line in result.stdout.splitlines():
         if line.startswith("first_paint_wall_time="):

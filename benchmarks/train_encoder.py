@@ -44,9 +44,13 @@ def _import(folder: Path, session: Path) -> None:
     if session.exists():
         return
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-m", "app", "import", str(folder), "--session",
-                    str(session), "--quiet"], check=True, env=env, cwd=ROOT,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "app", "import", str(folder), "--session", str(session), "--quiet"],
+        check=True,
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def _figures(label: str, dev: Path, encoder_arg: str | None) -> None:
@@ -58,11 +62,13 @@ def _figures(label: str, dev: Path, encoder_arg: str | None) -> None:
         above, tested = inversion_errors(pairs, encoder, store)
         took = time.perf_counter() - started
     t2g, g2t = result.text_to_graph, result.graph_to_text
-    print(f"{label:<8} text→graph top-1 {t2g.top1:6.1%} top-5 {t2g.top5:6.1%} "
-          f"MRR {t2g.mrr:.3f} | graph→text top-1 {g2t.top1:6.1%} top-5 {g2t.top5:6.1%} "
-          f"MRR {g2t.mrr:.3f} | inverted above correct {above}/{tested} = "
-          f"{above / max(1, tested):5.1%}  ({result.graphs} graphs, {result.texts} texts; "
-          f"{result.encoded} encoded now, {took:.0f} s)")
+    print(
+        f"{label:<8} text→graph top-1 {t2g.top1:6.1%} top-5 {t2g.top5:6.1%} "
+        f"MRR {t2g.mrr:.3f} | graph→text top-1 {g2t.top1:6.1%} top-5 {g2t.top5:6.1%} "
+        f"MRR {g2t.mrr:.3f} | inverted above correct {above}/{tested} = "
+        f"{above / max(1, tested):5.1%}  ({result.graphs} graphs, {result.texts} texts; "
+        f"{result.encoded} encoded now, {took:.0f} s)"
+    )
 
 
 def main() -> int:
@@ -86,26 +92,42 @@ def main() -> int:
         started = time.perf_counter()
         _import(args.data / "train", train_session)
         _import(args.data / "dev", dev_session)
-        print(f"import: {time.perf_counter() - started:.0f} s; {os.cpu_count()} CPU cores "
-              f"visible, load average {os.getloadavg()[0]:.1f} (shared machine)")
+        print(
+            f"import: {time.perf_counter() - started:.0f} s; {os.cpu_count()} CPU cores "
+            f"visible, load average {os.getloadavg()[0]:.1f} (shared machine)"
+        )
         _figures("before", dev_session, None)
-        settings = TrainingSettings(epochs=args.epochs, batch_size=args.batch_size,
-                                    learning_rate=args.lr, max_steps=args.max_steps,
-                                    max_seq_length=args.max_seq_length, device=args.device)
+        settings = TrainingSettings(
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.lr,
+            max_steps=args.max_steps,
+            max_seq_length=args.max_seq_length,
+            device=args.device,
+        )
         out = work / f"eredat-minilm-{time.strftime('%Y%m%d-%H%M%S')}"
         with SessionStore.open(train_session) as store:
             pairs = load_pairs(store)
-        result = train(pairs, None, out, settings,
-                       source={"session": str(train_session), "data": str(args.data)})
+        result = train(
+            pairs,
+            None,
+            out,
+            settings,
+            source={"session": str(train_session), "data": str(args.data)},
+        )
         first = sum(result.losses[:10]) / max(1, len(result.losses[:10]))
         last = sum(result.losses[-10:]) / max(1, len(result.losses[-10:]))
-        print(f"training: {result.pairs:,} pairs, {result.graphs:,} graphs, {result.steps} "
-              f"steps of {settings.batch_size}, {result.elapsed_s:.0f} s on {settings.device} "
-              f"(load average {os.getloadavg()[0]:.1f}); loss {first:.3f} → {last:.3f}")
+        print(
+            f"training: {result.pairs:,} pairs, {result.graphs:,} graphs, {result.steps} "
+            f"steps of {settings.batch_size}, {result.elapsed_s:.0f} s on {settings.device} "
+            f"(load average {os.getloadavg()[0]:.1f}); loss {first:.3f} → {last:.3f}"
+        )
         _figures("after", dev_session, str(out))
         print(f"model: {out}")
-    print("command: PYTHONPATH=$PWD .venv/bin/python benchmarks/train_encoder.py "
-          + " ".join(sys.argv[1:]))
+    print(
+        "command: PYTHONPATH=$PWD .venv/bin/python benchmarks/train_encoder.py "
+        + " ".join(sys.argv[1:])
+    )
     return 0
 
 

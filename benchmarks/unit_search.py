@@ -58,29 +58,43 @@ def main() -> None:
         started = time.perf_counter()
         loaded = load_model(folder, device="cpu")
         load_s = time.perf_counter() - started
-        print(f"demo snapshot loaded in {demo_s:.1f} s; model loaded in {load_s:.1f} s "
-              f"({'tiny random Llama' if args.model is None else folder})")
-        print(f"{'template':<26} {'class':<6} {'roots':>6} {'units':>5} {'tail':>8} "
-              f"{'head':>8} {'delta':>7} {'s/unit':>7}")
+        print(
+            f"demo snapshot loaded in {demo_s:.1f} s; model loaded in {load_s:.1f} s "
+            f"({'tiny random Llama' if args.model is None else folder})"
+        )
+        print(
+            f"{'template':<26} {'class':<6} {'roots':>6} {'units':>5} {'tail':>8} "
+            f"{'head':>8} {'delta':>7} {'s/unit':>7}"
+        )
         deltas = []
         for n, (template, class_qid) in enumerate(TEMPLATES):
             path = Path(tmp) / f"s{n}.taillens"
             with SessionStore.create(path) as store:
-                job = search_job(store, source, SearchRequest(
-                    template, str(folder), class_qid=class_qid, beam=args.beam,
-                    units=args.units), loader=lambda *_a, **_k: loaded)
+                job = search_job(
+                    store,
+                    source,
+                    SearchRequest(
+                        template, str(folder), class_qid=class_qid, beam=args.beam, units=args.units
+                    ),
+                    loader=lambda *_a, **_k: loaded,
+                )
                 outcome = run_job(job)
                 if not isinstance(outcome, JobSucceeded):
                     raise SystemExit(f"{template}: {outcome}")
                 s = outcome.result
             deltas.append(s.delta)
-            print(f"{template:<26} {class_qid:<6} {s.roots:>6} {len(s.unit_ids):>5} "
-                  f"{s.results['tail']['mean']:>8.4f} {s.results['head']['mean']:>8.4f} "
-                  f"{s.delta:>7.4f} {s.seconds_per_unit:>7.3f}")
-        print(f"mean delta over {len(deltas)} templates: {sum(deltas) / len(deltas):.4f} "
-              f"(beam {args.beam}, keep 0.75, {args.units} units per direction)")
-    print("command: PYTHONPATH=. .venv/bin/python benchmarks/unit_search.py "
-          + " ".join(sys.argv[1:]))
+            print(
+                f"{template:<26} {class_qid:<6} {s.roots:>6} {len(s.unit_ids):>5} "
+                f"{s.results['tail']['mean']:>8.4f} {s.results['head']['mean']:>8.4f} "
+                f"{s.delta:>7.4f} {s.seconds_per_unit:>7.3f}"
+            )
+        print(
+            f"mean delta over {len(deltas)} templates: {sum(deltas) / len(deltas):.4f} "
+            f"(beam {args.beam}, keep 0.75, {args.units} units per direction)"
+        )
+    print(
+        "command: PYTHONPATH=. .venv/bin/python benchmarks/unit_search.py " + " ".join(sys.argv[1:])
+    )
 
 
 if __name__ == "__main__":

@@ -33,25 +33,32 @@ from core.verbalise.base import GenerationParams, VerbaliseRequest
 from core.verbalise.job import order_for_batching
 from core.verbalise.local import CausalVerbaliser
 
-FACTS = [("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo"),
-         ("Anne Hidalgo", "place of birth", "San Fernando"), ("Paris", "population", "2102650"),
-         ("San Fernando", "country", "Spain"), ("France", "capital", "Paris"),
-         ("Spain", "currency", "euro")]
+FACTS = [
+    ("Paris", "country", "France"),
+    ("Paris", "mayor", "Anne Hidalgo"),
+    ("Anne Hidalgo", "place of birth", "San Fernando"),
+    ("Paris", "population", "2102650"),
+    ("San Fernando", "country", "Spain"),
+    ("France", "capital", "Paris"),
+    ("Spain", "currency", "euro"),
+]
 
 
 def units(count: int) -> list[tuple[tuple[str, str, str], ...]]:
     # 1 to 7 triples in turn: prompts of different lengths, so batches in the given order
     # really are padded (each batch of 7 or more holds every size).
-    return [tuple((f"{s} {i}", p, o) for s, p, o in FACTS[: i % len(FACTS) + 1])
-            for i in range(count)]
+    return [
+        tuple((f"{s} {i}", p, o) for s, p, o in FACTS[: i % len(FACTS) + 1]) for i in range(count)
+    ]
 
 
-def timed(verbaliser: CausalVerbaliser, requests: list[VerbaliseRequest],
-          batch_size: int) -> tuple[float, int, int]:
+def timed(
+    verbaliser: CausalVerbaliser, requests: list[VerbaliseRequest], batch_size: int
+) -> tuple[float, int, int]:
     started = time.perf_counter()
     outputs = tokens = 0
     for start in range(0, len(requests), batch_size):
-        for candidates in verbaliser.verbalise(requests[start:start + batch_size]):
+        for candidates in verbaliser.verbalise(requests[start : start + batch_size]):
             outputs += len(candidates)
             tokens += sum(c.tokens for c in candidates)
     if verbaliser.loaded is not None and verbaliser.loaded.device.startswith("cuda"):
@@ -61,8 +68,9 @@ def timed(verbaliser: CausalVerbaliser, requests: list[VerbaliseRequest],
     return time.perf_counter() - started, outputs, tokens
 
 
-def fastest(verbaliser: CausalVerbaliser, modes: list[tuple[list[VerbaliseRequest], int]],
-            repeats: int) -> list[tuple[float, int, int]]:
+def fastest(
+    verbaliser: CausalVerbaliser, modes: list[tuple[list[VerbaliseRequest], int]], repeats: int
+) -> list[tuple[float, int, int]]:
     """For each (requests, batch size) mode, the fastest of ``repeats`` timings, the modes
     taking turns (same seed per batch, so every repeat gives the same outputs)."""
     best: list[tuple[float, int, int] | None] = [None] * len(modes)
@@ -75,16 +83,19 @@ def fastest(verbaliser: CausalVerbaliser, modes: list[tuple[list[VerbaliseReques
     return [result for result in best if result is not None]
 
 
-def padding(verbaliser: CausalVerbaliser, requests: list[VerbaliseRequest],
-            batch_size: int) -> float:
+def padding(
+    verbaliser: CausalVerbaliser, requests: list[VerbaliseRequest], batch_size: int
+) -> float:
     """The share of the padded prompt tokens that are padding, batching in this order."""
     from core.models import prompt_token_ids
 
     assert verbaliser.loaded is not None
     tokenizer = verbaliser.loaded.tokenizer
     lengths = [len(prompt_token_ids(tokenizer, r.prompt)) for r in requests]
-    padded = sum(max(lengths[i:i + batch_size]) * len(lengths[i:i + batch_size])
-                 for i in range(0, len(lengths), batch_size))
+    padded = sum(
+        max(lengths[i : i + batch_size]) * len(lengths[i : i + batch_size])
+        for i in range(0, len(lengths), batch_size)
+    )
     return 1 - sum(lengths) / padded
 
 
@@ -111,33 +122,47 @@ def main() -> None:
         verbaliser.load()
         loaded = verbaliser.loaded
         assert loaded is not None
-        print(f"model {verbaliser.system_name} on {loaded.device} ({loaded.dtype}), loaded in "
-              f"{time.perf_counter() - started:.1f} s; {args.units} units × {args.candidates} "
-              f"candidates, ≤ {args.max_new_tokens} new tokens")
-        requests = [VerbaliseRequest((i, "en"), "en", t, verbaliser.prompt_for(t, "en"))
-                    for i, t in enumerate(units(args.units))]
+        print(
+            f"model {verbaliser.system_name} on {loaded.device} ({loaded.dtype}), loaded in "
+            f"{time.perf_counter() - started:.1f} s; {args.units} units × {args.candidates} "
+            f"candidates, ≤ {args.max_new_tokens} new tokens"
+        )
+        requests = [
+            VerbaliseRequest((i, "en"), "en", t, verbaliser.prompt_for(t, "en"))
+            for i, t in enumerate(units(args.units))
+        ]
         started = time.perf_counter()
         ordered = order_for_batching(verbaliser, requests)
         ordering_s = time.perf_counter() - started
         timed(verbaliser, requests[: args.batch_size], args.batch_size)  # warm-up
         in_job_order, in_given_order, single = fastest(
-            verbaliser, [(ordered, args.batch_size), (requests, args.batch_size), (requests, 1)],
-            args.repeats)
-        print(f"  padding: {padding(verbaliser, ordered, args.batch_size):.0%} of prompt "
-              f"tokens in job order, {padding(verbaliser, requests, args.batch_size):.0%} in "
-              f"the given order; ordering took {ordering_s * 1000:.0f} ms")
+            verbaliser,
+            [(ordered, args.batch_size), (requests, args.batch_size), (requests, 1)],
+            args.repeats,
+        )
+        print(
+            f"  padding: {padding(verbaliser, ordered, args.batch_size):.0%} of prompt "
+            f"tokens in job order, {padding(verbaliser, requests, args.batch_size):.0%} in "
+            f"the given order; ordering took {ordering_s * 1000:.0f} ms"
+        )
         for name, (seconds, outputs, tokens) in (
-                (f"batch {args.batch_size}, job order", in_job_order),
-                (f"batch {args.batch_size}, given order", in_given_order),
-                ("one unit per call", single)):
-            print(f"  {name:<24} {seconds:7.2f} s  {outputs:5d} outputs  {tokens:7d} tokens  "
-                  f"{tokens / seconds:9.0f} tokens/s  {args.units / seconds:7.1f} units/s")
-        assert in_job_order[1] == in_given_order[1] == single[1], \
+            (f"batch {args.batch_size}, job order", in_job_order),
+            (f"batch {args.batch_size}, given order", in_given_order),
+            ("one unit per call", single),
+        ):
+            print(
+                f"  {name:<24} {seconds:7.2f} s  {outputs:5d} outputs  {tokens:7d} tokens  "
+                f"{tokens / seconds:9.0f} tokens/s  {args.units / seconds:7.1f} units/s"
+            )
+        assert in_job_order[1] == in_given_order[1] == single[1], (
             "every mode must give the same number of outputs"
-        print(f"batched in job order is {single[0] / in_job_order[0]:.1f}× faster than one "
-              f"unit at a time (target ≥ 3×); in the given order "
-              f"{single[0] / in_given_order[0]:.1f}×; job order against given order "
-              f"{in_given_order[0] / in_job_order[0]:.2f}×")
+        )
+        print(
+            f"batched in job order is {single[0] / in_job_order[0]:.1f}× faster than one "
+            f"unit at a time (target ≥ 3×); in the given order "
+            f"{single[0] / in_given_order[0]:.1f}×; job order against given order "
+            f"{in_given_order[0] / in_job_order[0]:.2f}×"
+        )
         verbaliser.close()
 
 

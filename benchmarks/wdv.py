@@ -40,10 +40,19 @@ from core.store import SessionStore  # noqa: E402
 # WDV's partitions by theme (the themes its bad-quality analysis files list per partition);
 # a record's own ``theme_group`` wins when it has one.
 PARTITIONS = {
-    "WEBNLG_SEEN": ("Airport", "Astronaut", "Building", "City", "ComicsCharacter", "Food",
-                    "Monument", "SportsTeam", "University", "WrittenWork"),
-    "WEBNLG_UNSEEN": ("Athlete", "Artist", "CelestialBody", "MeanOfTransportation",
-                      "Politician"),
+    "WEBNLG_SEEN": (
+        "Airport",
+        "Astronaut",
+        "Building",
+        "City",
+        "ComicsCharacter",
+        "Food",
+        "Monument",
+        "SportsTeam",
+        "University",
+        "WrittenWork",
+    ),
+    "WEBNLG_UNSEEN": ("Athlete", "Artist", "CelestialBody", "MeanOfTransportation", "Politician"),
 }
 THEME_PARTITION = {theme: name for name, themes in PARTITIONS.items() for theme in themes}
 OTHER = "WIKIDATA_UNSEEN"
@@ -69,25 +78,31 @@ def csv_records(path: Path) -> list[dict[str, Any]]:
     with path.open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             fluency, adequacy = _votes(row["fluency"]), _votes(row["adequacy"])
-            records.append({
-                "claim_id": row["claim_id"], "rank": row.get("rank"),
-                "subject_id": row["entity_id"], "property_id": row["property_id"],
-                "subject_label": row["entity_label"], "property_label": row["property_label"],
-                "object_label": row["object_label"],
-                "theme_label": row.get("theme_entity_label"),
-                "theme_group": row.get("theme_group") or None,
-                "verbalisation": row.get("processed_verbalisation") or row["verbalisation"],
-                "sampling_weight": _number(row.get("sampling_weight", "")),
-                "annotations": {
-                    "fluency_scores": fluency,
-                    "fluency_mean": _number(row.get("fluency_mean", "")),
-                    "fluency_median": _number(row.get("fluency_median", "")),
-                    "adequacy_scores": adequacy,
-                    "adequacy_majority_voted": int(row["adequacy_maj"])
-                    if row.get("adequacy_maj", "").strip() else None,
-                    "adequacy_percentage": _number(row.get("adequacy_perc", "")),
-                },
-            })
+            records.append(
+                {
+                    "claim_id": row["claim_id"],
+                    "rank": row.get("rank"),
+                    "subject_id": row["entity_id"],
+                    "property_id": row["property_id"],
+                    "subject_label": row["entity_label"],
+                    "property_label": row["property_label"],
+                    "object_label": row["object_label"],
+                    "theme_label": row.get("theme_entity_label"),
+                    "theme_group": row.get("theme_group") or None,
+                    "verbalisation": row.get("processed_verbalisation") or row["verbalisation"],
+                    "sampling_weight": _number(row.get("sampling_weight", "")),
+                    "annotations": {
+                        "fluency_scores": fluency,
+                        "fluency_mean": _number(row.get("fluency_mean", "")),
+                        "fluency_median": _number(row.get("fluency_median", "")),
+                        "adequacy_scores": adequacy,
+                        "adequacy_majority_voted": int(row["adequacy_maj"])
+                        if row.get("adequacy_maj", "").strip()
+                        else None,
+                        "adequacy_percentage": _number(row.get("adequacy_perc", "")),
+                    },
+                }
+            )
     return records
 
 
@@ -99,8 +114,9 @@ def load_records(path: Path) -> list[dict[str, Any]]:
 
 
 def partition_of(record: dict[str, Any]) -> str:
-    return (record.get("theme_group")
-            or THEME_PARTITION.get(str(record.get("theme_label") or ""), OTHER))
+    return record.get("theme_group") or THEME_PARTITION.get(
+        str(record.get("theme_label") or ""), OTHER
+    )
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -116,21 +132,30 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file", type=Path)
-    parser.add_argument("--partition", help="only records of this partition (e.g. "
-                        "WEBNLG_SEEN, WEBNLG_UNSEEN, WIKIDATA_UNSEEN)")
+    parser.add_argument(
+        "--partition",
+        help="only records of this partition (e.g. WEBNLG_SEEN, WEBNLG_UNSEEN, WIKIDATA_UNSEEN)",
+    )
     args = parser.parse_args()
-    records = [r for r in load_records(args.file)
-               if isinstance(r, dict) and r.get("annotations")
-               and (r["annotations"].get("adequacy_scores")
-                    or r["annotations"].get("fluency_scores"))]
+    records = [
+        r
+        for r in load_records(args.file)
+        if isinstance(r, dict)
+        and r.get("annotations")
+        and (r["annotations"].get("adequacy_scores") or r["annotations"].get("fluency_scores"))
+    ]
     if args.partition:
         records = [r for r in records if partition_of(r) == args.partition]
     if not records:
-        print(f"{args.file}: no annotated records" + (f" in {args.partition}"
-                                                       if args.partition else ""))
+        print(
+            f"{args.file}: no annotated records"
+            + (f" in {args.partition}" if args.partition else "")
+        )
         return 1
-    print(f"$ python benchmarks/wdv.py {args.file}"
-          + (f" --partition {args.partition}" if args.partition else ""))
+    print(
+        f"$ python benchmarks/wdv.py {args.file}"
+        + (f" --partition {args.partition}" if args.partition else "")
+    )
     # 1. Per item: our aggregates against the ones WDV stored.
     differ: Counter[str] = Counter()
     stored = Counter()
@@ -144,8 +169,10 @@ def main() -> int:
                     differ[name] += 1
     print(f"{len(records)} annotated records")
     for name in FIELDS:
-        print(f"  {name:<26} {stored[name] - differ[name]:>5} of {stored[name]:>5} stored "
-              f"values equal ours ({differ[name]} differ)")
+        print(
+            f"  {name:<26} {stored[name] - differ[name]:>5} of {stored[name]:>5} stored "
+            f"values equal ours ({differ[name]} differ)"
+        )
     # 2. Group figures through the app's own path: import, then aggregate by partition.
     with tempfile.TemporaryDirectory() as folder:
         for record in records:
@@ -157,20 +184,26 @@ def main() -> int:
             if report.errors:
                 print(f"  import: {report.summary_line()}")
             plain = aggregate_annotations(store, by=("category",), agreement=False)
-            weighted = aggregate_annotations(store, by=("category",), agreement=False,
-                                             weighted=True)
+            weighted = aggregate_annotations(
+                store, by=("category",), agreement=False, weighted=True
+            )
     print()
-    print(f"{'partition':<18} {'items':>5}  {'fluency':>7} {'median':>6} {'adeq%':>6} "
-          f"{'maj Yes':>7} | weighted: {'fluency':>7} {'median':>6} {'adeq%':>6} "
-          f"{'maj Yes':>7}")
-    for group, heavy in zip([*plain.groups, plain.overall],
-                            [*weighted.groups, weighted.overall], strict=True):
+    print(
+        f"{'partition':<18} {'items':>5}  {'fluency':>7} {'median':>6} {'adeq%':>6} "
+        f"{'maj Yes':>7} | weighted: {'fluency':>7} {'median':>6} {'adeq%':>6} "
+        f"{'maj Yes':>7}"
+    )
+    for group, heavy in zip(
+        [*plain.groups, plain.overall], [*weighted.groups, weighted.overall], strict=True
+    ):
         name = dict(group.group).get("category", "all")
-        print(f"{name:<18} {group.items:>5}  {_fmt(group.fluency_mean):>7} "
-              f"{_fmt(group.fluency_median, 2):>6} {_fmt(group.adequacy_yes):>6} "
-              f"{_fmt(group.majority_yes):>7} | weighted: {_fmt(heavy.fluency_mean):>7} "
-              f"{_fmt(heavy.fluency_median, 2):>6} {_fmt(heavy.adequacy_yes):>6} "
-              f"{_fmt(heavy.majority_yes):>7}")
+        print(
+            f"{name:<18} {group.items:>5}  {_fmt(group.fluency_mean):>7} "
+            f"{_fmt(group.fluency_median, 2):>6} {_fmt(group.adequacy_yes):>6} "
+            f"{_fmt(group.majority_yes):>7} | weighted: {_fmt(heavy.fluency_mean):>7} "
+            f"{_fmt(heavy.fluency_median, 2):>6} {_fmt(heavy.adequacy_yes):>6} "
+            f"{_fmt(heavy.majority_yes):>7}"
+        )
     return 0
 
 

@@ -28,11 +28,15 @@ OLD_WAY_UP_TO_MIB = 8
 
 def write(path: Path, mib: int) -> None:
     with path.open("wb") as handle:
-        handle.write(b'<?xml version="1.0" encoding="utf-8"?>\n<benchmark><entries>\n'
-                     b'<entry eid="Id1" size="1" category="')
+        handle.write(
+            b'<?xml version="1.0" encoding="utf-8"?>\n<benchmark><entries>\n'
+            b'<entry eid="Id1" size="1" category="'
+        )
         handle.write(b"x" * (mib << 20))
-        handle.write(b'"><modifiedtripleset><mtriple>A | p | B</mtriple></modifiedtripleset>'
-                     b'<lex lid="Id1">A p B.</lex></entry>\n</entries></benchmark>\n')
+        handle.write(
+            b'"><modifiedtripleset><mtriple>A | p | B</mtriple></modifiedtripleset>'
+            b'<lex lid="Id1">A p B.</lex></entry>\n</entries></benchmark>\n'
+        )
 
 
 def main() -> int:

@@ -99,13 +99,18 @@ def list_annotators(store: Any) -> list[AnnotatorInfo]:
 
     with store.unit_of_work() as db:
         counts: dict[tuple[int, bool], int] = {
-            (a, bool(g)): n for a, g, n in db.execute(
-                select(Annotation.annotator_id, Annotation.is_golden, func.count())
-                .group_by(Annotation.annotator_id, Annotation.is_golden))
+            (a, bool(g)): n
+            for a, g, n in db.execute(
+                select(Annotation.annotator_id, Annotation.is_golden, func.count()).group_by(
+                    Annotation.annotator_id, Annotation.is_golden
+                )
+            )
         }
         rows = db.execute(select(Annotator.id, Annotator.name, Annotator.is_anonymous)).all()
-    infos = [AnnotatorInfo(i, name, bool(anon), counts.get((i, False), 0),
-                           counts.get((i, True), 0)) for i, name, anon in rows]
+    infos = [
+        AnnotatorInfo(i, name, bool(anon), counts.get((i, False), 0), counts.get((i, True), 0))
+        for i, name, anon in rows
+    ]
     return sorted(infos, key=lambda a: (a.is_anonymous, _natural(a.name)))
 
 
@@ -126,12 +131,16 @@ def add_annotator(store: Any, name: str) -> AnnotatorInfo:
     if not clean:
         raise AnnotationError("An annotator needs a name.")
     if len(clean) > MAX_NAME_LENGTH:
-        raise AnnotationError(f"An annotator's name may have at most {MAX_NAME_LENGTH} "
-                              f"characters ({len(clean)} given).")
+        raise AnnotationError(
+            f"An annotator's name may have at most {MAX_NAME_LENGTH} "
+            f"characters ({len(clean)} given)."
+        )
     with store.unit_of_work() as db:
         if db.scalar(select(Annotator.id).where(Annotator.name == clean)) is not None:
-            raise AnnotationError(f"There is already an annotator named {clean!r} in this "
-                                  "session; choose them instead of adding a new one.")
+            raise AnnotationError(
+                f"There is already an annotator named {clean!r} in this "
+                "session; choose them instead of adding a new one."
+            )
         row = Annotator(name=clean, is_anonymous=False)
         db.add(row)
         db.flush()
@@ -143,8 +152,10 @@ def find_annotator(store: Any, name_or_id: str | int) -> AnnotatorInfo:
     for info in list_annotators(store):
         if info.id == name_or_id or info.name == name_or_id:
             return info
-    raise AnnotationError(f"There is no annotator {name_or_id!r} in this session "
-                          "(taillens annotators --session S --add NAME adds one).")
+    raise AnnotationError(
+        f"There is no annotator {name_or_id!r} in this session "
+        "(taillens annotators --session S --add NAME adds one)."
+    )
 
 
 # -- ratings ----------------------------------------------------------------------------
@@ -185,20 +196,24 @@ def normalise_blame(blame: str | Sequence[str] | None) -> str | None:
     if wrong:
         raise AnnotationError(
             f"Unknown blame {', '.join(map(repr, wrong))}: choose from "
-            f"{', '.join(BLAME_PARTS)}, or {COMBINATION!r} (several parts make a combination).")
+            f"{', '.join(BLAME_PARTS)}, or {COMBINATION!r} (several parts make a combination)."
+        )
     return "+".join(p for p in BLAME_PARTS if p in parts)
 
 
 def validate_rating(rating: Rating) -> dict[str, Any]:
     """The column values of a rating, or an :class:`AnnotationError` saying what is wrong."""
     fluency, adequacy = rating.fluency, rating.adequacy
-    if fluency is not None and (not _is_int(fluency)
-                                or not FLUENCY_MIN <= int(fluency) <= FLUENCY_MAX):
-        raise AnnotationError(f"Fluency must be a whole number from {FLUENCY_MIN} to "
-                              f"{FLUENCY_MAX}, not {fluency!r}.")
+    if fluency is not None and (
+        not _is_int(fluency) or not FLUENCY_MIN <= int(fluency) <= FLUENCY_MAX
+    ):
+        raise AnnotationError(
+            f"Fluency must be a whole number from {FLUENCY_MIN} to {FLUENCY_MAX}, not {fluency!r}."
+        )
     if adequacy is not None and (not _is_int(adequacy) or int(adequacy) not in ADEQUACY_LABELS):
-        raise AnnotationError(f"Adequacy must be 0 (Yes), 1 (No) or 2 (Not sure), not "
-                              f"{adequacy!r}.")
+        raise AnnotationError(
+            f"Adequacy must be 0 (Yes), 1 (No) or 2 (Not sure), not {adequacy!r}."
+        )
     blame = normalise_blame(rating.blame)
     other = (rating.blame_other or "").strip() or None
     if blame is not None and adequacy not in (NO, NOT_SURE):
@@ -211,8 +226,10 @@ def validate_rating(rating: Rating) -> dict[str, Any]:
     if rating.checks:
         wrong = sorted(set(rating.checks) - set(CHECKS))
         if wrong:
-            raise AnnotationError(f"Unknown check(s) {', '.join(map(repr, wrong))}: the "
-                                  f"checks are {', '.join(CHECKS)}.")
+            raise AnnotationError(
+                f"Unknown check(s) {', '.join(map(repr, wrong))}: the "
+                f"checks are {', '.join(CHECKS)}."
+            )
         if not all(isinstance(v, bool) for v in rating.checks.values()):
             raise AnnotationError("Each check is true or false.")
         checks = {name: rating.checks[name] for name in CHECKS if name in rating.checks}
@@ -221,14 +238,16 @@ def validate_rating(rating: Rating) -> dict[str, Any]:
         taxonomy = {}
         for family, errors in rating.error_taxonomy.items():
             if family not in ERROR_TAXONOMY:
-                raise AnnotationError(f"Unknown error family {family!r}: choose accuracy or "
-                                      "fluency.")
+                raise AnnotationError(
+                    f"Unknown error family {family!r}: choose accuracy or fluency."
+                )
             listed = [errors] if isinstance(errors, str) else list(errors)
             wrong = sorted(set(listed) - set(ERROR_TAXONOMY[family]))
             if wrong:
                 raise AnnotationError(
                     f"Unknown {family} error(s) {', '.join(map(repr, wrong))}: choose from "
-                    f"{', '.join(ERROR_TAXONOMY[family])}.")
+                    f"{', '.join(ERROR_TAXONOMY[family])}."
+                )
             if listed:
                 taxonomy[family] = [e for e in ERROR_TAXONOMY[family] if e in listed]
         taxonomy = taxonomy or None
@@ -236,17 +255,28 @@ def validate_rating(rating: Rating) -> dict[str, Any]:
     values = {
         "fluency": None if fluency is None else int(fluency),
         "adequacy": None if adequacy is None else int(adequacy),
-        "blame": blame, "blame_other": other, "checks": checks,
-        "error_taxonomy": taxonomy, "corrected_text": corrected or None,
+        "blame": blame,
+        "blame_other": other,
+        "checks": checks,
+        "error_taxonomy": taxonomy,
+        "corrected_text": corrected or None,
     }
     if all(v is None for v in values.values()):
-        raise AnnotationError("Nothing to save: give a fluency, an adequacy, a check, an "
-                              "error or a corrected text.")
+        raise AnnotationError(
+            "Nothing to save: give a fluency, an adequacy, a check, an error or a corrected text."
+        )
     return values
 
 
-RATING_FIELDS = ("fluency", "adequacy", "blame", "blame_other", "checks", "error_taxonomy",
-                 "corrected_text")
+RATING_FIELDS = (
+    "fluency",
+    "adequacy",
+    "blame",
+    "blame_other",
+    "checks",
+    "error_taxonomy",
+    "corrected_text",
+)
 
 
 @dataclass(frozen=True)
@@ -281,8 +311,9 @@ def _check_item(db: Any, item: ItemRef) -> None:
 
     model = Verbalisation if item.kind == VERBALISATION else UnitReference
     if db.get(model, item.id) is None:
-        raise AnnotationError(f"There is no {item.kind} {item.id} in this session (it may "
-                              "have been deleted).")
+        raise AnnotationError(
+            f"There is no {item.kind} {item.id} in this session (it may have been deleted)."
+        )
 
 
 def _as_ref(item: ItemRef | QueueItem | int) -> ItemRef:
@@ -295,8 +326,9 @@ def _as_ref(item: ItemRef | QueueItem | int) -> ItemRef:
     raise AnnotationError(f"Not an item to rate: {item!r}")
 
 
-def save_rating(store: Any, annotator_id: int, item: ItemRef | QueueItem | int,
-                rating: Rating) -> SavedRating:
+def save_rating(
+    store: Any, annotator_id: int, item: ItemRef | QueueItem | int, rating: Rating
+) -> SavedRating:
     """Save (or replace) ``annotator_id``'s rating of ``item`` in one committed transaction."""
     from sqlalchemy import select
 
@@ -308,15 +340,27 @@ def save_rating(store: Any, annotator_id: int, item: ItemRef | QueueItem | int,
         if db.get(Annotator, annotator_id) is None:
             raise AnnotationError(f"There is no annotator {annotator_id} in this session.")
         _check_item(db, ref)
-        row = db.scalar(select(Annotation).where(
-            Annotation.annotator_id == annotator_id, _item_filter(ref),
-            Annotation.is_golden.is_(False)).order_by(Annotation.id))
+        row = db.scalar(
+            select(Annotation)
+            .where(
+                Annotation.annotator_id == annotator_id,
+                _item_filter(ref),
+                Annotation.is_golden.is_(False),
+            )
+            .order_by(Annotation.id)
+        )
         previous = None
         # Microsecond times (CURRENT_TIMESTAMP has seconds): "the last rating" is exact.
         now = datetime.now(UTC)
         if row is None:
-            row = Annotation(annotator_id=annotator_id, is_golden=False, **_item_columns(ref),
-                             created_at=now, updated_at=now, **values)
+            row = Annotation(
+                annotator_id=annotator_id,
+                is_golden=False,
+                **_item_columns(ref),
+                created_at=now,
+                updated_at=now,
+                **values,
+            )
             db.add(row)
         else:
             previous = {name: getattr(row, name) for name in (*RATING_FIELDS, "updated_at")}
@@ -360,13 +404,19 @@ def undo_last_rating(store: Any, annotator_id: int) -> ItemRef | None:
     from core.store.models import Annotation
 
     with store.unit_of_work() as db:
-        row = db.scalar(select(Annotation).where(
-            Annotation.annotator_id == annotator_id, Annotation.is_golden.is_(False))
-            .order_by(Annotation.updated_at.desc(), Annotation.id.desc()).limit(1))
+        row = db.scalar(
+            select(Annotation)
+            .where(Annotation.annotator_id == annotator_id, Annotation.is_golden.is_(False))
+            .order_by(Annotation.updated_at.desc(), Annotation.id.desc())
+            .limit(1)
+        )
         if row is None:
             return None
-        ref = (ItemRef(VERBALISATION, row.verbalisation_id) if row.verbalisation_id is not None
-               else ItemRef(REFERENCE, row.reference_id))
+        ref = (
+            ItemRef(VERBALISATION, row.verbalisation_id)
+            if row.verbalisation_id is not None
+            else ItemRef(REFERENCE, row.reference_id)
+        )
         db.delete(row)
         return ref
 
@@ -386,8 +436,9 @@ class StoredRating:
     is_golden: bool
 
 
-def rating_of(store: Any, annotator_id: int,
-              item: ItemRef | QueueItem | int) -> StoredRating | None:
+def rating_of(
+    store: Any, annotator_id: int, item: ItemRef | QueueItem | int
+) -> StoredRating | None:
     """``annotator_id``'s rating of ``item`` (not a golden answer), or None."""
     from sqlalchemy import select
 
@@ -395,14 +446,22 @@ def rating_of(store: Any, annotator_id: int,
 
     ref = _as_ref(item)
     with store.unit_of_work() as db:
-        row = db.scalar(select(Annotation).where(
-            Annotation.annotator_id == annotator_id, _item_filter(ref),
-            Annotation.is_golden.is_(False)).order_by(Annotation.id))
+        row = db.scalar(
+            select(Annotation)
+            .where(
+                Annotation.annotator_id == annotator_id,
+                _item_filter(ref),
+                Annotation.is_golden.is_(False),
+            )
+            .order_by(Annotation.id)
+        )
         return None if row is None else _stored(row)
 
 
-def ratings_of_item(store: Any, item: ItemRef | QueueItem | int,
-                    ) -> list[tuple[str, StoredRating]]:
+def ratings_of_item(
+    store: Any,
+    item: ItemRef | QueueItem | int,
+) -> list[tuple[str, StoredRating]]:
     """Every annotator's rating of ``item`` (golden answers included), with the
     annotator's name, in the order they were saved."""
     from sqlalchemy import select
@@ -411,18 +470,34 @@ def ratings_of_item(store: Any, item: ItemRef | QueueItem | int,
 
     ref = _as_ref(item)
     with store.unit_of_work() as db:
-        rows = db.execute(select(Annotator.name, Annotation).join(
-            Annotator, Annotator.id == Annotation.annotator_id).where(
-            _item_filter(ref)).order_by(Annotation.id)).all()
+        rows = db.execute(
+            select(Annotator.name, Annotation)
+            .join(Annotator, Annotator.id == Annotation.annotator_id)
+            .where(_item_filter(ref))
+            .order_by(Annotation.id)
+        ).all()
         return [(name, _stored(row)) for name, row in rows]
 
 
 def _stored(row: Any) -> StoredRating:
-    ref = (ItemRef(VERBALISATION, row.verbalisation_id) if row.verbalisation_id is not None
-           else ItemRef(REFERENCE, row.reference_id))
-    return StoredRating(row.id, row.annotator_id, ref, row.fluency, row.adequacy, row.blame,
-                        row.blame_other, row.checks, row.error_taxonomy, row.corrected_text,
-                        bool(row.is_golden))
+    ref = (
+        ItemRef(VERBALISATION, row.verbalisation_id)
+        if row.verbalisation_id is not None
+        else ItemRef(REFERENCE, row.reference_id)
+    )
+    return StoredRating(
+        row.id,
+        row.annotator_id,
+        ref,
+        row.fluency,
+        row.adequacy,
+        row.blame,
+        row.blame_other,
+        row.checks,
+        row.error_taxonomy,
+        row.corrected_text,
+        bool(row.is_golden),
+    )
 
 
 # -- corrections become gold references ---------------------------------------------------
@@ -453,18 +528,27 @@ def promote_correction(store: Any, annotation_id: int) -> int:
             source = db.get(UnitReference, row.reference_id)
             unit_id, lang = source.unit_id, source.lang
             what, source_verbalisation = f"{source.quality} reference {source.id}", None
-        existing = db.scalar(select(UnitReference.id).where(
-            UnitReference.unit_id == unit_id, UnitReference.lang == lang,
-            UnitReference.quality == "gold", UnitReference.text == row.corrected_text))
+        existing = db.scalar(
+            select(UnitReference.id).where(
+                UnitReference.unit_id == unit_id,
+                UnitReference.lang == lang,
+                UnitReference.quality == "gold",
+                UnitReference.text == row.corrected_text,
+            )
+        )
         if existing is not None:
             return int(existing)
         annotator = db.get(Annotator, row.annotator_id)
         when = datetime.now(UTC).isoformat(timespec="seconds")
         reference = UnitReference(
-            unit_id=unit_id, lang=lang, text=row.corrected_text, quality="gold",
-            provenance=f"correction by {annotator.name} at {when} of {what} "
-                       f"(annotation {row.id})",
-            source_verbalisation_id=source_verbalisation, created_by=row.annotator_id)
+            unit_id=unit_id,
+            lang=lang,
+            text=row.corrected_text,
+            quality="gold",
+            provenance=f"correction by {annotator.name} at {when} of {what} (annotation {row.id})",
+            source_verbalisation_id=source_verbalisation,
+            created_by=row.annotator_id,
+        )
         db.add(reference)
         db.flush()
         return int(reference.id)
@@ -481,8 +565,14 @@ class GoldenAnswer:
     adequacy: int | None
 
 
-def set_golden_answer(store: Any, expert_id: int, item: ItemRef | QueueItem | int, *,
-                      fluency: int | None = None, adequacy: int | None = None) -> int:
+def set_golden_answer(
+    store: Any,
+    expert_id: int,
+    item: ItemRef | QueueItem | int,
+    *,
+    fluency: int | None = None,
+    adequacy: int | None = None,
+) -> int:
     """Record the known answer of ``item`` (a golden annotation by ``expert_id``).
 
     One answer per item: setting it again (by anyone) replaces the previous answer.
@@ -500,8 +590,13 @@ def set_golden_answer(store: Any, expert_id: int, item: ItemRef | QueueItem | in
             raise AnnotationError(f"There is no annotator {expert_id} in this session.")
         _check_item(db, ref)
         db.execute(delete(Annotation).where(_item_filter(ref), Annotation.is_golden.is_(True)))
-        row = Annotation(annotator_id=expert_id, is_golden=True, **_item_columns(ref),
-                         fluency=values["fluency"], adequacy=values["adequacy"])
+        row = Annotation(
+            annotator_id=expert_id,
+            is_golden=True,
+            **_item_columns(ref),
+            fluency=values["fluency"],
+            adequacy=values["adequacy"],
+        )
         db.add(row)
         db.flush()
         return int(row.id)
@@ -513,8 +608,9 @@ def clear_golden_answer(store: Any, item: ItemRef | QueueItem | int) -> bool:
     from core.store.models import Annotation
 
     with store.unit_of_work() as db:
-        result = db.execute(delete(Annotation).where(_item_filter(_as_ref(item)),
-                                                     Annotation.is_golden.is_(True)))
+        result = db.execute(
+            delete(Annotation).where(_item_filter(_as_ref(item)), Annotation.is_golden.is_(True))
+        )
         return bool(result.rowcount)
 
 
@@ -525,8 +621,9 @@ def golden_answers(store: Any) -> dict[ItemRef, GoldenAnswer]:
 
     answers: dict[ItemRef, GoldenAnswer] = {}
     with store.unit_of_work() as db:
-        for row in db.scalars(select(Annotation).where(Annotation.is_golden.is_(True))
-                              .order_by(Annotation.id)):
+        for row in db.scalars(
+            select(Annotation).where(Annotation.is_golden.is_(True)).order_by(Annotation.id)
+        ):
             ref = _stored(row).item
             answers[ref] = GoldenAnswer(ref, row.annotator_id, row.fluency, row.adequacy)
     return answers
@@ -569,8 +666,10 @@ def golden_accuracy(store: Any, fluency_tolerance: int = 1) -> list[GoldenAccura
         return []
     with store.unit_of_work() as db:
         names = dict(db.execute(select(Annotator.id, Annotator.name)).all())
-        rows = [_stored(r) for r in db.scalars(
-            select(Annotation).where(Annotation.is_golden.is_(False)))]
+        rows = [
+            _stored(r)
+            for r in db.scalars(select(Annotation).where(Annotation.is_golden.is_(False)))
+        ]
     per: dict[int, list[tuple[StoredRating, GoldenAnswer]]] = defaultdict(list)
     for rating in rows:
         answer = answers.get(rating.item)
@@ -580,15 +679,29 @@ def golden_accuracy(store: Any, fluency_tolerance: int = 1) -> list[GoldenAccura
             per[rating.annotator_id].append((rating, answer))
     results = []
     for annotator_id, pairs in per.items():
-        adequacy = [(r.adequacy, a.adequacy) for r, a in pairs
-                    if r.adequacy is not None and a.adequacy is not None]
-        fluency = [abs(r.fluency - a.fluency) for r, a in pairs
-                   if r.fluency is not None and a.fluency is not None]
-        results.append(GoldenAccuracy(
-            annotator_id, names.get(annotator_id, str(annotator_id)), len(pairs),
-            len(adequacy), sum(r == a for r, a in adequacy), len(fluency),
-            sum(d <= fluency_tolerance for d in fluency), fluency_tolerance,
-            float(np.mean(fluency)) if fluency else None))
+        adequacy = [
+            (r.adequacy, a.adequacy)
+            for r, a in pairs
+            if r.adequacy is not None and a.adequacy is not None
+        ]
+        fluency = [
+            abs(r.fluency - a.fluency)
+            for r, a in pairs
+            if r.fluency is not None and a.fluency is not None
+        ]
+        results.append(
+            GoldenAccuracy(
+                annotator_id,
+                names.get(annotator_id, str(annotator_id)),
+                len(pairs),
+                len(adequacy),
+                sum(r == a for r, a in adequacy),
+                len(fluency),
+                sum(d <= fluency_tolerance for d in fluency),
+                fluency_tolerance,
+                float(np.mean(fluency)) if fluency else None,
+            )
+        )
     return sorted(results, key=lambda g: _natural(g.annotator))
 
 
@@ -657,12 +770,20 @@ def _triples_by_unit(db: Any, unit_ids: set[int]) -> dict[tuple[int, str], list[
     from core.store.models import UnitTriple
 
     triples: dict[tuple[int, str], list[tuple[str, str, str]]] = defaultdict(list)
-    for row in db.scalars(select(UnitTriple).where(UnitTriple.tripleset == "main")
-                          .order_by(UnitTriple.unit_id, UnitTriple.lang, UnitTriple.position)):
+    for row in db.scalars(
+        select(UnitTriple)
+        .where(UnitTriple.tripleset == "main")
+        .order_by(UnitTriple.unit_id, UnitTriple.lang, UnitTriple.position)
+    ):
         if row.unit_id in unit_ids:
-            triples[(row.unit_id, row.lang)].append(tuple(
-                getattr(row, f"{p}_override") if getattr(row, f"{p}_override") is not None
-                else getattr(row, p) for p in ("subject", "predicate", "object")))
+            triples[(row.unit_id, row.lang)].append(
+                tuple(
+                    getattr(row, f"{p}_override")
+                    if getattr(row, f"{p}_override") is not None
+                    else getattr(row, p)
+                    for p in ("subject", "predicate", "object")
+                )
+            )
     return triples
 
 
@@ -676,30 +797,70 @@ def _candidates(db: Any, target: str, *, parsed_only: bool = True) -> list[dict[
     from core.store.models import Category, DataUnit, ModelRun, UnitReference, Verbalisation
 
     categories = dict(db.execute(select(Category.id, Category.name)).all())
-    units = {u.id: u for u in db.execute(select(
-        DataUnit.id, DataUnit.uid, DataUnit.tier, DataUnit.sub_tier, DataUnit.category_id,
-        DataUnit.attributes))}
+    units = {
+        u.id: u
+        for u in db.execute(
+            select(
+                DataUnit.id,
+                DataUnit.uid,
+                DataUnit.tier,
+                DataUnit.sub_tier,
+                DataUnit.category_id,
+                DataUnit.attributes,
+            )
+        )
+    }
     found = []
     if target == "verbalisations":
-        query = (select(Verbalisation.id, Verbalisation.unit_id, Verbalisation.lang,
-                        Verbalisation.text, Verbalisation.run_id, Verbalisation.candidate_index,
-                        ModelRun.system_name, ModelRun.model_id)
-                 .join(ModelRun, ModelRun.id == Verbalisation.run_id)
-                 .order_by(Verbalisation.unit_id, Verbalisation.lang, Verbalisation.run_id,
-                           Verbalisation.candidate_index))
+        query = (
+            select(
+                Verbalisation.id,
+                Verbalisation.unit_id,
+                Verbalisation.lang,
+                Verbalisation.text,
+                Verbalisation.run_id,
+                Verbalisation.candidate_index,
+                ModelRun.system_name,
+                ModelRun.model_id,
+            )
+            .join(ModelRun, ModelRun.id == Verbalisation.run_id)
+            .order_by(
+                Verbalisation.unit_id,
+                Verbalisation.lang,
+                Verbalisation.run_id,
+                Verbalisation.candidate_index,
+            )
+        )
         if parsed_only:
             query = query.where(Verbalisation.text.is_not(None))
         for row in db.execute(query):
-            found.append({"ref": ItemRef(VERBALISATION, row.id), "unit": units[row.unit_id],
-                          "lang": row.lang, "text": row.text, "run_id": row.run_id,
-                          "model": model_name(row.system_name, row.model_id), "quality": None})
+            found.append(
+                {
+                    "ref": ItemRef(VERBALISATION, row.id),
+                    "unit": units[row.unit_id],
+                    "lang": row.lang,
+                    "text": row.text,
+                    "run_id": row.run_id,
+                    "model": model_name(row.system_name, row.model_id),
+                    "quality": None,
+                }
+            )
     elif target == "references":
-        references = select(UnitReference).order_by(UnitReference.unit_id, UnitReference.lang,
-                                                     UnitReference.id)
+        references = select(UnitReference).order_by(
+            UnitReference.unit_id, UnitReference.lang, UnitReference.id
+        )
         for row in db.scalars(references):
-            found.append({"ref": ItemRef(REFERENCE, row.id), "unit": units[row.unit_id],
-                          "lang": row.lang, "text": row.text, "run_id": None, "model": None,
-                          "quality": row.quality})
+            found.append(
+                {
+                    "ref": ItemRef(REFERENCE, row.id),
+                    "unit": units[row.unit_id],
+                    "lang": row.lang,
+                    "text": row.text,
+                    "run_id": None,
+                    "model": None,
+                    "quality": row.quality,
+                }
+            )
     else:
         raise AnnotationError(f"A queue holds 'verbalisations' or 'references', not {target!r}.")
     for item in found:
@@ -734,8 +895,12 @@ class QueueOptions:
     tiers: tuple[str, ...] = ()
 
     def as_mapping(self) -> dict[str, list[str]]:
-        return {"models": list(self.models), "langs": list(self.langs),
-                "categories": list(self.categories), "tiers": list(self.tiers)}
+        return {
+            "models": list(self.models),
+            "langs": list(self.langs),
+            "categories": list(self.categories),
+            "tiers": list(self.tiers),
+        }
 
 
 def queue_options(store: Any) -> QueueOptions:
@@ -755,32 +920,54 @@ def queue_options(store: Any) -> QueueOptions:
 
     with store.snapshot() as db:
         categories = dict(db.execute(select(Category.id, Category.name)).all())
-        units = {u.id: u for u in db.execute(select(
-            DataUnit.id, DataUnit.tier, DataUnit.sub_tier, DataUnit.category_id,
-            DataUnit.attributes))}
-        golden_texts = (select(Annotation.verbalisation_id)
-                        .where(Annotation.is_golden, Annotation.verbalisation_id.is_not(None)))
-        golden_refs = (select(Annotation.reference_id)
-                       .where(Annotation.is_golden, Annotation.reference_id.is_not(None)))
+        units = {
+            u.id: u
+            for u in db.execute(
+                select(
+                    DataUnit.id,
+                    DataUnit.tier,
+                    DataUnit.sub_tier,
+                    DataUnit.category_id,
+                    DataUnit.attributes,
+                )
+            )
+        }
+        golden_texts = select(Annotation.verbalisation_id).where(
+            Annotation.is_golden, Annotation.verbalisation_id.is_not(None)
+        )
+        golden_refs = select(Annotation.reference_id).where(
+            Annotation.is_golden, Annotation.reference_id.is_not(None)
+        )
         texts = db.execute(
-            select(Verbalisation.unit_id, Verbalisation.lang, ModelRun.system_name,
-                   ModelRun.model_id)
+            select(
+                Verbalisation.unit_id, Verbalisation.lang, ModelRun.system_name, ModelRun.model_id
+            )
             .join(ModelRun, ModelRun.id == Verbalisation.run_id)
             .where(Verbalisation.text.is_not(None), Verbalisation.id.not_in(golden_texts))
-            .distinct()).all()
-        refs = db.execute(select(UnitReference.unit_id, UnitReference.lang)
-                          .where(UnitReference.id.not_in(golden_refs)).distinct()).all()
+            .distinct()
+        ).all()
+        refs = db.execute(
+            select(UnitReference.unit_id, UnitReference.lang)
+            .where(UnitReference.id.not_in(golden_refs))
+            .distinct()
+        ).all()
     seen_units = [units[row.unit_id] for row in (*texts, *refs)]
-    tiers = ({tier_group(u.tier) for u in seen_units}
-             | {subtier_group(u.tier, u.sub_tier) for u in seen_units})
+    tiers = {tier_group(u.tier) for u in seen_units} | {
+        subtier_group(u.tier, u.sub_tier) for u in seen_units
+    }
     return QueueOptions(
-        models=tuple(sorted({model_name(r.system_name, r.model_id) for r in texts},
-                            key=str.casefold)),
-        langs=tuple(sorted({r.lang for r in (*texts, *refs)},
-                           key=lambda v: order_key("lang", v))),
-        categories=tuple(sorted({category_name(u.category_id, u.attributes, categories)
-                                 for u in seen_units}, key=str.casefold)),
-        tiers=tuple(sorted(tiers, key=lambda v: order_key("subtier", v))))
+        models=tuple(
+            sorted({model_name(r.system_name, r.model_id) for r in texts}, key=str.casefold)
+        ),
+        langs=tuple(sorted({r.lang for r in (*texts, *refs)}, key=lambda v: order_key("lang", v))),
+        categories=tuple(
+            sorted(
+                {category_name(u.category_id, u.attributes, categories) for u in seen_units},
+                key=str.casefold,
+            )
+        ),
+        tiers=tuple(sorted(tiers, key=lambda v: order_key("subtier", v))),
+    )
 
 
 def build_queue(store: Any, annotator_id: int, spec: QueueFilter | None = None) -> AnnotationQueue:
@@ -791,8 +978,9 @@ def build_queue(store: Any, annotator_id: int, spec: QueueFilter | None = None) 
 
     spec = spec or QueueFilter()
     if not 0 <= spec.golden_rate <= 0.5:
-        raise AnnotationError(f"The golden item rate must lie between 0 and 0.5, not "
-                              f"{spec.golden_rate}.")
+        raise AnnotationError(
+            f"The golden item rate must lie between 0 and 0.5, not {spec.golden_rate}."
+        )
     if spec.limit is not None and spec.limit < 1:
         raise AnnotationError("A queue limit must be at least 1.")
     with store.unit_of_work() as db:
@@ -803,11 +991,21 @@ def build_queue(store: Any, annotator_id: int, spec: QueueFilter | None = None) 
         candidates = _candidates(db, spec.target)
         ratings: dict[ItemRef, list[tuple[int, int | None, int | None]]] = defaultdict(list)
         golden: set[ItemRef] = set()
-        for row in db.execute(select(Annotation.annotator_id, Annotation.verbalisation_id,
-                                     Annotation.reference_id, Annotation.fluency,
-                                     Annotation.adequacy, Annotation.is_golden)):
-            ref = (ItemRef(VERBALISATION, row.verbalisation_id)
-                   if row.verbalisation_id is not None else ItemRef(REFERENCE, row.reference_id))
+        for row in db.execute(
+            select(
+                Annotation.annotator_id,
+                Annotation.verbalisation_id,
+                Annotation.reference_id,
+                Annotation.fluency,
+                Annotation.adequacy,
+                Annotation.is_golden,
+            )
+        ):
+            ref = (
+                ItemRef(VERBALISATION, row.verbalisation_id)
+                if row.verbalisation_id is not None
+                else ItemRef(REFERENCE, row.reference_id)
+            )
             if row.is_golden:
                 golden.add(ref)
             else:
@@ -841,8 +1039,9 @@ def build_queue(store: Any, annotator_id: int, spec: QueueFilter | None = None) 
         if spec.unrated_only and rated_by_me(c["ref"]):
             continue
         rs = ratings.get(c["ref"], ())
-        c["disagreement"] = disagreement([f for _, f, _ in rs if f is not None],
-                                         [a for _, _, a in rs if a is not None])
+        c["disagreement"] = disagreement(
+            [f for _, f, _ in rs if f is not None], [a for _, _, a in rs if a is not None]
+        )
         regular.append(c)
     if spec.disagreements_first:
         regular.sort(key=lambda c: -c["disagreement"])  # stable: ties keep unit order
@@ -852,7 +1051,7 @@ def build_queue(store: Any, annotator_id: int, spec: QueueFilter | None = None) 
     if spec.golden_rate > 0 and golden_pool and regular:
         rng = np.random.default_rng(spec.seed)
         wanted = round(len(regular) * spec.golden_rate / (1 - spec.golden_rate))
-        chosen = [golden_pool[i] for i in rng.permutation(len(golden_pool))[:max(1, wanted)]]
+        chosen = [golden_pool[i] for i in rng.permutation(len(golden_pool))[: max(1, wanted)]]
         positions = sorted(rng.choice(len(regular) + len(chosen), len(chosen), replace=False))
         for position, c in zip(positions, chosen, strict=True):
             c["is_golden"] = True
@@ -862,12 +1061,25 @@ def build_queue(store: Any, annotator_id: int, spec: QueueFilter | None = None) 
     for c in ordered:
         unit = c["unit"]
         lang = c["lang"] if (unit.id, c["lang"]) in triples else "en"
-        items.append(QueueItem(
-            ref=c["ref"], unit_id=unit.id, unit_uid=unit.uid, lang=c["lang"], text=c["text"],
-            triples=tuple(triples.get((unit.id, lang), ())), triples_lang=lang,
-            model=c["model"], run_id=c["run_id"], quality=c["quality"],
-            category=c["category"], tier=c["tier"], sub_tier=c["sub_tier"],
-            is_golden=c.get("is_golden", False), disagreement=c.get("disagreement", 0.0)))
+        items.append(
+            QueueItem(
+                ref=c["ref"],
+                unit_id=unit.id,
+                unit_uid=unit.uid,
+                lang=c["lang"],
+                text=c["text"],
+                triples=tuple(triples.get((unit.id, lang), ())),
+                triples_lang=lang,
+                model=c["model"],
+                run_id=c["run_id"],
+                quality=c["quality"],
+                category=c["category"],
+                tier=c["tier"],
+                sub_tier=c["sub_tier"],
+                is_golden=c.get("is_golden", False),
+                disagreement=c.get("disagreement", 0.0),
+            )
+        )
     return AnnotationQueue(store, info, items, spec)
 
 
@@ -877,8 +1089,9 @@ class AnnotationQueue:
     Progress is read from the session, so ratings saved in another window count too.
     """
 
-    def __init__(self, store: Any, annotator: AnnotatorInfo, items: Sequence[QueueItem],
-                 spec: QueueFilter) -> None:
+    def __init__(
+        self, store: Any, annotator: AnnotatorInfo, items: Sequence[QueueItem], spec: QueueFilter
+    ) -> None:
         self.store = store
         self.annotator = annotator
         self.items: list[QueueItem] = list(items)
@@ -901,11 +1114,14 @@ class AnnotationQueue:
         from core.store.models import Annotation
 
         with self.store.unit_of_work() as db:
-            rows = db.execute(select(Annotation.verbalisation_id, Annotation.reference_id)
-                              .where(Annotation.annotator_id == self.annotator.id,
-                                     Annotation.is_golden.is_(False))).all()
-        mine = {ItemRef(VERBALISATION, v) if v is not None else ItemRef(REFERENCE, r)
-                for v, r in rows}
+            rows = db.execute(
+                select(Annotation.verbalisation_id, Annotation.reference_id).where(
+                    Annotation.annotator_id == self.annotator.id, Annotation.is_golden.is_(False)
+                )
+            ).all()
+        mine = {
+            ItemRef(VERBALISATION, v) if v is not None else ItemRef(REFERENCE, r) for v, r in rows
+        }
         return mine & {item.ref for item in self.items}
 
     def progress(self) -> QueueProgress:
@@ -1028,8 +1244,9 @@ def sampling_weight(attributes: Any) -> float | None:
 AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
 
 
-def krippendorff_alpha(matrix: Sequence[Sequence[float]] | np.ndarray,
-                       level: AlphaLevel) -> float | None:
+def krippendorff_alpha(
+    matrix: Sequence[Sequence[float]] | np.ndarray, level: AlphaLevel
+) -> float | None:
     """Krippendorff's alpha of a reliability matrix (annotators × items, NaN = no rating).
 
     ``level`` "interval" (fluency) or "nominal" (adequacy). Computed by the
@@ -1041,7 +1258,7 @@ def krippendorff_alpha(matrix: Sequence[Sequence[float]] | np.ndarray,
     data = np.asarray(matrix, dtype=float)
     if data.ndim != 2 or data.size == 0:
         return None
-    pairable = (np.sum(~np.isnan(data), axis=0) >= 2)
+    pairable = np.sum(~np.isnan(data), axis=0) >= 2
     if not pairable.any():
         return None
     data = data[:, pairable]
@@ -1112,9 +1329,20 @@ class GroupAggregate:
         return ", ".join(f"{k}={v}" for k, v in self.group) or "all"
 
 
-SUMMARY_COLUMNS = ("group", "items", "ratings", "annotators", "fluency_mean", "fluency_median",
-                   "adequacy_yes", "majority_yes", "pooled_fluency_mean",
-                   "pooled_adequacy_yes", "alpha_fluency", "alpha_adequacy")
+SUMMARY_COLUMNS = (
+    "group",
+    "items",
+    "ratings",
+    "annotators",
+    "fluency_mean",
+    "fluency_median",
+    "adequacy_yes",
+    "majority_yes",
+    "pooled_fluency_mean",
+    "pooled_adequacy_yes",
+    "alpha_fluency",
+    "alpha_adequacy",
+)
 
 
 @dataclass
@@ -1153,13 +1381,25 @@ def _load_ratings(store: Any) -> tuple[list[_Rated], dict[ItemRef, dict[str, Any
     from core.store.models import Annotation
 
     with store.unit_of_work() as db:
-        rated = [_Rated(r.annotator_id, ItemRef(VERBALISATION, r.verbalisation_id)
-                        if r.verbalisation_id is not None else ItemRef(REFERENCE, r.reference_id),
-                        r.fluency, r.adequacy)
-                 for r in db.execute(select(Annotation.annotator_id, Annotation.verbalisation_id,
-                                            Annotation.reference_id, Annotation.fluency,
-                                            Annotation.adequacy)
-                                     .where(Annotation.is_golden.is_(False)))]
+        rated = [
+            _Rated(
+                r.annotator_id,
+                ItemRef(VERBALISATION, r.verbalisation_id)
+                if r.verbalisation_id is not None
+                else ItemRef(REFERENCE, r.reference_id),
+                r.fluency,
+                r.adequacy,
+            )
+            for r in db.execute(
+                select(
+                    Annotation.annotator_id,
+                    Annotation.verbalisation_id,
+                    Annotation.reference_id,
+                    Annotation.fluency,
+                    Annotation.adequacy,
+                ).where(Annotation.is_golden.is_(False))
+            )
+        ]
         info: dict[ItemRef, dict[str, Any]] = {}
         wanted = {r.item for r in rated}
         for target, kind in (("verbalisations", VERBALISATION), ("references", REFERENCE)):
@@ -1170,14 +1410,21 @@ def _load_ratings(store: Any) -> tuple[list[_Rated], dict[ItemRef, dict[str, Any
     return rated, info
 
 
-def _group_aggregate(group: tuple[tuple[str, str], ...], items: list[ItemAggregate],
-                     ratings: list[_Rated], agreement: bool,
-                     weighted: bool = False) -> GroupAggregate:
+def _group_aggregate(
+    group: tuple[tuple[str, str], ...],
+    items: list[ItemAggregate],
+    ratings: list[_Rated],
+    agreement: bool,
+    weighted: bool = False,
+) -> GroupAggregate:
     def mean(values: Iterable[float | None]) -> float | None:
         # Per-item figures averaged, each item once; weighted: by its sampling weight
         # (an item without one counts with weight 1).
-        pairs = [(v, (i.weight or 1.0) if weighted else 1.0)
-                 for v, i in zip(values, items, strict=True) if v is not None]
+        pairs = [
+            (v, (i.weight or 1.0) if weighted else 1.0)
+            for v, i in zip(values, items, strict=True)
+            if v is not None
+        ]
         if not pairs:
             return None
         return float(np.average([v for v, _ in pairs], weights=[w for _, w in pairs]))
@@ -1187,27 +1434,43 @@ def _group_aggregate(group: tuple[tuple[str, str], ...], items: list[ItemAggrega
     majorities = [i.adequacy_majority for i in items if i.adequacy_majority is not None]
     alpha_f = alpha_a = None
     if agreement:
-        alpha_f = krippendorff_alpha(reliability_matrix(
-            (r.annotator_id, r.item, r.fluency) for r in ratings), "interval")
-        alpha_a = krippendorff_alpha(reliability_matrix(
-            (r.annotator_id, r.item, r.adequacy) for r in ratings), "nominal")
+        alpha_f = krippendorff_alpha(
+            reliability_matrix((r.annotator_id, r.item, r.fluency) for r in ratings), "interval"
+        )
+        alpha_a = krippendorff_alpha(
+            reliability_matrix((r.annotator_id, r.item, r.adequacy) for r in ratings), "nominal"
+        )
     return GroupAggregate(
-        group=group, items=len(items), ratings=len(ratings),
+        group=group,
+        items=len(items),
+        ratings=len(ratings),
         annotators=len({r.annotator_id for r in ratings}),
         fluency_mean=mean(i.fluency_mean for i in items),
         fluency_median=mean(i.fluency_median for i in items),
         adequacy_yes=mean(i.adequacy_yes for i in items),
-        majority_yes=mean(None if i.adequacy_majority is None
-                          else float(i.adequacy_majority == YES) for i in items)
-        if majorities else None,
+        majority_yes=mean(
+            None if i.adequacy_majority is None else float(i.adequacy_majority == YES)
+            for i in items
+        )
+        if majorities
+        else None,
         pooled_fluency_mean=float(np.mean(fluency)) if fluency else None,
         pooled_adequacy_yes=(adequacy.count(YES) / len(adequacy)) if adequacy else None,
-        alpha_fluency=alpha_f, alpha_adequacy=alpha_a, weighted=weighted)
+        alpha_fluency=alpha_f,
+        alpha_adequacy=alpha_a,
+        weighted=weighted,
+    )
 
 
-def aggregate_annotations(store: Any, by: Sequence[str] = (), *, agreement: bool = True,
-                          models: Sequence[str] = (), langs: Sequence[str] = (),
-                          weighted: bool = False) -> AnnotationSummary:
+def aggregate_annotations(
+    store: Any,
+    by: Sequence[str] = (),
+    *,
+    agreement: bool = True,
+    models: Sequence[str] = (),
+    langs: Sequence[str] = (),
+    weighted: bool = False,
+) -> AnnotationSummary:
     """Per-item aggregates, and group figures for each value (combination) of ``by``.
 
     ``by`` names dimensions of :data:`GROUP_DIMENSIONS`; golden answers are left out.
@@ -1217,8 +1480,10 @@ def aggregate_annotations(store: Any, by: Sequence[str] = (), *, agreement: bool
     """
     wrong = [d for d in by if d not in GROUP_DIMENSIONS]
     if wrong:
-        raise AnnotationError(f"Cannot group ratings by {', '.join(wrong)}: choose from "
-                              f"{', '.join(GROUP_DIMENSIONS)}.")
+        raise AnnotationError(
+            f"Cannot group ratings by {', '.join(wrong)}: choose from "
+            f"{', '.join(GROUP_DIMENSIONS)}."
+        )
     rated, info = _load_ratings(store)
     per_item: dict[ItemRef, list[_Rated]] = defaultdict(list)
     for r in rated:
@@ -1233,16 +1498,27 @@ def aggregate_annotations(store: Any, by: Sequence[str] = (), *, agreement: bool
     items = []
     for ref, rs in per_item.items():
         c = info[ref]
-        agg = item_aggregates([r.fluency for r in rs if r.fluency is not None],
-                              [r.adequacy for r in rs if r.adequacy is not None])
-        items.append(ItemAggregate(
-            item=ref, unit_id=c["unit"].id, lang=c["lang"],
-            model=c["model"] or f"{c['quality']} reference", category=c["category"],
-            tier=c["tier"], subtier=c["sub_tier"], ratings=len(rs),
-            fluency_mean=agg["fluency_mean"], fluency_median=agg["fluency_median"],
-            adequacy_majority=agg["adequacy_majority_voted"],
-            adequacy_yes=agg["adequacy_percentage"],
-            weight=sampling_weight(c["unit"].attributes)))
+        agg = item_aggregates(
+            [r.fluency for r in rs if r.fluency is not None],
+            [r.adequacy for r in rs if r.adequacy is not None],
+        )
+        items.append(
+            ItemAggregate(
+                item=ref,
+                unit_id=c["unit"].id,
+                lang=c["lang"],
+                model=c["model"] or f"{c['quality']} reference",
+                category=c["category"],
+                tier=c["tier"],
+                subtier=c["sub_tier"],
+                ratings=len(rs),
+                fluency_mean=agg["fluency_mean"],
+                fluency_median=agg["fluency_median"],
+                adequacy_majority=agg["adequacy_majority_voted"],
+                adequacy_yes=agg["adequacy_percentage"],
+                weight=sampling_weight(c["unit"].attributes),
+            )
+        )
     items.sort(key=lambda i: (i.item.kind, i.item.id))
     all_ratings = [r for rs in per_item.values() for r in rs]
     overall = _group_aggregate((), items, all_ratings, agreement, weighted)
@@ -1251,13 +1527,15 @@ def aggregate_annotations(store: Any, by: Sequence[str] = (), *, agreement: bool
         buckets: dict[tuple[str, ...], list[ItemAggregate]] = defaultdict(list)
         for item in items:
             buckets[tuple(item.group(d) for d in by)].append(item)
-        keys = sorted(buckets, key=lambda k: tuple(order_key(d, v) for d, v in zip(by, k,
-                                                                                   strict=True)))
+        keys = sorted(
+            buckets, key=lambda k: tuple(order_key(d, v) for d, v in zip(by, k, strict=True))
+        )
         for key in keys:
             members = buckets[key]
             rs = [r for item in members for r in per_item[item.item]]
-            groups.append(_group_aggregate(tuple(zip(by, key, strict=True)), members, rs,
-                                           agreement, weighted))
+            groups.append(
+                _group_aggregate(tuple(zip(by, key, strict=True)), members, rs, agreement, weighted)
+            )
     return AnnotationSummary(tuple(by), overall, groups, items, agreement, weighted)
 
 
@@ -1279,15 +1557,52 @@ def per_item_values(store: Any) -> dict[int, dict[str, float]]:
 
 
 __all__ = [
-    "ADEQUACY_KEYS", "ADEQUACY_LABELS", "BLAME_PARTS", "CHECKS", "CHECK_LABELS",
-    "ERROR_TAXONOMY", "UNKNOWN", "AnnotationError", "AnnotationQueue", "AnnotationSummary",
-    "AnnotatorInfo", "GoldenAccuracy", "GoldenAnswer", "GroupAggregate", "ItemAggregate",
-    "ItemRef", "QueueFilter", "QueueItem", "QueueOptions", "QueueProgress", "Rating", "SavedRating",
-    "StoredRating", "add_annotator", "aggregate_annotations", "build_queue",
-    "clear_golden_answer", "find_annotator", "golden_accuracy", "golden_answers",
-    "CAUTION_ORDER", "adequacy_majority", "adequacy_percentage", "aggregates",
-    "item_aggregates", "krippendorff_alpha", "sampling_weight", "list_annotators",
-    "per_item_values", "queue_options",
-    "promote_correction", "rating_of", "reliability_matrix", "save_rating",
-    "set_golden_answer", "undo_last_rating", "undo_rating", "validate_rating",
+    "ADEQUACY_KEYS",
+    "ADEQUACY_LABELS",
+    "BLAME_PARTS",
+    "CHECKS",
+    "CHECK_LABELS",
+    "ERROR_TAXONOMY",
+    "UNKNOWN",
+    "AnnotationError",
+    "AnnotationQueue",
+    "AnnotationSummary",
+    "AnnotatorInfo",
+    "GoldenAccuracy",
+    "GoldenAnswer",
+    "GroupAggregate",
+    "ItemAggregate",
+    "ItemRef",
+    "QueueFilter",
+    "QueueItem",
+    "QueueOptions",
+    "QueueProgress",
+    "Rating",
+    "SavedRating",
+    "StoredRating",
+    "add_annotator",
+    "aggregate_annotations",
+    "build_queue",
+    "clear_golden_answer",
+    "find_annotator",
+    "golden_accuracy",
+    "golden_answers",
+    "CAUTION_ORDER",
+    "adequacy_majority",
+    "adequacy_percentage",
+    "aggregates",
+    "item_aggregates",
+    "krippendorff_alpha",
+    "sampling_weight",
+    "list_annotators",
+    "per_item_values",
+    "queue_options",
+    "promote_correction",
+    "rating_of",
+    "reliability_matrix",
+    "save_rating",
+    "set_golden_answer",
+    "undo_last_rating",
+    "undo_rating",
+    "validate_rating",
 ]

@@ -34,8 +34,9 @@ class NoMembersError(UserFacingError):
     """A category with no members cannot be split into tiers."""
 
 
-def load_tier_settings(store: SessionStore, category: str,
-                       default: TierSettings | None = None) -> TierSettings:
+def load_tier_settings(
+    store: SessionStore, category: str, default: TierSettings | None = None
+) -> TierSettings:
     """The category's saved settings, else ``default`` (the user's preferences), else
     METHODS' defaults."""
     fallback = default if default is not None else TierSettings()
@@ -125,7 +126,8 @@ def retier_category(
     if not len(columns):
         raise NoMembersError(
             f"The category {category!r} has no members in this session, so it has no tiers: "
-            f"fetch its members first (taillens fetch {category!r} --session FILE).")
+            f"fetch its members first (taillens fetch {category!r} --session FILE)."
+        )
     settings = settings if settings is not None else load_tier_settings(store, category)
     result = tier_category(Distribution(columns.statements), settings)
     subs = long_tail_sub_tiers(result.codes, columns.has_en, columns.has_it, columns.has_es)
@@ -139,13 +141,17 @@ def no_members_in_tiers_message(
     """Why sampling ``category`` by ``tiers`` finds nobody, and the command that helps."""
     wanted = ", ".join(sorted(str(t) for t in tiers))  # type: ignore[attr-defined]
     if not any(t for t, _ in member_tiers.values()):
-        return (f"no member of {category!r} has a tier yet, so none is in {wanted}: assign "
-                f"tiers with `taillens tiers {category!r} --session FILE` (or drag a line in "
-                "the Browser)")
+        return (
+            f"no member of {category!r} has a tier yet, so none is in {wanted}: assign "
+            f"tiers with `taillens tiers {category!r} --session FILE` (or drag a line in "
+            "the Browser)"
+        )
     present = sorted({t for pair in member_tiers.values() for t in pair if t})
-    return (f"no member of {category!r} is in {wanted} (its members' tiers: "
-            f"{', '.join(present)}); change the split with `taillens tiers {category!r} "
-            "--session FILE --share/--fraction ...`")
+    return (
+        f"no member of {category!r} is in {wanted} (its members' tiers: "
+        f"{', '.join(present)}); change the split with `taillens tiers {category!r} "
+        "--session FILE --share/--fraction ...`"
+    )
 
 
 @dataclass(frozen=True)

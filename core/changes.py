@@ -32,8 +32,7 @@ Topics = frozenset[Topic]
 
 # What an import may write: units with their references, and for WDV records the
 # crowd-rated verbalisations (as a run) with their ratings.
-IMPORT_WRITES: Topics = frozenset({Topic.UNITS, Topic.REFERENCES, Topic.RUNS,
-                                   Topic.ANNOTATIONS})
+IMPORT_WRITES: Topics = frozenset({Topic.UNITS, Topic.REFERENCES, Topic.RUNS, Topic.ANNOTATIONS})
 EVERYTHING: Topics = frozenset(Topic)
 
 

@@ -13,10 +13,18 @@ from dataclasses import dataclass
 from core.wikidata.records import ClaimRecord
 
 # Value types that read badly as text.
-UNREADABLE_TYPES = frozenset({
-    "external-id", "url", "commonsMedia", "math", "geo-shape", "tabular-data",
-    "musical-notation", "globe-coordinate",
-})
+UNREADABLE_TYPES = frozenset(
+    {
+        "external-id",
+        "url",
+        "commonsMedia",
+        "math",
+        "geo-shape",
+        "tabular-data",
+        "musical-notation",
+        "globe-coordinate",
+    }
+)
 
 # Properties that serve the ontology or the wiki rather than the fact.
 ONTOLOGY_PROPERTIES: dict[str, str] = {

@@ -51,9 +51,13 @@ from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 
 META_PREFIX = "human-judgments:webnlg2020:run"
-WEBNLG_CRITERIA = {"Correctness": "correctness", "DataCoverage": "data_coverage",
-                   "Fluency": "fluency", "Relevance": "relevance",
-                   "TextStructure": "text_structure"}
+WEBNLG_CRITERIA = {
+    "Correctness": "correctness",
+    "DataCoverage": "data_coverage",
+    "Fluency": "fluency",
+    "Relevance": "relevance",
+    "TextStructure": "text_structure",
+}
 WEBNLG_PREFIX = "webnlg:"
 APP_RATINGS = ("fluency", "adequacy")
 LEVELS = ("text", "system")
@@ -92,13 +96,13 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise JudgmentError(f"{path}: not JSON (line {error.lineno}, column {error.colno}: "
-                            f"{error.msg})") from error
+        raise JudgmentError(
+            f"{path}: not JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+        ) from error
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(
-        value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def parse_webnlg_file(path: Path | str) -> _ParsedFile:
@@ -108,31 +112,35 @@ def parse_webnlg_file(path: Path | str) -> _ParsedFile:
     system = match.group("system") if match else path.stem
     data = _read_json(path)
     if not isinstance(data, dict) or not data:
-        raise JudgmentError(f"{path}: expected a JSON object from sample ids to ratings "
-                            "(the WebNLG 2020 human-evaluation layout)")
+        raise JudgmentError(
+            f"{path}: expected a JSON object from sample ids to ratings "
+            "(the WebNLG 2020 human-evaluation layout)"
+        )
     ratings: dict[str, dict[str, dict[str, float]]] = {}
     texts: dict[str, str] = {}
     for sample_id, entry in data.items():
         where = f"{path}: entry {sample_id!r}"
         if not _SAMPLE_ID.match(str(sample_id)):
-            raise JudgmentError(f"{where}: a sample id is a test-set number such as \"3\"")
+            raise JudgmentError(f'{where}: a sample id is a test-set number such as "3"')
         if not isinstance(entry, dict):
             raise JudgmentError(f"{where}: expected an object of raters' ratings")
         if "hits" in entry:
             if "text" in entry and not isinstance(entry["text"], str):
-                raise JudgmentError(f"{where}: \"text\" is not a string")
+                raise JudgmentError(f'{where}: "text" is not a string')
             if isinstance(entry.get("text"), str):
                 texts[sample_id] = entry["text"]
             entry = entry["hits"]
             if not isinstance(entry, dict):
-                raise JudgmentError(f"{where}: \"hits\" is not an object of raters' ratings")
+                raise JudgmentError(f'{where}: "hits" is not an object of raters\' ratings')
         if not entry:
             raise JudgmentError(f"{where}: no ratings")
         workers: dict[str, dict[str, float]] = {}
         for worker, rating in entry.items():
             if not isinstance(rating, dict):
-                raise JudgmentError(f"{where}, rater {worker!r}: expected an object with "
-                                    f"{', '.join(WEBNLG_CRITERIA)}")
+                raise JudgmentError(
+                    f"{where}, rater {worker!r}: expected an object with "
+                    f"{', '.join(WEBNLG_CRITERIA)}"
+                )
             missing = [c for c in WEBNLG_CRITERIA if c not in rating]
             if missing:
                 raise JudgmentError(f"{where}, rater {worker!r}: no {', '.join(missing)}")
@@ -140,8 +148,10 @@ def parse_webnlg_file(path: Path | str) -> _ParsedFile:
             for criterion, ours in WEBNLG_CRITERIA.items():
                 value = rating[criterion]
                 if not _number(value) or not 0 <= value <= 100:
-                    raise JudgmentError(f"{where}, rater {worker!r}: {criterion} is {value!r}, "
-                                        "not a number from 0 to 100")
+                    raise JudgmentError(
+                        f"{where}, rater {worker!r}: {criterion} is {value!r}, "
+                        "not a number from 0 to 100"
+                    )
                 values[ours] = float(value)
             workers[str(worker)] = values
         ratings[str(sample_id)] = workers
@@ -153,8 +163,11 @@ def _files(paths: Iterable[Path | str]) -> list[Path]:
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
-            inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix == ".json"
-                            and not p.name.startswith("."))
+            inside = sorted(
+                p
+                for p in path.iterdir()
+                if p.is_file() and p.suffix == ".json" and not p.name.startswith(".")
+            )
             if not inside:
                 raise JudgmentError(f"{path}: a folder with no .json files")
             found.extend(inside)
@@ -181,13 +194,15 @@ def _runs(db: Any) -> list[_RunTexts]:
     runs = {r.id: r for r in db.scalars(select(ModelRun).order_by(ModelRun.id))}
     texts: dict[int, list[tuple[str, int, str | None]]] = defaultdict(list)
     for run_id, uid, vid, text in db.execute(
-            select(Verbalisation.run_id, DataUnit.uid, Verbalisation.id, Verbalisation.text)
-            .join(DataUnit, DataUnit.id == Verbalisation.unit_id)
-            .where(Verbalisation.candidate_index == 0)
-            .order_by(Verbalisation.run_id, Verbalisation.unit_id, Verbalisation.lang)):
+        select(Verbalisation.run_id, DataUnit.uid, Verbalisation.id, Verbalisation.text)
+        .join(DataUnit, DataUnit.id == Verbalisation.unit_id)
+        .where(Verbalisation.candidate_index == 0)
+        .order_by(Verbalisation.run_id, Verbalisation.unit_id, Verbalisation.lang)
+    ):
         texts[run_id].append((uid, vid, text))
-    return [_RunTexts(r.id, r.system_name or r.model_id, texts.get(r.id, []))
-            for r in runs.values()]
+    return [
+        _RunTexts(r.id, r.system_name or r.model_id, texts.get(r.id, [])) for r in runs.values()
+    ]
 
 
 def _match_run(parsed: _ParsedFile, runs: list[_RunTexts], run_id: int | None) -> _RunTexts:
@@ -205,7 +220,8 @@ def _match_run(parsed: _ParsedFile, runs: list[_RunTexts], run_id: int | None) -
         raise JudgmentError(
             f"{parsed.path}: {how} named {parsed.system!r} in this session (runs: {names}); "
             "import the system's outputs with taillens import-outputs --system "
-            f"{parsed.system}, or name the run with --run")
+            f"{parsed.system}, or name the run with --run"
+        )
     return exact[0]
 
 
@@ -227,12 +243,14 @@ def _match_texts(parsed: _ParsedFile, run: _RunTexts) -> tuple[dict[str, int], s
         raise JudgmentError(
             f"{parsed.path}: no sample id matches a text of run {run.run_id} ({run.name}, "
             f"{len(run.texts):,} texts): ids such as {', '.join(ids[:3])} name no unit Id<N> "
-            "and no line of its outputs; nothing was stored")
+            "and no line of its outputs; nothing was stored"
+        )
     if unmatched:
         raise JudgmentError(
             f"{parsed.path}: {len(unmatched):,} of {len(ids):,} sample ids match no text of "
             f"run {run.run_id} ({run.name}), e.g. {', '.join(unmatched[:5])} (matched by "
-            f"{rule}); nothing was stored")
+            f"{rule}); nothing was stored"
+        )
     return matched, rule
 
 
@@ -254,17 +272,22 @@ class JudgmentImport:
     def summary_lines(self) -> list[str]:
         lines = []
         for f in self.files:
-            line = (f"{f.file}: {f.ratings:,} ratings of {f.texts:,} texts of run {f.run_id} "
-                    f"({f.system}), matched by {f.rule}")
+            line = (
+                f"{f.file}: {f.ratings:,} ratings of {f.texts:,} texts of run {f.run_id} "
+                f"({f.system}), matched by {f.rule}"
+            )
             if f.text_mismatches:
-                line += (f"; WARNING: {f.text_mismatches:,} texts in the file differ from "
-                         "the run's stored outputs")
+                line += (
+                    f"; WARNING: {f.text_mismatches:,} texts in the file differ from "
+                    "the run's stored outputs"
+                )
             lines.append(line)
         return lines
 
 
-def import_webnlg_judgments(store: Any, paths: Iterable[Path | str], *,
-                            run_id: int | None = None) -> JudgmentImport:
+def import_webnlg_judgments(
+    store: Any, paths: Iterable[Path | str], *, run_id: int | None = None
+) -> JudgmentImport:
     """Validate every file, then store all their ratings in one transaction."""
     from core.store.models import SessionMeta
 
@@ -279,24 +302,43 @@ def import_webnlg_judgments(store: Any, paths: Iterable[Path | str], *,
     for one in parsed:
         run = _match_run(one, runs, run_id)
         if run.run_id in planned:
-            raise JudgmentError(f"{one.path}: run {run.run_id} ({run.name}) already has "
-                                f"{planned[run.run_id]['file']} in this import")
+            raise JudgmentError(
+                f"{one.path}: run {run.run_id} ({run.name}) already has "
+                f"{planned[run.run_id]['file']} in this import"
+            )
         matched, rule = _match_texts(one, run)
         stored_text = {vid: text for _uid, vid, text in run.texts}
-        mismatches = sum(1 for sid, text in one.texts.items()
-                         if (stored_text.get(matched[sid]) or "").strip()
-                         != text.strip().strip('"').strip())
+        mismatches = sum(
+            1
+            for sid, text in one.texts.items()
+            if (stored_text.get(matched[sid]) or "").strip() != text.strip().strip('"').strip()
+        )
         planned[run.run_id] = {
-            "file": one.path.name, "system": one.system, "run_id": run.run_id, "rule": rule,
+            "file": one.path.name,
+            "system": one.system,
+            "run_id": run.run_id,
+            "rule": rule,
             "ratings": {str(matched[sid]): workers for sid, workers in one.ratings.items()},
-            "sample_ids": {str(matched[sid]): sid for sid in one.ratings}}
-        reports.append(JudgmentFileReport(
-            one.path.name, one.system, run.run_id, len(one.ratings),
-            sum(len(w) for w in one.ratings.values()), rule, mismatches))
+            "sample_ids": {str(matched[sid]): sid for sid in one.ratings},
+        }
+        reports.append(
+            JudgmentFileReport(
+                one.path.name,
+                one.system,
+                run.run_id,
+                len(one.ratings),
+                sum(len(w) for w in one.ratings.values()),
+                rule,
+                mismatches,
+            )
+        )
     with store.unit_of_work() as db:
         for rid, payload in planned.items():
-            db.merge(SessionMeta(key=f"{META_PREFIX}{rid}",
-                                 value=json.dumps(payload, ensure_ascii=False)))
+            db.merge(
+                SessionMeta(
+                    key=f"{META_PREFIX}{rid}", value=json.dumps(payload, ensure_ascii=False)
+                )
+            )
     return JudgmentImport(reports)
 
 
@@ -309,8 +351,11 @@ def _webnlg_payloads(store: Any) -> list[dict[str, Any]]:
     from core.store.models import SessionMeta
 
     with store.unit_of_work() as db:
-        values = db.scalars(select(SessionMeta.value).where(
-            SessionMeta.key.like(f"{META_PREFIX}%")).order_by(SessionMeta.key)).all()
+        values = db.scalars(
+            select(SessionMeta.value)
+            .where(SessionMeta.key.like(f"{META_PREFIX}%"))
+            .order_by(SessionMeta.key)
+        ).all()
     return [json.loads(v) for v in values]
 
 
@@ -396,8 +441,11 @@ def coefficients(xs: Sequence[float], ys: Sequence[float]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name, function in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr),
-                               ("kendall", stats.kendalltau)):
+        for name, function in (
+            ("pearson", stats.pearsonr),
+            ("spearman", stats.spearmanr),
+            ("kendall", stats.kendalltau),
+        ):
             result = function(xs, ys)
             value, p = float(result[0]), float(result[1])
             out[name] = None if math.isnan(value) else value
@@ -405,8 +453,9 @@ def coefficients(xs: Sequence[float], ys: Sequence[float]) -> dict[str, Any]:
     return out
 
 
-def correlate(store: Any, request: CorrelationRequest | None = None,
-              ctx: JobContext | None = None) -> CorrelationResult:
+def correlate(
+    store: Any, request: CorrelationRequest | None = None, ctx: JobContext | None = None
+) -> CorrelationResult:
     from core.metrics.scoring import sentence_score_table
 
     request = request or CorrelationRequest()
@@ -420,13 +469,15 @@ def correlate(store: Any, request: CorrelationRequest | None = None,
         if missing:
             raise UserFacingError(
                 f"no human rating {', '.join(map(repr, missing))} in this session (ratings "
-                f"here: {', '.join(sorted(humans)) or 'none'})")
+                f"here: {', '.join(sorted(humans)) or 'none'})"
+            )
         humans = {h: humans[h] for h in request.humans}
     if not humans:
         raise UserFacingError(
             "the session holds no human judgments: rate texts in the Annotate panel, import "
             "WDV JSON (taillens import FILE --format wdv) or WebNLG 2020 human-evaluation "
-            "files (taillens import-judgments)")
+            "files (taillens import-judgments)"
+        )
     rows = sentence_score_table(store, run_ids=request.run_ids, langs=request.langs)
     columns = sorted({c for r in rows for c in r.scores})
     result.metrics = columns
@@ -436,13 +487,16 @@ def correlate(store: Any, request: CorrelationRequest | None = None,
             raise UserFacingError(
                 f"no sentence scores {', '.join(map(repr, missing))} in this session (score "
                 f"columns here: {', '.join(columns) or 'none'}; reference-based ones are "
-                "metric:quality, e.g. bleu:gold)")
+                "metric:quality, e.g. bleu:gold)"
+            )
         columns = list(request.metrics)
     rated = set().union(*(set(v) for v in humans.values()))
     by_vid = {r.verbalisation_id: r for r in rows if r.verbalisation_id in rated}
     if not by_vid:
-        raise UserFacingError("no text has both a human rating and an automatic score "
-                              "(score the rated runs first: taillens score)")
+        raise UserFacingError(
+            "no text has both a human rating and an automatic score "
+            "(score the rated runs first: taillens score)"
+        )
     total = len(columns) * len(humans)
     done = 0
     for human, values in sorted(humans.items()):
@@ -451,45 +505,79 @@ def correlate(store: Any, request: CorrelationRequest | None = None,
                 ctx.check_cancelled()
                 ctx.progress(done, total, f"{metric} · {human}")
             done += 1
-            pairs = [(cast(float, row.scores[metric]), values[vid], row.run_id, row.model)
-                     for vid, row in by_vid.items()
-                     if vid in values and row.scores.get(metric) is not None]
+            pairs = [
+                (cast(float, row.scores[metric]), values[vid], row.run_id, row.model)
+                for vid, row in by_vid.items()
+                if vid in values and row.scores.get(metric) is not None
+            ]
             if not pairs:
                 continue
             if "text" in request.levels:
                 xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
-                result.rows.append(CorrelationRow("text", metric, human, len(pairs),
-                                                  **coefficients(xs, ys)))
+                result.rows.append(
+                    CorrelationRow("text", metric, human, len(pairs), **coefficients(xs, ys))
+                )
             if "system" in request.levels:
                 runs: dict[int, list[tuple[float, float]]] = defaultdict(list)
                 for x, y, run_id, _model in pairs:
                     runs[run_id].append((x, y))
                 xs = [sum(x for x, _ in v) / len(v) for v in runs.values()]
                 ys = [sum(y for _, y in v) / len(v) for v in runs.values()]
-                result.rows.append(CorrelationRow("system", metric, human, len(runs),
-                                                  **coefficients(xs, ys)))
+                result.rows.append(
+                    CorrelationRow("system", metric, human, len(runs), **coefficients(xs, ys))
+                )
     if request.zscore:
         result.notes.append("WebNLG ratings z-scored per rater and criterion before averaging")
-    result.notes.append("system level: per run, the means over its texts that have both "
-                        "the metric and the rating")
+    result.notes.append(
+        "system level: per run, the means over its texts that have both the metric and the rating"
+    )
     return result
 
 
-def correlation_job(store: Any, request: CorrelationRequest | None = None
-                    ) -> Job[CorrelationResult]:
+def correlation_job(
+    store: Any, request: CorrelationRequest | None = None
+) -> Job[CorrelationResult]:
     request = request or CorrelationRequest()
-    return Job(title="Metrics against human judgments",
-               run=lambda ctx: correlate(store, request, ctx), kind="report.correlate",
-               params={"levels": list(request.levels), "zscore": request.zscore})
+    return Job(
+        title="Metrics against human judgments",
+        run=lambda ctx: correlate(store, request, ctx),
+        kind="report.correlate",
+        params={"levels": list(request.levels), "zscore": request.zscore},
+    )
 
 
-TABLE_COLUMNS = ("level", "metric", "human rating", "n", "Pearson r", "p (Pearson)",
-                 "Spearman ρ", "p (Spearman)", "Kendall τ", "p (Kendall)", "note")
+TABLE_COLUMNS = (
+    "level",
+    "metric",
+    "human rating",
+    "n",
+    "Pearson r",
+    "p (Pearson)",
+    "Spearman ρ",
+    "p (Spearman)",
+    "Kendall τ",
+    "p (Kendall)",
+    "note",
+)
 
 
 def table_rows(result: CorrelationResult) -> list[tuple[Any, ...]]:
-    return [(r.level, r.metric, r.human, r.n, r.pearson, r.pearson_p, r.spearman,
-             r.spearman_p, r.kendall, r.kendall_p, r.note) for r in result.rows]
+    return [
+        (
+            r.level,
+            r.metric,
+            r.human,
+            r.n,
+            r.pearson,
+            r.pearson_p,
+            r.spearman,
+            r.spearman_p,
+            r.kendall,
+            r.kendall_p,
+            r.note,
+        )
+        for r in result.rows
+    ]
 
 
 def agreement_table(store: Any, request: CorrelationRequest | None = None) -> Any:
@@ -503,14 +591,29 @@ def agreement_table(store: Any, request: CorrelationRequest | None = None) -> An
         return None
     if not result.rows:
         return None
-    return Table("agreement", "Metrics against human judgments", TABLE_COLUMNS,
-                 tuple(table_rows(result)),
-                 note="Pearson r, Spearman ρ and Kendall τ-b with two-sided p-values; "
-                      + "; ".join(result.notes))
+    return Table(
+        "agreement",
+        "Metrics against human judgments",
+        TABLE_COLUMNS,
+        tuple(table_rows(result)),
+        note="Pearson r, Spearman ρ and Kendall τ-b with two-sided p-values; "
+        + "; ".join(result.notes),
+    )
 
 
 __all__ = [
-    "CorrelationRequest", "CorrelationResult", "CorrelationRow", "JudgmentError",
-    "JudgmentImport", "TABLE_COLUMNS", "agreement_table", "coefficients", "correlate",
-    "correlation_job", "human_values", "import_webnlg_judgments", "parse_webnlg_file", "table_rows",
+    "CorrelationRequest",
+    "CorrelationResult",
+    "CorrelationRow",
+    "JudgmentError",
+    "JudgmentImport",
+    "TABLE_COLUMNS",
+    "agreement_table",
+    "coefficients",
+    "correlate",
+    "correlation_job",
+    "human_values",
+    "import_webnlg_judgments",
+    "parse_webnlg_file",
+    "table_rows",
 ]

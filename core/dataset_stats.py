@@ -71,33 +71,63 @@ class DatasetStatistics:
 
     def tables(self) -> list[Table]:
         """The figures as tables, in the order a data table prints them."""
-        tables = [Table("Totals", ("", "count"), (
-            ("units", str(self.units)), ("reference texts", str(self.references)),
-            ("triples (main sets, all languages)", str(self.triples))))]
+        tables = [
+            Table(
+                "Totals",
+                ("", "count"),
+                (
+                    ("units", str(self.units)),
+                    ("reference texts", str(self.references)),
+                    ("triples (main sets, all languages)", str(self.triples)),
+                ),
+            )
+        ]
         for title, key_name, counts in (
-                ("Units per dataset", "dataset", self.by_dataset),
-                ("Units per tier", "tier", self.by_tier),
-                ("Units per sub-tier", "sub-tier", self.by_sub_tier),
-                ("Units per size", "triples", self.by_size),
-                ("Units per shape (stored label)", "shape", self.by_shape),
-                ("Units with a main triple set, per language", "language",
-                 self.units_by_lang)):
-            tables.append(Table(title, (key_name, "units"),
-                                tuple((key, str(value)) for key, value in counts.items())))
+            ("Units per dataset", "dataset", self.by_dataset),
+            ("Units per tier", "tier", self.by_tier),
+            ("Units per sub-tier", "sub-tier", self.by_sub_tier),
+            ("Units per size", "triples", self.by_size),
+            ("Units per shape (stored label)", "shape", self.by_shape),
+            ("Units with a main triple set, per language", "language", self.units_by_lang),
+        ):
+            tables.append(
+                Table(
+                    title,
+                    (key_name, "units"),
+                    tuple((key, str(value)) for key, value in counts.items()),
+                )
+            )
         qualities = sorted({q for row in self.references_by_lang.values() for q in row})
-        tables.append(Table(
-            "Reference texts per language and quality", ("language", *qualities, "all"),
-            tuple((lang, *(str(row.get(q, 0)) for q in qualities), str(sum(row.values())))
-                  for lang, row in self.references_by_lang.items())))
+        tables.append(
+            Table(
+                "Reference texts per language and quality",
+                ("language", *qualities, "all"),
+                tuple(
+                    (lang, *(str(row.get(q, 0)) for q in qualities), str(sum(row.values())))
+                    for lang, row in self.references_by_lang.items()
+                ),
+            )
+        )
         for title, first, cross in (
-                ("Units per tier and size", "tier", self.tier_by_size),
-                ("Units per tier and shape", "tier", self.tier_by_shape),
-                ("Shape label (rows) against the shape of the triples, METHODS §5 (columns)",
-                 "label", self.label_by_shape)):
+            ("Units per tier and size", "tier", self.tier_by_size),
+            ("Units per tier and shape", "tier", self.tier_by_shape),
+            (
+                "Shape label (rows) against the shape of the triples, METHODS §5 (columns)",
+                "label",
+                self.label_by_shape,
+            ),
+        ):
             columns = sorted({c for row in cross.values() for c in row}, key=_order)
-            tables.append(Table(title, (first, *columns, "all"), tuple(
-                (tier, *(str(row.get(c, 0)) for c in columns), str(sum(row.values())))
-                for tier, row in cross.items())))
+            tables.append(
+                Table(
+                    title,
+                    (first, *columns, "all"),
+                    tuple(
+                        (tier, *(str(row.get(c, 0)) for c in columns), str(sum(row.values())))
+                        for tier, row in cross.items()
+                    ),
+                )
+            )
         return tables
 
 
@@ -125,24 +155,44 @@ def _read(store: Any) -> tuple[list[Any], dict[int, dict[str, list[Triple]]], li
     from core.store.models import DataUnit, UnitReference, UnitTriple
 
     with store.unit_of_work() as db:
-        units = db.execute(select(DataUnit.id, DataUnit.uid, DataUnit.tier, DataUnit.sub_tier,
-                                  DataUnit.size, DataUnit.shape, DataUnit.source,
-                                  DataUnit.origin, DataUnit.root_qid)
-                           .order_by(DataUnit.id)).all()
+        units = db.execute(
+            select(
+                DataUnit.id,
+                DataUnit.uid,
+                DataUnit.tier,
+                DataUnit.sub_tier,
+                DataUnit.size,
+                DataUnit.shape,
+                DataUnit.source,
+                DataUnit.origin,
+                DataUnit.root_qid,
+            ).order_by(DataUnit.id)
+        ).all()
         triples: dict[int, dict[str, list[Triple]]] = defaultdict(lambda: defaultdict(list))
         for row in db.execute(
-                select(UnitTriple.unit_id, UnitTriple.lang, UnitTriple.subject,
-                       UnitTriple.predicate, UnitTriple.object, UnitTriple.subject_override,
-                       UnitTriple.predicate_override, UnitTriple.object_override)
-                .where(UnitTriple.tripleset == "main")
-                .order_by(UnitTriple.unit_id, UnitTriple.lang, UnitTriple.position)):
-            triples[row.unit_id][row.lang].append(Triple(
-                row.subject_override if row.subject_override is not None else row.subject,
-                row.predicate_override if row.predicate_override is not None
-                else row.predicate,
-                row.object_override if row.object_override is not None else row.object))
-        references = db.execute(select(UnitReference.unit_id, UnitReference.lang,
-                                       UnitReference.quality)).all()
+            select(
+                UnitTriple.unit_id,
+                UnitTriple.lang,
+                UnitTriple.subject,
+                UnitTriple.predicate,
+                UnitTriple.object,
+                UnitTriple.subject_override,
+                UnitTriple.predicate_override,
+                UnitTriple.object_override,
+            )
+            .where(UnitTriple.tripleset == "main")
+            .order_by(UnitTriple.unit_id, UnitTriple.lang, UnitTriple.position)
+        ):
+            triples[row.unit_id][row.lang].append(
+                Triple(
+                    row.subject_override if row.subject_override is not None else row.subject,
+                    row.predicate_override if row.predicate_override is not None else row.predicate,
+                    row.object_override if row.object_override is not None else row.object,
+                )
+            )
+        references = db.execute(
+            select(UnitReference.unit_id, UnitReference.lang, UnitReference.quality)
+        ).all()
     return units, triples, references
 
 
@@ -171,17 +221,19 @@ def dataset_statistics(store: Any) -> DatasetStatistics:
     for reference in references:
         by_lang[reference.lang][reference.quality] += 1
     return DatasetStatistics(
-        units=len(units), references=len(references),
+        units=len(units),
+        references=len(references),
         triples=sum(len(rows) for sets in triples.values() for rows in sets.values()),
-        by_tier=_sorted(by["tier"]), by_sub_tier=_sorted(by["sub_tier"]),
-        by_size=_sorted(by["size"]), by_shape=_sorted(by["shape"]),
-        by_dataset=_sorted(by["dataset"]), units_by_lang=_sorted(langs),
-        references_by_lang={lang: dict(sorted(by_lang[lang].items()))
-                            for lang in sorted(by_lang)},
+        by_tier=_sorted(by["tier"]),
+        by_sub_tier=_sorted(by["sub_tier"]),
+        by_size=_sorted(by["size"]),
+        by_shape=_sorted(by["shape"]),
+        by_dataset=_sorted(by["dataset"]),
+        units_by_lang=_sorted(langs),
+        references_by_lang={lang: dict(sorted(by_lang[lang].items())) for lang in sorted(by_lang)},
         tier_by_size={t: _sorted(tier_by_size[t]) for t in sorted(tier_by_size, key=_order)},
         tier_by_shape={t: _sorted(tier_by_shape[t]) for t in sorted(tier_by_shape, key=_order)},
-        label_by_shape={s: _sorted(label_by_shape[s])
-                         for s in sorted(label_by_shape, key=_order)},
+        label_by_shape={s: _sorted(label_by_shape[s]) for s in sorted(label_by_shape, key=_order)},
     )
 
 
@@ -208,19 +260,25 @@ def _shape_finding(label: str | None, rows: list[Triple]) -> tuple[str, str] | N
     if not structure.connected:
         return "not-connected", (
             f"labelled {label or 'with no shape'}, but its triples do not connect from "
-            f"{structure.root}: " + "; ".join(structure.problems))
+            f"{structure.root}: " + "; ".join(structure.problems)
+        )
     if not label:
         return None
     shape = structure.shape.value if structure.shape else None
     if shape == label:
         return None
     subjects = len({t.subject for t in rows})
-    why = {
-        "sibling": f"all {len(rows)} triples share the subject {rows[0].subject!r}"
-        if len(rows) > 1 else "a single triple is a sibling unit",
-        "chain": "its triples form one path, each object the next subject",
-        "mixed": f"its {len(rows)} triples have {subjects} subjects and do not form one path",
-    }[shape] if shape else "it has no shape"
+    why = (
+        {
+            "sibling": f"all {len(rows)} triples share the subject {rows[0].subject!r}"
+            if len(rows) > 1
+            else "a single triple is a sibling unit",
+            "chain": "its triples form one path, each object the next subject",
+            "mixed": f"its {len(rows)} triples have {subjects} subjects and do not form one path",
+        }[shape]
+        if shape
+        else "it has no shape"
+    )
     return "shape", f"labelled {label}, but {why} (METHODS §5: {shape})"
 
 
@@ -242,26 +300,45 @@ def dataset_checks(store: Any) -> list[Finding]:
         if shape_finding:
             findings.append(Finding(unit.uid, *shape_finding))
         for lang in ("it", "es"):
-            for position, (triple, en) in enumerate(zip(sets.get(lang, []), sets.get("en", []),
-                                                        strict=False)):
+            for position, (triple, en) in enumerate(
+                zip(sets.get(lang, []), sets.get("en", []), strict=False)
+            ):
                 if triple.object == triple.subject and en.object != en.subject:
-                    findings.append(Finding(unit.uid, "copied-object", (
-                        f"{lang} triple {position + 1} repeats its subject as object "
-                        f"({triple.subject} | {triple.predicate} | {triple.object}); "
-                        f"in English: {en.subject} | {en.predicate} | {en.object}")))
+                    findings.append(
+                        Finding(
+                            unit.uid,
+                            "copied-object",
+                            (
+                                f"{lang} triple {position + 1} repeats its subject as object "
+                                f"({triple.subject} | {triple.predicate} | {triple.object}); "
+                                f"in English: {en.subject} | {en.predicate} | {en.object}"
+                            ),
+                        )
+                    )
         wanted = expected[_dataset(unit.source, unit.origin)]
         for lang in sorted(wanted):
             rows = sets.get(lang, [])
             if not rows:
-                findings.append(Finding(unit.uid, "missing-language",
-                                        f"no {lang} triples, although its dataset has {lang}"))
+                findings.append(
+                    Finding(
+                        unit.uid,
+                        "missing-language",
+                        f"no {lang} triples, although its dataset has {lang}",
+                    )
+                )
             elif len(rows) < len(english):
-                findings.append(Finding(unit.uid, "missing-language", (
-                    f"{len(rows)} of {len(english)} triples in {lang} "
-                    f"(a label missing in {lang}?)")))
+                findings.append(
+                    Finding(
+                        unit.uid,
+                        "missing-language",
+                        (
+                            f"{len(rows)} of {len(english)} triples in {lang} "
+                            f"(a label missing in {lang}?)"
+                        ),
+                    )
+                )
             if len(wanted) > 1 and lang not in ref_langs.get(unit.id, set()):
-                findings.append(Finding(unit.uid, "missing-language",
-                                        f"no {lang} reference text"))
+                findings.append(Finding(unit.uid, "missing-language", f"no {lang} reference text"))
     return findings
 
 

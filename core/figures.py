@@ -29,8 +29,18 @@ if TYPE_CHECKING:  # matplotlib is imported lazily, when a figure is made
 
     from core.tiers import Distribution
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
+PALETTE = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 MAX_OUTLIERS = 300  # per box: beyond that the rings say nothing more
 MAX_POINTS = 20_000
 BINS = 20
@@ -41,9 +51,15 @@ FORMATS = (".png", ".svg", ".pdf")
 # Each metric's possible range in its own units (None: open). An axis follows the data
 # with a small margin, but never past these (BLEU's axis does not run below 0).
 METRIC_BOUNDS: dict[str, tuple[float | None, float | None]] = {
-    "bleu": (0.0, 100.0), "chrf++": (0.0, 100.0), "meteor": (0.0, 100.0),
-    "rouge1": (0.0, 100.0), "rouge2": (0.0, 100.0), "rougeL": (0.0, 100.0),
-    "ter": (0.0, None), "hallucination": (0.0, None), "ppl": (1.0, None),
+    "bleu": (0.0, 100.0),
+    "chrf++": (0.0, 100.0),
+    "meteor": (0.0, 100.0),
+    "rouge1": (0.0, 100.0),
+    "rouge2": (0.0, 100.0),
+    "rougeL": (0.0, 100.0),
+    "ter": (0.0, None),
+    "hallucination": (0.0, None),
+    "ppl": (1.0, None),
     "entity_ppl": (1.0, None),
 }
 
@@ -92,12 +108,14 @@ def box_stats(label: str, values: Sequence[float], log10: bool = False) -> BoxSt
     iqr = q3 - q1
     inside = array[(array >= q1 - 1.5 * iqr) & (array <= q3 + 1.5 * iqr)]
     outliers = array[(array < q1 - 1.5 * iqr) | (array > q3 + 1.5 * iqr)]
-    return BoxStats(label, int(array.size), q1, median, q3, float(inside.min()),
-                    float(inside.max()), outliers)
+    return BoxStats(
+        label, int(array.size), q1, median, q3, float(inside.min()), float(inside.max()), outliers
+    )
 
 
-def axis_limits(low: float, high: float, metric: str = "", log10: bool = False,
-                margin: float = 0.05) -> tuple[float, float]:
+def axis_limits(
+    low: float, high: float, metric: str = "", log10: bool = False, margin: float = 0.05
+) -> tuple[float, float]:
     """The data's range (in plot coordinates) widened by ``margin``, bounded by the metric's
     possible range (``METRIC_BOUNDS``, log10 of it on a log axis)."""
     span = high - low
@@ -153,38 +171,64 @@ def _empty(figure: Figure, title: str) -> Figure:
     return figure
 
 
-def box_figure(groups: Sequence[tuple[str, Sequence[float]]], *, title: str,
-               ylabel: str = "", log10: bool = False, metric: str = "",
-               size_in: tuple[float, float] = DEFAULT_SIZE_IN) -> Figure:
+def box_figure(
+    groups: Sequence[tuple[str, Sequence[float]]],
+    *,
+    title: str,
+    ylabel: str = "",
+    log10: bool = False,
+    metric: str = "",
+    size_in: tuple[float, float] = DEFAULT_SIZE_IN,
+) -> Figure:
     """One Tukey box per group (``box_stats``), as the Report panel draws them: quartile
     boxes, thick medians, whiskers with caps, outliers as rings; a log10 axis for
     perplexities, labels in the original numbers."""
     figure = new_figure(size_in)
-    boxes = [b for b in (box_stats(label, values, log10) for label, values in groups)
-             if b is not None]
+    boxes = [
+        b for b in (box_stats(label, values, log10) for label, values in groups) if b is not None
+    ]
     if not boxes:
         return _empty(figure, title)
     ax = figure.add_subplot()
     ax.set_title(title, fontsize=10)
     # Statistics in plot coordinates (log10 values on a log axis), drawn on the axis's scale.
     back = (lambda v: np.power(10.0, v)) if log10 else (lambda v: v)  # noqa: E731
-    stats = [{"label": f"{_wrap(b.label)}\nn={b.n:,}", "q1": back(b.q1), "med": back(b.median),
-              "q3": back(b.q3), "whislo": back(b.whisker_low), "whishi": back(b.whisker_high),
-              "fliers": back(b.outliers[:: max(1, b.outliers.size // MAX_OUTLIERS)])}
-             for b in boxes]
+    stats = [
+        {
+            "label": f"{_wrap(b.label)}\nn={b.n:,}",
+            "q1": back(b.q1),
+            "med": back(b.median),
+            "q3": back(b.q3),
+            "whislo": back(b.whisker_low),
+            "whishi": back(b.whisker_high),
+            "fliers": back(b.outliers[:: max(1, b.outliers.size // MAX_OUTLIERS)]),
+        }
+        for b in boxes
+    ]
     if log10:
         _log_axis(ax, "y")
-    drawn = ax.bxp(stats, positions=range(len(boxes)), widths=0.6, patch_artist=True,
-                   showfliers=True, manage_ticks=True)
+    drawn = ax.bxp(
+        stats,
+        positions=range(len(boxes)),
+        widths=0.6,
+        patch_artist=True,
+        showfliers=True,
+        manage_ticks=True,
+    )
     for i, patch in enumerate(drawn["boxes"]):
         colour = PALETTE[i % len(PALETTE)]
         patch.set(facecolor=colour + "44", edgecolor=colour, linewidth=1.5)
         drawn["medians"][i].set(color=colour, linewidth=3)
         for part in ("whiskers", "caps"):
-            for line in drawn[part][2 * i: 2 * i + 2]:
+            for line in drawn[part][2 * i : 2 * i + 2]:
                 line.set(color=colour, linewidth=1.5)
-        drawn["fliers"][i].set(marker="o", markerfacecolor="none", markeredgecolor=colour,
-                               markersize=4, linestyle="none")
+        drawn["fliers"][i].set(
+            marker="o",
+            markerfacecolor="none",
+            markeredgecolor=colour,
+            markersize=4,
+            linestyle="none",
+        )
     everything = [v for b in boxes for v in (b.whisker_low, b.whisker_high)]
     everything += [float(v) for b in boxes for v in b.outliers]
     limits = axis_limits(min(everything), max(everything), metric, log10)
@@ -196,10 +240,16 @@ def box_figure(groups: Sequence[tuple[str, Sequence[float]]], *, title: str,
     return figure
 
 
-def distribution_figure(groups: Sequence[tuple[str, Sequence[float]]], *, title: str,
-                        xlabel: str = "", log10: bool = False, metric: str = "",
-                        bins: int = BINS,
-                        size_in: tuple[float, float] = DEFAULT_SIZE_IN) -> Figure:
+def distribution_figure(
+    groups: Sequence[tuple[str, Sequence[float]]],
+    *,
+    title: str,
+    xlabel: str = "",
+    log10: bool = False,
+    metric: str = "",
+    bins: int = BINS,
+    size_in: tuple[float, float] = DEFAULT_SIZE_IN,
+) -> Figure:
     """Overlaid step histograms, each the share of its group's items per bin (shared bins
     over all groups' values), as the Report panel draws them."""
     figure = new_figure(size_in)
@@ -221,8 +271,13 @@ def distribution_figure(groups: Sequence[tuple[str, Sequence[float]]], *, title:
         share = np.histogram(values, bins=edges)[0] / values.size
         drawn_edges = np.power(10.0, edges) if log10 else edges
         ax.stairs(share, drawn_edges, fill=True, color=colour + "30")
-        ax.stairs(share, drawn_edges, color=colour, linewidth=2,
-                  label=f"{label.replace('_', ' ')} (n={values.size:,})")
+        ax.stairs(
+            share,
+            drawn_edges,
+            color=colour,
+            linewidth=2,
+            label=f"{label.replace('_', ' ')} (n={values.size:,})",
+        )
     limits = axis_limits(low, high, metric, log10, margin=0.02)
     ax.set_xlim(*(_pow10(limits) if log10 else limits))
     ax.set_ylim(bottom=0)
@@ -233,9 +288,18 @@ def distribution_figure(groups: Sequence[tuple[str, Sequence[float]]], *, title:
     return figure
 
 
-def scatter_figure(x: Sequence[float], y: Sequence[float], *, title: str, xlabel: str = "",
-                   ylabel: str = "", log_x: bool = False, log_y: bool = False,
-                   metric: str = "", size_in: tuple[float, float] = DEFAULT_SIZE_IN) -> Figure:
+def scatter_figure(
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    title: str,
+    xlabel: str = "",
+    ylabel: str = "",
+    log_x: bool = False,
+    log_y: bool = False,
+    metric: str = "",
+    size_in: tuple[float, float] = DEFAULT_SIZE_IN,
+) -> Figure:
     """Points (x, y), log10 axes where asked; non-finite (and, on a log axis, non-positive)
     points are left out, as in the panel."""
     figure = new_figure(size_in)
@@ -272,21 +336,45 @@ def scatter_figure(x: Sequence[float], y: Sequence[float], *, title: str, xlabel
 def spec_figure(spec: Any, *, size_in: tuple[float, float] = DEFAULT_SIZE_IN) -> Figure:
     """The figure of a ``core.report.PlotSpec`` (box, distribution or scatter)."""
     if spec.kind == "box":
-        return box_figure(spec.groups, title=spec.title, ylabel=spec.ylabel, log10=spec.log10,
-                          metric=spec.metric, size_in=size_in)
+        return box_figure(
+            spec.groups,
+            title=spec.title,
+            ylabel=spec.ylabel,
+            log10=spec.log10,
+            metric=spec.metric,
+            size_in=size_in,
+        )
     if spec.kind == "distribution":
-        return distribution_figure(spec.groups, title=spec.title, xlabel=spec.xlabel,
-                                   log10=spec.log10, metric=spec.metric, size_in=size_in)
+        return distribution_figure(
+            spec.groups,
+            title=spec.title,
+            xlabel=spec.xlabel,
+            log10=spec.log10,
+            metric=spec.metric,
+            size_in=size_in,
+        )
     if spec.kind == "scatter":
-        return scatter_figure(spec.x, spec.y, title=spec.title, xlabel=spec.xlabel,
-                              ylabel=spec.ylabel, log_x=spec.log_x, log_y=spec.log10,
-                              metric=spec.metric, size_in=size_in)
+        return scatter_figure(
+            spec.x,
+            spec.y,
+            title=spec.title,
+            xlabel=spec.xlabel,
+            ylabel=spec.ylabel,
+            log_x=spec.log_x,
+            log_y=spec.log10,
+            metric=spec.metric,
+            size_in=size_in,
+        )
     raise ValueError(f"no figure for a plot of kind {spec.kind!r}")
 
 
-def tier_figure(which: str, series: Sequence[tuple[str, Distribution]],
-                lines: Mapping[str, float | None] | None = None, *,
-                size_in: tuple[float, float] = DEFAULT_SIZE_IN) -> Figure:
+def tier_figure(
+    which: str,
+    series: Sequence[tuple[str, Distribution]],
+    lines: Mapping[str, float | None] | None = None,
+    *,
+    size_in: tuple[float, float] = DEFAULT_SIZE_IN,
+) -> Figure:
     """One of the Browser's statement-count plots, as the panel draws it.
 
     ``which``: ``histogram`` (share of entities per log-spaced bin, log x),
@@ -307,16 +395,30 @@ def tier_figure(which: str, series: Sequence[tuple[str, Distribution]],
         if which == "histogram":
             histogram = dist.integer_log_histogram()
             if len(histogram.counts):
-                ax.stairs(histogram.counts / dist.n, histogram.edges, fill=True,
-                          color=colour + ("60" if normalise_rank else "90"))
-                ax.stairs(histogram.counts / dist.n, histogram.edges, color=colour,
-                          linewidth=2, label=name)
+                ax.stairs(
+                    histogram.counts / dist.n,
+                    histogram.edges,
+                    fill=True,
+                    color=colour + ("60" if normalise_rank else "90"),
+                )
+                ax.stairs(
+                    histogram.counts / dist.n,
+                    histogram.edges,
+                    color=colour,
+                    linewidth=2,
+                    label=name,
+                )
                 drawn = True
         elif which == "rank_frequency":
             ranks, values = dist.rank_frequency()
             positive = values > 0
-            ax.plot(ranks[positive] / (dist.n if normalise_rank else 1), values[positive],
-                    color=colour, linewidth=2, label=name)
+            ax.plot(
+                ranks[positive] / (dist.n if normalise_rank else 1),
+                values[positive],
+                color=colour,
+                linewidth=2,
+                label=name,
+            )
             drawn = True
         else:
             xs, ys = dist.lorenz_curve()
@@ -350,8 +452,9 @@ def tier_figure(which: str, series: Sequence[tuple[str, Distribution]],
         elif which == "rank_frequency":
             ax.axhline(value, color=colour, linewidth=2, label=label)
         else:
-            ax.axvline(primary.entity_share_at_or_above(value), color=colour, linewidth=2,
-                       label=label)
+            ax.axvline(
+                primary.entity_share_at_or_above(value), color=colour, linewidth=2, label=label
+            )
     if drawn:
         ax.legend(fontsize=8)
     else:
@@ -361,7 +464,7 @@ def tier_figure(which: str, series: Sequence[tuple[str, Distribution]],
 
 
 def _wrap(label: str) -> str:
-    """"model · tier" on two lines; underscores read as spaces."""
+    """ "model · tier" on two lines; underscores read as spaces."""
     return label.replace(" · ", "\n").replace("_", " ")
 
 
@@ -373,14 +476,20 @@ def check_format(path: Path | str) -> str:
     ``ValueError`` naming the file (raised before anything is written)."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        raise ValueError(f"{Path(path).name}: figures export to .png, .svg or .pdf, "
-                         f"not {suffix or 'no suffix'}")
+        raise ValueError(
+            f"{Path(path).name}: figures export to .png, .svg or .pdf, not {suffix or 'no suffix'}"
+        )
     return suffix
 
 
-def save_figure(figure: Figure, path: Path | str, *, title: str = "",
-                dpi: float = DEFAULT_DPI,
-                size_in: tuple[float, float] | None = None) -> Path:
+def save_figure(
+    figure: Figure,
+    path: Path | str,
+    *,
+    title: str = "",
+    dpi: float = DEFAULT_DPI,
+    size_in: tuple[float, float] | None = None,
+) -> Path:
     """Write ``figure`` as PNG (``dpi`` dots per inch), SVG or PDF, by the suffix.
 
     ``size_in`` (width, height in inches) resizes the figure first: a PNG is then
@@ -399,8 +508,7 @@ def save_figure(figure: Figure, path: Path | str, *, title: str = "",
         figure.set_size_inches(*size_in)
     metadata = {"Title": title} if title and suffix != ".png" else None
     buffer = io.BytesIO()
-    figure.savefig(buffer, format=suffix[1:], dpi=dpi, metadata=metadata,
-                   facecolor="white")
+    figure.savefig(buffer, format=suffix[1:], dpi=dpi, metadata=metadata, facecolor="white")
     with atomic_output(path, binary=True) as handle:
         handle.write(buffer.getvalue())
     # A figure is for sharing: the mode a new file gets (the temporary file was 0600).
@@ -419,17 +527,21 @@ def figure_svg(figure: Figure, *, prefix: str = "") -> str:
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", facecolor="white")
     text = buffer.getvalue()
-    text = text[text.index("<svg"):].strip()
+    text = text[text.index("<svg") :].strip()
     prefix = re.sub(r"[^A-Za-z0-9_-]", "", prefix)
     if prefix:
-        text = re.sub(r'(\sid=")|(href="#)|(url\(#)',
-                      lambda m: m.group(0) + prefix + "-", text)
+        text = re.sub(r'(\sid=")|(href="#)|(url\(#)', lambda m: m.group(0) + prefix + "-", text)
     return text
 
 
-def export_figures_job(specs: Sequence[Any], folder: Path | str, *,
-                       suffixes: Sequence[str] = FORMATS, dpi: float = DEFAULT_DPI,
-                       size_in: tuple[float, float] | None = None) -> Any:
+def export_figures_job(
+    specs: Sequence[Any],
+    folder: Path | str,
+    *,
+    suffixes: Sequence[str] = FORMATS,
+    dpi: float = DEFAULT_DPI,
+    size_in: tuple[float, float] | None = None,
+) -> Any:
     """A job writing every ``PlotSpec``'s figure in each format into ``folder``, named
     ``NN-<kind>-<metric>.<suffix>``; its result is the list of paths written. Progress
     per file; cancel stops between files (those written stay)."""
@@ -450,14 +562,24 @@ def export_figures_job(specs: Sequence[Any], folder: Path | str, *,
             for suffix in suffixes:
                 ctx.progress(len(written), total, f"{stem}{suffix}")
                 ctx.check_cancelled()
-                written.append(save_figure(spec_figure(spec, size_in=size_in or DEFAULT_SIZE_IN),
-                                           folder / f"{stem}{suffix}", title=spec.title,
-                                           dpi=dpi))
+                written.append(
+                    save_figure(
+                        spec_figure(spec, size_in=size_in or DEFAULT_SIZE_IN),
+                        folder / f"{stem}{suffix}",
+                        title=spec.title,
+                        dpi=dpi,
+                    )
+                )
         ctx.progress(total, total, "")
         return written
 
-    job = Job(f"Export {len(specs)} figures to {folder.name}", run, kind="report.figures",
-              params={"folder": str(folder)}, uses_session=False)
+    job = Job(
+        f"Export {len(specs)} figures to {folder.name}",
+        run,
+        kind="report.figures",
+        params={"folder": str(folder)},
+        uses_session=False,
+    )
     return job
 
 
@@ -466,8 +588,22 @@ def _safe_name(name: str) -> str:
 
 
 __all__ = [
-    "BoxStats", "DEFAULT_DPI", "FORMATS", "METRIC_BOUNDS", "TIER_PLOTS", "axis_limits",
-    "box_figure", "box_stats", "check_format", "distribution_figure", "export_figures_job",
-    "figure_svg", "new_figure", "plot_values", "save_figure", "scatter_figure", "spec_figure",
+    "BoxStats",
+    "DEFAULT_DPI",
+    "FORMATS",
+    "METRIC_BOUNDS",
+    "TIER_PLOTS",
+    "axis_limits",
+    "box_figure",
+    "box_stats",
+    "check_format",
+    "distribution_figure",
+    "export_figures_job",
+    "figure_svg",
+    "new_figure",
+    "plot_values",
+    "save_figure",
+    "scatter_figure",
+    "spec_figure",
     "tier_figure",
 ]

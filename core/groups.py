@@ -18,8 +18,15 @@ from core.metrics.info import metric_label as metric_label
 
 # Orders in which groups are listed and paired (the first of a dimension is the baseline).
 TIER_ORDER = ("head", "torso", "long_tail")
-SUBTIER_ORDER = ("head", "torso", "rare_claims", "long_tail", "long_tail_en", "long_tail_it",
-                 "long_tail_es")
+SUBTIER_ORDER = (
+    "head",
+    "torso",
+    "rare_claims",
+    "long_tail",
+    "long_tail_en",
+    "long_tail_it",
+    "long_tail_es",
+)
 # The languages TailLens verbalises, scores and exports (TailNLG's), in their order.
 LANGUAGES: tuple[str, ...] = ("en", "it", "es")
 LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
@@ -27,8 +34,7 @@ LANG_ORDER = LANGUAGES
 QUALITY_ORDER = ("gold", "silver")
 # By the model's likelihood (LINK): a unit's root entity in its category (core.likelihood).
 MODEL_TAIL_ORDER = ("model_head", "model_tail")
-DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset",
-              "model_tail")
+DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset", "model_tail")
 # Where a unit comes from: a benchmark file's format, else built from Wikidata in the app.
 DATASET_NAMES = {"tailnlg": "TailNLG", "webnlg": "WebNLG", "wdv": "WDV"}
 BUILT_DATASET = "Wikidata"
@@ -96,12 +102,18 @@ def category_name(category_id: int | None, attributes: Any, categories: dict[int
 
 def order_key(dimension: str, value: str) -> tuple[int, str]:
     """Sort key: the dimension's canonical order first, then alphabetical."""
-    order = {"tier": TIER_ORDER, "subtier": SUBTIER_ORDER, "lang": LANG_ORDER,
-             "quality": QUALITY_ORDER, "model_tail": MODEL_TAIL_ORDER}.get(dimension, ())
+    order = {
+        "tier": TIER_ORDER,
+        "subtier": SUBTIER_ORDER,
+        "lang": LANG_ORDER,
+        "quality": QUALITY_ORDER,
+        "model_tail": MODEL_TAIL_ORDER,
+    }.get(dimension, ())
     return (order.index(value), value) if value in order else (len(order), value)
 
 
 def matches_tier(wanted: set[str], tier: str | None, sub_tier: str | None) -> bool:
     """Whether a unit is in one of the ``wanted`` tiers or sub-tiers (head = top_head)."""
-    return bool(wanted & {tier_group(tier), subtier_group(tier, sub_tier), tier or "",
-                          sub_tier or ""})
+    return bool(
+        wanted & {tier_group(tier), subtier_group(tier, sub_tier), tier or "", sub_tier or ""}
+    )

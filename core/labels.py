@@ -7,8 +7,15 @@ Every panel and command shows a tier through :func:`tier_label` (``long_tail`` i
 
 from __future__ import annotations
 
-_IRREGULAR = {"entity": "entities", "entry": "entries", "category": "categories",
-              "this": "these", "was": "were", "is": "are", "has": "have"}
+_IRREGULAR = {
+    "entity": "entities",
+    "entry": "entries",
+    "category": "categories",
+    "this": "these",
+    "was": "were",
+    "is": "are",
+    "has": "have",
+}
 
 
 def plural_word(count: float, word: str) -> str:

@@ -80,8 +80,9 @@ class TextLoglik:
         return self.loglik / self.tokens if self.tokens else None
 
 
-def text_logliks(model: Any, tokenizer: Any, texts: Sequence[str],
-                 batch: int = DEFAULT_BATCH) -> list[TextLoglik]:
+def text_logliks(
+    model: Any, tokenizer: Any, texts: Sequence[str], batch: int = DEFAULT_BATCH
+) -> list[TextLoglik]:
     """Summed log-likelihood and token count of each text, scored alone (see module)."""
     sequences: list[tuple[list[int], int]] = []
     limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
@@ -97,12 +98,15 @@ def text_logliks(model: Any, tokenizer: Any, texts: Sequence[str],
         sequences.append((ids, n_context))
     from core.metrics.perplexity import score_sequences
 
-    return [TextLoglik(-score.nll, score.tokens)
-            for score in score_sequences(model, tokenizer, sequences, batch)]
+    return [
+        TextLoglik(-score.nll, score.tokens)
+        for score in score_sequences(model, tokenizer, sequences, batch)
+    ]
 
 
-def sequence_loglik(model: Any, tokenizer: Any, texts: Sequence[str],
-                    batch: int = DEFAULT_BATCH) -> list[float | None]:
+def sequence_loglik(
+    model: Any, tokenizer: Any, texts: Sequence[str], batch: int = DEFAULT_BATCH
+) -> list[float | None]:
     """Mean log-likelihood per token (nats) of each text alone; None for a text with no
     token to score. The LINK signal; the knowledge beam search ranks by it."""
     return [score.mean for score in text_logliks(model, tokenizer, texts, batch)]
@@ -140,8 +144,11 @@ def _labels(db: Any, qids: Sequence[str], lang: str) -> dict[str, str]:
     for start in range(0, len(ids), 500):
         rows = db.execute(
             select(Term.item_id, Term.text).where(
-                Term.item_id.in_(ids[start:start + 500]), Term.lang == lang,
-                Term.kind == "label", Term.ordinal == 0)
+                Term.item_id.in_(ids[start : start + 500]),
+                Term.lang == lang,
+                Term.kind == "label",
+                Term.ordinal == 0,
+            )
         ).all()
         found.update({qid: text for qid, text in rows if text and text.strip()})
     return found
@@ -159,17 +166,23 @@ def _places(db: Any, qids: Sequence[str]) -> dict[str, list[str]]:
     for start in range(0, len(ids), 500):
         rows = db.execute(
             select(Claim.subject_qid, Claim.property_pid, Claim.value, Claim.rank, Claim.id)
-            .where(Claim.subject_qid.in_(ids[start:start + 500]),
-                   Claim.property_pid.in_(PLACE_PROPERTIES),
-                   Claim.value_type == "wikibase-item", Claim.value.is_not(None),
-                   Claim.rank != "deprecated")
+            .where(
+                Claim.subject_qid.in_(ids[start : start + 500]),
+                Claim.property_pid.in_(PLACE_PROPERTIES),
+                Claim.value_type == "wikibase-item",
+                Claim.value.is_not(None),
+                Claim.rank != "deprecated",
+            )
             .order_by(Claim.id)
         ).all()
         for subject, pid, value, rank, _id in rows:
             places.setdefault(subject, []).append(
-                (PLACE_PROPERTIES.index(pid), rank_order.get(rank, 1), value))
-    return {s: [v for _p, _r, v in sorted(found, key=lambda t: (t[0], t[1]))]
-            for s, found in places.items()}
+                (PLACE_PROPERTIES.index(pid), rank_order.get(rank, 1), value)
+            )
+    return {
+        s: [v for _p, _r, v in sorted(found, key=lambda t: (t[0], t[1]))]
+        for s, found in places.items()
+    }
 
 
 def statement_for(label: str, cls: str | None, place: str | None, lang: str) -> str | None:
@@ -201,8 +214,9 @@ def _category_row(db: Any, category: str) -> Any:
     return row
 
 
-def load_targets(store: Any, category: str, lang: str,
-                 qids: Sequence[str] | None = None) -> Targets:
+def load_targets(
+    store: Any, category: str, lang: str, qids: Sequence[str] | None = None
+) -> Targets:
     """A category's members (or the ``qids`` among them) with their label and statement in
     ``lang``, built from the session only. Raises :class:`LikelihoodError` for an unknown
     category, one with no members, or a language none of them has a label in."""
@@ -216,23 +230,26 @@ def load_targets(store: Any, category: str, lang: str,
         members = db.execute(
             select(Entity.id, Entity.qid)
             .join(CategoryMember, CategoryMember.entity_id == Entity.id)
-            .where(CategoryMember.category_id == row.id).order_by(Entity.qid)
+            .where(CategoryMember.category_id == row.id)
+            .order_by(Entity.qid)
         ).all()
         if not members:
-            raise LikelihoodError(f"category {category!r} has no members in the session: "
-                                  "fetch them first (taillens fetch)")
+            raise LikelihoodError(
+                f"category {category!r} has no members in the session: "
+                "fetch them first (taillens fetch)"
+            )
         if qids is not None:
             wanted = set(qids)
             members = [m for m in members if m.qid in wanted]
             if not members:
-                raise LikelihoodError(f"none of the selected entities is a member of "
-                                      f"{category!r}")
+                raise LikelihoodError(f"none of the selected entities is a member of {category!r}")
         all_qids = [m.qid for m in members]
         labels = _labels(db, all_qids, lang)
         if not labels:
             raise LikelihoodError(
                 f"no member of {category!r} has a label in {lang!r}: open the entities (or "
-                "fetch them) from a source that gives labels in that language")
+                "fetch them) from a source that gives labels in that language"
+            )
         cls = _labels(db, [row.class_qid], lang).get(row.class_qid)
         if cls is None and lang == "en":
             cls = row.name.lower()
@@ -243,11 +260,9 @@ def load_targets(store: Any, category: str, lang: str,
             label = labels.get(qid)
             if label is None:
                 continue
-            place = next((place_labels[v] for v in places.get(qid, []) if v in place_labels),
-                         None)
+            place = next((place_labels[v] for v in places.get(qid, []) if v in place_labels), None)
             targets.append(Target(entity_id, qid, label, statement_for(label, cls, place, lang)))
-    return Targets(category, lang, len(members), targets,
-                   [q for q in all_qids if q not in labels])
+    return Targets(category, lang, len(members), targets, [q for q in all_qids if q not in labels])
 
 
 # --- the job ---------------------------------------------------------------------------
@@ -295,34 +310,56 @@ def _scored_fingerprints(store: Any, model: str, lang: str) -> dict[int, str | N
     from core.store.models import EntityLikelihood as L
 
     with store.engine.connect() as conn:
-        rows = conn.execute(select(L.entity_id, L.model_fingerprint)
-                            .where(L.model == model, L.lang == lang)).all()
+        rows = conn.execute(
+            select(L.entity_id, L.model_fingerprint).where(L.model == model, L.lang == lang)
+        ).all()
     return dict(rows)
 
 
-def _write_rows(store: Any, model: str, fingerprint: str, lang: str,
-                rows: list[tuple[Target, TextLoglik, TextLoglik | None]]) -> None:
+def _write_rows(
+    store: Any,
+    model: str,
+    fingerprint: str,
+    lang: str,
+    rows: list[tuple[Target, TextLoglik, TextLoglik | None]],
+) -> None:
     from sqlalchemy.dialects.sqlite import insert
 
     from core.store.models import EntityLikelihood as L
 
-    values = [{
-        "entity_id": t.entity_id, "model": model, "model_fingerprint": fingerprint,
-        "lang": lang, "label": t.label, "label_loglik": label.mean,
-        "label_tokens": label.tokens, "statement": t.statement,
-        "statement_loglik": statement.mean if statement else None,
-        "statement_tokens": statement.tokens if statement else None,
-    } for t, label, statement in rows]
+    values = [
+        {
+            "entity_id": t.entity_id,
+            "model": model,
+            "model_fingerprint": fingerprint,
+            "lang": lang,
+            "label": t.label,
+            "label_loglik": label.mean,
+            "label_tokens": label.tokens,
+            "statement": t.statement,
+            "statement_loglik": statement.mean if statement else None,
+            "statement_tokens": statement.tokens if statement else None,
+        }
+        for t, label, statement in rows
+    ]
     stmt = insert(L)
     with store.unit_of_work() as db:
-        db.execute(stmt.on_conflict_do_update(
-            index_elements=[L.entity_id, L.model, L.lang],
-            set_={k: stmt.excluded[k] for k in values[0]
-                  if k not in ("entity_id", "model", "lang")}), values)
+        db.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[L.entity_id, L.model, L.lang],
+                set_={
+                    k: stmt.excluded[k]
+                    for k in values[0]
+                    if k not in ("entity_id", "model", "lang")
+                },
+            ),
+            values,
+        )
 
 
-def likelihood_job(store: Any, request: LikelihoodRequest,
-                   loader: Callable[..., Any] | None = None) -> Job[LikelihoodSummary]:
+def likelihood_job(
+    store: Any, request: LikelihoodRequest, loader: Callable[..., Any] | None = None
+) -> Job[LikelihoodSummary]:
     """Score ``request.category``'s members under a local causal model.
 
     Everything that can be checked is checked before anything is stored: the model
@@ -346,8 +383,9 @@ def likelihood_job(store: Any, request: LikelihoodRequest,
     fingerprint = model_fingerprint(path)
     targets = load_targets(store, request.category, lang, request.qids)
     load = loader or load_model
-    summary = LikelihoodSummary(request.category, key, lang, targets.members,
-                                without_label=len(targets.without_label))
+    summary = LikelihoodSummary(
+        request.category, key, lang, targets.members, without_label=len(targets.without_label)
+    )
 
     def run(ctx: JobContext) -> LikelihoodSummary:
         started = time.perf_counter()
@@ -363,25 +401,42 @@ def likelihood_job(store: Any, request: LikelihoodRequest,
             ctx.check_cancelled()
             if loaded is None:
                 loading = time.perf_counter()
-                loaded = load(path, device=request.device, dtype=request.dtype,
-                              expected_type=CAUSAL)
+                loaded = load(
+                    path, device=request.device, dtype=request.dtype, expected_type=CAUSAL
+                )
                 summary.load_s = time.perf_counter() - loading
-            chunk = pending[start:start + size]
-            labels = text_logliks(loaded.model, loaded.tokenizer, [t.label for t in chunk],
-                                  size)
+            chunk = pending[start : start + size]
+            labels = text_logliks(loaded.model, loaded.tokenizer, [t.label for t in chunk], size)
             with_statement = [t for t in chunk if t.statement]
-            statements = dict(zip(
-                [t.entity_id for t in with_statement],
-                text_logliks(loaded.model, loaded.tokenizer,
-                             [t.statement or "" for t in with_statement], size),
-                strict=True))
-            _write_rows(store, key, str(fingerprint), lang, [
-                (t, score, statements.get(t.entity_id))
-                for t, score in zip(chunk, labels, strict=True)])
+            statements = dict(
+                zip(
+                    [t.entity_id for t in with_statement],
+                    text_logliks(
+                        loaded.model,
+                        loaded.tokenizer,
+                        [t.statement or "" for t in with_statement],
+                        size,
+                    ),
+                    strict=True,
+                )
+            )
+            _write_rows(
+                store,
+                key,
+                str(fingerprint),
+                lang,
+                [
+                    (t, score, statements.get(t.entity_id))
+                    for t, score in zip(chunk, labels, strict=True)
+                ],
+            )
             summary.scored += len(chunk)
             summary.elapsed_s = time.perf_counter() - started
-            ctx.progress(summary.skipped + summary.scored, total,
-                         f"{summary.scored} scored, {summary.skipped} already were")
+            ctx.progress(
+                summary.skipped + summary.scored,
+                total,
+                f"{summary.scored} scored, {summary.skipped} already were",
+            )
         summary.elapsed_s = time.perf_counter() - started
         if loaded is not None:
             from core.models import free_device_memory
@@ -392,9 +447,17 @@ def likelihood_job(store: Any, request: LikelihoodRequest,
         return summary
 
     job: Job[LikelihoodSummary] = Job(
-        title=f"Likelihood of {request.category} ({lang})", run=run, kind="likelihood",
-        params={"category": request.category, "model": key, "lang": lang,
-                "batch": request.batch, "selection": len(request.qids or [])})
+        title=f"Likelihood of {request.category} ({lang})",
+        run=run,
+        kind="likelihood",
+        params={
+            "category": request.category,
+            "model": key,
+            "lang": lang,
+            "batch": request.batch,
+            "selection": len(request.qids or []),
+        },
+    )
     return job
 
 
@@ -436,15 +499,18 @@ def scored_models(store: Any, category: str | None = None) -> list[tuple[str, st
 
     query = select(L.model, L.lang, func.count()).group_by(L.model, L.lang)
     if category is not None:
-        query = (query.join(CategoryMember, CategoryMember.entity_id == L.entity_id)
-                 .join(Category, Category.id == CategoryMember.category_id)
-                 .where(Category.name == category))
+        query = (
+            query.join(CategoryMember, CategoryMember.entity_id == L.entity_id)
+            .join(Category, Category.id == CategoryMember.category_id)
+            .where(Category.name == category)
+        )
     with store.engine.connect() as conn:
         return [(m, lang, int(n)) for m, lang, n in conn.execute(query.order_by(L.model, L.lang))]
 
 
-def _wikidata_tiers(store: Any, category: str, counts: np.ndarray,
-                    stored: list[str | None]) -> list[str | None]:
+def _wikidata_tiers(
+    store: Any, category: str, counts: np.ndarray, stored: list[str | None]
+) -> list[str | None]:
     """The tiers the Browser saved; where none was saved, the saved (or default)
     settings applied to the counts, as the Browser would show them."""
     if stored and all(t is not None for t in stored):
@@ -457,10 +523,12 @@ def _wikidata_tiers(store: Any, category: str, counts: np.ndarray,
     settings = load_tier_settings(store, category)
     distribution = Distribution(counts)
     cutoffs = distribution.cutoffs(settings.share, settings.fraction, settings.torso_line)
-    head_line = (cutoffs.pareto_value if settings.split_by == "pareto"
-                 else cutoffs.head_tail_value)
-    torso = settings.torso_line if (settings.torso_line is not None
-                                    and settings.torso_line < head_line) else None
+    head_line = cutoffs.pareto_value if settings.split_by == "pareto" else cutoffs.head_tail_value
+    torso = (
+        settings.torso_line
+        if (settings.torso_line is not None and settings.torso_line < head_line)
+        else None
+    )
     return [TIER_BY_CODE[int(c)].value for c in distribution.tier(head_line, torso)]
 
 
@@ -475,16 +543,29 @@ def load_likelihood_table(store: Any, category: str, model: str, lang: str) -> L
     with store.unit_of_work() as db:
         row = _category_row(db, category)
         rows = db.execute(
-            select(Entity.qid, func.coalesce(L.label, Term.text, Entity.qid),
-                   func.coalesce(Entity.statement_count, 0),
-                   func.coalesce(Entity.sitelink_count, 0),
-                   L.label_loglik, L.statement_loglik, CategoryMember.tier)
+            select(
+                Entity.qid,
+                func.coalesce(L.label, Term.text, Entity.qid),
+                func.coalesce(Entity.statement_count, 0),
+                func.coalesce(Entity.sitelink_count, 0),
+                L.label_loglik,
+                L.statement_loglik,
+                CategoryMember.tier,
+            )
             .select_from(CategoryMember)
             .join(Entity, Entity.id == CategoryMember.entity_id)
             .outerjoin(L, and_(L.entity_id == Entity.id, L.model == model, L.lang == lang))
-            .outerjoin(Term, and_(Term.item_id == Entity.qid, Term.lang == "en",
-                                  Term.kind == "label", Term.ordinal == 0))
-            .where(CategoryMember.category_id == row.id).order_by(Entity.qid)
+            .outerjoin(
+                Term,
+                and_(
+                    Term.item_id == Entity.qid,
+                    Term.lang == "en",
+                    Term.kind == "label",
+                    Term.ordinal == 0,
+                ),
+            )
+            .where(CategoryMember.category_id == row.id)
+            .order_by(Entity.qid)
         ).all()
     columns = list(zip(*rows, strict=True)) if rows else [()] * 7
 
@@ -493,9 +574,17 @@ def load_likelihood_table(store: Any, category: str, model: str, lang: str) -> L
 
     counts = np.asarray(columns[2], dtype=np.int64)
     return LikelihoodTable(
-        category, model, lang, list(columns[0]), [str(v) for v in columns[1]], counts,
-        np.asarray(columns[3], dtype=np.int64), floats(columns[4]), floats(columns[5]),
-        _wikidata_tiers(store, category, counts, list(columns[6])))
+        category,
+        model,
+        lang,
+        list(columns[0]),
+        [str(v) for v in columns[1]],
+        counts,
+        np.asarray(columns[3], dtype=np.int64),
+        floats(columns[4]),
+        floats(columns[5]),
+        _wikidata_tiers(store, category, counts, list(columns[6])),
+    )
 
 
 @dataclass(frozen=True)
@@ -509,8 +598,7 @@ class RankCorrelation:
     p_value: float | None
 
 
-def rank_correlation(likelihood: np.ndarray, counts: np.ndarray,
-                     against: str) -> RankCorrelation:
+def rank_correlation(likelihood: np.ndarray, counts: np.ndarray, against: str) -> RankCorrelation:
     keep = np.isfinite(likelihood)
     x, y = likelihood[keep], np.asarray(counts, dtype=float)[keep]
     n = int(keep.sum())
@@ -520,14 +608,17 @@ def rank_correlation(likelihood: np.ndarray, counts: np.ndarray,
 
     result = spearmanr(x, y)
     rho, p = float(result.statistic), float(result.pvalue)
-    return RankCorrelation(against, n, None if math.isnan(rho) else rho,
-                           None if math.isnan(p) else p)
+    return RankCorrelation(
+        against, n, None if math.isnan(rho) else rho, None if math.isnan(p) else p
+    )
 
 
 def correlations(table: LikelihoodTable, signal: str = DEFAULT_SIGNAL) -> list[RankCorrelation]:
     values = table.values(signal)
-    return [rank_correlation(values, table.statements, "statements"),
-            rank_correlation(values, table.sitelinks, "sitelinks")]
+    return [
+        rank_correlation(values, table.statements, "statements"),
+        rank_correlation(values, table.sitelinks, "sitelinks"),
+    ]
 
 
 # --- the model_tail sub-tier -----------------------------------------------------------
@@ -565,8 +656,9 @@ def matched_cutoff(table: LikelihoodTable, signal: str = DEFAULT_SIGNAL) -> floa
 
 def model_tiers(values: np.ndarray, cutoff: float) -> list[str | None]:
     """model_tail below the cut-off, model_head at or above it, None where unscored."""
-    return [None if not np.isfinite(v) else (MODEL_TAIL if v < cutoff else MODEL_HEAD)
-            for v in values]
+    return [
+        None if not np.isfinite(v) else (MODEL_TAIL if v < cutoff else MODEL_HEAD) for v in values
+    ]
 
 
 def load_cutoff(store: Any, category: str) -> CutoffSettings | None:
@@ -594,24 +686,33 @@ def save_model_tail(store: Any, category: str, settings: CutoffSettings) -> dict
     if not table.qids:
         raise LikelihoodError(f"category {category!r} has no members in the session")
     if table.scored == 0:
-        raise LikelihoodError(f"no member of {category!r} is scored under {settings.model} "
-                              f"in {settings.lang!r}: run taillens likelihood first")
+        raise LikelihoodError(
+            f"no member of {category!r} is scored under {settings.model} "
+            f"in {settings.lang!r}: run taillens likelihood first"
+        )
     tiers = model_tiers(table.values(settings.signal), settings.cutoff)
     with store.unit_of_work() as db:
         row = _category_row(db, category)
-        ids = dict(db.execute(
-            select(Entity.qid, Entity.id).join(CategoryMember,
-                                               CategoryMember.entity_id == Entity.id)
-            .where(CategoryMember.category_id == row.id)).all())
+        ids = dict(
+            db.execute(
+                select(Entity.qid, Entity.id)
+                .join(CategoryMember, CategoryMember.entity_id == Entity.id)
+                .where(CategoryMember.category_id == row.id)
+            ).all()
+        )
         db.merge(SessionMeta(key=_META_PREFIX + category, value=json.dumps(asdict(settings))))
         db.connection().execute(
             update(CategoryMember)
             .where(CategoryMember.category_id == bindparam("c"))
             .where(CategoryMember.entity_id == bindparam("e"))
             .values(model_tier=bindparam("t")),
-            [{"c": row.id, "e": ids[q], "t": t} for q, t in zip(table.qids, tiers, strict=True)])
-    return {MODEL_TAIL: tiers.count(MODEL_TAIL), MODEL_HEAD: tiers.count(MODEL_HEAD),
-            "unscored": tiers.count(None)}
+            [{"c": row.id, "e": ids[q], "t": t} for q, t in zip(table.qids, tiers, strict=True)],
+        )
+    return {
+        MODEL_TAIL: tiers.count(MODEL_TAIL),
+        MODEL_HEAD: tiers.count(MODEL_HEAD),
+        "unscored": tiers.count(None),
+    }
 
 
 @dataclass(frozen=True)
@@ -625,24 +726,44 @@ class Disagreement:
     loglik: float
 
 
-def disagreements(table: LikelihoodTable, cutoff: float,
-                  signal: str = DEFAULT_SIGNAL) -> list[Disagreement]:
+def disagreements(
+    table: LikelihoodTable, cutoff: float, signal: str = DEFAULT_SIGNAL
+) -> list[Disagreement]:
     """Entities head by Wikidata counts but model_tail, and long-tail by counts but
     model_head (torso entities are neither); most striking first: the head ones by
     likelihood ascending, then the tail ones by likelihood descending."""
     values = table.values(signal)
     found: list[Disagreement] = []
-    for i, (tier, model_tier) in enumerate(zip(table.tiers, model_tiers(values, cutoff),
-                                               strict=True)):
-        kind = (HEAD_BY_COUNTS if tier == "head" and model_tier == MODEL_TAIL else
-                TAIL_BY_COUNTS if tier == "long_tail" and model_tier == MODEL_HEAD else None)
+    for i, (tier, model_tier) in enumerate(
+        zip(table.tiers, model_tiers(values, cutoff), strict=True)
+    ):
+        kind = (
+            HEAD_BY_COUNTS
+            if tier == "head" and model_tier == MODEL_TAIL
+            else TAIL_BY_COUNTS
+            if tier == "long_tail" and model_tier == MODEL_HEAD
+            else None
+        )
         if kind is not None:
-            found.append(Disagreement(table.qids[i], table.labels[i], kind, str(tier),
-                                      int(table.statements[i]), int(table.sitelinks[i]),
-                                      float(values[i])))
-    return sorted(found, key=lambda d: (d.kind != HEAD_BY_COUNTS,
-                                        d.loglik if d.kind == HEAD_BY_COUNTS else -d.loglik,
-                                        d.qid))
+            found.append(
+                Disagreement(
+                    table.qids[i],
+                    table.labels[i],
+                    kind,
+                    str(tier),
+                    int(table.statements[i]),
+                    int(table.sitelinks[i]),
+                    float(values[i]),
+                )
+            )
+    return sorted(
+        found,
+        key=lambda d: (
+            d.kind != HEAD_BY_COUNTS,
+            d.loglik if d.kind == HEAD_BY_COUNTS else -d.loglik,
+            d.qid,
+        ),
+    )
 
 
 @dataclass

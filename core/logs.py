@@ -27,9 +27,10 @@ def setup_logging(level: int = logging.INFO) -> Path:
     logger = logging.getLogger("taillens")
     target = log_file()
     for handler in logger.handlers:
-        if isinstance(handler, logging.handlers.RotatingFileHandler) and Path(
-            handler.baseFilename
-        ) == target:
+        if (
+            isinstance(handler, logging.handlers.RotatingFileHandler)
+            and Path(handler.baseFilename) == target
+        ):
             return target
     handler = logging.handlers.RotatingFileHandler(
         target, maxBytes=_MAX_BYTES, backupCount=_BACKUPS, encoding="utf-8"

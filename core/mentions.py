@@ -40,9 +40,11 @@ def mentions_of(store: Any, reference_id: int) -> list[Mention]:
     from core.store.models import ReferenceMention
 
     with store.unit_of_work() as db:
-        rows = db.scalars(select(ReferenceMention)
-                          .where(ReferenceMention.reference_id == reference_id)
-                          .order_by(ReferenceMention.position, ReferenceMention.id))
+        rows = db.scalars(
+            select(ReferenceMention)
+            .where(ReferenceMention.reference_id == reference_id)
+            .order_by(ReferenceMention.position, ReferenceMention.id)
+        )
         return [_mention(row) for row in rows]
 
 
@@ -55,15 +57,27 @@ def annotated_references(store: Any, *, lang: str | None = None) -> list[Annotat
 
     with store.unit_of_work() as db:
         by_reference: dict[int, list[Mention]] = defaultdict(list)
-        for row in db.scalars(select(ReferenceMention).order_by(
-                ReferenceMention.reference_id, ReferenceMention.position, ReferenceMention.id)):
+        for row in db.scalars(
+            select(ReferenceMention).order_by(
+                ReferenceMention.reference_id, ReferenceMention.position, ReferenceMention.id
+            )
+        ):
             by_reference[row.reference_id].append(_mention(row))
-        query = (select(UnitReference.id, UnitReference.unit_id, DataUnit.uid,
-                        UnitReference.lang, UnitReference.text)
-                 .join(DataUnit, DataUnit.id == UnitReference.unit_id)
-                 .where(UnitReference.id.in_(select(ReferenceMention.reference_id)))
-                 .order_by(UnitReference.id))
+        query = (
+            select(
+                UnitReference.id,
+                UnitReference.unit_id,
+                DataUnit.uid,
+                UnitReference.lang,
+                UnitReference.text,
+            )
+            .join(DataUnit, DataUnit.id == UnitReference.unit_id)
+            .where(UnitReference.id.in_(select(ReferenceMention.reference_id)))
+            .order_by(UnitReference.id)
+        )
         if lang is not None:
             query = query.where(UnitReference.lang == lang)
-        return [AnnotatedReference(rid, unit_id, uid, rlang, text, tuple(by_reference[rid]))
-                for rid, unit_id, uid, rlang, text in db.execute(query)]
+        return [
+            AnnotatedReference(rid, unit_id, uid, rlang, text, tuple(by_reference[rid]))
+            for rid, unit_id, uid, rlang, text in db.execute(query)
+        ]

@@ -32,7 +32,11 @@ from core.errors import UserFacingError
 CAUSAL, SEQ2SEQ, UNKNOWN = "causal", "seq2seq", "unknown"
 MODEL_DIRS_ENV = "TAILLENS_MODEL_DIRS"
 TOKENIZER_FILES = (
-    "tokenizer.json", "tokenizer.model", "spiece.model", "vocab.json", "vocab.txt",
+    "tokenizer.json",
+    "tokenizer.model",
+    "spiece.model",
+    "vocab.json",
+    "vocab.txt",
     "sentencepiece.bpe.model",
 )
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
@@ -127,8 +131,10 @@ def _read_config(folder: Path) -> dict[str, Any]:
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ModelError(f"{path} cannot be read as JSON ({exc}): the model folder is "
-                         "damaged; download or copy it again") from None
+        raise ModelError(
+            f"{path} cannot be read as JSON ({exc}): the model folder is "
+            "damaged; download or copy it again"
+        ) from None
     if not isinstance(config, dict):
         raise ModelError(f"{path} is not a JSON object: the model folder is damaged")
     return config
@@ -189,8 +195,12 @@ def _info(folder: Path, name: str, source: str) -> ModelInfo | None:
     except ModelError:
         return None
     return ModelInfo(
-        name=name, path=folder, type=model_type_of(config), size_bytes=_folder_size(folder),
-        source=source, architectures=tuple(str(a) for a in config.get("architectures") or []),
+        name=name,
+        path=folder,
+        type=model_type_of(config),
+        size_bytes=_folder_size(folder),
+        source=source,
+        architectures=tuple(str(a) for a in config.get("architectures") or []),
     )
 
 
@@ -261,8 +271,10 @@ def _safetensors_header(path: Path) -> bytes:
                 raise ModelError(f"{path.name} is truncated (shorter than a safetensors header)")
             (length,) = struct.unpack("<Q", prefix)
             if length <= 0 or length > _MAX_HEADER_BYTES or 8 + length > size:
-                raise ModelError(f"{path.name} is not a valid safetensors file (header length "
-                                 f"{length} for a file of {size} bytes)")
+                raise ModelError(
+                    f"{path.name} is not a valid safetensors file (header length "
+                    f"{length} for a file of {size} bytes)"
+                )
             header = handle.read(length)
     except OSError as exc:
         raise ModelError(f"{path} cannot be read: {exc.strerror or exc}") from None
@@ -270,11 +282,16 @@ def _safetensors_header(path: Path) -> bytes:
         meta = json.loads(header)
     except ValueError:
         raise ModelError(f"{path.name} has a damaged header: download it again") from None
-    ends = [int(v["data_offsets"][1]) for k, v in meta.items()
-            if k != "__metadata__" and isinstance(v, dict) and "data_offsets" in v]
+    ends = [
+        int(v["data_offsets"][1])
+        for k, v in meta.items()
+        if k != "__metadata__" and isinstance(v, dict) and "data_offsets" in v
+    ]
     if ends and 8 + length + max(ends) > size:
-        raise ModelError(f"{path.name} is truncated: its header describes "
-                         f"{8 + length + max(ends)} bytes, the file has {size}")
+        raise ModelError(
+            f"{path.name} is truncated: its header describes "
+            f"{8 + length + max(ends)} bytes, the file has {size}"
+        )
     return header
 
 
@@ -290,16 +307,19 @@ def _weight_files(folder: Path) -> list[Path]:
                 raise ModelError(f"{index} is damaged (no readable weight_map)") from None
             missing = [s for s in shards if not (folder / s).is_file()]
             if missing:
-                raise ModelError(f"{folder} lacks weight shard(s) its index names: "
-                                 + ", ".join(missing[:5]))
+                raise ModelError(
+                    f"{folder} lacks weight shard(s) its index names: " + ", ".join(missing[:5])
+                )
             return [folder / s for s in shards]
     for name in ("model.safetensors", "pytorch_model.bin"):
         if (folder / name).is_file():
             return [folder / name]
     found = sorted(p for p in folder.iterdir() if p.suffix in WEIGHT_SUFFIXES and p.is_file())
     if not found:
-        raise ModelError(f"{folder} holds no weights (model.safetensors or pytorch_model.bin): "
-                         "the download is incomplete")
+        raise ModelError(
+            f"{folder} holds no weights (model.safetensors or pytorch_model.bin): "
+            "the download is incomplete"
+        )
     return found
 
 
@@ -315,16 +335,20 @@ def check_model_folder(folder: Path) -> str:
     kind = model_type_of(config)
     if kind == UNKNOWN:
         names = ", ".join(config.get("architectures") or []) or "none given"
-        raise ModelError(f"{folder} is not a text generation model (architectures: {names}); "
-                         "choose a causal LM or a seq2seq model")
+        raise ModelError(
+            f"{folder} is not a text generation model (architectures: {names}); "
+            "choose a causal LM or a seq2seq model"
+        )
     for path in _weight_files(folder):
         if path.suffix == ".safetensors":
             _safetensors_header(path)
         elif path.stat().st_size == 0:
             raise ModelError(f"{path.name} is empty: the download is incomplete")
     if not any((folder / name).is_file() for name in TOKENIZER_FILES):
-        raise ModelError(f"{folder} holds no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}"
-                         ", ...): copy the tokenizer beside the weights")
+        raise ModelError(
+            f"{folder} holds no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}"
+            ", ...): copy the tokenizer beside the weights"
+        )
     return kind
 
 
@@ -369,8 +393,10 @@ def select_device(requested: str = "auto") -> str:
             return "mps"
         return "cpu"
     if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise ModelError("--device cuda was asked for, but torch sees no CUDA GPU "
-                         f"(torch {torch.__version__}); use --device auto or cpu")
+        raise ModelError(
+            "--device cuda was asked for, but torch sees no CUDA GPU "
+            f"(torch {torch.__version__}); use --device auto or cpu"
+        )
     if requested == "mps" and not (
         getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
     ):

@@ -59,8 +59,9 @@ def _kept(
     if entity is None:
         return []
     claims = entity.claims
-    return [c for c, r in zip(claims, drop_reasons(claims, filters, subjects), strict=True)
-            if r is None]
+    return [
+        c for c, r in zip(claims, drop_reasons(claims, filters, subjects), strict=True) if r is None
+    ]
 
 
 def _followable(claim: ClaimRecord, details: Details) -> bool:
@@ -71,8 +72,9 @@ def _shuffled(rng: np.random.Generator, items: Sequence[ClaimRecord]) -> list[Cl
     return [items[i] for i in rng.permutation(len(items))]
 
 
-def _sibling(root: str, size: int, details: Details, filters: ClaimFilterSettings,
-             rng: np.random.Generator) -> list[ClaimRecord]:
+def _sibling(
+    root: str, size: int, details: Details, filters: ClaimFilterSettings, rng: np.random.Generator
+) -> list[ClaimRecord]:
     kept = _unique(_kept(details, root, frozenset({root}), filters))
     if len(kept) < size:
         raise _Impossible("too few claims" if kept else "no claim kept by the filters")
@@ -91,8 +93,9 @@ def _unique(claims: Sequence[ClaimRecord], taken: Collection[Triple] = ()) -> li
     return out
 
 
-def _chain(root: str, size: int, details: Details, filters: ClaimFilterSettings,
-           rng: np.random.Generator) -> list[ClaimRecord]:
+def _chain(
+    root: str, size: int, details: Details, filters: ClaimFilterSettings, rng: np.random.Generator
+) -> list[ClaimRecord]:
     """A random path root → … of ``size`` claims, each subject used once (depth-first with
     backtracking, so a dead end tries the next branch)."""
 
@@ -103,8 +106,11 @@ def _chain(root: str, size: int, details: Details, filters: ClaimFilterSettings,
         for claim in _shuffled(rng, _unique(_kept(details, node, visited, filters))):
             if last:
                 return [*path, claim]
-            if (_followable(claim, details) and claim.value is not None
-                    and claim.value not in visited):
+            if (
+                _followable(claim, details)
+                and claim.value is not None
+                and claim.value not in visited
+            ):
                 found = walk(claim.value, [*path, claim], visited | {claim.value})
                 if found:
                     return found
@@ -116,8 +122,9 @@ def _chain(root: str, size: int, details: Details, filters: ClaimFilterSettings,
     return found
 
 
-def _mixed(root: str, size: int, details: Details, filters: ClaimFilterSettings,
-           rng: np.random.Generator) -> list[ClaimRecord]:
+def _mixed(
+    root: str, size: int, details: Details, filters: ClaimFilterSettings, rng: np.random.Generator
+) -> list[ClaimRecord]:
     """A two-claim chain, then claims of subjects already in the unit (or of items it
     reaches) until ``size``; the third claim repeats a subject, which makes it mixed."""
     for _ in range(_ATTEMPTS):
@@ -126,14 +133,15 @@ def _mixed(root: str, size: int, details: Details, filters: ClaimFilterSettings,
         except _Impossible:
             break
         subjects = {root, claims[1].subject_qid}
-        reached = set(subjects) | {c.value for c in claims
-                                   if _followable(c, details) and c.value is not None}
+        reached = set(subjects) | {
+            c.value for c in claims if _followable(c, details) and c.value is not None
+        }
         while len(claims) < size:
             pool_nodes = sorted(subjects) if len(claims) == 2 else sorted(reached)
             taken = [claim_triple(c) for c in claims]
             pool = _unique(
-                [c for n in pool_nodes
-                 for c in _kept(details, n, frozenset(subjects), filters)], taken
+                [c for n in pool_nodes for c in _kept(details, n, frozenset(subjects), filters)],
+                taken,
             )
             pool = [c for c in pool if claim_triple(c) not in taken]
             if not pool:
@@ -151,8 +159,14 @@ def _mixed(root: str, size: int, details: Details, filters: ClaimFilterSettings,
 _BUILDERS = {"sibling": _sibling, "chain": _chain, "mixed": _mixed}
 
 
-def _build(shape: str, root: str, size: int, details: Details,
-           filters: ClaimFilterSettings, rng: np.random.Generator) -> list[ClaimRecord]:
+def _build(
+    shape: str,
+    root: str,
+    size: int,
+    details: Details,
+    filters: ClaimFilterSettings,
+    rng: np.random.Generator,
+) -> list[ClaimRecord]:
     if shape == "chain" and size < 2:
         raise _Impossible("a chain needs at least 2 triples")
     if shape == "mixed" and size < 3:
@@ -194,8 +208,9 @@ def sample_units(
         raise ValueError("per_entity must be at least 1")
     unknown_langs = [lang for lang in parallel if lang not in LANGUAGES]
     if unknown_langs:
-        raise ValueError(f"parallel languages must be among {', '.join(LANGUAGES)}, "
-                         f"got {unknown_langs}")
+        raise ValueError(
+            f"parallel languages must be among {', '.join(LANGUAGES)}, got {unknown_langs}"
+        )
     labels = label_index(details_by_qid) if parallel else {}
     not_parallel = NOT_PARALLEL.format(langs=", ".join(parallel))
     rng = np.random.default_rng(seed)
@@ -223,9 +238,14 @@ def sample_units(
                 for _attempt in range(_ATTEMPTS if parallel else 1):
                     try:
                         candidate = _build(shape, qid, size, details_by_qid, filters, rng)
-                        if parallel and not set(parallel) <= parallel_languages(render_unit(
-                                UnitDraft(qid, tuple(candidate)), details_by_qid, parallel,
-                                labels=labels)):
+                        if parallel and not set(parallel) <= parallel_languages(
+                            render_unit(
+                                UnitDraft(qid, tuple(candidate)),
+                                details_by_qid,
+                                parallel,
+                                labels=labels,
+                            )
+                        ):
                             raise _Impossible(not_parallel)
                     except _Impossible as why:
                         first_reason = first_reason or str(why)
@@ -270,8 +290,9 @@ class SampleSummary:
     shapes: dict[str, int]
 
 
-def _load(store: SessionStore, source: object | None, qid: str,
-          cache: dict[str, EntityDetails | None]) -> EntityDetails | None:
+def _load(
+    store: SessionStore, source: object | None, qid: str, cache: dict[str, EntityDetails | None]
+) -> EntityDetails | None:
     from core.wikidata.cache import load_entity
     from core.wikidata.fetch import fetch_entity
     from core.wikidata.sources import SourceError
@@ -319,8 +340,11 @@ def sample_job(
     def run(ctx: JobContext) -> SampleSummary:
         table = load_category(store, category)
         member_tiers = load_member_tiers(store, category)
-        qids = [q for q in table.qids
-                if not tiers or set(member_tiers.get(q, (None, None))) & set(tiers)]
+        qids = [
+            q
+            for q in table.qids
+            if not tiers or set(member_tiers.get(q, (None, None))) & set(tiers)
+        ]
         if tiers and table.qids and not qids:
             from core.category_tiers import no_members_in_tiers_message
 
@@ -346,35 +370,68 @@ def sample_job(
                         details[item] = found
                         if level < depth:
                             kept = _kept(details, item, frozenset(), filters)
-                            following.extend(c.value for c in kept
-                                             if c.value_type == "wikibase-item" and c.value
-                                             and c.value not in cache)
+                            following.extend(
+                                c.value
+                                for c in kept
+                                if c.value_type == "wikibase-item"
+                                and c.value
+                                and c.value not in cache
+                            )
                 frontier, level = sorted(set(following)), level + 1
             # One rng per entity, derived from the seed and its position, so a unit does
             # not change when another entity's details arrive or go.
             result = sample_units(
-                details, [qid], per_entity=per_entity, shapes=shapes, sizes=sizes,
-                seed=seed * 1_000_003 + n, filters=filters, category=category,
-                tiers=member_tiers, parallel=tuple(langs) if parallel else (),
+                details,
+                [qid],
+                per_entity=per_entity,
+                shapes=shapes,
+                sizes=sizes,
+                seed=seed * 1_000_003 + n,
+                filters=filters,
+                category=category,
+                tiers=member_tiers,
+                parallel=tuple(langs) if parallel else (),
             )
             skipped.update(result.skipped)
             labels = label_index(details)
             for draft in result.drafts:
                 rendered = render_unit(draft, details, langs, labels=labels)
-                ids.append(save_unit(store, draft, rendered, origin="sampled",
-                                     category=category, source=source_name))
+                ids.append(
+                    save_unit(
+                        store,
+                        draft,
+                        rendered,
+                        origin="sampled",
+                        category=category,
+                        source=source_name,
+                    )
+                )
                 shape_counts[unit_structure(draft.triples, draft.root_qid).shape or ""] += 1
         ctx.progress(len(qids), len(qids), "done")
-        return SampleSummary(category, len(qids), len(ids), tuple(ids), dict(skipped),
-                             {str(k): v for k, v in shape_counts.items()})
+        return SampleSummary(
+            category,
+            len(qids),
+            len(ids),
+            tuple(ids),
+            dict(skipped),
+            {str(k): v for k, v in shape_counts.items()},
+        )
 
     job: Job[SampleSummary] = Job(
         title=f"Sample units of {category}",
         run=run,
         kind="units.sample",
         writes=frozenset({Topic.UNITS, Topic.ENTITIES}),
-        params={"category": category, "source": source_name, "tiers": sorted(tiers or ()),
-                "per_entity": per_entity, "shapes": list(shapes), "sizes": list(sizes),
-                "seed": seed, "limit_entities": limit_entities, "parallel": parallel},
+        params={
+            "category": category,
+            "source": source_name,
+            "tiers": sorted(tiers or ()),
+            "per_entity": per_entity,
+            "shapes": list(shapes),
+            "sizes": list(sizes),
+            "seed": seed,
+            "limit_entities": limit_entities,
+            "parallel": parallel,
+        },
     )
     return job

@@ -48,8 +48,14 @@ class GroupSummary:
         return None if self.q1 is None or self.q3 is None else self.q3 - self.q1
 
     def as_dict(self) -> dict[str, float | int | None]:
-        return {"n": self.n, "median": self.median, "q1": self.q1, "q3": self.q3,
-                "iqr": self.iqr, "mean": self.mean}
+        return {
+            "n": self.n,
+            "median": self.median,
+            "q1": self.q1,
+            "q3": self.q3,
+            "iqr": self.iqr,
+            "mean": self.mean,
+        }
 
 
 def summarise(values: Sequence[float] | np.ndarray) -> GroupSummary:
@@ -96,10 +102,17 @@ class MannWhitneyResult:
     sampled: bool  # whether any group was larger than the sample size
 
     def as_dict(self) -> dict[str, object]:
-        return {"p_value": self.p_value, "p_values": list(self.p_values),
-                "u_statistic": self.u_statistic, "effect_size": self.effect_size,
-                "significant": self.significant, "alpha": self.alpha, "n_a": self.n_a,
-                "n_b": self.n_b, "sampled": self.sampled}
+        return {
+            "p_value": self.p_value,
+            "p_values": list(self.p_values),
+            "u_statistic": self.u_statistic,
+            "effect_size": self.effect_size,
+            "significant": self.significant,
+            "alpha": self.alpha,
+            "n_a": self.n_a,
+            "n_b": self.n_b,
+            "sampled": self.sampled,
+        }
 
 
 def mann_whitney_protocol(
@@ -135,11 +148,18 @@ def mann_whitney_protocol(
     if min(xs_all[0].size, ys_all[0].size) > _EXACT_UP_TO:
         # One vectorised call for all repetitions; the same normal approximation each
         # separate call would choose for samples this large.
-        raw = np.atleast_1d(mannwhitneyu(np.vstack(xs_all), np.vstack(ys_all), axis=1,
-                                         alternative="two-sided").pvalue)
+        raw = np.atleast_1d(
+            mannwhitneyu(
+                np.vstack(xs_all), np.vstack(ys_all), axis=1, alternative="two-sided"
+            ).pvalue
+        )
     else:  # small samples: scipy may choose its exact test, sample by sample
-        raw = np.array([mannwhitneyu(xs, ys, alternative="two-sided").pvalue
-                        for xs, ys in zip(xs_all, ys_all, strict=True)])
+        raw = np.array(
+            [
+                mannwhitneyu(xs, ys, alternative="two-sided").pvalue
+                for xs, ys in zip(xs_all, ys_all, strict=True)
+            ]
+        )
     # scipy gives NaN when every value of both samples is the same: no evidence at all.
     p_values = [1.0 if np.isnan(p) else float(p) for p in raw]
     p_value = float(np.mean(p_values))
@@ -209,8 +229,9 @@ def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     return adjusted
 
 
-def adjust_p_values(p_values: Sequence[float] | np.ndarray,
-                    method: str = DEFAULT_CORRECTION) -> np.ndarray:
+def adjust_p_values(
+    p_values: Sequence[float] | np.ndarray, method: str = DEFAULT_CORRECTION
+) -> np.ndarray:
     """Adjusted p-values of one family of tests by ``method`` (see `CORRECTIONS`)."""
     if method == "holm":
         return holm(p_values)
@@ -227,8 +248,9 @@ DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 
 
-def _bootstrap_medians(ascending: np.ndarray, resamples: int,
-                       rng: np.random.Generator) -> np.ndarray:
+def _bootstrap_medians(
+    ascending: np.ndarray, resamples: int, rng: np.random.Generator
+) -> np.ndarray:
     """Medians of ``resamples`` samples of n values drawn with replacement from the
     sorted ``ascending``, in O(resamples) rather than O(resamples · n).
 
@@ -297,7 +319,12 @@ def bootstrap_medians_ci(
         low, high = np.quantile(stats, tails)
         return float(low), float(high)
 
-    return BootstrapCI(interval(ma), interval(mb), interval(ma - mb),
-                       float(np.median(x) - np.median(y)), int(resamples), float(confidence),
-                       int(seed) if isinstance(seed, int | np.integer)
-                       else tuple(int(v) for v in seed))
+    return BootstrapCI(
+        interval(ma),
+        interval(mb),
+        interval(ma - mb),
+        float(np.median(x) - np.median(y)),
+        int(resamples),
+        float(confidence),
+        int(seed) if isinstance(seed, int | np.integer) else tuple(int(v) for v in seed),
+    )

@@ -30,7 +30,7 @@ from functools import lru_cache
 _DATATYPE = re.compile(r'^(".*")\^\^\S+$', re.DOTALL)
 # "Alvinegro"@en, "x"@pt-BR
 _LANG_TAG = re.compile(r'^(".*")@[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*$', re.DOTALL)
-_QUOTES = "\"“”"
+_QUOTES = '"“”'
 _WIKI_ITALIC = re.compile(r"^'{2,}|'{2,}$")  # ''Alvinegro'' (wiki markup for italics)
 _SPACES = re.compile(r"\s+")
 _QUALIFIER = re.compile(r"^(.+?)\s*\([^()]*\)$")  # "Squeeze (The Velvet Underground album)"
@@ -86,8 +86,13 @@ def predicate_words(predicate: str) -> str:
     for part in text.split(" "):
         for word in _CAMEL.split(part):
             # ISBN, UK stay acronyms; Served (from cityServed) becomes served.
-            words.append(word if word.isupper() and len(word) > 1 else word.lower()
-                         if _CAMEL.search(part) else word)
+            words.append(
+                word
+                if word.isupper() and len(word) > 1
+                else word.lower()
+                if _CAMEL.search(part)
+                else word
+            )
     return " ".join(w for w in words if w)
 
 

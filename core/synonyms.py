@@ -53,19 +53,26 @@ class SynonymRow:
 def check_row(entity: str, synonym: str, lang: str = "", *, where: str = "") -> SynonymRow:
     """A clean row, or a :class:`SynonymError` saying which field is wrong."""
     at = f"{where}: " if where else ""
-    entity, synonym, lang = (entity or "").strip(), (synonym or "").strip(), (
-        lang or "").strip().lower()
+    entity, synonym, lang = (
+        (entity or "").strip(),
+        (synonym or "").strip(),
+        (lang or "").strip().lower(),
+    )
     if not entity:
-        raise SynonymError(f"{at}the row names no entity (first field empty): "
-                           f"a synonym must say which entity it is another name of")
+        raise SynonymError(
+            f"{at}the row names no entity (first field empty): "
+            f"a synonym must say which entity it is another name of"
+        )
     if not synonym:
-        raise SynonymError(f"{at}the row for entity {entity!r} gives no synonym "
-                           "(second field empty)")
+        raise SynonymError(
+            f"{at}the row for entity {entity!r} gives no synonym (second field empty)"
+        )
     if entity.casefold() == synonym.casefold():
         raise SynonymError(f"{at}{synonym!r} is the entity's own name, not a synonym")
     if not _LANG.match(lang):
-        raise SynonymError(f"{at}{lang!r} is not a language code (en, it, es, or empty "
-                           "for every language)")
+        raise SynonymError(
+            f"{at}{lang!r} is not a language code (en, it, es, or empty for every language)"
+        )
     return SynonymRow(entity, synonym, lang)
 
 
@@ -78,14 +85,19 @@ def parse_rows(text: str, *, name: str = "<text>", delimiter: str = "\t") -> lis
             continue
         where = f"{name}, line {line_number}"
         if len(fields) > 3:
-            raise SynonymError(f"{where}: expected entity, synonym and an optional language, "
-                               f"found {len(fields)} fields")
+            raise SynonymError(
+                f"{where}: expected entity, synonym and an optional language, "
+                f"found {len(fields)} fields"
+            )
         if len(fields) == 1:
-            raise SynonymError(f"{where}: expected entity and synonym separated by "
-                               f"{'a tab' if delimiter == chr(9) else repr(delimiter)}, "
-                               f"found one field {fields[0].strip()!r}")
-        rows.append(check_row(fields[0], fields[1], fields[2] if len(fields) > 2 else "",
-                              where=where))
+            raise SynonymError(
+                f"{where}: expected entity and synonym separated by "
+                f"{'a tab' if delimiter == chr(9) else repr(delimiter)}, "
+                f"found one field {fields[0].strip()!r}"
+            )
+        rows.append(
+            check_row(fields[0], fields[1], fields[2] if len(fields) > 2 else "", where=where)
+        )
     return rows
 
 
@@ -96,12 +108,14 @@ def read_file(path: str | Path) -> list[SynonymRow]:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
-        raise SynonymError(f"{path}: not UTF-8 text ({error.reason} at byte "
-                           f"{error.start})") from error
+        raise SynonymError(
+            f"{path}: not UTF-8 text ({error.reason} at byte {error.start})"
+        ) from error
     except OSError as error:
         raise SynonymError(f"{path}: cannot read ({error.strerror})") from error
-    return parse_rows(text, name=str(path), delimiter="," if path.suffix.lower() == ".csv"
-                      else "\t")
+    return parse_rows(
+        text, name=str(path), delimiter="," if path.suffix.lower() == ".csv" else "\t"
+    )
 
 
 def starter_rows() -> list[tuple[str, str, str]]:
@@ -120,13 +134,15 @@ def list_synonyms(store: Any, *, entity: str | None = None) -> list[SynonymRow]:
 
     from core.store.models import EntitySynonym
 
-    query = select(EntitySynonym).order_by(EntitySynonym.entity, EntitySynonym.synonym,
-                                           EntitySynonym.lang)
+    query = select(EntitySynonym).order_by(
+        EntitySynonym.entity, EntitySynonym.synonym, EntitySynonym.lang
+    )
     if entity:
         query = query.where(EntitySynonym.entity == entity.strip())
     with store.unit_of_work() as db:
-        return [SynonymRow(r.entity, r.synonym, r.lang or "", r.source, r.id)
-                for r in db.scalars(query)]
+        return [
+            SynonymRow(r.entity, r.synonym, r.lang or "", r.source, r.id) for r in db.scalars(query)
+        ]
 
 
 def synonym_rows(store: Any) -> list[tuple[str, str, str]]:
@@ -142,14 +158,19 @@ def _insert(store: Any, rows: Sequence[SynonymRow], source: str) -> int:
 
     added = 0
     with store.unit_of_work() as db:
-        existing = {tuple(r) for r in db.execute(select(
-            EntitySynonym.entity, EntitySynonym.synonym, EntitySynonym.lang))}
+        existing = {
+            tuple(r)
+            for r in db.execute(
+                select(EntitySynonym.entity, EntitySynonym.synonym, EntitySynonym.lang)
+            )
+        }
         for row in rows:
             if row.key() in existing:
                 continue
             existing.add(row.key())
-            db.add(EntitySynonym(entity=row.entity, synonym=row.synonym, lang=row.lang,
-                                 source=source))
+            db.add(
+                EntitySynonym(entity=row.entity, synonym=row.synonym, lang=row.lang, source=source)
+            )
             added += 1
     return added
 
@@ -165,8 +186,9 @@ def remove_synonym(store: Any, entity: str, synonym: str, lang: str | None = Non
 
     from core.store.models import EntitySynonym
 
-    query = delete(EntitySynonym).where(EntitySynonym.entity == entity.strip(),
-                                        EntitySynonym.synonym == synonym.strip())
+    query = delete(EntitySynonym).where(
+        EntitySynonym.entity == entity.strip(), EntitySynonym.synonym == synonym.strip()
+    )
     if lang is not None:
         query = query.where(EntitySynonym.lang == lang.strip().lower())
     with store.unit_of_work() as db:
@@ -177,15 +199,20 @@ def remove_synonym(store: Any, entity: str, synonym: str, lang: str | None = Non
 
 
 def _no_such_row(entity: str, synonym: str, lang: str | None) -> SynonymError:
-    return SynonymError(f"no synonym {synonym.strip()!r} of {entity.strip()!r}"
-                        + (f" in language {lang!r}" if lang else "") + " in this session")
+    return SynonymError(
+        f"no synonym {synonym.strip()!r} of {entity.strip()!r}"
+        + (f" in language {lang!r}" if lang else "")
+        + " in this session"
+    )
 
 
 def check_removal(store: Any, entity: str, synonym: str, lang: str | None = None) -> None:
     """Raise before anything is written when the table ESA uses has no such row."""
     wanted = (entity.strip(), synonym.strip())
-    if not any((e, s) == wanted and (lang is None or lang.strip().lower() == row_lang)
-               for e, s, row_lang in effective_rows(store)):
+    if not any(
+        (e, s) == wanted and (lang is None or lang.strip().lower() == row_lang)
+        for e, s, row_lang in effective_rows(store)
+    ):
         raise _no_such_row(entity, synonym, lang)
 
 

@@ -607,8 +607,9 @@ def tier_category(distribution: Distribution, settings: TierSettings) -> TierRes
     if torso is not None and torso > head:
         torso = float(head)
     codes = distribution.tier(head, torso)
-    return TierResult(settings, pareto, head_tail, head, torso, codes,
-                      distribution.summary(head, torso))
+    return TierResult(
+        settings, pareto, head_tail, head, torso, codes, distribution.summary(head, torso)
+    )
 
 
 def snapped_line(distribution: Distribution, line: float, *, positive: bool = False) -> int:
@@ -641,8 +642,7 @@ def fraction_for_line(distribution: Distribution, line: float) -> tuple[float, i
     count = snapped_line(distribution, line)
     high = distribution.entity_share_at_or_above(count)
     low = distribution.entity_share_at_or_above(count + 1)
-    fraction = _shortest_decimal(
-        low, high, lambda f: distribution.head_tail_threshold(f) == count)
+    fraction = _shortest_decimal(low, high, lambda f: distribution.head_tail_threshold(f) == count)
     return fraction, count
 
 

@@ -148,9 +148,10 @@ def _rule_of(
     # parsing the reason's wording.
     index = claims.index(claim)
     for rule, _ in RULES:
-        if getattr(settings, rule) and drop_reasons(claims, _SINGLE_RULE[rule], unit_subjects)[
-            index
-        ]:
+        if (
+            getattr(settings, rule)
+            and drop_reasons(claims, _SINGLE_RULE[rule], unit_subjects)[index]
+        ):
             return rule
     return None
 
@@ -234,8 +235,7 @@ KEPT_LABELS_META_KEY = "units:kept-labels"
 _ENTITY_ID = re.compile(r"[QP][1-9][0-9]*")
 
 
-def add_candidates(draft: UnitDraft, rows: Sequence[CandidateClaim]
-                   ) -> tuple[UnitDraft, list[str]]:
+def add_candidates(draft: UnitDraft, rows: Sequence[CandidateClaim]) -> tuple[UnitDraft, list[str]]:
     """Add several candidate claims in one action, in the order given: the draft with every
     one that may enter, and a line per claim left out (already in, dropped by a rule, or
     refused by the draft) saying why."""
@@ -269,21 +269,30 @@ def claim_entity(claim: Any, part: str) -> str | None:
     return value if isinstance(value, str) and _ENTITY_ID.fullmatch(value) else None
 
 
-def override_across(claims: Sequence[Any], overrides: Overrides, lang: str, position: int,
-                    part: str, text: str | None) -> dict[tuple[str, int, str], str]:
+def override_across(
+    claims: Sequence[Any],
+    overrides: Overrides,
+    lang: str,
+    position: int,
+    part: str,
+    text: str | None,
+) -> dict[tuple[str, int, str], str]:
     """``overrides`` with ``text`` (None: cleared) set for the part at ``position`` and for
     every other place of the unit, in ``lang``, that names the same entity: the subject or
     the object of any triple (the property in any predicate, for a predicate). A literal
     object is only that one place."""
     if part not in PARTS or not 0 <= position < len(claims):
-        raise UnitError(f"override for a triple part that does not exist: {lang} {position} "
-                        f"{part}")
+        raise UnitError(f"override for a triple part that does not exist: {lang} {position} {part}")
     entity = claim_entity(claims[position], part)
     places = [(position, part)]
     if entity is not None:
         kinds = ("predicate",) if part == "predicate" else ("subject", "object")
-        places = [(p, k) for p, claim in enumerate(claims) for k in kinds
-                  if claim_entity(claim, k) == entity]
+        places = [
+            (p, k)
+            for p, claim in enumerate(claims)
+            for k in kinds
+            if claim_entity(claim, k) == entity
+        ]
     result = dict(overrides)
     for p, k in places:
         if text is None:
@@ -303,8 +312,11 @@ def kept_labels(store: SessionStore) -> dict[str, dict[str, str]]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {str(lang): {str(q): str(t) for q, t in by.items()}
-            for lang, by in data.items() if isinstance(by, dict)}
+    return {
+        str(lang): {str(q): str(t) for q, t in by.items()}
+        for lang, by in data.items()
+        if isinstance(by, dict)
+    }
 
 
 def keep_label(store: SessionStore, lang: str, entity: str, text: str | None) -> None:
@@ -312,15 +324,21 @@ def keep_label(store: SessionStore, lang: str, entity: str, text: str | None) ->
     import json
 
     if not _ENTITY_ID.fullmatch(entity or ""):
-        raise UnitError(f"{entity!r} is not a Wikidata id (Q… or P…): only an entity's or a "
-                        "property's words can be kept for the session")
+        raise UnitError(
+            f"{entity!r} is not a Wikidata id (Q… or P…): only an entity's or a "
+            "property's words can be kept for the session"
+        )
     kept = kept_labels(store)
     if text is None:
         kept.get(lang, {}).pop(entity, None)
     else:
         kept.setdefault(lang, {})[entity] = text
-    store.set_meta(KEPT_LABELS_META_KEY, json.dumps(
-        {lang: by for lang, by in kept.items() if by}, ensure_ascii=False, sort_keys=True))
+    store.set_meta(
+        KEPT_LABELS_META_KEY,
+        json.dumps(
+            {lang: by for lang, by in kept.items() if by}, ensure_ascii=False, sort_keys=True
+        ),
+    )
 
 
 def label_index(details_by_qid: Mapping[str, EntityDetails]) -> dict[str, dict[str, str]]:
@@ -356,8 +374,9 @@ def render_unit(
                     overrides.setdefault((lang, position, part), text)
     for lang, position, part in overrides:
         if part not in PARTS or not 0 <= position < len(draft.claims) or lang not in langs:
-            raise UnitError(f"override for a triple part that does not exist: "
-                            f"{lang} {position} {part}")
+            raise UnitError(
+                f"override for a triple part that does not exist: {lang} {position} {part}"
+            )
     rendered: dict[str, list[RenderedTriple]] = {}
     for lang in langs:
         names = labels.get(lang, {})
@@ -412,8 +431,10 @@ def provenance(draft: UnitDraft) -> dict[str, Any]:
     """What a saved unit records about how it was built (kept in ``attributes``)."""
     entities = [draft.root_qid]
     for claim in draft.claims:
-        for qid in (claim.subject_qid, claim.value if claim.value_type == "wikibase-item"
-                    else None):
+        for qid in (
+            claim.subject_qid,
+            claim.value if claim.value_type == "wikibase-item" else None,
+        ):
             if qid and qid not in entities:
                 entities.append(qid)
     return {
@@ -441,8 +462,9 @@ def save_unit(
 
     Refuses (:class:`UnitError`) a unit that is empty, larger than 7 or not connected."""
     with store.unit_of_work() as db:
-        return _add_unit(db, draft, rendered, uid=uid, origin=origin, category=category,
-                         source=source)
+        return _add_unit(
+            db, draft, rendered, uid=uid, origin=origin, category=category, source=source
+        )
 
 
 def save_units(
@@ -456,8 +478,12 @@ def save_units(
     """Save many units in one transaction (all or none); each item is a draft, its
     rendering and extra attributes merged into the unit's provenance."""
     with store.unit_of_work() as db:
-        return [_add_unit(db, draft, rendered, origin=origin, category=category,
-                          source=source, extra=extra) for draft, rendered, extra in items]
+        return [
+            _add_unit(
+                db, draft, rendered, origin=origin, category=category, source=source, extra=extra
+            )
+            for draft, rendered, extra in items
+        ]
 
 
 def _add_unit(
@@ -483,8 +509,11 @@ def _add_unit(
     attributes = provenance(draft)
     attributes["category"] = category_name
     attributes["label_missing"] = {
-        lang: {str(t.position): [p for p in PARTS if getattr(t, f"{p}_missing")]
-               for t in rows if t.label_missing}
+        lang: {
+            str(t.position): [p for p in PARTS if getattr(t, f"{p}_missing")]
+            for t in rows
+            if t.label_missing
+        }
         for lang, rows in rendered.items()
     }
     attributes.update(extra or {})
@@ -494,13 +523,17 @@ def _add_unit(
             select(m.Category.id).where(m.Category.name == category_name)
         ).scalar_one_or_none()
     statement_ids = [c.statement_id for c in draft.claims if c.statement_id]
-    claim_ids = dict(
-        db.execute(
-            select(m.Claim.statement_id, m.Claim.id).where(
-                m.Claim.statement_id.in_(statement_ids)
-            )
-        ).all()
-    ) if statement_ids else {}
+    claim_ids = (
+        dict(
+            db.execute(
+                select(m.Claim.statement_id, m.Claim.id).where(
+                    m.Claim.statement_id.in_(statement_ids)
+                )
+            ).all()
+        )
+        if statement_ids
+        else {}
+    )
     unit = m.DataUnit(
         uid=uid or uuid.uuid4().hex,
         root_qid=draft.root_qid,
@@ -561,7 +594,12 @@ def set_override(
 
 
 def set_label_override(
-    store: SessionStore, unit_id: int, lang: str, position: int, part: str, text: str | None,
+    store: SessionStore,
+    unit_id: int,
+    lang: str,
+    position: int,
+    part: str,
+    text: str | None,
     keep: bool = False,
 ) -> int:
     """Set (None: clear) a person's words for the entity at ``position``/``part`` wherever
@@ -572,11 +610,19 @@ def set_label_override(
     if part not in PARTS:
         raise UnitError(f"a triple has no part {part!r}: use subject, predicate or object")
     with store.unit_of_work() as db:
-        rows = db.execute(
-            select(m.UnitTriple).where(
-                m.UnitTriple.unit_id == unit_id, m.UnitTriple.lang == lang,
-                m.UnitTriple.tripleset == MAIN).order_by(m.UnitTriple.position)
-        ).scalars().all()
+        rows = (
+            db.execute(
+                select(m.UnitTriple)
+                .where(
+                    m.UnitTriple.unit_id == unit_id,
+                    m.UnitTriple.lang == lang,
+                    m.UnitTriple.tripleset == MAIN,
+                )
+                .order_by(m.UnitTriple.position)
+            )
+            .scalars()
+            .all()
+        )
         by_position = {row.position: row for row in rows}
         if position not in by_position:
             raise UnitError(f"unit {unit_id} has no {lang} triple at position {position}")
@@ -584,14 +630,15 @@ def set_label_override(
         places = [(by_position[position], part)]
         if entity is not None:
             kinds = ("predicate",) if part == "predicate" else ("subject", "object")
-            places = [(row, k) for row in rows for k in kinds
-                      if claim_entity(row, k) == entity]
+            places = [(row, k) for row in rows for k in kinds if claim_entity(row, k) == entity]
         for row, k in places:
             setattr(row, f"{k}_override", text)
     if keep:
         if entity is None:
-            raise UnitError("a literal value (a date, a number, a text) cannot be kept for "
-                            "the session: only an entity's or a property's words can")
+            raise UnitError(
+                "a literal value (a date, a number, a text) cannot be kept for "
+                "the session: only an entity's or a property's words can"
+            )
         keep_label(store, lang, entity, text)
     return len(places)
 
@@ -611,10 +658,16 @@ def reorder(store: SessionStore, unit_id: int, new_order: Sequence[int]) -> None
         # (unit, lang, tripleset, position) is unique and SQLite checks it row by row,
         # so positions go through negative values first to swap without a clash.
         for new, old in enumerate(new_order):
-            db.execute(update(m.UnitTriple).where(*main, m.UnitTriple.position == old)
-                       .values(position=-1 - new))
-        db.execute(update(m.UnitTriple).where(*main, m.UnitTriple.position < 0)
-                   .values(position=-1 - m.UnitTriple.position))
+            db.execute(
+                update(m.UnitTriple)
+                .where(*main, m.UnitTriple.position == old)
+                .values(position=-1 - new)
+            )
+        db.execute(
+            update(m.UnitTriple)
+            .where(*main, m.UnitTriple.position < 0)
+            .values(position=-1 - m.UnitTriple.position)
+        )
         unit = db.get(m.DataUnit, unit_id)
         if unit is not None and unit.attributes:
             attributes = dict(unit.attributes)
@@ -623,8 +676,11 @@ def reorder(store: SessionStore, unit_id: int, new_order: Sequence[int]) -> None
                     attributes[key] = [attributes[key][i] for i in new_order]
             missing = attributes.get("label_missing") or {}
             attributes["label_missing"] = {
-                lang: {str(new): parts[str(old)] for new, old in enumerate(new_order)
-                       if str(old) in parts}
+                lang: {
+                    str(new): parts[str(old)]
+                    for new, old in enumerate(new_order)
+                    if str(old) in parts
+                }
                 for lang, parts in missing.items()
             }
             unit.attributes = attributes
@@ -665,14 +721,18 @@ def load_unit(store: SessionStore, unit_id: int) -> StoredUnit:
 UNIT_PAGE = 200  # units the Units panel reads at a time
 
 
-def list_units(store: SessionStore, *, after_id: int | None = None,
-               limit: int | None = None) -> list[StoredUnit]:
+def list_units(
+    store: SessionStore, *, after_id: int | None = None, limit: int | None = None
+) -> list[StoredUnit]:
     """The session's units in id order; with ``after_id``/``limit`` one keyset page (the
     units with a larger id, at most ``limit``), so a panel never loads every unit."""
     from sqlalchemy.orm import selectinload
 
-    query = (select(m.DataUnit).order_by(m.DataUnit.id)
-             .options(selectinload(m.DataUnit.triples), selectinload(m.DataUnit.category)))
+    query = (
+        select(m.DataUnit)
+        .order_by(m.DataUnit.id)
+        .options(selectinload(m.DataUnit.triples), selectinload(m.DataUnit.category))
+    )
     if after_id is not None:
         query = query.where(m.DataUnit.id > after_id)
     if limit is not None:
@@ -724,7 +784,8 @@ def _stored(unit: m.DataUnit) -> StoredUnit:
         rows.sort(key=lambda t: t.position)
         result[lang] = tuple(
             replace(t, statement_id=statements[t.position])
-            if t.position < len(statements) and len(rows) == len(statements) else t
+            if t.position < len(statements) and len(rows) == len(statements)
+            else t
             for t in rows
         )
     return StoredUnit(
@@ -777,14 +838,16 @@ def draft_to_json(draft: UnitDraft) -> str:
     import json
     from dataclasses import asdict
 
-    return json.dumps({
-        "root_qid": draft.root_qid,
-        "claims": [asdict(c) for c in draft.claims],
-        "category": draft.category,
-        "tier": draft.tier,
-        "sub_tier": draft.sub_tier,
-        "filters": asdict(draft.filters),
-    })
+    return json.dumps(
+        {
+            "root_qid": draft.root_qid,
+            "claims": [asdict(c) for c in draft.claims],
+            "category": draft.category,
+            "tier": draft.tier,
+            "sub_tier": draft.sub_tier,
+            "filters": asdict(draft.filters),
+        }
+    )
 
 
 def draft_from_json(text: str) -> UnitDraft | None:

@@ -105,33 +105,43 @@ def parse_template(text: str) -> UnitTemplate:
         where = f"pattern {n}"
         if len(group) != 3:
             pos = group[0][1] if group else len(text)
-            raise SearchError(f"template {where} at position {pos}: a pattern is "
-                              f"'?subject Pnn ?object', got {' '.join(t for t, _ in group)!r}")
+            raise SearchError(
+                f"template {where} at position {pos}: a pattern is "
+                f"'?subject Pnn ?object', got {' '.join(t for t, _ in group)!r}"
+            )
         (subj, sp), (prop, pp), (obj, op) = group
         for token, pos, part in ((subj, sp, "subject"), (obj, op, "object")):
             if not _VAR.fullmatch(token):
-                raise SearchError(f"template {where} at position {pos}: the {part} must be a "
-                                  f"variable like ?x, not {token!r}")
+                raise SearchError(
+                    f"template {where} at position {pos}: the {part} must be a "
+                    f"variable like ?x, not {token!r}"
+                )
         match = _PROP.fullmatch(prop)
         if not match or not PID_RE.fullmatch(match.group(1)):
-            raise SearchError(f"template {where} at position {pp}: {prop!r} is not a "
-                              "property id like P19")
+            raise SearchError(
+                f"template {where} at position {pp}: {prop!r} is not a property id like P19"
+            )
         s, o = subj[1:], obj[1:]
         if n == 1:
             bound.add(s)
         elif s not in bound:
-            raise SearchError(f"template {where} at position {sp}: ?{s} is not bound by an "
-                              "earlier pattern (the unit must be connected from the root)")
+            raise SearchError(
+                f"template {where} at position {sp}: ?{s} is not bound by an "
+                "earlier pattern (the unit must be connected from the root)"
+            )
         if o in bound:
-            raise SearchError(f"template {where} at position {op}: ?{o} is already bound; "
-                              "each pattern must introduce a new variable")
+            raise SearchError(
+                f"template {where} at position {op}: ?{o} is already bound; "
+                "each pattern must introduce a new variable"
+            )
         bound.add(o)
         patterns.append(Pattern(s, match.group(1), o))
     if not patterns:
         raise SearchError("the template has no pattern")
     if len(patterns) > MAX_SIZE:
-        raise SearchError(f"the template has {len(patterns)} patterns; a unit has at most "
-                          f"{MAX_SIZE} triples")
+        raise SearchError(
+            f"the template has {len(patterns)} patterns; a unit has at most {MAX_SIZE} triples"
+        )
     return UnitTemplate(text.strip(), tuple(patterns))
 
 
@@ -153,7 +163,8 @@ class Graph:
         self.token = token
         self.name = getattr(source, "name", "source")
         self.cache_store: SessionStore | None = (
-            source.store if getattr(source, "kind", None) == "cache" else None)
+            source.store if getattr(source, "kind", None) == "cache" else None
+        )
 
     def _select(self, query: str) -> list[Mapping[str, Any]]:
         if hasattr(self.source, "select"):
@@ -169,8 +180,9 @@ class Graph:
             from core.store import models as m
 
             with self.cache_store.unit_of_work() as db:
-                row = db.execute(select(m.Claim.value_type).where(
-                    m.Claim.property_pid == pid).limit(1)).first()
+                row = db.execute(
+                    select(m.Claim.value_type).where(m.Claim.property_pid == pid).limit(1)
+                ).first()
             return row[0] if row else None
         rows = self._select(queries.property_type(pid))
         if not rows:
@@ -196,7 +208,7 @@ class Graph:
                 add(s, o, st)
             return found
         for start in range(0, len(unique), queries.MAX_VALUES_SUBJECTS):
-            chunk = unique[start:start + queries.MAX_VALUES_SUBJECTS]
+            chunk = unique[start : start + queries.MAX_VALUES_SUBJECTS]
             offset = 0
             while True:
                 if self.token is not None and self.token.cancelled:
@@ -214,8 +226,7 @@ class Graph:
                 offset += PAGE
         return found
 
-    def _cache_values(self, subjects: Sequence[str], pid: str
-                      ) -> list[tuple[str, str, str | None]]:
+    def _cache_values(self, subjects: Sequence[str], pid: str) -> list[tuple[str, str, str | None]]:
         from sqlalchemy import select
 
         from core.store import models as m
@@ -225,17 +236,23 @@ class Graph:
         with self.cache_store.unit_of_work() as db:
             for start in range(0, len(subjects), 500):
                 rows = db.execute(
-                    select(m.Claim.subject_qid, m.Claim.value, m.Claim.statement_id,
-                           m.Claim.rank)
-                    .where(m.Claim.subject_qid.in_(subjects[start:start + 500]),
-                           m.Claim.property_pid == pid,
-                           m.Claim.value_type == "wikibase-item",
-                           m.Claim.value.is_not(None), m.Claim.rank != "deprecated")
-                    .order_by(m.Claim.subject_qid, m.Claim.value, m.Claim.id)).all()
+                    select(m.Claim.subject_qid, m.Claim.value, m.Claim.statement_id, m.Claim.rank)
+                    .where(
+                        m.Claim.subject_qid.in_(subjects[start : start + 500]),
+                        m.Claim.property_pid == pid,
+                        m.Claim.value_type == "wikibase-item",
+                        m.Claim.value.is_not(None),
+                        m.Claim.rank != "deprecated",
+                    )
+                    .order_by(m.Claim.subject_qid, m.Claim.value, m.Claim.id)
+                ).all()
                 preferred = {s for s, _v, _st, rank in rows if rank == "preferred"}
                 # Truthy values only: where a subject has preferred ones, the normal go.
-                out.extend((s, v, st) for s, v, st, rank in rows
-                           if v is not None and (rank == "preferred" or s not in preferred))
+                out.extend(
+                    (s, v, st)
+                    for s, v, st, rank in rows
+                    if v is not None and (rank == "preferred" or s not in preferred)
+                )
         return out
 
     def labels(self, ids: Sequence[str], lang: str) -> dict[str, str]:
@@ -249,8 +266,9 @@ class Graph:
             with self.cache_store.unit_of_work() as db:
                 return _labels(db, unique, lang)
         for start in range(0, len(unique), queries.MAX_VALUES_SUBJECTS):
-            rows = self._select(queries.item_labels(
-                unique[start:start + queries.MAX_VALUES_SUBJECTS], lang))
+            rows = self._select(
+                queries.item_labels(unique[start : start + queries.MAX_VALUES_SUBJECTS], lang)
+            )
             for row in rows:
                 item = row["item"].value.rsplit("/", 1)[-1]
                 found.setdefault(item, row["text"].value)
@@ -260,8 +278,9 @@ class Graph:
         qids: list[str] = []
         offset = 0
         while len(qids) < limit:
-            page = self.source.members_page(category, offset, min(PAGE, limit - len(qids)),
-                                            self.token)
+            page = self.source.members_page(
+                category, offset, min(PAGE, limit - len(qids)), self.token
+            )
             qids.extend(e.qid for e in page.entities)
             if len(page.entities) < min(PAGE, limit - len(qids) + len(page.entities)):
                 break
@@ -299,8 +318,7 @@ class SearchResult:
         return (sum(c.scores[-1] for c in self.units) / len(self.units)) if self.units else None
 
 
-def verbalise(template: UnitTemplate, values: Sequence[str],
-              labels: Mapping[str, str]) -> str:
+def verbalise(template: UnitTemplate, values: Sequence[str], labels: Mapping[str, str]) -> str:
     """The simple template: the root's label alone, then ``"{s} {p} {o}."`` per bound
     triple, with labels (the id's surface form where a label is missing)."""
     from core.surface import surface
@@ -311,12 +329,15 @@ def verbalise(template: UnitTemplate, values: Sequence[str],
     if len(values) == 1:
         return name(values[0])
     bound = dict(zip(template.variables, values, strict=False))
-    return " ".join(f"{name(bound[p.subject])} {name(p.pid)} {name(bound[p.obj])}."
-                    for p in template.patterns[:len(values) - 1])
+    return " ".join(
+        f"{name(bound[p.subject])} {name(p.pid)} {name(bound[p.obj])}."
+        for p in template.patterns[: len(values) - 1]
+    )
 
 
-def rank(candidates: Sequence[Candidate], direction: str, keep: float,
-         beam: int) -> list[Candidate]:
+def rank(
+    candidates: Sequence[Candidate], direction: str, keep: float, beam: int
+) -> list[Candidate]:
     """Lowest score first (tail) or highest first (head), ties by the values; the top
     ``ceil(keep · n)`` kept, at most ``beam``."""
     if direction not in DIRECTIONS:
@@ -324,7 +345,7 @@ def rank(candidates: Sequence[Candidate], direction: str, keep: float,
     sign = 1 if direction == "tail" else -1
     ordered = sorted(candidates, key=lambda c: (sign * c.scores[-1], c.values))
     # A hair below the product, so 0.7 × 10 keeps 7 (the float is 7.000000000000001).
-    return ordered[:min(beam, math.ceil(keep * len(ordered) - 1e-9))]
+    return ordered[: min(beam, math.ceil(keep * len(ordered) - 1e-9))]
 
 
 def check_settings(beam: int, keep: float, units: int) -> None:
@@ -336,11 +357,21 @@ def check_settings(beam: int, keep: float, units: int) -> None:
         raise SearchError(f"--units must be a whole number of at least 1, not {units!r}")
 
 
-def beam_search(graph: Graph, template: UnitTemplate, roots: Sequence[str], scorer: Scorer,
-                direction: str, *, lang: str = "en", beam: int = DEFAULT_BEAM,
-                keep: float = DEFAULT_KEEP, units: int = DEFAULT_UNITS,
-                ctx: JobContext | None = None, labels: dict[str, str] | None = None,
-                step_done: Callable[[int], None] | None = None) -> SearchResult:
+def beam_search(
+    graph: Graph,
+    template: UnitTemplate,
+    roots: Sequence[str],
+    scorer: Scorer,
+    direction: str,
+    *,
+    lang: str = "en",
+    beam: int = DEFAULT_BEAM,
+    keep: float = DEFAULT_KEEP,
+    units: int = DEFAULT_UNITS,
+    ctx: JobContext | None = None,
+    labels: dict[str, str] | None = None,
+    step_done: Callable[[int], None] | None = None,
+) -> SearchResult:
     """Fill the template one variable at a time, reranking at each step (see module)."""
     check_settings(beam, keep, units)
     labels = labels if labels is not None else {}
@@ -396,31 +427,52 @@ def _claims(template: UnitTemplate, cand: Candidate) -> tuple[ClaimRecord, ...]:
     bound = dict(zip(template.variables, cand.values, strict=True))
     return tuple(
         ClaimRecord(st, bound[p.subject], p.pid, bound[p.obj], "wikibase-item", "normal")
-        for p, st in zip(template.patterns, cand.statements, strict=True))
+        for p, st in zip(template.patterns, cand.statements, strict=True)
+    )
 
 
-def save_results(store: SessionStore, graph: Graph, template: UnitTemplate,
-                 results: Sequence[SearchResult], *, model: str, fingerprint: str | None,
-                 lang: str, beam: int, keep: float, category: str | None,
-                 check: Callable[[], None] | None = None) -> list[int]:
+def save_results(
+    store: SessionStore,
+    graph: Graph,
+    template: UnitTemplate,
+    results: Sequence[SearchResult],
+    *,
+    model: str,
+    fingerprint: str | None,
+    lang: str,
+    beam: int,
+    keep: float,
+    category: str | None,
+    check: Callable[[], None] | None = None,
+) -> list[int]:
     """Save every result's units in one transaction (all or none), rendered in the app's
     languages, with the search's provenance in the unit's attributes."""
     from core.unit_builder import UnitDraft, render_unit, save_units
 
-    ids = sorted({q for r in results for c in r.units for q in c.values}
-                 | {p.pid for p in template.patterns})
+    ids = sorted(
+        {q for r in results for c in r.units for q in c.values} | {p.pid for p in template.patterns}
+    )
     labels = {code: graph.labels(ids, code) for code in LANGUAGES}
     items = []
     for result in results:
         for order, cand in enumerate(result.units):
             draft = UnitDraft(cand.values[0], _claims(template, cand), category=category)
             rendered = render_unit(draft, {}, LANGUAGES, labels=labels)
-            extra = {"search": {
-                "template": template.text, "model": model, "model_fingerprint": fingerprint,
-                "direction": result.direction, "lang": lang, "beam": beam, "keep": keep,
-                "rank": order, "variables": list(template.variables),
-                "step_scores": list(cand.scores), "loglik": cand.scores[-1],
-            }}
+            extra = {
+                "search": {
+                    "template": template.text,
+                    "model": model,
+                    "model_fingerprint": fingerprint,
+                    "direction": result.direction,
+                    "lang": lang,
+                    "beam": beam,
+                    "keep": keep,
+                    "rank": order,
+                    "variables": list(template.variables),
+                    "step_scores": list(cand.scores),
+                    "loglik": cand.scores[-1],
+                }
+            }
             items.append((draft, rendered, extra))
     if check is not None:
         check()
@@ -459,8 +511,9 @@ class SearchSummary:
         return self.seconds / len(self.unit_ids) if self.unit_ids else None
 
 
-def resolve_root(store: SessionStore | None, class_qid: str | None,
-                 category: str | None) -> tuple[Category, str | None]:
+def resolve_root(
+    store: SessionStore | None, class_qid: str | None, category: str | None
+) -> tuple[Category, str | None]:
     """The root's class: a QID, or a category (the session's own pattern if it has that
     category, else a built-in one). Returns the category and the name to file units under."""
     if (class_qid is None) == (category is None):
@@ -476,8 +529,9 @@ def resolve_root(store: SessionStore | None, class_qid: str | None,
         with store.unit_of_work() as db:
             row = db.execute(select(m.Category).where(m.Category.name == category)).scalar()
             if row is not None:
-                return Category(row.name, row.class_qid, row.membership_property,
-                                row.pattern), row.name
+                return Category(
+                    row.name, row.class_qid, row.membership_property, row.pattern
+                ), row.name
     from core.wikidata.categories import category_by_name
 
     found = category_by_name(category)
@@ -489,16 +543,24 @@ def validate(graph: Graph, template: UnitTemplate) -> None:
     for n, pattern in enumerate(template.patterns, 1):
         kind = graph.property_type(pattern.pid)
         if kind is None:
-            raise SearchError(f"template pattern {n}: {pattern.pid} is not a property "
-                              f"{graph.name} knows")
+            raise SearchError(
+                f"template pattern {n}: {pattern.pid} is not a property {graph.name} knows"
+            )
         if kind != "wikibase-item":
-            raise SearchError(f"template pattern {n}: {pattern.pid} takes {kind} values; "
-                              "a search pattern needs a property with item values")
+            raise SearchError(
+                f"template pattern {n}: {pattern.pid} takes {kind} values; "
+                "a search pattern needs a property with item values"
+            )
 
 
-def search_job(store: SessionStore, source: Any, request: SearchRequest, *,
-               scorer: Scorer | None = None, loader: Callable[..., Any] | None = None,
-               ) -> Job[SearchSummary]:
+def search_job(
+    store: SessionStore,
+    source: Any,
+    request: SearchRequest,
+    *,
+    scorer: Scorer | None = None,
+    loader: Callable[..., Any] | None = None,
+) -> Job[SearchSummary]:
     """Parse and check the template, run the search in each direction and save the units.
 
     The template, the class and the model folder are checked before the job is built,
@@ -554,9 +616,12 @@ def search_job(store: SessionStore, source: Any, request: SearchRequest, *,
 
         roots = graph.roots(category)
         if not roots:
-            hint = (" (the session cache holds only the categories fetched into it: use "
-                    "--category with one of them, or another source)"
-                    if graph.cache_store is not None else "")
+            hint = (
+                " (the session cache holds only the categories fetched into it: use "
+                "--category with one of them, or another source)"
+                if graph.cache_store is not None
+                else ""
+            )
             raise SearchError(f"{graph.name} has no members of {category.name}{hint}")
         total = len(directions) * (len(template.patterns) + 1) + 1
         results = []
@@ -567,30 +632,72 @@ def search_job(store: SessionStore, source: Any, request: SearchRequest, *,
             def done(step: int, base: int = base, direction: str = direction) -> None:
                 ctx.progress(base + step + 1, total, f"{direction}: step {step + 1}")
 
-            results.append(beam_search(
-                graph, template, roots, score_once, direction, lang=lang, beam=request.beam,
-                keep=request.keep, units=request.units, ctx=ctx, labels=labels,
-                step_done=done))
+            results.append(
+                beam_search(
+                    graph,
+                    template,
+                    roots,
+                    score_once,
+                    direction,
+                    lang=lang,
+                    beam=request.beam,
+                    keep=request.keep,
+                    units=request.units,
+                    ctx=ctx,
+                    labels=labels,
+                    step_done=done,
+                )
+            )
         ctx.check_cancelled()
-        ids = save_results(store, graph, template, results, model=model_name,
-                           fingerprint=fingerprint, lang=lang, beam=request.beam,
-                           keep=request.keep, category=file_under,
-                           check=ctx.check_cancelled)
+        ids = save_results(
+            store,
+            graph,
+            template,
+            results,
+            model=model_name,
+            fingerprint=fingerprint,
+            lang=lang,
+            beam=request.beam,
+            keep=request.keep,
+            category=file_under,
+            check=ctx.check_cancelled,
+        )
         ctx.progress(total, total, "saved")
         by = {r.direction: r for r in results}
         delta = None
-        if "head" in by and "tail" in by and by["head"].mean is not None \
-                and by["tail"].mean is not None:
+        if (
+            "head" in by
+            and "tail" in by
+            and by["head"].mean is not None
+            and by["tail"].mean is not None
+        ):
             delta = by["head"].mean - by["tail"].mean
         return SearchSummary(
-            template.text, len(roots),
-            {r.direction: {"units": len(r.units), "mean": r.mean, "steps": r.steps}
-             for r in results},
-            tuple(ids), delta, time.perf_counter() - started)
+            template.text,
+            len(roots),
+            {
+                r.direction: {"units": len(r.units), "mean": r.mean, "steps": r.steps}
+                for r in results
+            },
+            tuple(ids),
+            delta,
+            time.perf_counter() - started,
+        )
 
-    return Job(title=f"Search units: {template.text}", run=run, kind="units.search",
-               params={"template": template.text, "model": model_name,
-                       "class": category.class_qid, "category": request.category,
-                       "direction": request.direction, "beam": request.beam,
-                       "keep": request.keep, "units": request.units, "lang": lang,
-                       "source": graph.name})
+    return Job(
+        title=f"Search units: {template.text}",
+        run=run,
+        kind="units.search",
+        params={
+            "template": template.text,
+            "model": model_name,
+            "class": category.class_qid,
+            "category": request.category,
+            "direction": request.direction,
+            "beam": request.beam,
+            "keep": request.keep,
+            "units": request.units,
+            "lang": lang,
+            "source": graph.name,
+        },
+    )

@@ -33,7 +33,8 @@ def core_modules(root: Path = ROOT) -> dict[str, Path]:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imported_names(tree: ast.AST, package: str) -> list[str]:
@@ -51,7 +52,7 @@ def _imported_names(tree: ast.AST, package: str) -> list[str]:
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
-                parts = parts[:len(parts) - node.level + 1]
+                parts = parts[: len(parts) - node.level + 1]
                 base = ".".join([*parts, base] if base else parts)
             names.append(base)
             names.extend(f"{base}.{alias.name}" for alias in node.names)
@@ -98,7 +99,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if colour[nxt] == grey:
-                return [*stack[stack.index(nxt):], nxt]
+                return [*stack[stack.index(nxt) :], nxt]
             if colour[nxt] == white and (found := visit(nxt)):
                 return found
         stack.pop()
@@ -147,8 +148,9 @@ def test_every_core_module_imports_on_its_own() -> None:
         "print(json.dumps(failed))\n"
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     failed = json.loads(result.stdout.strip().splitlines()[-1])
     assert len(names) > 50

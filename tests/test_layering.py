@@ -16,7 +16,11 @@ HEAVY_MODULES = ("torch", "transformers", "sentence_transformers", "bert_score")
 def _fresh_python(code: str) -> dict:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
@@ -57,8 +61,15 @@ def test_widgets_never_import_the_database_layer() -> None:
     offenders = []
     for path in (ROOT / "widgets").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        for banned in ("import sqlite3", "import sqlalchemy", "from sqlalchemy", "import socket",
-                       "from core.store", "import requests", "SPARQLWrapper"):
+        for banned in (
+            "import sqlite3",
+            "import sqlalchemy",
+            "from sqlalchemy",
+            "import socket",
+            "from core.store",
+            "import requests",
+            "SPARQLWrapper",
+        ):
             if banned in text:
                 offenders.append(f"{path.relative_to(ROOT)}: {banned}")
     assert offenders == []

@@ -19,6 +19,11 @@ def test_mypy_passes_over_core_and_app() -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--cache-dir", str(ROOT / ".mypy_cache")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert "Success: no issues found" in result.stdout

@@ -96,13 +96,32 @@ TARGETS = (  # (label, QueueFilter.target, qualities)
     ("gold references", "references", ("gold",)),
     ("all references", "references", ()),
 )
-AGREEMENT_COLUMNS = ("group", "items", "ratings", "annotators", "fluency mean",
-                     "fluency median", "adequacy yes", "majority yes", "α fluency",
-                     "α adequacy")
-ITEM_COLUMNS = ("item", "unit", "model", "lang", "tier", "category", "ratings", "fluency mean",
-                "fluency median", "majority", "yes")
-GOLDEN_COLUMNS = ("annotator", "golden items", "adequacy right", "fluency within ±1",
-                  "fluency MAE")
+AGREEMENT_COLUMNS = (
+    "group",
+    "items",
+    "ratings",
+    "annotators",
+    "fluency mean",
+    "fluency median",
+    "adequacy yes",
+    "majority yes",
+    "α fluency",
+    "α adequacy",
+)
+ITEM_COLUMNS = (
+    "item",
+    "unit",
+    "model",
+    "lang",
+    "tier",
+    "category",
+    "ratings",
+    "fluency mean",
+    "fluency median",
+    "majority",
+    "yes",
+)
+GOLDEN_COLUMNS = ("annotator", "golden items", "adequacy right", "fluency within ±1", "fluency MAE")
 # Words and punctuation marks, each with the spaces after it (so a changed phrase is one
 # marked run, not a word-space-word patchwork).
 _TOKEN = re.compile(r"\w+\s*|[^\w\s]\s*|\s+")
@@ -120,13 +139,17 @@ def diff_html(original: str, corrected: str) -> str:
             out.append(html.escape("".join(a[i1:i2])))
             continue
         if op in ("delete", "replace"):
-            out.append("<span style='background:#f6c9c9;color:#8a1c1c;"
-                       "text-decoration:line-through'>"
-                       f"{html.escape(''.join(a[i1:i2]))}</span>")
+            out.append(
+                "<span style='background:#f6c9c9;color:#8a1c1c;"
+                "text-decoration:line-through'>"
+                f"{html.escape(''.join(a[i1:i2]))}</span>"
+            )
         if op in ("insert", "replace"):
-            out.append("<span style='background:#c9efc9;color:#145214;"
-                       "text-decoration:underline'>"
-                       f"{html.escape(''.join(b[j1:j2]))}</span>")
+            out.append(
+                "<span style='background:#c9efc9;color:#145214;"
+                "text-decoration:underline'>"
+                f"{html.escape(''.join(b[j1:j2]))}</span>"
+            )
     return "".join(out)
 
 
@@ -174,12 +197,14 @@ class AnnotatePanel(QWidget):
         # A chosen fluency or adequacy must read at a glance, in any style.
         # Checked and unchecked buttons have the same padding and border, so choosing one
         # never changes a row's height (and moves what is below under the pointer).
-        self.setStyleSheet("QPushButton:checked { background:#2f6fb3; color:white; "
-                           "font-weight:bold; border:1px solid #1f4f85; border-radius:3px; "
-                           "padding:4px } "
-                           "QPushButton:unchecked { background:palette(button); "
-                           "border:1px solid palette(mid); border-radius:3px; padding:4px } "
-                           "QPushButton:unchecked:disabled { color:palette(mid) }")
+        self.setStyleSheet(
+            "QPushButton:checked { background:#2f6fb3; color:white; "
+            "font-weight:bold; border:1px solid #1f4f85; border-radius:3px; "
+            "padding:4px } "
+            "QPushButton:unchecked { background:palette(button); "
+            "border:1px solid palette(mid); border-radius:3px; padding:4px } "
+            "QPushButton:unchecked:disabled { color:palette(mid) }"
+        )
         self.index: int | None = None  # queue index shown
         self.total = 0
         self._original = ""
@@ -235,18 +260,22 @@ class AnnotatePanel(QWidget):
         for combo in (self.model_combo, self.lang_combo, self.category_combo, self.tier_combo):
             combo.addItem(ANY, None)
             combo.setSizeAdjustPolicy(
-                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
             combo.setMinimumContentsLength(8)
         self.unrated_check = QCheckBox("not yet rated by me")
         self.unrated_check.setChecked(True)
         self.disagreement_check = QCheckBox("disagreements first")
-        self.disagreement_check.setToolTip("Items on which other annotators disagree most "
-                                           "come first")
+        self.disagreement_check.setToolTip(
+            "Items on which other annotators disagree most come first"
+        )
         self.golden_spin = QSpinBox()
         self.golden_spin.setRange(0, 50)
         self.golden_spin.setSuffix(" %")
-        self.golden_spin.setToolTip("Share of the queue made of golden items (known answers), "
-                                    "mixed in unmarked to check the annotator")
+        self.golden_spin.setToolTip(
+            "Share of the queue made of golden items (known answers), "
+            "mixed in unmarked to check the annotator"
+        )
         self.build_button = QPushButton("Build queue")
         self.build_button.clicked.connect(self._emit_queue)
         form.addRow("Rate", self.target_combo)
@@ -302,12 +331,14 @@ class AnnotatePanel(QWidget):
             self.fluency_group.addButton(button, value)
             fluency_row.addWidget(button)
             self.fluency_buttons.append(button)
-        self.fluency_group.idClicked.connect(lambda v: self.set_fluency(
-            v if self.fluency_buttons[v].isChecked() else None))
+        self.fluency_group.idClicked.connect(
+            lambda v: self.set_fluency(v if self.fluency_buttons[v].isChecked() else None)
+        )
         # One line that elides (whole text in the tooltip): neither a horizontal scroll bar
         # in a narrow dock nor a second line that would move what is below.
-        self.fluency_hint = ElidedLabel(Qt.TextElideMode.ElideRight,
-                                        policy=QSizePolicy.Policy.Ignored)
+        self.fluency_hint = ElidedLabel(
+            Qt.TextElideMode.ElideRight, policy=QSizePolicy.Policy.Ignored
+        )
         self.fluency_hint.setStyleSheet("color:#555")
 
         self.adequacy_buttons: dict[int, QPushButton] = {}
@@ -317,8 +348,9 @@ class AnnotatePanel(QWidget):
         for code, label in ADEQUACY_LABELS.items():
             button = QPushButton(f"{label} ({keys[code]})")
             button.setCheckable(True)
-            button.setToolTip(f"Does the text say all and only what the triples say? "
-                              f"{label} (key {keys[code]})")
+            button.setToolTip(
+                f"Does the text say all and only what the triples say? {label} (key {keys[code]})"
+            )
             button.clicked.connect(lambda on, c=code: self.set_adequacy(c if on else None))
             adequacy_row.addWidget(button)
             self.adequacy_buttons[code] = button
@@ -375,9 +407,11 @@ class AnnotatePanel(QWidget):
         reset.setToolTip("Back to the original text")
         reset.clicked.connect(lambda: self.correction_edit.setPlainText(self._original))
         self.promote_button = QPushButton("Promote to gold reference")
-        self.promote_button.setToolTip("Save the rating with this correction and make the "
-                                       "corrected text a gold reference of the unit (who, when "
-                                       "and from which text are kept)")
+        self.promote_button.setToolTip(
+            "Save the rating with this correction and make the "
+            "corrected text a gold reference of the unit (who, when "
+            "and from which text are kept)"
+        )
         self.promote_button.clicked.connect(self._emit_promote)
         correction_box = QGroupBox("Correction (C; Esc to leave)")
         correction_layout = QVBoxLayout(correction_box)
@@ -393,8 +427,9 @@ class AnnotatePanel(QWidget):
         self.message_label = QLabel()
         self.message_label.setWordWrap(True)
         self.undo_button = QPushButton("Undo")
-        self.undo_button.setToolTip("Undo the last rating and put it back in the form for "
-                                    "editing (Ctrl+Z)")
+        self.undo_button.setToolTip(
+            "Undo the last rating and put it back in the form for editing (Ctrl+Z)"
+        )
         self.undo_button.clicked.connect(self.undo_requested)
         self.back_button = QPushButton("◀ Back")
         self.back_button.setToolTip("Previous item (Alt+←)")
@@ -403,8 +438,9 @@ class AnnotatePanel(QWidget):
         self.skip_button.setToolTip("Next item, without saving (Alt+→)")
         self.skip_button.clicked.connect(lambda: self._step(+1))
         self.save_button = QPushButton("Save ▸ next")
-        self.save_button.setToolTip("Save the rating and go to the next unrated item (Enter; "
-                                    "Ctrl+Enter from a text field)")
+        self.save_button.setToolTip(
+            "Save the rating and go to the next unrated item (Enter; Ctrl+Enter from a text field)"
+        )
         self.save_button.clicked.connect(self.save)
         self.save_button.setFont(_bold())
 
@@ -473,16 +509,18 @@ class AnnotatePanel(QWidget):
         self.weighted_check = QCheckBox("Weighted by sampling weight")
         self.weighted_check.setToolTip(
             "Group figures weight each item by its WDV record's sampling_weight (WDV's "
-            "weighted per-theme figures; an item without one counts 1)")
+            "weighted per-theme figures; an item without one counts 1)"
+        )
         self.weighted_check.toggled.connect(lambda _on: self.agreement_requested.emit())
         self.groups_table = _table(AGREEMENT_COLUMNS)
         self.golden_table = _table(GOLDEN_COLUMNS)
         self.items_table = _table(ITEM_COLUMNS)
         splitter = QSplitter(Qt.Orientation.Vertical)
-        for title, table in (("Agreement and aggregates (each item counts once)",
-                              self.groups_table),
-                             ("Accuracy on golden items", self.golden_table),
-                             ("Per item", self.items_table)):
+        for title, table in (
+            ("Agreement and aggregates (each item counts once)", self.groups_table),
+            ("Accuracy on golden items", self.golden_table),
+            ("Per item", self.items_table),
+        ):
             box = QWidget()
             box_layout = QVBoxLayout(box)
             box_layout.setContentsMargins(0, 0, 0, 0)
@@ -517,8 +555,9 @@ class AnnotatePanel(QWidget):
         self.annotator_combo.setCurrentIndex(max(0, found))
         self.annotator_combo.blockSignals(False)
         if current is None or found < 0:
-            self.who_label.setText("<span style='color:#c23b22'><b>No annotator chosen</b></span>"
-                                   " — choose who you are")
+            self.who_label.setText(
+                "<span style='color:#c23b22'><b>No annotator chosen</b></span> — choose who you are"
+            )
         else:
             name = html.escape(self.annotator_combo.itemText(found))
             self.who_label.setText(f"Annotating as <b>{name}</b>")
@@ -526,8 +565,12 @@ class AnnotatePanel(QWidget):
 
     def show_filter_options(self, options: Mapping[str, Sequence[str]]) -> None:
         """Values offered by the filter: ``models``, ``langs``, ``categories``, ``tiers``."""
-        for key, combo in (("models", self.model_combo), ("langs", self.lang_combo),
-                           ("categories", self.category_combo), ("tiers", self.tier_combo)):
+        for key, combo in (
+            ("models", self.model_combo),
+            ("langs", self.lang_combo),
+            ("categories", self.category_combo),
+            ("tiers", self.tier_combo),
+        ):
             chosen = combo.currentData()
             combo.blockSignals(True)
             combo.clear()
@@ -546,10 +589,13 @@ class AnnotatePanel(QWidget):
             return (value,) if value else ()
 
         return {
-            "target": target, "qualities": tuple(qualities),
+            "target": target,
+            "qualities": tuple(qualities),
             "models": one(self.model_combo) if target == "verbalisations" else (),
-            "langs": one(self.lang_combo), "categories": one(self.category_combo),
-            "tiers": one(self.tier_combo), "unrated_only": self.unrated_check.isChecked(),
+            "langs": one(self.lang_combo),
+            "categories": one(self.category_combo),
+            "tiers": one(self.tier_combo),
+            "unrated_only": self.unrated_check.isChecked(),
             "disagreements_first": self.disagreement_check.isChecked(),
             "golden_rate": self.golden_spin.value() / 100,
         }
@@ -561,8 +607,12 @@ class AnnotatePanel(QWidget):
         for i in range(self.target_combo.count()):
             if self.target_combo.itemData(i) == (target, qualities):
                 self.target_combo.setCurrentIndex(i)
-        for key, combo in (("models", self.model_combo), ("langs", self.lang_combo),
-                           ("categories", self.category_combo), ("tiers", self.tier_combo)):
+        for key, combo in (
+            ("models", self.model_combo),
+            ("langs", self.lang_combo),
+            ("categories", self.category_combo),
+            ("tiers", self.tier_combo),
+        ):
             chosen = list(values.get(key) or ())
             combo.setCurrentIndex(max(0, combo.findData(chosen[0])) if chosen else 0)
         self.unrated_check.setChecked(bool(values.get("unrated_only", True)))
@@ -580,19 +630,35 @@ class AnnotatePanel(QWidget):
         annotator's stored rating of it (``StoredRating`` or None)."""
         self.index = index
         self._is_reference = item.ref.kind == "reference"
-        where = [f"item {index + 1} of {self.total:,}", f"unit {item.unit_uid}",
-                 item.model if item.model else f"{item.quality} reference", item.lang,
-                 tier_label(item.sub_tier), item.category]
+        where = [
+            f"item {index + 1} of {self.total:,}",
+            f"unit {item.unit_uid}",
+            item.model if item.model else f"{item.quality} reference",
+            item.lang,
+            tier_label(item.sub_tier),
+            item.category,
+        ]
         self.meta_label.setText(" · ".join(where))
-        lang_note = ("" if item.triples_lang == item.lang else
-                     f"<br><i>no {html.escape(item.lang)} triples: shown in "
-                     f"{html.escape(item.triples_lang)}</i>")
+        lang_note = (
+            ""
+            if item.triples_lang == item.lang
+            else f"<br><i>no {html.escape(item.lang)} triples: shown in "
+            f"{html.escape(item.triples_lang)}</i>"
+        )
         rows = "".join(
-            "<tr>" + "".join(f"<td style='padding:1px 6px 1px 0'>{html.escape(str(part))}</td>"
-                             for part in triple) + "</tr>"
-            for triple in map(surface_triple, item.triples))
-        self.triples_label.setText(f"<table style='color:#2a4d69'>{rows}</table>{lang_note}"
-                                   if rows else "<i>no triples</i>")
+            "<tr>"
+            + "".join(
+                f"<td style='padding:1px 6px 1px 0'>{html.escape(str(part))}</td>"
+                for part in triple
+            )
+            + "</tr>"
+            for triple in map(surface_triple, item.triples)
+        )
+        self.triples_label.setText(
+            f"<table style='color:#2a4d69'>{rows}</table>{lang_note}"
+            if rows
+            else "<i>no triples</i>"
+        )
         self.text_label.setText(item.text)
         self._original = item.text
         self._loading = True
@@ -632,33 +698,70 @@ class AnnotatePanel(QWidget):
     def set_can_undo(self, can: bool) -> None:
         self.undo_button.setEnabled(can)
 
-    def show_agreement(self, overall: Any, groups: Sequence[Any], items: Sequence[Any],
-                       golden: Sequence[Any]) -> None:
+    def show_agreement(
+        self, overall: Any, groups: Sequence[Any], items: Sequence[Any], golden: Sequence[Any]
+    ) -> None:
         """``GroupAggregate``s (overall first, then per category and per tier),
         ``ItemAggregate``s and ``GoldenAccuracy``s."""
-        rows = [[g.label, g.items, g.ratings, g.annotators, _number(g.fluency_mean),
-                 _number(g.fluency_median, 1), _percent(g.adequacy_yes),
-                 _percent(g.majority_yes), _number(g.alpha_fluency, 3),
-                 _number(g.alpha_adequacy, 3)] for g in [overall, *groups]]
+        rows = [
+            [
+                g.label,
+                g.items,
+                g.ratings,
+                g.annotators,
+                _number(g.fluency_mean),
+                _number(g.fluency_median, 1),
+                _percent(g.adequacy_yes),
+                _percent(g.majority_yes),
+                _number(g.alpha_fluency, 3),
+                _number(g.alpha_adequacy, 3),
+            ]
+            for g in [overall, *groups]
+        ]
         _fill(self.groups_table, rows)
         for column in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9):
             self.groups_table.item(0, column).setFont(_bold())
         labels = {0: "Yes", 1: "No", 2: "Not sure"}
-        _fill(self.items_table, [
-            [f"{i.item.kind[:4]}. {i.item.id}", i.unit_id, i.model, i.lang, tier_label(i.subtier),
-             i.category, i.ratings, _number(i.fluency_mean), _number(i.fluency_median, 1),
-             labels.get(i.adequacy_majority, "–"), _percent(i.adequacy_yes)] for i in items])
-        _fill(self.golden_table, [
-            [g.annotator, g.items, f"{g.adequacy_correct}/{g.adequacy_checked}",
-             f"{g.fluency_within}/{g.fluency_checked}", _number(g.fluency_mae)]
-            for g in golden])
+        _fill(
+            self.items_table,
+            [
+                [
+                    f"{i.item.kind[:4]}. {i.item.id}",
+                    i.unit_id,
+                    i.model,
+                    i.lang,
+                    tier_label(i.subtier),
+                    i.category,
+                    i.ratings,
+                    _number(i.fluency_mean),
+                    _number(i.fluency_median, 1),
+                    labels.get(i.adequacy_majority, "–"),
+                    _percent(i.adequacy_yes),
+                ]
+                for i in items
+            ],
+        )
+        _fill(
+            self.golden_table,
+            [
+                [
+                    g.annotator,
+                    g.items,
+                    f"{g.adequacy_correct}/{g.adequacy_checked}",
+                    f"{g.fluency_within}/{g.fluency_checked}",
+                    _number(g.fluency_mae),
+                ]
+                for g in golden
+            ],
+        )
         alpha = overall.alpha_fluency
         self.agreement_note.setText(
             f"{plural(overall.items, 'item')}, {plural(overall.ratings, 'rating')} by "
             f"{plural(overall.annotators, 'annotator')} · overall α fluency (interval) "
             f"{_number(alpha, 3)}, "
             f"α adequacy (nominal) {_number(overall.alpha_adequacy, 3)}"
-            + ("" if golden else " · no golden items rated"))
+            + ("" if golden else " · no golden items rated")
+        )
 
     def show_no_agreement(self, text: str) -> None:
         for table in (self.groups_table, self.items_table, self.golden_table):
@@ -699,8 +802,11 @@ class AnnotatePanel(QWidget):
                 blame = COMBINATION
             if self.blame_checks["other"].isChecked():
                 other = self.blame_other.text().strip() or None
-        checks = ({name: box.isChecked() for name, box in self.check_boxes.items()}
-                  if self._checks_touched else None)
+        checks = (
+            {name: box.isChecked() for name, box in self.check_boxes.items()}
+            if self._checks_touched
+            else None
+        )
         taxonomy = None
         if self._is_reference:
             taxonomy = {}
@@ -709,10 +815,17 @@ class AnnotatePanel(QWidget):
                     taxonomy.setdefault(family, []).append(error)
             taxonomy = taxonomy or None
         corrected = self.correction_edit.toPlainText().strip()
-        return {"fluency": self.fluency(), "adequacy": adequacy, "blame": blame,
-                "blame_other": other, "checks": checks, "error_taxonomy": taxonomy,
-                "corrected_text": corrected if corrected and corrected != self._original.strip()
-                else None}
+        return {
+            "fluency": self.fluency(),
+            "adequacy": adequacy,
+            "blame": blame,
+            "blame_other": other,
+            "checks": checks,
+            "error_taxonomy": taxonomy,
+            "corrected_text": corrected
+            if corrected and corrected != self._original.strip()
+            else None,
+        }
 
     def save(self) -> None:
         if self.index is not None:
@@ -759,8 +872,9 @@ class AnnotatePanel(QWidget):
         ctrl = bool(mods & Qt.KeyboardModifier.ControlModifier)
         enter = key in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
         focus = QApplication.focusWidget()
-        typing = _is_text_input(obj) or (focus is not None and self.isAncestorOf(focus)
-                                          and _is_text_input(focus))
+        typing = _is_text_input(obj) or (
+            focus is not None and self.isAncestorOf(focus) and _is_text_input(focus)
+        )
         alt = bool(mods & Qt.KeyboardModifier.AltModifier)
         if ctrl and enter:
             self.save()
@@ -777,8 +891,11 @@ class AnnotatePanel(QWidget):
                 return False  # the field's own undo first
             self.undo_requested.emit()
             return True
-        if typing or mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
-                             | Qt.KeyboardModifier.MetaModifier):
+        if typing or mods & (
+            Qt.KeyboardModifier.ControlModifier
+            | Qt.KeyboardModifier.AltModifier
+            | Qt.KeyboardModifier.MetaModifier
+        ):
             return False
         if enter:
             self.save()
@@ -804,8 +921,7 @@ class AnnotatePanel(QWidget):
 
     def focus_blame(self) -> None:
         if not self.blame_box.isEnabled():
-            self.show_message("What is to blame applies to No or Not sure (keys n, s).",
-                              error=True)
+            self.show_message("What is to blame applies to No or Not sure (keys n, s).", error=True)
             return
         first = next(iter(self.blame_checks.values()))
         first.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -822,8 +938,9 @@ class AnnotatePanel(QWidget):
     def _on_annotator_activated(self, index: int) -> None:
         data = self.annotator_combo.itemData(index)
         if data == "new":
-            name, ok = QInputDialog.getText(self, "New annotator",
-                                            "Your name (as it will be kept with your ratings):")
+            name, ok = QInputDialog.getText(
+                self, "New annotator", "Your name (as it will be kept with your ratings):"
+            )
             if ok and name.strip():
                 self.annotator_added.emit(name.strip())
             else:  # back to whoever was chosen
@@ -839,8 +956,9 @@ class AnnotatePanel(QWidget):
 
     def _fold_filter(self, shown: bool) -> None:
         self.filter_box.setVisible(shown)
-        self.filter_toggle.setArrowType(Qt.ArrowType.DownArrow if shown
-                                        else Qt.ArrowType.RightArrow)
+        self.filter_toggle.setArrowType(
+            Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        )
 
     def _step(self, step: int) -> None:
         if self.index is not None and self.total:
@@ -857,8 +975,9 @@ class AnnotatePanel(QWidget):
     def resizeEvent(self, event: Any) -> None:
         # Docked (narrow): one column; floated or widened: the item beside the ratings.
         wide = event.size().width() >= _WIDE
-        self.columns.setDirection(QBoxLayout.Direction.LeftToRight if wide
-                                  else QBoxLayout.Direction.TopToBottom)
+        self.columns.setDirection(
+            QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        )
         for position, stretch in enumerate((1, 1, 0) if wide else (0, 0, 1)):
             self.columns.setStretch(position, stretch)
         super().resizeEvent(event)

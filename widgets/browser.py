@@ -248,7 +248,8 @@ class BrowserPanel(QWidget):
         # vertical scroll bar's room; extra width goes to the plots.
         controls_scroll.setMinimumWidth(
             controls_box.minimumSizeHint().width()
-            + controls_scroll.verticalScrollBar().sizeHint().width())
+            + controls_scroll.verticalScrollBar().sizeHint().width()
+        )
 
         plot_box = QWidget()
         plot_layout = QVBoxLayout(plot_box)
@@ -310,8 +311,7 @@ class BrowserPanel(QWidget):
         for name in names:
             item = QListWidgetItem(name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if name in ticked
-                               else Qt.CheckState.Unchecked)
+            item.setCheckState(Qt.CheckState.Checked if name in ticked else Qt.CheckState.Unchecked)
             self.compare_list.addItem(item)
         self.compare_list.blockSignals(False)
         for name in set(self.overlays) - set(names):
@@ -370,8 +370,13 @@ class BrowserPanel(QWidget):
 
     def apply_tier_settings(self, settings: TierSettings) -> None:
         """Restore saved settings (call before :meth:`show_category`); emits nothing."""
-        widgets = (self.split_combo, self.share_spin, self.fraction_spin, self.torso_check,
-                   self.torso_spin)
+        widgets = (
+            self.split_combo,
+            self.share_spin,
+            self.fraction_spin,
+            self.torso_check,
+            self.torso_spin,
+        )
         for widget in widgets:
             widget.blockSignals(True)
         try:
@@ -427,12 +432,12 @@ class BrowserPanel(QWidget):
             return
         # The one rule the CLI and the saved tiers use too (core.tiers.tier_category).
         self.result = tier_category(dist, self.tier_settings())
-        self.lines.update(pareto=float(self.result.pareto_line),
-                          head_tail=float(self.result.head_tail_line))
+        self.lines.update(
+            pareto=float(self.result.pareto_line), head_tail=float(self.result.head_tail_line)
+        )
         self.model.set_tiers(self.result.codes)
         self.summary = self.result.summary
-        self.plots.set_lines(self.lines["pareto"], self.lines["head_tail"],
-                             self.result.torso_line)
+        self.plots.set_lines(self.lines["pareto"], self.lines["head_tail"], self.result.torso_line)
         text = _summary_text(self.summary, self.lines)
         if self.incomplete:
             text += f"<br><b>Incomplete:</b> {html.escape(self.incomplete)}"
@@ -500,8 +505,9 @@ class BrowserPanel(QWidget):
         series = []
         if self.distribution is not None and self.category is not None:
             series.append(Series(self.category, self.distribution))
-        series.extend(Series(name, dist) for name, dist in self.overlays.items()
-                      if name != self.category)
+        series.extend(
+            Series(name, dist) for name, dist in self.overlays.items() if name != self.category
+        )
         self.plots.set_series(series)
 
     def _apply_filters(self) -> None:

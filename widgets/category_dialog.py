@@ -77,8 +77,10 @@ class CategoryDialog(QDialog):
         )
 
     def _reset_pattern(self) -> None:
-        self._generated = default_pattern(self.class_edit.text().strip() or "Q…",
-                                          self.property_combo.currentText().strip() or "P31")
+        self._generated = default_pattern(
+            self.class_edit.text().strip() or "Q…",
+            self.property_combo.currentText().strip() or "P31",
+        )
         self.pattern_edit.setPlainText(self._generated)
 
     def _follow_default(self) -> None:

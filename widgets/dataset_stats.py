@@ -30,14 +30,21 @@ def tables_html(tables: Sequence[Any]) -> str:
     for table in tables:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in table.headers)
         rows = "".join(
-            "<tr>" + "".join(
-                f"<td>{html.escape(cell)}</td>" if i == 0
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(cell)}</td>"
+                if i == 0
                 else f"<td align='right'>{html.escape(cell)}</td>"
-                for i, cell in enumerate(row)) + "</tr>"
-            for row in table.rows)
-        parts.append(f"<h3>{html.escape(table.title)}</h3>"
-                     f"<table cellspacing='0' cellpadding='3' border='1'>"
-                     f"<tr>{head}</tr>{rows}</table>")
+                for i, cell in enumerate(row)
+            )
+            + "</tr>"
+            for row in table.rows
+        )
+        parts.append(
+            f"<h3>{html.escape(table.title)}</h3>"
+            f"<table cellspacing='0' cellpadding='3' border='1'>"
+            f"<tr>{head}</tr>{rows}</table>"
+        )
     return "".join(parts)
 
 
@@ -64,7 +71,8 @@ class DatasetStatsDialog(QDialog):
         self.findings_table.setObjectName("datasetFindings")
         self.findings_table.setHorizontalHeaderLabels(["Unit", "Check", "Reason"])
         self.findings_table.horizontalHeader().setSectionResizeMode(
-            2, QHeaderView.ResizeMode.Stretch)
+            2, QHeaderView.ResizeMode.Stretch
+        )
         self.findings_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.findings_table.setWordWrap(True)
         top = QHBoxLayout()
@@ -83,15 +91,15 @@ class DatasetStatsDialog(QDialog):
         outer.addWidget(buttons)
         self._findings: list[Any] = []
 
-    def show_statistics(self, tables: Sequence[Any], findings: Sequence[Any],
-                        checks: Sequence[str], units: int) -> None:
+    def show_statistics(
+        self, tables: Sequence[Any], findings: Sequence[Any], checks: Sequence[str], units: int
+    ) -> None:
         """Show ``tables`` (core.dataset_stats.Table) and ``findings`` (Finding)."""
         self.figures.setHtml(tables_html(tables))
         self._findings = list(findings)
         flagged = len({f.uid for f in findings})
         counts = ", ".join(f"{c}: {sum(f.check == c for f in findings)}" for c in checks)
-        self.summary.setText(f"{len(findings)} findings in {flagged} of {units} units "
-                             f"({counts}).")
+        self.summary.setText(f"{len(findings)} findings in {flagged} of {units} units ({counts}).")
         self.check_filter.blockSignals(True)
         self.check_filter.clear()
         self.check_filter.addItem("all checks", None)
@@ -116,5 +124,7 @@ class DatasetStatsDialog(QDialog):
 
     def shown_findings(self) -> list[tuple[str, str, str]]:
         table = self.findings_table
-        return [tuple(table.item(r, c).text() for c in range(3))  # type: ignore[misc]
-                for r in range(table.rowCount())]
+        return [
+            tuple(table.item(r, c).text() for c in range(3))  # type: ignore[misc]
+            for r in range(table.rowCount())
+        ]

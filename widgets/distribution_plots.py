@@ -64,9 +64,14 @@ class _CutoffLines:
                 label=title,
                 labelOpts=(
                     {"position": LABEL_POSITIONS[kind], "color": colour, "movable": True}
-                    if angle == 90 else
-                    {"position": H_LABEL_POSITIONS[kind], "anchors": H_LABEL_ANCHORS,
-                     "color": colour, "movable": True}),
+                    if angle == 90
+                    else {
+                        "position": H_LABEL_POSITIONS[kind],
+                        "anchors": H_LABEL_ANCHORS,
+                        "color": colour,
+                        "movable": True,
+                    }
+                ),
             )
             line.setZValue(10)
             line.setVisible(False)
@@ -148,10 +153,17 @@ class DistributionPlots(QWidget):
             histogram = dist.integer_log_histogram()
             if len(histogram.counts):
                 brush = pg.mkBrush(colour + ("60" if len(series) > 1 else "90"))
-                hist.addItem(pg.PlotDataItem(
-                    histogram.edges, histogram.counts / dist.n, stepMode="center", fillLevel=0,
-                    brush=brush, pen=pen, name=entry.name,
-                ))
+                hist.addItem(
+                    pg.PlotDataItem(
+                        histogram.edges,
+                        histogram.counts / dist.n,
+                        stepMode="center",
+                        fillLevel=0,
+                        brush=brush,
+                        pen=pen,
+                        name=entry.name,
+                    )
+                )
             ranks, values = dist.rank_frequency()
             positive = values > 0
             x = ranks[positive] / (dist.n if normalise_rank else 1)
@@ -163,14 +175,16 @@ class DistributionPlots(QWidget):
             lorenz.addItem(pg.PlotDataItem([0, 1], [0, 1], pen=diagonal))
         self._place_lines()
 
-    def set_lines(self, pareto: float | None, head_tail: float | None,
-                  torso: float | None = None) -> None:
+    def set_lines(
+        self, pareto: float | None, head_tail: float | None, torso: float | None = None
+    ) -> None:
         """Put the cut-off lines at these statement counts (None hides a line)."""
         self._values = {"pareto": pareto, "head_tail": head_tail, "torso": torso}
         self._place_lines()
 
-    def export(self, path: Path, which: int | None = None,
-               options: ExportOptions | None = None) -> Path:
+    def export(
+        self, path: Path, which: int | None = None, options: ExportOptions | None = None
+    ) -> Path:
         """Write the shown plot (or plot ``which``) as PNG, SVG or PDF, by the file's
         suffix: drawn by ``core.figures.tier_figure`` with matplotlib from the same series
         and cut-off lines as the panel."""
@@ -182,7 +196,10 @@ class DistributionPlots(QWidget):
         lines = dict(self._values)
         return export_figure(
             lambda size_in: tier_figure(TIER_PLOTS[index], series, lines, size_in=size_in),
-            path, self.tabs.tabText(index), options)
+            path,
+            self.tabs.tabText(index),
+            options,
+        )
 
     # -- lines -------------------------------------------------------------------------------
     def _place_lines(self) -> None:
@@ -223,4 +240,4 @@ def _log10(value: float) -> float:
 
 
 def _pow10(value: float) -> float:
-    return float(10.0 ** value)
+    return float(10.0**value)

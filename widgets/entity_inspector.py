@@ -94,7 +94,8 @@ class EntityInspector(QWidget):
                 1, col, QStandardItem(_first(details, details.qid, lang, "description") or "")
             )
             aliases = [
-                t.text for t in sorted(details.terms, key=lambda t: t.ordinal)
+                t.text
+                for t in sorted(details.terms, key=lambda t: t.ordinal)
                 if t.item_id == details.qid and t.lang == lang and t.kind == "alias"
             ]
             self.terms_model.setItem(2, col, QStandardItem("; ".join(aliases)))
@@ -111,8 +112,13 @@ class EntityInspector(QWidget):
             prop_label = details.label(pid) or pid
             all_dropped = all(reasons[i] is not None for i in indices)
             parent = _item(f"{prop_label} ({pid})", missing=all_dropped)
-            row = [parent, QStandardItem(""), QStandardItem(details.property_types.get(pid, "")),
-                   QStandardItem(pid), QStandardItem("")]
+            row = [
+                parent,
+                QStandardItem(""),
+                QStandardItem(details.property_types.get(pid, "")),
+                QStandardItem(pid),
+                QStandardItem(""),
+            ]
             for i in indices:
                 claim = details.claims[i]
                 reason = reasons[i]

@@ -53,8 +53,10 @@ class EntityTableModel(QAbstractTableModel):
             for e, i, s in zip(columns.has_en, columns.has_it, columns.has_es, strict=True)
         ]
         self._search_keys = np.array(
-            [f"{(label or '').lower()}\t{qid.lower()}" for qid, label in
-             zip(columns.qids, columns.labels, strict=True)],
+            [
+                f"{(label or '').lower()}\t{qid.lower()}"
+                for qid, label in zip(columns.qids, columns.labels, strict=True)
+            ],
             dtype=object,
         )
         self.order = self._compute_order()
@@ -67,7 +69,8 @@ class EntityTableModel(QAbstractTableModel):
             self._relayout()
         elif len(self.order):
             self.dataChanged.emit(
-                self.index(0, COL_TIER), self.index(len(self.order) - 1, COL_TIER),
+                self.index(0, COL_TIER),
+                self.index(len(self.order) - 1, COL_TIER),
                 [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ForegroundRole],
             )
 
@@ -79,9 +82,7 @@ class EntityTableModel(QAbstractTableModel):
         else:
             self.sub_tiers = np.full(len(tiers), NO_TIER, np.int8)
 
-    def set_filters(
-        self, tier: int | None = None, wiki: str | None = None, text: str = ""
-    ) -> None:
+    def set_filters(self, tier: int | None = None, wiki: str | None = None, text: str = "") -> None:
         self._tier_filter, self._wiki_filter, self._text_filter = tier, wiki, text.strip().lower()
         self._relayout()
 

@@ -36,8 +36,7 @@ class ShortcutsDialog(QDialog):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.setWordWrap(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(
-            1, QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
         layout = QVBoxLayout(self)
@@ -54,33 +53,53 @@ class ShortcutsDialog(QDialog):
         self.table.resizeColumnToContents(2)
 
     def texts(self) -> list[tuple[str, str, str]]:
-        return [tuple(self.table.item(r, c).text() for c in range(3))  # type: ignore[misc]
-                for r in range(self.table.rowCount())]
+        return [
+            tuple(self.table.item(r, c).text() for c in range(3))  # type: ignore[misc]
+            for r in range(self.table.rowCount())
+        ]
 
 
 # (title, panel to bring forward, what to do)
 STEPS: tuple[tuple[str, str, str], ...] = (
-    ("Fetch a category", "browser",
-     "In the <b>Browser</b> (Ctrl+1), pick a category (e.g. <i>City</i>) and press "
-     "<b>Fetch</b>. Entities arrive page by page; the histogram of statement counts "
-     "builds up live. The job shows in the status bar, with a cancel button."),
-    ("Drag the cut-offs", "browser",
-     "Drag the <b>Pareto cut-off</b> and the <b>head–tail threshold</b> lines on the "
-     "histogram. The tiers (head, torso, long tail) and their counts follow as you drag."),
-    ("Build a unit", "units",
-     "In <b>Units</b> (Ctrl+2), choose an entity and a shape (sibling, chain, mixed) and "
-     "build a unit of 1–7 triples. The builder gives its reasons and flags claims that "
-     "look wrong; edit the triples before you keep it."),
-    ("Verbalise with templates", "verbalise",
-     "In <b>Verbalise</b> (Ctrl+3), choose the <b>template</b> verbaliser (no model to "
-     "download) and run it on your units. The prompt preview shows exactly what a model "
-     "would be given."),
-    ("Score", "scores",
-     "In <b>Scores</b> (Ctrl+4), score the texts against the references: BLEU, chrF++ and "
-     "the other metrics, per tier."),
-    ("Report", "report",
-     "In <b>Report</b> (Ctrl+6), compare head against long tail with the study's "
-     "statistics, and export figures or an HTML report for a paper."),
+    (
+        "Fetch a category",
+        "browser",
+        "In the <b>Browser</b> (Ctrl+1), pick a category (e.g. <i>City</i>) and press "
+        "<b>Fetch</b>. Entities arrive page by page; the histogram of statement counts "
+        "builds up live. The job shows in the status bar, with a cancel button.",
+    ),
+    (
+        "Drag the cut-offs",
+        "browser",
+        "Drag the <b>Pareto cut-off</b> and the <b>head–tail threshold</b> lines on the "
+        "histogram. The tiers (head, torso, long tail) and their counts follow as you drag.",
+    ),
+    (
+        "Build a unit",
+        "units",
+        "In <b>Units</b> (Ctrl+2), choose an entity and a shape (sibling, chain, mixed) and "
+        "build a unit of 1–7 triples. The builder gives its reasons and flags claims that "
+        "look wrong; edit the triples before you keep it.",
+    ),
+    (
+        "Verbalise with templates",
+        "verbalise",
+        "In <b>Verbalise</b> (Ctrl+3), choose the <b>template</b> verbaliser (no model to "
+        "download) and run it on your units. The prompt preview shows exactly what a model "
+        "would be given.",
+    ),
+    (
+        "Score",
+        "scores",
+        "In <b>Scores</b> (Ctrl+4), score the texts against the references: BLEU, chrF++ and "
+        "the other metrics, per tier.",
+    ),
+    (
+        "Report",
+        "report",
+        "In <b>Report</b> (Ctrl+6), compare head against long tail with the study's "
+        "statistics, and export figures or an HTML report for a paper.",
+    ),
 )
 
 
@@ -109,8 +128,10 @@ class GettingStartedGuide(QDialog):
         row.addWidget(self.show_button)
         row.addWidget(self.next_button)
         layout = QVBoxLayout(self)
-        intro = QLabel("A walk through the demo, from fetching a category to a report. "
-                       "Keep this window open beside the panels.")
+        intro = QLabel(
+            "A walk through the demo, from fetching a category to a report. "
+            "Keep this window open beside the panels."
+        )
         intro.setWordWrap(True)
         layout.addWidget(intro)
         layout.addWidget(self.heading)

@@ -34,8 +34,9 @@ class ImportLanguageDialog(QDialog):
         self.lang_edit.setMaxLength(2)
         form = QFormLayout()
         form.addRow("Language (ISO 639-1):", self.lang_edit)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)

@@ -70,6 +70,7 @@ class JobStatusWidget(QWidget):
         self.bar.setRange(0, 1)
         self.bar.setValue(0)
         self.bar.setFormat(text)
+
     def _show(self, job_id: int) -> None:
         self._shown = job_id
         self._set_label(job_id, "")

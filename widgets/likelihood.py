@@ -48,11 +48,12 @@ from core.likelihood import (
 from widgets.plot_export import ExportOptions, ask_export, export_figure
 
 AXES = (("statements", "Statements"), ("sitelinks", "Sitelinks"))
-COLOURS = {"agree": "#9a9a9a", HEAD_BY_COUNTS: "#c23b22", "tail_by_counts_head_by_model":
-           "#2b7bb9"}
+COLOURS = {"agree": "#9a9a9a", HEAD_BY_COUNTS: "#c23b22", "tail_by_counts_head_by_model": "#2b7bb9"}
 CUTOFF_COLOUR = "#3a9e5f"
-KIND_WORDS = {HEAD_BY_COUNTS: "head by counts, tail by model",
-              "tail_by_counts_head_by_model": "tail by counts, head by model"}
+KIND_WORDS = {
+    HEAD_BY_COUNTS: "head by counts, tail by model",
+    "tail_by_counts_head_by_model": "tail by counts, head by model",
+}
 
 
 class LikelihoodPanel(QWidget):
@@ -77,9 +78,11 @@ class LikelihoodPanel(QWidget):
         self.lang_combo = QComboBox()
         self.lang_combo.addItems(LANGS)
         self.score_button = QPushButton("Score members")
-        self.score_button.setToolTip("Mean log-likelihood per token of each member's label and "
-                                     "of a statement about it; members already scored are "
-                                     "skipped")
+        self.score_button.setToolTip(
+            "Mean log-likelihood per token of each member's label and "
+            "of a statement about it; members already scored are "
+            "skipped"
+        )
         self.score_button.clicked.connect(self._on_score)
 
         self.shown_combo = QComboBox()  # (model, lang) pairs scored in the session
@@ -103,10 +106,14 @@ class LikelihoodPanel(QWidget):
         self.scatter = pg.ScatterPlotItem(size=6, pen=None)
         self.scatter.sigClicked.connect(self._on_point_clicked)
         self.plot.addItem(self.scatter)
-        self.line = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen(CUTOFF_COLOUR, width=2),
-                                    hoverPen=pg.mkPen(CUTOFF_COLOUR, width=4),
-                                    label="model_tail cut-off",
-                                    labelOpts={"position": 0.1, "color": CUTOFF_COLOUR})
+        self.line = pg.InfiniteLine(
+            angle=0,
+            movable=True,
+            pen=pg.mkPen(CUTOFF_COLOUR, width=2),
+            hoverPen=pg.mkPen(CUTOFF_COLOUR, width=4),
+            label="model_tail cut-off",
+            labelOpts={"position": 0.1, "color": CUTOFF_COLOUR},
+        )
         self.line.setVisible(False)
         self.line.sigPositionChanged.connect(self._on_line_moving)
         self.line.sigPositionChangeFinished.connect(self._on_line_dropped)
@@ -115,14 +122,16 @@ class LikelihoodPanel(QWidget):
         self.export_button.clicked.connect(self._on_export)
 
         self.list = QTableWidget(0, 5)
-        self.list.setHorizontalHeaderLabels(["QID", "Label", "Disagreement", "Statements",
-                                             "Log-lik."])
+        self.list.setHorizontalHeaderLabels(
+            ["QID", "Label", "Disagreement", "Statements", "Log-lik."]
+        )
         self.list.verticalHeader().setVisible(False)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.list.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.list.cellDoubleClicked.connect(
-            lambda row, _col: self.entity_requested.emit(self.found[row].qid))
+            lambda row, _col: self.entity_requested.emit(self.found[row].qid)
+        )
         self.list_label = QLabel()
         self._layout()
 
@@ -177,14 +186,17 @@ class LikelihoodPanel(QWidget):
         self.shown_combo.clear()
         if view is not None:
             for model, lang, n in view.models:
-                self.shown_combo.addItem(f"{Path(model).name} · {lang} · {n} scored",
-                                         (model, lang))
+                self.shown_combo.addItem(f"{Path(model).name} · {lang} · {n} scored", (model, lang))
                 if (model, lang) == (view.table.model, view.table.lang):
                     self.shown_combo.setCurrentIndex(self.shown_combo.count() - 1)
         self.shown_combo.blockSignals(False)
         saved = view.saved if view is not None else None
-        if (saved is not None and view is not None and saved.model == view.table.model
-                and saved.lang == view.table.lang):
+        if (
+            saved is not None
+            and view is not None
+            and saved.model == view.table.model
+            and saved.lang == view.table.lang
+        ):
             index = self.signal_combo.findData(saved.signal)
             self.signal_combo.blockSignals(True)
             self.signal_combo.setCurrentIndex(max(index, 0))
@@ -197,8 +209,9 @@ class LikelihoodPanel(QWidget):
     def settings(self) -> CutoffSettings | None:
         if self.view is None or self.cutoff is None:
             return None
-        return CutoffSettings(self.view.table.model, self.view.table.lang, self.signal,
-                              float(self.cutoff))
+        return CutoffSettings(
+            self.view.table.model, self.view.table.lang, self.signal, float(self.cutoff)
+        )
 
     def set_cutoff(self, value: float) -> None:
         """Move the line (as a drag would, without storing)."""
@@ -221,7 +234,8 @@ class LikelihoodPanel(QWidget):
             self.list_label.setText("")
             self.correlation_label.setText(
                 "No likelihoods in this session for this category: choose a model and "
-                "score the members.")
+                "score the members."
+            )
             return
         values = table.values(self.signal)
         if reset or self.cutoff is None:
@@ -233,11 +247,16 @@ class LikelihoodPanel(QWidget):
         parts = []
         for key, title in AXES:
             c = rho[key]
-            parts.append(f"{title.lower()}: ρ = n/a" if c.rho is None
-                         else f"{title.lower()}: ρ = {c.rho:+.3f} (p = {c.p_value:.2g})")
+            parts.append(
+                f"{title.lower()}: ρ = n/a"
+                if c.rho is None
+                else f"{title.lower()}: ρ = {c.rho:+.3f} (p = {c.p_value:.2g})"
+            )
         self.correlation_label.setText(
             f"Spearman rank correlation of the {self.signal} likelihood with "
-            + ", ".join(parts) + f"; n = {table.scored} of {len(table.qids)} members")
+            + ", ".join(parts)
+            + f"; n = {table.scored} of {len(table.qids)} members"
+        )
         finite = np.isfinite(values)
         if self.cutoff is not None:
             self.line.setVisible(True)
@@ -258,14 +277,18 @@ class LikelihoodPanel(QWidget):
         spots = []
         for i in self._finite:
             colour = COLOURS[kinds.get(table.qids[i], "agree")]
-            spots.append({"pos": (float(np.log10(self._x[i])), float(values[i])),
-                          "data": table.qids[i], "brush": pg.mkBrush(colour),
-                          "size": 8 if table.qids[i] in kinds else 5})
+            spots.append(
+                {
+                    "pos": (float(np.log10(self._x[i])), float(values[i])),
+                    "data": table.qids[i],
+                    "brush": pg.mkBrush(colour),
+                    "size": 8 if table.qids[i] in kinds else 5,
+                }
+            )
         self.scatter.setData(spots)
         self.list.setRowCount(len(self.found))
         for row, d in enumerate(self.found):
-            cells = (d.qid, d.label, KIND_WORDS[d.kind], f"{d.statements:,}",
-                     f"{d.loglik:.3f}")
+            cells = (d.qid, d.label, KIND_WORDS[d.kind], f"{d.statements:,}", f"{d.loglik:.3f}")
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setForeground(pg.mkColor(COLOURS[d.kind]))
@@ -275,7 +298,8 @@ class LikelihoodPanel(QWidget):
         self.list_label.setText(
             f"Cut-off {self.cutoff:.3f}: {tiers.count('model_tail')} model_tail. "
             f"Disagreements: {head} head by counts but tail by model, "
-            f"{len(self.found) - head} the reverse (double-click to inspect)")
+            f"{len(self.found) - head} the reverse (double-click to inspect)"
+        )
 
     # -- user actions ------------------------------------------------------------------------
     def _on_line_moving(self) -> None:
@@ -320,9 +344,15 @@ class LikelihoodPanel(QWidget):
         title = "Likelihood against popularity"
 
         def make(size_in: tuple[float, float]) -> object:
-            figure = scatter_figure(xs, ys, title=title, xlabel=dict(AXES)[self.axis],
-                                    ylabel="mean log-likelihood per token", log_x=True,
-                                    size_in=size_in)
+            figure = scatter_figure(
+                xs,
+                ys,
+                title=title,
+                xlabel=dict(AXES)[self.axis],
+                ylabel="mean log-likelihood per token",
+                log_x=True,
+                size_in=size_in,
+            )
             if self.cutoff is not None and figure.axes:
                 figure.axes[0].axhline(self.cutoff, color="#d62728", linewidth=1)
             return figure

@@ -98,8 +98,9 @@ class MainWindow(QMainWindow):
         self.resize(1280, 800)  # the first run's size; after that, the saved geometry
         # The browser's plots and table need room; side and bottom panels start smaller.
         # (After the resize: the split is kept as a proportion of the window's width.)
-        self.resizeDocks([self.docks["browser"], self.docks["verbalise"]], [930, 350],
-                         Qt.Orientation.Horizontal)
+        self.resizeDocks(
+            [self.docks["browser"], self.docks["verbalise"]], [930, 350], Qt.Orientation.Horizontal
+        )
         self.error_dock.hide()
 
         # Temporary notes, job progress and the session path each have their own place
@@ -132,9 +133,7 @@ class MainWindow(QMainWindow):
         self._default_state = self.saveState(_STATE_VERSION)
 
     # -- construction ---------------------------------------------------------------
-    def _dock(
-        self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea
-    ) -> QDockWidget:
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
         dock.setWidget(widget)
@@ -166,28 +165,37 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
-        self.action_new = self._action(file_menu, "&New session…", QKeySequence.StandardKey.New,
-                                       self._ask_new_session)
-        self.action_open = self._action(file_menu, "&Open…", QKeySequence.StandardKey.Open,
-                                        self._ask_open)
+        self.action_new = self._action(
+            file_menu, "&New session…", QKeySequence.StandardKey.New, self._ask_new_session
+        )
+        self.action_open = self._action(
+            file_menu, "&Open…", QKeySequence.StandardKey.Open, self._ask_open
+        )
         self.recent_menu = QMenu("Open &recent", self)
         file_menu.addMenu(self.recent_menu)
         file_menu.addSeparator()
         self.action_save_as = self._action(
-            file_menu, "Save &as…", QKeySequence.StandardKey.SaveAs,
-            lambda: self._ask_save_copy(switch=True))
+            file_menu,
+            "Save &as…",
+            QKeySequence.StandardKey.SaveAs,
+            lambda: self._ask_save_copy(switch=True),
+        )
         self.action_save_copy = self._action(
-            file_menu, "Save a &copy…", None, lambda: self._ask_save_copy(switch=False))
+            file_menu, "Save a &copy…", None, lambda: self._ask_save_copy(switch=False)
+        )
         file_menu.addSeparator()
         self.action_import = self._action(file_menu, "&Import…", None, self._ask_import)
-        self.action_import_folder = self._action(file_menu, "Import &folder…", None,
-                                                 self._ask_import_folder)
+        self.action_import_folder = self._action(
+            file_menu, "Import &folder…", None, self._ask_import_folder
+        )
         self.action_import_folder.setStatusTip(
-            "Import every WebNLG/TailNLG .xml file under a folder, in one transaction")
+            "Import every WebNLG/TailNLG .xml file under a folder, in one transaction"
+        )
         self.action_export = self._action(file_menu, "&Export…", None, self._ask_export)
         file_menu.addSeparator()
-        self.action_quit = self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit,
-                                        self.close)
+        self.action_quit = self._action(
+            file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close
+        )
         self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
         if self.action_quit.shortcut().isEmpty():  # platforms whose standard Quit has no key
             self.action_quit.setShortcut(QKeySequence("Ctrl+Q"))
@@ -197,24 +205,34 @@ class MainWindow(QMainWindow):
         # closed); they never hide one. A dock's own ✕ closes it.
         self.panel_actions: dict[str, QAction] = {}
         for spec in PANELS:
-            action = self._action(self.view_menu, spec.title, spec.shortcut,
-                                  lambda key=spec.key: self.raise_panel(key))
+            action = self._action(
+                self.view_menu,
+                spec.title,
+                spec.shortcut,
+                lambda key=spec.key: self.raise_panel(key),
+            )
             action.setStatusTip(f"Bring the {spec.title} panel forward ({spec.shortcut})")
             self.panel_actions[spec.key] = action
         self.view_menu.addAction(self._raise_action("Session", self.overview_dock))
         self.view_menu.addAction(self._raise_action("Error log", self.error_dock))
         self.view_menu.addSeparator()
-        self.action_reset_layout = self._action(self.view_menu, "&Reset layout", None,
-                                                self.reset_layout)
+        self.action_reset_layout = self._action(
+            self.view_menu, "&Reset layout", None, self.reset_layout
+        )
         self.action_dataset_stats = self._action(
-            self.view_menu, "Dataset &statistics…", None, self.dataset_stats_requested.emit)
+            self.view_menu, "Dataset &statistics…", None, self.dataset_stats_requested.emit
+        )
         self.action_dataset_stats.setStatusTip(
-            "Units per tier, sub-tier, size, shape and language, and units that look wrong")
+            "Units per tier, sub-tier, size, shape and language, and units that look wrong"
+        )
         self.dataset_stats_dialog: Any = None
 
-        self.action_preferences = self._action(file_menu, "&Preferences…",
-                                               QKeySequence.StandardKey.Preferences,
-                                               self.preferences_requested.emit)
+        self.action_preferences = self._action(
+            file_menu,
+            "&Preferences…",
+            QKeySequence.StandardKey.Preferences,
+            self.preferences_requested.emit,
+        )
         self.action_preferences.setMenuRole(QAction.MenuRole.PreferencesRole)
         if self.action_preferences.shortcut().isEmpty():
             self.action_preferences.setShortcut(QKeySequence("Ctrl+,"))
@@ -222,10 +240,12 @@ class MainWindow(QMainWindow):
         file_menu.insertSeparator(self.action_quit)
 
         help_menu = self.menuBar().addMenu("&Help")
-        self.action_getting_started = self._action(help_menu, "&Getting started", "F1",
-                                                   self.show_getting_started)
-        self.action_shortcuts = self._action(help_menu, "&Keyboard shortcuts", "Ctrl+/",
-                                             self.show_shortcuts)
+        self.action_getting_started = self._action(
+            help_menu, "&Getting started", "F1", self.show_getting_started
+        )
+        self.action_shortcuts = self._action(
+            help_menu, "&Keyboard shortcuts", "Ctrl+/", self.show_shortcuts
+        )
         self.guide: Any = None
         self.shortcuts_dialog: Any = None
         self.action_about = self._action(help_menu, f"&About {APP_NAME}", None, self.show_about)
@@ -249,9 +269,16 @@ class MainWindow(QMainWindow):
         widget = dock.widget()
         target = widget if widget.focusPolicy() & Qt.FocusPolicy.TabFocus else None
         if target is None:
-            target = next((w for w in widget.findChildren(QWidget)
-                           if w.focusPolicy() & Qt.FocusPolicy.TabFocus and w.isEnabled()
-                           and w.isVisibleTo(widget)), widget)
+            target = next(
+                (
+                    w
+                    for w in widget.findChildren(QWidget)
+                    if w.focusPolicy() & Qt.FocusPolicy.TabFocus
+                    and w.isEnabled()
+                    and w.isVisibleTo(widget)
+                ),
+                widget,
+            )
         target.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def shortcut_rows(self) -> list[tuple[str, str, str]]:
@@ -336,7 +363,8 @@ class MainWindow(QMainWindow):
         ):
             action.setEnabled(bool(formats))
             action.setStatusTip(
-                "Formats: " + ", ".join(d for _n, d, _f in formats) if formats
+                "Formats: " + ", ".join(d for _n, d, _f in formats)
+                if formats
                 else f"No {verb} formats available yet"
             )
 
@@ -384,8 +412,7 @@ class MainWindow(QMainWindow):
         if path:
             self.export_requested.emit(path, self._format_of(self._exporters, chosen))
 
-    def show_dataset_statistics(self, tables: Any, findings: Any, checks: Any,
-                                units: int) -> Any:
+    def show_dataset_statistics(self, tables: Any, findings: Any, checks: Any, units: int) -> Any:
         """Show (or refresh) the dataset statistics dialog, without blocking the window."""
         from widgets.dataset_stats import DatasetStatsDialog
 
@@ -408,8 +435,9 @@ class MainWindow(QMainWindow):
         """A non-blocking information message (e.g. an import's summary)."""
         return self._show_bar(INFO, title, message, details)
 
-    def _show_bar(self, kind: str, title: str, message: str, details: str,
-                  details_in_log: bool = False) -> MessageBar:
+    def _show_bar(
+        self, kind: str, title: str, message: str, details: str, details_in_log: bool = False
+    ) -> MessageBar:
         self.message_bar.show_message(kind, title, message, details, details_in_log)
         self.message_toolbar.show()
         self.last_message = self.message_bar
@@ -421,8 +449,9 @@ class MainWindow(QMainWindow):
         self.error_log.add(title, message, details)
         if details:
             self.show_error_log()
-            self._show_bar(ERROR, f"{title} failed unexpectedly", message, details,
-                           details_in_log=True)
+            self._show_bar(
+                ERROR, f"{title} failed unexpectedly", message, details, details_in_log=True
+            )
         else:
             self._show_bar(ERROR, f"{title} failed", message, "")
 
@@ -517,15 +546,21 @@ class MainWindow(QMainWindow):
         """Shrink the right-hand docks to about a third of the window (at most 560 px)
         when a wider window has made them wider than that."""
         cap = min(560, self.width() // 3)
-        side = [d for d in self.findChildren(QDockWidget)
-                if d.isVisible() and not d.isFloating()
-                and self.dockWidgetArea(d) == RIGHT and d.width() > cap]
+        side = [
+            d
+            for d in self.findChildren(QDockWidget)
+            if d.isVisible()
+            and not d.isFloating()
+            and self.dockWidgetArea(d) == RIGHT
+            and d.width() > cap
+        ]
         browser = self.docks["browser"]
         if side and browser.isVisible() and not browser.isFloating():
             # With no central widget, resizeDocks needs both sides of the split.
             width = max(cap, side[0].minimumSizeHint().width())
-            self.resizeDocks([browser, side[0]], [self.width() - width, width],
-                             Qt.Orientation.Horizontal)
+            self.resizeDocks(
+                [browser, side[0]], [self.width() - width, width], Qt.Orientation.Horizontal
+            )
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
@@ -533,8 +568,7 @@ class MainWindow(QMainWindow):
 
 
 def _keys(action: QAction) -> str:
-    return ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText)
-                     for k in action.shortcuts())
+    return ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts())
 
 
 def _with_suffix(path: str) -> str:

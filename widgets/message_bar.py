@@ -46,8 +46,7 @@ class MessageBar(QFrame):
         self.message_label = QLabel()
         self.message_label.setWordWrap(True)
         self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.message_label.setSizePolicy(QSizePolicy.Policy.Expanding,
-                                          QSizePolicy.Policy.Preferred)
+        self.message_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.details_button = QPushButton("Details…")
         self.details_button.setCheckable(True)
         self.details_button.toggled.connect(self._toggle_details)
@@ -71,15 +70,18 @@ class MessageBar(QFrame):
         layout.addLayout(row)
         layout.addWidget(self.details_view)
 
-    def show_message(self, kind: str, title: str, text: str, details: str = "",
-                     details_in_log: bool = False) -> None:
+    def show_message(
+        self, kind: str, title: str, text: str, details: str = "", details_in_log: bool = False
+    ) -> None:
         self.kind = kind
         self.setWindowTitle(title)
         self._text, self._details = text, details
         background, foreground, border = _COLOURS[kind]
-        self.setStyleSheet(f"#message-bar {{ background: {background}; "
-                           f"border: 1px solid {border}; border-radius: 3px; }} "
-                           f"#message-bar QLabel {{ color: {foreground}; }}")
+        self.setStyleSheet(
+            f"#message-bar {{ background: {background}; "
+            f"border: 1px solid {border}; border-radius: 3px; }} "
+            f"#message-bar QLabel {{ color: {foreground}; }}"
+        )
         self.title_label.setText(f"<b>{title}:</b>")
         self.message_label.setText(text)
         self.details_button.setChecked(False)
@@ -109,9 +111,12 @@ class ElidedLabel(QLabel):
     """A one-line label that elides (in the middle) rather than pushing its neighbours;
     ``text()`` stays the whole text, shown in full as the tooltip."""
 
-    def __init__(self, mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle,
-                 parent: QWidget | None = None,
-                 policy: QSizePolicy.Policy = QSizePolicy.Policy.Preferred) -> None:
+    def __init__(
+        self,
+        mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle,
+        parent: QWidget | None = None,
+        policy: QSizePolicy.Policy = QSizePolicy.Policy.Preferred,
+    ) -> None:
         super().__init__(parent)
         self.mode = mode
         # Preferred: as wide as its text when there is room, down to a few characters.
@@ -135,8 +140,7 @@ class StatusBar(QStatusBar):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.note = ElidedLabel(Qt.TextElideMode.ElideRight,
-                                policy=QSizePolicy.Policy.Ignored)
+        self.note = ElidedLabel(Qt.TextElideMode.ElideRight, policy=QSizePolicy.Policy.Ignored)
         self.addWidget(self.note, 1)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)

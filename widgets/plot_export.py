@@ -48,8 +48,12 @@ class ExportOptions:
         return (round(self.size_in[0] * self.dpi), round(self.size_in[1] * self.dpi))
 
 
-def export_figure(make_figure: Callable[[tuple[float, float]], Any], path: Path | str,
-                  title: str, options: ExportOptions | None = None) -> Path:
+def export_figure(
+    make_figure: Callable[[tuple[float, float]], Any],
+    path: Path | str,
+    title: str,
+    options: ExportOptions | None = None,
+) -> Path:
     """Draw the figure (``make_figure(size_in)``) and write it by ``path``'s suffix.
 
     An unknown suffix is a ``ValueError`` (the panels show it), raised before drawing or
@@ -64,8 +68,11 @@ def export_figure(make_figure: Callable[[tuple[float, float]], Any], path: Path 
 class ExportDialog(QDialog):
     """Format, size (cm) and resolution of an exported figure."""
 
-    def __init__(self, parent: QWidget | None = None, options: ExportOptions | None = None,
-                 ) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        options: ExportOptions | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Export figure")
         options = options or ExportOptions()
@@ -73,8 +80,10 @@ class ExportDialog(QDialog):
         for suffix, name in FORMAT_NAMES.items():
             self.format.addItem(f"{name} ({suffix})", suffix)
         self.format.setCurrentIndex(list(FORMAT_NAMES).index(options.suffix))
-        self.width_cm = self._cm(options.size_in[0], "Figure width: 8.5 cm for one column, "
-                                 "17 cm for a page in most two-column papers")
+        self.width_cm = self._cm(
+            options.size_in[0],
+            "Figure width: 8.5 cm for one column, 17 cm for a page in most two-column papers",
+        )
         self.height_cm = self._cm(options.size_in[1], "Figure height")
         self.dpi = QSpinBox()
         self.dpi.setRange(50, 1200)
@@ -83,8 +92,9 @@ class ExportDialog(QDialog):
         self.dpi.setSuffix(" dpi")
         self.dpi.setToolTip("Resolution of a PNG: 300 dpi for print")
         self.pixels = QLabel()
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form = QFormLayout(self)
@@ -94,8 +104,12 @@ class ExportDialog(QDialog):
         form.addRow("Resolution:", self.dpi)
         form.addRow("", self.pixels)
         form.addRow(buttons)
-        for signal in (self.format.currentIndexChanged, self.width_cm.valueChanged,
-                       self.height_cm.valueChanged, self.dpi.valueChanged):
+        for signal in (
+            self.format.currentIndexChanged,
+            self.width_cm.valueChanged,
+            self.height_cm.valueChanged,
+            self.dpi.valueChanged,
+        ):
             signal.connect(self._update)
         self._update()
 
@@ -111,18 +125,22 @@ class ExportDialog(QDialog):
         return spin
 
     def options(self) -> ExportOptions:
-        return ExportOptions(self.format.currentData(),
-                             (self.width_cm.value() / CM_PER_INCH,
-                              self.height_cm.value() / CM_PER_INCH),
-                             self.dpi.value())
+        return ExportOptions(
+            self.format.currentData(),
+            (self.width_cm.value() / CM_PER_INCH, self.height_cm.value() / CM_PER_INCH),
+            self.dpi.value(),
+        )
 
     def _update(self) -> None:
         options = self.options()
         png = options.suffix == ".png"
         self.dpi.setEnabled(png)
         width, height = options.pixels
-        self.pixels.setText(f"{width} × {height} pixels" if png
-                            else "Vector: sharp at any size; text stays text-shaped")
+        self.pixels.setText(
+            f"{width} × {height} pixels"
+            if png
+            else "Vector: sharp at any size; text stays text-shaped"
+        )
 
 
 def ask_export(parent: QWidget, name: str) -> tuple[Path, ExportOptions] | None:
@@ -133,8 +151,9 @@ def ask_export(parent: QWidget, name: str) -> tuple[Path, ExportOptions] | None:
     options = dialog.options()
     parent._last_export_options = options  # the next export starts from these
     suffix = options.suffix
-    path, _ = QFileDialog.getSaveFileName(parent, "Export figure", name + suffix,
-                                          f"{FORMAT_NAMES[suffix]} (*{suffix})")
+    path, _ = QFileDialog.getSaveFileName(
+        parent, "Export figure", name + suffix, f"{FORMAT_NAMES[suffix]} (*{suffix})"
+    )
     if not path:
         return None
     target = Path(path)

@@ -49,7 +49,8 @@ class PreferencesDialog(QDialog):
         self.contact_edit.setPlaceholderText("you@example.org or https://your.page")
         self.contact_edit.setToolTip(
             "Sent in the User-Agent to Wikidata and other endpoints, as their policies ask, "
-            "so an operator can reach you about your queries. Nothing else is sent.")
+            "so an operator can reach you about your queries. Nothing else is sent."
+        )
         network = QGroupBox("Network")
         network_form = QFormLayout(network)
         network_form.addRow("Contact for the User-Agent", self.contact_edit)
@@ -59,8 +60,7 @@ class PreferencesDialog(QDialog):
         add = QPushButton("Add folder…")
         add.clicked.connect(self._add_folder)
         remove = QPushButton("Remove")
-        remove.clicked.connect(lambda: self.folders_list.takeItem(
-            self.folders_list.currentRow()))
+        remove.clicked.connect(lambda: self.folders_list.takeItem(self.folders_list.currentRow()))
         buttons_row = QHBoxLayout()
         buttons_row.addWidget(add)
         buttons_row.addWidget(remove)
@@ -70,8 +70,9 @@ class PreferencesDialog(QDialog):
         models_layout.addWidget(self.folders_list)
         models_layout.addLayout(buttons_row)
 
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
-                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -94,8 +95,9 @@ class PreferencesDialog(QDialog):
             "share": round(self.share_spin.value(), 4),
             "fraction": round(self.fraction_spin.value(), 4),
             "contact": self.contact_edit.text().strip(),
-            "model_folders": tuple(self.folders_list.item(i).text()
-                                   for i in range(self.folders_list.count())),
+            "model_folders": tuple(
+                self.folders_list.item(i).text() for i in range(self.folders_list.count())
+            ),
         }
 
     def _add_folder(self) -> None:

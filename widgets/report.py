@@ -105,25 +105,46 @@ BETTER_COLOUR = "#1b7a3d"
 NEUTRAL_COLOUR = "#666666"
 # Friendlier headers for the comparison tables (the exports keep the core's names).
 HEADERS = {
-    "group_a": "a", "group_b": "b", "n_a": "n a", "median_a": "median a", "iqr_a": "IQR a",
-    "mean_a": "mean a", "n_b": "n b", "median_b": "median b", "iqr_b": "IQR b",
-    "mean_b": "mean b", "p_value": "p (averaged)", "effect_size": "effect r",
-    "significant": "significant", "lang": "language", "p_adjusted": "p corrected",
-    "median_a_ci_low": "a 95% low", "median_a_ci_high": "a 95% high",
-    "median_b_ci_low": "b 95% low", "median_b_ci_high": "b 95% high",
-    "median_diff": "median a−b", "median_diff_ci_low": "a−b 95% low",
+    "group_a": "a",
+    "group_b": "b",
+    "n_a": "n a",
+    "median_a": "median a",
+    "iqr_a": "IQR a",
+    "mean_a": "mean a",
+    "n_b": "n b",
+    "median_b": "median b",
+    "iqr_b": "IQR b",
+    "mean_b": "mean b",
+    "p_value": "p (averaged)",
+    "effect_size": "effect r",
+    "significant": "significant",
+    "lang": "language",
+    "p_adjusted": "p corrected",
+    "median_a_ci_low": "a 95% low",
+    "median_a_ci_high": "a 95% high",
+    "median_b_ci_low": "b 95% low",
+    "median_b_ci_high": "b 95% high",
+    "median_diff": "median a−b",
+    "median_diff_ci_low": "a−b 95% low",
     "median_diff_ci_high": "a−b 95% high",
 }
-TAB_TITLES = {"counts": "Counts", "runs": "Runs", "signatures": "Signatures",
-              "annotations": "Human ratings", "agreement": "Metrics vs humans",
-              "runs_used": "Runs used", "headlines": "Head vs tail"}
-NOT_BUILT_MESSAGE = ("Press <b>Build report</b> to compare head and long tail on {metrics}.")
+TAB_TITLES = {
+    "counts": "Counts",
+    "runs": "Runs",
+    "signatures": "Signatures",
+    "annotations": "Human ratings",
+    "agreement": "Metrics vs humans",
+    "runs_used": "Runs used",
+    "headlines": "Head vs tail",
+}
+NOT_BUILT_MESSAGE = "Press <b>Build report</b> to compare head and long tail on {metrics}."
 NO_SESSION_MESSAGE = "Open a session to build a bias report."
 NO_SCORES_MESSAGE = (
     "<h3>Nothing to compare yet</h3>This session holds no per-item scores and no human "
     "ratings.<br><br>Verbalise units (<b>Verbalise</b> panel), score the verbalisations "
     "(<b>Scores</b> panel) or rate them (<b>Annotate</b> panel); the report then compares "
-    "head and long tail on every metric.")
+    "head and long tail on every metric."
+)
 
 
 # -- the table model ------------------------------------------------------------------------
@@ -166,8 +187,9 @@ class ReportTableModel(QAbstractTableModel):
         assert self.table is not None
         return self.table.rows[self._order[row]][column]
 
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if not index.isValid() or self.table is None:
             return None
         row, column = index.row(), index.column()
@@ -194,8 +216,9 @@ class ReportTableModel(QAbstractTableModel):
             return int(horizontal | Qt.AlignmentFlag.AlignVCenter)
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if self.table is None or role != Qt.ItemDataRole.DisplayRole:
             return None
         if orientation == Qt.Orientation.Horizontal:
@@ -247,8 +270,7 @@ class TablePage(QWidget):
         if table.name.startswith("compare_"):
             # The verdict (p, effect, mark) right after the two groups' names, so a narrow
             # dock shows it without scrolling; n, median, IQR, mean follow.
-            for offset, name in enumerate(("p_value", "p_adjusted", "effect_size",
-                                           "significant")):
+            for offset, name in enumerate(("p_value", "p_adjusted", "effect_size", "significant")):
                 if name in table.columns and "group_b" in table.columns:
                     target = table.columns.index("group_b") + 1 + offset
                     header.moveSection(header.visualIndex(table.columns.index(name)), target)
@@ -271,8 +293,9 @@ class TablePage(QWidget):
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color:#555; font-size:11px;")
         self.note.setVisible(bool(table.note))
-        self.empty = QLabel("No rows: nothing to compare in this dimension (see the notes "
-                            "above the tables).")
+        self.empty = QLabel(
+            "No rows: nothing to compare in this dimension (see the notes above the tables)."
+        )
         self.empty.setWordWrap(True)
         self.empty.setVisible(not table.rows)
         layout = QVBoxLayout(self)
@@ -294,8 +317,9 @@ class TablePage(QWidget):
 
 
 # -- headlines -------------------------------------------------------------------------------
-def opening_plot(specs: Sequence[PlotSpec], headlines: Sequence[Comparison],
-                 shown: str | None = None) -> int:
+def opening_plot(
+    specs: Sequence[PlotSpec], headlines: Sequence[Comparison], shown: str | None = None
+) -> int:
     """Which plot to show after a build: the one the user was looking at (same title), else
     the first plot of the first metric whose head-vs-tail verdict is significant, else 0."""
     titles = [spec.title for spec in specs]
@@ -309,8 +333,6 @@ def opening_plot(specs: Sequence[PlotSpec], headlines: Sequence[Comparison],
     return 0
 
 
-
-
 def headline_parts(c: Comparison, *, show_model: bool) -> dict[str, Any]:
     """The pieces of one headline line, head (``a``) against long tail (``b``); the
     verdict is core's (core.report.verdict), worded as in the CLI and the HTML report."""
@@ -318,40 +340,61 @@ def headline_parts(c: Comparison, *, show_model: bool) -> dict[str, Any]:
     colour = NEUTRAL_COLOUR
     if v.worse is not None and c.significant:
         colour = WORSE_COLOUR if v.worse else BETTER_COLOUR
-    return {"label": metric_label(c.metric), "scope": headline_scope(c, show_model=show_model),
-            "head": centre(c.a), "tail": centre(c.b), "n_head": c.a.n, "n_tail": c.b.n,
-            "p": c.p_value, "p_adjusted": c.p_adjusted, "r": c.effect_size,
-            "significant": c.significant, "verdict": v.direction, "colour": colour}
+    return {
+        "label": metric_label(c.metric),
+        "scope": headline_scope(c, show_model=show_model),
+        "head": centre(c.a),
+        "tail": centre(c.b),
+        "n_head": c.a.n,
+        "n_tail": c.b.n,
+        "p": c.p_value,
+        "p_adjusted": c.p_adjusted,
+        "r": c.effect_size,
+        "significant": c.significant,
+        "verdict": v.direction,
+        "colour": colour,
+    }
 
 
-def headline_text(c: Comparison, *, show_model: bool = False,
-                  correction: str = "none") -> str:
+def headline_text(c: Comparison, *, show_model: bool = False, correction: str = "none") -> str:
     """Plain text, e.g. ``BLEU: head 42.10 vs long tail 31.00, p = 0.003, Holm p = 0.012
     (significant; long tail worse)`` (core.report.verdict.headline_text)."""
     return core_headline_text(c, show_model=show_model, correction=correction)
 
 
-def headline_html(c: Comparison, *, show_model: bool = False, table: bool = True,
-                  correction: str = "none") -> str:
+def headline_html(
+    c: Comparison, *, show_model: bool = False, table: bool = True, correction: str = "none"
+) -> str:
     """One headline as a table row (``table``) or as a run of text for a narrow dock."""
     h = headline_parts(c, show_model=show_model)
-    scope = (f" <span style='color:#777; font-weight:normal'>({escape(h['scope'])})</span>"
-             if h["scope"] else "")
+    scope = (
+        f" <span style='color:#777; font-weight:normal'>({escape(h['scope'])})</span>"
+        if h["scope"]
+        else ""
+    )
     badge = "significant" if h["significant"] else "not significant"
     weight = "bold" if h["significant"] else "normal"
     effect = "" if h["r"] is None else f", r = {h['r']:+.2f}"
-    cells = (f"<b>{escape(h['label'])}</b>{scope}",
-             f"head <b>{format_value(h['head'])}</b>",
-             f"vs long tail <b>{format_value(h['tail'])}</b>",
-             f"<span style='color:#555'>{escape(p_text(c, correction))}{effect}</span>",
-             f"<span style='color:{h['colour']}; font-weight:{weight}; "
-             f"white-space:nowrap'>{badge}: "
-             f"{escape(h['verdict'])}</span>")
+    cells = (
+        f"<b>{escape(h['label'])}</b>{scope}",
+        f"head <b>{format_value(h['head'])}</b>",
+        f"vs long tail <b>{format_value(h['tail'])}</b>",
+        f"<span style='color:#555'>{escape(p_text(c, correction))}{effect}</span>",
+        f"<span style='color:{h['colour']}; font-weight:{weight}; "
+        f"white-space:nowrap'>{badge}: "
+        f"{escape(h['verdict'])}</span>",
+    )
     if not table:
         return f"{cells[0]}: {cells[1]} {cells[2]} · {cells[3]} · {cells[4]}"
     pads = ("1px 10px 1px 0", "1px 6px", "1px 6px", "1px 6px", "1px 0 1px 6px")
-    return "<tr>" + "".join(f"<td style='padding:{pad}; white-space:nowrap'>{cell}</td>"
-                            for pad, cell in zip(pads, cells, strict=True)) + "</tr>"
+    return (
+        "<tr>"
+        + "".join(
+            f"<td style='padding:{pad}; white-space:nowrap'>{cell}</td>"
+            for pad, cell in zip(pads, cells, strict=True)
+        )
+        + "</tr>"
+    )
 
 
 # -- the panel -------------------------------------------------------------------------------
@@ -388,8 +431,9 @@ class ReportPanel(QWidget):
         self.options_button.toggled.connect(self._on_options_toggled)
         self.build_button = QPushButton("Build report")
         self.build_button.setDefault(True)
-        self.build_button.setToolTip("Compare the chosen groups on the chosen metrics "
-                                     "(runs as a job; Cancel stops it)")
+        self.build_button.setToolTip(
+            "Compare the chosen groups on the chosen metrics (runs as a job; Cancel stops it)"
+        )
         self.build_button.clicked.connect(self._on_build)
         self._busy = False  # a build is running
         self.cancel_button = QPushButton("Cancel")
@@ -400,8 +444,10 @@ class ReportPanel(QWidget):
         self.csv_button.setToolTip("Export every table as CSV into a folder")
         self.csv_button.clicked.connect(self._on_csv)
         self.html_button = QPushButton("HTML…")
-        self.html_button.setToolTip("Export a self-contained HTML report (tables, plots, the "
-                                    "runs' settings, metric signatures)")
+        self.html_button.setToolTip(
+            "Export a self-contained HTML report (tables, plots, the "
+            "runs' settings, metric signatures)"
+        )
         self.html_button.clicked.connect(self._on_html)
         for button in (self.csv_button, self.html_button):
             button.setEnabled(False)
@@ -413,8 +459,7 @@ class ReportPanel(QWidget):
             item = QListWidgetItem(title)
             item.setData(Qt.ItemDataRole.UserRole, key)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if key == "tier"
-                               else Qt.CheckState.Unchecked)
+            item.setCheckState(Qt.CheckState.Checked if key == "tier" else Qt.CheckState.Unchecked)
             self.dimension_list.addItem(item)
         self.metric_list = QListWidget()
         self.run_list = QListWidget()
@@ -422,10 +467,15 @@ class ReportPanel(QWidget):
             widget.setMaximumHeight(128)
             widget.setMinimumHeight(48)
 
-        self.repetitions_spin = _spin(1, 1000, DEFAULT_REPETITIONS,
-                                      "Mann–Whitney repetitions, p-values averaged (METHODS §8)")
-        self.sample_spin = _spin(2, 1_000_000, DEFAULT_SAMPLE_SIZE,
-                                 "Items sampled per group in each repetition (all when fewer)")
+        self.repetitions_spin = _spin(
+            1, 1000, DEFAULT_REPETITIONS, "Mann–Whitney repetitions, p-values averaged (METHODS §8)"
+        )
+        self.sample_spin = _spin(
+            2,
+            1_000_000,
+            DEFAULT_SAMPLE_SIZE,
+            "Items sampled per group in each repetition (all when fewer)",
+        )
         self.sample_spin.setSingleStep(100)
         self.alpha_spin = QDoubleSpinBox()
         self.alpha_spin.setDecimals(3)
@@ -441,7 +491,8 @@ class ReportPanel(QWidget):
             "References of the study table, the headlines and the plots. Pooled: the study "
             "table takes gold and silver references together (TailNLG's Table 2); split: a "
             "row per quality (its Tables 7-10); headlines and plots then use gold. "
-            "Comparisons never mix gold and silver.")
+            "Comparisons never mix gold and silver."
+        )
         self.statistic_combo = QComboBox()
         self.statistic_combo.addItems(["mean", "median"])
         self.statistic_combo.setToolTip("Statistic of the study table's cells")
@@ -450,15 +501,21 @@ class ReportPanel(QWidget):
             self.correction_combo.addItem(title, key)
         self.correction_combo.setToolTip(
             "Multiple-testing correction across every test of the report (Holm: family-wise "
-            "error; Benjamini–Hochberg: false discovery rate); the marks follow it")
-        self.bootstrap_spin = _spin(0, 100_000, DEFAULT_RESAMPLES,
-                                    "Bootstrap resamples for the 95 % intervals of the medians "
-                                    "and their difference (seeded by Seed; 0: none)")
+            "error; Benjamini–Hochberg: false discovery rate); the marks follow it"
+        )
+        self.bootstrap_spin = _spin(
+            0,
+            100_000,
+            DEFAULT_RESAMPLES,
+            "Bootstrap resamples for the 95 % intervals of the medians "
+            "and their difference (seeded by Seed; 0: none)",
+        )
         self.bootstrap_spin.setSingleStep(500)
         self.run_list.setToolTip(
             "Tick runs to compare only those. None ticked: for each model its latest output "
             "per unit, language and candidate. Overlapping runs of one model are never "
-            "pooled: each item counts once, from the latest run.")
+            "pooled: each item counts once, from the latest run."
+        )
 
         self.message = QLabel()
         self.message.setWordWrap(True)
@@ -480,8 +537,9 @@ class ReportPanel(QWidget):
         self.notes_label = QLabel()
         self.notes_label.setWordWrap(True)
         self.notes_label.setStyleSheet("color:#8a5a00;")
-        self.stale_label = QLabel("Scores changed since this report was built: "
-                                  "press Build report again.")
+        self.stale_label = QLabel(
+            "Scores changed since this report was built: press Build report again."
+        )
         self.stale_label.setStyleSheet("color:#b3261e;")
         self.stale_label.setVisible(False)
         self.tabs = QTabWidget()
@@ -520,10 +578,16 @@ class ReportPanel(QWidget):
         settings.setContentsMargins(0, 0, 0, 0)
         settings.setHorizontalSpacing(6)
         settings.setVerticalSpacing(2)
-        fields = (("Repetitions", self.repetitions_spin), ("Sample size", self.sample_spin),
-                  ("Alpha", self.alpha_spin), ("Seed", self.seed_spin),
-                  ("Study refs", self.quality_combo), ("Cells", self.statistic_combo),
-                  ("Correction", self.correction_combo), ("Bootstrap", self.bootstrap_spin))
+        fields = (
+            ("Repetitions", self.repetitions_spin),
+            ("Sample size", self.sample_spin),
+            ("Alpha", self.alpha_spin),
+            ("Seed", self.seed_spin),
+            ("Study refs", self.quality_combo),
+            ("Cells", self.statistic_combo),
+            ("Correction", self.correction_combo),
+            ("Bootstrap", self.bootstrap_spin),
+        )
         for i, (label, field) in enumerate(fields):
             row, column = divmod(i, 3)  # three pairs a row: the options stay low
             settings.addWidget(QLabel(label), row, 2 * column)
@@ -616,9 +680,12 @@ class ReportPanel(QWidget):
     def set_available(self, metrics: Sequence[tuple[str, int]], *, session: bool = True) -> None:
         """The metrics the session holds (name, per-item values), all checked."""
         self._metrics = list(metrics)
-        previous = {self.metric_list.item(i).data(Qt.ItemDataRole.UserRole):
-                    self.metric_list.item(i).checkState()
-                    for i in range(self.metric_list.count())}
+        previous = {
+            self.metric_list.item(i).data(Qt.ItemDataRole.UserRole): self.metric_list.item(
+                i
+            ).checkState()
+            for i in range(self.metric_list.count())
+        }
         self.metric_list.clear()
         for name, count in metrics:
             item = QListWidgetItem(f"{metric_label(name)} ({count:,})")
@@ -645,15 +712,18 @@ class ReportPanel(QWidget):
             item = QListWidgetItem(f"run {run_id} · {model} ({status})")
             item.setData(Qt.ItemDataRole.UserRole, run_id)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if run_id in ticked
-                               else Qt.CheckState.Unchecked)
+            item.setCheckState(
+                Qt.CheckState.Checked if run_id in ticked else Qt.CheckState.Unchecked
+            )
             self.run_list.addItem(item)
 
     def picked_runs(self) -> list[int] | None:
         """The ticked runs; None when none is ticked (each model's latest output)."""
-        ticked = [self.run_list.item(i).data(Qt.ItemDataRole.UserRole)
-                  for i in range(self.run_list.count())
-                  if self.run_list.item(i).checkState() == Qt.CheckState.Checked]
+        ticked = [
+            self.run_list.item(i).data(Qt.ItemDataRole.UserRole)
+            for i in range(self.run_list.count())
+            if self.run_list.item(i).checkState() == Qt.CheckState.Checked
+        ]
         return ticked or None
 
     def show_message(self, html: str) -> None:
@@ -690,29 +760,34 @@ class ReportPanel(QWidget):
         if self.report is not None:
             self.stale_label.setVisible(True)
 
-    def show_report(self, report: BiasReport, specs: Sequence[PlotSpec],
-                    headlines: Sequence[Comparison]) -> None:
+    def show_report(
+        self, report: BiasReport, specs: Sequence[PlotSpec], headlines: Sequence[Comparison]
+    ) -> None:
         self.report, self.headlines = report, list(headlines)
         self.stale_label.setVisible(False)
         self._show_headlines(report, self.headlines)
         s = report.settings
-        protocol = (f"two-sided Mann–Whitney U, {s.repetitions} × samples of {s.sample_size}, "
-                    f"p averaged, seed {s.seed}")
+        protocol = (
+            f"two-sided Mann–Whitney U, {s.repetitions} × samples of {s.sample_size}, "
+            f"p averaged, seed {s.seed}"
+        )
         self.legend.setText(
             f"<span style='background:{MARK_BACKGROUND.name()}; color:"
             f"{MARK_FOREGROUND.name()}; font-weight:bold'>&nbsp;highlighted {SIGNIFICANT_MARK}"
             f"&nbsp;</span> = significant: "
             f"{escape(report.correction_note().removeprefix(SIGNIFICANT_MARK + ' '))} "
             f"({escape(protocol)}). {escape(report.bootstrap_note())}. "
-            "Effect r: rank-biserial correlation, + when head (a) is higher.")
+            "Effect r: rank-biserial correlation, + when head (a) is higher."
+        )
         self.notes_label.setText("<br>".join(escape(n) for n in report.notes))
         self.notes_label.setVisible(bool(report.notes))
-        current = _plain(self.tabs.tabText(self.tabs.currentIndex())) if self.tabs.count() \
-            else ""
+        current = _plain(self.tabs.tabText(self.tabs.currentIndex())) if self.tabs.count() else ""
         self.tabs.clear()
         self.pages.clear()
-        mark_tip = (f"{report.correction_note().removeprefix(SIGNIFICANT_MARK + ' ')}: "
-                    f"significant ({protocol})")
+        mark_tip = (
+            f"{report.correction_note().removeprefix(SIGNIFICANT_MARK + ' ')}: "
+            f"significant ({protocol})"
+        )
         for table in report.tables():
             page = TablePage(table, mark_tip)
             self.pages[table.name] = page
@@ -725,8 +800,9 @@ class ReportPanel(QWidget):
                 break
         shown = self.plots.current_spec()
         self.plots.set_specs(specs)
-        self.plots.show_plot(opening_plot(specs, headlines,
-                                          shown.title if shown is not None else None))
+        self.plots.show_plot(
+            opening_plot(specs, headlines, shown.title if shown is not None else None)
+        )
         for button in (self.csv_button, self.html_button):
             button.setEnabled(True)
         self.stack.setCurrentWidget(self.outer)
@@ -753,50 +829,65 @@ class ReportPanel(QWidget):
         self.headline_title.setText(
             "<b>Head vs long tail</b> <span style='color:#666'>(medians; all languages "
             f"pooled, per model; reference-based metrics against {escape(quality)} "
-            "references)</span>")
+            "references)</span>"
+        )
         if not headlines:
             self.headline.setText(
                 "<i>No head/long-tail comparison: the session's scored units are not split "
                 "into head and long tail (see the Browser's tiers, or compare by another "
-                "dimension).</i>")
+                "dimension).</i>"
+            )
             return
         show_model = len(models) > 1
         self._wide_headlines = wide = self.width() >= self.WIDE_HEADLINES
         if wide:  # aligned columns
-            rows = "".join(headline_html(c, show_model=show_model,
-                                         correction=report.settings.correction)
-                           for c in headlines)
+            rows = "".join(
+                headline_html(c, show_model=show_model, correction=report.settings.correction)
+                for c in headlines
+            )
             self.headline.setText(f"<table cellspacing='0'>{rows}</table>")
         else:  # a narrow dock: one wrapped paragraph per metric
             correction = report.settings.correction
-            self.headline.setText("".join(
-                "<p style='margin:0 0 4px 0'>" + headline_html(
-                    c, show_model=show_model, table=False, correction=correction) + "</p>"
-                for c in headlines))
+            self.headline.setText(
+                "".join(
+                    "<p style='margin:0 0 4px 0'>"
+                    + headline_html(c, show_model=show_model, table=False, correction=correction)
+                    + "</p>"
+                    for c in headlines
+                )
+            )
 
     # -- what the panel asks ---------------------------------------------------------------
     def options_dict(self) -> dict[str, Any]:
-        by = [self.dimension_list.item(i).data(Qt.ItemDataRole.UserRole)
-              for i in range(self.dimension_list.count())
-              if self.dimension_list.item(i).checkState() == Qt.CheckState.Checked]
-        checked = [self.metric_list.item(i).data(Qt.ItemDataRole.UserRole)
-                   for i in range(self.metric_list.count())
-                   if self.metric_list.item(i).checkState() == Qt.CheckState.Checked]
+        by = [
+            self.dimension_list.item(i).data(Qt.ItemDataRole.UserRole)
+            for i in range(self.dimension_list.count())
+            if self.dimension_list.item(i).checkState() == Qt.CheckState.Checked
+        ]
+        checked = [
+            self.metric_list.item(i).data(Qt.ItemDataRole.UserRole)
+            for i in range(self.metric_list.count())
+            if self.metric_list.item(i).checkState() == Qt.CheckState.Checked
+        ]
         everything = len(checked) == self.metric_list.count()
         return {
             "by": by or ["tier"],
             "metrics": None if everything else checked,
-            "settings": {"repetitions": self.repetitions_spin.value(),
-                         "sample_size": self.sample_spin.value(),
-                         "alpha": round(self.alpha_spin.value(), 6),
-                         "seed": self.seed_spin.value(),
-                         "study_quality": str(self.quality_combo.currentData()
-                                              or "gold:quality").split(":")[0],
-                         "study_references": str(self.quality_combo.currentData()
-                                                 or "gold:quality").split(":")[1],
-                         "statistic": self.statistic_combo.currentText(),
-                         "correction": self.correction_combo.currentData(),
-                         "bootstrap_resamples": self.bootstrap_spin.value()},
+            "settings": {
+                "repetitions": self.repetitions_spin.value(),
+                "sample_size": self.sample_spin.value(),
+                "alpha": round(self.alpha_spin.value(), 6),
+                "seed": self.seed_spin.value(),
+                "study_quality": str(self.quality_combo.currentData() or "gold:quality").split(":")[
+                    0
+                ],
+                "study_references": str(self.quality_combo.currentData() or "gold:quality").split(
+                    ":"
+                )[1],
+                "statistic": self.statistic_combo.currentText(),
+                "correction": self.correction_combo.currentData(),
+                "bootstrap_resamples": self.bootstrap_spin.value(),
+            },
             "runs": self.picked_runs(),
         }
 
@@ -815,8 +906,7 @@ class ReportPanel(QWidget):
 
     def _on_options_toggled(self, on: bool) -> None:
         self.options.setVisible(on)
-        self.options_button.setArrowType(Qt.ArrowType.DownArrow if on
-                                          else Qt.ArrowType.RightArrow)
+        self.options_button.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
 
     def _on_csv(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export the report's tables as CSV")
@@ -824,12 +914,12 @@ class ReportPanel(QWidget):
             self.csv_requested.emit(folder)
 
     def _on_html(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export the HTML report", "report.html",
-                                              "HTML report (*.html)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export the HTML report", "report.html", "HTML report (*.html)"
+        )
         if path:
             target = Path(path)
-            self.html_requested.emit(str(target if target.suffix else
-                                         target.with_suffix(".html")))
+            self.html_requested.emit(str(target if target.suffix else target.with_suffix(".html")))
 
     def _on_export_plot(self) -> None:
         spec = self.plots.current_spec()
@@ -845,8 +935,9 @@ class ReportPanel(QWidget):
     def _on_export_all_plots(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export every plot (PNG, SVG, PDF)")
         if folder:
-            self.figures_requested.emit(self.plots.export_all_job(
-                Path(folder), getattr(self, "_last_export_options", None)))
+            self.figures_requested.emit(
+                self.plots.export_all_job(Path(folder), getattr(self, "_last_export_options", None))
+            )
 
 
 def _spin(low: int, high: int, value: int, tip: str) -> QSpinBox:

@@ -36,7 +36,7 @@ class _LogAxis(pg.AxisItem):
     def tickStrings(self, values, scale, spacing):  # pyqtgraph's name
         if not self.log_values:
             return super().tickStrings(values, scale, spacing)
-        return [f"{10 ** v:.3g}" for v in values]
+        return [f"{10**v:.3g}" for v in values]
 
 
 class ReportPlots(QWidget):
@@ -49,21 +49,23 @@ class ReportPlots(QWidget):
         self.boxes: list[BoxStats] = []  # of the plot shown, for tests and tooltips
         self.left_axis = _LogAxis("left")
         self.bottom_axis = _LogAxis("bottom")
-        self.plot = pg.PlotWidget(axisItems={"left": self.left_axis,
-                                             "bottom": self.bottom_axis})
+        self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
         self.plot.setMinimumHeight(120)
         for axis in (self.left_axis, self.bottom_axis):
             axis.enableAutoSIPrefix(False)  # "share (x0.001)" reads worse than 0.25
         self.picker = QComboBox()
         self.picker.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.picker.setMinimumContentsLength(8)
         self.picker.currentIndexChanged.connect(self._on_picked)
         self.export_button = QPushButton("Export…")
         self.export_button.setMinimumWidth(48)
         self.export_button.setMaximumWidth(80)
-        self.export_button.setToolTip("Export this plot for a paper: PNG (300 dpi by "
-                                      "default), SVG or PDF, at a size you choose")
+        self.export_button.setToolTip(
+            "Export this plot for a paper: PNG (300 dpi by "
+            "default), SVG or PDF, at a size you choose"
+        )
         self.caption = QLabel()
         self.caption.setWordWrap(True)
         self.caption.setStyleSheet("color:#555;")
@@ -137,8 +139,11 @@ class ReportPlots(QWidget):
         item.enableAutoRange()
 
     def _draw_boxes(self, item: pg.PlotItem, spec: PlotSpec) -> None:
-        self.boxes = [b for b in (box_stats(label, values, spec.log10)
-                                  for label, values in spec.groups) if b is not None]
+        self.boxes = [
+            b
+            for b in (box_stats(label, values, spec.log10) for label, values in spec.groups)
+            if b is not None
+        ]
         self.left_axis.log_values = spec.log10
         item.setLabel("left", spec.ylabel + (" (log10 axis)" if spec.log10 else ""))
         if not self.boxes:
@@ -149,24 +154,45 @@ class ReportPlots(QWidget):
         q3 = np.array([b.q3 for b in self.boxes])
         brushes = [pg.mkBrush(PALETTE[i % len(PALETTE)] + "44") for i in range(len(xs))]
         pens = [pg.mkPen(PALETTE[i % len(PALETTE)], width=1.5) for i in range(len(xs))]
-        self.box_item = pg.BarGraphItem(x=xs, y0=q1, height=np.maximum(q3 - q1, 1e-12),
-                                        width=0.6, brushes=brushes, pens=pens)
+        self.box_item = pg.BarGraphItem(
+            x=xs, y0=q1, height=np.maximum(q3 - q1, 1e-12), width=0.6, brushes=brushes, pens=pens
+        )
         item.addItem(self.box_item)
         for i, box in enumerate(self.boxes):
             pen = pens[i]
             x = float(i)
             # whiskers and caps, then the median, as line pairs
             segments_x = [x, x, x, x, x - 0.15, x + 0.15, x - 0.15, x + 0.15]
-            segments_y = [box.whisker_low, box.q1, box.q3, box.whisker_high,
-                          box.whisker_low, box.whisker_low, box.whisker_high, box.whisker_high]
+            segments_y = [
+                box.whisker_low,
+                box.q1,
+                box.q3,
+                box.whisker_high,
+                box.whisker_low,
+                box.whisker_low,
+                box.whisker_high,
+                box.whisker_high,
+            ]
             item.addItem(pg.PlotDataItem(segments_x, segments_y, connect="pairs", pen=pen))
-            item.addItem(pg.PlotDataItem([x - 0.3, x + 0.3], [box.median, box.median],
-                                         pen=pg.mkPen(PALETTE[i % len(PALETTE)], width=3)))
+            item.addItem(
+                pg.PlotDataItem(
+                    [x - 0.3, x + 0.3],
+                    [box.median, box.median],
+                    pen=pg.mkPen(PALETTE[i % len(PALETTE)], width=3),
+                )
+            )
             if box.outliers.size:
                 shown = box.outliers[:: max(1, box.outliers.size // MAX_OUTLIERS)]
-                item.addItem(pg.ScatterPlotItem(
-                    np.full(shown.size, x), shown, size=5, symbol="o",
-                    pen=pg.mkPen(PALETTE[i % len(PALETTE)]), brush=None))
+                item.addItem(
+                    pg.ScatterPlotItem(
+                        np.full(shown.size, x),
+                        shown,
+                        size=5,
+                        symbol="o",
+                        pen=pg.mkPen(PALETTE[i % len(PALETTE)]),
+                        brush=None,
+                    )
+                )
         # Long labels ("model · tier") take two lines, with n under them.
         ticks = [(float(i), f"{_wrap(b.label)}\nn={b.n:,}") for i, b in enumerate(self.boxes)]
         self.bottom_axis.setTicks([ticks, []])
@@ -175,7 +201,8 @@ class ReportPlots(QWidget):
         item.setXRange(-0.6, len(self.boxes) - 0.4, padding=0)
         self.caption.setText(
             "Boxes: quartiles; thick line: median; whiskers: last values within 1.5 IQR; "
-            "rings: outliers." + (" Log10 axis." if spec.log10 else ""))
+            "rings: outliers." + (" Log10 axis." if spec.log10 else "")
+        )
 
     def _draw_distribution(self, item: pg.PlotItem, spec: PlotSpec) -> None:
         cleaned = [(label, plot_values(values, spec.log10)) for label, values in spec.groups]
@@ -195,10 +222,17 @@ class ReportPlots(QWidget):
         for i, (label, values) in enumerate(cleaned):
             colour = PALETTE[i % len(PALETTE)]
             share = np.histogram(values, bins=edges)[0] / values.size
-            item.addItem(pg.PlotDataItem(
-                edges, share, stepMode="center", pen=pg.mkPen(colour, width=2),
-                fillLevel=0, brush=pg.mkBrush(colour + "30"),
-                name=f"{label.replace('_', ' ')} (n={values.size:,})"))
+            item.addItem(
+                pg.PlotDataItem(
+                    edges,
+                    share,
+                    stepMode="center",
+                    pen=pg.mkPen(colour, width=2),
+                    fillLevel=0,
+                    brush=pg.mkBrush(colour + "30"),
+                    name=f"{label.replace('_', ' ')} (n={values.size:,})",
+                )
+            )
         self.caption.setText("Each line: the share of that group's items in each bin.")
 
     def _draw_scatter(self, item: pg.PlotItem, spec: PlotSpec) -> None:
@@ -219,11 +253,14 @@ class ReportPlots(QWidget):
             return
         px = np.log10(xs) if spec.log_x else xs
         py = np.log10(ys) if spec.log10 else ys
-        self.scatter_item = pg.ScatterPlotItem(px, py, size=5, pen=None,
-                                               brush=pg.mkBrush(PALETTE[0] + "88"))
+        self.scatter_item = pg.ScatterPlotItem(
+            px, py, size=5, pen=None, brush=pg.mkBrush(PALETTE[0] + "88")
+        )
         item.addItem(self.scatter_item)
-        self.caption.setText(f"{xs.size:,} verbalisations; each point: one text's entity "
-                             "perplexity and its root entity's statement count.")
+        self.caption.setText(
+            f"{xs.size:,} verbalisations; each point: one text's entity "
+            "perplexity and its root entity's statement count."
+        )
 
     # -- export ------------------------------------------------------------------------------
     def export(self, path: Path, options: ExportOptions | None = None) -> Path:
@@ -234,8 +271,12 @@ class ReportPlots(QWidget):
             raise ValueError("no plot to export: build the report first")
         return export_figure(spec.figure, Path(path), spec.title, options)
 
-    def export_all(self, folder: Path, options: ExportOptions | None = None,
-                   suffixes: Sequence[str] = (".png", ".svg", ".pdf")) -> list[Path]:
+    def export_all(
+        self,
+        folder: Path,
+        options: ExportOptions | None = None,
+        suffixes: Sequence[str] = (".png", ".svg", ".pdf"),
+    ) -> list[Path]:
         """Every plot in each format into ``folder`` (``NN-<kind>-<metric>.<suffix>``), in
         this thread (the panel runs ``export_all_job`` through the job runner instead)."""
         from core.jobs import JobSucceeded, run_job
@@ -245,18 +286,23 @@ class ReportPlots(QWidget):
             raise getattr(outcome, "error", RuntimeError("export cancelled"))
         return outcome.result
 
-    def export_all_job(self, folder: Path, options: ExportOptions | None = None,
-                       suffixes: Sequence[str] = (".png", ".svg", ".pdf")):
+    def export_all_job(
+        self,
+        folder: Path,
+        options: ExportOptions | None = None,
+        suffixes: Sequence[str] = (".png", ".svg", ".pdf"),
+    ):
         """The core job writing every plot (``core.figures.export_figures_job``)."""
         from core.figures import export_figures_job
 
         options = options or ExportOptions()
-        return export_figures_job(self.specs, folder, suffixes=suffixes, dpi=options.dpi,
-                                  size_in=options.size_in)
+        return export_figures_job(
+            self.specs, folder, suffixes=suffixes, dpi=options.dpi, size_in=options.size_in
+        )
 
 
 def _wrap(label: str) -> str:
-    """"model · tier" on two lines; underscores read as spaces."""
+    """ "model · tier" on two lines; underscores read as spaces."""
     return label.replace(" · ", "\n").replace("_", " ")
 
 

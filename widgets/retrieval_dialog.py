@@ -50,19 +50,24 @@ class RetrievalDialog(QDialog):
         self.setWindowTitle("Graph ↔ text retrieval")
         self.encoder_edit = QLineEdit()
         self.encoder_edit.setPlaceholderText("packaged all-MiniLM-L6-v2")
-        self.encoder_edit.setToolTip("A sentence encoder folder (e.g. one made by "
-                                     "taillens train-encoder) or a cached Hugging Face id")
+        self.encoder_edit.setToolTip(
+            "A sentence encoder folder (e.g. one made by "
+            "taillens train-encoder) or a cached Hugging Face id"
+        )
         self.top_spin = QSpinBox()
         self.top_spin.setRange(1, 1000)
         self.top_spin.setValue(10)
         self.top_spin.setToolTip("How many lines to list")
         self.find_button = QPushButton("Find the graph behind this text")
-        self.find_button.setToolTip("Rank every unit's graph (in the text's language) by "
-                                    "cosine with the selected text")
+        self.find_button.setToolTip(
+            "Rank every unit's graph (in the text's language) by cosine with the selected text"
+        )
         self.worst_button = QPushButton("Outputs that match their graph worst")
-        self.worst_button.setToolTip("Retrieval over the current run's outputs: top-1, "
-                                     "top-5, MRR both ways, and the outputs with the lowest "
-                                     "cosine to their own graph")
+        self.worst_button.setToolTip(
+            "Retrieval over the current run's outputs: top-1, "
+            "top-5, MRR both ways, and the outputs with the lowest "
+            "cosine to their own graph"
+        )
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.find_button.clicked.connect(lambda: self.find_requested.emit(self.values()))
@@ -117,13 +122,18 @@ class RetrievalDialog(QDialog):
         self.rows = list(rows)
         self.table.setRowCount(len(self.rows))
         for index, row in enumerate(self.rows):
-            cells = [f"{row.similarity:.4f}", "" if row.rank is None else str(row.rank),
-                     f"{row.unit_id} · {row.lang}", row.shown]
+            cells = [
+                f"{row.similarity:.4f}",
+                "" if row.rank is None else str(row.rank),
+                f"{row.unit_id} · {row.lang}",
+                row.shown,
+            ]
             for column, value in enumerate(cells):
                 item = QTableWidgetItem(value)
                 if column < 2:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight
-                                          | Qt.AlignmentFlag.AlignVCenter)
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
                 item.setToolTip(row.shown)
                 self.table.setItem(index, column, item)
         self.table.resizeColumnsToContents()

@@ -151,9 +151,11 @@ def format_value(column: str, value: float | None) -> str:
 
 
 def _blend(a: QColor, b: QColor, t: float) -> QColor:
-    return QColor(round(a.red() + (b.red() - a.red()) * t),
-                  round(a.green() + (b.green() - a.green()) * t),
-                  round(a.blue() + (b.blue() - a.blue()) * t))
+    return QColor(
+        round(a.red() + (b.red() - a.red()) * t),
+        round(a.green() + (b.green() - a.green()) * t),
+        round(a.blue() + (b.blue() - a.blue()) * t),
+    )
 
 
 def scale_colour(column: str, value: float, low: float, high: float) -> QColor | None:
@@ -168,8 +170,7 @@ def scale_colour(column: str, value: float, low: float, high: float) -> QColor |
     return _blend(MIDDLE, GOOD, (goodness - 0.5) * 2)
 
 
-def highlighted_html(text: str, mentions: Sequence[Span],
-                     hallucinations: Sequence[Span]) -> str:
+def highlighted_html(text: str, mentions: Sequence[Span], hallucinations: Sequence[Span]) -> str:
     """The text as HTML, mentions and hallucination candidates on their own colours
     (a character in both gets the hallucination colour with the mention's underline)."""
     kinds = [0] * len(text)  # bit 1: mention, bit 2: hallucination
@@ -178,8 +179,11 @@ def highlighted_html(text: str, mentions: Sequence[Span],
         for span in spans:
             for i in range(max(0, span.start), min(len(text), span.end)):
                 kinds[i] |= bit
-                what = (f"mentions {span.label}" + (f" ({span.how})" if span.how else "")
-                        if bit == 1 else "hallucination candidate: matches nothing in the unit")
+                what = (
+                    f"mentions {span.label}" + (f" ({span.how})" if span.how else "")
+                    if bit == 1
+                    else "hallucination candidate: matches nothing in the unit"
+                )
                 titles[i] = f"{titles[i]}; {what}" if titles[i] else what
     out: list[str] = []
     i = 0
@@ -204,8 +208,9 @@ def highlighted_html(text: str, mentions: Sequence[Span],
 # -- the table model ---------------------------------------------------------------------
 
 
-def column_ranges(rows: Sequence[ScoreTableRow],
-                  metric_columns: Sequence[str]) -> dict[str, tuple[float, float]]:
+def column_ranges(
+    rows: Sequence[ScoreTableRow], metric_columns: Sequence[str]
+) -> dict[str, tuple[float, float]]:
     """Each metric column's lowest and highest value (its colour scale). Pure, so that a
     controller can compute it off the UI thread for tens of thousands of rows."""
     ranges: dict[str, tuple[float, float]] = {}
@@ -259,18 +264,18 @@ def column_sort_ranks(values: Sequence[Any]) -> np.ndarray:
     missing = np.fromiter((v is None for v in values), dtype=bool, count=n)
     ranks = np.full(n, MISSING_RANK, dtype=np.int32)
     if {type(v) for v in values} <= {float, int, type(None)}:  # score columns: numpy only
-        numbers = np.fromiter((0.0 if v is None else v for v in values), dtype=np.float64,
-                              count=n)
+        numbers = np.fromiter((0.0 if v is None else v for v in values), dtype=np.float64, count=n)
         missing |= np.isnan(numbers)
         present = numbers[~missing]
-        if not present.size or float(np.abs(present).max()) <= 2.0 ** 53:  # exact as floats
+        if not present.size or float(np.abs(present).max()) <= 2.0**53:  # exact as floats
             _distinct, inverse = np.unique(present, return_inverse=True)
             ranks[~missing] = inverse.reshape(-1)
             return ranks
     keys = [sort_key(v) for v in values]
     rank_of = {k: i for i, k in enumerate(sorted({k for k in keys if k is not None}))}
-    return np.fromiter((MISSING_RANK if k is None else rank_of[k] for k in keys),
-                       dtype=np.int32, count=n)
+    return np.fromiter(
+        (MISSING_RANK if k is None else rank_of[k] for k in keys), dtype=np.int32, count=n
+    )
 
 
 def sort_order(ranks: np.ndarray, descending: bool) -> np.ndarray:
@@ -281,15 +286,20 @@ def sort_order(ranks: np.ndarray, descending: bool) -> np.ndarray:
     return np.argsort(ranks, kind="stable")
 
 
-def column_names(key_headers: Sequence[str], metric_columns: Sequence[str],
-                 tail_headers: Sequence[str] = ()) -> list[str]:
+def column_names(
+    key_headers: Sequence[str], metric_columns: Sequence[str], tail_headers: Sequence[str] = ()
+) -> list[str]:
     """Each table column's name (:attr:`SortSpec.column`), in column order."""
     return [*key_headers, *metric_columns, *tail_headers]
 
 
-def table_sort_keys(rows: Sequence[ScoreTableRow], metric_columns: Sequence[str], *,
-                    key_headers: Sequence[str] = TEXT_KEYS,
-                    tail_headers: Sequence[str] = TEXT_TAIL) -> dict[str, np.ndarray]:
+def table_sort_keys(
+    rows: Sequence[ScoreTableRow],
+    metric_columns: Sequence[str],
+    *,
+    key_headers: Sequence[str] = TEXT_KEYS,
+    tail_headers: Sequence[str] = TEXT_TAIL,
+) -> dict[str, np.ndarray]:
     """:func:`column_sort_ranks` of every column, by column name, aligned with ``rows``
     (what :meth:`ScoreTableModel.set_rows` takes as ``sort_keys``)."""
     keys: dict[str, np.ndarray] = {}
@@ -309,13 +319,17 @@ class SortedRows:
     sorted_by: SortSpec | None  # None: in the order given (no sort, or its column is gone)
 
 
-def presort_rows(rows: Sequence[ScoreTableRow], metric_columns: Sequence[str],
-                 sort: SortSpec | None, *, key_headers: Sequence[str] = TEXT_KEYS,
-                 tail_headers: Sequence[str] = TEXT_TAIL) -> SortedRows:
+def presort_rows(
+    rows: Sequence[ScoreTableRow],
+    metric_columns: Sequence[str],
+    sort: SortSpec | None,
+    *,
+    key_headers: Sequence[str] = TEXT_KEYS,
+    tail_headers: Sequence[str] = TEXT_TAIL,
+) -> SortedRows:
     """Sort ``rows`` as the table would (pure; a refresh job calls it with the table's
     current sort so that the UI thread does not sort tens of thousands of rows again)."""
-    keys = table_sort_keys(rows, metric_columns, key_headers=key_headers,
-                           tail_headers=tail_headers)
+    keys = table_sort_keys(rows, metric_columns, key_headers=key_headers, tail_headers=tail_headers)
     if sort is None or sort.column not in keys:
         return SortedRows(list(rows), keys, None)
     order = sort_order(keys[sort.column], sort.descending)
@@ -334,8 +348,9 @@ class ScoreTableModel(QAbstractTableModel):
     value (turned round where lower is better). The sort value is under ``Qt.UserRole``.
     """
 
-    def __init__(self, key_headers: Sequence[str], parent: Any = None, *,
-                 tail_headers: Sequence[str] = ()) -> None:
+    def __init__(
+        self, key_headers: Sequence[str], parent: Any = None, *, tail_headers: Sequence[str] = ()
+    ) -> None:
         super().__init__(parent)
         self.key_headers = tuple(key_headers)
         self.tail_headers = tuple(tail_headers)  # key cells shown after the metrics
@@ -346,10 +361,15 @@ class ScoreTableModel(QAbstractTableModel):
         self._keys: dict[str, np.ndarray] = {}  # column name -> ranks, in the rows' order
 
     # content
-    def set_rows(self, rows: Sequence[ScoreTableRow], metric_columns: Sequence[str],
-                 column_tips: Mapping[str, str] | None = None,
-                 ranges: Mapping[str, tuple[float, float]] | None = None, *,
-                 sort_keys: Mapping[str, np.ndarray] | None = None) -> None:
+    def set_rows(
+        self,
+        rows: Sequence[ScoreTableRow],
+        metric_columns: Sequence[str],
+        column_tips: Mapping[str, str] | None = None,
+        ranges: Mapping[str, tuple[float, float]] | None = None,
+        *,
+        sort_keys: Mapping[str, np.ndarray] | None = None,
+    ) -> None:
         """Show ``rows`` in the order given: a caller that sorted them already (see
         :func:`presort_rows`) needs no :meth:`sort` after this. ``ranges``:
         :func:`column_ranges` of these rows when already computed; ``sort_keys``:
@@ -361,8 +381,9 @@ class ScoreTableModel(QAbstractTableModel):
         self._rows = list(rows)
         self.metric_columns = list(metric_columns)
         self.column_tips = dict(column_tips or {})
-        self._ranges = (dict(ranges) if ranges is not None
-                        else column_ranges(self._rows, self.metric_columns))
+        self._ranges = (
+            dict(ranges) if ranges is not None else column_ranges(self._rows, self.metric_columns)
+        )
         self._keys = keys
         self.endResetModel()
 
@@ -395,14 +416,18 @@ class ScoreTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else (len(self.key_headers) + len(self.metric_columns)
-                                           + len(self.tail_headers))
+        return (
+            0
+            if parent.isValid()
+            else (len(self.key_headers) + len(self.metric_columns) + len(self.tail_headers))
+        )
 
     def _column(self, column: int) -> str | None:
         """The metric column name, or None for a key column."""
         k = len(self.key_headers)
-        return self.metric_columns[column - k] if 0 <= column - k < len(self.metric_columns) \
-            else None
+        return (
+            self.metric_columns[column - k] if 0 <= column - k < len(self.metric_columns) else None
+        )
 
     def _cell(self, column: int) -> int:
         """Index into ``ScoreTableRow.cells`` of a key (or tail) column."""
@@ -418,8 +443,9 @@ class ScoreTableModel(QAbstractTableModel):
             return row.cells[self._cell(column)]
         return row.scores.get(metric)
 
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if not index.isValid():
             return None
         row = self._rows[index.row()]
@@ -454,13 +480,20 @@ class ScoreTableModel(QAbstractTableModel):
             low_high = self._ranges.get(metric)
             if value is None:
                 return f"{column_title(metric)}: no score (not scored, or no reference)"
-            spread = (f" (column {format_value(metric, low_high[0])} – "
-                      f"{format_value(metric, low_high[1])})") if low_high else ""
+            spread = (
+                (
+                    f" (column {format_value(metric, low_high[0])} – "
+                    f"{format_value(metric, low_high[1])})"
+                )
+                if low_high
+                else ""
+            )
             return f"{column_title(metric)} = {value:.6g}{spread}"
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation != Qt.Orientation.Horizontal:
             return None
         metric = self._column(section)
@@ -480,7 +513,8 @@ class ScoreTableModel(QAbstractTableModel):
         ranks = self._keys.get(name)
         if ranks is None:  # not handed in: rank this column once (small tables, tests)
             ranks = self._keys[name] = column_sort_ranks(
-                [self.sort_value(r, column) for r in self._rows])
+                [self.sort_value(r, column) for r in self._rows]
+            )
         order_ = sort_order(ranks, order == Qt.SortOrder.DescendingOrder)
         self.layoutAboutToBeChanged.emit()
         listed = order_.tolist()
@@ -550,9 +584,11 @@ class ScoreDialog(QDialog):
         # METEOR needs a WordNet folder on this machine: say where it is, or why not.
         self.wordnet_edit = QLineEdit()
         self.wordnet_edit.setPlaceholderText("WordNet folder (empty: look for one)")
-        self.wordnet_edit.setToolTip("A WordNet 3.0 database folder (index.noun, data.noun, …) "
-                                     "for METEOR; empty: $TAILLENS_WORDNET, nltk's data "
-                                     "folders, /usr/share/wordnet (Debian's wordnet-base)")
+        self.wordnet_edit.setToolTip(
+            "A WordNet 3.0 database folder (index.noun, data.noun, …) "
+            "for METEOR; empty: $TAILLENS_WORDNET, nltk's data "
+            "folders, /usr/share/wordnet (Debian's wordnet-base)"
+        )
         self.wordnet_note = QLabel(choices.wordnet_note)
         self.wordnet_note.setWordWrap(True)
         if not choices.wordnet_found:
@@ -582,8 +618,10 @@ class ScoreDialog(QDialog):
         self.esa_distance.setRange(0.0, 0.95)
         self.esa_distance.setSingleStep(0.05)
         self.esa_distance.setValue(0.4)
-        self.esa_distance.setToolTip("Normalised Levenshtein distance under which a span of the "
-                                     "text counts as a mention of an entity (METHODS §7)")
+        self.esa_distance.setToolTip(
+            "Normalised Levenshtein distance under which a span of the "
+            "text counts as a mention of an entity (METHODS §7)"
+        )
         form.addRow("BERTScore model", self.bertscore_combo)
         form.addRow("", self.bertscore_note)
         form.addRow("Similarity encoder", self.encoder_combo)
@@ -619,20 +657,24 @@ class ScoreDialog(QDialog):
         texts.addWidget(self.references_check)
         # Every output counts by default, as in the WebNLG challenge's scripts.
         self.exclude_empty_check = QCheckBox(
-            "Leave out empty outputs and unparsed replies (default: scored as empty texts)")
+            "Leave out empty outputs and unparsed replies (default: scored as empty texts)"
+        )
         self.exclude_empty_check.setToolTip(
             "By default an empty output, and a reply no answer could be parsed from, is "
             "scored as an empty text, so it lowers the corpus score as it does in the WebNLG "
             "challenge's official scripts. Checked: they are left out (the summary counts "
-            "them).")
+            "them)."
+        )
         self.exclude_unparsed_check = QCheckBox(
-            "Leave out only the replies no answer could be parsed from")
+            "Leave out only the replies no answer could be parsed from"
+        )
         texts.addWidget(self.exclude_empty_check)
         texts.addWidget(self.exclude_unparsed_check)
         layout.addWidget(texts_box)
 
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Score")
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -660,19 +702,28 @@ class ScoreDialog(QDialog):
 
     def _update_notes(self, *_args: Any) -> None:
         value, note = self._combo_value(self.bertscore_combo)
-        self.bertscore_note.setText(note or (
-            f"{value}: rescaled only where bert_score ships a baseline for this model and "
-            "language; otherwise the raw F1 is stored and marked not rescaled."
-            if value else ""))
+        self.bertscore_note.setText(
+            note
+            or (
+                f"{value}: rescaled only where bert_score ships a baseline for this model and "
+                "language; otherwise the raw F1 is stored and marked not rescaled."
+                if value
+                else ""
+            )
+        )
         value, note = self._combo_value(self.encoder_combo)
-        self.encoder_note.setText(note or (f"{value} (a sentence-transformers model)"
-                                           if value else ""))
+        self.encoder_note.setText(
+            note or (f"{value} (a sentence-transformers model)" if value else "")
+        )
 
     def values(self) -> dict[str, Any]:
         """The request, as plain values (the controller builds the ScoringRequest)."""
         runs = [self.runs_list.item(i) for i in range(self.runs_list.count())]
-        chosen_runs = [int(r.data(Qt.ItemDataRole.UserRole)) for r in runs
-                       if r.checkState() == Qt.CheckState.Checked]
+        chosen_runs = [
+            int(r.data(Qt.ItemDataRole.UserRole))
+            for r in runs
+            if r.checkState() == Qt.CheckState.Checked
+        ]
         langs = [lang for lang, check in self.lang_checks.items() if check.isChecked()]
         return {
             "metrics": [n for n, c in self.metric_checks.items() if c.isChecked()],
@@ -705,25 +756,32 @@ class ScoresPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.score_button = QPushButton("Score…")
-        self.score_button.setToolTip("Score the session's verbalisations (BLEU, chrF++, ROUGE, "
-                                     "BERTScore, ESA, hallucination candidates, similarity, "
-                                     "perplexity)")
+        self.score_button.setToolTip(
+            "Score the session's verbalisations (BLEU, chrF++, ROUGE, "
+            "BERTScore, ESA, hallucination candidates, similarity, "
+            "perplexity)"
+        )
         self.score_button.clicked.connect(self.score_dialog_requested)
         self.synonyms_button = QPushButton("Synonyms…")
-        self.synonyms_button.setToolTip("Edit the synonym table ESA uses (Spain / Spanish, "
-                                        "Texas / TX), stored in the session")
+        self.synonyms_button.setToolTip(
+            "Edit the synonym table ESA uses (Spain / Spanish, Texas / TX), stored in the session"
+        )
         self.synonyms_button.clicked.connect(self.synonyms_requested)
         self.retrieval_button = QPushButton("Retrieval…")
-        self.retrieval_button.setToolTip("Graph ↔ text retrieval: find the graph behind the "
-                                         "selected text; the outputs that match their own "
-                                         "graph worst")
+        self.retrieval_button.setToolTip(
+            "Graph ↔ text retrieval: find the graph behind the "
+            "selected text; the outputs that match their own "
+            "graph worst"
+        )
         self.retrieval_button.clicked.connect(self.retrieval_requested)
         self.run_combo = QComboBox()
         self.lang_combo = QComboBox()
         self.tier_combo = QComboBox()
-        for combo, tip in ((self.run_combo, "Only this run (model)"),
-                           (self.lang_combo, "Only this language"),
-                           (self.tier_combo, "Only units of this tier")):
+        for combo, tip in (
+            (self.run_combo, "Only this run (model)"),
+            (self.lang_combo, "Only this language"),
+            (self.tier_combo, "Only units of this tier"),
+        ):
             combo.setToolTip(tip)
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
             combo.currentIndexChanged.connect(self._emit_filters)
@@ -771,10 +829,12 @@ class ScoresPanel(QWidget):
         # summary
         self.summary_model = ScoreTableModel(SUMMARY_KEYS, self)
         self.summary_table = _table(self.summary_model)
-        self.summary_note = QLabel("Means of per-text scores by model × language × tier "
-                                   "(TailNLG's top_head counts as head). Hover a cell for "
-                                   "its median and count; corpus BLEU/chrF++ are in "
-                                   "<i>taillens score</i> and the report.")
+        self.summary_note = QLabel(
+            "Means of per-text scores by model × language × tier "
+            "(TailNLG's top_head counts as head). Hover a cell for "
+            "its median and count; corpus BLEU/chrF++ are in "
+            "<i>taillens score</i> and the report."
+        )
         self.summary_note.setWordWrap(True)
         summary_box = QWidget()
         summary_layout = QVBoxLayout(summary_box)
@@ -810,13 +870,15 @@ class ScoresPanel(QWidget):
         self._sized = False  # column widths follow the first rows, then stay as the user sets
 
     # -- what the controller shows -------------------------------------------------------
-    def set_filter_choices(self, runs: Sequence[tuple[int, str]], langs: Sequence[str],
-                           tiers: Sequence[str]) -> None:
+    def set_filter_choices(
+        self, runs: Sequence[tuple[int, str]], langs: Sequence[str], tiers: Sequence[str]
+    ) -> None:
         """Fill the filters, keeping what is chosen where it still exists."""
         for combo, everything, items in (
-                (self.run_combo, "All runs", [(label, run_id) for run_id, label in runs]),
-                (self.lang_combo, "All languages", [(lang, lang) for lang in langs]),
-                (self.tier_combo, "All tiers", [(tier, tier) for tier in tiers])):
+            (self.run_combo, "All runs", [(label, run_id) for run_id, label in runs]),
+            (self.lang_combo, "All languages", [(lang, lang) for lang in langs]),
+            (self.tier_combo, "All tiers", [(tier, tier) for tier in tiers]),
+        ):
             current = combo.currentData()
             combo.blockSignals(True)
             combo.clear()
@@ -827,8 +889,11 @@ class ScoresPanel(QWidget):
             combo.blockSignals(False)
 
     def filters(self) -> dict[str, Any]:
-        return {"run_id": self.run_combo.currentData(), "lang": self.lang_combo.currentData(),
-                "tier": self.tier_combo.currentData()}
+        return {
+            "run_id": self.run_combo.currentData(),
+            "lang": self.lang_combo.currentData(),
+            "tier": self.tier_combo.currentData(),
+        }
 
     def sort_spec(self) -> SortSpec | None:
         """The texts table's current sort, by column name (what a refresh job sorts by)."""
@@ -838,12 +903,18 @@ class ScoresPanel(QWidget):
             return None
         return SortSpec(name, header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder)
 
-    def show_rows(self, rows: Sequence[ScoreTableRow], columns: Sequence[str],
-                  tips: Mapping[str, str], total: int, *,
-                  ranges: Mapping[str, tuple[float, float]] | None = None,
-                  scored: int | None = None,
-                  sort_keys: Mapping[str, np.ndarray] | None = None,
-                  sorted_by: SortSpec | None = None) -> None:
+    def show_rows(
+        self,
+        rows: Sequence[ScoreTableRow],
+        columns: Sequence[str],
+        tips: Mapping[str, str],
+        total: int,
+        *,
+        ranges: Mapping[str, tuple[float, float]] | None = None,
+        scored: int | None = None,
+        sort_keys: Mapping[str, np.ndarray] | None = None,
+        sorted_by: SortSpec | None = None,
+    ) -> None:
         """The texts table; the selection and the sort order survive a refresh.
         ``ranges`` (:func:`column_ranges`), ``scored`` (:func:`scored_count`) and
         ``sort_keys`` (:func:`table_sort_keys`) may come precomputed off the UI thread;
@@ -857,8 +928,9 @@ class ScoresPanel(QWidget):
         header = self.table.horizontalHeader()
         if section is not None and wanted is not None and wanted != sorted_by:
             self.table_model.sort(section, wanted.order)  # sorted for another order
-        if wanted is not None and (section != header.sortIndicatorSection()
-                                   or wanted.order != header.sortIndicatorOrder()):
+        if wanted is not None and (
+            section != header.sortIndicatorSection() or wanted.order != header.sortIndicatorOrder()
+        ):
             # Point the indicator at the column's new place (or nowhere, the column gone)
             # without the view sorting again.
             blocked = header.blockSignals(True)
@@ -869,16 +941,18 @@ class ScoresPanel(QWidget):
             self._sized = bool(rows)
         scored = scored_count(rows) if scored is None else scored
         shown = f"{len(rows):,}" if len(rows) == total else f"{len(rows):,} of {total:,}"
-        self.count_label.setText(f"{shown} texts · {scored:,} scored · "
-                                 f"{len(columns)} score columns")
+        self.count_label.setText(
+            f"{shown} texts · {scored:,} scored · {len(columns)} score columns"
+        )
         row = self.table_model.row_of_key(selected) if selected is not None else None
         if row is not None:
             self.table.selectRow(row)
         elif selected is not None:
             self.show_detail(None)
 
-    def show_summary(self, rows: Sequence[ScoreTableRow], columns: Sequence[str],
-                     tips: Mapping[str, str]) -> None:
+    def show_summary(
+        self, rows: Sequence[ScoreTableRow], columns: Sequence[str], tips: Mapping[str, str]
+    ) -> None:
         self.summary_model.set_rows(rows, columns, tips)
         self._size_columns(self.summary_table, len(SUMMARY_KEYS), text_column=False)
 
@@ -903,9 +977,11 @@ class ScoresPanel(QWidget):
     def show_detail(self, detail: TextDetail | None) -> None:
         self.shown_detail = detail
         if detail is None:
-            self.text_view.setHtml("<p style='color:#777'>Select a text in the table to see "
-                                   "its entity mentions, missing entities and hallucination "
-                                   "candidates beside its unit and references.</p>")
+            self.text_view.setHtml(
+                "<p style='color:#777'>Select a text in the table to see "
+                "its entity mentions, missing entities and hallucination "
+                "candidates beside its unit and references.</p>"
+            )
             self.unit_view.clear()
             return
         self.text_view.setHtml(_text_html(detail))
@@ -985,39 +1061,52 @@ class ScoresPanel(QWidget):
 
 
 def _legend() -> str:
-    return (f"<span style='background-color:{MENTION_COLOUR}'>&nbsp;entity mention (ESA)"
-            f"&nbsp;</span> &nbsp; <span style='background-color:{HALLUCINATION_COLOUR}'>"
-            "&nbsp;hallucination candidate&nbsp;</span> &nbsp; "
-            f"<span style='color:{MISSING_COLOUR}'>✗ missing entity</span>")
+    return (
+        f"<span style='background-color:{MENTION_COLOUR}'>&nbsp;entity mention (ESA)"
+        f"&nbsp;</span> &nbsp; <span style='background-color:{HALLUCINATION_COLOUR}'>"
+        "&nbsp;hallucination candidate&nbsp;</span> &nbsp; "
+        f"<span style='color:{MISSING_COLOUR}'>✗ missing entity</span>"
+    )
 
 
 def _text_html(detail: TextDetail) -> str:
-    parts = [f"<p><b>{html.escape(detail.title)}</b></p>",
-             f"<p style='font-size:small'>{_legend()}</p>",
-             f"<p style='font-size:large'>{highlighted_html(detail.text, detail.mentions, detail.hallucinations)}</p>"]  # noqa: E501
+    parts = [
+        f"<p><b>{html.escape(detail.title)}</b></p>",
+        f"<p style='font-size:small'>{_legend()}</p>",
+        "<p style='font-size:large'>"
+        f"{highlighted_html(detail.text, detail.mentions, detail.hallucinations)}</p>",
+    ]
     if detail.esa_scored:
         if detail.missing:
-            items = "".join(f"<li style='color:{MISSING_COLOUR}'>✗ {html.escape(m)}</li>"
-                            for m in detail.missing)
-            parts.append(f"<p><b>Missing entities</b> ({len(detail.missing)}):</p>"
-                         f"<ul>{items}</ul>")
+            items = "".join(
+                f"<li style='color:{MISSING_COLOUR}'>✗ {html.escape(m)}</li>"
+                for m in detail.missing
+            )
+            parts.append(f"<p><b>Missing entities</b> ({len(detail.missing)}):</p><ul>{items}</ul>")
         else:
             parts.append("<p><b>Missing entities</b>: none, every entity is mentioned.</p>")
     else:
-        parts.append("<p style='color:#777'>ESA not scored for this text yet: use "
-                     "<b>Score…</b> with <i>esa</i> to see its mentions and missing "
-                     "entities.</p>")
+        parts.append(
+            "<p style='color:#777'>ESA not scored for this text yet: use "
+            "<b>Score…</b> with <i>esa</i> to see its mentions and missing "
+            "entities.</p>"
+        )
     if detail.hallucination_scored:
         if detail.hallucinations:
-            spans = ", ".join(f"<span style='background-color:{HALLUCINATION_COLOUR}'>"
-                              f"{html.escape(s.label)}</span>" for s in detail.hallucinations)
+            spans = ", ".join(
+                f"<span style='background-color:{HALLUCINATION_COLOUR}'>"
+                f"{html.escape(s.label)}</span>"
+                for s in detail.hallucinations
+            )
             parts.append(f"<p><b>Hallucination candidates</b>: {spans}</p>")
         else:
             parts.append("<p><b>Hallucination candidates</b>: none.</p>")
     if detail.scores:
         rows = "".join(
             f"<tr><td>{html.escape(c)}</td><td align='right'>&nbsp;{html.escape(v)}&nbsp;</td>"
-            f"<td style='color:#666'>{html.escape(n)}</td></tr>" for c, v, n in detail.scores)
+            f"<td style='color:#666'>{html.escape(n)}</td></tr>"
+            for c, v, n in detail.scores
+        )
         parts.append(f"<p><b>Scores</b></p><table cellspacing='0'>{rows}</table>")
     return "".join(parts)
 
@@ -1025,9 +1114,11 @@ def _text_html(detail: TextDetail) -> str:
 def _unit_html(detail: TextDetail) -> str:
     parts = [f"<p><b>Unit triples ({html.escape(detail.lang)})</b></p>"]
     if detail.triples:
-        rows = "".join(f"<tr><td>{html.escape(s)}</td><td style='color:#555'>&nbsp;"
-                       f"{html.escape(p)}&nbsp;</td><td>{html.escape(o)}</td></tr>"
-                       for s, p, o in map(surface_triple, detail.triples))
+        rows = "".join(
+            f"<tr><td>{html.escape(s)}</td><td style='color:#555'>&nbsp;"
+            f"{html.escape(p)}&nbsp;</td><td>{html.escape(o)}</td></tr>"
+            for s, p, o in map(surface_triple, detail.triples)
+        )
         parts.append(f"<table cellspacing='2'>{rows}</table>")
     else:
         parts.append(f"<p style='color:#777'>The unit has no triples in {detail.lang}.</p>")
@@ -1036,9 +1127,12 @@ def _unit_html(detail: TextDetail) -> str:
         items = "".join(
             f"<li><span style='background-color:{'#fde9a9' if q == 'gold' else '#dfe3e8'}'>"
             f"&nbsp;{html.escape(q)}&nbsp;</span> {html.escape(t)}</li>"
-            for q, t in detail.references)
+            for q, t in detail.references
+        )
         parts.append(f"<ul>{items}</ul>")
     else:
-        parts.append(f"<p style='color:#777'>No reference in {detail.lang}: reference-based "
-                     "metrics are absent for this text (not 0).</p>")
+        parts.append(
+            f"<p style='color:#777'>No reference in {detail.lang}: reference-based "
+            "metrics are absent for this text (not 0).</p>"
+        )
     return "".join(parts)

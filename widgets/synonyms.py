@@ -42,10 +42,12 @@ class SynonymDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("ESA synonyms")
         self.resize(640, 480)
-        intro = QLabel("ESA finds an entity by its label, its aliases and the synonyms below "
-                       "(Spain / Spanish, Texas / TX). Either side of a row finds the other. "
-                       "The table is stored in the session and used the next time ESA "
-                       "scores.")
+        intro = QLabel(
+            "ESA finds an entity by its label, its aliases and the synonyms below "
+            "(Spain / Spanish, Texas / TX). Either side of a row finds the other. "
+            "The table is stored in the session and used the next time ESA "
+            "scores."
+        )
         intro.setWordWrap(True)
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setHorizontalHeaderLabels(list(HEADERS))
@@ -66,12 +68,16 @@ class SynonymDialog(QDialog):
         self.remove_button = QPushButton("Remove selected")
         self.remove_button.clicked.connect(self._remove)
         self.import_button = QPushButton("Import file…")
-        self.import_button.setToolTip("Tab-separated (.tsv, .txt) or comma-separated (.csv): "
-                                      "entity, synonym, optional language; # comments")
+        self.import_button.setToolTip(
+            "Tab-separated (.tsv, .txt) or comma-separated (.csv): "
+            "entity, synonym, optional language; # comments"
+        )
         self.import_button.clicked.connect(self._import)
         self.seed_button = QPushButton("Add starter set")
-        self.seed_button.setToolTip("Country / demonym, US state / abbreviation, United "
-                                    "States / U.S. / American, language names, units")
+        self.seed_button.setToolTip(
+            "Country / demonym, US state / abbreviation, United "
+            "States / U.S. / American, language names, units"
+        )
         self.seed_button.clicked.connect(self.seed_requested)
         self.message = QLabel()
         self.message.setWordWrap(True)
@@ -108,13 +114,19 @@ class SynonymDialog(QDialog):
         self.message.setText(text)
 
     def rows(self) -> list[tuple[str, str, str, str]]:
-        return [tuple(self.table.item(r, c).data(Qt.ItemDataRole.UserRole)  # type: ignore[misc]
-                      for c in range(len(HEADERS))) for r in range(self.table.rowCount())]
+        return [
+            tuple(
+                self.table.item(r, c).data(Qt.ItemDataRole.UserRole)  # type: ignore[misc]
+                for c in range(len(HEADERS))
+            )
+            for r in range(self.table.rowCount())
+        ]
 
     # -- requests ------------------------------------------------------------------------
     def _add(self) -> None:
-        self.add_requested.emit(self.entity_edit.text(), self.synonym_edit.text(),
-                                self.lang_edit.text())
+        self.add_requested.emit(
+            self.entity_edit.text(), self.synonym_edit.text(), self.lang_edit.text()
+        )
 
     def clear_fields(self) -> None:
         self.entity_edit.clear()
@@ -130,6 +142,7 @@ class SynonymDialog(QDialog):
 
     def _import(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Import synonyms", "", "Synonym tables (*.tsv *.txt *.csv);;All files (*)")
+            self, "Import synonyms", "", "Synonym tables (*.tsv *.txt *.csv);;All files (*)"
+        )
         if path:
             self.import_requested.emit(path)

@@ -12,13 +12,25 @@ def dark_palette() -> QPalette:
     palette = QPalette()
     role, group = QPalette.ColorRole, QPalette.ColorGroup
     colours = {
-        role.Window: "#2b2b2b", role.WindowText: "#e6e6e6", role.Base: "#1e1e1e",
-        role.AlternateBase: "#2f2f2f", role.ToolTipBase: "#3a3a3a",
-        role.ToolTipText: "#e6e6e6", role.PlaceholderText: "#8a8a8a", role.Text: "#e6e6e6",
-        role.Button: "#353535", role.ButtonText: "#e6e6e6", role.BrightText: "#ff6b6b",
-        role.Link: "#6cb4ff", role.Highlight: "#3d6fb4", role.HighlightedText: "#ffffff",
-        role.Light: "#4a4a4a", role.Midlight: "#404040", role.Mid: "#303030",
-        role.Dark: "#202020", role.Shadow: "#111111",
+        role.Window: "#2b2b2b",
+        role.WindowText: "#e6e6e6",
+        role.Base: "#1e1e1e",
+        role.AlternateBase: "#2f2f2f",
+        role.ToolTipBase: "#3a3a3a",
+        role.ToolTipText: "#e6e6e6",
+        role.PlaceholderText: "#8a8a8a",
+        role.Text: "#e6e6e6",
+        role.Button: "#353535",
+        role.ButtonText: "#e6e6e6",
+        role.BrightText: "#ff6b6b",
+        role.Link: "#6cb4ff",
+        role.Highlight: "#3d6fb4",
+        role.HighlightedText: "#ffffff",
+        role.Light: "#4a4a4a",
+        role.Midlight: "#404040",
+        role.Mid: "#303030",
+        role.Dark: "#202020",
+        role.Shadow: "#111111",
     }
     for colour_role, colour in colours.items():
         palette.setColor(colour_role, QColor(colour))

@@ -31,13 +31,16 @@ DEFAULT_TEMPLATE = "?x P17 ?a . ?a P36 ?b"
 class UnitSearchDialog(QDialog):
     """Template, root class, model and the search's settings."""
 
-    def __init__(self, parent: QWidget | None = None, *, category: str | None = None,
-                 model: str = "") -> None:
+    def __init__(
+        self, parent: QWidget | None = None, *, category: str | None = None, model: str = ""
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Search units")
         self.template = QLineEdit(DEFAULT_TEMPLATE)
-        self.template.setToolTip("Patterns '?subject Pnn ?object' joined by ' . '; the first "
-                                 "subject is the root, each pattern binds a new variable")
+        self.template.setToolTip(
+            "Patterns '?subject Pnn ?object' joined by ' . '; the first "
+            "subject is the root, each pattern binds a new variable"
+        )
         self.root_kind = QComboBox()
         self.root_kind.addItem("Category", "category")
         self.root_kind.addItem("Class QID", "class")
@@ -57,8 +60,11 @@ class UnitSearchDialog(QDialog):
         model_row.addWidget(self.model, 1)
         model_row.addWidget(browse)
         self.direction = QComboBox()
-        for value, text in (("both", "both (reports δ)"), ("tail", "tail (lowest first)"),
-                            ("head", "head (highest first)")):
+        for value, text in (
+            ("both", "both (reports δ)"),
+            ("tail", "tail (lowest first)"),
+            ("head", "head (highest first)"),
+        ):
             self.direction.addItem(text, value)
         self.beam = _spin(1, 100_000, 200)
         self.beam.setToolTip("At most this many partial statements kept per step (LINK: 200)")
@@ -80,7 +86,8 @@ class UnitSearchDialog(QDialog):
         form.addRow("Units per direction", self.units)
         form.addRow("Language", self.lang)
         buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
@@ -94,11 +101,14 @@ class UnitSearchDialog(QDialog):
         root = self.root.text().strip()
         by_class = self.root_kind.currentData() == "class"
         return {
-            "template": self.template.text(), "model": self.model.text().strip(),
+            "template": self.template.text(),
+            "model": self.model.text().strip(),
             "class_qid": root if by_class else None,
             "category": None if by_class else root,
-            "direction": self.direction.currentData(), "beam": self.beam.value(),
-            "keep": round(self.keep.value(), 4), "units": self.units.value(),
+            "direction": self.direction.currentData(),
+            "beam": self.beam.value(),
+            "keep": round(self.keep.value(), 4),
+            "units": self.units.value(),
             "lang": self.lang.currentText(),
         }
 

@@ -112,13 +112,17 @@ class UnitsPanel(QWidget):
         self.qid_edit.setPlaceholderText("Start from a QID, e.g. Q42")
         self.qid_edit.returnPressed.connect(self._on_qid_entered)
         sample = QPushButton("Sample units…")
-        sample.setToolTip("Build N units per entity of the Browser's category, by shape and "
-                          "size, reproducibly (seeded)")
+        sample.setToolTip(
+            "Build N units per entity of the Browser's category, by shape and "
+            "size, reproducibly (seeded)"
+        )
         sample.clicked.connect(self._ask_sample)
         # Knowledge beam search (widgets/unit_search.py); app/units.py opens its dialog.
         self.search_button = QPushButton("Search…")
-        self.search_button.setToolTip("Find units by knowledge beam search: a template "
-                                      "filled from the graph, guided by a model's likelihood")
+        self.search_button.setToolTip(
+            "Find units by knowledge beam search: a template "
+            "filled from the graph, guided by a model's likelihood"
+        )
         # One switch per METHODS §4 rule, in a menu (compact in a narrow dock); the
         # draft's candidates follow at once.
         self.rules_button = QToolButton()
@@ -136,23 +140,27 @@ class UnitsPanel(QWidget):
         self.rules_button.setMenu(rules_menu)
 
         # -- the draft --
-        self.title = QLabel("No unit being built: choose an entity in the Browser and press "
-                            "<b>Start a data unit</b>.")
+        self.title = QLabel(
+            "No unit being built: choose an entity in the Browser and press "
+            "<b>Start a data unit</b>."
+        )
         self.title.setWordWrap(True)
         self.structure_label = QLabel()
         self.focus_combo = QComboBox()
-        self.focus_combo.setToolTip("Whose claims to pick from: the root, or an object in the "
-                                    "unit to follow (this makes chains)")
+        self.focus_combo.setToolTip(
+            "Whose claims to pick from: the root, or an object in the "
+            "unit to follow (this makes chains)"
+        )
         self.focus_combo.activated.connect(
             lambda _i: self.focus_requested.emit(self.focus_combo.currentData())
         )
         self.candidates_model = QStandardItemModel(0, 4)
         self.candidates_model.setHorizontalHeaderLabels(["property", "value", "rank", "dropped"])
         self.candidates_view = _table(self.candidates_model)
-        self.candidates_view.setSelectionMode(
-            QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.candidates_view.setToolTip("Select several claims (Ctrl or Shift) and press Add "
-                                        "to unit, or double-click one")
+        self.candidates_view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.candidates_view.setToolTip(
+            "Select several claims (Ctrl or Shift) and press Add to unit, or double-click one"
+        )
         self.candidates_view.doubleClicked.connect(self._on_candidate_activated)
         self.counts_label = QLabel()
         self.counts_label.setWordWrap(True)
@@ -200,7 +208,6 @@ class UnitsPanel(QWidget):
         pick.addWidget(self.candidates_view, 1)
         pick.addWidget(self.counts_label)
 
-
         draft_box = QWidget()
         draft = QVBoxLayout(draft_box)
         draft.setContentsMargins(0, 0, 0, 0)
@@ -234,8 +241,12 @@ class UnitsPanel(QWidget):
         self._rendered: Mapping[str, Sequence[Any]] = {}
 
     # -- what the controller shows -------------------------------------------------------
-    def show_units(self, units: Sequence[Any], tier_changes: Mapping[int, Any] | None = None,
-                   total: int | None = None) -> None:
+    def show_units(
+        self,
+        units: Sequence[Any],
+        tier_changes: Mapping[int, Any] | None = None,
+        total: int | None = None,
+    ) -> None:
         """``core.unit_builder.StoredUnit``s; ``tier_changes`` (unit id ->
         ``core.category_tiers.TierChange``) marks units whose root has another tier now.
         With ``total`` (the session's count), ``units`` is the first page: the rest is
@@ -245,9 +256,10 @@ class UnitsPanel(QWidget):
         self.units_model.total = len(units) if total is None else total
         self.add_units(units)
         changed = len(tier_changes)
-        self.units_label.setText(f"{plural(self.units_model.total, 'unit')} in the session" + (
-            f" · {changed:,} built under another tier than their root's now" if changed
-            else ""))
+        self.units_label.setText(
+            f"{plural(self.units_model.total, 'unit')} in the session"
+            + (f" · {changed:,} built under another tier than their root's now" if changed else "")
+        )
 
     def add_units(self, units: Sequence[Any]) -> None:
         """The next page of units (after those shown)."""
@@ -257,17 +269,27 @@ class UnitsPanel(QWidget):
             tier = _item(_tier_words(unit.sub_tier or unit.tier))
             change = self._tier_changes.get(unit.id)
             if change is not None:
-                tier.setText(f"{tier.text() or 'no tier'} ⚠ now "
-                             f"{_tier_words(change.now_sub_tier or change.now_tier)}")
-                tier.setToolTip(f"This unit was {change.describe()} (the Browser's lines "
-                                "moved since). The unit keeps its tier; the report groups it "
-                                "by the tier at build time.")
+                tier.setText(
+                    f"{tier.text() or 'no tier'} ⚠ now "
+                    f"{_tier_words(change.now_sub_tier or change.now_tier)}"
+                )
+                tier.setToolTip(
+                    f"This unit was {change.describe()} (the Browser's lines "
+                    "moved since). The unit keeps its tier; the report groups it "
+                    "by the tier at build time."
+                )
                 tier.setForeground(QColor("#b3261e"))
-            self.units_model.appendRow([
-                _item(unit.uid, data=unit.id), _item(unit.shape or ""), _item(str(unit.size)),
-                tier, _item(" ".join(unit.languages)),
-                _item(" ".join(sorted(unit.parallel))), _item(unit.origin),
-            ])
+            self.units_model.appendRow(
+                [
+                    _item(unit.uid, data=unit.id),
+                    _item(unit.shape or ""),
+                    _item(str(unit.size)),
+                    tier,
+                    _item(" ".join(unit.languages)),
+                    _item(" ".join(sorted(unit.parallel))),
+                    _item(unit.origin),
+                ]
+            )
 
     def last_unit_id(self) -> int | None:
         rows = self.units_model.rowCount()
@@ -275,15 +297,23 @@ class UnitsPanel(QWidget):
             return None
         return int(self.units_model.item(rows - 1, 0).data(Qt.ItemDataRole.UserRole))
 
-    def show_draft(self, draft: Any, root_label: str, structure: Any,
-                   rendered: Mapping[str, Sequence[Any]], focus: Sequence[tuple[str, str]],
-                   current_focus: str | None) -> None:
+    def show_draft(
+        self,
+        draft: Any,
+        root_label: str,
+        structure: Any,
+        rendered: Mapping[str, Sequence[Any]],
+        focus: Sequence[tuple[str, str]],
+        current_focus: str | None,
+    ) -> None:
         """The draft being built (``UnitDraft``, ``UnitStructure``, rendering per language)."""
         self._editable = True
         tier = draft.sub_tier or draft.tier
         where = ", ".join(x for x in (draft.category, tier_label(tier) if tier else "") if x)
-        self.title.setText(f"Building a unit from <b>{root_label}</b> ({draft.root_qid})"
-                           + (f" · {where}" if where else ""))
+        self.title.setText(
+            f"Building a unit from <b>{root_label}</b> ({draft.root_qid})"
+            + (f" · {where}" if where else "")
+        )
         self._show_structure(structure)
         self.save_button.setEnabled(structure.valid)
         self._show_rendered(rendered)
@@ -296,10 +326,13 @@ class UnitsPanel(QWidget):
     def show_stored(self, unit: Any) -> None:
         """A saved unit: its triples per language; overrides can still be edited."""
         self._editable = False
-        self.title.setText(f"Unit <b>{unit.uid}</b> · {unit.origin}"
-                           + (f" · {unit.source}" if unit.source else ""))
-        self.structure_label.setText(f"{unit.shape or '?'}, {unit.size} triples · parallel in: "
-                                     f"{', '.join(sorted(unit.parallel)) or 'none'}")
+        self.title.setText(
+            f"Unit <b>{unit.uid}</b> · {unit.origin}" + (f" · {unit.source}" if unit.source else "")
+        )
+        self.structure_label.setText(
+            f"{unit.shape or '?'}, {unit.size} triples · parallel in: "
+            f"{', '.join(sorted(unit.parallel)) or 'none'}"
+        )
         self.save_button.setEnabled(False)
         self._show_rendered(unit.triples)
         self.candidates_model.removeRows(0, self.candidates_model.rowCount())
@@ -308,8 +341,10 @@ class UnitsPanel(QWidget):
 
     def clear_draft(self) -> None:
         self._editable = False
-        self.title.setText("No unit being built: choose an entity in the Browser and press "
-                           "<b>Start a data unit</b>.")
+        self.title.setText(
+            "No unit being built: choose an entity in the Browser and press "
+            "<b>Start a data unit</b>."
+        )
         for model in (self.triples_model, self.candidates_model):
             model.removeRows(0, model.rowCount())
         self.structure_label.clear()
@@ -317,8 +352,9 @@ class UnitsPanel(QWidget):
         self.focus_combo.clear()
         self.save_button.setEnabled(False)
 
-    def show_candidates(self, candidates: Any, labels: Mapping[str, str],
-                        rule_names: Mapping[str, str]) -> None:
+    def show_candidates(
+        self, candidates: Any, labels: Mapping[str, str], rule_names: Mapping[str, str]
+    ) -> None:
         """``core.unit_builder.Candidates`` of the entity in focus."""
         self.candidates_model.removeRows(0, self.candidates_model.rowCount())
         for index, row in enumerate(candidates.claims):
@@ -326,18 +362,24 @@ class UnitsPanel(QWidget):
             dropped = row.reason is not None or row.in_unit
             value = labels.get(claim.value or "", claim.value or claim.snak_type)
             cells = [
-                _item(f"{labels.get(claim.property_pid, claim.property_pid)} "
-                      f"({claim.property_pid})", data=index, grey=dropped),
+                _item(
+                    f"{labels.get(claim.property_pid, claim.property_pid)} ({claim.property_pid})",
+                    data=index,
+                    grey=dropped,
+                ),
                 _item(str(value), grey=dropped),
                 _item(claim.rank, grey=dropped),
                 _item("in the unit" if row.in_unit else (row.reason or ""), grey=dropped),
             ]
             self.candidates_model.appendRow(cells)
         counts = candidates.counts
-        dropped = ", ".join(f"{rule_names.get(rule, rule)}: {n}"
-                            for rule, n in counts.by_rule.items() if n)
-        self.counts_label.setText(f"{plural(counts.kept, 'claim')} kept"
-                                  + (f"; dropped by rule: {dropped}" if dropped else ""))
+        dropped = ", ".join(
+            f"{rule_names.get(rule, rule)}: {n}" for rule, n in counts.by_rule.items() if n
+        )
+        self.counts_label.setText(
+            f"{plural(counts.kept, 'claim')} kept"
+            + (f"; dropped by rule: {dropped}" if dropped else "")
+        )
 
     def filter_settings(self) -> ClaimFilterSettings:
         return ClaimFilterSettings(
@@ -355,11 +397,14 @@ class UnitsPanel(QWidget):
         if structure.valid:
             self.structure_label.setText(
                 f"<b>{structure.shape.value}</b>, {structure.size} triple"
-                f"{'s' if structure.size != 1 else ''}, connected")
+                f"{'s' if structure.size != 1 else ''}, connected"
+            )
         else:
             self.structure_label.setText(
                 "<span style='color:#c23b22'>Cannot be saved: "
-                + "; ".join(structure.problems) + "</span>")
+                + "; ".join(structure.problems)
+                + "</span>"
+            )
 
     def _show_rendered(self, rendered: Mapping[str, Sequence[Any]]) -> None:
         self._rendered = rendered
@@ -378,13 +423,16 @@ class UnitsPanel(QWidget):
                 cell = _item(" | ".join(triple.display), data=(lang, position))
                 if triple.label_missing:
                     cell.setForeground(_RED)
-                    cell.setToolTip("A label is missing in this language: the unit is not "
-                                    "parallel here. Double-click to give the words by hand.")
+                    cell.setToolTip(
+                        "A label is missing in this language: the unit is not "
+                        "parallel here. Double-click to give the words by hand."
+                    )
                 if any(getattr(triple, f"{p}_override") is not None for p in PARTS):
                     cell.setFont(italic)
-                    cell.setToolTip("Words set by hand; Wikidata's label is kept apart: "
-                                    + " | ".join((triple.subject, triple.predicate,
-                                                  triple.object)))
+                    cell.setToolTip(
+                        "Words set by hand; Wikidata's label is kept apart: "
+                        + " | ".join((triple.subject, triple.predicate, triple.object))
+                    )
                 cells.append(cell)
             self.triples_model.appendRow(cells)
         self.triples_view.resizeRowsToContents()
@@ -411,17 +459,20 @@ class UnitsPanel(QWidget):
 
     def selected_candidates(self) -> list[int]:
         """Indices of the selected candidate claims, in their order in the list."""
-        rows = sorted({index.row() for index in
-                       self.candidates_view.selectionModel().selectedRows()})
-        return [int(self.candidates_model.item(r, 0).data(Qt.ItemDataRole.UserRole))
-                for r in rows]
+        rows = sorted(
+            {index.row() for index in self.candidates_view.selectionModel().selectedRows()}
+        )
+        return [int(self.candidates_model.item(r, 0).data(Qt.ItemDataRole.UserRole)) for r in rows]
 
     def _add_selected(self) -> None:
         chosen = self.selected_candidates()
         if not chosen:
             index = self.candidates_view.currentIndex()
-            chosen = ([int(self.candidates_model.item(index.row(), 0).data(
-                Qt.ItemDataRole.UserRole))] if index.isValid() else [])
+            chosen = (
+                [int(self.candidates_model.item(index.row(), 0).data(Qt.ItemDataRole.UserRole))]
+                if index.isValid()
+                else []
+            )
         if chosen and self._editable:
             self.claims_added.emit(chosen)
 
@@ -470,11 +521,14 @@ class OverrideDialog(QDialog):
         self.text.setPlaceholderText("empty: back to the Wikidata label")
         self.part.currentTextChanged.connect(lambda part: self.text.setText(triple.shown(part)))
         self.keep = QCheckBox("Use these words for this entity in new units too")
-        self.keep.setToolTip("Kept for this session: units built from now on use them "
-                             "wherever the entity appears")
-        note = QLabel("The words replace the label wherever this entity appears in the unit "
-                      "(as subject or object; a property: in every predicate), in "
-                      f"{lang} only. A date or number is only this cell.")
+        self.keep.setToolTip(
+            "Kept for this session: units built from now on use them wherever the entity appears"
+        )
+        note = QLabel(
+            "The words replace the label wherever this entity appears in the unit "
+            "(as subject or object; a property: in every predicate), in "
+            f"{lang} only. A date or number is only this cell."
+        )
         note.setWordWrap(True)
         form = QFormLayout(self)
         form.addRow("Part", self.part)
@@ -482,7 +536,8 @@ class OverrideDialog(QDialog):
         form.addRow(note)
         form.addRow(self.keep)
         buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
@@ -518,14 +573,15 @@ class SampleDialog(QDialog):
         self.seed = _spin(0, 2**31 - 1, 0)
         self.tier = QComboBox()
         self.tier.addItem("all tiers", None)
-        for tier in ("head", "torso", "long_tail", "long_tail_en", "long_tail_it",
-                     "long_tail_es"):
+        for tier in ("head", "torso", "long_tail", "long_tail_en", "long_tail_it", "long_tail_es"):
             self.tier.addItem(tier_label(tier), tier)
         self.limit = _spin(1, 1_000_000, 100)
         self.parallel = QCheckBox("Only parallel units (every label in en, it and es)")
-        self.parallel.setToolTip("As TailNLG's units are: a unit is kept only when every "
-                                 "subject, predicate and object has a label in English, "
-                                 "Italian and Spanish (METHODS §5)")
+        self.parallel.setToolTip(
+            "As TailNLG's units are: a unit is kept only when every "
+            "subject, predicate and object has a label in English, "
+            "Italian and Spanish (METHODS §5)"
+        )
         form = QFormLayout(self)
         form.addRow("Shape", self.shape)
         form.addRow("Size (triples)", self.size)
@@ -543,9 +599,12 @@ class SampleDialog(QDialog):
 
     def values(self) -> dict[str, Any]:
         return {
-            "shape": self.shape.currentText(), "size": self.size.value(),
-            "per_entity": self.per_entity.value(), "seed": self.seed.value(),
-            "tier": self.tier.currentData(), "limit_entities": self.limit.value(),
+            "shape": self.shape.currentText(),
+            "size": self.size.value(),
+            "per_entity": self.per_entity.value(),
+            "seed": self.seed.value(),
+            "tier": self.tier.currentData(),
+            "limit_entities": self.limit.value(),
             "parallel": self.parallel.isChecked(),
         }
 

@@ -60,11 +60,25 @@ RUN_COLUMNS = ("run", "model", "kind", "status", "texts")
 OUTPUT_COLUMNS = ("lang", "#", "text")
 # METHODS §6 defaults (the same as core.verbalise.GenerationParams and the CLI).
 DEFAULTS: dict[str, Any] = {
-    "model": TEMPLATE, "server_url": "", "server_model": "", "device": "auto",
-    "dtype": "auto", "candidates": 3, "temperature": 0.7, "top_p": 0.9,
-    "max_new_tokens": 256, "num_beams": 3, "seed": 0, "batch_size": 8, "scope": "all",
-    "tier": None, "category": None, "langs": list(LANGUAGES), "resume": True,
-    "prompt_preset": "tailnlg", "seq2seq_prefix": "",
+    "model": TEMPLATE,
+    "server_url": "",
+    "server_model": "",
+    "device": "auto",
+    "dtype": "auto",
+    "candidates": 3,
+    "temperature": 0.7,
+    "top_p": 0.9,
+    "max_new_tokens": 256,
+    "num_beams": 3,
+    "seed": 0,
+    "batch_size": 8,
+    "scope": "all",
+    "tier": None,
+    "category": None,
+    "langs": list(LANGUAGES),
+    "resume": True,
+    "prompt_preset": "tailnlg",
+    "seq2seq_prefix": "",
 }
 _RED = QBrush(QColor("#c23b22"))
 _TAB_MODEL, _TAB_PROMPT, _TAB_UNITS, _TAB_RESULTS = range(4)
@@ -159,9 +173,11 @@ class VerbalisePanel(QWidget):
 
         # -- model picker (always visible) --
         self.model_combo = _combo()
-        self.model_combo.setToolTip("The template verbaliser (no weights), a model found in "
-                                    "the Hugging Face cache or a configured folder, or an "
-                                    "OpenAI-compatible server")
+        self.model_combo.setToolTip(
+            "The template verbaliser (no weights), a model found in "
+            "the Hugging Face cache or a configured folder, or an "
+            "OpenAI-compatible server"
+        )
         self.model_combo.currentIndexChanged.connect(self._on_model_changed)
         self.error_label = _wrapping()
         self.error_label.setStyleSheet("color: #c23b22")
@@ -169,8 +185,9 @@ class VerbalisePanel(QWidget):
 
         # -- Model tab --
         self.add_folder_button = QPushButton("Add folder…")
-        self.add_folder_button.setToolTip("Look for models in a folder (a model folder, or a "
-                                          "folder of model folders); remembered")
+        self.add_folder_button.setToolTip(
+            "Look for models in a folder (a model folder, or a folder of model folders); remembered"
+        )
         self.add_folder_button.clicked.connect(self._ask_folder)
         rescan = QPushButton("Rescan")
         rescan.setToolTip("Look again in the Hugging Face cache and the configured folders")
@@ -197,13 +214,21 @@ class VerbalisePanel(QWidget):
         self.task_prefix.setToolTip(
             "What a seq2seq model reads before the <H> <R> <T> triples (empty: WDV's "
             "'translate from Graph to Text: '); {language} becomes the language's name. "
-            "Recorded with the run.")
+            "Recorded with the run."
+        )
         self.task_prefix.textChanged.connect(self._on_prefix_changed)
         self.seed = _spin(0, 2_147_483_647, DEFAULTS["seed"])
         self.batch_size = _spin(1, 1024, DEFAULTS["batch_size"])
         self.batch_size.setToolTip("Units per generate call; halved on out-of-memory")
-        for spin in (self.candidates, self.temperature, self.top_p, self.max_new_tokens,
-                     self.num_beams, self.seed, self.batch_size):
+        for spin in (
+            self.candidates,
+            self.temperature,
+            self.top_p,
+            self.max_new_tokens,
+            self.num_beams,
+            self.seed,
+            self.batch_size,
+        ):
             spin.valueChanged.connect(self._changed)
 
         model_page = QWidget()
@@ -244,14 +269,16 @@ class VerbalisePanel(QWidget):
 
         # -- Prompt tab --
         self.preview_unit = _combo()
-        self.preview_unit.setToolTip("The unit whose prompt is previewed; follows the unit "
-                                     "selected in the Units panel")
+        self.preview_unit.setToolTip(
+            "The unit whose prompt is previewed; follows the unit selected in the Units panel"
+        )
         self.preview_unit.activated.connect(self._on_unit_picked)
         self.preset_combo = _combo()
         self.preset_combo.setToolTip(
             "The bundled prompts the templates start from: the TailNLG study's Appendix H "
             "texts, verbatim (Draetta et al., 2026, CC BY 4.0), or TailLens's own wording. "
-            "Templates you edited stay as they are.")
+            "Templates you edited stay as they are."
+        )
         self.preset_combo.currentIndexChanged.connect(self._on_preset_changed)
         self._presets: dict[str, dict[str, str]] = {}
         self._preset = "tailnlg"
@@ -260,8 +287,10 @@ class VerbalisePanel(QWidget):
         for lang in LANGUAGES:
             edit = QPlainTextEdit()
             edit.setFont(fixed)
-            edit.setToolTip(f"The {LANGUAGE_NAMES[lang]} prompt; {{triples}} is replaced by "
-                            "the unit's triples, one [subject, predicate, object] per line")
+            edit.setToolTip(
+                f"The {LANGUAGE_NAMES[lang]} prompt; {{triples}} is replaced by "
+                "the unit's triples, one [subject, predicate, object] per line"
+            )
             edit.textChanged.connect(lambda lang=lang: self._on_template_edited(lang))
             self.template_edits[lang] = edit
             self.template_tabs.addTab(edit, lang)
@@ -309,10 +338,14 @@ class VerbalisePanel(QWidget):
         # -- Units tab --
         self.scope_buttons = QButtonGroup(self)
         self.scope_radios: dict[str, QRadioButton] = {}
-        for index, (scope, text) in enumerate((
-            ("selected", "The selected unit"), ("tier", "A tier"),
-            ("category", "A category"), ("all", "All units"),
-        )):
+        for index, (scope, text) in enumerate(
+            (
+                ("selected", "The selected unit"),
+                ("tier", "A tier"),
+                ("category", "A category"),
+                ("all", "All units"),
+            )
+        ):
             radio = QRadioButton(text)
             self.scope_buttons.addButton(radio, index)
             self.scope_radios[scope] = radio
@@ -331,9 +364,11 @@ class VerbalisePanel(QWidget):
             self.lang_checks[lang] = check
         self.resume_check = QCheckBox("Resume the unfinished run with the same settings")
         self.resume_check.setChecked(True)
-        self.resume_check.setToolTip("Continue the newest cancelled or failed run made with "
-                                     "the same model, parameters and prompts, skipping what "
-                                     "it already holds; unticked, a new run starts")
+        self.resume_check.setToolTip(
+            "Continue the newest cancelled or failed run made with "
+            "the same model, parameters and prompts, skipping what "
+            "it already holds; unticked, a new run starts"
+        )
         self.resume_check.toggled.connect(self._changed)
 
         units_page = QWidget()
@@ -442,21 +477,27 @@ class VerbalisePanel(QWidget):
         current = self.model_spec()
         self.model_combo.blockSignals(True)
         self.model_combo.clear()
-        self.model_combo.addItem("Template verbaliser (no weights)",
-                                 {"spec": TEMPLATE, "kind": "template"})
-        self.model_combo.setItemData(0, "Rule-based sentences in en/it/es; deterministic, "
-                                        "one candidate", Qt.ItemDataRole.ToolTipRole)
+        self.model_combo.addItem(
+            "Template verbaliser (no weights)", {"spec": TEMPLATE, "kind": "template"}
+        )
+        self.model_combo.setItemData(
+            0,
+            "Rule-based sentences in en/it/es; deterministic, one candidate",
+            Qt.ItemDataRole.ToolTipRole,
+        )
         for label, spec, kind, tooltip in models:
             self.model_combo.addItem(label, {"spec": spec, "kind": kind})
-            self.model_combo.setItemData(self.model_combo.count() - 1, tooltip,
-                                         Qt.ItemDataRole.ToolTipRole)
+            self.model_combo.setItemData(
+                self.model_combo.count() - 1, tooltip, Qt.ItemDataRole.ToolTipRole
+            )
         self.model_combo.addItem("OpenAI-compatible server…", {"spec": SERVER, "kind": "openai"})
         self.model_combo.setCurrentIndex(max(0, self._model_index(current)))
         self.model_combo.blockSignals(False)
         self._update_model_widgets()
 
-    def set_presets(self, presets: Mapping[str, tuple[str, Mapping[str, str]]],
-                    current: str) -> None:
+    def set_presets(
+        self, presets: Mapping[str, tuple[str, Mapping[str, str]]], current: str
+    ) -> None:
         """The prompt presets: name -> (label, bundled template per language); ``current``
         is shown and its templates fill the editors."""
         self._presets = {name: dict(texts) for name, (_label, texts) in presets.items()}
@@ -491,8 +532,12 @@ class VerbalisePanel(QWidget):
         self.error_label.setText(message or "")
         self.error_label.setVisible(bool(message))
 
-    def show_units(self, units: Sequence[tuple[int, str]], tiers: Sequence[tuple[str, int]],
-                   categories: Sequence[tuple[str, int]]) -> None:
+    def show_units(
+        self,
+        units: Sequence[tuple[int, str]],
+        tiers: Sequence[tuple[str, int]],
+        categories: Sequence[tuple[str, int]],
+    ) -> None:
         """The session's units (id, label) for the preview picker, and the tiers and
         categories (name, unit count) the run may choose from."""
         tier, category = self.tier_combo.currentData(), self.category_combo.currentData()
@@ -501,8 +546,10 @@ class VerbalisePanel(QWidget):
         for unit_id, label in units:
             self.preview_unit.addItem(label, unit_id)
         self.preview_unit.blockSignals(False)
-        for combo, rows, keep in ((self.tier_combo, tiers, tier),
-                                  (self.category_combo, categories, category)):
+        for combo, rows, keep in (
+            (self.tier_combo, tiers, tier),
+            (self.category_combo, categories, category),
+        ):
             combo.blockSignals(True)
             combo.clear()
             for name, count in rows:
@@ -520,8 +567,9 @@ class VerbalisePanel(QWidget):
         self.preview_unit.setCurrentIndex(index)
         self.preview_unit.blockSignals(False)
         label = self.preview_unit.itemText(index) if index >= 0 else "none"
-        self.selected_label.setText(f"Now: {label} (pick it in the Units panel or on the "
-                                    "Prompt tab)")
+        self.selected_label.setText(
+            f"Now: {label} (pick it in the Units panel or on the Prompt tab)"
+        )
         self.scope_radios["selected"].setEnabled(index >= 0)
 
     def show_preview(self, text: str, note: str = "", error: bool = False) -> None:
@@ -568,8 +616,9 @@ class VerbalisePanel(QWidget):
             self.progress.setValue(1)
             self.progress.setFormat("finished")
         else:
-            self.progress.setFormat(f"{status} at {self.progress.value():,} / "
-                                    f"{self.progress.maximum():,}")
+            self.progress.setFormat(
+                f"{status} at {self.progress.value():,} / {self.progress.maximum():,}"
+            )
         self.summary_label.setText(summary_html)
         self.progress_label.setText(line or summary_html)
         self.tabs.setCurrentIndex(_TAB_RESULTS)
@@ -582,10 +631,15 @@ class VerbalisePanel(QWidget):
             status = _item(run["status"])
             if run["status"] in ("failed", "cancelled"):
                 status.setForeground(_RED)
-            self.runs_model.appendRow([
-                _item(str(run["id"]), run["id"]), _item(run["model"]), _item(run["kind"]),
-                status, _item(f"{run['texts']:,}"),
-            ])
+            self.runs_model.appendRow(
+                [
+                    _item(str(run["id"]), run["id"]),
+                    _item(run["model"]),
+                    _item(run["kind"]),
+                    status,
+                    _item(f"{run['texts']:,}"),
+                ]
+            )
         self.runs_view.selectionModel().blockSignals(False)
         for row in range(self.runs_model.rowCount()):
             if self.runs_model.item(row, 0).data(Qt.ItemDataRole.UserRole) == select:
@@ -599,13 +653,13 @@ class VerbalisePanel(QWidget):
         self.raw_view.clear()
         for output in outputs:
             reason = output.get("reason") or "no answer marker in the reply"
-            text = _item(output["text"] if output["parse_ok"] else
-                         f"unparsable: {reason}", output["raw"])
+            text = _item(
+                output["text"] if output["parse_ok"] else f"unparsable: {reason}", output["raw"]
+            )
             if not output["parse_ok"]:
                 text.setForeground(_RED)
                 text.setToolTip(f"Not parsed ({reason}); the raw reply is kept")
-            self.outputs_model.appendRow([_item(output["lang"]),
-                                          _item(str(output["index"])), text])
+            self.outputs_model.appendRow([_item(output["lang"]), _item(str(output["index"])), text])
         self.outputs_view.resizeRowsToContents()
         if self.outputs_model.rowCount():
             self.outputs_view.selectRow(0)
@@ -631,22 +685,33 @@ class VerbalisePanel(QWidget):
 
     def edited_templates(self) -> dict[str, str]:
         """Only the templates that differ from the bundled ones."""
-        return {lang: text for lang, text in self.templates().items()
-                if text != self._defaults.get(lang)}
+        return {
+            lang: text
+            for lang, text in self.templates().items()
+            if text != self._defaults.get(lang)
+        }
 
     def settings(self) -> dict[str, Any]:
         scope = next((s for s, r in self.scope_radios.items() if r.isChecked()), "all")
         return {
-            "model": self.model_spec(), "server_url": self.server_url.text().strip(),
+            "model": self.model_spec(),
+            "server_url": self.server_url.text().strip(),
             "server_model": self.server_model.text().strip(),
-            "device": self.device.currentText(), "dtype": self.dtype.currentText(),
-            "candidates": self.candidates.value(), "temperature": self.temperature.value(),
-            "top_p": self.top_p.value(), "max_new_tokens": self.max_new_tokens.value(),
-            "num_beams": self.num_beams.value(), "seed": self.seed.value(),
-            "batch_size": self.batch_size.value(), "scope": scope,
-            "tier": self.tier_combo.currentData(), "category": self.category_combo.currentData(),
+            "device": self.device.currentText(),
+            "dtype": self.dtype.currentText(),
+            "candidates": self.candidates.value(),
+            "temperature": self.temperature.value(),
+            "top_p": self.top_p.value(),
+            "max_new_tokens": self.max_new_tokens.value(),
+            "num_beams": self.num_beams.value(),
+            "seed": self.seed.value(),
+            "batch_size": self.batch_size.value(),
+            "scope": scope,
+            "tier": self.tier_combo.currentData(),
+            "category": self.category_combo.currentData(),
             "langs": [lang for lang, check in self.lang_checks.items() if check.isChecked()],
-            "resume": self.resume_check.isChecked(), "templates": self.edited_templates(),
+            "resume": self.resume_check.isChecked(),
+            "templates": self.edited_templates(),
             "prompt_preset": self.prompt_preset(),
             "seq2seq_prefix": self.task_prefix.text(),
         }
@@ -662,9 +727,13 @@ class VerbalisePanel(QWidget):
             self.server_model.setText(str(values["server_model"]))
             for combo, key in ((self.device, "device"), (self.dtype, "dtype")):
                 combo.setCurrentIndex(max(0, combo.findText(str(values[key]))))
-            for spin, key in ((self.candidates, "candidates"), (self.max_new_tokens,
-                              "max_new_tokens"), (self.num_beams, "num_beams"),
-                              (self.seed, "seed"), (self.batch_size, "batch_size")):
+            for spin, key in (
+                (self.candidates, "candidates"),
+                (self.max_new_tokens, "max_new_tokens"),
+                (self.num_beams, "num_beams"),
+                (self.seed, "seed"),
+                (self.batch_size, "batch_size"),
+            ):
                 spin.setValue(int(values[key]))
             self.temperature.setValue(float(values["temperature"]))
             self.top_p.setValue(float(values["top_p"]))
@@ -712,8 +781,10 @@ class VerbalisePanel(QWidget):
         self.max_new_tokens.setEnabled(kind != "template")
         self.num_beams.setEnabled(kind == "seq2seq")
         self.task_prefix.setEnabled(kind == "seq2seq")
-        self.model_combo.setToolTip(self.model_combo.itemData(
-            self.model_combo.currentIndex(), Qt.ItemDataRole.ToolTipRole) or "")
+        self.model_combo.setToolTip(
+            self.model_combo.itemData(self.model_combo.currentIndex(), Qt.ItemDataRole.ToolTipRole)
+            or ""
+        )
 
     def _on_model_changed(self, *_args: Any) -> None:
         self._update_model_widgets()
@@ -764,8 +835,10 @@ class VerbalisePanel(QWidget):
         if edited and not text:
             text = "Edited: " + ", ".join(edited)
         elif not text:
-            text = ("The bundled templates (resources/prompts; "
-                    f"{self.preset_combo.currentText() or self._preset}).")
+            text = (
+                "The bundled templates (resources/prompts; "
+                f"{self.preset_combo.currentText() or self._preset})."
+            )
         self.template_note.setText(text)
         for index, lang in enumerate(LANGUAGES):
             self.template_tabs.setTabText(index, f"{lang} *" if lang in edited else lang)

@@ -22,18 +22,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--golden.",
     )
     annotations.add_argument("--session", type=Path, required=True)
-    annotations.add_argument("--aggregate", action="store_true",
-                             help="aggregate the ratings (the default action)")
-    annotations.add_argument("--by", nargs="+", action="extend", choices=GROUPS,
-                             help="group figures by these (several: their combinations)")
-    annotations.add_argument("--agreement", action="store_true",
-                             help="Krippendorff's alpha per group and overall")
+    annotations.add_argument(
+        "--aggregate", action="store_true", help="aggregate the ratings (the default action)"
+    )
+    annotations.add_argument(
+        "--by",
+        nargs="+",
+        action="extend",
+        choices=GROUPS,
+        help="group figures by these (several: their combinations)",
+    )
+    annotations.add_argument(
+        "--agreement", action="store_true", help="Krippendorff's alpha per group and overall"
+    )
     annotations.add_argument("--items", action="store_true", help="list per-item aggregates")
-    annotations.add_argument("--weighted", action="store_true",
-                             help="weight each item's figures by its WDV sampling_weight "
-                             "(WDV's weighted per-theme figures; items without one count 1)")
-    annotations.add_argument("--golden", action="store_true",
-                             help="each annotator's accuracy on golden items")
+    annotations.add_argument(
+        "--weighted",
+        action="store_true",
+        help="weight each item's figures by its WDV sampling_weight "
+        "(WDV's weighted per-theme figures; items without one count 1)",
+    )
+    annotations.add_argument(
+        "--golden", action="store_true", help="each annotator's accuracy on golden items"
+    )
     annotations.add_argument("--json", action="store_true", help="print JSON")
     annotations.set_defaults(handler=run_annotations)
 
@@ -56,16 +67,20 @@ def run_annotations(args: argparse.Namespace) -> int:
     by = tuple(dict.fromkeys(args.by or ()))
     # Read-only: a WAL snapshot, so an import or run writing meanwhile never blocks it.
     with SessionStore.open_read_only(args.session) as store:
-        summary = aggregate_annotations(store, by=by, agreement=args.agreement,
-                                        weighted=args.weighted)
+        summary = aggregate_annotations(
+            store, by=by, agreement=args.agreement, weighted=args.weighted
+        )
         golden = golden_accuracy(store) if args.golden else []
     if not summary.items:
         raise UserFacingError(
             f"{args.session.name} holds no ratings to aggregate: rate verbalisations in the "
-            "Annotate panel, or import WDV records with their crowd scores.")
+            "Annotate panel, or import WDV records with their crowd scores."
+        )
     if args.json:
         payload = {
-            "by": list(by), "agreement": args.agreement, "weighted": summary.weighted,
+            "by": list(by),
+            "agreement": args.agreement,
+            "weighted": summary.weighted,
             "columns": list(summary.columns),
             "overall": asdict(summary.overall) | {"label": summary.overall.label},
             "groups": [asdict(g) | {"label": g.label} for g in summary.groups],
@@ -73,36 +88,50 @@ def run_annotations(args: argparse.Namespace) -> int:
         if args.items:
             payload["items"] = [asdict(i) | {"item": list(i.item)} for i in summary.items]
         if args.golden:
-            payload["golden"] = [asdict(g) | {"adequacy_accuracy": g.adequacy_accuracy,
-                                              "fluency_accuracy": g.fluency_accuracy}
-                                 for g in golden]
+            payload["golden"] = [
+                asdict(g)
+                | {"adequacy_accuracy": g.adequacy_accuracy, "fluency_accuracy": g.fluency_accuracy}
+                for g in golden
+            ]
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
     from app.commands.report import print_table
     from core.report.compare import Table
 
-    print_table(Table("annotations", "Human ratings" + (f" by {', '.join(by)}" if by else ""),
-                      summary.columns, tuple(tuple(r) for r in summary.rows()),
-                      note=("figures average per-item aggregates, each item weighted by its "
-                            "sampling weight" if summary.weighted else
-                            "figures average per-item aggregates (each item once)")
-                      + "; pooled_* pool every rating; adequacy_yes (WDV's adequacy "
-                        "percentage) and majority_yes are shares 0-1"))
+    print_table(
+        Table(
+            "annotations",
+            "Human ratings" + (f" by {', '.join(by)}" if by else ""),
+            summary.columns,
+            tuple(tuple(r) for r in summary.rows()),
+            note=(
+                "figures average per-item aggregates, each item weighted by its sampling weight"
+                if summary.weighted
+                else "figures average per-item aggregates (each item once)"
+            )
+            + "; pooled_* pool every rating; adequacy_yes (WDV's adequacy "
+            "percentage) and majority_yes are shares 0-1",
+        )
+    )
     if args.items:
         for i in summary.items:
-            print(f"{i.item.kind} {i.item.id:>6}  {i.model:<16} {i.lang} {i.tier:<10} "
-                  f"ratings {i.ratings}  fluency mean {_number(i.fluency_mean, 2)} median "
-                  f"{_number(i.fluency_median, 1)}  adequacy majority "
-                  f"{'-' if i.adequacy_majority is None else i.adequacy_majority}  "
-                  f"yes {_number(i.adequacy_yes, 2)}")
+            print(
+                f"{i.item.kind} {i.item.id:>6}  {i.model:<16} {i.lang} {i.tier:<10} "
+                f"ratings {i.ratings}  fluency mean {_number(i.fluency_mean, 2)} median "
+                f"{_number(i.fluency_median, 1)}  adequacy majority "
+                f"{'-' if i.adequacy_majority is None else i.adequacy_majority}  "
+                f"yes {_number(i.adequacy_yes, 2)}"
+            )
     if args.golden:
         if not golden:
             print("no golden items rated (or none set)")
         for g in golden:
-            print(f"golden: {g.annotator:<20} items {g.items}  adequacy "
-                  f"{g.adequacy_correct}/{g.adequacy_checked}  fluency within "
-                  f"±{g.fluency_tolerance}: {g.fluency_within}/{g.fluency_checked}  "
-                  f"MAE {_number(g.fluency_mae, 2)}")
+            print(
+                f"golden: {g.annotator:<20} items {g.items}  adequacy "
+                f"{g.adequacy_correct}/{g.adequacy_checked}  fluency within "
+                f"±{g.fluency_tolerance}: {g.fluency_within}/{g.fluency_checked}  "
+                f"MAE {_number(g.fluency_mae, 2)}"
+            )
     return 0
 
 
@@ -123,7 +152,9 @@ def run_annotators(args: argparse.Namespace) -> int:
     if args.add is None:
         for a in annotators:
             kind = "anonymous" if a.is_anonymous else "named"
-            print(f"{a.id:>5}  {a.name:<24} {kind:<9} {a.ratings:>6} ratings"
-                  + (f", {a.golden_answers} golden answers" if a.golden_answers else ""))
+            print(
+                f"{a.id:>5}  {a.name:<24} {kind:<9} {a.ratings:>6} ratings"
+                + (f", {a.golden_answers} golden answers" if a.golden_answers else "")
+            )
         print(f"{len(annotators)} annotators")
     return 0

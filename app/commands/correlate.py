@@ -31,17 +31,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "webnlg:fluency, webnlg:relevance, webnlg:text_structure).",
     )
     correlate.add_argument("--session", type=Path, required=True)
-    correlate.add_argument("--metrics", type=_csv,
-                           help="score columns, e.g. esa,bleu:gold,chrf++:gold (default: all)")
-    correlate.add_argument("--human", type=_csv,
-                           help="human ratings, e.g. fluency,webnlg:correctness (default: all)")
-    correlate.add_argument("--level", choices=("text", "system", "both"), default="both",
-                           help="text level, system level or both (default)")
+    correlate.add_argument(
+        "--metrics", type=_csv, help="score columns, e.g. esa,bleu:gold,chrf++:gold (default: all)"
+    )
+    correlate.add_argument(
+        "--human", type=_csv, help="human ratings, e.g. fluency,webnlg:correctness (default: all)"
+    )
+    correlate.add_argument(
+        "--level",
+        choices=("text", "system", "both"),
+        default="both",
+        help="text level, system level or both (default)",
+    )
     correlate.add_argument("--runs", type=_run_ids, help="only these run ids, e.g. 1,2")
     correlate.add_argument("--langs", type=_csv, help="only these languages, e.g. en")
-    correlate.add_argument("--zscore", action="store_true",
-                           help="z-score each rater's WebNLG ratings first (as the WebNLG "
-                           "2020 analysis did)")
+    correlate.add_argument(
+        "--zscore",
+        action="store_true",
+        help="z-score each rater's WebNLG ratings first (as the WebNLG 2020 analysis did)",
+    )
     correlate.add_argument("--json", action="store_true", help="print JSON")
     correlate.add_argument("--quiet", action="store_true", help="no progress on stderr")
     correlate.set_defaults(handler=run_correlate)
@@ -64,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _fmt(value: float | None, digits: int = 3) -> str:
     if value is None:
         return "—"
-    return f"{value:.{digits}f}" if abs(value) >= 10 ** -digits or value == 0 else f"{value:.1e}"
+    return f"{value:.{digits}f}" if abs(value) >= 10**-digits or value == 0 else f"{value:.1e}"
 
 
 def run_correlate(args: argparse.Namespace) -> int:
@@ -75,15 +83,27 @@ def run_correlate(args: argparse.Namespace) -> int:
     levels = ("text", "system") if args.level == "both" else (args.level,)
     request = CorrelationRequest(
         metrics=tuple(args.metrics) if args.metrics else None,
-        humans=tuple(args.human) if args.human else None, levels=levels,
+        humans=tuple(args.human) if args.human else None,
+        levels=levels,
         run_ids=tuple(args.runs) if args.runs else None,
-        langs=tuple(args.langs) if args.langs else None, zscore=args.zscore)
+        langs=tuple(args.langs) if args.langs else None,
+        zscore=args.zscore,
+    )
     with SessionStore.open(args.session) as store:
         result = run_in_terminal(correlation_job(store, request), quiet=args.quiet)
     if args.json:
-        print(json.dumps({"rows": [row.__dict__ for row in result.rows],
-                          "notes": result.notes, "humans": result.humans,
-                          "metrics": result.metrics}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "rows": [row.__dict__ for row in result.rows],
+                    "notes": result.notes,
+                    "humans": result.humans,
+                    "metrics": result.metrics,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 0
     _print(result.rows)
     for note in result.notes:
@@ -95,13 +115,17 @@ def _print(rows: list[Any]) -> None:
     if not rows:
         print("no metric and human rating share a text")
         return
-    print(f"{'level':<7} {'metric':<16} {'human rating':<24} {'n':>6} "
-          f"{'pearson':>8} {'p':>8} {'spearman':>8} {'p':>8} {'kendall':>8} {'p':>8}")
+    print(
+        f"{'level':<7} {'metric':<16} {'human rating':<24} {'n':>6} "
+        f"{'pearson':>8} {'p':>8} {'spearman':>8} {'p':>8} {'kendall':>8} {'p':>8}"
+    )
     for r in rows:
-        print(f"{r.level:<7} {r.metric[:16]:<16} {r.human[:24]:<24} {r.n:>6,} "
-              f"{_fmt(r.pearson):>8} {_fmt(r.pearson_p):>8} {_fmt(r.spearman):>8} "
-              f"{_fmt(r.spearman_p):>8} {_fmt(r.kendall):>8} {_fmt(r.kendall_p):>8}"
-              + (f"  ({r.note})" if r.note else ""))
+        print(
+            f"{r.level:<7} {r.metric[:16]:<16} {r.human[:24]:<24} {r.n:>6,} "
+            f"{_fmt(r.pearson):>8} {_fmt(r.pearson_p):>8} {_fmt(r.spearman):>8} "
+            f"{_fmt(r.spearman_p):>8} {_fmt(r.kendall):>8} {_fmt(r.kendall_p):>8}"
+            + (f"  ({r.note})" if r.note else "")
+        )
 
 
 def run_import_judgments(args: argparse.Namespace) -> int:

@@ -8,8 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset",
-              "model_tail")
+DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset", "model_tail")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,45 +22,88 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--json; --csv and --html write files.",
     )
     report.add_argument("--session", type=Path, required=True)
-    report.add_argument("--by", nargs="+", action="extend", choices=DIMENSIONS,
-                        help="what to compare (default: tier); several give one table each")
-    report.add_argument("--metrics", nargs="+", action="extend",
-                        help="only these metrics (names as stored, e.g. bleu chrf++ ppl "
-                        "human_fluency); default: every metric present")
-    report.add_argument("--groups", nargs=2, metavar=("A", "B"),
-                        help="compare only these two groups (e.g. head long_tail_it)")
-    report.add_argument("--quality", choices=("gold", "silver"), default="gold",
-                        help="references of the study table and plots (default gold)")
-    report.add_argument("--study-references", choices=("quality", "pooled", "split"),
-                        default="quality",
-                        help="the study table's references: quality = --quality's only "
-                        "(default); pooled = gold and silver together (TailNLG's Table 2); "
-                        "split = a row per quality (its Tables 7-10)")
-    report.add_argument("--statistic", choices=("mean", "median"), default="mean",
-                        help="statistic of the study table's cells (default mean)")
-    report.add_argument("--repetitions", type=int, default=10,
-                        help="Mann–Whitney repetitions (default 10)")
-    report.add_argument("--sample-size", type=int, default=500,
-                        help="items sampled per group in each repetition (default 500)")
+    report.add_argument(
+        "--by",
+        nargs="+",
+        action="extend",
+        choices=DIMENSIONS,
+        help="what to compare (default: tier); several give one table each",
+    )
+    report.add_argument(
+        "--metrics",
+        nargs="+",
+        action="extend",
+        help="only these metrics (names as stored, e.g. bleu chrf++ ppl "
+        "human_fluency); default: every metric present",
+    )
+    report.add_argument(
+        "--groups",
+        nargs=2,
+        metavar=("A", "B"),
+        help="compare only these two groups (e.g. head long_tail_it)",
+    )
+    report.add_argument(
+        "--quality",
+        choices=("gold", "silver"),
+        default="gold",
+        help="references of the study table and plots (default gold)",
+    )
+    report.add_argument(
+        "--study-references",
+        choices=("quality", "pooled", "split"),
+        default="quality",
+        help="the study table's references: quality = --quality's only "
+        "(default); pooled = gold and silver together (TailNLG's Table 2); "
+        "split = a row per quality (its Tables 7-10)",
+    )
+    report.add_argument(
+        "--statistic",
+        choices=("mean", "median"),
+        default="mean",
+        help="statistic of the study table's cells (default mean)",
+    )
+    report.add_argument(
+        "--repetitions", type=int, default=10, help="Mann–Whitney repetitions (default 10)"
+    )
+    report.add_argument(
+        "--sample-size",
+        type=int,
+        default=500,
+        help="items sampled per group in each repetition (default 500)",
+    )
     report.add_argument("--seed", type=int, default=0, help="seed of the samples (default 0)")
-    report.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level of the marks (default 0.05)")
-    report.add_argument("--correction", choices=("holm", "bh", "none"), default="holm",
-                        help="multiple-testing correction across every test of the report: "
-                        "holm (default, family-wise error), bh (Benjamini–Hochberg, false "
-                        "discovery rate) or none; the marks follow the corrected p-values")
-    report.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                        help="bootstrap resamples for the 95 %% intervals of the medians and "
-                        "their difference (default 1000, seeded by --seed; 0: none)")
-    report.add_argument("--runs", metavar="ID,...",
-                        help="compare these runs only (ids as the report's Runs table lists them); "
-                        "default: for each model its latest output per unit, language and "
-                        "candidate. Runs of one model that overlap count each item once, "
-                        "from the latest run.")
+    report.add_argument(
+        "--alpha", type=float, default=0.05, help="significance level of the marks (default 0.05)"
+    )
+    report.add_argument(
+        "--correction",
+        choices=("holm", "bh", "none"),
+        default="holm",
+        help="multiple-testing correction across every test of the report: "
+        "holm (default, family-wise error), bh (Benjamini–Hochberg, false "
+        "discovery rate) or none; the marks follow the corrected p-values",
+    )
+    report.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="bootstrap resamples for the 95 %% intervals of the medians and "
+        "their difference (default 1000, seeded by --seed; 0: none)",
+    )
+    report.add_argument(
+        "--runs",
+        metavar="ID,...",
+        help="compare these runs only (ids as the report's Runs table lists them); "
+        "default: for each model its latest output per unit, language and "
+        "candidate. Runs of one model that overlap count each item once, "
+        "from the latest run.",
+    )
     report.add_argument("--json", action="store_true", help="print the report as JSON")
     report.add_argument("--csv", type=Path, metavar="DIR", help="write one CSV per table here")
-    report.add_argument("--html", type=Path, metavar="FILE",
-                        help="write a self-contained HTML report")
+    report.add_argument(
+        "--html", type=Path, metavar="FILE", help="write a self-contained HTML report"
+    )
     report.set_defaults(handler=run_report)
 
 
@@ -81,10 +123,13 @@ def _text(value: Any) -> str:
 
 def print_table(table: Any, mark: str = "*", max_width: int = 40) -> None:
     """A plain fixed-width rendering of a core.report Table (marked cells get ``mark``)."""
-    cells = [[_text(v)[:max_width] + (mark if (r, c) in table.marked else "")
-              for c, v in enumerate(row)] for r, row in enumerate(table.rows)]
-    widths = [max([len(str(h))] + [len(row[c]) for row in cells])
-              for c, h in enumerate(table.columns)]
+    cells = [
+        [_text(v)[:max_width] + (mark if (r, c) in table.marked else "") for c, v in enumerate(row)]
+        for r, row in enumerate(table.rows)
+    ]
+    widths = [
+        max([len(str(h))] + [len(row[c]) for row in cells]) for c, h in enumerate(table.columns)
+    ]
     print(f"== {table.title} ==")
     if table.note:
         print(f"   {table.note}")
@@ -105,8 +150,9 @@ def parse_runs(text: str | None) -> list[int] | None:
     try:
         runs = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise UserFacingError(f"--runs takes run ids separated by commas, e.g. 3,5; got "
-                              f"{text!r}") from None
+        raise UserFacingError(
+            f"--runs takes run ids separated by commas, e.g. 3,5; got {text!r}"
+        ) from None
     if not runs:
         raise UserFacingError("--runs needs at least one run id, e.g. --runs 3,5")
     return runs
@@ -116,16 +162,28 @@ def run_report(args: argparse.Namespace) -> int:
     from core.report import Settings, build_report, write_csv, write_html
     from core.store import SessionStore
 
-    settings = Settings(repetitions=args.repetitions, sample_size=args.sample_size,
-                        seed=args.seed, alpha=args.alpha, study_quality=args.quality,
-                        statistic=args.statistic, correction=args.correction,
-                        bootstrap_resamples=args.bootstrap,
-                        study_references=args.study_references)
+    settings = Settings(
+        repetitions=args.repetitions,
+        sample_size=args.sample_size,
+        seed=args.seed,
+        alpha=args.alpha,
+        study_quality=args.quality,
+        statistic=args.statistic,
+        correction=args.correction,
+        bootstrap_resamples=args.bootstrap,
+        study_references=args.study_references,
+    )
     by = tuple(dict.fromkeys(args.by or ["tier"]))
     pairs = [tuple(args.groups)] if args.groups else None
     with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
-        report = build_report(store, by=by, metrics=args.metrics, pairs=pairs,
-                              settings=settings, runs=parse_runs(args.runs))
+        report = build_report(
+            store,
+            by=by,
+            metrics=args.metrics,
+            pairs=pairs,
+            settings=settings,
+            runs=parse_runs(args.runs),
+        )
     if args.csv is not None:
         written = write_csv(report, args.csv)
         print(f"wrote {len(written)} CSV files to {args.csv}")
@@ -133,8 +191,7 @@ def run_report(args: argparse.Namespace) -> int:
         html = write_html(report, args.html)
         print(f"wrote {html.path} ({html.tables} tables, {html.plots} plots)")
     if args.json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False,
-                         default=str))
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
         return 0
     if args.csv is not None or args.html is not None:
         for note in report.notes:

@@ -29,41 +29,72 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "are stored in the session; scoring again replaces them.",
     )
     score.add_argument("--session", type=Path, required=True)
-    score.add_argument("--metrics", default="default",
-                       help="comma-separated: bleu, chrf++ (or chrf), ter, meteor, rouge (rouge1, "
-                       "rouge2, rougeL), bertscore, ppl, entity_ppl, esa, hallucination, "
-                       "similarity; 'default' = all but the perplexities, 'all' = everything, "
-                       "'webnlg' = bleu, chrf++, ter, meteor (the WebNLG scripts' offline ones)")
+    score.add_argument(
+        "--metrics",
+        default="default",
+        help="comma-separated: bleu, chrf++ (or chrf), ter, meteor, rouge (rouge1, "
+        "rouge2, rougeL), bertscore, ppl, entity_ppl, esa, hallucination, "
+        "similarity; 'default' = all but the perplexities, 'all' = everything, "
+        "'webnlg' = bleu, chrf++, ter, meteor (the WebNLG scripts' offline ones)",
+    )
     score.add_argument("--runs", type=_run_ids, help="only these run ids, e.g. 1,2")
     score.add_argument("--langs", type=_csv, help="only these languages, e.g. en,it")
-    score.add_argument("--references", action="store_true",
-                       help="also score the reference texts with the reference-free metrics")
-    score.add_argument("--bertscore-model", help="BERTScore model folder or cached HF id "
-                       "(default: bert-base-multilingual-cased if cached, else the packaged "
-                       "all-MiniLM-L6-v2, not rescaled)")
+    score.add_argument(
+        "--references",
+        action="store_true",
+        help="also score the reference texts with the reference-free metrics",
+    )
+    score.add_argument(
+        "--bertscore-model",
+        help="BERTScore model folder or cached HF id "
+        "(default: bert-base-multilingual-cased if cached, else the packaged "
+        "all-MiniLM-L6-v2, not rescaled)",
+    )
     score.add_argument("--bertscore-layer", type=int, help="layer of the BERTScore model")
-    score.add_argument("--encoder", help="sentence-transformers model for graph-text "
-                       "similarity (default: the packaged all-MiniLM-L6-v2)")
-    score.add_argument("--ppl-model", help="causal model for perplexity of every text "
-                       "(default: each run's own model; a server run's token "
-                       "log-probabilities where the server returned them)")
-    score.add_argument("--esa-distance", type=float, default=0.4,
-                       help="normalised Levenshtein distance for ESA matches (default 0.4)")
-    score.add_argument("--partial", action="store_true",
-                       help="also score a run another process is still writing, as far as "
-                       "it got (its corpus figures are marked partial); by default such a "
-                       "run is skipped with a note")
+    score.add_argument(
+        "--encoder",
+        help="sentence-transformers model for graph-text "
+        "similarity (default: the packaged all-MiniLM-L6-v2)",
+    )
+    score.add_argument(
+        "--ppl-model",
+        help="causal model for perplexity of every text "
+        "(default: each run's own model; a server run's token "
+        "log-probabilities where the server returned them)",
+    )
+    score.add_argument(
+        "--esa-distance",
+        type=float,
+        default=0.4,
+        help="normalised Levenshtein distance for ESA matches (default 0.4)",
+    )
+    score.add_argument(
+        "--partial",
+        action="store_true",
+        help="also score a run another process is still writing, as far as "
+        "it got (its corpus figures are marked partial); by default such a "
+        "run is skipped with a note",
+    )
     score.add_argument("--device", default="auto", help="auto, cpu, cuda, mps")
-    score.add_argument("--wordnet", metavar="DIR",
-                       help="WordNet 3.0 database folder for METEOR (default: $TAILLENS_WORDNET, "
-                       "nltk's data folders, /usr/share/wordnet of Debian's wordnet-base); "
-                       "without one METEOR is absent and a note says why")
-    score.add_argument("--exclude-empty", action="store_true",
-                       help="leave empty outputs and unparsed replies out of every score "
-                       "(default: they are scored as empty texts, as the WebNLG scripts do)")
-    score.add_argument("--exclude-unparsed", action="store_true",
-                       help="leave out only the replies no answer could be parsed from "
-                       "(empty outputs still count as empty texts)")
+    score.add_argument(
+        "--wordnet",
+        metavar="DIR",
+        help="WordNet 3.0 database folder for METEOR (default: $TAILLENS_WORDNET, "
+        "nltk's data folders, /usr/share/wordnet of Debian's wordnet-base); "
+        "without one METEOR is absent and a note says why",
+    )
+    score.add_argument(
+        "--exclude-empty",
+        action="store_true",
+        help="leave empty outputs and unparsed replies out of every score "
+        "(default: they are scored as empty texts, as the WebNLG scripts do)",
+    )
+    score.add_argument(
+        "--exclude-unparsed",
+        action="store_true",
+        help="leave out only the replies no answer could be parsed from "
+        "(empty outputs still count as empty texts)",
+    )
     score.add_argument("--list-runs", action="store_true", help="list the session's runs")
     score.add_argument("--json", action="store_true", help="print JSON")
     score.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -92,14 +123,18 @@ def _format(value: float | None) -> str:
 def _list_runs(store: Any, as_json: bool) -> int:
     from core.verbalise.runs import list_runs
 
-    runs = [{"id": r.id, "kind": r.kind, "name": r.model, "status": r.status, "texts": r.texts}
-            for r in sorted(list_runs(store), key=lambda r: r.id)]
+    runs = [
+        {"id": r.id, "kind": r.kind, "name": r.model, "status": r.status, "texts": r.texts}
+        for r in sorted(list_runs(store), key=lambda r: r.id)
+    ]
     if as_json:
         print(json.dumps(runs, indent=2, ensure_ascii=False))
     else:
         for run in runs:
-            print(f"{run['id']:>4} {run['kind']:<9} {run['status']:<9} {run['texts']:>7,} "
-                  f"{run['name']}")
+            print(
+                f"{run['id']:>4} {run['kind']:<9} {run['status']:<9} {run['texts']:>7,} "
+                f"{run['name']}"
+            )
     return 0
 
 
@@ -115,27 +150,57 @@ def run_score(args: argparse.Namespace) -> int:
     with SessionStore.open(args.session) as store:
         if args.list_runs:
             return _list_runs(store, args.json)
-        options = MetricOptions(bertscore_model=args.bertscore_model,
-                                bertscore_layer=args.bertscore_layer, encoder=args.encoder,
-                                ppl_model=args.ppl_model, device=args.device,
-                                esa_distance=args.esa_distance, wordnet=args.wordnet)
+        options = MetricOptions(
+            bertscore_model=args.bertscore_model,
+            bertscore_layer=args.bertscore_layer,
+            encoder=args.encoder,
+            ppl_model=args.ppl_model,
+            device=args.device,
+            esa_distance=args.esa_distance,
+            wordnet=args.wordnet,
+        )
         request = ScoringRequest(
-            metrics=tuple(_csv(args.metrics)), run_ids=tuple(args.runs) if args.runs else None,
-            langs=tuple(args.langs) if args.langs else None, references=args.references,
-            options=options, exclude_empty=args.exclude_empty,
-            exclude_unparsed=args.exclude_unparsed, partial=args.partial)
+            metrics=tuple(_csv(args.metrics)),
+            run_ids=tuple(args.runs) if args.runs else None,
+            langs=tuple(args.langs) if args.langs else None,
+            references=args.references,
+            options=options,
+            exclude_empty=args.exclude_empty,
+            exclude_unparsed=args.exclude_unparsed,
+            partial=args.partial,
+        )
         summary = run_in_terminal(score_job(store, request), quiet=args.quiet)
     if args.json:
-        print(json.dumps({
-            "texts": summary.texts, "rows_written": summary.rows_written,
-            "notes": summary.notes,
-            "corpus": [{"metric": c.metric, "run": c.run_id, "model": c.model, "lang": c.lang,
-                        "quality": c.quality, "value": c.value, "n": c.n,
-                        "signature": c.signature, "details": c.details}
-                       for c in summary.corpus]}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "texts": summary.texts,
+                    "rows_written": summary.rows_written,
+                    "notes": summary.notes,
+                    "corpus": [
+                        {
+                            "metric": c.metric,
+                            "run": c.run_id,
+                            "model": c.model,
+                            "lang": c.lang,
+                            "quality": c.quality,
+                            "value": c.value,
+                            "n": c.n,
+                            "signature": c.signature,
+                            "details": c.details,
+                        }
+                        for c in summary.corpus
+                    ],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 0
-    print(f"scored {summary.texts:,} texts; rows written: "
-          + ", ".join(f"{k} {v:,}" for k, v in summary.rows_written.items()))
+    print(
+        f"scored {summary.texts:,} texts; rows written: "
+        + ", ".join(f"{k} {v:,}" for k, v in summary.rows_written.items())
+    )
     _print_table(summary.corpus)
     for note in summary.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -150,19 +215,26 @@ def _print_table(corpus: list[Any]) -> None:
         if score.metric not in metrics:
             metrics.append(score.metric)
         model = score.model + (" (partial)" if score.details.get("partial") else "")
-        key = (score.run_id if score.run_id is not None else "-", model, score.lang,
-               score.quality or "-")
+        key = (
+            score.run_id if score.run_id is not None else "-",
+            model,
+            score.lang,
+            score.quality or "-",
+        )
         table.setdefault(key, {})[score.metric] = score.value
     if not table:
         print("no corpus scores")
         return
     header = f"{'run':>4} {'model':<24} {'lang':<4} {'quality':<7} " + " ".join(
-        f"{m:>13}" for m in metrics)
+        f"{m:>13}" for m in metrics
+    )
     print(header)
     for key in sorted(table, key=lambda k: (str(k[0]), str(k[1]), str(k[2]), str(k[3]))):
         run_id, model, lang, quality = key
-        print(f"{run_id!s:>4} {str(model)[:24]:<24} {lang or '-':<4} {quality:<7} "
-              + " ".join(f"{_format(table[key].get(m)):>13}" for m in metrics))
+        print(
+            f"{run_id!s:>4} {str(model)[:24]:<24} {lang or '-':<4} {quality:<7} "
+            + " ".join(f"{_format(table[key].get(m)):>13}" for m in metrics)
+        )
 
 
 def run_import_outputs(args: argparse.Namespace) -> int:
@@ -172,16 +244,34 @@ def run_import_outputs(args: argparse.Namespace) -> int:
     with SessionStore.open(args.session) as store:
         result = import_outputs(store, args.file, system=args.system, lang=args.lang)
     if args.json:
-        print(json.dumps({"run": result.run_id, "system": result.system, "lang": result.lang,
-                          "lines": result.lines, "empty": result.empty,
-                          "already_imported": result.already}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "run": result.run_id,
+                    "system": result.system,
+                    "lang": result.lang,
+                    "lines": result.lines,
+                    "empty": result.empty,
+                    "already_imported": result.already,
+                },
+                indent=2,
+            )
+        )
         return 0
     if result.already:
-        print(f"already imported: the same {result.lines:,} {result.lang} outputs of "
-              f"{result.system} are run {result.run_id}; nothing added")
+        print(
+            f"already imported: the same {result.lines:,} {result.lang} outputs of "
+            f"{result.system} are run {result.run_id}; nothing added"
+        )
         return 0
-    print(f"imported {result.lines:,} {result.lang} outputs of {result.system} as run "
-          f"{result.run_id}" + (f" ({result.empty:,} empty lines: scored as empty texts "
-                                "unless taillens score --exclude-empty)"
-                                if result.empty else ""))
+    print(
+        f"imported {result.lines:,} {result.lang} outputs of {result.system} as run "
+        f"{result.run_id}"
+        + (
+            f" ({result.empty:,} empty lines: scored as empty texts "
+            "unless taillens score --exclude-empty)"
+            if result.empty
+            else ""
+        )
+    )
     return 0

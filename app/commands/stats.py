@@ -22,22 +22,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     stats.add_argument("--session", type=Path, required=True)
     stats.add_argument("--no-checks", action="store_true", help="figures only")
-    stats.add_argument("--list", type=int, default=20, metavar="N",
-                       help="findings listed per check (default 20; 0: counts only)")
-    stats.add_argument("--json", action="store_true",
-                       help="everything as JSON on stdout (all findings)")
+    stats.add_argument(
+        "--list",
+        type=int,
+        default=20,
+        metavar="N",
+        help="findings listed per check (default 20; 0: counts only)",
+    )
+    stats.add_argument(
+        "--json", action="store_true", help="everything as JSON on stdout (all findings)"
+    )
     stats.set_defaults(handler=run_stats)
 
 
 def render_table(title: str, headers: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> str:
     """A plain-text table: first column left-aligned, figures right-aligned."""
-    widths = [max(len(str(cell)) for cell in column)
-              for column in zip(headers, *rows, strict=False)] if rows else [len(h)
-                                                                            for h in headers]
+    widths = (
+        [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=False)]
+        if rows
+        else [len(h) for h in headers]
+    )
     lines = [title]
     for index, row in enumerate((headers, *rows)):
-        cells = [str(cell).ljust(widths[0]) if i == 0 else str(cell).rjust(widths[i])
-                 for i, cell in enumerate(row)]
+        cells = [
+            str(cell).ljust(widths[0]) if i == 0 else str(cell).rjust(widths[i])
+            for i, cell in enumerate(row)
+        ]
         lines.append("  " + "  ".join(cells).rstrip())
         if index == 0:
             lines.append("  " + "  ".join("-" * w for w in widths))
@@ -52,8 +62,10 @@ def run_stats(args: argparse.Namespace) -> int:
         stats = dataset_statistics(store)
         findings = [] if args.no_checks else dataset_checks(store)
     if args.json:
-        payload: dict[str, Any] = {"statistics": asdict(stats),
-                                   "findings": [asdict(f) for f in findings]}
+        payload: dict[str, Any] = {
+            "statistics": asdict(stats),
+            "findings": [asdict(f) for f in findings],
+        }
         json.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
         print()
         return 0
@@ -61,12 +73,14 @@ def run_stats(args: argparse.Namespace) -> int:
     if args.no_checks:
         return 0
     print()
-    print(f"Checks: {len(findings)} findings in "
-          f"{len({f.uid for f in findings})} of {stats.units} units")
+    print(
+        f"Checks: {len(findings)} findings in "
+        f"{len({f.uid for f in findings})} of {stats.units} units"
+    )
     for check in CHECKS:
         mine = [f for f in findings if f.check == check]
         print(f"  {check}: {len(mine)}")
-        for finding in mine[:max(args.list, 0)]:
+        for finding in mine[: max(args.list, 0)]:
             print(f"    {finding.uid}: {finding.reason}")
         if 0 < args.list < len(mine):
             print(f"    … and {len(mine) - args.list} more (--list N, or --json for all)")

@@ -38,14 +38,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     remove.add_argument("--lang", default=None, help="only the row of this language")
 
     imported = actions.add_parser(
-        "import", help="add the rows of a file (tab-separated; .csv: comma-separated)",
+        "import",
+        help="add the rows of a file (tab-separated; .csv: comma-separated)",
         description="Each line: entity, synonym and an optional language; # starts a "
-        "comment. A bad row stops the import with its line and reason; nothing is stored.")
+        "comment. A bad row stops the import with its line and reason; nothing is stored.",
+    )
     imported.add_argument("--session", type=Path, required=True)
     imported.add_argument("file", type=Path)
 
-    seed = actions.add_parser("seed", help="add the bundled starter set (country / demonym, "
-                              "US states / abbreviations, language names, units)")
+    seed = actions.add_parser(
+        "seed",
+        help="add the bundled starter set (country / demonym, "
+        "US states / abbreviations, language names, units)",
+    )
     seed.add_argument("--session", type=Path, required=True)
 
     parser.set_defaults(handler=run)
@@ -66,34 +71,55 @@ def run(args: argparse.Namespace) -> int:
         if args.action != "seed":
             added = synonyms.ensure_seeded(store)
             if added:
-                print(f"(first use: the starter set's {added:,} rows were added; "
-                      "remove what you do not want)", file=sys.stderr)
+                print(
+                    f"(first use: the starter set's {added:,} rows were added; "
+                    "remove what you do not want)",
+                    file=sys.stderr,
+                )
         if args.action == "list":
             rows = synonyms.list_synonyms(store, entity=args.entity)
             if args.json:
-                print(json.dumps([{"entity": r.entity, "synonym": r.synonym, "lang": r.lang,
-                                   "source": r.source} for r in rows],
-                                 indent=2, ensure_ascii=False))
+                print(
+                    json.dumps(
+                        [
+                            {
+                                "entity": r.entity,
+                                "synonym": r.synonym,
+                                "lang": r.lang,
+                                "source": r.source,
+                            }
+                            for r in rows
+                        ],
+                        indent=2,
+                        ensure_ascii=False,
+                    )
+                )
             elif not rows:
-                print("no synonyms in this session (taillens synonyms seed adds the "
-                      "starter set again)")
+                print(
+                    "no synonyms in this session (taillens synonyms seed adds the "
+                    "starter set again)"
+                )
             else:
                 print("entity\tsynonym\tlang\tsource")
                 print("\n".join(synonyms.describe(rows)))
         elif args.action == "add":
             added = synonyms.add_synonym(store, args.entity, args.synonym, args.lang)
-            print(f"added {args.synonym!r} as a synonym of {args.entity!r}" if added else
-                  f"{args.synonym!r} is already a synonym of {args.entity!r}")
+            print(
+                f"added {args.synonym!r} as a synonym of {args.entity!r}"
+                if added
+                else f"{args.synonym!r} is already a synonym of {args.entity!r}"
+            )
         elif args.action == "remove":
             removed = synonyms.remove_synonym(store, args.entity, args.synonym, args.lang)
             print(f"removed {removed} row{'s' if removed != 1 else ''}")
         elif args.action == "import":
             read, added = synonyms.import_file(store, args.file)
-            print(f"{args.file.name}: {read:,} rows read, {added:,} added, "
-                  f"{read - added:,} already there")
+            print(
+                f"{args.file.name}: {read:,} rows read, {added:,} added, "
+                f"{read - added:,} already there"
+            )
         elif args.action == "seed":
             total, added = synonyms.seed(store)
             store.set_meta(synonyms.SEEDED_KEY, "starter")
-            print(f"starter set: {total:,} rows, {added:,} added, {total - added:,} "
-                  "already there")
+            print(f"starter set: {total:,} rows, {added:,} added, {total - added:,} already there")
     return 0

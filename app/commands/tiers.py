@@ -32,9 +32,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tiers.add_argument("--share", type=float, help="Pareto share of statements, in (0, 1]")
     tiers.add_argument("--fraction", type=float, help="head fraction of entities, in (0, 1]")
     torso = tiers.add_mutually_exclusive_group()
-    torso.add_argument("--torso", type=float, metavar="STATEMENTS",
-                       help="torso line: members below the head line with at least this "
-                       "many statements are torso")
+    torso.add_argument(
+        "--torso",
+        type=float,
+        metavar="STATEMENTS",
+        help="torso line: members below the head line with at least this many statements are torso",
+    )
     torso.add_argument("--no-torso", action="store_true", help="remove the torso line")
     tiers.add_argument("--json", action="store_true", help="print JSON")
     tiers.set_defaults(handler=run_tiers)
@@ -69,9 +72,12 @@ def run_tiers(args: argparse.Namespace) -> int:
             raise UserFacingError(f"--share and --fraction must be in (0, 1]: {error}") from None
         result, written = retier_category(store, name, TierSettings(**asdict(settings)))
     summary: dict[str, Any] = {
-        "category": name, "settings": asdict(result.settings),
-        "pareto_line": result.pareto_line, "head_tail_line": result.head_tail_line,
-        "head_line": result.head_line, "torso_line": result.torso_line,
+        "category": name,
+        "settings": asdict(result.settings),
+        "pareto_line": result.pareto_line,
+        "head_tail_line": result.head_tail_line,
+        "head_line": result.head_line,
+        "torso_line": result.torso_line,
         "members_written": written,
         "tiers": {s.tier.value: s.size for s in result.summary.tiers},
     }
@@ -79,8 +85,9 @@ def run_tiers(args: argparse.Namespace) -> int:
         print(json.dumps(summary, indent=2))
         return 0
     s = result.settings
-    rule = (f"Pareto share {s.share:g}" if s.split_by == "pareto"
-            else f"head fraction {s.fraction:g}")
+    rule = (
+        f"Pareto share {s.share:g}" if s.split_by == "pareto" else f"head fraction {s.fraction:g}"
+    )
     torso = "" if result.torso_line is None else f", torso line {result.torso_line:g}"
     print(f"{name}: {rule} -> head line {result.head_line:,} statements{torso}")
     print("  " + " · ".join(f"{t.replace('_', ' ')} {n:,}" for t, n in summary["tiers"].items()))

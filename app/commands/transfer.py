@@ -27,15 +27,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "not well-formed changes nothing.",
     )
     importer.add_argument("file", type=Path, help="a file, or a folder of WebNLG XML files")
-    importer.add_argument("--session", type=Path, required=True,
-                          help="session file (created if missing)")
-    importer.add_argument("--format", dest="format", default="auto",
-                          choices=("auto", *IMPORT_FORMATS),
-                          help="file format (default: auto, from the file's first bytes)")
     importer.add_argument(
-        "--lang", default=None, metavar="CODE",
+        "--session", type=Path, required=True, help="session file (created if missing)"
+    )
+    importer.add_argument(
+        "--format",
+        dest="format",
+        default="auto",
+        choices=("auto", *IMPORT_FORMATS),
+        help="file format (default: auto, from the file's first bytes)",
+    )
+    importer.add_argument(
+        "--lang",
+        default=None,
+        metavar="CODE",
         help="WebNLG/TailNLG: language of texts with no or an empty lang (default: the "
-        "language in the file name, as in ...-en.xml or _ru_, else en)")
+        "language in the file name, as in ...-en.xml or _ru_, else en)",
+    )
     importer.add_argument("--quiet", action="store_true", help="no progress on stderr")
     importer.set_defaults(handler=run_import)
 
@@ -47,8 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     exporter.add_argument("out", type=Path)
     exporter.add_argument("--session", type=Path, required=True)
-    exporter.add_argument("--format", dest="format", required=True,
-                          choices=tuple(EXPORT_FORMATS))
+    exporter.add_argument("--format", dest="format", required=True, choices=tuple(EXPORT_FORMATS))
     exporter.add_argument("--quiet", action="store_true", help="no progress on stderr")
     exporter.set_defaults(handler=run_export)
 
@@ -83,10 +90,13 @@ def run_import(args: argparse.Namespace) -> int:
     if name in ("tailnlg", "webnlg"):
         check_import_path(args.file)  # before the session is created
     with SessionStore.open(args.session, create=True) as store:
-        job = Job(title=f"Import {args.file.name}",
-                  run=lambda ctx: function(store, args.file, ctx=ctx, **options),
-                  kind="import", params={"path": str(args.file), "format": name, **options},
-                  writes=IMPORT_WRITES)
+        job = Job(
+            title=f"Import {args.file.name}",
+            run=lambda ctx: function(store, args.file, ctx=ctx, **options),
+            kind="import",
+            params={"path": str(args.file), "format": name, **options},
+            writes=IMPORT_WRITES,
+        )
         report = run_in_terminal(job, quiet=args.quiet)
     lines = getattr(report, "files", [])
     # A folder: one line per file. A single file: its line only when it says how the
@@ -113,9 +123,12 @@ def run_export(args: argparse.Namespace) -> int:
     function = EXPORT_FORMATS[args.format].function
     # Read-only: exports a WAL snapshot and never waits for an import or run writing.
     with SessionStore.open_read_only(args.session) as store:
-        job = Job(title=f"Export {args.out.name}",
-                  run=lambda ctx: function(store, args.out, ctx=ctx), kind="export",
-                  params={"path": str(args.out), "format": args.format})
+        job = Job(
+            title=f"Export {args.out.name}",
+            run=lambda ctx: function(store, args.out, ctx=ctx),
+            kind="export",
+            params={"path": str(args.out), "format": args.format},
+        )
         report = run_in_terminal(job, quiet=args.quiet)
     print(f"{args.out.name}: {report.summary_line()} ({args.format})")
     # Units a format cannot hold (WDV: more than one triple) are listed, not an error.

@@ -23,22 +23,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sample.add_argument("category")
     sample.add_argument("--session", type=Path, required=True)
-    sample.add_argument("--tier", action="append", choices=TIER_CHOICES,
-                        help="only members of this tier or sub-tier (repeatable)")
+    sample.add_argument(
+        "--tier",
+        action="append",
+        choices=TIER_CHOICES,
+        help="only members of this tier or sub-tier (repeatable)",
+    )
     sample.add_argument("--per-entity", type=int, default=1)
-    sample.add_argument("--shape", action="append", choices=("sibling", "chain", "mixed"),
-                        help="shape of the units (repeatable; default: all)")
-    sample.add_argument("--size", action="append", type=int,
-                        help="number of triples, 1..7 (repeatable; default: all)")
+    sample.add_argument(
+        "--shape",
+        action="append",
+        choices=("sibling", "chain", "mixed"),
+        help="shape of the units (repeatable; default: all)",
+    )
+    sample.add_argument(
+        "--size",
+        action="append",
+        type=int,
+        help="number of triples, 1..7 (repeatable; default: all)",
+    )
     sample.add_argument("--seed", type=int, default=0)
-    sample.add_argument("--source", default="cache",
-                        help="cache (the session only, the default), embedded, live or a "
-                        "SPARQL endpoint URL to fetch details the session lacks")
+    sample.add_argument(
+        "--source",
+        default="cache",
+        help="cache (the session only, the default), embedded, live or a "
+        "SPARQL endpoint URL to fetch details the session lacks",
+    )
     sample.add_argument("--contact", help="e-mail or URL for the User-Agent sent to endpoints")
     sample.add_argument("--limit-entities", type=int, help="at most this many members")
-    sample.add_argument("--parallel", action="store_true",
-                        help="only parallel units: every subject, predicate and object "
-                        "labelled in en, it and es (as TailNLG's units are)")
+    sample.add_argument(
+        "--parallel",
+        action="store_true",
+        help="only parallel units: every subject, predicate and object "
+        "labelled in en, it and es (as TailNLG's units are)",
+    )
     sample.add_argument("--json", action="store_true", help="print JSON")
     sample.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sample.set_defaults(handler=run_sample)
@@ -54,23 +72,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "delta = mean log-likelihood(head) - mean log-likelihood(tail) is printed.",
     )
     search.add_argument("--session", type=Path, required=True)
-    search.add_argument("--template", required=True,
-                        help="e.g. '?x P19 ?a . ?a P17 ?b' (the first subject is the root)")
+    search.add_argument(
+        "--template",
+        required=True,
+        help="e.g. '?x P19 ?a . ?a P17 ?b' (the first subject is the root)",
+    )
     root = search.add_mutually_exclusive_group(required=True)
     root.add_argument("--class", dest="class_qid", help="the root's class, e.g. Q515")
     root.add_argument("--category", help="the root's category, e.g. City")
     search.add_argument("--model", required=True, help="a local causal LM folder")
     search.add_argument("--direction", choices=("tail", "head", "both"), default="both")
     search.add_argument("--beam", type=int, default=200, help="beam width (LINK: 200)")
-    search.add_argument("--keep", type=float, default=0.75,
-                        help="share of each step's candidates kept (LINK: 0.75)")
+    search.add_argument(
+        "--keep", type=float, default=0.75, help="share of each step's candidates kept (LINK: 0.75)"
+    )
     search.add_argument("--units", type=int, default=20, help="units saved per direction")
     search.add_argument("--lang", default="en", help="language of the verbalisations")
     search.add_argument("--batch", type=int, default=16)
     search.add_argument("--device", default="cpu")
-    search.add_argument("--source", default="embedded",
-                        help="embedded (the default), cache (the session), live or a "
-                        "SPARQL endpoint URL")
+    search.add_argument(
+        "--source",
+        default="embedded",
+        help="embedded (the default), cache (the session), live or a SPARQL endpoint URL",
+    )
     search.add_argument("--contact", help="e-mail or URL for the User-Agent sent to endpoints")
     search.add_argument("--json", action="store_true", help="print JSON")
     search.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -82,22 +106,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.set_defaults(handler=run_list)
 
     override = actions.add_parser(
-        "override", help="a person's words for an entity in a saved unit",
+        "override",
+        help="a person's words for an entity in a saved unit",
         description="Set (or --clear) the words for the part of the triple at POSITION in "
         "LANG. They name that entity wherever it appears in the unit (subject or object of "
         "any triple; the property in any predicate); a literal value is only its own place. "
-        "With --keep, units built later in the session use them too.")
+        "With --keep, units built later in the session use them too.",
+    )
     override.add_argument("unit", type=int, help="unit id (see `taillens units list`)")
     override.add_argument("--session", type=Path, required=True)
     override.add_argument("--lang", required=True, choices=("en", "it", "es"))
-    override.add_argument("--position", type=int, required=True,
-                          help="the triple's position in the unit, from 0")
+    override.add_argument(
+        "--position", type=int, required=True, help="the triple's position in the unit, from 0"
+    )
     override.add_argument("--part", required=True, choices=("subject", "predicate", "object"))
     words = override.add_mutually_exclusive_group(required=True)
     words.add_argument("--text", help="the words to show")
     words.add_argument("--clear", action="store_true", help="back to the Wikidata label")
-    override.add_argument("--keep", action="store_true",
-                          help="keep the words for the session (new units use them)")
+    override.add_argument(
+        "--keep", action="store_true", help="keep the words for the session (new units use them)"
+    )
     override.set_defaults(handler=run_override)
 
 
@@ -130,15 +158,32 @@ def run_sample(args: argparse.Namespace) -> int:
             say_contact_notice(args.source, args.contact)
             source = open_source(args.source, store, contact=args.contact)
         job = sample_job(
-            store, source, args.category, tiers=args.tier, per_entity=args.per_entity,
-            shapes=tuple(args.shape or SHAPES), sizes=sizes, seed=args.seed,
-            limit_entities=args.limit_entities, parallel=args.parallel,
+            store,
+            source,
+            args.category,
+            tiers=args.tier,
+            per_entity=args.per_entity,
+            shapes=tuple(args.shape or SHAPES),
+            sizes=sizes,
+            seed=args.seed,
+            limit_entities=args.limit_entities,
+            parallel=args.parallel,
         )
         summary = run_in_terminal(job, quiet=args.quiet)
     if args.json:
-        print(json.dumps({"category": summary.category, "entities": summary.entities,
-                          "units": summary.units, "unit_ids": list(summary.unit_ids),
-                          "shapes": summary.shapes, "skipped": summary.skipped}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "category": summary.category,
+                    "entities": summary.entities,
+                    "units": summary.units,
+                    "unit_ids": list(summary.unit_ids),
+                    "shapes": summary.shapes,
+                    "skipped": summary.skipped,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"{summary.category}: {summary.units:,} units built from {summary.entities:,} entities")
     for shape, count in sorted(summary.shapes.items()):
@@ -157,25 +202,41 @@ def run_search(args: argparse.Namespace) -> int:
     from core.wikidata.open_source import open_source
 
     request = SearchRequest(
-        template=args.template, model=args.model, class_qid=args.class_qid,
-        category=args.category, direction=args.direction, beam=args.beam, keep=args.keep,
-        units=args.units, lang=args.lang, batch=args.batch, device=args.device)
+        template=args.template,
+        model=args.model,
+        class_qid=args.class_qid,
+        category=args.category,
+        direction=args.direction,
+        beam=args.beam,
+        keep=args.keep,
+        units=args.units,
+        lang=args.lang,
+        batch=args.batch,
+        device=args.device,
+    )
     with SessionStore.open(args.session) as store:
         source = open_source(args.source, store, contact=args.contact)
         summary = run_in_terminal(search_job(store, source, request), quiet=args.quiet)
-    out = {"template": summary.template, "roots": summary.roots, "results": summary.results,
-           "unit_ids": list(summary.unit_ids), "delta": summary.delta,
-           "seconds": summary.seconds, "seconds_per_unit": summary.seconds_per_unit}
+    out = {
+        "template": summary.template,
+        "roots": summary.roots,
+        "results": summary.results,
+        "unit_ids": list(summary.unit_ids),
+        "delta": summary.delta,
+        "seconds": summary.seconds,
+        "seconds_per_unit": summary.seconds_per_unit,
+    }
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"{summary.template}: {len(summary.unit_ids)} units saved "
-          f"({summary.roots:,} roots)")
+    print(f"{summary.template}: {len(summary.unit_ids)} units saved ({summary.roots:,} roots)")
     for direction, result in summary.results.items():
         mean = "-" if result["mean"] is None else f"{result['mean']:.4f}"
         steps = " -> ".join(f"{s['candidates']}/{s['kept']}" for s in result["steps"])
-        print(f"  {direction}: {result['units']} units, mean log-likelihood {mean}; "
-              f"candidates/kept per step {steps}")
+        print(
+            f"  {direction}: {result['units']} units, mean log-likelihood {mean}; "
+            f"candidates/kept per step {steps}"
+        )
     if summary.delta is not None:
         print(f"  delta (head - tail) = {summary.delta:.4f}")
     if summary.seconds_per_unit is not None:
@@ -185,10 +246,18 @@ def run_search(args: argparse.Namespace) -> int:
 
 def _unit_json(unit: Any) -> dict[str, Any]:
     return {
-        "id": unit.id, "uid": unit.uid, "root": unit.root_qid, "category": unit.category,
-        "shape": unit.shape, "size": unit.size, "tier": unit.tier, "sub_tier": unit.sub_tier,
-        "origin": unit.origin, "source": unit.source,
-        "languages": list(unit.languages), "parallel": sorted(unit.parallel),
+        "id": unit.id,
+        "uid": unit.uid,
+        "root": unit.root_qid,
+        "category": unit.category,
+        "shape": unit.shape,
+        "size": unit.size,
+        "tier": unit.tier,
+        "sub_tier": unit.sub_tier,
+        "origin": unit.origin,
+        "source": unit.source,
+        "languages": list(unit.languages),
+        "parallel": sorted(unit.parallel),
         "triples": {lang: [list(t.display) for t in rows] for lang, rows in unit.triples.items()},
     }
 
@@ -205,8 +274,10 @@ def run_list(args: argparse.Namespace) -> int:
     for unit in units:
         first: list[Any] = unit["triples"].get("en") or next(iter(unit["triples"].values()), [])
         text = "; ".join(" | ".join(t) for t in first)
-        print(f"{unit['id']:>5} {unit['root'] or '':<12} {unit['shape'] or '-':<8} "
-              f"{unit['size']} {','.join(unit['parallel']) or '-':<9} {text}")
+        print(
+            f"{unit['id']:>5} {unit['root'] or '':<12} {unit['shape'] or '-':<8} "
+            f"{unit['size']} {','.join(unit['parallel']) or '-':<9} {text}"
+        )
     print(f"{len(units):,} units")
     return 0
 
@@ -218,12 +289,16 @@ def run_override(args: argparse.Namespace) -> int:
 
     text = None if args.clear else args.text.strip()
     if text == "":
-        raise UserFacingError("--text is empty: give the words, or --clear to go back to "
-                              "the Wikidata label")
+        raise UserFacingError(
+            "--text is empty: give the words, or --clear to go back to the Wikidata label"
+        )
     with SessionStore.open(args.session) as store:
-        changed = set_label_override(store, args.unit, args.lang, args.position, args.part,
-                                     text, keep=args.keep)
+        changed = set_label_override(
+            store, args.unit, args.lang, args.position, args.part, text, keep=args.keep
+        )
     what = "cleared" if text is None else f"set to {text!r}"
-    print(f"unit {args.unit}: {args.lang} {args.part} {what} in {changed} place"
-          f"{'' if changed == 1 else 's'}" + (" (kept for the session)" if args.keep else ""))
+    print(
+        f"unit {args.unit}: {args.lang} {args.part} {what} in {changed} place"
+        f"{'' if changed == 1 else 's'}" + (" (kept for the session)" if args.keep else "")
+    )
     return 0

@@ -21,49 +21,74 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     verbalise.add_argument("--session", type=Path, required=True)
     verbalise.add_argument("--model", default="template", help="PATH | HF-ID | template | URL")
-    verbalise.add_argument("--server-model", help="the model name a server serves (URL only; "
-                           "default: the first it lists)")
+    verbalise.add_argument(
+        "--server-model",
+        help="the model name a server serves (URL only; default: the first it lists)",
+    )
     verbalise.add_argument("--langs", default="en,it,es", help="comma-separated (en,it,es)")
     verbalise.add_argument("--candidates", type=int, default=3)
     verbalise.add_argument("--temperature", type=float, default=0.7)
     verbalise.add_argument("--top-p", type=float, default=0.9)
     verbalise.add_argument("--max-new-tokens", type=int, default=256)
     verbalise.add_argument("--beams", type=int, default=3, help="beam width (seq2seq models)")
-    verbalise.add_argument("--batch-size", type=int, default=8,
-                           help="units per generate call (halved on out-of-memory)")
+    verbalise.add_argument(
+        "--batch-size",
+        type=int,
+        default=8,
+        help="units per generate call (halved on out-of-memory)",
+    )
     verbalise.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda", "mps"))
-    verbalise.add_argument("--dtype", default="auto",
-                           choices=("auto", "float32", "bfloat16", "float16"))
+    verbalise.add_argument(
+        "--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16")
+    )
     verbalise.add_argument("--seed", type=int, default=0)
     verbalise.add_argument("--units", default="all", help=UNITS_HELP)
-    verbalise.add_argument("--prompt-template", action="append", default=[],
-                           metavar="LANG=FILE", help="use FILE as the LANG prompt template "
-                           "(must contain {triples}; repeatable)")
-    verbalise.add_argument("--prompt-preset", default="tailnlg", choices=("tailnlg", "taillens"),
-                           help="bundled prompts: tailnlg = the TailNLG study's Appendix H "
-                           "texts, verbatim (default); taillens = TailLens's own wording")
-    verbalise.add_argument("--seq2seq-prefix", metavar="TEXT",
-                           help="task prefix of a seq2seq model, before the <H> <R> <T> "
-                           "triples (default WDV's 'translate from Graph to Text: '; "
-                           "{language} becomes the language's name); recorded with the run")
+    verbalise.add_argument(
+        "--prompt-template",
+        action="append",
+        default=[],
+        metavar="LANG=FILE",
+        help="use FILE as the LANG prompt template (must contain {triples}; repeatable)",
+    )
+    verbalise.add_argument(
+        "--prompt-preset",
+        default="tailnlg",
+        choices=("tailnlg", "taillens"),
+        help="bundled prompts: tailnlg = the TailNLG study's Appendix H "
+        "texts, verbatim (default); taillens = TailLens's own wording",
+    )
+    verbalise.add_argument(
+        "--seq2seq-prefix",
+        metavar="TEXT",
+        help="task prefix of a seq2seq model, before the <H> <R> <T> "
+        "triples (default WDV's 'translate from Graph to Text: '; "
+        "{language} becomes the language's name); recorded with the run",
+    )
     resume = verbalise.add_mutually_exclusive_group()
-    resume.add_argument("--resume", type=int, metavar="RUN_ID",
-                        help="continue this run (same model and parameters)")
-    resume.add_argument("--new-run", action="store_true",
-                        help="start a new run even if an unfinished matching one exists")
-    verbalise.add_argument("--timeout", type=float, default=120.0,
-                           help="seconds per server request (URL only)")
+    resume.add_argument(
+        "--resume", type=int, metavar="RUN_ID", help="continue this run (same model and parameters)"
+    )
+    resume.add_argument(
+        "--new-run",
+        action="store_true",
+        help="start a new run even if an unfinished matching one exists",
+    )
+    verbalise.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds per server request (URL only)"
+    )
     verbalise.add_argument("--json", action="store_true", help="print JSON")
     verbalise.add_argument("--quiet", action="store_true", help="no progress on stderr")
     verbalise.set_defaults(handler=run_verbalise)
 
     models = subparsers.add_parser(
-        "models", help="list the models found locally",
+        "models",
+        help="list the models found locally",
         description="Models in the Hugging Face cache and in model folders "
         "(TAILLENS_MODEL_DIRS, or --folder).",
     )
-    models.add_argument("--folder", type=Path, action="append",
-                        help="also look in this folder (repeatable)")
+    models.add_argument(
+        "--folder", type=Path, action="append", help="also look in this folder (repeatable)"
+    )
     models.add_argument("--json", action="store_true", help="print JSON")
     models.set_defaults(handler=run_models)
 
@@ -94,8 +119,12 @@ def run_verbalise(args: argparse.Namespace) -> int:
 
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
     params = GenerationParams(
-        candidates=args.candidates, temperature=args.temperature, top_p=args.top_p,
-        max_new_tokens=args.max_new_tokens, seed=args.seed, num_beams=args.beams,
+        candidates=args.candidates,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_new_tokens=args.max_new_tokens,
+        seed=args.seed,
+        num_beams=args.beams,
     )
     params.check()
     try:
@@ -104,23 +133,45 @@ def run_verbalise(args: argparse.Namespace) -> int:
         if str(args.model).startswith(("http://", "https://")):
             options["timeout_s"] = args.timeout
         # Built before the session is touched: a missing or broken model fails here.
-        verbaliser = open_verbaliser(args.model, params, templates, device=args.device,
-                                     dtype=args.dtype, server_model=args.server_model,
-                                     prompt_preset=args.prompt_preset,
-                                     task_prefix=args.seq2seq_prefix, **options)
+        verbaliser = open_verbaliser(
+            args.model,
+            params,
+            templates,
+            device=args.device,
+            dtype=args.dtype,
+            server_model=args.server_model,
+            prompt_preset=args.prompt_preset,
+            task_prefix=args.seq2seq_prefix,
+            **options,
+        )
     except PromptError as exc:
         raise UserFacingError(str(exc)) from None
     with SessionStore.open(args.session) as store:
-        job = verbalise_job(store, verbaliser, args.units, langs, batch_size=args.batch_size,
-                            resume_run_id=args.resume, resume=not args.new_run)
+        job = verbalise_job(
+            store,
+            verbaliser,
+            args.units,
+            langs,
+            batch_size=args.batch_size,
+            resume_run_id=args.resume,
+            resume=not args.new_run,
+        )
         summary = run_in_terminal(job, quiet=args.quiet)
     result = {
-        "run_id": summary.run_id, "model": verbaliser.model_id, "kind": verbaliser.kind,
-        "resumed": summary.resumed, "units": summary.units, "requests": summary.requests,
-        "texts": summary.texts, "unparsable": summary.unparsable,
-        "skipped_done": summary.skipped_done, "skipped_no_triples": summary.skipped_no_triples,
-        "tokens": summary.tokens, "tokens_per_s": round(summary.tokens_per_s, 1),
-        "batch_size": summary.batch_size, "oom_halvings": summary.oom_halvings,
+        "run_id": summary.run_id,
+        "model": verbaliser.model_id,
+        "kind": verbaliser.kind,
+        "resumed": summary.resumed,
+        "units": summary.units,
+        "requests": summary.requests,
+        "texts": summary.texts,
+        "unparsable": summary.unparsable,
+        "skipped_done": summary.skipped_done,
+        "skipped_no_triples": summary.skipped_no_triples,
+        "tokens": summary.tokens,
+        "tokens_per_s": round(summary.tokens_per_s, 1),
+        "batch_size": summary.batch_size,
+        "oom_halvings": summary.oom_halvings,
         "not_resumed": [{"run_id": rid, "why": why} for rid, why in summary.not_resumed],
     }
     if args.json:
@@ -137,15 +188,24 @@ def run_verbalise(args: argparse.Namespace) -> int:
         rows.append(("tokens/s", f"{summary.tokens_per_s:,.1f}"))
     for other, why in summary.not_resumed:
         # A matching unfinished run another process still writes: never resumed under it.
-        rows.append(("not resumed", f"run {other}: {why}; started run {summary.run_id} "
-                                    f"instead (--resume {other} once that process is gone)"))
+        rows.append(
+            (
+                "not resumed",
+                f"run {other}: {why}; started run {summary.run_id} "
+                f"instead (--resume {other} once that process is gone)",
+            )
+        )
     if summary.skipped_done:
         rows.append(("already done", f"{summary.skipped_done:,} unit-languages"))
     if summary.skipped_no_triples:
         rows.append(("no triples", f"{summary.skipped_no_triples:,} unit-languages"))
     if summary.oom_halvings:
-        rows.append(("batch size", f"{summary.batch_size} after {summary.oom_halvings} "
-                                   "out-of-memory halvings"))
+        rows.append(
+            (
+                "batch size",
+                f"{summary.batch_size} after {summary.oom_halvings} out-of-memory halvings",
+            )
+        )
     for label, value in rows:
         print(f"{label:<12} {value}")
     return 0
@@ -157,12 +217,27 @@ def run_models(args: argparse.Namespace) -> int:
     folders = configured_model_folders() + list(args.folder or [])
     models = discover_models(folders)
     if args.json:
-        print(json.dumps([{"name": m.name, "path": str(m.path), "type": m.type,
-                           "size_bytes": m.size_bytes, "source": m.source,
-                           "architectures": list(m.architectures)} for m in models], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": m.name,
+                        "path": str(m.path),
+                        "type": m.type,
+                        "size_bytes": m.size_bytes,
+                        "source": m.source,
+                        "architectures": list(m.architectures),
+                    }
+                    for m in models
+                ],
+                indent=2,
+            )
+        )
         return 0
     for model in models:
-        print(f"{model.name:<40} {model.type:<8} {human_size(model.size_bytes):>9}  "
-              f"{model.source:<8} {model.path}")
+        print(
+            f"{model.name:<40} {model.type:<8} {human_size(model.size_bytes):>9}  "
+            f"{model.source:<8} {model.path}"
+        )
     print(f"{len(models):,} model" + ("" if len(models) == 1 else "s"))
     return 0

@@ -15,13 +15,25 @@ SOURCE_HELP = (
 
 def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", default="embedded", help=SOURCE_HELP)
-    parser.add_argument("--contact", help="e-mail or URL for the User-Agent sent to endpoints "
-                        "(default: $TAILLENS_CONTACT)")
-    parser.add_argument("--time-budget", type=float, default=60.0, metavar="SECONDS",
-                        help="most time one request to an endpoint may take, retries and "
-                        "waits (Retry-After) included (default 60)")
-    parser.add_argument("--max-response-mb", type=float, default=64.0, metavar="MB",
-                        help="largest answer read from an endpoint (default 64 MB)")
+    parser.add_argument(
+        "--contact",
+        help="e-mail or URL for the User-Agent sent to endpoints (default: $TAILLENS_CONTACT)",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="most time one request to an endpoint may take, retries and "
+        "waits (Retry-After) included (default 60)",
+    )
+    parser.add_argument(
+        "--max-response-mb",
+        type=float,
+        default=64.0,
+        metavar="MB",
+        help="largest answer read from an endpoint (default 64 MB)",
+    )
 
 
 class _WaitReporter:
@@ -49,15 +61,20 @@ def _source(args: argparse.Namespace, store: Any):  # -> WikidataSource
     from core.wikidata.queries import QueryError
 
     if not 0 < args.time_budget <= 86_400:
-        raise QueryError(f"--time-budget must be more than 0 and at most 86400 s, "
-                         f"not {args.time_budget:g}")
+        raise QueryError(
+            f"--time-budget must be more than 0 and at most 86400 s, not {args.time_budget:g}"
+        )
     if not 0 < args.max_response_mb <= 1_000_000:
         raise QueryError(f"--max-response-mb must be more than 0, not {args.max_response_mb:g}")
     say_contact_notice(args.source, args.contact)
-    return open_source(args.source, store, contact=args.contact,
-                       on_wait=_WaitReporter(getattr(args, "quiet", False)),
-                       budget_s=args.time_budget,
-                       max_response_bytes=int(args.max_response_mb * 1024 * 1024))
+    return open_source(
+        args.source,
+        store,
+        contact=args.contact,
+        on_wait=_WaitReporter(getattr(args, "quiet", False)),
+        budget_s=args.time_budget,
+        max_response_bytes=int(args.max_response_mb * 1024 * 1024),
+    )
 
 
 def say_contact_notice(spec: str, contact: str | None) -> None:
@@ -83,11 +100,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     dist.add_argument("--session", type=Path, help="session file (for --source cache)")
     dist.add_argument("--limit", type=int, default=20_000)
     dist.add_argument("--share", type=float, default=0.8, help="Pareto share (default 0.8)")
-    dist.add_argument("--head-fraction", type=float, default=0.2,
-                      help="head–tail threshold fraction (default 0.2)")
+    dist.add_argument(
+        "--head-fraction",
+        type=float,
+        default=0.2,
+        help="head–tail threshold fraction (default 0.2)",
+    )
     dist.add_argument("--bins", type=int, default=30, help="log-spaced histogram bins")
-    dist.add_argument("--counts", action="store_true",
-                      help="include every entity's statement count in the JSON")
+    dist.add_argument(
+        "--counts", action="store_true", help="include every entity's statement count in the JSON"
+    )
     dist.add_argument("--json", action="store_true", help="print JSON")
     dist.add_argument("--quiet", action="store_true", help="no progress on stderr")
     dist.set_defaults(handler=run_distribution)
@@ -119,17 +141,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--session", type=Path, required=True)
     add.add_argument("--class", dest="class_qid", required=True, help="class item, e.g. Q39715")
     add.add_argument("--property", default="P31", help="P31 (things) or P106 (people)")
-    add.add_argument("--pattern", help="SPARQL group pattern binding ?item "
-                     "(default: ?item wdt:PROPERTY/wdt:P279* wd:CLASS .)")
-    add.add_argument("--drop-members", action="store_true",
-                     help="confirm that members fetched with the old pattern are removed")
+    add.add_argument(
+        "--pattern",
+        help="SPARQL group pattern binding ?item "
+        "(default: ?item wdt:PROPERTY/wdt:P279* wd:CLASS .)",
+    )
+    add.add_argument(
+        "--drop-members",
+        action="store_true",
+        help="confirm that members fetched with the old pattern are removed",
+    )
     add.set_defaults(handler=run_category_save)
 
     entity = subparsers.add_parser("entity", help="an entity's labels and claims")
     entity.add_argument("qid")
     _add_source_arguments(entity)
-    entity.add_argument("--session", type=Path,
-                        help="session file: read from it (--source cache) or keep what is fetched")
+    entity.add_argument(
+        "--session",
+        type=Path,
+        help="session file: read from it (--source cache) or keep what is fetched",
+    )
     entity.add_argument("--json", action="store_true", help="print JSON")
     entity.set_defaults(handler=run_entity)
 
@@ -158,8 +189,9 @@ def run_distribution(args: argparse.Namespace) -> int:
     try:
         category = find_category(store, args.category)
         source = _source(args, store)
-        members = run_in_terminal(collect_members_job(source, category, args.limit),
-                                  quiet=args.quiet)
+        members = run_in_terminal(
+            collect_members_job(source, category, args.limit), quiet=args.quiet
+        )
         incomplete = getattr(members, "incomplete", None)
         if source.kind == "cache" and store is not None:
             from core.wikidata.cache import fetch_status, incomplete_note
@@ -169,28 +201,37 @@ def run_distribution(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
-    result: dict[str, Any] = {"category": category.name, "source": source.name,
-                              "n": len(members), "complete": incomplete is None,
-                              "incomplete": incomplete}
+    result: dict[str, Any] = {
+        "category": category.name,
+        "source": source.name,
+        "n": len(members),
+        "complete": incomplete is None,
+        "incomplete": incomplete,
+    }
     if members:
         counts = np.array([m.statement_count for m in members], dtype=np.int64)
         dist = Distribution(counts)
         # The rule the Browser and `taillens tiers` use (core.tiers.tier_category).
         by_share = tier_category(dist, TierSettings("pareto", args.share, args.head_fraction))
-        by_fraction = tier_category(
-            dist, TierSettings("head_tail", args.share, args.head_fraction))
+        by_fraction = tier_category(dist, TierSettings("head_tail", args.share, args.head_fraction))
         histogram = dist.log_histogram(args.bins)
         result.update(
             total_statements=dist.total_statements,
-            cutoffs={"pareto_share": args.share, "pareto_value": by_share.pareto_line,
-                     "head_fraction": args.head_fraction,
-                     "head_tail_value": by_share.head_tail_line},
+            cutoffs={
+                "pareto_share": args.share,
+                "pareto_value": by_share.pareto_line,
+                "head_fraction": args.head_fraction,
+                "head_tail_value": by_share.head_tail_line,
+            },
             tiers={
                 "by_pareto_cutoff": _tiers_json(by_share.summary),
                 "by_head_tail_threshold": _tiers_json(by_fraction.summary),
             },
-            histogram={"edges": [round(float(e), 3) for e in histogram.edges],
-                       "counts": histogram.counts.tolist(), "zero_count": histogram.zero_count},
+            histogram={
+                "edges": [round(float(e), 3) for e in histogram.edges],
+                "counts": histogram.counts.tolist(),
+                "zero_count": histogram.zero_count,
+            },
         )
         if args.counts:
             result["counts"] = {m.qid: m.statement_count for m in members}
@@ -203,27 +244,36 @@ def run_distribution(args: argparse.Namespace) -> int:
 
 def _tiers_json(summary: Any) -> dict[str, Any]:
     return {
-        share.tier.value: {"size": share.size, "entity_share": round(share.entity_share, 6),
-                           "statement_share": round(share.statement_share, 6)}
+        share.tier.value: {
+            "size": share.size,
+            "entity_share": round(share.entity_share, 6),
+            "statement_share": round(share.statement_share, 6),
+        }
         for share in summary.tiers
     }
 
 
 def _print_distribution(result: dict[str, Any]) -> None:
-    print(f"{result['category']} from {result['source']}: n = {result['n']:,}"
-          + (f" (incomplete: {result['incomplete']})" if result["incomplete"] else ""))
+    print(
+        f"{result['category']} from {result['source']}: n = {result['n']:,}"
+        + (f" (incomplete: {result['incomplete']})" if result["incomplete"] else "")
+    )
     if not result["n"]:
         return
     cut = result["cutoffs"]
     print(f"statements: {result['total_statements']:,}")
     print(f"Pareto cut-off (share {cut['pareto_share']}): {cut['pareto_value']:,} statements")
-    print(f"head–tail threshold (fraction {cut['head_fraction']}): "
-          f"{cut['head_tail_value']:,} statements")
+    print(
+        f"head–tail threshold (fraction {cut['head_fraction']}): "
+        f"{cut['head_tail_value']:,} statements"
+    )
     for rule, tiers in result["tiers"].items():
         print(f"\ntiers {rule.replace('_', ' ')}:")
         for tier, figures in tiers.items():
-            print(f"  {tier:<10} {figures['size']:>8,} entities ({figures['entity_share']:6.1%})"
-                  f"  {figures['statement_share']:6.1%} of statements")
+            print(
+                f"  {tier:<10} {figures['size']:>8,} entities ({figures['entity_share']:6.1%})"
+                f"  {figures['statement_share']:6.1%} of statements"
+            )
 
 
 def run_fetch(args: argparse.Namespace) -> int:
@@ -237,9 +287,11 @@ def run_fetch(args: argparse.Namespace) -> int:
         source = _source(args, store)
         job = fetch_category_job(store, source, category, args.limit, args.page_size)
         summary = run_in_terminal(job, quiet=args.quiet)
-    print(f"{summary.category}: fetched {summary.fetched:,} in {summary.pages} pages "
-          f"(session had {summary.resumed_from:,}; now {summary.total_in_session:,})"
-          + (f"; incomplete: {summary.incomplete}" if summary.incomplete else "; complete"))
+    print(
+        f"{summary.category}: fetched {summary.fetched:,} in {summary.pages} pages "
+        f"(session had {summary.resumed_from:,}; now {summary.total_in_session:,})"
+        + (f"; incomplete: {summary.incomplete}" if summary.incomplete else "; complete")
+    )
     return 0
 
 
@@ -267,10 +319,11 @@ def run_entity(args: argparse.Namespace) -> int:
         return 0
     print(f"{details.label(qid) or '(no label)'} ({qid})")
     for claim in details.claims:
-        value = (details.label(claim.value or "") if claim.value_type == "wikibase-item"
-                 else None)
-        print(f"  {details.label(claim.property_pid or '') or claim.property_pid} "
-              f"({claim.property_pid}): {value or claim.value} [{claim.rank}]")
+        value = details.label(claim.value or "") if claim.value_type == "wikibase-item" else None
+        print(
+            f"  {details.label(claim.property_pid or '') or claim.property_pid} "
+            f"({claim.property_pid}): {value or claim.value} [{claim.rank}]"
+        )
     return 0
 
 
@@ -281,8 +334,13 @@ def run_category_list(args: argparse.Namespace) -> int:
     store = _open_session(args.session)
     try:
         rows = [
-            {"name": c.name, "class": c.class_qid, "property": c.membership_property,
-             "pattern": c.pattern, "members": fetched_count(store, c.name) if store else None}
+            {
+                "name": c.name,
+                "class": c.class_qid,
+                "property": c.membership_property,
+                "pattern": c.pattern,
+                "members": fetched_count(store, c.name) if store else None,
+            }
             for c in session_categories(store)
         ]
     finally:
@@ -319,6 +377,8 @@ def run_category_save(args: argparse.Namespace) -> int:
                     "pattern; saving the new one removes them. Add --drop-members to go ahead."
                 )
         dropped = save_category(store, category)
-    print(f"{category.name}: saved" + (f"; {dropped:,} members of the old pattern removed"
-                                       if dropped else ""))
+    print(
+        f"{category.name}: saved"
+        + (f"; {dropped:,} members of the old pattern removed" if dropped else "")
+    )
     return 0

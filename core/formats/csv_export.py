@@ -57,8 +57,11 @@ def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
         units = list(db.scalars(select(DataUnit).order_by(DataUnit.id)))
         triples: dict[tuple[int, str], list[str]] = defaultdict(list)
         # Only the main set: the WebNLG 'original' set repeats the same facts unedited.
-        for triple in db.scalars(select(UnitTriple).where(UnitTriple.tripleset == "main")
-                                 .order_by(UnitTriple.unit_id, UnitTriple.position)):
+        for triple in db.scalars(
+            select(UnitTriple)
+            .where(UnitTriple.tripleset == "main")
+            .order_by(UnitTriple.unit_id, UnitTriple.position)
+        ):
             triples[(triple.unit_id, triple.lang)].append(triple_text(triple))
         references: dict[tuple[int, str], list[str]] = defaultdict(list)
         for ref in db.scalars(select(UnitReference).order_by(UnitReference.id)):
@@ -74,9 +77,13 @@ def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
             if ctx is not None:
                 ctx.check_cancelled()
             row: dict[str, Any] = {
-                "uid": unit.uid, "category": category_of(unit, categories),
-                "shape": unit.shape or "", "size": unit.size, "tier": unit.tier or "",
-                "sub_tier": unit.sub_tier or "", "root_qid": unit.root_qid or "",
+                "uid": unit.uid,
+                "category": category_of(unit, categories),
+                "shape": unit.shape or "",
+                "size": unit.size,
+                "tier": unit.tier or "",
+                "sub_tier": unit.sub_tier or "",
+                "root_qid": unit.root_qid or "",
             }
             for lang in LANGUAGES:
                 unit_triples = triples.get((unit.id, lang), [])
@@ -88,11 +95,22 @@ def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
             writer.writerow(row)
             if ctx is not None:
                 ctx.progress(done, len(units), f"{done} rows written")
-    return ExportReport(len(units), len(units), written_references, [],
-                        triples=written_triples, path=str(path), format="csv")
+    return ExportReport(
+        len(units),
+        len(units),
+        written_references,
+        [],
+        triples=written_triples,
+        path=str(path),
+        format="csv",
+    )
 
 
 def export_job(store: Any, path: Path | str) -> Job[ExportReport]:
     path = Path(path)
-    return Job(title=f"Export {path.name}", run=lambda ctx: export_csv(store, path, ctx=ctx),
-               kind="export", params={"path": str(path), "format": "csv"})
+    return Job(
+        title=f"Export {path.name}",
+        run=lambda ctx: export_csv(store, path, ctx=ctx),
+        kind="export",
+        params={"path": str(path), "format": "csv"},
+    )

@@ -41,8 +41,9 @@ def _usual_mode(path: Path) -> int:
 
 
 @contextmanager
-def atomic_output(path: Path | str, *, binary: bool = False,
-                  newline: str | None = None) -> Iterator[IO[Any]]:
+def atomic_output(
+    path: Path | str, *, binary: bool = False, newline: str | None = None
+) -> Iterator[IO[Any]]:
     """A handle on a temporary file next to ``path``, moved onto ``path`` when the block
     ends; a failure (or cancel) removes it, so an export never leaves half a file."""
     path = Path(path).expanduser()
@@ -50,9 +51,13 @@ def atomic_output(path: Path | str, *, binary: bool = False,
         raise FormatError(f"Cannot export to {path}: it is a folder. Give a file name.")
     try:
         handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed before os.replace
-            "wb" if binary else "w", encoding=None if binary else "utf-8",
-            newline=None if binary else newline, dir=path.parent, prefix=f".{path.name}.",
-            suffix=".tmp", delete=False,
+            "wb" if binary else "w",
+            encoding=None if binary else "utf-8",
+            newline=None if binary else newline,
+            dir=path.parent,
+            prefix=f".{path.name}.",
+            suffix=".tmp",
+            delete=False,
         )
     except OSError as exc:
         raise FormatError(
@@ -84,7 +89,8 @@ def check_readable(path: Path | str, hint: str = "") -> Path:
     if not path.is_file():
         raise FormatError(
             f"Cannot import {path}: it is not a regular file (a device, pipe or socket)."
-            + (f" {hint}" if hint else ""))
+            + (f" {hint}" if hint else "")
+        )
     try:
         with path.open("rb"):
             pass

@@ -55,10 +55,11 @@ def read_output_lines(path: Path | str) -> list[str]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        line = data[:error.start].count(b"\n") + 1
+        line = data[: error.start].count(b"\n") + 1
         raise OutputsError(
             f"{path}: line {line} is not UTF-8 (byte 0x{data[error.start]:02x} at offset "
-            f"{error.start}); save the file as UTF-8 and import it again") from error
+            f"{error.start}); save the file as UTF-8 and import it again"
+        ) from error
     if "\x00" in text:
         raise OutputsError(f"{path}: holds NUL characters; is it a text file (UTF-16?)")
     lines = text.split("\n")
@@ -87,30 +88,61 @@ def import_outputs(store: Any, path: Path | str, *, system: str, lang: str = "en
             raise OutputsError(
                 f"{Path(path).name} has {len(lines):,} lines but the session has "
                 f"{len(unit_ids):,} units; line i must be the output for the i-th unit "
-                f"(units ordered by id), nothing was imported")
-        same = db.scalar(select(func.count()).select_from(ModelRun).where(
-            ModelRun.kind == "external", ModelRun.system_name == system))
+                f"(units ordered by id), nothing was imported"
+            )
+        same = db.scalar(
+            select(func.count())
+            .select_from(ModelRun)
+            .where(ModelRun.kind == "external", ModelRun.system_name == system)
+        )
         existing = _same_run(db, system, lang, unit_ids, lines) if same else None
         if existing is not None:  # a re-run after a crash: the same outputs are there
-            return OutputsImport(existing, system, lang, len(lines),
-                                 sum(1 for line in lines if not line.strip()), already=True)
-        run = ModelRun(kind="external", model_id=system, system_name=system,
-                       status="finished", finished_at=datetime.now(UTC),
-                       parameters={"file": Path(path).name, "lang": lang, "order": ORDER,
-                                   "lines": len(lines), "imports_before": same or 0})
+            return OutputsImport(
+                existing,
+                system,
+                lang,
+                len(lines),
+                sum(1 for line in lines if not line.strip()),
+                already=True,
+            )
+        run = ModelRun(
+            kind="external",
+            model_id=system,
+            system_name=system,
+            status="finished",
+            finished_at=datetime.now(UTC),
+            parameters={
+                "file": Path(path).name,
+                "lang": lang,
+                "order": ORDER,
+                "lines": len(lines),
+                "imports_before": same or 0,
+            },
+        )
         db.add(run)
         db.flush()
-        db.execute(insert(Verbalisation), [
-            {"run_id": run.id, "unit_id": unit_id, "lang": lang, "candidate_index": 0,
-             "raw_output": line, "text": line.strip() or None, "parse_ok": bool(line.strip())}
-            for unit_id, line in zip(unit_ids, lines, strict=True)])
+        db.execute(
+            insert(Verbalisation),
+            [
+                {
+                    "run_id": run.id,
+                    "unit_id": unit_id,
+                    "lang": lang,
+                    "candidate_index": 0,
+                    "raw_output": line,
+                    "text": line.strip() or None,
+                    "parse_ok": bool(line.strip()),
+                }
+                for unit_id, line in zip(unit_ids, lines, strict=True)
+            ],
+        )
         run_id = run.id
-    return OutputsImport(run_id, system, lang, len(lines),
-                         sum(1 for line in lines if not line.strip()))
+    return OutputsImport(
+        run_id, system, lang, len(lines), sum(1 for line in lines if not line.strip())
+    )
 
 
-def _same_run(db: Any, system: str, lang: str, unit_ids: list[int],
-              lines: list[str]) -> int | None:
+def _same_run(db: Any, system: str, lang: str, unit_ids: list[int], lines: list[str]) -> int | None:
     """An external run of ``system`` holding exactly these lines for these units in
     ``lang`` (and nothing else), or None."""
     from sqlalchemy import select
@@ -118,13 +150,16 @@ def _same_run(db: Any, system: str, lang: str, unit_ids: list[int],
     from core.store.models import ModelRun, Verbalisation
 
     wanted = list(zip(unit_ids, lines, strict=True))
-    for run_id in db.scalars(select(ModelRun.id).where(
-            ModelRun.kind == "external", ModelRun.system_name == system)
-            .order_by(ModelRun.id)):
+    for run_id in db.scalars(
+        select(ModelRun.id)
+        .where(ModelRun.kind == "external", ModelRun.system_name == system)
+        .order_by(ModelRun.id)
+    ):
         rows = db.execute(
             select(Verbalisation.unit_id, Verbalisation.raw_output, Verbalisation.lang)
             .where(Verbalisation.run_id == run_id)
-            .order_by(Verbalisation.unit_id, Verbalisation.candidate_index)).all()
+            .order_by(Verbalisation.unit_id, Verbalisation.candidate_index)
+        ).all()
         if [(u, raw) for u, raw, _ in rows] == wanted and all(v == lang for *_, v in rows):
             return int(run_id)
     return None

@@ -69,8 +69,7 @@ def _rank(triple: Any, unit: Any, claims: dict[int, Any]) -> str:
 
 
 _STREAM = 1000  # rows fetched at a time from each table
-PREFIXES = {"tl": TL, "wd": WD, "wds": WDS, "wdt": WDT, "p": P, "ps": PS,
-            "wikibase": WIKIBASE}
+PREFIXES = {"tl": TL, "wd": WD, "wds": WDS, "wdt": WDT, "p": P, "ps": PS, "wikibase": WIKIBASE}
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 RDFS_LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
@@ -92,8 +91,9 @@ def _tl(name: str) -> str:
 def _lit(value: object) -> str:
     text = str(value)
     if "\\" in text or '"' in text or "\n" in text or "\r" in text:
-        text = (text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-                .replace("\r", "\\r"))
+        text = (
+            text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+        )
     return f'"{text}"'
 
 
@@ -129,12 +129,14 @@ def build_graph(store: Any, ctx: JobContext | None = None) -> tuple[Any, ExportR
 
 
 def _report(summary: dict[str, int]) -> ExportReport:
-    return ExportReport(summary["units"], summary["units"], summary["references"], [],
-                        triples=summary["triples"])
+    return ExportReport(
+        summary["units"], summary["units"], summary["references"], [], triples=summary["triples"]
+    )
 
 
-def iter_triples(store: Any, ctx: JobContext | None = None,
-                 summary: dict[str, int] | None = None) -> Iterator[tuple[str, str, str]]:
+def iter_triples(
+    store: Any, ctx: JobContext | None = None, summary: dict[str, int] | None = None
+) -> Iterator[tuple[str, str, str]]:
     """The session's RDF as N-Triples terms, triple by triple, reading each table a
     batch at a time, so memory does not grow with the session. A triple may come more
     than once (a label shared by units); RDF graphs are sets, so that changes nothing.
@@ -166,8 +168,13 @@ def iter_triples(store: Any, ctx: JobContext | None = None,
         db.expunge_all()
         uids: dict[int, str] = {}
         # Units and their triples, both in unit order: merged, one unit's rows at a time.
-        triple_rows = iter(stream(select(UnitTriple).order_by(
-            UnitTriple.unit_id, UnitTriple.lang, UnitTriple.tripleset, UnitTriple.position)))
+        triple_rows = iter(
+            stream(
+                select(UnitTriple).order_by(
+                    UnitTriple.unit_id, UnitTriple.lang, UnitTriple.tripleset, UnitTriple.position
+                )
+            )
+        )
         pending = next(triple_rows, None)
         triple_count = 0
         done = 0
@@ -249,16 +256,20 @@ def iter_triples(store: Any, ctx: JobContext | None = None,
     summary.update(units=done, references=references, triples=triple_count)
 
 
-def _unit_triples(unit: Any, rows: list[Any], categories: dict[int, str],
-                  claims: dict[int, Any]) -> Iterator[tuple[str, str, str]]:
+def _unit_triples(
+    unit: Any, rows: list[Any], categories: dict[int, str], claims: dict[int, Any]
+) -> Iterator[tuple[str, str, str]]:
     node = _node_iri("unit", unit.uid)
     yield node, RDF_TYPE, _tl("DataUnit")
     yield node, _tl("uid"), _lit(unit.uid)
     yield node, _tl("size"), _int(unit.size)
     yield node, _tl("origin"), _lit(unit.origin)
-    for name, value in (("shape", unit.shape), ("tier", unit.tier),
-                        ("subTier", unit.sub_tier),
-                        ("category", category_of(unit, categories) or None)):
+    for name, value in (
+        ("shape", unit.shape),
+        ("tier", unit.tier),
+        ("subTier", unit.sub_tier),
+        ("category", category_of(unit, categories) or None),
+    ):
         if value:
             yield node, _tl(name), _lit(value)
     if unit.root_qid and _QID.fullmatch(unit.root_qid):
@@ -266,8 +277,12 @@ def _unit_triples(unit: Any, rows: list[Any], categories: dict[int, str],
     said: set[tuple[str, str, str]] = set()  # rows of other languages repeat a statement
     for row in rows:
         labels = (_text(row, "subject"), _text(row, "predicate"), _text(row, "object"))
-        if (row.subject_qid and _QID.fullmatch(row.subject_qid) and row.property_pid
-                and _PID.fullmatch(row.property_pid)):
+        if (
+            row.subject_qid
+            and _QID.fullmatch(row.subject_qid)
+            and row.property_pid
+            and _PID.fullmatch(row.property_pid)
+        ):
             for triple in _statement(node, unit, row, labels, claims):
                 if triple not in said:
                     said.add(triple)
@@ -284,8 +299,9 @@ def _unit_triples(unit: Any, rows: list[Any], categories: dict[int, str],
         yield place, _tl("position"), _int(row.position)
 
 
-def _statement(unit_node: str, unit: Any, row: Any, labels: tuple[str, str, str],
-               claims: dict[int, Any]) -> Iterator[tuple[str, str, str]]:
+def _statement(
+    unit_node: str, unit: Any, row: Any, labels: tuple[str, str, str], claims: dict[int, Any]
+) -> Iterator[tuple[str, str, str]]:
     """One triple with ids as a Wikidata statement; the rows of other languages at the same
     position describe the same statement and only add labels in their language."""
     claim = claims.get(row.claim_id) if row.claim_id is not None else None
@@ -319,8 +335,9 @@ def write_triples(triples: Iterator[tuple[str, str, str]], handle: Any, fmt: Rdf
     Turtle with the export's prefixes (a prefixed name where the local part is plainly
     safe; Turtle reads the N-Triples form of everything else)."""
     # Longest namespace first, so wds: wins over wd: for a statement node.
-    prefixes = sorted(((f"<{ns}", prefix) for prefix, ns in PREFIXES.items()),
-                      key=lambda item: -len(item[0]))
+    prefixes = sorted(
+        ((f"<{ns}", prefix) for prefix, ns in PREFIXES.items()), key=lambda item: -len(item[0])
+    )
     short: dict[str, str] = {}
 
     def turtle(term: str) -> str:
@@ -330,7 +347,7 @@ def write_triples(triples: Iterator[tuple[str, str, str]], handle: Any, fmt: Rdf
         if found is None:
             found = term
             for namespace, prefix in prefixes:
-                local = term[len(namespace):-1]
+                local = term[len(namespace) : -1]
                 if term.startswith(namespace) and _SAFE_LOCAL.fullmatch(local):
                     found = f"{prefix}:{local}"
                     break
@@ -339,8 +356,9 @@ def write_triples(triples: Iterator[tuple[str, str, str]], handle: Any, fmt: Rdf
         return found
 
     if fmt == "turtle":
-        handle.write("".join(f"@prefix {prefix}: <{ns}> .\n"
-                             for prefix, ns in PREFIXES.items()).encode())
+        handle.write(
+            "".join(f"@prefix {prefix}: <{ns}> .\n" for prefix, ns in PREFIXES.items()).encode()
+        )
         handle.write(b"\n")
     # Only Wikidata's own nodes (items, properties, statements) are shared by units, so
     # only their triples are remembered: memory grows with distinct facts, not units.
@@ -363,8 +381,9 @@ def write_triples(triples: Iterator[tuple[str, str, str]], handle: Any, fmt: Rdf
     handle.write("".join(buffer).encode("utf-8"))
 
 
-def export_rdf(store: Any, path: Path | str, *, fmt: RdfFormat = "turtle",
-               ctx: JobContext | None = None) -> ExportReport:
+def export_rdf(
+    store: Any, path: Path | str, *, fmt: RdfFormat = "turtle", ctx: JobContext | None = None
+) -> ExportReport:
     """Write the session to ``path`` as Turtle or N-Triples; the report's entries are the
     data units written (every unit of the session)."""
     if fmt not in ("turtle", "nt"):
@@ -379,6 +398,9 @@ def export_rdf(store: Any, path: Path | str, *, fmt: RdfFormat = "turtle",
 
 def export_job(store: Any, path: Path | str, *, fmt: RdfFormat = "turtle") -> Job[ExportReport]:
     path = Path(path)
-    return Job(title=f"Export {path.name}",
-               run=lambda ctx: export_rdf(store, path, fmt=fmt, ctx=ctx),
-               kind="export", params={"path": str(path), "format": fmt})
+    return Job(
+        title=f"Export {path.name}",
+        run=lambda ctx: export_rdf(store, path, fmt=fmt, ctx=ctx),
+        kind="export",
+        params={"path": str(path), "format": fmt},
+    )

@@ -32,8 +32,15 @@ def _unit_id(db: Any, uid: str) -> tuple[int, tuple[Any, ...]] | None:
     from core.store.models import DataUnit
 
     row = db.execute(
-        select(DataUnit.id, DataUnit.shape, DataUnit.size, DataUnit.tier, DataUnit.sub_tier,
-               DataUnit.root_qid, DataUnit.attributes).where(DataUnit.uid == uid)
+        select(
+            DataUnit.id,
+            DataUnit.shape,
+            DataUnit.size,
+            DataUnit.tier,
+            DataUnit.sub_tier,
+            DataUnit.root_qid,
+            DataUnit.attributes,
+        ).where(DataUnit.uid == uid)
     ).first()
     if row is None:
         return None
@@ -63,14 +70,22 @@ def same_webnlg_entry(db: Any, entry: ParsedEntry) -> bool:
     if found is None:
         return False
     unit_id, stored = found
-    wanted = (entry.shape, entry.size, entry.tier, entry.sub_tier, entry.root_qid,
-              _canonical(entry.attributes or {}))
+    wanted = (
+        entry.shape,
+        entry.size,
+        entry.tier,
+        entry.sub_tier,
+        entry.root_qid,
+        _canonical(entry.attributes or {}),
+    )
     if stored != wanted:
         return False
     triples = sorted(
-        ((lang, tripleset, position, t.subject, t.predicate, t.object)
-         for (lang, tripleset), rows in entry.triples.items()
-         for position, t in enumerate(rows)),
+        (
+            (lang, tripleset, position, t.subject, t.predicate, t.object)
+            for (lang, tripleset), rows in entry.triples.items()
+            for position, t in enumerate(rows)
+        ),
         key=repr,
     )
     if _triples(db, unit_id) != triples:
@@ -95,29 +110,45 @@ def same_wdv_record(db: Any, record: Any, system_name: str) -> bool:
     if found is None:
         return False
     unit_id, stored = found
-    if stored != ("sibling", 1, None, None, record.subject_id,
-                  _canonical(record.attributes or {})):
+    if stored != ("sibling", 1, None, None, record.subject_id, _canonical(record.attributes or {})):
         return False
-    triple = ("en", "main", 0, *record.labels, record.subject_id, record.property_id,
-              record.object_value)
+    triple = (
+        "en",
+        "main",
+        0,
+        *record.labels,
+        record.subject_id,
+        record.property_id,
+        record.object_value,
+    )
     if _triples(db, unit_id, extra=True) != [triple]:
         return False
     texts = db.execute(
         select(Verbalisation.id, Verbalisation.text)
         .join(ModelRun, ModelRun.id == Verbalisation.run_id)
-        .where(Verbalisation.unit_id == unit_id, ModelRun.kind == "external",
-               ModelRun.system_name == system_name)
+        .where(
+            Verbalisation.unit_id == unit_id,
+            ModelRun.kind == "external",
+            ModelRun.system_name == system_name,
+        )
     ).all()
     if [text for _, text in texts] != [record.verbalisation]:
         return False
-    rows = db.execute(select(Annotation.fluency, Annotation.adequacy)
-                      .where(Annotation.verbalisation_id == texts[0][0]))
+    rows = db.execute(
+        select(Annotation.fluency, Annotation.adequacy).where(
+            Annotation.verbalisation_id == texts[0][0]
+        )
+    )
     ratings = sorted((tuple(row) for row in rows), key=repr)
     count = max(len(record.fluency), len(record.adequacy))
     wanted = sorted(
-        ((record.fluency[i] if i < len(record.fluency) else None,
-          record.adequacy[i] if i < len(record.adequacy) else None)
-         for i in range(count)),
+        (
+            (
+                record.fluency[i] if i < len(record.fluency) else None,
+                record.adequacy[i] if i < len(record.adequacy) else None,
+            )
+            for i in range(count)
+        ),
         key=repr,
     )
     return ratings == wanted

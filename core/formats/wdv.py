@@ -56,18 +56,42 @@ LABEL_FIELDS = ("subject_label", "property_label", "object_label")
 REQUIRED_STRINGS = ("claim_id", "subject_id", "property_id", *LABEL_FIELDS, "verbalisation")
 MAPPED_FIELDS = frozenset({*REQUIRED_STRINGS, "annotations"})
 SCORE_FIELDS = ("fluency_scores", "adequacy_scores")
-AGGREGATE_FIELDS = ("fluency_mean", "fluency_median", "adequacy_majority_voted",
-                    "adequacy_percentage")
+AGGREGATE_FIELDS = (
+    "fluency_mean",
+    "fluency_median",
+    "adequacy_majority_voted",
+    "adequacy_percentage",
+)
 # Key order of a record built in the app (the order the WDV release uses).
 RECORD_KEYS = (
-    "claim_id", "rank", "subject_id", "property_id", "subject_label", "property_label",
-    "object_label", "subject_desc", "property_desc", "object_desc", "subject_alias",
-    "property_alias", "object_alias", "object_datatype", "object", "theme_root_class_id",
-    "theme_label", "verbalisation", "verbalisation_unk_replaced", "sampling_weight",
+    "claim_id",
+    "rank",
+    "subject_id",
+    "property_id",
+    "subject_label",
+    "property_label",
+    "object_label",
+    "subject_desc",
+    "property_desc",
+    "object_desc",
+    "subject_alias",
+    "property_alias",
+    "object_alias",
+    "object_datatype",
+    "object",
+    "theme_root_class_id",
+    "theme_label",
+    "verbalisation",
+    "verbalisation_unk_replaced",
+    "sampling_weight",
     "annotations",
 )
-ANNOTATION_KEYS = ("fluency_scores", *AGGREGATE_FIELDS[:2], "adequacy_scores",
-                   *AGGREGATE_FIELDS[2:])
+ANNOTATION_KEYS = (
+    "fluency_scores",
+    *AGGREGATE_FIELDS[:2],
+    "adequacy_scores",
+    *AGGREGATE_FIELDS[2:],
+)
 _QID = re.compile(r"Q[1-9][0-9]*")
 _PID = re.compile(r"P[1-9][0-9]*")
 # Bounds on what one record may hold: JSON nesting (the WDV layout needs 3 levels) and
@@ -123,8 +147,9 @@ def item_id(value: Any) -> str | None:
     return None
 
 
-def _scores(annotations: dict[str, Any], name: str, allowed: frozenset[int] | None) -> tuple[
-        int, ...]:
+def _scores(
+    annotations: dict[str, Any], name: str, allowed: frozenset[int] | None
+) -> tuple[int, ...]:
     scores = annotations.get(name, [])
     if not isinstance(scores, list) or not all(_is_int(s) for s in scores):
         raise RecordRejected(f"annotations.{name} must be a list of integers")
@@ -141,8 +166,9 @@ def _depth(value: Any) -> int:
         if isinstance(item, dict | list):
             deepest = max(deepest, depth)
             if depth <= MAX_DEPTH:
-                stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict)
-                                                      else item))
+                stack.extend(
+                    (v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)
+                )
     return deepest
 
 
@@ -190,7 +216,8 @@ def _parse_record(record: Any, file_name: str) -> ParsedRecord:
     if "annotations" in record:
         # The imported aggregates (and key order) decide how export writes them back.
         attributes["annotations"] = (
-            None if record["annotations"] is None
+            None
+            if record["annotations"] is None
             else {k: v for k, v in annotations.items() if k not in SCORE_FIELDS}
         )
         attributes["annotation_keys"] = list(annotations)
@@ -344,7 +371,8 @@ class RecordReader:
                     continue
                 raise self._error(
                     f"a number of {exc.digits:,} digits, more than {MAX_INT_DIGITS} (in the "
-                    "record starting here)", self._pos
+                    "record starting here)",
+                    self._pos,
                 ) from None
             except json.JSONDecodeError as exc:
                 near_end = exc.pos >= len(self._buffer) - _TAIL_MARGIN
@@ -362,8 +390,9 @@ class RecordReader:
         """Each element of the top-level array, in order."""
         first = self._peek()
         if first != "[":
-            kind = _JSON_KINDS.get(first) or ("number" if first and first in "-0123456789"
-                                              else None)
+            kind = _JSON_KINDS.get(first) or (
+                "number" if first and first in "-0123456789" else None
+            )
             if kind is None:
                 raise self._error("Expecting value", self._pos)
             raise FormatError(
@@ -422,8 +451,10 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
                     from core.formats.rerun import same_wdv_record
 
                     if entry.uid in seen_in_file or not same_wdv_record(db, entry, SYSTEM_NAME):
-                        raise RecordRejected(f"id {entry.uid!r} is already in the session"
-                                             " with different content (or twice in this file)")
+                        raise RecordRejected(
+                            f"id {entry.uid!r} is already in the session"
+                            " with different content (or twice in this file)"
+                        )
                     seen_in_file.add(entry.uid)
                     already += 1  # a re-run: the same record is there, not an error
                     continue
@@ -439,14 +470,23 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
                 run_id = _insert(db, batch, file_name, run_id)
                 batch.clear()
             if ctx is not None:
-                ctx.progress(min(reader.bytes_read, size), size,
-                             f"{units} records from {file_name}")
+                ctx.progress(
+                    min(reader.bytes_read, size), size, f"{units} records from {file_name}"
+                )
         if ctx is not None:
             ctx.check_cancelled()
         if batch:
             _insert(db, batch, file_name, run_id)
-    return ImportReport(entries, units, 0, errors, triples=units, source=file_name,
-                        already=already, warnings=warnings)
+    return ImportReport(
+        entries,
+        units,
+        0,
+        errors,
+        triples=units,
+        source=file_name,
+        already=already,
+        warnings=warnings,
+    )
 
 
 def _workers(db: Any, count: int) -> list[int]:
@@ -457,8 +497,10 @@ def _workers(db: Any, count: int) -> list[int]:
 
     names = [WORKER_NAME.format(i + 1) for i in range(count)]
     known: dict[str, int] = {
-        name: id_ for name, id_ in db.execute(
-            select(Annotator.name, Annotator.id).where(Annotator.name.in_(names)))
+        name: id_
+        for name, id_ in db.execute(
+            select(Annotator.name, Annotator.id).where(Annotator.name.in_(names))
+        )
     }
     for name in names:
         if name not in known:
@@ -480,39 +522,77 @@ def _insert(db: Any, batch: list[ParsedRecord], file_name: str, run_id: int | No
     from core.store.models import Annotation, DataUnit, ModelRun, UnitTriple, Verbalisation
 
     if run_id is None:
-        run = ModelRun(kind="external", model_id=SYSTEM_NAME, system_name=SYSTEM_NAME,
-                       status="finished", parameters={"file": file_name},
-                       finished_at=datetime.now(UTC))
+        run = ModelRun(
+            kind="external",
+            model_id=SYSTEM_NAME,
+            system_name=SYSTEM_NAME,
+            status="finished",
+            parameters={"file": file_name},
+            finished_at=datetime.now(UTC),
+        )
         db.add(run)
         db.flush()
         run_id = run.id
     workers = _workers(db, max(max(len(r.fluency), len(r.adequacy)) for r in batch))
     unit_ids = db.scalars(
         insert(DataUnit).returning(DataUnit.id, sort_by_parameter_order=True),
-        [{"uid": r.uid, "origin": "imported", "source": file_name, "shape": "sibling",
-          "size": 1, "root_qid": r.subject_id, "attributes": r.attributes} for r in batch],
+        [
+            {
+                "uid": r.uid,
+                "origin": "imported",
+                "source": file_name,
+                "shape": "sibling",
+                "size": 1,
+                "root_qid": r.subject_id,
+                "attributes": r.attributes,
+            }
+            for r in batch
+        ],
     ).all()
-    db.execute(insert(UnitTriple), [
-        {"unit_id": unit_id, "lang": "en", "tripleset": "main", "position": 0,
-         "subject": r.labels[0], "predicate": r.labels[1], "object": r.labels[2],
-         "subject_qid": r.subject_id, "property_pid": r.property_id,
-         "object_value": r.object_value}
-        for unit_id, r in zip(unit_ids, batch, strict=True)
-    ])
+    db.execute(
+        insert(UnitTriple),
+        [
+            {
+                "unit_id": unit_id,
+                "lang": "en",
+                "tripleset": "main",
+                "position": 0,
+                "subject": r.labels[0],
+                "predicate": r.labels[1],
+                "object": r.labels[2],
+                "subject_qid": r.subject_id,
+                "property_pid": r.property_id,
+                "object_value": r.object_value,
+            }
+            for unit_id, r in zip(unit_ids, batch, strict=True)
+        ],
+    )
     verbalisation_ids = db.scalars(
         insert(Verbalisation).returning(Verbalisation.id, sort_by_parameter_order=True),
-        [{"run_id": run_id, "unit_id": unit_id, "lang": "en", "candidate_index": 0,
-          "raw_output": r.verbalisation, "text": r.verbalisation, "parse_ok": True}
-         for unit_id, r in zip(unit_ids, batch, strict=True)],
+        [
+            {
+                "run_id": run_id,
+                "unit_id": unit_id,
+                "lang": "en",
+                "candidate_index": 0,
+                "raw_output": r.verbalisation,
+                "text": r.verbalisation,
+                "parse_ok": True,
+            }
+            for unit_id, r in zip(unit_ids, batch, strict=True)
+        ],
     ).all()
     rows = []
     for verbalisation_id, r in zip(verbalisation_ids, batch, strict=True):
         for i in range(max(len(r.fluency), len(r.adequacy))):
-            rows.append({
-                "annotator_id": workers[i], "verbalisation_id": verbalisation_id,
-                "fluency": r.fluency[i] if i < len(r.fluency) else None,
-                "adequacy": r.adequacy[i] if i < len(r.adequacy) else None,
-            })
+            rows.append(
+                {
+                    "annotator_id": workers[i],
+                    "verbalisation_id": verbalisation_id,
+                    "fluency": r.fluency[i] if i < len(r.fluency) else None,
+                    "adequacy": r.adequacy[i] if i < len(r.adequacy) else None,
+                }
+            )
     if rows:
         db.execute(insert(Annotation), rows)
     return run_id
@@ -529,26 +609,28 @@ def _same(original: Any, computed: Any) -> bool:
     return math.isclose(original, computed, rel_tol=1e-9, abs_tol=1e-9)
 
 
-def _annotations(attributes: dict[str, Any] | None, fluency: list[int],
-                 adequacy: list[int]) -> dict[str, Any] | None:
+def _annotations(
+    attributes: dict[str, Any] | None, fluency: list[int], adequacy: list[int]
+) -> dict[str, Any] | None:
     imported = (attributes or {}).get("annotations", {})
     if imported is None and not fluency and not adequacy:
         return None
     imported = imported or {}
     computed = aggregates(fluency, adequacy)
-    values: dict[str, Any] = {**imported, "fluency_scores": fluency,
-                              "adequacy_scores": adequacy}
+    values: dict[str, Any] = {**imported, "fluency_scores": fluency, "adequacy_scores": adequacy}
     for name, value in computed.items():
-        values[name] = imported[name] if name in imported and _same(imported[name], value) \
-            else value
+        values[name] = (
+            imported[name] if name in imported and _same(imported[name], value) else value
+        )
     keys = (attributes or {}).get("annotation_keys")
     if keys is None:
         return {k: values[k] for k in ANNOTATION_KEYS}
     ordered = {k: values[k] for k in keys if k in values}
     # Fields the record did not have appear only once they hold something (ratings made
     # in the app), so an imported record without them round-trips as it was.
-    ordered.update({k: v for k, v in values.items()
-                    if k not in ordered and v is not None and v != []})
+    ordered.update(
+        {k: v for k, v in values.items() if k not in ordered and v is not None and v != []}
+    )
     return ordered
 
 
@@ -563,10 +645,16 @@ def _text(row: Any, name: str) -> str:
     return override if override is not None else getattr(row, name)
 
 
-def _record(unit: Any, triple: Any, verbalisation: Any, fluency: list[int], adequacy: list[int],
-            category: str | None) -> dict[str, Any]:
+def _record(
+    unit: Any,
+    triple: Any,
+    verbalisation: Any,
+    fluency: list[int],
+    adequacy: list[int],
+    category: str | None,
+) -> dict[str, Any]:
     attributes = unit.attributes if _is_layout(unit.attributes) else None
-    claim_id = unit.uid[len(UID_PREFIX):] if unit.uid.startswith(UID_PREFIX) else unit.uid
+    claim_id = unit.uid[len(UID_PREFIX) :] if unit.uid.startswith(UID_PREFIX) else unit.uid
     values: dict[str, Any] = {
         "claim_id": claim_id,
         "subject_id": unit.root_qid or triple.subject_qid,
@@ -590,17 +678,22 @@ def _record(unit: Any, triple: Any, verbalisation: Any, fluency: list[int], adeq
 
 
 def _is_layout(attributes: Any) -> bool:
-    return (isinstance(attributes, dict) and attributes.get("format") == "wdv"
-            and isinstance(attributes.get("keys"), list)
-            and isinstance(attributes.get("record"), dict))
+    return (
+        isinstance(attributes, dict)
+        and attributes.get("format") == "wdv"
+        and isinstance(attributes.get("keys"), list)
+        and isinstance(attributes.get("record"), dict)
+    )
 
 
 def _skip_reason(unit: Any, english: list[Any]) -> str | None:
     """Why ``unit`` cannot be a WDV record (one English claim), or None if it can."""
     if unit.size != 1 or len(english) > 1:
         size = max(unit.size, len(english))
-        return (f"{size} triples: a WDV record holds exactly one claim, so only "
-                "single-triple units are exported")
+        return (
+            f"{size} triples: a WDV record holds exactly one claim, so only "
+            "single-triple units are exported"
+        )
     if not english:
         return "no English triple: a WDV record is English"
     return None
@@ -628,22 +721,30 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
     with store.unit_of_work() as db:
         units = list(db.scalars(select(DataUnit).order_by(DataUnit.id)))
         english: dict[int, list[Any]] = defaultdict(list)
-        for row in db.scalars(select(UnitTriple).where(
-                UnitTriple.lang == "en", UnitTriple.tripleset == "main")
-                .order_by(UnitTriple.position)):
+        for row in db.scalars(
+            select(UnitTriple)
+            .where(UnitTriple.lang == "en", UnitTriple.tripleset == "main")
+            .order_by(UnitTriple.position)
+        ):
             english[row.unit_id].append(row)
         firsts: dict[int, Any] = {}
-        for row in db.scalars(select(Verbalisation).where(Verbalisation.lang == "en").order_by(
-                Verbalisation.run_id, Verbalisation.candidate_index, Verbalisation.id)):
+        for row in db.scalars(
+            select(Verbalisation)
+            .where(Verbalisation.lang == "en")
+            .order_by(Verbalisation.run_id, Verbalisation.candidate_index, Verbalisation.id)
+        ):
             firsts.setdefault(row.unit_id, row)
         wanted = {v.id for v in firsts.values()}
         ratings: dict[int, list[tuple[tuple[int, int], Any]]] = defaultdict(list)
         for annotation, name in db.execute(
-                select(Annotation, Annotator.name).join(Annotator)
-                .where(Annotation.verbalisation_id.is_not(None))):
+            select(Annotation, Annotator.name)
+            .join(Annotator)
+            .where(Annotation.verbalisation_id.is_not(None))
+        ):
             if annotation.verbalisation_id in wanted:
                 ratings[annotation.verbalisation_id].append(
-                    (_worker_order(name, annotation.id), annotation))
+                    (_worker_order(name, annotation.id), annotation)
+                )
         categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
         db.expunge_all()
     records = []
@@ -657,19 +758,31 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
             continue
         triple = english[unit.id][0]
         verbalisation = firsts.get(unit.id)
-        rated = [a for _, a in sorted(ratings.get(verbalisation.id, []), key=lambda p: p[0])] \
-            if verbalisation is not None else []
+        rated = (
+            [a for _, a in sorted(ratings.get(verbalisation.id, []), key=lambda p: p[0])]
+            if verbalisation is not None
+            else []
+        )
         fluency = [a.fluency for a in rated if a.fluency is not None]
         adequacy = [a.adequacy for a in rated if a.adequacy is not None]
-        records.append(_record(unit, triple, verbalisation, fluency, adequacy,
-                               category_of(unit, categories) or None))
+        records.append(
+            _record(
+                unit,
+                triple,
+                verbalisation,
+                fluency,
+                adequacy,
+                category_of(unit, categories) or None,
+            )
+        )
         if ctx is not None:
             ctx.progress(done, len(units), f"{len(records)} records")
     with atomic_output(path) as handle:
         json.dump(records, handle, ensure_ascii=False, indent=1)
         handle.write("\n")
-    return ExportReport(len(records), len(units), 0, skipped, triples=len(records),
-                        path=str(path), format="wdv")
+    return ExportReport(
+        len(records), len(units), 0, skipped, triples=len(records), path=str(path), format="wdv"
+    )
 
 
 # -- jobs for the GUI -----------------------------------------------------------------------
@@ -677,13 +790,20 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
 
 def import_job(store: Any, path: Path | str) -> Job[ImportReport]:
     path = Path(path)
-    return Job(title=f"Import {path.name}", run=lambda ctx: import_wdv(store, path, ctx=ctx),
-               kind="import", params={"path": str(path), "format": "wdv"},
-               writes=IMPORT_WRITES)
+    return Job(
+        title=f"Import {path.name}",
+        run=lambda ctx: import_wdv(store, path, ctx=ctx),
+        kind="import",
+        params={"path": str(path), "format": "wdv"},
+        writes=IMPORT_WRITES,
+    )
 
 
 def export_job(store: Any, path: Path | str) -> Job[ExportReport]:
     path = Path(path)
-    return Job(title=f"Export {path.name}", run=lambda ctx: export_wdv(store, path, ctx=ctx),
-               kind="export", params={"path": str(path), "format": "wdv"})
-
+    return Job(
+        title=f"Export {path.name}",
+        run=lambda ctx: export_wdv(store, path, ctx=ctx),
+        kind="export",
+        params={"path": str(path), "format": "wdv"},
+    )

@@ -63,15 +63,14 @@ TRIPLESETS: dict[str, tuple[str, str, str]] = {
 
 # ISO 639-1: the two-letter codes a lex's lang may carry. A closed list rather than a
 # pattern, so a typo such as "xx" is caught as well as "xx-bogus".
-_ISO_639_1_CODES = (
-    """aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu
+_ISO_639_1_CODES = """aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce
+    ch co cr cs cu
     cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho
     hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv
     kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr
     nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq
     sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh
     yi yo za zh zu"""
-)
 ISO_639_1 = frozenset(_ISO_639_1_CODES.split())
 
 
@@ -173,8 +172,9 @@ def _encoding_problem(path: Path, line: int) -> str | None:
     return None
 
 
-def _parse_error(path: Path, exc: ET.ParseError, display: str | None = None,
-                 where: str = "") -> FormatError:
+def _parse_error(
+    path: Path, exc: ET.ParseError, display: str | None = None, where: str = ""
+) -> FormatError:
     display = display or path.name
     line, column = getattr(exc, "position", (0, 0))
     problem = _encoding_problem(path, line) if line else None
@@ -264,9 +264,14 @@ def _parse_mentions(element: ET.Element) -> tuple[tuple[ParsedMention, ...], dic
         if child.tag != "reference" or len(child) or "entity" not in child.attrib:
             raise _KeepAsXml
         attributes = _attributes_of(child)
-        mentions.append(ParsedMention(entity=attributes["entity"], mention=child.text or "",
-                                      tag=attributes.get("tag"),
-                                      mention_type=attributes.get("type")))
+        mentions.append(
+            ParsedMention(
+                entity=attributes["entity"],
+                mention=child.text or "",
+                tag=attributes.get("tag"),
+                mention_type=attributes.get("type"),
+            )
+        )
         if attributes.get("number") != str(position + 1):
             numbers[str(position)] = attributes.get("number")  # type: ignore[assignment]
         if list(attributes) != list(MENTION_ATTRIBUTES):
@@ -357,7 +362,11 @@ def _parse_lex(
 
 
 def _parse_entry(
-    element: ET.Element, *, file_name: str, stem: str, flavour: str,
+    element: ET.Element,
+    *,
+    file_name: str,
+    stem: str,
+    flavour: str,
     file_language: FileLanguage = FileLanguage("en", "English by default"),
 ) -> ParsedEntry:
     attributes = _attributes_of(element)
@@ -504,7 +513,7 @@ def _check_encoding(path: Path, display: str) -> None:
         raise FormatError(
             f"{display} declares encoding {declared!r} but its bytes are UTF-8: line {line} "
             f"would be read as {text.encode('utf-8').decode(name, 'replace')!r} instead of "
-            f"{text!r}. Fix the XML declaration (encoding=\"utf-8\") and import it again."
+            f'{text!r}. Fix the XML declaration (encoding="utf-8") and import it again.'
         )
 
 
@@ -521,12 +530,13 @@ def _utf8_sample(path: Path) -> tuple[int, str] | None:
                 return None
             if first is None and not raw.isascii():
                 at = next(i for i, ch in enumerate(text) if ord(ch) > 127)
-                first = (number, text[max(0, at - 15):at + 15].strip())
+                first = (number, text[max(0, at - 15) : at + 15].strip())
     return first
 
 
-def _iter_entries(path: Path, display: str | None = None,
-                  position: _Position | None = None) -> Iterator[ET.Element]:
+def _iter_entries(
+    path: Path, display: str | None = None, position: _Position | None = None
+) -> Iterator[ET.Element]:
     """Each ``benchmark/entries/entry`` element, complete, then dropped from the tree.
 
     The file is fed to expat in chunks that grow with an unfinished tag, so a huge tag
@@ -706,28 +716,59 @@ def import_webnlg(
             language = file_language(Path(name).name, lang)
             before = _Totals(**vars(totals))
             file_errors, file_warnings, unmarked = _import_file(
-                db, file, name, flavour, language, taken, seen, totals, ctx,
-                prefix=f"{name} " if folder else "")
+                db,
+                file,
+                name,
+                flavour,
+                language,
+                taken,
+                seen,
+                totals,
+                ctx,
+                prefix=f"{name} " if folder else "",
+            )
             errors += file_errors
             warnings += file_warnings
-            line = (f"{name}: {totals.entries - before.entries} entries, "
-                    f"{totals.units - before.units} units, "
-                    f"{totals.references - before.references} references, "
-                    f"{len(file_errors)} errors")
+            line = (
+                f"{name}: {totals.entries - before.entries} entries, "
+                f"{totals.units - before.units} units, "
+                f"{totals.references - before.references} references, "
+                f"{len(file_errors)} errors"
+            )
             if unmarked:
-                line += (f"; {unmarked} texts without a language taken as {language.lang} "
-                         f"({language.rule})")
+                line += (
+                    f"; {unmarked} texts without a language taken as {language.lang} "
+                    f"({language.rule})"
+                )
             lines.append(line)
         if ctx is not None:
             ctx.check_cancelled()
-    return ImportReport(totals.entries, totals.units, totals.references, errors,
-                        triples=totals.triples, source=path.name, warnings=warnings,
-                        files=lines, mentions=totals.mentions, already=totals.already)
+    return ImportReport(
+        totals.entries,
+        totals.units,
+        totals.references,
+        errors,
+        triples=totals.triples,
+        source=path.name,
+        warnings=warnings,
+        files=lines,
+        mentions=totals.mentions,
+        already=totals.already,
+    )
 
 
 def _import_file(
-    db: Any, path: Path, name: str, flavour: str, language: FileLanguage, taken: set[str],
-    seen: set[str], totals: _Totals, ctx: JobContext | None, *, prefix: str,
+    db: Any,
+    path: Path,
+    name: str,
+    flavour: str,
+    language: FileLanguage,
+    taken: set[str],
+    seen: set[str],
+    totals: _Totals,
+    ctx: JobContext | None,
+    *,
+    prefix: str,
 ) -> tuple[list[EntryError], list[EntryError], int]:
     """One file's entries into the open transaction: (errors, warnings, texts that took
     the file's language)."""
@@ -747,16 +788,18 @@ def _import_file(
         eid = element.get("eid")
         where = f"{prefix}entry {number}" + (f" (eid {eid})" if eid else "")
         try:
-            entry = _parse_entry(element, file_name=name, stem=stem, flavour=label,
-                                 file_language=language)
+            entry = _parse_entry(
+                element, file_name=name, stem=stem, flavour=label, file_language=language
+            )
             if entry.uid in seen:
                 raise EntryRejected(f"duplicate id {entry.uid!r} (already used in this import)")
             if entry.uid in taken:
                 from core.formats.rerun import same_webnlg_entry
 
                 if not same_webnlg_entry(db, entry):
-                    raise EntryRejected(f"id {entry.uid!r} is already in the session "
-                                        "with different content")
+                    raise EntryRejected(
+                        f"id {entry.uid!r} is already in the session with different content"
+                    )
                 seen.add(entry.uid)
                 totals.already += 1  # a re-run: the same entry is there, not an error
                 continue
@@ -796,22 +839,43 @@ def _insert(db: Any, batch: list[ParsedEntry], file_name: str) -> None:
     ids = db.scalars(
         insert(DataUnit).returning(DataUnit.id, sort_by_parameter_order=True),
         [
-            {"uid": e.uid, "origin": "imported", "source": file_name, "shape": e.shape,
-             "size": e.size, "tier": e.tier, "sub_tier": e.sub_tier, "root_qid": e.root_qid,
-             "attributes": e.attributes}
+            {
+                "uid": e.uid,
+                "origin": "imported",
+                "source": file_name,
+                "shape": e.shape,
+                "size": e.size,
+                "tier": e.tier,
+                "sub_tier": e.sub_tier,
+                "root_qid": e.root_qid,
+                "attributes": e.attributes,
+            }
             for e in batch
         ],
     ).all()
     triple_rows = [
-        {"unit_id": unit_id, "lang": lang, "tripleset": tripleset, "position": position,
-         "subject": t.subject, "predicate": t.predicate, "object": t.object}
+        {
+            "unit_id": unit_id,
+            "lang": lang,
+            "tripleset": tripleset,
+            "position": position,
+            "subject": t.subject,
+            "predicate": t.predicate,
+            "object": t.object,
+        }
         for unit_id, e in zip(ids, batch, strict=True)
         for (lang, tripleset), rows in e.triples.items()
         for position, t in enumerate(rows)
     ]
     reference_rows = [
-        {"unit_id": unit_id, "lang": r.lang, "text": r.text, "quality": r.quality, "lid": r.lid,
-         "provenance": f"{file_name}#{r.lid}" if r.lid else file_name}
+        {
+            "unit_id": unit_id,
+            "lang": r.lang,
+            "text": r.text,
+            "quality": r.quality,
+            "lid": r.lid,
+            "provenance": f"{file_name}#{r.lid}" if r.lid else file_name,
+        }
         for unit_id, e in zip(ids, batch, strict=True)
         for r in e.references
     ]
@@ -827,13 +891,22 @@ def _insert(db: Any, batch: list[ParsedEntry], file_name: str) -> None:
         insert(UnitReference).returning(UnitReference.id, sort_by_parameter_order=True),
         reference_rows,
     ).all()
-    db.execute(insert(ReferenceMention), [
-        {"reference_id": reference_id, "position": position, "entity": m.entity,
-         "mention": m.mention, "tag": m.tag, "mention_type": m.mention_type,
-         "source": "import"}
-        for reference_id, r in zip(reference_ids, parsed, strict=True)
-        for position, m in enumerate(r.mentions)
-    ])
+    db.execute(
+        insert(ReferenceMention),
+        [
+            {
+                "reference_id": reference_id,
+                "position": position,
+                "entity": m.entity,
+                "mention": m.mention,
+                "tag": m.tag,
+                "mention_type": m.mention_type,
+                "source": "import",
+            }
+            for reference_id, r in zip(reference_ids, parsed, strict=True)
+            for position, m in enumerate(r.mentions)
+        ],
+    )
 
 
 # -- export -------------------------------------------------------------------------------
@@ -878,22 +951,33 @@ def _mentions_element(mentions: list[Any], layout: dict[str, Any]) -> ET.Element
     extras = layout.get("extra", {})
     for index, row in enumerate(mentions):
         key = str(row.position)
-        values = {"entity": row.entity, "number": numbers.get(key, str(index + 1)),
-                  "tag": row.tag, "type": row.mention_type, **extras.get(key, {})}
+        values = {
+            "entity": row.entity,
+            "number": numbers.get(key, str(index + 1)),
+            "tag": row.tag,
+            "type": row.mention_type,
+            **extras.get(key, {}),
+        }
         order = orders.get(key, list(MENTION_ATTRIBUTES))
-        child = ET.SubElement(element, "reference",
-                              {n: values[n] for n in order if values.get(n) is not None})
+        child = ET.SubElement(
+            element, "reference", {n: values[n] for n in order if values.get(n) is not None}
+        )
         child.text = row.mention
     return element
 
 
-def _lex_element(slot: dict[str, Any] | None, reference: Any, flavour: str,
-                 mentions: list[Any] | None = None) -> ET.Element:
+def _lex_element(
+    slot: dict[str, Any] | None, reference: Any, flavour: str, mentions: list[Any] | None = None
+) -> ET.Element:
     if slot is None:
         order = ["lid", "lang"] + (["quality"] if flavour == "tailnlg" else [])
         slot = {"kind": "lex", "order": order}
-    values = {"lid": reference.lid, "lang": reference.lang, "quality": reference.quality,
-              **slot.get("extra", {})}
+    values = {
+        "lid": reference.lid,
+        "lang": reference.lang,
+        "quality": reference.quality,
+        **slot.get("extra", {}),
+    }
     if "lang_written" in slot and reference.lang == slot.get("lang_decided"):
         values["lang"] = slot["lang_written"]  # lang="" as the file had it
     attributes = {name: values[name] for name in slot["order"] if values.get(name) is not None}
@@ -914,14 +998,24 @@ def _lex_element(slot: dict[str, Any] | None, reference: Any, flavour: str,
     return element
 
 
-def _entry_attributes(unit: Any, layout: dict[str, Any] | None, eid: str, flavour: str,
-                      category: str | None) -> dict[str, str]:
+def _entry_attributes(
+    unit: Any, layout: dict[str, Any] | None, eid: str, flavour: str, category: str | None
+) -> dict[str, str]:
     if layout is None:
-        attributes = {"category": category or "", "eid": eid, "shape": "",
-                      "shape_type": unit.shape or "", "size": str(unit.size)}
+        attributes = {
+            "category": category or "",
+            "eid": eid,
+            "shape": "",
+            "shape_type": unit.shape or "",
+            "size": str(unit.size),
+        }
         if flavour == "tailnlg":
-            attributes.update(unique_id=unit.uid, qid=unit.root_qid or "",
-                              type=unit.tier or "", subtype=unit.sub_tier or "")
+            attributes.update(
+                unique_id=unit.uid,
+                qid=unit.root_qid or "",
+                type=unit.tier or "",
+                subtype=unit.sub_tier or "",
+            )
         return attributes
     attributes = dict(layout["entry"])
     # Columns win where they were edited after the import; otherwise the original string.
@@ -942,9 +1036,15 @@ def _entry_attributes(unit: Any, layout: dict[str, Any] | None, eid: str, flavou
     return attributes
 
 
-def _entry_element(unit: Any, triples: list[Any], references: list[Any], eid: str,
-                   flavour: str, category: str | None,
-                   mentions: dict[int, list[Any]] | None = None) -> ET.Element:
+def _entry_element(
+    unit: Any,
+    triples: list[Any],
+    references: list[Any],
+    eid: str,
+    flavour: str,
+    category: str | None,
+    mentions: dict[int, list[Any]] | None = None,
+) -> ET.Element:
     layout = unit.attributes if _is_layout(unit.attributes) else None
     entry = ET.Element("entry", _entry_attributes(unit, layout, eid, flavour, category))
     by_set: dict[tuple[str, str], list[Any]] = defaultdict(list)
@@ -967,8 +1067,9 @@ def _entry_element(unit: Any, triples: list[Any], references: list[Any], eid: st
         elif kind == "lex":
             if remaining:
                 reference = remaining.pop(0)
-                entry.append(_lex_element(slot, reference, flavour,
-                                          (mentions or {}).get(reference.id)))
+                entry.append(
+                    _lex_element(slot, reference, flavour, (mentions or {}).get(reference.id))
+                )
         else:
             entry.append(SafeET.fromstring(slot["xml"]))
         if kind == "lex" and slot is lex_slots[-1]:
@@ -981,16 +1082,21 @@ def _entry_element(unit: Any, triples: list[Any], references: list[Any], eid: st
     return entry
 
 
-def _append_generated_children(entry: ET.Element, by_set: dict[tuple[str, str], list[Any]],
-                               references: list[Any], flavour: str) -> None:
+def _append_generated_children(
+    entry: ET.Element, by_set: dict[tuple[str, str], list[Any]], references: list[Any], flavour: str
+) -> None:
     """Children of a unit built in the app: the usual WebNLG/TailNLG set order."""
     main_en = by_set.get(("en", "main"), [])
     original = by_set.get(("en", "original"), main_en)
-    sets: list[tuple[str, list[Any]]] = [("originaltripleset", original),
-                                         ("modifiedtripleset", main_en)]
+    sets: list[tuple[str, list[Any]]] = [
+        ("originaltripleset", original),
+        ("modifiedtripleset", main_en),
+    ]
     if flavour == "tailnlg":
-        sets += [("spanishtripleset", by_set.get(("es", "main"), [])),
-                 ("italiantripleset", by_set.get(("it", "main"), []))]
+        sets += [
+            ("spanishtripleset", by_set.get(("es", "main"), [])),
+            ("italiantripleset", by_set.get(("it", "main"), [])),
+        ]
     for tag, rows in sets:
         entry.append(_tripleset_element({"tag": tag}, rows))
     for reference in references:
@@ -998,8 +1104,12 @@ def _append_generated_children(entry: ET.Element, by_set: dict[tuple[str, str], 
 
 
 def _is_layout(attributes: Any) -> bool:
-    return (isinstance(attributes, dict) and attributes.get("format") in ("tailnlg", "webnlg")
-            and "entry" in attributes and "children" in attributes)
+    return (
+        isinstance(attributes, dict)
+        and attributes.get("format") in ("tailnlg", "webnlg")
+        and "entry" in attributes
+        and "children" in attributes
+    )
 
 
 def export_webnlg(
@@ -1034,16 +1144,22 @@ def export_webnlg(
     with store.unit_of_work() as db:
         units = list(db.scalars(select(DataUnit).order_by(DataUnit.id)))
         triples: dict[int, list[Any]] = defaultdict(list)
-        for row in db.scalars(select(UnitTriple).order_by(
-                UnitTriple.unit_id, UnitTriple.lang, UnitTriple.tripleset, UnitTriple.position)):
+        for row in db.scalars(
+            select(UnitTriple).order_by(
+                UnitTriple.unit_id, UnitTriple.lang, UnitTriple.tripleset, UnitTriple.position
+            )
+        ):
             triples[row.unit_id].append(row)
         references: dict[int, list[Any]] = defaultdict(list)
         for ref in db.scalars(select(UnitReference).order_by(UnitReference.id)):
             references[ref.unit_id].append(ref)
         categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
         mentions: dict[int, list[Any]] = defaultdict(list)
-        for mention in db.scalars(select(ReferenceMention).order_by(
-                ReferenceMention.reference_id, ReferenceMention.position, ReferenceMention.id)):
+        for mention in db.scalars(
+            select(ReferenceMention).order_by(
+                ReferenceMention.reference_id, ReferenceMention.position, ReferenceMention.id
+            )
+        ):
             mentions[mention.reference_id].append(mention)
         db.expunge_all()
     used_eids = {u.attributes["entry"].get("eid") for u in units if _is_layout(u.attributes)}
@@ -1056,8 +1172,15 @@ def export_webnlg(
             if ctx is not None:
                 ctx.check_cancelled()
             eid = "" if _is_layout(unit.attributes) else next_eid()
-            element = _entry_element(unit, triples[unit.id], references[unit.id], eid,
-                                     flavour, categories.get(unit.category_id), mentions)
+            element = _entry_element(
+                unit,
+                triples[unit.id],
+                references[unit.id],
+                eid,
+                flavour,
+                categories.get(unit.category_id),
+                mentions,
+            )
             # Counted from the element, so the report says what the file holds (a WebNLG
             # export has no Spanish/Italian sets).
             written_references += len(element.findall("lex"))
@@ -1067,8 +1190,15 @@ def export_webnlg(
             if ctx is not None:
                 ctx.progress(done, len(units), f"{done} entries written")
         handle.write("  </entries>\n</benchmark>\n")
-    return ExportReport(len(units), len(units), written_references, [],
-                        triples=written_triples, path=str(path), format=flavour)
+    return ExportReport(
+        len(units),
+        len(units),
+        written_references,
+        [],
+        triples=written_triples,
+        path=str(path),
+        format=flavour,
+    )
 
 
 def _eid_counter(used: set[str | None]) -> Callable[[], str]:
@@ -1117,5 +1247,4 @@ def export_job(
 def _progress_note(totals: _Totals, name: str) -> str:
     """The import's progress words: the count of entries read is the progress's own
     number, so the note names what it is ("1 entry read: 1 unit from x.xml")."""
-    return (f"{plural(totals.entries, 'entry')} read: {plural(totals.units, 'unit')} "
-            f"from {name}")
+    return f"{plural(totals.entries, 'entry')} read: {plural(totals.units, 'unit')} from {name}"

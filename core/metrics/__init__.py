@@ -36,9 +36,20 @@ from core.metrics.base import (
 from core.metrics.info import DESCRIPTIONS, MetricInfo, metric_info
 
 __all__ = [
-    "ALL_METRICS", "DEFAULT_METRICS", "DESCRIPTIONS", "MODEL_METRICS", "REFERENCE_BASED",
-    "EntityInfo", "Metric", "MetricInfo", "MetricOptions", "MetricValue", "ScoringItem",
-    "create_metric", "expand_metric_names", "metric_info",
+    "ALL_METRICS",
+    "DEFAULT_METRICS",
+    "DESCRIPTIONS",
+    "MODEL_METRICS",
+    "REFERENCE_BASED",
+    "EntityInfo",
+    "Metric",
+    "MetricInfo",
+    "MetricOptions",
+    "MetricValue",
+    "ScoringItem",
+    "create_metric",
+    "expand_metric_names",
+    "metric_info",
 ]
 
 
@@ -59,15 +70,43 @@ class MetricOptions:
     wordnet: str | None = None  # METEOR's WordNet folder; None: look for one (core.metrics.meteor)
 
 
-ALL_METRICS: tuple[str, ...] = (BLEU, CHRF, TER, METEOR, ROUGE1, ROUGE2, ROUGEL, BERTSCORE, PPL,
-                                ENTITY_PPL, ESA, HALLUCINATION, SIMILARITY)
+ALL_METRICS: tuple[str, ...] = (
+    BLEU,
+    CHRF,
+    TER,
+    METEOR,
+    ROUGE1,
+    ROUGE2,
+    ROUGEL,
+    BERTSCORE,
+    PPL,
+    ENTITY_PPL,
+    ESA,
+    HALLUCINATION,
+    SIMILARITY,
+)
 # Perplexities need a causal model per run; they are asked for by name, not by default.
 MODEL_METRICS: tuple[str, ...] = (PPL, ENTITY_PPL)
-DEFAULT_METRICS: tuple[str, ...] = (BLEU, CHRF, TER, METEOR, ROUGE1, ROUGE2, ROUGEL, BERTSCORE,
-                                    ESA, HALLUCINATION, SIMILARITY)
+DEFAULT_METRICS: tuple[str, ...] = (
+    BLEU,
+    CHRF,
+    TER,
+    METEOR,
+    ROUGE1,
+    ROUGE2,
+    ROUGEL,
+    BERTSCORE,
+    ESA,
+    HALLUCINATION,
+    SIMILARITY,
+)
 GROUPS: dict[str, tuple[str, ...]] = {
-    "rouge": (ROUGE1, ROUGE2, ROUGEL), "chrf": (CHRF,), "chrf++": (CHRF,),
-    "perplexity": (PPL,), "all": ALL_METRICS, "default": DEFAULT_METRICS,
+    "rouge": (ROUGE1, ROUGE2, ROUGEL),
+    "chrf": (CHRF,),
+    "chrf++": (CHRF,),
+    "perplexity": (PPL,),
+    "all": ALL_METRICS,
+    "default": DEFAULT_METRICS,
     # The metrics of the WebNLG challenge's official scripts that run offline.
     "webnlg": (BLEU, CHRF, TER, METEOR),
 }
@@ -89,7 +128,8 @@ def expand_metric_names(names: Iterable[str]) -> tuple[str, ...]:
         else:
             raise UserFacingError(
                 f"unknown metric {name!r}; choose from {', '.join(ALL_METRICS)} or the groups "
-                f"{', '.join(sorted(GROUPS))}")
+                f"{', '.join(sorted(GROUPS))}"
+            )
     if not wanted:
         raise UserFacingError("no metric chosen")
     return tuple(name for name in ALL_METRICS if name in wanted)
@@ -100,8 +140,10 @@ def _perplexity_module() -> object:
         return importlib.import_module("core.metrics.perplexity")
     except ModuleNotFoundError as error:
         if error.name == "core.metrics.perplexity":
-            raise UserFacingError("perplexity is not available in this build of TailLens "
-                                  "(core.metrics.perplexity is missing)") from error
+            raise UserFacingError(
+                "perplexity is not available in this build of TailLens "
+                "(core.metrics.perplexity is missing)"
+            ) from error
         raise
 
 
@@ -141,8 +183,7 @@ def _rouge(variant: str) -> Callable[[MetricOptions, str | None], Metric]:
 def _bertscore(options: MetricOptions, model: str | None) -> Metric:
     from core.metrics.bertscore import BertScore
 
-    return BertScore(options.bertscore_model, layer=options.bertscore_layer,
-                     device=options.device)
+    return BertScore(options.bertscore_model, layer=options.bertscore_layer, device=options.device)
 
 
 def _perplexity(class_name: str) -> Callable[[MetricOptions, str | None], Metric]:
@@ -165,8 +206,7 @@ def _esa(options: MetricOptions, model: str | None) -> Metric:
 def _hallucination(options: MetricOptions, model: str | None) -> Metric:
     from core.metrics.esa import HallucinationCandidates
 
-    return HallucinationCandidates(max_distance=options.esa_distance,
-                                   synonyms=options.esa_synonyms)
+    return HallucinationCandidates(max_distance=options.esa_distance, synonyms=options.esa_synonyms)
 
 
 def _similarity(options: MetricOptions, model: str | None) -> Metric:
@@ -177,16 +217,25 @@ def _similarity(options: MetricOptions, model: str | None) -> Metric:
 
 
 FACTORIES: dict[str, Callable[[MetricOptions, str | None], Metric]] = {
-    BLEU: _bleu, CHRF: _chrf, TER: _ter, METEOR: _meteor, ROUGE1: _rouge(ROUGE1),
-    ROUGE2: _rouge(ROUGE2), ROUGEL: _rouge(ROUGEL), BERTSCORE: _bertscore,
+    BLEU: _bleu,
+    CHRF: _chrf,
+    TER: _ter,
+    METEOR: _meteor,
+    ROUGE1: _rouge(ROUGE1),
+    ROUGE2: _rouge(ROUGE2),
+    ROUGEL: _rouge(ROUGEL),
+    BERTSCORE: _bertscore,
     PPL: _perplexity("Perplexity"),
-    ENTITY_PPL: _perplexity("EntityPerplexity"), ESA: _esa, HALLUCINATION: _hallucination,
+    ENTITY_PPL: _perplexity("EntityPerplexity"),
+    ESA: _esa,
+    HALLUCINATION: _hallucination,
     SIMILARITY: _similarity,
 }
 
 
-def create_metric(name: str, options: MetricOptions | None = None, *,
-                  model: str | None = None) -> Metric:
+def create_metric(
+    name: str, options: MetricOptions | None = None, *, model: str | None = None
+) -> Metric:
     """A ready metric. ``model`` is the causal model for ``ppl``/``entity_ppl``."""
     if name not in FACTORIES:
         expand_metric_names([name])  # raises the message listing the choices

@@ -99,13 +99,13 @@ def _layer_for(name: str, path: Path) -> int:
     import json
 
     config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-    layers = config.get("num_hidden_layers") or config.get("n_layers") or config.get(
-        "num_layers")
+    layers = config.get("num_hidden_layers") or config.get("n_layers") or config.get("num_layers")
     if not layers:
         from core.errors import UserFacingError
 
-        raise UserFacingError(f"cannot tell how many layers the BERTScore model {path} has; "
-                              "give the layer explicitly")
+        raise UserFacingError(
+            f"cannot tell how many layers the BERTScore model {path} has; give the layer explicitly"
+        )
     return int(layers)
 
 
@@ -122,8 +122,9 @@ def resolve_model(model: str | Path | None, layer: int | None = None) -> Resolve
         for repo_id in _HUB_IDS:
             cached = cached_hub_model(repo_id)
             if cached is not None:
-                return ResolvedModel(cached, DEFAULT_MODEL,
-                                     layer or _layer_for(DEFAULT_MODEL, cached))
+                return ResolvedModel(
+                    cached, DEFAULT_MODEL, layer or _layer_for(DEFAULT_MODEL, cached)
+                )
         path = packaged_minilm()
         return ResolvedModel(path, MINILM_NAME, layer or _layer_for(MINILM_NAME, path))
     text = str(model)
@@ -137,7 +138,8 @@ def resolve_model(model: str | Path | None, layer: int | None = None) -> Resolve
     if cached is None:
         raise UserFacingError(
             f"BERTScore model {text!r} is neither a folder nor in the local Hugging Face "
-            "cache (TailLens does not download models)")
+            "cache (TailLens does not download models)"
+        )
     name = text.rsplit("/", 1)[-1]
     return ResolvedModel(cached, name, layer or _layer_for(name, cached))
 
@@ -159,8 +161,15 @@ class BertScore(CorpusFromSentences):
 
     name = BERTSCORE
 
-    def __init__(self, model: str | Path | None = None, *, layer: int | None = None,
-                 device: str = "auto", batch_size: int = 32, rescale: bool = True) -> None:
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        layer: int | None = None,
+        device: str = "auto",
+        batch_size: int = 32,
+        rescale: bool = True,
+    ) -> None:
         self.model = model
         self.layer = layer
         self.device = device
@@ -184,8 +193,13 @@ class BertScore(CorpusFromSentences):
                 from bert_score import BERTScorer
 
                 _SCORERS[key] = BERTScorer(
-                    model_type=str(resolved.path), num_layers=resolved.layer, idf=False,
-                    device=device, batch_size=self.batch_size, rescale_with_baseline=False)
+                    model_type=str(resolved.path),
+                    num_layers=resolved.layer,
+                    idf=False,
+                    device=device,
+                    batch_size=self.batch_size,
+                    rescale_with_baseline=False,
+                )
             return _SCORERS[key]
 
     def _baseline(self, lang: str) -> float | None:
@@ -199,10 +213,12 @@ class BertScore(CorpusFromSentences):
 
         resolved = self.resolved
         rescaled = lang is not None and self._baseline(lang) is not None
-        return (f"bertscore:{version('bert-score')}|model:{resolved.name}|layer:{resolved.layer}"
-                f"|idf:no|multiref:max|rescaled:{'yes' if rescaled else 'no'}"
-                f"{f'|baseline:{lang}' if rescaled else ''}"
-                f"|transformers:{version('transformers')}")
+        return (
+            f"bertscore:{version('bert-score')}|model:{resolved.name}|layer:{resolved.layer}"
+            f"|idf:no|multiref:max|rescaled:{'yes' if rescaled else 'no'}"
+            f"{f'|baseline:{lang}' if rescaled else ''}"
+            f"|transformers:{version('transformers')}"
+        )
 
     def signature(self) -> str:
         return self.signature_for(None)
@@ -221,29 +237,42 @@ class BertScore(CorpusFromSentences):
         for i in empty:
             baseline = self._baseline(items[i].lang)
             details: dict[str, Any] = {
-                "model": self.resolved.name, "layer": self.resolved.layer,
-                "rescaled": baseline is not None, "f1_raw": 0.0, "precision_raw": 0.0,
-                "recall_raw": 0.0, "references": len(items[i].references), "empty_text": True}
+                "model": self.resolved.name,
+                "layer": self.resolved.layer,
+                "rescaled": baseline is not None,
+                "f1_raw": 0.0,
+                "precision_raw": 0.0,
+                "recall_raw": 0.0,
+                "references": len(items[i].references),
+                "empty_text": True,
+            }
             if baseline is not None:
                 details["baseline_f"] = baseline
-            values[i] = MetricValue(rescale(0.0, baseline) if baseline is not None else 0.0,
-                                    details, signature=self.signature_for(items[i].lang))
+            values[i] = MetricValue(
+                rescale(0.0, baseline) if baseline is not None else 0.0,
+                details,
+                signature=self.signature_for(items[i].lang),
+            )
         if scored:
             scorer = self._scorer()
             cands = [items[i].text or "" for i in scored]
             refs = [list(items[i].references) for i in scored]
-            precision, recall, f1 = scorer.score(cands, refs, verbose=False,
-                                                 batch_size=self.batch_size)
+            precision, recall, f1 = scorer.score(
+                cands, refs, verbose=False, batch_size=self.batch_size
+            )
             for position, i in enumerate(scored):
                 lang = items[i].lang
                 raw = float(f1[position])
                 baseline = self._baseline(lang)
                 details = {
-                    "model": self.resolved.name, "layer": self.resolved.layer,
-                    "rescaled": baseline is not None, "f1_raw": round(raw, 6),
+                    "model": self.resolved.name,
+                    "layer": self.resolved.layer,
+                    "rescaled": baseline is not None,
+                    "f1_raw": round(raw, 6),
                     "precision_raw": round(float(precision[position]), 6),
                     "recall_raw": round(float(recall[position]), 6),
-                    "references": len(items[i].references)}
+                    "references": len(items[i].references),
+                }
                 if baseline is not None:
                     details["baseline_f"] = baseline
                 value = rescale(raw, baseline) if baseline is not None else raw
@@ -253,20 +282,24 @@ class BertScore(CorpusFromSentences):
     def corpus_from_sentences(
         self, items: Sequence[ScoringItem], values: Sequence[MetricValue]
     ) -> MetricValue | None:
-        scored = [(item, v) for item, v in zip(items, values, strict=True)
-                  if v.value is not None]
+        scored = [(item, v) for item, v in zip(items, values, strict=True) if v.value is not None]
         if not scored:
             return MetricValue(None, {"note": NO_REFERENCE, "n": 0})
         langs = sorted({item.lang for item, _ in scored})
         rescaled = {bool(v.details.get("rescaled")) for _, v in scored}
         details: dict[str, Any] = {
-            "n": len(scored), "without_reference": len(values) - len(scored),
-            "aggregate": "mean of sentence F1", "model": self.resolved.name,
-            "layer": self.resolved.layer, "rescaled": rescaled == {True}}
+            "n": len(scored),
+            "without_reference": len(values) - len(scored),
+            "aggregate": "mean of sentence F1",
+            "model": self.resolved.name,
+            "layer": self.resolved.layer,
+            "rescaled": rescaled == {True},
+        }
         if len(rescaled) > 1:
             # Raw and rescaled numbers live on different scales: no single mean of both.
             details["note"] = "languages mix rescaled and raw scores; score them apart"
             return MetricValue(None, details)
         mean = sum(v.value for _, v in scored if v.value is not None) / len(scored)
-        return MetricValue(mean, details,
-                           signature=self.signature_for(langs[0] if len(langs) == 1 else None))
+        return MetricValue(
+            mean, details, signature=self.signature_for(langs[0] if len(langs) == 1 else None)
+        )

@@ -101,12 +101,17 @@ def role_pools(graphs: Sequence[Triples]) -> tuple[list[str], list[str], list[st
     return list(pools[0]), list(pools[1]), list(pools[2])
 
 
-def hard_negative(triples: Triples, pools: Sequence[Sequence[str]],
-                  rng: random.Random) -> Triples | None:
+def hard_negative(
+    triples: Triples, pools: Sequence[Sequence[str]], rng: random.Random
+) -> Triples | None:
     """One triple's subject, predicate or object replaced by another value of the same
     role from the data; None when no role has an alternative."""
-    options = [(i, role) for i in range(len(triples)) for role in range(3)
-               if len(pools[role]) > 1 or (pools[role] and pools[role][0] != triples[i][role])]
+    options = [
+        (i, role)
+        for i in range(len(triples))
+        for role in range(3)
+        if len(pools[role]) > 1 or (pools[role] and pools[role][0] != triples[i][role])
+    ]
     rng.shuffle(options)
     for index, role in options:
         current = triples[index][role]
@@ -133,12 +138,13 @@ def inverted_negative(triples: Triples, rng: random.Random) -> Triples | None:
     return tuple(out)
 
 
-def epoch_batches(by_graph: dict[Triples, list[str]], batch_size: int, epoch: int,
-                  rng: random.Random) -> list[list[tuple[Triples, str]]]:
+def epoch_batches(
+    by_graph: dict[Triples, list[str]], batch_size: int, epoch: int, rng: random.Random
+) -> list[list[tuple[Triples, str]]]:
     """One reference per graph (the epoch-th, cycling), graphs shuffled, cut in batches."""
     examples = [(graph, texts[epoch % len(texts)]) for graph, texts in by_graph.items()]
     rng.shuffle(examples)
-    batches = [examples[i:i + batch_size] for i in range(0, len(examples), batch_size)]
+    batches = [examples[i : i + batch_size] for i in range(0, len(examples), batch_size)]
     return [b for b in batches if len(b) >= 2]
 
 
@@ -151,14 +157,18 @@ def _embed(model: Any, strings: Sequence[str], device: str) -> Any:
     # sentence-transformers ≥ 6 names it ``preprocess``; ``tokenize`` is the older name.
     prepare = getattr(model, "preprocess", None) or model.tokenize
     features = prepare(list(strings))
-    features = {k: v.to(device) if isinstance(v, torch.Tensor) else v
-                for k, v in features.items()}
+    features = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in features.items()}
     out = model(features)["sentence_embedding"]
     return torch.nn.functional.normalize(out, dim=-1)
 
 
-def batch_loss(model: Any, batch: Sequence[tuple[Triples, str]], pools: Sequence[Sequence[str]],
-               settings: TrainingSettings, rng: random.Random) -> Any:
+def batch_loss(
+    model: Any,
+    batch: Sequence[tuple[Triples, str]],
+    pools: Sequence[Sequence[str]],
+    settings: TrainingSettings,
+    rng: random.Random,
+) -> Any:
     """The loss of one batch (module doc)."""
     import torch
 
@@ -171,8 +181,9 @@ def batch_loss(model: Any, batch: Sequence[tuple[Triples, str]], pools: Sequence
         if kind == "inverted" and not settings.inverted_negatives:
             continue
         for graph in graphs:
-            negative = (inverted_negative(graph, rng) if kind == "inverted" else None) \
-                or hard_negative(graph, pools, rng)
+            negative = (
+                inverted_negative(graph, rng) if kind == "inverted" else None
+            ) or hard_negative(graph, pools, rng)
             if negative is not None:
                 candidates.append(linearise(negative))
     text_vec = _embed(model, texts, settings.device)
@@ -181,7 +192,7 @@ def batch_loss(model: Any, batch: Sequence[tuple[Triples, str]], pools: Sequence
     target = torch.arange(len(batch), device=logits.device)
     loss = torch.nn.functional.cross_entropy(logits, target)
     if settings.symmetric:
-        back = settings.scale * graph_vec[:len(batch)] @ text_vec.T
+        back = settings.scale * graph_vec[: len(batch)] @ text_vec.T
         loss = (loss + torch.nn.functional.cross_entropy(back, target)) / 2
     return loss
 
@@ -201,9 +212,14 @@ def _check_out(out: Path) -> None:
         raise UserFacingError(f"{out.parent}: no such folder to write the model in")
 
 
-def train(pairs: Sequence[RetrievalPair], base: str | Path | None, out: Path,
-          settings: TrainingSettings, ctx: JobContext | None = None,
-          source: dict[str, Any] | None = None) -> TrainingResult:
+def train(
+    pairs: Sequence[RetrievalPair],
+    base: str | Path | None,
+    out: Path,
+    settings: TrainingSettings,
+    ctx: JobContext | None = None,
+    source: dict[str, Any] | None = None,
+) -> TrainingResult:
     """Train from ``base`` on ``pairs`` and save the model folder atomically to ``out``."""
     settings.check()
     if settings.device == "auto":
@@ -215,14 +231,15 @@ def train(pairs: Sequence[RetrievalPair], base: str | Path | None, out: Path,
     out = Path(out).expanduser()
     _check_out(out)
     if not pairs:
-        raise UserFacingError("no (graph, reference) pairs to train on: the session has no "
-                              "references with triples in these languages")
+        raise UserFacingError(
+            "no (graph, reference) pairs to train on: the session has no "
+            "references with triples in these languages"
+        )
     base_path, base_name = resolve_encoder(base)
     check_model_folder(base_path)
     by_graph = _pairs_by_graph(pairs)
     if len(by_graph) < 2:
-        raise UserFacingError("training needs at least 2 distinct graphs (in-batch "
-                              "negatives)")
+        raise UserFacingError("training needs at least 2 distinct graphs (in-batch negatives)")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
@@ -234,11 +251,13 @@ def train(pairs: Sequence[RetrievalPair], base: str | Path | None, out: Path,
     try:
         model = SentenceTransformer(str(base_path), device=settings.device)
     except Exception as error:  # noqa: BLE001 - any loading failure is the user's folder
-        raise UserFacingError(f"cannot load the sentence encoder at {base_path}: {error}") \
-            from error
+        raise UserFacingError(
+            f"cannot load the sentence encoder at {base_path}: {error}"
+        ) from error
     if settings.max_seq_length:
-        model.max_seq_length = min(model.max_seq_length or settings.max_seq_length,
-                                   settings.max_seq_length)
+        model.max_seq_length = min(
+            model.max_seq_length or settings.max_seq_length, settings.max_seq_length
+        )
     pools = role_pools(list(by_graph))
     per_epoch = len(epoch_batches(by_graph, settings.batch_size, 0, random.Random(0)))
     total = per_epoch * settings.epochs
@@ -247,8 +266,9 @@ def train(pairs: Sequence[RetrievalPair], base: str | Path | None, out: Path,
     optimiser = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
     warmup = max(1, int(total * settings.warmup_share))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda step: min((step + 1) / warmup,
-                                    max(0.0, (total - step) / max(1, total - warmup))))
+        optimiser,
+        lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))),
+    )
     model.train()
     losses: list[float] = []
     step = 0
@@ -273,13 +293,17 @@ def train(pairs: Sequence[RetrievalPair], base: str | Path | None, out: Path,
         ctx.check_cancelled()
     record = {
         "method": "EREDAT-style contrastive training (Le Scao & Gardent): in-batch, hard "
-                  "(one subject/predicate/object replaced by another of the same role) and "
-                  "inverted (one triple's subject and object swapped) negatives",
-        "base": base_name, "base_path": str(base_path),
+        "(one subject/predicate/object replaced by another of the same role) and "
+        "inverted (one triple's subject and object swapped) negatives",
+        "base": base_name,
+        "base_path": str(base_path),
         "base_fingerprint": encoder_fingerprint(base_path),
         "data": {**(source or {}), "pairs": len(pairs), "graphs": len(by_graph)},
-        "settings": asdict(settings), "steps": step, "losses": losses,
-        "elapsed_s": round(elapsed, 1), "linearise": "[S] s [P] p [O] o",
+        "settings": asdict(settings),
+        "steps": step,
+        "losses": losses,
+        "elapsed_s": round(elapsed, 1),
+        "linearise": "[S] s [P] p [O] o",
         "torch": torch.__version__,
     }
     _save_atomically(model, out, record)
@@ -290,8 +314,9 @@ def _save_atomically(model: Any, out: Path, record: dict[str, Any]) -> None:
     partial = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
         model.save(str(partial))
-        (partial / RECORD).write_text(json.dumps(record, indent=2, ensure_ascii=False),
-                                      encoding="utf-8")
+        (partial / RECORD).write_text(
+            json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8"
+        )
         _check_out(out)
         os.rename(partial, out)
     except BaseException:
@@ -299,10 +324,16 @@ def _save_atomically(model: Any, out: Path, record: dict[str, Any]) -> None:
         raise
 
 
-def training_job(store: Any, out: Path, *, base: str | None = None,
-                 settings: TrainingSettings | None = None,
-                 langs: Sequence[str] | None = None, quality: str | None = None,
-                 session_name: str = "") -> Job[TrainingResult]:
+def training_job(
+    store: Any,
+    out: Path,
+    *,
+    base: str | None = None,
+    settings: TrainingSettings | None = None,
+    langs: Sequence[str] | None = None,
+    quality: str | None = None,
+    session_name: str = "",
+) -> Job[TrainingResult]:
     """A job that trains on the session's (graph, reference) pairs. Bad input (existing
     ``out``, a base folder that is not a model, no references) fails before any work."""
     settings = settings or TrainingSettings()
@@ -313,15 +344,25 @@ def training_job(store: Any, out: Path, *, base: str | None = None,
     check_model_folder(base_path)
     pairs = load_pairs(store, langs=langs, quality=quality)
     if not pairs:
-        raise UserFacingError("the session has no references with triples"
-                              + (f" in {', '.join(langs)}" if langs else "")
-                              + ": nothing to train on")
+        raise UserFacingError(
+            "the session has no references with triples"
+            + (f" in {', '.join(langs)}" if langs else "")
+            + ": nothing to train on"
+        )
 
     def run(ctx: JobContext) -> TrainingResult:
-        return train(pairs, base, out, settings, ctx,
-                     source={"session": session_name, "langs": list(langs or ()),
-                             "quality": quality})
+        return train(
+            pairs,
+            base,
+            out,
+            settings,
+            ctx,
+            source={"session": session_name, "langs": list(langs or ()), "quality": quality},
+        )
 
-    return Job("Train graph–text encoder", run, kind="train-encoder",
-               params={"out": str(out), "base": base or "all-MiniLM-L6-v2",
-                       "settings": asdict(settings)})
+    return Job(
+        "Train graph–text encoder",
+        run,
+        kind="train-encoder",
+        params={"out": str(out), "base": base or "all-MiniLM-L6-v2", "settings": asdict(settings)},
+    )

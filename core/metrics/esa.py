@@ -51,15 +51,15 @@ MAX_DISTANCE = 0.4
 ESA_VERSION = "2"
 
 
-
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
 # Third-person pronouns (casefolded, accents kept: Spanish "él" is a pronoun, "el" is not).
 PRONOUNS: dict[str, frozenset[str]] = {
-    "en": _words("he she it they him her them his hers its their theirs himself herself "
-                    "itself themselves"),
+    "en": _words(
+        "he she it they him her them his hers its their theirs himself herself itself themselves"
+    ),
     "it": _words("egli ella esso essa essi esse lui lei loro suo sua suoi sue"),
     "es": _words("él ella ello ellos ellas su sus suyo suya suyos suyas"),
 }
@@ -71,36 +71,74 @@ _STOPWORDS: dict[str, frozenset[str]] = {
         "here in on at by for with from as and but or also both however after before during "
         "since while which who whom whose what when where why how is was are were be been "
         "being has have had born its one some many most all each other another further then "
-        "today currently formerly according although though because if not no yes"),
+        "today currently formerly according although though because if not no yes"
+    ),
     "it": _words(
         "il lo la i gli le un uno una l un' egli ella esso essa lui lei loro suo sua suoi sue "
         "questo questa questi queste quello quella quelli quelle che chi cui dove quando come "
         "perché e ed o ma anche inoltre nel nella nei nelle nello negli al alla ai alle allo "
         "agli del della dei delle dello degli dal dalla dai dalle in a da di con su per tra fra "
         "è era sono erano fu nato nata ha hanno aveva è oggi attualmente secondo dopo prima "
-        "durante si ci non"),
+        "durante si ci non"
+    ),
     "es": _words(
         "el la los las un una unos unas él ella ellos ellas su sus este esta estos estas ese esa "
         "esos esas aquel aquella que quien cuyo cuya donde cuando como porque y e o u pero "
         "también además en a de del al con por para entre desde hasta es era son eran fue "
         "nació nacido nacida ha han había hoy actualmente según después antes durante se no "
-        "lo le les"),
+        "lo le les"
+    ),
 }
 # Short words allowed inside a capitalised span ("Republic of China", "Reino de España").
-_CONNECTORS = _words("of the de del della di dei degli delle la las los y e von van da du "
-                        "and")
+_CONNECTORS = _words("of the de del della di dei degli delle la las los y e von van da du and")
 _SPAN_GLUE = re.compile(r"[ \t\-–'’.]*")
 
 _WORD = re.compile(r"\w+")
 
 _MONTH_NAMES: dict[str, int] = {}
 for _month_names in (
-    ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december"),
-    ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto",
-     "settembre", "ottobre", "novembre", "dicembre"),
-    ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre",
-     "octubre", "noviembre", "diciembre"),
+    (
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ),
+    (
+        "gennaio",
+        "febbraio",
+        "marzo",
+        "aprile",
+        "maggio",
+        "giugno",
+        "luglio",
+        "agosto",
+        "settembre",
+        "ottobre",
+        "novembre",
+        "dicembre",
+    ),
+    (
+        "enero",
+        "febrero",
+        "marzo",
+        "abril",
+        "mayo",
+        "junio",
+        "julio",
+        "agosto",
+        "septiembre",
+        "octubre",
+        "noviembre",
+        "diciembre",
+    ),
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
 ):
     for _number, _name in enumerate(_month_names, start=1):
@@ -112,12 +150,26 @@ _ORDINAL = r"(?:st|nd|rd|th|º|°|o)?"
 # Order matters: the most specific forms claim their characters first.
 _DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?<![\w+-])([+-]?\d{1,4})-(\d{1,2})-(\d{1,2})(?:T[\d:]+Z?)?(?!\w)"), "ymd"),
-    (re.compile(rf"(?<!\w)(\d{{1,2}}){_ORDINAL}\s+(?:de\s+|of\s+)?({_MONTH})\.?,?\s+"
-                rf"(?:de\s+|del\s+)?(\d{{1,4}})(?!\w)", re.IGNORECASE), "dmy"),
-    (re.compile(rf"(?<!\w)({_MONTH})\.?\s+(\d{{1,2}}){_ORDINAL},?\s+(\d{{1,4}})(?!\w)",
-                re.IGNORECASE), "mdy"),
-    (re.compile(rf"(?<!\w)({_MONTH})\.?,?\s+(?:de\s+|del\s+|of\s+)?(\d{{3,4}})(?!\w)",
-                re.IGNORECASE), "my"),
+    (
+        re.compile(
+            rf"(?<!\w)(\d{{1,2}}){_ORDINAL}\s+(?:de\s+|of\s+)?({_MONTH})\.?,?\s+"
+            rf"(?:de\s+|del\s+)?(\d{{1,4}})(?!\w)",
+            re.IGNORECASE,
+        ),
+        "dmy",
+    ),
+    (
+        re.compile(
+            rf"(?<!\w)({_MONTH})\.?\s+(\d{{1,2}}){_ORDINAL},?\s+(\d{{1,4}})(?!\w)", re.IGNORECASE
+        ),
+        "mdy",
+    ),
+    (
+        re.compile(
+            rf"(?<!\w)({_MONTH})\.?,?\s+(?:de\s+|del\s+|of\s+)?(\d{{3,4}})(?!\w)", re.IGNORECASE
+        ),
+        "my",
+    ),
     (re.compile(r"(?<![\w/])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])"), "ymd"),
     (re.compile(r"(?<![\w/.])(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?![\w/])"), "dmy_numeric"),
 )
@@ -226,11 +278,17 @@ def find_dates(text: str) -> list[DateMention]:
                 if form == "ymd":
                     year, month, day = int(groups[0]), int(groups[1]), int(groups[2])
                 elif form == "dmy":
-                    day, month, year = (int(groups[0]), _MONTH_NAMES[groups[1].lower()],
-                                        int(groups[2]))
+                    day, month, year = (
+                        int(groups[0]),
+                        _MONTH_NAMES[groups[1].lower()],
+                        int(groups[2]),
+                    )
                 elif form == "mdy":
-                    month, day, year = (_MONTH_NAMES[groups[0].lower()], int(groups[1]),
-                                        int(groups[2]))
+                    month, day, year = (
+                        _MONTH_NAMES[groups[0].lower()],
+                        int(groups[1]),
+                        int(groups[2]),
+                    )
                 elif form == "my":
                     month, day, year = _MONTH_NAMES[groups[0].lower()], 0, int(groups[1])
                 else:
@@ -270,8 +328,14 @@ class Mention:
     via: str  # "label", "alias", "synonym", "date", "number" or "pronoun"
 
     def as_json(self) -> dict[str, Any]:
-        return {"entity": self.entity, "start": self.start, "end": self.end,
-                "matched": self.matched, "distance": round(self.distance, 4), "via": self.via}
+        return {
+            "entity": self.entity,
+            "start": self.start,
+            "end": self.end,
+            "matched": self.matched,
+            "distance": round(self.distance, 4),
+            "via": self.via,
+        }
 
 
 @dataclass(frozen=True)
@@ -311,8 +375,9 @@ def _names(entity: EntityInfo) -> list[tuple[str, str]]:
     return names
 
 
-def _targets(entity: EntityInfo, synonyms: SynonymIndex | None = None,
-             lang: str = "") -> list[_Target]:
+def _targets(
+    entity: EntityInfo, synonyms: SynonymIndex | None = None, lang: str = ""
+) -> list[_Target]:
     targets: list[_Target] = []
     seen: set[str] = set()
     names = _names(entity)
@@ -329,8 +394,9 @@ def _targets(entity: EntityInfo, synonyms: SynonymIndex | None = None,
         folded = _folded_words(name)
         if folded and folded not in seen:
             seen.add(folded)
-            targets.append(_Target(name, folded, folded.count(" ") + 1,
-                                   _pattern_masks(folded), via))
+            targets.append(
+                _Target(name, folded, folded.count(" ") + 1, _pattern_masks(folded), via)
+            )
     return targets
 
 
@@ -338,10 +404,12 @@ def _targets(entity: EntityInfo, synonyms: SynonymIndex | None = None,
 
 # 610, 610.0, 3,500, 3,500.25, -6.5 (not part of a date, a word or a longer number)
 _NUMBER_IN_TEXT = re.compile(
-    r"(?<![\w.,/-])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/]|[.,]\d)")
+    r"(?<![\w.,/-])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/]|[.,]\d)"
+)
 # Italian and Spanish: 3.500 and 3.500,25 (a point between thousands, a decimal comma)
 _NUMBER_IN_TEXT_COMMA = re.compile(
-    r"(?<![\w.,/-])[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?(?![\w/]|[.,]\d)")
+    r"(?<![\w.,/-])[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?(?![\w/]|[.,]\d)"
+)
 DECIMAL_COMMA = frozenset({"it", "es", "fr", "de", "pt", "nl"})
 _NUMBER_LABEL = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$|^[+-]?\.\d+$")
 
@@ -381,8 +449,9 @@ def find_numbers(text: str, lang: str = "en") -> list[NumberMention]:
             values = found.setdefault(match.span(), [])
             if value not in values:
                 values.append(value)
-    return [NumberMention(tuple(values), start, end)
-            for (start, end), values in sorted(found.items())]
+    return [
+        NumberMention(tuple(values), start, end) for (start, end), values in sorted(found.items())
+    ]
 
 
 def _search_scores(pattern: str, masks: dict[str, int], text: str) -> list[int]:
@@ -473,11 +542,13 @@ class _TextIndex:
 
     def search(self, targets: Sequence[_Target]) -> list[list[int]]:
         """Per target, its search score at each token's end (see :func:`_multi_search`)."""
-        return _multi_search([t.folded for t in targets], self.joined,
-                             [end - 1 for end in self.ends])
+        return _multi_search(
+            [t.folded for t in targets], self.joined, [end - 1 for end in self.ends]
+        )
 
-    def matches(self, target: _Target, max_distance: float,
-                scores: Sequence[int] | None = None) -> list[tuple[float, int, int]]:
+    def matches(
+        self, target: _Target, max_distance: float, scores: Sequence[int] | None = None
+    ) -> list[tuple[float, int, int]]:
         """Every word n-gram within ``max_distance`` of the target, the closest (then the
         longest) per end token: ``(distance, first, last token)``. ``scores``: the target's
         :meth:`search` scores, when already made for several targets at once."""
@@ -524,7 +595,7 @@ class _TextIndex:
                     break  # longer n-grams from here only get longer
                 if length - gram_length > allowed or floor > allowed:
                     continue
-                gram = self.joined[self.starts[first]:end_char]
+                gram = self.joined[self.starts[first] : end_char]
                 distance = _myers(target.folded, target.masks, gram) / longest
                 if distance <= max_distance and (best is None or distance <= best[0]):
                     best = (distance, first, last)  # equal distance: the longer n-gram
@@ -576,29 +647,42 @@ class EsaResult:
         return len(self.detected) / self.entities if self.entities else None
 
     def details(self) -> dict[str, Any]:
-        return {"entities": self.entities, "detected": list(self.detected),
-                "missing": list(self.missing), "undetected": len(self.missing),
-                "mentions": [m.as_json() for m in self.mentions]}
+        return {
+            "entities": self.entities,
+            "detected": list(self.detected),
+            "missing": list(self.missing),
+            "undetected": len(self.missing),
+            "mentions": [m.as_json() for m in self.mentions],
+        }
 
 
-def _candidates(text: str, entity: EntityInfo, shown: str, index: _TextIndex,
-                lang: str) -> list[Mention] | None:
+def _candidates(
+    text: str, entity: EntityInfo, shown: str, index: _TextIndex, lang: str
+) -> list[Mention] | None:
     """Where the text mentions a date or a number entity; None for a named entity, whose
     ``targets`` (names) are searched for all entities of the text at once."""
-    wanted_date = date_of_label(shown) if entity.value_type == "time" or any(
-        c.isdigit() for c in shown) else None
+    wanted_date = (
+        date_of_label(shown)
+        if entity.value_type == "time" or any(c.isdigit() for c in shown)
+        else None
+    )
     if wanted_date is not None:
         # A date is found as a date or not at all: "December 1815" is one edit from
         # "10 December 1815" as a string, but it does not state the day.
-        return [Mention(shown, d.start, d.end, text[d.start:d.end], 0.0, "date")
-                for d in index.dates if d.key == wanted_date]
+        return [
+            Mention(shown, d.start, d.end, text[d.start : d.end], 0.0, "date")
+            for d in index.dates
+            if d.key == wanted_date
+        ]
     number = number_of_label(entity.label)
     if number is not None:
         # Numbers as numbers: 610.0 is "610" and "610.00"; 3500 is "3,500".
         tolerance = 1e-9 * max(1.0, abs(number))
-        return [Mention(shown, n.start, n.end, text[n.start:n.end], 0.0, "number")
-                for n in index.numbers(lang) if any(abs(v - number) <= tolerance
-                                                     for v in n.values)]
+        return [
+            Mention(shown, n.start, n.end, text[n.start : n.end], 0.0, "number")
+            for n in index.numbers(lang)
+            if any(abs(v - number) <= tolerance for v in n.values)
+        ]
     return None
 
 
@@ -612,26 +696,30 @@ UNIT_WORDS = _words(
     "miles mile inches inch cm centimetres centimeters mm millimetres kg kilograms "
     "kilogram grams lbs lb pounds tonnes tons square km2 sq mph kmh km/h hours minutes "
     "mins seconds days years people inhabitants residents percent per cent % degrees °c °f "
-    "litres liters euros dollars")
+    "litres liters euros dollars"
+)
 _UNIT_AFTER = re.compile(r"^\s*((?:square\s+|sq\.?\s+|cubic\s+)?[^\W\d]+|%)", re.IGNORECASE)
 
 
-def _extended(mention: Mention, text: str, lang: str,
-              taken: Sequence[tuple[int, int]]) -> Mention:
+def _extended(mention: Mention, text: str, lang: str, taken: Sequence[tuple[int, int]]) -> Mention:
     start, end = mention.start, mention.end
 
     def free(s: int, e: int) -> bool:
-        return not any(s < te and ts < e and (ts, te) != (mention.start, mention.end)
-                       for ts, te in taken)
+        return not any(
+            s < te and ts < e and (ts, te) != (mention.start, mention.end) for ts, te in taken
+        )
 
     if mention.via == "number":
         unit = _UNIT_AFTER.match(text[end:])
-        if unit and unit.group(1).casefold().split()[-1] in UNIT_WORDS and free(
-                end, end + unit.end()):
+        if (
+            unit
+            and unit.group(1).casefold().split()[-1] in UNIT_WORDS
+            and free(end, end + unit.end())
+        ):
             end += unit.end()
     elif mention.via != "date":
         if lang == "en":
-            article = _ARTICLE_BEFORE.search(text[max(0, start - 8):start])
+            article = _ARTICLE_BEFORE.search(text[max(0, start - 8) : start])
             if article and free(start - len(article.group(0)), start):
                 start -= len(article.group(0))
         possessive = _POSSESSIVE_AFTER.match(text[end:])
@@ -674,8 +762,11 @@ def esa_of_text(
         else:
             candidates.extend(found)
     if named and index.tokens:
-        all_scores = index.search([target for _, target in named]) if max_distance > 0 else [
-            None] * len(named)
+        all_scores = (
+            index.search([target for _, target in named])
+            if max_distance > 0
+            else [None] * len(named)
+        )
         for (name, target), scores in zip(named, all_scores, strict=True):
             for distance, first, last in index.matches(target, max_distance, scores):
                 start, end = index.tokens[first].start, index.tokens[last].end
@@ -697,9 +788,11 @@ def esa_of_text(
         words = PRONOUNS.get(lang, frozenset())
         for token in index.tokens:
             if token.text.casefold() in words and not any(
-                    token.start < e and s < token.end for s, e in taken):
-                mentions.append(Mention(shown[root_at], token.start, token.end, token.text,
-                                        0.0, "pronoun"))
+                token.start < e and s < token.end for s, e in taken
+            ):
+                mentions.append(
+                    Mention(shown[root_at], token.start, token.end, token.text, 0.0, "pronoun")
+                )
     found_entities = {m.entity for m in mentions}
     detected = tuple(name for name in shown if name in found_entities)
     missing = tuple(name for name in shown if name not in found_entities)
@@ -734,8 +827,12 @@ class EntityAdequacy(CorpusFromSentences):
 
     name = ESA
 
-    def __init__(self, max_distance: float = MAX_DISTANCE, pronouns: bool = True,
-                 synonyms: Sequence[tuple[str, str, str]] = ()) -> None:
+    def __init__(
+        self,
+        max_distance: float = MAX_DISTANCE,
+        pronouns: bool = True,
+        synonyms: Sequence[tuple[str, str, str]] = (),
+    ) -> None:
         if not 0.0 <= max_distance < 1.0:
             from core.errors import UserFacingError
 
@@ -749,18 +846,26 @@ class EntityAdequacy(CorpusFromSentences):
         import hashlib
 
         table = hashlib.sha256(repr(self.synonym_rows).encode()).hexdigest()[:12]
-        return (f"esa:{ESA_VERSION}|match:word-ngram-levenshtein<={self.max_distance:g}"
-                f"|names:surface+variants+aliases|fold:casefold+noaccents"
-                f"|dates:normalised|numbers:value|overlaps:distance,longest|pronouns:"
-                f"{'root' if self.pronouns else 'off'}"
-                f"|synonyms:{len(self.synonym_rows)}"
-                + (f"@{table}" if self.synonym_rows else ""))
+        return (
+            f"esa:{ESA_VERSION}|match:word-ngram-levenshtein<={self.max_distance:g}"
+            f"|names:surface+variants+aliases|fold:casefold+noaccents"
+            f"|dates:normalised|numbers:value|overlaps:distance,longest|pronouns:"
+            f"{'root' if self.pronouns else 'off'}"
+            f"|synonyms:{len(self.synonym_rows)}" + (f"@{table}" if self.synonym_rows else "")
+        )
 
     def results(self, items: Sequence[ScoringItem]) -> list[EsaResult]:
-        return [esa_of_text(item.text or "", item.entities, item.lang,
-                            max_distance=self.max_distance, pronouns=self.pronouns,
-                            synonyms=self.synonyms)
-                for item in items]
+        return [
+            esa_of_text(
+                item.text or "",
+                item.entities,
+                item.lang,
+                max_distance=self.max_distance,
+                pronouns=self.pronouns,
+                synonyms=self.synonyms,
+            )
+            for item in items
+        ]
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
         return [self._value(result) for result in self.results(items)]
@@ -775,8 +880,15 @@ class EntityAdequacy(CorpusFromSentences):
     def corpus_from_sentences(
         self, items: Sequence[ScoringItem], values: Sequence[MetricValue]
     ) -> MetricValue | None:
-        results = [EsaResult(v.details.get("entities", 0), tuple(v.details.get("detected", ())),
-                             tuple(v.details.get("missing", ())), ()) for v in values]
+        results = [
+            EsaResult(
+                v.details.get("entities", 0),
+                tuple(v.details.get("detected", ())),
+                tuple(v.details.get("missing", ())),
+                (),
+            )
+            for v in values
+        ]
         summary = esi_summary(results)
         return MetricValue(summary["esa_mean"], summary)
 
@@ -798,8 +910,9 @@ def _is_name_or_number(token: Token) -> bool:
     return token.text[:1].isupper() or any(c.isdigit() for c in token.text)
 
 
-def capitalised_spans(text: str, lang: str, tokens: Sequence[Token] | None = None) -> list[
-        tuple[int, int]]:
+def capitalised_spans(
+    text: str, lang: str, tokens: Sequence[Token] | None = None
+) -> list[tuple[int, int]]:
     """Runs of capitalised or numeric words (token index ranges, inclusive)."""
     tokens = tokenize(text) if tokens is None else tokens
     stop = _STOPWORDS.get(lang, frozenset()) | _STOPWORDS["en"]
@@ -812,17 +925,24 @@ def capitalised_spans(text: str, lang: str, tokens: Sequence[Token] | None = Non
         first = last = i
         j = i + 1
         while j < len(tokens):
-            glue = text[tokens[j - 1].end:tokens[j].start]
-            thousands = glue == "," and tokens[j - 1].text.isdigit() and tokens[
-                j].text.isdigit() and len(tokens[j].text) == 3  # 2,194 is one number
+            glue = text[tokens[j - 1].end : tokens[j].start]
+            thousands = (
+                glue == ","
+                and tokens[j - 1].text.isdigit()
+                and tokens[j].text.isdigit()
+                and len(tokens[j].text) == 3
+            )  # 2,194 is one number
             if not _SPAN_GLUE.fullmatch(glue) and not thousands:
                 break
             if _is_name_or_number(tokens[j]) and tokens[j].text.casefold() not in stop:
                 last = j
                 j += 1
-            elif tokens[j].text.casefold() in _CONNECTORS and j + 1 < len(tokens) and \
-                    _is_name_or_number(tokens[j + 1]) and _SPAN_GLUE.fullmatch(
-                        text[tokens[j].end:tokens[j + 1].start]):
+            elif (
+                tokens[j].text.casefold() in _CONNECTORS
+                and j + 1 < len(tokens)
+                and _is_name_or_number(tokens[j + 1])
+                and _SPAN_GLUE.fullmatch(text[tokens[j].end : tokens[j + 1].start])
+            ):
                 j += 1  # the connector joins only when a name follows it
             else:
                 break
@@ -850,8 +970,9 @@ class _Vocabulary:
         self.values = {v for v in (number_of_label(n) for n in names) if v is not None}
         self.dates = {d.key for n in names for d in find_dates(n)}
 
-    def _close(self, value: str, pool: list[tuple[str, dict[str, int]]],
-               max_distance: float) -> bool:
+    def _close(
+        self, value: str, pool: list[tuple[str, dict[str, int]]], max_distance: float
+    ) -> bool:
         for known, masks in pool:
             longest = max(len(known), len(value))
             if abs(len(known) - len(value)) > max_distance * longest:
@@ -870,15 +991,17 @@ class _Vocabulary:
             if any(c.isdigit() for c in word):
                 if word not in self.numbers:
                     return False
-            elif word not in self.words and not self._close(word, self.word_masks,
-                                                            max_distance):
+            elif word not in self.words and not self._close(word, self.word_masks, max_distance):
                 return False
         return True
 
 
 def hallucination_candidates(
-    item: ScoringItem, *, max_distance: float = MAX_DISTANCE,
-    mentions: Sequence[Mention] = (), index: _TextIndex | None = None,
+    item: ScoringItem,
+    *,
+    max_distance: float = MAX_DISTANCE,
+    mentions: Sequence[Mention] = (),
+    index: _TextIndex | None = None,
 ) -> list[Candidate]:
     """Capitalised or numeric spans of the text that name nothing in the unit."""
     text = item.text or ""
@@ -895,11 +1018,17 @@ def hallucination_candidates(
         if date is not None and date.key in vocabulary.dates:
             continue
         numbers = [n for n in index.numbers(item.lang) if n.start < end and start < n.end]
-        if numbers and all(set(n.values) & vocabulary.values for n in numbers) and all(
-                any(n.start <= t.start and t.end <= n.end for n in numbers) or not any(
-                    c.isdigit() for c in t.text) for t in index.tokens[first:last + 1]):
+        if (
+            numbers
+            and all(set(n.values) & vocabulary.values for n in numbers)
+            and all(
+                any(n.start <= t.start and t.end <= n.end for n in numbers)
+                or not any(c.isdigit() for c in t.text)
+                for t in index.tokens[first : last + 1]
+            )
+        ):
             continue  # 3,500 or 610.00 where the unit says 3500.0 or 610
-        words = [t.folded for t in index.tokens[first:last + 1]]
+        words = [t.folded for t in index.tokens[first : last + 1]]
         if vocabulary.knows(words, max_distance):
             continue
         candidates.append(Candidate(text[start:end], start, end))
@@ -911,29 +1040,38 @@ class HallucinationCandidates(CorpusFromSentences):
 
     name = HALLUCINATION
 
-    def __init__(self, max_distance: float = MAX_DISTANCE,
-                 synonyms: Sequence[tuple[str, str, str]] = ()) -> None:
+    def __init__(
+        self, max_distance: float = MAX_DISTANCE, synonyms: Sequence[tuple[str, str, str]] = ()
+    ) -> None:
         self.max_distance = max_distance
         self.synonym_rows = tuple(sorted(set(synonyms)))
         self.synonyms = synonym_index(self.synonym_rows) if self.synonym_rows else None
 
     def signature(self) -> str:
-        return (f"hallucination:{ESA_VERSION}|spans:capitalised-or-numeric|match:surface+"
-                f"variants+aliases+synonyms+predicates<={self.max_distance:g}"
-                f"|fold:casefold+noaccents|dates:normalised|numbers:value"
-                f"|synonyms:{len(self.synonym_rows)}")
+        return (
+            f"hallucination:{ESA_VERSION}|spans:capitalised-or-numeric|match:surface+"
+            f"variants+aliases+synonyms+predicates<={self.max_distance:g}"
+            f"|fold:casefold+noaccents|dates:normalised|numbers:value"
+            f"|synonyms:{len(self.synonym_rows)}"
+        )
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
         values = []
         for item in items:
             index = _TextIndex(item.text or "")
-            esa = esa_of_text(item.text or "", item.entities, item.lang,
-                              max_distance=self.max_distance, pronouns=False, index=index,
-                              synonyms=self.synonyms)
-            found = hallucination_candidates(item, max_distance=self.max_distance,
-                                             mentions=esa.mentions, index=index)
-            values.append(MetricValue(float(len(found)),
-                                      {"spans": [c.as_json() for c in found]}))
+            esa = esa_of_text(
+                item.text or "",
+                item.entities,
+                item.lang,
+                max_distance=self.max_distance,
+                pronouns=False,
+                index=index,
+                synonyms=self.synonyms,
+            )
+            found = hallucination_candidates(
+                item, max_distance=self.max_distance, mentions=esa.mentions, index=index
+            )
+            values.append(MetricValue(float(len(found)), {"spans": [c.as_json() for c in found]}))
         return values
 
     def corpus_from_sentences(
@@ -942,7 +1080,12 @@ class HallucinationCandidates(CorpusFromSentences):
         counts = [v.value for v in values if v.value is not None]
         if not counts:
             return None
-        return MetricValue(sum(counts) / len(counts), {
-            "n": len(counts), "texts_with_candidates": sum(1 for c in counts if c > 0),
-            "share_with_candidates": sum(1 for c in counts if c > 0) / len(counts),
-            "total": sum(counts)})
+        return MetricValue(
+            sum(counts) / len(counts),
+            {
+                "n": len(counts),
+                "texts_with_candidates": sum(1 for c in counts if c > 0),
+                "share_with_candidates": sum(1 for c in counts if c > 0) / len(counts),
+                "total": sum(counts),
+            },
+        )

@@ -59,37 +59,90 @@ WEBNLG_PREFIX = "webnlg:"
 
 _INFOS = (
     MetricInfo(BLEU, "BLEU", "BLEU (sacrebleu)", decimals=1, needs_reference=True),
-    MetricInfo(CHRF, "chrF++", "chrF++ (sacrebleu, word order 2)", decimals=1,
-               needs_reference=True),
-    MetricInfo(TER, "TER", "TER (sacrebleu; lower is better)", higher_is_better=False,
-               decimals=1, needs_reference=True),
-    MetricInfo(METEOR, "METEOR", "METEOR (nltk; English; needs a local WordNet folder)",
-               decimals=1, needs_reference=True),
+    MetricInfo(
+        CHRF, "chrF++", "chrF++ (sacrebleu, word order 2)", decimals=1, needs_reference=True
+    ),
+    MetricInfo(
+        TER,
+        "TER",
+        "TER (sacrebleu; lower is better)",
+        higher_is_better=False,
+        decimals=1,
+        needs_reference=True,
+    ),
+    MetricInfo(
+        METEOR,
+        "METEOR",
+        "METEOR (nltk; English; needs a local WordNet folder)",
+        decimals=1,
+        needs_reference=True,
+    ),
     MetricInfo(ROUGE1, "ROUGE-1", "ROUGE-1 F", decimals=1, needs_reference=True),
     MetricInfo(ROUGE2, "ROUGE-2", "ROUGE-2 F", decimals=1, needs_reference=True),
     MetricInfo(ROUGEL, "ROUGE-L", "ROUGE-L F", decimals=1, needs_reference=True),
-    MetricInfo(BERTSCORE, "BERTScore", "BERTScore F1 (rescaled where a baseline exists)",
-               needs_reference=True),
-    MetricInfo(PPL, "PPL", "perplexity of the text under a causal model",
-               higher_is_better=False, log_axis=True, decimals=2, needs_model=True),
-    MetricInfo(ENTITY_PPL, "Entity PPL", "perplexity of entity labels alone",
-               higher_is_better=False, log_axis=True, decimals=2, needs_model=True),
+    MetricInfo(
+        BERTSCORE,
+        "BERTScore",
+        "BERTScore F1 (rescaled where a baseline exists)",
+        needs_reference=True,
+    ),
+    MetricInfo(
+        PPL,
+        "PPL",
+        "perplexity of the text under a causal model",
+        higher_is_better=False,
+        log_axis=True,
+        decimals=2,
+        needs_model=True,
+    ),
+    MetricInfo(
+        ENTITY_PPL,
+        "Entity PPL",
+        "perplexity of entity labels alone",
+        higher_is_better=False,
+        log_axis=True,
+        decimals=2,
+        needs_model=True,
+    ),
     MetricInfo(ESA, "ESA", "entity-based semantic adequacy (ESI@1/ESI@2 per corpus)"),
-    MetricInfo(HALLUCINATION, "Hallucinations", "hallucination candidates (count)",
-               higher_is_better=False, decimals=2, counts=True),
-    MetricInfo(SIMILARITY, "Graph–text sim.",
-               "graph-text cosine similarity (inversion check in details)"),
-    MetricInfo(HUMAN_FLUENCY, "Fluency (human)",
-               "mean of the annotators' fluency ratings (0-5)", human=True),
-    MetricInfo(HUMAN_ADEQUACY, "Adequacy (human, % Yes)",
-               "share of the annotators' adequacy answers that are Yes", human=True),
-    *(MetricInfo(f"{WEBNLG_PREFIX}{criterion}", f"WebNLG {label} (human)",
-                 f"WebNLG 2020 human evaluation: {label.lower()}, mean over raters (0-100)",
-                 human=True)
-      for criterion, label in (("correctness", "Correctness"),
-                               ("data_coverage", "Data coverage"),
-                               ("fluency", "Fluency"), ("relevance", "Relevance"),
-                               ("text_structure", "Text structure"))),
+    MetricInfo(
+        HALLUCINATION,
+        "Hallucinations",
+        "hallucination candidates (count)",
+        higher_is_better=False,
+        decimals=2,
+        counts=True,
+    ),
+    MetricInfo(
+        SIMILARITY, "Graph–text sim.", "graph-text cosine similarity (inversion check in details)"
+    ),
+    MetricInfo(
+        HUMAN_FLUENCY,
+        "Fluency (human)",
+        "mean of the annotators' fluency ratings (0-5)",
+        human=True,
+    ),
+    MetricInfo(
+        HUMAN_ADEQUACY,
+        "Adequacy (human, % Yes)",
+        "share of the annotators' adequacy answers that are Yes",
+        human=True,
+    ),
+    *(
+        MetricInfo(
+            f"{WEBNLG_PREFIX}{criterion}",
+            f"WebNLG {label} (human)",
+            f"WebNLG 2020 human evaluation: {label.lower()}, mean over raters (0-100)",
+            human=True,
+        )
+        for criterion, label in (
+            ("correctness", "Correctness"),
+            ("data_coverage", "Data coverage"),
+            ("fluency", "Fluency"),
+            ("relevance", "Relevance"),
+            ("text_structure", "Text structure"),
+        )
+    ),
 )
 METRICS: dict[str, MetricInfo] = {info.name: info for info in _INFOS}
 # The scorer's metrics, in registry order.
@@ -99,8 +152,9 @@ AUTOMATIC: tuple[str, ...] = tuple(i.name for i in _INFOS if not i.human)
 def metric_info(name: str) -> MetricInfo:
     """The metric's info; a name the registry does not know gets neutral defaults.
     A Scores-panel column ``metric:quality`` is looked up by its metric."""
-    known = METRICS.get(name) or METRICS.get(name.partition(":")[0]
-                                             if not name.startswith(WEBNLG_PREFIX) else name)
+    known = METRICS.get(name) or METRICS.get(
+        name.partition(":")[0] if not name.startswith(WEBNLG_PREFIX) else name
+    )
     return known or MetricInfo(name, name, name)
 
 
@@ -122,7 +176,17 @@ METRIC_LABELS = {name: i.label for name, i in METRICS.items()}
 DESCRIPTIONS = {name: i.description for name, i in METRICS.items() if not i.human}
 
 __all__ = [
-    "AUTOMATIC", "DESCRIPTIONS", "HUMAN_ADEQUACY", "HUMAN_FLUENCY", "LOG_METRICS",
-    "LOWER_IS_BETTER", "METRICS", "METRIC_LABELS", "MetricInfo", "format_metric",
-    "lower_is_better", "metric_info", "metric_label",
+    "AUTOMATIC",
+    "DESCRIPTIONS",
+    "HUMAN_ADEQUACY",
+    "HUMAN_FLUENCY",
+    "LOG_METRICS",
+    "LOWER_IS_BETTER",
+    "METRICS",
+    "METRIC_LABELS",
+    "MetricInfo",
+    "format_metric",
+    "lower_is_better",
+    "metric_info",
+    "metric_label",
 ]

@@ -39,9 +39,9 @@ from core.metrics.base import METEOR, CorpusFromSentences, MetricValue, ScoringI
 
 ENV = "TAILLENS_WORDNET"
 DEBIAN_FOLDER = Path("/usr/share/wordnet")
-REQUIRED = tuple(f"{kind}.{pos}" for kind in ("index", "data")
-                 for pos in ("noun", "verb", "adj", "adv")) + tuple(
-    f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv"))
+REQUIRED = tuple(
+    f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")
+) + tuple(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv"))
 LANGS = ("en",)
 NOT_ENGLISH = "METEOR (nltk) is English-only: WordNet and the Porter stemmer are English"
 # WordNet 3.0's lexicographer files (its ``lexnames`` file: number, name, part of speech).
@@ -53,7 +53,8 @@ _LEXNAMES_TEXT = (
     "noun.state noun.substance noun.time verb.body verb.change verb.cognition "
     "verb.communication verb.competition verb.consumption verb.contact verb.creation "
     "verb.emotion verb.motion verb.perception verb.possession verb.social verb.stative "
-    "verb.weather adj.ppl")
+    "verb.weather adj.ppl"
+)
 _LEXNAMES = _LEXNAMES_TEXT.split()
 _VERSION = re.compile(r"Word[nN]et (\d+\+?|\d+\.\d+) Copyright")
 _POS_NUMBER = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
@@ -76,9 +77,11 @@ class WordNetStatus:
         """One line for the CLI and the Score dialog."""
         if self.folder is not None:
             return f"WordNet for METEOR: {self.folder} ({self.source})"
-        return (f"METEOR is absent: {self.reason}. Looked in: {'; '.join(self.looked_in)}. "
-                "Install WordNet 3.0 (e.g. `apt-get install wordnet-base`, or nltk's "
-                "wordnet data) or choose its folder (--wordnet DIR, or $TAILLENS_WORDNET)")
+        return (
+            f"METEOR is absent: {self.reason}. Looked in: {'; '.join(self.looked_in)}. "
+            "Install WordNet 3.0 (e.g. `apt-get install wordnet-base`, or nltk's "
+            "wordnet data) or choose its folder (--wordnet DIR, or $TAILLENS_WORDNET)"
+        )
 
 
 def _missing_files(folder: Path) -> list[str]:
@@ -97,10 +100,18 @@ def _nltk_data_folders() -> list[Path]:
     else:
         folders = [Path(p) for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
         folders.append(Path("~/nltk_data").expanduser())
-        folders += [Path(sys.prefix) / sub for sub in
-                    ("nltk_data", "share/nltk_data", "lib/nltk_data")]
-        folders += [Path(p) for p in ("/usr/share/nltk_data", "/usr/local/share/nltk_data",
-                                      "/usr/lib/nltk_data", "/usr/local/lib/nltk_data")]
+        folders += [
+            Path(sys.prefix) / sub for sub in ("nltk_data", "share/nltk_data", "lib/nltk_data")
+        ]
+        folders += [
+            Path(p)
+            for p in (
+                "/usr/share/nltk_data",
+                "/usr/local/share/nltk_data",
+                "/usr/lib/nltk_data",
+                "/usr/local/lib/nltk_data",
+            )
+        ]
     return [f / "corpora" / "wordnet" for f in dict.fromkeys(folders)]
 
 
@@ -112,12 +123,17 @@ def wordnet_status(chosen: str | os.PathLike[str] | None = None) -> WordNetStatu
     if chosen:
         folder = Path(chosen).expanduser()
         if not folder.is_dir():
-            return WordNetStatus(None, "setting", (str(folder),),
-                                 f"the WordNet folder {folder} does not exist")
+            return WordNetStatus(
+                None, "setting", (str(folder),), f"the WordNet folder {folder} does not exist"
+            )
         missing = _missing_files(folder)
         if missing:
-            return WordNetStatus(None, "setting", (str(folder),),
-                                 f"{folder} is not a WordNet folder (no {', '.join(missing)})")
+            return WordNetStatus(
+                None,
+                "setting",
+                (str(folder),),
+                f"{folder} is not a WordNet folder (no {', '.join(missing)})",
+            )
         return WordNetStatus(folder, "setting", (str(folder),))
     candidates: list[tuple[Path, str]] = []
     if os.environ.get(ENV):
@@ -127,8 +143,12 @@ def wordnet_status(chosen: str | os.PathLike[str] | None = None) -> WordNetStatu
     for folder, source in candidates:
         if folder.is_dir() and not _missing_files(folder):
             return WordNetStatus(folder, source, tuple(str(f) for f, _ in candidates))
-    return WordNetStatus(None, "", tuple(str(f) for f, _ in candidates),
-                         "no WordNet database folder was found on this machine")
+    return WordNetStatus(
+        None,
+        "",
+        tuple(str(f) for f, _ in candidates),
+        "no WordNet database folder was found on this machine",
+    )
 
 
 _READERS: dict[Path, Any] = {}
@@ -149,9 +169,12 @@ def load_wordnet(folder: Path) -> Any:
 
             def open(self, file: str) -> Any:
                 if file == "lexnames" and not (folder / "lexnames").is_file():
-                    return io.StringIO("".join(
-                        f"{i:02d}\t{name}\t{_POS_NUMBER[name.split('.')[0]]}\n"
-                        for i, name in enumerate(_LEXNAMES)))
+                    return io.StringIO(
+                        "".join(
+                            f"{i:02d}\t{name}\t{_POS_NUMBER[name.split('.')[0]]}\n"
+                            for i, name in enumerate(_LEXNAMES)
+                        )
+                    )
                 return super().open(file)
 
             def map_wn(self, version: str = "wordnet") -> None:
@@ -193,9 +216,11 @@ class Meteor(CorpusFromSentences):
 
         if not self.status.found:
             return f"nltk:{version('nltk')}|meteor|wordnet:absent"
-        return (f"nltk:{version('nltk')}|meteor|alpha:0.9|beta:3|gamma:0.5|"
-                f"match:exact+porter+wordnet|wordnet:{self._wordnet_version()}|"
-                "tok:13a|case:lc|multiref:max|scale:100|corpus:mean|lang:en")
+        return (
+            f"nltk:{version('nltk')}|meteor|alpha:0.9|beta:3|gamma:0.5|"
+            f"match:exact+porter+wordnet|wordnet:{self._wordnet_version()}|"
+            "tok:13a|case:lc|multiref:max|scale:100|corpus:mean|lang:en"
+        )
 
     def _wordnet_version(self) -> str:
         data = self.status.folder / "data.adj" if self.status.folder else None
@@ -235,20 +260,27 @@ class Meteor(CorpusFromSentences):
                 continue
             hypothesis = self._tokens(item.text or "")
             references = [self._tokens(ref) for ref in item.references]
-            score = meteor_score(references, hypothesis, wordnet=self._reader) if (
-                hypothesis) else 0.0  # nltk divides by zero on an empty hypothesis
-            values.append(MetricValue(float(score) * 100,
-                                      {"references": len(item.references)}))
+            score = (
+                meteor_score(references, hypothesis, wordnet=self._reader) if (hypothesis) else 0.0
+            )  # nltk divides by zero on an empty hypothesis
+            values.append(MetricValue(float(score) * 100, {"references": len(item.references)}))
         return values
 
-    def corpus_from_sentences(self, items: Sequence[ScoringItem],
-                              values: Sequence[MetricValue]) -> MetricValue | None:
+    def corpus_from_sentences(
+        self, items: Sequence[ScoringItem], values: Sequence[MetricValue]
+    ) -> MetricValue | None:
         scored = [v.value for v in values if v.value is not None]
         if not scored:
             note = self.absent_reason or next(
                 (str(v.details.get("note")) for v in values if v.details.get("note")),
-                "nothing to score")
+                "nothing to score",
+            )
             return MetricValue(None, {"note": note, "n": 0})
-        return MetricValue(sum(scored) / len(scored), {
-            "n": len(scored), "without_score": len(values) - len(scored),
-            "aggregate": "mean of sentence METEOR"})
+        return MetricValue(
+            sum(scored) / len(scored),
+            {
+                "n": len(scored),
+                "without_score": len(values) - len(scored),
+                "aggregate": "mean of sentence METEOR",
+            },
+        )

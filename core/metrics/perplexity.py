@@ -63,8 +63,9 @@ class TokenScores:
         return math.exp(self.nll / self.tokens) if self.tokens else None
 
 
-def score_sequences(model: Any, tokenizer: Any, sequences: Sequence[tuple[list[int], int]],
-                    batch_size: int) -> list[TokenScores]:
+def score_sequences(
+    model: Any, tokenizer: Any, sequences: Sequence[tuple[list[int], int]], batch_size: int
+) -> list[TokenScores]:
     """Summed NLL and count of the scored tokens of each ``(ids, n_context)`` sequence: the
     tokens after the first ``n_context`` (at least the first, which has no prediction).
     Batched shortest first, right-padded, padding masked out. Shared by perplexity and the
@@ -78,7 +79,7 @@ def score_sequences(model: Any, tokenizer: Any, sequences: Sequence[tuple[list[i
     size = max(1, int(batch_size))
     for start in range(0, len(order), size):
         # A sequence of one token has nothing to score: it stays (0, 0).
-        chosen = [i for i in order[start:start + size] if len(sequences[i][0]) > 1]
+        chosen = [i for i in order[start : start + size] if len(sequences[i][0]) > 1]
         if not chosen:
             continue
         width = max(len(sequences[i][0]) for i in chosen)
@@ -87,12 +88,13 @@ def score_sequences(model: Any, tokenizer: Any, sequences: Sequence[tuple[list[i
         scored = torch.zeros((len(chosen), width), dtype=torch.bool)
         for row, i in enumerate(chosen):
             ids, n_context = sequences[i]
-            input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
-            attention[row, :len(ids)] = 1
-            scored[row, max(n_context, 1):len(ids)] = True
+            input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            attention[row, : len(ids)] = 1
+            scored[row, max(n_context, 1) : len(ids)] = True
         with torch.inference_mode():
-            logits = model(input_ids=input_ids.to(device),
-                           attention_mask=attention.to(device)).logits
+            logits = model(
+                input_ids=input_ids.to(device), attention_mask=attention.to(device)
+            ).logits
         log_probs = torch.log_softmax(logits[:, :-1].float(), dim=-1).cpu()
         token_lp = log_probs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
         mask = scored[:, 1:]
@@ -112,8 +114,9 @@ class _ModelSlot:
 
     def load(self) -> LoadedModel:
         if self.loaded is None:
-            self.loaded = load_model(self.path, device=self.device, dtype=self.dtype,
-                                     expected_type=CAUSAL)
+            self.loaded = load_model(
+                self.path, device=self.device, dtype=self.dtype, expected_type=CAUSAL
+            )
         return self.loaded
 
     def close(self) -> None:
@@ -160,14 +163,18 @@ class Perplexity:
             except metadata.PackageNotFoundError:
                 continue
         context = "prompt" if self.use_prompt else "none"
-        return (f"{self.name}|model:{self.model_id}|fp:{self.fingerprint[:12]}|"
-                f"context:{context}|temperature:1|" + "|".join(versions))
+        return (
+            f"{self.name}|model:{self.model_id}|fp:{self.fingerprint[:12]}|"
+            f"context:{context}|temperature:1|" + "|".join(versions)
+        )
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
         prompts = [item.prompt if self.use_prompt else None for item in items]
         scores = self.score_texts([item.text for item in items], prompts)
-        return [self._value(score, prompt is not None) for score, prompt in zip(
-            scores, prompts, strict=True)]
+        return [
+            self._value(score, prompt is not None)
+            for score, prompt in zip(scores, prompts, strict=True)
+        ]
 
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
         """exp of the mean NLL over every scored token of every text."""
@@ -188,8 +195,10 @@ class Perplexity:
         """Use ``other``'s model (loaded or not) from now on: the same folder on the same
         device in the same dtype is then in memory once, and closing either frees it."""
         if (self.path, self.device, self.dtype) != (other.path, other.device, other.dtype):
-            raise ValueError(f"cannot share {other.path} ({other.device}, {other.dtype}) with "
-                             f"a metric of {self.path} ({self.device}, {self.dtype})")
+            raise ValueError(
+                f"cannot share {other.path} ({other.device}, {other.dtype}) with "
+                f"a metric of {self.path} ({self.device}, {self.dtype})"
+            )
         if other._slot is not self._slot:
             self._slot.close()
             self._slot = other._slot
@@ -202,12 +211,15 @@ class Perplexity:
         if not score.tokens:
             return MetricValue(None, {"reason": "no tokens to score", "tokens": 0})
         loaded = self.load()
-        return MetricValue(score.perplexity, {
-            "tokens": score.tokens,
-            "mean_nll": score.nll / score.tokens,
-            "conditioned": conditioned,
-            "chat_template": conditioned and loaded.has_chat_template,
-        })
+        return MetricValue(
+            score.perplexity,
+            {
+                "tokens": score.tokens,
+                "mean_nll": score.nll / score.tokens,
+                "conditioned": conditioned,
+                "chat_template": conditioned and loaded.has_chat_template,
+            },
+        )
 
     def _sequence(self, text: str, prompt: str | None) -> tuple[list[int], int]:
         """Token ids of context + text, and how many leading ids are context."""
@@ -272,8 +284,11 @@ class EntityPerplexity(Perplexity):
         values = []
         for item in items:
             entities: list[dict[str, Any]] = [
-                {"label": label, "ppl": by_label[label].perplexity,
-                 "tokens": by_label[label].tokens}
+                {
+                    "label": label,
+                    "ppl": by_label[label].perplexity,
+                    "tokens": by_label[label].tokens,
+                }
                 for label in self.labels_of(item)
             ]
             ppls = [e["ppl"] for e in entities if e["ppl"] is not None]
@@ -313,14 +328,31 @@ class ServerLogprobPerplexity:
         for item in items:
             score = self.score(item.token_logprobs)
             if not score.tokens:
-                values.append(MetricValue(None, {
-                    "reason": "the server returned no token log-probabilities with this reply",
-                    "tokens": 0, "source": "server logprobs"}))
+                values.append(
+                    MetricValue(
+                        None,
+                        {
+                            "reason": (
+                                "the server returned no token log-probabilities with this reply"
+                            ),
+                            "tokens": 0,
+                            "source": "server logprobs",
+                        },
+                    )
+                )
                 continue
-            values.append(MetricValue(score.perplexity, {
-                "tokens": score.tokens, "mean_nll": score.nll / score.tokens,
-                "conditioned": True, "source": "server logprobs",
-                "model": self.server_model}))
+            values.append(
+                MetricValue(
+                    score.perplexity,
+                    {
+                        "tokens": score.tokens,
+                        "mean_nll": score.nll / score.tokens,
+                        "conditioned": True,
+                        "source": "server logprobs",
+                        "model": self.server_model,
+                    },
+                )
+            )
         return values
 
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:

@@ -82,8 +82,13 @@ class _SacreMetric:
                 continue
             score = self._sentence.sentence_score(item.text or "", list(item.references))
             # Read after scoring: the signature names this item's number of references.
-            values.append(MetricValue(float(score.score), self._details(score, item),
-                                      signature=str(self._sentence.get_signature())))
+            values.append(
+                MetricValue(
+                    float(score.score),
+                    self._details(score, item),
+                    signature=str(self._sentence.get_signature()),
+                )
+            )
         return values
 
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
@@ -96,12 +101,14 @@ class _SacreMetric:
             return MetricValue(None, {"note": NO_REFERENCE, "n": 0})
         stats: list[Any] = []
         for start in range(0, len(scored), CORPUS_BATCH):
-            batch = scored[start:start + CORPUS_BATCH]
+            batch = scored[start : start + CORPUS_BATCH]
             depth = max(len(refs) for _, refs in batch)
-            streams = [[refs[k] if k < len(refs) else None for _, refs in batch]
-                       for k in range(depth)]
-            stats.extend(self._corpus._extract_corpus_statistics(
-                [text for text, _ in batch], streams))
+            streams = [
+                [refs[k] if k < len(refs) else None for _, refs in batch] for k in range(depth)
+            ]
+            stats.extend(
+                self._corpus._extract_corpus_statistics([text for text, _ in batch], streams)
+            )
         counts = {len(refs) for _, refs in scored}
         # As sacrebleu decides it over the whole corpus (the signature's nrefs).
         self._corpus.num_refs = counts.pop() if len(counts) == 1 else -1
@@ -134,8 +141,12 @@ class Bleu(_SacreMetric):
 
     def _details(self, score: Any, item: ScoringItem | None) -> dict[str, Any]:
         details = super()._details(score, item)
-        details.update(precisions=[round(p, 4) for p in score.precisions],
-                       bp=round(score.bp, 4), sys_len=score.sys_len, ref_len=score.ref_len)
+        details.update(
+            precisions=[round(p, 4) for p in score.precisions],
+            bp=round(score.bp, 4),
+            sys_len=score.sys_len,
+            ref_len=score.ref_len,
+        )
         return details
 
 
@@ -172,8 +183,9 @@ class Ter(_SacreMetric):
 
     def _details(self, score: Any, item: ScoringItem | None) -> dict[str, Any]:
         details = super()._details(score, item)
-        details.update(edits=round(float(score.num_edits), 4),
-                       ref_length=round(float(score.ref_length), 4))
+        details.update(
+            edits=round(float(score.num_edits), 4), ref_length=round(float(score.ref_length), 4)
+        )
         return details
 
 
@@ -205,15 +217,18 @@ class Rouge(CorpusFromSentences):
         if self._scorer is None:
             from rouge_score.rouge_scorer import RougeScorer
 
-            self._scorer = RougeScorer([ROUGE_TYPES[self.name]], use_stemmer=False,
-                                       tokenizer=UnicodeTokenizer())
+            self._scorer = RougeScorer(
+                [ROUGE_TYPES[self.name]], use_stemmer=False, tokenizer=UnicodeTokenizer()
+            )
         return self._scorer
 
     def signature(self) -> str:
         from importlib.metadata import version
 
-        return (f"rouge-score:{version('rouge-score')}|{ROUGE_TYPES[self.name]}|F|"
-                f"tok:unicode-lower|stem:no|multiref:max|scale:100|corpus:mean")
+        return (
+            f"rouge-score:{version('rouge-score')}|{ROUGE_TYPES[self.name]}|F|"
+            f"tok:unicode-lower|stem:no|multiref:max|scale:100|corpus:mean"
+        )
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
         scorer = self._get_scorer()
@@ -224,10 +239,16 @@ class Rouge(CorpusFromSentences):
                 values.append(MetricValue(None, {"note": NO_REFERENCE}))
                 continue
             score = scorer.score_multi(list(item.references), item.text or "")[key]
-            values.append(MetricValue(float(score.fmeasure) * 100, {
-                "precision": round(score.precision * 100, 4),
-                "recall": round(score.recall * 100, 4),
-                "references": len(item.references)}))
+            values.append(
+                MetricValue(
+                    float(score.fmeasure) * 100,
+                    {
+                        "precision": round(score.precision * 100, 4),
+                        "recall": round(score.recall * 100, 4),
+                        "references": len(item.references),
+                    },
+                )
+            )
         return values
 
     def corpus_from_sentences(
@@ -236,6 +257,11 @@ class Rouge(CorpusFromSentences):
         scored = [v.value for v in values if v.value is not None]
         if not scored:
             return MetricValue(None, {"note": NO_REFERENCE, "n": 0})
-        return MetricValue(sum(scored) / len(scored), {
-            "n": len(scored), "without_reference": len(values) - len(scored),
-            "aggregate": "mean of sentence F-measures"})
+        return MetricValue(
+            sum(scored) / len(scored),
+            {
+                "n": len(scored),
+                "without_reference": len(values) - len(scored),
+                "aggregate": "mean of sentence F-measures",
+            },
+        )

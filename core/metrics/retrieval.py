@@ -43,8 +43,11 @@ _FP_LOCK = threading.Lock()
 
 
 def _model_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file()
-                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
 
 
 def check_model_folder(folder: Path) -> None:
@@ -53,15 +56,17 @@ def check_model_folder(folder: Path) -> None:
         raise UserFacingError(f"{folder}: not a folder")
     if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
         raise UserFacingError(
-            f"{folder}: not a model folder (no config.json or modules.json in it)")
+            f"{folder}: not a model folder (no config.json or modules.json in it)"
+        )
 
 
 def encoder_fingerprint(folder: Path) -> str:
     """SHA-256 (first 16 hex digits) over the folder's file names and contents; memoised
     per (folder, names, sizes, modification times) for the process."""
     files = _model_files(folder)
-    stamp = tuple((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
-                  for p in files)
+    stamp = tuple(
+        (str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns) for p in files
+    )
     key = (str(folder.resolve()), stamp)
     with _FP_LOCK:
         if key in _FINGERPRINTS:
@@ -92,8 +97,9 @@ class Encoder:
         return load_encoder(self.path, self.device)
 
 
-def open_encoder(encoder: str | Path | None, *, device: str = "cpu",
-                 batch_size: int = 64) -> Encoder:
+def open_encoder(
+    encoder: str | Path | None, *, device: str = "cpu", batch_size: int = 64
+) -> Encoder:
     """The encoder for a folder or cached Hugging Face id (None: the packaged MiniLM);
     a folder that is not a model is refused before anything is loaded or stored."""
     if device == "auto":
@@ -130,16 +136,19 @@ def cached_vectors(store: Any, fingerprint: str, hashes: Sequence[str]) -> dict[
     found: dict[str, bytes] = {}
     with store.unit_of_work() as db:
         for start in range(0, len(hashes), _IN_CHUNK):
-            chunk = hashes[start:start + _IN_CHUNK]
+            chunk = hashes[start : start + _IN_CHUNK]
             for digest, vector in db.execute(
-                    select(Encoding.content_hash, Encoding.vector)
-                    .where(Encoding.encoder == fingerprint, Encoding.content_hash.in_(chunk))):
+                select(Encoding.content_hash, Encoding.vector).where(
+                    Encoding.encoder == fingerprint, Encoding.content_hash.in_(chunk)
+                )
+            ):
                 found[digest] = vector
     return found
 
 
-def _store_vectors(store: Any, fingerprint: str,
-                   rows: Sequence[tuple[str, str, bytes, int]]) -> None:
+def _store_vectors(
+    store: Any, fingerprint: str, rows: Sequence[tuple[str, str, bytes, int]]
+) -> None:
     from sqlalchemy.dialects.sqlite import insert
 
     from core.store.models import Encoding
@@ -147,14 +156,32 @@ def _store_vectors(store: Any, fingerprint: str,
     if not rows:
         return
     with store.unit_of_work() as db:
-        db.execute(insert(Encoding).values([
-            {"encoder": fingerprint, "content_hash": digest, "kind": kind, "vector": blob,
-             "dim": dim} for digest, kind, blob, dim in rows]).on_conflict_do_nothing())
+        db.execute(
+            insert(Encoding)
+            .values(
+                [
+                    {
+                        "encoder": fingerprint,
+                        "content_hash": digest,
+                        "kind": kind,
+                        "vector": blob,
+                        "dim": dim,
+                    }
+                    for digest, kind, blob, dim in rows
+                ]
+            )
+            .on_conflict_do_nothing()
+        )
 
 
-def encode_cached(store: Any | None, encoder: Encoder, texts: Sequence[str], kind: str,
-                  ctx: JobContext | None = None,
-                  on_encoded: Callable[[int], None] | None = None) -> Any:
+def encode_cached(
+    store: Any | None,
+    encoder: Encoder,
+    texts: Sequence[str],
+    kind: str,
+    ctx: JobContext | None = None,
+    on_encoded: Callable[[int], None] | None = None,
+) -> Any:
     """A (len(texts), dim) float32 array of normalised vectors. Unique strings missing from
     the session cache are encoded in batches of ``encoder.batch_size`` (longest first, as
     sentence-transformers does) and stored as they come, so a cancel keeps them."""
@@ -174,12 +201,17 @@ def encode_cached(store: Any | None, encoder: Encoder, texts: Sequence[str], kin
         for start in range(0, len(missing), step):
             if ctx is not None:
                 ctx.check_cancelled()
-            part = missing[start:start + step]
-            out = np.asarray(model.encode([unique[i] for i in part],
-                                          batch_size=encoder.batch_size,
-                                          normalize_embeddings=True,
-                                          show_progress_bar=False,
-                                          convert_to_numpy=True), dtype="<f4")
+            part = missing[start : start + step]
+            out = np.asarray(
+                model.encode(
+                    [unique[i] for i in part],
+                    batch_size=encoder.batch_size,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                    convert_to_numpy=True,
+                ),
+                dtype="<f4",
+            )
             rows = []
             for i, vector in zip(part, out, strict=True):
                 vectors[hashes[i]] = vector
@@ -216,12 +248,12 @@ class RetrievalPair:
 
 def _chunks(values: Sequence[Any], size: int = _IN_CHUNK) -> Iterable[Sequence[Any]]:
     for start in range(0, len(values), size):
-        yield values[start:start + size]
+        yield values[start : start + size]
 
 
-def unit_triples(store: Any, unit_ids: Sequence[int] | None = None,
-                 langs: Sequence[str] | None = None
-                 ) -> dict[tuple[int, str], tuple[tuple[str, str, str], ...]]:
+def unit_triples(
+    store: Any, unit_ids: Sequence[int] | None = None, langs: Sequence[str] | None = None
+) -> dict[tuple[int, str], tuple[tuple[str, str, str], ...]]:
     """(unit, lang) → the ``main`` tripleset (else the set the language has), overrides
     applied: the rule of the scoring job."""
     from sqlalchemy import select
@@ -229,8 +261,9 @@ def unit_triples(store: Any, unit_ids: Sequence[int] | None = None,
     from core.store.models import UnitTriple
 
     rows_by_set: dict[tuple[int, str, str], list[tuple[str, str, str]]] = defaultdict(list)
-    query = select(UnitTriple).order_by(UnitTriple.unit_id, UnitTriple.lang,
-                                        UnitTriple.tripleset, UnitTriple.position)
+    query = select(UnitTriple).order_by(
+        UnitTriple.unit_id, UnitTriple.lang, UnitTriple.tripleset, UnitTriple.position
+    )
     if langs:
         query = query.where(UnitTriple.lang.in_(list(langs)))
     with store.unit_of_work() as db:
@@ -248,9 +281,14 @@ def unit_triples(store: Any, unit_ids: Sequence[int] | None = None,
     return chosen
 
 
-def load_pairs(store: Any, *, run_id: int | None = None, langs: Sequence[str] | None = None,
-               quality: str | None = None, one_text_per_graph: bool = False
-               ) -> list[RetrievalPair]:
+def load_pairs(
+    store: Any,
+    *,
+    run_id: int | None = None,
+    langs: Sequence[str] | None = None,
+    quality: str | None = None,
+    one_text_per_graph: bool = False,
+) -> list[RetrievalPair]:
     """The session's references (``run_id`` None; only ``quality`` if given) or a run's
     parsed outputs, each with its unit's graph in the text's language. Texts that are
     empty or whose unit has no triples in that language are left out.
@@ -262,17 +300,22 @@ def load_pairs(store: Any, *, run_id: int | None = None, langs: Sequence[str] | 
     rows: list[tuple[int, int, str, str]] = []
     with store.unit_of_work() as db:
         if run_id is None:
-            query: Any = select(UnitReference.id, UnitReference.unit_id, UnitReference.lang,
-                                UnitReference.text).order_by(UnitReference.id)
+            query: Any = select(
+                UnitReference.id, UnitReference.unit_id, UnitReference.lang, UnitReference.text
+            ).order_by(UnitReference.id)
             if quality:
                 query = query.where(UnitReference.quality == quality)
             source = "reference"
         else:
             if db.get(ModelRun, run_id) is None:
                 raise UserFacingError(f"run {run_id}: no such run in this session")
-            query = (select(Verbalisation.id, Verbalisation.unit_id, Verbalisation.lang,
-                            Verbalisation.text)
-                     .where(Verbalisation.run_id == run_id).order_by(Verbalisation.id))
+            query = (
+                select(
+                    Verbalisation.id, Verbalisation.unit_id, Verbalisation.lang, Verbalisation.text
+                )
+                .where(Verbalisation.run_id == run_id)
+                .order_by(Verbalisation.id)
+            )
             source = "verbalisation"
         if langs:
             column = UnitReference.lang if run_id is None else Verbalisation.lang
@@ -304,8 +347,7 @@ class DirectionScores:
     mrr: float
 
     def as_dict(self) -> dict[str, float | int]:
-        return {"queries": self.queries, "top1": self.top1, "top5": self.top5,
-                "mrr": self.mrr}
+        return {"queries": self.queries, "top1": self.top1, "top5": self.top5, "mrr": self.mrr}
 
 
 @dataclass(frozen=True)
@@ -331,18 +373,25 @@ class RetrievalResult:
     matches: list[TextMatch] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"encoder": self.encoder, "fingerprint": self.fingerprint,
-                "pairs": self.pairs, "graphs": self.graphs, "texts": self.texts,
-                "encoded": self.encoded, "text_to_graph": self.text_to_graph.as_dict(),
-                "graph_to_text": self.graph_to_text.as_dict()}
+        return {
+            "encoder": self.encoder,
+            "fingerprint": self.fingerprint,
+            "pairs": self.pairs,
+            "graphs": self.graphs,
+            "texts": self.texts,
+            "encoded": self.encoded,
+            "text_to_graph": self.text_to_graph.as_dict(),
+            "graph_to_text": self.graph_to_text.as_dict(),
+        }
 
     def worst(self, n: int = 20) -> list[TextMatch]:
         """The texts that match their own graph worst: lowest cosine first."""
         return sorted(self.matches, key=lambda m: (m.similarity, -m.rank))[:n]
 
 
-def ranks(queries: Any, candidates: Any, positives: Sequence[Sequence[int]],
-          chunk: int = 256) -> tuple[list[int], list[float]]:
+def ranks(
+    queries: Any, candidates: Any, positives: Sequence[Sequence[int]], chunk: int = 256
+) -> tuple[list[int], list[float]]:
     """Per query row: rank of its best correct candidate (1 + wrong candidates scored
     strictly higher) and that best correct score. Chunked, so memory stays
     ``chunk × len(candidates)``."""
@@ -351,7 +400,7 @@ def ranks(queries: Any, candidates: Any, positives: Sequence[Sequence[int]],
     out_ranks: list[int] = []
     best_scores: list[float] = []
     for start in range(0, queries.shape[0], chunk):
-        scores = queries[start:start + chunk] @ candidates.T
+        scores = queries[start : start + chunk] @ candidates.T
         for offset, row in enumerate(scores):
             best = float(np.max(row[list(positives[start + offset])]))
             out_ranks.append(1 + int(np.count_nonzero(row > best)))
@@ -363,17 +412,26 @@ def _direction(rank_list: Sequence[int]) -> DirectionScores:
     n = len(rank_list)
     if n == 0:
         return DirectionScores(0, 0.0, 0.0, 0.0)
-    return DirectionScores(n, sum(r == 1 for r in rank_list) / n,
-                           sum(r <= 5 for r in rank_list) / n,
-                           sum(1.0 / r for r in rank_list) / n)
+    return DirectionScores(
+        n,
+        sum(r == 1 for r in rank_list) / n,
+        sum(r <= 5 for r in rank_list) / n,
+        sum(1.0 / r for r in rank_list) / n,
+    )
 
 
-def evaluate(pairs: Sequence[RetrievalPair], encoder: Encoder, store: Any | None = None,
-             ctx: JobContext | None = None) -> RetrievalResult:
+def evaluate(
+    pairs: Sequence[RetrievalPair],
+    encoder: Encoder,
+    store: Any | None = None,
+    ctx: JobContext | None = None,
+) -> RetrievalResult:
     """Retrieval in both directions over ``pairs`` (definitions in the module doc)."""
     if not pairs:
-        raise UserFacingError("no texts with a graph to retrieve over (the session has no "
-                              "references, or the run no parsed outputs, in these languages)")
+        raise UserFacingError(
+            "no texts with a graph to retrieve over (the session has no "
+            "references, or the run no parsed outputs, in these languages)"
+        )
     graphs = list(dict.fromkeys(p.graph for p in pairs))
     texts = list(dict.fromkeys(p.text for p in pairs))
     g_index = {g: i for i, g in enumerate(graphs)}
@@ -407,24 +465,39 @@ def evaluate(pairs: Sequence[RetrievalPair], encoder: Encoder, store: Any | None
     for pair in pairs:
         ti, gi = t_index[pair.text], g_index[pair.graph]
         matches.append(TextMatch(pair, float(np.dot(t_vec[ti], g_vec[gi])), t_ranks[ti]))
-    return RetrievalResult(encoder.name, encoder.fingerprint, len(pairs), len(graphs),
-                           len(texts), _direction(t_ranks), _direction(g_ranks),
-                           done[0], matches)
+    return RetrievalResult(
+        encoder.name,
+        encoder.fingerprint,
+        len(pairs),
+        len(graphs),
+        len(texts),
+        _direction(t_ranks),
+        _direction(g_ranks),
+        done[0],
+        matches,
+    )
 
 
-def inversion_errors(pairs: Sequence[RetrievalPair], encoder: Encoder,
-                     store: Any | None = None, ctx: JobContext | None = None
-                     ) -> tuple[int, int]:
+def inversion_errors(
+    pairs: Sequence[RetrievalPair],
+    encoder: Encoder,
+    store: Any | None = None,
+    ctx: JobContext | None = None,
+) -> tuple[int, int]:
     """EREDAT's inversion test: over the 1-triple graphs whose subject and object differ,
     (how many texts score the swapped graph strictly above their own, how many tested)."""
     import numpy as np
 
-    tested = [p for p in pairs if len(p.triples) == 1
-              and p.triples[0][0].strip() != p.triples[0][2].strip()]
+    tested = [
+        p
+        for p in pairs
+        if len(p.triples) == 1 and p.triples[0][0].strip() != p.triples[0][2].strip()
+    ]
     if not tested:
         return 0, 0
-    swapped_graphs = [linearise([(p.triples[0][2], p.triples[0][1], p.triples[0][0])])
-                      for p in tested]
+    swapped_graphs = [
+        linearise([(p.triples[0][2], p.triples[0][1], p.triples[0][0])]) for p in tested
+    ]
     t_vec = encode_cached(store, encoder, [p.text for p in tested], "text", ctx)
     g_vec = encode_cached(store, encoder, [p.graph for p in tested], "graph", ctx)
     s_vec = encode_cached(store, encoder, swapped_graphs, "graph", ctx)
@@ -441,8 +514,15 @@ class GraphHit:
     similarity: float
 
 
-def find_graphs(store: Any, text: str, encoder: Encoder, *, lang: str | None = None,
-                k: int = 10, ctx: JobContext | None = None) -> list[GraphHit]:
+def find_graphs(
+    store: Any,
+    text: str,
+    encoder: Encoder,
+    *,
+    lang: str | None = None,
+    k: int = 10,
+    ctx: JobContext | None = None,
+) -> list[GraphHit]:
     """The ``k`` session graphs (units, in ``lang`` if given) most similar to ``text``."""
     import numpy as np
 
@@ -450,16 +530,16 @@ def find_graphs(store: Any, text: str, encoder: Encoder, *, lang: str | None = N
         raise UserFacingError("the text is empty: nothing to search with")
     graphs = unit_triples(store, None, [lang] if lang else None)
     if not graphs:
-        raise UserFacingError("the session has no units with triples"
-                              + (f" in {lang!r}" if lang else ""))
+        raise UserFacingError(
+            "the session has no units with triples" + (f" in {lang!r}" if lang else "")
+        )
     keys = sorted(graphs)
     strings = [linearise(graphs[key]) for key in keys]
     g_vec = encode_cached(store, encoder, strings, "graph", ctx)
     t_vec = encode_cached(store, encoder, [text], "text", ctx)
     scores = g_vec @ t_vec[0]
     order = np.argsort(-scores, kind="stable")[:k]
-    return [GraphHit(keys[i][0], keys[i][1], graphs[keys[i]], float(scores[i]))
-            for i in order]
+    return [GraphHit(keys[i][0], keys[i][1], graphs[keys[i]], float(scores[i])) for i in order]
 
 
 # --------------------------------------------------------------------------- job
@@ -486,9 +566,12 @@ class RetrievalSummary:
     def as_dict(self) -> dict[str, Any]:
         out = self.result.as_dict()
         out["inversion"] = {
-            "tested": self.inversion_tested, "inverted_above": self.inverted_above,
-            "share": (self.inverted_above / self.inversion_tested
-                      if self.inversion_tested else None)}
+            "tested": self.inversion_tested,
+            "inverted_above": self.inverted_above,
+            "share": (
+                self.inverted_above / self.inversion_tested if self.inversion_tested else None
+            ),
+        }
         return out
 
 
@@ -496,14 +579,17 @@ def retrieval_job(store: Any, request: RetrievalRequest) -> Job[RetrievalSummary
     """Encode (cached) and rank a session's references or a run's outputs."""
     if request.batch_size < 1:
         raise UserFacingError("batch size must be at least 1")
-    encoder = open_encoder(request.encoder, device=request.device,
-                           batch_size=request.batch_size)
+    encoder = open_encoder(request.encoder, device=request.device, batch_size=request.batch_size)
     what = "references" if request.run_id is None else f"run {request.run_id}"
 
     def run(ctx: JobContext) -> RetrievalSummary:
-        pairs = load_pairs(store, run_id=request.run_id, langs=request.langs,
-                           quality=request.quality,
-                           one_text_per_graph=request.one_text_per_graph)
+        pairs = load_pairs(
+            store,
+            run_id=request.run_id,
+            langs=request.langs,
+            quality=request.quality,
+            one_text_per_graph=request.one_text_per_graph,
+        )
         result = evaluate(pairs, encoder, store, ctx)
         summary = RetrievalSummary(result)
         if request.inversion:
@@ -511,7 +597,14 @@ def retrieval_job(store: Any, request: RetrievalRequest) -> Job[RetrievalSummary
             summary.inverted_above, summary.inversion_tested = above, tested
         return summary
 
-    return Job(f"Retrieval over {what}", run, kind="retrieval",
-               params={"run": request.run_id, "langs": list(request.langs or ()),
-                       "encoder": encoder.name, "fingerprint": encoder.fingerprint})
-
+    return Job(
+        f"Retrieval over {what}",
+        run,
+        kind="retrieval",
+        params={
+            "run": request.run_id,
+            "langs": list(request.langs or ()),
+            "encoder": encoder.name,
+            "fingerprint": encoder.fingerprint,
+        },
+    )

@@ -163,7 +163,7 @@ class _Text:
 
 def _chunks(values: Sequence[Any], size: int = _IN_CHUNK) -> Iterable[Sequence[Any]]:
     for start in range(0, len(values), size):
-        yield values[start:start + size]
+        yield values[start : start + size]
 
 
 def _check_langs(langs: Sequence[str] | None) -> None:
@@ -183,8 +183,11 @@ def _still_writing(status: str, software: Any) -> str | None:
     if state in ("none", "gone") or not isinstance(owner, dict):
         return None  # an old run without an owner, or one whose process has ended
     where = f"process {owner.get('pid')} on {owner.get('host')}"
-    return (f"still being written by {where}" if state == "alive"
-            else f"perhaps still being written by {where}")
+    return (
+        f"still being written by {where}"
+        if state == "alive"
+        else f"perhaps still being written by {where}"
+    )
 
 
 def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
@@ -197,17 +200,26 @@ def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
         query = select(ModelRun).order_by(ModelRun.id)
         if run_ids is not None:
             query = query.where(ModelRun.id.in_(list(run_ids)))
-        runs = {r.id: _Run(r.id, r.kind, r.model_id, r.system_name or r.model_id,
-                           dict(r.parameters or {}), dict(r.prompt_templates or {}),
-                           _still_writing(r.status, r.software))
-                for r in db.scalars(query)}
+        runs = {
+            r.id: _Run(
+                r.id,
+                r.kind,
+                r.model_id,
+                r.system_name or r.model_id,
+                dict(r.parameters or {}),
+                dict(r.prompt_templates or {}),
+                _still_writing(r.status, r.software),
+            )
+            for r in db.scalars(query)
+        }
     if run_ids is not None:
         missing = sorted(set(run_ids) - set(runs))
         if missing:
             raise UserFacingError(
                 f"no run {', '.join(map(str, missing))} in this session "
                 f"(runs here: {', '.join(map(str, sorted(runs))) or 'none'}; "
-                "see taillens score --session S --list-runs)")
+                "see taillens score --session S --list-runs)"
+            )
     return runs
 
 
@@ -253,38 +265,69 @@ class _UnitMaterial:
         value_types: dict[int, str | None] = {}
         with store.unit_of_work() as db:
             for chunk in _chunks(list(unit_ids)):
-                for uid, root in db.execute(select(DataUnit.id, DataUnit.root_qid)
-                                            .where(DataUnit.id.in_(chunk))):
+                for uid, root in db.execute(
+                    select(DataUnit.id, DataUnit.root_qid).where(DataUnit.id.in_(chunk))
+                ):
                     roots[uid] = root
                 columns = [getattr(UnitTriple, name) for name in _TripleRow._fields]
-                for values in db.execute(select(*columns).where(UnitTriple.unit_id.in_(chunk))
-                                         .order_by(UnitTriple.unit_id, UnitTriple.lang,
-                                                   UnitTriple.tripleset, UnitTriple.position)):
+                for values in db.execute(
+                    select(*columns)
+                    .where(UnitTriple.unit_id.in_(chunk))
+                    .order_by(
+                        UnitTriple.unit_id,
+                        UnitTriple.lang,
+                        UnitTriple.tripleset,
+                        UnitTriple.position,
+                    )
+                ):
                     row = _TripleRow(*values)
                     rows_by_set[(row.unit_id, row.lang, row.tripleset)].append(row)
                 for ref_id, ref_unit, ref_lang, ref_quality, ref_text in db.execute(
-                        select(UnitReference.id, UnitReference.unit_id, UnitReference.lang,
-                               UnitReference.quality, UnitReference.text)
-                        .where(UnitReference.unit_id.in_(chunk))
-                        .order_by(UnitReference.id)):
-                    self.references[(ref_unit, ref_lang, ref_quality)].append(
-                        (ref_id, ref_text))
-                    self.reference_rows.append(_Text(ref_text, ref_lang, ref_unit,
-                                                     reference_id=ref_id, quality=ref_quality))
-            claim_ids = sorted({r.claim_id for rows in rows_by_set.values() for r in rows
-                                if r.claim_id is not None})
+                    select(
+                        UnitReference.id,
+                        UnitReference.unit_id,
+                        UnitReference.lang,
+                        UnitReference.quality,
+                        UnitReference.text,
+                    )
+                    .where(UnitReference.unit_id.in_(chunk))
+                    .order_by(UnitReference.id)
+                ):
+                    self.references[(ref_unit, ref_lang, ref_quality)].append((ref_id, ref_text))
+                    self.reference_rows.append(
+                        _Text(
+                            ref_text, ref_lang, ref_unit, reference_id=ref_id, quality=ref_quality
+                        )
+                    )
+            claim_ids = sorted(
+                {
+                    r.claim_id
+                    for rows in rows_by_set.values()
+                    for r in rows
+                    if r.claim_id is not None
+                }
+            )
             for chunk in _chunks(claim_ids):
-                for cid, vtype in db.execute(select(Claim.id, Claim.value_type)
-                                             .where(Claim.id.in_(chunk))):
+                for cid, vtype in db.execute(
+                    select(Claim.id, Claim.value_type).where(Claim.id.in_(chunk))
+                ):
                     value_types[cid] = vtype
-            qids = sorted({q for rows in rows_by_set.values() for r in rows
-                           for q in (r.subject_qid, r.object_value) if q and _QID.match(q)})
+            qids = sorted(
+                {
+                    q
+                    for rows in rows_by_set.values()
+                    for r in rows
+                    for q in (r.subject_qid, r.object_value)
+                    if q and _QID.match(q)
+                }
+            )
             terms: dict[tuple[str, str], list[str]] = defaultdict(list)
             for chunk in _chunks(qids):
                 for item_id, lang, _kind, text in db.execute(
-                        select(Term.item_id, Term.lang, Term.kind, Term.text)
-                        .where(Term.item_id.in_(chunk), Term.kind.in_(("label", "alias")))
-                        .order_by(Term.item_id, Term.lang, Term.kind, Term.ordinal)):
+                    select(Term.item_id, Term.lang, Term.kind, Term.text)
+                    .where(Term.item_id.in_(chunk), Term.kind.in_(("label", "alias")))
+                    .order_by(Term.item_id, Term.lang, Term.kind, Term.ordinal)
+                ):
                     terms[(item_id, lang)].append(text)
         # Per (unit, lang): the main tripleset, else whichever set the language has.
         chosen: dict[tuple[int, str], list[Any]] = {}
@@ -300,18 +343,32 @@ class _UnitMaterial:
             first_subject = max(subjects, key=subjects.count) if subjects else None
             entities: list[EntityInfo] = []
             for row, (subject, _predicate, obj) in zip(rows, triples, strict=True):
-                is_root = (row.subject_qid == root) if row.subject_qid and root else (
-                    subject == first_subject)
-                entities.append(EntityInfo(
-                    subject, _aliases(terms, row.subject_qid, lang, subject), row.subject_qid,
-                    is_root=is_root))
-                object_qid = row.object_value if row.object_value and _QID.match(
-                    row.object_value) else None
+                is_root = (
+                    (row.subject_qid == root)
+                    if row.subject_qid and root
+                    else (subject == first_subject)
+                )
+                entities.append(
+                    EntityInfo(
+                        subject,
+                        _aliases(terms, row.subject_qid, lang, subject),
+                        row.subject_qid,
+                        is_root=is_root,
+                    )
+                )
+                object_qid = (
+                    row.object_value if row.object_value and _QID.match(row.object_value) else None
+                )
                 vtype = value_types.get(row.claim_id) if row.claim_id else None
-                entities.append(EntityInfo(
-                    obj, _aliases(terms, object_qid, lang, obj), object_qid,
-                    is_root=bool(root and object_qid == root),
-                    value_type="item" if vtype in (None, "wikibase-item") else vtype))
+                entities.append(
+                    EntityInfo(
+                        obj,
+                        _aliases(terms, object_qid, lang, obj),
+                        object_qid,
+                        is_root=bool(root and object_qid == root),
+                        value_type="item" if vtype in (None, "wikibase-item") else vtype,
+                    )
+                )
             self.entities[(unit_id, lang)] = tuple(entities)
 
 
@@ -337,23 +394,35 @@ def unit_material(store: Any, unit_id: int, lang: str) -> UnitMaterial:
     scoring job reads them (so the Scores panel's detail shows what a score was made
     from)."""
     material = _UnitMaterial(store, [unit_id])
-    references = {quality: tuple(pairs)
-                  for (uid, ref_lang, quality), pairs in material.references.items()
-                  if uid == unit_id and ref_lang == lang}
-    return UnitMaterial(unit_id, lang, tuple(material.triples.get((unit_id, lang), ())),
-                        material.entities.get((unit_id, lang), ()), references)
+    references = {
+        quality: tuple(pairs)
+        for (uid, ref_lang, quality), pairs in material.references.items()
+        if uid == unit_id and ref_lang == lang
+    }
+    return UnitMaterial(
+        unit_id,
+        lang,
+        tuple(material.triples.get((unit_id, lang), ())),
+        material.entities.get((unit_id, lang), ()),
+        references,
+    )
 
 
-def _aliases(terms: dict[tuple[str, str], list[str]], qid: str | None, lang: str,
-             shown: str) -> tuple[str, ...]:
+def _aliases(
+    terms: dict[tuple[str, str], list[str]], qid: str | None, lang: str, shown: str
+) -> tuple[str, ...]:
     if not qid:
         return ()
     return tuple(dict.fromkeys(t for t in terms.get((qid, lang), ()) if t != shown))
 
 
-def _load_verbalisations(store: Any, runs: dict[int, _Run], request: ScoringRequest,
-                         summary: ScoringSummary, metrics: Sequence[str] = ()
-                         ) -> tuple[list[_Text], list[_Text]]:
+def _load_verbalisations(
+    store: Any,
+    runs: dict[int, _Run],
+    request: ScoringRequest,
+    summary: ScoringSummary,
+    metrics: Sequence[str] = (),
+) -> tuple[list[_Text], list[_Text]]:
     """(parsed texts, raw replies): what the metrics score, and what ``ppl`` scores.
 
     A raw reply is everything the model generated (for imports, the line as given),
@@ -363,12 +432,25 @@ def _load_verbalisations(store: Any, runs: dict[int, _Run], request: ScoringRequ
 
     from core.store.models import Verbalisation
 
-    query = select(Verbalisation.id, Verbalisation.run_id, Verbalisation.unit_id,
-                   Verbalisation.lang, Verbalisation.text, Verbalisation.raw_output,
-                   Verbalisation.prompt, Verbalisation.token_logprobs).where(
-        Verbalisation.run_id.in_(list(runs))).order_by(
-        Verbalisation.run_id, Verbalisation.lang, Verbalisation.unit_id,
-        Verbalisation.candidate_index)
+    query = (
+        select(
+            Verbalisation.id,
+            Verbalisation.run_id,
+            Verbalisation.unit_id,
+            Verbalisation.lang,
+            Verbalisation.text,
+            Verbalisation.raw_output,
+            Verbalisation.prompt,
+            Verbalisation.token_logprobs,
+        )
+        .where(Verbalisation.run_id.in_(list(runs)))
+        .order_by(
+            Verbalisation.run_id,
+            Verbalisation.lang,
+            Verbalisation.unit_id,
+            Verbalisation.candidate_index,
+        )
+    )
     if request.langs is not None:
         query = query.where(Verbalisation.lang.in_(list(request.langs)))
     if request.unit_ids is not None:
@@ -382,29 +464,54 @@ def _load_verbalisations(store: Any, runs: dict[int, _Run], request: ScoringRequ
             parsed = text is not None and bool(text.strip())
             reply = (raw or "").strip() or (text or "").strip()
             if reply:
-                replies.append(_Text(reply, lang, unit_id, verbalisation_id=vid, run_id=run_id,
-                                     prompt=prompt, parse_ok=parsed,
-                                     token_logprobs=_logprob_values(logprobs)))
+                replies.append(
+                    _Text(
+                        reply,
+                        lang,
+                        unit_id,
+                        verbalisation_id=vid,
+                        run_id=run_id,
+                        prompt=prompt,
+                        parse_ok=parsed,
+                        token_logprobs=_logprob_values(logprobs),
+                    )
+                )
             if parsed:
-                texts.append(_Text(text, lang, unit_id, verbalisation_id=vid, run_id=run_id,
-                                   prompt=prompt))
+                texts.append(
+                    _Text(text, lang, unit_id, verbalisation_id=vid, run_id=run_id, prompt=prompt)
+                )
                 continue
             kind = "unparsed" if reply else "empty"
             blank[(run_id, lang)][kind] += 1
             excluded = request.exclude_empty or (kind == "unparsed" and request.exclude_unparsed)
             if not excluded:
-                texts.append(_Text("", lang, unit_id, verbalisation_id=vid, run_id=run_id,
-                                   prompt=prompt, parse_ok=False, output=kind))
+                texts.append(
+                    _Text(
+                        "",
+                        lang,
+                        unit_id,
+                        verbalisation_id=vid,
+                        run_id=run_id,
+                        prompt=prompt,
+                        parse_ok=False,
+                        output=kind,
+                    )
+                )
     for (run_id, lang), counts in sorted(blank.items()):
         for kind, n in sorted(counts.items()):
-            what = ("empty outputs" if kind == "empty" else
-                    "replies from which no answer was parsed")
+            what = "empty outputs" if kind == "empty" else "replies from which no answer was parsed"
             excluded = request.exclude_empty or (kind == "unparsed" and request.exclude_unparsed)
-            how = ("were LEFT OUT of every score (excluded on request)" if excluded else
-                   "were scored as empty texts (as the WebNLG scripts do; exclude them "
-                   "explicitly to leave them out)")
-            but = (" (perplexity scored their raw replies)"
-                   if kind == "unparsed" and PPL in metrics else "")
+            how = (
+                "were LEFT OUT of every score (excluded on request)"
+                if excluded
+                else "were scored as empty texts (as the WebNLG scripts do; exclude them "
+                "explicitly to leave them out)"
+            )
+            but = (
+                " (perplexity scored their raw replies)"
+                if kind == "unparsed" and PPL in metrics
+                else ""
+            )
             summary.note(f"run {run_id}, {lang}: {n:,} {what} {how}{but}")
     return texts, replies
 
@@ -419,8 +526,9 @@ def validate_request(store: Any, request: ScoringRequest) -> dict[int, _Run]:
     return load_runs(store, request.run_ids)
 
 
-def unfinished_runs(runs: dict[int, _Run], request: ScoringRequest
-                    ) -> tuple[dict[int, _Run], list[str]]:
+def unfinished_runs(
+    runs: dict[int, _Run], request: ScoringRequest
+) -> tuple[dict[int, _Run], list[str]]:
     """The runs to score and a note for each run still being written: without
     ``request.partial`` such a run is left out (scores describe finished runs); with it,
     it is kept and its corpus rows are marked partial."""
@@ -431,12 +539,16 @@ def unfinished_runs(runs: dict[int, _Run], request: ScoringRequest
             kept[run_id] = run
         elif request.partial:
             kept[run_id] = run
-            notes.append(f"run {run_id} ({run.name}) is {run.writing}: scored partly, "
-                         "its corpus figures are marked partial; score again when it has "
-                         "finished")
+            notes.append(
+                f"run {run_id} ({run.name}) is {run.writing}: scored partly, "
+                "its corpus figures are marked partial; score again when it has "
+                "finished"
+            )
         else:
-            notes.append(f"run {run_id} ({run.name}) is {run.writing}: not scored; score "
-                         "again when it has finished (or --partial to score what it has)")
+            notes.append(
+                f"run {run_id} ({run.name}) is {run.writing}: not scored; score "
+                "again when it has finished (or --partial to score what it has)"
+            )
     return kept, notes
 
 
@@ -445,9 +557,13 @@ class _LazyItems(Sequence[ScoringItem]):
     at a time for a corpus score), so a large session never holds them all: the texts
     and, per text, its references (and prompt) are all a group keeps."""
 
-    def __init__(self, make: Callable[..., ScoringItem], texts: Sequence[_Text],
-                 references: Sequence[Sequence[str]] | None = None,
-                 prompts: Sequence[str | None] | None = None) -> None:
+    def __init__(
+        self,
+        make: Callable[..., ScoringItem],
+        texts: Sequence[_Text],
+        references: Sequence[Sequence[str]] | None = None,
+        prompts: Sequence[str | None] | None = None,
+    ) -> None:
         self._make = make
         self._texts = texts
         self._references = references
@@ -457,9 +573,11 @@ class _LazyItems(Sequence[ScoringItem]):
         return len(self._texts)
 
     def _one(self, index: int) -> ScoringItem:
-        return self._make(self._texts[index],
-                          self._references[index] if self._references is not None else (),
-                          self._prompts[index] if self._prompts is not None else None)
+        return self._make(
+            self._texts[index],
+            self._references[index] if self._references is not None else (),
+            self._prompts[index] if self._prompts is not None else None,
+        )
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
@@ -492,11 +610,13 @@ _Result = tuple[_Group, list[MetricValue], MetricValue | None, Metric]
 
 
 class _Scorer:
-    def __init__(self, store: Any, request: ScoringRequest, runs: dict[int, _Run],
-                 ctx: JobContext) -> None:
+    def __init__(
+        self, store: Any, request: ScoringRequest, runs: dict[int, _Run], ctx: JobContext
+    ) -> None:
         self.store = store
         if {ESA, HALLUCINATION} & set(expand_metric_names(request.metrics)) and not (
-                request.options.esa_synonyms):
+            request.options.esa_synonyms
+        ):
             # The session's synonym table (the ESA paper's dictionary) joins ESA's names.
             from dataclasses import replace
 
@@ -510,37 +630,49 @@ class _Scorer:
         self.ctx = ctx
         self.summary = ScoringSummary()
         self.metrics = expand_metric_names(request.metrics)
-        self.texts, self.replies = _load_verbalisations(store, runs, request, self.summary,
-                                                        self.metrics)
+        self.texts, self.replies = _load_verbalisations(
+            store, runs, request, self.summary, self.metrics
+        )
         # Texts per run and language as loaded (see _run_texts).
         self._text_counts = _run_text_counts(store)
-        unit_ids = sorted({t.unit_id for t in (*self.texts, *self.replies)}
-                          | set(request.unit_ids or ()))
+        unit_ids = sorted(
+            {t.unit_id for t in (*self.texts, *self.replies)} | set(request.unit_ids or ())
+        )
         if request.references and request.unit_ids is None:
             unit_ids = _all_unit_ids(store)
         self.material = _UnitMaterial(store, unit_ids)
         self.reference_texts = [
-            t for t in self.material.reference_rows
-            if request.references and (request.langs is None or t.lang in request.langs)]
+            t
+            for t in self.material.reference_rows
+            if request.references and (request.langs is None or t.lang in request.langs)
+        ]
         self.summary.texts = len(self.texts) + len(self.reference_texts)
         if {ESA, HALLUCINATION} & set(self.metrics):
             count = len(request.options.esa_synonyms)
-            self.summary.note(f"ESA looked for names, aliases and {count:,} synonym rows "
-                              "(taillens synonyms, Scores ▸ Synonyms…)")
+            self.summary.note(
+                f"ESA looked for names, aliases and {count:,} synonym rows "
+                "(taillens synonyms, Scores ▸ Synonyms…)"
+            )
         self._metric_cache: dict[tuple[str, str | None], Metric] = {}
         # Group "models" that are a server run's stored log-probabilities -> served model.
         self._server_models: dict[str, str] = {}
 
     # items
 
-    def _item(self, text: _Text, references: Sequence[str] = (),
-              prompt: str | None = None) -> ScoringItem:
+    def _item(
+        self, text: _Text, references: Sequence[str] = (), prompt: str | None = None
+    ) -> ScoringItem:
         key = (text.unit_id, text.lang)
-        return ScoringItem(text=text.text, lang=text.lang, references=tuple(references),
-                           triples=tuple(self.material.triples.get(key, ())),
-                           entities=self.material.entities.get(key, ()), prompt=prompt,
-                           key=text.verbalisation_id or text.reference_id,
-                           token_logprobs=text.token_logprobs)
+        return ScoringItem(
+            text=text.text,
+            lang=text.lang,
+            references=tuple(references),
+            triples=tuple(self.material.triples.get(key, ())),
+            entities=self.material.entities.get(key, ()),
+            prompt=prompt,
+            key=text.verbalisation_id or text.reference_id,
+            token_logprobs=text.token_logprobs,
+        )
 
     def _prompt(self, text: _Text) -> tuple[str | None, str]:
         """The prompt a verbalisation was generated from, and where it came from:
@@ -562,12 +694,14 @@ class _Scorer:
         try:
             from core.verbalise.prompts import render_prompt
         except ImportError:
-            self.summary.note("core.verbalise.prompts is missing: perplexity scored "
-                              "without prompts")
+            self.summary.note(
+                "core.verbalise.prompts is missing: perplexity scored without prompts"
+            )
             return None
         try:
-            return render_prompt(template, self.material.triples.get(
-                (text.unit_id, text.lang), ()), text.lang)
+            return render_prompt(
+                template, self.material.triples.get((text.unit_id, text.lang), ()), text.lang
+            )
         except ValueError as error:  # a stored template without its {triples} slot
             self.summary.note(f"run {run.id}: {error}; perplexity scored without the prompt")
             return None
@@ -585,18 +719,25 @@ class _Scorer:
         if metric in REFERENCE_BASED:
             for (run_id, lang), texts in by_run_lang.items():
                 for quality in QUALITIES:
-                    chosen = [t for t in texts
-                              if self.material.references.get((t.unit_id, lang, quality))]
+                    chosen = [
+                        t for t in texts if self.material.references.get((t.unit_id, lang, quality))
+                    ]
                     if len(chosen) < len(texts):
                         self.summary.note(
                             f"run {run_id}, {lang}: {len(texts) - len(chosen):,} of "
                             f"{len(texts):,} texts have no {quality} reference; their "
-                            f"{quality} reference-based scores are absent (not 0)")
+                            f"{quality} reference-based scores are absent (not 0)"
+                        )
                     if not chosen:
                         continue
-                    items = _LazyItems(self._item, chosen, [
-                        [ref for _, ref in self.material.references[(t.unit_id, lang, quality)]]
-                        for t in chosen])
+                    items = _LazyItems(
+                        self._item,
+                        chosen,
+                        [
+                            [ref for _, ref in self.material.references[(t.unit_id, lang, quality)]]
+                            for t in chosen
+                        ],
+                    )
                     groups.append(_Group(run_id, lang, quality, chosen, items))
             return groups
         if metric in MODEL_METRICS:
@@ -604,23 +745,40 @@ class _Scorer:
                 run = self.runs[run_id] if run_id is not None else None
                 model = self.request.options.ppl_model or (
                     run.parameters.get("model_path") or run.model_id
-                    if run is not None and run.kind in ("causal",) else None)
-                if (model is None and metric == PPL and run is not None
-                        and any(t.token_logprobs for t in texts)):
+                    if run is not None and run.kind in ("causal",)
+                    else None
+                )
+                if (
+                    model is None
+                    and metric == PPL
+                    and run is not None
+                    and any(t.token_logprobs for t in texts)
+                ):
                     # A server run that returned log-probabilities: scored from them.
                     model = f"{SERVER_LOGPROBS} of run {run.id}"
                     self._server_models[model] = run.name
                 if model is None:
-                    served = (" and its server returned no token log-probabilities"
-                              if metric == PPL and run is not None and run.kind == "openai"
-                              else "")
+                    served = (
+                        " and its server returned no token log-probabilities"
+                        if metric == PPL and run is not None and run.kind == "openai"
+                        else ""
+                    )
                     self.summary.note(
                         f"{metric}: run {run_id} ({run.kind if run else '?'}) has no causal "
-                        f"model of its own{served}; choose one with --ppl-model")
+                        f"model of its own{served}; choose one with --ppl-model"
+                    )
                     continue
                 if metric != PPL:  # entity_ppl scores labels alone: no prompt
-                    groups.append(_Group(run_id, lang, None, texts,
-                                         _LazyItems(self._item, texts), model=str(model)))
+                    groups.append(
+                        _Group(
+                            run_id,
+                            lang,
+                            None,
+                            texts,
+                            _LazyItems(self._item, texts),
+                            model=str(model),
+                        )
+                    )
                     continue
                 prompts = [self._prompt(t) for t in texts]
                 rebuilt = sum(source == "rebuilt" for _, source in prompts)
@@ -628,24 +786,40 @@ class _Scorer:
                     self.summary.note(
                         f"ppl: run {run_id}, {lang}: {rebuilt:,} verbalisations have no stored "
                         "prompt (made before TailLens stored prompts); their prompt was "
-                        "rebuilt from the run's template and the unit's current triples")
-                items = _LazyItems(self._item, texts,
-                                   prompts=[prompt for prompt, _ in prompts])
-                groups.append(_Group(run_id, lang, None, texts, items, model=str(model),
-                                     prompts=[source for _, source in prompts]))
+                        "rebuilt from the run's template and the unit's current triples"
+                    )
+                items = _LazyItems(self._item, texts, prompts=[prompt for prompt, _ in prompts])
+                groups.append(
+                    _Group(
+                        run_id,
+                        lang,
+                        None,
+                        texts,
+                        items,
+                        model=str(model),
+                        prompts=[source for _, source in prompts],
+                    )
+                )
         else:
             for (run_id, lang), texts in by_run_lang.items():
                 groups.append(_Group(run_id, lang, None, texts, _LazyItems(self._item, texts)))
-        if self.reference_texts and (metric not in MODEL_METRICS
-                                     or self.request.options.ppl_model):
+        if self.reference_texts and (metric not in MODEL_METRICS or self.request.options.ppl_model):
             by_lang_quality: dict[tuple[str, str | None], list[_Text]] = defaultdict(list)
             for text in self.reference_texts:
                 by_lang_quality[(text.lang, text.quality)].append(text)
             for (ref_lang, ref_quality), texts in sorted(
-                    by_lang_quality.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-                groups.append(_Group(None, ref_lang, ref_quality, texts,
-                                     _LazyItems(self._item, texts),
-                                     model=self.request.options.ppl_model))
+                by_lang_quality.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
+            ):
+                groups.append(
+                    _Group(
+                        None,
+                        ref_lang,
+                        ref_quality,
+                        texts,
+                        _LazyItems(self._item, texts),
+                        model=self.request.options.ppl_model,
+                    )
+                )
         return groups
 
     def metric(self, name: str, model: str | None) -> Metric:
@@ -720,13 +894,17 @@ class _Scorer:
             self.ctx.check_cancelled()
             values.extend(metric.sentence_scores(chunk))
             self._done += len(chunk)
-            self.ctx.progress(self._done, self._total, f"{name} · {where} · {group.lang}"
-                              f"{f' · {group.quality}' if group.quality else ''}")
+            self.ctx.progress(
+                self._done,
+                self._total,
+                f"{name} · {where} · {group.lang}{f' · {group.quality}' if group.quality else ''}",
+            )
         corpus = _corpus_of(name, metric, group.items, values)
         return group, values, corpus, metric
 
-    def _score_by_model(self, plans: list[tuple[str, list[_Group]]]
-                        ) -> list[tuple[str, list[_Result]]]:
+    def _score_by_model(
+        self, plans: list[tuple[str, list[_Group]]]
+    ) -> list[tuple[str, list[_Result]]]:
         """Every perplexity group, one causal model at a time: the model is loaded once
         for all its groups of all the perplexity metrics, then freed before the next
         one loads (a 7B model and the next one need not fit together). Results come back
@@ -741,8 +919,7 @@ class _Scorer:
                             scored[(name, index)] = self._score_group(name, group)
             finally:
                 self._close_model(model)
-        return [(name, [scored[(name, i)] for i in range(len(groups))])
-                for name, groups in plans]
+        return [(name, [scored[(name, i)] for i in range(len(groups))]) for name, groups in plans]
 
     def _run_texts(self, run_id: int, lang: str | None) -> int:
         return self._text_counts.get((run_id, lang or ""), 0)
@@ -755,34 +932,68 @@ class _Scorer:
         # The texts whose old rows go: every text asked for (a text that lost its last
         # reference loses its stale score), except for perplexity, where a run skipped for
         # want of a model keeps what an earlier --ppl-model gave it.
-        covered = ([t for group, *_ in results for t in group.texts]
-                   if name in MODEL_METRICS else self.texts)
-        verbalisation_ids = sorted({t.verbalisation_id for t in covered
-                                    if t.verbalisation_id is not None})
-        reference_ids = sorted({t.reference_id for group, *_ in results
-                                for t in group.texts if t.reference_id is not None})
+        covered = (
+            [t for group, *_ in results for t in group.texts]
+            if name in MODEL_METRICS
+            else self.texts
+        )
+        verbalisation_ids = sorted(
+            {t.verbalisation_id for t in covered if t.verbalisation_id is not None}
+        )
+        reference_ids = sorted(
+            {
+                t.reference_id
+                for group, *_ in results
+                for t in group.texts
+                if t.reference_id is not None
+            }
+        )
         quality = func.json_extract(Score.details, "$.quality")
         texts_kind = func.json_extract(Score.details, "$.texts")
         written = 0
         with self.store.unit_of_work() as db:
             for chunk in _chunks(verbalisation_ids):
-                db.execute(delete(Score).where(Score.metric == name, Score.level == "sentence",
-                                               Score.verbalisation_id.in_(chunk)))
+                db.execute(
+                    delete(Score).where(
+                        Score.metric == name,
+                        Score.level == "sentence",
+                        Score.verbalisation_id.in_(chunk),
+                    )
+                )
             for chunk in _chunks(reference_ids):
-                db.execute(delete(Score).where(Score.metric == name, Score.level == "sentence",
-                                               Score.reference_id.in_(chunk)))
+                db.execute(
+                    delete(Score).where(
+                        Score.metric == name,
+                        Score.level == "sentence",
+                        Score.reference_id.in_(chunk),
+                    )
+                )
             # Corpus rows of every group this request covered, whatever their quality: a
             # quality that has no references any more must not keep a stale corpus score.
             run_langs = {(t.run_id, t.lang) for t in covered if t.run_id is not None}
             for run_id, lang in run_langs:
-                db.execute(delete(Score).where(Score.metric == name, Score.level == "corpus",
-                                               Score.run_id == run_id, Score.lang == lang))
+                db.execute(
+                    delete(Score).where(
+                        Score.metric == name,
+                        Score.level == "corpus",
+                        Score.run_id == run_id,
+                        Score.lang == lang,
+                    )
+                )
             for group, *_ in results:
                 if group.run_id is None:
-                    db.execute(delete(Score).where(and_(
-                        Score.metric == name, Score.level == "corpus", Score.run_id.is_(None),
-                        Score.lang == group.lang, quality == group.quality,
-                        texts_kind == "references")))
+                    db.execute(
+                        delete(Score).where(
+                            and_(
+                                Score.metric == name,
+                                Score.level == "corpus",
+                                Score.run_id.is_(None),
+                                Score.lang == group.lang,
+                                quality == group.quality,
+                                texts_kind == "references",
+                            )
+                        )
+                    )
             # Rows are built and inserted ROW_BATCH at a time, in the same transaction:
             # the metric is still wholly old or wholly new after a kill or a failure.
             batch: list[dict[str, Any]] = []
@@ -821,17 +1032,24 @@ class _Scorer:
                     details["output"] = text.output
                 if group.model and name in MODEL_METRICS:
                     details.setdefault("model", group.model)
-                yield {"metric": name, "value": value.value, "details": details,
-                       "signature": value.signature or signature, "level": "sentence",
-                       "verbalisation_id": text.verbalisation_id,
-                       "reference_id": text.reference_id, "run_id": text.run_id,
-                       "lang": text.lang}
+                yield {
+                    "metric": name,
+                    "value": value.value,
+                    "details": details,
+                    "signature": value.signature or signature,
+                    "level": "sentence",
+                    "verbalisation_id": text.verbalisation_id,
+                    "reference_id": text.reference_id,
+                    "run_id": text.run_id,
+                    "lang": text.lang,
+                }
             if corpus is None:
                 continue
             if name == METEOR and corpus.value is None and corpus.details.get("note"):
                 where = f"run {group.run_id}" if group.run_id is not None else "references"
-                self.summary.note(f"meteor absent for {where}, {group.lang}: "
-                                  f"{corpus.details['note']}")
+                self.summary.note(
+                    f"meteor absent for {where}, {group.lang}: {corpus.details['note']}"
+                )
             details = dict(corpus.details)
             details.setdefault("n", len(group.texts))
             for kind in ("empty", "unparsed"):
@@ -853,15 +1071,31 @@ class _Scorer:
                 details["run_texts"] = self._run_texts(group.run_id, group.lang)
             if group.model and name in MODEL_METRICS:
                 details.setdefault("model", group.model)
-            yield {"metric": name, "value": corpus.value, "details": details,
-                   "signature": corpus.signature or signature, "level": "corpus",
-                   "verbalisation_id": None, "reference_id": None,
-                   "run_id": group.run_id, "lang": group.lang}
+            yield {
+                "metric": name,
+                "value": corpus.value,
+                "details": details,
+                "signature": corpus.signature or signature,
+                "level": "corpus",
+                "verbalisation_id": None,
+                "reference_id": None,
+                "run_id": group.run_id,
+                "lang": group.lang,
+            }
             run = self.runs.get(group.run_id) if group.run_id is not None else None
-            self.summary.corpus.append(CorpusScore(
-                name, group.run_id, run.name if run else "references", group.lang,
-                details.get("quality"), corpus.value, int(details.get("n") or 0),
-                corpus.signature or signature, details))
+            self.summary.corpus.append(
+                CorpusScore(
+                    name,
+                    group.run_id,
+                    run.name if run else "references",
+                    group.lang,
+                    details.get("quality"),
+                    corpus.value,
+                    int(details.get("n") or 0),
+                    corpus.signature or signature,
+                    details,
+                )
+            )
 
 
 def _logprob_values(stored: Any) -> tuple[float, ...] | None:
@@ -881,20 +1115,26 @@ def _pooled_perplexity(pairs: Iterable[tuple[float, int]]) -> MetricValue | None
     if not pairs:
         return None
     tokens = sum(t for _, t in pairs)
-    return MetricValue(math.exp(sum(nll * t for nll, t in pairs) / tokens),
-                       {"n": len(pairs), "tokens": tokens, "aggregate": "pooled tokens"})
+    return MetricValue(
+        math.exp(sum(nll * t for nll, t in pairs) / tokens),
+        {"n": len(pairs), "tokens": tokens, "aggregate": "pooled tokens"},
+    )
 
 
-def _corpus_of(name: str, metric: Metric, items: Sequence[ScoringItem],
-               values: Sequence[MetricValue]) -> MetricValue | None:
+def _corpus_of(
+    name: str, metric: Metric, items: Sequence[ScoringItem], values: Sequence[MetricValue]
+) -> MetricValue | None:
     """The corpus value, from the sentence values where that is the same number, so a
     model is not run twice over the same texts."""
     from_sentences = getattr(metric, "corpus_from_sentences", None)
     if from_sentences is not None:
         return from_sentences(items, values)
     if name == PPL and all("mean_nll" in v.details or v.value is None for v in values):
-        return _pooled_perplexity((v.details["mean_nll"], int(v.details.get("tokens") or 0))
-                                  for v in values if v.value is not None)
+        return _pooled_perplexity(
+            (v.details["mean_nll"], int(v.details.get("tokens") or 0))
+            for v in values
+            if v.value is not None
+        )
     if name == ENTITY_PPL and all("entities" in v.details for v in values):
         # Each distinct label once, as EntityPerplexity.corpus_score pools them.
         labels: dict[str, tuple[float, int]] = {}
@@ -919,8 +1159,9 @@ def score_job(store: Any, request: ScoringRequest) -> Job[ScoringSummary]:
     """A job scoring the session's texts; bad input is refused here, before the job runs."""
     runs = validate_request(store, request)
     if not runs and not request.references:
-        raise UserFacingError("the session has no model runs to score (verbalise units or "
-                              "import outputs first)")
+        raise UserFacingError(
+            "the session has no model runs to score (verbalise units or import outputs first)"
+        )
     runs, notes = unfinished_runs(runs, request)
     if not runs and not request.references:
         raise UserFacingError("nothing to score: " + "; ".join(notes))
@@ -932,12 +1173,19 @@ def score_job(store: Any, request: ScoringRequest) -> Job[ScoringSummary]:
             summary.note(note)
         return summary
 
-    return Job(title="Scoring", run=run, kind="metrics.score",
-               params={"metrics": list(metrics), "runs": sorted(runs),
-                       "langs": list(request.langs) if request.langs else None,
-                       "units": len(request.unit_ids) if request.unit_ids else None,
-                       "references": request.references},
-               writes=frozenset({Topic.SCORES}))
+    return Job(
+        title="Scoring",
+        run=run,
+        kind="metrics.score",
+        params={
+            "metrics": list(metrics),
+            "runs": sorted(runs),
+            "langs": list(request.langs) if request.langs else None,
+            "units": len(request.unit_ids) if request.unit_ids else None,
+            "references": request.references,
+        },
+        writes=frozenset({Topic.SCORES}),
+    )
 
 
 # --- reading scores back (Scores panel, report) ------------------------------------------
@@ -960,9 +1208,19 @@ class StoredScore:
 
 def _stored(row: Any) -> StoredScore:
     details = dict(row.details or {})
-    return StoredScore(row.id, row.metric, row.level, row.value, details.get("quality"),
-                       row.signature, details, row.run_id, row.lang, row.verbalisation_id,
-                       row.reference_id)
+    return StoredScore(
+        row.id,
+        row.metric,
+        row.level,
+        row.value,
+        details.get("quality"),
+        row.signature,
+        details,
+        row.run_id,
+        row.lang,
+        row.verbalisation_id,
+        row.reference_id,
+    )
 
 
 def scores_of_verbalisation(store: Any, verbalisation_id: int) -> list[StoredScore]:
@@ -973,9 +1231,14 @@ def scores_of_verbalisation(store: Any, verbalisation_id: int) -> list[StoredSco
     from core.store.models import Score
 
     with store.snapshot() as db:
-        return [_stored(r) for r in db.scalars(
-            select(Score).where(Score.verbalisation_id == verbalisation_id,
-                                Score.level == "sentence").order_by(Score.metric, Score.id))]
+        return [
+            _stored(r)
+            for r in db.scalars(
+                select(Score)
+                .where(Score.verbalisation_id == verbalisation_id, Score.level == "sentence")
+                .order_by(Score.metric, Score.id)
+            )
+        ]
 
 
 @dataclass(frozen=True)
@@ -1000,24 +1263,44 @@ def score_column(metric: str, quality: str | None) -> str:
     return f"{metric}:{quality}" if quality else metric
 
 
-def sentence_score_table(store: Any, *, run_ids: Sequence[int] | None = None,
-                         langs: Sequence[str] | None = None,
-                         metrics: Sequence[str] | None = None) -> list[SentenceScoreRow]:
+def sentence_score_table(
+    store: Any,
+    *,
+    run_ids: Sequence[int] | None = None,
+    langs: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+) -> list[SentenceScoreRow]:
     """Units × candidates × metrics: the Scores panel's table, one row per verbalisation."""
     from sqlalchemy import select
 
     from core.store.models import DataUnit, ModelRun, Score, Verbalisation
 
-    query = (select(Verbalisation.id, Verbalisation.run_id, Verbalisation.unit_id,
-                    Verbalisation.lang, Verbalisation.candidate_index, Verbalisation.text,
-                    ModelRun.system_name, ModelRun.model_id, DataUnit.uid, DataUnit.tier,
-                    DataUnit.sub_tier)
-             .join(ModelRun, ModelRun.id == Verbalisation.run_id)
-             .join(DataUnit, DataUnit.id == Verbalisation.unit_id)
-             .order_by(Verbalisation.run_id, Verbalisation.unit_id, Verbalisation.lang,
-                       Verbalisation.candidate_index))
+    query = (
+        select(
+            Verbalisation.id,
+            Verbalisation.run_id,
+            Verbalisation.unit_id,
+            Verbalisation.lang,
+            Verbalisation.candidate_index,
+            Verbalisation.text,
+            ModelRun.system_name,
+            ModelRun.model_id,
+            DataUnit.uid,
+            DataUnit.tier,
+            DataUnit.sub_tier,
+        )
+        .join(ModelRun, ModelRun.id == Verbalisation.run_id)
+        .join(DataUnit, DataUnit.id == Verbalisation.unit_id)
+        .order_by(
+            Verbalisation.run_id,
+            Verbalisation.unit_id,
+            Verbalisation.lang,
+            Verbalisation.candidate_index,
+        )
+    )
     score_query = select(Score.verbalisation_id, Score.metric, Score.value, Score.details).where(
-        Score.level == "sentence", Score.verbalisation_id.is_not(None))
+        Score.level == "sentence", Score.verbalisation_id.is_not(None)
+    )
     if run_ids is not None:
         query = query.where(Verbalisation.run_id.in_(list(run_ids)))
         score_query = score_query.where(Score.run_id.in_(list(run_ids)))
@@ -1030,23 +1313,38 @@ def sentence_score_table(store: Any, *, run_ids: Sequence[int] | None = None,
         by_text: dict[int, dict[str, float | None]] = defaultdict(dict)
         for vid, metric, value, details in db.execute(score_query):
             by_text[vid][score_column(metric, (details or {}).get("quality"))] = value
-        return [SentenceScoreRow(r.id, r.run_id, r.system_name or r.model_id, r.unit_id, r.uid,
-                                 r.tier, r.sub_tier, r.lang, r.candidate_index, r.text,
-                                 by_text.get(r.id, {}))
-                for r in db.execute(query)]
+        return [
+            SentenceScoreRow(
+                r.id,
+                r.run_id,
+                r.system_name or r.model_id,
+                r.unit_id,
+                r.uid,
+                r.tier,
+                r.sub_tier,
+                r.lang,
+                r.candidate_index,
+                r.text,
+                by_text.get(r.id, {}),
+            )
+            for r in db.execute(query)
+        ]
 
 
-def corpus_scores(store: Any, *, run_ids: Sequence[int] | None = None,
-                  metrics: Sequence[str] | None = None) -> list[CorpusScore]:
+def corpus_scores(
+    store: Any, *, run_ids: Sequence[int] | None = None, metrics: Sequence[str] | None = None
+) -> list[CorpusScore]:
     """The stored corpus rows (run × lang × quality), references' rows included."""
     from sqlalchemy import select
 
     from core.store.models import ModelRun, Score
 
-    query = (select(Score, ModelRun.system_name, ModelRun.model_id)
-             .outerjoin(ModelRun, ModelRun.id == Score.run_id)
-             .where(Score.level == "corpus")
-             .order_by(Score.run_id, Score.lang, Score.metric, Score.id))
+    query = (
+        select(Score, ModelRun.system_name, ModelRun.model_id)
+        .outerjoin(ModelRun, ModelRun.id == Score.run_id)
+        .where(Score.level == "corpus")
+        .order_by(Score.run_id, Score.lang, Score.metric, Score.id)
+    )
     if run_ids is not None:
         query = query.where(Score.run_id.in_(list(run_ids)))
     if metrics is not None:
@@ -1057,13 +1355,25 @@ def corpus_scores(store: Any, *, run_ids: Sequence[int] | None = None,
         for score, system_name, model_id in db.execute(query):
             details = dict(score.details or {})
             scored_texts = details.get("run_texts")
-            if (score.run_id is not None and scored_texts is not None
-                    and counts.get((score.run_id, score.lang), 0) != scored_texts):
+            if (
+                score.run_id is not None
+                and scored_texts is not None
+                and counts.get((score.run_id, score.lang), 0) != scored_texts
+            ):
                 details["stale"] = True  # the run changed since: score it again
-            out.append(CorpusScore(score.metric, score.run_id,
-                                   system_name or model_id or "references", score.lang,
-                                   details.get("quality"), score.value,
-                                   int(details.get("n") or 0), score.signature, details))
+            out.append(
+                CorpusScore(
+                    score.metric,
+                    score.run_id,
+                    system_name or model_id or "references",
+                    score.lang,
+                    details.get("quality"),
+                    score.value,
+                    int(details.get("n") or 0),
+                    score.signature,
+                    details,
+                )
+            )
         return out
 
 
@@ -1074,9 +1384,14 @@ def _run_text_counts(store: Any) -> dict[tuple[int, str], int]:
     from core.store.models import Verbalisation
 
     with store.snapshot() as db:
-        return {(run_id, lang): int(count) for run_id, lang, count in db.execute(
-            select(Verbalisation.run_id, Verbalisation.lang, func.count())
-            .group_by(Verbalisation.run_id, Verbalisation.lang))}
+        return {
+            (run_id, lang): int(count)
+            for run_id, lang, count in db.execute(
+                select(Verbalisation.run_id, Verbalisation.lang, func.count()).group_by(
+                    Verbalisation.run_id, Verbalisation.lang
+                )
+            )
+        }
 
 
 @dataclass(frozen=True)
@@ -1094,9 +1409,13 @@ class GroupScore:
 GROUP_KEYS = ("model", "lang", "tier", "sub_tier", "run_id")
 
 
-def summary_by_group(store: Any, *, by: Sequence[str] = ("model", "lang", "tier"),
-                     run_ids: Sequence[int] | None = None,
-                     metrics: Sequence[str] | None = None) -> list[GroupScore]:
+def summary_by_group(
+    store: Any,
+    *,
+    by: Sequence[str] = ("model", "lang", "tier"),
+    run_ids: Sequence[int] | None = None,
+    metrics: Sequence[str] | None = None,
+) -> list[GroupScore]:
     """Sentence scores summarised by model × language × tier (or any of GROUP_KEYS).
 
     These are means of per-text scores (for BLEU and chrF++ not the corpus statistic;
@@ -1108,8 +1427,9 @@ def summary_by_group(store: Any, *, by: Sequence[str] = ("model", "lang", "tier"
     return summarise_rows(sentence_score_table(store, run_ids=run_ids, metrics=metrics), by=by)
 
 
-def summarise_rows(rows: Iterable[SentenceScoreRow], *,
-                   by: Sequence[str] = ("model", "lang", "tier")) -> list[GroupScore]:
+def summarise_rows(
+    rows: Iterable[SentenceScoreRow], *, by: Sequence[str] = ("model", "lang", "tier")
+) -> list[GroupScore]:
     """:func:`summary_by_group` of rows already read (the Scores panel reads the table
     once per refresh and derives its summary from the same rows)."""
     import statistics
@@ -1119,16 +1439,29 @@ def summarise_rows(rows: Iterable[SentenceScoreRow], *,
         raise UserFacingError(f"cannot group by {unknown}; choose from {GROUP_KEYS}")
     pools: dict[tuple[str, str | None, tuple[Any, ...]], list[float]] = defaultdict(list)
     for row in rows:
-        keys = {"model": row.model, "lang": row.lang, "tier": head_tier(row.tier),
-                "sub_tier": row.sub_tier, "run_id": str(row.run_id)}
+        keys = {
+            "model": row.model,
+            "lang": row.lang,
+            "tier": head_tier(row.tier),
+            "sub_tier": row.sub_tier,
+            "run_id": str(row.run_id),
+        }
         group = tuple(keys[k] for k in by)
         for column, value in row.scores.items():
             metric, _, quality = column.partition(":")
             if value is not None:
                 pools[(metric, quality or None, group)].append(value)
-    return [GroupScore(metric, quality, group, len(values),
-                       statistics.fmean(values) if values else None,
-                       statistics.median(values) if values else None)
-            for (metric, quality, group), values in sorted(
-                pools.items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
-                                               tuple(str(g) for g in kv[0][2])))]
+    return [
+        GroupScore(
+            metric,
+            quality,
+            group,
+            len(values),
+            statistics.fmean(values) if values else None,
+            statistics.median(values) if values else None,
+        )
+        for (metric, quality, group), values in sorted(
+            pools.items(),
+            key=lambda kv: (kv[0][0], kv[0][1] or "", tuple(str(g) for g in kv[0][2])),
+        )
+    ]

@@ -55,7 +55,8 @@ def resolve_encoder(encoder: str | Path | None) -> tuple[Path, str]:
     if cached is None:
         raise UserFacingError(
             f"encoder {str(encoder)!r} is neither a folder nor in the local Hugging Face cache "
-            "(TailLens does not download models)")
+            "(TailLens does not download models)"
+        )
     return cached, str(encoder)
 
 
@@ -75,7 +76,8 @@ def load_encoder(path: Path, device: str = "cpu") -> Any:
                 from core.errors import UserFacingError
 
                 raise UserFacingError(
-                    f"cannot load the sentence encoder at {path}: {error}") from error
+                    f"cannot load the sentence encoder at {path}: {error}"
+                ) from error
         return _ENCODERS[key]
 
 
@@ -84,8 +86,9 @@ class GraphTextSimilarity(CorpusFromSentences):
 
     name = SIMILARITY
 
-    def __init__(self, encoder: str | Path | None = None, *, device: str = "cpu",
-                 batch_size: int = 64) -> None:
+    def __init__(
+        self, encoder: str | Path | None = None, *, device: str = "cpu", batch_size: int = 64
+    ) -> None:
         self.encoder = encoder
         self.device = device
         self.batch_size = batch_size
@@ -100,8 +103,10 @@ class GraphTextSimilarity(CorpusFromSentences):
     def signature(self) -> str:
         from importlib.metadata import version
 
-        return (f"graph-text-cosine:2|encoder:{self.resolved[1]}|linearise:[S][P][O]+surface"
-                f"|inversion:first-triple|sentence-transformers:{version('sentence-transformers')}")
+        return (
+            f"graph-text-cosine:2|encoder:{self.resolved[1]}|linearise:[S][P][O]+surface"
+            f"|inversion:first-triple|sentence-transformers:{version('sentence-transformers')}"
+        )
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
         if not items:
@@ -122,8 +127,14 @@ class GraphTextSimilarity(CorpusFromSentences):
                 swap_at = len(texts)
                 texts.append(linearise(inverted))
             slots.append((text_at, graph_at, swap_at))
-        vectors = np.asarray(model.encode(texts, batch_size=self.batch_size,
-                                          normalize_embeddings=True, show_progress_bar=False))
+        vectors = np.asarray(
+            model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        )
         values = []
         for item, (text_at, graph_at, swap_at) in zip(items, slots, strict=True):
             if not item.triples:
@@ -133,8 +144,10 @@ class GraphTextSimilarity(CorpusFromSentences):
             details: dict[str, Any] = {"encoder": self.resolved[1]}
             if swap_at is not None:
                 inverted_similarity = float(vectors[text_at] @ vectors[swap_at])
-                details.update(inverted_similarity=round(inverted_similarity, 6),
-                               inversion_drop=round(similarity - inverted_similarity, 6))
+                details.update(
+                    inverted_similarity=round(inverted_similarity, 6),
+                    inversion_drop=round(similarity - inverted_similarity, 6),
+                )
             else:
                 details["inversion_drop"] = None
                 details["note"] = "no triple with different subject and object to swap"
@@ -147,9 +160,17 @@ class GraphTextSimilarity(CorpusFromSentences):
         scored = [v for v in values if v.value is not None]
         if not scored:
             return None
-        drops = [v.details["inversion_drop"] for v in scored
-                 if v.details.get("inversion_drop") is not None]
-        return MetricValue(sum(v.value for v in scored if v.value is not None) / len(scored), {
-            "n": len(scored), "aggregate": "mean of sentence similarities",
-            "inversion_drop_mean": sum(drops) / len(drops) if drops else None,
-            "encoder": self.resolved[1]})
+        drops = [
+            v.details["inversion_drop"]
+            for v in scored
+            if v.details.get("inversion_drop") is not None
+        ]
+        return MetricValue(
+            sum(v.value for v in scored if v.value is not None) / len(scored),
+            {
+                "n": len(scored),
+                "aggregate": "mean of sentence similarities",
+                "inversion_drop_mean": sum(drops) / len(drops) if drops else None,
+                "encoder": self.resolved[1],
+            },
+        )

@@ -81,8 +81,10 @@ class Settings:
 
     def check(self) -> None:
         if self.correction not in CORRECTIONS:
-            raise UserFacingError(f"the multiple-testing correction is one of "
-                                  f"{', '.join(CORRECTIONS)}, not {self.correction!r}")
+            raise UserFacingError(
+                f"the multiple-testing correction is one of "
+                f"{', '.join(CORRECTIONS)}, not {self.correction!r}"
+            )
         if self.bootstrap_resamples < 0:
             raise UserFacingError("--bootstrap must be 0 (no intervals) or more resamples")
         if self.repetitions < 1:
@@ -94,8 +96,9 @@ class Settings:
         if self.statistic not in ("mean", "median"):
             raise UserFacingError("the study table's statistic is 'mean' or 'median'")
         if self.study_references not in STUDY_REFERENCES:
-            raise UserFacingError("the study table's references are "
-                                  f"{', '.join(map(repr, STUDY_REFERENCES))}")
+            raise UserFacingError(
+                f"the study table's references are {', '.join(map(repr, STUDY_REFERENCES))}"
+            )
 
 
 @dataclass(frozen=True)
@@ -134,10 +137,30 @@ class Comparison:
 
 
 COMPARISON_COLUMNS = (
-    "metric", "model", "lang", "quality", "group_a", "group_b", "n_a", "median_a",
-    "median_a_ci_low", "median_a_ci_high", "iqr_a", "mean_a", "n_b", "median_b",
-    "median_b_ci_low", "median_b_ci_high", "iqr_b", "mean_b", "median_diff",
-    "median_diff_ci_low", "median_diff_ci_high", "p_value", "p_adjusted", "effect_size",
+    "metric",
+    "model",
+    "lang",
+    "quality",
+    "group_a",
+    "group_b",
+    "n_a",
+    "median_a",
+    "median_a_ci_low",
+    "median_a_ci_high",
+    "iqr_a",
+    "mean_a",
+    "n_b",
+    "median_b",
+    "median_b_ci_low",
+    "median_b_ci_high",
+    "iqr_b",
+    "mean_b",
+    "median_diff",
+    "median_diff_ci_low",
+    "median_diff_ci_high",
+    "p_value",
+    "p_adjusted",
+    "effect_size",
     "significant",
 )
 
@@ -145,12 +168,31 @@ COMPARISON_COLUMNS = (
 def comparison_row(c: Comparison) -> tuple[Any, ...]:
     ci = c.ci
     a_ci, b_ci, d_ci = (ci.a, ci.b, ci.difference) if ci else ((None, None),) * 3
-    diff = (c.a.median - c.b.median if c.a.median is not None and c.b.median is not None
-            else None)
-    return (c.metric, c.stratum_value("model"), c.stratum_value("lang"),
-            c.stratum_value("quality"), c.group_a, c.group_b, c.a.n, c.a.median, *a_ci,
-            c.a.iqr, c.a.mean, c.b.n, c.b.median, *b_ci, c.b.iqr, c.b.mean, diff, *d_ci,
-            c.p_value, c.p_adjusted, c.effect_size, c.significant)
+    diff = c.a.median - c.b.median if c.a.median is not None and c.b.median is not None else None
+    return (
+        c.metric,
+        c.stratum_value("model"),
+        c.stratum_value("lang"),
+        c.stratum_value("quality"),
+        c.group_a,
+        c.group_b,
+        c.a.n,
+        c.a.median,
+        *a_ci,
+        c.a.iqr,
+        c.a.mean,
+        c.b.n,
+        c.b.median,
+        *b_ci,
+        c.b.iqr,
+        c.b.mean,
+        diff,
+        *d_ci,
+        c.p_value,
+        c.p_adjusted,
+        c.effect_size,
+        c.significant,
+    )
 
 
 def _bootstrap_seed(seed: int, *key: str) -> list[int]:
@@ -164,8 +206,9 @@ def _bootstrap_seed(seed: int, *key: str) -> list[int]:
 
 def default_pairs(dimension: str, values: Sequence[str]) -> list[tuple[str, str]]:
     """Which groups to compare when the user named none (see module constants)."""
-    ordered = sorted((v for v in set(values) if v != UNKNOWN),
-                     key=lambda v: order_key(dimension, v))
+    ordered = sorted(
+        (v for v in set(values) if v != UNKNOWN), key=lambda v: order_key(dimension, v)
+    )
     if len(ordered) < 2:
         return []
     if dimension in BASELINE_DIMENSIONS or len(ordered) > ALL_PAIRS_UP_TO:
@@ -173,16 +216,22 @@ def default_pairs(dimension: str, values: Sequence[str]) -> list[tuple[str, str]
     return list(combinations(ordered, 2))
 
 
-def compare(frame: ScoreFrame, by: str, *, metrics: Sequence[str] | None = None,
-            pairs: Sequence[tuple[str, str]] | None = None,
-            settings: Settings = Settings()) -> list[Comparison]:
+def compare(
+    frame: ScoreFrame,
+    by: str,
+    *,
+    metrics: Sequence[str] | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    settings: Settings = Settings(),
+) -> list[Comparison]:
     """Every comparison of ``by``'s groups on each metric, within each stratum."""
     if by not in DIMENSIONS:
         raise UserFacingError(f"Cannot compare by {by!r}: choose from {', '.join(DIMENSIONS)}.")
     wanted = set(metrics) if metrics else None
     strata = tuple(d for d in STRATA if d != by)
     buckets: dict[tuple[str, tuple[str, ...]], dict[str, list[float]]] = defaultdict(
-        lambda: defaultdict(list))
+        lambda: defaultdict(list)
+    )
     for o in frame.observations:
         if wanted is not None and o.metric not in wanted:
             continue
@@ -192,7 +241,7 @@ def compare(frame: ScoreFrame, by: str, *, metrics: Sequence[str] | None = None,
         key = tuple(o.group(d) or "" for d in strata)
         buckets[(o.metric, key)][group].append(o.value)
     results = []
-    for (metric, key) in sorted(buckets, key=lambda k: (metric_order(k[0]), k[1])):
+    for metric, key in sorted(buckets, key=lambda k: (metric_order(k[0]), k[1])):
         groups = buckets[(metric, key)]
         chosen = pairs if pairs else default_pairs(by, list(groups))
         stratum = tuple((d, v) for d, v in zip(strata, key, strict=True) if v)
@@ -202,16 +251,31 @@ def compare(frame: ScoreFrame, by: str, *, metrics: Sequence[str] | None = None,
             ci = None
             if settings.bootstrap_resamples:
                 ci = bootstrap_medians_ci(
-                    groups[a], groups[b], resamples=settings.bootstrap_resamples,
-                    seed=_bootstrap_seed(settings.seed, by, metric, repr(stratum), a, b))
-            results.append(Comparison(
-                by=by, metric=metric, stratum=stratum, group_a=a, group_b=b,
-                a=summarise(groups[a]), b=summarise(groups[b]),
-                test=mann_whitney_protocol(groups[a], groups[b],
-                                           repetitions=settings.repetitions,
-                                           sample_size=settings.sample_size,
-                                           seed=settings.seed, alpha=settings.alpha),
-                ci=ci))
+                    groups[a],
+                    groups[b],
+                    resamples=settings.bootstrap_resamples,
+                    seed=_bootstrap_seed(settings.seed, by, metric, repr(stratum), a, b),
+                )
+            results.append(
+                Comparison(
+                    by=by,
+                    metric=metric,
+                    stratum=stratum,
+                    group_a=a,
+                    group_b=b,
+                    a=summarise(groups[a]),
+                    b=summarise(groups[b]),
+                    test=mann_whitney_protocol(
+                        groups[a],
+                        groups[b],
+                        repetitions=settings.repetitions,
+                        sample_size=settings.sample_size,
+                        seed=settings.seed,
+                        alpha=settings.alpha,
+                    ),
+                    ci=ci,
+                )
+            )
     return results
 
 
@@ -263,23 +327,34 @@ class StudyTable:
                 if cell is not None and cell.significant:
                     marked.add((r, len(keys) + c))
             rows.append(tuple(values))
-        against = {"pooled": "gold and silver references pooled (an item scored against "
-                             "both counts once, their mean)",
-                   "split": "gold and silver references in separate rows (other metrics "
-                            "over the items that have references of the row's quality)"
-                   }.get(self.quality, f"{self.quality} references")
-        note = (f"{self.statistic} of per-item scores; reference-based metrics against "
-                f"{against}; {SIGNIFICANT_MARK} p < alpha against head (same model and "
-                "language" + (" and references)" if split else ")"))
-        title = {"pooled": "gold and silver references pooled",
-                 "split": "gold and silver references split"}.get(
-                     self.quality, f"{self.quality} references")
-        return Table(f"study_{self.quality}", f"Study table ({title})",
-                     columns, tuple(rows), frozenset(marked), note)
+        against = {
+            "pooled": "gold and silver references pooled (an item scored against "
+            "both counts once, their mean)",
+            "split": "gold and silver references in separate rows (other metrics "
+            "over the items that have references of the row's quality)",
+        }.get(self.quality, f"{self.quality} references")
+        note = (
+            f"{self.statistic} of per-item scores; reference-based metrics against "
+            f"{against}; {SIGNIFICANT_MARK} p < alpha against head (same model and "
+            "language" + (" and references)" if split else ")")
+        )
+        title = {
+            "pooled": "gold and silver references pooled",
+            "split": "gold and silver references split",
+        }.get(self.quality, f"{self.quality} references")
+        return Table(
+            f"study_{self.quality}",
+            f"Study table ({title})",
+            columns,
+            tuple(rows),
+            frozenset(marked),
+            note,
+        )
 
 
-def study_table(frame: ScoreFrame, *, settings: Settings = Settings(),
-                metrics: Sequence[str] | None = None) -> StudyTable | None:
+def study_table(
+    frame: ScoreFrame, *, settings: Settings = Settings(), metrics: Sequence[str] | None = None
+) -> StudyTable | None:
     """The TailNLG study layout (None when no study metric has scores)."""
     import numpy as np
 
@@ -299,10 +374,18 @@ def study_table(frame: ScoreFrame, *, settings: Settings = Settings(),
             values[(o.model, o.tier, o.lang, "", o.metric)].append(o.value)
     else:
         for (model, tier, lang, refs, metric), value in _study_items(
-                frame, columns, split=mode == "split"):
+            frame, columns, split=mode == "split"
+        ):
             values[(model, tier, lang, refs, metric)].append(value)
-    keys = sorted({k[:4] for k in values}, key=lambda k: (
-        k[0], order_key("tier", k[1]), order_key("lang", k[2]), order_key("quality", k[3])))
+    keys = sorted(
+        {k[:4] for k in values},
+        key=lambda k: (
+            k[0],
+            order_key("tier", k[1]),
+            order_key("lang", k[2]),
+            order_key("quality", k[3]),
+        ),
+    )
     statistic = np.median if settings.statistic == "median" else np.mean
     rows = []
     for model, tier, lang, refs in keys:
@@ -314,19 +397,28 @@ def study_table(frame: ScoreFrame, *, settings: Settings = Settings(),
             test = None
             head = values.get((model, "head", lang, refs, metric))
             if tier != "head" and head:
-                test = mann_whitney_protocol(head, data, repetitions=settings.repetitions,
-                                             sample_size=settings.sample_size,
-                                             seed=settings.seed, alpha=settings.alpha)
-            cells[metric] = StudyCell(float(statistic(data)), len(data),
-                                      test is not None and test.significant,
-                                      None if test is None else test.p_value)
+                test = mann_whitney_protocol(
+                    head,
+                    data,
+                    repetitions=settings.repetitions,
+                    sample_size=settings.sample_size,
+                    seed=settings.seed,
+                    alpha=settings.alpha,
+                )
+            cells[metric] = StudyCell(
+                float(statistic(data)),
+                len(data),
+                test is not None and test.significant,
+                None if test is None else test.p_value,
+            )
         rows.append(StudyRow(model, tier, lang, cells, refs))
     quality = settings.study_quality if mode == "quality" else mode
     return StudyTable(quality, settings.statistic, columns, rows)
 
 
-def _study_items(frame: ScoreFrame, columns: Sequence[str], *, split: bool
-                 ) -> list[tuple[tuple[str, str, str, str, str], float]]:
+def _study_items(
+    frame: ScoreFrame, columns: Sequence[str], *, split: bool
+) -> list[tuple[tuple[str, str, str, str, str], float]]:
     """Per-item study values when gold and silver references are pooled or split.
 
     Pooled: an item scored against both qualities counts once, with the mean of its
@@ -384,15 +476,19 @@ class BiasReport:
         names = {"holm": "Holm", "bh": "Benjamini–Hochberg"}
         if s.correction == "none":
             return f"{SIGNIFICANT_MARK} p < {s.alpha} (no multiple-testing correction)"
-        return (f"{SIGNIFICANT_MARK} {names[s.correction]}-corrected p < {s.alpha} across "
-                f"the {self.tests_corrected:,} tests of this report")
+        return (
+            f"{SIGNIFICANT_MARK} {names[s.correction]}-corrected p < {s.alpha} across "
+            f"the {self.tests_corrected:,} tests of this report"
+        )
 
     def bootstrap_note(self) -> str:
         s = self.settings
         if not s.bootstrap_resamples:
             return "no bootstrap intervals"
-        return (f"95 % percentile bootstrap intervals of the medians and of their difference "
-                f"(a − b), {s.bootstrap_resamples:,} resamples per group, seed {s.seed}")
+        return (
+            f"95 % percentile bootstrap intervals of the medians and of their difference "
+            f"(a − b), {s.bootstrap_resamples:,} resamples per group, seed {s.seed}"
+        )
 
     def headline_lines(self) -> list[str]:
         """The head-against-long-tail verdicts, as the panel, the CLI and HTML say them."""
@@ -401,27 +497,57 @@ class BiasReport:
     def comparison_table(self, by: str) -> Table:
         rows = [comparison_row(c) for c in self.comparisons.get(by, [])]
         column = COMPARISON_COLUMNS.index(
-            "p_value" if self.settings.correction == "none" else "p_adjusted")
-        marked = frozenset((r, column)
-                           for r, c in enumerate(self.comparisons.get(by, [])) if c.significant)
+            "p_value" if self.settings.correction == "none" else "p_adjusted"
+        )
+        marked = frozenset(
+            (r, column) for r, c in enumerate(self.comparisons.get(by, [])) if c.significant
+        )
         s = self.settings
-        note = (f"two-sided Mann–Whitney U, {s.repetitions} repetitions on samples of "
-                f"{s.sample_size} per group (all items when fewer), p-values averaged, seed "
-                f"{s.seed}; effect size: rank-biserial correlation (a against b); "
-                f"{self.bootstrap_note()}; {self.correction_note()}")
-        return Table(f"compare_{by}", f"Comparison by {by}", COMPARISON_COLUMNS, tuple(rows),
-                     marked, note)
+        note = (
+            f"two-sided Mann–Whitney U, {s.repetitions} repetitions on samples of "
+            f"{s.sample_size} per group (all items when fewer), p-values averaged, seed "
+            f"{s.seed}; effect size: rank-biserial correlation (a against b); "
+            f"{self.bootstrap_note()}; {self.correction_note()}"
+        )
+        return Table(
+            f"compare_{by}", f"Comparison by {by}", COMPARISON_COLUMNS, tuple(rows), marked, note
+        )
 
     def runs_table(self) -> Table:
         import json
 
-        rows = tuple((r.id, r.name, r.kind, r.model_id, r.status, r.seed, r.fingerprint,
-                      json.dumps(r.parameters, sort_keys=True, ensure_ascii=False),
-                      json.dumps(r.prompt_templates, ensure_ascii=False),
-                      json.dumps(r.software, sort_keys=True)) for r in self.frame.runs)
-        return Table("runs", "Runs and their settings",
-                     ("id", "name", "kind", "model_id", "status", "seed", "fingerprint",
-                      "parameters", "prompt_templates", "software"), rows)
+        rows = tuple(
+            (
+                r.id,
+                r.name,
+                r.kind,
+                r.model_id,
+                r.status,
+                r.seed,
+                r.fingerprint,
+                json.dumps(r.parameters, sort_keys=True, ensure_ascii=False),
+                json.dumps(r.prompt_templates, ensure_ascii=False),
+                json.dumps(r.software, sort_keys=True),
+            )
+            for r in self.frame.runs
+        )
+        return Table(
+            "runs",
+            "Runs and their settings",
+            (
+                "id",
+                "name",
+                "kind",
+                "model_id",
+                "status",
+                "seed",
+                "fingerprint",
+                "parameters",
+                "prompt_templates",
+                "software",
+            ),
+            rows,
+        )
 
     def headline_table(self) -> Table:
         """Head against long tail per metric and model, languages pooled, with the verdict
@@ -430,41 +556,80 @@ class BiasReport:
         column = 8 if self.settings.correction != "none" else 7
         for r, c in enumerate(self.headlines):
             d = c.ci.difference if c.ci is not None else (None, None)
-            rows.append((c.metric, c.stratum_value("model"), c.stratum_value("quality"),
-                         c.a.median, c.b.median, *d, c.p_value, c.p_adjusted, c.effect_size,
-                         str(verdict(c))))
+            rows.append(
+                (
+                    c.metric,
+                    c.stratum_value("model"),
+                    c.stratum_value("quality"),
+                    c.a.median,
+                    c.b.median,
+                    *d,
+                    c.p_value,
+                    c.p_adjusted,
+                    c.effect_size,
+                    str(verdict(c)),
+                )
+            )
             if c.significant:
                 marked.add((r, column))
-        return Table("headlines", "Head vs long tail",
-                     ("metric", "model", "quality", "median_head", "median_long_tail",
-                      "median_diff_ci_low", "median_diff_ci_high", "p_value", "p_adjusted",
-                      "effect_size", "verdict"), tuple(rows), frozenset(marked),
-                     "all languages pooled, per model; " + self.bootstrap_note() + "; "
-                     + self.correction_note())
+        return Table(
+            "headlines",
+            "Head vs long tail",
+            (
+                "metric",
+                "model",
+                "quality",
+                "median_head",
+                "median_long_tail",
+                "median_diff_ci_low",
+                "median_diff_ci_high",
+                "p_value",
+                "p_adjusted",
+                "effect_size",
+                "verdict",
+            ),
+            tuple(rows),
+            frozenset(marked),
+            "all languages pooled, per model; "
+            + self.bootstrap_note()
+            + "; "
+            + self.correction_note(),
+        )
 
     def runs_used_table(self) -> Table:
         """Which runs the report used and how many items (unit, language, candidate) of
         each; items another picked run of the same model also has count once."""
         picked = self.frame.picked_runs
-        rows = tuple((u.run_id, u.model, u.items, u.superseded,
-                      ", ".join(str(r) for r in u.superseded_by))
-                     for u in self.frame.run_use)
-        choice = (f"runs picked: {', '.join(str(r) for r in picked)}" if picked is not None
-                  else "default: for each model, its latest output per unit, language and "
-                       "candidate")
-        return Table("runs_used", "Runs used", ("run", "model", "items used",
-                                                 "items left to a later run", "later run"),
-                     rows, note=f"{choice}; {sum(u.items for u in self.frame.run_use):,} "
-                                "items in all")
+        rows = tuple(
+            (u.run_id, u.model, u.items, u.superseded, ", ".join(str(r) for r in u.superseded_by))
+            for u in self.frame.run_use
+        )
+        choice = (
+            f"runs picked: {', '.join(str(r) for r in picked)}"
+            if picked is not None
+            else "default: for each model, its latest output per unit, language and candidate"
+        )
+        return Table(
+            "runs_used",
+            "Runs used",
+            ("run", "model", "items used", "items left to a later run", "later run"),
+            rows,
+            note=f"{choice}; {sum(u.items for u in self.frame.run_use):,} items in all",
+        )
 
     def signatures_table(self) -> Table:
-        return Table("signatures", "Metric signatures", ("metric", "signature"),
-                     tuple(self.frame.signatures))
+        return Table(
+            "signatures", "Metric signatures", ("metric", "signature"), tuple(self.frame.signatures)
+        )
 
     def counts_table(self) -> Table:
         counts = self.frame.counts()
-        return Table("counts", "Per-item values by metric", ("metric", "items"),
-                     tuple((m, counts[m]) for m in sorted(counts, key=metric_order)))
+        return Table(
+            "counts",
+            "Per-item values by metric",
+            ("metric", "items"),
+            tuple((m, counts[m]) for m in sorted(counts, key=metric_order)),
+        )
 
     def tables(self) -> list[Table]:
         """Every table of the report, in reading order."""
@@ -472,8 +637,14 @@ class BiasReport:
         if self.headlines:
             tables.append(self.headline_table())
         if self.study is not None:
-            tables.append(replace(self.study.table(), note=self.study.table().note.replace(
-                "p < alpha", self.correction_note().removeprefix(f"{SIGNIFICANT_MARK} "))))
+            tables.append(
+                replace(
+                    self.study.table(),
+                    note=self.study.table().note.replace(
+                        "p < alpha", self.correction_note().removeprefix(f"{SIGNIFICANT_MARK} ")
+                    ),
+                )
+            )
         tables += [self.comparison_table(by) for by in self.by]
         if self.annotation_table is not None:
             tables.append(self.annotation_table)
@@ -485,15 +656,24 @@ class BiasReport:
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable form (for ``taillens report --json``)."""
         return {
-            "session": self.session, "generated_at": self.generated_at, "by": list(self.by),
-            "metrics": list(self.metrics), "settings": self.settings.__dict__,
-            "runs": (None if self.frame.picked_runs is None
-                     else list(self.frame.picked_runs)),
+            "session": self.session,
+            "generated_at": self.generated_at,
+            "by": list(self.by),
+            "metrics": list(self.metrics),
+            "settings": self.settings.__dict__,
+            "runs": (None if self.frame.picked_runs is None else list(self.frame.picked_runs)),
             "notes": self.notes,
-            "tables": [{"name": t.name, "title": t.title, "columns": list(t.columns),
-                        "rows": [list(r) for r in t.rows],
-                        "marked": sorted([list(c) for c in t.marked]), "note": t.note}
-                       for t in self.tables()],
+            "tables": [
+                {
+                    "name": t.name,
+                    "title": t.title,
+                    "columns": list(t.columns),
+                    "rows": [list(r) for r in t.rows],
+                    "marked": sorted([list(c) for c in t.marked]),
+                    "note": t.note,
+                }
+                for t in self.tables()
+            ],
         }
 
 
@@ -503,11 +683,15 @@ def _annotation_table(store: Any) -> Table | None:
     summary = aggregate_annotations(store, by=("model", "tier"), agreement=True)
     if not summary.items:
         return None
-    return Table("annotations", "Human ratings by model and tier", summary.columns,
-                 tuple(tuple(r) for r in summary.rows()),
-                 note="figures average per-item aggregates (each item once); pooled_* pool "
-                      "every rating; alpha: Krippendorff, interval (fluency), nominal "
-                      "(adequacy)")
+    return Table(
+        "annotations",
+        "Human ratings by model and tier",
+        summary.columns,
+        tuple(tuple(r) for r in summary.rows()),
+        note="figures average per-item aggregates (each item once); pooled_* pool "
+        "every rating; alpha: Krippendorff, interval (fluency), nominal "
+        "(adequacy)",
+    )
 
 
 def _tier_change_notes(store: Any, frame: ScoreFrame) -> list[str]:
@@ -522,18 +706,25 @@ def _tier_change_notes(store: Any, frame: ScoreFrame) -> list[str]:
     if not units:
         return []
     example = changes[min(units)]
-    return [f"{len(units):,} of the report's units were built when their root entity had "
-            f"another tier than it has now (e.g. unit {example.unit_id}: "
-            f"{example.describe()}); the report groups each unit by the tier it was built "
-            "with."]
+    return [
+        f"{len(units):,} of the report's units were built when their root entity had "
+        f"another tier than it has now (e.g. unit {example.unit_id}: "
+        f"{example.describe()}); the report groups each unit by the tier it was built "
+        "with."
+    ]
 
 
-def build_report(store: Any, *, by: Sequence[str] = ("tier",),
-                 metrics: Sequence[str] | None = None,
-                 pairs: Sequence[tuple[str, str]] | None = None,
-                 settings: Settings = Settings(), frame: ScoreFrame | None = None,
-                 ctx: JobContext | None = None,
-                 runs: Sequence[int] | None = None) -> BiasReport:
+def build_report(
+    store: Any,
+    *,
+    by: Sequence[str] = ("tier",),
+    metrics: Sequence[str] | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    settings: Settings = Settings(),
+    frame: ScoreFrame | None = None,
+    ctx: JobContext | None = None,
+    runs: Sequence[int] | None = None,
+) -> BiasReport:
     """Compare groups on every metric in the session (or ``metrics``) and human ratings.
 
     Raises :class:`NothingToCompareError` when the session holds no per-item scores and
@@ -550,34 +741,44 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
     settings.check()
     for dimension in by:
         if dimension not in DIMENSIONS:
-            raise UserFacingError(f"Cannot compare by {dimension!r}: choose from "
-                                  f"{', '.join(DIMENSIONS)}.")
+            raise UserFacingError(
+                f"Cannot compare by {dimension!r}: choose from {', '.join(DIMENSIONS)}."
+            )
     step(0, "reading scores and ratings")
     frame = frame if frame is not None else load_frame(store, runs=runs)
     if not frame:
         raise NothingToCompareError(
             "Nothing to compare: the session holds no per-item scores and no human ratings. "
             "Verbalise and score some units first, or rate verbalisations in the Annotate "
-            "panel.")
+            "panel."
+        )
     present = frame.metrics
     if metrics:
         unknown = [m for m in metrics if m not in present]
         if unknown:
             raise UserFacingError(
-                f"The session has no scores for {', '.join(unknown)}; it has "
-                f"{', '.join(present)}.")
+                f"The session has no scores for {', '.join(unknown)}; it has {', '.join(present)}."
+            )
     chosen = tuple(metrics) if metrics else tuple(present)
     if metrics:  # every table follows the choice: counts, study table, signatures, plots
         frame = replace(
-            frame, observations=[o for o in frame.observations if o.metric in chosen],
-            signatures=[s for s in frame.signatures if s[0] in chosen])
+            frame,
+            observations=[o for o in frame.observations if o.metric in chosen],
+            signatures=[s for s in frame.signatures if s[0] in chosen],
+        )
     step(1, "study table and human ratings")
     report = BiasReport(
         session=str(getattr(store, "path", "")),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        by=tuple(by), metrics=chosen, settings=settings, comparisons={},
-        study=study_table(frame, settings=settings), frame=frame,
-        annotation_table=_annotation_table(store), notes=list(frame.notes))
+        by=tuple(by),
+        metrics=chosen,
+        settings=settings,
+        comparisons={},
+        study=study_table(frame, settings=settings),
+        frame=frame,
+        annotation_table=_annotation_table(store),
+        notes=list(frame.notes),
+    )
     report.notes += _tier_change_notes(store, frame)
     from core.correlate import agreement_table
 
@@ -585,29 +786,37 @@ def build_report(store: Any, *, by: Sequence[str] = ("tier",),
     table = report.agreement_table
     if metrics and table is not None and "metric" in table.columns:
         at = table.columns.index("metric")  # "bleu:gold" is bleu against gold references
-        report.agreement_table = replace(table, rows=tuple(
-            row for row in table.rows if str(row[at]).split(":")[0] in chosen))
+        report.agreement_table = replace(
+            table, rows=tuple(row for row in table.rows if str(row[at]).split(":")[0] in chosen)
+        )
     for done, dimension in enumerate(by, start=2):
         step(done, f"comparing by {dimension}")
         results = compare(frame, dimension, metrics=chosen, pairs=pairs, settings=settings)
         report.comparisons[dimension] = results
         if not results:
-            seen = sorted({str(o.group(dimension)) for o in frame.observations
-                           if o.metric in chosen and o.group(dimension) is not None},
-                          key=lambda v: order_key(dimension, v))
+            seen = sorted(
+                {
+                    str(o.group(dimension))
+                    for o in frame.observations
+                    if o.metric in chosen and o.group(dimension) is not None
+                },
+                key=lambda v: order_key(dimension, v),
+            )
             report.notes.append(
                 f"by {dimension}: nothing to compare; the session has "
                 + (f"only {', '.join(seen)}" if seen else "no values")
-                + (f" (asked for {', '.join(f'{a} vs {b}' for a, b in pairs)})" if pairs
-                   else "") + ".")
+                + (f" (asked for {', '.join(f'{a} vs {b}' for a, b in pairs)})" if pairs else "")
+                + "."
+            )
     report.headlines = headline_comparisons(frame, chosen, settings)
     correct(report)
     step(steps, "done")
     return report
 
 
-def headline_comparisons(frame: ScoreFrame, metrics: tuple[str, ...] | list[str],
-                         settings: Settings) -> list[Comparison]:
+def headline_comparisons(
+    frame: ScoreFrame, metrics: tuple[str, ...] | list[str], settings: Settings
+) -> list[Comparison]:
     """Head against long tail on each metric, per model, languages pooled.
 
     Reference-based metrics use the study table's reference quality only (gold and silver
@@ -625,8 +834,13 @@ def headline_comparisons(frame: ScoreFrame, metrics: tuple[str, ...] | list[str]
         if item is None:
             item = pooled_items[id(o.item)] = replace(o.item, lang=ALL_LANGUAGES)
         observations.append(Observation(o.metric, o.value, o.quality, item))
-    return compare(ScoreFrame(observations=observations), "tier", metrics=list(metrics),
-                   pairs=[HEADLINE_PAIR], settings=settings)
+    return compare(
+        ScoreFrame(observations=observations),
+        "tier",
+        metrics=list(metrics),
+        pairs=[HEADLINE_PAIR],
+        settings=settings,
+    )
 
 
 def correct(report: BiasReport) -> None:
@@ -636,8 +850,12 @@ def correct(report: BiasReport) -> None:
     raw: list[float] = []
     for results in report.comparisons.values():
         raw += [c.p_value for c in results if c.p_value is not None]
-    cells = [cell for row in (report.study.rows if report.study else [])
-             for cell in row.cells.values() if cell.p_value is not None]
+    cells = [
+        cell
+        for row in (report.study.rows if report.study else [])
+        for cell in row.cells.values()
+        if cell.p_value is not None
+    ]
     raw += [cell.p_value for cell in cells]  # type: ignore[misc]
     raw += [c.p_value for c in report.headlines if c.p_value is not None]
     adjusted = iter(adjust_p_values(raw, report.settings.correction).tolist())
@@ -645,8 +863,9 @@ def correct(report: BiasReport) -> None:
     alpha = report.settings.alpha
 
     def fixed(results: list[Comparison]) -> list[Comparison]:
-        return [replace(c, p_adjusted=next(adjusted)) if c.p_value is not None else c
-                for c in results]
+        return [
+            replace(c, p_adjusted=next(adjusted)) if c.p_value is not None else c for c in results
+        ]
 
     for by, results in report.comparisons.items():
         report.comparisons[by] = fixed(results)
@@ -658,15 +877,27 @@ def correct(report: BiasReport) -> None:
     report.headlines = fixed(report.headlines)
 
 
-def report_job(store: Any, *, by: Sequence[str] = ("tier",),
-               metrics: Sequence[str] | None = None,
-               pairs: Sequence[tuple[str, str]] | None = None,
-               settings: Settings = Settings(),
-               runs: Sequence[int] | None = None) -> Job[BiasReport]:
+def report_job(
+    store: Any,
+    *,
+    by: Sequence[str] = ("tier",),
+    metrics: Sequence[str] | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    settings: Settings = Settings(),
+    runs: Sequence[int] | None = None,
+) -> Job[BiasReport]:
     """:func:`build_report` as a job (seconds at the scale of the TailNLG study)."""
-    return Job(title="Bias report", kind="report",
-               run=lambda ctx: build_report(store, by=by, metrics=metrics, pairs=pairs,
-                                            settings=settings, ctx=ctx, runs=runs),
-               params={"by": list(by), "metrics": list(metrics or []),
-                       "pairs": [list(p) for p in pairs or []],
-                       "runs": None if runs is None else list(runs), **settings.__dict__})
+    return Job(
+        title="Bias report",
+        kind="report",
+        run=lambda ctx: build_report(
+            store, by=by, metrics=metrics, pairs=pairs, settings=settings, ctx=ctx, runs=runs
+        ),
+        params={
+            "by": list(by),
+            "metrics": list(metrics or []),
+            "pairs": [list(p) for p in pairs or []],
+            "runs": None if runs is None else list(runs),
+            **settings.__dict__,
+        },
+    )

@@ -205,8 +205,10 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], Item
         groups = unit_groups.get(row.unit_id)
         if groups is None:
             attributes = _attributes(row.attributes)
-            groups = (category_name(row.category_id, attributes, categories),
-                      dataset_name(attributes))
+            groups = (
+                category_name(row.category_id, attributes, categories),
+                dataset_name(attributes),
+            )
             unit_groups[row.unit_id] = groups
         return groups
 
@@ -219,21 +221,35 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], Item
     contexts: dict[tuple[str, int], ItemContext] = {}
     for row in db.execute(text(_ITEMS_SQL)):
         contexts[("v", row.verbalisation_id)] = ItemContext(
-            verbalisation_id=row.verbalisation_id, unit_id=row.unit_id, run_id=row.run_id,
-            model=model_name(row.system_name, row.model_id), lang=row.lang or UNKNOWN,
-            tier=tier_group(row.tier), subtier=subtier_group(row.tier, row.sub_tier),
-            category=category_of(row), statement_count=row.statement_count,
+            verbalisation_id=row.verbalisation_id,
+            unit_id=row.unit_id,
+            run_id=row.run_id,
+            model=model_name(row.system_name, row.model_id),
+            lang=row.lang or UNKNOWN,
+            tier=tier_group(row.tier),
+            subtier=subtier_group(row.tier, row.sub_tier),
+            category=category_of(row),
+            statement_count=row.statement_count,
             dataset=dataset_of(row),
             candidate_index=row.candidate_index or 0,
-            model_tail=row.model_tier or UNKNOWN)
+            model_tail=row.model_tier or UNKNOWN,
+        )
     for row in db.execute(text(_REFERENCES_SQL)):
         contexts[("r", row.reference_id)] = ItemContext(
-            verbalisation_id=None, unit_id=row.unit_id, run_id=None, model=REFERENCES_MODEL,
-            lang=row.lang or UNKNOWN, tier=tier_group(row.tier),
-            subtier=subtier_group(row.tier, row.sub_tier), category=category_of(row),
-            statement_count=row.statement_count, reference_id=row.reference_id,
-            reference_quality=row.quality, dataset=dataset_of(row),
-            model_tail=row.model_tier or UNKNOWN)
+            verbalisation_id=None,
+            unit_id=row.unit_id,
+            run_id=None,
+            model=REFERENCES_MODEL,
+            lang=row.lang or UNKNOWN,
+            tier=tier_group(row.tier),
+            subtier=subtier_group(row.tier, row.sub_tier),
+            category=category_of(row),
+            statement_count=row.statement_count,
+            reference_id=row.reference_id,
+            reference_quality=row.quality,
+            dataset=dataset_of(row),
+            model_tail=row.model_tier or UNKNOWN,
+        )
     return contexts
 
 
@@ -241,8 +257,9 @@ class UnknownRunError(UserFacingError):
     """A run picked for the report is not in the session."""
 
 
-def choose_items(contexts: dict[Any, ItemContext], runs: Sequence[int] | None,
-                 existing: Sequence[int]) -> tuple[set[int], list[RunUse], list[str]]:
+def choose_items(
+    contexts: dict[Any, ItemContext], runs: Sequence[int] | None, existing: Sequence[int]
+) -> tuple[set[int], list[RunUse], list[str]]:
     """Which verbalisations the report counts: for each model, one per unit, language
     and candidate, from the latest of the ``runs`` (default: of all its runs) that has
     it. Returns their ids, each run's use, and notes on overlaps (METHODS §8)."""
@@ -253,7 +270,8 @@ def choose_items(contexts: dict[Any, ItemContext], runs: Sequence[int] | None,
             raise UnknownRunError(
                 f"run {', '.join(str(r) for r in missing)} "
                 f"{'is' if len(missing) == 1 else 'are'} not in this session (it may have "
-                f"been deleted); the session's runs are: {known}.")
+                f"been deleted); the session's runs are: {known}."
+            )
     picked = None if runs is None else set(runs)
     best: dict[tuple[str, int, str, int], ItemContext] = {}
     losers: dict[tuple[str, int, str, int], list[ItemContext]] = defaultdict(list)
@@ -267,8 +285,11 @@ def choose_items(contexts: dict[Any, ItemContext], runs: Sequence[int] | None,
         if held is None:
             best[key] = item
             continue
-        newer, older = ((item, held) if (item.run_id, item.verbalisation_id)
-                        > (held.run_id, held.verbalisation_id) else (held, item))
+        newer, older = (
+            (item, held)
+            if (item.run_id, item.verbalisation_id) > (held.run_id, held.verbalisation_id)
+            else (held, item)
+        )
         best[key] = newer
         losers[key].append(older)
     # Only model texts are chosen between: each has a run and a verbalisation id.
@@ -281,23 +302,33 @@ def choose_items(contexts: dict[Any, ItemContext], runs: Sequence[int] | None,
             superseded[cast(int, item.run_id)] += 1
             by[cast(int, item.run_id)].add(cast(int, best[key].run_id))
     models = {item.run_id: item.model for item in contexts.values() if item.run_id is not None}
-    use = [RunUse(run, models[run], items[run], superseded[run], tuple(sorted(by[run])))
-           for run in sorted(set(items) | set(superseded))]
+    use = [
+        RunUse(run, models[run], items[run], superseded[run], tuple(sorted(by[run])))
+        for run in sorted(set(items) | set(superseded))
+    ]
     notes = []
     for model in sorted({u.model for u in use if u.superseded}):
-        overlapping = [u for u in use if u.model == model and (u.superseded or u.run_id in {
-            r for v in use if v.model == model for r in v.superseded_by})]
+        overlapping = [
+            u
+            for u in use
+            if u.model == model
+            and (
+                u.superseded
+                or u.run_id in {r for v in use if v.model == model for r in v.superseded_by}
+            )
+        ]
         dropped = sum(u.superseded for u in overlapping)
         notes.append(
             f"{model}: runs {', '.join(str(u.run_id) for u in overlapping)} overlap on "
             f"{dropped:,} items (unit, language, candidate); each is counted once, from the "
-            "latest run" + (" picked" if runs is not None else "")
-            + " (pick runs with --runs or the Report panel's run list).")
+            "latest run"
+            + (" picked" if runs is not None else "")
+            + " (pick runs with --runs or the Report panel's run list)."
+        )
     return kept, use, notes
 
 
-def load_frame(store: Any, *, human: bool = True,
-               runs: Sequence[int] | None = None) -> ScoreFrame:
+def load_frame(store: Any, *, human: bool = True, runs: Sequence[int] | None = None) -> ScoreFrame:
     """Read sentence-level scores (and, with ``human``, per-item human ratings) of the
     items `choose_items` keeps from ``runs`` (default: each model's latest output)."""
     from sqlalchemy import select, text
@@ -316,8 +347,7 @@ def load_frame(store: Any, *, human: bool = True,
         existing = list(db.scalars(select(ModelRun.id).order_by(ModelRun.id)))
         kept, frame.run_use, frame.notes = choose_items(contexts, runs, existing)
         latest: dict[tuple[tuple[str, int], str, str | None], Observation] = {}
-        for verbalisation_id, reference_id, metric, value, quality in db.execute(
-                text(_SCORES_SQL)):
+        for verbalisation_id, reference_id, metric, value, quality in db.execute(text(_SCORES_SQL)):
             key = ("v", verbalisation_id) if verbalisation_id is not None else ("r", reference_id)
             context = contexts[key]
             if not context.is_reference and context.verbalisation_id not in kept:
@@ -326,22 +356,37 @@ def load_frame(store: Any, *, human: bool = True,
                 quality = context.reference_quality  # a reference text's own quality
             quality = quality if isinstance(quality, str) else None
             # Re-scoring replaces rows; should duplicates exist anyway, the newest counts.
-            latest[(key, metric, quality)] = Observation(metric, float(value), quality,
-                                                         context)
+            latest[(key, metric, quality)] = Observation(metric, float(value), quality, context)
         frame.observations = list(latest.values())
-        frame.corpus_rows = int(db.scalar(text(
-            "SELECT count(*) FROM scores WHERE level = 'corpus'")) or 0)
-        frame.signatures = sorted({(m, s) for m, s in db.execute(
-            select(Score.metric, Score.signature).where(Score.signature.is_not(None))
-            .distinct())})
+        frame.corpus_rows = int(
+            db.scalar(text("SELECT count(*) FROM scores WHERE level = 'corpus'")) or 0
+        )
+        frame.signatures = sorted(
+            {
+                (m, s)
+                for m, s in db.execute(
+                    select(Score.metric, Score.signature)
+                    .where(Score.signature.is_not(None))
+                    .distinct()
+                )
+            }
+        )
         for run in db.scalars(select(ModelRun).order_by(ModelRun.id)):
-            frame.runs.append(RunInfo(
-                id=run.id, name=model_name(run.system_name, run.model_id), kind=run.kind,
-                model_id=run.model_id, status=run.status, seed=run.seed,
-                fingerprint=run.model_fingerprint, parameters=dict(run.parameters or {}),
-                prompt_templates=dict(run.prompt_templates or {}),
-                software=dict(run.software or {}),
-                started_at=run.started_at.isoformat() if run.started_at else None))
+            frame.runs.append(
+                RunInfo(
+                    id=run.id,
+                    name=model_name(run.system_name, run.model_id),
+                    kind=run.kind,
+                    model_id=run.model_id,
+                    status=run.status,
+                    seed=run.seed,
+                    fingerprint=run.model_fingerprint,
+                    parameters=dict(run.parameters or {}),
+                    prompt_templates=dict(run.prompt_templates or {}),
+                    software=dict(run.software or {}),
+                    started_at=run.started_at.isoformat() if run.started_at else None,
+                )
+            )
     for verbalisation_id, values in sorted(ratings.items()):
         rated = contexts.get(("v", verbalisation_id))
         if rated is None or verbalisation_id not in kept:
@@ -350,9 +395,14 @@ def load_frame(store: Any, *, human: bool = True,
             if name in values:
                 frame.observations.append(Observation(metric, values[name], None, rated))
     # Items used: the kept verbalisations with at least one value; only those runs listed.
-    with_values = Counter(run for run, _ in {(o.item.run_id, o.item.verbalisation_id)
-                                             for o in frame.observations
-                                             if o.item.run_id is not None})
+    with_values = Counter(
+        run
+        for run, _ in {
+            (o.item.run_id, o.item.verbalisation_id)
+            for o in frame.observations
+            if o.item.run_id is not None
+        }
+    )
     frame.run_use = [replace(u, items=with_values[u.run_id]) for u in frame.run_use]
     frame.run_use = [u for u in frame.run_use if u.items or u.superseded]
     frame.runs = [r for r in frame.runs if with_values[r.id]]
@@ -364,16 +414,23 @@ def available_metrics(store: Any) -> list[tuple[str, int]]:
     in the study table's order. One cheap aggregate query: it runs on the UI thread."""
     from sqlalchemy import text
 
-
     with store.unit_of_work() as db:
-        counts = dict(db.execute(text(
-            "SELECT metric, count(*) FROM scores WHERE level = 'sentence' "
-            "AND value IS NOT NULL AND (verbalisation_id IS NOT NULL "
-            "OR reference_id IS NOT NULL) GROUP BY metric")).all())
-        fluency, adequacy = db.execute(text(
-            "SELECT count(DISTINCT CASE WHEN fluency IS NOT NULL THEN verbalisation_id END), "
-            "count(DISTINCT CASE WHEN adequacy IS NOT NULL THEN verbalisation_id END) "
-            "FROM annotations WHERE verbalisation_id IS NOT NULL")).one()
+        counts = dict(
+            db.execute(
+                text(
+                    "SELECT metric, count(*) FROM scores WHERE level = 'sentence' "
+                    "AND value IS NOT NULL AND (verbalisation_id IS NOT NULL "
+                    "OR reference_id IS NOT NULL) GROUP BY metric"
+                )
+            ).all()
+        )
+        fluency, adequacy = db.execute(
+            text(
+                "SELECT count(DISTINCT CASE WHEN fluency IS NOT NULL THEN verbalisation_id END), "
+                "count(DISTINCT CASE WHEN adequacy IS NOT NULL THEN verbalisation_id END) "
+                "FROM annotations WHERE verbalisation_id IS NOT NULL"
+            )
+        ).one()
     if fluency:
         counts[HUMAN_FLUENCY] = int(fluency)
     if adequacy:
@@ -388,7 +445,11 @@ def available_runs(store: Any) -> list[tuple[int, str, str]]:
     from core.store.models import ModelRun
 
     with store.unit_of_work() as db:
-        return [(run_id, model_name(system, model), status or "")
-                for run_id, system, model, status in db.execute(
-                    select(ModelRun.id, ModelRun.system_name, ModelRun.model_id,
-                           ModelRun.status).order_by(ModelRun.id))]
+        return [
+            (run_id, model_name(system, model), status or "")
+            for run_id, system, model, status in db.execute(
+                select(
+                    ModelRun.id, ModelRun.system_name, ModelRun.model_id, ModelRun.status
+                ).order_by(ModelRun.id)
+            )
+        ]

@@ -64,31 +64,43 @@ def plot_specs(report: BiasReport) -> list[PlotSpec]:
     specs: list[PlotSpec] = []
     for metric in report.metrics:
         of_metric = [o for o in report.frame.observations if o.metric == metric]
-        rows = [o for o in of_metric if not o.item.is_reference
-                and (o.quality is None or o.quality == quality)]
+        rows = [
+            o
+            for o in of_metric
+            if not o.item.is_reference and (o.quality is None or o.quality == quality)
+        ]
         log = metric_info(metric).log_axis
         label = metric_label(metric)
         if rows:
             specs.extend(_model_plots(rows, metric, label, log, quality))
         # A reference text's own score (reference-free metric): the loader gives it the
         # text's quality. Scores of a reference against other references are left out.
-        references = [o for o in of_metric if o.item.is_reference
-                      and o.quality == o.item.reference_quality]
+        references = [
+            o for o in of_metric if o.item.is_reference and o.quality == o.item.reference_quality
+        ]
         if references:
             by_group: dict[tuple[str, str], list[float]] = defaultdict(list)
             for o in references:
                 by_group[(o.quality or "", o.tier)].append(o.value)
             keys = sorted(by_group, key=lambda k: (k[0], order_key("tier", k[1])))
-            specs.append(PlotSpec(
-                "box", f"{label} of reference texts by reference quality and tier", metric,
-                log, groups=tuple((f"{q} references · {t}", tuple(by_group[(q, t)]))
-                                  for q, t in keys),
-                ylabel=label))
+            specs.append(
+                PlotSpec(
+                    "box",
+                    f"{label} of reference texts by reference quality and tier",
+                    metric,
+                    log,
+                    groups=tuple(
+                        (f"{q} references · {t}", tuple(by_group[(q, t)])) for q, t in keys
+                    ),
+                    ylabel=label,
+                )
+            )
     return specs
 
 
-def _model_plots(rows: list[Any], metric: str, label: str, log: bool,
-                 quality: str) -> list[PlotSpec]:
+def _model_plots(
+    rows: list[Any], metric: str, label: str, log: bool, quality: str
+) -> list[PlotSpec]:
     """The plots of the models' texts for one metric (``rows`` hold no reference texts)."""
     # Reference-based metrics carry the quality of the references scored against.
     suffix = f", against {quality} references" if any(o.quality for o in rows) else ""
@@ -99,22 +111,44 @@ def _model_plots(rows: list[Any], metric: str, label: str, log: bool,
         by_group[(o.model, o.tier)].append(o.value)
         by_tier[o.tier].append(o.value)
     keys = sorted(by_group, key=lambda k: (k[0], order_key("tier", k[1])))
-    specs.append(PlotSpec(
-        "box", f"{label} by model and tier{suffix}", metric, log,
-        groups=tuple((f"{m} · {t}", tuple(by_group[(m, t)])) for m, t in keys),
-        ylabel=label))
+    specs.append(
+        PlotSpec(
+            "box",
+            f"{label} by model and tier{suffix}",
+            metric,
+            log,
+            groups=tuple((f"{m} · {t}", tuple(by_group[(m, t)])) for m, t in keys),
+            ylabel=label,
+        )
+    )
     if len(by_tier) >= 2:
         tiers = sorted(by_tier, key=lambda t: order_key("tier", t))
-        specs.append(PlotSpec(
-            "distribution", f"{label}: distribution by tier (all models' texts){suffix}",
-            metric, log, groups=tuple((t, tuple(by_tier[t])) for t in tiers), xlabel=label))
+        specs.append(
+            PlotSpec(
+                "distribution",
+                f"{label}: distribution by tier (all models' texts){suffix}",
+                metric,
+                log,
+                groups=tuple((t, tuple(by_tier[t])) for t in tiers),
+                xlabel=label,
+            )
+        )
     if metric == "entity_ppl":
         points = [(o.statement_count, o.value) for o in rows if o.statement_count]
         if points:
-            specs.append(PlotSpec(
-                "scatter", "Entity perplexity against statement count", metric, True,
-                x=tuple(float(p[0]) for p in points), y=tuple(p[1] for p in points),
-                xlabel="statements of the entity", ylabel=label, log_x=True))
+            specs.append(
+                PlotSpec(
+                    "scatter",
+                    "Entity perplexity against statement count",
+                    metric,
+                    True,
+                    x=tuple(float(p[0]) for p in points),
+                    y=tuple(p[1] for p in points),
+                    xlabel="statements of the entity",
+                    ylabel=label,
+                    log_x=True,
+                )
+            )
     return specs
 
 
@@ -252,12 +286,21 @@ def render_html(report: BiasReport) -> str:
             parts.append(f"<figure>{spec.svg(prefix=f'plot{i}')}</figure>")
     parts.append("<h2 id='runs'>Runs and their settings</h2>")
     for run in report.frame.runs:
-        settings = {"kind": run.kind, "model_id": run.model_id, "status": run.status,
-                    "seed": run.seed, "fingerprint": run.fingerprint,
-                    "parameters": run.parameters, "prompt_templates": run.prompt_templates,
-                    "software": run.software, "started_at": run.started_at}
-        parts.append(f"<h3>{escape(run.name)} (run {run.id})</h3><pre>"
-                     f"{escape(json.dumps(settings, indent=2, ensure_ascii=False))}</pre>")
+        settings = {
+            "kind": run.kind,
+            "model_id": run.model_id,
+            "status": run.status,
+            "seed": run.seed,
+            "fingerprint": run.fingerprint,
+            "parameters": run.parameters,
+            "prompt_templates": run.prompt_templates,
+            "software": run.software,
+            "started_at": run.started_at,
+        }
+        parts.append(
+            f"<h3>{escape(run.name)} (run {run.id})</h3><pre>"
+            f"{escape(json.dumps(settings, indent=2, ensure_ascii=False))}</pre>"
+        )
     parts.append("</body></html>\n")
     return "".join(parts)
 
@@ -278,5 +321,4 @@ def write_html(report: BiasReport, path: Path | str) -> HtmlWritten:
     path = Path(path).expanduser()
     with atomic_output(path) as handle:
         handle.write(document)
-    return HtmlWritten(path, document.count("<table>"), document.count("<svg "),
-                       list(report.notes))
+    return HtmlWritten(path, document.count("<table>"), document.count("<svg "), list(report.notes))

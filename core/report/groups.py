@@ -25,8 +25,24 @@ from core.groups import (
 )
 
 __all__ = [
-    "BUILT_DATASET", "DATASET_NAMES", "DIMENSIONS", "HEAD_WORDS", "LANGUAGES", "LANGUAGE_NAMES",
-    "LANG_ORDER", "MODEL_TAIL_ORDER", "QUALITY_ORDER", "SUBTIER_ORDER", "TIER_ORDER", "UNKNOWN",
-    "category_name", "dataset_name", "head_tier", "matches_tier", "model_name", "order_key",
-    "subtier_group", "tier_group",
+    "BUILT_DATASET",
+    "DATASET_NAMES",
+    "DIMENSIONS",
+    "HEAD_WORDS",
+    "LANGUAGES",
+    "LANGUAGE_NAMES",
+    "LANG_ORDER",
+    "MODEL_TAIL_ORDER",
+    "QUALITY_ORDER",
+    "SUBTIER_ORDER",
+    "TIER_ORDER",
+    "UNKNOWN",
+    "category_name",
+    "dataset_name",
+    "head_tier",
+    "matches_tier",
+    "model_name",
+    "order_key",
+    "subtier_group",
+    "tier_group",
 ]

@@ -102,22 +102,28 @@ def ci_text(c: Comparison) -> str:
     if c.ci is None:
         return ""
     low, high = c.ci.difference
-    return (f"difference {format_value(c.ci.median_difference)} "
-            f"[{format_value(low)}, {format_value(high)}]")
+    return (
+        f"difference {format_value(c.ci.median_difference)} "
+        f"[{format_value(low)}, {format_value(high)}]"
+    )
 
 
-def headline_text(c: Comparison, *, show_model: bool = False,
-                  correction: str = "none") -> str:
+def headline_text(c: Comparison, *, show_model: bool = False, correction: str = "none") -> str:
     """e.g. ``BLEU (model-a, gold refs): head 62.50 vs long tail 22.50, p = 1.6e-04,
     Holm p = 3.1e-03 (significant; long tail worse)``."""
     scope = headline_scope(c, show_model=show_model)
     v = verdict(c)
-    return (f"{metric_label(c.metric)}{f' ({scope})' if scope else ''}: head "
-            f"{format_value(centre(c.a))} vs long tail {format_value(centre(c.b))}, "
-            f"{p_text(c, correction)} ({v.state}; {v.direction})")
+    return (
+        f"{metric_label(c.metric)}{f' ({scope})' if scope else ''}: head "
+        f"{format_value(centre(c.a))} vs long tail {format_value(centre(c.b))}, "
+        f"{p_text(c, correction)} ({v.state}; {v.direction})"
+    )
 
 
 def headlines_table_rows(headlines: list[Comparison], correction: str) -> list[str]:
     show_model = len({c.stratum_value("model") for c in headlines}) > 1
-    return [headline_text(c, show_model=show_model, correction=correction)
-            + (f"; {ci_text(c)}" if c.ci is not None else "") for c in headlines]
+    return [
+        headline_text(c, show_model=show_model, correction=correction)
+        + (f"; {ci_text(c)}" if c.ci is not None else "")
+        for c in headlines
+    ]

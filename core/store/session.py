@@ -318,6 +318,7 @@ def _make_engine(
     url = URL.create("sqlite", database=str(path))
     creator = None
     if read_only:
+
         def creator() -> sqlite3.Connection:
             # Reads a WAL snapshot under a deferred BEGIN, with query_only on: it never
             # takes the write lock nor changes a row. Opened read-write where it may be,
@@ -326,9 +327,12 @@ def _make_engine(
             if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK):
                 return sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
             return sqlite3.connect(
-                _file_uri(path, "mode=ro"), uri=True, timeout=busy_timeout_s,
+                _file_uri(path, "mode=ro"),
+                uri=True,
+                timeout=busy_timeout_s,
                 check_same_thread=False,
             )
+
     engine = create_engine(
         url,
         # The pool hands a connection to one thread at a time (GUI thread, job threads).
@@ -388,9 +392,7 @@ def _temporary_name(dest: Path, suffix: str) -> Path:
     return dest.with_name(f".{dest.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.{suffix}")
 
 
-_TEMPORARY = re.compile(
-    r"\.(?P<pid>\d+-)?[0-9a-f]{8}\.(creating|partial)(-wal|-shm|-journal)?\Z"
-)
+_TEMPORARY = re.compile(r"\.(?P<pid>\d+-)?[0-9a-f]{8}\.(creating|partial)(-wal|-shm|-journal)?\Z")
 # A leftover without a process id (written by an older TailLens) is stale after this long.
 _UNTAGGED_STALE_S = 600.0
 
@@ -664,8 +666,13 @@ class SessionStore:
                 f"copy was kept as {backup.name}.",
             ) from exc
         # Said where the user sees it (the CLI prints this logger's records on stderr).
-        _log.warning("%s upgraded from schema revision %s to %s; the old file was kept as %s",
-                     path.name, revision, head_revision(), backup)
+        _log.warning(
+            "%s upgraded from schema revision %s to %s; the old file was kept as %s",
+            path.name,
+            revision,
+            head_revision(),
+            backup,
+        )
         return cls(path, busy_timeout_s=busy_timeout_s, migrated_from=revision, backup_path=backup)
 
     @classmethod
@@ -943,8 +950,12 @@ def _make_self_contained(path: Path) -> None:
 def _is_empty_file(path: Path) -> bool:
     """A regular 0-byte file with no -wal beside it (nothing in it to lose)."""
     try:
-        return (not path.is_symlink() and path.is_file() and path.stat().st_size == 0
-                and not _wal_path(path).exists())
+        return (
+            not path.is_symlink()
+            and path.is_file()
+            and path.stat().st_size == 0
+            and not _wal_path(path).exists()
+        )
     except OSError:
         return False
 

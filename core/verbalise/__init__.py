@@ -63,16 +63,23 @@ def open_verbaliser(
     if text.startswith(("http://", "https://")):
         from core.verbalise.openai import OpenAIVerbaliser
 
-        return OpenAIVerbaliser(text, server_model, params, templates,
-                                prompt_preset=prompt_preset,
-                                **server_options)  # type: ignore[arg-type]
+        return OpenAIVerbaliser(
+            text, server_model, params, templates, prompt_preset=prompt_preset, **server_options
+        )  # type: ignore[arg-type]
     from core.models import SEQ2SEQ, check_model_folder, resolve_model
     from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 
     kind = check_model_folder(resolve_model(text))
     cls = Seq2SeqVerbaliser if kind == SEQ2SEQ else CausalVerbaliser
-    return cls(text, params, templates, device=device, dtype=dtype,
-               prompt_preset=prompt_preset, task_prefix=task_prefix)
+    return cls(
+        text,
+        params,
+        templates,
+        device=device,
+        dtype=dtype,
+        prompt_preset=prompt_preset,
+        task_prefix=task_prefix,
+    )
 
 
 __all__ = [

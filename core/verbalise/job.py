@@ -101,21 +101,33 @@ def select_units(store: SessionStore, query: str | Sequence[int] = "all") -> lis
         if kind == "all" and not value:
             return list(db.scalars(select(m.DataUnit.id).order_by(m.DataUnit.id)))
         if kind == "tier" and value:
-            ids = list(db.scalars(
-                select(m.DataUnit.id)
-                .where(or_(m.DataUnit.tier == value, m.DataUnit.sub_tier == value))
-                .order_by(m.DataUnit.id)
-            ))
+            ids = list(
+                db.scalars(
+                    select(m.DataUnit.id)
+                    .where(or_(m.DataUnit.tier == value, m.DataUnit.sub_tier == value))
+                    .order_by(m.DataUnit.id)
+                )
+            )
             if not ids:
                 # A unit takes its root's tier when built: none has this one (yet).
-                present = sorted({t for pair in db.execute(
-                    select(m.DataUnit.tier, m.DataUnit.sub_tier)).all() for t in pair if t})
-                held = (f"the session's units have {', '.join(present)}" if present
-                        else "no unit has any tier")
+                present = sorted(
+                    {
+                        t
+                        for pair in db.execute(select(m.DataUnit.tier, m.DataUnit.sub_tier)).all()
+                        for t in pair
+                        if t
+                    }
+                )
+                held = (
+                    f"the session's units have {', '.join(present)}"
+                    if present
+                    else "no unit has any tier"
+                )
                 raise VerbaliseError(
                     f"no unit has the tier {value!r} ({held}): a unit records its root "
                     "entity's tier when it is built; assign tiers with `taillens tiers "
-                    "CATEGORY --session FILE` (or the Browser's lines), then build units")
+                    "CATEGORY --session FILE` (or the Browser's lines), then build units"
+                )
             return ids
         if kind == "category" and value:
             rows = db.execute(
@@ -123,16 +135,20 @@ def select_units(store: SessionStore, query: str | Sequence[int] = "all") -> lis
                 .outerjoin(m.Category, m.DataUnit.category_id == m.Category.id)
                 .order_by(m.DataUnit.id)
             ).all()
-            return [uid for uid, name, attributes in rows
-                    if (name or imported_category(attributes)) == value]
+            return [
+                uid
+                for uid, name, attributes in rows
+                if (name or imported_category(attributes)) == value
+            ]
         if kind == "ids" and value:
             try:
                 wanted = sorted({int(v) for v in value.split(",") if v.strip()})
             except ValueError:
                 raise VerbaliseError(f"unit ids must be integers: {value!r}") from None
             return _existing(db, wanted)
-    raise VerbaliseError(f"unknown unit selection {query!r}: use all, tier:NAME, "
-                         "category:NAME or ids:1,2,3")
+    raise VerbaliseError(
+        f"unknown unit selection {query!r}: use all, tier:NAME, category:NAME or ids:1,2,3"
+    )
 
 
 def imported_category(attributes: Any) -> str | None:
@@ -150,7 +166,7 @@ def imported_category(attributes: Any) -> str | None:
 def _existing(db: Any, wanted: list[int]) -> list[int]:
     found = set()
     for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
+        chunk = wanted[start : start + 500]
         found |= set(db.scalars(select(m.DataUnit.id).where(m.DataUnit.id.in_(chunk))))
     missing = [i for i in wanted if i not in found]
     if missing:
@@ -169,7 +185,7 @@ def unit_triples(
         for start in range(0, len(ids), 500):
             rows = db.scalars(
                 select(m.UnitTriple).where(
-                    m.UnitTriple.unit_id.in_(ids[start:start + 500]),
+                    m.UnitTriple.unit_id.in_(ids[start : start + 500]),
                     m.UnitTriple.tripleset == MAIN,
                     m.UnitTriple.lang.in_(list(langs)),
                 )
@@ -261,8 +277,7 @@ def _busy_reason(status: str, owner: Any) -> str | None:
     if state in ("none", "gone"):
         return None
     where = f"process {owner.get('pid')} on {owner.get('host')}"
-    return (f"still running in {where}" if state == "alive"
-            else f"may still be running in {where}")
+    return f"still running in {where}" if state == "alive" else f"may still be running in {where}"
 
 
 def find_resumable_run(
@@ -280,16 +295,20 @@ def find_resumable_run(
     with store.unit_of_work() as db:
         runs = db.scalars(
             select(m.ModelRun)
-            .where(m.ModelRun.kind == verbaliser.kind,
-                   m.ModelRun.model_id == verbaliser.model_id,
-                   m.ModelRun.status != "finished")
+            .where(
+                m.ModelRun.kind == verbaliser.kind,
+                m.ModelRun.model_id == verbaliser.model_id,
+                m.ModelRun.status != "finished",
+            )
             .order_by(m.ModelRun.id.desc())
         )
         for run in runs:
-            if (run.model_fingerprint == verbaliser.fingerprint()
-                    and run.seed == verbaliser.params.seed
-                    and (run.prompt_templates or {}) == templates
-                    and _identity(run.parameters) == _identity(parameters)):
+            if (
+                run.model_fingerprint == verbaliser.fingerprint()
+                and run.seed == verbaliser.params.seed
+                and (run.prompt_templates or {}) == templates
+                and _identity(run.parameters) == _identity(parameters)
+            ):
                 why = _busy_reason(run.status, (run.software or {}).get("owner"))
                 if why is None:
                     return run.id
@@ -298,8 +317,13 @@ def find_resumable_run(
     return None
 
 
-def _check_resumable(run: m.ModelRun | None, run_id: int, verbaliser: Verbaliser,
-                     parameters: dict[str, Any], templates: dict[str, str]) -> m.ModelRun:
+def _check_resumable(
+    run: m.ModelRun | None,
+    run_id: int,
+    verbaliser: Verbaliser,
+    parameters: dict[str, Any],
+    templates: dict[str, str],
+) -> m.ModelRun:
     if run is None:
         raise VerbaliseError(f"the session has no run {run_id} to resume")
     owner = (run.software or {}).get("owner")
@@ -307,7 +331,8 @@ def _check_resumable(run: m.ModelRun | None, run_id: int, verbaliser: Verbaliser
         # Another host's owner cannot be checked: naming the run says it is gone.
         raise VerbaliseError(
             f"run {run_id} is {_busy_reason(run.status, owner)}: wait for it to finish or "
-            "stop it, or start a new run (--new-run)")
+            "stop it, or start a new run (--new-run)"
+        )
     differences = []
     if run.kind != verbaliser.kind or run.model_fingerprint != verbaliser.fingerprint():
         differences.append(f"model ({run.model_id})")
@@ -317,26 +342,37 @@ def _check_resumable(run: m.ModelRun | None, run_id: int, verbaliser: Verbaliser
         differences.append("prompt templates")
     old, new = _identity(run.parameters), _identity(parameters)
     # The device may change between sessions on different machines; the rest may not.
-    changed = sorted(k for k in set(old) | set(new)
-                     if k not in ("device", "model_path") and old.get(k) != new.get(k))
+    changed = sorted(
+        k
+        for k in set(old) | set(new)
+        if k not in ("device", "model_path") and old.get(k) != new.get(k)
+    )
     if changed:
         differences.append("parameters " + ", ".join(changed))
     if differences:
-        raise VerbaliseError(f"run {run_id} was made with a different "
-                             + "; ".join(differences) + ": start a new run instead")
+        raise VerbaliseError(
+            f"run {run_id} was made with a different "
+            + "; ".join(differences)
+            + ": start a new run instead"
+        )
     return run
 
 
 def _done_pairs(store: SessionStore, run_id: int) -> set[tuple[int, str]]:
     with store.unit_of_work() as db:
-        return {(unit_id, lang) for unit_id, lang in db.execute(
-            select(m.Verbalisation.unit_id, m.Verbalisation.lang)
-            .where(m.Verbalisation.run_id == run_id).distinct()
-        )}
+        return {
+            (unit_id, lang)
+            for unit_id, lang in db.execute(
+                select(m.Verbalisation.unit_id, m.Verbalisation.lang)
+                .where(m.Verbalisation.run_id == run_id)
+                .distinct()
+            )
+        }
 
 
-def _set_status(store: SessionStore, run_id: int, status: str,
-                owner: dict[str, Any] | None = None) -> None:
+def _set_status(
+    store: SessionStore, run_id: int, status: str, owner: dict[str, Any] | None = None
+) -> None:
     """End a run with ``status`` and forget its owner. With ``owner``, only while the run
     is still this owner's: a job that lost its run to another (and then failed, e.g. on
     their shared rows) must not overwrite the status of a run that is still alive."""
@@ -422,8 +458,14 @@ def verbalise_job(
     if not unit_ids:
         raise VerbaliseError(f"no units match {units!r}")
     units_text = units if isinstance(units, str) else "ids:" + ",".join(map(str, unit_ids))
-    params = {"model": verbaliser.model_id, "kind": verbaliser.kind, "units": units_text,
-              "langs": langs, "batch_size": batch_size, "resume_run_id": resume_run_id}
+    params = {
+        "model": verbaliser.model_id,
+        "kind": verbaliser.kind,
+        "units": units_text,
+        "langs": langs,
+        "batch_size": batch_size,
+        "resume_run_id": resume_run_id,
+    }
 
     def run(ctx: JobContext) -> VerbaliseSummary:
         ctx.progress(0, None, "loading the model")
@@ -443,8 +485,9 @@ def verbalise_job(
         owner = run_owner()
         busy: list[tuple[int, str]] = []
         run_id, resumed = _open_run(templates, parameters, owner, busy)
-        summary = VerbaliseSummary(run_id=run_id, batch_size=batch_size, resumed=resumed,
-                                   not_resumed=busy)
+        summary = VerbaliseSummary(
+            run_id=run_id, batch_size=batch_size, resumed=resumed, not_resumed=busy
+        )
         job.partial = summary
         if busy:
             ctx.progress(0, None, f"run {busy[0][0]} is {busy[0][1]}: new run {run_id}")
@@ -459,25 +502,34 @@ def verbalise_job(
         _set_status(store, run_id, "finished", owner)
         return summary
 
-    def _open_run(templates: dict[str, str], parameters: dict[str, Any],
-                  owner: dict[str, Any], busy: list[tuple[int, str]]) -> tuple[int, bool]:
+    def _open_run(
+        templates: dict[str, str],
+        parameters: dict[str, Any],
+        owner: dict[str, Any],
+        busy: list[tuple[int, str]],
+    ) -> tuple[int, bool]:
         run_id = resume_run_id
         if run_id is None and resume:
             run_id = find_resumable_run(store, verbaliser, parameters, templates, busy)
         if run_id is not None:
             with store.unit_of_work() as db:
-                run = _check_resumable(db.get(m.ModelRun, run_id), run_id, verbaliser,
-                                       parameters, templates)
+                run = _check_resumable(
+                    db.get(m.ModelRun, run_id), run_id, verbaliser, parameters, templates
+                )
                 run.status, run.finished_at = "running", None
                 run.software = {**(run.software or {}), "owner": owner}
             return run_id, True
         with store.unit_of_work() as db:
             run = m.ModelRun(
-                kind=verbaliser.kind, model_id=verbaliser.model_id,
-                model_fingerprint=verbaliser.fingerprint(), parameters=parameters,
-                prompt_templates=templates, seed=verbaliser.params.seed,
+                kind=verbaliser.kind,
+                model_id=verbaliser.model_id,
+                model_fingerprint=verbaliser.fingerprint(),
+                parameters=parameters,
+                prompt_templates=templates,
+                seed=verbaliser.params.seed,
                 software={**software_versions(), "owner": owner},
-                system_name=verbaliser.system_name, status="running",
+                system_name=verbaliser.system_name,
+                status="running",
             )
             db.add(run)
             db.flush()
@@ -497,17 +549,21 @@ def verbalise_job(
                     pending.append((unit_id, lang))
         total = len(pending)
         ctx.progress(0, total, "ordering prompts by length")
-        ordered = order_for_batching(verbaliser, [
-            VerbaliseRequest(key, key[1], triples[key],
-                             verbaliser.prompt_for(triples[key], key[1]))
-            for key in pending
-        ])
+        ordered = order_for_batching(
+            verbaliser,
+            [
+                VerbaliseRequest(
+                    key, key[1], triples[key], verbaliser.prompt_for(triples[key], key[1])
+                )
+                for key in pending
+            ],
+        )
         size = batch_size
         position = 0
         ctx.progress(0, total, "starting")
         while position < total:
             ctx.check_cancelled()
-            requests = ordered[position:position + size]
+            requests = ordered[position : position + size]
             started = time.perf_counter()
             try:
                 # A cancel mid-batch raises JobCancelled here: the batch is not written,
@@ -524,15 +580,18 @@ def verbalise_job(
                     raise VerbaliseError(
                         "out of memory on the device even with one unit per batch: use "
                         "fewer --candidates, a lower --max-new-tokens, --dtype bfloat16 or "
-                        "float16, a smaller model, or another device") from exc
+                        "float16, a smaller model, or another device"
+                    ) from exc
                 size = max(1, size // 2)
                 summary.oom_halvings += 1
                 summary.batch_size = size
                 continue
             summary.generation_s += time.perf_counter() - started
             if len(results) != len(requests):
-                raise RuntimeError(f"{verbaliser.kind} verbaliser returned {len(results)} "
-                                   f"results for {len(requests)} requests")
+                raise RuntimeError(
+                    f"{verbaliser.kind} verbaliser returned {len(results)} "
+                    f"results for {len(requests)} requests"
+                )
             _write_batch(run_id, requests, results)
             for request, candidates in zip(requests, results, strict=True):
                 summary.requests += 1
@@ -544,8 +603,9 @@ def verbalise_job(
             position += len(requests)
             ctx.progress(position, total, _progress_message(summary, position, total))
 
-    def _write_batch(run_id: int, requests: list[VerbaliseRequest],
-                     results: list[list[Candidate]]) -> None:
+    def _write_batch(
+        run_id: int, requests: list[VerbaliseRequest], results: list[list[Candidate]]
+    ) -> None:
         with store.unit_of_work() as db:
             for request, candidates in zip(requests, results, strict=True):
                 unit_id, lang = request.key
@@ -554,15 +614,25 @@ def verbalise_job(
                 # triples are edited later. A template run has no prompt: NULL.
                 prompt = None if verbaliser.kind == "template" else request.prompt
                 for index, candidate in enumerate(candidates):
-                    db.add(m.Verbalisation(
-                        run_id=run_id, unit_id=unit_id, lang=lang, candidate_index=index,
-                        raw_output=candidate.raw, text=candidate.text,
-                        parse_ok=candidate.parse_ok, prompt=prompt,
-                        token_logprobs=candidate.token_logprobs,
-                    ))
+                    db.add(
+                        m.Verbalisation(
+                            run_id=run_id,
+                            unit_id=unit_id,
+                            lang=lang,
+                            candidate_index=index,
+                            raw_output=candidate.raw,
+                            text=candidate.text,
+                            parse_ok=candidate.parse_ok,
+                            prompt=prompt,
+                            token_logprobs=candidate.token_logprobs,
+                        )
+                    )
 
     job: Job[VerbaliseSummary] = Job(
-        f"Verbalise with {verbaliser.system_name}", run, kind="verbalise", params=params,
+        f"Verbalise with {verbaliser.system_name}",
+        run,
+        kind="verbalise",
+        params=params,
         writes=frozenset({Topic.RUNS}),
     )
     return job

@@ -87,8 +87,9 @@ class _LocalVerbaliser:
     def _templates(self, overrides: Mapping[str, str] | None) -> dict[str, str]:
         return templates_for(LANGUAGES, overrides, self.prompt_preset)
 
-    def set_templates(self, overrides: Mapping[str, str] | None,
-                      prompt_preset: str | None = None) -> None:
+    def set_templates(
+        self, overrides: Mapping[str, str] | None, prompt_preset: str | None = None
+    ) -> None:
         """Use the preset's bundled templates with ``overrides`` (lang -> template) from now
         on (``prompt_preset`` None: keep the preset).
 
@@ -108,16 +109,19 @@ class _LocalVerbaliser:
 
     def load(self) -> None:
         if self.loaded is None:
-            self.loaded = load_model(self.path, device=self.requested_device,
-                                     dtype=self.requested_dtype, expected_type=self.expected_type)
+            self.loaded = load_model(
+                self.path,
+                device=self.requested_device,
+                dtype=self.requested_dtype,
+                expected_type=self.expected_type,
+            )
             self._after_load(self.loaded)
 
     def _after_load(self, loaded: LoadedModel) -> None:
         return None
 
     def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"model_path": str(self.path),
-                                "prompt_preset": self.prompt_preset}
+        info: dict[str, Any] = {"model_path": str(self.path), "prompt_preset": self.prompt_preset}
         if self.loaded is not None:
             info.update(device=self.loaded.device, dtype=self.loaded.dtype)
         else:
@@ -212,11 +216,17 @@ class CausalVerbaliser(_LocalVerbaliser):
         n = self.params.candidates
         torch.manual_seed(self.params.seed)
         output = self._generate_unless_cancelled(
-            model, **batch, do_sample=True, temperature=self.params.temperature,
-            top_p=self.params.top_p, top_k=0, max_new_tokens=self.params.max_new_tokens,
-            num_return_sequences=n, pad_token_id=tokenizer.pad_token_id,
+            model,
+            **batch,
+            do_sample=True,
+            temperature=self.params.temperature,
+            top_p=self.params.top_p,
+            top_k=0,
+            max_new_tokens=self.params.max_new_tokens,
+            num_return_sequences=n,
+            pad_token_id=tokenizer.pad_token_id,
         )
-        generated = output[:, batch["input_ids"].shape[1]:].cpu()
+        generated = output[:, batch["input_ids"].shape[1] :].cpu()
 
         def candidate(raw: str, tokens: int) -> Candidate:
             parsed = parse_reply(raw)
@@ -248,8 +258,9 @@ class Seq2SeqVerbaliser(_LocalVerbaliser):
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         del info["prompt_preset"]  # no chat prompt: the task prefix is the setting
-        info["task_prefix"] = (self.task_prefix if self.task_prefix is not None
-                               else seq2seq_prefix("en"))
+        info["task_prefix"] = (
+            self.task_prefix if self.task_prefix is not None else seq2seq_prefix("en")
+        )
         info["num_beams"] = max(self.params.num_beams, self.params.candidates)
         return info
 
@@ -265,11 +276,21 @@ class Seq2SeqVerbaliser(_LocalVerbaliser):
         n = self.params.candidates
         torch.manual_seed(self.params.seed)
         output = self._generate_unless_cancelled(
-            model, **batch, do_sample=False, num_beams=max(self.params.num_beams, n),
-            num_return_sequences=n, max_new_tokens=self.params.max_new_tokens,
+            model,
+            **batch,
+            do_sample=False,
+            num_beams=max(self.params.num_beams, n),
+            num_return_sequences=n,
+            max_new_tokens=self.params.max_new_tokens,
         ).cpu()
-        return _candidates(output, len(requests), n, model, tokenizer,
-                           lambda text, tokens: Candidate(text, text or None, bool(text), tokens))
+        return _candidates(
+            output,
+            len(requests),
+            n,
+            model,
+            tokenizer,
+            lambda text, tokens: Candidate(text, text or None, bool(text), tokens),
+        )
 
 
 def _stop_on_cancel(should_stop: ShouldStop) -> Any:
@@ -289,21 +310,28 @@ def _stop_on_cancel(should_stop: ShouldStop) -> Any:
         def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
             if not self.fired and should_stop():
                 self.fired = True
-            return torch.full((input_ids.shape[0],), self.fired, dtype=torch.bool,
-                              device=input_ids.device)
+            return torch.full(
+                (input_ids.shape[0],), self.fired, dtype=torch.bool, device=input_ids.device
+            )
 
     return StopOnCancel()
 
 
-def _candidates(rows: Any, requests: int, n: int, model: Any, tokenizer: Any,
-                make: Callable[[str, int], Candidate]) -> list[list[Candidate]]:
+def _candidates(
+    rows: Any,
+    requests: int,
+    n: int,
+    model: Any,
+    tokenizer: Any,
+    make: Callable[[str, int], Candidate],
+) -> list[list[Candidate]]:
     """``n`` decoded candidates per request from ``generate``'s output rows (request i
     owns rows i*n .. i*n+n-1), each cut at its first EOS; ``make(text, tokens)``."""
     eos = _eos_ids(model, tokenizer)
     results: list[list[Candidate]] = []
     for i in range(requests):
         candidates = []
-        for row in rows[i * n:(i + 1) * n].tolist():
+        for row in rows[i * n : (i + 1) * n].tolist():
             tokens = _until_eos(row, eos, tokenizer.pad_token_id)
             text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
             candidates.append(make(text, len(tokens)))

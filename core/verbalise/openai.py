@@ -112,13 +112,19 @@ class OpenAIVerbaliser:
     def describe(self) -> dict[str, Any]:
         # seed_per_request: the k-th request for one prompt (k = 0 first, k > 0 when the
         # server ignored ``n`` and the missing candidates are asked again) sends seed + k.
-        return {"base_url": self.base_url, "server_model": self.server_model,
-                "timeout_s": self.timeout_s, "max_retries": self.max_retries,
-                "seed_per_request": "seed + k", "logprobs": self.logprobs,
-                "prompt_preset": self.prompt_preset}
+        return {
+            "base_url": self.base_url,
+            "server_model": self.server_model,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "seed_per_request": "seed + k",
+            "logprobs": self.logprobs,
+            "prompt_preset": self.prompt_preset,
+        }
 
-    def set_templates(self, overrides: Mapping[str, str] | None,
-                      prompt_preset: str | None = None) -> None:
+    def set_templates(
+        self, overrides: Mapping[str, str] | None, prompt_preset: str | None = None
+    ) -> None:
         """Use the preset's bundled templates with ``overrides`` (lang -> template) from now
         on (the panel's live preview; ``prompt_preset`` None keeps the preset). A bad
         template raises ``PromptError`` and leaves the templates in use unchanged."""
@@ -137,8 +143,9 @@ class OpenAIVerbaliser:
         try:
             self.server_model = str(reply["data"][0]["id"])
         except (KeyError, IndexError, TypeError):
-            raise ServerError(f"{self.base_url}/v1/models lists no model; name one with "
-                              "--server-model") from None
+            raise ServerError(
+                f"{self.base_url}/v1/models lists no model; name one with --server-model"
+            ) from None
 
     def close(self) -> None:
         return None
@@ -165,8 +172,10 @@ class OpenAIVerbaliser:
                     attempt += 1
                     self.retries += 1
                     continue
-                raise ServerError(f"{url} answered HTTP {exc.code} {exc.reason}"
-                                  + (f": {detail}" if detail else "")) from None
+                raise ServerError(
+                    f"{url} answered HTTP {exc.code} {exc.reason}"
+                    + (f": {detail}" if detail else "")
+                ) from None
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 reason = getattr(exc, "reason", exc)
                 # A refused connection is a server that is not there: say so at once.
@@ -176,13 +185,16 @@ class OpenAIVerbaliser:
                     attempt += 1
                     self.retries += 1
                     continue
-                raise ServerError(f"cannot reach the server at {self.base_url}: {reason} "
-                                  "(is it running, and is the URL right?)") from None
+                raise ServerError(
+                    f"cannot reach the server at {self.base_url}: {reason} "
+                    "(is it running, and is the URL right?)"
+                ) from None
         try:
             return json.loads(payload)
         except ValueError:
-            raise ServerError(f"{url} answered something that is not JSON: "
-                              f"{_excerpt(payload)!r}") from None
+            raise ServerError(
+                f"{url} answered something that is not JSON: {_excerpt(payload)!r}"
+            ) from None
 
     def _wait(self, attempt: int, retry_after: str | None) -> float:
         if retry_after:
@@ -190,10 +202,11 @@ class OpenAIVerbaliser:
                 return min(max(float(retry_after), 0.0), self.max_wait_s)
             except ValueError:
                 pass  # an HTTP date: fall back to backoff
-        return min(self.backoff_s * (2 ** attempt), self.max_wait_s)
+        return min(self.backoff_s * (2**attempt), self.max_wait_s)
 
-    def _complete(self, prompt: str, n: int, seed: int
-                  ) -> tuple[list[tuple[str, dict[str, list[Any]] | None]], int]:
+    def _complete(
+        self, prompt: str, n: int, seed: int
+    ) -> tuple[list[tuple[str, dict[str, list[Any]] | None]], int]:
         """(reply text, its token log-probabilities or None) per choice, and the tokens
         the server says it generated."""
         body: dict[str, Any] = {
@@ -217,12 +230,14 @@ class OpenAIVerbaliser:
             body.pop("logprobs")
             reply = self._request("POST", "/v1/chat/completions", body)
         try:
-            texts = [(str(c["message"]["content"] or ""), _token_logprobs(c))
-                     for c in reply["choices"]]
+            texts = [
+                (str(c["message"]["content"] or ""), _token_logprobs(c)) for c in reply["choices"]
+            ]
         except (KeyError, TypeError):
-            raise ServerError(f"{self.base_url}/v1/chat/completions answered JSON without "
-                              f"choices[].message.content: {_excerpt(json.dumps(reply))!r}"
-                              ) from None
+            raise ServerError(
+                f"{self.base_url}/v1/chat/completions answered JSON without "
+                f"choices[].message.content: {_excerpt(json.dumps(reply))!r}"
+            ) from None
         usage = reply.get("usage") or {}
         tokens = int(usage.get("completion_tokens") or 0)
         return texts, tokens
@@ -239,8 +254,7 @@ class OpenAIVerbaliser:
             should_stop = self.should_stop
             if should_stop is not None and should_stop():
                 raise JobCancelled()
-            got, used = self._complete(request.prompt, n - len(texts),
-                                       self.params.seed + attempt)
+            got, used = self._complete(request.prompt, n - len(texts), self.params.seed + attempt)
             texts += got
             tokens += used
             if len(texts) >= n or not got:
@@ -275,8 +289,12 @@ def _token_logprobs(choice: Mapping[str, Any]) -> dict[str, list[Any]] | None:
     tokens, values = [], []
     for entry in content:
         value = entry.get("logprob") if isinstance(entry, Mapping) else None
-        if (isinstance(value, bool) or not isinstance(value, int | float)
-                or not math.isfinite(value) or value > 0):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value > 0
+        ):
             return None  # a malformed list is worse than none: perplexity would be wrong
         tokens.append(str(entry.get("token", "")))
         values.append(float(value))

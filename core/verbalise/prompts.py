@@ -60,8 +60,9 @@ def default_template(lang: str, preset: str = DEFAULT_PRESET) -> str:
     return resource_path("prompts", f"{preset}_{lang}.txt").read_text(encoding="utf-8")
 
 
-def default_templates(langs: Sequence[str] = LANGUAGES,
-                      preset: str = DEFAULT_PRESET) -> dict[str, str]:
+def default_templates(
+    langs: Sequence[str] = LANGUAGES, preset: str = DEFAULT_PRESET
+) -> dict[str, str]:
     return {lang: default_template(lang, preset) for lang in langs}
 
 
@@ -69,8 +70,11 @@ def preset_of(templates: Mapping[str, str]) -> str | None:
     """The preset whose bundled texts ``templates`` are (every language given), else None
     (edited templates)."""
     for preset in PRESETS:
-        if templates and all(default_template(lang, preset) == text
-                             for lang, text in templates.items() if lang in LANGUAGES):
+        if templates and all(
+            default_template(lang, preset) == text
+            for lang, text in templates.items()
+            if lang in LANGUAGES
+        ):
             return preset
     return None
 
@@ -79,8 +83,9 @@ def check_template(template: str, lang: str) -> None:
     """A template must hold ``{triples}`` once; raises :class:`PromptError` otherwise."""
     count = template.count(PLACEHOLDER)
     if count != 1:
-        raise PromptError(f"the {lang} prompt template must contain {PLACEHOLDER} exactly once "
-                          f"(found {count})")
+        raise PromptError(
+            f"the {lang} prompt template must contain {PLACEHOLDER} exactly once (found {count})"
+        )
 
 
 def triple_lines(triples: Sequence[tuple[str, str, str]]) -> str:
@@ -102,8 +107,11 @@ def seq2seq_prefix(lang: str, prefix: str | None = None) -> str:
     bundled one (resources/prompts/seq2seq_prefix.txt: WDV's ``translate from Graph to
     Text: ``). ``{language}`` in it becomes the language's English name (``translate
     Graph to {language}: `` gives TailLens's earlier prefix)."""
-    text = prefix if prefix is not None else resource_path(
-        "prompts", "seq2seq_prefix.txt").read_text(encoding="utf-8")
+    text = (
+        prefix
+        if prefix is not None
+        else resource_path("prompts", "seq2seq_prefix.txt").read_text(encoding="utf-8")
+    )
     return text.replace("{language}", LANGUAGE_NAMES.get(lang, lang))
 
 
@@ -141,11 +149,20 @@ _MARKER_PATTERN = re.compile(
 # block's ">", a heading's "#", a code fence with its language tag.
 _LEAD = re.compile(r"(?:```[\w-]*|[\s*_>#`~])*")
 # The templates' own placeholders: a reply that only echoes the instruction.
-_PLACEHOLDERS = frozenset({
-    "verbalization output", "verbalisation output", "your paragraph", "paragraph",
-    "output di verbalizzazione", "il tuo paragrafo", "salida de verbalización",
-    "tu párrafo", "...", "…",
-})
+_PLACEHOLDERS = frozenset(
+    {
+        "verbalization output",
+        "verbalisation output",
+        "your paragraph",
+        "paragraph",
+        "output di verbalizzazione",
+        "il tuo paragrafo",
+        "salida de verbalización",
+        "tu párrafo",
+        "...",
+        "…",
+    }
+)
 _QUOTES = {'"': '"', "“": "”", "«": "»", "„": "“", "'": "'", "‘": "’"}
 _EMPHASIS = (
     re.compile(r"\*\*(.+?)\*\*", re.DOTALL),
@@ -154,16 +171,21 @@ _EMPHASIS = (
     re.compile(r"(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)", re.DOTALL),
     re.compile(r"`+([^`]+?)`+"),
 )
-_NO_MARKER = ("no answer marker in the reply (\"The final verbalization is:\", "
-              "\"La verbalizzazione finale è:\" or \"La verbalización final es:\")")
+_NO_MARKER = (
+    'no answer marker in the reply ("The final verbalization is:", '
+    '"La verbalizzazione finale è:" or "La verbalización final es:")'
+)
 
 
 def _is_binary(reply: str) -> bool:
     """NUL bytes, or more than 5 % control or replacement characters: not text."""
     if "\x00" in reply:
         return True
-    odd = sum(1 for c in reply if (c < " " and c not in "\t\n\r\f") or "\x7f" <= c <= "\x9f"
-              or c == "\ufffd")
+    odd = sum(
+        1
+        for c in reply
+        if (c < " " and c not in "\t\n\r\f") or "\x7f" <= c <= "\x9f" or c == "\ufffd"
+    )
     return odd > 0.05 * len(reply)
 
 
@@ -218,11 +240,13 @@ def _answer_after(reply: str, end: int, colon: bool) -> tuple[str | None, str]:
             end_of_paragraph = reply.find("\n\n", start)
             segment = reply[start:] if end_of_paragraph < 0 else reply[start:end_of_paragraph]
             close = segment.rfind("]")
-            if close <= 0 or segment[close + 1:].strip(" \t\r\n*_`.!"):
-                return None, ("the reply was cut off inside the brackets of the answer "
-                              "(no closing ']': more new tokens may be needed)")
+            if close <= 0 or segment[close + 1 :].strip(" \t\r\n*_`.!"):
+                return None, (
+                    "the reply was cut off inside the brackets of the answer "
+                    "(no closing ']': more new tokens may be needed)"
+                )
             close += start
-        body = reply[start + 1:close]
+        body = reply[start + 1 : close]
     else:
         # No brackets: the first line after the marker (a closing fence ends it too).
         line = reply[start:].split("\n", 1)[0]
@@ -270,7 +294,8 @@ def parse_reply(reply: str | bytes) -> ParsedReply:
 
 
 def templates_for(
-    langs: Sequence[str], overrides: Mapping[str, str] | None = None,
+    langs: Sequence[str],
+    overrides: Mapping[str, str] | None = None,
     preset: str = DEFAULT_PRESET,
 ) -> dict[str, str]:
     """The templates a run uses: the preset's bundled ones, replaced where the user edited

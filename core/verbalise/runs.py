@@ -86,14 +86,22 @@ def list_runs(store: SessionStore) -> list[RunOverview]:
     wrote none yet)."""
     with store.snapshot() as db:
         rows = db.execute(
-            select(m.ModelRun.id, m.ModelRun.system_name, m.ModelRun.model_id,
-                   m.ModelRun.kind, m.ModelRun.status, func.count(m.Verbalisation.id))
+            select(
+                m.ModelRun.id,
+                m.ModelRun.system_name,
+                m.ModelRun.model_id,
+                m.ModelRun.kind,
+                m.ModelRun.status,
+                func.count(m.Verbalisation.id),
+            )
             .outerjoin(m.Verbalisation, m.Verbalisation.run_id == m.ModelRun.id)
             .group_by(m.ModelRun.id)
             .order_by(m.ModelRun.id.desc())
         ).all()
-    return [RunOverview(run_id, name or model_id, kind, status, texts)
-            for run_id, name, model_id, kind, status, texts in rows]
+    return [
+        RunOverview(run_id, name or model_id, kind, status, texts)
+        for run_id, name, model_id, kind, status, texts in rows
+    ]
 
 
 def unit_outputs(store: SessionStore, run_id: int, unit_id: int) -> UnitOutputs:
@@ -103,11 +111,21 @@ def unit_outputs(store: SessionStore, run_id: int, unit_id: int) -> UnitOutputs:
         unit = db.get(m.DataUnit, unit_id)
         uid = unit.uid if unit is not None else str(unit_id)
         rows = db.scalars(
-            select(m.Verbalisation)
-            .where(m.Verbalisation.run_id == run_id, m.Verbalisation.unit_id == unit_id)
+            select(m.Verbalisation).where(
+                m.Verbalisation.run_id == run_id, m.Verbalisation.unit_id == unit_id
+            )
         ).all()
-        outputs = [UnitOutput(v.lang, v.candidate_index, v.text or "", v.raw_output,
-                              bool(v.parse_ok), _unparsed_reason(v)) for v in rows]
+        outputs = [
+            UnitOutput(
+                v.lang,
+                v.candidate_index,
+                v.text or "",
+                v.raw_output,
+                bool(v.parse_ok),
+                _unparsed_reason(v),
+            )
+            for v in rows
+        ]
     outputs.sort(key=lambda o: (_LANGUAGE_ORDER.get(o.lang, 9), o.lang, o.index))
     return UnitOutputs(uid, tuple(outputs))
 
@@ -117,8 +135,15 @@ def units_overview(store: SessionStore) -> UnitsOverview:
     sub-tier and category holds (a unit whose sub-tier equals its tier counts once)."""
     with store.snapshot() as db:
         rows = db.execute(
-            select(m.DataUnit.id, m.DataUnit.uid, m.DataUnit.size, m.DataUnit.tier,
-                   m.DataUnit.sub_tier, m.Category.name, m.DataUnit.attributes)
+            select(
+                m.DataUnit.id,
+                m.DataUnit.uid,
+                m.DataUnit.size,
+                m.DataUnit.tier,
+                m.DataUnit.sub_tier,
+                m.Category.name,
+                m.DataUnit.attributes,
+            )
             .outerjoin(m.Category, m.DataUnit.category_id == m.Category.id)
             .order_by(m.DataUnit.id)
         ).all()
@@ -132,8 +157,9 @@ def units_overview(store: SessionStore) -> UnitsOverview:
             tiers[name] += 1
         if category:
             categories[category] += 1
-    return UnitsOverview(tuple(units), tuple(sorted(tiers.items())),
-                         tuple(sorted(categories.items())))
+    return UnitsOverview(
+        tuple(units), tuple(sorted(tiers.items())), tuple(sorted(categories.items()))
+    )
 
 
 __all__ = [

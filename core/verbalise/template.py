@@ -76,9 +76,7 @@ def verbalise_triples(triples: Sequence[tuple[str, str, str]], lang: str) -> str
         )
     sentences = []
     for subject, facts in by_subject.items():
-        clauses = [
-            (first if i == 0 else later).format(p=p, o=o) for i, (p, o) in enumerate(facts)
-        ]
+        clauses = [(first if i == 0 else later).format(p=p, o=o) for i, (p, o) in enumerate(facts)]
         sentence = f"{subject} {_join(clauses, lang)}".rstrip(".")
         sentences.append(_capitalised(sentence) + ".")
     return " ".join(sentences)
@@ -97,8 +95,12 @@ class TemplateVerbaliser:
         # One candidate whatever was asked: more would be copies of the same text.
         base = params or GenerationParams()
         self.params = GenerationParams(
-            candidates=1, temperature=base.temperature, top_p=base.top_p,
-            max_new_tokens=base.max_new_tokens, seed=base.seed, num_beams=base.num_beams,
+            candidates=1,
+            temperature=base.temperature,
+            top_p=base.top_p,
+            max_new_tokens=base.max_new_tokens,
+            seed=base.seed,
+            num_beams=base.num_beams,
         )
         # The "templates" a template run records are its clause patterns.
         self.templates: Mapping[str, str] = {

@@ -193,7 +193,9 @@ def store_entity(store: SessionStore, details: EntityDetails, source_name: str) 
                 ],
             )
         db.execute(
-            cast(Table, m.Entity.__table__).update().where(m.Entity.qid == qid)
+            cast(Table, m.Entity.__table__)
+            .update()
+            .where(m.Entity.qid == qid)
             .values(source=source_name)
         )
 
@@ -276,8 +278,12 @@ def category_fetch_states(conn: sqlite3.Connection) -> list[dict[str, object]]:
         "WHERE m.category_id = c.id) FROM categories c ORDER BY c.name"
     ).fetchall()
     return [
-        {"name": name, "members": int(count), "fetch_status": state,
-         "incomplete": incomplete_note(state, note)}
+        {
+            "name": name,
+            "members": int(count),
+            "fetch_status": state,
+            "incomplete": incomplete_note(state, note),
+        }
         for name, state, note, count in rows
     ]
 

@@ -23,8 +23,12 @@ def session_categories(store: SessionStore | None) -> list[Category]:
     if store is not None:
         with store.engine.connect() as conn:
             for name, class_qid, prop, pattern in conn.execute(
-                select(m.Category.name, m.Category.class_qid, m.Category.membership_property,
-                       m.Category.pattern)
+                select(
+                    m.Category.name,
+                    m.Category.class_qid,
+                    m.Category.membership_property,
+                    m.Category.pattern,
+                )
             ):
                 try:
                     saved[name] = Category(name, class_qid, prop, pattern)
@@ -54,15 +58,20 @@ def save_category(store: SessionStore, category: Category) -> int:
         ).scalar_one_or_none()
         dropped = 0
         if row is None:
-            db.add(m.Category(
-                name=category.name, class_qid=category.class_qid,
-                membership_property=category.membership_property, pattern=category.pattern,
-                is_default=category.name in default_names,
-            ))
+            db.add(
+                m.Category(
+                    name=category.name,
+                    class_qid=category.class_qid,
+                    membership_property=category.membership_property,
+                    pattern=category.pattern,
+                    is_default=category.name in default_names,
+                )
+            )
             return 0
         if row.pattern != category.pattern:
             dropped = db.execute(
-                select(func.count()).select_from(m.CategoryMember)
+                select(func.count())
+                .select_from(m.CategoryMember)
                 .where(m.CategoryMember.category_id == row.id)
             ).scalar_one()
             db.execute(delete(m.CategoryMember).where(m.CategoryMember.category_id == row.id))

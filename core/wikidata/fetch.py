@@ -101,10 +101,13 @@ def fetch_category_job(
                     complete = not note
                     break  # a short page is the last one
                 if offset == before:
-                    note = _join(note, (
-                        f"page {pages} (offset {before:,}) brought no member the session "
-                        "did not already hold; the source may ignore OFFSET, so paging stopped"
-                    ))
+                    note = _join(
+                        note,
+                        (
+                            f"page {pages} (offset {before:,}) brought no member the session "
+                            "did not already hold; the source may ignore OFFSET, so paging stopped"
+                        ),
+                    )
                     break
             else:
                 note = note or (
@@ -187,10 +190,13 @@ def collect_members_job(
             if len(page.entities) < want:
                 break
             if not new:
-                members.incomplete = _join(members.incomplete, (
-                    f"a page at offset {offset - len(limited.entities):,} brought no new "
-                    "member; the source may ignore OFFSET, so paging stopped"
-                ))
+                members.incomplete = _join(
+                    members.incomplete,
+                    (
+                        f"a page at offset {offset - len(limited.entities):,} brought no new "
+                        "member; the source may ignore OFFSET, so paging stopped"
+                    ),
+                )
                 break
         else:
             members.incomplete = members.incomplete or (

@@ -87,8 +87,13 @@ def open_source(
     ``max_response_bytes`` the size of each answer."""
     kind = spec.strip()
     contact = contact_for(contact)
-    limits = {"on_wait": on_wait, "timeout_s": min(timeout_s, budget_s), "budget_s": budget_s,
-              "max_response_bytes": max_response_bytes, "user_agent_contact": contact}
+    limits = {
+        "on_wait": on_wait,
+        "timeout_s": min(timeout_s, budget_s),
+        "budget_s": budget_s,
+        "max_response_bytes": max_response_bytes,
+        "user_agent_contact": contact,
+    }
     if kind == "embedded":
         return load_demo_source()
     if kind == "live":

@@ -353,10 +353,12 @@ MAX_VALUES_SUBJECTS = 200  # bound subjects per triple_values request
 def triple_values(subjects: list[str], pid: str, limit: int, offset: int) -> str:
     """One page of the item values of ``pid`` for up to 200 bound subjects."""
     if not subjects or len(subjects) > MAX_VALUES_SUBJECTS:
-        raise QueryError(f"triple_values needs 1 to {MAX_VALUES_SUBJECTS} subjects, "
-                         f"not {len(subjects)}")
+        raise QueryError(
+            f"triple_values needs 1 to {MAX_VALUES_SUBJECTS} subjects, not {len(subjects)}"
+        )
     return TEMPLATES["triple_values"].substitute(
-        subjects=" ".join(f"wd:{check_qid(q)}" for q in subjects), pid=check_pid(pid),
+        subjects=" ".join(f"wd:{check_qid(q)}" for q in subjects),
+        pid=check_pid(pid),
         limit=check_int(limit, "limit", 1, MAX_LIMIT),
         offset=check_int(offset, "offset", 0, MAX_OFFSET),
     )
@@ -368,7 +370,8 @@ def item_labels(ids: list[str], lang: str) -> str:
         raise QueryError(f"item_labels needs 1 to {MAX_VALUES_SUBJECTS} ids, not {len(ids)}")
     checked = [check_pid(i) if i.startswith("P") else check_qid(i) for i in ids]
     return TEMPLATES["item_labels"].substitute(
-        items=" ".join(f"wd:{i}" for i in checked), lang=string_literal(check_lang(lang)))
+        items=" ".join(f"wd:{i}" for i in checked), lang=string_literal(check_lang(lang))
+    )
 
 
 def property_type(pid: str) -> str:

@@ -84,8 +84,7 @@ class MembersPage:
         if len(self.entities) <= limit:
             return self
         extra = len(self.entities) - limit
-        return MembersPage(self.category, self.offset, self.entities[:limit],
-                           self.overflow + extra)
+        return MembersPage(self.category, self.offset, self.entities[:limit], self.overflow + extra)
 
 
 @dataclass(frozen=True, eq=False)

@@ -54,6 +54,7 @@ def user_agent(contact: str | None, library: str = "") -> str:
     agent = f"{core.APP_NAME}/{core.__version__} ({words})"
     return f"{agent} {library}" if library else agent
 
+
 XSD = "http://www.w3.org/2001/XMLSchema#"
 _INT_TYPES = {XSD + t for t in ("integer", "int", "long", "nonNegativeInteger", "decimal")}
 
@@ -574,8 +575,9 @@ class SparqlEndpointSource:
             raise SourceError(f"{self.name} sent unexpected results: {exc}") from exc
         page = page.limited(limit)
         if rows.dropped:
-            page = MembersPage(page.category, page.offset, page.entities,
-                               page.overflow + rows.dropped)
+            page = MembersPage(
+                page.category, page.offset, page.entities, page.overflow + rows.dropped
+            )
         return page
 
     def entity(self, qid: str, token: CancelToken | None = None) -> EntityDetails:

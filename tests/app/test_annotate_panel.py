@@ -182,8 +182,10 @@ def test_keys_for_back_skip_blame_and_correction(qtbot, wired, built) -> None:
     qtbot.keyClick(panel, "s")
     assert panel.adequacy() == 2
     # Every key is named in the UI.
-    tips = " ".join(b.toolTip() for b in (panel.back_button, panel.skip_button,
-                                          panel.undo_button, panel.save_button))
+    tips = " ".join(
+        b.toolTip()
+        for b in (panel.back_button, panel.skip_button, panel.undo_button, panel.save_button)
+    )
     for key in ("Alt+←", "Alt+→", "Ctrl+Z", "Enter"):
         assert key in tips
     assert "(B)" in panel.blame_box.title()
@@ -263,11 +265,15 @@ def test_typing_in_text_fields_is_not_a_shortcut(qtbot, wired, built) -> None:
     panel.check_boxes["fluent_natural"].click()
     # Ctrl+Enter saves from the editor, with the correction.
     qtbot.keyClick(editor, Qt.Key.Key_Return, CTRL)
-    saved = rating_of(controller.store, built.annotators["ana"],
-                      built.verbalisations[("model-a", "u4", "en")])
+    saved = rating_of(
+        controller.store, built.annotators["ana"], built.verbalisations[("model-a", "u4", "en")]
+    )
     assert saved.fluency == 2 and saved.corrected_text == "u4 en text by model-a. 5 y n"
-    assert saved.checks == {"fluent_natural": True, "all_and_only_information": False,
-                            "no_spelling_grammar_errors": False}
+    assert saved.checks == {
+        "fluent_natural": True,
+        "all_and_only_information": False,
+        "no_spelling_grammar_errors": False,
+    }
     assert "1 / 3" in panel.progress_label.text()
 
 
@@ -323,8 +329,10 @@ def test_agreement_tab_shows_alpha_and_golden_accuracy(wired) -> None:
     assert table.item(0, 9).text() == f"{overall.alpha_adequacy:.3f}"
     assert f"{overall.alpha_fluency:.3f}" in panel.agreement_note.text()
     assert panel.items_table.rowCount() == 5  # five rated items
-    golden = {panel.golden_table.item(r, 0).text(): panel.golden_table.item(r, 2).text()
-              for r in range(panel.golden_table.rowCount())}
+    golden = {
+        panel.golden_table.item(r, 0).text(): panel.golden_table.item(r, 2).text()
+        for r in range(panel.golden_table.rowCount())
+    }
     assert golden == {"ana": "1/1", "ben": "0/1"}  # u3 is golden with answer Yes
 
 

@@ -51,8 +51,9 @@ while True:
 
 def test_killed_rater_keeps_every_saved_rating(tmp_path: Path) -> None:
     built = build_report_session(tmp_path / "crash.taillens")
-    child = subprocess.Popen([sys.executable, "-c", RATER, str(built.path)], cwd=ROOT,
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", RATER, str(built.path)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     assert child.stdout is not None
     saved: list[tuple[int, str, int, int, int]] = []
     deadline = time.monotonic() + 60
@@ -79,8 +80,9 @@ def test_killed_rater_keeps_every_saved_rating(tmp_path: Path) -> None:
             assert rating is not None, (annotator, kind, item)
             assert (rating.fluency, rating.adequacy) == (fluency, adequacy)
         with store.unit_of_work() as db:
-            fixture_ratings = db.scalars(select(Annotation).where(
-                Annotation.annotator_id.in_(built.annotators.values()))).all()
+            fixture_ratings = db.scalars(
+                select(Annotation).where(Annotation.annotator_id.in_(built.annotators.values()))
+            ).all()
         assert len(fixture_ratings) == 13  # 12 ratings and the golden answer, untouched
         # The session is usable as before: the first annotator's queue is done.
         first = find_annotator(store, "crash-0")

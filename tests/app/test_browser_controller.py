@@ -22,8 +22,9 @@ def wired(qtbot, tmp_path: Path):
     qtbot.addWidget(window)
     assert controller.new_session(tmp_path / "b.taillens")
     browser = controller.browser
-    qtbot.waitUntil(lambda: browser.source is not None and browser.source_kind == "embedded",
-                    timeout=30_000)
+    qtbot.waitUntil(
+        lambda: browser.source is not None and browser.source_kind == "embedded", timeout=30_000
+    )
     yield window, controller, browser
     controller.shutdown()
 
@@ -46,8 +47,10 @@ def test_fetch_builds_up_the_view_and_inspects(qtbot, wired) -> None:
 
     panel.table.selectRow(0)  # the entity with most statements
     qid = panel.selected_qid()
-    qtbot.waitUntil(lambda: panel.inspector.details is not None
-                    and panel.inspector.details.qid == qid, timeout=30_000)
+    qtbot.waitUntil(
+        lambda: panel.inspector.details is not None and panel.inspector.details.qid == qid,
+        timeout=30_000,
+    )
     assert panel.inspector.claims_model.rowCount() > 0
 
     history = controller.store.job_history()
@@ -65,17 +68,25 @@ def test_tiers_and_settings_are_saved_and_restored(qtbot, wired) -> None:
         panel.fetch_button.click()
     panel.split_combo.setCurrentIndex(1)  # head–tail threshold
     panel.fraction_spin.setValue(0.3)
-    qtbot.waitUntil(lambda: load_tier_settings(controller.store, "Food").fraction == 0.3,
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: load_tier_settings(controller.store, "Food").fraction == 0.3, timeout=10_000
+    )
     settings = load_tier_settings(controller.store, "Food")
     assert settings.split_by == "head_tail"
-    qtbot.waitUntil(lambda: any(h["kind"] == "tiers.save" and h["status"] == "done"
-                                and h["params"].get("fraction") == 0.3
-                                for h in controller.store.job_history()), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: any(
+            h["kind"] == "tiers.save"
+            and h["status"] == "done"
+            and h["params"].get("fraction") == 0.3
+            for h in controller.store.job_history()
+        ),
+        timeout=10_000,
+    )
     saved = load_member_tiers(controller.store, "Food")
     heads = sorted(q for q, (tier, _sub) in saved.items() if tier == "head")
-    shown = sorted(q for q, code in zip(panel.model.columns.qids, panel.model.tiers, strict=True)
-                   if code == 0)
+    shown = sorted(
+        q for q, code in zip(panel.model.columns.qids, panel.model.tiers, strict=True) if code == 0
+    )
     assert heads == shown and 0 < len(heads) < 200
 
     # Another category, then back: the saved choice comes back with it.
@@ -128,7 +139,9 @@ def start_fetch(panel, controller):  # -> JobHandle of the fetch the button star
 
 
 def test_retry_after_counts_down_in_the_status_bar(
-    qtbot, wired, fake_endpoint: FakeEndpoint  # noqa: F811 - the imported fixture
+    qtbot,
+    wired,
+    fake_endpoint: FakeEndpoint,  # noqa: F811 - the imported fixture
 ) -> None:
     import re
     import time
@@ -143,12 +156,20 @@ def test_retry_after_counts_down_in_the_status_bar(
     window.statusBar().messageChanged.connect(messages.append)
 
     def countdown() -> list[int]:
-        return [int(m) for m in re.findall(r"HTTP 429 \(too many requests\)[^\n]*: retrying in "
-                                           r"(\d+) s", "\n".join(messages))]
+        return [
+            int(m)
+            for m in re.findall(
+                r"HTTP 429 \(too many requests\)[^\n]*: retrying in "
+                r"(\d+) s",
+                "\n".join(messages),
+            )
+        ]
 
     # A 429 asking for 2 s, then the page: the wait is shown second by second, then done.
-    fake_endpoint.replies = [Reply(429, b"slow down", {"Retry-After": "2"}),
-                             Reply(200, good_body(["Q101", "Q102"]), JSON_HEADERS)]
+    fake_endpoint.replies = [
+        Reply(429, b"slow down", {"Retry-After": "2"}),
+        Reply(200, good_body(["Q101", "Q102"]), JSON_HEADERS),
+    ]
     panel.category_combo.setCurrentText("City")
     panel.limit_spin.setValue(2)
     fetch = start_fetch(panel, controller)
@@ -172,8 +193,12 @@ def test_retry_after_counts_down_in_the_status_bar(
     assert time.monotonic() - started < 5
     assert window.statusBar().currentMessage().endswith(": cancelled")
     assert fetched_count(controller.store, "Food") == 0
-    assert any(h["kind"] == "wikidata.fetch" and h["params"]["category"] == "Food"
-               and h["status"] == "cancelled" for h in controller.store.job_history())
+    assert any(
+        h["kind"] == "wikidata.fetch"
+        and h["params"]["category"] == "Food"
+        and h["status"] == "cancelled"
+        for h in controller.store.job_history()
+    )
 
 
 def test_airport_drag_save_reopen_and_cli_agree(qtbot, wired, tmp_path: Path, capsys) -> None:
@@ -198,27 +223,47 @@ def test_airport_drag_save_reopen_and_cli_agree(qtbot, wired, tmp_path: Path, ca
     panel.plots.line_moved.emit("pareto", 3.3)
     assert panel.lines["pareto"] == 4 and panel.summary.tiers[0].size == at_least_four
     shown_share = panel.tier_settings().share
-    qtbot.waitUntil(lambda: sum(t == "head" for t, _ in load_member_tiers(
-        controller.store, "Airport").values()) == at_least_four, timeout=10_000)
+    qtbot.waitUntil(
+        lambda: (
+            sum(t == "head" for t, _ in load_member_tiers(controller.store, "Airport").values())
+            == at_least_four
+        ),
+        timeout=10_000,
+    )
     path = controller.store.path
     assert controller.new_session(tmp_path / "other.taillens")  # "quit"
     assert controller.open_session(path)  # and reopen
     panel.category_combo.setCurrentText("Airport")
-    qtbot.waitUntil(lambda: panel.category == "Airport" and panel.summary is not None,
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: panel.category == "Airport" and panel.summary is not None, timeout=10_000
+    )
     assert panel.lines["pareto"] == 4 and panel.summary.tiers[0].size == at_least_four
     assert panel.tier_settings().share == shown_share
     # The CLI given the share the panel shows: the same line and head.
-    assert main(["distribution", "Airport", "--session", str(path), "--source", "cache",
-                 "--share", repr(shown_share), "--json", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "distribution",
+                "Airport",
+                "--session",
+                str(path),
+                "--source",
+                "cache",
+                "--share",
+                repr(shown_share),
+                "--json",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["cutoffs"]["pareto_value"] == 4
     assert result["tiers"]["by_pareto_cutoff"]["head"]["size"] == at_least_four
     assert shown_share <= share_of_four
 
 
-def test_live_wikidata_asks_once_for_a_contact_and_sends_it(qtbot, wired,
-                                                             monkeypatch) -> None:
+def test_live_wikidata_asks_once_for_a_contact_and_sends_it(qtbot, wired, monkeypatch) -> None:
     window, controller, browser = wired
     monkeypatch.delenv("TAILLENS_CONTACT", raising=False)
     asked: list[object] = []

@@ -21,7 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def run_cli(*args: str, env_home: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, TAILLENS_HOME=str(env_home), QT_QPA_PLATFORM="offscreen")
     return subprocess.run(
-        [sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=timeout,
     )
 
@@ -44,8 +48,9 @@ def test_version_imports_neither_qt_nor_sqlalchemy() -> None:
         "bad = [m for m in ('PySide6', 'sqlalchemy', 'alembic', 'torch') if m in sys.modules]\n"
         "print(bad)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
@@ -121,8 +126,17 @@ def test_gui_screenshot_waits_for_start_up_jobs_and_shows_a_panel(
     shot = tmp_path / "units.png"
     session = tmp_path / "demo.taillens"
     SessionStore.create(session).close()
-    result = run_cli("gui", str(session), "--screenshot", str(shot), "--show", "units",
-                     "--wait-for-jobs", "60", env_home=taillens_home)
+    result = run_cli(
+        "gui",
+        str(session),
+        "--screenshot",
+        str(shot),
+        "--show",
+        "units",
+        "--wait-for-jobs",
+        "60",
+        env_home=taillens_home,
+    )
     assert result.returncode == 0, result.stderr
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # The demo data load started after the first paint and finished before the grab.
@@ -134,8 +148,15 @@ def test_gui_screenshot_waits_for_start_up_jobs_and_shows_a_panel(
 def test_gui_unknown_panel_is_refused(tmp_path: Path, taillens_home: Path) -> None:
     session = tmp_path / "demo.taillens"
     SessionStore.create(session).close()
-    result = run_cli("gui", str(session), "--screenshot", str(tmp_path / "x.png"),
-                     "--show", "nonsense", env_home=taillens_home)
+    result = run_cli(
+        "gui",
+        str(session),
+        "--screenshot",
+        str(tmp_path / "x.png"),
+        "--show",
+        "nonsense",
+        env_home=taillens_home,
+    )
     assert result.returncode == 2
     assert "no panel 'nonsense'" in result.stderr
 
@@ -152,11 +173,15 @@ def test_gui_on_bad_session_exits_nonzero(tmp_path: Path, taillens_home: Path) -
 
 
 def test_gui_without_a_display_says_so(taillens_home: Path) -> None:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
     env["TAILLENS_HOME"] = str(taillens_home)
-    result = subprocess.run([sys.executable, "-m", "app"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "app"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2
     assert "no display" in result.stderr
     assert "--screenshot" in result.stderr

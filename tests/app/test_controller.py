@@ -125,8 +125,9 @@ def test_failure_is_written_to_the_log_file(qtbot, window_and_controller, taille
     assert "malformed page 3" in text and "Traceback" in text
 
 
-TAILNLG = Path(__file__).resolve().parents[3] / "shared" / "data" / "tailnlg" / \
-    "longTailWebNLG-v1.0.xml"
+TAILNLG = (
+    Path(__file__).resolve().parents[3] / "shared" / "data" / "tailnlg" / "longTailWebNLG-v1.0.xml"
+)
 
 
 def test_import_and_export_from_the_file_menu(qtbot, window_and_controller, tmp_path) -> None:
@@ -135,8 +136,10 @@ def test_import_and_export_from_the_file_menu(qtbot, window_and_controller, tmp_
     assert controller.new_session(tmp_path / "units.taillens")
     window.import_requested.emit(str(TAILNLG), "tailnlg")  # as File ▸ Import… does
     qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
-    qtbot.waitUntil(lambda: window.last_message is not None
-                    and "615 units" in window.last_message.text(), timeout=5000)
+    qtbot.waitUntil(
+        lambda: window.last_message is not None and "615 units" in window.last_message.text(),
+        timeout=5000,
+    )
     assert controller.store.info()["tables"]["data_units"] == 615
     out = tmp_path / "out.xml"
     window.export_requested.emit(str(out), "tailnlg")
@@ -175,20 +178,29 @@ def test_export_status_shows_the_summary_and_skipped_units(
     out = tmp_path / "out.ttl"
     window.export_requested.emit(str(out), "turtle")
     # The summary stays: the runner's own "done in x s" line does not replace it.
-    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == (
-        "Exported to out.ttl: 3 entries, 3 units, 0 references, 0 errors"), timeout=30_000)
+    qtbot.waitUntil(
+        lambda: (
+            window.statusBar().currentMessage()
+            == ("Exported to out.ttl: 3 entries, 3 units, 0 references, 0 errors")
+        ),
+        timeout=30_000,
+    )
     assert window.last_message is None  # nothing skipped: no message box
 
     with controller.store.unit_of_work() as db:
         pair = DataUnit(uid="pair", origin="built", size=2, shape="sibling", root_qid="Q90")
-        pair.triples = [UnitTriple(lang="en", tripleset="main", position=i, subject="Paris",
-                                   predicate=p, object=o)
-                        for i, (p, o) in enumerate([("country", "France"), ("mayor", "X")])]
+        pair.triples = [
+            UnitTriple(
+                lang="en", tripleset="main", position=i, subject="Paris", predicate=p, object=o
+            )
+            for i, (p, o) in enumerate([("country", "France"), ("mayor", "X")])
+        ]
         db.add(pair)
     window.export_requested.emit(str(tmp_path / "out.json"), "wdv")
     qtbot.waitUntil(lambda: window.last_message is not None, timeout=30_000)
     assert window.statusBar().currentMessage() == (
-        "Exported to out.json: 3 entries, 4 units, 0 references, 1 errors")
+        "Exported to out.json: 3 entries, 4 units, 0 references, 1 errors"
+    )
     assert window.last_message.windowTitle() == "Export finished"
     assert "not exported" in window.last_message.text()
     assert window.last_message.detailedText().startswith("unit pair: 2 triples")
@@ -203,8 +215,7 @@ def test_quiet_jobs_stay_out_of_the_status_bar_and_history(
     window.statusBar().showMessage("the user's last message")
     before = len(controller.store.job_history())
 
-    handle = controller.run_job(Job("Load scores", lambda ctx: 1, kind="panel.load",
-                                    quiet=True))
+    handle = controller.run_job(Job("Load scores", lambda ctx: 1, kind="panel.load", quiet=True))
     assert not window.job_status.isVisible()
     with qtbot.waitSignal(handle.finished, timeout=5000):
         pass

@@ -42,8 +42,9 @@ def test_a_report_without_judgments_has_no_agreement_table(tmp_path: Path) -> No
 
 
 def test_the_panel_shows_the_section(qtbot, tmp_path: Path, judged: Path) -> None:
-    window, controller = build_window(QSettings(str(tmp_path / "s.ini"),
-                                                QSettings.Format.IniFormat))
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
     qtbot.addWidget(window)
     try:
         assert controller.open_session(judged)
@@ -58,8 +59,9 @@ def test_the_panel_shows_the_section(qtbot, tmp_path: Path, judged: Path) -> Non
         with SessionStore.open(judged) as store:
             expected = table_rows(correlate(store))
         assert model.rowCount() == len(expected)
-        header = [model.headerData(c, Qt.Orientation.Horizontal)
-                  for c in range(model.columnCount())]
+        header = [
+            model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())
+        ]
         assert header == list(TABLE_COLUMNS)
         assert [model.raw(r, 0) for r in range(model.rowCount())] == [e[0] for e in expected]
     finally:

@@ -24,12 +24,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, TAILLENS_HOME=str(home), QT_QPA_PLATFORM="offscreen")
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-def test_screenshot_leaves_geometry_layout_and_recent_files_alone(
-        qtbot, tmp_path: Path) -> None:
+def test_screenshot_leaves_geometry_layout_and_recent_files_alone(qtbot, tmp_path: Path) -> None:
     home = tmp_path / "home"
     settings_file = home / "config" / gui.SETTINGS_FILE
     settings_file.parent.mkdir(parents=True)
@@ -48,8 +53,17 @@ def test_screenshot_leaves_geometry_layout_and_recent_files_alone(
     session = tmp_path / "other.taillens"
     SessionStore.create(session).close()
     shot = tmp_path / "shot.png"
-    result = run_cli("gui", str(session), "--screenshot", str(shot), "--size", "1366x768",
-                     "--show", "annotate", home=home)
+    result = run_cli(
+        "gui",
+        str(session),
+        "--screenshot",
+        str(shot),
+        "--size",
+        "1366x768",
+        "--show",
+        "annotate",
+        home=home,
+    )
     assert result.returncode == 0, result.stderr
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert settings_file.read_bytes() == before

@@ -21,7 +21,10 @@ def langs(controller) -> list[str]:
 
 
 def test_import_folder_from_the_file_menu(
-    qtbot, window_and_controller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    qtbot,
+    window_and_controller,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     window, controller = window_and_controller
     assert controller.new_session(tmp_path / "s.taillens")
@@ -31,13 +34,14 @@ def test_import_folder_from_the_file_menu(
     (folder / "test-en.xml").write_text(WEBNLG_2020, encoding="utf-8")
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(folder))
     asked: list[str] = []
-    monkeypatch.setattr(window, "ask_import_language",
-                        lambda target: asked.append(target) or "de")
+    monkeypatch.setattr(window, "ask_import_language", lambda target: asked.append(target) or "de")
     assert window.action_import_folder.isEnabled()
     window.action_import_folder.trigger()
     qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
-    qtbot.waitUntil(lambda: window.last_message is not None
-                    and "3 units" in window.last_message.text(), timeout=5000)
+    qtbot.waitUntil(
+        lambda: window.last_message is not None and "3 units" in window.last_message.text(),
+        timeout=5000,
+    )
     assert asked == ["release/"]
     message = window.last_message
     assert "taken as de (as asked for the import (--lang))" in message.text()
@@ -46,14 +50,18 @@ def test_import_folder_from_the_file_menu(
 
 
 def test_language_field_cancel_and_bad_code(
-    qtbot, window_and_controller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    qtbot,
+    window_and_controller,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     window, controller = window_and_controller
     assert controller.new_session(tmp_path / "s.taillens")
     source = tmp_path / "data-ru.xml"
     source.write_text(WEBNLG_2020, encoding="utf-8")
-    monkeypatch.setattr(QFileDialog, "getOpenFileName",
-                        lambda *a, **k: (str(source), "WebNLG XML (*.xml)"))
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileName", lambda *a, **k: (str(source), "WebNLG XML (*.xml)")
+    )
     answers = iter([None, "zz", ""])
     monkeypatch.setattr(window, "ask_import_language", lambda target: next(answers))
     window.action_import.trigger()  # cancelled: nothing happens
@@ -62,8 +70,10 @@ def test_language_field_cancel_and_bad_code(
     assert "'zz' is not a two-letter ISO 639-1 code" in window.error_log.model.entries[-1].message
     window.action_import.trigger()  # empty: the file name decides
     qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
-    qtbot.waitUntil(lambda: window.last_message is not None
-                    and "2 units" in window.last_message.text(), timeout=5000)
+    qtbot.waitUntil(
+        lambda: window.last_message is not None and "2 units" in window.last_message.text(),
+        timeout=5000,
+    )
     assert langs(controller) == ["ru", "ru", "ru"]
     assert "from the file name data-ru.xml" in window.last_message.text()
 

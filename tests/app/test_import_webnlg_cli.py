@@ -48,12 +48,14 @@ def test_lang_option(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
     source = tmp_path / "test-ru.xml"
     source.write_text(WEBNLG_2020, encoding="utf-8")
     session = tmp_path / "s.taillens"
-    status, out, err = run(capsys, "import", str(source), "--session", str(session),
-                           "--lang", "en", "--quiet")
+    status, out, err = run(
+        capsys, "import", str(source), "--session", str(session), "--lang", "en", "--quiet"
+    )
     assert status == 0, err
     assert "3 texts without a language taken as en (as asked for the import (--lang))" in out
-    status, out, err = run(capsys, "import", str(source), "--session", str(tmp_path / "b"),
-                           "--lang", "xx", "--quiet")
+    status, out, err = run(
+        capsys, "import", str(source), "--session", str(tmp_path / "b"), "--lang", "xx", "--quiet"
+    )
     assert status == 2 and "'xx' is not a two-letter ISO 639-1 code" in err
     assert not (tmp_path / "b").exists()
 
@@ -68,23 +70,39 @@ def test_dev_null_is_not_a_folder(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 
 def test_warnings_go_to_stderr(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    body = HEAD + entry("W1", lang="it") + entry("W1b").replace(
-        'lid="Id1" lang="en"', 'lid="Id1" lang="es"').replace(
-        "</entry>", '  <lex lid="Id2">Senza.</lex>\n    </entry>') + TAIL
+    body = (
+        HEAD
+        + entry("W1", lang="it")
+        + entry("W1b")
+        .replace('lid="Id1" lang="en"', 'lid="Id1" lang="es"')
+        .replace("</entry>", '  <lex lid="Id2">Senza.</lex>\n    </entry>')
+        + TAIL
+    )
     source = tmp_path / "tail.xml"
     source.write_text(body, encoding="utf-8")
-    status, out, err = run(capsys, "import", str(source), "--session",
-                           str(tmp_path / "s.taillens"), "--quiet")
+    status, out, err = run(
+        capsys, "import", str(source), "--session", str(tmp_path / "s.taillens"), "--quiet"
+    )
     assert status == 0
     assert "imported, but entry 2 (eid W1b): lex Id2 has no language and was stored as en" in err
 
 
-@pytest.mark.parametrize("name, body, expected", [
-    ("klingon.xml", (HEAD + entry("K") + TAIL).replace("utf-8", "x-klingon"),
-     "declares encoding 'x-klingon'"),
-    ("deep.xml", HEAD + entry("D").replace("Text D.", "<a>" * 20_000 + "</a>" * 20_000) + TAIL,
-     "nest deeper than 100 levels (in entry 1, eid D)"),
-], ids=["unknown-encoding", "deep-nesting"])
+@pytest.mark.parametrize(
+    "name, body, expected",
+    [
+        (
+            "klingon.xml",
+            (HEAD + entry("K") + TAIL).replace("utf-8", "x-klingon"),
+            "declares encoding 'x-klingon'",
+        ),
+        (
+            "deep.xml",
+            HEAD + entry("D").replace("Text D.", "<a>" * 20_000 + "</a>" * 20_000) + TAIL,
+            "nest deeper than 100 levels (in entry 1, eid D)",
+        ),
+    ],
+    ids=["unknown-encoding", "deep-nesting"],
+)
 def test_bad_xml_exits_2_without_a_traceback(
     tmp_path: Path, name: str, body: str, expected: str
 ) -> None:
@@ -92,8 +110,21 @@ def test_bad_xml_exits_2_without_a_traceback(
     source.write_text(body, encoding="utf-8")
     env = dict(os.environ, TAILLENS_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT))
     result = subprocess.run(
-        [sys.executable, "-m", "app", "import", str(source), "--session",
-         str(tmp_path / "s.taillens"), "--quiet"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "import",
+            str(source),
+            "--session",
+            str(tmp_path / "s.taillens"),
+            "--quiet",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert expected in result.stderr and "Traceback" not in result.stderr

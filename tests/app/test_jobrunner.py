@@ -146,7 +146,11 @@ def test_destroying_the_runner_mid_job_does_not_deadlock(tmp_path) -> None:
     script = tmp_path / "delete_mid_job.py"
     script.write_text(_DELETE_WHILE_RUNNING)
     result = subprocess.run(
-        [sys.executable, str(script)], cwd=root, capture_output=True, text=True, timeout=60,
+        [sys.executable, str(script)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**__import__("os").environ, "PYTHONPATH": str(root)},
     )
     assert result.returncode == 0, result.stderr

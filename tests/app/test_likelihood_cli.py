@@ -27,8 +27,18 @@ def _json(capsys, argv: list[str]) -> dict:
 
 
 def test_scores_resumes_and_reports_correlations(capsys, session, tiny_causal_lm) -> None:
-    base = ["likelihood", "City", "--session", str(session), "--model", str(tiny_causal_lm),
-            "--device", "cpu", "--quiet", "--json"]
+    base = [
+        "likelihood",
+        "City",
+        "--session",
+        str(session),
+        "--model",
+        str(tiny_causal_lm),
+        "--device",
+        "cpu",
+        "--quiet",
+        "--json",
+    ]
     first = _json(capsys, base)
     assert first["summary"]["scored"] == len(CITIES) and first["summary"]["skipped"] == 0
     assert [c["against"] for c in first["correlations"]] == ["statements", "sitelinks"]
@@ -38,10 +48,18 @@ def test_scores_resumes_and_reports_correlations(capsys, session, tiny_causal_lm
     assert second["correlations"] == first["correlations"]
 
 
-def test_cutoff_stores_the_sub_tier_and_disagreements_list(capsys, session,
-                                                           tiny_causal_lm) -> None:
-    base = ["likelihood", "City", "--session", str(session), "--model", str(tiny_causal_lm),
-            "--device", "cpu", "--quiet"]
+def test_cutoff_stores_the_sub_tier_and_disagreements_list(capsys, session, tiny_causal_lm) -> None:
+    base = [
+        "likelihood",
+        "City",
+        "--session",
+        str(session),
+        "--model",
+        str(tiny_causal_lm),
+        "--device",
+        "cpu",
+        "--quiet",
+    ]
     payload = _json(capsys, [*base, "--cutoff", "auto", "--json"])
     cutoff = payload["model_tail"]["cutoff"]
     with SessionStore.open(session) as store:
@@ -60,11 +78,19 @@ def test_cutoff_stores_the_sub_tier_and_disagreements_list(capsys, session,
         assert f"  {d['qid']}  {d['label']}  {d['kind']}" in out
     # A cut-off above every likelihood puts every member in the model's tail.
     payload = _json(capsys, [*base, "--cutoff", "0", "--json"])
-    assert payload["model_tail"]["counts"] == {"model_tail": len(CITIES), "model_head": 0,
-                                               "unscored": 0}
+    assert payload["model_tail"]["counts"] == {
+        "model_tail": len(CITIES),
+        "model_head": 0,
+        "unscored": 0,
+    }
     with SessionStore.open(session) as store, store.unit_of_work() as db:
-        tiers = dict(db.execute(select(Entity.qid, CategoryMember.model_tier).join(
-            CategoryMember, CategoryMember.entity_id == Entity.id)).all())
+        tiers = dict(
+            db.execute(
+                select(Entity.qid, CategoryMember.model_tier).join(
+                    CategoryMember, CategoryMember.entity_id == Entity.id
+                )
+            ).all()
+        )
     assert set(tiers.values()) == {"model_tail"}
 
 
@@ -72,16 +98,20 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["City", "--model", "{notmodel}"], "not a text generation model"),
-    (["City", "--model", "{missing}"], "no model folder"),
-    (["Town", "--model", "{model}"], "category 'Town' has no members"),
-    (["City", "--model", "{model}", "--lang", "es"], "has a label in 'es'"),
-    (["City", "--model", "{model}", "--lang", "de"], "unknown language 'de'"),
-    (["City", "--model", "{model}", "--cutoff", "soon"], "a cut-off is a mean log-likelihood"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["City", "--model", "{notmodel}"], "not a text generation model"),
+        (["City", "--model", "{missing}"], "no model folder"),
+        (["Town", "--model", "{model}"], "category 'Town' has no members"),
+        (["City", "--model", "{model}", "--lang", "es"], "has a label in 'es'"),
+        (["City", "--model", "{model}", "--lang", "de"], "unknown language 'de'"),
+        (["City", "--model", "{model}", "--cutoff", "soon"], "a cut-off is a mean log-likelihood"),
+    ],
+)
 def test_bad_input_exits_2_with_a_message_and_changes_nothing(
-        capsys, session, tiny_causal_lm, tmp_path, argv, message) -> None:
+    capsys, session, tiny_causal_lm, tmp_path, argv, message
+) -> None:
     notmodel = tmp_path / "notmodel"
     notmodel.mkdir()
     (notmodel / "config.json").write_text(json.dumps({"architectures": ["BertModel"]}))
@@ -95,4 +125,3 @@ def test_bad_input_exits_2_with_a_message_and_changes_nothing(
     assert code == 2
     assert message in capsys.readouterr().err
     assert _digest(session) == before
-

@@ -31,7 +31,8 @@ report_session = fixture_module.report_session  # registers the fixture here
 @pytest.fixture
 def window_and_controller(qtbot, tmp_path: Path):
     window, controller = build_window(
-        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
     qtbot.addWidget(window)
     yield window, controller
     controller.shutdown()
@@ -41,25 +42,25 @@ def units_in_session(controller) -> int:
     return controller.store.info()["tables"]["data_units"]
 
 
-def import_from_the_file_menu(qtbot, window, controller, path: Path, chosen_filter: str,
-                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(QFileDialog, "getOpenFileName",
-                        lambda *a, **k: (str(path), chosen_filter))
+def import_from_the_file_menu(
+    qtbot, window, controller, path: Path, chosen_filter: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), chosen_filter))
     monkeypatch.setattr(window, "ask_import_language", lambda target: "")
     window.action_import.trigger()
     qtbot.waitUntil(lambda: not controller.runner.active, timeout=60_000)
 
 
-def test_file_import_updates_the_units_panel(qtbot, window_and_controller, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_file_import_updates_the_units_panel(
+    qtbot, window_and_controller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     window, controller = window_and_controller
     assert controller.new_session(tmp_path / "s.taillens")
     units = controller.units.panel
     assert units.units_model.rowCount() == 0
     small = tmp_path / "Airport.xml"
     small.write_text(WEBNLG_2017, encoding="utf-8")
-    import_from_the_file_menu(qtbot, window, controller, small, "WebNLG XML (*.xml)",
-                              monkeypatch)
+    import_from_the_file_menu(qtbot, window, controller, small, "WebNLG XML (*.xml)", monkeypatch)
     first = units_in_session(controller)
     assert first > 0
     assert units.units_model.rowCount() == first
@@ -67,8 +68,9 @@ def test_file_import_updates_the_units_panel(qtbot, window_and_controller, tmp_p
     if not TAILNLG.is_file():
         pytest.skip(f"the TailNLG benchmark is not at {TAILNLG}")
     # The case: a second, larger import while the panel already lists units.
-    import_from_the_file_menu(qtbot, window, controller, TAILNLG, "TailNLG XML (*.xml)",
-                              monkeypatch)
+    import_from_the_file_menu(
+        qtbot, window, controller, TAILNLG, "TailNLG XML (*.xml)", monkeypatch
+    )
     now = units_in_session(controller)
     assert now > first + 500
     # The list holds the first page; the count is the session's.
@@ -80,7 +82,8 @@ def test_file_import_updates_the_units_panel(qtbot, window_and_controller, tmp_p
 
 
 def test_compare_with_draws_a_category_fetched_after_it_was_ticked(
-        qtbot, window_and_controller, tmp_path: Path) -> None:
+    qtbot, window_and_controller, tmp_path: Path
+) -> None:
     _window, controller = window_and_controller
     assert controller.new_session(tmp_path / "b.taillens")
     browser = controller.browser
@@ -106,14 +109,14 @@ def test_compare_with_draws_a_category_fetched_after_it_was_ticked(
 def _food_fetch(browser, limit: int) -> Job:
     from core.wikidata.fetch import fetch_category_job
 
-    return fetch_category_job(browser.store, browser.source, browser._category("Food"),
-                              limit=limit)
+    return fetch_category_job(browser.store, browser.source, browser._category("Food"), limit=limit)
 
 
 @pytest.fixture
 def wired_report(qtbot, tmp_path: Path, report_session: ReportSession):
     window, controller = build_window(
-        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
     qtbot.addWidget(window)
     assert controller.open_session(report_session.path)
     yield window, controller
@@ -121,22 +124,27 @@ def wired_report(qtbot, tmp_path: Path, report_session: ReportSession):
 
 
 def test_scoring_offers_the_new_metric_in_the_report_and_marks_it_stale(
-        qtbot, wired_report) -> None:
+    qtbot, wired_report
+) -> None:
     _window, controller = wired_report
     report = controller.report
     handle = report.build()
     qtbot.waitUntil(lambda: handle.done, timeout=30_000)
     assert report.view is not None and report.panel.stale_label.isHidden()
-    offered = [report.panel.metric_list.item(i).data(Qt.ItemDataRole.UserRole)
-               for i in range(report.panel.metric_list.count())]
+    offered = [
+        report.panel.metric_list.item(i).data(Qt.ItemDataRole.UserRole)
+        for i in range(report.panel.metric_list.count())
+    ]
     assert "ter" not in offered
 
     scoring = controller.scores.score({"metrics": ["ter"]})
     assert scoring is not None
     qtbot.waitUntil(lambda: scoring.done, timeout=60_000)
     assert isinstance(scoring.outcome, JobSucceeded)
-    offered = [report.panel.metric_list.item(i).data(Qt.ItemDataRole.UserRole)
-               for i in range(report.panel.metric_list.count())]
+    offered = [
+        report.panel.metric_list.item(i).data(Qt.ItemDataRole.UserRole)
+        for i in range(report.panel.metric_list.count())
+    ]
     assert "ter" in offered
     assert not report.panel.stale_label.isHidden()
 
@@ -157,8 +165,7 @@ def test_a_saved_rating_shows_in_the_scores_panel(qtbot, wired_report) -> None:
     assert annotate.save(0, {"fluency": 4, "adequacy": 0})
     detail = scores.panel.shown_detail
     assert ("human rating", "fluency 4, adequacy Yes", "by eve") in detail.scores
-    assert "by eve" in scores.panel.unit_view.toPlainText() + \
-        scores.panel.text_view.toPlainText()
+    assert "by eve" in scores.panel.unit_view.toPlainText() + scores.panel.text_view.toPlainText()
 
     annotate.undo()  # an undo is announced too: the rating leaves the detail
     assert not any(line[2] == "by eve" for line in scores.panel.shown_detail.scores)
@@ -179,9 +186,11 @@ def test_subscribers_get_only_their_topics_and_worker_threads_are_queued(qtbot) 
     assert got == [frozenset({Topic.UNITS})]  # at once, on the UI thread
 
     threads: list[bool] = []
-    hub.subscribe({Topic.RUNS},
-                  lambda _t: threads.append(threading.current_thread()
-                                            is threading.main_thread()), owner)
+    hub.subscribe(
+        {Topic.RUNS},
+        lambda _t: threads.append(threading.current_thread() is threading.main_thread()),
+        owner,
+    )
     worker = threading.Thread(target=hub.announce, args=({Topic.RUNS},))
     worker.start()
     worker.join()
@@ -200,7 +209,8 @@ def owner_alive(owner: QObject) -> bool:
 
 
 def test_a_job_announces_what_it_declares_even_when_it_fails(
-        qtbot, window_and_controller, tmp_path: Path) -> None:
+    qtbot, window_and_controller, tmp_path: Path
+) -> None:
     _window, controller = window_and_controller
     assert controller.new_session(tmp_path / "s.taillens")
     heard: list[frozenset[Topic]] = []

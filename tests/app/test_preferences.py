@@ -22,20 +22,22 @@ def settings_file(tmp_path: Path) -> Path:
 
 
 def window_on(qtbot, settings_file: Path):
-    window, controller = build_window(QSettings(str(settings_file),
-                                                QSettings.Format.IniFormat))
+    window, controller = build_window(QSettings(str(settings_file), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     return window, controller
 
 
 def test_preferences_are_stored_read_back_and_applied(
-        qtbot, taillens_home: Path, settings_file: Path, tmp_path: Path,
-        monkeypatch) -> None:
+    qtbot, taillens_home: Path, settings_file: Path, tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.delenv(CONTACT_ENV, raising=False)
     monkeypatch.delenv("TAILLENS_MODEL_DIRS", raising=False)
     window, controller = window_on(qtbot, settings_file)
-    assert "Preferences…" in [a.text().replace("&", "") for a in window.findChildren(
-        type(window.action_preferences)) if a.text()]
+    assert "Preferences…" in [
+        a.text().replace("&", "")
+        for a in window.findChildren(type(window.action_preferences))
+        if a.text()
+    ]
     assert controller.preferences.share == 0.8 and controller.preferences.contact == ""
     dialog = controller.preferences_controller.open()
     assert dialog.share_spin.value() == pytest.approx(0.8)
@@ -53,7 +55,11 @@ def test_preferences_are_stored_read_back_and_applied(
 
     again = load_preferences(QSettings(str(settings_file), QSettings.Format.IniFormat))
     assert (again.split_by, again.share, again.fraction, again.contact) == (
-        "head_tail", pytest.approx(0.7), pytest.approx(0.25), "ana@example.org")
+        "head_tail",
+        pytest.approx(0.7),
+        pytest.approx(0.25),
+        "ana@example.org",
+    )
     assert again.model_folders == (str(models),)
 
     # A category with no cut-offs of its own starts from the preferences.
@@ -68,8 +74,9 @@ def test_preferences_are_stored_read_back_and_applied(
     controller.shutdown()
 
 
-def test_a_contact_from_the_environment_wins(qtbot, taillens_home: Path, settings_file: Path,
-                                             monkeypatch) -> None:
+def test_a_contact_from_the_environment_wins(
+    qtbot, taillens_home: Path, settings_file: Path, monkeypatch
+) -> None:
     monkeypatch.setenv(CONTACT_ENV, "env@example.org")
     settings = QSettings(str(settings_file), QSettings.Format.IniFormat)
     settings.setValue("network/contact", "prefs@example.org")

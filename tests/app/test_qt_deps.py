@@ -16,16 +16,25 @@ LDD = """/venv/PySide6/Qt/plugins/platforms/libqxcb.so:
 """
 LDCONFIG_WITHOUT_CURSOR = "\tlibxcb.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libxcb.so.1\n"
 LDCONFIG_WITH_CURSOR = LDCONFIG_WITHOUT_CURSOR + (
-    "\tlibxcb-cursor.so.0 (libc6,x86-64) => /lib/x86_64-linux-gnu/libxcb-cursor.so.0\n")
+    "\tlibxcb-cursor.so.0 (libc6,x86-64) => /lib/x86_64-linux-gnu/libxcb-cursor.so.0\n"
+)
 
 
 def test_missing_libraries_become_debian_packages() -> None:
     missing = missing_libraries(ldd_output=LDD, ldconfig_output=LDCONFIG_WITHOUT_CURSOR)
     # libxcb-cursor is loaded at run time (dlopen): ldd cannot see it, ldconfig can.
-    assert missing == ["libxcb-cursor.so.0", "libxcb-icccm.so.4", "libxcb-keysyms.so.1",
-                       "libxkbcommon-x11.so.0"]
-    assert packages_for(missing) == ["libxcb-cursor0", "libxcb-icccm4", "libxcb-keysyms1",
-                                     "libxkbcommon-x11-0"]
+    assert missing == [
+        "libxcb-cursor.so.0",
+        "libxcb-icccm.so.4",
+        "libxcb-keysyms.so.1",
+        "libxkbcommon-x11.so.0",
+    ]
+    assert packages_for(missing) == [
+        "libxcb-cursor0",
+        "libxcb-icccm4",
+        "libxcb-keysyms1",
+        "libxkbcommon-x11-0",
+    ]
 
 
 def test_nothing_missing_nothing_to_install() -> None:

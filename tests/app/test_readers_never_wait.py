@@ -47,14 +47,26 @@ def session(tmp_path: Path) -> Path:
 def test_read_only_commands_succeed_while_a_writer_holds_the_lock(
     session: Path, tmp_path: Path
 ) -> None:
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(session)], cwd=ROOT,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(session)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdin is not None and holder.stdout is not None
         assert holder.stdout.readline().strip() == "holding"
         commands = {
-            "export": ["export", str(tmp_path / "out.csv"), "--session", str(session),
-                       "--format", "csv", "--quiet"],
+            "export": [
+                "export",
+                str(tmp_path / "out.csv"),
+                "--session",
+                str(session),
+                "--format",
+                "csv",
+                "--quiet",
+            ],
             "units list": ["units", "list", "--session", str(session)],
             "annotations": ["annotations", "--session", str(session), "--json"],
             "annotators": ["annotators", "--session", str(session), "--json"],
@@ -63,8 +75,14 @@ def test_read_only_commands_succeed_while_a_writer_holds_the_lock(
         }
         outputs = {}
         for name, args in commands.items():
-            done = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=ENV,
-                                  capture_output=True, text=True, timeout=120)
+            done = subprocess.run(
+                [sys.executable, "-m", "app", *args],
+                cwd=ROOT,
+                env=ENV,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert done.returncode == 0, (name, done.stderr)
             assert "in use" not in done.stderr
             outputs[name] = done.stdout
@@ -106,15 +124,19 @@ def test_panel_readers_read_a_snapshot_while_a_writer_holds_the_lock(session: Pa
     from core.unit_builder import list_units, load_unit
     from core.verbalise.runs import list_runs, unit_outputs, units_overview
 
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(session)], cwd=ROOT,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(session)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdin is not None and holder.stdout is not None
         assert holder.stdout.readline().strip() == "holding"
         with SessionStore.open(session, busy_timeout_s=0.2) as store:
             units = list_units(store)
-            assert [u.uid for u in units] == [
-                "wdv:Q2158$ABC-1", "wdv:Q2158$ABC-2", "wdv:Q90$XYZ"]
+            assert [u.uid for u in units] == ["wdv:Q2158$ABC-1", "wdv:Q2158$ABC-2", "wdv:Q90$XYZ"]
             assert load_unit(store, units[0].id).uid == units[0].uid
             runs = list_runs(store)
             assert [r.texts for r in runs] == [3]

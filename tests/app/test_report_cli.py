@@ -21,22 +21,40 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def test_report_prints_tables(capsys: pytest.CaptureFixture[str],
-                              report_session: ReportSession) -> None:
-    status, out, _ = run(capsys, "report", "--session", str(report_session.path),
-                         "--correction", "none")
+def test_report_prints_tables(
+    capsys: pytest.CaptureFixture[str], report_session: ReportSession
+) -> None:
+    status, out, _ = run(
+        capsys, "report", "--session", str(report_session.path), "--correction", "none"
+    )
     assert status == 0
     assert "== Study table (gold references) ==" in out and "== Comparison by tier ==" in out
     study = out.split("== Study table")[1].split("==")[1]
-    assert any(line.split()[:6] == ["model-a", "long_tail", "en", "25.00*", "35.00*", "70.00*"]
-               for line in study.splitlines())
+    assert any(
+        line.split()[:6] == ["model-a", "long_tail", "en", "25.00*", "35.00*", "70.00*"]
+        for line in study.splitlines()
+    )
 
 
-def test_report_json_by_several_dimensions(capsys: pytest.CaptureFixture[str],
-                                           report_session: ReportSession) -> None:
-    status, out, _ = run(capsys, "report", "--session", str(report_session.path), "--by",
-                         "lang", "model", "--metrics", "ppl", "--repetitions", "3",
-                         "--seed", "4", "--json")
+def test_report_json_by_several_dimensions(
+    capsys: pytest.CaptureFixture[str], report_session: ReportSession
+) -> None:
+    status, out, _ = run(
+        capsys,
+        "report",
+        "--session",
+        str(report_session.path),
+        "--by",
+        "lang",
+        "model",
+        "--metrics",
+        "ppl",
+        "--repetitions",
+        "3",
+        "--seed",
+        "4",
+        "--json",
+    )
     assert status == 0
     payload = json.loads(out)
     assert payload["by"] == ["lang", "model"] and payload["metrics"] == ["ppl"]
@@ -48,19 +66,33 @@ def test_report_json_by_several_dimensions(capsys: pytest.CaptureFixture[str],
     assert len(tables["compare_model"]["rows"]) == 2  # en and it
 
 
-def test_report_writes_csv_and_html(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                    report_session: ReportSession) -> None:
-    status, out, _ = run(capsys, "report", "--session", str(report_session.path), "--by",
-                         "subtier", "--groups", "head", "long_tail_it", "--csv",
-                         str(tmp_path / "csv"), "--html", str(tmp_path / "r.html"))
+def test_report_writes_csv_and_html(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, report_session: ReportSession
+) -> None:
+    status, out, _ = run(
+        capsys,
+        "report",
+        "--session",
+        str(report_session.path),
+        "--by",
+        "subtier",
+        "--groups",
+        "head",
+        "long_tail_it",
+        "--csv",
+        str(tmp_path / "csv"),
+        "--html",
+        str(tmp_path / "r.html"),
+    )
     assert status == 0 and "CSV files" in out and "plots)" in out
     assert (tmp_path / "csv" / "compare_subtier.csv").read_text().count("long_tail_it") > 0
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "<svg " in html and "<table>" in html
 
 
-def test_report_on_an_empty_session_says_why(capsys: pytest.CaptureFixture[str],
-                                             tmp_path: Path) -> None:
+def test_report_on_an_empty_session_says_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "empty.taillens"
     SessionStore.create(path).close()
     status, _, err = run(capsys, "report", "--session", str(path))
@@ -69,17 +101,30 @@ def test_report_on_an_empty_session_says_why(capsys: pytest.CaptureFixture[str],
     assert status == 2 and "no ratings to aggregate" in err
 
 
-def test_report_refuses_unknown_metric(capsys: pytest.CaptureFixture[str],
-                                       report_session: ReportSession) -> None:
-    status, _, err = run(capsys, "report", "--session", str(report_session.path), "--metrics",
-                         "meteor")
+def test_report_refuses_unknown_metric(
+    capsys: pytest.CaptureFixture[str], report_session: ReportSession
+) -> None:
+    status, _, err = run(
+        capsys, "report", "--session", str(report_session.path), "--metrics", "meteor"
+    )
     assert status == 2 and "no scores for meteor" in err
 
 
-def test_annotations_aggregate_with_agreement(capsys: pytest.CaptureFixture[str],
-                                              report_session: ReportSession) -> None:
-    status, out, _ = run(capsys, "annotations", "--session", str(report_session.path),
-                         "--aggregate", "--by", "tier", "--agreement", "--golden", "--json")
+def test_annotations_aggregate_with_agreement(
+    capsys: pytest.CaptureFixture[str], report_session: ReportSession
+) -> None:
+    status, out, _ = run(
+        capsys,
+        "annotations",
+        "--session",
+        str(report_session.path),
+        "--aggregate",
+        "--by",
+        "tier",
+        "--agreement",
+        "--golden",
+        "--json",
+    )
     assert status == 0
     payload = json.loads(out)
     groups = {g["label"]: g for g in payload["groups"]}
@@ -88,13 +133,23 @@ def test_annotations_aggregate_with_agreement(capsys: pytest.CaptureFixture[str]
     assert payload["overall"]["alpha_fluency"] is not None
     golden = {g["annotator"]: g for g in payload["golden"]}
     assert golden["ben"]["adequacy_accuracy"] == 0.0
-    status, out, _ = run(capsys, "annotations", "--session", str(report_session.path),
-                         "--by", "model", "tier", "--items", "--golden")
+    status, out, _ = run(
+        capsys,
+        "annotations",
+        "--session",
+        str(report_session.path),
+        "--by",
+        "model",
+        "tier",
+        "--items",
+        "--golden",
+    )
     assert status == 0 and "model=model-a, tier=head" in out and "golden: ana" in out
 
 
-def test_annotators_list_and_add(capsys: pytest.CaptureFixture[str],
-                                 report_session: ReportSession) -> None:
+def test_annotators_list_and_add(
+    capsys: pytest.CaptureFixture[str], report_session: ReportSession
+) -> None:
     path = str(report_session.path)
     status, out, _ = run(capsys, "annotators", "--session", path, "--add", "Eve")
     assert status == 0 and "added annotator Eve" in out
@@ -105,8 +160,9 @@ def test_annotators_list_and_add(capsys: pytest.CaptureFixture[str],
     assert status == 0 and names == ["ana", "ben", "cleo", "dora", "Eve"]
 
 
-def test_annotations_weighted_flag(capsys: pytest.CaptureFixture[str],
-                                   report_session: ReportSession) -> None:
+def test_annotations_weighted_flag(
+    capsys: pytest.CaptureFixture[str], report_session: ReportSession
+) -> None:
     path = str(report_session.path)
     status, out, _ = run(capsys, "annotations", "--session", path, "--json")
     plain = json.loads(out)
@@ -119,11 +175,13 @@ def test_annotations_weighted_flag(capsys: pytest.CaptureFixture[str],
     assert status == 0 and "weighted by its sampling weight" in out
 
 
-def test_report_study_references_and_datasets(capsys: pytest.CaptureFixture[str],
-                                              report_session: ReportSession) -> None:
+def test_report_study_references_and_datasets(
+    capsys: pytest.CaptureFixture[str], report_session: ReportSession
+) -> None:
     path = str(report_session.path)
-    status, out, _ = run(capsys, "report", "--session", path, "--study-references", "split",
-                         "--json")
+    status, out, _ = run(
+        capsys, "report", "--session", path, "--study-references", "split", "--json"
+    )
     assert status == 0
     tables = {t["name"]: t for t in json.loads(out)["tables"]}
     assert tables["study_split"]["columns"][:4] == ["model", "type", "lang", "refs"]
@@ -134,14 +192,16 @@ def test_report_study_references_and_datasets(capsys: pytest.CaptureFixture[str]
     assert status == 0 and "by dataset: nothing to compare; the session has only Wikidata" in out
 
 
-def test_report_metrics_filter_every_table(capsys: pytest.CaptureFixture[str],
-                                           report_session: ReportSession) -> None:
+def test_report_metrics_filter_every_table(
+    capsys: pytest.CaptureFixture[str], report_session: ReportSession
+) -> None:
     status, out, _ = run(capsys, "report", "--session", str(report_session.path), "--json")
     everything = {t["name"]: t for t in json.loads(out)["tables"]}
     all_metrics = {row[0] for row in everything["counts"]["rows"]}
     assert status == 0 and len(all_metrics) > 1 and "ppl" in all_metrics
-    status, out, _ = run(capsys, "report", "--session", str(report_session.path),
-                         "--metrics", "ppl", "--json")
+    status, out, _ = run(
+        capsys, "report", "--session", str(report_session.path), "--metrics", "ppl", "--json"
+    )
     tables = {t["name"]: t for t in json.loads(out)["tables"]}
     assert status == 0 and [row[0] for row in tables["counts"]["rows"]] == ["ppl"]
     study = tables.get("study")
@@ -154,17 +214,30 @@ def test_report_metrics_filter_every_table(capsys: pytest.CaptureFixture[str],
             assert {row[at] for row in table["rows"]} <= {"ppl"}, name
 
 
-def test_report_html_follows_the_umask(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                       report_session: ReportSession) -> None:
+def test_report_html_follows_the_umask(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, report_session: ReportSession
+) -> None:
     import os
 
     old = os.umask(0o022)
     try:
-        status, _, _ = run(capsys, "report", "--session", str(report_session.path),
-                           "--html", str(tmp_path / "r.html"))
+        status, _, _ = run(
+            capsys,
+            "report",
+            "--session",
+            str(report_session.path),
+            "--html",
+            str(tmp_path / "r.html"),
+        )
         os.umask(0o027)
-        status2, _, _ = run(capsys, "report", "--session", str(report_session.path),
-                            "--html", str(tmp_path / "new.html"))
+        status2, _, _ = run(
+            capsys,
+            "report",
+            "--session",
+            str(report_session.path),
+            "--html",
+            str(tmp_path / "new.html"),
+        )
     finally:
         os.umask(old)
     assert status == status2 == 0

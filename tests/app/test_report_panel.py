@@ -32,7 +32,8 @@ BACKGROUND, FONT = Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.FontRole
 @pytest.fixture
 def wired(qtbot, tmp_path: Path, report_session: ReportSession):
     window, controller = build_window(
-        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
     qtbot.addWidget(window)
     assert controller.open_session(report_session.path)
     yield window, controller
@@ -52,8 +53,10 @@ def build(qtbot, report, **options) -> None:
 
 
 def rows_of(model) -> list[tuple]:
-    return [tuple(model.data(model.index(r, c), USER) for c in range(model.columnCount()))
-            for r in range(model.rowCount())]
+    return [
+        tuple(model.data(model.index(r, c), USER) for c in range(model.columnCount()))
+        for r in range(model.rowCount())
+    ]
 
 
 def find_row(table_model, **values) -> int:
@@ -83,8 +86,9 @@ def test_building_fills_the_tables_as_core_builds_them(qtbot, wired, report_sess
     assert controller.report.view.report.settings == settings
 
     with SessionStore.open(report_session.path) as store:
-        expected = {t.name: t for t in build_report(store, by=("tier", "lang"),
-                                                    settings=settings).tables()}
+        expected = {
+            t.name: t for t in build_report(store, by=("tier", "lang"), settings=settings).tables()
+        }
     assert set(panel.pages) == set(expected)
     for name in ("compare_tier", "compare_lang", "study_gold", "counts", "annotations"):
         model = panel.pages[name].model
@@ -124,8 +128,11 @@ def test_significant_cells_are_highlighted_with_a_legend(qtbot, wired) -> None:
     assert tier.data(plain, BACKGROUND) is None and tier.data(plain, FONT) is None
     assert "p < 0.05" in tier.data(marked, Qt.ItemDataRole.ToolTipRole)
     study = panel.pages["study_gold"].model
-    assert any(study.data(study.index(r, c), BACKGROUND) is not None
-               for r in range(study.rowCount()) for c in range(study.columnCount()))
+    assert any(
+        study.data(study.index(r, c), BACKGROUND) is not None
+        for r in range(study.rowCount())
+        for c in range(study.columnCount())
+    )
     assert "highlighted" in panel.legend.text() and "p &lt; 0.05" in panel.legend.text()
     tabs = [panel.tabs.tabText(i) for i in range(panel.tabs.count())]
     assert panel.tabs.tabText(panel.tabs.currentIndex()) == "By tier *"
@@ -139,11 +146,14 @@ def test_headlines_read_head_against_long_tail(qtbot, wired) -> None:
     lines = {headline_text(c, show_model=True) for c in panel.headlines}
     # Languages pooled: model-a head 45..80 (median 62.5), long tail 5..40 (median 22.5),
     # 8 against 8 fully separated: exact two-sided p = 2 / C(16, 8) = 1.55e-4.
-    assert ("BLEU (model-a, gold refs): head 62.50 vs long tail 22.50, p = 1.6e-04 "
-            "(significant; long tail worse)") in lines
+    assert (
+        "BLEU (model-a, gold refs): head 62.50 vs long tail 22.50, p = 1.6e-04 "
+        "(significant; long tail worse)"
+    ) in lines
     # Perplexity: higher is worse (model-a head median 13.5, long tail 70.5).
-    assert ("PPL (model-a): head 13.50 vs long tail 70.50, p = 1.6e-04 "
-            "(significant; long tail worse)") in lines
+    assert (
+        "PPL (model-a): head 13.50 vs long tail 70.50, p = 1.6e-04 (significant; long tail worse)"
+    ) in lines
     model_b = next(line for line in lines if line.startswith("BLEU (model-b"))
     assert "head 42.50 vs long tail 47.50" in model_b and "not significant" in model_b
     assert "significant: long tail worse" in panel.headline.text()
@@ -160,8 +170,12 @@ def test_plots_show_the_specs_and_export_png_and_svg(qtbot, wired, tmp_path: Pat
     boxes = next(i for i, s in enumerate(specs) if s.kind == "box" and s.metric == "bleu")
     plots.show_plot(boxes)
     assert len(plots.boxes) == 4 == len(plots.box_item.opts["x"])
-    assert [b.label for b in plots.boxes] == ["model-a · head", "model-a · long_tail",
-                                              "model-b · head", "model-b · long_tail"]
+    assert [b.label for b in plots.boxes] == [
+        "model-a · head",
+        "model-a · long_tail",
+        "model-b · head",
+        "model-b · long_tail",
+    ]
     assert plots.boxes[0].median == pytest.approx(62.5)
     ppl = next(i for i, s in enumerate(specs) if s.kind == "box" and s.metric == "ppl")
     plots.show_plot(ppl)
@@ -181,8 +195,7 @@ def test_plots_show_the_specs_and_export_png_and_svg(qtbot, wired, tmp_path: Pat
     svg, pdf = plots.export(tmp_path / "p.svg"), plots.export(tmp_path / "p.pdf")
     assert ET.parse(svg).getroot().tag.endswith("svg")
     assert pdf.read_bytes()[:5] == b"%PDF-"
-    written = plots.export_all(tmp_path / "all", ExportOptions(dpi=50),
-                               suffixes=(".png", ".svg"))
+    written = plots.export_all(tmp_path / "all", ExportOptions(dpi=50), suffixes=(".png", ".svg"))
     assert len(written) == 2 * len(specs) and all(p.stat().st_size for p in written)
     # Exporting draws no other plot in the panel.
     assert plots.current_spec() == specs[distribution]
@@ -298,8 +311,7 @@ def test_study_references_and_dataset_choices(qtbot, wired) -> None:
     assert controller.report.view.report.settings.study_references == "split"
 
 
-def test_correction_bootstrap_and_run_picker(qtbot, wired,
-                                            report_session: ReportSession) -> None:
+def test_correction_bootstrap_and_run_picker(qtbot, wired, report_session: ReportSession) -> None:
     window, controller = wired
     panel = controller.report.panel
     runs = [panel.run_list.item(i).data(USER) for i in range(panel.run_list.count())]
@@ -332,37 +344,45 @@ def test_correction_bootstrap_and_run_picker(qtbot, wired,
     assert {c.stratum_value("model") for c in report.comparisons["tier"]} == {"model-b"}
 
 
-def test_export_button_writes_the_chosen_file_or_says_why_not(qtbot, wired, tmp_path: Path,
-                                                              monkeypatch) -> None:
+def test_export_button_writes_the_chosen_file_or_says_why_not(
+    qtbot, wired, tmp_path: Path, monkeypatch
+) -> None:
     import widgets.report as report_module
 
     window, controller = wired
     panel = controller.report.panel
     build(qtbot, controller.report)
     warnings = []
-    monkeypatch.setattr(report_module.QMessageBox, "warning",
-                        lambda _parent, title, text: warnings.append(text))
+    monkeypatch.setattr(
+        report_module.QMessageBox, "warning", lambda _parent, title, text: warnings.append(text)
+    )
     target = tmp_path / "figure.pdf"
-    monkeypatch.setattr(report_module, "ask_export",
-                        lambda _parent, _name: (target, ExportOptions(".pdf")))
+    monkeypatch.setattr(
+        report_module, "ask_export", lambda _parent, _name: (target, ExportOptions(".pdf"))
+    )
     panel.plots.export_button.click()
     assert target.read_bytes()[:5] == b"%PDF-" and warnings == []
     (tmp_path / "taken.png").mkdir()  # a folder where the file should go: a message
-    monkeypatch.setattr(report_module, "ask_export",
-                        lambda _parent, _name: (tmp_path / "taken.png", ExportOptions()))
+    monkeypatch.setattr(
+        report_module,
+        "ask_export",
+        lambda _parent, _name: (tmp_path / "taken.png", ExportOptions()),
+    )
     panel.plots.export_button.click()
     assert len(warnings) == 1 and "is a folder" in warnings[0]
 
 
-def test_all_plots_export_as_a_job_off_the_ui_thread(qtbot, wired, tmp_path: Path,
-                                                     monkeypatch) -> None:
+def test_all_plots_export_as_a_job_off_the_ui_thread(
+    qtbot, wired, tmp_path: Path, monkeypatch
+) -> None:
     import widgets.report as report_module
 
     window, controller = wired
     panel = controller.report.panel
     build(qtbot, controller.report)
-    monkeypatch.setattr(report_module.QFileDialog, "getExistingDirectory",
-                        lambda *_args: str(tmp_path / "all"))
+    monkeypatch.setattr(
+        report_module.QFileDialog, "getExistingDirectory", lambda *_args: str(tmp_path / "all")
+    )
     panel._last_export_options = ExportOptions(dpi=40)
     with qtbot.waitSignal(panel.figures_requested) as requested:
         panel.all_plots_button.click()
@@ -373,13 +393,11 @@ def test_all_plots_export_as_a_job_off_the_ui_thread(qtbot, wired, tmp_path: Pat
     written = outcome.result
     specs = panel.plots.specs
     assert len(written) == 3 * len(specs)
-    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted(
-        p.name for p in written)
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted(p.name for p in written)
     assert written[0].name == f"01-{specs[0].kind}-{specs[0].metric}.png"
 
 
-def test_the_plots_open_on_a_significant_metric_and_keep_the_users_choice(qtbot, wired
-                                                                          ) -> None:
+def test_the_plots_open_on_a_significant_metric_and_keep_the_users_choice(qtbot, wired) -> None:
     from dataclasses import replace
 
     from widgets.report import opening_plot

@@ -21,8 +21,14 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def cli(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "app", *args], cwd=ROOT, env=ENV,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "app", *args],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
@@ -31,8 +37,9 @@ def finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
 
 
 def exported(session: Path, out: Path) -> bytes:
-    status, _, err = finish(cli("export", str(out), "--session", str(session),
-                                "--format", "webnlg", "--quiet"))
+    status, _, err = finish(
+        cli("export", str(out), "--session", str(session), "--format", "webnlg", "--quiet")
+    )
     assert status == 0, err
     return out.read_bytes()
 
@@ -54,8 +61,9 @@ def test_import_killed_then_rerun_ends_as_one_clean_import(tmp_path: Path) -> No
         victim.communicate(timeout=30)
         rerun = []
         for _ in range(2 - attempt):  # re-run (twice the first time): the same state
-            status, out, err = finish(cli("import", str(source), "--session", str(session),
-                                          "--quiet"))
+            status, out, err = finish(
+                cli("import", str(source), "--session", str(session), "--quiet")
+            )
             rerun.append(status)
             assert status == 0, err
             assert "0 errors" in out and "Traceback" not in err
@@ -71,8 +79,7 @@ def test_same_id_with_different_content_stays_an_error(tmp_path: Path) -> None:
     first = xml_file(tmp_path, "a.xml", uids=("E1", "E2"))
     assert finish(cli("import", str(first), "--session", str(session), "--quiet"))[0] == 0
     changed = tmp_path / "b.xml"
-    changed.write_text(HEAD + entry("E1") + entry("E2", "Another text") + TAIL,
-                       encoding="utf-8")
+    changed.write_text(HEAD + entry("E1") + entry("E2", "Another text") + TAIL, encoding="utf-8")
     status, out, err = finish(cli("import", str(changed), "--session", str(session), "--quiet"))
     assert status == 2
     assert "2 entries, 0 units, 0 references, 1 errors, 1 already imported" in out
@@ -83,8 +90,7 @@ def test_two_processes_creating_one_session_cooperate(tmp_path: Path) -> None:
     source = xml_file(tmp_path, uids=tuple(f"E{i}" for i in range(50)))
     for attempt in range(2):
         session = tmp_path / f"s{attempt}.taillens"
-        both = [cli("import", str(source), "--session", str(session), "--quiet")
-                for _ in range(2)]
+        both = [cli("import", str(source), "--session", str(session), "--quiet") for _ in range(2)]
         results = [finish(p) for p in both]
         assert [status for status, _, _ in results] == [0, 0], [e for _, _, e in results]
         outs = sorted(out for _, out, _ in results)
@@ -95,7 +101,9 @@ def test_two_processes_creating_one_session_cooperate(tmp_path: Path) -> None:
         with SessionStore.open_read_only(session) as store:
             assert store.row_counts()["data_units"] == 50
     assert sorted(n for n in os.listdir(tmp_path) if n.endswith(".taillens")) == [
-        "s0.taillens", "s1.taillens"]
+        "s0.taillens",
+        "s1.taillens",
+    ]
     assert [n for n in os.listdir(tmp_path) if n.startswith(".")] == []
 
 
@@ -111,14 +119,16 @@ def test_import_outputs_rerun_adds_nothing(
     outputs.write_text("One.\nTwo.\n", encoding="utf-8")
     codes = []
     for _ in range(2):
-        codes.append(main(["import-outputs", str(outputs), "--session", str(session),
-                           "--system", "base"]))
+        codes.append(
+            main(["import-outputs", str(outputs), "--session", str(session), "--system", "base"])
+        )
     out = capsys.readouterr().out
     assert codes == [0, 0]
     assert "already imported: the same 2 en outputs of base are run 1; nothing added" in out
     outputs.write_text("One.\nTwo, changed.\n", encoding="utf-8")
-    assert main(["import-outputs", str(outputs), "--session", str(session),
-                 "--system", "base"]) == 0
+    assert (
+        main(["import-outputs", str(outputs), "--session", str(session), "--system", "base"]) == 0
+    )
     assert "as run 2" in capsys.readouterr().out  # other outputs: a run of their own
     with SessionStore.open_read_only(session) as store:
         assert store.row_counts()["model_runs"] == 2

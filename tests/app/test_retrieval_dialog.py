@@ -21,8 +21,9 @@ def encoder(tmp_path_factory: pytest.TempPathFactory) -> str:
 def wired(qtbot, tmp_path: Path):
     path = tmp_path / "s.taillens"
     ids = build_session(path)
-    window, controller = build_window(QSettings(str(tmp_path / "s.ini"),
-                                                QSettings.Format.IniFormat))
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
     qtbot.addWidget(window)
     assert controller.open_session(path)
     panel = controller.scores.panel
@@ -32,8 +33,7 @@ def wired(qtbot, tmp_path: Path):
 
 
 def _finished(qtbot, retrieval) -> None:
-    qtbot.waitUntil(lambda: retrieval.handle is not None and retrieval.handle.done,
-                    timeout=60_000)
+    qtbot.waitUntil(lambda: retrieval.handle is not None and retrieval.handle.done, timeout=60_000)
     qtbot.waitUntil(lambda: not retrieval.dialog.cancel_button.isEnabled(), timeout=10_000)
 
 
@@ -55,15 +55,17 @@ def test_find_the_graph_behind_the_selected_text(qtbot, wired, encoder: str) -> 
     assert "own graph (unit" in dialog.status_label.text()
 
 
-def test_worst_matches_of_a_run_and_a_bad_encoder(qtbot, wired, encoder: str,
-                                                  tmp_path: Path, monkeypatch) -> None:
+def test_worst_matches_of_a_run_and_a_bad_encoder(
+    qtbot, wired, encoder: str, tmp_path: Path, monkeypatch
+) -> None:
     controller, panel, ids = wired
     retrieval = controller.scores.retrieval
     assert panel.select_text(ids.verbalisations[(1, 1, "en")])
     dialog = retrieval.open_dialog()
     errors = []
-    monkeypatch.setattr(controller.window, "show_error",
-                        lambda title, message, details="": errors.append(message))
+    monkeypatch.setattr(
+        controller.window, "show_error", lambda title, message, details="": errors.append(message)
+    )
     (tmp_path / "junk").mkdir()
     dialog.encoder_edit.setText(str(tmp_path / "junk"))
     dialog.worst_button.click()

@@ -47,8 +47,9 @@ def wired(qtbot, tmp_path: Path, scored, monkeypatch):
     path, ids = scored
     # As on a machine without bert-base-multilingual-cased in the Hugging Face cache.
     monkeypatch.setattr("core.metrics.bertscore.cached_hub_model", lambda repo_id: None)
-    window, controller = build_window(QSettings(str(tmp_path / "s.ini"),
-                                                QSettings.Format.IniFormat))
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
     qtbot.addWidget(window)
     assert controller.open_session(path)
     panel = controller.scores.panel
@@ -66,8 +67,7 @@ def _column(model: ScoreTableModel, title: str) -> int:
 
 
 def _values(model: ScoreTableModel, column: int) -> list:
-    return [model.index(r, column).data(Qt.ItemDataRole.UserRole)
-            for r in range(model.rowCount())]
+    return [model.index(r, column).data(Qt.ItemDataRole.UserRole) for r in range(model.rowCount())]
 
 
 def test_table_has_a_row_per_text_and_the_metric_columns(wired) -> None:
@@ -75,10 +75,18 @@ def test_table_has_a_row_per_text_and_the_metric_columns(wired) -> None:
     model = panel.table_model
     assert model.rowCount() == len(TEXTS) == 6
     assert model.metric_columns == ["bleu:gold", "bleu:silver", "esa", "hallucination"]
-    assert [model.headerData(c, Qt.Orientation.Horizontal)
-            for c in range(model.columnCount())] == [
-        "unit", "model", "lang", "#", "tier", "bleu gold", "bleu silver", "esa",
-        "hallucination", "text"]
+    assert [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())] == [
+        "unit",
+        "model",
+        "lang",
+        "#",
+        "tier",
+        "bleu gold",
+        "bleu silver",
+        "esa",
+        "hallucination",
+        "text",
+    ]
     assert "6 texts" in panel.count_label.text()
     # BLEU against silver references exists only for unit 1's English texts (two runs).
     assert sum(v is not None for v in _values(model, model.column_of("bleu:silver"))) == 2
@@ -146,7 +154,7 @@ def test_selecting_a_row_shows_mentions_missing_and_hallucinations(wired) -> Non
     assert panel.select_text(vid)
     detail = panel.shown_detail
     assert detail is not None and detail.text == TEXTS[(2, 1, "en")]
-    mentioned = {detail.text[s.start:s.end] for s in detail.mentions}
+    mentioned = {detail.text[s.start : s.end] for s in detail.mentions}
     assert {"Augusta Ada King", "mathematician"} <= mentioned
     assert detail.missing == ["10 December 1815"]
     assert [s.label for s in detail.hallucinations] == ["London"]
@@ -195,14 +203,19 @@ def test_filters_narrow_table_and_summary(qtbot, wired) -> None:
 def test_summary_by_model_language_and_tier(wired) -> None:
     _window, _controller, panel, _ids = wired
     summary = panel.summary_model
-    keys = {tuple(summary.index(r, c).data() for c in range(3))
-            for r in range(summary.rowCount())}
-    assert keys == {("template", "en", "long_tail"), ("template", "en", "head"),
-                    ("template", "it", "long_tail"), ("template", "it", "head"),
-                    ("other", "en", "long_tail"), ("other", "en", "head")}
+    keys = {tuple(summary.index(r, c).data() for c in range(3)) for r in range(summary.rowCount())}
+    assert keys == {
+        ("template", "en", "long_tail"),
+        ("template", "en", "head"),
+        ("template", "it", "long_tail"),
+        ("template", "it", "head"),
+        ("other", "en", "long_tail"),
+        ("other", "en", "head"),
+    }
     esa = summary.column_of("esa")
-    row = next(r for r in range(summary.rowCount())
-               if summary.row_at(r).key == ("other", "en", "head"))
+    row = next(
+        r for r in range(summary.rowCount()) if summary.row_at(r).key == ("other", "en", "head")
+    )
     # "Paris is a city." mentions neither Rome nor Italy.
     assert summary.index(row, esa).data(Qt.ItemDataRole.UserRole) == 0.0
     assert "1 texts" in summary.index(row, esa).data(Qt.ItemDataRole.ToolTipRole)
@@ -212,8 +225,14 @@ def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:
     _window, controller, panel, ids = wired
     assert "rougeL" not in panel.table_model.metric_columns
     panel.select_text(ids.verbalisations[(1, 2, "en")])
-    panel.score_requested.emit({"metrics": ["rougeL", "chrf++"], "run_ids": [ids.runs[0]],
-                                "langs": ["en"], "esa_distance": 0.4})
+    panel.score_requested.emit(
+        {
+            "metrics": ["rougeL", "chrf++"],
+            "run_ids": [ids.runs[0]],
+            "langs": ["en"],
+            "esa_distance": 0.4,
+        }
+    )
     handle = controller.scores.handle
     assert handle is not None and handle.job.kind == "metrics.score"
     assert panel.progress_box.isVisibleTo(panel) and not panel.score_button.isEnabled()
@@ -222,10 +241,14 @@ def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:
     qtbot.waitUntil(lambda: "rougeL:gold" in panel.table_model.metric_columns, timeout=5_000)
     assert "chrf++:gold" in panel.table_model.metric_columns
     column = panel.table_model.column_of("rougeL:gold")
-    scored = [panel.table_model.row_at(r).key for r in range(panel.table_model.rowCount())
-              if panel.table_model.index(r, column).data(Qt.ItemDataRole.UserRole) is not None]
-    assert sorted(scored) == sorted([ids.verbalisations[(1, 1, "en")],
-                                     ids.verbalisations[(1, 2, "en")]])
+    scored = [
+        panel.table_model.row_at(r).key
+        for r in range(panel.table_model.rowCount())
+        if panel.table_model.index(r, column).data(Qt.ItemDataRole.UserRole) is not None
+    ]
+    assert sorted(scored) == sorted(
+        [ids.verbalisations[(1, 1, "en")], ids.verbalisations[(1, 2, "en")]]
+    )
     assert "Scored 2 texts" in panel.progress_label.text()
     assert panel.score_button.isEnabled() and not panel.progress_box.isVisibleTo(panel)
     # The selection survived the refresh, and its detail lists the new scores.
@@ -308,18 +331,25 @@ def test_splitter_stacks_when_narrow_and_sits_side_by_side_when_wide(qtbot, wire
 def test_bertscore_with_minilm_is_marked_not_rescaled(qtbot, wired) -> None:
     """Loads the packaged encoder (the one slow test here, a few seconds on CPU)."""
     _window, controller, panel, ids = wired
-    panel.score_requested.emit({"metrics": ["bertscore"], "run_ids": [ids.runs[1]],
-                                "langs": ["en"], "bertscore_model": None, "device": "cpu"})
+    panel.score_requested.emit(
+        {
+            "metrics": ["bertscore"],
+            "run_ids": [ids.runs[1]],
+            "langs": ["en"],
+            "bertscore_model": None,
+            "device": "cpu",
+        }
+    )
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=120_000)
     assert "Scored 2 texts" in panel.progress_label.text(), panel.progress_label.text()
-    qtbot.waitUntil(lambda: "bertscore:gold" in panel.table_model.metric_columns,
-                    timeout=5_000)
+    qtbot.waitUntil(lambda: "bertscore:gold" in panel.table_model.metric_columns, timeout=5_000)
     note = panel.note_label.text()
     assert "BERTScore: all-MiniLM-L6-v2 (packaged), NOT rescaled" in note
     assert "not in the local cache" in panel.note_label.toolTip()
     column = panel.table_model.column_of("bertscore:gold")
-    tip = panel.table_model.headerData(column, Qt.Orientation.Horizontal,
-                                       Qt.ItemDataRole.ToolTipRole)
+    tip = panel.table_model.headerData(
+        column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole
+    )
     assert "all-MiniLM-L6-v2" in tip and "NOT rescaled" in tip
     panel.select_text(ids.verbalisations[(2, 1, "en")])
     assert "all-MiniLM-L6-v2, NOT rescaled" in panel.text_view.toPlainText()
@@ -327,8 +357,10 @@ def test_bertscore_with_minilm_is_marked_not_rescaled(qtbot, wired) -> None:
 
 def test_table_model_sort_keeps_the_selection() -> None:
     model = ScoreTableModel(("k",))
-    rows = [ScoreTableRow(key=i, cells=(f"r{i}",), scores={"esa": v})
-            for i, v in enumerate([0.5, None, 0.1, 1.0])]
+    rows = [
+        ScoreTableRow(key=i, cells=(f"r{i}",), scores={"esa": v})
+        for i, v in enumerate([0.5, None, 0.1, 1.0])
+    ]
     model.set_rows(rows, ["esa"])
     from PySide6.QtCore import QPersistentModelIndex
 
@@ -347,14 +379,16 @@ def test_a_finished_verbalise_job_refreshes_the_table(qtbot, wired) -> None:
     handle = controller.run_job(job)
     qtbot.waitUntil(lambda: handle.done, timeout=30_000)
     qtbot.waitUntil(lambda: panel.table_model.rowCount() == 8, timeout=5_000)
-    new = [panel.table_model.row_at(r) for r in range(8)
-           if not any(v is not None for v in panel.table_model.row_at(r).scores.values())]
+    new = [
+        panel.table_model.row_at(r)
+        for r in range(8)
+        if not any(v is not None for v in panel.table_model.row_at(r).scores.values())
+    ]
     assert len(new) == 2 and "2 of" not in panel.count_label.text()
     assert panel.run_combo.count() == 4  # all runs + three runs
 
 
-def test_refresh_reads_the_session_once_and_off_the_ui_thread(qtbot, wired,
-                                                              monkeypatch) -> None:
+def test_refresh_reads_the_session_once_and_off_the_ui_thread(qtbot, wired, monkeypatch) -> None:
     import threading
 
     import core.metrics.scoring as scoring
@@ -397,13 +431,17 @@ def test_refresh_reads_the_session_once_and_off_the_ui_thread(qtbot, wired,
     panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
     qtbot.waitUntil(lambda: panel.table_model.rowCount() == 2, timeout=5_000)
     assert reads == []
-    assert {panel.summary_model.index(r, 1).data()
-            for r in range(panel.summary_model.rowCount())} == {"it"}
+    assert {
+        panel.summary_model.index(r, 1).data() for r in range(panel.summary_model.rowCount())
+    } == {"it"}
 
     # The Score… dialog: the model scan runs in a job, the runs are the ones read.
     scans: list[threading.Thread] = []
-    monkeypatch.setattr(core.models, "discover_models",
-                        lambda *a, **k: scans.append(threading.current_thread()) or [])
+    monkeypatch.setattr(
+        core.models,
+        "discover_models",
+        lambda *a, **k: scans.append(threading.current_thread()) or [],
+    )
     panel.score_button.click()
     qtbot.waitUntil(lambda: panel._dialog is not None, timeout=10_000)
     assert len(scans) == 1 and scans[0] is not threading.main_thread()
@@ -504,9 +542,17 @@ def test_sort_ranks_match_the_stable_sort_with_missing_last() -> None:
     # Against the reference sort on random columns with many ties and gaps.
     rng = random.Random(7)
     for _ in range(30):
-        pool = [rng.choice([None, rng.randint(0, 5), rng.randint(0, 5) / 2,
-                            rng.choice(["u1", "u10", "u2", "", "é"])])
-                for _ in range(rng.randint(0, 40))]
+        pool = [
+            rng.choice(
+                [
+                    None,
+                    rng.randint(0, 5),
+                    rng.randint(0, 5) / 2,
+                    rng.choice(["u1", "u10", "u2", "", "é"]),
+                ]
+            )
+            for _ in range(rng.randint(0, 40))
+        ]
         numeric = [None if v is None or isinstance(v, str) else float(v) for v in pool]
         for values in (pool, numeric):
             for descending in (False, True):
@@ -518,14 +564,21 @@ def test_presorted_rows_need_no_ranking_on_a_header_click(monkeypatch) -> None:
     import widgets.scores as scores_widgets
     from widgets.scores import SortSpec, presort_rows
 
-    rows = [ScoreTableRow(key=i, cells=(f"u{9 - i}",), scores={"esa": v})
-            for i, v in enumerate([0.5, None, 0.1, 1.0, 0.5])]
-    ordered = presort_rows(rows, ["esa"], SortSpec("esa", descending=True),
-                           key_headers=("k",), tail_headers=())
+    rows = [
+        ScoreTableRow(key=i, cells=(f"u{9 - i}",), scores={"esa": v})
+        for i, v in enumerate([0.5, None, 0.1, 1.0, 0.5])
+    ]
+    ordered = presort_rows(
+        rows, ["esa"], SortSpec("esa", descending=True), key_headers=("k",), tail_headers=()
+    )
     assert [r.key for r in ordered.rows] == [3, 0, 4, 2, 1]
     assert ordered.sorted_by == SortSpec("esa", True)
-    assert presort_rows(rows, ["esa"], SortSpec("bleu:gold"), key_headers=("k",),
-                        tail_headers=()).sorted_by is None  # a column that is not there
+    assert (
+        presort_rows(
+            rows, ["esa"], SortSpec("bleu:gold"), key_headers=("k",), tail_headers=()
+        ).sorted_by
+        is None
+    )  # a column that is not there
     model = ScoreTableModel(("k",))
     model.set_rows(ordered.rows, ["esa"], sort_keys=ordered.keys)
     assert [model.row_at(r).key for r in range(5)] == [3, 0, 4, 2, 1]  # as handed in
@@ -543,7 +596,8 @@ def test_presorted_rows_need_no_ranking_on_a_header_click(monkeypatch) -> None:
 
 
 def test_refresh_and_filter_rows_arrive_sorted_and_are_not_sorted_again(
-        qtbot, wired, monkeypatch) -> None:
+    qtbot, wired, monkeypatch
+) -> None:
     from widgets.scores import SortSpec
 
     _window, controller, panel, ids = wired
@@ -554,8 +608,9 @@ def test_refresh_and_filter_rows_arrive_sorted_and_are_not_sorted_again(
     assert panel.select_text(chosen)
     sorts: list[tuple] = []
     real_sort = ScoreTableModel.sort
-    monkeypatch.setattr(ScoreTableModel, "sort",
-                        lambda self, *a: sorts.append(a) or real_sort(self, *a))
+    monkeypatch.setattr(
+        ScoreTableModel, "sort", lambda self, *a: sorts.append(a) or real_sort(self, *a)
+    )
 
     handle = controller.scores.refresh()
     qtbot.waitUntil(lambda: handle.done and controller.scores.loading is None, timeout=10_000)
@@ -602,8 +657,9 @@ def test_rows_sorted_for_another_order_are_sorted_on_hand_off(wired) -> None:
     panel.table.sortByColumn(model.column_of("bleu:gold"), Qt.SortOrder.DescendingOrder)
     expected = _reference_order_values(stale.rows, "bleu:gold")
     assert [r.scores.get("bleu:gold") for r in stale.rows] != expected  # not sorted yet
-    panel.show_rows(stale.rows, columns, {}, len(rows), sort_keys=stale.keys,
-                    sorted_by=stale.sorted_by)
+    panel.show_rows(
+        stale.rows, columns, {}, len(rows), sort_keys=stale.keys, sorted_by=stale.sorted_by
+    )
     assert _values(model, model.column_of("bleu:gold")) == expected
     assert expected[-1] is None and expected[:-1] == sorted(expected[:-1], reverse=True)
 
@@ -615,7 +671,8 @@ def _reference_order_values(rows: list, column: str) -> list:
 
 @pytest.mark.parametrize("wordnet_here", [True, False])
 def test_score_dialog_says_where_wordnet_is_or_why_meteor_is_absent(
-        qtbot, wired, tmp_path: Path, monkeypatch, wordnet_here: bool) -> None:
+    qtbot, wired, tmp_path: Path, monkeypatch, wordnet_here: bool
+) -> None:
     from tests.fixtures.tiny_wordnet import write_tiny_wordnet
 
     _window, controller, panel, ids = wired
@@ -640,7 +697,10 @@ def test_score_dialog_says_where_wordnet_is_or_why_meteor_is_absent(
     values = dialog.values()
     assert values["metrics"] == ["ter", "meteor"]
     assert (values["exclude_empty"], values["exclude_unparsed"], values["wordnet"]) == (
-        True, False, None)
+        True,
+        False,
+        None,
+    )
     with qtbot.waitSignal(panel.score_requested):
         dialog.accept()
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=30_000)
@@ -656,9 +716,15 @@ def test_score_dialog_descriptions_do_not_overlap(qtbot) -> None:
     from widgets.scores import ModelChoice, ScoreChoices
 
     choice = [ModelChoice("packaged all-MiniLM-L6-v2", None)]
-    dialog = ScoreDialog(ScoreChoices(runs=[(1, "run 1")], langs=["en"],
-                                      bertscore_models=choice, encoders=choice,
-                                      ppl_models=choice))
+    dialog = ScoreDialog(
+        ScoreChoices(
+            runs=[(1, "run 1")],
+            langs=["en"],
+            bertscore_models=choice,
+            encoders=choice,
+            ppl_models=choice,
+        )
+    )
     qtbot.addWidget(dialog)
     dialog.show()
     qtbot.waitExposed(dialog)

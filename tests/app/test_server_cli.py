@@ -29,18 +29,33 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def test_ppl_of_a_server_run_from_the_cli(capsys: pytest.CaptureFixture[str], server: FakeServer,
-                                          tmp_path: Path) -> None:
+def test_ppl_of_a_server_run_from_the_cli(
+    capsys: pytest.CaptureFixture[str], server: FakeServer, tmp_path: Path
+) -> None:
     session = tmp_path / "s.taillens"
     with SessionStore.create(session) as store:
         add_units(store, 2, langs=("en",))
-    status, out, err = run(capsys, "verbalise", "--session", str(session), "--model",
-                           server.url, "--server-model", "tiny-served", "--langs", "en",
-                           "--candidates", "2", "--json", "--quiet")
+    status, out, err = run(
+        capsys,
+        "verbalise",
+        "--session",
+        str(session),
+        "--model",
+        server.url,
+        "--server-model",
+        "tiny-served",
+        "--langs",
+        "en",
+        "--candidates",
+        "2",
+        "--json",
+        "--quiet",
+    )
     assert status == 0, err
     run_id = json.loads(out)["run_id"]
-    status, out, err = run(capsys, "score", "--session", str(session), "--metrics", "ppl",
-                           "--json", "--quiet")
+    status, out, err = run(
+        capsys, "score", "--session", str(session), "--metrics", "ppl", "--json", "--quiet"
+    )
     assert status == 0, err
     [corpus] = [c for c in json.loads(out)["corpus"] if c["metric"] == "ppl"]
     pooled = [v for index in (0, 1) for _ in range(2) for _, v in served_logprobs(index)]

@@ -47,8 +47,14 @@ def listing(folder: Path) -> set[str]:
     return set(os.listdir(folder))
 
 
-ODD_NAMES = ("a%20b.taillens", "run%41.taillens", "q?x=1.taillens", "x?y.taillens",
-             "h#frag.taillens", "p%3Fq#r?s=%2F.taillens")
+ODD_NAMES = (
+    "a%20b.taillens",
+    "run%41.taillens",
+    "q?x=1.taillens",
+    "x?y.taillens",
+    "h#frag.taillens",
+    "p%3Fq#r?s=%2F.taillens",
+)
 
 
 @pytest.mark.parametrize("name", ODD_NAMES)

@@ -91,12 +91,20 @@ def test_kill_9_during_session_creation_leaves_nothing_or_a_whole_session(
         for i in range(kills_each):
             folder = tmp_path / f"{kind[0]}{i}"
             folder.mkdir()
-            jobs.append({"kind": kind, "command": command,
-                         "path": str(folder / "k.taillens"),
-                         "scratch": str(scratch / f"c{i}.taillens")})
+            jobs.append(
+                {
+                    "kind": kind,
+                    "command": command,
+                    "path": str(folder / "k.taillens"),
+                    "scratch": str(scratch / f"c{i}.taillens"),
+                }
+            )
     done = subprocess.run(
         [sys.executable, "-c", FORKER, json.dumps({"seed": 11, "jobs": jobs})],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0, done.stderr
@@ -124,11 +132,16 @@ def test_kill_9_during_session_creation_leaves_nothing_or_a_whole_session(
 
 def test_leftovers_of_a_dead_process_are_cleaned_and_a_live_ones_kept(tmp_path: Path) -> None:
     path = tmp_path / "s.taillens"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     dead_pid = int(dead.stdout)
-    stale = [tmp_path / f".s.taillens.{dead_pid}-0123abcd.creating{end}"
-             for end in ("", "-wal", "-shm")]
+    stale = [
+        tmp_path / f".s.taillens.{dead_pid}-0123abcd.creating{end}" for end in ("", "-wal", "-shm")
+    ]
     untagged = tmp_path / ".s.taillens.89abcdef.creating"  # an older TailLens's name
     live = tmp_path / f".s.taillens.{os.getpid()}-fedcba98.creating"
     partial = tmp_path / f".s.backup-rev0003-20260101-000000.taillens.{dead_pid}-0a0b0c0d.partial"
@@ -153,8 +166,10 @@ def test_an_empty_file_at_the_path_is_no_obstacle_to_creating(
     from app.cli import main
 
     source = xml_file(tmp_path)
-    for command in (["session", "new", "{path}"],
-                    ["import", str(source), "--session", "{path}", "--quiet"]):
+    for command in (
+        ["session", "new", "{path}"],
+        ["import", str(source), "--session", "{path}", "--quiet"],
+    ):
         folder = tmp_path / command[0]
         folder.mkdir()
         path = folder / "k.taillens"
@@ -162,8 +177,9 @@ def test_an_empty_file_at_the_path_is_no_obstacle_to_creating(
         assert main(["session", "info", str(path)]) == 2
         assert "the file is empty (0 bytes)" in capsys.readouterr().err
         assert path.read_bytes() == b""
-        assert main([arg.replace("{path}", str(path)) for arg in command]) == 0, \
+        assert main([arg.replace("{path}", str(path)) for arg in command]) == 0, (
             capsys.readouterr().err
+        )
         assert describe(path) == "whole session"
         assert os.listdir(folder) == ["k.taillens"]
     # Not when a -wal beside it may hold its pages.

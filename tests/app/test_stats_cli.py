@@ -50,13 +50,17 @@ def test_stats_of_a_missing_session_exits_2(
 
 
 def test_the_dialog_shows_figures_and_filters_findings(
-    qtbot, window_and_controller, session: Path  # noqa: F811
+    qtbot,
+    window_and_controller,  # noqa: F811
+    session: Path,
 ) -> None:
     window, controller = window_and_controller
     assert controller.open_session(session)
     window.action_dataset_stats.trigger()
-    qtbot.waitUntil(lambda: window.dataset_stats_dialog is not None
-                    and window.dataset_stats_dialog.isVisible(), timeout=30_000)
+    qtbot.waitUntil(
+        lambda: window.dataset_stats_dialog is not None and window.dataset_stats_dialog.isVisible(),
+        timeout=30_000,
+    )
     dialog = window.dataset_stats_dialog
     assert "Units per tier and size" in dialog.figures.toPlainText()
     assert dialog.summary.text().startswith("6 findings in 3 of 4 units")

@@ -24,8 +24,9 @@ def session(tmp_path: Path) -> str:
     return str(tmp_path / "s.taillens")
 
 
-def test_seed_add_list_remove_import(capsys: pytest.CaptureFixture[str], session: str,
-                                     tmp_path: Path) -> None:
+def test_seed_add_list_remove_import(
+    capsys: pytest.CaptureFixture[str], session: str, tmp_path: Path
+) -> None:
     status, out, err = run(capsys, "synonyms", "list", "--session", session)
     assert status == 0 and "first use: the starter set's" in err
     assert "Spain\tSpanish\ten\tstarter" in out
@@ -37,15 +38,17 @@ def test_seed_add_list_remove_import(capsys: pytest.CaptureFixture[str], session
     assert "Spanish" not in out  # a removed starter row stays removed
     status, out, _ = run(capsys, "synonyms", "seed", "--session", session)
     assert status == 0 and "1 added" in out
-    status, out, _ = run(capsys, "synonyms", "add", "--session", session, "Alvinegro",
-                         "Galo", "--lang", "pt")
+    status, out, _ = run(
+        capsys, "synonyms", "add", "--session", session, "Alvinegro", "Galo", "--lang", "pt"
+    )
     assert status == 0 and "added 'Galo'" in out
-    status, out, _ = run(capsys, "synonyms", "list", "--session", session, "--entity",
-                         "Alvinegro", "--json")
-    assert json.loads(out) == [{"entity": "Alvinegro", "synonym": "Galo", "lang": "pt",
-                                "source": "user"}]
-    status, out, _ = run(capsys, "synonyms", "remove", "--session", session, "Alvinegro",
-                         "Galo")
+    status, out, _ = run(
+        capsys, "synonyms", "list", "--session", session, "--entity", "Alvinegro", "--json"
+    )
+    assert json.loads(out) == [
+        {"entity": "Alvinegro", "synonym": "Galo", "lang": "pt", "source": "user"}
+    ]
+    status, out, _ = run(capsys, "synonyms", "remove", "--session", session, "Alvinegro", "Galo")
     assert status == 0 and "removed 1 row" in out
     table = tmp_path / "mine.tsv"
     table.write_text("Abilene, Texas\tAbilene TX\n", encoding="utf-8")
@@ -53,14 +56,21 @@ def test_seed_add_list_remove_import(capsys: pytest.CaptureFixture[str], session
     assert status == 0 and "1 rows read, 1 added" in out
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("add", "", "Spanish"), "the row names no entity"),
-    (("remove", "Spain", "Martian"), "no synonym 'Martian' of 'Spain'"),
-    (("import", "FILE"), "FILE, line 2: the row names no entity"),
-])
-def test_bad_input_exits_2_and_changes_nothing(capsys: pytest.CaptureFixture[str],
-                                               session: str, tmp_path: Path,
-                                               args: tuple[str, ...], message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("add", "", "Spanish"), "the row names no entity"),
+        (("remove", "Spain", "Martian"), "no synonym 'Martian' of 'Spain'"),
+        (("import", "FILE"), "FILE, line 2: the row names no entity"),
+    ],
+)
+def test_bad_input_exits_2_and_changes_nothing(
+    capsys: pytest.CaptureFixture[str],
+    session: str,
+    tmp_path: Path,
+    args: tuple[str, ...],
+    message: str,
+) -> None:
     bad = tmp_path / "bad.tsv"
     bad.write_text("Italy\tItalian\n\tGerman\n", encoding="utf-8")
     args = tuple(str(bad) if a == "FILE" else a for a in args)

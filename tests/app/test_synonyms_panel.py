@@ -17,8 +17,9 @@ from tests.core.metrics.sessions import build_session
 def editor(qtbot, tmp_path: Path):
     path = tmp_path / "s.taillens"
     build_session(path)
-    window, controller = build_window(QSettings(str(tmp_path / "s.ini"),
-                                                QSettings.Format.IniFormat))
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
     qtbot.addWidget(window)
     assert controller.open_session(path)
     panel = controller.scores.panel

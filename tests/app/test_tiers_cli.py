@@ -25,30 +25,43 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def fetched(tmp_path_factory: pytest.TempPathFactory) -> Path:
     session = tmp_path_factory.mktemp("tiers") / "s.taillens"
-    assert main(["fetch", "Airport", "--session", str(session), "--limit", "400",
-                 "--quiet"]) == 0
+    assert main(["fetch", "Airport", "--session", str(session), "--limit", "400", "--quiet"]) == 0
     return session
 
 
 def test_tiers_are_empty_after_fetch_and_sampling_says_why(
-        capsys: pytest.CaptureFixture[str], fetched: Path, tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], fetched: Path, tmp_path: Path
+) -> None:
     session = tmp_path / "s.taillens"
     session.write_bytes(fetched.read_bytes())
     with SessionStore.open(session) as store:
         assert not any(t for t, _ in load_member_tiers(store, "Airport").values())
-    status, _, err = run(capsys, "units", "sample", "Airport", "--session", str(session),
-                         "--tier", "long_tail_en", "--source", "cache", "--quiet")
+    status, _, err = run(
+        capsys,
+        "units",
+        "sample",
+        "Airport",
+        "--session",
+        str(session),
+        "--tier",
+        "long_tail_en",
+        "--source",
+        "cache",
+        "--quiet",
+    )
     assert status == 2
     assert "no member of 'Airport' has a tier yet" in err and "taillens tiers" in err
     assert "Traceback" not in err
-    status, _, err = run(capsys, "verbalise", "--session", str(session), "--units",
-                         "tier:long_tail_en")
+    status, _, err = run(
+        capsys, "verbalise", "--session", str(session), "--units", "tier:long_tail_en"
+    )
     assert status == 2 and "no unit has the tier 'long_tail_en'" in err
     assert "taillens tiers" in err
 
 
 def test_tiers_command_writes_what_a_drag_writes_and_distribution_agrees(
-        capsys: pytest.CaptureFixture[str], fetched: Path, tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], fetched: Path, tmp_path: Path
+) -> None:
     session = tmp_path / "s.taillens"
     session.write_bytes(fetched.read_bytes())
     with SessionStore.open(session) as store:
@@ -59,8 +72,18 @@ def test_tiers_command_writes_what_a_drag_writes_and_distribution_agrees(
     dragged = settings_for_drag(dist, TierSettings(), "pareto", line)
     expected = tier_category(dist, dragged)
 
-    status, out, _ = run(capsys, "tiers", "airport", "--session", str(session), "--rule",
-                         "pareto", "--share", repr(dragged.share), "--json")
+    status, out, _ = run(
+        capsys,
+        "tiers",
+        "airport",
+        "--session",
+        str(session),
+        "--rule",
+        "pareto",
+        "--share",
+        repr(dragged.share),
+        "--json",
+    )
     assert status == 0
     printed = json.loads(out)
     assert printed["head_line"] == expected.head_line
@@ -71,21 +94,43 @@ def test_tiers_command_writes_what_a_drag_writes_and_distribution_agrees(
         settings = load_tier_settings(store, "Airport")
     assert settings == dragged
     heads = {q for q, (t, _) in saved.items() if t == "head"}
-    assert heads == {q for q, c in zip(table.qids, table.statements, strict=True)
-                     if c >= expected.head_line}
+    assert heads == {
+        q for q, c in zip(table.qids, table.statements, strict=True) if c >= expected.head_line
+    }
     assert any(s for _, s in saved.values())  # sub-tiers written too
 
-    status, out, _ = run(capsys, "distribution", "Airport", "--session", str(session),
-                         "--source", "cache", "--share", repr(dragged.share), "--json",
-                         "--quiet")
+    status, out, _ = run(
+        capsys,
+        "distribution",
+        "Airport",
+        "--session",
+        str(session),
+        "--source",
+        "cache",
+        "--share",
+        repr(dragged.share),
+        "--json",
+        "--quiet",
+    )
     assert status == 0
     result = json.loads(out)
     assert result["cutoffs"]["pareto_value"] == expected.head_line
     assert result["tiers"]["by_pareto_cutoff"]["head"]["size"] == len(heads)
 
     # Head–tail rule with a torso line, in text.
-    status, out, _ = run(capsys, "tiers", "Airport", "--session", str(session), "--rule",
-                         "head-tail", "--fraction", "0.3", "--torso", "2")
+    status, out, _ = run(
+        capsys,
+        "tiers",
+        "Airport",
+        "--session",
+        str(session),
+        "--rule",
+        "head-tail",
+        "--fraction",
+        "0.3",
+        "--torso",
+        "2",
+    )
     assert status == 0 and "head fraction 0.3" in out and "torso" in out
     with SessionStore.open(session) as store:
         tiers = {t for t, _ in load_member_tiers(store, "Airport").values()}
@@ -104,7 +149,8 @@ def test_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path, fetched: 
 
 
 def test_units_remember_their_roots_tier_and_say_when_it_changed(
-        qtbot, capsys: pytest.CaptureFixture[str], fetched: Path, tmp_path: Path) -> None:
+    qtbot, capsys: pytest.CaptureFixture[str], fetched: Path, tmp_path: Path
+) -> None:
     from core.category_tiers import unit_tier_changes
     from core.unit_builder import list_units
     from widgets.units import UnitsPanel
@@ -112,9 +158,25 @@ def test_units_remember_their_roots_tier_and_say_when_it_changed(
     session = tmp_path / "s.taillens"
     session.write_bytes(fetched.read_bytes())
     assert run(capsys, "tiers", "Airport", "--session", str(session), "--share", "0.5")[0] == 0
-    status, out, err = run(capsys, "units", "sample", "Airport", "--session", str(session),
-                           "--tier", "long_tail", "--limit-entities", "12", "--shape",
-                           "sibling", "--size", "1", "--source", "embedded", "--quiet")
+    status, out, err = run(
+        capsys,
+        "units",
+        "sample",
+        "Airport",
+        "--session",
+        str(session),
+        "--tier",
+        "long_tail",
+        "--limit-entities",
+        "12",
+        "--shape",
+        "sibling",
+        "--size",
+        "1",
+        "--source",
+        "embedded",
+        "--quiet",
+    )
     assert status == 0, err
     with SessionStore.open(session) as store:
         units = list_units(store)

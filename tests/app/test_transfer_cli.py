@@ -32,25 +32,25 @@ def test_import_then_export(
     session = tmp_path / "s.taillens"
     status, out, err = run(capsys, "import", str(tailnlg), "--session", str(session), "--quiet")
     assert status == 0, err
-    assert out.strip() == (
-        f"{tailnlg.name}: 615 entries, 615 units, 1845 references, 0 errors"
-    )
+    assert out.strip() == (f"{tailnlg.name}: 615 entries, 615 units, 1845 references, 0 errors")
     with SessionStore.open(session) as store:
         counts = store.row_counts()
     assert (counts["data_units"], counts["unit_references"]) == (615, 1845)
 
     # Again (a re-run after a crash): every entry is there with the same content, so it
     # is "already imported", not an error, and the session is as it was.
-    status, out, err = run(capsys, "import", str(tailnlg), "--session", str(session),
-                           "--format", "tailnlg", "--quiet")
+    status, out, err = run(
+        capsys, "import", str(tailnlg), "--session", str(session), "--format", "tailnlg", "--quiet"
+    )
     assert status == 0, err
     assert "615 entries, 0 units, 0 references, 0 errors, 615 already imported" in out
     with SessionStore.open(session) as store:
         assert store.row_counts() == counts
 
     out_file = tmp_path / "export.xml"
-    status, out, err = run(capsys, "export", "--session", str(session), "--format", "tailnlg",
-                           str(out_file), "--quiet")
+    status, out, err = run(
+        capsys, "export", "--session", str(session), "--format", "tailnlg", str(out_file), "--quiet"
+    )
     assert status == 0, err
     assert out.strip() == "export.xml: 615 entries, 615 units, 1845 references, 0 errors (tailnlg)"
     exported, original = ET.parse(out_file).getroot(), ET.parse(tailnlg).getroot()
@@ -69,8 +69,15 @@ def test_bad_files_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     other.write_text("hello")
     status, _, err = run(capsys, "import", str(other), "--session", str(session))
     assert status == 2 and "Cannot tell the format of notes.txt" in err
-    status, _, err = run(capsys, "export", "--session", str(session), "--format", "webnlg",
-                         str(tmp_path / "missing" / "out.xml"))
+    status, _, err = run(
+        capsys,
+        "export",
+        "--session",
+        str(session),
+        "--format",
+        "webnlg",
+        str(tmp_path / "missing" / "out.xml"),
+    )
     assert status == 2 and "Cannot export to" in err
 
 
@@ -92,8 +99,9 @@ def test_wdv_import_then_turtle_and_csv_export(
     assert out.strip() == "wdv.json: 3 entries, 3 units, 0 references, 0 errors"
 
     turtle = tmp_path / "out.ttl"
-    status, out, err = run(capsys, "export", "--session", str(session), "--format", "turtle",
-                           str(turtle), "--quiet")
+    status, out, err = run(
+        capsys, "export", "--session", str(session), "--format", "turtle", str(turtle), "--quiet"
+    )
     assert status == 0, err
     assert out.strip() == "out.ttl: 3 entries, 3 units, 0 references, 0 errors (turtle)"
     graph = Graph().parse(turtle, format="turtle")
@@ -101,28 +109,35 @@ def test_wdv_import_then_turtle_and_csv_export(
     assert len(set(graph.subjects(None, tl.DataUnit))) == 3
 
     table = tmp_path / "out.csv"
-    status, out, err = run(capsys, "export", "--session", str(session), "--format", "csv",
-                           str(table), "--quiet")
+    status, out, err = run(
+        capsys, "export", "--session", str(session), "--format", "csv", str(table), "--quiet"
+    )
     assert status == 0, err
     with table.open(encoding="utf-8", newline="") as handle:
         assert [row["uid"] for row in csv.DictReader(handle)] == [
-            "wdv:Q2158$ABC-1", "wdv:Q2158$ABC-2", "wdv:Q90$XYZ"]
+            "wdv:Q2158$ABC-1",
+            "wdv:Q2158$ABC-2",
+            "wdv:Q90$XYZ",
+        ]
 
     back = tmp_path / "back.json"
-    status, _, err = run(capsys, "export", "--session", str(session), "--format", "wdv",
-                         str(back), "--quiet")
+    status, _, err = run(
+        capsys, "export", "--session", str(session), "--format", "wdv", str(back), "--quiet"
+    )
     assert status == 0, err
     assert json.loads(back.read_text(encoding="utf-8")) == wdv_records()
 
     # Again: the same records are "already imported" (exit 0); a changed one is an error.
-    status, out, err = run(capsys, "import", str(source), "--session", str(session),
-                           "--format", "wdv", "--quiet")
+    status, out, err = run(
+        capsys, "import", str(source), "--session", str(session), "--format", "wdv", "--quiet"
+    )
     assert status == 0 and "0 errors, 3 already imported" in out, err
     changed = wdv_records()
     changed[0]["verbalisation"] = "Something else entirely."
     source = write_wdv(tmp_path / "wdv2.json", changed)
-    status, out, err = run(capsys, "import", str(source), "--session", str(session),
-                           "--format", "wdv", "--quiet")
+    status, out, err = run(
+        capsys, "import", str(source), "--session", str(session), "--format", "wdv", "--quiet"
+    )
     assert status == 2 and "1 errors, 2 already imported" in out
     assert "already in the session with different content" in err
 
@@ -153,21 +168,42 @@ def test_export_lists_the_units_a_format_cannot_hold(
     assert run(capsys, "import", str(source), "--session", str(session), "--quiet")[0] == 0
     with SessionStore.open(session) as store, store.unit_of_work() as db:
         pair = DataUnit(uid="pair", origin="built", size=2, shape="sibling", root_qid="Q90")
-        pair.triples = [UnitTriple(lang="en", tripleset="main", position=i, subject="Paris",
-                                   predicate=p, object=o)
-                        for i, (p, o) in enumerate([("country", "France"), ("mayor", "X")])]
+        pair.triples = [
+            UnitTriple(
+                lang="en", tripleset="main", position=i, subject="Paris", predicate=p, object=o
+            )
+            for i, (p, o) in enumerate([("country", "France"), ("mayor", "X")])
+        ]
         db.add(pair)
-    status, out, err = run(capsys, "export", "--session", str(session), "--format", "wdv",
-                           str(tmp_path / "back.json"), "--quiet")
+    status, out, err = run(
+        capsys,
+        "export",
+        "--session",
+        str(session),
+        "--format",
+        "wdv",
+        str(tmp_path / "back.json"),
+        "--quiet",
+    )
     assert status == 0, err
     assert out.strip() == "back.json: 3 entries, 4 units, 0 references, 1 errors (wdv)"
-    assert err.strip() == ("skipped unit pair: 2 triples: a WDV record holds exactly one "
-                           "claim, so only single-triple units are exported")
+    assert err.strip() == (
+        "skipped unit pair: 2 triples: a WDV record holds exactly one "
+        "claim, so only single-triple units are exported"
+    )
 
     # A session whose units none fits the format writes an empty file, exit status 2.
     only_pair = tmp_path / "pair.taillens"
     with SessionStore.create(only_pair) as store, store.unit_of_work() as db:
         db.add(DataUnit(uid="p", origin="built", size=2, shape="sibling"))
-    status, out, _ = run(capsys, "export", "--session", str(only_pair), "--format", "wdv",
-                         str(tmp_path / "none.json"), "--quiet")
+    status, out, _ = run(
+        capsys,
+        "export",
+        "--session",
+        str(only_pair),
+        "--format",
+        "wdv",
+        str(tmp_path / "none.json"),
+        "--quiet",
+    )
     assert status == 2 and "0 entries, 1 units, 0 references, 1 errors" in out

@@ -36,18 +36,28 @@ def test_the_dialog_collects_the_search_settings(qtbot) -> None:
     dialog.direction.setCurrentIndex(1)
     dialog.beam.setValue(50)
     values = dialog.values()
-    assert values == {"template": "?x P19 ?a", "model": "/m", "class_qid": "Q5",
-                      "category": None, "direction": "tail", "beam": 50, "keep": 0.75,
-                      "units": 20, "lang": "en"}
+    assert values == {
+        "template": "?x P19 ?a",
+        "model": "/m",
+        "class_qid": "Q5",
+        "category": None,
+        "direction": "tail",
+        "beam": 50,
+        "keep": 0.75,
+        "units": 20,
+        "lang": "en",
+    }
 
 
-def test_search_button_runs_a_search_and_lists_the_units(qtbot, wired, tiny_causal_lm,
-                                                         monkeypatch) -> None:
+def test_search_button_runs_a_search_and_lists_the_units(
+    qtbot, wired, tiny_causal_lm, monkeypatch
+) -> None:
     window, controller = wired
     units = controller.units
     shown: list[str] = []
-    monkeypatch.setattr(window, "show_message",
-                        lambda title, message, details="": shown.append(details))
+    monkeypatch.setattr(
+        window, "show_message", lambda title, message, details="": shown.append(details)
+    )
 
     def accept(dialog: UnitSearchDialog) -> int:
         dialog.root_kind.setCurrentIndex(1)
@@ -70,10 +80,21 @@ def test_search_button_runs_a_search_and_lists_the_units(qtbot, wired, tiny_caus
 def test_a_bad_template_is_refused_with_a_message(qtbot, wired, monkeypatch) -> None:
     window, controller = wired
     errors: list[str] = []
-    monkeypatch.setattr(window, "show_error",
-                        lambda title, message, details="": errors.append(message))
-    controller.units.search({"template": "?x P17 ?a . ?b P36 ?c", "model": "stub",
-                             "class_qid": "Q515", "category": None, "direction": "both",
-                             "beam": 20, "keep": 0.75, "units": 3, "lang": "en"})
+    monkeypatch.setattr(
+        window, "show_error", lambda title, message, details="": errors.append(message)
+    )
+    controller.units.search(
+        {
+            "template": "?x P17 ?a . ?b P36 ?c",
+            "model": "stub",
+            "class_qid": "Q515",
+            "category": None,
+            "direction": "both",
+            "beam": 20,
+            "keep": 0.75,
+            "units": 3,
+            "lang": "en",
+        }
+    )
     assert errors and "pattern 2" in errors[0]
     assert list_units(controller.store) == []

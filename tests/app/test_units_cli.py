@@ -21,12 +21,28 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 def test_sample_chains_then_list(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     session = str(tmp_path / "s.taillens")
-    status, _, _ = run(capsys, "fetch", "River", "--session", session, "--limit", "200",
-                       "--quiet")
+    status, _, _ = run(capsys, "fetch", "River", "--session", session, "--limit", "200", "--quiet")
     assert status == 0
-    args = ("units", "sample", "River", "--session", session, "--per-entity", "1", "--shape",
-            "chain", "--size", "2", "--seed", "1", "--limit-entities", "30", "--source",
-            "embedded", "--quiet")
+    args = (
+        "units",
+        "sample",
+        "River",
+        "--session",
+        session,
+        "--per-entity",
+        "1",
+        "--shape",
+        "chain",
+        "--size",
+        "2",
+        "--seed",
+        "1",
+        "--limit-entities",
+        "30",
+        "--source",
+        "embedded",
+        "--quiet",
+    )
     status, out, _ = run(capsys, *args)
     assert status == 0 and "units built from 30 entities" in out
     built = int(out.split(": ", 1)[1].split()[0])
@@ -43,8 +59,10 @@ def test_sample_chains_then_list(capsys: pytest.CaptureFixture[str], tmp_path: P
     with SessionStore.open(session) as store:
         for u in units:
             unit = load_unit(store, u["id"])
-            triples = [Triple(t.subject_qid, t.property_pid, t.object_value or "")
-                       for t in unit.triples["en"]]
+            triples = [
+                Triple(t.subject_qid, t.property_pid, t.object_value or "")
+                for t in unit.triples["en"]
+            ]
             assert unit_structure(triples, unit.root_qid).shape == "chain"
             assert unit.attributes["category"] == "River"
             # The chain's first claim is the member's own, now held in the session.
@@ -67,19 +85,35 @@ def test_sample_needs_members_and_checks_arguments(
     SessionStore.create(session).close()
     status, _, err = run(capsys, "units", "sample", "River", "--session", session)
     assert status == 2 and "fetch them first" in err
-    status, _, err = run(capsys, "units", "sample", "River", "--session", session,
-                         "--size", "9")
+    status, _, err = run(capsys, "units", "sample", "River", "--session", session, "--size", "9")
     assert status == 2 and "--size must be 1..7" in err
 
 
 def test_sample_parallel_units_only(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     session = str(tmp_path / "s.taillens")
-    status, _, _ = run(capsys, "fetch", "River", "--session", session, "--limit", "200",
-                       "--quiet")
+    status, _, _ = run(capsys, "fetch", "River", "--session", session, "--limit", "200", "--quiet")
     assert status == 0
-    common = ("units", "sample", "River", "--session", session, "--per-entity", "1",
-              "--shape", "chain", "--size", "2", "--seed", "1", "--limit-entities", "30",
-              "--source", "embedded", "--quiet", "--json")
+    common = (
+        "units",
+        "sample",
+        "River",
+        "--session",
+        session,
+        "--per-entity",
+        "1",
+        "--shape",
+        "chain",
+        "--size",
+        "2",
+        "--seed",
+        "1",
+        "--limit-entities",
+        "30",
+        "--source",
+        "embedded",
+        "--quiet",
+        "--json",
+    )
     status, out, _ = run(capsys, *common)
     assert status == 0
     status, out, _ = run(capsys, "units", "list", "--session", session, "--json")
@@ -89,13 +123,14 @@ def test_sample_parallel_units_only(capsys: pytest.CaptureFixture[str], tmp_path
     assert status == 0
     summary = json.loads(out)
     status, out, _ = run(capsys, "units", "list", "--session", session, "--json")
-    parallel = json.loads(out)[len(free):]
+    parallel = json.loads(out)[len(free) :]
     assert parallel and len(parallel) == summary["units"]
     assert all(set(u["parallel"]) == {"en", "it", "es"} for u in parallel)
 
 
 def test_override_names_the_entity_across_the_unit_and_bad_input_exits_2(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     from core.unit_builder import UnitDraft, kept_labels, render_unit, save_unit
     from tests.core.test_unit_builder import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
@@ -105,8 +140,9 @@ def test_override_names_the_entity_across_the_unit_and_bad_input_exits_2(
         draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ITALY_CURRENCY)
         unit_id = save_unit(store, draft, render_unit(draft, DETAILS), source="test")
     base = ("units", "override", str(unit_id), "--session", str(session), "--lang", "es")
-    status, out, _ = run(capsys, *base, "--position", "0", "--part", "object", "--text",
-                         "Italia", "--keep")
+    status, out, _ = run(
+        capsys, *base, "--position", "0", "--part", "object", "--text", "Italia", "--keep"
+    )
     assert status == 0 and "in 2 places" in out and "kept for the session" in out
     with SessionStore.open(session) as store:
         es = load_unit(store, unit_id).triples["es"]

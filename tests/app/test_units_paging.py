@@ -25,15 +25,21 @@ ENTRY = """    <entry category="Airport" eid="Id{n}" size="1">
 def session_with_units(path: Path) -> list[str]:
     source = path.with_name("Airport.xml")
     entries = "".join(ENTRY.format(n=n) for n in range(1, UNITS + 1))
-    source.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<benchmark><entries>\n'
-                      f"{entries}</entries></benchmark>\n", encoding="utf-8")
+    source.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<benchmark><entries>\n'
+        f"{entries}</entries></benchmark>\n",
+        encoding="utf-8",
+    )
     with SessionStore.create(path) as store:
         import_webnlg(store, source)
         return [u.uid for u in list_units(store)]
 
 
 def test_units_panel_counts_all_and_fetches_more_on_scroll(
-        qtbot, window_and_controller, tmp_path: Path) -> None:  # noqa: F811
+    qtbot,
+    window_and_controller,  # noqa: F811
+    tmp_path: Path,
+) -> None:
     _window, controller = window_and_controller
     every = session_with_units(tmp_path / "s.taillens")
     assert len(every) == UNITS

@@ -41,8 +41,9 @@ def test_build_a_unit_and_save_it(qtbot, wired, tmp_path: Path) -> None:
     browser.panel.table.selectRow(0)
     qtbot.waitUntil(lambda: browser.panel.inspector.details is not None, timeout=30_000)
     browser.panel.inspector.start_unit.click()
-    qtbot.waitUntil(lambda: units.draft is not None and units.focus in units.details,
-                    timeout=30_000)
+    qtbot.waitUntil(
+        lambda: units.draft is not None and units.focus in units.details, timeout=30_000
+    )
     panel = units.panel
     assert panel.candidates_model.rowCount() > 0
     assert "claims kept" in panel.counts_label.text()
@@ -107,12 +108,21 @@ def test_rule_switches_qid_entry_and_sampling(qtbot, wired) -> None:
     assert len(kept_rows(panel)) > kept_before
 
     with qtbot.waitSignal(controller.runner.job_finished, timeout=60_000):
-        panel.sample_requested.emit({"shape": "sibling", "size": 2, "per_entity": 1,
-                                     "seed": 3, "tier": None, "limit_entities": 10})
+        panel.sample_requested.emit(
+            {
+                "shape": "sibling",
+                "size": 2,
+                "per_entity": 1,
+                "seed": 3,
+                "tier": None,
+                "limit_entities": 10,
+            }
+        )
     qtbot.waitUntil(lambda: panel.units_model.rowCount() >= 5, timeout=10_000)
     assert "units built from 10 entities" in window.last_message.text()
-    assert {panel.units_model.item(r, 1).text() for r in range(panel.units_model.rowCount())} \
-        == {"sibling"}
+    assert {panel.units_model.item(r, 1).text() for r in range(panel.units_model.rowCount())} == {
+        "sibling"
+    }
 
 
 def test_sample_dialog_offers_parallel_units(qtbot) -> None:
@@ -140,11 +150,11 @@ def test_several_claims_in_one_action_and_overrides_across_the_unit(qtbot, wired
     assert len(rows) == 3
     selection = panel.candidates_view.selectionModel()
     for row in rows:
-        selection.select(panel.candidates_model.index(row, 0),
-                         QItemSelectionModel.SelectionFlag.Select
-                         | QItemSelectionModel.SelectionFlag.Rows)
-    add = next(b for b in panel.findChildren(type(panel.save_button))
-               if b.text() == "Add to unit")
+        selection.select(
+            panel.candidates_model.index(row, 0),
+            QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
+        )
+    add = next(b for b in panel.findChildren(type(panel.save_button)) if b.text() == "Add to unit")
     add.click()
     assert len(units.draft.claims) == 3 and panel.triples_model.rowCount() == 3
     assert all(c.subject_qid == qid for c in units.draft.claims)
@@ -153,8 +163,7 @@ def test_several_claims_in_one_action_and_overrides_across_the_unit(qtbot, wired
     panel.override_requested.emit("es", 1, "subject", "Ciudad de prueba", False)
     es = LANGUAGES.index("es")
     assert all("Ciudad de prueba" in panel.triples_model.item(r, es).text() for r in range(3))
-    assert not any("Ciudad de prueba" in panel.triples_model.item(r, 0).text()
-                   for r in range(3))
+    assert not any("Ciudad de prueba" in panel.triples_model.item(r, 0).text() for r in range(3))
     assert kept_labels(controller.store) == {}
     # Kept for the session: a new unit of the same root uses the words at once.
     panel.override_requested.emit("es", 0, "subject", "Ciudad guardada", True)
@@ -167,7 +176,11 @@ def test_several_claims_in_one_action_and_overrides_across_the_unit(qtbot, wired
     assert "Ciudad guardada" in panel.triples_model.item(0, es).text()
     # Adding what is already in the unit says so and changes nothing.
     before = units.draft
-    units.add_claims([r for r in range(panel.candidates_model.rowCount())
-                      if panel.candidates_model.item(r, 3).text() == "in the unit"])
+    units.add_claims(
+        [
+            r
+            for r in range(panel.candidates_model.rowCount())
+            if panel.candidates_model.item(r, 3).text() == "in the unit"
+        ]
+    )
     assert units.draft == before
-

@@ -31,8 +31,10 @@ def session(tmp_path: Path) -> Path:
 
 def counts(session: Path) -> tuple[int, int]:
     with SessionStore.open(session) as store, store.unit_of_work() as db:
-        return (db.scalar(select(func.count(ModelRun.id))),
-                db.scalar(select(func.count(Verbalisation.id))))
+        return (
+            db.scalar(select(func.count(ModelRun.id))),
+            db.scalar(select(func.count(Verbalisation.id))),
+        )
 
 
 def test_template_by_default_with_a_summary_table(
@@ -53,10 +55,29 @@ def test_causal_model_with_an_edited_template_as_json(
 ) -> None:
     template = tmp_path / "en.txt"
     template.write_text("Facts:\n{triples}\nThe final verbalization is: [ ... ]")
-    args = ("verbalise", "--session", str(session), "--model", str(tiny_causal_lm),
-            "--langs", "en", "--candidates", "2", "--max-new-tokens", "3", "--batch-size", "2",
-            "--device", "cpu", "--units", "tier:head", "--prompt-template", f"en={template}",
-            "--json", "--quiet")
+    args = (
+        "verbalise",
+        "--session",
+        str(session),
+        "--model",
+        str(tiny_causal_lm),
+        "--langs",
+        "en",
+        "--candidates",
+        "2",
+        "--max-new-tokens",
+        "3",
+        "--batch-size",
+        "2",
+        "--device",
+        "cpu",
+        "--units",
+        "tier:head",
+        "--prompt-template",
+        f"en={template}",
+        "--json",
+        "--quiet",
+    )
     status, out, err = run(capsys, *args)
     assert status == 0, err
     result = json.loads(out)
@@ -96,8 +117,9 @@ def test_broken_model_fails_before_any_work(
     status, _, err = run(capsys, "verbalise", "--session", str(session), "--model", str(broken))
     assert status == 2
     assert "model.safetensors is not a valid safetensors file" in err
-    status, _, err = run(capsys, "verbalise", "--session", str(session), "--model",
-                         str(tmp_path / "nothing"))
+    status, _, err = run(
+        capsys, "verbalise", "--session", str(session), "--model", str(tmp_path / "nothing")
+    )
     assert status == 2 and "no model folder at" in err
     assert counts(session) == (0, 0)  # no run row, no output
 
@@ -116,13 +138,23 @@ def test_bad_settings_are_user_errors(capsys: pytest.CaptureFixture[str], sessio
 
 
 def test_models_lists_folders(
-    capsys: pytest.CaptureFixture[str], tiny_causal_lm: Path, tiny_seq2seq: Path,
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    tiny_causal_lm: Path,
+    tiny_seq2seq: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     monkeypatch.delenv("TAILLENS_MODEL_DIRS", raising=False)
-    status, out, _ = run(capsys, "models", "--folder", str(tiny_causal_lm.parent),
-                         "--folder", str(tiny_seq2seq), "--json")
+    status, out, _ = run(
+        capsys,
+        "models",
+        "--folder",
+        str(tiny_causal_lm.parent),
+        "--folder",
+        str(tiny_seq2seq),
+        "--json",
+    )
     assert status == 0
     listed = {m["name"]: m for m in json.loads(out)}
     assert listed["tiny-llama"]["type"] == "causal"
@@ -133,36 +165,60 @@ def test_models_lists_folders(
 
 
 def test_prompt_preset_and_seq2seq_prefix_are_recorded_with_the_run(
-    capsys: pytest.CaptureFixture[str], session: Path, tiny_causal_lm: Path,
-    tiny_seq2seq: Path
+    capsys: pytest.CaptureFixture[str], session: Path, tiny_causal_lm: Path, tiny_seq2seq: Path
 ) -> None:
     from core.verbalise.prompts import default_template
 
-    common = ("verbalise", "--session", str(session), "--langs", "it", "--candidates", "1",
-              "--max-new-tokens", "2", "--device", "cpu", "--units", "tier:head", "--json",
-              "--quiet")
+    common = (
+        "verbalise",
+        "--session",
+        str(session),
+        "--langs",
+        "it",
+        "--candidates",
+        "1",
+        "--max-new-tokens",
+        "2",
+        "--device",
+        "cpu",
+        "--units",
+        "tier:head",
+        "--json",
+        "--quiet",
+    )
     status, out, err = run(capsys, *common, "--model", str(tiny_causal_lm))
     assert status == 0, err
     default_run = json.loads(out)["run_id"]
-    status, out, err = run(capsys, *common, "--model", str(tiny_causal_lm),
-                           "--prompt-preset", "taillens")
+    status, out, err = run(
+        capsys, *common, "--model", str(tiny_causal_lm), "--prompt-preset", "taillens"
+    )
     assert status == 0, err
     taillens_run = json.loads(out)["run_id"]
-    status, out, err = run(capsys, *common, "--model", str(tiny_seq2seq), "--beams", "1",
-                           "--seq2seq-prefix", "translate Graph to {language}: ")
+    status, out, err = run(
+        capsys,
+        *common,
+        "--model",
+        str(tiny_seq2seq),
+        "--beams",
+        "1",
+        "--seq2seq-prefix",
+        "translate Graph to {language}: ",
+    )
     assert status == 0, err
     seq2seq_run = json.loads(out)["run_id"]
     with SessionStore.open(session) as store, store.unit_of_work() as db:
-        first, second, third = (db.get(ModelRun, i)
-                                for i in (default_run, taillens_run, seq2seq_run))
+        first, second, third = (
+            db.get(ModelRun, i) for i in (default_run, taillens_run, seq2seq_run)
+        )
         assert first.parameters["prompt_preset"] == "tailnlg"
         assert first.prompt_templates == {"it": default_template("it", "tailnlg")}
         assert second.parameters["prompt_preset"] == "taillens"
         assert second.prompt_templates == {"it": default_template("it", "taillens")}
         assert third.parameters["task_prefix"] == "translate Graph to {language}: "
         assert third.prompt_templates == {"it": "translate Graph to Italian: "}
-        prompt = db.scalar(select(Verbalisation.prompt).where(
-            Verbalisation.run_id == third.id).limit(1))
+        prompt = db.scalar(
+            select(Verbalisation.prompt).where(Verbalisation.run_id == third.id).limit(1)
+        )
         assert prompt.startswith("translate Graph to Italian: <H> ")
     with pytest.raises(SystemExit) as stopped:
         run(capsys, *common, "--model", str(tiny_causal_lm), "--prompt-preset", "other")

@@ -38,8 +38,10 @@ def wired(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 def counts(controller) -> tuple[int, int]:
     with controller.store.unit_of_work() as db:
-        return (db.scalar(select(func.count(ModelRun.id))),
-                db.scalar(select(func.count(Verbalisation.id))))
+        return (
+            db.scalar(select(func.count(ModelRun.id))),
+            db.scalar(select(func.count(Verbalisation.id))),
+        )
 
 
 def combo_specs(panel) -> list[str]:
@@ -53,8 +55,7 @@ def add_model(qtbot, controller, folder: Path, *, working: bool = True) -> None:
     if working:
         # The preview loads the tokenizer as a job: let it finish, so no test leaves a
         # job behind or overlaps it with its own.
-        qtbot.waitUntil(lambda: "<|assistant|>" in panel.preview.toPlainText(),
-                        timeout=30_000)
+        qtbot.waitUntil(lambda: "<|assistant|>" in panel.preview.toPlainText(), timeout=30_000)
 
 
 def test_picker_lists_the_template_verbaliser_and_a_configured_model(
@@ -98,7 +99,8 @@ def test_preview_shows_the_exact_prompt_and_follows_the_template(
 
     panel.template_edits["en"].setPlainText("Facts:\n{triples}\nSay it.")
     assert panel.preview.toPlainText() == (
-        "<|user|>\nFacts:\n[Paris0, country, France]\nSay it.\n<|assistant|>\n")
+        "<|user|>\nFacts:\n[Paris0, country, France]\nSay it.\n<|assistant|>\n"
+    )
     assert panel.template_tabs.tabText(0) == "en *"
 
     controller.units.panel.unit_selected.emit(ids[1])  # the Units panel's selection
@@ -172,8 +174,7 @@ def test_a_tiny_causal_run_completes_off_the_ui_thread(
     assert "tokens/s" in panel.summary_label.text()
     with controller.store.unit_of_work() as db:
         run = db.scalars(select(ModelRun)).one()
-        assert (run.kind, run.status, run.model_id) == ("causal", "finished",
-                                                        str(tiny_causal_lm))
+        assert (run.kind, run.status, run.model_id) == ("causal", "finished", str(tiny_causal_lm))
         assert run.prompt_templates == {"en": template}  # the edited template, as used
         assert run.parameters["max_new_tokens"] == 3 and run.parameters["units"] == "tier:head"
         assert run.parameters["prompt_preset"] == "tailnlg"  # the preset edits start from
@@ -196,8 +197,9 @@ def test_cancel_keeps_what_was_done_and_resume_finishes_it(
     monkeypatch.setattr(TemplateVerbaliser, "verbalise", slow)
     panel.batch_size.setValue(1)
     handle = controller.verbalise.run()
-    qtbot.waitUntil(lambda: handle.last_progress is not None
-                    and handle.last_progress.done >= 2, timeout=10_000)
+    qtbot.waitUntil(
+        lambda: handle.last_progress is not None and handle.last_progress.done >= 2, timeout=10_000
+    )
     panel.cancel_button.click()
     qtbot.waitUntil(lambda: handle.done, timeout=10_000)
     runs, texts = counts(controller)
@@ -224,7 +226,7 @@ def test_a_broken_model_folder_shows_the_error_and_starts_no_run(
     weights = broken / "model.safetensors"
     data = weights.read_bytes()
     header = 8 + int.from_bytes(data[:8], "little")
-    weights.write_bytes(data[:header + 100])  # a download cut short after the header
+    weights.write_bytes(data[: header + 100])  # a download cut short after the header
     add_model(qtbot, controller, broken, working=False)
     assert not panel.error_label.isHidden()
     assert "model.safetensors is truncated" in panel.error_label.text()
@@ -242,8 +244,13 @@ def test_summary_says_when_a_live_run_was_not_resumed() -> None:
     from app.verbalise import _summary_html
     from core.verbalise.job import VerbaliseSummary
 
-    summary = VerbaliseSummary(run_id=5, requests=2, units=2, texts=6,
-                               not_resumed=[(3, "still running in process 42 on <host>")])
+    summary = VerbaliseSummary(
+        run_id=5,
+        requests=2,
+        units=2,
+        texts=6,
+        not_resumed=[(3, "still running in process 42 on <host>")],
+    )
     text = _summary_html(summary, "finished")
     assert "Run 3 was not resumed (still running in process 42 on &lt;host&gt;)" in text
     assert "this is a new run" in text
@@ -259,7 +266,8 @@ def test_seq2seq_task_prefix_field_previews_and_is_recorded(
     assert panel.task_prefix.isEnabled()
     # WDV's prefix by default, before the <H> <R> <T> triples.
     assert panel.preview.toPlainText() == (
-        "translate from Graph to Text: <H> Paris0 <R> country <T> France")
+        "translate from Graph to Text: <H> Paris0 <R> country <T> France"
+    )
     panel.task_prefix.setText("translate Graph to {language}: ")
     assert panel.preview.toPlainText().startswith("translate Graph to English: <H> Paris0")
     panel.device.setCurrentText("cpu")
@@ -280,4 +288,5 @@ def test_seq2seq_task_prefix_field_previews_and_is_recorded(
     # The setting is kept with the session's panel settings.
     controller.verbalise.save_settings()
     assert '"seq2seq_prefix": "translate Graph to {language}: "' in (
-        controller.store.get_meta("verbalise:settings") or "")
+        controller.store.get_meta("verbalise:settings") or ""
+    )

@@ -28,23 +28,32 @@ def build(path: Path, *, webnlg_ids: bool = True) -> dict[tuple[str, int], int]:
     with SessionStore.create(path) as store, store.unit_of_work() as db:
         units = []
         for n in range(1, SAMPLES + 1):
-            uid = f"rdf-to-text-generation-test-data-with-refs-en:Id{n}" if webnlg_ids else (
-                f"unit-{n}")
+            uid = (
+                f"rdf-to-text-generation-test-data-with-refs-en:Id{n}"
+                if webnlg_ids
+                else (f"unit-{n}")
+            )
             unit = DataUnit(uid=uid, shape="chain", size=1, origin="test")
             db.add(unit)
             db.flush()
             db.add(UnitReference(unit_id=unit.id, lang="en", text=REFERENCE, quality="gold"))
             units.append(unit.id)
         for s, system in enumerate(SYSTEMS):
-            run = ModelRun(kind="external", model_id=system, system_name=system,
-                           status="finished")
+            run = ModelRun(kind="external", model_id=system, system_name=system, status="finished")
             db.add(run)
             db.flush()
             for n, unit_id in enumerate(units, start=1):
                 keep = max(1, len(words) - rng.randint(0, 3 + 2 * s))
                 text = " ".join(words[:keep])
-                v = Verbalisation(run_id=run.id, unit_id=unit_id, lang="en", candidate_index=0,
-                                  raw_output=text, text=text, parse_ok=True)
+                v = Verbalisation(
+                    run_id=run.id,
+                    unit_id=unit_id,
+                    lang="en",
+                    candidate_index=0,
+                    raw_output=text,
+                    text=text,
+                    parse_ok=True,
+                )
                 db.add(v)
                 db.flush()
                 made[(system, n)] = v.id
@@ -56,12 +65,15 @@ def build(path: Path, *, webnlg_ids: bool = True) -> dict[tuple[str, int], int]:
 
 def ratings_for(system: str, n: int) -> dict[str, dict[str, int]]:
     rng = random.Random(f"{system}-{n}")
-    return {f"A{rng.randint(10**9, 10**10)}X": {c: rng.randint(0, 100) for c in CRITERIA}
-            for _ in range(3)}
+    return {
+        f"A{rng.randint(10**9, 10**10)}X": {c: rng.randint(0, 100) for c in CRITERIA}
+        for _ in range(3)
+    }
 
 
-def write_release(folder: Path, systems: tuple[str, ...] = SYSTEMS, *,
-                  with_text: bool = False) -> Path:
+def write_release(
+    folder: Path, systems: tuple[str, ...] = SYSTEMS, *, with_text: bool = False
+) -> Path:
     """Files exactly as WebNLG/GenerationEval's data/human_evaluation (or, with_text,
     data/correlation): one ``human_eval_id_<SYSTEM>.json`` per system."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,8 @@ def test_lookup_is_case_insensitive_and_unknown_names_are_explained() -> None:
         ("Q5'}", "P31", "?item wdt:P31 wd:Q515 .", "not a Wikidata item id"),
     ],
 )
-def test_invalid_categories_are_refused(class_qid: str, prop: str, pattern: str,
-                                        message: str) -> None:
+def test_invalid_categories_are_refused(
+    class_qid: str, prop: str, pattern: str, message: str
+) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         Category("Mine", class_qid, prop, pattern)

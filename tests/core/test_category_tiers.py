@@ -30,8 +30,9 @@ def test_settings_default_and_round_trip(tmp_path: Path) -> None:
         assert load_tier_settings(store, "City") == TierSettings()
         table = load_category(store, "City")
         settings = TierSettings("head_tail", 0.7, 0.25, 2.0)
-        save_tiers(store, "City", settings, table.qids, np.zeros(1, np.int8),
-                   np.full(1, -1, np.int8))
+        save_tiers(
+            store, "City", settings, table.qids, np.zeros(1, np.int8), np.full(1, -1, np.int8)
+        )
         assert load_tier_settings(store, "City") == settings
         store.set_meta("tiers:City", "{not json")
         assert load_tier_settings(store, "City") == TierSettings()
@@ -39,8 +40,14 @@ def test_settings_default_and_round_trip(tmp_path: Path) -> None:
 
 def test_member_tiers_are_saved(tmp_path: Path) -> None:
     counts = [50, 30, 10, 5, 3, 2]
-    wikis = [frozenset({"en", "it"}), frozenset({"en"}), frozenset({"it"}), frozenset(),
-             frozenset({"es"}), frozenset({"en", "es"})]
+    wikis = [
+        frozenset({"en", "it"}),
+        frozenset({"en"}),
+        frozenset({"it"}),
+        frozenset(),
+        frozenset({"es"}),
+        frozenset({"en", "es"}),
+    ]
     with filled_store(tmp_path / "s.taillens", counts, wikis) as store:
         table = load_category(store, "City")
         dist = Distribution(table.statements)
@@ -62,11 +69,13 @@ def test_bad_input(tmp_path: Path) -> None:
         TierSettings(share=0)
     with filled_store(tmp_path / "s.taillens", [1], [frozenset()]) as store:
         with pytest.raises(ValueError, match="aligned"):
-            save_tiers(store, "City", TierSettings(), ["Q1"], np.zeros(2, np.int8),
-                       np.zeros(2, np.int8))
+            save_tiers(
+                store, "City", TierSettings(), ["Q1"], np.zeros(2, np.int8), np.zeros(2, np.int8)
+            )
         with pytest.raises(ValueError, match="no category"):
-            save_tiers(store, "River", TierSettings(), [], np.zeros(0, np.int8),
-                       np.zeros(0, np.int8))
+            save_tiers(
+                store, "River", TierSettings(), [], np.zeros(0, np.int8), np.zeros(0, np.int8)
+            )
 
 
 def test_twenty_thousand_members_are_saved(tmp_path: Path) -> None:
@@ -77,8 +86,9 @@ def test_twenty_thousand_members_are_saved(tmp_path: Path) -> None:
         table = load_category(store, "City")
         dist = Distribution(table.statements)
         codes = dist.tier(dist.pareto_cutoff())
-        n = save_tiers(store, "City", TierSettings(), table.qids, codes,
-                       np.full(len(codes), -1, np.int8))
+        n = save_tiers(
+            store, "City", TierSettings(), table.qids, codes, np.full(len(codes), -1, np.int8)
+        )
         assert n == 20_000
         tiers = load_member_tiers(store, "City")
     assert sum(1 for t, _ in tiers.values() if t == "head") == int((codes == 0).sum())

@@ -10,8 +10,14 @@ from core.claim_filters import ClaimFilterSettings, drop_reasons
 from core.wikidata.records import ClaimRecord
 
 
-def claim(pid: str, value: str | None = "Q1", *, rank: str = "normal", vtype: str = "wikibase-item",
-          snak: str = "value") -> ClaimRecord:
+def claim(
+    pid: str,
+    value: str | None = "Q1",
+    *,
+    rank: str = "normal",
+    vtype: str = "wikibase-item",
+    snak: str = "value",
+) -> ClaimRecord:
     return ClaimRecord(None, "Q42", pid, value, vtype, rank=rank, snak_type=snak)
 
 
@@ -42,27 +48,63 @@ def test_no_and_some_value(snak: str) -> None:
     assert drop_reasons([claim("P26", None, snak=snak)], off) == [None]
 
 
-@pytest.mark.parametrize("vtype", ["external-id", "url", "commonsMedia", "globe-coordinate",
-                                   "math", "geo-shape", "tabular-data", "musical-notation"])
+@pytest.mark.parametrize(
+    "vtype",
+    [
+        "external-id",
+        "url",
+        "commonsMedia",
+        "globe-coordinate",
+        "math",
+        "geo-shape",
+        "tabular-data",
+        "musical-notation",
+    ],
+)
 def test_unreadable_value_types(vtype: str) -> None:
     reason = drop_reasons([claim("P214", "12345", vtype=vtype)])[0]
     assert reason is not None and vtype in reason
-    assert drop_reasons([claim("P214", "1", vtype=vtype)],
-                        ClaimFilterSettings(drop_unreadable_types=False)) == [None]
+    assert drop_reasons(
+        [claim("P214", "1", vtype=vtype)], ClaimFilterSettings(drop_unreadable_types=False)
+    ) == [None]
 
 
 # METHODS §4, one by one: instance of, subclass of, topic's main category, see also, image,
 # Commons category, described by source, has list, category-for-... properties, model item,
 # on focus list of Wikimedia project, topic has template.
-@pytest.mark.parametrize("pid", [
-    "P31", "P279", "P910", "P1659", "P18", "P373", "P1343", "P2354",
-    "P1753", "P4224", "P301", "P971", "P1464", "P1465", "P1791", "P1792", "P3876", "P4195",
-    "P6112", "P7561", "P5869", "P5008", "P1424",
-])
+@pytest.mark.parametrize(
+    "pid",
+    [
+        "P31",
+        "P279",
+        "P910",
+        "P1659",
+        "P18",
+        "P373",
+        "P1343",
+        "P2354",
+        "P1753",
+        "P4224",
+        "P301",
+        "P971",
+        "P1464",
+        "P1465",
+        "P1791",
+        "P1792",
+        "P3876",
+        "P4195",
+        "P6112",
+        "P7561",
+        "P5869",
+        "P5008",
+        "P1424",
+    ],
+)
 def test_ontology_properties(pid: str) -> None:
     assert drop_reasons([claim(pid, "Q5")])[0] is not None
-    assert drop_reasons([claim(pid, "Q5")],
-                        ClaimFilterSettings(drop_ontology_properties=False)) == [None]
+    assert drop_reasons(
+        [claim(pid, "Q5")], ClaimFilterSettings(drop_ontology_properties=False)
+    ) == [None]
 
 
 # said to be the same as, different from, related category, sex or gender, given name, part of

@@ -44,26 +44,28 @@ def test_import_maps_sample_ids_to_the_systems_texts(session, tmp_path: Path) ->
     store, made = session
     result = import_webnlg_judgments(store, [write_release(tmp_path / "release")])
     assert sorted((f.system, f.texts, f.ratings) for f in result.files) == sorted(
-        (s, SAMPLES, 3 * SAMPLES) for s in SYSTEMS)
+        (s, SAMPLES, 3 * SAMPLES) for s in SYSTEMS
+    )
     assert all(f.rule == "WebNLG entry id Id<N>" for f in result.files)
     values = human_values(store)
-    assert set(values) == {f"webnlg:{c}" for c in (
-        "correctness", "data_coverage", "fluency", "relevance", "text_structure")}
+    assert set(values) == {
+        f"webnlg:{c}"
+        for c in ("correctness", "data_coverage", "fluency", "relevance", "text_structure")
+    }
     for (system, n), vid in made.items():
         raters = ratings_for(system, n).values()
-        assert values["webnlg:fluency"][vid] == pytest.approx(
-            sum(r["Fluency"] for r in raters) / 3)
+        assert values["webnlg:fluency"][vid] == pytest.approx(sum(r["Fluency"] for r in raters) / 3)
 
 
 def test_coefficients_at_text_and_system_level_are_scipys(session, tmp_path: Path) -> None:
     store, made = session
-    imported = import_webnlg_judgments(store, [write_release(tmp_path / "release",
-                                                             with_text=True)])
+    imported = import_webnlg_judgments(store, [write_release(tmp_path / "release", with_text=True)])
     # The files' "text" fields are empty here: the import warns that they differ.
     assert all(f.text_mismatches == SAMPLES for f in imported.files)
     assert "differ from the run's stored outputs" in imported.summary_lines()[0]
-    result = correlate(store, CorrelationRequest(metrics=("chrf++:gold",),
-                                                 humans=("webnlg:correctness",)))
+    result = correlate(
+        store, CorrelationRequest(metrics=("chrf++:gold",), humans=("webnlg:correctness",))
+    )
     rows = {r.level: r for r in result.rows}
     table = {r.verbalisation_id: r for r in sentence_score_table(store)}
     human = human_values(store)["webnlg:correctness"]
@@ -74,8 +76,10 @@ def test_coefficients_at_text_and_system_level_are_scipys(session, tmp_path: Pat
     assert (text.pearson, text.pearson_p) == pytest.approx(tuple(stats.pearsonr(xs, ys)))
     assert (text.spearman, text.spearman_p) == pytest.approx(tuple(stats.spearmanr(xs, ys)))
     assert (text.kendall, text.kendall_p) == pytest.approx(tuple(stats.kendalltau(xs, ys)))
-    sx = [sum(table[made[(s, n)]].scores["chrf++:gold"] for n in range(1, SAMPLES + 1))
-          / SAMPLES for s in SYSTEMS]
+    sx = [
+        sum(table[made[(s, n)]].scores["chrf++:gold"] for n in range(1, SAMPLES + 1)) / SAMPLES
+        for s in SYSTEMS
+    ]
     sy = [sum(human[made[(s, n)]] for n in range(1, SAMPLES + 1)) / SAMPLES for s in SYSTEMS]
     system = rows["system"]
     assert system.n == len(SYSTEMS)
@@ -97,8 +101,9 @@ def test_the_sessions_own_annotations_correlate_too(session) -> None:
     ada = add_annotator(store, "ada")
     rng = random.Random(1)
     for vid in list(made.values())[:12]:
-        save_rating(store, ada.id, vid, Rating(fluency=rng.randint(0, 5),
-                                               adequacy=rng.choice((0, 1, 2))))
+        save_rating(
+            store, ada.id, vid, Rating(fluency=rng.randint(0, 5), adequacy=rng.choice((0, 1, 2)))
+        )
     result = correlate(store, CorrelationRequest(levels=("text",), metrics=("bleu:gold",)))
     assert {r.human for r in result.rows} == {"fluency", "adequacy"}
     assert all(r.n == 12 for r in result.rows)
@@ -109,8 +114,9 @@ def test_too_few_pairs_and_constant_sides_give_a_note_not_a_number(session) -> N
     ada = add_annotator(store, "ada")
     for vid in list(made.values())[:2]:
         save_rating(store, ada.id, vid, Rating(fluency=3))
-    row = correlate(store, CorrelationRequest(levels=("text",), metrics=("bleu:gold",),
-                                              humans=("fluency",))).rows[0]
+    row = correlate(
+        store, CorrelationRequest(levels=("text",), metrics=("bleu:gold",), humans=("fluency",))
+    ).rows[0]
     assert (row.n, row.pearson, row.note) == (2, None, "fewer than 3 pairs")
 
 
@@ -127,34 +133,47 @@ def test_ids_that_match_no_text_store_nothing(session, tmp_path: Path) -> None:
     store, _made = session
     folder = tmp_path / "bad"
     folder.mkdir()
-    (folder / "human_eval_id_bt5.json").write_text(json.dumps(
-        {"901": ratings_for("bt5", 1), "902": ratings_for("bt5", 2)}), "utf-8")
+    (folder / "human_eval_id_bt5.json").write_text(
+        json.dumps({"901": ratings_for("bt5", 1), "902": ratings_for("bt5", 2)}), "utf-8"
+    )
     before = table_digest(store)
-    with pytest.raises(JudgmentError, match=r"human_eval_id_bt5.json: no sample id matches a "
-                                            r"text of run \d+ \(bt5"):
+    with pytest.raises(
+        JudgmentError,
+        match=r"human_eval_id_bt5.json: no sample id matches a "
+        r"text of run \d+ \(bt5",
+    ):
         import_webnlg_judgments(store, [folder])
     assert table_digest(store) == before
     # One good file and one with a stray id: the whole import is refused.
     write_release(folder, ("NILC",))
-    (folder / "human_eval_id_bt5.json").write_text(json.dumps(
-        {"1": ratings_for("bt5", 1), "99": ratings_for("bt5", 2)}), "utf-8")
+    (folder / "human_eval_id_bt5.json").write_text(
+        json.dumps({"1": ratings_for("bt5", 1), "99": ratings_for("bt5", 2)}), "utf-8"
+    )
     with pytest.raises(JudgmentError, match="1 of 2 sample ids match no text.*e.g. 99"):
         import_webnlg_judgments(store, [folder])
     assert table_digest(store) == before
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("[1, 2]", "expected a JSON object from sample ids"),
-    ("{\"3\": ", "not JSON (line 1"),
-    (json.dumps({"Id3": {}}), "entry 'Id3': a sample id is a test-set number"),
-    (json.dumps({"3": {"W1": {"Correctness": 90}}}),
-     "entry '3', rater 'W1': no DataCoverage, Fluency, Relevance, TextStructure"),
-    (json.dumps({"3": {"W1": dict.fromkeys(CRITERIA, 101)}}),
-     "Correctness is 101, not a number from 0 to 100"),
-    (json.dumps({"3": {"hits": []}}), "\"hits\" is not an object"),
-])
-def test_malformed_files_name_file_entry_and_reason(session, tmp_path: Path, content: str,
-                                                    message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[1, 2]", "expected a JSON object from sample ids"),
+        ('{"3": ', "not JSON (line 1"),
+        (json.dumps({"Id3": {}}), "entry 'Id3': a sample id is a test-set number"),
+        (
+            json.dumps({"3": {"W1": {"Correctness": 90}}}),
+            "entry '3', rater 'W1': no DataCoverage, Fluency, Relevance, TextStructure",
+        ),
+        (
+            json.dumps({"3": {"W1": dict.fromkeys(CRITERIA, 101)}}),
+            "Correctness is 101, not a number from 0 to 100",
+        ),
+        (json.dumps({"3": {"hits": []}}), '"hits" is not an object'),
+    ],
+)
+def test_malformed_files_name_file_entry_and_reason(
+    session, tmp_path: Path, content: str, message: str
+) -> None:
     store, _made = session
     path = tmp_path / "human_eval_id_bt5.json"
     path.write_text(content, "utf-8")
@@ -170,8 +189,7 @@ def test_a_system_with_no_run_is_named(session, tmp_path: Path) -> None:
     with pytest.raises(JudgmentError, match="no run named 'Huawei'.*--run"):
         import_webnlg_judgments(store, [tmp_path / "r"])
     with pytest.raises(JudgmentError, match="no run 99 in this session"):
-        import_webnlg_judgments(store, [tmp_path / "r" / "human_eval_id_Huawei.json"],
-                                run_id=99)
+        import_webnlg_judgments(store, [tmp_path / "r" / "human_eval_id_Huawei.json"], run_id=99)
 
 
 def test_no_judgments_is_a_clear_message(session) -> None:
@@ -191,23 +209,29 @@ def test_wdv_crowd_scores_are_human_judgments(tmp_path: Path) -> None:
     records = wdv_records()
     with SessionStore.create(tmp_path / "w.taillens") as store:
         import_wdv(store, write_wdv(tmp_path / "wdv.json", records))
-        outcome = run_job(score_job(store, ScoringRequest(
-            metrics=("hallucination", "similarity"))))
+        outcome = run_job(score_job(store, ScoringRequest(metrics=("hallucination", "similarity"))))
         assert isinstance(outcome, JobSucceeded), outcome
         result = correlate(store, CorrelationRequest(levels=("text",)))
         rows = {(r.metric, r.human): r for r in result.rows}
         table = {r.text: r.scores for r in sentence_score_table(store)}
-    assert set(rows) == {(m, h) for m in ("hallucination", "similarity")
-                         for h in ("fluency", "adequacy")}
+    assert set(rows) == {
+        (m, h) for m in ("hallucination", "similarity") for h in ("fluency", "adequacy")
+    }
     # No candidate in any of the three texts: a constant side has no coefficient.
     assert rows[("hallucination", "fluency")].note == "one side is constant"
     xs = [table[r["verbalisation"]]["similarity"] for r in records]
-    fluency = [sum(r["annotations"]["fluency_scores"]) / len(r["annotations"]["fluency_scores"])
-               for r in records]
-    adequacy = [r["annotations"]["adequacy_scores"].count(0) / len(
-        r["annotations"]["adequacy_scores"]) for r in records]
+    fluency = [
+        sum(r["annotations"]["fluency_scores"]) / len(r["annotations"]["fluency_scores"])
+        for r in records
+    ]
+    adequacy = [
+        r["annotations"]["adequacy_scores"].count(0) / len(r["annotations"]["adequacy_scores"])
+        for r in records
+    ]
     row = rows[("similarity", "fluency")]
     assert row.n == 3 and (row.pearson, row.pearson_p) == pytest.approx(
-        tuple(stats.pearsonr(xs, fluency)))
+        tuple(stats.pearsonr(xs, fluency))
+    )
     assert rows[("similarity", "adequacy")].kendall == pytest.approx(
-        stats.kendalltau(xs, adequacy)[0])
+        stats.kendalltau(xs, adequacy)[0]
+    )

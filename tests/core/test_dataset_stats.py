@@ -18,33 +18,71 @@ HEAD = '<?xml version="1.0" encoding="utf-8"?>\n<benchmark>\n  <entries>\n'
 TAIL = "  </entries>\n</benchmark>\n"
 
 
-def unit(uid: str, shape: str, tier: str, en: list[str], it: list[str], es: list[str],
-         lexes: str = 'en:gold it:silver es:gold') -> str:
+def unit(
+    uid: str,
+    shape: str,
+    tier: str,
+    en: list[str],
+    it: list[str],
+    es: list[str],
+    lexes: str = "en:gold it:silver es:gold",
+) -> str:
     def tripleset(tag: str, triple: str, rows: list[str]) -> str:
         return f"<{tag}>" + "".join(f"<{triple}>{r}</{triple}>" for r in rows) + f"</{tag}>"
 
-    lex = "".join(f'<lex lid="Id{i}" lang="{spec.split(":")[0]}" quality="{spec.split(":")[1]}">'
-                  f"t{i}</lex>" for i, spec in enumerate(lexes.split(), start=1))
-    return (f'<entry category="C" eid="{uid}" shape="" shape_type="{shape}" size="{len(en)}" '
-            f'unique_id="{uid}" qid="Q1" type="{tier}" subtype="{tier}_x">'
-            + tripleset("modifiedtripleset", "mtriple", en)
-            + tripleset("italiantripleset", "itriple", it)
-            + tripleset("spanishtripleset", "striple", es) + lex + "</entry>\n")
+    lex = "".join(
+        f'<lex lid="Id{i}" lang="{spec.split(":")[0]}" quality="{spec.split(":")[1]}">t{i}</lex>'
+        for i, spec in enumerate(lexes.split(), start=1)
+    )
+    return (
+        f'<entry category="C" eid="{uid}" shape="" shape_type="{shape}" size="{len(en)}" '
+        f'unique_id="{uid}" qid="Q1" type="{tier}" subtype="{tier}_x">'
+        + tripleset("modifiedtripleset", "mtriple", en)
+        + tripleset("italiantripleset", "itriple", it)
+        + tripleset("spanishtripleset", "striple", es)
+        + lex
+        + "</entry>\n"
+    )
 
 
-BODY = HEAD + "".join([
-    # A sibling labelled sibling: nothing to report.
-    unit("OK", "sibling", "head", ["A | p | B", "A | q | C"], ["A | p | B", "A | q | C"],
-         ["A | p | B", "A | q | C"]),
-    # One triple labelled chain (TailNLG does this): a single triple is a sibling.
-    unit("ONE", "chain", "long_tail", ["A | p | B"], ["A | p | B"], ["A | p | B"]),
-    # A path labelled mixed; its Italian object copies the subject.
-    unit("PATH", "mixed", "long_tail", ["A | p | B", "B | q | C"], ["A | p | A", "B | q | C"],
-         ["A | p | B", "B | q | C"]),
-    # Spanish lost a triple and has no Spanish reference; the English set does not connect.
-    unit("GAP", "sibling", "head", ["A | p | B", "Q9 | q | C"], ["A | p | B", "Q9 | q | C"],
-         ["A | p | B"], lexes="en:gold it:gold"),
-]) + TAIL
+BODY = (
+    HEAD
+    + "".join(
+        [
+            # A sibling labelled sibling: nothing to report.
+            unit(
+                "OK",
+                "sibling",
+                "head",
+                ["A | p | B", "A | q | C"],
+                ["A | p | B", "A | q | C"],
+                ["A | p | B", "A | q | C"],
+            ),
+            # One triple labelled chain (TailNLG does this): a single triple is a sibling.
+            unit("ONE", "chain", "long_tail", ["A | p | B"], ["A | p | B"], ["A | p | B"]),
+            # A path labelled mixed; its Italian object copies the subject.
+            unit(
+                "PATH",
+                "mixed",
+                "long_tail",
+                ["A | p | B", "B | q | C"],
+                ["A | p | A", "B | q | C"],
+                ["A | p | B", "B | q | C"],
+            ),
+            # Spanish lost a triple and has no Spanish reference; the English set does not connect.
+            unit(
+                "GAP",
+                "sibling",
+                "head",
+                ["A | p | B", "Q9 | q | C"],
+                ["A | p | B", "Q9 | q | C"],
+                ["A | p | B"],
+                lexes="en:gold it:gold",
+            ),
+        ]
+    )
+    + TAIL
+)
 
 
 @pytest.fixture
@@ -64,11 +102,17 @@ def test_figures(store: SessionStore) -> None:
     assert stats.by_size == {"1": 1, "2": 3}
     assert stats.by_shape == {"chain": 1, "mixed": 1, "sibling": 2}
     assert stats.units_by_lang == {"en": 4, "es": 4, "it": 4}
-    assert stats.references_by_lang == {"en": {"gold": 4}, "es": {"gold": 3},
-                                        "it": {"gold": 1, "silver": 3}}
+    assert stats.references_by_lang == {
+        "en": {"gold": 4},
+        "es": {"gold": 3},
+        "it": {"gold": 1, "silver": 3},
+    }
     assert stats.tier_by_size == {"head": {"2": 2}, "long_tail": {"1": 1, "2": 1}}
-    assert stats.label_by_shape == {"chain": {"sibling": 1}, "mixed": {"chain": 1},
-                                    "sibling": {"not connected": 1, "sibling": 1}}
+    assert stats.label_by_shape == {
+        "chain": {"sibling": 1},
+        "mixed": {"chain": 1},
+        "sibling": {"not connected": 1, "sibling": 1},
+    }
     titles = [t.title for t in stats.tables()]
     assert "Reference texts per language and quality" in titles
     quality = next(t for t in stats.tables() if t.title.startswith("Reference texts"))
@@ -80,14 +124,21 @@ def test_checks(store: SessionStore) -> None:
     findings = dataset_checks(store)
     assert {f.check for f in findings} <= set(CHECKS)
     by_unit = Counter((f.uid, f.check) for f in findings)
-    assert by_unit == {("ONE", "shape"): 1, ("PATH", "shape"): 1, ("PATH", "copied-object"): 1,
-                       ("GAP", "not-connected"): 1, ("GAP", "missing-language"): 2}
+    assert by_unit == {
+        ("ONE", "shape"): 1,
+        ("PATH", "shape"): 1,
+        ("PATH", "copied-object"): 1,
+        ("GAP", "not-connected"): 1,
+        ("GAP", "missing-language"): 2,
+    }
     reasons = {(f.uid, f.check): f.reason for f in findings}
     assert reasons[("ONE", "shape")] == (
-        "labelled chain, but a single triple is a sibling unit (METHODS §5: sibling)")
+        "labelled chain, but a single triple is a sibling unit (METHODS §5: sibling)"
+    )
     assert reasons[("PATH", "shape")].endswith("(METHODS §5: chain)")
     assert reasons[("PATH", "copied-object")].startswith(
-        "it triple 1 repeats its subject as object (A | p | A)")
+        "it triple 1 repeats its subject as object (A | p | A)"
+    )
     gaps = sorted(f.reason for f in findings if f.uid == "GAP" and f.check == "missing-language")
     assert gaps == ["1 of 2 triples in es (a label missing in es?)", "no es reference text"]
 
@@ -113,15 +164,19 @@ def test_tailnlg(tmp_path: Path) -> None:
     assert stats.by_sub_tier == dict(sorted(Counter(e.get("subtype") for e in entries).items()))
     assert stats.by_shape == dict(sorted(Counter(e.get("shape_type") for e in entries).items()))
     lexes = Counter((x.get("lang"), x.get("quality")) for x in root.iter("lex"))
-    assert {(lang, q): n for lang, row in stats.references_by_lang.items()
-            for q, n in row.items()} == lexes
+    assert {
+        (lang, q): n for lang, row in stats.references_by_lang.items() for q, n in row.items()
+    } == lexes
     counts = Counter(f.check for f in findings)
     # The issue's figure: the app's shape function disagrees with TailNLG's label for 172
     # entries; two more do not connect (a subject left as a QID or in another language).
     assert counts["shape"] == 172 and counts["not-connected"] == 2
     flagged = {f.uid for f in findings if f.check == "shape"}
-    one_triple = {e.get("unique_id") for e in entries
-                  if len(e.find("modifiedtripleset")) == 1 and e.get("shape_type") != "sibling"}
+    one_triple = {
+        e.get("unique_id")
+        for e in entries
+        if len(e.find("modifiedtripleset")) == 1 and e.get("shape_type") != "sibling"
+    }
     assert one_triple and one_triple <= flagged
     copied = {(f.uid, f.reason.split()[0]) for f in findings if f.check == "copied-object"}
     assert ("2CSVVV", "it") in copied and ("2CSVVV", "es") in copied

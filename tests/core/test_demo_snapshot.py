@@ -12,8 +12,21 @@ from pyoxigraph import Literal, NamedNode, QuerySolutions, RdfFormat, Store
 from resources.demo import make_snapshot
 
 CATEGORIES = json.loads(make_snapshot.CATEGORIES_JSON.read_text(encoding="utf-8"))["categories"]
-LARGE = {"City", "Taxon", "Politician", "Athlete", "Artist", "Painting", "WrittenWork",
-         "Company", "Building", "ChemicalCompound", "Mountain", "River", "Street"}
+LARGE = {
+    "City",
+    "Taxon",
+    "Politician",
+    "Athlete",
+    "Artist",
+    "Painting",
+    "WrittenWork",
+    "Company",
+    "Building",
+    "ChemicalCompound",
+    "Mountain",
+    "River",
+    "Street",
+}
 PREFIXES = """
 PREFIX wd: <http://www.wikidata.org/entity/>
 PREFIX wdt: <http://www.wikidata.org/prop/direct/>
@@ -93,56 +106,86 @@ def test_every_entity_is_labelled_and_marked_demo(store: Store) -> None:
     entities = "?e wikibase:statements ?n ."
     no_label = "FILTER NOT EXISTS {{ ?e rdfs:label ?l FILTER(lang(?l) = '{}') }}"
     assert count(store, f"{entities} {no_label.format('en')}") == 0
-    assert count(store, f"""{entities} FILTER NOT EXISTS {{
-        ?e schema:description ?d FILTER(lang(?d) = 'en' && STRSTARTS(?d, '[demo] ')) }}""") == 0
+    assert (
+        count(
+            store,
+            f"""{entities} FILTER NOT EXISTS {{
+        ?e schema:description ?d FILTER(lang(?d) = 'en' && STRSTARTS(?d, '[demo] ')) }}""",
+        )
+        == 0
+    )
     assert count(store, "?e schema:description ?d FILTER(!STRSTARTS(?d, '[demo] '))") == 0
     # Long-tail entities sometimes lack an Italian label.
     assert count(store, f"{entities} {no_label.format('it')}") > 1000
 
 
 def test_sitelinks_agree_with_articles(store: Store) -> None:
-    rows = select(store, """SELECT ?e ?m (COUNT(?page) AS ?k) WHERE {
+    rows = select(
+        store,
+        """SELECT ?e ?m (COUNT(?page) AS ?k) WHERE {
         ?e wikibase:sitelinks ?m .
         OPTIONAL { ?page schema:about ?e ; schema:isPartOf ?wiki ; schema:inLanguage ?lang }
-    } GROUP BY ?e ?m""")
+    } GROUP BY ?e ?m""",
+    )
     assert all(number(m) >= number(k) for _, m, k in rows)
     per_k = [sum(1 for *_, k in rows if number(k) == n) for n in range(4)]
     assert per_k[1] > 100 and per_k[3] > 100 and per_k[0] > 100
 
 
 def test_materialised_statements_are_complete(store: Store) -> None:
-    rows = select(store, """SELECT ?e ?n (COUNT(?st) AS ?k) WHERE {
+    rows = select(
+        store,
+        """SELECT ?e ?n (COUNT(?st) AS ?k) WHERE {
         ?e wikibase:statements ?n . ?prop wikibase:claim ?p . ?e ?p ?st .
-    } GROUP BY ?e ?n""")
+    } GROUP BY ?e ?n""",
+    )
     assert rows and all(number(k) <= number(n) for _, n, k in rows)
     assert max(number(k) for *_, k in rows) <= make_snapshot.CLAIM_CAP
-    assert count(store, """?prop wikibase:claim ?p ; wikibase:statementProperty ?ps .
-        ?e ?p ?st . FILTER NOT EXISTS { ?st ?ps ?v } """) == 0
-    assert count(store, "?prop wikibase:claim ?p . ?e ?p ?st . "
-                        "FILTER NOT EXISTS { ?st wikibase:rank ?r }") == 0
+    assert (
+        count(
+            store,
+            """?prop wikibase:claim ?p ; wikibase:statementProperty ?ps .
+        ?e ?p ?st . FILTER NOT EXISTS { ?st ?ps ?v } """,
+        )
+        == 0
+    )
+    assert (
+        count(
+            store,
+            "?prop wikibase:claim ?p . ?e ?p ?st . FILTER NOT EXISTS { ?st wikibase:rank ?r }",
+        )
+        == 0
+    )
     ranks = select(store, "SELECT ?r (COUNT(*) AS ?n) WHERE { ?st wikibase:rank ?r } GROUP BY ?r")
     assert len(ranks) == 3
 
 
 def test_truthy_only_for_best_rank(store: Store) -> None:
-    rank_of = {q.subject.value: q.object.value.rsplit("#", 1)[1] for q in
-               store.quads_for_pattern(None, NamedNode(make_snapshot.WIKIBASE + "rank"), None)}
+    rank_of = {
+        q.subject.value: q.object.value.rsplit("#", 1)[1]
+        for q in store.quads_for_pattern(None, NamedNode(make_snapshot.WIKIBASE + "rank"), None)
+    }
     expected: set[tuple[str, str, str]] = set()
     truthy: set[tuple[str, str, str]] = set()
     for pid in make_snapshot.PROPERTIES:
-        value_of = {q.subject.value: str(q.object) for q in
-                    store.quads_for_pattern(None, NamedNode(make_snapshot.PS + pid), None)}
+        value_of = {
+            q.subject.value: str(q.object)
+            for q in store.quads_for_pattern(None, NamedNode(make_snapshot.PS + pid), None)
+        }
         by_entity: dict[str, list[tuple[str, str]]] = {}
         for q in store.quads_for_pattern(None, NamedNode(make_snapshot.P_NS + pid), None):
             statement = q.object.value
             by_entity.setdefault(q.subject.value, []).append(
-                (value_of[statement], rank_of[statement]))
+                (value_of[statement], rank_of[statement])
+            )
         for entity, values in by_entity.items():
             ranks = {rank for _, rank in values}
             best = "PreferredRank" if "PreferredRank" in ranks else "NormalRank"
             expected |= {(entity, pid, v) for v, rank in values if rank == best}
-        truthy |= {(q.subject.value, pid, str(q.object)) for q in
-                   store.quads_for_pattern(None, NamedNode(make_snapshot.WDT + pid), None)}
+        truthy |= {
+            (q.subject.value, pid, str(q.object))
+            for q in store.quads_for_pattern(None, NamedNode(make_snapshot.WDT + pid), None)
+        }
     assert truthy == expected
     assert set(rank_of.values()) == {"PreferredRank", "NormalRank", "DeprecatedRank"}
 
@@ -156,16 +199,42 @@ def test_chains_exist(store: Store) -> None:
 
 
 def test_every_used_property_is_declared(store: Store) -> None:
-    used = {str(row[0].value).rsplit("/", 1)[1] for row in select(
-        store, "SELECT DISTINCT ?p WHERE { ?s ?p ?o FILTER(STRSTARTS(STR(?p), "
-               "'http://www.wikidata.org/prop/direct/')) }")}
-    declared = {str(row[0].value).rsplit("/", 1)[1] for row in select(
-        store, "SELECT ?prop WHERE { ?prop wikibase:propertyType ?type ; "
-               "wikibase:directClaim ?wdt ; wikibase:claim ?p ; wikibase:statementProperty ?ps }")}
+    used = {
+        str(row[0].value).rsplit("/", 1)[1]
+        for row in select(
+            store,
+            "SELECT DISTINCT ?p WHERE { ?s ?p ?o FILTER(STRSTARTS(STR(?p), "
+            "'http://www.wikidata.org/prop/direct/')) }",
+        )
+    }
+    declared = {
+        str(row[0].value).rsplit("/", 1)[1]
+        for row in select(
+            store,
+            "SELECT ?prop WHERE { ?prop wikibase:propertyType ?type ; "
+            "wikibase:directClaim ?wdt ; wikibase:claim ?p ; wikibase:statementProperty ?ps }",
+        )
+    }
     assert used and used <= declared
-    types = {str(row[0].value).rsplit("#", 1)[1] for row in select(
-        store, "SELECT DISTINCT ?t WHERE { ?prop wikibase:propertyType ?t }")}
-    assert types == {"WikibaseItem", "Time", "Quantity", "String", "ExternalId", "Url",
-                     "CommonsMedia", "GlobeCoordinate", "Monolingualtext"}
-    assert count(store, "?s ?p ?o FILTER(STRSTARTS(STR(?o), "
-                        "'http://www.wikidata.org/.well-known/genid/'))") > 0
+    types = {
+        str(row[0].value).rsplit("#", 1)[1]
+        for row in select(store, "SELECT DISTINCT ?t WHERE { ?prop wikibase:propertyType ?t }")
+    }
+    assert types == {
+        "WikibaseItem",
+        "Time",
+        "Quantity",
+        "String",
+        "ExternalId",
+        "Url",
+        "CommonsMedia",
+        "GlobeCoordinate",
+        "Monolingualtext",
+    }
+    assert (
+        count(
+            store,
+            "?s ?p ?o FILTER(STRSTARTS(STR(?o), 'http://www.wikidata.org/.well-known/genid/'))",
+        )
+        > 0
+    )

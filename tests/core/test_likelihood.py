@@ -59,8 +59,10 @@ def _by_hand(loaded, text: str) -> float:
     """Mean log p(token | prefix) from the logits of one unpadded forward pass."""
     import torch
 
-    ids = [loaded.tokenizer.bos_token_id, *loaded.tokenizer(
-        text, add_special_tokens=False)["input_ids"]]
+    ids = [
+        loaded.tokenizer.bos_token_id,
+        *loaded.tokenizer(text, add_special_tokens=False)["input_ids"],
+    ]
     with torch.inference_mode():
         logits = loaded.model(input_ids=torch.tensor([ids])).logits[0]
     log_probs = torch.log_softmax(logits.double(), dim=-1)
@@ -75,11 +77,11 @@ def test_mean_loglik_matches_a_hand_computation_from_logits(loaded) -> None:
     for text, value in zip(texts[:3], batched[:3], strict=True):
         assert value == pytest.approx(_by_hand(loaded, text), abs=1e-5)
         assert sequence_loglik(loaded.model, loaded.tokenizer, [text], 1)[0] == pytest.approx(
-            value, abs=1e-5)
+            value, abs=1e-5
+        )
     assert batched[3] is None  # nothing to score
     counts = text_logliks(loaded.model, loaded.tokenizer, texts[:2])
-    assert counts[1].tokens == len(loaded.tokenizer("Rome", add_special_tokens=False)[
-        "input_ids"])
+    assert counts[1].tokens == len(loaded.tokenizer("Rome", add_special_tokens=False)["input_ids"])
 
 
 def test_targets_build_statements_from_the_sessions_claims(session: Path) -> None:
@@ -94,15 +96,24 @@ def test_targets_build_statements_from_the_sessions_claims(session: Path) -> Non
     assert sorted(it.without_label) == sorted(c[0] for c in CITIES if c[2] is None)
 
 
-def test_job_scores_every_member_and_a_second_run_skips_them(session, tiny_causal_lm,
-                                                             loaded) -> None:
+def test_job_scores_every_member_and_a_second_run_skips_them(
+    session, tiny_causal_lm, loaded
+) -> None:
     with SessionStore.open(session) as store:
-        outcome = run_job(likelihood_job(store, LikelihoodRequest(
-            "City", tiny_causal_lm, "en", batch=4, device="cpu")))
+        outcome = run_job(
+            likelihood_job(
+                store, LikelihoodRequest("City", tiny_causal_lm, "en", batch=4, device="cpu")
+            )
+        )
         assert isinstance(outcome, JobSucceeded)
         assert (outcome.result.scored, outcome.result.skipped) == (len(CITIES), 0)
-        again = run_job(likelihood_job(store, LikelihoodRequest(
-            "City", tiny_causal_lm, "en", device="cpu"), loader=_never_load))
+        again = run_job(
+            likelihood_job(
+                store,
+                LikelihoodRequest("City", tiny_causal_lm, "en", device="cpu"),
+                loader=_never_load,
+            )
+        )
         assert isinstance(again, JobSucceeded)
         assert (again.result.scored, again.result.skipped) == (0, len(CITIES))
     rows = _rows(session)
@@ -131,17 +142,23 @@ class _CancelAfter(CancelToken):
         return self.checks < 0
 
 
-def test_cancel_keeps_finished_batches_and_resume_scores_the_rest(session,
-                                                                  tiny_causal_lm) -> None:
+def test_cancel_keeps_finished_batches_and_resume_scores_the_rest(session, tiny_causal_lm) -> None:
     with SessionStore.open(session) as store:
-        outcome = run_job(likelihood_job(store, LikelihoodRequest(
-            "City", tiny_causal_lm, "en", batch=3, device="cpu")), _CancelAfter(1))
+        outcome = run_job(
+            likelihood_job(
+                store, LikelihoodRequest("City", tiny_causal_lm, "en", batch=3, device="cpu")
+            ),
+            _CancelAfter(1),
+        )
         assert isinstance(outcome, JobWasCancelled)
         assert outcome.partial.scored == 3
         assert len(_rows(session)) == 3
         first = {r.entity_id: r.label_loglik for r in _rows(session)}
-        resumed = run_job(likelihood_job(store, LikelihoodRequest(
-            "City", tiny_causal_lm, "en", batch=3, device="cpu")))
+        resumed = run_job(
+            likelihood_job(
+                store, LikelihoodRequest("City", tiny_causal_lm, "en", batch=3, device="cpu")
+            )
+        )
         assert isinstance(resumed, JobSucceeded)
         assert (resumed.result.scored, resumed.result.skipped) == (len(CITIES) - 3, 3)
     rows = _rows(session)
@@ -151,17 +168,26 @@ def test_cancel_keeps_finished_batches_and_resume_scores_the_rest(session,
 
 def test_a_selection_scores_only_those_members(session, tiny_causal_lm) -> None:
     with SessionStore.open(session) as store:
-        outcome = run_job(likelihood_job(store, LikelihoodRequest(
-            "City", tiny_causal_lm, "it", qids=["Q1002", "Q1004"], device="cpu")))
+        outcome = run_job(
+            likelihood_job(
+                store,
+                LikelihoodRequest(
+                    "City", tiny_causal_lm, "it", qids=["Q1002", "Q1004"], device="cpu"
+                ),
+            )
+        )
     assert isinstance(outcome, JobSucceeded)
     assert outcome.result.scored == 1 and outcome.result.without_label == 1  # Q1004: no it
     assert [r.label for r in _rows(session)] == ["Roma"]
 
 
-@pytest.mark.parametrize("case", ["not a model", "no members", "no labels", "unknown lang",
-                                  "unknown category", "seq2seq"])
-def test_bad_input_is_refused_before_anything_is_stored(case, session, tiny_causal_lm,
-                                                        tiny_seq2seq, tmp_path) -> None:
+@pytest.mark.parametrize(
+    "case",
+    ["not a model", "no members", "no labels", "unknown lang", "unknown category", "seq2seq"],
+)
+def test_bad_input_is_refused_before_anything_is_stored(
+    case, session, tiny_causal_lm, tiny_seq2seq, tmp_path
+) -> None:
     folder = tmp_path / "not-a-model"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"architectures": ["BertModel"]}))
@@ -173,9 +199,14 @@ def test_bad_input_is_refused_before_anything_is_stored(case, session, tiny_caus
         "unknown lang": LikelihoodRequest("City", tiny_causal_lm, "fr"),
         "unknown category": LikelihoodRequest("Nowhere", tiny_causal_lm),
     }[case]
-    words = {"not a model": "not a text generation model", "seq2seq": "not a causal LM",
-             "no members": "no members", "no labels": "no member of 'City' has a label in 'es'",
-             "unknown lang": "unknown language", "unknown category": "no category 'Nowhere'"}
+    words = {
+        "not a model": "not a text generation model",
+        "seq2seq": "not a causal LM",
+        "no members": "no members",
+        "no labels": "no member of 'City' has a label in 'es'",
+        "unknown lang": "unknown language",
+        "unknown category": "no category 'Nowhere'",
+    }
     with SessionStore.open(session) as store, pytest.raises(UserFacingError, match=words[case]):
         likelihood_job(store, request)
     assert _rows(session) == []
@@ -183,8 +214,12 @@ def test_bad_input_is_refused_before_anything_is_stored(case, session, tiny_caus
 
 def _scored_table(session: Path, tiny_causal_lm: Path):
     with SessionStore.open(session) as store:
-        assert isinstance(run_job(likelihood_job(store, LikelihoodRequest(
-            "City", tiny_causal_lm, "en", device="cpu"))), JobSucceeded)
+        assert isinstance(
+            run_job(
+                likelihood_job(store, LikelihoodRequest("City", tiny_causal_lm, "en", device="cpu"))
+            ),
+            JobSucceeded,
+        )
         return load_likelihood_table(store, "City", model_key(tiny_causal_lm), "en")
 
 
@@ -197,10 +232,16 @@ def test_cutoff_defines_the_model_tail_sub_tier(session, tiny_causal_lm) -> None
         counts = save_model_tail(store, "City", settings)
         assert load_cutoff(store, "City") == settings
         with store.unit_of_work() as db:
-            stored = dict(db.execute(select(Entity.qid, CategoryMember.model_tier).join(
-                CategoryMember, CategoryMember.entity_id == Entity.id)).all())
-    expected = {q: MODEL_TAIL if v < cutoff else MODEL_HEAD
-                for q, v in zip(table.qids, values, strict=True)}
+            stored = dict(
+                db.execute(
+                    select(Entity.qid, CategoryMember.model_tier).join(
+                        CategoryMember, CategoryMember.entity_id == Entity.id
+                    )
+                ).all()
+            )
+    expected = {
+        q: MODEL_TAIL if v < cutoff else MODEL_HEAD for q, v in zip(table.qids, values, strict=True)
+    }
     assert stored == expected
     assert counts == {MODEL_TAIL: 4, MODEL_HEAD: len(CITIES) - 4, "unscored": 0}
     at_cutoff = table.qids[int(np.flatnonzero(values == cutoff)[0])]
@@ -215,7 +256,8 @@ def test_save_model_tail_refuses_an_unscored_model(session) -> None:
 
 
 def test_disagreements_list_head_by_counts_tail_by_model_and_the_reverse(
-        session, tiny_causal_lm) -> None:
+    session, tiny_causal_lm
+) -> None:
     table = _scored_table(session, tiny_causal_lm)
     values = table.values("label")
     # Wikidata tiers under the default settings: a Pareto head, the rest long tail.
@@ -223,11 +265,16 @@ def test_disagreements_list_head_by_counts_tail_by_model_and_the_reverse(
     cutoff = matched_cutoff(table)
     assert sum(v < cutoff for v in values) == table.tiers.count("long_tail")
     found = disagreements(table, cutoff)
-    expected = {(q, HEAD_BY_COUNTS) for q, t, v in zip(table.qids, table.tiers, values,
-                                                       strict=True) if t == "head" and v < cutoff}
-    expected |= {(q, TAIL_BY_COUNTS) for q, t, v in zip(table.qids, table.tiers, values,
-                                                        strict=True)
-                 if t == "long_tail" and v >= cutoff}
+    expected = {
+        (q, HEAD_BY_COUNTS)
+        for q, t, v in zip(table.qids, table.tiers, values, strict=True)
+        if t == "head" and v < cutoff
+    }
+    expected |= {
+        (q, TAIL_BY_COUNTS)
+        for q, t, v in zip(table.qids, table.tiers, values, strict=True)
+        if t == "long_tail" and v >= cutoff
+    }
     assert {(d.qid, d.kind) for d in found} == expected
     # Equal tail sizes: every head entity pushed into the model's tail swaps with one tail
     # entity pulled into the model's head.

@@ -34,8 +34,9 @@ def test_every_metric_class_name_has_an_info() -> None:
     are set per instance: rouge1/2/L are in ALL_METRICS)."""
     seen = set()
     for module in METRIC_MODULES:
-        for _, cls in inspect.getmembers(importlib.import_module(f"core.metrics.{module}"),
-                                         inspect.isclass):
+        for _, cls in inspect.getmembers(
+            importlib.import_module(f"core.metrics.{module}"), inspect.isclass
+        ):
             name = getattr(cls, "name", None)
             if cls.__module__.startswith("core.metrics.") and isinstance(name, str) and name:
                 seen.add(name)
@@ -57,19 +58,41 @@ def test_the_facts_the_panels_used_before() -> None:
     assert {n for n in AUTOMATIC if METRICS[n].needs_reference} == set(REFERENCE_BASED)
     assert {n for n in AUTOMATIC if METRICS[n].needs_model} == set(MODEL_METRICS)
     assert [metric_label(m) for m in STUDY_METRICS] == [
-        "BERTScore", "BLEU", "chrF++", "ROUGE-1", "ROUGE-2", "ROUGE-L", "PPL"]
+        "BERTScore",
+        "BLEU",
+        "chrF++",
+        "ROUGE-1",
+        "ROUGE-2",
+        "ROUGE-L",
+        "PPL",
+    ]
     assert sorted(["ter", "human_adequacy", "bleu", "esa"], key=metric_order) == [
-        "bleu", "esa", "human_adequacy", "ter"]
+        "bleu",
+        "esa",
+        "human_adequacy",
+        "ter",
+    ]
 
 
-@pytest.mark.parametrize(("column", "value", "text"), [
-    ("bleu", 41.234, "41.2"), ("chrf++:gold", 55.55, "55.5"), ("ter", 12.0, "12.0"),
-    ("hallucination", 3.0, "3"), ("hallucination", 1.5, "1.50"), ("ppl", 12.345, "12.35"),
-    ("entity_ppl", 123456.0, "1.23e+05"), ("bertscore", 0.91234, "0.912"),
-    ("esa", 1.0, "1.000"), ("unknown_metric", 0.5, "0.500"), ("bleu", None, "—"),
-])
-def test_numbers_are_shown_to_the_metrics_precision(column: str, value: float | None,
-                                                     text: str) -> None:
+@pytest.mark.parametrize(
+    ("column", "value", "text"),
+    [
+        ("bleu", 41.234, "41.2"),
+        ("chrf++:gold", 55.55, "55.5"),
+        ("ter", 12.0, "12.0"),
+        ("hallucination", 3.0, "3"),
+        ("hallucination", 1.5, "1.50"),
+        ("ppl", 12.345, "12.35"),
+        ("entity_ppl", 123456.0, "1.23e+05"),
+        ("bertscore", 0.91234, "0.912"),
+        ("esa", 1.0, "1.000"),
+        ("unknown_metric", 0.5, "0.500"),
+        ("bleu", None, "—"),
+    ],
+)
+def test_numbers_are_shown_to_the_metrics_precision(
+    column: str, value: float | None, text: str
+) -> None:
     assert format_metric(column, value) == text
 
 

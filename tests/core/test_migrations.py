@@ -49,8 +49,14 @@ def _alembic(path: Path, action: str, revision: str) -> None:
 
 def test_revisions_are_linear_and_known() -> None:
     assert head_revision() == "0005_retrieval"
-    assert known_revisions() == {"0001", "0002", "0003", "0004", "0005_likelihood",
-                                 "0005_retrieval"}
+    assert known_revisions() == {
+        "0001",
+        "0002",
+        "0003",
+        "0004",
+        "0005_likelihood",
+        "0005_retrieval",
+    }
 
 
 def test_models_match_the_migrations(make_session: Callable[..., Path]) -> None:
@@ -164,10 +170,14 @@ def test_a_0002_session_keeps_its_outputs_with_no_prompt(
     with closing(sqlite3.connect(path)) as conn:
         conn.execute("INSERT INTO data_units (uid, size, origin) VALUES ('u1', 1, 'built')")
         conn.execute("INSERT INTO model_runs (kind, model_id) VALUES ('causal', 'm')")
-        conn.execute("INSERT INTO verbalisations (run_id, unit_id, lang, raw_output, text) "
-                     "VALUES (1, 1, 'en', 'The final verbalization is: [Hi.]', 'Hi.')")
-        conn.execute("INSERT INTO scores (metric, level, verbalisation_id, run_id, lang, value) "
-                     "VALUES ('bleu', 'sentence', 1, 1, 'en', 1.0)")
+        conn.execute(
+            "INSERT INTO verbalisations (run_id, unit_id, lang, raw_output, text) "
+            "VALUES (1, 1, 'en', 'The final verbalization is: [Hi.]', 'Hi.')"
+        )
+        conn.execute(
+            "INSERT INTO scores (metric, level, verbalisation_id, run_id, lang, value) "
+            "VALUES ('bleu', 'sentence', 1, 1, 'en', 1.0)"
+        )
         conn.commit()
     with SessionStore.open(path) as store:
         assert store.migrated_from == "0002"
@@ -175,4 +185,5 @@ def test_a_0002_session_keeps_its_outputs_with_no_prompt(
     assert _schema_diffs(path) == []
     with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("SELECT raw_output, text, prompt FROM verbalisations").fetchall() == [
-            ("The final verbalization is: [Hi.]", "Hi.", None)]
+            ("The final verbalization is: [Hi.]", "Hi.", None)
+        ]

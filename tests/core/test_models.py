@@ -48,8 +48,10 @@ def make_hub_cache(cache: Path, repo_id: str, source: Path) -> Path:
 
 def test_types_come_from_the_config() -> None:
     assert model_type_of({"architectures": ["LlamaForCausalLM"]}) == CAUSAL
-    assert model_type_of({"architectures": ["T5ForConditionalGeneration"],
-                          "is_encoder_decoder": True}) == SEQ2SEQ
+    assert (
+        model_type_of({"architectures": ["T5ForConditionalGeneration"], "is_encoder_decoder": True})
+        == SEQ2SEQ
+    )
     assert model_type_of({"model_type": "bart"}) == SEQ2SEQ
     # Gemma 3 is a decoder with a vision tower: generated with as a causal LM.
     assert model_type_of({"architectures": ["Gemma3ForConditionalGeneration"]}) == CAUSAL
@@ -95,17 +97,20 @@ def test_model_folders_are_remembered(tmp_path: Path, monkeypatch: pytest.Monkey
     assert configured_model_folders() == [tmp_path / "a", tmp_path / "b"]
 
 
-@pytest.mark.parametrize(("damage", "message"), [
-    ("no-folder", "no model folder at"),
-    ("no-config", "holds no config.json"),
-    ("bad-config", "cannot be read as JSON"),
-    ("no-weights", "holds no weights"),
-    ("truncated-weights", "is truncated"),
-    ("garbage-weights", "not a valid safetensors file"),
-    ("missing-shard", "lacks weight shard"),
-    ("no-tokenizer", "holds no tokenizer files"),
-    ("not-generative", "is not a text generation model"),
-])
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("no-folder", "no model folder at"),
+        ("no-config", "holds no config.json"),
+        ("bad-config", "cannot be read as JSON"),
+        ("no-weights", "holds no weights"),
+        ("truncated-weights", "is truncated"),
+        ("garbage-weights", "not a valid safetensors file"),
+        ("missing-shard", "lacks weight shard"),
+        ("no-tokenizer", "holds no tokenizer files"),
+        ("not-generative", "is not a text generation model"),
+    ],
+)
 def test_broken_folders_say_what_is_wrong(
     tiny_causal_lm: Path, tmp_path: Path, damage: str, message: str
 ) -> None:
@@ -126,8 +131,16 @@ def test_broken_folders_say_what_is_wrong(
         weights.write_bytes(b"\xff" * 64)
     elif damage == "missing-shard":
         weights.rename(folder / "model-00001-of-00002.safetensors")
-        (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {
-            "a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}))
+        (folder / "model.safetensors.index.json").write_text(
+            json.dumps(
+                {
+                    "weight_map": {
+                        "a": "model-00001-of-00002.safetensors",
+                        "b": "model-00002-of-00002.safetensors",
+                    }
+                }
+            )
+        )
     elif damage == "no-tokenizer":
         (folder / "tokenizer.json").unlink()
     elif damage == "not-generative":

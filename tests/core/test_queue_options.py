@@ -23,15 +23,22 @@ report_session = fixture_module.report_session  # registers the fixture here
 
 def _from_queues(store: SessionStore, annotator: int) -> QueueOptions:
     """The choices as the panel computed them before: from every item of both queues."""
-    items = [item for target in ("verbalisations", "references")
-             for item in build_queue(store, annotator,
-                                     QueueFilter(target=target, unrated_only=False))]
+    items = [
+        item
+        for target in ("verbalisations", "references")
+        for item in build_queue(store, annotator, QueueFilter(target=target, unrated_only=False))
+    ]
     return QueueOptions(
         models=tuple(sorted({i.model for i in items if i.model}, key=str.casefold)),
         langs=tuple(sorted({i.lang for i in items}, key=lambda v: order_key("lang", v))),
         categories=tuple(sorted({i.category for i in items}, key=str.casefold)),
-        tiers=tuple(sorted({i.tier for i in items} | {i.sub_tier for i in items},
-                           key=lambda v: order_key("subtier", v))))
+        tiers=tuple(
+            sorted(
+                {i.tier for i in items} | {i.sub_tier for i in items},
+                key=lambda v: order_key("subtier", v),
+            )
+        ),
+    )
 
 
 def test_the_options_are_what_the_queues_show(report_session: ReportSession) -> None:
@@ -45,7 +52,8 @@ def test_the_options_are_what_the_queues_show(report_session: ReportSession) -> 
         dora = report_session.annotators["dora"]
         for (model, _uid, _lang), vid in report_session.verbalisations.items():
             if model == options.models[0]:
-                set_golden_answer(store, dora, ItemRef("verbalisation", vid), fluency=5,
-                                  adequacy=YES)
+                set_golden_answer(
+                    store, dora, ItemRef("verbalisation", vid), fluency=5, adequacy=YES
+                )
         assert queue_options(store) == _from_queues(store, eve)
         assert queue_options(store).models == options.models[1:]  # all its texts golden

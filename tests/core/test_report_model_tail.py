@@ -15,8 +15,15 @@ from core.store.models import Category, CategoryMember, Entity
 from tests.fixtures.report_session import CATEGORY, UNITS, build_report_session
 
 # u1..u8 have root entities Q101..Q108; u4 is left out of its category (no sub-tier).
-MODEL_TIERS = {"u1": "model_tail", "u2": "model_head", "u3": "model_tail",
-               "u5": "model_head", "u6": "model_tail", "u7": "model_head", "u8": "model_head"}
+MODEL_TIERS = {
+    "u1": "model_tail",
+    "u2": "model_head",
+    "u3": "model_tail",
+    "u5": "model_head",
+    "u6": "model_tail",
+    "u7": "model_head",
+    "u8": "model_head",
+}
 
 
 def test_report_groups_by_model_tail(tmp_path: Path) -> None:
@@ -27,10 +34,16 @@ def test_report_groups_by_model_tail(tmp_path: Path) -> None:
             for n, uid in enumerate(UNITS, start=1):
                 if uid not in MODEL_TIERS:
                     continue
-                entity_id = db.execute(select(Entity.id).where(
-                    Entity.qid == f"Q{100 + n}")).scalar_one()
-                db.add(CategoryMember(category_id=categories[CATEGORY[uid]],
-                                      entity_id=entity_id, model_tier=MODEL_TIERS[uid]))
+                entity_id = db.execute(
+                    select(Entity.id).where(Entity.qid == f"Q{100 + n}")
+                ).scalar_one()
+                db.add(
+                    CategoryMember(
+                        category_id=categories[CATEGORY[uid]],
+                        entity_id=entity_id,
+                        model_tier=MODEL_TIERS[uid],
+                    )
+                )
         frame = load_frame(store, human=False)
     by_unit = {o.item.unit_id: o.group("model_tail") for o in frame.observations}
     expected = {built.units[uid]: MODEL_TIERS.get(uid, UNKNOWN) for uid in UNITS}
@@ -41,7 +54,6 @@ def test_report_groups_by_model_tail(tmp_path: Path) -> None:
     entity_ppl = [o for o in frame.observations if o.metric == "entity_ppl"]
     for c in found:
         stratum = dict(c.stratum)
-        mine = [o for o in entity_ppl
-                if all(o.group(k) == v for k, v in stratum.items())]
+        mine = [o for o in entity_ppl if all(o.group(k) == v for k, v in stratum.items())]
         assert c.a.n == sum(o.group("model_tail") == "model_head" for o in mine)
         assert c.b.n == sum(o.group("model_tail") == "model_tail" for o in mine)

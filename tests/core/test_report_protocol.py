@@ -55,17 +55,19 @@ def test_study_table_pools_gold_and_silver(store: SessionStore) -> None:
             for lang in LANGS:
                 # Every item has a gold and a silver BLEU: it counts once, their mean.
                 expected = statistics.fmean(
-                    statistics.fmean([bleu(model, u, lang, "gold"), bleu(model, u, lang,
-                                                                          "silver")])
-                    for u in _units(tier))
+                    statistics.fmean([bleu(model, u, lang, "gold"), bleu(model, u, lang, "silver")])
+                    for u in _units(tier)
+                )
                 assert rows[(model, tier, lang)]["BLEU"] == pytest.approx(expected)
                 assert rows[(model, tier, lang)]["PPL"] == pytest.approx(
-                    statistics.fmean(ppl(model, u, lang) for u in _units(tier)))
+                    statistics.fmean(ppl(model, u, lang) for u in _units(tier))
+                )
 
 
 def test_study_table_splits_gold_and_silver(store: SessionStore) -> None:
-    report = build_report(store, settings=Settings(study_references="split", correction="none",
-                                                   statistic="median"))
+    report = build_report(
+        store, settings=Settings(study_references="split", correction="none", statistic="median")
+    )
     table = report.study.table()
     assert table.name == "study_split"
     assert table.columns[:4] == ("model", "type", "lang", "refs")
@@ -73,11 +75,13 @@ def test_study_table_splits_gold_and_silver(store: SessionStore) -> None:
     assert {key[3] for key in rows} == {"gold", "silver"}
     for quality in ("gold", "silver"):
         cell = rows[("model-a", "long_tail", "it", quality)]
-        assert cell["BLEU"] == pytest.approx(statistics.median(
-            bleu("model-a", u, "it", quality) for u in _units("long_tail")))
+        assert cell["BLEU"] == pytest.approx(
+            statistics.median(bleu("model-a", u, "it", quality) for u in _units("long_tail"))
+        )
         # PPL has no references: each quality's row over the items that have them.
-        assert cell["PPL"] == pytest.approx(statistics.median(
-            ppl("model-a", u, "it") for u in _units("long_tail")))
+        assert cell["PPL"] == pytest.approx(
+            statistics.median(ppl("model-a", u, "it") for u in _units("long_tail"))
+        )
     # Marks compare with head of the same model, language and references.
     marked = {table.rows[r][:4] for r, _ in table.marked}
     assert ("model-a", "long_tail", "en", "gold") in marked
@@ -95,10 +99,14 @@ def test_datasets_are_compared_within_model_language_and_quality(store: SessionS
     assert {o.item.dataset for o in frame.observations} == {"TailNLG", "WebNLG"}
     results = compare(frame, "dataset", metrics=["bleu"])
     assert {(c.group_a, c.group_b) for c in results} == {("TailNLG", "WebNLG")}
-    one = next(c for c in results if c.stratum == (("model", "model-a"), ("lang", "en"),
-                                                   ("quality", "gold")))
+    one = next(
+        c
+        for c in results
+        if c.stratum == (("model", "model-a"), ("lang", "en"), ("quality", "gold"))
+    )
     assert one.a.n == one.b.n == 4
-    assert one.a.mean == pytest.approx(statistics.fmean(
-        bleu("model-a", u, "en", "gold") for u in _units("long_tail")))
+    assert one.a.mean == pytest.approx(
+        statistics.fmean(bleu("model-a", u, "en", "gold") for u in _units("long_tail"))
+    )
     report = build_report(store, by=("dataset",), metrics=["bleu"])
     assert report.comparison_table("dataset").rows

@@ -25,26 +25,48 @@ RERUN_BLEU = 1.0  # every re-run item scores this (gold and silver)
 def rerun_subset(session: ReportSession) -> int:
     """A second run of model-a over RERUN in English, scored; returns its id."""
     with SessionStore.open(session.path) as store, store.unit_of_work() as db:
-        run = ModelRun(kind="causal", model_id="/models/model-a", system_name="model-a",
-                       status="finished", seed=8, parameters={}, prompt_templates={},
-                       software={})
+        run = ModelRun(
+            kind="causal",
+            model_id="/models/model-a",
+            system_name="model-a",
+            status="finished",
+            seed=8,
+            parameters={},
+            prompt_templates={},
+            software={},
+        )
         db.add(run)
         db.flush()
         for uid in RERUN:
-            v = Verbalisation(run_id=run.id, unit_id=session.units[uid], lang="en",
-                              candidate_index=0, raw_output="again", text="again",
-                              parse_ok=True)
+            v = Verbalisation(
+                run_id=run.id,
+                unit_id=session.units[uid],
+                lang="en",
+                candidate_index=0,
+                raw_output="again",
+                text="again",
+                parse_ok=True,
+            )
             db.add(v)
             db.flush()
             for quality in ("gold", "silver"):
-                db.add(Score(metric="bleu", value=RERUN_BLEU, details={"quality": quality},
-                             level="sentence", verbalisation_id=v.id, run_id=run.id,
-                             lang="en"))
+                db.add(
+                    Score(
+                        metric="bleu",
+                        value=RERUN_BLEU,
+                        details={"quality": quality},
+                        level="sentence",
+                        verbalisation_id=v.id,
+                        run_id=run.id,
+                        lang="en",
+                    )
+                )
         return run.id
 
 
-def bleu_items(frame, model: str = "model-a", lang: str = "en",
-               quality: str = "gold") -> dict[int, float]:
+def bleu_items(
+    frame, model: str = "model-a", lang: str = "en", quality: str = "gold"
+) -> dict[int, float]:
     values = {}
     for o in frame.observations:
         if (o.metric, o.model, o.lang, o.quality) == ("bleu", model, lang, quality):
@@ -53,8 +75,7 @@ def bleu_items(frame, model: str = "model-a", lang: str = "en",
     return values
 
 
-def test_a_rerun_replaces_its_items_instead_of_adding_them(
-        report_session: ReportSession) -> None:
+def test_a_rerun_replaces_its_items_instead_of_adding_them(report_session: ReportSession) -> None:
     first = report_session.runs["model-a"]
     with SessionStore.open(report_session.path) as store:
         before = bleu_items(load_frame(store))
@@ -89,15 +110,20 @@ def test_a_rerun_replaces_its_items_instead_of_adding_them(
     table = report.runs_used_table()
     assert {row[0]: row[2] for row in table.rows}[second] == len(RERUN)
     assert "latest output" in table.note
-    head = next(c for c in report.comparisons["tier"] if c.stratum_value("model") == "model-a"
-                and c.stratum_value("lang") == "en" and c.stratum_value("quality") == "gold")
+    head = next(
+        c
+        for c in report.comparisons["tier"]
+        if c.stratum_value("model") == "model-a"
+        and c.stratum_value("lang") == "en"
+        and c.stratum_value("quality") == "gold"
+    )
     assert head.a.n == 4 and head.b.n == 4
     assert any("overlap" in n for n in report.notes)
 
 
 def test_cli_runs_flag_and_a_run_that_no_longer_exists(
-        capsys: pytest.CaptureFixture[str], report_session: ReportSession,
-        tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], report_session: ReportSession, tmp_path: Path
+) -> None:
     second = rerun_subset(report_session)
     session = str(report_session.path)
     assert main(["report", "--session", session, "--metrics", "bleu", "--json"]) == 0
@@ -120,7 +146,8 @@ def test_cli_runs_flag_and_a_run_that_no_longer_exists(
 
 
 def test_report_says_when_units_were_built_under_another_tier(
-        report_session: ReportSession) -> None:
+    report_session: ReportSession,
+) -> None:
     from core.store.models import Category, CategoryMember, DataUnit, Entity
 
     with SessionStore.open(report_session.path) as store:

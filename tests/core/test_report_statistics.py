@@ -79,8 +79,7 @@ def test_drawn_medians_have_the_distribution_of_resampled_medians(n: int) -> Non
     possible = {(a + b) / 2 for a in x for b in x} if n % 2 == 0 else set(x)
     assert set(np.unique(fast)) <= possible
     quantiles = [0.025, 0.25, 0.5, 0.75, 0.975]
-    assert np.quantile(fast, quantiles) == pytest.approx(np.quantile(naive, quantiles),
-                                                         abs=0.5)
+    assert np.quantile(fast, quantiles) == pytest.approx(np.quantile(naive, quantiles), abs=0.5)
     assert fast.mean() == pytest.approx(naive.mean(), abs=0.1)
 
 
@@ -90,8 +89,12 @@ def test_report_corrects_across_all_its_tests(report_session: ReportSession) -> 
         holm_report = build_report(store, by=("tier", "lang"))
         bh = build_report(store, by=("tier", "lang"), settings=Settings(correction="bh"))
     family = [c.p_value for by in ("tier", "lang") for c in raw.comparisons[by]]
-    family += [cell.p_value for row in raw.study.rows for cell in row.cells.values()
-               if cell.p_value is not None]
+    family += [
+        cell.p_value
+        for row in raw.study.rows
+        for cell in row.cells.values()
+        if cell.p_value is not None
+    ]
     family += [c.p_value for c in raw.headlines]
     assert holm_report.tests_corrected == len(family) == bh.tests_corrected
     expected_holm, expected_bh = holm(family), false_discovery_control(family)
@@ -101,9 +104,14 @@ def test_report_corrects_across_all_its_tests(report_session: ReportSession) -> 
     assert got_holm == pytest.approx(expected_holm[:n])
     assert got_bh == pytest.approx(expected_bh[:n])
     # Raw p-values stay; the marks follow the corrected ones.
-    separated = next(c for c in holm_report.comparisons["tier"] if c.metric == "bleu"
-                     and c.stratum_value("model") == "model-a"
-                     and c.stratum_value("lang") == "en" and c.stratum_value("quality") == "gold")
+    separated = next(
+        c
+        for c in holm_report.comparisons["tier"]
+        if c.metric == "bleu"
+        and c.stratum_value("model") == "model-a"
+        and c.stratum_value("lang") == "en"
+        and c.stratum_value("quality") == "gold"
+    )
     assert separated.p_value == pytest.approx(2 / 70) and separated.p_adjusted > 0.05
     assert not separated.significant
     assert any(c.significant for c in raw.comparisons["tier"])
@@ -111,7 +119,8 @@ def test_report_corrects_across_all_its_tests(report_session: ReportSession) -> 
         table = report.comparison_table("tier")
         p_adj = table.columns.index("p_adjusted")
         assert {r for r, _ in table.marked} == {
-            r for r, row in enumerate(table.rows) if row[p_adj] < 0.05}
+            r for r, row in enumerate(table.rows) if row[p_adj] < 0.05
+        }
         assert all(c == p_adj for _, c in table.marked)
     assert "Holm-corrected p < 0.05" in holm_report.comparison_table("tier").note
     # Bootstrap intervals: in the rows, reproducible with the seed.
@@ -127,19 +136,21 @@ def test_report_corrects_across_all_its_tests(report_session: ReportSession) -> 
 
 
 def test_verdict_reads_the_same_in_core_cli_and_html(
-        capsys: pytest.CaptureFixture[str], report_session: ReportSession,
-        tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], report_session: ReportSession, tmp_path: Path
+) -> None:
     with SessionStore.open(report_session.path) as store:
         report = build_report(store, by=("tier",), settings=Settings(correction="bh"))
-    ppl = next(c for c in report.headlines if c.metric == "ppl"
-               and c.stratum_value("model") == "model-a")
+    ppl = next(
+        c for c in report.headlines if c.metric == "ppl" and c.stratum_value("model") == "model-a"
+    )
     assert verdict(ppl).worse is True  # higher perplexity in the long tail is worse
     assert str(verdict(ppl)) == "significant: long tail worse"
     text = headline_text(ppl, show_model=True, correction="bh")
     assert text.startswith("PPL (model-a): head 13.50 vs long tail 70.50, p = 1.6e-04, BH q =")
     assert text.endswith("(significant; long tail worse)")
-    model_b = next(c for c in report.headlines if c.metric == "bleu"
-                   and c.stratum_value("model") == "model-b")
+    model_b = next(
+        c for c in report.headlines if c.metric == "bleu" and c.stratum_value("model") == "model-b"
+    )
     assert str(verdict(model_b)) == "not significant: long tail better"
     lines = report.headline_lines()
     html = render_html(report)
@@ -151,8 +162,18 @@ def test_verdict_reads_the_same_in_core_cli_and_html(
     assert status == 0 and "== Head vs long tail ==" in out
     for line in lines:
         assert line in out
-    status = main(["report", "--session", str(report_session.path), "--json", "--bootstrap",
-                   "200", "--seed", "5"])
+    status = main(
+        [
+            "report",
+            "--session",
+            str(report_session.path),
+            "--json",
+            "--bootstrap",
+            "200",
+            "--seed",
+            "5",
+        ]
+    )
     payload = json.loads(capsys.readouterr().out)
     assert status == 0 and payload["settings"]["correction"] == "holm"
     assert payload["settings"]["bootstrap_resamples"] == 200
@@ -160,7 +181,6 @@ def test_verdict_reads_the_same_in_core_cli_and_html(
     assert any(row[-1] == "not significant: long tail worse" for row in headlines["rows"])
     with pytest.raises(SystemExit) as refused:  # argparse: the choices are listed
         main(["report", "--session", str(report_session.path), "--correction", "bonferroni"])
-    assert refused.value.code == 2 and "choose from 'holm', 'bh', 'none'" in \
-        capsys.readouterr().err
+    assert refused.value.code == 2 and "choose from 'holm', 'bh', 'none'" in capsys.readouterr().err
     assert main(["report", "--session", str(report_session.path), "--bootstrap", "-1"]) == 2
     assert "--bootstrap must be 0" in capsys.readouterr().err

@@ -33,7 +33,8 @@ def world() -> dict[str, EntityDetails]:
         details[qid] = EntityDetails(qid, claims=tuple(claims))
     details["Q50"] = EntityDetails("Q50", claims=(literal("Q50", "P100", "x", 0),))
     details["Q51"] = EntityDetails(
-        "Q51", claims=(ClaimRecord("Q51$0", "Q51", "P31", "Q5", "wikibase-item"),))
+        "Q51", claims=(ClaimRecord("Q51$0", "Q51", "P31", "Q5", "wikibase-item"),)
+    )
     return details
 
 
@@ -79,13 +80,19 @@ def test_chains_follow_items_present_in_the_details() -> None:
 
 def test_skipped_entities_are_counted_by_reason() -> None:
     details = world()
-    result = sample_units(details, ["Q0", "Q50", "Q51", "Q404"], shapes=("sibling",),
-                          sizes=(3,), seed=0)
-    assert result.skipped == {"too few claims": 1, "no claim kept by the filters": 1,
-                              "entity details not loaded": 1}
-    assert result.skipped_entities == {"Q50": "too few claims",
-                                       "Q51": "no claim kept by the filters",
-                                       "Q404": "entity details not loaded"}
+    result = sample_units(
+        details, ["Q0", "Q50", "Q51", "Q404"], shapes=("sibling",), sizes=(3,), seed=0
+    )
+    assert result.skipped == {
+        "too few claims": 1,
+        "no claim kept by the filters": 1,
+        "entity details not loaded": 1,
+    }
+    assert result.skipped_entities == {
+        "Q50": "too few claims",
+        "Q51": "no claim kept by the filters",
+        "Q404": "entity details not loaded",
+    }
     chain = sample_units(details, ["Q50"], shapes=("chain",), sizes=(3,), seed=0)
     assert chain.skipped == {"no chain of size 3": 1}
     # More distinct units asked than the entity can give: the extra ones are counted.
@@ -109,22 +116,45 @@ def test_parallel_sampling_keeps_only_units_labelled_in_every_language() -> None
         return tuple(Term(item_id, lang, "label", f"{item_id}-{lang}") for lang in langs)
 
     everywhere = ("en", "it", "es")
-    terms = (labels("Q1", everywhere) + labels("P100", everywhere) + labels("P101", everywhere)
-             + labels("P102", ("en", "es")) + labels("Q2", ("en",)) + labels("P100", ()))
+    terms = (
+        labels("Q1", everywhere)
+        + labels("P100", everywhere)
+        + labels("P101", everywhere)
+        + labels("P102", ("en", "es"))
+        + labels("Q2", ("en",))
+        + labels("P100", ())
+    )
     details = {
-        "Q1": EntityDetails("Q1", terms=terms, claims=tuple(
-            literal("Q1", f"P{100 + k}", f"v{k}", k) for k in range(3))),
+        "Q1": EntityDetails(
+            "Q1",
+            terms=terms,
+            claims=tuple(literal("Q1", f"P{100 + k}", f"v{k}", k) for k in range(3)),
+        ),
         "Q2": EntityDetails("Q2", terms=terms, claims=(literal("Q2", "P100", "w", 0),)),
     }
-    free = [sample_units(details, ["Q1", "Q2"], shapes=("sibling",), sizes=(1,),
-                         per_entity=3, seed=seed) for seed in range(10)]
-    assert {d.claims[0].property_pid for r in free for d in r.drafts
-            if d.root_qid == "Q1"} == {"P100", "P101", "P102"}
+    free = [
+        sample_units(
+            details, ["Q1", "Q2"], shapes=("sibling",), sizes=(1,), per_entity=3, seed=seed
+        )
+        for seed in range(10)
+    ]
+    assert {d.claims[0].property_pid for r in free for d in r.drafts if d.root_qid == "Q1"} == {
+        "P100",
+        "P101",
+        "P102",
+    }
     assert all(any(d.root_qid == "Q2" for d in r.drafts) for r in free)
     reason = NOT_PARALLEL.format(langs="en, it, es")
     for seed in range(10):
-        result = sample_units(details, ["Q1", "Q2"], shapes=("sibling",), sizes=(1,),
-                              per_entity=3, parallel=everywhere, seed=seed)
+        result = sample_units(
+            details,
+            ["Q1", "Q2"],
+            shapes=("sibling",),
+            sizes=(1,),
+            per_entity=3,
+            parallel=everywhere,
+            seed=seed,
+        )
         # P102 has no Italian label and Q2 only an English one: never in a parallel unit,
         # while Q1 always gives its parallel units.
         pids = {d.claims[0].property_pid for d in result.drafts}
@@ -133,7 +163,6 @@ def test_parallel_sampling_keeps_only_units_labelled_in_every_language() -> None
         assert result.skipped[reason] == 1
         for draft in result.drafts:
             assert parallel_languages(render_unit(draft, details)) == set(everywhere)
-    assert parallel_languages(render_unit(UnitDraft("Q2", details["Q2"].claims),
-                                          details)) == {"en"}
+    assert parallel_languages(render_unit(UnitDraft("Q2", details["Q2"].claims), details)) == {"en"}
     with pytest.raises(ValueError, match="parallel languages"):
         sample_units(details, ["Q1"], parallel=("de",))

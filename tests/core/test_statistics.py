@@ -40,8 +40,7 @@ def test_small_groups_are_tested_once_on_all_items() -> None:
     a, b = [50, 60, 70, 80], [10, 20, 30, 40]
     result = mann_whitney_protocol(a, b, seed=1)
     assert result is not None and not result.sampled
-    assert result.p_values == (pytest.approx(mannwhitneyu(a, b,
-                                                          alternative="two-sided").pvalue),)
+    assert result.p_values == (pytest.approx(mannwhitneyu(a, b, alternative="two-sided").pvalue),)
     # Exact distribution, no ties: P = 2 / C(8, 4) = 2 / 70.
     assert result.p_value == pytest.approx(2 / 70)
     assert result.significant and result.effect_size == 1.0
@@ -100,9 +99,12 @@ def test_undefined_and_bad_input() -> None:
 
 
 def test_scipy_is_imported_lazily() -> None:
-    code = ("import sys, core.statistics, core.report, core.annotation; "
-            "print(','.join(m for m in ('scipy', 'krippendorff', 'sqlalchemy') "
-            "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout.strip()
+    code = (
+        "import sys, core.statistics, core.report, core.annotation; "
+        "print(','.join(m for m in ('scipy', 'krippendorff', 'sqlalchemy') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == ""

@@ -31,8 +31,11 @@ def test_an_interrupted_upgrade_leaves_one_backup_and_says_where(
     path = make_old_session("0003")
     for _ in range(kills):
         killed = subprocess.run(
-            [sys.executable, "-c", KILLED_UPGRADE, str(path)], cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+            [sys.executable, "-c", KILLED_UPGRADE, str(path)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
         )
         assert killed.returncode == -9, killed.stderr
         assert inspect_file(path).revision == "0003"
@@ -51,8 +54,12 @@ def test_a_changed_file_gets_a_new_backup(make_old_session: Callable[..., Path])
     from contextlib import closing
 
     path = make_old_session("0003")
-    subprocess.run([sys.executable, "-c", KILLED_UPGRADE, str(path)], cwd=ROOT,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", KILLED_UPGRADE, str(path)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+    )
     with closing(sqlite3.connect(path)) as conn:
         conn.execute("INSERT INTO annotators (name) VALUES ('later')")
         conn.commit()
@@ -64,15 +71,19 @@ def test_a_changed_file_gets_a_new_backup(make_old_session: Callable[..., Path])
 def test_the_cli_says_where_the_backup_is(make_old_session: Callable[..., Path]) -> None:
     path = make_old_session("0003")
     done = subprocess.run(
-        [sys.executable, "-m", "app", "annotators", "--session", str(path)], cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        [sys.executable, "-m", "app", "annotators", "--session", str(path)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     backups = [p for p in path.parent.iterdir() if ".backup-" in p.name]
     assert len(backups) == 1
-    assert (f"taillens: old.taillens upgraded from schema revision 0003 to "
-            f"{SessionStore.head_revision()}; the old file was kept as {backups[0]}"
-            in done.stderr)
+    assert (
+        f"taillens: old.taillens upgraded from schema revision 0003 to "
+        f"{SessionStore.head_revision()}; the old file was kept as {backups[0]}" in done.stderr
+    )
 
 
 # Killed while the backup copy is being placed: its hidden .partial file is left behind.
@@ -89,8 +100,11 @@ def test_a_backup_killed_half_way_is_cleaned_by_the_next_run(
 ) -> None:
     path = make_old_session("0003")
     killed = subprocess.run(
-        [sys.executable, "-c", KILLED_BACKUP, str(path)], cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        [sys.executable, "-c", KILLED_BACKUP, str(path)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
     )
     assert killed.returncode == -9, killed.stderr
     partial = [p.name for p in path.parent.iterdir() if p.name.endswith(".partial")]

@@ -17,14 +17,17 @@ def store(tmp_path: Path):
         yield store
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("\tSpanish\n", "line 1: the row names no entity"),
-    ("Spain\t\n", "line 1: the row for entity 'Spain' gives no synonym"),
-    ("Spain\tspain\n", "is the entity's own name"),
-    ("Spain\tSpanish\tSpanish\n", "'spanish' is not a language code"),
-    ("# comment\nSpain Spanish\n", "line 2: expected entity and synonym separated by a tab"),
-    ("Spain\tSpanish\ten\textra\n", "found 4 fields"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("\tSpanish\n", "line 1: the row names no entity"),
+        ("Spain\t\n", "line 1: the row for entity 'Spain' gives no synonym"),
+        ("Spain\tspain\n", "is the entity's own name"),
+        ("Spain\tSpanish\tSpanish\n", "'spanish' is not a language code"),
+        ("# comment\nSpain Spanish\n", "line 2: expected entity and synonym separated by a tab"),
+        ("Spain\tSpanish\ten\textra\n", "found 4 fields"),
+    ],
+)
 def test_bad_rows_are_named_with_their_line(text: str, message: str) -> None:
     with pytest.raises(SynonymError) as error:
         synonyms.parse_rows(text, name="rows.tsv")
@@ -38,9 +41,14 @@ def test_rows_comments_and_blank_lines() -> None:
 
 def test_starter_set_has_the_frequent_patterns() -> None:
     rows = set(synonyms.starter_rows())
-    for row in [("Spain", "Spanish", "en"), ("Texas", "TX", "en"),
-                ("United States", "U.S.", "en"), ("United States", "American", "en"),
-                ("English language", "English", "en"), ("metres", "meters", "en")]:
+    for row in [
+        ("Spain", "Spanish", "en"),
+        ("Texas", "TX", "en"),
+        ("United States", "U.S.", "en"),
+        ("United States", "American", "en"),
+        ("English language", "English", "en"),
+        ("metres", "meters", "en"),
+    ]:
         assert row in rows
 
 
@@ -49,7 +57,9 @@ def test_add_list_remove(store: SessionStore) -> None:
     assert synonyms.add_synonym(store, "Spain", "Spanish") is False  # already there
     assert synonyms.add_synonym(store, "Spain", "spagnolo", "it") is True
     assert [(r.entity, r.synonym, r.lang, r.source) for r in synonyms.list_synonyms(store)] == [
-        ("Spain", "Spanish", "", "user"), ("Spain", "spagnolo", "it", "user")]
+        ("Spain", "Spanish", "", "user"),
+        ("Spain", "spagnolo", "it", "user"),
+    ]
     assert synonyms.remove_synonym(store, "Spain", "Spanish") == 1
     with pytest.raises(SynonymError, match="no synonym 'Spanish' of 'Spain'"):
         synonyms.remove_synonym(store, "Spain", "Spanish")
@@ -84,8 +94,10 @@ def test_a_file_with_one_bad_row_stores_nothing(store: SessionStore, tmp_path: P
 
 def test_a_session_is_seeded_once(store: SessionStore) -> None:
     synonyms.add_synonym(store, "Rome", "the Eternal City")
-    assert set(synonyms.effective_rows(store)) == {("Rome", "the Eternal City", ""),
-                                                   *synonyms.starter_rows()}
+    assert set(synonyms.effective_rows(store)) == {
+        ("Rome", "the Eternal City", ""),
+        *synonyms.starter_rows(),
+    }
     assert len(synonyms.list_synonyms(store)) == 1  # reading wrote nothing
     added = synonyms.ensure_seeded(store)
     assert added == len(synonyms.starter_rows())

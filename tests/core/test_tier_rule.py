@@ -81,8 +81,7 @@ def test_any_dragged_line_maps_back_to_its_own_tiers(seed: int) -> None:
             # Tiers are exactly "count >= the line the user sees", ties all in the head.
             assert np.array_equal(result.codes == 0, counts >= snapped)
             # The stored number alone reproduces it (what the CLI is given).
-            again = TierSettings(split_by=split, share=settings.share,
-                                 fraction=settings.fraction)
+            again = TierSettings(split_by=split, share=settings.share, fraction=settings.fraction)
             assert np.array_equal(tier_category(dist, again).codes, result.codes)
 
 
@@ -116,14 +115,19 @@ def test_torso_drag_is_a_whole_count_and_never_above_the_head() -> None:
 
 def filled(path: Path, counts: np.ndarray) -> SessionStore:
     store = SessionStore.create(path)
-    entities = tuple(EntityRecord(f"Q{i + 1}", f"E{i + 1}", int(c), int(c) // 2,
-                                  frozenset({"en"} if i % 3 else {"it"}))
-                     for i, c in enumerate(counts))
+    entities = tuple(
+        EntityRecord(
+            f"Q{i + 1}", f"E{i + 1}", int(c), int(c) // 2, frozenset({"en"} if i % 3 else {"it"})
+        )
+        for i, c in enumerate(counts)
+    )
     store_members_page(store, category_by_name("City"), MembersPage("City", 0, entities), "t")
     return store
 
 
 def test_retier_category_needs_members(tmp_path: Path) -> None:
-    with SessionStore.create(tmp_path / "s.taillens") as store, \
-            pytest.raises(NoMembersError, match="no members.*taillens fetch"):
+    with (
+        SessionStore.create(tmp_path / "s.taillens") as store,
+        pytest.raises(NoMembersError, match="no members.*taillens fetch"),
+    ):
         retier_category(store, "City")

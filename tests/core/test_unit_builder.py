@@ -42,10 +42,12 @@ def labels(item: str, en: str, it: str | None = None, es: str | None = None) -> 
 
 
 ROME_COUNTRY = ClaimRecord("Q220$1", "Q220", "P17", "Q38", "wikibase-item")
-ROME_INCEPTION = ClaimRecord("Q220$2", "Q220", "P571", "-0753-04-21T00:00:00Z", "time",
-                             value_json={"precision": 11})
-ROME_AREA = ClaimRecord("Q220$3", "Q220", "P2046", "+1285.5", "quantity",
-                        value_json={"unit": "Q712226"})
+ROME_INCEPTION = ClaimRecord(
+    "Q220$2", "Q220", "P571", "-0753-04-21T00:00:00Z", "time", value_json={"precision": 11}
+)
+ROME_AREA = ClaimRecord(
+    "Q220$3", "Q220", "P2046", "+1285.5", "quantity", value_json={"unit": "Q712226"}
+)
 ROME_IMAGE = ClaimRecord("Q220$4", "Q220", "P18", "Rome.jpg", "commonsMedia")
 ROME_INSTANCE = ClaimRecord("Q220$5", "Q220", "P31", "Q515", "wikibase-item")
 ROME_OLD = ClaimRecord("Q220$6", "Q220", "P1082", "+1", "quantity", rank="deprecated")
@@ -64,14 +66,24 @@ ROME = EntityDetails(
         *labels("Q712226", "square kilometre", "chilometro quadrato", "kilómetro cuadrado"),
         *labels("Q38", "Italy", "Italia"),  # no Spanish label: es is not parallel
     ),
-    claims=(ROME_COUNTRY, ROME_INCEPTION, ROME_AREA, ROME_IMAGE, ROME_INSTANCE, ROME_OLD,
-            ROME_PART),
+    claims=(
+        ROME_COUNTRY,
+        ROME_INCEPTION,
+        ROME_AREA,
+        ROME_IMAGE,
+        ROME_INSTANCE,
+        ROME_OLD,
+        ROME_PART,
+    ),
 )
 ITALY = EntityDetails(
     "Q38",
-    terms=(*labels("Q38", "Italy", "Italia"), *labels("P36", "capital", "capitale", "capital"),
-           *labels("P38", "currency", "valuta", "moneda"),
-           *labels("Q4916", "euro", "euro", "euro")),
+    terms=(
+        *labels("Q38", "Italy", "Italia"),
+        *labels("P36", "capital", "capitale", "capital"),
+        *labels("P38", "currency", "valuta", "moneda"),
+        *labels("Q4916", "euro", "euro", "euro"),
+    ),
     claims=(ITALY_CAPITAL, ITALY_CURRENCY),
 )
 DETAILS = {"Q220": ROME, "Q38": ITALY}
@@ -109,8 +121,12 @@ def test_candidates_give_reasons_and_counts_per_rule() -> None:
     assert by_claim["Q220$7"].rule == "only_within_unit"  # Italy is not yet in the unit
     assert by_claim["Q220$1"].reason is None
     assert found.counts.by_rule == {
-        "drop_deprecated": 1, "truthy_only": 0, "drop_no_or_some_value": 0,
-        "drop_unreadable_types": 1, "drop_ontology_properties": 1, "only_within_unit": 1,
+        "drop_deprecated": 1,
+        "truthy_only": 0,
+        "drop_no_or_some_value": 0,
+        "drop_unreadable_types": 1,
+        "drop_ontology_properties": 1,
+        "only_within_unit": 1,
     }
     assert found.counts.kept == 3 and found.counts.dropped == 4
     # Switching a rule off keeps what it dropped.
@@ -160,8 +176,15 @@ def store(tmp_path: Path) -> SessionStore:
     with SessionStore.create(tmp_path / "s.taillens") as created:
         with created.unit_of_work() as db:
             db.add(m.Category(name="City", class_qid="Q515", pattern="?item wdt:P31 wd:Q515 ."))
-            db.add(m.Claim(statement_id="Q220$1", subject_qid="Q220", property_pid="P17",
-                           value="Q38", value_type="wikibase-item"))
+            db.add(
+                m.Claim(
+                    statement_id="Q220$1",
+                    subject_qid="Q220",
+                    property_pid="P17",
+                    value="Q38",
+                    value_type="wikibase-item",
+                )
+            )
         yield created
 
 
@@ -172,7 +195,12 @@ def test_save_load_override_reorder_round_trip(store: SessionStore) -> None:
     unit_id = save_unit(store, draft, rendered, uid="rome-1", source="test")
     unit = load_unit(store, unit_id)
     assert (unit.uid, unit.root_qid, unit.shape, unit.size, unit.tier) == (
-        "rome-1", "Q220", "mixed", 3, "head")
+        "rome-1",
+        "Q220",
+        "mixed",
+        3,
+        "head",
+    )
     assert unit.category == "City" and unit.origin == "built" and unit.source == "test"
     assert unit.attributes["entities"] == ["Q220", "Q38", "Q4916"]
     assert unit.attributes["properties"] == ["P17", "P38", "P571"]
@@ -211,9 +239,12 @@ def test_refuses_disconnected_empty_and_oversized_units(store: SessionStore) -> 
         save_unit(store, disconnected, render_unit(disconnected, DETAILS))
     with pytest.raises(UnitError, match="at least one triple"):
         save_unit(store, UnitDraft("Q220"), {})
-    big = UnitDraft("Q220", tuple(
-        ClaimRecord(f"s{i}", "Q220", "P1448", f"name {i}", "monolingualtext") for i in range(8)
-    ))
+    big = UnitDraft(
+        "Q220",
+        tuple(
+            ClaimRecord(f"s{i}", "Q220", "P1448", f"name {i}", "monolingualtext") for i in range(8)
+        ),
+    )
     with pytest.raises(UnitError, match="at most 7"):
         save_unit(store, big, render_unit(big, DETAILS))
     with store.unit_of_work() as db:
@@ -249,9 +280,11 @@ def test_a_unit_built_from_a_long_tail_member_records_its_sub_tier(store: Sessio
 
     # Two head cities and Rome, with 3 statements and only an Italian Wikipedia page:
     # Pareto cut-off 0.8 of 193 statements falls at 90, so Rome is long_tail_it.
-    members = (EntityRecord("Q1", "Big", 100, 90, frozenset({"en", "it", "es"})),
-               EntityRecord("Q2", "Bigger", 90, 80, frozenset({"en", "it"})),
-               EntityRecord("Q220", "Rome", 3, 1, frozenset({"it"})))
+    members = (
+        EntityRecord("Q1", "Big", 100, 90, frozenset({"en", "it", "es"})),
+        EntityRecord("Q2", "Bigger", 90, 80, frozenset({"en", "it"})),
+        EntityRecord("Q220", "Rome", 3, 1, frozenset({"it"})),
+    )
     store_members_page(store, category_by_name("City"), MembersPage("City", 0, members), "t")
     table = load_category(store, "City")
     distribution = Distribution(table.statements)
@@ -263,8 +296,9 @@ def test_a_unit_built_from_a_long_tail_member_records_its_sub_tier(store: Sessio
     store_entity(store, ITALY, "t")
 
     # Sampled from the long tail of the category ...
-    outcome = run_job(sample_job(store, None, "City", tiers=["long_tail"],
-                                 shapes=["sibling"], sizes=[1]))
+    outcome = run_job(
+        sample_job(store, None, "City", tiers=["long_tail"], shapes=["sibling"], sizes=[1])
+    )
     assert isinstance(outcome, JobSucceeded) and outcome.result.units == 1
     sampled = load_unit(store, outcome.result.unit_ids[0])
     # ... and started by hand, as the Browser's "Start a data unit" does.
@@ -290,7 +324,9 @@ def test_a_label_override_names_the_entity_across_the_draft() -> None:
     # Rome, the subject of triples 0 and 2; a literal object is only its own place.
     rome = override_across(claims, overrides, "en", 2, "subject", "the Eternal City")
     assert {k for k, v in rome.items() if v == "the Eternal City"} == {
-        ("en", 0, "subject"), ("en", 2, "subject")}
+        ("en", 0, "subject"),
+        ("en", 2, "subject"),
+    }
     date = override_across(claims, {}, "en", 2, "object", "753 BC")
     assert date == {("en", 2, "object"): "753 BC"}
     assert override_across(claims, overrides, "es", 1, "subject", None) == {}  # cleared both
@@ -325,8 +361,9 @@ def test_a_stored_unit_override_spreads_and_can_be_kept_for_the_session(
     rendered = render_unit(fresh, DETAILS, kept=kept_labels(store))
     assert [t.subject_override for t in rendered["es"]] == ["Italia", "Italia"]
     assert rendered["en"][0].subject_override is None
-    own = render_unit(fresh, DETAILS, overrides={("es", 0, "subject"): "la Italia"},
-                      kept=kept_labels(store))
+    own = render_unit(
+        fresh, DETAILS, overrides={("es", 0, "subject"): "la Italia"}, kept=kept_labels(store)
+    )
     assert own["es"][0].subject_override == "la Italia"  # the unit's own words win
     keep_label(store, "es", "Q38", None)
     assert kept_labels(store) == {}

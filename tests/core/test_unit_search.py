@@ -45,8 +45,7 @@ def demo():  # noqa: ANN201
 
 
 def is_claim(source, s: str, pid: str, o: str) -> bool:  # noqa: ANN001
-    query = (f"ASK {{ <{ENTITY}{s}> <http://www.wikidata.org/prop/direct/{pid}> "
-             f"<{ENTITY}{o}> }}")
+    query = f"ASK {{ <{ENTITY}{s}> <http://www.wikidata.org/prop/direct/{pid}> <{ENTITY}{o}> }}"
     return bool(source.store.query(query))
 
 
@@ -56,25 +55,30 @@ def is_claim(source, s: str, pid: str, o: str) -> bool:  # noqa: ANN001
 def test_chain_and_sibling_templates_parse() -> None:
     chain = parse_template("?x P19 ?a . ?a wdt:P17 ?b .")
     assert [(p.subject, p.pid, p.obj) for p in chain.patterns] == [
-        ("x", "P19", "a"), ("a", "P17", "b")]
+        ("x", "P19", "a"),
+        ("a", "P17", "b"),
+    ]
     assert chain.variables == ("x", "a", "b")
     sibling = parse_template("?x P106 ?o.?x P27 ?c".replace(".", ". "))
     assert [(p.subject, p.obj) for p in sibling.patterns] == [("x", "o"), ("x", "c")]
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ("", "empty"),
-    ("?x P19", "pattern 1 at position 1"),
-    ("?x P19 ?a . ?a P17", "pattern 2 at position 13"),
-    ("?x P19x ?a", "position 4: 'P19x' is not a property id"),
-    ("?x P19\n ?a", None),  # a newline is only a separator: parses
-    ("?x Q19 ?a", "is not a property id"),
-    ("?x P0 ?a", "is not a property id"),
-    ("x P19 ?a", "subject must be a variable"),
-    ("?x P19 wd:Q5", "object must be a variable"),
-    ("?x P19 ?a . ?b P17 ?c", "?b is not bound"),
-    ("?x P19 ?a . ?a P17 ?x", "?x is already bound"),
-])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("", "empty"),
+        ("?x P19", "pattern 1 at position 1"),
+        ("?x P19 ?a . ?a P17", "pattern 2 at position 13"),
+        ("?x P19x ?a", "position 4: 'P19x' is not a property id"),
+        ("?x P19\n ?a", None),  # a newline is only a separator: parses
+        ("?x Q19 ?a", "is not a property id"),
+        ("?x P0 ?a", "is not a property id"),
+        ("x P19 ?a", "subject must be a variable"),
+        ("?x P19 wd:Q5", "object must be a variable"),
+        ("?x P19 ?a . ?b P17 ?c", "?b is not bound"),
+        ("?x P19 ?a . ?a P17 ?x", "?x is already bound"),
+    ],
+)
 def test_bad_templates_name_the_pattern_and_position(text: str, words: str | None) -> None:
     if words is None:
         assert parse_template(text).patterns[0].pid == "P19"
@@ -119,7 +123,8 @@ def test_verbalisation_uses_labels_and_the_bound_triples_only() -> None:
     assert verbalise(template, ["Q1"], labels) == "Paris"
     assert verbalise(template, ["Q1", "Q2"], labels) == "Paris country France."
     assert verbalise(template, ["Q1", "Q2", "Q1"], labels) == (
-        "Paris country France. France capital Paris.")
+        "Paris country France. France capital Paris."
+    )
 
 
 # --- the search on the embedded snapshot ---------------------------------------------------
@@ -127,7 +132,8 @@ def test_verbalisation_uses_labels_and_the_bound_triples_only() -> None:
 
 @pytest.mark.parametrize("direction", ["tail", "head"])
 def test_every_step_is_reranked_and_bounded_and_every_triple_is_a_claim(
-        demo, direction: str) -> None:
+    demo, direction: str
+) -> None:
     template = parse_template(CHAIN)
     graph = Graph(demo)
     roots = graph.roots(class_category("Q515"))
@@ -138,15 +144,14 @@ def test_every_step_is_reranked_and_bounded_and_every_triple_is_a_claim(
         calls.append(got)
         return got
 
-    result = beam_search(graph, template, roots, scorer, direction, beam=50, keep=0.75,
-                         units=50)
+    result = beam_search(graph, template, roots, scorer, direction, beam=50, keep=0.75, units=50)
     assert len(result.steps) == 3 and len(calls) == 3
     assert result.steps[0]["candidates"] == len(roots) > 50
     for step in result.steps:
         assert step["kept"] == min(50, math.ceil(0.75 * step["candidates"]))
     # The final beam is the extreme of the last step's scores, in order.
     last = sorted(calls[-1]) if direction == "tail" else sorted(calls[-1], reverse=True)
-    assert [c.scores[-1] for c in result.units] == last[:len(result.units)]
+    assert [c.scores[-1] for c in result.units] == last[: len(result.units)]
     for cand in result.units:
         x, a, b = cand.values
         assert is_claim(demo, x, "P17", a) and is_claim(demo, a, "P36", b)
@@ -164,7 +169,8 @@ def test_the_session_cache_answers_like_the_embedded_source(demo, tmp_path: Path
         assert Graph(SessionCacheSource(store)).property_type("P17") == "wikibase-item"
     embedded = Graph(demo).values(roots, "P17")
     assert cached and {s: [v.qid for v in vs] for s, vs in cached.items()} == {
-        s: [v.qid for v in vs] for s, vs in embedded.items()}
+        s: [v.qid for v in vs] for s, vs in embedded.items()
+    }
 
 
 # --- the job: saving, provenance, cancel, bad input ---------------------------------------
@@ -172,9 +178,12 @@ def test_the_session_cache_answers_like_the_embedded_source(demo, tmp_path: Path
 
 def test_job_saves_both_sets_with_provenance_and_delta(demo, tmp_path: Path) -> None:
     with SessionStore.create(tmp_path / "s.taillens") as store:
-        job = search_job(store, demo, SearchRequest(CHAIN, "stub", class_qid="Q515",
-                                                    beam=40, units=5),
-                         scorer=stub_scorer)
+        job = search_job(
+            store,
+            demo,
+            SearchRequest(CHAIN, "stub", class_qid="Q515", beam=40, units=5),
+            scorer=stub_scorer,
+        )
         outcome = run_job(job)
         assert isinstance(outcome, JobSucceeded), outcome
         summary = outcome.result
@@ -193,8 +202,7 @@ def test_job_saves_both_sets_with_provenance_and_delta(demo, tmp_path: Path) -> 
         for t in en:
             assert is_claim(demo, t.subject_qid, t.property_pid, t.object_value)
     assert max(by["tail"]) <= min(by["head"])
-    assert summary.delta == pytest.approx(
-        sum(by["head"]) / 5 - sum(by["tail"]) / 5)
+    assert summary.delta == pytest.approx(sum(by["head"]) / 5 - sum(by["tail"]) / 5)
 
 
 class _CancelOnCall:
@@ -213,24 +221,32 @@ def test_cancel_leaves_nothing_saved(demo, tmp_path: Path, call: int) -> None:
     token = CancelToken()
     with SessionStore.create(tmp_path / "s.taillens") as store:
         scorer = _CancelOnCall(token, call)
-        job = search_job(store, demo, SearchRequest(CHAIN, "stub", class_qid="Q515",
-                                                    beam=20, units=3), scorer=scorer)
+        job = search_job(
+            store,
+            demo,
+            SearchRequest(CHAIN, "stub", class_qid="Q515", beam=20, units=3),
+            scorer=scorer,
+        )
         assert isinstance(run_job(job, token), JobWasCancelled)
         assert list_units(store) == []
 
 
-@pytest.mark.parametrize(("request_args", "words"), [
-    ({"template": "?x P99999 ?a"}, "P99999 is not a property"),
-    ({"template": "?x P569 ?a"}, "takes time values"),
-    ({"template": "?x P17"}, "pattern 1"),
-    ({"class_qid": "Q5x"}, "not a Wikidata item id"),
-    ({"class_qid": None, "category": "NoSuch"}, "no category named"),
-    ({"beam": 0}, "--beam"),
-    ({"keep": 1.5}, "--keep"),
-    ({"direction": "sideways"}, "--direction"),
-])
-def test_bad_input_is_refused_before_the_job(demo, tmp_path: Path, request_args,
-                                             words: str) -> None:
+@pytest.mark.parametrize(
+    ("request_args", "words"),
+    [
+        ({"template": "?x P99999 ?a"}, "P99999 is not a property"),
+        ({"template": "?x P569 ?a"}, "takes time values"),
+        ({"template": "?x P17"}, "pattern 1"),
+        ({"class_qid": "Q5x"}, "not a Wikidata item id"),
+        ({"class_qid": None, "category": "NoSuch"}, "no category named"),
+        ({"beam": 0}, "--beam"),
+        ({"keep": 1.5}, "--keep"),
+        ({"direction": "sideways"}, "--direction"),
+    ],
+)
+def test_bad_input_is_refused_before_the_job(
+    demo, tmp_path: Path, request_args, words: str
+) -> None:
     fields = {"template": CHAIN, "model": "stub", "class_qid": "Q515", **request_args}
     with SessionStore.create(tmp_path / "s.taillens") as store:
         with pytest.raises(Exception) as error:  # noqa: PT011 - checked just below
@@ -249,10 +265,12 @@ def test_the_new_queries_validate_their_parameters() -> None:
     assert "VALUES ?s { wd:Q1 wd:Q2 }" in text and "wdt:P17" in text
     assert queries.parse_check(text) == text
     assert queries.parse_check(queries.item_labels(["Q1", "P17"], "it"))
-    for bad in (lambda: queries.triple_values(["Q1"], "P17\n", 10, 0),
-                lambda: queries.triple_values(["Q1 } ?s ?p ?o {"], "P17", 10, 0),
-                lambda: queries.triple_values([f"Q{i + 1}" for i in range(201)], "P1", 1, 0),
-                lambda: queries.triple_values(["Q1"], "P17", 10**9, 0),
-                lambda: queries.item_labels(["Q1"], "de")):
+    for bad in (
+        lambda: queries.triple_values(["Q1"], "P17\n", 10, 0),
+        lambda: queries.triple_values(["Q1 } ?s ?p ?o {"], "P17", 10, 0),
+        lambda: queries.triple_values([f"Q{i + 1}" for i in range(201)], "P1", 1, 0),
+        lambda: queries.triple_values(["Q1"], "P17", 10**9, 0),
+        lambda: queries.item_labels(["Q1"], "de"),
+    ):
         with pytest.raises(queries.QueryError):
             bad()

@@ -77,14 +77,17 @@ def test_head_tail_threshold_and_torso(panel: BrowserPanel) -> None:
 
 
 def test_filters_and_search(panel: BrowserPanel) -> None:
-    panel.show_category("City", make_columns([5, 50, 3, 30, 10, 2],
-                                             ["en", "it", "en it", "es", "", "en"]))
+    panel.show_category(
+        "City", make_columns([5, 50, 3, 30, 10, 2], ["en", "it", "en it", "es", "", "en"])
+    )
     panel.tier_filter.setCurrentIndex(1)  # head
     assert panel.model.rowCount() == 2
     panel.tier_filter.setCurrentIndex(0)
     panel.wiki_filter.setCurrentIndex(2)  # has it page
     assert {panel.model.data(panel.model.index(r, 1)) for r in range(panel.model.rowCount())} == {
-        "Q2", "Q3"}
+        "Q2",
+        "Q3",
+    }
     panel.wiki_filter.setCurrentIndex(0)
     panel.search_edit.setText("q4")
     assert panel.model.rowCount() == 1
@@ -117,10 +120,16 @@ def test_selecting_a_row_asks_for_the_entity(qtbot, panel: BrowserPanel) -> None
 def test_inspector_greys_dropped_claims(panel: BrowserPanel, qtbot) -> None:
     details = EntityDetails(
         qid="Q2",
-        terms=(Term("Q2", "en", "label", "Valdoria"), Term("Q2", "it", "label", "Valdoria"),
-               Term("P17", "en", "label", "country"), Term("Q38", "en", "label", "Italy")),
-        claims=(ClaimRecord("s1", "Q2", "P17", "Q38", "wikibase-item"),
-                ClaimRecord("s2", "Q2", "P214", "123", "external-id")),
+        terms=(
+            Term("Q2", "en", "label", "Valdoria"),
+            Term("Q2", "it", "label", "Valdoria"),
+            Term("P17", "en", "label", "country"),
+            Term("Q38", "en", "label", "Italy"),
+        ),
+        claims=(
+            ClaimRecord("s1", "Q2", "P17", "Q38", "wikibase-item"),
+            ClaimRecord("s2", "Q2", "P214", "123", "external-id"),
+        ),
         property_types={"P17": "wikibase-item", "P214": "external-id"},
     )
     panel.show_entity(details)
@@ -154,8 +163,9 @@ def test_overlay_and_export(panel: BrowserPanel, tmp_path: Path, monkeypatch) ->
     import widgets.browser as browser_module
 
     chosen = tmp_path / "chosen.svg"
-    monkeypatch.setattr(browser_module, "ask_export",
-                        lambda _parent, name: (chosen, ExportOptions(".svg")))
+    monkeypatch.setattr(
+        browser_module, "ask_export", lambda _parent, name: (chosen, ExportOptions(".svg"))
+    )
     panel.export_button.click()
     assert b"<svg" in chosen.read_bytes()
 
@@ -169,8 +179,13 @@ def test_distribution_lines_map_between_plots() -> None:
 
 def test_long_tail_sub_tiers_are_shown_and_filtered(panel: BrowserPanel) -> None:
     panel.show_category("City", make_columns([50, 30, 3, 2, 1], ["en it", "en", "it", "en es", ""]))
-    tiers = dict(zip([panel.model.data(panel.model.index(r, 1)) for r in range(5)],
-                     visible_tiers(panel), strict=True))
+    tiers = dict(
+        zip(
+            [panel.model.data(panel.model.index(r, 1)) for r in range(5)],
+            visible_tiers(panel),
+            strict=True,
+        )
+    )
     assert tiers["Q3"] == "long tail · it only"
     assert tiers["Q4"] == "long tail" and tiers["Q5"] == "long tail"
     panel.tier_filter.setCurrentIndex(panel.tier_filter.findText("long tail · it only"))

@@ -31,30 +31,49 @@ DPI = 100  # 6.4 × 3.6 in -> 640 × 360 px
 WIDTH, HEIGHT = 640, 360
 SIZE = (6.4, 3.6)
 rng = np.random.default_rng(7)
-BLEU = [("model-a · head", list(rng.uniform(20, 90, 60))),
-        ("model-a · long_tail", list(rng.uniform(0, 60, 60)) + [99.0])]
-PPL = [("model-a · head", list(10 ** rng.normal(1.2, 0.3, 80))),
-       ("model-a · long_tail", list(10 ** rng.normal(1.8, 0.4, 80)) + [5e4])]
+BLEU = [
+    ("model-a · head", list(rng.uniform(20, 90, 60))),
+    ("model-a · long_tail", list(rng.uniform(0, 60, 60)) + [99.0]),
+]
+PPL = [
+    ("model-a · head", list(10 ** rng.normal(1.2, 0.3, 80))),
+    ("model-a · long_tail", list(10 ** rng.normal(1.8, 0.4, 80)) + [5e4]),
+]
 COUNTS = list(rng.zipf(1.8, 400) % 3000 + 1)
 
 FIGURES = {
-    "box-bleu": lambda: box_figure(BLEU, title="BLEU by tier", ylabel="BLEU", metric="bleu",
-                                   size_in=SIZE),
-    "box-ppl": lambda: box_figure(PPL, title="PPL by tier", ylabel="PPL", log10=True,
-                                  metric="ppl", size_in=SIZE),
-    "distribution": lambda: distribution_figure(BLEU, title="BLEU", xlabel="BLEU",
-                                                metric="bleu", size_in=SIZE),
-    "scatter": lambda: scatter_figure(COUNTS[:161], [v for _, g in PPL for v in g],
-                                      title="ppl", xlabel="statements", ylabel="PPL",
-                                      log_x=True, log_y=True, metric="entity_ppl",
-                                      size_in=SIZE),
-    "histogram": lambda: tier_figure("histogram", [("City", Distribution(COUNTS))],
-                                     {"pareto": 40, "head_tail": 12}, size_in=SIZE),
-    "rank_frequency": lambda: tier_figure("rank_frequency", [("City", Distribution(COUNTS))],
-                                          {"pareto": 40}, size_in=SIZE),
-    "lorenz": lambda: tier_figure("lorenz", [("City", Distribution(COUNTS)),
-                                             ("River", Distribution(COUNTS[::2]))],
-                                  {"head_tail": 12}, size_in=SIZE),
+    "box-bleu": lambda: box_figure(
+        BLEU, title="BLEU by tier", ylabel="BLEU", metric="bleu", size_in=SIZE
+    ),
+    "box-ppl": lambda: box_figure(
+        PPL, title="PPL by tier", ylabel="PPL", log10=True, metric="ppl", size_in=SIZE
+    ),
+    "distribution": lambda: distribution_figure(
+        BLEU, title="BLEU", xlabel="BLEU", metric="bleu", size_in=SIZE
+    ),
+    "scatter": lambda: scatter_figure(
+        COUNTS[:161],
+        [v for _, g in PPL for v in g],
+        title="ppl",
+        xlabel="statements",
+        ylabel="PPL",
+        log_x=True,
+        log_y=True,
+        metric="entity_ppl",
+        size_in=SIZE,
+    ),
+    "histogram": lambda: tier_figure(
+        "histogram", [("City", Distribution(COUNTS))], {"pareto": 40, "head_tail": 12}, size_in=SIZE
+    ),
+    "rank_frequency": lambda: tier_figure(
+        "rank_frequency", [("City", Distribution(COUNTS))], {"pareto": 40}, size_in=SIZE
+    ),
+    "lorenz": lambda: tier_figure(
+        "lorenz",
+        [("City", Distribution(COUNTS)), ("River", Distribution(COUNTS[::2]))],
+        {"head_tail": 12},
+        size_in=SIZE,
+    ),
 }
 
 
@@ -93,8 +112,7 @@ def differences(reference: np.ndarray, other: np.ndarray) -> tuple[float, int]:
     """Mean absolute difference of the cells, and the largest bounding-box offset (px)."""
     assert reference.shape == other.shape
     mean = float(np.abs(_cells(reference) - _cells(other)).mean())
-    offset = max(abs(a - b) for a, b in zip(_ink_box(reference), _ink_box(other),
-                                             strict=True))
+    offset = max(abs(a - b) for a, b in zip(_ink_box(reference), _ink_box(other), strict=True))
     return mean, offset
 
 
@@ -118,8 +136,21 @@ def test_svg_renders_as_the_png(name: str, tmp_path: Path) -> None:
     assert_same_picture(reference, _svg_raster(svg.read_bytes(), WIDTH, HEIGHT), f"{name}.svg (Qt)")
     if shutil.which("rsvg-convert"):
         out = tmp_path / f"{name}-rsvg.png"
-        subprocess.run(["rsvg-convert", "-w", str(WIDTH), "-h", str(HEIGHT), "-b", "white", "-o",
-                        str(out), str(svg)], check=True)
+        subprocess.run(
+            [
+                "rsvg-convert",
+                "-w",
+                str(WIDTH),
+                "-h",
+                str(HEIGHT),
+                "-b",
+                "white",
+                "-o",
+                str(out),
+                str(svg),
+            ],
+            check=True,
+        )
         assert_same_picture(reference, _gray(QImage(str(out))), f"{name}.svg (librsvg)")
 
 
@@ -130,10 +161,19 @@ def test_pdf_renders_as_the_png(name: str, tmp_path: Path) -> None:
     reference = _png(tmp_path, name)
     pdf = save_figure(FIGURES[name](), tmp_path / f"{name}.pdf", title=name)
     assert pdf.read_bytes()[:5] == b"%PDF-"
-    subprocess.run(["pdftoppm", "-r", str(DPI), "-png", "-singlefile", str(pdf),
-                    str(tmp_path / f"{name}-pdf")], check=True)
-    assert_same_picture(reference, _gray(QImage(str(tmp_path / f"{name}-pdf.png"))),
-                        f"{name}.pdf")
+    subprocess.run(
+        [
+            "pdftoppm",
+            "-r",
+            str(DPI),
+            "-png",
+            "-singlefile",
+            str(pdf),
+            str(tmp_path / f"{name}-pdf"),
+        ],
+        check=True,
+    )
+    assert_same_picture(reference, _gray(QImage(str(tmp_path / f"{name}-pdf.png"))), f"{name}.pdf")
 
 
 def test_the_comparison_fails_on_a_misplaced_plot(tmp_path: Path) -> None:
@@ -142,8 +182,11 @@ def test_the_comparison_fails_on_a_misplaced_plot(tmp_path: Path) -> None:
     svg = save_figure(FIGURES["box-bleu"](), tmp_path / "box.svg").read_text(encoding="utf-8")
     # The boxes and their medians/whiskers: every patch and line group inside the axes,
     # but not the figure's and axes' backgrounds (patch_1, patch_2) or the frame.
-    moved, count = re.subn(r'<g id="(patch_[3-4]|line2d_(?:[2-9]|1\d))">',
-                           r'<g id="\1" transform="translate(0 20)">', svg)
+    moved, count = re.subn(
+        r'<g id="(patch_[3-4]|line2d_(?:[2-9]|1\d))">',
+        r'<g id="\1" transform="translate(0 20)">',
+        svg,
+    )
     assert count >= 4
     mean, offset = differences(reference, _svg_raster(moved.encode(), WIDTH, HEIGHT))
     assert mean >= 0.012 or offset > 3
@@ -165,8 +208,7 @@ def test_png_has_the_chosen_size_and_keeps_the_y_label(tmp_path: Path) -> None:
 def test_axes_follow_the_data_within_the_metric_range() -> None:
     bleu = box_figure(BLEU, title="t", metric="bleu").axes[0].get_ylim()
     assert bleu[0] >= 0 and bleu[1] <= 100  # not -25 as the old HTML report's axis
-    low, high = box_figure([("a", [40.0, 50.0, 60.0])], title="t", metric="bleu"
-                           ).axes[0].get_ylim()
+    low, high = box_figure([("a", [40.0, 50.0, 60.0])], title="t", metric="bleu").axes[0].get_ylim()
     assert 35 < low < 40 and 60 < high < 65
     ppl = box_figure(PPL, title="t", log10=True, metric="ppl").axes[0]
     assert ppl.get_ylim()[0] >= 1 and ppl.get_yscale() == "log"  # perplexities are >= 1
@@ -201,15 +243,25 @@ def test_export_job_writes_every_figure_and_stops_on_cancel(tmp_path: Path) -> N
     from core.jobs import CancelToken, JobSucceeded, JobWasCancelled, run_job
     from core.report import PlotSpec
 
-    specs = [PlotSpec("box", "BLEU by tier", "bleu", groups=tuple(
-                 (label, tuple(values)) for label, values in BLEU), ylabel="BLEU"),
-             PlotSpec("distribution", "chrF++", "chrf++", groups=(("head", (1.0, 2.0)),))]
+    specs = [
+        PlotSpec(
+            "box",
+            "BLEU by tier",
+            "bleu",
+            groups=tuple((label, tuple(values)) for label, values in BLEU),
+            ylabel="BLEU",
+        ),
+        PlotSpec("distribution", "chrF++", "chrf++", groups=(("head", (1.0, 2.0)),)),
+    ]
     seen = []
     outcome = run_job(export_figures_job_for(specs, tmp_path / "out"), None, seen.append)
     assert isinstance(outcome, JobSucceeded)
-    assert [p.name for p in outcome.result] == ["01-box-bleu.png", "01-box-bleu.pdf",
-                                                "02-distribution-chrf__.png",
-                                                "02-distribution-chrf__.pdf"]
+    assert [p.name for p in outcome.result] == [
+        "01-box-bleu.png",
+        "01-box-bleu.pdf",
+        "02-distribution-chrf__.png",
+        "02-distribution-chrf__.pdf",
+    ]
     assert QImage(str(outcome.result[0])).width() == 256  # 6.4 in at 40 dpi
     assert seen and seen[-1].done == seen[-1].total == 4
     token = CancelToken()

@@ -33,8 +33,9 @@ from widgets.likelihood import LikelihoodPanel
 def scored_view(tmp_path: Path, tiny_causal_lm: Path) -> LikelihoodView:
     path = seed_city_session(tmp_path / "cities.taillens")
     with SessionStore.open(path) as store:
-        outcome = run_job(likelihood_job(store, LikelihoodRequest(
-            "City", tiny_causal_lm, "en", device="cpu")))
+        outcome = run_job(
+            likelihood_job(store, LikelihoodRequest("City", tiny_causal_lm, "en", device="cpu"))
+        )
         assert isinstance(outcome, JobSucceeded)
         table = load_likelihood_table(store, "City", model_key(tiny_causal_lm), "en")
         return LikelihoodView(table, scored_models(store, "City"), None)
@@ -54,7 +55,8 @@ def test_panel_plots_both_signals_and_lists_disagreements(qtbot, scored_view) ->
     assert panel.cutoff == matched_cutoff(table) and panel.line.value() == panel.cutoff
     expected = disagreements(table, panel.cutoff)
     assert [panel.list.item(r, 0).text() for r in range(panel.list.rowCount())] == [
-        d.qid for d in expected]
+        d.qid for d in expected
+    ]
     highlighted = {p.data() for p in panel.scatter.points() if p.size() == 8}
     assert highlighted == {d.qid for d in expected}
 
@@ -87,7 +89,8 @@ def test_tab_scores_and_stores_the_cutoff_in_the_window(qtbot, tmp_path, tiny_ca
 
     path = seed_city_session(tmp_path / "cities.taillens")
     window, controller = build_window(
-        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
     qtbot.addWidget(window)
     try:
         assert controller.open_session(path)
@@ -96,13 +99,19 @@ def test_tab_scores_and_stores_the_cutoff_in_the_window(qtbot, tmp_path, tiny_ca
         likelihood = controller.likelihood
         assert tabs.tabText(likelihood.tab_index) == "Likelihood"
         tabs.setCurrentIndex(likelihood.tab_index)
-        qtbot.waitUntil(lambda: "score the members" in
-                        likelihood.panel.correlation_label.text(), timeout=10_000)
+        qtbot.waitUntil(
+            lambda: "score the members" in likelihood.panel.correlation_label.text(), timeout=10_000
+        )
 
         likelihood.panel.model_edit.setText(str(tiny_causal_lm))
         likelihood.panel.score_button.click()
-        qtbot.waitUntil(lambda: likelihood.panel.view is not None
-                        and likelihood.panel.view.table.scored == len(CITIES), timeout=60_000)
+        qtbot.waitUntil(
+            lambda: (
+                likelihood.panel.view is not None
+                and likelihood.panel.view.table.scored == len(CITIES)
+            ),
+            timeout=60_000,
+        )
         panel = likelihood.panel
         cutoff = float(np.nanmedian(panel.view.table.label_loglik))
         panel.line.setValue(cutoff)
@@ -111,11 +120,15 @@ def test_tab_scores_and_stores_the_cutoff_in_the_window(qtbot, tmp_path, tiny_ca
         store = controller.store
         assert load_cutoff(store, "City").cutoff == pytest.approx(cutoff)
         with store.unit_of_work() as db:
-            tiers = dict(db.execute(select(Entity.qid, CategoryMember.model_tier).join(
-                CategoryMember, CategoryMember.entity_id == Entity.id)).all())
+            tiers = dict(
+                db.execute(
+                    select(Entity.qid, CategoryMember.model_tier).join(
+                        CategoryMember, CategoryMember.entity_id == Entity.id
+                    )
+                ).all()
+            )
         values = dict(zip(panel.view.table.qids, panel.view.table.label_loglik, strict=True))
-        assert tiers == {q: "model_tail" if v < cutoff else "model_head"
-                         for q, v in values.items()}
+        assert tiers == {q: "model_tail" if v < cutoff else "model_head" for q, v in values.items()}
         # The Browser's "Export plot…" exports the shown tab: this one.
         exported = controller.browser.panel.plots.export(tmp_path / "likelihood.svg")
         assert "Likelihood against popularity" in exported.read_text(encoding="utf-8")

@@ -53,14 +53,21 @@ def test_every_panel_is_a_closable_movable_dock(qtbot, settings_path: Path) -> N
 def test_menus_hold_the_promised_actions(qtbot, settings_path: Path) -> None:
     window = make_window(qtbot, settings_path)
     file_items = menu_texts(window, "File")
-    for expected in ("New session…", "Open…", "Open recent", "Save as…", "Save a copy…",
-                     "Import…", "Export…", "Quit"):
+    for expected in (
+        "New session…",
+        "Open…",
+        "Open recent",
+        "Save as…",
+        "Save a copy…",
+        "Import…",
+        "Export…",
+        "Quit",
+    ):
         assert expected in file_items
     view_items = menu_texts(window, "View")
     for title in [*PANEL_TITLES, "Session", "Error log", "Reset layout"]:
         assert title in view_items
-    assert menu_texts(window, "Help") == ["Getting started", "Keyboard shortcuts",
-                                          "About TailLens"]
+    assert menu_texts(window, "Help") == ["Getting started", "Keyboard shortcuts", "About TailLens"]
     assert "Preferences…" in file_items
 
 
@@ -133,10 +140,12 @@ def test_recent_files_menu(qtbot, settings_path: Path, tmp_path: Path) -> None:
 
 
 def test_error_message_is_a_bar_in_the_window_with_details_on_demand(
-        qtbot, settings_path: Path) -> None:
+    qtbot, settings_path: Path
+) -> None:
     window = make_window(qtbot, settings_path)
-    bar = window.show_error("Cannot open session", "notes.txt is not a TailLens session",
-                            "first bytes: 'hello'")
+    bar = window.show_error(
+        "Cannot open session", "notes.txt is not a TailLens session", "first bytes: 'hello'"
+    )
     assert bar.isVisible() and bar.window() is window  # in the window, not a dialog
     assert QApplication.activeModalWidget() is None
     assert "not a TailLens session" in bar.text()
@@ -151,7 +160,8 @@ def test_error_message_is_a_bar_in_the_window_with_details_on_demand(
 
 
 def test_job_failure_user_error_is_a_bar_bug_goes_to_the_error_log(
-        qtbot, settings_path: Path) -> None:
+    qtbot, settings_path: Path
+) -> None:
     window = make_window(qtbot, settings_path)
     window.show_job_failure("Fetch City", "HTTP 429: slow down", "")
     assert window.message_bar.isVisible() and "HTTP 429" in window.message_bar.text()
@@ -188,7 +198,8 @@ def test_status_text_never_runs_into_the_session_path(qtbot, settings_path: Path
 
 
 def test_ctrl_number_raises_and_focuses_a_tabbed_panel_and_never_hides_it(
-        qtbot, settings_path: Path) -> None:
+    qtbot, settings_path: Path
+) -> None:
     window = make_window(qtbot, settings_path)
     verbalise, annotate = window.docks["verbalise"], window.docks["annotate"]
     assert verbalise in window.tabifiedDockWidgets(annotate)

@@ -16,19 +16,18 @@ GROUPS = [("head", [1.0, 2.0, 3.0, 4.0, 9.0]), ("long_tail", [0.5, 1.0, 1.5, 2.0
 
 
 def _make(size_in: tuple[float, float]):
-    return box_figure(GROUPS, title="Statements per entity", ylabel="BLEU", metric="bleu",
-                      size_in=size_in)
+    return box_figure(
+        GROUPS, title="Statements per entity", ylabel="BLEU", metric="bleu", size_in=size_in
+    )
 
 
 def test_png_has_the_chosen_size_and_dpi(tmp_path: Path) -> None:
     for dpi, size, pixels in ((300, (6.4, 3.6), (1920, 1080)), (100, (3.0, 2.0), (300, 200))):
-        path = export_figure(_make, tmp_path / f"p{dpi}.PNG", "t",
-                             ExportOptions(".png", size, dpi))
+        path = export_figure(_make, tmp_path / f"p{dpi}.PNG", "t", ExportOptions(".png", size, dpi))
         assert path == tmp_path / f"p{dpi}.PNG"  # suffix matched case-insensitively
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         image = QImage(str(path))
-        assert (image.width(), image.height()) == pixels == ExportOptions(".png", size,
-                                                                          dpi).pixels
+        assert (image.width(), image.height()) == pixels == ExportOptions(".png", size, dpi).pixels
     # Without options: 300 dpi, the default size; readable by others as a new file is.
     path = export_figure(_make, tmp_path / "d.png", "t")
     default = QImage(str(path))

@@ -47,8 +47,11 @@ def run_migrations_online() -> None:
         return
     session = context.get_x_argument(as_dictionary=True).get("session")
     # URL.create: a file name holding %, ? or # is the file itself, not URL syntax.
-    url = (URL.create("sqlite", database=session) if session
-           else config.get_main_option("sqlalchemy.url"))
+    url = (
+        URL.create("sqlite", database=session)
+        if session
+        else config.get_main_option("sqlalchemy.url")
+    )
     if not url:
         raise RuntimeError("pass -x session=FILE.taillens, or a connection in attributes")
     engine = create_engine(url)

@@ -38,26 +38,34 @@ TL = Namespace("https://taillens.org/ns#")
 
 
 def labels(item: str, en: str, it: str, es: str) -> tuple[Term, ...]:
-    return tuple(Term(item, lang, "label", text)
-                 for lang, text in (("en", en), ("it", it), ("es", es)))
+    return tuple(
+        Term(item, lang, "label", text) for lang, text in (("en", en), ("it", it), ("es", es))
+    )
 
 
 ROME = EntityDetails(
     "Q220",
-    terms=(*labels("Q220", "Rome", "Roma", "Roma"),
-           *labels("P17", "country", "paese", "país"),
-           *labels("P571", "inception", "data di fondazione", "fecha de fundación"),
-           *labels("Q38", "Italy", "Italia", "Italia")),
-    claims=(ClaimRecord("Q220$A1", "Q220", "P17", "Q38", "wikibase-item", rank="preferred"),
-            ClaimRecord("Q220$A2", "Q220", "P571", "-0753-04-21T00:00:00Z", "time",
-                        value_json={"precision": 11})),
+    terms=(
+        *labels("Q220", "Rome", "Roma", "Roma"),
+        *labels("P17", "country", "paese", "país"),
+        *labels("P571", "inception", "data di fondazione", "fecha de fundación"),
+        *labels("Q38", "Italy", "Italia", "Italia"),
+    ),
+    claims=(
+        ClaimRecord("Q220$A1", "Q220", "P17", "Q38", "wikibase-item", rank="preferred"),
+        ClaimRecord(
+            "Q220$A2", "Q220", "P571", "-0753-04-21T00:00:00Z", "time", value_json={"precision": 11}
+        ),
+    ),
     property_types={"P17": "wikibase-item", "P571": "time"},
 )
 ITALY = EntityDetails(
     "Q38",
-    terms=(*labels("Q38", "Italy", "Italia", "Italia"),
-           *labels("P38", "currency", "valuta", "moneda"),
-           *labels("Q4916", "euro", "euro", "euro")),
+    terms=(
+        *labels("Q38", "Italy", "Italia", "Italia"),
+        *labels("P38", "currency", "valuta", "moneda"),
+        *labels("Q4916", "euro", "euro", "euro"),
+    ),
     claims=(ClaimRecord("Q38$B1", "Q38", "P38", "Q4916", "wikibase-item"),),
     property_types={"P38": "wikibase-item"},
 )
@@ -89,11 +97,17 @@ def shown_triples(store: SessionStore) -> dict[str, list[tuple[str, str, str]]]:
     """Main triples per language as displayed (overrides in place of the labels)."""
     out: dict[str, list[tuple[str, str, str]]] = {}
     with store.unit_of_work() as db:
-        for row in db.scalars(select(UnitTriple).where(UnitTriple.tripleset == "main")
-                              .order_by(UnitTriple.lang, UnitTriple.position)):
-            out.setdefault(row.lang, []).append(tuple(  # type: ignore[arg-type]
-                getattr(row, f"{p}_override") or getattr(row, p)
-                for p in ("subject", "predicate", "object")))
+        for row in db.scalars(
+            select(UnitTriple)
+            .where(UnitTriple.tripleset == "main")
+            .order_by(UnitTriple.lang, UnitTriple.position)
+        ):
+            out.setdefault(row.lang, []).append(
+                tuple(  # type: ignore[arg-type]
+                    getattr(row, f"{p}_override") or getattr(row, p)
+                    for p in ("subject", "predicate", "object")
+                )
+            )
     return out
 
 
@@ -101,8 +115,11 @@ def test_tailnlg_export_of_a_built_unit_reimports_with_the_same_triples(
     built: SessionStore, tmp_path: Path
 ) -> None:
     expected = shown_triples(built)
-    assert expected["en"] == [("Rome", "country", "Italy"), ("Italy", "currency", "euro"),
-                              ("Rome", "inception", "21 April 753 BC")]
+    assert expected["en"] == [
+        ("Rome", "country", "Italy"),
+        ("Italy", "currency", "euro"),
+        ("Rome", "inception", "21 April 753 BC"),
+    ]
     assert expected["it"][1] == ("Italia", "valuta", "euro")
     assert expected["es"][2] == ("Roma", "fecha de fundación", "21 de abril del 753 a. C.")
 
@@ -117,11 +134,19 @@ def test_tailnlg_export_of_a_built_unit_reimports_with_the_same_triples(
         assert shown_triples(again) == expected
         with again.unit_of_work() as db:
             unit = db.scalars(select(DataUnit)).one()
-            assert (unit.uid, unit.shape, unit.size, unit.root_qid, unit.tier,
-                    unit.sub_tier) == ("rome-built", "mixed", 3, "Q220", "long_tail",
-                                       "long_tail_it")
-            original = db.scalars(select(UnitTriple).where(UnitTriple.tripleset == "original")
-                                  .order_by(UnitTriple.position)).all()
+            assert (unit.uid, unit.shape, unit.size, unit.root_qid, unit.tier, unit.sub_tier) == (
+                "rome-built",
+                "mixed",
+                3,
+                "Q220",
+                "long_tail",
+                "long_tail_it",
+            )
+            original = db.scalars(
+                select(UnitTriple)
+                .where(UnitTriple.tripleset == "original")
+                .order_by(UnitTriple.position)
+            ).all()
             assert [(t.subject, t.predicate, t.object) for t in original] == expected["en"]
 
 
@@ -136,8 +161,11 @@ def test_rdf_export_of_a_built_unit_holds_its_statements_and_ranks(
     unit = next(graph.subjects(TL.uid, Literal("rome-built")))
     statements = set(graph.objects(unit, TL.hasStatement))
     assert statements == {WDS[s.replace("$", "-")] for s in RANKS}
-    items = {"Q220$A1": ("Q220", "P17", WD.Q38), "Q38$B1": ("Q38", "P38", WD.Q4916),
-             "Q220$A2": ("Q220", "P571", None)}
+    items = {
+        "Q220$A1": ("Q220", "P17", WD.Q38),
+        "Q38$B1": ("Q38", "P38", WD.Q4916),
+        "Q220$A2": ("Q220", "P571", None),
+    }
     for statement_id, (subject, pid, value) in items.items():
         node = WDS[statement_id.replace("$", "-")]
         assert (WD[subject], P[pid], node) in graph
@@ -151,8 +179,7 @@ def test_rdf_export_of_a_built_unit_holds_its_statements_and_ranks(
     # Every word of every language is in the graph as a label of its item or property.
     for lang, rows in shown.items():
         # items is in the unit's triple order.
-        for (subject, predicate, obj), (qid, pid, value) in zip(rows, items.values(),
-                                                                strict=True):
+        for (subject, predicate, obj), (qid, pid, value) in zip(rows, items.values(), strict=True):
             assert Literal(subject, lang=lang) in set(graph.objects(WD[qid], RDFS.label))
             assert Literal(predicate, lang=lang) in set(graph.objects(WD[pid], RDFS.label))
             if value is not None:

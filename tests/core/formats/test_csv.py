@@ -44,8 +44,9 @@ def test_rows_per_unit(store: SessionStore, tmp_path: Path) -> None:
     import_wdv(store, write_wdv(tmp_path / "w.json", wdv_records()[:1]))
     with store.unit_of_work() as db:
         unit_id = db.scalars(select(DataUnit.id).where(DataUnit.uid == "u1")).one()
-        row = db.scalars(select(UnitTriple).where(
-            UnitTriple.unit_id == unit_id, UnitTriple.lang == "es")).one()
+        row = db.scalars(
+            select(UnitTriple).where(UnitTriple.unit_id == unit_id, UnitTriple.lang == "es")
+        ).one()
         row.object_override = "España"  # a manual correction is what gets exported
     out = tmp_path / "out.csv"
     report = export_csv(store, out)
@@ -57,13 +58,20 @@ def test_rows_per_unit(store: SessionStore, tmp_path: Path) -> None:
         assert tuple(reader.fieldnames or ()) == COLUMNS
         rows = list(reader)
     assert rows[0] == {
-        "uid": "u1", "category": "City", "shape": "sibling", "size": "2", "tier": "tail",
-        "sub_tier": "deep", "root_qid": "Q2158",
+        "uid": "u1",
+        "category": "City",
+        "shape": "sibling",
+        "size": "2",
+        "tier": "tail",
+        "sub_tier": "deep",
+        "root_qid": "Q2158",
         "triples_en": 'Gubbio | country | Italy ; Gubbio | population | "31,000"',
-        "references_en": 'Gubbio, in Italy, has 31,000 people. || '
-                         'Gubbio is an Italian town; "31,000" live\nthere.',
-        "triples_it": "Gubbio | paese | Italia", "references_it": "Gubbio è in Italia.",
-        "triples_es": "Gubbio | país | España", "references_es": "",
+        "references_en": "Gubbio, in Italy, has 31,000 people. || "
+        'Gubbio is an Italian town; "31,000" live\nthere.',
+        "triples_it": "Gubbio | paese | Italia",
+        "references_it": "Gubbio è in Italia.",
+        "triples_es": "Gubbio | país | España",
+        "references_es": "",
     }
     assert rows[1]["uid"] == "wdv:Q2158$ABC-1" and rows[1]["size"] == "1"
     assert rows[1]["triples_en"] == "Gubbio | country | Italy"

@@ -44,8 +44,11 @@ def test_formats_agree_and_escape(session: SessionStore, tmp_path: Path) -> None
     assert isomorphic(graph, graphs["nt"])
     nt = graphs["nt"]
     assert (URIRef(WD + "Q38"), None, Literal(NASTY, lang="en")) in nt
-    assert any(o == Literal(NASTY, lang="en") for o in nt.objects(None, None)
-               if isinstance(o, Literal) and o.language == "en")
+    assert any(
+        o == Literal(NASTY, lang="en")
+        for o in nt.objects(None, None)
+        if isinstance(o, Literal) and o.language == "en"
+    )
     # The row whose language is not a tag keeps its label, without a language.
     assert (URIRef(WD + "Q90"), None, Literal("Paris")) in nt
     assert len(set(nt.subjects(predicate=URIRef(TL + "uid")))) == 3

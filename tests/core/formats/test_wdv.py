@@ -19,8 +19,15 @@ from core.store.models import Annotation, Annotator, DataUnit, ModelRun, UnitTri
 from tests.core.formats.conftest import table_digest
 
 
-def _record(claim: str, subject: str, obj: Any, verbalisation: str, fluency: list[int],
-            adequacy: list[int], **extra: Any) -> dict[str, Any]:
+def _record(
+    claim: str,
+    subject: str,
+    obj: Any,
+    verbalisation: str,
+    fluency: list[int],
+    adequacy: list[int],
+    **extra: Any,
+) -> dict[str, Any]:
     agg = aggregates(fluency, adequacy)
     return {
         "claim_id": claim,
@@ -56,20 +63,41 @@ def _record(claim: str, subject: str, obj: Any, verbalisation: str, fluency: lis
 
 
 def wdv_records() -> list[dict[str, Any]]:
-    item = {"value": {"entity-type": "item", "numeric-id": 38, "id": "Q38"},
-            "type": "wikibase-entityid"}
+    item = {
+        "value": {"entity-type": "item", "numeric-id": 38, "id": "Q38"},
+        "type": "wikibase-entityid",
+    }
     quantity = {"value": {"amount": "+31000", "unit": "1"}, "type": "quantity"}
-    second = _record("Q2158$ABC-2", "Q2158", quantity, "Gubbio has 31,000 inhabitants.",
-                     [5, 4, 4, 3, 5], [0, 1, 0, 2, 0])
-    second.update(property_id="P1082", property_label="population", object_label="31,000",
-                  object_datatype="quantity", rank="preferred")
+    second = _record(
+        "Q2158$ABC-2",
+        "Q2158",
+        quantity,
+        "Gubbio has 31,000 inhabitants.",
+        [5, 4, 4, 3, 5],
+        [0, 1, 0, 2, 0],
+    )
+    second.update(
+        property_id="P1082",
+        property_label="population",
+        object_label="31,000",
+        object_datatype="quantity",
+        rank="preferred",
+    )
     return [
-        _record("Q2158$ABC-1", "Q2158", item, "Gubbio is in Italy.",
-                [5, 5, 4, 5, 4], [0, 0, 0, 0, 1]),
+        _record(
+            "Q2158$ABC-1", "Q2158", item, "Gubbio is in Italy.", [5, 5, 4, 5, 4], [0, 0, 0, 0, 1]
+        ),
         second,
         # Integer aggregates and an extra field are kept as written.
-        _record("Q90$XYZ", "Q90", {"entity-type": "item", "id": "Q142"},
-                "Paris is a city in France.", [4, 4, 4], [0, 0, 2], note="extra field")
+        _record(
+            "Q90$XYZ",
+            "Q90",
+            {"entity-type": "item", "id": "Q142"},
+            "Paris is a city in France.",
+            [4, 4, 4],
+            [0, 0, 2],
+            note="extra field",
+        )
         | {"subject_label": "Paris", "object_label": "France"},
     ]
 
@@ -93,7 +121,11 @@ def test_import_maps_records(store: SessionStore, wdv_file: Path) -> None:
     with store.unit_of_work() as db:
         unit = db.scalars(select(DataUnit).where(DataUnit.uid == "wdv:Q2158$ABC-1")).one()
         assert (unit.root_qid, unit.size, unit.shape, unit.origin) == (
-            "Q2158", 1, "sibling", "imported")
+            "Q2158",
+            1,
+            "sibling",
+            "imported",
+        )
         assert "verbalisation" not in unit.attributes["record"]
         assert unit.attributes["record"]["sampling_weight"] == 3.25
         triples = db.scalars(select(UnitTriple).order_by(UnitTriple.id)).all()
@@ -109,7 +141,8 @@ def test_import_maps_records(store: SessionStore, wdv_file: Path) -> None:
         assert texts[0] == "Gubbio is in Italy."
         workers = db.scalars(select(Annotator).order_by(Annotator.id)).all()
         assert [(w.name, w.is_anonymous) for w in workers] == [
-            (f"wdv-worker-{i}", True) for i in range(1, 6)]
+            (f"wdv-worker-{i}", True) for i in range(1, 6)
+        ]
         assert len(db.scalars(select(Annotation)).all()) == 13
 
 
@@ -141,8 +174,11 @@ def test_export_recomputes_aggregates(store: SessionStore, tmp_path: Path) -> No
         db.add(annotator)
         db.flush()
         verbalisation = db.scalars(select(Verbalisation)).one()
-        db.add(Annotation(annotator_id=annotator.id, verbalisation_id=verbalisation.id,
-                          fluency=2, adequacy=1))
+        db.add(
+            Annotation(
+                annotator_id=annotator.id, verbalisation_id=verbalisation.id, fluency=2, adequacy=1
+            )
+        )
     out = tmp_path / "out.json"
     export_wdv(store, out)
     annotations = json.loads(out.read_text())[0]["annotations"]
@@ -160,8 +196,9 @@ def test_bad_records_are_listed_and_skipped(store: SessionStore, tmp_path: Path)
     bad_type = good | {"claim_id": "c3", "subject_label": 7}
     bad_scores = copy.deepcopy(good) | {"claim_id": "c4"}
     bad_scores["annotations"]["adequacy_scores"] = [0, 3]
-    report = import_wdv(store, write_wdv(tmp_path / "w.json",
-                                         [good, no_label, bad_type, bad_scores, 5, good]))
+    report = import_wdv(
+        store, write_wdv(tmp_path / "w.json", [good, no_label, bad_type, bad_scores, 5, good])
+    )
     assert (report.entries, report.units) == (6, 1)
     reasons = [str(e) for e in report.errors]
     assert "missing field(s): object_label" in reasons[0]
@@ -184,8 +221,9 @@ def test_malformed_json_changes_nothing(store: SessionStore, tmp_path: Path) -> 
     assert table_digest(store) == before
 
 
-def test_failure_mid_import_rolls_back(store: SessionStore, wdv_file: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failure_mid_import_rolls_back(
+    store: SessionStore, wdv_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import core.formats.wdv as wdv
 
     before = table_digest(store)
@@ -273,8 +311,9 @@ def test_reader_agrees_with_json_loads(tmp_path: Path, chunk: int) -> None:
                 assert f"not valid JSON: {message} (expected a JSON array" in str(raised.value)
 
 
-def test_batches_stay_in_one_transaction(store: SessionStore, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batches_stay_in_one_transaction(
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import core.formats.wdv as wdv
 
     monkeypatch.setattr(wdv, "BATCH", 2)
@@ -287,7 +326,7 @@ def test_batches_stay_in_one_transaction(store: SessionStore, tmp_path: Path,
     before = table_digest(store)
     text = json.dumps(records, indent=2)
     broken = tmp_path / "broken.json"
-    broken.write_text(text[:-2] + ",\n  {\"claim_id\": }\n]\n", encoding="utf-8")
+    broken.write_text(text[:-2] + ',\n  {"claim_id": }\n]\n', encoding="utf-8")
     line = text[:-2].count("\n") + 2
     # Two batches were inserted before the error; the transaction takes them back.
     with pytest.raises(FormatError, match=rf"Expecting value at line {line}, column 16"):
@@ -300,13 +339,20 @@ def test_batches_stay_in_one_transaction(store: SessionStore, tmp_path: Path,
         assert len(db.scalars(select(Verbalisation)).all()) == 5
 
 
-@pytest.mark.parametrize(("encoding", "message"), [
-    ("latin-1", r"not readable as UTF-8 text: line 7, column 27 holds byte 0xe0, which is "
-                r"not valid UTF-8 \(the file may be Latin-1"),
-    ("utf-16", r"not UTF-8: it looks like UTF-16 or UTF-32 text"),
-])
+@pytest.mark.parametrize(
+    ("encoding", "message"),
+    [
+        (
+            "latin-1",
+            r"not readable as UTF-8 text: line 7, column 27 holds byte 0xe0, which is "
+            r"not valid UTF-8 \(the file may be Latin-1",
+        ),
+        ("utf-16", r"not UTF-8: it looks like UTF-16 or UTF-32 text"),
+    ],
+)
 def test_wrong_encoding_is_refused_and_changes_nothing(
-        store: SessionStore, tmp_path: Path, encoding: str, message: str) -> None:
+    store: SessionStore, tmp_path: Path, encoding: str, message: str
+) -> None:
     record = wdv_records()[0] | {"subject_label": "Città di Gubbio"}
     path = tmp_path / "wrong.json"
     path.write_text(json.dumps([record], ensure_ascii=False, indent=2), encoding=encoding)
@@ -316,17 +362,29 @@ def test_wrong_encoding_is_refused_and_changes_nothing(
     assert table_digest(store) == before
 
 
-def test_export_reports_the_units_it_cannot_hold(store: SessionStore, wdv_file: Path,
-                                                 tmp_path: Path) -> None:
+def test_export_reports_the_units_it_cannot_hold(
+    store: SessionStore, wdv_file: Path, tmp_path: Path
+) -> None:
     import_wdv(store, wdv_file)
     with store.unit_of_work() as db:
         pair = DataUnit(uid="pair", origin="built", size=2, shape="sibling", root_qid="Q90")
-        pair.triples = [UnitTriple(lang="en", tripleset="main", position=i, subject="Paris",
-                                   predicate=p, object=o)
-                        for i, (p, o) in enumerate([("country", "France"), ("mayor", "X")])]
+        pair.triples = [
+            UnitTriple(
+                lang="en", tripleset="main", position=i, subject="Paris", predicate=p, object=o
+            )
+            for i, (p, o) in enumerate([("country", "France"), ("mayor", "X")])
+        ]
         spanish = DataUnit(uid="solo-es", origin="built", size=1, shape="sibling")
-        spanish.triples = [UnitTriple(lang="es", tripleset="main", position=0,
-                                      subject="París", predicate="país", object="Francia")]
+        spanish.triples = [
+            UnitTriple(
+                lang="es",
+                tripleset="main",
+                position=0,
+                subject="París",
+                predicate="país",
+                object="Francia",
+            )
+        ]
         db.add_all([pair, spanish])
     out = tmp_path / "out.json"
     report = export_wdv(store, out)

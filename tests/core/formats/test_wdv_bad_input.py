@@ -69,15 +69,16 @@ def test_ids_that_are_not_wikidata_ids_are_reported(store: SessionStore, tmp_pat
     assert "record 1" in notes[0] and "subject_id 'Gubbio' is not a Wikidata item id" in notes[0]
     assert "record 2" in notes[1] and "'Q2158\\n'" in notes[1]
     assert "property_id 'P17 ' is not a Wikidata property id" in notes[2]
-    clean = import_wdv(store, write_wdv(tmp_path / "clean.json", [
-        r | {"claim_id": r["claim_id"] + "-b"} for r in wdv_records()
-    ]))
+    clean = import_wdv(
+        store,
+        write_wdv(
+            tmp_path / "clean.json", [r | {"claim_id": r["claim_id"] + "-b"} for r in wdv_records()]
+        ),
+    )
     assert clean.warnings == []
 
 
-def test_cli_messages_and_exit_codes(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_cli_messages_and_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     session = str(tmp_path / "s.taillens")
     brackets = tmp_path / "brackets.json"
     brackets.write_text("[" * 100_000)

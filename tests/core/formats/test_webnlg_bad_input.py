@@ -43,8 +43,11 @@ def seeded(store: SessionStore, tmp_path: Path) -> dict[str, str]:
 
 def test_malformed_xml_names_file_line_and_column(store: SessionStore, tmp_path: Path) -> None:
     before = seeded(store, tmp_path)
-    path = write(tmp_path, "broken.xml", HEAD + entry("A1") + "    <entry eid='x'>\n"
-                 "      <lex>unclosed\n    </entry>\n" + TAIL)
+    path = write(
+        tmp_path,
+        "broken.xml",
+        HEAD + entry("A1") + "    <entry eid='x'>\n      <lex>unclosed\n    </entry>\n" + TAIL,
+    )
     with pytest.raises(FormatError) as caught:
         import_webnlg(store, path)
     message = str(caught.value)
@@ -67,9 +70,7 @@ LAUGHS = """<?xml version="1.0"?>
 
 
 @pytest.mark.parametrize("body", [XXE, LAUGHS], ids=["xxe", "billion-laughs"])
-def test_doctype_and_entities_are_refused(
-    store: SessionStore, tmp_path: Path, body: str
-) -> None:
+def test_doctype_and_entities_are_refused(store: SessionStore, tmp_path: Path, body: str) -> None:
     before = seeded(store, tmp_path)
     path = write(tmp_path, "evil.xml", body)
     with pytest.raises(FormatError, match=r"evil\.xml was refused: it declares a DOCTYPE"):
@@ -99,9 +100,15 @@ def test_bad_entries_are_listed_and_valid_ones_imported(
     store: SessionStore, tmp_path: Path
 ) -> None:
     body = (
-        HEAD + entry("E1") + entry("E1") + entry("E3", triple="A | p")
-        + entry("E4", lang="xx-bogus") + entry("E5", size="two") + entry("E6", lang="it")
-        + entry("E7", lang="xx") + TAIL
+        HEAD
+        + entry("E1")
+        + entry("E1")
+        + entry("E3", triple="A | p")
+        + entry("E4", lang="xx-bogus")
+        + entry("E5", size="two")
+        + entry("E6", lang="it")
+        + entry("E7", lang="xx")
+        + TAIL
     )
     report = import_webnlg(store, write(tmp_path, "mixed.xml", body))
     assert report.summary_line() == "7 entries, 2 units, 2 references, 5 errors"
@@ -114,7 +121,9 @@ def test_bad_entries_are_listed_and_valid_ones_imported(
     with store.unit_of_work() as db:
         assert db.scalars(select(DataUnit.uid).order_by(DataUnit.id)).all() == ["E1", "E6"]
         assert db.scalars(select(UnitReference.lang).order_by(UnitReference.id)).all() == [
-            "en", "it"]
+            "en",
+            "it",
+        ]
     # Importing the same file again (a re-run): the two units are "already imported".
     again = import_webnlg(store, write(tmp_path, "mixed.xml", body))
     assert again.units == 0 and again.already == 2 and len(again.errors) == 5

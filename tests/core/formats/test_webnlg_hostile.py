@@ -92,8 +92,10 @@ def test_real_latin1_is_read_as_latin1(store: SessionStore, tmp_path: Path) -> N
 def test_an_entry_without_triples_is_listed_not_imported(
     store: SessionStore, tmp_path: Path
 ) -> None:
-    empty = ('    <entry category="C" eid="N1" size="0" unique_id="N1">\n'
-             '      <lex quality="gold" lid="Id1" lang="en">Nothing.</lex>\n    </entry>\n')
+    empty = (
+        '    <entry category="C" eid="N1" size="0" unique_id="N1">\n'
+        '      <lex quality="gold" lid="Id1" lang="en">Nothing.</lex>\n    </entry>\n'
+    )
     report = import_webnlg(store, write(tmp_path, "none.xml", HEAD + empty + entry("N2") + TAIL))
     assert report.summary_line() == "2 entries, 1 units, 1 references, 1 errors"
     assert report.errors[0].where == "entry 1 (eid N1)"
@@ -103,11 +105,18 @@ def test_an_entry_without_triples_is_listed_not_imported(
 def test_a_text_without_lang_among_italian_and_spanish_is_warned(
     store: SessionStore, tmp_path: Path
 ) -> None:
-    lexes = ('      <lex quality="gold" lid="Id1" lang="it">Testo.</lex>\n'
-             '      <lex quality="gold" lid="Id2" lang="es">Texto.</lex>\n'
-             '      <lex quality="gold" lid="Id3">Testo senza lingua.</lex>\n')
-    body = HEAD + entry("W1").replace(
-        '      <lex quality="gold" lid="Id1" lang="en">Text W1.</lex>\n', lexes) + TAIL
+    lexes = (
+        '      <lex quality="gold" lid="Id1" lang="it">Testo.</lex>\n'
+        '      <lex quality="gold" lid="Id2" lang="es">Texto.</lex>\n'
+        '      <lex quality="gold" lid="Id3">Testo senza lingua.</lex>\n'
+    )
+    body = (
+        HEAD
+        + entry("W1").replace(
+            '      <lex quality="gold" lid="Id1" lang="en">Text W1.</lex>\n', lexes
+        )
+        + TAIL
+    )
     report = import_webnlg(store, write(tmp_path, "tail.xml", body))
     assert (report.units, report.errors) == (1, [])
     [warning] = report.warnings
@@ -115,6 +124,7 @@ def test_a_text_without_lang_among_italian_and_spanish_is_warned(
     assert warning.reason.startswith("lex Id3 has no language and was stored as en (English by")
     assert "the entry's other texts are es, it" in warning.reason
     # An English sibling makes the file's language plausible: no warning.
-    plain = import_webnlg(store, write(tmp_path, "plain.xml", HEAD + entry("W2").replace(
-        'lang="en"', "") + TAIL))
+    plain = import_webnlg(
+        store, write(tmp_path, "plain.xml", HEAD + entry("W2").replace('lang="en"', "") + TAIL)
+    )
     assert plain.warnings == []

@@ -109,13 +109,16 @@ def test_webnlg_2020_layout_takes_the_file_name_language_and_round_trips(
     assert reference_langs(store) == ["en", "en", "en"]
     assert report.files == [
         f"{source.name}: 2 entries, 2 units, 3 references, 0 errors; 3 texts without a "
-        f"language taken as en (from the file name {source.name})"]
+        f"language taken as en (from the file name {source.name})"
+    ]
     out = tmp_path / "out.xml"
     export_webnlg(store, out, flavour="webnlg")
     exported = ET.parse(out).getroot()
     # lang="" comes back as the file had it, in its place.
     assert [list(lex.attrib.items()) for lex in exported.iter("lex")][0] == [
-        ("lang", ""), ("lid", "Id1")]
+        ("lang", ""),
+        ("lid", "Id1"),
+    ]
     assert_same_element(ET.fromstring(WEBNLG_2020.encode()), exported)
 
 
@@ -153,14 +156,22 @@ def test_a_folder_imports_recursively_in_one_transaction(
     report = import_webnlg(store, folder)
     assert report.summary_line() == "4 entries, 4 units, 5 references, 0 errors"
     assert [line.split(":")[0] for line in report.files] == [
-        "1triples/Airport.xml", "2triples/Airport.xml", "test/data-with-refs-ru.xml"]
+        "1triples/Airport.xml",
+        "2triples/Airport.xml",
+        "test/data-with-refs-ru.xml",
+    ]
     assert "taken as ru (from the file name data-with-refs-ru.xml)" in report.files[2]
     with store.unit_of_work() as db:
         assert db.scalars(select(DataUnit.uid).order_by(DataUnit.id)).all() == [
-            "1triples/Airport:Id1", "2triples/Airport:Id1", "test/data-with-refs-ru:Id6",
-            "test/data-with-refs-ru:Id8"]
-        assert db.scalars(select(UnitReference.provenance).order_by(UnitReference.id)).first() \
+            "1triples/Airport:Id1",
+            "2triples/Airport:Id1",
+            "test/data-with-refs-ru:Id6",
+            "test/data-with-refs-ru:Id8",
+        ]
+        assert (
+            db.scalars(select(UnitReference.provenance).order_by(UnitReference.id)).first()
             == "1triples/Airport.xml#Id1"
+        )
     assert reference_langs(store) == ["en", "en", "ru", "ru", "ru"]
 
 
@@ -220,7 +231,8 @@ def test_enriched_mentions_are_rows_and_export_from_there(
     assert annotated.text == "Aarhus Airport's runway length is 2702.0."
     assert [(m.entity, m.mention, m.tag, m.mention_type) for m in annotated.mentions] == [
         ("Aarhus_Airport", "Aarhus Airport 's", "AGENT-1", "name"),
-        ("2702.0", "2702.0", "PATIENT-1", "name")]
+        ("2702.0", "2702.0", "PATIENT-1", "name"),
+    ]
     assert mentions_of(store, annotated.reference_id) == list(annotated.mentions)
     # No copy of the references element hides in the layout: the rows are the truth.
     with store.unit_of_work() as db:
@@ -256,16 +268,22 @@ def test_enriched_webnlg_dev_folder_round_trips(
     in_files = [r for root in originals for r in root.iter("reference")]
     assert report.mentions == len(in_files)
     with store.unit_of_work() as db:
-        rows = db.execute(select(ReferenceMention.entity, ReferenceMention.mention,
-                                 ReferenceMention.tag, ReferenceMention.mention_type)
-                          .order_by(ReferenceMention.id)).all()
+        rows = db.execute(
+            select(
+                ReferenceMention.entity,
+                ReferenceMention.mention,
+                ReferenceMention.tag,
+                ReferenceMention.mention_type,
+            ).order_by(ReferenceMention.id)
+        ).all()
         assert db.scalar(select(func.count()).select_from(UnitReference)) == 2268
     assert rows == [(r.get("entity"), r.text, r.get("tag"), r.get("type")) for r in in_files]
     annotated = annotated_references(store, lang="en")
     # Texts whose references element is empty (10 in dev) have no mentions to list.
     assert len(annotated) == sum(len(r) > 0 for root in originals for r in root.iter("references"))
     assert Counter(m.mention_type for a in annotated for m in a.mentions) == Counter(
-        r.get("type") for r in in_files)
+        r.get("type") for r in in_files
+    )
 
     out = tmp_path / "dev.xml"
     assert export_webnlg(store, out, flavour="webnlg").references == 2268

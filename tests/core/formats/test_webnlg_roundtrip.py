@@ -40,42 +40,79 @@ def test_tailnlg_counts_and_round_trip(
     with store.unit_of_work() as db:
         assert db.scalar(select(func.count()).select_from(DataUnit)) == 615
         sets = Counter(db.execute(select(UnitTriple.lang, UnitTriple.tripleset)))
-        assert sets == {("en", "original"): 1293, ("en", "main"): 1293, ("es", "main"): 1282,
-                        ("it", "main"): 1271}
+        assert sets == {
+            ("en", "original"): 1293,
+            ("en", "main"): 1293,
+            ("es", "main"): 1282,
+            ("it", "main"): 1271,
+        }
         refs = db.execute(
-            select(UnitReference.lang, UnitReference.quality, UnitReference.lid,
-                   UnitReference.text, UnitReference.provenance).order_by(UnitReference.id)
+            select(
+                UnitReference.lang,
+                UnitReference.quality,
+                UnitReference.lid,
+                UnitReference.text,
+                UnitReference.provenance,
+            ).order_by(UnitReference.id)
         ).all()
         first = db.scalars(select(DataUnit).order_by(DataUnit.id).limit(1)).one()
-        assert (first.uid, first.root_qid, first.shape, first.size, first.tier, first.sub_tier,
-                first.origin, first.source) == (
-            "66J3S7", "Q823491", "chain", 4, "long_tail", "long_tail_en", "imported",
-            tailnlg_path.name)
+        assert (
+            first.uid,
+            first.root_qid,
+            first.shape,
+            first.size,
+            first.tier,
+            first.sub_tier,
+            first.origin,
+            first.source,
+        ) == (
+            "66J3S7",
+            "Q823491",
+            "chain",
+            4,
+            "long_tail",
+            "long_tail_en",
+            "imported",
+            tailnlg_path.name,
+        )
         assert list(first.attributes["entry"]) == [
-            "category", "eid", "shape", "shape_type", "size", "unique_id", "qid", "type",
-            "subtype"]
+            "category",
+            "eid",
+            "shape",
+            "shape_type",
+            "size",
+            "unique_id",
+            "qid",
+            "type",
+            "subtype",
+        ]
         split = db.execute(
             select(UnitTriple.subject, UnitTriple.predicate, UnitTriple.object)
             .where(UnitTriple.unit_id == first.id, UnitTriple.lang == "es")
             .order_by(UnitTriple.position)
         ).first()
-        assert split == ("Maidarzhavyn Ganzorig", "país de nacionalidad",
-                         "República Popular de Mongolia")
+        assert split == (
+            "Maidarzhavyn Ganzorig",
+            "país de nacionalidad",
+            "República Popular de Mongolia",
+        )
     lexes = [lex for lex in original.iter("lex")]
     assert len(refs) == len(lexes) == 1845
     for (lang, quality, lid, text, provenance), lex in zip(refs, lexes, strict=True):
-        assert (lang, quality, lid, text) == (lex.get("lang"), lex.get("quality"),
-                                              lex.get("lid"), lex.text)
+        assert (lang, quality, lid, text) == (
+            lex.get("lang"),
+            lex.get("quality"),
+            lex.get("lid"),
+            lex.text,
+        )
         assert provenance == f"{tailnlg_path.name}#{lid}"
     assert Counter(q for _, q, *_ in refs) == Counter(x.get("quality") for x in lexes)
 
     out = tmp_path / "out.xml"
     report = export_webnlg(store, out, flavour="tailnlg")
-    triple_sets = {"originaltripleset", "modifiedtripleset", "spanishtripleset",
-                   "italiantripleset"}
+    triple_sets = {"originaltripleset", "modifiedtripleset", "spanishtripleset", "italiantripleset"}
     in_file = sum(len(s) for entry in original.iter("entry") for s in entry if s.tag in triple_sets)
-    assert (report.entries, report.units, report.references, report.skipped) == (
-        615, 615, 1845, [])
+    assert (report.entries, report.units, report.references, report.skipped) == (615, 615, 1845, [])
     assert report.triples == in_file and report.format == "tailnlg"
     assert report.summary_line() == "615 entries, 615 units, 1845 references, 0 errors"
     assert out.read_bytes().startswith(b'<?xml version="1.0" encoding="utf-8"?>\n<benchmark>')
@@ -143,23 +180,32 @@ def test_webnlg_fixture_round_trip(store: SessionStore, tmp_path: Path) -> None:
     assert_same_element(ET.fromstring(WEBNLG.encode()), ET.parse(out).getroot())
 
 
-def test_edits_and_units_built_in_the_app_are_exported(
-    store: SessionStore, tmp_path: Path
-) -> None:
+def test_edits_and_units_built_in_the_app_are_exported(store: SessionStore, tmp_path: Path) -> None:
     source = tmp_path / "small.xml"
     source.write_text(WEBNLG, encoding="utf-8")
     import_webnlg(store, source)
     with store.unit_of_work() as db:
         unit = db.scalars(select(DataUnit).where(DataUnit.uid == "small:Id2")).one()
-        row = db.scalars(select(UnitTriple).where(UnitTriple.unit_id == unit.id,
-                                                  UnitTriple.position == 1)).one()
+        row = db.scalars(
+            select(UnitTriple).where(UnitTriple.unit_id == unit.id, UnitTriple.position == 1)
+        ).one()
         row.object_override = "USA"
-        built = DataUnit(uid="built-1", origin="built", size=1, shape="sibling",
-                         root_qid="Q90", tier="head")
-        built.triples = [UnitTriple(lang="en", tripleset="main", position=0, subject="Paris",
-                                    predicate="country", object="France")]
-        built.references = [UnitReference(lang="en", text="Paris is in France.",
-                                          quality="gold", lid="Id1")]
+        built = DataUnit(
+            uid="built-1", origin="built", size=1, shape="sibling", root_qid="Q90", tier="head"
+        )
+        built.triples = [
+            UnitTriple(
+                lang="en",
+                tripleset="main",
+                position=0,
+                subject="Paris",
+                predicate="country",
+                object="France",
+            )
+        ]
+        built.references = [
+            UnitReference(lang="en", text="Paris is in France.", quality="gold", lid="Id1")
+        ]
         db.add(built)
     out = tmp_path / "out.xml"
     report = export_webnlg(store, out, flavour="tailnlg")

@@ -40,27 +40,32 @@ def test_baseline_files_of_bert_score_are_read_per_layer() -> None:
 def test_default_is_the_packaged_minilm_not_rescaled_without_mbert(minilm: BertScore) -> None:
     if minilm.resolved.name != "all-MiniLM-L6-v2":
         pytest.skip("bert-base-multilingual-cased is in the local cache here")
-    items = [ScoringItem("The cat sat on the mat.", "en", references=("The cat sat on the mat.",)),
-             ScoringItem("The cat sat on the mat.", "en",
-                         references=("Stock prices fell sharply on Monday.",)),
-             ScoringItem("A text.", "en")]
+    items = [
+        ScoringItem("The cat sat on the mat.", "en", references=("The cat sat on the mat.",)),
+        ScoringItem(
+            "The cat sat on the mat.", "en", references=("Stock prices fell sharply on Monday.",)
+        ),
+        ScoringItem("A text.", "en"),
+    ]
     same, unrelated, none = minilm.sentence_scores(items)
     assert same.value == pytest.approx(1.0, abs=1e-4)
     assert unrelated.value is not None and unrelated.value < same.value - 0.3
     assert none.value is None and "no reference" in none.details["note"]
     assert same.details["rescaled"] is False and same.details["model"] == "all-MiniLM-L6-v2"
     assert "rescaled:no" in (same.signature or "") and "model:all-MiniLM-L6-v2" in (
-        same.signature or "")
+        same.signature or ""
+    )
     corpus = minilm.corpus_from_sentences(items, [same, unrelated, none])
-    assert corpus is not None and corpus.value == pytest.approx(
-        (same.value + unrelated.value) / 2)
+    assert corpus is not None and corpus.value == pytest.approx((same.value + unrelated.value) / 2)
     assert corpus.details["rescaled"] is False and corpus.details["n"] == 2
 
 
 def test_best_reference_counts(minilm: BertScore) -> None:
-    multi = ScoringItem("The cat sat on the mat.", "en",
-                        references=("Stock prices fell sharply on Monday.",
-                                    "The cat sat on the mat."))
+    multi = ScoringItem(
+        "The cat sat on the mat.",
+        "en",
+        references=("Stock prices fell sharply on Monday.", "The cat sat on the mat."),
+    )
     assert minilm.sentence_scores([multi])[0].value == pytest.approx(1.0, abs=1e-4)
 
 

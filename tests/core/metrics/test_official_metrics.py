@@ -21,8 +21,10 @@ from core.store import SessionStore
 from core.store.models import DataUnit, Score, UnitReference, Verbalisation
 from tests.fixtures.tiny_wordnet import write_tiny_wordnet
 
-_TEXT = ("the city of Rome is in Italy and it was founded long ago by people who lived on "
-         "seven hills near a river called Tiber while the empire grew large")
+_TEXT = (
+    "the city of Rome is in Italy and it was founded long ago by people who lived on "
+    "seven hills near a river called Tiber while the empire grew large"
+)
 WORDS = _TEXT.split()
 UNITS = 40
 EMPTY = 15
@@ -44,8 +46,9 @@ def webnlg_like(tmp_path: Path) -> tuple[SessionStore, list[str], list[list[str]
             db.flush()
             refs = [_sentence(rng) for _ in range(rng.randint(1, 3))]
             references.append(refs)
-            db.add_all(UnitReference(unit_id=unit.id, lang="en", text=r, quality="gold")
-                       for r in refs)
+            db.add_all(
+                UnitReference(unit_id=unit.id, lang="en", text=r, quality="gold") for r in refs
+            )
     empty_at = set(rng.sample(range(UNITS), EMPTY))
     lines = ["" if i in empty_at else _sentence(rng) for i in range(UNITS)]
     (tmp_path / "system.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -84,9 +87,11 @@ def test_empty_outputs_score_as_sacrebleu_scores_the_same_file(webnlg_like) -> N
     assert any(f"{EMPTY} empty outputs were scored as empty texts" in n for n in summary.notes)
     # The empty texts have sentence rows, marked, and they score badly.
     with store.unit_of_work() as db:
-        empty = db.execute(select(Score.metric, Score.value, Score.details).join(
-            Verbalisation, Verbalisation.id == Score.verbalisation_id).where(
-            Verbalisation.text.is_(None))).all()
+        empty = db.execute(
+            select(Score.metric, Score.value, Score.details)
+            .join(Verbalisation, Verbalisation.id == Score.verbalisation_id)
+            .where(Verbalisation.text.is_(None))
+        ).all()
     assert len(empty) == 3 * EMPTY
     assert all(d["output"] == "empty" for _, _, d in empty)
     assert {v for m, v, _ in empty if m != "ter"} == {0.0}
@@ -102,9 +107,11 @@ def test_excluding_empty_outputs_is_explicit_and_counted(webnlg_like) -> None:
     hyps = [lines[i] for i in kept]
     corpus = {c.metric: c for c in corpus_scores(store, run_ids=[run_id])}
     assert corpus["chrf++"].value == pytest.approx(
-        sacrebleu.metrics.CHRF(word_order=2).corpus_score(hyps, streams).score, abs=1e-9)
+        sacrebleu.metrics.CHRF(word_order=2).corpus_score(hyps, streams).score, abs=1e-9
+    )
     assert corpus["bleu"].value == pytest.approx(
-        sacrebleu.metrics.BLEU().corpus_score(hyps, streams).score, abs=1e-9)
+        sacrebleu.metrics.BLEU().corpus_score(hyps, streams).score, abs=1e-9
+    )
     assert corpus["chrf++"].n == UNITS - EMPTY
     assert any(f"{EMPTY} empty outputs were LEFT OUT" in n for n in summary.notes)
     # Counting them again (the default) lowers the score: they were not free.
@@ -116,16 +123,19 @@ def test_excluding_empty_outputs_is_explicit_and_counted(webnlg_like) -> None:
 def test_unparsed_replies_count_as_empty_texts_unless_excluded(webnlg_like) -> None:
     store, lines, references, run_id = webnlg_like
     with store.unit_of_work() as db:
-        first = db.scalars(select(Verbalisation).where(
-            Verbalisation.run_id == run_id, Verbalisation.text.is_not(None))
-            .order_by(Verbalisation.id)).first()
+        first = db.scalars(
+            select(Verbalisation)
+            .where(Verbalisation.run_id == run_id, Verbalisation.text.is_not(None))
+            .order_by(Verbalisation.id)
+        ).first()
         first.text, first.parse_ok = None, False  # a reply with no answer marker
         first.raw_output = "I cannot answer that."
     summary = _score(store, metrics=("chrf++",))
     corpus = corpus_scores(store, run_ids=[run_id])[0]
     assert corpus.n == UNITS and corpus.details["unparsed_outputs"] == 1
-    assert any("1 replies from which no answer was parsed were scored as empty" in n
-               for n in summary.notes)
+    assert any(
+        "1 replies from which no answer was parsed were scored as empty" in n for n in summary.notes
+    )
     summary = _score(store, metrics=("chrf++",), exclude_unparsed=True)
     corpus = corpus_scores(store, run_ids=[run_id])[0]
     assert corpus.n == UNITS - 1 and corpus.details["empty_outputs"] == EMPTY
@@ -143,14 +153,20 @@ def test_meteor_with_a_real_wordnet_folder_matches_synonyms(tmp_path: Path) -> N
     assert status.found and status.source == "setting"
     metric = Meteor(folder)
     assert "wordnet:3.0" in metric.signature() and not metric.absent_reason
-    items = [ScoringItem("The car is here.", "en", ("the auto is here .",)),
-             ScoringItem("The bus is here.", "en", ("the auto is here .",)),
-             ScoringItem("", "en", ("the auto is here .",)),
-             ScoringItem("La macchina è qui.", "it", ("L'auto è qui.",))]
+    items = [
+        ScoringItem("The car is here.", "en", ("the auto is here .",)),
+        ScoringItem("The bus is here.", "en", ("the auto is here .",)),
+        ScoringItem("", "en", ("the auto is here .",)),
+        ScoringItem("La macchina è qui.", "it", ("L'auto è qui.",)),
+    ]
     values = metric.sentence_scores(items)
     reader = load_wordnet(folder)
-    expected = meteor_score([["the", "auto", "is", "here", "."]],
-                            ["the", "car", "is", "here", "."], wordnet=reader) * 100
+    expected = (
+        meteor_score(
+            [["the", "auto", "is", "here", "."]], ["the", "car", "is", "here", "."], wordnet=reader
+        )
+        * 100
+    )
     assert values[0].value == pytest.approx(expected)
     assert values[0].value > values[1].value  # car ~ auto through WordNet; bus is not
     assert values[2].value == 0.0  # an empty output scores badly
@@ -160,19 +176,25 @@ def test_meteor_with_a_real_wordnet_folder_matches_synonyms(tmp_path: Path) -> N
     assert corpus.details["n"] == 3
 
 
-@pytest.mark.skipif(not (DEBIAN_FOLDER / "index.noun").is_file(),
-                    reason="Debian's wordnet-base is not installed here")
+@pytest.mark.skipif(
+    not (DEBIAN_FOLDER / "index.noun").is_file(),
+    reason="Debian's wordnet-base is not installed here",
+)
 def test_meteor_reads_debians_wordnet_base_without_lexnames() -> None:
     metric = Meteor(DEBIAN_FOLDER)
     assert "wordnet:3.0" in metric.signature()
-    good, bad = metric.sentence_scores([
-        ScoringItem("The car is here.", "en", ("The auto is here.",)),
-        ScoringItem("The tree is here.", "en", ("The auto is here.",))])
+    good, bad = metric.sentence_scores(
+        [
+            ScoringItem("The car is here.", "en", ("The auto is here.",)),
+            ScoringItem("The tree is here.", "en", ("The auto is here.",)),
+        ]
+    )
     assert good.value > bad.value
 
 
-def test_without_wordnet_meteor_is_absent_and_says_why(webnlg_like, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_wordnet_meteor_is_absent_and_says_why(
+    webnlg_like, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store, _lines, _refs, run_id = webnlg_like
     missing = tmp_path / "no-wordnet"
     status = wordnet_status(missing)
@@ -188,8 +210,9 @@ def test_without_wordnet_meteor_is_absent_and_says_why(webnlg_like, tmp_path: Pa
     assert not status.found and "no WordNet database folder was found" in status.message()
     assert "apt-get install wordnet-base" in status.message()
 
-    summary = _score(store, metrics=("meteor", "chrf++"),
-                     options=MetricOptions(wordnet=str(missing)))
+    summary = _score(
+        store, metrics=("meteor", "chrf++"), options=MetricOptions(wordnet=str(missing))
+    )
     assert any("METEOR is absent" in n and str(missing) in n for n in summary.notes)
     assert "meteor" not in summary.rows_written
     with store.unit_of_work() as db:
@@ -206,8 +229,9 @@ def test_the_scoring_job_stores_meteor_with_its_signature(webnlg_like, tmp_path:
     assert corpus.details["empty_outputs"] == EMPTY
     assert "match:exact+porter+wordnet" in corpus.signature
     with store.unit_of_work() as db:
-        values = db.scalars(select(Score.value).where(
-            Score.metric == "meteor", Score.level == "sentence")).all()
+        values = db.scalars(
+            select(Score.value).where(Score.metric == "meteor", Score.level == "sentence")
+        ).all()
     assert len(values) == UNITS and values.count(0.0) >= EMPTY
     assert corpus.value == pytest.approx(sum(values) / len(values))
 
@@ -216,9 +240,12 @@ def test_an_empty_output_gets_bertscores_rule_of_zero_raw_scores() -> None:
     from core.metrics.bertscore import BertScore, rescale
 
     metric = BertScore(device="cpu")
-    empty, text = metric.sentence_scores([
-        ScoringItem("", "en", ("Rome is the capital of Italy.",)),
-        ScoringItem("Rome is the capital of Italy.", "en", ("Rome is the capital of Italy.",))])
+    empty, text = metric.sentence_scores(
+        [
+            ScoringItem("", "en", ("Rome is the capital of Italy.",)),
+            ScoringItem("Rome is the capital of Italy.", "en", ("Rome is the capital of Italy.",)),
+        ]
+    )
     assert empty.details["empty_text"] and empty.details["f1_raw"] == 0.0
     baseline = empty.details.get("baseline_f")
     assert empty.value == (rescale(0.0, baseline) if baseline is not None else 0.0)

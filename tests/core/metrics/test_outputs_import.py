@@ -21,8 +21,7 @@ def store(tmp_path: Path) -> SessionStore:
         yield opened
 
 
-def test_lines_become_an_external_run_in_unit_order(store: SessionStore,
-                                                    tmp_path: Path) -> None:
+def test_lines_become_an_external_run_in_unit_order(store: SessionStore, tmp_path: Path) -> None:
     path = tmp_path / "out.txt"
     path.write_bytes(b"\xef\xbb\xbfFirst text.\r\nSecond text, caf\xc3\xa9.\n")
     result = import_outputs(store, path, system="my system", lang="it")
@@ -31,11 +30,15 @@ def test_lines_become_an_external_run_in_unit_order(store: SessionStore,
         run = db.get(ModelRun, result.run_id)
         assert run is not None and run.kind == "external" and run.system_name == "my system"
         assert run.parameters["order"] == "data_units.id"
-        texts = db.execute(select(Verbalisation.unit_id, Verbalisation.text, Verbalisation.lang)
-                           .where(Verbalisation.run_id == run.id)
-                           .order_by(Verbalisation.unit_id)).all()
-    assert [(t.text, t.lang) for t in texts] == [("First text.", "it"), ("Second text, café.",
-                                                                         "it")]
+        texts = db.execute(
+            select(Verbalisation.unit_id, Verbalisation.text, Verbalisation.lang)
+            .where(Verbalisation.run_id == run.id)
+            .order_by(Verbalisation.unit_id)
+        ).all()
+    assert [(t.text, t.lang) for t in texts] == [
+        ("First text.", "it"),
+        ("Second text, café.", "it"),
+    ]
     assert texts[0].unit_id < texts[1].unit_id
 
 
@@ -45,21 +48,27 @@ def test_an_empty_line_is_kept_and_flagged(store: SessionStore, tmp_path: Path) 
     result = import_outputs(store, path, system="x")
     assert result.empty == 1
     with store.unit_of_work() as db:
-        flags = db.execute(select(Verbalisation.parse_ok, Verbalisation.text)
-                           .where(Verbalisation.run_id == result.run_id)
-                           .order_by(Verbalisation.unit_id)).all()
+        flags = db.execute(
+            select(Verbalisation.parse_ok, Verbalisation.text)
+            .where(Verbalisation.run_id == result.run_id)
+            .order_by(Verbalisation.unit_id)
+        ).all()
     assert [tuple(f) for f in flags] == [(False, None), (True, "Second.")]
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"only one line\n", "has 1 lines but the session has 2 units"),
-    (b"a\nb\nc\n", "has 3 lines but the session has 2 units"),
-    (b"caf\xe9\nline two\n", "line 1 is not UTF-8"),
-    (b"ok\n\xff\xfebad\n", "line 2 is not UTF-8"),
-    ("a\nb\n".encode("utf-16-le"), "NUL"),
-])
-def test_bad_files_import_nothing(store: SessionStore, tmp_path: Path, content: bytes,
-                                  message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"only one line\n", "has 1 lines but the session has 2 units"),
+        (b"a\nb\nc\n", "has 3 lines but the session has 2 units"),
+        (b"caf\xe9\nline two\n", "line 1 is not UTF-8"),
+        (b"ok\n\xff\xfebad\n", "line 2 is not UTF-8"),
+        ("a\nb\n".encode("utf-16-le"), "NUL"),
+    ],
+)
+def test_bad_files_import_nothing(
+    store: SessionStore, tmp_path: Path, content: bytes, message: str
+) -> None:
     path = tmp_path / "out.txt"
     path.write_bytes(content)
     before = table_digest(store)

@@ -27,8 +27,11 @@ from core.verbalise.job import verbalise_job
 from core.verbalise.local import CausalVerbaliser
 
 PROMPT = "Write about Paris.\n[Paris, country, France]"
-TEXTS = ["Paris is the capital of France.", "Roma è la capitale d'Italia.",
-         "Anne Hidalgo was born in San Fernando, Spain."]
+TEXTS = [
+    "Paris is the capital of France.",
+    "Roma è la capitale d'Italia.",
+    "Anne Hidalgo was born in San Fernando, Spain.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +85,10 @@ def test_alone_after_bos(metric: Perplexity, tiny_causal_lm: Path) -> None:
 
 
 def test_batching_and_padding_change_nothing(tiny_causal_lm: Path, metric: Perplexity) -> None:
-    items = [ScoringItem(text=t, lang="en", prompt=PROMPT if i % 2 else None)
-             for i, t in enumerate(TEXTS)]
+    items = [
+        ScoringItem(text=t, lang="en", prompt=PROMPT if i % 2 else None)
+        for i, t in enumerate(TEXTS)
+    ]
     one_by_one = Perplexity(tiny_causal_lm, device="cpu", batch_size=1).sentence_scores(items)
     batched = metric.sentence_scores(items)
     for a, b in zip(one_by_one, batched, strict=True):
@@ -111,8 +116,11 @@ def test_entity_perplexity_scores_labels_alone(tiny_causal_lm: Path) -> None:
     tokenizer = load_model(tiny_causal_lm, device="cpu").tokenizer
     metric = EntityPerplexity(tiny_causal_lm, device="cpu")
     assert metric.name == "entity_ppl"
-    entities = (EntityInfo("Paris", is_root=True), EntityInfo("Anne Hidalgo"),
-                EntityInfo("1959", value_type="time"))
+    entities = (
+        EntityInfo("Paris", is_root=True),
+        EntityInfo("Anne Hidalgo"),
+        EntityInfo("1959", value_type="time"),
+    )
     item = ScoringItem(text="ignored", lang="en", entities=entities, prompt=PROMPT)
     [value] = metric.sentence_scores([item])
     expected = {}
@@ -126,8 +134,9 @@ def test_entity_perplexity_scores_labels_alone(tiny_causal_lm: Path) -> None:
     [alone] = metric.sentence_scores([ScoringItem(text="Paris", lang="en")])
     assert alone.value == pytest.approx(expected["Paris"], rel=1e-5)
     # A DBpedia identifier is scored as the words it stands for.
-    [webnlg] = metric.sentence_scores([ScoringItem(text="", lang="en", entities=(
-        EntityInfo("Anne_Hidalgo", is_root=True),))])
+    [webnlg] = metric.sentence_scores(
+        [ScoringItem(text="", lang="en", entities=(EntityInfo("Anne_Hidalgo", is_root=True),))]
+    )
     assert webnlg.details["entities"][0]["label"] == "Anne Hidalgo"
     assert webnlg.value == pytest.approx(expected["Anne Hidalgo"], rel=1e-5)
 
@@ -152,11 +161,13 @@ def verbalised(tmp_path: Path, tiny_causal_lm: Path) -> Iterator[tuple[SessionSt
     with store.unit_of_work() as db:
         for i, (subject, predicate, obj) in enumerate(TRIPLES):
             unit = DataUnit(uid=f"u{i}", size=1, origin="built", tier="head")
-            unit.triples = [UnitTriple(lang="en", position=0, subject=subject,
-                                       predicate=predicate, object=obj)]
+            unit.triples = [
+                UnitTriple(lang="en", position=0, subject=subject, predicate=predicate, object=obj)
+            ]
             db.add(unit)
     verbaliser = CausalVerbaliser(
-        tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=12, seed=5), device="cpu")
+        tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=12, seed=5), device="cpu"
+    )
     outcome = run_job(verbalise_job(store, verbaliser, "all", ["en"], batch_size=2))
     assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", outcome)
     try:
@@ -169,8 +180,12 @@ def score_ppl(store: SessionStore) -> tuple[dict[int, Score], ScoringSummary]:
     outcome = run_job(score_job(store, ScoringRequest(metrics=("ppl",))))
     assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", outcome)
     with store.unit_of_work() as db:
-        rows = {r.verbalisation_id: r for r in db.scalars(
-            select(Score).where(Score.metric == "ppl", Score.level == "sentence"))}
+        rows = {
+            r.verbalisation_id: r
+            for r in db.scalars(
+                select(Score).where(Score.metric == "ppl", Score.level == "sentence")
+            )
+        }
         db.expunge_all()
     return rows, outcome.result
 
@@ -191,8 +206,11 @@ def test_scoring_job_gives_the_ppl_of_the_raw_reply_after_the_stored_prompt(
     # A parsed answer is a part of the reply, not what was generated: give one output a
     # parsed text (the random model never writes the marker) that the model never wrote.
     with store.unit_of_work() as db:
-        db.execute(update(Verbalisation).where(Verbalisation.id == made[0].id)
-                   .values(text="Paris is in France.", parse_ok=True))
+        db.execute(
+            update(Verbalisation)
+            .where(Verbalisation.id == made[0].id)
+            .values(text="Paris is in France.", parse_ok=True)
+        )
     rows, _ = score_ppl(store)
 
     loaded = load_model(tiny_causal_lm, device="cpu")
@@ -217,8 +235,9 @@ def test_scoring_job_gives_the_ppl_of_the_raw_reply_after_the_stored_prompt(
         checked += 1
     assert checked >= 3
     # The parsed text alone would have given another value.
-    nll, n = by_hand(tiny_causal_lm, prompt_token_ids(tokenizer, made[0].prompt),
-                     "Paris is in France.")
+    nll, n = by_hand(
+        tiny_causal_lm, prompt_token_ids(tokenizer, made[0].prompt), "Paris is in France."
+    )
     assert rows[made[0].id].value != pytest.approx(math.exp(nll / n), rel=1e-3)
 
 
@@ -229,11 +248,13 @@ def test_an_override_edited_after_the_run_does_not_change_the_ppl(
     before, _ = score_ppl(store)
     assert before
     with store.unit_of_work() as db:
-        db.execute(update(UnitTriple).where(UnitTriple.unit_id == 1)
-                   .values(subject_override="Lutetia"))
+        db.execute(
+            update(UnitTriple).where(UnitTriple.unit_id == 1).values(subject_override="Lutetia")
+        )
     after, summary = score_ppl(store)
     assert {k: r.value for k, r in after.items()} == pytest.approx(
-        {k: r.value for k, r in before.items()}, rel=1e-6)
+        {k: r.value for k, r in before.items()}, rel=1e-6
+    )
     assert not any("rebuilt" in note for note in summary.notes)
 
     # Outputs from before prompts were stored: the prompt is rebuilt from today's triples

@@ -10,9 +10,11 @@ from core.metrics.base import BLEU, CHRF, ROUGE1, ROUGE2, ROUGEL, ScoringItem
 from core.metrics.reference import Bleu, ChrF, Rouge
 
 HYPS = ["The cat sat on the mat.", "Rome is the capital of Italy.", "Il gatto è nero."]
-REFS = [("The cat is sitting on the mat.", "A cat sat on the mat."),
-        ("Rome is Italy's capital.",),
-        ("Il gatto era nero.", "Un gatto nero.")]
+REFS = [
+    ("The cat is sitting on the mat.", "A cat sat on the mat."),
+    ("Rome is Italy's capital.",),
+    ("Il gatto era nero.", "Un gatto nero."),
+]
 
 
 def items() -> list[ScoringItem]:
@@ -26,10 +28,12 @@ def streams() -> list[list[str | None]]:
 def test_corpus_bleu_and_chrf_equal_sacrebleu_with_variable_references() -> None:
     bleu = Bleu().corpus_score(items())
     assert bleu is not None and bleu.value == pytest.approx(
-        sacrebleu.corpus_bleu(HYPS, streams()).score)
+        sacrebleu.corpus_bleu(HYPS, streams()).score
+    )
     chrf = ChrF().corpus_score(items())
     assert chrf is not None and chrf.value == pytest.approx(
-        sacrebleu.corpus_chrf(HYPS, streams(), word_order=2).score)
+        sacrebleu.corpus_chrf(HYPS, streams(), word_order=2).score
+    )
     assert "nrefs:var" in (bleu.signature or "") and "version:2." in (bleu.signature or "")
     assert "nw:2" in (chrf.signature or "")  # chrF++ = word order 2, said in the signature
     assert chrf.details["n"] == 3
@@ -44,7 +48,8 @@ def test_sentence_scores_equal_sacrebleu_and_missing_references_are_absent() -> 
     chrf = ChrF().sentence_scores(scored)
     for value, hyp, refs in zip(chrf, HYPS, REFS, strict=False):
         assert value.value == pytest.approx(
-            sacrebleu.sentence_chrf(hyp, list(refs), word_order=2).score)
+            sacrebleu.sentence_chrf(hyp, list(refs), word_order=2).score
+        )
     assert bleu[-1].value is None and chrf[-1].value is None  # absent, not 0
     assert "no reference" in bleu[-1].details["note"]
     assert Bleu().corpus_score([ScoringItem("x", "en")]).value is None  # type: ignore[union-attr]
@@ -67,8 +72,9 @@ def test_rouge_hand_worked_with_accented_words() -> None:
 
 
 def test_rouge_takes_the_best_reference_and_corpus_is_the_mean() -> None:
-    best = ScoringItem("La città è bella", "it",
-                       references=("niente a che vedere", "la città era bella"))
+    best = ScoringItem(
+        "La città è bella", "it", references=("niente a che vedere", "la città era bella")
+    )
     other = ScoringItem("a b", "it", references=("a b",))
     metric = Rouge(ROUGE1)
     values = metric.sentence_scores([best, other])

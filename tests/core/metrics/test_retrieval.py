@@ -84,7 +84,8 @@ def test_pairs_follow_the_scoring_rule(store: SessionStore) -> None:
 
 
 def test_evaluate_matches_a_brute_force_ranking_and_caches_encodings(
-        store: SessionStore, tiny_encoder: Path) -> None:
+    store: SessionStore, tiny_encoder: Path
+) -> None:
     encoder = open_encoder(str(tiny_encoder))
     pairs = load_pairs(store, langs=["en"])
     result = evaluate(pairs, encoder, store)
@@ -93,33 +94,36 @@ def test_evaluate_matches_a_brute_force_ranking_and_caches_encodings(
     assert (result.graphs, result.texts) == (len(graphs), len(texts))
     assert result.encoded == len(graphs) + len(texts) == _cached_rows(store)
     model = encoder.model()
-    g = {s: v for s, v in zip(graphs, model.encode(graphs, normalize_embeddings=True),
-                              strict=True)}
-    t = {s: v for s, v in zip(texts, model.encode(texts, normalize_embeddings=True),
-                              strict=True)}
+    g = {s: v for s, v in zip(graphs, model.encode(graphs, normalize_embeddings=True), strict=True)}
+    t = {s: v for s, v in zip(texts, model.encode(texts, normalize_embeddings=True), strict=True)}
     expected_ranks = []
     for text in texts:
         own = {p.graph for p in pairs if p.text == text}
         best = max(float(t[text] @ g[x]) for x in own)
-        expected_ranks.append(1 + sum(float(t[text] @ g[x]) > best + 1e-6
-                                      for x in graphs if x not in own))
+        expected_ranks.append(
+            1 + sum(float(t[text] @ g[x]) > best + 1e-6 for x in graphs if x not in own)
+        )
     assert result.text_to_graph.queries == len(texts)
     assert result.text_to_graph.top1 == pytest.approx(
-        sum(r == 1 for r in expected_ranks) / len(texts))
+        sum(r == 1 for r in expected_ranks) / len(texts)
+    )
     assert result.text_to_graph.mrr == pytest.approx(
-        sum(1 / r for r in expected_ranks) / len(texts))
+        sum(1 / r for r in expected_ranks) / len(texts)
+    )
     worst = result.worst(1)[0]
     assert worst.similarity == min(m.similarity for m in result.matches)
     again = evaluate(pairs, encoder, store)
-    assert again.encoded == 0 and again.as_dict()["text_to_graph"] == \
-        result.as_dict()["text_to_graph"]
+    assert (
+        again.encoded == 0 and again.as_dict()["text_to_graph"] == result.as_dict()["text_to_graph"]
+    )
     with store.unit_of_work() as db:
         row = db.scalars(select(Encoding)).first()
         assert row.encoder == encoder.fingerprint and len(row.vector) == 4 * row.dim
 
 
-def test_a_different_encoder_does_not_reuse_the_cache(store: SessionStore, tiny_encoder: Path,
-                                                      tmp_path: Path) -> None:
+def test_a_different_encoder_does_not_reuse_the_cache(
+    store: SessionStore, tiny_encoder: Path, tmp_path: Path
+) -> None:
     first = open_encoder(str(tiny_encoder))
     other = open_encoder(str(build_tiny_sentence_encoder(tmp_path / "other", seed=1)))
     assert first.fingerprint != other.fingerprint
@@ -131,13 +135,13 @@ def test_a_different_encoder_does_not_reuse_the_cache(store: SessionStore, tiny_
     assert _cached_rows(store) == 4
 
 
-def test_cancel_stops_encoding_and_keeps_nothing_half_done(store: SessionStore,
-                                                            tiny_encoder: Path) -> None:
+def test_cancel_stops_encoding_and_keeps_nothing_half_done(
+    store: SessionStore, tiny_encoder: Path
+) -> None:
     token = CancelToken()
     token.cancel()
     with pytest.raises(JobCancelled):
-        encode_cached(store, open_encoder(str(tiny_encoder)), ["a text"], "text",
-                      JobContext(token))
+        encode_cached(store, open_encoder(str(tiny_encoder)), ["a text"], "text", JobContext(token))
     assert _cached_rows(store) == 0
 
 
@@ -147,8 +151,9 @@ def test_job_reports_progress_and_inversion(store: SessionStore, tiny_encoder: P
     summary = job.run(JobContext(on_progress=seen.append, min_interval_s=0))
     assert seen and seen[-1].done == seen[-1].total
     assert summary.inversion_tested == 0  # the test session has no 1-triple graphs
-    hits = find_graphs(store, "Rome is the capital of Italy.", open_encoder(str(tiny_encoder)),
-                       lang="en", k=5)
+    hits = find_graphs(
+        store, "Rome is the capital of Italy.", open_encoder(str(tiny_encoder)), lang="en", k=5
+    )
     assert len(hits) == 2 and hits[0].similarity >= hits[1].similarity
 
 
@@ -156,19 +161,24 @@ def test_inversion_errors_count_swapped_graphs_scored_higher(tiny_encoder: Path)
     from core.metrics.retrieval import RetrievalPair
 
     encoder = open_encoder(str(tiny_encoder))
-    pairs = [RetrievalPair(1, "en", (("Rome", "country", "Italy"),), "Rome is in Italy.", 1,
-                           "reference"),
-             RetrievalPair(2, "en", (("Paris", "country", "Paris"),), "Paris.", 2, "reference")]
+    pairs = [
+        RetrievalPair(
+            1, "en", (("Rome", "country", "Italy"),), "Rome is in Italy.", 1, "reference"
+        ),
+        RetrievalPair(2, "en", (("Paris", "country", "Paris"),), "Paris.", 2, "reference"),
+    ]
     above, tested = inversion_errors(pairs, encoder)
     assert tested == 1  # the reflexive triple cannot be inverted
     vectors = encoder.model().encode(
-        ["Rome is in Italy.", "[S] Rome [P] country [O] Italy",
-         "[S] Italy [P] country [O] Rome"], normalize_embeddings=True)
+        ["Rome is in Italy.", "[S] Rome [P] country [O] Italy", "[S] Italy [P] country [O] Rome"],
+        normalize_embeddings=True,
+    )
     assert above == int(vectors[0] @ vectors[2] > vectors[0] @ vectors[1])
 
 
-def test_bad_input_is_refused_before_anything_is_stored(tmp_path: Path,
-                                                        store: SessionStore) -> None:
+def test_bad_input_is_refused_before_anything_is_stored(
+    tmp_path: Path, store: SessionStore
+) -> None:
     not_a_model = tmp_path / "empty"
     not_a_model.mkdir()
     with pytest.raises(UserFacingError, match="not a model folder"):
@@ -186,22 +196,24 @@ def test_bad_input_is_refused_before_anything_is_stored(tmp_path: Path,
 
 
 def test_negatives_change_exactly_what_they_should() -> None:
-    graphs = [(("Rome", "country", "Italy"), ("Italy", "capital", "Rome")),
-              (("Paris", "country", "France"),)]
+    graphs = [
+        (("Rome", "country", "Italy"), ("Italy", "capital", "Rome")),
+        (("Paris", "country", "France"),),
+    ]
     pools = role_pools(graphs)
     rng = random.Random(3)
     for _ in range(30):
         negative = hard_negative(graphs[0], pools, rng)
         assert negative is not None and negative != graphs[0]
-        changed = [(i, r) for i in range(2) for r in range(3)
-                   if negative[i][r] != graphs[0][i][r]]
+        changed = [(i, r) for i in range(2) for r in range(3) if negative[i][r] != graphs[0][i][r]]
         assert len(changed) == 1
         index, role = changed[0]
         assert negative[index][role] in pools[role]
         inverted = inverted_negative(graphs[0], rng)
         assert inverted is not None and sorted(inverted) != sorted(graphs[0])
-        assert any(inverted[i] == (graphs[0][i][2], graphs[0][i][1], graphs[0][i][0])
-                   for i in range(2))
+        assert any(
+            inverted[i] == (graphs[0][i][2], graphs[0][i][1], graphs[0][i][0]) for i in range(2)
+        )
     assert inverted_negative((("A", "p", "A"),), rng) is None
 
 
@@ -210,7 +222,8 @@ def _pairs(store: SessionStore) -> list:
 
 
 def test_training_lowers_the_loss_and_writes_a_complete_usable_folder(
-        store: SessionStore, tiny_encoder: Path, tmp_path: Path) -> None:
+    store: SessionStore, tiny_encoder: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "trained"
     settings = TrainingSettings(epochs=12, batch_size=4, learning_rate=5e-3, warmup_share=0)
     result = train(_pairs(store), str(tiny_encoder), out, settings)
@@ -227,8 +240,9 @@ def test_training_lowers_the_loss_and_writes_a_complete_usable_folder(
         train(_pairs(store), str(tiny_encoder), out, settings)
 
 
-def test_cancelled_training_leaves_no_folder(store: SessionStore, tiny_encoder: Path,
-                                             tmp_path: Path) -> None:
+def test_cancelled_training_leaves_no_folder(
+    store: SessionStore, tiny_encoder: Path, tmp_path: Path
+) -> None:
     token = CancelToken()
 
     def on_progress(progress: object) -> None:
@@ -238,14 +252,19 @@ def test_cancelled_training_leaves_no_folder(store: SessionStore, tiny_encoder: 
     models = tmp_path / "models"
     models.mkdir()
     with pytest.raises(JobCancelled):
-        train(_pairs(store), str(tiny_encoder), models / "cancelled",
-              TrainingSettings(epochs=5, batch_size=4), JobContext(token, on_progress, 0))
+        train(
+            _pairs(store),
+            str(tiny_encoder),
+            models / "cancelled",
+            TrainingSettings(epochs=5, batch_size=4),
+            JobContext(token, on_progress, 0),
+        )
     assert list(models.iterdir()) == []
 
 
-def test_a_save_interrupted_halfway_leaves_no_folder(store: SessionStore, tiny_encoder: Path,
-                                                     tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_save_interrupted_halfway_leaves_no_folder(
+    store: SessionStore, tiny_encoder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from sentence_transformers import SentenceTransformer
 
     def half_save(self: object, path: str, *args: object, **kwargs: object) -> None:
@@ -256,8 +275,12 @@ def test_a_save_interrupted_halfway_leaves_no_folder(store: SessionStore, tiny_e
     models = tmp_path / "models"
     models.mkdir()
     with pytest.raises(JobCancelled):
-        train(_pairs(store), str(tiny_encoder), models / "m",
-              TrainingSettings(max_steps=1, batch_size=4))
+        train(
+            _pairs(store),
+            str(tiny_encoder),
+            models / "m",
+            TrainingSettings(max_steps=1, batch_size=4),
+        )
     assert list(models.iterdir()) == []
 
 

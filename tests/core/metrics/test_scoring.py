@@ -55,20 +55,33 @@ def rows(store: SessionStore, **where: object) -> list[Score]:
 
 def reference_ids(store: SessionStore, unit_id: int, lang: str, quality: str) -> list[int]:
     with store.unit_of_work() as db:
-        return list(db.scalars(select(UnitReference.id).where(
-            UnitReference.unit_id == unit_id, UnitReference.lang == lang,
-            UnitReference.quality == quality).order_by(UnitReference.id)))
+        return list(
+            db.scalars(
+                select(UnitReference.id)
+                .where(
+                    UnitReference.unit_id == unit_id,
+                    UnitReference.lang == lang,
+                    UnitReference.quality == quality,
+                )
+                .order_by(UnitReference.id)
+            )
+        )
 
 
 def test_unit_material_per_language(session) -> None:
     store, ids = session
     ada, rome = ids.units
-    gold, silver = reference_ids(store, ada, "en", "gold"), reference_ids(store, ada, "en",
-                                                                          "silver")
+    gold, silver = (
+        reference_ids(store, ada, "en", "gold"),
+        reference_ids(store, ada, "en", "silver"),
+    )
     assert unit_material(store, ada, "en") == UnitMaterial(
-        ada, "en",
-        (("Ada Lovelace", "date of birth", "10 December 1815"),
-         ("Ada Lovelace", "occupation", "mathematician")),
+        ada,
+        "en",
+        (
+            ("Ada Lovelace", "date of birth", "10 December 1815"),
+            ("Ada Lovelace", "occupation", "mathematician"),
+        ),
         (
             # The label is shown, so only the other term of Q7259 is an alias.
             EntityInfo("Ada Lovelace", ("Augusta Ada King",), "Q7259", is_root=True),
@@ -76,15 +89,21 @@ def test_unit_material_per_language(session) -> None:
             EntityInfo("Ada Lovelace", ("Augusta Ada King",), "Q7259", is_root=True),
             EntityInfo("mathematician", (), "Q170790", value_type="item"),
         ),
-        {"gold": tuple(zip(gold, REFS[(1, "en", "gold")], strict=True)),
-         "silver": tuple(zip(silver, REFS[(1, "en", "silver")], strict=True))})
+        {
+            "gold": tuple(zip(gold, REFS[(1, "en", "gold")], strict=True)),
+            "silver": tuple(zip(silver, REFS[(1, "en", "silver")], strict=True)),
+        },
+    )
     # Italian: the object override wins; Q7259 has no Italian terms; gold only.
     italian = unit_material(store, ada, "it")
-    assert italian.triples == (("Ada Lovelace", "data di nascita", "10 dicembre 1815"),
-                               ("Ada Lovelace", "occupazione", "matematica"))
+    assert italian.triples == (
+        ("Ada Lovelace", "data di nascita", "10 dicembre 1815"),
+        ("Ada Lovelace", "occupazione", "matematica"),
+    )
     assert [e.aliases for e in italian.entities] == [(), (), (), ()]
     assert italian.references == {
-        "gold": ((reference_ids(store, ada, "it", "gold")[0], REFS[(1, "it", "gold")][0]),)}
+        "gold": ((reference_ids(store, ada, "it", "gold")[0], REFS[(1, "it", "gold")][0]),)
+    }
     # Rome has Italian triples but no Italian reference; no unit has Spanish anything.
     assert unit_material(store, rome, "it").references == {}
     assert unit_material(store, rome, "it").triples[0] == ("Roma", "paese", "Italia")
@@ -100,17 +119,24 @@ def test_reference_rows_per_quality_and_corpus_bleu_equals_sacrebleu(session) ->
     # run 1: en unit 1 (gold, silver), en unit 2 (gold), it unit 1 (gold); it unit 2 none
     got = sorted((r.verbalisation_id, r.lang, r.details["quality"]) for r in sentence)
     v = ids.verbalisations
-    assert got == sorted([(v[(1, 1, "en")], "en", "gold"), (v[(1, 1, "en")], "en", "silver"),
-                          (v[(1, 2, "en")], "en", "gold"), (v[(1, 1, "it")], "it", "gold")])
+    assert got == sorted(
+        [
+            (v[(1, 1, "en")], "en", "gold"),
+            (v[(1, 1, "en")], "en", "silver"),
+            (v[(1, 2, "en")], "en", "gold"),
+            (v[(1, 1, "it")], "it", "gold"),
+        ]
+    )
     assert all(r.signature and "eff:yes" in r.signature for r in sentence)
-    corpus = {(r.lang, r.details["quality"]): r for r in rows(store, metric="bleu",
-                                                              level="corpus", run_id=template)}
+    corpus = {
+        (r.lang, r.details["quality"]): r
+        for r in rows(store, metric="bleu", level="corpus", run_id=template)
+    }
     assert set(corpus) == {("en", "gold"), ("en", "silver"), ("it", "gold")}
     hyps = [TEXTS[(1, 1, "en")], TEXTS[(1, 2, "en")]]
     gold = [REFS[(1, "en", "gold")], REFS[(2, "en", "gold")]]
     streams = [[g[k] if k < len(g) else None for g in gold] for k in range(2)]
-    assert corpus[("en", "gold")].value == pytest.approx(
-        sacrebleu.corpus_bleu(hyps, streams).score)
+    assert corpus[("en", "gold")].value == pytest.approx(sacrebleu.corpus_bleu(hyps, streams).score)
     assert corpus[("en", "gold")].details["n"] == 2
     assert corpus[("en", "gold")].verbalisation_id is None
     assert corpus[("en", "gold")].signature.startswith("nrefs:var")
@@ -155,10 +181,16 @@ def test_filters_and_panel_queries(session) -> None:
     spans = next(s for s in details if s.metric == "hallucination").details["spans"]
     assert [s["text"] for s in spans] == ["Paris"]
     summary = summary_by_group(store, by=("model", "lang", "tier"), metrics=["hallucination"])
-    assert {(g.group, g.n) for g in summary} == {(("other", "en", "long_tail"), 1),
-                                                 (("other", "en", "head"), 1)}
-    assert {c.metric for c in corpus_scores(store)} == {"rouge1", "rouge2", "rougeL",
-                                                        "hallucination"}
+    assert {(g.group, g.n) for g in summary} == {
+        (("other", "en", "long_tail"), 1),
+        (("other", "en", "head"), 1),
+    }
+    assert {c.metric for c in corpus_scores(store)} == {
+        "rouge1",
+        "rouge2",
+        "rougeL",
+        "hallucination",
+    }
 
 
 def test_reference_texts_are_scored_apart(session) -> None:
@@ -166,21 +198,27 @@ def test_reference_texts_are_scored_apart(session) -> None:
     score(store, metrics=("esa",), run_ids=(), references=True)
     refs = rows(store, metric="esa", level="sentence")
     assert len(refs) == sum(len(v) for v in REFS.values())
-    assert all(r.reference_id and r.run_id is None and r.details["texts"] == "references"
-               for r in refs)
+    assert all(
+        r.reference_id and r.run_id is None and r.details["texts"] == "references" for r in refs
+    )
     corpus = rows(store, metric="esa", level="corpus")
     assert {(r.lang, r.details["quality"]) for r in corpus} == {
-        ("en", "gold"), ("en", "silver"), ("it", "gold")}
+        ("en", "gold"),
+        ("en", "silver"),
+        ("it", "gold"),
+    }
 
 
-@pytest.mark.parametrize(("request_args", "message"), [
-    ({"metrics": ("bleu", "cider")}, "unknown metric 'cider'"),
-    ({"run_ids": (99,)}, "no run 99 in this session"),
-    ({"langs": ("english",)}, "not a language code"),
-    ({"metrics": ("ppl",), "options": MetricOptions(ppl_model="/no/such/model")}, "/no/such"),
-])
-def test_bad_input_is_refused_and_the_session_is_unchanged(session, request_args,
-                                                           message) -> None:
+@pytest.mark.parametrize(
+    ("request_args", "message"),
+    [
+        ({"metrics": ("bleu", "cider")}, "unknown metric 'cider'"),
+        ({"run_ids": (99,)}, "no run 99 in this session"),
+        ({"langs": ("english",)}, "not a language code"),
+        ({"metrics": ("ppl",), "options": MetricOptions(ppl_model="/no/such/model")}, "/no/such"),
+    ],
+)
+def test_bad_input_is_refused_and_the_session_is_unchanged(session, request_args, message) -> None:
     store, _ = session
     score(store, metrics=("esa",))
     before = [(r.id, r.value) for r in rows(store)]
@@ -239,15 +277,21 @@ def test_overrides_are_read_as_the_verbalise_job_reads_them(session) -> None:
     """One rule (UnitTriple.shown): a set override wins, an empty one included."""
     store, ids = session
     with store.unit_of_work() as db:
-        row = db.scalars(select(UnitTriple).where(UnitTriple.unit_id == ids.units[1],
-                                                  UnitTriple.lang == "en",
-                                                  UnitTriple.position == 0)).one()
+        row = db.scalars(
+            select(UnitTriple).where(
+                UnitTriple.unit_id == ids.units[1],
+                UnitTriple.lang == "en",
+                UnitTriple.position == 0,
+            )
+        ).one()
         row.subject_override = ""
         row.predicate_override = "located in"
     for unit_id in ids.units:
         for lang in ("en", "it"):
-            assert unit_material(store, unit_id, lang).triples == unit_triples(
-                store, [unit_id], [lang])[(unit_id, lang)]
+            assert (
+                unit_material(store, unit_id, lang).triples
+                == unit_triples(store, [unit_id], [lang])[(unit_id, lang)]
+            )
     assert unit_material(store, ids.units[1], "en").triples[0] == ("", "located in", "Italy")
 
 
@@ -262,7 +306,8 @@ def _causal_runs(store: SessionStore, ids: Ids, models: tuple[Path, Path]) -> No
 
 
 def test_each_perplexity_model_is_loaded_once_and_freed_before_the_next(
-        session, tiny_causal_lm, tmp_path, monkeypatch) -> None:
+    session, tiny_causal_lm, tmp_path, monkeypatch
+) -> None:
     """ppl and entity_ppl share one copy of a model; a model is freed before the next one
     loads and at the end, also when scoring fails."""
     import core.metrics.perplexity as perplexity
@@ -331,13 +376,28 @@ def test_esa_uses_the_sessions_synonym_table(session) -> None:
 
 
 def _all_scores(store: SessionStore) -> list[tuple]:
-    return sorted(((r.metric, r.level, r.verbalisation_id, r.reference_id, r.run_id, r.lang,
-                   r.value, repr(sorted(r.details.items())), r.signature)
-                  for r in rows(store)), key=repr)
+    return sorted(
+        (
+            (
+                r.metric,
+                r.level,
+                r.verbalisation_id,
+                r.reference_id,
+                r.run_id,
+                r.lang,
+                r.value,
+                repr(sorted(r.details.items())),
+                r.signature,
+            )
+            for r in rows(store)
+        ),
+        key=repr,
+    )
 
 
-def test_scores_are_the_same_with_a_tiny_batch_size(session, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scores_are_the_same_with_a_tiny_batch_size(
+    session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Items are built a chunk at a time, rows inserted and corpus statistics read a
     batch at a time: with one text per chunk and batch, every stored score (corpus
     values and signatures included) is the same."""
@@ -345,8 +405,7 @@ def test_scores_are_the_same_with_a_tiny_batch_size(session, tmp_path: Path,
     import core.metrics.scoring as scoring
 
     store, _ = session
-    request = {"metrics": ("bleu", "chrf++", "esa", "ter", "hallucination"),
-               "references": True}
+    request = {"metrics": ("bleu", "chrf++", "esa", "ter", "hallucination"), "references": True}
     default = score(store, **request)
     expected = _all_scores(store)
     assert len(expected) > 20
@@ -359,4 +418,5 @@ def test_scores_are_the_same_with_a_tiny_batch_size(session, tmp_path: Path,
         assert _all_scores(tiny_store) == expected
     assert tiny.rows_written == default.rows_written
     assert [(c.metric, c.run_id, c.lang, c.quality, c.value, c.n) for c in tiny.corpus] == [
-        (c.metric, c.run_id, c.lang, c.quality, c.value, c.n) for c in default.corpus]
+        (c.metric, c.run_id, c.lang, c.quality, c.value, c.n) for c in default.corpus
+    ]

@@ -35,8 +35,9 @@ def store(tmp_path: Path) -> Iterator[SessionStore]:
 
 
 def verbalise(store: SessionStore, server: FakeServer) -> int:
-    verbaliser = open_verbaliser(server.url, GenerationParams(candidates=2),
-                                 server_model="tiny-served")
+    verbaliser = open_verbaliser(
+        server.url, GenerationParams(candidates=2), server_model="tiny-served"
+    )
     outcome = run_job(verbalise_job(store, verbaliser, "all", ["en", "es"]))
     assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", outcome)
     return outcome.result.run_id
@@ -48,8 +49,13 @@ def by_hand(logprobs: list[float]) -> float:
 
 def ppl_rows(store: SessionStore, level: str) -> list[Score]:
     with store.unit_of_work() as db:
-        rows = list(db.scalars(select(Score).where(Score.metric == "ppl", Score.level == level)
-                               .order_by(Score.verbalisation_id, Score.lang)))
+        rows = list(
+            db.scalars(
+                select(Score)
+                .where(Score.metric == "ppl", Score.level == level)
+                .order_by(Score.verbalisation_id, Score.lang)
+            )
+        )
         db.expunge_all()
         return rows
 
@@ -62,8 +68,10 @@ def test_logprobs_are_stored_with_each_candidate(store: SessionStore, server: Fa
         stored = [(v.candidate_index, v.token_logprobs) for v in rows]
     assert len(stored) == 2 * 2 * 2
     for index, logprobs in stored:
-        assert logprobs == {"tokens": [t for t, _ in served_logprobs(index)],
-                            "logprobs": [v for _, v in served_logprobs(index)]}
+        assert logprobs == {
+            "tokens": [t for t, _ in served_logprobs(index)],
+            "logprobs": [v for _, v in served_logprobs(index)],
+        }
 
 
 def test_ppl_of_a_server_run_is_computed_from_its_logprobs(
@@ -76,8 +84,10 @@ def test_ppl_of_a_server_run_is_computed_from_its_logprobs(
     assert isinstance(outcome, JobSucceeded), outcome
     assert not any("--ppl-model" in note for note in outcome.result.notes)
     with store.unit_of_work() as db:
-        index_of = {vid: index for vid, index in db.execute(
-            select(Verbalisation.id, Verbalisation.candidate_index))}
+        index_of = {
+            vid: index
+            for vid, index in db.execute(select(Verbalisation.id, Verbalisation.candidate_index))
+        }
     sentences = ppl_rows(store, "sentence")
     assert len(sentences) == 8
     for row in sentences:
@@ -102,15 +112,18 @@ def test_a_reply_without_logprobs_gets_no_value_and_says_why(
     add_units(store, 1, langs=("en",))
     run_id = verbalise(store, server)
     with store.unit_of_work() as db:
-        db.execute(update(Verbalisation).where(Verbalisation.run_id == run_id,
-                                               Verbalisation.candidate_index == 1)
-                   .values(token_logprobs=None))
+        db.execute(
+            update(Verbalisation)
+            .where(Verbalisation.run_id == run_id, Verbalisation.candidate_index == 1)
+            .values(token_logprobs=None)
+        )
     outcome = run_job(score_job(store, ScoringRequest(metrics=("ppl",), langs=("en",))))
     assert isinstance(outcome, JobSucceeded)
     values = [(row.value, row.details.get("reason")) for row in ppl_rows(store, "sentence")]
     assert values == [
         (pytest.approx(by_hand([v for _, v in served_logprobs(0)])), None),
-        (None, "the server returned no token log-probabilities with this reply")]
+        (None, "the server returned no token log-probabilities with this reply"),
+    ]
     [corpus] = ppl_rows(store, "corpus")
     assert corpus.value == pytest.approx(by_hand([v for _, v in served_logprobs(0)]))
 
@@ -123,6 +136,9 @@ def test_a_server_run_without_any_logprobs_still_needs_a_model(
     run_id = verbalise(store, server)
     outcome = run_job(score_job(store, ScoringRequest(metrics=("ppl",))))
     assert isinstance(outcome, JobSucceeded)
-    assert any(f"run {run_id} (openai) has no causal model of its own and its server returned "
-               "no token log-probabilities" in note for note in outcome.result.notes)
+    assert any(
+        f"run {run_id} (openai) has no causal model of its own and its server returned "
+        "no token log-probabilities" in note
+        for note in outcome.result.notes
+    )
     assert ppl_rows(store, "sentence") == []

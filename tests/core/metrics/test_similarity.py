@@ -8,8 +8,10 @@ from core.errors import UserFacingError
 from core.metrics.base import ScoringItem
 from core.metrics.similarity import GraphTextSimilarity, linearise, swapped
 
-TRIPLES = (("Ada Lovelace", "occupation", "mathematician"),
-           ("Ada Lovelace", "place of birth", "London"))
+TRIPLES = (
+    ("Ada Lovelace", "occupation", "mathematician"),
+    ("Ada Lovelace", "place of birth", "London"),
+)
 
 
 def test_linearisation_and_swap() -> None:
@@ -20,17 +22,17 @@ def test_linearisation_and_swap() -> None:
 
 def test_similarity_ranks_a_faithful_text_above_an_unrelated_one() -> None:
     metric = GraphTextSimilarity(device="cpu")
-    items = [ScoringItem("Ada Lovelace was a mathematician born in London.", "en",
-                         triples=TRIPLES),
-             ScoringItem("Stock prices fell sharply on Monday.", "en", triples=TRIPLES),
-             ScoringItem("No graph.", "en")]
+    items = [
+        ScoringItem("Ada Lovelace was a mathematician born in London.", "en", triples=TRIPLES),
+        ScoringItem("Stock prices fell sharply on Monday.", "en", triples=TRIPLES),
+        ScoringItem("No graph.", "en"),
+    ]
     faithful, unrelated, empty = metric.sentence_scores(items)
     assert faithful.value is not None and unrelated.value is not None
     assert faithful.value > unrelated.value + 0.2
     assert -1.0 <= unrelated.value <= faithful.value <= 1.0
     drop = faithful.details["inversion_drop"]
-    assert drop == pytest.approx(faithful.value - faithful.details["inverted_similarity"],
-                                 abs=1e-5)
+    assert drop == pytest.approx(faithful.value - faithful.details["inverted_similarity"], abs=1e-5)
     assert empty.value is None
     corpus = metric.corpus_from_sentences(items, [faithful, unrelated, empty])
     assert corpus is not None and corpus.details["n"] == 2

@@ -15,15 +15,22 @@ def build_tiny_sentence_encoder(folder: Path, seed: int = 0) -> Path:
 
     hf = folder / "hf"
     tokenizer = BertTokenizerFast.from_pretrained(str(packaged_minilm()))
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64,
-                        max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     torch.manual_seed(seed)
     BertModel(config).save_pretrained(str(hf))
     tokenizer.save_pretrained(str(hf))
     transformer = models.Transformer(str(hf), max_seq_length=64)
-    width = getattr(transformer, "get_embedding_dimension", None) \
+    width = (
+        getattr(transformer, "get_embedding_dimension", None)
         or transformer.get_word_embedding_dimension
+    )
     pooling = models.Pooling(width(), "mean")
     out = folder / "encoder"
     SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(out))

@@ -17,8 +17,11 @@ FACTS = {
 }
 
 
-def add_units(store: SessionStore, count: int = 5, langs: tuple[str, ...] = ("en", "it", "es"),
-              ) -> list[int]:
+def add_units(
+    store: SessionStore,
+    count: int = 5,
+    langs: tuple[str, ...] = ("en", "it", "es"),
+) -> list[int]:
     """``count`` units of 1-2 triples (unit i has ``i % 2 + 1`` triples); tiers alternate
     head / long_tail; every other unit is in category City. Returns their ids."""
     ids = []
@@ -27,12 +30,18 @@ def add_units(store: SessionStore, count: int = 5, langs: tuple[str, ...] = ("en
         db.add(city)
         for i in range(count):
             size = i % 2 + 1
-            unit = DataUnit(uid=f"u{i}", root_qid=f"Q{i}", size=size, origin="built",
-                            tier="head" if i % 2 == 0 else "long_tail",
-                            category=city if i % 2 == 0 else None)
+            unit = DataUnit(
+                uid=f"u{i}",
+                root_qid=f"Q{i}",
+                size=size,
+                origin="built",
+                tier="head" if i % 2 == 0 else "long_tail",
+                category=city if i % 2 == 0 else None,
+            )
             unit.triples = [
                 UnitTriple(lang=lang, position=p, subject=f"{s}{i}", predicate=pr, object=o)
-                for lang in langs for p, (s, pr, o) in enumerate(FACTS[lang][:size])
+                for lang in langs
+                for p, (s, pr, o) in enumerate(FACTS[lang][:size])
             ]
             db.add(unit)
             db.flush()

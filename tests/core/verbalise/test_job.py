@@ -70,11 +70,14 @@ class CountingTemplate(TemplateVerbaliser):
 
 def test_causal_run_records_everything(store: SessionStore, tiny_causal_lm: Path) -> None:
     ids = add_units(store, 3)
-    verbaliser = CausalVerbaliser(tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=3,
-                                                                   seed=11), device="cpu")
+    verbaliser = CausalVerbaliser(
+        tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=3, seed=11), device="cpu"
+    )
     reports: list[Progress] = []
-    outcome = run_job(verbalise_job(store, verbaliser, "all", ["en", "it"], batch_size=4),
-                      on_progress=reports.append)
+    outcome = run_job(
+        verbalise_job(store, verbaliser, "all", ["en", "it"], batch_size=4),
+        on_progress=reports.append,
+    )
     assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", "")
     summary = outcome.result
     assert (summary.units, summary.requests, summary.texts) == (3, 6, 12)
@@ -82,7 +85,11 @@ def test_causal_run_records_everything(store: SessionStore, tiny_causal_lm: Path
     assert summary.tokens > 0 and summary.tokens_per_s > 0
     run = get_run(store, summary.run_id)
     assert (run.kind, run.model_id, run.status, run.seed) == (
-        "causal", str(tiny_causal_lm), "finished", 11)
+        "causal",
+        str(tiny_causal_lm),
+        "finished",
+        11,
+    )
     assert run.system_name == "tiny-llama"
     assert run.model_fingerprint == verbaliser.fingerprint() and len(run.model_fingerprint) == 64
     params = run.parameters
@@ -108,8 +115,13 @@ def test_template_run_writes_one_text_per_unit_and_language(store: SessionStore)
     outcome = run_job(verbalise_job(store, TemplateVerbaliser(), "all"))
     assert isinstance(outcome, JobSucceeded)
     with store.unit_of_work() as db:
-        texts = dict(db.execute(select(Verbalisation.lang, Verbalisation.text)
-                                .where(Verbalisation.unit_id == ids[1])).all())
+        texts = dict(
+            db.execute(
+                select(Verbalisation.lang, Verbalisation.text).where(
+                    Verbalisation.unit_id == ids[1]
+                )
+            ).all()
+        )
     assert texts == {
         "en": "Paris1 has France as its country and Anne Hidalgo as its mayor.",
         "it": "Parigi1 ha come paese Francia e come sindaco Anne Hidalgo.",
@@ -150,8 +162,7 @@ def test_cancel_keeps_finished_batches_and_resume_skips_them(store: SessionStore
     outcome = run_job(verbalise_job(store, CountingTemplate(), "ids:1", ["en"]))
     assert outcome.result.run_id != run_id and not outcome.result.resumed
     # ... but it may be named explicitly, and then nothing is left to do.
-    outcome = run_job(verbalise_job(store, CountingTemplate(), "all", ["en"],
-                                    resume_run_id=run_id))
+    outcome = run_job(verbalise_job(store, CountingTemplate(), "all", ["en"], resume_run_id=run_id))
     assert (outcome.result.requests, outcome.result.skipped_done) == (0, 5)
 
 
@@ -166,8 +177,9 @@ def test_a_cancel_mid_batch_stops_within_a_step_and_keeps_earlier_batches(
     model = request.getfixturevalue("tiny_causal_lm" if kind == "causal" else "tiny_seq2seq")
     verbaliser_class = CausalVerbaliser if kind == "causal" else Seq2SeqVerbaliser
     # 200 new tokens: seconds per batch here, minutes for a large model.
-    verbaliser = verbaliser_class(model, GenerationParams(candidates=2, max_new_tokens=200),
-                                  device="cpu")
+    verbaliser = verbaliser_class(
+        model, GenerationParams(candidates=2, max_new_tokens=200), device="cpu"
+    )
     token = CancelToken()
     steps: list[int] = []  # decoding steps per generate() call
 
@@ -211,8 +223,12 @@ def test_a_cancel_between_server_requests_drops_that_batch(
 ) -> None:
     ids = add_units(store, 4)
     token = CancelToken()
-    verbaliser = OpenAIVerbaliser("http://127.0.0.1:9/v1", server_model="served",
-                                  params=GenerationParams(candidates=1), concurrency=1)
+    verbaliser = OpenAIVerbaliser(
+        "http://127.0.0.1:9/v1",
+        server_model="served",
+        params=GenerationParams(candidates=1),
+        concurrency=1,
+    )
     sent: list[str] = []
 
     def complete(prompt: str, n: int, seed: int) -> tuple[list[tuple[str, None]], int]:
@@ -232,14 +248,20 @@ def test_a_cancel_between_server_requests_drops_that_batch(
 
 # Units of 1 to 7 triples (METHODS §5), in a mixed order: their prompts differ in length.
 SIZES = (3, 1, 7, 2, 5, 4, 6)
-LONG_FACTS = [("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo"),
-              ("Anne Hidalgo", "place of birth", "San Fernando"),
-              ("Paris", "population", "2102650"), ("San Fernando", "country", "Spain"),
-              ("France", "capital", "Paris"), ("Spain", "currency", "euro")]
+LONG_FACTS = [
+    ("Paris", "country", "France"),
+    ("Paris", "mayor", "Anne Hidalgo"),
+    ("Anne Hidalgo", "place of birth", "San Fernando"),
+    ("Paris", "population", "2102650"),
+    ("San Fernando", "country", "Spain"),
+    ("France", "capital", "Paris"),
+    ("Spain", "currency", "euro"),
+]
 
 
-def add_sized_units(store: SessionStore, sizes: Sequence[int] = SIZES,
-                    langs: tuple[str, ...] = ("en", "it")) -> list[int]:
+def add_sized_units(
+    store: SessionStore, sizes: Sequence[int] = SIZES, langs: tuple[str, ...] = ("en", "it")
+) -> list[int]:
     """Units of ``sizes[i]`` triples each (the same English facts in every language)."""
     ids = []
     with store.unit_of_work() as db:
@@ -247,7 +269,8 @@ def add_sized_units(store: SessionStore, sizes: Sequence[int] = SIZES,
             unit = DataUnit(uid=f"s{i}", size=size, origin="built", tier="head")
             unit.triples = [
                 UnitTriple(lang=lang, position=p, subject=f"{s}{i}", predicate=pr, object=o)
-                for lang in langs for p, (s, pr, o) in enumerate(LONG_FACTS[:size])
+                for lang in langs
+                for p, (s, pr, o) in enumerate(LONG_FACTS[:size])
             ]
             db.add(unit)
             db.flush()
@@ -268,8 +291,7 @@ class RecordingCausal(CausalVerbaliser):
         from core.models import prompt_token_ids
 
         tokenizer = self._ready().tokenizer
-        self.batches.append([(r.key, len(prompt_token_ids(tokenizer, r.prompt)))
-                             for r in requests])
+        self.batches.append([(r.key, len(prompt_token_ids(tokenizer, r.prompt))) for r in requests])
         results = super().verbalise(requests)
         if self.on_batch is not None:
             self.on_batch(len(self.batches))
@@ -294,8 +316,13 @@ def test_batches_are_length_ordered_and_resume_still_gets_every_output(
 
     triples = unit_triples(store, ids, ["en", "it"])
     tokenizer = load_tokenizer(tiny_causal_lm)
-    every = sorted((len(prompt_token_ids(tokenizer, first.prompt_for(t, lang)))
-                    for (u, lang), t in triples.items()), reverse=True)
+    every = sorted(
+        (
+            len(prompt_token_ids(tokenizer, first.prompt_for(t, lang)))
+            for (u, lang), t in triples.items()
+        ),
+        reverse=True,
+    )
     assert lengths[:3] == every[:3] and lengths == every[:6]
     by_size = dict(zip(SIZES, ids, strict=True))
     assert first.batches[0][0][0] == (by_size[7], "it")  # the Italian template is longer
@@ -318,7 +345,8 @@ def test_batches_are_length_ordered_and_resume_still_gets_every_output(
     # Each row keeps its own unit's prompt, whatever order the rows were written in.
     with store.unit_of_work() as db:
         for unit_id, lang, prompt in db.execute(
-                select(Verbalisation.unit_id, Verbalisation.lang, Verbalisation.prompt)):
+            select(Verbalisation.unit_id, Verbalisation.lang, Verbalisation.prompt)
+        ):
             assert prompt == second.prompt_for(triples[(unit_id, lang)], lang)
 
 
@@ -326,9 +354,15 @@ def test_the_batching_order_per_kind(tiny_seq2seq: Path) -> None:
     seq2seq = Seq2SeqVerbaliser(tiny_seq2seq, GenerationParams(max_new_tokens=2), device="cpu")
     template = TemplateVerbaliser()
     for verbaliser in (seq2seq, template):
-        requests = [VerbaliseRequest((i, "en"), "en", tuple(LONG_FACTS[:size]),
-                                     verbaliser.prompt_for(LONG_FACTS[:size], "en"))
-                    for i, size in enumerate((2, 5, 1, 5, 7))]
+        requests = [
+            VerbaliseRequest(
+                (i, "en"),
+                "en",
+                tuple(LONG_FACTS[:size]),
+                verbaliser.prompt_for(LONG_FACTS[:size], "en"),
+            )
+            for i, size in enumerate((2, 5, 1, 5, 7))
+        ]
         # Not loaded (a local model) or a template: the order is kept as given.
         assert prompt_lengths(verbaliser, [r.prompt for r in requests]) is None
         assert order_for_batching(verbaliser, requests) == requests
@@ -352,8 +386,7 @@ def test_resume_refuses_a_run_with_other_parameters(
     assert isinstance(failed, JobFailed)
     assert isinstance(failed.error, VerbaliseError)
     assert f"run {run_id} was made with a different model" in failed.message
-    missing = run_job(verbalise_job(store, TemplateVerbaliser(), "all", ["en"],
-                                    resume_run_id=999))
+    missing = run_job(verbalise_job(store, TemplateVerbaliser(), "all", ["en"], resume_run_id=999))
     assert "no run 999" in missing.message
 
 
@@ -362,20 +395,35 @@ def test_find_resumable_run_matches_parameters_not_batch_size(store: SessionStor
     template = TemplateVerbaliser()
     templates = {"en": template.templates["en"]}
     with store.unit_of_work() as db:
-        run = ModelRun(kind="template", model_id="template", status="failed", seed=0,
-                       model_fingerprint=template.fingerprint(), prompt_templates=templates,
-                       parameters=run_parameters(template, ["en"], 8, "all"))
+        run = ModelRun(
+            kind="template",
+            model_id="template",
+            status="failed",
+            seed=0,
+            model_fingerprint=template.fingerprint(),
+            prompt_templates=templates,
+            parameters=run_parameters(template, ["en"], 8, "all"),
+        )
         db.add(run)
         db.flush()
         run_id = run.id
-    assert find_resumable_run(store, template, run_parameters(template, ["en"], 2, "tier:x"),
-                              templates) == run_id
-    assert find_resumable_run(store, template, run_parameters(template, ["en", "it"], 8, "all"),
-                              templates) is None
+    assert (
+        find_resumable_run(
+            store, template, run_parameters(template, ["en"], 2, "tier:x"), templates
+        )
+        == run_id
+    )
+    assert (
+        find_resumable_run(
+            store, template, run_parameters(template, ["en", "it"], 8, "all"), templates
+        )
+        is None
+    )
 
 
-def _set_owner(store: SessionStore, run_id: int, owner: dict[str, Any] | None,
-               status: str = "running") -> None:
+def _set_owner(
+    store: SessionStore, run_id: int, owner: dict[str, Any] | None, status: str = "running"
+) -> None:
     with store.unit_of_work() as db:
         run = db.get(ModelRun, run_id)
         software = {k: v for k, v in (run.software or {}).items() if k != "owner"}
@@ -399,8 +447,11 @@ def test_a_run_another_live_job_is_writing_is_not_resumed(store: SessionStore) -
             return
         # As `taillens verbalise` (resume by default) while the GUI runs the same run.
         nested.append(run_job(verbalise_job(store, CountingTemplate(), "all", ["en"])))
-        nested.append(run_job(verbalise_job(store, CountingTemplate(), "all", ["en"],
-                                            resume_run_id=first_run())))
+        nested.append(
+            run_job(
+                verbalise_job(store, CountingTemplate(), "all", ["en"], resume_run_id=first_run())
+            )
+        )
 
     def first_run() -> int:
         with store.unit_of_work() as db:
@@ -419,8 +470,7 @@ def test_a_run_another_live_job_is_writing_is_not_resumed(store: SessionStore) -
     assert isinstance(named, JobFailed) and isinstance(named.error, VerbaliseError)
     assert named.message.startswith(f"run {run_id} is still running in {where}: wait")
     # Both runs are whole and finished; no collision on their rows.
-    assert rows(store, run_id) == rows(store, second.result.run_id) == [
-        (i, "en", 0) for i in ids]
+    assert rows(store, run_id) == rows(store, second.result.run_id) == [(i, "en", 0) for i in ids]
     for finished in (run_id, second.result.run_id):
         run = get_run(store, finished)
         assert run.status == "finished" and "owner" not in run.software
@@ -455,10 +505,10 @@ def test_a_run_left_running_by_a_killed_process_is_resumed(store: SessionStore) 
     _set_owner(store, run_id, elsewhere)
     busy: list[tuple[int, str]] = []
     assert find_resumable_run(store, template, parameters, templates, busy) is None
-    assert busy == [(run_id, f"may still be running in process {os.getpid()} on "
-                             f"{socket.gethostname()}-other")]
-    named = run_job(verbalise_job(store, CountingTemplate(), "all", ["en"],
-                                  resume_run_id=run_id))
+    assert busy == [
+        (run_id, f"may still be running in process {os.getpid()} on {socket.gethostname()}-other")
+    ]
+    named = run_job(verbalise_job(store, CountingTemplate(), "all", ["en"], resume_run_id=run_id))
     assert isinstance(named, JobSucceeded) and named.result.resumed
 
 
@@ -485,8 +535,7 @@ def test_a_failure_does_not_overwrite_a_run_another_owner_took(store: SessionSto
         _set_owner(store, run_id, other)  # e.g. named with --resume from another host
         return RuntimeError("UNIQUE constraint failed: verbalisations.run_id")
 
-    outcome = run_job(verbalise_job(store, CountingTemplate(taken_over_then_fail), "all",
-                                    ["en"]))
+    outcome = run_job(verbalise_job(store, CountingTemplate(taken_over_then_fail), "all", ["en"]))
     assert isinstance(outcome, JobFailed) and "UNIQUE constraint" in outcome.message
     run = get_run(store, outcome_run(store))
     assert run.status == "running" and run.software["owner"] == other
@@ -504,8 +553,9 @@ def test_out_of_memory_halves_the_batch_and_everything_arrives(
     import torch
 
     ids = add_units(store, 4)
-    verbaliser = CausalVerbaliser(tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=2),
-                                  device="cpu")
+    verbaliser = CausalVerbaliser(
+        tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=2), device="cpu"
+    )
     original = verbaliser._generate
     batches: list[int] = []
 
@@ -546,8 +596,14 @@ def test_other_errors_are_not_retried(store: SessionStore) -> None:
 def test_unit_selection(store: SessionStore) -> None:
     ids = add_units(store, 5)
     with store.unit_of_work() as db:
-        imported = DataUnit(uid="tailnlg:1", size=1, origin="import", tier="long_tail",
-                            sub_tier="long_tail_it", attributes={"entry": {"category": "Cave"}})
+        imported = DataUnit(
+            uid="tailnlg:1",
+            size=1,
+            origin="import",
+            tier="long_tail",
+            sub_tier="long_tail_it",
+            attributes={"entry": {"category": "Cave"}},
+        )
         db.add(imported)
         db.flush()
         imported_id = imported.id
@@ -582,7 +638,8 @@ def test_triples_with_overrides_and_missing_languages(store: SessionStore) -> No
     assert (outcome.result.requests, outcome.result.skipped_no_triples) == (1, 1)
     with store.unit_of_work() as db:
         assert db.scalar(select(Verbalisation.text)) == (
-            "Paris0 has the French Republic as its country.")
+            "Paris0 has the French Republic as its country."
+        )
 
 
 def test_a_server_run_from_before_logprobs_were_asked_for_is_resumed(
@@ -594,11 +651,19 @@ def test_a_server_run_from_before_logprobs_were_asked_for_is_resumed(
     assert parameters["logprobs"] is True
     older = {k: v for k, v in parameters.items() if k != "logprobs"}
     with store.unit_of_work() as db:
-        run = ModelRun(kind="openai", model_id=verbaliser.model_id, status="failed", seed=0,
-                       model_fingerprint=verbaliser.fingerprint(),
-                       prompt_templates={"en": verbaliser.templates["en"]}, parameters=older)
+        run = ModelRun(
+            kind="openai",
+            model_id=verbaliser.model_id,
+            status="failed",
+            seed=0,
+            model_fingerprint=verbaliser.fingerprint(),
+            prompt_templates={"en": verbaliser.templates["en"]},
+            parameters=older,
+        )
         db.add(run)
         db.flush()
         run_id = run.id
-    assert find_resumable_run(store, verbaliser, parameters,
-                              {"en": verbaliser.templates["en"]}) == run_id
+    assert (
+        find_resumable_run(store, verbaliser, parameters, {"en": verbaliser.templates["en"]})
+        == run_id
+    )

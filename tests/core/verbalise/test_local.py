@@ -15,16 +15,20 @@ from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 TRIPLES = (("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo"))
 
 
-def requests_for(verbaliser: Any, units: list[tuple[tuple[str, str, str], ...]],
-                 lang: str = "en") -> list[VerbaliseRequest]:
-    return [VerbaliseRequest((i, lang), lang, t, verbaliser.prompt_for(t, lang))
-            for i, t in enumerate(units)]
+def requests_for(
+    verbaliser: Any, units: list[tuple[tuple[str, str, str], ...]], lang: str = "en"
+) -> list[VerbaliseRequest]:
+    return [
+        VerbaliseRequest((i, lang), lang, t, verbaliser.prompt_for(t, lang))
+        for i, t in enumerate(units)
+    ]
 
 
 @pytest.fixture(scope="module")
 def causal(tiny_causal_lm: Path) -> CausalVerbaliser:
-    verbaliser = CausalVerbaliser(tiny_causal_lm, GenerationParams(candidates=3, max_new_tokens=5),
-                                  device="cpu")
+    verbaliser = CausalVerbaliser(
+        tiny_causal_lm, GenerationParams(candidates=3, max_new_tokens=5), device="cpu"
+    )
     verbaliser.load()
     return verbaliser
 
@@ -62,7 +66,7 @@ def test_causal_batch_left_padded_with_n_candidates_each(
         width = len(row)
         # LEFT padding: pads first, the prompt flush against where generation starts.
         assert row[: width - length] == [pad] * (width - length)
-        assert pad not in row[width - length:]
+        assert pad not in row[width - length :]
     for candidates in results:
         for candidate in candidates:
             assert 1 <= candidate.tokens <= 5
@@ -89,7 +93,10 @@ def test_causal_reply_with_the_marker_is_parsed(
     monkeypatch.setattr(causal, "_generate", scripted)
     [candidates] = causal.verbalise(requests_for(causal, [TRIPLES]))
     assert [(c.text, c.parse_ok) for c in candidates] == [
-        ("Paris is in France.", True), (None, False), (None, False)]
+        ("Paris is in France.", True),
+        (None, False),
+        (None, False),
+    ]
     assert candidates[0].raw == replies[0]  # raw reply kept
     assert candidates[1].raw == "no marker here"
 
@@ -104,7 +111,8 @@ def test_exact_prompt_preview_needs_no_weights(tiny_causal_lm: Path) -> None:
     assert preview.endswith("sin añadir nada más\n\n[Paris, country, France]\n<|assistant|>\n")
     previous = CausalVerbaliser(tiny_causal_lm, prompt_preset="taillens")
     assert previous.exact_prompt(TRIPLES[:1], "es").endswith(
-        "La verbalización final es: [tu párrafo]\n<|assistant|>\n")
+        "La verbalización final es: [tu párrafo]\n<|assistant|>\n"
+    )
 
 
 def test_set_templates_reaches_the_exact_prompt(tiny_causal_lm: Path) -> None:
@@ -113,9 +121,11 @@ def test_set_templates_reaches_the_exact_prompt(tiny_causal_lm: Path) -> None:
     verbaliser = CausalVerbaliser(tiny_causal_lm)
     verbaliser.set_templates({"en": "Facts:\n{triples}\nWrite one sentence."})
     assert verbaliser.prompt_for(TRIPLES[:1], "en") == (
-        "Facts:\n[Paris, country, France]\nWrite one sentence.")
+        "Facts:\n[Paris, country, France]\nWrite one sentence."
+    )
     assert verbaliser.exact_prompt(TRIPLES[:1], "en") == (
-        "<|user|>\nFacts:\n[Paris, country, France]\nWrite one sentence.\n<|assistant|>\n")
+        "<|user|>\nFacts:\n[Paris, country, France]\nWrite one sentence.\n<|assistant|>\n"
+    )
     with pytest.raises(PromptError, match="exactly once"):
         verbaliser.set_templates({"en": "{triples} {triples}"})
     assert verbaliser.templates["en"] == "Facts:\n{triples}\nWrite one sentence."
@@ -127,15 +137,16 @@ def test_same_seed_same_texts(causal: CausalVerbaliser) -> None:
 
 
 def test_seq2seq_beam_search_over_marked_triples(tiny_seq2seq: Path) -> None:
-    verbaliser = Seq2SeqVerbaliser(tiny_seq2seq, GenerationParams(candidates=3, max_new_tokens=4),
-                                   device="cpu")
+    verbaliser = Seq2SeqVerbaliser(
+        tiny_seq2seq, GenerationParams(candidates=3, max_new_tokens=4), device="cpu"
+    )
     requests = requests_for(verbaliser, [TRIPLES, TRIPLES[:1]])
     # WDV's input: its prefix, then the <H> <R> <T>-marked triples; recorded as a setting.
-    assert requests[1].prompt == (
-        "translate from Graph to Text: <H> Paris <R> country <T> France")
+    assert requests[1].prompt == ("translate from Graph to Text: <H> Paris <R> country <T> France")
     assert verbaliser.describe()["task_prefix"] == "translate from Graph to Text: "
-    other = Seq2SeqVerbaliser(tiny_seq2seq, device="cpu", task_prefix="translate Graph to "
-                              "{language}: ")
+    other = Seq2SeqVerbaliser(
+        tiny_seq2seq, device="cpu", task_prefix="translate Graph to {language}: "
+    )
     assert other.prompt_for(TRIPLES[:1], "it").startswith("translate Graph to Italian: <H>")
     assert other.describe()["task_prefix"] == "translate Graph to {language}: "
     results = verbaliser.verbalise(requests)
@@ -189,7 +200,8 @@ def test_a_cancel_stops_causal_generation_within_one_step(
     from core.jobs import JobCancelled
 
     verbaliser = CausalVerbaliser(
-        tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=200), device="cpu")
+        tiny_causal_lm, GenerationParams(candidates=2, max_new_tokens=200), device="cpu"
+    )
     requests = requests_for(verbaliser, [TRIPLES, TRIPLES[:1]])
     steps = steps_of_generate(verbaliser, monkeypatch)
     stop = FlipAfter(4)
@@ -213,7 +225,8 @@ def test_a_cancel_stops_seq2seq_beam_search_within_one_step(
     from core.jobs import JobCancelled
 
     verbaliser = Seq2SeqVerbaliser(
-        tiny_seq2seq, GenerationParams(candidates=3, max_new_tokens=200), device="cpu")
+        tiny_seq2seq, GenerationParams(candidates=3, max_new_tokens=200), device="cpu"
+    )
     steps = steps_of_generate(verbaliser, monkeypatch)
     stop = FlipAfter(5)
     verbaliser.should_stop = stop

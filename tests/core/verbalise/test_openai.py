@@ -60,20 +60,42 @@ class FakeServer:
                 if server.echo_seed:
                     seed = body["seed"]
                     content = f"The final verbalization is: [Paris, sampled with seed {seed}.]"
-                    self._reply(200, {"Content-Type": "application/json"}, json.dumps(
-                        {"choices": [{"index": 0, "message": {"content": content}}]}).encode())
+                    self._reply(
+                        200,
+                        {"Content-Type": "application/json"},
+                        json.dumps(
+                            {"choices": [{"index": 0, "message": {"content": content}}]}
+                        ).encode(),
+                    )
                     return
                 n = server.choices_per_reply or body["n"]
-                choices = [{"index": i, "message": {"role": "assistant", "content":
-                            f"Draft.\nThe final verbalization is: [Paris is in France {i}.]"}}
-                           for i in range(n)]
+                choices = [
+                    {
+                        "index": i,
+                        "message": {
+                            "role": "assistant",
+                            "content": (
+                                f"Draft.\nThe final verbalization is: [Paris is in France {i}.]"
+                            ),
+                        },
+                    }
+                    for i in range(n)
+                ]
                 if server.logprobs and body.get("logprobs"):
                     for choice in choices:
-                        choice["logprobs"] = {"content": [
-                            {"token": token, "logprob": value, "top_logprobs": []}
-                            for token, value in served_logprobs(choice["index"])]}
-                self._reply(200, {"Content-Type": "application/json"}, json.dumps(
-                    {"choices": choices, "usage": {"completion_tokens": 10 * n}}).encode())
+                        choice["logprobs"] = {
+                            "content": [
+                                {"token": token, "logprob": value, "top_logprobs": []}
+                                for token, value in served_logprobs(choice["index"])
+                            ]
+                        }
+                self._reply(
+                    200,
+                    {"Content-Type": "application/json"},
+                    json.dumps(
+                        {"choices": choices, "usage": {"completion_tokens": 10 * n}}
+                    ).encode(),
+                )
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
@@ -87,8 +109,24 @@ class FakeServer:
 
 def served_logprobs(index: int) -> list[tuple[str, float]]:
     """The tokens and log-probabilities the fake server sends with choice ``index``."""
-    tokens = ["Draft", ".", "\n", "The", " final", " verbal", "ization", " is", ":", " [",
-              "Paris", " is", " in", " France", f" {index}", ".]"]
+    tokens = [
+        "Draft",
+        ".",
+        "\n",
+        "The",
+        " final",
+        " verbal",
+        "ization",
+        " is",
+        ":",
+        " [",
+        "Paris",
+        " is",
+        " in",
+        " France",
+        f" {index}",
+        ".]",
+    ]
     return [(token, -0.05 * (k % 7) - 0.3 * index - 0.01) for k, token in enumerate(tokens)]
 
 
@@ -100,10 +138,10 @@ def server() -> Iterator[FakeServer]:
 
 
 def make(server: FakeServer, waits: list[float], **options: Any) -> OpenAIVerbaliser:
-    params = GenerationParams(candidates=3, temperature=0.5, top_p=0.8, max_new_tokens=64,
-                              seed=7)
-    return OpenAIVerbaliser(server.url, options.pop("server_model", None), params,
-                            sleep=waits.append, **options)
+    params = GenerationParams(candidates=3, temperature=0.5, top_p=0.8, max_new_tokens=64, seed=7)
+    return OpenAIVerbaliser(
+        server.url, options.pop("server_model", None), params, sleep=waits.append, **options
+    )
 
 
 def request(verbaliser: OpenAIVerbaliser, key: int = 0) -> VerbaliseRequest:
@@ -119,8 +157,13 @@ def test_candidates_and_parameters_go_in_one_request(server: FakeServer) -> None
     assert verbaliser.server_model == "tiny-served"
     body = server.bodies[0]
     assert {k: body[k] for k in ("model", "n", "temperature", "top_p", "max_tokens", "seed")} == {
-        "model": "tiny-served", "n": 3, "temperature": 0.5, "top_p": 0.8, "max_tokens": 64,
-        "seed": 7}
+        "model": "tiny-served",
+        "n": 3,
+        "temperature": 0.5,
+        "top_p": 0.8,
+        "max_tokens": 64,
+        "seed": 7,
+    }
     assert body["messages"] == [{"role": "user", "content": request(verbaliser).prompt}]
     assert [c.text for c in candidates] == [f"Paris is in France {i}." for i in range(3)]
     assert all(c.parse_ok for c in candidates)
@@ -130,7 +173,8 @@ def test_candidates_and_parameters_go_in_one_request(server: FakeServer) -> None
     for index, candidate in enumerate(candidates):
         assert candidate.token_logprobs == {
             "tokens": [t for t, _ in served_logprobs(index)],
-            "logprobs": [v for _, v in served_logprobs(index)]}
+            "logprobs": [v for _, v in served_logprobs(index)],
+        }
         assert candidate.tokens == len(served_logprobs(index))
 
 
@@ -152,17 +196,23 @@ def test_a_server_refusing_logprobs_is_asked_again_without_them(server: FakeServ
     assert "logprobs" not in server.bodies[-1]
 
 
-@pytest.mark.parametrize("logprobs", [
-    {"content": [{"token": "a", "logprob": 0.5}]},  # a probability above 1
-    {"content": [{"token": "a", "logprob": "x"}]},
-    {"content": [{"token": "a"}]},
-    {"content": []},
-    {"tokens": ["a"], "token_logprobs": [-1.0]},  # the completions format: not a chat one
-    "junk",
-])
+@pytest.mark.parametrize(
+    "logprobs",
+    [
+        {"content": [{"token": "a", "logprob": 0.5}]},  # a probability above 1
+        {"content": [{"token": "a", "logprob": "x"}]},
+        {"content": [{"token": "a"}]},
+        {"content": []},
+        {"tokens": ["a"], "token_logprobs": [-1.0]},  # the completions format: not a chat one
+        "junk",
+    ],
+)
 def test_unusable_logprobs_are_dropped_not_stored(server: FakeServer, logprobs: Any) -> None:
-    choice = {"index": 0, "logprobs": logprobs,
-              "message": {"content": "The final verbalization is: [Paris.]"}}
+    choice = {
+        "index": 0,
+        "logprobs": logprobs,
+        "message": {"content": "The final verbalization is: [Paris.]"},
+    }
     server.script = [(200, {}, json.dumps({"choices": [choice]}).encode())]
     verbaliser = OpenAIVerbaliser(server.url, "m", GenerationParams(candidates=1))
     [[candidate]] = verbaliser.verbalise([request(verbaliser)])
@@ -170,8 +220,7 @@ def test_unusable_logprobs_are_dropped_not_stored(server: FakeServer, logprobs: 
 
 
 def test_429_with_retry_after_is_waited_out(server: FakeServer) -> None:
-    server.script = [(429, {"Retry-After": "3"}, b'{"error": "slow down"}'),
-                     (503, {}, b"busy")]
+    server.script = [(429, {"Retry-After": "3"}, b'{"error": "slow down"}'), (503, {}, b"busy")]
     waits: list[float] = []
     verbaliser = make(server, waits, server_model="m", backoff_s=0.5)
     [candidates] = verbaliser.verbalise([request(verbaliser)])

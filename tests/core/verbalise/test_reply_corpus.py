@@ -28,8 +28,11 @@ from tests.core.verbalise.conftest import add_units
 from tests.core.verbalise.test_openai import FakeServer
 
 CORPUS_FILE = Path(__file__).parents[2] / "fixtures" / "replies.jsonl"
-CORPUS = [json.loads(line) for line in CORPUS_FILE.read_text(encoding="utf-8").splitlines()
-          if line.strip()]
+CORPUS = [
+    json.loads(line)
+    for line in CORPUS_FILE.read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
 # Markdown a stored text must never keep (brackets only where they are the answer's own).
 MARKUP = re.compile(r"\*|`|^#|^>|(?<!\w)__?|__?(?!\w)|^\[|\]$")
 
@@ -71,18 +74,28 @@ def test_the_parser_says_which_marker_it_looks_for() -> None:
     assert "no answer marker" in reason and "The final verbalization is:" in reason
 
 
-@pytest.mark.parametrize(("content", "reason"), [
-    ("", "empty reply"),
-    ("\x00\x00\x13\x88PK\x03\x04\x00\x14", "binary reply"),
-    ("The final verbalization is: [Rome is the capital of", "cut off inside the brackets"),
-])
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("", "empty reply"),
+        ("\x00\x00\x13\x88PK\x03\x04\x00\x14", "binary reply"),
+        ("The final verbalization is: [Rome is the capital of", "cut off inside the brackets"),
+    ],
+)
 def test_bad_server_replies_are_stored_raw_and_flagged_never_as_text(
     store: SessionStore, content: str, reason: str
 ) -> None:
     add_units(store, 1, langs=("en",))
     server = FakeServer()
-    server.script = [(200, {}, json.dumps({"choices": [
-        {"index": 0, "message": {"role": "assistant", "content": content}}]}).encode())]
+    server.script = [
+        (
+            200,
+            {},
+            json.dumps(
+                {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+            ).encode(),
+        )
+    ]
     try:
         verbaliser = OpenAIVerbaliser(server.url, "m", GenerationParams(candidates=1))
         outcome = run_job(verbalise_job(store, verbaliser, "all", ["en"]))
@@ -101,8 +114,10 @@ def test_bad_server_replies_are_stored_raw_and_flagged_never_as_text(
 
 APPENDIX_H = Path("/work/shared/data/tailnlg/prompts-appendix-h.txt")
 # The format line of each language's Appendix H prompt: "...: <marker> [<placeholder>]".
-FORMAT_LINE = re.compile(r"(?:format|formato|forma):\s*(?P<marker>[^\[\n]+?)\s*"
-                         r"\[(?P<placeholder>[^\]\n]+)\]")
+FORMAT_LINE = re.compile(
+    r"(?:format|formato|forma):\s*(?P<marker>[^\[\n]+?)\s*"
+    r"\[(?P<placeholder>[^\]\n]+)\]"
+)
 
 
 def test_the_markers_of_the_appendix_h_prompts_are_parsed() -> None:
@@ -115,6 +130,7 @@ def test_the_markers_of_the_appendix_h_prompts_are_parsed() -> None:
     for marker, placeholder in found:
         assert parse_reply(f"{marker} [Rome is in Italy.]").text == "Rome is in Italy."
         assert parse_reply(f"**{marker}** [Rome is in Italy.]\n\nDone.").text == (
-            "Rome is in Italy.")
+            "Rome is in Italy."
+        )
         echoed = parse_reply(f"{marker} [{placeholder}]")
         assert not echoed.ok and "placeholder" in echoed.reason

@@ -32,31 +32,63 @@ NO_MARKER = parse_reply("no marker").reason
 def session(store: SessionStore) -> tuple[SessionStore, list[int], int, int]:
     ids = add_units(store, 5)
     with store.unit_of_work() as db:
-        imported = DataUnit(uid="u5", size=3, origin="webnlg", tier="long_tail",
-                            sub_tier="long_tail_2",
-                            attributes={"entry": {"category": "Airport", "eid": "Id5"}})
-        run_a = ModelRun(kind="causal", model_id="/models/tiny", system_name="tiny",
-                         status="finished")
-        run_b = ModelRun(kind="openai", model_id="http://h m", system_name=None,
-                         status="failed")
+        imported = DataUnit(
+            uid="u5",
+            size=3,
+            origin="webnlg",
+            tier="long_tail",
+            sub_tier="long_tail_2",
+            attributes={"entry": {"category": "Airport", "eid": "Id5"}},
+        )
+        run_a = ModelRun(
+            kind="causal", model_id="/models/tiny", system_name="tiny", status="finished"
+        )
+        run_b = ModelRun(kind="openai", model_id="http://h m", system_name=None, status="failed")
         db.add_all([imported, run_a, run_b])
         db.flush()
         ids.append(imported.id)
         u0 = ids[0]
-        db.add_all([
-            # Written out of order on purpose: the view sorts en, it, es, then by index.
-            Verbalisation(run_id=run_a.id, unit_id=u0, lang="es", candidate_index=0,
-                          raw_output="La verbalización final es: [París está en Francia.]",
-                          text="París está en Francia.", parse_ok=True),
-            Verbalisation(run_id=run_a.id, unit_id=u0, lang="en", candidate_index=1,
-                          raw_output="no marker", text=None, parse_ok=False),
-            Verbalisation(run_id=run_a.id, unit_id=u0, lang="it", candidate_index=0,
-                          raw_output="La verbalizzazione finale è: [Parigi è in Francia.]",
-                          text="Parigi è in Francia.", parse_ok=True),
-            Verbalisation(run_id=run_a.id, unit_id=u0, lang="en", candidate_index=0,
-                          raw_output="The final verbalization is: [Paris is in France.]",
-                          text="Paris is in France.", parse_ok=True),
-        ])
+        db.add_all(
+            [
+                # Written out of order on purpose: the view sorts en, it, es, then by index.
+                Verbalisation(
+                    run_id=run_a.id,
+                    unit_id=u0,
+                    lang="es",
+                    candidate_index=0,
+                    raw_output="La verbalización final es: [París está en Francia.]",
+                    text="París está en Francia.",
+                    parse_ok=True,
+                ),
+                Verbalisation(
+                    run_id=run_a.id,
+                    unit_id=u0,
+                    lang="en",
+                    candidate_index=1,
+                    raw_output="no marker",
+                    text=None,
+                    parse_ok=False,
+                ),
+                Verbalisation(
+                    run_id=run_a.id,
+                    unit_id=u0,
+                    lang="it",
+                    candidate_index=0,
+                    raw_output="La verbalizzazione finale è: [Parigi è in Francia.]",
+                    text="Parigi è in Francia.",
+                    parse_ok=True,
+                ),
+                Verbalisation(
+                    run_id=run_a.id,
+                    unit_id=u0,
+                    lang="en",
+                    candidate_index=0,
+                    raw_output="The final verbalization is: [Paris is in France.]",
+                    text="Paris is in France.",
+                    parse_ok=True,
+                ),
+            ]
+        )
         return store, ids, run_a.id, run_b.id
 
 
@@ -76,16 +108,34 @@ def test_list_runs_of_an_empty_session(store: SessionStore) -> None:
 def test_unit_outputs_in_language_then_candidate_order(session) -> None:
     store, ids, run_a, _run_b = session
     found = unit_outputs(store, run_a, ids[0])
-    assert found == UnitOutputs("u0", (
-        UnitOutput("en", 0, "Paris is in France.",
-                   "The final verbalization is: [Paris is in France.]", True),
-        # Unparsable: text "", raw kept, and why.
-        UnitOutput("en", 1, "", "no marker", False, NO_MARKER),
-        UnitOutput("it", 0, "Parigi è in Francia.",
-                   "La verbalizzazione finale è: [Parigi è in Francia.]", True),
-        UnitOutput("es", 0, "París está en Francia.",
-                   "La verbalización final es: [París está en Francia.]", True),
-    ))
+    assert found == UnitOutputs(
+        "u0",
+        (
+            UnitOutput(
+                "en",
+                0,
+                "Paris is in France.",
+                "The final verbalization is: [Paris is in France.]",
+                True,
+            ),
+            # Unparsable: text "", raw kept, and why.
+            UnitOutput("en", 1, "", "no marker", False, NO_MARKER),
+            UnitOutput(
+                "it",
+                0,
+                "Parigi è in Francia.",
+                "La verbalizzazione finale è: [Parigi è in Francia.]",
+                True,
+            ),
+            UnitOutput(
+                "es",
+                0,
+                "París está en Francia.",
+                "La verbalización final es: [París está en Francia.]",
+                True,
+            ),
+        ),
+    )
 
 
 def test_unit_outputs_of_a_skipped_unit_a_silent_run_and_a_gone_unit(session) -> None:
@@ -127,13 +177,16 @@ def test_a_sub_tier_equal_to_the_tier_counts_once(store: SessionStore) -> None:
     assert units_overview(store).tiers == (("head", 1),)
 
 
-@pytest.mark.parametrize(("attributes", "expected"), [
-    ({"entry": {"category": "Airport"}}, "Airport"),  # TailNLG / WebNLG entry attributes
-    ({"category": "Food"}, "Food"),  # a flat attribute
-    ({"entry": {"eid": "Id1"}}, None),
-    ({"entry": "not a dict"}, None),
-    (None, None),
-    (["category"], None),
-])
+@pytest.mark.parametrize(
+    ("attributes", "expected"),
+    [
+        ({"entry": {"category": "Airport"}}, "Airport"),  # TailNLG / WebNLG entry attributes
+        ({"category": "Food"}, "Food"),  # a flat attribute
+        ({"entry": {"eid": "Id1"}}, None),
+        ({"entry": "not a dict"}, None),
+        (None, None),
+        (["category"], None),
+    ],
+)
 def test_imported_category(attributes: object, expected: str | None) -> None:
     assert imported_category(attributes) == expected

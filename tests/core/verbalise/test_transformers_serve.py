@@ -71,10 +71,25 @@ def _start(model: Path, log: Path, env: dict[str, str]) -> tuple[subprocess.Pope
         url = f"http://127.0.0.1:{port}"
         with log.open("wb") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "transformers.cli.transformers", "serve", str(model),
-                 "--host", "127.0.0.1", "--port", str(port), "--device", "cpu",
-                 "--log-level", "info"],
-                stdout=out, stderr=subprocess.STDOUT, env=env)
+                [
+                    sys.executable,
+                    "-m",
+                    "transformers.cli.transformers",
+                    "serve",
+                    str(model),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--device",
+                    "cpu",
+                    "--log-level",
+                    "info",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if _healthy(url):
@@ -86,8 +101,10 @@ def _start(model: Path, log: Path, env: dict[str, str]) -> tuple[subprocess.Pope
         _stop(process)
         if "address already in use" in text.lower():
             continue
-        pytest.fail(f"transformers serve did not answer on {url} within {START_TIMEOUT_S:.0f} s "
-                    f"(exit code {process.returncode}); its log:\n{text[-3000:]}")
+        pytest.fail(
+            f"transformers serve did not answer on {url} within {START_TIMEOUT_S:.0f} s "
+            f"(exit code {process.returncode}); its log:\n{text[-3000:]}"
+        )
     pytest.fail("transformers serve found no free port in three tries")
 
 
@@ -113,9 +130,14 @@ def served(tiny_causal_lm: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     cache.mkdir()
     # Offline, with an empty hub cache of its own (its /v1/models scans the cache), one
     # CPU thread (the machine is shared), and the worktree's modules importable.
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache),
-           "HF_HUB_DISABLE_TELEMETRY": "1", "OMP_NUM_THREADS": "1",
-           "TOKENIZERS_PARALLELISM": "false"}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_HUB_CACHE": str(cache),
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "OMP_NUM_THREADS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
     # Like instruction-tuned models (Llama 3's generation_config.json), the model samples
     # by default, so the request's temperature, top-p and seed are used.
     model = shutil.copytree(tiny_causal_lm, folder / "tiny-llama-sampling")
@@ -141,8 +163,7 @@ PARAMS = GenerationParams(candidates=2, max_new_tokens=12, seed=5)
 
 
 def _verbalise(store: SessionStore, served: Served, **options: object) -> int:
-    verbaliser = open_verbaliser(f"{served.url}/v1", PARAMS, server_model=served.model,
-                                 **options)
+    verbaliser = open_verbaliser(f"{served.url}/v1", PARAMS, server_model=served.model, **options)
     assert isinstance(verbaliser, OpenAIVerbaliser)  # the vLLM users' path
     outcome = run_job(verbalise_job(store, verbaliser, "all", ["en", "it"], resume=False))
     assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", outcome)
@@ -154,9 +175,13 @@ def _verbalise(store: SessionStore, served: Served, **options: object) -> int:
 
 def _rows(store: SessionStore, run_id: int) -> list[Verbalisation]:
     with store.unit_of_work() as db:
-        rows = list(db.scalars(select(Verbalisation).where(Verbalisation.run_id == run_id)
-                               .order_by(Verbalisation.unit_id, Verbalisation.lang,
-                                         Verbalisation.candidate_index)))
+        rows = list(
+            db.scalars(
+                select(Verbalisation)
+                .where(Verbalisation.run_id == run_id)
+                .order_by(Verbalisation.unit_id, Verbalisation.lang, Verbalisation.candidate_index)
+            )
+        )
         db.expunge_all()
         return rows
 
@@ -175,7 +200,8 @@ def test_a_run_through_transformers_serve_stores_every_candidate(
     # The server ignores n (it says so in its log): the missing candidates were asked for
     # again, so every (unit, language) still has both.
     assert [(r.lang, r.candidate_index) for r in rows] == [
-        (lang, k) for _ in range(2) for lang in ("en", "it") for k in range(2)]
+        (lang, k) for _ in range(2) for lang in ("en", "it") for k in range(2)
+    ]
     assert "Ignoring unsupported fields" in served.log.read_text(errors="replace")
     for row in rows:
         assert row.prompt and ("[Paris" in row.prompt or "[Parigi" in row.prompt)
@@ -186,9 +212,7 @@ def test_a_run_through_transformers_serve_stores_every_candidate(
         assert row.token_logprobs is None  # transformers serve returns no logprobs
 
 
-def test_the_server_honours_the_seed_of_each_request(
-    store: SessionStore, served: Served
-) -> None:
+def test_the_server_honours_the_seed_of_each_request(store: SessionStore, served: Served) -> None:
     add_units(store, 2, langs=("en", "it"))
     # transformers serve seeds torch's global generator per request, so requests in
     # flight together share it: one at a time, as a user wanting reproducible samples
@@ -212,16 +236,27 @@ def test_perplexity_of_a_server_run_without_logprobs_names_the_way_out(
     run_id = _verbalise_en(store, served)
     outcome = run_job(score_job(store, ScoringRequest(metrics=("ppl",))))
     assert isinstance(outcome, JobSucceeded)
-    assert any(f"run {run_id} (openai) has no causal model of its own and its server "
-               "returned no token log-probabilities; choose one with --ppl-model" in note
-               for note in outcome.result.notes)
+    assert any(
+        f"run {run_id} (openai) has no causal model of its own and its server "
+        "returned no token log-probabilities; choose one with --ppl-model" in note
+        for note in outcome.result.notes
+    )
     # With the served model's local copy named, the same replies are scored by it.
-    outcome = run_job(score_job(store, ScoringRequest(
-        metrics=("ppl",), options=MetricOptions(ppl_model=str(tiny_causal_lm)))))
+    outcome = run_job(
+        score_job(
+            store,
+            ScoringRequest(metrics=("ppl",), options=MetricOptions(ppl_model=str(tiny_causal_lm))),
+        )
+    )
     assert isinstance(outcome, JobSucceeded)
     with store.unit_of_work() as db:
-        values = list(db.scalars(select(Score.value).where(
-            Score.metric == "ppl", Score.level == "sentence", Score.run_id == run_id)))
+        values = list(
+            db.scalars(
+                select(Score.value).where(
+                    Score.metric == "ppl", Score.level == "sentence", Score.run_id == run_id
+                )
+            )
+        )
     assert len(values) == PARAMS.candidates and all(v and v > 1 for v in values)
 
 

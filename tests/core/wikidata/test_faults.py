@@ -48,8 +48,12 @@ class FakeSleep:
 
 
 def make_source(url: str, sleep: FakeSleep, **kw: object) -> SparqlEndpointSource:
-    options: dict[str, object] = {"timeout_s": 2, "max_retries": 2, "backoff_s": 0.5,
-                                  "clock": sleep.clock}
+    options: dict[str, object] = {
+        "timeout_s": 2,
+        "max_retries": 2,
+        "backoff_s": 0.5,
+        "clock": sleep.clock,
+    }
     options.update(kw)
     return SparqlEndpointSource(url, "tests@example.org", sleep=sleep, **options)  # type: ignore[arg-type]
 

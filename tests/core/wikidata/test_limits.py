@@ -20,8 +20,7 @@ from tests.core.wikidata.conftest import CITY, FakeEndpoint, Reply
 from tests.core.wikidata.test_faults import JSON_HEADERS, FakeSleep, good_body, make_source
 
 UA_REFUSAL = (
-    b"Please set a user-agent and respect our robot policy https://w.wiki/4wJS. "
-    b"See also T400119."
+    b"Please set a user-agent and respect our robot policy https://w.wiki/4wJS. See also T400119."
 )
 
 
@@ -65,8 +64,9 @@ def test_retry_after_beyond_the_budget_is_not_waited_for(
     fake_endpoint.replies = [Reply(429, b"slow down", {"Retry-After": retry_after})]
     sleep = FakeSleep()
     waits: list[tuple[float, str]] = []
-    source = make_source(fake_endpoint.url, sleep, budget_s=5.0,
-                         on_wait=lambda s, r: waits.append((s, r)))
+    source = make_source(
+        fake_endpoint.url, sleep, budget_s=5.0, on_wait=lambda s, r: waits.append((s, r))
+    )
     with pytest.raises(SourceError) as caught:
         source.members_page(CITY, 0, 10)
     message = str(caught.value)
@@ -84,8 +84,9 @@ def test_retry_after_within_the_budget_is_reported_while_waiting(
     ]
     sleep = FakeSleep()
     waits: list[tuple[float, str]] = []
-    source = make_source(fake_endpoint.url, sleep, budget_s=10.0,
-                         on_wait=lambda s, r: waits.append((s, r)))
+    source = make_source(
+        fake_endpoint.url, sleep, budget_s=10.0, on_wait=lambda s, r: waits.append((s, r))
+    )
     assert [e.qid for e in source.members_page(CITY, 0, 10).entities] == ["Q1"]
     assert sleep.total == pytest.approx(3.0)
     assert waits and "asked to wait 3 s" in waits[0][1] and "503" in waits[0][1]

@@ -18,8 +18,23 @@ def test_query_error_is_user_facing() -> None:
 
 @pytest.mark.parametrize(
     "qid",
-    ["Q0", "Q01", "q42", "Q42 ", "Q42}", 'Q42" .', "Q42\n}", "Q42#", "Q4\\2", "wd:Q42", "", "P31",
-     "Q990000116\n", "Q42\r", "Q\u0664\u0662"],  # a trailing newline; Arabic-Indic digits
+    [
+        "Q0",
+        "Q01",
+        "q42",
+        "Q42 ",
+        "Q42}",
+        'Q42" .',
+        "Q42\n}",
+        "Q42#",
+        "Q4\\2",
+        "wd:Q42",
+        "",
+        "P31",
+        "Q990000116\n",
+        "Q42\r",
+        "Q\u0664\u0662",
+    ],  # a trailing newline; Arabic-Indic digits
 )
 def test_bad_qids_are_refused(qid: str) -> None:
     with pytest.raises(QueryError):

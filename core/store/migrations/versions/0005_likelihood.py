@@ -59,9 +59,7 @@ def upgrade() -> None:
         ),
     )
     with op.batch_alter_table("entity_likelihoods") as batch_op:
-        batch_op.create_index(
-            "ix_entity_likelihoods_model_lang", ["model", "lang"], unique=False
-        )
+        batch_op.create_index("ix_entity_likelihoods_model_lang", ["model", "lang"], unique=False)
     with op.batch_alter_table("category_members") as batch_op:
         batch_op.add_column(sa.Column("model_tier", sa.String(), nullable=True))
 
