@@ -103,6 +103,5 @@ class CorpusFromSentences:
     calls directly with values it already has, so nothing is computed twice)."""
 
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
-        return self.corpus_from_sentences(  # type: ignore[attr-defined]
-            items, self.sentence_scores(items)
-        )  # type: ignore[attr-defined]
+        sentences = self.sentence_scores(items)  # type: ignore[attr-defined]
+        return self.corpus_from_sentences(items, sentences)  # type: ignore[attr-defined]
