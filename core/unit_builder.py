@@ -13,7 +13,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import CursorResult, select, update
 
@@ -23,6 +23,9 @@ from core.store import SessionStore
 from core.store import models as m
 from core.units import MAX_SIZE, Triple, UnitStructure, render_value, unit_structure
 from core.wikidata.records import LANGUAGES, ClaimRecord, EntityDetails
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 PARTS: tuple[str, ...] = ("subject", "predicate", "object")
 MAIN = "main"
@@ -487,7 +490,7 @@ def save_units(
 
 
 def _add_unit(
-    db: Any,
+    db: Session,
     draft: UnitDraft,
     rendered: Mapping[str, Sequence[RenderedTriple]],
     *,

@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
+    from core.wikidata.sources import WikidataSource
 
 SOURCE_HELP = (
     "embedded (bundled demo data, the default), live (query.wikidata.org), cache (the "
@@ -56,7 +60,7 @@ class _WaitReporter:
         self.last = seconds
 
 
-def _source(args: argparse.Namespace, store: Any):  # -> WikidataSource
+def _source(args: argparse.Namespace, store: SessionStore | None) -> WikidataSource:
     from core.wikidata.open_source import open_source
     from core.wikidata.queries import QueryError
 
@@ -165,7 +169,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     entity.set_defaults(handler=run_entity)
 
 
-def _open_session(path: Path | None):  # -> SessionStore | None
+def _open_session(path: Path | None) -> SessionStore | None:
     if path is None:
         return None
     from core.store import SessionStore

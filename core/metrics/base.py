@@ -104,5 +104,6 @@ class CorpusFromSentences:
 
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
         return self.corpus_from_sentences(  # type: ignore[attr-defined]
-            items, self.sentence_scores(items)
-        )  # type: ignore[attr-defined]
+            items,
+            self.sentence_scores(items),  # type: ignore[attr-defined]
+        )
