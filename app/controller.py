@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from app.scores import ScoresController
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
+    from core.preferences import Preferences
 
 log = get_logger("controller")
 
@@ -49,6 +50,7 @@ class AppController(QObject):
     report: ReportController
     likelihood: LikelihoodController
     preferences_controller: PreferencesController
+    preferences: Preferences  # set by PreferencesController
 
     def __init__(self, window: MainWindow, runner: QtJobRunner | None = None) -> None:
         super().__init__(window)
@@ -122,7 +124,10 @@ class AppController(QObject):
         return True
 
     def refresh(self) -> None:
-        self.window.show_session(self.store.info() if self.store is not None else None)
+        info = self.store.info() if self.store is not None else None
+        # MainWindow.show_session still says dict[str, Any]; it takes core's SessionInfo
+        # (remove this ignore when its annotation says so).
+        self.window.show_session(info)  # type: ignore[arg-type]
 
     def _switch_to(self, store: SessionStore) -> None:
         holding = [h for h in self.runner.active.values() if h.job.uses_session]

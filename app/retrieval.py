@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject
 
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded
-from widgets.retrieval_dialog import RetrievalDialog, RetrievalRow
+from widgets.retrieval_dialog import RetrievalDialog, RetrievalOptions, RetrievalRow
 
 if TYPE_CHECKING:
     from app.controller import AppController
@@ -69,7 +69,7 @@ class RetrievalController(QObject):
         else:
             self.dialog.job_finished("Cancelled; the encodings made so far are cached.")
 
-    def find(self, values: dict[str, Any]) -> JobHandle | None:
+    def find(self, options: RetrievalOptions) -> JobHandle | None:
         """The graphs closest to the selected text, in its language."""
         from core.metrics.retrieval import find_graphs, linearise, open_encoder
 
@@ -80,11 +80,11 @@ class RetrievalController(QObject):
             self.app.window.show_error("No text", "Select a text in the Scores table first.")
             return None
         try:
-            encoder = open_encoder(values.get("encoder") or None)
+            encoder = open_encoder(options.encoder)
         except UserFacingError as error:
             self.app.window.show_error("Cannot retrieve", str(error))
             return None
-        top, text, lang = int(values.get("top", 10)), row.text, row.lang
+        top, text, lang = options.top, row.text, row.lang
 
         def run(ctx: JobContext) -> list[RetrievalRow]:
             hits = find_graphs(store, text, encoder, lang=lang, k=top, ctx=ctx)
@@ -116,7 +116,7 @@ class RetrievalController(QObject):
             shown,
         )
 
-    def worst(self, values: dict[str, Any]) -> JobHandle | None:
+    def worst(self, options: RetrievalOptions) -> JobHandle | None:
         """Retrieval over one run's outputs; list those that match their graph worst."""
         from core.metrics.retrieval import RetrievalRequest, retrieval_job
 
@@ -139,14 +139,14 @@ class RetrievalController(QObject):
                 RetrievalRequest(
                     run_id=run_id,
                     langs=(lang,) if lang else None,
-                    encoder=values.get("encoder") or None,
+                    encoder=options.encoder,
                     inversion=False,
                 ),
             )
         except UserFacingError as error:
             self.app.window.show_error("Cannot retrieve", str(error))
             return None
-        top = int(values.get("top", 10))
+        top = options.top
 
         def shown(summary: Any) -> None:
             result = summary.result

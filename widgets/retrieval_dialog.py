@@ -39,9 +39,18 @@ class RetrievalRow:
     key: Any = None  # a verbalisation id for an output
 
 
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """What either button asks for: the sentence encoder (None: the packaged default) and
+    how many lines to list."""
+
+    encoder: str | None = None
+    top: int = 10
+
+
 class RetrievalDialog(QDialog):
-    find_requested = Signal(dict)  # {"encoder": str, "top": int}
-    worst_requested = Signal(dict)  # {"encoder": str, "top": int}
+    find_requested = Signal(object)  # RetrievalOptions
+    worst_requested = Signal(object)  # RetrievalOptions
     cancel_requested = Signal()
     output_chosen = Signal(int)  # a verbalisation id of the worst list
 
@@ -70,8 +79,8 @@ class RetrievalDialog(QDialog):
         )
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
-        self.find_button.clicked.connect(lambda: self.find_requested.emit(self.values()))
-        self.worst_button.clicked.connect(lambda: self.worst_requested.emit(self.values()))
+        self.find_button.clicked.connect(lambda: self.find_requested.emit(self.options()))
+        self.worst_button.clicked.connect(lambda: self.worst_requested.emit(self.options()))
         self.cancel_button.clicked.connect(self.cancel_requested)
         self.status_label = QLabel("Encodings are cached in the session per encoder.")
         self.status_label.setWordWrap(True)
@@ -100,8 +109,8 @@ class RetrievalDialog(QDialog):
         layout.addWidget(self.table, 1)
         self.resize(760, 420)
 
-    def values(self) -> dict[str, Any]:
-        return {"encoder": self.encoder_edit.text().strip(), "top": self.top_spin.value()}
+    def options(self) -> RetrievalOptions:
+        return RetrievalOptions(self.encoder_edit.text().strip() or None, self.top_spin.value())
 
     def set_text_available(self, available: bool) -> None:
         self.find_button.setEnabled(available)
