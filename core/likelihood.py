@@ -782,3 +782,23 @@ class LikelihoodView:
     table: LikelihoodTable
     models: list[tuple[str, str, int]] = field(default_factory=list)
     saved: CutoffSettings | None = None
+
+
+def load_likelihood_view(
+    store: SessionStore, category: str, wanted: tuple[str, str] | None = None
+) -> LikelihoodView | None:
+    """The tab's view of ``category``: the scores of the ``wanted`` (model, language),
+    else of the pair the saved cut-off is for, else of the first scored; None when no
+    member is scored."""
+    models = scored_models(store, category)
+    if not models:
+        return None
+    saved = load_cutoff(store, category)
+    pairs = [(m, lang) for m, lang, _n in models]
+    if wanted in pairs:
+        model, lang = wanted
+    elif saved is not None and (saved.model, saved.lang) in pairs:
+        model, lang = saved.model, saved.lang
+    else:
+        model, lang = pairs[0]
+    return LikelihoodView(load_likelihood_table(store, category, model, lang), models, saved)

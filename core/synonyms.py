@@ -225,13 +225,17 @@ def import_file(store: SessionStore, path: str | Path) -> tuple[int, int]:
     return len(rows), _insert(store, rows, "user")
 
 
-def seed(store: SessionStore) -> tuple[int, int]:
-    """Copy the bundled starter set into the session: (rows in the set, rows added)."""
-    rows = [SynonymRow(e, s, lang) for e, s, lang in starter_rows()]
-    return len(rows), _insert(store, rows, "starter")
-
-
 SEEDED_KEY = "synonyms:seeded"
+
+
+def seed(store: SessionStore) -> tuple[int, int]:
+    """Copy the bundled starter set into the session and mark it seeded (from then on
+    ESA uses the session's rows alone, so a starter row removed stays removed): (rows in
+    the set, rows added)."""
+    rows = [SynonymRow(e, s, lang) for e, s, lang in starter_rows()]
+    added = _insert(store, rows, "starter")
+    store.set_meta(SEEDED_KEY, "starter")
+    return len(rows), added
 
 
 def ensure_seeded(store: SessionStore) -> int:
@@ -239,7 +243,6 @@ def ensure_seeded(store: SessionStore) -> int:
     if store.get_meta(SEEDED_KEY):
         return 0
     _total, added = seed(store)
-    store.set_meta(SEEDED_KEY, "starter")
     return added
 
 
