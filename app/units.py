@@ -213,8 +213,7 @@ class UnitsController(QObject):
         return handle
 
     def _searched(self, summary: SearchSummary) -> None:
-        self.refresh_units()
-        self.app.refresh()
+        # The list (and every panel showing units) follows through the job's Topic.UNITS.
         lines = [
             f"{d}: {r['units']} units, mean log-likelihood "
             + ("-" if r["mean"] is None else f"{r['mean']:.4f}")
