@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from app.scores import ScoresController
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
+    from core.changes import Topics
+    from core.formats.report import ExportReport, ImportReport
+    from core.jobs import JobOutcome
     from core.preferences import Preferences
 
 log = get_logger("controller")
@@ -182,7 +185,7 @@ class AppController(QObject):
         handle.succeeded.connect(lambda outcome: self._show_import_report(path, outcome.result))
         return handle
 
-    def _show_import_report(self, path: Path, report: Any) -> None:
+    def _show_import_report(self, path: Path, report: ImportReport) -> None:
         files = getattr(report, "files", [])
         warnings = getattr(report, "warnings", [])
         details = "\n".join(
@@ -237,7 +240,7 @@ class AppController(QObject):
         handle.finished.connect(lambda outcome: self._show_export_report(path, outcome))
         return handle
 
-    def _show_export_report(self, path: Path, outcome: Any) -> None:
+    def _show_export_report(self, path: Path, outcome: JobOutcome[ExportReport]) -> None:
         if not isinstance(outcome, JobSucceeded):
             return
         report = outcome.result
@@ -290,7 +293,7 @@ class AppController(QObject):
         if not self._announce_job(handle, written):
             self.refresh()  # the job history (an announcement refreshes it with the counts)
 
-    def _announce_job(self, handle: JobHandle, written: frozenset[Any]) -> bool:
+    def _announce_job(self, handle: JobHandle, written: Topics) -> bool:
         """Tell the panels what the job wrote: done, cancelled or failed alike (a job
         commits as it goes, and keeps what it committed before it stopped). Nothing
         when the session it wrote to is no longer the open one."""
@@ -308,7 +311,7 @@ class AppController(QObject):
             log.warning("job history not written: %s", error)
             return None
 
-    def _record_job_end(self, history_id: int, outcome: Any) -> None:
+    def _record_job_end(self, history_id: int, outcome: JobOutcome[Any] | None) -> None:
         if self.store is None:
             return
         if isinstance(outcome, JobSucceeded):

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from core.units import Triple, unit_structure
 
 if TYPE_CHECKING:
+    from core.jobs import Job, JobContext
     from core.store import SessionStore
 
 NONE = "(none)"
@@ -348,11 +349,13 @@ def dataset_checks(store: SessionStore) -> list[Finding]:
     return findings
 
 
-def stats_job(store: SessionStore, *, checks: bool = True) -> Any:
+def stats_job(
+    store: SessionStore, *, checks: bool = True
+) -> Job[tuple[DatasetStatistics, list[Finding]]]:
     """Statistics (and checks) as a job, for the GUI."""
     from core.jobs import Job
 
-    def run(ctx: Any) -> tuple[DatasetStatistics, list[Finding]]:
+    def run(ctx: JobContext) -> tuple[DatasetStatistics, list[Finding]]:
         stats = dataset_statistics(store)
         ctx.check_cancelled()
         return stats, (dataset_checks(store) if checks else [])
