@@ -184,3 +184,30 @@ def test_several_claims_in_one_action_and_overrides_across_the_unit(qtbot, wired
         ]
     )
     assert units.draft == before
+
+
+def test_the_sample_button_asks_with_the_dialogs_settings_and_the_panels_filters(
+    qtbot, monkeypatch
+) -> None:
+    from PySide6.QtWidgets import QDialog, QPushButton
+
+    from widgets.units import SampleDialog, UnitsPanel
+
+    panel = UnitsPanel()
+    qtbot.addWidget(panel)
+    panel.rule_checks["drop_deprecated"].setChecked(False)
+
+    def accept(dialog: SampleDialog) -> int:
+        dialog.shape.setCurrentText("chain")
+        dialog.size.setValue(3)
+        dialog.tier.setCurrentIndex(dialog.tier.findData("long_tail"))
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(SampleDialog, "exec", accept)
+    button = next(b for b in panel.findChildren(QPushButton) if b.text() == "Sample units…")
+    with qtbot.waitSignal(panel.sample_requested) as emitted:
+        button.click()
+    [request] = emitted.args
+    assert isinstance(request, SampleRequest)
+    assert (request.shapes, request.sizes, request.tiers) == (("chain",), (3,), ("long_tail",))
+    assert request.filters == panel.filter_settings() and not request.filters.drop_deprecated
