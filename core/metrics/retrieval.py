@@ -518,6 +518,11 @@ class GraphHit:
     triples: tuple[tuple[str, str, str], ...]
     similarity: float
 
+    @property
+    def linearised(self) -> str:
+        """The graph as the encoder read it (``linearise``)."""
+        return linearise(self.triples)
+
 
 def find_graphs(
     store: SessionStore,
