@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 log = get_logger("browser")
 
 RELOAD_INTERVAL_MS = 250  # at most four reloads a second while pages arrive
-LAST_CATEGORY_KEY = "browser:category"
 SAVE_DELAY_MS = 800
 STARTUP_DELAY_MS = 300  # tiers are written this long after the last line move
 
@@ -176,6 +175,7 @@ class BrowserController(QObject):
 
     def show_category(self, name: str) -> None:
         from core.category_tiers import load_tier_settings
+        from core.wikidata.category_store import remember_category
 
         if self.store is not None and name != self.panel.category:
             defaults = getattr(self.app, "preferences", None)
@@ -184,8 +184,7 @@ class BrowserController(QObject):
                     self.store, name, defaults.tier_settings() if defaults is not None else None
                 )
             )
-            if self.store.get_meta(LAST_CATEGORY_KEY) != name:
-                self.store.set_meta(LAST_CATEGORY_KEY, name)
+            remember_category(self.store, name)
         self._loading = True  # showing re-tiers: that is not a change to save
         try:
             self.panel.show_category(name, self._columns(name))
@@ -226,19 +225,14 @@ class BrowserController(QObject):
 
     def open_session_category(self) -> None:
         """After a session opens: the category last viewed in it, else one it has data for."""
-        from core.wikidata.cache import fetched_count
+        from core.wikidata.category_store import category_to_show, session_categories
 
         store = self.store
         if store is None:
             return
-        from core.wikidata.category_store import session_categories
-
         categories = session_categories(store)
         self.panel.set_categories(categories)
-        names = [c.name for c in categories]
-        name = store.get_meta(LAST_CATEGORY_KEY)
-        if name not in names:
-            name = next((n for n in names if fetched_count(store, n)), names[0])
+        name = category_to_show(store, [c.name for c in categories])
         self.panel.category = None  # force the saved tier settings to be applied
         self.panel.category_combo.blockSignals(True)
         self.panel.category_combo.setCurrentText(name)

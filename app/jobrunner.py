@@ -27,7 +27,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
@@ -42,6 +42,9 @@ from core.jobs import (
     run_job,
 )
 from core.logs import get_logger
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 log = get_logger("jobs")
 _ids = itertools.count(1)
@@ -112,7 +115,8 @@ class JobHandle(QObject):
         self.outcome: JobOutcome[Any] | None = None
         self.last_progress: Progress | None = None
         self.history_id: int | None = None  # row in the session's job_history, if recorded
-        self.store_at_start: Any = None  # the session open when it started (the app sets it)
+        # the session open when it started (the app sets it)
+        self.store_at_start: SessionStore | None = None
         # Set by the worker thread as soon as the job's code has returned.
         self.worker_done = threading.Event()
 

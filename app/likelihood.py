@@ -54,12 +54,7 @@ class LikelihoodController(QObject):
     def refresh(self) -> JobHandle | None:
         """Read the shown category's scores (the picked model, else the one the saved
         cut-off is for, else the first) and hand them to the tab."""
-        from core.likelihood import (
-            LikelihoodView,
-            load_cutoff,
-            load_likelihood_table,
-            scored_models,
-        )
+        from core.likelihood import LikelihoodView, load_likelihood_view
 
         store, category = self.app.store, self.browser.category
         if store is None or category is None:
@@ -69,19 +64,7 @@ class LikelihoodController(QObject):
 
         def run(ctx: JobContext) -> LikelihoodView | None:
             ctx.progress(0, None, category)
-            models = scored_models(store, category)
-            if not models:
-                return None
-            saved = load_cutoff(store, category)
-            pairs = [(m, lang) for m, lang, _n in models]
-            if wanted in pairs:
-                model, lang = wanted
-            elif saved is not None and (saved.model, saved.lang) in pairs:
-                model, lang = saved.model, saved.lang
-            else:
-                model, lang = pairs[0]
-            table = load_likelihood_table(store, category, model, lang)
-            return LikelihoodView(table, models, saved)
+            return load_likelihood_view(store, category, wanted)
 
         handle = self.app.run_job(
             Job(f"Read likelihoods of {category}", run, kind="likelihood.read", quiet=True)

@@ -8,12 +8,13 @@ from PySide6.QtCore import QObject
 
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded
-from widgets.retrieval_dialog import RetrievalDialog, RetrievalRow
+from widgets.retrieval_dialog import RetrievalDialog, RetrievalOptions
 
 if TYPE_CHECKING:
     from app.controller import AppController
     from app.jobrunner import JobHandle
     from app.scores import ScoresController
+    from core.metrics.retrieval import GraphHit, RetrievalSummary
 
 
 class RetrievalController(QObject):
@@ -69,9 +70,9 @@ class RetrievalController(QObject):
         else:
             self.dialog.job_finished("Cancelled; the encodings made so far are cached.")
 
-    def find(self, values: dict[str, Any]) -> JobHandle | None:
+    def find(self, options: RetrievalOptions) -> JobHandle | None:
         """The graphs closest to the selected text, in its language."""
-        from core.metrics.retrieval import find_graphs, linearise, open_encoder
+        from core.metrics.retrieval import find_graphs, open_encoder
 
         store, row = self.app.store, self._selected()
         if store is None or self.dialog is None:
@@ -80,30 +81,18 @@ class RetrievalController(QObject):
             self.app.window.show_error("No text", "Select a text in the Scores table first.")
             return None
         try:
-            encoder = open_encoder(values.get("encoder") or None)
+            encoder = open_encoder(options.encoder)
         except UserFacingError as error:
             self.app.window.show_error("Cannot retrieve", str(error))
             return None
-        top, text, lang = int(values.get("top", 10)), row.text, row.lang
+        top, text, lang = options.top, row.text, row.lang
 
-        def run(ctx: JobContext) -> list[RetrievalRow]:
-            hits = find_graphs(store, text, encoder, lang=lang, k=top, ctx=ctx)
-            return [
-                RetrievalRow(h.similarity, None, h.unit_id, h.lang, linearise(h.triples))
-                for h in hits
-            ]
+        def run(ctx: JobContext) -> list[GraphHit]:
+            return find_graphs(store, text, encoder, lang=lang, k=top, ctx=ctx)
 
-        own = row.unit_id
-
-        def shown(rows: list[RetrievalRow]) -> None:
-            place = next((i + 1 for i, r in enumerate(rows) if r.unit_id == own), None)
-            found = (
-                f"its own graph (unit {own}) is number {place}"
-                if place
-                else f"its own graph (unit {own}) is not in the first {len(rows)}"
-            )
+        def shown(hits: list[GraphHit]) -> None:
             assert self.dialog is not None
-            self.dialog.show_rows(rows, f"Graphs closest to text {row.verbalisation_id}: {found}.")
+            self.dialog.show_graphs(hits, row.unit_id, row.verbalisation_id)
 
         return self._start(
             Job(
@@ -116,7 +105,7 @@ class RetrievalController(QObject):
             shown,
         )
 
-    def worst(self, values: dict[str, Any]) -> JobHandle | None:
+    def worst(self, options: RetrievalOptions) -> JobHandle | None:
         """Retrieval over one run's outputs; list those that match their graph worst."""
         from core.metrics.retrieval import RetrievalRequest, retrieval_job
 
@@ -139,34 +128,18 @@ class RetrievalController(QObject):
                 RetrievalRequest(
                     run_id=run_id,
                     langs=(lang,) if lang else None,
-                    encoder=values.get("encoder") or None,
+                    encoder=options.encoder,
                     inversion=False,
                 ),
             )
         except UserFacingError as error:
             self.app.window.show_error("Cannot retrieve", str(error))
             return None
-        top = int(values.get("top", 10))
+        top = options.top
 
-        def shown(summary: Any) -> None:
-            result = summary.result
-            rows = [
-                RetrievalRow(
-                    m.similarity, m.rank, m.pair.unit_id, m.pair.lang, m.pair.text, m.pair.text_id
-                )
-                for m in result.worst(top)
-            ]
-            t2g, g2t = result.text_to_graph, result.graph_to_text
+        def shown(summary: RetrievalSummary) -> None:
             assert self.dialog is not None
-            self.dialog.show_rows(
-                rows,
-                (
-                    f"Run {run_id}, {result.pairs:,} outputs: text → graph top-1 {t2g.top1:.1%}, "
-                    f"top-5 {t2g.top5:.1%}, MRR {t2g.mrr:.3f}; graph → text top-1 "
-                    f"{g2t.top1:.1%}, MRR {g2t.mrr:.3f}. Lowest cosine first; double-click an "
-                    "output to select it."
-                ),
-            )
+            self.dialog.show_worst(summary, run_id, top)
 
         return self._start(job, f"Retrieval over run {run_id}…", shown)
 

@@ -8,7 +8,6 @@ the Browser uses when an entity has not been opened yet.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
@@ -23,12 +22,15 @@ from core.logs import get_logger
 if TYPE_CHECKING:
     from app.browser import BrowserController
     from app.controller import AppController
+    from app.jobrunner import JobHandle
+    from core.claim_filters import ClaimFilterSettings
+    from core.sampler import SampleRequest, SampleSummary
     from core.unit_builder import UnitDraft
+    from core.unit_search import SearchRequest, SearchSummary
     from core.wikidata.records import EntityDetails
     from widgets.units import UnitsPanel
 
 log = get_logger("units")
-OVERRIDES_META_KEY = "units:draft-overrides"
 
 
 class UnitsController(QObject):
@@ -69,7 +71,7 @@ class UnitsController(QObject):
 
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
-        from core.unit_builder import load_draft
+        from core.unit_builder import load_draft, load_draft_overrides
 
         self.details.clear()
         self.draft, self.overrides, self.focus, self.shown_unit = None, {}, None, None
@@ -82,7 +84,7 @@ class UnitsController(QObject):
             self.panel.clear_draft()
             return
         self.draft = draft
-        self.overrides = _overrides_from_json(store.get_meta(OVERRIDES_META_KEY))
+        self.overrides = load_draft_overrides(store)
         for qid in {
             draft.root_qid,
             *(c.value for c in draft.claims if c.value_type == "wikibase-item" and c.value),
@@ -143,7 +145,7 @@ class UnitsController(QObject):
             return
         self.start(qid)
 
-    def set_filters(self, filters: Any) -> None:
+    def set_filters(self, filters: ClaimFilterSettings) -> None:
         """A rule switched on or off: the candidates follow (claims already in stay)."""
         from dataclasses import replace
 
@@ -153,33 +155,19 @@ class UnitsController(QObject):
         self._persist()
         self.refresh()
 
-    def sample(self, options: dict[str, Any]) -> None:
+    def sample(self, request: SampleRequest) -> None:
         """Sample units for the Browser's category (members held in the session)."""
-        from core.sampler import sample_job
+        from core.sampler import sample_request_job
 
         store, category = self.app.store, self.browser.panel.category
         if store is None or category is None:
             self.app.window.show_error("No category", "Show a category in the Browser first.")
             return
         source = None if self.browser.source_kind == "cache" else self.browser.source
-        tier = options.get("tier")
-        job = sample_job(
-            store,
-            source,
-            category,
-            tiers=[tier] if tier else None,
-            per_entity=options["per_entity"],
-            shapes=[options["shape"]],
-            sizes=[options["size"]],
-            seed=options["seed"],
-            filters=self.panel.filter_settings(),
-            limit_entities=options["limit_entities"],
-            parallel=bool(options.get("parallel", False)),
-        )
-        handle = self.app.run_job(job)
+        handle = self.app.run_job(sample_request_job(store, source, category, request))
         handle.succeeded.connect(lambda outcome: self._sampled(outcome.result))
 
-    def _sampled(self, summary: Any) -> None:
+    def _sampled(self, summary: SampleSummary) -> None:
         # The list follows through the job's Topic.UNITS.
         shapes = ", ".join(f"{n} {shape}" for shape, n in summary.shapes.items()) or "none"
         skipped = "\n".join(f"{reason}: {n}" for reason, n in summary.skipped.items())
@@ -199,12 +187,12 @@ class UnitsController(QObject):
             self.panel, category=self.browser.panel.category, model=self._search_model
         )
         if dialog.exec() == dialog.DialogCode.Accepted:
-            self.search(dialog.values())
+            self.search(dialog.request())
 
-    def search(self, options: dict[str, Any]) -> Any:
+    def search(self, request: SearchRequest) -> JobHandle | None:
         """Run a knowledge beam search (core.unit_search) on the Browser's source; bad
         input is refused with a message before anything runs."""
-        from core.unit_search import SearchRequest, search_job
+        from core.unit_search import search_job
         from core.wikidata.cache import SessionCacheSource
 
         store = self.app.store
@@ -214,9 +202,9 @@ class UnitsController(QObject):
         source = self.browser.source
         if source is None or self.browser.source_kind == "cache":
             source = SessionCacheSource(store)
-        self._search_model = options.get("model", "")
+        self._search_model = request.model
         try:
-            job = search_job(store, source, SearchRequest(**options))
+            job = search_job(store, source, request)
         except UserFacingError as error:
             self.app.window.show_error("Cannot search", str(error))
             return None
@@ -224,9 +212,8 @@ class UnitsController(QObject):
         handle.succeeded.connect(lambda outcome: self._searched(outcome.result))
         return handle
 
-    def _searched(self, summary: Any) -> None:
-        self.refresh_units()
-        self.app.refresh()
+    def _searched(self, summary: SearchSummary) -> None:
+        # The list (and every panel showing units) follows through the job's Topic.UNITS.
         lines = [
             f"{d}: {r['units']} units, mean log-likelihood "
             + ("-" if r["mean"] is None else f"{r['mean']:.4f}")
@@ -284,21 +271,20 @@ class UnitsController(QObject):
         self.refresh()
 
     def move(self, position: int, target: int) -> None:
+        from core.unit_builder import move_triple
+
         if self.draft is None:
             return
-        order = list(range(len(self.draft.claims)))
-        order.insert(target, order.pop(position))
-        self.draft = self.draft.reordered(order)
-        self.overrides = _remap(self.overrides, order)
+        self.draft, self.overrides = move_triple(self.draft, self.overrides, position, target)
         self._persist()
         self.refresh()
 
     def remove(self, position: int) -> None:
+        from core.unit_builder import remove_triple
+
         if self.draft is None:
             return
-        order = [i for i in range(len(self.draft.claims)) if i != position]
-        self.draft = self.draft.remove(position)
-        self.overrides = _remap(self.overrides, order)
+        self.draft, self.overrides = remove_triple(self.draft, self.overrides, position)
         self._persist()
         self.refresh()
 
@@ -454,36 +440,10 @@ class UnitsController(QObject):
         handle.succeeded.connect(arrived)
 
     def _persist(self) -> None:
-        from core.unit_builder import save_draft
+        from core.unit_builder import save_draft, save_draft_overrides
 
         store = self.app.store
         if store is None:
             return
         save_draft(store, self.draft)
-        store.set_meta(
-            OVERRIDES_META_KEY,
-            json.dumps(
-                [[lang, pos, part, text] for (lang, pos, part), text in self.overrides.items()]
-            ),
-        )
-
-
-def _remap(
-    overrides: dict[tuple[str, int, str], str], order: list[int]
-) -> dict[tuple[str, int, str], str]:
-    """Overrides follow their triple when the order changes (``order``: old positions in
-    their new order; positions missing from it were removed)."""
-    new_position = {old: new for new, old in enumerate(order)}
-    return {
-        (lang, new_position[pos], part): text
-        for (lang, pos, part), text in overrides.items()
-        if pos in new_position
-    }
-
-
-def _overrides_from_json(text: str | None) -> dict[tuple[str, int, str], str]:
-    try:
-        rows = json.loads(text or "[]")
-        return {(lang, int(pos), part): value for lang, pos, part, value in rows}
-    except (ValueError, TypeError):
-        return {}
+        save_draft_overrides(store, self.overrides)

@@ -45,10 +45,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from core.store import SessionStore
 
 META_PREFIX = "human-judgments:webnlg2020:run"
 WEBNLG_CRITERIA = {
@@ -186,7 +191,7 @@ class _RunTexts:
     texts: list[tuple[str, int, str | None]]
 
 
-def _runs(db: Any) -> list[_RunTexts]:
+def _runs(db: Session) -> list[_RunTexts]:
     from sqlalchemy import select
 
     from core.store.models import DataUnit, ModelRun, Verbalisation
@@ -286,7 +291,7 @@ class JudgmentImport:
 
 
 def import_webnlg_judgments(
-    store: Any, paths: Iterable[Path | str], *, run_id: int | None = None
+    store: SessionStore, paths: Iterable[Path | str], *, run_id: int | None = None
 ) -> JudgmentImport:
     """Validate every file, then store all their ratings in one transaction."""
     from core.store.models import SessionMeta
@@ -345,7 +350,7 @@ def import_webnlg_judgments(
 # --- judgments per text ---------------------------------------------------------------------
 
 
-def _webnlg_payloads(store: Any) -> list[dict[str, Any]]:
+def _webnlg_payloads(store: SessionStore) -> list[dict[str, Any]]:
     from sqlalchemy import select
 
     from core.store.models import SessionMeta
@@ -359,7 +364,7 @@ def _webnlg_payloads(store: Any) -> list[dict[str, Any]]:
     return [json.loads(v) for v in values]
 
 
-def human_values(store: Any, *, zscore: bool = False) -> dict[str, dict[int, float]]:
+def human_values(store: SessionStore, *, zscore: bool = False) -> dict[str, dict[int, float]]:
     """Rating name -> verbalisation id -> the text's value (see the module docstring)."""
     import numpy as np
 
@@ -454,7 +459,7 @@ def coefficients(xs: Sequence[float], ys: Sequence[float]) -> dict[str, Any]:
 
 
 def correlate(
-    store: Any, request: CorrelationRequest | None = None, ctx: JobContext | None = None
+    store: SessionStore, request: CorrelationRequest | None = None, ctx: JobContext | None = None
 ) -> CorrelationResult:
     from core.metrics.scoring import sentence_score_table
 
@@ -535,7 +540,7 @@ def correlate(
 
 
 def correlation_job(
-    store: Any, request: CorrelationRequest | None = None
+    store: SessionStore, request: CorrelationRequest | None = None
 ) -> Job[CorrelationResult]:
     request = request or CorrelationRequest()
     return Job(
@@ -580,7 +585,7 @@ def table_rows(result: CorrelationResult) -> list[tuple[Any, ...]]:
     ]
 
 
-def agreement_table(store: Any, request: CorrelationRequest | None = None) -> Any:
+def agreement_table(store: SessionStore, request: CorrelationRequest | None = None) -> Any:
     """The Report's "Metrics against human judgments" table (a ``core.report`` Table), or
     None when the session has no text with both a human rating and a score."""
     from core.tables import Table

@@ -23,10 +23,15 @@ Checks (each finding names the unit, the check and the reason):
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.units import Triple, unit_structure
+
+if TYPE_CHECKING:
+    from core.jobs import Job, JobContext
+    from core.store import SessionStore
 
 NONE = "(none)"
 BUILT = "built in the app"
@@ -149,7 +154,9 @@ def _dataset(source: str | None, origin: str | None) -> str:
     return source
 
 
-def _read(store: Any) -> tuple[list[Any], dict[int, dict[str, list[Triple]]], list[Any]]:
+def _read(
+    store: SessionStore,
+) -> tuple[Sequence[Any], dict[int, dict[str, list[Triple]]], Sequence[Any]]:
     from sqlalchemy import select
 
     from core.store.models import DataUnit, UnitReference, UnitTriple
@@ -196,7 +203,7 @@ def _read(store: Any) -> tuple[list[Any], dict[int, dict[str, list[Triple]]], li
     return units, triples, references
 
 
-def dataset_statistics(store: Any) -> DatasetStatistics:
+def dataset_statistics(store: SessionStore) -> DatasetStatistics:
     """Counts of the session's data units and reference texts (two reads)."""
     units, triples, references = _read(store)
     by = {name: Counter[str]() for name in ("tier", "sub_tier", "size", "shape", "dataset")}
@@ -282,7 +289,7 @@ def _shape_finding(label: str | None, rows: list[Triple]) -> tuple[str, str] | N
     return "shape", f"labelled {label}, but {why} (METHODS §5: {shape})"
 
 
-def dataset_checks(store: Any) -> list[Finding]:
+def dataset_checks(store: SessionStore) -> list[Finding]:
     """Units that look wrong, in unit order, each with the check and the reason."""
     units, triples, references = _read(store)
     ref_langs: dict[int, set[str]] = defaultdict(set)
@@ -342,11 +349,13 @@ def dataset_checks(store: Any) -> list[Finding]:
     return findings
 
 
-def stats_job(store: Any, *, checks: bool = True) -> Any:
+def stats_job(
+    store: SessionStore, *, checks: bool = True
+) -> Job[tuple[DatasetStatistics, list[Finding]]]:
     """Statistics (and checks) as a job, for the GUI."""
     from core.jobs import Job
 
-    def run(ctx: Any) -> tuple[DatasetStatistics, list[Finding]]:
+    def run(ctx: JobContext) -> tuple[DatasetStatistics, list[Finding]]:
         stats = dataset_statistics(store)
         ctx.check_cancelled()
         return stats, (dataset_checks(store) if checks else [])

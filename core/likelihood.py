@@ -30,12 +30,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from core.store import SessionStore
 
 LANGS = ("en", "it", "es")
 SIGNALS = ("label", "statement")
@@ -134,7 +139,7 @@ class Targets:
     without_label: list[str]  # qids with no label in the language (not scored)
 
 
-def _labels(db: Any, qids: Sequence[str], lang: str) -> dict[str, str]:
+def _labels(db: Session, qids: Sequence[str], lang: str) -> dict[str, str]:
     from sqlalchemy import select
 
     from core.store.models import Term
@@ -154,7 +159,7 @@ def _labels(db: Any, qids: Sequence[str], lang: str) -> dict[str, str]:
     return found
 
 
-def _places(db: Any, qids: Sequence[str]) -> dict[str, list[str]]:
+def _places(db: Session, qids: Sequence[str]) -> dict[str, list[str]]:
     """Each subject's place values (item QIDs), preferred rank first, by property order."""
     from sqlalchemy import select
 
@@ -176,6 +181,8 @@ def _places(db: Any, qids: Sequence[str]) -> dict[str, list[str]]:
             .order_by(Claim.id)
         ).all()
         for subject, pid, value, rank, _id in rows:
+            if value is None:  # excluded by the query; narrows the type
+                continue
             places.setdefault(subject, []).append(
                 (PLACE_PROPERTIES.index(pid), rank_order.get(rank, 1), value)
             )
@@ -201,7 +208,7 @@ def _check_lang(lang: str) -> str:
     return lang
 
 
-def _category_row(db: Any, category: str) -> Any:
+def _category_row(db: Session, category: str) -> Any:
     from sqlalchemy import select
 
     from core.store.models import Category
@@ -215,7 +222,7 @@ def _category_row(db: Any, category: str) -> Any:
 
 
 def load_targets(
-    store: Any, category: str, lang: str, qids: Sequence[str] | None = None
+    store: SessionStore, category: str, lang: str, qids: Sequence[str] | None = None
 ) -> Targets:
     """A category's members (or the ``qids`` among them) with their label and statement in
     ``lang``, built from the session only. Raises :class:`LikelihoodError` for an unknown
@@ -304,7 +311,7 @@ def model_key(model: str | Path) -> str:
     return str(resolve_model(model).resolve())
 
 
-def _scored_fingerprints(store: Any, model: str, lang: str) -> dict[int, str | None]:
+def _scored_fingerprints(store: SessionStore, model: str, lang: str) -> dict[int, str | None]:
     from sqlalchemy import select
 
     from core.store.models import EntityLikelihood as L
@@ -317,7 +324,7 @@ def _scored_fingerprints(store: Any, model: str, lang: str) -> dict[int, str | N
 
 
 def _write_rows(
-    store: Any,
+    store: SessionStore,
     model: str,
     fingerprint: str,
     lang: str,
@@ -358,7 +365,7 @@ def _write_rows(
 
 
 def likelihood_job(
-    store: Any, request: LikelihoodRequest, loader: Callable[..., Any] | None = None
+    store: SessionStore, request: LikelihoodRequest, loader: Callable[..., Any] | None = None
 ) -> Job[LikelihoodSummary]:
     """Score ``request.category``'s members under a local causal model.
 
@@ -490,7 +497,7 @@ class LikelihoodTable:
         return int(np.isfinite(self.label_loglik).sum())
 
 
-def scored_models(store: Any, category: str | None = None) -> list[tuple[str, str, int]]:
+def scored_models(store: SessionStore, category: str | None = None) -> list[tuple[str, str, int]]:
     """(model, lang, entities scored) present in the session (of a category's members)."""
     from sqlalchemy import func, select
 
@@ -509,7 +516,7 @@ def scored_models(store: Any, category: str | None = None) -> list[tuple[str, st
 
 
 def _wikidata_tiers(
-    store: Any, category: str, counts: np.ndarray, stored: list[str | None]
+    store: SessionStore, category: str, counts: np.ndarray, stored: list[str | None]
 ) -> list[str | None]:
     """The tiers the Browser saved; where none was saved, the saved (or default)
     settings applied to the counts, as the Browser would show them."""
@@ -532,7 +539,9 @@ def _wikidata_tiers(
     return [TIER_BY_CODE[int(c)].value for c in distribution.tier(head_line, torso)]
 
 
-def load_likelihood_table(store: Any, category: str, model: str, lang: str) -> LikelihoodTable:
+def load_likelihood_table(
+    store: SessionStore, category: str, model: str, lang: str
+) -> LikelihoodTable:
     """Both signals for every member of ``category`` (``model`` as stored: see
     :func:`model_key`)."""
     from sqlalchemy import and_, func, select
@@ -661,7 +670,7 @@ def model_tiers(values: np.ndarray, cutoff: float) -> list[str | None]:
     ]
 
 
-def load_cutoff(store: Any, category: str) -> CutoffSettings | None:
+def load_cutoff(store: SessionStore, category: str) -> CutoffSettings | None:
     raw = store.get_meta(_META_PREFIX + category)
     if not raw:
         return None
@@ -671,7 +680,7 @@ def load_cutoff(store: Any, category: str) -> CutoffSettings | None:
         return None
 
 
-def save_model_tail(store: Any, category: str, settings: CutoffSettings) -> dict[str, int]:
+def save_model_tail(store: SessionStore, category: str, settings: CutoffSettings) -> dict[str, int]:
     """Store the cut-off and every member's ``model_tier`` in one transaction (members
     not scored under the model get NULL); returns how many got each."""
     from sqlalchemy import bindparam, select, update
@@ -773,3 +782,23 @@ class LikelihoodView:
     table: LikelihoodTable
     models: list[tuple[str, str, int]] = field(default_factory=list)
     saved: CutoffSettings | None = None
+
+
+def load_likelihood_view(
+    store: SessionStore, category: str, wanted: tuple[str, str] | None = None
+) -> LikelihoodView | None:
+    """The tab's view of ``category``: the scores of the ``wanted`` (model, language),
+    else of the pair the saved cut-off is for, else of the first scored; None when no
+    member is scored."""
+    models = scored_models(store, category)
+    if not models:
+        return None
+    saved = load_cutoff(store, category)
+    pairs = [(m, lang) for m, lang, _n in models]
+    if wanted in pairs:
+        model, lang = wanted
+    elif saved is not None and (saved.model, saved.lang) in pairs:
+        model, lang = saved.model, saved.lang
+    else:
+        model, lang = pairs[0]
+    return LikelihoodView(load_likelihood_table(store, category, model, lang), models, saved)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ def _mention(row: Any) -> Mention:
     return Mention(row.position, row.entity, row.mention, row.tag, row.mention_type)
 
 
-def mentions_of(store: Any, reference_id: int) -> list[Mention]:
+def mentions_of(store: SessionStore, reference_id: int) -> list[Mention]:
     """The mentions of one reference text, in the order the file gave them."""
     from sqlalchemy import select
 
@@ -48,7 +51,9 @@ def mentions_of(store: Any, reference_id: int) -> list[Mention]:
         return [_mention(row) for row in rows]
 
 
-def annotated_references(store: Any, *, lang: str | None = None) -> list[AnnotatedReference]:
+def annotated_references(
+    store: SessionStore, *, lang: str | None = None
+) -> list[AnnotatedReference]:
     """Every reference text that has mentions (optionally of one language), in id order,
     with its mentions: two queries, whatever the number of texts."""
     from sqlalchemy import select

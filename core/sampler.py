@@ -290,6 +290,41 @@ class SampleSummary:
     shapes: dict[str, int]
 
 
+@dataclass(frozen=True)
+class SampleRequest:
+    """What to sample, as the Units panel's Sample dialog and ``taillens units sample``
+    ask for it: the settings of :func:`sample_job` besides the session, the source and
+    the category."""
+
+    shapes: tuple[str, ...] = SHAPES
+    sizes: tuple[int, ...] = SIZES
+    per_entity: int = 1
+    seed: int = 0
+    tiers: tuple[str, ...] | None = None  # tier or sub-tier names; None: every member
+    limit_entities: int | None = None
+    parallel: bool = False  # only units with every label in each language
+    filters: ClaimFilterSettings = ClaimFilterSettings()  # noqa: RUF009 - frozen, shared
+
+
+def sample_request_job(
+    store: SessionStore, source: object | None, category: str, request: SampleRequest
+) -> Job[SampleSummary]:
+    """:func:`sample_job` with the settings of a :class:`SampleRequest`."""
+    return sample_job(
+        store,
+        source,
+        category,
+        tiers=request.tiers,
+        per_entity=request.per_entity,
+        shapes=request.shapes,
+        sizes=request.sizes,
+        seed=request.seed,
+        filters=request.filters,
+        limit_entities=request.limit_entities,
+        parallel=request.parallel,
+    )
+
+
 def _load(
     store: SessionStore, source: object | None, qid: str, cache: dict[str, EntityDetails | None]
 ) -> EntityDetails | None:

@@ -26,9 +26,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from core.errors import UserFacingError
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 STARTER_FILE = ("synonyms", "starter.tsv")
 _LANG = re.compile(r"^(?:[a-z]{2,3})?$")
@@ -129,7 +132,7 @@ def starter_rows() -> list[tuple[str, str, str]]:
 # --- the session's table ------------------------------------------------------------------
 
 
-def list_synonyms(store: Any, *, entity: str | None = None) -> list[SynonymRow]:
+def list_synonyms(store: SessionStore, *, entity: str | None = None) -> list[SynonymRow]:
     from sqlalchemy import select
 
     from core.store.models import EntitySynonym
@@ -145,12 +148,12 @@ def list_synonyms(store: Any, *, entity: str | None = None) -> list[SynonymRow]:
         ]
 
 
-def synonym_rows(store: Any) -> list[tuple[str, str, str]]:
+def synonym_rows(store: SessionStore) -> list[tuple[str, str, str]]:
     """``(entity, synonym, lang)`` of the session's table, for ESA."""
     return [row.key() for row in list_synonyms(store)]
 
 
-def _insert(store: Any, rows: Sequence[SynonymRow], source: str) -> int:
+def _insert(store: SessionStore, rows: Sequence[SynonymRow], source: str) -> int:
     """Insert rows not already there (one transaction); the number added."""
     from sqlalchemy import select
 
@@ -175,14 +178,14 @@ def _insert(store: Any, rows: Sequence[SynonymRow], source: str) -> int:
     return added
 
 
-def add_synonym(store: Any, entity: str, synonym: str, lang: str = "") -> bool:
+def add_synonym(store: SessionStore, entity: str, synonym: str, lang: str = "") -> bool:
     """Add one row; False when it was there already."""
     return _insert(store, [check_row(entity, synonym, lang)], "user") == 1
 
 
-def remove_synonym(store: Any, entity: str, synonym: str, lang: str | None = None) -> int:
+def remove_synonym(store: SessionStore, entity: str, synonym: str, lang: str | None = None) -> int:
     """Remove the row(s) of ``entity`` and ``synonym`` (every language unless given)."""
-    from sqlalchemy import delete
+    from sqlalchemy import CursorResult, delete
 
     from core.store.models import EntitySynonym
 
@@ -192,7 +195,7 @@ def remove_synonym(store: Any, entity: str, synonym: str, lang: str | None = Non
     if lang is not None:
         query = query.where(EntitySynonym.lang == lang.strip().lower())
     with store.unit_of_work() as db:
-        removed = db.execute(query).rowcount or 0
+        removed = cast(CursorResult[Any], db.execute(query)).rowcount or 0
     if not removed:
         raise _no_such_row(entity, synonym, lang)
     return removed
@@ -206,7 +209,7 @@ def _no_such_row(entity: str, synonym: str, lang: str | None) -> SynonymError:
     )
 
 
-def check_removal(store: Any, entity: str, synonym: str, lang: str | None = None) -> None:
+def check_removal(store: SessionStore, entity: str, synonym: str, lang: str | None = None) -> None:
     """Raise before anything is written when the table ESA uses has no such row."""
     wanted = (entity.strip(), synonym.strip())
     if not any(
@@ -216,31 +219,34 @@ def check_removal(store: Any, entity: str, synonym: str, lang: str | None = None
         raise _no_such_row(entity, synonym, lang)
 
 
-def import_file(store: Any, path: str | Path) -> tuple[int, int]:
+def import_file(store: SessionStore, path: str | Path) -> tuple[int, int]:
     """Import a file: (rows read, rows added). All or nothing: a bad row stores none."""
     rows = read_file(path)
     return len(rows), _insert(store, rows, "user")
 
 
-def seed(store: Any) -> tuple[int, int]:
-    """Copy the bundled starter set into the session: (rows in the set, rows added)."""
-    rows = [SynonymRow(e, s, lang) for e, s, lang in starter_rows()]
-    return len(rows), _insert(store, rows, "starter")
-
-
 SEEDED_KEY = "synonyms:seeded"
 
 
-def ensure_seeded(store: Any) -> int:
+def seed(store: SessionStore) -> tuple[int, int]:
+    """Copy the bundled starter set into the session and mark it seeded (from then on
+    ESA uses the session's rows alone, so a starter row removed stays removed): (rows in
+    the set, rows added)."""
+    rows = [SynonymRow(e, s, lang) for e, s, lang in starter_rows()]
+    added = _insert(store, rows, "starter")
+    store.set_meta(SEEDED_KEY, "starter")
+    return len(rows), added
+
+
+def ensure_seeded(store: SessionStore) -> int:
     """Copy the starter set into a session that never had it; the number of rows added."""
     if store.get_meta(SEEDED_KEY):
         return 0
     _total, added = seed(store)
-    store.set_meta(SEEDED_KEY, "starter")
     return added
 
 
-def effective_rows(store: Any) -> list[tuple[str, str, str]]:
+def effective_rows(store: SessionStore) -> list[tuple[str, str, str]]:
     """The table ESA uses: the session's rows, and the starter set while the session has
     never been seeded (read only: scoring never writes the table)."""
     rows = synonym_rows(store)

@@ -612,6 +612,47 @@ def tier_category(distribution: Distribution, settings: TierSettings) -> TierRes
     )
 
 
+def distribution_figures(
+    counts: Counts, share: float, head_fraction: float, bins: int
+) -> dict[str, object]:
+    """What ``taillens distribution`` reports of a category's statement counts (JSON-ready):
+    the total, both lines, the tiers under each rule (through :func:`tier_category`, the
+    rule the Browser and ``taillens tiers`` use) and the log histogram."""
+    distribution = Distribution(counts)
+    by_share = tier_category(distribution, TierSettings("pareto", share, head_fraction))
+    by_fraction = tier_category(distribution, TierSettings("head_tail", share, head_fraction))
+    histogram = distribution.log_histogram(bins)
+    return {
+        "total_statements": distribution.total_statements,
+        "cutoffs": {
+            "pareto_share": share,
+            "pareto_value": by_share.pareto_line,
+            "head_fraction": head_fraction,
+            "head_tail_value": by_share.head_tail_line,
+        },
+        "tiers": {
+            "by_pareto_cutoff": _tier_figures(by_share.summary),
+            "by_head_tail_threshold": _tier_figures(by_fraction.summary),
+        },
+        "histogram": {
+            "edges": [round(float(e), 3) for e in histogram.edges],
+            "counts": histogram.counts.tolist(),
+            "zero_count": histogram.zero_count,
+        },
+    }
+
+
+def _tier_figures(summary: TierSummary) -> dict[str, dict[str, float]]:
+    return {
+        share.tier.value: {
+            "size": share.size,
+            "entity_share": round(share.entity_share, 6),
+            "statement_share": round(share.statement_share, 6),
+        }
+        for share in summary.tiers
+    }
+
+
 def snapped_line(distribution: Distribution, line: float, *, positive: bool = False) -> int:
     """The statement count a line at ``line`` stands for: tiers compare ``count >= line``
     on whole counts, so it is the least count held by an entity at or above ``line``

@@ -13,7 +13,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import CursorResult, select, update
 
@@ -23,6 +23,9 @@ from core.store import SessionStore
 from core.store import models as m
 from core.units import MAX_SIZE, Triple, UnitStructure, render_value, unit_structure
 from core.wikidata.records import LANGUAGES, ClaimRecord, EntityDetails
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 PARTS: tuple[str, ...] = ("subject", "predicate", "object")
 MAIN = "main"
@@ -302,6 +305,38 @@ def override_across(
     return result
 
 
+def remap_overrides(overrides: Overrides, order: Sequence[int]) -> dict[tuple[str, int, str], str]:
+    """Overrides follow their triple when the order changes (``order``: the old positions
+    in their new order; an override of a position missing from it is dropped)."""
+    new_position = {old: new for new, old in enumerate(order)}
+    return {
+        (lang, new_position[pos], part): text
+        for (lang, pos, part), text in overrides.items()
+        if pos in new_position
+    }
+
+
+def move_triple(
+    draft: UnitDraft, overrides: Overrides, position: int, target: int
+) -> tuple[UnitDraft, dict[tuple[str, int, str], str]]:
+    """The draft with the triple at ``position`` moved to ``target``; its overrides move
+    with it."""
+    draft._check_index(position)
+    draft._check_index(target)
+    order = list(range(len(draft.claims)))
+    order.insert(target, order.pop(position))
+    return draft.reordered(order), remap_overrides(overrides, order)
+
+
+def remove_triple(
+    draft: UnitDraft, overrides: Overrides, position: int
+) -> tuple[UnitDraft, dict[tuple[str, int, str], str]]:
+    """The draft without the triple at ``position``, and without its overrides (those of
+    the triples after it move up with them)."""
+    order = [i for i in range(len(draft.claims)) if i != position]
+    return draft.remove(position), remap_overrides(overrides, order)
+
+
 def kept_labels(store: SessionStore) -> dict[str, dict[str, str]]:
     """Words a person kept for the session (lang -> entity id -> text): new units use them."""
     import json
@@ -487,7 +522,7 @@ def save_units(
 
 
 def _add_unit(
-    db: Any,
+    db: Session,
     draft: UnitDraft,
     rendered: Mapping[str, Sequence[RenderedTriple]],
     *,
@@ -875,3 +910,25 @@ def save_draft(store: SessionStore, draft: UnitDraft | None) -> None:
 def load_draft(store: SessionStore) -> UnitDraft | None:
     text = store.get_meta(DRAFT_META_KEY)
     return draft_from_json(text) if text else None
+
+
+DRAFT_OVERRIDES_META_KEY = "units:draft-overrides"
+
+
+def save_draft_overrides(store: SessionStore, overrides: Overrides) -> None:
+    """The draft's overrides ((lang, position, part) -> words), kept beside the draft."""
+    import json
+
+    rows = [[lang, pos, part, text] for (lang, pos, part), text in overrides.items()]
+    store.set_meta(DRAFT_OVERRIDES_META_KEY, json.dumps(rows))
+
+
+def load_draft_overrides(store: SessionStore) -> dict[tuple[str, int, str], str]:
+    """The draft's overrides as saved; none when there are none or they cannot be read."""
+    import json
+
+    try:
+        rows = json.loads(store.get_meta(DRAFT_OVERRIDES_META_KEY) or "[]")
+        return {(lang, int(pos), part): value for lang, pos, part, value in rows}
+    except (ValueError, TypeError):
+        return {}

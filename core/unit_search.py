@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import CancelToken, Job, JobContext
 from core.store import SessionStore
@@ -688,6 +689,7 @@ def search_job(
         title=f"Search units: {template.text}",
         run=run,
         kind="units.search",
+        writes=frozenset({Topic.UNITS}),
         params={
             "template": template.text,
             "model": model_name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -23,8 +23,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+if TYPE_CHECKING:
+    from core.dataset_stats import Finding, Table
 
-def tables_html(tables: Sequence[Any]) -> str:
+
+def tables_html(tables: Sequence[Table]) -> str:
     """Each ``Table`` (title, headers, rows) as an HTML table; figures right-aligned."""
     parts = []
     for table in tables:
@@ -89,10 +92,14 @@ class DatasetStatsDialog(QDialog):
         outer = QVBoxLayout(self)
         outer.addWidget(self.tabs)
         outer.addWidget(buttons)
-        self._findings: list[Any] = []
+        self._findings: list[Finding] = []
 
     def show_statistics(
-        self, tables: Sequence[Any], findings: Sequence[Any], checks: Sequence[str], units: int
+        self,
+        tables: Sequence[Table],
+        findings: Sequence[Finding],
+        checks: Sequence[str],
+        units: int,
     ) -> None:
         """Show ``tables`` (core.dataset_stats.Table) and ``findings`` (Finding)."""
         self.figures.setHtml(tables_html(tables))

@@ -1,8 +1,7 @@
-"""File ▸ Preferences…: the user's defaults (read and stored by ``app.preferences``)."""
+"""File ▸ Preferences…: the user's defaults (``core.preferences.Preferences``, read and
+stored by ``app.preferences``)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -19,6 +18,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from core.preferences import Preferences
 
 
 def _fraction(tip: str) -> QDoubleSpinBox:
@@ -81,7 +82,7 @@ class PreferencesDialog(QDialog):
         layout.addWidget(models)
         layout.addWidget(buttons)
 
-    def show_values(self, prefs: Any) -> None:
+    def show_values(self, prefs: Preferences) -> None:
         self.split_combo.setCurrentIndex(max(0, self.split_combo.findData(prefs.split_by)))
         self.share_spin.setValue(prefs.share)
         self.fraction_spin.setValue(prefs.fraction)
@@ -89,16 +90,16 @@ class PreferencesDialog(QDialog):
         self.folders_list.clear()
         self.folders_list.addItems(list(prefs.model_folders))
 
-    def values(self) -> dict[str, Any]:
-        return {
-            "split_by": self.split_combo.currentData(),
-            "share": round(self.share_spin.value(), 4),
-            "fraction": round(self.fraction_spin.value(), 4),
-            "contact": self.contact_edit.text().strip(),
-            "model_folders": tuple(
+    def values(self) -> Preferences:
+        return Preferences(
+            split_by=self.split_combo.currentData(),
+            share=round(self.share_spin.value(), 4),
+            fraction=round(self.fraction_spin.value(), 4),
+            contact=self.contact_edit.text().strip(),
+            model_folders=tuple(
                 self.folders_list.item(i).text() for i in range(self.folders_list.count())
             ),
-        }
+        )
 
     def _add_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "A folder of models")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -25,6 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+if TYPE_CHECKING:
+    from core.metrics.retrieval import GraphHit, RetrievalSummary
+
 
 @dataclass(frozen=True)
 class RetrievalRow:
@@ -39,9 +42,18 @@ class RetrievalRow:
     key: Any = None  # a verbalisation id for an output
 
 
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """What either button asks for: the sentence encoder (None: the packaged default) and
+    how many lines to list."""
+
+    encoder: str | None = None
+    top: int = 10
+
+
 class RetrievalDialog(QDialog):
-    find_requested = Signal(dict)  # {"encoder": str, "top": int}
-    worst_requested = Signal(dict)  # {"encoder": str, "top": int}
+    find_requested = Signal(object)  # RetrievalOptions
+    worst_requested = Signal(object)  # RetrievalOptions
     cancel_requested = Signal()
     output_chosen = Signal(int)  # a verbalisation id of the worst list
 
@@ -70,8 +82,8 @@ class RetrievalDialog(QDialog):
         )
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
-        self.find_button.clicked.connect(lambda: self.find_requested.emit(self.values()))
-        self.worst_button.clicked.connect(lambda: self.worst_requested.emit(self.values()))
+        self.find_button.clicked.connect(lambda: self.find_requested.emit(self.options()))
+        self.worst_button.clicked.connect(lambda: self.worst_requested.emit(self.options()))
         self.cancel_button.clicked.connect(self.cancel_requested)
         self.status_label = QLabel("Encodings are cached in the session per encoder.")
         self.status_label.setWordWrap(True)
@@ -100,8 +112,8 @@ class RetrievalDialog(QDialog):
         layout.addWidget(self.table, 1)
         self.resize(760, 420)
 
-    def values(self) -> dict[str, Any]:
-        return {"encoder": self.encoder_edit.text().strip(), "top": self.top_spin.value()}
+    def options(self) -> RetrievalOptions:
+        return RetrievalOptions(self.encoder_edit.text().strip() or None, self.top_spin.value())
 
     def set_text_available(self, available: bool) -> None:
         self.find_button.setEnabled(available)
@@ -117,6 +129,38 @@ class RetrievalDialog(QDialog):
     def job_finished(self, message: str) -> None:
         self.status_label.setText(message)
         self.cancel_button.setEnabled(False)
+
+    def show_graphs(self, hits: Sequence[GraphHit], own_unit: int, text_id: int) -> None:
+        """The graphs closest to text ``text_id`` (of unit ``own_unit``), closest first."""
+        rows = [RetrievalRow(h.similarity, None, h.unit_id, h.lang, h.linearised) for h in hits]
+        place = next((i + 1 for i, r in enumerate(rows) if r.unit_id == own_unit), None)
+        found = (
+            f"its own graph (unit {own_unit}) is number {place}"
+            if place
+            else f"its own graph (unit {own_unit}) is not in the first {len(rows)}"
+        )
+        self.show_rows(rows, f"Graphs closest to text {text_id}: {found}.")
+
+    def show_worst(self, summary: RetrievalSummary, run_id: int, top: int) -> None:
+        """Retrieval over run ``run_id``'s outputs: its figures, and the ``top`` outputs
+        that match their own graph worst, lowest cosine first."""
+        result = summary.result
+        rows = [
+            RetrievalRow(
+                m.similarity, m.rank, m.pair.unit_id, m.pair.lang, m.pair.text, m.pair.text_id
+            )
+            for m in result.worst(top)
+        ]
+        t2g, g2t = result.text_to_graph, result.graph_to_text
+        self.show_rows(
+            rows,
+            (
+                f"Run {run_id}, {result.pairs:,} outputs: text → graph top-1 {t2g.top1:.1%}, "
+                f"top-5 {t2g.top5:.1%}, MRR {t2g.mrr:.3f}; graph → text top-1 "
+                f"{g2t.top1:.1%}, MRR {g2t.mrr:.3f}. Lowest cosine first; double-click an "
+                "output to select it."
+            ),
+        )
 
     def show_rows(self, rows: Sequence[RetrievalRow], message: str) -> None:
         self.rows = list(rows)

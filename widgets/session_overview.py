@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
+
+if TYPE_CHECKING:
+    from core.session_info import SessionInfo
 
 # Tables shown to users, in their words; internal bookkeeping tables are left out.
 _TABLE_NAMES: dict[str, str] = {
@@ -42,7 +45,7 @@ class SessionOverview(QWidget):
         layout.addWidget(scroll)
         self.show_info(None)
 
-    def show_info(self, info: dict[str, Any] | None) -> None:
+    def show_info(self, info: SessionInfo | None) -> None:
         if info is None:
             self.label.setText(
                 "<h2>No session open</h2><p>Use <b>File ▸ New session</b> or "

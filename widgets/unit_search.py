@@ -9,7 +9,7 @@ the search as a job.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -24,6 +24,9 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QWidget,
 )
+
+if TYPE_CHECKING:
+    from core.unit_search import SearchRequest
 
 DEFAULT_TEMPLATE = "?x P17 ?a . ?a P36 ?b"
 
@@ -97,20 +100,23 @@ class UnitSearchDialog(QDialog):
         if folder:
             self.model.setText(folder)
 
-    def values(self) -> dict[str, Any]:
+    def request(self) -> SearchRequest:
+        """The search asked for (app/units.py checks it and runs it)."""
+        from core.unit_search import SearchRequest
+
         root = self.root.text().strip()
         by_class = self.root_kind.currentData() == "class"
-        return {
-            "template": self.template.text(),
-            "model": self.model.text().strip(),
-            "class_qid": root if by_class else None,
-            "category": None if by_class else root,
-            "direction": self.direction.currentData(),
-            "beam": self.beam.value(),
-            "keep": round(self.keep.value(), 4),
-            "units": self.units.value(),
-            "lang": self.lang.currentText(),
-        }
+        return SearchRequest(
+            template=self.template.text(),
+            model=self.model.text().strip(),
+            class_qid=root if by_class else None,
+            category=None if by_class else root,
+            direction=self.direction.currentData(),
+            beam=self.beam.value(),
+            keep=round(self.keep.value(), 4),
+            units=self.units.value(),
+            lang=self.lang.currentText(),
+        )
 
 
 def _spin(low: int, high: int, value: int) -> QSpinBox:

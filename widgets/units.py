@@ -13,7 +13,8 @@ requests.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QStandardItem, QStandardItemModel
@@ -41,6 +42,12 @@ from PySide6.QtWidgets import (
 from core.claim_filters import RULES, ClaimFilterSettings
 from core.labels import plural, tier_label
 from core.wikidata.records import LANGUAGES
+
+if TYPE_CHECKING:
+    from core.category_tiers import TierChange
+    from core.sampler import SampleRequest
+    from core.unit_builder import Candidates, RenderedTriple, StoredUnit, UnitDraft
+    from core.units import UnitStructure
 
 _GREY = QBrush(QColor("#9a9a9a"))
 
@@ -96,14 +103,14 @@ class UnitsPanel(QWidget):
     discard_requested = Signal()
     start_requested = Signal(str)  # a QID typed by the user
     filters_changed = Signal(object)  # ClaimFilterSettings
-    sample_requested = Signal(dict)  # shape, size, per_entity, seed, tier, limit_entities
+    sample_requested = Signal(object)  # core.sampler.SampleRequest (with the claim filters)
     more_units_requested = Signal(object)  # the last unit id shown: the next page is wanted
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         # -- saved units --
         self.units_model = _PagedUnitsModel(self)
-        self._tier_changes: Mapping[int, Any] = {}
+        self._tier_changes: Mapping[int, TierChange] = {}
         self.units_model.setHorizontalHeaderLabels(list(UNIT_COLUMNS))
         self.units_view = _table(self.units_model)
         self.units_view.selectionModel().currentRowChanged.connect(self._on_unit_row)
@@ -238,13 +245,13 @@ class UnitsPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(outer)
         self._editable = False
-        self._rendered: Mapping[str, Sequence[Any]] = {}
+        self._rendered: Mapping[str, Sequence[RenderedTriple]] = {}
 
     # -- what the controller shows -------------------------------------------------------
     def show_units(
         self,
-        units: Sequence[Any],
-        tier_changes: Mapping[int, Any] | None = None,
+        units: Sequence[StoredUnit],
+        tier_changes: Mapping[int, TierChange] | None = None,
         total: int | None = None,
     ) -> None:
         """``core.unit_builder.StoredUnit``s; ``tier_changes`` (unit id ->
@@ -261,7 +268,7 @@ class UnitsPanel(QWidget):
             + (f" · {changed:,} built under another tier than their root's now" if changed else "")
         )
 
-    def add_units(self, units: Sequence[Any]) -> None:
+    def add_units(self, units: Sequence[StoredUnit]) -> None:
         """The next page of units (after those shown)."""
         if not units:
             self.units_model.total = self.units_model.rowCount()  # the session shrank
@@ -299,10 +306,10 @@ class UnitsPanel(QWidget):
 
     def show_draft(
         self,
-        draft: Any,
+        draft: UnitDraft,
         root_label: str,
-        structure: Any,
-        rendered: Mapping[str, Sequence[Any]],
+        structure: UnitStructure,
+        rendered: Mapping[str, Sequence[RenderedTriple]],
         focus: Sequence[tuple[str, str]],
         current_focus: str | None,
     ) -> None:
@@ -323,7 +330,7 @@ class UnitsPanel(QWidget):
         if current_focus is not None:
             self.focus_combo.setCurrentIndex(max(0, self.focus_combo.findData(current_focus)))
 
-    def show_stored(self, unit: Any) -> None:
+    def show_stored(self, unit: StoredUnit) -> None:
         """A saved unit: its triples per language; overrides can still be edited."""
         self._editable = False
         self.title.setText(
@@ -353,7 +360,7 @@ class UnitsPanel(QWidget):
         self.save_button.setEnabled(False)
 
     def show_candidates(
-        self, candidates: Any, labels: Mapping[str, str], rule_names: Mapping[str, str]
+        self, candidates: Candidates, labels: Mapping[str, str], rule_names: Mapping[str, str]
     ) -> None:
         """``core.unit_builder.Candidates`` of the entity in focus."""
         self.candidates_model.removeRows(0, self.candidates_model.rowCount())
@@ -393,7 +400,7 @@ class UnitsPanel(QWidget):
             check.blockSignals(False)
 
     # -- internals ---------------------------------------------------------------------
-    def _show_structure(self, structure: Any) -> None:
+    def _show_structure(self, structure: UnitStructure) -> None:
         if structure.valid:
             self.structure_label.setText(
                 f"<b>{structure.shape.value}</b>, {structure.size} triple"
@@ -406,7 +413,7 @@ class UnitsPanel(QWidget):
                 + "</span>"
             )
 
-    def _show_rendered(self, rendered: Mapping[str, Sequence[Any]]) -> None:
+    def _show_rendered(self, rendered: Mapping[str, Sequence[RenderedTriple]]) -> None:
         self._rendered = rendered
         self.triples_model.removeRows(0, self.triples_model.rowCount())
         rows = max((len(v) for v in rendered.values()), default=0)
@@ -445,7 +452,7 @@ class UnitsPanel(QWidget):
     def _ask_sample(self) -> None:
         dialog = SampleDialog(self)
         if dialog.exec() == QDialog.DialogCode.Accepted:
-            self.sample_requested.emit(dialog.values())
+            self.sample_requested.emit(replace(dialog.request(), filters=self.filter_settings()))
 
     def _on_unit_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
@@ -510,7 +517,7 @@ class OverrideDialog(QDialog):
     """A person's words for one part of a triple in one language; they name that entity
     wherever it appears in the unit, and may be kept for the session's new units."""
 
-    def __init__(self, triple: Any, lang: str, parent: QWidget | None = None) -> None:
+    def __init__(self, triple: RenderedTriple, lang: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Override ({lang})")
         self.setMinimumWidth(420)
@@ -597,16 +604,20 @@ class SampleDialog(QDialog):
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
 
-    def values(self) -> dict[str, Any]:
-        return {
-            "shape": self.shape.currentText(),
-            "size": self.size.value(),
-            "per_entity": self.per_entity.value(),
-            "seed": self.seed.value(),
-            "tier": self.tier.currentData(),
-            "limit_entities": self.limit.value(),
-            "parallel": self.parallel.isChecked(),
-        }
+    def request(self) -> SampleRequest:
+        """What the dialog asks for (the panel adds its claim filters)."""
+        from core.sampler import SampleRequest
+
+        tier = self.tier.currentData()
+        return SampleRequest(
+            shapes=(self.shape.currentText(),),
+            sizes=(self.size.value(),),
+            per_entity=self.per_entity.value(),
+            seed=self.seed.value(),
+            tiers=(tier,) if tier else None,
+            limit_entities=self.limit.value(),
+            parallel=self.parallel.isChecked(),
+        )
 
 
 def _spin(low: int, high: int, value: int) -> QSpinBox:

@@ -6,7 +6,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 
 def _csv(text: str) -> list[str]:
@@ -120,7 +123,7 @@ def _format(value: float | None) -> str:
     return "—" if value is None else f"{value:.4g}"
 
 
-def _list_runs(store: Any, as_json: bool) -> int:
+def _list_runs(store: SessionStore, as_json: bool) -> int:
     from core.verbalise.runs import list_runs
 
     runs = [

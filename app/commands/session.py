@@ -26,21 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    import sqlite3
-    from contextlib import closing
+    from core.wikidata.cache import describe_session_file
 
-    from core.store import read_session_info
-    from core.store.session import _connect_read_only
-    from core.wikidata.cache import category_fetch_states
-
-    info = read_session_info(args.session)
-    # Each category with members held and whether its last fetch was complete.
-    try:
-        with closing(_connect_read_only(Path(info["path"]))) as conn:
-            info["categories"] = category_fetch_states(conn)
-    except sqlite3.DatabaseError:
-        info["categories"] = None  # the file was described; its categories cannot be read
-    print(json.dumps(info, indent=2, sort_keys=True))
+    print(json.dumps(describe_session_file(args.session), indent=2, sort_keys=True))
     return 0
 
 

@@ -120,6 +120,5 @@ def run(args: argparse.Namespace) -> int:
             )
         elif args.action == "seed":
             total, added = synonyms.seed(store)
-            store.set_meta(synonyms.SEEDED_KEY, "starter")
             print(f"starter set: {total:,} rows, {added:,} added, {total - added:,} already there")
     return 0

@@ -47,7 +47,6 @@ def run_tiers(args: argparse.Namespace) -> int:
     from core.category_tiers import load_tier_settings, retier_category
     from core.errors import UserFacingError
     from core.store import SessionStore
-    from core.tiers import TierSettings
     from core.wikidata.category_store import find_category
 
     with SessionStore.open(args.session) as store:
@@ -70,7 +69,7 @@ def run_tiers(args: argparse.Namespace) -> int:
             settings = replace(settings, **changes)
         except ValueError as error:
             raise UserFacingError(f"--share and --fraction must be in (0, 1]: {error}") from None
-        result, written = retier_category(store, name, TierSettings(**asdict(settings)))
+        result, written = retier_category(store, name, settings)
     summary: dict[str, Any] = {
         "category": name,
         "settings": asdict(result.settings),

@@ -132,7 +132,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_sample(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.errors import UserFacingError
-    from core.sampler import SHAPES, SIZES, sample_job
+    from core.sampler import SHAPES, SIZES, SampleRequest, sample_request_job
     from core.store import SessionStore
     from core.wikidata.open_source import open_source
 
@@ -157,18 +157,16 @@ def run_sample(args: argparse.Namespace) -> int:
 
             say_contact_notice(args.source, args.contact)
             source = open_source(args.source, store, contact=args.contact)
-        job = sample_job(
-            store,
-            source,
-            args.category,
-            tiers=args.tier,
-            per_entity=args.per_entity,
+        request = SampleRequest(
             shapes=tuple(args.shape or SHAPES),
             sizes=sizes,
+            per_entity=args.per_entity,
             seed=args.seed,
+            tiers=tuple(args.tier) if args.tier else None,
             limit_entities=args.limit_entities,
             parallel=args.parallel,
         )
+        job = sample_request_job(store, source, args.category, request)
         summary = run_in_terminal(job, quiet=args.quiet)
     if args.json:
         print(

@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
+    from core.wikidata.sources import WikidataSource
 
 SOURCE_HELP = (
     "embedded (bundled demo data, the default), live (query.wikidata.org), cache (the "
@@ -56,7 +60,7 @@ class _WaitReporter:
         self.last = seconds
 
 
-def _source(args: argparse.Namespace, store: Any):  # -> WikidataSource
+def _source(args: argparse.Namespace, store: SessionStore | None) -> WikidataSource:
     from core.wikidata.open_source import open_source
     from core.wikidata.queries import QueryError
 
@@ -165,7 +169,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     entity.set_defaults(handler=run_entity)
 
 
-def _open_session(path: Path | None):  # -> SessionStore | None
+def _open_session(path: Path | None) -> SessionStore | None:
     if path is None:
         return None
     from core.store import SessionStore
@@ -174,10 +178,8 @@ def _open_session(path: Path | None):  # -> SessionStore | None
 
 
 def run_distribution(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from app.terminal import run_in_terminal
-    from core.tiers import Distribution, TierSettings, tier_category
+    from core.tiers import distribution_figures
     from core.wikidata.category_store import find_category
     from core.wikidata.fetch import collect_members_job
     from core.wikidata.queries import QueryError
@@ -209,30 +211,8 @@ def run_distribution(args: argparse.Namespace) -> int:
         "incomplete": incomplete,
     }
     if members:
-        counts = np.array([m.statement_count for m in members], dtype=np.int64)
-        dist = Distribution(counts)
-        # The rule the Browser and `taillens tiers` use (core.tiers.tier_category).
-        by_share = tier_category(dist, TierSettings("pareto", args.share, args.head_fraction))
-        by_fraction = tier_category(dist, TierSettings("head_tail", args.share, args.head_fraction))
-        histogram = dist.log_histogram(args.bins)
-        result.update(
-            total_statements=dist.total_statements,
-            cutoffs={
-                "pareto_share": args.share,
-                "pareto_value": by_share.pareto_line,
-                "head_fraction": args.head_fraction,
-                "head_tail_value": by_share.head_tail_line,
-            },
-            tiers={
-                "by_pareto_cutoff": _tiers_json(by_share.summary),
-                "by_head_tail_threshold": _tiers_json(by_fraction.summary),
-            },
-            histogram={
-                "edges": [round(float(e), 3) for e in histogram.edges],
-                "counts": histogram.counts.tolist(),
-                "zero_count": histogram.zero_count,
-            },
-        )
+        counts = [m.statement_count for m in members]
+        result.update(distribution_figures(counts, args.share, args.head_fraction, args.bins))
         if args.counts:
             result["counts"] = {m.qid: m.statement_count for m in members}
     if args.json:
@@ -240,17 +220,6 @@ def run_distribution(args: argparse.Namespace) -> int:
     else:
         _print_distribution(result)
     return 0
-
-
-def _tiers_json(summary: Any) -> dict[str, Any]:
-    return {
-        share.tier.value: {
-            "size": share.size,
-            "entity_share": round(share.entity_share, 6),
-            "statement_share": round(share.statement_share, 6),
-        }
-        for share in summary.tiers
-    }
 
 
 def _print_distribution(result: dict[str, Any]) -> None:

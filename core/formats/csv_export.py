@@ -11,12 +11,15 @@ from __future__ import annotations
 import csv
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.formats.files import atomic_output
 from core.formats.report import ExportReport
 from core.groups import LANGUAGES
 from core.jobs import Job, JobContext
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 TRIPLE_SEPARATOR = " | "
 TRIPLES_JOINER = " ; "
@@ -46,7 +49,9 @@ def category_of(unit: Any, categories: dict[int, str]) -> str:
     return str(entry.get("category", "")) if isinstance(entry, dict) else ""
 
 
-def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> ExportReport:
+def export_csv(
+    store: SessionStore, path: Path | str, ctx: JobContext | None = None
+) -> ExportReport:
     """Write one row per data unit of ``store`` to ``path``; the report counts the rows
     (one per unit, none skipped) and the references and main triples in them."""
     from sqlalchemy import select
@@ -106,7 +111,7 @@ def export_csv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
     )
 
 
-def export_job(store: Any, path: Path | str) -> Job[ExportReport]:
+def export_job(store: SessionStore, path: Path | str) -> Job[ExportReport]:
     path = Path(path)
     return Job(
         title=f"Export {path.name}",

@@ -20,9 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from core.errors import UserFacingError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from core.store import SessionStore
 
 ORDER = "data_units.id"
 
@@ -68,7 +73,9 @@ def read_output_lines(path: Path | str) -> list[str]:
     return [line.rstrip("\r") for line in lines]
 
 
-def import_outputs(store: Any, path: Path | str, *, system: str, lang: str = "en") -> OutputsImport:
+def import_outputs(
+    store: SessionStore, path: Path | str, *, system: str, lang: str = "en"
+) -> OutputsImport:
     """Store the file's lines as an external run's verbalisations (one transaction)."""
     from sqlalchemy import func, insert, select
 
@@ -142,7 +149,9 @@ def import_outputs(store: Any, path: Path | str, *, system: str, lang: str = "en
     )
 
 
-def _same_run(db: Any, system: str, lang: str, unit_ids: list[int], lines: list[str]) -> int | None:
+def _same_run(
+    db: Session, system: str, lang: str, unit_ids: list[int], lines: list[str]
+) -> int | None:
     """An external run of ``system`` holding exactly these lines for these units in
     ``lang`` (and nothing else), or None."""
     from sqlalchemy import select

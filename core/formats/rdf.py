@@ -30,13 +30,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 from core.formats.csv_export import category_of
 from core.formats.files import FormatError, atomic_output
 from core.formats.report import ExportReport
 from core.jobs import Job, JobContext
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 RdfFormat = Literal["turtle", "nt"]
 
@@ -114,7 +117,7 @@ def _node_iri(*parts: str | int) -> str:
     return "<" + ID + "/".join(quote(str(part), safe="") for part in parts) + ">"
 
 
-def build_graph(store: Any, ctx: JobContext | None = None) -> tuple[Any, ExportReport]:
+def build_graph(store: SessionStore, ctx: JobContext | None = None) -> tuple[Any, ExportReport]:
     """The session as an rdflib Graph, and what it holds (for tests and small sessions;
     :func:`export_rdf` streams and is what large sessions need)."""
     from rdflib import Graph
@@ -135,7 +138,7 @@ def _report(summary: dict[str, int]) -> ExportReport:
 
 
 def iter_triples(
-    store: Any, ctx: JobContext | None = None, summary: dict[str, int] | None = None
+    store: SessionStore, ctx: JobContext | None = None, summary: dict[str, int] | None = None
 ) -> Iterator[tuple[str, str, str]]:
     """The session's RDF as N-Triples terms, triple by triple, reading each table a
     batch at a time, so memory does not grow with the session. A triple may come more
@@ -382,7 +385,11 @@ def write_triples(triples: Iterator[tuple[str, str, str]], handle: Any, fmt: Rdf
 
 
 def export_rdf(
-    store: Any, path: Path | str, *, fmt: RdfFormat = "turtle", ctx: JobContext | None = None
+    store: SessionStore,
+    path: Path | str,
+    *,
+    fmt: RdfFormat = "turtle",
+    ctx: JobContext | None = None,
 ) -> ExportReport:
     """Write the session to ``path`` as Turtle or N-Triples; the report's entries are the
     data units written (every unit of the session)."""
@@ -396,7 +403,9 @@ def export_rdf(
     return replace(_report(summary), path=str(path), format=fmt)
 
 
-def export_job(store: Any, path: Path | str, *, fmt: RdfFormat = "turtle") -> Job[ExportReport]:
+def export_job(
+    store: SessionStore, path: Path | str, *, fmt: RdfFormat = "turtle"
+) -> Job[ExportReport]:
     path = Path(path)
     return Job(
         title=f"Export {path.name}",

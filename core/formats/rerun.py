@@ -17,6 +17,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from core.formats.webnlg import ParsedEntry
 
 
@@ -26,7 +28,7 @@ def _canonical(attributes: dict[str, Any]) -> str:
     return json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _unit_id(db: Any, uid: str) -> tuple[int, tuple[Any, ...]] | None:
+def _unit_id(db: Session, uid: str) -> tuple[int, tuple[Any, ...]] | None:
     from sqlalchemy import select
 
     from core.store.models import DataUnit
@@ -47,7 +49,7 @@ def _unit_id(db: Any, uid: str) -> tuple[int, tuple[Any, ...]] | None:
     return row[0], (row[1], row[2], row[3], row[4], row[5], _canonical(row[6] or {}))
 
 
-def _triples(db: Any, unit_id: int, extra: bool = False) -> list[tuple[Any, ...]]:
+def _triples(db: Session, unit_id: int, extra: bool = False) -> list[tuple[Any, ...]]:
     from sqlalchemy import select
 
     from core.store.models import UnitTriple as T
@@ -59,7 +61,7 @@ def _triples(db: Any, unit_id: int, extra: bool = False) -> list[tuple[Any, ...]
     return sorted((tuple(row) for row in rows), key=repr)
 
 
-def same_webnlg_entry(db: Any, entry: ParsedEntry) -> bool:
+def same_webnlg_entry(db: Session, entry: ParsedEntry) -> bool:
     """Whether the session's unit ``entry.uid`` holds exactly what importing ``entry``
     would write (unit fields, triples in order, references)."""
     from sqlalchemy import select
@@ -98,7 +100,7 @@ def same_webnlg_entry(db: Any, entry: ParsedEntry) -> bool:
     return references == wanted_references
 
 
-def same_wdv_record(db: Any, record: Any, system_name: str) -> bool:
+def same_wdv_record(db: Session, record: Any, system_name: str) -> bool:
     """Whether the session's unit ``record.uid`` holds exactly what importing the WDV
     ``record`` would write: the unit, its triple, and the verbalisation of an external
     ``system_name`` run with the same crowd ratings."""

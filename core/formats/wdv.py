@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.annotation import ADEQUACY_LABELS, aggregates
 from core.changes import IMPORT_WRITES
@@ -44,6 +44,11 @@ from core.formats.csv_export import category_of
 from core.formats.files import FormatError, atomic_output, check_readable
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from core.store import SessionStore
 
 UID_PREFIX = "wdv:"
 SYSTEM_NAME = "WDV"
@@ -416,7 +421,9 @@ class RecordReader:
             raise self._error("Extra data", self._pos)
 
 
-def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> ImportReport:
+def import_wdv(
+    store: SessionStore, path: Path | str, ctx: JobContext | None = None
+) -> ImportReport:
     """Import a WDV JSON file into ``store`` in one transaction.
 
     The file is read record by record (:class:`RecordReader`) and inserted in batches,
@@ -489,7 +496,7 @@ def import_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> I
     )
 
 
-def _workers(db: Any, count: int) -> list[int]:
+def _workers(db: Session, count: int) -> list[int]:
     """Ids of the anonymous annotators wdv-worker-1 … wdv-worker-{count}, made if missing."""
     from sqlalchemy import select
 
@@ -511,7 +518,7 @@ def _workers(db: Any, count: int) -> list[int]:
     return [known[name] for name in names]
 
 
-def _insert(db: Any, batch: list[ParsedRecord], file_name: str, run_id: int | None) -> int:
+def _insert(db: Session, batch: list[ParsedRecord], file_name: str, run_id: int | None) -> int:
     """Core bulk inserts, as for WebNLG: the ORM's bookkeeping is not needed here.
 
     The file's one external run is made with the first batch; returns its id."""
@@ -699,7 +706,9 @@ def _skip_reason(unit: Any, english: list[Any]) -> str | None:
     return None
 
 
-def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> ExportReport:
+def export_wdv(
+    store: SessionStore, path: Path | str, ctx: JobContext | None = None
+) -> ExportReport:
     """Write every single-triple unit of ``store`` as a WDV record.
 
     A unit's record carries its first English verbalisation (lowest run, candidate 0)
@@ -728,12 +737,12 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
         ):
             english[row.unit_id].append(row)
         firsts: dict[int, Any] = {}
-        for row in db.scalars(
+        for text in db.scalars(
             select(Verbalisation)
             .where(Verbalisation.lang == "en")
             .order_by(Verbalisation.run_id, Verbalisation.candidate_index, Verbalisation.id)
         ):
-            firsts.setdefault(row.unit_id, row)
+            firsts.setdefault(text.unit_id, text)
         wanted = {v.id for v in firsts.values()}
         ratings: dict[int, list[tuple[tuple[int, int], Any]]] = defaultdict(list)
         for annotation, name in db.execute(
@@ -741,10 +750,9 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
             .join(Annotator)
             .where(Annotation.verbalisation_id.is_not(None))
         ):
-            if annotation.verbalisation_id in wanted:
-                ratings[annotation.verbalisation_id].append(
-                    (_worker_order(name, annotation.id), annotation)
-                )
+            verbalisation_id = annotation.verbalisation_id
+            if verbalisation_id is not None and verbalisation_id in wanted:
+                ratings[verbalisation_id].append((_worker_order(name, annotation.id), annotation))
         categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
         db.expunge_all()
     records = []
@@ -788,7 +796,7 @@ def export_wdv(store: Any, path: Path | str, ctx: JobContext | None = None) -> E
 # -- jobs for the GUI -----------------------------------------------------------------------
 
 
-def import_job(store: Any, path: Path | str) -> Job[ImportReport]:
+def import_job(store: SessionStore, path: Path | str) -> Job[ImportReport]:
     path = Path(path)
     return Job(
         title=f"Import {path.name}",
@@ -799,7 +807,7 @@ def import_job(store: Any, path: Path | str) -> Job[ImportReport]:
     )
 
 
-def export_job(store: Any, path: Path | str) -> Job[ExportReport]:
+def export_job(store: SessionStore, path: Path | str) -> Job[ExportReport]:
     path = Path(path)
     return Job(
         title=f"Export {path.name}",

@@ -33,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard, cast
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
@@ -43,6 +43,11 @@ from core.formats.files import FormatError, atomic_output, check_readable
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
 from core.labels import plural
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from core.store import SessionStore
 
 ImportFlavour = Literal["auto", "tailnlg", "webnlg"]
 ExportFlavour = Literal["tailnlg", "webnlg"]
@@ -673,7 +678,7 @@ class _Totals:
 
 
 def import_webnlg(
-    store: Any,
+    store: SessionStore,
     path: Path | str,
     *,
     flavour: ImportFlavour = "auto",
@@ -758,7 +763,7 @@ def import_webnlg(
 
 
 def _import_file(
-    db: Any,
+    db: Session,
     path: Path,
     name: str,
     flavour: str,
@@ -827,7 +832,7 @@ def _import_file(
     return errors, warnings, unmarked
 
 
-def _insert(db: Any, batch: list[ParsedEntry], file_name: str) -> None:
+def _insert(db: Session, batch: list[ParsedEntry], file_name: str) -> None:
     """Insert parsed entries with Core bulk inserts: the ORM's unit of work took most of
     the import time, and these rows need none of its bookkeeping."""
     from sqlalchemy import insert
@@ -1103,7 +1108,7 @@ def _append_generated_children(
         entry.append(_lex_element(None, reference, flavour))
 
 
-def _is_layout(attributes: Any) -> bool:
+def _is_layout(attributes: Any) -> TypeGuard[dict[str, Any]]:
     return (
         isinstance(attributes, dict)
         and attributes.get("format") in ("tailnlg", "webnlg")
@@ -1113,7 +1118,7 @@ def _is_layout(attributes: Any) -> bool:
 
 
 def export_webnlg(
-    store: Any,
+    store: SessionStore,
     path: Path | str,
     *,
     flavour: ExportFlavour = "tailnlg",
@@ -1220,7 +1225,11 @@ def _eid_counter(used: set[str | None]) -> Callable[[], str]:
 
 
 def import_job(
-    store: Any, path: Path | str, *, flavour: ImportFlavour = "auto", lang: str | None = None
+    store: SessionStore,
+    path: Path | str,
+    *,
+    flavour: ImportFlavour = "auto",
+    lang: str | None = None,
 ) -> Job[ImportReport]:
     path = Path(path)
     return Job(
@@ -1233,7 +1242,7 @@ def import_job(
 
 
 def export_job(
-    store: Any, path: Path | str, *, flavour: ExportFlavour = "tailnlg"
+    store: SessionStore, path: Path | str, *, flavour: ExportFlavour = "tailnlg"
 ) -> Job[ExportReport]:
     path = Path(path)
     return Job(

@@ -35,7 +35,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
@@ -46,6 +46,9 @@ from core.metrics.retrieval import (
     load_pairs,
 )
 from core.metrics.similarity import linearise, resolve_encoder
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 RECORD = "taillens-encoder.json"
 Triples = tuple[tuple[str, str, str], ...]
@@ -325,7 +328,7 @@ def _save_atomically(model: Any, out: Path, record: dict[str, Any]) -> None:
 
 
 def training_job(
-    store: Any,
+    store: SessionStore,
     out: Path,
     *,
     base: str | None = None,

@@ -28,11 +28,14 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.metrics.similarity import linearise, load_encoder, resolve_encoder
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 _IN_CHUNK = 500
 _FINGERPRINTS: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
@@ -128,7 +131,9 @@ def _to_bytes(vector: Any) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
-def cached_vectors(store: Any, fingerprint: str, hashes: Sequence[str]) -> dict[str, bytes]:
+def cached_vectors(
+    store: SessionStore, fingerprint: str, hashes: Sequence[str]
+) -> dict[str, bytes]:
     from sqlalchemy import select
 
     from core.store.models import Encoding
@@ -147,7 +152,7 @@ def cached_vectors(store: Any, fingerprint: str, hashes: Sequence[str]) -> dict[
 
 
 def _store_vectors(
-    store: Any, fingerprint: str, rows: Sequence[tuple[str, str, bytes, int]]
+    store: SessionStore, fingerprint: str, rows: Sequence[tuple[str, str, bytes, int]]
 ) -> None:
     from sqlalchemy.dialects.sqlite import insert
 
@@ -175,7 +180,7 @@ def _store_vectors(
 
 
 def encode_cached(
-    store: Any | None,
+    store: SessionStore | None,
     encoder: Encoder,
     texts: Sequence[str],
     kind: str,
@@ -252,7 +257,7 @@ def _chunks(values: Sequence[Any], size: int = _IN_CHUNK) -> Iterable[Sequence[A
 
 
 def unit_triples(
-    store: Any, unit_ids: Sequence[int] | None = None, langs: Sequence[str] | None = None
+    store: SessionStore, unit_ids: Sequence[int] | None = None, langs: Sequence[str] | None = None
 ) -> dict[tuple[int, str], tuple[tuple[str, str, str], ...]]:
     """(unit, lang) → the ``main`` tripleset (else the set the language has), overrides
     applied: the rule of the scoring job."""
@@ -282,7 +287,7 @@ def unit_triples(
 
 
 def load_pairs(
-    store: Any,
+    store: SessionStore,
     *,
     run_id: int | None = None,
     langs: Sequence[str] | None = None,
@@ -423,7 +428,7 @@ def _direction(rank_list: Sequence[int]) -> DirectionScores:
 def evaluate(
     pairs: Sequence[RetrievalPair],
     encoder: Encoder,
-    store: Any | None = None,
+    store: SessionStore | None = None,
     ctx: JobContext | None = None,
 ) -> RetrievalResult:
     """Retrieval in both directions over ``pairs`` (definitions in the module doc)."""
@@ -481,7 +486,7 @@ def evaluate(
 def inversion_errors(
     pairs: Sequence[RetrievalPair],
     encoder: Encoder,
-    store: Any | None = None,
+    store: SessionStore | None = None,
     ctx: JobContext | None = None,
 ) -> tuple[int, int]:
     """EREDAT's inversion test: over the 1-triple graphs whose subject and object differ,
@@ -513,9 +518,14 @@ class GraphHit:
     triples: tuple[tuple[str, str, str], ...]
     similarity: float
 
+    @property
+    def linearised(self) -> str:
+        """The graph as the encoder read it (``linearise``)."""
+        return linearise(self.triples)
+
 
 def find_graphs(
-    store: Any,
+    store: SessionStore,
     text: str,
     encoder: Encoder,
     *,
@@ -575,7 +585,7 @@ class RetrievalSummary:
         return out
 
 
-def retrieval_job(store: Any, request: RetrievalRequest) -> Job[RetrievalSummary]:
+def retrieval_job(store: SessionStore, request: RetrievalRequest) -> Job[RetrievalSummary]:
     """Encode (cached) and rank a session's references or a run's outputs."""
     if request.batch_size < 1:
         raise UserFacingError("batch size must be at least 1")

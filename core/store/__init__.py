@@ -3,6 +3,7 @@
 Qt-free like the rest of :mod:`core`; only this package imports SQLAlchemy and Alembic.
 """
 
+from core.session_info import SessionInfo
 from core.store.errors import (
     NotASessionError,
     SessionCorruptError,
@@ -36,6 +37,7 @@ __all__ = [
     "SessionLockedError",
     "SessionMissingError",
     "SessionReadOnlyError",
+    "SessionInfo",
     "SessionStore",
     "SessionTooNewError",
     "alembic_config",

@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import core
 from core.paths import SESSION_SUFFIX
+from core.session_info import SessionInfo
 from core.store.errors import (
     NotASessionError,
     SessionCorruptError,
@@ -264,7 +265,7 @@ def inspect_file(path: Path | str, *, for_writing: bool = False) -> FileCheck:
     return FileCheck(path, size, page_size, page_count, application_id, revision, tables)
 
 
-def read_session_info(path: Path | str) -> dict[str, Any]:
+def read_session_info(path: Path | str) -> SessionInfo:
     """Describe a session file read-only: an older one is described, not upgraded."""
     check = inspect_file(path)
     try:
@@ -794,7 +795,7 @@ class SessionStore:
         with self.unit_of_work() as db:
             db.merge(SessionMeta(key=key, value=value))
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> SessionInfo:
         """A JSON-serialisable description: path, revisions, versions, row counts."""
         return {
             "path": str(self.path),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import cast
 
 import numpy as np
@@ -17,7 +18,7 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from core.jobs import CancelToken
-from core.store import SessionStore
+from core.store import SessionInfo, SessionStore, read_session_info
 from core.store import models as m
 from core.wikidata.categories import Category
 from core.wikidata.records import (
@@ -286,6 +287,23 @@ def category_fetch_states(conn: sqlite3.Connection) -> list[dict[str, object]]:
         }
         for name, state, note, count in rows
     ]
+
+
+def describe_session_file(path: Path | str) -> SessionInfo:
+    """``read_session_info`` (read-only: an older session is described, not upgraded)
+    with each category's members held and how its last fetch ended; ``categories`` is
+    None where the file was described but its categories cannot be read."""
+    from contextlib import closing
+
+    from core.store.session import _connect_read_only
+
+    info = read_session_info(path)
+    try:
+        with closing(_connect_read_only(Path(info["path"]))) as conn:
+            info["categories"] = category_fetch_states(conn)
+    except sqlite3.DatabaseError:
+        info["categories"] = None
+    return info
 
 
 def load_category(store: SessionStore, category_name: str) -> CategoryTable:

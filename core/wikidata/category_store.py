@@ -79,3 +79,23 @@ def save_category(store: SessionStore, category: Category) -> int:
         row.membership_property = category.membership_property
         row.pattern = category.pattern
         return int(dropped)
+
+
+LAST_CATEGORY_KEY = "browser:category"  # session meta: the category last viewed
+
+
+def remember_category(store: SessionStore, name: str) -> None:
+    """Keep ``name`` as the session's category last viewed (written only when it changes)."""
+    if store.get_meta(LAST_CATEGORY_KEY) != name:
+        store.set_meta(LAST_CATEGORY_KEY, name)
+
+
+def category_to_show(store: SessionStore, names: list[str]) -> str:
+    """Which of ``names`` (not empty) to show when the session opens: the one last
+    viewed, else the first the session holds members of, else the first."""
+    from core.wikidata.cache import fetched_count
+
+    name = store.get_meta(LAST_CATEGORY_KEY)
+    if name in names:
+        return name
+    return next((n for n in names if fetched_count(store, n)), names[0])

@@ -22,7 +22,7 @@ import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import core
 from core.errors import UserFacingError
@@ -37,6 +37,9 @@ from core.wikidata.records import (
     MembersPage,
     Term,
 )
+
+if TYPE_CHECKING:
+    import pyoxigraph
 
 WIKIDATA_QUERY_SERVICE = "https://query.wikidata.org/sparql"
 NO_CONTACT = "no contact given"  # said honestly in the User-Agent when the user gave none
@@ -361,7 +364,9 @@ class EmbeddedSource:
 
     kind = "embedded"
 
-    def __init__(self, store: Any, name: str = "Demo data (embedded snapshot)") -> None:
+    def __init__(
+        self, store: pyoxigraph.Store, name: str = "Demo data (embedded snapshot)"
+    ) -> None:
         self.store = store
         self.name = name
 

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QDialog
 
 from app.gui import build_window
 from core.unit_builder import list_units
+from core.unit_search import SearchRequest
 from widgets.unit_search import UnitSearchDialog
 
 
@@ -29,24 +30,23 @@ def wired(qtbot, tmp_path: Path):
 def test_the_dialog_collects_the_search_settings(qtbot) -> None:
     dialog = UnitSearchDialog(category="City", model="/m")
     qtbot.addWidget(dialog)
-    assert dialog.values()["category"] == "City" and dialog.values()["class_qid"] is None
+    assert dialog.request().category == "City" and dialog.request().class_qid is None
     dialog.root_kind.setCurrentIndex(1)
     dialog.root.setText("Q5")
     dialog.template.setText("?x P19 ?a")
     dialog.direction.setCurrentIndex(1)
     dialog.beam.setValue(50)
-    values = dialog.values()
-    assert values == {
-        "template": "?x P19 ?a",
-        "model": "/m",
-        "class_qid": "Q5",
-        "category": None,
-        "direction": "tail",
-        "beam": 50,
-        "keep": 0.75,
-        "units": 20,
-        "lang": "en",
-    }
+    assert dialog.request() == SearchRequest(
+        template="?x P19 ?a",
+        model="/m",
+        class_qid="Q5",
+        category=None,
+        direction="tail",
+        beam=50,
+        keep=0.75,
+        units=20,
+        lang="en",
+    )
 
 
 def test_search_button_runs_a_search_and_lists_the_units(
@@ -84,17 +84,17 @@ def test_a_bad_template_is_refused_with_a_message(qtbot, wired, monkeypatch) -> 
         window, "show_error", lambda title, message, details="": errors.append(message)
     )
     controller.units.search(
-        {
-            "template": "?x P17 ?a . ?b P36 ?c",
-            "model": "stub",
-            "class_qid": "Q515",
-            "category": None,
-            "direction": "both",
-            "beam": 20,
-            "keep": 0.75,
-            "units": 3,
-            "lang": "en",
-        }
+        SearchRequest(
+            template="?x P17 ?a . ?b P36 ?c",
+            model="stub",
+            class_qid="Q515",
+            category=None,
+            direction="both",
+            beam=20,
+            keep=0.75,
+            units=3,
+            lang="en",
+        )
     )
     assert errors and "pattern 2" in errors[0]
     assert list_units(controller.store) == []

@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from app.gui import build_window
+from core.sampler import SampleRequest
 from core.store import SessionStore
 from core.unit_builder import list_units, load_draft
 
@@ -109,14 +110,13 @@ def test_rule_switches_qid_entry_and_sampling(qtbot, wired) -> None:
 
     with qtbot.waitSignal(controller.runner.job_finished, timeout=60_000):
         panel.sample_requested.emit(
-            {
-                "shape": "sibling",
-                "size": 2,
-                "per_entity": 1,
-                "seed": 3,
-                "tier": None,
-                "limit_entities": 10,
-            }
+            SampleRequest(
+                shapes=("sibling",),
+                sizes=(2,),
+                seed=3,
+                limit_entities=10,
+                filters=panel.filter_settings(),
+            )
         )
     qtbot.waitUntil(lambda: panel.units_model.rowCount() >= 5, timeout=10_000)
     assert "units built from 10 entities" in window.last_message.text()
@@ -130,9 +130,9 @@ def test_sample_dialog_offers_parallel_units(qtbot) -> None:
 
     dialog = SampleDialog()
     qtbot.addWidget(dialog)
-    assert dialog.values()["parallel"] is False
+    assert dialog.request().parallel is False
     dialog.parallel.setChecked(True)
-    assert dialog.values()["parallel"] is True
+    assert dialog.request().parallel is True
 
 
 def test_several_claims_in_one_action_and_overrides_across_the_unit(qtbot, wired) -> None:
@@ -184,3 +184,30 @@ def test_several_claims_in_one_action_and_overrides_across_the_unit(qtbot, wired
         ]
     )
     assert units.draft == before
+
+
+def test_the_sample_button_asks_with_the_dialogs_settings_and_the_panels_filters(
+    qtbot, monkeypatch
+) -> None:
+    from PySide6.QtWidgets import QDialog, QPushButton
+
+    from widgets.units import SampleDialog, UnitsPanel
+
+    panel = UnitsPanel()
+    qtbot.addWidget(panel)
+    panel.rule_checks["drop_deprecated"].setChecked(False)
+
+    def accept(dialog: SampleDialog) -> int:
+        dialog.shape.setCurrentText("chain")
+        dialog.size.setValue(3)
+        dialog.tier.setCurrentIndex(dialog.tier.findData("long_tail"))
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(SampleDialog, "exec", accept)
+    button = next(b for b in panel.findChildren(QPushButton) if b.text() == "Sample units…")
+    with qtbot.waitSignal(panel.sample_requested) as emitted:
+        button.click()
+    [request] = emitted.args
+    assert isinstance(request, SampleRequest)
+    assert (request.shapes, request.sizes, request.tiers) == (("chain",), (3,), ("long_tail",))
+    assert request.filters == panel.filter_settings() and not request.filters.drop_deprecated

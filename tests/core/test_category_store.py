@@ -68,3 +68,34 @@ def test_unknown_name_is_explained(store: SessionStore) -> None:
 def test_a_trailing_comment_cannot_swallow_the_query(store: SessionStore) -> None:
     commented = Category("Commented", "Q515", "P31", "?item wdt:P31 wd:Q515 . # } LIMIT 1")
     assert save_category(store, commented) == 0  # the comment ends at its line
+
+
+def test_a_session_file_is_described_with_its_categories(tmp_path: Path) -> None:
+    from core.wikidata.cache import describe_session_file
+
+    path = tmp_path / "d.taillens"
+    with SessionStore.create(path) as store:
+        assert describe_session_file(path)["categories"] == []  # none fetched yet
+        page = MembersPage(
+            "City", 0, (EntityRecord("Q1", "A", 3, 1), EntityRecord("Q2", "B", 1, 0))
+        )
+        store_members_page(store, find_category(store, "City"), page, "test")
+        info = describe_session_file(path)
+    assert info["path"] == str(path.resolve()) and info["tables"]["category_members"] == 2
+    [city] = info["categories"] or []
+    assert city["name"] == "City" and city["members"] == 2
+
+
+def test_the_category_last_viewed_else_one_with_members_is_shown_first(
+    store: SessionStore,
+) -> None:
+    from core.wikidata.category_store import category_to_show, remember_category
+
+    names = [c.name for c in session_categories(store)]
+    assert category_to_show(store, names) == names[0]  # nothing viewed, nothing fetched
+    page = MembersPage("River", 0, (EntityRecord("Q1", "A", 3, 1),))
+    store_members_page(store, find_category(store, "River"), page, "test")
+    assert category_to_show(store, names) == "River"
+    remember_category(store, "City")
+    assert category_to_show(store, names) == "City"
+    assert category_to_show(store, [n for n in names if n != "City"]) == "River"  # gone

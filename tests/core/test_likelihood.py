@@ -300,3 +300,28 @@ def test_rank_correlation_is_spearmans_rho_with_average_ranks() -> None:
     result = rank_correlation(likelihood, counts, "statements")
     assert result.n == 5 and math.isclose(result.rho, expected, abs_tol=1e-12)
     assert rank_correlation(np.array([1.0, 1.0, 1.0]), np.array([1, 2, 3]), "x").rho is None
+
+
+def test_the_view_shows_the_wanted_pair_else_the_saved_cutoffs_else_the_first(
+    session, tiny_causal_lm
+) -> None:
+    from core.likelihood import load_likelihood_view, scored_models
+
+    with SessionStore.open(session) as store:
+        assert load_likelihood_view(store, "City") is None  # nothing scored yet
+        for lang in ("en", "it"):
+            request = LikelihoodRequest("City", tiny_causal_lm, lang, device="cpu")
+            assert isinstance(run_job(likelihood_job(store, request)), JobSucceeded)
+        model = model_key(tiny_causal_lm)
+        pairs = [(m, lang) for m, lang, _n in scored_models(store, "City")]
+        assert sorted(pairs) == [(model, "en"), (model, "it")]
+        first = load_likelihood_view(store, "City")
+        assert first is not None and (first.table.model, first.table.lang) == pairs[0]
+        assert first.saved is None
+        other = next(p for p in pairs if p != pairs[0])
+        save_model_tail(store, "City", CutoffSettings(model, other[1], "label", -3.0))
+        saved = load_likelihood_view(store, "City", ("/not/scored", "en"))
+        assert saved is not None and (saved.table.model, saved.table.lang) == other
+        wanted = load_likelihood_view(store, "City", pairs[0])
+        assert wanted is not None and (wanted.table.model, wanted.table.lang) == pairs[0]
+        assert wanted.saved == load_cutoff(store, "City")

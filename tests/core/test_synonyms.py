@@ -75,6 +75,17 @@ def test_seed_twice_adds_once(store: SessionStore) -> None:
     assert {r.source for r in synonyms.list_synonyms(store)} == {"starter"}
 
 
+def test_a_starter_row_removed_after_seeding_stays_out_of_what_esa_uses(
+    store: SessionStore,
+) -> None:
+    entity, synonym, lang = synonyms.starter_rows()[0]
+    assert (entity, synonym, lang) in synonyms.effective_rows(store)  # never seeded
+    synonyms.seed(store)
+    assert synonyms.ensure_seeded(store) == 0
+    synonyms.remove_synonym(store, entity, synonym, lang)
+    assert (entity, synonym, lang) not in synonyms.effective_rows(store)
+
+
 def test_a_file_with_one_bad_row_stores_nothing(store: SessionStore, tmp_path: Path) -> None:
     good = tmp_path / "good.csv"
     good.write_text("Spain,Spanish\nTexas,TX,en\n", encoding="utf-8")

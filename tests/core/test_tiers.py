@@ -544,3 +544,29 @@ def test_categories_of_zero_one_and_two_entities() -> None:
     assert [t.size for t in two.summary(5).tiers] == [1, 0, 1]
     tied = Distribution([3, 3])  # ties at the cut-off all belong to the head
     assert tied.tier(tied.pareto_cutoff()).tolist() == [0, 0]
+
+
+def test_distribution_figures_follow_both_rules_of_tier_category() -> None:
+    from core.tiers import Distribution, TierSettings, distribution_figures, tier_category
+
+    counts = [100, 50, 20, 10, 5, 3, 1, 1, 0, 0]
+    figures = distribution_figures(counts, 0.8, 0.2, 4)
+    distribution = Distribution(np.array(counts))
+    pareto = tier_category(distribution, TierSettings("pareto", 0.8, 0.2))
+    head_tail = tier_category(distribution, TierSettings("head_tail", 0.8, 0.2))
+    assert figures["total_statements"] == sum(counts)
+    assert figures["cutoffs"] == {
+        "pareto_share": 0.8,
+        "pareto_value": pareto.pareto_line,
+        "head_fraction": 0.2,
+        "head_tail_value": head_tail.head_tail_line,
+    }
+    tiers = figures["tiers"]
+    assert isinstance(tiers, dict)
+    for rule, result in (("by_pareto_cutoff", pareto), ("by_head_tail_threshold", head_tail)):
+        assert {t: f["size"] for t, f in tiers[rule].items()} == {
+            s.tier.value: s.size for s in result.summary.tiers
+        }
+    histogram = figures["histogram"]
+    assert isinstance(histogram, dict)
+    assert histogram["zero_count"] == 2 and sum(histogram["counts"]) == len(counts) - 2

@@ -369,3 +369,40 @@ def test_a_stored_unit_override_spreads_and_can_be_kept_for_the_session(
     assert kept_labels(store) == {}
     with pytest.raises(UnitError, match="not a Wikidata id"):
         keep_label(store, "es", "753 BC", "x")
+
+
+def test_overrides_follow_their_triple_when_it_moves_or_another_goes() -> None:
+    from core.unit_builder import move_triple, remove_triple
+
+    draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ROME_INCEPTION).add(ROME_AREA)
+    overrides = {("es", 0, "object"): "Italia", ("it", 2, "subject"): "Urbe"}
+    moved, moved_overrides = move_triple(draft, overrides, 0, 2)
+    assert moved.claims == (ROME_INCEPTION, ROME_AREA, ROME_COUNTRY)
+    assert moved_overrides == {("es", 2, "object"): "Italia", ("it", 1, "subject"): "Urbe"}
+    with pytest.raises(UnitError):
+        move_triple(draft, overrides, 0, 3)
+    fewer, fewer_overrides = remove_triple(draft, overrides, 0)
+    assert fewer.claims == (ROME_INCEPTION, ROME_AREA)
+    assert fewer_overrides == {("it", 1, "subject"): "Urbe"}  # the removed one's is gone
+    with pytest.raises(UnitError):
+        remove_triple(draft, overrides, 5)
+
+
+def test_the_draft_overrides_survive_in_the_session(tmp_path: Path) -> None:
+    from core.unit_builder import (
+        DRAFT_OVERRIDES_META_KEY,
+        load_draft_overrides,
+        save_draft_overrides,
+    )
+
+    overrides = {("es", 0, "object"): "Italia", ("it", 1, "subject"): "Roma antica"}
+    with SessionStore.create(tmp_path / "o.taillens") as store:
+        assert load_draft_overrides(store) == {}
+        save_draft_overrides(store, overrides)
+    with SessionStore.open(tmp_path / "o.taillens") as store:
+        assert load_draft_overrides(store) == overrides
+        save_draft_overrides(store, {})
+        assert load_draft_overrides(store) == {}
+        for broken in ("{broken", '[["es", "x", "object", "y"]]', '[["es", 0]]'):
+            store.set_meta(DRAFT_OVERRIDES_META_KEY, broken)
+            assert load_draft_overrides(store) == {}
