@@ -17,9 +17,9 @@ and results to show.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFontDatabase, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -50,6 +50,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.groups import LANGUAGE_NAMES, LANGUAGES
+from core.labels import tier_label
+
+if TYPE_CHECKING:
+    from core.verbalise.runs import UnitSummary
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -152,6 +156,130 @@ def _wrapping(text: str = "") -> QLabel:
     return label
 
 
+def unit_label(unit: UnitSummary) -> str:
+    """How the picker names a unit: uid · category · tier · size."""
+    tier = unit.sub_tier or unit.tier
+    parts = [
+        unit.uid,
+        unit.category,
+        tier_label(tier) if tier else "",
+        f"{unit.size} triple{'s' if unit.size != 1 else ''}",
+    ]
+    return " · ".join(str(p) for p in parts if p)
+
+
+class _PagedUnits(QStandardItemModel):
+    """The units the picker's search matches, read a page at a time: the drop-down asks
+    for more (``fetchMore``) as it scrolls, the picker asks its controller
+    (``UnitPicker.more_requested``), which answers with :meth:`UnitPicker.add_page`."""
+
+    def __init__(self, picker: UnitPicker) -> None:
+        super().__init__(0, 1)
+        self._picker = picker
+        self.matching = 0  # units the search matches, whether read yet or not
+
+    def canFetchMore(self, parent: QModelIndex = QModelIndex()) -> bool:  # noqa: B008
+        return not parent.isValid() and self.rowCount() < self.matching
+
+    def fetchMore(self, parent: QModelIndex = QModelIndex()) -> None:  # noqa: B008
+        if self.canFetchMore(parent):
+            self._picker.more_requested.emit(self._picker.search_text(), self.last_id())
+
+    def last_id(self) -> int | None:
+        rows = self.rowCount()
+        return int(self.item(rows - 1).data(Qt.ItemDataRole.UserRole)) if rows else None
+
+
+class UnitPicker(QWidget):
+    """The unit whose prompt is previewed: a search line and a drop-down of the units it
+    matches, one page at a time (the session is never read whole). A unit chosen
+    elsewhere (the Units panel) is shown even when its page is not read yet."""
+
+    search_changed = Signal(str)  # the search text, once typing pauses
+    more_requested = Signal(str, object)  # the search text, the last unit id read
+    unit_chosen = Signal(int)  # a unit picked in the drop-down
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Find a unit: part of its id, category or tier")
+        self.search.setClearButtonEnabled(True)
+        self.search.setToolTip(
+            "Lists the units whose id, category, tier or sub-tier contains this text"
+        )
+        self._typing = QTimer(self)
+        self._typing.setSingleShot(True)
+        self._typing.setInterval(250)
+        self._typing.timeout.connect(lambda: self.search_changed.emit(self.search_text()))
+        self.search.textChanged.connect(lambda _text: self._typing.start())
+        self.units = _PagedUnits(self)
+        self.combo = _combo()
+        self.combo.setModel(self.units)
+        self.combo.setToolTip(
+            "The unit whose prompt is previewed; follows the unit selected in the Units panel"
+        )
+        self.combo.activated.connect(self._on_activated)
+        self.matches_label = QLabel()
+        self.matches_label.setStyleSheet("color: palette(mid)")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("<b>Exact prompt</b> for"))
+        row.addWidget(self.combo, 1)
+        layout.addLayout(row)
+        search_row = QHBoxLayout()
+        search_row.addWidget(self.search, 1)
+        search_row.addWidget(self.matches_label)
+        layout.addLayout(search_row)
+        self._shown: UnitSummary | None = None
+
+    def search_text(self) -> str:
+        return self.search.text().strip()
+
+    def show_page(self, units: Sequence[UnitSummary], matching: int) -> None:
+        """The first page of the units the search matches, and how many it matches."""
+        self.combo.blockSignals(True)
+        self.units.removeRows(0, self.units.rowCount())
+        self.units.matching = matching
+        self.combo.blockSignals(False)
+        self.matches_label.setText(
+            f"{matching:,} matching" if self.search_text() else f"{matching:,} units"
+        )
+        self.add_page(units)
+
+    def add_page(self, units: Sequence[UnitSummary]) -> None:
+        """The next page (the drop-down scrolled to its end)."""
+        self.combo.blockSignals(True)
+        for unit in units:
+            item = QStandardItem(unit_label(unit))
+            item.setData(unit.id, Qt.ItemDataRole.UserRole)
+            self.units.appendRow(item)
+        if not units:  # nothing more to read: the session shrank since the count
+            self.units.matching = self.units.rowCount()
+        self.combo.blockSignals(False)
+        self.show_unit(self._shown)
+
+    def show_unit(self, unit: UnitSummary | None) -> None:
+        """The unit previewed, whether its page is read or not."""
+        self._shown = unit
+        index = self.combo.findData(unit.id) if unit is not None else -1
+        self.combo.blockSignals(True)
+        self.combo.setPlaceholderText(unit_label(unit) if unit is not None else "")
+        self.combo.setCurrentIndex(index)
+        self.combo.blockSignals(False)
+
+    def unit_id(self) -> int | None:
+        data = self.combo.currentData()
+        if data is not None:
+            return int(data)
+        return self._shown.id if self._shown is not None else None
+
+    def _on_activated(self, _index: int) -> None:
+        data = self.combo.currentData()
+        if data is not None:
+            self.unit_chosen.emit(int(data))
+
+
 class VerbalisePanel(QWidget):
     model_changed = Signal()  # the model, server, device or dtype changed
     add_folder_requested = Signal(str)  # a folder to look for models in
@@ -163,6 +291,8 @@ class VerbalisePanel(QWidget):
     cancel_requested = Signal()
     run_selected = Signal(int)  # a run in the runs table
     unit_chosen = Signal(int)  # the preview unit picked here
+    unit_search_changed = Signal(str)  # the picker's search: its first page is wanted
+    more_units_requested = Signal(str, object)  # the search, the last unit id read
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -268,11 +398,11 @@ class VerbalisePanel(QWidget):
         model_layout.addStretch(1)
 
         # -- Prompt tab --
-        self.preview_unit = _combo()
-        self.preview_unit.setToolTip(
-            "The unit whose prompt is previewed; follows the unit selected in the Units panel"
-        )
-        self.preview_unit.activated.connect(self._on_unit_picked)
+        self.unit_picker = UnitPicker()
+        self.preview_unit = self.unit_picker.combo
+        self.unit_picker.unit_chosen.connect(self.unit_chosen)
+        self.unit_picker.search_changed.connect(self.unit_search_changed)
+        self.unit_picker.more_requested.connect(self.more_units_requested)
         self.preset_combo = _combo()
         self.preset_combo.setToolTip(
             "The bundled prompts the templates start from: the TailNLG study's Appendix H "
@@ -321,10 +451,7 @@ class VerbalisePanel(QWidget):
         preview_box = QWidget()
         preview_layout = QVBoxLayout(preview_box)
         preview_layout.setContentsMargins(0, 0, 0, 0)
-        unit_row = QHBoxLayout()
-        unit_row.addWidget(QLabel("<b>Exact prompt</b> for"))
-        unit_row.addWidget(self.preview_unit, 1)
-        preview_layout.addLayout(unit_row)
+        preview_layout.addWidget(self.unit_picker)
         preview_layout.addWidget(self.preview, 1)
         preview_layout.addWidget(self.preview_note)
         prompt_splitter = QSplitter(Qt.Orientation.Vertical)
@@ -532,20 +659,15 @@ class VerbalisePanel(QWidget):
         self.error_label.setText(message or "")
         self.error_label.setVisible(bool(message))
 
-    def show_units(
+    def show_unit_groups(
         self,
-        units: Sequence[tuple[int, str]],
+        total: int,
         tiers: Sequence[tuple[str, int]],
         categories: Sequence[tuple[str, int]],
     ) -> None:
-        """The session's units (id, label) for the preview picker, and the tiers and
-        categories (name, unit count) the run may choose from."""
+        """How many units the session holds, and the tiers and categories (name, unit
+        count) a run may choose from."""
         tier, category = self.tier_combo.currentData(), self.category_combo.currentData()
-        self.preview_unit.blockSignals(True)
-        self.preview_unit.clear()
-        for unit_id, label in units:
-            self.preview_unit.addItem(label, unit_id)
-        self.preview_unit.blockSignals(False)
         for combo, rows, keep in (
             (self.tier_combo, tiers, tier),
             (self.category_combo, categories, category),
@@ -557,20 +679,32 @@ class VerbalisePanel(QWidget):
             if keep is not None and combo.findData(keep) >= 0:
                 combo.setCurrentIndex(combo.findData(keep))
             combo.blockSignals(False)
-        self.scope_radios["all"].setText(f"All units ({len(units):,})")
+        self.scope_radios["all"].setText(f"All units ({total:,})")
         self.scope_radios["tier"].setEnabled(bool(tiers))
         self.scope_radios["category"].setEnabled(bool(categories))
 
-    def show_selected_unit(self, unit_id: int | None) -> None:
-        index = self.preview_unit.findData(unit_id) if unit_id is not None else -1
-        self.preview_unit.blockSignals(True)
-        self.preview_unit.setCurrentIndex(index)
-        self.preview_unit.blockSignals(False)
-        label = self.preview_unit.itemText(index) if index >= 0 else "none"
+    def show_unit_page(
+        self, units: Sequence[UnitSummary], matching: int, *, more: bool = False
+    ) -> None:
+        """A page of the units the picker's search matches (``matching`` of them in all):
+        the first page replaces the list, a later one (``more``) extends it."""
+        if more:
+            self.unit_picker.add_page(units)
+        else:
+            self.unit_picker.show_page(units, matching)
+
+    def unit_search(self) -> str:
+        """The picker's search text (empty: every unit)."""
+        return self.unit_picker.search_text()
+
+    def show_selected_unit(self, unit: UnitSummary | None) -> None:
+        """The unit previewed and run by the "selected unit" scope (None: none)."""
+        self.unit_picker.show_unit(unit)
+        label = unit_label(unit) if unit is not None else "none"
         self.selected_label.setText(
             f"Now: {label} (pick it in the Units panel or on the Prompt tab)"
         )
-        self.scope_radios["selected"].setEnabled(index >= 0)
+        self.scope_radios["selected"].setEnabled(unit is not None)
 
     def show_preview(self, text: str, note: str = "", error: bool = False) -> None:
         self.preview.setPlainText(text)
@@ -677,8 +811,7 @@ class VerbalisePanel(QWidget):
         return LANGUAGES[max(0, self.template_tabs.currentIndex())]
 
     def preview_unit_id(self) -> int | None:
-        data = self.preview_unit.currentData()
-        return int(data) if data is not None else None
+        return self.unit_picker.unit_id()
 
     def templates(self) -> dict[str, str]:
         return {lang: edit.toPlainText() for lang, edit in self.template_edits.items()}
@@ -842,11 +975,6 @@ class VerbalisePanel(QWidget):
         self.template_note.setText(text)
         for index, lang in enumerate(LANGUAGES):
             self.template_tabs.setTabText(index, f"{lang} *" if lang in edited else lang)
-
-    def _on_unit_picked(self, _index: int) -> None:
-        unit_id = self.preview_unit_id()
-        if unit_id is not None:
-            self.unit_chosen.emit(unit_id)
 
     def _on_run_row(self, current: Any, _previous: Any) -> None:
         if current.isValid():

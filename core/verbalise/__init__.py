@@ -64,8 +64,13 @@ def open_verbaliser(
         from core.verbalise.openai import OpenAIVerbaliser
 
         return OpenAIVerbaliser(
-            text, server_model, params, templates, prompt_preset=prompt_preset, **server_options
-        )  # type: ignore[arg-type]
+            text,
+            server_model,
+            params,
+            templates,
+            prompt_preset=prompt_preset,
+            **server_options,  # type: ignore[arg-type]
+        )
     from core.models import SEQ2SEQ, check_model_folder, resolve_model
     from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 
