@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ from PySide6.QtCore import QObject, QTimer
 
 from core.changes import Topic
 from core.errors import UserFacingError
-from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
+from core.jobs import Job, JobContext, JobFailed, JobOutcome, JobSucceeded, JobWasCancelled
 from core.labels import plural
 from core.logs import get_logger
 
@@ -29,8 +30,10 @@ if TYPE_CHECKING:
     from app.controller import AppController
     from app.jobrunner import JobHandle
     from app.units import UnitsController
+    from core.models import ModelInfo
     from core.store import SessionStore
-    from core.verbalise import Verbaliser
+    from core.verbalise import GenerationParams, Verbaliser
+    from core.verbalise.base import Triples
     from core.verbalise.job import VerbaliseSummary
     from core.verbalise.runs import UnitSummary
     from widgets.verbalise import VerbalisePanel
@@ -61,7 +64,7 @@ class VerbaliseController(QObject):
         self.shown_run: int | None = None
         self.page_size = UNIT_PICKER_PAGE  # units the picker reads at a time
         self._models_listed = False
-        self.models: list[Any] = []  # core.models.ModelInfo of the models listed
+        self.models: list[ModelInfo] = []  # the models listed
         # Built verbalisers for the preview, by (spec, device, dtype, server): a causal
         # one keeps its tokenizer, loaded once off the UI thread.
         self._preview_cache: dict[tuple[str, ...], Verbaliser] = {}
@@ -248,7 +251,12 @@ class VerbaliseController(QObject):
             self._preview_cache[key] = self._open(settings, params=None, templates=None)
         return self._preview_cache[key]
 
-    def _open(self, settings: dict[str, Any], params: Any, templates: Any) -> Verbaliser:
+    def _open(
+        self,
+        settings: dict[str, Any],
+        params: GenerationParams | None,
+        templates: Mapping[str, str] | None,
+    ) -> Verbaliser:
         from core.verbalise import open_verbaliser
         from widgets.verbalise import SERVER
 
@@ -391,14 +399,14 @@ class VerbaliseController(QObject):
         self.panel.show_preview(text, note)
 
     def _load_tokenizer(
-        self, key: tuple[str, ...], verbaliser: Any, triples: Any, lang: str
+        self, key: tuple[str, ...], verbaliser: Verbaliser, triples: Triples, lang: str
     ) -> None:
         if key in self._tokenizer_jobs:
             return
 
         def load(ctx: JobContext) -> str:
             ctx.progress(0, None, "loading the tokenizer")
-            return str(verbaliser.exact_prompt(triples, lang))
+            return str(verbaliser.exact_prompt(triples, lang))  # type: ignore[attr-defined]
 
         handle = self.app.run_job(
             Job(
@@ -410,7 +418,7 @@ class VerbaliseController(QObject):
         )
         self._tokenizer_jobs[key] = handle
 
-        def done(outcome: Any) -> None:
+        def done(outcome: JobOutcome[str]) -> None:
             self._tokenizer_jobs.pop(key, None)
             if isinstance(outcome, JobSucceeded):
                 self._tokenizer_ready.add(key)
@@ -486,7 +494,7 @@ class VerbaliseController(QObject):
             return f"{scope}:{value}"
         return "all"
 
-    def _finished(self, handle: JobHandle, outcome: Any) -> None:
+    def _finished(self, handle: JobHandle, outcome: JobOutcome[VerbaliseSummary]) -> None:
         self.handle = None
         summary = (
             getattr(outcome, "result", None)
@@ -510,8 +518,10 @@ class VerbaliseController(QObject):
         store = self.app.store
         if store is None:
             return
-        runs = _runs(store)
-        ids = [run["id"] for run in runs]
+        from core.verbalise.runs import list_runs
+
+        runs = list_runs(store)
+        ids = [run.id for run in runs]
         if select not in ids:
             select = self.shown_run if self.shown_run in ids else (ids[0] if ids else None)
         self.shown_run = select
@@ -528,9 +538,12 @@ class VerbaliseController(QObject):
         if store is None or run_id is None or unit_id is None:
             self.panel.show_outputs("Outputs of the selected unit appear here after a run.", [])
             return
-        outputs, uid = _outputs(store, run_id, unit_id)
+        from core.verbalise.runs import unit_outputs
+
+        found = unit_outputs(store, run_id, unit_id)
+        outputs, uid = found.outputs, found.uid
         if outputs:
-            bad = sum(not o["parse_ok"] for o in outputs)
+            bad = sum(not o.parse_ok for o in outputs)
             title = (
                 f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
                 f"{'s' if len(outputs) != 1 else ''}"
@@ -550,25 +563,6 @@ def _load_settings(store: SessionStore) -> dict[str, Any]:
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _runs(store: SessionStore) -> list[dict[str, Any]]:
-    from dataclasses import asdict
-
-    from core.verbalise.runs import list_runs
-
-    # The panel's run table reads id, model, kind, status and texts by key.
-    return [asdict(run) for run in list_runs(store)]
-
-
-def _outputs(store: SessionStore, run_id: int, unit_id: int) -> tuple[list[dict[str, Any]], str]:
-    from dataclasses import asdict
-
-    from core.verbalise.runs import unit_outputs
-
-    # The panel's output table reads lang, index, text, raw and parse_ok by key.
-    found = unit_outputs(store, run_id, unit_id)
-    return [asdict(output) for output in found.outputs], found.uid
 
 
 def _summary_line(summary: VerbaliseSummary | None, status: str) -> str:

@@ -53,7 +53,7 @@ from core.groups import LANGUAGE_NAMES, LANGUAGES
 from core.labels import tier_label
 
 if TYPE_CHECKING:
-    from core.verbalise.runs import UnitSummary
+    from core.verbalise.runs import RunOverview, UnitOutput, UnitSummary
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -757,21 +757,21 @@ class VerbalisePanel(QWidget):
         self.progress_label.setText(line or summary_html)
         self.tabs.setCurrentIndex(_TAB_RESULTS)
 
-    def show_runs(self, runs: Sequence[Mapping[str, Any]], select: int | None) -> None:
-        """Rows with id, model, kind, status, texts; ``select`` is the run to show."""
+    def show_runs(self, runs: Sequence[RunOverview], select: int | None) -> None:
+        """The session's runs, newest first; ``select`` is the run to show."""
         self.runs_view.selectionModel().blockSignals(True)
         self.runs_model.removeRows(0, self.runs_model.rowCount())
         for run in runs:
-            status = _item(run["status"])
-            if run["status"] in ("failed", "cancelled"):
+            status = _item(run.status)
+            if run.status in ("failed", "cancelled"):
                 status.setForeground(_RED)
             self.runs_model.appendRow(
                 [
-                    _item(str(run["id"]), run["id"]),
-                    _item(run["model"]),
-                    _item(run["kind"]),
+                    _item(str(run.id), run.id),
+                    _item(run.model),
+                    _item(run.kind),
                     status,
-                    _item(f"{run['texts']:,}"),
+                    _item(f"{run.texts:,}"),
                 ]
             )
         self.runs_view.selectionModel().blockSignals(False)
@@ -780,20 +780,19 @@ class VerbalisePanel(QWidget):
                 self.runs_view.selectRow(row)
                 break
 
-    def show_outputs(self, title: str, outputs: Sequence[Mapping[str, Any]]) -> None:
-        """A unit's outputs in one run: lang, index, text, raw, parse_ok."""
+    def show_outputs(self, title: str, outputs: Sequence[UnitOutput]) -> None:
+        """A unit's outputs in one run, each with its raw reply (an unparsable one in red,
+        with the reason)."""
         self.outputs_label.setText(title)
         self.outputs_model.removeRows(0, self.outputs_model.rowCount())
         self.raw_view.clear()
         for output in outputs:
-            reason = output.get("reason") or "no answer marker in the reply"
-            text = _item(
-                output["text"] if output["parse_ok"] else f"unparsable: {reason}", output["raw"]
-            )
-            if not output["parse_ok"]:
+            reason = output.reason or "no answer marker in the reply"
+            text = _item(output.text if output.parse_ok else f"unparsable: {reason}", output.raw)
+            if not output.parse_ok:
                 text.setForeground(_RED)
                 text.setToolTip(f"Not parsed ({reason}); the raw reply is kept")
-            self.outputs_model.appendRow([_item(output["lang"]), _item(str(output["index"])), text])
+            self.outputs_model.appendRow([_item(output.lang), _item(str(output.index)), text])
         self.outputs_view.resizeRowsToContents()
         if self.outputs_model.rowCount():
             self.outputs_view.selectRow(0)
