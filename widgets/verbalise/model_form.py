@@ -100,8 +100,8 @@ class ModelForm(QWidget):
                 ("Batch size", self.batch_size),
             ],
         )
-        for box in (self.server_box, self.local_box, generation):
-            layout.addWidget(box)
+        for group in (self.server_box, self.local_box, generation):
+            layout.addWidget(group)
         layout.addStretch(1)
 
     def update_for(self, kind: str) -> None:

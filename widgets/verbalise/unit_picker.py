@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
@@ -14,6 +14,8 @@ from widgets.verbalise.common import combo
 
 if TYPE_CHECKING:
     from core.verbalise.runs import UnitSummary
+
+_Index = QModelIndex | QPersistentModelIndex
 
 
 def unit_label(unit: UnitSummary) -> str:
@@ -38,10 +40,10 @@ class PagedUnits(QStandardItemModel):
         self._picker = picker
         self.matching = 0  # units the search matches, whether read yet or not
 
-    def canFetchMore(self, parent: QModelIndex = QModelIndex()) -> bool:  # noqa: B008
+    def canFetchMore(self, parent: _Index = QModelIndex()) -> bool:  # noqa: B008
         return not parent.isValid() and self.rowCount() < self.matching
 
-    def fetchMore(self, parent: QModelIndex = QModelIndex()) -> None:  # noqa: B008
+    def fetchMore(self, parent: _Index = QModelIndex()) -> None:  # noqa: B008
         if self.canFetchMore(parent):
             self._picker.more_requested.emit(self._picker.search_text(), self.last_id())
 
