@@ -10,9 +10,10 @@ when the unit has no session category).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, Select, exists, func, or_, select, union
+from sqlalchemy import ColumnElement, Select, exists, func, or_, select
 
 from core.store import SessionStore
 from core.store import models as m
@@ -187,20 +188,26 @@ def unit_groups(
     counts once) and the categories of the session's units, each ``(name, units)`` sorted
     by name: GROUP BY queries, no unit is read."""
     unit, category = m.DataUnit, unit_category_column().label("name")
-    named = union(
-        select(unit.id, unit.tier.label("name")).where(func.coalesce(unit.tier, "") != ""),
-        select(unit.id, unit.sub_tier.label("name")).where(func.coalesce(unit.sub_tier, "") != ""),
-    ).subquery()
     categorised = (
         select(category)
         .select_from(unit)
         .outerjoin(m.Category, unit.category_id == m.Category.id)
         .subquery()
     )
+    tiers: Counter[str] = Counter()
     with store.snapshot() as db:
-        tiers = db.execute(
-            select(named.c.name, func.count()).group_by(named.c.name).order_by(named.c.name)
-        ).all()
+        # Tiers, then the sub-tiers that differ from their unit's tier (two GROUP BYs
+        # that add up: no unit counts twice under one name).
+        for column, where in (
+            (unit.tier, func.coalesce(unit.tier, "") != ""),
+            (
+                unit.sub_tier,
+                (func.coalesce(unit.sub_tier, "") != "")
+                & (unit.sub_tier != func.coalesce(unit.tier, "")),
+            ),
+        ):
+            for name, n in db.execute(select(column, func.count()).where(where).group_by(column)):
+                tiers[str(name)] += int(n)
         categories = db.execute(
             select(categorised.c.name, func.count())
             .where(func.coalesce(categorised.c.name, "") != "")
@@ -208,7 +215,7 @@ def unit_groups(
             .order_by(categorised.c.name)
         ).all()
     return (
-        tuple((str(name), int(n)) for name, n in tiers),
+        tuple(sorted(tiers.items())),
         tuple((str(name), int(n)) for name, n in categories),
     )
 
