@@ -340,3 +340,31 @@ def test_the_unit_picker_reads_a_page_and_more_on_scroll_and_on_search(qtbot, wi
     picker.search.clear()
     qtbot.waitUntil(lambda: picker.matches_label.text() == "5 units", timeout=5_000)
     assert [panel.preview_unit.itemData(i) for i in range(2)] == ids[:2]
+
+
+def test_a_run_over_all_units_or_a_tier_takes_every_match_not_the_pickers_page(
+    qtbot, wired
+) -> None:
+    """The run's scope is resolved in SQL when it starts: all units (or all of a tier),
+    whether or not the picker has read their page."""
+    window, controller, ids = wired
+    verbalise, panel = controller.verbalise, controller.verbalise.panel
+    verbalise.page_size = 2
+    for lang in ("it", "es"):
+        panel.lang_checks[lang].setChecked(False)
+    verbalise.refresh_units()
+    # The units are chosen as the run starts, with the picker holding its first page.
+    assert panel.preview_unit.count() == 2
+    handle = verbalise.run()
+    assert handle is not None
+    qtbot.waitUntil(lambda: handle.done, timeout=20_000)
+    assert verbalise.summary.units == 5 and verbalise.summary.unit_ids == set(ids)
+    panel.scope_radios["tier"].setChecked(True)
+    panel.tier_combo.setCurrentIndex(panel.tier_combo.findData("long_tail"))
+    panel.resume_check.setChecked(False)
+    verbalise.refresh_units()
+    assert panel.preview_unit.count() == 2
+    handle = verbalise.run()
+    assert handle is not None
+    qtbot.waitUntil(lambda: handle.done, timeout=20_000)
+    assert verbalise.summary.unit_ids == {ids[1], ids[3]}
