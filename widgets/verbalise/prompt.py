@@ -22,7 +22,7 @@ from widgets.verbalise.common import combo, wrapping
 from widgets.verbalise.unit_picker import UnitPicker
 
 
-def _fixed_font() -> QPlainTextEdit:
+def _fixed_editor() -> QPlainTextEdit:
     edit = QPlainTextEdit()
     edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
     return edit
@@ -52,7 +52,7 @@ class PromptEditor(QWidget):
         self.template_tabs = QTabWidget()
         self.template_edits: dict[str, QPlainTextEdit] = {}
         for lang in LANGUAGES:
-            edit = _fixed_font()
+            edit = _fixed_editor()
             edit.setToolTip(
                 f"The {LANGUAGE_NAMES[lang]} prompt; {{triples}} is replaced by "
                 "the unit's triples, one [subject, predicate, object] per line"
@@ -190,7 +190,7 @@ class PromptPreview(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.unit_picker = UnitPicker()
-        self.preview = _fixed_font()
+        self.preview = _fixed_editor()
         self.preview.setReadOnly(True)
         self.preview.setPlaceholderText("The exact prompt for the unit appears here")
         self.preview_note = wrapping()
