@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,17 +22,20 @@ from PySide6.QtCore import QObject, QTimer
 
 from core.changes import Topic
 from core.errors import UserFacingError
-from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
-from core.labels import plural, tier_label
+from core.jobs import Job, JobContext, JobFailed, JobOutcome, JobSucceeded, JobWasCancelled
+from core.labels import plural
 from core.logs import get_logger
 
 if TYPE_CHECKING:
     from app.controller import AppController
     from app.jobrunner import JobHandle
     from app.units import UnitsController
+    from core.models import ModelInfo
     from core.store import SessionStore
-    from core.verbalise import Verbaliser
+    from core.verbalise import GenerationParams, Verbaliser
+    from core.verbalise.base import Triples
     from core.verbalise.job import VerbaliseSummary
+    from core.verbalise.runs import UnitSummary
     from widgets.verbalise import VerbalisePanel
 
 log = get_logger("verbalise")
@@ -50,6 +54,7 @@ class VerbaliseController(QObject):
         self, app: AppController, panel: VerbalisePanel, units: UnitsController | None = None
     ) -> None:
         from core.verbalise.prompts import DEFAULT_PRESET, PRESETS, default_templates
+        from core.verbalise.runs import UNIT_PICKER_PAGE
 
         super().__init__(panel)
         self.app, self.panel, self.units = app, panel, units
@@ -57,8 +62,9 @@ class VerbaliseController(QObject):
         self.summary: VerbaliseSummary | None = None  # the last run's
         self.unit_id: int | None = None  # the unit previewed and shown
         self.shown_run: int | None = None
+        self.page_size = UNIT_PICKER_PAGE  # units the picker reads at a time
         self._models_listed = False
-        self.models: list[Any] = []  # core.models.ModelInfo of the models listed
+        self.models: list[ModelInfo] = []  # the models listed
         # Built verbalisers for the preview, by (spec, device, dtype, server): a causal
         # one keeps its tokenizer, loaded once off the UI thread.
         self._preview_cache: dict[tuple[str, ...], Verbaliser] = {}
@@ -83,6 +89,8 @@ class VerbaliseController(QObject):
         panel.cancel_requested.connect(self.cancel)
         panel.run_selected.connect(self.show_run)
         panel.unit_chosen.connect(self.select_unit)
+        panel.unit_search_changed.connect(self.search_units)
+        panel.more_units_requested.connect(self.more_units)
         if units is not None:
             units.panel.unit_selected.connect(self.select_unit)
         app.session_changed.connect(lambda _store: self.session_opened())
@@ -103,7 +111,7 @@ class VerbaliseController(QObject):
         saved = _load_settings(store)
         self.panel.apply_settings(saved)
         self.panel.summary_label.setText("No run yet in this session.")
-        self.select_unit(units[0][0] if units else None)
+        self.select_unit(units[0].id if units else None)
         self.refresh_runs()
         self.model_changed()
         wanted = saved.get("model")
@@ -243,7 +251,12 @@ class VerbaliseController(QObject):
             self._preview_cache[key] = self._open(settings, params=None, templates=None)
         return self._preview_cache[key]
 
-    def _open(self, settings: dict[str, Any], params: Any, templates: Any) -> Verbaliser:
+    def _open(
+        self,
+        settings: dict[str, Any],
+        params: GenerationParams | None,
+        templates: Mapping[str, str] | None,
+    ) -> Verbaliser:
         from core.verbalise import open_verbaliser
         from widgets.verbalise import SERVER
 
@@ -274,20 +287,55 @@ class VerbaliseController(QObject):
         )
 
     # -- units and preview -----------------------------------------------------------------
-    def refresh_units(self) -> list[tuple[int, str]]:
+    def refresh_units(self) -> tuple[UnitSummary, ...]:
+        """The session's unit count, tiers and categories (SQL COUNT and GROUP BY) and the
+        first page of the units the picker's search matches: a large session is never
+        read whole; the picker asks for more pages as it scrolls (``more_units``)."""
+        from core.verbalise.runs import count_matching_units, unit_groups
+
         store = self.app.store
         if store is None:
-            return []
-        units, tiers, categories = _unit_choices(store)
-        self.panel.show_units(units, tiers, categories)
+            return ()
+        tiers, categories = unit_groups(store)
+        self.panel.show_unit_groups(count_matching_units(store), tiers, categories)
+        page = self.search_units(self.panel.unit_search())
         if self.unit_id is not None:
-            self.panel.show_selected_unit(self.unit_id)
-        return units
+            self.panel.show_selected_unit(self._unit(self.unit_id))
+        return page
+
+    def search_units(self, text: str) -> tuple[UnitSummary, ...]:
+        """The first page of the units whose id, category or tier contains ``text``."""
+        from core.verbalise.runs import UnitFilter, count_matching_units, units_page
+
+        store = self.app.store
+        if store is None:
+            return ()
+        where = UnitFilter(text=text)
+        page = units_page(store, where, limit=self.page_size)
+        self.panel.show_unit_page(page, count_matching_units(store, where))
+        return page
+
+    def more_units(self, text: str, after_id: int | None) -> None:
+        """The next page of the search's units, after the last one the picker holds."""
+        from core.verbalise.runs import UnitFilter, units_page
+
+        store = self.app.store
+        if store is not None:
+            page = units_page(store, UnitFilter(text=text), after_id=after_id, limit=self.page_size)
+            self.panel.show_unit_page(page, 0, more=True)
+
+    def _unit(self, unit_id: int | None) -> UnitSummary | None:
+        from core.verbalise.runs import unit_summary
+
+        store = self.app.store
+        if store is None or unit_id is None:
+            return None
+        return unit_summary(store, unit_id)
 
     def select_unit(self, unit_id: int | None) -> None:
         """The unit to preview and whose outputs to show (the Units panel's selection)."""
         self.unit_id = unit_id
-        self.panel.show_selected_unit(unit_id)
+        self.panel.show_selected_unit(self._unit(unit_id))
         self.update_preview()
         self.show_outputs()
 
@@ -351,14 +399,14 @@ class VerbaliseController(QObject):
         self.panel.show_preview(text, note)
 
     def _load_tokenizer(
-        self, key: tuple[str, ...], verbaliser: Any, triples: Any, lang: str
+        self, key: tuple[str, ...], verbaliser: Verbaliser, triples: Triples, lang: str
     ) -> None:
         if key in self._tokenizer_jobs:
             return
 
         def load(ctx: JobContext) -> str:
             ctx.progress(0, None, "loading the tokenizer")
-            return str(verbaliser.exact_prompt(triples, lang))
+            return str(verbaliser.exact_prompt(triples, lang))  # type: ignore[attr-defined]
 
         handle = self.app.run_job(
             Job(
@@ -370,7 +418,7 @@ class VerbaliseController(QObject):
         )
         self._tokenizer_jobs[key] = handle
 
-        def done(outcome: Any) -> None:
+        def done(outcome: JobOutcome[str]) -> None:
             self._tokenizer_jobs.pop(key, None)
             if isinstance(outcome, JobSucceeded):
                 self._tokenizer_ready.add(key)
@@ -446,7 +494,7 @@ class VerbaliseController(QObject):
             return f"{scope}:{value}"
         return "all"
 
-    def _finished(self, handle: JobHandle, outcome: Any) -> None:
+    def _finished(self, handle: JobHandle, outcome: JobOutcome[VerbaliseSummary]) -> None:
         self.handle = None
         summary = (
             getattr(outcome, "result", None)
@@ -470,8 +518,10 @@ class VerbaliseController(QObject):
         store = self.app.store
         if store is None:
             return
-        runs = _runs(store)
-        ids = [run["id"] for run in runs]
+        from core.verbalise.runs import list_runs
+
+        runs = list_runs(store)
+        ids = [run.id for run in runs]
         if select not in ids:
             select = self.shown_run if self.shown_run in ids else (ids[0] if ids else None)
         self.shown_run = select
@@ -488,9 +538,12 @@ class VerbaliseController(QObject):
         if store is None or run_id is None or unit_id is None:
             self.panel.show_outputs("Outputs of the selected unit appear here after a run.", [])
             return
-        outputs, uid = _outputs(store, run_id, unit_id)
+        from core.verbalise.runs import unit_outputs
+
+        found = unit_outputs(store, run_id, unit_id)
+        outputs, uid = found.outputs, found.uid
         if outputs:
-            bad = sum(not o["parse_ok"] for o in outputs)
+            bad = sum(not o.parse_ok for o in outputs)
             title = (
                 f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
                 f"{'s' if len(outputs) != 1 else ''}"
@@ -510,46 +563,6 @@ def _load_settings(store: SessionStore) -> dict[str, Any]:
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _unit_choices(
-    store: SessionStore,
-) -> tuple[list[tuple[int, str]], list[tuple[str, int]], list[tuple[str, int]]]:
-    """The units (id, label), tiers and sub-tiers (name, count) and categories (name,
-    count) of the session, named as ``select_units`` understands them."""
-    from core.verbalise.runs import units_overview
-
-    overview = units_overview(store)
-    units = []
-    for unit in overview.units:
-        tier = unit.sub_tier or unit.tier
-        parts = [
-            unit.uid,
-            unit.category,
-            tier_label(tier) if tier else "",
-            f"{unit.size} triple{'s' if unit.size != 1 else ''}",
-        ]
-        units.append((unit.id, " · ".join(str(p) for p in parts if p)))
-    return units, list(overview.tiers), list(overview.categories)
-
-
-def _runs(store: SessionStore) -> list[dict[str, Any]]:
-    from dataclasses import asdict
-
-    from core.verbalise.runs import list_runs
-
-    # The panel's run table reads id, model, kind, status and texts by key.
-    return [asdict(run) for run in list_runs(store)]
-
-
-def _outputs(store: SessionStore, run_id: int, unit_id: int) -> tuple[list[dict[str, Any]], str]:
-    from dataclasses import asdict
-
-    from core.verbalise.runs import unit_outputs
-
-    # The panel's output table reads lang, index, text, raw and parse_ok by key.
-    found = unit_outputs(store, run_id, unit_id)
-    return [asdict(output) for output in found.outputs], found.uid
 
 
 def _summary_line(summary: VerbaliseSummary | None, status: str) -> str:

@@ -36,7 +36,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import ColumnElement, case, func, or_, select
+from sqlalchemy.orm import Session
 
 from core import __version__
 from core.changes import Topic
@@ -130,16 +131,15 @@ def select_units(store: SessionStore, query: str | Sequence[int] = "all") -> lis
                 )
             return ids
         if kind == "category" and value:
-            rows = db.execute(
-                select(m.DataUnit.id, m.Category.name, m.DataUnit.attributes)
-                .outerjoin(m.Category, m.DataUnit.category_id == m.Category.id)
-                .order_by(m.DataUnit.id)
-            ).all()
-            return [
-                uid
-                for uid, name, attributes in rows
-                if (name or imported_category(attributes)) == value
-            ]
+            # Resolved in SQL: the unit's own category, else its imported one.
+            return list(
+                db.scalars(
+                    select(m.DataUnit.id)
+                    .outerjoin(m.Category, m.DataUnit.category_id == m.Category.id)
+                    .where(unit_category_column() == value)
+                    .order_by(m.DataUnit.id)
+                )
+            )
         if kind == "ids" and value:
             try:
                 wanted = sorted({int(v) for v in value.split(",") if v.strip()})
@@ -163,7 +163,27 @@ def imported_category(attributes: Any) -> str | None:
     return None
 
 
-def _existing(db: Any, wanted: list[int]) -> list[int]:
+def unit_category_column() -> ColumnElement[Any]:
+    """The category :func:`imported_category` gives a unit, as an SQL expression over
+    ``data_units`` outer-joined to ``categories``: the session category, else the
+    category an import recorded in the unit's attributes (NULL when neither)."""
+    attributes = m.DataUnit.attributes
+    imported = case(
+        (
+            func.json_type(attributes, "$.entry") == "object",
+            func.json_extract(attributes, "$.entry.category"),
+        ),
+        (func.json_type(attributes) == "object", func.json_extract(attributes, "$.category")),
+        else_=None,
+    )
+    return case(
+        (func.coalesce(m.Category.name, "") != "", m.Category.name),
+        (func.json_valid(attributes) == 1, imported),
+        else_=None,
+    )
+
+
+def _existing(db: Session, wanted: list[int]) -> list[int]:
     found = set()
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
@@ -668,6 +688,7 @@ __all__ = [
     "run_parameters",
     "select_units",
     "software_versions",
+    "unit_category_column",
     "unit_triples",
     "verbalise_job",
 ]

@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, Select, exists, func, or_, select
 
 from core.store import SessionStore
 from core.store import models as m
-from core.verbalise.job import imported_category
+from core.verbalise.job import unit_category_column
 from core.verbalise.prompts import parse_reply
 
+UNIT_PICKER_PAGE = 200  # units the Verbalise panel's picker reads at a time
 # Outputs are listed in the benchmark's language order, then any other language by code.
 _LANGUAGE_ORDER = {"en": 0, "it": 1, "es": 2}
 
@@ -130,47 +131,153 @@ def unit_outputs(store: SessionStore, run_id: int, unit_id: int) -> UnitOutputs:
     return UnitOutputs(uid, tuple(outputs))
 
 
-def units_overview(store: SessionStore) -> UnitsOverview:
-    """The session's units with their tiers and categories, and how many units each tier,
-    sub-tier and category holds (a unit whose sub-tier equals its tier counts once)."""
+@dataclass(frozen=True)
+class UnitFilter:
+    """Which units the picker lists, each test applied in SQL: ``text`` is a part of the
+    uid, the category, the tier or the sub-tier (any case; ``%`` and ``_`` are literal),
+    ``tier`` a tier or sub-tier, ``lang`` a language the unit has triples in. The empty
+    filter lists every unit."""
+
+    text: str = ""
+    tier: str | None = None
+    lang: str | None = None
+
+
+def units_page(
+    store: SessionStore,
+    where: UnitFilter | None = None,
+    *,
+    after_id: int | None = None,
+    limit: int | None = UNIT_PICKER_PAGE,
+) -> tuple[UnitSummary, ...]:
+    """One keyset page of the units ``where`` matches, in id order: those with an id
+    above ``after_id``, at most ``limit`` (None: all). A panel reads one page at a time
+    and never the whole session."""
+    query = _summaries().where(*_conditions(where or UnitFilter())).order_by(m.DataUnit.id)
+    if after_id is not None:
+        query = query.where(m.DataUnit.id > after_id)
+    if limit is not None:
+        query = query.limit(limit)
     with store.snapshot() as db:
-        rows = db.execute(
-            select(
-                m.DataUnit.id,
-                m.DataUnit.uid,
-                m.DataUnit.size,
-                m.DataUnit.tier,
-                m.DataUnit.sub_tier,
-                m.Category.name,
-                m.DataUnit.attributes,
-            )
-            .outerjoin(m.Category, m.DataUnit.category_id == m.Category.id)
-            .order_by(m.DataUnit.id)
-        ).all()
-    units: list[UnitSummary] = []
+        return tuple(UnitSummary(*row) for row in db.execute(query).all())
+
+
+def count_matching_units(store: SessionStore, where: UnitFilter | None = None) -> int:
+    """How many units ``where`` matches (an SQL COUNT; no unit is read)."""
+    query = (
+        select(func.count())
+        .select_from(m.DataUnit)
+        .outerjoin(m.Category, m.DataUnit.category_id == m.Category.id)
+        .where(*_conditions(where or UnitFilter()))
+    )
+    with store.snapshot() as db:
+        return int(db.scalar(query) or 0)
+
+
+def unit_summary(store: SessionStore, unit_id: int) -> UnitSummary | None:
+    """The picker's row for one unit (None when the session has no such unit)."""
+    with store.snapshot() as db:
+        row = db.execute(_summaries().where(m.DataUnit.id == unit_id)).first()
+    return UnitSummary(*row) if row is not None else None
+
+
+def unit_groups(
+    store: SessionStore,
+) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """The tiers (tiers and sub-tiers together; a unit whose sub-tier equals its tier
+    counts once) and the categories of the session's units, each ``(name, units)`` sorted
+    by name: GROUP BY queries, no unit is read."""
+    unit, category = m.DataUnit, unit_category_column().label("name")
+    categorised = (
+        select(category)
+        .select_from(unit)
+        .outerjoin(m.Category, unit.category_id == m.Category.id)
+        .subquery()
+    )
     tiers: Counter[str] = Counter()
-    categories: Counter[str] = Counter()
-    for unit_id, uid, size, tier, sub_tier, category, attributes in rows:
-        category = category or imported_category(attributes)
-        units.append(UnitSummary(unit_id, uid, size, tier, sub_tier, category))
-        for name in {t for t in (tier, sub_tier) if t}:
-            tiers[name] += 1
-        if category:
-            categories[category] += 1
-    return UnitsOverview(
-        tuple(units), tuple(sorted(tiers.items())), tuple(sorted(categories.items()))
+    with store.snapshot() as db:
+        # Tiers, then the sub-tiers that differ from their unit's tier (two GROUP BYs
+        # that add up: no unit counts twice under one name).
+        for column, where in (
+            (unit.tier, func.coalesce(unit.tier, "") != ""),
+            (
+                unit.sub_tier,
+                (func.coalesce(unit.sub_tier, "") != "")
+                & (unit.sub_tier != func.coalesce(unit.tier, "")),
+            ),
+        ):
+            for name, n in db.execute(select(column, func.count()).where(where).group_by(column)):
+                tiers[str(name)] += int(n)
+        categories = db.execute(
+            select(categorised.c.name, func.count())
+            .where(func.coalesce(categorised.c.name, "") != "")
+            .group_by(categorised.c.name)
+            .order_by(categorised.c.name)
+        ).all()
+    return (
+        tuple(sorted(tiers.items())),
+        tuple((str(name), int(n)) for name, n in categories),
     )
 
 
+def units_overview(store: SessionStore) -> UnitsOverview:
+    """Every unit of the session with its tier and category, and how many units each
+    tier, sub-tier and category holds. This reads the whole session: a panel reads
+    :func:`units_page`, :func:`count_matching_units` and :func:`unit_groups` instead."""
+    tiers, categories = unit_groups(store)
+    return UnitsOverview(units_page(store, limit=None), tiers, categories)
+
+
+def _summaries() -> Select[int, str, int, str | None, str | None, str | None]:
+    """The columns of :class:`UnitSummary`, the category resolved in SQL."""
+    return select(
+        m.DataUnit.id,
+        m.DataUnit.uid,
+        m.DataUnit.size,
+        m.DataUnit.tier,
+        m.DataUnit.sub_tier,
+        unit_category_column(),
+    ).outerjoin(m.Category, m.DataUnit.category_id == m.Category.id)
+
+
+def _conditions(where: UnitFilter) -> list[ColumnElement[bool]]:
+    """``where`` as SQL conditions over ``data_units`` joined to ``categories``."""
+    unit = m.DataUnit
+    conditions: list[ColumnElement[bool]] = []
+    text = where.text.strip()
+    if text:
+        conditions.append(
+            or_(
+                *(
+                    column.contains(text, autoescape=True)
+                    for column in (unit.uid, unit_category_column(), unit.tier, unit.sub_tier)
+                )
+            )
+        )
+    if where.tier:
+        conditions.append(or_(unit.tier == where.tier, unit.sub_tier == where.tier))
+    if where.lang:
+        conditions.append(
+            exists().where(m.UnitTriple.unit_id == unit.id, m.UnitTriple.lang == where.lang)
+        )
+    return conditions
+
+
 __all__ = [
+    "UNIT_PICKER_PAGE",
     "RunOverview",
+    "UnitFilter",
     "UnitOutput",
     "UnitOutputs",
     "UnitSummary",
     "UnitsOverview",
+    "count_matching_units",
     "list_runs",
+    "unit_groups",
     "unit_outputs",
+    "unit_summary",
     "units_overview",
+    "units_page",
 ]
 
 

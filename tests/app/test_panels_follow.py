@@ -76,9 +76,13 @@ def test_file_import_updates_the_units_panel(
     # The list holds the first page; the count is the session's.
     assert units.units_model.rowCount() == min(now, controller.units.page_size)
     assert units.units_label.text() == f"{plural(now, 'unit')} in the session"
-    # The Session panel and the Verbalise panel's unit picker say the same.
+    # The Session panel and the Verbalise panel's unit picker say the same (the picker
+    # holds its first page; the count is the session's).
     assert f"{now:,}" in window.overview.label.text()
-    assert controller.verbalise.panel.preview_unit.count() == now
+    verbalise = controller.verbalise.panel
+    assert verbalise.scope_radios["all"].text() == f"All units ({now:,})"
+    assert verbalise.unit_picker.matches_label.text() == f"{now:,} units"
+    assert verbalise.preview_unit.count() == min(now, controller.verbalise.page_size)
 
 
 def test_compare_with_draws_a_category_fetched_after_it_was_ticked(

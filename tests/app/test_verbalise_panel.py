@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QModelIndex, QSettings
 from sqlalchemy import func, select
 
 from app.gui import build_window
@@ -290,3 +290,81 @@ def test_seq2seq_task_prefix_field_previews_and_is_recorded(
     assert '"seq2seq_prefix": "translate Graph to {language}: "' in (
         controller.store.get_meta("verbalise:settings") or ""
     )
+
+
+def test_the_unit_picker_reads_a_page_and_more_on_scroll_and_on_search(qtbot, wired) -> None:
+    """The picker holds one page of units; scrolling its drop-down reads the next pages,
+    a search reads the first page of its matches; the counts come from SQL."""
+    window, controller, ids = wired
+    verbalise, panel = controller.verbalise, controller.verbalise.panel
+    verbalise.page_size = 2
+    verbalise.refresh_units()
+    picker = panel.unit_picker
+    assert panel.preview_unit.count() == 2 and picker.units.matching == 5
+    assert picker.matches_label.text() == "5 units"
+    assert panel.scope_radios["all"].text() == "All units (5)"
+    # The unit shown stays the Units panel's choice, whether its page is read or not.
+    controller.units.panel.unit_selected.emit(ids[4])
+    assert panel.preview_unit.currentIndex() == -1
+    assert panel.preview_unit.placeholderText().startswith("u4 · City")
+    assert panel.preview_unit_id() == ids[4] and "Now: u4" in panel.selected_label.text()
+    assert "[Paris4, country, France]" in panel.preview.toPlainText()
+
+    panel.tabs.setCurrentIndex(1)  # the Prompt tab
+    window.show()
+    panel.preview_unit.showPopup()
+    view = panel.preview_unit.view()
+    for _ in range(10):  # each scroll to the end reads the next page
+        view.scrollToBottom()
+        qtbot.wait(10)
+    qtbot.waitUntil(lambda: panel.preview_unit.count() == 5, timeout=10_000)
+    panel.preview_unit.hidePopup()
+    data = [panel.preview_unit.itemData(i) for i in range(5)]
+    assert data == ids and not picker.units.canFetchMore(QModelIndex())
+    assert panel.preview_unit.currentIndex() == 4  # its page is read now
+
+    # A search: its first page, its count; a pick in it previews that unit.
+    picker.search.setText("LONG_TAIL")
+    qtbot.waitUntil(lambda: picker.matches_label.text() == "2 matching", timeout=5_000)
+    assert [panel.preview_unit.itemData(i) for i in range(2)] == [ids[1], ids[3]]
+    assert panel.preview_unit_id() == ids[4]  # the previewed unit did not change
+    panel.preview_unit.setCurrentIndex(1)  # a click on the second match
+    panel.preview_unit.activated.emit(1)
+    assert verbalise.unit_id == ids[3]
+    assert "[Paris3, mayor, Anne Hidalgo]" in panel.preview.toPlainText()
+    picker.search.setText("no such unit")
+    qtbot.waitUntil(lambda: picker.matches_label.text() == "0 matching", timeout=5_000)
+    assert panel.preview_unit.count() == 0 and panel.preview_unit_id() == ids[3]
+    assert not picker.units.canFetchMore(QModelIndex())
+    # Clearing the search lists every unit again, from the first page.
+    picker.search.clear()
+    qtbot.waitUntil(lambda: picker.matches_label.text() == "5 units", timeout=5_000)
+    assert [panel.preview_unit.itemData(i) for i in range(2)] == ids[:2]
+
+
+def test_a_run_over_all_units_or_a_tier_takes_every_match_not_the_pickers_page(
+    qtbot, wired
+) -> None:
+    """The run's scope is resolved in SQL when it starts: all units (or all of a tier),
+    whether or not the picker has read their page."""
+    window, controller, ids = wired
+    verbalise, panel = controller.verbalise, controller.verbalise.panel
+    verbalise.page_size = 2
+    for lang in ("it", "es"):
+        panel.lang_checks[lang].setChecked(False)
+    verbalise.refresh_units()
+    # The units are chosen as the run starts, with the picker holding its first page.
+    assert panel.preview_unit.count() == 2
+    handle = verbalise.run()
+    assert handle is not None
+    qtbot.waitUntil(lambda: handle.done, timeout=20_000)
+    assert verbalise.summary.units == 5 and verbalise.summary.unit_ids == set(ids)
+    panel.scope_radios["tier"].setChecked(True)
+    panel.tier_combo.setCurrentIndex(panel.tier_combo.findData("long_tail"))
+    panel.resume_check.setChecked(False)
+    verbalise.refresh_units()
+    assert panel.preview_unit.count() == 2
+    handle = verbalise.run()
+    assert handle is not None
+    qtbot.waitUntil(lambda: handle.done, timeout=20_000)
+    assert verbalise.summary.unit_ids == {ids[1], ids[3]}

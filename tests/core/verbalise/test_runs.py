@@ -16,12 +16,17 @@ from core.verbalise.job import imported_category, select_units
 from core.verbalise.prompts import parse_reply
 from core.verbalise.runs import (
     RunOverview,
+    UnitFilter,
     UnitOutput,
     UnitOutputs,
     UnitSummary,
+    count_matching_units,
     list_runs,
+    unit_groups,
     unit_outputs,
+    unit_summary,
     units_overview,
+    units_page,
 )
 from tests.core.verbalise.conftest import add_units
 
@@ -190,3 +195,124 @@ def test_a_sub_tier_equal_to_the_tier_counts_once(store: SessionStore) -> None:
 )
 def test_imported_category(attributes: object, expected: str | None) -> None:
     assert imported_category(attributes) == expected
+
+
+@pytest.mark.parametrize(
+    ("attributes", "expected"),
+    [
+        ({"entry": {"category": "Airport"}}, "Airport"),
+        ({"category": "Food"}, "Food"),
+        ({"entry": {"eid": "Id1"}, "category": "Food"}, None),  # the entry's, not the flat one
+        ({"entry": "not a dict", "category": "Food"}, "Food"),
+        ({"entry": {"eid": "Id1"}}, None),
+        (None, None),
+        (["category"], None),
+    ],
+)
+def test_the_sql_category_is_imported_category(
+    store: SessionStore, attributes: object, expected: str | None
+) -> None:
+    """The picker's and select_units' category, resolved in SQL, is the one
+    imported_category reads in Python; a session category comes first."""
+    with store.unit_of_work() as db:
+        unit = DataUnit(uid="x", size=1, origin="webnlg", attributes=attributes)
+        db.add(unit)
+        db.flush()
+        unit_id = unit.id
+    assert imported_category(attributes) == expected
+    summary = unit_summary(store, unit_id)
+    assert summary is not None and summary.category == expected
+    assert select_units(store, f"category:{expected}") == ([unit_id] if expected else [])
+    assert unit_groups(store)[1] == (((expected, 1),) if expected else ())
+
+
+def test_units_page_filters_in_sql_and_pages_by_id(session) -> None:
+    store, ids, _run_a, _run_b = session
+    summaries = {u.id: u for u in units_overview(store).units}
+    everything = units_page(store)
+    assert [u.id for u in everything] == ids  # id order; one page holds them all
+    assert count_matching_units(store) == len(ids)
+
+    cases = {
+        UnitFilter(text="CITY"): [ids[0], ids[2], ids[4]],  # a session category, any case
+        UnitFilter(text="airp"): [ids[5]],  # an imported category
+        UnitFilter(text="u3"): [ids[3]],
+        UnitFilter(text="tail_2"): [ids[5]],  # a sub-tier
+        UnitFilter(text=" u "): ids,  # stripped
+        UnitFilter(tier="long_tail"): [ids[1], ids[3], ids[5]],
+        UnitFilter(tier="long_tail_2"): [ids[5]],
+        UnitFilter(lang="it"): ids[:5],  # u5 has no triples
+        UnitFilter(text="city", tier="long_tail"): [],
+        UnitFilter(text="city", lang="en", tier="head"): [ids[0], ids[2], ids[4]],
+        UnitFilter(text="nothing like it"): [],
+    }
+    for where, expected in cases.items():
+        assert count_matching_units(store, where) == len(expected), where
+        # Keyset pages of two: each page follows the last id of the one before, the last
+        # is short (or empty), and together they are every match once.
+        seen: list[int] = []
+        after = None
+        while page := units_page(store, where, after_id=after, limit=2):
+            assert len(page) <= 2
+            assert [u for u in page] == [summaries[u.id] for u in page]
+            seen += [u.id for u in page]
+            after = page[-1].id
+        assert seen == expected, where
+    assert units_page(store, after_id=ids[-1]) == ()  # past the last page
+    last = units_page(store, UnitFilter(text="u"), after_id=ids[3], limit=10)
+    assert [u.id for u in last] == ids[4:]
+
+
+def test_like_wildcards_in_the_search_are_literal(store: SessionStore) -> None:
+    with store.unit_of_work() as db:
+        db.add_all(
+            [
+                DataUnit(uid="a_b", size=1, origin="built"),
+                DataUnit(uid="axb", size=1, origin="built"),
+                DataUnit(uid="100%", size=1, origin="built"),
+            ]
+        )
+    assert [u.uid for u in units_page(store, UnitFilter(text="a_b"))] == ["a_b"]
+    assert [u.uid for u in units_page(store, UnitFilter(text="0%"))] == ["100%"]
+    assert count_matching_units(store, UnitFilter(text="%")) == 1
+
+
+def test_paged_queries_on_an_empty_session(store: SessionStore) -> None:
+    assert units_page(store) == ()
+    assert units_page(store, UnitFilter(text="x", tier="head", lang="en"), after_id=5) == ()
+    assert count_matching_units(store) == 0
+    assert unit_groups(store) == ((), ())
+    assert unit_summary(store, 1) is None
+
+
+def test_paged_queries_on_the_tailnlg_benchmark(tmp_path) -> None:
+    """On the real benchmark: the GROUP BY counts are those of reading every unit, and each
+    name selects (select_units, in SQL) and filters exactly the units it counts."""
+    from collections import Counter
+    from pathlib import Path
+
+    from core.formats import import_webnlg
+
+    tailnlg = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
+    if not tailnlg.is_file():
+        pytest.skip(f"the TailNLG benchmark is not at {tailnlg}")
+    with SessionStore.create(tmp_path / "t.taillens") as store:
+        import_webnlg(store, tailnlg, flavour="tailnlg")
+        with store.snapshot() as db:
+            rows = db.query(DataUnit.id, DataUnit.tier, DataUnit.sub_tier, DataUnit.attributes)
+            units = rows.all()
+        tiers: Counter[str] = Counter()
+        categories: Counter[str] = Counter()
+        for _id, tier, sub_tier, attributes in units:
+            tiers.update({t for t in (tier, sub_tier) if t})
+            if category := imported_category(attributes):
+                categories[category] += 1
+        got_tiers, got_categories = unit_groups(store)
+        assert got_tiers == tuple(sorted(tiers.items())) and got_categories
+        assert got_categories == tuple(sorted(categories.items()))
+        assert count_matching_units(store) == len(units)
+        for name, count in got_categories:
+            assert len(select_units(store, f"category:{name}")) == count
+            assert count_matching_units(store, UnitFilter(text=name)) >= count
+        for name, count in got_tiers:
+            assert count_matching_units(store, UnitFilter(tier=name)) == count

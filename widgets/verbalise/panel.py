@@ -1,0 +1,326 @@
+"""The Verbalise panel: the model picker over four tabs and a run bar, each part a small
+widget of its own (see the package's docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from widgets.verbalise.common import DEFAULTS, SERVER, TEMPLATE, combo, scrolled, wrapping
+from widgets.verbalise.model_form import ModelForm
+from widgets.verbalise.prompt import PromptEditor, PromptPreview
+from widgets.verbalise.results import ResultsView, RunBar
+from widgets.verbalise.scope_form import ScopeForm
+from widgets.verbalise.unit_picker import unit_label
+
+if TYPE_CHECKING:
+    from core.verbalise.runs import RunOverview, UnitOutput, UnitSummary
+
+_TAB_MODEL, _TAB_PROMPT, _TAB_UNITS, _TAB_RESULTS = range(4)
+
+
+class VerbalisePanel(QWidget):
+    model_changed = Signal()  # the model, server, device or dtype changed
+    add_folder_requested = Signal(str)  # a folder to look for models in
+    rescan_requested = Signal()
+    template_edited = Signal(str)  # lang
+    preview_requested = Signal()  # the preview's unit or language changed
+    settings_changed = Signal()  # anything the user set (to keep it)
+    run_requested = Signal()
+    cancel_requested = Signal()
+    run_selected = Signal(int)  # a run in the runs table
+    unit_chosen = Signal(int)  # the preview unit picked here
+    unit_search_changed = Signal(str)  # the picker's search: its first page is wanted
+    more_units_requested = Signal(str, object)  # the search, the last unit id read
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._restoring = False
+        # The model picker and what is wrong with the choice (always visible).
+        self.model_combo = combo()
+        self.model_combo.setToolTip(
+            "The template verbaliser (no weights), a model found in "
+            "the Hugging Face cache or a configured folder, or an "
+            "OpenAI-compatible server"
+        )
+        self.model_combo.currentIndexChanged.connect(self._on_model_changed)
+        self.error_label = wrapping()
+        self.error_label.setStyleSheet("color: #c23b22")
+        self.error_label.hide()
+        # The parts, each wired to the panel's signals.
+        self.model_form = ModelForm()
+        self.model_form.add_folder_requested.connect(self.add_folder_requested)
+        self.model_form.rescan_requested.connect(self.rescan_requested)
+        self.model_form.model_changed.connect(self._on_model_changed)
+        self.model_form.value_changed.connect(self._changed)
+        self.model_form.prefix_changed.connect(self._on_prefix_changed)
+        self.prompt_editor = PromptEditor()
+        self.prompt_editor.edited.connect(self._on_template_edited)
+        self.prompt_editor.lang_changed.connect(self.preview_requested)
+        self.prompt_preview = PromptPreview()
+        self.unit_picker = self.prompt_preview.unit_picker
+        self.unit_picker.unit_chosen.connect(self.unit_chosen)
+        self.unit_picker.search_changed.connect(self.unit_search_changed)
+        self.unit_picker.more_requested.connect(self.more_units_requested)
+        self.scope_form = ScopeForm()
+        self.scope_form.changed.connect(self._changed)
+        self.results = ResultsView()
+        self.results.run_selected.connect(self.run_selected)
+        self.run_bar = RunBar()
+        self.run_bar.run_requested.connect(self.run_requested)
+        self.run_bar.cancel_requested.connect(self.cancel_requested)
+        self._expose_parts()
+
+        prompt_splitter = QSplitter(Qt.Orientation.Vertical)
+        prompt_splitter.addWidget(self.prompt_editor)
+        prompt_splitter.addWidget(self.prompt_preview)
+        prompt_splitter.setChildrenCollapsible(False)
+        prompt_page = QWidget()
+        QVBoxLayout(prompt_page).addWidget(prompt_splitter)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(scrolled(self.model_form), "Model")
+        self.tabs.addTab(prompt_page, "Prompt")
+        self.tabs.addTab(scrolled(self.scope_form), "Units")
+        self.tabs.addTab(self.results, "Results")
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        picker = QHBoxLayout()
+        model_label = QLabel("Model")
+        model_label.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
+        picker.addWidget(model_label)
+        picker.addWidget(self.model_combo, 1)
+        layout.addLayout(picker)
+        layout.addWidget(self.error_label)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.run_bar)
+        self.show_models([])
+        self._update_model_widgets()
+
+    def _expose_parts(self) -> None:
+        """The parts' widgets under the panel's names, as the controller and tests use
+        them (``panel.candidates``, ``panel.preview``, ``panel.runs_model``, ...)."""
+        form, editor, preview = self.model_form, self.prompt_editor, self.prompt_preview
+        scope, results, bar = self.scope_form, self.results, self.run_bar
+        self.add_folder_button, self.model_info = form.add_folder_button, form.model_info
+        self.server_url, self.server_model = form.server_url, form.server_model
+        self.device, self.dtype = form.device, form.dtype
+        self.candidates, self.temperature, self.top_p = (
+            form.candidates,
+            form.temperature,
+            form.top_p,
+        )
+        self.max_new_tokens, self.num_beams = form.max_new_tokens, form.num_beams
+        self.task_prefix, self.seed, self.batch_size = form.task_prefix, form.seed, form.batch_size
+        self.server_box, self.local_box = form.server_box, form.local_box
+        self.preset_combo, self.template_tabs = editor.preset_combo, editor.template_tabs
+        self.template_edits, self.reset_button = editor.template_edits, editor.reset_button
+        self.template_note = editor.template_note
+        self.preview_unit = self.unit_picker.combo
+        self.preview, self.preview_note = preview.preview, preview.preview_note
+        self.scope_buttons, self.scope_radios = scope.scope_buttons, scope.scope_radios
+        self.tier_combo, self.category_combo = scope.tier_combo, scope.category_combo
+        self.lang_checks, self.resume_check = scope.lang_checks, scope.resume_check
+        self.selected_label = scope.selected_label
+        self.summary_label, self.runs_model = results.summary_label, results.runs_model
+        self.runs_view, self.outputs_label = results.runs_view, results.outputs_label
+        self.outputs_model, self.outputs_view = results.outputs_model, results.outputs_view
+        self.raw_view = results.raw_view
+        self.progress, self.progress_label = bar.progress, bar.progress_label
+        self.run_button, self.cancel_button = bar.run_button, bar.cancel_button
+
+    # -- what the controller shows -------------------------------------------------------
+    def show_models(self, models: Sequence[tuple[str, str, str, str]]) -> None:
+        """(label, spec, kind, tooltip) for each model found; the template verbaliser comes
+        first and the server last. The current choice is kept when it is still listed."""
+        current = self.model_spec()
+        self.model_combo.blockSignals(True)
+        self.model_combo.clear()
+        self.model_combo.addItem(
+            "Template verbaliser (no weights)", {"spec": TEMPLATE, "kind": "template"}
+        )
+        self.model_combo.setItemData(
+            0,
+            "Rule-based sentences in en/it/es; deterministic, one candidate",
+            Qt.ItemDataRole.ToolTipRole,
+        )
+        for label, spec, kind, tooltip in models:
+            self.model_combo.addItem(label, {"spec": spec, "kind": kind})
+            self.model_combo.setItemData(
+                self.model_combo.count() - 1, tooltip, Qt.ItemDataRole.ToolTipRole
+            )
+        self.model_combo.addItem("OpenAI-compatible server…", {"spec": SERVER, "kind": "openai"})
+        self.model_combo.setCurrentIndex(max(0, self._model_index(current)))
+        self.model_combo.blockSignals(False)
+        self._update_model_widgets()
+
+    def set_presets(
+        self, presets: Mapping[str, tuple[str, Mapping[str, str]]], current: str
+    ) -> None:
+        """The prompt presets: name -> (label, bundled template per language); ``current``
+        is shown and its templates fill the editors."""
+        self.prompt_editor.set_presets(presets, current)
+
+    def set_default_templates(self, templates: Mapping[str, str]) -> None:
+        """The bundled templates ("Reset to default" goes back to them)."""
+        self.prompt_editor.set_default_templates(templates)
+
+    def show_model_info(self, text: str) -> None:
+        self.model_form.show_model_info(text)
+
+    def show_error(self, message: str | None) -> None:
+        """What is wrong with the chosen model or settings (None clears it)."""
+        self.error_label.setText(message or "")
+        self.error_label.setVisible(bool(message))
+
+    def show_unit_groups(
+        self,
+        total: int,
+        tiers: Sequence[tuple[str, int]],
+        categories: Sequence[tuple[str, int]],
+    ) -> None:
+        """How many units the session holds, and the tiers and categories (name, unit
+        count) a run may choose from."""
+        self.scope_form.show_groups(total, tiers, categories)
+
+    def show_unit_page(
+        self, units: Sequence[UnitSummary], matching: int, *, more: bool = False
+    ) -> None:
+        """A page of the units the picker's search matches (``matching`` of them in all):
+        the first page replaces the list, a later one (``more``) extends it."""
+        if more:
+            self.unit_picker.add_page(units)
+        else:
+            self.unit_picker.show_page(units, matching)
+
+    def show_selected_unit(self, unit: UnitSummary | None) -> None:
+        """The unit previewed and run by the "selected unit" scope (None: none)."""
+        self.unit_picker.show_unit(unit)
+        self.scope_form.show_selected(unit_label(unit) if unit is not None else None)
+
+    def show_preview(self, text: str, note: str = "", error: bool = False) -> None:
+        self.prompt_preview.show_preview(text, note, error)
+
+    def set_templates_editable(self, editable: bool, note: str = "") -> None:
+        """Templates matter for causal models and servers; seq2seq and template verbalisers
+        read no prompt template (the note says why)."""
+        self.prompt_editor.set_editable(editable, note)
+
+    def set_running(self, running: bool, title: str = "") -> None:
+        self.run_bar.set_running(running, title)
+        self.model_combo.setEnabled(not running)
+
+    def show_progress(self, done: float, total: float | None, message: str) -> None:
+        self.run_bar.show_progress(done, total, message)
+
+    def show_finished(self, status: str, summary_html: str, line: str = "") -> None:
+        self.run_bar.show_finished(status, line or summary_html)
+        self.model_combo.setEnabled(True)
+        self.summary_label.setText(summary_html)
+        self.tabs.setCurrentIndex(_TAB_RESULTS)
+
+    def show_runs(self, runs: Sequence[RunOverview], select: int | None) -> None:
+        """The session's runs, newest first; ``select`` is the run to show."""
+        self.results.show_runs(runs, select)
+
+    def show_outputs(self, title: str, outputs: Sequence[UnitOutput]) -> None:
+        """A unit's outputs in one run (an unparsable one in red, with the reason)."""
+        self.results.show_outputs(title, outputs)
+
+    # -- what the controller reads ---------------------------------------------------------
+    def model_spec(self) -> str:
+        data = self.model_combo.currentData()
+        return data["spec"] if isinstance(data, dict) else TEMPLATE
+
+    def model_kind(self) -> str:
+        data = self.model_combo.currentData()
+        return data["kind"] if isinstance(data, dict) else "template"
+
+    def prompt_preset(self) -> str:
+        return self.prompt_editor.prompt_preset()
+
+    def preview_lang(self) -> str:
+        return self.prompt_editor.preview_lang()
+
+    def preview_unit_id(self) -> int | None:
+        return self.unit_picker.unit_id()
+
+    def unit_search(self) -> str:
+        """The picker's search text (empty: every unit)."""
+        return self.unit_picker.search_text()
+
+    def templates(self) -> dict[str, str]:
+        return self.prompt_editor.templates()
+
+    def edited_templates(self) -> dict[str, str]:
+        """Only the templates that differ from the bundled ones."""
+        return self.prompt_editor.edited_templates()
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "model": self.model_spec(),
+            **self.model_form.values(),
+            **self.scope_form.values(),
+            "templates": self.edited_templates(),
+            "prompt_preset": self.prompt_preset(),
+        }
+
+    def apply_settings(self, settings: Mapping[str, Any]) -> None:
+        """Show saved settings (unknown keys ignored, missing ones at their defaults)."""
+        values = {**DEFAULTS, **{k: v for k, v in settings.items() if v is not None}}
+        self._restoring = True
+        try:
+            self.model_combo.setCurrentIndex(max(0, self._model_index(str(values["model"]))))
+            self.model_form.apply(values)
+            self.scope_form.apply(values)
+            self.prompt_editor.apply(str(values["prompt_preset"]), settings.get("templates") or {})
+        finally:
+            self._restoring = False
+        self._update_model_widgets()
+
+    # -- internals ---------------------------------------------------------------------
+    def _model_index(self, spec: str) -> int:
+        for index in range(self.model_combo.count()):
+            data = self.model_combo.itemData(index)
+            if isinstance(data, dict) and data["spec"] == spec:
+                return index
+        return -1
+
+    def _update_model_widgets(self) -> None:
+        self.model_form.update_for(self.model_kind())
+        self.model_combo.setToolTip(
+            self.model_combo.itemData(self.model_combo.currentIndex(), Qt.ItemDataRole.ToolTipRole)
+            or ""
+        )
+
+    def _on_model_changed(self, *_args: Any) -> None:
+        self._update_model_widgets()
+        if not self._restoring:
+            self.model_changed.emit()
+            self.settings_changed.emit()
+
+    def _changed(self, *_args: Any) -> None:
+        if not self._restoring:
+            self.settings_changed.emit()
+
+    def _on_prefix_changed(self) -> None:
+        if not self._restoring:
+            self.preview_requested.emit()
+            self.settings_changed.emit()
+
+    def _on_template_edited(self, lang: str) -> None:
+        if not self._restoring:
+            self.template_edited.emit(lang)
+            self.settings_changed.emit()

@@ -1,0 +1,182 @@
+"""The Verbalise panel's Results tab (the last run's summary, the session's runs, a unit's
+outputs) and its run bar (progress, Run, Cancel)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from widgets.verbalise.common import OUTPUT_COLUMNS, RED, RUN_COLUMNS, item, table, wrapping
+
+if TYPE_CHECKING:
+    from core.verbalise.runs import RunOverview, UnitOutput
+
+
+class ResultsView(QWidget):
+    """The last run's summary, the session's runs (newest first) and, for the selected
+    run, the unit's outputs with the raw reply of the selected one."""
+
+    run_selected = Signal(int)  # a run in the runs table
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary_label = wrapping("No run yet in this session.")
+        self.runs_model = QStandardItemModel(0, len(RUN_COLUMNS))
+        self.runs_model.setHorizontalHeaderLabels(list(RUN_COLUMNS))
+        self.runs_view = table(self.runs_model)
+        self.runs_view.selectionModel().currentRowChanged.connect(self._on_run_row)
+        self.outputs_label = wrapping()
+        self.outputs_model = QStandardItemModel(0, len(OUTPUT_COLUMNS))
+        self.outputs_model.setHorizontalHeaderLabels(list(OUTPUT_COLUMNS))
+        self.outputs_view = table(self.outputs_model)
+        self.outputs_view.selectionModel().currentRowChanged.connect(self._on_output_row)
+        self.raw_view = QPlainTextEdit()
+        self.raw_view.setReadOnly(True)
+        self.raw_view.setPlaceholderText("Select an output to see the model's raw reply")
+
+        runs_box = QWidget()
+        runs_layout = QVBoxLayout(runs_box)
+        runs_layout.setContentsMargins(0, 0, 0, 0)
+        runs_layout.addWidget(self.summary_label)
+        runs_layout.addWidget(QLabel("<b>Runs in the session</b>"))
+        runs_layout.addWidget(self.runs_view, 1)
+        outputs_box = QWidget()
+        outputs_layout = QVBoxLayout(outputs_box)
+        outputs_layout.setContentsMargins(0, 0, 0, 0)
+        outputs_layout.addWidget(self.outputs_label)
+        outputs_layout.addWidget(self.outputs_view, 2)
+        outputs_layout.addWidget(QLabel("Raw reply"))
+        outputs_layout.addWidget(self.raw_view, 1)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(runs_box)
+        splitter.addWidget(outputs_box)
+        splitter.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+
+    def show_runs(self, runs: Sequence[RunOverview], select: int | None) -> None:
+        """The session's runs, newest first; ``select`` is the run to show."""
+        self.runs_view.selectionModel().blockSignals(True)
+        self.runs_model.removeRows(0, self.runs_model.rowCount())
+        for run in runs:
+            status = item(run.status)
+            if run.status in ("failed", "cancelled"):
+                status.setForeground(RED)
+            self.runs_model.appendRow(
+                [
+                    item(str(run.id), run.id),
+                    item(run.model),
+                    item(run.kind),
+                    status,
+                    item(f"{run.texts:,}"),
+                ]
+            )
+        self.runs_view.selectionModel().blockSignals(False)
+        for row in range(self.runs_model.rowCount()):
+            if self.runs_model.item(row, 0).data(Qt.ItemDataRole.UserRole) == select:
+                self.runs_view.selectRow(row)
+                break
+
+    def show_outputs(self, title: str, outputs: Sequence[UnitOutput]) -> None:
+        """A unit's outputs in one run, each with its raw reply (an unparsable one in red,
+        with the reason)."""
+        self.outputs_label.setText(title)
+        self.outputs_model.removeRows(0, self.outputs_model.rowCount())
+        self.raw_view.clear()
+        for output in outputs:
+            reason = output.reason or "no answer marker in the reply"
+            text = item(output.text if output.parse_ok else f"unparsable: {reason}", output.raw)
+            if not output.parse_ok:
+                text.setForeground(RED)
+                text.setToolTip(f"Not parsed ({reason}); the raw reply is kept")
+            self.outputs_model.appendRow([item(output.lang), item(str(output.index)), text])
+        self.outputs_view.resizeRowsToContents()
+        if self.outputs_model.rowCount():
+            self.outputs_view.selectRow(0)
+
+    def _on_run_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            cell = self.runs_model.item(current.row(), 0)
+            self.run_selected.emit(int(cell.data(Qt.ItemDataRole.UserRole)))
+
+    def _on_output_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            cell = self.outputs_model.item(current.row(), 2)
+            self.raw_view.setPlainText(str(cell.data(Qt.ItemDataRole.UserRole) or ""))
+
+
+class RunBar(QWidget):
+    """Progress of the run in progress, its last message, Run and Cancel."""
+
+    run_requested = Signal()
+    cancel_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("idle")
+        self.progress_label = wrapping()
+        self.run_button = QPushButton("Run")
+        self.run_button.setToolTip("Verbalise the chosen units with the chosen model")
+        self.run_button.clicked.connect(self.run_requested)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop after the batch in progress; what is done is kept")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.run_button)
+        row.addWidget(self.cancel_button)
+        layout.addLayout(row)
+        layout.addWidget(self.progress_label)
+
+    def set_running(self, running: bool, title: str = "") -> None:
+        self.run_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        if running:
+            self.progress.setRange(0, 1)
+            self.progress.setValue(0)
+            self.progress.setFormat("starting")
+            self.progress_label.setText(title)
+
+    def show_progress(self, done: float, total: float | None, message: str) -> None:
+        if total:
+            self.progress.setRange(0, int(total))
+            self.progress.setValue(int(done))
+            self.progress.setFormat(f"{int(done):,} / {int(total):,} unit-languages")
+        else:
+            self.progress.setRange(0, 1)
+            self.progress.setValue(0)
+            self.progress.setFormat(message or "working")
+        self.progress_label.setText(message)
+
+    def show_finished(self, status: str, line: str) -> None:
+        self.set_running(False)
+        if self.progress.maximum() <= 1 and status != "finished":
+            self.progress.setFormat(status)
+        elif status == "finished":
+            self.progress.setRange(0, 1)
+            self.progress.setValue(1)
+            self.progress.setFormat("finished")
+        else:
+            self.progress.setFormat(
+                f"{status} at {self.progress.value():,} / {self.progress.maximum():,}"
+            )
+        self.progress_label.setText(line)
