@@ -402,15 +402,15 @@ def test_scores_are_the_same_with_a_tiny_batch_size(
     batch at a time: with one text per chunk and batch, every stored score (corpus
     values and signatures included) is the same."""
     import core.metrics.reference as reference
-    import core.metrics.scoring as scoring
+    import core.metrics.scoring.job as scoring_job
 
     store, _ = session
     request = {"metrics": ("bleu", "chrf++", "esa", "ter", "hallucination"), "references": True}
     default = score(store, **request)
     expected = _all_scores(store)
     assert len(expected) > 20
-    monkeypatch.setattr(scoring, "CHUNK", 1)
-    monkeypatch.setattr(scoring, "ROW_BATCH", 1)
+    monkeypatch.setattr(scoring_job, "CHUNK", 1)
+    monkeypatch.setattr(scoring_job, "ROW_BATCH", 1)
     monkeypatch.setattr(reference, "CORPUS_BATCH", 1)
     build_session(tmp_path / "other.taillens")  # the same session, built again
     with SessionStore.open(tmp_path / "other.taillens") as tiny_store:
