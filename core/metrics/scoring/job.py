@@ -43,7 +43,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.changes import Topic
 from core.errors import UserFacingError
@@ -77,6 +77,9 @@ from core.metrics.scoring.request import (
     unfinished_runs,
     validate_request,
 )
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 CHUNK = 64  # texts per sentence-scoring call: the cancel and progress granularity
 ROW_BATCH = 1_000  # score rows built and inserted at a time (in the metric's transaction)
@@ -143,7 +146,7 @@ _Result = tuple[_Group, list[MetricValue], MetricValue | None, Metric]
 
 class _Scorer:
     def __init__(
-        self, store: Any, request: ScoringRequest, runs: dict[int, _Run], ctx: JobContext
+        self, store: SessionStore, request: ScoringRequest, runs: dict[int, _Run], ctx: JobContext
     ) -> None:
         self.store = store
         if {ESA, HALLUCINATION} & set(expand_metric_names(request.metrics)) and not (
@@ -667,7 +670,7 @@ def _corpus_of(
     return metric.corpus_score(items)
 
 
-def score_job(store: Any, request: ScoringRequest) -> Job[ScoringSummary]:
+def score_job(store: SessionStore, request: ScoringRequest) -> Job[ScoringSummary]:
     """A job scoring the session's texts; bad input is refused here, before the job runs."""
     runs = validate_request(store, request)
     if not runs and not request.references:

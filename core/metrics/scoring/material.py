@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from core.metrics.base import PPL, EntityInfo
 from core.metrics.scoring.request import (
@@ -23,6 +23,9 @@ from core.metrics.scoring.request import (
     _Run,
     _Text,
 )
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 
 class _TripleRow(NamedTuple):
@@ -53,7 +56,7 @@ class _TripleRow(NamedTuple):
 class _UnitMaterial:
     """Triples, entities and references of the units being scored, per language."""
 
-    def __init__(self, store: Any, unit_ids: Sequence[int]) -> None:
+    def __init__(self, store: SessionStore, unit_ids: Sequence[int]) -> None:
         from sqlalchemy import select
 
         from core.store.models import Claim, DataUnit, Term, UnitReference, UnitTriple
@@ -191,7 +194,7 @@ class UnitMaterial:
     references: dict[str, tuple[tuple[int, str], ...]]
 
 
-def unit_material(store: Any, unit_id: int, lang: str) -> UnitMaterial:
+def unit_material(store: SessionStore, unit_id: int, lang: str) -> UnitMaterial:
     """Unit ``unit_id``'s triples, entities and references in ``lang``, read exactly as the
     scoring job reads them (so the Scores panel's detail shows what a score was made
     from)."""
@@ -219,7 +222,7 @@ def _aliases(
 
 
 def _load_verbalisations(
-    store: Any,
+    store: SessionStore,
     runs: dict[int, _Run],
     request: ScoringRequest,
     summary: ScoringSummary,
@@ -329,7 +332,7 @@ def _logprob_values(stored: Any) -> tuple[float, ...] | None:
     return tuple(float(v) for v in values)
 
 
-def _all_unit_ids(store: Any) -> list[int]:
+def _all_unit_ids(store: SessionStore) -> list[int]:
     from sqlalchemy import select
 
     from core.store.models import DataUnit

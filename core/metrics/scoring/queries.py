@@ -8,11 +8,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import UserFacingError
 from core.groups import head_tier
 from core.metrics.scoring.request import CorpusScore
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ def _stored(row: Any) -> StoredScore:
     )
 
 
-def scores_of_verbalisation(store: Any, verbalisation_id: int) -> list[StoredScore]:
+def scores_of_verbalisation(store: SessionStore, verbalisation_id: int) -> list[StoredScore]:
     """Every sentence score of one text, with details (ESA mentions, missing entities,
     hallucination spans, BERTScore model and rescaling, inversion drop)."""
     from sqlalchemy import select
@@ -88,7 +91,7 @@ def score_column(metric: str, quality: str | None) -> str:
 
 
 def sentence_score_table(
-    store: Any,
+    store: SessionStore,
     *,
     run_ids: Sequence[int] | None = None,
     langs: Sequence[str] | None = None,
@@ -156,7 +159,10 @@ def sentence_score_table(
 
 
 def corpus_scores(
-    store: Any, *, run_ids: Sequence[int] | None = None, metrics: Sequence[str] | None = None
+    store: SessionStore,
+    *,
+    run_ids: Sequence[int] | None = None,
+    metrics: Sequence[str] | None = None,
 ) -> list[CorpusScore]:
     """The stored corpus rows (run × lang × quality), references' rows included."""
     from sqlalchemy import select
@@ -182,7 +188,7 @@ def corpus_scores(
             if (
                 score.run_id is not None
                 and scored_texts is not None
-                and counts.get((score.run_id, score.lang), 0) != scored_texts
+                and counts.get((score.run_id, score.lang or ""), 0) != scored_texts
             ):
                 details["stale"] = True  # the run changed since: score it again
             out.append(
@@ -201,7 +207,7 @@ def corpus_scores(
         return out
 
 
-def _run_text_counts(store: Any) -> dict[tuple[int, str], int]:
+def _run_text_counts(store: SessionStore) -> dict[tuple[int, str], int]:
     """Verbalisations per (run, language), every candidate counted."""
     from sqlalchemy import func, select
 
@@ -234,7 +240,7 @@ GROUP_KEYS = ("model", "lang", "tier", "sub_tier", "run_id")
 
 
 def summary_by_group(
-    store: Any,
+    store: SessionStore,
     *,
     by: Sequence[str] = ("model", "lang", "tier"),
     run_ids: Sequence[int] | None = None,

@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import UserFacingError
 from core.metrics import DEFAULT_METRICS, MetricOptions, expand_metric_names
+
+if TYPE_CHECKING:
+    from core.store import SessionStore
 
 QUALITIES = ("gold", "silver")
 _QID = re.compile(r"\AQ[1-9][0-9]*\Z")
@@ -123,7 +126,7 @@ def _still_writing(status: str, software: Any) -> str | None:
     )
 
 
-def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
+def load_runs(store: SessionStore, run_ids: Sequence[int] | None) -> dict[int, _Run]:
     """The runs to score; an id that is not in the session is a clear error."""
     from sqlalchemy import select
 
@@ -156,7 +159,7 @@ def load_runs(store: Any, run_ids: Sequence[int] | None) -> dict[int, _Run]:
     return runs
 
 
-def validate_request(store: Any, request: ScoringRequest) -> dict[int, _Run]:
+def validate_request(store: SessionStore, request: ScoringRequest) -> dict[int, _Run]:
     """Refuse bad input before any work: unknown metrics, runs, languages."""
     expand_metric_names(request.metrics)
     _check_langs(request.langs)
