@@ -77,12 +77,13 @@ from core.metrics.scoring.request import (
     unfinished_runs,
     validate_request,
 )
+from core.metrics.scoring.write import StagedScores, replaced_rows
 
 if TYPE_CHECKING:
     from core.store import SessionStore
 
 CHUNK = 64  # texts per sentence-scoring call: the cancel and progress granularity
-ROW_BATCH = 1_000  # score rows built and inserted at a time (in the metric's transaction)
+ROW_BATCH = 1_000  # score rows held at a time before they are staged (see write.py)
 # The "model" of a perplexity group scored from a server run's stored log-probabilities.
 SERVER_LOGPROBS = "server log-probabilities"
 
@@ -140,10 +141,6 @@ class _Group:
     prompts: list[str] | None = None  # per text, perplexity only: stored / rebuilt / none
 
 
-# A group scored: its sentence values, its corpus value, and the metric that made them.
-_Result = tuple[_Group, list[MetricValue], MetricValue | None, Metric]
-
-
 class _Scorer:
     def __init__(
         self, store: SessionStore, request: ScoringRequest, runs: dict[int, _Run], ctx: JobContext
@@ -175,7 +172,15 @@ class _Scorer:
         )
         if request.references and request.unit_ids is None:
             unit_ids = _all_unit_ids(store)
-        self.material = _UnitMaterial(store, unit_ids)
+        # Only the languages scored: a unit's other languages' triples and references
+        # are never looked at (references of every language when they are scored too).
+        if request.references:
+            langs = None if request.langs is None else set(request.langs)
+        else:
+            langs = {t.lang for t in (*self.texts, *self.replies)}
+        self.material = _UnitMaterial(
+            store, unit_ids, langs=langs, reference_texts=request.references
+        )
         self.reference_texts = [
             t
             for t in self.material.reference_rows
@@ -406,231 +411,222 @@ class _Scorer:
         self.ctx.progress(0, self._total, "preparing")
         model_plans = [(name, groups) for name, groups in plans if name in MODEL_METRICS]
         try:
-            for name, groups in plans:
+            for slot, (name, groups) in enumerate(plans):
                 if name not in MODEL_METRICS:
-                    results = [self._score_group(name, group) for group in groups]
-                    self.ctx.check_cancelled()
-                    self._write(name, results)
+                    staged = StagedScores(self.store, slot, ROW_BATCH)
+                    try:
+                        corpus = [
+                            self._score_group(name, g, i, staged) for i, g in enumerate(groups)
+                        ]
+                        self.ctx.check_cancelled()
+                        self._commit(name, groups, staged, corpus)
+                    finally:
+                        staged.close()
                 elif name == model_plans[0][0]:
                     # All perplexity metrics at the first one's turn, model by model.
-                    for model_name, model_results in self._score_by_model(model_plans):
-                        self.ctx.check_cancelled()
-                        self._write(model_name, model_results)
+                    self._score_by_model(model_plans, slot)
         finally:
             self._close_model(None)
         return self.summary
 
-    def _score_group(self, name: str, group: _Group) -> _Result:
+    def _score_group(
+        self, name: str, group: _Group, index: int, staged: StagedScores
+    ) -> CorpusScore | None:
+        """Score one group a chunk at a time, staging each chunk's sentence rows as it is
+        scored, then its corpus row; the corpus figure for the summary. Only what the
+        corpus figure is made from is kept of the sentence values (see _kept)."""
         self.ctx.check_cancelled()
         metric = self.metric(name, group.model)
         where = f"run {group.run_id}" if group.run_id is not None else "references"
-        values: list[MetricValue] = []
+        keep = _keeps_values(name, metric)
+        kept: list[MetricValue] = []
+        start = 0
         for chunk in _chunks(group.items, CHUNK):
             self.ctx.check_cancelled()
-            values.extend(metric.sentence_scores(chunk))
+            values = metric.sentence_scores(chunk)
+            staged.add(index, self._sentence_rows(name, group, start, values, metric))
+            if keep:
+                kept.extend(_kept(v) for v in values)
+            start += len(chunk)
             self._done += len(chunk)
             self.ctx.progress(
                 self._done,
                 self._total,
                 f"{name} · {where} · {group.lang}{f' · {group.quality}' if group.quality else ''}",
             )
-        corpus = _corpus_of(name, metric, group.items, values)
-        return group, values, corpus, metric
+        corpus = _corpus_of(name, metric, group.items, kept)
+        if corpus is None:
+            return None
+        row, summary = self._corpus_row(name, group, corpus, metric)
+        staged.add(index, [row])
+        return summary
 
-    def _score_by_model(
-        self, plans: list[tuple[str, list[_Group]]]
-    ) -> list[tuple[str, list[_Result]]]:
+    def _score_by_model(self, plans: list[tuple[str, list[_Group]]], first_slot: int) -> None:
         """Every perplexity group, one causal model at a time: the model is loaded once
         for all its groups of all the perplexity metrics, then freed before the next
-        one loads (a 7B model and the next one need not fit together). Results come back
-        per metric, in group order, to be written one metric per transaction."""
+        one loads (a 7B model and the next one need not fit together). Each metric's rows
+        are staged as they are scored and committed at the end, one metric per
+        transaction, in group order."""
         models = list(dict.fromkeys(g.model for _, groups in plans for g in groups))
-        scored: dict[tuple[str, int], _Result] = {}
-        for model in models:
-            try:
-                for name, groups in plans:
-                    for index, group in enumerate(groups):
-                        if group.model == model:
-                            scored[(name, index)] = self._score_group(name, group)
-            finally:
-                self._close_model(model)
-        return [(name, [scored[(name, i)] for i in range(len(groups))]) for name, groups in plans]
+        staged = {
+            name: StagedScores(self.store, first_slot + i, ROW_BATCH)
+            for i, (name, _) in enumerate(plans)
+        }
+        try:
+            corpus: dict[tuple[str, int], CorpusScore | None] = {}
+            for model in models:
+                try:
+                    for name, groups in plans:
+                        for index, group in enumerate(groups):
+                            if group.model == model:
+                                corpus[(name, index)] = self._score_group(
+                                    name, group, index, staged[name]
+                                )
+                finally:
+                    self._close_model(model)
+            for name, groups in plans:
+                self.ctx.check_cancelled()
+                in_order = [corpus[(name, i)] for i in range(len(groups))]
+                self._commit(name, groups, staged[name], in_order)
+        finally:
+            for rows in staged.values():
+                rows.close()
 
     def _run_texts(self, run_id: int, lang: str | None) -> int:
         return self._text_counts.get((run_id, lang or ""), 0)
 
-    def _write(self, name: str, results: list[_Result]) -> None:
-        from sqlalchemy import and_, delete, func, insert
-
-        from core.store.models import Score
-
+    def _commit(
+        self,
+        name: str,
+        groups: list[_Group],
+        staged: StagedScores,
+        corpus: Sequence[CorpusScore | None],
+    ) -> None:
+        """Replace the metric's old rows with the staged ones, in one transaction."""
         # The texts whose old rows go: every text asked for (a text that lost its last
         # reference loses its stale score), except for perplexity, where a run skipped for
         # want of a model keeps what an earlier --ppl-model gave it.
-        covered = (
-            [t for group, *_ in results for t in group.texts]
-            if name in MODEL_METRICS
-            else self.texts
+        covered = [t for g in groups for t in g.texts] if name in MODEL_METRICS else self.texts
+        replaced = replaced_rows(
+            name,
+            sorted({t.verbalisation_id for t in covered if t.verbalisation_id is not None}),
+            sorted({t.reference_id for g in groups for t in g.texts if t.reference_id is not None}),
+            {(t.run_id, t.lang) for t in covered if t.run_id is not None},
+            [(g.lang, g.quality) for g in groups if g.run_id is None],
         )
-        verbalisation_ids = sorted(
-            {t.verbalisation_id for t in covered if t.verbalisation_id is not None}
-        )
-        reference_ids = sorted(
-            {
-                t.reference_id
-                for group, *_ in results
-                for t in group.texts
-                if t.reference_id is not None
-            }
-        )
-        quality = func.json_extract(Score.details, "$.quality")
-        texts_kind = func.json_extract(Score.details, "$.texts")
-        written = 0
-        with self.store.unit_of_work() as db:
-            for chunk in _chunks(verbalisation_ids):
-                db.execute(
-                    delete(Score).where(
-                        Score.metric == name,
-                        Score.level == "sentence",
-                        Score.verbalisation_id.in_(chunk),
-                    )
-                )
-            for chunk in _chunks(reference_ids):
-                db.execute(
-                    delete(Score).where(
-                        Score.metric == name,
-                        Score.level == "sentence",
-                        Score.reference_id.in_(chunk),
-                    )
-                )
-            # Corpus rows of every group this request covered, whatever their quality: a
-            # quality that has no references any more must not keep a stale corpus score.
-            run_langs = {(t.run_id, t.lang) for t in covered if t.run_id is not None}
-            for run_id, lang in run_langs:
-                db.execute(
-                    delete(Score).where(
-                        Score.metric == name,
-                        Score.level == "corpus",
-                        Score.run_id == run_id,
-                        Score.lang == lang,
-                    )
-                )
-            for group, *_ in results:
-                if group.run_id is None:
-                    db.execute(
-                        delete(Score).where(
-                            and_(
-                                Score.metric == name,
-                                Score.level == "corpus",
-                                Score.run_id.is_(None),
-                                Score.lang == group.lang,
-                                quality == group.quality,
-                                texts_kind == "references",
-                            )
-                        )
-                    )
-            # Rows are built and inserted ROW_BATCH at a time, in the same transaction:
-            # the metric is still wholly old or wholly new after a kill or a failure.
-            batch: list[dict[str, Any]] = []
-            for row in self._rows(name, results):
-                batch.append(row)
-                if len(batch) >= ROW_BATCH:
-                    db.execute(insert(Score), batch)
-                    written += len(batch)
-                    batch = []
-            if batch:
-                db.execute(insert(Score), batch)
-                written += len(batch)
-        self.summary.rows_written[name] = written
+        self.summary.rows_written[name] = staged.commit(replaced)
+        self.summary.corpus.extend(c for c in corpus if c is not None)
 
-    def _rows(self, name: str, results: list[_Result]) -> Iterator[dict[str, Any]]:
-        """The ``scores`` rows of one metric's results, in order: each group's sentence
-        rows, then its corpus row (which also goes to the summary)."""
-        subset = self.request.unit_ids is not None
-        for group, values, corpus, metric in results:
-            signature = metric.signature()
-            quality_key = group.quality if name in REFERENCE_BASED else None
-            for index, (text, value) in enumerate(zip(group.texts, values, strict=True)):
-                if value.value is None and name in REFERENCE_BASED:
-                    continue  # absent, never 0
-                details = dict(value.details)
-                if group.prompts is not None:  # ppl of a verbalisation: the raw reply
-                    details["prompt"] = group.prompts[index]
-                    details["scored"] = "raw reply"
-                    details["parse_ok"] = text.parse_ok
-                if quality_key:
-                    details["quality"] = quality_key
-                if text.reference_id is not None:
-                    details["quality"] = text.quality
-                    details["texts"] = "references"
-                if text.output != "text" and group.prompts is None:
-                    details["output"] = text.output
-                if group.model and name in MODEL_METRICS:
-                    details.setdefault("model", group.model)
-                yield {
-                    "metric": name,
-                    "value": value.value,
-                    "details": details,
-                    "signature": value.signature or signature,
-                    "level": "sentence",
-                    "verbalisation_id": text.verbalisation_id,
-                    "reference_id": text.reference_id,
-                    "run_id": text.run_id,
-                    "lang": text.lang,
-                }
-            if corpus is None:
-                continue
-            if name == METEOR and corpus.value is None and corpus.details.get("note"):
-                where = f"run {group.run_id}" if group.run_id is not None else "references"
-                self.summary.note(
-                    f"meteor absent for {where}, {group.lang}: {corpus.details['note']}"
-                )
-            details = dict(corpus.details)
-            details.setdefault("n", len(group.texts))
-            for kind in ("empty", "unparsed"):
-                count = sum(1 for t in group.texts if t.output == kind)
-                if count:
-                    details[f"{kind}_outputs"] = count
-            if group.quality:
-                details["quality"] = group.quality
-            if group.run_id is None:
+    def _sentence_rows(
+        self, name: str, group: _Group, start: int, values: Sequence[MetricValue], metric: Metric
+    ) -> Iterator[dict[str, Any]]:
+        """The sentence rows of ``values``, the scores of the group's texts from ``start``."""
+        signature = metric.signature()
+        quality_key = group.quality if name in REFERENCE_BASED else None
+        texts = group.texts[start : start + len(values)]
+        for index, (text, value) in enumerate(zip(texts, values, strict=True), start):
+            if value.value is None and name in REFERENCE_BASED:
+                continue  # absent, never 0
+            details = dict(value.details)
+            if group.prompts is not None:  # ppl of a verbalisation: the raw reply
+                details["prompt"] = group.prompts[index]
+                details["scored"] = "raw reply"
+                details["parse_ok"] = text.parse_ok
+            if quality_key:
+                details["quality"] = quality_key
+            if text.reference_id is not None:
+                details["quality"] = text.quality
                 details["texts"] = "references"
-            if subset:
-                details["subset"] = "units"
-            partial_run = self.runs.get(group.run_id) if group.run_id is not None else None
-            if partial_run is not None and partial_run.writing is not None:
-                details["partial"] = True  # the run was still being written
-            if group.run_id is not None:
-                # How many texts the run had in this language when scored: a reader tells
-                # from it that the run has grown since (corpus_scores marks it stale).
-                details["run_texts"] = self._run_texts(group.run_id, group.lang)
+            if text.output != "text" and group.prompts is None:
+                details["output"] = text.output
             if group.model and name in MODEL_METRICS:
                 details.setdefault("model", group.model)
             yield {
                 "metric": name,
-                "value": corpus.value,
+                "value": value.value,
                 "details": details,
-                "signature": corpus.signature or signature,
-                "level": "corpus",
-                "verbalisation_id": None,
-                "reference_id": None,
-                "run_id": group.run_id,
-                "lang": group.lang,
+                "signature": value.signature or signature,
+                "level": "sentence",
+                "verbalisation_id": text.verbalisation_id,
+                "reference_id": text.reference_id,
+                "run_id": text.run_id,
+                "lang": text.lang,
             }
-            run = self.runs.get(group.run_id) if group.run_id is not None else None
-            self.summary.corpus.append(
-                CorpusScore(
-                    name,
-                    group.run_id,
-                    run.name if run else "references",
-                    group.lang,
-                    details.get("quality"),
-                    corpus.value,
-                    int(details.get("n") or 0),
-                    corpus.signature or signature,
-                    details,
-                )
-            )
+
+    def _corpus_row(
+        self, name: str, group: _Group, corpus: MetricValue, metric: Metric
+    ) -> tuple[dict[str, Any], CorpusScore]:
+        """A group's corpus row, and the same figure for the summary."""
+        signature = metric.signature()
+        if name == METEOR and corpus.value is None and corpus.details.get("note"):
+            where = f"run {group.run_id}" if group.run_id is not None else "references"
+            self.summary.note(f"meteor absent for {where}, {group.lang}: {corpus.details['note']}")
+        details = dict(corpus.details)
+        details.setdefault("n", len(group.texts))
+        for kind in ("empty", "unparsed"):
+            count = sum(1 for t in group.texts if t.output == kind)
+            if count:
+                details[f"{kind}_outputs"] = count
+        if group.quality:
+            details["quality"] = group.quality
+        if group.run_id is None:
+            details["texts"] = "references"
+        if self.request.unit_ids is not None:
+            details["subset"] = "units"
+        run = self.runs.get(group.run_id) if group.run_id is not None else None
+        if run is not None and run.writing is not None:
+            details["partial"] = True  # the run was still being written
+        if group.run_id is not None:
+            # How many texts the run had in this language when scored: a reader tells
+            # from it that the run has grown since (corpus_scores marks it stale).
+            details["run_texts"] = self._run_texts(group.run_id, group.lang)
+        if group.model and name in MODEL_METRICS:
+            details.setdefault("model", group.model)
+        row = {
+            "metric": name,
+            "value": corpus.value,
+            "details": details,
+            "signature": corpus.signature or signature,
+            "level": "corpus",
+            "verbalisation_id": None,
+            "reference_id": None,
+            "run_id": group.run_id,
+            "lang": group.lang,
+        }
+        return row, CorpusScore(
+            name,
+            group.run_id,
+            run.name if run else "references",
+            group.lang,
+            details.get("quality"),
+            corpus.value,
+            int(details.get("n") or 0),
+            corpus.signature or signature,
+            details,
+        )
+
+
+# Sentence details no corpus figure reads and the bulk of a value (ESA's mentions with
+# their spans, hallucination candidates' spans): written with the sentence rows, not kept
+# with the values a group keeps for its corpus figure.
+_NOT_FOR_CORPUS = frozenset({"mentions", "spans"})
+
+
+def _keeps_values(name: str, metric: Metric) -> bool:
+    """Whether a group's corpus figure is made from its sentence values (kept, slimmed),
+    or from the texts again (BLEU, chrF++, TER: sacrebleu's statistics, summed a batch at
+    a time from the texts and references the group holds anyway)."""
+    return hasattr(metric, "corpus_from_sentences") or name in (PPL, ENTITY_PPL)
+
+
+def _kept(value: MetricValue) -> MetricValue:
+    """What a group keeps of a sentence value for its corpus figure: the value and the
+    details a corpus figure reads (ESA's entities, detected and missing names; BERTScore's
+    rescaling; perplexity's mean NLL and tokens), not the bulky ones."""
+    if not _NOT_FOR_CORPUS & value.details.keys():
+        return value
+    details = {k: v for k, v in value.details.items() if k not in _NOT_FOR_CORPUS}
+    return MetricValue(value.value, details, value.signature)
 
 
 def _pooled_perplexity(pairs: Iterable[tuple[float, int]]) -> MetricValue | None:

@@ -10,7 +10,7 @@ where the subject QID or the object's QID is known.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -56,7 +56,17 @@ class _TripleRow(NamedTuple):
 class _UnitMaterial:
     """Triples, entities and references of the units being scored, per language."""
 
-    def __init__(self, store: SessionStore, unit_ids: Sequence[int]) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        unit_ids: Sequence[int],
+        *,
+        langs: Collection[str] | None = None,
+        reference_texts: bool = True,
+    ) -> None:
+        """``langs``: only these languages' triples and references (None: all);
+        ``reference_texts``: also list every reference as a text to score
+        (``reference_rows``)."""
         from sqlalchemy import select
 
         from core.store.models import Claim, DataUnit, Term, UnitReference, UnitTriple
@@ -65,7 +75,10 @@ class _UnitMaterial:
         self.entities: dict[tuple[int, str], tuple[EntityInfo, ...]] = {}
         self.references: dict[tuple[int, str, str], list[tuple[int, str]]] = defaultdict(list)
         self.reference_rows: list[_Text] = []
-        rows_by_set: dict[tuple[int, str, str], list[Any]] = defaultdict(list)
+        # Per (unit, lang): the main tripleset, else whichever set the language has
+        # first, kept as the rows come (ordered by tripleset), the other sets dropped.
+        chosen: dict[tuple[int, str], list[_TripleRow]] = {}
+        chosen_set: dict[tuple[int, str], str] = {}
         roots: dict[int, str | None] = {}
         value_types: dict[int, str | None] = {}
         with store.unit_of_work() as db:
@@ -75,10 +88,11 @@ class _UnitMaterial:
                 ):
                     roots[uid] = root
                 columns = [getattr(UnitTriple, name) for name in _TripleRow._fields]
+                triple_query = select(*columns).where(UnitTriple.unit_id.in_(chunk))
+                if langs is not None:
+                    triple_query = triple_query.where(UnitTriple.lang.in_(sorted(langs)))
                 for values in db.execute(
-                    select(*columns)
-                    .where(UnitTriple.unit_id.in_(chunk))
-                    .order_by(
+                    triple_query.order_by(
                         UnitTriple.unit_id,
                         UnitTriple.lang,
                         UnitTriple.tripleset,
@@ -86,31 +100,36 @@ class _UnitMaterial:
                     )
                 ):
                     row = _TripleRow(*values)
-                    rows_by_set[(row.unit_id, row.lang, row.tripleset)].append(row)
+                    key = (row.unit_id, row.lang)
+                    if row.tripleset == "main" or key not in chosen:
+                        if chosen_set.get(key) != row.tripleset:
+                            chosen[key], chosen_set[key] = [], row.tripleset
+                        chosen[key].append(row)
+                reference_query = select(
+                    UnitReference.id,
+                    UnitReference.unit_id,
+                    UnitReference.lang,
+                    UnitReference.quality,
+                    UnitReference.text,
+                ).where(UnitReference.unit_id.in_(chunk))
+                if langs is not None:
+                    reference_query = reference_query.where(UnitReference.lang.in_(sorted(langs)))
                 for ref_id, ref_unit, ref_lang, ref_quality, ref_text in db.execute(
-                    select(
-                        UnitReference.id,
-                        UnitReference.unit_id,
-                        UnitReference.lang,
-                        UnitReference.quality,
-                        UnitReference.text,
-                    )
-                    .where(UnitReference.unit_id.in_(chunk))
-                    .order_by(UnitReference.id)
+                    reference_query.order_by(UnitReference.id)
                 ):
                     self.references[(ref_unit, ref_lang, ref_quality)].append((ref_id, ref_text))
-                    self.reference_rows.append(
-                        _Text(
-                            ref_text, ref_lang, ref_unit, reference_id=ref_id, quality=ref_quality
+                    if reference_texts:
+                        self.reference_rows.append(
+                            _Text(
+                                ref_text,
+                                ref_lang,
+                                ref_unit,
+                                reference_id=ref_id,
+                                quality=ref_quality,
+                            )
                         )
-                    )
             claim_ids = sorted(
-                {
-                    r.claim_id
-                    for rows in rows_by_set.values()
-                    for r in rows
-                    if r.claim_id is not None
-                }
+                {r.claim_id for rows in chosen.values() for r in rows if r.claim_id is not None}
             )
             for chunk in _chunks(claim_ids):
                 for cid, vtype in db.execute(
@@ -120,7 +139,7 @@ class _UnitMaterial:
             qids = sorted(
                 {
                     q
-                    for rows in rows_by_set.values()
+                    for rows in chosen.values()
                     for r in rows
                     for q in (r.subject_qid, r.object_value)
                     if q and _QID.match(q)
@@ -134,11 +153,6 @@ class _UnitMaterial:
                     .order_by(Term.item_id, Term.lang, Term.kind, Term.ordinal)
                 ):
                     terms[(item_id, lang)].append(text)
-        # Per (unit, lang): the main tripleset, else whichever set the language has.
-        chosen: dict[tuple[int, str], list[Any]] = {}
-        for (unit_id, lang, tripleset), rows in rows_by_set.items():
-            if tripleset == "main" or (unit_id, lang) not in chosen:
-                chosen[(unit_id, lang)] = rows
         for (unit_id, lang), rows in chosen.items():
             triples = [r.shown() for r in rows]
             self.triples[(unit_id, lang)] = triples
