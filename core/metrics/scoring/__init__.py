@@ -4,7 +4,9 @@
   what it reports (:class:`ScoringSummary`, :class:`CorpusScore`), the runs it scores;
 * :mod:`~core.metrics.scoring.material`: the texts and each unit's triples, entities and
   references, read from the session;
-* :mod:`~core.metrics.scoring.job`: the job (:func:`score_job`) that scores and writes;
+* :mod:`~core.metrics.scoring.job`: the job (:func:`score_job`) that scores;
+  :mod:`~core.metrics.scoring.groups` the groups it scores (items, rows, corpus
+  figures), :mod:`~core.metrics.scoring.write` how their rows are staged and written;
 * :mod:`~core.metrics.scoring.queries`: the stored scores read back (Scores panel,
   report, CLI), from a WAL snapshot.
 
@@ -14,17 +16,8 @@ works as it did when this was one module.
 
 from __future__ import annotations
 
-from core.metrics.scoring.job import (
-    CHUNK,
-    ROW_BATCH,
-    SERVER_LOGPROBS,
-    _corpus_of,
-    _Group,
-    _LazyItems,
-    _pooled_perplexity,
-    _Scorer,
-    score_job,
-)
+from core.metrics.scoring.groups import _corpus_of, _Group, _LazyItems, _pooled_perplexity
+from core.metrics.scoring.job import CHUNK, ROW_BATCH, SERVER_LOGPROBS, _Scorer, score_job
 from core.metrics.scoring.material import (
     UnitMaterial,
     _aliases,

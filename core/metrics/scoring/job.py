@@ -39,11 +39,9 @@ reply (``details["source"] = "server logprobs"``), where it returned them.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from core.changes import Topic
 from core.errors import UserFacingError
@@ -56,13 +54,21 @@ from core.metrics import (
     expand_metric_names,
 )
 from core.metrics.base import (
-    ENTITY_PPL,
     ESA,
     HALLUCINATION,
     METEOR,
     PPL,
     MetricValue,
     ScoringItem,
+)
+from core.metrics.scoring.groups import (
+    _corpus_of,
+    _Group,
+    _keeps_values,
+    _kept,
+    _LazyItems,
+    corpus_row,
+    sentence_rows,
 )
 from core.metrics.scoring.material import _all_unit_ids, _load_verbalisations, _UnitMaterial
 from core.metrics.scoring.queries import _run_text_counts
@@ -86,59 +92,6 @@ CHUNK = 64  # texts per sentence-scoring call: the cancel and progress granulari
 ROW_BATCH = 1_000  # score rows held at a time before they are staged (see write.py)
 # The "model" of a perplexity group scored from a server run's stored log-probabilities.
 SERVER_LOGPROBS = "server log-probabilities"
-
-
-class _LazyItems(Sequence[ScoringItem]):
-    """A group's ``ScoringItem``s, built when read (a chunk at a time while scoring, one
-    at a time for a corpus score), so a large session never holds them all: the texts
-    and, per text, its references (and prompt) are all a group keeps."""
-
-    def __init__(
-        self,
-        make: Callable[..., ScoringItem],
-        texts: Sequence[_Text],
-        references: Sequence[Sequence[str]] | None = None,
-        prompts: Sequence[str | None] | None = None,
-    ) -> None:
-        self._make = make
-        self._texts = texts
-        self._references = references
-        self._prompts = prompts
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-    def _one(self, index: int) -> ScoringItem:
-        return self._make(
-            self._texts[index],
-            self._references[index] if self._references is not None else (),
-            self._prompts[index] if self._prompts is not None else None,
-        )
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self._one(i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return self._one(index)
-
-    def __iter__(self) -> Iterator[ScoringItem]:
-        return (self._one(i) for i in range(len(self)))
-
-
-@dataclass
-class _Group:
-    """Texts scored together: one corpus row (run × lang × quality)."""
-
-    run_id: int | None
-    lang: str
-    quality: str | None
-    texts: list[_Text]
-    items: Sequence[ScoringItem]  # built when read (_LazyItems)
-    model: str | None = None  # the causal model of a perplexity group
-    prompts: list[str] | None = None  # per text, perplexity only: stored / rebuilt / none
 
 
 class _Scorer:
@@ -444,7 +397,7 @@ class _Scorer:
         for chunk in _chunks(group.items, CHUNK):
             self.ctx.check_cancelled()
             values = metric.sentence_scores(chunk)
-            staged.add(index, self._sentence_rows(name, group, start, values, metric))
+            staged.add(index, sentence_rows(name, group, start, values, metric.signature()))
             if keep:
                 kept.extend(_kept(v) for v in values)
             start += len(chunk)
@@ -457,7 +410,19 @@ class _Scorer:
         corpus = _corpus_of(name, metric, group.items, kept)
         if corpus is None:
             return None
-        row, summary = self._corpus_row(name, group, corpus, metric)
+        if name == METEOR and corpus.value is None and corpus.details.get("note"):
+            self.summary.note(f"meteor absent for {where}, {group.lang}: {corpus.details['note']}")
+        row, summary = corpus_row(
+            name,
+            group,
+            corpus,
+            metric.signature(),
+            run=self.runs.get(group.run_id) if group.run_id is not None else None,
+            subset=self.request.unit_ids is not None,
+            run_texts=self._run_texts(group.run_id, group.lang)
+            if group.run_id is not None
+            else None,
+        )
         staged.add(index, [row])
         return summary
 
@@ -516,154 +481,6 @@ class _Scorer:
         )
         self.summary.rows_written[name] = staged.commit(replaced)
         self.summary.corpus.extend(c for c in corpus if c is not None)
-
-    def _sentence_rows(
-        self, name: str, group: _Group, start: int, values: Sequence[MetricValue], metric: Metric
-    ) -> Iterator[dict[str, Any]]:
-        """The sentence rows of ``values``, the scores of the group's texts from ``start``."""
-        signature = metric.signature()
-        quality_key = group.quality if name in REFERENCE_BASED else None
-        texts = group.texts[start : start + len(values)]
-        for index, (text, value) in enumerate(zip(texts, values, strict=True), start):
-            if value.value is None and name in REFERENCE_BASED:
-                continue  # absent, never 0
-            details = dict(value.details)
-            if group.prompts is not None:  # ppl of a verbalisation: the raw reply
-                details["prompt"] = group.prompts[index]
-                details["scored"] = "raw reply"
-                details["parse_ok"] = text.parse_ok
-            if quality_key:
-                details["quality"] = quality_key
-            if text.reference_id is not None:
-                details["quality"] = text.quality
-                details["texts"] = "references"
-            if text.output != "text" and group.prompts is None:
-                details["output"] = text.output
-            if group.model and name in MODEL_METRICS:
-                details.setdefault("model", group.model)
-            yield {
-                "metric": name,
-                "value": value.value,
-                "details": details,
-                "signature": value.signature or signature,
-                "level": "sentence",
-                "verbalisation_id": text.verbalisation_id,
-                "reference_id": text.reference_id,
-                "run_id": text.run_id,
-                "lang": text.lang,
-            }
-
-    def _corpus_row(
-        self, name: str, group: _Group, corpus: MetricValue, metric: Metric
-    ) -> tuple[dict[str, Any], CorpusScore]:
-        """A group's corpus row, and the same figure for the summary."""
-        signature = metric.signature()
-        if name == METEOR and corpus.value is None and corpus.details.get("note"):
-            where = f"run {group.run_id}" if group.run_id is not None else "references"
-            self.summary.note(f"meteor absent for {where}, {group.lang}: {corpus.details['note']}")
-        details = dict(corpus.details)
-        details.setdefault("n", len(group.texts))
-        for kind in ("empty", "unparsed"):
-            count = sum(1 for t in group.texts if t.output == kind)
-            if count:
-                details[f"{kind}_outputs"] = count
-        if group.quality:
-            details["quality"] = group.quality
-        if group.run_id is None:
-            details["texts"] = "references"
-        if self.request.unit_ids is not None:
-            details["subset"] = "units"
-        run = self.runs.get(group.run_id) if group.run_id is not None else None
-        if run is not None and run.writing is not None:
-            details["partial"] = True  # the run was still being written
-        if group.run_id is not None:
-            # How many texts the run had in this language when scored: a reader tells
-            # from it that the run has grown since (corpus_scores marks it stale).
-            details["run_texts"] = self._run_texts(group.run_id, group.lang)
-        if group.model and name in MODEL_METRICS:
-            details.setdefault("model", group.model)
-        row = {
-            "metric": name,
-            "value": corpus.value,
-            "details": details,
-            "signature": corpus.signature or signature,
-            "level": "corpus",
-            "verbalisation_id": None,
-            "reference_id": None,
-            "run_id": group.run_id,
-            "lang": group.lang,
-        }
-        return row, CorpusScore(
-            name,
-            group.run_id,
-            run.name if run else "references",
-            group.lang,
-            details.get("quality"),
-            corpus.value,
-            int(details.get("n") or 0),
-            corpus.signature or signature,
-            details,
-        )
-
-
-# Sentence details no corpus figure reads and the bulk of a value (ESA's mentions with
-# their spans, hallucination candidates' spans): written with the sentence rows, not kept
-# with the values a group keeps for its corpus figure.
-_NOT_FOR_CORPUS = frozenset({"mentions", "spans"})
-
-
-def _keeps_values(name: str, metric: Metric) -> bool:
-    """Whether a group's corpus figure is made from its sentence values (kept, slimmed),
-    or from the texts again (BLEU, chrF++, TER: sacrebleu's statistics, summed a batch at
-    a time from the texts and references the group holds anyway)."""
-    return hasattr(metric, "corpus_from_sentences") or name in (PPL, ENTITY_PPL)
-
-
-def _kept(value: MetricValue) -> MetricValue:
-    """What a group keeps of a sentence value for its corpus figure: the value and the
-    details a corpus figure reads (ESA's entities, detected and missing names; BERTScore's
-    rescaling; perplexity's mean NLL and tokens), not the bulky ones."""
-    if not _NOT_FOR_CORPUS & value.details.keys():
-        return value
-    details = {k: v for k, v in value.details.items() if k not in _NOT_FOR_CORPUS}
-    return MetricValue(value.value, details, value.signature)
-
-
-def _pooled_perplexity(pairs: Iterable[tuple[float, int]]) -> MetricValue | None:
-    """exp of the mean NLL over all tokens, from (mean NLL, tokens) per scored text."""
-    pairs = [(nll, tokens) for nll, tokens in pairs if tokens]
-    if not pairs:
-        return None
-    tokens = sum(t for _, t in pairs)
-    return MetricValue(
-        math.exp(sum(nll * t for nll, t in pairs) / tokens),
-        {"n": len(pairs), "tokens": tokens, "aggregate": "pooled tokens"},
-    )
-
-
-def _corpus_of(
-    name: str, metric: Metric, items: Sequence[ScoringItem], values: Sequence[MetricValue]
-) -> MetricValue | None:
-    """The corpus value, from the sentence values where that is the same number, so a
-    model is not run twice over the same texts."""
-    from_sentences = getattr(metric, "corpus_from_sentences", None)
-    if from_sentences is not None:
-        return from_sentences(items, values)
-    if name == PPL and all("mean_nll" in v.details or v.value is None for v in values):
-        return _pooled_perplexity(
-            (v.details["mean_nll"], int(v.details.get("tokens") or 0))
-            for v in values
-            if v.value is not None
-        )
-    if name == ENTITY_PPL and all("entities" in v.details for v in values):
-        # Each distinct label once, as EntityPerplexity.corpus_score pools them.
-        labels: dict[str, tuple[float, int]] = {}
-        for value in values:
-            for entity in value.details["entities"]:
-                if entity.get("ppl") and entity.get("tokens"):
-                    labels[entity["label"]] = (math.log(entity["ppl"]), int(entity["tokens"]))
-        return _pooled_perplexity(labels.values())
-    return metric.corpus_score(items)
 
 
 def score_job(store: SessionStore, request: ScoringRequest) -> Job[ScoringSummary]:

@@ -4,7 +4,8 @@ replies) and each unit's material (triples, entities with aliases, references).
 Units' subjects and objects (for ESA and hallucination candidates) come from
 ``unit_triples`` of the text's language (``main`` tripleset; a set override wins over the
 label, :meth:`UnitTriple.shown`, the rule the verbalise job uses); aliases from ``terms``
-where the subject QID or the object's QID is known.
+where the subject QID or the object's QID is known. Everything here is read from a WAL
+snapshot: scoring never waits for a writer (a run being verbalised) to read.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class _UnitMaterial:
         chosen_set: dict[tuple[int, str], str] = {}
         roots: dict[int, str | None] = {}
         value_types: dict[int, str | None] = {}
-        with store.unit_of_work() as db:
+        with store.snapshot() as db:
             for chunk in _chunks(list(unit_ids)):
                 for uid, root in db.execute(
                     select(DataUnit.id, DataUnit.root_qid).where(DataUnit.id.in_(chunk))
@@ -278,7 +279,7 @@ def _load_verbalisations(
     replies: list[_Text] = []
     # (run, lang) -> kind ("empty" / "unparsed") -> count, for the summary's notes
     blank: dict[tuple[int, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         for vid, run_id, unit_id, lang, text, raw, prompt, logprobs in db.execute(query):
             parsed = text is not None and bool(text.strip())
             reply = (raw or "").strip() or (text or "").strip()
@@ -351,5 +352,5 @@ def _all_unit_ids(store: SessionStore) -> list[int]:
 
     from core.store.models import DataUnit
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         return list(db.scalars(select(DataUnit.id).order_by(DataUnit.id)))

@@ -132,7 +132,7 @@ def load_runs(store: SessionStore, run_ids: Sequence[int] | None) -> dict[int, _
 
     from core.store.models import ModelRun
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         query = select(ModelRun).order_by(ModelRun.id)
         if run_ids is not None:
             query = query.where(ModelRun.id.in_(list(run_ids)))

@@ -531,3 +531,36 @@ def test_a_kill_while_a_metric_is_staged_leaves_it_wholly_old(tmp_path: Path) ->
         summary = score(store, metrics=("esa",))
         assert len(rows(store, metric="esa")) == summary.rows_written["esa"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.taillens", "staged"]
+
+
+def test_scoring_reads_while_another_writer_holds_the_lock(session) -> None:
+    """What scoring reads (runs, texts, unit material) comes from a WAL snapshot: with a
+    0.2 s busy timeout, a read that took the write lock would raise SessionLockedError."""
+    import sqlite3
+
+    from core.metrics.scoring import (
+        ScoringSummary,
+        _load_verbalisations,
+        _UnitMaterial,
+        validate_request,
+    )
+    from core.store import SessionLockedError
+
+    store, ids = session
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with SessionStore.open(store.path, busy_timeout_s=0.2) as waiting:
+            request = ScoringRequest(metrics=("bleu", "esa"))
+            runs = validate_request(waiting, request)
+            assert sorted(runs) == sorted(ids.runs)
+            texts, _replies = _load_verbalisations(waiting, runs, request, ScoringSummary())
+            assert len(texts) == len(TEXTS)
+            material = _UnitMaterial(waiting, list(ids.units), langs={"en"})
+            assert set(material.triples) == {(unit, "en") for unit in ids.units}
+            assert unit_material(waiting, ids.units[0], "it").triples
+            with pytest.raises(SessionLockedError):  # a write still waits, and says so
+                waiting.set_meta("probe", "1")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
