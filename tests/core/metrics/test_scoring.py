@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import sacrebleu
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from core.errors import UserFacingError
 from core.jobs import CancelToken, JobSucceeded, JobWasCancelled, Progress, run_job
@@ -402,15 +402,15 @@ def test_scores_are_the_same_with_a_tiny_batch_size(
     batch at a time: with one text per chunk and batch, every stored score (corpus
     values and signatures included) is the same."""
     import core.metrics.reference as reference
-    import core.metrics.scoring as scoring
+    import core.metrics.scoring.job as scoring_job
 
     store, _ = session
     request = {"metrics": ("bleu", "chrf++", "esa", "ter", "hallucination"), "references": True}
     default = score(store, **request)
     expected = _all_scores(store)
     assert len(expected) > 20
-    monkeypatch.setattr(scoring, "CHUNK", 1)
-    monkeypatch.setattr(scoring, "ROW_BATCH", 1)
+    monkeypatch.setattr(scoring_job, "CHUNK", 1)
+    monkeypatch.setattr(scoring_job, "ROW_BATCH", 1)
     monkeypatch.setattr(reference, "CORPUS_BATCH", 1)
     build_session(tmp_path / "other.taillens")  # the same session, built again
     with SessionStore.open(tmp_path / "other.taillens") as tiny_store:
@@ -420,3 +420,147 @@ def test_scores_are_the_same_with_a_tiny_batch_size(
     assert [(c.metric, c.run_id, c.lang, c.quality, c.value, c.n) for c in tiny.corpus] == [
         (c.metric, c.run_id, c.lang, c.quality, c.value, c.n) for c in default.corpus
     ]
+
+
+def test_other_writers_and_readers_go_on_while_a_metric_is_scored(session) -> None:
+    """Rows are staged outside the session file while a metric is scored: another
+    connection writes (a short busy timeout: it must not wait) and reads meanwhile, and
+    the metric appears only when it is committed, whole."""
+    from core.metrics.esa import EntityAdequacy
+
+    store, ids = session
+    seen: list[int] = []  # the metric's rows another reader sees, at each chunk
+    real = EntityAdequacy.sentence_scores
+
+    def scores_then_probe(self, items):
+        values = real(self, items)
+        with SessionStore.open(store.path, busy_timeout_s=0.2) as other:
+            with other.unit_of_work() as db:  # would raise SessionLockedError if locked
+                db.execute(
+                    update(ModelRun)
+                    .where(ModelRun.id == ids.runs[0])
+                    .values(system_name=f"renamed {len(seen)}")
+                )
+            with other.snapshot() as db:
+                seen.append(len(db.scalars(select(Score.id).where(Score.metric == "esa")).all()))
+        return values
+
+    import core.metrics.scoring.job as scoring_job
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(EntityAdequacy, "sentence_scores", scores_then_probe)
+        patch.setattr(scoring_job, "CHUNK", 1)
+        patch.setattr(scoring_job, "ROW_BATCH", 1)
+        summary = score(store, metrics=("esa",))
+    assert len(seen) == summary.rows_written["esa"] - len(summary.corpus) > 3
+    assert set(seen) == {0}  # nothing of the metric until its commit
+    assert len(rows(store, metric="esa")) == summary.rows_written["esa"]
+    with store.unit_of_work() as db:
+        assert db.get(ModelRun, ids.runs[0]).system_name == f"renamed {len(seen) - 1}"
+
+
+KILLED_SCORING = """
+import sys, time
+from pathlib import Path
+
+import core.metrics.scoring.job as scoring_job
+from core.jobs import run_job
+from core.metrics.esa import EntityAdequacy
+from core.metrics.scoring import ScoringRequest, score_job
+from core.store import SessionStore
+
+signal = Path(sys.argv[2])
+real = EntityAdequacy.sentence_scores
+calls = []
+
+
+def slow(self, items):
+    calls.append(len(items))
+    if len(calls) == 4:  # three chunks' rows staged: say so, then wait to be killed
+        signal.write_text("staged")
+        time.sleep(60)
+    return real(self, items)
+
+
+EntityAdequacy.sentence_scores = slow
+scoring_job.CHUNK = 1
+scoring_job.ROW_BATCH = 1
+with SessionStore.open(sys.argv[1]) as store:
+    run_job(score_job(store, ScoringRequest(metrics=("bleu", "esa"))))
+"""
+
+
+def test_a_kill_while_a_metric_is_staged_leaves_it_wholly_old(tmp_path: Path) -> None:
+    """A scoring process killed (SIGKILL) in the middle of a metric, some of its rows
+    staged: that metric keeps every old row and no new one; the metric committed before
+    it is wholly new; nothing is left beside the session, and scoring again works."""
+    import os
+    import signal as signals
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "s.taillens"
+    build_session(path)
+    with SessionStore.open(path) as store:
+        score(store, metrics=("bleu", "esa"))
+        old = {m: [(r.id, r.value) for r in rows(store, metric=m)] for m in ("bleu", "esa")}
+    assert old["bleu"] and old["esa"]
+    signal = tmp_path / "staged"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_SCORING, str(path), str(signal)], env=env
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not signal.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert signal.exists(), "the scoring process never reached its fourth chunk"
+        child.send_signal(signals.SIGKILL)
+        child.wait(30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(30)
+    with SessionStore.open(path) as store:
+        esa = [(r.id, r.value) for r in rows(store, metric="esa")]
+        bleu = [(r.id, r.value) for r in rows(store, metric="bleu")]
+        assert esa == old["esa"]  # wholly old: the same rows, none new
+        assert [v for _, v in bleu] == [v for _, v in old["bleu"]]  # wholly new ...
+        assert not {i for i, _ in bleu} & {i for i, _ in old["bleu"]}  # ... rows
+        summary = score(store, metrics=("esa",))
+        assert len(rows(store, metric="esa")) == summary.rows_written["esa"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.taillens", "staged"]
+
+
+def test_scoring_reads_while_another_writer_holds_the_lock(session) -> None:
+    """What scoring reads (runs, texts, unit material) comes from a WAL snapshot: with a
+    0.2 s busy timeout, a read that took the write lock would raise SessionLockedError."""
+    import sqlite3
+
+    from core.metrics.scoring import (
+        ScoringSummary,
+        _load_verbalisations,
+        _UnitMaterial,
+        validate_request,
+    )
+    from core.store import SessionLockedError
+
+    store, ids = session
+    holder = sqlite3.connect(store.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with SessionStore.open(store.path, busy_timeout_s=0.2) as waiting:
+            request = ScoringRequest(metrics=("bleu", "esa"))
+            runs = validate_request(waiting, request)
+            assert sorted(runs) == sorted(ids.runs)
+            texts, _replies = _load_verbalisations(waiting, runs, request, ScoringSummary())
+            assert len(texts) == len(TEXTS)
+            material = _UnitMaterial(waiting, list(ids.units), langs={"en"})
+            assert set(material.triples) == {(unit, "en") for unit in ids.units}
+            assert unit_material(waiting, ids.units[0], "it").triples
+            with pytest.raises(SessionLockedError):  # a write still waits, and says so
+                waiting.set_meta("probe", "1")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
