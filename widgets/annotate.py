@@ -25,11 +25,11 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QFont, QKeyEvent
+from PySide6.QtGui import QFont, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
@@ -74,10 +74,20 @@ from core.annotation import (
     ERROR_TAXONOMY,
     NO,
     NOT_SURE,
+    AnnotatorInfo,
+    GoldenAccuracy,
+    QueueFilter,
+    QueueItem,
+    QueueOptions,
+    Rating,
+    StoredRating,
 )
 from core.labels import plural, tier_label
 from core.surface import surface_triple
 from widgets.message_bar import ElidedLabel
+
+if TYPE_CHECKING:  # loading them would load the session layer (SQLAlchemy)
+    from core.annotation import GroupAggregate, ItemAggregate
 
 NEW_ANNOTATOR = "New annotator…"
 ANY = "any"
@@ -173,8 +183,8 @@ def _number(value: float | None, digits: int = 2) -> str:
 class AnnotatePanel(QWidget):
     annotator_chosen = Signal(int)
     annotator_added = Signal(str)
-    queue_requested = Signal(dict)  # QueueFilter fields
-    save_requested = Signal(int, dict)  # queue index, Rating fields
+    queue_requested = Signal(object)  # a QueueFilter
+    save_requested = Signal(int, object)  # queue index, a Rating
     item_requested = Signal(int)  # show this queue index (skip / back)
     undo_requested = Signal()
     # (keys, what) for Help ▸ Keyboard shortcuts: the keys this panel handles itself.
@@ -188,7 +198,7 @@ class AnnotatePanel(QWidget):
         ("Alt+←", "back to the previous item"),
         ("Ctrl+Z", "undo the last rating (back in the form for editing)"),
     )
-    promote_requested = Signal(int, dict)  # queue index, Rating fields (saved first)
+    promote_requested = Signal(int, object)  # queue index, a Rating (saved first)
     agreement_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -542,7 +552,7 @@ class AnnotatePanel(QWidget):
         return tab
 
     # -- what the controller shows -----------------------------------------------------
-    def show_annotators(self, annotators: Sequence[Any], current: int | None) -> None:
+    def show_annotators(self, annotators: Sequence[AnnotatorInfo], current: int | None) -> None:
         """Named ``AnnotatorInfo``s (anonymous crowd workers are not offered)."""
         self.annotator_combo.blockSignals(True)
         self.annotator_combo.clear()
@@ -563,7 +573,7 @@ class AnnotatePanel(QWidget):
             self.who_label.setText(f"Annotating as <b>{name}</b>")
         self.build_button.setEnabled(current is not None)
 
-    def show_filter_options(self, options: Mapping[str, Sequence[str]]) -> None:
+    def show_filter_options(self, options: QueueOptions) -> None:
         """Values offered by the filter: ``models``, ``langs``, ``categories``, ``tiers``."""
         for key, combo in (
             ("models", self.model_combo),
@@ -575,49 +585,46 @@ class AnnotatePanel(QWidget):
             combo.blockSignals(True)
             combo.clear()
             combo.addItem(ANY, None)
-            for value in options.get(key, ()):
+            for value in getattr(options, key):
                 combo.addItem(tier_label(value) if key == "tiers" else value, value)
             combo.setCurrentIndex(max(0, combo.findData(chosen)) if chosen else 0)
             combo.blockSignals(False)
 
-    def filter_values(self) -> dict[str, Any]:
-        """The filter as ``QueueFilter`` fields."""
+    def queue_filter(self) -> QueueFilter:
+        """The queue the filter asks for."""
         target, qualities = self.target_combo.currentData()
 
         def one(combo: QComboBox) -> tuple[str, ...]:
             value = combo.currentData()
             return (value,) if value else ()
 
-        return {
-            "target": target,
-            "qualities": tuple(qualities),
-            "models": one(self.model_combo) if target == "verbalisations" else (),
-            "langs": one(self.lang_combo),
-            "categories": one(self.category_combo),
-            "tiers": one(self.tier_combo),
-            "unrated_only": self.unrated_check.isChecked(),
-            "disagreements_first": self.disagreement_check.isChecked(),
-            "golden_rate": self.golden_spin.value() / 100,
-        }
+        return QueueFilter(
+            target=target,
+            qualities=tuple(qualities),
+            models=one(self.model_combo) if target == "verbalisations" else (),
+            langs=one(self.lang_combo),
+            categories=one(self.category_combo),
+            tiers=one(self.tier_combo),
+            unrated_only=self.unrated_check.isChecked(),
+            disagreements_first=self.disagreement_check.isChecked(),
+            golden_rate=self.golden_spin.value() / 100,
+        )
 
-    def set_filter_values(self, values: Mapping[str, Any]) -> None:
+    def set_queue_filter(self, spec: QueueFilter) -> None:
         """Put a saved filter back (values not offered any more fall back to "any")."""
-        target = values.get("target", "verbalisations")
-        qualities = tuple(values.get("qualities", ()))
         for i in range(self.target_combo.count()):
-            if self.target_combo.itemData(i) == (target, qualities):
+            if self.target_combo.itemData(i) == (spec.target, tuple(spec.qualities)):
                 self.target_combo.setCurrentIndex(i)
-        for key, combo in (
-            ("models", self.model_combo),
-            ("langs", self.lang_combo),
-            ("categories", self.category_combo),
-            ("tiers", self.tier_combo),
+        for chosen, combo in (
+            (spec.models, self.model_combo),
+            (spec.langs, self.lang_combo),
+            (spec.categories, self.category_combo),
+            (spec.tiers, self.tier_combo),
         ):
-            chosen = list(values.get(key) or ())
             combo.setCurrentIndex(max(0, combo.findData(chosen[0])) if chosen else 0)
-        self.unrated_check.setChecked(bool(values.get("unrated_only", True)))
-        self.disagreement_check.setChecked(bool(values.get("disagreements_first", False)))
-        self.golden_spin.setValue(round(100 * float(values.get("golden_rate", 0.0))))
+        self.unrated_check.setChecked(spec.unrated_only)
+        self.disagreement_check.setChecked(spec.disagreements_first)
+        self.golden_spin.setValue(round(100 * spec.golden_rate))
 
     def show_progress(self, done: int, total: int) -> None:
         self.total = total
@@ -625,9 +632,9 @@ class AnnotatePanel(QWidget):
         self.progress_bar.setRange(0, max(total, 1))
         self.progress_bar.setValue(done)
 
-    def show_item(self, index: int, item: Any, rating: Any | None) -> None:
-        """Queue item ``index`` (a ``QueueItem``; its golden flag is never shown) and the
-        annotator's stored rating of it (``StoredRating`` or None)."""
+    def show_item(self, index: int, item: QueueItem, rating: StoredRating | None) -> None:
+        """Queue item ``index`` (its golden flag is never shown) and the annotator's stored
+        rating of it (None: not rated yet)."""
         self.index = index
         self._is_reference = item.ref.kind == "reference"
         where = [
@@ -699,10 +706,13 @@ class AnnotatePanel(QWidget):
         self.undo_button.setEnabled(can)
 
     def show_agreement(
-        self, overall: Any, groups: Sequence[Any], items: Sequence[Any], golden: Sequence[Any]
+        self,
+        overall: GroupAggregate,
+        groups: Sequence[GroupAggregate],
+        items: Sequence[ItemAggregate],
+        golden: Sequence[GoldenAccuracy],
     ) -> None:
-        """``GroupAggregate``s (overall first, then per category and per tier),
-        ``ItemAggregate``s and ``GoldenAccuracy``s."""
+        """The overall figures, then per category and per tier; per item; golden items."""
         rows = [
             [
                 g.label,
@@ -788,11 +798,11 @@ class AnnotatePanel(QWidget):
         # under a pointer that was aiming at it.
         self.blame_box.setEnabled(code in (NO, NOT_SURE))
 
-    def rating_values(self) -> dict[str, Any]:
-        """The form as ``Rating`` fields (blame only for No / Not sure; checks only once
-        touched; the correction only when it differs from the original)."""
+    def rating(self) -> Rating:
+        """The form as a rating (blame only for No / Not sure; checks only once touched;
+        the correction only when it differs from the original)."""
         adequacy = self.adequacy()
-        blame: Any = None
+        blame: str | list[str] | None = None
         other = None
         if adequacy in (NO, NOT_SURE):
             parts = [p for p in BLAME_PARTS if self.blame_checks[p].isChecked()]
@@ -807,31 +817,27 @@ class AnnotatePanel(QWidget):
             if self._checks_touched
             else None
         )
-        taxonomy = None
+        taxonomy: dict[str, list[str]] = {}
         if self._is_reference:
-            taxonomy = {}
             for (family, error), box in self.taxonomy_checks.items():
                 if box.isChecked():
                     taxonomy.setdefault(family, []).append(error)
-            taxonomy = taxonomy or None
         corrected = self.correction_edit.toPlainText().strip()
-        return {
-            "fluency": self.fluency(),
-            "adequacy": adequacy,
-            "blame": blame,
-            "blame_other": other,
-            "checks": checks,
-            "error_taxonomy": taxonomy,
-            "corrected_text": corrected
-            if corrected and corrected != self._original.strip()
-            else None,
-        }
+        return Rating(
+            fluency=self.fluency(),
+            adequacy=adequacy,
+            blame=blame,
+            blame_other=other,
+            checks=checks,
+            error_taxonomy=taxonomy or None,
+            corrected_text=corrected if corrected and corrected != self._original.strip() else None,
+        )
 
     def save(self) -> None:
         if self.index is not None:
-            self.save_requested.emit(self.index, self.rating_values())
+            self.save_requested.emit(self.index, self.rating())
 
-    def _show_rating(self, rating: Any | None) -> None:
+    def _show_rating(self, rating: StoredRating | None) -> None:
         self.set_fluency(rating.fluency if rating else None)
         self.set_adequacy(rating.adequacy if rating else None)
         blame = set((rating.blame or "").split("+")) if rating else set()
@@ -926,7 +932,7 @@ class AnnotatePanel(QWidget):
         first = next(iter(self.blame_checks.values()))
         first.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
-    def restore_form(self, rating: Any) -> None:
+    def restore_form(self, rating: StoredRating) -> None:
         """Put an undone rating back in the form (not saved) so it can be edited."""
         self._loading = True
         try:
@@ -949,7 +955,7 @@ class AnnotatePanel(QWidget):
             self.annotator_chosen.emit(int(data))
 
     def _emit_queue(self) -> None:
-        self.queue_requested.emit(self.filter_values())
+        self.queue_requested.emit(self.queue_filter())
 
     def fold_filter(self, folded: bool) -> None:
         self.filter_toggle.setChecked(not folded)
@@ -966,13 +972,13 @@ class AnnotatePanel(QWidget):
 
     def _emit_promote(self) -> None:
         if self.index is not None:
-            self.promote_requested.emit(self.index, self.rating_values())
+            self.promote_requested.emit(self.index, self.rating())
 
     def _on_tab(self, index: int) -> None:
         if index == 1:
             self.agreement_requested.emit()
 
-    def resizeEvent(self, event: Any) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         # Docked (narrow): one column; floated or widened: the item beside the ratings.
         wide = event.size().width() >= _WIDE
         self.columns.setDirection(

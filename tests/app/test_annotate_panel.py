@@ -355,6 +355,54 @@ def test_annotator_and_queue_come_back_with_the_session(qtbot, built, settings) 
     controller2.shutdown()
 
 
+def test_the_panel_hands_over_a_queue_filter_and_a_rating(wired) -> None:
+    """Typed hand-offs (issue 12): the filter and the form are core's own types."""
+    from core.annotation import QueueFilter, Rating
+
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    spec = panel.queue_filter()
+    assert isinstance(spec, QueueFilter)
+    panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("en"))
+    panel.golden_spin.setValue(20)
+    spec = panel.queue_filter()
+    assert spec.langs == ("en",) and spec.golden_rate == 0.2 and spec.target == "verbalisations"
+    emitted = []
+    panel.queue_requested.connect(emitted.append)
+    panel.build_button.click()
+    assert emitted == [spec]
+    panel.set_fluency(4)
+    rating = panel.rating()
+    assert isinstance(rating, Rating) and rating.fluency == 4 and rating.corrected_text is None
+
+
+@pytest.mark.parametrize(
+    ("remembered", "rebuilt"),
+    [
+        ({"langs": ["en"], "target": "verbalisations"}, True),  # as older versions wrote it
+        ({"langs": ["en"], "golden_rate": "lots"}, False),  # hand-edited: ignored
+        (["not", "a", "filter"], False),
+    ],
+)
+def test_a_remembered_filter_is_read_back_or_ignored(
+    qtbot, built, settings, remembered, rebuilt
+) -> None:
+    import hashlib
+    import json
+
+    key = "annotate/" + hashlib.sha1(str(built.path.resolve()).encode()).hexdigest()[:16]
+    settings.setValue(key, json.dumps({"annotator": "ana", "filter": remembered}))
+    window, controller = build_window(settings)
+    qtbot.addWidget(window)
+    controller.open_session(built.path)
+    panel = controller.annotate.panel
+    assert panel.who_label.text() == "Annotating as <b>ana</b>"
+    assert (controller.annotate.queue is not None) is rebuilt
+    if rebuilt:
+        assert panel.lang_combo.currentData() == "en"
+    controller.shutdown()
+
+
 def test_diff_marks_insertions_and_deletions() -> None:
     html = diff_html("Rome is a city in Italy.", "Rome is the capital of Italy.")
     assert "line-through'>a city in </span>" in html
