@@ -189,7 +189,9 @@ class AgreementView(QWidget):
 
 def _table(columns: Sequence[str]) -> QTableWidget:
     table = QTableWidget(0, len(columns))
-    table.setHorizontalHeaderLabels(list(columns))
+    # Headers of two or more words on two lines: the columns are then as wide as their
+    # figures, and more of a table fits a docked panel before it scrolls sideways.
+    table.setHorizontalHeaderLabels([c.replace(" ", "\n", 1) for c in columns])
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.verticalHeader().setVisible(False)

@@ -133,6 +133,9 @@ class AnnotatePanel(QWidget):
 
         self.who_label = QLabel()
         self.who_label.setTextFormat(Qt.TextFormat.RichText)
+        # Wraps rather than widening the panel: "No annotator chosen — choose who you
+        # are" beside the combo set the whole right dock area's minimum width.
+        self.who_label.setWordWrap(True)
         self.annotator_combo = QComboBox()
         self.annotator_combo.setToolTip("Who is rating: chosen once, kept for this session")
         self.annotator_combo.activated.connect(self._on_annotator_activated)

@@ -47,7 +47,6 @@ from core.annotation import (
 )
 from core.labels import tier_label
 from core.surface import surface_triple
-from widgets.message_bar import ElidedLabel
 
 ANY = "any"
 # METHODS §9 anchors; the steps between them are the annotator's judgement.
@@ -277,12 +276,14 @@ class RatingForm(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         fluency_title = QHBoxLayout()
-        fluency_title.addWidget(QLabel("<b>Fluency</b> (0–5)"))
-        # One line that elides (whole text in the tooltip): neither a horizontal scroll bar
-        # in a narrow dock nor a second line that would move what is below.
-        self.fluency_hint = ElidedLabel(
-            Qt.TextElideMode.ElideRight, policy=QSizePolicy.Policy.Ignored
-        )
+        fluency_title.addWidget(QLabel("<b>Fluency</b> (0–5)"), 0, Qt.AlignmentFlag.AlignTop)
+        # The anchor of the chosen value, whole: it wraps in a narrow dock, within a height
+        # of two lines kept whatever it says, so choosing a value never moves what is below.
+        self.fluency_hint = QLabel()
+        self.fluency_hint.setWordWrap(True)
+        self.fluency_hint.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.fluency_hint.setFixedHeight(2 * self.fluency_hint.fontMetrics().lineSpacing())
+        self.fluency_hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.fluency_hint.setStyleSheet("color:#555")
         fluency_title.addWidget(self.fluency_hint, 1)
         layout.addLayout(fluency_title)
