@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import fields
+from dataclasses import asdict, fields
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
-from core.annotation import AnnotationError, QueueFilter, Rating
+from core.annotation import AnnotationError, QueueFilter, QueueOptions, Rating
 from core.changes import Topic
 from core.errors import UserFacingError
 from core.logs import get_logger
@@ -74,9 +74,10 @@ class AnnotateController(QObject):
         self.panel.show_annotators(annotators, None)
         if remembered.get("annotator") in named:
             self.choose_annotator(named[remembered["annotator"]])
-            if remembered.get("filter") is not None:
-                self.panel.set_filter_values(remembered["filter"])
-                self.build_queue(self.panel.filter_values())
+            spec = _queue_filter(remembered.get("filter"))
+            if spec is not None:
+                self.panel.set_queue_filter(spec)
+                self.build_queue(self.panel.queue_filter())
 
     def _texts_changed(self) -> None:
         if self.app.store is not None and self.annotator_id is not None:
@@ -119,31 +120,30 @@ class AnnotateController(QObject):
         self.choose_annotator(info.id)
         return info.id
 
-    def filter_options(self) -> dict[str, list[str]]:
+    def filter_options(self) -> QueueOptions:
         """Models, languages, categories and tiers the session's texts have (one cheap
         query, core.annotation.queue_options)."""
         from core.annotation import queue_options
 
         store = self.app.store
         if store is None or self.annotator_id is None:
-            return {}
-        return queue_options(store).as_mapping()
+            return QueueOptions()
+        return queue_options(store)
 
     # -- the queue -----------------------------------------------------------------------
-    def build_queue(self, values: dict[str, Any]) -> AnnotationQueue | None:
+    def build_queue(self, spec: QueueFilter) -> AnnotationQueue | None:
         from core.annotation import build_queue
 
         store = self.app.store
         if store is None or self.annotator_id is None:
             self.panel.show_message("Choose who you are first.", error=True)
             return None
-        spec = QueueFilter(**{k: v for k, v in values.items() if k in _FILTER_FIELDS})
         try:
             self.queue = build_queue(store, self.annotator_id, spec)
         except UserFacingError as error:
             self.panel.show_message(str(error), error=True)
             return None
-        self._remember(values)
+        self._remember(spec)
         self.panel.set_can_undo(False)
         self._progress()
         if not len(self.queue):
@@ -172,13 +172,13 @@ class AnnotateController(QObject):
         self.index = index
         self.panel.show_item(index, queue[index], queue.rating(index))
 
-    def save(self, index: int, values: dict[str, Any]) -> bool:
+    def save(self, index: int, rating: Rating) -> bool:
         """Save the rating of item ``index`` (committed at once) and go to the next one."""
         queue = self.queue
         if queue is None:
             return False
         try:
-            queue.save(index, Rating(**values))
+            queue.save(index, rating)
         except UserFacingError as error:
             self.panel.show_message(str(error), error=True)
             return False
@@ -221,13 +221,13 @@ class AnnotateController(QObject):
         else:
             self.panel.show_message(f"Undone: your rating of item {index + 1}.")
 
-    def promote(self, index: int, values: dict[str, Any]) -> int | None:
+    def promote(self, index: int, rating: Rating) -> int | None:
         """Save the rating with its correction, then make the correction a gold reference."""
         queue = self.queue
         if queue is None:
             return None
         try:
-            queue.save(index, Rating(**values))
+            queue.save(index, rating)
             reference_id = queue.promote(index)
         except UserFacingError as error:
             # The rating may be saved while the promotion was refused.
@@ -292,7 +292,7 @@ class AnnotateController(QObject):
             return {}
         return value if isinstance(value, dict) else {}
 
-    def _remember(self, values: dict[str, Any] | None = None) -> None:
+    def _remember(self, spec: QueueFilter | None = None) -> None:
         from core.annotation import list_annotators
 
         key, store = self._settings_key(), self.app.store
@@ -301,11 +301,37 @@ class AnnotateController(QObject):
         name = next((a.name for a in list_annotators(store) if a.id == self.annotator_id), None)
         remembered = self._remembered()
         remembered["annotator"] = name
-        if values is not None:
+        if spec is not None:
             remembered["filter"] = {
-                k: list(v) if isinstance(v, tuple) else v for k, v in values.items()
+                k: list(v) if isinstance(v, tuple) else v for k, v in asdict(spec).items()
             }
         self.app.window.settings.setValue(key, json.dumps(remembered))
+
+
+def _queue_filter(remembered: Any) -> QueueFilter | None:
+    """A filter remembered in the settings (JSON: lists for tuples), or None when there is
+    none or it is not one (settings written by hand, or by another version)."""
+    if not isinstance(remembered, dict):
+        return None
+    defaults = asdict(QueueFilter())
+    values: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v
+        for k, v in remembered.items()
+        if k in _FILTER_FIELDS
+    }
+    for name, value in values.items():
+        default = defaults[name]
+        if default is None:  # limit
+            fits = value is None or (isinstance(value, int) and not isinstance(value, bool))
+        elif isinstance(default, bool):
+            fits = isinstance(value, bool)
+        elif isinstance(default, float):
+            fits = isinstance(value, int | float) and not isinstance(value, bool)
+        else:
+            fits = isinstance(value, type(default))
+        if not fits:
+            return None
+    return QueueFilter(**values)
 
 
 __all__ = ["AnnotateController", "AnnotationError"]

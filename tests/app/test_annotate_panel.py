@@ -355,6 +355,129 @@ def test_annotator_and_queue_come_back_with_the_session(qtbot, built, settings) 
     controller2.shutdown()
 
 
+def test_the_panel_hands_over_a_queue_filter_and_a_rating(wired) -> None:
+    """Typed hand-offs (issue 12): the filter and the form are core's own types."""
+    from core.annotation import QueueFilter, Rating
+
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    spec = panel.queue_filter()
+    assert isinstance(spec, QueueFilter)
+    panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("en"))
+    panel.golden_spin.setValue(20)
+    spec = panel.queue_filter()
+    assert spec.langs == ("en",) and spec.golden_rate == 0.2 and spec.target == "verbalisations"
+    emitted = []
+    panel.queue_requested.connect(emitted.append)
+    panel.build_button.click()
+    assert emitted == [spec]
+    panel.set_fluency(4)
+    rating = panel.rating()
+    assert isinstance(rating, Rating) and rating.fluency == 4 and rating.corrected_text is None
+
+
+@pytest.mark.parametrize(
+    ("remembered", "rebuilt"),
+    [
+        ({"langs": ["en"], "target": "verbalisations"}, True),  # as older versions wrote it
+        ({"langs": ["en"], "golden_rate": "lots"}, False),  # hand-edited: ignored
+        (["not", "a", "filter"], False),
+    ],
+)
+def test_a_remembered_filter_is_read_back_or_ignored(
+    qtbot, built, settings, remembered, rebuilt
+) -> None:
+    import hashlib
+    import json
+
+    key = "annotate/" + hashlib.sha1(str(built.path.resolve()).encode()).hexdigest()[:16]
+    settings.setValue(key, json.dumps({"annotator": "ana", "filter": remembered}))
+    window, controller = build_window(settings)
+    qtbot.addWidget(window)
+    controller.open_session(built.path)
+    panel = controller.annotate.panel
+    assert panel.who_label.text() == "Annotating as <b>ana</b>"
+    assert (controller.annotate.queue is not None) is rebuilt
+    if rebuilt:
+        assert panel.lang_combo.currentData() == "en"
+    controller.shutdown()
+
+
+def _cut_widgets(panel) -> list[str]:
+    """Widgets of the Rate tab shown narrower than their text needs (or, for the fluency
+    anchor, taller than the two lines kept for it)."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QAbstractButton, QGroupBox, QLabel, QScrollArea
+
+    cut = []
+    page = panel.tabs.widget(0)
+    for widget in page.findChildren(QLabel) + page.findChildren(QAbstractButton):
+        if not widget.isVisibleTo(page) or widget is panel.fluency_hint:
+            continue
+        if isinstance(widget, QLabel) and widget.wordWrap():
+            continue
+        # A set minimum width (the fluency buttons') lets the layout go below the size
+        # hint: then the text and the style sheet's padding must fit.
+        need = (
+            widget.minimumSizeHint().width()
+            if widget.minimumWidth() == 0
+            else widget.fontMetrics().horizontalAdvance(widget.text()) + 10
+        )
+        if widget.width() < need:
+            cut.append(widget.text())
+    for box in page.findChildren(QGroupBox):
+        if box.isVisibleTo(page) and box.width() < box.minimumSizeHint().width():
+            cut.append(box.title())
+    hint = panel.fluency_hint
+    for value in range(6):
+        panel.set_fluency(value)
+        needed = hint.fontMetrics().boundingRect(
+            QRect(0, 0, hint.width(), 10_000), Qt.TextFlag.TextWordWrap, hint.text()
+        )
+        if needed.height() > hint.height():
+            cut.append(hint.text())
+    scroll = next(a for a in page.findChildren(QScrollArea) if a.widget() is panel.item_area)
+    if scroll.horizontalScrollBar().isVisible():
+        cut.append("the item scrolls sideways")
+    return cut
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1024, 640)])
+def test_no_label_is_cut_on_a_laptop_screen(qtbot, wired, size) -> None:
+    """Issue 14 point 4: the Rate tab with an item, docked at a laptop's window size and
+    floated at the panel's own minimum width, shows every label whole."""
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    panel.target_combo.setCurrentIndex(panel.target_combo.findText("all references"))
+    panel.build_button.click()  # references: the error taxonomy shows too
+    assert panel.index is not None and panel.taxonomy_box.isVisible() is False
+    window.resize(*size)
+    window.show()
+    dock = window.docks["annotate"]
+    dock.show()
+    dock.raise_()
+    qtbot.waitExposed(window)
+    for _ in range(3):
+        qtbot.wait(20)
+    assert panel.taxonomy_box.isVisible()
+    assert _cut_widgets(panel) == []
+    dock.setFloating(True)
+    dock.resize(panel.minimumSizeHint().width(), size[1])
+    qtbot.wait(20)
+    assert panel.width() == panel.minimumSizeHint().width()
+    assert _cut_widgets(panel) == []
+
+
+def test_the_annotator_line_wraps_rather_than_widening_the_panel(wired) -> None:
+    window, controller, annotate, panel = wired
+    assert "No annotator chosen" in panel.who_label.text()
+    whole = panel.who_label.fontMetrics().horizontalAdvance(
+        "No annotator chosen — choose who you are"
+    )
+    needed = whole + panel.annotator_combo.minimumSizeHint().width()
+    assert panel.minimumSizeHint().width() < needed
+
+
 def test_diff_marks_insertions_and_deletions() -> None:
     html = diff_html("Rome is a city in Italy.", "Rome is the capital of Italy.")
     assert "line-through'>a city in </span>" in html

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.changes import SessionChanges
 from app.gui import build_window
+from core.annotation import QueueFilter, Rating
 from core.changes import IMPORT_WRITES, Topic
 from core.jobs import Job, JobSucceeded
 from core.labels import plural
@@ -158,7 +159,7 @@ def test_a_saved_rating_shows_in_the_scores_panel(qtbot, wired_report) -> None:
     scores, annotate = controller.scores, controller.annotate
     qtbot.waitUntil(lambda: scores.panel.table_model.rowCount() > 0, timeout=10_000)
     assert annotate.add_annotator("eve") is not None
-    queue = annotate.build_queue({"target": "verbalisations", "unrated_only": False})
+    queue = annotate.build_queue(QueueFilter(target="verbalisations", unrated_only=False))
     assert queue is not None and len(queue)
     item = queue[0]
     scores.show_text(item.ref.id)
@@ -166,7 +167,7 @@ def test_a_saved_rating_shows_in_the_scores_panel(qtbot, wired_report) -> None:
     assert before is not None
     assert not any(line[2].startswith("by eve") for line in before.scores)
 
-    assert annotate.save(0, {"fluency": 4, "adequacy": 0})
+    assert annotate.save(0, Rating(fluency=4, adequacy=0))
     detail = scores.panel.shown_detail
     assert ("human rating", "fluency 4, adequacy Yes", "by eve") in detail.scores
     assert "by eve" in scores.panel.unit_view.toPlainText() + scores.panel.text_view.toPlainText()

@@ -1,0 +1,347 @@
+"""Ratings: validating, saving (one per annotator and item), undoing and reading them, and
+promoting a correction to a gold reference of the item's unit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import flag_modified
+
+from core.annotation.types import (
+    ADEQUACY_LABELS,
+    BLAME_PARTS,
+    CHECKS,
+    COMBINATION,
+    ERROR_TAXONOMY,
+    FLUENCY_MAX,
+    FLUENCY_MIN,
+    NO,
+    NOT_SURE,
+    REFERENCE,
+    VERBALISATION,
+    AnnotationError,
+    ItemRef,
+    QueueItem,
+    Rating,
+    SavedRating,
+    StoredRating,
+    is_int,
+    item_ref,
+)
+from core.store import SessionStore
+from core.store.models import Annotation, Annotator, UnitReference, Verbalisation
+
+
+def normalise_blame(blame: str | Sequence[str] | None) -> str | None:
+    """The stored form of a blame: parts in :data:`BLAME_PARTS` order, ``"+"``-joined."""
+    if blame is None:
+        return None
+    parts = blame.split("+") if isinstance(blame, str) else list(blame)
+    parts = [str(p).strip().lower() for p in parts if str(p).strip()]
+    if not parts:
+        return None
+    if parts == [COMBINATION]:
+        return COMBINATION
+    wrong = sorted(set(parts) - set(BLAME_PARTS))
+    if wrong:
+        raise AnnotationError(
+            f"Unknown blame {', '.join(map(repr, wrong))}: choose from "
+            f"{', '.join(BLAME_PARTS)}, or {COMBINATION!r} (several parts make a combination)."
+        )
+    return "+".join(p for p in BLAME_PARTS if p in parts)
+
+
+def validate_rating(rating: Rating) -> dict[str, Any]:
+    """The column values of a rating, or an :class:`AnnotationError` saying what is wrong."""
+    fluency, adequacy = rating.fluency, rating.adequacy
+    if fluency is not None and (
+        not is_int(fluency) or not FLUENCY_MIN <= int(fluency) <= FLUENCY_MAX
+    ):
+        raise AnnotationError(
+            f"Fluency must be a whole number from {FLUENCY_MIN} to {FLUENCY_MAX}, not {fluency!r}."
+        )
+    if adequacy is not None and (not is_int(adequacy) or int(adequacy) not in ADEQUACY_LABELS):
+        raise AnnotationError(
+            f"Adequacy must be 0 (Yes), 1 (No) or 2 (Not sure), not {adequacy!r}."
+        )
+    blame = normalise_blame(rating.blame)
+    other = (rating.blame_other or "").strip() or None
+    if blame is not None and adequacy not in (NO, NOT_SURE):
+        raise AnnotationError("Blame is only recorded when adequacy is No or Not sure.")
+    if blame is not None and "other" in blame.split("+") and other is None:
+        raise AnnotationError("Blame 'other' needs a few words saying what is wrong.")
+    if other is not None and (blame is None or "other" not in blame.split("+")):
+        raise AnnotationError("Free text for the blame is only kept with blame 'other'.")
+    checks = None
+    if rating.checks:
+        wrong = sorted(set(rating.checks) - set(CHECKS))
+        if wrong:
+            raise AnnotationError(
+                f"Unknown check(s) {', '.join(map(repr, wrong))}: the "
+                f"checks are {', '.join(CHECKS)}."
+            )
+        if not all(isinstance(v, bool) for v in rating.checks.values()):
+            raise AnnotationError("Each check is true or false.")
+        checks = {name: rating.checks[name] for name in CHECKS if name in rating.checks}
+    taxonomy: dict[str, list[str]] | None = None
+    if rating.error_taxonomy:
+        taxonomy = {}
+        for family, errors in rating.error_taxonomy.items():
+            if family not in ERROR_TAXONOMY:
+                raise AnnotationError(
+                    f"Unknown error family {family!r}: choose accuracy or fluency."
+                )
+            listed = [errors] if isinstance(errors, str) else list(errors)
+            wrong = sorted(set(listed) - set(ERROR_TAXONOMY[family]))
+            if wrong:
+                raise AnnotationError(
+                    f"Unknown {family} error(s) {', '.join(map(repr, wrong))}: choose from "
+                    f"{', '.join(ERROR_TAXONOMY[family])}."
+                )
+            if listed:
+                taxonomy[family] = [e for e in ERROR_TAXONOMY[family] if e in listed]
+        taxonomy = taxonomy or None
+    corrected = rating.corrected_text.strip() if rating.corrected_text else None
+    values = {
+        "fluency": None if fluency is None else int(fluency),
+        "adequacy": None if adequacy is None else int(adequacy),
+        "blame": blame,
+        "blame_other": other,
+        "checks": checks,
+        "error_taxonomy": taxonomy,
+        "corrected_text": corrected or None,
+    }
+    if all(v is None for v in values.values()):
+        raise AnnotationError(
+            "Nothing to save: give a fluency, an adequacy, a check, an error or a corrected text."
+        )
+    return values
+
+
+RATING_FIELDS = (
+    "fluency",
+    "adequacy",
+    "blame",
+    "blame_other",
+    "checks",
+    "error_taxonomy",
+    "corrected_text",
+)
+
+
+def item_columns(item: ItemRef) -> dict[str, int | None]:
+    if item.kind == VERBALISATION:
+        return {"verbalisation_id": item.id, "reference_id": None}
+    if item.kind == REFERENCE:
+        return {"verbalisation_id": None, "reference_id": item.id}
+    raise AnnotationError(f"Cannot rate a {item.kind!r}: only verbalisations and references.")
+
+
+def item_filter(item: ItemRef) -> Any:
+    if item.kind == VERBALISATION:
+        return Annotation.verbalisation_id == item.id
+    return Annotation.reference_id == item.id
+
+
+def check_item(db: Session, item: ItemRef) -> None:
+    model = Verbalisation if item.kind == VERBALISATION else UnitReference
+    if db.get(model, item.id) is None:
+        raise AnnotationError(
+            f"There is no {item.kind} {item.id} in this session (it may have been deleted)."
+        )
+
+
+def as_ref(item: ItemRef | QueueItem | int) -> ItemRef:
+    if isinstance(item, QueueItem):
+        return item.ref
+    if isinstance(item, ItemRef):
+        return item
+    if is_int(item):
+        return ItemRef(VERBALISATION, int(item))
+    raise AnnotationError(f"Not an item to rate: {item!r}")
+
+
+def save_rating(
+    store: SessionStore, annotator_id: int, item: ItemRef | QueueItem | int, rating: Rating
+) -> SavedRating:
+    """Save (or replace) ``annotator_id``'s rating of ``item`` in one committed transaction."""
+    ref = as_ref(item)
+    values = validate_rating(rating)
+    with store.unit_of_work() as db:
+        if db.get(Annotator, annotator_id) is None:
+            raise AnnotationError(f"There is no annotator {annotator_id} in this session.")
+        check_item(db, ref)
+        row = db.scalar(
+            select(Annotation)
+            .where(
+                Annotation.annotator_id == annotator_id,
+                item_filter(ref),
+                Annotation.is_golden.is_(False),
+            )
+            .order_by(Annotation.id)
+        )
+        previous = None
+        # Microsecond times (CURRENT_TIMESTAMP has seconds): "the last rating" is exact.
+        now = datetime.now(UTC)
+        if row is None:
+            row = Annotation(
+                annotator_id=annotator_id,
+                is_golden=False,
+                **item_columns(ref),
+                created_at=now,
+                updated_at=now,
+                **values,
+            )
+            db.add(row)
+        else:
+            previous = {name: getattr(row, name) for name in (*RATING_FIELDS, "updated_at")}
+            for name, value in values.items():
+                setattr(row, name, value)
+            row.updated_at = now
+        db.flush()
+        return SavedRating(row.id, annotator_id, ref, values, previous)
+
+
+def undo_rating(store: SessionStore, saved: SavedRating) -> bool:
+    """Undo one save: delete a new rating, or put back what a replacing save overwrote.
+
+    Returns False when the rating is no longer there (deleted meanwhile).
+    """
+    with store.unit_of_work() as db:
+        row = db.get(Annotation, saved.annotation_id)
+        if row is None:
+            return False
+        if saved.previous is None:
+            db.delete(row)
+        else:
+            for name, value in saved.previous.items():
+                setattr(row, name, value)  # updated_at too: it is no longer the latest
+            flag_modified(row, "updated_at")  # else the column's onupdate would restamp it
+    return True
+
+
+def undo_last_rating(store: SessionStore, annotator_id: int) -> ItemRef | None:
+    """Delete ``annotator_id``'s most recent rating (golden answers untouched).
+
+    Without a :class:`SavedRating` there is no record of what a replacing save
+    overwrote, so this removes the rating; returns the item it was of, or None.
+    """
+    with store.unit_of_work() as db:
+        row = db.scalar(
+            select(Annotation)
+            .where(Annotation.annotator_id == annotator_id, Annotation.is_golden.is_(False))
+            .order_by(Annotation.updated_at.desc(), Annotation.id.desc())
+            .limit(1)
+        )
+        if row is None:
+            return None
+        ref = item_ref(row.verbalisation_id, row.reference_id)
+        db.delete(row)
+        return ref
+
+
+def rating_of(
+    store: SessionStore, annotator_id: int, item: ItemRef | QueueItem | int
+) -> StoredRating | None:
+    """``annotator_id``'s rating of ``item`` (not a golden answer), or None."""
+    ref = as_ref(item)
+    with store.unit_of_work() as db:
+        row = db.scalar(
+            select(Annotation)
+            .where(
+                Annotation.annotator_id == annotator_id,
+                item_filter(ref),
+                Annotation.is_golden.is_(False),
+            )
+            .order_by(Annotation.id)
+        )
+        return None if row is None else stored_rating(row)
+
+
+def ratings_of_item(
+    store: SessionStore,
+    item: ItemRef | QueueItem | int,
+) -> list[tuple[str, StoredRating]]:
+    """Every annotator's rating of ``item`` (golden answers included), with the
+    annotator's name, in the order they were saved."""
+    ref = as_ref(item)
+    with store.unit_of_work() as db:
+        rows = db.execute(
+            select(Annotator.name, Annotation)
+            .join(Annotator, Annotator.id == Annotation.annotator_id)
+            .where(item_filter(ref))
+            .order_by(Annotation.id)
+        ).all()
+        return [(name, stored_rating(row)) for name, row in rows]
+
+
+def stored_rating(row: Any) -> StoredRating:
+    ref = item_ref(row.verbalisation_id, row.reference_id)
+    return StoredRating(
+        row.id,
+        row.annotator_id,
+        ref,
+        row.fluency,
+        row.adequacy,
+        row.blame,
+        row.blame_other,
+        row.checks,
+        row.error_taxonomy,
+        row.corrected_text,
+        bool(row.is_golden),
+    )
+
+
+# -- corrections become gold references ---------------------------------------------------
+
+
+def promote_correction(store: SessionStore, annotation_id: int) -> int:
+    """Make an annotation's corrected text a gold reference of its unit; returns its id.
+
+    Provenance: ``created_by`` the annotator, ``source_verbalisation_id`` the corrected
+    verbalisation, and a line with who, when and from which text. Promoting the same
+    text twice returns the reference made the first time.
+    """
+    with store.unit_of_work() as db:
+        row = db.get(Annotation, annotation_id)
+        if row is None:
+            raise AnnotationError(f"There is no annotation {annotation_id} in this session.")
+        if not row.corrected_text:
+            raise AnnotationError("This rating has no corrected text to promote.")
+        source_verbalisation: int | None
+        if row.verbalisation_id is not None:
+            text = db.get_one(Verbalisation, row.verbalisation_id)
+            unit_id, lang, what = text.unit_id, text.lang, f"verbalisation {text.id}"
+            source_verbalisation = text.id
+        else:
+            source = db.get_one(UnitReference, row.reference_id)
+            unit_id, lang = source.unit_id, source.lang
+            what, source_verbalisation = f"{source.quality} reference {source.id}", None
+        existing = db.scalar(
+            select(UnitReference.id).where(
+                UnitReference.unit_id == unit_id,
+                UnitReference.lang == lang,
+                UnitReference.quality == "gold",
+                UnitReference.text == row.corrected_text,
+            )
+        )
+        if existing is not None:
+            return int(existing)
+        annotator = db.get_one(Annotator, row.annotator_id)
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        reference = UnitReference(
+            unit_id=unit_id,
+            lang=lang,
+            text=row.corrected_text,
+            quality="gold",
+            provenance=f"correction by {annotator.name} at {when} of {what} (annotation {row.id})",
+            source_verbalisation_id=source_verbalisation,
+            created_by=row.annotator_id,
+        )
+        db.add(reference)
+        db.flush()
+        return int(reference.id)

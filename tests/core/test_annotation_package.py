@@ -1,0 +1,48 @@
+"""core.annotation is a package (issue 12): every name callers import from it resolves to
+the object its module defines, and importing the package loads no session code."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import core.annotation as annotation
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_exported_name_is_its_modules_object() -> None:
+    modules = {}
+    for name in annotation.__all__:
+        value = getattr(annotation, name)
+        owner = getattr(value, "__module__", None)
+        if owner and owner.startswith("core.annotation."):
+            modules[name] = owner
+            assert getattr(importlib.import_module(owner), name) is value, name
+    # The session-side names (loaded on first use) are among them.
+    for name in ("build_queue", "save_rating", "aggregate_annotations", "golden_accuracy"):
+        assert modules[name] != "core.annotation.types"
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    try:
+        annotation.no_such_name  # noqa: B018
+    except AttributeError as error:
+        assert "no_such_name" in str(error)
+    else:
+        raise AssertionError("no AttributeError")
+
+
+def test_the_package_imports_sqlalchemy_only_when_the_session_is_used() -> None:
+    code = (
+        "import sys, core.annotation as a\n"
+        "print('sqlalchemy' in sys.modules)\n"
+        "a.build_queue\n"
+        "print('sqlalchemy' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "True"]

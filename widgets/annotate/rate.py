@@ -1,0 +1,488 @@
+"""The parts of the Annotate panel's *Rate* tab, each a small widget: the queue filter,
+the item, the rating form and the navigation buttons (the correction editor is in
+:mod:`widgets.annotate.correction`). They show
+and collect; :class:`widgets.annotate.panel.AnnotatePanel` puts them together, holds the
+keyboard, and talks to the controller."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QFrame,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.annotation import (
+    ADEQUACY_KEYS,
+    ADEQUACY_LABELS,
+    BLAME_PARTS,
+    CHECK_LABELS,
+    CHECKS,
+    COMBINATION,
+    ERROR_TAXONOMY,
+    NO,
+    NOT_SURE,
+    QueueFilter,
+    QueueItem,
+    QueueOptions,
+    Rating,
+    StoredRating,
+)
+from core.labels import tier_label
+from core.surface import surface_triple
+
+ANY = "any"
+# METHODS §9 anchors; the steps between them are the annotator's judgement.
+FLUENCY_ANCHORS = {
+    0: "0 — unreadable",
+    1: "1 — hard to read; the meaning must be guessed",
+    2: "2 — readable with effort; several errors",
+    3: "3 — understandable, with small grammatical errors",
+    4: "4 — good; a slip at most",
+    5: "5 — perfectly natural",
+}
+TARGETS = (  # (label, QueueFilter.target, qualities)
+    ("model outputs", "verbalisations", ()),
+    ("silver references", "references", ("silver",)),
+    ("gold references", "references", ("gold",)),
+    ("all references", "references", ()),
+)
+
+
+def bold() -> QFont:
+    font = QFont()
+    font.setBold(True)
+    return font
+
+
+class QueueFilterBar(QWidget):
+    """Which texts to rate (a :class:`QueueFilter`), folded away once a queue is built
+    (room for the item)."""
+
+    requested = Signal(object)  # a QueueFilter
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.toggle = QToolButton()
+        self.toggle.setText("Queue filter")
+        self.toggle.setCheckable(True)
+        self.toggle.setChecked(True)
+        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow)
+        self.toggle.toggled.connect(self._show_box)
+        self.target_combo = QComboBox()
+        for label, target, qualities in TARGETS:
+            self.target_combo.addItem(label, (target, qualities))
+        self.model_combo, self.lang_combo = QComboBox(), QComboBox()
+        self.category_combo, self.tier_combo = QComboBox(), QComboBox()
+        for combo in self._combos().values():
+            combo.addItem(ANY, None)
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(8)
+        self.unrated_check = QCheckBox("not yet rated by me")
+        self.unrated_check.setChecked(True)
+        self.disagreement_check = QCheckBox("disagreements first")
+        self.disagreement_check.setToolTip(
+            "Items on which other annotators disagree most come first"
+        )
+        self.golden_spin = QSpinBox()
+        self.golden_spin.setRange(0, 50)
+        self.golden_spin.setSuffix(" %")
+        self.golden_spin.setToolTip(
+            "Share of the queue made of golden items (known answers), "
+            "mixed in unmarked to check the annotator"
+        )
+        self.build_button = QPushButton("Build queue")
+        self.build_button.clicked.connect(lambda: self.requested.emit(self.queue_filter()))
+
+        self.box = QWidget()
+        form = QFormLayout(self.box)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Rate", self.target_combo)
+        form.addRow("Model", self.model_combo)
+        form.addRow("Language", self.lang_combo)
+        form.addRow("Category", self.category_combo)
+        form.addRow("Tier", self.tier_combo)
+        checks_row = QHBoxLayout()
+        checks_row.addWidget(self.unrated_check)
+        checks_row.addWidget(self.disagreement_check)
+        checks_row.addStretch(1)
+        form.addRow(checks_row)
+        golden_row = QHBoxLayout()
+        golden_row.addWidget(self.golden_spin)
+        golden_row.addStretch(1)
+        golden_row.addWidget(self.build_button)
+        form.addRow("Golden items", golden_row)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.toggle)
+        layout.addWidget(self.box)
+
+    def _combos(self) -> dict[str, QComboBox]:
+        """The drop-downs by the :class:`QueueOptions` field they offer."""
+        return {
+            "models": self.model_combo,
+            "langs": self.lang_combo,
+            "categories": self.category_combo,
+            "tiers": self.tier_combo,
+        }
+
+    def show_options(self, options: QueueOptions) -> None:
+        for key, combo in self._combos().items():
+            chosen = combo.currentData()
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItem(ANY, None)
+            for value in getattr(options, key):
+                combo.addItem(tier_label(value) if key == "tiers" else value, value)
+            combo.setCurrentIndex(max(0, combo.findData(chosen)) if chosen else 0)
+            combo.blockSignals(False)
+
+    def queue_filter(self) -> QueueFilter:
+        """The queue the filter asks for."""
+        target, qualities = self.target_combo.currentData()
+
+        def one(combo: QComboBox) -> tuple[str, ...]:
+            value = combo.currentData()
+            return (value,) if value else ()
+
+        return QueueFilter(
+            target=target,
+            qualities=tuple(qualities),
+            models=one(self.model_combo) if target == "verbalisations" else (),
+            langs=one(self.lang_combo),
+            categories=one(self.category_combo),
+            tiers=one(self.tier_combo),
+            unrated_only=self.unrated_check.isChecked(),
+            disagreements_first=self.disagreement_check.isChecked(),
+            golden_rate=self.golden_spin.value() / 100,
+        )
+
+    def set_queue_filter(self, spec: QueueFilter) -> None:
+        """Put a saved filter back (values not offered any more fall back to "any")."""
+        for i in range(self.target_combo.count()):
+            if self.target_combo.itemData(i) == (spec.target, tuple(spec.qualities)):
+                self.target_combo.setCurrentIndex(i)
+        for key, combo in self._combos().items():
+            chosen = getattr(spec, key)
+            combo.setCurrentIndex(max(0, combo.findData(chosen[0])) if chosen else 0)
+        self.unrated_check.setChecked(spec.unrated_only)
+        self.disagreement_check.setChecked(spec.disagreements_first)
+        self.golden_spin.setValue(round(100 * spec.golden_rate))
+
+    def fold(self, folded: bool) -> None:
+        self.toggle.setChecked(not folded)
+
+    def _show_box(self, shown: bool) -> None:
+        self.box.setVisible(shown)
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+
+
+class ItemView(QWidget):
+    """The item: where it is from, its unit's triples, and the text to rate."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.meta_label = QLabel()
+        self.meta_label.setWordWrap(True)
+        self.meta_label.setStyleSheet("color:#555")
+        self.triples_label = QLabel()
+        self.triples_label.setTextFormat(Qt.TextFormat.RichText)
+        self.triples_label.setWordWrap(True)
+        self.triples_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.text_label = QLabel()
+        self.text_label.setWordWrap(True)
+        self.text_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.text_label.setFrameShape(QFrame.Shape.StyledPanel)
+        self.text_label.setMargin(8)
+        font = QFont(self.text_label.font())
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        self.text_label.setFont(font)
+        self.text_label.setStyleSheet("background:palette(base)")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.meta_label)
+        layout.addWidget(self.triples_label)
+        layout.addWidget(self.text_label)
+        layout.addStretch(1)
+
+    def show_item(self, index: int, total: int, item: QueueItem) -> None:
+        """Queue item ``index`` of ``total`` (its golden flag is never shown)."""
+        where = [
+            f"item {index + 1} of {total:,}",
+            f"unit {item.unit_uid}",
+            item.model if item.model else f"{item.quality} reference",
+            item.lang,
+            tier_label(item.sub_tier),
+            item.category,
+        ]
+        self.meta_label.setText(" · ".join(where))
+        lang_note = (
+            ""
+            if item.triples_lang == item.lang
+            else f"<br><i>no {html.escape(item.lang)} triples: shown in "
+            f"{html.escape(item.triples_lang)}</i>"
+        )
+        rows = "".join(
+            "<tr>"
+            + "".join(
+                f"<td style='padding:1px 6px 1px 0'>{html.escape(str(part))}</td>"
+                for part in triple
+            )
+            + "</tr>"
+            for triple in map(surface_triple, item.triples)
+        )
+        self.triples_label.setText(
+            f"<table style='color:#2a4d69'>{rows}</table>{lang_note}"
+            if rows
+            else "<i>no triples</i>"
+        )
+        self.text_label.setText(item.text)
+
+    def clear(self, message: str) -> None:
+        self.meta_label.clear()
+        self.triples_label.clear()
+        self.text_label.setText(message)
+
+
+class RatingForm(QWidget):
+    """Fluency 0–5, adequacy, what is to blame, the validation checks and (for reference
+    texts) the error taxonomy."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.is_reference = False
+        self.checks_touched = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        fluency_title = QHBoxLayout()
+        fluency_title.addWidget(QLabel("<b>Fluency</b> (0–5)"), 0, Qt.AlignmentFlag.AlignTop)
+        # The anchor of the chosen value, whole: it wraps in a narrow dock, within a height
+        # of two lines kept whatever it says, so choosing a value never moves what is below.
+        self.fluency_hint = QLabel()
+        self.fluency_hint.setWordWrap(True)
+        self.fluency_hint.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.fluency_hint.setFixedHeight(2 * self.fluency_hint.fontMetrics().lineSpacing())
+        self.fluency_hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.fluency_hint.setStyleSheet("color:#555")
+        fluency_title.addWidget(self.fluency_hint, 1)
+        layout.addLayout(fluency_title)
+        layout.addLayout(self._fluency_row())
+        layout.addWidget(QLabel("<b>Adequacy</b>"))
+        layout.addLayout(self._adequacy_row())
+        layout.addWidget(self._blame_box())
+        layout.addWidget(self._checks_box())
+        layout.addWidget(self._taxonomy_box())
+
+    def _fluency_row(self) -> QHBoxLayout:
+        self.fluency_group = QButtonGroup(self)
+        self.fluency_group.setExclusive(False)  # so a second press clears it
+        row = QHBoxLayout()
+        row.setSpacing(2)
+        self.fluency_buttons: list[QPushButton] = []
+        for value in range(6):
+            button = QPushButton(str(value))
+            button.setCheckable(True)
+            button.setMinimumWidth(32)
+            button.setToolTip(f"{FLUENCY_ANCHORS[value]} (key {value})")
+            self.fluency_group.addButton(button, value)
+            row.addWidget(button)
+            self.fluency_buttons.append(button)
+        self.fluency_group.idClicked.connect(
+            lambda v: self.set_fluency(v if self.fluency_buttons[v].isChecked() else None)
+        )
+        return row
+
+    def _adequacy_row(self) -> QHBoxLayout:
+        self.adequacy_buttons: dict[int, QPushButton] = {}
+        row = QHBoxLayout()
+        row.setSpacing(2)
+        keys = {code: key for key, code in ADEQUACY_KEYS.items()}
+        for code, label in ADEQUACY_LABELS.items():
+            button = QPushButton(f"{label} ({keys[code]})")
+            button.setCheckable(True)
+            button.setToolTip(
+                f"Does the text say all and only what the triples say? {label} (key {keys[code]})"
+            )
+            button.clicked.connect(lambda on, c=code: self.set_adequacy(c if on else None))
+            row.addWidget(button)
+            self.adequacy_buttons[code] = button
+        return row
+
+    def _blame_box(self) -> QGroupBox:
+        self.blame_box = QGroupBox("What is to blame? (B)")
+        grid = QGridLayout(self.blame_box)
+        self.blame_checks: dict[str, QCheckBox] = {}
+        parts = [p for p in BLAME_PARTS if p != "other"] + [COMBINATION, "other"]
+        for n, part in enumerate(parts):
+            check = QCheckBox(part)
+            if part == COMBINATION:
+                check.setToolTip("Several parts; tick them, or this alone when unsure which")
+            grid.addWidget(check, n // 3, n % 3)
+            self.blame_checks[part] = check
+        self.blame_other = QLineEdit()
+        self.blame_other.setPlaceholderText("other: say what is wrong")
+        self.blame_other.setEnabled(False)
+        self.blame_checks["other"].toggled.connect(self.blame_other.setEnabled)
+        grid.addWidget(self.blame_other, 2, 0, 1, 3)
+        return self.blame_box
+
+    def _checks_box(self) -> QGroupBox:
+        self.checks_box = QGroupBox("Validation checks (optional)")
+        layout = QVBoxLayout(self.checks_box)
+        self.check_boxes: dict[str, QCheckBox] = {}
+        for name in CHECKS:
+            check = QCheckBox(CHECK_LABELS[name])
+            check.clicked.connect(self._touch_checks)
+            layout.addWidget(check)
+            self.check_boxes[name] = check
+        return self.checks_box
+
+    def _taxonomy_box(self) -> QGroupBox:
+        self.taxonomy_box = QGroupBox("Errors of the reference (translated texts)")
+        grid = QGridLayout(self.taxonomy_box)
+        self.taxonomy_checks: dict[tuple[str, str], QCheckBox] = {}
+        row = 0
+        for family, errors in ERROR_TAXONOMY.items():
+            grid.addWidget(QLabel(f"<b>{family}</b>"), row, 0, 1, 3)
+            row += 1
+            for n, error in enumerate(errors):
+                check = QCheckBox(error)
+                grid.addWidget(check, row + n // 3, n % 3)
+                self.taxonomy_checks[(family, error)] = check
+            row += (len(errors) + 2) // 3
+        return self.taxonomy_box
+
+    def fluency(self) -> int | None:
+        return next((v for v, b in enumerate(self.fluency_buttons) if b.isChecked()), None)
+
+    def adequacy(self) -> int | None:
+        return next((c for c, b in self.adequacy_buttons.items() if b.isChecked()), None)
+
+    def set_fluency(self, value: int | None) -> None:
+        for v, button in enumerate(self.fluency_buttons):
+            button.setChecked(v == value)
+        self.fluency_hint.setText(FLUENCY_ANCHORS[value] if value is not None else "")
+        self.fluency_hint.setToolTip(self.fluency_hint.text())
+
+    def set_adequacy(self, code: int | None) -> None:
+        for c, button in self.adequacy_buttons.items():
+            button.setChecked(c == code)
+        # Greyed rather than hidden: showing it would push the correction field down,
+        # under a pointer that was aiming at it.
+        self.blame_box.setEnabled(code in (NO, NOT_SURE))
+
+    def set_reference(self, is_reference: bool) -> None:
+        """Reference texts (e.g. translated silver ones) also get the error taxonomy."""
+        self.is_reference = is_reference
+        self.taxonomy_box.setVisible(is_reference)
+
+    def rating(self, corrected_text: str | None) -> Rating:
+        """The form as a rating (blame only for No / Not sure; checks only once touched)."""
+        adequacy = self.adequacy()
+        blame: str | list[str] | None = None
+        other = None
+        if adequacy in (NO, NOT_SURE):
+            parts = [p for p in BLAME_PARTS if self.blame_checks[p].isChecked()]
+            if parts:
+                blame = parts
+            elif self.blame_checks[COMBINATION].isChecked():
+                blame = COMBINATION
+            if self.blame_checks["other"].isChecked():
+                other = self.blame_other.text().strip() or None
+        checks = (
+            {name: box.isChecked() for name, box in self.check_boxes.items()}
+            if self.checks_touched
+            else None
+        )
+        taxonomy: dict[str, list[str]] = {}
+        if self.is_reference:
+            for (family, error), box in self.taxonomy_checks.items():
+                if box.isChecked():
+                    taxonomy.setdefault(family, []).append(error)
+        return Rating(
+            fluency=self.fluency(),
+            adequacy=adequacy,
+            blame=blame,
+            blame_other=other,
+            checks=checks,
+            error_taxonomy=taxonomy or None,
+            corrected_text=corrected_text,
+        )
+
+    def show_rating(self, rating: StoredRating | None) -> None:
+        self.set_fluency(rating.fluency if rating else None)
+        self.set_adequacy(rating.adequacy if rating else None)
+        blame = set((rating.blame or "").split("+")) if rating else set()
+        for part, box in self.blame_checks.items():
+            box.setChecked(part in blame)
+        self.blame_other.setText((rating.blame_other or "") if rating else "")
+        checks = (rating.checks or {}) if rating else {}
+        for name, box in self.check_boxes.items():
+            box.setChecked(bool(checks.get(name, False)))
+        self.checks_touched = bool(checks)
+        taxonomy = (rating.error_taxonomy or {}) if rating else {}
+        for (family, error), box in self.taxonomy_checks.items():
+            box.setChecked(error in taxonomy.get(family, ()))
+
+    def focus_blame(self) -> bool:
+        """Focus the first blame box; False when blame does not apply (adequacy Yes)."""
+        if not self.blame_box.isEnabled():
+            return False
+        next(iter(self.blame_checks.values())).setFocus(Qt.FocusReason.ShortcutFocusReason)
+        return True
+
+    def _touch_checks(self) -> None:
+        self.checks_touched = True
+
+
+class NavigationBar(QWidget):
+    """Undo, back, skip, and save-and-next: always in view, below the scrolled item."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setToolTip(
+            "Undo the last rating and put it back in the form for editing (Ctrl+Z)"
+        )
+        self.back_button = QPushButton("◀ Back")
+        self.back_button.setToolTip("Previous item (Alt+←)")
+        self.skip_button = QPushButton("Skip ▶")
+        self.skip_button.setToolTip("Next item, without saving (Alt+→)")
+        self.save_button = QPushButton("Save ▸ next")
+        self.save_button.setToolTip(
+            "Save the rating and go to the next unrated item (Enter; Ctrl+Enter from a text field)"
+        )
+        self.save_button.setFont(bold())
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.undo_button)
+        layout.addWidget(self.back_button)
+        layout.addStretch(1)
+        layout.addWidget(self.skip_button)
+        layout.addWidget(self.save_button)
+
+    def set_item_shown(self, shown: bool) -> None:
+        """Save, skip and back work only while an item is shown."""
+        for button in (self.save_button, self.skip_button, self.back_button):
+            button.setEnabled(shown)
