@@ -169,12 +169,19 @@ class BrowserPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         metrics = header.fontMetrics()
-        for column, width in ((1, 100), (2, 80), (3, 70), (4, 80), (5, 80)):
-            # never narrower than the title and the sort arrow ("Statements" was clipped)
+        cells = self.table.fontMetrics()
+        for column, sample in ((1, "Q9999999999"), (2, "99,999"), (3, "9,999"), (4, "en it es")):
+            # never narrower than the title and the sort arrow ("Statements" was clipped),
+            # nor than a typical cell; the Label column takes the rest
             title = str(self.model.headerData(column, Qt.Orientation.Horizontal) or "")
-            self.table.setColumnWidth(column, max(width, metrics.horizontalAdvance(title) + 28))
+            width = max(cells.horizontalAdvance(sample) + 12, metrics.horizontalAdvance(title) + 28)
+            self.table.setColumnWidth(column, width)
+        # Labels whole (up to 240 px; the table scrolls sideways in a narrow dock rather
+        # than cutting them to "Tall…"); the Tier column takes what is left.
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        header.setResizeContentsPrecision(200)
         header.setMinimumSectionSize(40)
         self.table.selectionModel().currentRowChanged.connect(self._on_row_selected)
         self.tier_filter = QComboBox()
@@ -236,6 +243,10 @@ class BrowserPanel(QWidget):
         controls.addLayout(cutoffs)
         controls.addWidget(self.summary_label)
         controls.addStretch(1)
+        # Buttons as wide as their words (the style's 80 px minimum made the control
+        # column, and so the Browser and the window, wider than a 1024 px screen).
+        for button in (self.edit_category_button, self.new_category_button, self.fetch_button):
+            button.setMinimumWidth(button.fontMetrics().horizontalAdvance(button.text()) + 24)
         controls_box = QWidget()
         controls_box.setLayout(controls)
         # Scrollable, so the panel still fits a small screen or a short dock.
@@ -269,7 +280,7 @@ class BrowserPanel(QWidget):
         self.plots.setMinimumHeight(220)
         # The plots' tab bar would otherwise set a ~540 px minimum: the tabs scroll instead,
         # so the controls keep their width next to a tall side panel (e.g. the Report).
-        plot_box.setMinimumWidth(280)
+        plot_box.setMinimumWidth(240)
 
         filters = QHBoxLayout()
         filters.addWidget(self.search_edit, 1)
@@ -286,6 +297,7 @@ class BrowserPanel(QWidget):
         bottom.addWidget(self.inspector)
         bottom.setStretchFactor(0, 3)
         bottom.setStretchFactor(1, 2)
+        bottom.setChildrenCollapsible(False)
 
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(top)
@@ -341,6 +353,8 @@ class BrowserPanel(QWidget):
         self.incomplete = columns.incomplete
         self.distribution = Distribution(columns.statements) if len(columns) else None
         self.model.set_entities(columns)
+        self.table.resizeColumnToContents(0)
+        self.table.setColumnWidth(0, min(max(self.table.columnWidth(0), 90), 240))
         self._recompute_lines()
         self._update_plots()
         self._retier()
