@@ -48,7 +48,7 @@ from core.tiers import (
     tier_category,
 )
 from core.wikidata.categories import Category
-from core.wikidata.records import CategoryTable
+from core.wikidata.records import CategoryTable, EntityDetails
 from widgets.distribution_plots import DistributionPlots, Series
 from widgets.entity_inspector import EntityInspector
 from widgets.entity_table import SUB_TIER_FILTER, EntityTableModel
@@ -368,7 +368,7 @@ class BrowserPanel(QWidget):
             self.overlays[name] = Distribution(columns.statements)
         self._update_plots()
 
-    def show_entity(self, details) -> None:  # EntityDetails | None
+    def show_entity(self, details: EntityDetails | None) -> None:
         self.inspector.show_entity(details)
 
     def tier_settings(self) -> TierSettings:

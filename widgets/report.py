@@ -58,7 +58,15 @@ from PySide6.QtWidgets import (
 
 from core.jobs import Progress
 from core.metrics.info import LOWER_IS_BETTER
-from core.report import BiasReport, Comparison, PlotSpec, Table, metric_label
+from core.report import (
+    BiasReport,
+    Comparison,
+    PlotSpec,
+    ReportRequest,
+    Settings,
+    Table,
+    metric_label,
+)
 from core.report.compare import SIGNIFICANT_MARK
 from core.report.verdict import (
     centre,
@@ -411,7 +419,7 @@ def headline_html(
 
 
 class ReportPanel(QWidget):
-    build_requested = Signal(dict)  # {"by": [...], "metrics": [...] | None, "settings": {...}}
+    build_requested = Signal(object)  # core.report.ReportRequest
     cancel_requested = Signal()
     csv_requested = Signal(str)  # folder
     html_requested = Signal(str)  # file
@@ -892,7 +900,8 @@ class ReportPanel(QWidget):
             )
 
     # -- what the panel asks ---------------------------------------------------------------
-    def options_dict(self) -> dict[str, Any]:
+    def request(self) -> ReportRequest:
+        """What the options ask for (metrics None: all of them are ticked)."""
         by = [
             self.dimension_list.item(i).data(Qt.ItemDataRole.UserRole)
             for i in range(self.dimension_list.count())
@@ -904,26 +913,24 @@ class ReportPanel(QWidget):
             if self.metric_list.item(i).checkState() == Qt.CheckState.Checked
         ]
         everything = len(checked) == self.metric_list.count()
-        return {
-            "by": by or ["tier"],
-            "metrics": None if everything else checked,
-            "settings": {
-                "repetitions": self.repetitions_spin.value(),
-                "sample_size": self.sample_spin.value(),
-                "alpha": round(self.alpha_spin.value(), 6),
-                "seed": self.seed_spin.value(),
-                "study_quality": str(self.quality_combo.currentData() or "gold:quality").split(":")[
-                    0
-                ],
-                "study_references": str(self.quality_combo.currentData() or "gold:quality").split(
-                    ":"
-                )[1],
-                "statistic": self.statistic_combo.currentText(),
-                "correction": self.correction_combo.currentData(),
-                "bootstrap_resamples": self.bootstrap_spin.value(),
-            },
-            "runs": self.picked_runs(),
-        }
+        quality, references = str(self.quality_combo.currentData() or "gold:quality").split(":")
+        runs = self.picked_runs()
+        return ReportRequest(
+            by=tuple(by or ["tier"]),
+            metrics=None if everything else tuple(checked),
+            settings=Settings(
+                repetitions=self.repetitions_spin.value(),
+                sample_size=self.sample_spin.value(),
+                alpha=round(self.alpha_spin.value(), 6),
+                seed=self.seed_spin.value(),
+                study_quality=quality,
+                study_references=references,
+                statistic=self.statistic_combo.currentText(),
+                correction=str(self.correction_combo.currentData()),
+                bootstrap_resamples=self.bootstrap_spin.value(),
+            ),
+            runs=None if runs is None else tuple(runs),
+        )
 
     def set_dimensions(self, keys: Sequence[str]) -> None:
         for i in range(self.dimension_list.count()):
@@ -932,11 +939,11 @@ class ReportPanel(QWidget):
             item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
 
     def _on_build(self) -> None:
-        options = self.options_dict()
-        if options["metrics"] == []:
+        request = self.request()
+        if request.metrics == ():
             QMessageBox.information(self, "No metric chosen", "Tick at least one metric.")
             return
-        self.build_requested.emit(options)
+        self.build_requested.emit(request)
 
     def _on_options_toggled(self, on: bool) -> None:
         self.options_scroll.setVisible(on)

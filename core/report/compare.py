@@ -102,6 +102,24 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class ReportRequest:
+    """What to build, as the Report panel (or a script) asks for it: the dimensions to
+    compare by, the metrics (None: every metric the session holds), the protocol's
+    settings and the runs (None: for each model its latest output per item)."""
+
+    by: tuple[str, ...] = ("tier",)
+    metrics: tuple[str, ...] | None = None
+    settings: Settings = Settings()
+    runs: tuple[int, ...] | None = None
+
+    def job(self, store: Any) -> Job[BiasReport]:
+        """:func:`report_job` for this request."""
+        return report_job(
+            store, by=self.by, metrics=self.metrics, settings=self.settings, runs=self.runs
+        )
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Group ``a`` against group ``b`` on one metric within one stratum."""
 
