@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.labels import tier_label
+from core.labels import plural, plural_word, tier_label
 from core.tiers import (
     DEFAULT_HEAD_FRACTION,
     DEFAULT_PARETO_SHARE,
@@ -599,14 +599,15 @@ def _fraction_spin(value: float, tip: str) -> QDoubleSpinBox:
 
 def _summary_text(summary: TierSummary, lines: dict[str, float | None]) -> str:
     parts = [
-        f"<b>{summary.n:,}</b> entities, {summary.total_statements:,} statements<br>"
+        f"<b>{summary.n:,}</b> {plural_word(summary.n, 'entity')}, "
+        f"{plural(summary.total_statements, 'statement')}<br>"
         f"Pareto cut-off: {lines['pareto']:,.0f} · head–tail threshold: "
         f"{lines['head_tail']:,.0f}"
     ]
     for share in summary.tiers:
         if share.size or share.tier != Tier.TORSO:
             parts.append(
-                f"{share.tier.value.replace('_', ' ')}: {share.size:,} entities "
+                f"{share.tier.value.replace('_', ' ')}: {plural(share.size, 'entity')} "
                 f"({share.entity_share:.0%}), {share.statement_share:.0%} of statements"
             )
     return "<br>".join(parts)

@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.labels import plural
+
 
 def tables_html(tables: Sequence[Any]) -> str:
     """Each ``Table`` (title, headers, rows) as an HTML table; figures right-aligned."""
@@ -99,7 +101,10 @@ class DatasetStatsDialog(QDialog):
         self._findings = list(findings)
         flagged = len({f.uid for f in findings})
         counts = ", ".join(f"{c}: {sum(f.check == c for f in findings)}" for c in checks)
-        self.summary.setText(f"{len(findings)} findings in {flagged} of {units} units ({counts}).")
+        self.summary.setText(
+            f"{plural(len(findings), 'finding')} in {flagged} of {plural(units, 'unit')} "
+            f"({counts})."
+        )
         self.check_filter.blockSignals(True)
         self.check_filter.clear()
         self.check_filter.addItem("all checks", None)

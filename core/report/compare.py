@@ -29,6 +29,7 @@ from core.groups import (
     order_key,
 )
 from core.jobs import Job, JobContext
+from core.labels import plural
 from core.report.data import Observation, ScoreFrame, load_frame
 from core.report.verdict import headlines_table_rows, verdict
 from core.statistics import (
@@ -496,7 +497,7 @@ class BiasReport:
             return f"{SIGNIFICANT_MARK} p < {s.alpha} (no multiple-testing correction)"
         return (
             f"{SIGNIFICANT_MARK} {names[s.correction]}-corrected p < {s.alpha} across "
-            f"the {self.tests_corrected:,} tests of this report"
+            f"the {plural(self.tests_corrected, 'test')} of this report"
         )
 
     def bootstrap_note(self) -> str:
@@ -632,7 +633,7 @@ class BiasReport:
             "Runs used",
             ("run", "model", "items used", "items left to a later run", "later run"),
             rows,
-            note=f"{choice}; {sum(u.items for u in self.frame.run_use):,} items in all",
+            note=f"{choice}; {plural(sum(u.items for u in self.frame.run_use), 'item')} in all",
         )
 
     def signatures_table(self) -> Table:
