@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QTabBar,
     QToolBar,
     QWidget,
 )
@@ -544,6 +545,7 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray | bytes):
             self.restoreState(QByteArray(state), _STATE_VERSION)
         self.message_toolbar.hide()  # a message belongs to the run that showed it
+        QTimer.singleShot(0, self.hide_stray_tab_bars)
 
     def save_layout(self) -> None:
         self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
@@ -552,6 +554,7 @@ class MainWindow(QMainWindow):
 
     def reset_layout(self) -> None:
         self.restoreState(self._default_state, _STATE_VERSION)
+        QTimer.singleShot(0, self.hide_stray_tab_bars)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         # The session path takes at most ~40 % of the status bar; it elides past that.
@@ -559,6 +562,20 @@ class MainWindow(QMainWindow):
         super().resizeEvent(event)
         # Extra width goes to the Browser, not the side panels (Qt shares it out).
         QTimer.singleShot(0, self._cap_side_docks)
+        QTimer.singleShot(0, self.hide_stray_tab_bars)
+
+    def hide_stray_tab_bars(self) -> None:
+        """Hide dock tab bars Qt left behind from an earlier arrangement (building the
+        default layout tabs the docks one by one): one was drawn over the Browser's
+        inspector ("Verbalise | Scores" across the entity's name). A tab bar in use sits
+        beside its docks, never on top of one, and inside the window."""
+        docks = [d for d in self.findChildren(QDockWidget) if d.isVisible() and not d.isFloating()]
+        for bar in self.findChildren(QTabBar):
+            if bar.parent() is not self or not bar.isVisible():
+                continue
+            area = bar.geometry()
+            if not self.rect().contains(area) or any(d.geometry().intersects(area) for d in docks):
+                bar.hide()
 
     def _cap_side_docks(self) -> None:
         """Shrink the right-hand docks to about a third of the window (at most 560 px)

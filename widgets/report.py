@@ -591,7 +591,7 @@ class ReportPanel(QWidget):
 
         self.dimension_box = _titled("Compare by", self.dimension_list)
         self.metric_box = _titled("Metrics", self.metric_list)
-        self.run_box = _titled("Runs (none ticked: latest)", self.run_list)
+        self.run_box = _titled("Runs", self.run_list)
         # Label–field pairs in two columns: three short rows, so the options stay low.
         settings = QGridLayout()
         settings.setContentsMargins(0, 0, 0, 0)
@@ -736,7 +736,10 @@ class ReportPanel(QWidget):
         ticked = set(self.picked_runs() or ())
         self.run_list.clear()
         for run_id, model, status in runs:
-            item = QListWidgetItem(f"run {run_id} · {model} ({status})")
+            # Short, so the list does not scroll sideways in a narrow dock; all in the tip.
+            shown = f"{run_id} · {model}" + ("" if status == "finished" else f" ({status})")
+            item = QListWidgetItem(shown)
+            item.setToolTip(f"run {run_id} · {model} ({status})")
             item.setData(Qt.ItemDataRole.UserRole, run_id)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(

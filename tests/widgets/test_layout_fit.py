@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QTabBar, QWidget
 
 from app.gui import build_window
 from core.jobs import JobSucceeded
@@ -194,3 +194,20 @@ def test_window_minimum_fits_1024x640(qtbot, tmp_path: Path) -> None:
     minimum = window.minimumSizeHint()
     assert minimum.width() <= 1024 and minimum.height() <= 640
     assert window.size().toTuple() == (1024, 640)
+
+
+def test_a_tab_bar_left_over_a_panel_is_hidden_and_those_in_use_stay(qtbot, tmp_path: Path) -> None:
+    """Qt can leave a dock tab bar of an earlier arrangement on top of a panel (seen as
+    "Verbalise | Scores" across the inspector in ``gui --screenshot``)."""
+    window = _window(qtbot, tmp_path, 1366, 768)
+    in_use = [b for b in window.findChildren(QTabBar) if b.parent() is window and b.isVisible()]
+    assert in_use  # the Browser/Units and right-hand groups
+    stray = QTabBar(window)
+    stray.addTab("Verbalise")
+    stray.addTab("Scores")
+    browser = window.docks["browser"].geometry()
+    stray.setGeometry(browser.x() + 20, browser.center().y(), 300, 26)
+    stray.show()
+    window.hide_stray_tab_bars()
+    assert not stray.isVisible()
+    assert all(b.isVisible() for b in in_use)
