@@ -197,6 +197,7 @@ class BrowserPanel(QWidget):
         self.search_edit = QLineEdit()
         self.search_edit.setPlaceholderText("Search label or QID")
         self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.setMinimumWidth(120)  # its placeholder readable in a narrow dock
         for widget in (self.tier_filter, self.wiki_filter):
             widget.currentIndexChanged.connect(lambda _i: self._apply_filters())
         self.search_edit.textChanged.connect(lambda _t: self._apply_filters())
