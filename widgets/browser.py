@@ -12,6 +12,7 @@ import html
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -197,7 +198,7 @@ class BrowserPanel(QWidget):
         self.search_edit = QLineEdit()
         self.search_edit.setPlaceholderText("Search label or QID")
         self.search_edit.setClearButtonEnabled(True)
-        self.search_edit.setMinimumWidth(120)  # its placeholder readable in a narrow dock
+        self.search_edit.setMinimumWidth(100)  # its placeholder readable in a narrow dock
         for widget in (self.tier_filter, self.wiki_filter):
             widget.currentIndexChanged.connect(lambda _i: self._apply_filters())
         self.search_edit.textChanged.connect(lambda _t: self._apply_filters())
@@ -287,12 +288,13 @@ class BrowserPanel(QWidget):
         filters.addWidget(self.search_edit, 1)
         filters.addWidget(self.tier_filter)
         filters.addWidget(self.wiki_filter)
-        filters.addWidget(self.count_label)
         table_box = QWidget()
         table_layout = QVBoxLayout(table_box)
         table_layout.setContentsMargins(0, 0, 0, 0)
         table_layout.addLayout(filters)
         table_layout.addWidget(self.table, 1)
+        # Below the table, not in the filter row: that row sets the Browser's minimum width.
+        table_layout.addWidget(self.count_label)
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(table_box)
         bottom.addWidget(self.inspector)
@@ -303,9 +305,20 @@ class BrowserPanel(QWidget):
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(top)
         outer.addWidget(bottom)
+        self._outer, self._controls_box, self._split_done = outer, controls_box, False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(outer)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # The first time the panel has a real height: the controls whole (no scrolling
+        # to reach the tier summary) when that leaves the table and inspector 40 %.
+        height = self._outer.height()
+        if not self._split_done and height > 300:
+            self._split_done = True
+            top = min(self._controls_box.sizeHint().height() + 6, int(height * 0.6))
+            self._outer.setSizes([top, height - top])
 
     # -- what app tells the panel ---------------------------------------------------------
     def set_categories(self, categories: list[Category]) -> None:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QTabBar, QWidget
 
 from app.gui import build_window
 from core.jobs import JobSucceeded
-from core.wikidata.records import ClaimRecord, EntityDetails, Term
+from core.wikidata.records import CategoryTable, ClaimRecord, EntityDetails, Term
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.report_session import ReportSession
 from widgets.main_window import MainWindow
@@ -179,6 +180,22 @@ def test_window_with_a_session_keeps_the_size_asked(qtbot, wired, size) -> None:
         window.raise_panel(key)
         QApplication.processEvents()
     qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
+    # A category of 2,000 entities in the Browser (its filter row's count widened it).
+    n = 2000
+    counts = np.arange(n, 0, -1, dtype=np.int64)
+    window.panels["browser"].show_category(
+        "City",
+        CategoryTable(
+            "City",
+            qids=[f"Q{990000000 + i}" for i in range(n)],
+            labels=[f"Corohuasi de la Sierra {i}" for i in range(n)],
+            statements=counts,
+            sitelinks=counts // 2,
+            has_en=np.ones(n, dtype=bool),
+            has_it=np.ones(n, dtype=bool),
+            has_es=np.zeros(n, dtype=bool),
+        ),
+    )
     window.resize(*size)
     QApplication.processEvents()
     for key in ("report", "annotate", "verbalise"):
