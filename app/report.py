@@ -24,7 +24,7 @@ from core.logs import get_logger
 if TYPE_CHECKING:
     from app.controller import AppController
     from app.jobrunner import JobHandle
-    from core.report import BiasReport, Comparison, PlotSpec
+    from core.report import BiasReport, Comparison, PlotSpec, ReportRequest
     from widgets.report import ReportPanel
 
 log = get_logger("report")
@@ -120,9 +120,9 @@ class ReportController(QObject):
             self.build()
 
     # -- building ----------------------------------------------------------------------------
-    def build(self, options: dict[str, Any] | None = None) -> JobHandle | None:
-        """Build the report as a job with the panel's options (or ``options``)."""
-        from core.report import Settings, plot_specs, report_job
+    def build(self, request: ReportRequest | None = None) -> JobHandle | None:
+        """Build the report as a job for ``request`` (default: the panel's options)."""
+        from core.report import plot_specs
         from widgets.report import NO_SCORES_MESSAGE
 
         store = self.app.store
@@ -134,15 +134,7 @@ class ReportController(QObject):
             self.panel.clear()
             self.panel.show_message(NO_SCORES_MESSAGE)
             return None
-        options = options if options is not None else self.panel.options_dict()
-        settings = Settings(**options.get("settings", {}))
-        job = report_job(
-            store,
-            by=tuple(options.get("by") or ("tier",)),
-            metrics=options.get("metrics"),
-            settings=settings,
-            runs=options.get("runs"),
-        )
+        job = (request if request is not None else self.panel.request()).job(store)
         build_report = job.run
 
         def run(ctx: JobContext) -> ReportView:

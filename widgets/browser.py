@@ -12,6 +12,7 @@ import html
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -35,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.labels import tier_label
+from core.labels import plural, plural_word, tier_label
 from core.tiers import (
     DEFAULT_HEAD_FRACTION,
     DEFAULT_PARETO_SHARE,
@@ -48,7 +49,7 @@ from core.tiers import (
     tier_category,
 )
 from core.wikidata.categories import Category
-from core.wikidata.records import CategoryTable
+from core.wikidata.records import CategoryTable, EntityDetails
 from widgets.distribution_plots import DistributionPlots, Series
 from widgets.entity_inspector import EntityInspector
 from widgets.entity_table import SUB_TIER_FILTER, EntityTableModel
@@ -169,12 +170,19 @@ class BrowserPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         metrics = header.fontMetrics()
-        for column, width in ((1, 100), (2, 80), (3, 70), (4, 80), (5, 80)):
-            # never narrower than the title and the sort arrow ("Statements" was clipped)
+        cells = self.table.fontMetrics()
+        for column, sample in ((1, "Q9999999999"), (2, "99,999"), (3, "9,999"), (4, "en it es")):
+            # never narrower than the title and the sort arrow ("Statements" was clipped),
+            # nor than a typical cell; the Label column takes the rest
             title = str(self.model.headerData(column, Qt.Orientation.Horizontal) or "")
-            self.table.setColumnWidth(column, max(width, metrics.horizontalAdvance(title) + 28))
+            width = max(cells.horizontalAdvance(sample) + 12, metrics.horizontalAdvance(title) + 28)
+            self.table.setColumnWidth(column, width)
+        # Labels whole (up to 240 px; the table scrolls sideways in a narrow dock rather
+        # than cutting them to "Tall…"); the Tier column takes what is left.
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        header.setResizeContentsPrecision(200)
         header.setMinimumSectionSize(40)
         self.table.selectionModel().currentRowChanged.connect(self._on_row_selected)
         self.tier_filter = QComboBox()
@@ -190,6 +198,7 @@ class BrowserPanel(QWidget):
         self.search_edit = QLineEdit()
         self.search_edit.setPlaceholderText("Search label or QID")
         self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.setMinimumWidth(100)  # its placeholder readable in a narrow dock
         for widget in (self.tier_filter, self.wiki_filter):
             widget.currentIndexChanged.connect(lambda _i: self._apply_filters())
         self.search_edit.textChanged.connect(lambda _t: self._apply_filters())
@@ -236,6 +245,10 @@ class BrowserPanel(QWidget):
         controls.addLayout(cutoffs)
         controls.addWidget(self.summary_label)
         controls.addStretch(1)
+        # Buttons as wide as their words (the style's 80 px minimum made the control
+        # column, and so the Browser and the window, wider than a 1024 px screen).
+        for button in (self.edit_category_button, self.new_category_button, self.fetch_button):
+            button.setMinimumWidth(button.fontMetrics().horizontalAdvance(button.text()) + 24)
         controls_box = QWidget()
         controls_box.setLayout(controls)
         # Scrollable, so the panel still fits a small screen or a short dock.
@@ -269,30 +282,43 @@ class BrowserPanel(QWidget):
         self.plots.setMinimumHeight(220)
         # The plots' tab bar would otherwise set a ~540 px minimum: the tabs scroll instead,
         # so the controls keep their width next to a tall side panel (e.g. the Report).
-        plot_box.setMinimumWidth(280)
+        plot_box.setMinimumWidth(240)
 
         filters = QHBoxLayout()
         filters.addWidget(self.search_edit, 1)
         filters.addWidget(self.tier_filter)
         filters.addWidget(self.wiki_filter)
-        filters.addWidget(self.count_label)
         table_box = QWidget()
         table_layout = QVBoxLayout(table_box)
         table_layout.setContentsMargins(0, 0, 0, 0)
         table_layout.addLayout(filters)
         table_layout.addWidget(self.table, 1)
+        # Below the table, not in the filter row: that row sets the Browser's minimum width.
+        table_layout.addWidget(self.count_label)
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(table_box)
         bottom.addWidget(self.inspector)
         bottom.setStretchFactor(0, 3)
         bottom.setStretchFactor(1, 2)
+        bottom.setChildrenCollapsible(False)
 
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(top)
         outer.addWidget(bottom)
+        self._outer, self._controls_box, self._split_done = outer, controls_box, False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(outer)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # The first time the panel has a real height: the controls whole (no scrolling
+        # to reach the tier summary) when that leaves the table and inspector 40 %.
+        height = self._outer.height()
+        if not self._split_done and height > 300:
+            self._split_done = True
+            top = min(self._controls_box.sizeHint().height() + 6, int(height * 0.6))
+            self._outer.setSizes([top, height - top])
 
     # -- what app tells the panel ---------------------------------------------------------
     def set_categories(self, categories: list[Category]) -> None:
@@ -341,6 +367,8 @@ class BrowserPanel(QWidget):
         self.incomplete = columns.incomplete
         self.distribution = Distribution(columns.statements) if len(columns) else None
         self.model.set_entities(columns)
+        self.table.resizeColumnToContents(0)
+        self.table.setColumnWidth(0, min(max(self.table.columnWidth(0), 90), 240))
         self._recompute_lines()
         self._update_plots()
         self._retier()
@@ -354,7 +382,7 @@ class BrowserPanel(QWidget):
             self.overlays[name] = Distribution(columns.statements)
         self._update_plots()
 
-    def show_entity(self, details) -> None:  # EntityDetails | None
+    def show_entity(self, details: EntityDetails | None) -> None:
         self.inspector.show_entity(details)
 
     def tier_settings(self) -> TierSettings:
@@ -585,14 +613,15 @@ def _fraction_spin(value: float, tip: str) -> QDoubleSpinBox:
 
 def _summary_text(summary: TierSummary, lines: dict[str, float | None]) -> str:
     parts = [
-        f"<b>{summary.n:,}</b> entities, {summary.total_statements:,} statements<br>"
+        f"<b>{summary.n:,}</b> {plural_word(summary.n, 'entity')}, "
+        f"{plural(summary.total_statements, 'statement')}<br>"
         f"Pareto cut-off: {lines['pareto']:,.0f} · head–tail threshold: "
         f"{lines['head_tail']:,.0f}"
     ]
     for share in summary.tiers:
         if share.size or share.tier != Tier.TORSO:
             parts.append(
-                f"{share.tier.value.replace('_', ' ')}: {share.size:,} entities "
+                f"{share.tier.value.replace('_', ' ')}: {plural(share.size, 'entity')} "
                 f"({share.entity_share:.0%}), {share.statement_share:.0%} of statements"
             )
     return "<br>".join(parts)

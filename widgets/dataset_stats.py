@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.labels import plural
+
 if TYPE_CHECKING:
     from core.dataset_stats import Finding, Table
 
@@ -106,7 +108,10 @@ class DatasetStatsDialog(QDialog):
         self._findings = list(findings)
         flagged = len({f.uid for f in findings})
         counts = ", ".join(f"{c}: {sum(f.check == c for f in findings)}" for c in checks)
-        self.summary.setText(f"{len(findings)} findings in {flagged} of {units} units ({counts}).")
+        self.summary.setText(
+            f"{plural(len(findings), 'finding')} in {flagged} of {plural(units, 'unit')} "
+            f"({counts})."
+        )
         self.check_filter.blockSignals(True)
         self.check_filter.clear()
         self.check_filter.addItem("all checks", None)

@@ -13,6 +13,7 @@ which moves the same line on the other plots.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +80,24 @@ class _CutoffLines:
             self.lines[kind] = line
 
 
+class _LogAxis(pg.AxisItem):
+    """A log10 axis labelled 1, 2, 5, 10, 20, 50 …: the other minor ticks keep their
+    grid lines but no label (pyqtgraph's "3·10¹4·10¹5·10¹" ran together on a wide plot)."""
+
+    def logTickStrings(self, values, scale, spacing):  # pyqtgraph's name
+        strings = []
+        for value in values:
+            number = 10 ** float(value) * scale
+            mantissa = round(number / 10 ** math.floor(math.log10(number)), 6) if number > 0 else 0
+            if mantissa not in (1, 2, 5):
+                strings.append("")
+            elif number >= 1:
+                strings.append(f"{number:,.0f}")
+            else:
+                strings.append(f"{number:g}")
+        return strings
+
+
 class DistributionPlots(QWidget):
     line_moved = Signal(str, float)  # kind ("pareto" | "head_tail" | "torso"), statements
 
@@ -89,8 +108,10 @@ class DistributionPlots(QWidget):
         self._values: dict[str, float | None] = {k: None for k in LINE_STYLES}
         self._syncing = False
 
-        self.histogram = pg.PlotWidget()
-        self.rank_frequency = pg.PlotWidget()
+        self.histogram = pg.PlotWidget(axisItems={"bottom": _LogAxis("bottom")})
+        self.rank_frequency = pg.PlotWidget(
+            axisItems={"bottom": _LogAxis("bottom"), "left": _LogAxis("left")}
+        )
         self.lorenz = pg.PlotWidget()
         hist, rank, lorenz = (w.getPlotItem() for w in self.plot_widgets())
         hist.setLogMode(x=True, y=False)

@@ -8,15 +8,17 @@ feature.
 from __future__ import annotations
 
 from collections import defaultdict
+from html import escape
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
-    QTableView,
+    QSplitter,
+    QTextBrowser,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -41,19 +43,13 @@ class EntityInspector(QWidget):
         self.start_unit.setEnabled(False)
         self.start_unit.clicked.connect(self._on_start_unit)
 
-        self.terms_model = QStandardItemModel(3, len(LANGUAGES))
-        self.terms_model.setHorizontalHeaderLabels(list(LANGUAGES))
-        self.terms_model.setVerticalHeaderLabels(["label", "description", "aliases"])
-        self.terms_view = QTableView()
-        self.terms_view.setModel(self.terms_model)
-        self.terms_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.terms_view.setWordWrap(True)
-        self.terms_view.setToolTip("Double-click a cell, or widen the panel, to read it whole")
-        # Three rows of terms; the claims below get the rest of the height.
-        self.terms_view.setMaximumHeight(
-            self.terms_view.horizontalHeader().sizeHint().height() + 3 * 34 + 4
-        )
-        self.terms_view.verticalHeader().setDefaultSectionSize(34)
+        # Labels, descriptions and aliases per language as wrapped text: nothing is cut
+        # to "Coroh…" in a narrow dock, and a long description scrolls.
+        self.terms_view = QTextBrowser()
+        self.terms_view.setOpenLinks(False)
+        self.terms_view.setFrameShape(QFrame.Shape.StyledPanel)
+        self.terms_view.setMinimumHeight(48)
+        self.terms_view.setPlaceholderText("Labels and descriptions in en, it, es")
 
         self.claims_model = QStandardItemModel(0, 5)
         self.claims_model.setHorizontalHeaderLabels(
@@ -63,42 +59,35 @@ class EntityInspector(QWidget):
         self.claims_view.setModel(self.claims_model)
         self.claims_view.setUniformRowHeights(True)
         self.claims_view.setAlternatingRowColors(True)
+        self.claims_view.setMinimumHeight(96)
 
         header = QHBoxLayout()
         header.addWidget(self.title, 1)
-        header.addWidget(self.start_unit)
+        header.addWidget(self.start_unit, 0, Qt.AlignmentFlag.AlignTop)
+        # The user sets the split; the claims start with most of the height.
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.terms_view)
+        self.splitter.addWidget(self.claims_view)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([90, 270])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(header)
-        layout.addWidget(self.terms_view)
-        layout.addWidget(self.claims_view, 1)
+        layout.addWidget(self.splitter, 1)
 
     def show_entity(self, details: EntityDetails | None) -> None:
         self.details = details
         self.claims_model.removeRows(0, self.claims_model.rowCount())
-        for row in range(3):
-            for col in range(len(LANGUAGES)):
-                self.terms_model.setItem(row, col, QStandardItem(""))
         self.start_unit.setEnabled(details is not None)
         if details is None:
             self.title.setText("Select an entity to inspect it.")
+            self.terms_view.clear()
             return
         label = details.label(details.qid) or "(no English label)"
-        description = _first(details, details.qid, "en", "description") or ""
-        self.title.setText(f"<b>{label}</b> ({details.qid})<br>{description}")
-        for col, lang in enumerate(LANGUAGES):
-            label_text = details.label(details.qid, lang)
-            shown = _item(label_text or "— missing —", missing=not label_text)
-            self.terms_model.setItem(0, col, shown)
-            self.terms_model.setItem(
-                1, col, QStandardItem(_first(details, details.qid, lang, "description") or "")
-            )
-            aliases = [
-                t.text
-                for t in sorted(details.terms, key=lambda t: t.ordinal)
-                if t.item_id == details.qid and t.lang == lang and t.kind == "alias"
-            ]
-            self.terms_model.setItem(2, col, QStandardItem("; ".join(aliases)))
+        self.title.setText(f"<b>{escape(label)}</b> ({details.qid})")
+        self.terms_view.setHtml(terms_html(details))
         self._fill_claims(details)
 
     def _fill_claims(self, details: EntityDetails) -> None:
@@ -141,11 +130,37 @@ class EntityInspector(QWidget):
                 parent.appendRow(cells)
             root.appendRow(row)
         self.claims_view.expandAll()
-        self.claims_view.resizeColumnToContents(0)
+        for column in range(self.claims_model.columnCount()):
+            self.claims_view.resizeColumnToContents(column)
 
     def _on_start_unit(self) -> None:
         if self.details is not None:
             self.start_unit_requested.emit(self.details.qid)
+
+
+def terms_html(details: EntityDetails) -> str:
+    """Label — description, then aliases, one paragraph per language (missing greyed)."""
+    rows = []
+    for lang in LANGUAGES:
+        label = details.label(details.qid, lang)
+        description = _first(details, details.qid, lang, "description")
+        aliases = [
+            t.text
+            for t in sorted(details.terms, key=lambda t: t.ordinal)
+            if t.item_id == details.qid and t.lang == lang and t.kind == "alias"
+        ]
+        text = (
+            f"<b>{escape(label)}</b>" if label else "<span style='color:#9a9a9a'>— missing —</span>"
+        )
+        if description:
+            text += f" — {escape(description)}"
+        if aliases:
+            text += f"<br><span style='color:#555'>also: {escape('; '.join(aliases))}</span>"
+        rows.append(
+            f"<tr><td style='padding:1px 6px 3px 0; color:#555'>{lang}</td>"
+            f"<td style='padding:1px 0 3px 0'>{text}</td></tr>"
+        )
+    return f"<table cellspacing='0'>{''.join(rows)}</table>"
 
 
 def _first(details: EntityDetails, item_id: str, lang: str, kind: str) -> str | None:

@@ -8,8 +8,9 @@ controller learns comes back through ``show_session`` / ``show_error``.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, qVersion
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QTabBar,
     QToolBar,
     QWidget,
 )
@@ -31,6 +33,11 @@ from widgets.job_status import JobStatusWidget
 from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
 from widgets.panels import BOTTOM, PANELS, RIGHT, PanelSpec
 from widgets.session_overview import SessionOverview
+
+if TYPE_CHECKING:
+    from core.dataset_stats import Finding, Table
+    from widgets.dataset_stats import DatasetStatsDialog
+    from widgets.help import GettingStartedGuide, ShortcutsDialog
 
 SESSION_FILTER = f"TailLens sessions (*{SESSION_SUFFIX});;All files (*)"
 MAX_RECENT = 10
@@ -225,7 +232,7 @@ class MainWindow(QMainWindow):
         self.action_dataset_stats.setStatusTip(
             "Units per tier, sub-tier, size, shape and language, and units that look wrong"
         )
-        self.dataset_stats_dialog: Any = None
+        self.dataset_stats_dialog: DatasetStatsDialog | None = None
 
         self.action_preferences = self._action(
             file_menu,
@@ -246,8 +253,8 @@ class MainWindow(QMainWindow):
         self.action_shortcuts = self._action(
             help_menu, "&Keyboard shortcuts", "Ctrl+/", self.show_shortcuts
         )
-        self.guide: Any = None
-        self.shortcuts_dialog: Any = None
+        self.guide: GettingStartedGuide | None = None
+        self.shortcuts_dialog: ShortcutsDialog | None = None
         self.action_about = self._action(help_menu, f"&About {APP_NAME}", None, self.show_about)
         self.action_about.setMenuRole(QAction.MenuRole.AboutRole)
         self.refresh_recent_menu()
@@ -306,7 +313,7 @@ class MainWindow(QMainWindow):
                 rows.append((self.docks[key].windowTitle(), what, keys))
         return rows
 
-    def show_shortcuts(self) -> Any:
+    def show_shortcuts(self) -> ShortcutsDialog:
         from widgets.help import ShortcutsDialog
 
         if self.shortcuts_dialog is None:
@@ -316,7 +323,7 @@ class MainWindow(QMainWindow):
         self.shortcuts_dialog.raise_()
         return self.shortcuts_dialog
 
-    def show_getting_started(self) -> Any:
+    def show_getting_started(self) -> GettingStartedGuide:
         from widgets.help import GettingStartedGuide
 
         if self.guide is None:
@@ -326,7 +333,13 @@ class MainWindow(QMainWindow):
         self.guide.raise_()
         return self.guide
 
-    def _action(self, menu: QMenu, text: str, shortcut: Any, slot: Any) -> QAction:
+    def _action(
+        self,
+        menu: QMenu,
+        text: str,
+        shortcut: QKeySequence.StandardKey | str | None,
+        slot: Callable[[], object],
+    ) -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
@@ -335,9 +348,9 @@ class MainWindow(QMainWindow):
         return action
 
     # -- what the controller tells the window -------------------------------------------
-    def show_session(self, info: dict[str, Any] | None) -> None:
+    def show_session(self, info: Mapping[str, object] | None) -> None:
         """Show the open session (``core.store.SessionStore.info()``), or none."""
-        self.overview.show_info(info)
+        self.overview.show_info(dict(info) if info is not None else None)
         has_session = info is not None
         for action in (self.action_save_as, self.action_save_copy):
             action.setEnabled(has_session)
@@ -345,7 +358,7 @@ class MainWindow(QMainWindow):
             self.session_label.setText("No session")
             self.setWindowTitle(APP_NAME)
             return
-        path = Path(info["path"])
+        path = Path(str(info["path"]))
         self.session_label.setText(f"Session: {path}")
         self.session_label.setToolTip(str(path))
         self.setWindowTitle(f"{path.name} — {APP_NAME}")
@@ -412,7 +425,13 @@ class MainWindow(QMainWindow):
         if path:
             self.export_requested.emit(path, self._format_of(self._exporters, chosen))
 
-    def show_dataset_statistics(self, tables: Any, findings: Any, checks: Any, units: int) -> Any:
+    def show_dataset_statistics(
+        self,
+        tables: Sequence[Table],
+        findings: Sequence[Finding],
+        checks: Sequence[str],
+        units: int,
+    ) -> DatasetStatsDialog:
         """Show (or refresh) the dataset statistics dialog, without blocking the window."""
         from widgets.dataset_stats import DatasetStatsDialog
 
@@ -526,6 +545,7 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray | bytes):
             self.restoreState(QByteArray(state), _STATE_VERSION)
         self.message_toolbar.hide()  # a message belongs to the run that showed it
+        QTimer.singleShot(0, self.hide_stray_tab_bars)
 
     def save_layout(self) -> None:
         self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
@@ -534,6 +554,7 @@ class MainWindow(QMainWindow):
 
     def reset_layout(self) -> None:
         self.restoreState(self._default_state, _STATE_VERSION)
+        QTimer.singleShot(0, self.hide_stray_tab_bars)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         # The session path takes at most ~40 % of the status bar; it elides past that.
@@ -541,6 +562,20 @@ class MainWindow(QMainWindow):
         super().resizeEvent(event)
         # Extra width goes to the Browser, not the side panels (Qt shares it out).
         QTimer.singleShot(0, self._cap_side_docks)
+        QTimer.singleShot(0, self.hide_stray_tab_bars)
+
+    def hide_stray_tab_bars(self) -> None:
+        """Hide dock tab bars Qt left behind from an earlier arrangement (building the
+        default layout tabs the docks one by one): one was drawn over the Browser's
+        inspector ("Verbalise | Scores" across the entity's name). A tab bar in use sits
+        beside its docks, never on top of one, and inside the window."""
+        docks = [d for d in self.findChildren(QDockWidget) if d.isVisible() and not d.isFloating()]
+        for bar in self.findChildren(QTabBar):
+            if bar.parent() is not self or not bar.isVisible():
+                continue
+            area = bar.geometry()
+            if not self.rect().contains(area) or any(d.geometry().intersects(area) for d in docks):
+                bar.hide()
 
     def _cap_side_docks(self) -> None:
         """Shrink the right-hand docks to about a third of the window (at most 560 px)

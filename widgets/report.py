@@ -58,7 +58,15 @@ from PySide6.QtWidgets import (
 
 from core.jobs import Progress
 from core.metrics.info import LOWER_IS_BETTER
-from core.report import BiasReport, Comparison, PlotSpec, Table, metric_label
+from core.report import (
+    BiasReport,
+    Comparison,
+    PlotSpec,
+    ReportRequest,
+    Settings,
+    Table,
+    metric_label,
+)
 from core.report.compare import SIGNIFICANT_MARK
 from core.report.verdict import (
     centre,
@@ -79,15 +87,17 @@ from core.statistics import (
 from widgets.plot_export import EXPORT_ERRORS, ask_export
 from widgets.report_plots import ReportPlots
 
+# (key, short label for the list, what it compares: the item's tooltip). Short labels keep
+# the option lists from scrolling sideways in a ~450 px dock.
 DIMENSION_CHOICES = (
-    ("tier", "Tier: head vs long tail"),
-    ("subtier", "Sub-tier: head vs long_tail_en / _it / _es"),
-    ("lang", "Language"),
-    ("model", "Model"),
-    ("quality", "References: gold vs silver"),
-    ("category", "Category"),
-    ("dataset", "Dataset: TailNLG vs WebNLG (and WDV, Wikidata)"),
-    ("model_tail", "Model likelihood: model_head vs model_tail"),
+    ("tier", "Tier", "Head vs long tail"),
+    ("subtier", "Sub-tier", "Head vs long_tail_en / long_tail_it / long_tail_es"),
+    ("lang", "Language", "One language against another"),
+    ("model", "Model", "One model against another"),
+    ("quality", "References", "Gold vs silver references"),
+    ("category", "Category", "One category against another"),
+    ("dataset", "Dataset", "TailNLG vs WebNLG (and WDV, Wikidata)"),
+    ("model_tail", "Model likelihood", "model_head vs model_tail (entity likelihood)"),
 )
 # The study table's references: (label, study_quality, study_references).
 STUDY_REFS = (
@@ -292,7 +302,15 @@ class TablePage(QWidget):
         self.note = QLabel(escape(table.note) if table.note else "")
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color:#555; font-size:11px;")
-        self.note.setVisible(bool(table.note))
+        # At most about three lines high, scrolling past that: the table keeps its rows.
+        note_scroll = QScrollArea()
+        note_scroll.setWidget(self.note)
+        note_scroll.setWidgetResizable(True)
+        note_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        note_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.note.ensurePolished()  # the style sheet's 11 px font, for the line height
+        note_scroll.setMaximumHeight(3 * self.note.fontMetrics().lineSpacing() + 2)
+        note_scroll.setVisible(bool(table.note))
         self.empty = QLabel(
             "No rows: nothing to compare in this dimension (see the notes above the tables)."
         )
@@ -300,7 +318,7 @@ class TablePage(QWidget):
         self.empty.setVisible(not table.rows)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 0)
-        layout.addWidget(self.note)
+        layout.addWidget(note_scroll)
         layout.addWidget(self.empty)
         layout.addWidget(self.view, 1)
 
@@ -401,7 +419,7 @@ def headline_html(
 
 
 class ReportPanel(QWidget):
-    build_requested = Signal(dict)  # {"by": [...], "metrics": [...] | None, "settings": {...}}
+    build_requested = Signal(object)  # core.report.ReportRequest
     cancel_requested = Signal()
     csv_requested = Signal(str)  # folder
     html_requested = Signal(str)  # file
@@ -455,8 +473,9 @@ class ReportPanel(QWidget):
             button.setMaximumWidth(80)
 
         self.dimension_list = QListWidget()
-        for key, title in DIMENSION_CHOICES:
+        for key, title, tip in DIMENSION_CHOICES:
             item = QListWidgetItem(title)
+            item.setToolTip(tip)
             item.setData(Qt.ItemDataRole.UserRole, key)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if key == "tier" else Qt.CheckState.Unchecked)
@@ -572,7 +591,7 @@ class ReportPanel(QWidget):
 
         self.dimension_box = _titled("Compare by", self.dimension_list)
         self.metric_box = _titled("Metrics", self.metric_list)
-        self.run_box = _titled("Runs (none ticked: latest)", self.run_list)
+        self.run_box = _titled("Runs", self.run_list)
         # Label–field pairs in two columns: three short rows, so the options stay low.
         settings = QGridLayout()
         settings.setContentsMargins(0, 0, 0, 0)
@@ -603,7 +622,16 @@ class ReportPanel(QWidget):
         self.options_grid.setContentsMargins(0, 0, 0, 0)
         self._wide_options: bool | None = None
         self._wide_headlines: bool | None = None
+        self._splitter_shared = False
         self._arrange_options(wide=False)
+        # The options scroll (vertically) in a short dock rather than setting the panel's
+        # minimum height: with the Report docked above the Browser, the two minimums add up.
+        self.options_scroll = QScrollArea()
+        self.options_scroll.setWidget(self.options)
+        self.options_scroll.setWidgetResizable(True)
+        self.options_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.options_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.options_scroll.setMinimumHeight(60)
 
         headline_box = QFrame()
         headline_box.setFrameShape(QFrame.Shape.StyledPanel)
@@ -641,7 +669,7 @@ class ReportPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.busy_row)
-        layout.addWidget(self.options)
+        layout.addWidget(self.options_scroll)
         layout.addWidget(self.stack, 1)
 
     def _arrange_options(self, wide: bool) -> None:
@@ -670,8 +698,7 @@ class ReportPanel(QWidget):
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
         if self.splitter.orientation() != orientation:
             self.splitter.setOrientation(orientation)
-            half = max(self.splitter.width() if wide else self.splitter.height(), 2) // 2
-            self.splitter.setSizes([half, half])
+            self._share_splitter()
         if self.report is not None and (width >= self.WIDE_HEADLINES) != self._wide_headlines:
             self._show_headlines(self.report, self.headlines)
             QTimer.singleShot(0, self._fit_headline)
@@ -709,7 +736,10 @@ class ReportPanel(QWidget):
         ticked = set(self.picked_runs() or ())
         self.run_list.clear()
         for run_id, model, status in runs:
-            item = QListWidgetItem(f"run {run_id} · {model} ({status})")
+            # Short, so the list does not scroll sideways in a narrow dock; all in the tip.
+            shown = f"{run_id} · {model}" + ("" if status == "finished" else f" ({status})")
+            item = QListWidgetItem(shown)
+            item.setToolTip(f"run {run_id} · {model} ({status})")
             item.setData(Qt.ItemDataRole.UserRole, run_id)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(
@@ -810,8 +840,20 @@ class ReportPanel(QWidget):
             self.options_button.setChecked(False)  # a narrow dock needs the room for results
         QTimer.singleShot(0, self._fit_headline)
 
+    def _share_splitter(self) -> None:
+        """Tables and plot: half each side by side; stacked, the plot gets its minimum
+        (200 px of plot) or 55 %, whichever is more, and the tables the rest."""
+        if self.splitter.orientation() == Qt.Orientation.Horizontal:
+            half = max(self.splitter.width(), 2) // 2
+            self.splitter.setSizes([half, half])
+            return
+        total = max(self.splitter.height(), 2)
+        plots = max(self.plots.minimumSizeHint().height(), int(total * 0.55))
+        self.splitter.setSizes([max(total - plots, 1), plots])
+
     def _fit_headline(self) -> None:
-        """Give the headline the height it needs (at most 40 % of the results)."""
+        """Give the headline the height it needs (at most 30 % of the results), then
+        share the rest between the tables and the plot."""
         sizes = self.outer.sizes()
         total = sum(sizes)
         if total <= 0:
@@ -820,8 +862,11 @@ class ReportPanel(QWidget):
         width = max(self.outer.width() - 4, 100)
         wanted = box.heightForWidth(width) if box.hasHeightForWidth() else -1
         wanted = (wanted if wanted > 0 else box.sizeHint().height()) + 6
-        top = min(wanted, int(total * 0.4))
+        top = min(wanted, int(total * 0.3))
         self.outer.setSizes([top, total - top])
+        if not self._splitter_shared:  # the first report; later the user's split stays
+            self._splitter_shared = True
+            self._share_splitter()
 
     def _show_headlines(self, report: BiasReport, headlines: Sequence[Comparison]) -> None:
         quality = report.settings.study_quality
@@ -858,7 +903,8 @@ class ReportPanel(QWidget):
             )
 
     # -- what the panel asks ---------------------------------------------------------------
-    def options_dict(self) -> dict[str, Any]:
+    def request(self) -> ReportRequest:
+        """What the options ask for (metrics None: all of them are ticked)."""
         by = [
             self.dimension_list.item(i).data(Qt.ItemDataRole.UserRole)
             for i in range(self.dimension_list.count())
@@ -870,26 +916,24 @@ class ReportPanel(QWidget):
             if self.metric_list.item(i).checkState() == Qt.CheckState.Checked
         ]
         everything = len(checked) == self.metric_list.count()
-        return {
-            "by": by or ["tier"],
-            "metrics": None if everything else checked,
-            "settings": {
-                "repetitions": self.repetitions_spin.value(),
-                "sample_size": self.sample_spin.value(),
-                "alpha": round(self.alpha_spin.value(), 6),
-                "seed": self.seed_spin.value(),
-                "study_quality": str(self.quality_combo.currentData() or "gold:quality").split(":")[
-                    0
-                ],
-                "study_references": str(self.quality_combo.currentData() or "gold:quality").split(
-                    ":"
-                )[1],
-                "statistic": self.statistic_combo.currentText(),
-                "correction": self.correction_combo.currentData(),
-                "bootstrap_resamples": self.bootstrap_spin.value(),
-            },
-            "runs": self.picked_runs(),
-        }
+        quality, references = str(self.quality_combo.currentData() or "gold:quality").split(":")
+        runs = self.picked_runs()
+        return ReportRequest(
+            by=tuple(by or ["tier"]),
+            metrics=None if everything else tuple(checked),
+            settings=Settings(
+                repetitions=self.repetitions_spin.value(),
+                sample_size=self.sample_spin.value(),
+                alpha=round(self.alpha_spin.value(), 6),
+                seed=self.seed_spin.value(),
+                study_quality=quality,
+                study_references=references,
+                statistic=self.statistic_combo.currentText(),
+                correction=str(self.correction_combo.currentData()),
+                bootstrap_resamples=self.bootstrap_spin.value(),
+            ),
+            runs=None if runs is None else tuple(runs),
+        )
 
     def set_dimensions(self, keys: Sequence[str]) -> None:
         for i in range(self.dimension_list.count()):
@@ -898,14 +942,14 @@ class ReportPanel(QWidget):
             item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
 
     def _on_build(self) -> None:
-        options = self.options_dict()
-        if options["metrics"] == []:
+        request = self.request()
+        if request.metrics == ():
             QMessageBox.information(self, "No metric chosen", "Tick at least one metric.")
             return
-        self.build_requested.emit(options)
+        self.build_requested.emit(request)
 
     def _on_options_toggled(self, on: bool) -> None:
-        self.options.setVisible(on)
+        self.options_scroll.setVisible(on)
         self.options_button.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
 
     def _on_csv(self) -> None:

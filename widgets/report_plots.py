@@ -50,7 +50,7 @@ class ReportPlots(QWidget):
         self.left_axis = _LogAxis("left")
         self.bottom_axis = _LogAxis("bottom")
         self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
-        self.plot.setMinimumHeight(120)
+        self.plot.setMinimumHeight(200)  # issue 14: plots at least 200 px tall
         for axis in (self.left_axis, self.bottom_axis):
             axis.enableAutoSIPrefix(False)  # "share (x0.001)" reads worse than 0.25
         self.picker = QComboBox()

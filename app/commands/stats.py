@@ -10,6 +10,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from core.labels import plural
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     stats = subparsers.add_parser(
@@ -74,8 +76,8 @@ def run_stats(args: argparse.Namespace) -> int:
         return 0
     print()
     print(
-        f"Checks: {len(findings)} findings in "
-        f"{len({f.uid for f in findings})} of {stats.units} units"
+        f"Checks: {plural(len(findings), 'finding')} in "
+        f"{len({f.uid for f in findings})} of {plural(stats.units, 'unit')}"
     )
     for check in CHECKS:
         mine = [f for f in findings if f.check == check]

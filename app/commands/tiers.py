@@ -46,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_tiers(args: argparse.Namespace) -> int:
     from core.category_tiers import load_tier_settings, retier_category
     from core.errors import UserFacingError
+    from core.labels import plural
     from core.store import SessionStore
     from core.wikidata.category_store import find_category
 
@@ -90,5 +91,5 @@ def run_tiers(args: argparse.Namespace) -> int:
     torso = "" if result.torso_line is None else f", torso line {result.torso_line:g}"
     print(f"{name}: {rule} -> head line {result.head_line:,} statements{torso}")
     print("  " + " · ".join(f"{t.replace('_', ' ')} {n:,}" for t, n in summary["tiers"].items()))
-    print(f"  {written:,} members' tiers written to {args.session}")
+    print(f"  tiers of {plural(written, 'member')} written to {args.session}")
     return 0

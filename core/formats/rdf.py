@@ -37,6 +37,7 @@ from core.formats.csv_export import category_of
 from core.formats.files import FormatError, atomic_output
 from core.formats.report import ExportReport
 from core.jobs import Job, JobContext
+from core.labels import plural
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -194,7 +195,7 @@ def iter_triples(
             triple_count += len(rows)
             done += 1
             if ctx is not None and (done % 200 == 0 or done == total):
-                ctx.progress(done, total, f"{done} units")
+                ctx.progress(done, total, plural(done, "unit"))
             db.expunge(unit)
             for row in rows:
                 db.expunge(row)

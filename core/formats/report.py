@@ -4,6 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.labels import plural_word
+
+
+def counts_line(entries: int, units: int, references: int, errors: int) -> str:
+    """``"615 entries, 615 units, 1845 references, 0 errors"``, ``"1 entry, 1 unit, …"``:
+    plain integers (no thousands separators) so scripts can parse the line; a parser
+    reads ``(\\d+) (entr(y|ies)|units?|references?|errors?)``."""
+    return ", ".join(
+        f"{count} {plural_word(count, word)}"
+        for count, word in (
+            (entries, "entry"),
+            (units, "unit"),
+            (references, "reference"),
+            (errors, "error"),
+        )
+    )
+
 
 @dataclass(frozen=True)
 class EntryError:
@@ -37,10 +54,7 @@ class ImportReport:
     def summary_line(self) -> str:
         # Plain integers (no thousands separators) so scripts can parse the line; the
         # re-run count comes last, and only when there is one, so the prefix stays.
-        line = (
-            f"{self.entries} entries, {self.units} units, "
-            f"{self.references} references, {len(self.errors)} errors"
-        )
+        line = counts_line(self.entries, self.units, self.references, len(self.errors))
         return line + (f", {self.already} already imported" if self.already else "")
 
 
@@ -70,7 +84,4 @@ class ExportReport:
 
     def summary_line(self) -> str:
         # Same words and order as an import's line, so one parser reads both.
-        return (
-            f"{self.entries} entries, {self.units} units, "
-            f"{self.references} references, {len(self.skipped)} errors"
-        )
+        return counts_line(self.entries, self.units, self.references, len(self.skipped))

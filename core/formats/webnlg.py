@@ -40,9 +40,9 @@ from defusedxml import DefusedXmlException
 
 from core.changes import IMPORT_WRITES
 from core.formats.files import FormatError, atomic_output, check_readable
-from core.formats.report import EntryError, ExportReport, ImportReport
+from core.formats.report import EntryError, ExportReport, ImportReport, counts_line
 from core.jobs import Job, JobContext
-from core.labels import plural
+from core.labels import plural, plural_word
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -734,15 +734,16 @@ def import_webnlg(
             )
             errors += file_errors
             warnings += file_warnings
-            line = (
-                f"{name}: {totals.entries - before.entries} entries, "
-                f"{totals.units - before.units} units, "
-                f"{totals.references - before.references} references, "
-                f"{len(file_errors)} errors"
+            line = f"{name}: " + counts_line(
+                totals.entries - before.entries,
+                totals.units - before.units,
+                totals.references - before.references,
+                len(file_errors),
             )
             if unmarked:
                 line += (
-                    f"; {unmarked} texts without a language taken as {language.lang} "
+                    f"; {unmarked} {plural_word(unmarked, 'text')} without a language "
+                    f"taken as {language.lang} "
                     f"({language.rule})"
                 )
             lines.append(line)

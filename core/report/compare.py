@@ -29,6 +29,7 @@ from core.groups import (
     order_key,
 )
 from core.jobs import Job, JobContext
+from core.labels import plural
 from core.report.data import Observation, ScoreFrame, load_frame
 from core.report.verdict import headlines_table_rows, verdict
 from core.statistics import (
@@ -99,6 +100,24 @@ class Settings:
             raise UserFacingError(
                 f"the study table's references are {', '.join(map(repr, STUDY_REFERENCES))}"
             )
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """What to build, as the Report panel (or a script) asks for it: the dimensions to
+    compare by, the metrics (None: every metric the session holds), the protocol's
+    settings and the runs (None: for each model its latest output per item)."""
+
+    by: tuple[str, ...] = ("tier",)
+    metrics: tuple[str, ...] | None = None
+    settings: Settings = Settings()
+    runs: tuple[int, ...] | None = None
+
+    def job(self, store: Any) -> Job[BiasReport]:
+        """:func:`report_job` for this request."""
+        return report_job(
+            store, by=self.by, metrics=self.metrics, settings=self.settings, runs=self.runs
+        )
 
 
 @dataclass(frozen=True)
@@ -478,7 +497,7 @@ class BiasReport:
             return f"{SIGNIFICANT_MARK} p < {s.alpha} (no multiple-testing correction)"
         return (
             f"{SIGNIFICANT_MARK} {names[s.correction]}-corrected p < {s.alpha} across "
-            f"the {self.tests_corrected:,} tests of this report"
+            f"the {plural(self.tests_corrected, 'test')} of this report"
         )
 
     def bootstrap_note(self) -> str:
@@ -614,7 +633,7 @@ class BiasReport:
             "Runs used",
             ("run", "model", "items used", "items left to a later run", "later run"),
             rows,
-            note=f"{choice}; {sum(u.items for u in self.frame.run_use):,} items in all",
+            note=f"{choice}; {plural(sum(u.items for u in self.frame.run_use), 'item')} in all",
         )
 
     def signatures_table(self) -> Table:

@@ -26,6 +26,7 @@ from core.groups import (
     subtier_group,
     tier_group,
 )
+from core.labels import plural
 
 # Scores of reference texts themselves (e.g. ESA of a gold and a silver reference) are
 # items of this pseudo-model, so gold and silver texts can be compared like models' texts.
@@ -320,8 +321,8 @@ def choose_items(
         dropped = sum(u.superseded for u in overlapping)
         notes.append(
             f"{model}: runs {', '.join(str(u.run_id) for u in overlapping)} overlap on "
-            f"{dropped:,} items (unit, language, candidate); each is counted once, from the "
-            "latest run"
+            f"{plural(dropped, 'item')} (unit, language, candidate); each is counted once, "
+            "from the latest run"
             + (" picked" if runs is not None else "")
             + " (pick runs with --runs or the Report panel's run list)."
         )

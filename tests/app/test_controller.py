@@ -199,7 +199,7 @@ def test_export_status_shows_the_summary_and_skipped_units(
     window.export_requested.emit(str(tmp_path / "out.json"), "wdv")
     qtbot.waitUntil(lambda: window.last_message is not None, timeout=30_000)
     assert window.statusBar().currentMessage() == (
-        "Exported to out.json: 3 entries, 4 units, 0 references, 1 errors"
+        "Exported to out.json: 3 entries, 4 units, 0 references, 1 error"
     )
     assert window.last_message.windowTitle() == "Export finished"
     assert "not exported" in window.last_message.text()

@@ -10,7 +10,7 @@ from PySide6.QtCore import QSettings, Qt
 from app.gui import build_window
 from core.correlate import TABLE_COLUMNS, correlate, import_webnlg_judgments, table_rows
 from core.jobs import JobSucceeded
-from core.report import build_report
+from core.report import ReportRequest, build_report
 from core.store import SessionStore
 from tests.core.correlate_data import build, write_release
 
@@ -48,7 +48,7 @@ def test_the_panel_shows_the_section(qtbot, tmp_path: Path, judged: Path) -> Non
     qtbot.addWidget(window)
     try:
         assert controller.open_session(judged)
-        handle = controller.report.build({"by": ["model"]})
+        handle = controller.report.build(ReportRequest(by=("model",)))
         with qtbot.waitSignal(handle.finished, timeout=30_000) as blocker:
             pass
         assert isinstance(blocker.args[0], JobSucceeded)

@@ -45,7 +45,7 @@ def test_import_folder_from_the_file_menu(
     assert asked == ["release/"]
     message = window.last_message
     assert "taken as de (as asked for the import (--lang))" in message.text()
-    assert "1triples/Airport.xml: 1 entries" in message.detailedText()
+    assert "1triples/Airport.xml: 1 entry" in message.detailedText()
     assert langs(controller) == ["de", "de", "de", "de"]
 
 

@@ -34,7 +34,7 @@ def test_folder_import_prints_a_line_per_file(
     status, out, err = run(capsys, "import", str(folder), "--session", str(session), "--quiet")
     assert status == 0, err
     assert out.splitlines() == [
-        "  1triples/Airport.xml: 1 entries, 1 units, 1 references, 0 errors; 1 texts without "
+        "  1triples/Airport.xml: 1 entry, 1 unit, 1 reference, 0 errors; 1 text without "
         "a language taken as en (English by default: no --lang, no language in the file name)",
         "  test-ru.xml: 2 entries, 2 units, 3 references, 0 errors; 3 texts without a "
         "language taken as ru (from the file name test-ru.xml)",

@@ -8,6 +8,7 @@ import math
 import threading
 import time
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from PySide6.QtGui import QImage
 
 from app.gui import build_window
 from core.jobs import JobSucceeded, JobWasCancelled
-from core.report import Settings, build_report, plot_specs
+from core.report import ReportRequest, Settings, build_report, plot_specs
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.report_session import ReportSession
@@ -46,8 +47,8 @@ def wait_built(qtbot, handle) -> object:
     return blocker.args[0]
 
 
-def build(qtbot, report, **options) -> None:
-    handle = report.build(options or None)
+def build(qtbot, report, request: ReportRequest | None = None) -> None:
+    handle = report.build(request)
     assert handle is not None
     assert isinstance(wait_built(qtbot, handle), JobSucceeded)
 
@@ -78,9 +79,9 @@ def test_building_fills_the_tables_as_core_builds_them(qtbot, wired, report_sess
     panel.set_dimensions(["tier", "lang"])
     panel.repetitions_spin.setValue(3)
     panel.seed_spin.setValue(5)
-    options = panel.options_dict()
-    assert options["by"] == ["tier", "lang"] and options["metrics"] is None
-    build(qtbot, controller.report, **options)
+    request = panel.request()
+    assert request.by == ("tier", "lang") and request.metrics is None
+    build(qtbot, controller.report, request)
     assert panel.stack.currentWidget() is panel.outer
     settings = Settings(repetitions=3, seed=5)
     assert controller.report.view.report.settings == settings
@@ -301,12 +302,12 @@ def test_study_references_and_dataset_choices(qtbot, wired) -> None:
     panel = controller.report.panel
     panel.set_dimensions(["dataset"])
     panel.quality_combo.setCurrentIndex(panel.quality_combo.findData("gold:split"))
-    options = panel.options_dict()
-    assert options["by"] == ["dataset"]
-    assert options["settings"]["study_references"] == "split"
-    assert options["settings"]["study_quality"] == "gold"  # headlines and plots
-    options["settings"]["repetitions"] = 2
-    build(qtbot, controller.report, **options)
+    request = panel.request()
+    assert request.by == ("dataset",)
+    assert request.settings.study_references == "split"
+    assert request.settings.study_quality == "gold"  # headlines and plots
+    request = replace(request, settings=replace(request.settings, repetitions=2))
+    build(qtbot, controller.report, request)
     assert "study_split" in panel.pages
     assert controller.report.view.report.settings.study_references == "split"
 
@@ -316,7 +317,7 @@ def test_correction_bootstrap_and_run_picker(qtbot, wired, report_session: Repor
     panel = controller.report.panel
     runs = [panel.run_list.item(i).data(USER) for i in range(panel.run_list.count())]
     assert runs == sorted(report_session.runs.values()) and panel.picked_runs() is None
-    assert panel.options_dict()["settings"]["correction"] == "holm"
+    assert panel.request().settings.correction == "holm"
     build(qtbot, controller.report)
     report = controller.report.view.report
     tier = panel.pages["compare_tier"].model
@@ -334,7 +335,7 @@ def test_correction_bootstrap_and_run_picker(qtbot, wired, report_session: Repor
     picked = report_session.runs["model-b"]
     panel.run_list.item(runs.index(picked)).setCheckState(Qt.CheckState.Checked)
     panel.correction_combo.setCurrentIndex(panel.correction_combo.findData("bh"))
-    assert panel.options_dict()["runs"] == [picked]
+    assert panel.request().runs == (picked,)
     build(qtbot, controller.report)
     report = controller.report.view.report
     assert report.settings.correction == "bh" and report.frame.picked_runs == (picked,)

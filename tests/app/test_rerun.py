@@ -82,7 +82,7 @@ def test_same_id_with_different_content_stays_an_error(tmp_path: Path) -> None:
     changed.write_text(HEAD + entry("E1") + entry("E2", "Another text") + TAIL, encoding="utf-8")
     status, out, err = finish(cli("import", str(changed), "--session", str(session), "--quiet"))
     assert status == 2
-    assert "2 entries, 0 units, 0 references, 1 errors, 1 already imported" in out
+    assert "2 entries, 0 units, 0 references, 1 error, 1 already imported" in out
     assert "'E2' is already in the session with different content" in err
 
 

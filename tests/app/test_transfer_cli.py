@@ -138,7 +138,7 @@ def test_wdv_import_then_turtle_and_csv_export(
     status, out, err = run(
         capsys, "import", str(source), "--session", str(session), "--format", "wdv", "--quiet"
     )
-    assert status == 2 and "1 errors, 2 already imported" in out
+    assert status == 2 and "1 error, 2 already imported" in out
     assert "already in the session with different content" in err
 
 
@@ -186,7 +186,7 @@ def test_export_lists_the_units_a_format_cannot_hold(
         "--quiet",
     )
     assert status == 0, err
-    assert out.strip() == "back.json: 3 entries, 4 units, 0 references, 1 errors (wdv)"
+    assert out.strip() == "back.json: 3 entries, 4 units, 0 references, 1 error (wdv)"
     assert err.strip() == (
         "skipped unit pair: 2 triples: a WDV record holds exactly one "
         "claim, so only single-triple units are exported"
@@ -206,4 +206,4 @@ def test_export_lists_the_units_a_format_cannot_hold(
         str(tmp_path / "none.json"),
         "--quiet",
     )
-    assert status == 2 and "0 entries, 1 units, 0 references, 1 errors" in out
+    assert status == 2 and "0 entries, 1 unit, 0 references, 1 error" in out

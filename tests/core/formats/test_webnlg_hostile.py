@@ -97,7 +97,7 @@ def test_an_entry_without_triples_is_listed_not_imported(
         '      <lex quality="gold" lid="Id1" lang="en">Nothing.</lex>\n    </entry>\n'
     )
     report = import_webnlg(store, write(tmp_path, "none.xml", HEAD + empty + entry("N2") + TAIL))
-    assert report.summary_line() == "2 entries, 1 units, 1 references, 1 errors"
+    assert report.summary_line() == "2 entries, 1 unit, 1 reference, 1 error"
     assert report.errors[0].where == "entry 1 (eid N1)"
     assert "entry has no triples" in report.errors[0].reason
 

@@ -135,7 +135,7 @@ def test_webnlg_2017_layout_without_lang_is_english_by_default(
     source = write(tmp_path / "Airport.xml", WEBNLG_2017)
     report = import_webnlg(store, source)
     assert reference_langs(store) == ["en"] and report.errors == []
-    assert "1 texts without a language taken as en (English by default" in report.files[0]
+    assert "1 text without a language taken as en (English by default" in report.files[0]
     out = tmp_path / "out.xml"
     export_webnlg(store, out, flavour="webnlg")
     assert "lang" not in ET.parse(out).getroot().find(".//lex").attrib
