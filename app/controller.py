@@ -128,9 +128,7 @@ class AppController(QObject):
 
     def refresh(self) -> None:
         info = self.store.info() if self.store is not None else None
-        # MainWindow.show_session still says dict[str, Any]; it takes core's SessionInfo
-        # (remove this ignore when its annotation says so).
-        self.window.show_session(info)  # type: ignore[arg-type]
+        self.window.show_session(info)
 
     def _switch_to(self, store: SessionStore) -> None:
         holding = [h for h in self.runner.active.values() if h.job.uses_session]

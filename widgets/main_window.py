@@ -8,7 +8,7 @@ controller learns comes back through ``show_session`` / ``show_error``.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ from widgets.session_overview import SessionOverview
 
 if TYPE_CHECKING:
     from core.dataset_stats import Finding, Table
+    from core.session_info import SessionInfo
     from widgets.dataset_stats import DatasetStatsDialog
     from widgets.help import GettingStartedGuide, ShortcutsDialog
 
@@ -348,7 +349,7 @@ class MainWindow(QMainWindow):
         return action
 
     # -- what the controller tells the window -------------------------------------------
-    def show_session(self, info: Mapping[str, object] | None) -> None:
+    def show_session(self, info: SessionInfo | None) -> None:
         """Show the open session (``core.store.SessionStore.info()``), or none."""
         self.overview.show_info(dict(info) if info is not None else None)
         has_session = info is not None
