@@ -1,11 +1,14 @@
 """Scores panel: units × candidates × metrics, one text in detail, a corpus summary.
 
 Top: "Score…" (the metrics, models, runs and languages to score, run as a job with its
-progress and a Cancel button here) and filters by run, language and tier. A note line says
+progress and a Cancel button here) and filters by run, language, tier and the text's words
+(a ``ScoresFilter``). A note line says
 which BERTScore model the scores come from and whether they are rescaled, and which
 encoder graph–text similarity uses.
 
-Tab "Texts": a table (model/view, sortable, a colour scale per metric column) beside the
+Tab "Texts": a table (model/view, sortable, a colour scale per metric column; a page of the
+texts, the next one asked for when it is scrolled to its end, sorted in the session while
+it holds only some of them) beside the
 selected text with its ESA mentions highlighted, missing entities listed and hallucination
 candidates marked, and the unit's triples (in the text's language) and references (gold and
 silver labelled). The table and the detail sit in a splitter that lies side by side when
@@ -14,7 +17,8 @@ the panel is wide and stacks when it is narrow (the dock starts narrow).
 Tab "Summary": sentence scores pooled by model × language × tier.
 
 The panel keeps no truth of its own: ``app.scores.ScoresController`` reads the session
-through ``core.metrics.scoring`` and hands plain rows here.
+through ``core.metrics.score_pages`` (a page at a time) and ``core.metrics.scoring`` and
+hands plain rows here.
 """
 
 from __future__ import annotations
@@ -25,7 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -55,11 +66,14 @@ from PySide6.QtWidgets import (
 
 from core.metrics import ALL_METRICS, DEFAULT_METRICS
 from core.metrics.info import format_metric, lower_is_better, metric_info
+from core.metrics.score_pages import KEY_COLUMNS, ScoresFilter, ScoreSort
 from core.surface import surface_triple
 from widgets.synonyms import SynonymDialog
 
-TEXT_KEYS = ("unit", "model", "lang", "#", "tier")
-TEXT_TAIL = ("text",)  # the texts table's key cells after the metric columns
+# The texts table's key columns (core's names, which a ScoreSort uses): the key cells before
+# the metric columns, and the text after them.
+TEXT_KEYS = KEY_COLUMNS[:-1]  # unit, model, lang, #, tier
+TEXT_TAIL = KEY_COLUMNS[-1:]  # text
 SUMMARY_KEYS = ("model", "lang", "tier", "texts")
 # Colour scale ends: pale so that black text stays readable on every cell.
 BAD = QColor(246, 190, 182)
@@ -70,6 +84,7 @@ MENTION_COLOUR = "#b9e4c9"  # ESA: a unit entity found in the text
 HALLUCINATION_COLOUR = "#f7c6a3"  # a name or number matching nothing in the unit
 MISSING_COLOUR = "#c23b22"  # a unit entity the text does not mention
 WIDE_PX = 1000  # at least this wide: table and detail side by side
+SEARCH_DELAY_MS = 300  # the search asks for rows this long after the last key
 
 
 # -- plain data the controller hands in -------------------------------------------------
@@ -232,18 +247,14 @@ def scored_count(rows: Sequence[ScoreTableRow]) -> int:
 MISSING_RANK = np.iinfo(np.int32).max
 
 
-@dataclass(frozen=True)
-class SortSpec:
-    """A table's sort: the column by name (a key header such as ``"unit"`` or ``"text"``,
-    or a metric column such as ``"bleu:gold"``), so that it survives columns coming and
-    going between refreshes, and the direction."""
+# A table's sort: the column by name (a key header such as ``"unit"`` or ``"text"``, or a
+# metric column such as ``"bleu:gold"``), so that it survives columns coming and going
+# between refreshes, and the direction. Core's type: the same value sorts a page in SQL.
+SortSpec = ScoreSort
 
-    column: str
-    descending: bool = False
 
-    @property
-    def order(self) -> Qt.SortOrder:
-        return Qt.SortOrder.DescendingOrder if self.descending else Qt.SortOrder.AscendingOrder
+def qt_order(sort: ScoreSort) -> Qt.SortOrder:
+    return Qt.SortOrder.DescendingOrder if sort.descending else Qt.SortOrder.AscendingOrder
 
 
 def sort_key(value: Any) -> tuple[int, Any, str] | None:
@@ -346,7 +357,16 @@ class ScoreTableModel(QAbstractTableModel):
     header click is then an argsort of one array and a permutation (a few ms at 50k
     rows). Each metric column has its own colour scale from its lowest to its highest
     value (turned round where lower is better). The sort value is under ``Qt.UserRole``.
+
+    Paged: when the rows handed in are the first of more (``total`` in :meth:`set_rows`),
+    the view's scrolling to the end asks for the next page (``fetch_requested``, Qt's
+    ``canFetchMore``/``fetchMore``) and :meth:`append_rows` adds it; a header click then
+    cannot sort the rows it has, so it asks for the rows in that order
+    (``sort_requested``: the controller sorts in SQL and hands in page 1 again).
     """
+
+    fetch_requested = Signal(int)  # the offset of the next page: the view reached the end
+    sort_requested = Signal(object)  # ScoreSort: a header click on a table still paging
 
     def __init__(
         self, key_headers: Sequence[str], parent: Any = None, *, tail_headers: Sequence[str] = ()
@@ -359,6 +379,8 @@ class ScoreTableModel(QAbstractTableModel):
         self._rows: list[ScoreTableRow] = []
         self._ranges: dict[str, tuple[float, float]] = {}
         self._keys: dict[str, np.ndarray] = {}  # column name -> ranks, in the rows' order
+        self._total = 0  # rows in all (the pages not loaded yet included)
+        self._fetching = False  # the next page was asked for and has not come
 
     # content
     def set_rows(
@@ -369,11 +391,14 @@ class ScoreTableModel(QAbstractTableModel):
         ranges: Mapping[str, tuple[float, float]] | None = None,
         *,
         sort_keys: Mapping[str, np.ndarray] | None = None,
+        total: int | None = None,
     ) -> None:
         """Show ``rows`` in the order given: a caller that sorted them already (see
         :func:`presort_rows`) needs no :meth:`sort` after this. ``ranges``:
-        :func:`column_ranges` of these rows when already computed; ``sort_keys``:
-        :func:`table_sort_keys` of these rows, in their order, when already computed."""
+        :func:`column_ranges` of these rows (or of all the rows, when paged) when already
+        computed; ``sort_keys``: :func:`table_sort_keys` of these rows, in their order,
+        when already computed; ``total``: how many rows there are in all when ``rows``
+        is only the first page (None: these are all)."""
         keys = dict(sort_keys or {})
         if any(len(k) != len(rows) for k in keys.values()):
             raise ValueError("sort_keys must have one rank per row, in the rows' order")
@@ -385,7 +410,39 @@ class ScoreTableModel(QAbstractTableModel):
             dict(ranges) if ranges is not None else column_ranges(self._rows, self.metric_columns)
         )
         self._keys = keys
+        self._total = len(self._rows) if total is None else max(total, len(self._rows))
+        self._fetching = False
         self.endResetModel()
+
+    def append_rows(self, rows: Sequence[ScoreTableRow]) -> None:
+        """The next page (what ``fetch_requested`` asked for), after the rows shown."""
+        self._fetching = False
+        if not rows:
+            self._total = len(self._rows)  # fewer than announced: the table changed
+            return
+        first = len(self._rows)
+        self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+        self._rows.extend(rows)
+        self._total = max(self._total, len(self._rows))
+        self._keys = {}  # ranks were of the rows before: ranked again on a sort
+        self.endInsertRows()
+
+    @property
+    def complete(self) -> bool:
+        """Whether every row is here (so a sort can be done here)."""
+        return len(self._rows) >= self._total
+
+    @property
+    def total(self) -> int:
+        return self._total
+
+    def canFetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> bool:  # noqa: B008
+        return not parent.isValid() and not self.complete and not self._fetching
+
+    def fetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> None:  # noqa: B008
+        if self.canFetchMore(parent):
+            self._fetching = True
+            self.fetch_requested.emit(len(self._rows))
 
     def row_at(self, row: int) -> ScoreTableRow:
         return self._rows[row]
@@ -509,6 +566,9 @@ class ScoreTableModel(QAbstractTableModel):
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         name = self.column_name(column)
         if name is None:
+            return
+        if not self.complete:  # only some rows here: they come sorted from the session
+            self.sort_requested.emit(ScoreSort(name, order == Qt.SortOrder.DescendingOrder))
             return
         ranks = self._keys.get(name)
         if ranks is None:  # not handed in: rank this column once (small tables, tests)
@@ -749,7 +809,9 @@ class ScoresPanel(QWidget):
     synonyms_requested = Signal()  # "Synonyms…": the controller answers open_synonym_dialog
     score_requested = Signal(dict)  # ScoreDialog.values()
     cancel_requested = Signal()
-    filters_changed = Signal(dict)  # {"run_id": int | None, "lang": ..., "tier": ...}
+    filters_changed = Signal(object)  # ScoresFilter: the run, language, tier and search chosen
+    sort_changed = Signal(object)  # ScoreSort: a header click on a table still paging
+    more_requested = Signal(int)  # the offset of the next page: the table scrolled to its end
     text_selected = Signal(int)  # a verbalisation id
     retrieval_requested = Signal()  # "Retrieval…": app/retrieval.py opens the dialog
 
@@ -786,6 +848,18 @@ class ScoresPanel(QWidget):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
             combo.currentIndexChanged.connect(self._emit_filters)
         self.set_filter_choices([], [], [])
+        # Words in the text or the unit's id, asked for a moment after the last key.
+        self.search_edit = QLineEdit()
+        self.search_edit.setPlaceholderText("Search texts")
+        self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.setToolTip("Only texts (or unit ids) containing these characters")
+        self.search_edit.setMinimumWidth(120)
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._emit_filters)
+        self.search_edit.textChanged.connect(lambda _text: self._search_timer.start())
+        self.search_edit.returnPressed.connect(self._search_now)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.progress.setMaximumHeight(16)
@@ -807,6 +881,8 @@ class ScoresPanel(QWidget):
 
         # texts: table | detail
         self.table_model = ScoreTableModel(TEXT_KEYS, self, tail_headers=TEXT_TAIL)
+        self.table_model.fetch_requested.connect(self.more_requested)
+        self.table_model.sort_requested.connect(self.sort_changed)
         self.table = _table(self.table_model)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.text_view = QTextBrowser()
@@ -855,7 +931,7 @@ class ScoresPanel(QWidget):
         filters = QHBoxLayout()
         for combo in (self.run_combo, self.lang_combo, self.tier_combo):
             filters.addWidget(combo)
-        filters.addStretch(1)
+        filters.addWidget(self.search_edit, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -868,6 +944,8 @@ class ScoresPanel(QWidget):
         self._dialog: ScoreDialog | None = None
         self._split_set = False  # the splitter's first sizes, once shown
         self._sized = False  # column widths follow the first rows, then stay as the user sets
+        self._scored = 0  # texts with a score, of those that pass the filters
+        self._total = 0  # texts in the session
 
     # -- what the controller shows -------------------------------------------------------
     def set_filter_choices(
@@ -888,12 +966,13 @@ class ScoresPanel(QWidget):
             combo.setCurrentIndex(max(0, combo.findData(current)) if current is not None else 0)
             combo.blockSignals(False)
 
-    def filters(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_combo.currentData(),
-            "lang": self.lang_combo.currentData(),
-            "tier": self.tier_combo.currentData(),
-        }
+    def filters(self) -> ScoresFilter:
+        return ScoresFilter(
+            run_id=self.run_combo.currentData(),
+            lang=self.lang_combo.currentData(),
+            tier=self.tier_combo.currentData(),
+            search=self.search_edit.text().strip(),
+        )
 
     def sort_spec(self) -> SortSpec | None:
         """The texts table's current sort, by column name (what a refresh job sorts by)."""
@@ -914,41 +993,71 @@ class ScoresPanel(QWidget):
         scored: int | None = None,
         sort_keys: Mapping[str, np.ndarray] | None = None,
         sorted_by: SortSpec | None = None,
+        matching: int | None = None,
     ) -> None:
         """The texts table; the selection and the sort order survive a refresh.
+        ``total``: the session's texts; ``matching``: those that pass the filters when
+        ``rows`` is only their first page (None: ``rows`` are all of them; the rest come
+        through :meth:`append_rows` as the table is scrolled).
         ``ranges`` (:func:`column_ranges`), ``scored`` (:func:`scored_count`) and
         ``sort_keys`` (:func:`table_sort_keys`) may come precomputed off the UI thread;
-        rows already sorted there (:func:`presort_rows`) say so in ``sorted_by``, and when
-        that is the table's sort they are shown as they are, with no sort here."""
+        rows already sorted there (in SQL, or :func:`presort_rows`) say so in
+        ``sorted_by``, and when that is the table's sort they are shown as they are, with
+        no sort here (a table with pages still to come asks for its sort instead)."""
         selected = self.selected_key()
         wanted = self.sort_spec()  # by name: the column may have moved or gone
         same_columns = list(columns) == self.table_model.metric_columns
-        self.table_model.set_rows(rows, columns, tips, ranges, sort_keys=sort_keys)
+        self.table_model.set_rows(rows, columns, tips, ranges, sort_keys=sort_keys, total=matching)
         section = self.table_model.section_of(wanted.column) if wanted is not None else None
         header = self.table.horizontalHeader()
         if section is not None and wanted is not None and wanted != sorted_by:
-            self.table_model.sort(section, wanted.order)  # sorted for another order
+            self.table_model.sort(section, qt_order(wanted))  # sorted for another order
         if wanted is not None and (
-            section != header.sortIndicatorSection() or wanted.order != header.sortIndicatorOrder()
+            section != header.sortIndicatorSection()
+            or qt_order(wanted) != header.sortIndicatorOrder()
         ):
             # Point the indicator at the column's new place (or nowhere, the column gone)
             # without the view sorting again.
             blocked = header.blockSignals(True)
-            header.setSortIndicator(-1 if section is None else section, wanted.order)
+            header.setSortIndicator(-1 if section is None else section, qt_order(wanted))
             header.blockSignals(blocked)
         if not same_columns or not self._sized:
             self._size_columns(self.table, len(TEXT_KEYS), text_column=True)
             self._sized = bool(rows)
-        scored = scored_count(rows) if scored is None else scored
-        shown = f"{len(rows):,}" if len(rows) == total else f"{len(rows):,} of {total:,}"
-        self.count_label.setText(
-            f"{shown} texts · {scored:,} scored · {len(columns)} score columns"
-        )
+        self._scored = scored_count(rows) if scored is None else scored
+        self._total = total
+        self._show_count()
+        QTimer.singleShot(0, self._fill_view)
         row = self.table_model.row_of_key(selected) if selected is not None else None
         if row is not None:
             self.table.selectRow(row)
         elif selected is not None:
             self.show_detail(None)
+
+    def append_rows(self, rows: Sequence[ScoreTableRow]) -> None:
+        """The next page of the texts table (what ``more_requested`` asked for)."""
+        self.table_model.append_rows(rows)
+        self._show_count()
+
+    def _fill_view(self) -> None:
+        """Ask for the next page when the table shows its last row with room below (a
+        tall panel, a short page): Qt's views ask only when scrolled to the end."""
+        model = self.table_model
+        if not self.table.isVisible() or not model.canFetchMore(QModelIndex()):
+            return
+        last = self.table.visualRect(model.index(model.rowCount() - 1, 0))
+        if model.rowCount() == 0 or self.table.viewport().rect().intersects(last):
+            model.fetchMore(QModelIndex())
+
+    def _show_count(self) -> None:
+        model = self.table_model
+        matching, loaded = model.total, model.rowCount()
+        shown = f"{matching:,}" if matching == self._total else f"{matching:,} of {self._total:,}"
+        more = f" ({loaded:,} loaded; scroll for more)" if loaded < matching else ""
+        self.count_label.setText(
+            f"{shown} texts{more} · {self._scored:,} scored · "
+            f"{len(model.metric_columns)} score columns"
+        )
 
     def show_summary(
         self, rows: Sequence[ScoreTableRow], columns: Sequence[str], tips: Mapping[str, str]
@@ -1029,7 +1138,12 @@ class ScoresPanel(QWidget):
 
     # -- internals ---------------------------------------------------------------------
     def _emit_filters(self, _index: int = 0) -> None:
+        self._search_timer.stop()
         self.filters_changed.emit(self.filters())
+
+    def _search_now(self) -> None:
+        if self._search_timer.isActive():
+            self._emit_filters()
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
@@ -1051,6 +1165,7 @@ class ScoresPanel(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Side by side when there is room (a widened or floating dock), stacked when narrow."""
         super().resizeEvent(event)
+        QTimer.singleShot(0, self._fill_view)
         wide = event.size().width() >= WIDE_PX
         wanted = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
         if self.splitter.orientation() != wanted or not self._split_set:

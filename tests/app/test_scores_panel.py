@@ -55,6 +55,8 @@ def wired(qtbot, tmp_path: Path, scored, monkeypatch):
     panel = controller.scores.panel
     # The table is read by a "Load scores" job, off the UI thread.
     qtbot.waitUntil(lambda: panel.table_model.rowCount() == len(TEXTS), timeout=10_000)
+    # And the other panels' start-up jobs (the Browser's demo data) have ended too.
+    qtbot.waitUntil(lambda: not controller.runner.active, timeout=20_000)
     yield window, controller, panel, ids
     controller.shutdown()
 
@@ -260,7 +262,7 @@ def test_bad_request_is_a_message_and_nothing_runs(wired) -> None:
     window, controller, panel, _ids = wired
     assert controller.scores.score({"metrics": ["nonsense"]}) is None
     assert "unknown metric" in window.last_message.text()
-    assert not controller.runner.active
+    assert not controller.runner.active, [h.title for h in controller.runner.active.values()]
 
 
 def test_cancel_stops_the_scoring_job(qtbot, wired, monkeypatch) -> None:
@@ -388,54 +390,60 @@ def test_a_finished_verbalise_job_refreshes_the_table(qtbot, wired) -> None:
     assert panel.run_combo.count() == 4  # all runs + three runs
 
 
-def test_refresh_reads_the_session_once_and_off_the_ui_thread(qtbot, wired, monkeypatch) -> None:
+def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, monkeypatch) -> None:
+    """A refresh never reads every text: the choices, one page and the figures, each once
+    and in a job; a filter change reads the page and figures again, not the choices."""
     import threading
 
+    import app.scores as wiring
     import core.metrics.scoring as scoring
     import core.models
 
     _window, controller, panel, _ids = wired
     reads: list[tuple[str, threading.Thread]] = []
-    real_table, real_corpus = scoring.sentence_score_table, scoring.corpus_scores
-
     # The job may start at once on its own thread: it waits until the test has looked.
     looked = threading.Event()
 
-    def table(store, **kwargs):
-        looked.wait(10)
-        reads.append(("table", threading.current_thread()))
-        return real_table(store, **kwargs)
+    def spy(name, real, wait=False):
+        def read(*args, **kwargs):
+            if wait:
+                looked.wait(10)
+            reads.append((name, threading.current_thread()))
+            return real(*args, **kwargs)
 
-    def corpus(store, **kwargs):
-        reads.append(("corpus", threading.current_thread()))
-        return real_corpus(store, **kwargs)
+        return read
 
-    def no_second_read(*_args, **_kwargs):
-        raise AssertionError("the summary must come from the rows already read")
+    def every_text(*_args, **_kwargs):
+        raise AssertionError("the panel must not read every text")
 
-    monkeypatch.setattr(scoring, "sentence_score_table", table)
-    monkeypatch.setattr(scoring, "corpus_scores", corpus)
-    monkeypatch.setattr(scoring, "summary_by_group", no_second_read)
+    monkeypatch.setattr(wiring, "read_overview", spy("choices", wiring.read_overview, True))
+    monkeypatch.setattr(scoring, "corpus_scores", spy("corpus", scoring.corpus_scores))
+    monkeypatch.setattr(wiring, "read_scores", spy("page", wiring.read_scores))
+    monkeypatch.setattr(wiring, "read_summary", spy("summary", wiring.read_summary))
+    monkeypatch.setattr(scoring, "sentence_score_table", every_text)
+    monkeypatch.setattr(scoring, "summary_by_group", every_text)
     handle = controller.scores.refresh()
     assert handle is not None and handle.title == "Load scores"
     assert reads == []  # nothing read before the job runs
     looked.set()
     qtbot.waitUntil(lambda: handle.done and controller.scores.loading is None, timeout=10_000)
     assert handle.outcome.__class__.__name__ == "JobSucceeded", handle.outcome
-    assert [what for what, _thread in reads] == ["table", "corpus"]  # the table once
+    assert [what for what, _thread in reads] == ["choices", "corpus", "page", "summary"]
     assert all(thread is not threading.main_thread() for _what, thread in reads)
     assert panel.table_model.rowCount() == 6 and panel.summary_model.rowCount() == 6
 
-    # A filter change derives from the rows already read: no read at all.
+    # A filter change reads page 1 and the figures again (in SQL), not the choices.
     reads.clear()
     panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
     qtbot.waitUntil(lambda: panel.table_model.rowCount() == 2, timeout=5_000)
-    assert reads == []
+    assert [what for what, _thread in reads] == ["page", "summary"]
+    assert all(thread is not threading.main_thread() for _what, thread in reads)
     assert {
         panel.summary_model.index(r, 1).data() for r in range(panel.summary_model.rowCount())
     } == {"it"}
 
     # The Score… dialog: the model scan runs in a job, the runs are the ones read.
+    reads.clear()
     scans: list[threading.Thread] = []
     monkeypatch.setattr(
         core.models,
@@ -454,7 +462,7 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
     import threading
     from dataclasses import replace
 
-    import core.metrics.scoring as scoring
+    import app.scores as wiring
 
     _window, controller, panel, _ids = wired
     scores = controller.scores
@@ -462,28 +470,28 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
     def superseded_while(blocked_in: str) -> tuple:
         """An older refresh held in ``blocked_in`` until a newer one has been shown; the
         older one then returns a table of one text."""
-        real = scoring.sentence_score_table
+        real = wiring.read_overview
         real_view = type(scores).build_view
         started, release = threading.Event(), threading.Event()
         calls: list[int] = []
 
-        def table(store, **kwargs):
+        def overview(store):
             calls.append(1)
-            rows = real(store, **kwargs)
+            read = real(store)
             if len(calls) == 1 and blocked_in == "read":
                 started.set()
                 release.wait(10)
-                return rows[:1]
-            return rows
+            return read
 
-        def build_view(self, data, chosen):
+        def build_view(self, data, chosen, sort=None):
             if len(calls) == 1 and blocked_in == "view":
-                data = replace(data, rows=data.rows[:1])
                 started.set()
                 release.wait(10)
-            return real_view(self, data, chosen)
+                view = real_view(self, data, chosen, sort)
+                return replace(view, rows=view.rows[:1], table=view.table[:1])
+            return real_view(self, data, chosen, sort)
 
-        monkeypatch.setattr(scoring, "sentence_score_table", table)
+        monkeypatch.setattr(wiring, "read_overview", overview)
         monkeypatch.setattr(type(scores), "build_view", build_view)
         older = scores.refresh()
         assert started.wait(10)
@@ -493,7 +501,7 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
         release.set()
         qtbot.waitUntil(lambda: older.done, timeout=10_000)
         qtbot.wait(50)
-        monkeypatch.setattr(scoring, "sentence_score_table", real)
+        monkeypatch.setattr(wiring, "read_overview", real)
         monkeypatch.setattr(type(scores), "build_view", real_view)
         return older
 
@@ -506,7 +514,7 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
     assert older.outcome.__class__.__name__ == "JobSucceeded"
     assert len(older.outcome.result.rows) == 1
     assert panel.table_model.rowCount() == 6 and "6 texts" in panel.count_label.text()
-    assert len(scores.rows) == 6 and len(scores.data.rows) == 6
+    assert len(scores.rows) == 6 and scores.data.total == 6
 
 
 # -- sorting in the job: rows arrive sorted, the UI thread does not sort again ---------------
@@ -737,3 +745,74 @@ def test_score_dialog_descriptions_do_not_overlap(qtbot) -> None:
     for upper, lower in zip(notes, notes[1:], strict=False):
         assert upper.geometry().bottom() < lower.geometry().top(), (upper.text(), lower.text())
     assert "causal model" in dialog.metric_notes["ppl"].text()
+
+
+# -- paging: the table holds a page of the texts, the next comes on scrolling -------------
+
+
+def test_panel_shows_page_one_and_fetches_the_next_on_scrolling(qtbot, wired) -> None:
+    from PySide6.QtCore import QModelIndex
+
+    from core.metrics.score_pages import ScoreSort, read_page
+
+    _window, controller, panel, _ids = wired
+    scores, model = controller.scores, panel.table_model
+    scores.page_size = 4
+    handle = scores.refresh()
+    qtbot.waitUntil(lambda: handle.done and scores.loading is None, timeout=10_000)
+    # Page 1: four of the six texts; the count, the colour scale and the summary are of all.
+    assert model.rowCount() == 4 and model.total == 6 and not model.complete
+    assert "6 texts (4 loaded; scroll for more)" in panel.count_label.text()
+    esa = [v for r in scores.rows if (v := r.scores.get("esa")) is not None]
+    assert model._ranges["esa"] == (0.0, 1.0) and max(esa) - min(esa) <= 1.0
+    assert panel.summary_model.rowCount() == 6
+    assert model.canFetchMore(QModelIndex())
+
+    # Scrolled to the end, the view asks for the next page: a job reads it.
+    panel.setParent(None)
+    qtbot.addWidget(panel)
+    panel.resize(700, 300)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.table.scrollToBottom()
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=10_000)
+    assert model.complete and not model.canFetchMore(QModelIndex())
+    assert "6 texts ·" in panel.count_label.text() and "loaded" not in panel.count_label.text()
+    assert [model.row_at(r).key for r in range(6)] == [
+        r.verbalisation_id for r in read_page(controller.store, limit=10)
+    ]
+    assert [r.verbalisation_id for r in scores.rows] == [model.row_at(r).key for r in range(6)]
+
+    # A header click on a table that holds only page 1 reads page 1 in that order (SQL).
+    panel.hide()  # hidden, the table asks for no page: it keeps page 1 here
+    handle = scores.refresh()
+    qtbot.waitUntil(lambda: handle.done and scores.loading is None, timeout=10_000)
+    assert model.rowCount() == 4
+    panel.table.sortByColumn(model.column_of("esa"), Qt.SortOrder.DescendingOrder)
+    sorting = scores.loading
+    assert sorting is not None  # no sort of four rows here: a job asks the session
+    qtbot.waitUntil(lambda: sorting.done and scores.loading is None, timeout=10_000)
+    expected = read_page(controller.store, sort=ScoreSort("esa", True), limit=10)
+    assert [model.row_at(r).key for r in range(4)] == [r.verbalisation_id for r in expected[:4]]
+    assert sorting.outcome.result.sorted_by == ScoreSort("esa", True)
+    panel.show()
+    panel.table.scrollToBottom()
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=10_000)
+    assert [model.row_at(r).key for r in range(6)] == [r.verbalisation_id for r in expected]
+    # Every row here now: a header click sorts in the model, no job.
+    panel.table.sortByColumn(model.column_of("esa"), Qt.SortOrder.AscendingOrder)
+    assert scores.loading is None
+    values = _values(model, model.column_of("esa"))
+    assert values == sorted(values)
+
+
+def test_search_narrows_the_table_in_the_session(qtbot, wired) -> None:
+    _window, controller, panel, ids = wired
+    model = panel.table_model
+    panel.search_edit.setText("italy")  # asked for a moment after the last key
+    qtbot.waitUntil(lambda: model.rowCount() == 1, timeout=5_000)
+    assert model.row_at(0).key == ids.verbalisations[(1, 2, "en")]
+    assert "1 of 6 texts" in panel.count_label.text()
+    assert controller.scores.view.chosen.search == "italy"
+    panel.search_edit.clear()
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=5_000)
