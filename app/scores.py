@@ -67,7 +67,13 @@ if TYPE_CHECKING:
     from app.controller import AppController
     from app.jobrunner import JobHandle
     from core.metrics.meteor import WordNetStatus
-    from core.metrics.scoring import CorpusScore, GroupScore, SentenceScoreRow, StoredScore
+    from core.metrics.scoring import (
+        CorpusScore,
+        GroupScore,
+        ScoringRequest,
+        SentenceScoreRow,
+        StoredScore,
+    )
     from core.models import ModelInfo
     from core.store import SessionStore
     from widgets.scores import ScoresPanel
@@ -403,7 +409,7 @@ class ScoresController(QObject):
         )
 
     @staticmethod
-    def _used(stored: Sequence[Any], metric: str, key: str) -> list[Any]:
+    def _used(stored: Sequence[CorpusScore], metric: str, key: str) -> list[Any]:
         return sorted(
             {
                 c.details.get(key)
@@ -413,7 +419,7 @@ class ScoresController(QObject):
             key=str,
         )
 
-    def _bertscore_used(self, stored: Sequence[Any], *, short: bool = False) -> str | None:
+    def _bertscore_used(self, stored: Sequence[CorpusScore], *, short: bool = False) -> str | None:
         models = self._used(stored, "bertscore", "model")
         if not models:
             return None
@@ -435,14 +441,14 @@ class ScoresController(QObject):
         )
         return f"BERTScore: {', '.join(map(str, models))}{why}; {how}."
 
-    def _similarity_used(self, stored: Sequence[Any]) -> str:
+    def _similarity_used(self, stored: Sequence[CorpusScore]) -> str:
         encoders = self._used(stored, "similarity", "encoder")
         if not encoders:
             return f"the packaged {MINILM} by default"
         packaged = " (packaged)" if encoders == [MINILM] else ""
         return ", ".join(map(str, encoders)) + packaged
 
-    def _notes(self, stored: Sequence[Any]) -> tuple[str, str]:
+    def _notes(self, stored: Sequence[CorpusScore]) -> tuple[str, str]:
         """A short note line (the dock may be narrow) and its full tooltip."""
         used = self._bertscore_used(stored, short=True)
         if used is None:
@@ -458,7 +464,7 @@ class ScoresController(QObject):
         ) + f"\nGraph–text similarity encoder: {self._similarity_used(stored)}."
         return short, full
 
-    def _column_tips(self, columns: Sequence[str], stored: Sequence[Any]) -> dict[str, str]:
+    def _column_tips(self, columns: Sequence[str], stored: Sequence[CorpusScore]) -> dict[str, str]:
         tips: dict[str, str] = {}
         for column in columns:
             metric, _, quality = column.partition(":")
@@ -689,7 +695,7 @@ class ScoresController(QObject):
             + [ModelChoice(m.name, str(m.path)) for m in found if m.type == CAUSAL],
         )
 
-    def find_choices(self, store: Any, data: ScoresData | None) -> ScoreChoices:
+    def find_choices(self, store: SessionStore, data: ScoresData | None) -> ScoreChoices:
         """The dialog's choices with the local models found now (runs in a job: scanning
         the Hugging Face cache and checking for mBERT touch the file system). The runs
         come from the last refresh; only when none has finished yet are they read here."""
@@ -725,17 +731,16 @@ class ScoresController(QObject):
         handle.finished.connect(lambda outcome, h=handle: self._choices_found(h, store, outcome))
         return handle
 
-    def _choices_found(self, handle: JobHandle, store: Any, outcome: Any) -> None:
+    def _choices_found(self, handle: JobHandle, store: SessionStore, outcome: Any) -> None:
         if handle is not self.models_handle:
             return
         self.models_handle = None
         if isinstance(outcome, JobSucceeded) and store is self.app.store:
             self.panel.open_score_dialog(outcome.result)
 
-    def score(self, values: dict[str, Any]) -> JobHandle | None:
-        """Run the scoring job for the dialog's ``values``; bad input is a message."""
-        from core.metrics import MetricOptions
-        from core.metrics.scoring import ScoringRequest, score_job
+    def score(self, request: ScoringRequest) -> JobHandle | None:
+        """Run the scoring job for the dialog's ``request``; bad input is a message."""
+        from core.metrics.scoring import score_job
 
         store = self.app.store
         if store is None:
@@ -746,28 +751,10 @@ class ScoresController(QObject):
             )
             return None
         try:
-            options = MetricOptions(
-                bertscore_model=values.get("bertscore_model") or None,
-                encoder=values.get("encoder") or None,
-                ppl_model=values.get("ppl_model") or None,
-                device=values.get("device") or "auto",
-                esa_distance=float(values.get("esa_distance", 0.4)),
-                wordnet=values.get("wordnet") or None,
-            )
-            run_ids, langs = values.get("run_ids"), values.get("langs")
-            if run_ids is not None and not run_ids:
+            if request.run_ids is not None and not request.run_ids:
                 raise UserFacingError("choose at least one run to score")
-            if langs is not None and not langs:
+            if request.langs is not None and not request.langs:
                 raise UserFacingError("choose at least one language to score")
-            request = ScoringRequest(
-                metrics=tuple(values.get("metrics") or ()),
-                run_ids=tuple(run_ids) if run_ids is not None else None,
-                langs=tuple(langs) if langs is not None else None,
-                references=bool(values.get("references")),
-                options=options,
-                exclude_empty=bool(values.get("exclude_empty")),
-                exclude_unparsed=bool(values.get("exclude_unparsed")),
-            )
             job = score_job(store, request)
         except UserFacingError as error:
             self.app.window.show_error("Cannot score", str(error))

@@ -15,6 +15,7 @@ from PySide6.QtCore import QSettings, Qt
 
 from app.gui import build_window
 from core.jobs import run_job
+from core.metrics import MetricOptions
 from core.metrics.scoring import ScoringRequest, score_job
 from core.store import SessionStore
 from tests.core.metrics.sessions import TEXTS, build_session
@@ -228,12 +229,12 @@ def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:
     assert "rougeL" not in panel.table_model.metric_columns
     panel.select_text(ids.verbalisations[(1, 2, "en")])
     panel.score_requested.emit(
-        {
-            "metrics": ["rougeL", "chrf++"],
-            "run_ids": [ids.runs[0]],
-            "langs": ["en"],
-            "esa_distance": 0.4,
-        }
+        ScoringRequest(
+            metrics=("rougeL", "chrf++"),
+            run_ids=(ids.runs[0],),
+            langs=("en",),
+            options=MetricOptions(esa_distance=0.4),
+        )
     )
     handle = controller.scores.handle
     assert handle is not None and handle.job.kind == "metrics.score"
@@ -260,7 +261,7 @@ def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:
 
 def test_bad_request_is_a_message_and_nothing_runs(wired) -> None:
     window, controller, panel, _ids = wired
-    assert controller.scores.score({"metrics": ["nonsense"]}) is None
+    assert controller.scores.score(ScoringRequest(metrics=("nonsense",))) is None
     assert "unknown metric" in window.last_message.text()
     assert not controller.runner.active, [h.title for h in controller.runner.active.values()]
 
@@ -280,7 +281,7 @@ def test_cancel_stops_the_scoring_job(qtbot, wired, monkeypatch) -> None:
         return real(self, items)
 
     monkeypatch.setattr(EntityAdequacy, "sentence_scores", slow)
-    panel.score_requested.emit({"metrics": ["esa", "bleu"]})
+    panel.score_requested.emit(ScoringRequest(metrics=("esa", "bleu")))
     assert started.wait(10)
     panel.cancel_button.click()
     release.set()
@@ -309,13 +310,13 @@ def test_score_dialog_offers_the_registry_and_says_the_bertscore_model(qtbot, wi
         check.setChecked(name == "esa")
     dialog.runs_list.item(1).setCheckState(Qt.CheckState.Unchecked)
     dialog.lang_checks["it"].setChecked(False)
-    values = dialog.values()
-    assert values["metrics"] == ["esa"] and values["run_ids"] == [ids.runs[0]]
-    assert values["langs"] == ["en"] and values["bertscore_model"] is None
-    assert values["encoder"] is None and values["esa_distance"] == 0.4
+    request = dialog.request()  # core's own request, no dict
+    assert request.metrics == ("esa",) and request.run_ids == (ids.runs[0],)
+    assert request.langs == ("en",) and request.options.bertscore_model is None
+    assert request.options.encoder is None and request.options.esa_distance == 0.4
     with qtbot.waitSignal(panel.score_requested) as asked:
         dialog.accept()
-    assert asked.args[0]["metrics"] == ["esa"]
+    assert isinstance(asked.args[0], ScoringRequest) and asked.args[0].metrics == ("esa",)
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=30_000)
 
 
@@ -334,13 +335,12 @@ def test_bertscore_with_minilm_is_marked_not_rescaled(qtbot, wired) -> None:
     """Loads the packaged encoder (the one slow test here, a few seconds on CPU)."""
     _window, controller, panel, ids = wired
     panel.score_requested.emit(
-        {
-            "metrics": ["bertscore"],
-            "run_ids": [ids.runs[1]],
-            "langs": ["en"],
-            "bertscore_model": None,
-            "device": "cpu",
-        }
+        ScoringRequest(
+            metrics=("bertscore",),
+            run_ids=(ids.runs[1],),
+            langs=("en",),
+            options=MetricOptions(bertscore_model=None, device="cpu"),
+        )
     )
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=120_000)
     assert "Scored 2 texts" in panel.progress_label.text(), panel.progress_label.text()
@@ -569,7 +569,7 @@ def test_sort_ranks_match_the_stable_sort_with_missing_last() -> None:
 
 
 def test_presorted_rows_need_no_ranking_on_a_header_click(monkeypatch) -> None:
-    import widgets.scores as scores_widgets
+    import widgets.scores.ranking as scores_widgets  # where the table model looks it up
     from widgets.scores import SortSpec, presort_rows
 
     rows = [
@@ -702,9 +702,9 @@ def test_score_dialog_says_where_wordnet_is_or_why_meteor_is_absent(
     for name, check in dialog.metric_checks.items():
         check.setChecked(name in ("meteor", "ter"))
     dialog.exclude_empty_check.setChecked(True)
-    values = dialog.values()
-    assert values["metrics"] == ["ter", "meteor"]
-    assert (values["exclude_empty"], values["exclude_unparsed"], values["wordnet"]) == (
+    request = dialog.request()
+    assert request.metrics == ("ter", "meteor")
+    assert (request.exclude_empty, request.exclude_unparsed, request.options.wordnet) == (
         True,
         False,
         None,
