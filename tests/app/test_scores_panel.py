@@ -816,3 +816,38 @@ def test_search_narrows_the_table_in_the_session(qtbot, wired) -> None:
     assert controller.scores.view.chosen.search == "italy"
     panel.search_edit.clear()
     qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=5_000)
+
+
+def test_panel_fits_a_laptops_side_dock_with_long_names(qtbot) -> None:
+    """Issue 14 point 4: a long run name or count does not widen the dock (a 1024 px
+    window's side dock is about 400 px); at that width nothing is squeezed."""
+    from widgets.scores import ScoresPanel
+
+    panel = ScoresPanel()
+    qtbot.addWidget(panel)
+    panel.set_filter_choices(
+        [(1, "run 1: meta-llama/Llama-3.1-8B-Instruct (12,915)"), (2, "run 2: other (3)")],
+        ["en", "it", "es"],
+        ["head", "long_tail", "torso"],
+    )
+    panel.run_combo.setCurrentIndex(1)
+    panel.show_rows([], ["bleu:gold", "esa"], {}, 12_915, matching=12_915, scored=12_000)
+    assert "12,915 texts" in panel.count_label.text()
+    assert panel.minimumSizeHint().width() <= 400
+    panel.resize(400, 700)
+    panel.show()
+    qtbot.waitExposed(panel)
+    for widget in (
+        panel.score_button,
+        panel.synonyms_button,
+        panel.retrieval_button,
+        panel.run_combo,
+        panel.lang_combo,
+        panel.tier_combo,
+        panel.search_edit,
+    ):
+        assert widget.width() >= widget.minimumSizeHint().width(), widget
+    assert panel.lang_combo.width() >= panel.lang_combo.fontMetrics().horizontalAdvance(
+        "All languages"
+    )
+    assert panel.count_label.height() >= panel.count_label.heightForWidth(panel.count_label.width())

@@ -43,6 +43,7 @@ from widgets.scores.text_html import detail_text_html, detail_unit_html
 from widgets.synonyms import SynonymDialog
 
 WIDE_PX = 1000  # at least this wide: table and detail side by side
+COMBO_CHARS = 5  # the filters' least width, in characters (their popups show every name)
 SEARCH_DELAY_MS = 300  # the search asks for rows this long after the last key
 
 
@@ -90,7 +91,12 @@ class ScoresPanel(QWidget):
             (self.tier_combo, "Only units of this tier"),
         ):
             combo.setToolTip(tip)
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            # As wide as the dock allows, never wider than a few characters at least: a long
+            # run name must not push the window past a laptop's screen (the popup shows all).
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(COMBO_CHARS)
             combo.currentIndexChanged.connect(self._emit_filters)
         self.set_filter_choices([], [], [])
         # Words in the text or the unit's id, asked for a moment after the last key.
@@ -98,7 +104,7 @@ class ScoresPanel(QWidget):
         self.search_edit.setPlaceholderText("Search texts")
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.setToolTip("Only texts (or unit ids) containing these characters")
-        self.search_edit.setMinimumWidth(120)
+        self.search_edit.setMinimumWidth(90)
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
@@ -119,6 +125,7 @@ class ScoresPanel(QWidget):
         progress_row.addWidget(self.cancel_button)
         self.progress_box.setVisible(False)
         self.count_label = QLabel()
+        self.count_label.setWordWrap(True)  # wraps in a narrow dock rather than widening it
         self.note_label = QLabel()
         self.note_label.setWordWrap(True)
         self.note_label.setTextFormat(Qt.TextFormat.RichText)
@@ -172,14 +179,15 @@ class ScoresPanel(QWidget):
         top.addWidget(self.score_button)
         top.addWidget(self.synonyms_button)
         top.addWidget(self.retrieval_button)
-        top.addWidget(self.count_label, 1)
+        top.addStretch(1)
         filters = QHBoxLayout()
-        for combo in (self.run_combo, self.lang_combo, self.tier_combo):
-            filters.addWidget(combo)
+        for combo, stretch in ((self.run_combo, 2), (self.lang_combo, 3), (self.tier_combo, 2)):
+            filters.addWidget(combo, stretch)
         filters.addWidget(self.search_edit, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
+        layout.addWidget(self.count_label)  # its own line: it wraps in a narrow dock
         layout.addLayout(filters)
         layout.addWidget(self.progress_box)
         layout.addWidget(self.progress_label)
