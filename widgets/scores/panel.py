@@ -291,6 +291,7 @@ class ScoresPanel(QWidget):
         """The next page of the texts table (what ``more_requested`` asked for)."""
         self.table_model.append_rows(rows)
         self._show_count()
+        QTimer.singleShot(0, self._fill_view)  # still room below: the page after
 
     def _fill_view(self) -> None:
         """Ask for the next page when the table shows its last row with room below (a
