@@ -17,11 +17,12 @@ references.
 Nothing here reads the session on the UI thread for a refresh (ARCHITECTURE.md: the UI
 thread never stalls over 100 ms): a refresh is a "Load scores" job that reads the
 filters' choices and the corpus rows behind the notes (``read_overview``,
-``corpus_scores``), then the first page and the figures (``read_scores``,
-``read_summary``), and hands plain rows to the panel; it never reads every text (a
-12,915-text session opens in tens of ms). A newer refresh supersedes an older one still
-running (its result is dropped). A filter change, or a header click on a table that
-holds only some of its rows, reads page 1 again in a job (the choices are kept); a
+``corpus_scores``), then the first page with the figures and the summary
+(``read_scores``), and hands plain rows to the panel; it never reads every text (on a
+12,915-text session the reads take tens of ms). A newer refresh supersedes an older one
+still running (its result is dropped). A filter change reads page 1 and the figures again
+in a job (the choices are kept); a header click on a table that holds only some of its
+rows reads page 1 in that order (the figures stay); a
 header click on a table that holds every row sorts it in the model. The Score… dialog
 reuses those runs and languages and finds the local models (a scan of the Hugging Face
 cache) in a job too.
@@ -52,7 +53,6 @@ from core.metrics.score_pages import (
     read_page,
     read_row,
     read_scores,
-    read_summary,
 )
 from widgets.scores import (
     ModelChoice,
@@ -289,7 +289,7 @@ class ScoresController(QObject):
             return replace(shown, rows=rows, table=table, sorted_by=used)
         page = read_scores(data.store, chosen, sort, limit=self.page_size)
         tips = self._column_tips(page.columns, data.stored)
-        summary, summary_columns = self._summary_rows(read_summary(data.store, chosen))
+        summary, summary_columns = self._summary_rows(page.summary)
         return ScoresView(
             data=data,
             rows=page.rows,

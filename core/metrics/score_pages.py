@@ -23,7 +23,7 @@ for a writer. Qt-free; the panel's wiring is app/scores.py.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.errors import UserFacingError
@@ -120,6 +120,7 @@ class ScoresPage:
     columns: list[str]  # the score columns any of them has, in :func:`column_order`
     ranges: dict[str, tuple[float, float]]  # each column's lowest and highest value
     sorted_by: ScoreSort | None  # None: the session's order (the sort's column is absent)
+    summary: list[GroupScore] = field(default_factory=list)  # by model × language × tier
 
 
 def column_order(column: str) -> tuple[int, int, str]:
@@ -270,31 +271,35 @@ def read_scores(
     limit: int = PAGE_SIZE,
 ) -> ScoresPage:
     """The first page of the filtered texts and the figures of all of them (one
-    snapshot): how many, how many scored, the score columns and their ranges."""
+    snapshot): how many, how many scored, the score columns, their ranges and the
+    summary by model × language × tier (:func:`read_summary`'s; one scan of the scores
+    gives the columns, the ranges and the summary)."""
+    by = ("model", "lang", "tier")
     with store.snapshot() as db:
         params: dict[str, Any] = {}
         where = _where(flt, params)
         matching = _run(db, f"SELECT count(*) {_TEXTS} WHERE {where}", params).scalar_one()
-        columns = _columns(db, flt)
         scored = _run(
             db,
             f"SELECT count(DISTINCT s.verbalisation_id) {_SCORES} WHERE s.level = 'sentence' "
             f"AND s.value IS NOT NULL AND {where}",
             params,
         ).scalar_one()
-        ranges = {
-            _column(metric, quality): (float(low), float(high))
-            for metric, quality, low, high in _run(
-                db,
-                f"SELECT s.metric, {_QUALITY}, min(s.value), max(s.value) {_SCORES} "
-                f"WHERE s.level = 'sentence' AND s.value IS NOT NULL AND {where} "
-                "GROUP BY 1, 2",
-                params,
-            )
-        }
+        grouped = _grouped(db, flt, by)
+        columns = sorted({_column(g[0], g[1]) for g in grouped}, key=column_order)
+        ranges: dict[str, tuple[float, float]] = {}
+        for g in grouped:
+            if g[2 + len(by)]:  # values, not only missing ones
+                column = _column(g[0], g[1])
+                low, high = float(g[5 + len(by)]), float(g[6 + len(by)])
+                if column in ranges:
+                    low, high = min(low, ranges[column][0]), max(high, ranges[column][1])
+                ranges[column] = (low, high)
         used = _usable(sort, columns)
         rows = _rows(db, flt, used, 0, limit)
-        return ScoresPage(rows, int(matching), int(scored), columns, ranges, used)
+    return ScoresPage(
+        rows, int(matching), int(scored), columns, ranges, used, _group_scores(grouped, by)
+    )
 
 
 def read_overview(store: SessionStore) -> ScoresOverview:
@@ -355,6 +360,40 @@ def _with_median(db: Session) -> None:
     raw.create_aggregate("taillens_median", 1, _Median)
 
 
+def _grouped(db: Session, flt: ScoresFilter, by: Sequence[str]) -> list[Any]:
+    """One scan of the filtered texts' sentence scores, grouped by metric, quality and
+    ``by``: (metric, quality, *group, count, mean, median, min, max) of the values (a
+    group whose values are all missing has count 0: its column still shows)."""
+    params: dict[str, Any] = {}
+    where = _where(flt, params)
+    groups_sql = "".join(f", {_GROUP_SQL[k]}" for k in by)
+    sql = (
+        f"SELECT s.metric, {_QUALITY}{groups_sql}, count(s.value), avg(s.value), "
+        f"taillens_median(s.value), min(s.value), max(s.value) {_SCORES} "
+        f"WHERE s.level = 'sentence' AND {where} "
+        f"GROUP BY {', '.join(str(i + 1) for i in range(2 + len(by)))}"
+    )
+    _with_median(db)
+    return list(_run(db, sql, params).all())
+
+
+def _group_scores(grouped: Sequence[Any], by: Sequence[str]) -> list[GroupScore]:
+    groups = [
+        GroupScore(
+            row[0],
+            row[1] or None,
+            tuple(row[2 : 2 + len(by)]),
+            int(row[2 + len(by)]),
+            float(row[3 + len(by)]),
+            float(row[4 + len(by)]),
+        )
+        for row in grouped
+        if row[2 + len(by)]
+    ]
+    groups.sort(key=lambda g: (g.metric, g.quality or "", tuple(str(v) for v in g.group)))
+    return groups
+
+
 def read_summary(
     store: SessionStore,
     flt: ScoresFilter = ScoresFilter(),  # noqa: B008 (frozen)
@@ -369,28 +408,5 @@ def read_summary(
     unknown = [k for k in by if k not in GROUP_KEYS]
     if unknown:
         raise UserFacingError(f"cannot group by {unknown}; choose from {GROUP_KEYS}")
-    params: dict[str, Any] = {}
-    where = _where(flt, params)
-    groups_sql = "".join(f", {_GROUP_SQL[k]}" for k in by)
-    sql = (
-        f"SELECT s.metric, {_QUALITY}{groups_sql}, count(*), avg(s.value), "
-        f"taillens_median(s.value) {_SCORES} "
-        f"WHERE s.level = 'sentence' AND s.value IS NOT NULL AND {where} "
-        f"GROUP BY {', '.join(str(i + 1) for i in range(2 + len(by)))}"
-    )
     with store.snapshot() as db:
-        _with_median(db)
-        found = _run(db, sql, params).all()
-    groups = [
-        GroupScore(
-            row[0],
-            row[1] or None,
-            tuple(row[2 : 2 + len(by)]),
-            int(row[2 + len(by)]),
-            float(row[3 + len(by)]),
-            float(row[4 + len(by)]),
-        )
-        for row in found
-    ]
-    groups.sort(key=lambda g: (g.metric, g.quality or "", tuple(str(v) for v in g.group)))
-    return groups
+        return _group_scores(_grouped(db, flt, by), by)

@@ -391,8 +391,9 @@ def test_a_finished_verbalise_job_refreshes_the_table(qtbot, wired) -> None:
 
 
 def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, monkeypatch) -> None:
-    """A refresh never reads every text: the choices, one page and the figures, each once
-    and in a job; a filter change reads the page and figures again, not the choices."""
+    """A refresh never reads every text: the choices, then one page with the figures and
+    the summary (read_scores), each once and in a job; a filter change reads the page and
+    figures again, not the choices."""
     import threading
 
     import app.scores as wiring
@@ -419,7 +420,6 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
     monkeypatch.setattr(wiring, "read_overview", spy("choices", wiring.read_overview, True))
     monkeypatch.setattr(scoring, "corpus_scores", spy("corpus", scoring.corpus_scores))
     monkeypatch.setattr(wiring, "read_scores", spy("page", wiring.read_scores))
-    monkeypatch.setattr(wiring, "read_summary", spy("summary", wiring.read_summary))
     monkeypatch.setattr(scoring, "sentence_score_table", every_text)
     monkeypatch.setattr(scoring, "summary_by_group", every_text)
     handle = controller.scores.refresh()
@@ -428,7 +428,7 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
     looked.set()
     qtbot.waitUntil(lambda: handle.done and controller.scores.loading is None, timeout=10_000)
     assert handle.outcome.__class__.__name__ == "JobSucceeded", handle.outcome
-    assert [what for what, _thread in reads] == ["choices", "corpus", "page", "summary"]
+    assert [what for what, _thread in reads] == ["choices", "corpus", "page"]
     assert all(thread is not threading.main_thread() for _what, thread in reads)
     assert panel.table_model.rowCount() == 6 and panel.summary_model.rowCount() == 6
 
@@ -436,7 +436,7 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
     reads.clear()
     panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
     qtbot.waitUntil(lambda: panel.table_model.rowCount() == 2, timeout=5_000)
-    assert [what for what, _thread in reads] == ["page", "summary"]
+    assert [what for what, _thread in reads] == ["page"]
     assert all(thread is not threading.main_thread() for _what, thread in reads)
     assert {
         panel.summary_model.index(r, 1).data() for r in range(panel.summary_model.rowCount())

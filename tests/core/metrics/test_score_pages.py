@@ -235,6 +235,10 @@ def test_filters_match_the_python_filter_in_rows_figures_and_summary(
         rest = read_page(store, flt, sort, offset=5, limit=100)
         assert [r.verbalisation_id for r in page.rows + rest] == _reference(wanted, sort)
         _same_summary(read_summary(store, flt), summarise_rows(wanted))
+        _same_summary(page.summary, summarise_rows(wanted))
+        for column in page.columns:  # the colour scale: every matching text's values
+            values = [v for r in wanted if (v := r.scores.get(column)) is not None]
+            assert page.ranges.get(column) == ((min(values), max(values)) if values else None)
 
 
 def _same_summary(got, expected) -> None:
