@@ -114,14 +114,14 @@ class RetrievalController(QObject):
             return None
         filters = self.scores.panel.filters()
         row = self._selected()
-        run_id = filters.get("run_id") or (row.run_id if row is not None else None)
+        run_id = filters.run_id or (row.run_id if row is not None else None)
         if run_id is None:
             self.app.window.show_error(
                 "Choose a run",
                 "Choose a run in the Scores panel's run filter (or select one of its texts).",
             )
             return None
-        lang = filters.get("lang")
+        lang = filters.lang
         try:
             job = retrieval_job(
                 store,

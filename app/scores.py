@@ -1,33 +1,37 @@
-"""Wiring of the Scores panel: reading scores through ``core.metrics.scoring``, scoring jobs.
+"""Wiring of the Scores panel: reading scores a page at a time, scoring jobs.
 
-The table is ``sentence_score_table`` (one row per verbalisation, one column per metric and
-reference quality), filtered by run, language and tier; the summary is
-``summary_by_group`` by model × language × tier; a selected text's detail comes from
-``scores_of_verbalisation`` (ESA mentions and missing entities, hallucination spans,
-BERTScore model and rescaling) and the unit's triples and references as the scoring job
-reads them, with the human ratings of the text. "Score…" builds a ``ScoringRequest`` and
-runs ``score_job`` through the app's job runner (progress and cancel in the panel and the
-status bar). The panel refreshes when another session opens and when texts, scores,
-references or units change (``app.changes``: whoever wrote them); the selected
-text's detail follows new ratings and references.
+The table is a page of texts from ``core.metrics.score_pages`` (one row per verbalisation,
+one column per metric and reference quality), filtered by run, language, tier and a text
+search and sorted by the table's sort, all in SQL; the next page comes when the table is
+scrolled to its end. The count, the texts scored, each column's range (its colour scale)
+and the summary (model × language × tier) are SQL aggregates over every text that passes
+the filters. A selected text's detail comes from ``scores_of_verbalisation`` (ESA
+mentions and missing entities, hallucination spans, BERTScore model and rescaling) and
+the unit's triples and references as the scoring job reads them, with the human ratings
+of the text. "Score…" builds a ``ScoringRequest`` and runs ``score_job`` through the
+app's job runner (progress and cancel in the panel and the status bar). The panel
+refreshes when another session opens and when texts, scores, references or units change
+(``app.changes``: whoever wrote them); the selected text's detail follows new ratings and
+references.
 
 Nothing here reads the session on the UI thread for a refresh (ARCHITECTURE.md: the UI
-thread never stalls over 100 ms; at study scale the table is ~50k texts × ~13 score
-columns): a refresh is a "Load scores" job that reads the table ONCE, derives the filters,
-the filtered rows, the summary (``summarise_rows`` of the same rows), the column tips and
-the notes, and hands plain rows to the panel. A newer refresh supersedes an older one
-still running (its result is dropped). A filter change derives again from the rows last
-read, still off the UI thread. Both jobs also sort the table rows by the table's current
-sort (passed in by column name) and rank every column for later header clicks, so the UI
-thread neither re-sorts 50k rows on a refresh nor ranks them on a click. The Score…
-dialog reuses those runs and languages and finds the local models (a scan of the Hugging
-Face cache) in a job too.
+thread never stalls over 100 ms): a refresh is a "Load scores" job that reads the
+filters' choices and the corpus rows behind the notes (``read_overview``,
+``corpus_scores``), then the first page with the figures and the summary
+(``read_scores``), and hands plain rows to the panel; it never reads every text (on a
+12,915-text session the reads take tens of ms). A newer refresh supersedes an older one
+still running (its result is dropped). A filter change reads page 1 and the figures again
+in a job (the choices are kept); a header click on a table that holds only some of its
+rows reads page 1 in that order (the figures stay); a
+header click on a table that holds every row sorts it in the model. The Score… dialog
+reuses those runs and languages and finds the local models (a scan of the Hugging Face
+cache) in a job too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,29 +42,40 @@ from core.errors import UserFacingError
 from core.groups import head_tier
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
 from core.logs import get_logger
-from core.metrics import ALL_METRICS
 from core.metrics.info import metric_info
+from core.metrics.score_pages import (
+    KEY_COLUMNS,
+    PAGE_SIZE,
+    ScoresFilter,
+    ScoreSort,
+    column_order,
+    read_overview,
+    read_page,
+    read_row,
+    read_scores,
+)
 from widgets.scores import (
     ModelChoice,
     ScoreChoices,
     ScoreTableRow,
-    SortSpec,
     Span,
     TextDetail,
-    column_ranges,
     format_value,
-    presort_rows,
-    scored_count,
 )
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from app.controller import AppController
     from app.jobrunner import JobHandle
     from core.metrics.meteor import WordNetStatus
-    from core.metrics.scoring import CorpusScore, SentenceScoreRow, StoredScore
+    from core.metrics.scoring import (
+        CorpusScore,
+        GroupScore,
+        ScoringRequest,
+        SentenceScoreRow,
+        StoredScore,
+    )
     from core.models import ModelInfo
+    from core.store import SessionStore
     from widgets.scores import ScoresPanel
 
 log = get_logger("scores")
@@ -72,81 +87,78 @@ TABLE_TOPICS = frozenset({Topic.RUNS, Topic.SCORES, Topic.REFERENCES, Topic.UNIT
 DETAIL_TOPICS = frozenset({Topic.ANNOTATIONS, Topic.REFERENCES, Topic.SCORES})
 MBERT = "bert-base-multilingual-cased"
 MINILM = "all-MiniLM-L6-v2"
-QUALITY_ORDER = {"": 0, "gold": 1, "silver": 2}
 # The panel's own read jobs (quiet, writing nothing).
 LOAD_KIND = "panel.load"
+MORE_KIND = "panel.load-more"
 MODELS_KIND = "models.discover"
 LOAD_TITLE = "Load scores"
+MORE_TITLE = "Load more scores"
 
 
 # TailNLG's ``top_head`` is the head (as the report and summary_by_group count it).
 tier_of = head_tier
 
 
-def column_order(column: str) -> tuple[int, int, str]:
-    metric, _, quality = column.partition(":")
-    position = ALL_METRICS.index(metric) if metric in ALL_METRICS else len(ALL_METRICS)
-    return position, QUALITY_ORDER.get(quality, 3), column
-
-
 @dataclass(frozen=True)
 class ScoresData:
-    """One read of the session: every text with its sentence scores, the corpus rows that
-    say which BERTScore model and encoder were used, and the filters' choices."""
+    """What a refresh reads once per session change: the filters' choices and the corpus
+    rows that say which BERTScore model and encoder were used."""
 
-    store: Any  # the SessionStore read (a result for another session is dropped)
-    rows: list[SentenceScoreRow]
+    store: SessionStore  # the session read (a result for another session is dropped)
     stored: list[CorpusScore]
-    runs: list[tuple[int, str, int]]  # (run id, model, texts), in table order
+    runs: list[tuple[int, str, int]]  # (run id, model, texts), by run id
     langs: list[str]
     tiers: list[str]
+    total: int  # every text in the session
 
 
-def load_scores(store: Any) -> ScoresData:
-    """The refresh's one read of the session (run in a job, never on the UI thread)."""
-    from core.metrics.scoring import corpus_scores, sentence_score_table
+def load_scores(store: SessionStore) -> ScoresData:
+    """The choices and notes of a refresh (run in a job, never on the UI thread): SQL
+    aggregates, not the texts."""
+    from core.metrics.scoring import corpus_scores
 
-    every = sentence_score_table(store)
-    runs: dict[int, tuple[str, int]] = {}
-    for row in every:
-        name, n = runs.get(row.run_id, (row.model, 0))
-        runs[row.run_id] = (name, n + 1)
+    overview = read_overview(store)
     return ScoresData(
         store=store,
-        rows=every,
         stored=corpus_scores(store, metrics=["bertscore", "similarity"]),
-        runs=[(run_id, name, n) for run_id, (name, n) in runs.items()],
-        langs=sorted({r.lang for r in every}),
-        tiers=sorted({t for r in every if (t := tier_of(r.tier))}),
+        runs=overview.runs,
+        langs=overview.langs,
+        tiers=overview.tiers,
+        total=overview.total,
     )
 
 
 @dataclass(frozen=True)
 class ScoresView:
-    """What one refresh hands the panel: plain rows, computed off the UI thread."""
+    """What one refresh hands the panel: the first page and the figures, read off the UI
+    thread."""
 
     data: ScoresData
-    rows: list[SentenceScoreRow]  # the filtered texts (the detail looks them up)
-    table: list[ScoreTableRow]  # sorted by ``sorted_by``
+    rows: list[SentenceScoreRow]  # the page's texts (the detail looks them up)
+    table: list[ScoreTableRow]  # the same, as table rows, sorted by ``sorted_by``
     columns: list[str]
-    ranges: dict[str, tuple[float, float]]  # each column's colour scale
-    scored: int  # table rows with a score
+    ranges: dict[str, tuple[float, float]]  # each column's colour scale (every text's)
+    scored: int  # texts that pass the filters with a score
+    matching: int  # texts that pass the filters (``rows`` are the first of them)
     tips: dict[str, str]
     summary: list[ScoreTableRow]
     summary_columns: list[str]
     notes: tuple[str, str]
-    sort_keys: dict[str, np.ndarray] | None = None  # table_sort_keys, in ``table`` order
-    sorted_by: SortSpec | None = None  # the table's sort when the job was asked for
+    chosen: ScoresFilter = ScoresFilter()  # the filters read (choices gone: "All")
+    sorted_by: ScoreSort | None = None  # None: the session's order
 
 
 class ScoresController(QObject):
     def __init__(self, app: AppController, panel: ScoresPanel) -> None:
         super().__init__(panel)
         self.app, self.panel = app, panel
-        self.rows: list[SentenceScoreRow] = []
-        self.data: ScoresData | None = None  # the last read of the session, for filters
+        self.rows: list[SentenceScoreRow] = []  # the texts in the table (pages loaded)
+        self.data: ScoresData | None = None  # the last read of the choices, for filters
+        self.view: ScoresView | None = None  # the last refresh shown (its filter and sort)
         self.loading: JobHandle | None = None  # the newest refresh job, while it runs
+        self.fetching: JobHandle | None = None  # the next page's job, while it runs
         self.models_handle: JobHandle | None = None  # the Score… dialog's model scan
+        self.page_size = PAGE_SIZE
         self._generation = 0  # bumped by each refresh: older results are stale
         self._read_pending = False  # a read was asked for and has not been shown yet
         self.handle: JobHandle | None = None
@@ -155,6 +167,8 @@ class ScoresController(QObject):
         self.shown_text: int | None = None  # the verbalisation in the detail
 
         panel.filters_changed.connect(lambda _f: self.refresh(reload=False))
+        panel.sort_changed.connect(lambda _s: self.refresh(reload=False))
+        panel.more_requested.connect(self.fetch_more)
         panel.text_selected.connect(self.show_text)
         panel.score_dialog_requested.connect(self.open_dialog)
         panel.synonyms_requested.connect(self.open_synonyms)
@@ -176,14 +190,15 @@ class ScoresController(QObject):
         self.refresh()
 
     def refresh(self, *, reload: bool = True) -> JobHandle | None:
-        """Table, summary, filters and notes: a job reads the session once (``reload``) or
-        filters the rows last read, and :meth:`_loaded` shows the result."""
+        """Table, summary, filters and notes: a job reads the choices again (``reload``,
+        else those last read are kept) and page 1 with the figures, and :meth:`_loaded`
+        shows the result."""
         self._generation += 1
         generation = self._generation
-        self.loading = None
+        self.loading = self.fetching = None
         store = self.app.store
         if store is None:
-            self.rows, self.data, self._read_pending = [], None, False
+            self.rows, self.data, self.view, self._read_pending = [], None, None, False
             self.panel.set_filter_choices([], [], [])
             self.panel.show_rows([], [], {}, 0)
             self.panel.show_summary([], [], {})
@@ -193,8 +208,8 @@ class ScoresController(QObject):
         cached = self.data
         if reload or self._read_pending or cached is None or cached.store is not store:
             cached, self._read_pending = None, True
-        # The filters and the table's sort: the job sorts the rows as the table shows them.
-        chosen = {**self.panel.filters(), "sort": self.panel.sort_spec()}
+        # The filters and the table's sort: page 1 comes sorted as the table shows it.
+        chosen, sort = self.panel.filters(), self.panel.sort_spec()
 
         def run(ctx: JobContext) -> ScoresView | None:
             if generation != self._generation:
@@ -203,7 +218,7 @@ class ScoresController(QObject):
             ctx.check_cancelled()
             if generation != self._generation:
                 return None
-            return self.build_view(data, chosen)
+            return self.build_view(data, chosen, sort)
 
         handle = self.app.run_job(
             Job(
@@ -211,7 +226,6 @@ class ScoresController(QObject):
                 run,
                 kind=LOAD_KIND,
                 params={"panel": "scores", "read": cached is None},
-                uses_session=cached is None,
                 quiet=True,
             )
         )
@@ -233,7 +247,8 @@ class ScoresController(QObject):
     def show_view(self, view: ScoresView) -> None:
         """Hand a refresh's plain rows to the panel (the only part on the UI thread)."""
         data = view.data
-        self.data, self.rows, self._read_pending = data, view.rows, False
+        self.data, self.view, self._read_pending = data, view, False
+        self.rows = list(view.rows)
         self.panel.set_filter_choices(
             [(run_id, f"run {run_id}: {name} ({n:,})") for run_id, name, n in data.runs],
             data.langs,
@@ -243,66 +258,90 @@ class ScoresController(QObject):
             view.table,
             view.columns,
             view.tips,
-            len(data.rows),
+            data.total,
             ranges=view.ranges,
             scored=view.scored,
-            sort_keys=view.sort_keys,
             sorted_by=view.sorted_by,
+            matching=view.matching,
         )
         self.panel.show_notes(*view.notes)
         self.panel.show_summary(view.summary, view.summary_columns, view.tips)
 
-    def build_view(self, data: ScoresData, chosen: dict[str, Any]) -> ScoresView:
-        """Filter, summarise and format ``data`` for the panel (pure; runs in the job).
-        ``chosen``: the filters (``run_id``, ``lang``, ``tier``) and optionally ``sort``,
-        the table's :class:`SortSpec`, which the rows come back sorted by."""
-        from core.metrics.scoring import summarise_rows
-
-        sort: SortSpec | None = chosen.get("sort")
+    def build_view(
+        self, data: ScoresData, chosen: ScoresFilter, sort: ScoreSort | None = None
+    ) -> ScoresView:
+        """Page 1 of the texts that pass ``chosen`` in ``sort``'s order, the figures of
+        all of them and the summary, formatted for the panel (reads ``data.store``; runs
+        in the job)."""
         # As the panel's combos do: a choice that no longer exists falls back to "All".
-        chosen = {
-            "run_id": chosen.get("run_id")
-            if chosen.get("run_id") in {r[0] for r in data.runs}
-            else None,
-            "lang": chosen.get("lang") if chosen.get("lang") in data.langs else None,
-            "tier": chosen.get("tier") if chosen.get("tier") in data.tiers else None,
-        }
-        rows = [r for r in data.rows if self._passes(r.run_id, r.lang, r.tier, chosen)]
-        columns = sorted({c for r in rows for c in r.scores}, key=column_order)
-        tips = self._column_tips(columns, data.stored)
-        run_rows = (
-            data.rows
-            if chosen["run_id"] is None
-            else [r for r in data.rows if r.run_id == chosen["run_id"]]
+        chosen = replace(
+            chosen,
+            run_id=chosen.run_id if chosen.run_id in {r[0] for r in data.runs} else None,
+            lang=chosen.lang if chosen.lang in data.langs else None,
+            tier=chosen.tier if chosen.tier in data.tiers else None,
         )
-        groups = summarise_rows(run_rows, by=("model", "lang", "tier"))
-        summary, summary_columns = self._summary_rows(groups, chosen)
-        table = [self._table_row(r) for r in rows]
-        ordered = presort_rows(table, columns, sort)
+        shown = self.view
+        if shown is not None and shown.data is data and shown.chosen == chosen:
+            # Only the sort changed (a header click): the figures and the summary stay.
+            used = sort if sort is None or sort.column in (*KEY_COLUMNS, *shown.columns) else None
+            rows = read_page(data.store, chosen, used, limit=self.page_size, columns=shown.columns)
+            table = [self._table_row(r) for r in rows]
+            return replace(shown, rows=rows, table=table, sorted_by=used)
+        page = read_scores(data.store, chosen, sort, limit=self.page_size)
+        tips = self._column_tips(page.columns, data.stored)
+        summary, summary_columns = self._summary_rows(page.summary)
         return ScoresView(
             data=data,
-            rows=rows,
-            table=ordered.rows,
-            columns=columns,
-            ranges=column_ranges(table, columns),
-            scored=scored_count(table),
+            rows=page.rows,
+            table=[self._table_row(r) for r in page.rows],
+            columns=page.columns,
+            ranges=page.ranges,
+            scored=page.scored,
+            matching=page.matching,
             tips=tips,
             summary=summary,
             summary_columns=summary_columns,
             notes=self._notes(data.stored),
-            sort_keys=ordered.keys,
-            sorted_by=ordered.sorted_by,
+            chosen=chosen,
+            sorted_by=page.sorted_by,
         )
 
-    @staticmethod
-    def _passes(
-        run_id: int | None, lang: str | None, tier: str | None, chosen: dict[str, Any]
-    ) -> bool:
-        return (
-            (chosen["run_id"] is None or run_id == chosen["run_id"])
-            and (chosen["lang"] is None or lang == chosen["lang"])
-            and (chosen["tier"] is None or tier_of(tier) == chosen["tier"])
+    def fetch_more(self, offset: int) -> JobHandle | None:
+        """The next page of the table (scrolled to its end) in a job, in the order and
+        under the filters of the rows shown; a refresh meanwhile drops it."""
+        view, store = self.view, self.app.store
+        if view is None or store is None or view.data.store is not store:
+            return None
+        if self.fetching is not None and not self.fetching.done:
+            return self.fetching
+        generation = self._generation
+        chosen, sort, size, columns = view.chosen, view.sorted_by, self.page_size, view.columns
+        handle = self.app.run_job(
+            Job(
+                MORE_TITLE,
+                lambda _ctx: read_page(
+                    store, chosen, sort, offset=offset, limit=size, columns=columns
+                ),
+                kind=MORE_KIND,
+                params={"panel": "scores", "offset": offset},
+                quiet=True,
+            )
         )
+        self.fetching = handle
+        handle.finished.connect(
+            lambda outcome, h=handle, g=generation, o=offset: self._more(h, g, o, outcome)
+        )
+        return handle
+
+    def _more(self, handle: JobHandle, generation: int, offset: int, outcome: Any) -> None:
+        if generation != self._generation or handle is not self.fetching:
+            return  # the table was read again meanwhile
+        self.fetching = None
+        rows: list[SentenceScoreRow] = []
+        if isinstance(outcome, JobSucceeded) and offset == len(self.rows):
+            rows = outcome.result
+        self.rows.extend(rows)
+        self.panel.append_rows([self._table_row(r) for r in rows])
 
     @staticmethod
     def _table_row(row: SentenceScoreRow) -> ScoreTableRow:
@@ -322,16 +361,10 @@ class ScoresController(QObject):
             tooltip=row.text or "",
         )
 
-    def _summary_rows(
-        self,
-        groups: Sequence[Any],
-        chosen: dict[str, Any],
-    ) -> tuple[list[ScoreTableRow], list[str]]:
+    def _summary_rows(self, groups: Sequence[GroupScore]) -> tuple[list[ScoreTableRow], list[str]]:
         by_group: dict[tuple[Any, ...], dict[str, Any]] = {}
         for g in groups:
             model, lang, tier = g.group
-            if not self._passes(chosen["run_id"], lang, tier, chosen):
-                continue
             column = f"{g.metric}:{g.quality}" if g.quality else g.metric
             entry = by_group.setdefault((model, lang, tier), {"scores": {}, "tips": {}, "n": 0})
             entry["scores"][column] = g.mean
@@ -376,7 +409,7 @@ class ScoresController(QObject):
         )
 
     @staticmethod
-    def _used(stored: Sequence[Any], metric: str, key: str) -> list[Any]:
+    def _used(stored: Sequence[CorpusScore], metric: str, key: str) -> list[Any]:
         return sorted(
             {
                 c.details.get(key)
@@ -386,7 +419,7 @@ class ScoresController(QObject):
             key=str,
         )
 
-    def _bertscore_used(self, stored: Sequence[Any], *, short: bool = False) -> str | None:
+    def _bertscore_used(self, stored: Sequence[CorpusScore], *, short: bool = False) -> str | None:
         models = self._used(stored, "bertscore", "model")
         if not models:
             return None
@@ -408,14 +441,14 @@ class ScoresController(QObject):
         )
         return f"BERTScore: {', '.join(map(str, models))}{why}; {how}."
 
-    def _similarity_used(self, stored: Sequence[Any]) -> str:
+    def _similarity_used(self, stored: Sequence[CorpusScore]) -> str:
         encoders = self._used(stored, "similarity", "encoder")
         if not encoders:
             return f"the packaged {MINILM} by default"
         packaged = " (packaged)" if encoders == [MINILM] else ""
         return ", ".join(map(str, encoders)) + packaged
 
-    def _notes(self, stored: Sequence[Any]) -> tuple[str, str]:
+    def _notes(self, stored: Sequence[CorpusScore]) -> tuple[str, str]:
         """A short note line (the dock may be narrow) and its full tooltip."""
         used = self._bertscore_used(stored, short=True)
         if used is None:
@@ -431,7 +464,7 @@ class ScoresController(QObject):
         ) + f"\nGraph–text similarity encoder: {self._similarity_used(stored)}."
         return short, full
 
-    def _column_tips(self, columns: Sequence[str], stored: Sequence[Any]) -> dict[str, str]:
+    def _column_tips(self, columns: Sequence[str], stored: Sequence[CorpusScore]) -> dict[str, str]:
         tips: dict[str, str] = {}
         for column in columns:
             metric, _, quality = column.partition(":")
@@ -513,6 +546,8 @@ class ScoresController(QObject):
 
         store = self.app.store
         row = next((r for r in self.rows if r.verbalisation_id == verbalisation_id), None)
+        if row is None and store is not None:
+            row = read_row(store, verbalisation_id)  # not in a page loaded (a retrieval pick)
         if store is None or row is None:
             self.shown_text = None
             self.panel.show_detail(None)
@@ -660,7 +695,7 @@ class ScoresController(QObject):
             + [ModelChoice(m.name, str(m.path)) for m in found if m.type == CAUSAL],
         )
 
-    def find_choices(self, store: Any, data: ScoresData | None) -> ScoreChoices:
+    def find_choices(self, store: SessionStore, data: ScoresData | None) -> ScoreChoices:
         """The dialog's choices with the local models found now (runs in a job: scanning
         the Hugging Face cache and checking for mBERT touch the file system). The runs
         come from the last refresh; only when none has finished yet are they read here."""
@@ -696,17 +731,16 @@ class ScoresController(QObject):
         handle.finished.connect(lambda outcome, h=handle: self._choices_found(h, store, outcome))
         return handle
 
-    def _choices_found(self, handle: JobHandle, store: Any, outcome: Any) -> None:
+    def _choices_found(self, handle: JobHandle, store: SessionStore, outcome: Any) -> None:
         if handle is not self.models_handle:
             return
         self.models_handle = None
         if isinstance(outcome, JobSucceeded) and store is self.app.store:
             self.panel.open_score_dialog(outcome.result)
 
-    def score(self, values: dict[str, Any]) -> JobHandle | None:
-        """Run the scoring job for the dialog's ``values``; bad input is a message."""
-        from core.metrics import MetricOptions
-        from core.metrics.scoring import ScoringRequest, score_job
+    def score(self, request: ScoringRequest) -> JobHandle | None:
+        """Run the scoring job for the dialog's ``request``; bad input is a message."""
+        from core.metrics.scoring import score_job
 
         store = self.app.store
         if store is None:
@@ -717,28 +751,10 @@ class ScoresController(QObject):
             )
             return None
         try:
-            options = MetricOptions(
-                bertscore_model=values.get("bertscore_model") or None,
-                encoder=values.get("encoder") or None,
-                ppl_model=values.get("ppl_model") or None,
-                device=values.get("device") or "auto",
-                esa_distance=float(values.get("esa_distance", 0.4)),
-                wordnet=values.get("wordnet") or None,
-            )
-            run_ids, langs = values.get("run_ids"), values.get("langs")
-            if run_ids is not None and not run_ids:
+            if request.run_ids is not None and not request.run_ids:
                 raise UserFacingError("choose at least one run to score")
-            if langs is not None and not langs:
+            if request.langs is not None and not request.langs:
                 raise UserFacingError("choose at least one language to score")
-            request = ScoringRequest(
-                metrics=tuple(values.get("metrics") or ()),
-                run_ids=tuple(run_ids) if run_ids is not None else None,
-                langs=tuple(langs) if langs is not None else None,
-                references=bool(values.get("references")),
-                options=options,
-                exclude_empty=bool(values.get("exclude_empty")),
-                exclude_unparsed=bool(values.get("exclude_unparsed")),
-            )
             job = score_job(store, request)
         except UserFacingError as error:
             self.app.window.show_error("Cannot score", str(error))

@@ -142,7 +142,9 @@ def test_scoring_offers_the_new_metric_in_the_report_and_marks_it_stale(
     ]
     assert "ter" not in offered
 
-    scoring = controller.scores.score({"metrics": ["ter"]})
+    from core.metrics.scoring import ScoringRequest
+
+    scoring = controller.scores.score(ScoringRequest(metrics=("ter",)))
     assert scoring is not None
     qtbot.waitUntil(lambda: scoring.done, timeout=60_000)
     assert isinstance(scoring.outcome, JobSucceeded)

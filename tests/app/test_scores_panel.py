@@ -15,6 +15,7 @@ from PySide6.QtCore import QSettings, Qt
 
 from app.gui import build_window
 from core.jobs import run_job
+from core.metrics import MetricOptions
 from core.metrics.scoring import ScoringRequest, score_job
 from core.store import SessionStore
 from tests.core.metrics.sessions import TEXTS, build_session
@@ -55,6 +56,8 @@ def wired(qtbot, tmp_path: Path, scored, monkeypatch):
     panel = controller.scores.panel
     # The table is read by a "Load scores" job, off the UI thread.
     qtbot.waitUntil(lambda: panel.table_model.rowCount() == len(TEXTS), timeout=10_000)
+    # And the other panels' start-up jobs (the Browser's demo data) have ended too.
+    qtbot.waitUntil(lambda: not controller.runner.active, timeout=20_000)
     yield window, controller, panel, ids
     controller.shutdown()
 
@@ -226,12 +229,12 @@ def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:
     assert "rougeL" not in panel.table_model.metric_columns
     panel.select_text(ids.verbalisations[(1, 2, "en")])
     panel.score_requested.emit(
-        {
-            "metrics": ["rougeL", "chrf++"],
-            "run_ids": [ids.runs[0]],
-            "langs": ["en"],
-            "esa_distance": 0.4,
-        }
+        ScoringRequest(
+            metrics=("rougeL", "chrf++"),
+            run_ids=(ids.runs[0],),
+            langs=("en",),
+            options=MetricOptions(esa_distance=0.4),
+        )
     )
     handle = controller.scores.handle
     assert handle is not None and handle.job.kind == "metrics.score"
@@ -261,9 +264,9 @@ def test_bad_request_is_a_message_and_nothing_runs(qtbot, wired) -> None:
     # Start-up jobs of other panels (unit lists, counts) may still be running: wait them out,
     # so what is checked is that the bad request itself started nothing.
     qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
-    assert controller.scores.score({"metrics": ["nonsense"]}) is None
+    assert controller.scores.score(ScoringRequest(metrics=("nonsense",))) is None
     assert "unknown metric" in window.last_message.text()
-    assert not controller.runner.active
+    assert not controller.runner.active, [h.title for h in controller.runner.active.values()]
 
 
 def test_cancel_stops_the_scoring_job(qtbot, wired, monkeypatch) -> None:
@@ -281,7 +284,7 @@ def test_cancel_stops_the_scoring_job(qtbot, wired, monkeypatch) -> None:
         return real(self, items)
 
     monkeypatch.setattr(EntityAdequacy, "sentence_scores", slow)
-    panel.score_requested.emit({"metrics": ["esa", "bleu"]})
+    panel.score_requested.emit(ScoringRequest(metrics=("esa", "bleu")))
     assert started.wait(10)
     panel.cancel_button.click()
     release.set()
@@ -310,13 +313,13 @@ def test_score_dialog_offers_the_registry_and_says_the_bertscore_model(qtbot, wi
         check.setChecked(name == "esa")
     dialog.runs_list.item(1).setCheckState(Qt.CheckState.Unchecked)
     dialog.lang_checks["it"].setChecked(False)
-    values = dialog.values()
-    assert values["metrics"] == ["esa"] and values["run_ids"] == [ids.runs[0]]
-    assert values["langs"] == ["en"] and values["bertscore_model"] is None
-    assert values["encoder"] is None and values["esa_distance"] == 0.4
+    request = dialog.request()  # core's own request, no dict
+    assert request.metrics == ("esa",) and request.run_ids == (ids.runs[0],)
+    assert request.langs == ("en",) and request.options.bertscore_model is None
+    assert request.options.encoder is None and request.options.esa_distance == 0.4
     with qtbot.waitSignal(panel.score_requested) as asked:
         dialog.accept()
-    assert asked.args[0]["metrics"] == ["esa"]
+    assert isinstance(asked.args[0], ScoringRequest) and asked.args[0].metrics == ("esa",)
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=30_000)
 
 
@@ -335,13 +338,12 @@ def test_bertscore_with_minilm_is_marked_not_rescaled(qtbot, wired) -> None:
     """Loads the packaged encoder (the one slow test here, a few seconds on CPU)."""
     _window, controller, panel, ids = wired
     panel.score_requested.emit(
-        {
-            "metrics": ["bertscore"],
-            "run_ids": [ids.runs[1]],
-            "langs": ["en"],
-            "bertscore_model": None,
-            "device": "cpu",
-        }
+        ScoringRequest(
+            metrics=("bertscore",),
+            run_ids=(ids.runs[1],),
+            langs=("en",),
+            options=MetricOptions(bertscore_model=None, device="cpu"),
+        )
     )
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=120_000)
     assert "Scored 2 texts" in panel.progress_label.text(), panel.progress_label.text()
@@ -391,54 +393,60 @@ def test_a_finished_verbalise_job_refreshes_the_table(qtbot, wired) -> None:
     assert panel.run_combo.count() == 4  # all runs + three runs
 
 
-def test_refresh_reads_the_session_once_and_off_the_ui_thread(qtbot, wired, monkeypatch) -> None:
+def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, monkeypatch) -> None:
+    """A refresh never reads every text: the choices, then one page with the figures and
+    the summary (read_scores), each once and in a job; a filter change reads the page and
+    figures again, not the choices."""
     import threading
 
+    import app.scores as wiring
     import core.metrics.scoring as scoring
     import core.models
 
     _window, controller, panel, _ids = wired
     reads: list[tuple[str, threading.Thread]] = []
-    real_table, real_corpus = scoring.sentence_score_table, scoring.corpus_scores
-
     # The job may start at once on its own thread: it waits until the test has looked.
     looked = threading.Event()
 
-    def table(store, **kwargs):
-        looked.wait(10)
-        reads.append(("table", threading.current_thread()))
-        return real_table(store, **kwargs)
+    def spy(name, real, wait=False):
+        def read(*args, **kwargs):
+            if wait:
+                looked.wait(10)
+            reads.append((name, threading.current_thread()))
+            return real(*args, **kwargs)
 
-    def corpus(store, **kwargs):
-        reads.append(("corpus", threading.current_thread()))
-        return real_corpus(store, **kwargs)
+        return read
 
-    def no_second_read(*_args, **_kwargs):
-        raise AssertionError("the summary must come from the rows already read")
+    def every_text(*_args, **_kwargs):
+        raise AssertionError("the panel must not read every text")
 
-    monkeypatch.setattr(scoring, "sentence_score_table", table)
-    monkeypatch.setattr(scoring, "corpus_scores", corpus)
-    monkeypatch.setattr(scoring, "summary_by_group", no_second_read)
+    monkeypatch.setattr(wiring, "read_overview", spy("choices", wiring.read_overview, True))
+    monkeypatch.setattr(scoring, "corpus_scores", spy("corpus", scoring.corpus_scores))
+    monkeypatch.setattr(wiring, "read_scores", spy("page", wiring.read_scores))
+    monkeypatch.setattr(scoring, "sentence_score_table", every_text)
+    monkeypatch.setattr(scoring, "summary_by_group", every_text)
     handle = controller.scores.refresh()
     assert handle is not None and handle.title == "Load scores"
     assert reads == []  # nothing read before the job runs
     looked.set()
     qtbot.waitUntil(lambda: handle.done and controller.scores.loading is None, timeout=10_000)
     assert handle.outcome.__class__.__name__ == "JobSucceeded", handle.outcome
-    assert [what for what, _thread in reads] == ["table", "corpus"]  # the table once
+    assert [what for what, _thread in reads] == ["choices", "corpus", "page"]
     assert all(thread is not threading.main_thread() for _what, thread in reads)
     assert panel.table_model.rowCount() == 6 and panel.summary_model.rowCount() == 6
 
-    # A filter change derives from the rows already read: no read at all.
+    # A filter change reads page 1 and the figures again (in SQL), not the choices.
     reads.clear()
     panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
     qtbot.waitUntil(lambda: panel.table_model.rowCount() == 2, timeout=5_000)
-    assert reads == []
+    assert [what for what, _thread in reads] == ["page"]
+    assert all(thread is not threading.main_thread() for _what, thread in reads)
     assert {
         panel.summary_model.index(r, 1).data() for r in range(panel.summary_model.rowCount())
     } == {"it"}
 
     # The Score… dialog: the model scan runs in a job, the runs are the ones read.
+    reads.clear()
     scans: list[threading.Thread] = []
     monkeypatch.setattr(
         core.models,
@@ -457,7 +465,7 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
     import threading
     from dataclasses import replace
 
-    import core.metrics.scoring as scoring
+    import app.scores as wiring
 
     _window, controller, panel, _ids = wired
     scores = controller.scores
@@ -465,28 +473,28 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
     def superseded_while(blocked_in: str) -> tuple:
         """An older refresh held in ``blocked_in`` until a newer one has been shown; the
         older one then returns a table of one text."""
-        real = scoring.sentence_score_table
+        real = wiring.read_overview
         real_view = type(scores).build_view
         started, release = threading.Event(), threading.Event()
         calls: list[int] = []
 
-        def table(store, **kwargs):
+        def overview(store):
             calls.append(1)
-            rows = real(store, **kwargs)
+            read = real(store)
             if len(calls) == 1 and blocked_in == "read":
                 started.set()
                 release.wait(10)
-                return rows[:1]
-            return rows
+            return read
 
-        def build_view(self, data, chosen):
+        def build_view(self, data, chosen, sort=None):
             if len(calls) == 1 and blocked_in == "view":
-                data = replace(data, rows=data.rows[:1])
                 started.set()
                 release.wait(10)
-            return real_view(self, data, chosen)
+                view = real_view(self, data, chosen, sort)
+                return replace(view, rows=view.rows[:1], table=view.table[:1])
+            return real_view(self, data, chosen, sort)
 
-        monkeypatch.setattr(scoring, "sentence_score_table", table)
+        monkeypatch.setattr(wiring, "read_overview", overview)
         monkeypatch.setattr(type(scores), "build_view", build_view)
         older = scores.refresh()
         assert started.wait(10)
@@ -496,7 +504,7 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
         release.set()
         qtbot.waitUntil(lambda: older.done, timeout=10_000)
         qtbot.wait(50)
-        monkeypatch.setattr(scoring, "sentence_score_table", real)
+        monkeypatch.setattr(wiring, "read_overview", real)
         monkeypatch.setattr(type(scores), "build_view", real_view)
         return older
 
@@ -509,7 +517,7 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
     assert older.outcome.__class__.__name__ == "JobSucceeded"
     assert len(older.outcome.result.rows) == 1
     assert panel.table_model.rowCount() == 6 and "6 texts" in panel.count_label.text()
-    assert len(scores.rows) == 6 and len(scores.data.rows) == 6
+    assert len(scores.rows) == 6 and scores.data.total == 6
 
 
 # -- sorting in the job: rows arrive sorted, the UI thread does not sort again ---------------
@@ -564,7 +572,7 @@ def test_sort_ranks_match_the_stable_sort_with_missing_last() -> None:
 
 
 def test_presorted_rows_need_no_ranking_on_a_header_click(monkeypatch) -> None:
-    import widgets.scores as scores_widgets
+    import widgets.scores.ranking as scores_widgets  # where the table model looks it up
     from widgets.scores import SortSpec, presort_rows
 
     rows = [
@@ -697,9 +705,9 @@ def test_score_dialog_says_where_wordnet_is_or_why_meteor_is_absent(
     for name, check in dialog.metric_checks.items():
         check.setChecked(name in ("meteor", "ter"))
     dialog.exclude_empty_check.setChecked(True)
-    values = dialog.values()
-    assert values["metrics"] == ["ter", "meteor"]
-    assert (values["exclude_empty"], values["exclude_unparsed"], values["wordnet"]) == (
+    request = dialog.request()
+    assert request.metrics == ("ter", "meteor")
+    assert (request.exclude_empty, request.exclude_unparsed, request.options.wordnet) == (
         True,
         False,
         None,
@@ -740,3 +748,109 @@ def test_score_dialog_descriptions_do_not_overlap(qtbot) -> None:
     for upper, lower in zip(notes, notes[1:], strict=False):
         assert upper.geometry().bottom() < lower.geometry().top(), (upper.text(), lower.text())
     assert "causal model" in dialog.metric_notes["ppl"].text()
+
+
+# -- paging: the table holds a page of the texts, the next comes on scrolling -------------
+
+
+def test_panel_shows_page_one_and_fetches_the_next_on_scrolling(qtbot, wired) -> None:
+    from PySide6.QtCore import QModelIndex
+
+    from core.metrics.score_pages import ScoreSort, read_page
+
+    _window, controller, panel, _ids = wired
+    scores, model = controller.scores, panel.table_model
+    scores.page_size = 4
+    handle = scores.refresh()
+    qtbot.waitUntil(lambda: handle.done and scores.loading is None, timeout=10_000)
+    # Page 1: four of the six texts; the count, the colour scale and the summary are of all.
+    assert model.rowCount() == 4 and model.total == 6 and not model.complete
+    assert "6 texts (4 loaded; scroll for more)" in panel.count_label.text()
+    esa = [v for r in scores.rows if (v := r.scores.get("esa")) is not None]
+    assert model._ranges["esa"] == (0.0, 1.0) and max(esa) - min(esa) <= 1.0
+    assert panel.summary_model.rowCount() == 6
+    assert model.canFetchMore(QModelIndex())
+
+    # Scrolled to the end, the view asks for the next page: a job reads it.
+    panel.setParent(None)
+    qtbot.addWidget(panel)
+    panel.resize(700, 300)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.table.scrollToBottom()
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=10_000)
+    assert model.complete and not model.canFetchMore(QModelIndex())
+    assert "6 texts ·" in panel.count_label.text() and "loaded" not in panel.count_label.text()
+    assert [model.row_at(r).key for r in range(6)] == [
+        r.verbalisation_id for r in read_page(controller.store, limit=10)
+    ]
+    assert [r.verbalisation_id for r in scores.rows] == [model.row_at(r).key for r in range(6)]
+
+    # A header click on a table that holds only page 1 reads page 1 in that order (SQL).
+    panel.hide()  # hidden, the table asks for no page: it keeps page 1 here
+    handle = scores.refresh()
+    qtbot.waitUntil(lambda: handle.done and scores.loading is None, timeout=10_000)
+    assert model.rowCount() == 4
+    panel.table.sortByColumn(model.column_of("esa"), Qt.SortOrder.DescendingOrder)
+    sorting = scores.loading
+    assert sorting is not None  # no sort of four rows here: a job asks the session
+    qtbot.waitUntil(lambda: sorting.done and scores.loading is None, timeout=10_000)
+    expected = read_page(controller.store, sort=ScoreSort("esa", True), limit=10)
+    assert [model.row_at(r).key for r in range(4)] == [r.verbalisation_id for r in expected[:4]]
+    assert sorting.outcome.result.sorted_by == ScoreSort("esa", True)
+    panel.show()
+    panel.table.scrollToBottom()
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=10_000)
+    assert [model.row_at(r).key for r in range(6)] == [r.verbalisation_id for r in expected]
+    # Every row here now: a header click sorts in the model, no job.
+    panel.table.sortByColumn(model.column_of("esa"), Qt.SortOrder.AscendingOrder)
+    assert scores.loading is None
+    values = _values(model, model.column_of("esa"))
+    assert values == sorted(values)
+
+
+def test_search_narrows_the_table_in_the_session(qtbot, wired) -> None:
+    _window, controller, panel, ids = wired
+    model = panel.table_model
+    panel.search_edit.setText("italy")  # asked for a moment after the last key
+    qtbot.waitUntil(lambda: model.rowCount() == 1, timeout=5_000)
+    assert model.row_at(0).key == ids.verbalisations[(1, 2, "en")]
+    assert "1 of 6 texts" in panel.count_label.text()
+    assert controller.scores.view.chosen.search == "italy"
+    panel.search_edit.clear()
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=5_000)
+
+
+def test_panel_fits_a_laptops_side_dock_with_long_names(qtbot) -> None:
+    """Issue 14 point 4: a long run name or count does not widen the dock (a 1024 px
+    window's side dock is about 400 px); at that width nothing is squeezed."""
+    from widgets.scores import ScoresPanel
+
+    panel = ScoresPanel()
+    qtbot.addWidget(panel)
+    panel.set_filter_choices(
+        [(1, "run 1: meta-llama/Llama-3.1-8B-Instruct (12,915)"), (2, "run 2: other (3)")],
+        ["en", "it", "es"],
+        ["head", "long_tail", "torso"],
+    )
+    panel.run_combo.setCurrentIndex(1)
+    panel.show_rows([], ["bleu:gold", "esa"], {}, 12_915, matching=12_915, scored=12_000)
+    assert "12,915 texts" in panel.count_label.text()
+    assert panel.minimumSizeHint().width() <= 400
+    panel.resize(400, 700)
+    panel.show()
+    qtbot.waitExposed(panel)
+    for widget in (
+        panel.score_button,
+        panel.synonyms_button,
+        panel.retrieval_button,
+        panel.run_combo,
+        panel.lang_combo,
+        panel.tier_combo,
+        panel.search_edit,
+    ):
+        assert widget.width() >= widget.minimumSizeHint().width(), widget
+    assert panel.lang_combo.width() >= panel.lang_combo.fontMetrics().horizontalAdvance(
+        "All languages"
+    )
+    assert panel.count_label.height() >= panel.count_label.heightForWidth(panel.count_label.width())

@@ -159,15 +159,7 @@ def test_inspector_shows_labels_whole_and_a_tall_claims_tree(qtbot, wired) -> No
 @pytest.mark.parametrize(
     "size",
     [
-        pytest.param(
-            (1024, 640),
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the Scores panel's minimum width is ~504 px with data: its one-line "
-                "count label ('16 texts · 16 scored · 4 score columns', widgets/scores.py) "
-                "shares a row with three buttons; Browser 588 + Scores 504 > 1024",
-            ),
-        ),
+        (1024, 640),
         (1366, 768),
     ],
 )
