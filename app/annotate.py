@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject
 from core.annotation import AnnotationError, QueueFilter, QueueOptions, Rating
 from core.changes import Topic
 from core.errors import UserFacingError
+from core.labels import plural
 from core.logs import get_logger
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ class AnnotateController(QObject):
         if index is None:
             self.index = None
             self.panel.clear_item(
-                f"Done: you have rated all {len(queue):,} texts of this "
+                f"Done: you have rated all {plural(len(queue), 'text')} of this "
                 "queue. Build another, or look at the Agreement tab."
             )
             return

@@ -41,6 +41,7 @@ from core.changes import Topic
 from core.errors import UserFacingError
 from core.groups import head_tier
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
+from core.labels import plural
 from core.logs import get_logger
 from core.metrics.info import metric_info
 from core.metrics.score_pages import (
@@ -373,7 +374,7 @@ class ScoresController(QObject):
             entry["tips"][column] = (
                 f"{column.replace(':', ' ')}: mean "
                 f"{format_value(column, g.mean)}, median {median}, "
-                f"{g.n:,} texts"
+                f"{plural(g.n, 'text')}"
             )
         columns = sorted({c for e in by_group.values() for c in e["scores"]}, key=column_order)
         rows = [
@@ -621,7 +622,7 @@ class ScoresController(QObject):
                     "rescaled" if d.get("rescaled") else "NOT rescaled (raw F1)"
                 )
             elif s.metric == "esa":
-                note = f"{len(d.get('detected', []))} of {d.get('entities', 0)} entities"
+                note = f"{len(d.get('detected', []))} of {plural(d.get('entities', 0), 'entity')}"
             elif s.metric == "similarity":
                 drop = d.get("inversion_drop")
                 note = f"encoder {d.get('encoder', '?')}" + (
@@ -659,7 +660,9 @@ class ScoresController(QObject):
         return ScoreChoices(
             wordnet_found=wordnet is not None and wordnet.found,
             wordnet_note=wordnet.message() if wordnet is not None else "",
-            runs=[(run_id, f"run {run_id}: {name} ({n:,} texts)") for run_id, name, n in runs],
+            runs=[
+                (run_id, f"run {run_id}: {name} ({plural(n, 'text')})") for run_id, name, n in runs
+            ],
             langs=langs,
             bertscore_models=[ModelChoice(default_label, None, self.bertscore_default_note())]
             + [
@@ -775,7 +778,7 @@ class ScoresController(QObject):
             summary = outcome.result
             written = ", ".join(f"{k} {v:,}" for k, v in summary.rows_written.items())
             message = (
-                f"Scored {summary.texts:,} texts in {outcome.elapsed_s:.1f} s"
+                f"Scored {plural(summary.texts, 'text')} in {outcome.elapsed_s:.1f} s"
                 + (f" (rows: {written})" if written else "")
                 + "."
                 + "".join(f" Note: {n}." for n in summary.notes)

@@ -215,7 +215,7 @@ class UnitsController(QObject):
     def _searched(self, summary: SearchSummary) -> None:
         # The list (and every panel showing units) follows through the job's Topic.UNITS.
         lines = [
-            f"{d}: {r['units']} units, mean log-likelihood "
+            f"{d}: {plural(r['units'], 'unit')}, mean log-likelihood "
             + ("-" if r["mean"] is None else f"{r['mean']:.4f}")
             for d, r in summary.results.items()
         ]
@@ -223,8 +223,8 @@ class UnitsController(QObject):
             lines.append(f"δ (head − tail) = {summary.delta:.4f}")
         self.app.window.show_message(
             "Search finished",
-            f"{summary.template}: {len(summary.unit_ids)} units saved from "
-            f"{summary.roots:,} roots.",
+            f"{summary.template}: {plural(len(summary.unit_ids), 'unit')} saved from "
+            f"{plural(summary.roots, 'root')}.",
             "\n".join(lines),
         )
 

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
+from core.labels import plural
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -247,8 +248,8 @@ def _match_texts(parsed: _ParsedFile, run: _RunTexts) -> tuple[dict[str, int], s
     if len(unmatched) == len(ids):
         raise JudgmentError(
             f"{parsed.path}: no sample id matches a text of run {run.run_id} ({run.name}, "
-            f"{len(run.texts):,} texts): ids such as {', '.join(ids[:3])} name no unit Id<N> "
-            "and no line of its outputs; nothing was stored"
+            f"{plural(len(run.texts), 'text')}): ids such as {', '.join(ids[:3])} name no "
+            "unit Id<N> and no line of its outputs; nothing was stored"
         )
     if unmatched:
         raise JudgmentError(
@@ -278,8 +279,8 @@ class JudgmentImport:
         lines = []
         for f in self.files:
             line = (
-                f"{f.file}: {f.ratings:,} ratings of {f.texts:,} texts of run {f.run_id} "
-                f"({f.system}), matched by {f.rule}"
+                f"{f.file}: {plural(f.ratings, 'rating')} of {plural(f.texts, 'text')} "
+                f"of run {f.run_id} ({f.system}), matched by {f.rule}"
             )
             if f.text_mismatches:
                 line += (

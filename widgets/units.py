@@ -337,7 +337,7 @@ class UnitsPanel(QWidget):
             f"Unit <b>{unit.uid}</b> · {unit.origin}" + (f" · {unit.source}" if unit.source else "")
         )
         self.structure_label.setText(
-            f"{unit.shape or '?'}, {unit.size} triples · parallel in: "
+            f"{unit.shape or '?'}, {plural(unit.size, 'triple')} · parallel in: "
             f"{', '.join(sorted(unit.parallel)) or 'none'}"
         )
         self.save_button.setEnabled(False)

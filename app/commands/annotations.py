@@ -8,6 +8,8 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from core.labels import plural
+
 GROUPS = ("category", "tier", "subtier", "model", "lang")
 
 
@@ -156,5 +158,5 @@ def run_annotators(args: argparse.Namespace) -> int:
                 f"{a.id:>5}  {a.name:<24} {kind:<9} {a.ratings:>6} ratings"
                 + (f", {a.golden_answers} golden answers" if a.golden_answers else "")
             )
-        print(f"{len(annotators)} annotators")
+        print(plural(len(annotators), "annotator"))
     return 0

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.labels import plural
+
 if TYPE_CHECKING:
     from core.store import SessionStore
 
@@ -201,7 +203,7 @@ def run_score(args: argparse.Namespace) -> int:
         )
         return 0
     print(
-        f"scored {summary.texts:,} texts; rows written: "
+        f"scored {plural(summary.texts, 'text')}; rows written: "
         + ", ".join(f"{k} {v:,}" for k, v in summary.rows_written.items())
     )
     _print_table(summary.corpus)

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from core.labels import plural
+
 TIER_CHOICES = ("head", "torso", "long_tail", "long_tail_en", "long_tail_it", "long_tail_es")
 
 
@@ -183,7 +185,10 @@ def run_sample(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    print(f"{summary.category}: {summary.units:,} units built from {summary.entities:,} entities")
+    print(
+        f"{summary.category}: {plural(summary.units, 'unit')} built from "
+        f"{plural(summary.entities, 'entity')}"
+    )
     for shape, count in sorted(summary.shapes.items()):
         print(f"  {shape:<8} {count:>6,}")
     if summary.skipped:
@@ -227,12 +232,15 @@ def run_search(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"{summary.template}: {len(summary.unit_ids)} units saved ({summary.roots:,} roots)")
+    print(
+        f"{summary.template}: {plural(len(summary.unit_ids), 'unit')} saved "
+        f"({plural(summary.roots, 'root')})"
+    )
     for direction, result in summary.results.items():
         mean = "-" if result["mean"] is None else f"{result['mean']:.4f}"
         steps = " -> ".join(f"{s['candidates']}/{s['kept']}" for s in result["steps"])
         print(
-            f"  {direction}: {result['units']} units, mean log-likelihood {mean}; "
+            f"  {direction}: {plural(result['units'], 'unit')}, mean log-likelihood {mean}; "
             f"candidates/kept per step {steps}"
         )
     if summary.delta is not None:
@@ -276,7 +284,7 @@ def run_list(args: argparse.Namespace) -> int:
             f"{unit['id']:>5} {unit['root'] or '':<12} {unit['shape'] or '-':<8} "
             f"{unit['size']} {','.join(unit['parallel']) or '-':<9} {text}"
         )
-    print(f"{len(units):,} units")
+    print(plural(len(units), "unit"))
     return 0
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.errors import UserFacingError
+from core.labels import plural
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -93,8 +94,8 @@ def import_outputs(
             raise OutputsError("the session has no data units to align the outputs with")
         if len(lines) != len(unit_ids):
             raise OutputsError(
-                f"{Path(path).name} has {len(lines):,} lines but the session has "
-                f"{len(unit_ids):,} units; line i must be the output for the i-th unit "
+                f"{Path(path).name} has {plural(len(lines), 'line')} but the session has "
+                f"{plural(len(unit_ids), 'unit')}; line i must be the output for the i-th unit "
                 f"(units ordered by id), nothing was imported"
             )
         same = db.scalar(

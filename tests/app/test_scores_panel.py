@@ -221,7 +221,7 @@ def test_summary_by_model_language_and_tier(wired) -> None:
     )
     # "Paris is a city." mentions neither Rome nor Italy.
     assert summary.index(row, esa).data(Qt.ItemDataRole.UserRole) == 0.0
-    assert "1 texts" in summary.index(row, esa).data(Qt.ItemDataRole.ToolTipRole)
+    assert summary.index(row, esa).data(Qt.ItemDataRole.ToolTipRole).endswith(", 1 text")
 
 
 def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:

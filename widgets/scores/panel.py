@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.labels import plural, plural_word
 from core.metrics.score_pages import ScoresFilter
 from widgets.scores.dialog import ScoreDialog
 from widgets.scores.ranking import SortSpec, qt_order, scored_count
@@ -309,8 +310,8 @@ class ScoresPanel(QWidget):
         shown = f"{matching:,}" if matching == self._total else f"{matching:,} of {self._total:,}"
         more = f" ({loaded:,} loaded; scroll for more)" if loaded < matching else ""
         self.count_label.setText(
-            f"{shown} texts{more} · {self._scored:,} scored · "
-            f"{len(model.metric_columns)} score columns"
+            f"{shown} {plural_word(matching, 'text')}{more} · {self._scored:,} scored · "
+            f"{plural(len(model.metric_columns), 'score column')}"
         )
 
     def show_summary(

@@ -9,7 +9,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signa
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
-from core.labels import tier_label
+from core.labels import plural, tier_label
 from widgets.verbalise.common import combo
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class UnitPicker(QWidget):
         self.units.matching = matching
         self.combo.blockSignals(False)
         self.matches_label.setText(
-            f"{matching:,} matching" if self.search_text() else f"{matching:,} units"
+            f"{matching:,} matching" if self.search_text() else plural(matching, "unit")
         )
         self.add_page(units)
 
