@@ -55,8 +55,9 @@ APPLICATION_ID = 0x544C4E53  # "TLNS", written to the SQLite header of every ses
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
-# Execution option read by the "begin" listener: which BEGIN statement to issue.
-_BEGIN_OPTION = "taillens_begin"
+# Execution option read by the "begin" listener: which BEGIN statement to issue (a
+# connection that writes in several steps, as scoring does, sets it to "BEGIN IMMEDIATE").
+BEGIN_OPTION = "taillens_begin"
 
 
 # -- Alembic -------------------------------------------------------------------------
@@ -359,7 +360,7 @@ def _make_engine(
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
-        connection.exec_driver_sql(connection.get_execution_options().get(_BEGIN_OPTION, "BEGIN"))
+        connection.exec_driver_sql(connection.get_execution_options().get(BEGIN_OPTION, "BEGIN"))
 
     return engine
 
@@ -555,12 +556,12 @@ class SessionStore:
         # read-only store reads one WAL snapshot per unit of work and never waits.
         self._sessions = sessionmaker(
             bind=self.engine.execution_options(
-                **{_BEGIN_OPTION: "BEGIN" if read_only else "BEGIN IMMEDIATE"}
+                **{BEGIN_OPTION: "BEGIN" if read_only else "BEGIN IMMEDIATE"}
             ),
             expire_on_commit=False,
         )
         self._snapshots = sessionmaker(
-            bind=self.engine.execution_options(**{_BEGIN_OPTION: "BEGIN"}),
+            bind=self.engine.execution_options(**{BEGIN_OPTION: "BEGIN"}),
             expire_on_commit=False,
         )
         self._closed = False

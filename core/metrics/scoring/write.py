@@ -104,14 +104,14 @@ class StagedScores:
         from sqlalchemy.exc import DBAPIError
 
         from core.store.models import Score
-        from core.store.session import _BEGIN_OPTION, translate_error
+        from core.store.session import BEGIN_OPTION, translate_error
 
         self._flush()
         columns = [self._table.c[c] for c in _COLUMNS]
         copy = insert(Score).from_select(
             list(_COLUMNS), select(*columns).order_by(self._table.c.grp, self._table.c.seq)
         )
-        self._conn.execution_options(**{_BEGIN_OPTION: "BEGIN IMMEDIATE"})
+        self._conn.execution_options(**{BEGIN_OPTION: "BEGIN IMMEDIATE"})
         try:
             with self._conn.begin():
                 for statement in replaced:
@@ -123,7 +123,7 @@ class StagedScores:
                 raise
             raise translated from exc
         finally:
-            self._conn.execution_options(**{_BEGIN_OPTION: "BEGIN"})
+            self._conn.execution_options(**{BEGIN_OPTION: "BEGIN"})
         return self.staged
 
     def close(self) -> None:
