@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
+from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobSucceeded
 
@@ -38,6 +39,8 @@ class LikelihoodController(QObject):
         browser.plots.tabs.currentChanged.connect(lambda _i: self.refresh_if_shown())
         browser.category_selected.connect(lambda _name: self.refresh_if_shown())
         app.session_changed.connect(lambda _store: self.refresh_if_shown())
+        # Scores and cut-offs written by any job (this tab's or another window's command).
+        app.changes.subscribe({Topic.LIKELIHOOD}, lambda _topics: self.refresh_if_shown(), self)
         self.panel.score_requested.connect(self.score)
         self.panel.view_requested.connect(self._show_scores)
         self.panel.cutoff_changed.connect(self.save_cutoff)
@@ -97,7 +100,6 @@ class LikelihoodController(QObject):
             return None
         handle = self.app.run_job(job)
         self.wanted = (job.params["model"], lang)
-        handle.finished.connect(lambda _outcome: self.refresh())
         self.last_handle = handle
         return handle
 
@@ -119,6 +121,7 @@ class LikelihoodController(QObject):
                 run,
                 kind="likelihood.cutoff",
                 params={"category": category, **settings.__dict__},
+                writes=frozenset({Topic.LIKELIHOOD}),
             )
         )
         self.last_handle = handle

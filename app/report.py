@@ -30,9 +30,17 @@ if TYPE_CHECKING:
 log = get_logger("report")
 
 # What a report is built from: scores, ratings, the texts and the units (with the tier
-# each unit was built under: the Browser's saved tiers, Topic.TIERS, do not change it).
+# each unit was built under: the Browser's saved tiers, Topic.TIERS, do not change it),
+# and each member's model_tail sub-tier (the report's "Model likelihood" dimension).
 REPORT_TOPICS = frozenset(
-    {Topic.SCORES, Topic.ANNOTATIONS, Topic.RUNS, Topic.UNITS, Topic.REFERENCES}
+    {
+        Topic.SCORES,
+        Topic.ANNOTATIONS,
+        Topic.RUNS,
+        Topic.UNITS,
+        Topic.REFERENCES,
+        Topic.LIKELIHOOD,
+    }
 )
 
 

@@ -26,6 +26,7 @@ class Topic(Enum):
     SCORES = "scores"  # metric scores of texts
     ANNOTATIONS = "annotations"  # human ratings and annotators
     SYNONYMS = "synonyms"  # the ESA synonym table
+    LIKELIHOOD = "likelihood"  # model likelihoods of entities and the model_tail sub-tier
 
 
 Topics = frozenset[Topic]

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 
@@ -457,6 +458,7 @@ def likelihood_job(
         title=f"Likelihood of {request.category} ({lang})",
         run=run,
         kind="likelihood",
+        writes=frozenset({Topic.LIKELIHOOD}),
         params={
             "category": request.category,
             "model": key,

@@ -86,6 +86,8 @@ def test_panel_without_scores_says_what_to_do(qtbot) -> None:
 
 def test_tab_scores_and_stores_the_cutoff_in_the_window(qtbot, tmp_path, tiny_causal_lm) -> None:
     from app.gui import build_window
+    from app.report import REPORT_TOPICS
+    from core.changes import Topic
 
     path = seed_city_session(tmp_path / "cities.taillens")
     window, controller = build_window(
@@ -103,6 +105,8 @@ def test_tab_scores_and_stores_the_cutoff_in_the_window(qtbot, tmp_path, tiny_ca
             lambda: "score the members" in likelihood.panel.correlation_label.text(), timeout=10_000
         )
 
+        heard: list[frozenset[Topic]] = []
+        controller.changes.changed.connect(heard.append)
         likelihood.panel.model_edit.setText(str(tiny_causal_lm))
         likelihood.panel.score_button.click()
         qtbot.waitUntil(
@@ -112,6 +116,8 @@ def test_tab_scores_and_stores_the_cutoff_in_the_window(qtbot, tmp_path, tiny_ca
             ),
             timeout=60_000,
         )
+        # The tab shows the scores because the job announced what it wrote.
+        assert heard == [frozenset({Topic.LIKELIHOOD})]
         panel = likelihood.panel
         cutoff = float(np.nanmedian(panel.view.table.label_loglik))
         panel.line.setValue(cutoff)
@@ -119,6 +125,11 @@ def test_tab_scores_and_stores_the_cutoff_in_the_window(qtbot, tmp_path, tiny_ca
             panel.line.sigPositionChangeFinished.emit(panel.line)
         store = controller.store
         assert load_cutoff(store, "City").cutoff == pytest.approx(cutoff)
+        # The model_tail sub-tier changed: the Report (its "Model likelihood" dimension)
+        # and the tab follow the announcement.
+        qtbot.waitUntil(lambda: len(heard) == 2, timeout=10_000)
+        assert heard[1] == frozenset({Topic.LIKELIHOOD})
+        assert Topic.LIKELIHOOD in REPORT_TOPICS
         with store.unit_of_work() as db:
             tiers = dict(
                 db.execute(
