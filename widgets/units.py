@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QSplitter,
     QTableView,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -113,6 +112,7 @@ class UnitsPanel(QWidget):
         self._tier_changes: Mapping[int, TierChange] = {}
         self.units_model.setHorizontalHeaderLabels(list(UNIT_COLUMNS))
         self.units_view = _table(self.units_model)
+        _fit_unit_columns(self.units_view)
         self.units_view.selectionModel().currentRowChanged.connect(self._on_unit_row)
         self.units_label = QLabel()
         self.qid_edit = QLineEdit()
@@ -132,10 +132,10 @@ class UnitsPanel(QWidget):
         )
         # One switch per METHODS §4 rule, in a menu (compact in a narrow dock); the
         # draft's candidates follow at once.
-        self.rules_button = QToolButton()
-        self.rules_button.setText("Claim filters")
+        # A push button with a menu: the style keeps room for the menu arrow (a tool
+        # button's arrow was drawn over the text's last letters).
+        self.rules_button = QPushButton("Claim filters")
         self.rules_button.setToolTip("Which METHODS §4 rules drop claims (all on by default)")
-        self.rules_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         rules_menu = QMenu(self.rules_button)
         self.rule_checks: dict[str, QAction] = {}
         for rule, title in RULES:
@@ -551,6 +551,32 @@ class OverrideDialog(QDialog):
 
     def values(self) -> tuple[str, str | None, bool]:
         return self.part.currentText(), self.text.text().strip() or None, self.keep.isChecked()
+
+
+# The widest value each column of the units list shows (the tier's display words are
+# the longest: "long tail · en only"); origin takes what is left.
+_UNIT_COLUMN_SAMPLES = {
+    "uid": "WWWWWWW",
+    "shape": "sibling",
+    "size": "size",
+    "tier": "long tail · en only",
+    "languages": "en es it",
+    "parallel": "en es it",
+}
+
+
+def _fit_unit_columns(view: QTableView) -> None:
+    """Each column as wide as its widest value, on one line (no "long tail · en / only"
+    wrapped over two lines)."""
+    view.setWordWrap(False)
+    metrics = view.fontMetrics()
+    header_metrics = view.horizontalHeader().fontMetrics()
+    for column, name in enumerate(UNIT_COLUMNS):
+        sample = _UNIT_COLUMN_SAMPLES.get(name)
+        if sample is None:
+            continue
+        width = max(metrics.horizontalAdvance(sample), header_metrics.horizontalAdvance(name))
+        view.setColumnWidth(column, width + 16)
 
 
 def _table(model: QStandardItemModel, stretch: bool = False) -> QTableView:

@@ -211,3 +211,23 @@ def test_the_sample_button_asks_with_the_dialogs_settings_and_the_panels_filters
     assert isinstance(request, SampleRequest)
     assert (request.shapes, request.sizes, request.tiers) == (("chain",), (3,), ("long_tail",))
     assert request.filters == panel.filter_settings() and not request.filters.drop_deprecated
+
+
+def test_unit_list_columns_show_their_values_on_one_line(qtbot) -> None:
+    from core.labels import tier_label
+    from widgets.units import UNIT_COLUMNS, UnitsPanel
+
+    panel = UnitsPanel()
+    qtbot.addWidget(panel)
+    view = panel.units_view
+    assert not view.wordWrap()
+    tier = UNIT_COLUMNS.index("tier")
+    widest = max(
+        view.fontMetrics().horizontalAdvance(tier_label(code))
+        for code in ("head", "torso", "long_tail", "long_tail_en", "long_tail_it", "long_tail_es")
+    )
+    assert view.columnWidth(tier) > widest
+    # The claim-filter menu's button is at least as wide as its text and arrow.
+    button = panel.rules_button
+    button.adjustSize()
+    assert button.width() > button.fontMetrics().horizontalAdvance("Claim filters") + 8
