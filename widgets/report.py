@@ -57,6 +57,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.jobs import Progress
+from core.labels import TIER_CODES, tier_label
 from core.metrics.info import LOWER_IS_BETTER
 from core.report import (
     BiasReport,
@@ -87,11 +88,13 @@ from core.statistics import (
 from widgets.plot_export import EXPORT_ERRORS, ask_export
 from widgets.report_plots import ReportPlots
 
+# Columns of the report's tables that may hold a tier code (a compared group, or a key).
+TIER_COLUMNS = frozenset({"tier", "subtier", "a", "b", "group"})
 # (key, short label for the list, what it compares: the item's tooltip). Short labels keep
 # the option lists from scrolling sideways in a ~450 px dock.
 DIMENSION_CHOICES = (
     ("tier", "Tier", "Head vs long tail"),
-    ("subtier", "Sub-tier", "Head vs long_tail_en / long_tail_it / long_tail_es"),
+    ("subtier", "Sub-tier", "Head vs long tail · en only / · it only / · es only"),
     ("lang", "Language", "One language against another"),
     ("model", "Model", "One model against another"),
     ("quality", "References", "Gold vs silver references"),
@@ -208,6 +211,10 @@ class ReportTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if self.table.columns[column] == "metric" and isinstance(value, str):
                 value = metric_label(value)
+            elif value in TIER_CODES and self.table.columns[column] in TIER_COLUMNS:
+                value = tier_label(
+                    value
+                )  # "long tail", as every panel says; UserRole keeps the code
             return format_value(value) + (f" {SIGNIFICANT_MARK}" if marked else "")
         if role == Qt.ItemDataRole.UserRole:
             return value

@@ -222,6 +222,11 @@ def test_summary_by_model_language_and_tier(wired) -> None:
     # "Paris is a city." mentions neither Rome nor Italy.
     assert summary.index(row, esa).data(Qt.ItemDataRole.UserRole) == 0.0
     assert summary.index(row, esa).data(Qt.ItemDataRole.ToolTipRole).endswith(", 1 text")
+    # Tiers read as in every panel; the code stays the cell's value.
+    tail = next(r for r in range(summary.rowCount()) if summary.row_at(r).key[2] == "long_tail")
+    tier_column = summary.key_headers.index("tier")
+    assert summary.index(tail, tier_column).data() == "long tail"
+    assert summary.index(tail, tier_column).data(Qt.ItemDataRole.UserRole) == "long_tail"
 
 
 def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:
@@ -833,6 +838,8 @@ def test_panel_fits_a_laptops_side_dock_with_long_names(qtbot) -> None:
         ["en", "it", "es"],
         ["head", "long_tail", "torso"],
     )
+    assert panel.tier_combo.itemText(2) == "long tail"
+    assert panel.tier_combo.itemData(2) == "long_tail"
     panel.run_combo.setCurrentIndex(1)
     panel.show_rows([], ["bleu:gold", "esa"], {}, 12_915, matching=12_915, scored=12_000)
     assert "12,915 texts" in panel.count_label.text()

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.labels import plural, plural_word
+from core.labels import plural, plural_word, tier_label
 from core.metrics.score_pages import ScoresFilter
 from widgets.scores.dialog import ScoreDialog
 from widgets.scores.ranking import SortSpec, qt_order, scored_count
@@ -209,7 +209,7 @@ class ScoresPanel(QWidget):
         for combo, everything, items in (
             (self.run_combo, "All runs", [(label, run_id) for run_id, label in runs]),
             (self.lang_combo, "All languages", [(lang, lang) for lang in langs]),
-            (self.tier_combo, "All tiers", [(tier, tier) for tier in tiers]),
+            (self.tier_combo, "All tiers", [(tier_label(tier), tier) for tier in tiers]),
         ):
             current = combo.currentData()
             combo.blockSignals(True)

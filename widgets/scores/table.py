@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QTableView,
 )
 
+from core.labels import tier_label
 from core.metrics.info import format_metric, lower_is_better, metric_info
 from core.metrics.score_pages import ScoreSort
 from widgets.scores import ranking
@@ -233,7 +234,13 @@ class ScoreTableModel(QAbstractTableModel):
         if metric is None:
             value = row.cells[self._cell(index.column())]
             if role == Qt.ItemDataRole.DisplayRole:
-                return "" if value is None else str(value)
+                if value is None:
+                    return ""
+                # Tier codes read as every panel shows them ("long tail · en only");
+                # sorting and filtering keep the codes (UserRole).
+                if self._header(index.column()) == "tier" and isinstance(value, str):
+                    return tier_label(value)
+                return str(value)
             if role == Qt.ItemDataRole.ToolTipRole:
                 return row.tooltip or None
             if role == Qt.ItemDataRole.UserRole:
