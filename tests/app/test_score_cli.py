@@ -124,7 +124,7 @@ def test_import_outputs_refuses_a_line_count_mismatch(
     status, _, err = run(
         capsys, "import-outputs", str(outputs), "--session", session, "--system", "x"
     )
-    assert status == 2 and "has 1 lines but the session has 2 units" in err
+    assert status == 2 and "has 1 line but the session has 2 units" in err
     status, out, _ = run(capsys, "score", "--session", session, "--list-runs", "--json")
     assert [r["name"] for r in json.loads(out)] == ["template", "other"]
 

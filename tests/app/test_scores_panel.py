@@ -206,7 +206,10 @@ def test_filters_narrow_table_and_summary(qtbot, wired) -> None:
 def test_summary_by_model_language_and_tier(wired) -> None:
     _window, _controller, panel, _ids = wired
     summary = panel.summary_model
-    keys = {tuple(summary.index(r, c).data() for c in range(3)) for r in range(summary.rowCount())}
+    keys = {
+        tuple(summary.index(r, c).data(Qt.ItemDataRole.UserRole) for c in range(3))
+        for r in range(summary.rowCount())
+    }
     assert keys == {
         ("template", "en", "long_tail"),
         ("template", "en", "head"),

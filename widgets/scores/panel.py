@@ -310,7 +310,7 @@ class ScoresPanel(QWidget):
         shown = f"{matching:,}" if matching == self._total else f"{matching:,} of {self._total:,}"
         more = f" ({loaded:,} loaded; scroll for more)" if loaded < matching else ""
         self.count_label.setText(
-            f"{shown} {plural_word(matching, 'text')}{more} · {self._scored:,} scored · "
+            f"{shown} {plural_word(self._total, 'text')}{more} · {self._scored:,} scored · "
             f"{plural(len(model.metric_columns), 'score column')}"
         )
 

@@ -59,7 +59,7 @@ def test_an_empty_line_is_kept_and_flagged(store: SessionStore, tmp_path: Path) 
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"only one line\n", "has 1 lines but the session has 2 units"),
+        (b"only one line\n", "has 1 line but the session has 2 units"),
         (b"a\nb\nc\n", "has 3 lines but the session has 2 units"),
         (b"caf\xe9\nline two\n", "line 1 is not UTF-8"),
         (b"ok\n\xff\xfebad\n", "line 2 is not UTF-8"),
