@@ -53,11 +53,6 @@ from core.annotation.aggregation import (
     item_aggregates,
     sampling_weight,
 )
-from core.annotation.agreement import (
-    AlphaLevel,
-    krippendorff_alpha,
-    reliability_matrix,
-)
 from core.annotation.types import (
     ADEQUACY_KEYS,
     ADEQUACY_LABELS,
@@ -91,6 +86,11 @@ from core.annotation.types import (
 from core.groups import UNKNOWN
 
 if TYPE_CHECKING:
+    from core.annotation.agreement import (
+        AlphaLevel,
+        krippendorff_alpha,
+        reliability_matrix,
+    )
     from core.annotation.annotators import (
         add_annotator,
         find_annotator,
@@ -128,8 +128,12 @@ if TYPE_CHECKING:
         per_item_values,
     )
 
-# name -> the module defining it, for the modules that talk to the session
+# name -> the module defining it, for the modules that talk to the session (and
+# agreement, which needs numpy: `import core.annotation` stays light for the CLI)
 _LAZY = {
+    "AlphaLevel": "agreement",
+    "krippendorff_alpha": "agreement",
+    "reliability_matrix": "agreement",
     "add_annotator": "annotators",
     "find_annotator": "annotators",
     "list_annotators": "annotators",

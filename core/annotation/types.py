@@ -4,12 +4,11 @@ session, the queues, the Annotate panel and the CLI exchange. Pure data: no sess
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
-
-import numpy as np
 
 from core.errors import UserFacingError
 
@@ -90,7 +89,9 @@ class Rating:
 
 
 def is_int(value: Any) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+    """An integer (Python's or numpy's: ``np.integer`` registers as ``numbers.Integral``;
+    no numpy import here, so ``import core.annotation`` stays light), never a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)

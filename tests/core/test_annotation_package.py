@@ -46,3 +46,18 @@ def test_the_package_imports_sqlalchemy_only_when_the_session_is_used() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_the_package_imports_numpy_only_for_agreement() -> None:
+    """`taillens --version` and every CLI command's registration import core.annotation
+    (through the WDV format): numpy (about 90 ms) waits for Krippendorff's alpha."""
+    code = (
+        "import sys, core.annotation as a\n"
+        "print('numpy' in sys.modules)\n"
+        "a.krippendorff_alpha\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "True"]
