@@ -59,6 +59,40 @@ def test_revisions_are_linear_and_known() -> None:
     }
 
 
+def test_revisions_read_without_alembic_agree_with_alembic() -> None:
+    """Opening a session checks its revision against the scripts' own revision lines
+    (no Alembic import at start-up): the same graph Alembic reads."""
+    from alembic.script import ScriptDirectory
+
+    from core.store.session import revision_graph
+
+    scripts = ScriptDirectory.from_config(alembic_config())
+    assert scripts.get_current_head() == head_revision()
+    assert revision_graph() == {s.revision: s.down_revision for s in scripts.walk_revisions()}
+
+
+def test_opening_a_current_session_does_not_import_alembic(
+    make_session: Callable[..., Path],
+) -> None:
+    import subprocess
+    import sys
+
+    path = make_session()
+    code = (
+        "import sys\n"
+        "from core.store import SessionStore\n"
+        f"store = SessionStore.open({str(path)!r})\n"
+        "store.info()\n"
+        "store.close()\n"
+        "print('alembic' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split()[-1] == "False"
+
+
 def test_models_match_the_migrations(make_session: Callable[..., Path]) -> None:
     assert _schema_diffs(make_session(rows=False)) == []
 
