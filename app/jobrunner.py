@@ -215,6 +215,7 @@ class QtJobRunner(QObject):
         collect_garbage_on_ui_thread()
         self._pool = _DaemonPool(max_threads)
         self.active: dict[int, JobHandle] = {}
+        self._held: list[Callable[[], None]] | None = None  # see hold()
 
     def submit(self, job: Job[Any]) -> JobHandle:
         handle = JobHandle(job, self)
@@ -223,8 +224,31 @@ class QtJobRunner(QObject):
         self.active[handle.id] = handle
         log.info("job %r started", job.title)
         self.job_started.emit(handle)
-        self._pool.start(lambda: _run_in_worker(handle))
+        if self._held is not None:
+            self._held.append(lambda: _run_in_worker(handle))
+        else:
+            self._pool.start(lambda: _run_in_worker(handle))
         return handle
+
+    def hold(self) -> None:
+        """Queue submitted jobs without starting them until :meth:`release` (the window
+        holds its start-up jobs until its first paint: a worker thread loading the demo
+        data or a large session's scores takes the GIL from the UI thread's imports and
+        layout, and the first paint came a second later)."""
+        if self._held is None:
+            self._held = []
+
+    @property
+    def held(self) -> int:
+        """How many submitted jobs wait for :meth:`release`."""
+        return len(self._held or ())
+
+    def release(self) -> None:
+        """Start the jobs held since :meth:`hold`, in the order submitted; submit starts
+        jobs at once again."""
+        held, self._held = self._held or [], None
+        for task in held:
+            self._pool.start(task)
 
     def cancel(self, job_id: int) -> None:
         handle = self.active.get(job_id)
@@ -237,6 +261,7 @@ class QtJobRunner(QObject):
 
     def wait_for(self, handles: Iterable[JobHandle], timeout_s: float) -> bool:
         """Block until these jobs' code has returned (their signals follow via the loop)."""
+        self.release()  # a held job would never end
         deadline = time.monotonic() + timeout_s
         return all(h.worker_done.wait(max(0.0, deadline - time.monotonic())) for h in handles)
 

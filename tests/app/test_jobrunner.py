@@ -240,3 +240,64 @@ def test_pool_starts_a_thread_when_tasks_outnumber_idle_workers() -> None:
     assert pool._threads == 2  # one idle worker for two tasks: a second thread
     gate.set()
     assert pool.wait_for_done(5)
+
+
+def test_held_jobs_start_on_release_in_order(qtbot) -> None:
+    """The window holds its start-up jobs until its first paint (app.gui.launch)."""
+    runner = QtJobRunner(max_threads=1)
+    runner.hold()
+    started: list[str] = []
+    first_ran = threading.Event()
+
+    def note(name: str):
+        def run(ctx: JobContext) -> str:
+            started.append(name)
+            first_ran.set()
+            return name
+
+        return run
+
+    first, second = runner.submit(Job("a", note("a"))), runner.submit(Job("b", note("b")))
+    assert set(runner.active) == {first.id, second.id}  # known (the job list shows them)
+    assert not first_ran.wait(0.3)  # but not started
+    runner.release()
+    qtbot.waitUntil(lambda: first.done and second.done, timeout=10_000)
+    assert started == ["a", "b"]
+    third = runner.submit(Job("c", note("c")))  # after release: at once
+    qtbot.waitUntil(lambda: third.done, timeout=10_000)
+
+
+def test_waiting_for_a_held_job_starts_it(qtbot) -> None:
+    """Code that waits for jobs (switching sessions) never waits on one that is held."""
+    runner = QtJobRunner(max_threads=1)
+    runner.hold()
+    handle = runner.submit(Job("held", lambda ctx: "done"))
+    assert runner.wait_for([handle], timeout_s=10)
+    qtbot.waitUntil(lambda: handle.done, timeout=10_000)
+    assert isinstance(handle.outcome, JobSucceeded)
+
+
+def test_a_window_built_holding_jobs_starts_them_on_release(qtbot, tmp_path) -> None:
+    """What `launch` does: the panels' start-up jobs (the demo data) wait for release."""
+    from PySide6.QtCore import QSettings
+
+    from app.gui import build_window
+
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), hold_jobs=True
+    )
+    qtbot.addWidget(window)
+    try:
+        assert controller.new_session(tmp_path / "held.taillens")
+        # The Browser asks for the demo data once the event loop runs.
+        qtbot.waitUntil(
+            lambda: "Load demo data" in [h.title for h in controller.runner.active.values()],
+            timeout=10_000,
+        )
+        assert controller.runner.held >= 1  # the demo data waits (and Load scores)
+        assert controller.browser.source_kind != "embedded"
+        controller.runner.release()
+        assert controller.runner.held == 0
+        qtbot.waitUntil(lambda: controller.browser.source_kind == "embedded", timeout=30_000)
+    finally:
+        controller.shutdown()
