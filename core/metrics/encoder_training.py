@@ -13,10 +13,21 @@ contrasted with
   (a triple whose two ends differ; a graph without one gets a second hard negative).
 
 Loss: cross-entropy over the scaled cosines (scale 20, i.e. temperature 0.05, the
-sentence-transformers MultipleNegativesRankingLoss default) of each text against the
-3B candidate graphs, target its own graph; with ``symmetric`` (default) the mean with the
+sentence-transformers MultipleNegativesRankingLoss default), target its own graph. Each
+text's row of the softmax holds its own graph, the B − 1 other graphs of the batch, *its*
+hard negative and *its* inverted negative (B + 2 candidates; the text → graph direction,
+where the inversion error is measured). With ``shared_negatives`` every row holds all B
+hard and B inverted negatives of the batch instead (3B candidates, as
+MultipleNegativesRankingLoss does with (anchor, positive, negative) triplets; the setting
+of models trained before it existed). With ``symmetric`` (default) the mean with the
 graph → text in-batch term. One epoch draws one reference per graph (a different one each
 epoch when a graph has several), so a batch never holds the same graph twice.
+
+Cost (what is computed, not what is learned): the texts, graphs and negatives of a step go
+through the encoder together, sorted by token length and cut into buckets of
+``bucket_size`` strings, each padded only to its own longest string (a bucket's padding
+is masked out, so the vectors are those of one padded pass); AdamW runs fused where torch
+has it; ``threads`` sets torch's intra-op threads for the training.
 
 The result is written to a temporary folder next to ``out`` and renamed into place only
 when complete, with ``taillens-encoder.json`` (data, settings, losses, time); a cancelled
@@ -32,7 +43,7 @@ import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,8 +77,12 @@ class TrainingSettings:
     inverted_negatives: bool = True
     max_seq_length: int | None = 128
     max_steps: int | None = None  # stop after this many optimiser steps
+    max_minutes: float | None = None  # stop (and save) after this much training time
     seed: int = 0
     device: str = "cpu"
+    shared_negatives: bool = False  # every row holds all the batch's negatives (3B)
+    bucket_size: int = 16  # strings per length bucket in a step's forward passes
+    threads: int | None = None  # torch intra-op threads while training (None: as is)
 
     def check(self) -> None:
         if self.epochs < 1:
@@ -78,6 +93,12 @@ class TrainingSettings:
             raise UserFacingError("--lr must be positive")
         if self.max_steps is not None and self.max_steps < 1:
             raise UserFacingError("--max-steps must be at least 1")
+        if self.max_minutes is not None and not self.max_minutes > 0:
+            raise UserFacingError("--max-minutes must be positive")
+        if self.bucket_size < 1:
+            raise UserFacingError("--bucket-size must be at least 1")
+        if self.threads is not None and self.threads < 1:
+            raise UserFacingError("--threads must be at least 1")
 
 
 @dataclass
@@ -89,6 +110,7 @@ class TrainingResult:
     steps: int
     losses: list[float] = field(default_factory=list)
     elapsed_s: float = 0.0
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- negatives
@@ -154,15 +176,69 @@ def epoch_batches(
 # --------------------------------------------------------------------------- training
 
 
-def _embed(model: Any, strings: Sequence[str], device: str) -> Any:
-    import torch
-
+def _features(model: Any, strings: Sequence[str]) -> dict[str, Any]:
     # sentence-transformers ≥ 6 names it ``preprocess``; ``tokenize`` is the older name.
     prepare = getattr(model, "preprocess", None) or model.tokenize
-    features = prepare(list(strings))
-    features = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in features.items()}
-    out = model(features)["sentence_embedding"]
+    return dict(prepare(list(strings)))
+
+
+def _bucket_features(features: dict[str, Any], rows: Any, left_padded: bool) -> dict[str, Any]:
+    """The features of ``rows`` (a tensor of row indices), padding cut to their longest."""
+    import torch
+
+    mask = features["attention_mask"][rows]
+    width = int(mask.sum(dim=1).max())
+    length = mask.shape[1]
+    columns = slice(length - width, length) if left_padded else slice(0, width)
+    out: dict[str, Any] = {}
+    for key, value in features.items():
+        if isinstance(value, torch.Tensor) and value.dim() == 2 and value.shape[1] == length:
+            out[key] = value[rows][:, columns]
+        elif isinstance(value, torch.Tensor) and value.dim() >= 1:
+            out[key] = value[rows]
+        else:
+            out[key] = value
+    return out
+
+
+def embed_bucketed(model: Any, strings: Sequence[str], device: str, bucket_size: int) -> Any:
+    """L2-normalised embeddings of ``strings`` (in their order), with gradients: the
+    strings sorted by token length and encoded ``bucket_size`` at a time, each bucket
+    padded to its own longest string."""
+    import torch
+
+    features = _features(model, strings)
+    lengths = features["attention_mask"].sum(dim=1)
+    order = torch.argsort(lengths, descending=True, stable=True)
+    left = getattr(getattr(model, "tokenizer", None), "padding_side", "right") == "left"
+    parts = []
+    for start in range(0, len(strings), bucket_size):
+        rows = order[start : start + bucket_size]
+        bucket = _bucket_features(features, rows, left)
+        bucket = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in bucket.items()}
+        parts.append(model(bucket)["sentence_embedding"])
+    embedded = torch.cat(parts)
+    out = torch.empty_like(embedded)
+    out[order.to(embedded.device)] = embedded
     return torch.nn.functional.normalize(out, dim=-1)
+
+
+def batch_negatives(
+    batch: Sequence[tuple[Triples, str]],
+    pools: Sequence[Sequence[str]],
+    settings: TrainingSettings,
+    rng: random.Random,
+) -> tuple[list[Triples | None], list[Triples | None]]:
+    """Per pair: its hard negative and its inverted negative (a second hard negative when
+    no triple can be inverted); None where the setting is off or none can be made."""
+    graphs = [g for g, _t in batch]
+    hard: list[Triples | None] = [None] * len(graphs)
+    inverted: list[Triples | None] = [None] * len(graphs)
+    if settings.hard_negatives:
+        hard = [hard_negative(g, pools, rng) for g in graphs]
+    if settings.inverted_negatives:
+        inverted = [inverted_negative(g, rng) or hard_negative(g, pools, rng) for g in graphs]
+    return hard, inverted
 
 
 def batch_loss(
@@ -172,30 +248,44 @@ def batch_loss(
     settings: TrainingSettings,
     rng: random.Random,
 ) -> Any:
-    """The loss of one batch (module doc)."""
+    """The loss of one batch (module doc): one bucketed forward pass over the texts, the
+    graphs and their negatives."""
     import torch
 
-    graphs = [g for g, _t in batch]
+    size = len(batch)
     texts = [t for _g, t in batch]
-    candidates = [linearise(g) for g in graphs]
-    for kind in ("hard", "inverted"):
-        if kind == "hard" and not settings.hard_negatives:
-            continue
-        if kind == "inverted" and not settings.inverted_negatives:
-            continue
-        for graph in graphs:
-            negative = (
-                inverted_negative(graph, rng) if kind == "inverted" else None
-            ) or hard_negative(graph, pools, rng)
-            if negative is not None:
-                candidates.append(linearise(negative))
-    text_vec = _embed(model, texts, settings.device)
-    graph_vec = _embed(model, candidates, settings.device)
-    logits = settings.scale * text_vec @ graph_vec.T
-    target = torch.arange(len(batch), device=logits.device)
+    hard, inverted = batch_negatives(batch, pools, settings, rng)
+    strings = [linearise(g) for g, _t in batch]
+    # column of each pair's negatives among the encoded strings (-1: none)
+    columns: list[list[int]] = []
+    for negatives in (hard, inverted):
+        column = []
+        for negative in negatives:
+            if negative is None:
+                column.append(-1)
+            else:
+                column.append(len(strings))
+                strings.append(linearise(negative))
+        columns.append(column)
+    vectors = embed_bucketed(model, strings + texts, settings.device, settings.bucket_size)
+    graph_vec, text_vec = vectors[: len(strings)], vectors[len(strings) :]
+    if settings.shared_negatives:
+        logits = settings.scale * text_vec @ graph_vec.T
+    else:
+        in_batch = settings.scale * text_vec @ graph_vec[:size].T
+        own = []
+        for column in columns:
+            if all(c < 0 for c in column):
+                continue
+            index = torch.tensor([max(c, 0) for c in column], device=vectors.device)
+            score = settings.scale * (text_vec * graph_vec[index]).sum(dim=1)
+            missing = torch.tensor([c < 0 for c in column], device=vectors.device)
+            own.append(score.masked_fill(missing, float("-inf")).unsqueeze(1))
+        logits = torch.cat([in_batch, *own], dim=1)
+    target = torch.arange(size, device=logits.device)
     loss = torch.nn.functional.cross_entropy(logits, target)
     if settings.symmetric:
-        back = settings.scale * graph_vec[: len(batch)] @ text_vec.T
+        back = settings.scale * graph_vec[:size] @ text_vec.T
         loss = (loss + torch.nn.functional.cross_entropy(back, target)) / 2
     return loss
 
@@ -222,8 +312,16 @@ def train(
     settings: TrainingSettings,
     ctx: JobContext | None = None,
     source: dict[str, Any] | None = None,
+    *,
+    evaluate_every: int = 0,
+    on_evaluate: Callable[[int, Any], dict[str, Any] | None] | None = None,
 ) -> TrainingResult:
-    """Train from ``base`` on ``pairs`` and save the model folder atomically to ``out``."""
+    """Train from ``base`` on ``pairs`` and save the model folder atomically to ``out``.
+
+    ``on_evaluate(step, model)``, if given, is called every ``evaluate_every`` steps (and
+    after the last) with the model in eval mode and gradients off; what it returns is kept
+    in the record's ``evaluations``. It draws on no random state of the training, so the
+    training learns the same with or without it."""
     settings.check()
     if settings.device == "auto":
         from dataclasses import replace
@@ -246,6 +344,40 @@ def train(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
+
+    threads_before = torch.get_num_threads()
+    if settings.threads is not None:
+        torch.set_num_threads(settings.threads)
+    try:
+        return _train(
+            pairs,
+            base_path,
+            base_name,
+            by_graph,
+            out,
+            settings,
+            ctx,
+            source,
+            evaluate_every,
+            on_evaluate,
+        )
+    finally:
+        torch.set_num_threads(threads_before)
+
+
+def _train(
+    pairs: Sequence[RetrievalPair],
+    base_path: Path,
+    base_name: str,
+    by_graph: dict[Triples, list[str]],
+    out: Path,
+    settings: TrainingSettings,
+    ctx: JobContext | None,
+    source: dict[str, Any] | None,
+    evaluate_every: int,
+    on_evaluate: Callable[[int, Any], dict[str, Any] | None] | None,
+) -> TrainingResult:
+    import torch
     from sentence_transformers import SentenceTransformer
 
     started = time.monotonic()
@@ -266,18 +398,41 @@ def train(
     total = per_epoch * settings.epochs
     if settings.max_steps is not None:
         total = min(total, settings.max_steps)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
+    optimiser = _adamw(torch, model, settings.learning_rate)
     warmup = max(1, int(total * settings.warmup_share))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimiser,
         lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))),
     )
+    evaluations: list[dict[str, Any]] = []
+    evaluating = [0.0]  # seconds spent in on_evaluate, left out of the training time
+
+    def run_evaluation(at: int) -> None:
+        if on_evaluate is None:
+            return
+        began = time.monotonic()
+        model.eval()
+        with torch.no_grad():
+            found = on_evaluate(at, model)
+        model.train()
+        evaluating[0] += time.monotonic() - began
+        if found is not None:
+            evaluations.append({"step": at, **found})
+
+    def out_of_time() -> bool:
+        limit = settings.max_minutes
+        return limit is not None and time.monotonic() - started - evaluating[0] > limit * 60
+
     model.train()
     losses: list[float] = []
     step = 0
+    stopped = ""
     for epoch in range(settings.epochs):
         for batch in epoch_batches(by_graph, settings.batch_size, epoch, rng):
             if step >= total:
+                break
+            if out_of_time():
+                stopped = f"time limit ({settings.max_minutes:g} min) after step {step}"
                 break
             if ctx is not None:
                 ctx.check_cancelled()
@@ -290,8 +445,14 @@ def train(
             losses.append(float(loss.detach()))
             if ctx is not None:
                 ctx.progress(step, total, f"epoch {epoch + 1}, loss {losses[-1]:.3f}")
+            if evaluate_every > 0 and step % evaluate_every == 0 and step < total:
+                run_evaluation(step)
+        if stopped:
+            break
+    if evaluate_every > 0 or on_evaluate is not None:
+        run_evaluation(step)
     model.eval()
-    elapsed = time.monotonic() - started
+    elapsed = time.monotonic() - started - evaluating[0]
     if ctx is not None:
         ctx.check_cancelled()
     record = {
@@ -304,13 +465,29 @@ def train(
         "data": {**(source or {}), "pairs": len(pairs), "graphs": len(by_graph)},
         "settings": asdict(settings),
         "steps": step,
+        "planned_steps": total,
+        "stopped": stopped or None,
         "losses": losses,
         "elapsed_s": round(elapsed, 1),
+        "evaluations": evaluations,
+        "evaluation_s": round(evaluating[0], 1),
         "linearise": "[S] s [P] p [O] o",
         "torch": torch.__version__,
     }
     _save_atomically(model, out, record)
-    return TrainingResult(out, base_name, len(pairs), len(by_graph), step, losses, elapsed)
+    return TrainingResult(
+        out, base_name, len(pairs), len(by_graph), step, losses, elapsed, evaluations
+    )
+
+
+def _adamw(torch: Any, model: Any, lr: float) -> Any:
+    """AdamW, fused where this torch and device have it (the same update, fewer passes
+    over the weights), else the default implementation."""
+    params = list(model.parameters())
+    try:
+        return torch.optim.AdamW(params, lr=lr, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.AdamW(params, lr=lr)
 
 
 def _save_atomically(model: Any, out: Path, record: dict[str, Any]) -> None:

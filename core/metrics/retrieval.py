@@ -100,6 +100,17 @@ class Encoder:
         return load_encoder(self.path, self.device)
 
 
+@dataclass(frozen=True)
+class LoadedEncoder(Encoder):
+    """An encoder already in memory (e.g. a model being trained): ``fingerprint`` must
+    name this state of the weights; use it without a session cache (store None)."""
+
+    loaded: Any = None
+
+    def model(self) -> Any:
+        return self.loaded
+
+
 def open_encoder(
     encoder: str | Path | None, *, device: str = "cpu", batch_size: int = 64
 ) -> Encoder:
