@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import core.annotation as annotation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,27 +37,24 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         raise AssertionError("no AttributeError")
 
 
-def test_the_package_imports_sqlalchemy_only_when_the_session_is_used() -> None:
+@pytest.mark.parametrize(
+    ("library", "name"),
+    [
+        # The session's modules load SQLAlchemy when first used.
+        ("sqlalchemy", "build_queue"),
+        # `taillens --version` and every CLI command's registration import core.annotation
+        # (through the WDV format): numpy (about 90 ms) waits for Krippendorff's alpha.
+        ("numpy", "krippendorff_alpha"),
+    ],
+)
+def test_the_package_imports_a_heavy_library_only_when_a_name_needs_it(
+    library: str, name: str
+) -> None:
     code = (
         "import sys, core.annotation as a\n"
-        "print('sqlalchemy' in sys.modules)\n"
-        "a.build_queue\n"
-        "print('sqlalchemy' in sys.modules)\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split()
-    assert out == ["False", "True"]
-
-
-def test_the_package_imports_numpy_only_for_agreement() -> None:
-    """`taillens --version` and every CLI command's registration import core.annotation
-    (through the WDV format): numpy (about 90 ms) waits for Krippendorff's alpha."""
-    code = (
-        "import sys, core.annotation as a\n"
-        "print('numpy' in sys.modules)\n"
-        "a.krippendorff_alpha\n"
-        "print('numpy' in sys.modules)\n"
+        f"print({library!r} in sys.modules)\n"
+        f"a.{name}\n"
+        f"print({library!r} in sys.modules)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
