@@ -239,6 +239,8 @@ def launch(
         elif report_first_paint:
             app.quit()
 
+    if screenshot is None and not report_first_paint:
+        window.fit_to_screen()  # a real screen: never larger than it
     watcher = _FirstPaintWatcher(window, on_first_paint)
     from PySide6.QtCore import QTimer
 

@@ -548,6 +548,23 @@ class MainWindow(QMainWindow):
         self.message_toolbar.hide()  # a message belongs to the run that showed it
         QTimer.singleShot(0, self.hide_stray_tab_bars)
 
+    def fit_to_screen(self, title_bar: int = 40) -> None:
+        """Shrink the window (and move it) to lie within its screen's available area,
+        leaving ``title_bar`` pixels for the window manager's frame: the first run's
+        1280 × 800, or a geometry saved on a larger monitor, overflowed a 1366 × 768
+        laptop screen (the status bar and the panels' tabs below the bottom edge)."""
+        screen = self.screen()
+        if screen is None:
+            return
+        area = screen.availableGeometry()
+        width = min(self.width(), area.width())
+        height = min(self.height(), area.height() - title_bar)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(max(width, self.minimumWidth()), max(height, self.minimumHeight()))
+        x = min(max(self.x(), area.left()), area.right() - self.width() + 1)
+        y = min(max(self.y(), area.top()), area.bottom() - self.height() - title_bar + 1)
+        self.move(max(x, area.left()), max(y, area.top()))
+
     def save_layout(self) -> None:
         self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
         self.settings.setValue(_KEY_STATE, self.saveState(_STATE_VERSION))

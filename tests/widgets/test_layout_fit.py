@@ -220,3 +220,22 @@ def test_a_tab_bar_left_over_a_panel_is_hidden_and_those_in_use_stay(qtbot, tmp_
     window.hide_stray_tab_bars()
     assert not stray.isVisible()
     assert all(b.isVisible() for b in in_use)
+
+
+def test_the_window_is_fitted_to_its_screen(qtbot, tmp_path: Path) -> None:
+    """`launch` fits the window to the screen it opens on (the first run's 1280 × 800
+    overflowed a 1366 × 768 laptop, title bar included)."""
+    window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    area = window.screen().availableGeometry()  # the offscreen platform's screen
+    window.resize(area.width() + 200, area.height() + 100)
+    window.move(300, 200)
+    assert window.width() > area.width()  # the case: larger than the screen
+    window.fit_to_screen(title_bar=40)
+    assert window.width() <= area.width() and window.height() <= area.height() - 40
+    assert area.contains(window.geometry().topLeft())
+    assert window.geometry().right() <= area.right()
+    assert window.geometry().bottom() + 40 <= area.bottom()
+    fitted = window.size()
+    window.fit_to_screen(title_bar=40)  # already inside: left as it is
+    assert window.size() == fitted
