@@ -123,7 +123,10 @@ class BrowserPanel(QWidget):
             lambda: self._edit_category(self.categories.get(self.category_combo.currentText()))
         )
         self.compare_list = QListWidget()
-        self.compare_list.setMaximumHeight(90)
+        # Four rows (it scrolls): with six, the controls column did not fit above the table
+        # in a 1366 x 768 screen's window under a title bar, and the tier summary scrolled.
+        rows = self.compare_list.fontMetrics().height() + 2
+        self.compare_list.setMaximumHeight(4 * rows + 2 * self.compare_list.frameWidth() + 2)
         self.compare_list.setToolTip("Tick categories to overlay them, normalised")
         self.compare_list.itemChanged.connect(self._on_compare_changed)
         self.limit_spin = QSpinBox()
