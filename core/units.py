@@ -107,7 +107,8 @@ def unit_structure(triples: Sequence[Triple], root: str | None = None) -> UnitSt
 
 # --- values as text (METHODS §4) --------------------------------------------------------
 
-_MONTHS = {
+# Month names by language, as values are written (ESA reads dates in them too).
+MONTH_NAMES: dict[str, tuple[str, ...]] = {
     "en": (
         "January",
         "February",
@@ -167,7 +168,7 @@ def render_time(value: str, precision: int | None, lang: str) -> str:
     year_text = str(year)
     if negative:
         year_text += " BC" if lang == "en" else " a.C."
-    months = _MONTHS.get(lang, _MONTHS["en"])
+    months = MONTH_NAMES.get(lang, MONTH_NAMES["en"])
     precision = PRECISION_DAY if precision is None else precision
     if precision <= PRECISION_YEAR or month == 0:
         return year_text

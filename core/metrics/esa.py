@@ -46,6 +46,7 @@ from core.metrics.base import (
     ScoringItem,
 )
 from core.surface import predicate_words, surface, variants
+from core.units import MONTH_NAMES
 
 MAX_DISTANCE = 0.4
 ESA_VERSION = "2"
@@ -97,48 +98,8 @@ _WORD = re.compile(r"\w+")
 
 _MONTH_NAMES: dict[str, int] = {}
 for _month_names in (
-    (
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ),
-    (
-        "gennaio",
-        "febbraio",
-        "marzo",
-        "aprile",
-        "maggio",
-        "giugno",
-        "luglio",
-        "agosto",
-        "settembre",
-        "ottobre",
-        "novembre",
-        "dicembre",
-    ),
-    (
-        "enero",
-        "febrero",
-        "marzo",
-        "abril",
-        "mayo",
-        "junio",
-        "julio",
-        "agosto",
-        "septiembre",
-        "octubre",
-        "noviembre",
-        "diciembre",
-    ),
+    # The full names in en, it and es (core.units writes values with them), lower-cased.
+    *(tuple(name.lower() for name in names) for names in MONTH_NAMES.values()),
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
 ):
     for _number, _name in enumerate(_month_names, start=1):
