@@ -33,11 +33,6 @@ def plural(count: float, word: str) -> str:
 _TIER_WORDS = {"head": "head", "torso": "torso", "long_tail": "long tail"}
 
 
-TIER_CODES = frozenset(
-    {"head", "torso", "long_tail", "long_tail_en", "long_tail_it", "long_tail_es"}
-)
-
-
 def tier_label(value: str | None) -> str:
     """The display words of a tier or sub-tier code: "head", "torso", "long tail",
     "long tail · en only"; "no tier" for none. Codes stay as they are in files and the

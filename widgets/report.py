@@ -57,7 +57,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.jobs import Progress
-from core.labels import TIER_CODES, tier_label
+from core.labels import tier_label
 from core.metrics.info import LOWER_IS_BETTER
 from core.report import (
     BiasReport,
@@ -85,11 +85,14 @@ from core.statistics import (
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
 )
+from core.tiers import SubTier, Tier
 from widgets.plot_export import EXPORT_ERRORS, ask_export
 from widgets.report_plots import ReportPlots
 
-# Columns of the report's tables that may hold a tier code (a compared group, or a key).
+# Columns of the report's tables that may hold a tier code (a compared group, or a key),
+# and the codes (core.tiers' tiers and sub-tiers).
 TIER_COLUMNS = frozenset({"tier", "subtier", "a", "b", "group"})
+TIER_CODES = frozenset(tier.value for tier in (*Tier, *SubTier))
 # (key, short label for the list, what it compares: the item's tooltip). Short labels keep
 # the option lists from scrolling sideways in a ~450 px dock.
 DIMENSION_CHOICES = (
