@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from core.claim_filters import RULES, ClaimFilterSettings
 from core.labels import plural, tier_label
+from core.tiers import SubTier, Tier
 from core.wikidata.records import LANGUAGES
 
 if TYPE_CHECKING:
@@ -553,15 +554,17 @@ class OverrideDialog(QDialog):
         return self.part.currentText(), self.text.text().strip() or None, self.keep.isChecked()
 
 
-# The widest value each column of the units list shows (the tier's display words are
-# the longest: "long tail · en only"); origin takes what is left.
-_UNIT_COLUMN_SAMPLES = {
-    "uid": "WWWWWWW",
-    "shape": "sibling",
-    "size": "size",
-    "tier": "long tail · en only",
-    "languages": "en es it",
-    "parallel": "en es it",
+# Every tier and sub-tier a unit can be sampled from or built under.
+TIERS = tuple(tier.value for tier in (*Tier, *SubTier))
+# The values each column of the units list shows at its widest (the tiers' display
+# words, "long tail · en only" the longest); origin takes what is left.
+_UNIT_COLUMN_SAMPLES: dict[str, tuple[str, ...]] = {
+    "uid": ("WWWWWWW",),
+    "shape": ("sibling",),
+    "size": ("size",),
+    "tier": tuple(tier_label(tier) for tier in TIERS),
+    "languages": ("en es it",),
+    "parallel": ("en es it",),
 }
 
 
@@ -572,10 +575,13 @@ def _fit_unit_columns(view: QTableView) -> None:
     metrics = view.fontMetrics()
     header_metrics = view.horizontalHeader().fontMetrics()
     for column, name in enumerate(UNIT_COLUMNS):
-        sample = _UNIT_COLUMN_SAMPLES.get(name)
-        if sample is None:
+        samples = _UNIT_COLUMN_SAMPLES.get(name)
+        if samples is None:
             continue
-        width = max(metrics.horizontalAdvance(sample), header_metrics.horizontalAdvance(name))
+        width = max(
+            *(metrics.horizontalAdvance(sample) for sample in samples),
+            header_metrics.horizontalAdvance(name),
+        )
         view.setColumnWidth(column, width + 16)
 
 
@@ -606,7 +612,7 @@ class SampleDialog(QDialog):
         self.seed = _spin(0, 2**31 - 1, 0)
         self.tier = QComboBox()
         self.tier.addItem("all tiers", None)
-        for tier in ("head", "torso", "long_tail", "long_tail_en", "long_tail_it", "long_tail_es"):
+        for tier in TIERS:
             self.tier.addItem(tier_label(tier), tier)
         self.limit = _spin(1, 1_000_000, 100)
         self.parallel = QCheckBox("Only parallel units (every label in en, it and es)")
