@@ -187,6 +187,8 @@ def launch(
     _check_display()
     setup_logging()
     app = get_application()
+    from PySide6.QtCore import QTimer
+
     scratch = None
     if screenshot is not None or report_first_paint:
         import tempfile
@@ -222,8 +224,6 @@ def launch(
         if report_first_paint:
             print(f"first_paint_wall_time={time.time():.6f}", flush=True)
         if screenshot is not None:
-            from PySide6.QtCore import QTimer
-
             # Let pending layout and paint events settle (and, when asked, the jobs that
             # start-up runs, such as loading the demo data) before the grab.
             deadline = time.monotonic() + wait_for_jobs_s
@@ -242,8 +242,6 @@ def launch(
     if screenshot is None and not report_first_paint:
         window.fit_to_screen()  # a real screen: never larger than it
     watcher = _FirstPaintWatcher(window, on_first_paint)
-    from PySide6.QtCore import QTimer
-
     # Should no paint come (a platform that never exposes the window), the jobs run anyway.
     QTimer.singleShot(3000, controller.runner.release)
     window.show()

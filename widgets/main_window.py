@@ -561,9 +561,9 @@ class MainWindow(QMainWindow):
         height = min(self.height(), area.height() - title_bar)
         if (width, height) != (self.width(), self.height()):
             self.resize(max(width, self.minimumWidth()), max(height, self.minimumHeight()))
-        x = min(max(self.x(), area.left()), area.right() - self.width() + 1)
-        y = min(max(self.y(), area.top()), area.bottom() - self.height() - title_bar + 1)
-        self.move(max(x, area.left()), max(y, area.top()))
+        last_x = area.right() + 1 - self.width()  # the last positions that keep it inside
+        last_y = area.bottom() + 1 - title_bar - self.height()
+        self.move(max(area.left(), min(self.x(), last_x)), max(area.top(), min(self.y(), last_y)))
 
     def save_layout(self) -> None:
         self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
