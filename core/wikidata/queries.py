@@ -298,7 +298,9 @@ def canonical_pattern(pattern: str) -> str:
         from pyparsing import ParseBaseException
 
         if isinstance(exc, RecursionError):
-            raise PatternRefused("the membership pattern is nested too deeply to check") from None
+            raise PatternRefused(
+                "the membership pattern is too long or nested too deeply to check"
+            ) from None
         said = "" if isinstance(exc, ParseBaseException) else f": {exc}"
         unknown = re.match(r"Unknown namespace prefix : (\S*)", str(exc))
         if unknown:
