@@ -127,7 +127,7 @@ def string_literal(text: str, lang: str | None = None) -> str:
 # A pattern comes from a session file, which people share, so it is untrusted text. It is
 # never pasted into a query: the whole query it builds is parsed with a real SPARQL parser
 # (rdflib's), its algebra is walked against an allow-list, and what is sent is written
-# back from that algebra by :func:`_render` (every IRI in full, every literal escaped
+# back from that algebra by :class:`_Renderer` (every IRI in full, every literal escaped
 # here). So what runs is exactly what was checked, whatever another parser (Oxigraph, a
 # remote endpoint) would have made of the original text (escapes, comments, \\u
 # sequences).
@@ -179,7 +179,7 @@ def _allowed_iri(iri: str) -> str:
         iri.startswith(ns) and _LOCAL_NAME.match(iri, len(ns)) for ns in NAMESPACES.values()
     ):
         return f"<{iri}>"
-    raise _refuse(f"the IRI <{iri}>, which is not in Wikidata's vocabulary")
+    raise _refuse(f"the IRI <{iri}>, which is not a plain name in Wikidata's vocabulary")
 
 
 class _Renderer:
