@@ -41,9 +41,11 @@ class CategoryDialog(QDialog):
         reset.setToolTip("?item wdt:PROPERTY/wdt:P279* wd:CLASS .")
         reset.clicked.connect(self._reset_pattern)
         note = QLabel(
-            "The pattern is a SPARQL group pattern that binds <tt>?item</tt>. It is checked "
-            "and parsed before it is saved or sent. Changing the pattern of a category drops "
-            "the members fetched with the old one."
+            "The pattern binds <tt>?item</tt> with triple patterns over Wikidata's vocabulary "
+            "(<tt>wd:</tt>, <tt>wdt:</tt>, <tt>p:</tt>, <tt>ps:</tt>, …), property paths and "
+            "UNION; nothing else (no SERVICE, FILTER, VALUES or other IRIs). It is checked "
+            "before it is saved and before every query. Changing the pattern of a category "
+            "drops the members fetched with the old one."
         )
         note.setWordWrap(True)
         form = QFormLayout()

@@ -250,9 +250,11 @@ def run_fetch(args: argparse.Namespace) -> int:
     from core.store import SessionStore
     from core.wikidata.category_store import find_category
     from core.wikidata.fetch import fetch_category_job
+    from core.wikidata.queries import check_category
 
     with SessionStore.open(args.session, create=True) as store:
         category = find_category(store, args.category)
+        check_category(category)  # before a source opens; every query checks it again
         source = _source(args, store)
         job = fetch_category_job(store, source, category, args.limit, args.page_size)
         summary = run_in_terminal(job, quiet=args.quiet)
@@ -299,6 +301,7 @@ def run_entity(args: argparse.Namespace) -> int:
 def run_category_list(args: argparse.Namespace) -> int:
     from core.wikidata.cache import fetched_count
     from core.wikidata.category_store import session_categories
+    from core.wikidata.queries import pattern_problem
 
     store = _open_session(args.session)
     try:
@@ -309,6 +312,8 @@ def run_category_list(args: argparse.Namespace) -> int:
                 "property": c.membership_property,
                 "pattern": c.pattern,
                 "members": fetched_count(store, c.name) if store else None,
+                # A session may carry a pattern no query will run (a shared file): say so.
+                "refused": pattern_problem(c.pattern),
             }
             for c in session_categories(store)
         ]
@@ -316,11 +321,13 @@ def run_category_list(args: argparse.Namespace) -> int:
         if store is not None:
             store.close()
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
         for row in rows:
             held = f"{row['members']:>7,}" if row["members"] is not None else ""
             print(f"{row['name']:<22}{row['class']:<11}{held}  {row['pattern']}")
+            if row["refused"]:
+                print(f"{'':<22}refused: {row['refused']}")
     return 0
 
 

@@ -99,6 +99,9 @@ BAD_PATTERNS = [
     "?item wdt:P31 wd:Q515 . } order by ?item #",
     "?item wdt:P31 wd:Q515 . FILTER(",
     "?item undeclared:P31 wd:Q515 .",
+    # Only triple patterns, paths and UNION: no FILTER, BIND, OPTIONAL (issue 18).
+    "?item wdt:P31 wd:Q515 . FILTER NOT EXISTS { ?item wdt:P17 wd:Q38 }",
+    "?item wdt:P31 wd:Q515 . $item wdt:P17 $select . BIND(?select AS ?limit)",
 ]
 
 
@@ -117,10 +120,9 @@ def test_bad_patterns_are_refused_before_sending(pattern: str, fake_endpoint: Fa
         "?item wdt:P31/wdt:P279* wd:Q515 .",
         '?item wdt:P31 wd:Q515 ; rdfs:label "a } brace # not a comment"@en .',
         "{ ?item wdt:P31 wd:Q515 } UNION { ?item wdt:P31 wd:Q1549591 } # a comment }",
-        "?item wdt:P31 wd:Q515 . FILTER NOT EXISTS { ?item wdt:P17 wd:Q38 }",
         # Variables and names that merely spell a keyword are not keywords.
         "?item wdt:P31 wd:Q515 ; wdt:P17 ?with . ?with wdt:P36 ?Order .",
-        "?item wdt:P31 wd:Q515 . $item wdt:P17 $select . BIND(?select AS ?limit)",
+        "?item wdt:P31 wd:Q515 . $item wdt:P17 $select . ?select wdt:P31 ?limit .",
         "?item wdt:P31 wd:Q515 ; rdfs:label ?withdrawn .",
     ],
 )
