@@ -6,7 +6,7 @@
 
 * ``applications/taillens.desktop`` (Desktop Entry Specification), whose ``Exec``
   names whichever ``taillens`` is running: the bundle's executable, the virtual
-  environment's ``taillens`` script, or ``python -m app`` as a last resort;
+  environment's ``taillens`` script, or ``python -m taillens`` as a last resort;
 * ``icons/hicolor/scalable/apps/taillens.svg`` and the same icon for the file type
   (Icon Theme Specification);
 * ``mime/packages/taillens.xml`` (shared-mime-info) declaring
@@ -21,6 +21,7 @@ Qt-free; the ``taillens desktop`` command is its front end.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import shutil
@@ -127,7 +128,9 @@ def current_launcher() -> Launcher:
         script = bindir / name
         if script.is_file() and os.access(script, os.X_OK):
             return Launcher((str(script.absolute()),), "script")
-    return Launcher((str(Path(sys.executable).absolute()), "-m", "app"), "module")
+    # No script: the interpreter runs the installed package (or, in a checkout, app).
+    module = "taillens" if importlib.util.find_spec("taillens") is not None else "app"
+    return Launcher((str(Path(sys.executable).absolute()), "-m", module), "module")
 
 
 def desktop_entry(launcher: Launcher) -> str:
