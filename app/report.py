@@ -206,9 +206,16 @@ class ReportController(QObject):
 
     def export_html(self, path: Path) -> JobHandle | None:
         """The self-contained HTML report (core's write_html, as a job)."""
+        from core.errors import UserFacingError
+        from core.output_guard import check_output_target
         from core.report import write_html
 
         if self.view is None:
+            return None
+        try:  # a session (the open one above all) is refused before any work
+            check_output_target(path)
+        except UserFacingError as error:
+            self.app.window.show_error("Report not exported", str(error))
             return None
         report = self.view.report
         job = Job(
