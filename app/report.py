@@ -210,12 +210,12 @@ class ReportController(QObject):
         from core.output_guard import check_output_target
         from core.report import write_html
 
-        if self.view is None:
-            return None
         try:  # a session (the open one above all) is refused before any work
             check_output_target(path)
         except UserFacingError as error:
             self.app.window.show_error("Report not exported", str(error))
+            return None
+        if self.view is None:
             return None
         report = self.view.report
         job = Job(
