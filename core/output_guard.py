@@ -13,7 +13,7 @@ naming the file:
 * any other TailLens session (the SQLite header's application id ``TLNS``), its
   ``-wal``/``-shm``/``-journal`` files, and any SQLite write-ahead log or rollback journal
   (by their magic numbers), unless ``force``;
-* a folder.
+* a folder, a device, a pipe or a socket (the move would replace the node itself).
 
 The temporary file an export writes is named ``.NAME.PID-XXXXXXXX.tmp`` beside the target;
 ``sweep_stale_temporaries`` (run by ``atomic_output`` before each write) removes those of
@@ -156,6 +156,12 @@ def check_output_target(path: Path | str, *, force: bool = False) -> Path:
     path = Path(path).expanduser()
     if path.is_dir():
         raise OutputRefusedError(f"Cannot write to {path}: it is a folder. Give a file name.")
+    if path.exists() and not path.is_file():
+        # A move onto /dev/null or a FIFO would replace the device node itself.
+        raise OutputRefusedError(
+            f"Cannot write to {path}: it is not a regular file (a device, pipe or socket). "
+            "Give a file name."
+        )
     target = _identity(path)
     where = _absolute(path)
     for session, ids in _open_session_files():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -102,11 +103,16 @@ def test_a_sessions_wal_and_sqlite_journals_need_force(session: Path, tmp_path: 
     assert wal.read_text() == "new"
 
 
-def test_a_folder_and_plain_files(tmp_path: Path) -> None:
+def test_a_folder_a_pipe_and_plain_files(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="it is a folder"):
         write(tmp_path)
     with pytest.raises(OutputRefusedError, match="it is a folder"):
         check_output_target(tmp_path)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputRefusedError, match="not a regular file"):
+        write(fifo, force=True)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
     plain = tmp_path / "old.csv"
     plain.write_text("old")
     write(plain)  # an ordinary file is replaced as before
