@@ -118,7 +118,7 @@ class AppController(QObject):
             return False
         try:
             self.store.copy_to(destination, overwrite=True)
-        except (SessionError, OSError) as error:
+        except (UserFacingError, OSError) as error:
             self.window.show_error("Cannot save a copy", str(error))
             return False
         if switch:
@@ -220,10 +220,19 @@ class AppController(QObject):
     def export_file(self, path: Path, format_name: str) -> JobHandle | None:
         """Export the session to ``path`` as a job; its summary line goes to the status
         bar, and units the format could not hold are listed in a message."""
+        from core.errors import UserFacingError
         from core.formats import EXPORT_FORMATS
+        from core.output_guard import check_output_target
 
         store = self.store
         if store is None:
+            return None
+        try:
+            # The open session, or any other, is never replaced from the GUI: the
+            # message says so before any work (atomic_output checks again as it writes).
+            check_output_target(path)
+        except UserFacingError as error:
+            self.window.show_error("Cannot export", str(error))
             return None
         entry = EXPORT_FORMATS[format_name]
         job = Job(

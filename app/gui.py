@@ -181,6 +181,7 @@ def launch(
     report_first_paint: bool = False,
     show_panels: tuple[str, ...] = (),
     wait_for_jobs_s: float = 0.0,
+    force: bool = False,
 ) -> int:
     if _needs_offscreen(screenshot is not None or report_first_paint):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -207,6 +208,15 @@ def launch(
     elif not controller.open_session(paths.default_session_path(), create=True):
         status = 2
 
+    if screenshot is not None:
+        from core.errors import UserFacingError
+        from core.output_guard import check_output_target
+
+        try:  # the open session, or another, is no place for a PNG
+            check_output_target(screenshot, force=force)
+        except UserFacingError as error:
+            print(f"taillens: {error}", file=sys.stderr)
+            return 2
     if screenshot is not None or report_first_paint:
         window.resize(*size)
     for key in show_panels:
@@ -233,7 +243,9 @@ def launch(
                 if busy and time.monotonic() < deadline:
                     QTimer.singleShot(100, grab_when_idle)
                 else:
-                    QTimer.singleShot(50, lambda: _save_screenshot(window, screenshot, app))
+                    QTimer.singleShot(
+                        50, lambda: _save_screenshot(window, screenshot, app, force=force)
+                    )
 
             QTimer.singleShot(50 if not wait_for_jobs_s else 1500, grab_when_idle)
         elif report_first_paint:
@@ -260,8 +272,24 @@ def launch(
     return status or exit_code
 
 
-def _save_screenshot(window, target: Path, app) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not window.grab().save(str(target)):
-        log.error("could not save screenshot to %s", target)
-    app.quit()
+def _save_screenshot(window, target: Path, app, *, force: bool = False) -> None:
+    """The window as PNG, written like every export (core.formats.files.atomic_output:
+    a temporary file moved into place, never over a session)."""
+    from PySide6.QtCore import QBuffer, QIODevice
+
+    from core.errors import UserFacingError
+    from core.formats.files import atomic_output
+
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    try:
+        if not window.grab().save(buffer, "PNG"):
+            log.error("could not render the screenshot for %s", target)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_output(target, binary=True, force=force) as handle:
+            handle.write(bytes(buffer.data().data()))
+    except (UserFacingError, OSError) as error:
+        log.error("could not save screenshot to %s: %s", target, error)
+    finally:
+        app.quit()

@@ -206,8 +206,15 @@ class ReportController(QObject):
 
     def export_html(self, path: Path) -> JobHandle | None:
         """The self-contained HTML report (core's write_html, as a job)."""
+        from core.errors import UserFacingError
+        from core.output_guard import check_output_target
         from core.report import write_html
 
+        try:  # a session (the open one above all) is refused before any work
+            check_output_target(path)
+        except UserFacingError as error:
+            self.app.window.show_error("Report not exported", str(error))
+            return None
         if self.view is None:
             return None
         report = self.view.report

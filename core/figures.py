@@ -489,6 +489,7 @@ def save_figure(
     title: str = "",
     dpi: float = DEFAULT_DPI,
     size_in: tuple[float, float] | None = None,
+    force: bool = False,
 ) -> Path:
     """Write ``figure`` as PNG (``dpi`` dots per inch), SVG or PDF, by the suffix.
 
@@ -509,7 +510,7 @@ def save_figure(
     metadata = {"Title": title} if title and suffix != ".png" else None
     buffer = io.BytesIO()
     figure.savefig(buffer, format=suffix[1:], dpi=dpi, metadata=metadata, facecolor="white")
-    with atomic_output(path, binary=True) as handle:
+    with atomic_output(path, binary=True, force=force) as handle:
         handle.write(buffer.getvalue())
     # A figure is for sharing: the mode a new file gets (the temporary file was 0600).
     umask = os.umask(0)

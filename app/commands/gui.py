@@ -41,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --screenshot: wait up to SECONDS for start-up jobs (e.g. loading the "
         "demo data) to finish before the grab",
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="with --screenshot: replace PNG even when it is a TailLens session (never the "
+        "session opened)",
+    )
     # For benchmarks/startup.py: print the wall-clock time of the first paint and exit.
     parser.add_argument("--report-first-paint", action="store_true", help=argparse.SUPPRESS)
     parser.set_defaults(handler=run)
@@ -57,4 +63,5 @@ def run(args: argparse.Namespace) -> int:
         report_first_paint=args.report_first_paint,
         show_panels=tuple(args.show),
         wait_for_jobs_s=args.wait_for_jobs,
+        force=args.force,
     )

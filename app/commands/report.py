@@ -8,6 +8,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from app.commands import add_output_arguments, csv_cells_line
+
 DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset", "model_tail")
 
 
@@ -104,6 +106,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument(
         "--html", type=Path, metavar="FILE", help="write a self-contained HTML report"
     )
+    add_output_arguments(report, csv_option=True)
     report.set_defaults(handler=run_report)
 
 
@@ -159,6 +162,7 @@ def parse_runs(text: str | None) -> list[int] | None:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    from core.output_guard import check_output_target
     from core.report import Settings, build_report, write_csv, write_html
     from core.store import SessionStore
 
@@ -176,6 +180,9 @@ def run_report(args: argparse.Namespace) -> int:
     by = tuple(dict.fromkeys(args.by or ["tier"]))
     pairs = [tuple(args.groups)] if args.groups else None
     with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
+        # Refused before the report is built (the writers check again).
+        if args.html is not None:
+            check_output_target(args.html, force=args.force)
         report = build_report(
             store,
             by=by,
@@ -184,12 +191,14 @@ def run_report(args: argparse.Namespace) -> int:
             settings=settings,
             runs=parse_runs(args.runs),
         )
-    if args.csv is not None:
-        written = write_csv(report, args.csv)
-        print(f"wrote {len(written)} CSV files to {args.csv}")
-    if args.html is not None:
-        html = write_html(report, args.html)
-        print(f"wrote {html.path} ({html.tables} tables, {html.plots} plots)")
+        # Written while the session is open, so the guard knows which file it is.
+        if args.csv is not None:
+            written = write_csv(report, args.csv, force=args.force, raw=args.raw_csv)
+            print(f"wrote {len(written)} CSV files to {args.csv}")
+            print(csv_cells_line(args.raw_csv))
+        if args.html is not None:
+            html = write_html(report, args.html, force=args.force)
+            print(f"wrote {html.path} ({html.tables} tables, {html.plots} plots)")
     if args.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
         return 0

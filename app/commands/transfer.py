@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from app.commands import add_output_arguments, csv_cells_line
+
 MAX_LISTED_ERRORS = 20
 
 
@@ -56,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     exporter.add_argument("out", type=Path)
     exporter.add_argument("--session", type=Path, required=True)
     exporter.add_argument("--format", dest="format", required=True, choices=tuple(EXPORT_FORMATS))
+    add_output_arguments(exporter, csv_option=True)
     exporter.add_argument("--quiet", action="store_true", help="no progress on stderr")
     exporter.set_defaults(handler=run_export)
 
@@ -74,7 +77,7 @@ def run_import(args: argparse.Namespace) -> int:
     from core.formats import IMPORT_FORMATS, FormatError, detect_format
     from core.formats.webnlg import check_import_path, file_language
     from core.jobs import Job
-    from core.store import SessionStore
+    from core.store import SessionStore, discard_new_session, file_identity
 
     # Detected here, before the session is created, so a foreign file is refused early.
     name = detect_format(args.file) if args.format == "auto" else args.format
@@ -89,15 +92,31 @@ def run_import(args: argparse.Namespace) -> int:
         raise FormatError(f"Cannot import {args.file}: folders hold WebNLG/TailNLG XML only.")
     if name in ("tailnlg", "webnlg"):
         check_import_path(args.file)  # before the session is created
-    with SessionStore.open(args.session, create=True) as store:
-        job = Job(
-            title=f"Import {args.file.name}",
-            run=lambda ctx: function(store, args.file, ctx=ctx, **options),
-            kind="import",
-            params={"path": str(args.file), "format": name, **options},
-            writes=IMPORT_WRITES,
-        )
-        report = run_in_terminal(job, quiet=args.quiet)
+    # A session this command creates is removed again if the import fails or brings
+    # nothing: a failed import leaves no empty session behind.
+    new = not args.session.exists() and not args.session.is_symlink()
+    created = None
+    try:
+        with SessionStore.open(args.session, create=True) as store:
+            created = file_identity(store.path) if new else None
+            job = Job(
+                title=f"Import {args.file.name}",
+                run=lambda ctx: function(store, args.file, ctx=ctx, **options),
+                kind="import",
+                params={"path": str(args.file), "format": name, **options},
+                writes=IMPORT_WRITES,
+            )
+            report = run_in_terminal(job, quiet=args.quiet)
+    except BaseException:
+        if created is not None:
+            discard_new_session(args.session, created)
+        raise
+    # Nothing imported from a file with entries is a failure a script should notice,
+    # unless it was all there already (a re-run after a crash ends in the same state).
+    rerun = report.already and not report.errors
+    failed = not (report.units or rerun or not report.entries)
+    if failed and created is not None and discard_new_session(args.session, created):
+        print(f"{args.session} was not created: nothing was imported.", file=sys.stderr)
     lines = getattr(report, "files", [])
     # A folder: one line per file. A single file: its line only when it says how the
     # language of unmarked texts was decided.
@@ -108,29 +127,36 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"  {report.mentions} entity mentions stored with their texts")
     _list_errors(report.errors)
     _list_errors(getattr(report, "warnings", []), "imported, but ")
-    # Nothing imported from a file with entries is a failure a script should notice,
-    # unless it was all there already (a re-run after a crash ends in the same state).
-    rerun = report.already and not report.errors
-    return 0 if report.units or rerun or not report.entries else 2
+    return 2 if failed else 0
 
 
 def run_export(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.formats import EXPORT_FORMATS
+    from core.formats import EXPORT_FORMATS, FormatError
     from core.jobs import Job
+    from core.output_guard import check_output_target
     from core.store import SessionStore
 
     function = EXPORT_FORMATS[args.format].function
+    options: dict[str, Any] = {"force": args.force}
+    if args.raw_csv:
+        if args.format != "csv":
+            raise FormatError(f"--raw-csv applies to --format csv, not to {args.format}.")
+        options["raw"] = True
     # Read-only: exports a WAL snapshot and never waits for an import or run writing.
     with SessionStore.open_read_only(args.session) as store:
+        # Refused before any work (atomic_output checks again when it writes).
+        check_output_target(args.out, force=args.force)
         job = Job(
             title=f"Export {args.out.name}",
-            run=lambda ctx: function(store, args.out, ctx=ctx),
+            run=lambda ctx: function(store, args.out, ctx=ctx, **options),
             kind="export",
             params={"path": str(args.out), "format": args.format},
         )
         report = run_in_terminal(job, quiet=args.quiet)
     print(f"{args.out.name}: {report.summary_line()} ({args.format})")
+    if args.format == "csv":
+        print(csv_cells_line(args.raw_csv, report.neutralised))
     # Units a format cannot hold (WDV: more than one triple) are listed, not an error.
     _list_errors(report.skipped, "skipped ")
     # A session with units of which none fits the format wrote an empty file: say so.

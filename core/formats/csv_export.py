@@ -3,17 +3,18 @@
 Columns: ``uid, category, shape, size, tier, sub_tier, root_qid``, then for each of
 en, it, es ``triples_{lang}`` (the main triple set, ``"s | p | o"`` joined with ``" ; "``,
 manual overrides applied) and ``references_{lang}`` (joined with ``" || "``). UTF-8 with a
-header row; the csv module quotes what needs quoting.
+header row; the csv module quotes what needs quoting. Text that a spreadsheet would run as a
+formula (a cell starting with ``= + - @``, tab or CR) gets a leading ``'`` unless ``raw``
+(``files.CsvWriter``); the report's ``cells`` says which, and how many cells were changed.
 """
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.formats.files import atomic_output
+from core.formats.files import CsvWriter, atomic_output
 from core.formats.report import ExportReport
 from core.groups import LANGUAGES
 from core.jobs import Job, JobContext
@@ -50,7 +51,12 @@ def category_of(unit: Any, categories: dict[int, str]) -> str:
 
 
 def export_csv(
-    store: SessionStore, path: Path | str, ctx: JobContext | None = None
+    store: SessionStore,
+    path: Path | str,
+    ctx: JobContext | None = None,
+    *,
+    force: bool = False,
+    raw: bool = False,
 ) -> ExportReport:
     """Write one row per data unit of ``store`` to ``path``; the report counts the rows
     (one per unit, none skipped) and the references and main triples in them."""
@@ -75,8 +81,8 @@ def export_csv(
         db.expunge_all()
     written_references = written_triples = 0
     # newline="" as the csv module asks: it writes its own \r\n line ends.
-    with atomic_output(path, newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+    with atomic_output(path, newline="", force=force) as handle:
+        writer = CsvWriter(handle, fieldnames=COLUMNS, raw=raw)
         writer.writeheader()
         for done, unit in enumerate(units, start=1):
             if ctx is not None:
@@ -108,6 +114,8 @@ def export_csv(
         triples=written_triples,
         path=str(path),
         format="csv",
+        cells=writer.note,
+        neutralised=writer.neutralised,
     )
 
 

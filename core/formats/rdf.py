@@ -391,13 +391,14 @@ def export_rdf(
     *,
     fmt: RdfFormat = "turtle",
     ctx: JobContext | None = None,
+    force: bool = False,
 ) -> ExportReport:
     """Write the session to ``path`` as Turtle or N-Triples; the report's entries are the
     data units written (every unit of the session)."""
     if fmt not in ("turtle", "nt"):
         raise FormatError(f"Unknown RDF format {fmt!r}: use turtle or nt.")
     summary: dict[str, int] = {}
-    with atomic_output(path, binary=True) as handle:
+    with atomic_output(path, binary=True, force=force) as handle:
         write_triples(iter_triples(store, ctx, summary), handle, fmt)
         if ctx is not None:
             ctx.check_cancelled()

@@ -76,6 +76,10 @@ class ExportReport:
     triples: int = 0
     path: str = ""
     format: str = ""
+    # CSV: how text cells were written (files.SAFE_CELLS_NOTE or RAW_CELLS_NOTE), and how
+    # many were prefixed with ' to keep a spreadsheet from running them as formulas.
+    cells: str = ""
+    neutralised: int = 0
 
     @property
     def errors(self) -> list[EntryError]:

@@ -707,7 +707,7 @@ def _skip_reason(unit: Any, english: list[Any]) -> str | None:
 
 
 def export_wdv(
-    store: SessionStore, path: Path | str, ctx: JobContext | None = None
+    store: SessionStore, path: Path | str, ctx: JobContext | None = None, *, force: bool = False
 ) -> ExportReport:
     """Write every single-triple unit of ``store`` as a WDV record.
 
@@ -785,7 +785,7 @@ def export_wdv(
         )
         if ctx is not None:
             ctx.progress(done, len(units), f"{len(records)} records")
-    with atomic_output(path) as handle:
+    with atomic_output(path, force=force) as handle:
         json.dump(records, handle, ensure_ascii=False, indent=1)
         handle.write("\n")
     return ExportReport(

@@ -1124,6 +1124,7 @@ def export_webnlg(
     *,
     flavour: ExportFlavour = "tailnlg",
     ctx: JobContext | None = None,
+    force: bool = False,
 ) -> ExportReport:
     """Write every data unit of ``store`` to ``path``; the report counts entries (one per
     unit: no unit is skipped), the ``lex`` references and the triples written.
@@ -1171,7 +1172,7 @@ def export_webnlg(
     used_eids = {u.attributes["entry"].get("eid") for u in units if _is_layout(u.attributes)}
     next_eid = _eid_counter(used_eids)
     written_references = written_triples = 0
-    with atomic_output(path) as handle:
+    with atomic_output(path, force=force) as handle:
         handle.write(XML_DECLARATION)
         handle.write("<benchmark>\n  <entries>\n")
         for done, unit in enumerate(units, start=1):

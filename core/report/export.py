@@ -5,7 +5,6 @@ signatures).
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections import defaultdict
@@ -163,14 +162,19 @@ def _csv_value(value: Any) -> Any:
     return value
 
 
-def write_csv(report: BiasReport, folder: Path | str) -> list[Path]:
+def write_csv(
+    report: BiasReport, folder: Path | str, *, force: bool = False, raw: bool = False
+) -> list[Path]:
     """One UTF-8 CSV per table (``<table name>.csv``) in ``folder``; returns the paths.
 
     Significant cells carry no mark in CSV (a number stays a number): comparison tables
     have a ``significant`` column, and the study table is followed by ``<name>_marks.csv``
-    listing the marked cells.
+    listing the marked cells. Text cells a spreadsheet would run as formulas (group,
+    model or metric names from imported data) get a leading ``'`` unless ``raw``; numbers
+    the report computed are written as numbers (``files.CsvWriter``). ``force`` lets a
+    table's file replace a TailLens session of that name (never the open one).
     """
-    from core.formats.files import FormatError, atomic_output
+    from core.formats.files import CsvWriter, FormatError, atomic_output
 
     folder = Path(folder).expanduser()
     if folder.exists() and not folder.is_dir():
@@ -182,15 +186,15 @@ def write_csv(report: BiasReport, folder: Path | str) -> list[Path]:
     written = []
     for table in report.tables():
         path = folder / f"{table.name}.csv"
-        with atomic_output(path, newline="") as handle:
-            writer = csv.writer(handle)
+        with atomic_output(path, newline="", force=force) as handle:
+            writer = CsvWriter(handle, raw=raw, convert=_csv_value)
             writer.writerow(table.columns)
-            writer.writerows([_csv_value(v) for v in row] for row in table.rows)
+            writer.writerows(table.rows)
         written.append(path)
         if table.marked and not table.name.startswith("compare_"):
             marks = folder / f"{table.name}_marks.csv"
-            with atomic_output(marks, newline="") as handle:
-                writer = csv.writer(handle)
+            with atomic_output(marks, newline="", force=force) as handle:
+                writer = CsvWriter(handle, raw=raw)
                 writer.writerow(("row", "column", "column_name"))
                 for r, c in sorted(table.marked):
                     writer.writerow((r, c, table.columns[c]))
@@ -313,12 +317,13 @@ class HtmlWritten:
     notes: list[str] = field(default_factory=list)
 
 
-def write_html(report: BiasReport, path: Path | str) -> HtmlWritten:
-    """Write the self-contained HTML report to ``path`` (atomically)."""
+def write_html(report: BiasReport, path: Path | str, *, force: bool = False) -> HtmlWritten:
+    """Write the self-contained HTML report to ``path`` (atomically; ``force``: even over
+    a TailLens session that is not the open one)."""
     from core.formats.files import atomic_output
 
     document = render_html(report)
     path = Path(path).expanduser()
-    with atomic_output(path) as handle:
+    with atomic_output(path, force=force) as handle:
         handle.write(document)
     return HtmlWritten(path, document.count("<table>"), document.count("<svg "), list(report.notes))

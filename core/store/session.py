@@ -32,6 +32,13 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 import core
+from core.output_guard import (
+    SESSION_APPLICATION_ID,
+    check_output_target,
+    process_alive,
+    register_open_session,
+    unregister_open_session,
+)
 from core.paths import SESSION_SUFFIX
 from core.session_info import SessionInfo
 from core.store.errors import (
@@ -51,7 +58,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
-APPLICATION_ID = 0x544C4E53  # "TLNS", written to the SQLite header of every session
+APPLICATION_ID = SESSION_APPLICATION_ID  # "TLNS", written to the SQLite header of every session
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
@@ -419,16 +426,6 @@ _TEMPORARY = re.compile(r"\.(?P<pid>\d+-)?[0-9a-f]{8}\.(creating|partial)(-wal|-
 _UNTAGGED_STALE_S = 600.0
 
 
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True
-
-
 def clean_leftovers(path: Path | str) -> list[Path]:
     """Remove temporary files a killed TailLens left next to ``path``: a session being
     created (``.NAME.PID-XXXX.creating``) or a backup being copied (``….partial``), with
@@ -453,7 +450,7 @@ def clean_leftovers(path: Path | str) -> list[Path]:
         pid = match.group("pid")
         try:
             if pid is not None:
-                if _process_alive(int(pid[:-1])):
+                if process_alive(int(pid[:-1])):
                     continue
             elif now - leftover.stat().st_mtime < _UNTAGGED_STALE_S:
                 continue
@@ -462,6 +459,29 @@ def clean_leftovers(path: Path | str) -> list[Path]:
         except OSError:
             continue
     return removed
+
+
+def file_identity(path: Path | str) -> tuple[int, int] | None:
+    """(device, inode) of ``path`` (symlinks followed), or None when there is none."""
+    try:
+        info = Path(path).stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def discard_new_session(path: Path | str, identity: tuple[int, int] | None) -> bool:
+    """Remove the session a command created at ``path`` (with its -wal/-shm) after the
+    work it was created for failed, so a failed import leaves no empty session behind.
+    Only the very file created (``identity``, from :func:`file_identity` right after
+    creating it) is removed; the store must be closed. Returns whether it was."""
+    path = Path(path).expanduser()
+    if identity is None or file_identity(path) != identity:
+        return False  # replaced meanwhile (another process's file): not ours to remove
+    for leftover in (_wal_path(path), _shm_path(path), path):
+        with suppress(FileNotFoundError):
+            leftover.unlink()
+    return True
 
 
 def _file_digest(path: Path) -> bytes:
@@ -585,6 +605,11 @@ class SessionStore:
             expire_on_commit=False,
         )
         self._closed = False
+        # Every file writer refuses this file (and its -wal/-shm) while it is open here.
+        try:
+            self._output_guard: int | None = register_open_session(self.path)
+        except OSError:
+            self._output_guard = None
 
     # -- making one ---------------------------------------------------------------------
 
@@ -887,6 +912,9 @@ class SessionStore:
                 f"Cannot save a copy as {dest.name}: that file already exists. Choose another "
                 f"name (full path: {dest}).",
             )
+        # The guard every writer uses: the open session's own -wal/-shm files are never a
+        # destination; another session is replaced only when ``overwrite`` says so.
+        check_output_target(dest, force=overwrite)
         if _wal_path(dest).exists():
             # Replacing a database next to its -wal file would let SQLite replay the old
             # file's pages into the new one.
@@ -911,6 +939,8 @@ class SessionStore:
         if self._closed:
             return
         self._closed = True
+        if self._output_guard is not None:
+            unregister_open_session(self._output_guard)
         if self.read_only:
             self.engine.dispose()
             return

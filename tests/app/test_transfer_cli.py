@@ -65,6 +65,8 @@ def test_bad_files_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     status, _, err = run(capsys, "import", str(broken), "--session", str(session), "--quiet")
     assert status == 2
     assert "taillens: broken.xml is not well-formed XML: mismatched tag at line 4" in err
+    assert not session.exists()  # the session made for the failed import is gone again
+    SessionStore.create(session).close()
     other = tmp_path / "notes.txt"
     other.write_text("hello")
     status, _, err = run(capsys, "import", str(other), "--session", str(session))
