@@ -550,20 +550,29 @@ class MainWindow(QMainWindow):
 
     def fit_to_screen(self, title_bar: int = 40) -> None:
         """Shrink the window (and move it) to lie within its screen's available area,
-        leaving ``title_bar`` pixels for the window manager's frame: the first run's
-        1280 × 800, or a geometry saved on a larger monitor, overflowed a 1366 × 768
-        laptop screen (the status bar and the panels' tabs below the bottom edge)."""
+        leaving room for the window manager's frame (``title_bar`` pixels above while
+        the frame is not known yet): the first run's 1280 × 800, or a geometry saved on a
+        larger monitor, overflowed a 1366 × 768 laptop screen (the status bar and the
+        panels' tabs below the bottom edge).
+
+        Worked out on the client area (``geometry()``), never with ``move()``: before the
+        window is shown its frame is not known, so ``pos()`` is the client's corner, and
+        moving the frame there put the window a frame's width right and a title bar's
+        height lower on every start. A window that fits is left where it is."""
         screen = self.screen()
         if screen is None:
             return
         area = screen.availableGeometry()
-        width = min(self.width(), area.width())
-        height = min(self.height(), area.height() - title_bar)
-        if (width, height) != (self.width(), self.height()):
-            self.resize(max(width, self.minimumWidth()), max(height, self.minimumHeight()))
-        last_x = area.right() + 1 - self.width()  # the last positions that keep it inside
-        last_y = area.bottom() + 1 - title_bar - self.height()
-        self.move(max(area.left(), min(self.x(), last_x)), max(area.top(), min(self.y(), last_y)))
+        client, frame = self.geometry(), self.frameGeometry()
+        left = client.left() - frame.left()
+        top = max(client.top() - frame.top(), title_bar if frame == client else 0)
+        right, bottom = frame.right() - client.right(), frame.bottom() - client.bottom()
+        width = max(min(client.width(), area.width() - left - right), self.minimumWidth())
+        height = max(min(client.height(), area.height() - top - bottom), self.minimumHeight())
+        x = max(area.left() + left, min(client.x(), area.right() - right - width + 1))
+        y = max(area.top() + top, min(client.y(), area.bottom() - bottom - height + 1))
+        if (x, y, width, height) != (client.x(), client.y(), client.width(), client.height()):
+            self.setGeometry(x, y, width, height)
 
     def save_layout(self) -> None:
         self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
