@@ -132,7 +132,13 @@ class BrowserController(QObject):
             return load_demo_source()
 
         handle = self.app.run_job(
-            Job("Load demo data", load, kind="wikidata.load-demo", uses_session=False)
+            Job(
+                "Load demo data",
+                load,
+                kind="wikidata.load-demo",
+                uses_session=False,
+                disposable=True,
+            )
         )
         self.panel.set_source_badge("embedded", "DEMO DATA: loading…")
         handle.succeeded.connect(self._embedded_loaded)

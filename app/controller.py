@@ -334,8 +334,13 @@ class AppController(QObject):
 
     # -- shutdown ------------------------------------------------------------------------
     def shutdown(self) -> None:
+        """At quit: pending saves written, jobs cancelled, the session closed. Only jobs
+        whose work would be lost or left half-done are waited for: not a disposable one
+        (``Job.disposable``: a demo snapshot still loading held the quit for 10 s)."""
+        self.verbalise.flush_pending()
         self.runner.cancel_all()
-        if not self.runner.wait_for_done(10_000):
+        waited = [h for h in self.runner.active.values() if not h.job.disposable]
+        if not self.runner.wait_for(waited, timeout_s=10):
             log.warning("a job did not stop within 10 s of cancel at shutdown")
         if self.store is not None:
             self.store.close()
