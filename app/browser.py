@@ -190,7 +190,8 @@ class BrowserController(QObject):
                     self.store, name, defaults.tier_settings() if defaults is not None else None
                 )
             )
-            remember_category(self.store, name)
+            if not self.store.read_only:  # a session opened read-only is left as it is
+                remember_category(self.store, name)
         self._loading = True  # showing re-tiers: that is not a change to save
         try:
             self.panel.show_category(name, self._columns(name))
@@ -208,7 +209,13 @@ class BrowserController(QObject):
 
         panel, store = self.panel, self.store
         columns = panel.model.columns
-        if store is None or panel.category is None or panel.summary is None or not len(columns):
+        if (
+            store is None
+            or store.read_only
+            or panel.category is None
+            or panel.summary is None
+            or not len(columns)
+        ):
             return
         category, settings = panel.category, panel.tier_settings()
         codes = panel.model.tiers.copy()

@@ -413,6 +413,26 @@ class MainWindow(QMainWindow):
         if lang is not None:
             self.import_options_requested.emit(folder, "auto", lang)
 
+    def ask_session_in_use(self, name: str, holder: str) -> str:
+        """A session another TailLens window has open: "read_only", "open" (anyway) or
+        "cancel", as a LibreOffice-like tool asks; tests replace this."""
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Session in use")
+        box.setText(f"{name} is open in another TailLens window.")
+        box.setInformativeText(
+            f"Opened by {holder}.\n\nOpen it read-only to look without changing it, or "
+            "open it anyway (both windows then write to it: changes made in one are not "
+            "shown in the other until it reloads)."
+        )
+        read_only = box.addButton("Open &read-only", QMessageBox.ButtonRole.AcceptRole)
+        anyway = box.addButton("Open &anyway", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(read_only)
+        box.exec()
+        clicked = box.clickedButton()
+        return "read_only" if clicked is read_only else "open" if clicked is anyway else "cancel"
+
     def ask_import_language(self, target: str) -> str | None:
         """The import dialog's language field (None: cancelled); tests replace this."""
         from widgets.import_dialog import ask_import_language
