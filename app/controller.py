@@ -370,7 +370,9 @@ class AppController(QObject):
         """At quit: pending saves written, jobs cancelled, the session closed. Only jobs
         whose work would be lost or left half-done are waited for: not a disposable one
         (``Job.disposable``: a demo snapshot still loading held the quit for 10 s)."""
-        self.verbalise.flush_pending()
+        verbalise = getattr(self, "verbalise", None)  # absent where no panels were built
+        if verbalise is not None:
+            verbalise.flush_pending()
         self.runner.cancel_all()
         waited = [h for h in self.runner.active.values() if not h.job.disposable]
         if not self.runner.wait_for(waited, timeout_s=10):

@@ -111,6 +111,7 @@ def build_window(settings=None, hold_jobs: bool = False):
     from app.scores import ScoresController
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
+    from app.window_state import CompareTicks
     from widgets.annotate import AnnotatePanel
     from widgets.browser import BrowserPanel
     from widgets.main_window import MainWindow
@@ -136,6 +137,7 @@ def build_window(settings=None, hold_jobs: bool = False):
     controller.annotate = AnnotateController(controller, cast(AnnotatePanel, panels["annotate"]))
     controller.report = ReportController(controller, cast(ReportPanel, panels["report"]))
     controller.preferences_controller = PreferencesController(controller, window)
+    CompareTicks(controller, cast(BrowserPanel, panels["browser"]))  # kept by the panel
     window.restore_layout()
     return window, controller
 

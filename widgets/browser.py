@@ -82,6 +82,8 @@ class BrowserPanel(QWidget):
     entity_requested = Signal(str)  # QID to inspect
     start_unit_requested = Signal(str)  # QID
     tiers_changed = Signal(str, object)  # category, TierSummary
+    category_shown = Signal(str)  # a category's entities are on screen
+    compared_changed = Signal(str, list)  # category shown, the names ticked in Compare with
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -351,6 +353,17 @@ class BrowserPanel(QWidget):
         items = (self.compare_list.item(i) for i in range(self.compare_list.count()))
         return [i.text() for i in items if i.checkState() == Qt.CheckState.Checked]
 
+    def set_compared(self, names: list[str]) -> None:
+        """Tick these categories in Compare with (those offered), untick the rest: as if
+        the user did (overlays are asked for, or dropped)."""
+        wanted = set(names)
+        for i in range(self.compare_list.count()):
+            item = self.compare_list.item(i)
+            checked = item.text() in wanted
+            state = Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked
+            if item.checkState() != state:
+                item.setCheckState(state)
+
     def set_source_badge(self, kind: str, text: str) -> None:
         """Show where data comes from: live, an endpoint URL, embedded demo, or cache."""
         self.source_badge.setText(f" {text} ")
@@ -377,6 +390,7 @@ class BrowserPanel(QWidget):
         self._retier()
         if selected is not None:
             self.select_qid(selected)
+        self.category_shown.emit(name)
 
     def show_overlay(self, name: str, columns: CategoryTable | None) -> None:
         if columns is None or not len(columns):
@@ -570,6 +584,8 @@ class BrowserPanel(QWidget):
             self.overlay_requested.emit(item.text())
         else:
             self.show_overlay(item.text(), None)
+        if self.category is not None:
+            self.compared_changed.emit(self.category, self.compared())
 
     def _on_source_picked(self, *_args: object) -> None:
         kind = self.source_combo.currentData()

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, qVersion
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QMainWindow,
     QMenu,
     QMessageBox,
+    QSplitter,
     QTabBar,
     QToolBar,
     QWidget,
@@ -46,6 +47,7 @@ MAX_RECENT = 10
 _KEY_GEOMETRY = "window/geometry"
 _KEY_STATE = "window/state"
 _KEY_RECENT = "recent/files"
+_KEY_SPLITTERS = "window/splitters"
 # Bumped when the set of docks changes so an old saved layout is not misapplied.
 _STATE_VERSION = 2
 
@@ -80,6 +82,8 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
+        self._saved_splitters: dict[str, QByteArray] = {}  # restored once shown
+        self._layout_restored = False  # a saved layout was applied (restore_layout)
         self.setWindowTitle(APP_NAME)
         self.setObjectName("TailLensMainWindow")
         self.setDockOptions(
@@ -564,7 +568,18 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray | bytes):
             self.restoreGeometry(QByteArray(geometry))
         if isinstance(state, QByteArray | bytes):
-            self.restoreState(QByteArray(state), _STATE_VERSION)
+            self._layout_restored = self.restoreState(QByteArray(state), _STATE_VERSION)
+            # The splitters once the window is first laid out: panels size some of
+            # theirs on their first real size (the Browser's plots over its table).
+            self._saved_splitters = {
+                key: QByteArray(saved)
+                for key in self._splitters()
+                if isinstance(
+                    saved := self.settings.value(f"{_KEY_SPLITTERS}/{key}"), QByteArray | bytes
+                )
+            }
+            if self.isVisible():
+                self._restore_splitters()
         self.message_toolbar.hide()  # a message belongs to the run that showed it
         QTimer.singleShot(0, self.hide_stray_tab_bars)
 
@@ -594,9 +609,37 @@ class MainWindow(QMainWindow):
         if (x, y, width, height) != (client.x(), client.y(), client.width(), client.height()):
             self.setGeometry(x, y, width, height)
 
+    def _restore_splitters(self) -> None:
+        splitters = self._splitters()
+        for key, saved in self._saved_splitters.items():
+            if key in splitters:
+                splitters[key].restoreState(saved)
+        self._saved_splitters = {}
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._saved_splitters:
+            QTimer.singleShot(0, self._restore_splitters)
+
+    def _splitters(self) -> dict[str, QSplitter]:
+        """Every splitter inside a dock, by the dock's name, its place among the dock's
+        splitters (creation order), orientation and number of parts: a splitter a later
+        version adds, drops or rearranges gets a new key, so a saved state never lands
+        on the wrong one."""
+        found: dict[str, QSplitter] = {}
+        for dock in self.findChildren(QDockWidget):
+            for n, splitter in enumerate(dock.findChildren(QSplitter)):
+                shape = "h" if splitter.orientation() == Qt.Orientation.Horizontal else "v"
+                found[f"{dock.objectName()}-{n}-{shape}{splitter.count()}"] = splitter
+        return found
+
     def save_layout(self) -> None:
+        """Geometry, docks (with their sizes) and every panel's splitters."""
         self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
         self.settings.setValue(_KEY_STATE, self.saveState(_STATE_VERSION))
+        self.settings.remove(_KEY_SPLITTERS)
+        for key, splitter in self._splitters().items():
+            self.settings.setValue(f"{_KEY_SPLITTERS}/{key}", splitter.saveState())
         self.settings.sync()
 
     def reset_layout(self) -> None:
@@ -607,8 +650,13 @@ class MainWindow(QMainWindow):
         # The session path takes at most ~40 % of the status bar; it elides past that.
         self.session_label.setMaximumWidth(max(200, event.size().width() * 2 // 5))
         super().resizeEvent(event)
-        # Extra width goes to the Browser, not the side panels (Qt shares it out).
-        QTimer.singleShot(0, self._cap_side_docks)
+        # Extra width goes to the Browser, not the side panels (Qt shares it out): in the
+        # default layout, and when a shown window widens; the sizes a restored layout
+        # brings back stay (they were capped on every start).
+        old = event.oldSize()
+        widened = self.isVisible() and old.isValid() and event.size().width() > old.width()
+        if widened or not self._layout_restored:
+            QTimer.singleShot(0, self._cap_side_docks)
         QTimer.singleShot(0, self.hide_stray_tab_bars)
 
     def hide_stray_tab_bars(self) -> None:

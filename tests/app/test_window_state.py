@@ -81,3 +81,96 @@ def test_the_window_stays_where_it_was_left_across_restarts(tmp_path: Path) -> N
     # Each start puts it back where the last left it (it moved 2 px right and down
     # per start with this frame: 1 px and a 20 px title bar under a real window manager).
     assert restarts == [placed] * 3
+
+
+def test_dock_and_splitter_sizes_come_back(qtbot, tmp_path: Path) -> None:
+    from PySide6.QtCore import QSettings, Qt
+    from PySide6.QtWidgets import QSplitter
+
+    from widgets.main_window import MainWindow
+
+    def start() -> MainWindow:
+        window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+        qtbot.addWidget(window)
+        window.restore_layout()
+        window.fit_to_screen()
+        window.show()
+        qtbot.waitExposed(window)
+        qtbot.wait(50)
+        return window
+
+    def sizes(window: MainWindow) -> tuple[int, int, list[list[int]]]:
+        splitters = window.docks["browser"].findChildren(QSplitter)
+        return (
+            window.docks["browser"].width(),
+            window.docks["verbalise"].width(),
+            [s.sizes() for s in splitters],
+        )
+
+    window = start()
+    window.resize(1500, 900)
+    qtbot.wait(50)
+    # The user widens the side panel past a third of the window, and moves the split
+    # between the Browser's plots and its table.
+    window.resizeDocks(
+        [window.docks["browser"], window.docks["verbalise"]], [800, 700], Qt.Orientation.Horizontal
+    )
+    outer = next(
+        s
+        for s in window.docks["browser"].findChildren(QSplitter)
+        if s.orientation() == Qt.Orientation.Vertical
+    )
+    outer.setSizes([200, outer.height() - 200])
+    qtbot.wait(50)
+    before = sizes(window)
+    window.close()
+
+    again = start()
+    assert sizes(again) == before
+    again.close()
+
+
+def test_compare_with_ticks_come_back_per_session_and_category(qtbot, tmp_path: Path) -> None:
+    from PySide6.QtCore import QSettings, Qt
+
+    from app.gui import build_window
+    from core.store import SessionStore
+
+    settings = tmp_path / "s.ini"
+    first, second = tmp_path / "first.taillens", tmp_path / "second.taillens"
+    SessionStore.create(first).close()
+    SessionStore.create(second).close()
+
+    def start(session: Path):
+        window, controller = build_window(QSettings(str(settings), QSettings.Format.IniFormat))
+        qtbot.addWidget(window)
+        assert controller.open_session(session)
+        return controller, controller.browser.panel
+
+    def tick(panel, wanted: list[str]) -> None:  # as the user clicks them
+        for i in range(panel.compare_list.count()):
+            item = panel.compare_list.item(i)
+            state = Qt.CheckState.Checked if item.text() in wanted else Qt.CheckState.Unchecked
+            if item.checkState() != state:
+                item.setCheckState(state)
+
+    controller, panel = start(first)
+    names = [panel.compare_list.item(i).text() for i in range(panel.compare_list.count())]
+    city, airport, *others = names
+    controller.browser.show_category(city)
+    tick(panel, others[:2])
+    controller.browser.show_category(airport)
+    tick(panel, others[2:3])
+    controller.shutdown()
+
+    controller, panel = start(first)  # the next start
+    controller.browser.show_category(city)
+    assert panel.compared() == others[:2]
+    controller.browser.show_category(airport)
+    assert panel.compared() == others[2:3]
+    controller.shutdown()
+
+    controller, panel = start(second)  # another session: its own ticks (none yet)
+    controller.browser.show_category(city)
+    assert panel.compared() == []
+    controller.shutdown()
