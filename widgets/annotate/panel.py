@@ -1,7 +1,8 @@
 """Annotate panel: rate and correct texts, keyboard first (METHODS §9).
 
 Top: who is annotating (chosen once, always shown: "Annotating as NAME"). Tab *Rate*:
-the queue filter, progress done/total, the current item (its unit's triples in the
+the queue filter, progress done/total (of all the filter's texts, those rated before
+the queue was built included), the current item (its unit's triples in the
 annotation language and the text), fluency 0–5, adequacy Yes / No / Not sure (and what
 is to blame for No / Not sure), the three TailNLG validation checks, the error taxonomy
 for reference texts, and a correction editor with a word diff against the original that
@@ -13,11 +14,13 @@ controls as its own attributes.
 
 Keys (a panel-wide filter, so they work whichever control has focus): 0–5 fluency,
 y / n / s adequacy, b to the blame boxes, c to the correction, Enter saves and moves on,
-Alt+→ skips, Alt+← goes back, Ctrl+Z undoes the last rating and puts it back in the form
-for editing. In a text field (correction, blame free text, the filter's boxes) keys type
-text; only Ctrl+Enter (save), Alt+←/→, Esc (leave the field) and, once the field has
-nothing left to undo, Ctrl+Z reach the panel. The blame box keeps its place when it does
-not apply (greyed), so choosing No never moves the correction field.
+Alt+→ skips, Alt+← goes back (both stop at the queue's ends), Ctrl+Z undoes the last
+rating and puts it back in the form for editing. After a save the keyboard is on the
+next item's form, wherever it was. In a text field (correction, blame free text, the
+filter's boxes) keys type text; only Ctrl+Enter (save), Alt+←/→, Esc (leave the field)
+and, once the field has nothing left to undo, Ctrl+Z reach the panel. The blame box
+keeps its place when it does not apply (greyed), so choosing No never moves the
+correction field.
 
 The panel holds no ratings: every save goes to ``app.annotate.AnnotateController``, which
 commits it through ``core.annotation`` at once and hands back what the session holds.
