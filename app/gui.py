@@ -199,6 +199,7 @@ def launch(
 
         scratch = tempfile.TemporaryDirectory(prefix="taillens-settings-")
         window, controller = build_window(scratch_settings(Path(scratch.name)), hold_jobs=True)
+        window.interactive = False  # nobody to ask: a session in use opens read-only
     else:
         window, controller = build_window(hold_jobs=True)
     install_excepthook(window)

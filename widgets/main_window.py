@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self._saved_splitters: dict[str, QByteArray] = {}  # restored once shown
         self._layout_restored = False  # a saved layout was applied (restore_layout)
+        self.interactive = True  # False: rendered for a screenshot or a timing, no one asks
         self.setWindowTitle(APP_NAME)
         self.setObjectName("TailLensMainWindow")
         self.setDockOptions(
@@ -419,7 +420,10 @@ class MainWindow(QMainWindow):
 
     def ask_session_in_use(self, name: str, holder: str) -> str:
         """A session another TailLens window has open: "read_only", "open" (anyway) or
-        "cancel", as a LibreOffice-like tool asks; tests replace this."""
+        "cancel", as a LibreOffice-like tool asks; tests replace this. A window nobody
+        sits at (``interactive`` False: a screenshot, a timing run) opens it read-only."""
+        if not self.interactive:
+            return "read_only"
         box = QMessageBox(self)
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle("Session in use")

@@ -111,3 +111,26 @@ def test_the_window_holds_the_lock_while_the_session_is_open(
     assert not lock_path(session).exists() and read_holder(other).pid == os.getpid()
     controller.shutdown()
     assert not lock_path(other).exists()
+
+
+def test_a_screenshot_of_a_session_in_use_opens_it_read_only(
+    tmp_path: Path, session: Path, other_process: subprocess.Popen[str]
+) -> None:
+    """`taillens gui --screenshot` has nobody to ask: it never waits on a dialog."""
+    shot = tmp_path / "shot.png"
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "gui", str(session), "--screenshot", str(shot)],
+        cwd=ROOT,
+        env=dict(
+            os.environ,
+            PYTHONPATH=str(ROOT),
+            QT_QPA_PLATFORM="offscreen",
+            TAILLENS_HOME=str(tmp_path / "home"),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert shot.read_bytes()[:4] == b"\x89PNG"
+    assert read_holder(session).pid == other_process.pid  # still theirs
