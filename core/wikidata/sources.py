@@ -8,7 +8,6 @@ sources over the same data return equal records.
 
 from __future__ import annotations
 
-import contextlib
 import email.utils
 import gzip
 import html
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import core
+from core.bounded_read import BrokenOff, OverCap, OverDeadline, Stalled, read_bounded
 from core.errors import UserFacingError
 from core.jobs import CancelToken, JobCancelled
 from core.wikidata import queries
@@ -433,17 +433,10 @@ def _check(token: CancelToken | None) -> None:
 # claims of a very large item a few MB, so 64 MB leaves room and still bounds memory.
 DEFAULT_BUDGET_S = 60.0
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-_READ_CHUNK = 64 * 1024
 _WORDS_BYTES = 16 * 1024  # how much of a refusal is read to quote the server's words
 
 
 _DIGITS = re.compile(r"[0-9]+")
-
-
-def _declared_length(response: Any) -> int | None:
-    """The Content-Length a response announced, or None (absent or not a number)."""
-    value = (response.headers.get("Content-Length", "") or "").strip()
-    return int(value) if _DIGITS.fullmatch(value) and len(value) <= 18 else None
 
 
 class _Retryable(Exception):
@@ -680,56 +673,27 @@ class SparqlEndpointSource:
     def _read(
         self, response: Any, deadline: float, cap: int, where: str, truncate: bool = False
     ) -> bytes:
-        """The body, read in chunks so that neither a slow drip nor a huge answer can
-        outlast the budget or the cap (``truncate``: the first ``cap`` bytes suffice)."""
-        declared = _declared_length(response)
-        if declared is not None and declared > cap and not truncate:
+        """The body, read by :func:`core.bounded_read.read_bounded` so that neither a slow
+        drip nor a huge answer can outlast the budget or the cap (``truncate``: the first
+        ``cap`` bytes suffice)."""
+        try:
+            return read_bounded(
+                response,
+                deadline=deadline,
+                cap=cap,
+                idle_timeout_s=float(self.timeout_s),
+                clock=self.clock,
+                truncate=truncate,
+            )
+        except OverDeadline as fault:
+            raise _OverBudget(fault.message) from fault
+        except OverCap as fault:
             raise SourceError(
-                f"{self.name}: {where} announced an answer of {declared:,} bytes, more "
-                f"than the cap of {cap:,} bytes; raise --max-response-mb or ask for less "
-                "(a smaller --page-size)"
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            left = deadline - self.clock()
-            if left <= 0:
-                raise _OverBudget(f"the answer did not finish arriving ({size:,} bytes came)")
-            _set_socket_timeout(response, min(float(self.timeout_s), left))
-            try:
-                chunk = response.read1(_READ_CHUNK)
-            except TimeoutError as exc:
-                if deadline - self.clock() <= 0:
-                    raise _OverBudget(
-                        f"the answer did not finish arriving ({size:,} bytes came)"
-                    ) from exc
-                raise _Retryable(
-                    f"{where} stopped sending for {self.timeout_s:g} s ({size:,} bytes came)"
-                ) from exc
-            except http.client.IncompleteRead as exc:
-                raise _Retryable(
-                    f"{where} closed the connection before the answer was complete "
-                    f"({size + len(exc.partial):,} bytes came)"
-                ) from exc
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > cap and truncate:
-                chunks.append(chunk)
-                return b"".join(chunks)[:cap]
-            if size > cap:
-                raise SourceError(
-                    f"{self.name}: {where} sent more than the cap of {cap:,} bytes; stopped "
-                    "reading. Raise --max-response-mb or ask for less (a smaller --page-size)."
-                )
-            chunks.append(chunk)
-        remaining = getattr(response, "length", None)
-        if declared is not None and (remaining or size < declared):
-            raise _Retryable(
-                f"{where} closed the connection after {size:,} of the {declared:,} "
-                "bytes it announced"
-            )
-        return b"".join(chunks)
+                f"{self.name}: {where} {fault.message}. Raise --max-response-mb or ask for "
+                "less (a smaller --page-size)."
+            ) from None
+        except (Stalled, BrokenOff) as fault:
+            raise _Retryable(f"{where} {fault.message}") from fault
 
     def _refusal(self, exc: urllib.error.HTTPError, deadline: float) -> bytes:
         try:
@@ -803,13 +767,3 @@ class SparqlEndpointSource:
             return rows_from_json(data, max_rows)
         except BadResults as exc:
             raise SourceError(f"{self.name}: {where} sent unexpected results: {exc}") from exc
-
-
-def _set_socket_timeout(response: Any, seconds: float) -> None:
-    """Best effort: bound the next read of ``response`` by ``seconds`` (urllib fixes
-    the socket's timeout when it connects; the budget shrinks as the answer arrives)."""
-    raw = getattr(getattr(response, "fp", None), "raw", None)
-    sock = getattr(raw, "_sock", None)
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.settimeout(seconds)
