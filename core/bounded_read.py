@@ -16,6 +16,7 @@ retried.
 from __future__ import annotations
 
 import contextlib
+import html
 import http.client
 import re
 import time
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 READ_CHUNK = 64 * 1024
+WORDS_BYTES = 16 * 1024  # how much of a refusal is read to quote the server's words
 _DIGITS = re.compile(r"[0-9]+")
 
 
@@ -69,6 +71,16 @@ def set_socket_timeout(response: Any, seconds: float) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.settimeout(seconds)
+
+
+def server_words(body: bytes, limit: int = 300) -> str:
+    """What a server said (a refusal, a page), as one short line: the first
+    :data:`WORDS_BYTES` decoded, tags of a web page removed, at most ``limit`` characters."""
+    text = body[:WORDS_BYTES].decode("utf-8", errors="replace")
+    text = re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", text)
+    text = re.sub(r"<[^>]*>", " ", text)
+    text = html.unescape(" ".join(text.split()))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def read_bounded(
@@ -144,6 +156,7 @@ def read_bounded(
 
 __all__ = [
     "READ_CHUNK",
+    "WORDS_BYTES",
     "BrokenOff",
     "OverCap",
     "OverDeadline",
@@ -151,5 +164,6 @@ __all__ = [
     "Stalled",
     "declared_length",
     "read_bounded",
+    "server_words",
     "set_socket_timeout",
 ]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import email.utils
 import gzip
-import html
 import http.client
 import json
 import re
@@ -24,7 +23,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import core
-from core.bounded_read import BrokenOff, OverCap, OverDeadline, Stalled, read_bounded
+from core.bounded_read import (
+    WORDS_BYTES,
+    BrokenOff,
+    OverCap,
+    OverDeadline,
+    Stalled,
+    read_bounded,
+    server_words,
+)
 from core.errors import UserFacingError
 from core.jobs import CancelToken, JobCancelled
 from core.wikidata import queries
@@ -433,7 +440,6 @@ def _check(token: CancelToken | None) -> None:
 # claims of a very large item a few MB, so 64 MB leaves room and still bounds memory.
 DEFAULT_BUDGET_S = 60.0
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-_WORDS_BYTES = 16 * 1024  # how much of a refusal is read to quote the server's words
 
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -487,15 +493,6 @@ def check_header_value(value: str, what: str) -> str:
             "give an e-mail address or URL in plain ASCII"
         ) from None
     return value
-
-
-def server_words(body: bytes, limit: int = 300) -> str:
-    """What a server said in a refusal, as one short line (tags of a web page removed)."""
-    text = body[:_WORDS_BYTES].decode("utf-8", errors="replace")
-    text = re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", text)
-    text = re.sub(r"<[^>]*>", " ", text)
-    text = html.unescape(" ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _USER_AGENT_FIX = (
@@ -699,7 +696,7 @@ class SparqlEndpointSource:
         try:
             if exc.fp is None:
                 return b""
-            return self._read(exc, deadline, _WORDS_BYTES, "", truncate=True)
+            return self._read(exc, deadline, WORDS_BYTES, "", truncate=True)
         except (SourceError, _Retryable, _OverBudget, OSError, http.client.HTTPException):
             return b""
 
