@@ -209,6 +209,7 @@ def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> N
         "truncated": summary.truncated,
         "replaced_surrogates": summary.replaced_surrogates,
         "usage_unusable": summary.usage_unusable,
+        "warnings": summary.warnings,
         "not_resumed": [{"run_id": rid, "why": why} for rid, why in summary.not_resumed],
     }
     if args.json:
@@ -252,6 +253,7 @@ def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> N
     ):
         if count:
             rows.append(("reply notes", f"{count:,} texts: {what}"))
+    rows += [("warning", line) for line in summary.warnings]
     for label, value in rows:
         print(f"{label:<12} {value}")
 

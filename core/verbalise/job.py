@@ -115,6 +115,7 @@ class VerbaliseSummary:
     truncated: int = 0
     replaced_surrogates: int = 0
     usage_unusable: int = 0
+    warnings: list[str] = field(default_factory=list)  # the first usage notes, quoting
     resumed: bool = False
     # Matching unfinished runs not resumed because their owner may still run them: (id, why).
     not_resumed: list[tuple[int, str]] = field(default_factory=list)
@@ -671,6 +672,8 @@ def verbalise_job(
                     summary.truncated += "truncated_from_chars" in notes
                     summary.replaced_surrogates += "replaced_surrogates" in notes
                     summary.usage_unusable += "usage" in notes
+                    if "usage" in notes and len(summary.warnings) < 3:
+                        summary.warnings.append(f"unit {request.key[0]}: {notes['usage']}")
             summary.units = len(summary.unit_ids)
             position += len(requests)
             ctx.progress(position, total, _progress_message(summary, position, total))

@@ -52,6 +52,7 @@ from core.bounded_read import (
 )
 from core.errors import UserFacingError
 from core.jobs import JobCancelled
+from core.labels import plural
 from core.verbalise.base import (
     Candidate,
     GenerationParams,
@@ -275,9 +276,10 @@ class OpenAIVerbaliser:
                     "overloaded, or sending its reply byte by byte?"
                 ) from None
             except OverCap as fault:
+                asked = plural(self.params.candidates, "candidate")
                 raise ServerError(
-                    f"{url} {fault.message}. A reply of {self.params.candidates} candidates "
-                    f"of at most {self.params.max_new_tokens} tokens is far smaller: does the "
+                    f"{url} {fault.message}. A reply of {asked} of at most "
+                    f"{self.params.max_new_tokens} tokens is far smaller: does the "
                     "server ignore max_tokens? (--max-response-mb raises the cap)"
                 ) from None
             except (Stalled, BrokenOff) as fault:
@@ -409,13 +411,13 @@ class OpenAIVerbaliser:
         each change noted."""
         notes: dict[str, Any] = {}
         logprobs = _token_logprobs(choice)
+        if len(content) > self.max_reply_chars:  # cut first: the rest is never copied
+            notes["truncated_from_chars"] = len(content)
+            content = content[: self.max_reply_chars]
+            logprobs = None  # they describe the whole reply, not the text kept
         raw, replaced = _clean(content)
         if replaced:
             notes["replaced_surrogates"] = replaced
-        if len(raw) > self.max_reply_chars:
-            notes["truncated_from_chars"] = len(raw)
-            raw = raw[: self.max_reply_chars]
-            logprobs = None  # they describe the whole reply, not the text kept
         if usage_note:
             notes["usage"] = usage_note
         parsed = parse_reply(raw)
