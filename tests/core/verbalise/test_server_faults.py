@@ -306,3 +306,26 @@ def verbaliser_request(verbaliser: OpenAIVerbaliser, key: int) -> Any:
 def test_bad_limits_are_refused(options: dict[str, Any]) -> None:
     with pytest.raises(ServerError):
         OpenAIVerbaliser("http://127.0.0.1:9/v1", "m", **options)
+
+
+def test_a_server_error_is_not_taken_for_torch_out_of_memory_by_importing_torch() -> None:
+    # The job asks is_out_of_memory about every error; on a server run torch was never
+    # imported, and importing it to ask cost seconds and some 200 MB after the deadline.
+    code = (
+        "import sys\n"
+        "from core.models import is_out_of_memory\n"
+        "from core.verbalise.openai import ServerError\n"
+        "assert not is_out_of_memory(ServerError('x'))\n"
+        "assert is_out_of_memory(RuntimeError('CUDA out of memory'))\n"
+        "print('torch' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
