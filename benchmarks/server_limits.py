@@ -25,6 +25,7 @@ import sqlite3
 import sys
 import tempfile
 from pathlib import Path
+from subprocess import DEVNULL
 
 from measure import run_measured
 
@@ -114,7 +115,7 @@ def main() -> int:
             command = [sys.executable, "-m", "app", "verbalise", "--session", str(session)]
             command += ["--model", "template", "--langs", "en", "--quiet"]
             env = {**os.environ, "PYTHONPATH": str(ROOT)}
-            code, elapsed, peak = run_measured(command, ROOT, env, 300, None, None)
+            code, elapsed, peak = run_measured(command, ROOT, env, 300, DEVNULL, DEVNULL)
             print(
                 f"baseline `verbalise --model template` (no server): exit {code}  "
                 f"{elapsed:.1f} s  peak RSS {peak:.1f} MB",

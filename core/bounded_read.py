@@ -5,6 +5,9 @@ each timeout (a drip) or an answer that never ends would hold a client forever a
 without bound. :func:`read_bounded` reads the body in chunks and, before each chunk, checks
 the wall clock against the request's deadline and, after it, the bytes so far against the
 cap; a body shorter than its Content-Length is reported rather than taken for a whole one.
+:func:`open_by` bounds what comes before the body, which http.client reads on its own (the
+connection, the status line and the headers, dripped as slowly as a body can be): the
+request's sockets are shut down just after the deadline.
 
 Shared by the SPARQL endpoint source (:mod:`core.wikidata.sources`) and the
 OpenAI-compatible verbaliser (:mod:`core.verbalise.openai`). The faults are raised as
@@ -19,8 +22,11 @@ import contextlib
 import html
 import http.client
 import re
+import socket
+import threading
 import time
-from collections.abc import Callable
+import urllib.request
+from collections.abc import Callable, Iterator
 from typing import Any
 
 READ_CHUNK = 64 * 1024
@@ -81,6 +87,72 @@ def server_words(body: bytes, limit: int = 300) -> str:
     text = re.sub(r"<[^>]*>", " ", text)
     text = html.unescape(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# How long after the deadline open_by shuts the sockets down: read_bounded ends the body
+# at the deadline itself; this only ends what it cannot see (a connect, dripped headers).
+_SHUTDOWN_GRACE_S = 0.5
+
+
+@contextlib.contextmanager
+def open_by(
+    request: urllib.request.Request,
+    *,
+    deadline: float,
+    idle_timeout_s: float,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[Any]:
+    """``urllib.request.urlopen(request)`` whose connection is shut down once
+    ``deadline`` (a ``clock()`` time) has passed, however slowly the status line and
+    headers arrive; each read still waits at most ``idle_timeout_s``. Read the body with
+    :func:`read_bounded`. After a shutdown the open or a read fails with an OSError or
+    ``http.client.HTTPException``: the caller, seeing its deadline passed, says so."""
+    sockets: list[socket.socket] = []
+
+    def shut_down() -> None:
+        for sock in list(sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    left = deadline - clock()
+    timer = threading.Timer(max(0.0, left) + _SHUTDOWN_GRACE_S, shut_down)
+    timer.daemon = True
+    timer.start()
+    try:
+        opener = urllib.request.build_opener(_Http(sockets), _Https(sockets))
+        timeout = max(0.01, min(float(idle_timeout_s), left))
+        with opener.open(request, timeout=timeout) as response:
+            yield response
+    finally:
+        timer.cancel()
+
+
+def _recording(base: type[http.client.HTTPConnection], sockets: list[Any]) -> Any:
+    class Recording(base):  # type: ignore[valid-type,misc]
+        def connect(self) -> None:
+            super().connect()
+            sockets.append(self.sock)
+
+    return Recording
+
+
+class _Http(urllib.request.HTTPHandler):
+    def __init__(self, sockets: list[Any]) -> None:
+        super().__init__()
+        self._sockets = sockets
+
+    def http_open(self, req: Any) -> Any:
+        return self.do_open(_recording(http.client.HTTPConnection, self._sockets), req)
+
+
+class _Https(urllib.request.HTTPSHandler):
+    def __init__(self, sockets: list[Any]) -> None:
+        super().__init__()
+        self._sockets = sockets
+
+    def https_open(self, req: Any) -> Any:
+        connection = _recording(http.client.HTTPSConnection, self._sockets)
+        return self.do_open(connection, req, context=getattr(self, "_context", None))
 
 
 def read_bounded(
@@ -163,6 +235,7 @@ __all__ = [
     "ReadFault",
     "Stalled",
     "declared_length",
+    "open_by",
     "read_bounded",
     "server_words",
     "set_socket_timeout",

@@ -47,6 +47,7 @@ from core.bounded_read import (
     OverDeadline,
     ReadFault,
     Stalled,
+    open_by,
     read_bounded,
     server_words,
 )
@@ -251,7 +252,9 @@ class OpenAIVerbaliser:
             request = urllib.request.Request(url, data=data, method=method, headers=headers)
             retry_after: str | None = None
             try:
-                with urllib.request.urlopen(request, timeout=max(0.01, left)) as response:
+                with open_by(
+                    request, deadline=deadline, idle_timeout_s=self.timeout_s, clock=self._clock
+                ) as response:
                     content_type = str(response.headers.get("Content-Type", "") or "")
                     payload = read_bounded(
                         response,
@@ -289,6 +292,8 @@ class OpenAIVerbaliser:
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 reason = getattr(exc, "reason", exc)
                 # A refused connection is a server that is not there: say so at once.
+                if self._clock() >= deadline:
+                    raise ServerError(f"{url} did not answer within {timeout}") from None
                 if not isinstance(reason, TimeoutError | ConnectionResetError):
                     raise ServerError(
                         f"cannot reach the server at {self.base_url}: {reason} "
@@ -296,9 +301,13 @@ class OpenAIVerbaliser:
                     ) from None
                 problem = f"cannot reach the server at {self.base_url}: {reason}"
             except OSError as exc:
+                if self._clock() >= deadline:
+                    raise ServerError(f"{url} did not answer within {timeout}") from None
                 raise ServerError(f"cannot reach the server at {self.base_url}: {exc}") from None
             except ValueError as exc:  # an address urllib cannot use
                 raise ServerError(f"cannot use the address {url} ({exc})") from None
+            if self._clock() >= deadline:  # open_by shut the connection at the deadline
+                raise ServerError(f"{url} did not answer within {timeout} ({problem})")
             # A fault that may pass: wait and try again while the deadline allows.
             tries = attempt + 1
             gave_up = f"gave up after {tries} attempt{'s' if tries > 1 else ''}"

@@ -8,6 +8,7 @@ Used by the tests of bounded server replies (``test_server_faults.py``) and by
 * ``endless``: a JSON reply that never ends (no Content-Length, streamed until the client
   goes away);
 * ``drip``: a good reply sent one byte every ``drip_s`` seconds;
+* ``drip-headers``: the status line and headers sent that way (then a good reply);
 * ``huge``: a good reply whose content is ``huge_chars`` characters (ignores max_tokens);
 * ``short``: a Content-Length larger than the body sent, then the connection closes;
 * ``usage-na``, ``tokens-many``: ``"usage": "n/a"``, ``"completion_tokens": "many"``;
@@ -98,6 +99,18 @@ class FaultServer:
                 h.wfile.flush()
                 if self.closing.wait(self.drip_s):
                     return
+        elif case == "drip-headers":
+            data = reply(n)
+            head = (
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(data)}\r\n\r\n"
+            ).encode()
+            for index in range(len(head)):
+                h.wfile.write(head[index : index + 1])
+                h.wfile.flush()
+                if self.closing.wait(self.drip_s):
+                    return
+            h.wfile.write(data)
         elif case == "huge":
             send(200, reply(n, "The final verbalization is: [" + "x" * self.huge_chars + "]"))
         elif case == "short":

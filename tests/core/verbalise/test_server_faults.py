@@ -135,6 +135,19 @@ def test_a_drip_stops_at_the_deadline(session: Path, fault: FaultServer) -> None
     assert_resumes(session, fault, run_id)
 
 
+def test_dripped_headers_stop_at_the_deadline(session: Path, fault: FaultServer) -> None:
+    # http.client reads the status line and headers itself, byte by byte as they come:
+    # the connection is shut down at the deadline all the same.
+    fault.case = "drip-headers"
+    done = run_cli(session, fault.url, "--timeout", "1", "--batch-size", "1")
+    assert done.returncode == 2, done.stderr
+    assert "did not answer within the timeout of 1 s per request (--timeout)" in done.stderr
+    assert "Traceback" not in done.stderr
+    [(run_id, status, stored, _)] = runs(session)
+    assert (status, stored) == ("failed", 0)
+    assert_resumes(session, fault, run_id)
+
+
 def test_no_choices_fails_that_text_and_the_run_is_not_finished(
     session: Path, fault: FaultServer
 ) -> None:
