@@ -29,6 +29,7 @@ from core.bounded_read import (
     OverCap,
     OverDeadline,
     Stalled,
+    open_by,
     read_bounded,
     server_words,
 )
@@ -704,8 +705,12 @@ class SparqlEndpointSource:
         where = f"the endpoint {self.url}"
         self.requests += 1
         try:
-            with urllib.request.urlopen(
-                self._request(query), timeout=self._timeout(deadline)
+            # open_by: dripped headers, which http.client reads itself, end at the budget too.
+            with open_by(
+                self._request(query),
+                deadline=deadline,
+                idle_timeout_s=self._timeout(deadline),
+                clock=self.clock,
             ) as response:
                 content_type = response.headers.get("Content-Type", "") or ""
                 body = self._read(response, deadline, self.max_response_bytes, where)
@@ -726,8 +731,10 @@ class SparqlEndpointSource:
         except (_Retryable, _OverBudget, SourceError):
             raise
         except TimeoutError as exc:
+            self._check_budget(deadline, exc)
             raise _Retryable(f"{where} did not answer within {self.timeout_s:g} s") from exc
         except urllib.error.URLError as exc:
+            self._check_budget(deadline, exc)
             if isinstance(exc.reason, (TimeoutError, socket.timeout)):
                 raise _Retryable(f"{where} did not answer within {self.timeout_s:g} s") from exc
             raise SourceError(
@@ -735,12 +742,19 @@ class SparqlEndpointSource:
                 "Check the address and your network connection."
             ) from exc
         except http.client.HTTPException as exc:
+            self._check_budget(deadline, exc)
             raise _Retryable(f"{where} broke off the answer ({type(exc).__name__})") from exc
         except (ConnectionError, OSError) as exc:
+            self._check_budget(deadline, exc)
             raise SourceError(f"{self.name}: cannot reach {where} ({exc}).") from exc
         except ValueError as exc:  # an address urllib cannot use
             raise SourceError(f"{self.name}: cannot use the address {self.url} ({exc})") from exc
         return self._decode(body, content_type, where, max_rows)
+
+    def _check_budget(self, deadline: float, exc: BaseException) -> None:
+        """After a failed open: past the deadline, open_by shut the connection down."""
+        if self.clock() >= deadline:
+            raise _OverBudget("no answer arrived") from exc
 
     def _decode(
         self, body: bytes, content_type: str, where: str, max_rows: int | None = None
