@@ -307,7 +307,7 @@ class OpenAIVerbaliser:
             except ValueError as exc:  # an address urllib cannot use
                 raise ServerError(f"cannot use the address {url} ({exc})") from None
             if self._clock() >= deadline:  # open_by shut the connection at the deadline
-                raise ServerError(f"{url} did not answer within {timeout} ({problem})")
+                raise ServerError(f"{url} did not answer within {timeout}; stopped")
             # A fault that may pass: wait and try again while the deadline allows.
             tries = attempt + 1
             gave_up = f"gave up after {tries} attempt{'s' if tries > 1 else ''}"

@@ -24,6 +24,7 @@ import contextlib
 import http.server
 import json
 import threading
+import time
 from typing import Any
 
 GOOD = "Draft.\nThe final verbalization is: [Paris is in France.]"
@@ -41,6 +42,7 @@ class FaultServer:
         self.drip_s = drip_s
         self.huge_chars = huge_chars
         self.requests = 0
+        self.first_request_at: float | None = None  # time.perf_counter() of the first POST
         self.closing = threading.Event()  # ends drips and endless replies
         outer = self
 
@@ -57,6 +59,8 @@ class FaultServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 outer.requests += 1
+                if outer.first_request_at is None:
+                    outer.first_request_at = time.perf_counter()
                 case = outer.script.pop(0) if outer.script else outer.case
                 with contextlib.suppress(OSError):  # the client gave up: fine
                     outer.answer(self, case, int(body.get("n", 1)))
