@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import struct
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -500,14 +501,14 @@ def prompt_token_ids(tokenizer: Any, prompt: str, *, chat: bool | None = None) -
 
 
 def is_out_of_memory(error: BaseException) -> bool:
-    """A CUDA (or mps) out-of-memory error, whatever class the torch build raises."""
-    try:
-        import torch
+    """A CUDA (or mps) out-of-memory error, whatever class the torch build raises.
 
-        if isinstance(error, torch.OutOfMemoryError):
-            return True
-    except (ImportError, AttributeError):
-        pass
+    Only a torch already imported is asked: an error torch raised means it is, and
+    importing it here to look at another error (a model server's) would cost seconds and
+    some 200 MB."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(error, getattr(torch, "OutOfMemoryError", ())):
+        return True
     return isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
 
 

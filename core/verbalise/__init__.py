@@ -17,6 +17,7 @@ from pathlib import Path
 from core.verbalise.base import (
     Candidate,
     GenerationParams,
+    RequestFailure,
     Verbaliser,
     VerbaliseRequest,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "Candidate",
     "GenerationParams",
     "ParsedReply",
+    "RequestFailure",
     "VerbaliseRequest",
     "Verbaliser",
     "default_template",
