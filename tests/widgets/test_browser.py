@@ -110,11 +110,12 @@ def test_empty_and_tiny_categories(panel: BrowserPanel) -> None:
     assert panel.summary.n == 2
 
 
-def test_selecting_a_row_asks_for_the_entity(qtbot, panel: BrowserPanel) -> None:
+def test_selecting_a_row_picks_the_entity(qtbot, panel: BrowserPanel) -> None:
     panel.show_category("City", make_columns([5, 50, 3]))
-    with qtbot.waitSignal(panel.entity_requested) as blocker:
-        panel.table.selectRow(0)
-    assert blocker.args == ["Q2"]
+    heard: list[tuple[str, object, object]] = []
+    panel.state.selection.subscribe(lambda *change: heard.append(change), ("entity",))
+    panel.table.selectRow(0)
+    assert panel.state.selection.entity == "Q2" and heard == [("entity", None, "Q2")]
 
 
 def test_inspector_greys_dropped_claims(panel: BrowserPanel, qtbot) -> None:
@@ -152,6 +153,9 @@ def test_inspector_greys_dropped_claims(panel: BrowserPanel, qtbot) -> None:
 def test_overlay_and_export(panel: BrowserPanel, tmp_path: Path, monkeypatch) -> None:
     rng = np.random.default_rng(1)
     panel.show_category("City", make_columns(list(rng.zipf(1.8, 500) % 5000)))
+    river = panel.compare_list.findItems("River", Qt.MatchFlag.MatchExactly)[0]
+    river.setCheckState(Qt.CheckState.Checked)
+    assert panel.state.compared == ("River",)
     panel.show_overlay("River", make_columns(list(rng.zipf(2.2, 300) % 5000)))
     assert [s.name for s in panel.plots.series] == ["City", "River"]
     for i, suffix in enumerate((".png", ".svg", ".pdf")):
