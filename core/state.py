@@ -59,7 +59,7 @@ class Field(Generic[T]):
         values = obj.__dict__["_values"]
         if self.name not in values:
             values[self.name] = self.factory() if self.factory is not None else self.default
-        return values[self.name]  # type: ignore[no-any-return]
+        return values[self.name]
 
     def __set__(self, obj: State, value: T) -> None:
         old = self.__get__(obj, type(obj))
