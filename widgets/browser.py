@@ -531,16 +531,12 @@ class BrowserPanel(QWidget):
     def _render_selection(self) -> None:
         qid = self.state.selection.entity
         row = self.model.row_of(qid) if qid is not None else None
-        selection = self.table.selectionModel()
-        selection.blockSignals(True)
-        try:
-            if row is None:
-                self.table.clearSelection()
-                self.table.setCurrentIndex(QModelIndex())
-            else:
-                self.table.selectRow(row)
-        finally:
-            selection.blockSignals(False)
+        # No loop: the row picked here writes the same entity back, which is no change.
+        if row is None:
+            self.table.clearSelection()
+            self.table.setCurrentIndex(QModelIndex())
+        else:
+            self.table.selectRow(row)
 
     # -- the user's edits ----------------------------------------------------------------------
     def _on_torso_value(self, value: int) -> None:
