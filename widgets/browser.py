@@ -87,6 +87,7 @@ class BrowserPanel(QWidget):
     def __init__(self, parent: QWidget | None = None, state: BrowserState | None = None) -> None:
         super().__init__(parent)
         self.state = state if state is not None else BrowserState()
+        self._movable: dict[str, bool] = {}  # the lines the user can drag, as drawn
 
         # -- sources and categories --
         self.source_combo = QComboBox()
@@ -490,7 +491,9 @@ class BrowserPanel(QWidget):
     def _render_tiers(self) -> None:
         tiers = self.state.tiers
         movable = {kind: self.state.is_movable(kind) for kind in ("pareto", "head_tail", "torso")}
-        self.plots.set_active(movable)
+        if movable != self._movable:  # restyled when the rule changes, not on every drag
+            self._movable = movable
+            self.plots.set_active(movable)
         if tiers is None:
             self.summary_label.setText(
                 "No entities in this category yet: press <b>Fetch</b> to sample it from the "
@@ -500,7 +503,7 @@ class BrowserPanel(QWidget):
             self._update_count()
             return
         lines = self.lines
-        self.model.set_tiers(tiers.codes)
+        self.model.set_tiers(tiers.codes, tiers.sub_tiers)  # the state's, not computed again
         self.plots.set_lines(lines["pareto"], lines["head_tail"], lines["torso"])
         text = _summary_text(tiers.summary, lines, tiers.settings.split_by)
         if self.incomplete:
