@@ -44,6 +44,9 @@ log = get_logger("controller")
 
 class AppController(QObject):
     session_changed = Signal(object)  # SessionStore | None
+    # The session is about to close (another opens, or the app quits): panels write
+    # what they still hold for it (the Browser's pending tier save) before it does.
+    session_closing = Signal(object)  # SessionStore
     # The panel controllers, set by app.gui.build_window.
     browser: BrowserController
     units: UnitsController
@@ -131,6 +134,8 @@ class AppController(QObject):
         self.window.show_session(info)
 
     def _switch_to(self, store: SessionStore) -> None:
+        if self.store is not None:
+            self.session_closing.emit(self.store)
         holding = [h for h in self.runner.active.values() if h.job.uses_session]
         if holding:
             # These jobs hold the old session; let them stop before it closes under them.
@@ -334,6 +339,8 @@ class AppController(QObject):
 
     # -- shutdown ------------------------------------------------------------------------
     def shutdown(self) -> None:
+        if self.store is not None:
+            self.session_closing.emit(self.store)
         self.runner.cancel_all()
         if not self.runner.wait_for_done(10_000):
             log.warning("a job did not stop within 10 s of cancel at shutdown")

@@ -2,8 +2,11 @@
 popularity signals for the shown category, storing the model_tail cut-off.
 
 The tab (``widgets.likelihood.LikelihoodPanel``) sits beside the Browser's histogram;
-it is refreshed when it is shown, when the Browser shows another category, and after a
-scoring job or a cut-off was stored. All reading and writing is done in jobs.
+it is refreshed when it is shown, when the Browser shows another category (the
+Browser's ``BrowserState.category``), and after a scoring job or a cut-off was stored.
+Its Wikidata tiers are the Browser's as the user sets them (``BrowserState.tiers``,
+live), not the ones last saved; an entity picked here is the shared selection's. All
+reading and writing is done in jobs.
 """
 
 from __future__ import annotations
@@ -37,7 +40,9 @@ class LikelihoodController(QObject):
         self.wanted: tuple[str, str] | None = None  # (model, lang) the user picked
         self.last_handle: JobHandle | None = None
         browser.plots.tabs.currentChanged.connect(lambda _i: self.refresh_if_shown())
-        browser.category_selected.connect(lambda _name: self.refresh_if_shown())
+        state = browser.state
+        state.subscribe(lambda *_change: self.refresh_if_shown(), ("category",))
+        state.subscribe(lambda *_change: self._follow_tiers(), ("tiers",))
         app.session_changed.connect(lambda _store: self.refresh_if_shown())
         # Scores and cut-offs written by any job (this tab's or another window's command).
         app.changes.subscribe({Topic.LIKELIHOOD}, lambda _topics: self.refresh_if_shown(), self)
@@ -77,9 +82,36 @@ class LikelihoodController(QObject):
         return handle
 
     def _arrived(self, outcome: JobSucceeded[Any]) -> None:
+        from dataclasses import replace
+
         view = outcome.result
-        if view is None or view.table.category == self.browser.category:
+        if view is None:
+            self.panel.show_view(None)
+        elif view.table.category == self.browser.category:
+            tiers = self._tiers_for(view.table.qids)
+            if tiers is not None:
+                view = replace(view, table=replace(view.table, tiers=tiers))
             self.panel.show_view(view)
+
+    def _tiers_for(self, qids: list[str]) -> list[str | None] | None:
+        """The Browser's current Wikidata tier of each of ``qids`` (None when the Browser
+        shows no tiers of this category)."""
+        tiers = self.browser.state.tiers
+        view = self.panel.view
+        if tiers is None or tiers.category != self.browser.category:
+            return None
+        if view is not None and view.table.category != tiers.category:
+            return None
+        by_qid = tiers.tier_by_qid()
+        return [by_qid.get(qid) for qid in qids]
+
+    def _follow_tiers(self) -> None:
+        view = self.panel.view
+        if view is None or view.table.category != self.browser.category:
+            return
+        tiers = self._tiers_for(view.table.qids)
+        if tiers is not None:
+            self.panel.set_wikidata_tiers(tiers)
 
     def _show_scores(self, model: str, lang: str) -> None:
         self.wanted = (model, lang)
@@ -128,5 +160,4 @@ class LikelihoodController(QObject):
         return handle
 
     def _inspect(self, qid: str) -> None:
-        if not self.browser.select_qid(qid):  # selecting a row inspects it
-            self.browser.entity_requested.emit(qid)
+        self.browser.state.selection.entity = qid  # the Browser's row and inspector follow

@@ -108,18 +108,20 @@ def test_rule_switches_qid_entry_and_sampling(qtbot, wired) -> None:
     assert units.draft.filters.drop_ontology_properties is False
     assert len(kept_rows(panel)) > kept_before
 
-    with qtbot.waitSignal(controller.runner.job_finished, timeout=60_000):
-        panel.sample_requested.emit(
-            SampleRequest(
-                shapes=("sibling",),
-                sizes=(2,),
-                seed=3,
-                limit_entities=10,
-                filters=panel.filter_settings(),
-            )
+    panel.sample_requested.emit(
+        SampleRequest(
+            shapes=("sibling",),
+            sizes=(2,),
+            seed=3,
+            limit_entities=10,
+            filters=panel.filter_settings(),
         )
+    )
+    # Waits for the sample's own message: another job (the fetch's tier save) may end first.
+    qtbot.waitUntil(
+        lambda: "units built from 10 entities" in window.last_message.text(), timeout=60_000
+    )
     qtbot.waitUntil(lambda: panel.units_model.rowCount() >= 5, timeout=10_000)
-    assert "units built from 10 entities" in window.last_message.text()
     assert {panel.units_model.item(r, 1).text() for r in range(panel.units_model.rowCount())} == {
         "sibling"
     }
