@@ -184,7 +184,9 @@ class BrowserController(QObject):
                     self.store, name, defaults.tier_settings() if defaults is not None else None
                 )
             )
-            remember_category(self.store, name)
+            self.app.writer.write(
+                f"{name} as the category last viewed", lambda store: remember_category(store, name)
+            )
         self._loading = True  # showing re-tiers: that is not a change to save
         try:
             self.panel.show_category(name, self._columns(name))
@@ -196,31 +198,30 @@ class BrowserController(QObject):
             self._save_timer.start()
 
     def save_tiers(self) -> None:
-        """Write the current cut-offs and every member's tier to the session (a job)."""
+        """Write the current cut-offs and every member's tier to the session (through the
+        writer, on its thread)."""
         from core.category_tiers import save_tiers
         from core.tiers import long_tail_sub_tiers
 
-        panel, store = self.panel, self.store
+        panel = self.panel
         columns = panel.model.columns
-        if store is None or panel.category is None or panel.summary is None or not len(columns):
+        if (
+            self.store is None
+            or panel.category is None
+            or panel.summary is None
+            or not len(columns)
+        ):
             return
         category, settings = panel.category, panel.tier_settings()
         codes = panel.model.tiers.copy()
         subs = long_tail_sub_tiers(codes, columns.has_en, columns.has_it, columns.has_es)
         qids = list(columns.qids)
 
-        def run(ctx: JobContext) -> int:
-            ctx.progress(0, 1, category)
-            return save_tiers(store, category, settings, qids, codes, subs)
-
-        self.app.run_job(
-            Job(
-                f"Save tiers of {category}",
-                run,
-                kind="tiers.save",
-                params={"category": category, **settings.__dict__},
-                writes=frozenset({Topic.TIERS}),
-            )
+        self.app.writer.write(
+            f"the tiers of {category}",
+            lambda store: save_tiers(store, category, settings, qids, codes, subs),
+            writes={Topic.TIERS},
+            at_once=False,
         )
 
     def open_session_category(self) -> None:
@@ -308,23 +309,32 @@ class BrowserController(QObject):
             )
             if not (confirm or self._ask)(question):
                 return False
-        try:
-            dropped = save_category(store, category)
-        except UserFacingError as error:
-            self.app.window.show_error("Category not saved", str(error))
-            return False
-        self.panel.set_categories(session_categories(store))
-        self.panel.category = None  # re-apply settings and reload
-        self.panel.category_combo.setCurrentText(category.name)
-        self.show_category(category.name)
-        # Dropped members: the shown table is read again (members_changed) and so is
-        # a ticked Compare-with copy of them.
-        self.app.changes.announce({Topic.CATEGORIES} | ({Topic.MEMBERS} if dropped else set()))
-        if dropped:
-            self.app.window.statusBar().showMessage(
-                f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000
+
+        def saved(dropped: int) -> None:
+            if self.store is None:
+                return
+            self.panel.set_categories(session_categories(self.store))
+            self.panel.category = None  # re-apply settings and reload
+            self.panel.category_combo.setCurrentText(category.name)
+            self.show_category(category.name)
+            # Dropped members: the shown table is read again (members_changed) and so is
+            # a ticked Compare-with copy of them.
+            if dropped:
+                self.app.changes.announce({Topic.MEMBERS})
+                self.app.window.statusBar().showMessage(
+                    f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000
+                )
+
+        return (
+            self.app.writer.write(
+                f"the category {category.name}",
+                lambda s: save_category(s, category),
+                writes={Topic.CATEGORIES},
+                on_done=saved,
+                on_error=lambda error: self.app.window.show_error("Category not saved", str(error)),
             )
-        return True
+            is not False
+        )
 
     def _ask(self, question: str) -> bool:
         from PySide6.QtWidgets import QMessageBox

@@ -496,46 +496,60 @@ class ScoresController(QObject):
         """One short transaction on the session's synonym table, then the table again."""
         from core import synonyms
 
-        store = self.app.store
-        if store is None:
+        if self.app.store is None:
             return
-        message = ""
-        try:
+
+        def apply(store: SessionStore) -> tuple[str, bool]:
+            """(what to tell, whether the table changed): one short transaction."""
             if action == "add":
                 entity, synonym, lang = args
-                was_added = synonyms.add_synonym(store, entity, synonym, lang)
-                message = (
-                    f"Added {synonym.strip()!r} as a synonym of {entity.strip()!r}."
-                    if was_added
-                    else f"{synonym.strip()!r} is already a synonym of {entity.strip()!r}."
-                )
-                dialog.clear_fields()
-            elif action == "remove":
+                if synonyms.add_synonym(store, entity, synonym, lang):
+                    return f"Added {synonym.strip()!r} as a synonym of {entity.strip()!r}.", True
+                return f"{synonym.strip()!r} is already a synonym of {entity.strip()!r}.", True
+            if action == "remove":
                 removed = sum(synonyms.remove_synonym(store, e, s, lang) for e, s, lang in args[0])
-                message = f"Removed {removed} row{'s' if removed != 1 else ''}."
-            elif action == "import":
+                return f"Removed {removed} row{'s' if removed != 1 else ''}.", True
+            if action == "import":
                 read, added = synonyms.import_file(store, args[0])
-                message = f"{Path(args[0]).name}: {read:,} rows read, {added:,} added."
-            elif action == "seed":
+                return f"{Path(args[0]).name}: {read:,} rows read, {added:,} added.", True
+            if action == "seed":
                 total, added = synonyms.seed(store)
-                message = f"Starter set: {added:,} of {total:,} rows added."
-            elif action == "first use":
-                added = synonyms.ensure_seeded(store)
-                if added:
-                    dialog.show_message(
-                        f"First use: the starter set's {added:,} rows were "
-                        "added; remove what you do not want."
-                    )
-        except UserFacingError as error:
-            dialog.show_message(str(error), error=True)
-        else:
+                return f"Starter set: {added:,} of {total:,} rows added.", True
+            added = synonyms.ensure_seeded(store)  # first use
+            return "", bool(added)
+
+        def show_rows() -> None:
+            if self.app.store is not None:
+                rows = synonyms.list_synonyms(self.app.store)
+                dialog.show_rows([(r.entity, r.synonym, r.lang, r.source) for r in rows])
+
+        def done(result: tuple[str, bool]) -> None:
+            message, changed = result
+            if action == "add":
+                dialog.clear_fields()
             if message:
                 dialog.show_message(message + " Score ESA again to use the table.")
-            if action != "first use" or added:
+            elif action == "first use" and changed:
+                dialog.show_message(
+                    "First use: the starter set's rows were added; remove what you do not want."
+                )
+            if changed:
                 self.app.changes.announce({Topic.SYNONYMS})
-        dialog.show_rows(
-            [(r.entity, r.synonym, r.lang, r.source) for r in synonyms.list_synonyms(store)]
+            show_rows()
+
+        def refused(error: UserFacingError) -> None:
+            dialog.show_message(str(error), error=True)
+            show_rows()
+
+        landed = self.app.writer.write(
+            "the synonym table" if action == "first use" else f"the synonym table ({action})",
+            apply,
+            on_done=done,
+            on_error=refused,
         )
+        if landed is None:
+            dialog.show_message("The session is busy: the change is saved as soon as it is free.")
+            show_rows()
 
     def _detail_changed(self) -> None:
         if self.shown_text is not None:

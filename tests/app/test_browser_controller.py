@@ -73,21 +73,17 @@ def test_tiers_and_settings_are_saved_and_restored(qtbot, wired) -> None:
     )
     settings = load_tier_settings(controller.store, "Food")
     assert settings.split_by == "head_tail"
-    qtbot.waitUntil(
-        lambda: any(
-            h["kind"] == "tiers.save"
-            and h["status"] == "done"
-            and h["params"].get("fraction") == 0.3
-            for h in controller.store.job_history()
-        ),
-        timeout=10_000,
-    )
-    saved = load_member_tiers(controller.store, "Food")
-    heads = sorted(q for q, (tier, _sub) in saved.items() if tier == "head")
     shown = sorted(
         q for q, code in zip(panel.model.columns.qids, panel.model.tiers, strict=True) if code == 0
     )
-    assert heads == shown and 0 < len(heads) < 200
+
+    def heads() -> list[str]:
+        saved = load_member_tiers(controller.store, "Food")
+        return sorted(q for q, (tier, _sub) in saved.items() if tier == "head")
+
+    # Saved through the session writer, on its thread (app.session_io).
+    qtbot.waitUntil(lambda: controller.writer.idle and heads() == shown, timeout=10_000)
+    assert 0 < len(shown) < 200
 
     # Another category, then back: the saved choice comes back with it.
     panel.category_combo.setCurrentText("City")
