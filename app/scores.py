@@ -40,7 +40,7 @@ from PySide6.QtCore import QObject
 from core.changes import Topic
 from core.errors import UserFacingError
 from core.groups import head_tier
-from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
+from core.jobs import Job, JobFailed, JobSucceeded, JobWasCancelled
 from core.labels import plural
 from core.logs import get_logger
 from core.metrics.info import metric_info
@@ -89,10 +89,9 @@ DETAIL_TOPICS = frozenset({Topic.ANNOTATIONS, Topic.REFERENCES, Topic.SCORES})
 MBERT = "bert-base-multilingual-cased"
 MINILM = "all-MiniLM-L6-v2"
 # The panel's own read jobs (quiet, writing nothing).
-LOAD_KIND = "panel.load"
 MORE_KIND = "panel.load-more"
 MODELS_KIND = "models.discover"
-LOAD_TITLE = "Load scores"
+READ_KEY = "scores.view"  # the panel's view read (app.session_io.ViewReads)
 MORE_TITLE = "Load more scores"
 
 
@@ -191,11 +190,10 @@ class ScoresController(QObject):
         self.refresh()
 
     def refresh(self, *, reload: bool = True) -> JobHandle | None:
-        """Table, summary, filters and notes: a job reads the choices again (``reload``,
-        else those last read are kept) and page 1 with the figures, and :meth:`_loaded`
-        shows the result."""
+        """Table, summary, filters and notes: a view read (off the UI thread) reads the
+        choices again (``reload``, else those last read are kept) and page 1 with the
+        figures, and :meth:`_loaded` shows the result."""
         self._generation += 1
-        generation = self._generation
         self.loading = self.fetching = None
         store = self.app.store
         if store is None:
@@ -212,37 +210,25 @@ class ScoresController(QObject):
         # The filters and the table's sort: page 1 comes sorted as the table shows it.
         chosen, sort = self.panel.filters(), self.panel.sort_spec()
 
-        def run(ctx: JobContext) -> ScoresView | None:
-            if generation != self._generation:
-                return None  # superseded before it started: nothing to read
+        def read(store: SessionStore) -> ScoresView:
             data = cached if cached is not None else load_scores(store)
-            ctx.check_cancelled()
-            if generation != self._generation:
-                return None
             return self.build_view(data, chosen, sort)
 
-        handle = self.app.run_job(
-            Job(
-                LOAD_TITLE,
-                run,
-                kind=LOAD_KIND,
-                params={"panel": "scores", "read": cached is None},
-                quiet=True,
-            )
-        )
+        # The session rule's view read (app.session_io): a newer refresh supersedes this
+        # one (cancelled, its result dropped), as does another session.
+        handle = self.app.reads.request(READ_KEY, read, self._loaded)
         self.loading = handle
-        handle.finished.connect(lambda outcome, h=handle, g=generation: self._loaded(h, g, outcome))
+        if handle is not None:
+            # A read that fails or is superseded leaves what is shown as it is.
+            handle.finished.connect(lambda _o, h=handle: self._read_ended(h))
         return handle
 
-    def _loaded(self, handle: JobHandle, generation: int, outcome: Any) -> None:
-        if generation != self._generation or handle is not self.loading:
-            return  # a newer refresh was asked for: this result is stale
+    def _read_ended(self, handle: JobHandle) -> None:
+        if self.loading is handle:
+            self.loading = None
+
+    def _loaded(self, view: ScoresView) -> None:
         self.loading = None
-        if not isinstance(outcome, JobSucceeded) or outcome.result is None:
-            return  # failed (the window says why) or cancelled: what is shown stays
-        view: ScoresView = outcome.result
-        if view.data.store is not self.app.store:
-            return
         self.show_view(view)
 
     def show_view(self, view: ScoresView) -> None:

@@ -83,13 +83,16 @@ class ViewReads(QObject):
         if older is not None:
             older.cancel()  # superseded: its result will be dropped
 
-        def read(_ctx: Any) -> Any:
+        def read(ctx: Any) -> Any:
+            ctx.check_cancelled()  # superseded before it started: nothing to read
             try:
-                return fn(store)
+                result = fn(store)
             except UserFacingError as error:
                 if on_error is None:
                     raise  # the window shows it, as any quiet job's failure
                 return _Refused(error)
+            ctx.check_cancelled()  # superseded while it read: dropped
+            return result
 
         job = Job(f"Read {key}", read, kind="view.read", quiet=True)
         handle = self._runner.submit(job)
