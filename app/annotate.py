@@ -27,6 +27,7 @@ from core.logs import get_logger
 if TYPE_CHECKING:
     from app.controller import AppController
     from core.annotation import AnnotationQueue
+    from core.store import SessionStore
     from widgets.annotate import AnnotatePanel
 
 log = get_logger("annotate")
@@ -295,17 +296,22 @@ class AnnotateController(QObject):
     def refresh_agreement(self) -> None:
         from core.annotation import aggregate_annotations, golden_accuracy
 
-        store = self.app.store
-        if store is None:
-            return
-        try:
-            weighted = self.panel.weighted_check.isChecked()
+        weighted = self.panel.weighted_check.isChecked()
+
+        def read(store: SessionStore) -> tuple[Any, Any, Any]:
             by_category = aggregate_annotations(store, by=("category",), weighted=weighted)
             by_tier = aggregate_annotations(store, by=("tier",), weighted=weighted)
-            golden = golden_accuracy(store)
-        except UserFacingError as error:
-            self.panel.show_no_agreement(str(error))
-            return
+            return by_category, by_tier, golden_accuracy(store)
+
+        # Off the UI thread (it reads every rating); a newer request supersedes it.
+        self.app.reads.request(
+            "annotate.agreement",
+            read,
+            lambda result: self._show_agreement(*result),
+            on_error=lambda error: self.panel.show_no_agreement(str(error)),
+        )
+
+    def _show_agreement(self, by_category: Any, by_tier: Any, golden: Any) -> None:
         if not by_category.items:
             self.panel.show_no_agreement(
                 "No ratings yet: rate texts in the Rate tab, or "

@@ -147,8 +147,9 @@ class AppController(QObject):
     def _write_waits(self, what: str) -> None:
         self.window.show_message(
             "Session busy",
-            f"Another program is writing to the session, so {what} waits: it is kept "
-            "and saved as soon as the session is free (the status bar says when).",
+            f"The session is being written by another program or a long job, so {what} "
+            "waits: it is kept and saved as soon as the session is free (the status bar "
+            "says when).",
         )
 
     def refresh(self) -> None:

@@ -100,10 +100,17 @@ class UnitsController(QObject):
         from core.category_tiers import unit_tier_changes
         from core.unit_builder import count_units, list_units
 
-        store = self.app.store
-        if store is not None:
-            page = list_units(store, limit=self.page_size)
-            self.panel.show_units(page, unit_tier_changes(store), total=count_units(store))
+        size = self.page_size
+
+        def read(store: SessionStore) -> tuple[Any, Any, int]:
+            return list_units(store, limit=size), unit_tier_changes(store), count_units(store)
+
+        # Off the UI thread; a newer refresh (another change) supersedes this one.
+        self.app.reads.request(
+            "units.list",
+            read,
+            lambda result: self.panel.show_units(result[0], result[1], total=result[2]),
+        )
 
     def more_units(self, after_id: int | None) -> None:
         from core.unit_builder import list_units

@@ -47,6 +47,7 @@ def test_units_panel_counts_all_and_fetches_more_on_scroll(
     assert controller.open_session(tmp_path / "s.taillens")
     panel = controller.units.panel
     model = panel.units_model
+    qtbot.waitUntil(lambda: model.rowCount() == 2, timeout=10_000)  # a view read
     assert panel.units_label.text() == f"{UNITS:,} units in the session"
     assert model.rowCount() == 2
     assert model.canFetchMore(QModelIndex())
