@@ -91,6 +91,7 @@ MINILM = "all-MiniLM-L6-v2"
 # The panel's own read jobs (quiet, writing nothing).
 MORE_KIND = "panel.load-more"
 MODELS_KIND = "models.discover"
+LOAD_TITLE = "Load scores"
 READ_KEY = "scores.view"  # the panel's view read (app.session_io.ViewReads)
 MORE_TITLE = "Load more scores"
 
@@ -216,7 +217,7 @@ class ScoresController(QObject):
 
         # The session rule's view read (app.session_io): a newer refresh supersedes this
         # one (cancelled, its result dropped), as does another session.
-        handle = self.app.reads.request(READ_KEY, read, self._loaded)
+        handle = self.app.reads.request(READ_KEY, read, self._loaded, title=LOAD_TITLE)
         self.loading = handle
         if handle is not None:
             # A read that fails or is superseded leaves what is shown as it is.

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 log = get_logger("session_io")
 
+READ_KIND = "view.read"  # the kind of every view read's (quiet) job
 RETRY_INTERVAL_S = 0.2  # between tries of a locked write (each also waits the busy timeout)
 RETIRE_GRACE_S = 10.0  # how long a closed session's queued writes still try
 
@@ -71,6 +72,7 @@ class ViewReads(QObject):
         on_result: Callable[[Any], object],
         *,
         on_error: Callable[[UserFacingError], object] | None = None,
+        title: str | None = None,
     ) -> JobHandle | None:
         """Read ``fn(store)`` off the UI thread and hand the result to ``on_result`` on
         it, unless a newer request for ``key`` came first or the session changed. A
@@ -94,7 +96,7 @@ class ViewReads(QObject):
             ctx.check_cancelled()  # superseded while it read: dropped
             return result
 
-        job = Job(f"Read {key}", read, kind="view.read", quiet=True)
+        job = Job(title or f"Read {key}", read, kind=READ_KIND, params={"key": key}, quiet=True)
         handle = self._runner.submit(job)
         self._latest[key] = handle
         handle.finished.connect(

@@ -11,6 +11,7 @@ from app.gui import build_window
 from core.sampler import SampleRequest
 from core.store import SessionStore
 from core.unit_builder import list_units, load_draft
+from tests.fixtures.jobs import is_fetch
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def wired(qtbot, tmp_path: Path):
     panel = browser.panel
     panel.category_combo.setCurrentText("City")
     panel.limit_spin.setValue(50)
-    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
     # The fetched members' tiers are saved on the session writer's thread; edits made
     # while that is queued would land after it (the tests read them back at once).
