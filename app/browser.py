@@ -30,7 +30,6 @@ from core.wikidata.records import CategoryTable
 
 if TYPE_CHECKING:
     from app.controller import AppController
-    from app.jobrunner import JobHandle
     from core.browser_state import CategoryTiers
     from core.store import SessionStore
     from core.wikidata.sources import WikidataSource
@@ -41,7 +40,6 @@ log = get_logger("browser")
 RELOAD_INTERVAL_MS = 250  # at most four reloads a second while pages arrive
 SAVE_DELAY_MS = 800  # tiers are written this long after the last edit
 STARTUP_DELAY_MS = 300  # the first source is opened this long after start-up
-FLUSH_WAIT_S = 10.0  # a save flushed as the session closes is waited for this long
 
 
 class _WaitRelay(QObject):
@@ -82,7 +80,7 @@ class BrowserController(QObject):
         panel.source_requested.connect(self.use_source)
         panel.category_save_requested.connect(self.save_category)
         # What was edited in the old session is written to it before it closes.
-        app.session_closing.connect(lambda _store: self.flush(wait=True))
+        app.session_closing.connect(lambda _store: self.flush())
         app.session_changed.connect(lambda _store: self.open_session_category())
         # Members fetched (by this panel or any job): the table, the plots and every
         # ticked Compare-with category are read again from the session.
@@ -208,7 +206,9 @@ class BrowserController(QObject):
             settings = load_tier_settings(
                 self.store, name, defaults.tier_settings() if defaults is not None else None
             )
-            remember_category(self.store, name)
+            self.app.writer.write(
+                f"{name} as the category last viewed", lambda store: remember_category(store, name)
+            )
         table = self._columns(name)
         self._loading = True  # showing re-tiers: that is not a change to save
         try:
@@ -236,44 +236,33 @@ class BrowserController(QObject):
             self._pending = self.state.tiers
             self._save_timer.start()
 
-    def flush(self, wait: bool = False) -> JobHandle | None:
-        """Write a pending tier save now (``wait``: and block until it is written, as
-        the session closes)."""
+    def flush(self) -> None:
+        """Hand a pending tier save to the session's writer now (on a category switch, a
+        session change and quit: the writer lands it before the old session closes)."""
         self._save_timer.stop()
         tiers, self._pending = self._pending, None
-        if tiers is None or self.store is None:
-            return None
-        handle = self._save(tiers)
-        if wait and handle is not None:
-            self.app.runner.wait_for([handle], timeout_s=FLUSH_WAIT_S)
-        return handle
+        if tiers is not None and self.store is not None:
+            self._save(tiers)
 
-    def save_tiers(self) -> JobHandle | None:
-        """Write the shown category's settings and every member's tier now (a job)."""
+    def save_tiers(self) -> None:
+        """Write the shown category's settings and every member's tier now."""
         self._pending = self.state.tiers
-        return self.flush()
+        self.flush()
 
-    def _save(self, tiers: CategoryTiers) -> JobHandle | None:
+    def _save(self, tiers: CategoryTiers) -> None:
+        """Write ``tiers`` (settings and every member's tier) through the writer, on its
+        thread (a write of many rows)."""
         from core.category_tiers import save_tiers
 
-        store = self.store
-        if store is None or not len(tiers.qids):
-            return None
+        if not len(tiers.qids):
+            return
         category, settings = tiers.category, tiers.settings
         qids, codes, subs = list(tiers.qids), tiers.codes.copy(), tiers.sub_tiers.copy()
-
-        def run(ctx: JobContext) -> int:
-            ctx.progress(0, 1, category)
-            return save_tiers(store, category, settings, qids, codes, subs)
-
-        return self.app.run_job(
-            Job(
-                f"Save tiers of {category}",
-                run,
-                kind="tiers.save",
-                params={"category": category, **settings.__dict__},
-                writes=frozenset({Topic.TIERS}),
-            )
+        self.app.writer.write(
+            f"the tiers of {category}",
+            lambda store: save_tiers(store, category, settings, qids, codes, subs),
+            writes={Topic.TIERS},
+            at_once=False,
         )
 
     def open_session_category(self) -> None:
@@ -391,21 +380,30 @@ class BrowserController(QObject):
             )
             if not (confirm or self._ask)(question):
                 return False
-        try:
-            dropped = save_category(store, category)
-        except UserFacingError as error:
-            self.app.window.show_error("Category not saved", str(error))
-            return False
-        self.panel.set_categories(session_categories(store))
-        self.show_category(category.name, reload_settings=True)
-        # Dropped members: the shown table is read again (members_changed) and so is
-        # a ticked Compare-with copy of them.
-        self.app.changes.announce({Topic.CATEGORIES} | ({Topic.MEMBERS} if dropped else set()))
-        if dropped:
-            self.app.window.statusBar().showMessage(
-                f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000
+
+        def saved(dropped: int) -> None:
+            if self.store is None:
+                return
+            self.panel.set_categories(session_categories(self.store))
+            self.show_category(category.name, reload_settings=True)
+            # Dropped members: the shown table is read again (members_changed) and so is
+            # a ticked Compare-with copy of them.
+            if dropped:
+                self.app.changes.announce({Topic.MEMBERS})
+                self.app.window.statusBar().showMessage(
+                    f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000
+                )
+
+        return (
+            self.app.writer.write(
+                f"the category {category.name}",
+                lambda s: save_category(s, category),
+                writes={Topic.CATEGORIES},
+                on_done=saved,
+                on_error=lambda error: self.app.window.show_error("Category not saved", str(error)),
             )
-        return True
+            is not False
+        )
 
     def _ask(self, question: str) -> bool:
         from PySide6.QtWidgets import QMessageBox

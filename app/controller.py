@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.changes import SessionChanges
 from app.jobrunner import JobHandle, QtJobRunner
+from app.session_io import SessionWriter, ViewReads
 from core.changes import EVERYTHING
 from core.errors import UserFacingError
 from core.jobs import Job, JobFailed, JobSucceeded, JobWasCancelled
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 
 log = get_logger("controller")
 
+WRITER_FLUSH_S = 5.0  # how long quitting waits for writes queued behind a lock
+
 
 class AppController(QObject):
     session_changed = Signal(object)  # SessionStore | None
@@ -57,6 +60,9 @@ class AppController(QObject):
     likelihood: LikelihoodController
     preferences_controller: PreferencesController
     preferences: Preferences  # set by PreferencesController
+    # How long a write on a worker thread (a job, the session writer) waits for a lock
+    # held elsewhere before it is told so; nothing on the UI thread waits for it at all.
+    busy_timeout_s = 5.0
 
     def __init__(self, window: MainWindow, runner: QtJobRunner | None = None) -> None:
         super().__init__(window)
@@ -66,6 +72,18 @@ class AppController(QObject):
         # What jobs and edits wrote: panels subscribe to the topics they show.
         self.changes = SessionChanges(self)
         self.changes.subscribe(EVERYTHING, lambda _topics: self.refresh(), self)
+        # The session rule (app.session_io): view reads off the UI thread, newest wins;
+        # every write the UI starts goes through one writer that never waits on the UI
+        # thread for SQLite's lock.
+        self.reads = ViewReads(self.runner, lambda: self.store, self)
+        self.writer = SessionWriter(self.changes, lambda: self.store, self)
+        self.writer.waiting.connect(self._write_waits)
+        self.writer.caught_up.connect(
+            lambda what: window.statusBar().showMessage(f"Saved: {what}", 10_000)
+        )
+        self.writer.failed.connect(
+            lambda what, message, details: window.show_error("Not saved", message, details)
+        )
 
         window.new_session_requested.connect(lambda path: self.new_session(Path(path)))
         window.open_requested.connect(lambda path: self.open_session(Path(path)))
@@ -92,7 +110,7 @@ class AppController(QObject):
     def open_session(self, path: Path, *, create: bool = False) -> bool:
         """Open ``path`` (creating it if asked); on failure keep the current session."""
         try:
-            store = SessionStore.open(path, create=create)
+            store = SessionStore.open(path, create=create, busy_timeout_s=self.busy_timeout_s)
         except SessionError as error:
             log.warning("could not open %s: %s", path, error)
             self.window.show_error("Cannot open session", str(error))
@@ -108,7 +126,7 @@ class AppController(QObject):
 
     def new_session(self, path: Path) -> bool:
         try:
-            store = SessionStore.create(path)
+            store = SessionStore.create(path, busy_timeout_s=self.busy_timeout_s)
         except SessionError as error:
             self.window.show_error("Cannot create session", str(error))
             return False
@@ -129,6 +147,14 @@ class AppController(QObject):
         self.window.statusBar().showMessage(f"Copy saved as {destination}", 10_000)
         return True
 
+    def _write_waits(self, what: str) -> None:
+        self.window.show_message(
+            "Session busy",
+            f"The session is being written by another program or a long job, so {what} "
+            "waits: it is kept and saved as soon as the session is free (the status bar "
+            "says when).",
+        )
+
     def refresh(self) -> None:
         info = self.store.info() if self.store is not None else None
         self.window.show_session(info)
@@ -144,7 +170,8 @@ class AppController(QObject):
             if not self.runner.wait_for(holding, timeout_s=10):
                 log.warning("a job still runs on %s after cancel", self.store)
         if self.store is not None:
-            self.store.close()
+            # Its queued writes still land (or are given up with a message); then it closes.
+            self.writer.retire(self.store)
         self.store = store
         self.refresh()
         self.session_changed.emit(store)
@@ -279,7 +306,7 @@ class AppController(QObject):
             lambda progress, job_id=handle.id: self.window.job_status.job_progress(job_id, progress)
         )
         if self.store is not None:
-            handle.history_id = self._record_job_start(handle)
+            self._record_job_start(handle)
 
     def _on_job_finished(self, handle: JobHandle) -> None:
         outcome = handle.outcome
@@ -300,8 +327,8 @@ class AppController(QObject):
             self.window.statusBar().showMessage(
                 f"{handle.title}: done in {outcome.elapsed_s:.1f} s", 10_000
             )
-        if handle.history_id is not None:
-            self._record_job_end(handle.history_id, outcome)
+        if handle.store_at_start is not None and handle.store_at_start is self.store:
+            self._record_job_end(handle, outcome)
         if not self._announce_job(handle, written):
             self.refresh()  # the job history (an announcement refreshes it with the counts)
 
@@ -314,28 +341,45 @@ class AppController(QObject):
             return True
         return False
 
-    def _record_job_start(self, handle: JobHandle) -> int | None:
-        assert self.store is not None
-        try:
-            return self.store.record_job_start(handle.job.kind, handle.title, handle.job.params)
-        except SessionError as error:
-            # The history is a convenience; a locked session must not stop the job.
-            log.warning("job history not written: %s", error)
-            return None
+    def _record_job_start(self, handle: JobHandle) -> None:
+        """A job_history row, through the writer (set on the handle where it lands)."""
+        job = handle.job
 
-    def _record_job_end(self, history_id: int, outcome: JobOutcome[Any] | None) -> None:
-        if self.store is None:
-            return
+        def start(store: SessionStore) -> None:
+            handle.history_id = store.record_job_start(job.kind, handle.title, job.params)
+
+        # The history is a convenience: a locked session must not stop the job, and a
+        # row that waits for the lock is not worth a message.
+        self.writer.write(
+            f"the start of {handle.title!r} in the job history",
+            start,
+            on_error=self._history_not_written,
+            tell=False,
+        )
+
+    def _record_job_end(self, handle: JobHandle, outcome: JobOutcome[Any] | None) -> None:
         if isinstance(outcome, JobSucceeded):
             status, error = "done", None
         elif isinstance(outcome, JobWasCancelled):
             status, error = "cancelled", None
         else:
             status, error = "failed", getattr(outcome, "message", None)
-        try:
-            self.store.record_job_end(history_id, status, error)
-        except SessionError as exc:
-            log.warning("job history not updated: %s", exc)
+
+        def end(store: SessionStore) -> None:
+            # After start() in the writer's order: its row id is known by now.
+            if handle.history_id is not None:
+                store.record_job_end(handle.history_id, status, error)
+
+        self.writer.write(
+            f"the end of {handle.title!r} in the job history",
+            end,
+            on_error=self._history_not_written,
+            tell=False,
+        )
+
+    @staticmethod
+    def _history_not_written(error: UserFacingError) -> None:
+        log.warning("job history not written: %s", error)
 
     # -- shutdown ------------------------------------------------------------------------
     def shutdown(self) -> None:
@@ -344,6 +388,15 @@ class AppController(QObject):
         self.runner.cancel_all()
         if not self.runner.wait_for_done(10_000):
             log.warning("a job did not stop within 10 s of cancel at shutdown")
+        if not self.writer.idle:
+            self.window.statusBar().showMessage("Saving the last changes…")
+            lost = self.writer.flush(WRITER_FLUSH_S)
+            for what in lost:
+                log.warning(
+                    "not saved at quit (the session stayed locked for %.0f s): %s",
+                    WRITER_FLUSH_S,
+                    what,
+                )
         if self.store is not None:
             self.store.close()
             self.store = None

@@ -11,18 +11,18 @@ reading and writing is done in jobs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
 from core.changes import Topic
 from core.errors import UserFacingError
-from core.jobs import Job, JobContext, JobSucceeded
 
 if TYPE_CHECKING:
     from app.controller import AppController
     from app.jobrunner import JobHandle
-    from core.likelihood import CutoffSettings
+    from core.likelihood import CutoffSettings, LikelihoodView
+    from core.store import SessionStore
     from widgets.browser import BrowserPanel
 
 TAB_TITLE = "Likelihood"
@@ -62,29 +62,24 @@ class LikelihoodController(QObject):
     def refresh(self) -> JobHandle | None:
         """Read the shown category's scores (the picked model, else the one the saved
         cut-off is for, else the first) and hand them to the tab."""
-        from core.likelihood import LikelihoodView, load_likelihood_view
+        from core.likelihood import load_likelihood_view
 
-        store, category = self.app.store, self.browser.category
-        if store is None or category is None:
+        category = self.browser.category
+        if self.app.store is None or category is None:
             self.panel.show_view(None)
             return None
         wanted = self.wanted
 
-        def run(ctx: JobContext) -> LikelihoodView | None:
-            ctx.progress(0, None, category)
+        def read(store: SessionStore) -> LikelihoodView | None:
             return load_likelihood_view(store, category, wanted)
 
-        handle = self.app.run_job(
-            Job(f"Read likelihoods of {category}", run, kind="likelihood.read", quiet=True)
-        )
-        handle.succeeded.connect(self._arrived)
+        handle = self.app.reads.request("likelihood", read, self._arrived)
         self.last_handle = handle
         return handle
 
-    def _arrived(self, outcome: JobSucceeded[Any]) -> None:
+    def _arrived(self, view: LikelihoodView | None) -> None:
         from dataclasses import replace
 
-        view = outcome.result
         if view is None:
             self.panel.show_view(None)
         elif view.table.category == self.browser.category:
@@ -135,29 +130,20 @@ class LikelihoodController(QObject):
         self.last_handle = handle
         return handle
 
-    def save_cutoff(self, settings: CutoffSettings) -> JobHandle | None:
-        """Store the model_tail sub-tier of the shown category (a job)."""
+    def save_cutoff(self, settings: CutoffSettings) -> bool | None:
+        """Store the model_tail sub-tier of the shown category (through the writer, on its
+        thread: it rewrites every member's row)."""
         from core.likelihood import save_model_tail
 
-        store, category = self.app.store, self.browser.category
-        if store is None or category is None:
+        category = self.browser.category
+        if self.app.store is None or category is None:
             return None
-
-        def run(ctx: JobContext) -> dict[str, int]:
-            ctx.progress(0, 1, category)
-            return save_model_tail(store, category, settings)
-
-        handle = self.app.run_job(
-            Job(
-                f"Save model_tail of {category}",
-                run,
-                kind="likelihood.cutoff",
-                params={"category": category, **settings.__dict__},
-                writes=frozenset({Topic.LIKELIHOOD}),
-            )
+        return self.app.writer.write(
+            f"the model_tail cut-off of {category}",
+            lambda store: save_model_tail(store, category, settings),
+            writes={Topic.LIKELIHOOD},
+            at_once=False,
         )
-        self.last_handle = handle
-        return handle
 
     def _inspect(self, qid: str) -> None:
         self.browser.state.selection.entity = qid  # the Browser's row and inspector follow

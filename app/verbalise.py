@@ -123,13 +123,13 @@ class VerbaliseController(QObject):
             )
 
     def save_settings(self) -> None:
-        store = self.app.store
-        if store is None:
-            return
-        try:
-            store.set_meta(SETTINGS_META_KEY, json.dumps(self.panel.settings()))
-        except Exception as error:  # a locked session must not lose the UI
-            log.warning("verbalise settings not saved: %s", error)
+        settings = json.dumps(self.panel.settings())
+        self.app.writer.write(
+            "the Verbalise settings",
+            lambda store: store.set_meta(SETTINGS_META_KEY, settings),
+            # A session that cannot take them must not lose the UI.
+            on_error=lambda error: log.warning("verbalise settings not saved: %s", error),
+        )
 
     # -- models ----------------------------------------------------------------------------
     def refresh_models(self) -> None:

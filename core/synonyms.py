@@ -142,7 +142,7 @@ def list_synonyms(store: SessionStore, *, entity: str | None = None) -> list[Syn
     )
     if entity:
         query = query.where(EntitySynonym.entity == entity.strip())
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         return [
             SynonymRow(r.entity, r.synonym, r.lang or "", r.source, r.id) for r in db.scalars(query)
         ]

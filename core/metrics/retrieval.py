@@ -282,7 +282,7 @@ def unit_triples(
     )
     if langs:
         query = query.where(UnitTriple.lang.in_(list(langs)))
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         if unit_ids is None:
             for row in db.scalars(query):
                 rows_by_set[(row.unit_id, row.lang, row.tripleset)].append(row.shown())

@@ -342,7 +342,7 @@ def load_frame(store: Any, *, human: bool = True, runs: Sequence[int] | None = N
         from core.annotation import per_item_values
 
         ratings = per_item_values(store)  # its own transaction: they never nest
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         categories = dict(db.execute(select(Category.id, Category.name)).all())
         contexts = _contexts(db, categories)
         existing = list(db.scalars(select(ModelRun.id).order_by(ModelRun.id)))
@@ -415,7 +415,7 @@ def available_metrics(store: Any) -> list[tuple[str, int]]:
     in the study table's order. One cheap aggregate query: it runs on the UI thread."""
     from sqlalchemy import text
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         counts = dict(
             db.execute(
                 text(
@@ -445,7 +445,7 @@ def available_runs(store: Any) -> list[tuple[int, str, str]]:
 
     from core.store.models import ModelRun
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         return [
             (run_id, model_name(system, model), status or "")
             for run_id, system, model, status in db.execute(

@@ -19,6 +19,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -65,6 +66,8 @@ _HEADER_SIZE = 100
 # Execution option read by the "begin" listener: which BEGIN statement to issue (a
 # connection that writes in several steps, as scoring does, sets it to "BEGIN IMMEDIATE").
 BEGIN_OPTION = "taillens_begin"
+# Set by SessionStore.without_waiting(): the "begin" listener sets a busy timeout of 0.
+_NO_WAIT: ContextVar[bool] = ContextVar("taillens_no_wait", default=False)
 
 
 # -- Alembic -------------------------------------------------------------------------
@@ -385,6 +388,13 @@ def _make_engine(
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
+        # Inside SessionStore.without_waiting() a busy lock fails at once (busy timeout 0);
+        # the connection's own timeout comes back with its next transaction.
+        wanted = 0 if _NO_WAIT.get() else busy_ms
+        info = connection.connection.info
+        if info.get("busy_ms", busy_ms) != wanted:
+            connection.exec_driver_sql(f"PRAGMA busy_timeout={wanted}")
+            info["busy_ms"] = wanted
         connection.exec_driver_sql(connection.get_execution_options().get(BEGIN_OPTION, "BEGIN"))
 
     return engine
@@ -768,6 +778,18 @@ class SessionStore:
             raise
         finally:
             db.close()
+
+    @contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """Within this block (in this thread), a unit of work that finds the write lock
+        held raises :class:`SessionLockedError` at once instead of waiting for the busy
+        timeout: the UI thread writes through it (``app.session_io.SessionWriter``) and
+        hands a refused write to a worker that waits."""
+        reset = _NO_WAIT.set(True)
+        try:
+            yield
+        finally:
+            _NO_WAIT.reset(reset)
 
     @contextmanager
     def snapshot(self) -> Iterator[Session]:

@@ -317,10 +317,11 @@ def test_reference_errors_for_silver_texts(qtbot, wired, built) -> None:
     assert saved.error_taxonomy == {"accuracy": ["omission"], "fluency": ["spelling"]}
 
 
-def test_agreement_tab_shows_alpha_and_golden_accuracy(wired) -> None:
+def test_agreement_tab_shows_alpha_and_golden_accuracy(qtbot, wired) -> None:
     window, controller, annotate, panel = wired
     panel.tabs.setCurrentIndex(1)
     table = panel.groups_table
+    qtbot.waitUntil(lambda: table.rowCount() > 0, timeout=10_000)  # a view read
     labels = [table.item(r, 0).text() for r in range(table.rowCount())]
     assert labels[0] == "all"
     assert {"category=City", "category=Person", "tier=head", "tier=long_tail"} <= set(labels)
@@ -486,7 +487,7 @@ def test_diff_marks_insertions_and_deletions() -> None:
     assert "&lt;b&gt;" in diff_html("x", "<b>")
 
 
-def test_agreement_tab_can_weight_items_by_sampling_weight(wired) -> None:
+def test_agreement_tab_can_weight_items_by_sampling_weight(qtbot, wired) -> None:
     from sqlalchemy import select
 
     from core.store.models import DataUnit
@@ -501,6 +502,11 @@ def test_agreement_tab_can_weight_items_by_sampling_weight(wired) -> None:
     plain = aggregate_annotations(controller.store).overall
     heavy = aggregate_annotations(controller.store, weighted=True).overall
     assert heavy.fluency_mean < plain.fluency_mean
-    assert panel.groups_table.item(0, 4).text() == f"{plain.fluency_mean:.2f}"
+
+    def mean_shown() -> str | None:  # the agreement is a view read, off the UI thread
+        item = panel.groups_table.item(0, 4) if panel.groups_table.rowCount() else None
+        return None if item is None else item.text()
+
+    qtbot.waitUntil(lambda: mean_shown() == f"{plain.fluency_mean:.2f}", timeout=10_000)
     panel.weighted_check.setChecked(True)  # refreshes the tab
-    assert panel.groups_table.item(0, 4).text() == f"{heavy.fluency_mean:.2f}"
+    qtbot.waitUntil(lambda: mean_shown() == f"{heavy.fluency_mean:.2f}", timeout=10_000)

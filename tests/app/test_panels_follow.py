@@ -24,6 +24,7 @@ from core.labels import plural
 from tests.core.formats.conftest import TAILNLG
 from tests.core.formats.test_webnlg_releases import WEBNLG_2017
 from tests.fixtures import report_session as fixture_module
+from tests.fixtures.jobs import is_fetch
 from tests.fixtures.report_session import ReportSession
 
 report_session = fixture_module.report_session  # registers the fixture here
@@ -96,7 +97,7 @@ def test_compare_with_draws_a_category_fetched_after_it_was_ticked(
     panel = browser.panel
     panel.category_combo.setCurrentText("Monument")
     panel.limit_spin.setValue(150)
-    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
     food = panel.compare_list.findItems("Food", Qt.MatchFlag.MatchExactly)[0]
     food.setCheckState(Qt.CheckState.Checked)  # Food has no members yet: nothing to draw
