@@ -362,10 +362,21 @@ class BrowserController(QObject):
         user confirms first (``confirm(question) -> bool``, a dialog by default)."""
         from core.errors import UserFacingError
         from core.wikidata.cache import fetched_count
-        from core.wikidata.category_store import find_category, save_category, session_categories
+        from core.wikidata.category_store import (
+            check_category,
+            find_category,
+            save_category,
+            session_categories,
+        )
 
         store = self.store
         if store is None:
+            return False
+        try:
+            # Refused at once, not after the writes queued before it have landed.
+            check_category(category)
+        except UserFacingError as error:
+            self.app.window.show_error("Category not saved", str(error))
             return False
         try:
             existing = find_category(store, category.name)
