@@ -187,10 +187,6 @@ class Perplexity:
     def load(self) -> LoadedModel:
         return self._slot.load()
 
-    @property
-    def is_loaded(self) -> bool:
-        return self._slot.loaded is not None
-
     def share_model(self, other: Perplexity) -> None:
         """Use ``other``'s model (loaded or not) from now on: the same folder on the same
         device in the same dtype is then in memory once, and closing either frees it."""

@@ -136,12 +136,6 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _to_bytes(vector: Any) -> bytes:
-    import numpy as np
-
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
 def cached_vectors(
     store: SessionStore, fingerprint: str, hashes: Sequence[str]
 ) -> dict[str, bytes]:
