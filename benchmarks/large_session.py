@@ -6,7 +6,7 @@ time and peak memory.
         [--steps paint,window,score] [--repeat 3]
 
 Builds the session through core: the TailNLG benchmark is imported once
-(/work/shared/data/tailnlg/), then its units (triples and references included) are
+(tailnlg/ in the data folder), then its units (triples and references included) are
 copied under new ids (``<uid>#copyN``) until there are --units of them, and one
 external model run gets a verbalisation per unit. Each export then runs the real CLI
 (`python -m app export OUT --session S --format F`) in a fresh process; the script
@@ -36,7 +36,10 @@ from measure import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-TAILNLG = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
+from tests.shared_data import TAILNLG as TAILNLG_PARTS  # noqa: E402
+from tests.shared_data import benchmark_input, data_path  # noqa: E402
+
+TAILNLG = data_path(*TAILNLG_PARTS)
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
@@ -199,9 +202,7 @@ def main() -> int:
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per step (median)")
     args = parser.parse_args()
-    if not TAILNLG.is_file():
-        print(f"The TailNLG benchmark is not at {TAILNLG}", file=sys.stderr)
-        return 2
+    benchmark_input(*TAILNLG_PARTS)
     print("# PYTHONPATH=$PWD python benchmarks/large_session.py " + " ".join(sys.argv[1:]))
     with tempfile.TemporaryDirectory() as folder:
         session = args.keep or Path(folder) / "large.taillens"

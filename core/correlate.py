@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from core import heavy
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.labels import plural
@@ -437,15 +438,15 @@ class CorrelationResult:
 
 def coefficients(xs: Sequence[float], ys: Sequence[float]) -> dict[str, Any]:
     """Pearson, Spearman and Kendall tau-b with two-sided p-values (scipy), or a note."""
-    from scipy import stats
-
     n = len(xs)
     if n < MIN_PAIRS:
         return {"note": f"fewer than {MIN_PAIRS} pairs"}
     if len(set(xs)) < 2 or len(set(ys)) < 2:
         return {"note": "one side is constant"}
     out: dict[str, Any] = {}
-    with warnings.catch_warnings():
+    with heavy.lock(), warnings.catch_warnings():
+        from scipy import stats
+
         warnings.simplefilter("ignore")
         for name, function in (
             ("pearson", stats.pearsonr),

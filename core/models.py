@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import heavy
 from core.errors import UserFacingError
 
 CAUSAL, SEQ2SEQ, UNKNOWN = "causal", "seq2seq", "unknown"
@@ -384,7 +385,8 @@ def model_fingerprint(folder: Path) -> str:
 
 def select_device(requested: str = "auto") -> str:
     """cuda when there is a GPU, then Apple's mps, else cpu; a named device is checked."""
-    import torch
+    with heavy.lock():
+        import torch
 
     requested = (requested or "auto").lower()
     if requested == "auto":
@@ -412,7 +414,8 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 def select_dtype(requested: str, device: str) -> str:
     """bfloat16 on GPUs that support it, float16 on mps, float32 otherwise."""
-    import torch
+    with heavy.lock():
+        import torch
 
     requested = (requested or "auto").lower()
     if requested not in DTYPES:
@@ -450,9 +453,10 @@ def load_model(
     chosen_device = select_device(device)
     chosen_dtype = select_dtype(dtype, chosen_device)
     _offline()
-    import torch
-    import transformers
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+    with heavy.lock():
+        import torch
+        import transformers
+        from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
     transformers.utils.logging.disable_progress_bar()
     auto = AutoModelForSeq2SeqLM if kind == SEQ2SEQ else AutoModelForCausalLM
@@ -476,7 +480,8 @@ def load_tokenizer(name_or_path: str | Path) -> Any:
     """Only the tokenizer of a model (fast: for prompt previews, no weights loaded)."""
     folder = resolve_model(name_or_path)
     _offline()
-    from transformers import AutoTokenizer
+    with heavy.lock():
+        from transformers import AutoTokenizer
 
     try:
         return AutoTokenizer.from_pretrained(folder, local_files_only=True)
@@ -521,7 +526,8 @@ def free_device_memory(device: str) -> None:
     if gc.isenabled() or threading.current_thread() is threading.main_thread():
         gc.collect()
     if device.startswith("cuda"):
-        import torch
+        with heavy.lock():
+            import torch
 
         torch.cuda.empty_cache()
 

@@ -89,10 +89,6 @@ class EntityTableModel(QAbstractTableModel):
         self._tier_filter, self._wiki_filter, self._text_filter = tier, wiki, text.strip().lower()
         self._relayout()
 
-    def entity_at(self, row: int) -> int:
-        """The entity index (into the columns) shown at view row ``row``."""
-        return int(self.order[row])
-
     def row_of(self, qid: str) -> int | None:
         try:
             entity = self.columns.qids.index(qid)

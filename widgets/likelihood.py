@@ -224,14 +224,6 @@ class LikelihoodPanel(QWidget):
         self.view = replace(view, table=replace(view.table, tiers=tiers))
         self._update_disagreements()
 
-    def set_cutoff(self, value: float) -> None:
-        """Move the line (as a drag would, without storing)."""
-        self.cutoff = float(value)
-        self.line.blockSignals(True)
-        self.line.setValue(self.cutoff)
-        self.line.blockSignals(False)
-        self._update_disagreements()
-
     # -- drawing -----------------------------------------------------------------------------
     def _redraw(self, reset: bool = False) -> None:
         view = self.view

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import heavy
 from core.metrics.base import METEOR, CorpusFromSentences, MetricValue, ScoringItem
 
 ENV = "TAILLENS_WORDNET"
@@ -161,8 +162,9 @@ def load_wordnet(folder: Path) -> Any:
     with _LOCK:
         if folder in _READERS:
             return _READERS[folder]
-        import nltk.data
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader
+        with heavy.lock():
+            import nltk.data
+            from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
         class LocalWordNet(WordNetCorpusReader):
             """A plain WordNet folder: ``lexnames`` may be missing (Debian's); no OMW."""
@@ -246,7 +248,8 @@ class Meteor(CorpusFromSentences):
 
         if not self.status.found:
             return [MetricValue(None, {"note": self.absent_reason}) for _ in items]
-        from nltk.translate.meteor_score import meteor_score
+        with heavy.lock():
+            from nltk.translate.meteor_score import meteor_score
 
         if self._reader is None:
             self._reader = _SynonymCache(load_wordnet(self.status.folder))  # type: ignore[arg-type]

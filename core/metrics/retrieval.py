@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core import heavy
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.metrics.similarity import linearise, load_encoder, resolve_encoder
@@ -125,7 +126,8 @@ def open_encoder(
 
 def _auto_device() -> str:
     try:
-        import torch
+        with heavy.lock():
+            import torch
 
         return "cuda" if torch.cuda.is_available() else "cpu"
     except ImportError:  # pragma: no cover - torch is a dependency of the model stack
@@ -134,12 +136,6 @@ def _auto_device() -> str:
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _to_bytes(vector: Any) -> bytes:
-    import numpy as np
-
-    return np.asarray(vector, dtype="<f4").tobytes()
 
 
 def cached_vectors(

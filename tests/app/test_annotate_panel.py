@@ -38,6 +38,15 @@ def wired(qtbot, built: ReportSession, settings: QSettings):
     controller.shutdown()
 
 
+def activate(qtbot, window) -> None:
+    """Show and activate the window, so keyboard focus moves as it does for a user (a
+    hidden or inactive window has no focus widget, and a focus check would prove nothing)."""
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+
+
 def choose(panel, name: str) -> None:
     index = panel.annotator_combo.findText(name)
     assert index > 0, name
@@ -120,6 +129,7 @@ def test_keyboard_flow_saves_moves_on_and_undoes(qtbot, wired, built) -> None:
 
 def test_undo_puts_the_rating_and_correction_back_for_editing(qtbot, wired, built) -> None:
     window, controller, annotate, panel = wired
+    activate(qtbot, window)
     choose(panel, "ana")
     queue_of(panel)
     ana = built.annotators["ana"]
@@ -130,7 +140,7 @@ def test_undo_puts_the_rating_and_correction_back_for_editing(qtbot, wired, buil
     qtbot.keyClick(panel, "n")
     panel.blame_checks["object"].setChecked(True)
     qtbot.keyClick(panel, "c")  # to the correction
-    assert panel.correction_edit.hasFocus() or QApplication.focusWidget() is None
+    assert QApplication.focusWidget() is panel.correction_edit
     panel.correction_edit.setPlainText("u7 en text, corrected.")
     qtbot.keyClick(panel.correction_edit, Qt.Key.Key_Return, CTRL)
     assert rating_of(controller.store, ana, u7).corrected_text == "u7 en text, corrected."
@@ -144,6 +154,9 @@ def test_undo_puts_the_rating_and_correction_back_for_editing(qtbot, wired, buil
     assert (panel.fluency(), panel.adequacy()) == (3, 1)
     assert panel.blame_checks["object"].isChecked()
     assert panel.correction_edit.toPlainText() == "u7 en text, corrected."
+    # Keys back to the panel (Esc) before rating: focus may still be in the correction box
+    # after Ctrl+Enter (issue 19 lists that as an Annotate defect of its own).
+    qtbot.keyClick(panel.correction_edit, Qt.Key.Key_Escape)
     qtbot.keyClick(panel, "2")
     qtbot.keyClick(panel, Qt.Key.Key_Return)
     saved = rating_of(controller.store, ana, u7)
@@ -162,18 +175,12 @@ def test_keys_for_back_skip_blame_and_correction(qtbot, wired, built) -> None:
     qtbot.keyClick(panel, "b")  # blame does not apply to an unrated adequacy: says so
     assert "No or Not sure" in panel.message_label.text()
     qtbot.keyClick(panel, "n")
-    window.show()
-    qtbot.waitExposed(window)
-    window.activateWindow()
+    activate(qtbot, window)
     qtbot.keyClick(panel, "b")
-    assert panel.isAncestorOf(QApplication.focusWidget() or panel)
-    focus = QApplication.focusWidget()
-    if focus is not None:
-        assert panel.blame_box.isAncestorOf(focus)
+    assert panel.blame_box.isAncestorOf(QApplication.focusWidget())
     qtbot.keyClick(panel, "c")
     editor = panel.correction_edit
-    if QApplication.focusWidget() is not None:
-        assert QApplication.focusWidget() is editor
+    assert QApplication.focusWidget() is editor
     # In the correction box, letters are text; Esc gives the keys back to the panel.
     qtbot.keyClicks(editor, " now s")
     assert panel.adequacy() == 1

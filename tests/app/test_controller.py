@@ -12,6 +12,7 @@ from PySide6.QtCore import QSettings
 from app.controller import AppController
 from core.jobs import Job, JobContext
 from core.store import SessionStore
+from tests.shared_data import TAILNLG, require
 from widgets.main_window import MainWindow
 
 
@@ -125,16 +126,12 @@ def test_failure_is_written_to_the_log_file(qtbot, window_and_controller, taille
     assert "malformed page 3" in text and "Traceback" in text
 
 
-TAILNLG = (
-    Path(__file__).resolve().parents[3] / "shared" / "data" / "tailnlg" / "longTailWebNLG-v1.0.xml"
-)
-
-
 def test_import_and_export_from_the_file_menu(qtbot, window_and_controller, tmp_path) -> None:
+    tailnlg = require(*TAILNLG)
     window, controller = window_and_controller
     assert window.action_import.isEnabled() and window.action_export.isEnabled()
     assert controller.new_session(tmp_path / "units.taillens")
-    window.import_requested.emit(str(TAILNLG), "tailnlg")  # as File ▸ Import… does
+    window.import_requested.emit(str(tailnlg), "tailnlg")  # as File ▸ Import… does
     qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
     qtbot.waitUntil(
         lambda: window.last_message is not None and "615 units" in window.last_message.text(),
