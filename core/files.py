@@ -40,6 +40,8 @@ class UnreadableFileError(UserFacingError):
 
 
 def _size(n: int) -> str:
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):,.1f} GB"
     return f"{n / MB:,.1f} MB" if n >= MB // 10 else f"{n:,} bytes"
 
 

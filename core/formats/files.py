@@ -191,3 +191,11 @@ class CsvWriter:
     def writerows(self, rows: Iterable[Sequence[Any] | Mapping[str, Any]]) -> None:
         for row in rows:
             self.writerow(row)
+
+
+# What an import that failed on a refused write (the disk is full) kept: it is one
+# transaction, so nothing (Job.kept).
+IMPORT_KEPT = (
+    "Nothing of this import was saved (it is written in one transaction): the session "
+    "is as it was before it."
+)
