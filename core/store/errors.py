@@ -144,7 +144,12 @@ class SessionStorageError(SessionError):
     )
 
     def __init__(
-        self, path: Path | str, problem: str, kept: str = "", *, action: str = "save to"
+        self,
+        path: Path | str,
+        problem: str,
+        kept: str = "",
+        *,
+        action: str = "save to the session",
     ) -> None:
         from core.files import free_space
 
@@ -155,7 +160,7 @@ class SessionStorageError(SessionError):
         self.action = action
         super().__init__(
             path,
-            f"Cannot {action} the session {path.name}: {problem} (in {path.parent}"
+            f"Cannot {action} {path.name}: {problem} (in {path.parent}"
             f"{'; ' + free if free else ''}). {self.kept} Free some space and run it "
             f"again (full path: {path}).",
         )

@@ -554,6 +554,16 @@ def _copy_database(
                     return candidate
         os.replace(partial, dest)
         return dest
+    except (OSError, sqlite3.Error) as exc:
+        problem = _storage_problem(exc)
+        if problem is None:
+            raise
+        raise SessionStorageError(
+            dest,
+            problem,
+            "Nothing was written (the partial copy was removed); the session copied is unchanged.",
+            action="write the copy",
+        ) from exc
     finally:
         for leftover in (partial, _wal_path(partial), _shm_path(partial)):
             leftover.unlink(missing_ok=True)
@@ -679,11 +689,15 @@ class SessionStore:
             _make_self_contained(building)
             _place_without_overwriting(building, path)
         except SessionStorageError as exc:
-            raise SessionStorageError(path, exc.problem, _NOT_CREATED, action="create") from exc
+            raise SessionStorageError(
+                path, exc.problem, _NOT_CREATED, action="create the session"
+            ) from exc
         except (OSError, sqlite3.Error) as exc:
             problem = _storage_problem(exc)
             if problem is not None:
-                raise SessionStorageError(path, problem, _NOT_CREATED, action="create") from exc
+                raise SessionStorageError(
+                    path, problem, _NOT_CREATED, action="create the session"
+                ) from exc
             raise SessionError(
                 path,
                 f"Cannot create the session {path.name}: {getattr(exc, 'strerror', '') or exc}. "

@@ -235,3 +235,22 @@ def test_a_real_full_disk(small_disk: Path, tmp_path: Path, taillens_home: Path)
     assert "keeps the scores it had before" in assert_disk_full_message(result, session)
     filler.unlink()
     assert counts(session) == held
+
+
+def test_save_a_copy_onto_a_full_disk(small_disk: Path, session: Path) -> None:
+    """File ▸ Save a Copy (SQLite's backup API) onto a full disk: the message names the
+    copy, nothing is left there, and the session copied is unchanged."""
+    from core.store import SessionStorageError, SessionStore
+
+    before = counts(session)
+    fill(small_disk, 0)
+    copy = small_disk / "copy.taillens"
+    with SessionStore.open(session) as store, pytest.raises(SessionStorageError) as raised:
+        store.copy_to(copy)
+    message = str(raised.value)
+    assert message.startswith(
+        f"Cannot write the copy copy.taillens: the disk is full (in {small_disk}"
+    )
+    assert "Nothing was written" in message
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
+    assert counts(session) == before
