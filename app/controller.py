@@ -185,6 +185,7 @@ class AppController(QObject):
         ``lang`` is the language of WebNLG texts that carry none."""
         from core.changes import IMPORT_WRITES
         from core.formats import IMPORT_FORMATS, FormatError, detect_format
+        from core.formats.files import IMPORT_KEPT
         from core.formats.webnlg import check_import_path, file_language
 
         store = self.store
@@ -210,6 +211,7 @@ class AppController(QObject):
             kind="import",
             params={"file": str(path), "format": format_name, **options},
             writes=IMPORT_WRITES,
+            kept=lambda: IMPORT_KEPT,
         )
         handle = self.run_job(job)
         handle.succeeded.connect(lambda outcome: self._show_import_report(path, outcome.result))

@@ -141,10 +141,19 @@ def build_window(settings=None, hold_jobs: bool = False):
 
 
 def install_excepthook(window) -> None:
-    """Errors that escape a slot go to the error log panel and the log file."""
+    """Errors that escape a slot go to the error log panel and the log file; one written
+    for the user (a :class:`UserFacingError`, e.g. a rating saved on a full disk) is shown
+    as its message, not as a bug."""
     previous = sys.excepthook
 
     def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
+        if isinstance(error, UserFacingError):
+            log.warning("%s", error)
+            try:
+                window.show_job_failure("The last action", str(error), "")
+            except Exception:  # never let the hook itself raise
+                previous(kind, error, tb)
+            return
         details = "".join(traceback.format_exception(kind, error, tb))
         log.error("unexpected error\n%s", details)
         try:

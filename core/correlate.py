@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from core import heavy
+from core import files, heavy
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.labels import plural
@@ -90,16 +90,9 @@ class _ParsedFile:
 
 
 def _read_json(path: Path) -> Any:
-    if not path.exists():
-        raise JudgmentError(f"{path}: no such file")
-    if not path.is_file():
-        raise JudgmentError(f"{path}: not a regular file")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise JudgmentError(f"{path}: not UTF-8 (byte offset {error.start})") from error
-    except OSError as error:
-        raise JudgmentError(f"{path}: cannot be read ({error.strerror or error})") from error
+    text = files.read_text(
+        path, limit=files.JUDGMENTS_LIMIT, what="the judgments file", error=JudgmentError
+    )
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:

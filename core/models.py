@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import heavy
+from core import files, heavy
 from core.errors import UserFacingError
 
 CAUSAL, SEQ2SEQ, UNKNOWN = "causal", "seq2seq", "unknown"
@@ -110,11 +110,11 @@ def configured_model_folders() -> list[Path]:
     if env:
         folders += [Path(p).expanduser() for p in env.split(os.pathsep) if p]
     settings = _settings_file()
-    if settings.is_file():
+    if settings.exists():
         try:
-            data = json.loads(settings.read_text(encoding="utf-8"))
+            data = json.loads(files.read_text(settings, limit=files.SETTINGS_LIMIT))
             folders += [Path(p).expanduser() for p in data.get("folders", [])]
-        except (OSError, ValueError, AttributeError, TypeError):
+        except (UserFacingError, ValueError, AttributeError, TypeError):
             pass  # a damaged settings file must not hide the cache's models
     return list(dict.fromkeys(folders))
 
@@ -131,8 +131,10 @@ def _read_config(folder: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ModelError(f"{folder} holds no config.json: it is not a transformers model folder")
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        config = json.loads(
+            files.read_text(path, limit=files.CONFIG_LIMIT, what="the model's config")
+        )
+    except (UserFacingError, ValueError) as exc:
         raise ModelError(
             f"{path} cannot be read as JSON ({exc}): the model folder is "
             "damaged; download or copy it again"
@@ -303,9 +305,11 @@ def _weight_files(folder: Path) -> list[Path]:
         index = folder / index_name
         if index.is_file():
             try:
-                weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+                weight_map = json.loads(files.read_text(index, limit=files.CONFIG_LIMIT))[
+                    "weight_map"
+                ]
                 shards = sorted(set(weight_map.values()))
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            except (UserFacingError, ValueError, KeyError, TypeError, AttributeError):
                 raise ModelError(f"{index} is damaged (no readable weight_map)") from None
             missing = [s for s in shards if not (folder / s).is_file()]
             if missing:

@@ -75,6 +75,7 @@ def run_import(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.changes import IMPORT_WRITES
     from core.formats import IMPORT_FORMATS, FormatError, detect_format
+    from core.formats.files import IMPORT_KEPT
     from core.formats.webnlg import check_import_path, file_language
     from core.jobs import Job
     from core.store import SessionStore, discard_new_session, file_identity
@@ -105,6 +106,7 @@ def run_import(args: argparse.Namespace) -> int:
                 kind="import",
                 params={"path": str(args.file), "format": name, **options},
                 writes=IMPORT_WRITES,
+                kept=lambda: IMPORT_KEPT,
             )
             report = run_in_terminal(job, quiet=args.quiet)
     except BaseException:

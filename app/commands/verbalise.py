@@ -110,6 +110,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _templates(specs: list[str]) -> dict[str, str]:
+    from core import files
     from core.errors import UserFacingError
 
     templates = {}
@@ -117,11 +118,9 @@ def _templates(specs: list[str]) -> dict[str, str]:
         lang, sep, file_name = spec.partition("=")
         if not sep or not lang.strip() or not file_name.strip():
             raise UserFacingError(f"--prompt-template wants LANG=FILE, got {spec!r}")
-        path = Path(file_name.strip()).expanduser()
-        try:
-            templates[lang.strip()] = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserFacingError(f"cannot read the prompt template {path}: {exc}") from None
+        templates[lang.strip()] = files.read_text(
+            Path(file_name.strip()), limit=files.TEMPLATE_LIMIT, what="the prompt template"
+        )
     return templates
 
 

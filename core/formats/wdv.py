@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from core.annotation import ADEQUACY_LABELS, aggregates
 from core.changes import IMPORT_WRITES
 from core.formats.csv_export import category_of
-from core.formats.files import FormatError, atomic_output, check_readable
+from core.formats.files import IMPORT_KEPT, FormatError, atomic_output, check_readable
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
 
@@ -802,6 +802,7 @@ def import_job(store: SessionStore, path: Path | str) -> Job[ImportReport]:
         title=f"Import {path.name}",
         run=lambda ctx: import_wdv(store, path, ctx=ctx),
         kind="import",
+        kept=lambda: IMPORT_KEPT,
         params={"path": str(path), "format": "wdv"},
         writes=IMPORT_WRITES,
     )

@@ -123,7 +123,11 @@ def _layer_for(name: str, path: Path) -> int:
         return int(model2layers[name])
     import json
 
-    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    from core import files
+
+    config = json.loads(
+        files.read_text(path / "config.json", limit=files.CONFIG_LIMIT, what="the model's config")
+    )
     layers = config.get("num_hidden_layers") or config.get("n_layers") or config.get("num_layers")
     if not layers:
         from core.errors import UserFacingError

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from core import heavy
+from core.errors import UserFacingError
+from core.files import check_readable
 from core.metrics.base import METEOR, CorpusFromSentences, MetricValue, ScoringItem
 
 ENV = "TAILLENS_WORDNET"
@@ -225,14 +227,18 @@ class Meteor(CorpusFromSentences):
         )
 
     def _wordnet_version(self) -> str:
-        data = self.status.folder / "data.adj" if self.status.folder else None
+        if self.status.folder is None:
+            return "unknown"
         try:
-            with open(data, encoding="utf-8", errors="replace") as handle:  # type: ignore[arg-type]
+            # Checked first (core.files): a device or FIFO in its place would be read
+            # without end, as one line.
+            data = check_readable(self.status.folder / "data.adj")
+            with open(data, encoding="utf-8", errors="replace") as handle:
                 for _, line in zip(range(40), handle, strict=False):
                     found = _VERSION.search(line)
                     if found:
                         return found.group(1)
-        except OSError:
+        except (OSError, UserFacingError):
             pass
         return "unknown"
 

@@ -28,11 +28,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from sqlalchemy import Connection, Engine, create_engine, event, func, select, update
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, ExceptionContext
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 import core
+from core.files import disk_problem
 from core.output_guard import (
     SESSION_APPLICATION_ID,
     check_output_target,
@@ -50,6 +51,7 @@ from core.store.errors import (
     SessionLockedError,
     SessionMissingError,
     SessionReadOnlyError,
+    SessionStorageError,
     SessionTooNewError,
 )
 from core.store.models import Base, JobHistory, SessionMeta
@@ -323,14 +325,35 @@ def read_session_info(path: Path | str) -> SessionInfo:
 # -- engines and errors ---------------------------------------------------------------
 
 
+_NOT_CREATED = "Nothing was left behind (the partly built file was removed)."
+_SQLITE_IOERR, _SQLITE_FULL = 10, 13  # primary result codes (extended codes keep them)
+
+
+def _storage_problem(error: BaseException) -> str | None:
+    """Why the disk refused SQLite's write, in words, or None for any other error."""
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    message = str(error).lower()
+    if primary == _SQLITE_FULL or "database or disk is full" in message:
+        return "the disk is full"
+    if primary == _SQLITE_IOERR or "disk i/o error" in message:
+        return "the disk reported an input/output error (is it full or removed?)"
+    return disk_problem(error)
+
+
 def translate_error(exc: BaseException, path: Path) -> BaseException:
     """The :class:`SessionError` a database error means for the user, or ``exc`` itself."""
     if isinstance(exc, SessionError):
         return exc
     original = getattr(exc, "orig", exc)
+    if isinstance(original, OSError) and disk_problem(original) is not None:
+        return SessionStorageError(path, str(disk_problem(original)))
     if not isinstance(original, sqlite3.DatabaseError):
         return exc
     message = str(original).lower()
+    problem = _storage_problem(original)
+    if problem is not None:
+        return SessionStorageError(path, problem)
     if "locked" in message or "busy" in message:
         return SessionLockedError(path)
     if "readonly" in message or "read-only" in message:
@@ -385,6 +408,13 @@ def _make_engine(
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
+
+    @event.listens_for(engine, "handle_error")
+    def _on_error(context: ExceptionContext) -> BaseException | None:
+        # Any statement or commit on a session the disk refuses (full, over quota, an I/O
+        # error) becomes one SessionStorageError, wherever in core the write was made.
+        problem = _storage_problem(context.original_exception)
+        return None if problem is None else SessionStorageError(path, problem)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
@@ -534,6 +564,16 @@ def _copy_database(
                     return candidate
         os.replace(partial, dest)
         return dest
+    except (OSError, sqlite3.Error) as exc:
+        problem = _storage_problem(exc)
+        if problem is None:
+            raise
+        raise SessionStorageError(
+            dest,
+            problem,
+            "Nothing was written (the partial copy was removed); the session copied is unchanged.",
+            action="write the copy",
+        ) from exc
     finally:
         for leftover in (partial, _wal_path(partial), _shm_path(partial)):
             leftover.unlink(missing_ok=True)
@@ -658,10 +698,19 @@ class SessionStore:
             cls._write_creation_meta(building, busy_timeout_s)
             _make_self_contained(building)
             _place_without_overwriting(building, path)
-        except OSError as exc:
+        except SessionStorageError as exc:
+            raise SessionStorageError(
+                path, exc.problem, _NOT_CREATED, action="create the session"
+            ) from exc
+        except (OSError, sqlite3.Error) as exc:
+            problem = _storage_problem(exc)
+            if problem is not None:
+                raise SessionStorageError(
+                    path, problem, _NOT_CREATED, action="create the session"
+                ) from exc
             raise SessionError(
                 path,
-                f"Cannot create the session {path.name}: {exc.strerror or exc}. "
+                f"Cannot create the session {path.name}: {getattr(exc, 'strerror', '') or exc}. "
                 f"Check the folder {path.parent} and free disk space.",
             ) from exc
         finally:

@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import socket
@@ -45,7 +46,7 @@ from core.errors import UserFacingError
 from core.jobs import Job, JobCancelled, JobContext
 from core.labels import plural
 from core.models import free_device_memory, is_out_of_memory, prompt_token_ids
-from core.store import SessionStore
+from core.store import SessionStorageError, SessionStore
 from core.store import models as m
 from core.verbalise.base import (
     RequestFailure,
@@ -557,7 +558,10 @@ def verbalise_job(
             _set_status(store, run_id, "cancelled", owner)
             raise
         except BaseException:
-            _set_status(store, run_id, "failed", owner)
+            # Where the disk refuses this too, the run stays "running": resumable once
+            # this process (its owner) ends.
+            with contextlib.suppress(SessionStorageError):
+                _set_status(store, run_id, "failed", owner)
             raise
         _set_status(store, run_id, "finished", owner)
         return summary
@@ -726,6 +730,7 @@ def verbalise_job(
         kind="verbalise",
         params=params,
         writes=frozenset({Topic.RUNS}),
+        kept=lambda: _kept(job.partial),
     )
     return job
 
@@ -774,6 +779,17 @@ def _note_replies(
     notes["examples"] = (examples + found)[:_NOTE_EXAMPLES]
     software["reply_notes"] = notes
     run.software = software
+
+
+def _kept(summary: VerbaliseSummary | None) -> str:
+    """What a run that stopped has saved, and how to go on with it."""
+    if summary is None:
+        return "No run was started; the session is as it was."
+    return (
+        f"Run {summary.run_id} keeps the {plural(summary.texts, 'text')} of the batches "
+        "saved before this one (and any from before); the same verbalise command "
+        "resumes it, skipping what is done."
+    )
 
 
 def _progress_message(summary: VerbaliseSummary, done: int, total: int) -> str:

@@ -34,6 +34,7 @@ from core.bounded_read import (
     server_words,
 )
 from core.errors import UserFacingError
+from core.files import check_readable
 from core.jobs import CancelToken, JobCancelled
 from core.wikidata import queries
 from core.wikidata.categories import PID_RE, QID_RE, Category
@@ -390,6 +391,7 @@ class EmbeddedSource:
         formats = {".nt": pyoxigraph.RdfFormat.N_TRIPLES, ".ttl": pyoxigraph.RdfFormat.TURTLE}
         if ext not in formats:
             raise SourceError(f"{path.name}: demo data must be a .nt or .ttl file (optionally .gz)")
+        check_readable(path, what="the demo data", error=SourceError)
         try:
             data = gzip.decompress(path.read_bytes()) if compressed else path.read_bytes()
             store = pyoxigraph.Store()

@@ -496,12 +496,24 @@ def score_job(store: SessionStore, request: ScoringRequest) -> Job[ScoringSummar
     metrics = expand_metric_names(request.metrics)
 
     def run(ctx: JobContext) -> ScoringSummary:
-        summary = _Scorer(store, request, runs, ctx).run()
+        scorer = _Scorer(store, request, runs, ctx)
+        job.partial = scorer.summary
+        summary = scorer.run()
         for note in notes:
             summary.note(note)
         return summary
 
-    return Job(
+    def kept() -> str:
+        saved = sorted(job.partial.rows_written) if job.partial is not None else []
+        rest = (
+            "every metric not saved keeps the scores it had before (each metric is written "
+            "in one transaction); score again to finish."
+        )
+        if not saved:
+            return rest[0].upper() + rest[1:]
+        return f"The scores of {', '.join(saved)} were saved; {rest}"
+
+    job: Job[ScoringSummary] = Job(
         title="Scoring",
         run=run,
         kind="metrics.score",
@@ -513,4 +525,6 @@ def score_job(store: SessionStore, request: ScoringRequest) -> Job[ScoringSummar
             "references": request.references,
         },
         writes=frozenset({Topic.SCORES}),
+        kept=kept,
     )
+    return job
