@@ -47,6 +47,9 @@ class AppController(QObject):
     # The session is about to close (another opens, or the app quits): panels write
     # what they still hold for it (the Browser's pending tier save) before it does.
     session_closing = Signal(object)  # SessionStore
+    # A read of the session skipped damaged rows (core.store.integrity); emitted from the
+    # reading thread, shown on the UI thread.
+    damaged_rows_skipped = Signal(str)
     # The panel controllers, set by app.gui.build_window.
     browser: BrowserController
     units: UnitsController
@@ -66,6 +69,9 @@ class AppController(QObject):
         # What jobs and edits wrote: panels subscribe to the topics they show.
         self.changes = SessionChanges(self)
         self.changes.subscribe(EVERYTHING, lambda _topics: self.refresh(), self)
+        self.damaged_rows_skipped.connect(
+            lambda notice: self.window.show_error("Damaged rows skipped", notice)
+        )
 
         window.new_session_requested.connect(lambda path: self.new_session(Path(path)))
         window.open_requested.connect(lambda path: self.open_session(Path(path)))
@@ -146,6 +152,7 @@ class AppController(QObject):
         if self.store is not None:
             self.store.close()
         self.store = store
+        store.integrity.listeners.append(self.damaged_rows_skipped.emit)
         self.refresh()
         self.session_changed.emit(store)
 

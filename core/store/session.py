@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Self
 from sqlalchemy import Connection, Engine, create_engine, event, func, select, update
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker, with_loader_criteria
+from sqlalchemy.sql.util import find_tables
 
 import core
 from core.output_guard import (
@@ -51,6 +52,7 @@ from core.store.errors import (
     SessionReadOnlyError,
     SessionTooNewError,
 )
+from core.store.integrity import SESSION_INFO_KEY, DamagedRow, Integrity, hidden_ids_param
 from core.store.models import Base, JobHistory, SessionMeta
 
 if TYPE_CHECKING:
@@ -337,6 +339,10 @@ def translate_error(exc: BaseException, path: Path) -> BaseException:
     return exc
 
 
+def _standard_json(value: Any) -> str:
+    return json.dumps(value, allow_nan=False)
+
+
 def _make_engine(
     path: Path, busy_timeout_s: float, *, foreign_keys: bool = True, read_only: bool = False
 ) -> Engine:
@@ -362,6 +368,9 @@ def _make_engine(
 
     engine = create_engine(
         url,
+        # JSON columns hold standard JSON only: SQLite's json functions (and every other
+        # JSON reader) refuse NaN and Infinity, so writing one is a bug caught here.
+        json_serializer=_standard_json,
         # The pool hands a connection to one thread at a time (GUI thread, job threads).
         connect_args={"timeout": busy_timeout_s, "check_same_thread": False},
         **({"creator": creator} if creator is not None else {}),
@@ -569,6 +578,13 @@ def _utc_iso(value: datetime | None) -> str | None:
 
 # -- the store ------------------------------------------------------------------------
 
+# Mapped class by table name, for the criteria that hide damaged rows.
+_MAPPED_CLASSES: dict[str, Any] = {
+    mapper.local_table.name: mapper.class_
+    for mapper in Base.registry.mappers
+    if hasattr(mapper.local_table, "name")
+}
+
 
 class SessionStore:
     """An open session file. Make one with :meth:`create` or :meth:`open`."""
@@ -594,16 +610,23 @@ class SessionStore:
         # what the busy timeout is for, and a deferred transaction that reads first could
         # fail at once (SQLITE_BUSY_SNAPSHOT) when another window wrote in between. A
         # read-only store reads one WAL snapshot per unit of work and never waits.
+        # Every read checks the tables it reads and skips their damaged rows: ORM reads
+        # through the listener below, SQL text through integrity.usable_rows.
+        self.integrity = Integrity(self.path.name)
         self._sessions = sessionmaker(
             bind=self.engine.execution_options(
                 **{BEGIN_OPTION: "BEGIN" if read_only else "BEGIN IMMEDIATE"}
             ),
             expire_on_commit=False,
+            info={SESSION_INFO_KEY: self.integrity},
         )
         self._snapshots = sessionmaker(
             bind=self.engine.execution_options(**{BEGIN_OPTION: "BEGIN"}),
             expire_on_commit=False,
+            info={SESSION_INFO_KEY: self.integrity},
         )
+        for maker in (self._sessions, self._snapshots):
+            event.listen(maker, "do_orm_execute", self._skip_damaged_rows)
         self._closed = False
         # Every file writer refuses this file (and its -wal/-shm) while it is open here.
         try:
@@ -742,6 +765,47 @@ class SessionStore:
             store.migrated_from, store.backup_path = migrated_from, backup
             return store
         return cls(check.path, busy_timeout_s=busy_timeout_s, read_only=True)
+
+    # -- damaged rows -------------------------------------------------------------------
+
+    def _skip_damaged_rows(self, state: ORMExecuteState) -> None:
+        """Before an ORM SELECT runs: check the tables it reads (once per store, in its
+        own transaction) and hide every damaged row, and the rows that belong to one,
+        from it and from the loads it triggers (core.store.integrity)."""
+        if not state.is_select:
+            return
+        names = {
+            table.name
+            for table in find_tables(state.statement, include_joins=True, include_aliases=True)
+            if hasattr(table, "name")
+        }
+        self.integrity.ensure(state.session.connection(), names)
+        criteria = self.integrity.criteria()
+        if not criteria:
+            return
+        options = []
+        for name, ids in criteria:
+            mapped = _MAPPED_CLASSES.get(name)
+            if mapped is not None:
+                options.append(
+                    with_loader_criteria(
+                        mapped,
+                        mapped.__table__.c.id.not_in(hidden_ids_param(name, ids)),
+                        include_aliases=True,
+                    )
+                )
+        state.statement = state.statement.options(*options)
+
+    def check(self) -> list[DamagedRow]:
+        """Check every table of the session; every damaged row found, table by table
+        (``taillens session check``). Reads only."""
+        with self.snapshot() as db:
+            return self.integrity.check_all(db.connection())
+
+    @property
+    def damaged_rows(self) -> list[DamagedRow]:
+        """The damaged rows the reads so far have skipped."""
+        return self.integrity.all_damaged()
 
     # -- working with it ----------------------------------------------------------------
 
