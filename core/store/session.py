@@ -30,6 +30,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, func, select, u
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker, with_loader_criteria
+from sqlalchemy.sql.elements import ClauseElement
 from sqlalchemy.sql.util import find_tables
 
 import core
@@ -772,11 +773,12 @@ class SessionStore:
         """Before an ORM SELECT runs: check the tables it reads (once per store, in its
         own transaction) and hide every damaged row, and the rows that belong to one,
         from it and from the loads it triggers (core.store.integrity)."""
-        if not state.is_select:
+        statement = state.statement
+        if not state.is_select or not isinstance(statement, ClauseElement):
             return
         names = {
             table.name
-            for table in find_tables(state.statement, include_joins=True, include_aliases=True)
+            for table in find_tables(statement, include_joins=True, include_aliases=True)
             if hasattr(table, "name")
         }
         self.integrity.ensure(state.session.connection(), names)
