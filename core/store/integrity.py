@@ -83,17 +83,15 @@ def column_checks(table: Table) -> list[tuple[str, str]]:
         name = f'"{column.name}"'
         kind = column.type
         if isinstance(kind, JSON):
+            # One parse per value: a valid JSON text's type is its first character.
             checks.append(
                 (
-                    f"{name} IS NOT NULL AND NOT json_valid({name})",
-                    f"'{column.name} is not JSON: ' || {_quoted(name)}",
-                )
-            )
-            checks.append(
-                (
-                    f"{name} IS NOT NULL AND json_valid({name}) "
-                    f"AND json_type({name}) NOT IN ('object', 'null')",
-                    f"'{column.name} is a JSON ' || json_type({name}) || ', not an object'",
+                    f"{name} IS NOT NULL AND (NOT json_valid({name}) OR "
+                    f"(ltrim({name}, ' ' || char(9, 10, 13)) NOT LIKE '{{%' "
+                    f"AND {name} != 'null'))",
+                    f"CASE WHEN json_valid({name}) "
+                    f"THEN '{column.name} is a JSON ' || json_type({name}) || ', not an object' "
+                    f"ELSE '{column.name} is not JSON: ' || {_quoted(name)} END",
                 )
             )
         elif isinstance(kind, Boolean):
@@ -153,11 +151,14 @@ def _cascade_parents(table: Table) -> list[tuple[str, str]]:
 def find_damaged_rows(connection: Connection, table: Table) -> list[DamagedRow]:
     """Every damaged row of ``table``: its columns' checks and SQLite's foreign-key check."""
     found: dict[int, list[str]] = {}
-    for condition, problem in column_checks(table):
-        for row_id, text in connection.exec_driver_sql(
-            f'SELECT id, {problem} FROM "{table.name}" WHERE {condition} ORDER BY id'
+    checks = column_checks(table)
+    if checks:  # one scan of the table for all of its column checks
+        problems = ", ".join(f"CASE WHEN {c} THEN {p} END" for c, p in checks)
+        matches = " OR ".join(f"({c})" for c, _ in checks)
+        for row_id, *texts in connection.exec_driver_sql(
+            f'SELECT id, {problems} FROM "{table.name}" WHERE {matches} ORDER BY id'
         ):
-            found.setdefault(int(row_id), []).append(str(text))
+            found[int(row_id)] = [str(text) for text in texts if text is not None]
     keys = {
         int(row[0]): (str(row[3]), str(row[2]))
         for row in connection.exec_driver_sql(f'PRAGMA foreign_key_list("{table.name}")')
@@ -194,6 +195,7 @@ class Integrity:
         # Called with each notice (from the reading thread), besides the log: the GUI
         # shows them in its error log.
         self.listeners: list[Callable[[str], None]] = []
+        self._said: set[str] = set()
 
     def ensure(self, connection: Connection, names: Iterable[str], *, notify: bool = True) -> None:
         """Check the tables ``names`` (and the tables they belong to) unless done; with
@@ -235,7 +237,17 @@ class Integrity:
                 f"of {name} that belong to damaged rows"
             )
 
+    def forget(self) -> None:
+        """Check again at the next reads (after a write: a damaged row may be gone, and
+        SQLite may give its id to a new row); what was said is not said again."""
+        with self._lock:
+            self.damaged.clear()
+            self.hidden.clear()
+
     def _notice(self, text: str) -> None:
+        if text in self._said:
+            return
+        self._said.add(text)
         _log.warning("%s", text)
         for listener in list(self.listeners):
             listener(text)

@@ -823,6 +823,9 @@ class SessionStore:
         try:
             yield db
             db.commit()
+            if not self.read_only and self.integrity.criteria():
+                # A write may have removed a damaged row, or reused its id: check again.
+                self.integrity.forget()
         except DBAPIError as exc:
             _rollback_quietly(db)
             translated = translate_error(exc, self.path)

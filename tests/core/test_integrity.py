@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from sqlalchemy import JSON, func, select
+from sqlalchemy import JSON, func, select, update
 from sqlalchemy.exc import StatementError
 
 from core import jsonio
@@ -96,6 +96,15 @@ def test_a_writable_store_hides_them_too_and_writes_the_rest(session: Path) -> N
         assert conn.execute("SELECT attributes FROM data_units WHERE id = 1").fetchone() == (
             "nope",
         )
+    # A write that mends the row (or removes it) is seen: reads check again after it.
+    with SessionStore.open(session) as store:
+        with store.snapshot() as db:
+            assert 1 not in db.scalars(select(DataUnit.id)).all()
+        with store.unit_of_work() as db:
+            db.execute(update(DataUnit).where(DataUnit.id == 1).values(attributes={"ok": 1}))
+        with store.snapshot() as db:
+            assert db.get(DataUnit, 1).attributes == {"ok": 1}  # type: ignore[union-attr]
+        assert store.damaged_rows == []
 
 
 def test_many_damaged_rows_are_counted_in_one_notice(
