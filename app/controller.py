@@ -50,6 +50,9 @@ class AppController(QObject):
     # The session is about to close (another opens, or the app quits): panels write
     # what they still hold for it (the Browser's pending tier save) before it does.
     session_closing = Signal(object)  # SessionStore
+    # A read of the session skipped damaged rows (core.store.integrity); emitted from the
+    # reading thread, shown on the UI thread.
+    damaged_rows_skipped = Signal(str)
     # The panel controllers, set by app.gui.build_window.
     browser: BrowserController
     units: UnitsController
@@ -83,6 +86,9 @@ class AppController(QObject):
         )
         self.writer.failed.connect(
             lambda what, message, details: window.show_error("Not saved", message, details)
+        )
+        self.damaged_rows_skipped.connect(
+            lambda notice: self.window.show_error("Damaged rows skipped", notice)
         )
 
         window.new_session_requested.connect(lambda path: self.new_session(Path(path)))
@@ -173,6 +179,7 @@ class AppController(QObject):
             # Its queued writes still land (or are given up with a message); then it closes.
             self.writer.retire(self.store)
         self.store = store
+        store.integrity.listeners.append(self.damaged_rows_skipped.emit)
         self.refresh()
         self.session_changed.emit(store)
 

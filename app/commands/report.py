@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from app.commands import add_output_arguments, csv_cells_line
+from core import jsonio
 
 DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset", "model_tail")
 
@@ -200,7 +200,7 @@ def run_report(args: argparse.Namespace) -> int:
             html = write_html(report, args.html, force=args.force)
             print(f"wrote {html.path} ({html.tables} tables, {html.plots} plots)")
     if args.json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
+        print(jsonio.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
         return 0
     if args.csv is not None or args.html is not None:
         for note in report.notes:

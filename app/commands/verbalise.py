@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
+
+from core import jsonio
 
 UNITS_HELP = "all (default), tier:NAME (tier or sub-tier), category:NAME or ids:1,2,3"
 
@@ -212,7 +213,7 @@ def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> N
         "not_resumed": [{"run_id": rid, "why": why} for rid, why in summary.not_resumed],
     }
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(jsonio.dumps(result, indent=2))
         return
     rows = [
         ("run", f"{summary.run_id}" + (" (resumed)" if summary.resumed else "")),
@@ -264,7 +265,7 @@ def run_models(args: argparse.Namespace) -> int:
     models = discover_models(folders)
     if args.json:
         print(
-            json.dumps(
+            jsonio.dumps(
                 [
                     {
                         "name": m.name,

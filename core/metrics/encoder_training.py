@@ -36,7 +36,6 @@ or failed training removes the temporary folder and leaves ``out`` absent.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -48,7 +47,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import heavy
+from core import heavy, jsonio
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.metrics.retrieval import (
@@ -501,7 +500,7 @@ def _save_atomically(model: Any, out: Path, record: dict[str, Any]) -> None:
     try:
         model.save(str(partial))
         (partial / RECORD).write_text(
-            json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8"
+            jsonio.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8"
         )
         _check_out(out)
         os.rename(partial, out)

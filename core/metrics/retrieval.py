@@ -167,22 +167,31 @@ def _store_vectors(
 
     if not rows:
         return
+    statement = insert(Encoding).values(
+        [
+            {
+                "encoder": fingerprint,
+                "content_hash": digest,
+                "kind": kind,
+                "vector": blob,
+                "dim": dim,
+            }
+            for digest, kind, blob, dim in rows
+        ]
+    )
     with store.unit_of_work() as db:
+        # A row already there was damaged (reads skip it, so the text was encoded again)
+        # or written by another process meanwhile: either way the new vector replaces it,
+        # and a damaged cache is rebuilt as it is used.
         db.execute(
-            insert(Encoding)
-            .values(
-                [
-                    {
-                        "encoder": fingerprint,
-                        "content_hash": digest,
-                        "kind": kind,
-                        "vector": blob,
-                        "dim": dim,
-                    }
-                    for digest, kind, blob, dim in rows
-                ]
+            statement.on_conflict_do_update(
+                index_elements=[Encoding.encoder, Encoding.content_hash],
+                set_={
+                    "kind": statement.excluded.kind,
+                    "vector": statement.excluded.vector,
+                    "dim": statement.excluded.dim,
+                },
             )
-            .on_conflict_do_nothing()
         )
 
 

@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING, Any, Self
 from sqlalchemy import Connection, Engine, create_engine, event, func, select, update
 from sqlalchemy.engine import URL, ExceptionContext
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker, with_loader_criteria
+from sqlalchemy.sql.elements import ClauseElement
+from sqlalchemy.sql.util import find_tables
 
 import core
 from core.files import disk_problem
@@ -54,6 +56,7 @@ from core.store.errors import (
     SessionStorageError,
     SessionTooNewError,
 )
+from core.store.integrity import SESSION_INFO_KEY, DamagedRow, Integrity, hidden_ids_param
 from core.store.models import Base, JobHistory, SessionMeta
 
 if TYPE_CHECKING:
@@ -363,6 +366,10 @@ def translate_error(exc: BaseException, path: Path) -> BaseException:
     return exc
 
 
+def _standard_json(value: Any) -> str:
+    return json.dumps(value, allow_nan=False)
+
+
 def _make_engine(
     path: Path, busy_timeout_s: float, *, foreign_keys: bool = True, read_only: bool = False
 ) -> Engine:
@@ -388,6 +395,9 @@ def _make_engine(
 
     engine = create_engine(
         url,
+        # JSON columns hold standard JSON only: SQLite's json functions (and every other
+        # JSON reader) refuse NaN and Infinity, so writing one is a bug caught here.
+        json_serializer=_standard_json,
         # The pool hands a connection to one thread at a time (GUI thread, job threads).
         connect_args={"timeout": busy_timeout_s, "check_same_thread": False},
         **({"creator": creator} if creator is not None else {}),
@@ -619,6 +629,13 @@ def _utc_iso(value: datetime | None) -> str | None:
 
 # -- the store ------------------------------------------------------------------------
 
+# Mapped class by table name, for the criteria that hide damaged rows.
+_MAPPED_CLASSES: dict[str, Any] = {
+    mapper.local_table.name: mapper.class_
+    for mapper in Base.registry.mappers
+    if hasattr(mapper.local_table, "name")
+}
+
 
 class SessionStore:
     """An open session file. Make one with :meth:`create` or :meth:`open`."""
@@ -644,16 +661,23 @@ class SessionStore:
         # what the busy timeout is for, and a deferred transaction that reads first could
         # fail at once (SQLITE_BUSY_SNAPSHOT) when another window wrote in between. A
         # read-only store reads one WAL snapshot per unit of work and never waits.
+        # Every read checks the tables it reads and skips their damaged rows: ORM reads
+        # through the listener below, SQL text through integrity.usable_rows.
+        self.integrity = Integrity(self.path.name)
         self._sessions = sessionmaker(
             bind=self.engine.execution_options(
                 **{BEGIN_OPTION: "BEGIN" if read_only else "BEGIN IMMEDIATE"}
             ),
             expire_on_commit=False,
+            info={SESSION_INFO_KEY: self.integrity},
         )
         self._snapshots = sessionmaker(
             bind=self.engine.execution_options(**{BEGIN_OPTION: "BEGIN"}),
             expire_on_commit=False,
+            info={SESSION_INFO_KEY: self.integrity},
         )
+        for maker in (self._sessions, self._snapshots):
+            event.listen(maker, "do_orm_execute", self._skip_damaged_rows)
         self._closed = False
         # Every file writer refuses this file (and its -wal/-shm) while it is open here.
         try:
@@ -802,6 +826,48 @@ class SessionStore:
             return store
         return cls(check.path, busy_timeout_s=busy_timeout_s, read_only=True)
 
+    # -- damaged rows -------------------------------------------------------------------
+
+    def _skip_damaged_rows(self, state: ORMExecuteState) -> None:
+        """Before an ORM SELECT runs: check the tables it reads (once per store, in its
+        own transaction) and hide every damaged row, and the rows that belong to one,
+        from it and from the loads it triggers (core.store.integrity)."""
+        statement = state.statement
+        if not state.is_select or not isinstance(statement, ClauseElement):
+            return
+        names = {
+            table.name
+            for table in find_tables(statement, include_joins=True, include_aliases=True)
+            if hasattr(table, "name")
+        }
+        self.integrity.ensure(state.session.connection(), names)
+        criteria = self.integrity.criteria()
+        if not criteria:
+            return
+        options = []
+        for name, ids in criteria:
+            mapped = _MAPPED_CLASSES.get(name)
+            if mapped is not None:
+                options.append(
+                    with_loader_criteria(
+                        mapped,
+                        mapped.__table__.c.id.not_in(hidden_ids_param(name, ids)),
+                        include_aliases=True,
+                    )
+                )
+        state.statement = state.statement.options(*options)
+
+    def check(self) -> list[DamagedRow]:
+        """Check every table of the session; every damaged row found, table by table
+        (``taillens session check``). Reads only."""
+        with self.snapshot() as db:
+            return self.integrity.check_all(db.connection())
+
+    @property
+    def damaged_rows(self) -> list[DamagedRow]:
+        """The damaged rows the reads so far have skipped."""
+        return self.integrity.all_damaged()
+
     # -- working with it ----------------------------------------------------------------
 
     @contextmanager
@@ -816,6 +882,9 @@ class SessionStore:
         try:
             yield db
             db.commit()
+            if not self.read_only and self.integrity.criteria():
+                # A write may have removed a damaged row, or reused its id: check again.
+                self.integrity.forget()
         except DBAPIError as exc:
             _rollback_quietly(db)
             translated = translate_error(exc, self.path)
