@@ -237,6 +237,7 @@ def test_a_full_disk_during_an_import_is_a_message_not_a_bug(
     the error log, without a traceback; the session is as it was."""
     from sqlalchemy import event
 
+    tailnlg = require(*TAILNLG)
     window, controller = window_and_controller
     assert controller.new_session(tmp_path / "full.taillens")
     engine = controller.store.engine
@@ -248,7 +249,7 @@ def test_a_full_disk_during_an_import_is_a_message_not_a_bug(
 
     engine.dispose()  # every connection from now on has the limit
 
-    window.import_requested.emit(str(TAILNLG), "tailnlg")
+    window.import_requested.emit(str(tailnlg), "tailnlg")
     qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
     entry = window.error_log.model.entries[-1]
     assert "the disk is full" in entry.message and "Nothing of this import was saved" in (

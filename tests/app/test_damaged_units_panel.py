@@ -26,7 +26,12 @@ def test_the_units_panel_shows_the_other_units(
     assert controller.open_session(path)
     panel = controller.units.panel
     model = panel.units_model
-    qtbot.waitUntil(lambda: not model.canFetchMore(QModelIndex()), timeout=10_000)
+    # The list is read off the UI thread (the session rule): wait for its pages.
+    qtbot.waitUntil(
+        lambda: panel.units_label.text() == f"{UNITS - 1:,} units in the session"
+        and not model.canFetchMore(QModelIndex()),
+        timeout=20_000,
+    )
     shown = [model.item(r, 0).text() for r in range(model.rowCount())]
     assert shown == [uid for uid in every if uid != every[2]]
     assert panel.units_label.text() == f"{UNITS - 1:,} units in the session"
