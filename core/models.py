@@ -49,6 +49,28 @@ class ModelError(UserFacingError):
     """A model that cannot be found, checked or loaded, with the reason."""
 
 
+FULL_INSTALL = "needs the full install: ./dev start, or pip install 'taillens[models]'"
+
+
+class ModelStackMissing(UserFacingError):
+    """What needs the model stack (torch, transformers, ...) where it is not installed: the
+    bundle, or a wheel without the ``models`` extra."""
+
+
+def require_model_stack(what: str, *modules: str) -> None:
+    """Raise :class:`ModelStackMissing` ("``what`` needs the full install: ...") unless every
+    one of ``modules`` can be imported. Finds them without importing them (cheap)."""
+    import importlib.util
+
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ModelStackMissing(f"{what} {FULL_INSTALL}")
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """A model found on this machine (what the model picker lists)."""

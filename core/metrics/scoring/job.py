@@ -84,6 +84,7 @@ from core.metrics.scoring.request import (
     validate_request,
 )
 from core.metrics.scoring.write import StagedScores, replaced_rows
+from core.models import ModelStackMissing
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -351,7 +352,14 @@ class _Scorer:
         absent: set[str] = set()
         for name, groups in plans:
             for group in groups:
-                metric = self.metric(name, group.model)
+                try:
+                    metric = self.metric(name, group.model)
+                except ModelStackMissing as error:
+                    # A model metric where the model stack is not installed (the bundle, a
+                    # wheel without [models]): said once, the other metrics still run.
+                    self.summary.note(str(error))
+                    absent.add(name)
+                    break
                 metric.signature()
                 # A metric that cannot run here (METEOR without WordNet) says why, and
                 # writes nothing: scores it made elsewhere stay as they are.
