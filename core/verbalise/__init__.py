@@ -72,9 +72,11 @@ def open_verbaliser(
             prompt_preset=prompt_preset,
             **server_options,  # type: ignore[arg-type]
         )
+    from core.heavy import require_model_stack
     from core.models import SEQ2SEQ, check_model_folder, resolve_model
     from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 
+    require_model_stack("a local model", "torch", "transformers")
     kind = check_model_folder(resolve_model(text))
     cls = Seq2SeqVerbaliser if kind == SEQ2SEQ else CausalVerbaliser
     return cls(

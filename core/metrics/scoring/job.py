@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 from core.changes import Topic
 from core.errors import UserFacingError
+from core.heavy import ModelStackMissing
 from core.jobs import Job, JobContext
 from core.metrics import (
     MODEL_METRICS,
@@ -351,7 +352,14 @@ class _Scorer:
         absent: set[str] = set()
         for name, groups in plans:
             for group in groups:
-                metric = self.metric(name, group.model)
+                try:
+                    metric = self.metric(name, group.model)
+                except ModelStackMissing as error:
+                    # A model metric where the model stack is not installed (the bundle, a
+                    # wheel without [models]): said once, the other metrics still run.
+                    self.summary.note(str(error))
+                    absent.add(name)
+                    break
                 metric.signature()
                 # A metric that cannot run here (METEOR without WordNet) says why, and
                 # writes nothing: scores it made elsewhere stay as they are.
