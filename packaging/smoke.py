@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-TAILNLG_NAME = "longTailWebNLG-v1.0.xml"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # A model metric absent from the bundle says this (core.heavy.FULL_INSTALL).
 FULL_INSTALL = "needs the full install"
@@ -78,14 +77,14 @@ def small_tailnlg(path: Path) -> Path:
 
 
 def find_tailnlg() -> Path | None:
-    """TailNLG in ``$TAILLENS_DATA/tailnlg`` or ``shared/data/tailnlg`` beside the checkout."""
-    folders = [Path(os.environ["TAILLENS_DATA"])] if os.environ.get("TAILLENS_DATA") else []
-    folders += [REPOSITORY.parent / "shared" / "data", REPOSITORY / "shared" / "data"]
-    for folder in folders:
-        path = folder / "tailnlg" / TAILNLG_NAME
-        if path.is_file():
-            return path
-    return None
+    """TailNLG where the project's one data resolver finds it (``tests/shared_data.py``:
+    ``$TAILLENS_DATA``, else ``shared/data`` beside the checkout), else None."""
+    if str(REPOSITORY) not in sys.path:
+        sys.path.insert(0, str(REPOSITORY))
+    from tests.shared_data import TAILNLG, data_path
+
+    path = data_path(*TAILNLG)
+    return path if path.is_file() else None
 
 
 class Smoke:
