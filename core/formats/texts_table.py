@@ -563,9 +563,9 @@ def export_texts(
     suffix); ``runs``/``langs`` keep only those runs' texts (no references then) or
     languages. A CSV or JSON Lines file gets its sidecar (:func:`sidecar_path`)."""
     path = Path(path).expanduser()
+    check_output_target(path, force=force)
     fmt = texts_format(path)
     sidecar = sidecar_path(path) if fmt != "parquet" else None
-    check_output_target(path, force=force)
     if sidecar is not None:
         check_output_target(sidecar, force=force)
     if fmt == "parquet":
