@@ -1,4 +1,4 @@
-"""The per-text table (METHODS §13): one row per text, every figure the session holds about it.
+"""The per-text table (METHODS §10): one row per text, every figure the session holds about it.
 
 Rows are the runs' texts (``verbalisations``, kind ``output``) and the reference texts that
 have a sentence score or a rating (kind ``reference``, model ``(references)``, their
@@ -402,9 +402,10 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
             params,
         ):
             ratings[item][annotator] = (fluency, adequacy)
+    undetected = "esa" in plan.score_columns  # the ESA_UNDETECTED column is there
     for item, row in by_id.items():
         found = details.get(item, {})
-        if ESA_UNDETECTED in (name for name, _ in plan.columns):
+        if undetected:
             missing = found.get("esa", {}).get("missing")
             row[ESA_UNDETECTED] = [str(m) for m in missing] if isinstance(missing, list) else None
         row[DETAILS] = json.dumps(found, ensure_ascii=False, sort_keys=True) if found else None
@@ -484,7 +485,7 @@ def _metadata(plan: _Plan, fmt: str) -> dict[str, Any]:
     from core import __version__
 
     return {
-        "table": "taillens per-text table (METHODS §13)",
+        "table": "taillens per-text table (METHODS §10)",
         "format": fmt,
         "taillens": __version__,
         "signatures": plan.signatures,
