@@ -787,15 +787,14 @@ class ScoresController(QObject):
             self.app.window.show_error("Texts not exported", str(error))
             return None
         handle = self.app.run_job(job)
-        handle.finished.connect(
-            lambda outcome: (
-                isinstance(outcome, JobSucceeded)
-                and self.app.window.statusBar().showMessage(
-                    f"{path.name}: {outcome.result.texts_line()}", 15_000
-                )
-            )
-        )
+        handle.finished.connect(lambda outcome: self._texts_exported(path, outcome))
         return handle
+
+    def _texts_exported(self, path: Path, outcome: Any) -> None:
+        # On finished, after the runner's own "done in x s" line, so this one stays.
+        if isinstance(outcome, JobSucceeded):
+            message = f"{path.name}: {outcome.result.texts_line()}"
+            self.app.window.statusBar().showMessage(message, 15_000)
 
     def cancel(self) -> None:
         if self.handle is not None and not self.handle.done:

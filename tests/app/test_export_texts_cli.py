@@ -69,9 +69,12 @@ TEXTS = (
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build(tmp_path_factory.mktemp("texts") / "s.taillens")
+
+
+def build(path: Path) -> Path:
     """Two runs' texts scored with BLEU (gold and silver) and ESA, rated by two
     annotators (and a golden answer that must stay out), a rated reference."""
-    path = tmp_path_factory.mktemp("texts") / "s.taillens"
     with SessionStore.create(path) as store, store.unit_of_work() as db:
         category = Category(name="City", class_qid="Q515", pattern="?item wdt:P31 wd:Q515")
         db.add(category)
