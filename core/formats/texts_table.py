@@ -49,6 +49,7 @@ from core.formats.files import CsvWriter, FormatError, atomic_output
 from core.formats.report import ExportReport
 from core.groups import category_name, model_name
 from core.jobs import Job, JobContext
+from core.labels import plural_word
 from core.output_guard import check_output_target
 from core.report.data import REFERENCES_MODEL
 
@@ -123,9 +124,19 @@ class TextsReport(ExportReport):
     sidecar: str = ""
 
     def texts_line(self) -> str:
-        return (
-            f"{self.entries} texts ({self.outputs} outputs, {self.references} references) "
-            f"of {self.units} units, {len(self.columns)} columns"
+        """``"5 texts (4 outputs, 1 reference) of 2 units, 27 columns"``: plain integers,
+        as :func:`core.formats.report.counts_line`, so scripts can parse the line."""
+        return "{} ({}, {}) of {}, {}".format(
+            *(
+                f"{n} {plural_word(n, word)}"
+                for n, word in (
+                    (self.entries, "text"),
+                    (self.outputs, "output"),
+                    (self.references, "reference"),
+                    (self.units, "unit"),
+                    (len(self.columns), "column"),
+                )
+            )
         )
 
 

@@ -213,7 +213,7 @@ def check_frame(frame, session: Path, *, strict_ints: bool) -> None:
 def test_csv_round_trips_through_pandas(session: Path, tmp_path: Path) -> None:
     out = tmp_path / "texts.csv"
     stdout = export(session, out, "--raw-csv")
-    assert "texts.csv: 5 texts (4 outputs, 1 references) of 2 units" in stdout
+    assert "texts.csv: 5 texts (4 outputs, 1 reference) of 2 units" in stdout
     assert "signature bleu:gold: nrefs:1" in stdout
     sidecar = json.loads((tmp_path / "texts.csv.signatures.json").read_text("utf-8"))
     assert sidecar["signatures"]["bleu:gold"][0].startswith("nrefs:1")
