@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from core import jsonio
 from core.annotation.aggregation import item_aggregates
 from core.formats.files import CsvWriter, FormatError, atomic_output
 from core.formats.report import ExportReport
@@ -150,6 +151,10 @@ class _Plan:
     annotators: tuple[tuple[int, str], ...]
     signatures: dict[str, list[str]]
     categories: dict[int, str]
+    # SQL keeping the rows readers may use (core.store.integrity.usable_rows), by alias:
+    # v verbalisations, ur unit_references, s scores, n annotations. Damaged rows (and
+    # those that belong to them) are left out, as every read of a session leaves them.
+    kept: dict[str, str] = field(default_factory=dict)
 
     @property
     def references(self) -> bool:
@@ -183,33 +188,47 @@ def _in(names: str, values: Sequence[Any], params: dict[str, Any]) -> str:
 
 _QUALITY = "json_extract(s.details, '$.quality')"
 _RATED_REFERENCE = (
-    "SELECT reference_id FROM annotations WHERE reference_id IS NOT NULL "
-    "AND verbalisation_id IS NULL AND is_golden = 0"
+    "SELECT n.reference_id FROM annotations n WHERE n.reference_id IS NOT NULL "
+    "AND n.verbalisation_id IS NULL AND n.is_golden = 0 AND {n}"
 )
 _SCORED_REFERENCE = (
-    "SELECT reference_id FROM scores WHERE level = 'sentence' "
-    "AND verbalisation_id IS NULL AND reference_id IS NOT NULL"
+    "SELECT s.reference_id FROM scores s WHERE s.level = 'sentence' "
+    "AND s.verbalisation_id IS NULL AND s.reference_id IS NOT NULL AND {s}"
 )
 
 
-def _output_where(plan_runs: Any, plan_langs: Any, params: dict[str, Any], v: str = "v") -> str:
-    clauses = ["1 = 1"]
-    if plan_runs is not None:
-        clauses.append(f"{v}.run_id IN {_in('run', list(plan_runs), params)}")
-    if plan_langs is not None:
-        clauses.append(f"{v}.lang IN {_in('lang', list(plan_langs), params)}")
+def _output_where(plan: _Plan, params: dict[str, Any]) -> str:
+    clauses = [plan.kept["v"]]
+    if plan.runs is not None:
+        clauses.append(f"v.run_id IN {_in('run', list(plan.runs), params)}")
+    if plan.langs is not None:
+        clauses.append(f"v.lang IN {_in('lang', list(plan.langs), params)}")
     return " AND ".join(clauses)
 
 
-def _reference_where(plan_langs: Any, params: dict[str, Any]) -> str:
-    clauses = [f"(ur.id IN ({_SCORED_REFERENCE}) OR ur.id IN ({_RATED_REFERENCE}))"]
-    if plan_langs is not None:
-        clauses.append(f"ur.lang IN {_in('lang', list(plan_langs), params)}")
+def _reference_where(plan: _Plan, params: dict[str, Any]) -> str:
+    scored = _SCORED_REFERENCE.format(s=plan.kept["s"])
+    rated = _RATED_REFERENCE.format(n=plan.kept["n"])
+    clauses = [plan.kept["ur"], f"(ur.id IN ({scored}) OR ur.id IN ({rated}))"]
+    if plan.langs is not None:
+        clauses.append(f"ur.lang IN {_in('lang', list(plan.langs), params)}")
     return " AND ".join(clauses)
 
 
 def _plan(db: Session, runs: Sequence[int] | None, langs: Sequence[str] | None) -> _Plan:
     from sqlalchemy import text
+
+    from core.store.integrity import usable_rows
+
+    kept = {
+        alias: usable_rows(db, table, alias)
+        for alias, table in (
+            ("v", "verbalisations"),
+            ("ur", "unit_references"),
+            ("s", "scores"),
+            ("n", "annotations"),
+        )
+    }
 
     runs_t = None if runs is None else tuple(sorted({int(r) for r in runs}))
     langs_t = None if langs is None else tuple(sorted(set(langs)))
@@ -222,14 +241,15 @@ def _plan(db: Session, runs: Sequence[int] | None, langs: Sequence[str] | None) 
                 f"{', '.join(map(str, sorted(known))) or 'none'}."
             )
     params: dict[str, Any] = {}
-    where = _output_where(runs_t, langs_t, params, v="v")
+    draft = _Plan(runs_t, langs_t, (), (), {}, {}, kept)
+    where = _output_where(draft, params)
     found: dict[str, set[str]] = defaultdict(set)
     rows = list(
         db.execute(
             text(
                 f"SELECT s.metric, {_QUALITY}, s.signature FROM scores s "
                 "JOIN verbalisations v ON v.id = s.verbalisation_id "
-                f"WHERE s.level = 'sentence' AND {where} "
+                f"WHERE s.level = 'sentence' AND {kept['s']} AND {where} "
                 f"GROUP BY s.metric, {_QUALITY}, s.signature"
             ),
             params,
@@ -243,7 +263,7 @@ def _plan(db: Session, runs: Sequence[int] | None, langs: Sequence[str] | None) 
                 text(
                     f"SELECT s.metric, {_QUALITY}, s.signature FROM scores s "
                     "WHERE s.level = 'sentence' AND s.verbalisation_id IS NULL "
-                    f"AND s.reference_id IS NOT NULL {lang} "
+                    f"AND s.reference_id IS NOT NULL AND {kept['s']} {lang} "
                     f"GROUP BY s.metric, {_QUALITY}, s.signature"
                 ),
                 ref_params,
@@ -263,7 +283,8 @@ def _plan(db: Session, runs: Sequence[int] | None, langs: Sequence[str] | None) 
         for i, n in db.execute(
             text(
                 "SELECT a.id, a.name FROM annotators a WHERE EXISTS (SELECT 1 FROM annotations "
-                "n WHERE n.annotator_id = a.id AND n.is_golden = 0) ORDER BY a.name"
+                f"n WHERE n.annotator_id = a.id AND n.is_golden = 0 AND {kept['n']}) "
+                "ORDER BY a.name"
             )
         )
     )
@@ -275,6 +296,7 @@ def _plan(db: Session, runs: Sequence[int] | None, langs: Sequence[str] | None) 
         annotators,
         {c: sorted(found[c]) for c in columns if found[c]},
         categories,
+        kept,
     )
 
 
@@ -299,7 +321,7 @@ def _pages(db: Session, plan: _Plan, page_size: int) -> Iterator[list[dict[str, 
     after = 0
     while True:
         params: dict[str, Any] = {"after": after, "limit": page_size}
-        where = _output_where(plan.runs, plan.langs, params)
+        where = _output_where(plan, params)
         texts = db.execute(
             text(
                 "SELECT v.id, v.run_id, r.system_name, r.model_id, v.lang, v.candidate_index, "
@@ -337,7 +359,7 @@ def _pages(db: Session, plan: _Plan, page_size: int) -> Iterator[list[dict[str, 
     after = 0
     while True:
         params = {"after": after, "limit": page_size}
-        where = _reference_where(plan.langs, params)
+        where = _reference_where(plan, params)
         texts = db.execute(
             text(
                 f"SELECT ur.id, ur.lang, ur.quality, ur.text, {_UNIT_COLUMNS} "
@@ -388,11 +410,15 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
         for item, metric, value, raw in db.execute(
             text(
                 f"SELECT s.{key}, s.metric, s.value, s.details FROM scores s "
-                f"WHERE s.level = 'sentence' AND {own}s.{key} IN {chunk} ORDER BY s.id"
+                f"WHERE s.level = 'sentence' AND {own}s.{key} IN {chunk} AND {plan.kept['s']} "
+                "ORDER BY s.id"
             ),
             params,
         ):
-            info = json.loads(raw) if isinstance(raw, str) else (raw or {})
+            try:
+                info = json.loads(raw) if isinstance(raw, str) else (raw or {})
+            except ValueError:  # not JSON: integrity hides such rows; never a traceback
+                info = {}
             info = info if isinstance(info, dict) else {}
             column = _column(metric, info.pop("quality", None))
             if column not in plan.score_columns:
@@ -406,9 +432,9 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
         chunk = _in("i", ids[start : start + 500], params)
         for item, annotator, fluency, adequacy in db.execute(
             text(
-                f"SELECT {key}, annotator_id, fluency, adequacy FROM annotations "
-                f"WHERE is_golden = 0 AND {key} IN {chunk}"
-                + ("" if key == "verbalisation_id" else " AND verbalisation_id IS NULL")
+                f"SELECT n.{key}, n.annotator_id, n.fluency, n.adequacy FROM annotations n "
+                f"WHERE n.is_golden = 0 AND n.{key} IN {chunk} AND {plan.kept['n']}"
+                + ("" if key == "verbalisation_id" else " AND n.verbalisation_id IS NULL")
             ),
             params,
         ):
@@ -419,7 +445,7 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
         if undetected:
             missing = found.get("esa", {}).get("missing")
             row[ESA_UNDETECTED] = [str(m) for m in missing] if isinstance(missing, list) else None
-        row[DETAILS] = json.dumps(found, ensure_ascii=False, sort_keys=True) if found else None
+        row[DETAILS] = jsonio.dumps(found, ensure_ascii=False, sort_keys=True) if found else None
         given = ratings.get(item, {})
         for annotator_id, name in plan.annotators:
             fluency, adequacy = given.get(annotator_id, (None, None))
@@ -476,7 +502,7 @@ class _JsonLinesTable:
     def write(self, rows: list[dict[str, Any]]) -> None:
         for row in rows:
             record = {n: _number(row[n]) for n in self.names}
-            self.handle.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+            self.handle.write(jsonio.dumps(record, ensure_ascii=False) + "\n")
 
 
 def _pyarrow() -> Any:
@@ -545,8 +571,8 @@ class _ParquetTable:
         }
         self.schema = pa.schema(fields).with_metadata(
             {
-                b"taillens": json.dumps(_metadata(plan, "parquet"), ensure_ascii=False).encode(),
-                b"pandas": json.dumps(pandas_meta).encode(),
+                b"taillens": jsonio.dumps(_metadata(plan, "parquet"), ensure_ascii=False).encode(),
+                b"pandas": jsonio.dumps(pandas_meta).encode(),
             }
         )
         self.names = [name for name, _ in plan.columns]
@@ -591,7 +617,7 @@ def export_texts(
             db.execute(
                 text(
                     "SELECT count(*) FROM verbalisations v WHERE "
-                    + _output_where(plan.runs, plan.langs, total_params)
+                    + _output_where(plan, total_params)
                 ),
                 total_params,
             ).scalar_one()
@@ -627,7 +653,7 @@ def export_texts(
     if sidecar is not None:
         meta = _metadata(plan, fmt) | {"rows": written, "file": path.name}
         with atomic_output(sidecar, force=force) as handle:
-            json.dump(meta, handle, ensure_ascii=False, indent=2)
+            jsonio.dump(meta, handle, ensure_ascii=False, indent=2)
             handle.write("\n")
     return TextsReport(
         written,

@@ -47,3 +47,27 @@ def test_parquet_without_pyarrow_is_a_message(
         with pytest.raises(TextsTableError, match="name the file .csv, .jsonl or .parquet"):
             export_texts(store, tmp_path / "t.xlsx")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_damaged_rows_are_left_out(session: Path, tmp_path: Path) -> None:
+    """A score value that is no number and a rating of 33 (core.store.integrity): the
+    table leaves them out, as every reader does, and is still written."""
+    import json
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "damaged.taillens"
+    shutil.copyfile(session, copy)
+    with sqlite3.connect(copy) as conn:
+        conn.execute(
+            "UPDATE scores SET value = 'abc' WHERE id = (SELECT min(id) FROM scores "
+            "WHERE metric = 'esa' AND verbalisation_id IS NOT NULL)"
+        )
+        conn.execute("UPDATE annotations SET fluency = 33 WHERE fluency = 5")
+    conn.close()
+    with SessionStore.open_read_only(copy) as store:
+        export_texts(store, tmp_path / "t.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    first = next(r for r in rows if r["text"] == "Rome is the capital of Italy.")
+    assert first["esa"] is None and first["fluency__alice"] is None
+    assert first["fluency__bob"] == 4 and first["ratings"] == 1
