@@ -175,6 +175,7 @@ class ScoresController(QObject):
         panel.synonyms_requested.connect(self.open_synonyms)
         panel.score_requested.connect(self.score)
         panel.cancel_requested.connect(self.cancel)
+        panel.export_texts_requested.connect(lambda path: self.export_texts(Path(path)))
         app.session_changed.connect(lambda _store: self.session_opened())
         # Failed and cancelled jobs too: a verbalise run keeps the texts it finished.
         app.changes.subscribe(TABLE_TOPICS, lambda _topics: self.refresh(), self)
@@ -769,6 +770,31 @@ class ScoresController(QObject):
         handle.progressed.connect(lambda p: self.panel.job_progress(p.done, p.total, p.message))
         handle.finished.connect(self._scored)
         return handle
+
+    def export_texts(self, path: Path) -> JobHandle | None:
+        """The per-text table of the session to ``path`` (.csv, .jsonl, .parquet), as a
+        core job (core.formats.texts_table); a refused path or format is a message."""
+        from core.formats.texts_table import export_texts_job
+        from core.output_guard import check_output_target
+
+        store = self.app.store
+        if store is None:
+            return None
+        try:  # a session (the open one above all) is refused before any work
+            check_output_target(path)
+            job = export_texts_job(store, path)
+        except UserFacingError as error:
+            self.app.window.show_error("Texts not exported", str(error))
+            return None
+        handle = self.app.run_job(job)
+        handle.finished.connect(lambda outcome: self._texts_exported(path, outcome))
+        return handle
+
+    def _texts_exported(self, path: Path, outcome: Any) -> None:
+        # On finished, after the runner's own "done in x s" line, so this one stays.
+        if isinstance(outcome, JobSucceeded):
+            message = f"{path.name}: {outcome.result.texts_line()}"
+            self.app.window.statusBar().showMessage(message, 15_000)
 
     def cancel(self) -> None:
         if self.handle is not None and not self.handle.done:

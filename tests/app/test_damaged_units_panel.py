@@ -28,8 +28,10 @@ def test_the_units_panel_shows_the_other_units(
     model = panel.units_model
     # The list is read off the UI thread (the session rule): wait for its pages.
     qtbot.waitUntil(
-        lambda: panel.units_label.text() == f"{UNITS - 1:,} units in the session"
-        and not model.canFetchMore(QModelIndex()),
+        lambda: (
+            panel.units_label.text() == f"{UNITS - 1:,} units in the session"
+            and not model.canFetchMore(QModelIndex())
+        ),
         timeout=20_000,
     )
     shown = [model.item(r, 0).text() for r in range(model.rowCount())]

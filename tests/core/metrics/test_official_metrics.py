@@ -260,8 +260,8 @@ def test_without_the_model_stack_the_default_set_scores_the_rest_and_says_why(
     every metric that needs no model."""
     import importlib.util
 
-    from core.metrics import DEFAULT_METRICS, create_metric
     from core.heavy import FULL_INSTALL, ModelStackMissing
+    from core.metrics import DEFAULT_METRICS, create_metric
     from core.verbalise import open_verbaliser
 
     store, _lines, _refs, run_id = webnlg_like
