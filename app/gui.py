@@ -255,6 +255,8 @@ def launch(
     install_excepthook(window)
     window.show_opening_session()
 
+    if screenshot is not None and not _screenshot_target_ok(screenshot, force):
+        return 2  # refused before the window shows; again once the session is open
     if screenshot is not None or report_first_paint:
         window.resize(*size)
     for key in show_panels:
@@ -268,7 +270,7 @@ def launch(
         dock.raise_()
 
     status = 0
-    controllers: list = []  # the application controller, once wired
+    controllers: list[object] = []  # the application controller, once wired
 
     def wire() -> None:
         # Once: after the first paint, or after 3 s should no paint come (a platform
@@ -299,14 +301,8 @@ def launch(
             take_screenshot(controller)
 
     def take_screenshot(controller) -> None:
-        from core.errors import UserFacingError
-        from core.output_guard import check_output_target
-
         nonlocal status
-        try:  # the open session, or another, is no place for a PNG
-            check_output_target(screenshot, force=force)
-        except UserFacingError as error:
-            print(f"taillens: {error}", file=sys.stderr)
+        if not _screenshot_target_ok(screenshot, force):  # now the session is open
             status = 2
             app.quit()
             return
@@ -351,6 +347,19 @@ def launch(
         print(f"taillens: could not write screenshot {screenshot}", file=sys.stderr)
         return 1
     return exit_code
+
+
+def _screenshot_target_ok(target: Path, force: bool) -> bool:
+    """Whether the screenshot may be written there; if not, says why on stderr."""
+    from core.errors import UserFacingError
+    from core.output_guard import check_output_target
+
+    try:  # the open session, or another, is no place for a PNG
+        check_output_target(target, force=force)
+    except UserFacingError as error:
+        print(f"taillens: {error}", file=sys.stderr)
+        return False
+    return True
 
 
 def _save_screenshot(window, target: Path, app, *, force: bool = False) -> None:

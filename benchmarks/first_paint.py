@@ -104,7 +104,8 @@ def main() -> None:
             bare_paint.append(_run(bare, env, checkout)["first_paint"])
             times = _run(taillens, env, checkout)
             paint.append(times["first_paint"])
-            ready.append(times.get("ready", float("nan")))
+            if "ready" in times:  # (older code quit at the first paint)
+                ready.append(times["ready"])
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         f"checkout: {checkout}  pairs: {args.pairs}  platform: {env['QT_QPA_PLATFORM']}  "
@@ -116,6 +117,8 @@ def main() -> None:
         ("TailLens -> first paint", paint),
         ("TailLens -> panels built, session open", ready),
     ):
+        if not values:
+            continue
         spread = ", ".join(f"{v:.3f}" for v in values)
         print(f"{name}: median {statistics.median(values):.3f} s; runs: {spread}")
     ratio = statistics.median(paint) / statistics.median(bare_paint)

@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
 
 from core import APP_NAME, __version__
 from core.paths import SESSION_SUFFIX
-from core.versions import software_versions
 from widgets.error_log import ErrorLogPanel
 from widgets.job_status import JobStatusWidget
 from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
@@ -52,6 +51,8 @@ _STATE_VERSION = 2
 
 
 def about_text() -> str:
+    from core.versions import software_versions  # importlib.metadata: not before the paint
+
     versions = software_versions()
     # Qt's own version can differ from the PySide6 wheel's: show both.
     versions = {APP_NAME: versions.pop(APP_NAME), "Qt": qVersion(), **versions}
