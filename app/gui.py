@@ -298,11 +298,11 @@ def launch(
             return
         controller.runner.release()  # the start-up jobs, held until the session is open
         if screenshot is not None:
-            take_screenshot(controller)
+            take_screenshot(controller, screenshot)
 
-    def take_screenshot(controller) -> None:
+    def take_screenshot(controller, target: Path) -> None:
         nonlocal status
-        if not _screenshot_target_ok(screenshot, force):  # now the session is open
+        if not _screenshot_target_ok(target, force):  # now the session is open
             status = 2
             app.quit()
             return
@@ -315,9 +315,7 @@ def launch(
             if busy and time.monotonic() < deadline:
                 QTimer.singleShot(100, grab_when_idle)
             else:
-                QTimer.singleShot(
-                    50, lambda: _save_screenshot(window, screenshot, app, force=force)
-                )
+                QTimer.singleShot(50, lambda: _save_screenshot(window, target, app, force=force))
 
         QTimer.singleShot(50 if not wait_for_jobs_s else 1500, grab_when_idle)
 
