@@ -74,3 +74,27 @@ def test_the_shell_takes_its_panels_in_the_saved_layout(qapp, tmp_path: Path) ->
     assert controller.browser is not None
     shell.close()
     controller.shutdown()
+
+
+def test_a_screenshot_over_the_session_it_opens_is_still_refused(tmp_path: Path) -> None:
+    """The screenshot's target is checked before the window shows and again once the
+    session is open (it opens after the first paint): --force never writes over it."""
+    from core.store import SessionStore
+
+    session = tmp_path / "study.taillens"
+    SessionStore.create(session).close()
+    env = dict(os.environ, TAILLENS_HOME=str(tmp_path / "home"), QT_QPA_PLATFORM="offscreen")
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "gui", str(session), "--screenshot", str(session)]
+        + ["--force"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert "it is the session being read" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert session.read_bytes()[:16] == b"SQLite format 3\x00"  # no PNG over it
+    SessionStore.open(session).close()
