@@ -2,6 +2,10 @@
 
 import sys
 
-from app.cli import main
+try:
+    from app.cli import main
+except KeyboardInterrupt:  # Ctrl+C while the command line loads
+    print("taillens: interrupted", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

@@ -27,6 +27,7 @@ from core.logs import get_logger
 if TYPE_CHECKING:
     from app.controller import AppController
     from core.annotation import AnnotationQueue
+    from core.store import SessionStore
     from widgets.annotate import AnnotatePanel
 
 log = get_logger("annotate")
@@ -112,14 +113,24 @@ class AnnotateController(QObject):
         store = self.app.store
         if store is None:
             return None
-        try:
-            info = add_annotator(store, name)
-        except UserFacingError as error:
+        added: list[int] = []
+
+        def done(info: Any) -> None:
+            added.append(info.id)
+            self.choose_annotator(info.id)
+
+        def refused(error: UserFacingError) -> None:
             self.app.window.show_error("Annotator not added", str(error))
             self.choose_annotator(-1)
-            return None
-        self.choose_annotator(info.id)
-        return info.id
+
+        self.app.writer.write(
+            f"the annotator {name}",
+            lambda s: add_annotator(s, name),
+            writes={Topic.ANNOTATIONS},
+            on_done=done,
+            on_error=refused,
+        )
+        return added[0] if added else None
 
     def filter_options(self) -> QueueOptions:
         """Models, languages, categories and tiers the session's texts have (one cheap
@@ -178,28 +189,45 @@ class AnnotateController(QObject):
         queue = self.queue
         if queue is None:
             return False
-        try:
-            queue.save(index, rating)
-        except UserFacingError as error:
-            self.panel.show_message(str(error), error=True)
-            return False
-        self.app.changes.announce({Topic.ANNOTATIONS})
-        self.panel.set_can_undo(True)
-        self._progress()
-        self.show(queue.next_index(index))
-        return True
+
+        def saved(_saved: Any) -> None:
+            if self.queue is queue:
+                self.panel.set_can_undo(True)
+                self._progress()
+                self.show(queue.next_index(index))
+
+        landed = self.app.writer.write(
+            f"your rating of item {index + 1}",
+            lambda _store: queue.save(index, rating),
+            writes={Topic.ANNOTATIONS},
+            on_done=saved,
+            on_error=self._refused,
+        )
+        if landed is None:
+            self.panel.show_message(
+                f"Your rating of item {index + 1} is saved as soon as the session is free."
+            )
+        return landed is not False
+
+    def _refused(self, error: UserFacingError) -> None:
+        self.panel.show_message(str(error), error=True)
 
     def undo(self) -> None:
         queue = self.queue
         if queue is None:
             return
-        try:
-            ref = queue.undo()
-        except UserFacingError as error:
-            self.panel.show_message(str(error), error=True)
-            return
+        self.app.writer.write(
+            "the undo of your last rating",
+            lambda _store: queue.undo(),
+            on_done=lambda ref: self._undone(queue, ref),
+            on_error=self._refused,
+        )
+
+    def _undone(self, queue: AnnotationQueue, ref: Any) -> None:
         if ref is not None:
             self.app.changes.announce({Topic.ANNOTATIONS})
+        if self.queue is not queue:
+            return
         self.panel.set_can_undo(queue.can_undo())
         self._progress()
         if ref is None:
@@ -227,15 +255,29 @@ class AnnotateController(QObject):
         queue = self.queue
         if queue is None:
             return None
-        try:
-            queue.save(index, rating)
-            reference_id = queue.promote(index)
-        except UserFacingError as error:
+        promoted: list[int] = []
+
+        def refused(error: UserFacingError) -> None:
             # The rating may be saved while the promotion was refused.
             self.app.changes.announce({Topic.ANNOTATIONS})
-            self.panel.show_message(str(error), error=True)
-            return None
-        self.app.changes.announce({Topic.ANNOTATIONS, Topic.REFERENCES})
+            self._refused(error)
+
+        def save_and_promote(_store: Any) -> int:
+            queue.save(index, rating)
+            return queue.promote(index)
+
+        self.app.writer.write(
+            f"your correction of item {index + 1} as a gold reference",
+            save_and_promote,
+            writes={Topic.ANNOTATIONS, Topic.REFERENCES},
+            on_done=lambda reference_id: promoted.append(
+                self._promoted(queue, index, reference_id)
+            ),
+            on_error=refused,
+        )
+        return promoted[0] if promoted else None
+
+    def _promoted(self, queue: AnnotationQueue, index: int, reference_id: int) -> int:
         self.panel.set_can_undo(True)
         self._progress()
         item = queue[index]
@@ -254,17 +296,22 @@ class AnnotateController(QObject):
     def refresh_agreement(self) -> None:
         from core.annotation import aggregate_annotations, golden_accuracy
 
-        store = self.app.store
-        if store is None:
-            return
-        try:
-            weighted = self.panel.weighted_check.isChecked()
+        weighted = self.panel.weighted_check.isChecked()
+
+        def read(store: SessionStore) -> tuple[Any, Any, Any]:
             by_category = aggregate_annotations(store, by=("category",), weighted=weighted)
             by_tier = aggregate_annotations(store, by=("tier",), weighted=weighted)
-            golden = golden_accuracy(store)
-        except UserFacingError as error:
-            self.panel.show_no_agreement(str(error))
-            return
+            return by_category, by_tier, golden_accuracy(store)
+
+        # Off the UI thread (it reads every rating); a newer request supersedes it.
+        self.app.reads.request(
+            "annotate.agreement",
+            read,
+            lambda result: self._show_agreement(*result),
+            on_error=lambda error: self.panel.show_no_agreement(str(error)),
+        )
+
+    def _show_agreement(self, by_category: Any, by_tier: Any, golden: Any) -> None:
         if not by_category.items:
             self.panel.show_no_agreement(
                 "No ratings yet: rate texts in the Rate tab, or "

@@ -4,6 +4,14 @@ The panel asks (category selected, fetch, inspect, switch source); this controll
 answers by calling ``core.wikidata`` and, for anything that may take long, running a
 job. During a fetch each page lands in the session and the panel reloads the
 category from there, so the view builds up live and always shows what is saved.
+
+It follows the panel's :class:`core.browser_state.BrowserState`: a category picked in
+the shared selection is loaded into the state (its saved tier settings, its members), an
+entity picked is read (or fetched) for the inspector, a Compare-with tick loads that
+category, and a tier edit is saved from the state. The save is debounced (written 0.8 s
+after the last edit) and takes the category's tiers *as edited*, so it writes the
+category the edit was made in; a pending save is written at once when the user picks
+another category, when the session changes and at quit (``flush``).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from core.wikidata.records import CategoryTable
 
 if TYPE_CHECKING:
     from app.controller import AppController
+    from core.browser_state import CategoryTiers
     from core.store import SessionStore
     from core.wikidata.sources import WikidataSource
     from widgets.browser import BrowserPanel
@@ -29,8 +38,8 @@ if TYPE_CHECKING:
 log = get_logger("browser")
 
 RELOAD_INTERVAL_MS = 250  # at most four reloads a second while pages arrive
-SAVE_DELAY_MS = 800
-STARTUP_DELAY_MS = 300  # tiers are written this long after the last line move
+SAVE_DELAY_MS = 800  # tiers are written this long after the last edit
+STARTUP_DELAY_MS = 300  # the first source is opened this long after start-up
 
 
 class _WaitRelay(QObject):
@@ -52,22 +61,26 @@ class BrowserController(QObject):
         self._reload_timer = QTimer(self)
         self._reload_timer.setSingleShot(True)
         self._reload_timer.setInterval(RELOAD_INTERVAL_MS)
-        self._reload_timer.timeout.connect(self.reload_category)
+        self._reload_timer.timeout.connect(self.members_changed)
         # Tiers are saved once the user stops moving lines, off the UI thread.
         self._save_timer = QTimer(self)
         self._save_timer.setSingleShot(True)
         self._save_timer.setInterval(SAVE_DELAY_MS)
-        self._save_timer.timeout.connect(self.save_tiers)
+        self._save_timer.timeout.connect(self.flush)
+        self._pending: CategoryTiers | None = None  # tiers edited, not yet saved
         self._loading = False
+        self.state = panel.state
+        self.selection = panel.state.selection
 
         panel.set_categories(list(default_categories()))
-        panel.category_selected.connect(self.show_category)
-        panel.overlay_requested.connect(self.show_overlay)
+        self.selection.subscribe(lambda _n, _old, new: self._category_picked(new), ("category",))
+        self.selection.subscribe(lambda _n, _old, new: self.inspect(new), ("entity",))
+        self.state.watch(self._state_changed)
         panel.fetch_requested.connect(self.fetch)
-        panel.entity_requested.connect(self.inspect)
         panel.source_requested.connect(self.use_source)
         panel.category_save_requested.connect(self.save_category)
-        panel.tiers_changed.connect(lambda _name, _summary: self._tiers_moved())
+        # What was edited in the old session is written to it before it closes.
+        app.session_closing.connect(lambda _store: self.flush())
         app.session_changed.connect(lambda _store: self.open_session_category())
         # Members fetched (by this panel or any job): the table, the plots and every
         # ticked Compare-with category are read again from the session.
@@ -151,6 +164,7 @@ class BrowserController(QObject):
 
     def _set_source(self, kind: str) -> None:
         self.source_kind = kind
+        self.selection.source = kind
         texts = {
             "embedded": "DEMO DATA (synthetic, offline)",
             "live": "LIVE: query.wikidata.org",
@@ -179,61 +193,85 @@ class BrowserController(QObject):
         )
         return table
 
-    def show_category(self, name: str) -> None:
+    def _category_picked(self, name: str | None) -> None:
+        if name and name != self.state.category:
+            self.show_category(name)
+
+    def show_category(self, name: str, *, reload_settings: bool = False) -> None:
+        """Load ``name`` into the state: its saved tier settings when it is not the
+        category shown (or ``reload_settings``), and its members as the session holds
+        them. A pending tier save of the category shown before is written first."""
         from core.category_tiers import load_tier_settings
         from core.wikidata.category_store import remember_category
 
-        if self.store is not None and name != self.panel.category:
+        state = self.state
+        settings = None
+        if self.store is not None and (reload_settings or name != state.category):
+            self.flush()
             defaults = getattr(self.app, "preferences", None)
-            self.panel.apply_tier_settings(
-                load_tier_settings(
-                    self.store, name, defaults.tier_settings() if defaults is not None else None
-                )
+            settings = load_tier_settings(
+                self.store, name, defaults.tier_settings() if defaults is not None else None
             )
             if not self.store.read_only:  # a session opened read-only is left as it is
-                remember_category(self.store, name)
+                self.app.writer.write(
+                    f"{name} as the category last viewed",
+                    lambda store: remember_category(store, name),
+                )
+        table = self._columns(name)
         self._loading = True  # showing re-tiers: that is not a change to save
         try:
-            self.panel.show_category(name, self._columns(name))
+            with self.selection.batch(), state.batch():
+                self.selection.category = name
+                state.load(name, table, settings)
+                if self.selection.entity not in table.qids:
+                    self.selection.entity = None  # the inspector shows no other category's
         finally:
             self._loading = False
 
-    def _tiers_moved(self) -> None:
-        if not self._loading:
+    def _state_changed(self, changes: Any) -> None:
+        if "settings" in changes and not self._loading:
+            self._tiers_edited()
+        if "compared" in changes:
+            old, new = changes["compared"]
+            for name in new:
+                if name not in old:
+                    self.show_overlay(name)
+
+    def _tiers_edited(self) -> None:
+        """The user changed the tiers: they are saved when the edits stop, for the
+        category they were made in (captured now)."""
+        if self.state.tiers is not None:
+            self._pending = self.state.tiers
             self._save_timer.start()
 
+    def flush(self) -> None:
+        """Hand a pending tier save to the session's writer now (on a category switch, a
+        session change and quit: the writer lands it before the old session closes)."""
+        self._save_timer.stop()
+        tiers, self._pending = self._pending, None
+        if tiers is not None and self.store is not None:
+            self._save(tiers)
+
     def save_tiers(self) -> None:
-        """Write the current cut-offs and every member's tier to the session (a job)."""
+        """Write the shown category's settings and every member's tier now."""
+        self._pending = self.state.tiers
+        self.flush()
+
+    def _save(self, tiers: CategoryTiers) -> None:
+        """Write ``tiers`` (settings and every member's tier) through the writer, on its
+        thread (a write of many rows)."""
         from core.category_tiers import save_tiers
-        from core.tiers import long_tail_sub_tiers
 
-        panel, store = self.panel, self.store
-        columns = panel.model.columns
-        if (
-            store is None
-            or store.read_only
-            or panel.category is None
-            or panel.summary is None
-            or not len(columns)
-        ):
+        if not len(tiers.qids) or self.store is None or self.store.read_only:
+            return  # a session opened read-only is left as it is
             return
-        category, settings = panel.category, panel.tier_settings()
-        codes = panel.model.tiers.copy()
-        subs = long_tail_sub_tiers(codes, columns.has_en, columns.has_it, columns.has_es)
-        qids = list(columns.qids)
-
-        def run(ctx: JobContext) -> int:
-            ctx.progress(0, 1, category)
-            return save_tiers(store, category, settings, qids, codes, subs)
-
-        self.app.run_job(
-            Job(
-                f"Save tiers of {category}",
-                run,
-                kind="tiers.save",
-                params={"category": category, **settings.__dict__},
-                writes=frozenset({Topic.TIERS}),
-            )
+        category, settings = tiers.category, tiers.settings
+        qids, codes, subs = list(tiers.qids), tiers.codes.copy(), tiers.sub_tiers.copy()
+        self.app.writer.write(
+            f"the tiers of {category}",
+            lambda store: save_tiers(store, category, settings, qids, codes, subs),
+            writes={Topic.TIERS},
+            at_once=False,
         )
 
     def open_session_category(self) -> None:
@@ -243,19 +281,17 @@ class BrowserController(QObject):
         store = self.store
         if store is None:
             return
+        self._pending = None  # written to the old session as it closed
+        self._save_timer.stop()
         categories = session_categories(store)
         self.panel.set_categories(categories)
         name = category_to_show(store, [c.name for c in categories])
-        self.panel.category = None  # force the saved tier settings to be applied
-        self.panel.category_combo.blockSignals(True)
-        self.panel.category_combo.setCurrentText(name)
-        self.panel.category_combo.blockSignals(False)
-        self.show_category(name)
-        for ticked in self.panel.compared():  # as this session holds them
+        self.show_category(name, reload_settings=True)
+        for ticked in self.state.compared:  # as this session holds them
             self.show_overlay(ticked)
 
     def reload_category(self) -> None:
-        name = self.panel.category_combo.currentText()
+        name = self.state.category or self.selection.category
         if name:
             self.show_category(name)
 
@@ -266,7 +302,7 @@ class BrowserController(QObject):
         """The shown category and the ticked Compare-with ones, as the session has them
         now (a category ticked before it had members is drawn once they arrive)."""
         self.reload_category()
-        for name in self.panel.compared():
+        for name in self.state.compared:
             self.show_overlay(name)
 
     def fetch(self, name: str, limit: int) -> None:
@@ -287,11 +323,43 @@ class BrowserController(QObject):
         handle = self.app.run_job(job)
         handle.progressed.connect(lambda _p: self._reload_timer.start())
         # The final reload comes with the job's Topic.MEMBERS (members_changed).
-        handle.finished.connect(lambda _o: self._fetch_finished())
+        handle.finished.connect(lambda _o: self._fetch_finished(name))
+        if name != self.state.category:
+            self.app.window.statusBar().showMessage(
+                f"Fetching {name}: its curve is drawn as members arrive", 10_000
+            )
 
-    def _fetch_finished(self) -> None:
+    def _fetch_finished(self, name: str) -> None:
+        """New members get their tiers in the session too: the shown category's as the
+        state has them, another's (a Compare-with one) under its saved settings."""
+        from core.category_tiers import NoMembersError, retier_category
+
         self._reload_timer.stop()
-        self._save_timer.start()  # new members get their tiers in the session too
+        if name == self.state.category:
+            self.reload_category()
+            self._pending = self.state.tiers
+            self._save_timer.start()
+            return
+        store = self.store
+        if store is None:
+            return
+
+        def run(ctx: JobContext) -> int:
+            ctx.progress(0, 1, name)
+            try:
+                return retier_category(store, name)[1]
+            except NoMembersError:
+                return 0
+
+        self.app.run_job(
+            Job(
+                f"Save tiers of {name}",
+                run,
+                kind="tiers.save",
+                params={"category": name},
+                writes=frozenset({Topic.TIERS}),
+            )
+        )
 
     def _category(self, name: str) -> Category:
         from core.wikidata.category_store import find_category
@@ -303,10 +371,21 @@ class BrowserController(QObject):
         user confirms first (``confirm(question) -> bool``, a dialog by default)."""
         from core.errors import UserFacingError
         from core.wikidata.cache import fetched_count
-        from core.wikidata.category_store import find_category, save_category, session_categories
+        from core.wikidata.category_store import (
+            check_category,
+            find_category,
+            save_category,
+            session_categories,
+        )
 
         store = self.store
         if store is None:
+            return False
+        try:
+            # Refused at once, not after the writes queued before it have landed.
+            check_category(category)
+        except UserFacingError as error:
+            self.app.window.show_error("Category not saved", str(error))
             return False
         try:
             existing = find_category(store, category.name)
@@ -321,23 +400,30 @@ class BrowserController(QObject):
             )
             if not (confirm or self._ask)(question):
                 return False
-        try:
-            dropped = save_category(store, category)
-        except UserFacingError as error:
-            self.app.window.show_error("Category not saved", str(error))
-            return False
-        self.panel.set_categories(session_categories(store))
-        self.panel.category = None  # re-apply settings and reload
-        self.panel.category_combo.setCurrentText(category.name)
-        self.show_category(category.name)
-        # Dropped members: the shown table is read again (members_changed) and so is
-        # a ticked Compare-with copy of them.
-        self.app.changes.announce({Topic.CATEGORIES} | ({Topic.MEMBERS} if dropped else set()))
-        if dropped:
-            self.app.window.statusBar().showMessage(
-                f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000
+
+        def saved(dropped: int) -> None:
+            if self.store is None:
+                return
+            self.panel.set_categories(session_categories(self.store))
+            self.show_category(category.name, reload_settings=True)
+            # Dropped members: the shown table is read again (members_changed) and so is
+            # a ticked Compare-with copy of them.
+            if dropped:
+                self.app.changes.announce({Topic.MEMBERS})
+                self.app.window.statusBar().showMessage(
+                    f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000
+                )
+
+        return (
+            self.app.writer.write(
+                f"the category {category.name}",
+                lambda s: save_category(s, category),
+                writes={Topic.CATEGORIES},
+                on_done=saved,
+                on_error=lambda error: self.app.window.show_error("Category not saved", str(error)),
             )
-        return True
+            is not False
+        )
 
     def _ask(self, question: str) -> bool:
         from PySide6.QtWidgets import QMessageBox
@@ -346,10 +432,12 @@ class BrowserController(QObject):
         return answer == QMessageBox.StandardButton.Yes
 
     # -- entities ----------------------------------------------------------------------------
-    def inspect(self, qid: str) -> None:
+    def inspect(self, qid: str | None) -> None:
+        """Show ``qid`` in the inspector (None: nothing), from the session, else fetched."""
         from core.wikidata.cache import load_entity
 
-        if self.store is None:
+        if qid is None or self.store is None:
+            self.panel.show_entity(None)
             return
         details = load_entity(self.store, qid)
         if details is not None and details.claims:
@@ -378,5 +466,5 @@ class BrowserController(QObject):
         handle.succeeded.connect(lambda outcome: self._entity_arrived(qid, outcome.result))
 
     def _entity_arrived(self, qid: str, details: Any) -> None:
-        if self.panel.selected_qid() == qid:
+        if self.selection.entity == qid:
             self.panel.show_entity(details)

@@ -89,19 +89,28 @@ def _opens_a_session(argv: Sequence[str]) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _show_store_notices()
-    parser = build_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if _opens_a_session(argv):
-        argv = ["gui", *argv]
-    args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["gui"])
+    """Run one command; the exit status: 0, 2 for a failure the message explains, 128 +
+    the signal for a command Ctrl+C (130) or SIGTERM (143) stopped, as shells expect."""
     try:
+        _show_store_notices()
+        parser = build_parser()
+        argv = list(sys.argv[1:] if argv is None else argv)
+        if _opens_a_session(argv):
+            argv = ["gui", *argv]
+        args = parser.parse_args(argv)
+        if args.command is None:
+            args = parser.parse_args(["gui"])
         return int(args.handler(args) or EXIT_OK)
     except UserFacingError as error:
         print(f"taillens: {error}", file=sys.stderr)
+        # A job Ctrl+C or SIGTERM stopped: 128 + the signal (app.terminal is imported by
+        # then; not at start-up, which keeps --version fast).
+        terminal = sys.modules.get("app.terminal")
+        if terminal is not None and isinstance(error, terminal.JobCancelledByUser):
+            return 128 + error.signum
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
+        # Ctrl+C outside a job (loading, parsing, opening), or a second one inside: each
+        # unit of work it cut short was rolled back.
         print("taillens: interrupted", file=sys.stderr)
         return EXIT_CANCELLED

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.changes import SessionChanges
 from app.jobrunner import JobHandle, QtJobRunner
+from app.session_io import SessionWriter, ViewReads
 from core.changes import EVERYTHING
 from core.errors import UserFacingError
 from core.jobs import Job, JobFailed, JobSucceeded, JobWasCancelled
@@ -42,9 +43,17 @@ if TYPE_CHECKING:
 
 log = get_logger("controller")
 
+WRITER_FLUSH_S = 5.0  # how long quitting waits for writes queued behind a lock
+
 
 class AppController(QObject):
     session_changed = Signal(object)  # SessionStore | None
+    # The session is about to close (another opens, or the app quits): panels write
+    # what they still hold for it (the Browser's pending tier save) before it does.
+    session_closing = Signal(object)  # SessionStore
+    # A read of the session skipped damaged rows (core.store.integrity); emitted from the
+    # reading thread, shown on the UI thread.
+    damaged_rows_skipped = Signal(str)
     # The panel controllers, set by app.gui.build_window.
     browser: BrowserController
     units: UnitsController
@@ -55,6 +64,9 @@ class AppController(QObject):
     likelihood: LikelihoodController
     preferences_controller: PreferencesController
     preferences: Preferences  # set by PreferencesController
+    # How long a write on a worker thread (a job, the session writer) waits for a lock
+    # held elsewhere before it is told so; nothing on the UI thread waits for it at all.
+    busy_timeout_s = 5.0
 
     def __init__(self, window: MainWindow, runner: QtJobRunner | None = None) -> None:
         super().__init__(window)
@@ -65,6 +77,21 @@ class AppController(QObject):
         # What jobs and edits wrote: panels subscribe to the topics they show.
         self.changes = SessionChanges(self)
         self.changes.subscribe(EVERYTHING, lambda _topics: self.refresh(), self)
+        # The session rule (app.session_io): view reads off the UI thread, newest wins;
+        # every write the UI starts goes through one writer that never waits on the UI
+        # thread for SQLite's lock.
+        self.reads = ViewReads(self.runner, lambda: self.store, self)
+        self.writer = SessionWriter(self.changes, lambda: self.store, self)
+        self.writer.waiting.connect(self._write_waits)
+        self.writer.caught_up.connect(
+            lambda what: window.statusBar().showMessage(f"Saved: {what}", 10_000)
+        )
+        self.writer.failed.connect(
+            lambda what, message, details: window.show_error("Not saved", message, details)
+        )
+        self.damaged_rows_skipped.connect(
+            lambda notice: self.window.show_error("Damaged rows skipped", notice)
+        )
 
         window.new_session_requested.connect(lambda path: self.new_session(Path(path)))
         window.open_requested.connect(lambda path: self.open_session(Path(path)))
@@ -104,10 +131,11 @@ class AppController(QObject):
                 return False
             read_only = choice == "read_only"
         try:
+            timeout = self.busy_timeout_s
             store = (
-                SessionStore.open_read_only(path)
+                SessionStore.open_read_only(path, busy_timeout_s=timeout)
                 if read_only
-                else SessionStore.open(path, create=create)
+                else SessionStore.open(path, create=create, busy_timeout_s=timeout)
             )
         except SessionError as error:
             if lock is not None:
@@ -132,7 +160,7 @@ class AppController(QObject):
         except SessionInUseError:
             lock = None  # the file exists (create refuses it below)
         try:
-            store = SessionStore.create(path)
+            store = SessionStore.create(path, busy_timeout_s=self.busy_timeout_s)
         except SessionError as error:
             if lock is not None:
                 lock.release()
@@ -155,6 +183,14 @@ class AppController(QObject):
         self.window.statusBar().showMessage(f"Copy saved as {destination}", 10_000)
         return True
 
+    def _write_waits(self, what: str) -> None:
+        self.window.show_message(
+            "Session busy",
+            f"The session is being written by another program or a long job, so {what} "
+            "waits: it is kept and saved as soon as the session is free (the status bar "
+            "says when).",
+        )
+
     def refresh(self) -> None:
         info = self.store.info() if self.store is not None else None
         self.window.show_session(info)
@@ -162,6 +198,8 @@ class AppController(QObject):
             self.window.setWindowTitle(f"{self.window.windowTitle()} (read-only)")
 
     def _switch_to(self, store: SessionStore, lock: SessionLock | None = None) -> None:
+        if self.store is not None:
+            self.session_closing.emit(self.store)
         holding = [h for h in self.runner.active.values() if h.job.uses_session]
         if holding:
             # These jobs hold the old session; let them stop before it closes under them.
@@ -170,10 +208,12 @@ class AppController(QObject):
             if not self.runner.wait_for(holding, timeout_s=10):
                 log.warning("a job still runs on %s after cancel", self.store)
         if self.store is not None:
-            self.store.close()
+            # Its queued writes still land (or are given up with a message); then it closes.
+            self.writer.retire(self.store)
         if self.session_lock is not None:
             self.session_lock.release()
         self.store, self.session_lock = store, lock
+        store.integrity.listeners.append(self.damaged_rows_skipped.emit)
         self.refresh()
         self.session_changed.emit(store)
 
@@ -186,6 +226,7 @@ class AppController(QObject):
         ``lang`` is the language of WebNLG texts that carry none."""
         from core.changes import IMPORT_WRITES
         from core.formats import IMPORT_FORMATS, FormatError, detect_format
+        from core.formats.files import IMPORT_KEPT
         from core.formats.webnlg import check_import_path, file_language
 
         store = self.store
@@ -211,6 +252,7 @@ class AppController(QObject):
             kind="import",
             params={"file": str(path), "format": format_name, **options},
             writes=IMPORT_WRITES,
+            kept=lambda: IMPORT_KEPT,
         )
         handle = self.run_job(job)
         handle.succeeded.connect(lambda outcome: self._show_import_report(path, outcome.result))
@@ -307,7 +349,7 @@ class AppController(QObject):
             lambda progress, job_id=handle.id: self.window.job_status.job_progress(job_id, progress)
         )
         if self.store is not None:
-            handle.history_id = self._record_job_start(handle)
+            self._record_job_start(handle)
 
     def _on_job_finished(self, handle: JobHandle) -> None:
         outcome = handle.outcome
@@ -328,8 +370,8 @@ class AppController(QObject):
             self.window.statusBar().showMessage(
                 f"{handle.title}: done in {outcome.elapsed_s:.1f} s", 10_000
             )
-        if handle.history_id is not None:
-            self._record_job_end(handle.history_id, outcome)
+        if handle.store_at_start is not None and handle.store_at_start is self.store:
+            self._record_job_end(handle, outcome)
         if not self._announce_job(handle, written):
             self.refresh()  # the job history (an announcement refreshes it with the counts)
 
@@ -342,41 +384,70 @@ class AppController(QObject):
             return True
         return False
 
-    def _record_job_start(self, handle: JobHandle) -> int | None:
-        assert self.store is not None
-        try:
-            return self.store.record_job_start(handle.job.kind, handle.title, handle.job.params)
-        except SessionError as error:
-            # The history is a convenience; a locked session must not stop the job.
-            log.warning("job history not written: %s", error)
-            return None
+    def _record_job_start(self, handle: JobHandle) -> None:
+        """A job_history row, through the writer (set on the handle where it lands)."""
+        job = handle.job
 
-    def _record_job_end(self, history_id: int, outcome: JobOutcome[Any] | None) -> None:
-        if self.store is None:
-            return
+        def start(store: SessionStore) -> None:
+            handle.history_id = store.record_job_start(job.kind, handle.title, job.params)
+
+        # The history is a convenience: a locked session must not stop the job, and a
+        # row that waits for the lock is not worth a message.
+        self.writer.write(
+            f"the start of {handle.title!r} in the job history",
+            start,
+            on_error=self._history_not_written,
+            tell=False,
+        )
+
+    def _record_job_end(self, handle: JobHandle, outcome: JobOutcome[Any] | None) -> None:
         if isinstance(outcome, JobSucceeded):
             status, error = "done", None
         elif isinstance(outcome, JobWasCancelled):
             status, error = "cancelled", None
         else:
             status, error = "failed", getattr(outcome, "message", None)
-        try:
-            self.store.record_job_end(history_id, status, error)
-        except SessionError as exc:
-            log.warning("job history not updated: %s", exc)
+
+        def end(store: SessionStore) -> None:
+            # After start() in the writer's order: its row id is known by now.
+            if handle.history_id is not None:
+                store.record_job_end(handle.history_id, status, error)
+
+        self.writer.write(
+            f"the end of {handle.title!r} in the job history",
+            end,
+            on_error=self._history_not_written,
+            tell=False,
+        )
+
+    @staticmethod
+    def _history_not_written(error: UserFacingError) -> None:
+        log.warning("job history not written: %s", error)
 
     # -- shutdown ------------------------------------------------------------------------
     def shutdown(self) -> None:
-        """At quit: pending saves written, jobs cancelled, the session closed. Only jobs
-        whose work would be lost or left half-done are waited for: not a disposable one
-        (``Job.disposable``: a demo snapshot still loading held the quit for 10 s)."""
+        """At quit: pending saves handed to the writer and written, jobs cancelled, the
+        session closed. Only jobs whose work would be lost or left half-done are waited
+        for: not a disposable one (``Job.disposable``: a demo snapshot still loading held
+        the quit for 10 s)."""
         verbalise = getattr(self, "verbalise", None)  # absent where no panels were built
         if verbalise is not None:
             verbalise.flush_pending()
+        if self.store is not None:
+            self.session_closing.emit(self.store)
         self.runner.cancel_all()
         waited = [h for h in self.runner.active.values() if not h.job.disposable]
         if not self.runner.wait_for(waited, timeout_s=10):
             log.warning("a job did not stop within 10 s of cancel at shutdown")
+        if not self.writer.idle:
+            self.window.statusBar().showMessage("Saving the last changes…")
+            lost = self.writer.flush(WRITER_FLUSH_S)
+            for what in lost:
+                log.warning(
+                    "not saved at quit (the session stayed locked for %.0f s): %s",
+                    WRITER_FLUSH_S,
+                    what,
+                )
         if self.store is not None:
             self.store.close()
             self.store = None

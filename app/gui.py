@@ -101,8 +101,27 @@ def get_application():
 def build_window(settings=None, hold_jobs: bool = False):
     """Main window and its controller, wired, with the saved layout restored.
     ``hold_jobs``: the jobs the panels start while they are built and the session is
-    opened wait until ``controller.runner.release()`` (``launch`` releases them when the
-    window is first painted)."""
+    opened wait until ``controller.runner.release()``."""
+    from widgets.main_window import MainWindow
+
+    window = MainWindow(settings if settings is not None else make_settings())
+    controller = wire_window(window, hold_jobs=hold_jobs)
+    window.restore_layout()
+    return window, controller
+
+
+def build_shell(settings=None):
+    """The main window's shell: menus, status bar and every dock (named, so the saved
+    layout applies), each panel a placeholder. It imports Qt and the window's own light
+    modules only, so it paints at once; :func:`wire_window` brings in the rest."""
+    from widgets.main_window import MainWindow
+
+    return MainWindow(settings if settings is not None else make_settings(), build_panels=False)
+
+
+def wire_window(window, hold_jobs: bool = False):
+    """Build the panels a shell left out (pyqtgraph, numpy, SQLAlchemy and the session
+    store come in here) and their controllers; return the application controller."""
     from app.annotate import AnnotateController
     from app.browser import BrowserController
     from app.controller import AppController
@@ -115,13 +134,12 @@ def build_window(settings=None, hold_jobs: bool = False):
     from app.window_state import CompareTicks
     from widgets.annotate import AnnotatePanel
     from widgets.browser import BrowserPanel
-    from widgets.main_window import MainWindow
     from widgets.report import ReportPanel
     from widgets.scores import ScoresPanel
     from widgets.units import UnitsPanel
     from widgets.verbalise import VerbalisePanel
 
-    window = MainWindow(settings if settings is not None else make_settings())
+    window.install_panels()
     controller = AppController(window)
     if hold_jobs:
         controller.runner.hold()
@@ -139,15 +157,23 @@ def build_window(settings=None, hold_jobs: bool = False):
     controller.report = ReportController(controller, cast(ReportPanel, panels["report"]))
     controller.preferences_controller = PreferencesController(controller, window)
     CompareTicks(controller, cast(BrowserPanel, panels["browser"]))  # kept by the panel
-    window.restore_layout()
-    return window, controller
+    return controller
 
 
 def install_excepthook(window) -> None:
-    """Errors that escape a slot go to the error log panel and the log file."""
+    """Errors that escape a slot go to the error log panel and the log file; one written
+    for the user (a :class:`UserFacingError`, e.g. a rating saved on a full disk) is shown
+    as its message, not as a bug."""
     previous = sys.excepthook
 
     def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
+        if isinstance(error, UserFacingError):
+            log.warning("%s", error)
+            try:
+                window.show_job_failure("The last action", str(error), "")
+            except Exception:  # never let the hook itself raise
+                previous(kind, error, tb)
+            return
         details = "".join(traceback.format_exception(kind, error, tb))
         log.error("unexpected error\n%s", details)
         try:
@@ -177,6 +203,28 @@ class _FirstPaintWatcher:
         window.installEventFilter(self.filter)
 
 
+# Modules the first paint must not wait for (tests/app/test_first_paint.py holds it):
+# ``--report-first-paint`` names those already imported when the window first paints.
+HEAVY_AT_FIRST_PAINT = (
+    "sqlalchemy",
+    "pyqtgraph",
+    "numpy",
+    "core.store",
+    "core.wikidata.records",
+    "scipy",
+    "torch",
+    "transformers",
+)
+
+
+def heavy_modules_loaded() -> list[str]:
+    return [
+        name
+        for name in HEAVY_AT_FIRST_PAINT
+        if any(m == name or m.startswith(name + ".") for m in list(sys.modules))
+    ]
+
+
 def launch(
     session: Path | None = None,
     screenshot: Path | None = None,
@@ -186,6 +234,11 @@ def launch(
     wait_for_jobs_s: float = 0.0,
     force: bool = False,
 ) -> int:
+    """Open the window. It paints first, as a shell (menus, status bar, docks holding
+    placeholders: Qt and the window's light modules only); then, in the event loop, the
+    panels and controllers are built in it (:func:`wire_window`), the session is opened
+    (the status bar says "Opening session…" meanwhile) and the start-up jobs, held until
+    then, start."""
     if _needs_offscreen(screenshot is not None or report_first_paint):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     _check_display()
@@ -198,30 +251,16 @@ def launch(
         import tempfile
 
         scratch = tempfile.TemporaryDirectory(prefix="taillens-settings-")
-        window, controller = build_window(scratch_settings(Path(scratch.name)), hold_jobs=True)
+        window = build_shell(scratch_settings(Path(scratch.name)))
         window.interactive = False  # nobody to ask: a session in use opens read-only
     else:
-        window, controller = build_window(hold_jobs=True)
+        window = build_shell()
+    window.restore_layout()  # the docks exist, by name: the saved layout applies to the shell
     install_excepthook(window)
-    app.aboutToQuit.connect(controller.shutdown)
+    window.show_opening_session()
 
-    status = 0
-    if session is not None:
-        if not controller.open_session(session):
-            status = 2
-    elif not controller.open_session(paths.default_session_path(), create=True):
-        status = 2
-
-    if screenshot is not None:
-        from core.errors import UserFacingError
-        from core.output_guard import check_output_target
-
-        try:  # the open session, or another, is no place for a PNG
-            check_output_target(screenshot, force=force)
-        except UserFacingError as error:
-            print(f"taillens: {error}", file=sys.stderr)
-            controller.shutdown()
-            return 2
+    if screenshot is not None and not _screenshot_target_ok(screenshot, force):
+        return 2  # refused before the window shows; again once the session is open
     if screenshot is not None or report_first_paint:
         window.resize(*size)
     for key in show_panels:
@@ -230,38 +269,70 @@ def launch(
             print(
                 f"taillens: no panel {key!r} (panels: {', '.join(window.docks)})", file=sys.stderr
             )
-            controller.shutdown()
-            return 2
+            return 2  # before the panels and the session: nothing to shut down
         dock.show()
         dock.raise_()
 
+    status = 0
+    controllers: list[object] = []  # the application controller, once wired
+
+    def wire() -> None:
+        # Once: after the first paint, or after 3 s should no paint come (a platform
+        # that never exposes the window).
+        if controllers:
+            return
+        controller = wire_window(window, hold_jobs=True)
+        controllers.append(controller)
+        app.aboutToQuit.connect(controller.shutdown)
+        # In the same turn of the event loop: the panels take their first size (the
+        # Browser splits itself by its controls' height) with the session's contents in.
+        open_session(controller)
+
+    def open_session(controller) -> None:
+        nonlocal status
+        if session is not None:
+            if not controller.open_session(session):
+                status = 2
+        elif not controller.open_session(paths.default_session_path(), create=True):
+            status = 2
+        if report_first_paint:
+            print(f"ready_wall_time={time.time():.6f}", flush=True)
+            print(f"ready_heavy_modules={','.join(heavy_modules_loaded())}", flush=True)
+            app.quit()
+            return
+        controller.runner.release()  # the start-up jobs, held until the session is open
+        if screenshot is not None:
+            take_screenshot(controller, screenshot)
+
+    def take_screenshot(controller, target: Path) -> None:
+        nonlocal status
+        if not _screenshot_target_ok(target, force):  # now the session is open
+            status = 2
+            app.quit()
+            return
+        # Let pending layout and paint events settle (and, when asked, the jobs that
+        # start-up runs, such as loading the demo data) before the grab.
+        deadline = time.monotonic() + wait_for_jobs_s
+
+        def grab_when_idle() -> None:
+            busy = bool(controller.runner.active) or controller.browser.start_up_pending
+            if busy and time.monotonic() < deadline:
+                QTimer.singleShot(100, grab_when_idle)
+            else:
+                QTimer.singleShot(50, lambda: _save_screenshot(window, target, app, force=force))
+
+        QTimer.singleShot(50 if not wait_for_jobs_s else 1500, grab_when_idle)
+
     def on_first_paint() -> None:
-        controller.runner.release()  # the start-up jobs, held until now
         if report_first_paint:
             print(f"first_paint_wall_time={time.time():.6f}", flush=True)
-        if screenshot is not None:
-            # Let pending layout and paint events settle (and, when asked, the jobs that
-            # start-up runs, such as loading the demo data) before the grab.
-            deadline = time.monotonic() + wait_for_jobs_s
-
-            def grab_when_idle() -> None:
-                busy = bool(controller.runner.active) or controller.browser.start_up_pending
-                if busy and time.monotonic() < deadline:
-                    QTimer.singleShot(100, grab_when_idle)
-                else:
-                    QTimer.singleShot(
-                        50, lambda: _save_screenshot(window, screenshot, app, force=force)
-                    )
-
-            QTimer.singleShot(50 if not wait_for_jobs_s else 1500, grab_when_idle)
-        elif report_first_paint:
-            app.quit()
+            print(f"first_paint_heavy_modules={','.join(heavy_modules_loaded())}", flush=True)
+        QTimer.singleShot(0, wire)  # after this paint has reached the screen
 
     if screenshot is None and not report_first_paint:
         window.fit_to_screen()  # a real screen: never larger than it
     watcher = _FirstPaintWatcher(window, on_first_paint)
-    # Should no paint come (a platform that never exposes the window), the jobs run anyway.
-    QTimer.singleShot(3000, controller.runner.release)
+    QTimer.singleShot(3000, wire)
     window.show()
     if screenshot is not None or report_first_paint:
         # Again once shown: before show() the docks' minimum heights can still add up (they
@@ -272,10 +343,25 @@ def launch(
     window.settings.sync()  # written now: end_process skips QSettings' destructor
     if scratch is not None:
         scratch.cleanup()
+    if status:
+        return status
     if screenshot is not None and not screenshot.exists():
         print(f"taillens: could not write screenshot {screenshot}", file=sys.stderr)
         return 1
-    return status or exit_code
+    return exit_code
+
+
+def _screenshot_target_ok(target: Path, force: bool) -> bool:
+    """Whether the screenshot may be written there; if not, says why on stderr."""
+    from core.errors import UserFacingError
+    from core.output_guard import check_output_target
+
+    try:  # the open session, or another, is no place for a PNG
+        check_output_target(target, force=force)
+    except UserFacingError as error:
+        print(f"taillens: {error}", file=sys.stderr)
+        return False
+    return True
 
 
 def end_process(status: int) -> NoReturn:

@@ -213,12 +213,17 @@ class QtJobRunner(QObject):
     job_started = Signal(object)  # JobHandle
     job_finished = Signal(object)  # JobHandle
 
-    def __init__(self, max_threads: int = 2, parent: QObject | None = None) -> None:
+    def __init__(
+        self, max_threads: int = 2, parent: QObject | None = None, *, read_threads: int = 2
+    ) -> None:
         super().__init__(parent)
         collect_garbage_on_ui_thread()
         self._pool = _DaemonPool(max_threads)
+        # Quiet jobs (a panel's view reads) have their own lane: they never queue behind
+        # long jobs (an import, a verbalisation run) holding every worker of the pool.
+        self._reads = _DaemonPool(read_threads)
         self.active: dict[int, JobHandle] = {}
-        self._held: list[Callable[[], None]] | None = None  # see hold()
+        self._held: list[tuple[_DaemonPool, Callable[[], None]]] | None = None  # see hold()
 
     def submit(self, job: Job[Any]) -> JobHandle:
         handle = JobHandle(job, self)
@@ -227,10 +232,11 @@ class QtJobRunner(QObject):
         self.active[handle.id] = handle
         log.info("job %r started", job.title)
         self.job_started.emit(handle)
+        pool = self._reads if job.quiet else self._pool
         if self._held is not None:
-            self._held.append(lambda: _run_in_worker(handle))
+            self._held.append((pool, lambda: _run_in_worker(handle)))
         else:
-            self._pool.start(lambda: _run_in_worker(handle))
+            pool.start(lambda: _run_in_worker(handle))
         return handle
 
     def hold(self) -> None:
@@ -250,8 +256,8 @@ class QtJobRunner(QObject):
         """Start the jobs held since :meth:`hold`, in the order submitted; submit starts
         jobs at once again."""
         held, self._held = self._held or [], None
-        for task in held:
-            self._pool.start(task)
+        for pool, task in held:
+            pool.start(task)
 
     def cancel(self, job_id: int) -> None:
         handle = self.active.get(job_id)
@@ -270,7 +276,11 @@ class QtJobRunner(QObject):
 
     def wait_for_done(self, timeout_ms: int = -1) -> bool:
         """Block until every worker thread has returned (used at shutdown)."""
-        return self._pool.wait_for_done(None if timeout_ms < 0 else timeout_ms / 1000)
+        deadline = None if timeout_ms < 0 else time.monotonic() + timeout_ms / 1000
+        return all(
+            pool.wait_for_done(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            for pool in (self._pool, self._reads)
+        )
 
     def _finish(self, handle: JobHandle) -> None:
         self.active.pop(handle.id, None)

@@ -2,24 +2,27 @@
 popularity signals for the shown category, storing the model_tail cut-off.
 
 The tab (``widgets.likelihood.LikelihoodPanel``) sits beside the Browser's histogram;
-it is refreshed when it is shown, when the Browser shows another category, and after a
-scoring job or a cut-off was stored. All reading and writing is done in jobs.
+it is refreshed when it is shown, when the Browser shows another category (the
+Browser's ``BrowserState.category``), and after a scoring job or a cut-off was stored.
+Its Wikidata tiers are the Browser's as the user sets them (``BrowserState.tiers``,
+live), not the ones last saved; an entity picked here is the shared selection's. All
+reading and writing is done in jobs.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
 from core.changes import Topic
 from core.errors import UserFacingError
-from core.jobs import Job, JobContext, JobSucceeded
 
 if TYPE_CHECKING:
     from app.controller import AppController
     from app.jobrunner import JobHandle
-    from core.likelihood import CutoffSettings
+    from core.likelihood import CutoffSettings, LikelihoodView
+    from core.store import SessionStore
     from widgets.browser import BrowserPanel
 
 TAB_TITLE = "Likelihood"
@@ -37,7 +40,9 @@ class LikelihoodController(QObject):
         self.wanted: tuple[str, str] | None = None  # (model, lang) the user picked
         self.last_handle: JobHandle | None = None
         browser.plots.tabs.currentChanged.connect(lambda _i: self.refresh_if_shown())
-        browser.category_selected.connect(lambda _name: self.refresh_if_shown())
+        state = browser.state
+        state.subscribe(lambda *_change: self.refresh_if_shown(), ("category",))
+        state.subscribe(lambda *_change: self._follow_tiers(), ("tiers",))
         app.session_changed.connect(lambda _store: self.refresh_if_shown())
         # Scores and cut-offs written by any job (this tab's or another window's command).
         app.changes.subscribe({Topic.LIKELIHOOD}, lambda _topics: self.refresh_if_shown(), self)
@@ -57,29 +62,51 @@ class LikelihoodController(QObject):
     def refresh(self) -> JobHandle | None:
         """Read the shown category's scores (the picked model, else the one the saved
         cut-off is for, else the first) and hand them to the tab."""
-        from core.likelihood import LikelihoodView, load_likelihood_view
+        from core.likelihood import load_likelihood_view
 
-        store, category = self.app.store, self.browser.category
-        if store is None or category is None:
+        category = self.browser.category
+        if self.app.store is None or category is None:
             self.panel.show_view(None)
             return None
         wanted = self.wanted
 
-        def run(ctx: JobContext) -> LikelihoodView | None:
-            ctx.progress(0, None, category)
+        def read(store: SessionStore) -> LikelihoodView | None:
             return load_likelihood_view(store, category, wanted)
 
-        handle = self.app.run_job(
-            Job(f"Read likelihoods of {category}", run, kind="likelihood.read", quiet=True)
-        )
-        handle.succeeded.connect(self._arrived)
+        handle = self.app.reads.request("likelihood", read, self._arrived)
         self.last_handle = handle
         return handle
 
-    def _arrived(self, outcome: JobSucceeded[Any]) -> None:
-        view = outcome.result
-        if view is None or view.table.category == self.browser.category:
+    def _arrived(self, view: LikelihoodView | None) -> None:
+        from dataclasses import replace
+
+        if view is None:
+            self.panel.show_view(None)
+        elif view.table.category == self.browser.category:
+            tiers = self._tiers_for(view.table.qids)
+            if tiers is not None:
+                view = replace(view, table=replace(view.table, tiers=tiers))
             self.panel.show_view(view)
+
+    def _tiers_for(self, qids: list[str]) -> list[str | None] | None:
+        """The Browser's current Wikidata tier of each of ``qids`` (None when the Browser
+        shows no tiers of this category)."""
+        tiers = self.browser.state.tiers
+        view = self.panel.view
+        if tiers is None or tiers.category != self.browser.category:
+            return None
+        if view is not None and view.table.category != tiers.category:
+            return None
+        by_qid = tiers.tier_by_qid()
+        return [by_qid.get(qid) for qid in qids]
+
+    def _follow_tiers(self) -> None:
+        view = self.panel.view
+        if view is None or view.table.category != self.browser.category:
+            return
+        tiers = self._tiers_for(view.table.qids)
+        if tiers is not None:
+            self.panel.set_wikidata_tiers(tiers)
 
     def _show_scores(self, model: str, lang: str) -> None:
         self.wanted = (model, lang)
@@ -103,30 +130,20 @@ class LikelihoodController(QObject):
         self.last_handle = handle
         return handle
 
-    def save_cutoff(self, settings: CutoffSettings) -> JobHandle | None:
-        """Store the model_tail sub-tier of the shown category (a job)."""
+    def save_cutoff(self, settings: CutoffSettings) -> bool | None:
+        """Store the model_tail sub-tier of the shown category (through the writer, on its
+        thread: it rewrites every member's row)."""
         from core.likelihood import save_model_tail
 
-        store, category = self.app.store, self.browser.category
-        if store is None or category is None:
+        category = self.browser.category
+        if self.app.store is None or category is None:
             return None
-
-        def run(ctx: JobContext) -> dict[str, int]:
-            ctx.progress(0, 1, category)
-            return save_model_tail(store, category, settings)
-
-        handle = self.app.run_job(
-            Job(
-                f"Save model_tail of {category}",
-                run,
-                kind="likelihood.cutoff",
-                params={"category": category, **settings.__dict__},
-                writes=frozenset({Topic.LIKELIHOOD}),
-            )
+        return self.app.writer.write(
+            f"the model_tail cut-off of {category}",
+            lambda store: save_model_tail(store, category, settings),
+            writes={Topic.LIKELIHOOD},
+            at_once=False,
         )
-        self.last_handle = handle
-        return handle
 
     def _inspect(self, qid: str) -> None:
-        if not self.browser.select_qid(qid):  # selecting a row inspects it
-            self.browser.entity_requested.emit(qid)
+        self.browser.state.selection.entity = qid  # the Browser's row and inspector follow

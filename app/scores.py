@@ -40,7 +40,7 @@ from PySide6.QtCore import QObject
 from core.changes import Topic
 from core.errors import UserFacingError
 from core.groups import head_tier
-from core.jobs import Job, JobContext, JobFailed, JobSucceeded, JobWasCancelled
+from core.jobs import Job, JobFailed, JobSucceeded, JobWasCancelled
 from core.labels import plural
 from core.logs import get_logger
 from core.metrics.info import metric_info
@@ -89,10 +89,10 @@ DETAIL_TOPICS = frozenset({Topic.ANNOTATIONS, Topic.REFERENCES, Topic.SCORES})
 MBERT = "bert-base-multilingual-cased"
 MINILM = "all-MiniLM-L6-v2"
 # The panel's own read jobs (quiet, writing nothing).
-LOAD_KIND = "panel.load"
 MORE_KIND = "panel.load-more"
 MODELS_KIND = "models.discover"
 LOAD_TITLE = "Load scores"
+READ_KEY = "scores.view"  # the panel's view read (app.session_io.ViewReads)
 MORE_TITLE = "Load more scores"
 
 
@@ -175,6 +175,7 @@ class ScoresController(QObject):
         panel.synonyms_requested.connect(self.open_synonyms)
         panel.score_requested.connect(self.score)
         panel.cancel_requested.connect(self.cancel)
+        panel.export_texts_requested.connect(lambda path: self.export_texts(Path(path)))
         app.session_changed.connect(lambda _store: self.session_opened())
         # Failed and cancelled jobs too: a verbalise run keeps the texts it finished.
         app.changes.subscribe(TABLE_TOPICS, lambda _topics: self.refresh(), self)
@@ -191,11 +192,10 @@ class ScoresController(QObject):
         self.refresh()
 
     def refresh(self, *, reload: bool = True) -> JobHandle | None:
-        """Table, summary, filters and notes: a job reads the choices again (``reload``,
-        else those last read are kept) and page 1 with the figures, and :meth:`_loaded`
-        shows the result."""
+        """Table, summary, filters and notes: a view read (off the UI thread) reads the
+        choices again (``reload``, else those last read are kept) and page 1 with the
+        figures, and :meth:`_loaded` shows the result."""
         self._generation += 1
-        generation = self._generation
         self.loading = self.fetching = None
         store = self.app.store
         if store is None:
@@ -212,37 +212,25 @@ class ScoresController(QObject):
         # The filters and the table's sort: page 1 comes sorted as the table shows it.
         chosen, sort = self.panel.filters(), self.panel.sort_spec()
 
-        def run(ctx: JobContext) -> ScoresView | None:
-            if generation != self._generation:
-                return None  # superseded before it started: nothing to read
+        def read(store: SessionStore) -> ScoresView:
             data = cached if cached is not None else load_scores(store)
-            ctx.check_cancelled()
-            if generation != self._generation:
-                return None
             return self.build_view(data, chosen, sort)
 
-        handle = self.app.run_job(
-            Job(
-                LOAD_TITLE,
-                run,
-                kind=LOAD_KIND,
-                params={"panel": "scores", "read": cached is None},
-                quiet=True,
-            )
-        )
+        # The session rule's view read (app.session_io): a newer refresh supersedes this
+        # one (cancelled, its result dropped), as does another session.
+        handle = self.app.reads.request(READ_KEY, read, self._loaded, title=LOAD_TITLE)
         self.loading = handle
-        handle.finished.connect(lambda outcome, h=handle, g=generation: self._loaded(h, g, outcome))
+        if handle is not None:
+            # A read that fails or is superseded leaves what is shown as it is.
+            handle.finished.connect(lambda _o, h=handle: self._read_ended(h))
         return handle
 
-    def _loaded(self, handle: JobHandle, generation: int, outcome: Any) -> None:
-        if generation != self._generation or handle is not self.loading:
-            return  # a newer refresh was asked for: this result is stale
+    def _read_ended(self, handle: JobHandle) -> None:
+        if self.loading is handle:
+            self.loading = None
+
+    def _loaded(self, view: ScoresView) -> None:
         self.loading = None
-        if not isinstance(outcome, JobSucceeded) or outcome.result is None:
-            return  # failed (the window says why) or cancelled: what is shown stays
-        view: ScoresView = outcome.result
-        if view.data.store is not self.app.store:
-            return
         self.show_view(view)
 
     def show_view(self, view: ScoresView) -> None:
@@ -496,46 +484,60 @@ class ScoresController(QObject):
         """One short transaction on the session's synonym table, then the table again."""
         from core import synonyms
 
-        store = self.app.store
-        if store is None:
+        if self.app.store is None:
             return
-        message = ""
-        try:
+
+        def apply(store: SessionStore) -> tuple[str, bool]:
+            """(what to tell, whether the table changed): one short transaction."""
             if action == "add":
                 entity, synonym, lang = args
-                was_added = synonyms.add_synonym(store, entity, synonym, lang)
-                message = (
-                    f"Added {synonym.strip()!r} as a synonym of {entity.strip()!r}."
-                    if was_added
-                    else f"{synonym.strip()!r} is already a synonym of {entity.strip()!r}."
-                )
-                dialog.clear_fields()
-            elif action == "remove":
+                if synonyms.add_synonym(store, entity, synonym, lang):
+                    return f"Added {synonym.strip()!r} as a synonym of {entity.strip()!r}.", True
+                return f"{synonym.strip()!r} is already a synonym of {entity.strip()!r}.", True
+            if action == "remove":
                 removed = sum(synonyms.remove_synonym(store, e, s, lang) for e, s, lang in args[0])
-                message = f"Removed {removed} row{'s' if removed != 1 else ''}."
-            elif action == "import":
+                return f"Removed {removed} row{'s' if removed != 1 else ''}.", True
+            if action == "import":
                 read, added = synonyms.import_file(store, args[0])
-                message = f"{Path(args[0]).name}: {read:,} rows read, {added:,} added."
-            elif action == "seed":
+                return f"{Path(args[0]).name}: {read:,} rows read, {added:,} added.", True
+            if action == "seed":
                 total, added = synonyms.seed(store)
-                message = f"Starter set: {added:,} of {total:,} rows added."
-            elif action == "first use":
-                added = synonyms.ensure_seeded(store)
-                if added:
-                    dialog.show_message(
-                        f"First use: the starter set's {added:,} rows were "
-                        "added; remove what you do not want."
-                    )
-        except UserFacingError as error:
-            dialog.show_message(str(error), error=True)
-        else:
+                return f"Starter set: {added:,} of {total:,} rows added.", True
+            added = synonyms.ensure_seeded(store)  # first use
+            return "", bool(added)
+
+        def show_rows() -> None:
+            if self.app.store is not None:
+                rows = synonyms.list_synonyms(self.app.store)
+                dialog.show_rows([(r.entity, r.synonym, r.lang, r.source) for r in rows])
+
+        def done(result: tuple[str, bool]) -> None:
+            message, changed = result
+            if action == "add":
+                dialog.clear_fields()
             if message:
                 dialog.show_message(message + " Score ESA again to use the table.")
-            if action != "first use" or added:
+            elif action == "first use" and changed:
+                dialog.show_message(
+                    "First use: the starter set's rows were added; remove what you do not want."
+                )
+            if changed:
                 self.app.changes.announce({Topic.SYNONYMS})
-        dialog.show_rows(
-            [(r.entity, r.synonym, r.lang, r.source) for r in synonyms.list_synonyms(store)]
+            show_rows()
+
+        def refused(error: UserFacingError) -> None:
+            dialog.show_message(str(error), error=True)
+            show_rows()
+
+        landed = self.app.writer.write(
+            "the synonym table" if action == "first use" else f"the synonym table ({action})",
+            apply,
+            on_done=done,
+            on_error=refused,
         )
+        if landed is None:
+            dialog.show_message("The session is busy: the change is saved as soon as it is free.")
+            show_rows()
 
     def _detail_changed(self) -> None:
         if self.shown_text is not None:
@@ -768,6 +770,31 @@ class ScoresController(QObject):
         handle.progressed.connect(lambda p: self.panel.job_progress(p.done, p.total, p.message))
         handle.finished.connect(self._scored)
         return handle
+
+    def export_texts(self, path: Path) -> JobHandle | None:
+        """The per-text table of the session to ``path`` (.csv, .jsonl, .parquet), as a
+        core job (core.formats.texts_table); a refused path or format is a message."""
+        from core.formats.texts_table import export_texts_job
+        from core.output_guard import check_output_target
+
+        store = self.app.store
+        if store is None:
+            return None
+        try:  # a session (the open one above all) is refused before any work
+            check_output_target(path)
+            job = export_texts_job(store, path)
+        except UserFacingError as error:
+            self.app.window.show_error("Texts not exported", str(error))
+            return None
+        handle = self.app.run_job(job)
+        handle.finished.connect(lambda outcome: self._texts_exported(path, outcome))
+        return handle
+
+    def _texts_exported(self, path: Path, outcome: Any) -> None:
+        # On finished, after the runner's own "done in x s" line, so this one stays.
+        if isinstance(outcome, JobSucceeded):
+            message = f"{path.name}: {outcome.result.texts_line()}"
+            self.app.window.statusBar().showMessage(message, 15_000)
 
     def cancel(self) -> None:
         if self.handle is not None and not self.handle.done:

@@ -17,7 +17,17 @@ T = TypeVar("T")
 
 
 class JobCancelledByUser(UserFacingError):
-    pass
+    """Ctrl+C (SIGINT) or SIGTERM stopped a job; it kept what it finished. The CLI exits
+    with 128 + ``signum`` (130, 143), as shells do for a command a signal ended."""
+
+    def __init__(self, message: str, signum: int = signal.SIGINT) -> None:
+        super().__init__(message)
+        self.signum = int(signum)
+
+
+# The signals that cancel a terminal job: Ctrl+C, and a polite request to stop (kill,
+# systemd, a container's shutdown). A second one gets the default behaviour.
+_STOPPING = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None)) if s is not None)
 
 
 _QUIET_ENV = {
@@ -61,8 +71,8 @@ def quiet_libraries() -> Iterator[None]:
 
 
 def run_in_terminal(job: Job[T], quiet: bool = False) -> T:
-    """Run ``job`` in the foreground. A failure re-raises its error; Ctrl+C cancels the
-    job (it keeps what it finished) and raises :class:`JobCancelledByUser`."""
+    """Run ``job`` in the foreground. A failure re-raises its error; Ctrl+C or SIGTERM
+    cancels the job (it keeps what it finished) and raises :class:`JobCancelledByUser`."""
     token = CancelToken()
     started = time.monotonic()
     interactive = sys.stderr.isatty()
@@ -84,20 +94,32 @@ def run_in_terminal(job: Job[T], quiet: bool = False) -> T:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
-    def on_interrupt(_signum: int, _frame: Any) -> None:
-        token.cancel()  # a second Ctrl+C gets Python's default behaviour
-        signal.signal(signal.SIGINT, previous)
+    received: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in _STOPPING}
 
-    previous = signal.signal(signal.SIGINT, on_interrupt)
+    def restore() -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        token.cancel()
+        restore()  # a second Ctrl+C (or SIGTERM) gets the default behaviour
+
+    for signum in _STOPPING:
+        signal.signal(signum, on_signal)
     try:
         with quiet_libraries() if quiet else nullcontext():
             outcome = run_job(job, token, report)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        restore()
         if interactive and not quiet:
             sys.stderr.write("\n")
     if isinstance(outcome, JobSucceeded):
         return outcome.result
     if isinstance(outcome, JobFailed):
         raise outcome.error
-    raise JobCancelledByUser(f"{job.title}: cancelled; what finished before is kept")
+    raise JobCancelledByUser(
+        f"{job.title}: cancelled; what finished before is kept",
+        received[0] if received else signal.SIGINT,
+    )

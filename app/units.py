@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from app.jobrunner import JobHandle
     from core.claim_filters import ClaimFilterSettings
     from core.sampler import SampleRequest, SampleSummary
+    from core.store import SessionStore
     from core.unit_builder import UnitDraft
     from core.unit_search import SearchRequest, SearchSummary
     from core.wikidata.records import EntityDetails
@@ -99,10 +100,17 @@ class UnitsController(QObject):
         from core.category_tiers import unit_tier_changes
         from core.unit_builder import count_units, list_units
 
-        store = self.app.store
-        if store is not None:
-            page = list_units(store, limit=self.page_size)
-            self.panel.show_units(page, unit_tier_changes(store), total=count_units(store))
+        size = self.page_size
+
+        def read(store: SessionStore) -> tuple[Any, Any, int]:
+            return list_units(store, limit=size), unit_tier_changes(store), count_units(store)
+
+        # Off the UI thread; a newer refresh (another change) supersedes this one.
+        self.app.reads.request(
+            "units.list",
+            read,
+            lambda result: self.panel.show_units(result[0], result[1], total=result[2]),
+        )
 
     def more_units(self, after_id: int | None) -> None:
         from core.unit_builder import list_units
@@ -303,9 +311,14 @@ class UnitsController(QObject):
         store = self.app.store
         try:
             if self.shown_unit is not None and store is not None:
-                set_label_override(store, self.shown_unit, lang, position, part, text, keep=keep)
-                self.app.changes.announce({Topic.UNITS})
-                self.show_unit(self.shown_unit)
+                unit = self.shown_unit
+                self.app.writer.write(
+                    f"your words for a {part} of unit {unit}",
+                    lambda s: set_label_override(s, unit, lang, position, part, text, keep=keep),
+                    writes={Topic.UNITS},
+                    on_done=lambda _result: self.show_unit(unit),
+                    on_error=self._override_refused,
+                )
                 return
             if self.draft is None:
                 return
@@ -319,11 +332,19 @@ class UnitsController(QObject):
                         "a literal value cannot be kept for the session: "
                         "only an entity's or a property's words can"
                     )
-                keep_label(store, lang, entity, text)
+                self.app.writer.write(
+                    f"your words for {entity} in new units",
+                    lambda s: keep_label(s, lang, entity, text),
+                    on_done=lambda _result: self.refresh(),
+                    on_error=self._override_refused,
+                )
         except UserFacingError as error:
-            self.app.window.show_error("Override not kept", str(error))
+            self._override_refused(error)
         self._persist()
         self.refresh()
+
+    def _override_refused(self, error: UserFacingError) -> None:
+        self.app.window.show_error("Override not kept", str(error))
 
     def save(self) -> int | None:
         from core.unit_builder import kept_labels, render_unit, save_unit
@@ -335,17 +356,32 @@ class UnitsController(QObject):
             rendered = render_unit(
                 draft, self.details, overrides=self.overrides, kept=kept_labels(store)
             )
-            unit_id = save_unit(
-                store, draft, rendered, category=draft.category, source="built in TailLens"
-            )
         except UserFacingError as error:
-            self.app.window.show_error("Unit not saved", str(error))
+            self._not_saved(error)
             return None
-        self.discard()
-        self.app.changes.announce({Topic.UNITS})  # this list, the Session panel, the pickers
-        self.show_unit(unit_id)
-        self.app.window.statusBar().showMessage("Unit saved", 5000)
-        return unit_id
+        landed: list[int] = []
+
+        def saved(unit_id: int) -> None:
+            landed.append(unit_id)
+            if self.draft is draft:  # not replaced by another draft while it waited
+                self.discard()
+            self.show_unit(unit_id)
+            self.app.window.statusBar().showMessage("Unit saved", 5000)
+
+        # Announced when it lands: this list, the Session panel, the pickers.
+        self.app.writer.write(
+            f"the unit rooted at {draft.root_qid}",
+            lambda s: save_unit(
+                s, draft, rendered, category=draft.category, source="built in TailLens"
+            ),
+            writes={Topic.UNITS},
+            on_done=saved,
+            on_error=self._not_saved,
+        )
+        return landed[0] if landed else None
+
+    def _not_saved(self, error: UserFacingError) -> None:
+        self.app.window.show_error("Unit not saved", str(error))
 
     def discard(self) -> None:
         self.draft, self.overrides, self.focus = None, {}, None
@@ -442,8 +478,10 @@ class UnitsController(QObject):
     def _persist(self) -> None:
         from core.unit_builder import save_draft, save_draft_overrides
 
-        store = self.app.store
-        if store is None:
-            return
-        save_draft(store, self.draft)
-        save_draft_overrides(store, self.overrides)
+        draft, overrides = self.draft, dict(self.overrides)
+
+        def persist(store: SessionStore) -> None:
+            save_draft(store, draft)
+            save_draft_overrides(store, overrides)
+
+        self.app.writer.write("the unit draft", persist)

@@ -129,13 +129,13 @@ class VerbaliseController(QObject):
             self.save_settings()
 
     def save_settings(self) -> None:
-        store = self.app.store
-        if store is None:
-            return
-        try:
-            store.set_meta(SETTINGS_META_KEY, json.dumps(self.panel.settings()))
-        except Exception as error:  # a locked session must not lose the UI
-            log.warning("verbalise settings not saved: %s", error)
+        settings = json.dumps(self.panel.settings())
+        self.app.writer.write(
+            "the Verbalise settings",
+            lambda store: store.set_meta(SETTINGS_META_KEY, settings),
+            # A session that cannot take them must not lose the UI.
+            on_error=lambda error: log.warning("verbalise settings not saved: %s", error),
+        )
 
     # -- models ----------------------------------------------------------------------------
     def refresh_models(self) -> None:
@@ -347,7 +347,7 @@ class VerbaliseController(QObject):
 
     def update_preview(self) -> None:
         """The exact input the chosen verbaliser gives the model for the unit, now."""
-        from core.verbalise.base import VerbaliseRequest
+        from core.verbalise.base import RequestFailure, VerbaliseRequest
         from core.verbalise.job import unit_triples
 
         store, unit_id, lang = self.app.store, self.unit_id, self.panel.preview_lang()
@@ -375,10 +375,11 @@ class VerbaliseController(QObject):
                     self.panel.settings()["seq2seq_prefix"] or None
                 )
             if kind == "template":
-                output = verbaliser.verbalise([VerbaliseRequest(None, lang, triples, "")])
+                [output] = verbaliser.verbalise([VerbaliseRequest(None, lang, triples, "")])
+                sentence = output.message if isinstance(output, RequestFailure) else output[0].raw
                 text = (
                     f"Input (the triples; no prompt):\n{verbaliser.prompt_for(triples, lang)}"
-                    f"\n\nOutput:\n{output[0][0].raw}"
+                    f"\n\nOutput:\n{sentence}"
                 )
                 note = "The template verbaliser's sentence for this unit."
             elif kind == "causal":
@@ -605,6 +606,18 @@ def _summary_html(summary: VerbaliseSummary | None, status: str) -> str:
         parts.append(
             f"batch size {summary.batch_size} after {summary.oom_halvings} out-of-memory halvings"
         )
+    if summary.failed:
+        parts.append(
+            f"<span style='color:#c23b22'>{summary.failed:,} unit-languages without usable "
+            "text (run it again to retry them)</span>"
+        )
+    for count, what in (
+        (summary.truncated, "cut at the length cap"),
+        (summary.replaced_surrogates, "with invalid characters replaced"),
+        (summary.usage_unusable, "with an unusable token count"),
+    ):
+        if count:
+            parts.append(f"{plural(count, 'text')} {what}")
     text = f"{head}: " + ", ".join(parts) + "."
     for other, why in summary.not_resumed:
         # A matching unfinished run that another process still writes is never taken over.

@@ -46,8 +46,8 @@ from core.metrics.esa import (
     synonym_index,
 )
 from core.surface import surface
+from tests.shared_data import ENRICHED_DEV, benchmark_input
 
-DEFAULT_DIR = Path("/work/shared/data/webnlg2017-enriched/en/dev")
 PAPER = {"exact": (0.74, 0.75), "ed<=0.2": (0.82, 0.83)}  # (recall, precision)
 
 
@@ -117,7 +117,12 @@ def _pairs(predicted: list[str], gold: list[str], limit: float) -> set[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_DIR)
+    parser.add_argument(
+        "folder",
+        nargs="?",
+        type=Path,
+        help="default: webnlg2017-enriched/en/dev in the data folder",
+    )
     parser.add_argument(
         "--no-synonyms", action="store_true", help="without the bundled starter synonym table"
     )
@@ -130,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         "--show-errors", type=int, default=0, metavar="N", help="print N texts with misses"
     )
     args = parser.parse_args(argv)
+    if args.folder is None:
+        args.folder = benchmark_input(*ENRICHED_DEV)
     if not args.folder.is_dir():
         print(f"no enriched WebNLG dev folder at {args.folder}", file=sys.stderr)
         return 2

@@ -17,13 +17,13 @@ sys.path.insert(0, str(ROOT))
 
 from core.formats import export_webnlg, import_webnlg  # noqa: E402
 from core.store import SessionStore  # noqa: E402
+from tests.shared_data import TAILNLG, benchmark_input  # noqa: E402
 
-TAILNLG = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
 RUNS = 3
 
 
 def main() -> int:
-    source = Path(sys.argv[1]) if len(sys.argv) > 1 else TAILNLG
+    source = Path(sys.argv[1]) if len(sys.argv) > 1 else benchmark_input(*TAILNLG)
     imports, exports = [], []
     entries = 0
     with tempfile.TemporaryDirectory() as folder:

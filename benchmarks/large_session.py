@@ -6,7 +6,7 @@ time and peak memory.
         [--steps paint,window,score] [--repeat 3]
 
 Builds the session through core: the TailNLG benchmark is imported once
-(/work/shared/data/tailnlg/), then its units (triples and references included) are
+(tailnlg/ in the data folder), then its units (triples and references included) are
 copied under new ids (``<uid>#copyN``) until there are --units of them, and one
 external model run gets a verbalisation per unit. Each export then runs the real CLI
 (`python -m app export OUT --session S --format F`) in a fresh process; the script
@@ -19,6 +19,11 @@ of the window; peak RSS until it exits), `python -m app gui S --screenshot PNG
 data's loading included) and `python -m app score --session S
 --metrics bleu,chrf++,esa`; --repeat runs each, the median is printed (the machine may be
 shared: timings are noisy).
+
+--texts csv,jsonl,parquet times the per-text table (`python -m app export --texts OUT
+--session S`) on a copy of the session scored once with bleu,chrf++,esa (the real CLI),
+rated by two annotators (synthetic ratings, SQL), its run copied --text-runs times (texts
+and scores) so the table has --text-runs × --units rows; wall time, peak RSS and size.
 """
 
 from __future__ import annotations
@@ -36,7 +41,10 @@ from measure import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-TAILNLG = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
+from tests.shared_data import TAILNLG as TAILNLG_PARTS  # noqa: E402
+from tests.shared_data import benchmark_input, data_path  # noqa: E402
+
+TAILNLG = data_path(*TAILNLG_PARTS)
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
@@ -156,6 +164,78 @@ def timed(
     )
 
 
+def texts_session(tree: Path, session: Path, work: Path, runs: int, limit_s: float) -> Path:
+    """A copy of ``session`` scored (bleu, chrf++, esa), rated by two annotators, with its
+    run's texts and scores copied into ``runs`` runs in all: the per-text table's input."""
+    import shutil
+
+    copy = work / "texts.taillens"
+    shutil.copyfile(session, copy)
+    argv = [a.replace("{session}", str(copy)) for a in SCORE]
+    code, elapsed, _peak = run_measured(
+        argv, tree, {**os.environ, "PYTHONPATH": str(tree)}, limit_s, subprocess.DEVNULL, None
+    )
+    print(f"  scored the copy in {elapsed:.1f} s (exit {code})", flush=True)
+    conn = sqlite3.connect(copy)
+    try:
+        first = conn.execute("SELECT min(id) FROM model_runs").fetchone()[0]
+        for n in range(1, runs):
+            conn.execute(
+                "INSERT INTO model_runs (kind, model_id, system_name, status) "
+                "VALUES ('external', 'synthetic', ?, 'finished')",
+                (f"benchmark-{n}",),
+            )
+            run = conn.execute("SELECT max(id) FROM model_runs").fetchone()[0]
+            conn.execute(
+                "INSERT INTO verbalisations (run_id, unit_id, lang, candidate_index, "
+                "raw_output, text, parse_ok) SELECT ?, unit_id, lang, candidate_index, "
+                "raw_output, text, parse_ok FROM verbalisations WHERE run_id = ?",
+                (run, first),
+            )
+            conn.execute(
+                "INSERT INTO scores (metric, value, details, signature, level, "
+                "verbalisation_id, run_id, lang) SELECT s.metric, s.value, s.details, "
+                "s.signature, s.level, n.id, ?, s.lang FROM scores s "
+                "JOIN verbalisations o ON o.id = s.verbalisation_id "
+                "JOIN verbalisations n ON n.run_id = ? AND n.unit_id = o.unit_id "
+                "AND n.lang = o.lang AND n.candidate_index = o.candidate_index "
+                "WHERE o.run_id = ? AND s.level = 'sentence'",
+                (run, run, first),
+            )
+        for name in ("alice", "bob"):
+            conn.execute("INSERT INTO annotators (name) VALUES (?)", (name,))
+            conn.execute(
+                "INSERT INTO annotations (annotator_id, verbalisation_id, fluency, adequacy) "
+                "SELECT a.id, v.id, abs(random()) % 6, abs(random()) % 3 FROM verbalisations v, "
+                "annotators a WHERE a.name = ?",
+                (name,),
+            )
+        conn.commit()
+        texts = conn.execute("SELECT count(*) FROM verbalisations").fetchone()[0]
+        scores = conn.execute("SELECT count(*) FROM scores").fetchone()[0]
+    finally:
+        conn.close()
+    print(f"  texts table input: {texts:,} texts, {scores:,} score rows", flush=True)
+    return copy
+
+
+def export_texts(tree: Path, session: Path, out: Path, limit_s: float) -> str:
+    command = [sys.executable, "-m", "app", "export", "--texts", str(out)]
+    command += ["--session", str(session), "--quiet"]
+    code, elapsed, peak = run_measured(
+        command,
+        tree,
+        {**os.environ, "PYTHONPATH": str(tree)},
+        limit_s,
+        subprocess.DEVNULL,
+        subprocess.DEVNULL,
+    )
+    size = out.stat().st_size / 1e6 if out.exists() else 0.0
+    ended = f"exit {code}" if code is not None else f"killed after {limit_s:.0f} s"
+    name = f"texts {out.suffix[1:]}"
+    return f"{name:<13} {elapsed:7.1f} s  peak RSS {peak:7.0f} MB  {size:7.1f} MB  ({ended})"
+
+
 WINDOW = [
     sys.executable,
     "-m",
@@ -198,10 +278,14 @@ def main() -> int:
         "jobs end and a screenshot is taken), score (bleu,chrf++,esa)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per step (median)")
+    parser.add_argument(
+        "--texts", default="", help="per-text table formats to time, e.g. csv,jsonl,parquet"
+    )
+    parser.add_argument(
+        "--text-runs", type=int, default=1, help="runs of texts in the table's session"
+    )
     args = parser.parse_args()
-    if not TAILNLG.is_file():
-        print(f"The TailNLG benchmark is not at {TAILNLG}", file=sys.stderr)
-        return 2
+    benchmark_input(*TAILNLG_PARTS)
     print("# PYTHONPATH=$PWD python benchmarks/large_session.py " + " ".join(sys.argv[1:]))
     with tempfile.TemporaryDirectory() as folder:
         session = args.keep or Path(folder) / "large.taillens"
@@ -222,6 +306,13 @@ def main() -> int:
                 out = Path(folder) / f"out-{len(name)}.{fmt}"
                 print("  " + export(tree, session, fmt, out, args.limit_s), flush=True)
                 out.unlink(missing_ok=True)
+            if args.texts:
+                scored = texts_session(tree, session, Path(folder), args.text_runs, args.limit_s)
+                for fmt in filter(None, args.texts.split(",")):
+                    out = Path(folder) / f"texts.{fmt}"
+                    print("  " + export_texts(tree, scored, out, args.limit_s), flush=True)
+                    out.unlink(missing_ok=True)
+                scored.unlink()
             steps = {"paint": PAINT, "window": WINDOW, "score": SCORE}
             for step in filter(None, args.steps.split(",")):
                 command = [a.replace("{png}", str(Path(folder) / "w.png")) for a in steps[step]]

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 from core.formats import import_webnlg  # noqa: E402
 from core.metrics.base import ScoringItem  # noqa: E402
 from core.store import SessionStore  # noqa: E402
+from tests.shared_data import TAILNLG, benchmark_input  # noqa: E402
 
-TAILNLG = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
 RUNS = 3
 SIMILARITY_TEXTS = 512
 
@@ -93,7 +93,7 @@ def main() -> int:
     from core.metrics.esa import EntityAdequacy, HallucinationCandidates
     from core.metrics.reference import Bleu, ChrF, Rouge
 
-    source = Path(sys.argv[1]) if len(sys.argv) > 1 else TAILNLG
+    source = Path(sys.argv[1]) if len(sys.argv) > 1 else benchmark_input(*TAILNLG)
     if not source.is_file():
         print(f"no benchmark file at {source}")
         return 1

@@ -28,12 +28,11 @@ from core.jobs import JobSucceeded, run_job  # noqa: E402
 from core.metrics.meteor import wordnet_status  # noqa: E402
 from core.metrics.scoring import ScoringRequest, corpus_scores, score_job  # noqa: E402
 from core.store import SessionStore  # noqa: E402
-
-DEV = Path("/work/shared/data/webnlg2017-enriched/en/dev")
+from tests.shared_data import ENRICHED_DEV, benchmark_input  # noqa: E402
 
 
 def main() -> None:
-    dev = Path(sys.argv[1]) if len(sys.argv) > 1 else DEV
+    dev = Path(sys.argv[1]) if len(sys.argv) > 1 else benchmark_input(*ENRICHED_DEV)
     empty = int(sys.argv[2]) if len(sys.argv) > 2 else 15
     if not dev.is_dir():
         print(f"{dev}: not found; nothing measured")

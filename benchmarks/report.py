@@ -2,11 +2,11 @@
 
     .venv/bin/python benchmarks/report.py [CANDIDATES]
 
-Imports TailNLG v1.0 (615 entries; read in place from ../shared/data/tailnlg) into a
-temporary session, adds 6 synthetic runs × 3 languages × CANDIDATES (default 3)
-verbalisations per unit with sentence scores for the six reference-based metrics (gold
-and silver) plus PPL and entity PPL (synthetic values, long tail a little worse), and
-1,500 ratings by 3 annotators. Prints the time to:
+Imports TailNLG v1.0 (615 entries; read in place from tailnlg/ in the data folder:
+$TAILLENS_DATA, else ../shared/data) into a temporary session, adds 6 synthetic runs ×
+3 languages × CANDIDATES (default 3) verbalisations per unit with sentence scores for
+the six reference-based metrics (gold and silver) plus PPL and entity PPL (synthetic
+values, long tail a little worse), and 1,500 ratings by 3 annotators. Prints the time to:
 * load the per-item values (``load_frame``);
 * build the report by tier, sub-tier, language, model and quality (Mann–Whitney
   protocol: 10 repetitions of samples of 500);
@@ -47,15 +47,8 @@ from core.store.models import (
     Score,
     Verbalisation,
 )
+from tests.shared_data import TAILNLG, benchmark_input
 
-TAILNLG = (
-    Path(__file__).resolve().parents[1]
-    / ".."
-    / "shared"
-    / "data"
-    / "tailnlg"
-    / "longTailWebNLG-v1.0.xml"
-)
 MODELS = ("Llama-3.2-3B", "Llama-3.1-8B", "Qwen2.5-3B", "Qwen2.5-7B", "Gemma-3-4B", "Gemma-3-12B")
 LANGS = ("en", "it", "es")
 REFERENCE_METRICS = ("bertscore", "bleu", "chrf++", "rouge1", "rouge2", "rougeL")
@@ -152,14 +145,12 @@ def populate(store: SessionStore, candidates: int) -> int:
 
 def main() -> None:
     candidates = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    if not TAILNLG.is_file():
-        print(f"TailNLG is not at {TAILNLG}; nothing to measure")
-        return
+    tailnlg = benchmark_input(*TAILNLG)
     with (
         tempfile.TemporaryDirectory() as folder,
         SessionStore.create(Path(folder) / "bench.taillens") as store,
     ):
-        timed("import TailNLG", lambda: import_webnlg(store, TAILNLG))
+        timed("import TailNLG", lambda: import_webnlg(store, tailnlg))
         count = timed(
             f"add {len(MODELS)} runs × 3 langs × {candidates} candidates + scores",
             lambda: populate(store, candidates),

@@ -33,8 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from core.metrics.retrieval import encode_cached, load_pairs, open_encoder  # noqa: E402
 from core.store import SessionStore  # noqa: E402
-
-DEV = Path("/work/shared/data/webnlg2017-enriched/en/dev")
+from tests.shared_data import ENRICHED_DEV, benchmark_input  # noqa: E402
 
 
 def main() -> int:
@@ -55,7 +54,7 @@ def main() -> int:
                     "-m",
                     "app",
                     "import",
-                    str(DEV),
+                    str(benchmark_input(*ENRICHED_DEV)),
                     "--session",
                     str(session),
                     "--quiet",

@@ -3,7 +3,8 @@
 Each figure is the median of N runs of a fresh process (default 5), measured from
 just before the process is spawned. The window runs on Qt's offscreen platform
 unless QT_QPA_PLATFORM says otherwise. Targets on a 2-core machine: first paint
-under 2 s, --version under 0.5 s.
+under 2 s, --version under 0.5 s. benchmarks/first_paint.py times the first paint
+against a bare PySide6 window, pairs interleaved, and prints the ratio.
 
     .venv/bin/python benchmarks/startup.py [--runs 5]
 """

@@ -3,7 +3,7 @@
 Run (figures in the report were made with the settings printed at the end):
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/train_encoder.py \\
-        [--data /work/shared/data/webnlg2017-enriched/en] [--work DIR] [--epochs 1] \\
+        [--data DATA/webnlg2017-enriched/en] [--work DIR] [--epochs 1] \\
         [--batch-size 16] [--max-steps N] [--max-minutes M] [--max-seq-length 128] \\
         [--lr 2e-5] [--threads 1] [--shared-negatives] [--eval-every 50] [--eval-log FILE]
 
@@ -50,8 +50,9 @@ from core.metrics.retrieval import (  # noqa: E402
     open_encoder,
 )
 from core.store import SessionStore  # noqa: E402
+from tests.shared_data import ENRICHED_EN, data_path  # noqa: E402
 
-DATA = Path("/work/shared/data/webnlg2017-enriched/en")
+DATA = data_path(*ENRICHED_EN)  # $TAILLENS_DATA, else ../shared/data beside the checkout
 
 
 def _import(folder: Path, session: Path) -> None:

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from core import files, heavy
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.labels import plural
@@ -89,16 +90,9 @@ class _ParsedFile:
 
 
 def _read_json(path: Path) -> Any:
-    if not path.exists():
-        raise JudgmentError(f"{path}: no such file")
-    if not path.is_file():
-        raise JudgmentError(f"{path}: not a regular file")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise JudgmentError(f"{path}: not UTF-8 (byte offset {error.start})") from error
-    except OSError as error:
-        raise JudgmentError(f"{path}: cannot be read ({error.strerror or error})") from error
+    text = files.read_text(
+        path, limit=files.JUDGMENTS_LIMIT, what="the judgments file", error=JudgmentError
+    )
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -437,15 +431,15 @@ class CorrelationResult:
 
 def coefficients(xs: Sequence[float], ys: Sequence[float]) -> dict[str, Any]:
     """Pearson, Spearman and Kendall tau-b with two-sided p-values (scipy), or a note."""
-    from scipy import stats
-
     n = len(xs)
     if n < MIN_PAIRS:
         return {"note": f"fewer than {MIN_PAIRS} pairs"}
     if len(set(xs)) < 2 or len(set(ys)) < 2:
         return {"note": "one side is constant"}
     out: dict[str, Any] = {}
-    with warnings.catch_warnings():
+    with heavy.lock(), warnings.catch_warnings():
+        from scipy import stats
+
         warnings.simplefilter("ignore")
         for name, function in (
             ("pearson", stats.pearsonr),

@@ -161,7 +161,7 @@ def _read(
 
     from core.store.models import DataUnit, UnitReference, UnitTriple
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         units = db.execute(
             select(
                 DataUnit.id,

@@ -482,6 +482,20 @@ def check_format(path: Path | str) -> str:
     return suffix
 
 
+def figure_suffixes(text: str) -> tuple[str, ...]:
+    """``"svg,pdf"`` -> ``(".svg", ".pdf")`` (a command line's list of export formats);
+    anything but png, svg and pdf is a ``UserFacingError`` naming it."""
+    from core.errors import UserFacingError
+
+    names = [part.strip().lower().lstrip(".") for part in text.split(",") if part.strip()]
+    wrong = [name for name in names if f".{name}" not in FORMATS]
+    if wrong or not names:
+        raise UserFacingError(
+            f"figure formats are png, svg and pdf (comma-separated); got {text!r}"
+        )
+    return tuple(dict.fromkeys(f".{name}" for name in names))
+
+
 def save_figure(
     figure: Figure,
     path: Path | str,
@@ -600,6 +614,7 @@ __all__ = [
     "check_format",
     "distribution_figure",
     "export_figures_job",
+    "figure_suffixes",
     "figure_svg",
     "new_figure",
     "plot_values",

@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from core.changes import Topic
 
@@ -152,6 +152,26 @@ class Job(Generic[T]):
     quiet: bool = False
     writes: frozenset[Topic] = frozenset()
     disposable: bool = False
+    # What the job has saved so far, in words ("run 3 keeps 120 texts; the same command
+    # resumes it"), said when a write is refused (the disk is full): see run_job.
+    kept: Callable[[], str] | None = None
+
+
+def _with_kept(job: Job[Any], error: Exception) -> Exception:
+    """``error`` saying what ``job`` kept, where the error can say it (an error with a
+    ``with_kept(words)`` method, such as a session write the disk refused)."""
+    with_kept = getattr(error, "with_kept", None)
+    if job.kept is None or not callable(with_kept):
+        return error
+    try:
+        kept = job.kept()
+    except Exception:  # the words are a courtesy: never hide the failure behind them
+        return error
+    if not kept:
+        return error
+    said = with_kept(kept)
+    said.__cause__ = error
+    return cast(Exception, said)
 
 
 def run_job(
@@ -167,7 +187,9 @@ def run_job(
     except JobCancelled:
         return JobWasCancelled(time.perf_counter() - started, job.partial)
     except Exception as exc:  # the outcome carries every failure
-        return JobFailed(exc, traceback.format_exc(), time.perf_counter() - started)
+        return JobFailed(
+            _with_kept(job, exc), traceback.format_exc(), time.perf_counter() - started
+        )
     if ctx.cancelled:
         # The job returned normally after cancel was asked: what it returned is partial.
         return JobWasCancelled(time.perf_counter() - started, result)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core import heavy
 from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
@@ -615,9 +616,10 @@ def rank_correlation(likelihood: np.ndarray, counts: np.ndarray, against: str) -
     n = int(keep.sum())
     if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return RankCorrelation(against, n, None, None)
-    from scipy.stats import spearmanr
+    with heavy.lock():
+        from scipy.stats import spearmanr
 
-    result = spearmanr(x, y)
+        result = spearmanr(x, y)
     rho, p = float(result.statistic), float(result.pvalue)
     return RankCorrelation(
         against, n, None if math.isnan(rho) else rho, None if math.isnan(p) else p

@@ -22,11 +22,13 @@ import hashlib
 import json
 import os
 import struct
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import files, heavy
 from core.errors import UserFacingError
 
 CAUSAL, SEQ2SEQ, UNKNOWN = "causal", "seq2seq", "unknown"
@@ -108,11 +110,11 @@ def configured_model_folders() -> list[Path]:
     if env:
         folders += [Path(p).expanduser() for p in env.split(os.pathsep) if p]
     settings = _settings_file()
-    if settings.is_file():
+    if settings.exists():
         try:
-            data = json.loads(settings.read_text(encoding="utf-8"))
+            data = json.loads(files.read_text(settings, limit=files.SETTINGS_LIMIT))
             folders += [Path(p).expanduser() for p in data.get("folders", [])]
-        except (OSError, ValueError, AttributeError, TypeError):
+        except (UserFacingError, ValueError, AttributeError, TypeError):
             pass  # a damaged settings file must not hide the cache's models
     return list(dict.fromkeys(folders))
 
@@ -129,8 +131,10 @@ def _read_config(folder: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ModelError(f"{folder} holds no config.json: it is not a transformers model folder")
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        config = json.loads(
+            files.read_text(path, limit=files.CONFIG_LIMIT, what="the model's config")
+        )
+    except (UserFacingError, ValueError) as exc:
         raise ModelError(
             f"{path} cannot be read as JSON ({exc}): the model folder is "
             "damaged; download or copy it again"
@@ -301,9 +305,11 @@ def _weight_files(folder: Path) -> list[Path]:
         index = folder / index_name
         if index.is_file():
             try:
-                weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+                weight_map = json.loads(files.read_text(index, limit=files.CONFIG_LIMIT))[
+                    "weight_map"
+                ]
                 shards = sorted(set(weight_map.values()))
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            except (UserFacingError, ValueError, KeyError, TypeError, AttributeError):
                 raise ModelError(f"{index} is damaged (no readable weight_map)") from None
             missing = [s for s in shards if not (folder / s).is_file()]
             if missing:
@@ -383,7 +389,8 @@ def model_fingerprint(folder: Path) -> str:
 
 def select_device(requested: str = "auto") -> str:
     """cuda when there is a GPU, then Apple's mps, else cpu; a named device is checked."""
-    import torch
+    with heavy.lock():
+        import torch
 
     requested = (requested or "auto").lower()
     if requested == "auto":
@@ -411,7 +418,8 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 def select_dtype(requested: str, device: str) -> str:
     """bfloat16 on GPUs that support it, float16 on mps, float32 otherwise."""
-    import torch
+    with heavy.lock():
+        import torch
 
     requested = (requested or "auto").lower()
     if requested not in DTYPES:
@@ -449,9 +457,10 @@ def load_model(
     chosen_device = select_device(device)
     chosen_dtype = select_dtype(dtype, chosen_device)
     _offline()
-    import torch
-    import transformers
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+    with heavy.lock():
+        import torch
+        import transformers
+        from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
     transformers.utils.logging.disable_progress_bar()
     auto = AutoModelForSeq2SeqLM if kind == SEQ2SEQ else AutoModelForCausalLM
@@ -475,7 +484,8 @@ def load_tokenizer(name_or_path: str | Path) -> Any:
     """Only the tokenizer of a model (fast: for prompt previews, no weights loaded)."""
     folder = resolve_model(name_or_path)
     _offline()
-    from transformers import AutoTokenizer
+    with heavy.lock():
+        from transformers import AutoTokenizer
 
     try:
         return AutoTokenizer.from_pretrained(folder, local_files_only=True)
@@ -500,14 +510,14 @@ def prompt_token_ids(tokenizer: Any, prompt: str, *, chat: bool | None = None) -
 
 
 def is_out_of_memory(error: BaseException) -> bool:
-    """A CUDA (or mps) out-of-memory error, whatever class the torch build raises."""
-    try:
-        import torch
+    """A CUDA (or mps) out-of-memory error, whatever class the torch build raises.
 
-        if isinstance(error, torch.OutOfMemoryError):
-            return True
-    except (ImportError, AttributeError):
-        pass
+    Only a torch already imported is asked: an error torch raised means it is, and
+    importing it here to look at another error (a model server's) would cost seconds and
+    some 200 MB."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(error, getattr(torch, "OutOfMemoryError", ())):
+        return True
     return isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
 
 
@@ -520,7 +530,8 @@ def free_device_memory(device: str) -> None:
     if gc.isenabled() or threading.current_thread() is threading.main_thread():
         gc.collect()
     if device.startswith("cuda"):
-        import torch
+        with heavy.lock():
+            import torch
 
         torch.cuda.empty_cache()
 

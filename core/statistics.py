@@ -1,7 +1,8 @@
 """Group statistics for the bias report (METHODS §8): summaries, Mann–Whitney, effect size.
 
 Pure functions over numpy arrays. scipy is imported inside the functions that need it
-(the GUI imports :mod:`core` at start-up and must not pay for scipy).
+(the GUI imports :mod:`core` at start-up and must not pay for scipy), and imported and
+called under :func:`core.heavy.lock` (a job may be importing torch meanwhile).
 
 The comparison protocol (:func:`mann_whitney_protocol`): a two-sided Mann–Whitney U on
 the per-item scores of two groups, repeated ``repetitions`` times on random samples of
@@ -19,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from core import heavy
 
 DEFAULT_REPETITIONS = 10
 DEFAULT_SAMPLE_SIZE = 500
@@ -69,9 +72,10 @@ def summarise(values: Sequence[float] | np.ndarray) -> GroupSummary:
 
 def u_statistic(a: np.ndarray, b: np.ndarray) -> float:
     """Mann–Whitney U of ``a`` (pairs where a > b, ties counted half), via mid-ranks."""
-    from scipy.stats import rankdata
+    with heavy.lock():
+        from scipy.stats import rankdata
 
-    ranks = rankdata(np.concatenate([a, b]))
+        ranks = rankdata(np.concatenate([a, b]))
     return float(ranks[: a.size].sum() - a.size * (a.size + 1) / 2)
 
 
@@ -128,8 +132,6 @@ def mann_whitney_protocol(
 
     Returns None when a group has no finite value (there is nothing to test).
     """
-    from scipy.stats import mannwhitneyu
-
     if repetitions < 1:
         raise ValueError("repetitions must be at least 1")
     if sample_size < 1:
@@ -145,21 +147,24 @@ def mann_whitney_protocol(
     for _ in range(repetitions if sampled else 1):
         xs_all.append(rng.choice(x, sample_size, replace=False) if x.size > sample_size else x)
         ys_all.append(rng.choice(y, sample_size, replace=False) if y.size > sample_size else y)
-    if min(xs_all[0].size, ys_all[0].size) > _EXACT_UP_TO:
-        # One vectorised call for all repetitions; the same normal approximation each
-        # separate call would choose for samples this large.
-        raw = np.atleast_1d(
-            mannwhitneyu(
-                np.vstack(xs_all), np.vstack(ys_all), axis=1, alternative="two-sided"
-            ).pvalue
-        )
-    else:  # small samples: scipy may choose its exact test, sample by sample
-        raw = np.array(
-            [
-                mannwhitneyu(xs, ys, alternative="two-sided").pvalue
-                for xs, ys in zip(xs_all, ys_all, strict=True)
-            ]
-        )
+    with heavy.lock():
+        from scipy.stats import mannwhitneyu
+
+        if min(xs_all[0].size, ys_all[0].size) > _EXACT_UP_TO:
+            # One vectorised call for all repetitions; the same normal approximation each
+            # separate call would choose for samples this large.
+            raw = np.atleast_1d(
+                mannwhitneyu(
+                    np.vstack(xs_all), np.vstack(ys_all), axis=1, alternative="two-sided"
+                ).pvalue
+            )
+        else:  # small samples: scipy may choose its exact test, sample by sample
+            raw = np.array(
+                [
+                    mannwhitneyu(xs, ys, alternative="two-sided").pvalue
+                    for xs, ys in zip(xs_all, ys_all, strict=True)
+                ]
+            )
     # scipy gives NaN when every value of both samples is the same: no evidence at all.
     p_values = [1.0 if np.isnan(p) else float(p) for p in raw]
     p_value = float(np.mean(p_values))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from core import files
 from core.errors import UserFacingError
 
 if TYPE_CHECKING:
@@ -105,17 +106,10 @@ def parse_rows(text: str, *, name: str = "<text>", delimiter: str = "\t") -> lis
 
 
 def read_file(path: str | Path) -> list[SynonymRow]:
-    path = Path(path)
-    if not path.is_file():
-        raise SynonymError(f"{path}: no such file")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise SynonymError(
-            f"{path}: not UTF-8 text ({error.reason} at byte {error.start})"
-        ) from error
-    except OSError as error:
-        raise SynonymError(f"{path}: cannot read ({error.strerror})") from error
+    path = Path(path).expanduser()
+    text = files.read_text(
+        path, limit=files.TABLE_LIMIT, what="the synonym table", error=SynonymError
+    )
     return parse_rows(
         text, name=str(path), delimiter="," if path.suffix.lower() == ".csv" else "\t"
     )
@@ -142,7 +136,7 @@ def list_synonyms(store: SessionStore, *, entity: str | None = None) -> list[Syn
     )
     if entity:
         query = query.where(EntitySynonym.entity == entity.strip())
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         return [
             SynonymRow(r.entity, r.synonym, r.lang or "", r.source, r.id) for r in db.scalars(query)
         ]

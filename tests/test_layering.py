@@ -73,3 +73,86 @@ def test_widgets_never_import_the_database_layer() -> None:
             if banned in text:
                 offenders.append(f"{path.relative_to(ROOT)}: {banned}")
     assert offenders == []
+
+
+def _unlocked_heavy_imports(source: str) -> list[tuple[int, str]]:
+    """Imports of a ``core.heavy.HEAVY`` library not inside ``with heavy.lock():`` (or an
+    ``if TYPE_CHECKING:`` block); a function defined inside the block runs later, so its
+    body is outside it."""
+    import ast
+
+    from core.heavy import HEAVY
+
+    def is_lock(item: ast.withitem) -> bool:
+        call = item.context_expr
+        return (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "lock"
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == "heavy"
+        )
+
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST, locked: bool) -> None:
+        if isinstance(node, ast.Import | ast.ImportFrom) and not locked:
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                names = [node.module or ""] if node.level == 0 else []
+            for name in names:
+                if name.split(".")[0] in HEAVY:
+                    found.append((node.lineno, name))
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child, locked)
+            return
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                visit(child, False)
+            elif isinstance(node, ast.With | ast.AsyncWith) and any(map(is_lock, node.items)):
+                visit(child, True)
+            else:
+                visit(child, locked)
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def test_heavy_libraries_are_imported_under_the_one_lock() -> None:
+    """torch, transformers, scipy, ... are imported only inside ``with heavy.lock():``
+    (core/heavy.py): two jobs importing them at once broke each other (issue 19)."""
+    offenders = []
+    for package in ("core", "app", "widgets"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for line, name in _unlocked_heavy_imports(path.read_text(encoding="utf-8")):
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: import {name}")
+    assert offenders == [], "import these inside `with heavy.lock():`\n" + "\n".join(offenders)
+
+
+def test_the_heavy_import_scan_sees_what_it_is_for() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    import torch\n"  # fine: never runs
+        "def a():\n"
+        "    import torch\n"  # 5: bare
+        "def b():\n"
+        "    with heavy.lock():\n"
+        "        import torch\n"
+        "        from scipy.stats import rankdata\n"
+        "        def later():\n"
+        "            from transformers import AutoTokenizer\n"  # 11: runs outside the lock
+        "def c():\n"
+        "    with threading.Lock():\n"
+        "        import sentence_transformers.util\n"  # 14: another lock
+        "    import numpy, json\n"
+        "from scipy import stats\n"  # 16: module level
+    )
+    assert _unlocked_heavy_imports(source) == [
+        (5, "torch"),
+        (11, "transformers"),
+        (14, "sentence_transformers.util"),
+        (16, "scipy"),
+    ]

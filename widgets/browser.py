@@ -1,14 +1,18 @@
 """Browser panel: pick categories, watch their distributions, set cut-offs, inspect.
 
-The panel shows what ``app`` hands it (entity columns loaded from the session, an
-entity's details) and asks for the rest through signals (fetch a category, switch
-source, inspect an entity). Tiering is pure maths from :mod:`core.tiers`, done here
-on every line move because it is fast enough (see ``benchmarks/tiers.py``).
+What the panel decides lives in a Qt-free :class:`core.browser_state.BrowserState`
+(the category shown, its tier settings and the tiers they give, the Compare-with ticks)
+and its shared :class:`core.browser_state.Selection` (source, category, entity): the
+panel renders the state and writes the user's edits into it; ``app.browser`` loads
+categories and entities into it and saves it. It asks for the rest through signals
+(fetch a category, switch source). The state re-tiers on every edit because that is
+fast enough (see ``benchmarks/tiers.py``).
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, Signal
@@ -36,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.browser_state import BrowserState
 from core.labels import plural, plural_word, tier_label
 from core.tiers import (
     DEFAULT_HEAD_FRACTION,
@@ -45,8 +50,6 @@ from core.tiers import (
     TierResult,
     TierSettings,
     TierSummary,
-    settings_for_drag,
-    tier_category,
 )
 from core.wikidata.categories import Category
 from core.wikidata.records import CategoryTable, EntityDetails
@@ -74,27 +77,19 @@ BADGE_STYLES = {
 
 
 class BrowserPanel(QWidget):
-    category_selected = Signal(str)  # show what the session holds for this category
-    overlay_requested = Signal(str)  # load this category as an overlay
+    # The category picked, the entity picked, the Compare-with ticks and every tier edit
+    # go into ``state`` (and its ``selection``), which app.browser follows.
     fetch_requested = Signal(str, int)  # category name, limit
     category_save_requested = Signal(object)  # a Category the user added or edited
     source_requested = Signal(str, str)  # kind, endpoint URL ("" unless kind == "endpoint")
-    entity_requested = Signal(str)  # QID to inspect
     start_unit_requested = Signal(str)  # QID
-    tiers_changed = Signal(str, object)  # category, TierSummary
-    category_shown = Signal(str)  # a category's entities are on screen
+    category_shown = Signal(str)  # a category's entities are on screen (state.category)
     compared_changed = Signal(str, list)  # category shown, the names ticked in Compare with
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, state: BrowserState | None = None) -> None:
         super().__init__(parent)
-        self.category: str | None = None
-        self.incomplete: str | None = None  # why the last fetch stopped early
-        self.distribution: Distribution | None = None
-        self.overlays: dict[str, Distribution] = {}
-        self.lines: dict[str, float | None] = {"pareto": None, "head_tail": None, "torso": None}
-        self._share, self._fraction = DEFAULT_PARETO_SHARE, DEFAULT_HEAD_FRACTION
-        self.result: TierResult | None = None
-        self.summary: TierSummary | None = None
+        self.state = state if state is not None else BrowserState()
+        self._movable: dict[str, bool] = {}  # the lines the user can drag, as drawn
 
         # -- sources and categories --
         self.source_combo = QComboBox()
@@ -131,6 +126,12 @@ class BrowserPanel(QWidget):
         self.compare_list.setMaximumHeight(4 * rows + 2 * self.compare_list.frameWidth() + 2)
         self.compare_list.setToolTip("Tick categories to overlay them, normalised")
         self.compare_list.itemChanged.connect(self._on_compare_changed)
+        # Ticked categories the session holds no members of: said here, with a link that
+        # fetches them (their curves are drawn once members arrive).
+        self.compare_note = QLabel()
+        self.compare_note.setWordWrap(True)
+        self.compare_note.setVisible(False)
+        self.compare_note.linkActivated.connect(self._on_compare_link)
         self.limit_spin = QSpinBox()
         self.limit_spin.setRange(1, 1_000_000)
         self.limit_spin.setValue(20_000)
@@ -153,10 +154,13 @@ class BrowserPanel(QWidget):
         self.torso_spin.setEnabled(False)
         self.summary_label = QLabel("No category loaded.")
         self.summary_label.setWordWrap(True)
-        self.split_combo.currentIndexChanged.connect(lambda _i: self._retier())
-        self.share_spin.valueChanged.connect(self._on_share_changed)
-        self.fraction_spin.valueChanged.connect(self._on_fraction_changed)
-        self.torso_check.toggled.connect(self._on_torso_toggled)
+        state = self.state
+        self.split_combo.currentIndexChanged.connect(
+            lambda _i: state.set_split_by(self.split_combo.currentData())
+        )
+        self.share_spin.valueChanged.connect(state.set_share)
+        self.fraction_spin.valueChanged.connect(state.set_fraction)
+        self.torso_check.toggled.connect(lambda on: state.set_torso(on))
         self.torso_spin.valueChanged.connect(self._on_torso_value)
 
         # -- plots, table, inspector --
@@ -213,6 +217,9 @@ class BrowserPanel(QWidget):
         self.inspector.start_unit_requested.connect(self.start_unit_requested)
 
         self._layout()
+        state.watch(self._render)
+        state.selection.subscribe(lambda *_change: self._render_selection(), ("entity",))
+        self._render_settings()
         self._on_source_picked()
 
     def _layout(self) -> None:
@@ -240,6 +247,7 @@ class BrowserPanel(QWidget):
         torso_row.addWidget(self.torso_spin, 1)
         cutoffs.addRow(torso_row)
         cutoffs.addRow("Compare with", self.compare_list)
+        cutoffs.addRow(self.compare_note)
 
         controls = QVBoxLayout()
         controls.addLayout(source_row)
@@ -320,6 +328,9 @@ class BrowserPanel(QWidget):
         # The first time the panel has a real height: the controls whole (no scrolling
         # to reach the tier summary) when that leaves the table and inspector 40 %.
         height = self._outer.height()
+        # widgets.main_window.RESTORED_PROPERTY: the user's sizes, from the last quit.
+        if self._outer.property("taillens_restored"):
+            self._split_done = True
         if not self._split_done and height > 300:
             self._split_done = True
             top = min(self._controls_box.sizeHint().height() + 6, int(height * 0.6))
@@ -336,33 +347,29 @@ class BrowserPanel(QWidget):
         if current in names:
             self.category_combo.setCurrentText(current)
         self.category_combo.blockSignals(False)
-        ticked = set(self.compared())
         self.compare_list.blockSignals(True)
         self.compare_list.clear()
         for name in names:
             item = QListWidgetItem(name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if name in ticked else Qt.CheckState.Unchecked)
+            item.setCheckState(Qt.CheckState.Unchecked)
             self.compare_list.addItem(item)
         self.compare_list.blockSignals(False)
-        for name in set(self.overlays) - set(names):
-            self.overlays.pop(name)
+        state = self.state
+        with state.batch():
+            state.compared = tuple(n for n in state.compared if n in self.categories)
+            state.overlays = {k: v for k, v in state.overlays.items() if k in self.categories}
+        self._render_compared()
 
     def compared(self) -> list[str]:
         """The categories ticked in Compare with."""
-        items = (self.compare_list.item(i) for i in range(self.compare_list.count()))
-        return [i.text() for i in items if i.checkState() == Qt.CheckState.Checked]
+        return list(self.state.compared)
 
     def set_compared(self, names: list[str]) -> None:
         """Tick these categories in Compare with (those offered), untick the rest: as if
-        the user did (overlays are asked for, or dropped)."""
+        the user did (the state's ticks change; overlays are asked for, or dropped)."""
         wanted = set(names)
-        for i in range(self.compare_list.count()):
-            item = self.compare_list.item(i)
-            checked = item.text() in wanted
-            state = Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked
-            if item.checkState() != state:
-                item.setCheckState(state)
+        self.state.compared = tuple(n for n in self.categories if n in wanted)
 
     def set_source_badge(self, kind: str, text: str) -> None:
         """Show where data comes from: live, an endpoint URL, embedded demo, or cache."""
@@ -372,49 +379,110 @@ class BrowserPanel(QWidget):
             BADGE_STYLES.get(kind, "") + " border-radius:4px; padding:2px 6px;"
         )
 
-    def show_category(self, name: str, columns: CategoryTable) -> None:
-        """Show a category's entities (from the session); keeps the user's selection."""
-        self.category = name
-        if self.category_combo.currentText() != name:
-            self.category_combo.blockSignals(True)
-            self.category_combo.setCurrentText(name)
-            self.category_combo.blockSignals(False)
-        selected = self.selected_qid()
-        self.incomplete = columns.incomplete
-        self.distribution = Distribution(columns.statements) if len(columns) else None
-        self.model.set_entities(columns)
-        self.table.resizeColumnToContents(0)
-        self.table.setColumnWidth(0, min(max(self.table.columnWidth(0), 90), 240))
-        self._recompute_lines()
-        self._update_plots()
-        self._retier()
-        if selected is not None:
-            self.select_qid(selected)
-        self.category_shown.emit(name)
+    def show_category(
+        self, name: str, columns: CategoryTable, settings: TierSettings | None = None
+    ) -> None:
+        """Show a category's entities (from the session) with ``settings`` (the current
+        ones when None): loads them into the state, which the panel renders."""
+        with self.state.selection.batch(), self.state.batch():
+            self.state.selection.category = name
+            self.state.load(name, columns, settings)
 
     def show_overlay(self, name: str, columns: CategoryTable | None) -> None:
-        if columns is None or not len(columns):
-            self.overlays.pop(name, None)
-        else:
-            self.overlays[name] = Distribution(columns.statements)
-        self._update_plots()
+        """A Compare-with category as the session holds it (None or empty: no members)."""
+        has = columns is not None and len(columns) > 0
+        self.state.set_overlay(name, Distribution(columns.statements) if has else None)
 
     def show_entity(self, details: EntityDetails | None) -> None:
         self.inspector.show_entity(details)
 
     def tier_settings(self) -> TierSettings:
-        """The user's current choice, as saved with the category. Share and fraction are
-        held exactly (the spin boxes show them rounded): a dragged line's share has as
-        many decimals as it needs to map back to the same line (core.tiers)."""
-        return TierSettings(
-            split_by=self.split_combo.currentData(),
-            share=self._share,
-            fraction=self._fraction,
-            torso_line=self.lines["torso"] if self.torso_check.isChecked() else None,
-        )
+        """The user's current choice, as saved with the category (``state.settings``):
+        share and fraction held exactly (the spin boxes show them rounded)."""
+        return self.state.settings
 
     def apply_tier_settings(self, settings: TierSettings) -> None:
-        """Restore saved settings (call before :meth:`show_category`); emits nothing."""
+        """Use these settings (saved ones being restored)."""
+        self.state.settings = settings
+
+    # -- what the state holds (read-only views for callers and tests) --------------------
+    @property
+    def category(self) -> str | None:
+        return self.state.category
+
+    @property
+    def distribution(self) -> Distribution | None:
+        return self.state.distribution
+
+    @property
+    def incomplete(self) -> str | None:
+        table = self.state.table
+        return table.incomplete if table is not None else None
+
+    @property
+    def overlays(self) -> dict[str, Distribution]:
+        return {k: v for k, v in self.state.overlays.items() if v is not None}
+
+    @property
+    def lines(self) -> dict[str, float | None]:
+        return self.state.lines
+
+    @property
+    def result(self) -> TierResult | None:
+        tiers = self.state.tiers
+        return tiers.result if tiers is not None else None
+
+    @property
+    def summary(self) -> TierSummary | None:
+        tiers = self.state.tiers
+        return tiers.summary if tiers is not None else None
+
+    # -- selection ---------------------------------------------------------------------------
+    def selected_qid(self) -> str | None:
+        return self.state.selection.entity
+
+    def select_qid(self, qid: str) -> bool:
+        """Pick ``qid`` (as a click on its row would) if it is a member shown."""
+        if self.model.row_of(qid) is None:
+            return False
+        self.state.selection.entity = qid
+        return True
+
+    def head_line(self) -> float | None:
+        return self.lines.get(self.state.settings.split_by)
+
+    # -- rendering the state -----------------------------------------------------------------
+    def _render(self, changes: Mapping[str, tuple[object, object]]) -> None:
+        if changes.keys() & {"category", "table"}:
+            self._render_table()
+        if "settings" in changes:
+            self._render_settings()
+        if changes.keys() & {"category", "table", "compared", "overlays"}:
+            self._render_compared()
+        if changes.keys() & {"tiers", "table", "settings"}:
+            self._render_tiers()
+        category = self.state.category
+        if category is not None:  # said once the panel shows it (window_state follows)
+            if changes.keys() & {"category", "table"}:
+                self.category_shown.emit(category)
+            if "compared" in changes:
+                self.compared_changed.emit(category, list(self.state.compared))
+
+    def _render_table(self) -> None:
+        state = self.state
+        name = state.category
+        if name is not None and self.category_combo.currentText() != name:
+            self.category_combo.blockSignals(True)
+            self.category_combo.setCurrentText(name)
+            self.category_combo.blockSignals(False)
+        table = state.table if state.table is not None else CategoryTable.empty(name or "")
+        self.model.set_entities(table)
+        self.table.resizeColumnToContents(0)
+        self.table.setColumnWidth(0, min(max(self.table.columnWidth(0), 90), 240))
+        self._render_selection()
+
+    def _render_settings(self) -> None:
+        settings = self.state.settings
         widgets = (
             self.split_combo,
             self.share_spin,
@@ -426,48 +494,24 @@ class BrowserPanel(QWidget):
             widget.blockSignals(True)
         try:
             self.split_combo.setCurrentIndex(max(0, self.split_combo.findData(settings.split_by)))
-            self._share, self._fraction = settings.share, settings.fraction
-            self.share_spin.setValue(settings.share)
-            self.fraction_spin.setValue(settings.fraction)
+            self.share_spin.setValue(min(1.0, max(0.01, settings.share)))
+            self.fraction_spin.setValue(min(1.0, max(0.01, settings.fraction)))
             has_torso = settings.torso_line is not None
             self.torso_check.setChecked(has_torso)
             self.torso_spin.setEnabled(has_torso)
-            if has_torso:
+            if settings.torso_line is not None:
                 self.torso_spin.setValue(round(settings.torso_line))
-            self.lines["torso"] = settings.torso_line
         finally:
             for widget in widgets:
                 widget.blockSignals(False)
 
-    # -- selection ---------------------------------------------------------------------------
-    def selected_qid(self) -> str | None:
-        index = self.table.currentIndex()
-        return self.model.data(index, Qt.ItemDataRole.UserRole) if index.isValid() else None
-
-    def select_qid(self, qid: str) -> bool:
-        row = self.model.row_of(qid)
-        if row is None:
-            return False
-        self.table.selectRow(row)
-        return True
-
-    # -- tiering -----------------------------------------------------------------------------
-    def head_line(self) -> float | None:
-        key = self.split_combo.currentData()
-        return self.lines.get(key)
-
-    def _recompute_lines(self) -> None:
-        if self.distribution is None:
-            self.lines.update(pareto=None, head_tail=None)
-            return
-        self.lines["pareto"] = float(self.distribution.pareto_cutoff(self._share))
-        self.lines["head_tail"] = float(self.distribution.head_tail_threshold(self._fraction))
-
-    def _retier(self) -> None:
-        dist = self.distribution
-        if dist is None or self.head_line() is None:
-            self.summary = None
-            self.result = None
+    def _render_tiers(self) -> None:
+        tiers = self.state.tiers
+        movable = {kind: self.state.is_movable(kind) for kind in ("pareto", "head_tail", "torso")}
+        if movable != self._movable:  # restyled when the rule changes, not on every drag
+            self._movable = movable
+            self.plots.set_active(movable)
+        if tiers is None:
             self.summary_label.setText(
                 "No entities in this category yet: press <b>Fetch</b> to sample it from the "
                 "selected source."
@@ -475,83 +519,68 @@ class BrowserPanel(QWidget):
             self.model.set_tiers(np.full(len(self.model.columns), -1, np.int8))
             self._update_count()
             return
-        # The one rule the CLI and the saved tiers use too (core.tiers.tier_category).
-        self.result = tier_category(dist, self.tier_settings())
-        self.lines.update(
-            pareto=float(self.result.pareto_line), head_tail=float(self.result.head_tail_line)
-        )
-        self.model.set_tiers(self.result.codes)
-        self.summary = self.result.summary
-        self.plots.set_lines(self.lines["pareto"], self.lines["head_tail"], self.result.torso_line)
-        text = _summary_text(self.summary, self.lines)
+        lines = self.lines
+        self.model.set_tiers(tiers.codes, tiers.sub_tiers)  # the state's, not computed again
+        self.plots.set_lines(lines["pareto"], lines["head_tail"], lines["torso"])
+        text = _summary_text(tiers.summary, lines, tiers.settings.split_by)
         if self.incomplete:
             text += f"<br><b>Incomplete:</b> {html.escape(self.incomplete)}"
         self.summary_label.setText(text)
         self._update_count()
-        if self.category is not None:
-            self.tiers_changed.emit(self.category, self.summary)
 
-    def _on_share_changed(self, value: float) -> None:
-        self._share = round(value, 6)
-        self._recompute_lines()
-        self._retier()
+    def _render_compared(self) -> None:
+        state = self.state
+        ticked = set(state.compared)
+        self.compare_list.blockSignals(True)
+        for i in range(self.compare_list.count()):
+            item = self.compare_list.item(i)
+            on = item.text() in ticked
+            item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+        self.compare_list.blockSignals(False)
+        missing = [n for n in state.unfetched if n != state.category]
+        self.compare_note.setVisible(bool(missing))
+        if missing:
+            links = ", ".join(
+                f'{html.escape(n)} (<a href="fetch:{html.escape(n)}">fetch it</a>)' for n in missing
+            )
+            self.compare_note.setText(
+                f"Not in this session yet: {links}. Its curve is drawn once it is fetched."
+            )
+        self._update_plots()
 
-    def _on_fraction_changed(self, value: float) -> None:
-        self._fraction = round(value, 6)
-        self._recompute_lines()
-        self._retier()
+    def _render_selection(self) -> None:
+        qid = self.state.selection.entity
+        row = self.model.row_of(qid) if qid is not None else None
+        # No loop: the row picked here writes the same entity back, which is no change.
+        if row is None:
+            self.table.clearSelection()
+            self.table.setCurrentIndex(QModelIndex())
+        else:
+            self.table.selectRow(row)
 
-    def _on_torso_toggled(self, on: bool) -> None:
-        self.torso_spin.setEnabled(on)
-        if on and self.lines["torso"] is None:
-            head = self.head_line() or 1.0
-            self.torso_spin.setValue(max(1, int(head // 2)))
-        self.lines["torso"] = float(self.torso_spin.value()) if on else None
-        self._retier()
-
+    # -- the user's edits ----------------------------------------------------------------------
     def _on_torso_value(self, value: int) -> None:
         if self.torso_check.isChecked():
-            self.lines["torso"] = float(value)
-            self._retier()
+            self.state.set_torso(True, float(value))
 
     def _on_line_dragged(self, kind: str, statements: float) -> None:
         """A dragged line becomes the settings that give exactly the line's tiers again
-        (snapped to the statement count it stands for); the spin boxes show them."""
-        dist = self.distribution
-        if dist is None:
-            return
-        settings = settings_for_drag(dist, self.tier_settings(), kind, statements)
-        self._share, self._fraction = settings.share, settings.fraction
-        if kind == "pareto":
-            self._set_quietly(self.share_spin, settings.share)
-        elif kind == "head_tail":
-            self._set_quietly(self.fraction_spin, settings.fraction)
-        elif kind == "torso" and settings.torso_line is not None:
-            self.torso_spin.blockSignals(True)
-            self.torso_spin.setValue(round(settings.torso_line))
-            self.torso_spin.blockSignals(False)
-            self.lines["torso"] = settings.torso_line
-            if not self.torso_check.isChecked():
-                self.torso_check.blockSignals(True)
-                self.torso_check.setChecked(True)
-                self.torso_check.blockSignals(False)
-                self.torso_spin.setEnabled(True)
-        self._recompute_lines()
-        self._retier()
-
-    @staticmethod
-    def _set_quietly(spin: QDoubleSpinBox, value: float) -> None:
-        spin.blockSignals(True)
-        spin.setValue(min(1.0, max(0.01, value)))
-        spin.blockSignals(False)
+        (snapped to the statement count it stands for); the spin boxes show them. A line
+        the state does not move (the other rule's) goes back where it was."""
+        if not self.state.drag_line(kind, statements):
+            lines = self.lines
+            self.plots.set_lines(lines["pareto"], lines["head_tail"], lines["torso"])
 
     # -- the rest ------------------------------------------------------------------------------
     def _update_plots(self) -> None:
         series = []
-        if self.distribution is not None and self.category is not None:
-            series.append(Series(self.category, self.distribution))
+        state = self.state
+        if state.distribution is not None and state.category is not None:
+            series.append(Series(state.category, state.distribution))
         series.extend(
-            Series(name, dist) for name, dist in self.overlays.items() if name != self.category
+            Series(name, dist)
+            for name, dist in state.overlays.items()
+            if name != state.category and dist is not None and name in state.compared
         )
         self.plots.set_series(series)
 
@@ -568,24 +597,27 @@ class BrowserPanel(QWidget):
 
     def _on_row_selected(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
-            self.entity_requested.emit(self.model.data(current, Qt.ItemDataRole.UserRole))
+            self.state.selection.entity = self.model.data(current, Qt.ItemDataRole.UserRole)
 
     def _on_category_picked(self, name: str) -> None:
         if name:
-            self.category_selected.emit(name)
+            self.state.selection.category = name
 
     def _on_fetch(self) -> None:
         name = self.category_combo.currentText()
         if name:
             self.fetch_requested.emit(name, self.limit_spin.value())
 
-    def _on_compare_changed(self, item: QListWidgetItem) -> None:
-        if item.checkState() == Qt.CheckState.Checked:
-            self.overlay_requested.emit(item.text())
-        else:
-            self.show_overlay(item.text(), None)
-        if self.category is not None:
-            self.compared_changed.emit(self.category, self.compared())
+    def _on_compare_changed(self, _item: QListWidgetItem) -> None:
+        items = (self.compare_list.item(i) for i in range(self.compare_list.count()))
+        self.state.compared = tuple(
+            i.text() for i in items if i.checkState() == Qt.CheckState.Checked
+        )
+
+    def _on_compare_link(self, link: str) -> None:
+        name = link.removeprefix("fetch:")
+        if name in self.categories:
+            self.fetch_requested.emit(name, self.limit_spin.value())
 
     def _on_source_picked(self, *_args: object) -> None:
         kind = self.source_combo.currentData()
@@ -630,12 +662,17 @@ def _fraction_spin(value: float, tip: str) -> QDoubleSpinBox:
     return spin
 
 
-def _summary_text(summary: TierSummary, lines: dict[str, float | None]) -> str:
+def _summary_text(summary: TierSummary, lines: dict[str, float | None], split_by: str) -> str:
+    pareto = f"Pareto cut-off: {lines['pareto']:,.0f}"
+    head_tail = f"head–tail threshold: {lines['head_tail']:,.0f}"
+    # The line that splits in bold; the other is there for reference.
+    if split_by == "pareto":
+        pareto = f"<b>{pareto}</b>"
+    else:
+        head_tail = f"<b>{head_tail}</b>"
     parts = [
         f"<b>{summary.n:,}</b> {plural_word(summary.n, 'entity')}, "
-        f"{plural(summary.total_statements, 'statement')}<br>"
-        f"Pareto cut-off: {lines['pareto']:,.0f} · head–tail threshold: "
-        f"{lines['head_tail']:,.0f}"
+        f"{plural(summary.total_statements, 'statement')}<br>{pareto} · {head_tail}"
     ]
     for share in summary.tiers:
         if share.size or share.tier != Tier.TORSO:

@@ -8,7 +8,9 @@ Cut-offs are statement counts. They are drawn as vertical lines on the histogram
 horizontal lines on the rank–frequency plot and, on the Lorenz curve, as vertical
 lines at the share of entities they put in the head. Dragging any of them emits
 ``line_moved(kind, statements)``; the panel re-tiers and calls :meth:`set_lines`,
-which moves the same line on the other plots.
+which moves the same line on the other plots. Only the lines :meth:`set_active` names
+can be dragged; the others (the head line of the rule not splitting) are drawn faint
+and dashed, for reference.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ LABEL_POSITIONS = {"pareto": 0.93, "head_tail": 0.78, "torso": 0.63}
 # width apart.
 H_LABEL_POSITIONS = {"pareto": 0.99, "head_tail": 0.64, "torso": 0.29}
 H_LABEL_ANCHORS = [(1, 0), (1, 1)]  # right edge on the line: above it, or below it
+INACTIVE_ALPHA = "70"  # of 255: a line shown for reference only
 SERIES_COLOURS = ("#2b7bb9", "#3a9e5f", "#b9472b", "#8a6fb3", "#b99b2b", "#555555")
 
 
@@ -60,7 +63,7 @@ class _CutoffLines:
             line = pg.InfiniteLine(
                 angle=angle,
                 movable=True,
-                pen=pg.mkPen(colour, width=2),
+                pen=active_pen(colour),
                 hoverPen=pg.mkPen(colour, width=4),
                 label=title,
                 labelOpts=(
@@ -78,6 +81,25 @@ class _CutoffLines:
             line.setVisible(False)
             plot.addItem(line, ignoreBounds=True)
             self.lines[kind] = line
+
+    def set_active(self, kind: str, active: bool) -> None:
+        """A line the user can drag (solid), or one shown for reference only (faint,
+        dashed, not movable, not highlighted under the mouse)."""
+        line = self.lines[kind]
+        colour = LINE_STYLES[kind][0]
+        line.setMovable(active)
+        line.setPen(active_pen(colour) if active else inactive_pen(colour))
+        line.setHoverPen(pg.mkPen(colour, width=4) if active else inactive_pen(colour))
+        line.setZValue(10 if active else 5)
+        line.label.setColor(pg.mkColor(colour if active else colour + INACTIVE_ALPHA))
+
+
+def active_pen(colour: str):  # -> QPen
+    return pg.mkPen(colour, width=2)
+
+
+def inactive_pen(colour: str):  # -> QPen
+    return pg.mkPen(colour + INACTIVE_ALPHA, width=1, style=Qt.PenStyle.DashLine)
 
 
 class _LogAxis(pg.AxisItem):
@@ -202,6 +224,15 @@ class DistributionPlots(QWidget):
         """Put the cut-off lines at these statement counts (None hides a line)."""
         self._values = {"pareto": pareto, "head_tail": head_tail, "torso": torso}
         self._place_lines()
+
+    def set_active(self, movable: dict[str, bool]) -> None:
+        """Which lines the user can drag (kind -> bool); the others are drawn faint."""
+        for line_set in self._line_sets:
+            for kind, active in movable.items():
+                line_set.set_active(kind, active)
+
+    def is_active(self, kind: str) -> bool:
+        return bool(self._line_sets[0].lines[kind].movable)
 
     def export(
         self, path: Path, which: int | None = None, options: ExportOptions | None = None

@@ -62,9 +62,10 @@ class EntityTableModel(QAbstractTableModel):
         self.order = self._compute_order()
         self.endResetModel()
 
-    def set_tiers(self, tiers: np.ndarray) -> None:
-        """New tier codes for every entity (same order as the columns)."""
-        self._set_codes(np.asarray(tiers, dtype=np.int8))
+    def set_tiers(self, tiers: np.ndarray, sub_tiers: np.ndarray | None = None) -> None:
+        """New tier codes for every entity (same order as the columns), with their
+        long-tail sub-tiers when the caller has them (else computed here)."""
+        self._set_codes(np.asarray(tiers, dtype=np.int8), sub_tiers)
         if self._tier_filter is not None or self._sort_column == COL_TIER:
             self._relayout()
         elif len(self.order):
@@ -74,10 +75,12 @@ class EntityTableModel(QAbstractTableModel):
                 [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ForegroundRole],
             )
 
-    def _set_codes(self, tiers: np.ndarray) -> None:
+    def _set_codes(self, tiers: np.ndarray, sub_tiers: np.ndarray | None = None) -> None:
         self.tiers = tiers
         cols = self.columns
-        if len(tiers) and tiers.min() >= 0:
+        if sub_tiers is not None and len(sub_tiers) == len(tiers):
+            self.sub_tiers = sub_tiers
+        elif len(tiers) and tiers.min() >= 0:
             self.sub_tiers = long_tail_sub_tiers(tiers, cols.has_en, cols.has_it, cols.has_es)
         else:
             self.sub_tiers = np.full(len(tiers), NO_TIER, np.int8)
@@ -85,10 +88,6 @@ class EntityTableModel(QAbstractTableModel):
     def set_filters(self, tier: int | None = None, wiki: str | None = None, text: str = "") -> None:
         self._tier_filter, self._wiki_filter, self._text_filter = tier, wiki, text.strip().lower()
         self._relayout()
-
-    def entity_at(self, row: int) -> int:
-        """The entity index (into the columns) shown at view row ``row``."""
-        return int(self.order[row])
 
     def row_of(self, qid: str) -> int | None:
         try:

@@ -213,12 +213,15 @@ class LikelihoodPanel(QWidget):
             self.view.table.model, self.view.table.lang, self.signal, float(self.cutoff)
         )
 
-    def set_cutoff(self, value: float) -> None:
-        """Move the line (as a drag would, without storing)."""
-        self.cutoff = float(value)
-        self.line.blockSignals(True)
-        self.line.setValue(self.cutoff)
-        self.line.blockSignals(False)
+    def set_wikidata_tiers(self, tiers: list[str | None]) -> None:
+        """The members' Wikidata tiers changed (the Browser's, aligned with the view's
+        qids): the disagreements are found again; the cut-off stays where it is."""
+        from dataclasses import replace
+
+        view = self.view
+        if view is None or len(tiers) != len(view.table.qids):
+            return
+        self.view = replace(view, table=replace(view.table, tiers=tiers))
         self._update_disagreements()
 
     # -- drawing -----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QSho
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
+    QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
@@ -28,7 +29,6 @@ from PySide6.QtWidgets import (
 
 from core import APP_NAME, __version__
 from core.paths import SESSION_SUFFIX
-from core.versions import software_versions
 from widgets.error_log import ErrorLogPanel
 from widgets.job_status import JobStatusWidget
 from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
@@ -48,11 +48,15 @@ _KEY_GEOMETRY = "window/geometry"
 _KEY_STATE = "window/state"
 _KEY_RECENT = "recent/files"
 _KEY_SPLITTERS = "window/splitters"
+# Set on a splitter whose saved sizes were restored (see MainWindow._restore_splitters).
+RESTORED_PROPERTY = "taillens_restored"
 # Bumped when the set of docks changes so an old saved layout is not misapplied.
 _STATE_VERSION = 2
 
 
 def about_text() -> str:
+    from core.versions import software_versions  # importlib.metadata: not before the paint
+
     versions = software_versions()
     # Qt's own version can differ from the PySide6 wheel's: show both.
     versions = {APP_NAME: versions.pop(APP_NAME), "Qt": qVersion(), **versions}
@@ -79,7 +83,13 @@ class MainWindow(QMainWindow):
     export_requested = Signal(str, str)  # file, format name
     preferences_requested = Signal()
 
-    def __init__(self, settings: QSettings, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, settings: QSettings, parent: QWidget | None = None, *, build_panels: bool = True
+    ) -> None:
+        """``build_panels=False`` builds the shell only: every dock (named, so a saved layout
+        can be restored) holds a light placeholder until :meth:`install_panels` builds the
+        panels, whose modules import pyqtgraph, numpy and the like (``app.gui.launch`` paints
+        the shell first and installs the panels behind it)."""
         super().__init__(parent)
         self.settings = settings
         self._saved_splitters: dict[str, QByteArray] = {}  # restored once shown
@@ -97,7 +107,7 @@ class MainWindow(QMainWindow):
         self.docks: dict[str, QDockWidget] = {}
         self.panels: dict[str, QWidget] = {}
         for spec in PANELS:
-            self._add_panel(spec)
+            self._add_panel(spec, build_panels)
         self.overview = SessionOverview()
         self.overview_dock = self._dock("Session", "dock-session", self.overview, RIGHT)
         self.error_log = ErrorLogPanel()
@@ -158,10 +168,50 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
-    def _add_panel(self, spec: PanelSpec) -> None:
-        widget = spec.build()
-        self.panels[spec.key] = widget
+    def _add_panel(self, spec: PanelSpec, build: bool) -> None:
+        widget = spec.build() if build else _placeholder(spec.title)
+        if build:
+            self.panels[spec.key] = widget
         self.docks[spec.key] = self._dock(spec.title, spec.object_name, widget, spec.area)
+
+    def install_panels(self) -> None:
+        """Build the panels a shell (``build_panels=False``) left out. Each goes into its
+        dock, in place of the placeholder, on the next turn of the event loop
+        (:meth:`place_panels`), once the caller has filled it (``app.gui`` wires the
+        controllers and opens the session first): a panel takes its first size as it goes
+        in, and the Browser splits itself by its controls' height then."""
+        for spec in PANELS:
+            if spec.key not in self.panels:
+                widget = spec.build()
+                widget.setParent(self.docks[spec.key])  # hidden, outside the dock's layout
+                self.panels[spec.key] = widget
+        QTimer.singleShot(0, self.place_panels)
+
+    def place_panels(self) -> None:
+        """Put each panel :meth:`install_panels` built into its dock (the docks keep their
+        place, size and tab order)."""
+        for key, widget in self.panels.items():
+            dock = self.docks[key]
+            placeholder = dock.widget()
+            if placeholder is widget:
+                continue
+            dock.setWidget(widget)
+            widget.show()  # shown with its dock (a tab behind another stays hidden)
+            if placeholder is not None:
+                placeholder.hide()
+                placeholder.deleteLater()
+        if self._saved_splitters and self.isVisible():  # the panels' own, saved at quit
+            # Laid out now, parents first (each panel takes its size, the Browser splits
+            # itself), so the saved sizes land on the panels' final sizes.
+            for widget in [self, *self.findChildren(QWidget)]:
+                layout = widget.layout()
+                if layout is not None:
+                    layout.activate()
+            self._restore_splitters()
+
+    def show_opening_session(self) -> None:
+        """What the status bar says while the session is being opened at start-up."""
+        self.session_label.setText("Opening session…")
 
     def _arrange_default(self) -> None:
         # Panels that share an area are tabbed, the first of each area in front.
@@ -574,10 +624,14 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray | bytes):
             self._layout_restored = self.restoreState(QByteArray(state), _STATE_VERSION)
             # The splitters once the window is first laid out: panels size some of
-            # theirs on their first real size (the Browser's plots over its table).
+            # theirs on their first real size (the Browser's plots over its table). A
+            # shell's panels are not built yet: theirs apply once placed (place_panels).
+            self.settings.beginGroup(_KEY_SPLITTERS)
+            keys = self.settings.childKeys()
+            self.settings.endGroup()
             self._saved_splitters = {
                 key: QByteArray(saved)
-                for key in self._splitters()
+                for key in keys
                 if isinstance(
                     saved := self.settings.value(f"{_KEY_SPLITTERS}/{key}"), QByteArray | bytes
                 )
@@ -615,10 +669,11 @@ class MainWindow(QMainWindow):
 
     def _restore_splitters(self) -> None:
         splitters = self._splitters()
-        for key, saved in self._saved_splitters.items():
-            if key in splitters:
-                splitters[key].restoreState(saved)
-        self._saved_splitters = {}
+        for key in [key for key in self._saved_splitters if key in splitters]:
+            splitters[key].restoreState(self._saved_splitters.pop(key))
+            # The user's sizes: a panel that sizes a splitter itself on its first real
+            # size (the Browser) leaves this one as it is.
+            splitters[key].setProperty(RESTORED_PROPERTY, True)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -642,6 +697,8 @@ class MainWindow(QMainWindow):
         self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
         self.settings.setValue(_KEY_STATE, self.saveState(_STATE_VERSION))
         self.settings.remove(_KEY_SPLITTERS)
+        for key, saved in self._saved_splitters.items():  # not applied yet: kept as saved
+            self.settings.setValue(f"{_KEY_SPLITTERS}/{key}", saved)
         for key, splitter in self._splitters().items():
             self.settings.setValue(f"{_KEY_SPLITTERS}/{key}", splitter.saveState())
         self.settings.sync()
@@ -699,6 +756,15 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
         super().closeEvent(event)
+
+
+def _placeholder(title: str) -> QLabel:
+    """What a dock shows until its panel is built (a plain label: no heavy import)."""
+    label = QLabel(f"Loading {title}…")
+    label.setObjectName("panel-placeholder")
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    label.setEnabled(False)  # drawn in the palette's muted text colour
+    return label
 
 
 def _keys(action: QAction) -> str:

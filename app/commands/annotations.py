@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import asdict
 from pathlib import Path
 
+from core import jsonio
 from core.labels import plural
 
 GROUPS = ("category", "tier", "subtier", "model", "lang")
@@ -95,7 +95,7 @@ def run_annotations(args: argparse.Namespace) -> int:
                 | {"adequacy_accuracy": g.adequacy_accuracy, "fluency_accuracy": g.fluency_accuracy}
                 for g in golden
             ]
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print(jsonio.dumps(payload, indent=2, ensure_ascii=False))
         return 0
     from app.commands.report import print_table
     from core.report.compare import Table
@@ -149,7 +149,7 @@ def run_annotators(args: argparse.Namespace) -> int:
                 print(f"added annotator {added.name} (id {added.id})")
         annotators = list_annotators(store)
     if args.json:
-        print(json.dumps([asdict(a) for a in annotators], indent=2, ensure_ascii=False))
+        print(jsonio.dumps([asdict(a) for a in annotators], indent=2, ensure_ascii=False))
         return 0
     if args.add is None:
         for a in annotators:

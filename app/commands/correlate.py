@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
+
+from core import jsonio
 
 
 def _csv(text: str) -> list[str]:
@@ -93,7 +94,7 @@ def run_correlate(args: argparse.Namespace) -> int:
         result = run_in_terminal(correlation_job(store, request), quiet=args.quiet)
     if args.json:
         print(
-            json.dumps(
+            jsonio.dumps(
                 {
                     "rows": [row.__dict__ for row in result.rows],
                     "notes": result.notes,

@@ -9,10 +9,11 @@ differently."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+
+from core import jsonio
 
 
 def _cutoff(text: str) -> float | str:
@@ -124,7 +125,7 @@ def run_likelihood(args: argparse.Namespace) -> int:
                 asdict(d) for d in disagreements(table, cutoff, args.signal)
             ]
     if args.json:
-        json.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
+        jsonio.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
         print()
         return 0
     s = payload["summary"]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from app.commands import add_output_arguments, csv_cells_line
+from core import jsonio
 
 DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset", "model_tail")
 
@@ -107,6 +107,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--html", type=Path, metavar="FILE", help="write a self-contained HTML report"
     )
     add_output_arguments(report, csv_option=True)
+    report.add_argument(
+        "--figures",
+        type=Path,
+        metavar="DIR",
+        help="write every plot of the report into DIR, as the Report panel's figure export",
+    )
+    report.add_argument(
+        "--figure-format",
+        default="svg,pdf,png",
+        metavar="FMT,...",
+        help="formats of --figures: png, svg, pdf (default all three)",
+    )
     report.set_defaults(handler=run_report)
 
 
@@ -179,6 +191,9 @@ def run_report(args: argparse.Namespace) -> int:
     )
     by = tuple(dict.fromkeys(args.by or ["tier"]))
     pairs = [tuple(args.groups)] if args.groups else None
+    from core.figures import figure_suffixes  # a wrong --figure-format fails before any work
+
+    suffixes = figure_suffixes(args.figure_format)
     with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
         # Refused before the report is built (the writers check again).
         if args.html is not None:
@@ -199,10 +214,17 @@ def run_report(args: argparse.Namespace) -> int:
         if args.html is not None:
             html = write_html(report, args.html, force=args.force)
             print(f"wrote {html.path} ({html.tables} tables, {html.plots} plots)")
+        if args.figures is not None:
+            from app.terminal import run_in_terminal
+            from core.figures import export_figures_job
+            from core.report import plot_specs
+
+            job = export_figures_job(plot_specs(report), args.figures, suffixes=suffixes)
+            print(f"wrote {len(run_in_terminal(job))} figures to {args.figures}")
     if args.json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
+        print(jsonio.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
         return 0
-    if args.csv is not None or args.html is not None:
+    if args.csv is not None or args.html is not None or args.figures is not None:
         for note in report.notes:
             print(f"note: {note}")
         return 0

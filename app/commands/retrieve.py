@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from core import jsonio
 
 
 def _csv(text: str) -> list[str]:
@@ -112,7 +113,7 @@ def run_retrieve(args: argparse.Namespace) -> int:
             )
             if args.json:
                 print(
-                    json.dumps(
+                    jsonio.dumps(
                         [
                             {
                                 "unit": h.unit_id,
@@ -159,7 +160,7 @@ def run_retrieve(args: argparse.Namespace) -> int:
                 }
                 for m in worst
             ]
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(jsonio.dumps(out, indent=2, ensure_ascii=False))
         return 0
     result = summary.result
     print(
@@ -218,7 +219,7 @@ def run_train_encoder(args: argparse.Namespace) -> int:
         result = run_in_terminal(job, quiet=args.quiet)
     if args.json:
         print(
-            json.dumps(
+            jsonio.dumps(
                 {
                     "out": str(result.out),
                     "base": result.base,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core import jsonio
 from core.labels import plural
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def _list_runs(store: SessionStore, as_json: bool) -> int:
         for r in sorted(list_runs(store), key=lambda r: r.id)
     ]
     if as_json:
-        print(json.dumps(runs, indent=2, ensure_ascii=False))
+        print(jsonio.dumps(runs, indent=2, ensure_ascii=False))
     else:
         for run in runs:
             print(
@@ -177,7 +177,7 @@ def run_score(args: argparse.Namespace) -> int:
         summary = run_in_terminal(score_job(store, request), quiet=args.quiet)
     if args.json:
         print(
-            json.dumps(
+            jsonio.dumps(
                 {
                     "texts": summary.texts,
                     "rows_written": summary.rows_written,
@@ -250,7 +250,7 @@ def run_import_outputs(args: argparse.Namespace) -> int:
         result = import_outputs(store, args.file, system=args.system, lang=args.lang)
     if args.json:
         print(
-            json.dumps(
+            jsonio.dumps(
                 {
                     "run": result.run_id,
                     "system": result.system,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
+
+from core import jsonio
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,6 +21,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     info.add_argument("session", type=Path)
     info.set_defaults(handler=run_info)
 
+    check = actions.add_parser(
+        "check",
+        help="list the session's damaged rows (read-only)",
+        description="Check every row a reader decodes, as SQLite's integrity and "
+        "foreign-key checks do: JSON columns that are not a JSON object, numbers that are "
+        "not numbers, ratings outside their scale, cached encodings of the wrong size, "
+        "rows that point at missing rows. Each damaged row is listed as TABLE id N: what "
+        "is wrong. Reading commands skip these rows (and the rows that belong to them) "
+        "and say so; nothing is changed. Exit status 0: none found, 1: some found.",
+    )
+    check.add_argument("session", type=Path)
+    check.add_argument("--json", action="store_true", help="print JSON")
+    check.set_defaults(handler=run_check)
+
     new = actions.add_parser("new", help="create an empty session file")
     new.add_argument("session", type=Path)
     new.set_defaults(handler=run_new)
@@ -28,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_info(args: argparse.Namespace) -> int:
     from core.wikidata.cache import describe_session_file
 
-    print(json.dumps(describe_session_file(args.session), indent=2, sort_keys=True))
+    print(jsonio.dumps(describe_session_file(args.session), indent=2, sort_keys=True))
     return 0
 
 
@@ -36,5 +51,27 @@ def run_new(args: argparse.Namespace) -> int:
     from core.store import SessionStore
 
     with SessionStore.create(args.session) as store:
-        print(json.dumps(store.info(), indent=2, sort_keys=True))
+        print(jsonio.dumps(store.info(), indent=2, sort_keys=True))
     return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from core.store import SessionStore
+
+    with SessionStore.open_read_only(args.session) as store:
+        damaged = store.check()
+        dependents = store.integrity.dependents()
+    if args.json:
+        rows = [{"table": r.table, "id": r.row_id, "problem": r.problem} for r in damaged]
+        print(jsonio.dumps({"damaged": rows, "dependent": dependents}, indent=2))
+    else:
+        for row in damaged:
+            print(row)
+        for table, count in dependents.items():
+            print(
+                f"{table}: {count} more {'row belongs' if count == 1 else 'rows belong'} "
+                "to a damaged row (skipped with it)"
+            )
+        if not damaged:
+            print(f"{Path(args.session).name}: ok, no damaged rows")
+    return 1 if damaged else 0

@@ -4,12 +4,12 @@ language, gold/silver) and the checks that flag suspect entries (core.dataset_st
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from core import jsonio
 from core.labels import plural
 
 
@@ -68,7 +68,7 @@ def run_stats(args: argparse.Namespace) -> int:
             "statistics": asdict(stats),
             "findings": [asdict(f) for f in findings],
         }
-        json.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
+        jsonio.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
         print()
         return 0
     print("\n\n".join(render_table(t.title, t.headers, t.rows) for t in stats.tables()))

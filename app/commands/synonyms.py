@@ -5,9 +5,10 @@ GUI twin."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from core import jsonio
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             rows = synonyms.list_synonyms(store, entity=args.entity)
             if args.json:
                 print(
-                    json.dumps(
+                    jsonio.dumps(
                         [
                             {
                                 "entity": r.entity,

@@ -8,10 +8,11 @@ settings are stored with the category and every member's tier and sub-tier writt
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
+
+from core import jsonio
 
 RULES = {"pareto": "pareto", "head-tail": "head_tail"}
 
@@ -82,7 +83,7 @@ def run_tiers(args: argparse.Namespace) -> int:
         "tiers": {s.tier.value: s.size for s in result.summary.tiers},
     }
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(jsonio.dumps(summary, indent=2))
         return 0
     s = result.settings
     rule = (

@@ -51,13 +51,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     exporter = subparsers.add_parser(
         "export",
-        help="export a session's data units (XML, WDV JSON, Turtle, N-Triples, CSV)",
-        description="Write every data unit of the session to OUT; imported entries come "
-        "back as they were read, with the edits made since.",
+        help="export a session's data units (XML, WDV JSON, Turtle, N-Triples, CSV) or its "
+        "per-text table (--texts: CSV, JSON Lines, Parquet)",
+        description="Write every data unit of the session to OUT in --format; imported "
+        "entries come back as they were read, with the edits made since. Or, with --texts "
+        "FILE, the per-text table: one row per text (runs' outputs, and reference texts "
+        "with a score or a rating) with its unit, run, model, language, tier, category, "
+        "every metric value, ESA's undetected entities, each annotator's ratings and their "
+        "aggregates, in the format the file's suffix names (.csv, .jsonl, .parquet). Each "
+        "metric's signature goes in the Parquet schema's metadata, or for CSV and JSON "
+        "Lines in FILE.signatures.json beside it (with the column types for pandas).",
     )
-    exporter.add_argument("out", type=Path)
+    exporter.add_argument("out", type=Path, nargs="?", help="the units' file (with --format)")
     exporter.add_argument("--session", type=Path, required=True)
-    exporter.add_argument("--format", dest="format", required=True, choices=tuple(EXPORT_FORMATS))
+    exporter.add_argument("--format", dest="format", choices=tuple(EXPORT_FORMATS))
+    exporter.add_argument(
+        "--texts",
+        type=Path,
+        metavar="FILE",
+        help="write the per-text table to FILE (.csv, .jsonl or .parquet) instead of units",
+    )
+    exporter.add_argument(
+        "--runs", metavar="ID,...", help="--texts: only these runs' texts (no reference texts)"
+    )
+    exporter.add_argument(
+        "--langs", metavar="CODE,...", help="--texts: only texts in these languages, e.g. en,it"
+    )
     add_output_arguments(exporter, csv_option=True)
     exporter.add_argument("--quiet", action="store_true", help="no progress on stderr")
     exporter.set_defaults(handler=run_export)
@@ -75,6 +94,7 @@ def run_import(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.changes import IMPORT_WRITES
     from core.formats import IMPORT_FORMATS, FormatError, detect_format
+    from core.formats.files import IMPORT_KEPT
     from core.formats.webnlg import check_import_path, file_language
     from core.jobs import Job
     from core.store import SessionStore, discard_new_session, file_identity
@@ -105,6 +125,7 @@ def run_import(args: argparse.Namespace) -> int:
                 kind="import",
                 params={"path": str(args.file), "format": name, **options},
                 writes=IMPORT_WRITES,
+                kept=lambda: IMPORT_KEPT,
             )
             report = run_in_terminal(job, quiet=args.quiet)
     except BaseException:
@@ -137,6 +158,14 @@ def run_export(args: argparse.Namespace) -> int:
     from core.output_guard import check_output_target
     from core.store import SessionStore
 
+    if args.texts is not None:
+        return run_export_texts(args)
+    if args.runs is not None or args.langs is not None:
+        raise FormatError("--runs and --langs apply to --texts (the per-text table).")
+    if args.out is None or args.format is None:
+        raise FormatError(
+            "export needs OUT and --format (units), or --texts FILE (the per-text table)."
+        )
     function = EXPORT_FORMATS[args.format].function
     options: dict[str, Any] = {"force": args.force}
     if args.raw_csv:
@@ -161,3 +190,56 @@ def run_export(args: argparse.Namespace) -> int:
     _list_errors(report.skipped, "skipped ")
     # A session with units of which none fits the format wrote an empty file: say so.
     return 0 if report.entries or not report.units else 2
+
+
+def run_export_texts(args: argparse.Namespace) -> int:
+    """``export --texts FILE``: the per-text table (core.formats.texts_table)."""
+    from app.commands.report import parse_runs
+    from app.terminal import run_in_terminal
+    from core.formats import FormatError
+    from core.formats.texts_table import export_texts, sidecar_path, texts_format
+    from core.jobs import Job
+    from core.output_guard import check_output_target
+    from core.store import SessionStore
+
+    if args.out is not None or args.format is not None:
+        raise FormatError(
+            "--texts writes the format its file's suffix names (.csv, .jsonl, .parquet); "
+            "give no OUT or --format with it."
+        )
+    fmt = texts_format(args.texts)
+    if args.raw_csv and fmt != "csv":
+        raise FormatError(f"--raw-csv applies to a .csv table, not to {args.texts.name}.")
+    runs = parse_runs(args.runs)
+    langs = None if args.langs is None else [x.strip() for x in args.langs.split(",") if x.strip()]
+    if langs == []:
+        raise FormatError("--langs needs at least one language code, e.g. --langs en,it")
+    with SessionStore.open_read_only(args.session) as store:
+        # Refused before any work (atomic_output checks again when it writes).
+        check_output_target(args.texts, force=args.force)
+        if fmt != "parquet":
+            check_output_target(sidecar_path(args.texts), force=args.force)
+        job = Job(
+            title=f"Export texts to {args.texts.name}",
+            run=lambda ctx: export_texts(
+                store,
+                args.texts,
+                ctx=ctx,
+                force=args.force,
+                raw=args.raw_csv,
+                runs=runs,
+                langs=langs,
+            ),
+            kind="export",
+            params={"path": str(args.texts), "format": fmt, "runs": runs, "langs": langs},
+        )
+        report = run_in_terminal(job, quiet=args.quiet)
+    print(f"{args.texts.name}: {report.texts_line()} ({fmt})")
+    for column, signatures in report.signatures.items():
+        for signature in signatures:
+            print(f"  signature {column}: {signature}")
+    if report.sidecar:
+        print(f"  signatures and column types: {Path(report.sidecar).name}")
+    if fmt == "csv":
+        print(csv_cells_line(args.raw_csv, report.neutralised))
+    return 0

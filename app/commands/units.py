@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
+from core import jsonio
 from core.labels import plural
 
 TIER_CHOICES = ("head", "torso", "long_tail", "long_tail_en", "long_tail_it", "long_tail_es")
@@ -172,7 +172,7 @@ def run_sample(args: argparse.Namespace) -> int:
         summary = run_in_terminal(job, quiet=args.quiet)
     if args.json:
         print(
-            json.dumps(
+            jsonio.dumps(
                 {
                     "category": summary.category,
                     "entities": summary.entities,
@@ -230,7 +230,7 @@ def run_search(args: argparse.Namespace) -> int:
         "seconds_per_unit": summary.seconds_per_unit,
     }
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(jsonio.dumps(out, indent=2))
         return 0
     print(
         f"{summary.template}: {plural(len(summary.unit_ids), 'unit')} saved "
@@ -275,7 +275,7 @@ def run_list(args: argparse.Namespace) -> int:
     with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
         units = [_unit_json(u) for u in list_units(store)]
     if args.json:
-        print(json.dumps(units, indent=2, ensure_ascii=False))
+        print(jsonio.dumps(units, indent=2, ensure_ascii=False))
         return 0
     for unit in units:
         first: list[Any] = unit["triples"].get("en") or next(iter(unit["triples"].values()), [])

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
+
+from core import jsonio
 
 UNITS_HELP = "all (default), tier:NAME (tier or sub-tier), category:NAME or ids:1,2,3"
 
@@ -74,7 +75,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="start a new run even if an unfinished matching one exists",
     )
     verbalise.add_argument(
-        "--timeout", type=float, default=120.0, help="seconds per server request (URL only)"
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds per server request, its retries and waits included, however slowly "
+        "the reply arrives (URL only; default 120)",
+    )
+    verbalise.add_argument(
+        "--max-response-mb",
+        type=float,
+        default=16.0,
+        help="largest server reply read, in MB; a longer one stops the run (URL only; default 16)",
+    )
+    verbalise.add_argument(
+        "--max-reply-chars",
+        type=int,
+        help="longest text stored per candidate; a longer reply is cut and the cut is "
+        "recorded with the run (URL only; default 32 per --max-new-tokens)",
     )
     verbalise.add_argument("--json", action="store_true", help="print JSON")
     verbalise.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -94,6 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _templates(specs: list[str]) -> dict[str, str]:
+    from core import files
     from core.errors import UserFacingError
 
     templates = {}
@@ -101,11 +119,9 @@ def _templates(specs: list[str]) -> dict[str, str]:
         lang, sep, file_name = spec.partition("=")
         if not sep or not lang.strip() or not file_name.strip():
             raise UserFacingError(f"--prompt-template wants LANG=FILE, got {spec!r}")
-        path = Path(file_name.strip()).expanduser()
-        try:
-            templates[lang.strip()] = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserFacingError(f"cannot read the prompt template {path}: {exc}") from None
+        templates[lang.strip()] = files.read_text(
+            Path(file_name.strip()), limit=files.TEMPLATE_LIMIT, what="the prompt template"
+        )
     return templates
 
 
@@ -114,7 +130,7 @@ def run_verbalise(args: argparse.Namespace) -> int:
     from core.errors import UserFacingError
     from core.store import SessionStore
     from core.verbalise import GenerationParams, open_verbaliser
-    from core.verbalise.job import verbalise_job
+    from core.verbalise.job import IncompleteRun, verbalise_job
     from core.verbalise.prompts import PromptError
 
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
@@ -131,7 +147,13 @@ def run_verbalise(args: argparse.Namespace) -> int:
         templates = _templates(args.prompt_template)
         options: dict[str, Any] = {}
         if str(args.model).startswith(("http://", "https://")):
+            if not 0 < args.max_response_mb <= 4096:
+                raise UserFacingError(
+                    f"--max-response-mb must be in (0, 4096], got {args.max_response_mb:g}"
+                )
             options["timeout_s"] = args.timeout
+            options["max_response_bytes"] = int(args.max_response_mb * 1024 * 1024)
+            options["max_reply_chars"] = args.max_reply_chars
         # Built before the session is touched: a missing or broken model fails here.
         verbaliser = open_verbaliser(
             args.model,
@@ -156,7 +178,17 @@ def run_verbalise(args: argparse.Namespace) -> int:
             resume_run_id=args.resume,
             resume=not args.new_run,
         )
-        summary = run_in_terminal(job, quiet=args.quiet)
+        try:
+            summary = run_in_terminal(job, quiet=args.quiet)
+        except IncompleteRun as incomplete:
+            # Some units got no usable text: say what was done, then why it is unfinished.
+            _print_summary(args, verbaliser, incomplete.summary)
+            raise
+    _print_summary(args, verbaliser, summary)
+    return 0
+
+
+def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> None:
     result = {
         "run_id": summary.run_id,
         "model": verbaliser.model_id,
@@ -172,11 +204,17 @@ def run_verbalise(args: argparse.Namespace) -> int:
         "tokens_per_s": round(summary.tokens_per_s, 1),
         "batch_size": summary.batch_size,
         "oom_halvings": summary.oom_halvings,
+        "failed": summary.failed,
+        "failures": summary.failures,
+        "truncated": summary.truncated,
+        "replaced_surrogates": summary.replaced_surrogates,
+        "usage_unusable": summary.usage_unusable,
+        "warnings": summary.warnings,
         "not_resumed": [{"run_id": rid, "why": why} for rid, why in summary.not_resumed],
     }
     if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+        print(jsonio.dumps(result, indent=2))
+        return
     rows = [
         ("run", f"{summary.run_id}" + (" (resumed)" if summary.resumed else "")),
         ("model", f"{verbaliser.model_id} ({verbaliser.kind})"),
@@ -206,9 +244,18 @@ def run_verbalise(args: argparse.Namespace) -> int:
                 f"{summary.batch_size} after {summary.oom_halvings} out-of-memory halvings",
             )
         )
+    if summary.failed:
+        rows.append(("failed", f"{summary.failed:,} unit-languages got no usable text"))
+    for count, what in (
+        (summary.truncated, "cut at --max-reply-chars"),
+        (summary.replaced_surrogates, "lone surrogates replaced by U+FFFD"),
+        (summary.usage_unusable, "the server's token count unusable"),
+    ):
+        if count:
+            rows.append(("reply notes", f"{count:,} texts: {what}"))
+    rows += [("warning", line) for line in summary.warnings]
     for label, value in rows:
         print(f"{label:<12} {value}")
-    return 0
 
 
 def run_models(args: argparse.Namespace) -> int:
@@ -218,7 +265,7 @@ def run_models(args: argparse.Namespace) -> int:
     models = discover_models(folders)
     if args.json:
         print(
-            json.dumps(
+            jsonio.dumps(
                 [
                     {
                         "name": m.name,

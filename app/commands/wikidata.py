@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from core import jsonio
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -216,7 +217,7 @@ def run_distribution(args: argparse.Namespace) -> int:
         if args.counts:
             result["counts"] = {m.qid: m.statement_count for m in members}
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(jsonio.dumps(result, indent=2))
     else:
         _print_distribution(result)
     return 0
@@ -286,7 +287,7 @@ def run_entity(args: argparse.Namespace) -> int:
             store.close()
     data = asdict(details)
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False, default=list))
+        print(jsonio.dumps(data, indent=2, ensure_ascii=False, default=list))
         return 0
     print(f"{details.label(qid) or '(no label)'} ({qid})")
     for claim in details.claims:
@@ -321,7 +322,7 @@ def run_category_list(args: argparse.Namespace) -> int:
         if store is not None:
             store.close()
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(jsonio.dumps(rows, indent=2, ensure_ascii=False))
     else:
         for row in rows:
             held = f"{row['members']:>7,}" if row["members"] is not None else ""

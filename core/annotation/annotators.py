@@ -11,7 +11,7 @@ from core.store.models import Annotation, Annotator
 
 def list_annotators(store: SessionStore) -> list[AnnotatorInfo]:
     """Every annotator, named ones first, with how many ratings each made."""
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         counts: dict[tuple[int, bool], int] = {
             (a, bool(g)): n
             for a, g, n in db.execute(

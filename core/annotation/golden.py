@@ -76,7 +76,7 @@ def clear_golden_answer(store: SessionStore, item: ItemRef | QueueItem | int) ->
 
 def golden_answers(store: SessionStore) -> dict[ItemRef, GoldenAnswer]:
     answers: dict[ItemRef, GoldenAnswer] = {}
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         for row in db.scalars(
             select(Annotation).where(Annotation.is_golden.is_(True)).order_by(Annotation.id)
         ):
@@ -90,7 +90,7 @@ def golden_accuracy(store: SessionStore, fluency_tolerance: int = 1) -> list[Gol
     answers = golden_answers(store)
     if not answers:
         return []
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         names = dict(db.execute(select(Annotator.id, Annotator.name)).all())
         rows = [
             stored_rating(r)

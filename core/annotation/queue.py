@@ -235,7 +235,7 @@ def build_queue(
         )
     if spec.limit is not None and spec.limit < 1:
         raise AnnotationError("A queue limit must be at least 1.")
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         annotator = db.get(Annotator, annotator_id)
         if annotator is None:
             raise AnnotationError(f"There is no annotator {annotator_id} in this session.")
@@ -367,7 +367,7 @@ class AnnotationQueue:
 
     def _mine(self) -> set[ItemRef]:
         """Every text the annotator has rated (not golden items)."""
-        with self.store.unit_of_work() as db:
+        with self.store.snapshot() as db:
             rows = db.execute(
                 select(Annotation.verbalisation_id, Annotation.reference_id).where(
                     Annotation.annotator_id == self.annotator.id, Annotation.is_golden.is_(False)

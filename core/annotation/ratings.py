@@ -249,7 +249,7 @@ def rating_of(
 ) -> StoredRating | None:
     """``annotator_id``'s rating of ``item`` (not a golden answer), or None."""
     ref = as_ref(item)
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         row = db.scalar(
             select(Annotation)
             .where(
@@ -269,7 +269,7 @@ def ratings_of_item(
     """Every annotator's rating of ``item`` (golden answers included), with the
     annotator's name, in the order they were saved."""
     ref = as_ref(item)
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         rows = db.execute(
             select(Annotator.name, Annotation)
             .join(Annotator, Annotator.id == Annotation.annotator_id)

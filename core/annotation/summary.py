@@ -123,7 +123,7 @@ class _Rated:
 
 
 def _load_ratings(store: SessionStore) -> tuple[list[_Rated], dict[ItemRef, dict[str, Any]]]:
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         rated = [
             _Rated(
                 r.annotator_id,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from core.formats.csv_export import export_csv
+from core.formats.files import check_readable
 from core.formats.rdf import export_rdf
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.formats.wdv import export_wdv, import_wdv
@@ -79,11 +80,7 @@ def detect_format(path: Path | str) -> str:
         if not files:
             raise FormatError(f"Cannot import {path}: the folder holds no .xml files.")
         return detect_format(files[0])
-    if path.exists() and not path.is_file():
-        raise FormatError(
-            f"Cannot import {path}: it is not a regular file (a device, pipe or socket). "
-            "Give a WebNLG/TailNLG XML file, a folder of them, or a WDV JSON file."
-        )
+    check_readable(path, "Give a WebNLG/TailNLG XML file, a folder of them, or a WDV JSON file.")
     try:
         with path.open("rb") as handle:
             head = handle.read(65536)

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from core import files
 from core.errors import UserFacingError
 from core.output_guard import (
     OutputRefusedError,
@@ -56,6 +57,15 @@ def _usual_mode(path: Path) -> int:
         return 0o666 & ~_umask()
 
 
+def _why(exc: OSError, path: Path) -> str:
+    """Why a write failed: the disk's refusal in words, with where and what is free."""
+    problem = files.disk_problem(exc)
+    if problem is None:
+        return str(exc.strerror or exc)
+    free = files.free_space(path.parent)
+    return f"{problem} (writing in {path.parent}{'; ' + free if free else ''})"
+
+
 @contextmanager
 def atomic_output(
     path: Path | str, *, binary: bool = False, newline: str | None = None, force: bool = False
@@ -83,7 +93,7 @@ def atomic_output(
         )
     except OSError as exc:
         raise FormatError(
-            f"Cannot export to {path}: {exc.strerror or exc}. Choose another folder."
+            f"Cannot export to {path}: {_why(exc, path)}. Choose another folder."
         ) from exc
     try:
         with handle:
@@ -94,7 +104,8 @@ def atomic_output(
         os.replace(temporary, path)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
-        raise FormatError(f"Cannot write {path}: {exc.strerror or exc}.") from exc
+        kept = f"{path.name} was left as it was" if path.exists() else "nothing was written"
+        raise FormatError(f"Cannot write {path}: {_why(exc, path)}; {kept}.") from exc
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -102,26 +113,12 @@ def atomic_output(
 
 def check_readable(path: Path | str, hint: str = "") -> Path:
     """The path of a file an import can read, or a :class:`FormatError` saying why not
-    (missing, a folder, not a regular file, unreadable, empty). ``hint`` says what to give
+    (missing, a folder, not a regular file, unreadable, empty): :func:`core.files.check_readable`,
+    the one check every file a user names goes through. ``hint`` says what to give
     instead when the path is not a regular file."""
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise FormatError(f"Cannot import {path}: there is no such file.")
-    if path.is_dir():
-        raise FormatError(f"Cannot import {path}: it is a folder, not a file.")
-    if not path.is_file():
-        raise FormatError(
-            f"Cannot import {path}: it is not a regular file (a device, pipe or socket)."
-            + (f" {hint}" if hint else "")
-        )
-    try:
-        with path.open("rb"):
-            pass
-    except OSError as exc:
-        raise FormatError(f"Cannot read {path.name}: {exc.strerror or exc}.") from exc
-    if path.stat().st_size == 0:
-        raise FormatError(f"Cannot import {path.name}: the file is empty.")
-    return path
+    return files.check_readable(
+        path, what="the file", hint=hint, error=FormatError, allow_empty=False
+    )
 
 
 # -- CSV for spreadsheets -----------------------------------------------------------------------
@@ -194,3 +191,11 @@ class CsvWriter:
     def writerows(self, rows: Iterable[Sequence[Any] | Mapping[str, Any]]) -> None:
         for row in rows:
             self.writerow(row)
+
+
+# What an import that failed on a refused write (the disk is full) kept: it is one
+# transaction, so nothing (Job.kept).
+IMPORT_KEPT = (
+    "Nothing of this import was saved (it is written in one transaction): the session "
+    "is as it was before it."
+)

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core import files
 from core.errors import UserFacingError
 from core.labels import plural
 
@@ -49,23 +50,10 @@ class OutputsImport:
 
 def read_output_lines(path: Path | str) -> list[str]:
     """The file's lines (UTF-8, BOM allowed); the line a decoding fails on is named."""
-    path = Path(path)
-    if not path.exists():
-        raise OutputsError(f"{path}: no such file")
-    if not path.is_file():
-        raise OutputsError(f"{path}: not a regular file")
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise OutputsError(f"{path}: cannot be read ({error.strerror or error})") from error
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise OutputsError(
-            f"{path}: line {line} is not UTF-8 (byte 0x{data[error.start]:02x} at offset "
-            f"{error.start}); save the file as UTF-8 and import it again"
-        ) from error
+    path = Path(path).expanduser()
+    text = files.read_text(
+        path, limit=files.OUTPUTS_LIMIT, what="the outputs file", error=OutputsError
+    )
     if "\x00" in text:
         raise OutputsError(f"{path}: holds NUL characters; is it a text file (UTF-16?)")
     lines = text.split("\n")

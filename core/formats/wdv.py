@@ -38,10 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core import jsonio
 from core.annotation import ADEQUACY_LABELS, aggregates
 from core.changes import IMPORT_WRITES
 from core.formats.csv_export import category_of
-from core.formats.files import FormatError, atomic_output, check_readable
+from core.formats.files import IMPORT_KEPT, FormatError, atomic_output, check_readable
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.jobs import Job, JobContext
 
@@ -177,6 +178,42 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def _unstorable(record: dict[str, Any]) -> str | None:
+    """What in ``record`` no session or standard JSON can hold, named by its path: a lone
+    surrogate (a ``\\ud800`` escape without its pair: half a character, not text; UTF-8
+    cannot encode it) or a non-finite number (``NaN``, ``Infinity``: not JSON, though
+    Python's parser takes them). Refused rather than repaired, so what is imported is what
+    the file says."""
+    stack: list[tuple[Any, str]] = [(record, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                where = f"{path}.{key}" if path else str(key)
+                if _has_surrogate(str(key)):
+                    return f"a field name holds a lone surrogate escape: {key!r}"
+                stack.append((item, where))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{i}]") for i, item in enumerate(value))
+        elif isinstance(value, str) and _has_surrogate(value):
+            return (
+                f"{path} holds a lone surrogate escape (half of a UTF-16 pair, not a "
+                f"character): {value[:40]!r}"
+            )
+        elif isinstance(value, float) and not math.isfinite(value):
+            return f"{path} is {value!r}, not a finite number (not standard JSON)"
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate: the only thing UTF-8 cannot encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _looks_wrong(record: dict[str, Any]) -> list[str]:
     """What an accepted record holds that does not look like Wikidata's ids."""
     notes = []
@@ -202,6 +239,12 @@ def _parse_record(record: Any, file_name: str) -> ParsedRecord:
         raise RecordRejected(f"field(s) must be strings: {', '.join(wrong)}")
     if not record["claim_id"].strip():
         raise RecordRejected("claim_id is empty")
+    unstorable = _unstorable(record)
+    if unstorable is not None:
+        raise RecordRejected(unstorable)
+    weight = record.get("sampling_weight")
+    if weight is not None and (isinstance(weight, bool) or not isinstance(weight, int | float)):
+        raise RecordRejected(f"sampling_weight must be a number, not {weight!r}")
     annotations = record.get("annotations", {})
     if annotations is None:
         annotations = {}
@@ -451,6 +494,8 @@ def import_wdv(
                 ctx.check_cancelled()
             entries = number
             claim = record.get("claim_id") if isinstance(record, dict) else None
+            if isinstance(claim, str) and _has_surrogate(claim):
+                claim = claim.encode("utf-8", "backslashreplace").decode("utf-8")
             where = f"record {number}" + (f" (claim {claim})" if isinstance(claim, str) else "")
             try:
                 entry = _parse_record(record, file_name)
@@ -786,7 +831,7 @@ def export_wdv(
         if ctx is not None:
             ctx.progress(done, len(units), f"{len(records)} records")
     with atomic_output(path, force=force) as handle:
-        json.dump(records, handle, ensure_ascii=False, indent=1)
+        jsonio.dump(records, handle, ensure_ascii=False, indent=1)
         handle.write("\n")
     return ExportReport(
         len(records), len(units), 0, skipped, triples=len(records), path=str(path), format="wdv"
@@ -802,6 +847,7 @@ def import_job(store: SessionStore, path: Path | str) -> Job[ImportReport]:
         title=f"Import {path.name}",
         run=lambda ctx: import_wdv(store, path, ctx=ctx),
         kind="import",
+        kept=lambda: IMPORT_KEPT,
         params={"path": str(path), "format": "wdv"},
         writes=IMPORT_WRITES,
     )

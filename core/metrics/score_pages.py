@@ -134,9 +134,20 @@ def _column(metric: str, quality: str | None) -> str:
     return f"{metric}:{quality}" if quality else metric
 
 
-def _where(flt: ScoresFilter, params: dict[str, Any]) -> str:
-    """The filter as a WHERE clause over v / r / u; its values go into ``params``."""
-    clauses = ["1 = 1"]
+def _kept(db: Session, table: str, alias: str) -> str:
+    """SQL keeping the rows of ``table`` that are not damaged (core.store.integrity)."""
+    from core.store.integrity import usable_rows
+
+    return usable_rows(db, table, alias)
+
+
+def _where(db: Session, flt: ScoresFilter, params: dict[str, Any], *, scores: bool = False) -> str:
+    """The filter as a WHERE clause over v / r / u (and s, with ``scores``); its values go
+    into ``params``. Damaged rows are left out, as every read of a session leaves them
+    (core.store.integrity)."""
+    clauses = [_kept(db, "verbalisations", "v")]
+    if scores:
+        clauses.append(_kept(db, "scores", "s"))
     if flt.run_id is not None:
         clauses.append("v.run_id = :f_run")
         params["f_run"] = int(flt.run_id)
@@ -156,7 +167,7 @@ def _where(flt: ScoresFilter, params: dict[str, Any]) -> str:
     return " AND ".join(clauses)
 
 
-def _sort_sql(sort: ScoreSort | None, params: dict[str, Any]) -> str:
+def _sort_sql(db: Session, sort: ScoreSort | None, params: dict[str, Any]) -> str:
     """ORDER BY for ``sort``: missing (NULL) last both ways, then the text's id."""
     if sort is None:
         return _DEFAULT_ORDER
@@ -167,7 +178,8 @@ def _sort_sql(sort: ScoreSort | None, params: dict[str, Any]) -> str:
         expression = (
             "(SELECT s.value FROM scores s WHERE s.verbalisation_id = v.id "
             "AND s.level = 'sentence' AND s.metric = :o_metric "
-            f"AND {_QUALITY} = :o_quality ORDER BY s.id DESC LIMIT 1)"
+            f"AND {_QUALITY} = :o_quality AND {_kept(db, 'scores', 's')} "
+            "ORDER BY s.id DESC LIMIT 1)"
         )
     direction = "DESC" if sort.descending else "ASC"
     return f"({expression}) IS NULL, ({expression}) {direction}, v.id"
@@ -181,8 +193,8 @@ def _run(db: Session, sql: str, params: dict[str, Any]) -> Any:
 
 def _rows(db: Session, flt: ScoresFilter, sort: ScoreSort | None, offset: int, limit: int):
     params: dict[str, Any] = {"limit": max(0, int(limit)), "offset": max(0, int(offset))}
-    where = _where(flt, params)
-    order = _sort_sql(sort, params)
+    where = _where(db, flt, params)
+    order = _sort_sql(db, sort, params)
     texts = _run(
         db,
         f"SELECT {_TEXT_COLUMNS} {_TEXTS} WHERE {where} ORDER BY {order} "
@@ -202,8 +214,8 @@ def _with_scores(db: Session, texts: Sequence[Any]) -> list[SentenceScoreRow]:
         for vid, metric, quality, value in _run(
             db,
             f"SELECT s.verbalisation_id, s.metric, {_QUALITY}, s.value FROM scores s "
-            f"WHERE s.level = 'sentence' AND s.verbalisation_id IN "
-            f"({', '.join(':' + n for n in names)}) ORDER BY s.id",
+            f"WHERE s.level = 'sentence' AND {_kept(db, 'scores', 's')} "
+            f"AND s.verbalisation_id IN ({', '.join(':' + n for n in names)}) ORDER BY s.id",
             names,
         ):
             scores[vid][_column(metric, quality)] = value  # the newest row wins
@@ -227,7 +239,7 @@ def _with_scores(db: Session, texts: Sequence[Any]) -> list[SentenceScoreRow]:
 
 def _columns(db: Session, flt: ScoresFilter) -> list[str]:
     params: dict[str, Any] = {}
-    where = _where(flt, params)
+    where = _where(db, flt, params, scores=True)
     found = _run(
         db,
         f"SELECT DISTINCT s.metric, {_QUALITY} {_SCORES} WHERE s.level = 'sentence' AND {where}",
@@ -277,12 +289,12 @@ def read_scores(
     by = ("model", "lang", "tier")
     with store.snapshot() as db:
         params: dict[str, Any] = {}
-        where = _where(flt, params)
+        where = _where(db, flt, params)
         matching = _run(db, f"SELECT count(*) {_TEXTS} WHERE {where}", params).scalar_one()
         scored = _run(
             db,
             f"SELECT count(DISTINCT s.verbalisation_id) {_SCORES} WHERE s.level = 'sentence' "
-            f"AND s.value IS NOT NULL AND {where}",
+            f"AND s.value IS NOT NULL AND {_where(db, flt, params, scores=True)}",
             params,
         ).scalar_one()
         grouped = _grouped(db, flt, by)
@@ -312,12 +324,18 @@ def read_overview(store: SessionStore) -> ScoresOverview:
                 f"SELECT v.run_id, {_MODEL}, count(*) FROM verbalisations v "
                 "JOIN model_runs r ON r.id = v.run_id "
                 "WHERE EXISTS (SELECT 1 FROM data_units u WHERE u.id = v.unit_id) "
+                f"AND {_kept(db, 'verbalisations', 'v')} "
                 "GROUP BY v.run_id ORDER BY v.run_id",
                 {},
             )
         ]
-        langs = [lang for (lang,) in _run(db, f"SELECT DISTINCT v.lang {_TEXTS}", {})]
-        tiers = {t for (t,) in _run(db, f"SELECT DISTINCT {_HEAD_TIER} {_TEXTS}", {}) if t}
+        usable = _kept(db, "verbalisations", "v")
+        langs = [
+            lang for (lang,) in _run(db, f"SELECT DISTINCT v.lang {_TEXTS} WHERE {usable}", {})
+        ]
+        tiers = {
+            t for (t,) in _run(db, f"SELECT DISTINCT {_HEAD_TIER} {_TEXTS} WHERE {usable}", {}) if t
+        }
     return ScoresOverview(runs, sorted(langs), sorted(tiers), sum(n for _r, _m, n in runs))
 
 
@@ -329,7 +347,10 @@ def read_row(store: SessionStore, verbalisation_id: int) -> SentenceScoreRow | N
 
 def _one(db: Session, verbalisation_id: int) -> SentenceScoreRow | None:
     params: dict[str, Any] = {"vid": verbalisation_id}
-    texts = _run(db, f"SELECT {_TEXT_COLUMNS} {_TEXTS} WHERE v.id = :vid", params).all()
+    usable = _kept(db, "verbalisations", "v")
+    texts = _run(
+        db, f"SELECT {_TEXT_COLUMNS} {_TEXTS} WHERE v.id = :vid AND {usable}", params
+    ).all()
     found = _with_scores(db, texts)
     return found[0] if found else None
 
@@ -365,7 +386,7 @@ def _grouped(db: Session, flt: ScoresFilter, by: Sequence[str]) -> list[Any]:
     ``by``: (metric, quality, *group, count, mean, median, min, max) of the values (a
     group whose values are all missing has count 0: its column still shows)."""
     params: dict[str, Any] = {}
-    where = _where(flt, params)
+    where = _where(db, flt, params, scores=True)
     groups_sql = "".join(f", {_GROUP_SQL[k]}" for k in by)
     sql = (
         f"SELECT s.metric, {_QUALITY}{groups_sql}, count(s.value), avg(s.value), "

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core import heavy
 from core.metrics.base import SIMILARITY, CorpusFromSentences, MetricValue, ScoringItem
 from core.surface import surface_triple
 
@@ -68,7 +69,8 @@ def load_encoder(path: Path, device: str = "cpu") -> Any:
 
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
+            with heavy.lock():
+                from sentence_transformers import SentenceTransformer
 
             try:
                 _ENCODERS[key] = SentenceTransformer(str(path), device=device)

@@ -159,7 +159,7 @@ SELECT s.verbalisation_id, s.reference_id, s.metric, s.value,
        json_extract(s.details, '$.quality') AS quality
 FROM scores s
 WHERE s.level = 'sentence' AND s.value IS NOT NULL
-  AND (s.verbalisation_id IS NOT NULL OR s.reference_id IS NOT NULL)
+  AND (s.verbalisation_id IS NOT NULL OR s.reference_id IS NOT NULL) AND {usable_scores}
 ORDER BY s.id
 """
 
@@ -171,6 +171,7 @@ JOIN data_units u ON u.id = ur.unit_id
 LEFT JOIN entities e ON e.qid = u.root_qid
 LEFT JOIN category_members cm ON cm.category_id = u.category_id AND cm.entity_id = e.id
 WHERE ur.id IN (SELECT reference_id FROM scores WHERE reference_id IS NOT NULL)
+  AND {usable_references}
 """
 
 _ITEMS_SQL = """
@@ -182,6 +183,7 @@ JOIN model_runs r ON r.id = v.run_id
 JOIN data_units u ON u.id = v.unit_id
 LEFT JOIN entities e ON e.qid = u.root_qid
 LEFT JOIN category_members cm ON cm.category_id = u.category_id AND cm.entity_id = e.id
+WHERE {usable_verbalisations}
 """
 
 
@@ -199,6 +201,8 @@ def _attributes(raw: Any) -> Any:
 def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], ItemContext]:
     """Every verbalisation's groups, by id (one query; a unit's category parsed once)."""
     from sqlalchemy import text
+
+    from core.store.integrity import usable_rows
 
     unit_groups: dict[int, tuple[str, str]] = {}
 
@@ -220,7 +224,10 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], Item
         return groups_of(row)[1]
 
     contexts: dict[tuple[str, int], ItemContext] = {}
-    for row in db.execute(text(_ITEMS_SQL)):
+    # Damaged rows are skipped (and named) as every read of the session skips them; the
+    # hidden ids are closed over the rows they belong to (a unit's, a run's).
+    items_sql = _ITEMS_SQL.format(usable_verbalisations=usable_rows(db, "verbalisations", "v"))
+    for row in db.execute(text(items_sql)):
         contexts[("v", row.verbalisation_id)] = ItemContext(
             verbalisation_id=row.verbalisation_id,
             unit_id=row.unit_id,
@@ -235,7 +242,10 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], Item
             candidate_index=row.candidate_index or 0,
             model_tail=row.model_tier or UNKNOWN,
         )
-    for row in db.execute(text(_REFERENCES_SQL)):
+    references_sql = _REFERENCES_SQL.format(
+        usable_references=usable_rows(db, "unit_references", "ur")
+    )
+    for row in db.execute(text(references_sql)):
         contexts[("r", row.reference_id)] = ItemContext(
             verbalisation_id=None,
             unit_id=row.unit_id,
@@ -334,6 +344,7 @@ def load_frame(store: Any, *, human: bool = True, runs: Sequence[int] | None = N
     items `choose_items` keeps from ``runs`` (default: each model's latest output)."""
     from sqlalchemy import select, text
 
+    from core.store.integrity import usable_rows
     from core.store.models import Category, ModelRun, Score
 
     frame = ScoreFrame(picked_runs=None if runs is None else tuple(sorted(set(runs))))
@@ -342,13 +353,14 @@ def load_frame(store: Any, *, human: bool = True, runs: Sequence[int] | None = N
         from core.annotation import per_item_values
 
         ratings = per_item_values(store)  # its own transaction: they never nest
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         categories = dict(db.execute(select(Category.id, Category.name)).all())
         contexts = _contexts(db, categories)
         existing = list(db.scalars(select(ModelRun.id).order_by(ModelRun.id)))
         kept, frame.run_use, frame.notes = choose_items(contexts, runs, existing)
         latest: dict[tuple[tuple[str, int], str, str | None], Observation] = {}
-        for verbalisation_id, reference_id, metric, value, quality in db.execute(text(_SCORES_SQL)):
+        scores_sql = _SCORES_SQL.format(usable_scores=usable_rows(db, "scores", "s"))
+        for verbalisation_id, reference_id, metric, value, quality in db.execute(text(scores_sql)):
             key = ("v", verbalisation_id) if verbalisation_id is not None else ("r", reference_id)
             context = contexts[key]
             if not context.is_reference and context.verbalisation_id not in kept:
@@ -415,7 +427,7 @@ def available_metrics(store: Any) -> list[tuple[str, int]]:
     in the study table's order. One cheap aggregate query: it runs on the UI thread."""
     from sqlalchemy import text
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         counts = dict(
             db.execute(
                 text(
@@ -445,7 +457,7 @@ def available_runs(store: Any) -> list[tuple[int, str, str]]:
 
     from core.store.models import ModelRun
 
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         return [
             (run_id, model_name(system, model), status or "")
             for run_id, system, model, status in db.execute(

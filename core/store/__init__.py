@@ -12,6 +12,7 @@ from core.store.errors import (
     SessionLockedError,
     SessionMissingError,
     SessionReadOnlyError,
+    SessionStorageError,
     SessionTooNewError,
 )
 from core.store.session import (
@@ -39,6 +40,7 @@ __all__ = [
     "SessionLockedError",
     "SessionMissingError",
     "SessionReadOnlyError",
+    "SessionStorageError",
     "SessionInfo",
     "SessionStore",
     "SessionTooNewError",

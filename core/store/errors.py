@@ -128,3 +128,43 @@ class SessionLockedError(SessionError):
             f"which is writing to it{extra}. Try again in a moment, or close the other "
             f"window (full path: {path}).",
         )
+
+
+class SessionStorageError(SessionError):
+    """The disk refused a write to the session: full, over quota, or an I/O error.
+
+    SQLite rolls the transaction back, so the file holds every change committed before
+    (the last saved state is intact). ``kept`` says what was kept in the user's terms; the
+    job that was writing replaces it with what its work saved ("run 3 keeps 120 texts …").
+    """
+
+    KEPT = (
+        "The change being saved was not written; the session holds everything saved "
+        "before it, intact."
+    )
+
+    def __init__(
+        self,
+        path: Path | str,
+        problem: str,
+        kept: str = "",
+        *,
+        action: str = "save to the session",
+    ) -> None:
+        from core.files import free_space
+
+        path = Path(path)
+        free = free_space(path.parent)
+        self.problem = problem
+        self.kept = kept or self.KEPT
+        self.action = action
+        super().__init__(
+            path,
+            f"Cannot {action} {path.name}: {problem} (in {path.parent}"
+            f"{'; ' + free if free else ''}). {self.kept} Free some space and run it "
+            f"again (full path: {path}).",
+        )
+
+    def with_kept(self, kept: str) -> SessionStorageError:
+        """The same error, saying what the work that stopped had saved."""
+        return SessionStorageError(self.path, self.problem, kept, action=self.action)

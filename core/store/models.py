@@ -421,7 +421,22 @@ class Encoding(Base):
     of length ``dim``."""
 
     __tablename__ = "encodings"
-    __table_args__ = (UniqueConstraint("encoder", "content_hash"),)
+    __table_args__ = (
+        UniqueConstraint("encoder", "content_hash"),
+        # A vector of another size is skipped on reading (core.store.integrity), so it
+        # counts as not cached: the retrieval job encodes the text again and replaces it.
+        {
+            "info": {
+                "checks": [
+                    (
+                        "typeof(dim) = 'integer' AND typeof(vector) = 'blob' "
+                        "AND length(vector) != 4 * dim",
+                        "'vector holds ' || length(vector) || ' bytes, not 4 × dim ' || dim",
+                    )
+                ]
+            }
+        },
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     encoder: Mapped[str] = mapped_column(String)
@@ -447,8 +462,11 @@ class Annotation(Base):
     reference_id: Mapped[int | None] = mapped_column(
         ForeignKey("unit_references.id", ondelete="CASCADE"), index=True
     )
-    fluency: Mapped[int | None] = mapped_column(Integer)  # 0-5
-    adequacy: Mapped[int | None] = mapped_column(Integer)  # 0 yes, 1 no, 2 not sure
+    # The ranges are METHODS §9's scales; reading a session skips a row outside them
+    # (core.store.integrity), and core.annotation.ratings refuses one at write.
+    fluency: Mapped[int | None] = mapped_column(Integer, info={"range": (0, 5)})  # 0-5
+    # 0 yes, 1 no, 2 not sure
+    adequacy: Mapped[int | None] = mapped_column(Integer, info={"range": (0, 2)})
     blame: Mapped[str | None] = mapped_column(String)
     blame_other: Mapped[str | None] = mapped_column(Text)
     checks: Mapped[dict[str, Any] | None] = mapped_column(JSON)

@@ -19,6 +19,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -27,11 +28,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from sqlalchemy import Connection, Engine, create_engine, event, func, select, update
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, ExceptionContext
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker, with_loader_criteria
+from sqlalchemy.sql.elements import ClauseElement
+from sqlalchemy.sql.util import find_tables
 
 import core
+from core.files import disk_problem
 from core.output_guard import (
     SESSION_APPLICATION_ID,
     check_output_target,
@@ -49,8 +53,10 @@ from core.store.errors import (
     SessionLockedError,
     SessionMissingError,
     SessionReadOnlyError,
+    SessionStorageError,
     SessionTooNewError,
 )
+from core.store.integrity import SESSION_INFO_KEY, DamagedRow, Integrity, hidden_ids_param
 from core.store.models import Base, JobHistory, SessionMeta
 
 if TYPE_CHECKING:
@@ -65,6 +71,8 @@ _HEADER_SIZE = 100
 # Execution option read by the "begin" listener: which BEGIN statement to issue (a
 # connection that writes in several steps, as scoring does, sets it to "BEGIN IMMEDIATE").
 BEGIN_OPTION = "taillens_begin"
+# Set by SessionStore.without_waiting(): the "begin" listener sets a busy timeout of 0.
+_NO_WAIT: ContextVar[bool] = ContextVar("taillens_no_wait", default=False)
 
 
 # -- Alembic -------------------------------------------------------------------------
@@ -320,14 +328,35 @@ def read_session_info(path: Path | str) -> SessionInfo:
 # -- engines and errors ---------------------------------------------------------------
 
 
+_NOT_CREATED = "Nothing was left behind (the partly built file was removed)."
+_SQLITE_IOERR, _SQLITE_FULL = 10, 13  # primary result codes (extended codes keep them)
+
+
+def _storage_problem(error: BaseException) -> str | None:
+    """Why the disk refused SQLite's write, in words, or None for any other error."""
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    message = str(error).lower()
+    if primary == _SQLITE_FULL or "database or disk is full" in message:
+        return "the disk is full"
+    if primary == _SQLITE_IOERR or "disk i/o error" in message:
+        return "the disk reported an input/output error (is it full or removed?)"
+    return disk_problem(error)
+
+
 def translate_error(exc: BaseException, path: Path) -> BaseException:
     """The :class:`SessionError` a database error means for the user, or ``exc`` itself."""
     if isinstance(exc, SessionError):
         return exc
     original = getattr(exc, "orig", exc)
+    if isinstance(original, OSError) and disk_problem(original) is not None:
+        return SessionStorageError(path, str(disk_problem(original)))
     if not isinstance(original, sqlite3.DatabaseError):
         return exc
     message = str(original).lower()
+    problem = _storage_problem(original)
+    if problem is not None:
+        return SessionStorageError(path, problem)
     if "locked" in message or "busy" in message:
         return SessionLockedError(path)
     if "readonly" in message or "read-only" in message:
@@ -335,6 +364,10 @@ def translate_error(exc: BaseException, path: Path) -> BaseException:
     if "malformed" in message or "not a database" in message:
         return SessionCorruptError(path, str(original))
     return exc
+
+
+def _standard_json(value: Any) -> str:
+    return json.dumps(value, allow_nan=False)
 
 
 def _make_engine(
@@ -362,6 +395,9 @@ def _make_engine(
 
     engine = create_engine(
         url,
+        # JSON columns hold standard JSON only: SQLite's json functions (and every other
+        # JSON reader) refuse NaN and Infinity, so writing one is a bug caught here.
+        json_serializer=_standard_json,
         # The pool hands a connection to one thread at a time (GUI thread, job threads).
         connect_args={"timeout": busy_timeout_s, "check_same_thread": False},
         **({"creator": creator} if creator is not None else {}),
@@ -383,8 +419,22 @@ def _make_engine(
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
+    @event.listens_for(engine, "handle_error")
+    def _on_error(context: ExceptionContext) -> BaseException | None:
+        # Any statement or commit on a session the disk refuses (full, over quota, an I/O
+        # error) becomes one SessionStorageError, wherever in core the write was made.
+        problem = _storage_problem(context.original_exception)
+        return None if problem is None else SessionStorageError(path, problem)
+
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
+        # Inside SessionStore.without_waiting() a busy lock fails at once (busy timeout 0);
+        # the connection's own timeout comes back with its next transaction.
+        wanted = 0 if _NO_WAIT.get() else busy_ms
+        info = connection.connection.info
+        if info.get("busy_ms", busy_ms) != wanted:
+            connection.exec_driver_sql(f"PRAGMA busy_timeout={wanted}")
+            info["busy_ms"] = wanted
         connection.exec_driver_sql(connection.get_execution_options().get(BEGIN_OPTION, "BEGIN"))
 
     return engine
@@ -524,6 +574,16 @@ def _copy_database(
                     return candidate
         os.replace(partial, dest)
         return dest
+    except (OSError, sqlite3.Error) as exc:
+        problem = _storage_problem(exc)
+        if problem is None:
+            raise
+        raise SessionStorageError(
+            dest,
+            problem,
+            "Nothing was written (the partial copy was removed); the session copied is unchanged.",
+            action="write the copy",
+        ) from exc
     finally:
         for leftover in (partial, _wal_path(partial), _shm_path(partial)):
             leftover.unlink(missing_ok=True)
@@ -569,6 +629,13 @@ def _utc_iso(value: datetime | None) -> str | None:
 
 # -- the store ------------------------------------------------------------------------
 
+# Mapped class by table name, for the criteria that hide damaged rows.
+_MAPPED_CLASSES: dict[str, Any] = {
+    mapper.local_table.name: mapper.class_
+    for mapper in Base.registry.mappers
+    if hasattr(mapper.local_table, "name")
+}
+
 
 class SessionStore:
     """An open session file. Make one with :meth:`create` or :meth:`open`."""
@@ -594,16 +661,23 @@ class SessionStore:
         # what the busy timeout is for, and a deferred transaction that reads first could
         # fail at once (SQLITE_BUSY_SNAPSHOT) when another window wrote in between. A
         # read-only store reads one WAL snapshot per unit of work and never waits.
+        # Every read checks the tables it reads and skips their damaged rows: ORM reads
+        # through the listener below, SQL text through integrity.usable_rows.
+        self.integrity = Integrity(self.path.name)
         self._sessions = sessionmaker(
             bind=self.engine.execution_options(
                 **{BEGIN_OPTION: "BEGIN" if read_only else "BEGIN IMMEDIATE"}
             ),
             expire_on_commit=False,
+            info={SESSION_INFO_KEY: self.integrity},
         )
         self._snapshots = sessionmaker(
             bind=self.engine.execution_options(**{BEGIN_OPTION: "BEGIN"}),
             expire_on_commit=False,
+            info={SESSION_INFO_KEY: self.integrity},
         )
+        for maker in (self._sessions, self._snapshots):
+            event.listen(maker, "do_orm_execute", self._skip_damaged_rows)
         self._closed = False
         # Every file writer refuses this file (and its -wal/-shm) while it is open here.
         try:
@@ -648,10 +722,19 @@ class SessionStore:
             cls._write_creation_meta(building, busy_timeout_s)
             _make_self_contained(building)
             _place_without_overwriting(building, path)
-        except OSError as exc:
+        except SessionStorageError as exc:
+            raise SessionStorageError(
+                path, exc.problem, _NOT_CREATED, action="create the session"
+            ) from exc
+        except (OSError, sqlite3.Error) as exc:
+            problem = _storage_problem(exc)
+            if problem is not None:
+                raise SessionStorageError(
+                    path, problem, _NOT_CREATED, action="create the session"
+                ) from exc
             raise SessionError(
                 path,
-                f"Cannot create the session {path.name}: {exc.strerror or exc}. "
+                f"Cannot create the session {path.name}: {getattr(exc, 'strerror', '') or exc}. "
                 f"Check the folder {path.parent} and free disk space.",
             ) from exc
         finally:
@@ -743,6 +826,48 @@ class SessionStore:
             return store
         return cls(check.path, busy_timeout_s=busy_timeout_s, read_only=True)
 
+    # -- damaged rows -------------------------------------------------------------------
+
+    def _skip_damaged_rows(self, state: ORMExecuteState) -> None:
+        """Before an ORM SELECT runs: check the tables it reads (once per store, in its
+        own transaction) and hide every damaged row, and the rows that belong to one,
+        from it and from the loads it triggers (core.store.integrity)."""
+        statement = state.statement
+        if not state.is_select or not isinstance(statement, ClauseElement):
+            return
+        names = {
+            table.name
+            for table in find_tables(statement, include_joins=True, include_aliases=True)
+            if hasattr(table, "name")
+        }
+        self.integrity.ensure(state.session.connection(), names)
+        criteria = self.integrity.criteria()
+        if not criteria:
+            return
+        options = []
+        for name, ids in criteria:
+            mapped = _MAPPED_CLASSES.get(name)
+            if mapped is not None:
+                options.append(
+                    with_loader_criteria(
+                        mapped,
+                        mapped.__table__.c.id.not_in(hidden_ids_param(name, ids)),
+                        include_aliases=True,
+                    )
+                )
+        state.statement = state.statement.options(*options)
+
+    def check(self) -> list[DamagedRow]:
+        """Check every table of the session; every damaged row found, table by table
+        (``taillens session check``). Reads only."""
+        with self.snapshot() as db:
+            return self.integrity.check_all(db.connection())
+
+    @property
+    def damaged_rows(self) -> list[DamagedRow]:
+        """The damaged rows the reads so far have skipped."""
+        return self.integrity.all_damaged()
+
     # -- working with it ----------------------------------------------------------------
 
     @contextmanager
@@ -757,6 +882,9 @@ class SessionStore:
         try:
             yield db
             db.commit()
+            if not self.read_only and self.integrity.criteria():
+                # A write may have removed a damaged row, or reused its id: check again.
+                self.integrity.forget()
         except DBAPIError as exc:
             _rollback_quietly(db)
             translated = translate_error(exc, self.path)
@@ -768,6 +896,18 @@ class SessionStore:
             raise
         finally:
             db.close()
+
+    @contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """Within this block (in this thread), a unit of work that finds the write lock
+        held raises :class:`SessionLockedError` at once instead of waiting for the busy
+        timeout: the UI thread writes through it (``app.session_io.SessionWriter``) and
+        hands a refused write to a worker that waits."""
+        reset = _NO_WAIT.set(True)
+        try:
+            yield
+        finally:
+            _NO_WAIT.reset(reset)
 
     @contextmanager
     def snapshot(self) -> Iterator[Session]:

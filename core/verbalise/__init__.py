@@ -17,6 +17,7 @@ from pathlib import Path
 from core.verbalise.base import (
     Candidate,
     GenerationParams,
+    RequestFailure,
     Verbaliser,
     VerbaliseRequest,
 )
@@ -71,9 +72,11 @@ def open_verbaliser(
             prompt_preset=prompt_preset,
             **server_options,  # type: ignore[arg-type]
         )
+    from core.heavy import require_model_stack
     from core.models import SEQ2SEQ, check_model_folder, resolve_model
     from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 
+    require_model_stack("a local model", "torch", "transformers")
     kind = check_model_folder(resolve_model(text))
     cls = Seq2SeqVerbaliser if kind == SEQ2SEQ else CausalVerbaliser
     return cls(
@@ -96,6 +99,7 @@ __all__ = [
     "Candidate",
     "GenerationParams",
     "ParsedReply",
+    "RequestFailure",
     "VerbaliseRequest",
     "Verbaliser",
     "default_template",

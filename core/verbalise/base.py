@@ -67,6 +67,25 @@ class Candidate:
     # Per-token log-probabilities of the reply where a server returned them:
     # {"tokens": [...], "logprobs": [...]} (stored in verbalisations.token_logprobs).
     token_logprobs: dict[str, list[Any]] | None = None
+    # What was done to a server's reply before it was stored, where anything was:
+    # {"truncated_from_chars": N} (longer than the cap on stored text), {"replaced_surrogates":
+    # N} (lone UTF-16 surrogates made U+FFFD), {"usage": "..."} (a usage field that was not a
+    # count). The job counts them and records them with the run (model_runs.software).
+    notes: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RequestFailure:
+    """A request a verbaliser got no usable text for (a server answered no choices, or a
+    choice whose content is not text); ``message`` quotes what came. The job writes
+    nothing for it, so resuming the run asks again; it counts it and does not mark the run
+    finished."""
+
+    message: str
+
+
+# What a verbaliser gives for one request: its candidates, or why it has none.
+Result = list[Candidate] | RequestFailure
 
 
 @runtime_checkable
@@ -110,9 +129,11 @@ class Verbaliser(Protocol):
         """Do the heavy part (load weights, reach the server); idempotent."""
         ...
 
-    def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
+    def verbalise(self, requests: Sequence[VerbaliseRequest]) -> Sequence[Result]:
         """Candidates for each request, in order (``params.candidates`` each, or fewer for
-        deterministic verbalisers). May raise an out-of-memory error: the job halves.
+        deterministic verbalisers), or a :class:`RequestFailure` for a request that got no
+        usable text (a server's reply to that one request). May raise an out-of-memory
+        error: the job halves.
 
         ``self.should_stop`` is polled while the batch is worked on (local models: every
         decoding step; a server: between HTTP requests), so a cancel does not wait for a

@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import socket
@@ -45,20 +46,51 @@ from core.errors import UserFacingError
 from core.jobs import Job, JobCancelled, JobContext
 from core.labels import plural
 from core.models import free_device_memory, is_out_of_memory, prompt_token_ids
-from core.store import SessionStore
+from core.store import SessionStorageError, SessionStore
 from core.store import models as m
-from core.verbalise.base import Candidate, Triples, Verbaliser, VerbaliseRequest
+from core.verbalise.base import (
+    RequestFailure,
+    Result,
+    Triples,
+    Verbaliser,
+    VerbaliseRequest,
+)
 from core.verbalise.prompts import LANGUAGES
 
 MAIN = "main"
 # Parameters that do not change what a run produces per unit, so a run may be resumed
 # with other values (a smaller batch after an OOM, more units, a server asked for token
-# log-probabilities or not: runs from before it was asked resume too).
-_NOT_IDENTITY = frozenset({"batch_size", "units", "logprobs"})
+# log-probabilities or not: runs from before it was asked resume too; a server's limits:
+# a run stopped by a timeout resumes with a longer one).
+_NOT_IDENTITY = frozenset(
+    {
+        "batch_size",
+        "units",
+        "logprobs",
+        "timeout_s",
+        "max_retries",
+        "max_response_bytes",
+        "max_reply_chars",
+    }
+)
+# Requests in a row without usable text (RequestFailure) after which a run stops: a server
+# that answers every prompt with no choices is not worth asking ten thousand times.
+MAX_FAILURE_STREAK = 20
+# How many changed or failed texts ``model_runs.software["reply_notes"]["examples"]`` names.
+_NOTE_EXAMPLES = 50
 
 
 class VerbaliseError(UserFacingError):
     """Bad run settings, an unknown unit, or a run that cannot be resumed."""
+
+
+class IncompleteRun(VerbaliseError):
+    """The run went through every unit but some got no usable text (``summary.failed``):
+    the run is marked failed, not finished, and resuming it asks for those again."""
+
+    def __init__(self, message: str, summary: VerbaliseSummary) -> None:
+        super().__init__(message)
+        self.summary = summary
 
 
 @dataclass
@@ -76,6 +108,15 @@ class VerbaliseSummary:
     generation_s: float = 0.0
     batch_size: int = 0  # the final batch size (smaller after an out-of-memory)
     oom_halvings: int = 0
+    # Requests that got no usable text (RequestFailure: not written, asked again on resume)
+    # and the first messages; texts a server's reply changed before they were stored
+    # (Candidate.notes: cut at the length cap, lone surrogates replaced, usage unusable).
+    failed: int = 0
+    failures: list[str] = field(default_factory=list)
+    truncated: int = 0
+    replaced_surrogates: int = 0
+    usage_unusable: int = 0
+    warnings: list[str] = field(default_factory=list)  # the first usage notes, quoting
     resumed: bool = False
     # Matching unfinished runs not resumed because their owner may still run them: (id, why).
     not_resumed: list[tuple[int, str]] = field(default_factory=list)
@@ -517,7 +558,10 @@ def verbalise_job(
             _set_status(store, run_id, "cancelled", owner)
             raise
         except BaseException:
-            _set_status(store, run_id, "failed", owner)
+            # Where the disk refuses this too, the run stays "running": resumable once
+            # this process (its owner) ends.
+            with contextlib.suppress(SessionStorageError):
+                _set_status(store, run_id, "failed", owner)
             raise
         _set_status(store, run_id, "finished", owner)
         return summary
@@ -580,6 +624,7 @@ def verbalise_job(
         )
         size = batch_size
         position = 0
+        streak = 0  # requests in a row that got no usable text
         ctx.progress(0, total, "starting")
         while position < total:
             ctx.check_cancelled()
@@ -613,21 +658,52 @@ def verbalise_job(
                     f"results for {len(requests)} requests"
                 )
             _write_batch(run_id, requests, results)
-            for request, candidates in zip(requests, results, strict=True):
+            for request, result in zip(requests, results, strict=True):
+                if isinstance(result, RequestFailure):
+                    summary.failed += 1
+                    streak += 1
+                    if len(summary.failures) < 5:
+                        summary.failures.append(_failure_line(request, result))
+                    continue
+                streak = 0
                 summary.requests += 1
                 summary.unit_ids.add(request.key[0])
-                summary.texts += len(candidates)
-                summary.unparsable += sum(not c.parse_ok for c in candidates)
-                summary.tokens += sum(c.tokens for c in candidates)
+                summary.texts += len(result)
+                summary.unparsable += sum(not c.parse_ok for c in result)
+                summary.tokens += sum(c.tokens for c in result)
+                for candidate in result:
+                    notes = candidate.notes or {}
+                    summary.truncated += "truncated_from_chars" in notes
+                    summary.replaced_surrogates += "replaced_surrogates" in notes
+                    summary.usage_unusable += "usage" in notes
+                    if "usage" in notes and len(summary.warnings) < 3:
+                        summary.warnings.append(f"unit {request.key[0]}: {notes['usage']}")
             summary.units = len(summary.unit_ids)
             position += len(requests)
             ctx.progress(position, total, _progress_message(summary, position, total))
+            if streak >= MAX_FAILURE_STREAK:
+                raise VerbaliseError(
+                    f"the last {streak} requests got no usable text from {verbaliser.model_id}"
+                    f" ({summary.failures[-1]}); stopped. Run {run_id} is kept unfinished: "
+                    "run the same command again to resume it once the server answers"
+                )
+        if summary.failed:
+            shown = "; ".join(summary.failures[:2])
+            raise IncompleteRun(
+                f"{summary.failed} of {summary.failed + summary.requests} unit-languages got "
+                f"no usable text (first: {shown}). Run {run_id} is kept unfinished (failed): "
+                "run the same command again to ask for those again",
+                summary,
+            )
 
     def _write_batch(
-        run_id: int, requests: list[VerbaliseRequest], results: list[list[Candidate]]
+        run_id: int, requests: list[VerbaliseRequest], results: Sequence[Result]
     ) -> None:
         with store.unit_of_work() as db:
+            _note_replies(db, run_id, requests, results)
             for request, candidates in zip(requests, results, strict=True):
+                if isinstance(candidates, RequestFailure):
+                    continue  # nothing written: a resume asks again
                 unit_id, lang = request.key
                 # The prompt as sent (the user message, before any chat template), so
                 # perplexity is scored given exactly this context even if the unit's
@@ -654,8 +730,66 @@ def verbalise_job(
         kind="verbalise",
         params=params,
         writes=frozenset({Topic.RUNS}),
+        kept=lambda: _kept(job.partial),
     )
     return job
+
+
+def _failure_line(request: VerbaliseRequest, failure: RequestFailure) -> str:
+    unit_id, lang = request.key
+    return f"unit {unit_id} ({lang}): {failure.message}"
+
+
+def _note_replies(
+    db: Session, run_id: int, requests: Sequence[VerbaliseRequest], results: Sequence[Result]
+) -> None:
+    """Count, in ``model_runs.software["reply_notes"]`` and in the batch's transaction,
+    the texts a reply changed before they were stored (``Candidate.notes``) and the
+    requests that got no usable text, naming the first :data:`_NOTE_EXAMPLES` of them:
+    shown with the run's settings (report, ``report --html``) and exported with it."""
+    found: list[dict[str, Any]] = []
+    counts = {"failed": 0, "truncated": 0, "replaced_surrogates": 0, "usage_unusable": 0}
+    for request, result in zip(requests, results, strict=True):
+        unit_id, lang = request.key
+        if isinstance(result, RequestFailure):
+            counts["failed"] += 1
+            found.append({"unit_id": unit_id, "lang": lang, "failed": result.message})
+            continue
+        for index, candidate in enumerate(result):
+            notes = candidate.notes or {}
+            if not notes:
+                continue
+            counts["truncated"] += "truncated_from_chars" in notes
+            counts["replaced_surrogates"] += "replaced_surrogates" in notes
+            counts["usage_unusable"] += "usage" in notes
+            found.append({"unit_id": unit_id, "lang": lang, "candidate": index, **notes})
+    if not found:
+        return
+    run = db.get(m.ModelRun, run_id)
+    if run is None:
+        return
+    software = dict(run.software or {})
+    held = software.get("reply_notes")
+    notes = dict(held) if isinstance(held, dict) else {}
+    for key, value in counts.items():
+        before = notes.get(key)
+        notes[key] = (before if isinstance(before, int) else 0) + value
+    examples = notes.get("examples")
+    examples = list(examples) if isinstance(examples, list) else []
+    notes["examples"] = (examples + found)[:_NOTE_EXAMPLES]
+    software["reply_notes"] = notes
+    run.software = software
+
+
+def _kept(summary: VerbaliseSummary | None) -> str:
+    """What a run that stopped has saved, and how to go on with it."""
+    if summary is None:
+        return "No run was started; the session is as it was."
+    return (
+        f"Run {summary.run_id} keeps the {plural(summary.texts, 'text')} of the batches "
+        "saved before this one (and any from before); the same verbalise command "
+        "resumes it, skipping what is done."
+    )
 
 
 def _progress_message(summary: VerbaliseSummary, done: int, total: int) -> str:
@@ -677,6 +811,7 @@ def _duration(seconds: float) -> str:
 
 
 __all__ = [
+    "IncompleteRun",
     "VerbaliseError",
     "VerbaliseSummary",
     "find_resumable_run",

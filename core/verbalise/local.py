@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from core import heavy
 from core.jobs import JobCancelled
 from core.models import (
     CAUSAL,
@@ -143,7 +144,8 @@ class _LocalVerbaliser:
 
     def _generate(self, model: Any, **kwargs: Any) -> Any:
         """The one place generation happens (tests wrap it to inject failures)."""
-        import torch
+        with heavy.lock():
+            import torch
 
         with torch.inference_mode():
             return model.generate(**kwargs)
@@ -156,7 +158,8 @@ class _LocalVerbaliser:
             return self._generate(model, **kwargs)
         if should_stop():
             raise JobCancelled()
-        from transformers import StoppingCriteriaList
+        with heavy.lock():
+            from transformers import StoppingCriteriaList
 
         stop = _stop_on_cancel(should_stop)
         output = self._generate(model, **kwargs, stopping_criteria=StoppingCriteriaList([stop]))
@@ -204,7 +207,8 @@ class CausalVerbaliser(_LocalVerbaliser):
         return info
 
     def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
-        import torch
+        with heavy.lock():
+            import torch
 
         if not requests:
             return []
@@ -265,7 +269,8 @@ class Seq2SeqVerbaliser(_LocalVerbaliser):
         return info
 
     def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
-        import torch
+        with heavy.lock():
+            import torch
 
         if not requests:
             return []
@@ -300,8 +305,9 @@ def _stop_on_cancel(should_stop: ShouldStop) -> Any:
     Ending all sequences ends the loop of sampling and of beam search alike (both stop
     when every running sequence hit a criterion), with no exception thrown through
     ``generate``. Built here because ``transformers`` is imported lazily."""
-    import torch
-    from transformers import StoppingCriteria
+    with heavy.lock():
+        import torch
+        from transformers import StoppingCriteria
 
     class StopOnCancel(StoppingCriteria):
         def __init__(self) -> None:

@@ -47,10 +47,16 @@ def find_category(store: SessionStore | None, name: str) -> Category:
     raise UnknownCategoryError(f"no category named {name!r}; known categories: {known}")
 
 
+def check_category(category: Category) -> None:
+    """Refuse (``QueryError``) a category whose pattern may not be saved: it is checked
+    and parsed in the real query it goes into. No session is read."""
+    queries.members_page(category, 1, 0)
+
+
 def save_category(store: SessionStore, category: Category) -> int:
     """Add or update a category after checking its pattern; returns members dropped
     (non-zero when an existing category's pattern changed)."""
-    queries.members_page(category, 1, 0)  # checks and parses the pattern in a real query
+    check_category(category)
     default_names = {c.name for c in default_categories()}
     with store.unit_of_work() as db:
         row = db.execute(

@@ -8,10 +8,8 @@ sources over the same data return equal records.
 
 from __future__ import annotations
 
-import contextlib
 import email.utils
 import gzip
-import html
 import http.client
 import json
 import re
@@ -25,7 +23,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import core
+from core.bounded_read import (
+    WORDS_BYTES,
+    BrokenOff,
+    OverCap,
+    OverDeadline,
+    Stalled,
+    open_by,
+    read_bounded,
+    server_words,
+)
 from core.errors import UserFacingError
+from core.files import check_readable
 from core.jobs import CancelToken, JobCancelled
 from core.wikidata import queries
 from core.wikidata.categories import PID_RE, QID_RE, Category
@@ -382,6 +391,7 @@ class EmbeddedSource:
         formats = {".nt": pyoxigraph.RdfFormat.N_TRIPLES, ".ttl": pyoxigraph.RdfFormat.TURTLE}
         if ext not in formats:
             raise SourceError(f"{path.name}: demo data must be a .nt or .ttl file (optionally .gz)")
+        check_readable(path, what="the demo data", error=SourceError)
         try:
             data = gzip.decompress(path.read_bytes()) if compressed else path.read_bytes()
             store = pyoxigraph.Store()
@@ -434,17 +444,9 @@ def _check(token: CancelToken | None) -> None:
 # claims of a very large item a few MB, so 64 MB leaves room and still bounds memory.
 DEFAULT_BUDGET_S = 60.0
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-_READ_CHUNK = 64 * 1024
-_WORDS_BYTES = 16 * 1024  # how much of a refusal is read to quote the server's words
 
 
 _DIGITS = re.compile(r"[0-9]+")
-
-
-def _declared_length(response: Any) -> int | None:
-    """The Content-Length a response announced, or None (absent or not a number)."""
-    value = (response.headers.get("Content-Length", "") or "").strip()
-    return int(value) if _DIGITS.fullmatch(value) and len(value) <= 18 else None
 
 
 class _Retryable(Exception):
@@ -495,15 +497,6 @@ def check_header_value(value: str, what: str) -> str:
             "give an e-mail address or URL in plain ASCII"
         ) from None
     return value
-
-
-def server_words(body: bytes, limit: int = 300) -> str:
-    """What a server said in a refusal, as one short line (tags of a web page removed)."""
-    text = body[:_WORDS_BYTES].decode("utf-8", errors="replace")
-    text = re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", text)
-    text = re.sub(r"<[^>]*>", " ", text)
-    text = html.unescape(" ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _USER_AGENT_FIX = (
@@ -682,62 +675,33 @@ class SparqlEndpointSource:
     def _read(
         self, response: Any, deadline: float, cap: int, where: str, truncate: bool = False
     ) -> bytes:
-        """The body, read in chunks so that neither a slow drip nor a huge answer can
-        outlast the budget or the cap (``truncate``: the first ``cap`` bytes suffice)."""
-        declared = _declared_length(response)
-        if declared is not None and declared > cap and not truncate:
+        """The body, read by :func:`core.bounded_read.read_bounded` so that neither a slow
+        drip nor a huge answer can outlast the budget or the cap (``truncate``: the first
+        ``cap`` bytes suffice)."""
+        try:
+            return read_bounded(
+                response,
+                deadline=deadline,
+                cap=cap,
+                idle_timeout_s=float(self.timeout_s),
+                clock=self.clock,
+                truncate=truncate,
+            )
+        except OverDeadline as fault:
+            raise _OverBudget(fault.message) from fault
+        except OverCap as fault:
             raise SourceError(
-                f"{self.name}: {where} announced an answer of {declared:,} bytes, more "
-                f"than the cap of {cap:,} bytes; raise --max-response-mb or ask for less "
-                "(a smaller --page-size)"
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            left = deadline - self.clock()
-            if left <= 0:
-                raise _OverBudget(f"the answer did not finish arriving ({size:,} bytes came)")
-            _set_socket_timeout(response, min(float(self.timeout_s), left))
-            try:
-                chunk = response.read1(_READ_CHUNK)
-            except TimeoutError as exc:
-                if deadline - self.clock() <= 0:
-                    raise _OverBudget(
-                        f"the answer did not finish arriving ({size:,} bytes came)"
-                    ) from exc
-                raise _Retryable(
-                    f"{where} stopped sending for {self.timeout_s:g} s ({size:,} bytes came)"
-                ) from exc
-            except http.client.IncompleteRead as exc:
-                raise _Retryable(
-                    f"{where} closed the connection before the answer was complete "
-                    f"({size + len(exc.partial):,} bytes came)"
-                ) from exc
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > cap and truncate:
-                chunks.append(chunk)
-                return b"".join(chunks)[:cap]
-            if size > cap:
-                raise SourceError(
-                    f"{self.name}: {where} sent more than the cap of {cap:,} bytes; stopped "
-                    "reading. Raise --max-response-mb or ask for less (a smaller --page-size)."
-                )
-            chunks.append(chunk)
-        remaining = getattr(response, "length", None)
-        if declared is not None and (remaining or size < declared):
-            raise _Retryable(
-                f"{where} closed the connection after {size:,} of the {declared:,} "
-                "bytes it announced"
-            )
-        return b"".join(chunks)
+                f"{self.name}: {where} {fault.message}. Raise --max-response-mb or ask for "
+                "less (a smaller --page-size)."
+            ) from None
+        except (Stalled, BrokenOff) as fault:
+            raise _Retryable(f"{where} {fault.message}") from fault
 
     def _refusal(self, exc: urllib.error.HTTPError, deadline: float) -> bytes:
         try:
             if exc.fp is None:
                 return b""
-            return self._read(exc, deadline, _WORDS_BYTES, "", truncate=True)
+            return self._read(exc, deadline, WORDS_BYTES, "", truncate=True)
         except (SourceError, _Retryable, _OverBudget, OSError, http.client.HTTPException):
             return b""
 
@@ -745,8 +709,12 @@ class SparqlEndpointSource:
         where = f"the endpoint {self.url}"
         self.requests += 1
         try:
-            with urllib.request.urlopen(
-                self._request(query), timeout=self._timeout(deadline)
+            # open_by: dripped headers, which http.client reads itself, end at the budget too.
+            with open_by(
+                self._request(query),
+                deadline=deadline,
+                idle_timeout_s=self._timeout(deadline),
+                clock=self.clock,
             ) as response:
                 content_type = response.headers.get("Content-Type", "") or ""
                 body = self._read(response, deadline, self.max_response_bytes, where)
@@ -767,8 +735,10 @@ class SparqlEndpointSource:
         except (_Retryable, _OverBudget, SourceError):
             raise
         except TimeoutError as exc:
+            self._check_budget(deadline, exc)
             raise _Retryable(f"{where} did not answer within {self.timeout_s:g} s") from exc
         except urllib.error.URLError as exc:
+            self._check_budget(deadline, exc)
             if isinstance(exc.reason, (TimeoutError, socket.timeout)):
                 raise _Retryable(f"{where} did not answer within {self.timeout_s:g} s") from exc
             raise SourceError(
@@ -776,12 +746,19 @@ class SparqlEndpointSource:
                 "Check the address and your network connection."
             ) from exc
         except http.client.HTTPException as exc:
+            self._check_budget(deadline, exc)
             raise _Retryable(f"{where} broke off the answer ({type(exc).__name__})") from exc
         except (ConnectionError, OSError) as exc:
+            self._check_budget(deadline, exc)
             raise SourceError(f"{self.name}: cannot reach {where} ({exc}).") from exc
         except ValueError as exc:  # an address urllib cannot use
             raise SourceError(f"{self.name}: cannot use the address {self.url} ({exc})") from exc
         return self._decode(body, content_type, where, max_rows)
+
+    def _check_budget(self, deadline: float, exc: BaseException) -> None:
+        """After a failed open: past the deadline, open_by shut the connection down."""
+        if self.clock() >= deadline:
+            raise _OverBudget("no answer arrived") from exc
 
     def _decode(
         self, body: bytes, content_type: str, where: str, max_rows: int | None = None
@@ -805,13 +782,3 @@ class SparqlEndpointSource:
             return rows_from_json(data, max_rows)
         except BadResults as exc:
             raise SourceError(f"{self.name}: {where} sent unexpected results: {exc}") from exc
-
-
-def _set_socket_timeout(response: Any, seconds: float) -> None:
-    """Best effort: bound the next read of ``response`` by ``seconds`` (urllib fixes
-    the socket's timeout when it connects; the budget shrinks as the answer arrives)."""
-    raw = getattr(getattr(response, "fp", None), "raw", None)
-    sock = getattr(raw, "_sock", None)
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.settimeout(seconds)

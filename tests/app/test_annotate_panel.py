@@ -38,6 +38,15 @@ def wired(qtbot, built: ReportSession, settings: QSettings):
     controller.shutdown()
 
 
+def activate(qtbot, window) -> None:
+    """Show and activate the window, so keyboard focus moves as it does for a user (a
+    hidden or inactive window has no focus widget, and a focus check would prove nothing)."""
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+
+
 def choose(panel, name: str) -> None:
     index = panel.annotator_combo.findText(name)
     assert index > 0, name
@@ -120,6 +129,7 @@ def test_keyboard_flow_saves_moves_on_and_undoes(qtbot, wired, built) -> None:
 
 def test_undo_puts_the_rating_and_correction_back_for_editing(qtbot, wired, built) -> None:
     window, controller, annotate, panel = wired
+    activate(qtbot, window)
     choose(panel, "ana")
     queue_of(panel)
     ana = built.annotators["ana"]
@@ -130,7 +140,7 @@ def test_undo_puts_the_rating_and_correction_back_for_editing(qtbot, wired, buil
     qtbot.keyClick(panel, "n")
     panel.blame_checks["object"].setChecked(True)
     qtbot.keyClick(panel, "c")  # to the correction
-    assert panel.correction_edit.hasFocus() or QApplication.focusWidget() is None
+    assert QApplication.focusWidget() is panel.correction_edit
     panel.correction_edit.setPlainText("u7 en text, corrected.")
     qtbot.keyClick(panel.correction_edit, Qt.Key.Key_Return, CTRL)
     assert rating_of(controller.store, ana, u7).corrected_text == "u7 en text, corrected."
@@ -144,6 +154,9 @@ def test_undo_puts_the_rating_and_correction_back_for_editing(qtbot, wired, buil
     assert (panel.fluency(), panel.adequacy()) == (3, 1)
     assert panel.blame_checks["object"].isChecked()
     assert panel.correction_edit.toPlainText() == "u7 en text, corrected."
+    # Keys back to the panel (Esc) before rating: focus may still be in the correction box
+    # after Ctrl+Enter (issue 19 lists that as an Annotate defect of its own).
+    qtbot.keyClick(panel.correction_edit, Qt.Key.Key_Escape)
     qtbot.keyClick(panel, "2")
     qtbot.keyClick(panel, Qt.Key.Key_Return)
     saved = rating_of(controller.store, ana, u7)
@@ -162,18 +175,12 @@ def test_keys_for_back_skip_blame_and_correction(qtbot, wired, built) -> None:
     qtbot.keyClick(panel, "b")  # blame does not apply to an unrated adequacy: says so
     assert "No or Not sure" in panel.message_label.text()
     qtbot.keyClick(panel, "n")
-    window.show()
-    qtbot.waitExposed(window)
-    window.activateWindow()
+    activate(qtbot, window)
     qtbot.keyClick(panel, "b")
-    assert panel.isAncestorOf(QApplication.focusWidget() or panel)
-    focus = QApplication.focusWidget()
-    if focus is not None:
-        assert panel.blame_box.isAncestorOf(focus)
+    assert panel.blame_box.isAncestorOf(QApplication.focusWidget())
     qtbot.keyClick(panel, "c")
     editor = panel.correction_edit
-    if QApplication.focusWidget() is not None:
-        assert QApplication.focusWidget() is editor
+    assert QApplication.focusWidget() is editor
     # In the correction box, letters are text; Esc gives the keys back to the panel.
     qtbot.keyClicks(editor, " now s")
     assert panel.adequacy() == 1
@@ -317,10 +324,11 @@ def test_reference_errors_for_silver_texts(qtbot, wired, built) -> None:
     assert saved.error_taxonomy == {"accuracy": ["omission"], "fluency": ["spelling"]}
 
 
-def test_agreement_tab_shows_alpha_and_golden_accuracy(wired) -> None:
+def test_agreement_tab_shows_alpha_and_golden_accuracy(qtbot, wired) -> None:
     window, controller, annotate, panel = wired
     panel.tabs.setCurrentIndex(1)
     table = panel.groups_table
+    qtbot.waitUntil(lambda: table.rowCount() > 0, timeout=10_000)  # a view read
     labels = [table.item(r, 0).text() for r in range(table.rowCount())]
     assert labels[0] == "all"
     assert {"category=City", "category=Person", "tier=head", "tier=long_tail"} <= set(labels)
@@ -486,7 +494,7 @@ def test_diff_marks_insertions_and_deletions() -> None:
     assert "&lt;b&gt;" in diff_html("x", "<b>")
 
 
-def test_agreement_tab_can_weight_items_by_sampling_weight(wired) -> None:
+def test_agreement_tab_can_weight_items_by_sampling_weight(qtbot, wired) -> None:
     from sqlalchemy import select
 
     from core.store.models import DataUnit
@@ -501,9 +509,14 @@ def test_agreement_tab_can_weight_items_by_sampling_weight(wired) -> None:
     plain = aggregate_annotations(controller.store).overall
     heavy = aggregate_annotations(controller.store, weighted=True).overall
     assert heavy.fluency_mean < plain.fluency_mean
-    assert panel.groups_table.item(0, 4).text() == f"{plain.fluency_mean:.2f}"
+
+    def mean_shown() -> str | None:  # the agreement is a view read, off the UI thread
+        item = panel.groups_table.item(0, 4) if panel.groups_table.rowCount() else None
+        return None if item is None else item.text()
+
+    qtbot.waitUntil(lambda: mean_shown() == f"{plain.fluency_mean:.2f}", timeout=10_000)
     panel.weighted_check.setChecked(True)  # refreshes the tab
-    assert panel.groups_table.item(0, 4).text() == f"{heavy.fluency_mean:.2f}"
+    qtbot.waitUntil(lambda: mean_shown() == f"{heavy.fluency_mean:.2f}", timeout=10_000)
 
 
 def test_after_ctrl_enter_from_the_correction_the_next_key_rates(qtbot, wired, built) -> None:

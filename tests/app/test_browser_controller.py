@@ -12,6 +12,7 @@ from app.gui import build_window
 # fake_endpoint is a fixture of tests/core/wikidata; importing it makes it usable here.
 from tests.core.wikidata.conftest import FakeEndpoint, Reply, fake_endpoint  # noqa: F401
 from tests.core.wikidata.test_faults import JSON_HEADERS, good_body
+from tests.fixtures.jobs import is_fetch
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def test_fetch_builds_up_the_view_and_inspects(qtbot, wired) -> None:
     controller.runner.job_started.connect(
         lambda handle: handle.progressed.connect(lambda _p: sizes.append(len(panel.model.columns)))
     )
-    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
     qtbot.waitUntil(lambda: len(panel.model.columns) == 300, timeout=5000)
     assert panel.summary is not None and panel.summary.n == 300
@@ -64,7 +65,7 @@ def test_tiers_and_settings_are_saved_and_restored(qtbot, wired) -> None:
     panel = browser.panel
     panel.category_combo.setCurrentText("Food")
     panel.limit_spin.setValue(200)
-    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
     panel.split_combo.setCurrentIndex(1)  # head–tail threshold
     panel.fraction_spin.setValue(0.3)
@@ -73,21 +74,17 @@ def test_tiers_and_settings_are_saved_and_restored(qtbot, wired) -> None:
     )
     settings = load_tier_settings(controller.store, "Food")
     assert settings.split_by == "head_tail"
-    qtbot.waitUntil(
-        lambda: any(
-            h["kind"] == "tiers.save"
-            and h["status"] == "done"
-            and h["params"].get("fraction") == 0.3
-            for h in controller.store.job_history()
-        ),
-        timeout=10_000,
-    )
-    saved = load_member_tiers(controller.store, "Food")
-    heads = sorted(q for q, (tier, _sub) in saved.items() if tier == "head")
     shown = sorted(
         q for q, code in zip(panel.model.columns.qids, panel.model.tiers, strict=True) if code == 0
     )
-    assert heads == shown and 0 < len(heads) < 200
+
+    def heads() -> list[str]:
+        saved = load_member_tiers(controller.store, "Food")
+        return sorted(q for q, (tier, _sub) in saved.items() if tier == "head")
+
+    # Saved through the session writer, on its thread (app.session_io).
+    qtbot.waitUntil(lambda: controller.writer.idle and heads() == shown, timeout=10_000)
+    assert 0 < len(shown) < 200
 
     # Another category, then back: the saved choice comes back with it.
     panel.category_combo.setCurrentText("City")
@@ -116,7 +113,7 @@ def test_categories_are_added_and_patterns_edited_with_confirmation(qtbot, wired
     assert panel.category_combo.currentText() == "Capital"
     assert "Capital" in panel.categories
     panel.limit_spin.setValue(40)
-    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
     assert fetched_count(controller.store, "Capital") == 40
 
@@ -215,7 +212,7 @@ def test_airport_drag_save_reopen_and_cli_agree(qtbot, wired, tmp_path: Path, ca
     panel = browser.panel
     panel.category_combo.setCurrentText("Airport")
     panel.limit_spin.setValue(400)
-    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
     counts = np.asarray(panel.model.columns.statements)
     at_least_four = int((counts >= 4).sum())

@@ -12,6 +12,7 @@ from PySide6.QtCore import QSettings
 from app.controller import AppController
 from core.jobs import Job, JobContext
 from core.store import SessionStore
+from tests.shared_data import TAILNLG, require
 from widgets.main_window import MainWindow
 
 
@@ -125,16 +126,12 @@ def test_failure_is_written_to_the_log_file(qtbot, window_and_controller, taille
     assert "malformed page 3" in text and "Traceback" in text
 
 
-TAILNLG = (
-    Path(__file__).resolve().parents[3] / "shared" / "data" / "tailnlg" / "longTailWebNLG-v1.0.xml"
-)
-
-
 def test_import_and_export_from_the_file_menu(qtbot, window_and_controller, tmp_path) -> None:
+    tailnlg = require(*TAILNLG)
     window, controller = window_and_controller
     assert window.action_import.isEnabled() and window.action_export.isEnabled()
     assert controller.new_session(tmp_path / "units.taillens")
-    window.import_requested.emit(str(TAILNLG), "tailnlg")  # as File ▸ Import… does
+    window.import_requested.emit(str(tailnlg), "tailnlg")  # as File ▸ Import… does
     qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
     qtbot.waitUntil(
         lambda: window.last_message is not None and "615 units" in window.last_message.text(),
@@ -230,3 +227,59 @@ def test_quiet_jobs_stay_out_of_the_status_bar_and_history(
         pass
     assert window.error_log.model.entries[-1].message == "session file vanished"
     assert len(controller.store.job_history()) == before
+
+
+def test_a_full_disk_during_an_import_is_a_message_not_a_bug(
+    qtbot, window_and_controller, tmp_path
+) -> None:
+    """SQLITE_FULL (here from PRAGMA max_page_count, as a full disk gives it) during the
+    import job: the window says the disk is full and what was kept, in the message bar and
+    the error log, without a traceback; the session is as it was."""
+    from sqlalchemy import event
+
+    tailnlg = require(*TAILNLG)
+    window, controller = window_and_controller
+    assert controller.new_session(tmp_path / "full.taillens")
+    engine = controller.store.engine
+    before = controller.store.info()["tables"]
+
+    @event.listens_for(engine, "connect")
+    def _limit(connection, _record) -> None:
+        connection.execute("PRAGMA max_page_count=1")  # no more than the file has
+
+    engine.dispose()  # every connection from now on has the limit
+
+    window.import_requested.emit(str(tailnlg), "tailnlg")
+    qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
+    entry = window.error_log.model.entries[-1]
+    assert "the disk is full" in entry.message and "Nothing of this import was saved" in (
+        entry.message
+    )
+    assert entry.details == ""  # a message for the user, not a bug report
+    assert not window.error_dock.isVisible()
+    event.remove(engine, "connect", _limit)
+    engine.dispose()
+    after = controller.store.info()["tables"]
+    assert after.pop("job_history") == before.pop("job_history") + 1  # the job's own row
+    assert after == before
+
+
+def test_a_user_facing_error_escaping_a_slot_is_shown_as_its_message(
+    window_and_controller,
+) -> None:
+    import sys
+
+    from app.gui import install_excepthook
+    from core.store import SessionStorageError
+
+    window, _controller = window_and_controller
+    previous = sys.excepthook
+    install_excepthook(window)
+    try:
+        error = SessionStorageError(Path("/x/s.taillens"), "the disk is full")
+        sys.excepthook(type(error), error, None)
+    finally:
+        sys.excepthook = previous
+    entry = window.error_log.model.entries[-1]
+    assert entry.message.startswith("Cannot save to the session s.taillens: the disk is full")
+    assert entry.details == "" and not window.error_dock.isVisible()

@@ -20,9 +20,9 @@ import pytest
 from core.formats import import_webnlg
 from core.output_guard import is_session_file
 from core.store import SessionStore
+from tests.shared_data import TAILNLG, require
 
 ROOT = Path(__file__).resolve().parents[2]
-TAILNLG = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
 
 # Imported data whose cells a spreadsheet would run: category, triples, a reference.
 HOSTILE_XML = """<?xml version="1.0" encoding="utf-8"?>
@@ -167,11 +167,10 @@ def test_a_dead_exports_temporary_file_is_removed_by_the_next(session: Path) -> 
 
 
 def test_an_export_killed_mid_write_is_swept_by_the_next(tmp_path: Path) -> None:
-    if not TAILNLG.is_file():
-        pytest.skip(f"the TailNLG benchmark is not at {TAILNLG}")
+    tailnlg = require(*TAILNLG)
     session = tmp_path / "big.taillens"
     with SessionStore.open(session, create=True) as store:
-        import_webnlg(store, TAILNLG)  # 615 units: a Turtle export of about 1.5 MB
+        import_webnlg(store, tailnlg)  # 615 units: a Turtle export of about 1.5 MB
     target = tmp_path / "out.ttl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     leftovers: list[Path] = []

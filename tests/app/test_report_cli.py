@@ -243,3 +243,30 @@ def test_report_html_follows_the_umask(
     assert status == status2 == 0
     assert (tmp_path / "r.html").stat().st_mode & 0o777 == 0o644
     assert (tmp_path / "new.html").stat().st_mode & 0o777 == 0o640
+
+
+def test_report_writes_every_plot_as_figures_in_the_formats_asked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, report_session: ReportSession
+) -> None:
+    from core.report import build_report, plot_specs
+
+    with SessionStore.open_read_only(report_session.path) as store:
+        plots = len(plot_specs(build_report(store)))
+    folder = tmp_path / "figures"
+    args = ("report", "--session", str(report_session.path), "--figures", str(folder))
+    status, out, _ = run(capsys, *args, "--figure-format", "svg,PDF")
+    assert status == 0 and f"wrote {2 * plots} figures to {folder}" in out
+    written = sorted(p.name for p in folder.iterdir())
+    assert len(written) == 2 * plots and written[0].startswith("01-")
+    assert {Path(n).suffix for n in written} == {".svg", ".pdf"}
+    assert (folder / written[0]).read_bytes().startswith(b"%PDF")
+    assert b"<svg" in (folder / written[1]).read_bytes()
+
+    # An unknown format is refused in one line before anything is built or written.
+    other = tmp_path / "other"
+    status, out, err = run(
+        capsys, "report", "--session", str(report_session.path), "--figures", str(other),
+        "--figure-format", "svg,gif",
+    )  # fmt: skip
+    assert status == 2 and err.strip().startswith("taillens: figure formats are png, svg")
+    assert "gif" in err and not other.exists()

@@ -516,15 +516,12 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
         monkeypatch.setattr(type(scores), "build_view", real_view)
         return older
 
-    # Superseded during its read: the job sees it and skips the rest of its work.
-    older = superseded_while("read")
-    assert older.outcome.__class__.__name__ == "JobSucceeded" and older.outcome.result is None
-    assert panel.table_model.rowCount() == 6 and "6 texts" in panel.count_label.text()
-    # Superseded after its checks: its one-text result comes back last and is dropped.
-    older = superseded_while("view")
-    assert older.outcome.__class__.__name__ == "JobSucceeded"
-    assert len(older.outcome.result.rows) == 1
-    assert panel.table_model.rowCount() == 6 and "6 texts" in panel.count_label.text()
+    # Superseded during its read or its view (app.session_io.ViewReads): the newer
+    # request cancelled it, and its one-text result is dropped, never shown.
+    for blocked_in in ("read", "view"):
+        older = superseded_while(blocked_in)
+        assert older.outcome.__class__.__name__ == "JobWasCancelled"
+        assert panel.table_model.rowCount() == 6 and "6 texts" in panel.count_label.text()
     assert len(scores.rows) == 6 and scores.data.total == 6
 
 
@@ -864,3 +861,29 @@ def test_panel_fits_a_laptops_side_dock_with_long_names(qtbot) -> None:
         "All languages"
     )
     assert panel.count_label.height() >= panel.count_label.heightForWidth(panel.count_label.width())
+
+
+def test_export_texts_writes_the_per_text_table_as_a_job(qtbot, wired, tmp_path, monkeypatch):
+    """ "Export texts…": the file asked for (format by suffix, the filter's when none),
+    written by a core job; the open session is refused with a message."""
+    window, controller, panel, _ids = wired
+    chosen = tmp_path / "texts"  # no suffix: the JSON Lines filter names it
+    monkeypatch.setattr(
+        "widgets.scores.panel.QFileDialog.getSaveFileName",
+        lambda *_args, **_kw: (str(chosen), "JSON Lines (*.jsonl)"),
+    )
+    with qtbot.waitSignal(panel.export_texts_requested, timeout=5_000) as asked:
+        panel.export_texts_button.click()
+    assert asked.args == [str(tmp_path / "texts.jsonl")]
+    qtbot.waitUntil(lambda: (tmp_path / "texts.jsonl").exists(), timeout=30_000)
+    qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
+    import json
+
+    rows = [json.loads(line) for line in (tmp_path / "texts.jsonl").read_text().splitlines()]
+    assert sum(row["kind"] == "output" for row in rows) == len(TEXTS)
+    assert {"bleu:gold", "esa", "esa:undetected_entities"} <= set(rows[0])
+    assert (tmp_path / "texts.jsonl.signatures.json").exists()
+    errors = []
+    monkeypatch.setattr(window, "show_error", lambda title, text: errors.append(text))
+    assert controller.scores.export_texts(Path(controller.store.path)) is None
+    assert errors and "it is the session being read" in errors[0]

@@ -9,8 +9,7 @@ import pytest
 
 from app.cli import main
 from core.store import SessionStore
-
-TAILNLG = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
+from tests.shared_data import TAILNLG, require
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -21,9 +20,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def tailnlg() -> Path:
-    if not TAILNLG.is_file():
-        pytest.skip(f"the TailNLG benchmark is not at {TAILNLG}")
-    return TAILNLG
+    return require(*TAILNLG)
 
 
 def test_import_then_export(

@@ -73,7 +73,7 @@ def test_search_button_runs_a_search_and_lists_the_units(
     qtbot.waitUntil(lambda: bool(shown), timeout=10_000)
     saved = list_units(controller.store)
     assert len(saved) == 6 and {u.origin for u in saved} == {"search"}
-    assert units.panel.units_model.rowCount() == 6
+    qtbot.waitUntil(lambda: units.panel.units_model.rowCount() == 6, timeout=10_000)
     assert "δ (head − tail)" in shown[0]
 
 

@@ -44,12 +44,18 @@ def test_units_panel_counts_all_and_fetches_more_on_scroll(
     every = session_with_units(tmp_path / "s.taillens")
     assert len(every) == UNITS
     controller.units.page_size = 2
-    assert controller.open_session(tmp_path / "s.taillens")
     panel = controller.units.panel
+    first_pages: list[int] = []  # the list is a view read: its first page, as shown
+    show_units = panel.show_units
+    panel.show_units = lambda units, *a, **k: (
+        first_pages.append(len(units)),
+        show_units(units, *a, **k),
+    )
+    assert controller.open_session(tmp_path / "s.taillens")
     model = panel.units_model
+    qtbot.waitUntil(lambda: bool(first_pages), timeout=10_000)
+    assert first_pages == [2] and model.total == UNITS
     assert panel.units_label.text() == f"{UNITS:,} units in the session"
-    assert model.rowCount() == 2
-    assert model.canFetchMore(QModelIndex())
     view = panel.units_view
     view.resize(400, 120)
     view.show()

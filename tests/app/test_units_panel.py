@@ -11,6 +11,7 @@ from app.gui import build_window
 from core.sampler import SampleRequest
 from core.store import SessionStore
 from core.unit_builder import list_units, load_draft
+from tests.fixtures.jobs import is_fetch
 
 
 @pytest.fixture
@@ -25,10 +26,21 @@ def wired(qtbot, tmp_path: Path):
     panel = browser.panel
     panel.category_combo.setCurrentText("City")
     panel.limit_spin.setValue(50)
-    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
+    # The fetched members' tiers are saved on the session writer's thread; edits made
+    # while that is queued would land after it (the tests read them back at once).
+    qtbot.waitUntil(
+        lambda: not browser._save_timer.isActive() and controller.writer.idle, timeout=30_000
+    )
     yield window, controller
     controller.shutdown()
+
+
+def landed(qtbot, controller) -> None:
+    """The session writer has applied every edit asked for (at once, unless a job was
+    writing at that moment: then on its thread, a moment later)."""
+    qtbot.waitUntil(lambda: controller.writer.idle, timeout=10_000)
 
 
 def kept_rows(units_panel) -> list[int]:
@@ -67,13 +79,15 @@ def test_build_a_unit_and_save_it(qtbot, wired, tmp_path: Path) -> None:
     units.move(0, 1)
     assert "Città di prova" in panel.triples_model.item(1, 1).text()  # the override follows
 
-    unit_id = units.save()
+    units.save()
+    landed(qtbot, controller)
+    unit_id = units.shown_unit
     assert unit_id is not None and units.draft is None
     assert load_draft(controller.store) is None
     saved = list_units(controller.store)
     assert len(saved) == 1 and saved[0].size == 2 and saved[0].category == "City"
     assert saved[0].triples["it"][1].subject_override == "Città di prova"
-    assert panel.units_model.rowCount() == 1
+    qtbot.waitUntil(lambda: panel.units_model.rowCount() == 1, timeout=10_000)  # a view read
 
 
 def test_a_draft_survives_a_restart(qtbot, wired, tmp_path: Path) -> None:
@@ -108,18 +122,20 @@ def test_rule_switches_qid_entry_and_sampling(qtbot, wired) -> None:
     assert units.draft.filters.drop_ontology_properties is False
     assert len(kept_rows(panel)) > kept_before
 
-    with qtbot.waitSignal(controller.runner.job_finished, timeout=60_000):
-        panel.sample_requested.emit(
-            SampleRequest(
-                shapes=("sibling",),
-                sizes=(2,),
-                seed=3,
-                limit_entities=10,
-                filters=panel.filter_settings(),
-            )
+    panel.sample_requested.emit(
+        SampleRequest(
+            shapes=("sibling",),
+            sizes=(2,),
+            seed=3,
+            limit_entities=10,
+            filters=panel.filter_settings(),
         )
+    )
+    # Waits for the sample's own message: another job (the fetch's tier save) may end first.
+    qtbot.waitUntil(
+        lambda: "units built from 10 entities" in window.last_message.text(), timeout=60_000
+    )
     qtbot.waitUntil(lambda: panel.units_model.rowCount() >= 5, timeout=10_000)
-    assert "units built from 10 entities" in window.last_message.text()
     assert {panel.units_model.item(r, 1).text() for r in range(panel.units_model.rowCount())} == {
         "sibling"
     }
@@ -167,9 +183,11 @@ def test_several_claims_in_one_action_and_overrides_across_the_unit(qtbot, wired
     assert kept_labels(controller.store) == {}
     # Kept for the session: a new unit of the same root uses the words at once.
     panel.override_requested.emit("es", 0, "subject", "Ciudad guardada", True)
+    landed(qtbot, controller)
     assert kept_labels(controller.store) == {"es": {qid: "Ciudad guardada"}}
-    unit_id = units.save()
-    assert unit_id is not None
+    units.save()
+    landed(qtbot, controller)
+    assert units.draft is None and units.shown_unit is not None
     units.start(qid)
     qtbot.waitUntil(lambda: units.focus in units.details, timeout=30_000)
     units.add_claims(kept_rows(panel)[:1])

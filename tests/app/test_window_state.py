@@ -129,6 +129,22 @@ def test_dock_and_splitter_sizes_come_back(qtbot, tmp_path: Path) -> None:
     assert sizes(again) == before
     again.close()
 
+    # As ``taillens gui`` starts: the shell is shown with the saved layout, the panels
+    # (and their splitters) go in after the first paint, and take their sizes then.
+    shell = MainWindow(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), build_panels=False
+    )
+    qtbot.addWidget(shell)
+    shell.restore_layout()
+    shell.fit_to_screen()
+    shell.show()
+    qtbot.waitExposed(shell)
+    shell.install_panels()
+    qtbot.waitUntil(lambda: shell.docks["browser"].widget() is shell.panels["browser"])
+    qtbot.wait(50)
+    assert sizes(shell) == before
+    shell.close()
+
 
 def test_compare_with_ticks_come_back_per_session_and_category(qtbot, tmp_path: Path) -> None:
     from PySide6.QtCore import QSettings, Qt

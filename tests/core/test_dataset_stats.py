@@ -11,8 +11,7 @@ import pytest
 from core.dataset_stats import CHECKS, dataset_checks, dataset_statistics
 from core.formats import import_webnlg
 from core.store import SessionStore
-
-TAILNLG = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
+from tests.shared_data import TAILNLG, require
 
 HEAD = '<?xml version="1.0" encoding="utf-8"?>\n<benchmark>\n  <entries>\n'
 TAIL = "  </entries>\n</benchmark>\n"
@@ -152,12 +151,11 @@ def test_an_empty_session(tmp_path: Path) -> None:
 
 
 def test_tailnlg(tmp_path: Path) -> None:
-    if not TAILNLG.is_file():
-        pytest.skip(f"the TailNLG benchmark is not at {TAILNLG}")
-    root = ET.parse(TAILNLG).getroot()
+    tailnlg = require(*TAILNLG)
+    root = ET.parse(tailnlg).getroot()
     entries = list(root.iter("entry"))
     with SessionStore.create(tmp_path / "t.taillens") as session:
-        import_webnlg(session, TAILNLG)
+        import_webnlg(session, tailnlg)
         stats = dataset_statistics(session)
         findings = dataset_checks(session)
     assert stats.by_tier == dict(sorted(Counter(e.get("type") for e in entries).items()))

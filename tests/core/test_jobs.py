@@ -101,3 +101,34 @@ def test_cancel_from_another_thread() -> None:
 def test_progress_without_total_has_no_fraction() -> None:
     assert Progress(3).fraction is None
     assert Progress(5, 4).fraction == 1.0
+
+
+def test_a_refused_write_says_what_the_job_kept() -> None:
+    """An error that can say what was kept (``with_kept``, e.g. a session write the disk
+    refused) gets the job's own words; any other error is handed back as it was."""
+    from pathlib import Path
+
+    from core.store import SessionStorageError
+
+    def full(ctx: JobContext) -> None:
+        raise SessionStorageError(Path("/d/s.taillens"), "the disk is full")
+
+    outcome = run_job(Job("Verbalise", full, kept=lambda: "Run 3 keeps 12 texts."))
+    assert isinstance(outcome, JobFailed)
+    assert isinstance(outcome.error, SessionStorageError)
+    assert "the disk is full (in /d" in outcome.message and "Run 3 keeps 12 texts." in (
+        outcome.message
+    )
+    assert "The change being saved was not written" not in outcome.message
+
+    def other(ctx: JobContext) -> None:
+        raise ValueError("bad")
+
+    outcome = run_job(Job("Other", other, kept=lambda: "never said"))
+    assert isinstance(outcome, JobFailed) and outcome.message == "bad"
+
+    def broken_words() -> str:
+        raise RuntimeError("the words fail")
+
+    outcome = run_job(Job("Verbalise", full, kept=broken_words))
+    assert isinstance(outcome, JobFailed) and "The change being saved" in outcome.message

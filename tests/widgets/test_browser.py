@@ -66,6 +66,41 @@ def test_dragging_a_line_retiers_and_updates_the_share(panel: BrowserPanel) -> N
     assert visible_tiers(panel).count("head") == 3
 
 
+def test_only_the_splitting_line_is_bold_and_draggable_and_the_counts_follow_it(
+    panel: BrowserPanel,
+) -> None:
+    """Split by Pareto: the head–tail line is faint, dashed and fixed; dragging the Pareto
+    line re-tiers as it moves. Split by head–tail: the other way round."""
+    panel.show_category("City", make_columns([5, 50, 3, 30, 10, 2]))
+    assert panel.split_combo.currentData() == "pareto"
+    histogram = panel.plots._line_sets[0].lines
+    pareto, head_tail = histogram["pareto"], histogram["head_tail"]
+    assert pareto.movable and not head_tail.movable
+    assert pareto.pen.style() == Qt.PenStyle.SolidLine
+    assert head_tail.pen.style() == Qt.PenStyle.DashLine
+    assert head_tail.pen.color().alpha() < pareto.pen.color().alpha()
+    assert head_tail.pen.widthF() < pareto.pen.widthF()
+    for line_set in panel.plots._line_sets:  # every plot alike
+        assert line_set.lines["pareto"].movable and not line_set.lines["head_tail"].movable
+    assert panel.summary.tiers[0].size == 2
+
+    # The Pareto line dragged (as the mouse moves it) to 10 statements: counts follow live.
+    pareto.setValue(np.log10(10.0))
+    assert panel.summary.tiers[0].size == 3
+    assert "3 entities (50%)" in panel.summary_label.text()
+    # A drag reaching the reference line is refused: it snaps back, tiers unchanged.
+    panel.plots.line_moved.emit("head_tail", 3.0)
+    assert panel.summary.tiers[0].size == 3 and panel.lines["head_tail"] == 30
+    assert 10 ** head_tail.value() == pytest.approx(30)
+
+    panel.split_combo.setCurrentIndex(panel.split_combo.findData("head_tail"))
+    assert head_tail.movable and not pareto.movable
+    assert pareto.pen.style() == Qt.PenStyle.DashLine
+    assert panel.summary.tiers[0].size == 2  # 50, 30: the top 20 %
+    head_tail.setValue(np.log10(4.5))  # stands for the 5 at or above it
+    assert panel.summary.tiers[0].size == 4  # 50, 30, 10, 5
+
+
 def test_head_tail_threshold_and_torso(panel: BrowserPanel) -> None:
     panel.show_category("City", make_columns([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))
     panel.split_combo.setCurrentIndex(1)  # head–tail threshold, fraction 0.2 → rank 2 → 9
@@ -110,11 +145,12 @@ def test_empty_and_tiny_categories(panel: BrowserPanel) -> None:
     assert panel.summary.n == 2
 
 
-def test_selecting_a_row_asks_for_the_entity(qtbot, panel: BrowserPanel) -> None:
+def test_selecting_a_row_picks_the_entity(qtbot, panel: BrowserPanel) -> None:
     panel.show_category("City", make_columns([5, 50, 3]))
-    with qtbot.waitSignal(panel.entity_requested) as blocker:
-        panel.table.selectRow(0)
-    assert blocker.args == ["Q2"]
+    heard: list[tuple[str, object, object]] = []
+    panel.state.selection.subscribe(lambda *change: heard.append(change), ("entity",))
+    panel.table.selectRow(0)
+    assert panel.state.selection.entity == "Q2" and heard == [("entity", None, "Q2")]
 
 
 def test_inspector_greys_dropped_claims(panel: BrowserPanel, qtbot) -> None:
@@ -152,6 +188,9 @@ def test_inspector_greys_dropped_claims(panel: BrowserPanel, qtbot) -> None:
 def test_overlay_and_export(panel: BrowserPanel, tmp_path: Path, monkeypatch) -> None:
     rng = np.random.default_rng(1)
     panel.show_category("City", make_columns(list(rng.zipf(1.8, 500) % 5000)))
+    river = panel.compare_list.findItems("River", Qt.MatchFlag.MatchExactly)[0]
+    river.setCheckState(Qt.CheckState.Checked)
+    assert panel.state.compared == ("River",)
     panel.show_overlay("River", make_columns(list(rng.zipf(2.2, 300) % 5000)))
     assert [s.name for s in panel.plots.series] == ["City", "River"]
     for i, suffix in enumerate((".png", ".svg", ".pdf")):

@@ -121,8 +121,9 @@ def test_tab_scores_and_stores_the_cutoff_in_the_window(qtbot, tmp_path, tiny_ca
         panel = likelihood.panel
         cutoff = float(np.nanmedian(panel.view.table.label_loglik))
         panel.line.setValue(cutoff)
-        with qtbot.waitSignal(controller.runner.job_finished, timeout=10_000):
-            panel.line.sigPositionChangeFinished.emit(panel.line)
+        # Stored through the session writer, on its thread (it rewrites every member).
+        panel.line.sigPositionChangeFinished.emit(panel.line)
+        qtbot.waitUntil(lambda: controller.writer.idle, timeout=10_000)
         store = controller.store
         assert load_cutoff(store, "City").cutoff == pytest.approx(cutoff)
         # The model_tail sub-tier changed: the Report (its "Model likelihood" dimension)

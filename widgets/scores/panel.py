@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import (
@@ -14,6 +15,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -46,6 +48,7 @@ from widgets.synonyms import SynonymDialog
 WIDE_PX = 1000  # at least this wide: table and detail side by side
 COMBO_CHARS = 5  # the filters' least width, in characters (their popups show every name)
 SEARCH_DELAY_MS = 300  # the search asks for rows this long after the last key
+TEXT_TABLE_FILTERS = "CSV (*.csv);;JSON Lines (*.jsonl);;Parquet (*.parquet)"
 
 
 # -- the panel ---------------------------------------------------------------------------
@@ -61,6 +64,7 @@ class ScoresPanel(QWidget):
     more_requested = Signal(int)  # the offset of the next page: the table scrolled to its end
     text_selected = Signal(int)  # a verbalisation id
     retrieval_requested = Signal()  # "Retrieval…": app/retrieval.py opens the dialog
+    export_texts_requested = Signal(str)  # "Export texts…": the file (.csv, .jsonl, .parquet)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -83,6 +87,13 @@ class ScoresPanel(QWidget):
             "graph worst"
         )
         self.retrieval_button.clicked.connect(self.retrieval_requested)
+        self.export_texts_button = QPushButton("Export texts…")
+        self.export_texts_button.setToolTip(
+            "Write the per-text table of the session (every text with its unit, run, model, "
+            "tiers, scores, ESA's undetected entities and ratings) as CSV, JSON Lines or "
+            "Parquet, for pandas, R or a spreadsheet"
+        )
+        self.export_texts_button.clicked.connect(self._on_export_texts)
         self.run_combo = QComboBox()
         self.lang_combo = QComboBox()
         self.tier_combo = QComboBox()
@@ -181,6 +192,7 @@ class ScoresPanel(QWidget):
         top.addWidget(self.synonyms_button)
         top.addWidget(self.retrieval_button)
         top.addStretch(1)
+        top.addWidget(self.export_texts_button)
         filters = QHBoxLayout()
         for combo, stretch in ((self.run_combo, 2), (self.lang_combo, 3), (self.tier_combo, 2)):
             filters.addWidget(combo, stretch)
@@ -393,6 +405,18 @@ class ScoresPanel(QWidget):
         self.progress_label.setVisible(bool(message))
 
     # -- internals ---------------------------------------------------------------------
+    def _on_export_texts(self) -> None:
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Export the per-text table", "texts.csv", TEXT_TABLE_FILTERS
+        )
+        if path:
+            target = Path(path)
+            if target.suffix.lower() not in (".csv", ".jsonl", ".parquet"):
+                # The filter picked names the format when the name has no suffix of its own.
+                suffix = chosen[chosen.rfind("*") + 1 : chosen.rfind(")")] or ".csv"
+                target = target.with_name(target.name + suffix)
+            self.export_texts_requested.emit(str(target))
+
     def _emit_filters(self, _index: int = 0) -> None:
         self._search_timer.stop()
         self.filters_changed.emit(self.filters())

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 from core.changes import Topic
 from core.errors import UserFacingError
+from core.heavy import ModelStackMissing
 from core.jobs import Job, JobContext
 from core.metrics import (
     MODEL_METRICS,
@@ -351,7 +352,14 @@ class _Scorer:
         absent: set[str] = set()
         for name, groups in plans:
             for group in groups:
-                metric = self.metric(name, group.model)
+                try:
+                    metric = self.metric(name, group.model)
+                except ModelStackMissing as error:
+                    # A model metric where the model stack is not installed (the bundle, a
+                    # wheel without [models]): said once, the other metrics still run.
+                    self.summary.note(str(error))
+                    absent.add(name)
+                    break
                 metric.signature()
                 # A metric that cannot run here (METEOR without WordNet) says why, and
                 # writes nothing: scores it made elsewhere stay as they are.
@@ -496,12 +504,24 @@ def score_job(store: SessionStore, request: ScoringRequest) -> Job[ScoringSummar
     metrics = expand_metric_names(request.metrics)
 
     def run(ctx: JobContext) -> ScoringSummary:
-        summary = _Scorer(store, request, runs, ctx).run()
+        scorer = _Scorer(store, request, runs, ctx)
+        job.partial = scorer.summary
+        summary = scorer.run()
         for note in notes:
             summary.note(note)
         return summary
 
-    return Job(
+    def kept() -> str:
+        saved = sorted(job.partial.rows_written) if job.partial is not None else []
+        rest = (
+            "every metric not saved keeps the scores it had before (each metric is written "
+            "in one transaction); score again to finish."
+        )
+        if not saved:
+            return rest[0].upper() + rest[1:]
+        return f"The scores of {', '.join(saved)} were saved; {rest}"
+
+    job: Job[ScoringSummary] = Job(
         title="Scoring",
         run=run,
         kind="metrics.score",
@@ -513,4 +533,6 @@ def score_job(store: SessionStore, request: ScoringRequest) -> Job[ScoringSummar
             "references": request.references,
         },
         writes=frozenset({Topic.SCORES}),
+        kept=kept,
     )
+    return job

@@ -11,15 +11,12 @@ from sqlalchemy import text
 
 from core.store import SessionStore
 from core.store.models import Base
-
-TAILNLG = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
+from tests.shared_data import TAILNLG, require
 
 
 @pytest.fixture
 def tailnlg_path() -> Path:
-    if not TAILNLG.is_file():
-        pytest.skip(f"the TailNLG benchmark is not at {TAILNLG}")
-    return TAILNLG
+    return require(*TAILNLG)
 
 
 @pytest.fixture

@@ -17,8 +17,7 @@ from core.store import SessionStore
 from core.store.models import DataUnit, ReferenceMention, UnitReference
 from tests.core.formats.conftest import table_digest
 from tests.core.formats.test_webnlg_roundtrip import assert_same_element
-
-ENRICHED_DEV = Path("/work/shared/data/webnlg2017-enriched/en/dev")
+from tests.shared_data import ENRICHED_DEV, require
 
 # The structure of the WebNLG 2020 release (challenge-2020, data/en/test/
 # rdf-to-text-generation-test-data-with-refs-en.xml): single-quoted declaration,
@@ -252,9 +251,7 @@ def test_enriched_mentions_are_rows_and_export_from_there(
 
 @pytest.fixture
 def enriched_dev() -> Path:
-    if not ENRICHED_DEV.is_dir():
-        pytest.skip(f"the enriched WebNLG dev set is not at {ENRICHED_DEV}")
-    return ENRICHED_DEV
+    return require(*ENRICHED_DEV)
 
 
 def test_enriched_webnlg_dev_folder_round_trips(

@@ -375,7 +375,20 @@ def test_a_synonym_mention_is_no_hallucination_candidate() -> None:
     table = HallucinationCandidates(synonyms=[("Spain", "Spanish", "")])
     assert [s["text"] for s in plain.details["spans"]] == ["Spanish", "WebNLG"]
     assert [s["text"] for s in table.sentence_scores([item])[0].details["spans"]] == ["WebNLG"]
-    assert "synonyms:1" in table.signature()
+    assert "synonyms:1@" in table.signature()
+
+
+@pytest.mark.parametrize("metric", [EntityAdequacy, HallucinationCandidates])
+def test_changing_the_synonyms_changes_the_signature(metric) -> None:
+    """Both metrics' scores follow the synonym table (tests above), so their signatures
+    name it: the same number of rows with another synonym is another signature."""
+    spanish = metric(synonyms=[("Spain", "Spanish", "")]).signature()
+    iberian = metric(synonyms=[("Spain", "Iberian", "")]).signature()
+    italian = metric(synonyms=[("Spain", "Spanish", "it")]).signature()
+    assert len({metric().signature(), spanish, iberian, italian}) == 4
+    # A table's rows in another order, or repeated, are the same table.
+    rows = [("Spain", "Spanish", ""), ("Texas", "TX", "en")]
+    assert metric(synonyms=rows).signature() == metric(synonyms=rows[::-1] * 2).signature()
 
 
 def test_identifiers_and_numbers_in_the_unit_are_no_hallucination_candidates() -> None:

@@ -250,3 +250,39 @@ def test_an_empty_output_gets_bertscores_rule_of_zero_raw_scores() -> None:
     baseline = empty.details.get("baseline_f")
     assert empty.value == (rescale(0.0, baseline) if baseline is not None else 0.0)
     assert text.value > empty.value and not text.details.get("empty_text")
+
+
+def test_without_the_model_stack_the_default_set_scores_the_rest_and_says_why(
+    webnlg_like, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bundle and a wheel without [models]: BERTScore, similarity, perplexity and local
+    models say in one line that they need the full install; the default set still scores
+    every metric that needs no model."""
+    import importlib.util
+
+    from core.heavy import FULL_INSTALL, ModelStackMissing
+    from core.metrics import DEFAULT_METRICS, create_metric
+    from core.verbalise import open_verbaliser
+
+    store, _lines, _refs, run_id = webnlg_like
+    absent = {"torch", "transformers", "sentence_transformers", "bert_score"}
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in absent else find_spec(name, *a),
+    )
+    summary = _score(
+        store, metrics=DEFAULT_METRICS, options=MetricOptions(wordnet=str(tmp_path / "none"))
+    )
+    for metric in ("bertscore", "similarity"):
+        assert f"{metric} {FULL_INSTALL}" in summary.notes
+        assert metric not in summary.rows_written
+    assert FULL_INSTALL == "needs the full install: ./dev start, or pip install 'taillens[models]'"
+    assert {"bleu", "chrf++", "ter", "rouge1"} <= {
+        c.metric for c in corpus_scores(store, run_ids=[run_id])
+    }
+    with pytest.raises(ModelStackMissing, match=r"^ppl needs the full install: \./dev start"):
+        create_metric("ppl", model=str(tmp_path))
+    with pytest.raises(ModelStackMissing, match=r"^a local model needs the full install"):
+        open_verbaliser(tmp_path)

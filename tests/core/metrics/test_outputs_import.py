@@ -80,7 +80,7 @@ def test_bad_files_import_nothing(
 def test_missing_file_and_folder(store: SessionStore, tmp_path: Path) -> None:
     with pytest.raises(OutputsError, match="no such file"):
         import_outputs(store, tmp_path / "nope.txt", system="x")
-    with pytest.raises(OutputsError, match="not a regular file"):
+    with pytest.raises(OutputsError, match="it is a folder, not a file"):
         import_outputs(store, tmp_path, system="x")
     (tmp_path / "ok.txt").write_text("a\nb\n", encoding="utf-8")
     with pytest.raises(OutputsError, match="needs a name"):

@@ -231,11 +231,11 @@ def test_a_cancel_between_server_requests_drops_that_batch(
     )
     sent: list[str] = []
 
-    def complete(prompt: str, n: int, seed: int) -> tuple[list[tuple[str, None]], int]:
+    def complete(prompt: str, n: int, seed: int) -> tuple[list[Candidate], int]:
         sent.append(prompt)
         if len(sent) == 3:
             token.cancel()  # while the second batch's first request is with the server
-        return [("The final verbalization is: [A sentence.]", None)], 4
+        return [verbaliser._candidate("The final verbalization is: [A sentence.]", {}, None)], 4
 
     monkeypatch.setattr(verbaliser, "_complete", complete)
     outcome = run_job(verbalise_job(store, verbaliser, "all", ["en"], batch_size=2), token)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.verbalise.base import GenerationParams, VerbaliseRequest
+from core.verbalise.base import GenerationParams, RequestFailure, VerbaliseRequest
 from core.verbalise.openai import OpenAIVerbaliser, ServerError, normalise_base_url
 
 TRIPLES = (("Paris", "country", "France"),)
@@ -243,11 +243,12 @@ def test_malformed_json_is_a_clear_error(server: FakeServer) -> None:
         verbaliser.verbalise([request(verbaliser)])
 
 
-def test_json_without_choices_is_a_clear_error(server: FakeServer) -> None:
+def test_json_without_choices_fails_that_request_quoting_the_server(server: FakeServer) -> None:
     server.script = [(200, {}, b'{"object": "error"}')]
     verbaliser = make(server, [], server_model="m")
-    with pytest.raises(ServerError, match="without choices"):
-        verbaliser.verbalise([request(verbaliser)])
+    [failure] = verbaliser.verbalise([request(verbaliser)])
+    assert isinstance(failure, RequestFailure)
+    assert "answered no choices" in failure.message and '{"object": "error"}' in failure.message
 
 
 def test_a_server_ignoring_n_is_asked_again(server: FakeServer) -> None:

@@ -14,6 +14,7 @@ from core.verbalise.prompts import (
     seq2seq_prefix,
     templates_for,
 )
+from tests.shared_data import APPENDIX_H, require
 
 TRIPLES = (("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo"))
 
@@ -92,18 +93,12 @@ def test_seq2seq_input_marks_head_relation_tail() -> None:
     )
 
 
-APPENDIX_H = "/work/shared/data/tailnlg/prompts-appendix-h.txt"
-
-
 @pytest.mark.parametrize("lang", ["en", "it", "es"])
 def test_default_prompts_are_appendix_h_verbatim(lang: str) -> None:
-    from pathlib import Path
 
     from core.verbalise.prompts import DEFAULT_PRESET, PRESETS, default_templates, preset_of
 
-    source = Path(APPENDIX_H)
-    if not source.exists():
-        pytest.skip(f"{APPENDIX_H} is not here")
+    source = require(*APPENDIX_H)
     text = source.read_text(encoding="utf-8")
     template = default_template(lang)
     assert DEFAULT_PRESET == "tailnlg" and set(PRESETS) == {"tailnlg", "taillens"}

@@ -26,6 +26,7 @@ from core.verbalise.prompts import parse_reply
 from core.verbalise.runs import unit_outputs
 from tests.core.verbalise.conftest import add_units
 from tests.core.verbalise.test_openai import FakeServer
+from tests.shared_data import APPENDIX_H, require
 
 CORPUS_FILE = Path(__file__).parents[2] / "fixtures" / "replies.jsonl"
 CORPUS = [
@@ -112,7 +113,6 @@ def test_bad_server_replies_are_stored_raw_and_flagged_never_as_text(
     assert reason in output.reason
 
 
-APPENDIX_H = Path("/work/shared/data/tailnlg/prompts-appendix-h.txt")
 # The format line of each language's Appendix H prompt: "...: <marker> [<placeholder>]".
 FORMAT_LINE = re.compile(
     r"(?:format|formato|forma):\s*(?P<marker>[^\[\n]+?)\s*"
@@ -123,9 +123,8 @@ FORMAT_LINE = re.compile(
 def test_the_markers_of_the_appendix_h_prompts_are_parsed() -> None:
     """The TailNLG study's own prompts (METHODS §6 defaults) ask for these markers: a
     reply written as they ask parses, and one that only echoes their format does not."""
-    if not APPENDIX_H.is_file():
-        pytest.skip(f"{APPENDIX_H} is not here (the TailNLG data is read in place)")
-    found = FORMAT_LINE.findall(APPENDIX_H.read_text(encoding="utf-8"))
+    appendix_h = require(*APPENDIX_H)
+    found = FORMAT_LINE.findall(appendix_h.read_text(encoding="utf-8"))
     assert len(found) == 3, found  # en, es, it
     for marker, placeholder in found:
         assert parse_reply(f"{marker} [Rome is in Italy.]").text == "Rome is in Italy."

@@ -29,6 +29,7 @@ from core.verbalise.runs import (
     units_page,
 )
 from tests.core.verbalise.conftest import add_units
+from tests.shared_data import TAILNLG, require
 
 NO_MARKER = parse_reply("no marker").reason
 
@@ -289,13 +290,10 @@ def test_paged_queries_on_the_tailnlg_benchmark(tmp_path) -> None:
     """On the real benchmark: the GROUP BY counts are those of reading every unit, and each
     name selects (select_units, in SQL) and filters exactly the units it counts."""
     from collections import Counter
-    from pathlib import Path
 
     from core.formats import import_webnlg
 
-    tailnlg = Path("/work/shared/data/tailnlg/longTailWebNLG-v1.0.xml")
-    if not tailnlg.is_file():
-        pytest.skip(f"the TailNLG benchmark is not at {tailnlg}")
+    tailnlg = require(*TAILNLG)
     with SessionStore.create(tmp_path / "t.taillens") as store:
         import_webnlg(store, tailnlg, flavour="tailnlg")
         with store.snapshot() as db:

@@ -7,6 +7,7 @@ import http.server
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -184,14 +185,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-OXIGRAPH = Path(__file__).resolve().parents[3] / ".venv" / "bin" / "oxigraph"
+def oxigraph_binary() -> str | None:
+    """The oxigraph server of the running Python's environment (the dev extra installs it
+    beside ``python``, whether or not that folder is on PATH), else one on PATH."""
+    return shutil.which("oxigraph", path=str(Path(sys.executable).parent)) or shutil.which(
+        "oxigraph"
+    )
 
 
 @pytest.fixture(scope="session")
 def oxigraph_url(fixture_nt: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary = str(OXIGRAPH) if OXIGRAPH.exists() else shutil.which("oxigraph")
+    binary = oxigraph_binary()
     if binary is None:
-        pytest.skip("the oxigraph server binary is not installed")
+        pytest.skip("the oxigraph server binary is not installed (pip install -e .[dev])")
     location = tmp_path_factory.mktemp("oxigraph-db")
     subprocess.run(
         [binary, "load", "--location", str(location), "--file", str(fixture_nt)],

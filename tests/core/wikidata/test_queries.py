@@ -127,7 +127,34 @@ def test_bad_patterns_are_refused_before_sending(pattern: str, fake_endpoint: Fa
     ],
 )
 def test_good_patterns_pass(pattern: str) -> None:
-    queries.members_page(_category(pattern), 10, 0)
+    """Each pattern reaches the query as written and selects what it says: run against
+    a store with one city (matched by every pattern) and one person (by none)."""
+    import pyoxigraph
+
+    query = queries.members_page(_category(pattern), 10, 0)
+    assert pattern in query
+    wd, wdt = "http://www.wikidata.org/entity/", "http://www.wikidata.org/prop/direct/"
+    label = "http://www.w3.org/2000/01/rdf-schema#label"
+    store = pyoxigraph.Store()
+    for s, p, o in (
+        ("Q1", "P31", "Q515"),  # a city in France, whose capital is Paris
+        ("Q1", "P17", "Q142"),
+        ("Q142", "P36", "Q90"),
+        ("Q2", "P31", "Q5"),  # a person
+        ("Q2", "P17", "Q142"),
+    ):
+        node = pyoxigraph.NamedNode
+        store.add(pyoxigraph.Quad(node(wd + s), node(wdt + p), node(wd + o)))
+    for qid in ("Q1", "Q2"):
+        store.add(
+            pyoxigraph.Quad(
+                pyoxigraph.NamedNode(wd + qid),
+                pyoxigraph.NamedNode(label),
+                pyoxigraph.Literal("a } brace # not a comment", language="en"),
+            )
+        )
+    items = {row["item"].value.removeprefix(wd) for row in store.query(query)}
+    assert items == {"Q1"}
 
 
 def test_user_agent_names_the_configured_contact(monkeypatch) -> None:

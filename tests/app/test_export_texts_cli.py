@@ -1,0 +1,285 @@
+"""Issue 22 §2: the per-text table (``taillens export --texts``) as CSV, JSON Lines and
+Parquet, written by a real ``python -m app`` process and read back with pandas: one row
+per text, the right types, the session's values, signatures named."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.jobs import JobSucceeded, run_job
+from core.metrics.scoring import ScoringRequest, score_job
+from core.store import SessionStore
+from core.store.models import (
+    Annotation,
+    Annotator,
+    Category,
+    DataUnit,
+    ModelRun,
+    Score,
+    UnitReference,
+    UnitTriple,
+    Verbalisation,
+)
+
+pd = pytest.importorskip("pandas")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def taillens(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "app", *map(str, args)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+# (uid, tier, sub_tier, subject, predicate, object, gold reference, silver reference)
+UNITS = (
+    ("u-rome", "head", None, "Rome", "capital of", "Italy", "Rome is the capital of Italy.", None),
+    (
+        "u-tiber",
+        "long_tail",
+        "long_tail_it",
+        "Tiber",
+        "flows through",
+        "Rome",
+        "The Tiber flows through Rome.",
+        "The river Tiber crosses Rome.",
+    ),
+)
+# (run's system name, unit index, text): the second run's first text is a formula.
+TEXTS = (
+    ("Alpha", 0, "Rome is the capital of Italy."),
+    ("Alpha", 1, "The Tiber flows."),
+    ("Beta", 0, "=1+2 Italy"),
+    ("Beta", 1, None),  # an output that did not parse
+)
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build(tmp_path_factory.mktemp("texts") / "s.taillens")
+
+
+def build(path: Path) -> Path:
+    """Two runs' texts scored with BLEU (gold and silver) and ESA, rated by two
+    annotators (and a golden answer that must stay out), a rated reference."""
+    with SessionStore.create(path) as store, store.unit_of_work() as db:
+        category = Category(name="City", class_qid="Q515", pattern="?item wdt:P31 wd:Q515")
+        db.add(category)
+        db.flush()
+        units = []
+        for uid, tier, sub_tier, s, p, o, gold, silver in UNITS:
+            unit = DataUnit(
+                uid=uid,
+                shape="sibling",
+                size=1,
+                origin="test",
+                tier=tier,
+                sub_tier=sub_tier,
+                category_id=category.id if uid == "u-rome" else None,
+                attributes=None if uid == "u-rome" else {"entry": {"category": "River"}},
+            )
+            db.add(unit)
+            db.flush()
+            db.add(
+                UnitTriple(unit_id=unit.id, lang="en", position=0, subject=s, predicate=p, object=o)
+            )
+            db.add(UnitReference(unit_id=unit.id, lang="en", text=gold, quality="gold"))
+            if silver:
+                db.add(UnitReference(unit_id=unit.id, lang="en", text=silver, quality="silver"))
+            units.append(unit.id)
+        runs = {}
+        for name in ("Alpha", "Beta"):
+            run = ModelRun(kind="external", model_id=name.lower(), system_name=name)
+            run.status = "finished"
+            db.add(run)
+            db.flush()
+            runs[name] = run.id
+        for name, index, text in TEXTS:
+            db.add(
+                Verbalisation(
+                    run_id=runs[name],
+                    unit_id=units[index],
+                    lang="en",
+                    raw_output=text or "<garbled>",
+                    text=text,
+                    parse_ok=text is not None,
+                )
+            )
+    with SessionStore.open(path) as store:
+        outcome = run_job(score_job(store, ScoringRequest(metrics=("bleu", "esa"))))
+        assert isinstance(outcome, JobSucceeded), outcome
+        with store.unit_of_work() as db:
+            texts = {v.text: v.id for v in db.query(Verbalisation)}
+            alice, bob = Annotator(name="alice"), Annotator(name="bob")
+            db.add_all([alice, bob])
+            db.flush()
+            first, second = texts["Rome is the capital of Italy."], texts["The Tiber flows."]
+            db.add_all(
+                [
+                    Annotation(
+                        annotator_id=alice.id, verbalisation_id=first, fluency=5, adequacy=0
+                    ),
+                    Annotation(annotator_id=bob.id, verbalisation_id=first, fluency=4, adequacy=0),
+                    Annotation(
+                        annotator_id=alice.id, verbalisation_id=second, fluency=2, adequacy=1
+                    ),
+                    Annotation(
+                        annotator_id=bob.id,
+                        verbalisation_id=second,
+                        fluency=0,
+                        adequacy=2,
+                        is_golden=True,
+                    ),
+                ]
+            )
+            silver = db.query(UnitReference).filter_by(quality="silver").one()
+            db.add(Annotation(annotator_id=bob.id, reference_id=silver.id, fluency=3, adequacy=0))
+    return path
+
+
+def expected(path: Path) -> dict[int, dict[str, float | None]]:
+    """Each text's score columns as the session holds them (newest row per column)."""
+    with SessionStore.open_read_only(path) as store, store.snapshot() as db:
+        out: dict[int, dict[str, float | None]] = {}
+        for score in db.query(Score).filter_by(level="sentence").order_by(Score.id):
+            if score.verbalisation_id is None:
+                continue
+            quality = (score.details or {}).get("quality")
+            column = f"{score.metric}:{quality}" if quality else score.metric
+            out.setdefault(score.verbalisation_id, {})[column] = score.value
+        return out
+
+
+def export(session: Path, out: Path, *extra: str) -> str:
+    result = taillens("export", "--texts", out, "--session", session, "--quiet", *extra)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def check_frame(frame, session: Path, *, strict_ints: bool) -> None:
+    outputs = frame[frame["kind"] == "output"]
+    references = frame[frame["kind"] == "reference"]
+    assert len(outputs) == len(TEXTS)
+    # The silver reference is rated; no reference has a sentence score of its own.
+    assert list(references["quality"]) == ["silver"]
+    assert list(references["model"]) == ["(references)"]
+    assert references["run"].isna().all()
+    for column in ("bleu:gold", "bleu:silver", "esa", "fluency_mean", "adequacy_percentage"):
+        assert frame[column].dtype == "float64", column
+    if strict_ints:
+        for column in ("run", "candidate", "fluency__alice", "adequacy__bob", "ratings"):
+            assert str(frame[column].dtype) == "Int64", column
+    for column in ("unit", "model", "text", "category", "kind"):
+        assert pd.api.types.is_string_dtype(frame[column]) or frame[column].dtype == object
+    values = expected(session)
+    for _, row in outputs.iterrows():
+        for column, value in values[int(row["verbalisation_id"])].items():
+            if value is None or math.isnan(value):
+                assert pd.isna(row[column])
+            else:
+                assert row[column] == pytest.approx(value, rel=1e-12), column
+    by_text = outputs.set_index("text")
+    rome = by_text.loc["Rome is the capital of Italy."]
+    assert (rome["unit"], rome["model"], rome["category"], rome["tier"]) == (
+        "u-rome",
+        "Alpha",
+        "City",
+        "head",
+    )
+    assert (rome["fluency__alice"], rome["fluency__bob"], rome["ratings"]) == (5, 4, 2)
+    assert rome["fluency_mean"] == 4.5 and rome["adequacy_percentage"] == 1.0
+    tiber = by_text.loc["The Tiber flows."]
+    assert (tiber["category"], tiber["sub_tier"]) == ("River", "long_tail_it")
+    # bob's golden answer is no rating of the item
+    assert tiber["ratings"] == 1 and pd.isna(tiber["fluency__bob"])
+    assert tiber["adequacy_majority_voted"] == 1
+    assert json.loads(tiber["details"])["esa"]["missing"] == ["Rome"]
+    assert outputs["text"].isna().sum() == 1  # the output that did not parse
+
+
+def test_csv_round_trips_through_pandas(session: Path, tmp_path: Path) -> None:
+    out = tmp_path / "texts.csv"
+    stdout = export(session, out, "--raw-csv")
+    assert "texts.csv: 5 texts (4 outputs, 1 reference) of 2 units" in stdout
+    assert "signature bleu:gold: nrefs:1" in stdout
+    sidecar = json.loads((tmp_path / "texts.csv.signatures.json").read_text("utf-8"))
+    assert sidecar["signatures"]["bleu:gold"][0].startswith("nrefs:1")
+    assert set(sidecar["signatures"]) >= {"bleu:gold", "bleu:silver", "esa"}
+    plain = pd.read_csv(out)
+    assert plain["bleu:gold"].dtype == "float64"
+    frame = pd.read_csv(out, dtype=sidecar["pandas_dtypes"])
+    check_frame(frame, session, strict_ints=True)
+    tiber = frame.set_index("text").loc["The Tiber flows."]
+    assert tiber["esa:undetected_entities"] == "Rome"  # a joined string in CSV
+    assert "=1+2 Italy" in set(frame["text"])  # --raw-csv: as it is
+
+
+def test_csv_is_spreadsheet_safe_by_default(session: Path, tmp_path: Path) -> None:
+    out = tmp_path / "safe.csv"
+    stdout = export(session, out)
+    assert "CSV cells: spreadsheet-safe (1 cells prefixed)" in stdout
+    frame = pd.read_csv(out)
+    assert "'=1+2 Italy" in set(frame["text"])
+
+
+def test_json_lines_round_trip_through_pandas(session: Path, tmp_path: Path) -> None:
+    out = tmp_path / "texts.jsonl"
+    export(session, out)
+    lines = out.read_text("utf-8").splitlines()
+    assert all(line.startswith('{"kind": ') for line in lines)  # rows only, no header line
+    sidecar = json.loads((tmp_path / "texts.jsonl.signatures.json").read_text("utf-8"))
+    frame = pd.read_json(out, lines=True, dtype=sidecar["pandas_dtypes"])
+    check_frame(frame, session, strict_ints=True)
+    tiber = frame.set_index("text").loc["The Tiber flows."]
+    assert tiber["esa:undetected_entities"] == ["Rome"]  # a list
+
+
+def test_parquet_round_trips_through_pandas(session: Path, tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "texts.parquet"
+    stdout = export(session, out)
+    assert "signature esa:" in stdout
+    assert not (tmp_path / "texts.parquet.signatures.json").exists()
+    frame = pd.read_parquet(out)  # no hints: the file says its types
+    check_frame(frame, session, strict_ints=True)
+    tiber = frame.set_index("text").loc["The Tiber flows."]
+    assert list(tiber["esa:undetected_entities"]) == ["Rome"]
+    schema = pq.read_schema(out)
+    meta = json.loads(schema.metadata[b"taillens"])
+    assert meta["signatures"]["bleu:gold"][0].startswith("nrefs:1")
+    assert schema.field("bleu:gold").metadata[b"signature"].startswith(b"nrefs:1")
+    listed = schema.field("esa:undetected_entities").type
+    assert (str(listed.value_type), listed.id) == ("string", pa.list_(pa.string()).id)
+
+
+def test_filters_and_refusals(session: Path, tmp_path: Path) -> None:
+    out = tmp_path / "beta.jsonl"
+    stdout = export(session, out, "--runs", "2")
+    assert "2 texts (2 outputs, 0 references)" in stdout
+    frame = pd.read_json(out, lines=True)
+    assert set(frame["model"]) == {"Beta"}
+    wrong = taillens("export", "--texts", tmp_path / "t.xlsx", "--session", session)
+    assert wrong.returncode == 2
+    assert "name the file .csv, .jsonl or .parquet" in wrong.stderr
+    unknown = taillens("export", "--texts", tmp_path / "t.csv", "--session", session, "--runs", "9")
+    assert unknown.returncode == 2 and "run 9 is not in this session" in unknown.stderr
+    # The output guard: another session is not replaced without --force.
+    victim = tmp_path / "other.parquet"
+    victim.write_bytes(session.read_bytes())
+    refused = taillens("export", "--texts", victim, "--session", session)
+    assert refused.returncode == 2 and "it is a TailLens session" in refused.stderr
+    assert victim.read_bytes() == session.read_bytes()

@@ -1,0 +1,135 @@
+"""core.store.integrity: checks derived from the schema, damaged rows hidden from every
+ORM read with the rows that belong to them, nothing changed (issue 18, class 5)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlalchemy import JSON, func, select, update
+from sqlalchemy.exc import StatementError
+
+from core import jsonio
+from core.annotation import FLUENCY_MAX, FLUENCY_MIN
+from core.annotation.types import ADEQUACY_LABELS
+from core.store import SessionStore
+from core.store.integrity import checked_tables, column_checks
+from core.store.models import Annotation, DataUnit, ModelRun, Score, Verbalisation
+from tests.fixtures.report_session import build_report_session
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    build_report_session(tmp_path / "s.taillens")
+    return tmp_path / "s.taillens"
+
+
+def damage(path: Path, sql: str) -> None:
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA foreign_keys=OFF")
+        conn.execute(sql)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_every_json_column_is_checked() -> None:
+    for table in checked_tables().values():
+        conditions = " ".join(c for c, _ in column_checks(table))
+        for column in table.columns:
+            if isinstance(column.type, JSON):
+                assert f'json_valid("{column.name}")' in conditions, (table.name, column.name)
+
+
+def test_the_rating_ranges_are_the_annotation_scales() -> None:
+    assert Annotation.__table__.c.fluency.info["range"] == (FLUENCY_MIN, FLUENCY_MAX)
+    assert Annotation.__table__.c.adequacy.info["range"] == (
+        min(ADEQUACY_LABELS),
+        max(ADEQUACY_LABELS),
+    )
+
+
+def test_a_damaged_run_is_hidden_with_what_belongs_to_it(
+    session: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    damage(session, "UPDATE model_runs SET parameters = '[1]' WHERE id = 1")
+    before = session.read_bytes()
+    with SessionStore.open_read_only(session) as store, caplog.at_level(logging.WARNING):
+        with store.unit_of_work() as db:
+            assert db.scalars(select(ModelRun.id)).all() == [2]
+            assert set(db.scalars(select(Verbalisation.run_id))) == {2}
+            assert set(db.scalars(select(Score.run_id).where(Score.run_id.is_not(None)))) == {2}
+            # Joins and counts see the same rows.
+            joined = select(func.count()).select_from(Score).join(Verbalisation)
+            assert db.scalar(joined) == db.scalar(
+                select(func.count()).select_from(Score).where(Score.verbalisation_id.is_not(None))
+            )
+        assert [str(r) for r in store.damaged_rows] == [
+            "model_runs id 1: parameters is a JSON array, not an object"
+        ]
+    notices = [r.getMessage() for r in caplog.records if r.name == "core.store"]
+    assert notices[0] == (
+        "s.taillens: skipped 1 damaged row: model_runs id 1: parameters is a JSON array, "
+        "not an object"
+    )
+    assert "s.taillens: also skipped 16 rows of verbalisations that belong to damaged rows" in (
+        notices
+    )
+    assert len(notices) == len(set(notices))  # each said once
+    assert session.read_bytes() == before
+
+
+def test_a_writable_store_hides_them_too_and_writes_the_rest(session: Path) -> None:
+    damage(session, "UPDATE data_units SET attributes = 'nope' WHERE id = 1")
+    with SessionStore.open(session) as store:
+        with store.unit_of_work() as db:
+            assert 1 not in db.scalars(select(DataUnit.id)).all()
+            db.add(DataUnit(uid="new", size=1, origin="built", attributes={"a": 1}))
+        with store.snapshot() as db:
+            assert "new" in db.scalars(select(DataUnit.uid)).all()
+    with sqlite3.connect(session) as conn:
+        assert conn.execute("SELECT attributes FROM data_units WHERE id = 1").fetchone() == (
+            "nope",
+        )
+    # A write that mends the row (or removes it) is seen: reads check again after it.
+    with SessionStore.open(session) as store:
+        with store.snapshot() as db:
+            assert 1 not in db.scalars(select(DataUnit.id)).all()
+        with store.unit_of_work() as db:
+            db.execute(update(DataUnit).where(DataUnit.id == 1).values(attributes={"ok": 1}))
+        with store.snapshot() as db:
+            assert db.get(DataUnit, 1).attributes == {"ok": 1}  # type: ignore[union-attr]
+        assert store.damaged_rows == []
+
+
+def test_many_damaged_rows_are_counted_in_one_notice(
+    session: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    damage(session, "UPDATE scores SET value = 'x' WHERE id <= 100")
+    with SessionStore.open_read_only(session) as store, caplog.at_level(logging.WARNING):
+        with store.unit_of_work() as db:
+            assert db.scalar(select(func.min(Score.id))) == 101
+        damaged = store.check()
+    assert len(damaged) == 100
+    (notice,) = [r.getMessage() for r in caplog.records if r.name == "core.store"]
+    assert notice.startswith("s.taillens: skipped 100 damaged rows: scores id 1: value 'x'")
+    assert notice.endswith("; and 97 more ('taillens session check' lists them)")
+
+
+def test_session_json_columns_refuse_non_finite_numbers(session: Path) -> None:
+    with SessionStore.open(session) as store:
+        refused = pytest.raises(StatementError, match="Out of range float")
+        with refused, store.unit_of_work() as db:
+            db.add(DataUnit(uid="nan", size=1, origin="built", attributes={"w": math.nan}))
+        assert store.check() == []
+
+
+def test_jsonio_writes_standard_json() -> None:
+    text = jsonio.dumps({"p": math.nan, "v": [1.5, math.inf, (-math.inf,)], "n": 2})
+    assert json.loads(text) == {"p": None, "v": [1.5, None, [None]], "n": 2}
+    assert "NaN" not in text and "Infinity" not in text
