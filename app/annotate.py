@@ -182,7 +182,7 @@ class AnnotateController(QObject):
             )
             return
         self.index = index
-        self.panel.show_item(index, queue[index], queue.rating(index))
+        self.panel.show_item(index, queue[index], queue.rating(index), len(queue))
 
     def save(self, index: int, rating: Rating) -> bool:
         """Save the rating of item ``index`` (committed at once) and go to the next one."""

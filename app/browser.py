@@ -145,7 +145,13 @@ class BrowserController(QObject):
             return load_demo_source()
 
         handle = self.app.run_job(
-            Job("Load demo data", load, kind="wikidata.load-demo", uses_session=False)
+            Job(
+                "Load demo data",
+                load,
+                kind="wikidata.load-demo",
+                uses_session=False,
+                disposable=True,
+            )
         )
         self.panel.set_source_badge("embedded", "DEMO DATA: loading…")
         handle.succeeded.connect(self._embedded_loaded)
@@ -206,9 +212,11 @@ class BrowserController(QObject):
             settings = load_tier_settings(
                 self.store, name, defaults.tier_settings() if defaults is not None else None
             )
-            self.app.writer.write(
-                f"{name} as the category last viewed", lambda store: remember_category(store, name)
-            )
+            if not self.store.read_only:  # a session opened read-only is left as it is
+                self.app.writer.write(
+                    f"{name} as the category last viewed",
+                    lambda store: remember_category(store, name),
+                )
         table = self._columns(name)
         self._loading = True  # showing re-tiers: that is not a change to save
         try:
@@ -254,7 +262,8 @@ class BrowserController(QObject):
         thread (a write of many rows)."""
         from core.category_tiers import save_tiers
 
-        if not len(tiers.qids):
+        if not len(tiers.qids) or self.store is None or self.store.read_only:
+            return  # a session opened read-only is left as it is
             return
         category, settings = tiers.category, tiers.settings
         qids, codes, subs = list(tiers.qids), tiers.codes.copy(), tiers.sub_tiers.copy()

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from core.formats.report import ExportReport, ImportReport
     from core.jobs import JobOutcome
     from core.preferences import Preferences
+    from core.session_lock import SessionLock
 
 log = get_logger("controller")
 
@@ -72,6 +73,7 @@ class AppController(QObject):
         self.window = window
         self.runner = runner or QtJobRunner(parent=self)
         self.store: SessionStore | None = None
+        self.session_lock: SessionLock | None = None  # this window's hold on the session
         # What jobs and edits wrote: panels subscribe to the topics they show.
         self.changes = SessionChanges(self)
         self.changes.subscribe(EVERYTHING, lambda _topics: self.refresh(), self)
@@ -114,14 +116,34 @@ class AppController(QObject):
 
     # -- sessions ----------------------------------------------------------------------
     def open_session(self, path: Path, *, create: bool = False) -> bool:
-        """Open ``path`` (creating it if asked); on failure keep the current session."""
+        """Open ``path`` (creating it if asked); on failure keep the current session.
+        A session another TailLens window has open (its lock file, core.session_lock)
+        is opened read-only, anyway, or not, as the user chooses."""
+        from core.session_lock import SessionInUseError, SessionLock
+
+        lock: SessionLock | None = None
+        read_only = False
         try:
-            store = SessionStore.open(path, create=create, busy_timeout_s=self.busy_timeout_s)
+            lock = SessionLock.acquire(path)
+        except SessionInUseError as busy:
+            choice = self.window.ask_session_in_use(path.name, busy.holder.describe())
+            if choice == "cancel":
+                return False
+            read_only = choice == "read_only"
+        try:
+            timeout = self.busy_timeout_s
+            store = (
+                SessionStore.open_read_only(path, busy_timeout_s=timeout)
+                if read_only
+                else SessionStore.open(path, create=create, busy_timeout_s=timeout)
+            )
         except SessionError as error:
+            if lock is not None:
+                lock.release()
             log.warning("could not open %s: %s", path, error)
             self.window.show_error("Cannot open session", str(error))
             return False
-        self._switch_to(store)
+        self._switch_to(store, lock)
         if store.migrated_from is not None:
             self.window.statusBar().showMessage(
                 f"Session upgraded from schema {store.migrated_from} to "
@@ -131,12 +153,20 @@ class AppController(QObject):
         return True
 
     def new_session(self, path: Path) -> bool:
+        from core.session_lock import SessionInUseError, SessionLock
+
+        try:
+            lock: SessionLock | None = SessionLock.acquire(path)
+        except SessionInUseError:
+            lock = None  # the file exists (create refuses it below)
         try:
             store = SessionStore.create(path, busy_timeout_s=self.busy_timeout_s)
         except SessionError as error:
+            if lock is not None:
+                lock.release()
             self.window.show_error("Cannot create session", str(error))
             return False
-        self._switch_to(store)
+        self._switch_to(store, lock)
         return True
 
     def save_copy(self, destination: Path, *, switch: bool) -> bool:
@@ -164,8 +194,10 @@ class AppController(QObject):
     def refresh(self) -> None:
         info = self.store.info() if self.store is not None else None
         self.window.show_session(info)
+        if self.store is not None and self.store.read_only:
+            self.window.setWindowTitle(f"{self.window.windowTitle()} (read-only)")
 
-    def _switch_to(self, store: SessionStore) -> None:
+    def _switch_to(self, store: SessionStore, lock: SessionLock | None = None) -> None:
         if self.store is not None:
             self.session_closing.emit(self.store)
         holding = [h for h in self.runner.active.values() if h.job.uses_session]
@@ -178,7 +210,9 @@ class AppController(QObject):
         if self.store is not None:
             # Its queued writes still land (or are given up with a message); then it closes.
             self.writer.retire(self.store)
-        self.store = store
+        if self.session_lock is not None:
+            self.session_lock.release()
+        self.store, self.session_lock = store, lock
         store.integrity.listeners.append(self.damaged_rows_skipped.emit)
         self.refresh()
         self.session_changed.emit(store)
@@ -392,10 +426,18 @@ class AppController(QObject):
 
     # -- shutdown ------------------------------------------------------------------------
     def shutdown(self) -> None:
+        """At quit: pending saves handed to the writer and written, jobs cancelled, the
+        session closed. Only jobs whose work would be lost or left half-done are waited
+        for: not a disposable one (``Job.disposable``: a demo snapshot still loading held
+        the quit for 10 s)."""
+        verbalise = getattr(self, "verbalise", None)  # absent where no panels were built
+        if verbalise is not None:
+            verbalise.flush_pending()
         if self.store is not None:
             self.session_closing.emit(self.store)
         self.runner.cancel_all()
-        if not self.runner.wait_for_done(10_000):
+        waited = [h for h in self.runner.active.values() if not h.job.disposable]
+        if not self.runner.wait_for(waited, timeout_s=10):
             log.warning("a job did not stop within 10 s of cancel at shutdown")
         if not self.writer.idle:
             self.window.statusBar().showMessage("Saving the last changes…")
@@ -409,3 +451,6 @@ class AppController(QObject):
         if self.store is not None:
             self.store.close()
             self.store = None
+        if self.session_lock is not None:
+            self.session_lock.release()
+            self.session_lock = None

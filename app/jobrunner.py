@@ -154,7 +154,10 @@ def _run_in_worker(handle: JobHandle) -> None:
         outcome = run_job(handle.job, handle.token, handle._from_worker_progress.emit)
     finally:
         handle.worker_done.set()
-    handle._from_worker_outcome.emit(outcome)
+    try:
+        handle._from_worker_outcome.emit(outcome)
+    except RuntimeError:  # the handle is gone: a disposable job outlived its window
+        log.info("job %r ended after its window closed", handle.job.title)
 
 
 class _DaemonPool:

@@ -45,6 +45,9 @@ class PreferencesController:
         if self.dialog is None:
             dialog = self.dialog = PreferencesDialog(self.window)
             dialog.accepted.connect(lambda: self.store(dialog.values()))
+        # Read again each time: the model folders live in core.models' own file, which the
+        # Verbalise panel's "add folder", the command line or another window also write.
+        self.app.preferences = load_preferences(self.window.settings)
         self.dialog.show_values(self.app.preferences)
         self.dialog.open()
         return self.dialog

@@ -122,6 +122,12 @@ class VerbaliseController(QObject):
                 "folder on the Model tab."
             )
 
+    def flush_pending(self) -> None:
+        """Save now what the debounce timer would save shortly (at quit)."""
+        if self._save_timer.isActive():
+            self._save_timer.stop()
+            self.save_settings()
+
     def save_settings(self) -> None:
         settings = json.dumps(self.panel.settings())
         self.app.writer.write(
@@ -415,6 +421,7 @@ class VerbaliseController(QObject):
                 load,
                 kind="verbalise.preview",
                 uses_session=False,
+                disposable=True,
             )
         )
         self._tokenizer_jobs[key] = handle

@@ -138,6 +138,9 @@ class Job(Generic[T]):
     (:class:`core.changes.Topic`); when it ends (done, cancelled or failed: what it
     committed before stopping is kept) the application tells the panels that show them.
     A job that writes nothing (reads, exports) leaves it empty.
+    ``disposable`` marks a job whose result is only shown, never kept (the demo
+    snapshot loaded into memory, a tokenizer for a preview): quitting does not wait for
+    it (one that cannot be cancelled, such as a snapshot load, held the quit for 10 s).
     """
 
     title: str
@@ -148,6 +151,7 @@ class Job(Generic[T]):
     uses_session: bool = True
     quiet: bool = False
     writes: frozenset[Topic] = frozenset()
+    disposable: bool = False
     # What the job has saved so far, in words ("run 3 keeps 120 texts; the same command
     # resumes it"), said when a write is refused (the disk is full): see run_job.
     kept: Callable[[], str] | None = None

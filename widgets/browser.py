@@ -83,6 +83,8 @@ class BrowserPanel(QWidget):
     category_save_requested = Signal(object)  # a Category the user added or edited
     source_requested = Signal(str, str)  # kind, endpoint URL ("" unless kind == "endpoint")
     start_unit_requested = Signal(str)  # QID
+    category_shown = Signal(str)  # a category's entities are on screen (state.category)
+    compared_changed = Signal(str, list)  # category shown, the names ticked in Compare with
 
     def __init__(self, parent: QWidget | None = None, state: BrowserState | None = None) -> None:
         super().__init__(parent)
@@ -326,6 +328,9 @@ class BrowserPanel(QWidget):
         # The first time the panel has a real height: the controls whole (no scrolling
         # to reach the tier summary) when that leaves the table and inspector 40 %.
         height = self._outer.height()
+        # widgets.main_window.RESTORED_PROPERTY: the user's sizes, from the last quit.
+        if self._outer.property("taillens_restored"):
+            self._split_done = True
         if not self._split_done and height > 300:
             self._split_done = True
             top = min(self._controls_box.sizeHint().height() + 6, int(height * 0.6))
@@ -359,6 +364,12 @@ class BrowserPanel(QWidget):
     def compared(self) -> list[str]:
         """The categories ticked in Compare with."""
         return list(self.state.compared)
+
+    def set_compared(self, names: list[str]) -> None:
+        """Tick these categories in Compare with (those offered), untick the rest: as if
+        the user did (the state's ticks change; overlays are asked for, or dropped)."""
+        wanted = set(names)
+        self.state.compared = tuple(n for n in self.categories if n in wanted)
 
     def set_source_badge(self, kind: str, text: str) -> None:
         """Show where data comes from: live, an endpoint URL, embedded demo, or cache."""
@@ -450,6 +461,12 @@ class BrowserPanel(QWidget):
             self._render_compared()
         if changes.keys() & {"tiers", "table", "settings"}:
             self._render_tiers()
+        category = self.state.category
+        if category is not None:  # said once the panel shows it (window_state follows)
+            if changes.keys() & {"category", "table"}:
+                self.category_shown.emit(category)
+            if "compared" in changes:
+                self.compared_changed.emit(category, list(self.state.compared))
 
     def _render_table(self) -> None:
         state = self.state

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, qVersion
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QSplitter,
     QTabBar,
     QToolBar,
     QWidget,
@@ -46,6 +47,9 @@ MAX_RECENT = 10
 _KEY_GEOMETRY = "window/geometry"
 _KEY_STATE = "window/state"
 _KEY_RECENT = "recent/files"
+_KEY_SPLITTERS = "window/splitters"
+# Set on a splitter whose saved sizes were restored (see MainWindow._restore_splitters).
+RESTORED_PROPERTY = "taillens_restored"
 # Bumped when the set of docks changes so an old saved layout is not misapplied.
 _STATE_VERSION = 2
 
@@ -88,6 +92,9 @@ class MainWindow(QMainWindow):
         the shell first and installs the panels behind it)."""
         super().__init__(parent)
         self.settings = settings
+        self._saved_splitters: dict[str, QByteArray] = {}  # restored once shown
+        self._layout_restored = False  # a saved layout was applied (restore_layout)
+        self.interactive = True  # False: rendered for a screenshot or a timing, no one asks
         self.setWindowTitle(APP_NAME)
         self.setObjectName("TailLensMainWindow")
         self.setDockOptions(
@@ -193,6 +200,14 @@ class MainWindow(QMainWindow):
             if placeholder is not None:
                 placeholder.hide()
                 placeholder.deleteLater()
+        if self._saved_splitters and self.isVisible():  # the panels' own, saved at quit
+            # Laid out now, parents first (each panel takes its size, the Browser splits
+            # itself), so the saved sizes land on the panels' final sizes.
+            for widget in [self, *self.findChildren(QWidget)]:
+                layout = widget.layout()
+                if layout is not None:
+                    layout.activate()
+            self._restore_splitters()
 
     def show_opening_session(self) -> None:
         """What the status bar says while the session is being opened at start-up."""
@@ -453,6 +468,29 @@ class MainWindow(QMainWindow):
         if lang is not None:
             self.import_options_requested.emit(folder, "auto", lang)
 
+    def ask_session_in_use(self, name: str, holder: str) -> str:
+        """A session another TailLens window has open: "read_only", "open" (anyway) or
+        "cancel", as a LibreOffice-like tool asks; tests replace this. A window nobody
+        sits at (``interactive`` False: a screenshot, a timing run) opens it read-only."""
+        if not self.interactive:
+            return "read_only"
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Session in use")
+        box.setText(f"{name} is open in another TailLens window.")
+        box.setInformativeText(
+            f"Opened by {holder}.\n\nOpen it read-only to look without changing it, or "
+            "open it anyway (both windows then write to it: changes made in one are not "
+            "shown in the other until it reloads)."
+        )
+        read_only = box.addButton("Open &read-only", QMessageBox.ButtonRole.AcceptRole)
+        anyway = box.addButton("Open &anyway", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(read_only)
+        box.exec()
+        clicked = box.clickedButton()
+        return "read_only" if clicked is read_only else "open" if clicked is anyway else "cancel"
+
     def ask_import_language(self, target: str) -> str | None:
         """The import dialog's language field (None: cancelled); tests replace this."""
         from widgets.import_dialog import ask_import_language
@@ -584,30 +622,85 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray | bytes):
             self.restoreGeometry(QByteArray(geometry))
         if isinstance(state, QByteArray | bytes):
-            self.restoreState(QByteArray(state), _STATE_VERSION)
+            self._layout_restored = self.restoreState(QByteArray(state), _STATE_VERSION)
+            # The splitters once the window is first laid out: panels size some of
+            # theirs on their first real size (the Browser's plots over its table). A
+            # shell's panels are not built yet: theirs apply once placed (place_panels).
+            self.settings.beginGroup(_KEY_SPLITTERS)
+            keys = self.settings.childKeys()
+            self.settings.endGroup()
+            self._saved_splitters = {
+                key: QByteArray(saved)
+                for key in keys
+                if isinstance(
+                    saved := self.settings.value(f"{_KEY_SPLITTERS}/{key}"), QByteArray | bytes
+                )
+            }
+            if self.isVisible():
+                self._restore_splitters()
         self.message_toolbar.hide()  # a message belongs to the run that showed it
         QTimer.singleShot(0, self.hide_stray_tab_bars)
 
     def fit_to_screen(self, title_bar: int = 40) -> None:
         """Shrink the window (and move it) to lie within its screen's available area,
-        leaving ``title_bar`` pixels for the window manager's frame: the first run's
-        1280 × 800, or a geometry saved on a larger monitor, overflowed a 1366 × 768
-        laptop screen (the status bar and the panels' tabs below the bottom edge)."""
+        leaving room for the window manager's frame (``title_bar`` pixels above while
+        the frame is not known yet): the first run's 1280 × 800, or a geometry saved on a
+        larger monitor, overflowed a 1366 × 768 laptop screen (the status bar and the
+        panels' tabs below the bottom edge).
+
+        Worked out on the client area (``geometry()``), never with ``move()``: before the
+        window is shown its frame is not known, so ``pos()`` is the client's corner, and
+        moving the frame there put the window a frame's width right and a title bar's
+        height lower on every start. A window that fits is left where it is."""
         screen = self.screen()
         if screen is None:
             return
         area = screen.availableGeometry()
-        width = min(self.width(), area.width())
-        height = min(self.height(), area.height() - title_bar)
-        if (width, height) != (self.width(), self.height()):
-            self.resize(max(width, self.minimumWidth()), max(height, self.minimumHeight()))
-        last_x = area.right() + 1 - self.width()  # the last positions that keep it inside
-        last_y = area.bottom() + 1 - title_bar - self.height()
-        self.move(max(area.left(), min(self.x(), last_x)), max(area.top(), min(self.y(), last_y)))
+        client, frame = self.geometry(), self.frameGeometry()
+        left = client.left() - frame.left()
+        top = max(client.top() - frame.top(), title_bar if frame == client else 0)
+        right, bottom = frame.right() - client.right(), frame.bottom() - client.bottom()
+        width = max(min(client.width(), area.width() - left - right), self.minimumWidth())
+        height = max(min(client.height(), area.height() - top - bottom), self.minimumHeight())
+        x = max(area.left() + left, min(client.x(), area.right() - right - width + 1))
+        y = max(area.top() + top, min(client.y(), area.bottom() - bottom - height + 1))
+        if (x, y, width, height) != (client.x(), client.y(), client.width(), client.height()):
+            self.setGeometry(x, y, width, height)
+
+    def _restore_splitters(self) -> None:
+        splitters = self._splitters()
+        for key in [key for key in self._saved_splitters if key in splitters]:
+            splitters[key].restoreState(self._saved_splitters.pop(key))
+            # The user's sizes: a panel that sizes a splitter itself on its first real
+            # size (the Browser) leaves this one as it is.
+            splitters[key].setProperty(RESTORED_PROPERTY, True)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._saved_splitters:
+            QTimer.singleShot(0, self._restore_splitters)
+
+    def _splitters(self) -> dict[str, QSplitter]:
+        """Every splitter inside a dock, by the dock's name, its place among the dock's
+        splitters (creation order), orientation and number of parts: a splitter a later
+        version adds, drops or rearranges gets a new key, so a saved state never lands
+        on the wrong one."""
+        found: dict[str, QSplitter] = {}
+        for dock in self.findChildren(QDockWidget):
+            for n, splitter in enumerate(dock.findChildren(QSplitter)):
+                shape = "h" if splitter.orientation() == Qt.Orientation.Horizontal else "v"
+                found[f"{dock.objectName()}-{n}-{shape}{splitter.count()}"] = splitter
+        return found
 
     def save_layout(self) -> None:
+        """Geometry, docks (with their sizes) and every panel's splitters."""
         self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
         self.settings.setValue(_KEY_STATE, self.saveState(_STATE_VERSION))
+        self.settings.remove(_KEY_SPLITTERS)
+        for key, saved in self._saved_splitters.items():  # not applied yet: kept as saved
+            self.settings.setValue(f"{_KEY_SPLITTERS}/{key}", saved)
+        for key, splitter in self._splitters().items():
+            self.settings.setValue(f"{_KEY_SPLITTERS}/{key}", splitter.saveState())
         self.settings.sync()
 
     def reset_layout(self) -> None:
@@ -618,8 +711,13 @@ class MainWindow(QMainWindow):
         # The session path takes at most ~40 % of the status bar; it elides past that.
         self.session_label.setMaximumWidth(max(200, event.size().width() * 2 // 5))
         super().resizeEvent(event)
-        # Extra width goes to the Browser, not the side panels (Qt shares it out).
-        QTimer.singleShot(0, self._cap_side_docks)
+        # Extra width goes to the Browser, not the side panels (Qt shares it out): in the
+        # default layout, and when a shown window widens; the sizes a restored layout
+        # brings back stay (they were capped on every start).
+        old = event.oldSize()
+        widened = self.isVisible() and old.isValid() and event.size().width() > old.width()
+        if widened or not self._layout_restored:
+            QTimer.singleShot(0, self._cap_side_docks)
         QTimer.singleShot(0, self.hide_stray_tab_bars)
 
     def hide_stray_tab_bars(self) -> None:

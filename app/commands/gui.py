@@ -53,10 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.gui import launch
+    from app.gui import end_process, launch
 
     width, _, height = args.size.partition("x")
-    return launch(
+    status = launch(
         session=args.session,
         screenshot=args.screenshot,
         size=(int(width), int(height)),
@@ -65,3 +65,4 @@ def run(args: argparse.Namespace) -> int:
         wait_for_jobs_s=args.wait_for_jobs,
         force=args.force,
     )
+    end_process(status)  # the window is closed and everything saved: no slow teardown

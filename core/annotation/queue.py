@@ -267,6 +267,7 @@ def build_queue(
     categories, tiers = set(spec.categories), set(spec.tiers)
     runs, qualities = set(spec.run_ids), set(spec.qualities)
     regular, golden_pool = [], []
+    rated_earlier: set[ItemRef] = set()  # of this filter, left out as rated already
     for c in candidates:
         if c["ref"] in golden:
             if not rated_by_me(c["ref"]):
@@ -285,6 +286,7 @@ def build_queue(
         if qualities and c["quality"] not in qualities:
             continue
         if spec.unrated_only and rated_by_me(c["ref"]):
+            rated_earlier.add(c["ref"])
             continue
         rs = ratings.get(c["ref"], ())
         c["disagreement"] = disagreement(
@@ -328,13 +330,15 @@ def build_queue(
                 disagreement=c.get("disagreement", 0.0),
             )
         )
-    return AnnotationQueue(store, info, items, spec)
+    return AnnotationQueue(store, info, items, spec, rated_earlier=frozenset(rated_earlier))
 
 
 class AnnotationQueue:
     """The items of one annotator's queue, saving as it goes; Ctrl+Z undoes saves in order.
 
-    Progress is read from the session, so ratings saved in another window count too.
+    Progress is read from the session, so ratings saved in another window count too;
+    it counts the texts of the filter, those left out of the queue as rated already
+    (``rated_earlier``) included, so a queue rebuilt after a restart does not read 0.
     """
 
     def __init__(
@@ -343,8 +347,10 @@ class AnnotationQueue:
         annotator: AnnotatorInfo,
         items: Sequence[QueueItem],
         spec: QueueFilter,
+        rated_earlier: frozenset[ItemRef] = frozenset(),
     ) -> None:
         self.store = store
+        self.rated_earlier = rated_earlier
         self.annotator = annotator
         self.items: list[QueueItem] = list(items)
         self.spec = spec
@@ -359,19 +365,25 @@ class AnnotationQueue:
     def __getitem__(self, index: int) -> QueueItem:
         return self.items[index]
 
-    def rated(self) -> set[ItemRef]:
-        """Items of this queue the annotator has rated."""
+    def _mine(self) -> set[ItemRef]:
+        """Every text the annotator has rated (not golden items)."""
         with self.store.snapshot() as db:
             rows = db.execute(
                 select(Annotation.verbalisation_id, Annotation.reference_id).where(
                     Annotation.annotator_id == self.annotator.id, Annotation.is_golden.is_(False)
                 )
             ).all()
-        mine = {item_ref(v, r) for v, r in rows}
-        return mine & {item.ref for item in self.items}
+        return {item_ref(v, r) for v, r in rows}
+
+    def rated(self) -> set[ItemRef]:
+        """Items of this queue the annotator has rated."""
+        return self._mine() & {item.ref for item in self.items}
 
     def progress(self) -> QueueProgress:
-        return QueueProgress(len(self.rated()), len(self.items))
+        """Texts of the filter rated by the annotator, of all the filter's texts: the
+        queue's items and those left out as rated already."""
+        counted = {item.ref for item in self.items} | self.rated_earlier
+        return QueueProgress(len(self._mine() & counted), len(counted))
 
     def next_index(self, after: int = -1) -> int | None:
         """Index of the first unrated item after ``after`` (wrapping round), else None."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -29,10 +30,20 @@ SOURCE_KINDS = ("embedded", "live", "cache")
 EMBEDDED_NAME = "Demo data (embedded snapshot, synthetic)"
 
 
-@lru_cache(maxsize=1)
+_demo_loading = threading.Lock()
+
+
 def load_demo_source() -> EmbeddedSource:
     """The bundled demo snapshot in an in-process Oxigraph store (loaded once, in a few
-    seconds; queries only read it, so one copy serves the whole process)."""
+    seconds; queries only read it, so one copy serves the whole process). Callers at the
+    same time wait for the one load: a window closed while it loads no longer waits for
+    it (``Job.disposable``), and the next window's load must not run beside it."""
+    with _demo_loading:
+        return _load_demo_source()
+
+
+@lru_cache(maxsize=1)
+def _load_demo_source() -> EmbeddedSource:
     if not DEMO_SNAPSHOT.exists():
         raise SourceError(
             f"The bundled demo snapshot {DEMO_SNAPSHOT} is missing. Reinstall TailLens, or use "

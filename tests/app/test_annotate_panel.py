@@ -93,7 +93,7 @@ def test_keyboard_flow_saves_moves_on_and_undoes(qtbot, wired, built) -> None:
     queue_of(panel)
     # ana rated u1, u2, u3, u5, u6 of model-a's English texts: u4, u7, u8 are left.
     assert [item.unit_uid for item in annotate.queue.items] == ["u4", "u7", "u8"]
-    assert "0 / 3" in panel.progress_label.text()
+    assert "4 / 7" in panel.progress_label.text()  # her earlier ratings count
     assert "unit u4" in panel.meta_label.text() and "model-a" in panel.meta_label.text()
     assert panel.text_label.text() == "u4 en text by model-a."
     assert "country" in panel.triples_label.text() and "Italy" in panel.triples_label.text()
@@ -108,7 +108,7 @@ def test_keyboard_flow_saves_moves_on_and_undoes(qtbot, wired, built) -> None:
     qtbot.keyClick(panel, Qt.Key.Key_Return)
     saved = rating_of(controller.store, ana, u4)
     assert (saved.fluency, saved.adequacy, saved.blame) == (4, 0, None)
-    assert "1 / 3" in panel.progress_label.text()
+    assert "5 / 7" in panel.progress_label.text()
     assert "unit u7" in panel.meta_label.text() and panel.fluency() is None
 
     qtbot.keyClick(panel, "n")
@@ -118,7 +118,7 @@ def test_keyboard_flow_saves_moves_on_and_undoes(qtbot, wired, built) -> None:
 
     qtbot.keyClick(panel, Qt.Key.Key_Z, CTRL)
     assert rating_of(controller.store, ana, u4) is None
-    assert "0 / 3" in panel.progress_label.text()
+    assert "4 / 7" in panel.progress_label.text()
     assert "unit u4" in panel.meta_label.text()  # back on the undone item
     # The undone rating is back in the form, for editing; the message names the item
     # as the screen does.
@@ -265,7 +265,7 @@ def test_typing_in_text_fields_is_not_a_shortcut(qtbot, wired, built) -> None:
     qtbot.keyClicks(panel.blame_other, "34 y")
     assert panel.fluency() == 2 and panel.adequacy() == 1
     assert editor.toPlainText() == "u4 en text by model-a. 5 y n\n"
-    assert "0 / 3" in panel.progress_label.text()
+    assert "4 / 7" in panel.progress_label.text()
     assert "5 y n" in panel.diff_view.toHtml()
     assert panel.blame_other.text() == "34 y"
     # The checks are recorded once touched.
@@ -281,7 +281,7 @@ def test_typing_in_text_fields_is_not_a_shortcut(qtbot, wired, built) -> None:
         "all_and_only_information": False,
         "no_spelling_grammar_errors": False,
     }
-    assert "1 / 3" in panel.progress_label.text()
+    assert "5 / 7" in panel.progress_label.text()
 
 
 def test_promote_a_correction_to_a_gold_reference(qtbot, wired, built) -> None:
@@ -517,3 +517,72 @@ def test_agreement_tab_can_weight_items_by_sampling_weight(qtbot, wired) -> None
     qtbot.waitUntil(lambda: mean_shown() == f"{plain.fluency_mean:.2f}", timeout=10_000)
     panel.weighted_check.setChecked(True)  # refreshes the tab
     qtbot.waitUntil(lambda: mean_shown() == f"{heavy.fluency_mean:.2f}", timeout=10_000)
+
+
+def test_after_ctrl_enter_from_the_correction_the_next_key_rates(qtbot, wired, built) -> None:
+    window, controller, annotate, panel = wired
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    window.raise_panel("annotate")
+    choose(panel, "ana")
+    queue_of(panel)
+    qtbot.keyClick(panel, "3")
+    qtbot.keyClick(panel, "y")
+    qtbot.keyClick(panel, "c")
+    editor = panel.correction_edit
+    assert QApplication.focusWidget() is editor
+    editor.setPlainText("u4 en text, corrected.")
+    qtbot.keyClick(editor, Qt.Key.Key_Return, CTRL)
+    ana = built.annotators["ana"]
+    u4 = built.verbalisations[("model-a", "u4", "en")]
+    assert rating_of(controller.store, ana, u4).corrected_text == "u4 en text, corrected."
+    assert "unit u7" in panel.meta_label.text()
+    # The keyboard is back on the item: the next key, sent where the focus is, rates it.
+    focus = QApplication.focusWidget()
+    assert focus is not editor and panel.isAncestorOf(focus) or focus is panel
+    qtbot.keyClick(focus, "4")
+    assert panel.fluency() == 4
+    assert editor.toPlainText() == "u7 en text by model-a."
+
+
+def test_back_on_the_first_item_stays_there(qtbot, wired) -> None:
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    queue_of(panel)
+    alt = Qt.KeyboardModifier.AltModifier
+    assert "item 1 of 3" in panel.meta_label.text()
+    qtbot.keyClick(panel, Qt.Key.Key_Left, alt)
+    assert "item 1 of 3" in panel.meta_label.text()  # not the last one
+    assert "first item" in panel.message_label.text()
+    panel.back_button.click()
+    assert "item 1 of 3" in panel.meta_label.text()
+    for _ in range(2):
+        panel.skip_button.click()
+    assert "item 3 of 3" in panel.meta_label.text()
+    panel.skip_button.click()
+    assert "item 3 of 3" in panel.meta_label.text() and "last item" in panel.message_label.text()
+
+
+def test_progress_counts_stored_ratings_after_a_restart(qtbot, built, settings) -> None:
+    window, controller = build_window(settings)
+    qtbot.addWidget(window)
+    controller.open_session(built.path)
+    panel = controller.annotate.panel
+    choose(panel, "ana")
+    queue_of(panel)
+    assert "4 / 7" in panel.progress_label.text()
+    qtbot.keyClick(panel, "4")
+    qtbot.keyClick(panel, "y")
+    qtbot.keyClick(panel, Qt.Key.Key_Return)
+    assert "5 / 7" in panel.progress_label.text()
+    controller.shutdown()
+
+    window2, controller2 = build_window(settings)  # the next start, on the same session
+    qtbot.addWidget(window2)
+    controller2.open_session(built.path)
+    panel2 = controller2.annotate.panel
+    assert [i.unit_uid for i in controller2.annotate.queue.items] == ["u7", "u8"]
+    assert "5 / 7" in panel2.progress_label.text()  # not 0 / 2
+    controller2.shutdown()

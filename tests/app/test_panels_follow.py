@@ -21,11 +21,11 @@ from core.annotation import QueueFilter, Rating
 from core.changes import IMPORT_WRITES, Topic
 from core.jobs import Job, JobSucceeded
 from core.labels import plural
-from tests.core.formats.conftest import TAILNLG
 from tests.core.formats.test_webnlg_releases import WEBNLG_2017
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.jobs import is_fetch
 from tests.fixtures.report_session import ReportSession
+from tests.shared_data import TAILNLG, require
 
 report_session = fixture_module.report_session  # registers the fixture here
 
@@ -67,11 +67,10 @@ def test_file_import_updates_the_units_panel(
     assert first > 0
     assert units.units_model.rowCount() == first
     assert units.units_label.text() == f"{plural(first, 'unit')} in the session"
-    if not TAILNLG.is_file():
-        pytest.skip(f"the TailNLG benchmark is not at {TAILNLG}")
+    tailnlg = require(*TAILNLG)  # skips where the benchmark is not there
     # The case: a second, larger import while the panel already lists units.
     import_from_the_file_menu(
-        qtbot, window, controller, TAILNLG, "TailNLG XML (*.xml)", monkeypatch
+        qtbot, window, controller, tailnlg, "TailNLG XML (*.xml)", monkeypatch
     )
     now = units_in_session(controller)
     assert now > first + 500

@@ -87,3 +87,34 @@ def test_a_contact_from_the_environment_wins(
     assert controller.preferences.share == 0.8  # a hand-edited value that does not parse
     assert os.environ[CONTACT_ENV] == "env@example.org"
     controller.shutdown()
+
+
+def test_the_model_folders_are_read_again_each_time_preferences_open(
+    qtbot, settings_file: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """The folder list is core.models' file, which Verbalise's "add folder", the command
+    line and other windows write too: reopening Preferences shows it as it is now."""
+    from core.models import save_model_folders
+
+    monkeypatch.delenv("TAILLENS_MODEL_DIRS", raising=False)
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    window, controller = window_on(qtbot, settings_file)
+    dialog = controller.preferences_controller.open()
+    dialog.folders_list.addItem(str(first))
+    dialog.accept()
+
+    controller.verbalise.add_folder(str(second))  # the Verbalise panel's "add folder…"
+    dialog = controller.preferences_controller.open()
+    shown = [dialog.folders_list.item(i).text() for i in range(dialog.folders_list.count())]
+    assert shown == [str(first), str(second)]
+    dialog.reject()
+
+    save_model_folders([second])  # changed on disk (another window, the command line)
+    dialog = controller.preferences_controller.open()
+    shown = [dialog.folders_list.item(i).text() for i in range(dialog.folders_list.count())]
+    assert shown == [str(second)]
+    dialog.accept()  # saving keeps what is there, not the list of an earlier opening
+    assert configured_model_folders() == [second]
+    controller.shutdown()

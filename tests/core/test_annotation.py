@@ -235,6 +235,8 @@ def test_queue_skips_rated_items_puts_disagreements_first_and_tracks_progress(
     ana = report_session.annotators["ana"]
     mine = build_queue(store, ana, QueueFilter(models=("model-a",), langs=("en",)))
     assert {i.unit_uid for i in mine} == {"u4", "u7", "u8"}  # rated u1-u3, u5, u6
+    # Progress counts the filter's texts, those left out as rated already included.
+    assert (mine.progress().done, mine.progress().total) == (4, 7)
     eve = add_annotator(store, "eve").id
     queue = build_queue(
         store, eve, QueueFilter(models=("model-a",), langs=("en",), disagreements_first=True)

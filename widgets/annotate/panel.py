@@ -1,7 +1,8 @@
 """Annotate panel: rate and correct texts, keyboard first (METHODS §9).
 
 Top: who is annotating (chosen once, always shown: "Annotating as NAME"). Tab *Rate*:
-the queue filter, progress done/total, the current item (its unit's triples in the
+the queue filter, progress done/total (of all the filter's texts, those rated before
+the queue was built included), the current item (its unit's triples in the
 annotation language and the text), fluency 0–5, adequacy Yes / No / Not sure (and what
 is to blame for No / Not sure), the three TailNLG validation checks, the error taxonomy
 for reference texts, and a correction editor with a word diff against the original that
@@ -13,11 +14,13 @@ controls as its own attributes.
 
 Keys (a panel-wide filter, so they work whichever control has focus): 0–5 fluency,
 y / n / s adequacy, b to the blame boxes, c to the correction, Enter saves and moves on,
-Alt+→ skips, Alt+← goes back, Ctrl+Z undoes the last rating and puts it back in the form
-for editing. In a text field (correction, blame free text, the filter's boxes) keys type
-text; only Ctrl+Enter (save), Alt+←/→, Esc (leave the field) and, once the field has
-nothing left to undo, Ctrl+Z reach the panel. The blame box keeps its place when it does
-not apply (greyed), so choosing No never moves the correction field.
+Alt+→ skips, Alt+← goes back (both stop at the queue's ends), Ctrl+Z undoes the last
+rating and puts it back in the form for editing. After a save the keyboard is on the
+next item's form, wherever it was. In a text field (correction, blame free text, the
+filter's boxes) keys type text; only Ctrl+Enter (save), Alt+←/→, Esc (leave the field)
+and, once the field has nothing left to undo, Ctrl+Z reach the panel. The blame box
+keeps its place when it does not apply (greyed), so choosing No never moves the
+correction field.
 
 The panel holds no ratings: every save goes to ``app.annotate.AnnotateController``, which
 commits it through ``core.annotation`` at once and hands back what the session holds.
@@ -129,7 +132,7 @@ class AnnotatePanel(QWidget):
             "QPushButton:unchecked:disabled { color:palette(mid) }"
         )
         self.index: int | None = None  # queue index shown
-        self.total = 0
+        self.count = 0  # items in the queue
 
         self.who_label = QLabel()
         self.who_label.setTextFormat(Qt.TextFormat.RichText)
@@ -277,16 +280,24 @@ class AnnotatePanel(QWidget):
         self.filter_bar.fold(folded)
 
     def show_progress(self, done: int, total: int) -> None:
-        self.total = total
+        """``done`` of the filter's ``total`` texts rated (those rated before the queue
+        was built included)."""
         self.progress_label.setText(f"<b>{done:,} / {total:,}</b> rated")
         self.progress_bar.setRange(0, max(total, 1))
         self.progress_bar.setValue(done)
 
-    def show_item(self, index: int, item: QueueItem, rating: StoredRating | None) -> None:
-        """Queue item ``index`` (its golden flag is never shown) and the annotator's stored
-        rating of it (None: not rated yet)."""
-        self.index = index
-        self.item_view.show_item(index, self.total, item)
+    def show_item(
+        self, index: int, item: QueueItem, rating: StoredRating | None, count: int
+    ) -> None:
+        """Queue item ``index`` of ``count`` (its golden flag is never shown) and the
+        annotator's stored rating of it (None: not rated yet). The keyboard comes back
+        to the rating form from a text field (the correction saved with Ctrl+Enter), so
+        the next key rates the new item rather than typing into its correction."""
+        focus = QApplication.focusWidget()
+        if focus is not None and self.isAncestorOf(focus) and _is_text_input(focus):
+            self.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.index, self.count = index, count
+        self.item_view.show_item(index, count, item)
         self.form.set_reference(item.ref.kind == "reference")
         self.form.show_rating(rating)
         self.correction.show_text(item.text, rating.corrected_text if rating else None)
@@ -431,8 +442,16 @@ class AnnotatePanel(QWidget):
             self.annotator_chosen.emit(int(data))
 
     def _step(self, step: int) -> None:
-        if self.index is not None and self.total:
-            self.item_requested.emit((self.index + step) % self.total)
+        """Back or skip; the first and the last item are ends, not a ring."""
+        if self.index is None or not self.count:
+            return
+        target = self.index + step
+        if target < 0:
+            self.show_message("This is the first item of the queue.")
+        elif target >= self.count:
+            self.show_message("This is the last item of the queue.")
+        else:
+            self.item_requested.emit(target)
 
     def _emit_promote(self) -> None:
         if self.index is not None:
