@@ -15,8 +15,8 @@ from core.formats.rdf import TL, WD, export_rdf
 from core.formats.wdv import import_wdv
 from core.store import SessionStore
 from core.store.models import UnitReference, UnitTriple
-from tests.core.formats.conftest import TAILNLG
 from tests.core.formats.test_wdv import wdv_records, write_wdv
+from tests.shared_data import TAILNLG, require
 
 tl = Namespace(TL)
 wd = Namespace(WD)
@@ -33,11 +33,10 @@ PREFIXES = {
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionStore]:
-    if not TAILNLG.is_file():
-        pytest.skip(f"the TailNLG benchmark is not at {TAILNLG}")
+    tailnlg = require(*TAILNLG)
     folder = tmp_path_factory.mktemp("rdf")
     with SessionStore.create(folder / "s.taillens") as store:
-        import_webnlg(store, TAILNLG, flavour="tailnlg")
+        import_webnlg(store, tailnlg, flavour="tailnlg")
         import_wdv(store, write_wdv(folder / "wdv.json", wdv_records()))
         # An override must be what the export says.
         with store.unit_of_work() as db:
