@@ -207,7 +207,8 @@ def test_imported_category(attributes: object, expected: str | None) -> None:
         ({"entry": "not a dict", "category": "Food"}, "Food"),
         ({"entry": {"eid": "Id1"}}, None),
         (None, None),
-        (["category"], None),
+        # (attributes that are a list: a damaged row since issue 18, hidden from every
+        # reader; tests/core/test_integrity.py)
     ],
 )
 def test_the_sql_category_is_imported_category(
