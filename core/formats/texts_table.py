@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -314,26 +314,32 @@ def _category(row: Any, categories: dict[int, str]) -> str:
     return category_name(row.category_id, attributes, categories)
 
 
-def _pages(db: Session, plan: _Plan, page_size: int) -> Iterator[list[dict[str, Any]]]:
-    """The table's rows, a page at a time: every output, then the references."""
+def _keyset_pages(
+    db: Session, query: str, where: Callable[[dict[str, Any]], str], page_size: int
+) -> Iterator[Sequence[Any]]:
+    """The rows of ``query`` (with ``{where}`` filled by ``where(params)``), a page at a
+    time in id order: each page starts after the last id of the one before."""
     from sqlalchemy import text
 
     after = 0
     while True:
         params: dict[str, Any] = {"after": after, "limit": page_size}
-        where = _output_where(plan, params)
-        texts = db.execute(
-            text(
-                "SELECT v.id, v.run_id, r.system_name, r.model_id, v.lang, v.candidate_index, "
-                f"v.text, {_UNIT_COLUMNS} FROM verbalisations v "
-                "JOIN model_runs r ON r.id = v.run_id JOIN data_units u ON u.id = v.unit_id "
-                f"WHERE v.id > :after AND {where} ORDER BY v.id LIMIT :limit"
-            ),
-            params,
-        ).all()
-        if not texts:
-            break
-        after = texts[-1].id
+        rows = db.execute(text(query.format(where=where(params))), params).all()
+        if not rows:
+            return
+        after = rows[-1].id
+        yield rows
+
+
+def _pages(db: Session, plan: _Plan, page_size: int) -> Iterator[list[dict[str, Any]]]:
+    """The table's rows, a page at a time: every output, then the references."""
+    outputs = (
+        "SELECT v.id, v.run_id, r.system_name, r.model_id, v.lang, v.candidate_index, "
+        f"v.text, {_UNIT_COLUMNS} FROM verbalisations v "
+        "JOIN model_runs r ON r.id = v.run_id JOIN data_units u ON u.id = v.unit_id "
+        "WHERE v.id > :after AND {where} ORDER BY v.id LIMIT :limit"
+    )
+    for texts in _keyset_pages(db, outputs, lambda p: _output_where(plan, p), page_size):
         rows = [
             {
                 "kind": OUTPUT,
@@ -356,21 +362,12 @@ def _pages(db: Session, plan: _Plan, page_size: int) -> Iterator[list[dict[str, 
         yield rows
     if not plan.references:
         return
-    after = 0
-    while True:
-        params = {"after": after, "limit": page_size}
-        where = _reference_where(plan, params)
-        texts = db.execute(
-            text(
-                f"SELECT ur.id, ur.lang, ur.quality, ur.text, {_UNIT_COLUMNS} "
-                "FROM unit_references ur JOIN data_units u ON u.id = ur.unit_id "
-                f"WHERE ur.id > :after AND {where} ORDER BY ur.id LIMIT :limit"
-            ),
-            params,
-        ).all()
-        if not texts:
-            break
-        after = texts[-1].id
+    references = (
+        f"SELECT ur.id, ur.lang, ur.quality, ur.text, {_UNIT_COLUMNS} "
+        "FROM unit_references ur JOIN data_units u ON u.id = ur.unit_id "
+        "WHERE ur.id > :after AND {where} ORDER BY ur.id LIMIT :limit"
+    )
+    for texts in _keyset_pages(db, references, lambda p: _reference_where(plan, p), page_size):
         rows = [
             {
                 "kind": REFERENCE,
