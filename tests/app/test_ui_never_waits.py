@@ -43,9 +43,9 @@ class UiThreadWrites:
         event.listen(engine, "before_cursor_execute", self._check)
 
     def _check(self, _conn, _cursor, statement: str, *_args) -> None:
-        from core.store.session import _NO_WAIT
+        from core.store.engine import NO_WAIT
 
-        if threading.current_thread() is not threading.main_thread() or _NO_WAIT.get():
+        if threading.current_thread() is not threading.main_thread() or NO_WAIT.get():
             return
         if statement.lstrip().upper().startswith(WRITES):
             self.seen.append(statement.split("\n")[0][:80])

@@ -64,7 +64,7 @@ def test_revisions_read_without_alembic_agree_with_alembic() -> None:
     (no Alembic import at start-up): the same graph Alembic reads."""
     from alembic.script import ScriptDirectory
 
-    from core.store.session import revision_graph
+    from core.store.migrate import revision_graph
 
     scripts = ScriptDirectory.from_config(alembic_config())
     assert scripts.get_current_head() == head_revision()
