@@ -46,7 +46,14 @@ from sqlalchemy import delete, select
 from core.annotation.golden import golden_accuracy, golden_answers
 from core.annotation.queue import rateable_texts
 from core.annotation.ratings import RATING_FIELDS
-from core.annotation.types import REFERENCE, VERBALISATION, AnnotationError, ItemRef, natural_key
+from core.annotation.types import (
+    REFERENCE,
+    VERBALISATION,
+    AnnotationError,
+    ItemRef,
+    item_ref,
+    natural_key,
+)
 from core.jobs import Job, JobContext
 from core.output_guard import check_output_target, sweep_stale_temporaries, temporary_name
 from core.store import SessionStore
@@ -153,7 +160,7 @@ def _pick_items(
     with store.snapshot() as db:
         texts = rateable_texts(db, request.target)
         rated = {
-            ItemRef(VERBALISATION, v) if v is not None else ItemRef(REFERENCE, r)
+            item_ref(v, r)
             for v, r in db.execute(
                 select(Annotation.verbalisation_id, Annotation.reference_id)
                 .join(Annotator, Annotator.id == Annotation.annotator_id)
@@ -541,9 +548,7 @@ def merge_pack(store: SessionStore, path: Path | str, *, skip_changed: bool = Fa
                 (
                     r.id,
                     names.get(r.annotator_id, f"annotator {r.annotator_id}"),
-                    ItemRef(VERBALISATION, r.verbalisation_id)
-                    if r.verbalisation_id is not None
-                    else ItemRef(REFERENCE, r.reference_id),
+                    item_ref(r.verbalisation_id, r.reference_id),
                     {f: getattr(r, f) for f in RATING_FIELDS},
                     r.created_at,
                     r.updated_at,
@@ -763,7 +768,7 @@ def team_progress(
     rated: dict[str, set[ItemRef]] = defaultdict(set)
     times: dict[str, list[datetime]] = defaultdict(list)
     for name, v, r, created in ratings:
-        rated[name].add(ItemRef(VERBALISATION, v) if v is not None else ItemRef(REFERENCE, r))
+        rated[name].add(item_ref(v, r))
         if created is not None:
             times[name].append(created if created.tzinfo else created.replace(tzinfo=UTC))
     golden = {g.annotator: g for g in golden_accuracy(store)}
