@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select, update
 
 from core.annotation.golden import golden_accuracy, golden_answers
 from core.annotation.queue import rateable_texts
@@ -587,11 +587,48 @@ def merge_pack(store: SessionStore, path: Path | str, *, skip_changed: bool = Fa
                 f"since the pack was made ({shown}{more}); nothing was merged. "
                 "Merge with --skip-changed to bring in the rest."
             )
-        annotators = {a.name: a for a in db.scalars(select(Annotator))}
+        # Everything this pack could touch is read once, and written in bulk: a merge of
+        # 13,000 ratings is a few statements, not 13,000 round trips.
+        annotators = dict(db.execute(select(Annotator.name, Annotator.id)).all())
+        for who in sorted({row[1] for row in rows} - set(annotators)):
+            added_annotator = Annotator(name=who)
+            db.add(added_annotator)
+            db.flush()
+            annotators[who] = added_annotator.id
+        wanted = {annotators[row[1]] for row in rows}
+        existing: dict[tuple[int, ItemRef], Any] = {}
+        for held_row in db.execute(
+            select(
+                Annotation.id,
+                Annotation.annotator_id,
+                Annotation.verbalisation_id,
+                Annotation.reference_id,
+                *(getattr(Annotation, f) for f in RATING_FIELDS),
+            )
+            .where(Annotation.annotator_id.in_(wanted), Annotation.is_golden.is_(False))
+            .order_by(Annotation.id)
+        ):
+            key = (
+                held_row.annotator_id,
+                item_ref(held_row.verbalisation_id, held_row.reference_id),
+            )
+            existing.setdefault(key, held_row)  # the first, as save_rating updates it
+        origins = dict(
+            db.execute(
+                select(AnnotationOrigin.annotation_id, AnnotationOrigin.pack_updated_at).where(
+                    AnnotationOrigin.pack_uid == pack_uid
+                )
+            ).all()
+        )
         added = updated = unchanged = outside = 0
         conflicts: list[Conflict] = []
         skipped: list[ItemRef] = []
         now = datetime.now(UTC)
+        inserts: list[dict[str, Any]] = []
+        inserted_from: list[tuple[int, str, str]] = []  # pack id, annotator, stamp
+        row_updates: list[dict[str, Any]] = []
+        origin_updates: list[dict[str, Any]] = []
+        seen: set[tuple[int, ItemRef]] = set()
         for pack_id, who, ref, values, created, changed_at in rows:
             if ref not in hashes:
                 outside += 1
@@ -599,68 +636,66 @@ def merge_pack(store: SessionStore, path: Path | str, *, skip_changed: bool = Fa
             if ref in changed:
                 skipped.append(ref)
                 continue
-            annotator = annotators.get(who)
-            if annotator is None:
-                annotator = Annotator(name=who)
-                db.add(annotator)
-                db.flush()
-                annotators[who] = annotator
-            column = (
-                Annotation.verbalisation_id
-                if ref.kind == VERBALISATION
-                else Annotation.reference_id
-            )
-            existing = db.scalar(
-                select(Annotation)
-                .where(
-                    Annotation.annotator_id == annotator.id,
-                    column == ref.id,
-                    Annotation.is_golden.is_(False),
-                )
-                .order_by(Annotation.id)
-            )
-            stamp = _iso(changed_at)
-            if existing is None:
-                row = Annotation(
-                    annotator_id=annotator.id,
-                    is_golden=False,
-                    verbalisation_id=ref.id if ref.kind == VERBALISATION else None,
-                    reference_id=ref.id if ref.kind == REFERENCE else None,
-                    created_at=created,
-                    updated_at=changed_at,
-                    **values,
-                )
-                db.add(row)
-                db.flush()
-                db.add(
-                    AnnotationOrigin(
-                        annotation_id=row.id,
-                        pack_uid=pack_uid,
-                        pack_file=path.name,
-                        annotator=who,
-                        pack_annotation_id=pack_id,
-                        pack_updated_at=stamp,
-                        merged_at=now,
-                    )
-                )
-                added += 1
+            annotator_id = annotators[who]
+            if (annotator_id, ref) in seen:
+                outside += 1  # a second rating of one text by one person: not the app's
                 continue
-            held = {f: getattr(existing, f) for f in RATING_FIELDS}
-            origin = db.get(AnnotationOrigin, existing.id)
+            seen.add((annotator_id, ref))
+            held_row = existing.get((annotator_id, ref))
+            stamp = _iso(changed_at)
+            if held_row is None:
+                inserts.append(
+                    {
+                        "annotator_id": annotator_id,
+                        "is_golden": False,
+                        "verbalisation_id": ref.id if ref.kind == VERBALISATION else None,
+                        "reference_id": ref.id if ref.kind == REFERENCE else None,
+                        "created_at": created,
+                        "updated_at": changed_at,
+                        **values,
+                    }
+                )
+                inserted_from.append((pack_id, who, stamp))
+                continue
+            held = {f: getattr(held_row, f) for f in RATING_FIELDS}
+            merged_stamp = origins.get(held_row.id)
             if held == values:
                 unchanged += 1
-            elif origin is not None and origin.pack_uid == pack_uid:
-                if stamp > origin.pack_updated_at:  # changed in the pack since the last merge
-                    for f, v in values.items():
-                        setattr(existing, f, v)
-                    existing.updated_at = changed_at
-                    origin.pack_updated_at = stamp
-                    origin.merged_at = now
-                    updated += 1
-                else:
-                    conflicts.append(Conflict(ref, who, held, values))
+            elif merged_stamp is not None and stamp > merged_stamp:
+                # changed in the pack since the last merge of it: the rating it made follows
+                row_updates.append({"id": held_row.id, "updated_at": changed_at, **values})
+                origin_updates.append(
+                    {"annotation_id": held_row.id, "pack_updated_at": stamp, "merged_at": now}
+                )
+                updated += 1
             else:
                 conflicts.append(Conflict(ref, who, held, values))
+        if inserts:
+            new_ids = db.scalars(
+                insert(Annotation).returning(Annotation.id, sort_by_parameter_order=True),
+                inserts,
+            ).all()
+            db.execute(
+                insert(AnnotationOrigin),
+                [
+                    {
+                        "annotation_id": annotation_id,
+                        "pack_uid": pack_uid,
+                        "pack_file": path.name,
+                        "annotator": who,
+                        "pack_annotation_id": pack_id,
+                        "pack_updated_at": stamp,
+                        "merged_at": now,
+                    }
+                    for annotation_id, (pack_id, who, stamp) in zip(
+                        new_ids, inserted_from, strict=True
+                    )
+                ],
+            )
+            added = len(new_ids)
+        if row_updates:
+            db.execute(update(Annotation), row_updates)
+            db.execute(update(AnnotationOrigin), origin_updates)
     return MergeReport(
         path,
         pack_uid,
