@@ -4,14 +4,10 @@ laptops: pack, rate in the pack, merge, merge again, progress and agreement."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.cli_process import python_script, taillens
 from tests.fixtures.report_session import build_report_session
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # What an annotator does on their own machine: open the pack, rate every text in it.
 RATE = """
@@ -33,18 +29,6 @@ print(len(ids))
 """
 
 
-def taillens(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "app", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
-
-
 def test_a_team_of_three_round_trips_packs(tmp_path: Path) -> None:
     session = build_report_session(tmp_path / "study.taillens", ratings=False)
     units = f"{session.units['u1']},{session.units['u2']},{session.units['u5']}"
@@ -60,13 +44,7 @@ def test_a_team_of_three_round_trips_packs(tmp_path: Path) -> None:
         assert json.loads(made.stdout)["items"] == 6  # 3 units x 2 runs
         packs.append(out)
     for fluency, pack in zip((5, 4, 3), packs, strict=True):
-        rated = subprocess.run(
-            [sys.executable, "-c", RATE, str(pack), str(fluency)],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, PYTHONPATH=str(ROOT)),
-            timeout=120,
-        )
+        rated = python_script(RATE, pack, str(fluency))
         assert rated.returncode == 0, rated.stderr
         assert rated.stdout.strip() == "6"
     merged = taillens("annotations", "merge", "--session", session.path, *packs, "--json")
