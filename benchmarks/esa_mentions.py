@@ -4,7 +4,7 @@ The ESA paper (Faille, Gatt and Gardent 2021, §4) measured its entity-mention d
 on the enriched WebNLG (Castro Ferreira et al. 2018), whose every text lists its entity
 mentions (``references/reference``: the entity, its type name / description / pronoun /
 demonstrative, and the words). This script runs TailLens' detection
-(:func:`core.metrics.esa.esa_of_text`) on each dev text against the subjects and objects
+(:func:`core.metrics.esa.detect.esa_of_text`) on each dev text against the subjects and objects
 of its entry's modified triples and counts, per text and entity:
 
 * gold: every ``reference`` element (all types, pronouns included: the paper attributes
@@ -38,13 +38,8 @@ from pathlib import Path
 
 import defusedxml.ElementTree as ET
 
-from core.metrics.esa import (
-    _TextIndex,
-    entities_of_triples,
-    esa_of_text,
-    normalised_distance,
-    synonym_index,
-)
+from core.metrics.esa.detect import TextIndex, entities_of_triples, esa_of_text, synonym_index
+from core.metrics.esa.text import normalised_distance
 from core.surface import surface
 from tests.shared_data import ENRICHED_DEV, benchmark_input
 
@@ -244,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                 entities,
                 "en",
                 synonyms=synonyms,
-                index=_TextIndex(text),
+                index=TextIndex(text),
                 noun_phrases=not args.bare_spans,
             )
         timings.append(time.perf_counter() - began)

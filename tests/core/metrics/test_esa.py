@@ -7,18 +7,16 @@ import random
 import pytest
 
 from core.metrics.base import EntityInfo, ScoringItem
-from core.metrics.esa import (
-    EntityAdequacy,
-    HallucinationCandidates,
-    _multi_search,
-    _pattern_masks,
-    _search_scores,
-    entities_of_triples,
-    esa_of_text,
-    find_dates,
+from core.metrics.esa.detect import entities_of_triples, esa_of_text, synonym_index
+from core.metrics.esa.hallucination import HallucinationCandidates
+from core.metrics.esa.literals import find_dates
+from core.metrics.esa.metric import EntityAdequacy
+from core.metrics.esa.text import (
     levenshtein,
+    multi_search,
     normalised_distance,
-    synonym_index,
+    pattern_masks,
+    search_scores,
 )
 
 ADA = (
@@ -342,7 +340,7 @@ def test_search_scores_bound_every_ngram_from_below() -> None:
     for _ in range(300):
         pattern = "".join(rng.choice("ab c") for _ in range(rng.randint(1, 12))).strip() or "a"
         text = "".join(rng.choice("ab c") for _ in range(rng.randint(1, 40)))
-        scores = _search_scores(pattern, _pattern_masks(pattern), text)
+        scores = search_scores(pattern, pattern_masks(pattern), text)
         for end in range(1, len(text) + 1):
             best = min(_dp(pattern, text[start:end]) for start in range(end + 1))
             assert scores[end - 1] == best
@@ -357,9 +355,9 @@ def test_one_pass_search_of_many_patterns_equals_each_alone() -> None:
         ]
         text = "".join(rng.choice("ab cd") for _ in range(rng.randint(1, 50)))
         at = sorted(rng.sample(range(len(text)), rng.randint(1, len(text))))
-        packed = _multi_search(patterns, text, at)
+        packed = multi_search(patterns, text, at)
         for pattern, row in zip(patterns, packed, strict=True):
-            alone = _search_scores(pattern, _pattern_masks(pattern), text)
+            alone = search_scores(pattern, pattern_masks(pattern), text)
             assert row == [alone[j] for j in at]
             assert row == [min(_dp(pattern, text[s : j + 1]) for s in range(j + 2)) for j in at]
 
