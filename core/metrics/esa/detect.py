@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from core.metrics.esa.text import (
 from core.surface import surface, variants
 
 MAX_DISTANCE = 0.4
-ESA_VERSION = "2"
+ESA_VERSION = "3"
 
 
 # Third-person pronouns (casefolded, accents kept: Spanish "él" is a pronoun, "el" is not).
@@ -53,7 +54,7 @@ class Mention:
     end: int
     matched: str  # the label, alias or date it matched
     distance: float
-    via: str  # "label", "alias", "synonym", "date", "number" or "pronoun"
+    via: str  # "label", "alias", "group", "synonym", "date", "number" or "pronoun"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -102,22 +103,48 @@ def synonyms_signature(rows: Sequence[tuple[str, str, str]]) -> str:
     return f"synonyms:{len(rows)}@{table}"
 
 
-def _names(entity: EntityInfo) -> list[tuple[str, str]]:
-    """(name, via) for an entity: its surface form and variants, then its aliases'."""
+# A group of people as DBpedia names it: "Turkish people", "Filipinos in Japan", "Native
+# Americans in the United States". Texts name the group by its head ("the Turkish", "a
+# Turkish national", "Filipinos", "Native Americans"), so the head is a name too.
+_GROUP_LABEL = re.compile(
+    r"^(?P<head>.+?)\s+people$|^(?P<plural>[^\W\d][\w'’ -]*?s)\s+in\s+\S.*$", re.IGNORECASE
+)
+
+
+def group_head(label: str) -> str | None:
+    """The head a group label is also written as ("Turkish people" -> "Turkish",
+    "Filipinos in Japan" -> "Filipinos"), or None for any other label."""
+    match = _GROUP_LABEL.match(label.strip())
+    if not match:
+        return None
+    return (match.group("head") or match.group("plural")).strip() or None
+
+
+def _names(entity: EntityInfo, group_names: bool = True) -> list[tuple[str, str]]:
+    """(name, via) for an entity: its surface form and variants, then its aliases'; with
+    ``group_names``, a group's head (:func:`group_head`)."""
     names = [(variant, "label") for variant in variants(entity.label)]
     for alias in entity.aliases:
         names.extend((variant, "alias") for variant in variants(alias))
+    if group_names:
+        for name, _via in list(names):
+            head = group_head(name)
+            if head:
+                names.append((head, "group"))
     if entity.qid:
         names.append((entity.qid, "qid"))  # only ever a key into the synonym table
     return names
 
 
 def _targets(
-    entity: EntityInfo, synonyms: SynonymIndex | None = None, lang: str = ""
+    entity: EntityInfo,
+    synonyms: SynonymIndex | None = None,
+    lang: str = "",
+    group_names: bool = True,
 ) -> list[_Target]:
     targets: list[_Target] = []
     seen: set[str] = set()
-    names = _names(entity)
+    names = _names(entity, group_names and lang == "en")
     if synonyms:
         extra: list[tuple[str, str]] = []
         for name, _via in names:
@@ -367,13 +394,18 @@ def esa_of_text(
     index: TextIndex | None = None,
     synonyms: SynonymIndex | None = None,
     noun_phrases: bool = True,
+    second_chance: bool = True,
+    group_names: bool = True,
 ) -> EsaResult:
     """Which input entities the text mentions, where, and which are missing.
 
     Every word n-gram within ``max_distance`` of an entity's surface form, a variant, an
     alias or a synonym is a candidate mention (dates and numbers by value); overlapping
-    candidates go to the lowest distance, then the longest span, then the earliest; the
-    pronouns left over are mentions of the root entity. With ``noun_phrases`` a mention
+    candidates go to the lowest distance, then the longest span, then the earliest; with
+    ``second_chance`` an entity left with no mention then gets its best candidate back
+    (:func:`_second_chance`); the pronouns left over are mentions of the root entity. With
+    ``group_names`` (English) a group's head is one of its names ("Turkish" for "Turkish
+    people", :func:`group_head`). With ``noun_phrases`` a mention
     takes in an English article before it, a possessive after it and a number's unit
     (which changes where a mention starts and ends, never whether an entity is found).
     Entities are reported by their surface form (:func:`core.surface.surface`)."""
@@ -385,7 +417,7 @@ def esa_of_text(
     for entity, name in zip(unique, shown, strict=True):
         found = _candidates(text, entity, name, index, lang)
         if found is None:
-            named.extend((name, target) for target in _targets(entity, synonyms, lang))
+            named.extend((name, target) for target in _targets(entity, synonyms, lang, group_names))
         else:
             candidates.extend(found)
     if named and index.tokens:
@@ -406,6 +438,9 @@ def esa_of_text(
             continue
         mentions.append(mention)
         taken.append((mention.start, mention.end))
+    if second_chance:
+        mentions = _second_chance(candidates, mentions)
+        taken = [(m.start, m.end) for m in mentions]
     if noun_phrases:
         mentions = [_extended(m, text, lang, taken) for m in mentions]
     taken = [(m.start, m.end) for m in mentions]
@@ -425,6 +460,45 @@ def esa_of_text(
     missing = tuple(name for name in shown if name not in found_entities)
     mentions.sort(key=lambda m: m.start)
     return EsaResult(len(unique), detected, missing, tuple(mentions))
+
+
+def _overlap(a: Mention, b: Mention) -> bool:
+    return a.start < b.end and b.start < a.end
+
+
+def _second_chance(candidates: Sequence[Mention], mentions: list[Mention]) -> list[Mention]:
+    """A second chance for each entity that the overlaps left with no mention, its
+    candidates taken best first (``candidates`` is sorted so):
+
+    * the same words name two input entities ("Spanish" for Spain and for the Spanish
+      language, "Texans" for Texas and for Texan): when every mention the candidate
+      overlaps belongs to an entity the text mentions elsewhere too, the candidate takes
+      their place, so both entities are found;
+    * an entity named, exactly as written, inside a longer mention of another ("Bangalore"
+      in the address "…, Bangalore – 560090", "Texas" in "Abilene, Texas"): the candidate
+      is kept, nested within it (an approximate one is not: "Mathematica" inside "Acta
+      Mathematica Hungarica" is no mention of Mathematics).
+
+    Otherwise the entity stays undetected."""
+    count = Counter(m.entity for m in mentions)
+    out = list(mentions)
+    for candidate in candidates:
+        if count[candidate.entity]:
+            continue
+        over = [m for m in out if _overlap(m, candidate)]
+        if over and all(count[m.entity] > 1 for m in over) and len(over) == 1:
+            out.remove(over[0])
+            count[over[0].entity] -= 1
+        elif candidate.distance > 0.0 or not all(
+            m.start <= candidate.start
+            and candidate.end <= m.end
+            and m.end - m.start > candidate.end - candidate.start
+            for m in over
+        ):
+            continue
+        out.append(candidate)
+        count[candidate.entity] += 1
+    return out
 
 
 def esi_summary(results: Sequence[EsaResult]) -> dict[str, Any]:
