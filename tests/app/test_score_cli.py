@@ -89,6 +89,23 @@ def test_summary_table_and_progress(capsys: pytest.CaptureFixture[str], session:
     ]
     assert any(line.split()[:4] == ["1", "template", "en", "gold"] for line in lines)
     assert "Scoring:" in err and "note: run 1, it: 1 of 2 texts have no gold reference" in err
+    # English has a silver reference (unit 1's), so unit 2's lack of one is worth a note;
+    # Italian has no silver reference at all: no note about it (issue 22).
+    assert "note: run 1, en: 1 of 2 texts have no silver reference" in err
+    assert "it: 2 of 2 texts have no silver reference" not in err
+
+
+def test_the_table_sorts_runs_by_number(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.commands.score import _print_table
+    from core.metrics.scoring.request import CorpusScore
+
+    corpus = [
+        CorpusScore("bleu", run, f"m{run}", "en", "gold", 1.0, 1, None, {})
+        for run in (10, 2, None, 1, 11, 9)
+    ]
+    _print_table(corpus)
+    runs = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert runs == ["-", "1", "2", "9", "10", "11"]
 
 
 @pytest.mark.parametrize(
