@@ -190,3 +190,43 @@ def test_empty_lines_count_and_meteor_says_why_it_is_absent(
     gold = next(c for c in json.loads(out)["corpus"] if c["quality"] == "gold")
     assert gold["n"] == 1
     assert any("LEFT OUT" in note for note in json.loads(out)["notes"])
+
+
+def test_a_language_without_references_is_noted_once_not_per_quality(
+    capsys: pytest.CaptureFixture[str], session: str, tmp_path: Path
+) -> None:
+    outputs = tmp_path / "es.txt"
+    outputs.write_text("Ada Lovelace era matemática.\nRoma es la capital de Italia.\n", "utf-8")
+    status, out, err = run(
+        capsys,
+        "import-outputs",
+        str(outputs),
+        "--session",
+        session,
+        "--system",
+        "es-sys",
+        "--lang",
+        "es",
+        "--json",
+    )
+    assert status == 0, err
+    run_id = json.loads(out)["run"]
+    status, out, err = run(
+        capsys,
+        "score",
+        "--session",
+        session,
+        "--metrics",
+        "bleu",
+        "--runs",
+        str(run_id),
+        "--json",
+        "--quiet",
+    )
+    assert status == 0, err
+    notes = json.loads(out)["notes"]
+    assert (
+        f"run {run_id}, es: no text has a reference in es; reference-based scores are "
+        "absent (not 0)" in notes
+    )
+    assert not any("have no gold reference" in n or "have no silver" in n for n in notes)
