@@ -670,6 +670,8 @@ class _CorpusForm:
         self.used: dict[str, str] = {}  # column -> the metric's signature
         self._metrics: dict[str, Any] = {}
         self._references: dict[tuple[int, str, str], list[tuple[int, str]]] | None = None
+        # (column, the texts) -> score: every human rating over the same texts reuses it
+        self._scores: dict[tuple[str, tuple[int, ...]], float | None] = {}
 
     def has(self, column: str) -> bool:
         return column.split(":", 1)[0] in self.METRICS and ":" in column
@@ -684,6 +686,12 @@ class _CorpusForm:
         return self._references
 
     def score(self, column: str, vids: list[int]) -> float | None:
+        key = (column, tuple(sorted(vids)))
+        if key not in self._scores:
+            self._scores[key] = self._score(column, vids)
+        return self._scores[key]
+
+    def _score(self, column: str, vids: list[int]) -> float | None:
         from core.metrics import FACTORIES, MetricOptions
         from core.metrics.base import ScoringItem
 
