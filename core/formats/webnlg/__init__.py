@@ -24,6 +24,6 @@ Parsing goes through :mod:`defusedxml` (no DTDs, entities or external references
 is incremental: each finished entry is dropped from the tree, so memory stays small.
 
 Modules: :mod:`.entries` (parsed data), :mod:`.parse` (an entry element), :mod:`.reader`
-(a file, streamed), :mod:`.importer` (into a session), and :mod:`.writer`
-(export).
+(a file, streamed), :mod:`.importer` (into a session), :mod:`.writer` (export), and
+:mod:`.human_eval` (the WebNLG 2020 human-evaluation files, for :mod:`core.correlate`).
 """
