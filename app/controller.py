@@ -229,7 +229,7 @@ class AppController(QObject):
         from core.changes import IMPORT_WRITES
         from core.formats import IMPORT_FORMATS, FormatError, detect_format
         from core.formats.files import IMPORT_KEPT
-        from core.formats.webnlg import check_import_path, file_language
+        from core.formats.webnlg.importer import check_import_path, file_language
 
         store = self.store
         if store is None:

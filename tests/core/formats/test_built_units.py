@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from core.formats import import_webnlg
 from core.formats.rdf import export_rdf
-from core.formats.webnlg import export_webnlg
+from core.formats.webnlg.writer import export_webnlg
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitTriple
 from core.unit_builder.draft import UnitDraft
