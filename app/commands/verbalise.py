@@ -97,18 +97,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verbalise.add_argument("--quiet", action="store_true", help="no progress on stderr")
     verbalise.set_defaults(handler=run_verbalise)
 
-    models = subparsers.add_parser(
-        "models",
-        help="list the models found locally",
-        description="Models in the Hugging Face cache and in model folders "
-        "(TAILLENS_MODEL_DIRS, or --folder).",
-    )
-    models.add_argument(
-        "--folder", type=Path, action="append", help="also look in this folder (repeatable)"
-    )
-    models.add_argument("--json", action="store_true", help="print JSON")
-    models.set_defaults(handler=run_models)
-
 
 def _templates(specs: list[str]) -> dict[str, str]:
     from core import files
@@ -256,35 +244,3 @@ def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> N
     rows += [("warning", line) for line in summary.warnings]
     for label, value in rows:
         print(f"{label:<12} {value}")
-
-
-def run_models(args: argparse.Namespace) -> int:
-    from core.models import configured_model_folders, discover_models, human_size
-
-    folders = configured_model_folders() + list(args.folder or [])
-    models = discover_models(folders)
-    if args.json:
-        print(
-            jsonio.dumps(
-                [
-                    {
-                        "name": m.name,
-                        "path": str(m.path),
-                        "type": m.type,
-                        "size_bytes": m.size_bytes,
-                        "source": m.source,
-                        "architectures": list(m.architectures),
-                    }
-                    for m in models
-                ],
-                indent=2,
-            )
-        )
-        return 0
-    for model in models:
-        print(
-            f"{model.name:<40} {model.type:<8} {human_size(model.size_bytes):>9}  "
-            f"{model.source:<8} {model.path}"
-        )
-    print(f"{len(models):,} model" + ("" if len(models) == 1 else "s"))
-    return 0
