@@ -100,9 +100,7 @@ def run_pull(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     from core import hub, jsonio
-    from core.models import human_size
-
-    from core.models import configured_model_folders
+    from core.models import configured_model_folders, human_size
 
     models = hub.list_models(configured_model_folders() + list(args.folder or []))
     if args.json:
