@@ -71,6 +71,7 @@ _NOT_IDENTITY = frozenset(
         "max_retries",
         "max_response_bytes",
         "max_reply_chars",
+        "placement",
     }
 )
 # Requests in a row without usable text (RequestFailure) after which a run stops: a server
@@ -431,6 +432,20 @@ def _done_pairs(store: SessionStore, run_id: int) -> set[tuple[int, str]]:
         }
 
 
+def _record_batch(store: SessionStore, run_id: int, size: int, backoffs: int) -> None:
+    """The batch size a run settled on after out-of-memory back-offs, in its placement
+    (``parameters["placement"]``: how the run used this machine)."""
+    with store.unit_of_work() as db:
+        run = db.get(m.ModelRun, run_id)
+        if run is None:
+            return
+        parameters = dict(run.parameters or {})
+        placed = dict(parameters.get("placement") or {})
+        placed.update(batch_size=size, oom_backoffs=backoffs)
+        parameters["placement"] = placed
+        run.parameters = parameters
+
+
 def _set_status(
     store: SessionStore, run_id: int, status: str, owner: dict[str, Any] | None = None
 ) -> None:
@@ -647,9 +662,13 @@ def verbalise_job(
                         "fewer --candidates, a lower --max-new-tokens, --dtype bfloat16 or "
                         "float16, a smaller model, or another device"
                     ) from exc
+                ctx.progress(
+                    position, total, f"out of memory at batch {size}: going on with {size // 2}"
+                )
                 size = max(1, size // 2)
                 summary.oom_halvings += 1
                 summary.batch_size = size
+                _record_batch(store, run_id, size, summary.oom_halvings)
                 continue
             summary.generation_s += time.perf_counter() - started
             if len(results) != len(requests):

@@ -125,6 +125,10 @@ class _LocalVerbaliser:
         info: dict[str, Any] = {"model_path": str(self.path), "prompt_preset": self.prompt_preset}
         if self.loaded is not None:
             info.update(device=self.loaded.device, dtype=self.loaded.dtype)
+            if self.loaded.placement is not None:
+                # How this machine ran it (not part of the run's identity: a run resumes
+                # on other hardware); the batch size it settles on is added by the job.
+                info["placement"] = self.loaded.placement.as_dict()
         else:
             info.update(device=self.requested_device, dtype=self.requested_dtype)
         return info
