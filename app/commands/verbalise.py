@@ -199,6 +199,7 @@ def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> N
         "usage_unusable": summary.usage_unusable,
         "warnings": summary.warnings,
         "not_resumed": [{"run_id": rid, "why": why} for rid, why in summary.not_resumed],
+        "placement": summary.placement or None,
     }
     if args.json:
         print(jsonio.dumps(result, indent=2))
@@ -212,6 +213,11 @@ def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> N
     ]
     if summary.tokens:
         rows.append(("tokens/s", f"{summary.tokens_per_s:,.1f}"))
+    if result["placement"]:
+        from core.placement import Placement
+
+        placed = {k: v for k, v in result["placement"].items() if k in Placement.__annotations__}
+        rows.append(("placement", Placement(**placed).summary()))
     for other, why in summary.not_resumed:
         # A matching unfinished run another process still writes: never resumed under it.
         rows.append(

@@ -122,6 +122,8 @@ class VerbaliseSummary:
     # Matching unfinished runs not resumed because their owner may still run them: (id, why).
     not_resumed: list[tuple[int, str]] = field(default_factory=list)
     unit_ids: set[int] = field(default_factory=set, repr=False)
+    # How a local model was placed on this machine (core.placement), as the run records it.
+    placement: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tokens_per_s(self) -> float:
@@ -562,7 +564,11 @@ def verbalise_job(
         busy: list[tuple[int, str]] = []
         run_id, resumed = _open_run(templates, parameters, owner, busy)
         summary = VerbaliseSummary(
-            run_id=run_id, batch_size=batch_size, resumed=resumed, not_resumed=busy
+            run_id=run_id,
+            batch_size=batch_size,
+            resumed=resumed,
+            not_resumed=busy,
+            placement=dict(parameters.get("placement") or {}),
         )
         job.partial = summary
         if busy:
@@ -668,6 +674,8 @@ def verbalise_job(
                 size = max(1, size // 2)
                 summary.oom_halvings += 1
                 summary.batch_size = size
+                if summary.placement:
+                    summary.placement.update(batch_size=size, oom_backoffs=summary.oom_halvings)
                 _record_batch(store, run_id, size, summary.oom_halvings)
                 continue
             summary.generation_s += time.perf_counter() - started

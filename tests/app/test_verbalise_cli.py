@@ -87,6 +87,9 @@ def test_causal_model_with_an_edited_template_as_json(
         run_row = db.get(ModelRun, result["run_id"])
         assert run_row.prompt_templates == {"en": template.read_text()}
         assert run_row.parameters["units"] == "tier:head"
+        # How the model was placed is recorded with the run and printed.
+        assert run_row.parameters["placement"] == result["placement"]
+    assert result["placement"]["device"] == "cpu" and result["placement"]["threads"] >= 1
 
 
 def test_an_unfinished_run_is_resumed_by_default(
