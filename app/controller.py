@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from app.annotate import AnnotateController
     from app.browser import BrowserController
     from app.likelihood import LikelihoodController
+    from app.models import ModelsController
     from app.preferences import PreferencesController
     from app.report import ReportController
     from app.scores import ScoresController
@@ -63,6 +64,7 @@ class AppController(QObject):
     report: ReportController
     likelihood: LikelihoodController
     preferences_controller: PreferencesController
+    models: ModelsController
     preferences: Preferences  # set by PreferencesController
     # How long a write on a worker thread (a job, the session writer) waits for a lock
     # held elsewhere before it is told so; nothing on the UI thread waits for it at all.

@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
     dataset_stats_requested = Signal()
     export_requested = Signal(str, str)  # file, format name
     preferences_requested = Signal()
+    models_requested = Signal()  # File ▸ Models… (app/models.py)
 
     def __init__(
         self, settings: QSettings, parent: QWidget | None = None, *, build_panels: bool = True
@@ -255,6 +256,12 @@ class MainWindow(QMainWindow):
             "Import every WebNLG/TailNLG .xml file under a folder, in one transaction"
         )
         self.action_export = self._action(file_menu, "&Export…", None, self._ask_export)
+        self.action_models = self._action(
+            file_menu, "&Models…", None, lambda: self.models_requested.emit()
+        )
+        self.action_models.setStatusTip(
+            "The models on this machine; pull one from the Hugging Face hub, remove one"
+        )
         file_menu.addSeparator()
         self.action_quit = self._action(
             file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close

@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,54 +18,9 @@ import pytest
 
 from core import hub
 from core.jobs import CancelToken, Job, JobSucceeded, JobWasCancelled, Progress, run_job
-from tests.fixtures.hub_server import FakeHub
+from tests.fixtures.hub_server import REPO, FakeHub
 
-REPO = "org/tiny"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def served_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny causal LM with a model card, its weights made ~2.5 MB (so a file spans
-    several chunks and a pull can stop inside it)."""
-    from tests.fixtures.tiny_models import build_tiny_causal_lm
-
-    folder = build_tiny_causal_lm(tmp_path_factory.mktemp("served") / "tiny")
-    import torch
-    from transformers import AutoConfig, LlamaForCausalLM
-
-    config = AutoConfig.from_pretrained(folder)
-    config.hidden_size, config.intermediate_size = 192, 384
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    (folder / "README.md").write_text(
-        "---\nlanguage:\n- en\n- it\n- es\nlicense: mit\npipeline_tag: text-generation\n---\n"
-        "# tiny\n",
-        encoding="utf-8",
-    )
-    return folder
-
-
-@pytest.fixture
-def fake_hub(
-    served_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[FakeHub]:
-    from huggingface_hub import constants
-
-    with FakeHub() as server:
-        server.add(REPO, served_model, card={"language": ["en", "it", "es"]})
-        server.add("org/gated", served_model, gated=True, token="hf_secret")
-        monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub-cache"))
-        monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        # A test before this one may have loaded a model (which switches the hub offline
-        # in this process): this test talks to its own hub.
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", constants.DOWNLOAD_CHUNK_SIZE)
-        monkeypatch.setattr(hub, "CHUNK_BYTES", 64 * 1024)
-        yield server
 
 
 def _sha(path: Path) -> str:
