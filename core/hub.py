@@ -220,8 +220,16 @@ def _has_token() -> bool:
 
 
 def _offline() -> bool:
+    """Whether the user switched the hub off (HF_HUB_OFFLINE). Loading a model switches it
+    off for this process too (``core.models``, the metrics' encoders); that switch is
+    TailLens's own, for loading, and a pull the user asks for lifts it."""
     from huggingface_hub import constants
 
+    import core
+
+    user = (core.USER_HF_HUB_OFFLINE or "").strip().upper() in ("1", "ON", "YES", "TRUE")
+    if constants.is_offline_mode() and not user and os.environ.get("HF_HUB_OFFLINE") == "1":
+        constants.HF_HUB_OFFLINE = False  # loads pass local_files_only themselves
     return bool(constants.is_offline_mode())
 
 

@@ -2,8 +2,11 @@
 
 Models come from two places: the Hugging Face hub cache (``models--org--name`` folders
 with ``snapshots/<revision>``) and folders the user names (``TAILLENS_MODEL_DIRS``, or
-the ``folders`` list in ``<config dir>/models.json``). Nothing is ever downloaded:
-loading is ``local_files_only`` with the hub switched offline.
+the ``folders`` list in ``<config dir>/models.json``). Loading never downloads: it is
+``local_files_only`` with the hub switched offline; models are fetched only when the
+user asks (``taillens models pull``, the Models dialog: :mod:`core.hub`). How a model
+is placed on the hardware (device, dtype, device_map, 8/4-bit, threads) is decided in
+:mod:`core.placement`.
 
 A folder is checked before any work starts (:func:`check_model_folder`): a missing
 ``config.json``, unreadable weights, a shard the index names but the folder lacks, or no
@@ -258,8 +261,8 @@ def resolve_model(name_or_path: str | Path) -> Path:
         if snapshot is not None:
             return snapshot
         raise ModelError(
-            f"{text} is not in the Hugging Face cache ({hf_cache_dir()}) and TailLens never "
-            "downloads: fetch it first (huggingface-cli download " + text + ") or name a folder"
+            f"{text} is not in the Hugging Face cache ({hf_cache_dir()}): pull it first "
+            f"(taillens models pull {text}, or File > Models…) or name a folder"
         )
     raise ModelError(f"no model folder at {path}")
 

@@ -207,9 +207,26 @@ def test_missing_repo_revision_and_no_network_are_one_line_each(
         hub.plan_pull(REPO)
     from huggingface_hub import constants
 
+    import core
+
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(core, "USER_HF_HUB_OFFLINE", "1")
     with pytest.raises(hub.PullError, match="HF_HUB_OFFLINE is set"):
         hub.plan_pull(REPO)
+
+
+def test_the_offline_switch_a_model_load_set_does_not_stop_a_pull(
+    fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verbalise (which loads a model: HF_HUB_OFFLINE=1 in this process), then pull."""
+    from huggingface_hub import constants
+
+    import core
+
+    monkeypatch.setattr(core, "USER_HF_HUB_OFFLINE", None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # as core.models sets it when loading
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # hub imported after that
+    assert hub.plan_pull(REPO).files
 
 
 def test_a_pull_the_disk_cannot_hold_is_refused_before_any_byte(

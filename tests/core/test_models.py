@@ -87,7 +87,7 @@ def test_hub_cache_models_are_discovered_and_loaded_by_id(
     assert found["tiny-t5"].type == SEQ2SEQ and found["tiny-t5"].source == "folder"
     assert resolve_model("acme/tiny-llama") == snapshot
     assert load_model("acme/tiny-llama", device="cpu").type == CAUSAL
-    with pytest.raises(ModelError, match="not in the Hugging Face cache.*never downloads"):
+    with pytest.raises(ModelError, match="not in the Hugging Face cache.*taillens models pull"):
         resolve_model("acme/absent")
 
 
