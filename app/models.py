@@ -67,11 +67,12 @@ class ModelsController(QObject):
 
         job = Job("List models", run, kind="models-list", uses_session=False, quiet=True)
         handle = self.app.run_job(job)  # its own lane: never behind a pull
-        handle.finished.connect(
-            lambda outcome: (
-                isinstance(outcome, JobSucceeded) and self.state.update(models=outcome.result)
-            )
-        )
+
+        def listed(outcome: Any) -> None:
+            if isinstance(outcome, JobSucceeded):
+                self.state.update(models=outcome.result)
+
+        handle.finished.connect(listed)
         return handle
 
     def check(self) -> JobHandle | None:

@@ -416,9 +416,11 @@ def select_dtype(requested: str, device: str) -> str:
     return "float16" if device == "mps" else "float32"
 
 
-def _placement(folder: Path | None, **settings: str) -> Placement:
+def _placement(
+    folder: Path | None, device: str = "auto", dtype: str = "auto", quantize: str = "auto"
+) -> Placement:
     try:
-        return placement.plan_placement(folder, **settings)
+        return placement.plan_placement(folder, device=device, dtype=dtype, quantize=quantize)
     except placement.PlacementError as error:
         raise ModelError(str(error)) from None
 
