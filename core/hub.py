@@ -249,10 +249,18 @@ def _free_bytes(folder: Path) -> int:
     return shutil.disk_usage(probe).free
 
 
+def _require_hub(what: str) -> None:
+    """huggingface_hub comes with the model stack (the bundle has none)."""
+    from core.heavy import require_model_stack
+
+    require_model_stack(what, "huggingface_hub", "yaml")
+
+
 def plan_pull(repo_id: str, revision: str | None = None) -> PullPlan:
     """The commit, files and sizes of ``repo_id`` at ``revision``, from the hub's metadata;
     nothing is downloaded. Raises :class:`PullError` (gated, not found, no network)."""
     repo_id = check_repo_id(repo_id)
+    _require_hub("pulling a model")
     from huggingface_hub import HfApi
 
     if _offline():
@@ -369,6 +377,7 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
     """Download what ``plan`` lists that the cache lacks; returns the snapshot folder.
 
     Resumes files a killed or cancelled pull left (``blobs/<etag>.taillens-partial``)."""
+    _require_hub("pulling a model")
     from huggingface_hub import constants, hf_hub_download, hf_hub_url
     from huggingface_hub.file_download import get_hf_file_metadata, http_get
     from huggingface_hub.utils import build_hf_headers
@@ -511,8 +520,10 @@ def _card(folder: Path) -> dict[str, Any]:
     end = text.find("\n---", 3)
     if end < 0:
         return {}
-    import yaml
-
+    try:
+        import yaml
+    except ImportError:  # PyYAML comes with huggingface_hub, absent from the bundle
+        return {}
     try:
         data = yaml.safe_load(text[3:end])
     except yaml.YAMLError:
@@ -605,6 +616,7 @@ def remove_model(repo_id: str) -> int:
     """Delete a model from the hub cache (every revision, with huggingface_hub's own
     cache deletion); returns the bytes freed. Folders the user named are never removed."""
     repo_id = (repo_id or "").strip()
+    _require_hub("removing a model")
     from huggingface_hub import scan_cache_dir
 
     storage = _storage(check_repo_id(repo_id)) if _REPO_ID.match(repo_id) else None
