@@ -126,6 +126,15 @@ def main() -> int:
             for name, values in times.items():
                 median = statistics.median(values)
                 print(f"  {name:<22} {median:6.2f} s  {size / 2**20 / median:7.1f} MiB/s")
+            # What a pull pays before its first byte: the interpreter and imports.
+            start_ups = {
+                "taillens models pull": [sys.executable, "-m", "app", "models", "--help"],
+                "snapshot_download": [sys.executable, "-c", "import huggingface_hub"],
+            }
+            env = env_for(server, work / "cache", work / "home")
+            for name, command in start_ups.items():
+                median = statistics.median(timed(command, env) for _ in range(args.runs))
+                print(f"  {name:<22} process start alone {median:5.2f} s")
             half = size // 2
             print(f"killed (SIGKILL) after {half / 2**20:.0f} MiB were sent, then run again:")
             for name, command in (

@@ -42,6 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verbalise.add_argument(
         "--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16")
     )
+    verbalise.add_argument(
+        "--quantize",
+        default="auto",
+        choices=("auto", "none", "8bit", "4bit"),
+        help="load a local model 8- or 4-bit (bitsandbytes, CUDA); auto: only when it does "
+        "not fit the GPU's free memory (default)",
+    )
     verbalise.add_argument("--seed", type=int, default=0)
     verbalise.add_argument("--units", default="all", help=UNITS_HELP)
     verbalise.add_argument(
@@ -149,6 +156,7 @@ def run_verbalise(args: argparse.Namespace) -> int:
             templates,
             device=args.device,
             dtype=args.dtype,
+            quantize=args.quantize,
             server_model=args.server_model,
             prompt_preset=args.prompt_preset,
             task_prefix=args.seq2seq_prefix,

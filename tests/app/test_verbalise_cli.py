@@ -127,6 +127,15 @@ def test_broken_model_fails_before_any_work(
     assert counts(session) == (0, 0)  # no run row, no output
 
 
+def test_a_placement_this_machine_cannot_give_fails_before_any_work(
+    capsys: pytest.CaptureFixture[str], session: Path, tiny_causal_lm: Path
+) -> None:
+    common = ("verbalise", "--session", str(session), "--model", str(tiny_causal_lm))
+    status, _, err = run(capsys, *common, "--device", "cpu", "--quantize", "8bit")
+    assert status == 2 and "8bit loading needs a CUDA GPU" in err, err
+    assert counts(session) == (0, 0)  # no run row, no output
+
+
 def test_bad_settings_are_user_errors(capsys: pytest.CaptureFixture[str], session: Path) -> None:
     for args, message in [
         (("--candidates", "0"), "candidates must be 1..32"),
