@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from app.annotate import AnnotateController
     from app.browser import BrowserController
     from app.likelihood import LikelihoodController
+    from app.models import ModelsController
     from app.packs import PacksController
     from app.preferences import PreferencesController
     from app.report import ReportController
@@ -65,6 +66,7 @@ class AppController(QObject):
     likelihood: LikelihoodController
     preferences_controller: PreferencesController
     packs: PacksController
+    models: ModelsController
     preferences: Preferences  # set by PreferencesController
     # How long a write on a worker thread (a job, the session writer) waits for a lock
     # held elsewhere before it is told so; nothing on the UI thread waits for it at all.

@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
     annotation_packs_requested = Signal()
     export_requested = Signal(str, str)  # file, format name
     preferences_requested = Signal()
+    models_requested = Signal()  # File ▸ Models… (app/models.py)
 
     def __init__(
         self, settings: QSettings, parent: QWidget | None = None, *, build_panels: bool = True
@@ -261,6 +262,12 @@ class MainWindow(QMainWindow):
         )
         self.action_packs.setStatusTip(
             "Make a pack for an annotator to rate offline, merge packs, see the team's progress"
+        )
+        self.action_models = self._action(
+            file_menu, "&Models…", None, lambda: self.models_requested.emit()
+        )
+        self.action_models.setStatusTip(
+            "The models on this machine; pull one from the Hugging Face hub, remove one"
         )
         file_menu.addSeparator()
         self.action_quit = self._action(

@@ -64,6 +64,7 @@ class _LocalVerbaliser:
         *,
         device: str = "auto",
         dtype: str = "auto",
+        quantize: str = "auto",
         prompt_preset: str = DEFAULT_PRESET,
         task_prefix: str | None = None,
     ) -> None:
@@ -80,6 +81,7 @@ class _LocalVerbaliser:
         self.model_id = str(model)
         self.system_name = _display_name(str(model), self.path)
         self.requested_device, self.requested_dtype = device, dtype
+        self.requested_quantize = quantize  # core.placement: auto, none, 8bit, 4bit
         self.loaded: LoadedModel | None = None
         self.should_stop: ShouldStop | None = None  # the job's cancel, asked every step
         self._tokenizer: Any = None
@@ -115,6 +117,7 @@ class _LocalVerbaliser:
                 device=self.requested_device,
                 dtype=self.requested_dtype,
                 expected_type=self.expected_type,
+                quantize=self.requested_quantize,
             )
             self._after_load(self.loaded)
 
@@ -125,6 +128,10 @@ class _LocalVerbaliser:
         info: dict[str, Any] = {"model_path": str(self.path), "prompt_preset": self.prompt_preset}
         if self.loaded is not None:
             info.update(device=self.loaded.device, dtype=self.loaded.dtype)
+            if self.loaded.placement is not None:
+                # How this machine ran it (not part of the run's identity: a run resumes
+                # on other hardware); the batch size it settles on is added by the job.
+                info["placement"] = self.loaded.placement.as_dict()
         else:
             info.update(device=self.requested_device, dtype=self.requested_dtype)
         return info
