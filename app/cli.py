@@ -38,6 +38,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.synonyms",
     "app.commands.likelihood",
     "app.commands.desktop",
+    "app.commands.train",
 )
 
 EXIT_OK = 0

@@ -27,12 +27,11 @@ from core.verbalise.training import (
     train,
     training_job,
 )
-from tests.fixtures.tiny_models import build_tiny_seq2seq
+from tests.fixtures.train_data import build_webnlg_model, build_webnlg_session
 from tests.shared_data import ENRICHED_DEV, needs
 
 pytestmark = needs(*ENRICHED_DEV)
 
-FILES = ("1triples/Astronaut.xml", "1triples/ComicsCharacter.xml")
 # Few steps, a high learning rate: a 32-wide random T5 learns the data's words at once.
 FAST = TrainingSettings(
     epochs=30,
@@ -51,30 +50,12 @@ FAST = TrainingSettings(
 )
 
 
-def build_webnlg_session(path: Path) -> Path:
-    from core.formats.webnlg import import_webnlg
-    from tests.shared_data import require
-
-    dev = require(*ENRICHED_DEV)
-    with SessionStore.create(path) as store:
-        for name in FILES:
-            import_webnlg(store, dev / name)
-    return path
-
-
 @pytest.fixture(scope="module")
 def webnlg(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(session, tiny T5 whose tokenizer was trained on the session's texts)."""
     folder = tmp_path_factory.mktemp("webnlg-train")
     session = build_webnlg_session(folder / "webnlg.taillens")
-    with SessionStore.open(session) as store:
-        examples = load_examples(store)
-    sentences = [e.text for e in examples] + [
-        " ".join(f"{s} {p} {o}" for s, p, o in e.triples) for e in examples
-    ]
-    sentences.append("translate from Graph to Text: ")
-    model = build_tiny_seq2seq(folder / "tiny-t5", sentences=sentences, vocab_size=600)
-    return session, model
+    return session, build_webnlg_model(session, folder / "tiny-t5")
 
 
 def split_of(session: Path, settings: TrainingSettings = FAST) -> Split:
