@@ -17,8 +17,10 @@ no evaluation and no saving inside the measured time. Tokens are the real (not p
 input and label tokens of the batches each side trained on, counted in its own collator
 (ours in the loop, the Trainer's by wrapping ``DataCollatorForSeq2Seq``). Time: ours is the
 loop's step time (``train_s`` of the record); the Trainer's is its own ``train_runtime``
-(its loop, data loading included). The two alternate, ``--repeats`` times each; medians
-are printed with every run.
+(its loop, data loading included). "ours ungrouped" is our loop with plain shuffled
+batches (``group_by_length=False``), as the Trainer batches by default: it shows what
+the length grouping gives and what the rest of the loop does. The sides alternate,
+``--repeats`` times each; medians are printed with every run.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -192,21 +195,29 @@ def main() -> None:
         f"random T5 d_model={args.d_model}, 2+2 layers ({base}); {args.steps} steps x "
         f"{args.batch_size}; torch {torch.__version__}, {args.threads} thread(s), {args.device}"
     )
-    runs: dict[str, list[dict[str, float]]] = {"ours": [], "Seq2SeqTrainer": []}
+    ungrouped = replace(settings, group_by_length=False)
+    sides = (
+        ("ours", lambda: ours(split, base, work, settings)),
+        ("ours ungrouped", lambda: ours(split, base, work, ungrouped)),
+        ("Seq2SeqTrainer", lambda: plain(split, base, work, settings)),
+    )
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name, _fn in sides}
     for repeat in range(args.repeats):
-        for name, fn in (("ours", ours), ("Seq2SeqTrainer", plain)):
-            figures = fn(split, base, work, settings)
+        for name, fn in sides:
+            figures = fn()
             runs[name].append(figures)
             print(
-                f"  run {repeat + 1} {name:>14}: {figures['tokens']:>8,} tokens in "
+                f"  run {repeat + 1} {name:>15}: {figures['tokens']:>8,} tokens in "
                 f"{figures['seconds']:6.2f} s = {figures['tokens_per_s']:8,.0f} tokens/s "
                 f"(wall {figures['wall_s']:.1f} s, last loss {figures['last_loss']:.3f})",
                 flush=True,
             )
     median = {k: statistics.median(r["tokens_per_s"] for r in v) for k, v in runs.items()}
+    trainer = median["Seq2SeqTrainer"]
     print(
-        f"median tokens/s: ours {median['ours']:,.0f}, Seq2SeqTrainer "
-        f"{median['Seq2SeqTrainer']:,.0f}: {median['ours'] / median['Seq2SeqTrainer']:.2f}x"
+        f"median tokens/s: ours {median['ours']:,.0f} ({median['ours'] / trainer:.2f}x), "
+        f"ours without length grouping {median['ours ungrouped']:,.0f} "
+        f"({median['ours ungrouped'] / trainer:.2f}x), Seq2SeqTrainer {trainer:,.0f}"
     )
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 

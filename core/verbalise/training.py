@@ -91,6 +91,7 @@ class TrainingSettings:
     eval_limit: int = 200  # dev graphs verbalised at each evaluation (0: all)
     max_source_tokens: int = 256
     max_target_tokens: int = 128
+    group_by_length: bool = True  # batches of similar length (False: plain shuffled batches)
     num_beams: int = 3  # beams when verbalising dev graphs (seq2seq)
     max_new_tokens: int = 128
     task_prefix: str | None = None  # seq2seq; None: WDV's "translate from Graph to Text: "
@@ -246,14 +247,17 @@ def data_fingerprint(examples: Sequence[Example]) -> str:
 
 
 def length_grouped_batches(
-    lengths: Sequence[int], batch_size: int, seed: int, epoch: int
+    lengths: Sequence[int], batch_size: int, seed: int, epoch: int, group: bool = True
 ) -> list[list[int]]:
     """An epoch's batches (example indices): shuffled by (seed, epoch) alone, cut into
     mega-batches of 50 batches, each sorted by length and cut into batches, the batches
-    shuffled again: little padding, and the same order whenever the epoch is replayed."""
+    shuffled again: little padding, and the same order whenever the epoch is replayed.
+    ``group`` False: the shuffled order cut into batches."""
     rng = random.Random(f"{seed}:{epoch}")
     order = list(range(len(lengths)))
     rng.shuffle(order)
+    if not group:
+        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     mega = batch_size * 50
     batches: list[list[int]] = []
     for start in range(0, len(order), mega):
@@ -567,7 +571,9 @@ class _Trainer:
                 evals_now += 1
             while step < total and not stopped:
                 epoch, index = divmod(step, per_epoch)
-                batches = length_grouped_batches(lengths, settings.batch_size, settings.seed, epoch)
+                batches = length_grouped_batches(
+                    lengths, settings.batch_size, settings.seed, epoch, settings.group_by_length
+                )
                 for batch_indices in batches[index:]:
                     if step >= total:
                         break
