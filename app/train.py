@@ -53,26 +53,50 @@ class TrainController(QObject):
         self.dialog.raise_()
         return self.dialog
 
-    def start(self) -> JobHandle | None:
-        from core.verbalise.training import check_out, training_job
+    def start(self) -> None:
+        """Check the form (cheap), read the references off the UI thread (the session
+        rule), then start the training job."""
+        from core.verbalise.training import check_request, load_examples
 
         store, state = self.app.store, self.state
         if store is None or state.problem:
-            return None
+            return
         try:
             settings = state.settings()
-            folder = check_out(state.out_path())
+            folder = check_request(state.out_path(), state.base.strip(), settings)
+        except UserFacingError as error:
+            self.app.window.show_error("Cannot train", str(error))
+            return
+        state.started(folder.resume_step)
+        state.progressed(0, None, "Reading the session's references…")
+        self.app.reads.request(
+            "train-verbaliser",
+            load_examples,
+            lambda examples: self._train(examples, settings),
+            on_error=self._refused,
+            title="Read the references to train on",
+        )
+
+    def _refused(self, error: UserFacingError) -> None:
+        self.state.finished(FAILED, error=str(error))
+        self.app.window.show_error("Cannot train", str(error))
+
+    def _train(self, examples: Any, settings: Any) -> JobHandle | None:
+        from core.verbalise.training import training_job
+
+        store, state = self.app.store, self.state
+        try:
             job = training_job(
                 store,
                 state.out_path(),
                 base=state.base.strip(),
                 settings=settings,
-                session_name=str(store.path),
+                session_name=str(store.path) if store is not None else "",
+                examples=examples,
             )
         except UserFacingError as error:
-            self.app.window.show_error("Cannot train", str(error))
+            self._refused(error)
             return None
-        state.started(folder.resume_step)
         handle = self.handle = self.app.run_job(job)
         handle.progressed.connect(lambda p: state.progressed(p.done, p.total, p.message))
         handle.finished.connect(self._finished)

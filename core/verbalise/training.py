@@ -1038,8 +1038,22 @@ def train(
         torch.set_num_threads(threads)
 
 
+def check_request(out: Path, base: str, settings: TrainingSettings) -> OutFolder:
+    """The cheap checks of a training (no session read, no weights loaded): the settings,
+    the folder, the base model's folder and kind, ``peft`` for a causal one."""
+    from core.heavy import require_model_stack
+    from core.models import CAUSAL, check_model_folder, resolve_model
+
+    settings.check()
+    folder = check_out(Path(out))
+    if check_model_folder(resolve_model(base)) == CAUSAL:
+        require_lora()
+    require_model_stack("training a verbaliser", "torch", "transformers")
+    return folder
+
+
 def training_job(
-    store: SessionStore,
+    store: SessionStore | None,
     out: Path,
     *,
     base: str,
@@ -1047,21 +1061,20 @@ def training_job(
     langs: Sequence[str] | None = None,
     quality: str | None = None,
     session_name: str = "",
+    examples: Sequence[Example] | None = None,
 ) -> Job[TrainingResult]:
-    """A job that fine-tunes ``base`` on the session's references into ``out``. Bad input
-    (a folder that holds something else, a base that is not a model, a causal model
-    without peft, too few entries) fails here, before any work."""
-    from core.heavy import require_model_stack
-    from core.models import CAUSAL, check_model_folder, resolve_model
+    """A job that fine-tunes ``base`` on the session's references (or ``examples``, read
+    from it already: the GUI reads them off the UI thread) into ``out``. Bad input (a
+    folder that holds something else, a base that is not a model, a causal model without
+    peft, too few entries, a checkpoint of another setup) fails here, before any work."""
+    from core.models import resolve_model
 
     settings = settings or TrainingSettings()
-    settings.check()
-    folder = check_out(Path(out))
-    path = resolve_model(base)
-    if check_model_folder(path) == CAUSAL:
-        require_lora()
-    require_model_stack("training a verbaliser", "torch", "transformers")
-    examples = load_examples(store, langs=langs, quality=quality)
+    folder = check_request(Path(out), base, settings)
+    if examples is None:
+        if store is None:
+            raise TrainingError("no session to read the references from")
+        examples = load_examples(store, langs=langs, quality=quality)
     if not examples:
         raise TrainingError(
             "the session has no references with triples"
@@ -1070,7 +1083,7 @@ def training_job(
         )
     split = split_by_entry(examples, settings.dev_share, settings.seed)
     source = {"session": session_name, "langs": list(langs or ()), "quality": quality}
-    check_resumable(folder, identity_of(path, split, settings))
+    check_resumable(folder, identity_of(resolve_model(base), split, settings))
 
     def run(ctx: JobContext) -> TrainingResult:
         return train(split, base, folder.path, settings, ctx, source)
