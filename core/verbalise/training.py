@@ -904,7 +904,10 @@ class _Trainer:
             losses=state["losses"],
             elapsed_s=state["elapsed_s"],
             tokens=tokens_now,
-            tokens_per_s=tokens_now / trained_s if trained_s else 0.0,
+            # this process's rate; a run resumed at its end trained nothing: the record's
+            tokens_per_s=tokens_now / trained_s
+            if trained_s
+            else (state["tokens"] / state["train_s"] if state["train_s"] else 0.0),
             device=self.device,
             listed=listed,
         )
