@@ -39,6 +39,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.likelihood",
     "app.commands.desktop",
     "app.commands.models",
+    "app.commands.train",
 )
 
 EXIT_OK = 0

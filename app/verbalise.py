@@ -82,6 +82,9 @@ class VerbaliseController(QObject):
         panel.model_changed.connect(self.model_changed)
         panel.add_folder_requested.connect(self.add_folder)
         panel.rescan_requested.connect(self.rescan)
+        from app.train import TrainController
+
+        self.train = TrainController(app, self)  # the Train dialog (train-verbaliser)
         panel.template_edited.connect(lambda _lang: self.update_preview())
         panel.preview_requested.connect(self.update_preview)
         panel.settings_changed.connect(self._save_timer.start)

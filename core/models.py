@@ -131,6 +131,26 @@ def save_model_folders(folders: Sequence[Path]) -> None:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
+def remember_model_folder(folder: Path) -> bool:
+    """Add ``folder`` to the folders saved in the settings (not those of the environment),
+    unless it is listed already, so the model picker lists the model in it (a model
+    ``train-verbaliser`` wrote). Returns whether it was added."""
+    folder = Path(folder).expanduser().resolve()
+    if any(Path(f).expanduser().resolve() == folder for f in configured_model_folders()):
+        return False
+    saved: list[Path] = []
+    settings = _settings_file()
+    if settings.exists():
+        try:
+            data = json.loads(files.read_text(settings, limit=files.SETTINGS_LIMIT))
+            saved = [Path(p) for p in data.get("folders", [])]
+        except (UserFacingError, ValueError, AttributeError, TypeError):
+            return False  # never overwrite a settings file that cannot be read
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    save_model_folders([*saved, folder])
+    return True
+
+
 def _read_config(folder: Path) -> dict[str, Any]:
     path = folder / "config.json"
     if not path.is_file():

@@ -45,9 +45,9 @@ from core.verbalise.prompts import (
     DEFAULT_PRESET,
     LANGUAGES,
     check_preset,
-    linearise_graph,
     parse_reply,
     render_prompt,
+    seq2seq_input,
     seq2seq_prefix,
     templates_for,
 )
@@ -264,7 +264,8 @@ class Seq2SeqVerbaliser(_LocalVerbaliser):
         self.templates = self._templates(None)
 
     def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
-        return linearise_graph(triples, self.templates.get(lang, ""))
+        # The templates are the prefixes, their {language} already filled in.
+        return seq2seq_input(triples, lang, self.templates.get(lang, ""))
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
