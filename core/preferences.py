@@ -4,6 +4,7 @@
   head fraction) with its Pareto share and head fraction, used for every category that
   has no saved cut-offs of its own;
 - the contact (e-mail or URL) for the User-Agent sent to endpoints;
+- the theme: follow the system's light or dark mode, or always light, or always dark;
 - model folders: where Verbalise and Scores look for local models (kept by
   ``core.models`` in its own file, the one source those panels read).
 
@@ -21,11 +22,14 @@ from typing import Any, Protocol
 from core.tiers import DEFAULT_HEAD_FRACTION, DEFAULT_PARETO_SHARE, TierSettings
 
 CONTACT_ENV = "TAILLENS_CONTACT"
+THEMES = ("system", "light", "dark")
+THEME_KEY = "appearance/theme"
 _KEYS = {
     "split_by": "methods/tier_split",
     "share": "methods/pareto_share",
     "fraction": "methods/head_fraction",
     "contact": "network/contact",
+    "theme": THEME_KEY,
 }
 
 
@@ -45,6 +49,7 @@ class Preferences:
     share: float = DEFAULT_PARETO_SHARE
     fraction: float = DEFAULT_HEAD_FRACTION
     contact: str = ""
+    theme: str = "system"
     model_folders: tuple[str, ...] = field(default=())
 
     def tier_settings(self) -> TierSettings:
@@ -74,6 +79,8 @@ def load_preferences(settings: SettingsStore) -> Preferences:
         prefs = replace(
             prefs, split_by=defaults.split_by, share=defaults.share, fraction=defaults.fraction
         )
+    if prefs.theme not in THEMES:
+        prefs = replace(prefs, theme=defaults.theme)
     env = os.environ.get("TAILLENS_MODEL_DIRS", "")
     from_env = {str(Path(p).expanduser()) for p in env.split(os.pathsep) if p}
     folders = tuple(str(f) for f in configured_model_folders() if str(f) not in from_env)
@@ -90,6 +97,13 @@ def save_preferences(settings: SettingsStore, prefs: Preferences) -> None:
         settings.setValue(key, getattr(prefs, name))
     settings.sync()
     save_model_folders([Path(p) for p in prefs.model_folders])
+
+
+def read_theme(settings: SettingsStore) -> str:
+    """The stored theme alone (read before the window's panels exist); one that is not
+    in :data:`THEMES` is "system"."""
+    value = settings.value(THEME_KEY)
+    return value if isinstance(value, str) and value in THEMES else "system"
 
 
 _contact_set_here: str | None = None  # the TAILLENS_CONTACT value set from preferences

@@ -33,7 +33,8 @@ class MessageBar(QFrame):
     and ``detailedText()`` read back what is shown (as a QMessageBox's would)."""
 
     details_link = Signal()  # "Details…" of a bug: open the error log
-    dismissed = Signal()  # the holder (a tool bar) hides it
+    dismissed = Signal()  # the holder hides it
+    resized = Signal()  # its text or details changed: the holder places it again
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -88,6 +89,7 @@ class MessageBar(QFrame):
         self.details_view.setPlainText(details)
         self._details_in_log = details_in_log
         self.details_button.setVisible(bool(details) or details_in_log)
+        self.resized.emit()
 
     def text(self) -> str:
         return self._text
@@ -105,6 +107,7 @@ class MessageBar(QFrame):
             self.details_link.emit()
             return
         self.details_view.setVisible(shown)
+        self.resized.emit()
 
 
 class ElidedLabel(QLabel):

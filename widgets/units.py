@@ -42,6 +42,7 @@ from core.claim_filters import RULES, ClaimFilterSettings
 from core.labels import plural, tier_label
 from core.tiers import SubTier, Tier
 from core.wikidata.records import LANGUAGES
+from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:
     from core.category_tiers import TierChange
@@ -514,7 +515,7 @@ class UnitsPanel(QWidget):
             self.override_requested.emit(lang, position, part, text, keep)
 
 
-class OverrideDialog(QDialog):
+class OverrideDialog(FittedDialog):
     """A person's words for one part of a triple in one language; they name that entity
     wherever it appears in the unit, and may be kept for the session's new units."""
 
@@ -599,7 +600,7 @@ def _table(model: QStandardItemModel, stretch: bool = False) -> QTableView:
     return view
 
 
-class SampleDialog(QDialog):
+class SampleDialog(FittedDialog):
     """How many units of which shape and size, from which tier, with which seed."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -607,7 +608,7 @@ class SampleDialog(QDialog):
         self.setWindowTitle("Sample units")
         self.shape = QComboBox()
         self.shape.addItems(["sibling", "chain", "mixed"])
-        self.size = _spin(1, 7, 2)
+        self.size_spin = _spin(1, 7, 2)
         self.per_entity = _spin(1, 20, 1)
         self.seed = _spin(0, 2**31 - 1, 0)
         self.tier = QComboBox()
@@ -623,7 +624,7 @@ class SampleDialog(QDialog):
         )
         form = QFormLayout(self)
         form.addRow("Shape", self.shape)
-        form.addRow("Size (triples)", self.size)
+        form.addRow("Size (triples)", self.size_spin)
         form.addRow("Units per entity", self.per_entity)
         form.addRow("Entities of tier", self.tier)
         form.addRow("At most entities", self.limit)
@@ -643,7 +644,7 @@ class SampleDialog(QDialog):
         tier = self.tier.currentData()
         return SampleRequest(
             shapes=(self.shape.currentText(),),
-            sizes=(self.size.value(),),
+            sizes=(self.size_spin.value(),),
             per_entity=self.per_entity.value(),
             seed=self.seed.value(),
             tiers=(tier,) if tier else None,

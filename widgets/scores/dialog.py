@@ -11,7 +11,6 @@ from PySide6.QtCore import (
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -29,12 +28,13 @@ from PySide6.QtWidgets import (
 from core.metrics import ALL_METRICS, MetricOptions
 from core.metrics.info import metric_info
 from core.metrics.scoring import ScoringRequest
+from widgets.dialogs import FittedDialog
 from widgets.scores.rows import ModelChoice, ScoreChoices
 
 # -- the Score… dialog -----------------------------------------------------------------
 
 
-class ScoreDialog(QDialog):
+class ScoreDialog(FittedDialog):
     """Which metrics, models, runs and languages to score."""
 
     def __init__(self, choices: ScoreChoices, parent: QWidget | None = None) -> None:
