@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, qVersion
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -32,7 +33,7 @@ from core.paths import SESSION_SUFFIX
 from widgets.error_log import ErrorLogPanel
 from widgets.job_status import JobStatusWidget
 from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
-from widgets.panels import BOTTOM, PANELS, RIGHT, PanelSpec
+from widgets.panels import BOTTOM, COMMANDS, PANELS, RIGHT, PanelSpec
 from widgets.session_overview import SessionOverview
 
 if TYPE_CHECKING:
@@ -303,6 +304,23 @@ class MainWindow(QMainWindow):
         file_menu.insertAction(self.action_quit, self.action_preferences)
         file_menu.insertSeparator(self.action_quit)
 
+        # Each panel's main commands, with keys (Help ▸ Keyboard shortcuts lists them).
+        self.actions_menu = self.menuBar().addMenu("&Actions")
+        self.command_actions: dict[str, QAction] = {}
+        previous = None
+        for command in COMMANDS:
+            if previous is not None and command.panel != previous:
+                self.actions_menu.addSeparator()
+            previous = command.panel
+            action = self._action(
+                self.actions_menu,
+                command.text,
+                command.shortcut or None,
+                lambda c=command: self.run_command(c.panel, c.button),
+            )
+            self.command_actions[f"{command.panel}:{command.button}"] = action
+        self.actions_menu.aboutToShow.connect(self._update_commands)
+
         help_menu = self.menuBar().addMenu("&Help")
         self.action_getting_started = self._action(
             help_menu, "&Getting started", "F1", self.show_getting_started
@@ -344,6 +362,26 @@ class MainWindow(QMainWindow):
                 widget,
             )
         target.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def command_button(self, panel: str, text: str) -> QAbstractButton | None:
+        """The button of ``panel`` whose text is ``text`` (None before the panels exist)."""
+        widget = self.panels.get(panel)
+        if widget is None:
+            return None
+        return next((b for b in widget.findChildren(QAbstractButton) if b.text() == text), None)
+
+    def run_command(self, panel: str, text: str) -> None:
+        """An Actions menu command: the panel forward, its button pressed if it can be."""
+        self.raise_panel(panel)
+        button = self.command_button(panel, text)
+        if button is not None and button.isEnabled():
+            button.click()
+
+    def _update_commands(self) -> None:
+        for key, action in self.command_actions.items():
+            panel, text = key.split(":", 1)
+            button = self.command_button(panel, text)
+            action.setEnabled(button is not None and button.isEnabled())
 
     def shortcut_rows(self) -> list[tuple[str, str, str]]:
         """(where, what, keys) for every action of the window that has a shortcut, read

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
 # Kept here (app.dialogs imports the controller's world): a test holds it to app.dialogs.
 DIALOG_NAMES = (
     "score",

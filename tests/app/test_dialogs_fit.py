@@ -133,7 +133,7 @@ def test_every_dialog_fits_the_screen_with_its_buttons_visible(
         x, y, w, h = seen["frame"]
         assert sx <= x and sy <= y and x + w <= sx + sw and y + h <= sy + sh, (name, seen)
         assert seen["buttons"], (name, "no button box")
-        for bx, by, bw, bh, visible_h in seen["buttons"]:
+        for bx, by, _bw, bh, visible_h in seen["buttons"]:
             assert x <= bx and by + bh <= y + h, (name, seen)  # inside the dialog
             assert by + bh <= sy + sh, (name, seen)  # on screen
             assert visible_h == bh, (name, seen)  # not covered or cut
