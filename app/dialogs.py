@@ -34,7 +34,7 @@ def _import(app: AppController) -> Any:
 def _sample(app: AppController) -> Any:
     from widgets.units import SampleDialog
 
-    return SampleDialog(app.units.panel)
+    return SampleDialog(app.units.panel, app.units.panel.dialog_memory)
 
 
 def _override(app: AppController) -> Any:

@@ -164,6 +164,7 @@ def wire_window(window, hold_jobs: bool = False):
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
     from app.window_state import CompareTicks
+    from core.dialog_memory import DialogMemory
     from widgets.annotate import AnnotatePanel
     from widgets.browser import BrowserPanel
     from widgets.report import ReportPanel
@@ -172,10 +173,13 @@ def wire_window(window, hold_jobs: bool = False):
     from widgets.verbalise import VerbalisePanel
 
     window.install_panels()
+    panels = window.panels  # each built by its module (widgets/panels.py)
+    # Dialogs reopen with the choices last accepted (kept in the window's settings).
+    cast(ScoresPanel, panels["scores"]).dialog_memory = DialogMemory(window.settings, "score")
+    cast(UnitsPanel, panels["units"]).dialog_memory = DialogMemory(window.settings, "sample")
     controller = AppController(window)
     if hold_jobs:
         controller.runner.hold()
-    panels = window.panels  # each built by its module (widgets/panels.py)
     controller.browser = BrowserController(controller, cast(BrowserPanel, panels["browser"]))
     controller.likelihood = LikelihoodController(controller, cast(BrowserPanel, panels["browser"]))
     controller.units = UnitsController(

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.claim_filters import RULES, ClaimFilterSettings
+from core.dialog_memory import DialogMemory
 from core.labels import plural, tier_label
 from core.tiers import SubTier, Tier
 from core.wikidata.records import LANGUAGES
@@ -106,6 +107,9 @@ class UnitsPanel(QWidget):
     filters_changed = Signal(object)  # ClaimFilterSettings
     sample_requested = Signal(object)  # core.sampler.SampleRequest (with the claim filters)
     more_units_requested = Signal(object)  # the last unit id shown: the next page is wanted
+
+    # Where the Sample… dialog keeps its choices (set by app.gui; None: not kept).
+    dialog_memory: DialogMemory | None = None
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -452,7 +456,7 @@ class UnitsPanel(QWidget):
             self.start_requested.emit(qid)
 
     def _ask_sample(self) -> None:
-        dialog = SampleDialog(self)
+        dialog = SampleDialog(self, self.dialog_memory)
         if dialog.exec() == QDialog.DialogCode.Accepted:
             self.sample_requested.emit(replace(dialog.request(), filters=self.filter_settings()))
 
@@ -603,7 +607,7 @@ def _table(model: QStandardItemModel, stretch: bool = False) -> QTableView:
 class SampleDialog(FittedDialog):
     """How many units of which shape and size, from which tier, with which seed."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, memory: DialogMemory | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Sample units")
         self.shape = QComboBox()
@@ -636,6 +640,37 @@ class SampleDialog(FittedDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
+        if memory is not None:
+            self.restore(memory.load())
+            self.accepted.connect(lambda: memory.save(self.remembered()))
+
+    def remembered(self) -> dict[str, Any]:
+        return {
+            "shape": self.shape.currentText(),
+            "size": self.size_spin.value(),
+            "per_entity": self.per_entity.value(),
+            "tier": self.tier.currentData(),
+            "limit": self.limit.value(),
+            "seed": self.seed.value(),
+            "parallel": self.parallel.isChecked(),
+        }
+
+    def restore(self, values: dict[str, Any]) -> None:
+        """Show ``values`` (:meth:`remembered`'s); what is missing keeps the default."""
+        if isinstance(values.get("shape"), str) and self.shape.findText(values["shape"]) >= 0:
+            self.shape.setCurrentText(values["shape"])
+        for key, spin in (
+            ("size", self.size_spin),
+            ("per_entity", self.per_entity),
+            ("limit", self.limit),
+            ("seed", self.seed),
+        ):
+            if isinstance(values.get(key), int):
+                spin.setValue(values[key])
+        if "tier" in values and self.tier.findData(values["tier"]) >= 0:
+            self.tier.setCurrentIndex(self.tier.findData(values["tier"]))
+        if isinstance(values.get("parallel"), bool):
+            self.parallel.setChecked(values["parallel"])
 
     def request(self) -> SampleRequest:
         """What the dialog asks for (the panel adds its claim filters)."""

@@ -144,3 +144,50 @@ def test_every_dialog_fits_the_screen_with_its_buttons_visible(
     # The window never grows past its screen.
     gx, gy, gw, gh = out["grown"]
     assert gw <= sw and gh <= sh, out["grown"]
+
+
+def _gui(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        PYTHONPATH=str(ROOT),
+        TAILLENS_HOME=str(tmp_path / "home"),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "app", "gui", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_gui_screenshot_of_the_window_and_of_a_dialog_at_a_size(tmp_path: Path) -> None:
+    from PySide6.QtGui import QImage
+
+    window_png = tmp_path / "window.png"
+    done = _gui(tmp_path, "--screenshot", str(window_png), "--size", "1920x1080")
+    assert done.returncode == 0, done.stderr[-2000:]
+    image = QImage(str(window_png))
+    assert (image.width(), image.height()) == (1920, 1080)
+
+    dialog_png = tmp_path / "score.png"
+    done = _gui(
+        tmp_path,
+        *("--screenshot", str(dialog_png), "--size", "1024x640"),
+        *("--dialog", "score", "--theme", "dark"),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    image = QImage(str(dialog_png))
+    assert (image.width(), image.height()) == (1024, 640)
+    # Dark: the window's background is dark.
+    assert image.pixelColor(5, 600).lightness() < 100
+
+
+def test_gui_refuses_an_unknown_dialog(tmp_path: Path) -> None:
+    done = _gui(tmp_path, "--screenshot", str(tmp_path / "x.png"), "--dialog", "nope")
+    assert done.returncode == 2
+    assert "taillens: no dialog 'nope' (dialogs: score, import," in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "x.png").exists()

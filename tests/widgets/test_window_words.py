@@ -141,3 +141,27 @@ def test_the_word_scan_finds_a_developer_word(wired) -> None:
     window, _controller = wired
     window.statusBar().showMessage("job 3 failed: None")
     assert _developer_words(_shown_texts(window))
+
+
+def test_the_score_and_sample_dialogs_reopen_with_the_choices_made(wired) -> None:
+    window, controller = wired
+    dialog = open_dialog(controller, "score")
+    ticked = [name for name, check in dialog.metric_checks.items() if check.isChecked()]
+    dialog.metric_checks[ticked[0]].setChecked(False)
+    dialog.references_check.setChecked(True)
+    dialog.esa_distance.setValue(0.25)
+    dialog.accept()
+    again = open_dialog(controller, "score")
+    assert not again.metric_checks[ticked[0]].isChecked()
+    assert all(again.metric_checks[name].isChecked() for name in ticked[1:])
+    assert again.references_check.isChecked() and again.esa_distance.value() == 0.25
+    again.reject()
+
+    sample = open_dialog(controller, "sample")
+    sample.shape.setCurrentText("chain")
+    sample.size_spin.setValue(4)
+    sample.accept()
+    again = open_dialog(controller, "sample")
+    assert (again.shape.currentText(), again.size_spin.value()) == ("chain", 4)
+    # Kept in the window's settings, through a Qt-free state object.
+    assert "chain" in str(window.settings.value("dialogs/sample"))
