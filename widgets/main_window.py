@@ -581,6 +581,18 @@ class MainWindow(QMainWindow):
         self.last_message = self.message_bar
         return self.message_bar
 
+    def show_written(self, title: str, message: str, path: Path, details: str = "") -> MessageBar:
+        """A file or folder written: the message with "Open" and "Show in folder"."""
+        bar = self._show_bar(INFO, title, message, details)
+        target = Path(path)
+        folder = target if target.is_dir() else target.parent
+        actions = [("Show in folder", lambda: open_path(folder))]
+        if not target.is_dir():
+            actions.insert(0, ("Open", lambda: open_path(target)))
+        bar.set_actions(actions)
+        self._place_message_bar()
+        return bar
+
     def show_job_failure(self, title: str, message: str, details: str) -> None:
         """A failed job. With a traceback (a bug) it goes to the error log, shown at the
         bottom without blocking anything; either way the message bar says what failed."""
@@ -840,6 +852,14 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
         super().closeEvent(event)
+
+
+def open_path(path: Path) -> bool:
+    """Open a file with its application, or a folder in the file manager."""
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices
+
+    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
 
 
 def _placeholder(title: str) -> QLabel:
