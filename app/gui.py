@@ -369,7 +369,7 @@ def launch(
 
                 shown = open_dialog(controller, dialog)
                 QTimer.singleShot(
-                    100, lambda: _save_screenshot(window, target, app, force=force, dialog=shown)
+                    500, lambda: _save_screenshot(window, target, app, force=force, dialog=shown)
                 )
             else:
                 QTimer.singleShot(50, lambda: _save_screenshot(window, target, app, force=force))

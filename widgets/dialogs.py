@@ -10,9 +10,10 @@ buttons stay on screen (the Score dialog was 767 × 919, its buttons off a lapto
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, QSize
+from PySide6.QtCore import QRect, QSize, QTimer
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFrame,
@@ -65,6 +66,14 @@ def wrap_body(dialog: QDialog) -> QScrollArea | None:
     boxes = [box for box in dialog.findChildren(QDialogButtonBox) if layout.indexOf(box) >= 0]
     for box in boxes:
         layout.removeWidget(box)
+    # A combo box sized to its longest item on first show (Qt's default) widened the
+    # body after the dialog was fitted: it takes the width the layout gives it instead.
+    for combo in dialog.findChildren(QComboBox):
+        if combo.sizeAdjustPolicy() == QComboBox.SizeAdjustPolicy.AdjustToContentsOnFirstShow:
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(max(combo.minimumContentsLength(), 12))
     body = QWidget()
     body.setObjectName("dialog-body-widget")
     body.setLayout(layout)  # taken from the dialog, with everything in it
@@ -103,10 +112,29 @@ def fit_dialog(dialog: QDialog) -> None:
     dialog.move(x, y)
 
 
+def widen_to_content(dialog: QDialog) -> None:
+    """Once laid out: where the body still scrolls sideways (a label's text laid out
+    wider than its first size hint said) and the screen has room, widen the dialog by
+    what is hidden, staying inside the screen."""
+    scroll = dialog.findChild(QScrollArea, BODY_NAME)
+    if scroll is None:
+        return
+    hidden = scroll.horizontalScrollBar().maximum()
+    area = available_area(dialog)
+    room = area.width() - FRAME_ALLOWANCE.width() - dialog.width()
+    if hidden <= 0 or room <= 0:
+        return
+    dialog.resize(dialog.width() + min(hidden + 2, room), dialog.height())
+    frame = dialog.frameGeometry()
+    if frame.right() > area.right():
+        dialog.move(max(area.left(), area.right() + 1 - frame.width()), frame.y())
+
+
 class FittedDialog(QDialog):
     """A dialog that fits its screen (:func:`fit_dialog`) each time it is shown."""
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         if not event.spontaneous():
             fit_dialog(self)
+            QTimer.singleShot(0, self, lambda: widen_to_content(self))
         super().showEvent(event)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +31,7 @@ from core.metrics import ALL_METRICS, MetricOptions
 from core.metrics.info import metric_info
 from core.metrics.scoring import ScoringRequest
 from widgets.dialogs import FittedDialog
+from widgets.message_bar import ElidedLabel
 from widgets.scores.rows import ModelChoice, ScoreChoices
 
 # -- the Score… dialog -----------------------------------------------------------------
@@ -60,8 +62,11 @@ class ScoreDialog(FittedDialog):
             if metric_info(name).needs_model:
                 description += " — needs a causal model (the run's own, or the one below)"
             check.setToolTip(description)
-            # One line each: word-wrapped labels in a grid get one line's height and overlap.
-            label = QLabel(description)
+            # One line each: word-wrapped labels in a grid get one line's height and overlap;
+            # elided where the dialog is narrow (the whole text in the tooltip), so a long
+            # description never makes the dialog wider than a small screen.
+            label = ElidedLabel(Qt.TextElideMode.ElideRight, policy=QSizePolicy.Policy.Ignored)
+            label.setText(description)
             label.setStyleSheet("color: palette(mid);")
             label.setToolTip(description)
             grid.addWidget(check, i, 0)
