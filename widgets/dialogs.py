@@ -37,7 +37,10 @@ class _BodyScroll(QScrollArea):
             return super().sizeHint()
         hint = inner.sizeHint().expandedTo(inner.minimumSizeHint())
         bar = self.verticalScrollBar().sizeHint().width()
-        return QSize(hint.width() + bar + 2 * self.frameWidth(), hint.height())
+        height = hint.height()
+        if inner.hasHeightForWidth():  # wrapped labels: their height at this width
+            height = max(height, inner.heightForWidth(hint.width()))
+        return QSize(hint.width() + bar + 2 * self.frameWidth(), height)
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
         inner = self.widget()
@@ -112,22 +115,30 @@ def fit_dialog(dialog: QDialog) -> None:
     dialog.move(x, y)
 
 
-def widen_to_content(dialog: QDialog) -> None:
-    """Once laid out: where the body still scrolls sideways (a label's text laid out
-    wider than its first size hint said) and the screen has room, widen the dialog by
-    what is hidden, staying inside the screen."""
+def grow_to_content(dialog: QDialog) -> None:
+    """Once laid out: where the body still scrolls (its content laid out larger than the
+    first size hint said: wrapped labels, combo boxes sized on first show) and the screen
+    has room, grow the dialog by what is hidden, staying inside the screen."""
     scroll = dialog.findChild(QScrollArea, BODY_NAME)
     if scroll is None:
         return
-    hidden = scroll.horizontalScrollBar().maximum()
     area = available_area(dialog)
-    room = area.width() - FRAME_ALLOWANCE.width() - dialog.width()
-    if hidden <= 0 or room <= 0:
+    room_w = area.width() - FRAME_ALLOWANCE.width() - dialog.width()
+    room_h = area.height() - FRAME_ALLOWANCE.height() - dialog.height()
+    grow_w = min(scroll.horizontalScrollBar().maximum() + 2, max(0, room_w))
+    grow_h = min(scroll.verticalScrollBar().maximum() + 2, max(0, room_h))
+    if scroll.horizontalScrollBar().maximum() <= 0:
+        grow_w = 0
+    if scroll.verticalScrollBar().maximum() <= 0:
+        grow_h = 0
+    if not (grow_w or grow_h):
         return
-    dialog.resize(dialog.width() + min(hidden + 2, room), dialog.height())
+    dialog.resize(dialog.width() + grow_w, dialog.height() + grow_h)
     frame = dialog.frameGeometry()
-    if frame.right() > area.right():
-        dialog.move(max(area.left(), area.right() + 1 - frame.width()), frame.y())
+    x = max(area.left(), min(frame.x(), area.right() + 1 - frame.width()))
+    y = max(area.top(), min(frame.y(), area.bottom() + 1 - frame.height()))
+    if (x, y) != (frame.x(), frame.y()):
+        dialog.move(x, y)
 
 
 class FittedDialog(QDialog):
@@ -136,5 +147,5 @@ class FittedDialog(QDialog):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         if not event.spontaneous():
             fit_dialog(self)
-            QTimer.singleShot(0, self, lambda: widen_to_content(self))
+            QTimer.singleShot(0, self, lambda: grow_to_content(self))
         super().showEvent(event)
