@@ -79,8 +79,19 @@ def _unit_search(app: AppController) -> Any:
 
 
 def _statistics(app: AppController) -> Any:
+    """The session's statistics, computed here (small sessions: this is for pictures and
+    tests; the menu runs the same job in the background)."""
+    from core.dataset_stats import CHECKS, stats_job
+    from core.jobs import JobSucceeded, run_job
     from widgets.dataset_stats import DatasetStatsDialog
 
+    if app.store is not None:
+        outcome = run_job(stats_job(app.store))
+        if isinstance(outcome, JobSucceeded):
+            stats, findings = outcome.result[0], outcome.result[1]
+            return app.window.show_dataset_statistics(
+                stats.tables(), findings, CHECKS, stats.units
+            )
     return app.window.dataset_stats_dialog or DatasetStatsDialog(app.window)
 
 
