@@ -105,7 +105,7 @@ def _system_scheme_changed(app, scheme) -> None:
 
 def load_theme(settings) -> str:
     """The theme chosen in Preferences (system, light or dark)."""
-    from core.preferences import read_theme
+    from core.appearance import read_theme  # light: before the first paint
 
     return read_theme(settings)
 

@@ -19,11 +19,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from core.appearance import THEME_KEY, THEMES
 from core.tiers import DEFAULT_HEAD_FRACTION, DEFAULT_PARETO_SHARE, TierSettings
 
 CONTACT_ENV = "TAILLENS_CONTACT"
-THEMES = ("system", "light", "dark")
-THEME_KEY = "appearance/theme"
 _KEYS = {
     "split_by": "methods/tier_split",
     "share": "methods/pareto_share",
@@ -97,13 +96,6 @@ def save_preferences(settings: SettingsStore, prefs: Preferences) -> None:
         settings.setValue(key, getattr(prefs, name))
     settings.sync()
     save_model_folders([Path(p) for p in prefs.model_folders])
-
-
-def read_theme(settings: SettingsStore) -> str:
-    """The stored theme alone (read before the window's panels exist); one that is not
-    in :data:`THEMES` is "system"."""
-    value = settings.value(THEME_KEY)
-    return value if isinstance(value, str) and value in THEMES else "system"
 
 
 _contact_set_here: str | None = None  # the TAILLENS_CONTACT value set from preferences

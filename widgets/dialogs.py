@@ -90,6 +90,7 @@ def wrap_body(dialog: QDialog) -> QScrollArea | None:
     outer.addWidget(scroll, 1)
     for box in boxes:
         outer.addWidget(box)
+    scroll.show()  # with the dialog (Qt would show it a turn later, after the fitting)
     return scroll
 
 
@@ -123,14 +124,18 @@ def grow_to_content(dialog: QDialog) -> None:
     if scroll is None:
         return
     area = available_area(dialog)
-    room_w = area.width() - FRAME_ALLOWANCE.width() - dialog.width()
-    room_h = area.height() - FRAME_ALLOWANCE.height() - dialog.height()
-    grow_w = min(scroll.horizontalScrollBar().maximum() + 2, max(0, room_w))
-    grow_h = min(scroll.verticalScrollBar().maximum() + 2, max(0, room_h))
-    if scroll.horizontalScrollBar().maximum() <= 0:
-        grow_w = 0
-    if scroll.verticalScrollBar().maximum() <= 0:
-        grow_h = 0
+    hidden_w = max(0, scroll.horizontalScrollBar().maximum())
+    hidden_h = max(0, scroll.verticalScrollBar().maximum())
+    hint = dialog.sizeHint()  # now that every widget is polished and laid out
+    width = min(
+        max(dialog.width() + (hidden_w + 2 if hidden_w else 0), hint.width()),
+        area.width() - FRAME_ALLOWANCE.width(),
+    )
+    height = min(
+        max(dialog.height() + (hidden_h + 2 if hidden_h else 0), hint.height()),
+        area.height() - FRAME_ALLOWANCE.height(),
+    )
+    grow_w, grow_h = max(0, width - dialog.width()), max(0, height - dialog.height())
     if not (grow_w or grow_h):
         return
     dialog.resize(dialog.width() + grow_w, dialog.height() + grow_h)
@@ -143,6 +148,11 @@ def grow_to_content(dialog: QDialog) -> None:
 
 class FittedDialog(QDialog):
     """A dialog that fits its screen (:func:`fit_dialog`) each time it is shown."""
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802
+        if visible:
+            wrap_body(self)  # before Qt sizes a dialog shown for the first time
+        super().setVisible(visible)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         if not event.spontaneous():

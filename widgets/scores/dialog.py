@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -65,7 +64,7 @@ class ScoreDialog(FittedDialog):
             # One line each: word-wrapped labels in a grid get one line's height and overlap;
             # elided where the dialog is narrow (the whole text in the tooltip), so a long
             # description never makes the dialog wider than a small screen.
-            label = ElidedLabel(Qt.TextElideMode.ElideRight, policy=QSizePolicy.Policy.Ignored)
+            label = ElidedLabel(Qt.TextElideMode.ElideRight)
             label.setText(description)
             label.setStyleSheet("color: palette(mid);")
             label.setToolTip(description)
