@@ -89,9 +89,7 @@ def _statistics(app: AppController) -> Any:
         outcome = run_job(stats_job(app.store))
         if isinstance(outcome, JobSucceeded):
             stats, findings = outcome.result[0], outcome.result[1]
-            return app.window.show_dataset_statistics(
-                stats.tables(), findings, CHECKS, stats.units
-            )
+            return app.window.show_dataset_statistics(stats.tables(), findings, CHECKS, stats.units)
     return app.window.dataset_stats_dialog or DatasetStatsDialog(app.window)
 
 
