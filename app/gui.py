@@ -9,7 +9,7 @@ import time
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import NoReturn, cast
+from typing import Any, NoReturn, cast
 
 from core import APP_NAME, paths
 from core.errors import UserFacingError
@@ -117,6 +117,7 @@ def apply_theme(app, theme: str) -> None:
 
     app.setProperty("taillens_theme", theme)
     hints = app.styleHints()
+    scheme: Any
     if theme == "dark":
         scheme = Qt.ColorScheme.Dark
     elif theme == "light":
