@@ -332,13 +332,9 @@ class AppController(QObject):
         report = outcome.result
         text = f"Exported to {path.name}: {report.summary_line()}"
         self.window.statusBar().showMessage(text, 15_000)
-        if report.skipped:
-            details = "\n".join(f"{e.where}: {e.reason}" for e in report.skipped)
-            self.window.show_message(
-                "Export finished",
-                f"{text}. The units listed under Details were not exported.",
-                details,
-            )
+        details = "\n".join(f"{e.where}: {e.reason}" for e in report.skipped)
+        skipped = ". The units listed under Details were not exported." if details else ""
+        self.window.show_written("Export finished", f"{text}{skipped}", path, details)
 
     # -- jobs --------------------------------------------------------------------------
     def run_job(self, job: Job[Any]) -> JobHandle:

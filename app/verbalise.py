@@ -393,6 +393,11 @@ class VerbaliseController(QObject):
                         "Exactly as the model reads it: the user turn in the model's chat "
                         "template (plain text when it has none), special tokens shown."
                     )
+                    # Said here, before a run, not only in a terminal.
+                    warning = verbaliser.context_warning(triples, lang)  # type: ignore[attr-defined]
+                    if warning:
+                        self.panel.show_preview(text, warning, error=True)
+                        return
                 else:
                     text = verbaliser.prompt_for(triples, lang)
                     note = "Loading the tokenizer to apply the model's chat template…"

@@ -26,7 +26,7 @@ import json
 import os
 import struct
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -457,11 +457,16 @@ def load_model(
     dtype: str = "auto",
     expected_type: str | None = None,
     quantize: str = "auto",
+    on_stage: Callable[[str], None] | None = None,
 ) -> LoadedModel:
     """Load a causal LM or seq2seq model and its tokenizer from a local folder (or a hub id
     in the cache), placed on this machine by :func:`core.placement.plan_placement`
     (device, dtype, device_map, 8/4-bit, CPU threads), in eval mode. Checks the folder
-    first; the placement is on the result (``LoadedModel.placement``)."""
+    first; the placement is on the result (``LoadedModel.placement``). ``on_stage`` is
+    told each stage as it begins (:data:`LOAD_STAGES`' words), so a window says what a
+    long load is doing rather than "starting 0%"."""
+    stage = on_stage or (lambda _words: None)
+    stage(LOAD_STAGES[0])
     folder = resolve_model(name_or_path)
     kind = check_model_folder(folder)
     if expected_type is not None and kind != expected_type:
@@ -476,13 +481,16 @@ def load_model(
     transformers.utils.logging.disable_progress_bar()
     auto = AutoModelForSeq2SeqLM if kind == SEQ2SEQ else AutoModelForCausalLM
     try:
+        stage(LOAD_STAGES[1])
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        stage(LOAD_STAGES[2])
         model = auto.from_pretrained(
             folder, local_files_only=True, **placement.from_pretrained_kwargs(placed)
         )
     except (OSError, ValueError, KeyError, RuntimeError, ImportError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelError(f"cannot load the model in {folder}: {first}") from exc
+    stage(f"{LOAD_STAGES[3]} ({placed.device})")
     if not placement.moves_itself(placed):
         model.to(placed.device)  # type: ignore[arg-type]  # transformers' stub wraps .to
     placement.apply_threads(placed)
@@ -490,8 +498,51 @@ def load_model(
     if tokenizer.pad_token_id is None:
         # Batching needs a pad token; EOS is the usual stand-in (masked out anyway).
         tokenizer.pad_token = tokenizer.eos_token
+    stage(LOAD_STAGES[4])
     return LoadedModel(
         model, tokenizer, folder, kind, placed.device, placed.dtype, fingerprint, placed
+    )
+
+
+# What load_model says as it goes (the verbalise job passes them on as its progress).
+LOAD_STAGES = (
+    "resolving the model",
+    "reading the tokenizer",
+    "reading the weights",
+    "moving the model to the device",
+    "model ready",
+)
+
+# config.json keys that give a model's context length, by architecture.
+_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "n_ctx")
+
+
+def context_length(folder: Path) -> int | None:
+    """How many positions (prompt and generated tokens together) the model in ``folder``
+    takes, read from its config.json (no weights loaded); None where it does not say."""
+    try:
+        config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    for source in (config, config.get("text_config") or {}):
+        for key in _CONTEXT_KEYS:
+            value = source.get(key) if isinstance(source, dict) else None
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
+
+
+def context_warning(prompt_tokens: int, max_new_tokens: int, limit: int | None) -> str | None:
+    """One line when a prompt and the tokens asked for do not fit the model's context."""
+    if limit is None or prompt_tokens + max_new_tokens <= limit:
+        return None
+    return (
+        f"Too long for this model: the prompt is {prompt_tokens} tokens and up to "
+        f"{max_new_tokens} new tokens are asked for, {prompt_tokens + max_new_tokens} in all, "
+        f"but the model takes {limit}. Lower 'max new tokens' or use a shorter prompt; "
+        "otherwise the text is cut short or the run fails."
     )
 
 

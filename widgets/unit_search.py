@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -25,13 +24,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.dialogs import FittedDialog
+
 if TYPE_CHECKING:
     from core.unit_search import SearchRequest
 
 DEFAULT_TEMPLATE = "?x P17 ?a . ?a P36 ?b"
 
 
-class UnitSearchDialog(QDialog):
+class UnitSearchDialog(FittedDialog):
     """Template, root class, model and the search's settings."""
 
     def __init__(

@@ -547,6 +547,9 @@ def verbalise_job(
 
     def run(ctx: JobContext) -> VerbaliseSummary:
         ctx.progress(0, None, "loading the model")
+        # A local model says each stage of its load (tokenizer, weights, device).
+        if hasattr(verbaliser, "on_stage"):
+            verbaliser.on_stage = lambda words: ctx.progress(0, None, words)
         verbaliser.load()
         previous = verbaliser.should_stop
         verbaliser.should_stop = lambda: ctx.cancelled  # asked inside a batch, every step

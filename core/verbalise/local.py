@@ -84,6 +84,8 @@ class _LocalVerbaliser:
         self.requested_quantize = quantize  # core.placement: auto, none, 8bit, 4bit
         self.loaded: LoadedModel | None = None
         self.should_stop: ShouldStop | None = None  # the job's cancel, asked every step
+        # Told each stage of loading the model (the job's progress line), if set.
+        self.on_stage: Callable[[str], None] | None = None
         self._tokenizer: Any = None
         self.templates = self._templates(templates)
 
@@ -118,6 +120,7 @@ class _LocalVerbaliser:
                 dtype=self.requested_dtype,
                 expected_type=self.expected_type,
                 quantize=self.requested_quantize,
+                on_stage=self.on_stage,
             )
             self._after_load(self.loaded)
 
@@ -205,6 +208,17 @@ class CausalVerbaliser(_LocalVerbaliser):
             tokenizer = self._tokenizer
         ids = prompt_token_ids(tokenizer, self.prompt_for(triples, lang))
         return str(tokenizer.decode(ids))
+
+    def context_warning(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str | None:
+        """A line when this unit's prompt and ``max_new_tokens`` exceed the model's context
+        (its config.json), said in the window before a run; None when it fits."""
+        from core.models import context_length, context_warning
+
+        tokenizer = self.loaded.tokenizer if self.loaded is not None else self._tokenizer
+        if tokenizer is None:
+            self._tokenizer = tokenizer = load_tokenizer(self.path)
+        ids = prompt_token_ids(tokenizer, self.prompt_for(triples, lang))
+        return context_warning(len(ids), self.params.max_new_tokens, context_length(self.path))
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
