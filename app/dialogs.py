@@ -105,6 +105,24 @@ def _about(app: AppController) -> Any:
     return app.window.about_box()
 
 
+def _packs(app: AppController) -> Any:
+    return app.packs.open()
+
+
+def _pack(app: AppController) -> Any:
+    from widgets.annotation_packs import PackForm
+
+    return PackForm(["ana", "ben"], app.window)
+
+
+def _models(app: AppController) -> Any:
+    return app.models.open_dialog()
+
+
+def _train(app: AppController) -> Any:
+    return app.verbalise.train.open_dialog()
+
+
 # name → (what it is, opener)
 DIALOGS: dict[str, tuple[str, Callable[[AppController], Any]]] = {
     "score": ("Scores ▸ Score…", _score),
@@ -121,6 +139,10 @@ DIALOGS: dict[str, tuple[str, Callable[[AppController], Any]]] = {
     "shortcuts": ("Help ▸ Keyboard shortcuts", _shortcuts),
     "guide": ("Help ▸ Getting started", _getting_started),
     "about": ("Help ▸ About TailLens", _about),
+    "packs": ("File ▸ Annotation packs…", _packs),
+    "pack": ("File ▸ Annotation packs… ▸ New pack…", _pack),
+    "models": ("File ▸ Models…", _models),
+    "train": ("Verbalise ▸ Model ▸ Train…", _train),
 }
 
 

@@ -12,7 +12,6 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -28,11 +27,12 @@ from PySide6.QtWidgets import (
 
 from core.models import human_size
 from core.models_state import IDLE, PULLING, ModelsState
+from widgets.dialogs import FittedDialog
 
 COLUMNS = ("Model", "Kind", "Size", "Languages", "Where")
 
 
-class ModelsDialog(QDialog):
+class ModelsDialog(FittedDialog):
     check_requested = Signal()  # size of state.repo_id on the hub
     pull_requested = Signal()
     cancel_requested = Signal()

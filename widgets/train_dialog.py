@@ -13,7 +13,6 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.verbalise.training_state import TrainState
+from widgets.dialogs import FittedDialog
 
 _METRICS = (("chrF++", "chrf"), ("BLEU", "bleu"), ("dev loss", "loss"))
 _DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -50,7 +50,7 @@ def _spin(low: int, high: int, tip: str) -> QSpinBox:
     return box
 
 
-class TrainDialog(QDialog):
+class TrainDialog(FittedDialog):
     start_requested = Signal()
     cancel_requested = Signal()
 

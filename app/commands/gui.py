@@ -22,6 +22,10 @@ DIALOG_NAMES = (
     "shortcuts",
     "guide",
     "about",
+    "packs",
+    "pack",
+    "models",
+    "train",
 )
 
 
