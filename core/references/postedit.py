@@ -30,6 +30,7 @@ from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.references.languages import language_name
 from core.references.qe import ErrorSpan, annotate_spans
+from core.references.translate import clean_text
 from resources import resource_path
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def parse_postedit(reply: str) -> PostEdit:
     after = text[last.end() :].strip()
     correction = after.split("\n\n", 1)[0].strip()
     correction = correction.strip("*_ \t").strip(_QUOTES).strip()
-    correction = re.sub(r"\s*\n\s*", " ", correction)
+    correction = clean_text(correction)
     explanation = _explanation(text[: last.start()]) or None
     return PostEdit(explanation, correction or None)
 

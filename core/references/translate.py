@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -256,15 +257,24 @@ class LocalTranslator:
         if self.family == CAUSAL:
             output = output[:, prompt_length:]
         decoded = loaded.tokenizer.batch_decode(output, skip_special_tokens=True)
-        return [_first_line(d) if self.family == CAUSAL else d.strip() for d in decoded]
+        return [_first_line(d) if self.family == CAUSAL else clean_text(d) for d in decoded]
 
 
 def _first_line(text: str) -> str:
     """A causal model's answer: its first non-empty line (models run on)."""
     for line in text.strip().splitlines():
         if line.strip():
-            return line.strip()
+            return clean_text(line)
     return ""
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
+
+
+def clean_text(text: str) -> str:
+    """A translation as stored: control characters (which no sentence holds, and XML 1.0
+    cannot carry) removed, whitespace runs made one space."""
+    return " ".join(_CONTROL.sub("", text).split())
 
 
 class ServerTranslator:
