@@ -180,7 +180,9 @@ def run_qe(args: argparse.Namespace) -> int:
     problem = qe_status(args.qe_model)
     scorer = None if problem else CometScorer(args.qe_model, batch=args.batch)
     with SessionStore.open(args.session) as store:
-        summary = run_in_terminal(qe_job(store, scorer, batch=args.batch, note=problem), quiet=args.quiet)
+        summary = run_in_terminal(
+            qe_job(store, scorer, batch=args.batch, note=problem), quiet=args.quiet
+        )
     if args.json:
         _print_json({**asdict(summary), "bands_from": THRESHOLDS_SOURCE})
         return 0
@@ -251,7 +253,9 @@ def run_write(args: argparse.Namespace) -> int:
             unit_id = db.scalar(select(DataUnit.id).where(DataUnit.uid == args.unit))
         if unit_id is None:
             raise ReviewError(f"there is no unit {args.unit!r} in {args.session}")
-        ref = write_reference(store, _annotator_id(store, args.annotator), unit_id, args.lang, args.text)
+        ref = write_reference(
+            store, _annotator_id(store, args.annotator), unit_id, args.lang, args.text
+        )
     print(f"gold reference {ref} stored for unit {args.unit} ({args.lang})")
     return 0
 

@@ -61,14 +61,18 @@ def build_prompt(
     spans: Sequence[ErrorSpan] = (),
     template: str | None = None,
 ) -> str:
-    return (template or prompt_template()).format(
-        source_name=language_name(source_lang),
-        target_name=language_name(target_lang),
-        source=source,
-        translation=translation,
-        analysis=annotate_spans(translation, spans),
-        band=band or NOT_ESTIMATED,
-    ).rstrip("\n")
+    return (
+        (template or prompt_template())
+        .format(
+            source_name=language_name(source_lang),
+            target_name=language_name(target_lang),
+            source=source,
+            translation=translation,
+            analysis=annotate_spans(translation, spans),
+            band=band or NOT_ESTIMATED,
+        )
+        .rstrip("\n")
+    )
 
 
 @dataclass(frozen=True)
@@ -214,7 +218,9 @@ class ServerEditor:
         self.client.close()
 
 
-def make_editor(model: str, *, server_model: str | None = None, params: EditParams | None = None) -> Editor:
+def make_editor(
+    model: str, *, server_model: str | None = None, params: EditParams | None = None
+) -> Editor:
     if model.startswith(("http://", "https://")):
         return ServerEditor(model, server_model, (params or EditParams()).max_new_tokens)
     return LocalEditor(model, params)
@@ -306,7 +312,9 @@ def postedit_job(
         kind="references-postedit",
         writes=frozenset({Topic.REFERENCES}),
         params={"model": editor.model, "redo": redo},
-        kept=lambda: f"{summary.edited + summary.unparsable} post-edits are kept; the same command resumes",
+        kept=lambda: (
+            f"{summary.edited + summary.unparsable} post-edits are kept; the same command resumes"
+        ),
     )
     return job
 

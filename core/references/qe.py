@@ -107,7 +107,10 @@ def qe_status(model: str | None) -> str | None:
     (and that every translation then goes to post-editing)."""
     tail = "; every translation goes to post-editing without a quality band"
     if not comet_installed():
-        return f"no quality estimation: unbabel-comet is not installed (pip install unbabel-comet){tail}"
+        return (
+            "no quality estimation: unbabel-comet is not installed "
+            f"(pip install unbabel-comet){tail}"
+        )
     if not model:
         return f"no quality estimation: no xCOMET checkpoint named (--qe-model){tail}"
     if not Path(model).expanduser().exists():
@@ -157,7 +160,9 @@ class CometScorer:
             {"src": i.source, "mt": i.translation, **({"ref": i.reference} if i.reference else {})}
             for i in items
         ]
-        output = self._model.predict(data, batch_size=self.batch, gpus=self.gpus, progress_bar=False)
+        output = self._model.predict(
+            data, batch_size=self.batch, gpus=self.gpus, progress_bar=False
+        )
         spans = getattr(getattr(output, "metadata", None), "error_spans", None) or [[]] * len(items)
         return [
             QEResult(min(1.0, max(0.0, float(s))), spans_from_comet(sp))
@@ -217,8 +222,7 @@ def qe_job(
                 .order_by(D.id)
             ).all()
             summary.skipped = int(
-                db.scalar(select(func.count()).select_from(D).where(D.qe_model == scorer.name))
-                or 0
+                db.scalar(select(func.count()).select_from(D).where(D.qe_model == scorer.name)) or 0
             )
         total = len(rows)
         for start in range(0, total, batch):

@@ -80,7 +80,13 @@ def units_to_write(store: SessionStore, lang: str, limit: int | None = None) -> 
         ids = [u.id for u in ordered]
         triples: dict[tuple[int, str], list[tuple[str, str, str]]] = defaultdict(list)
         for row in db.execute(
-            select(UnitTriple.unit_id, UnitTriple.lang, UnitTriple.subject, UnitTriple.predicate, UnitTriple.object)
+            select(
+                UnitTriple.unit_id,
+                UnitTriple.lang,
+                UnitTriple.subject,
+                UnitTriple.predicate,
+                UnitTriple.object,
+            )
             .where(UnitTriple.unit_id.in_(ids), UnitTriple.tripleset == "main")
             .order_by(UnitTriple.unit_id, UnitTriple.position)
         ):
@@ -96,7 +102,9 @@ def units_to_write(store: SessionStore, lang: str, limit: int | None = None) -> 
     ]
 
 
-def write_reference(store: SessionStore, annotator_id: int, unit_id: int, lang: str, text: str) -> int:
+def write_reference(
+    store: SessionStore, annotator_id: int, unit_id: int, lang: str, text: str
+) -> int:
     """Store ``text`` as a gold reference of ``unit_id`` in ``lang`` by the annotator."""
     from core.store.models import Annotator, DataUnit, UnitReference
 
@@ -158,8 +166,17 @@ def _translations(store: SessionStore) -> list[ReviewItem]:
         source = R.__table__.alias("source")
         rows = db.execute(
             select(
-                D.id, D.reference_id, R.unit_id, D.source_lang, D.lang, source.c.text, R.text,
-                D.mt_text, D.qe_band, D.qe_score, D.qe_spans,
+                D.id,
+                D.reference_id,
+                R.unit_id,
+                D.source_lang,
+                D.lang,
+                source.c.text,
+                R.text,
+                D.mt_text,
+                D.qe_band,
+                D.qe_score,
+                D.qe_spans,
             )
             .join(R, R.id == D.reference_id)
             .join(source, source.c.id == D.source_reference_id)
@@ -167,7 +184,15 @@ def _translations(store: SessionStore) -> list[ReviewItem]:
         ).all()
     return [
         ReviewItem(
-            int(r[1]), int(r[0]), int(r[2]), f"{r[3]}→{r[4]}", r[5], r[6], r[7], r[8], r[9],
+            int(r[1]),
+            int(r[0]),
+            int(r[2]),
+            f"{r[3]}→{r[4]}",
+            r[5],
+            r[6],
+            r[7],
+            r[8],
+            r[9],
             tuple((r[10] or {}).get("spans", [])),
         )
         for r in rows
@@ -175,7 +200,11 @@ def _translations(store: SessionStore) -> list[ReviewItem]:
 
 
 def sample_for_review(
-    store: SessionStore, n: int = DEFAULT_SAMPLE, *, seed: int = 0, pairs: Sequence[str] | None = None
+    store: SessionStore,
+    n: int = DEFAULT_SAMPLE,
+    *,
+    seed: int = 0,
+    pairs: Sequence[str] | None = None,
 ) -> ReviewSample:
     """Up to ``n`` translations per pair, below Good, drawn with ``seed`` (the same
     session and seed give the same sample, so two annotators review the same items)."""
@@ -189,7 +218,9 @@ def sample_for_review(
     note = (
         None
         if banded or not items
-        else "no translation has a quality band (no QE model was run): sampled from all translations"
+        else (
+            "no translation has a quality band (no QE model was run): sampled from all translations"
+        )
     )
     by_pair: dict[str, list[ReviewItem]] = defaultdict(list)
     for item in pool:
@@ -313,7 +344,9 @@ def review_report(store: SessionStore) -> ReviewReport:
     out = []
     for pair in sorted(grouped):
         reviews = grouped[pair]
-        figures = PairFigures(pair, reviews=len(reviews), items=len({r.reference_id for r in reviews}))
+        figures = PairFigures(
+            pair, reviews=len(reviews), items=len({r.reference_id for r in reviews})
+        )
         accuracy, fluency, flagged = [], [], 0
         totals: dict[tuple[int, int], float] = {}
         for r in reviews:
@@ -334,9 +367,7 @@ def review_report(store: SessionStore) -> ReviewReport:
         annotators = sorted({a for a, _ in totals})
         if len(annotators) >= 2:
             first, second = annotators[:2]
-            shared = sorted(
-                i for (a, i) in totals if a == first and (second, i) in totals
-            )
+            shared = sorted(i for (a, i) in totals if a == first and (second, i) in totals)
             figures.paired_items = len(shared)
             figures.spearman, figures.pearson = _correlations(
                 [totals[(first, i)] for i in shared], [totals[(second, i)] for i in shared]

@@ -164,6 +164,7 @@ class LocalTranslator:
         self.fingerprint: str | None = model_fingerprint(self.path)
         self._loader = loader
         self._loaded: LoadedModel | None = None
+        self._has_token: dict[str, bool] = {}
         self.family = detect_family(self.config, None, self.kind)
         self.should_stop: Callable[[], bool] | None = None
 
@@ -228,7 +229,9 @@ class LocalTranslator:
                 sources = [f"{model_code(family, target)} {t}" for t in texts]
             elif family == MARIAN:
                 token = model_code(family, target)
-                if _vocab_has(tokenizer, token):  # a multi-target OPUS-MT model
+                if token not in self._has_token:  # asked once per language, not per batch
+                    self._has_token[token] = _vocab_has(tokenizer, token)
+                if self._has_token[token]:  # a multi-target OPUS-MT model
                     sources = [f"{token} {t}" for t in texts]
             else:
                 prefix = f"translate {language_name(source)} to {language_name(target)}: "
@@ -300,9 +303,7 @@ class ServerTranslator:
             top_p=1.0,
             max_new_tokens=self.params.max_new_tokens,
         )
-        self.client = OpenAIVerbaliser(
-            base_url, server_model, generation, logprobs=False, **client
-        )
+        self.client = OpenAIVerbaliser(base_url, server_model, generation, logprobs=False, **client)
         self.client.load()
         self.model = self.client.model_id
         self.fingerprint = self.client.fingerprint()
@@ -381,7 +382,9 @@ def pending_sources(
                 )
             )
         )
-    candidates = [SourceText(r.id, r.unit_id, r.text) for r in rows if r.unit_id not in gold_in_target]
+    candidates = [
+        SourceText(r.id, r.unit_id, r.text) for r in rows if r.unit_id not in gold_in_target
+    ]
     pending = [c for c in candidates if c.reference_id not in done]
     return pending, len(candidates) - len(pending)
 
@@ -492,7 +495,9 @@ def translate_job(
             plan.append((target, pending))
         total = sum(len(p) for _, p in plan)
         done = 0
-        ctx.progress(0, total, f"{total} texts to translate, {sum(summary.skipped.values())} done before")
+        ctx.progress(
+            0, total, f"{total} texts to translate, {sum(summary.skipped.values())} done before"
+        )
         try:
             for target, pending in plan:
                 pair = f"{source}→{target}"
@@ -507,7 +512,13 @@ def translate_job(
                         summary.family = translator.family
                     texts = translator.translate([c.text for c in chunk], source, target)
                     store_translations(
-                        store, translator, params, key, source, target, list(zip(chunk, texts, strict=True))
+                        store,
+                        translator,
+                        params,
+                        key,
+                        source,
+                        target,
+                        list(zip(chunk, texts, strict=True)),
                     )
                     summary.translated[pair] += len(chunk)
                     done += len(chunk)
@@ -531,8 +542,6 @@ def translate_job(
             **params.decoding(),
             "units": len(units or []),
         },
-        kept=lambda: (
-            f"{summary.total_translated} translations are kept; the same command resumes"
-        ),
+        kept=lambda: f"{summary.total_translated} translations are kept; the same command resumes",
     )
     return job

@@ -65,9 +65,29 @@ def test_pipeline_on_tailnlg_round_trips_as_gold_and_silver_lex(
             db.add(Annotator(name="ann"))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     argv = [
-        sys.executable, "-m", "app", "references", "translate", "--session", str(session),
-        "--from", "en", "--to", "it,es", "--model", str(tiny_marian), "--units", ",".join(uids),
-        "--device", "cpu", "--beams", "1", "--max-new-tokens", "6", "--quiet", "--json",
+        sys.executable,
+        "-m",
+        "app",
+        "references",
+        "translate",
+        "--session",
+        str(session),
+        "--from",
+        "en",
+        "--to",
+        "it,es",
+        "--model",
+        str(tiny_marian),
+        "--units",
+        ",".join(uids),
+        "--device",
+        "cpu",
+        "--beams",
+        "1",
+        "--max-new-tokens",
+        "6",
+        "--quiet",
+        "--json",
     ]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -78,8 +98,19 @@ def test_pipeline_on_tailnlg_round_trips_as_gold_and_silver_lex(
     assert status == 0 and out.startswith("no quality estimation: unbabel-comet is not installed")
 
     status, out, _ = _cli(
-        capsys, "references", "postedit", "--session", str(session), "--model",
-        str(tiny_causal_lm), "--device", "cpu", "--max-new-tokens", "4", "--quiet", "--json",
+        capsys,
+        "references",
+        "postedit",
+        "--session",
+        str(session),
+        "--model",
+        str(tiny_causal_lm),
+        "--device",
+        "cpu",
+        "--max-new-tokens",
+        "4",
+        "--quiet",
+        "--json",
     )
     assert status == 0
     edited = json.loads(out)
@@ -90,11 +121,24 @@ def test_pipeline_on_tailnlg_round_trips_as_gold_and_silver_lex(
     assert sample["per_pair"] == {"en→es": 2, "en→it": 2} and "quality band" in sample["note"]
     first = sample["items"][0]["reference_id"]
     status, out, _ = _cli(
-        capsys, "references", "review", "--session", str(session), "--annotator", "ann",
-        "--reference", str(first), "--accuracy", "mistranslation", "--corrected", "Corretto.",
+        capsys,
+        "references",
+        "review",
+        "--session",
+        str(session),
+        "--annotator",
+        "ann",
+        "--reference",
+        str(first),
+        "--accuracy",
+        "mistranslation",
+        "--corrected",
+        "Corretto.",
     )
     assert status == 0 and "gold reference" in out
-    status, out, _ = _cli(capsys, "references", "review-report", "--session", str(session), "--json")
+    status, out, _ = _cli(
+        capsys, "references", "review-report", "--session", str(session), "--json"
+    )
     (pair,) = json.loads(out)["pairs"]
     assert pair["reviews"] == 1 and pair["accuracy_mean"] == 4.0 and pair["fluency_mean"] == 5.0
 
@@ -112,17 +156,37 @@ def test_pipeline_on_tailnlg_round_trips_as_gold_and_silver_lex(
         assert _references(again, uids) == before
 
 
-def test_bad_input_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_marian: Path) -> None:
+def test_bad_input_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_marian: Path
+) -> None:
     session = tmp_path / "s.taillens"
     SessionStore.create(session).close()
     status, _, err = _cli(
-        capsys, "references", "translate", "--session", str(session), "--from", "en",
-        "--to", "it,xx", "--model", str(tiny_marian),
+        capsys,
+        "references",
+        "translate",
+        "--session",
+        str(session),
+        "--from",
+        "en",
+        "--to",
+        "it,xx",
+        "--model",
+        str(tiny_marian),
     )
     assert status == 2 and err.strip().startswith("taillens: no translation language code for 'xx'")
     status, _, err = _cli(
-        capsys, "references", "translate", "--session", str(session), "--from", "en",
-        "--to", "it", "--model", str(tmp_path / "missing"),
+        capsys,
+        "references",
+        "translate",
+        "--session",
+        str(session),
+        "--from",
+        "en",
+        "--to",
+        "it",
+        "--model",
+        str(tmp_path / "missing"),
     )
     assert status == 2 and err.strip() == f"taillens: no model folder at {tmp_path / 'missing'}"
     status, _, err = _cli(capsys, "references", "sample", "--session", str(session), "-n", "0")

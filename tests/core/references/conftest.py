@@ -14,14 +14,18 @@ GOLD_EN = (
 )
 
 
-def seed_session(path: Path, texts: tuple[str, ...] = GOLD_EN, *, it_gold: int | None = None) -> Path:
+def seed_session(
+    path: Path, texts: tuple[str, ...] = GOLD_EN, *, it_gold: int | None = None
+) -> Path:
     """Units u0, u1, … each with one gold English reference; unit ``it_gold`` also has a
     gold Italian one. Two annotators, ann and bob."""
     with SessionStore.create(path) as store, store.unit_of_work() as db:
         for n, text in enumerate(texts):
             unit = DataUnit(uid=f"u{n}", root_qid=f"Q{n + 1}", size=1, origin="built")
             unit.triples = [
-                UnitTriple(lang="en", position=0, subject="Paris", predicate="country", object="France")
+                UnitTriple(
+                    lang="en", position=0, subject="Paris", predicate="country", object="France"
+                )
             ]
             db.add(unit)
             db.flush()

@@ -84,7 +84,14 @@ def server() -> Iterator[FakeServer]:
 def test_bands_follow_xtower_thresholds() -> None:
     assert [name for name, _ in BANDS] == ["weak", "moderate", "good", "excellent"]
     assert [band(s) for s in (0.0, 0.59, 0.6, 0.79, 0.8, 0.939, 0.94, 1.0)] == [
-        "weak", "weak", "moderate", "moderate", "good", "good", "excellent", "excellent",
+        "weak",
+        "weak",
+        "moderate",
+        "moderate",
+        "good",
+        "good",
+        "excellent",
+        "excellent",
     ]
     with pytest.raises(QEError):
         band(1.5)
@@ -129,8 +136,13 @@ def test_the_prompt_is_appendix_f1_verbatim() -> None:
     )
     lines = prompt.splitlines()
     assert lines[0] == instruction
-    assert lines[1] == "Italian source: Osvaldo il congilio è un personaggio dell’opera Lupo Alberto"
-    assert lines[2] == "English translation: Osvaldo the congil is a character from the opera Wolf Albert."
+    assert (
+        lines[1] == "Italian source: Osvaldo il congilio è un personaggio dell’opera Lupo Alberto"
+    )
+    assert (
+        lines[2]
+        == "English translation: Osvaldo the congil is a character from the opera Wolf Albert."
+    )
     assert lines[3] == (
         'Translation quality analysis: Osvaldo the con<error severity="minor">gil</error> '
         "is a character from the opera Wolf Albert."
@@ -143,17 +155,20 @@ def test_the_prompt_is_appendix_f1_verbatim() -> None:
     ("reply", "explanation", "correction"),
     [
         (
-            "Explanation for error1: 'congil' is a typo.\nTranslation correction: Osvaldo the rabbit.",
+            "Explanation for error1: 'congil' is a typo.\n"
+            "Translation correction: Osvaldo the rabbit.",
             "'congil' is a typo.",
             "Osvaldo the rabbit.",
         ),
-        ("**Corrected translation:** \"Roma è bella.\"\n\nNotes follow.", None, "Roma è bella."),
+        ('**Corrected translation:** "Roma è bella."\n\nNotes follow.', None, "Roma è bella."),
         ("Explanation: fine.\nItalian correction: Roma\nè bella.", "fine.", "Roma è bella."),
         ("The translation is fine.", "The translation is fine.", None),
         ("Translation correction:   ", None, None),
     ],
 )
-def test_replies_parse_robustly(reply: str, explanation: str | None, correction: str | None) -> None:
+def test_replies_parse_robustly(
+    reply: str, explanation: str | None, correction: str | None
+) -> None:
     parsed = parse_postedit(reply)
     assert (parsed.explanation, parsed.correction) == (explanation, correction)
 
@@ -165,7 +180,9 @@ def test_annotated_spans_never_overlap() -> None:
     )
 
 
-def test_local_llm_reply_unparsable_keeps_the_original(translated: Path, tiny_causal_lm: Path) -> None:
+def test_local_llm_reply_unparsable_keeps_the_original(
+    translated: Path, tiny_causal_lm: Path
+) -> None:
     from core.references.postedit import EditParams
 
     with SessionStore.open(translated) as store:
@@ -186,7 +203,8 @@ def test_local_llm_reply_unparsable_keeps_the_original(translated: Path, tiny_ca
 
 def test_server_correction_is_kept_with_both_versions(translated: Path, server: FakeServer) -> None:
     replies = [
-        "Explanation for error1: wrong word.\nTranslation correction: Parigi è la capitale della Francia.",
+        "Explanation for error1: wrong word.\n"
+        "Translation correction: Parigi è la capitale della Francia.",
         "I cannot help with that.",
         "Explanation for error1: omission.\nTranslation correction: Roma ha 2 milioni di abitanti.",
     ]

@@ -74,7 +74,9 @@ def test_sample_takes_n_per_pair_below_good_reproducibly(scored: Path) -> None:
         assert sample.note is None
 
 
-def test_without_bands_the_sample_is_from_all_translations_and_says_so(tmp_path: Path, tiny_marian: Path) -> None:
+def test_without_bands_the_sample_is_from_all_translations_and_says_so(
+    tmp_path: Path, tiny_marian: Path
+) -> None:
     session = seed_session(tmp_path / "s.taillens", TEXTS[:4])
     with SessionStore.open(session) as store:
         _run(translate_job(store, LocalTranslator(tiny_marian, PARAMS), "en", ["it"], PARAMS))

@@ -32,10 +32,14 @@ def _run(job):
     return outcome.result
 
 
-def test_translates_gold_into_silver_with_provenance_and_resumes(tmp_path: Path, tiny_marian: Path) -> None:
+def test_translates_gold_into_silver_with_provenance_and_resumes(
+    tmp_path: Path, tiny_marian: Path
+) -> None:
     session = seed_session(tmp_path / "s.taillens", it_gold=1)
     with SessionStore.open(session) as store:
-        summary = _run(translate_job(store, LocalTranslator(tiny_marian, PARAMS), "en", ["it", "es"], PARAMS))
+        summary = _run(
+            translate_job(store, LocalTranslator(tiny_marian, PARAMS), "en", ["it", "es"], PARAMS)
+        )
         # u1 has a gold Italian reference: a person's text is not doubled by a machine's.
         assert summary.translated == {"en→it": 2, "en→es": 3}
         assert summary.family == "marian"
@@ -58,7 +62,9 @@ def test_translates_gold_into_silver_with_provenance_and_resumes(tmp_path: Path,
                 assert derivation.model_fingerprint and derivation.parameters["num_beams"] == 2
                 assert derivation.parameters["family"] == "marian"
                 assert f"reference {derivation.source_reference_id}" in reference.provenance
-        again = _run(translate_job(store, LocalTranslator(tiny_marian, PARAMS), "en", ["it", "es"], PARAMS))
+        again = _run(
+            translate_job(store, LocalTranslator(tiny_marian, PARAMS), "en", ["it", "es"], PARAMS)
+        )
         assert again.translated == {"en→it": 0, "en→es": 0}
         assert again.skipped == {"en→it": 2, "en→es": 3}
         # Other decoding parameters are another translation: not skipped.
@@ -67,7 +73,9 @@ def test_translates_gold_into_silver_with_provenance_and_resumes(tmp_path: Path,
         assert third.translated == {"en→es": 3}
 
 
-def test_cancel_keeps_finished_batches_and_the_rerun_finishes(tmp_path: Path, tiny_marian: Path) -> None:
+def test_cancel_keeps_finished_batches_and_the_rerun_finishes(
+    tmp_path: Path, tiny_marian: Path
+) -> None:
     session = seed_session(tmp_path / "s.taillens")
     one = TranslateParams(num_beams=1, max_new_tokens=4, batch=1, device="cpu")
     with SessionStore.open(session) as store:
@@ -79,7 +87,11 @@ def test_cancel_keeps_finished_batches_and_the_rerun_finishes(tmp_path: Path, ti
             if p.done >= 1:
                 token.cancel()
 
-        outcome = run_job(translate_job(store, LocalTranslator(tiny_marian, one), "en", ["it"], one), token, progress)
+        outcome = run_job(
+            translate_job(store, LocalTranslator(tiny_marian, one), "en", ["it"], one),
+            token,
+            progress,
+        )
         assert isinstance(outcome, JobWasCancelled)
         with store.snapshot() as db:
             kept = len(db.scalars(select(ReferenceDerivation.id)).all())
@@ -123,9 +135,11 @@ def test_language_codes_per_family() -> None:
 
 def test_bad_requests_are_one_line_errors(tmp_path: Path, tiny_marian: Path) -> None:
     session = seed_session(tmp_path / "s.taillens")
-    with SessionStore.open(session) as store:
-        with pytest.raises(TranslateError, match="also a target"):
-            translate_job(store, LocalTranslator(tiny_marian, PARAMS), "en", ["en"], PARAMS)
+    with (
+        SessionStore.open(session) as store,
+        pytest.raises(TranslateError, match="also a target"),
+    ):
+        translate_job(store, LocalTranslator(tiny_marian, PARAMS), "en", ["en"], PARAMS)
     with pytest.raises(TranslateError, match="beams"):
         TranslateParams(num_beams=0).check()
 
