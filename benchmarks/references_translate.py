@@ -146,6 +146,7 @@ def main() -> None:
         for n in range(RUNS):
             bares.append(bare(translator, texts, args.batch))
             jobs.append(piped(translator, texts, params, folder, n))
+            print(f"run {n + 1}: bare {bares[-1]:.3f} s, job {jobs[-1]:.3f} s", flush=True)
         b, j = statistics.median(bares), statistics.median(jobs)
         print(f"model: {model} ({translator.family}), device {translator.load().device}")
         print(
