@@ -37,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.correlate",
     "app.commands.synonyms",
     "app.commands.likelihood",
+    "app.commands.references",
     "app.commands.desktop",
     "app.commands.models",
     "app.commands.train",
