@@ -31,7 +31,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard, cast
 
@@ -41,6 +41,8 @@ from defusedxml import DefusedXmlException
 from core.changes import IMPORT_WRITES
 from core.formats.files import IMPORT_KEPT, FormatError, atomic_output, check_readable
 from core.formats.report import EntryError, ExportReport, ImportReport, counts_line
+from core.formats.rerun import same_webnlg_entry
+from core.formats.webnlg_entries import ParsedEntry, ParsedMention, ParsedReference, ParsedTriple
 from core.jobs import Job, JobContext
 from core.labels import plural, plural_word
 
@@ -77,51 +79,6 @@ _ISO_639_1_CODES = """aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn b
     sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh
     yi yo za zh zu"""
 ISO_639_1 = frozenset(_ISO_639_1_CODES.split())
-
-
-# -- parsed entries (plain data, checked before anything touches the session) -------------
-
-
-@dataclass(frozen=True)
-class ParsedTriple:
-    subject: str
-    predicate: str
-    object: str
-
-
-@dataclass(frozen=True)
-class ParsedMention:
-    """One ``references/reference`` of an enriched WebNLG lex (a human entity mention)."""
-
-    entity: str
-    mention: str
-    tag: str | None
-    mention_type: str | None
-
-
-@dataclass(frozen=True)
-class ParsedReference:
-    lang: str
-    text: str
-    quality: str
-    lid: str | None
-    lang_given: bool = True  # False: no lang, or lang="": the file's language was used
-    mentions: tuple[ParsedMention, ...] = ()
-
-
-@dataclass  # not frozen: filled child by child while the entry is read
-class ParsedEntry:
-    uid: str
-    size: int
-    shape: str | None
-    tier: str | None
-    sub_tier: str | None
-    root_qid: str | None
-    attributes: dict[str, Any]
-    # (lang, tripleset) -> triples in order
-    triples: dict[tuple[str, str], list[ParsedTriple]] = field(default_factory=dict)
-    references: list[ParsedReference] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -800,8 +757,6 @@ def _import_file(
             if entry.uid in seen:
                 raise EntryRejected(f"duplicate id {entry.uid!r} (already used in this import)")
             if entry.uid in taken:
-                from core.formats.rerun import same_webnlg_entry
-
                 if not same_webnlg_entry(db, entry):
                     raise EntryRejected(
                         f"id {entry.uid!r} is already in the session with different content"
