@@ -25,7 +25,7 @@ from core.labels import plural
 from core.logs import get_logger
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from core.annotation import AnnotationQueue
     from core.store import SessionStore
     from widgets.annotate import AnnotatePanel
@@ -35,9 +35,9 @@ _FILTER_FIELDS = {f.name for f in fields(QueueFilter)}
 
 
 class AnnotateController(QObject):
-    def __init__(self, app: AppController, panel: AnnotatePanel) -> None:
+    def __init__(self, ctx: PanelContext, panel: AnnotatePanel) -> None:
         super().__init__(panel)
-        self.app, self.panel = app, panel
+        self.ctx, self.panel = ctx, panel
         self.annotator_id: int | None = None
         self.queue: AnnotationQueue | None = None
         self.index: int | None = None
@@ -50,13 +50,13 @@ class AnnotateController(QObject):
         panel.undo_requested.connect(self.undo)
         panel.promote_requested.connect(self.promote)
         panel.agreement_requested.connect(self.refresh_agreement)
-        app.session_changed.connect(lambda _store: self.session_opened())
+        ctx.session_changed.connect(lambda _store: self.session_opened())
         # New texts or units: the filter offers them; ratings written elsewhere (an
         # import of WDV records): the Agreement tab, when it is the one shown.
-        app.changes.subscribe(
+        ctx.changes.subscribe(
             {Topic.RUNS, Topic.REFERENCES, Topic.UNITS}, lambda _topics: self._texts_changed(), self
         )
-        app.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self._ratings_changed(), self)
+        ctx.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self._ratings_changed(), self)
 
     # -- session and annotator ---------------------------------------------------------
     def session_opened(self) -> None:
@@ -66,7 +66,7 @@ class AnnotateController(QObject):
         self.panel.clear_item("Choose who you are, then build a queue.")
         self.panel.show_progress(0, 0)
         self.panel.set_can_undo(False)
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             self.panel.show_annotators([], None)
             return
@@ -82,7 +82,7 @@ class AnnotateController(QObject):
                 self.build_queue(self.panel.queue_filter())
 
     def _texts_changed(self) -> None:
-        if self.app.store is not None and self.annotator_id is not None:
+        if self.ctx.store is not None and self.annotator_id is not None:
             self.panel.show_filter_options(self.filter_options())
 
     def _ratings_changed(self) -> None:
@@ -93,7 +93,7 @@ class AnnotateController(QObject):
         """``-1``: keep whoever was chosen (a cancelled "New annotator…")."""
         from core.annotation import list_annotators
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return
         if annotator_id >= 0 and annotator_id != self.annotator_id:
@@ -110,7 +110,7 @@ class AnnotateController(QObject):
     def add_annotator(self, name: str) -> int | None:
         from core.annotation import add_annotator
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return None
         added: list[int] = []
@@ -120,10 +120,10 @@ class AnnotateController(QObject):
             self.choose_annotator(info.id)
 
         def refused(error: UserFacingError) -> None:
-            self.app.window.show_error("Annotator not added", str(error))
+            self.ctx.notify.show_error("Annotator not added", str(error))
             self.choose_annotator(-1)
 
-        self.app.writer.write(
+        self.ctx.writer.write(
             f"the annotator {name}",
             lambda s: add_annotator(s, name),
             writes={Topic.ANNOTATIONS},
@@ -137,7 +137,7 @@ class AnnotateController(QObject):
         query, core.annotation.queue_options)."""
         from core.annotation import queue_options
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None or self.annotator_id is None:
             return QueueOptions()
         return queue_options(store)
@@ -146,7 +146,7 @@ class AnnotateController(QObject):
     def build_queue(self, spec: QueueFilter) -> AnnotationQueue | None:
         from core.annotation import build_queue
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None or self.annotator_id is None:
             self.panel.show_message("Choose who you are first.", error=True)
             return None
@@ -196,7 +196,7 @@ class AnnotateController(QObject):
                 self._progress()
                 self.show(queue.next_index(index))
 
-        landed = self.app.writer.write(
+        landed = self.ctx.writer.write(
             f"your rating of item {index + 1}",
             lambda _store: queue.save(index, rating),
             writes={Topic.ANNOTATIONS},
@@ -216,7 +216,7 @@ class AnnotateController(QObject):
         queue = self.queue
         if queue is None:
             return
-        self.app.writer.write(
+        self.ctx.writer.write(
             "the undo of your last rating",
             lambda _store: queue.undo(),
             on_done=lambda ref: self._undone(queue, ref),
@@ -225,7 +225,7 @@ class AnnotateController(QObject):
 
     def _undone(self, queue: AnnotationQueue, ref: Any) -> None:
         if ref is not None:
-            self.app.changes.announce({Topic.ANNOTATIONS})
+            self.ctx.changes.announce({Topic.ANNOTATIONS})
         if self.queue is not queue:
             return
         self.panel.set_can_undo(queue.can_undo())
@@ -259,14 +259,14 @@ class AnnotateController(QObject):
 
         def refused(error: UserFacingError) -> None:
             # The rating may be saved while the promotion was refused.
-            self.app.changes.announce({Topic.ANNOTATIONS})
+            self.ctx.changes.announce({Topic.ANNOTATIONS})
             self._refused(error)
 
         def save_and_promote(_store: Any) -> int:
             queue.save(index, rating)
             return queue.promote(index)
 
-        self.app.writer.write(
+        self.ctx.writer.write(
             f"your correction of item {index + 1} as a gold reference",
             save_and_promote,
             writes={Topic.ANNOTATIONS, Topic.REFERENCES},
@@ -304,7 +304,7 @@ class AnnotateController(QObject):
             return by_category, by_tier, golden_accuracy(store)
 
         # Off the UI thread (it reads every rating); a newer request supersedes it.
-        self.app.reads.request(
+        self.ctx.reads.request(
             "annotate.agreement",
             read,
             lambda result: self._show_agreement(*result),
@@ -324,7 +324,7 @@ class AnnotateController(QObject):
 
     # -- remembered per session file -------------------------------------------------------
     def _settings_key(self) -> str | None:
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return None
         digest = hashlib.sha1(str(store.path.resolve()).encode()).hexdigest()[:16]
@@ -335,7 +335,7 @@ class AnnotateController(QObject):
         if key is None:
             return {}
         try:
-            value = json.loads(str(self.app.window.settings.value(key, "{}")))
+            value = json.loads(str(self.ctx.settings.value(key, "{}")))
         except (TypeError, ValueError):
             return {}
         return value if isinstance(value, dict) else {}
@@ -343,7 +343,7 @@ class AnnotateController(QObject):
     def _remember(self, spec: QueueFilter | None = None) -> None:
         from core.annotation import list_annotators
 
-        key, store = self._settings_key(), self.app.store
+        key, store = self._settings_key(), self.ctx.store
         if key is None or store is None or self.annotator_id is None:
             return
         name = next((a.name for a in list_annotators(store) if a.id == self.annotator_id), None)
@@ -353,7 +353,7 @@ class AnnotateController(QObject):
             remembered["filter"] = {
                 k: list(v) if isinstance(v, tuple) else v for k, v in asdict(spec).items()
             }
-        self.app.window.settings.setValue(key, json.dumps(remembered))
+        self.ctx.settings.setValue(key, json.dumps(remembered))
 
 
 def _queue_filter(remembered: Any) -> QueueFilter | None:

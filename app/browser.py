@@ -29,7 +29,7 @@ from core.wikidata.categories import Category, default_categories
 from core.wikidata.records import CategoryTable
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from core.browser_state import CategoryTiers
     from core.store import SessionStore
     from core.wikidata.sources import WikidataSource
@@ -49,12 +49,10 @@ class _WaitRelay(QObject):
 
 
 class BrowserController(QObject):
-    def __init__(self, app: AppController, panel: BrowserPanel) -> None:
+    def __init__(self, ctx: PanelContext, panel: BrowserPanel) -> None:
         super().__init__(panel)
-        self.app = app
+        self.ctx = ctx
         self.panel = panel
-        self.source: WikidataSource | None = None
-        self.source_kind = "cache"
         self._embedded: WikidataSource | None = None
         self._wait_relay = _WaitRelay(self)
         self._wait_relay.waiting.connect(self._show_wait)
@@ -79,12 +77,13 @@ class BrowserController(QObject):
         panel.fetch_requested.connect(self.fetch)
         panel.source_requested.connect(self.use_source)
         panel.category_save_requested.connect(self.save_category)
+        panel.start_unit_requested.connect(ctx.unit_requested)  # the Units panel starts it
         # What was edited in the old session is written to it before it closes.
-        app.session_closing.connect(lambda _store: self.flush())
-        app.session_changed.connect(lambda _store: self.open_session_category())
+        ctx.session_closing.connect(lambda _store: self.flush())
+        ctx.session_changed.connect(lambda _store: self.open_session_category())
         # Members fetched (by this panel or any job): the table, the plots and every
         # ticked Compare-with category are read again from the session.
-        app.changes.subscribe({Topic.MEMBERS}, lambda _topics: self.members_changed(), self)
+        ctx.changes.subscribe({Topic.MEMBERS}, lambda _topics: self.members_changed(), self)
         if panel.source_combo.currentData() == "embedded":
             panel.set_source_badge("embedded", "DEMO DATA: loading…")
         # After the first paint: loading the demo data competes for the CPU with start-up.
@@ -98,7 +97,25 @@ class BrowserController(QObject):
 
     @property
     def store(self) -> SessionStore | None:
-        return self.app.store
+        return self.ctx.store
+
+    # The source is published on the context (``PanelContext.source``) for the panels
+    # that fetch with it.
+    @property
+    def source(self) -> WikidataSource | None:
+        return self.ctx.source.source
+
+    @source.setter
+    def source(self, source: WikidataSource | None) -> None:
+        self.ctx.source.source = source
+
+    @property
+    def source_kind(self) -> str:
+        return self.ctx.source.kind
+
+    @source_kind.setter
+    def source_kind(self, kind: str) -> None:
+        self.ctx.source.kind = kind
 
     # -- sources -----------------------------------------------------------------------------
     @staticmethod
@@ -119,16 +136,16 @@ class BrowserController(QObject):
         try:
             spec = url if kind == "endpoint" else kind
             contact = contact_for_live(
-                getattr(self.app.window, "settings", None),
+                self.ctx.settings,
                 spec,
-                self.app.window,
+                self.ctx.notify.parent_widget,
                 ask=self.ask_contact,
             )
             self.source = open_source(
                 spec, self.store, on_wait=self._wait_relay.waiting.emit, contact=contact
             )
         except SourceError as error:
-            self.app.window.show_error("Cannot use this source", str(error))
+            self.ctx.notify.show_error("Cannot use this source", str(error))
             return
         self._set_source(kind)
 
@@ -144,7 +161,7 @@ class BrowserController(QObject):
             ctx.progress(0, None, "loading the demo snapshot")
             return load_demo_source()
 
-        handle = self.app.run_job(
+        handle = self.ctx.run_job(
             Job(
                 "Load demo data",
                 load,
@@ -174,7 +191,7 @@ class BrowserController(QObject):
         self.panel.set_source_badge(kind, text)
 
     def _show_wait(self, seconds: float, reason: str) -> None:
-        self.app.window.statusBar().showMessage(
+        self.ctx.notify.show_status(
             # Rounded up: a countdown that says "0 s" while still waiting reads as stuck.
             f"{reason}: retrying in {math.ceil(seconds)} s",
             int(max(1.0, seconds) * 1000) + 500,
@@ -208,12 +225,12 @@ class BrowserController(QObject):
         settings = None
         if self.store is not None and (reload_settings or name != state.category):
             self.flush()
-            defaults = getattr(self.app, "preferences", None)
+            defaults = self.ctx.preferences
             settings = load_tier_settings(
                 self.store, name, defaults.tier_settings() if defaults is not None else None
             )
             if not self.store.read_only:  # a session opened read-only is left as it is
-                self.app.writer.write(
+                self.ctx.writer.write(
                     f"{name} as the category last viewed",
                     lambda store: remember_category(store, name),
                 )
@@ -267,7 +284,7 @@ class BrowserController(QObject):
             return
         category, settings = tiers.category, tiers.settings
         qids, codes, subs = list(tiers.qids), tiers.codes.copy(), tiers.sub_tiers.copy()
-        self.app.writer.write(
+        self.ctx.writer.write(
             f"the tiers of {category}",
             lambda store: save_tiers(store, category, settings, qids, codes, subs),
             writes={Topic.TIERS},
@@ -309,10 +326,10 @@ class BrowserController(QObject):
         from core.wikidata.fetch import fetch_category_job
 
         if self.store is None:
-            self.app.window.show_error("No session", "Open or create a session first.")
+            self.ctx.notify.show_error("No session", "Open or create a session first.")
             return
         if self.source is None:
-            self.app.window.show_error(
+            self.ctx.notify.show_error(
                 "No source",
                 "Choose where to fetch from: demo data, the live service or an "
                 "endpoint (the demo data may still be loading).",
@@ -320,12 +337,12 @@ class BrowserController(QObject):
             return
         category = self._category(name)
         job = fetch_category_job(self.store, self.source, category, limit=limit)
-        handle = self.app.run_job(job)
+        handle = self.ctx.run_job(job)
         handle.progressed.connect(lambda _p: self._reload_timer.start())
         # The final reload comes with the job's Topic.MEMBERS (members_changed).
         handle.finished.connect(lambda _o: self._fetch_finished(name))
         if name != self.state.category:
-            self.app.window.statusBar().showMessage(
+            self.ctx.notify.show_status(
                 f"Fetching {name}: its curve is drawn as members arrive", 10_000
             )
 
@@ -351,7 +368,7 @@ class BrowserController(QObject):
             except NoMembersError:
                 return 0
 
-        self.app.run_job(
+        self.ctx.run_job(
             Job(
                 f"Save tiers of {name}",
                 run,
@@ -385,7 +402,7 @@ class BrowserController(QObject):
             # Refused at once, not after the writes queued before it have landed.
             check_category(category)
         except UserFacingError as error:
-            self.app.window.show_error("Category not saved", str(error))
+            self.ctx.notify.show_error("Category not saved", str(error))
             return False
         try:
             existing = find_category(store, category.name)
@@ -409,18 +426,18 @@ class BrowserController(QObject):
             # Dropped members: the shown table is read again (members_changed) and so is
             # a ticked Compare-with copy of them.
             if dropped:
-                self.app.changes.announce({Topic.MEMBERS})
-                self.app.window.statusBar().showMessage(
+                self.ctx.changes.announce({Topic.MEMBERS})
+                self.ctx.notify.show_status(
                     f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000
                 )
 
         return (
-            self.app.writer.write(
+            self.ctx.writer.write(
                 f"the category {category.name}",
                 lambda s: save_category(s, category),
                 writes={Topic.CATEGORIES},
                 on_done=saved,
-                on_error=lambda error: self.app.window.show_error("Category not saved", str(error)),
+                on_error=lambda error: self.ctx.notify.show_error("Category not saved", str(error)),
             )
             is not False
         )
@@ -428,7 +445,9 @@ class BrowserController(QObject):
     def _ask(self, question: str) -> bool:
         from PySide6.QtWidgets import QMessageBox
 
-        answer = QMessageBox.question(self.app.window, "Change the pattern?", question)
+        answer = QMessageBox.question(
+            self.ctx.notify.parent_widget, "Change the pattern?", question
+        )
         return answer == QMessageBox.StandardButton.Yes
 
     # -- entities ----------------------------------------------------------------------------
@@ -455,7 +474,7 @@ class BrowserController(QObject):
             ctx.progress(0, 1, qid)
             return fetch_entity(store, source, qid)
 
-        handle = self.app.run_job(
+        handle = self.ctx.run_job(
             Job(
                 f"Fetch {qid}",
                 fetch_one,

@@ -144,19 +144,18 @@ def wire_window(window, hold_jobs: bool = False):
     if hold_jobs:
         controller.runner.hold()
     panels = window.panels  # each built by its module (widgets/panels.py)
-    controller.browser = BrowserController(controller, cast(BrowserPanel, panels["browser"]))
-    controller.likelihood = LikelihoodController(controller, cast(BrowserPanel, panels["browser"]))
-    controller.units = UnitsController(
-        controller, cast(UnitsPanel, panels["units"]), controller.browser
-    )
-    controller.verbalise = VerbaliseController(
-        controller, cast(VerbalisePanel, panels["verbalise"]), controller.units
-    )
-    controller.scores = ScoresController(controller, cast(ScoresPanel, panels["scores"]))
-    controller.annotate = AnnotateController(controller, cast(AnnotatePanel, panels["annotate"]))
-    controller.report = ReportController(controller, cast(ReportPanel, panels["report"]))
-    controller.preferences_controller = PreferencesController(controller, window)
-    CompareTicks(controller, cast(BrowserPanel, panels["browser"]))  # kept by the panel
+    browser = cast(BrowserPanel, panels["browser"])
+    # Each panel's controller gets the narrow context (app.context), not the controller.
+    ctx = controller.panel_context(browser.state)
+    controller.browser = BrowserController(ctx, browser)
+    controller.likelihood = LikelihoodController(ctx, browser)
+    controller.units = UnitsController(ctx, cast(UnitsPanel, panels["units"]))
+    controller.verbalise = VerbaliseController(ctx, cast(VerbalisePanel, panels["verbalise"]))
+    controller.scores = ScoresController(ctx, cast(ScoresPanel, panels["scores"]))
+    controller.annotate = AnnotateController(ctx, cast(AnnotatePanel, panels["annotate"]))
+    controller.report = ReportController(ctx, cast(ReportPanel, panels["report"]))
+    controller.preferences_controller = PreferencesController(ctx, window)
+    CompareTicks(ctx, browser)  # kept by the panel
     return controller
 
 

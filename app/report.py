@@ -2,7 +2,7 @@
 
 ``core.report`` does the work (load per-item values, compare with the METHODS §8
 protocol, lay out the tables, plot specs, CSV and HTML); this controller runs it off
-the UI thread through :meth:`AppController.run_job` and hands the plain results to
+the UI thread through ``PanelContext.run_job`` (app.context) and hands the plain results to
 ``widgets.report.ReportPanel``. Besides the report, the job computes the panel's
 headlines: head against long tail per metric and model, all languages pooled, with
 the very same protocol (``core.report.compare``), so a live demo reads the long-tail
@@ -22,7 +22,7 @@ from core.jobs import Job, JobContext, JobSucceeded
 from core.logs import get_logger
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from app.jobrunner import JobHandle
     from core.report import BiasReport, Comparison, PlotSpec, ReportRequest
     from widgets.report import ReportPanel
@@ -60,9 +60,9 @@ def headline_comparisons(report: BiasReport) -> list[Comparison]:
 
 
 class ReportController(QObject):
-    def __init__(self, app: AppController, panel: ReportPanel) -> None:
+    def __init__(self, ctx: PanelContext, panel: ReportPanel) -> None:
         super().__init__(panel)
-        self.app, self.panel = app, panel
+        self.ctx, self.panel = ctx, panel
         self.view: ReportView | None = None
         self.handle: JobHandle | None = None  # the build running
         self.last_export: JobHandle | None = None
@@ -74,9 +74,9 @@ class ReportController(QObject):
         panel.csv_requested.connect(lambda folder: self.export_csv(Path(folder)))
         panel.html_requested.connect(lambda path: self.export_html(Path(path)))
         panel.figures_requested.connect(self.export_figures)
-        app.session_changed.connect(lambda _store: self.session_opened())
-        app.changes.subscribe(REPORT_TOPICS, lambda _topics: self.session_written(), self)
-        self.dock = app.window.docks.get("report")
+        ctx.session_changed.connect(lambda _store: self.session_opened())
+        ctx.changes.subscribe(REPORT_TOPICS, lambda _topics: self.session_written(), self)
+        self.dock = ctx.dock("report")
         if self.dock is not None:
             self.dock.visibilityChanged.connect(self._on_visibility)
 
@@ -91,7 +91,7 @@ class ReportController(QObject):
             QTimer.singleShot(0, self.build_when_shown)
 
     def refresh_available(self) -> list[tuple[str, int]]:
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             self.metrics = []
             self.panel.set_available([], session=False)
@@ -115,7 +115,7 @@ class ReportController(QObject):
     def build_when_shown(self) -> None:
         """The first time the panel is seen on a session with scores, build at once with
         the default options (a demo needs no clicks); later builds are the user's."""
-        store = self.app.store
+        store = self.ctx.store
         if (
             store is None
             or self.view is not None
@@ -133,7 +133,7 @@ class ReportController(QObject):
         from core.report import plot_specs
         from widgets.report import NO_SCORES_MESSAGE
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return None
         if self.handle is not None:
@@ -152,7 +152,7 @@ class ReportController(QObject):
             return ReportView(report, plot_specs(report), headline_comparisons(report))
 
         job.run = run  # type: ignore[assignment]  # the same job, now returning a ReportView
-        handle = self.app.run_job(job)
+        handle = self.ctx.run_job(job)
         self.handle = handle
         self.panel.set_busy(True)
         handle.progressed.connect(self.panel.show_progress)
@@ -175,7 +175,7 @@ class ReportController(QObject):
     def session_written(self) -> None:
         """What a report is built from changed: list the metrics and runs again, and say
         so on a report already shown (it is not rebuilt behind the user's back)."""
-        if self.app.store is None:
+        if self.ctx.store is None:
             return
         self.refresh_available()
         if self.view is not None:
@@ -196,7 +196,7 @@ class ReportController(QObject):
             params={"folder": str(folder)},
             uses_session=False,
         )
-        handle = self.last_export = self.app.run_job(job)
+        handle = self.last_export = self.ctx.run_job(job)
         handle.finished.connect(
             lambda outcome: self._exported(
                 outcome, lambda paths: f"{len(paths)} CSV files written to {folder}"
@@ -213,7 +213,7 @@ class ReportController(QObject):
         try:  # a session (the open one above all) is refused before any work
             check_output_target(path)
         except UserFacingError as error:
-            self.app.window.show_error("Report not exported", str(error))
+            self.ctx.notify.show_error("Report not exported", str(error))
             return None
         if self.view is None:
             return None
@@ -225,7 +225,7 @@ class ReportController(QObject):
             params={"file": str(path)},
             uses_session=False,
         )
-        handle = self.last_export = self.app.run_job(job)
+        handle = self.last_export = self.ctx.run_job(job)
         handle.finished.connect(
             lambda outcome: self._exported(
                 outcome,
@@ -240,7 +240,7 @@ class ReportController(QObject):
     def export_figures(self, job: Job) -> JobHandle:
         """Every plot as PNG, SVG and PDF (the panel's All…): a core job, off the UI
         thread (about a second per plot at 300 dpi)."""
-        handle = self.last_export = self.app.run_job(job)
+        handle = self.last_export = self.ctx.run_job(job)
         handle.finished.connect(
             lambda outcome: self._exported(
                 outcome,
@@ -255,4 +255,4 @@ class ReportController(QObject):
     def _exported(self, outcome: Any, describe: Any) -> None:
         # On finished, after the runner's own "done in x s" line, so this one stays.
         if isinstance(outcome, JobSucceeded):
-            self.app.window.statusBar().showMessage(describe(outcome.result), 15_000)
+            self.ctx.notify.show_status(describe(outcome.result), 15_000)
