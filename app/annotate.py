@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from widgets.annotate import AnnotatePanel
 
 log = get_logger("annotate")
+QUEUE_READ = "annotate.queue"  # the view read that builds the queue (app.session_io)
 _FILTER_FIELDS = {f.name for f in fields(QueueFilter)}
 
 
@@ -143,32 +144,39 @@ class AnnotateController(QObject):
         return queue_options(store)
 
     # -- the queue -----------------------------------------------------------------------
-    def build_queue(self, spec: QueueFilter) -> AnnotationQueue | None:
+    def build_queue(self, spec: QueueFilter) -> None:
+        """Build the queue ``spec`` asks for off the UI thread (a view read: a newer
+        request supersedes it); :meth:`_queue_built` shows its first item."""
         from core.annotation import build_queue
 
-        store = self.ctx.store
-        if store is None or self.annotator_id is None:
+        store, annotator_id = self.ctx.store, self.annotator_id
+        if store is None or annotator_id is None:
             self.panel.show_message("Choose who you are first.", error=True)
-            return None
-        try:
-            self.queue = build_queue(store, self.annotator_id, spec)
-        except UserFacingError as error:
-            self.panel.show_message(str(error), error=True)
-            return None
+            return
+        self.ctx.reads.request(
+            QUEUE_READ,
+            lambda store: build_queue(store, annotator_id, spec),
+            lambda queue: self._queue_built(annotator_id, spec, queue),
+            on_error=lambda error: self.panel.show_message(str(error), error=True),
+        )
+
+    def _queue_built(self, annotator_id: int, spec: QueueFilter, queue: AnnotationQueue) -> None:
+        if annotator_id != self.annotator_id:
+            return  # built for whoever was chosen before
+        self.queue = queue
         self._remember(spec)
         self.panel.set_can_undo(False)
         self._progress()
-        if not len(self.queue):
+        if not len(queue):
             self.index = None
             self.panel.clear_item(
                 "No text matches this filter"
                 + (" that you have not rated yet." if spec.unrated_only else ".")
             )
-            return self.queue
+            return
         self.panel.fold_filter(True)
-        self.show(self.queue.next_index(-1) if spec.unrated_only else 0)
+        self.show(queue.next_index(-1) if spec.unrated_only else 0)
         self.panel.setFocus()
-        return self.queue
 
     def show(self, index: int | None) -> None:
         queue = self.queue

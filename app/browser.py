@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from app.context import PanelContext
     from core.browser_state import CategoryTiers
     from core.store import SessionStore
+    from core.tiers import TierSettings
     from core.wikidata.sources import WikidataSource
     from widgets.browser import BrowserPanel
 
@@ -40,6 +41,10 @@ log = get_logger("browser")
 RELOAD_INTERVAL_MS = 250  # at most four reloads a second while pages arrive
 SAVE_DELAY_MS = 800  # tiers are written this long after the last edit
 STARTUP_DELAY_MS = 300  # the first source is opened this long after start-up
+# The panel's view reads (app.session_io.ViewReads keys): a newer one supersedes.
+SESSION_READ = "browser.session"  # the session's categories and the one to show
+CATEGORY_READ = "browser.category"  # the category shown: members and tier settings
+OVERLAY_READ = "browser.overlay"  # a Compare-with category's members (one key each)
 
 
 class _WaitRelay(QObject):
@@ -198,13 +203,14 @@ class BrowserController(QObject):
         )
 
     # -- categories --------------------------------------------------------------------------
-    def _columns(self, name: str) -> CategoryTable:
+    # Every read of the session for this panel is a view read (app.session_io): off the
+    # UI thread, a newer request (another category picked) superseding an older one.
+    def _columns(self, store: SessionStore, name: str) -> CategoryTable:
+        """``name``'s members as ``store`` holds them (on the view read's thread)."""
         from core.wikidata.cache import load_category
 
-        if self.store is None:
-            return CategoryTable.empty(name)
         started = time.perf_counter()
-        table = load_category(self.store, name)
+        table = load_category(store, name)
         log.debug(
             "loaded %s (%d) in %.0f ms", name, len(table), (time.perf_counter() - started) * 1000
         )
@@ -217,24 +223,37 @@ class BrowserController(QObject):
     def show_category(self, name: str, *, reload_settings: bool = False) -> None:
         """Load ``name`` into the state: its saved tier settings when it is not the
         category shown (or ``reload_settings``), and its members as the session holds
-        them. A pending tier save of the category shown before is written first."""
+        them, read off the UI thread (:meth:`_category_read` shows them). A pending tier
+        save of the category shown before is handed to the writer first."""
         from core.category_tiers import load_tier_settings
         from core.wikidata.category_store import remember_category
 
-        state = self.state
-        settings = None
-        if self.store is not None and (reload_settings or name != state.category):
+        store = self.store
+        if store is None:
+            self._category_read(name, (None, CategoryTable.empty(name)))
+            return
+        with_settings = reload_settings or name != self.state.category
+        if with_settings:
             self.flush()
-            defaults = self.ctx.preferences
-            settings = load_tier_settings(
-                self.store, name, defaults.tier_settings() if defaults is not None else None
-            )
-            if not self.store.read_only:  # a session opened read-only is left as it is
+            if not store.read_only:  # a session opened read-only is left as it is
                 self.ctx.writer.write(
                     f"{name} as the category last viewed",
                     lambda store: remember_category(store, name),
                 )
-        table = self._columns(name)
+        defaults = self.ctx.preferences
+        tier_defaults = defaults.tier_settings() if defaults is not None else None
+
+        def read(store: SessionStore) -> tuple[TierSettings | None, CategoryTable]:
+            settings = load_tier_settings(store, name, tier_defaults) if with_settings else None
+            return settings, self._columns(store, name)
+
+        self.ctx.reads.request(
+            CATEGORY_READ, read, lambda result: self._category_read(name, result)
+        )
+
+    def _category_read(self, name: str, result: tuple[TierSettings | None, CategoryTable]) -> None:
+        settings, table = result
+        state = self.state
         self._loading = True  # showing re-tiers: that is not a change to save
         try:
             with self.selection.batch(), state.batch():
@@ -292,17 +311,24 @@ class BrowserController(QObject):
         )
 
     def open_session_category(self) -> None:
-        """After a session opens: the category last viewed in it, else one it has data for."""
+        """After a session opens: the category last viewed in it, else one it has data for
+        (read off the UI thread, then shown as any category picked)."""
         from core.wikidata.category_store import category_to_show, session_categories
 
-        store = self.store
-        if store is None:
+        if self.store is None:
             return
         self._pending = None  # written to the old session as it closed
         self._save_timer.stop()
-        categories = session_categories(store)
+
+        def read(store: SessionStore) -> tuple[list[Category], str]:
+            categories = session_categories(store)
+            return categories, category_to_show(store, [c.name for c in categories])
+
+        self.ctx.reads.request(SESSION_READ, read, self._session_categories_read)
+
+    def _session_categories_read(self, result: tuple[list[Category], str]) -> None:
+        categories, name = result
         self.panel.set_categories(categories)
-        name = category_to_show(store, [c.name for c in categories])
         self.show_category(name, reload_settings=True)
         for ticked in self.state.compared:  # as this session holds them
             self.show_overlay(ticked)
@@ -313,7 +339,15 @@ class BrowserController(QObject):
             self.show_category(name)
 
     def show_overlay(self, name: str) -> None:
-        self.panel.show_overlay(name, self._columns(name))
+        """A Compare-with category, its members read off the UI thread."""
+        if self.store is None:
+            self.panel.show_overlay(name, CategoryTable.empty(name))
+            return
+        self.ctx.reads.request(
+            f"{OVERLAY_READ}:{name}",
+            lambda store: self._columns(store, name),
+            lambda table: self.panel.show_overlay(name, table),
+        )
 
     def members_changed(self) -> None:
         """The shown category and the ticked Compare-with ones, as the session has them

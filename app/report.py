@@ -11,6 +11,7 @@ gap in one line per metric.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from app.context import PanelContext
     from app.jobrunner import JobHandle
     from core.report import BiasReport, Comparison, PlotSpec, ReportRequest
+    from core.store import SessionStore
     from widgets.report import ReportPanel
 
 log = get_logger("report")
@@ -32,6 +34,7 @@ log = get_logger("report")
 # What a report is built from: scores, ratings, the texts and the units (with the tier
 # each unit was built under: the Browser's saved tiers, Topic.TIERS, do not change it),
 # and each member's model_tail sub-tier (the report's "Model likelihood" dimension).
+AVAILABLE_READ = "report.available"  # the view read of the metrics and runs to report on
 REPORT_TOPICS = frozenset(
     {
         Topic.SCORES,
@@ -66,7 +69,8 @@ class ReportController(QObject):
         self.view: ReportView | None = None
         self.handle: JobHandle | None = None  # the build running
         self.last_export: JobHandle | None = None
-        self.metrics: list[tuple[str, int]] = []  # what the session holds, as last listed
+        # What the session holds, as last listed (None: not listed yet).
+        self.metrics: list[tuple[str, int]] | None = None
         self._auto_built_for: object | None = None  # the store last built automatically
 
         panel.build_requested.connect(self.build)
@@ -84,29 +88,43 @@ class ReportController(QObject):
     def session_opened(self) -> None:
         self.view = None
         self.handle = None
+        self.metrics = None
         self.panel.set_busy(False)
         self.panel.clear()
         self.refresh_available()
         if self.dock is not None and self.dock.isVisible():
             QTimer.singleShot(0, self.build_when_shown)
 
-    def refresh_available(self) -> list[tuple[str, int]]:
+    def refresh_available(
+        self, then: Callable[[list[tuple[str, int]]], object] | None = None
+    ) -> None:
+        """List the session's metrics and runs off the UI thread (a view read: the newest
+        wins) and show them; ``then(metrics)`` runs once they are shown."""
         store = self.ctx.store
         if store is None:
             self.metrics = []
             self.panel.set_available([], session=False)
-            return []
+            if then is not None:
+                then([])
+            return
         from core.report.data import available_metrics, available_runs
 
-        try:
-            self.metrics = available_metrics(store)
-            runs = available_runs(store)
-        except Exception as error:  # a locked session must not break the panel
-            log.warning("could not list the session's metrics: %s", error)
-            return self.metrics
-        self.panel.set_runs(runs)
-        self.panel.set_available(self.metrics)
-        return self.metrics
+        def read(store: SessionStore) -> tuple[list[tuple[str, int]], list[Any]] | None:
+            try:
+                return available_metrics(store), available_runs(store)
+            except Exception as error:  # a locked session must not break the panel
+                log.warning("could not list the session's metrics: %s", error)
+                return None
+
+        def listed(result: tuple[list[tuple[str, int]], list[Any]] | None) -> None:
+            if result is not None:
+                self.metrics, runs = result
+                self.panel.set_runs(runs)
+                self.panel.set_available(self.metrics)
+            if then is not None:
+                then(self.metrics or [])
+
+        self.ctx.reads.request(AVAILABLE_READ, read, listed)
 
     def _on_visibility(self, visible: bool) -> None:
         if visible:
@@ -116,16 +134,23 @@ class ReportController(QObject):
         """The first time the panel is seen on a session with scores, build at once with
         the default options (a demo needs no clicks); later builds are the user's."""
         store = self.ctx.store
-        if (
+        if not self._may_build_itself(store):
+            return
+
+        def listed(metrics: list[tuple[str, int]]) -> None:
+            if metrics and store is self.ctx.store and self._may_build_itself(store):
+                self._auto_built_for = store
+                self.build()
+
+        self.refresh_available(then=listed)
+
+    def _may_build_itself(self, store: SessionStore | None) -> bool:
+        return not (
             store is None
             or self.view is not None
             or self.handle is not None
             or self._auto_built_for is store
-        ):
-            return
-        if self.refresh_available():
-            self._auto_built_for = store
-            self.build()
+        )
 
     # -- building ----------------------------------------------------------------------------
     def build(self, request: ReportRequest | None = None) -> JobHandle | None:
@@ -138,14 +163,18 @@ class ReportController(QObject):
             return None
         if self.handle is not None:
             return self.handle  # one build at a time
-        if not self.refresh_available():
+        if self.metrics == []:  # the session's metrics, as last listed: none
             self.panel.clear()
             self.panel.show_message(NO_SCORES_MESSAGE)
             return None
         job = (request if request is not None else self.panel.request()).job(store)
         build_report = job.run
 
-        def run(ctx: JobContext) -> ReportView:
+        def run(ctx: JobContext) -> ReportView | None:
+            from core.report.data import available_metrics
+
+            if not available_metrics(store):  # read here, not on the UI thread
+                return None
             report = build_report(ctx)
             ctx.check_cancelled()
             ctx.progress(1, 1, "plots")
@@ -168,7 +197,12 @@ class ReportController(QObject):
             return  # a build of a session no longer open
         self.handle = None
         self.panel.set_busy(False)
-        if isinstance(outcome, JobSucceeded):
+        if isinstance(outcome, JobSucceeded) and outcome.result is None:
+            from widgets.report import NO_SCORES_MESSAGE
+
+            self.panel.clear()
+            self.panel.show_message(NO_SCORES_MESSAGE)
+        elif isinstance(outcome, JobSucceeded):
             self.view = outcome.result
             self.panel.show_report(self.view.report, self.view.specs, self.view.headlines)
 

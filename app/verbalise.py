@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,11 +34,14 @@ if TYPE_CHECKING:
     from core.verbalise import GenerationParams, Verbaliser
     from core.verbalise.base import Triples
     from core.verbalise.job import VerbaliseSummary
-    from core.verbalise.runs import UnitSummary
+    from core.verbalise.runs import RunOverview, UnitOutputs, UnitSummary
     from widgets.verbalise import VerbalisePanel
 
 log = get_logger("verbalise")
 SETTINGS_META_KEY = "verbalise:settings"
+# The panel's view reads (app.session_io.ViewReads keys): a newer one supersedes.
+RUNS_READ = "verbalise.runs"
+OUTPUTS_READ = "verbalise.outputs"
 LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
 _KIND_NOTES = {
     "template": "The template verbaliser reads no prompt: the templates apply to causal "
@@ -519,12 +522,15 @@ class VerbaliseController(QObject):
         self.refresh_runs(select=summary.run_id if summary is not None else None)
 
     def refresh_runs(self, select: int | None = None) -> None:
-        store = self.ctx.store
-        if store is None:
-            return
+        """The session's runs, read off the UI thread (a view read; the newest wins), then
+        the run ``select`` (else the one shown, else the newest) and its outputs."""
         from core.verbalise.runs import list_runs
 
-        runs = list_runs(store)
+        if self.ctx.store is None:
+            return
+        self.ctx.reads.request(RUNS_READ, list_runs, lambda runs: self._runs_read(runs, select))
+
+    def _runs_read(self, runs: Sequence[RunOverview], select: int | None) -> None:
         ids = [run.id for run in runs]
         if select not in ids:
             select = self.shown_run if self.shown_run in ids else (ids[0] if ids else None)
@@ -538,13 +544,21 @@ class VerbaliseController(QObject):
             self.show_outputs()
 
     def show_outputs(self) -> None:
-        store, run_id, unit_id = self.ctx.store, self.shown_run, self.unit_id
-        if store is None or run_id is None or unit_id is None:
-            self.panel.show_outputs("Outputs of the selected unit appear here after a run.", [])
-            return
+        """The shown run's outputs for the selected unit, read off the UI thread."""
         from core.verbalise.runs import unit_outputs
 
-        found = unit_outputs(store, run_id, unit_id)
+        store, run_id, unit_id = self.ctx.store, self.shown_run, self.unit_id
+        if store is None or run_id is None or unit_id is None:
+            self.ctx.reads.drop(OUTPUTS_READ)  # an older unit's outputs are not shown
+            self.panel.show_outputs("Outputs of the selected unit appear here after a run.", [])
+            return
+        self.ctx.reads.request(
+            OUTPUTS_READ,
+            lambda store: unit_outputs(store, run_id, unit_id),
+            lambda found: self._outputs_read(run_id, found),
+        )
+
+    def _outputs_read(self, run_id: int, found: UnitOutputs) -> None:
         outputs, uid = found.outputs, found.uid
         if outputs:
             bad = sum(not o.parse_ok for o in outputs)
