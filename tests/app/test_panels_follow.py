@@ -15,6 +15,7 @@ import pytest
 from PySide6.QtCore import QObject, QSettings, Qt
 from PySide6.QtWidgets import QFileDialog
 
+from app.annotate import QUEUE_READ
 from app.changes import SessionChanges
 from app.gui import build_window
 from core.annotation import QueueFilter, Rating
@@ -161,7 +162,9 @@ def test_a_saved_rating_shows_in_the_scores_panel(qtbot, wired_report) -> None:
     scores, annotate = controller.scores, controller.annotate
     qtbot.waitUntil(lambda: scores.panel.table_model.rowCount() > 0, timeout=10_000)
     assert annotate.add_annotator("eve") is not None
-    queue = annotate.build_queue(QueueFilter(target="verbalisations", unrated_only=False))
+    annotate.build_queue(QueueFilter(target="verbalisations", unrated_only=False))
+    qtbot.waitUntil(lambda: not controller.reads.pending(QUEUE_READ), timeout=10_000)
+    queue = annotate.queue
     assert queue is not None and len(queue)
     item = queue[0]
     scores.show_text(item.ref.id)
