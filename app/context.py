@@ -63,11 +63,13 @@ class WindowNotify:
     def __init__(self, window: MainWindow) -> None:
         self._window = window
 
+    # Details are passed on only when there are some: the calls the window gets are
+    # those the controllers made of it before they had a context.
     def show_error(self, title: str, message: str, details: str = "") -> None:
-        self._window.show_error(title, message, details)
+        self._window.show_error(title, message, *([details] if details else []))
 
     def show_message(self, title: str, message: str, details: str = "") -> None:
-        self._window.show_message(title, message, details)
+        self._window.show_message(title, message, *([details] if details else []))
 
     def show_status(self, text: str, timeout_ms: int = 0) -> None:
         self._window.statusBar().showMessage(text, timeout_ms)

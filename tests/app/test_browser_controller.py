@@ -45,6 +45,7 @@ def test_fetch_builds_up_the_view_and_inspects(qtbot, wired) -> None:
     )
     with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
+    settle_reads(qtbot, controller)  # the members, read again off the UI thread
     qtbot.waitUntil(lambda: len(panel.model.columns) == 300, timeout=5000)
     assert panel.summary is not None and panel.summary.n == 300
     assert controller.store.info()["tables"]["category_members"] == 300
@@ -71,6 +72,7 @@ def test_tiers_and_settings_are_saved_and_restored(qtbot, wired) -> None:
     panel.limit_spin.setValue(200)
     with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
+    settle_reads(qtbot, controller)  # the members, read again off the UI thread
     panel.split_combo.setCurrentIndex(1)  # head–tail threshold
     panel.fraction_spin.setValue(0.3)
     qtbot.waitUntil(
@@ -116,11 +118,13 @@ def test_categories_are_added_and_patterns_edited_with_confirmation(qtbot, wired
     panel = browser.panel
     capital = Category("Capital", "Q515", "P31", "?item wdt:P31 wd:Q515 .")
     assert browser.save_category(capital)
+    settle_reads(qtbot, controller)  # the saved category is shown once read
     assert panel.category_combo.currentText() == "Capital"
     assert "Capital" in panel.categories
     panel.limit_spin.setValue(40)
     with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
+    settle_reads(qtbot, controller)  # the members, read again off the UI thread
     assert fetched_count(controller.store, "Capital") == 40
 
     narrower = Category("Capital", "Q515", "P31", "?item wdt:P31 wd:Q515 ; wdt:P17 ?c .")
@@ -223,6 +227,7 @@ def test_airport_drag_save_reopen_and_cli_agree(qtbot, wired, tmp_path: Path, ca
     panel.limit_spin.setValue(400)
     with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
+    settle_reads(qtbot, controller)  # the members, read again off the UI thread
     counts = np.asarray(panel.model.columns.statements)
     at_least_four = int((counts >= 4).sum())
     share_of_four = Distribution(counts).statement_share_at_or_above(4)
