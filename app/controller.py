@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from app.annotate import AnnotateController
     from app.browser import BrowserController
     from app.likelihood import LikelihoodController
+    from app.packs import PacksController
     from app.preferences import PreferencesController
     from app.report import ReportController
     from app.scores import ScoresController
@@ -65,6 +66,7 @@ class AppController(QObject):
     report: ReportController
     likelihood: LikelihoodController
     preferences_controller: PreferencesController
+    packs: PacksController
     # What every panel's controller is given instead of this object (app.context).
     context: PanelContext
     # How long a write on a worker thread (a job, the session writer) waits for a lock

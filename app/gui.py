@@ -126,6 +126,7 @@ def wire_window(window, hold_jobs: bool = False):
     from app.browser import BrowserController
     from app.controller import AppController
     from app.likelihood import LikelihoodController
+    from app.packs import PacksController
     from app.preferences import PreferencesController
     from app.report import ReportController
     from app.scores import ScoresController
@@ -155,6 +156,7 @@ def wire_window(window, hold_jobs: bool = False):
     controller.annotate = AnnotateController(ctx, cast(AnnotatePanel, panels["annotate"]))
     controller.report = ReportController(ctx, cast(ReportPanel, panels["report"]))
     controller.preferences_controller = PreferencesController(ctx, window)
+    controller.packs = PacksController(ctx, window)
     CompareTicks(ctx, browser)  # kept by the panel
     return controller
 
