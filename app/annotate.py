@@ -87,7 +87,7 @@ class AnnotateController(QObject):
 
             # An annotation pack opened for the first time: its annotator is chosen and
             # the guidelines are a click away (core.annotation.packs).
-            self.app.reads.request(
+            self.ctx.reads.request(
                 "annotate-pack", pack_info, lambda info: self._pack_opened(info, named)
             )
 
@@ -95,7 +95,7 @@ class AnnotateController(QObject):
         if info is None or info.annotator not in named:
             return
         self.choose_annotator(named[info.annotator])
-        self.app.window.show_message(
+        self.ctx.notify.show_message(
             "Annotation pack",
             f"This pack holds {info.items} texts for {info.annotator} to rate: press "
             "Build queue in Annotate. Ratings are saved as you go; send this file back "
