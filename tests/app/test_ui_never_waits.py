@@ -92,10 +92,10 @@ class UiThreadReads:
         event.remove(Engine, "before_cursor_execute", self._check)
 
     def _check(self, *_args) -> None:
-        from core.store.session import _NO_WAIT
+        from core.store.engine import NO_WAIT
 
         # A write the session writer tries at once (busy timeout 0) is not a view read.
-        if threading.current_thread() is not threading.main_thread() or _NO_WAIT.get():
+        if threading.current_thread() is not threading.main_thread() or NO_WAIT.get():
             return
         frame = sys._getframe(1)
         while frame is not None:
@@ -144,6 +144,14 @@ def message(window) -> str:
 
 
 @pytest.fixture
+def ui_reads():
+    """The UI thread's reads, from before the session opens (the panels' first reads)."""
+    reads = UiThreadReads()
+    yield reads
+    reads.stop()  # a listener on every engine: never left behind for the next test
+
+
+@pytest.fixture
 def built(tmp_path: Path) -> ReportSession:
     from core.store.models import Category, CategoryMember, Entity
 
@@ -156,7 +164,7 @@ def built(tmp_path: Path) -> ReportSession:
 
 
 def test_no_panel_waits_for_a_write_lock_held_by_another_process(
-    qtbot, built: ReportSession, tmp_path: Path
+    qtbot, built: ReportSession, tmp_path: Path, ui_reads: UiThreadReads
 ) -> None:
     from core.annotation import rating_of
     from core.category_tiers import load_member_tiers, load_tier_settings
@@ -171,7 +179,6 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     # The session's own cache as the Browser's source (no demo data to load).
     combo = controller.browser.panel.source_combo
     combo.setCurrentIndex(combo.findData("cache"))
-    ui_reads = UiThreadReads()  # from the session's opening: the panels' first reads
     assert controller.open_session(built.path)
     ui_writes = UiThreadWrites(controller.store.engine)
     browser, annotate, units = controller.browser, controller.annotate, controller.units
@@ -271,7 +278,6 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     # The lock is free: every write asked for lands, in order, none dropped.
     qtbot.waitUntil(lambda: controller.writer.idle and not controller.runner.active, timeout=30_000)
     qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)
-    ui_reads.stop()
     # The panels' reads of the session ran off the UI thread, and their results arrived.
     assert not set(ui_reads.by) & OFF_THE_UI_THREAD, sorted(set(ui_reads.by) & OFF_THE_UI_THREAD)
     assert browser.state.category == "Person" and browser.state.table is not None
