@@ -25,20 +25,21 @@ from core.labels import plural
 from core.logs import get_logger
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from core.annotation import AnnotationQueue
     from core.annotation.packs import PackInfo
     from core.store import SessionStore
     from widgets.annotate import AnnotatePanel
 
 log = get_logger("annotate")
+QUEUE_READ = "annotate.queue"  # the view read that builds the queue (app.session_io)
 _FILTER_FIELDS = {f.name for f in fields(QueueFilter)}
 
 
 class AnnotateController(QObject):
-    def __init__(self, app: AppController, panel: AnnotatePanel) -> None:
+    def __init__(self, ctx: PanelContext, panel: AnnotatePanel) -> None:
         super().__init__(panel)
-        self.app, self.panel = app, panel
+        self.ctx, self.panel = ctx, panel
         self.annotator_id: int | None = None
         self.queue: AnnotationQueue | None = None
         self.index: int | None = None
@@ -51,17 +52,19 @@ class AnnotateController(QObject):
         panel.undo_requested.connect(self.undo)
         panel.promote_requested.connect(self.promote)
         panel.agreement_requested.connect(self.refresh_agreement)
-        app.session_changed.connect(lambda _store: self.session_opened())
+        ctx.session_changed.connect(lambda _store: self.session_opened())
         # New texts or units: the filter offers them; ratings written elsewhere (an
         # import of WDV records): the Agreement tab, when it is the one shown.
-        app.changes.subscribe(
+        ctx.changes.subscribe(
             {Topic.RUNS, Topic.REFERENCES, Topic.UNITS}, lambda _topics: self._texts_changed(), self
         )
-        app.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self._ratings_changed(), self)
+        ctx.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self._ratings_changed(), self)
         # The reference modes (METHODS §11): Write references, Review translations.
         from app.references_annotate import ReferencesAnnotateController
 
-        self.references = ReferencesAnnotateController(app, self)
+        self.references = ReferencesAnnotateController(
+            ctx, panel.tabs, lambda: self.annotator_id, self
+        )
 
     # -- session and annotator ---------------------------------------------------------
     def session_opened(self) -> None:
@@ -71,7 +74,7 @@ class AnnotateController(QObject):
         self.panel.clear_item("Choose who you are, then build a queue.")
         self.panel.show_progress(0, 0)
         self.panel.set_can_undo(False)
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             self.panel.show_annotators([], None)
             return
@@ -90,7 +93,7 @@ class AnnotateController(QObject):
 
             # An annotation pack opened for the first time: its annotator is chosen and
             # the guidelines are a click away (core.annotation.packs).
-            self.app.reads.request(
+            self.ctx.reads.request(
                 "annotate-pack", pack_info, lambda info: self._pack_opened(info, named)
             )
 
@@ -98,7 +101,7 @@ class AnnotateController(QObject):
         if info is None or info.annotator not in named:
             return
         self.choose_annotator(named[info.annotator])
-        self.app.window.show_message(
+        self.ctx.notify.show_message(
             "Annotation pack",
             f"This pack holds {info.items} texts for {info.annotator} to rate: press "
             "Build queue in Annotate. Ratings are saved as you go; send this file back "
@@ -107,7 +110,7 @@ class AnnotateController(QObject):
         )
 
     def _texts_changed(self) -> None:
-        if self.app.store is not None and self.annotator_id is not None:
+        if self.ctx.store is not None and self.annotator_id is not None:
             self.panel.show_filter_options(self.filter_options())
 
     def _ratings_changed(self) -> None:
@@ -118,7 +121,7 @@ class AnnotateController(QObject):
         """``-1``: keep whoever was chosen (a cancelled "New annotator…")."""
         from core.annotation import list_annotators
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return
         if annotator_id >= 0 and annotator_id != self.annotator_id:
@@ -135,7 +138,7 @@ class AnnotateController(QObject):
     def add_annotator(self, name: str) -> int | None:
         from core.annotation import add_annotator
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return None
         added: list[int] = []
@@ -145,10 +148,10 @@ class AnnotateController(QObject):
             self.choose_annotator(info.id)
 
         def refused(error: UserFacingError) -> None:
-            self.app.window.show_error("Annotator not added", str(error))
+            self.ctx.notify.show_error("Annotator not added", str(error))
             self.choose_annotator(-1)
 
-        self.app.writer.write(
+        self.ctx.writer.write(
             f"the annotator {name}",
             lambda s: add_annotator(s, name),
             writes={Topic.ANNOTATIONS},
@@ -162,38 +165,45 @@ class AnnotateController(QObject):
         query, core.annotation.queue_options)."""
         from core.annotation import queue_options
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None or self.annotator_id is None:
             return QueueOptions()
         return queue_options(store)
 
     # -- the queue -----------------------------------------------------------------------
-    def build_queue(self, spec: QueueFilter) -> AnnotationQueue | None:
+    def build_queue(self, spec: QueueFilter) -> None:
+        """Build the queue ``spec`` asks for off the UI thread (a view read: a newer
+        request supersedes it); :meth:`_queue_built` shows its first item."""
         from core.annotation import build_queue
 
-        store = self.app.store
-        if store is None or self.annotator_id is None:
+        store, annotator_id = self.ctx.store, self.annotator_id
+        if store is None or annotator_id is None:
             self.panel.show_message("Choose who you are first.", error=True)
-            return None
-        try:
-            self.queue = build_queue(store, self.annotator_id, spec)
-        except UserFacingError as error:
-            self.panel.show_message(str(error), error=True)
-            return None
+            return
+        self.ctx.reads.request(
+            QUEUE_READ,
+            lambda store: build_queue(store, annotator_id, spec),
+            lambda queue: self._queue_built(annotator_id, spec, queue),
+            on_error=lambda error: self.panel.show_message(str(error), error=True),
+        )
+
+    def _queue_built(self, annotator_id: int, spec: QueueFilter, queue: AnnotationQueue) -> None:
+        if annotator_id != self.annotator_id:
+            return  # built for whoever was chosen before
+        self.queue = queue
         self._remember(spec)
         self.panel.set_can_undo(False)
         self._progress()
-        if not len(self.queue):
+        if not len(queue):
             self.index = None
             self.panel.clear_item(
                 "No text matches this filter"
                 + (" that you have not rated yet." if spec.unrated_only else ".")
             )
-            return self.queue
+            return
         self.panel.fold_filter(True)
-        self.show(self.queue.next_index(-1) if spec.unrated_only else 0)
+        self.show(queue.next_index(-1) if spec.unrated_only else 0)
         self.panel.setFocus()
-        return self.queue
 
     def show(self, index: int | None) -> None:
         queue = self.queue
@@ -221,7 +231,7 @@ class AnnotateController(QObject):
                 self._progress()
                 self.show(queue.next_index(index))
 
-        landed = self.app.writer.write(
+        landed = self.ctx.writer.write(
             f"your rating of item {index + 1}",
             lambda _store: queue.save(index, rating),
             writes={Topic.ANNOTATIONS},
@@ -241,7 +251,7 @@ class AnnotateController(QObject):
         queue = self.queue
         if queue is None:
             return
-        self.app.writer.write(
+        self.ctx.writer.write(
             "the undo of your last rating",
             lambda _store: queue.undo(),
             on_done=lambda ref: self._undone(queue, ref),
@@ -250,7 +260,7 @@ class AnnotateController(QObject):
 
     def _undone(self, queue: AnnotationQueue, ref: Any) -> None:
         if ref is not None:
-            self.app.changes.announce({Topic.ANNOTATIONS})
+            self.ctx.changes.announce({Topic.ANNOTATIONS})
         if self.queue is not queue:
             return
         self.panel.set_can_undo(queue.can_undo())
@@ -284,14 +294,14 @@ class AnnotateController(QObject):
 
         def refused(error: UserFacingError) -> None:
             # The rating may be saved while the promotion was refused.
-            self.app.changes.announce({Topic.ANNOTATIONS})
+            self.ctx.changes.announce({Topic.ANNOTATIONS})
             self._refused(error)
 
         def save_and_promote(_store: Any) -> int:
             queue.save(index, rating)
             return queue.promote(index)
 
-        self.app.writer.write(
+        self.ctx.writer.write(
             f"your correction of item {index + 1} as a gold reference",
             save_and_promote,
             writes={Topic.ANNOTATIONS, Topic.REFERENCES},
@@ -329,7 +339,7 @@ class AnnotateController(QObject):
             return by_category, by_tier, golden_accuracy(store)
 
         # Off the UI thread (it reads every rating); a newer request supersedes it.
-        self.app.reads.request(
+        self.ctx.reads.request(
             "annotate.agreement",
             read,
             lambda result: self._show_agreement(*result),
@@ -349,7 +359,7 @@ class AnnotateController(QObject):
 
     # -- remembered per session file -------------------------------------------------------
     def _settings_key(self) -> str | None:
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return None
         digest = hashlib.sha1(str(store.path.resolve()).encode()).hexdigest()[:16]
@@ -360,7 +370,7 @@ class AnnotateController(QObject):
         if key is None:
             return {}
         try:
-            value = json.loads(str(self.app.window.settings.value(key, "{}")))
+            value = json.loads(str(self.ctx.settings.value(key, "{}")))
         except (TypeError, ValueError):
             return {}
         return value if isinstance(value, dict) else {}
@@ -368,7 +378,7 @@ class AnnotateController(QObject):
     def _remember(self, spec: QueueFilter | None = None) -> None:
         from core.annotation import list_annotators
 
-        key, store = self._settings_key(), self.app.store
+        key, store = self._settings_key(), self.ctx.store
         if key is None or store is None or self.annotator_id is None:
             return
         name = next((a.name for a in list_annotators(store) if a.id == self.annotator_id), None)
@@ -378,7 +388,7 @@ class AnnotateController(QObject):
             remembered["filter"] = {
                 k: list(v) if isinstance(v, tuple) else v for k, v in asdict(spec).items()
             }
-        self.app.window.settings.setValue(key, json.dumps(remembered))
+        self.ctx.settings.setValue(key, json.dumps(remembered))
 
 
 def _queue_filter(remembered: Any) -> QueueFilter | None:

@@ -29,9 +29,10 @@ from core.wikidata.categories import Category, default_categories
 from core.wikidata.records import CategoryTable
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from core.browser_state import CategoryTiers
     from core.store import SessionStore
+    from core.tiers import TierSettings
     from core.wikidata.sources import WikidataSource
     from widgets.browser import BrowserPanel
 
@@ -40,6 +41,10 @@ log = get_logger("browser")
 RELOAD_INTERVAL_MS = 250  # at most four reloads a second while pages arrive
 SAVE_DELAY_MS = 800  # tiers are written this long after the last edit
 STARTUP_DELAY_MS = 300  # the first source is opened this long after start-up
+# The panel's view reads (app.session_io.ViewReads keys): a newer one supersedes.
+SESSION_READ = "browser.session"  # the session's categories and the one to show
+CATEGORY_READ = "browser.category"  # the category shown: members and tier settings
+OVERLAY_READ = "browser.overlay"  # a Compare-with category's members (one key each)
 
 
 class _WaitRelay(QObject):
@@ -49,12 +54,10 @@ class _WaitRelay(QObject):
 
 
 class BrowserController(QObject):
-    def __init__(self, app: AppController, panel: BrowserPanel) -> None:
+    def __init__(self, ctx: PanelContext, panel: BrowserPanel) -> None:
         super().__init__(panel)
-        self.app = app
+        self.ctx = ctx
         self.panel = panel
-        self.source: WikidataSource | None = None
-        self.source_kind = "cache"
         self._embedded: WikidataSource | None = None
         self._wait_relay = _WaitRelay(self)
         self._wait_relay.waiting.connect(self._show_wait)
@@ -82,12 +85,13 @@ class BrowserController(QObject):
         self._demo_pending = False
         self._embedded_loading = False
         panel.category_save_requested.connect(self.save_category)
+        panel.start_unit_requested.connect(ctx.unit_requested)  # the Units panel starts it
         # What was edited in the old session is written to it before it closes.
-        app.session_closing.connect(lambda _store: self.flush())
-        app.session_changed.connect(lambda _store: self.open_session_category())
+        ctx.session_closing.connect(lambda _store: self.flush())
+        ctx.session_changed.connect(lambda _store: self.open_session_category())
         # Members fetched (by this panel or any job): the table, the plots and every
         # ticked Compare-with category are read again from the session.
-        app.changes.subscribe({Topic.MEMBERS}, lambda _topics: self.members_changed(), self)
+        ctx.changes.subscribe({Topic.MEMBERS}, lambda _topics: self.members_changed(), self)
         if panel.source_combo.currentData() == "embedded":
             panel.set_source_badge("embedded", "DEMO DATA: loading…")
         # After the first paint: loading the demo data competes for the CPU with start-up.
@@ -101,7 +105,25 @@ class BrowserController(QObject):
 
     @property
     def store(self) -> SessionStore | None:
-        return self.app.store
+        return self.ctx.store
+
+    # The source is published on the context (``PanelContext.source``) for the panels
+    # that fetch with it.
+    @property
+    def source(self) -> WikidataSource | None:
+        return self.ctx.source.source
+
+    @source.setter
+    def source(self, source: WikidataSource | None) -> None:
+        self.ctx.source.source = source
+
+    @property
+    def source_kind(self) -> str:
+        return self.ctx.source.kind
+
+    @source_kind.setter
+    def source_kind(self, kind: str) -> None:
+        self.ctx.source.kind = kind
 
     # -- sources -----------------------------------------------------------------------------
     @staticmethod
@@ -122,16 +144,16 @@ class BrowserController(QObject):
         try:
             spec = url if kind == "endpoint" else kind
             contact = contact_for_live(
-                getattr(self.app.window, "settings", None),
+                self.ctx.settings,
                 spec,
-                self.app.window,
+                self.ctx.notify.parent_widget,
                 ask=self.ask_contact,
             )
             self.source = open_source(
                 spec, self.store, on_wait=self._wait_relay.waiting.emit, contact=contact
             )
         except SourceError as error:
-            self.app.window.show_error("Cannot use this source", str(error))
+            self.ctx.notify.show_error("Cannot use this source", str(error))
             return
         self._set_source(kind)
 
@@ -150,7 +172,7 @@ class BrowserController(QObject):
             ctx.progress(0, None, "loading the demo snapshot")
             return load_demo_source()
 
-        handle = self.app.run_job(
+        handle = self.ctx.run_job(
             Job(
                 "Load demo data",
                 load,
@@ -201,20 +223,21 @@ class BrowserController(QObject):
         self.panel.set_source_badge(kind, text)
 
     def _show_wait(self, seconds: float, reason: str) -> None:
-        self.app.window.statusBar().showMessage(
+        self.ctx.notify.show_status(
             # Rounded up: a countdown that says "0 s" while still waiting reads as stuck.
             f"{reason}: retrying in {math.ceil(seconds)} s",
             int(max(1.0, seconds) * 1000) + 500,
         )
 
     # -- categories --------------------------------------------------------------------------
-    def _columns(self, name: str) -> CategoryTable:
+    # Every read of the session for this panel is a view read (app.session_io): off the
+    # UI thread, a newer request (another category picked) superseding an older one.
+    def _columns(self, store: SessionStore, name: str) -> CategoryTable:
+        """``name``'s members as ``store`` holds them (on the view read's thread)."""
         from core.wikidata.cache import load_category
 
-        if self.store is None:
-            return CategoryTable.empty(name)
         started = time.perf_counter()
-        table = load_category(self.store, name)
+        table = load_category(store, name)
         log.debug(
             "loaded %s (%d) in %.0f ms", name, len(table), (time.perf_counter() - started) * 1000
         )
@@ -227,24 +250,37 @@ class BrowserController(QObject):
     def show_category(self, name: str, *, reload_settings: bool = False) -> None:
         """Load ``name`` into the state: its saved tier settings when it is not the
         category shown (or ``reload_settings``), and its members as the session holds
-        them. A pending tier save of the category shown before is written first."""
+        them, read off the UI thread (:meth:`_category_read` shows them). A pending tier
+        save of the category shown before is handed to the writer first."""
         from core.category_tiers import load_tier_settings
         from core.wikidata.category_store import remember_category
 
-        state = self.state
-        settings = None
-        if self.store is not None and (reload_settings or name != state.category):
+        store = self.store
+        if store is None:
+            self._category_read(name, (None, CategoryTable.empty(name)))
+            return
+        with_settings = reload_settings or name != self.state.category
+        if with_settings:
             self.flush()
-            defaults = getattr(self.app, "preferences", None)
-            settings = load_tier_settings(
-                self.store, name, defaults.tier_settings() if defaults is not None else None
-            )
-            if not self.store.read_only:  # a session opened read-only is left as it is
-                self.app.writer.write(
+            if not store.read_only:  # a session opened read-only is left as it is
+                self.ctx.writer.write(
                     f"{name} as the category last viewed",
                     lambda store: remember_category(store, name),
                 )
-        table = self._columns(name)
+        defaults = self.ctx.preferences
+        tier_defaults = defaults.tier_settings() if defaults is not None else None
+
+        def read(store: SessionStore) -> tuple[TierSettings | None, CategoryTable]:
+            settings = load_tier_settings(store, name, tier_defaults) if with_settings else None
+            return settings, self._columns(store, name)
+
+        self.ctx.reads.request(
+            CATEGORY_READ, read, lambda result: self._category_read(name, result)
+        )
+
+    def _category_read(self, name: str, result: tuple[TierSettings | None, CategoryTable]) -> None:
+        settings, table = result
+        state = self.state
         self._loading = True  # showing re-tiers: that is not a change to save
         try:
             with self.selection.batch(), state.batch():
@@ -294,7 +330,7 @@ class BrowserController(QObject):
             return
         category, settings = tiers.category, tiers.settings
         qids, codes, subs = list(tiers.qids), tiers.codes.copy(), tiers.sub_tiers.copy()
-        self.app.writer.write(
+        self.ctx.writer.write(
             f"the tiers of {category}",
             lambda store: save_tiers(store, category, settings, qids, codes, subs),
             writes={Topic.TIERS},
@@ -302,17 +338,24 @@ class BrowserController(QObject):
         )
 
     def open_session_category(self) -> None:
-        """After a session opens: the category last viewed in it, else one it has data for."""
+        """After a session opens: the category last viewed in it, else one it has data for
+        (read off the UI thread, then shown as any category picked)."""
         from core.wikidata.category_store import category_to_show, session_categories
 
-        store = self.store
-        if store is None:
+        if self.store is None:
             return
         self._pending = None  # written to the old session as it closed
         self._save_timer.stop()
-        categories = session_categories(store)
+
+        def read(store: SessionStore) -> tuple[list[Category], str]:
+            categories = session_categories(store)
+            return categories, category_to_show(store, [c.name for c in categories])
+
+        self.ctx.reads.request(SESSION_READ, read, self._session_categories_read)
+
+    def _session_categories_read(self, result: tuple[list[Category], str]) -> None:
+        categories, name = result
         self.panel.set_categories(categories)
-        name = category_to_show(store, [c.name for c in categories])
         self.show_category(name, reload_settings=True)
         for ticked in self.state.compared:  # as this session holds them
             self.show_overlay(ticked)
@@ -323,7 +366,15 @@ class BrowserController(QObject):
             self.show_category(name)
 
     def show_overlay(self, name: str) -> None:
-        self.panel.show_overlay(name, self._columns(name))
+        """A Compare-with category, its members read off the UI thread."""
+        if self.store is None:
+            self.panel.show_overlay(name, CategoryTable.empty(name))
+            return
+        self.ctx.reads.request(
+            f"{OVERLAY_READ}:{name}",
+            lambda store: self._columns(store, name),
+            lambda table: self.panel.show_overlay(name, table),
+        )
 
     def members_changed(self) -> None:
         """The shown category and the ticked Compare-with ones, as the session has them
@@ -336,10 +387,10 @@ class BrowserController(QObject):
         from core.wikidata.fetch import fetch_category_job
 
         if self.store is None:
-            self.app.window.show_error("No session", "Open or create a session first.")
+            self.ctx.notify.show_error("No session", "Open or create a session first.")
             return
         if self.source is None:
-            self.app.window.show_error(
+            self.ctx.notify.show_error(
                 "No source",
                 "Choose where to fetch from: demo data, the live service or an "
                 "endpoint (the demo data may still be loading).",
@@ -347,12 +398,12 @@ class BrowserController(QObject):
             return
         category = self._category(name)
         job = fetch_category_job(self.store, self.source, category, limit=limit)
-        handle = self.app.run_job(job)
+        handle = self.ctx.run_job(job)
         handle.progressed.connect(lambda _p: self._reload_timer.start())
         # The final reload comes with the job's Topic.MEMBERS (members_changed).
         handle.finished.connect(lambda _o: self._fetch_finished(name))
         if name != self.state.category:
-            self.app.window.statusBar().showMessage(
+            self.ctx.notify.show_status(
                 f"Fetching {name}: its curve is drawn as members arrive", 10_000
             )
 
@@ -378,7 +429,7 @@ class BrowserController(QObject):
             except NoMembersError:
                 return 0
 
-        self.app.run_job(
+        self.ctx.run_job(
             Job(
                 f"Save tiers of {name}",
                 run,
@@ -412,7 +463,7 @@ class BrowserController(QObject):
             # Refused at once, not after the writes queued before it have landed.
             check_category(category)
         except UserFacingError as error:
-            self.app.window.show_error("Category not saved", str(error))
+            self.ctx.notify.show_error("Category not saved", str(error))
             return False
         try:
             existing = find_category(store, category.name)
@@ -436,18 +487,18 @@ class BrowserController(QObject):
             # Dropped members: the shown table is read again (members_changed) and so is
             # a ticked Compare-with copy of them.
             if dropped:
-                self.app.changes.announce({Topic.MEMBERS})
-                self.app.window.statusBar().showMessage(
+                self.ctx.changes.announce({Topic.MEMBERS})
+                self.ctx.notify.show_status(
                     f"{category.name}: pattern saved; {dropped:,} old members removed", 10_000
                 )
 
         return (
-            self.app.writer.write(
+            self.ctx.writer.write(
                 f"the category {category.name}",
                 lambda s: save_category(s, category),
                 writes={Topic.CATEGORIES},
                 on_done=saved,
-                on_error=lambda error: self.app.window.show_error("Category not saved", str(error)),
+                on_error=lambda error: self.ctx.notify.show_error("Category not saved", str(error)),
             )
             is not False
         )
@@ -455,7 +506,9 @@ class BrowserController(QObject):
     def _ask(self, question: str) -> bool:
         from PySide6.QtWidgets import QMessageBox
 
-        answer = QMessageBox.question(self.app.window, "Change the pattern?", question)
+        answer = QMessageBox.question(
+            self.ctx.notify.parent_widget, "Change the pattern?", question
+        )
         return answer == QMessageBox.StandardButton.Yes
 
     # -- entities ----------------------------------------------------------------------------
@@ -482,7 +535,7 @@ class BrowserController(QObject):
             ctx.progress(0, 1, qid)
             return fetch_entity(store, source, qid)
 
-        handle = self.app.run_job(
+        handle = self.ctx.run_job(
             Job(
                 f"Fetch {qid}",
                 fetch_one,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from app.changes import SessionChanges
+from app.context import PanelContext, WindowNotify
 from app.jobrunner import JobHandle, QtJobRunner
 from app.session_io import SessionWriter, ViewReads
 from core.changes import EVERYTHING
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from app.scores import ScoresController
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
+    from core.browser_state import BrowserState
     from core.changes import Topics
     from core.formats.report import ExportReport, ImportReport
     from core.jobs import JobOutcome
@@ -67,7 +69,8 @@ class AppController(QObject):
     preferences_controller: PreferencesController
     packs: PacksController
     models: ModelsController
-    preferences: Preferences  # set by PreferencesController
+    # What every panel's controller is given instead of this object (app.context).
+    context: PanelContext
     # How long a write on a worker thread (a job, the session writer) waits for a lock
     # held elsewhere before it is told so; nothing on the UI thread waits for it at all.
     busy_timeout_s = 5.0
@@ -117,6 +120,32 @@ class AppController(QObject):
         )
         window.dataset_stats_requested.connect(self.show_dataset_statistics)
         window.export_requested.connect(lambda path, fmt: self.export_file(Path(path), fmt))
+
+    def panel_context(self, browser_state: BrowserState) -> PanelContext:
+        """The narrow context the panels' controllers share (app.context), made once the
+        panels exist (the Browser's state is shared through it)."""
+        ctx = PanelContext(
+            store=lambda: self.store,
+            reads=self.reads,
+            writer=self.writer,
+            changes=self.changes,
+            run_job=self.run_job,
+            notify=WindowNotify(self.window),
+            settings=self.window.settings,
+            docks=self.window.docks.get,
+            browser_state=browser_state,
+            parent=self,
+        )
+        self.session_changed.connect(ctx.session_changed)
+        self.session_closing.connect(ctx.session_closing)
+        self.context = ctx
+        return ctx
+
+    @property
+    def preferences(self) -> Preferences | None:
+        """The preferences in force (app.preferences sets them on the context)."""
+        context = getattr(self, "context", None)
+        return None if context is None else context.preferences
 
     # -- sessions ----------------------------------------------------------------------
     def open_session(self, path: Path, *, create: bool = False) -> bool:

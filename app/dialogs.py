@@ -38,7 +38,7 @@ def _sample(app: AppController) -> Any:
 
 
 def _override(app: AppController) -> Any:
-    from core.unit_builder import RenderedTriple
+    from core.unit_builder.render import RenderedTriple
     from widgets.units import OverrideDialog
 
     triple = RenderedTriple(0, "Paris", "country", "France", "Q90", "P17", "Q142")

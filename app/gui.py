@@ -9,8 +9,9 @@ import time
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NoReturn, cast
+from typing import NoReturn, cast
 
+from app.appearance import apply_color_scheme, apply_theme, system_scheme_changed
 from core import APP_NAME, paths
 from core.errors import UserFacingError
 from core.logs import get_logger, setup_logging
@@ -62,23 +63,6 @@ def scratch_settings(directory: Path):
     return make_settings(copy)
 
 
-def apply_color_scheme(app, scheme=None) -> None:
-    """The palette follows the system's dark or light mode (Qt 6.5+ colorScheme)."""
-    from widgets.theme import palette_for
-
-    hints = app.styleHints()
-    if scheme is None:
-        scheme = hints.colorScheme() if hasattr(hints, "colorScheme") else None
-    palette = palette_for(scheme)
-    if palette is not None:
-        app.setStyle("Fusion")  # the one style that draws every role of a custom palette
-        app.setPalette(palette)
-        app.setProperty("taillens_dark", True)
-    elif app.property("taillens_dark"):  # back to light
-        app.setPalette(app.style().standardPalette())
-        app.setProperty("taillens_dark", False)
-
-
 def get_application():
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
@@ -94,13 +78,8 @@ def get_application():
         apply_color_scheme(app)
         hints = app.styleHints()
         if hasattr(hints, "colorSchemeChanged"):
-            hints.colorSchemeChanged.connect(lambda scheme: _system_scheme_changed(app, scheme))
+            hints.colorSchemeChanged.connect(lambda scheme: system_scheme_changed(app, scheme))
     return app
-
-
-def _system_scheme_changed(app, scheme) -> None:
-    if (app.property("taillens_theme") or "system") == "system":
-        apply_color_scheme(app, scheme)
 
 
 def load_theme(settings) -> str:
@@ -108,27 +87,6 @@ def load_theme(settings) -> str:
     from core.appearance import read_theme  # light: before the first paint
 
     return read_theme(settings)
-
-
-def apply_theme(app, theme: str) -> None:
-    """Preferences ▸ Theme, applied at once: "system" follows the desktop's light or dark
-    mode (and its changes), "light" and "dark" hold whatever the desktop does."""
-    from PySide6.QtCore import Qt
-
-    app.setProperty("taillens_theme", theme)
-    hints = app.styleHints()
-    scheme: Any
-    if theme == "dark":
-        scheme = Qt.ColorScheme.Dark
-    elif theme == "light":
-        scheme = Qt.ColorScheme.Light
-    else:
-        if hasattr(hints, "unsetColorScheme"):
-            hints.unsetColorScheme()
-        scheme = hints.colorScheme() if hasattr(hints, "colorScheme") else None
-    if theme in ("dark", "light") and hasattr(hints, "setColorScheme"):
-        hints.setColorScheme(scheme)  # widgets that ask the hints see the choice too
-    apply_color_scheme(app, scheme)
 
 
 def build_window(settings=None, hold_jobs: bool = False):
@@ -183,21 +141,21 @@ def wire_window(window, hold_jobs: bool = False):
     controller = AppController(window)
     if hold_jobs:
         controller.runner.hold()
-    controller.browser = BrowserController(controller, cast(BrowserPanel, panels["browser"]))
-    controller.likelihood = LikelihoodController(controller, cast(BrowserPanel, panels["browser"]))
-    controller.units = UnitsController(
-        controller, cast(UnitsPanel, panels["units"]), controller.browser
-    )
-    controller.verbalise = VerbaliseController(
-        controller, cast(VerbalisePanel, panels["verbalise"]), controller.units
-    )
-    controller.scores = ScoresController(controller, cast(ScoresPanel, panels["scores"]))
-    controller.annotate = AnnotateController(controller, cast(AnnotatePanel, panels["annotate"]))
-    controller.report = ReportController(controller, cast(ReportPanel, panels["report"]))
-    controller.preferences_controller = PreferencesController(controller, window)
-    controller.packs = PacksController(controller, window)
-    controller.models = ModelsController(controller)
-    CompareTicks(controller, cast(BrowserPanel, panels["browser"]))  # kept by the panel
+    panels = window.panels  # each built by its module (widgets/panels.py)
+    browser = cast(BrowserPanel, panels["browser"])
+    # Each panel's controller gets the narrow context (app.context), not the controller.
+    ctx = controller.panel_context(browser.state)
+    controller.browser = BrowserController(ctx, browser)
+    controller.likelihood = LikelihoodController(ctx, browser)
+    controller.units = UnitsController(ctx, cast(UnitsPanel, panels["units"]))
+    controller.verbalise = VerbaliseController(ctx, cast(VerbalisePanel, panels["verbalise"]))
+    controller.scores = ScoresController(ctx, cast(ScoresPanel, panels["scores"]))
+    controller.annotate = AnnotateController(ctx, cast(AnnotatePanel, panels["annotate"]))
+    controller.report = ReportController(ctx, cast(ReportPanel, panels["report"]))
+    controller.preferences_controller = PreferencesController(ctx, window)
+    controller.packs = PacksController(ctx, window)
+    controller.models = ModelsController(ctx, window)
+    CompareTicks(ctx, browser)  # kept by the panel
     return controller
 
 

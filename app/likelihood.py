@@ -19,7 +19,7 @@ from core.changes import Topic
 from core.errors import UserFacingError
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from app.jobrunner import JobHandle
     from core.likelihood import CutoffSettings, LikelihoodView
     from core.store import SessionStore
@@ -29,23 +29,25 @@ TAB_TITLE = "Likelihood"
 
 
 class LikelihoodController(QObject):
-    def __init__(self, app: AppController, browser: BrowserPanel) -> None:
+    def __init__(self, ctx: PanelContext, browser: BrowserPanel) -> None:
         from widgets.likelihood import LikelihoodPanel
 
         super().__init__(browser)
-        self.app = app
-        self.browser = browser
+        self.ctx = ctx
+        # The tab sits among the Browser's plots (where it is shown); what it follows is
+        # the Browser's state, shared on the context.
+        self.tabs = browser.plots.tabs
         self.panel = LikelihoodPanel()
-        self.tab_index = browser.plots.tabs.addTab(self.panel, TAB_TITLE)
+        self.tab_index = self.tabs.addTab(self.panel, TAB_TITLE)
         self.wanted: tuple[str, str] | None = None  # (model, lang) the user picked
         self.last_handle: JobHandle | None = None
-        browser.plots.tabs.currentChanged.connect(lambda _i: self.refresh_if_shown())
-        state = browser.state
+        self.tabs.currentChanged.connect(lambda _i: self.refresh_if_shown())
+        state = ctx.browser_state
         state.subscribe(lambda *_change: self.refresh_if_shown(), ("category",))
         state.subscribe(lambda *_change: self._follow_tiers(), ("tiers",))
-        app.session_changed.connect(lambda _store: self.refresh_if_shown())
+        ctx.session_changed.connect(lambda _store: self.refresh_if_shown())
         # Scores and cut-offs written by any job (this tab's or another window's command).
-        app.changes.subscribe({Topic.LIKELIHOOD}, lambda _topics: self.refresh_if_shown(), self)
+        ctx.changes.subscribe({Topic.LIKELIHOOD}, lambda _topics: self.refresh_if_shown(), self)
         self.panel.score_requested.connect(self.score)
         self.panel.view_requested.connect(self._show_scores)
         self.panel.cutoff_changed.connect(self.save_cutoff)
@@ -53,7 +55,7 @@ class LikelihoodController(QObject):
 
     @property
     def shown(self) -> bool:
-        return self.browser.plots.tabs.currentWidget() is self.panel
+        return self.tabs.currentWidget() is self.panel
 
     def refresh_if_shown(self) -> None:
         if self.shown:
@@ -64,8 +66,8 @@ class LikelihoodController(QObject):
         cut-off is for, else the first) and hand them to the tab."""
         from core.likelihood import load_likelihood_view
 
-        category = self.browser.category
-        if self.app.store is None or category is None:
+        category = self.ctx.browser_state.category
+        if self.ctx.store is None or category is None:
             self.panel.show_view(None)
             return None
         wanted = self.wanted
@@ -73,7 +75,7 @@ class LikelihoodController(QObject):
         def read(store: SessionStore) -> LikelihoodView | None:
             return load_likelihood_view(store, category, wanted)
 
-        handle = self.app.reads.request("likelihood", read, self._arrived)
+        handle = self.ctx.reads.request("likelihood", read, self._arrived)
         self.last_handle = handle
         return handle
 
@@ -82,7 +84,7 @@ class LikelihoodController(QObject):
 
         if view is None:
             self.panel.show_view(None)
-        elif view.table.category == self.browser.category:
+        elif view.table.category == self.ctx.browser_state.category:
             tiers = self._tiers_for(view.table.qids)
             if tiers is not None:
                 view = replace(view, table=replace(view.table, tiers=tiers))
@@ -91,9 +93,9 @@ class LikelihoodController(QObject):
     def _tiers_for(self, qids: list[str]) -> list[str | None] | None:
         """The Browser's current Wikidata tier of each of ``qids`` (None when the Browser
         shows no tiers of this category)."""
-        tiers = self.browser.state.tiers
+        tiers = self.ctx.browser_state.tiers
         view = self.panel.view
-        if tiers is None or tiers.category != self.browser.category:
+        if tiers is None or tiers.category != self.ctx.browser_state.category:
             return None
         if view is not None and view.table.category != tiers.category:
             return None
@@ -102,7 +104,7 @@ class LikelihoodController(QObject):
 
     def _follow_tiers(self) -> None:
         view = self.panel.view
-        if view is None or view.table.category != self.browser.category:
+        if view is None or view.table.category != self.ctx.browser_state.category:
             return
         tiers = self._tiers_for(view.table.qids)
         if tiers is not None:
@@ -116,16 +118,16 @@ class LikelihoodController(QObject):
         """Score the shown category's members (a job; already scored ones are skipped)."""
         from core.likelihood import LikelihoodRequest, likelihood_job
 
-        store, category = self.app.store, self.browser.category
+        store, category = self.ctx.store, self.ctx.browser_state.category
         if store is None or category is None:
-            self.app.window.show_error("Nothing to score", "Open a session and a category.")
+            self.ctx.notify.show_error("Nothing to score", "Open a session and a category.")
             return None
         try:
             job = likelihood_job(store, LikelihoodRequest(category, model, lang))
         except UserFacingError as error:
-            self.app.window.show_error("Cannot score likelihoods", str(error))
+            self.ctx.notify.show_error("Cannot score likelihoods", str(error))
             return None
-        handle = self.app.run_job(job)
+        handle = self.ctx.run_job(job)
         self.wanted = (job.params["model"], lang)
         self.last_handle = handle
         return handle
@@ -135,10 +137,10 @@ class LikelihoodController(QObject):
         thread: it rewrites every member's row)."""
         from core.likelihood import save_model_tail
 
-        category = self.browser.category
-        if self.app.store is None or category is None:
+        category = self.ctx.browser_state.category
+        if self.ctx.store is None or category is None:
             return None
-        return self.app.writer.write(
+        return self.ctx.writer.write(
             f"the model_tail cut-off of {category}",
             lambda store: save_model_tail(store, category, settings),
             writes={Topic.LIKELIHOOD},
@@ -146,4 +148,4 @@ class LikelihoodController(QObject):
         )
 
     def _inspect(self, qid: str) -> None:
-        self.browser.state.selection.entity = qid  # the Browser's row and inspector follow
+        self.ctx.browser_state.selection.entity = qid  # the Browser's row and inspector follow

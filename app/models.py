@@ -12,24 +12,25 @@ from core.models_state import PLANNING, PULLING, REMOVING, ModelsState
 from widgets.models_dialog import ModelsDialog
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from app.jobrunner import JobHandle
+    from widgets.main_window import MainWindow
 
 
 class ModelsController(QObject):
     """Opens the dialog (File ▸ Models…) and runs what it asks for."""
 
-    def __init__(self, app: AppController) -> None:
-        super().__init__(app.window)
-        self.app = app
+    def __init__(self, ctx: PanelContext, window: MainWindow) -> None:
+        super().__init__(window)
+        self.ctx, self.window = ctx, window
         self.state = ModelsState()
         self.dialog: ModelsDialog | None = None
         self.handle: JobHandle | None = None
-        app.window.models_requested.connect(self.open_dialog)
+        window.models_requested.connect(self.open_dialog)
 
     def open_dialog(self) -> ModelsDialog:
         if self.dialog is None:
-            self.dialog = ModelsDialog(self.state, self.app.window)
+            self.dialog = ModelsDialog(self.state, self.window)
             self.dialog.check_requested.connect(self.check)
             self.dialog.pull_requested.connect(self.pull)
             self.dialog.cancel_requested.connect(self.cancel)
@@ -43,7 +44,7 @@ class ModelsController(QObject):
     def _start(self, job: Job[Any], done: Any, what: str) -> JobHandle | None:
         if self.handle is not None and not self.handle.done:
             return None  # the dialog's buttons are off while one runs
-        handle = self.handle = self.app.run_job(job)
+        handle = self.handle = self.ctx.run_job(job)
         state = self.state
         handle.progressed.connect(lambda p: state.progressed(p.done, p.total, p.message))
         handle.finished.connect(lambda outcome: self._finished(outcome, done, what))
@@ -66,7 +67,7 @@ class ModelsController(QObject):
             return tuple(list_models())
 
         job = Job("List models", run, kind="models-list", uses_session=False, quiet=True)
-        handle = self.app.run_job(job)  # its own lane: never behind a pull
+        handle = self.ctx.run_job(job)  # its own lane: never behind a pull
 
         def listed(outcome: Any) -> None:
             if isinstance(outcome, JobSucceeded):

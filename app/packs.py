@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject
 from core.changes import Topic
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from core.annotation.packs import MergeReport, PackRequest, PackSummary
     from core.jobs import JobOutcome
     from core.store import SessionStore
@@ -30,18 +30,18 @@ def _progress(store: SessionStore) -> tuple[Any, list[str]]:
 
 
 class PacksController(QObject):
-    def __init__(self, app: AppController, window: MainWindow) -> None:
-        super().__init__(app)
-        self.app = app
+    def __init__(self, ctx: PanelContext, window: MainWindow) -> None:
+        super().__init__(ctx)
+        self.ctx = ctx
         self.window = window
         self.dialog: AnnotationPacksDialog | None = None
         window.annotation_packs_requested.connect(self.open)
-        app.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self.refresh(), self)
+        ctx.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self.refresh(), self)
 
     def open(self) -> AnnotationPacksDialog | None:
         from widgets.annotation_packs import AnnotationPacksDialog
 
-        if self.app.store is None:
+        if self.ctx.store is None:
             self.window.show_error("No session", "Open a session to make or merge packs.")
             return None
         if self.dialog is None:
@@ -58,7 +58,7 @@ class PacksController(QObject):
         dialog = self.dialog
         if dialog is None or not dialog.isVisible():
             return
-        self.app.reads.request(
+        self.ctx.reads.request(
             "annotation-packs",
             _progress,
             lambda result: dialog.show_progress(*result),
@@ -70,7 +70,7 @@ class PacksController(QObject):
         from core.errors import UserFacingError
         from core.output_guard import check_output_target
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return
         try:
@@ -78,7 +78,7 @@ class PacksController(QObject):
         except UserFacingError as error:
             self.window.show_error("Cannot write the pack", str(error))
             return
-        handle = self.app.run_job(pack_job(store, request))
+        handle = self.ctx.run_job(pack_job(store, request))
         handle.finished.connect(self._packed)
 
     def _packed(self, outcome: JobOutcome[PackSummary]) -> None:
@@ -100,10 +100,10 @@ class PacksController(QObject):
     def merge(self, paths: list[Path]) -> None:
         from core.annotation.packs import merge_job
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return
-        handle = self.app.run_job(merge_job(store, paths))
+        handle = self.ctx.run_job(merge_job(store, paths))
         handle.finished.connect(self._merged)
 
     def _merged(self, outcome: JobOutcome[list[MergeReport]]) -> None:

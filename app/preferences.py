@@ -1,6 +1,6 @@
 """File ▸ Preferences…: ``PreferencesController`` opens the dialog, stores what was
 chosen (QSettings, the settings file of app/gui) and applies it at once; panels read the
-values from ``AppController.preferences``. What the preferences are, and how they are
+values from ``PanelContext.preferences`` (app.context). What the preferences are, and how they are
 read, stored and applied, is ``core.preferences`` (re-exported here)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from core.preferences import (
 )
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from widgets.main_window import MainWindow
     from widgets.preferences import PreferencesDialog
 
@@ -31,12 +31,12 @@ __all__ = [
 
 
 class PreferencesController:
-    def __init__(self, app: AppController, window: MainWindow) -> None:
-        self.app = app
+    def __init__(self, ctx: PanelContext, window: MainWindow) -> None:
+        self.ctx = ctx
         self.window = window
         self.dialog: PreferencesDialog | None = None
-        app.preferences = load_preferences(window.settings)
-        apply_contact(app.preferences)
+        ctx.preferences = load_preferences(window.settings)
+        apply_contact(ctx.preferences)
         window.preferences_requested.connect(self.open)
 
     def open(self) -> PreferencesDialog:
@@ -47,8 +47,8 @@ class PreferencesController:
             dialog.accepted.connect(lambda: self.store(dialog.values()))
         # Read again each time: the model folders live in core.models' own file, which the
         # Verbalise panel's "add folder", the command line or another window also write.
-        self.app.preferences = load_preferences(self.window.settings)
-        self.dialog.show_values(self.app.preferences)
+        self.ctx.preferences = load_preferences(self.window.settings)
+        self.dialog.show_values(self.ctx.preferences)
         self.dialog.open()
         return self.dialog
 
@@ -58,11 +58,11 @@ class PreferencesController:
         except (ValueError, OSError) as error:
             self.window.show_error("Preferences not saved", str(error))
             return False
-        self.app.preferences = prefs
+        self.ctx.preferences = prefs
         apply_contact(prefs)
         from PySide6.QtWidgets import QApplication
 
-        from app.gui import apply_theme
+        from app.appearance import apply_theme
 
         apply_theme(QApplication.instance(), prefs.theme)
         self.window.statusBar().showMessage("Preferences saved", 5_000)

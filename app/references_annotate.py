@@ -18,22 +18,34 @@ from core.changes import Topic
 from core.errors import UserFacingError
 
 if TYPE_CHECKING:
-    from app.annotate import AnnotateController
-    from app.controller import AppController
+    from collections.abc import Callable
+
+    from PySide6.QtWidgets import QTabWidget
+
+    from app.context import PanelContext
 
 DEFAULT_SAMPLE = 50  # per language pair, as TailNLG (core.references.review.DEFAULT_SAMPLE)
 
 
 class ReferencesAnnotateController(QObject):
-    def __init__(self, app: AppController, annotate: AnnotateController) -> None:
+    """The reference tabs of the Annotate panel: ``tabs`` is its tab widget, ``annotator``
+    says who is chosen there (None: nobody yet)."""
+
+    def __init__(
+        self,
+        ctx: PanelContext,
+        tabs: QTabWidget,
+        annotator: Callable[[], int | None],
+        parent: QObject,
+    ) -> None:
         from widgets.annotate.references import ReviewTranslationsView, WriteReferencesView
 
-        super().__init__(annotate)
-        self.app, self.annotate = app, annotate
+        super().__init__(parent)
+        self.ctx, self.annotator = ctx, annotator
         self.write_view = WriteReferencesView()
         self.review_view = ReviewTranslationsView(DEFAULT_SAMPLE)
-        annotate.panel.tabs.addTab(self.write_view, "Write references")
-        annotate.panel.tabs.addTab(self.review_view, "Review translations")
+        tabs.addTab(self.write_view, "Write references")
+        tabs.addTab(self.review_view, "Review translations")
         self.units: list[Any] = []
         self.unit_index = 0
         self.items: list[Any] = []
@@ -45,7 +57,7 @@ class ReferencesAnnotateController(QObject):
         self.review_view.save_requested.connect(self.review)
         self.review_view.step_requested.connect(self.step_item)
         self.review_view.report_requested.connect(self.refresh_report)
-        app.session_changed.connect(lambda _store: self.reset())
+        ctx.session_changed.connect(lambda _store: self.reset())
 
     def reset(self) -> None:
         self.units, self.items = [], []
@@ -53,9 +65,10 @@ class ReferencesAnnotateController(QObject):
         self.review_view.show_item(None, 0, 0)
 
     def _annotator(self, view: Any) -> int | None:
-        if self.annotate.annotator_id is None:
+        chosen = self.annotator()
+        if chosen is None:
             view.show_message("Choose who you are first (the annotator at the top).")
-        return self.annotate.annotator_id
+        return chosen
 
     # -- writing ---------------------------------------------------------------------------
     def load_units(self, lang: str) -> None:
@@ -69,7 +82,7 @@ class ReferencesAnnotateController(QObject):
                 f"{without} of {len(units)} units have no reference in {lang}."
             )
 
-        self.app.reads.request(
+        self.ctx.reads.request(
             "references.write",
             lambda store: units_to_write(store, lang),
             shown,
@@ -96,7 +109,7 @@ class ReferencesAnnotateController(QObject):
             self.write_view.show_message(f"Saved as gold reference {reference_id}.")
             self.step_unit(+1)
 
-        self.app.writer.write(
+        self.ctx.writer.write(
             f"the reference of unit {unit_id}",
             lambda store: write_reference(store, annotator, unit_id, lang, text),
             writes={Topic.REFERENCES},
@@ -116,7 +129,7 @@ class ReferencesAnnotateController(QObject):
                 (sample.note + ". " if sample.note else "") + f"To review: {pairs}."
             )
 
-        self.app.reads.request(
+        self.ctx.reads.request(
             "references.sample",
             lambda store: sample_for_review(store, n),
             shown,
@@ -148,7 +161,7 @@ class ReferencesAnnotateController(QObject):
         def refused(error: UserFacingError) -> None:
             self.review_view.show_message(str(error))
 
-        self.app.writer.write(
+        self.ctx.writer.write(
             f"the review of translation {reference_id}",
             lambda store: save_review(store, annotator, reference_id, flags, corrected),
             writes={Topic.ANNOTATIONS, Topic.REFERENCES},
@@ -159,7 +172,7 @@ class ReferencesAnnotateController(QObject):
     def refresh_report(self) -> None:
         from core.references.review import review_report
 
-        self.app.reads.request(
+        self.ctx.reads.request(
             "references.report",
             lambda store: [asdict(p) for p in review_report(store).pairs],
             self.review_view.show_summary,

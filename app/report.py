@@ -2,7 +2,7 @@
 
 ``core.report`` does the work (load per-item values, compare with the METHODS §8
 protocol, lay out the tables, plot specs, CSV and HTML); this controller runs it off
-the UI thread through :meth:`AppController.run_job` and hands the plain results to
+the UI thread through ``PanelContext.run_job`` (app.context) and hands the plain results to
 ``widgets.report.ReportPanel``. Besides the report, the job computes the panel's
 headlines: head against long tail per metric and model, all languages pooled, with
 the very same protocol (``core.report.compare``), so a live demo reads the long-tail
@@ -11,6 +11,7 @@ gap in one line per metric.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,9 +23,10 @@ from core.jobs import Job, JobContext, JobSucceeded
 from core.logs import get_logger
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from app.jobrunner import JobHandle
     from core.report import BiasReport, Comparison, PlotSpec, ReportRequest
+    from core.store import SessionStore
     from widgets.report import ReportPanel
 
 log = get_logger("report")
@@ -32,6 +34,7 @@ log = get_logger("report")
 # What a report is built from: scores, ratings, the texts and the units (with the tier
 # each unit was built under: the Browser's saved tiers, Topic.TIERS, do not change it),
 # and each member's model_tail sub-tier (the report's "Model likelihood" dimension).
+AVAILABLE_READ = "report.available"  # the view read of the metrics and runs to report on
 REPORT_TOPICS = frozenset(
     {
         Topic.SCORES,
@@ -60,13 +63,14 @@ def headline_comparisons(report: BiasReport) -> list[Comparison]:
 
 
 class ReportController(QObject):
-    def __init__(self, app: AppController, panel: ReportPanel) -> None:
+    def __init__(self, ctx: PanelContext, panel: ReportPanel) -> None:
         super().__init__(panel)
-        self.app, self.panel = app, panel
+        self.ctx, self.panel = ctx, panel
         self.view: ReportView | None = None
         self.handle: JobHandle | None = None  # the build running
         self.last_export: JobHandle | None = None
-        self.metrics: list[tuple[str, int]] = []  # what the session holds, as last listed
+        # What the session holds, as last listed (None: not listed yet).
+        self.metrics: list[tuple[str, int]] | None = None
         self._auto_built_for: object | None = None  # the store last built automatically
 
         panel.build_requested.connect(self.build)
@@ -74,9 +78,9 @@ class ReportController(QObject):
         panel.csv_requested.connect(lambda folder: self.export_csv(Path(folder)))
         panel.html_requested.connect(lambda path: self.export_html(Path(path)))
         panel.figures_requested.connect(self.export_figures)
-        app.session_changed.connect(lambda _store: self.session_opened())
-        app.changes.subscribe(REPORT_TOPICS, lambda _topics: self.session_written(), self)
-        self.dock = app.window.docks.get("report")
+        ctx.session_changed.connect(lambda _store: self.session_opened())
+        ctx.changes.subscribe(REPORT_TOPICS, lambda _topics: self.session_written(), self)
+        self.dock = ctx.dock("report")
         if self.dock is not None:
             self.dock.visibilityChanged.connect(self._on_visibility)
 
@@ -84,29 +88,43 @@ class ReportController(QObject):
     def session_opened(self) -> None:
         self.view = None
         self.handle = None
+        self.metrics = None
         self.panel.set_busy(False)
         self.panel.clear()
         self.refresh_available()
         if self.dock is not None and self.dock.isVisible():
             QTimer.singleShot(0, self.build_when_shown)
 
-    def refresh_available(self) -> list[tuple[str, int]]:
-        store = self.app.store
+    def refresh_available(
+        self, then: Callable[[list[tuple[str, int]]], object] | None = None
+    ) -> None:
+        """List the session's metrics and runs off the UI thread (a view read: the newest
+        wins) and show them; ``then(metrics)`` runs once they are shown."""
+        store = self.ctx.store
         if store is None:
             self.metrics = []
             self.panel.set_available([], session=False)
-            return []
+            if then is not None:
+                then([])
+            return
         from core.report.data import available_metrics, available_runs
 
-        try:
-            self.metrics = available_metrics(store)
-            runs = available_runs(store)
-        except Exception as error:  # a locked session must not break the panel
-            log.warning("could not list the session's metrics: %s", error)
-            return self.metrics
-        self.panel.set_runs(runs)
-        self.panel.set_available(self.metrics)
-        return self.metrics
+        def read(store: SessionStore) -> tuple[list[tuple[str, int]], list[Any]] | None:
+            try:
+                return available_metrics(store), available_runs(store)
+            except Exception as error:  # a locked session must not break the panel
+                log.warning("could not list the session's metrics: %s", error)
+                return None
+
+        def listed(result: tuple[list[tuple[str, int]], list[Any]] | None) -> None:
+            if result is not None:
+                self.metrics, runs = result
+                self.panel.set_runs(runs)
+                self.panel.set_available(self.metrics)
+            if then is not None:
+                then(self.metrics or [])
+
+        self.ctx.reads.request(AVAILABLE_READ, read, listed)
 
     def _on_visibility(self, visible: bool) -> None:
         if visible:
@@ -115,17 +133,24 @@ class ReportController(QObject):
     def build_when_shown(self) -> None:
         """The first time the panel is seen on a session with scores, build at once with
         the default options (a demo needs no clicks); later builds are the user's."""
-        store = self.app.store
-        if (
+        store = self.ctx.store
+        if not self._may_build_itself(store):
+            return
+
+        def listed(metrics: list[tuple[str, int]]) -> None:
+            if metrics and store is self.ctx.store and self._may_build_itself(store):
+                self._auto_built_for = store
+                self.build()
+
+        self.refresh_available(then=listed)
+
+    def _may_build_itself(self, store: SessionStore | None) -> bool:
+        return not (
             store is None
             or self.view is not None
             or self.handle is not None
             or self._auto_built_for is store
-        ):
-            return
-        if self.refresh_available():
-            self._auto_built_for = store
-            self.build()
+        )
 
     # -- building ----------------------------------------------------------------------------
     def build(self, request: ReportRequest | None = None) -> JobHandle | None:
@@ -133,26 +158,30 @@ class ReportController(QObject):
         from core.report import plot_specs
         from widgets.report import NO_SCORES_MESSAGE
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return None
         if self.handle is not None:
             return self.handle  # one build at a time
-        if not self.refresh_available():
+        if self.metrics == []:  # the session's metrics, as last listed: none
             self.panel.clear()
             self.panel.show_message(NO_SCORES_MESSAGE)
             return None
         job = (request if request is not None else self.panel.request()).job(store)
         build_report = job.run
 
-        def run(ctx: JobContext) -> ReportView:
+        def run(ctx: JobContext) -> ReportView | None:
+            from core.report.data import available_metrics
+
+            if not available_metrics(store):  # read here, not on the UI thread
+                return None
             report = build_report(ctx)
             ctx.check_cancelled()
             ctx.progress(1, 1, "plots")
             return ReportView(report, plot_specs(report), headline_comparisons(report))
 
         job.run = run  # type: ignore[assignment]  # the same job, now returning a ReportView
-        handle = self.app.run_job(job)
+        handle = self.ctx.run_job(job)
         self.handle = handle
         self.panel.set_busy(True)
         handle.progressed.connect(self.panel.show_progress)
@@ -168,14 +197,19 @@ class ReportController(QObject):
             return  # a build of a session no longer open
         self.handle = None
         self.panel.set_busy(False)
-        if isinstance(outcome, JobSucceeded):
+        if isinstance(outcome, JobSucceeded) and outcome.result is None:
+            from widgets.report import NO_SCORES_MESSAGE
+
+            self.panel.clear()
+            self.panel.show_message(NO_SCORES_MESSAGE)
+        elif isinstance(outcome, JobSucceeded):
             self.view = outcome.result
             self.panel.show_report(self.view.report, self.view.specs, self.view.headlines)
 
     def session_written(self) -> None:
         """What a report is built from changed: list the metrics and runs again, and say
         so on a report already shown (it is not rebuilt behind the user's back)."""
-        if self.app.store is None:
+        if self.ctx.store is None:
             return
         self.refresh_available()
         if self.view is not None:
@@ -196,7 +230,7 @@ class ReportController(QObject):
             params={"folder": str(folder)},
             uses_session=False,
         )
-        handle = self.last_export = self.app.run_job(job)
+        handle = self.last_export = self.ctx.run_job(job)
         handle.finished.connect(
             lambda outcome: self._exported(
                 outcome, lambda paths: f"{len(paths)} CSV files written to {folder}", folder
@@ -213,7 +247,7 @@ class ReportController(QObject):
         try:  # a session (the open one above all) is refused before any work
             check_output_target(path)
         except UserFacingError as error:
-            self.app.window.show_error("Report not exported", str(error))
+            self.ctx.notify.show_error("Report not exported", str(error))
             return None
         if self.view is None:
             return None
@@ -225,7 +259,7 @@ class ReportController(QObject):
             params={"file": str(path)},
             uses_session=False,
         )
-        handle = self.last_export = self.app.run_job(job)
+        handle = self.last_export = self.ctx.run_job(job)
         handle.finished.connect(
             lambda outcome: self._exported(
                 outcome,
@@ -241,7 +275,7 @@ class ReportController(QObject):
     def export_figures(self, job: Job) -> JobHandle:
         """Every plot as PNG, SVG and PDF (the panel's All…): a core job, off the UI
         thread (about a second per plot at 300 dpi)."""
-        handle = self.last_export = self.app.run_job(job)
+        handle = self.last_export = self.ctx.run_job(job)
         handle.finished.connect(
             lambda outcome: self._exported(
                 outcome,
@@ -258,9 +292,9 @@ class ReportController(QObject):
         # On finished, after the runner's own "done in x s" line, so this one stays.
         if isinstance(outcome, JobSucceeded):
             text = describe(outcome.result)
-            self.app.window.statusBar().showMessage(text, 15_000)
+            self.ctx.notify.show_status(text, 15_000)
             written = outcome.result
             if target is None and isinstance(written, list) and written:
                 target = Path(written[0]).parent  # the figures' folder
             if target is not None:  # with Open and Show in folder
-                self.app.window.show_written("Export finished", text, Path(target))
+                self.ctx.notify.show_written("Export finished", text, Path(target))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
@@ -11,49 +12,56 @@ from core.jobs import Job, JobContext, JobFailed, JobSucceeded
 from widgets.retrieval_dialog import RetrievalDialog, RetrievalOptions
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from app.jobrunner import JobHandle
-    from app.scores import ScoresController
     from core.metrics.retrieval import GraphHit, RetrievalSummary
+    from widgets.scores import ScoresPanel
 
 
 class RetrievalController(QObject):
     """Opens the dialog from the Scores panel and runs its two requests as jobs."""
 
-    def __init__(self, app: AppController, scores: ScoresController) -> None:
-        super().__init__(scores)
-        self.app, self.scores = app, scores
+    def __init__(
+        self,
+        ctx: PanelContext,
+        panel: ScoresPanel,
+        rows: Callable[[], Sequence[Any]],
+        parent: QObject | None = None,
+    ) -> None:
+        """``panel``: the Scores panel it opens from; ``rows``: the rows it shows."""
+        super().__init__(parent)
+        self.ctx, self.panel, self._rows = ctx, panel, rows
         self.dialog: RetrievalDialog | None = None
         self.handle: JobHandle | None = None
-        scores.panel.retrieval_requested.connect(self.open_dialog)
+        panel.retrieval_requested.connect(self.open_dialog)
 
     def open_dialog(self) -> RetrievalDialog | None:
-        if self.app.store is None:
-            self.app.window.show_error("No session", "Open a session first.")
+        if self.ctx.store is None:
+            self.ctx.notify.show_error("No session", "Open a session first.")
             return None
         if self.dialog is None:
-            self.dialog = RetrievalDialog(self.scores.panel)
+            self.dialog = RetrievalDialog(self.panel)
             self.dialog.find_requested.connect(self.find)
             self.dialog.worst_requested.connect(self.worst)
             self.dialog.cancel_requested.connect(self.cancel)
-            self.dialog.output_chosen.connect(self.scores.panel.select_text)
+            self.dialog.output_chosen.connect(self.panel.select_text)
         self.dialog.set_text_available(self._selected() is not None)
         self.dialog.show()
         self.dialog.raise_()
         return self.dialog
 
     def _selected(self) -> Any:
-        key = self.scores.panel.selected_key()
-        return next((r for r in self.scores.rows if r.verbalisation_id == key), None)
+        key = self.panel.selected_key()
+        return next((r for r in self._rows() if r.verbalisation_id == key), None)
 
     def _start(self, job: Job[Any], message: str, done: Any) -> JobHandle | None:
         assert self.dialog is not None
         if self.handle is not None and not self.handle.done:
-            self.app.window.show_error(
+            self.ctx.notify.show_error(
                 "Retrieval already running", "Wait for it to finish or cancel it first."
             )
             return None
-        handle = self.handle = self.app.run_job(job)
+        handle = self.handle = self.ctx.run_job(job)
         dialog = self.dialog
         dialog.job_started(message)
         handle.progressed.connect(lambda p: dialog.job_progress(p.done, p.total, p.message))
@@ -74,16 +82,16 @@ class RetrievalController(QObject):
         """The graphs closest to the selected text, in its language."""
         from core.metrics.retrieval import find_graphs, open_encoder
 
-        store, row = self.app.store, self._selected()
+        store, row = self.ctx.store, self._selected()
         if store is None or self.dialog is None:
             return None
         if row is None or not (row.text or "").strip():
-            self.app.window.show_error("No text", "Select a text in the Scores table first.")
+            self.ctx.notify.show_error("No text", "Select a text in the Scores table first.")
             return None
         try:
             encoder = open_encoder(options.encoder)
         except UserFacingError as error:
-            self.app.window.show_error("Cannot retrieve", str(error))
+            self.ctx.notify.show_error("Cannot retrieve", str(error))
             return None
         top, text, lang = options.top, row.text, row.lang
 
@@ -109,14 +117,14 @@ class RetrievalController(QObject):
         """Retrieval over one run's outputs; list those that match their graph worst."""
         from core.metrics.retrieval import RetrievalRequest, retrieval_job
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None or self.dialog is None:
             return None
-        filters = self.scores.panel.filters()
+        filters = self.panel.filters()
         row = self._selected()
         run_id = filters.run_id or (row.run_id if row is not None else None)
         if run_id is None:
-            self.app.window.show_error(
+            self.ctx.notify.show_error(
                 "Choose a run",
                 "Choose a run in the Scores panel's run filter (or select one of its texts).",
             )
@@ -133,7 +141,7 @@ class RetrievalController(QObject):
                 ),
             )
         except UserFacingError as error:
-            self.app.window.show_error("Cannot retrieve", str(error))
+            self.ctx.notify.show_error("Cannot retrieve", str(error))
             return None
         top = options.top
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
+from app.retrieval import RetrievalController
 from core.changes import Topic
 from core.errors import UserFacingError
 from core.groups import head_tier
@@ -65,7 +66,7 @@ from widgets.scores import (
 )
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from app.jobrunner import JobHandle
     from core.metrics.meteor import WordNetStatus
     from core.metrics.scoring import (
@@ -150,9 +151,9 @@ class ScoresView:
 
 
 class ScoresController(QObject):
-    def __init__(self, app: AppController, panel: ScoresPanel) -> None:
+    def __init__(self, ctx: PanelContext, panel: ScoresPanel) -> None:
         super().__init__(panel)
-        self.app, self.panel = app, panel
+        self.ctx, self.panel = ctx, panel
         self.rows: list[SentenceScoreRow] = []  # the texts in the table (pages loaded)
         self.data: ScoresData | None = None  # the last read of the choices, for filters
         self.view: ScoresView | None = None  # the last refresh shown (its filter and sort)
@@ -176,13 +177,11 @@ class ScoresController(QObject):
         panel.score_requested.connect(self.score)
         panel.cancel_requested.connect(self.cancel)
         panel.export_texts_requested.connect(lambda path: self.export_texts(Path(path)))
-        app.session_changed.connect(lambda _store: self.session_opened())
+        ctx.session_changed.connect(lambda _store: self.session_opened())
         # Failed and cancelled jobs too: a verbalise run keeps the texts it finished.
-        app.changes.subscribe(TABLE_TOPICS, lambda _topics: self.refresh(), self)
-        app.changes.subscribe(DETAIL_TOPICS, lambda _topics: self._detail_changed(), self)
-        from app.retrieval import RetrievalController
-
-        self.retrieval = RetrievalController(app, self)
+        ctx.changes.subscribe(TABLE_TOPICS, lambda _topics: self.refresh(), self)
+        ctx.changes.subscribe(DETAIL_TOPICS, lambda _topics: self._detail_changed(), self)
+        self.retrieval = RetrievalController(ctx, panel, lambda: self.rows, self)
 
     # -- session and refresh -------------------------------------------------------------
     def session_opened(self) -> None:
@@ -197,7 +196,7 @@ class ScoresController(QObject):
         figures, and :meth:`_loaded` shows the result."""
         self._generation += 1
         self.loading = self.fetching = None
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             self.rows, self.data, self.view, self._read_pending = [], None, None, False
             self.panel.set_filter_choices([], [], [])
@@ -218,7 +217,7 @@ class ScoresController(QObject):
 
         # The session rule's view read (app.session_io): a newer refresh supersedes this
         # one (cancelled, its result dropped), as does another session.
-        handle = self.app.reads.request(READ_KEY, read, self._loaded, title=LOAD_TITLE)
+        handle = self.ctx.reads.request(READ_KEY, read, self._loaded, title=LOAD_TITLE)
         self.loading = handle
         if handle is not None:
             # A read that fails or is superseded leaves what is shown as it is.
@@ -298,14 +297,14 @@ class ScoresController(QObject):
     def fetch_more(self, offset: int) -> JobHandle | None:
         """The next page of the table (scrolled to its end) in a job, in the order and
         under the filters of the rows shown; a refresh meanwhile drops it."""
-        view, store = self.view, self.app.store
+        view, store = self.view, self.ctx.store
         if view is None or store is None or view.data.store is not store:
             return None
         if self.fetching is not None and not self.fetching.done:
             return self.fetching
         generation = self._generation
         chosen, sort, size, columns = view.chosen, view.sorted_by, self.page_size, view.columns
-        handle = self.app.run_job(
+        handle = self.ctx.run_job(
             Job(
                 MORE_TITLE,
                 lambda _ctx: read_page(
@@ -470,7 +469,7 @@ class ScoresController(QObject):
     # -- one text ------------------------------------------------------------------------
     # -- the ESA synonym table (CLI twin: taillens synonyms) ------------------------------
     def open_synonyms(self) -> Any:
-        if self.app.store is None:
+        if self.ctx.store is None:
             return None
         dialog = self.panel.open_synonym_dialog()
         dialog.add_requested.connect(lambda e, s, lang: self._synonyms(dialog, "add", e, s, lang))
@@ -484,7 +483,7 @@ class ScoresController(QObject):
         """One short transaction on the session's synonym table, then the table again."""
         from core import synonyms
 
-        if self.app.store is None:
+        if self.ctx.store is None:
             return
 
         def apply(store: SessionStore) -> tuple[str, bool]:
@@ -507,8 +506,8 @@ class ScoresController(QObject):
             return "", bool(added)
 
         def show_rows() -> None:
-            if self.app.store is not None:
-                rows = synonyms.list_synonyms(self.app.store)
+            if self.ctx.store is not None:
+                rows = synonyms.list_synonyms(self.ctx.store)
                 dialog.show_rows([(r.entity, r.synonym, r.lang, r.source) for r in rows])
 
         def done(result: tuple[str, bool]) -> None:
@@ -522,14 +521,14 @@ class ScoresController(QObject):
                     "First use: the starter set's rows were added; remove what you do not want."
                 )
             if changed:
-                self.app.changes.announce({Topic.SYNONYMS})
+                self.ctx.changes.announce({Topic.SYNONYMS})
             show_rows()
 
         def refused(error: UserFacingError) -> None:
             dialog.show_message(str(error), error=True)
             show_rows()
 
-        landed = self.app.writer.write(
+        landed = self.ctx.writer.write(
             "the synonym table" if action == "first use" else f"the synonym table ({action})",
             apply,
             on_done=done,
@@ -547,7 +546,7 @@ class ScoresController(QObject):
         from core.annotation import VERBALISATION, ItemRef, ratings_of_item
         from core.metrics.scoring import scores_of_verbalisation, unit_material
 
-        store = self.app.store
+        store = self.ctx.store
         row = next((r for r in self.rows if r.verbalisation_id == verbalisation_id), None)
         if row is None and store is not None:
             row = read_row(store, verbalisation_id)  # not in a page loaded (a retrieval pick)
@@ -718,9 +717,9 @@ class ScoresController(QObject):
 
     def open_dialog(self) -> JobHandle | None:
         """Find the choices in a job; the dialog opens when they are there."""
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
-            self.app.window.show_error("No session", "Open a session to score.")
+            self.ctx.notify.show_error("No session", "Open a session to score.")
             return None
         if self.models_handle is not None and not self.models_handle.done:
             return self.models_handle  # a second click while the first scan runs
@@ -732,7 +731,7 @@ class ScoresController(QObject):
             uses_session=data is None or data.store is not store,
             quiet=True,
         )
-        handle = self.models_handle = self.app.run_job(job)
+        handle = self.models_handle = self.ctx.run_job(job)
         handle.finished.connect(lambda outcome, h=handle: self._choices_found(h, store, outcome))
         return handle
 
@@ -740,18 +739,18 @@ class ScoresController(QObject):
         if handle is not self.models_handle:
             return
         self.models_handle = None
-        if isinstance(outcome, JobSucceeded) and store is self.app.store:
+        if isinstance(outcome, JobSucceeded) and store is self.ctx.store:
             self.panel.open_score_dialog(outcome.result)
 
     def score(self, request: ScoringRequest) -> JobHandle | None:
         """Run the scoring job for the dialog's ``request``; bad input is a message."""
         from core.metrics.scoring import score_job
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return None
         if self.handle is not None and not self.handle.done:
-            self.app.window.show_error(
+            self.ctx.notify.show_error(
                 "Scoring already running", "Wait for it to finish or cancel it first."
             )
             return None
@@ -762,9 +761,9 @@ class ScoresController(QObject):
                 raise UserFacingError("choose at least one language to score")
             job = score_job(store, request)
         except UserFacingError as error:
-            self.app.window.show_error("Cannot score", str(error))
+            self.ctx.notify.show_error("Cannot score", str(error))
             return None
-        handle = self.app.run_job(job)
+        handle = self.ctx.run_job(job)
         self.handle = handle
         self.panel.job_started(f"Scoring {', '.join(job.params['metrics'])}")
         handle.progressed.connect(lambda p: self.panel.job_progress(p.done, p.total, p.message))
@@ -777,16 +776,16 @@ class ScoresController(QObject):
         from core.formats.texts_table import export_texts_job
         from core.output_guard import check_output_target
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return None
         try:  # a session (the open one above all) is refused before any work
             check_output_target(path)
             job = export_texts_job(store, path)
         except UserFacingError as error:
-            self.app.window.show_error("Texts not exported", str(error))
+            self.ctx.notify.show_error("Texts not exported", str(error))
             return None
-        handle = self.app.run_job(job)
+        handle = self.ctx.run_job(job)
         handle.finished.connect(lambda outcome: self._texts_exported(path, outcome))
         return handle
 
@@ -794,7 +793,7 @@ class ScoresController(QObject):
         # On finished, after the runner's own "done in x s" line, so this one stays.
         if isinstance(outcome, JobSucceeded):
             message = f"{path.name}: {outcome.result.texts_line()}"
-            self.app.window.statusBar().showMessage(message, 15_000)
+            self.ctx.notify.show_status(message, 15_000)
 
     def cancel(self) -> None:
         if self.handle is not None and not self.handle.done:

@@ -104,6 +104,12 @@ class ViewReads(QObject):
         )
         return handle
 
+    def drop(self, key: str) -> None:
+        """Forget the read on its way for ``key`` (the view shows something else now)."""
+        older = self._latest.pop(key, None)
+        if older is not None:
+            older.cancel()
+
     def pending(self, key: str | None = None) -> bool:
         """Whether a read (for ``key``, or any) is still on its way."""
         if key is not None:

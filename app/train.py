@@ -3,7 +3,8 @@ outcome written into the dialog's :class:`core.verbalise.training_state.TrainSta
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject
 
@@ -12,18 +13,31 @@ from core.jobs import JobFailed, JobSucceeded
 from core.verbalise.training_state import CANCELLED, DONE, FAILED, TrainState
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from app.jobrunner import JobHandle
-    from app.verbalise import VerbaliseController
     from widgets.train_dialog import TrainDialog
+    from widgets.verbalise import VerbalisePanel
+
+
+class ModelList(Protocol):
+    """What the Train dialog needs of the Verbalise panel's controller: its panel, the
+    models it lists, and a rescan once a training wrote a new one."""
+
+    @property
+    def panel(self) -> VerbalisePanel: ...
+
+    @property
+    def models(self) -> Sequence[Any]: ...
+
+    def rescan(self) -> None: ...
 
 
 class TrainController(QObject):
     """Opens the dialog from the Verbalise panel and runs the training it asks for."""
 
-    def __init__(self, app: AppController, verbalise: VerbaliseController) -> None:
-        super().__init__(verbalise)
-        self.app, self.verbalise = app, verbalise
+    def __init__(self, ctx: PanelContext, verbalise: ModelList) -> None:
+        super().__init__(verbalise.panel)
+        self.ctx, self.verbalise = ctx, verbalise
         self.state = TrainState()
         self.dialog: TrainDialog | None = None
         self.handle: JobHandle | None = None
@@ -32,8 +46,8 @@ class TrainController(QObject):
     def open_dialog(self) -> TrainDialog | None:
         from widgets.train_dialog import TrainDialog
 
-        if self.app.store is None:
-            self.app.window.show_error("No session", "Open a session first.")
+        if self.ctx.store is None:
+            self.ctx.notify.show_error("No session", "Open a session first.")
             return None
         if self.dialog is None:
             self.dialog = TrainDialog(self.state, self.verbalise.panel)
@@ -58,18 +72,18 @@ class TrainController(QObject):
         rule), then start the training job."""
         from core.verbalise.training import check_request, load_examples
 
-        store, state = self.app.store, self.state
+        store, state = self.ctx.store, self.state
         if store is None or state.problem:
             return
         try:
             settings = state.settings()
             folder = check_request(state.out_path(), state.base.strip(), settings)
         except UserFacingError as error:
-            self.app.window.show_error("Cannot train", str(error))
+            self.ctx.notify.show_error("Cannot train", str(error))
             return
         state.started(folder.resume_step)
         state.progressed(0, None, "Reading the session's references…")
-        self.app.reads.request(
+        self.ctx.reads.request(
             "train-verbaliser",
             load_examples,
             lambda examples: self._train(examples, settings),
@@ -79,12 +93,12 @@ class TrainController(QObject):
 
     def _refused(self, error: UserFacingError) -> None:
         self.state.finished(FAILED, error=str(error))
-        self.app.window.show_error("Cannot train", str(error))
+        self.ctx.notify.show_error("Cannot train", str(error))
 
     def _train(self, examples: Any, settings: Any) -> JobHandle | None:
         from core.verbalise.training import training_job
 
-        store, state = self.app.store, self.state
+        store, state = self.ctx.store, self.state
         try:
             job = training_job(
                 store,
@@ -97,7 +111,7 @@ class TrainController(QObject):
         except UserFacingError as error:
             self._refused(error)
             return None
-        handle = self.handle = self.app.run_job(job)
+        handle = self.handle = self.ctx.run_job(job)
         handle.progressed.connect(lambda p: state.progressed(p.done, p.total, p.message))
         handle.finished.connect(self._finished)
         return handle

@@ -20,8 +20,7 @@ from core.labels import plural
 from core.logs import get_logger
 
 if TYPE_CHECKING:
-    from app.browser import BrowserController
-    from app.controller import AppController
+    from app.context import PanelContext
     from app.jobrunner import JobHandle
     from core.claim_filters import ClaimFilterSettings
     from core.sampler import SampleRequest, SampleSummary
@@ -35,9 +34,9 @@ log = get_logger("units")
 
 
 class UnitsController(QObject):
-    def __init__(self, app: AppController, panel: UnitsPanel, browser: BrowserController) -> None:
+    def __init__(self, ctx: PanelContext, panel: UnitsPanel) -> None:
         super().__init__(panel)
-        self.app, self.panel, self.browser = app, panel, browser
+        self.ctx, self.panel = ctx, panel
         self.draft: UnitDraft | None = None
         self.details: dict[str, EntityDetails] = {}
         self.focus: str | None = None
@@ -48,7 +47,7 @@ class UnitsController(QObject):
 
         self.page_size = UNIT_PAGE  # units read at a time for the panel's list
 
-        browser.panel.start_unit_requested.connect(self.start)
+        ctx.unit_requested.connect(self.start)  # the Browser's "Start a data unit"
         panel.focus_requested.connect(self.set_focus)
         panel.claim_added.connect(self.add_claim)
         panel.claims_added.connect(self.add_claims)
@@ -58,15 +57,16 @@ class UnitsController(QObject):
         panel.save_requested.connect(self.save)
         panel.discard_requested.connect(self.discard)
         panel.unit_selected.connect(self.show_unit)
+        panel.unit_selected.connect(ctx.unit_chosen)  # Verbalise follows
         panel.start_requested.connect(self.start_from_qid)
         panel.filters_changed.connect(self.set_filters)
         panel.sample_requested.connect(self.sample)
         panel.search_button.clicked.connect(self.ask_search)
         panel.more_units_requested.connect(self.more_units)
-        app.session_changed.connect(lambda _store: self.session_opened())
+        ctx.session_changed.connect(lambda _store: self.session_opened())
         # Units imported, sampled or saved elsewhere; saved tiers may leave units built
         # under another tier: the list follows at once.
-        app.changes.subscribe(
+        ctx.changes.subscribe(
             {Topic.UNITS, Topic.REFERENCES, Topic.TIERS}, lambda _topics: self.refresh_units(), self
         )
 
@@ -76,7 +76,7 @@ class UnitsController(QObject):
 
         self.details.clear()
         self.draft, self.overrides, self.focus, self.shown_unit = None, {}, None, None
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return
         self.refresh_units()
@@ -106,7 +106,7 @@ class UnitsController(QObject):
             return list_units(store, limit=size), unit_tier_changes(store), count_units(store)
 
         # Off the UI thread; a newer refresh (another change) supersedes this one.
-        self.app.reads.request(
+        self.ctx.reads.request(
             "units.list",
             read,
             lambda result: self.panel.show_units(result[0], result[1], total=result[2]),
@@ -115,9 +115,9 @@ class UnitsController(QObject):
     def more_units(self, after_id: int | None) -> None:
         from core.unit_builder.saved import list_units
 
-        if self.app.store is not None:
+        if self.ctx.store is not None:
             self.panel.add_units(
-                list_units(self.app.store, after_id=after_id, limit=self.page_size)
+                list_units(self.ctx.store, after_id=after_id, limit=self.page_size)
             )
 
     # -- building ----------------------------------------------------------------------------
@@ -126,10 +126,10 @@ class UnitsController(QObject):
         from core.category_tiers import load_member_tiers
         from core.unit_builder.draft import UnitDraft
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return
-        category = self.browser.panel.category
+        category = self.ctx.browser_state.category
         tier = sub_tier = None
         if category is not None:
             tier, sub_tier = load_member_tiers(store, category).get(qid, (None, None))
@@ -137,7 +137,7 @@ class UnitsController(QObject):
         self.overrides = {}
         self.shown_unit = None
         self._persist()
-        dock = self.app.window.docks.get("units")
+        dock = self.ctx.dock("units")
         if dock is not None:
             dock.show()
             dock.raise_()
@@ -149,7 +149,7 @@ class UnitsController(QObject):
         try:
             check_qid(qid)
         except QueryError as error:
-            self.app.window.show_error("Not an entity id", str(error))
+            self.ctx.notify.show_error("Not an entity id", str(error))
             return
         self.start(qid)
 
@@ -167,19 +167,19 @@ class UnitsController(QObject):
         """Sample units for the Browser's category (members held in the session)."""
         from core.sampler import sample_request_job
 
-        store, category = self.app.store, self.browser.panel.category
+        store, category = self.ctx.store, self.ctx.browser_state.category
         if store is None or category is None:
-            self.app.window.show_error("No category", "Show a category in the Browser first.")
+            self.ctx.notify.show_error("No category", "Show a category in the Browser first.")
             return
-        source = None if self.browser.source_kind == "cache" else self.browser.source
-        handle = self.app.run_job(sample_request_job(store, source, category, request))
+        source = None if self.ctx.source.kind == "cache" else self.ctx.source.source
+        handle = self.ctx.run_job(sample_request_job(store, source, category, request))
         handle.succeeded.connect(lambda outcome: self._sampled(outcome.result))
 
     def _sampled(self, summary: SampleSummary) -> None:
         # The list follows through the job's Topic.UNITS.
         shapes = ", ".join(f"{n} {shape}" for shape, n in summary.shapes.items()) or "none"
         skipped = "\n".join(f"{reason}: {n}" for reason, n in summary.skipped.items())
-        self.app.window.show_message(
+        self.ctx.notify.show_message(
             "Sampling finished",
             f"{summary.category}: {plural(summary.units, 'unit')} built from "
             f"{plural(summary.entities, 'entity')} ({shapes}). "
@@ -192,7 +192,7 @@ class UnitsController(QObject):
         from widgets.unit_search import UnitSearchDialog
 
         dialog = UnitSearchDialog(
-            self.panel, category=self.browser.panel.category, model=self._search_model
+            self.panel, category=self.ctx.browser_state.category, model=self._search_model
         )
         if dialog.exec() == dialog.DialogCode.Accepted:
             self.search(dialog.request())
@@ -203,20 +203,20 @@ class UnitsController(QObject):
         from core.unit_search import search_job
         from core.wikidata.cache import SessionCacheSource
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
-            self.app.window.show_error("No session", "Open a session first.")
+            self.ctx.notify.show_error("No session", "Open a session first.")
             return None
-        source = self.browser.source
-        if source is None or self.browser.source_kind == "cache":
+        source = self.ctx.source.source
+        if source is None or self.ctx.source.kind == "cache":
             source = SessionCacheSource(store)
         self._search_model = request.model
         try:
             job = search_job(store, source, request)
         except UserFacingError as error:
-            self.app.window.show_error("Cannot search", str(error))
+            self.ctx.notify.show_error("Cannot search", str(error))
             return None
-        handle = self.app.run_job(job)
+        handle = self.ctx.run_job(job)
         handle.succeeded.connect(lambda outcome: self._searched(outcome.result))
         return handle
 
@@ -229,7 +229,7 @@ class UnitsController(QObject):
         ]
         if summary.delta is not None:
             lines.append(f"δ (head − tail) = {summary.delta:.4f}")
-        self.app.window.show_message(
+        self.ctx.notify.show_message(
             "Search finished",
             f"{summary.template}: {plural(len(summary.unit_ids), 'unit')} saved from "
             f"{plural(summary.roots, 'root')}.",
@@ -258,7 +258,7 @@ class UnitsController(QObject):
         self.draft, skipped = add_candidates(self.draft, chosen)
         added = self.draft.claims[before:]
         if skipped:
-            self.app.window.statusBar().showMessage(
+            self.ctx.notify.show_status(
                 (f"Added {len(added)}; not added: " if len(chosen) > 1 else "Not added: ")
                 + "; ".join(skipped),
                 8000,
@@ -305,11 +305,11 @@ class UnitsController(QObject):
         from core.unit_builder.render import keep_label
         from core.unit_builder.saved import set_label_override
 
-        store = self.app.store
+        store = self.ctx.store
         try:
             if self.shown_unit is not None and store is not None:
                 unit = self.shown_unit
-                self.app.writer.write(
+                self.ctx.writer.write(
                     f"your words for a {part} of unit {unit}",
                     lambda s: set_label_override(s, unit, lang, position, part, text, keep=keep),
                     writes={Topic.UNITS},
@@ -329,7 +329,7 @@ class UnitsController(QObject):
                         "a literal value cannot be kept for the session: "
                         "only an entity's or a property's words can"
                     )
-                self.app.writer.write(
+                self.ctx.writer.write(
                     f"your words for {entity} in new units",
                     lambda s: keep_label(s, lang, entity, text),
                     on_done=lambda _result: self.refresh(),
@@ -341,13 +341,13 @@ class UnitsController(QObject):
         self.refresh()
 
     def _override_refused(self, error: UserFacingError) -> None:
-        self.app.window.show_error("Override not kept", str(error))
+        self.ctx.notify.show_error("Override not kept", str(error))
 
     def save(self) -> int | None:
         from core.unit_builder.render import kept_labels, render_unit
         from core.unit_builder.saved import save_unit
 
-        store, draft = self.app.store, self.draft
+        store, draft = self.ctx.store, self.draft
         if store is None or draft is None:
             return None
         try:
@@ -364,10 +364,10 @@ class UnitsController(QObject):
             if self.draft is draft:  # not replaced by another draft while it waited
                 self.discard()
             self.show_unit(unit_id)
-            self.app.window.statusBar().showMessage("Unit saved", 5000)
+            self.ctx.notify.show_status("Unit saved", 5000)
 
         # Announced when it lands: this list, the Session panel, the pickers.
-        self.app.writer.write(
+        self.ctx.writer.write(
             f"the unit rooted at {draft.root_qid}",
             lambda s: save_unit(
                 s, draft, rendered, category=draft.category, source="built in TailLens"
@@ -379,7 +379,7 @@ class UnitsController(QObject):
         return landed[0] if landed else None
 
     def _not_saved(self, error: UserFacingError) -> None:
-        self.app.window.show_error("Unit not saved", str(error))
+        self.ctx.notify.show_error("Unit not saved", str(error))
 
     def discard(self) -> None:
         self.draft, self.overrides, self.focus = None, {}, None
@@ -389,10 +389,10 @@ class UnitsController(QObject):
     def show_unit(self, unit_id: int) -> None:
         from core.unit_builder.saved import load_unit
 
-        if self.app.store is None:
+        if self.ctx.store is None:
             return
         self.shown_unit = unit_id
-        self.panel.show_stored(load_unit(self.app.store, unit_id))
+        self.panel.show_stored(load_unit(self.ctx.store, unit_id))
 
     # -- showing -------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -415,7 +415,7 @@ class UnitsController(QObject):
                 and claim.value not in [q for q, _ in focus]
             ):
                 focus.append((claim.value, labels.get(claim.value, claim.value)))
-        kept = kept_labels(self.app.store) if self.app.store is not None else None
+        kept = kept_labels(self.ctx.store) if self.ctx.store is not None else None
         rendered = render_unit(draft, self.details, overrides=self.overrides, kept=kept)
         self.panel.show_filter_settings(draft.filters)
         self.panel.show_draft(
@@ -435,18 +435,18 @@ class UnitsController(QObject):
     def _load_cached(self, qid: str) -> bool:
         from core.wikidata.cache import load_entity
 
-        if self.app.store is None:
+        if self.ctx.store is None:
             return False
-        details = load_entity(self.app.store, qid)
+        details = load_entity(self.ctx.store, qid)
         if details is None or not details.claims:
             return False
         self.details[qid] = details
         return True
 
     def _fetch(self, qid: str, then) -> None:
-        source, store = self.browser.source, self.app.store
-        if source is None or store is None or self.browser.source_kind == "cache":
-            self.app.window.statusBar().showMessage(
+        source, store = self.ctx.source.source, self.ctx.store
+        if source is None or store is None or self.ctx.source.kind == "cache":
+            self.ctx.notify.show_status(
                 f"{qid} has not been opened in this session and no online or demo source "
                 "is selected in the Browser",
                 8000,
@@ -459,7 +459,7 @@ class UnitsController(QObject):
             ctx.progress(0, 1, qid)
             return fetch_entity(store, source, qid)
 
-        handle = self.app.run_job(
+        handle = self.ctx.run_job(
             Job(f"Fetch {qid}", fetch, kind="wikidata.entity", writes=frozenset({Topic.ENTITIES}))
         )
 
@@ -478,4 +478,4 @@ class UnitsController(QObject):
             save_draft(store, draft)
             save_draft_overrides(store, overrides)
 
-        self.app.writer.write("the unit draft", persist)
+        self.ctx.writer.write("the unit draft", persist)

@@ -3,7 +3,7 @@
 The controller reads the panel's settings, builds a verbaliser with
 ``core.verbalise.open_verbaliser`` (cheap: a missing or broken model folder raises its
 ``ModelError`` here, before any run row exists) and runs ``core.verbalise.job.
-verbalise_job`` through :meth:`AppController.run_job`, off the UI thread. The exact
+verbalise_job`` through ``PanelContext.run_job`` (app.context), off the UI thread. The exact
 prompt of a causal model needs its tokenizer (chat template): the first preview loads it
 as a job, later previews reuse it. Settings, edited templates included, are kept in the
 session meta, so a session reopens with the choices it was verbalised with.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,19 +27,21 @@ from core.labels import plural
 from core.logs import get_logger
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from app.jobrunner import JobHandle
-    from app.units import UnitsController
     from core.models import ModelInfo
     from core.store import SessionStore
     from core.verbalise import GenerationParams, Verbaliser
     from core.verbalise.base import Triples
     from core.verbalise.job import VerbaliseSummary
-    from core.verbalise.runs import UnitSummary
+    from core.verbalise.runs import RunOverview, UnitOutputs, UnitSummary
     from widgets.verbalise import VerbalisePanel
 
 log = get_logger("verbalise")
 SETTINGS_META_KEY = "verbalise:settings"
+# The panel's view reads (app.session_io.ViewReads keys): a newer one supersedes.
+RUNS_READ = "verbalise.runs"
+OUTPUTS_READ = "verbalise.outputs"
 LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
 _KIND_NOTES = {
     "template": "The template verbaliser reads no prompt: the templates apply to causal "
@@ -50,14 +52,12 @@ _KIND_NOTES = {
 
 
 class VerbaliseController(QObject):
-    def __init__(
-        self, app: AppController, panel: VerbalisePanel, units: UnitsController | None = None
-    ) -> None:
+    def __init__(self, ctx: PanelContext, panel: VerbalisePanel) -> None:
         from core.verbalise.prompts import DEFAULT_PRESET, PRESETS, default_templates
         from core.verbalise.runs import UNIT_PICKER_PAGE
 
         super().__init__(panel)
-        self.app, self.panel, self.units = app, panel, units
+        self.ctx, self.panel = ctx, panel
         self.handle: JobHandle | None = None  # the run in progress
         self.summary: VerbaliseSummary | None = None  # the last run's
         self.unit_id: int | None = None  # the unit previewed and shown
@@ -84,7 +84,7 @@ class VerbaliseController(QObject):
         panel.rescan_requested.connect(self.rescan)
         from app.train import TrainController
 
-        self.train = TrainController(app, self)  # the Train dialog (train-verbaliser)
+        self.train = TrainController(ctx, self)  # the Train dialog (train-verbaliser)
         panel.template_edited.connect(lambda _lang: self.update_preview())
         panel.preview_requested.connect(self.update_preview)
         panel.settings_changed.connect(self._save_timer.start)
@@ -94,18 +94,17 @@ class VerbaliseController(QObject):
         panel.unit_chosen.connect(self.select_unit)
         panel.unit_search_changed.connect(self.search_units)
         panel.more_units_requested.connect(self.more_units)
-        if units is not None:
-            units.panel.unit_selected.connect(self.select_unit)
-        app.session_changed.connect(lambda _store: self.session_opened())
+        ctx.unit_chosen.connect(self.select_unit)  # a saved unit picked in the Units panel
+        ctx.session_changed.connect(lambda _store: self.session_opened())
         # Imports, sampling and saved units add units; imports and runs add texts.
-        app.changes.subscribe({Topic.UNITS}, lambda _topics: self.refresh_units(), self)
-        app.changes.subscribe({Topic.RUNS}, lambda _topics: self.refresh_runs(), self)
+        ctx.changes.subscribe({Topic.UNITS}, lambda _topics: self.refresh_units(), self)
+        ctx.changes.subscribe({Topic.RUNS}, lambda _topics: self.refresh_runs(), self)
 
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
         self._save_timer.stop()
         self.summary, self.unit_id, self.shown_run = None, None, None
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return
         if not self._models_listed:
@@ -133,7 +132,7 @@ class VerbaliseController(QObject):
 
     def save_settings(self) -> None:
         settings = json.dumps(self.panel.settings())
-        self.app.writer.write(
+        self.ctx.writer.write(
             "the Verbalise settings",
             lambda store: store.set_meta(SETTINGS_META_KEY, settings),
             # A session that cannot take them must not lose the UI.
@@ -302,7 +301,7 @@ class VerbaliseController(QObject):
         read whole; the picker asks for more pages as it scrolls (``more_units``)."""
         from core.verbalise.runs import count_matching_units, unit_groups
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return ()
         tiers, categories = unit_groups(store)
@@ -316,7 +315,7 @@ class VerbaliseController(QObject):
         """The first page of the units whose id, category or tier contains ``text``."""
         from core.verbalise.runs import UnitFilter, count_matching_units, units_page
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return ()
         where = UnitFilter(text=text)
@@ -328,7 +327,7 @@ class VerbaliseController(QObject):
         """The next page of the search's units, after the last one the picker holds."""
         from core.verbalise.runs import UnitFilter, units_page
 
-        store = self.app.store
+        store = self.ctx.store
         if store is not None:
             page = units_page(store, UnitFilter(text=text), after_id=after_id, limit=self.page_size)
             self.panel.show_unit_page(page, 0, more=True)
@@ -336,7 +335,7 @@ class VerbaliseController(QObject):
     def _unit(self, unit_id: int | None) -> UnitSummary | None:
         from core.verbalise.runs import unit_summary
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None or unit_id is None:
             return None
         return unit_summary(store, unit_id)
@@ -353,7 +352,7 @@ class VerbaliseController(QObject):
         from core.verbalise.base import RequestFailure, VerbaliseRequest
         from core.verbalise.job import unit_triples
 
-        store, unit_id, lang = self.app.store, self.unit_id, self.panel.preview_lang()
+        store, unit_id, lang = self.ctx.store, self.unit_id, self.panel.preview_lang()
         if store is None or unit_id is None:
             self.panel.show_preview("", "No unit to preview: the session holds no units yet.")
             return
@@ -423,7 +422,7 @@ class VerbaliseController(QObject):
             ctx.progress(0, None, "loading the tokenizer")
             return str(verbaliser.exact_prompt(triples, lang))  # type: ignore[attr-defined]
 
-        handle = self.app.run_job(
+        handle = self.ctx.run_job(
             Job(
                 "Load the tokenizer for the prompt preview",
                 load,
@@ -450,7 +449,7 @@ class VerbaliseController(QObject):
         from core.verbalise import GenerationParams
         from core.verbalise.job import verbalise_job
 
-        store = self.app.store
+        store = self.ctx.store
         if store is None or (self.handle is not None and not self.handle.done):
             return None
         settings = self.panel.settings()
@@ -480,10 +479,10 @@ class VerbaliseController(QObject):
             )
         except (UserFacingError, ValueError) as error:  # ModelError, PromptError, ...
             self.panel.show_error(str(error))
-            self.app.window.statusBar().showMessage(f"Not run: {error}", 10_000)
+            self.ctx.notify.show_status(f"Not run: {error}", 10_000)
             return None
         self.save_settings()
-        handle = self.app.run_job(job)
+        handle = self.ctx.run_job(job)
         self.handle = handle
         self.panel.set_running(True, job.title)
         handle.progressed.connect(lambda p: self.panel.show_progress(p.done, p.total, p.message))
@@ -531,12 +530,15 @@ class VerbaliseController(QObject):
         self.refresh_runs(select=summary.run_id if summary is not None else None)
 
     def refresh_runs(self, select: int | None = None) -> None:
-        store = self.app.store
-        if store is None:
-            return
+        """The session's runs, read off the UI thread (a view read; the newest wins), then
+        the run ``select`` (else the one shown, else the newest) and its outputs."""
         from core.verbalise.runs import list_runs
 
-        runs = list_runs(store)
+        if self.ctx.store is None:
+            return
+        self.ctx.reads.request(RUNS_READ, list_runs, lambda runs: self._runs_read(runs, select))
+
+    def _runs_read(self, runs: Sequence[RunOverview], select: int | None) -> None:
         ids = [run.id for run in runs]
         if select not in ids:
             select = self.shown_run if self.shown_run in ids else (ids[0] if ids else None)
@@ -550,13 +552,21 @@ class VerbaliseController(QObject):
             self.show_outputs()
 
     def show_outputs(self) -> None:
-        store, run_id, unit_id = self.app.store, self.shown_run, self.unit_id
-        if store is None or run_id is None or unit_id is None:
-            self.panel.show_outputs("Outputs of the selected unit appear here after a run.", [])
-            return
+        """The shown run's outputs for the selected unit, read off the UI thread."""
         from core.verbalise.runs import unit_outputs
 
-        found = unit_outputs(store, run_id, unit_id)
+        store, run_id, unit_id = self.ctx.store, self.shown_run, self.unit_id
+        if store is None or run_id is None or unit_id is None:
+            self.ctx.reads.drop(OUTPUTS_READ)  # an older unit's outputs are not shown
+            self.panel.show_outputs("Outputs of the selected unit appear here after a run.", [])
+            return
+        self.ctx.reads.request(
+            OUTPUTS_READ,
+            lambda store: unit_outputs(store, run_id, unit_id),
+            lambda found: self._outputs_read(run_id, found),
+        )
+
+    def _outputs_read(self, run_id: int, found: UnitOutputs) -> None:
         outputs, uid = found.outputs, found.uid
         if outputs:
             bad = sum(not o.parse_ok for o in outputs)

@@ -18,20 +18,20 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject
 
 if TYPE_CHECKING:
-    from app.controller import AppController
+    from app.context import PanelContext
     from widgets.browser import BrowserPanel
 
 
 class CompareTicks(QObject):
-    def __init__(self, app: AppController, panel: BrowserPanel) -> None:
+    def __init__(self, ctx: PanelContext, panel: BrowserPanel) -> None:
         super().__init__(panel)
-        self.app, self.panel = app, panel
+        self.ctx, self.panel = ctx, panel
         self._applying = False
         panel.category_shown.connect(self.restore)
         panel.compared_changed.connect(self.remember)
 
     def _key(self) -> str | None:
-        store = self.app.store
+        store = self.ctx.store
         if store is None:
             return None
         digest = hashlib.sha1(str(store.path.resolve()).encode()).hexdigest()[:16]
@@ -39,7 +39,7 @@ class CompareTicks(QObject):
 
     def _remembered(self, key: str) -> dict[str, Any]:
         try:
-            value = json.loads(str(self.app.window.settings.value(key, "{}")))
+            value = json.loads(str(self.ctx.settings.value(key, "{}")))
         except (TypeError, ValueError):
             return {}
         return value if isinstance(value, dict) else {}
@@ -50,7 +50,7 @@ class CompareTicks(QObject):
             return
         remembered = self._remembered(key)
         remembered[category] = list(ticked)
-        self.app.window.settings.setValue(key, json.dumps(remembered))
+        self.ctx.settings.setValue(key, json.dumps(remembered))
 
     def restore(self, category: str) -> None:
         """Tick what was ticked for ``category`` in this session (nothing remembered:

@@ -1,10 +1,13 @@
-"""No import cycle in core (issue 12): the graph of core's imports, read with ``ast``, has
-no cycle, and every core module imports on its own in a fresh interpreter.
+"""No import cycle in core, app or widgets (issues 12 and 19): the graph of their imports,
+read with ``ast``, has no cycle, and every core module imports on its own in a fresh
+interpreter.
 
-The graph counts imports at module level and inside functions alike (a function-level
-import is a cycle waiting for the first caller), and importing ``core.a.b`` counts as
-importing the package ``core.a`` too (its ``__init__`` runs first). Imports under
-``if TYPE_CHECKING:`` are left out: they never run.
+The graph counts every import statement: at module level, inside functions (a
+function-level import is a cycle waiting for the first caller, or one dodged) and under
+``if TYPE_CHECKING:`` (a cycle only the type checker sees is still two modules that
+each need the other: the shared piece belongs in a lower module). Importing ``core.a.b``
+counts as importing the package ``core.a`` too (its ``__init__`` runs first), and a
+module importing its own package (``from pkg import sibling`` inside ``pkg``) counts.
 """
 
 from __future__ import annotations
@@ -16,36 +19,30 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SKIPPED = (".migrations.versions.", ".migrations.env")  # run by alembic, not imported
+PACKAGES = ("core", "app", "widgets")  # the project's own layers (ARCHITECTURE.md)
 
 
-def core_modules(root: Path = ROOT) -> dict[str, Path]:
+def core_modules(root: Path = ROOT, packages: tuple[str, ...] = ("core",)) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of ``packages`` under ``root``."""
     modules = {}
-    for path in sorted((root / "core").rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        modules[".".join(parts)] = path
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(parts)] = path
     return modules
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imported_names(tree: ast.AST, package: str) -> list[str]:
-    """Every module name an import statement in ``tree`` may load (TYPE_CHECKING left out)."""
+    """Every module name an import statement in ``tree`` names (TYPE_CHECKING included)."""
     names: list[str] = []
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -63,9 +60,9 @@ def _imported_names(tree: ast.AST, package: str) -> list[str]:
     return names
 
 
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """module -> the core modules it imports (and the packages those load first)."""
-    modules = core_modules(root)
+def import_graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+    """module -> the modules of ``packages`` it imports (and the packages those load first)."""
+    modules = core_modules(root, packages)
 
     def resolve(name: str) -> str | None:
         while name and name not in modules:
@@ -76,7 +73,7 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     for module, path in modules.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         for name in _imported_names(ast.parse(path.read_text(encoding="utf-8")), package):
-            target = resolve(name) if name.split(".")[0] == "core" else None
+            target = resolve(name) if name.split(".")[0] in packages else None
             if target is None or target == module:
                 continue
             graph[module].add(target)
@@ -112,12 +109,14 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_the_graph_reads_module_and_function_level_imports() -> None:
+def test_the_graph_reads_module_function_and_type_checking_imports() -> None:
     graph = import_graph()
     assert "core.report.data" in graph["core.report.compare"]  # module level
     assert "core.annotation" in graph["core.report.compare"]  # inside a function
     assert "core.store" in graph["core.annotation.ratings"]  # core.store.models loads core.store
-    assert "core.formats.webnlg.entries" not in graph["core.formats.rerun"]  # TYPE_CHECKING only
+    assert "core.report.comparison" in graph["core.report.verdict"]  # under TYPE_CHECKING
+    assert "app.context" in graph["app.browser"]  # app/ is in the graph (TYPE_CHECKING)
+    assert "widgets.scores.ranking" in graph["widgets.scores.table"]  # and widgets/
 
 
 def test_find_cycle_finds_one() -> None:
@@ -125,9 +124,79 @@ def test_find_cycle_finds_one() -> None:
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-def test_core_has_no_import_cycle() -> None:
+def test_core_app_and_widgets_have_no_import_cycle() -> None:
     cycle = find_cycle(import_graph())
-    assert cycle is None, "import cycle in core: " + " -> ".join(cycle or [])
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+CLEAN = {
+    "app/__init__.py": "",
+    "app/context.py": "from core.jobs import Job\n",
+    "app/panel.py": (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from app.context import PanelContext\n"
+    ),
+    "app/controller.py": "from app.context import PanelContext\nfrom app.panel import Panel\n",
+    "core/__init__.py": "",
+    "core/jobs.py": "import json\n",
+    "widgets/__init__.py": "",
+    "widgets/pkg/__init__.py": "from widgets.pkg.table import Table\n",
+    "widgets/pkg/ranking.py": "",
+    "widgets/pkg/table.py": "from widgets.pkg.ranking import order\n",
+}
+
+
+def test_a_clean_tree_passes(tmp_path: Path) -> None:
+    assert find_cycle(import_graph(_package(tmp_path, CLEAN))) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "cycle"),
+    [
+        (  # the controller <-> sub-controller kind, seen only by the type checker
+            "app/panel.py",
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n"
+            "    from app.controller import AppController\n",
+            {"app.controller", "app.panel"},
+        ),
+        (  # typing.TYPE_CHECKING spelt out
+            "app/panel.py",
+            "import typing\nif typing.TYPE_CHECKING:\n    from app.controller import X\n",
+            {"app.controller", "app.panel"},
+        ),
+        (  # a function-level import that dodges the cycle at import time
+            "core/jobs.py",
+            "def run():\n    from app.controller import AppController\n",
+            {"app.context", "app.controller", "core.jobs"},
+        ),
+        (  # a module that imports the package importing it
+            "widgets/pkg/table.py",
+            "from widgets.pkg import ranking\n",
+            {"widgets.pkg", "widgets.pkg.table"},
+        ),
+        (  # a relative import, from another layer's package
+            "widgets/pkg/ranking.py",
+            "from . import table\n",
+            {"widgets.pkg", "widgets.pkg.table", "widgets.pkg.ranking"},
+        ),
+    ],
+)
+def test_an_added_cycle_fails(tmp_path: Path, name: str, text: str, cycle: set[str]) -> None:
+    """The check fails on a cycle added to a clean tree: each kind the rule names."""
+    root = _package(tmp_path, {**CLEAN, name: text})
+    found = find_cycle(import_graph(root))
+    assert found is not None and found[0] == found[-1]
+    assert set(found) == cycle
 
 
 def test_every_core_module_imports_on_its_own() -> None:

@@ -597,7 +597,7 @@ def merge_pack(store: SessionStore, path: Path | str, *, skip_changed: bool = Fa
             annotators[who] = added_annotator.id
         wanted = {annotators[row[1]] for row in rows}
         existing: dict[tuple[int, ItemRef], Any] = {}
-        for held_row in db.execute(
+        for found in db.execute(
             select(
                 Annotation.id,
                 Annotation.annotator_id,
@@ -609,10 +609,10 @@ def merge_pack(store: SessionStore, path: Path | str, *, skip_changed: bool = Fa
             .order_by(Annotation.id)
         ):
             key = (
-                held_row.annotator_id,
-                item_ref(held_row.verbalisation_id, held_row.reference_id),
+                found.annotator_id,
+                item_ref(found.verbalisation_id, found.reference_id),
             )
-            existing.setdefault(key, held_row)  # the first, as save_rating updates it
+            existing.setdefault(key, found)  # the first, as save_rating updates it
         origins = dict(
             db.execute(
                 select(AnnotationOrigin.annotation_id, AnnotationOrigin.pack_updated_at).where(

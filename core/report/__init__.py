@@ -16,7 +16,6 @@ from core.report.compare import (
     COMPARISON_COLUMNS,
     STUDY_METRICS,
     BiasReport,
-    Comparison,
     NothingToCompareError,
     ReportRequest,
     Settings,
@@ -31,6 +30,7 @@ from core.report.compare import (
     report_job,
     study_table,
 )
+from core.report.comparison import Comparison
 from core.report.data import Observation, RunInfo, ScoreFrame, load_frame
 from core.report.export import PlotSpec, plot_specs, render_html, write_csv, write_html
 from core.report.groups import DIMENSIONS

@@ -30,6 +30,7 @@ from core.groups import (
 )
 from core.jobs import Job, JobContext
 from core.labels import plural
+from core.report.comparison import Comparison
 from core.report.data import Observation, ScoreFrame, load_frame
 from core.report.verdict import headlines_table_rows, verdict
 from core.statistics import (
@@ -40,9 +41,6 @@ from core.statistics import (
     DEFAULT_RESAMPLES,
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
-    BootstrapCI,
-    GroupSummary,
-    MannWhitneyResult,
     adjust_p_values,
     bootstrap_medians_ci,
     mann_whitney_protocol,
@@ -118,41 +116,6 @@ class ReportRequest:
         return report_job(
             store, by=self.by, metrics=self.metrics, settings=self.settings, runs=self.runs
         )
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Group ``a`` against group ``b`` on one metric within one stratum."""
-
-    by: str
-    metric: str
-    stratum: tuple[tuple[str, str], ...]  # e.g. (("model", "X"), ("lang", "en"))
-    group_a: str
-    group_b: str
-    a: GroupSummary
-    b: GroupSummary
-    test: MannWhitneyResult | None
-    p_adjusted: float | None = None  # set across the report's tests (Settings.correction)
-    ci: BootstrapCI | None = None  # 95 % bootstrap intervals of the medians and difference
-
-    @property
-    def significant(self) -> bool:
-        """p < alpha, with the corrected p-value once the report has corrected it."""
-        if self.test is None:
-            return False
-        p = self.p_adjusted if self.p_adjusted is not None else self.test.p_value
-        return p < self.test.alpha
-
-    @property
-    def p_value(self) -> float | None:
-        return None if self.test is None else self.test.p_value
-
-    @property
-    def effect_size(self) -> float | None:
-        return None if self.test is None else self.test.effect_size
-
-    def stratum_value(self, dimension: str) -> str:
-        return dict(self.stratum).get(dimension, "")
 
 
 COMPARISON_COLUMNS = (

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from core.metrics.info import lower_is_better, metric_label
 
 if TYPE_CHECKING:
-    from core.report.compare import Comparison
+    from core.report.comparison import Comparison
 
 
 @dataclass(frozen=True)

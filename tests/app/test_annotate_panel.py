@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QInputDialog
 
+from app.annotate import QUEUE_READ, AnnotateController
 from app.gui import build_window
 from core.annotation import aggregate_annotations, list_annotators, rating_of
 from core.store import SessionStore
@@ -54,10 +55,24 @@ def choose(panel, name: str) -> None:
     panel.annotator_combo.activated.emit(index)
 
 
+def wait_for_queue(panel) -> None:
+    """The queue is built off the UI thread (a view read, app.session_io): wait until it
+    has arrived (bounded)."""
+    from PySide6.QtTest import QTest
+
+    annotate = panel.findChild(AnnotateController)
+    for _ in range(1000):
+        if not annotate.ctx.reads.pending(QUEUE_READ):
+            return
+        QTest.qWait(10)
+    raise AssertionError("the queue never arrived")
+
+
 def queue_of(panel, model: str = "model-a", lang: str = "en") -> None:
     panel.model_combo.setCurrentIndex(panel.model_combo.findData(model))
     panel.lang_combo.setCurrentIndex(panel.lang_combo.findData(lang))
     panel.build_button.click()
+    wait_for_queue(panel)
 
 
 def test_choose_or_create_the_annotator(wired, monkeypatch) -> None:
@@ -312,6 +327,7 @@ def test_reference_errors_for_silver_texts(qtbot, wired, built) -> None:
     panel.target_combo.setCurrentIndex(panel.target_combo.findText("silver references"))
     panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
     panel.build_button.click()
+    wait_for_queue(panel)
     assert len(annotate.queue) == 8 and "silver reference" in panel.meta_label.text()
     assert not panel.taxonomy_box.isHidden()
     assert "Entità" in panel.triples_label.text()  # the Italian triples
@@ -357,6 +373,7 @@ def test_annotator_and_queue_come_back_with_the_session(qtbot, built, settings) 
     qtbot.addWidget(window2)
     controller2.open_session(built.path)
     panel2 = controller2.annotate.panel
+    wait_for_queue(panel2)
     assert panel2.who_label.text() == "Annotating as <b>ana</b>"
     assert len(controller2.annotate.queue) == 3 and "unit u4" in panel2.meta_label.text()
     assert panel2.lang_combo.currentData() == "en"
@@ -378,6 +395,7 @@ def test_the_panel_hands_over_a_queue_filter_and_a_rating(wired) -> None:
     emitted = []
     panel.queue_requested.connect(emitted.append)
     panel.build_button.click()
+    wait_for_queue(panel)
     assert emitted == [spec]
     panel.set_fluency(4)
     rating = panel.rating()
@@ -404,6 +422,7 @@ def test_a_remembered_filter_is_read_back_or_ignored(
     qtbot.addWidget(window)
     controller.open_session(built.path)
     panel = controller.annotate.panel
+    wait_for_queue(panel)
     assert panel.who_label.text() == "Annotating as <b>ana</b>"
     assert (controller.annotate.queue is not None) is rebuilt
     if rebuilt:
@@ -458,6 +477,7 @@ def test_no_label_is_cut_on_a_laptop_screen(qtbot, wired, size) -> None:
     choose(panel, "ana")
     panel.target_combo.setCurrentIndex(panel.target_combo.findText("all references"))
     panel.build_button.click()  # references: the error taxonomy shows too
+    wait_for_queue(panel)
     assert panel.index is not None and panel.taxonomy_box.isVisible() is False
     window.resize(*size)
     window.show()
@@ -583,6 +603,7 @@ def test_progress_counts_stored_ratings_after_a_restart(qtbot, built, settings) 
     qtbot.addWidget(window2)
     controller2.open_session(built.path)
     panel2 = controller2.annotate.panel
+    wait_for_queue(panel2)
     assert [i.unit_uid for i in controller2.annotate.queue.items] == ["u7", "u8"]
     assert "5 / 7" in panel2.progress_label.text()  # not 0 / 2
     controller2.shutdown()

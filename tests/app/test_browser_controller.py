@@ -13,6 +13,7 @@ from app.gui import build_window
 from tests.core.wikidata.conftest import FakeEndpoint, Reply, fake_endpoint  # noqa: F401
 from tests.core.wikidata.test_faults import JSON_HEADERS, good_body
 from tests.fixtures.jobs import is_fetch
+from tests.fixtures.reads import settle_reads
 
 
 @pytest.fixture
@@ -26,6 +27,7 @@ def wired(qtbot, tmp_path: Path):
     qtbot.waitUntil(
         lambda: browser.source is not None and browser.source_kind == "embedded", timeout=30_000
     )
+    settle_reads(qtbot, controller)  # the session's categories, read off the UI thread
     yield window, controller, browser
     controller.shutdown()
 
@@ -35,6 +37,7 @@ def test_fetch_builds_up_the_view_and_inspects(qtbot, wired) -> None:
     panel = browser.panel
     assert "DEMO DATA" in panel.source_badge.text()
     panel.category_combo.setCurrentText("Monument")
+    settle_reads(qtbot, controller)
     panel.limit_spin.setValue(300)
     sizes: list[int] = []
     controller.runner.job_started.connect(
@@ -42,6 +45,7 @@ def test_fetch_builds_up_the_view_and_inspects(qtbot, wired) -> None:
     )
     with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
+    settle_reads(qtbot, controller)  # the members, read again off the UI thread
     qtbot.waitUntil(lambda: len(panel.model.columns) == 300, timeout=5000)
     assert panel.summary is not None and panel.summary.n == 300
     assert controller.store.info()["tables"]["category_members"] == 300
@@ -64,9 +68,11 @@ def test_tiers_and_settings_are_saved_and_restored(qtbot, wired) -> None:
     _window, controller, browser = wired
     panel = browser.panel
     panel.category_combo.setCurrentText("Food")
+    settle_reads(qtbot, controller)
     panel.limit_spin.setValue(200)
     with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
+    settle_reads(qtbot, controller)  # the members, read again off the UI thread
     panel.split_combo.setCurrentIndex(1)  # head–tail threshold
     panel.fraction_spin.setValue(0.3)
     qtbot.waitUntil(
@@ -88,8 +94,10 @@ def test_tiers_and_settings_are_saved_and_restored(qtbot, wired) -> None:
 
     # Another category, then back: the saved choice comes back with it.
     panel.category_combo.setCurrentText("City")
+    settle_reads(qtbot, controller)
     assert panel.split_combo.currentData() == "pareto"
     panel.category_combo.setCurrentText("Food")
+    settle_reads(qtbot, controller)
     assert panel.split_combo.currentData() == "head_tail"
     assert panel.fraction_spin.value() == 0.3
 
@@ -110,11 +118,13 @@ def test_categories_are_added_and_patterns_edited_with_confirmation(qtbot, wired
     panel = browser.panel
     capital = Category("Capital", "Q515", "P31", "?item wdt:P31 wd:Q515 .")
     assert browser.save_category(capital)
+    settle_reads(qtbot, controller)  # the saved category is shown once read
     assert panel.category_combo.currentText() == "Capital"
     assert "Capital" in panel.categories
     panel.limit_spin.setValue(40)
     with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
+    settle_reads(qtbot, controller)  # the members, read again off the UI thread
     assert fetched_count(controller.store, "Capital") == 40
 
     narrower = Category("Capital", "Q515", "P31", "?item wdt:P31 wd:Q515 ; wdt:P17 ?c .")
@@ -168,6 +178,7 @@ def test_retry_after_counts_down_in_the_status_bar(
         Reply(200, good_body(["Q101", "Q102"]), JSON_HEADERS),
     ]
     panel.category_combo.setCurrentText("City")
+    settle_reads(qtbot, controller)
     panel.limit_spin.setValue(2)
     fetch = start_fetch(panel, controller)
     qtbot.waitUntil(lambda: fetch.id not in controller.runner.active, timeout=30_000)
@@ -182,6 +193,7 @@ def test_retry_after_counts_down_in_the_status_bar(
     messages.clear()
     fake_endpoint.replies = [Reply(429, b"slow down", {"Retry-After": "30"})]
     panel.category_combo.setCurrentText("Food")
+    settle_reads(qtbot, controller)
     fetch = start_fetch(panel, controller)
     qtbot.waitUntil(lambda: 30 in countdown(), timeout=10_000)
     started = time.monotonic()
@@ -211,9 +223,11 @@ def test_airport_drag_save_reopen_and_cli_agree(qtbot, wired, tmp_path: Path, ca
     _window, controller, browser = wired
     panel = browser.panel
     panel.category_combo.setCurrentText("Airport")
+    settle_reads(qtbot, controller)
     panel.limit_spin.setValue(400)
     with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
+    settle_reads(qtbot, controller)  # the members, read again off the UI thread
     counts = np.asarray(panel.model.columns.statements)
     at_least_four = int((counts >= 4).sum())
     share_of_four = Distribution(counts).statement_share_at_or_above(4)
@@ -230,7 +244,9 @@ def test_airport_drag_save_reopen_and_cli_agree(qtbot, wired, tmp_path: Path, ca
     path = controller.store.path
     assert controller.new_session(tmp_path / "other.taillens")  # "quit"
     assert controller.open_session(path)  # and reopen
+    settle_reads(qtbot, controller)
     panel.category_combo.setCurrentText("Airport")
+    settle_reads(qtbot, controller)
     qtbot.waitUntil(
         lambda: panel.category == "Airport" and panel.summary is not None, timeout=10_000
     )

@@ -17,12 +17,14 @@ from core.tiers import TIER_BY_CODE, TierSettings
 # The window with a session and the demo source (tests/app/test_browser_controller.py).
 from tests.app.test_browser_controller import wired  # noqa: F401
 from tests.fixtures.likelihood_session import CITIES, seed_city_session
+from tests.fixtures.reads import settle_reads
 
 EDITED = TierSettings("head_tail", fraction=0.35)
 
 
 def fetch(qtbot, controller, panel, name: str, limit: int) -> None:
     panel.category_combo.setCurrentText(name)
+    settle_reads(qtbot, controller)
     panel.limit_spin.setValue(limit)
     with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000):
         panel.fetch_button.click()
@@ -60,6 +62,7 @@ def test_a_tier_edit_is_saved_for_its_category_when_another_is_picked_at_once(
     edit_tiers(panel)
     shown = shown_tiers(panel)
     panel.category_combo.setCurrentText("City")  # well within the 0.8 s debounce
+    settle_reads(qtbot, controller)
     assert panel.category == "City"
     qtbot.wait(SAVE_DELAY_MS + 400)  # any debounced save has run by now
     settle(qtbot, controller)
@@ -105,10 +108,12 @@ def test_the_inspector_follows_the_selection_across_categories(
         timeout=30_000,
     )
     panel.category_combo.setCurrentText("Airport")
+    settle_reads(qtbot, controller)
     assert panel.inspector.details is None  # no City entity under Airport
     assert panel.selected_qid() is None
     assert not panel.table.selectionModel().hasSelection()
     panel.category_combo.setCurrentText("City")
+    settle_reads(qtbot, controller)
     assert panel.inspector.details is None  # nothing picked since
 
 
@@ -122,6 +127,7 @@ def test_ticking_an_unfetched_category_says_so_and_fetches_it_on_request(
     panel.limit_spin.setValue(30)
     food = panel.compare_list.findItems("Food", Qt.MatchFlag.MatchExactly)[0]
     food.setCheckState(Qt.CheckState.Checked)
+    settle_reads(qtbot, controller)  # its members, read off the UI thread
     assert not panel.compare_note.isHidden()
     assert "Food" in panel.compare_note.text() and "fetch:Food" in panel.compare_note.text()
     panel.compare_note.linkActivated.emit("fetch:Food")
@@ -171,6 +177,7 @@ def city_window(qtbot, tmp_path: Path):
     )
     qtbot.addWidget(window)
     assert controller.open_session(path)
+    settle_reads(qtbot, controller)
     yield window, controller
     controller.shutdown()
 
@@ -180,6 +187,7 @@ def test_the_likelihood_tab_follows_tier_changes_live(qtbot, city_window) -> Non
     browser, likelihood = controller.browser, controller.likelihood
     panel = browser.panel
     panel.category_combo.setCurrentText("City")
+    settle_reads(qtbot, controller)
     assert panel.category == "City" and panel.split_combo.currentData() == "pareto"
     panel.plots.tabs.setCurrentIndex(likelihood.tab_index)
     tab = likelihood.panel

@@ -15,6 +15,7 @@ import pytest
 from PySide6.QtCore import QObject, QSettings, Qt
 from PySide6.QtWidgets import QFileDialog
 
+from app.annotate import QUEUE_READ
 from app.changes import SessionChanges
 from app.gui import build_window
 from core.annotation import QueueFilter, Rating
@@ -24,6 +25,7 @@ from core.labels import plural
 from tests.core.formats.test_webnlg_releases import WEBNLG_2017
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.jobs import is_fetch
+from tests.fixtures.reads import settle_reads
 from tests.fixtures.report_session import ReportSession
 from tests.shared_data import TAILNLG, require
 
@@ -95,17 +97,21 @@ def test_compare_with_draws_a_category_fetched_after_it_was_ticked(
     qtbot.waitUntil(lambda: browser.source_kind == "embedded", timeout=30_000)
     panel = browser.panel
     panel.category_combo.setCurrentText("Monument")
+    settle_reads(qtbot, controller)
     panel.limit_spin.setValue(150)
     with qtbot.waitSignal(controller.runner.job_finished, timeout=30_000, check_params_cb=is_fetch):
         panel.fetch_button.click()
+    settle_reads(qtbot, controller)  # the members, read again off the UI thread
     food = panel.compare_list.findItems("Food", Qt.MatchFlag.MatchExactly)[0]
     food.setCheckState(Qt.CheckState.Checked)  # Food has no members yet: nothing to draw
+    settle_reads(qtbot, controller)
     assert "Food" not in panel.overlays and panel.compared() == ["Food"]
     assert [s.name for s in panel.plots.series] == ["Monument"]
 
     handle = controller.run_job(_food_fetch(browser, 120))
     qtbot.waitUntil(lambda: handle.done, timeout=30_000)
     assert isinstance(handle.outcome, JobSucceeded)
+    settle_reads(qtbot, controller)  # Food's members, read off the UI thread
     assert "Food" in panel.overlays
     assert [s.name for s in panel.plots.series] == ["Monument", "Food"]
     assert panel.category == "Monument" and len(panel.model.columns) == 150
@@ -148,6 +154,7 @@ def test_scoring_offers_the_new_metric_in_the_report_and_marks_it_stale(
     assert scoring is not None
     qtbot.waitUntil(lambda: scoring.done, timeout=60_000)
     assert isinstance(scoring.outcome, JobSucceeded)
+    settle_reads(qtbot, controller)  # the Report's metrics, listed again off the UI thread
     offered = [
         report.panel.metric_list.item(i).data(Qt.ItemDataRole.UserRole)
         for i in range(report.panel.metric_list.count())
@@ -161,7 +168,9 @@ def test_a_saved_rating_shows_in_the_scores_panel(qtbot, wired_report) -> None:
     scores, annotate = controller.scores, controller.annotate
     qtbot.waitUntil(lambda: scores.panel.table_model.rowCount() > 0, timeout=10_000)
     assert annotate.add_annotator("eve") is not None
-    queue = annotate.build_queue(QueueFilter(target="verbalisations", unrated_only=False))
+    annotate.build_queue(QueueFilter(target="verbalisations", unrated_only=False))
+    qtbot.waitUntil(lambda: not controller.reads.pending(QUEUE_READ), timeout=10_000)
+    queue = annotate.queue
     assert queue is not None and len(queue)
     item = queue[0]
     scores.show_text(item.ref.id)

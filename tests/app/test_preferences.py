@@ -126,7 +126,8 @@ def test_the_theme_is_applied_at_once_and_remembered(
     from PySide6.QtGui import QPalette
     from PySide6.QtWidgets import QApplication
 
-    from app.gui import apply_theme, load_theme
+    from app.appearance import apply_theme
+    from app.gui import load_theme
 
     app = QApplication.instance()
     window_role = QPalette.ColorRole.Window

@@ -20,6 +20,7 @@ from core.jobs import JobSucceeded, JobWasCancelled
 from core.report import ReportRequest, Settings, build_report, plot_specs
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
+from tests.fixtures.reads import settle_reads
 from tests.fixtures.report_session import ReportSession
 from widgets.plot_export import ExportOptions
 from widgets.report import MARK_BACKGROUND, headline_text
@@ -37,6 +38,7 @@ def wired(qtbot, tmp_path: Path, report_session: ReportSession):
     )
     qtbot.addWidget(window)
     assert controller.open_session(report_session.path)
+    settle_reads(qtbot, controller)  # the metrics and runs, listed off the UI thread
     yield window, controller
     controller.shutdown()
 
@@ -231,6 +233,7 @@ def test_an_empty_session_says_so_instead_of_empty_tables(qtbot, wired, tmp_path
     window, controller = wired
     panel = controller.report.panel
     controller.new_session(tmp_path / "empty.taillens")
+    settle_reads(qtbot, controller)
     assert panel.metric_list.count() == 0
     started = []
     controller.runner.job_started.connect(lambda h: started.append(h.job.kind))

@@ -10,6 +10,11 @@ timeout and then dropped the action. The assertions do not depend on the machine
 load: no statement on the UI thread could wait for the lock (each write there ran with a
 busy timeout of 0), and no gap reached the busy timeout, the least a wait would cost.
 When the lock is released, every queued write lands, in order.
+
+The views' reads of the session are not on the UI thread either (app.session_io.ViewReads):
+no SQL statement is run on the UI thread from the readers named in ``OFF_THE_UI_THREAD``
+(the Browser table, the Verbalise and Report run lists, the annotation queue), from the
+session's opening to the end of the clicks.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -49,6 +55,54 @@ class UiThreadWrites:
             return
         if statement.lstrip().upper().startswith(WRITES):
             self.seen.append(statement.split("\n")[0][:80])
+
+
+# The panels' session reads that run off the UI thread (module stem . function).
+OFF_THE_UI_THREAD = {
+    "browser.BrowserController._columns",
+    "browser.BrowserController.show_category",
+    "browser.BrowserController.open_session_category",
+    "browser.BrowserController.show_overlay",
+    "verbalise.VerbaliseController.refresh_runs",
+    "verbalise.VerbaliseController.show_outputs",
+    "report.ReportController.refresh_available",
+    "report.ReportController.build",
+    "report.ReportController.build_when_shown",
+    "annotate.AnnotateController.build_queue",
+}
+
+
+class UiThreadReads:
+    """Which of the ``app`` controllers' functions read the session on the UI thread:
+    each statement there (but a write tried without waiting) counts for every
+    ``app/*.py`` function on the stack (every engine: the session's is made as it opens)."""
+
+    def __init__(self) -> None:
+        from sqlalchemy import event
+        from sqlalchemy.engine import Engine
+
+        self.by: Counter[str] = Counter()
+        self._app = ROOT / "app"
+        event.listen(Engine, "before_cursor_execute", self._check)
+
+    def stop(self) -> None:
+        from sqlalchemy import event
+        from sqlalchemy.engine import Engine
+
+        event.remove(Engine, "before_cursor_execute", self._check)
+
+    def _check(self, *_args) -> None:
+        from core.store.engine import NO_WAIT
+
+        # A write the session writer tries at once (busy timeout 0) is not a view read.
+        if threading.current_thread() is not threading.main_thread() or NO_WAIT.get():
+            return
+        frame = sys._getframe(1)
+        while frame is not None:
+            path = Path(frame.f_code.co_filename)
+            if path.parent == self._app:
+                self.by[f"{path.stem}.{frame.f_code.co_qualname}"] += 1
+            frame = frame.f_back
 
 
 class Heartbeat:
@@ -90,6 +144,14 @@ def message(window) -> str:
 
 
 @pytest.fixture
+def ui_reads():
+    """The UI thread's reads, from before the session opens (the panels' first reads)."""
+    reads = UiThreadReads()
+    yield reads
+    reads.stop()  # a listener on every engine: never left behind for the next test
+
+
+@pytest.fixture
 def built(tmp_path: Path) -> ReportSession:
     from core.store.models import Category, CategoryMember, Entity
 
@@ -102,7 +164,7 @@ def built(tmp_path: Path) -> ReportSession:
 
 
 def test_no_panel_waits_for_a_write_lock_held_by_another_process(
-    qtbot, built: ReportSession, tmp_path: Path
+    qtbot, built: ReportSession, tmp_path: Path, ui_reads: UiThreadReads
 ) -> None:
     from core.annotation import rating_of
     from core.category_tiers import load_member_tiers, load_tier_settings
@@ -129,6 +191,7 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     apanel.model_combo.setCurrentIndex(apanel.model_combo.findData("model-a"))
     apanel.lang_combo.setCurrentIndex(apanel.lang_combo.findData("en"))
     apanel.build_button.click()
+    qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)
     assert [item.unit_uid for item in annotate.queue.items] == ["u4", "u7", "u8"]
     unit_id = list_units(controller.store)[0].id
     bpanel = browser.panel
@@ -164,6 +227,8 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         unit_words,
         rate,
         controller.verbalise.save_settings,
+        controller.verbalise.refresh_runs,
+        apanel.build_button.click,  # the annotation queue again
         lambda: controller.scores.refresh(),
         lambda: controller.report.build(),
         controller.show_dataset_statistics,
@@ -212,6 +277,12 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
 
     # The lock is free: every write asked for lands, in order, none dropped.
     qtbot.waitUntil(lambda: controller.writer.idle and not controller.runner.active, timeout=30_000)
+    qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)
+    # The panels' reads of the session ran off the UI thread, and their results arrived.
+    assert not set(ui_reads.by) & OFF_THE_UI_THREAD, sorted(set(ui_reads.by) & OFF_THE_UI_THREAD)
+    assert browser.state.category == "Person" and browser.state.table is not None
+    assert controller.verbalise.panel.results.runs_model.rowCount() > 0
+    assert [item.unit_uid for item in annotate.queue.items] == ["u4", "u7", "u8"]
     store = controller.store
     assert store.get_meta(LAST_CATEGORY_KEY) == "Person"
     assert load_tier_settings(store, "City").fraction == 0.3

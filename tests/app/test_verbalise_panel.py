@@ -17,6 +17,7 @@ from core.store.models import ModelRun, Verbalisation
 from core.verbalise.local import CausalVerbaliser
 from core.verbalise.template import TemplateVerbaliser
 from tests.core.verbalise.conftest import add_units
+from tests.fixtures.reads import settle_reads
 
 
 @pytest.fixture
@@ -124,6 +125,7 @@ def test_template_run_stores_verbalisations_and_shows_the_summary(qtbot, wired) 
     handle = controller.verbalise.run()
     assert handle is not None and not panel.run_button.isEnabled()
     qtbot.waitUntil(lambda: handle.done, timeout=20_000)
+    settle_reads(qtbot, controller)  # the run list and outputs, read off the UI thread
     assert counts(controller) == (1, 10)  # 5 units x en, it; one candidate each
     summary = panel.summary_label.text()
     assert "<b>Run 1</b> finished" in summary and "10 texts for 5 units" in summary
@@ -168,6 +170,7 @@ def test_a_tiny_causal_run_completes_off_the_ui_thread(
     handle = controller.verbalise.run()
     assert handle is not None
     qtbot.waitUntil(lambda: handle.done, timeout=60_000)
+    settle_reads(qtbot, controller)  # the run list and outputs, read off the UI thread
     assert threads and all(t is not threading.main_thread() for t in threads)
     summary = controller.verbalise.summary
     assert (summary.units, summary.texts, summary.unparsable) == (3, 6, 6)
@@ -202,6 +205,7 @@ def test_cancel_keeps_what_was_done_and_resume_finishes_it(
     )
     panel.cancel_button.click()
     qtbot.waitUntil(lambda: handle.done, timeout=10_000)
+    settle_reads(qtbot, controller)  # the run list and outputs, read off the UI thread
     runs, texts = counts(controller)
     assert runs == 1 and 2 <= texts < 15
     assert "<b>Run 1</b> cancelled" in panel.summary_label.text()
@@ -211,6 +215,7 @@ def test_cancel_keeps_what_was_done_and_resume_finishes_it(
     assert panel.resume_check.isChecked()  # resuming is the default
     handle = controller.verbalise.run()
     qtbot.waitUntil(lambda: handle.done, timeout=10_000)
+    settle_reads(qtbot, controller)  # the run list and outputs, read off the UI thread
     assert counts(controller) == (1, 15)
     assert "<b>Run 1</b> finished (resumed)" in panel.summary_label.text()
     assert f"{texts:,} already done" in panel.summary_label.text()
@@ -281,6 +286,7 @@ def test_seq2seq_task_prefix_field_previews_and_is_recorded(
     handle = controller.verbalise.run()
     assert handle is not None
     qtbot.waitUntil(lambda: handle.done, timeout=60_000)
+    settle_reads(qtbot, controller)  # the run list and outputs, read off the UI thread
     with controller.store.unit_of_work() as db:
         run = db.scalars(select(ModelRun)).one()
         assert run.parameters["task_prefix"] == "translate Graph to {language}: "
@@ -358,6 +364,7 @@ def test_a_run_over_all_units_or_a_tier_takes_every_match_not_the_pickers_page(
     handle = verbalise.run()
     assert handle is not None
     qtbot.waitUntil(lambda: handle.done, timeout=20_000)
+    settle_reads(qtbot, controller)  # the run list and outputs, read off the UI thread
     assert verbalise.summary.units == 5 and verbalise.summary.unit_ids == set(ids)
     panel.scope_radios["tier"].setChecked(True)
     panel.tier_combo.setCurrentIndex(panel.tier_combo.findData("long_tail"))
@@ -367,4 +374,5 @@ def test_a_run_over_all_units_or_a_tier_takes_every_match_not_the_pickers_page(
     handle = verbalise.run()
     assert handle is not None
     qtbot.waitUntil(lambda: handle.done, timeout=20_000)
+    settle_reads(qtbot, controller)  # the run list and outputs, read off the UI thread
     assert verbalise.summary.unit_ids == {ids[1], ids[3]}

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.fixtures.reads import settle_reads
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Starts of the window, as ``taillens gui`` does each: the saved layout restored, fitted
@@ -161,6 +163,7 @@ def test_compare_with_ticks_come_back_per_session_and_category(qtbot, tmp_path: 
         window, controller = build_window(QSettings(str(settings), QSettings.Format.IniFormat))
         qtbot.addWidget(window)
         assert controller.open_session(session)
+        settle_reads(qtbot, controller)
         return controller, controller.browser.panel
 
     def tick(panel, wanted: list[str]) -> None:  # as the user clicks them
@@ -174,19 +177,24 @@ def test_compare_with_ticks_come_back_per_session_and_category(qtbot, tmp_path: 
     names = [panel.compare_list.item(i).text() for i in range(panel.compare_list.count())]
     city, airport, *others = names
     controller.browser.show_category(city)
+    settle_reads(qtbot, controller)
     tick(panel, others[:2])
     controller.browser.show_category(airport)
+    settle_reads(qtbot, controller)
     tick(panel, others[2:3])
     controller.shutdown()
 
     controller, panel = start(first)  # the next start
     controller.browser.show_category(city)
+    settle_reads(qtbot, controller)
     assert panel.compared() == others[:2]
     controller.browser.show_category(airport)
+    settle_reads(qtbot, controller)
     assert panel.compared() == others[2:3]
     controller.shutdown()
 
     controller, panel = start(second)  # another session: its own ticks (none yet)
     controller.browser.show_category(city)
+    settle_reads(qtbot, controller)
     assert panel.compared() == []
     controller.shutdown()

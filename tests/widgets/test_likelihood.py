@@ -26,6 +26,7 @@ from core.likelihood import (
 from core.store import SessionStore
 from core.store.models import CategoryMember, Entity
 from tests.fixtures.likelihood_session import CITIES, seed_city_session
+from tests.fixtures.reads import settle_reads
 from widgets.likelihood import LikelihoodPanel
 
 
@@ -96,7 +97,9 @@ def test_tab_scores_and_stores_the_cutoff_in_the_window(qtbot, tmp_path, tiny_ca
     qtbot.addWidget(window)
     try:
         assert controller.open_session(path)
+        settle_reads(qtbot, controller)
         controller.browser.show_category("City")
+        settle_reads(qtbot, controller)
         tabs = controller.browser.panel.plots.tabs
         likelihood = controller.likelihood
         assert tabs.tabText(likelihood.tab_index) == "Likelihood"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.report.compare import Comparison
+from core.report.comparison import Comparison
 from core.statistics import GroupSummary
 from widgets.report import headline_parts
 

@@ -25,8 +25,7 @@ from PySide6.QtWidgets import (
 from core.labels import tier_label
 from core.metrics.info import format_metric, lower_is_better, metric_info
 from core.metrics.score_pages import ScoreSort
-from widgets.scores import ranking
-from widgets.scores.ranking import column_names, column_ranges
+from widgets.scores.ranking import column_names, column_ranges, column_sort_ranks, sort_order
 from widgets.scores.rows import ScoreTableRow
 
 # Colour scale ends: pale so that black text stays readable on every cell.
@@ -302,10 +301,10 @@ class ScoreTableModel(QAbstractTableModel):
             return
         ranks = self._keys.get(name)
         if ranks is None:  # not handed in: rank this column once (small tables, tests)
-            ranks = self._keys[name] = ranking.column_sort_ranks(
+            ranks = self._keys[name] = column_sort_ranks(
                 [self.sort_value(r, column) for r in self._rows]
             )
-        order_ = ranking.sort_order(ranks, order == Qt.SortOrder.DescendingOrder)
+        order_ = sort_order(ranks, order == Qt.SortOrder.DescendingOrder)
         self.layoutAboutToBeChanged.emit()
         listed = order_.tolist()
         self._rows = [self._rows[i] for i in listed]
