@@ -30,6 +30,7 @@ verdicts.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import unicodedata
@@ -46,6 +47,8 @@ from core.metrics.base import (
     MetricValue,
     ScoringItem,
 )
+from core.metrics.details import EsaDetails, HallucinationDetails, Span
+from core.metrics.signature import Signature
 from core.surface import predicate_words, surface, variants
 from core.units import MONTH_NAMES
 
@@ -813,12 +816,21 @@ class EntityAdequacy(CorpusFromSentences):
         self.synonym_rows = tuple(sorted(set(synonyms)))
         self.synonyms = synonym_index(self.synonym_rows) if self.synonym_rows else None
 
-    def signature(self) -> str:
-        return (
-            f"esa:{ESA_VERSION}|match:word-ngram-levenshtein<={self.max_distance:g}"
-            f"|names:surface+variants+aliases|fold:casefold+noaccents"
-            f"|dates:normalised|numbers:value|overlaps:distance,longest|pronouns:"
-            f"{'root' if self.pronouns else 'off'}|{synonyms_signature(self.synonym_rows)}"
+    def signature(self) -> Signature:
+        return Signature.of(
+            ESA,
+            "taillens-esa",
+            ESA_VERSION,
+            {
+                "match": f"word-ngram-levenshtein<={self.max_distance:g}",
+                "names": "surface+variants+aliases",
+                "fold": "casefold+noaccents",
+                "dates": "normalised",
+                "numbers": "value",
+                "overlaps": "distance,longest",
+                "pronouns": "root" if self.pronouns else "off",
+                "synonyms": synonyms_signature(self.synonym_rows).removeprefix("synonyms:"),
+            },
         )
 
     def results(self, items: Sequence[ScoringItem]) -> list[EsaResult]:
@@ -839,9 +851,10 @@ class EntityAdequacy(CorpusFromSentences):
 
     @staticmethod
     def _value(result: EsaResult) -> MetricValue:
-        details = result.details()
+        details = EsaDetails.from_json(result.details())
         if not result.entities:
-            details["note"] = "the unit has no subject or object labels to look for"
+            note = "the unit has no subject or object labels to look for"
+            details = dataclasses.replace(details, note=note)
         return MetricValue(result.esa, details)
 
     def corpus_from_sentences(
@@ -857,7 +870,7 @@ class EntityAdequacy(CorpusFromSentences):
             for v in values
         ]
         summary = esi_summary(results)
-        return MetricValue(summary["esa_mean"], summary)
+        return MetricValue(summary["esa_mean"], EsaDetails.from_json(summary))
 
 
 # --- hallucination candidates -----------------------------------------------------------------
@@ -1014,12 +1027,19 @@ class HallucinationCandidates(CorpusFromSentences):
         self.synonym_rows = tuple(sorted(set(synonyms)))
         self.synonyms = synonym_index(self.synonym_rows) if self.synonym_rows else None
 
-    def signature(self) -> str:
-        return (
-            f"hallucination:{ESA_VERSION}|spans:capitalised-or-numeric|match:surface+"
-            f"variants+aliases+synonyms+predicates<={self.max_distance:g}"
-            f"|fold:casefold+noaccents|dates:normalised|numbers:value"
-            f"|{synonyms_signature(self.synonym_rows)}"
+    def signature(self) -> Signature:
+        return Signature.of(
+            HALLUCINATION,
+            "taillens-hallucination",
+            ESA_VERSION,
+            {
+                "spans": "capitalised-or-numeric",
+                "match": (f"surface+variants+aliases+synonyms+predicates<={self.max_distance:g}"),
+                "fold": "casefold+noaccents",
+                "dates": "normalised",
+                "numbers": "value",
+                "synonyms": synonyms_signature(self.synonym_rows).removeprefix("synonyms:"),
+            },
         )
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
@@ -1038,7 +1058,8 @@ class HallucinationCandidates(CorpusFromSentences):
             found = hallucination_candidates(
                 item, max_distance=self.max_distance, mentions=esa.mentions, index=index
             )
-            values.append(MetricValue(float(len(found)), {"spans": [c.as_json() for c in found]}))
+            spans = tuple(Span(c.text, c.start, c.end) for c in found)
+            values.append(MetricValue(float(len(found)), HallucinationDetails(spans=spans)))
         return values
 
     def corpus_from_sentences(
@@ -1049,10 +1070,10 @@ class HallucinationCandidates(CorpusFromSentences):
             return None
         return MetricValue(
             sum(counts) / len(counts),
-            {
-                "n": len(counts),
-                "texts_with_candidates": sum(1 for c in counts if c > 0),
-                "share_with_candidates": sum(1 for c in counts if c > 0) / len(counts),
-                "total": sum(counts),
-            },
+            HallucinationDetails(
+                n=len(counts),
+                texts_with_candidates=sum(1 for c in counts if c > 0),
+                share_with_candidates=sum(1 for c in counts if c > 0) / len(counts),
+                total=sum(counts),
+            ),
         )

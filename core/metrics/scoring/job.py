@@ -418,8 +418,8 @@ class _Scorer:
         corpus = _corpus_of(name, metric, group.items, kept)
         if corpus is None:
             return None
-        if name == METEOR and corpus.value is None and corpus.details.get("note"):
-            self.summary.note(f"meteor absent for {where}, {group.lang}: {corpus.details['note']}")
+        if name == METEOR and corpus.value is None and corpus.details.note:
+            self.summary.note(f"meteor absent for {where}, {group.lang}: {corpus.details.note}")
         row, summary = corpus_row(
             name,
             group,

@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import UserFacingError
 from core.groups import head_tier
+from core.metrics.base import details_from_json
+from core.metrics.details import MetricDetails
 from core.metrics.scoring.request import CorpusScore
+from core.metrics.signature import LegacySignature, Signature, read_signature
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -25,16 +28,20 @@ class StoredScore:
     level: str
     value: float | None
     quality: str | None
-    signature: str | None
-    details: dict[str, Any]
+    signature: str | None  # its canonical text (or an old session's free-form text)
+    details: MetricDetails  # the metric's typed details; where it came from in ``extra``
     run_id: int | None
     lang: str | None
     verbalisation_id: int | None
     reference_id: int | None
 
+    @property
+    def typed_signature(self) -> Signature | LegacySignature | None:
+        return read_signature(self.signature, self.metric) if self.signature else None
+
 
 def _stored(row: Any) -> StoredScore:
-    details = dict(row.details or {})
+    details = details_from_json(row.metric, row.details)
     return StoredScore(
         row.id,
         row.metric,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import UserFacingError
 from core.metrics import DEFAULT_METRICS, MetricOptions, expand_metric_names
+from core.metrics.signature import LegacySignature, Signature, read_signature
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -48,8 +49,13 @@ class CorpusScore:
     quality: str | None
     value: float | None
     n: int
-    signature: str | None
+    signature: str | None  # its canonical text (or an old session's free-form text)
     details: dict[str, Any]
+
+    @property
+    def typed_signature(self) -> Signature | LegacySignature | None:
+        """The signature as a typed value (an old session's free-form text as legacy)."""
+        return read_signature(self.signature, self.metric) if self.signature else None
 
 
 @dataclass
