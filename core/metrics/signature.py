@@ -107,6 +107,14 @@ class Signature:
             settings[key] = _text(value)
         return replace(self, settings=tuple(settings.items()))
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "metric": self.metric,
+            "library": self.library,
+            "version": self.version,
+            "settings": dict(self.settings),
+        }
+
     def __str__(self) -> str:
         parts = [f"metric:{_escape(self.metric)}"]
         parts += [f"{key}:{_escape(value)}" for key, value in self.settings]
@@ -144,6 +152,9 @@ class LegacySignature:
 
     metric: str | None
     text: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"metric": self.metric, "legacy": self.text}
 
     def __str__(self) -> str:
         return self.text

@@ -12,7 +12,6 @@ from core.errors import UserFacingError
 from core.jobs import CancelToken, JobSucceeded, JobWasCancelled, Progress, run_job
 from core.metrics import MetricOptions
 from core.metrics.base import EntityInfo
-from core.metrics.signature import Signature
 from core.metrics.scoring import (
     ScoringRequest,
     UnitMaterial,
@@ -23,6 +22,7 @@ from core.metrics.scoring import (
     summary_by_group,
     unit_material,
 )
+from core.metrics.signature import Signature
 from core.store import SessionStore
 from core.store.models import ModelRun, Score, UnitReference, UnitTriple
 from core.verbalise.job import unit_triples
