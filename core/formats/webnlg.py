@@ -40,9 +40,15 @@ from defusedxml import DefusedXmlException
 
 from core.changes import IMPORT_WRITES
 from core.formats.files import IMPORT_KEPT, FormatError, atomic_output, check_readable
-from core.formats.report import EntryError, ExportReport, ImportReport, counts_line
+from core.formats.report import (
+    EntryError,
+    ExportReport,
+    FileImport,
+    ImportReport,
+    LanguageDecision,
+)
 from core.jobs import Job, JobContext
-from core.labels import plural, plural_word
+from core.labels import plural
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -124,13 +130,7 @@ class ParsedEntry:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class FileLanguage:
-    """The language of a file's texts that carry none (``lex`` without ``lang`` or with
-    ``lang=""``), and the rule that decided it, for the import report."""
-
-    lang: str
-    rule: str
+_ENGLISH_BY_DEFAULT = LanguageDecision("en", "default")
 
 
 class EntryRejected(Exception):
@@ -303,7 +303,7 @@ MENTION_ATTRIBUTES = ("entity", "number", "tag", "type")
 
 
 def _parse_lex(
-    element: ET.Element, file_language: FileLanguage
+    element: ET.Element, file_language: LanguageDecision
 ) -> tuple[ParsedReference, dict[str, Any]]:
     attributes = _attributes_of(element)
     lang = attributes.get("lang")
@@ -372,7 +372,7 @@ def _parse_entry(
     file_name: str,
     stem: str,
     flavour: str,
-    file_language: FileLanguage = FileLanguage("en", "English by default"),
+    file_language: LanguageDecision = _ENGLISH_BY_DEFAULT,
 ) -> ParsedEntry:
     attributes = _attributes_of(element)
     eid = attributes.get("eid")
@@ -433,7 +433,7 @@ def _parse_entry(
     return entry
 
 
-def _check_languages(entry: ParsedEntry, file_language: FileLanguage) -> None:
+def _check_languages(entry: ParsedEntry, file_language: LanguageDecision) -> None:
     """Warn when a text took the file's language although its siblings say otherwise
     (an Italian and Spanish entry with one unmarked lex: probably not English)."""
     written = sorted({r.lang for r in entry.references if r.lang_given})
@@ -644,7 +644,7 @@ def language_in_file_name(name: str) -> str | None:
     return None
 
 
-def file_language(name: str, lang: str | None = None) -> FileLanguage:
+def file_language(name: str, lang: str | None = None) -> LanguageDecision:
     """The language of texts without one: ``lang`` as asked, else the file name's, else
     English; with the rule that decided it."""
     if lang is not None and lang.strip():
@@ -653,11 +653,11 @@ def file_language(name: str, lang: str | None = None) -> FileLanguage:
             raise FormatError(
                 f"Language {lang!r} is not a two-letter ISO 639-1 code (such as en, ru, it)."
             )
-        return FileLanguage(code, "as asked for the import (--lang)")
+        return LanguageDecision(code, "asked", f"--lang {code}")
     found = language_in_file_name(name)
     if found:
-        return FileLanguage(found, f"from the file name {name}")
-    return FileLanguage("en", "English by default: no --lang, no language in the file name")
+        return LanguageDecision(found, "filename", name)
+    return LanguageDecision("en", "default")
 
 
 def _files_of(path: Path) -> list[Path]:
@@ -712,7 +712,7 @@ def import_webnlg(
         files = [(_check_readable(path), path.name)]
     errors: list[EntryError] = []
     warnings: list[EntryError] = []
-    lines: list[str] = []
+    lines: list[FileImport] = []
     totals = _Totals()
     with store.unit_of_work() as db:
         taken = set(db.scalars(select(DataUnit.uid)))
@@ -734,19 +734,17 @@ def import_webnlg(
             )
             errors += file_errors
             warnings += file_warnings
-            line = f"{name}: " + counts_line(
-                totals.entries - before.entries,
-                totals.units - before.units,
-                totals.references - before.references,
-                len(file_errors),
-            )
-            if unmarked:
-                line += (
-                    f"; {unmarked} {plural_word(unmarked, 'text')} without a language "
-                    f"taken as {language.lang} "
-                    f"({language.rule})"
+            lines.append(
+                FileImport(
+                    name,
+                    totals.entries - before.entries,
+                    totals.units - before.units,
+                    totals.references - before.references,
+                    len(file_errors),
+                    language,
+                    unmarked,
                 )
-            lines.append(line)
+            )
         if ctx is not None:
             ctx.check_cancelled()
     return ImportReport(
@@ -768,7 +766,7 @@ def _import_file(
     path: Path,
     name: str,
     flavour: str,
-    language: FileLanguage,
+    language: LanguageDecision,
     taken: set[str],
     seen: set[str],
     totals: _Totals,
