@@ -25,6 +25,7 @@ from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobFailed, JobOutcome, JobSucceeded, JobWasCancelled
 from core.labels import plural
 from core.logs import get_logger
+from core.vocab import LANGUAGE_NAMES
 
 if TYPE_CHECKING:
     from app.controller import AppController
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 log = get_logger("verbalise")
 SETTINGS_META_KEY = "verbalise:settings"
-LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
 _KIND_NOTES = {
     "template": "The template verbaliser reads no prompt: the templates apply to causal "
     "models and servers.",

@@ -51,6 +51,7 @@ from core import files, heavy
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.labels import plural
+from core.vocab import run_name
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -201,7 +202,8 @@ def _runs(db: Session) -> list[_RunTexts]:
     ):
         texts[run_id].append((uid, vid, text))
     return [
-        _RunTexts(r.id, r.system_name or r.model_id, texts.get(r.id, [])) for r in runs.values()
+        _RunTexts(r.id, run_name(r.system_name, r.model_id), texts.get(r.id, []))
+        for r in runs.values()
     ]
 
 

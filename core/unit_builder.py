@@ -22,7 +22,8 @@ from core.errors import UserFacingError
 from core.store import SessionStore
 from core.store import models as m
 from core.units import MAX_SIZE, Triple, UnitStructure, render_value, unit_structure
-from core.wikidata.records import LANGUAGES, ClaimRecord, EntityDetails
+from core.vocab import LANGUAGES
+from core.wikidata.records import ClaimRecord, EntityDetails
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

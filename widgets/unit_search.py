@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.vocab import LANGUAGES
+
 if TYPE_CHECKING:
     from core.unit_search import SearchRequest
 
@@ -78,7 +80,7 @@ class UnitSearchDialog(QDialog):
         self.keep.setToolTip("Share of each step's candidates kept (LINK: 75 %)")
         self.units = _spin(1, 10_000, 20)
         self.lang = QComboBox()
-        self.lang.addItems(["en", "it", "es"])
+        self.lang.addItems(list(LANGUAGES))
         form = QFormLayout(self)
         form.addRow("Template", self.template)
         form.addRow("Root", root_row)

@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
 from core.claim_filters import RULES, ClaimFilterSettings
 from core.labels import plural, tier_label
 from core.tiers import SubTier, Tier
-from core.wikidata.records import LANGUAGES
+from core.vocab import LANGUAGES
 
 if TYPE_CHECKING:
     from core.category_tiers import TierChange

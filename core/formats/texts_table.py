@@ -48,7 +48,7 @@ from core import jsonio
 from core.annotation.aggregation import item_aggregates
 from core.formats.files import CsvWriter, FormatError, atomic_output
 from core.formats.report import ExportReport
-from core.groups import category_name, model_name
+from core.groups import category_name
 from core.jobs import Job, JobContext
 from core.labels import plural_word
 from core.metrics.base import details_from_json
@@ -56,6 +56,7 @@ from core.metrics.details import EsaDetails, MetricDetails
 from core.metrics.signature import read_signature
 from core.output_guard import check_output_target
 from core.report.data import REFERENCES_MODEL
+from core.vocab import run_name
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -350,7 +351,7 @@ def _pages(db: Session, plan: _Plan, page_size: int) -> Iterator[list[dict[str, 
                 "reference_id": None,
                 "unit": t.uid,
                 "run": t.run_id,
-                "model": model_name(t.system_name, t.model_id),
+                "model": run_name(t.system_name, t.model_id),
                 "lang": t.lang,
                 "candidate": t.candidate_index or 0,
                 "tier": t.tier,

@@ -49,6 +49,7 @@ from core.formats.report import (
 )
 from core.jobs import Job, JobContext
 from core.labels import plural
+from core.vocab import DEFAULT_QUALITY, QUALITIES
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -314,7 +315,7 @@ def _parse_lex(
             "(expected a two-letter ISO 639-1 code such as en, it, es)"
         )
     quality = attributes.get("quality")
-    if quality is not None and quality not in ("gold", "silver"):
+    if quality is not None and quality not in QUALITIES:
         raise EntryRejected(
             f"lex {attributes.get('lid', '?')} has quality {quality!r} (expected gold or silver)"
         )
@@ -358,7 +359,7 @@ def _parse_lex(
         lang=lang if lang_given else file_language.lang,  # type: ignore[arg-type]
         text=text,
         # The column cannot be NULL; WebNLG references are written by people, so gold.
-        quality=quality if quality is not None else "gold",
+        quality=quality if quality is not None else DEFAULT_QUALITY,
         lid=lid,
         lang_given=lang_given,
         mentions=mentions,

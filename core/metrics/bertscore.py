@@ -34,6 +34,7 @@ from core import heavy
 from core.metrics.base import BERTSCORE, CorpusFromSentences, MetricValue, ScoringItem
 from core.metrics.details import BertScoreDetails
 from core.metrics.signature import Signature, library_version
+from core.vocab import hub_folder_name, short_model_name
 
 DEFAULT_MODEL = "bert-base-multilingual-cased"
 _HUB_IDS = ("bert-base-multilingual-cased", "google-bert/bert-base-multilingual-cased")
@@ -78,7 +79,7 @@ def cached_hub_model(repo_id: str) -> Path | None:
     A model with no folder in the hub cache is answered at once; only one that has a
     folder asks huggingface_hub (about 0.8 s to import), so the Scores panel's "is mBERT
     cached" note costs the window's start-up nothing on a machine without it."""
-    if not (hub_cache_dir() / f"models--{repo_id.replace('/', '--')}").is_dir():
+    if not (hub_cache_dir() / hub_folder_name(repo_id)).is_dir():
         return None
     try:
         from huggingface_hub import snapshot_download
@@ -173,7 +174,7 @@ def resolve_model(model: str | Path | None, layer: int | None = None) -> Resolve
             f"BERTScore model {text!r} is neither a folder nor in the local Hugging Face "
             "cache (TailLens does not download models)"
         )
-    name = text.rsplit("/", 1)[-1]
+    name = short_model_name(text)
     return ResolvedModel(cached, name, layer or _layer_for(name, cached))
 
 

@@ -16,6 +16,7 @@ from core.metrics.base import details_from_json
 from core.metrics.details import MetricDetails
 from core.metrics.scoring.request import CorpusScore
 from core.metrics.signature import LegacySignature, Signature, read_signature
+from core.vocab import run_name
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -151,7 +152,7 @@ def sentence_score_table(
             SentenceScoreRow(
                 r.id,
                 r.run_id,
-                r.system_name or r.model_id,
+                run_name(r.system_name, r.model_id),
                 r.unit_id,
                 r.uid,
                 r.tier,
@@ -202,7 +203,7 @@ def corpus_scores(
                 CorpusScore(
                     score.metric,
                     score.run_id,
-                    system_name or model_id or "references",
+                    run_name(system_name, model_id, "references"),
                     score.lang,
                     details.get("quality"),
                     score.value,

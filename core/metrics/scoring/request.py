@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 from core.errors import UserFacingError
 from core.metrics import DEFAULT_METRICS, MetricOptions, expand_metric_names
 from core.metrics.signature import LegacySignature, Signature, read_signature
+from core.vocab import run_name
 
 if TYPE_CHECKING:
     from core.store import SessionStore
 
-QUALITIES = ("gold", "silver")
 _QID = re.compile(r"\AQ[1-9][0-9]*\Z")
 _IN_CHUNK = 500  # SQLite host parameters per IN list
 
@@ -147,7 +147,7 @@ def load_runs(store: SessionStore, run_ids: Sequence[int] | None) -> dict[int, _
                 r.id,
                 r.kind,
                 r.model_id,
-                r.system_name or r.model_id,
+                run_name(r.system_name, r.model_id),
                 dict(r.parameters or {}),
                 dict(r.prompt_templates or {}),
                 _still_writing(r.status, r.software),
