@@ -19,8 +19,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from core.metrics import details as _details
-from core.metrics.details import MetricDetails
+from core.metrics.details import (
+    BertScoreDetails,
+    BleuDetails,
+    ChrfDetails,
+    EntityPerplexityDetails,
+    EsaDetails,
+    HallucinationDetails,
+    MeteorDetails,
+    MetricDetails,
+    PerplexityDetails,
+    RougeDetails,
+    SimilarityDetails,
+    TerDetails,
+)
 from core.metrics.signature import Signature
 
 # Canonical metric names: the ``scores.metric`` column, CLI ``--metrics`` and report columns.
@@ -42,19 +54,19 @@ REFERENCE_BASED = (BLEU, CHRF, TER, METEOR, ROUGE1, ROUGE2, ROUGEL, BERTSCORE)
 
 # Each metric's typed details (core/metrics/details.py).
 DETAILS: Mapping[str, type[MetricDetails]] = {
-    BLEU: _details.BleuDetails,
-    CHRF: _details.ChrfDetails,
-    TER: _details.TerDetails,
-    ROUGE1: _details.RougeDetails,
-    ROUGE2: _details.RougeDetails,
-    ROUGEL: _details.RougeDetails,
-    METEOR: _details.MeteorDetails,
-    BERTSCORE: _details.BertScoreDetails,
-    SIMILARITY: _details.SimilarityDetails,
-    PPL: _details.PerplexityDetails,
-    ENTITY_PPL: _details.EntityPerplexityDetails,
-    ESA: _details.EsaDetails,
-    HALLUCINATION: _details.HallucinationDetails,
+    BLEU: BleuDetails,
+    CHRF: ChrfDetails,
+    TER: TerDetails,
+    ROUGE1: RougeDetails,
+    ROUGE2: RougeDetails,
+    ROUGEL: RougeDetails,
+    METEOR: MeteorDetails,
+    BERTSCORE: BertScoreDetails,
+    SIMILARITY: SimilarityDetails,
+    PPL: PerplexityDetails,
+    ENTITY_PPL: EntityPerplexityDetails,
+    ESA: EsaDetails,
+    HALLUCINATION: HallucinationDetails,
 }
 
 
