@@ -27,6 +27,7 @@ from core.logs import get_logger
 if TYPE_CHECKING:
     from app.controller import AppController
     from core.annotation import AnnotationQueue
+    from core.annotation.packs import PackInfo
     from core.store import SessionStore
     from widgets.annotate import AnnotatePanel
 
@@ -80,6 +81,26 @@ class AnnotateController(QObject):
             if spec is not None:
                 self.panel.set_queue_filter(spec)
                 self.build_queue(self.panel.queue_filter())
+        else:
+            from core.annotation.packs import pack_info
+
+            # An annotation pack opened for the first time: its annotator is chosen and
+            # the guidelines are a click away (core.annotation.packs).
+            self.app.reads.request(
+                "annotate-pack", pack_info, lambda info: self._pack_opened(info, named)
+            )
+
+    def _pack_opened(self, info: PackInfo | None, named: dict[str, int]) -> None:
+        if info is None or info.annotator not in named:
+            return
+        self.choose_annotator(named[info.annotator])
+        self.app.window.show_message(
+            "Annotation pack",
+            f"This pack holds {info.items} texts for {info.annotator} to rate: press "
+            "Build queue in Annotate. Ratings are saved as you go; send this file back "
+            "when done." + (" The guidelines are under Details." if info.guidelines else ""),
+            info.guidelines,
+        )
 
     def _texts_changed(self) -> None:
         if self.app.store is not None and self.annotator_id is not None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from app.annotate import AnnotateController
     from app.browser import BrowserController
     from app.likelihood import LikelihoodController
+    from app.packs import PacksController
     from app.preferences import PreferencesController
     from app.report import ReportController
     from app.scores import ScoresController
@@ -63,6 +64,7 @@ class AppController(QObject):
     report: ReportController
     likelihood: LikelihoodController
     preferences_controller: PreferencesController
+    packs: PacksController
     preferences: Preferences  # set by PreferencesController
     # How long a write on a worker thread (a job, the session writer) waits for a lock
     # held elsewhere before it is told so; nothing on the UI thread waits for it at all.
@@ -227,7 +229,7 @@ class AppController(QObject):
         from core.changes import IMPORT_WRITES
         from core.formats import IMPORT_FORMATS, FormatError, detect_format
         from core.formats.files import IMPORT_KEPT
-        from core.formats.webnlg import check_import_path, file_language
+        from core.formats.webnlg.importer import check_import_path, file_language
 
         store = self.store
         if store is None:

@@ -126,6 +126,7 @@ def wire_window(window, hold_jobs: bool = False):
     from app.browser import BrowserController
     from app.controller import AppController
     from app.likelihood import LikelihoodController
+    from app.packs import PacksController
     from app.preferences import PreferencesController
     from app.report import ReportController
     from app.scores import ScoresController
@@ -156,6 +157,7 @@ def wire_window(window, hold_jobs: bool = False):
     controller.annotate = AnnotateController(controller, cast(AnnotatePanel, panels["annotate"]))
     controller.report = ReportController(controller, cast(ReportPanel, panels["report"]))
     controller.preferences_controller = PreferencesController(controller, window)
+    controller.packs = PacksController(controller, window)
     CompareTicks(controller, cast(BrowserPanel, panels["browser"]))  # kept by the panel
     return controller
 

@@ -1,6 +1,6 @@
 """Wiring of the Units panel: the draft being built, entity details, saving.
 
-The draft lives in the session (``core.unit_builder.save_draft`` after every change),
+The draft lives in the session (``core.unit_builder.saved.save_draft`` after every change),
 so a crash or a restart loses nothing; saved units are read back from the session.
 Entity details come from the session cache, or are fetched (as a job) from the source
 the Browser uses when an entity has not been opened yet.
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from core.claim_filters import ClaimFilterSettings
     from core.sampler import SampleRequest, SampleSummary
     from core.store import SessionStore
-    from core.unit_builder import UnitDraft
+    from core.unit_builder.draft import UnitDraft
     from core.unit_search import SearchRequest, SearchSummary
     from core.wikidata.records import EntityDetails
     from widgets.units import UnitsPanel
@@ -44,7 +44,7 @@ class UnitsController(QObject):
         self.overrides: dict[tuple[str, int, str], str] = {}
         self.shown_unit: int | None = None
         self._search_model = ""  # the Search… dialog's last model
-        from core.unit_builder import UNIT_PAGE
+        from core.unit_builder.saved import UNIT_PAGE
 
         self.page_size = UNIT_PAGE  # units read at a time for the panel's list
 
@@ -72,7 +72,7 @@ class UnitsController(QObject):
 
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
-        from core.unit_builder import load_draft, load_draft_overrides
+        from core.unit_builder.saved import load_draft, load_draft_overrides
 
         self.details.clear()
         self.draft, self.overrides, self.focus, self.shown_unit = None, {}, None, None
@@ -98,7 +98,7 @@ class UnitsController(QObject):
         """The count (COUNT(*)) and the first page of units; more pages as the view
         scrolls (``more_units``): a large session is never read whole."""
         from core.category_tiers import unit_tier_changes
-        from core.unit_builder import count_units, list_units
+        from core.unit_builder.saved import count_units, list_units
 
         size = self.page_size
 
@@ -113,7 +113,7 @@ class UnitsController(QObject):
         )
 
     def more_units(self, after_id: int | None) -> None:
-        from core.unit_builder import list_units
+        from core.unit_builder.saved import list_units
 
         if self.app.store is not None:
             self.panel.add_units(
@@ -124,7 +124,7 @@ class UnitsController(QObject):
     def start(self, qid: str) -> None:
         """Start a unit rooted at ``qid`` (the Browser's "Start a data unit")."""
         from core.category_tiers import load_member_tiers
-        from core.unit_builder import UnitDraft
+        from core.unit_builder.draft import UnitDraft
 
         store = self.app.store
         if store is None:
@@ -248,7 +248,7 @@ class UnitsController(QObject):
 
     def add_claims(self, indices: list[int]) -> None:
         """Add the chosen candidates (rows of the claim picker) in one action."""
-        from core.unit_builder import add_candidates, candidates
+        from core.unit_builder.candidates import add_candidates, candidates
 
         if self.draft is None or self.focus is None:
             return
@@ -279,7 +279,7 @@ class UnitsController(QObject):
         self.refresh()
 
     def move(self, position: int, target: int) -> None:
-        from core.unit_builder import move_triple
+        from core.unit_builder.draft import move_triple
 
         if self.draft is None:
             return
@@ -288,7 +288,7 @@ class UnitsController(QObject):
         self.refresh()
 
     def remove(self, position: int) -> None:
-        from core.unit_builder import remove_triple
+        from core.unit_builder.draft import remove_triple
 
         if self.draft is None:
             return
@@ -301,12 +301,9 @@ class UnitsController(QObject):
     ) -> None:
         """A person's words for a part of a triple: they name that entity wherever it appears
         in the unit (in ``lang``); with ``keep``, new units of the session use them too."""
-        from core.unit_builder import (
-            claim_entity,
-            keep_label,
-            override_across,
-            set_label_override,
-        )
+        from core.unit_builder.draft import claim_entity, override_across
+        from core.unit_builder.render import keep_label
+        from core.unit_builder.saved import set_label_override
 
         store = self.app.store
         try:
@@ -347,7 +344,8 @@ class UnitsController(QObject):
         self.app.window.show_error("Override not kept", str(error))
 
     def save(self) -> int | None:
-        from core.unit_builder import kept_labels, render_unit, save_unit
+        from core.unit_builder.render import kept_labels, render_unit
+        from core.unit_builder.saved import save_unit
 
         store, draft = self.app.store, self.draft
         if store is None or draft is None:
@@ -389,7 +387,7 @@ class UnitsController(QObject):
         self.panel.clear_draft()
 
     def show_unit(self, unit_id: int) -> None:
-        from core.unit_builder import load_unit
+        from core.unit_builder.saved import load_unit
 
         if self.app.store is None:
             return
@@ -398,13 +396,9 @@ class UnitsController(QObject):
 
     # -- showing -------------------------------------------------------------------------
     def refresh(self) -> None:
-        from core.unit_builder import (
-            candidates,
-            kept_labels,
-            label_index,
-            render_unit,
-            structure,
-        )
+        from core.unit_builder.candidates import candidates
+        from core.unit_builder.draft import structure
+        from core.unit_builder.render import kept_labels, label_index, render_unit
 
         draft = self.draft
         if draft is None:
@@ -476,7 +470,7 @@ class UnitsController(QObject):
         handle.succeeded.connect(arrived)
 
     def _persist(self) -> None:
-        from core.unit_builder import save_draft, save_draft_overrides
+        from core.unit_builder.saved import save_draft, save_draft_overrides
 
         draft, overrides = self.draft, dict(self.overrides)
 

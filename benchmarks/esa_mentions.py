@@ -4,7 +4,7 @@ The ESA paper (Faille, Gatt and Gardent 2021, §4) measured its entity-mention d
 on the enriched WebNLG (Castro Ferreira et al. 2018), whose every text lists its entity
 mentions (``references/reference``: the entity, its type name / description / pronoun /
 demonstrative, and the words). This script runs TailLens' detection
-(:func:`core.metrics.esa.esa_of_text`) on each dev text against the subjects and objects
+(:func:`core.metrics.esa.detect.esa_of_text`) on each dev text against the subjects and objects
 of its entry's modified triples and counts, per text and entity:
 
 * gold: every ``reference`` element (all types, pronouns included: the paper attributes
@@ -38,13 +38,8 @@ from pathlib import Path
 
 import defusedxml.ElementTree as ET
 
-from core.metrics.esa import (
-    _TextIndex,
-    entities_of_triples,
-    esa_of_text,
-    normalised_distance,
-    synonym_index,
-)
+from core.metrics.esa.detect import TextIndex, entities_of_triples, esa_of_text, synonym_index
+from core.metrics.esa.text import normalised_distance
 from core.surface import surface
 from tests.shared_data import ENRICHED_DEV, benchmark_input
 
@@ -115,48 +110,28 @@ def _pairs(predicted: list[str], gold: list[str], limit: float) -> set[int]:
     return used_g
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "folder",
-        nargs="?",
-        type=Path,
-        help="default: webnlg2017-enriched/en/dev in the data folder",
-    )
-    parser.add_argument(
-        "--no-synonyms", action="store_true", help="without the bundled starter synonym table"
-    )
-    parser.add_argument(
-        "--bare-spans",
-        action="store_true",
-        help="mentions as matched, without the article, possessive or unit",
-    )
-    parser.add_argument(
-        "--show-errors", type=int, default=0, metavar="N", help="print N texts with misses"
-    )
-    args = parser.parse_args(argv)
-    if args.folder is None:
-        args.folder = benchmark_input(*ENRICHED_DEV)
-    if not args.folder.is_dir():
-        print(f"no enriched WebNLG dev folder at {args.folder}", file=sys.stderr)
-        return 2
-    synonyms = None
-    if not args.no_synonyms:
-        from core.synonyms import starter_rows
-
-        synonyms = synonym_index(starter_rows())
-    texts, skipped = read_texts(args.folder)
+def _measure(texts: list[dict], synonyms, args: argparse.Namespace, rules: dict, show: bool):
+    """Mention counts for one configuration of the detection: (counts per rule, the same
+    without pronouns and demonstratives, recall counts per mention type, texts with at
+    least one undetected entity)."""
     counts = {rule: Counter() for rule in PAPER}
     # The same counting with pronouns and demonstratives out of both sides (gold and ours):
     # how much the figures depend on the one counting choice the paper's text leaves open.
     names_only = {rule: Counter() for rule in PAPER}
     by_type: dict[str, Counter] = defaultdict(Counter)
     shown_errors = 0
+    flagged = 0
     for item in texts:
         entities = entities_of_triples(item["triples"])
         result = esa_of_text(
-            item["text"], entities, "en", synonyms=synonyms, noun_phrases=not args.bare_spans
+            item["text"],
+            entities,
+            "en",
+            synonyms=synonyms,
+            noun_phrases=not args.bare_spans,
+            **rules,
         )
+        flagged += bool(result.missing)
         predicted: dict[str, list[str]] = defaultdict(list)
         predicted_names: dict[str, list[str]] = defaultdict(list)
         for mention in result.mentions:
@@ -188,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                 n["correct"] += len(
                     _pairs(predicted_names.get(entity, []), gold_names.get(entity, []), limit)
                 )
-        if args.show_errors and shown_errors < args.show_errors:
+        if show and args.show_errors and shown_errors < args.show_errors:
             pairs = sorted((e, w) for e, ws in predicted.items() for w in ws)
             wanted = sorted((surface(e), w) for e, w, _k in item["gold"])
             if pairs != wanted:
@@ -196,6 +171,52 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"--- {item['file']} {item['eid']} {item['lid']}: {item['text']}")
                 print("    gold:", wanted)
                 print("    ours:", pairs)
+    return counts, names_only, by_type, flagged
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "folder",
+        nargs="?",
+        type=Path,
+        help="default: webnlg2017-enriched/en/dev in the data folder",
+    )
+    parser.add_argument(
+        "--no-synonyms", action="store_true", help="without the bundled starter synonym table"
+    )
+    parser.add_argument(
+        "--bare-spans",
+        action="store_true",
+        help="mentions as matched, without the article, possessive or unit",
+    )
+    parser.add_argument(
+        "--show-errors", type=int, default=0, metavar="N", help="print N texts with misses"
+    )
+    args = parser.parse_args(argv)
+    if args.folder is None:
+        args.folder = benchmark_input(*ENRICHED_DEV)
+    if not args.folder.is_dir():
+        print(f"no enriched WebNLG dev folder at {args.folder}", file=sys.stderr)
+        return 2
+    synonyms = None
+    if not args.no_synonyms:
+        from core.synonyms import starter_rows
+
+        synonyms = synonym_index(starter_rows())
+    texts, skipped = read_texts(args.folder)
+    # Before and after issue 22's detection changes, on the same texts and counting.
+    configurations = (
+        ("before (ESA v2)", {"second_chance": False, "group_names": False}),
+        ("+ group names only", {"second_chance": False, "group_names": True}),
+        ("+ second chance only", {"second_chance": True, "group_names": False}),
+        ("after (ESA v3)", {"second_chance": True, "group_names": True}),
+    )
+    measured = {
+        label: _measure(texts, synonyms, args, rules, show=label.startswith("after"))
+        for label, rules in configurations
+    }
+    counts, names_only, by_type, flagged = measured["after (ESA v3)"]
     print(
         f"enriched WebNLG 2017 dev: {len(texts):,} texts ({skipped} lex without text "
         "skipped), "
@@ -209,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'as matched' if args.bare_spans else 'with article, possessive and unit'}"
     )
     print(
-        "recall by mention type: "
+        "recall by mention type (after): "
         + "; ".join(
             f"{kind} {v['exact'] / v['gold']:.2f} exact, {v['ed<=0.2'] / v['gold']:.2f} ed<=0.2"
             for kind, v in sorted(by_type.items())
@@ -217,22 +238,29 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     print(
-        f"{'rule':<10} {'recall':>7} {'precision':>9}   {'paper R':>7} {'paper P':>7}"
-        "   (all mention types)"
+        f"{'configuration':<22} {'exact R':>7} {'exact P':>7} {'<=0.2 R':>7} {'<=0.2 P':>7}"
+        f"   {'no-pronoun exact R/P':>20}   texts flagged (ESI@1)"
     )
-    for rule, (paper_r, paper_p) in PAPER.items():
-        c = counts[rule]
-        recall = c["correct"] / c["gold"] if c["gold"] else 0.0
-        precision = c["correct"] / c["predicted"] if c["predicted"] else 0.0
-        print(f"{rule:<10} {recall:7.3f} {precision:9.3f}   {paper_r:7.2f} {paper_p:7.2f}")
+    paper = "ESA paper"
     print(
-        "without pronouns and demonstratives on either side: "
-        + "; ".join(
-            f"{rule} R {n['correct'] / n['gold']:.3f} P {n['correct'] / n['predicted']:.3f}"
-            for rule, n in names_only.items()
-            if n["gold"] and n["predicted"]
-        )
+        f"{paper:<22} {PAPER['exact'][0]:7.2f} {PAPER['exact'][1]:7.2f} "
+        f"{PAPER['ed<=0.2'][0]:7.2f} {PAPER['ed<=0.2'][1]:7.2f}"
     )
+    for label, (c, n, _types, flagged) in measured.items():
+        figures = []
+        for rule in PAPER:
+            figures.append(c[rule]["correct"] / c[rule]["gold"] if c[rule]["gold"] else 0.0)
+            figures.append(
+                c[rule]["correct"] / c[rule]["predicted"] if c[rule]["predicted"] else 0.0
+            )
+        plain = n["exact"]
+        print(
+            f"{label:<22} "
+            + " ".join(f"{value:7.3f}" for value in figures)
+            + f"   {plain['correct'] / plain['gold']:9.3f} / "
+            + f"{plain['correct'] / plain['predicted']:.3f}"
+            + f"   {flagged:,} of {len(texts):,} ({flagged / len(texts):.1%})"
+        )
     timings = []
     cpu = []
     prepared = [(t["text"], entities_of_triples(t["triples"])) for t in texts]
@@ -244,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                 entities,
                 "en",
                 synonyms=synonyms,
-                index=_TextIndex(text),
+                index=TextIndex(text),
                 noun_phrases=not args.bare_spans,
             )
         timings.append(time.perf_counter() - began)

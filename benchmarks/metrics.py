@@ -90,7 +90,8 @@ def timed(function, runs: int = RUNS) -> tuple[float, object]:
 
 
 def main() -> int:
-    from core.metrics.esa import EntityAdequacy, HallucinationCandidates
+    from core.metrics.esa.hallucination import HallucinationCandidates
+    from core.metrics.esa.metric import EntityAdequacy
     from core.metrics.reference import Bleu, ChrF, Rouge
 
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else benchmark_input(*TAILNLG)

@@ -2,7 +2,7 @@
 
 Loads River members and the items their claims point to (two steps) from the embedded
 snapshot once, then times :func:`core.sampler.sample_units` (all shapes, sizes 1..7) and
-:func:`core.unit_builder.render_unit` over them. Median of the runs after a warm-up.
+:func:`core.unit_builder.render.render_unit` over them. Median of the runs after a warm-up.
 
     .venv/bin/python benchmarks/sampler.py [--entities 500] [--runs 5]
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.sampler import sample_units
-from core.unit_builder import label_index, render_unit
+from core.unit_builder.render import label_index, render_unit
 from core.wikidata.category_store import find_category
 from core.wikidata.open_source import load_demo_source
 from core.wikidata.records import EntityDetails

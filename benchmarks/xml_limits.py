@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.formats import FormatError, import_webnlg  # noqa: E402
-from core.formats.webnlg import MAX_TOKEN_BYTES  # noqa: E402
+from core.formats.webnlg.reader import MAX_TOKEN_BYTES  # noqa: E402
 from core.store import SessionStore  # noqa: E402
 
 SIZES_MIB = (2, 4, 8, 15, 64)

@@ -15,24 +15,32 @@ Human judgments come from:
   FILE.json --format wdv`` stores them as annotations): ``fluency`` (the item's mean, 0-5)
   and ``adequacy`` (the item's share of Yes votes, METHODS §9), per item as
   :func:`core.annotation.per_item_values` aggregates them;
-* the WebNLG 2020 human-evaluation release (WebNLG/GenerationEval, ``data/human_evaluation``
-  and ``data/correlation``): one JSON file per system, ``human_eval_id_<SYSTEM>.json``,
-  an object from the test set's sample id ("3" = entry ``Id3``) to either the raters'
-  ratings ``{"<worker>": {"Correctness": 0-100, "DataCoverage": …, "Fluency": …,
-  "Relevance": …, "TextStructure": …, "feedback"?: str}}`` or ``{"text": "<the output>",
-  "hits": {<the same>}}``. :func:`import_webnlg_judgments` matches a file to the run whose
-  system name is ``<SYSTEM>`` (or the run given), each sample id to that run's text of
-  the unit whose WebNLG id is ``Id<N>`` (else the N-th text in unit order, the line of the
-  submitted file), and stores every rating in the session (``session_meta`` key
-  ``human-judgments:webnlg2020:run<ID>``; importing a run again replaces its ratings).
-  Ratings are ``webnlg:correctness``, ``webnlg:data_coverage``, ``webnlg:fluency``,
-  ``webnlg:relevance`` and ``webnlg:text_structure``: per text the mean over raters; with
-  ``zscore`` each rater's ratings of a criterion are first turned into z-scores over all
-  that rater's ratings, as the WebNLG 2020 analysis did (a rater with constant ratings
-  gives 0, numpy's ``nan_to_num`` as there).
+* the WebNLG 2020 human evaluation, in the layouts it was published in
+  (:mod:`core.formats.webnlg.human_eval`: ``human_eval_id_<SYSTEM>.json``,
+  ``results/en/<SYSTEM>/primary.json``, the all-teams list). :func:`import_webnlg_judgments`
+  matches each system to the run named like it (case and punctuation aside; the folder's
+  name, then the file's) or the run ``--run`` names (id or name; ``SYSTEM=RUN``), each
+  sample id to that run's text of the unit whose WebNLG id is ``Id<N>`` (else the N-th
+  text in unit order, the line of the submitted file), and stores every rating in the
+  session (``session_meta`` key ``human-judgments:webnlg2020:run<ID>``; importing a run
+  again replaces its ratings). Ratings are ``webnlg:correctness``,
+  ``webnlg:data_coverage``, ``webnlg:fluency``, ``webnlg:relevance`` and
+  ``webnlg:text_structure``: per text the mean over raters; with ``zscore`` each rater's
+  ratings of a criterion are first turned into z-scores over all that rater's ratings, as
+  the WebNLG 2020 analysis did (a rater with constant ratings gives 0, numpy's
+  ``nan_to_num`` as there). The all-teams file holds those z-scores already (per text):
+  its systems count only with ``zscore``, and a system that also has its raters' own file
+  keeps that file's ratings.
 
-A file that cannot be read, has the wrong shape, names no run of the session, or holds an
-id that matches no text is refused with the file, entry and reason, and nothing is stored.
+A file that cannot be read or has the wrong shape, a per-system file that names no run, or
+an id that matches no text is refused with the system, file, entry and reason, and nothing
+is stored; entries with no ratings are skipped and counted.
+
+Correlations can be restricted to a subset (tiers, systems, languages, runs and
+``--where`` conditions over metadata, scores and score details: :mod:`core.text_filters`).
+At system level the metric side is either the mean of the per-text scores (``system``) or,
+for BLEU, chrF++ and TER, the corpus score over the same texts (``system-corpus``, as the
+WebNLG reports compute system BLEU); both are labelled.
 """
 
 from __future__ import annotations
@@ -47,8 +55,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from core import files, heavy
+from core import heavy
 from core.errors import UserFacingError
+from core.formats.webnlg.human_eval import (
+    RAW,
+    ZSCORES,
+    JudgmentError,
+    JudgmentSet,
+    judgment_files,
+    read_judgment_file,
+)
 from core.jobs import Job, JobContext
 from core.labels import plural
 from core.vocab import run_name
@@ -56,127 +72,18 @@ from core.vocab import run_name
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+    from core.metrics.scoring.queries import SentenceScoreRow
     from core.store import SessionStore
 
 META_PREFIX = "human-judgments:webnlg2020:run"
-WEBNLG_CRITERIA = {
-    "Correctness": "correctness",
-    "DataCoverage": "data_coverage",
-    "Fluency": "fluency",
-    "Relevance": "relevance",
-    "TextStructure": "text_structure",
-}
 WEBNLG_PREFIX = "webnlg:"
 APP_RATINGS = ("fluency", "adequacy")
 LEVELS = ("text", "system")
+SYSTEM_SCORES = ("mean", "corpus")
 MIN_PAIRS = 3
-_FILE_SYSTEM = re.compile(r"^human_eval(?:_id)?_(?P<system>.+)\.json$", re.IGNORECASE)
-_SAMPLE_ID = re.compile(r"^\d+$")
 
 
-class JudgmentError(UserFacingError):
-    """A human-judgment file that cannot be used; the message names file, entry, reason."""
-
-
-# --- WebNLG 2020 human evaluation files ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _ParsedFile:
-    path: Path
-    system: str
-    # sample id -> worker -> criterion (ours) -> value; and the text the file shows, if any
-    ratings: dict[str, dict[str, dict[str, float]]]
-    texts: dict[str, str]
-
-
-def _read_json(path: Path) -> Any:
-    text = files.read_text(
-        path, limit=files.JUDGMENTS_LIMIT, what="the judgments file", error=JudgmentError
-    )
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise JudgmentError(
-            f"{path}: not JSON (line {error.lineno}, column {error.colno}: {error.msg})"
-        ) from error
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def parse_webnlg_file(path: Path | str) -> _ParsedFile:
-    """Read one ``human_eval_id_<SYSTEM>.json`` file exactly as the release lays it out."""
-    path = Path(path)
-    match = _FILE_SYSTEM.match(path.name)
-    system = match.group("system") if match else path.stem
-    data = _read_json(path)
-    if not isinstance(data, dict) or not data:
-        raise JudgmentError(
-            f"{path}: expected a JSON object from sample ids to ratings "
-            "(the WebNLG 2020 human-evaluation layout)"
-        )
-    ratings: dict[str, dict[str, dict[str, float]]] = {}
-    texts: dict[str, str] = {}
-    for sample_id, entry in data.items():
-        where = f"{path}: entry {sample_id!r}"
-        if not _SAMPLE_ID.match(str(sample_id)):
-            raise JudgmentError(f'{where}: a sample id is a test-set number such as "3"')
-        if not isinstance(entry, dict):
-            raise JudgmentError(f"{where}: expected an object of raters' ratings")
-        if "hits" in entry:
-            if "text" in entry and not isinstance(entry["text"], str):
-                raise JudgmentError(f'{where}: "text" is not a string')
-            if isinstance(entry.get("text"), str):
-                texts[sample_id] = entry["text"]
-            entry = entry["hits"]
-            if not isinstance(entry, dict):
-                raise JudgmentError(f'{where}: "hits" is not an object of raters\' ratings')
-        if not entry:
-            raise JudgmentError(f"{where}: no ratings")
-        workers: dict[str, dict[str, float]] = {}
-        for worker, rating in entry.items():
-            if not isinstance(rating, dict):
-                raise JudgmentError(
-                    f"{where}, rater {worker!r}: expected an object with "
-                    f"{', '.join(WEBNLG_CRITERIA)}"
-                )
-            missing = [c for c in WEBNLG_CRITERIA if c not in rating]
-            if missing:
-                raise JudgmentError(f"{where}, rater {worker!r}: no {', '.join(missing)}")
-            values = {}
-            for criterion, ours in WEBNLG_CRITERIA.items():
-                value = rating[criterion]
-                if not _number(value) or not 0 <= value <= 100:
-                    raise JudgmentError(
-                        f"{where}, rater {worker!r}: {criterion} is {value!r}, "
-                        "not a number from 0 to 100"
-                    )
-                values[ours] = float(value)
-            workers[str(worker)] = values
-        ratings[str(sample_id)] = workers
-    return _ParsedFile(path, system, ratings, texts)
-
-
-def _files(paths: Iterable[Path | str]) -> list[Path]:
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if path.is_dir():
-            inside = sorted(
-                p
-                for p in path.iterdir()
-                if p.is_file() and p.suffix == ".json" and not p.name.startswith(".")
-            )
-            if not inside:
-                raise JudgmentError(f"{path}: a folder with no .json files")
-            found.extend(inside)
-        else:
-            found.append(path)
-    if not found:
-        raise JudgmentError("no human-judgment file given")
-    return found
+# --- WebNLG 2020 human evaluation files: to the session's runs ----------------------------
 
 
 @dataclass(frozen=True)
@@ -185,6 +92,10 @@ class _RunTexts:
     name: str
     # (unit uid, verbalisation id, text), candidate 0, in unit-id order
     texts: list[tuple[str, int, str | None]]
+
+    @property
+    def label(self) -> str:
+        return f"run {self.run_id} ({self.name})"
 
 
 def _runs(db: Session) -> list[_RunTexts]:
@@ -207,34 +118,68 @@ def _runs(db: Session) -> list[_RunTexts]:
     ]
 
 
-def _match_run(parsed: _ParsedFile, runs: list[_RunTexts], run_id: int | None) -> _RunTexts:
-    if run_id is not None:
-        chosen = next((r for r in runs if r.run_id == run_id), None)
-        if chosen is None:
-            raise JudgmentError(f"no run {run_id} in this session")
-        return chosen
-    exact = [r for r in runs if r.name == parsed.system]
-    if not exact:
-        exact = [r for r in runs if r.name.lower() == parsed.system.lower()]
-    if len(exact) != 1:
-        names = ", ".join(f"{r.run_id}: {r.name}" for r in runs) or "none"
-        how = "no run" if not exact else f"{len(exact)} runs"
-        raise JudgmentError(
-            f"{parsed.path}: {how} named {parsed.system!r} in this session (runs: {names}); "
-            "import the system's outputs with taillens import-outputs --system "
-            f"{parsed.system}, or name the run with --run"
-        )
-    return exact[0]
+def _key(name: str) -> str:
+    """A system name as runs are matched to it: case and punctuation aside
+    ("OSU Neural NLG" = "OSU_Neural_NLG", "cuni-ufal" = "CUNI_UFAL")."""
+    return re.sub(r"[\W_]+", "", name.casefold())
 
 
-def _match_texts(parsed: _ParsedFile, run: _RunTexts) -> tuple[dict[str, int], str]:
+def _named(runs: list[_RunTexts], name: str) -> list[_RunTexts]:
+    exact = [r for r in runs if r.name == name]
+    return exact or [r for r in runs if _key(r.name) == _key(name) and _key(name)]
+
+
+def _runs_list(runs: list[_RunTexts]) -> str:
+    return ", ".join(f"{r.run_id}: {r.name}" for r in runs) or "none"
+
+
+def _run_by_spec(spec: str, runs: list[_RunTexts], where: str) -> _RunTexts:
+    """The run a --run value names: its id, else its name."""
+    spec = str(spec).strip()
+    if spec.isdigit():
+        chosen = next((r for r in runs if r.run_id == int(spec)), None)
+        if chosen is not None:
+            return chosen
+    named = _named(runs, spec)
+    if len(named) == 1:
+        return named[0]
+    how = f"{len(named)} runs are named {spec!r}" if named else f"no run {spec!r} (id or name)"
+    raise JudgmentError(f"{where}: {how} in this session (runs: {_runs_list(runs)})")
+
+
+def _match_run(one: JudgmentSet, runs: list[_RunTexts], spec: str | None) -> _RunTexts | None:
+    """The run of one system's ratings: the run ``spec`` names, else the one run named
+    like the system (the folder, then the file: ``Baseline-FORGE2020/primary.json``).
+    None when nothing matches the all-teams file's system (that file holds every team)."""
+    if spec is not None:
+        return _run_by_spec(spec, runs, one.where)
+    for name in one.names:
+        named = _named(runs, name)
+        if len(named) > 1:
+            raise JudgmentError(
+                f"{one.where}: {len(named)} runs are named {name!r} in this session "
+                f"(runs: {_runs_list(runs)}); name the run with --run {name}=RUN"
+            )
+        if named:
+            return named[0]
+    if one.scale == ZSCORES:
+        return None
+    tried = " or ".join(repr(n) for n in one.names)
+    raise JudgmentError(
+        f"{one.where}: no run named {tried} in this session (runs: {_runs_list(runs)}); "
+        "import the system's outputs with taillens import-outputs --system "
+        f"{one.system}, or name the run with --run (its id or name)"
+    )
+
+
+def _match_texts(one: JudgmentSet, run: _RunTexts) -> tuple[dict[str, int], str]:
     """Sample id -> verbalisation id, and the rule used (WebNLG id, else position)."""
     by_eid: dict[str, int] = {}
     for uid, vid, _text in run.texts:
         eid = uid.rsplit(":", 1)[-1]
         if re.fullmatch(r"Id\d+", eid):
             by_eid.setdefault(str(int(eid[2:])), vid)
-    ids = list(parsed.ratings)
+    ids = list(one.ratings)
     if by_eid and any(i in by_eid for i in ids):
         matched, rule = {i: by_eid[i] for i in ids if i in by_eid}, "WebNLG entry id Id<N>"
     else:
@@ -243,15 +188,15 @@ def _match_texts(parsed: _ParsedFile, run: _RunTexts) -> tuple[dict[str, int], s
     unmatched = [i for i in ids if i not in matched]
     if len(unmatched) == len(ids):
         raise JudgmentError(
-            f"{parsed.path}: no sample id matches a text of run {run.run_id} ({run.name}, "
-            f"{plural(len(run.texts), 'text')}): ids such as {', '.join(ids[:3])} name no "
+            f"{one.where}: no sample id matches a text of {run.label}, "
+            f"{plural(len(run.texts), 'text')}: ids such as {', '.join(ids[:3])} name no "
             "unit Id<N> and no line of its outputs; nothing was stored"
         )
     if unmatched:
         raise JudgmentError(
-            f"{parsed.path}: {len(unmatched):,} of {len(ids):,} sample ids match no text of "
-            f"run {run.run_id} ({run.name}), e.g. {', '.join(unmatched[:5])} (matched by "
-            f"{rule}); nothing was stored"
+            f"{one.where}: {len(unmatched):,} of {len(ids):,} sample ids match no text of "
+            f"{run.label}, e.g. {', '.join(unmatched[:5])} (matched by {rule}); nothing "
+            "was stored"
         )
     return matched, rule
 
@@ -265,48 +210,114 @@ class JudgmentFileReport:
     ratings: int
     rule: str
     text_mismatches: int  # the file's "text" differs from the stored output
+    run_name: str = ""
+    empty: tuple[str, ...] = ()  # sample ids with no ratings, skipped
+    scale: str = RAW
 
 
 @dataclass(frozen=True)
 class JudgmentImport:
     files: list[JudgmentFileReport]
+    # all-teams systems left out: (system, file, why)
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
     def summary_lines(self) -> list[str]:
         lines = []
         for f in self.files:
+            what = "z-scores" if f.scale == ZSCORES else plural(f.ratings, "rating")
             line = (
-                f"{f.file}: {plural(f.ratings, 'rating')} of {plural(f.texts, 'text')} "
-                f"of run {f.run_id} ({f.system}), matched by {f.rule}"
+                f"{f.system} ({f.file}): {what} of {plural(f.texts, 'text')} to run "
+                f"{f.run_id} ({f.run_name or f.system}), matched by {f.rule}"
             )
+            if f.empty:
+                line += (
+                    f"; {plural(len(f.empty), 'entry')} with no ratings skipped "
+                    f"({', '.join(f.empty[:5])}{', …' if len(f.empty) > 5 else ''})"
+                )
             if f.text_mismatches:
                 line += (
                     f"; WARNING: {f.text_mismatches:,} texts in the file differ from "
                     "the run's stored outputs"
                 )
             lines.append(line)
+        if self.skipped:
+            lines.append(
+                f"{plural(len(self.skipped), 'system')} of the all-teams file left out: "
+                + "; ".join(f"{system} ({why})" for system, _file, why in self.skipped)
+            )
         return lines
 
 
+def _run_specs(runs: Sequence[str | int], systems: list[JudgmentSet]) -> dict[str, str]:
+    """``--run`` values as system -> run: ``SYSTEM=RUN`` maps one system; a bare RUN (an
+    id or a name) is the run of the one system given."""
+    mapped: dict[str, str] = {}
+    bare = []
+    for value in runs:
+        text = str(value)
+        if "=" in text:
+            system, run = (part.strip() for part in text.split("=", 1))
+            if not system or not run:
+                raise JudgmentError(f"--run {text!r}: give SYSTEM=RUN (a run id or name)")
+            mapped[_key(system)] = run
+        else:
+            bare.append(text.strip())
+    if bare:
+        names = sorted({one.system for one in systems})
+        if len(bare) > 1 or len(names) != 1:
+            raise JudgmentError(
+                "--run RUN names the run of ONE system; these files hold "
+                f"{plural(len(names), 'system')} ({', '.join(names[:6])}"
+                f"{', …' if len(names) > 6 else ''}): give --run SYSTEM=RUN for each"
+            )
+        mapped[_key(names[0])] = bare[0]
+    known = {_key(n) for one in systems for n in one.names}
+    stray = [s for s in mapped if s not in known]
+    if stray:
+        raise JudgmentError(
+            f"--run names a system that no file holds: {', '.join(stray)} (systems: "
+            f"{', '.join(sorted({one.system for one in systems})[:10])})"
+        )
+    return mapped
+
+
 def import_webnlg_judgments(
-    store: SessionStore, paths: Iterable[Path | str], *, run_id: int | None = None
+    store: SessionStore,
+    paths: Iterable[Path | str],
+    *,
+    runs: Sequence[str | int] = (),
 ) -> JudgmentImport:
-    """Validate every file, then store all their ratings in one transaction."""
+    """Read every file (any published layout: :mod:`core.formats.webnlg.human_eval`), match
+    each system to a run and its sample ids to texts, then store all ratings in one
+    transaction; any error stores nothing. ``runs``: ``--run`` values (see
+    :func:`_run_specs`)."""
     from core.store.models import SessionMeta
 
-    files = _files(paths)
-    if run_id is not None and len(files) != 1:
-        raise JudgmentError("--run names the run of ONE file; give one file")
-    parsed = [parse_webnlg_file(p) for p in files]
+    sets = [one for path, root in judgment_files(paths) for one in read_judgment_file(path, root)]
+    specs = _run_specs(runs, sets)
     with store.unit_of_work() as db:
-        runs = _runs(db)
+        session_runs = _runs(db)
+    # Per-rater files first: a system the all-teams file also holds keeps its raters' own
+    # ratings (z-scores can be made from them, not the other way round).
+    sets.sort(key=lambda one: one.scale == ZSCORES)
     planned: dict[int, dict[str, Any]] = {}
     reports = []
-    for one in parsed:
-        run = _match_run(one, runs, run_id)
+    skipped: list[tuple[str, str, str]] = []
+    for one in sets:
+        spec = next((specs[_key(n)] for n in one.names if _key(n) in specs), None)
+        run = _match_run(one, session_runs, spec)
+        if run is None:
+            skipped.append((one.system, one.source, "no run of that name"))
+            continue
         if run.run_id in planned:
+            earlier = planned[run.run_id]
+            if one.scale == ZSCORES and earlier["scale"] == RAW:
+                skipped.append(
+                    (one.system, one.source, f"{run.label} has its raters in {earlier['source']}")
+                )
+                continue
             raise JudgmentError(
-                f"{one.path}: run {run.run_id} ({run.name}) already has "
-                f"{planned[run.run_id]['file']} in this import"
+                f"{one.where}: {run.label} already has {earlier['source']} in this import"
             )
         matched, rule = _match_texts(one, run)
         stored_text = {vid: text for _uid, vid, text in run.texts}
@@ -317,22 +328,34 @@ def import_webnlg_judgments(
         )
         planned[run.run_id] = {
             "file": one.path.name,
+            "source": one.source,
             "system": one.system,
             "run_id": run.run_id,
             "rule": rule,
+            "scale": one.scale,
+            "empty": list(one.empty),
             "ratings": {str(matched[sid]): workers for sid, workers in one.ratings.items()},
             "sample_ids": {str(matched[sid]): sid for sid in one.ratings},
         }
         reports.append(
             JudgmentFileReport(
-                one.path.name,
+                one.source,
                 one.system,
                 run.run_id,
                 len(one.ratings),
                 sum(len(w) for w in one.ratings.values()),
                 rule,
                 mismatches,
+                run.name,
+                one.empty,
+                one.scale,
             )
+        )
+    if not planned:
+        raise JudgmentError(
+            "no system of these files names a run of this session (runs: "
+            f"{_runs_list(session_runs)}); import the systems' outputs with taillens "
+            "import-outputs --system NAME, or map them with --run SYSTEM=RUN"
         )
     with store.unit_of_work() as db:
         for rid, payload in planned.items():
@@ -341,7 +364,7 @@ def import_webnlg_judgments(
                     key=f"{META_PREFIX}{rid}", value=json.dumps(payload, ensure_ascii=False)
                 )
             )
-    return JudgmentImport(reports)
+    return JudgmentImport(reports, skipped)
 
 
 # --- judgments per text ---------------------------------------------------------------------
@@ -372,13 +395,18 @@ def human_values(store: SessionStore, *, zscore: bool = False) -> dict[str, dict
         for name, value in entry.items():
             if name in APP_RATINGS and value is not None:
                 out[name][vid] = float(value)
-    # WebNLG: (criterion, vid) -> worker -> value
+    # WebNLG: (criterion, vid) -> worker -> value; the all-teams file's z-scores apart
+    # (they are z-scores already, and only comparable with z-scores: --zscore)
     cells: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
+    given_z: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
     for payload in _webnlg_payloads(store):
+        z_only = payload.get("scale") == ZSCORES
+        if z_only and not zscore:
+            continue
         for vid, workers in payload.get("ratings", {}).items():
             for worker, values in workers.items():
                 for criterion, value in values.items():
-                    cells[(criterion, int(vid))][worker] = float(value)
+                    (given_z if z_only else cells)[(criterion, int(vid))][worker] = float(value)
     if zscore:
         by_worker: dict[tuple[str, str], list[tuple[int, float]]] = defaultdict(list)
         for (criterion, vid), workers in cells.items():
@@ -390,9 +418,14 @@ def human_values(store: SessionStore, *, zscore: bool = False) -> dict[str, dict
                 z = np.nan_to_num((values - values.mean()) / values.std())
             for (vid, _), zv in zip(rated, z, strict=True):
                 cells[(criterion, vid)][worker] = float(zv)
-    for (criterion, vid), workers in cells.items():
+    for (criterion, vid), workers in (*cells.items(), *given_z.items()):
         out[WEBNLG_PREFIX + criterion][vid] = sum(workers.values()) / len(workers)
     return {name: dict(values) for name, values in out.items() if values}
+
+
+def zscore_only_systems(store: SessionStore) -> list[str]:
+    """The systems whose WebNLG ratings are the all-teams file's z-scores only."""
+    return [str(p.get("system", "?")) for p in _webnlg_payloads(store) if p.get("scale") == ZSCORES]
 
 
 # --- correlations -------------------------------------------------------------------------
@@ -406,6 +439,14 @@ class CorrelationRequest:
     run_ids: tuple[int, ...] | None = None
     langs: tuple[str, ...] | None = None
     zscore: bool = False
+    # The subset: texts of these tiers (tier or sub-tier) and systems (run system or model
+    # name), where every condition holds (core.text_filters: "esa.undetected>=1").
+    tiers: tuple[str, ...] | None = None
+    systems: tuple[str, ...] | None = None
+    where: tuple[str, ...] = ()
+    # System level: "mean" (the mean of per-text scores) and "corpus" (the metric's corpus
+    # form over the run's texts, as WebNLG's reports: BLEU, chrF++, TER).
+    system_scores: tuple[str, ...] = SYSTEM_SCORES
 
 
 @dataclass(frozen=True)
@@ -483,6 +524,7 @@ def correlate(
     rows = sentence_score_table(store, run_ids=request.run_ids, langs=request.langs)
     columns = sorted({c for r in rows for c in r.scores})
     result.metrics = columns
+    rows = _subset(store, rows, request, result)
     if request.metrics is not None:
         missing = [m for m in request.metrics if m not in columns]
         if missing:
@@ -496,9 +538,14 @@ def correlate(
     by_vid = {r.verbalisation_id: r for r in rows if r.verbalisation_id in rated}
     if not by_vid:
         raise UserFacingError(
-            "no text has both a human rating and an automatic score "
-            "(score the rated runs first: taillens score)"
+            "no text has both a human rating and an automatic score"
+            + (
+                " in the subset asked for (" + "; ".join(result.notes) + ")"
+                if result.notes
+                else " (score the rated runs first: taillens score)"
+            )
         )
+    corpus = _CorpusForm(store, by_vid) if "corpus" in request.system_scores else None
     total = len(columns) * len(humans)
     done = 0
     for human, values in sorted(humans.items()):
@@ -519,21 +566,155 @@ def correlate(
                 result.rows.append(
                     CorrelationRow("text", metric, human, len(pairs), **coefficients(xs, ys))
                 )
-            if "system" in request.levels:
-                runs: dict[int, list[tuple[float, float]]] = defaultdict(list)
-                for x, y, run_id, _model in pairs:
-                    runs[run_id].append((x, y))
-                xs = [sum(x for x, _ in v) / len(v) for v in runs.values()]
-                ys = [sum(y for _, y in v) / len(v) for v in runs.values()]
+            if "system" not in request.levels:
+                continue
+            runs: dict[int, list[tuple[int, float, float]]] = defaultdict(list)
+            for vid, row in by_vid.items():
+                if vid in values and row.scores.get(metric) is not None:
+                    runs[row.run_id].append((vid, cast(float, row.scores[metric]), values[vid]))
+            ys = [sum(y for _, _, y in v) / len(v) for v in runs.values()]
+            if "mean" in request.system_scores:
+                xs = [sum(x for _, x, _ in v) / len(v) for v in runs.values()]
                 result.rows.append(
                     CorrelationRow("system", metric, human, len(runs), **coefficients(xs, ys))
                 )
+            if corpus is not None and corpus.has(metric):
+                corpus_xs = [corpus.score(metric, [vid for vid, _, _ in v]) for v in runs.values()]
+                kept = [(x, y) for x, y in zip(corpus_xs, ys, strict=True) if x is not None]
+                result.rows.append(
+                    CorrelationRow(
+                        "system-corpus",
+                        metric,
+                        human,
+                        len(kept),
+                        **coefficients([x for x, _ in kept], [y for _, y in kept]),
+                    )
+                )
     if request.zscore:
         result.notes.append("WebNLG ratings z-scored per rater and criterion before averaging")
+    else:
+        z_only = zscore_only_systems(store)
+        if z_only:
+            result.notes.append(
+                f"{plural(len(z_only), 'system')} rated only in the all-teams file (z-scores: "
+                f"{', '.join(z_only[:5])}{', …' if len(z_only) > 5 else ''}) left out; "
+                "--zscore takes them in"
+            )
+    if "system" in request.levels:
+        if "mean" in request.system_scores:
+            result.notes.append(
+                "system level (system): per run, the means of the per-text metric and rating "
+                "over its texts that have both"
+            )
+        if corpus is not None and corpus.used:
+            result.notes.append(
+                "system level (system-corpus): per run, the metric's corpus score over the "
+                "same texts ("
+                + "; ".join(f"{m}: {s}" for m, s in sorted(corpus.used.items()))
+                + "), against the mean rating, as WebNLG's reports"
+            )
     result.notes.append(
-        "system level: per run, the means over its texts that have both the metric and the rating"
+        "Pearson r; Spearman ρ on average ranks; Kendall τ-b (ties counted in both "
+        "variables' corrections); two-sided p-values (scipy)"
     )
     return result
+
+
+def _subset(
+    store: SessionStore,
+    rows: list[SentenceScoreRow],
+    request: CorrelationRequest,
+    result: CorrelationResult,
+) -> list[SentenceScoreRow]:
+    """The texts ``request``'s tiers, systems and conditions keep; each filter noted."""
+    from core.text_filters import filter_rows
+
+    if request.tiers is not None:
+        wanted = set(request.tiers)
+        present = {v for r in rows for v in (r.tier, r.sub_tier) if v}
+        unknown = sorted(wanted - present)
+        if unknown:
+            raise UserFacingError(
+                f"no text of tier {', '.join(map(repr, unknown))} (tiers here: "
+                f"{', '.join(sorted(present)) or 'none'})"
+            )
+        rows = [r for r in rows if r.tier in wanted or r.sub_tier in wanted]
+        result.notes.append(f"tiers: {', '.join(request.tiers)}")
+    if request.systems is not None:
+        present = {r.model for r in rows}
+        by_key = {_key(name): name for name in present}
+        chosen = set()
+        for system in request.systems:
+            name = system if system in present else by_key.get(_key(system))
+            if name is None:
+                raise UserFacingError(
+                    f"no run of system {system!r} (systems here: "
+                    f"{', '.join(sorted(present)) or 'none'})"
+                )
+            chosen.add(name)
+        rows = [r for r in rows if r.model in chosen]
+        result.notes.append(f"systems: {', '.join(sorted(chosen))}")
+    if request.where:
+        rows = filter_rows(store, rows, request.where)
+        result.notes.append(f"where {' and '.join(request.where)}")
+    return rows
+
+
+class _CorpusForm:
+    """Corpus-level BLEU, chrF++ and TER (sacrebleu) over a run's texts, with the stored
+    texts and references of each text's unit, language and the column's quality."""
+
+    METRICS = ("bleu", "chrf++", "ter")
+
+    def __init__(self, store: SessionStore, rows: dict[int, SentenceScoreRow]) -> None:
+        self.store = store
+        self.rows = rows
+        self.used: dict[str, str] = {}  # column -> the metric's signature
+        self._metrics: dict[str, Any] = {}
+        self._references: dict[tuple[int, str, str], list[tuple[int, str]]] | None = None
+        # (column, the texts) -> score: every human rating over the same texts reuses it
+        self._scores: dict[tuple[str, tuple[int, ...]], float | None] = {}
+
+    def has(self, column: str) -> bool:
+        return column.split(":", 1)[0] in self.METRICS and ":" in column
+
+    def _refs(self) -> dict[tuple[int, str, str], list[tuple[int, str]]]:
+        if self._references is None:
+            from core.metrics.scoring.material import unit_references
+
+            self._references = unit_references(
+                self.store, sorted({r.unit_id for r in self.rows.values()})
+            )
+        return self._references
+
+    def score(self, column: str, vids: list[int]) -> float | None:
+        key = (column, tuple(sorted(vids)))
+        if key not in self._scores:
+            self._scores[key] = self._score(column, vids)
+        return self._scores[key]
+
+    def _score(self, column: str, vids: list[int]) -> float | None:
+        from core.metrics import FACTORIES, MetricOptions
+        from core.metrics.base import ScoringItem
+
+        metric, quality = column.split(":", 1)
+        if metric not in self._metrics:
+            self._metrics[metric] = FACTORIES[metric](MetricOptions(), None)
+        references = self._refs()
+        items = []
+        for vid in vids:
+            row = self.rows[vid]
+            refs = references.get((row.unit_id, row.lang, quality), [])
+            if refs:
+                items.append(ScoringItem(row.text or "", row.lang, tuple(text for _, text in refs)))
+        if not items:
+            return None
+        with heavy.lock():
+            value = self._metrics[metric].corpus_score(items)
+        if value is None or value.value is None:
+            return None
+        self.used[column] = value.signature or metric
+        return float(value.value)
 
 
 def correlation_job(
@@ -616,6 +797,5 @@ __all__ = [
     "correlation_job",
     "human_values",
     "import_webnlg_judgments",
-    "parse_webnlg_file",
     "table_rows",
 ]

@@ -1,6 +1,6 @@
 """Human entity mentions of reference texts (enriched WebNLG ``references/reference``).
 
-Imported into ``reference_mentions`` by :mod:`core.formats.webnlg`; read here as plain
+Imported into ``reference_mentions`` by :mod:`core.formats.webnlg.importer`; read here as plain
 data, e.g. as the gold standard for measuring mention detection (ESA)."""
 
 from __future__ import annotations

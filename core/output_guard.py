@@ -33,7 +33,7 @@ from pathlib import Path
 from core.errors import UserFacingError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-SESSION_APPLICATION_ID = 0x544C4E53  # "TLNS"; core.store.session.APPLICATION_ID is this
+SESSION_APPLICATION_ID = 0x544C4E53  # "TLNS"; core.store.fileinfo.APPLICATION_ID is this
 _WAL_MAGICS = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
 _JOURNAL_MAGIC = b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7"
 COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")

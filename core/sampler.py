@@ -21,14 +21,9 @@ from core.claim_filters import ClaimFilterSettings, drop_reasons
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.store import SessionStore
-from core.unit_builder import (
-    UnitDraft,
-    claim_triple,
-    label_index,
-    parallel_languages,
-    render_unit,
-    save_unit,
-)
+from core.unit_builder.draft import UnitDraft, claim_triple
+from core.unit_builder.render import label_index, parallel_languages, render_unit
+from core.unit_builder.saved import save_unit
 from core.units import MAX_SIZE, MIN_SIZE, Shape, Triple, unit_structure
 from core.vocab import LANGUAGES
 from core.wikidata.records import ClaimRecord, EntityDetails

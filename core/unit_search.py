@@ -449,7 +449,9 @@ def save_results(
 ) -> list[int]:
     """Save every result's units in one transaction (all or none), rendered in the app's
     languages, with the search's provenance in the unit's attributes."""
-    from core.unit_builder import UnitDraft, render_unit, save_units
+    from core.unit_builder.draft import UnitDraft
+    from core.unit_builder.render import render_unit
+    from core.unit_builder.saved import save_units
 
     ids = sorted(
         {q for r in results for c in r.units for q in c.values} | {p.pid for p in template.patterns}

@@ -80,6 +80,7 @@ class MainWindow(QMainWindow):
     # WebNLG texts ("" for the file-name rule)
     import_options_requested = Signal(str, str, str)
     dataset_stats_requested = Signal()
+    annotation_packs_requested = Signal()
     export_requested = Signal(str, str)  # file, format name
     preferences_requested = Signal()
 
@@ -255,6 +256,12 @@ class MainWindow(QMainWindow):
             "Import every WebNLG/TailNLG .xml file under a folder, in one transaction"
         )
         self.action_export = self._action(file_menu, "&Export…", None, self._ask_export)
+        self.action_packs = self._action(
+            file_menu, "Annotation &packs…", None, self.annotation_packs_requested.emit
+        )
+        self.action_packs.setStatusTip(
+            "Make a pack for an annotator to rate offline, merge packs, see the team's progress"
+        )
         file_menu.addSeparator()
         self.action_quit = self._action(
             file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close

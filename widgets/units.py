@@ -46,7 +46,10 @@ from core.vocab import LANGUAGES
 if TYPE_CHECKING:
     from core.category_tiers import TierChange
     from core.sampler import SampleRequest
-    from core.unit_builder import Candidates, RenderedTriple, StoredUnit, UnitDraft
+    from core.unit_builder.candidates import Candidates
+    from core.unit_builder.draft import UnitDraft
+    from core.unit_builder.render import RenderedTriple
+    from core.unit_builder.saved import StoredUnit
     from core.units import UnitStructure
 
 _GREY = QBrush(QColor("#9a9a9a"))
@@ -255,7 +258,7 @@ class UnitsPanel(QWidget):
         tier_changes: Mapping[int, TierChange] | None = None,
         total: int | None = None,
     ) -> None:
-        """``core.unit_builder.StoredUnit``s; ``tier_changes`` (unit id ->
+        """``core.unit_builder.saved.StoredUnit``s; ``tier_changes`` (unit id ->
         ``core.category_tiers.TierChange``) marks units whose root has another tier now.
         With ``total`` (the session's count), ``units`` is the first page: the rest is
         asked for (``more_units_requested``) as the view scrolls."""
@@ -363,7 +366,7 @@ class UnitsPanel(QWidget):
     def show_candidates(
         self, candidates: Candidates, labels: Mapping[str, str], rule_names: Mapping[str, str]
     ) -> None:
-        """``core.unit_builder.Candidates`` of the entity in focus."""
+        """``core.unit_builder.candidates.Candidates`` of the entity in focus."""
         self.candidates_model.removeRows(0, self.candidates_model.rowCount())
         for index, row in enumerate(candidates.claims):
             claim = row.claim

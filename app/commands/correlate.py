@@ -45,7 +45,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="text level, system level or both (default)",
     )
     correlate.add_argument("--runs", type=_run_ids, help="only these run ids, e.g. 1,2")
-    correlate.add_argument("--langs", type=_csv, help="only these languages, e.g. en")
+    correlate.add_argument("--langs", "--language", type=_csv, help="only these languages, e.g. en")
+    correlate.add_argument(
+        "--tier", type=_csv, help="only texts of these tiers or sub-tiers, e.g. long_tail"
+    )
+    correlate.add_argument(
+        "--system", type=_csv, help="only these systems (run system or model names)"
+    )
+    correlate.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="only texts where FIELD OP VALUE holds (repeat: all must hold); FIELD is tier, "
+        "sub_tier, lang, system, run, unit, a score column (esa, bleu:gold) or a score's "
+        "detail (esa.undetected); OP is = != < <= > >=. The ESA paper's subset: "
+        "--where 'esa.undetected>=1'",
+    )
+    correlate.add_argument(
+        "--system-scores",
+        choices=("mean", "corpus", "both"),
+        default="both",
+        help="system level from the mean of per-text scores (system), the metric's corpus "
+        "score over the same texts (system-corpus: BLEU, chrF++, TER, as WebNLG reports), "
+        "or both (default)",
+    )
     correlate.add_argument(
         "--zscore",
         action="store_true",
@@ -57,16 +81,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     judgments = subparsers.add_parser(
         "import-judgments",
-        help="import WebNLG 2020 human-evaluation files (one JSON per system)",
-        description="Read human_eval_id_<SYSTEM>.json files of the WebNLG 2020 human "
-        "evaluation (or a folder of them): each file's ratings go to the run named SYSTEM "
-        "(or --run), each sample id N to that run's text of WebNLG entry IdN (else its N-th "
-        "text). Importing a run again replaces its ratings. A file with an id that matches "
-        "no text stores nothing.",
+        help="import WebNLG 2020 human-evaluation files, in any layout they were published in",
+        description="Read the WebNLG 2020 human evaluation as published, files or folders "
+        "(searched at any depth): human_eval_id_<SYSTEM>.json (GenerationEval), "
+        "results/en/<SYSTEM>/primary.json (challenge-2020) and the all-teams list "
+        "english_humeval_data_all_teams.json (z-scores). Each system's ratings go to the run "
+        "named like it (or --run), each sample id N to that run's text of WebNLG entry IdN "
+        "(else its N-th text). Entries with no ratings are skipped and counted; systems of "
+        "the all-teams file with no run are left out and listed. Importing a run again "
+        "replaces its ratings. Any other error stores nothing.",
     )
     judgments.add_argument("paths", type=Path, nargs="+", help="files or folders")
     judgments.add_argument("--session", type=Path, required=True)
-    judgments.add_argument("--run", type=int, help="the run of the (one) file given")
+    judgments.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="RUN|SYSTEM=RUN",
+        help="the run (id or name) of the one system given, or SYSTEM=RUN for each system "
+        "whose run is named otherwise (repeat)",
+    )
     judgments.set_defaults(handler=run_import_judgments)
 
 
@@ -89,6 +123,10 @@ def run_correlate(args: argparse.Namespace) -> int:
         run_ids=tuple(args.runs) if args.runs else None,
         langs=tuple(args.langs) if args.langs else None,
         zscore=args.zscore,
+        tiers=tuple(args.tier) if args.tier else None,
+        systems=tuple(args.system) if args.system else None,
+        where=tuple(args.where),
+        system_scores=("mean", "corpus") if args.system_scores == "both" else (args.system_scores,),
     )
     with SessionStore.open(args.session) as store:
         result = run_in_terminal(correlation_job(store, request), quiet=args.quiet)
@@ -117,12 +155,12 @@ def _print(rows: list[Any]) -> None:
         print("no metric and human rating share a text")
         return
     print(
-        f"{'level':<7} {'metric':<16} {'human rating':<24} {'n':>6} "
+        f"{'level':<13} {'metric':<16} {'human rating':<24} {'n':>6} "
         f"{'pearson':>8} {'p':>8} {'spearman':>8} {'p':>8} {'kendall':>8} {'p':>8}"
     )
     for r in rows:
         print(
-            f"{r.level:<7} {r.metric[:16]:<16} {r.human[:24]:<24} {r.n:>6,} "
+            f"{r.level:<13} {r.metric[:16]:<16} {r.human[:24]:<24} {r.n:>6,} "
             f"{_fmt(r.pearson):>8} {_fmt(r.pearson_p):>8} {_fmt(r.spearman):>8} "
             f"{_fmt(r.spearman_p):>8} {_fmt(r.kendall):>8} {_fmt(r.kendall_p):>8}"
             + (f"  ({r.note})" if r.note else "")
@@ -134,7 +172,7 @@ def run_import_judgments(args: argparse.Namespace) -> int:
     from core.store import SessionStore
 
     with SessionStore.open(args.session) as store:
-        result = import_webnlg_judgments(store, args.paths, run_id=args.run)
+        result = import_webnlg_judgments(store, args.paths, runs=args.run)
     for line in result.summary_lines():
         print(line)
     return 0

@@ -234,7 +234,17 @@ def _print_table(corpus: list[Any]) -> None:
         f"{m:>13}" for m in metrics
     )
     print(header)
-    for key in sorted(table, key=lambda k: (str(k[0]), str(k[1]), str(k[2]), str(k[3]))):
+    # Runs in number order (run 10 after run 9); the references' rows ("-") first.
+    for key in sorted(
+        table,
+        key=lambda k: (
+            isinstance(k[0], int),
+            k[0] if isinstance(k[0], int) else 0,
+            str(k[1]),
+            str(k[2]),
+            str(k[3]),
+        ),
+    ):
         run_id, model, lang, quality = key
         print(
             f"{run_id!s:>4} {str(model)[:24]:<24} {lang or '-':<4} {quality:<7} "

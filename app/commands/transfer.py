@@ -95,7 +95,7 @@ def run_import(args: argparse.Namespace) -> int:
     from core.changes import IMPORT_WRITES
     from core.formats import IMPORT_FORMATS, FormatError, detect_format
     from core.formats.files import IMPORT_KEPT
-    from core.formats.webnlg import check_import_path, file_language
+    from core.formats.webnlg.importer import check_import_path, file_language
     from core.jobs import Job
     from core.store import SessionStore, discard_new_session, file_identity
 

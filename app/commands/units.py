@@ -271,7 +271,7 @@ def _unit_json(unit: Any) -> dict[str, Any]:
 
 def run_list(args: argparse.Namespace) -> int:
     from core.store import SessionStore
-    from core.unit_builder import list_units
+    from core.unit_builder.saved import list_units
 
     with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
         units = [_unit_json(u) for u in list_units(store)]
@@ -292,7 +292,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_override(args: argparse.Namespace) -> int:
     from core.errors import UserFacingError
     from core.store import SessionStore
-    from core.unit_builder import set_label_override
+    from core.unit_builder.saved import set_label_override
 
     text = None if args.clear else args.text.strip()
     if text == "":

@@ -14,17 +14,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from core.formats.csv_export import export_csv
-from core.formats.files import check_readable
+from core.formats.files import FormatError, check_readable
 from core.formats.rdf import export_rdf
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.formats.wdv import export_wdv, import_wdv
-from core.formats.webnlg import (
-    FormatError,
-    export_job,
-    export_webnlg,
-    import_job,
-    import_webnlg,
-)
+from core.formats.webnlg.importer import import_job, import_webnlg
+from core.formats.webnlg.writer import export_job, export_webnlg
 
 
 class FormatEntry(NamedTuple):

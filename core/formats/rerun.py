@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from core.formats.webnlg import ParsedEntry
+    from core.formats.webnlg.entries import ParsedEntry
 
 
 def _canonical(attributes: dict[str, Any]) -> str:

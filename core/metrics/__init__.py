@@ -208,13 +208,13 @@ def _perplexity(class_name: str) -> Callable[[MetricOptions, str | None], Metric
 
 
 def _esa(options: MetricOptions, model: str | None) -> Metric:
-    from core.metrics.esa import EntityAdequacy
+    from core.metrics.esa.metric import EntityAdequacy
 
     return EntityAdequacy(max_distance=options.esa_distance, synonyms=options.esa_synonyms)
 
 
 def _hallucination(options: MetricOptions, model: str | None) -> Metric:
-    from core.metrics.esa import HallucinationCandidates
+    from core.metrics.esa.hallucination import HallucinationCandidates
 
     return HallucinationCandidates(max_distance=options.esa_distance, synonyms=options.esa_synonyms)
 

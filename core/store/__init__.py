@@ -4,6 +4,7 @@ Qt-free like the rest of :mod:`core`; only this package imports SQLAlchemy and A
 """
 
 from core.session_info import SessionInfo
+from core.store.engine import translate_error
 from core.store.errors import (
     NotASessionError,
     SessionCorruptError,
@@ -15,20 +16,10 @@ from core.store.errors import (
     SessionStorageError,
     SessionTooNewError,
 )
-from core.store.session import (
-    APPLICATION_ID,
-    FileCheck,
-    SessionStore,
-    alembic_config,
-    clean_leftovers,
-    discard_new_session,
-    file_identity,
-    head_revision,
-    inspect_file,
-    known_revisions,
-    read_session_info,
-    translate_error,
-)
+from core.store.fileinfo import APPLICATION_ID, FileCheck, inspect_file, read_session_info
+from core.store.migrate import alembic_config, head_revision, known_revisions
+from core.store.placing import clean_leftovers, discard_new_session, file_identity
+from core.store.session import SessionStore
 
 __all__ = [
     "APPLICATION_ID",

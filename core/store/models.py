@@ -514,3 +514,39 @@ class JobHistory(Base):
     error: Mapped[str | None] = mapped_column(Text)
     started_at: Mapped[datetime] = _created_at()
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class AnnotationPack(Base):
+    """An annotation pack made from this session for one annotator (revision 0006_packs):
+    which items it holds, each with the hash of its text, and which were golden, so a
+    merge can check the pack and the progress view knows what was handed out."""
+
+    __tablename__ = "annotation_packs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    pack_uid: Mapped[str] = mapped_column(String, unique=True)
+    annotator: Mapped[str] = mapped_column(String, index=True)
+    file_name: Mapped[str] = mapped_column(String)
+    target: Mapped[str] = mapped_column(String)
+    blind: Mapped[bool] = mapped_column(Boolean, server_default=FALSE)
+    # {"items": [[kind, id, text hash, golden], ...]}, kind "v" (verbalisation) or "r"
+    # (reference); an object, as every JSON column of a session holds (core.store.integrity)
+    items: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = _created_at()
+
+
+class AnnotationOrigin(Base):
+    """Where a merged rating came from: the pack, its annotator, the rating's id and last
+    change in the pack, and when it was merged (revision 0006_packs)."""
+
+    __tablename__ = "annotation_origins"
+
+    annotation_id: Mapped[int] = mapped_column(
+        ForeignKey("annotations.id", ondelete="CASCADE"), primary_key=True
+    )
+    pack_uid: Mapped[str] = mapped_column(String, index=True)
+    pack_file: Mapped[str] = mapped_column(String)
+    annotator: Mapped[str] = mapped_column(String)
+    pack_annotation_id: Mapped[int] = mapped_column(Integer)
+    pack_updated_at: Mapped[str] = mapped_column(String)
+    merged_at: Mapped[datetime] = _created_at()

@@ -295,11 +295,11 @@ def describe_session_file(path: Path | str) -> SessionInfo:
     None where the file was described but its categories cannot be read."""
     from contextlib import closing
 
-    from core.store.session import _connect_read_only
+    from core.store.fileinfo import connect_read_only
 
     info = read_session_info(path)
     try:
-        with closing(_connect_read_only(Path(info["path"]))) as conn:
+        with closing(connect_read_only(Path(info["path"]))) as conn:
             info["categories"] = category_fetch_states(conn)
     except sqlite3.DatabaseError:
         info["categories"] = None

@@ -41,9 +41,10 @@ def test_import_then_correlate(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     )
     assert status == 0, err
     rows = json.loads(out)["rows"]
+    # System level twice, labelled: the mean of per-text chrF++ and the corpus chrF++.
     assert {(r["level"], r["human"]) for r in rows} == {
         (level, human)
-        for level in ("text", "system")
+        for level in ("text", "system", "system-corpus")
         for human in ("webnlg:correctness", "webnlg:fluency")
     }
     assert all(r["pearson"] is not None and 0 <= r["pearson_p"] <= 1 for r in rows)
@@ -54,6 +55,7 @@ def test_import_then_correlate(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert all(
         line.startswith("system") for line in out.splitlines()[1:] if not line.startswith("note")
     )
+    assert "note: system level (system-corpus): per run, the metric's corpus score" in out
 
 
 def test_bad_input_exits_2_and_stores_nothing(

@@ -30,7 +30,7 @@ def test_the_report_holds_the_agreement_table(judged: Path) -> None:
         expected = table_rows(correlate(store))
     table = next(t for t in report.tables() if t.name == "agreement")
     assert table.columns == TABLE_COLUMNS and list(table.rows) == expected
-    assert {row[0] for row in table.rows} == {"text", "system"}
+    assert {row[0] for row in table.rows} == {"text", "system", "system-corpus"}
     assert "agreement" in [t["name"] for t in report.to_json()["tables"]]
 
 

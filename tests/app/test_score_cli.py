@@ -89,6 +89,23 @@ def test_summary_table_and_progress(capsys: pytest.CaptureFixture[str], session:
     ]
     assert any(line.split()[:4] == ["1", "template", "en", "gold"] for line in lines)
     assert "Scoring:" in err and "note: run 1, it: 1 of 2 texts have no gold reference" in err
+    # English has a silver reference (unit 1's), so unit 2's lack of one is worth a note;
+    # Italian has no silver reference at all: no note about it (issue 22).
+    assert "note: run 1, en: 1 of 2 texts have no silver reference" in err
+    assert "it: 2 of 2 texts have no silver reference" not in err
+
+
+def test_the_table_sorts_runs_by_number(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.commands.score import _print_table
+    from core.metrics.scoring.request import CorpusScore
+
+    corpus = [
+        CorpusScore("bleu", run, f"m{run}", "en", "gold", 1.0, 1, None, {})
+        for run in (10, 2, None, 1, 11, 9)
+    ]
+    _print_table(corpus)
+    runs = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert runs == ["-", "1", "2", "9", "10", "11"]
 
 
 @pytest.mark.parametrize(
@@ -173,3 +190,43 @@ def test_empty_lines_count_and_meteor_says_why_it_is_absent(
     gold = next(c for c in json.loads(out)["corpus"] if c["quality"] == "gold")
     assert gold["n"] == 1
     assert any("LEFT OUT" in note for note in json.loads(out)["notes"])
+
+
+def test_a_language_without_references_is_noted_once_not_per_quality(
+    capsys: pytest.CaptureFixture[str], session: str, tmp_path: Path
+) -> None:
+    outputs = tmp_path / "es.txt"
+    outputs.write_text("Ada Lovelace era matemática.\nRoma es la capital de Italia.\n", "utf-8")
+    status, out, err = run(
+        capsys,
+        "import-outputs",
+        str(outputs),
+        "--session",
+        session,
+        "--system",
+        "es-sys",
+        "--lang",
+        "es",
+        "--json",
+    )
+    assert status == 0, err
+    run_id = json.loads(out)["run"]
+    status, out, err = run(
+        capsys,
+        "score",
+        "--session",
+        session,
+        "--metrics",
+        "bleu",
+        "--runs",
+        str(run_id),
+        "--json",
+        "--quiet",
+    )
+    assert status == 0, err
+    notes = json.loads(out)["notes"]
+    assert (
+        f"run {run_id}, es: no text has a reference in es; reference-based scores are "
+        "absent (not 0)" in notes
+    )
+    assert not any("have no gold reference" in n or "have no silver" in n for n in notes)

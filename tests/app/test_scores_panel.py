@@ -280,7 +280,7 @@ def test_bad_request_is_a_message_and_nothing_runs(qtbot, wired) -> None:
 def test_cancel_stops_the_scoring_job(qtbot, wired, monkeypatch) -> None:
     import threading
 
-    from core.metrics.esa import EntityAdequacy
+    from core.metrics.esa.metric import EntityAdequacy
 
     _window, controller, panel, _ids = wired
     started, release = threading.Event(), threading.Event()

@@ -23,7 +23,7 @@ def test_a_note_without_a_total_is_not_preceded_by_a_bare_count(capsys) -> None:
 
 
 def test_webnlg_import_progress_names_entries_and_units() -> None:
-    from core.formats.webnlg import _progress_note, _Totals
+    from core.formats.webnlg.importer import _progress_note, _Totals
 
     totals = _Totals()
     totals.entries, totals.units = 1, 1

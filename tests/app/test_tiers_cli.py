@@ -152,7 +152,7 @@ def test_units_remember_their_roots_tier_and_say_when_it_changed(
     qtbot, capsys: pytest.CaptureFixture[str], fetched: Path, tmp_path: Path
 ) -> None:
     from core.category_tiers import unit_tier_changes
-    from core.unit_builder import list_units
+    from core.unit_builder.saved import list_units
     from widgets.units import UnitsPanel
 
     session = tmp_path / "s.taillens"

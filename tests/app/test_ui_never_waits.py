@@ -43,9 +43,9 @@ class UiThreadWrites:
         event.listen(engine, "before_cursor_execute", self._check)
 
     def _check(self, _conn, _cursor, statement: str, *_args) -> None:
-        from core.store.session import _NO_WAIT
+        from core.store.engine import NO_WAIT
 
-        if threading.current_thread() is not threading.main_thread() or _NO_WAIT.get():
+        if threading.current_thread() is not threading.main_thread() or NO_WAIT.get():
             return
         if statement.lstrip().upper().startswith(WRITES):
             self.seen.append(statement.split("\n")[0][:80])
@@ -106,7 +106,7 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
 ) -> None:
     from core.annotation import rating_of
     from core.category_tiers import load_member_tiers, load_tier_settings
-    from core.unit_builder import list_units, load_unit
+    from core.unit_builder.saved import list_units, load_unit
     from core.wikidata.category_store import LAST_CATEGORY_KEY
 
     window, controller = build_window(

@@ -12,7 +12,7 @@ from app.cli import main
 from core.likelihood import sequence_loglik
 from core.models import load_model
 from core.store import SessionStore
-from core.unit_builder import list_units
+from core.unit_builder.saved import list_units
 
 ENTITY = "http://www.wikidata.org/entity/"
 

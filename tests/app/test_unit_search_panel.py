@@ -10,7 +10,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QDialog
 
 from app.gui import build_window
-from core.unit_builder import list_units
+from core.unit_builder.saved import list_units
 from core.unit_search import SearchRequest
 from widgets.unit_search import UnitSearchDialog
 

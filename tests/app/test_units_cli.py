@@ -9,7 +9,7 @@ import pytest
 
 from app.cli import main
 from core.store import SessionStore
-from core.unit_builder import load_unit
+from core.unit_builder.saved import load_unit
 from core.units import Triple, unit_structure
 
 
@@ -132,7 +132,9 @@ def test_override_names_the_entity_across_the_unit_and_bad_input_exits_2(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
 ) -> None:
-    from core.unit_builder import UnitDraft, kept_labels, render_unit, save_unit
+    from core.unit_builder.draft import UnitDraft
+    from core.unit_builder.render import kept_labels, render_unit
+    from core.unit_builder.saved import save_unit
     from tests.core.test_unit_builder import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
 
     session = tmp_path / "s.taillens"

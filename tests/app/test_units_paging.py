@@ -9,7 +9,7 @@ from PySide6.QtCore import QModelIndex
 
 from core.formats import import_webnlg
 from core.store import SessionStore
-from core.unit_builder import list_units
+from core.unit_builder.saved import list_units
 from tests.app.test_panels_follow import window_and_controller  # noqa: F401  (fixture)
 
 UNITS = 7
@@ -71,7 +71,7 @@ def test_units_panel_counts_all_and_fetches_more_on_scroll(
 
 
 def test_keyset_pages_cover_the_session_once(tmp_path: Path) -> None:
-    from core.unit_builder import count_units
+    from core.unit_builder.saved import count_units
 
     every = session_with_units(tmp_path / "s.taillens")
     with SessionStore.open(tmp_path / "s.taillens") as store:

@@ -86,3 +86,52 @@ def write_release(
             data[str(n)] = {"text": "", "hits": hits} if with_text else hits
         (folder / f"human_eval_id_{system}.json").write_text(json.dumps(data), "utf-8")
     return folder
+
+
+def zscores_for(system: str, n: int) -> dict[str, float]:
+    rng = random.Random(f"z-{system}-{n}")
+    return {c: round(rng.uniform(-2.0, 1.0), 6) for c in CRITERIA}
+
+
+def write_challenge_layout(
+    folder: Path,
+    per_system: tuple[str, ...],
+    all_teams: tuple[str, ...],
+    *,
+    empty: tuple[str, ...] = ("1124",),
+) -> Path:
+    """The WebNLG/challenge-2020 repository's published layout of the English human
+    evaluation, ``evaluation/human-evaluation/results/en/``:
+
+    * ``<SYSTEM>/primary.json``: per system, the object from sample id to raters' ratings
+      (as ``Baseline-FORGE2020/primary.json``, whose ``"1124": {}`` is an entry with no
+      ratings: ``empty`` puts such entries in each file);
+    * ``english_humeval_data_all_teams.json``: a JSON list of records
+      ``{"submission_id", "size", "sample_id", "domain", "category", "Correctness", …}``,
+      the criteria being per-text means of per-rater z-scores.
+    """
+    root = folder / "evaluation" / "human-evaluation" / "results" / "en"
+    root.mkdir(parents=True, exist_ok=True)
+    for system in per_system:
+        data: dict[str, object] = {str(n): ratings_for(system, n) for n in range(1, SAMPLES + 1)}
+        for sample in empty:
+            data[sample] = {}
+        (root / system).mkdir()
+        (root / system / "primary.json").write_text(json.dumps(data), "utf-8")
+    records = [
+        {
+            "submission_id": system,
+            "size": "1",
+            "sample_id": str(n),
+            "domain": "type1",
+            "category": "Airport",
+            **zscores_for(system, n),
+        }
+        for system in all_teams
+        for n in range(1, SAMPLES + 1)
+    ]
+    if records:
+        (root / "english_humeval_data_all_teams.json").write_text(
+            json.dumps(records, indent=4), "utf-8"
+        )
+    return root

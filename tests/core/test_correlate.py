@@ -139,8 +139,8 @@ def test_ids_that_match_no_text_store_nothing(session, tmp_path: Path) -> None:
     before = table_digest(store)
     with pytest.raises(
         JudgmentError,
-        match=r"human_eval_id_bt5.json: no sample id matches a "
-        r"text of run \d+ \(bt5",
+        match=r"^bt5 \(human_eval_id_bt5.json\): no sample id matches a "
+        r"text of run \d+ \(bt5\)",
     ):
         import_webnlg_judgments(store, [folder])
     assert table_digest(store) == before
@@ -157,7 +157,8 @@ def test_ids_that_match_no_text_store_nothing(session, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("[1, 2]", "expected a JSON object from sample ids"),
+        ("[1, 2]", "human_eval_id_bt5.json, record 0: expected an object with submission_id"),
+        ("{}", "bt5 (human_eval_id_bt5.json): expected a JSON object from sample ids"),
         ('{"3": ', "not JSON (line 1"),
         (json.dumps({"Id3": {}}), "entry 'Id3': a sample id is a test-set number"),
         (
@@ -188,8 +189,10 @@ def test_a_system_with_no_run_is_named(session, tmp_path: Path) -> None:
     write_release(tmp_path / "r", ("Huawei",))
     with pytest.raises(JudgmentError, match="no run named 'Huawei'.*--run"):
         import_webnlg_judgments(store, [tmp_path / "r"])
-    with pytest.raises(JudgmentError, match="no run 99 in this session"):
-        import_webnlg_judgments(store, [tmp_path / "r" / "human_eval_id_Huawei.json"], run_id=99)
+    with pytest.raises(
+        JudgmentError, match=r"^Huawei \(human_eval_id_Huawei.json\): no run '99' \(id or name\)"
+    ):
+        import_webnlg_judgments(store, [tmp_path / "r" / "human_eval_id_Huawei.json"], runs=["99"])
 
 
 def test_no_judgments_is_a_clear_message(session) -> None:

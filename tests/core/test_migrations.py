@@ -48,7 +48,7 @@ def _alembic(path: Path, action: str, revision: str) -> None:
 
 
 def test_revisions_are_linear_and_known() -> None:
-    assert head_revision() == "0005_retrieval"
+    assert head_revision() == "0006_packs"
     assert known_revisions() == {
         "0001",
         "0002",
@@ -56,6 +56,7 @@ def test_revisions_are_linear_and_known() -> None:
         "0004",
         "0005_likelihood",
         "0005_retrieval",
+        "0006_packs",
     }
 
 
@@ -64,7 +65,7 @@ def test_revisions_read_without_alembic_agree_with_alembic() -> None:
     (no Alembic import at start-up): the same graph Alembic reads."""
     from alembic.script import ScriptDirectory
 
-    from core.store.session import revision_graph
+    from core.store.migrate import revision_graph
 
     scripts = ScriptDirectory.from_config(alembic_config())
     assert scripts.get_current_head() == head_revision()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.sampler import sample_units
-from core.unit_builder import claim_triple
+from core.unit_builder.draft import claim_triple
 from core.units import unit_structure
 from core.wikidata.records import ClaimRecord, EntityDetails
 
@@ -109,7 +109,8 @@ def test_bad_arguments_are_refused() -> None:
 
 def test_parallel_sampling_keeps_only_units_labelled_in_every_language() -> None:
     from core.sampler import NOT_PARALLEL
-    from core.unit_builder import UnitDraft, parallel_languages, render_unit
+    from core.unit_builder.draft import UnitDraft
+    from core.unit_builder.render import parallel_languages, render_unit
     from core.wikidata.records import Term
 
     def labels(item_id: str, langs: tuple[str, ...]) -> tuple[Term, ...]:

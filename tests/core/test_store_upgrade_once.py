@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 KILLED_UPGRADE = """
 import os, signal, sys
 import core.store.session as session
-session._upgrade = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+session.upgrade = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
 session.SessionStore.open(sys.argv[1])
 """
 

@@ -10,23 +10,10 @@ from sqlalchemy import select
 from core.claim_filters import ClaimFilterSettings
 from core.store import SessionStore
 from core.store import models as m
-from core.unit_builder import (
-    UnitDraft,
-    UnitError,
-    candidates,
-    follow,
-    keep_label,
-    kept_labels,
-    load_unit,
-    override_across,
-    parallel_languages,
-    render_unit,
-    reorder,
-    save_unit,
-    set_label_override,
-    set_override,
-    structure,
-)
+from core.unit_builder.candidates import candidates, follow
+from core.unit_builder.draft import UnitDraft, UnitError, override_across, structure
+from core.unit_builder.render import keep_label, kept_labels, parallel_languages, render_unit
+from core.unit_builder.saved import load_unit, reorder, save_unit, set_label_override, set_override
 from core.wikidata.records import ClaimRecord, EntityDetails, Term
 
 
@@ -253,7 +240,8 @@ def test_refuses_disconnected_empty_and_oversized_units(store: SessionStore) -> 
 
 def test_the_draft_survives_in_the_session(tmp_path) -> None:
     from core.store import SessionStore
-    from core.unit_builder import UnitDraft, load_draft, save_draft
+    from core.unit_builder.draft import UnitDraft
+    from core.unit_builder.saved import load_draft, save_draft
     from core.wikidata.records import ClaimRecord
 
     claim = ClaimRecord("s1", "Q1", "P17", "Q38", "wikibase-item", value_json={"x": 1})
@@ -372,7 +360,7 @@ def test_a_stored_unit_override_spreads_and_can_be_kept_for_the_session(
 
 
 def test_overrides_follow_their_triple_when_it_moves_or_another_goes() -> None:
-    from core.unit_builder import move_triple, remove_triple
+    from core.unit_builder.draft import move_triple, remove_triple
 
     draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ROME_INCEPTION).add(ROME_AREA)
     overrides = {("es", 0, "object"): "Italia", ("it", 2, "subject"): "Urbe"}
@@ -389,7 +377,7 @@ def test_overrides_follow_their_triple_when_it_moves_or_another_goes() -> None:
 
 
 def test_the_draft_overrides_survive_in_the_session(tmp_path: Path) -> None:
-    from core.unit_builder import (
+    from core.unit_builder.saved import (
         DRAFT_OVERRIDES_META_KEY,
         load_draft_overrides,
         save_draft_overrides,

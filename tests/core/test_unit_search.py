@@ -11,7 +11,7 @@ import pytest
 
 from core.jobs import CancelToken, JobSucceeded, JobWasCancelled, run_job
 from core.store import SessionStore
-from core.unit_builder import list_units
+from core.unit_builder.saved import list_units
 from core.unit_search import (
     Candidate,
     Graph,

@@ -211,12 +211,21 @@ class _Scorer:
         # ppl scores what the model generated (the raw reply); the rest the parsed text.
         by_run_lang = self._by_run_lang(self.replies if metric == PPL else self.texts)
         if metric in REFERENCE_BASED:
+            # A quality the language has no reference of at all (a dataset without silver
+            # references) is not worth a note per run; a language with none is, once.
+            present = {(lang, quality) for _unit, lang, quality in self.material.references}
             for (run_id, lang), texts in by_run_lang.items():
+                if not any((lang, quality) in present for quality in QUALITIES):
+                    self.summary.note(
+                        f"run {run_id}, {lang}: no text has a reference in {lang}; "
+                        "reference-based scores are absent (not 0)"
+                    )
+                    continue
                 for quality in QUALITIES:
                     chosen = [
                         t for t in texts if self.material.references.get((t.unit_id, lang, quality))
                     ]
-                    if len(chosen) < len(texts):
+                    if len(chosen) < len(texts) and (lang, quality) in present:
                         self.summary.note(
                             f"run {run_id}, {lang}: {len(texts) - len(chosen):,} of "
                             f"{len(texts):,} texts have no {quality} reference; their "

@@ -228,6 +228,14 @@ def unit_material(store: SessionStore, unit_id: int, lang: str) -> UnitMaterial:
     )
 
 
+def unit_references(
+    store: SessionStore, unit_ids: Sequence[int]
+) -> dict[tuple[int, str, str], list[tuple[int, str]]]:
+    """(unit id, lang, quality) -> its ``(reference id, text)`` pairs in id order, read as
+    the scoring job reads them."""
+    return dict(_UnitMaterial(store, unit_ids, reference_texts=False).references)
+
+
 def _aliases(
     terms: dict[tuple[str, str], list[str]], qid: str | None, lang: str, shown: str
 ) -> tuple[str, ...]:

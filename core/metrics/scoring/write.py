@@ -63,7 +63,7 @@ class StagedScores:
     def __init__(self, store: SessionStore, slot: int, batch: int) -> None:
         from sqlalchemy.exc import DBAPIError
 
-        from core.store.session import translate_error
+        from core.store.engine import translate_error
 
         self._store = store
         self._batch = max(1, batch)
@@ -103,8 +103,8 @@ class StagedScores:
         from sqlalchemy import insert, select
         from sqlalchemy.exc import DBAPIError
 
+        from core.store.engine import BEGIN_OPTION, translate_error
         from core.store.models import Score
-        from core.store.session import BEGIN_OPTION, translate_error
 
         self._flush()
         columns = [self._table.c[c] for c in _COLUMNS]

@@ -1,6 +1,6 @@
 """Alembic environment for session files.
 
-At runtime :mod:`core.store.session` passes an open connection in
+At runtime :mod:`core.store.migrate` passes an open connection in
 ``config.attributes["connection"]``, so no alembic.ini is needed. For developers,
 ``alembic -x session=path/to/file.taillens revision --autogenerate -m "..."`` (with
 ``script_location`` pointing here) compares the models against that file.

@@ -15,16 +15,12 @@ from sqlalchemy import select
 
 from core.formats import import_webnlg
 from core.formats.rdf import export_rdf
-from core.formats.webnlg import export_webnlg
+from core.formats.webnlg.writer import export_webnlg
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitTriple
-from core.unit_builder import (
-    UnitDraft,
-    parallel_languages,
-    render_unit,
-    save_unit,
-    set_override,
-)
+from core.unit_builder.draft import UnitDraft
+from core.unit_builder.render import parallel_languages, render_unit
+from core.unit_builder.saved import save_unit, set_override
 from core.wikidata.cache import load_entity, store_entity
 from core.wikidata.records import ClaimRecord, EntityDetails, Term
 

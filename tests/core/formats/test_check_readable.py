@@ -9,7 +9,7 @@ import pytest
 
 from core.formats import FormatError
 from core.formats.wdv import import_wdv
-from core.formats.webnlg import import_webnlg
+from core.formats.webnlg.importer import import_webnlg
 from core.store import SessionStore
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-import core.formats.webnlg as webnlg
 from core.formats import FormatError, export_webnlg, import_job, import_webnlg
+from core.formats.webnlg import importer, writer
+from core.formats.webnlg.entries import ParsedEntry
 from core.jobs import CancelToken, JobCancelled, JobContext, JobWasCancelled, Progress, run_job
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitReference
@@ -133,17 +134,17 @@ def test_unexpected_failure_mid_import_changes_nothing(
     store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = seeded(store, tmp_path)
-    real = webnlg._parse_entry
+    real = importer.parse_entry
     calls = 0
 
-    def failing(*args: object, **kwargs: object) -> webnlg.ParsedEntry:
+    def failing(*args: object, **kwargs: object) -> ParsedEntry:
         nonlocal calls
         calls += 1
         if calls == 3:
             raise RuntimeError("disk on fire")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(webnlg, "_parse_entry", failing)
+    monkeypatch.setattr(importer, "parse_entry", failing)
     body = HEAD + "".join(entry(f"F{i}") for i in range(5)) + TAIL
     with pytest.raises(RuntimeError, match="disk on fire"):
         import_webnlg(store, write(tmp_path, "five.xml", body))
@@ -154,17 +155,17 @@ def test_failure_after_a_flushed_batch_changes_nothing(
     store: SessionStore, tailnlg_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     before = seeded(store, tmp_path)
-    real = webnlg._parse_entry
+    real = importer.parse_entry
     calls = 0
 
-    def failing(*args: object, **kwargs: object) -> webnlg.ParsedEntry:
+    def failing(*args: object, **kwargs: object) -> ParsedEntry:
         nonlocal calls
         calls += 1
         if calls == 600:  # after the first batch of 500 went to the database
             raise RuntimeError("late failure")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(webnlg, "_parse_entry", failing)
+    monkeypatch.setattr(importer, "parse_entry", failing)
     with pytest.raises(RuntimeError):
         import_webnlg(store, tailnlg_path)
     assert table_digest(store) == before
@@ -231,7 +232,7 @@ def test_failure_while_writing_leaves_no_partial_file(
     out_folder = tmp_path / "out"
     out_folder.mkdir()
     (out_folder / "out.xml").write_text("previous export")
-    real = webnlg._entry_element
+    real = writer._entry_element
     calls = 0
 
     def failing(*args: object, **kwargs: object) -> object:
@@ -241,7 +242,7 @@ def test_failure_while_writing_leaves_no_partial_file(
             raise OSError(28, "No space left on device")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(webnlg, "_entry_element", failing)
+    monkeypatch.setattr(writer, "_entry_element", failing)
     with pytest.raises(FormatError, match="the disk is full .*; out.xml was left as it was"):
         export_webnlg(store, out_folder / "out.xml")
     assert [p.name for p in out_folder.iterdir()] == ["out.xml"]

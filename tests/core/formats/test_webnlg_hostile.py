@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-import core.formats.webnlg as webnlg
 from core.formats import FormatError, import_webnlg
+from core.formats.webnlg import reader
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitReference
 from tests.core.formats.conftest import table_digest
@@ -45,8 +45,8 @@ def test_an_attribute_over_the_cap_is_refused(
     store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seeded(store, tmp_path)
-    monkeypatch.setattr(webnlg, "MAX_TOKEN_BYTES", 1 << 20)
-    monkeypatch.setattr(webnlg, "READ_SIZE", 4096)
+    monkeypatch.setattr(reader, "MAX_TOKEN_BYTES", 1 << 20)
+    monkeypatch.setattr(reader, "READ_SIZE", 4096)
     huge = entry("H1").replace('category="C"', f'category="{"x" * (3 << 20)}"')
     message = refused(store, tmp_path, write(tmp_path, "huge.xml", HEAD + huge + TAIL))
     assert "huge.xml is refused: near line 4" in message and "runs over 1 MiB" in message
@@ -56,7 +56,7 @@ def test_a_long_attribute_under_the_cap_is_read_whole(
     store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Small reads force the growing-chunk path: the tag spans hundreds of reads.
-    monkeypatch.setattr(webnlg, "READ_SIZE", 1024)
+    monkeypatch.setattr(reader, "READ_SIZE", 1024)
     category = "y" * (1 << 20)
     body = HEAD + entry("L1").replace('category="C"', f'category="{category}"') + entry("L2")
     report = import_webnlg(store, write(tmp_path, "long.xml", body + TAIL))

@@ -7,18 +7,16 @@ import random
 import pytest
 
 from core.metrics.base import EntityInfo, ScoringItem
-from core.metrics.esa import (
-    EntityAdequacy,
-    HallucinationCandidates,
-    _multi_search,
-    _pattern_masks,
-    _search_scores,
-    entities_of_triples,
-    esa_of_text,
-    find_dates,
+from core.metrics.esa.detect import entities_of_triples, esa_of_text, synonym_index
+from core.metrics.esa.hallucination import HallucinationCandidates
+from core.metrics.esa.literals import find_dates
+from core.metrics.esa.metric import EntityAdequacy
+from core.metrics.esa.text import (
     levenshtein,
+    multi_search,
     normalised_distance,
-    synonym_index,
+    pattern_masks,
+    search_scores,
 )
 
 ADA = (
@@ -342,7 +340,7 @@ def test_search_scores_bound_every_ngram_from_below() -> None:
     for _ in range(300):
         pattern = "".join(rng.choice("ab c") for _ in range(rng.randint(1, 12))).strip() or "a"
         text = "".join(rng.choice("ab c") for _ in range(rng.randint(1, 40)))
-        scores = _search_scores(pattern, _pattern_masks(pattern), text)
+        scores = search_scores(pattern, pattern_masks(pattern), text)
         for end in range(1, len(text) + 1):
             best = min(_dp(pattern, text[start:end]) for start in range(end + 1))
             assert scores[end - 1] == best
@@ -357,9 +355,9 @@ def test_one_pass_search_of_many_patterns_equals_each_alone() -> None:
         ]
         text = "".join(rng.choice("ab cd") for _ in range(rng.randint(1, 50)))
         at = sorted(rng.sample(range(len(text)), rng.randint(1, len(text))))
-        packed = _multi_search(patterns, text, at)
+        packed = multi_search(patterns, text, at)
         for pattern, row in zip(patterns, packed, strict=True):
-            alone = _search_scores(pattern, _pattern_masks(pattern), text)
+            alone = search_scores(pattern, pattern_masks(pattern), text)
             assert row == [alone[j] for j in at]
             assert row == [min(_dp(pattern, text[s : j + 1]) for s in range(j + 2)) for j in at]
 
@@ -449,3 +447,79 @@ def test_numbers_in_decimal_comma_languages(lang: str, text: str, written: str) 
     # 3.500 in an English text is three and a half
     assert esa_of_text("It is 3.500 km.", (EntityInfo("3500.0"),), "en", pronouns=False).esa == 0.0
     assert esa_of_text("It is 3.500 km.", (EntityInfo("3.5"),), "en", pronouns=False).esa == 1.0
+
+
+# --- issue 22: what the enriched WebNLG dev set showed ESA missing ------------------------
+
+
+def test_an_entity_named_inside_a_longer_entitys_span_is_found() -> None:
+    # WebNLG's Acharya Institute of Technology: the address contains the city.
+    triples = [
+        (
+            "Acharya_Institute_of_Technology",
+            "address",
+            '"In Soldevanahalli, Acharya Dr. Sarvapalli Radhakrishnan Road, Hessarghatta Main '
+            'Road, Bangalore – 560090."@en',
+        ),
+        ("Acharya_Institute_of_Technology", "city", "Bangalore"),
+    ]
+    text = (
+        "The Acharya Institute of Technology is at In Soldevanahalli, Acharya Dr. Sarvapalli "
+        "Radhakrishnan Road, Hessarghatta Main Road, Bangalore – 560090."
+    )
+    entities = entities_of_triples(triples)
+    before = esa_of_text(text, entities, "en", second_chance=False)
+    assert before.missing == ("Bangalore",)
+    after = esa_of_text(text, entities, "en")
+    assert after.missing == () and after.esa == 1.0
+    nested = next(m for m in after.mentions if m.entity == "Bangalore")
+    assert text[nested.start : nested.end] == "Bangalore"
+    # Only exactly as written: an approximate name inside another's is no mention.
+    journal = entities_of_triples([("Acta_Mathematica_Hungarica", "discipline", "Mathematics")])
+    result = esa_of_text("The Acta Mathematica Hungarica is a journal.", journal, "en")
+    assert result.missing == ("Mathematics",)
+
+
+def test_words_naming_two_entities_go_to_the_one_found_nowhere_else() -> None:
+    from core.synonyms import starter_rows
+
+    synonyms = synonym_index(starter_rows())
+    triples = [("Arròs_negre", "country", "Spain"), ("Spain", "language", "Spanish_language")]
+    text = "Arros negre is a dish from Spain, where they speak Spanish."
+    entities = entities_of_triples(triples)
+    before = esa_of_text(text, entities, "en", synonyms=synonyms, second_chance=False)
+    after = esa_of_text(text, entities, "en", synonyms=synonyms)
+    assert before.missing == ("Spanish language",)
+    assert after.missing == ()
+    spans = {m.entity: text[m.start : m.end] for m in after.mentions}
+    assert spans["Spain"] == "Spain" and spans["Spanish language"] == "Spanish"
+    # Words that are the only mention of both stay with the closer, longer match.
+    alone = esa_of_text("They speak Spanish.", entities[2:], "en", synonyms=synonyms)
+    assert len(alone.missing) == 1
+
+
+@pytest.mark.parametrize(
+    ("label", "text"),
+    [
+        ("Turkish_people", "Ahmet Ertegun was a Turkish national."),
+        ("Filipinos_in_Japan", "One of the ethnic groups of Japan is the Filipinos."),
+        ("Native_Americans_in_the_United_States", "Native Americans are a group there."),
+        ("Indian_people", "Bhajji comes from India, the country of Indians."),
+    ],
+)
+def test_a_group_of_people_is_found_by_its_head(label: str, text: str) -> None:
+    entities = entities_of_triples([("Somewhere", "ethnicGroup", label)])
+    assert esa_of_text(text, entities, "en", group_names=False).missing
+    found = esa_of_text(text, entities, "en")
+    assert found.detected[-1] == label.replace("_", " ")
+    assert any(m.via == "group" for m in found.mentions)
+
+
+def test_group_heads_only_for_group_labels() -> None:
+    from core.metrics.esa.detect import group_head
+
+    assert group_head("Turkish people") == "Turkish"
+    assert group_head("Brazilians in Japan") == "Brazilians"
+    assert group_head("University of Texas at Austin") is None
+    assert group_head("Battle of Salamis") is None
+    assert group_head("Peoples Party") is None

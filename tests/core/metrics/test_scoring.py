@@ -428,7 +428,7 @@ def test_other_writers_and_readers_go_on_while_a_metric_is_scored(session) -> No
     """Rows are staged outside the session file while a metric is scored: another
     connection writes (a short busy timeout: it must not wait) and reads meanwhile, and
     the metric appears only when it is committed, whole."""
-    from core.metrics.esa import EntityAdequacy
+    from core.metrics.esa.metric import EntityAdequacy
 
     store, ids = session
     seen: list[int] = []  # the metric's rows another reader sees, at each chunk
@@ -467,7 +467,7 @@ from pathlib import Path
 
 import core.metrics.scoring.job as scoring_job
 from core.jobs import run_job
-from core.metrics.esa import EntityAdequacy
+from core.metrics.esa.metric import EntityAdequacy
 from core.metrics.scoring import ScoringRequest, score_job
 from core.store import SessionStore
 

@@ -28,7 +28,8 @@ from core.metrics.details import (
     PerplexityDetails,
     Span,
 )
-from core.metrics.esa import EntityAdequacy, HallucinationCandidates
+from core.metrics.esa.hallucination import HallucinationCandidates
+from core.metrics.esa.metric import EntityAdequacy
 from core.metrics.meteor import Meteor
 from core.metrics.perplexity import EntityPerplexity, Perplexity, ServerLogprobPerplexity
 from core.metrics.reference import Bleu, ChrF, Rouge, Ter

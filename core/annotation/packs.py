@@ -1,0 +1,845 @@
+"""Offline annotation packs for a team (METHODS §13).
+
+A pack is a small session file holding only what one annotator needs: the texts to rate,
+their units and references, the guidelines, golden items mixed in; no scores, no
+annotations, and in blind mode no model names, tiers or categories. The annotator opens
+it in TailLens on their own machine and rates offline; :func:`merge_packs` brings the
+ratings and corrections back.
+
+Identity and checks:
+
+* the source session gets a uid (session_meta ``session:uid``) the first time a pack is
+  made from it; each pack carries it, its own uid and the SHA-256 of every item's text;
+* the source records each pack (``annotation_packs``): its items and which were golden, so
+  the progress view knows what was handed out and a merge knows the pack;
+* merging refuses a pack made from another session, a pack this session has no record of,
+  and (unless asked to skip them) items whose text changed since the pack was made;
+* merging is idempotent: every merged rating records its origin (``annotation_origins``:
+  pack, annotator, the rating's id and last change in the pack, merge time); merging the
+  same pack again adds nothing, and a rating changed in the pack since the last merge
+  updates the one it made. A rating the session already holds from elsewhere that differs
+  from the pack's is a conflict: it is reported and kept, never overwritten.
+
+Rows are copied with their ids, so an item is the same id in the pack and the session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import sqlite3
+import statistics
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+
+from core.annotation.golden import golden_accuracy, golden_answers
+from core.annotation.queue import rateable_texts
+from core.annotation.ratings import RATING_FIELDS
+from core.annotation.types import (
+    REFERENCE,
+    VERBALISATION,
+    AnnotationError,
+    ItemRef,
+    item_ref,
+    natural_key,
+)
+from core.jobs import Job, JobContext
+from core.output_guard import check_output_target, sweep_stale_temporaries, temporary_name
+from core.store import SessionStore
+from core.store.engine import file_uri
+from core.store.models import (
+    Annotation,
+    AnnotationOrigin,
+    AnnotationPack,
+    Annotator,
+    UnitReference,
+    Verbalisation,
+)
+from core.store.placing import make_self_contained
+
+PACK_FORMAT = 1
+SESSION_UID_KEY = "session:uid"
+MANIFEST_KEY = "annotation:pack"
+GUIDELINES_KEY = "annotation:guidelines"
+TARGETS = ("verbalisations", "references")
+# Gaps between two ratings longer than this are breaks, not time spent on an item.
+DEFAULT_BREAK_S = 900.0
+_KIND = {VERBALISATION: "v", REFERENCE: "r"}
+_REF_KIND = {"v": VERBALISATION, "r": REFERENCE}
+
+
+class PackError(AnnotationError):
+    """A pack that cannot be made or merged, with the reason."""
+
+
+def text_hash(text: str | None) -> str:
+    return hashlib.sha256((text or "").encode("utf-8")).hexdigest()
+
+
+def parse_ids(spec: str | None) -> tuple[int, ...] | None:
+    """``"1-5,9"`` → (1, 2, 3, 4, 5, 9); None or ``"all"`` → None (no restriction)."""
+    if spec is None or spec.strip().lower() in ("", "all"):
+        return None
+    ids: list[int] = []
+    for part in spec.split(","):
+        part = part.strip()
+        match = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
+        if match is None:
+            raise PackError(f"Not an id or a range of ids: {part!r} (write e.g. 1-50,60,72).")
+        first = int(match[1])
+        last = int(match[2]) if match[2] else first
+        if last < first:
+            raise PackError(f"The range {part} runs backwards; write {last}-{first}.")
+        if last - first > 10_000_000:
+            raise PackError(f"The range {part} is too large.")
+        ids.extend(range(first, last + 1))
+    return tuple(dict.fromkeys(ids))
+
+
+def session_uid(store: SessionStore, *, create: bool = False) -> str | None:
+    """The session's identity stamped on its packs (made on first use with ``create``)."""
+    uid = store.get_meta(SESSION_UID_KEY)
+    if uid or not create:
+        return uid or None
+    uid = uuid.uuid4().hex
+    store.set_meta(SESSION_UID_KEY, uid)
+    return uid
+
+
+# -- making a pack ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PackRequest:
+    """What goes into one annotator's pack. ``None`` selections mean every one."""
+
+    annotator: str
+    out: Path
+    units: tuple[int, ...] | None = None
+    runs: tuple[int, ...] | None = None
+    langs: tuple[str, ...] | None = None
+    target: str = "verbalisations"
+    golden: int = 0
+    blind: bool = False
+    guidelines: str | None = None
+    seed: int = 0
+    limit: int | None = None
+    include_rated: bool = False  # items the annotator already rated in the session
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class PackSummary:
+    path: Path
+    pack_uid: str
+    annotator: str
+    items: int
+    golden: int
+    units: int
+    blind: bool
+    notes: tuple[str, ...] = ()
+
+
+def _pick_items(
+    store: SessionStore, request: PackRequest
+) -> tuple[list[dict[str, Any]], set[ItemRef], list[str]]:
+    notes: list[str] = []
+    if request.target not in TARGETS:
+        raise PackError(f"A pack holds 'verbalisations' or 'references', not {request.target!r}.")
+    with store.snapshot() as db:
+        texts = rateable_texts(db, request.target)
+        rated = {
+            item_ref(v, r)
+            for v, r in db.execute(
+                select(Annotation.verbalisation_id, Annotation.reference_id)
+                .join(Annotator, Annotator.id == Annotation.annotator_id)
+                .where(Annotator.name == request.annotator, Annotation.is_golden.is_(False))
+            )
+        }
+    units = set(request.units) if request.units is not None else None
+    runs = set(request.runs) if request.runs is not None else None
+    langs = set(request.langs) if request.langs is not None else None
+
+    def wanted(t: dict[str, Any]) -> bool:
+        return (
+            (units is None or t["unit"].id in units)
+            and (runs is None or t["run_id"] in runs)
+            and (langs is None or t["lang"] in langs)
+            and (request.include_rated or t["ref"] not in rated)
+        )
+
+    chosen = [t for t in texts if wanted(t)]
+    if request.limit is not None and len(chosen) > request.limit:
+        chosen = random.Random(request.seed).sample(chosen, request.limit)
+        chosen.sort(key=lambda t: (t["unit"].id, t["lang"], t["ref"].id))
+    golden: set[ItemRef] = set()
+    if request.golden > 0:
+        answers = set(golden_answers(store))
+        by_ref = {t["ref"]: t for t in texts}
+        pool = sorted(
+            (ref for ref in answers if ref in by_ref and ref not in rated), key=lambda r: r.id
+        )
+        if not pool:
+            notes.append(
+                "no golden items: set known answers in Annotate (Golden…) first; the pack has none"
+            )
+        else:
+            if len(pool) < request.golden:
+                notes.append(f"only {len(pool)} golden items with known answers; all are in")
+            golden = set(
+                random.Random(request.seed + 1).sample(pool, min(request.golden, len(pool)))
+            )
+            have = {t["ref"] for t in chosen}
+            chosen += [by_ref[ref] for ref in sorted(golden - have, key=lambda r: r.id)]
+    if not chosen:
+        raise PackError(
+            f"No texts to pack for {request.annotator}: the selection holds no "
+            f"{request.target} they have not rated yet"
+            + ("" if request.include_rated else " (include rated ones to pack them again)")
+            + "."
+        )
+    return chosen, golden, notes
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> str:
+    return ", ".join(f'"{row[1]}"' for row in conn.execute(f'PRAGMA main.table_info("{table}")'))
+
+
+def _copy(conn: sqlite3.Connection, table: str, where: str) -> None:
+    cols = _columns(conn, table)
+    conn.execute(
+        f'INSERT INTO main."{table}" ({cols}) SELECT {cols} FROM src."{table}" WHERE {where}'
+    )
+
+
+def _fill_pack(
+    pack_path: Path,
+    source_path: Path,
+    items: Sequence[dict[str, Any]],
+    request: PackRequest,
+    manifest: dict[str, Any],
+) -> None:
+    verbs = [t["ref"].id for t in items if t["ref"].kind == VERBALISATION]
+    refs = [t["ref"].id for t in items if t["ref"].kind == REFERENCE]
+    unit_ids = sorted({t["unit"].id for t in items})
+    with closing(
+        sqlite3.connect(file_uri(pack_path, "mode=rw"), uri=True, isolation_level=None)
+    ) as conn:
+        conn.execute("ATTACH DATABASE ? AS src", (file_uri(source_path, "mode=ro"),))
+        conn.execute("BEGIN")
+        for name, ids in (("pack_units", unit_ids), ("pack_verbs", verbs), ("pack_refs", refs)):
+            conn.execute(f"CREATE TEMP TABLE {name} (id INTEGER PRIMARY KEY)")
+            conn.executemany(f"INSERT INTO {name} VALUES (?)", [(i,) for i in ids])
+        if not request.blind:
+            _copy(
+                conn,
+                "categories",
+                "id IN (SELECT category_id FROM src.data_units WHERE id IN temp.pack_units)",
+            )
+        _copy(conn, "data_units", "id IN temp.pack_units")
+        _copy(conn, "unit_triples", "unit_id IN temp.pack_units")
+        _copy(conn, "unit_references", "unit_id IN temp.pack_units")
+        _copy(
+            conn,
+            "model_runs",
+            "id IN (SELECT run_id FROM src.verbalisations WHERE id IN temp.pack_verbs)",
+        )
+        _copy(conn, "verbalisations", "id IN temp.pack_verbs")
+        # Links to rows a pack does not carry are cut; what only a scorer needs goes.
+        conn.execute("UPDATE unit_triples SET claim_id = NULL")
+        conn.execute("UPDATE verbalisations SET token_logprobs = NULL")
+        if request.blind:
+            conn.execute(
+                "UPDATE data_units SET tier = NULL, sub_tier = NULL, category_id = NULL, "
+                "attributes = NULL, source = NULL, notes = NULL, uid = 'unit-' || id"
+            )
+            run_ids = [r for (r,) in conn.execute("SELECT id FROM model_runs ORDER BY id")]
+            random.Random(request.seed).shuffle(run_ids)
+            for n, run_id in enumerate(run_ids):
+                conn.execute(
+                    "UPDATE model_runs SET model_id = ?, system_name = NULL, "
+                    "model_fingerprint = NULL, parameters = NULL, prompt_templates = NULL, "
+                    "software = NULL WHERE id = ?",
+                    (f"System {_letters(n)}", run_id),
+                )
+            conn.execute("UPDATE verbalisations SET prompt = NULL")
+        conn.execute("INSERT INTO annotators (name) VALUES (?)", (request.annotator,))
+        meta = {MANIFEST_KEY: json.dumps(manifest), GUIDELINES_KEY: request.guidelines or ""}
+        conn.executemany(
+            "INSERT OR REPLACE INTO session_meta (key, value) VALUES (?, ?)", list(meta.items())
+        )
+        conn.execute("COMMIT")
+        conn.execute("DETACH DATABASE src")
+
+
+def _letters(n: int) -> str:
+    """0 → A, 25 → Z, 26 → AA …"""
+    out = ""
+    n += 1
+    while n:
+        n, rest = divmod(n - 1, 26)
+        out = chr(ord("A") + rest) + out
+    return out
+
+
+def make_pack(
+    store: SessionStore, request: PackRequest, ctx: JobContext | None = None
+) -> PackSummary:
+    """Write ``request.out``: a pack for ``request.annotator`` (see the module docstring).
+
+    The pack is built under a hidden temporary name beside the target and moved into place
+    only when whole; the session records the pack only once the file is in place."""
+    name = request.annotator.strip()
+    if not name:
+        raise PackError("A pack is for a named annotator: give their name.")
+    request = _with(request, annotator=name)
+    out = check_output_target(request.out, force=request.force)
+    sweep_stale_temporaries(out)
+    items, golden, notes = _pick_items(store, request)
+    if ctx is not None:
+        ctx.progress(0, 3, f"packing {len(items)} texts for {name}")
+        ctx.check_cancelled()
+    source_uid = session_uid(store, create=True)
+    pack_uid = uuid.uuid4().hex
+    hashes = [(_KIND[t["ref"].kind], t["ref"].id, text_hash(t["text"])) for t in items]
+    manifest = {
+        "format": PACK_FORMAT,
+        "pack_uid": pack_uid,
+        "source_session": source_uid,
+        "source_name": store.path.name,
+        "annotator": name,
+        "target": request.target,
+        "blind": request.blind,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "items": [list(h) for h in hashes],
+    }
+    building = temporary_name(out)
+    try:
+        SessionStore.create(building).close()
+        _fill_pack(building, store.path, items, request, manifest)
+        if ctx is not None:
+            ctx.progress(1, 3, "checking the pack")
+            ctx.check_cancelled()
+        with SessionStore.open_read_only(building) as check:
+            held = check.get_meta(MANIFEST_KEY)
+        if held is None:
+            raise PackError(f"The pack for {name} could not be written whole; nothing was kept.")
+        make_self_contained(building)
+        check_output_target(out, force=request.force)
+        with store.unit_of_work() as db:
+            db.add(
+                AnnotationPack(
+                    pack_uid=pack_uid,
+                    annotator=name,
+                    file_name=out.name,
+                    target=request.target,
+                    blind=request.blind,
+                    items={
+                        "items": [
+                            [kind, item_id, digest, ItemRef(_REF_KIND[kind], item_id) in golden]
+                            for kind, item_id, digest in hashes
+                        ]
+                    },
+                )
+            )
+        try:
+            os.replace(building, out)
+        except OSError:
+            with store.unit_of_work() as db:
+                db.execute(delete(AnnotationPack).where(AnnotationPack.pack_uid == pack_uid))
+            raise
+    finally:
+        for leftover in (
+            building,
+            *(building.with_name(building.name + s) for s in ("-wal", "-shm", "-journal")),
+        ):
+            with suppress(OSError):
+                leftover.unlink()
+    if ctx is not None:
+        ctx.progress(3, 3, f"wrote {out.name}")
+    return PackSummary(
+        out,
+        pack_uid,
+        name,
+        len(items),
+        len(golden),
+        len({t["unit"].id for t in items}),
+        request.blind,
+        tuple(notes),
+    )
+
+
+def _with(request: PackRequest, **changes: Any) -> PackRequest:
+    from dataclasses import replace
+
+    return replace(request, **changes)
+
+
+def pack_job(store: SessionStore, request: PackRequest) -> Job[PackSummary]:
+    from core.changes import Topic
+
+    return Job(
+        title=f"Annotation pack for {request.annotator}",
+        run=lambda ctx: make_pack(store, request, ctx),
+        kind="annotation-pack",
+        params={"annotator": request.annotator, "out": str(request.out)},
+        writes=frozenset({Topic.ANNOTATIONS}),
+    )
+
+
+# -- reading a pack ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PackInfo:
+    """What an open session says about itself as a pack (None when it is not one)."""
+
+    pack_uid: str
+    annotator: str
+    source_name: str
+    blind: bool
+    items: int
+    guidelines: str
+
+
+def pack_info(store: SessionStore) -> PackInfo | None:
+    manifest = _manifest_of(store, store.path)
+    if manifest is None:
+        return None
+    return PackInfo(
+        manifest["pack_uid"],
+        manifest["annotator"],
+        manifest.get("source_name", ""),
+        bool(manifest.get("blind")),
+        len(manifest["items"]),
+        store.get_meta(GUIDELINES_KEY) or "",
+    )
+
+
+def _manifest_of(store: SessionStore, path: Path) -> dict[str, Any] | None:
+    text = store.get_meta(MANIFEST_KEY)
+    if text is None:
+        return None
+    try:
+        manifest = json.loads(text)
+        ok = (
+            isinstance(manifest, dict)
+            and isinstance(manifest.get("pack_uid"), str)
+            and isinstance(manifest.get("source_session"), str)
+            and isinstance(manifest.get("annotator"), str)
+            and isinstance(manifest.get("items"), list)
+            and all(
+                isinstance(i, list) and len(i) == 3 and i[0] in _REF_KIND and isinstance(i[1], int)
+                for i in manifest["items"]
+            )
+        )
+    except ValueError:
+        ok = False
+    if not ok:
+        raise PackError(f"{path.name} is damaged: its pack description cannot be read.")
+    if manifest.get("format", 1) > PACK_FORMAT:
+        raise PackError(f"{path.name} was made by a newer TailLens; update TailLens to merge it.")
+    return manifest
+
+
+# -- merging -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Conflict:
+    item: ItemRef
+    annotator: str
+    kept: dict[str, Any]
+    pack: dict[str, Any]
+
+    def describe(self) -> str:
+        def short(v: dict[str, Any]) -> str:
+            return (
+                ", ".join(f"{k} {v[k]}" for k in ("fluency", "adequacy") if v.get(k) is not None)
+                or "no scores"
+            )
+
+        return (
+            f"{self.item.kind} {self.item.id} by {self.annotator}: the session has "
+            f"{short(self.kept)}, the pack {short(self.pack)} (kept the session's)"
+        )
+
+
+@dataclass(frozen=True)
+class MergeReport:
+    path: Path
+    pack_uid: str
+    annotator: str
+    added: int
+    updated: int
+    unchanged: int
+    conflicts: tuple[Conflict, ...] = ()
+    changed_texts: tuple[ItemRef, ...] = ()  # skipped: the text changed since packing
+    outside: int = 0  # ratings of texts that were not handed out in the pack
+
+    def describe(self) -> str:
+        parts = [f"{self.added} added", f"{self.updated} updated", f"{self.unchanged} already in"]
+        if self.conflicts:
+            parts.append(f"{len(self.conflicts)} in conflict (the session's kept)")
+        if self.changed_texts:
+            parts.append(f"{len(self.changed_texts)} skipped (text changed since packing)")
+        if self.outside:
+            parts.append(f"{self.outside} skipped (not in the pack)")
+        return f"{self.path.name} ({self.annotator}): " + ", ".join(parts)
+
+
+def _current_hashes(db: Any, refs: Iterable[ItemRef]) -> dict[ItemRef, str | None]:
+    verbs = [r.id for r in refs if r.kind == VERBALISATION]
+    refs_ = [r.id for r in refs if r.kind == REFERENCE]
+    out: dict[ItemRef, str | None] = {}
+    for chunk in _chunks(verbs):
+        for vid, text in db.execute(
+            select(Verbalisation.id, Verbalisation.text).where(Verbalisation.id.in_(chunk))
+        ):
+            out[ItemRef(VERBALISATION, vid)] = text_hash(text)
+    for chunk in _chunks(refs_):
+        for rid, text in db.execute(
+            select(UnitReference.id, UnitReference.text).where(UnitReference.id.in_(chunk))
+        ):
+            out[ItemRef(REFERENCE, rid)] = text_hash(text)
+    return out
+
+
+def _chunks(values: Sequence[int], size: int = 500) -> Iterable[Sequence[int]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def _iso(value: datetime | None) -> str:
+    if value is None:
+        return ""
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+
+
+def merge_pack(store: SessionStore, path: Path | str, *, skip_changed: bool = False) -> MergeReport:
+    """Bring one pack's ratings and corrections into ``store`` (one transaction)."""
+    from core.formats.files import check_readable
+    from core.store.placing import file_identity
+
+    path = check_readable(Path(path).expanduser(), "an annotation pack (.taillens)")
+    if file_identity(path) == file_identity(store.path):
+        raise PackError(f"{path.name} is this session itself, not a pack made from it.")
+    with SessionStore.open_read_only(path) as pack:
+        manifest = _manifest_of(pack, path)
+        if manifest is None:
+            raise PackError(
+                f"{path.name} is a session but not an annotation pack; packs are made with "
+                "'taillens annotations pack' or File ▸ Annotation pack…"
+            )
+        with pack.snapshot() as db:
+            names = dict(db.execute(select(Annotator.id, Annotator.name)).all())
+            rows = [
+                (
+                    r.id,
+                    names.get(r.annotator_id, f"annotator {r.annotator_id}"),
+                    item_ref(r.verbalisation_id, r.reference_id),
+                    {f: getattr(r, f) for f in RATING_FIELDS},
+                    r.created_at,
+                    r.updated_at,
+                )
+                for r in db.scalars(
+                    select(Annotation)
+                    .where(Annotation.is_golden.is_(False))
+                    .order_by(Annotation.id)
+                )
+            ]
+    pack_uid = manifest["pack_uid"]
+    mine = session_uid(store)
+    if mine is None or manifest["source_session"] != mine:
+        raise PackError(
+            f"{path.name} was made from another session "
+            f"({manifest.get('source_name') or 'unknown'}), not from {store.path.name}; "
+            "merge it into the session it came from."
+        )
+    hashes = {ItemRef(_REF_KIND[k], i): h for k, i, h in manifest["items"]}
+    with store.unit_of_work() as db:
+        record = db.scalar(select(AnnotationPack).where(AnnotationPack.pack_uid == pack_uid))
+        if record is None:
+            raise PackError(
+                f"{store.path.name} has no record of the pack {path.name} (it was made from a "
+                "copy of this session); merge it into the session it was made from."
+            )
+        current = _current_hashes(db, list(hashes))
+        changed = frozenset(r for r, h in hashes.items() if current.get(r) != h)
+        in_pack = {row[2] for row in rows}
+        rated_changed = sorted(changed & in_pack, key=lambda r: (r.kind, r.id))
+        if rated_changed and not skip_changed:
+            shown = ", ".join(f"{r.kind} {r.id}" for r in rated_changed[:5])
+            more = f" and {len(rated_changed) - 5} more" if len(rated_changed) > 5 else ""
+            raise PackError(
+                f"{path.name}: {len(rated_changed)} rated texts changed (or were deleted) "
+                f"since the pack was made ({shown}{more}); nothing was merged. "
+                "Merge with --skip-changed to bring in the rest."
+            )
+        # Everything this pack could touch is read once, and written in bulk: a merge of
+        # 13,000 ratings is a few statements, not 13,000 round trips.
+        annotators = dict(db.execute(select(Annotator.name, Annotator.id)).all())
+        for who in sorted({row[1] for row in rows} - set(annotators)):
+            added_annotator = Annotator(name=who)
+            db.add(added_annotator)
+            db.flush()
+            annotators[who] = added_annotator.id
+        wanted = {annotators[row[1]] for row in rows}
+        existing: dict[tuple[int, ItemRef], Any] = {}
+        for held_row in db.execute(
+            select(
+                Annotation.id,
+                Annotation.annotator_id,
+                Annotation.verbalisation_id,
+                Annotation.reference_id,
+                *(getattr(Annotation, f) for f in RATING_FIELDS),
+            )
+            .where(Annotation.annotator_id.in_(wanted), Annotation.is_golden.is_(False))
+            .order_by(Annotation.id)
+        ):
+            key = (
+                held_row.annotator_id,
+                item_ref(held_row.verbalisation_id, held_row.reference_id),
+            )
+            existing.setdefault(key, held_row)  # the first, as save_rating updates it
+        origins = dict(
+            db.execute(
+                select(AnnotationOrigin.annotation_id, AnnotationOrigin.pack_updated_at).where(
+                    AnnotationOrigin.pack_uid == pack_uid
+                )
+            ).all()
+        )
+        added = updated = unchanged = outside = 0
+        conflicts: list[Conflict] = []
+        skipped: list[ItemRef] = []
+        now = datetime.now(UTC)
+        inserts: list[dict[str, Any]] = []
+        inserted_from: list[tuple[int, str, str]] = []  # pack id, annotator, stamp
+        row_updates: list[dict[str, Any]] = []
+        origin_updates: list[dict[str, Any]] = []
+        seen: set[tuple[int, ItemRef]] = set()
+        for pack_id, who, ref, values, created, changed_at in rows:
+            if ref not in hashes:
+                outside += 1
+                continue
+            if ref in changed:
+                skipped.append(ref)
+                continue
+            annotator_id = annotators[who]
+            if (annotator_id, ref) in seen:
+                outside += 1  # a second rating of one text by one person: not the app's
+                continue
+            seen.add((annotator_id, ref))
+            held_row = existing.get((annotator_id, ref))
+            stamp = _iso(changed_at)
+            if held_row is None:
+                inserts.append(
+                    {
+                        "annotator_id": annotator_id,
+                        "is_golden": False,
+                        "verbalisation_id": ref.id if ref.kind == VERBALISATION else None,
+                        "reference_id": ref.id if ref.kind == REFERENCE else None,
+                        "created_at": created,
+                        "updated_at": changed_at,
+                        **values,
+                    }
+                )
+                inserted_from.append((pack_id, who, stamp))
+                continue
+            held = {f: getattr(held_row, f) for f in RATING_FIELDS}
+            merged_stamp = origins.get(held_row.id)
+            if held == values:
+                unchanged += 1
+            elif merged_stamp is not None and stamp > merged_stamp:
+                # changed in the pack since the last merge of it: the rating it made follows
+                row_updates.append({"id": held_row.id, "updated_at": changed_at, **values})
+                origin_updates.append(
+                    {"annotation_id": held_row.id, "pack_updated_at": stamp, "merged_at": now}
+                )
+                updated += 1
+            else:
+                conflicts.append(Conflict(ref, who, held, values))
+        if inserts:
+            new_ids = db.scalars(
+                insert(Annotation).returning(Annotation.id, sort_by_parameter_order=True),
+                inserts,
+            ).all()
+            db.execute(
+                insert(AnnotationOrigin),
+                [
+                    {
+                        "annotation_id": annotation_id,
+                        "pack_uid": pack_uid,
+                        "pack_file": path.name,
+                        "annotator": who,
+                        "pack_annotation_id": pack_id,
+                        "pack_updated_at": stamp,
+                        "merged_at": now,
+                    }
+                    for annotation_id, (pack_id, who, stamp) in zip(
+                        new_ids, inserted_from, strict=True
+                    )
+                ],
+            )
+            added = len(new_ids)
+        if row_updates:
+            db.execute(update(Annotation), row_updates)
+            db.execute(update(AnnotationOrigin), origin_updates)
+    return MergeReport(
+        path,
+        pack_uid,
+        manifest["annotator"],
+        added,
+        updated,
+        unchanged,
+        tuple(conflicts),
+        tuple(skipped),
+        outside,
+    )
+
+
+def merge_packs(
+    store: SessionStore,
+    paths: Sequence[Path | str],
+    *,
+    skip_changed: bool = False,
+    ctx: JobContext | None = None,
+) -> list[MergeReport]:
+    """Merge each pack in turn; a pack that is refused stops nothing already merged (each
+    pack is its own transaction) and its error names it."""
+    reports = []
+    for n, path in enumerate(paths):
+        if ctx is not None:
+            ctx.progress(n, len(paths), f"merging {Path(path).name}")
+            ctx.check_cancelled()
+        reports.append(merge_pack(store, path, skip_changed=skip_changed))
+    if ctx is not None:
+        ctx.progress(len(paths), len(paths), "merged")
+    return reports
+
+
+def merge_job(
+    store: SessionStore, paths: Sequence[Path], *, skip_changed: bool = False
+) -> Job[list[MergeReport]]:
+    from core.changes import Topic
+
+    return Job(
+        title=f"Merge {len(paths)} annotation pack{'s' if len(paths) != 1 else ''}",
+        run=lambda ctx: merge_packs(store, paths, skip_changed=skip_changed, ctx=ctx),
+        kind="annotation-merge",
+        params={"packs": [str(p) for p in paths]},
+        writes=frozenset({Topic.ANNOTATIONS}),
+    )
+
+
+# -- progress ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnnotatorProgress:
+    """One annotator's work: items handed out in packs, rated, remaining, golden accuracy
+    and the median time per rating (gaps over ``break_s`` are breaks and do not count)."""
+
+    annotator: str
+    packs: int
+    assigned: int
+    done: int
+    ratings: int
+    golden_items: int
+    golden_adequacy: float | None
+    golden_fluency: float | None
+    seconds_per_item: float | None
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.assigned - self.done)
+
+
+@dataclass(frozen=True)
+class TeamProgress:
+    annotators: list[AnnotatorProgress] = field(default_factory=list)
+    alpha_fluency: float | None = None
+    alpha_adequacy: float | None = None
+    rated_items: int = 0
+
+
+def team_progress(
+    store: SessionStore,
+    *,
+    break_s: float = DEFAULT_BREAK_S,
+    agreement: Callable[[SessionStore], tuple[float | None, float | None, int]] | None = None,
+) -> TeamProgress:
+    with store.snapshot() as db:
+        packs = list(db.execute(select(AnnotationPack.annotator, AnnotationPack.items)))
+        ratings = list(
+            db.execute(
+                select(
+                    Annotator.name,
+                    Annotation.verbalisation_id,
+                    Annotation.reference_id,
+                    Annotation.created_at,
+                )
+                .join(Annotator, Annotator.id == Annotation.annotator_id)
+                .where(Annotation.is_golden.is_(False))
+            )
+        )
+    assigned: dict[str, set[ItemRef]] = defaultdict(set)
+    pack_count: dict[str, int] = defaultdict(int)
+    for who, held in packs:
+        pack_count[who] += 1
+        for kind, item_id, *_ in (held or {}).get("items", []):
+            assigned[who].add(ItemRef(_REF_KIND[kind], item_id))
+    rated: dict[str, set[ItemRef]] = defaultdict(set)
+    times: dict[str, list[datetime]] = defaultdict(list)
+    for name, v, r, created in ratings:
+        rated[name].add(item_ref(v, r))
+        if created is not None:
+            times[name].append(created if created.tzinfo else created.replace(tzinfo=UTC))
+    golden = {g.annotator: g for g in golden_accuracy(store)}
+    people = sorted(set(assigned) | set(rated), key=natural_key)
+    rows = []
+    for name in people:
+        stamps = sorted(times[name])
+        gaps = [
+            (b - a).total_seconds()
+            for a, b in zip(stamps, stamps[1:], strict=False)
+            if 0 < (b - a).total_seconds() <= break_s
+        ]
+        g = golden.get(name)
+        rows.append(
+            AnnotatorProgress(
+                name,
+                pack_count[name],
+                len(assigned[name]),
+                len(assigned[name] & rated[name]),
+                len(rated[name]),
+                g.items if g else 0,
+                g.adequacy_accuracy if g else None,
+                g.fluency_accuracy if g else None,
+                statistics.median(gaps) if gaps else None,
+            )
+        )
+    alpha_f = alpha_a = None
+    items = 0
+    if agreement is not None:
+        alpha_f, alpha_a, items = agreement(store)
+    return TeamProgress(rows, alpha_f, alpha_a, items)
+
+
+def overall_agreement(store: SessionStore) -> tuple[float | None, float | None, int]:
+    """Krippendorff's alpha over every merged rating (METHODS §9), and the items rated."""
+    from core.annotation.summary import aggregate_annotations
+
+    summary = aggregate_annotations(store, agreement=True)
+    return summary.overall.alpha_fluency, summary.overall.alpha_adequacy, summary.overall.items

@@ -1,0 +1,227 @@
+"""Checking a file from the outside before anything opens it for writing: header bytes,
+then a read-only connection, so a file that is refused is left byte for byte as it was."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import core
+from core.output_guard import (
+    SESSION_APPLICATION_ID,
+)
+from core.session_info import SessionInfo
+from core.store.engine import file_uri
+from core.store.errors import (
+    NotASessionError,
+    SessionCorruptError,
+    SessionError,
+    SessionMissingError,
+    SessionReadOnlyError,
+)
+from core.store.migrate import head_revision, known_revisions
+
+APPLICATION_ID = SESSION_APPLICATION_ID  # "TLNS", written to the SQLite header of every session
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_HEADER_SIZE = 100
+
+
+# -- checking a file from the outside -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """What :func:`inspect_file` found in a file that passed every check."""
+
+    path: Path
+    size: int
+    page_size: int
+    page_count: int | None
+    application_id: int
+    revision: str | None
+    tables: tuple[str, ...] = field(default=())
+
+    @property
+    def is_current(self) -> bool:
+        return self.revision == head_revision()
+
+    @property
+    def is_known(self) -> bool:
+        return self.revision in known_revisions()
+
+
+def wal_path(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def shm_path(path: Path) -> Path:
+    return path.with_name(path.name + "-shm")
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot change ``path`` nor leave files next to it.
+
+    With no ``-wal`` file the database is self-contained and ``immutable=1`` reads it
+    without creating ``-wal``/``-shm`` files (``mode=ro`` would leave them behind). With
+    a ``-wal`` file, another program may have it open, so its pages must be read too.
+    """
+    option = "mode=ro" if wal_path(path).exists() else "immutable=1"
+    return sqlite3.connect(file_uri(path, option), uri=True, isolation_level=None)
+
+
+def _check_header(path: Path) -> tuple[int, int, int | None]:
+    """Check path, size and SQLite header without opening the database.
+
+    Returns (file size, page size, page count or None when the header does not know it).
+    """
+    if path.is_dir():
+        raise SessionMissingError(path, is_directory=True)
+    if not path.exists():
+        raise SessionMissingError(path)
+    if not path.is_file():
+        raise NotASessionError(path, "it is not a regular file")
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            header = handle.read(_HEADER_SIZE)
+    except OSError as exc:
+        raise SessionError(
+            path,
+            f"Cannot read the session file {path.name}: {exc.strerror or exc}. "
+            f"Check its permissions (full path: {path}).",
+        ) from exc
+    if size == 0:
+        raise NotASessionError(path, "the file is empty (0 bytes)")
+    if not header.startswith(SQLITE_MAGIC):
+        raise NotASessionError(path, "it is not a SQLite database")
+    if len(header) < _HEADER_SIZE:
+        raise SessionCorruptError(path, "the file ends inside the database header")
+    page_size = int.from_bytes(header[16:18], "big")
+    if page_size == 1:
+        page_size = 65536
+    if page_size < 512 or page_size > 65536 or page_size & (page_size - 1):
+        raise SessionCorruptError(path, f"invalid page size {page_size} in the header")
+    # The in-header page count is only trustworthy when "version-valid-for" matches the
+    # change counter (older writers did not maintain it).
+    page_count = int.from_bytes(header[28:32], "big") if header[92:96] == header[24:28] else None
+    wal = wal_path(path)
+    wal_has_pages = wal.exists() and wal.stat().st_size > 0
+    # With pages still in a -wal file (a crash, or another program has it open), the main
+    # file may legitimately lag behind its header until the next checkpoint.
+    if not wal_has_pages:
+        if size % page_size:
+            raise SessionCorruptError(
+                path,
+                f"its size ({size:,} bytes) is not a whole number of {page_size}-byte pages; "
+                "it was probably cut short",
+            )
+        if page_count is not None and page_count * page_size > size:
+            raise SessionCorruptError(
+                path,
+                f"it is truncated: the header says {page_count * page_size:,} bytes, "
+                f"the file has {size:,}",
+            )
+    return size, page_size, page_count
+
+
+def _check_writable(path: Path) -> None:
+    # Mode bits as well as os.access: as root (containers, CI) os.access says yes to
+    # everything, but a file a user marked read-only must still be refused.
+    if path.stat().st_mode & 0o222 == 0 or not os.access(path, os.W_OK):
+        raise SessionReadOnlyError(path)
+    folder = path.parent
+    # WAL mode writes -wal and -shm files next to the session.
+    if folder.stat().st_mode & 0o222 == 0 or not os.access(folder, os.W_OK | os.X_OK):
+        raise SessionReadOnlyError(path, folder=True)
+
+
+def _read_database(path: Path) -> tuple[int, str | None, tuple[str, ...]]:
+    """Run quick_check and read application id, revision and table names, read-only."""
+    try:
+        with closing(connect_read_only(path)) as conn:
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
+            if problems != ["ok"]:
+                raise SessionCorruptError(path, "; ".join(str(p) for p in problems))
+            application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+            tables = tuple(
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+                )
+            )
+            revision: str | None = None
+            if "alembic_version" in tables:
+                versions = [
+                    row[0] for row in conn.execute("SELECT version_num FROM alembic_version")
+                ]
+                if len(versions) > 1:
+                    raise SessionCorruptError(
+                        path, f"it records several schema revisions ({', '.join(versions)})"
+                    )
+                revision = versions[0] if versions else None
+    except sqlite3.DatabaseError as exc:
+        raise SessionCorruptError(path, str(exc)) from exc
+    return application_id, revision, tables
+
+
+def inspect_file(path: Path | str, *, for_writing: bool = False) -> FileCheck:
+    """Check that ``path`` is a TailLens session without changing it.
+
+    Raises a :class:`SessionError` subclass for a missing, empty, foreign, truncated or
+    damaged file, and with ``for_writing`` for a read-only file or folder too. A file
+    from a newer TailLens passes: ``check.is_known`` is False.
+    """
+    path = Path(path).expanduser()
+    size, page_size, page_count = _check_header(path)
+    path = path.resolve()
+    if for_writing:
+        _check_writable(path)
+    application_id, revision, tables = _read_database(path)
+    # The application id is what makes a file a session: another program's database
+    # may have an alembic_version table of its own (at any revision, even one of ours),
+    # and nothing may be written to it, not even a switch to WAL or a backup copy.
+    if application_id != APPLICATION_ID:
+        if application_id:
+            what = f"a database of another program (application id {application_id:#x})"
+        elif tables:
+            what = "a SQLite database of another program"
+        else:
+            what = "an empty SQLite database"
+        raise NotASessionError(path, f"it is {what}")
+    if revision is None:
+        raise SessionCorruptError(
+            path, "it has no schema revision; it was probably not created completely"
+        )
+    return FileCheck(path, size, page_size, page_count, application_id, revision, tables)
+
+
+def read_session_info(path: Path | str) -> SessionInfo:
+    """Describe a session file read-only: an older one is described, not upgraded."""
+    check = inspect_file(path)
+    try:
+        with closing(connect_read_only(check.path)) as conn:
+            meta: dict[str, str] = {}
+            if "session_meta" in check.tables:
+                meta = dict(conn.execute("SELECT key, value FROM session_meta").fetchall())
+            counts = {
+                table: int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
+                for table in check.tables
+                if table != "alembic_version"
+            }
+    except sqlite3.DatabaseError as exc:
+        raise SessionCorruptError(check.path, str(exc)) from exc
+    return {
+        "path": str(check.path),
+        "schema_revision": check.revision,
+        "head_revision": head_revision(),
+        "app_version": core.__version__,
+        "created_with": meta.get("created_with"),
+        "created_at": meta.get("created_at"),
+        "tables": counts,
+    }

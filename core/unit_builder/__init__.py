@@ -1,0 +1,1 @@
+"""Building data units by hand or by sampling: drafts, candidate claims, rendering, saving."""
