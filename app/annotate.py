@@ -58,6 +58,10 @@ class AnnotateController(QObject):
             {Topic.RUNS, Topic.REFERENCES, Topic.UNITS}, lambda _topics: self._texts_changed(), self
         )
         app.changes.subscribe({Topic.ANNOTATIONS}, lambda _topics: self._ratings_changed(), self)
+        # The reference modes (METHODS §11): Write references, Review translations.
+        from app.references_annotate import ReferencesAnnotateController
+
+        self.references = ReferencesAnnotateController(app, self)
 
     # -- session and annotator ---------------------------------------------------------
     def session_opened(self) -> None:

@@ -78,6 +78,9 @@ class BrowserController(QObject):
         self.state.watch(self._state_changed)
         panel.fetch_requested.connect(self.fetch)
         panel.source_requested.connect(self.use_source)
+        panel.demo_requested.connect(self.start_demo)
+        self._demo_pending = False
+        self._embedded_loading = False
         panel.category_save_requested.connect(self.save_category)
         # What was edited in the old session is written to it before it closes.
         app.session_closing.connect(lambda _store: self.flush())
@@ -137,6 +140,9 @@ class BrowserController(QObject):
             self.source = self._embedded
             self._set_source("embedded")
             return
+        if self._embedded_loading:  # one load at a time ("Start with the demo" asks too)
+            return
+        self._embedded_loading = True
 
         def load(ctx: JobContext) -> WikidataSource:
             from core.wikidata.open_source import load_demo_source
@@ -155,12 +161,33 @@ class BrowserController(QObject):
         )
         self.panel.set_source_badge("embedded", "DEMO DATA: loading…")
         handle.succeeded.connect(self._embedded_loaded)
+        handle.finished.connect(lambda _o: setattr(self, "_embedded_loading", False))
 
     def _embedded_loaded(self, outcome: JobSucceeded[Any]) -> None:
         self._embedded = outcome.result
         if self.panel.source_combo.currentData() == "embedded":
             self.source = self._embedded
             self._set_source("embedded")
+            if self._demo_pending:
+                self._demo_pending = False
+                self.start_demo()
+
+    def start_demo(self) -> None:
+        """ "Start with the demo": the demo data as the source (loaded first if need be),
+        then the shown category fetched from it."""
+        panel = self.panel
+        index = panel.source_combo.findData("embedded")
+        if panel.source_combo.currentIndex() != index:
+            panel.source_combo.setCurrentIndex(index)  # asks for the source (use_source)
+        if self._embedded is None:
+            self._demo_pending = True
+            self._use_embedded()
+            return
+        self.source = self._embedded
+        self._set_source("embedded")
+        name = panel.category_combo.currentText()
+        if name:
+            self.fetch(name, panel.limit_spin.value())
 
     def _set_source(self, kind: str) -> None:
         self.source_kind = kind

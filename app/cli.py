@@ -37,7 +37,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.correlate",
     "app.commands.synonyms",
     "app.commands.likelihood",
+    "app.commands.references",
     "app.commands.desktop",
+    "app.commands.models",
+    "app.commands.train",
 )
 
 EXIT_OK = 0

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from app.annotate import AnnotateController
     from app.browser import BrowserController
     from app.likelihood import LikelihoodController
+    from app.models import ModelsController
     from app.packs import PacksController
     from app.preferences import PreferencesController
     from app.report import ReportController
@@ -65,6 +66,7 @@ class AppController(QObject):
     likelihood: LikelihoodController
     preferences_controller: PreferencesController
     packs: PacksController
+    models: ModelsController
     preferences: Preferences  # set by PreferencesController
     # How long a write on a worker thread (a job, the session writer) waits for a lock
     # held elsewhere before it is told so; nothing on the UI thread waits for it at all.
@@ -330,13 +332,9 @@ class AppController(QObject):
         report = outcome.result
         text = f"Exported to {path.name}: {report.summary_line()}"
         self.window.statusBar().showMessage(text, 15_000)
-        if report.skipped:
-            details = "\n".join(f"{e.where}: {e.reason}" for e in report.skipped)
-            self.window.show_message(
-                "Export finished",
-                f"{text}. The units listed under Details were not exported.",
-                details,
-            )
+        details = "\n".join(f"{e.where}: {e.reason}" for e in report.skipped)
+        skipped = ". The units listed under Details were not exported." if details else ""
+        self.window.show_written("Export finished", f"{text}{skipped}", path, details)
 
     # -- jobs --------------------------------------------------------------------------
     def run_job(self, job: Job[Any]) -> JobHandle:

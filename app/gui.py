@@ -9,7 +9,7 @@ import time
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import NoReturn, cast
+from typing import Any, NoReturn, cast
 
 from core import APP_NAME, paths
 from core.errors import UserFacingError
@@ -94,8 +94,41 @@ def get_application():
         apply_color_scheme(app)
         hints = app.styleHints()
         if hasattr(hints, "colorSchemeChanged"):
-            hints.colorSchemeChanged.connect(lambda scheme: apply_color_scheme(app, scheme))
+            hints.colorSchemeChanged.connect(lambda scheme: _system_scheme_changed(app, scheme))
     return app
+
+
+def _system_scheme_changed(app, scheme) -> None:
+    if (app.property("taillens_theme") or "system") == "system":
+        apply_color_scheme(app, scheme)
+
+
+def load_theme(settings) -> str:
+    """The theme chosen in Preferences (system, light or dark)."""
+    from core.appearance import read_theme  # light: before the first paint
+
+    return read_theme(settings)
+
+
+def apply_theme(app, theme: str) -> None:
+    """Preferences ▸ Theme, applied at once: "system" follows the desktop's light or dark
+    mode (and its changes), "light" and "dark" hold whatever the desktop does."""
+    from PySide6.QtCore import Qt
+
+    app.setProperty("taillens_theme", theme)
+    hints = app.styleHints()
+    scheme: Any
+    if theme == "dark":
+        scheme = Qt.ColorScheme.Dark
+    elif theme == "light":
+        scheme = Qt.ColorScheme.Light
+    else:
+        if hasattr(hints, "unsetColorScheme"):
+            hints.unsetColorScheme()
+        scheme = hints.colorScheme() if hasattr(hints, "colorScheme") else None
+    if theme in ("dark", "light") and hasattr(hints, "setColorScheme"):
+        hints.setColorScheme(scheme)  # widgets that ask the hints see the choice too
+    apply_color_scheme(app, scheme)
 
 
 def build_window(settings=None, hold_jobs: bool = False):
@@ -126,6 +159,7 @@ def wire_window(window, hold_jobs: bool = False):
     from app.browser import BrowserController
     from app.controller import AppController
     from app.likelihood import LikelihoodController
+    from app.models import ModelsController
     from app.packs import PacksController
     from app.preferences import PreferencesController
     from app.report import ReportController
@@ -133,6 +167,7 @@ def wire_window(window, hold_jobs: bool = False):
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
     from app.window_state import CompareTicks
+    from core.dialog_memory import DialogMemory
     from widgets.annotate import AnnotatePanel
     from widgets.browser import BrowserPanel
     from widgets.report import ReportPanel
@@ -141,10 +176,13 @@ def wire_window(window, hold_jobs: bool = False):
     from widgets.verbalise import VerbalisePanel
 
     window.install_panels()
+    panels = window.panels  # each built by its module (widgets/panels.py)
+    # Dialogs reopen with the choices last accepted (kept in the window's settings).
+    cast(ScoresPanel, panels["scores"]).dialog_memory = DialogMemory(window.settings, "score")
+    cast(UnitsPanel, panels["units"]).dialog_memory = DialogMemory(window.settings, "sample")
     controller = AppController(window)
     if hold_jobs:
         controller.runner.hold()
-    panels = window.panels  # each built by its module (widgets/panels.py)
     controller.browser = BrowserController(controller, cast(BrowserPanel, panels["browser"]))
     controller.likelihood = LikelihoodController(controller, cast(BrowserPanel, panels["browser"]))
     controller.units = UnitsController(
@@ -158,6 +196,7 @@ def wire_window(window, hold_jobs: bool = False):
     controller.report = ReportController(controller, cast(ReportPanel, panels["report"]))
     controller.preferences_controller = PreferencesController(controller, window)
     controller.packs = PacksController(controller, window)
+    controller.models = ModelsController(controller)
     CompareTicks(controller, cast(BrowserPanel, panels["browser"]))  # kept by the panel
     return controller
 
@@ -235,29 +274,39 @@ def launch(
     show_panels: tuple[str, ...] = (),
     wait_for_jobs_s: float = 0.0,
     force: bool = False,
+    dialog: str | None = None,
+    theme: str | None = None,
 ) -> int:
     """Open the window. It paints first, as a shell (menus, status bar, docks holding
     placeholders: Qt and the window's light modules only); then, in the event loop, the
     panels and controllers are built in it (:func:`wire_window`), the session is opened
     (the status bar says "Opening session…" meanwhile) and the start-up jobs, held until
-    then, start."""
-    if _needs_offscreen(screenshot is not None or report_first_paint):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    _check_display()
-    setup_logging()
-    app = get_application()
-    from PySide6.QtCore import QTimer
+    then, start.
 
+    ``--screenshot`` renders offscreen on a screen of ``size`` (the window fills it, a
+    ``dialog`` is fitted to it as on a real screen of that size); ``theme`` (system,
+    light, dark) replaces the preference for this run."""
     scratch = None
     if screenshot is not None or report_first_paint:
         import tempfile
 
         scratch = tempfile.TemporaryDirectory(prefix="taillens-settings-")
+    if _needs_offscreen(screenshot is not None or report_first_paint):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    if screenshot is not None and scratch is not None:
+        _offscreen_screen(Path(scratch.name), size)
+    _check_display()
+    setup_logging()
+    app = get_application()
+    from PySide6.QtCore import QTimer
+
+    if scratch is not None:
         window = build_shell(scratch_settings(Path(scratch.name)))
         window.interactive = False  # nobody to ask: a session in use opens read-only
     else:
         window = build_shell()
     window.restore_layout()  # the docks exist, by name: the saved layout applies to the shell
+    apply_theme(app, theme or load_theme(window.settings))
     install_excepthook(window)
     window.show_opening_session()
 
@@ -320,6 +369,13 @@ def launch(
             busy = bool(controller.runner.active) or controller.browser.start_up_pending
             if busy and time.monotonic() < deadline:
                 QTimer.singleShot(100, grab_when_idle)
+            elif dialog is not None:
+                from app.dialogs import open_dialog
+
+                shown = open_dialog(controller, dialog)
+                QTimer.singleShot(
+                    500, lambda: _save_screenshot(window, target, app, force=force, dialog=shown)
+                )
             else:
                 QTimer.singleShot(50, lambda: _save_screenshot(window, target, app, force=force))
 
@@ -381,9 +437,47 @@ def end_process(status: int) -> NoReturn:
     os._exit(status)
 
 
-def _save_screenshot(window, target: Path, app, *, force: bool = False) -> None:
-    """The window as PNG, written like every export (core.formats.files.atomic_output:
-    a temporary file moved into place, never over a session)."""
+def _offscreen_screen(directory: Path, size: tuple[int, int]) -> None:
+    """Qt's offscreen platform with one screen of ``size`` (its default is 800 × 800), so
+    the window and its dialogs are laid out as on a real screen of that size. A
+    configuration the caller gave (``offscreen:configfile=…``) is kept."""
+    import json
+
+    if os.environ.get("QT_QPA_PLATFORM") != "offscreen":
+        return
+    width, height = size
+    config = directory / "screen.json"
+    screen = {"name": "screen", "x": 0, "y": 0, "width": width, "height": height}
+    screen.update({"logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1})
+    config.write_text(json.dumps({"windowFrameMargins": False, "screens": [screen]}))
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={config}"
+
+
+def _composed(window, dialog):
+    """The window's picture with ``dialog`` drawn over it where it stands (a frameless
+    offscreen dialog gets a thin border)."""
+    from PySide6.QtGui import QColor, QPainter, QPen
+
+    picture = window.grab()
+    if dialog is None or not dialog.isVisible():
+        return picture
+    dialog_picture = dialog.grab()
+    origin = dialog.geometry().topLeft() - window.geometry().topLeft()
+    painter = QPainter(picture)
+    painter.fillRect(
+        origin.x() + 4, origin.y() + 4, dialog.width(), dialog.height(), QColor(0, 0, 0, 60)
+    )
+    painter.drawPixmap(origin, dialog_picture)
+    painter.setPen(QPen(QColor("#777777"), 1))
+    painter.drawRect(origin.x(), origin.y(), dialog.width() - 1, dialog.height() - 1)
+    painter.end()
+    return picture
+
+
+def _save_screenshot(window, target: Path, app, *, force: bool = False, dialog=None) -> None:
+    """The window (and ``dialog`` over it) as PNG, written like every export
+    (core.formats.files.atomic_output: a temporary file moved into place, never over a
+    session)."""
     from PySide6.QtCore import QBuffer, QIODevice
 
     from core.errors import UserFacingError
@@ -392,7 +486,7 @@ def _save_screenshot(window, target: Path, app, *, force: bool = False) -> None:
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     try:
-        if not window.grab().save(buffer, "PNG"):
+        if not _composed(window, dialog).save(buffer, "PNG"):
             log.error("could not render the screenshot for %s", target)
             return
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -60,5 +60,10 @@ class PreferencesController:
             return False
         self.app.preferences = prefs
         apply_contact(prefs)
+        from PySide6.QtWidgets import QApplication
+
+        from app.gui import apply_theme
+
+        apply_theme(QApplication.instance(), prefs.theme)
         self.window.statusBar().showMessage("Preferences saved", 5_000)
         return True

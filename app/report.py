@@ -199,7 +199,7 @@ class ReportController(QObject):
         handle = self.last_export = self.app.run_job(job)
         handle.finished.connect(
             lambda outcome: self._exported(
-                outcome, lambda paths: f"{len(paths)} CSV files written to {folder}"
+                outcome, lambda paths: f"{len(paths)} CSV files written to {folder}", folder
             )
         )
         return handle
@@ -233,6 +233,7 @@ class ReportController(QObject):
                     f"Report written to {written.path} ({written.tables} "
                     f"tables, {written.plots} plots)"
                 ),
+                path,
             )
         )
         return handle
@@ -248,11 +249,18 @@ class ReportController(QObject):
                     f"{len(written)} figure files written to "
                     f"{written[0].parent if written else 'the folder'}"
                 ),
+                None,
             )
         )
         return handle
 
-    def _exported(self, outcome: Any, describe: Any) -> None:
+    def _exported(self, outcome: Any, describe: Any, target: Path | None) -> None:
         # On finished, after the runner's own "done in x s" line, so this one stays.
         if isinstance(outcome, JobSucceeded):
-            self.app.window.statusBar().showMessage(describe(outcome.result), 15_000)
+            text = describe(outcome.result)
+            self.app.window.statusBar().showMessage(text, 15_000)
+            written = outcome.result
+            if target is None and isinstance(written, list) and written:
+                target = Path(written[0]).parent  # the figures' folder
+            if target is not None:  # with Open and Show in folder
+                self.app.window.show_written("Export finished", text, Path(target))

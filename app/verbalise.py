@@ -82,6 +82,9 @@ class VerbaliseController(QObject):
         panel.model_changed.connect(self.model_changed)
         panel.add_folder_requested.connect(self.add_folder)
         panel.rescan_requested.connect(self.rescan)
+        from app.train import TrainController
+
+        self.train = TrainController(app, self)  # the Train dialog (train-verbaliser)
         panel.template_edited.connect(lambda _lang: self.update_preview())
         panel.preview_requested.connect(self.update_preview)
         panel.settings_changed.connect(self._save_timer.start)
@@ -390,6 +393,11 @@ class VerbaliseController(QObject):
                         "Exactly as the model reads it: the user turn in the model's chat "
                         "template (plain text when it has none), special tokens shown."
                     )
+                    # Said here, before a run, not only in a terminal.
+                    warning = verbaliser.context_warning(triples, lang)  # type: ignore[attr-defined]
+                    if warning:
+                        self.panel.show_preview(text, warning, error=True)
+                        return
                 else:
                     text = verbaliser.prompt_for(triples, lang)
                     note = "Loading the tokenizer to apply the model's chat template…"

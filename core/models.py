@@ -2,8 +2,11 @@
 
 Models come from two places: the Hugging Face hub cache (``models--org--name`` folders
 with ``snapshots/<revision>``) and folders the user names (``TAILLENS_MODEL_DIRS``, or
-the ``folders`` list in ``<config dir>/models.json``). Nothing is ever downloaded:
-loading is ``local_files_only`` with the hub switched offline.
+the ``folders`` list in ``<config dir>/models.json``). Loading never downloads: it is
+``local_files_only`` with the hub switched offline; models are fetched only when the
+user asks (``taillens models pull``, the Models dialog: :mod:`core.hub`). How a model
+is placed on the hardware (device, dtype, device_map, 8/4-bit, threads) is decided in
+:mod:`core.placement`.
 
 A folder is checked before any work starts (:func:`check_model_folder`): a missing
 ``config.json``, unreadable weights, a shard the index names but the folder lacks, or no
@@ -23,13 +26,14 @@ import json
 import os
 import struct
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import files, heavy
+from core import files, heavy, placement
 from core.errors import UserFacingError
+from core.placement import Placement
 from core.vocab import hub_folder_name, repo_id_of_hub_folder
 
 CAUSAL, SEQ2SEQ, UNKNOWN = "causal", "seq2seq", "unknown"
@@ -75,6 +79,7 @@ class LoadedModel:
     device: str
     dtype: str
     fingerprint: str
+    placement: Placement | None = None  # how it was placed (recorded by runs)
 
     @property
     def has_chat_template(self) -> bool:
@@ -125,6 +130,26 @@ def save_model_folders(folders: Sequence[Path]) -> None:
     path = _settings_file()
     data = {"folders": [str(Path(f)) for f in dict.fromkeys(folders)]}
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def remember_model_folder(folder: Path) -> bool:
+    """Add ``folder`` to the folders saved in the settings (not those of the environment),
+    unless it is listed already, so the model picker lists the model in it (a model
+    ``train-verbaliser`` wrote). Returns whether it was added."""
+    folder = Path(folder).expanduser().resolve()
+    if any(Path(f).expanduser().resolve() == folder for f in configured_model_folders()):
+        return False
+    saved: list[Path] = []
+    settings = _settings_file()
+    if settings.exists():
+        try:
+            data = json.loads(files.read_text(settings, limit=files.SETTINGS_LIMIT))
+            saved = [Path(p) for p in data.get("folders", [])]
+        except (UserFacingError, ValueError, AttributeError, TypeError):
+            return False  # never overwrite a settings file that cannot be read
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    save_model_folders([*saved, folder])
+    return True
 
 
 def _read_config(folder: Path) -> dict[str, Any]:
@@ -252,8 +277,8 @@ def resolve_model(name_or_path: str | Path) -> Path:
         if snapshot is not None:
             return snapshot
         raise ModelError(
-            f"{text} is not in the Hugging Face cache ({hf_cache_dir()}) and TailLens never "
-            "downloads: fetch it first (huggingface-cli download " + text + ") or name a folder"
+            f"{text} is not in the Hugging Face cache ({hf_cache_dir()}): pull it first "
+            f"(taillens models pull {text}, or File > Models…) or name a folder"
         )
     raise ModelError(f"no model folder at {path}")
 
@@ -384,51 +409,36 @@ def model_fingerprint(folder: Path) -> str:
 
 
 def select_device(requested: str = "auto") -> str:
-    """cuda when there is a GPU, then Apple's mps, else cpu; a named device is checked."""
-    with heavy.lock():
-        import torch
-
-    requested = (requested or "auto").lower()
-    if requested == "auto":
-        if torch.cuda.is_available():
-            return "cuda"
-        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-            return "mps"
-        return "cpu"
-    if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise ModelError(
-            "--device cuda was asked for, but torch sees no CUDA GPU "
-            f"(torch {torch.__version__}); use --device auto or cpu"
-        )
-    if requested == "mps" and not (
-        getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
-    ):
-        raise ModelError("--device mps was asked for, but this machine has no usable mps device")
-    if requested not in ("cpu", "mps") and not requested.startswith("cuda"):
-        raise ModelError(f"unknown device {requested!r}: use auto, cpu, cuda or mps")
-    return requested
+    """cuda when there is a GPU, then Apple's mps, else cpu; a named device is checked
+    (:func:`core.placement.plan_placement` decides; this is its device alone)."""
+    return _placement(None, device=requested).device
 
 
-DTYPES = ("auto", "float32", "bfloat16", "float16")
+DTYPES = placement.DTYPES
 
 
 def select_dtype(requested: str, device: str) -> str:
-    """bfloat16 on GPUs that support it, float16 on mps, float32 otherwise."""
-    with heavy.lock():
-        import torch
-
+    """bfloat16 on GPUs that support it, float16 on other GPUs and mps, float32 otherwise."""
     requested = (requested or "auto").lower()
     if requested not in DTYPES:
         raise ModelError(f"unknown dtype {requested!r}: use {', '.join(DTYPES)}")
     if requested != "auto":
         return requested
-    if device.startswith("cuda") and torch.cuda.is_bf16_supported():
-        return "bfloat16"
     if device.startswith("cuda"):
-        return "float16"
-    if device == "mps":
-        return "float16"
-    return "float32"
+        with heavy.lock():
+            import torch
+
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    return "float16" if device == "mps" else "float32"
+
+
+def _placement(
+    folder: Path | None, device: str = "auto", dtype: str = "auto", quantize: str = "auto"
+) -> Placement:
+    try:
+        return placement.plan_placement(folder, device=device, dtype=dtype, quantize=quantize)
+    except placement.PlacementError as error:
+        raise ModelError(str(error)) from None
 
 
 def _offline() -> None:
@@ -442,38 +452,94 @@ def load_model(
     device: str = "auto",
     dtype: str = "auto",
     expected_type: str | None = None,
+    quantize: str = "auto",
+    on_stage: Callable[[str], None] | None = None,
 ) -> LoadedModel:
     """Load a causal LM or seq2seq model and its tokenizer from a local folder (or a hub id
-    in the cache), on ``device`` in ``dtype``, in eval mode. Checks the folder first."""
+    in the cache), placed on this machine by :func:`core.placement.plan_placement`
+    (device, dtype, device_map, 8/4-bit, CPU threads), in eval mode. Checks the folder
+    first; the placement is on the result (``LoadedModel.placement``). ``on_stage`` is
+    told each stage as it begins (:data:`LOAD_STAGES`' words), so a window says what a
+    long load is doing rather than "starting 0%"."""
+    stage = on_stage or (lambda _words: None)
+    stage(LOAD_STAGES[0])
     folder = resolve_model(name_or_path)
     kind = check_model_folder(folder)
     if expected_type is not None and kind != expected_type:
         raise ModelError(f"{folder} is a {kind} model; a {expected_type} model is needed here")
     fingerprint = model_fingerprint(folder)
-    chosen_device = select_device(device)
-    chosen_dtype = select_dtype(dtype, chosen_device)
+    placed = _placement(folder, device=device, dtype=dtype, quantize=quantize)
     _offline()
     with heavy.lock():
-        import torch
         import transformers
         from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
     transformers.utils.logging.disable_progress_bar()
     auto = AutoModelForSeq2SeqLM if kind == SEQ2SEQ else AutoModelForCausalLM
     try:
+        stage(LOAD_STAGES[1])
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        stage(LOAD_STAGES[2])
         model = auto.from_pretrained(
-            folder, local_files_only=True, dtype=getattr(torch, chosen_dtype)
+            folder, local_files_only=True, **placement.from_pretrained_kwargs(placed)
         )
     except (OSError, ValueError, KeyError, RuntimeError, ImportError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelError(f"cannot load the model in {folder}: {first}") from exc
-    model.to(chosen_device)  # type: ignore[arg-type]  # transformers' stub wraps .to
+    stage(f"{LOAD_STAGES[3]} ({placed.device})")
+    if not placement.moves_itself(placed):
+        model.to(placed.device)  # type: ignore[arg-type]  # transformers' stub wraps .to
+    placement.apply_threads(placed)
     model.eval()
     if tokenizer.pad_token_id is None:
         # Batching needs a pad token; EOS is the usual stand-in (masked out anyway).
         tokenizer.pad_token = tokenizer.eos_token
-    return LoadedModel(model, tokenizer, folder, kind, chosen_device, chosen_dtype, fingerprint)
+    stage(LOAD_STAGES[4])
+    return LoadedModel(
+        model, tokenizer, folder, kind, placed.device, placed.dtype, fingerprint, placed
+    )
+
+
+# What load_model says as it goes (the verbalise job passes them on as its progress).
+LOAD_STAGES = (
+    "resolving the model",
+    "reading the tokenizer",
+    "reading the weights",
+    "moving the model to the device",
+    "model ready",
+)
+
+# config.json keys that give a model's context length, by architecture.
+_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "n_ctx")
+
+
+def context_length(folder: Path) -> int | None:
+    """How many positions (prompt and generated tokens together) the model in ``folder``
+    takes, read from its config.json (no weights loaded); None where it does not say."""
+    try:
+        config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    for source in (config, config.get("text_config") or {}):
+        for key in _CONTEXT_KEYS:
+            value = source.get(key) if isinstance(source, dict) else None
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
+
+
+def context_warning(prompt_tokens: int, max_new_tokens: int, limit: int | None) -> str | None:
+    """One line when a prompt and the tokens asked for do not fit the model's context."""
+    if limit is None or prompt_tokens + max_new_tokens <= limit:
+        return None
+    return (
+        f"Too long for this model: the prompt is {prompt_tokens} tokens and up to "
+        f"{max_new_tokens} new tokens are asked for, {prompt_tokens + max_new_tokens} in all, "
+        f"but the model takes {limit}. Lower 'max new tokens' or use a shorter prompt; "
+        "otherwise the text is cut short or the run fails."
+    )
 
 
 def load_tokenizer(name_or_path: str | Path) -> Any:

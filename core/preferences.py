@@ -4,6 +4,7 @@
   head fraction) with its Pareto share and head fraction, used for every category that
   has no saved cut-offs of its own;
 - the contact (e-mail or URL) for the User-Agent sent to endpoints;
+- the theme: follow the system's light or dark mode, or always light, or always dark;
 - model folders: where Verbalise and Scores look for local models (kept by
   ``core.models`` in its own file, the one source those panels read).
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from core.appearance import THEME_KEY, THEMES
 from core.tiers import DEFAULT_HEAD_FRACTION, DEFAULT_PARETO_SHARE, TierSettings
 
 CONTACT_ENV = "TAILLENS_CONTACT"
@@ -26,6 +28,7 @@ _KEYS = {
     "share": "methods/pareto_share",
     "fraction": "methods/head_fraction",
     "contact": "network/contact",
+    "theme": THEME_KEY,
 }
 
 
@@ -45,6 +48,7 @@ class Preferences:
     share: float = DEFAULT_PARETO_SHARE
     fraction: float = DEFAULT_HEAD_FRACTION
     contact: str = ""
+    theme: str = "system"
     model_folders: tuple[str, ...] = field(default=())
 
     def tier_settings(self) -> TierSettings:
@@ -74,6 +78,8 @@ def load_preferences(settings: SettingsStore) -> Preferences:
         prefs = replace(
             prefs, split_by=defaults.split_by, share=defaults.share, fraction=defaults.fraction
         )
+    if prefs.theme not in THEMES:
+        prefs = replace(prefs, theme=defaults.theme)
     env = os.environ.get("TAILLENS_MODEL_DIRS", "")
     from_env = {str(Path(p).expanduser()) for p in env.split(os.pathsep) if p}
     folders = tuple(str(f) for f in configured_model_folders() if str(f) not in from_env)

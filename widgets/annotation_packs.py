@@ -36,6 +36,7 @@ from core.annotation.packs import PackError, PackRequest, TeamProgress, parse_id
 from core.labels import plural
 from core.paths import SESSION_SUFFIX
 from core.vocab import LANGUAGES
+from widgets.dialogs import FittedDialog
 
 COLUMNS = (
     "Annotator",
@@ -54,7 +55,7 @@ def _figure(value: float | None, digits: int) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-class PackForm(QDialog):
+class PackForm(FittedDialog):
     """What goes into one annotator's pack; ``request()`` is the ``PackRequest``."""
 
     def __init__(self, annotators: Sequence[str], parent: QWidget | None = None) -> None:
@@ -190,7 +191,7 @@ class PackForm(QDialog):
         return self._request
 
 
-class AnnotationPacksDialog(QDialog):
+class AnnotationPacksDialog(FittedDialog):
     """The team's progress per annotator, with New pack… and Merge packs…"""
 
     new_pack_requested = Signal(object)  # PackRequest

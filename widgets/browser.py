@@ -84,6 +84,7 @@ class BrowserPanel(QWidget):
     category_save_requested = Signal(object)  # a Category the user added or edited
     source_requested = Signal(str, str)  # kind, endpoint URL ("" unless kind == "endpoint")
     start_unit_requested = Signal(str)  # QID
+    demo_requested = Signal()  # "Start with the demo": demo data, a category, fetched
     category_shown = Signal(str)  # a category's entities are on screen (state.category)
     compared_changed = Signal(str, list)  # category shown, the names ticked in Compare with
 
@@ -155,6 +156,14 @@ class BrowserPanel(QWidget):
         self.torso_spin.setEnabled(False)
         self.summary_label = QLabel("No category loaded.")
         self.summary_label.setWordWrap(True)
+        # An empty session shows one way in rather than empty axes.
+        self.demo_button = QPushButton("Start with the demo")
+        self.demo_button.setToolTip(
+            "Use the demo data (offline) and fetch this category from it, so every panel "
+            "has something to show"
+        )
+        self.demo_button.setVisible(False)
+        self.demo_button.clicked.connect(self.demo_requested)
         state = self.state
         self.split_combo.currentIndexChanged.connect(
             lambda _i: state.set_split_by(self.split_combo.currentData())
@@ -258,6 +267,7 @@ class BrowserPanel(QWidget):
         controls.addLayout(fetch_row)
         controls.addLayout(cutoffs)
         controls.addWidget(self.summary_label)
+        controls.addWidget(self.demo_button, 0, Qt.AlignmentFlag.AlignLeft)
         controls.addStretch(1)
         # Buttons as wide as their words (the style's 80 px minimum made the control
         # column, and so the Browser and the window, wider than a 1024 px screen).
@@ -512,10 +522,11 @@ class BrowserPanel(QWidget):
         if movable != self._movable:  # restyled when the rule changes, not on every drag
             self._movable = movable
             self.plots.set_active(movable)
+        self.demo_button.setVisible(tiers is None)
         if tiers is None:
             self.summary_label.setText(
                 "No entities in this category yet: press <b>Fetch</b> to sample it from the "
-                "selected source."
+                "selected source, or start with the demo data."
             )
             self.model.set_tiers(np.full(len(self.model.columns), -1, np.int8))
             self._update_count()

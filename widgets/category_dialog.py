@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QFormLayout,
     QLabel,
@@ -16,9 +15,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.wikidata.categories import Category, default_pattern
+from widgets.dialogs import FittedDialog
 
 
-class CategoryDialog(QDialog):
+class CategoryDialog(FittedDialog):
     """Collects name, class, membership property and pattern; the caller validates."""
 
     def __init__(self, category: Category | None = None, parent: QWidget | None = None) -> None:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.labels import plural
+from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:
     from core.dataset_stats import Finding, Table
@@ -53,7 +53,7 @@ def tables_html(tables: Sequence[Table]) -> str:
     return "".join(parts)
 
 
-class DatasetStatsDialog(QDialog):
+class DatasetStatsDialog(FittedDialog):
     """Two tabs: Figures (tables) and Checks (one row per finding, filtered by check)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:

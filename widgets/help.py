@@ -10,13 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QDialog,
     QDialogButtonBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
-    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QTextBrowser,
@@ -24,8 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.dialogs import FittedDialog
 
-class ShortcutsDialog(QDialog):
+
+class ShortcutsDialog(FittedDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
@@ -59,52 +59,57 @@ class ShortcutsDialog(QDialog):
         ]
 
 
-# (title, panel to bring forward, what to do)
+# (title, panel to bring forward, what to do). Every name in bold is a panel, a menu
+# command or a button of the window (tests/widgets/test_getting_started.py holds that).
 STEPS: tuple[tuple[str, str, str], ...] = (
     (
         "Fetch a category",
         "browser",
-        "In the <b>Browser</b> (Ctrl+1), pick a category (e.g. <i>City</i>) and press "
-        "<b>Fetch</b>. Entities arrive page by page; the histogram of statement counts "
-        "builds up live. The job shows in the status bar, with a cancel button.",
+        "In the <b>Browser</b> (Ctrl+1), pick a source and a category (e.g. <i>City</i>) "
+        "and press <b>Fetch</b>; or press <b>Start with the demo</b> on an empty session. "
+        "Entities arrive page by page and the histogram of statement counts builds up live; "
+        "the status bar shows the work, with a cancel button.",
     ),
     (
-        "Drag the cut-offs",
+        "Set the head and the long tail",
         "browser",
-        "Drag the <b>Pareto cut-off</b> and the <b>head–tail threshold</b> lines on the "
-        "histogram. The tiers (head, torso, long tail) and their counts follow as you drag.",
+        "Drag the lines on the histogram, or set the rule and its values beside it. The "
+        "tiers (head, torso, long tail) and their counts follow as you drag.",
     ),
     (
-        "Build a unit",
+        "Build units",
         "units",
-        "In <b>Units</b> (Ctrl+2), choose an entity and a shape (sibling, chain, mixed) and "
-        "build a unit of 1–7 triples. The builder gives its reasons and flags claims that "
-        "look wrong; edit the triples before you keep it.",
+        "In <b>Units</b> (Ctrl+2), press <b>Sample units…</b> to draw units from the "
+        "category: there you choose their shape (sibling, chain, mixed), their size (1–7 "
+        "triples) and the tier. Or start one by hand from the Browser (<b>Start a data "
+        "unit</b>), tick claims, <b>Add to unit</b> and <b>Save unit</b>.",
     ),
     (
-        "Verbalise with templates",
+        "Verbalise",
         "verbalise",
-        "In <b>Verbalise</b> (Ctrl+3), choose the <b>template</b> verbaliser (no model to "
-        "download) and run it on your units. The prompt preview shows exactly what a model "
-        "would be given.",
+        "In <b>Verbalise</b> (Ctrl+3), choose the template verbaliser (no model to "
+        "download) or a model, pick which units, and press <b>Run</b>. The prompt preview "
+        "shows exactly what a model is given.",
     ),
     (
         "Score",
         "scores",
-        "In <b>Scores</b> (Ctrl+4), score the texts against the references: BLEU, chrF++ and "
-        "the other metrics, per tier.",
+        "In <b>Scores</b> (Ctrl+4), press <b>Score…</b> and choose the metrics: BLEU, chrF++ "
+        "and the others, per tier, against the references.",
     ),
     (
         "Report",
         "report",
-        "In <b>Report</b> (Ctrl+6), compare head against long tail with the study's "
-        "statistics, and export figures or an HTML report for a paper.",
+        "In <b>Report</b> (Ctrl+6), press <b>Build report</b> to compare the head with the "
+        "long tail with the study's statistics, and export its tables, plots or an HTML "
+        "report.",
     ),
 )
 
 
-class GettingStartedGuide(QDialog):
-    """Non-modal: the window stays usable while the guide is open beside it."""
+class GettingStartedGuide(FittedDialog):
+    """Non-modal: the window stays usable while the guide is open beside it. It opens at
+    the window's bottom-right corner, over as little of the panels as it can."""
 
     panel_wanted = Signal(str)
 
@@ -116,30 +121,44 @@ class GettingStartedGuide(QDialog):
         self.heading = QLabel()
         self.body = QTextBrowser()
         self.body.setOpenExternalLinks(False)
-        self.back_button = QPushButton("◀ Back")
+        self.buttons = QDialogButtonBox()
+        self.back_button = self.buttons.addButton("◀ Back", QDialogButtonBox.ButtonRole.ActionRole)
         self.back_button.clicked.connect(lambda: self.go(self.step - 1))
-        self.show_button = QPushButton("Show me the panel")
+        self.show_button = self.buttons.addButton(
+            "Show me the panel", QDialogButtonBox.ButtonRole.ActionRole
+        )
         self.show_button.clicked.connect(lambda: self.panel_wanted.emit(STEPS[self.step][1]))
-        self.next_button = QPushButton("Next ▶")
-        self.next_button.clicked.connect(lambda: self.go(self.step + 1))
-        row = QHBoxLayout()
-        row.addWidget(self.back_button)
-        row.addStretch(1)
-        row.addWidget(self.show_button)
-        row.addWidget(self.next_button)
+        self.next_button = self.buttons.addButton("Next ▶", QDialogButtonBox.ButtonRole.ActionRole)
+        self.next_button.clicked.connect(self._next)
         layout = QVBoxLayout(self)
         intro = QLabel(
-            "A walk through the demo, from fetching a category to a report. "
-            "Keep this window open beside the panels."
+            "A walk from fetching a category to a report. Keep this window open beside the panels."
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)
         layout.addWidget(self.heading)
         layout.addWidget(self.body, 1)
-        layout.addLayout(row)
-        self.resize(460, 260)
+        layout.addWidget(self.buttons)
+        self.resize(460, 280)
         self.setWindowFlag(Qt.WindowType.Tool, True)
         self.go(0)
+
+    def _next(self) -> None:
+        if self.step >= len(STEPS) - 1:
+            self.close()  # Finish
+        else:
+            self.go(self.step + 1)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        parent = self.parentWidget()
+        if parent is not None and not event.spontaneous():
+            # Beside the work, not over the middle of it: the window's bottom-right corner.
+            window = parent.window().frameGeometry()
+            area = self.screen().availableGeometry()
+            x = min(window.right() - self.frameGeometry().width() - 16, area.right())
+            y = min(window.bottom() - self.frameGeometry().height() - 40, area.bottom())
+            self.move(max(area.left(), x), max(area.top(), y))
 
     def go(self, step: int) -> None:
         self.step = max(0, min(step, len(STEPS) - 1))
@@ -147,4 +166,5 @@ class GettingStartedGuide(QDialog):
         self.heading.setText(f"<h3>Step {self.step + 1} of {len(STEPS)}: {title}</h3>")
         self.body.setHtml(text)
         self.back_button.setEnabled(self.step > 0)
-        self.next_button.setEnabled(self.step < len(STEPS) - 1)
+        last = self.step == len(STEPS) - 1
+        self.next_button.setText("Finish" if last else "Next ▶")

@@ -16,8 +16,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.dialogs import FittedDialog
 
-class ImportLanguageDialog(QDialog):
+
+class ImportLanguageDialog(FittedDialog):
     def __init__(self, target: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Import: language of unmarked texts")

@@ -28,7 +28,7 @@ class JobStatusWidget(QWidget):
         self.bar.setFixedWidth(180)
         self.bar.setTextVisible(True)
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop the running job; what it finished is kept")
+        self.cancel_button.setToolTip("Stop the work in progress; what it finished is kept")
         self.cancel_button.clicked.connect(self._on_cancel)
         layout.addWidget(self.label)
         layout.addWidget(self.bar)

@@ -15,15 +15,16 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, qVersion
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QDockWidget,
     QFileDialog,
     QLabel,
+    QLayout,
     QMainWindow,
     QMenu,
     QMessageBox,
     QSplitter,
     QTabBar,
-    QToolBar,
     QWidget,
 )
 
@@ -32,7 +33,7 @@ from core.paths import SESSION_SUFFIX
 from widgets.error_log import ErrorLogPanel
 from widgets.job_status import JobStatusWidget
 from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
-from widgets.panels import BOTTOM, PANELS, RIGHT, PanelSpec
+from widgets.panels import BOTTOM, COMMANDS, PANELS, RIGHT, PanelSpec
 from widgets.session_overview import SessionOverview
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ class MainWindow(QMainWindow):
     annotation_packs_requested = Signal()
     export_requested = Signal(str, str)  # file, format name
     preferences_requested = Signal()
+    models_requested = Signal()  # File ▸ Models… (app/models.py)
 
     def __init__(
         self, settings: QSettings, parent: QWidget | None = None, *, build_panels: bool = True
@@ -119,6 +121,11 @@ class MainWindow(QMainWindow):
         # or the window cannot be made smaller than ~1700 px tall.
         self.layout().invalidate()
         self.layout().activate()
+        # The panels' minimum sizes never push the window past its screen (the window
+        # does not grow when content asks for more: docks are squeezed, panels scroll);
+        # _fit_screen_limit caps it at the screen, this floor keeps it usable.
+        self.layout().setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        self.setMinimumSize(640, 400)
         self.resize(1280, 800)  # the first run's size; after that, the saved geometry
         # The browser's plots and table need room; side and bottom panels start smaller.
         # (After the resize: the split is kept as a proportion of the window's width.)
@@ -135,18 +142,14 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.job_status)
         self.statusBar().addPermanentWidget(self.session_label)
 
-        # User errors and summaries: a non-modal bar above the panels, details on demand.
-        self.message_bar = MessageBar()
+        # User errors and summaries: a non-modal bar over the top of the panels, details
+        # on demand. It overlays them (it is in no layout), so showing, growing or
+        # dismissing it never moves a panel (a tool bar pushed every panel down ~90 px).
+        self.message_bar = MessageBar(self)
         self.message_bar.details_link.connect(self.show_error_log)
-        self.message_toolbar = QToolBar("Messages", self)
-        self.message_toolbar.setObjectName("message-toolbar")
-        self.message_toolbar.setMovable(False)
-        self.message_toolbar.setFloatable(False)
-        self.message_toolbar.toggleViewAction().setVisible(False)
-        self.message_toolbar.addWidget(self.message_bar)
-        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.message_toolbar)
-        self.message_toolbar.hide()
-        self.message_bar.dismissed.connect(self.message_toolbar.hide)
+        self.message_bar.dismissed.connect(self.message_bar.hide)
+        self.message_bar.resized.connect(self._place_message_bar)
+        self.message_bar.hide()
 
         self.last_message: MessageBar | None = None
         self._importers: list[tuple[str, str, str]] = []
@@ -262,6 +265,12 @@ class MainWindow(QMainWindow):
         self.action_packs.setStatusTip(
             "Make a pack for an annotator to rate offline, merge packs, see the team's progress"
         )
+        self.action_models = self._action(
+            file_menu, "&Models…", None, lambda: self.models_requested.emit()
+        )
+        self.action_models.setStatusTip(
+            "The models on this machine; pull one from the Hugging Face hub, remove one"
+        )
         file_menu.addSeparator()
         self.action_quit = self._action(
             file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close
@@ -309,6 +318,23 @@ class MainWindow(QMainWindow):
         file_menu.insertAction(self.action_quit, self.action_preferences)
         file_menu.insertSeparator(self.action_quit)
 
+        # Each panel's main commands, with keys (Help ▸ Keyboard shortcuts lists them).
+        self.actions_menu = self.menuBar().addMenu("&Actions")
+        self.command_actions: dict[str, QAction] = {}
+        previous = None
+        for command in COMMANDS:
+            if previous is not None and command.panel != previous:
+                self.actions_menu.addSeparator()
+            previous = command.panel
+            action = self._action(
+                self.actions_menu,
+                command.text,
+                command.shortcut or None,
+                lambda c=command: self.run_command(c.panel, c.button),
+            )
+            self.command_actions[f"{command.panel}:{command.button}"] = action
+        self.actions_menu.aboutToShow.connect(self._update_commands)
+
         help_menu = self.menuBar().addMenu("&Help")
         self.action_getting_started = self._action(
             help_menu, "&Getting started", "F1", self.show_getting_started
@@ -350,6 +376,26 @@ class MainWindow(QMainWindow):
                 widget,
             )
         target.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def command_button(self, panel: str, text: str) -> QAbstractButton | None:
+        """The button of ``panel`` whose text is ``text`` (None before the panels exist)."""
+        widget = self.panels.get(panel)
+        if widget is None:
+            return None
+        return next((b for b in widget.findChildren(QAbstractButton) if b.text() == text), None)
+
+    def run_command(self, panel: str, text: str) -> None:
+        """An Actions menu command: the panel forward, its button pressed if it can be."""
+        self.raise_panel(panel)
+        button = self.command_button(panel, text)
+        if button is not None and button.isEnabled():
+            button.click()
+
+    def _update_commands(self) -> None:
+        for key, action in self.command_actions.items():
+            panel, text = key.split(":", 1)
+            button = self.command_button(panel, text)
+            action.setEnabled(button is not None and button.isEnabled())
 
     def shortcut_rows(self) -> list[tuple[str, str, str]]:
         """(where, what, keys) for every action of the window that has a shortcut, read
@@ -544,9 +590,22 @@ class MainWindow(QMainWindow):
         self, kind: str, title: str, message: str, details: str, details_in_log: bool = False
     ) -> MessageBar:
         self.message_bar.show_message(kind, title, message, details, details_in_log)
-        self.message_toolbar.show()
+        self.message_bar.show()
+        self._place_message_bar()
         self.last_message = self.message_bar
         return self.message_bar
+
+    def show_written(self, title: str, message: str, path: Path, details: str = "") -> MessageBar:
+        """A file or folder written: the message with "Open" and "Show in folder"."""
+        bar = self._show_bar(INFO, title, message, details)
+        target = Path(path)
+        folder = target if target.is_dir() else target.parent
+        actions = [("Show in folder", lambda: open_path(folder))]
+        if not target.is_dir():
+            actions.insert(0, ("Open", lambda: open_path(target)))
+        bar.set_actions(actions)
+        self._place_message_bar()
+        return bar
 
     def show_job_failure(self, title: str, message: str, details: str) -> None:
         """A failed job. With a traceback (a bug) it goes to the error log, shown at the
@@ -570,8 +629,18 @@ class MainWindow(QMainWindow):
             self.error_log.setMaximumHeight(max(110, self.height() // 6))
             QTimer.singleShot(0, lambda: self.error_log.setMaximumHeight(16_777_215))
 
+    def about_box(self) -> QMessageBox:
+        """Help ▸ About: the version of TailLens and of what it runs on (not yet shown)."""
+        box = QMessageBox(self)
+        box.setWindowTitle(f"About {APP_NAME}")
+        box.setText(about_text())
+        box.setIconPixmap(self.windowIcon().pixmap(64, 64))
+        box.setStandardButtons(QMessageBox.StandardButton.Close)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        return box
+
     def show_about(self) -> None:
-        QMessageBox.about(self, f"About {APP_NAME}", about_text())
+        self.about_box().open()
 
     # -- recent files ---------------------------------------------------------------
     def recent_files(self) -> list[str]:
@@ -645,7 +714,7 @@ class MainWindow(QMainWindow):
             }
             if self.isVisible():
                 self._restore_splitters()
-        self.message_toolbar.hide()  # a message belongs to the run that showed it
+        self.message_bar.hide()  # a message belongs to the run that showed it
         QTimer.singleShot(0, self.hide_stray_tab_bars)
 
     def fit_to_screen(self, title_bar: int = 40) -> None:
@@ -684,6 +753,11 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        self._fit_screen_limit()
+        handle = self.windowHandle()
+        if handle is not None and not self.property("taillens_screen_hooked"):
+            self.setProperty("taillens_screen_hooked", True)
+            handle.screenChanged.connect(lambda _screen: self._fit_screen_limit())
         if self._saved_splitters:
             QTimer.singleShot(0, self._restore_splitters)
 
@@ -714,10 +788,39 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_state, _STATE_VERSION)
         QTimer.singleShot(0, self.hide_stray_tab_bars)
 
+    def _place_message_bar(self) -> None:
+        """The message bar across the top of the panels, below the menu bar, as tall as
+        its text (and details) at that width."""
+        bar = self.message_bar
+        if bar.isHidden():
+            return
+        margin = 6
+        width = max(200, self.width() - 2 * margin)
+        height = bar.heightForWidth(width) if bar.hasHeightForWidth() else -1
+        height = max(height, bar.sizeHint().height())
+        top = self.menuBar().geometry().bottom() + 1 + margin if self.menuBar() else margin
+        bottom = self.statusBar().geometry().top() - margin
+        bar.setGeometry(margin, top, width, max(0, min(height, bottom - top)))
+        bar.raise_()
+
+    def _fit_screen_limit(self) -> None:
+        """The window never grows past its screen's available area (less the frame):
+        content that asks for more (a panel's minimum size, a long label) is clipped or
+        scrolls instead (Import ▸ Details… grew a maximised window to 1366 × 806)."""
+        screen = self.screen()
+        if screen is None or not self.isVisible():
+            return
+        area = screen.availableGeometry()
+        client, frame = self.geometry(), self.frameGeometry()
+        extra_w = frame.width() - client.width()
+        extra_h = frame.height() - client.height()
+        self.setMaximumSize(max(320, area.width() - extra_w), max(240, area.height() - extra_h))
+
     def resizeEvent(self, event: QResizeEvent) -> None:
         # The session path takes at most ~40 % of the status bar; it elides past that.
         self.session_label.setMaximumWidth(max(200, event.size().width() * 2 // 5))
         super().resizeEvent(event)
+        self._place_message_bar()
         # Extra width goes to the Browser, not the side panels (Qt shares it out): in the
         # default layout, and when a shown window widens; the sizes a restored layout
         # brings back stay (they were capped on every start).
@@ -763,6 +866,14 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
         super().closeEvent(event)
+
+
+def open_path(path: Path) -> bool:
+    """Open a file with its application, or a folder in the file manager."""
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices
+
+    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
 
 
 def _placeholder(title: str) -> QLabel:

@@ -9,6 +9,8 @@ run into the session path.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import (
@@ -33,7 +35,8 @@ class MessageBar(QFrame):
     and ``detailedText()`` read back what is shown (as a QMessageBox's would)."""
 
     details_link = Signal()  # "Details…" of a bug: open the error log
-    dismissed = Signal()  # the holder (a tool bar) hides it
+    dismissed = Signal()  # the holder hides it
+    resized = Signal()  # its text or details changed: the holder places it again
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -50,6 +53,9 @@ class MessageBar(QFrame):
         self.details_button = QPushButton("Details…")
         self.details_button.setCheckable(True)
         self.details_button.toggled.connect(self._toggle_details)
+        self.action_buttons: list[QPushButton] = []  # set_actions: e.g. Open, Show in folder
+        self._actions_row = QHBoxLayout()
+        self._actions_row.setContentsMargins(0, 0, 0, 0)
         self.close_button = QToolButton()
         self.close_button.setText("✕")
         self.close_button.setToolTip("Dismiss (Esc)")
@@ -63,6 +69,7 @@ class MessageBar(QFrame):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.title_label)
         row.addWidget(self.message_label, 1)
+        row.addLayout(self._actions_row)
         row.addWidget(self.details_button)
         row.addWidget(self.close_button)
         layout = QVBoxLayout(self)
@@ -88,6 +95,21 @@ class MessageBar(QFrame):
         self.details_view.setPlainText(details)
         self._details_in_log = details_in_log
         self.details_button.setVisible(bool(details) or details_in_log)
+        self.set_actions([])
+        self.resized.emit()
+
+    def set_actions(self, actions: Sequence[tuple[str, Callable[[], object]]]) -> None:
+        """Buttons for what the message is about (text, what it does), until the next."""
+        for button in self.action_buttons:
+            self._actions_row.removeWidget(button)
+            button.deleteLater()
+        self.action_buttons = []
+        for text, slot in actions:
+            button = QPushButton(text)
+            button.clicked.connect(lambda _checked=False, s=slot: s())
+            self._actions_row.addWidget(button)
+            self.action_buttons.append(button)
+        self.resized.emit()
 
     def text(self) -> str:
         return self._text
@@ -105,6 +127,7 @@ class MessageBar(QFrame):
             self.details_link.emit()
             return
         self.details_view.setVisible(shown)
+        self.resized.emit()
 
 
 class ElidedLabel(QLabel):

@@ -129,3 +129,27 @@ PANELS: tuple[PanelSpec, ...] = (
         _report,
     ),
 )
+
+
+@dataclass(frozen=True)
+class PanelCommand:
+    """A panel's push button that is also a menu command (Actions menu), with a key:
+    triggered, it brings the panel forward and presses the button (when it can be)."""
+
+    panel: str
+    button: str  # the button's text in the panel
+    text: str  # the menu item
+    shortcut: str
+
+
+COMMANDS: tuple[PanelCommand, ...] = (
+    PanelCommand("browser", "Fetch", "&Fetch category", "F5"),
+    PanelCommand("browser", "Start with the demo", "Start with the &demo", ""),
+    PanelCommand("units", "Sample units…", "&Sample units…", "Ctrl+Shift+U"),
+    PanelCommand("units", "Search…", "Searc&h units…", ""),
+    PanelCommand("verbalise", "Run", "&Verbalise (run)", "Ctrl+Shift+R"),
+    PanelCommand("scores", "Score…", "S&core…", "Ctrl+Shift+M"),
+    PanelCommand("scores", "Export texts…", "Export &texts…", ""),
+    PanelCommand("annotate", "Build queue", "Build the &annotation queue", ""),
+    PanelCommand("report", "Build report", "Build &report", "Ctrl+Shift+B"),
+)

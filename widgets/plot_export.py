@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import UserFacingError
 from core.figures import DEFAULT_DPI, DEFAULT_SIZE_IN, check_format, save_figure
+from widgets.dialogs import FittedDialog
 
 FORMAT_NAMES = {".png": "PNG image", ".svg": "SVG drawing", ".pdf": "PDF document"}
 CM_PER_INCH = 2.54
@@ -65,7 +66,7 @@ def export_figure(
     return save_figure(figure, path, title=title, dpi=options.dpi, size_in=options.size_in)
 
 
-class ExportDialog(QDialog):
+class ExportDialog(FittedDialog):
     """Format, size (cm) and resolution of an exported figure."""
 
     def __init__(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.preferences import Preferences
+from widgets.dialogs import FittedDialog
 
 
 def _fraction(tip: str) -> QDoubleSpinBox:
@@ -31,7 +31,7 @@ def _fraction(tip: str) -> QDoubleSpinBox:
     return spin
 
 
-class PreferencesDialog(QDialog):
+class PreferencesDialog(FittedDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Preferences")
@@ -56,6 +56,14 @@ class PreferencesDialog(QDialog):
         network_form = QFormLayout(network)
         network_form.addRow("Contact for the User-Agent", self.contact_edit)
 
+        self.theme_combo = QComboBox()
+        for value, text in (("system", "System"), ("light", "Light"), ("dark", "Dark")):
+            self.theme_combo.addItem(text, value)
+        self.theme_combo.setToolTip("System follows the desktop's light or dark mode")
+        appearance = QGroupBox("Appearance")
+        appearance_form = QFormLayout(appearance)
+        appearance_form.addRow("Theme", self.theme_combo)
+
         self.folders_list = QListWidget()
         self.folders_list.setMaximumHeight(110)
         add = QPushButton("Add folder…")
@@ -77,6 +85,7 @@ class PreferencesDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
+        layout.addWidget(appearance)
         layout.addWidget(tiers)
         layout.addWidget(network)
         layout.addWidget(models)
@@ -87,6 +96,7 @@ class PreferencesDialog(QDialog):
         self.share_spin.setValue(prefs.share)
         self.fraction_spin.setValue(prefs.fraction)
         self.contact_edit.setText(prefs.contact)
+        self.theme_combo.setCurrentIndex(max(0, self.theme_combo.findData(prefs.theme)))
         self.folders_list.clear()
         self.folders_list.addItems(list(prefs.model_folders))
 
@@ -96,6 +106,7 @@ class PreferencesDialog(QDialog):
             share=round(self.share_spin.value(), 4),
             fraction=round(self.fraction_spin.value(), 4),
             contact=self.contact_edit.text().strip(),
+            theme=self.theme_combo.currentData(),
             model_folders=tuple(
                 self.folders_list.item(i).text() for i in range(self.folders_list.count())
             ),

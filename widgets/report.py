@@ -460,7 +460,8 @@ class ReportPanel(QWidget):
         self.build_button = QPushButton("Build report")
         self.build_button.setDefault(True)
         self.build_button.setToolTip(
-            "Compare the chosen groups on the chosen metrics (runs as a job; Cancel stops it)"
+            "Compare the chosen groups on the chosen metrics (runs in the background; "
+            "Cancel stops it)"
         )
         self.build_button.clicked.connect(self._on_build)
         self._busy = False  # a build is running

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:
     from core.metrics.retrieval import GraphHit, RetrievalSummary
@@ -51,7 +53,7 @@ class RetrievalOptions:
     top: int = 10
 
 
-class RetrievalDialog(QDialog):
+class RetrievalDialog(FittedDialog):
     find_requested = Signal(object)  # RetrievalOptions
     worst_requested = Signal(object)  # RetrievalOptions
     cancel_requested = Signal()
@@ -110,6 +112,9 @@ class RetrievalDialog(QDialog):
         layout.addLayout(buttons)
         layout.addWidget(self.status_label)
         layout.addWidget(self.table, 1)
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(self.close)
+        layout.addWidget(close)
         self.resize(760, 420)
 
     def options(self) -> RetrievalOptions:

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDialog,
     QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
@@ -29,10 +28,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.dialogs import FittedDialog
+
 HEADERS = ("entity", "synonym", "language", "source")
 
 
-class SynonymDialog(QDialog):
+class SynonymDialog(FittedDialog):
     add_requested = Signal(str, str, str)  # entity, synonym, lang ('' = every language)
     remove_requested = Signal(list)  # [(entity, synonym, lang), ...]
     import_requested = Signal(str)  # a file path

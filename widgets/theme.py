@@ -28,7 +28,9 @@ def dark_palette() -> QPalette:
         role.HighlightedText: "#ffffff",
         role.Light: "#4a4a4a",
         role.Midlight: "#404040",
-        role.Mid: "#303030",
+        # Mid is also the muted text colour of notes ("color: palette(mid)"): a grey that
+        # reads on the dark background (#303030 made them vanish).
+        role.Mid: "#8c8c8c",
         role.Dark: "#202020",
         role.Shadow: "#111111",
     }

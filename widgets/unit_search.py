@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.vocab import LANGUAGES
+from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:
     from core.unit_search import SearchRequest
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 DEFAULT_TEMPLATE = "?x P17 ?a . ?a P36 ?b"
 
 
-class UnitSearchDialog(QDialog):
+class UnitSearchDialog(FittedDialog):
     """Template, root class, model and the search's settings."""
 
     def __init__(

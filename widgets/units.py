@@ -39,9 +39,11 @@ from PySide6.QtWidgets import (
 )
 
 from core.claim_filters import RULES, ClaimFilterSettings
+from core.dialog_memory import DialogMemory
 from core.labels import plural, tier_label
 from core.tiers import SubTier, Tier
 from core.vocab import LANGUAGES
+from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:
     from core.category_tiers import TierChange
@@ -108,6 +110,9 @@ class UnitsPanel(QWidget):
     filters_changed = Signal(object)  # ClaimFilterSettings
     sample_requested = Signal(object)  # core.sampler.SampleRequest (with the claim filters)
     more_units_requested = Signal(object)  # the last unit id shown: the next page is wanted
+
+    # Where the Sample… dialog keeps its choices (set by app.gui; None: not kept).
+    dialog_memory: DialogMemory | None = None
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -454,7 +459,7 @@ class UnitsPanel(QWidget):
             self.start_requested.emit(qid)
 
     def _ask_sample(self) -> None:
-        dialog = SampleDialog(self)
+        dialog = SampleDialog(self, self.dialog_memory)
         if dialog.exec() == QDialog.DialogCode.Accepted:
             self.sample_requested.emit(replace(dialog.request(), filters=self.filter_settings()))
 
@@ -517,7 +522,7 @@ class UnitsPanel(QWidget):
             self.override_requested.emit(lang, position, part, text, keep)
 
 
-class OverrideDialog(QDialog):
+class OverrideDialog(FittedDialog):
     """A person's words for one part of a triple in one language; they name that entity
     wherever it appears in the unit, and may be kept for the session's new units."""
 
@@ -602,15 +607,15 @@ def _table(model: QStandardItemModel, stretch: bool = False) -> QTableView:
     return view
 
 
-class SampleDialog(QDialog):
+class SampleDialog(FittedDialog):
     """How many units of which shape and size, from which tier, with which seed."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, memory: DialogMemory | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Sample units")
         self.shape = QComboBox()
         self.shape.addItems(["sibling", "chain", "mixed"])
-        self.size = _spin(1, 7, 2)
+        self.size_spin = _spin(1, 7, 2)
         self.per_entity = _spin(1, 20, 1)
         self.seed = _spin(0, 2**31 - 1, 0)
         self.tier = QComboBox()
@@ -626,7 +631,7 @@ class SampleDialog(QDialog):
         )
         form = QFormLayout(self)
         form.addRow("Shape", self.shape)
-        form.addRow("Size (triples)", self.size)
+        form.addRow("Size (triples)", self.size_spin)
         form.addRow("Units per entity", self.per_entity)
         form.addRow("Entities of tier", self.tier)
         form.addRow("At most entities", self.limit)
@@ -638,6 +643,37 @@ class SampleDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
+        if memory is not None:
+            self.restore(memory.load())
+            self.accepted.connect(lambda: memory.save(self.remembered()))
+
+    def remembered(self) -> dict[str, Any]:
+        return {
+            "shape": self.shape.currentText(),
+            "size": self.size_spin.value(),
+            "per_entity": self.per_entity.value(),
+            "tier": self.tier.currentData(),
+            "limit": self.limit.value(),
+            "seed": self.seed.value(),
+            "parallel": self.parallel.isChecked(),
+        }
+
+    def restore(self, values: dict[str, Any]) -> None:
+        """Show ``values`` (:meth:`remembered`'s); what is missing keeps the default."""
+        if isinstance(values.get("shape"), str) and self.shape.findText(values["shape"]) >= 0:
+            self.shape.setCurrentText(values["shape"])
+        for key, spin in (
+            ("size", self.size_spin),
+            ("per_entity", self.per_entity),
+            ("limit", self.limit),
+            ("seed", self.seed),
+        ):
+            if isinstance(values.get(key), int):
+                spin.setValue(values[key])
+        if "tier" in values and self.tier.findData(values["tier"]) >= 0:
+            self.tier.setCurrentIndex(self.tier.findData(values["tier"]))
+        if isinstance(values.get("parallel"), bool):
+            self.parallel.setChecked(values["parallel"])
 
     def request(self) -> SampleRequest:
         """What the dialog asks for (the panel adds its claim filters)."""
@@ -646,7 +682,7 @@ class SampleDialog(QDialog):
         tier = self.tier.currentData()
         return SampleRequest(
             shapes=(self.shape.currentText(),),
-            sizes=(self.size.value(),),
+            sizes=(self.size_spin.value(),),
             per_entity=self.per_entity.value(),
             seed=self.seed.value(),
             tiers=(tier,) if tier else None,

@@ -1,9 +1,32 @@
-"""``taillens gui [SESSION] [--screenshot PNG]``: open the main window."""
+"""``taillens gui [SESSION] [--screenshot PNG [--dialog NAME] [--size WxH]] [--theme T]``:
+open the main window."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+
+# Kept here (app.dialogs imports the controller's world): a test holds it to app.dialogs.
+DIALOG_NAMES = (
+    "score",
+    "import",
+    "sample",
+    "override",
+    "preferences",
+    "export",
+    "category",
+    "synonyms",
+    "retrieval",
+    "search",
+    "statistics",
+    "shortcuts",
+    "guide",
+    "about",
+    "packs",
+    "pack",
+    "models",
+    "train",
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +46,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--size",
         default="1280x800",
         metavar="WxH",
-        help="window size for --screenshot (default 1280x800)",
+        help="with --screenshot: the screen's size, which the window fills (default "
+        "1280x800); a dialog is fitted to it",
+    )
+    parser.add_argument(
+        "--dialog",
+        metavar="NAME",
+        help="with --screenshot: open this dialog over the window first ("
+        + ", ".join(DIALOG_NAMES)
+        + ")",
+    )
+    parser.add_argument(
+        "--theme",
+        choices=("system", "light", "dark"),
+        help="this run's theme (default: the one chosen in Preferences)",
     )
     parser.add_argument(
         "--show",
@@ -52,14 +88,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
+def _size(text: str) -> tuple[int, int]:
+    from core.errors import UserFacingError
+
+    width, _, height = text.lower().partition("x")
+    try:
+        size = (int(width), int(height))
+    except ValueError:
+        size = (0, 0)
+    if not (320 <= size[0] <= 16384 and 240 <= size[1] <= 16384):
+        raise UserFacingError(
+            f"--size {text!r}: give WIDTHxHEIGHT in pixels, e.g. 1366x768 (320x240 to 16384x16384)"
+        )
+    return size
+
+
 def run(args: argparse.Namespace) -> int:
     from app.gui import end_process, launch
+    from core.errors import UserFacingError
 
-    width, _, height = args.size.partition("x")
+    if args.dialog is not None:
+        if args.dialog not in DIALOG_NAMES:
+            raise UserFacingError(f"no dialog {args.dialog!r} (dialogs: {', '.join(DIALOG_NAMES)})")
+        if args.screenshot is None:
+            raise UserFacingError("--dialog goes with --screenshot PNG")
+    size = _size(args.size)
     status = launch(
         session=args.session,
         screenshot=args.screenshot,
-        size=(int(width), int(height)),
+        size=size,
+        dialog=args.dialog,
+        theme=args.theme,
         report_first_paint=args.report_first_paint,
         show_panels=tuple(args.show),
         wait_for_jobs_s=args.wait_for_jobs,

@@ -42,6 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verbalise.add_argument(
         "--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16")
     )
+    verbalise.add_argument(
+        "--quantize",
+        default="auto",
+        choices=("auto", "none", "8bit", "4bit"),
+        help="load a local model 8- or 4-bit (bitsandbytes, CUDA); auto: only when it does "
+        "not fit the GPU's free memory (default)",
+    )
     verbalise.add_argument("--seed", type=int, default=0)
     verbalise.add_argument("--units", default="all", help=UNITS_HELP)
     verbalise.add_argument(
@@ -97,18 +104,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verbalise.add_argument("--quiet", action="store_true", help="no progress on stderr")
     verbalise.set_defaults(handler=run_verbalise)
 
-    models = subparsers.add_parser(
-        "models",
-        help="list the models found locally",
-        description="Models in the Hugging Face cache and in model folders "
-        "(TAILLENS_MODEL_DIRS, or --folder).",
-    )
-    models.add_argument(
-        "--folder", type=Path, action="append", help="also look in this folder (repeatable)"
-    )
-    models.add_argument("--json", action="store_true", help="print JSON")
-    models.set_defaults(handler=run_models)
-
 
 def _templates(specs: list[str]) -> dict[str, str]:
     from core import files
@@ -161,6 +156,7 @@ def run_verbalise(args: argparse.Namespace) -> int:
             templates,
             device=args.device,
             dtype=args.dtype,
+            quantize=args.quantize,
             server_model=args.server_model,
             prompt_preset=args.prompt_preset,
             task_prefix=args.seq2seq_prefix,
@@ -211,6 +207,7 @@ def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> N
         "usage_unusable": summary.usage_unusable,
         "warnings": summary.warnings,
         "not_resumed": [{"run_id": rid, "why": why} for rid, why in summary.not_resumed],
+        "placement": summary.placement or None,
     }
     if args.json:
         print(jsonio.dumps(result, indent=2))
@@ -224,6 +221,11 @@ def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> N
     ]
     if summary.tokens:
         rows.append(("tokens/s", f"{summary.tokens_per_s:,.1f}"))
+    if result["placement"]:
+        from core.placement import Placement
+
+        placed = {k: v for k, v in result["placement"].items() if k in Placement.__annotations__}
+        rows.append(("placement", Placement(**placed).summary()))
     for other, why in summary.not_resumed:
         # A matching unfinished run another process still writes: never resumed under it.
         rows.append(
@@ -256,35 +258,3 @@ def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> N
     rows += [("warning", line) for line in summary.warnings]
     for label, value in rows:
         print(f"{label:<12} {value}")
-
-
-def run_models(args: argparse.Namespace) -> int:
-    from core.models import configured_model_folders, discover_models, human_size
-
-    folders = configured_model_folders() + list(args.folder or [])
-    models = discover_models(folders)
-    if args.json:
-        print(
-            jsonio.dumps(
-                [
-                    {
-                        "name": m.name,
-                        "path": str(m.path),
-                        "type": m.type,
-                        "size_bytes": m.size_bytes,
-                        "source": m.source,
-                        "architectures": list(m.architectures),
-                    }
-                    for m in models
-                ],
-                indent=2,
-            )
-        )
-        return 0
-    for model in models:
-        print(
-            f"{model.name:<40} {model.type:<8} {human_size(model.size_bytes):>9}  "
-            f"{model.source:<8} {model.path}"
-        )
-    print(f"{len(models):,} model" + ("" if len(models) == 1 else "s"))
-    return 0

@@ -103,7 +103,7 @@ def validate_rating(rating: Rating) -> dict[str, Any]:
                     f"Unknown {family} error(s) {', '.join(map(repr, wrong))}: choose from "
                     f"{', '.join(ERROR_TAXONOMY[family])}."
                 )
-            if listed:
+            if listed or rating.complete_taxonomy:
                 taxonomy[family] = [e for e in ERROR_TAXONOMY[family] if e in listed]
         taxonomy = taxonomy or None
     corrected = rating.corrected_text.strip() if rating.corrected_text else None

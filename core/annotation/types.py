@@ -86,6 +86,9 @@ class Rating:
     checks: Mapping[str, bool] | None = None
     error_taxonomy: Mapping[str, Sequence[str]] | None = None
     corrected_text: str | None = None
+    # An MT review (METHODS §11, F.2) says 0 or 1 for every subcategory: keep each family
+    # given, even with no flag, so a review that found no error is still a review.
+    complete_taxonomy: bool = False
 
 
 def is_int(value: Any) -> bool:

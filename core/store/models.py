@@ -550,3 +550,45 @@ class AnnotationOrigin(Base):
     pack_annotation_id: Mapped[int] = mapped_column(Integer)
     pack_updated_at: Mapped[str] = mapped_column(String)
     merged_at: Mapped[datetime] = _created_at()
+
+
+class ReferenceDerivation(Base):
+    """A reference made by machine from another (rev 0006_refs, METHODS §11): a
+    translation of ``source_reference_id`` stored as the silver ``reference_id``, with the
+    model and parameters that made it, its quality estimate and its post-edit.
+
+    ``key`` identifies model + fingerprint + parameters, so a run resumes by skipping
+    sources already translated into ``lang`` under the same key. ``mt_text`` is the
+    translation as the model gave it; ``postedit_text`` what post-editing proposed (None
+    when unparsable); ``kept`` which of the two the reference's text now is ('mt' or
+    'postedit'). QE: ``qe_score`` (0–1), ``qe_band``, ``qe_spans`` ({"spans": [{text,
+    start, end, severity}]}), ``qe_model``."""
+
+    __tablename__ = "reference_derivations"
+    __table_args__ = (UniqueConstraint("source_reference_id", "lang", "key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    reference_id: Mapped[int] = mapped_column(
+        ForeignKey("unit_references.id", ondelete="CASCADE"), index=True
+    )
+    source_reference_id: Mapped[int | None] = mapped_column(
+        ForeignKey("unit_references.id", ondelete="SET NULL"), index=True
+    )
+    source_lang: Mapped[str] = mapped_column(String)
+    lang: Mapped[str] = mapped_column(String)
+    step: Mapped[str] = mapped_column(String, server_default=sql_text("'translate'"))
+    model: Mapped[str] = mapped_column(String)
+    model_fingerprint: Mapped[str | None] = mapped_column(String)
+    parameters: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    key: Mapped[str] = mapped_column(String)
+    mt_text: Mapped[str] = mapped_column(Text)
+    qe_score: Mapped[float | None] = mapped_column(Float, info={"range": (0, 1)})
+    qe_band: Mapped[str | None] = mapped_column(String)
+    qe_spans: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    qe_model: Mapped[str | None] = mapped_column(String)
+    postedit_text: Mapped[str | None] = mapped_column(Text)
+    postedit_explanation: Mapped[str | None] = mapped_column(Text)
+    postedit_model: Mapped[str | None] = mapped_column(String)
+    postedit_raw: Mapped[str | None] = mapped_column(Text)
+    kept: Mapped[str] = mapped_column(String, server_default=sql_text("'mt'"))
+    created_at: Mapped[datetime] = _created_at()

@@ -42,6 +42,7 @@ def open_verbaliser(
     *,
     device: str = "auto",
     dtype: str = "auto",
+    quantize: str = "auto",
     server_model: str | None = None,
     prompt_preset: str = DEFAULT_PRESET,
     task_prefix: str | None = None,
@@ -52,6 +53,8 @@ def open_verbaliser(
     ``prompt_preset`` picks the bundled prompts (:data:`PRESETS`: TailNLG's Appendix H by
     default) that ``templates`` edit; ``task_prefix`` is a seq2seq model's task prefix
     (None: WDV's ``translate from Graph to Text: ``). Both are recorded with the run.
+    ``device``, ``dtype`` and ``quantize`` (auto, none, 8bit, 4bit) go to
+    :func:`core.placement.plan_placement` when the model loads.
 
     Cheap: checks the model folder (a missing or broken one raises a ``ModelError``
     with the reason) but loads no weights; the job calls ``load()``."""
@@ -84,6 +87,7 @@ def open_verbaliser(
         templates,
         device=device,
         dtype=dtype,
+        quantize=quantize,
         prompt_preset=prompt_preset,
         task_prefix=task_prefix,
     )

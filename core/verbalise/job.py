@@ -71,6 +71,7 @@ _NOT_IDENTITY = frozenset(
         "max_retries",
         "max_response_bytes",
         "max_reply_chars",
+        "placement",
     }
 )
 # Requests in a row without usable text (RequestFailure) after which a run stops: a server
@@ -121,6 +122,8 @@ class VerbaliseSummary:
     # Matching unfinished runs not resumed because their owner may still run them: (id, why).
     not_resumed: list[tuple[int, str]] = field(default_factory=list)
     unit_ids: set[int] = field(default_factory=set, repr=False)
+    # How a local model was placed on this machine (core.placement), as the run records it.
+    placement: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tokens_per_s(self) -> float:
@@ -431,6 +434,20 @@ def _done_pairs(store: SessionStore, run_id: int) -> set[tuple[int, str]]:
         }
 
 
+def _record_batch(store: SessionStore, run_id: int, size: int, backoffs: int) -> None:
+    """The batch size a run settled on after out-of-memory back-offs, in its placement
+    (``parameters["placement"]``: how the run used this machine)."""
+    with store.unit_of_work() as db:
+        run = db.get(m.ModelRun, run_id)
+        if run is None:
+            return
+        parameters = dict(run.parameters or {})
+        placed = dict(parameters.get("placement") or {})
+        placed.update(batch_size=size, oom_backoffs=backoffs)
+        parameters["placement"] = placed
+        run.parameters = parameters
+
+
 def _set_status(
     store: SessionStore, run_id: int, status: str, owner: dict[str, Any] | None = None
 ) -> None:
@@ -530,6 +547,9 @@ def verbalise_job(
 
     def run(ctx: JobContext) -> VerbaliseSummary:
         ctx.progress(0, None, "loading the model")
+        # A local model says each stage of its load (tokenizer, weights, device).
+        if hasattr(verbaliser, "on_stage"):
+            verbaliser.on_stage = lambda words: ctx.progress(0, None, words)
         verbaliser.load()
         previous = verbaliser.should_stop
         verbaliser.should_stop = lambda: ctx.cancelled  # asked inside a batch, every step
@@ -547,7 +567,11 @@ def verbalise_job(
         busy: list[tuple[int, str]] = []
         run_id, resumed = _open_run(templates, parameters, owner, busy)
         summary = VerbaliseSummary(
-            run_id=run_id, batch_size=batch_size, resumed=resumed, not_resumed=busy
+            run_id=run_id,
+            batch_size=batch_size,
+            resumed=resumed,
+            not_resumed=busy,
+            placement=dict(parameters.get("placement") or {}),
         )
         job.partial = summary
         if busy:
@@ -647,9 +671,15 @@ def verbalise_job(
                         "fewer --candidates, a lower --max-new-tokens, --dtype bfloat16 or "
                         "float16, a smaller model, or another device"
                     ) from exc
+                ctx.progress(
+                    position, total, f"out of memory at batch {size}: going on with {size // 2}"
+                )
                 size = max(1, size // 2)
                 summary.oom_halvings += 1
                 summary.batch_size = size
+                if summary.placement:
+                    summary.placement.update(batch_size=size, oom_backoffs=summary.oom_halvings)
+                _record_batch(store, run_id, size, summary.oom_halvings)
                 continue
             summary.generation_s += time.perf_counter() - started
             if len(results) != len(requests):

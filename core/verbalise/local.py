@@ -44,9 +44,9 @@ from core.verbalise.base import Candidate, GenerationParams, ShouldStop, Verbali
 from core.verbalise.prompts import (
     DEFAULT_PRESET,
     check_preset,
-    linearise_graph,
     parse_reply,
     render_prompt,
+    seq2seq_input,
     seq2seq_prefix,
     templates_for,
 )
@@ -64,6 +64,7 @@ class _LocalVerbaliser:
         *,
         device: str = "auto",
         dtype: str = "auto",
+        quantize: str = "auto",
         prompt_preset: str = DEFAULT_PRESET,
         task_prefix: str | None = None,
     ) -> None:
@@ -80,8 +81,11 @@ class _LocalVerbaliser:
         self.model_id = str(model)
         self.system_name = _display_name(str(model), self.path)
         self.requested_device, self.requested_dtype = device, dtype
+        self.requested_quantize = quantize  # core.placement: auto, none, 8bit, 4bit
         self.loaded: LoadedModel | None = None
         self.should_stop: ShouldStop | None = None  # the job's cancel, asked every step
+        # Told each stage of loading the model (the job's progress line), if set.
+        self.on_stage: Callable[[str], None] | None = None
         self._tokenizer: Any = None
         self.templates = self._templates(templates)
 
@@ -115,6 +119,8 @@ class _LocalVerbaliser:
                 device=self.requested_device,
                 dtype=self.requested_dtype,
                 expected_type=self.expected_type,
+                quantize=self.requested_quantize,
+                on_stage=self.on_stage,
             )
             self._after_load(self.loaded)
 
@@ -125,6 +131,10 @@ class _LocalVerbaliser:
         info: dict[str, Any] = {"model_path": str(self.path), "prompt_preset": self.prompt_preset}
         if self.loaded is not None:
             info.update(device=self.loaded.device, dtype=self.loaded.dtype)
+            if self.loaded.placement is not None:
+                # How this machine ran it (not part of the run's identity: a run resumes
+                # on other hardware); the batch size it settles on is added by the job.
+                info["placement"] = self.loaded.placement.as_dict()
         else:
             info.update(device=self.requested_device, dtype=self.requested_dtype)
         return info
@@ -199,6 +209,17 @@ class CausalVerbaliser(_LocalVerbaliser):
         ids = prompt_token_ids(tokenizer, self.prompt_for(triples, lang))
         return str(tokenizer.decode(ids))
 
+    def context_warning(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str | None:
+        """A line when this unit's prompt and ``max_new_tokens`` exceed the model's context
+        (its config.json), said in the window before a run; None when it fits."""
+        from core.models import context_length, context_warning
+
+        tokenizer = self.loaded.tokenizer if self.loaded is not None else self._tokenizer
+        if tokenizer is None:
+            self._tokenizer = tokenizer = load_tokenizer(self.path)
+        ids = prompt_token_ids(tokenizer, self.prompt_for(triples, lang))
+        return context_warning(len(ids), self.params.max_new_tokens, context_length(self.path))
+
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         if self.loaded is not None:
@@ -257,7 +278,8 @@ class Seq2SeqVerbaliser(_LocalVerbaliser):
         self.templates = self._templates(None)
 
     def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
-        return linearise_graph(triples, self.templates.get(lang, ""))
+        # The templates are the prefixes, their {language} already filled in.
+        return seq2seq_input(triples, lang, self.templates.get(lang, ""))
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()

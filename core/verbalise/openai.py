@@ -413,6 +413,17 @@ class OpenAIVerbaliser:
             candidates.append(self._candidate(content, choice, usage_note))
         return candidates, tokens
 
+    def complete(self, prompt: str, seed: int | None = None) -> str:
+        """The server's reply to one free-form ``prompt`` (the references pipeline's
+        translation and post-editing prompts), with the same retries, caps and cleaning as
+        a verbalisation; a reply without usable text raises :class:`ServerError`."""
+        self._check()
+        try:
+            candidates, _ = self._complete(prompt, 1, self.params.seed if seed is None else seed)
+        except _Unanswered as error:
+            raise ServerError(str(error)) from None
+        return candidates[0].raw
+
     def _candidate(
         self, content: str, choice: Mapping[str, Any], usage_note: str | None
     ) -> Candidate:

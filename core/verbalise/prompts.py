@@ -121,6 +121,16 @@ def linearise_graph(triples: Sequence[tuple[str, str, str]], prefix: str = "") -
     return f"{prefix}{body}" if prefix else body
 
 
+def seq2seq_input(
+    triples: Sequence[tuple[str, str, str]], lang: str, prefix: str | None = None
+) -> str:
+    """What a WDV-style seq2seq model reads for ``triples`` in ``lang``: the task prefix
+    (:func:`seq2seq_prefix`; None: the bundled one, WDV's) then the ``<H> <R> <T>``
+    linearisation. The verbaliser and ``train-verbaliser`` both build it here, so a model
+    is trained on exactly the input it is later given."""
+    return linearise_graph(triples, seq2seq_prefix(lang, prefix))
+
+
 @dataclass(frozen=True)
 class ParsedReply:
     """A parsed reply: the clean text (None unless ``ok``) and, when not ok, why."""

@@ -182,7 +182,11 @@ def test_export_status_shows_the_summary_and_skipped_units(
         ),
         timeout=30_000,
     )
-    assert window.last_message is None  # nothing skipped: no message box
+    # Nothing skipped: the message offers the file (issue 21: Open, Show in folder).
+    assert window.last_message is not None and not window.last_message.detailedText()
+    assert [b.text() for b in window.last_message.action_buttons] == ["Open", "Show in folder"]
+    assert window.message_bar.isVisible()
+    window.last_message = None
 
     with controller.store.unit_of_work() as db:
         pair = DataUnit(uid="pair", origin="built", size=2, shape="sibling", root_qid="Q90")

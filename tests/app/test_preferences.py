@@ -118,3 +118,34 @@ def test_the_model_folders_are_read_again_each_time_preferences_open(
     dialog.accept()  # saving keeps what is there, not the list of an earlier opening
     assert configured_model_folders() == [second]
     controller.shutdown()
+
+
+def test_the_theme_is_applied_at_once_and_remembered(
+    qtbot, taillens_home: Path, settings_file: Path
+) -> None:
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from app.gui import apply_theme, load_theme
+
+    app = QApplication.instance()
+    window_role = QPalette.ColorRole.Window
+    window, controller = window_on(qtbot, settings_file)
+    try:
+        dialog = controller.preferences_controller.open()
+        assert dialog.theme_combo.currentData() == "system"
+        dialog.theme_combo.setCurrentIndex(dialog.theme_combo.findData("dark"))
+        dialog.accept()
+        assert app.palette().color(window_role).lightness() < 80  # no restart
+        settings = QSettings(str(settings_file), QSettings.Format.IniFormat)
+        assert load_theme(settings) == "dark" and load_preferences(settings).theme == "dark"
+        again = controller.preferences_controller.open()
+        assert again.theme_combo.currentData() == "dark"
+        again.theme_combo.setCurrentIndex(again.theme_combo.findData("light"))
+        again.accept()
+        assert app.palette().color(window_role).lightness() > 180
+        settings.setValue("appearance/theme", "purple")  # hand-edited: the default
+        assert load_theme(settings) == "system"
+    finally:
+        apply_theme(app, "system")
+        controller.shutdown()

@@ -217,7 +217,7 @@ def test_the_sample_button_asks_with_the_dialogs_settings_and_the_panels_filters
 
     def accept(dialog: SampleDialog) -> int:
         dialog.shape.setCurrentText("chain")
-        dialog.size.setValue(3)
+        dialog.size_spin.setValue(3)
         dialog.tier.setCurrentIndex(dialog.tier.findData("long_tail"))
         return QDialog.DialogCode.Accepted
 

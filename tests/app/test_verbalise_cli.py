@@ -87,6 +87,9 @@ def test_causal_model_with_an_edited_template_as_json(
         run_row = db.get(ModelRun, result["run_id"])
         assert run_row.prompt_templates == {"en": template.read_text()}
         assert run_row.parameters["units"] == "tier:head"
+        # How the model was placed is recorded with the run and printed.
+        assert run_row.parameters["placement"] == result["placement"]
+    assert result["placement"]["device"] == "cpu" and result["placement"]["threads"] >= 1
 
 
 def test_an_unfinished_run_is_resumed_by_default(
@@ -121,6 +124,15 @@ def test_broken_model_fails_before_any_work(
         capsys, "verbalise", "--session", str(session), "--model", str(tmp_path / "nothing")
     )
     assert status == 2 and "no model folder at" in err
+    assert counts(session) == (0, 0)  # no run row, no output
+
+
+def test_a_placement_this_machine_cannot_give_fails_before_any_work(
+    capsys: pytest.CaptureFixture[str], session: Path, tiny_causal_lm: Path
+) -> None:
+    common = ("verbalise", "--session", str(session), "--model", str(tiny_causal_lm))
+    status, _, err = run(capsys, *common, "--device", "cpu", "--quantize", "8bit")
+    assert status == 2 and "8bit loading needs a CUDA GPU" in err, err
     assert counts(session) == (0, 0)  # no run row, no output
 
 

@@ -48,7 +48,7 @@ def _alembic(path: Path, action: str, revision: str) -> None:
 
 
 def test_revisions_are_linear_and_known() -> None:
-    assert head_revision() == "0006_packs"
+    assert head_revision() == "0006_refs"
     assert known_revisions() == {
         "0001",
         "0002",
@@ -57,6 +57,7 @@ def test_revisions_are_linear_and_known() -> None:
         "0005_likelihood",
         "0005_retrieval",
         "0006_packs",
+        "0006_refs",
     }
 
 

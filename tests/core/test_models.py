@@ -87,7 +87,7 @@ def test_hub_cache_models_are_discovered_and_loaded_by_id(
     assert found["tiny-t5"].type == SEQ2SEQ and found["tiny-t5"].source == "folder"
     assert resolve_model("acme/tiny-llama") == snapshot
     assert load_model("acme/tiny-llama", device="cpu").type == CAUSAL
-    with pytest.raises(ModelError, match="not in the Hugging Face cache.*never downloads"):
+    with pytest.raises(ModelError, match="not in the Hugging Face cache.*taillens models pull"):
         resolve_model("acme/absent")
 
 
@@ -186,7 +186,10 @@ def test_device_and_dtype_selection(monkeypatch: pytest.MonkeyPatch) -> None:
     assert select_dtype("auto", "cuda") == "bfloat16"
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
     assert select_dtype("auto", "cuda") == "float16"
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    from core import placement
+
+    gpu = placement.Gpu(0, "a GPU", 2**30, 2**31, bf16=True)
+    monkeypatch.setattr(placement, "probe_hardware", lambda: placement.Hardware(gpus=(gpu,)))
     assert select_device("auto") == "cuda"
     with pytest.raises(ModelError, match="unknown dtype"):
         select_dtype("int3", "cpu")

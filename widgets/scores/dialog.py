@@ -11,7 +11,6 @@ from PySide6.QtCore import (
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -26,19 +25,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.dialog_memory import DialogMemory
 from core.metrics import ALL_METRICS, MetricOptions
 from core.metrics.info import metric_info
 from core.metrics.scoring import ScoringRequest
+from widgets.dialogs import FittedDialog
+from widgets.message_bar import ElidedLabel
 from widgets.scores.rows import ModelChoice, ScoreChoices
 
 # -- the Score… dialog -----------------------------------------------------------------
 
 
-class ScoreDialog(QDialog):
+class ScoreDialog(FittedDialog):
     """Which metrics, models, runs and languages to score."""
 
-    def __init__(self, choices: ScoreChoices, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        choices: ScoreChoices,
+        parent: QWidget | None = None,
+        memory: DialogMemory | None = None,
+    ) -> None:
         super().__init__(parent)
+        self.memory = memory
         self.setWindowTitle("Score verbalisations")
         layout = QVBoxLayout(self)
 
@@ -53,8 +61,11 @@ class ScoreDialog(QDialog):
             if metric_info(name).needs_model:
                 description += " — needs a causal model (the run's own, or the one below)"
             check.setToolTip(description)
-            # One line each: word-wrapped labels in a grid get one line's height and overlap.
-            label = QLabel(description)
+            # One line each: word-wrapped labels in a grid get one line's height and overlap;
+            # elided where the dialog is narrow (the whole text in the tooltip), so a long
+            # description never makes the dialog wider than a small screen.
+            label = ElidedLabel(Qt.TextElideMode.ElideRight)
+            label.setText(description)
             label.setStyleSheet("color: palette(mid);")
             label.setToolTip(description)
             grid.addWidget(check, i, 0)
@@ -160,7 +171,75 @@ class ScoreDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        if memory is not None:
+            self.restore(memory.load())
+            self.accepted.connect(lambda: memory.save(self.remembered()))
         self._update_notes()
+
+    def remembered(self) -> dict[str, Any]:
+        """The choices to offer again next time (runs and languages left unticked are
+        kept by id and code, so a new run or language comes ticked)."""
+        runs = [self.runs_list.item(i) for i in range(self.runs_list.count())]
+        return {
+            "metrics": [n for n, c in self.metric_checks.items() if c.isChecked()],
+            "unticked_runs": [
+                int(r.data(Qt.ItemDataRole.UserRole))
+                for r in runs
+                if r.checkState() != Qt.CheckState.Checked
+            ],
+            "unticked_langs": [k for k, c in self.lang_checks.items() if not c.isChecked()],
+            "bertscore": self.bertscore_combo.currentText(),
+            "encoder": self.encoder_combo.currentText(),
+            "ppl": self.ppl_combo.currentText(),
+            "device": self.device_combo.currentText(),
+            "esa_distance": self.esa_distance.value(),
+            "wordnet": self.wordnet_edit.text(),
+            "references": self.references_check.isChecked(),
+            "exclude_empty": self.exclude_empty_check.isChecked(),
+            "exclude_unparsed": self.exclude_unparsed_check.isChecked(),
+        }
+
+    def restore(self, values: dict[str, Any]) -> None:
+        """Show ``values`` (:meth:`remembered`'s); what is missing or no longer offered
+        keeps this dialog's default."""
+        metrics = values.get("metrics")
+        if isinstance(metrics, list):
+            for name, check in self.metric_checks.items():
+                check.setChecked(name in metrics)
+        unticked = values.get("unticked_runs")
+        if isinstance(unticked, list):
+            for i in range(self.runs_list.count()):
+                item = self.runs_list.item(i)
+                if item.data(Qt.ItemDataRole.UserRole) in unticked:
+                    item.setCheckState(Qt.CheckState.Unchecked)
+        langs = values.get("unticked_langs")
+        if isinstance(langs, list):
+            for lang, check in self.lang_checks.items():
+                check.setChecked(lang not in langs)
+        for key, combo in (
+            ("bertscore", self.bertscore_combo),
+            ("encoder", self.encoder_combo),
+            ("ppl", self.ppl_combo),
+            ("device", self.device_combo),
+        ):
+            text = values.get(key)
+            if isinstance(text, str) and text:
+                index = combo.findText(text)
+                if index >= 0:
+                    combo.setCurrentIndex(index)
+                elif combo.isEditable():
+                    combo.setEditText(text)
+        if isinstance(values.get("esa_distance"), (int, float)):
+            self.esa_distance.setValue(float(values["esa_distance"]))
+        if isinstance(values.get("wordnet"), str):
+            self.wordnet_edit.setText(values["wordnet"])
+        for key, check in (
+            ("references", self.references_check),
+            ("exclude_empty", self.exclude_empty_check),
+            ("exclude_unparsed", self.exclude_unparsed_check),
+        ):
+            if isinstance(values.get(key), bool):
+                check.setChecked(values[key])
 
     @staticmethod
     def _model_combo(choices: Sequence[ModelChoice]) -> QComboBox:

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.dialog_memory import DialogMemory
 from core.labels import plural, plural_word, tier_label
 from core.metrics.score_pages import ScoresFilter
 from widgets.scores.dialog import ScoreDialog
@@ -65,6 +66,9 @@ class ScoresPanel(QWidget):
     text_selected = Signal(int)  # a verbalisation id
     retrieval_requested = Signal()  # "Retrieval…": app/retrieval.py opens the dialog
     export_texts_requested = Signal(str)  # "Export texts…": the file (.csv, .jsonl, .parquet)
+
+    # Where the Score… dialog keeps its choices (set by app.gui; None: not kept).
+    dialog_memory: DialogMemory | None = None
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -366,7 +370,7 @@ class ScoresPanel(QWidget):
 
     def open_score_dialog(self, choices: ScoreChoices) -> ScoreDialog:
         """The Score… dialog (window-modal, not blocking); accepted, it asks to score."""
-        dialog = ScoreDialog(choices, self)
+        dialog = ScoreDialog(choices, self, self.dialog_memory)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self.score_requested.emit(dialog.request()))
         dialog.open()

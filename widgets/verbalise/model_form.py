@@ -27,6 +27,7 @@ class ModelForm(QWidget):
 
     add_folder_requested = Signal(str)  # a folder to look for models in
     rescan_requested = Signal()
+    train_requested = Signal()  # "Train…": app/train.py opens the Train dialog
     model_changed = Signal()  # the server, device or dtype changed
     value_changed = Signal()  # a generation setting changed
     prefix_changed = Signal()  # the seq2seq task prefix changed
@@ -43,6 +44,12 @@ class ModelForm(QWidget):
             "Look again in the Hugging Face cache and the configured folders"
         )
         self.rescan_button.clicked.connect(self.rescan_requested)
+        self.train_button = QPushButton("Train…")
+        self.train_button.setToolTip(
+            "Fine-tune a graph-to-text model on this session's references "
+            "(taillens train-verbaliser); the result joins this list"
+        )
+        self.train_button.clicked.connect(self.train_requested)
         self.model_info = wrapping()
         self.model_info.setStyleSheet("color: palette(mid)")
 
@@ -80,6 +87,7 @@ class ModelForm(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_folder_button)
         buttons.addWidget(self.rescan_button)
+        buttons.addWidget(self.train_button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
         layout.addWidget(self.model_info)

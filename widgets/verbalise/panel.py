@@ -34,6 +34,7 @@ class VerbalisePanel(QWidget):
     model_changed = Signal()  # the model, server, device or dtype changed
     add_folder_requested = Signal(str)  # a folder to look for models in
     rescan_requested = Signal()
+    train_requested = Signal()  # the model form's "Train…" (app/train.py)
     template_edited = Signal(str)  # lang
     preview_requested = Signal()  # the preview's unit or language changed
     settings_changed = Signal()  # anything the user set (to keep it)
@@ -62,6 +63,7 @@ class VerbalisePanel(QWidget):
         self.model_form = ModelForm()
         self.model_form.add_folder_requested.connect(self.add_folder_requested)
         self.model_form.rescan_requested.connect(self.rescan_requested)
+        self.model_form.train_requested.connect(self.train_requested)
         self.model_form.model_changed.connect(self._on_model_changed)
         self.model_form.value_changed.connect(self._changed)
         self.model_form.prefix_changed.connect(self._on_prefix_changed)

@@ -667,3 +667,39 @@ def test_a_server_run_from_before_logprobs_were_asked_for_is_resumed(
         find_resumable_run(store, verbaliser, parameters, {"en": verbaliser.templates["en"]})
         == run_id
     )
+
+
+def test_cuda_out_of_memory_backs_the_batch_off_says_so_and_records_it(
+    store: SessionStore, tiny_causal_lm: Path
+) -> None:
+    """A fake generate raising torch.cuda.OutOfMemoryError for batches over 1: the run
+    goes on at 1, says so in its progress, and records it in its placement."""
+    import torch
+
+    ids = add_units(store, 3)
+    verbaliser = CausalVerbaliser(
+        tiny_causal_lm, GenerationParams(candidates=1, max_new_tokens=2), device="cpu"
+    )
+    original = verbaliser._generate
+    batches: list[int] = []
+
+    def generate(model: Any, **kwargs: Any) -> Any:
+        batches.append(kwargs["input_ids"].shape[0])
+        if batches[-1] > 1:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 9 GiB")
+        return original(model, **kwargs)
+
+    verbaliser._generate = generate  # type: ignore[method-assign]
+    seen: list[Progress] = []
+    outcome = run_job(
+        verbalise_job(store, verbaliser, "all", ["en"], batch_size=8), None, seen.append
+    )
+    assert isinstance(outcome, JobSucceeded), getattr(outcome, "traceback", "")
+    assert batches == [3, 3, 2, 1, 1, 1]  # 3 units: batches of 8 and 4 hold all of them
+    said = [p.message for p in seen if "out of memory" in p.message]
+    assert said == [f"out of memory at batch {n}: going on with {n // 2}" for n in (8, 4, 2)]
+    assert rows(store) == [(u, "en", 0) for u in ids]
+    run = get_run(store, outcome.result.run_id)
+    placed = run.parameters["placement"]
+    assert placed["device"] == "cpu" and placed["threads"] >= 1
+    assert (placed["batch_size"], placed["oom_backoffs"]) == (1, 3)

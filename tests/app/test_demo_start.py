@@ -1,0 +1,40 @@
+"""'Start with the demo' on an empty session (issue 21 §6): the Browser offers it where
+it would show empty axes; pressed, with another source chosen, it switches to the demo
+data and fetches the shown category from it, so the panels have something to show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+from app.gui import build_window
+from tests.fixtures.jobs import is_fetch
+
+
+def test_start_with_the_demo_fetches_the_category_from_the_demo_data(qtbot, tmp_path: Path) -> None:
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(window)
+    window.show()
+    assert controller.new_session(tmp_path / "d.taillens")
+    browser = controller.browser
+    panel = browser.panel
+    try:
+        # The user had picked the session cache (offline, empty): nothing to show.
+        panel.source_combo.setCurrentIndex(panel.source_combo.findData("cache"))
+        qtbot.waitUntil(lambda: browser.source_kind == "cache", timeout=30_000)
+        panel.category_combo.setCurrentText("Monument")
+        panel.limit_spin.setValue(200)
+        qtbot.waitUntil(lambda: panel.demo_button.isVisible(), timeout=10_000)
+        with qtbot.waitSignal(
+            controller.runner.job_finished, timeout=60_000, check_params_cb=is_fetch
+        ):
+            window.command_actions["browser:Start with the demo"].trigger()
+        assert browser.source_kind == "embedded"
+        assert panel.source_combo.currentData() == "embedded"
+        qtbot.waitUntil(lambda: len(panel.model.columns) == 200, timeout=10_000)
+        assert not panel.demo_button.isVisible()  # there is data now
+    finally:
+        controller.shutdown()

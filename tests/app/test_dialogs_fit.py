@@ -1,0 +1,193 @@
+"""Every dialog fits a laptop screen (issue 21 §1): opened over the window on a screen
+of 1024 × 640, 1366 × 768 and 1920 × 1080 (Qt's offscreen platform, one real process per
+size), each lies inside the screen with its button box visible; a message shown over
+the window moves no panel; the window never grows past its screen."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.commands.gui import DIALOG_NAMES
+from app.dialogs import DIALOGS
+
+ROOT = Path(__file__).resolve().parents[2]
+SIZES = [(1024, 640), (1366, 768), (1920, 1080)]
+
+_OPEN_EACH = r"""
+import json, sys
+from PySide6.QtCore import QPoint, QSettings
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWidget
+from app.gui import build_window, get_application
+from app.dialogs import DIALOGS, open_dialog
+
+app = get_application()
+window, controller = build_window(QSettings(sys.argv[1], QSettings.Format.IniFormat))
+window.show()
+window.showMaximized()
+for _ in range(20):
+    app.processEvents()
+controller.open_session(sys.argv[2], create=True)
+for _ in range(20):
+    app.processEvents()
+screen = window.screen().availableGeometry()
+out = {"screen": [screen.x(), screen.y(), screen.width(), screen.height()], "dialogs": {}}
+for name in DIALOGS:
+    dialog = open_dialog(controller, name)
+    for _ in range(10):
+        app.processEvents()
+    frame = dialog.frameGeometry()
+    boxes = dialog.findChildren(QDialogButtonBox)
+    box_rects = []
+    for box in boxes:
+        if not box.isVisibleTo(dialog):
+            continue
+        top_left = box.mapToGlobal(QPoint(0, 0))
+        box_rects.append([top_left.x(), top_left.y(), box.width(), box.height(),
+                          box.visibleRegion().boundingRect().height()])
+    out["dialogs"][name] = {
+        "frame": [frame.x(), frame.y(), frame.width(), frame.height()],
+        "buttons": box_rects,
+        "title": dialog.windowTitle(),
+    }
+    dialog.close()
+    for _ in range(5):
+        app.processEvents()
+# The window: maximised, then a message shown; no panel moves, the window stays on screen.
+dock = window.docks["browser"]
+before = [dock.geometry().getRect(), window.geometry().getRect()]
+window.show_message("Import finished", "Imported 2,933 texts into 1,204 units. " * 6, "x\n" * 40)
+window.message_bar.details_button.click()
+for _ in range(10):
+    app.processEvents()
+after = [dock.geometry().getRect(), window.geometry().getRect()]
+bar = window.message_bar.geometry()
+out["message"] = {"before": before, "after": after, "bar": bar.getRect(),
+                  "bar_visible": window.message_bar.isVisible()}
+# Content that asks for more than the screen: the window does not grow past it.
+window.showNormal()
+for _ in range(5):
+    app.processEvents()
+window.panels["browser"].setMinimumHeight(3000)
+window.resize(5000, 5000)
+for _ in range(10):
+    app.processEvents()
+out["grown"] = window.frameGeometry().getRect()
+print("RESULT " + json.dumps(out))
+controller.shutdown()
+"""
+
+
+def _screen(tmp_path: Path, width: int, height: int) -> Path:
+    config = tmp_path / f"screen-{width}.json"
+    screen = {"name": "s", "x": 0, "y": 0, "width": width, "height": height}
+    screen.update({"logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1})
+    config.write_text(json.dumps({"windowFrameMargins": False, "screens": [screen]}))
+    return config
+
+
+def _open_each(tmp_path: Path, width: int, height: int) -> dict:
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM=f"offscreen:configfile={_screen(tmp_path, width, height)}",
+        PYTHONPATH=str(ROOT),
+        TAILLENS_HOME=str(tmp_path / "home"),
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _OPEN_EACH,
+            str(tmp_path / "settings.ini"),
+            str(tmp_path / "s.taillens"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, result.stderr[-3000:]
+    return json.loads(lines[0][len("RESULT ") :])
+
+
+def test_the_command_line_names_every_dialog() -> None:
+    assert list(DIALOG_NAMES) == list(DIALOGS)
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_every_dialog_fits_the_screen_with_its_buttons_visible(
+    tmp_path: Path, width: int, height: int
+) -> None:
+    out = _open_each(tmp_path, width, height)
+    sx, sy, sw, sh = out["screen"]
+    assert (sw, sh) == (width, height)
+    assert set(out["dialogs"]) == set(DIALOGS)
+    for name, seen in out["dialogs"].items():
+        x, y, w, h = seen["frame"]
+        assert sx <= x and sy <= y and x + w <= sx + sw and y + h <= sy + sh, (name, seen)
+        assert seen["buttons"], (name, "no button box")
+        for bx, by, _bw, bh, visible_h in seen["buttons"]:
+            assert x <= bx and by + bh <= y + h, (name, seen)  # inside the dialog
+            assert by + bh <= sy + sh, (name, seen)  # on screen
+            assert visible_h == bh, (name, seen)  # not covered or cut
+    # A message, even with its details open, overlays the panels: nothing moves.
+    message = out["message"]
+    assert message["bar_visible"]
+    assert message["before"] == message["after"]
+    # The window never grows past its screen.
+    gx, gy, gw, gh = out["grown"]
+    assert gw <= sw and gh <= sh, out["grown"]
+
+
+def _gui(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        PYTHONPATH=str(ROOT),
+        TAILLENS_HOME=str(tmp_path / "home"),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "app", "gui", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_gui_screenshot_of_the_window_and_of_a_dialog_at_a_size(tmp_path: Path) -> None:
+    from PySide6.QtGui import QImage
+
+    window_png = tmp_path / "window.png"
+    done = _gui(tmp_path, "--screenshot", str(window_png), "--size", "1920x1080")
+    assert done.returncode == 0, done.stderr[-2000:]
+    image = QImage(str(window_png))
+    assert (image.width(), image.height()) == (1920, 1080)
+
+    dialog_png = tmp_path / "score.png"
+    done = _gui(
+        tmp_path,
+        *("--screenshot", str(dialog_png), "--size", "1024x640"),
+        *("--dialog", "score", "--theme", "dark"),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    image = QImage(str(dialog_png))
+    assert (image.width(), image.height()) == (1024, 640)
+    # Dark: the window's background is dark.
+    assert image.pixelColor(5, 600).lightness() < 100
+
+
+def test_gui_refuses_an_unknown_dialog(tmp_path: Path) -> None:
+    done = _gui(tmp_path, "--screenshot", str(tmp_path / "x.png"), "--dialog", "nope")
+    assert done.returncode == 2
+    assert "taillens: no dialog 'nope' (dialogs: score, import," in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "x.png").exists()

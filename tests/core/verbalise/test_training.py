@@ -1,0 +1,235 @@
+"""``train-verbaliser``'s core: a tiny random T5 fine-tuned on a handful of real WebNLG
+units (enriched WebNLG 2017, en/dev, Astronaut and ComicsCharacter 1-triple entries),
+loaded through the users' own path (a folder named as the base)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from core.errors import UserFacingError
+from core.jobs import CancelToken, JobCancelled, JobContext, Progress, run_job
+from core.models import discover_models
+from core.store import SessionStore
+from core.verbalise.training import (
+    BEST,
+    CARD,
+    CHECKPOINT,
+    RECORD,
+    Example,
+    Split,
+    TrainingSettings,
+    load_examples,
+    split_by_entry,
+    train,
+    training_job,
+)
+from tests.fixtures.train_data import build_webnlg_model, build_webnlg_session
+from tests.shared_data import ENRICHED_DEV, needs
+
+pytestmark = needs(*ENRICHED_DEV)
+
+# Few steps, a high learning rate: a 32-wide random T5 learns the data's words at once.
+FAST = TrainingSettings(
+    epochs=30,
+    batch_size=8,
+    learning_rate=3e-3,
+    warmup_share=0.0,
+    max_steps=12,
+    eval_every=4,
+    patience=0,
+    dev_share=0.2,
+    eval_limit=4,
+    num_beams=1,
+    max_new_tokens=12,
+    device="cpu",
+    threads=1,
+)
+
+
+@pytest.fixture(scope="module")
+def webnlg(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(session, tiny T5 whose tokenizer was trained on the session's texts)."""
+    folder = tmp_path_factory.mktemp("webnlg-train")
+    session = build_webnlg_session(folder / "webnlg.taillens")
+    return session, build_webnlg_model(session, folder / "tiny-t5")
+
+
+def split_of(session: Path, settings: TrainingSettings = FAST) -> Split:
+    with SessionStore.open(session) as store:
+        return split_by_entry(load_examples(store), settings.dev_share, settings.seed)
+
+
+def context(on_step: Callable[[Progress], None] | None = None) -> JobContext:
+    token = CancelToken()
+    ctx = JobContext(token, on_step, min_interval_s=0)
+    return ctx
+
+
+def test_split_holds_no_entry_and_no_graph_on_both_sides() -> None:
+    graph_a = (("A", "p", "B"),)
+    graph_b = (("C", "p", "D"),)
+    examples = [
+        Example(1, "en", graph_a, "A p B.", 1),
+        Example(1, "en", graph_a, "B is A's p.", 2),
+        Example(2, "en", graph_a, "Same graph, other unit.", 3),  # must go with unit 1
+        *(Example(u, "en", ((f"S{u}", "p", "O"),), f"S{u} p O.", 10 + u) for u in range(3, 23)),
+        Example(30, "en", graph_b, "C p D.", 40),
+    ]
+    for seed in range(20):
+        split = split_by_entry(examples, 0.25, seed)
+        assert split.train and split.dev
+        assert not Split.entries(split.train) & Split.entries(split.dev)
+        assert not {e.triples for e in split.train} & {e.triples for e in split.dev}
+        assert len(split.train) + len(split.dev) == len(examples)
+        assert 1 <= len(Split.entries(split.dev)) <= 7
+    assert split_by_entry(examples, 0.25, 3) == split_by_entry(examples, 0.25, 3)
+    with pytest.raises(UserFacingError, match="at least 2 entries"):
+        split_by_entry(examples[:3], 0.5, 0)
+
+
+def test_training_lowers_dev_loss_and_writes_a_model_verbalise_lists_and_uses(
+    webnlg: tuple[Path, Path], tmp_path: Path
+) -> None:
+    session, base = webnlg
+    split = split_of(session)
+    assert not Split.entries(split.train) & Split.entries(split.dev)
+    messages: list[str] = []
+    out = tmp_path / "t5-webnlg"
+    result = train(
+        split, str(base), out, FAST, context(lambda p: messages.append(p.message)), {"session": "s"}
+    )
+    assert result.steps == 12 and result.resumed_from is None
+    losses = [e["loss"] for e in result.evaluations]
+    assert [e["step"] for e in result.evaluations] == [4, 8, 12]
+    assert losses[-1] < losses[0], losses
+    assert any("loss" in m and "ETA" in m for m in messages)
+    assert any(m.startswith("evaluating on dev") for m in messages)
+    # A model like any other: config.json, weights, tokenizer, the card; no checkpoint.
+    assert (out / "config.json").is_file() and (out / CARD).is_file()
+    assert not (out / CHECKPOINT).exists() and not (out / BEST).exists()
+    card = (out / CARD).read_text(encoding="utf-8")
+    assert "| step | dev loss | BLEU | chrF++ | graphs |" in card and "split by entry" in card
+    record = json.loads((out / RECORD).read_text(encoding="utf-8"))
+    assert record["finished"] and record["data"]["dev_entry_ids"] == sorted(
+        Split.entries(split.dev)
+    )
+    assert result.listed and out.resolve() in [m.path.resolve() for m in discover_models()]
+
+    from core.verbalise import open_verbaliser
+    from core.verbalise.base import GenerationParams, VerbaliseRequest
+
+    verbaliser = open_verbaliser(
+        str(out), GenerationParams(max_new_tokens=8, candidates=1), device="cpu"
+    )
+    assert verbaliser.kind == "seq2seq"
+    example = split.dev[0]
+    prompt = verbaliser.prompt_for(example.triples, "en")
+    assert prompt.startswith("translate from Graph to Text: <H> ")
+    [[candidate]] = verbaliser.verbalise(
+        [VerbaliseRequest(example.unit_id, "en", example.triples, prompt)]
+    )
+    assert candidate.tokens > 0
+
+
+def test_a_cancelled_training_keeps_a_checkpoint_that_resumes_where_it_stopped(
+    webnlg: tuple[Path, Path], tmp_path: Path
+) -> None:
+    session, base = webnlg
+    split = split_of(session)
+    whole = train(split, str(base), tmp_path / "whole", FAST, context())
+
+    out = tmp_path / "cut"
+    token = CancelToken()
+
+    def cancel_after_step_6(progress: Progress) -> None:
+        if progress.done >= 6:
+            token.cancel()
+
+    with pytest.raises(JobCancelled):
+        train(split, str(base), out, FAST, JobContext(token, cancel_after_step_6, 0))
+    assert (out / CHECKPOINT).is_file() and not (out / "config.json").exists()
+    record = json.loads((out / RECORD).read_text(encoding="utf-8"))
+    assert record["steps"] == 6 and not record["finished"]
+    assert [e["step"] for e in record["evaluations"]] == [4]
+    # The other settings are refused, the same ones resume from step 6.
+    with pytest.raises(UserFacingError, match="another setup.*learning_rate"):
+        train(split, str(base), out, TrainingSettings(**{**FAST.__dict__, "learning_rate": 1e-3}))
+    resumed = train(split, str(base), out, FAST, context())
+    assert resumed.resumed_from == 6 and resumed.steps == 12
+    # The resumed training learnt what the uninterrupted one did.
+    assert resumed.losses == pytest.approx(whole.losses, rel=1e-4)
+    assert [e["loss"] for e in resumed.evaluations] == pytest.approx(
+        [e["loss"] for e in whole.evaluations], rel=1e-4
+    )
+    assert (out / "config.json").is_file() and not (out / CHECKPOINT).exists()
+
+
+def test_the_job_refuses_bad_input_before_any_work(
+    webnlg: tuple[Path, Path], tmp_path: Path, tiny_causal_lm: Path
+) -> None:
+    session, base = webnlg
+    with SessionStore.open(session) as store:
+        (tmp_path / "full").mkdir()
+        (tmp_path / "full" / "notes.txt").write_text("mine", encoding="utf-8")
+        with pytest.raises(UserFacingError, match="not empty"):
+            training_job(store, tmp_path / "full", base=str(base), settings=FAST)
+        with pytest.raises(UserFacingError, match="already holds a model"):
+            training_job(store, base, base=str(base), settings=FAST)
+        with pytest.raises(UserFacingError, match="no such folder"):
+            training_job(store, tmp_path / "a" / "b", base=str(base), settings=FAST)
+        with pytest.raises(UserFacingError, match="no references with triples in it"):
+            training_job(store, tmp_path / "m", base=str(base), settings=FAST, langs=["it"])
+        with pytest.raises(UserFacingError, match="--dev-share"):
+            TrainingSettings(dev_share=1.5).check()
+        job = training_job(store, tmp_path / "m", base=str(base), settings=FAST)
+    assert job.kind == "train-verbaliser" and not (tmp_path / "m").exists()
+
+
+def test_a_causal_model_trains_lora_adapters_merged_into_a_plain_model(
+    webnlg: tuple[Path, Path], tmp_path: Path, tiny_causal_lm: Path
+) -> None:
+    pytest.importorskip("peft")
+    session, _base = webnlg
+    split = split_of(session)
+    settings = TrainingSettings(
+        **{**FAST.__dict__, "max_steps": 4, "eval_every": 0, "eval_limit": 2}
+    )
+    out = tmp_path / "llama-lora"
+    result = train(split, str(tiny_causal_lm), out, settings, context())
+    assert result.kind == "causal" and result.steps == 4
+    assert [e["step"] for e in result.evaluations] == [4]
+    assert not list(out.glob("adapter_*")), "the adapters are merged: a plain model folder"
+    from core.models import check_model_folder
+
+    assert check_model_folder(out) == "causal"
+
+
+def test_without_peft_a_causal_model_is_refused_saying_so(
+    webnlg: tuple[Path, Path], tmp_path: Path, tiny_causal_lm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "peft" else real(name, *a)
+    )
+    session, _base = webnlg
+    with SessionStore.open(session) as store, pytest.raises(UserFacingError, match="peft"):
+        training_job(store, tmp_path / "m", base=str(tiny_causal_lm), settings=FAST)
+
+
+def test_run_job_outcome_of_a_cancel_is_cancelled(
+    webnlg: tuple[Path, Path], tmp_path: Path
+) -> None:
+    session, base = webnlg
+    with SessionStore.open(session) as store:
+        job = training_job(store, tmp_path / "m", base=str(base), settings=FAST)
+    token = CancelToken()
+    token.cancel()
+    outcome = run_job(job, token)
+    assert type(outcome).__name__ == "JobWasCancelled"
+    assert (tmp_path / "m" / CHECKPOINT).is_file()

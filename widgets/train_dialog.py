@@ -1,0 +1,213 @@
+"""The Train dialog (``train-verbaliser`` in the GUI): a view of
+:class:`core.verbalise.training_state.TrainState`.
+
+The dialog writes the user's edits into the state and renders the state; Start and Cancel
+are requests the controller (app/train.py) acts on. It never opens the session or a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.verbalise.training_state import TrainState
+from widgets.dialogs import FittedDialog
+
+_METRICS = (("chrF++", "chrf"), ("BLEU", "bleu"), ("dev loss", "loss"))
+_DEVICES = ("auto", "cpu", "cuda", "mps")
+_INTS = (
+    "epochs",
+    "batch_size",
+    "max_steps",
+    "eval_every",
+    "patience",
+    "eval_limit",
+    "num_beams",
+    "max_new_tokens",
+)
+
+
+def _spin(low: int, high: int, tip: str) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(low, high)
+    box.setToolTip(tip)
+    return box
+
+
+class TrainDialog(FittedDialog):
+    start_requested = Signal()
+    cancel_requested = Signal()
+
+    def __init__(self, state: TrainState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setWindowTitle("Train a verbaliser")
+        intro = QLabel(
+            "Fine-tune a graph-to-text model on this session's references: a seq2seq model "
+            "(T5, BART, mT5) with WDV's input ('translate from Graph to Text: ' then "
+            "<H> s <R> p <T> o), or a causal LM with LoRA adapters (needs peft) on the chat "
+            "prompt. Train and dev are split by entry. The folder becomes a model in "
+            "Verbalise's list; a cancelled training resumes with the same settings."
+        )
+        intro.setWordWrap(True)
+        self.base_combo = QComboBox()
+        self.base_combo.setEditable(True)
+        self.base_combo.setToolTip("A model folder or a cached Hugging Face id")
+        self.out_edit = QLineEdit()
+        self.out_edit.setPlaceholderText("a new folder for the trained model")
+        self.browse_button = QPushButton("Browse…")
+        self.browse_button.clicked.connect(self._browse)
+        self.epochs = _spin(1, 1000, "Passes over the training texts")
+        self.batch_size = _spin(1, 1024, "Texts per step")
+        self.learning_rate = QDoubleSpinBox()
+        self.learning_rate.setDecimals(6)
+        self.learning_rate.setRange(1e-6, 1.0)
+        self.learning_rate.setSingleStep(1e-5)
+        self.max_steps = _spin(0, 10_000_000, "Stop after this many steps (0: the epochs decide)")
+        self.eval_every = _spin(0, 1_000_000, "Steps between evaluations on dev (0: at the end)")
+        self.patience = _spin(
+            0, 1000, "Evaluations without a better figure before stopping (0: never)"
+        )
+        self.eval_limit = _spin(0, 1_000_000, "Dev graphs verbalised at each evaluation (0: all)")
+        self.num_beams = _spin(1, 32, "Beams when verbalising the dev graphs (seq2seq)")
+        self.max_new_tokens = _spin(1, 8192, "Longest text verbalised for the dev graphs")
+        self.stop_metric = QComboBox()
+        for label, key in _METRICS:
+            self.stop_metric.addItem(label, key)
+        self.dev_share = QDoubleSpinBox()
+        self.dev_share.setRange(0.01, 0.9)
+        self.dev_share.setSingleStep(0.05)
+        self.dev_share.setToolTip("Share of the entries held out for dev")
+        self.device = QComboBox()
+        self.device.addItems(_DEVICES)
+        self.progress = QProgressBar()
+        self.status_label = QLabel()
+        self.status_label.setWordWrap(True)
+        self.problem_label = QLabel()
+        self.problem_label.setStyleSheet("color: palette(mid)")
+        self.start_button = QPushButton("Start")
+        self.start_button.clicked.connect(self.start_requested)
+        self.cancel_button = QPushButton("Cancel training")
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        close = QPushButton("Close")
+        close.clicked.connect(self.hide)
+
+        out_row = QHBoxLayout()
+        out_row.addWidget(self.out_edit, 1)
+        out_row.addWidget(self.browse_button)
+        form = QFormLayout()
+        form.addRow("Start from", self.base_combo)
+        form.addRow("Save to", out_row)
+        form.addRow("Epochs", self.epochs)
+        form.addRow("Batch size", self.batch_size)
+        form.addRow("Learning rate", self.learning_rate)
+        form.addRow("Max steps", self.max_steps)
+        form.addRow("Evaluate every", self.eval_every)
+        form.addRow("Patience", self.patience)
+        form.addRow("Dev graphs", self.eval_limit)
+        form.addRow("Beams (dev)", self.num_beams)
+        form.addRow("Max new tokens (dev)", self.max_new_tokens)
+        form.addRow("Stop on", self.stop_metric)
+        form.addRow("Dev share", self.dev_share)
+        form.addRow("Device", self.device)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.problem_label, 1)
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addWidget(close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addLayout(form)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status_label)
+        layout.addLayout(buttons)
+
+        self._bind()
+        state.watch(lambda _changes: self.render())
+        self.render()
+
+    # -- edits into the state --------------------------------------------------------------
+    def _bind(self) -> None:
+        state = self.state
+        self.base_combo.currentTextChanged.connect(lambda text: setattr(state, "base", text))
+        self.out_edit.textChanged.connect(lambda text: setattr(state, "out", text))
+        for name in _INTS:
+            box: QSpinBox = getattr(self, name)
+            box.valueChanged.connect(lambda value, name=name: setattr(state, name, int(value)))
+        self.learning_rate.valueChanged.connect(lambda v: setattr(state, "learning_rate", v))
+        self.dev_share.valueChanged.connect(lambda v: setattr(state, "dev_share", v))
+        self.stop_metric.currentIndexChanged.connect(
+            lambda _i: setattr(state, "stop_metric", self.stop_metric.currentData())
+        )
+        self.device.currentTextChanged.connect(lambda text: setattr(state, "device", text))
+
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Folder for the trained model")
+        if folder:
+            self.out_edit.setText(folder)
+
+    def set_models(self, specs: Sequence[str]) -> None:
+        """The models to offer as a start (the user may type another)."""
+        current = self.state.base
+        self.base_combo.blockSignals(True)
+        self.base_combo.clear()
+        self.base_combo.addItems(list(specs))
+        self.base_combo.setEditText(current)
+        self.base_combo.blockSignals(False)
+
+    # -- the state on screen ---------------------------------------------------------------
+    def render(self) -> None:
+        state = self.state
+        self._set(self.base_combo, state.base, lambda w, v: w.setEditText(v), QComboBox.currentText)
+        self._set(self.out_edit, state.out, QLineEdit.setText, QLineEdit.text)
+        for name in _INTS:
+            self._set(getattr(self, name), getattr(state, name), QSpinBox.setValue, QSpinBox.value)
+        self._set(
+            self.learning_rate,
+            state.learning_rate,
+            QDoubleSpinBox.setValue,
+            QDoubleSpinBox.value,
+        )
+        self._set(self.dev_share, state.dev_share, QDoubleSpinBox.setValue, QDoubleSpinBox.value)
+        index = self.stop_metric.findData(state.stop_metric)
+        if index >= 0 and index != self.stop_metric.currentIndex():
+            self.stop_metric.setCurrentIndex(index)
+        self._set(self.device, state.device, QComboBox.setCurrentText, QComboBox.currentText)
+        running = state.running
+        for widget in (self.base_combo, self.out_edit, self.browse_button, self.epochs,
+                       self.batch_size, self.learning_rate, self.max_steps, self.eval_every,
+                       self.patience, self.eval_limit, self.num_beams, self.max_new_tokens,
+                       self.stop_metric, self.dev_share, self.device):  # fmt: skip
+            widget.setEnabled(not running)
+        self.start_button.setEnabled(not state.problem)
+        self.cancel_button.setEnabled(state.phase == "running")
+        self.problem_label.setText(state.problem)
+        if state.total:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(1000 * min(1.0, state.done / state.total)))
+        else:
+            self.progress.setRange(0, 0 if running else 1)
+        self.status_label.setText(state.message)
+
+    @staticmethod
+    def _set(widget: Any, value: Any, setter: Any, getter: Any) -> None:
+        if getter(widget) != value:
+            widget.blockSignals(True)
+            setter(widget, value)
+            widget.blockSignals(False)
