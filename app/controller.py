@@ -297,14 +297,14 @@ class AppController(QObject):
         details = "\n".join(
             [f"{e.where}: {e.reason}" for e in report.errors]
             + [f"{e.where} (imported): {e.reason}" for e in warnings]
-            + (["", "Files:"] + files if files else [])
+            + (["", "Files:"] + [f.line() for f in files] if files else [])
         )
         text = f"{path.name}: {report.summary_line()}."
         if report.errors:
             text += " The entries listed under Details were skipped; the rest was imported."
         if warnings:
             text += f" {len(warnings)} imported entries look wrong (warnings under Details)."
-        rules = {line.split(" taken as ", 1)[1] for line in files if " taken as " in line}
+        rules = {f"{f.language.lang} ({f.language.rule})" for f in files if f.unmarked}
         if len(rules) == 1:
             text += f" Texts without a language were taken as {rules.pop()}."
         self.window.show_message("Import finished", text, details)

@@ -56,6 +56,7 @@ from core.metrics.score_pages import (
     read_row,
     read_scores,
 )
+from core.vocab import LANGUAGES, QUALITIES, short_model_name
 from widgets.scores import (
     ModelChoice,
     ScoreChoices,
@@ -560,7 +561,7 @@ class ScoresController(QObject):
         material = unit_material(store, row.unit_id, row.lang)
         references = [
             (quality, text)
-            for quality in ("gold", "silver")
+            for quality in QUALITIES
             for _id, text in material.references.get(quality, ())
         ]
         esa = next((s for s in scores if s.metric == "esa"), None)
@@ -651,7 +652,7 @@ class ScoresController(QObject):
 
         data = data if data is not None else self.data
         runs = data.runs if data is not None else []
-        langs = (data.langs if data is not None else []) or ["en", "it", "es"]
+        langs = (data.langs if data is not None else []) or list(LANGUAGES)
         default_label = (
             f"default: {MBERT}"
             if self.mbert_cached()
@@ -673,7 +674,7 @@ class ScoresController(QObject):
                     f"{m.name}: "
                     + (
                         "rescaled with bert_score's baseline."
-                        if m.name.rsplit("/", 1)[-1] == MBERT
+                        if short_model_name(m.name) == MBERT
                         else "rescaled only if bert_score ships a baseline "
                         "for it; otherwise raw F1, marked not rescaled."
                     ),

@@ -25,6 +25,7 @@ from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobFailed, JobOutcome, JobSucceeded, JobWasCancelled
 from core.labels import plural
 from core.logs import get_logger
+from core.vocab import LANGUAGE_NAMES
 
 if TYPE_CHECKING:
     from app.context import PanelContext
@@ -42,7 +43,6 @@ SETTINGS_META_KEY = "verbalise:settings"
 # The panel's view reads (app.session_io.ViewReads keys): a newer one supersedes.
 RUNS_READ = "verbalise.runs"
 OUTPUTS_READ = "verbalise.outputs"
-LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
 _KIND_NOTES = {
     "template": "The template verbaliser reads no prompt: the templates apply to causal "
     "models and servers.",

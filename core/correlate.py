@@ -67,6 +67,7 @@ from core.formats.webnlg.human_eval import (
 )
 from core.jobs import Job, JobContext
 from core.labels import plural
+from core.vocab import run_name
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -112,7 +113,8 @@ def _runs(db: Session) -> list[_RunTexts]:
     ):
         texts[run_id].append((uid, vid, text))
     return [
-        _RunTexts(r.id, r.system_name or r.model_id, texts.get(r.id, [])) for r in runs.values()
+        _RunTexts(r.id, run_name(r.system_name, r.model_id), texts.get(r.id, []))
+        for r in runs.values()
     ]
 
 

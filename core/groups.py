@@ -1,8 +1,9 @@
 """What group a verbalisation falls in: tier, sub-tier, language, model, quality, category;
 and the order and labels of metrics.
 
-One place for the words of CONVENTIONS.md, shared by the report and the annotation
-aggregates (it imports only the metrics registry, so both can import it).
+One place for the words of CONVENTIONS.md (qualities, languages and model names are
+core.vocab's), shared by the report and the annotation aggregates (it imports only the
+metrics registry and core.vocab, so both can import it).
 TailNLG's ``top_head`` counts as ``head``; a unit's category is the session's category,
 else the category attribute of an imported TailNLG/WebNLG entry.
 """
@@ -15,6 +16,7 @@ from typing import Any
 from core.metrics.info import HUMAN_ADEQUACY, HUMAN_FLUENCY
 from core.metrics.info import METRIC_LABELS as METRIC_LABELS
 from core.metrics.info import metric_label as metric_label
+from core.vocab import LANGUAGES, QUALITIES, UNKNOWN
 
 # Orders in which groups are listed and paired (the first of a dimension is the baseline).
 TIER_ORDER = ("head", "torso", "long_tail")
@@ -27,11 +29,6 @@ SUBTIER_ORDER = (
     "long_tail_it",
     "long_tail_es",
 )
-# The languages TailLens verbalises, scores and exports (TailNLG's), in their order.
-LANGUAGES: tuple[str, ...] = ("en", "it", "es")
-LANGUAGE_NAMES = {"en": "English", "it": "Italian", "es": "Spanish"}
-LANG_ORDER = LANGUAGES
-QUALITY_ORDER = ("gold", "silver")
 # By the model's likelihood (LINK): a unit's root entity in its category (core.likelihood).
 MODEL_TAIL_ORDER = ("model_head", "model_tail")
 DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset", "model_tail")
@@ -39,7 +36,6 @@ DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "datase
 DATASET_NAMES = {"tailnlg": "TailNLG", "webnlg": "WebNLG", "wdv": "WDV"}
 BUILT_DATASET = "Wikidata"
 HEAD_WORDS = frozenset({"head", "top_head"})
-UNKNOWN = "(none)"
 
 # Metrics: the columns of the TailNLG study's tables, in their order; the human judgments.
 STUDY_METRICS = ("bertscore", "bleu", "chrf++", "rouge1", "rouge2", "rougeL", "ppl")
@@ -85,10 +81,6 @@ def dataset_name(attributes: Any) -> str:
     return BUILT_DATASET
 
 
-def model_name(system_name: str | None, model_id: str | None) -> str:
-    return system_name or model_id or UNKNOWN
-
-
 def category_name(category_id: int | None, attributes: Any, categories: dict[int, str]) -> str:
     """The session's category of a unit, else the one its imported entry named."""
     if category_id is not None and category_id in categories:
@@ -105,8 +97,8 @@ def order_key(dimension: str, value: str) -> tuple[int, str]:
     order = {
         "tier": TIER_ORDER,
         "subtier": SUBTIER_ORDER,
-        "lang": LANG_ORDER,
-        "quality": QUALITY_ORDER,
+        "lang": LANGUAGES,
+        "quality": QUALITIES,
         "model_tail": MODEL_TAIL_ORDER,
     }.get(dimension, ())
     return (order.index(value), value) if value in order else (len(order), value)

@@ -52,6 +52,7 @@ from core.models import (
     human_size,
     model_type_of,
 )
+from core.vocab import hub_folder_name, repo_id_of_hub_folder
 
 ENCODER, TRANSLATION, QE = "encoder", "translation", "QE"
 KINDS = (CAUSAL, SEQ2SEQ, ENCODER, TRANSLATION, QE, "unknown")
@@ -588,11 +589,11 @@ def list_models(folders: Iterable[Path] | None = None) -> list[LocalModel]:
     found: list[LocalModel] = []
     cache = hf_cache_dir()
     if cache.is_dir():
-        for repo in sorted(cache.glob("models--*")):
+        for repo in sorted(cache.glob(hub_folder_name("*"))):
             snapshot = _snapshot_of(repo)
             if snapshot is None:
                 continue
-            name = "/".join(repo.name.split("--")[1:])
+            name = repo_id_of_hub_folder(repo.name)
             size = _folder_size(repo / "blobs") if (repo / "blobs").is_dir() else 0
             model = _describe_folder(snapshot, name, "hf-cache", size or _folder_size(snapshot))
             revisions = tuple(sorted(p.name for p in (repo / "snapshots").iterdir()))

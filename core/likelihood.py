@@ -38,13 +38,13 @@ from core import heavy
 from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
+from core.vocab import LANGUAGES
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from core.store import SessionStore
 
-LANGS = ("en", "it", "es")
 SIGNALS = ("label", "statement")
 DEFAULT_BATCH = 16
 DEFAULT_SIGNAL = "label"
@@ -205,8 +205,8 @@ def statement_for(label: str, cls: str | None, place: str | None, lang: str) -> 
 
 
 def _check_lang(lang: str) -> str:
-    if lang not in LANGS:
-        raise LikelihoodError(f"unknown language {lang!r}: choose one of {', '.join(LANGS)}")
+    if lang not in LANGUAGES:
+        raise LikelihoodError(f"unknown language {lang!r}: choose one of {', '.join(LANGUAGES)}")
     return lang
 
 

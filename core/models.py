@@ -34,6 +34,7 @@ from typing import Any
 from core import files, heavy, placement
 from core.errors import UserFacingError
 from core.placement import Placement
+from core.vocab import hub_folder_name, repo_id_of_hub_folder
 
 CAUSAL, SEQ2SEQ, UNKNOWN = "causal", "seq2seq", "unknown"
 MODEL_DIRS_ENV = "TAILLENS_MODEL_DIRS"
@@ -213,11 +214,6 @@ def _snapshot_of(repo_folder: Path) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
-def _repo_id(repo_folder: Path) -> str:
-    # models--org--name -> org/name ("--" cannot occur inside a hub name part)
-    return "/".join(repo_folder.name.split("--")[1:])
-
-
 def _info(folder: Path, name: str, source: str) -> ModelInfo | None:
     try:
         config = _read_config(folder)
@@ -243,10 +239,10 @@ def discover_models(
     if include_cache:
         cache = hf_cache_dir()
         if cache.is_dir():
-            for repo in sorted(cache.glob("models--*")):
+            for repo in sorted(cache.glob(hub_folder_name("*"))):
                 snapshot = _snapshot_of(repo)
                 if snapshot is not None:
-                    info = _info(snapshot, _repo_id(repo), "hf-cache")
+                    info = _info(snapshot, repo_id_of_hub_folder(repo.name), "hf-cache")
                     if info is not None:
                         found.append(info)
     for folder in configured_model_folders() if folders is None else folders:
@@ -276,7 +272,7 @@ def resolve_model(name_or_path: str | Path) -> Path:
         return path
     parts = text.split("/")
     if len(parts) == 2 and all(parts) and not text.startswith((".", "~")):
-        repo = hf_cache_dir() / f"models--{parts[0]}--{parts[1]}"
+        repo = hf_cache_dir() / hub_folder_name(text)
         snapshot = _snapshot_of(repo) if repo.is_dir() else None
         if snapshot is not None:
             return snapshot

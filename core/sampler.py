@@ -25,7 +25,8 @@ from core.unit_builder.draft import UnitDraft, claim_triple
 from core.unit_builder.render import label_index, parallel_languages, render_unit
 from core.unit_builder.saved import save_unit
 from core.units import MAX_SIZE, MIN_SIZE, Shape, Triple, unit_structure
-from core.wikidata.records import LANGUAGES, ClaimRecord, EntityDetails
+from core.vocab import LANGUAGES
+from core.wikidata.records import ClaimRecord, EntityDetails
 
 SHAPES: tuple[str, ...] = tuple(s.value for s in Shape)
 SIZES: tuple[int, ...] = tuple(range(MIN_SIZE, MAX_SIZE + 1))

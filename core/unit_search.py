@@ -32,8 +32,9 @@ from core.errors import UserFacingError
 from core.jobs import CancelToken, Job, JobContext
 from core.store import SessionStore
 from core.units import MAX_SIZE
+from core.vocab import LANGUAGES
 from core.wikidata.categories import PID_RE, QID_RE, Category
-from core.wikidata.records import LANGUAGES, ClaimRecord
+from core.wikidata.records import ClaimRecord
 
 DIRECTIONS = ("tail", "head")
 DEFAULT_BEAM = 200  # LINK's beam width

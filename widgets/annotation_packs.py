@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from core.annotation.packs import PackError, PackRequest, TeamProgress, parse_ids
 from core.labels import plural
 from core.paths import SESSION_SUFFIX
+from core.vocab import LANGUAGES
 from widgets.dialogs import FittedDialog
 
 COLUMNS = (
@@ -48,7 +49,6 @@ COLUMNS = (
     "Golden fluency",
     "Seconds per text",
 )
-LANGS = ("en", "it", "es")
 
 
 def _figure(value: float | None, digits: int) -> str:
@@ -76,7 +76,7 @@ class PackForm(FittedDialog):
         self.runs.setPlaceholderText("all, or run ids such as 1,3")
         form.addRow("Runs", self.runs)
         langs = QHBoxLayout()
-        self.langs = {lang: QCheckBox(lang) for lang in LANGS}
+        self.langs = {lang: QCheckBox(lang) for lang in LANGUAGES}
         for box in self.langs.values():
             box.setChecked(True)
             langs.addWidget(box)
@@ -169,7 +169,7 @@ class PackForm(FittedDialog):
             out=path,
             units=parse_ids(self.units.text()),
             runs=parse_ids(self.runs.text()),
-            langs=None if len(langs) == len(LANGS) else langs,
+            langs=None if len(langs) == len(LANGUAGES) else langs,
             target=str(self.target.currentData()),
             golden=self.golden.value(),
             blind=self.blind.isChecked(),

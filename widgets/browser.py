@@ -51,6 +51,7 @@ from core.tiers import (
     TierSettings,
     TierSummary,
 )
+from core.vocab import LANGUAGES
 from core.wikidata.categories import Category
 from core.wikidata.records import CategoryTable, EntityDetails
 from widgets.distribution_plots import DistributionPlots, Series
@@ -207,11 +208,11 @@ class BrowserPanel(QWidget):
         self.tier_filter.addItem("All tiers", None)
         for code, tier in enumerate(Tier):
             self.tier_filter.addItem(tier_label(tier.value), code)
-        for sub, lang in enumerate(("en", "it", "es")):
+        for sub, lang in enumerate(LANGUAGES):
             self.tier_filter.addItem(tier_label(f"long_tail_{lang}"), SUB_TIER_FILTER + sub)
         self.wiki_filter = QComboBox()
         self.wiki_filter.addItem("Any Wikipedia", None)
-        for lang in ("en", "it", "es"):
+        for lang in LANGUAGES:
             self.wiki_filter.addItem(f"has {lang} page", lang)
         self.search_edit = QLineEdit()
         self.search_edit.setPlaceholderText("Search label or QID")

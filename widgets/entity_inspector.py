@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.claim_filters import drop_reasons
-from core.wikidata.records import LANGUAGES, EntityDetails
+from core.vocab import LANGUAGES
+from core.wikidata.records import EntityDetails
 
 _GREY = QBrush(QColor("#9a9a9a"))
 

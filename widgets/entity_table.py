@@ -14,6 +14,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from core.labels import tier_label
 from core.tiers import LONG_TAIL_CODE, TIER_BY_CODE, long_tail_sub_tiers
+from core.vocab import LANGUAGES
 from core.wikidata.records import CategoryTable
 
 COLUMNS = ("Label", "QID", "Statements", "Sitelinks", "Wikipedias", "Tier")
@@ -144,7 +145,7 @@ class EntityTableModel(QAbstractTableModel):
             return ""
         sub = int(self.sub_tiers[entity])
         if code == LONG_TAIL_CODE and sub >= 0:
-            return tier_label(f"long_tail_{('en', 'it', 'es')[sub]}")
+            return tier_label(f"long_tail_{LANGUAGES[sub]}")
         return tier_label(TIER_BY_CODE[code].value)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:

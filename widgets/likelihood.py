@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
 
 from core.likelihood import (
     HEAD_BY_COUNTS,
-    LANGS,
     SIGNALS,
     CutoffSettings,
     Disagreement,
@@ -45,6 +44,7 @@ from core.likelihood import (
     matched_cutoff,
     model_tiers,
 )
+from core.vocab import LANGUAGES
 from widgets.plot_export import ExportOptions, ask_export, export_figure
 
 AXES = (("statements", "Statements"), ("sitelinks", "Sitelinks"))
@@ -76,7 +76,7 @@ class LikelihoodPanel(QWidget):
         self.browse_button.setToolTip("Choose a model folder")
         self.browse_button.clicked.connect(self._browse)
         self.lang_combo = QComboBox()
-        self.lang_combo.addItems(LANGS)
+        self.lang_combo.addItems(list(LANGUAGES))
         self.score_button = QPushButton("Score members")
         self.score_button.setToolTip(
             "Mean log-likelihood per token of each member's label and "

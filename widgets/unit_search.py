@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.vocab import LANGUAGES
 from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class UnitSearchDialog(FittedDialog):
         self.keep.setToolTip("Share of each step's candidates kept (LINK: 75 %)")
         self.units = _spin(1, 10_000, 20)
         self.lang = QComboBox()
-        self.lang.addItems(["en", "it", "es"])
+        self.lang.addItems(list(LANGUAGES))
         form = QFormLayout(self)
         form.addRow("Template", self.template)
         form.addRow("Root", root_row)

@@ -42,7 +42,7 @@ from core.claim_filters import RULES, ClaimFilterSettings
 from core.dialog_memory import DialogMemory
 from core.labels import plural, tier_label
 from core.tiers import SubTier, Tier
-from core.wikidata.records import LANGUAGES
+from core.vocab import LANGUAGES
 from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:

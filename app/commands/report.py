@@ -9,6 +9,7 @@ from typing import Any
 
 from app.commands import add_output_arguments, csv_cells_line
 from core import jsonio
+from core.vocab import DEFAULT_QUALITY, QUALITIES
 
 DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset", "model_tail")
 
@@ -46,8 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     report.add_argument(
         "--quality",
-        choices=("gold", "silver"),
-        default="gold",
+        choices=QUALITIES,
+        default=DEFAULT_QUALITY,
         help="references of the study table and plots (default gold)",
     )
     report.add_argument(

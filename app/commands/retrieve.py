@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from core import jsonio
+from core.vocab import QUALITIES
 
 
 def _csv(text: str) -> list[str]:
@@ -25,9 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     retrieve.add_argument("--session", type=Path, required=True)
     retrieve.add_argument("--run", type=int, help="a run's outputs (default: the references)")
     retrieve.add_argument("--langs", type=_csv, help="only these languages, e.g. en,it")
-    retrieve.add_argument(
-        "--quality", choices=("gold", "silver"), help="only references of this quality"
-    )
+    retrieve.add_argument("--quality", choices=QUALITIES, help="only references of this quality")
     retrieve.add_argument(
         "--one-text-per-graph",
         action="store_true",
@@ -74,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     trainer.add_argument("--no-hard", action="store_true", help="no hard negatives")
     trainer.add_argument("--no-inverted", action="store_true", help="no inverted negatives")
     trainer.add_argument("--langs", type=_csv, help="only references in these languages")
-    trainer.add_argument("--quality", choices=("gold", "silver"))
+    trainer.add_argument("--quality", choices=QUALITIES)
     trainer.add_argument("--seed", type=int, default=0)
     trainer.add_argument("--device", default="cpu", help="cpu, cuda, mps or auto")
     trainer.add_argument("--json", action="store_true", help="print JSON")

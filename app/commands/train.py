@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from core import jsonio
+from core.vocab import QUALITIES
 
 
 def _csv(text: str) -> list[str]:
@@ -65,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     trainer.add_argument("--prompt-preset", help="causal models")
     trainer.add_argument("--lora-r", type=int)
     trainer.add_argument("--langs", type=_csv, help="only references in these languages")
-    trainer.add_argument("--quality", choices=("gold", "silver"))
+    trainer.add_argument("--quality", choices=QUALITIES)
     trainer.add_argument("--seed", type=int, help="default 0")
     trainer.add_argument("--device", help="auto (default), cpu, cuda or mps")
     trainer.add_argument("--threads", type=int, help="torch threads while training")

@@ -138,11 +138,11 @@ def run_import(args: argparse.Namespace) -> int:
     failed = not (report.units or rerun or not report.entries)
     if failed and created is not None and discard_new_session(args.session, created):
         print(f"{args.session} was not created: nothing was imported.", file=sys.stderr)
-    lines = getattr(report, "files", [])
     # A folder: one line per file. A single file: its line only when it says how the
     # language of unmarked texts was decided.
-    for line in lines if args.file.is_dir() else [x for x in lines if "; " in x]:
-        print(f"  {line}")
+    for file in getattr(report, "files", []):
+        if args.file.is_dir() or file.unmarked:
+            print(f"  {file.line()}")
     print(f"{args.file.name}: {report.summary_line()}")
     if getattr(report, "mentions", 0):
         print(f"  {report.mentions} entity mentions stored with their texts")

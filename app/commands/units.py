@@ -8,6 +8,7 @@ from typing import Any
 
 from core import jsonio
 from core.labels import plural
+from core.vocab import LANGUAGES
 
 TIER_CHOICES = ("head", "torso", "long_tail", "long_tail_en", "long_tail_it", "long_tail_es")
 
@@ -117,7 +118,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     override.add_argument("unit", type=int, help="unit id (see `taillens units list`)")
     override.add_argument("--session", type=Path, required=True)
-    override.add_argument("--lang", required=True, choices=("en", "it", "es"))
+    override.add_argument("--lang", required=True, choices=LANGUAGES)
     override.add_argument(
         "--position", type=int, required=True, help="the triple's position in the unit, from 0"
     )

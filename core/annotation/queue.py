@@ -39,7 +39,6 @@ from core.annotation.types import (
 from core.groups import (
     category_name,
     matches_tier,
-    model_name,
     order_key,
     subtier_group,
     tier_group,
@@ -55,6 +54,7 @@ from core.store.models import (
     UnitTriple,
     Verbalisation,
 )
+from core.vocab import run_name
 
 
 def _triples_by_unit(db: Session, unit_ids: set[int]) -> dict[tuple[int, str], list[tuple]]:
@@ -126,7 +126,7 @@ def rateable_texts(db: Session, target: str, *, parsed_only: bool = True) -> lis
                     "lang": row.lang,
                     "text": row.text,
                     "run_id": row.run_id,
-                    "model": model_name(row.system_name, row.model_id),
+                    "model": run_name(row.system_name, row.model_id),
                     "quality": None,
                 }
             )
@@ -211,7 +211,7 @@ def queue_options(store: SessionStore) -> QueueOptions:
     }
     return QueueOptions(
         models=tuple(
-            sorted({model_name(r.system_name, r.model_id) for r in texts}, key=str.casefold)
+            sorted({run_name(r.system_name, r.model_id) for r in texts}, key=str.casefold)
         ),
         langs=tuple(sorted({r.lang for r in (*texts, *refs)}, key=lambda v: order_key("lang", v))),
         categories=tuple(

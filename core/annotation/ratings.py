@@ -34,6 +34,7 @@ from core.annotation.types import (
 )
 from core.store import SessionStore
 from core.store.models import Annotation, Annotator, UnitReference, Verbalisation
+from core.vocab import GOLD
 
 
 def normalise_blame(blame: str | Sequence[str] | None) -> str | None:
@@ -325,7 +326,7 @@ def promote_correction(store: SessionStore, annotation_id: int) -> int:
             select(UnitReference.id).where(
                 UnitReference.unit_id == unit_id,
                 UnitReference.lang == lang,
-                UnitReference.quality == "gold",
+                UnitReference.quality == GOLD,
                 UnitReference.text == row.corrected_text,
             )
         )
@@ -337,7 +338,7 @@ def promote_correction(store: SessionStore, annotation_id: int) -> int:
             unit_id=unit_id,
             lang=lang,
             text=row.corrected_text,
-            quality="gold",
+            quality=GOLD,
             provenance=f"correction by {annotator.name} at {when} of {what} (annotation {row.id})",
             source_verbalisation_id=source_verbalisation,
             created_by=row.annotator_id,

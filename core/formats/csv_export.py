@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from core.formats.files import CsvWriter, atomic_output
 from core.formats.report import ExportReport
-from core.groups import LANGUAGES
 from core.jobs import Job, JobContext
+from core.vocab import LANGUAGES
 
 if TYPE_CHECKING:
     from core.store import SessionStore

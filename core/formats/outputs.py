@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from core import files
 from core.errors import UserFacingError
 from core.labels import plural
+from core.vocab import LANGUAGES
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -73,7 +74,7 @@ def import_outputs(
     system = system.strip()
     if not system:
         raise OutputsError("the system needs a name (--system NAME)")
-    if lang not in ("en", "it", "es") and not (lang.isalpha() and len(lang) in (2, 3)):
+    if lang not in LANGUAGES and not (lang.isalpha() and len(lang) in (2, 3)):
         raise OutputsError(f"{lang!r} is not a language code (e.g. en, it, es)")
     lines = read_output_lines(path)
     with store.unit_of_work() as db:

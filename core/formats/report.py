@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from core.labels import plural_word
+
+# How the language of a file's texts was decided: every text carried its own (``lang``
+# attribute), or those without one took the language asked for (--lang), the one in the
+# file's name, or English by default.
+LanguageHow = Literal["attribute", "asked", "filename", "default"]
+LanguageConfidence = Literal["stated", "inferred", "assumed"]
+_CONFIDENCE: dict[LanguageHow, LanguageConfidence] = {
+    "attribute": "stated",
+    "asked": "stated",
+    "filename": "inferred",
+    "default": "assumed",
+}
 
 
 def counts_line(entries: int, units: int, references: int, errors: int) -> str:
@@ -20,6 +33,80 @@ def counts_line(entries: int, units: int, references: int, errors: int) -> str:
             (errors, "error"),
         )
     )
+
+
+@dataclass(frozen=True)
+class LanguageDecision:
+    """The language given to a file's texts that carry none, how it was decided and on
+    what evidence (the code asked for, the file name that names it)."""
+
+    lang: str
+    how: LanguageHow
+    evidence: str = ""
+
+    @property
+    def confidence(self) -> LanguageConfidence:
+        return _CONFIDENCE[self.how]
+
+    @property
+    def rule(self) -> str:
+        """The decision in words, as the report and warnings say it."""
+        if self.how == "asked":
+            return "as asked for the import (--lang)"
+        if self.how == "filename":
+            return f"from the file name {self.evidence}"
+        if self.how == "attribute":
+            return "from each text's lang attribute"
+        return "English by default: no --lang, no language in the file name"
+
+
+@dataclass(frozen=True)
+class FileImport:
+    """One imported file: its counts and the language decision for its texts.
+    ``unmarked``: its texts without a language, which took ``language.lang``."""
+
+    file: str
+    entries: int
+    units: int
+    references: int
+    errors: int
+    language: LanguageDecision
+    unmarked: int = 0
+
+    @property
+    def how(self) -> LanguageHow:
+        """How this file's texts got their language (``attribute``: all carried one)."""
+        return self.language.how if self.unmarked else "attribute"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "file": self.file,
+            "entries": self.entries,
+            "units": self.units,
+            "references": self.references,
+            "errors": self.errors,
+            "unmarked_texts": self.unmarked,
+            "lang": self.language.lang if self.unmarked else None,
+            "how": self.how,
+            "confidence": _CONFIDENCE[self.how],
+            "evidence": self.language.evidence if self.unmarked else "",
+        }
+
+    def language_line(self) -> str | None:
+        """What the texts without a language were taken as, None when there were none."""
+        if not self.unmarked:
+            return None
+        return (
+            f"{self.unmarked} {plural_word(self.unmarked, 'text')} without a language "
+            f"taken as {self.language.lang} ({self.language.rule})"
+        )
+
+    def line(self) -> str:
+        line = f"{self.file}: " + counts_line(
+            self.entries, self.units, self.references, self.errors
+        )
+        language = self.language_line()
+        return f"{line}; {language}" if language else line
 
 
 @dataclass(frozen=True)
@@ -45,9 +132,9 @@ class ImportReport:
     source: str = ""
     # Accepted entries that look wrong (a text whose language differs from its
     # siblings', an id that is not a Wikidata id): in the session, unlike ``errors``.
-    # For a folder, one summary line per file.
     warnings: list[EntryError] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
+    # Per file read (WebNLG): its counts and how its texts' language was decided.
+    files: list[FileImport] = field(default_factory=list)
     mentions: int = 0  # entity mentions stored (enriched WebNLG ``references``)
     already: int = 0  # entries found in the session with the same content (a re-run)
 

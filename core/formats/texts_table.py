@@ -48,11 +48,15 @@ from core import jsonio
 from core.annotation.aggregation import item_aggregates
 from core.formats.files import CsvWriter, FormatError, atomic_output
 from core.formats.report import ExportReport
-from core.groups import category_name, model_name
+from core.groups import category_name
 from core.jobs import Job, JobContext
 from core.labels import plural_word
+from core.metrics.base import details_from_json
+from core.metrics.details import EsaDetails, MetricDetails
+from core.metrics.signature import read_signature
 from core.output_guard import check_output_target
 from core.report.data import REFERENCES_MODEL
+from core.vocab import run_name
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -347,7 +351,7 @@ def _pages(db: Session, plan: _Plan, page_size: int) -> Iterator[list[dict[str, 
                 "reference_id": None,
                 "unit": t.uid,
                 "run": t.run_id,
-                "model": model_name(t.system_name, t.model_id),
+                "model": run_name(t.system_name, t.model_id),
                 "lang": t.lang,
                 "candidate": t.candidate_index or 0,
                 "tier": t.tier,
@@ -397,7 +401,7 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
     by_id = {row[key]: row for row in rows}
     ids = list(by_id)
     own = "" if key == "verbalisation_id" else "s.verbalisation_id IS NULL AND "
-    details: dict[int, dict[str, Any]] = defaultdict(dict)
+    details: dict[int, dict[str, MetricDetails]] = defaultdict(dict)
     for row in rows:
         for column in plan.score_columns:
             row[column] = None
@@ -416,13 +420,14 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
                 info = json.loads(raw) if isinstance(raw, str) else (raw or {})
             except ValueError:  # not JSON: integrity hides such rows; never a traceback
                 info = {}
-            info = info if isinstance(info, dict) else {}
-            column = _column(metric, info.pop("quality", None))
+            typed = details_from_json(metric, info if isinstance(info, dict) else {})
+            column = _column(metric, typed.extra.get("quality"))
             if column not in plan.score_columns:
                 continue
             by_id[item][column] = value  # the newest row wins, as everywhere
-            if info:
-                details[item][column] = info
+            typed = typed.without("quality")
+            if typed:
+                details[item][column] = typed
     ratings: dict[int, dict[int, tuple[int | None, int | None]]] = defaultdict(dict)
     for start in range(0, len(ids), 500):
         params = {}
@@ -440,9 +445,18 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
     for item, row in by_id.items():
         found = details.get(item, {})
         if undetected:
-            missing = found.get("esa", {}).get("missing")
-            row[ESA_UNDETECTED] = [str(m) for m in missing] if isinstance(missing, list) else None
-        row[DETAILS] = jsonio.dumps(found, ensure_ascii=False, sort_keys=True) if found else None
+            esa = found.get("esa")
+            missing = esa.missing if isinstance(esa, EsaDetails) else None
+            row[ESA_UNDETECTED] = [str(m) for m in missing] if missing is not None else None
+        row[DETAILS] = (
+            jsonio.dumps(
+                {column: typed.to_json() for column, typed in found.items()},
+                ensure_ascii=False,
+                sort_keys=True,
+            )
+            if found
+            else None
+        )
         given = ratings.get(item, {})
         for annotator_id, name in plan.annotators:
             fluency, adequacy = given.get(annotator_id, (None, None))
@@ -523,6 +537,12 @@ def _metadata(plan: _Plan, fmt: str) -> dict[str, Any]:
         "format": fmt,
         "taillens": __version__,
         "signatures": plan.signatures,
+        # The same, typed: metric, library, version and settings (an old session's
+        # free-form text as {"legacy": text}).
+        "signature_fields": {
+            column: [read_signature(text).to_json() for text in texts]
+            for column, texts in plan.signatures.items()
+        },
         "columns": [{"name": n, "type": k} for n, k in plan.columns],
         "pandas_dtypes": {n: PANDAS_DTYPES[k] for n, k in plan.columns},
         "list_joiner": LIST_JOINER if fmt == "csv" else None,

@@ -4,7 +4,9 @@ A metric scores :class:`ScoringItem` s: a text with what it is judged against (t
 references of its language, the unit's triples and entities, the prompt that produced
 it). ``sentence_scores`` gives one :class:`MetricValue` per item, ``corpus_score`` one
 for the whole list (or None where the metric has no corpus form), and ``signature``
-says exactly how the numbers were made; it is stored beside every score.
+says exactly how the numbers were made (a typed :class:`~core.metrics.signature.Signature`,
+whose canonical text is stored beside every score). A value's details are its metric's
+dataclass of :mod:`core.metrics.details` (:data:`DETAILS`).
 
 Heavy libraries (sacrebleu, torch, transformers, sentence-transformers) are imported
 inside the metric's methods, never at module level: ``core.metrics`` is imported by the
@@ -13,9 +15,25 @@ GUI at start-up.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from core.metrics.details import (
+    BertScoreDetails,
+    BleuDetails,
+    ChrfDetails,
+    EntityPerplexityDetails,
+    EsaDetails,
+    HallucinationDetails,
+    MeteorDetails,
+    MetricDetails,
+    PerplexityDetails,
+    RougeDetails,
+    SimilarityDetails,
+    TerDetails,
+)
+from core.metrics.signature import Signature
 
 # Canonical metric names: the ``scores.metric`` column, CLI ``--metrics`` and report columns.
 BLEU = "bleu"
@@ -33,6 +51,29 @@ TER = "ter"  # translation edit rate (sacrebleu), lower is better
 METEOR = "meteor"  # nltk's METEOR, where a WordNet folder is on this machine
 
 REFERENCE_BASED = (BLEU, CHRF, TER, METEOR, ROUGE1, ROUGE2, ROUGEL, BERTSCORE)
+
+# Each metric's typed details (core/metrics/details.py).
+DETAILS: Mapping[str, type[MetricDetails]] = {
+    BLEU: BleuDetails,
+    CHRF: ChrfDetails,
+    TER: TerDetails,
+    ROUGE1: RougeDetails,
+    ROUGE2: RougeDetails,
+    ROUGEL: RougeDetails,
+    METEOR: MeteorDetails,
+    BERTSCORE: BertScoreDetails,
+    SIMILARITY: SimilarityDetails,
+    PPL: PerplexityDetails,
+    ENTITY_PPL: EntityPerplexityDetails,
+    ESA: EsaDetails,
+    HALLUCINATION: HallucinationDetails,
+}
+
+
+def details_from_json(metric: str, data: Mapping[str, Any] | None) -> MetricDetails:
+    """Stored details of ``metric`` as its typed class (the base class for a metric this
+    version does not know: every key is kept in ``extra``)."""
+    return DETAILS.get(metric, MetricDetails).from_json(data)
 
 
 @dataclass(frozen=True)
@@ -74,17 +115,17 @@ class MetricValue:
     """A score (None where it is undefined, e.g. no reference) and how it came about."""
 
     value: float | None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: MetricDetails = field(default_factory=MetricDetails)
     # Where this one value was made differently from ``Metric.signature()`` (sentence BLEU
     # uses effective order, a BERTScore fell back to an unrescaled model): stored instead.
-    signature: str | None = None
+    signature: Signature | None = None
 
 
 @runtime_checkable
 class Metric(Protocol):
     name: str
 
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         """How the numbers are made: library, version, settings (stored with each score)."""
         ...
 

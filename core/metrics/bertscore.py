@@ -21,6 +21,7 @@ interface can show it; raw and rescaled values are never mixed in one corpus sco
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 import sys
 import threading
@@ -31,6 +32,9 @@ from typing import Any
 
 from core import heavy
 from core.metrics.base import BERTSCORE, CorpusFromSentences, MetricValue, ScoringItem
+from core.metrics.details import BertScoreDetails
+from core.metrics.signature import Signature, library_version
+from core.vocab import hub_folder_name, short_model_name
 
 DEFAULT_MODEL = "bert-base-multilingual-cased"
 _HUB_IDS = ("bert-base-multilingual-cased", "google-bert/bert-base-multilingual-cased")
@@ -75,7 +79,7 @@ def cached_hub_model(repo_id: str) -> Path | None:
     A model with no folder in the hub cache is answered at once; only one that has a
     folder asks huggingface_hub (about 0.8 s to import), so the Scores panel's "is mBERT
     cached" note costs the window's start-up nothing on a machine without it."""
-    if not (hub_cache_dir() / f"models--{repo_id.replace('/', '--')}").is_dir():
+    if not (hub_cache_dir() / hub_folder_name(repo_id)).is_dir():
         return None
     try:
         from huggingface_hub import snapshot_download
@@ -170,7 +174,7 @@ def resolve_model(model: str | Path | None, layer: int | None = None) -> Resolve
             f"BERTScore model {text!r} is neither a folder nor in the local Hugging Face "
             "cache (TailLens does not download models)"
         )
-    name = text.rsplit("/", 1)[-1]
+    name = short_model_name(text)
     return ResolvedModel(cached, name, layer or _layer_for(name, cached))
 
 
@@ -240,19 +244,22 @@ class BertScore(CorpusFromSentences):
         path = baseline_file(lang, self.resolved.name)
         return read_baseline(path, self.resolved.layer) if path is not None else None
 
-    def signature_for(self, lang: str | None) -> str:
-        from importlib.metadata import version
-
+    def signature_for(self, lang: str | None) -> Signature:
         resolved = self.resolved
         rescaled = lang is not None and self._baseline(lang) is not None
-        return (
-            f"bertscore:{version('bert-score')}|model:{resolved.name}|layer:{resolved.layer}"
-            f"|idf:no|multiref:max|rescaled:{'yes' if rescaled else 'no'}"
-            f"{f'|baseline:{lang}' if rescaled else ''}"
-            f"|transformers:{version('transformers')}"
-        )
+        settings: list[tuple[str, object]] = [
+            ("model", resolved.name),
+            ("layer", resolved.layer),
+            ("idf", False),
+            ("multiref", "max"),
+            ("rescaled", rescaled),
+        ]
+        if rescaled:
+            settings.append(("baseline", lang))
+        settings.append(("transformers", library_version("transformers")))
+        return Signature.of(BERTSCORE, "bert-score", library_version("bert-score"), settings)
 
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         return self.signature_for(None)
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
@@ -260,7 +267,7 @@ class BertScore(CorpusFromSentences):
         scored = [i for i, item in enumerate(items) if item.references]
         for i, item in enumerate(items):
             if not item.references:
-                values[i] = MetricValue(None, {"note": NO_REFERENCE})
+                values[i] = MetricValue(None, BertScoreDetails(note=NO_REFERENCE))
         # An empty output (scored as the WebNLG scripts do): bert_score's own rule sets its
         # raw scores to 0; it is done here, as bert_score's code path for empty candidates
         # fails with current transformers tokenizers.
@@ -268,18 +275,17 @@ class BertScore(CorpusFromSentences):
         scored = [i for i in scored if i not in set(empty)]
         for i in empty:
             baseline = self._baseline(items[i].lang)
-            details: dict[str, Any] = {
-                "model": self.resolved.name,
-                "layer": self.resolved.layer,
-                "rescaled": baseline is not None,
-                "f1_raw": 0.0,
-                "precision_raw": 0.0,
-                "recall_raw": 0.0,
-                "references": len(items[i].references),
-                "empty_text": True,
-            }
-            if baseline is not None:
-                details["baseline_f"] = baseline
+            details = BertScoreDetails(
+                model=self.resolved.name,
+                layer=self.resolved.layer,
+                rescaled=baseline is not None,
+                f1_raw=0.0,
+                precision_raw=0.0,
+                recall_raw=0.0,
+                references=len(items[i].references),
+                empty_text=True,
+                baseline_f=baseline,
+            )
             values[i] = MetricValue(
                 rescale(0.0, baseline) if baseline is not None else 0.0,
                 details,
@@ -296,17 +302,16 @@ class BertScore(CorpusFromSentences):
                 lang = items[i].lang
                 raw = float(f1[position])
                 baseline = self._baseline(lang)
-                details = {
-                    "model": self.resolved.name,
-                    "layer": self.resolved.layer,
-                    "rescaled": baseline is not None,
-                    "f1_raw": round(raw, 6),
-                    "precision_raw": round(float(precision[position]), 6),
-                    "recall_raw": round(float(recall[position]), 6),
-                    "references": len(items[i].references),
-                }
-                if baseline is not None:
-                    details["baseline_f"] = baseline
+                details = BertScoreDetails(
+                    model=self.resolved.name,
+                    layer=self.resolved.layer,
+                    rescaled=baseline is not None,
+                    f1_raw=round(raw, 6),
+                    precision_raw=round(float(precision[position]), 6),
+                    recall_raw=round(float(recall[position]), 6),
+                    references=len(items[i].references),
+                    baseline_f=baseline,
+                )
                 value = rescale(raw, baseline) if baseline is not None else raw
                 values[i] = MetricValue(value, details, signature=self.signature_for(lang))
         return [v for v in values if v is not None]
@@ -316,21 +321,21 @@ class BertScore(CorpusFromSentences):
     ) -> MetricValue | None:
         scored = [(item, v) for item, v in zip(items, values, strict=True) if v.value is not None]
         if not scored:
-            return MetricValue(None, {"note": NO_REFERENCE, "n": 0})
+            return MetricValue(None, BertScoreDetails(note=NO_REFERENCE, n=0))
         langs = sorted({item.lang for item, _ in scored})
         rescaled = {bool(v.details.get("rescaled")) for _, v in scored}
-        details: dict[str, Any] = {
-            "n": len(scored),
-            "without_reference": len(values) - len(scored),
-            "aggregate": "mean of sentence F1",
-            "model": self.resolved.name,
-            "layer": self.resolved.layer,
-            "rescaled": rescaled == {True},
-        }
+        details = BertScoreDetails(
+            n=len(scored),
+            without_reference=len(values) - len(scored),
+            aggregate="mean of sentence F1",
+            model=self.resolved.name,
+            layer=self.resolved.layer,
+            rescaled=rescaled == {True},
+        )
         if len(rescaled) > 1:
             # Raw and rescaled numbers live on different scales: no single mean of both.
-            details["note"] = "languages mix rescaled and raw scores; score them apart"
-            return MetricValue(None, details)
+            note = "languages mix rescaled and raw scores; score them apart"
+            return MetricValue(None, dataclasses.replace(details, note=note))
         mean = sum(v.value for _, v in scored if v.value is not None) / len(scored)
         return MetricValue(
             mean, details, signature=self.signature_for(langs[0] if len(langs) == 1 else None)

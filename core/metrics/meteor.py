@@ -39,6 +39,8 @@ from core import heavy
 from core.errors import UserFacingError
 from core.files import check_readable
 from core.metrics.base import METEOR, CorpusFromSentences, MetricValue, ScoringItem
+from core.metrics.details import MeteorDetails
+from core.metrics.signature import Signature, library_version
 
 ENV = "TAILLENS_WORDNET"
 DEBIAN_FOLDER = Path("/usr/share/wordnet")
@@ -215,15 +217,27 @@ class Meteor(CorpusFromSentences):
         self._reader: Any = None
         self._tokenizer: Any = None
 
-    def signature(self) -> str:
-        from importlib.metadata import version
-
+    def signature(self) -> Signature:
+        version = library_version("nltk")
         if not self.status.found:
-            return f"nltk:{version('nltk')}|meteor|wordnet:absent"
-        return (
-            f"nltk:{version('nltk')}|meteor|alpha:0.9|beta:3|gamma:0.5|"
-            f"match:exact+porter+wordnet|wordnet:{self._wordnet_version()}|"
-            "tok:13a|case:lc|multiref:max|scale:100|corpus:mean|lang:en"
+            return Signature.of(METEOR, "nltk", version, {"wordnet": "absent"})
+        return Signature.of(
+            METEOR,
+            "nltk",
+            version,
+            {
+                "alpha": 0.9,
+                "beta": 3,
+                "gamma": 0.5,
+                "match": "exact+porter+wordnet",
+                "wordnet": self._wordnet_version(),
+                "tok": "13a",
+                "case": "lc",
+                "multiref": "max",
+                "scale": 100,
+                "corpus": "mean",
+                "lang": "en",
+            },
         )
 
     def _wordnet_version(self) -> str:
@@ -253,7 +267,7 @@ class Meteor(CorpusFromSentences):
         from core.metrics.reference import NO_REFERENCE
 
         if not self.status.found:
-            return [MetricValue(None, {"note": self.absent_reason}) for _ in items]
+            return [MetricValue(None, MeteorDetails(note=self.absent_reason)) for _ in items]
         with heavy.lock():
             from nltk.translate.meteor_score import meteor_score
 
@@ -262,17 +276,19 @@ class Meteor(CorpusFromSentences):
         values = []
         for item in items:
             if not item.references:
-                values.append(MetricValue(None, {"note": NO_REFERENCE}))
+                values.append(MetricValue(None, MeteorDetails(note=NO_REFERENCE)))
                 continue
             if item.lang not in LANGS:
-                values.append(MetricValue(None, {"note": NOT_ENGLISH}))
+                values.append(MetricValue(None, MeteorDetails(note=NOT_ENGLISH)))
                 continue
             hypothesis = self._tokens(item.text or "")
             references = [self._tokens(ref) for ref in item.references]
             score = (
                 meteor_score(references, hypothesis, wordnet=self._reader) if (hypothesis) else 0.0
             )  # nltk divides by zero on an empty hypothesis
-            values.append(MetricValue(float(score) * 100, {"references": len(item.references)}))
+            values.append(
+                MetricValue(float(score) * 100, MeteorDetails(references=len(item.references)))
+            )
         return values
 
     def corpus_from_sentences(
@@ -281,15 +297,14 @@ class Meteor(CorpusFromSentences):
         scored = [v.value for v in values if v.value is not None]
         if not scored:
             note = self.absent_reason or next(
-                (str(v.details.get("note")) for v in values if v.details.get("note")),
-                "nothing to score",
+                (v.details.note for v in values if v.details.note), "nothing to score"
             )
-            return MetricValue(None, {"note": note, "n": 0})
+            return MetricValue(None, MeteorDetails(note=note, n=0))
         return MetricValue(
             sum(scored) / len(scored),
-            {
-                "n": len(scored),
-                "without_score": len(values) - len(scored),
-                "aggregate": "mean of sentence METEOR",
-            },
+            MeteorDetails(
+                n=len(scored),
+                without_score=len(values) - len(scored),
+                aggregate="mean of sentence METEOR",
+            ),
         )

@@ -33,12 +33,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from core import heavy
 from core.metrics.base import ENTITY_PPL, PPL, MetricValue, ScoringItem
+from core.metrics.details import EntityPerplexityDetails, LabelPerplexity, PerplexityDetails
+from core.metrics.signature import Signature, library_version
 from core.models import (
     CAUSAL,
     LoadedModel,
@@ -157,17 +158,18 @@ class Perplexity:
 
     # --- the Metric interface -----------------------------------------------------------
 
-    def signature(self) -> str:
-        versions = []
-        for name in ("torch", "transformers"):
-            try:
-                versions.append(f"{name}:{metadata.version(name)}")
-            except metadata.PackageNotFoundError:
-                continue
-        context = "prompt" if self.use_prompt else "none"
-        return (
-            f"{self.name}|model:{self.model_id}|fp:{self.fingerprint[:12]}|"
-            f"context:{context}|temperature:1|" + "|".join(versions)
+    def signature(self) -> Signature:
+        return Signature.of(
+            self.name,
+            "transformers",
+            library_version("transformers"),
+            {
+                "model": self.model_id,
+                "fp": self.fingerprint[:12],
+                "context": "prompt" if self.use_prompt else "none",
+                "temperature": 1,
+                "torch": library_version("torch"),
+            },
         )
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
@@ -207,16 +209,16 @@ class Perplexity:
 
     def _value(self, score: TokenScores, conditioned: bool) -> MetricValue:
         if not score.tokens:
-            return MetricValue(None, {"reason": "no tokens to score", "tokens": 0})
+            return MetricValue(None, PerplexityDetails(reason="no tokens to score", tokens=0))
         loaded = self.load()
         return MetricValue(
             score.perplexity,
-            {
-                "tokens": score.tokens,
-                "mean_nll": score.nll / score.tokens,
-                "conditioned": conditioned,
-                "chat_template": conditioned and loaded.has_chat_template,
-            },
+            PerplexityDetails(
+                tokens=score.tokens,
+                mean_nll=score.nll / score.tokens,
+                conditioned=conditioned,
+                chat_template=conditioned and loaded.has_chat_template,
+            ),
         )
 
     def _sequence(self, text: str, prompt: str | None) -> tuple[list[int], int]:
@@ -281,17 +283,13 @@ class EntityPerplexity(Perplexity):
         by_label = self._label_scores(items)
         values = []
         for item in items:
-            entities: list[dict[str, Any]] = [
-                {
-                    "label": label,
-                    "ppl": by_label[label].perplexity,
-                    "tokens": by_label[label].tokens,
-                }
+            entities = tuple(
+                LabelPerplexity(label, by_label[label].perplexity, by_label[label].tokens)
                 for label in self.labels_of(item)
-            ]
-            ppls = [e["ppl"] for e in entities if e["ppl"] is not None]
+            )
+            ppls = [e.ppl for e in entities if e.ppl is not None]
             value = sum(ppls) / len(ppls) if ppls else None
-            values.append(MetricValue(value, {"entities": entities}))
+            values.append(MetricValue(value, EntityPerplexityDetails(entities=entities)))
         return values
 
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
@@ -314,8 +312,13 @@ class ServerLogprobPerplexity:
     def __init__(self, server_model: str) -> None:
         self.server_model = server_model
 
-    def signature(self) -> str:
-        return f"{self.name}|model:{self.server_model}|source:server-logprobs|context:prompt"
+    def signature(self) -> Signature:
+        return Signature.of(
+            self.name,
+            "server-logprobs",
+            "1",
+            {"model": self.server_model, "source": "server-logprobs", "context": "prompt"},
+        )
 
     def score(self, logprobs: Sequence[float] | None) -> TokenScores:
         values = list(logprobs or ())
@@ -329,26 +332,24 @@ class ServerLogprobPerplexity:
                 values.append(
                     MetricValue(
                         None,
-                        {
-                            "reason": (
-                                "the server returned no token log-probabilities with this reply"
-                            ),
-                            "tokens": 0,
-                            "source": "server logprobs",
-                        },
+                        PerplexityDetails(
+                            reason="the server returned no token log-probabilities with this reply",
+                            tokens=0,
+                            source="server logprobs",
+                        ),
                     )
                 )
                 continue
             values.append(
                 MetricValue(
                     score.perplexity,
-                    {
-                        "tokens": score.tokens,
-                        "mean_nll": score.nll / score.tokens,
-                        "conditioned": True,
-                        "source": "server logprobs",
-                        "model": self.server_model,
-                    },
+                    PerplexityDetails(
+                        tokens=score.tokens,
+                        mean_nll=score.nll / score.tokens,
+                        conditioned=True,
+                        source="server logprobs",
+                        model=self.server_model,
+                    ),
                 )
             )
         return values
@@ -365,4 +366,4 @@ def _pooled(scores: Sequence[TokenScores]) -> MetricValue | None:
     if not scores:
         return None
     total = TokenScores(sum(s.nll for s in scores), sum(s.tokens for s in scores))
-    return MetricValue(total.perplexity, {"n": len(scores), "tokens": total.tokens})
+    return MetricValue(total.perplexity, PerplexityDetails(n=len(scores), tokens=total.tokens))

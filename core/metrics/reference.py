@@ -25,6 +25,7 @@ English-only). With several references the best F-measure counts (rouge-score's
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -41,6 +42,14 @@ from core.metrics.base import (
     MetricValue,
     ScoringItem,
 )
+from core.metrics.details import (
+    BleuDetails,
+    ChrfDetails,
+    MetricDetails,
+    RougeDetails,
+    TerDetails,
+)
+from core.metrics.signature import Signature, library_version
 
 NO_REFERENCE = "no reference of this language and quality"
 # Texts whose reference n-grams sacrebleu holds at a time for a corpus score: the
@@ -60,26 +69,33 @@ class _SacreMetric:
         self._corpus = self._make(sentence=False)
         self._sentence = self._make(sentence=True)
 
-    @staticmethod
-    def _signature_of(metric: Any, sentence: bool) -> str:
+    def _typed(self, text: str) -> Signature:
+        """sacrebleu's signature text (``nrefs:1|case:mixed|…|version:2.6.0``) as typed:
+        its settings in its order, its values as it writes them."""
+        pairs = [part.split(":", 1) for part in text.split("|")]
+        settings = [(key, value) for key, value in pairs if key != "version"]
+        version = next((value for key, value in pairs if key == "version"), "")
+        return Signature(self.name, "sacrebleu", version, tuple(settings))
+
+    def _signature_of(self, metric: Any, sentence: bool) -> Signature:
         """sacrebleu's signature; it names the reference count only after a first score."""
         try:
-            return str(metric.get_signature())
+            return self._typed(str(metric.get_signature()))
         except ValueError:
             metric.sentence_score("a", ["a"]) if sentence else metric.corpus_score(["a"], [["a"]])
-            return str(metric.get_signature()).replace("nrefs:1|", "nrefs:var|")
+            return self._typed(str(metric.get_signature())).with_settings(nrefs="var")
 
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         return self._signature_of(self._corpus, sentence=False)
 
-    def sentence_signature(self) -> str:
+    def sentence_signature(self) -> Signature:
         return self._signature_of(self._sentence, sentence=True)
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
         values = []
         for item in items:
             if not item.references:
-                values.append(MetricValue(None, {"note": NO_REFERENCE}))
+                values.append(MetricValue(None, self._details_class(note=NO_REFERENCE)))
                 continue
             score = self._sentence.sentence_score(item.text or "", list(item.references))
             # Read after scoring: the signature names this item's number of references.
@@ -87,7 +103,7 @@ class _SacreMetric:
                 MetricValue(
                     float(score.score),
                     self._details(score, item),
-                    signature=str(self._sentence.get_signature()),
+                    signature=self._typed(str(self._sentence.get_signature())),
                 )
             )
         return values
@@ -99,7 +115,7 @@ class _SacreMetric:
         # statistics, summed by _aggregate_and_compute, are what corpus_score sums.
         scored = [(item.text or "", item.references) for item in items if item.references]
         if not scored:
-            return MetricValue(None, {"note": NO_REFERENCE, "n": 0})
+            return MetricValue(None, self._details_class(note=NO_REFERENCE, n=0))
         stats: list[Any] = []
         for start in range(0, len(scored), CORPUS_BATCH):
             batch = scored[start : start + CORPUS_BATCH]
@@ -114,16 +130,15 @@ class _SacreMetric:
         # As sacrebleu decides it over the whole corpus (the signature's nrefs).
         self._corpus.num_refs = counts.pop() if len(counts) == 1 else -1
         score = self._corpus._aggregate_and_compute(stats)
-        details = self._details(score, None)
-        details["n"] = len(scored)
-        details["without_reference"] = len(items) - len(scored)
+        details = dataclasses.replace(
+            self._details(score, None), n=len(scored), without_reference=len(items) - len(scored)
+        )
         return MetricValue(float(score.score), details, signature=self.signature())
 
-    def _details(self, score: Any, item: ScoringItem | None) -> dict[str, Any]:
-        details: dict[str, Any] = {}
-        if item is not None:
-            details["references"] = len(item.references)
-        return details
+    _details_class: type[MetricDetails] = ChrfDetails
+
+    def _details(self, score: Any, item: ScoringItem | None) -> MetricDetails:
+        return self._details_class(references=len(item.references) if item else None)
 
 
 class Bleu(_SacreMetric):
@@ -140,15 +155,16 @@ class Bleu(_SacreMetric):
 
         return SacreBLEU(tokenize=self.tokenize, effective_order=sentence)
 
-    def _details(self, score: Any, item: ScoringItem | None) -> dict[str, Any]:
-        details = super()._details(score, item)
-        details.update(
-            precisions=[round(p, 4) for p in score.precisions],
+    _details_class = BleuDetails
+
+    def _details(self, score: Any, item: ScoringItem | None) -> BleuDetails:
+        return BleuDetails(
+            references=len(item.references) if item else None,
+            precisions=tuple(round(p, 4) for p in score.precisions),
             bp=round(score.bp, 4),
             sys_len=score.sys_len,
             ref_len=score.ref_len,
         )
-        return details
 
 
 class ChrF(_SacreMetric):
@@ -165,7 +181,7 @@ class ChrF(_SacreMetric):
 
         return SacreCHRF(word_order=self.word_order)
 
-    def sentence_signature(self) -> str:
+    def sentence_signature(self) -> Signature:
         return self.signature()  # chrF has no sentence-specific setting
 
 
@@ -179,15 +195,17 @@ class Ter(_SacreMetric):
 
         return SacreTER()
 
-    def sentence_signature(self) -> str:
+    def sentence_signature(self) -> Signature:
         return self.signature()  # TER has no sentence-specific setting
 
-    def _details(self, score: Any, item: ScoringItem | None) -> dict[str, Any]:
-        details = super()._details(score, item)
-        details.update(
-            edits=round(float(score.num_edits), 4), ref_length=round(float(score.ref_length), 4)
+    _details_class = TerDetails
+
+    def _details(self, score: Any, item: ScoringItem | None) -> TerDetails:
+        return TerDetails(
+            references=len(item.references) if item else None,
+            edits=round(float(score.num_edits), 4),
+            ref_length=round(float(score.ref_length), 4),
         )
-        return details
 
 
 # --- ROUGE ----------------------------------------------------------------------------------
@@ -224,12 +242,20 @@ class Rouge(CorpusFromSentences):
             )
         return self._scorer
 
-    def signature(self) -> str:
-        from importlib.metadata import version
-
-        return (
-            f"rouge-score:{version('rouge-score')}|{ROUGE_TYPES[self.name]}|F|"
-            f"tok:unicode-lower|stem:no|multiref:max|scale:100|corpus:mean"
+    def signature(self) -> Signature:
+        return Signature.of(
+            self.name,
+            "rouge-score",
+            library_version("rouge-score"),
+            {
+                "type": ROUGE_TYPES[self.name],
+                "measure": "F",
+                "tok": "unicode-lower",
+                "stem": "no",
+                "multiref": "max",
+                "scale": 100,
+                "corpus": "mean",
+            },
         )
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
@@ -238,17 +264,17 @@ class Rouge(CorpusFromSentences):
         values = []
         for item in items:
             if not item.references:
-                values.append(MetricValue(None, {"note": NO_REFERENCE}))
+                values.append(MetricValue(None, RougeDetails(note=NO_REFERENCE)))
                 continue
             score = scorer.score_multi(list(item.references), item.text or "")[key]
             values.append(
                 MetricValue(
                     float(score.fmeasure) * 100,
-                    {
-                        "precision": round(score.precision * 100, 4),
-                        "recall": round(score.recall * 100, 4),
-                        "references": len(item.references),
-                    },
+                    RougeDetails(
+                        precision=round(score.precision * 100, 4),
+                        recall=round(score.recall * 100, 4),
+                        references=len(item.references),
+                    ),
                 )
             )
         return values
@@ -258,12 +284,12 @@ class Rouge(CorpusFromSentences):
     ) -> MetricValue | None:
         scored = [v.value for v in values if v.value is not None]
         if not scored:
-            return MetricValue(None, {"note": NO_REFERENCE, "n": 0})
+            return MetricValue(None, RougeDetails(note=NO_REFERENCE, n=0))
         return MetricValue(
             sum(scored) / len(scored),
-            {
-                "n": len(scored),
-                "without_reference": len(values) - len(scored),
-                "aggregate": "mean of sentence F-measures",
-            },
+            RougeDetails(
+                n=len(scored),
+                without_reference=len(values) - len(scored),
+                aggregate="mean of sentence F-measures",
+            ),
         )

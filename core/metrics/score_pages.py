@@ -30,6 +30,7 @@ from core.errors import UserFacingError
 from core.groups import HEAD_WORDS
 from core.metrics import ALL_METRICS
 from core.metrics.scoring import GROUP_KEYS, GroupScore, SentenceScoreRow
+from core.vocab import QUALITIES
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 KEY_COLUMNS = ("unit", "model", "lang", "#", "tier", "text")
 PAGE_SIZE = 200  # texts per page: a screenful many times over, a few ms to read
 NO_TEXT = "(no parsed text)"  # what the table shows for an empty output
-QUALITY_ORDER = {"": 0, "gold": 1, "silver": 2}
+_QUALITY_RANK = {"": 0, **{quality: i for i, quality in enumerate(QUALITIES, 1)}}
 
 # What the table shows in each key column, as SQL over v (verbalisations), r (model_runs)
 # and u (data_units); the sort orders by the value shown.
@@ -127,7 +128,7 @@ def column_order(column: str) -> tuple[int, int, str]:
     """Sort key of a score column: the metrics registry's order, then gold, silver."""
     metric, _, quality = column.partition(":")
     position = ALL_METRICS.index(metric) if metric in ALL_METRICS else len(ALL_METRICS)
-    return position, QUALITY_ORDER.get(quality, 3), column
+    return position, _QUALITY_RANK.get(quality, 3), column
 
 
 def _column(metric: str, quality: str | None) -> str:

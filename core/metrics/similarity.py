@@ -20,6 +20,8 @@ from typing import Any
 
 from core import heavy
 from core.metrics.base import SIMILARITY, CorpusFromSentences, MetricValue, ScoringItem
+from core.metrics.details import SimilarityDetails
+from core.metrics.signature import Signature, library_version
 from core.surface import surface_triple
 
 _ENCODERS: dict[tuple[str, str], Any] = {}
@@ -102,12 +104,17 @@ class GraphTextSimilarity(CorpusFromSentences):
             self._resolved = resolve_encoder(self.encoder)
         return self._resolved
 
-    def signature(self) -> str:
-        from importlib.metadata import version
-
-        return (
-            f"graph-text-cosine:2|encoder:{self.resolved[1]}|linearise:[S][P][O]+surface"
-            f"|inversion:first-triple|sentence-transformers:{version('sentence-transformers')}"
+    def signature(self) -> Signature:
+        return Signature.of(
+            SIMILARITY,
+            "graph-text-cosine",
+            "2",
+            {
+                "encoder": self.resolved[1],
+                "linearise": "[S][P][O]+surface",
+                "inversion": "first-triple",
+                "sentence-transformers": library_version("sentence-transformers"),
+            },
         )
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
@@ -140,19 +147,21 @@ class GraphTextSimilarity(CorpusFromSentences):
         values = []
         for item, (text_at, graph_at, swap_at) in zip(items, slots, strict=True):
             if not item.triples:
-                values.append(MetricValue(None, {"note": "the unit has no triples"}))
+                values.append(MetricValue(None, SimilarityDetails(note="the unit has no triples")))
                 continue
             similarity = float(vectors[text_at] @ vectors[graph_at])
-            details: dict[str, Any] = {"encoder": self.resolved[1]}
             if swap_at is not None:
                 inverted_similarity = float(vectors[text_at] @ vectors[swap_at])
-                details.update(
+                details = SimilarityDetails(
+                    encoder=self.resolved[1],
                     inverted_similarity=round(inverted_similarity, 6),
                     inversion_drop=round(similarity - inverted_similarity, 6),
                 )
             else:
-                details["inversion_drop"] = None
-                details["note"] = "no triple with different subject and object to swap"
+                details = SimilarityDetails(
+                    encoder=self.resolved[1],
+                    note="no triple with different subject and object to swap",
+                )
             values.append(MetricValue(similarity, details))
         return values
 
@@ -163,16 +172,17 @@ class GraphTextSimilarity(CorpusFromSentences):
         if not scored:
             return None
         drops = [
-            v.details["inversion_drop"]
+            drop
             for v in scored
-            if v.details.get("inversion_drop") is not None
+            if isinstance(v.details, SimilarityDetails)
+            and (drop := v.details.inversion_drop) is not None
         ]
         return MetricValue(
             sum(v.value for v in scored if v.value is not None) / len(scored),
-            {
-                "n": len(scored),
-                "aggregate": "mean of sentence similarities",
-                "inversion_drop_mean": sum(drops) / len(drops) if drops else None,
-                "encoder": self.resolved[1],
-            },
+            SimilarityDetails(
+                n=len(scored),
+                aggregate="mean of sentence similarities",
+                inversion_drop_mean=sum(drops) / len(drops) if drops else None,
+                encoder=self.resolved[1],
+            ),
         )

@@ -27,7 +27,7 @@ MARIAN, NLLB, M2M100, MADLAD, CAUSAL, SERVER = (
 
 # ISO 639-1 → (English name, ISO 639-3, FLORES-200). The languages TailNLG has, and the
 # usual others a curator may ask for.
-LANGUAGES: dict[str, tuple[str, str, str]] = {
+TRANSLATION_LANGUAGES: dict[str, tuple[str, str, str]] = {
     "en": ("English", "eng", "eng_Latn"),
     "it": ("Italian", "ita", "ita_Latn"),
     "es": ("Spanish", "spa", "spa_Latn"),
@@ -50,21 +50,22 @@ class LanguageError(UserFacingError):
 
 def check_language(lang: str) -> str:
     code = lang.strip().lower()
-    if code not in LANGUAGES:
+    if code not in TRANSLATION_LANGUAGES:
         raise LanguageError(
-            f"no translation language code for {lang!r}: use one of {', '.join(LANGUAGES)}"
+            f"no translation language code for {lang!r}: "
+            f"use one of {', '.join(TRANSLATION_LANGUAGES)}"
         )
     return code
 
 
 def language_name(lang: str) -> str:
     """``it`` → ``Italian`` (the prompts' words)."""
-    return LANGUAGES[check_language(lang)][0]
+    return TRANSLATION_LANGUAGES[check_language(lang)][0]
 
 
 def model_code(family: str, lang: str) -> str:
     """The code ``family`` uses for ISO 639-1 ``lang``."""
-    name, iso3, flores = LANGUAGES[check_language(lang)]
+    name, iso3, flores = TRANSLATION_LANGUAGES[check_language(lang)]
     if family == NLLB:
         return flores
     if family == M2M100:

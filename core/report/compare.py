@@ -47,6 +47,7 @@ from core.statistics import (
     summarise,
 )
 from core.tables import Table
+from core.vocab import DEFAULT_QUALITY
 
 STRATA = ("model", "lang", "quality")
 SIGNIFICANT_MARK = "*"
@@ -70,7 +71,7 @@ class Settings:
     sample_size: int = DEFAULT_SAMPLE_SIZE
     seed: int = DEFAULT_SEED
     alpha: float = DEFAULT_ALPHA
-    study_quality: str = "gold"
+    study_quality: str = DEFAULT_QUALITY
     statistic: str = "mean"  # of the study table's cells: "mean" or "median"
     # The study table's references: "quality" (study_quality's only), "pooled" (gold and
     # silver together, TailNLG's Table 2) or "split" (a row per quality, its Tables 7-10).

@@ -22,11 +22,11 @@ from core.groups import (
     category_name,
     dataset_name,
     metric_order,
-    model_name,
     subtier_group,
     tier_group,
 )
 from core.labels import plural
+from core.vocab import run_name
 
 # Scores of reference texts themselves (e.g. ESA of a gold and a silver reference) are
 # items of this pseudo-model, so gold and silver texts can be compared like models' texts.
@@ -232,7 +232,7 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], Item
             verbalisation_id=row.verbalisation_id,
             unit_id=row.unit_id,
             run_id=row.run_id,
-            model=model_name(row.system_name, row.model_id),
+            model=run_name(row.system_name, row.model_id),
             lang=row.lang or UNKNOWN,
             tier=tier_group(row.tier),
             subtier=subtier_group(row.tier, row.sub_tier),
@@ -388,7 +388,7 @@ def load_frame(store: Any, *, human: bool = True, runs: Sequence[int] | None = N
             frame.runs.append(
                 RunInfo(
                     id=run.id,
-                    name=model_name(run.system_name, run.model_id),
+                    name=run_name(run.system_name, run.model_id),
                     kind=run.kind,
                     model_id=run.model_id,
                     status=run.status,
@@ -459,7 +459,7 @@ def available_runs(store: Any) -> list[tuple[int, str, str]]:
 
     with store.snapshot() as db:
         return [
-            (run_id, model_name(system, model), status or "")
+            (run_id, run_name(system, model), status or "")
             for run_id, system, model, status in db.execute(
                 select(
                     ModelRun.id, ModelRun.system_name, ModelRun.model_id, ModelRun.status

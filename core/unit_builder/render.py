@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from core.store import SessionStore
 from core.units import render_value
-from core.wikidata.records import LANGUAGES, EntityDetails
+from core.vocab import LANGUAGES
+from core.wikidata.records import EntityDetails
 
 if TYPE_CHECKING:
     pass

@@ -55,7 +55,7 @@ from core.verbalise.base import (
     Verbaliser,
     VerbaliseRequest,
 )
-from core.verbalise.prompts import LANGUAGES
+from core.vocab import LANGUAGES
 
 MAIN = "main"
 # Parameters that do not change what a run produces per unit, so a run may be resumed

@@ -43,7 +43,6 @@ from core.models import (
 from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
 from core.verbalise.prompts import (
     DEFAULT_PRESET,
-    LANGUAGES,
     check_preset,
     parse_reply,
     render_prompt,
@@ -51,6 +50,7 @@ from core.verbalise.prompts import (
     seq2seq_prefix,
     templates_for,
 )
+from core.vocab import LANGUAGES, short_model_name
 
 
 class _LocalVerbaliser:
@@ -181,7 +181,7 @@ class _LocalVerbaliser:
 def _display_name(model_id: str, path: Path) -> str:
     parts = model_id.split("/")
     if len(parts) == 2 and not Path(model_id).expanduser().exists():
-        return parts[1]  # an HF id: org/name -> name
+        return short_model_name(model_id)  # an HF id: org/name -> name
     return path.name if "snapshots" not in path.parts else path.parent.parent.name
 
 

@@ -64,12 +64,12 @@ from core.verbalise.base import (
 )
 from core.verbalise.prompts import (
     DEFAULT_PRESET,
-    LANGUAGES,
     check_preset,
     parse_reply,
     render_prompt,
     templates_for,
 )
+from core.vocab import LANGUAGES
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 # The cap on one reply's body (--max-response-mb). A reply of 3 candidates of 256 tokens

@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.groups import LANGUAGE_NAMES, LANGUAGES
 from core.surface import surface_triple
+from core.vocab import LANGUAGE_NAMES, LANGUAGES
 from resources import resource_path
 
 PLACEHOLDER = "{triples}"

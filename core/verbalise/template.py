@@ -25,7 +25,8 @@ from typing import Any
 from core.surface import predicate_words, surface
 from core.units import render_quantity, render_time
 from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
-from core.verbalise.prompts import LANGUAGES, triple_lines
+from core.verbalise.prompts import triple_lines
+from core.vocab import LANGUAGES
 
 TEMPLATE_VERSION = "template-v2"  # v2: surface forms of identifiers
 

@@ -483,7 +483,7 @@ class _Trainer:
 
         if self.kind == "causal":
             if not hasattr(self, "_templates"):
-                from core.groups import LANGUAGES
+                from core.vocab import LANGUAGES
 
                 self._templates = templates_for(LANGUAGES, None, self.settings.prompt_preset)
             return render_prompt(self._templates[lang], triples, lang)

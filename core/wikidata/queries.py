@@ -20,8 +20,8 @@ from functools import lru_cache
 from string import Template
 
 from core.errors import UserFacingError
+from core.vocab import LANGUAGES
 from core.wikidata.categories import PID_RE, QID_RE, Category
-from core.wikidata.records import LANGUAGES
 
 MAX_LIMIT = 50_000
 MAX_OFFSET = 10_000_000

@@ -11,8 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from core.groups import LANGUAGES as LANGUAGES  # one definition, re-exported
-
 RANKS: tuple[str, ...] = ("preferred", "normal", "deprecated")
 
 

@@ -36,16 +36,10 @@ from core.bounded_read import (
 from core.errors import UserFacingError
 from core.files import check_readable
 from core.jobs import CancelToken, JobCancelled
+from core.vocab import LANGUAGES
 from core.wikidata import queries
 from core.wikidata.categories import PID_RE, QID_RE, Category
-from core.wikidata.records import (
-    LANGUAGES,
-    ClaimRecord,
-    EntityDetails,
-    EntityRecord,
-    MembersPage,
-    Term,
-)
+from core.wikidata.records import ClaimRecord, EntityDetails, EntityRecord, MembersPage, Term
 
 if TYPE_CHECKING:
     import pyoxigraph

@@ -214,9 +214,12 @@ def test_csv_round_trips_through_pandas(session: Path, tmp_path: Path) -> None:
     out = tmp_path / "texts.csv"
     stdout = export(session, out, "--raw-csv")
     assert "texts.csv: 5 texts (4 outputs, 1 reference) of 2 units" in stdout
-    assert "signature bleu:gold: nrefs:1" in stdout
+    assert "signature bleu:gold: metric:bleu|nrefs:1" in stdout
     sidecar = json.loads((tmp_path / "texts.csv.signatures.json").read_text("utf-8"))
-    assert sidecar["signatures"]["bleu:gold"][0].startswith("nrefs:1")
+    assert sidecar["signatures"]["bleu:gold"][0].startswith("metric:bleu|nrefs:1")
+    typed = sidecar["signature_fields"]["bleu:gold"][0]
+    assert (typed["metric"], typed["library"]) == ("bleu", "sacrebleu")
+    assert typed["settings"]["nrefs"] == "1" and typed["settings"]["tok"] == "13a"
     assert set(sidecar["signatures"]) >= {"bleu:gold", "bleu:silver", "esa"}
     plain = pd.read_csv(out)
     assert plain["bleu:gold"].dtype == "float64"
@@ -260,8 +263,8 @@ def test_parquet_round_trips_through_pandas(session: Path, tmp_path: Path) -> No
     assert list(tiber["esa:undetected_entities"]) == ["Rome"]
     schema = pq.read_schema(out)
     meta = json.loads(schema.metadata[b"taillens"])
-    assert meta["signatures"]["bleu:gold"][0].startswith("nrefs:1")
-    assert schema.field("bleu:gold").metadata[b"signature"].startswith(b"nrefs:1")
+    assert meta["signatures"]["bleu:gold"][0].startswith("metric:bleu|nrefs:1")
+    assert schema.field("bleu:gold").metadata[b"signature"].startswith(b"metric:bleu|nrefs:1")
     listed = schema.field("esa:undetected_entities").type
     assert (str(listed.value_type), listed.id) == ("string", pa.list_(pa.string()).id)
 

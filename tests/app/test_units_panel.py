@@ -155,7 +155,7 @@ def test_several_claims_in_one_action_and_overrides_across_the_unit(qtbot, wired
     from PySide6.QtCore import QItemSelectionModel
 
     from core.unit_builder.render import kept_labels
-    from core.wikidata.records import LANGUAGES
+    from core.vocab import LANGUAGES
 
     window, controller = wired
     units, panel = controller.units, controller.units.panel

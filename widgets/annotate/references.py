@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.vocab import LANGUAGES, language_name
+
 # The F.2 taxonomy (core.annotation.types.ERROR_TAXONOMY), repeated here as words for
 # the view: widgets import no core logic that opens anything, and this is a plain table.
 FLAGS: tuple[tuple[str, str], ...] = (
@@ -45,7 +47,7 @@ FLAGS: tuple[tuple[str, str], ...] = (
     ("fluency", "unintelligible"),
 )
 FLAG_KEYS = "1234567890"
-LANGS = (("en", "English"), ("it", "Italian"), ("es", "Spanish"))
+LANGS = tuple((code, language_name(code)) for code in LANGUAGES)
 SEVERITY_COLOURS = {"minor": "#f2d16b", "major": "#f0a050", "critical": "#e06060"}
 
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.groups import LANGUAGE_NAMES, LANGUAGES
+from core.vocab import LANGUAGE_NAMES, LANGUAGES
 from widgets.verbalise.common import combo, wrapping
 from widgets.verbalise.unit_picker import UnitPicker
 

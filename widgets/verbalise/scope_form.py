@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.groups import LANGUAGE_NAMES, LANGUAGES
+from core.vocab import LANGUAGE_NAMES, LANGUAGES
 from widgets.verbalise.common import SCOPES, combo, wrapping
 
 _SCOPE_TEXTS = {

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from core.formats.report import LanguageDecision
+
 ImportFlavour = Literal["auto", "tailnlg", "webnlg"]
 ExportFlavour = Literal["tailnlg", "webnlg"]
 
@@ -82,16 +84,9 @@ class ParsedEntry:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class FileLanguage:
-    """The language of a file's texts that carry none (``lex`` without ``lang`` or with
-    ``lang=""``), and the rule that decided it, for the import report."""
-
-    lang: str
-    rule: str
-
-
-ENGLISH_BY_DEFAULT = FileLanguage("en", "English by default")
+# The language of a file's texts that carry none (``lex`` without ``lang`` or with
+# ``lang=""``) when nothing else decides it (core.formats.report.LanguageDecision).
+ENGLISH_BY_DEFAULT = LanguageDecision("en", "default")
 
 
 class EntryRejected(Exception):

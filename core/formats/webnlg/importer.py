@@ -10,18 +10,17 @@ from typing import TYPE_CHECKING
 
 from core.changes import IMPORT_WRITES
 from core.formats.files import IMPORT_KEPT, FormatError, check_readable
-from core.formats.report import EntryError, ImportReport, counts_line
+from core.formats.report import EntryError, FileImport, ImportReport, LanguageDecision
 from core.formats.webnlg.entries import (
     ISO_639_1,
     EntryRejected,
-    FileLanguage,
     ImportFlavour,
     ParsedEntry,
 )
 from core.formats.webnlg.parse import parse_entry
 from core.formats.webnlg.reader import Position, detect_flavour, iter_entries
 from core.jobs import Job, JobContext
-from core.labels import plural, plural_word
+from core.labels import plural
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -55,7 +54,7 @@ def language_in_file_name(name: str) -> str | None:
     return None
 
 
-def file_language(name: str, lang: str | None = None) -> FileLanguage:
+def file_language(name: str, lang: str | None = None) -> LanguageDecision:
     """The language of texts without one: ``lang`` as asked, else the file name's, else
     English; with the rule that decided it."""
     if lang is not None and lang.strip():
@@ -64,11 +63,11 @@ def file_language(name: str, lang: str | None = None) -> FileLanguage:
             raise FormatError(
                 f"Language {lang!r} is not a two-letter ISO 639-1 code (such as en, ru, it)."
             )
-        return FileLanguage(code, "as asked for the import (--lang)")
+        return LanguageDecision(code, "asked", f"--lang {code}")
     found = language_in_file_name(name)
     if found:
-        return FileLanguage(found, f"from the file name {name}")
-    return FileLanguage("en", "English by default: no --lang, no language in the file name")
+        return LanguageDecision(found, "filename", name)
+    return LanguageDecision("en", "default")
 
 
 def _files_of(path: Path) -> list[Path]:
@@ -123,7 +122,7 @@ def import_webnlg(
         files = [(_check_readable(path), path.name)]
     errors: list[EntryError] = []
     warnings: list[EntryError] = []
-    lines: list[str] = []
+    lines: list[FileImport] = []
     totals = _Totals()
     with store.unit_of_work() as db:
         taken = set(db.scalars(select(DataUnit.uid)))
@@ -145,19 +144,17 @@ def import_webnlg(
             )
             errors += file_errors
             warnings += file_warnings
-            line = f"{name}: " + counts_line(
-                totals.entries - before.entries,
-                totals.units - before.units,
-                totals.references - before.references,
-                len(file_errors),
-            )
-            if unmarked:
-                line += (
-                    f"; {unmarked} {plural_word(unmarked, 'text')} without a language "
-                    f"taken as {language.lang} "
-                    f"({language.rule})"
+            lines.append(
+                FileImport(
+                    name,
+                    totals.entries - before.entries,
+                    totals.units - before.units,
+                    totals.references - before.references,
+                    len(file_errors),
+                    language,
+                    unmarked,
                 )
-            lines.append(line)
+            )
         if ctx is not None:
             ctx.check_cancelled()
     return ImportReport(
@@ -179,7 +176,7 @@ def _import_file(
     path: Path,
     name: str,
     flavour: str,
-    language: FileLanguage,
+    language: LanguageDecision,
     taken: set[str],
     seen: set[str],
     totals: _Totals,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from core.formats.report import LanguageDecision
 from core.formats.webnlg.entries import (
     ENGLISH_BY_DEFAULT,
     ISO_639_1,
@@ -16,12 +17,12 @@ from core.formats.webnlg.entries import (
     TRIPLE_SEPARATOR,
     TRIPLESETS,
     EntryRejected,
-    FileLanguage,
     ParsedEntry,
     ParsedMention,
     ParsedReference,
     ParsedTriple,
 )
+from core.vocab import DEFAULT_QUALITY, QUALITIES
 
 
 def split_triple(text: str) -> ParsedTriple | None:
@@ -124,7 +125,7 @@ class _KeepAsXml(Exception):
 
 
 def _parse_lex(
-    element: ET.Element, file_language: FileLanguage
+    element: ET.Element, file_language: LanguageDecision
 ) -> tuple[ParsedReference, dict[str, Any]]:
     attributes = _attributes_of(element)
     lang = attributes.get("lang")
@@ -135,7 +136,7 @@ def _parse_lex(
             "(expected a two-letter ISO 639-1 code such as en, it, es)"
         )
     quality = attributes.get("quality")
-    if quality is not None and quality not in ("gold", "silver"):
+    if quality is not None and quality not in QUALITIES:
         raise EntryRejected(
             f"lex {attributes.get('lid', '?')} has quality {quality!r} (expected gold or silver)"
         )
@@ -179,7 +180,7 @@ def _parse_lex(
         lang=lang if lang_given else file_language.lang,  # type: ignore[arg-type]
         text=text,
         # The column cannot be NULL; WebNLG references are written by people, so gold.
-        quality=quality if quality is not None else "gold",
+        quality=quality if quality is not None else DEFAULT_QUALITY,
         lid=lid,
         lang_given=lang_given,
         mentions=mentions,
@@ -193,7 +194,7 @@ def parse_entry(
     file_name: str,
     stem: str,
     flavour: str,
-    file_language: FileLanguage = ENGLISH_BY_DEFAULT,
+    file_language: LanguageDecision = ENGLISH_BY_DEFAULT,
 ) -> ParsedEntry:
     attributes = _attributes_of(element)
     eid = attributes.get("eid")
@@ -254,7 +255,7 @@ def parse_entry(
     return entry
 
 
-def _check_languages(entry: ParsedEntry, file_language: FileLanguage) -> None:
+def _check_languages(entry: ParsedEntry, file_language: LanguageDecision) -> None:
     """Warn when a text took the file's language although its siblings say otherwise
     (an Italian and Spanish entry with one unmarked lex: probably not English)."""
     written = sorted({r.lang for r in entry.references if r.lang_given})

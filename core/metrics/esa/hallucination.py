@@ -15,6 +15,7 @@ from core.metrics.base import (
     MetricValue,
     ScoringItem,
 )
+from core.metrics.details import HallucinationDetails, Span
 from core.metrics.esa.detect import (
     ESA_VERSION,
     MAX_DISTANCE,
@@ -26,6 +27,7 @@ from core.metrics.esa.detect import (
 )
 from core.metrics.esa.literals import find_dates, number_of_label
 from core.metrics.esa.text import Token, folded_words, myers, pattern_masks, tokenize, word_set
+from core.metrics.signature import Signature
 from core.surface import predicate_words, variants
 
 # Words that start sentences capitalised without naming anything; never hallucinations.
@@ -211,12 +213,19 @@ class HallucinationCandidates(CorpusFromSentences):
         self.synonym_rows = tuple(sorted(set(synonyms)))
         self.synonyms = synonym_index(self.synonym_rows) if self.synonym_rows else None
 
-    def signature(self) -> str:
-        return (
-            f"hallucination:{ESA_VERSION}|spans:capitalised-or-numeric|match:surface+"
-            f"variants+aliases+synonyms+predicates<={self.max_distance:g}"
-            f"|fold:casefold+noaccents|dates:normalised|numbers:value"
-            f"|{synonyms_signature(self.synonym_rows)}"
+    def signature(self) -> Signature:
+        return Signature.of(
+            HALLUCINATION,
+            "taillens-hallucination",
+            ESA_VERSION,
+            {
+                "spans": "capitalised-or-numeric",
+                "match": (f"surface+variants+aliases+synonyms+predicates<={self.max_distance:g}"),
+                "fold": "casefold+noaccents",
+                "dates": "normalised",
+                "numbers": "value",
+                "synonyms": synonyms_signature(self.synonym_rows).removeprefix("synonyms:"),
+            },
         )
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
@@ -235,7 +244,8 @@ class HallucinationCandidates(CorpusFromSentences):
             found = hallucination_candidates(
                 item, max_distance=self.max_distance, mentions=esa.mentions, index=index
             )
-            values.append(MetricValue(float(len(found)), {"spans": [c.as_json() for c in found]}))
+            spans = tuple(Span(c.text, c.start, c.end) for c in found)
+            values.append(MetricValue(float(len(found)), HallucinationDetails(spans=spans)))
         return values
 
     def corpus_from_sentences(
@@ -246,10 +256,10 @@ class HallucinationCandidates(CorpusFromSentences):
             return None
         return MetricValue(
             sum(counts) / len(counts),
-            {
-                "n": len(counts),
-                "texts_with_candidates": sum(1 for c in counts if c > 0),
-                "share_with_candidates": sum(1 for c in counts if c > 0) / len(counts),
-                "total": sum(counts),
-            },
+            HallucinationDetails(
+                n=len(counts),
+                texts_with_candidates=sum(1 for c in counts if c > 0),
+                share_with_candidates=sum(1 for c in counts if c > 0) / len(counts),
+                total=sum(counts),
+            ),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from core.metrics.base import (
@@ -10,6 +11,7 @@ from core.metrics.base import (
     MetricValue,
     ScoringItem,
 )
+from core.metrics.details import EsaDetails
 from core.metrics.esa.detect import (
     ESA_VERSION,
     MAX_DISTANCE,
@@ -19,6 +21,7 @@ from core.metrics.esa.detect import (
     synonym_index,
     synonyms_signature,
 )
+from core.metrics.signature import Signature
 
 
 class EntityAdequacy(CorpusFromSentences):
@@ -41,12 +44,21 @@ class EntityAdequacy(CorpusFromSentences):
         self.synonym_rows = tuple(sorted(set(synonyms)))
         self.synonyms = synonym_index(self.synonym_rows) if self.synonym_rows else None
 
-    def signature(self) -> str:
-        return (
-            f"esa:{ESA_VERSION}|match:word-ngram-levenshtein<={self.max_distance:g}"
-            f"|names:surface+variants+aliases|fold:casefold+noaccents"
-            f"|dates:normalised|numbers:value|overlaps:distance,longest|pronouns:"
-            f"{'root' if self.pronouns else 'off'}|{synonyms_signature(self.synonym_rows)}"
+    def signature(self) -> Signature:
+        return Signature.of(
+            ESA,
+            "taillens-esa",
+            ESA_VERSION,
+            {
+                "match": f"word-ngram-levenshtein<={self.max_distance:g}",
+                "names": "surface+variants+aliases",
+                "fold": "casefold+noaccents",
+                "dates": "normalised",
+                "numbers": "value",
+                "overlaps": "distance,longest",
+                "pronouns": "root" if self.pronouns else "off",
+                "synonyms": synonyms_signature(self.synonym_rows).removeprefix("synonyms:"),
+            },
         )
 
     def results(self, items: Sequence[ScoringItem]) -> list[EsaResult]:
@@ -67,9 +79,10 @@ class EntityAdequacy(CorpusFromSentences):
 
     @staticmethod
     def _value(result: EsaResult) -> MetricValue:
-        details = result.details()
+        details = EsaDetails.from_json(result.details())
         if not result.entities:
-            details["note"] = "the unit has no subject or object labels to look for"
+            note = "the unit has no subject or object labels to look for"
+            details = dataclasses.replace(details, note=note)
         return MetricValue(result.esa, details)
 
     def corpus_from_sentences(
@@ -85,4 +98,4 @@ class EntityAdequacy(CorpusFromSentences):
             for v in values
         ]
         summary = esi_summary(results)
-        return MetricValue(summary["esa_mean"], summary)
+        return MetricValue(summary["esa_mean"], EsaDetails.from_json(summary))

@@ -42,7 +42,6 @@ from core.metrics.scoring.queries import (
     summary_by_group,
 )
 from core.metrics.scoring.request import (
-    QUALITIES,
     CorpusScore,
     ScoringRequest,
     ScoringSummary,
@@ -56,7 +55,6 @@ from core.metrics.scoring.request import (
 __all__ = [
     "CHUNK",
     "GROUP_KEYS",
-    "QUALITIES",
     "ROW_BATCH",
     "SERVER_LOGPROBS",
     "CorpusScore",

@@ -11,7 +11,9 @@ from typing import Any
 
 from core.metrics import MODEL_METRICS, REFERENCE_BASED, Metric
 from core.metrics.base import ENTITY_PPL, PPL, MetricValue, ScoringItem
+from core.metrics.details import EntityPerplexityDetails, PerplexityDetails
 from core.metrics.scoring.request import CorpusScore, _Run, _Text
+from core.metrics.signature import Signature
 
 
 class _LazyItems(Sequence[ScoringItem]):
@@ -68,7 +70,7 @@ class _Group:
 
 
 def sentence_rows(
-    name: str, group: _Group, start: int, values: Sequence[MetricValue], signature: str
+    name: str, group: _Group, start: int, values: Sequence[MetricValue], signature: Signature
 ) -> Iterator[dict[str, Any]]:
     """The ``scores`` rows of ``values``, the sentence scores of the group's texts from
     ``start``; ``signature`` the metric's, where a value has none of its own."""
@@ -77,7 +79,7 @@ def sentence_rows(
     for index, (text, value) in enumerate(zip(texts, values, strict=True), start):
         if value.value is None and name in REFERENCE_BASED:
             continue  # absent, never 0
-        details = dict(value.details)
+        details = value.details.to_json()
         if group.prompts is not None:  # ppl of a verbalisation: the raw reply
             details["prompt"] = group.prompts[index]
             details["scored"] = "raw reply"
@@ -95,7 +97,7 @@ def sentence_rows(
             "metric": name,
             "value": value.value,
             "details": details,
-            "signature": value.signature or signature,
+            "signature": str(value.signature or signature),
             "level": "sentence",
             "verbalisation_id": text.verbalisation_id,
             "reference_id": text.reference_id,
@@ -108,7 +110,7 @@ def corpus_row(
     name: str,
     group: _Group,
     corpus: MetricValue,
-    signature: str,
+    signature: Signature,
     *,
     run: _Run | None,
     subset: bool,
@@ -117,7 +119,7 @@ def corpus_row(
     """A group's corpus row, and the same figure for the summary. ``run``: the group's
     run (None for references); ``subset``: only some units were asked for;
     ``run_texts``: how many texts the run had in the group's language when scored."""
-    details = dict(corpus.details)
+    details = corpus.details.to_json()
     details.setdefault("n", len(group.texts))
     for kind in ("empty", "unparsed"):
         count = sum(1 for t in group.texts if t.output == kind)
@@ -141,7 +143,7 @@ def corpus_row(
         "metric": name,
         "value": corpus.value,
         "details": details,
-        "signature": corpus.signature or signature,
+        "signature": str(corpus.signature or signature),
         "level": "corpus",
         "verbalisation_id": None,
         "reference_id": None,
@@ -156,7 +158,7 @@ def corpus_row(
         details.get("quality"),
         corpus.value,
         int(details.get("n") or 0),
-        corpus.signature or signature,
+        str(corpus.signature or signature),
         details,
     )
 
@@ -180,8 +182,7 @@ def _kept(value: MetricValue) -> MetricValue:
     rescaling; perplexity's mean NLL and tokens), not the bulky ones."""
     if not _NOT_FOR_CORPUS & value.details.keys():
         return value
-    details = {k: v for k, v in value.details.items() if k not in _NOT_FOR_CORPUS}
-    return MetricValue(value.value, details, value.signature)
+    return MetricValue(value.value, value.details.without(*_NOT_FOR_CORPUS), value.signature)
 
 
 def _pooled_perplexity(pairs: Iterable[tuple[float, int]]) -> MetricValue | None:
@@ -192,7 +193,7 @@ def _pooled_perplexity(pairs: Iterable[tuple[float, int]]) -> MetricValue | None
     tokens = sum(t for _, t in pairs)
     return MetricValue(
         math.exp(sum(nll * t for nll, t in pairs) / tokens),
-        {"n": len(pairs), "tokens": tokens, "aggregate": "pooled tokens"},
+        PerplexityDetails(n=len(pairs), tokens=tokens, aggregate="pooled tokens"),
     )
 
 
@@ -204,18 +205,24 @@ def _corpus_of(
     from_sentences = getattr(metric, "corpus_from_sentences", None)
     if from_sentences is not None:
         return from_sentences(items, values)
-    if name == PPL and all("mean_nll" in v.details or v.value is None for v in values):
+    ppl = [v.details for v in values if v.value is not None]
+    if name == PPL and all(
+        isinstance(d, PerplexityDetails) and d.mean_nll is not None for d in ppl
+    ):
         return _pooled_perplexity(
-            (v.details["mean_nll"], int(v.details.get("tokens") or 0))
-            for v in values
-            if v.value is not None
+            (d.mean_nll, int(d.tokens or 0))
+            for d in ppl
+            if isinstance(d, PerplexityDetails) and d.mean_nll is not None
         )
-    if name == ENTITY_PPL and all("entities" in v.details for v in values):
+    entity_details = [v.details for v in values]
+    if name == ENTITY_PPL and all(
+        isinstance(d, EntityPerplexityDetails) and d.entities is not None for d in entity_details
+    ):
         # Each distinct label once, as EntityPerplexity.corpus_score pools them.
         labels: dict[str, tuple[float, int]] = {}
-        for value in values:
-            for entity in value.details["entities"]:
-                if entity.get("ppl") and entity.get("tokens"):
-                    labels[entity["label"]] = (math.log(entity["ppl"]), int(entity["tokens"]))
+        for d in entity_details:
+            for entity in d.entities or () if isinstance(d, EntityPerplexityDetails) else ():
+                if entity.ppl and entity.tokens:
+                    labels[entity.label] = (math.log(entity.ppl), entity.tokens)
         return _pooled_perplexity(labels.values())
     return metric.corpus_score(items)

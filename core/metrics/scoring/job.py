@@ -74,7 +74,6 @@ from core.metrics.scoring.groups import (
 from core.metrics.scoring.material import _all_unit_ids, _load_verbalisations, _UnitMaterial
 from core.metrics.scoring.queries import _run_text_counts
 from core.metrics.scoring.request import (
-    QUALITIES,
     CorpusScore,
     ScoringRequest,
     ScoringSummary,
@@ -85,6 +84,7 @@ from core.metrics.scoring.request import (
     validate_request,
 )
 from core.metrics.scoring.write import StagedScores, replaced_rows
+from core.vocab import QUALITIES
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -427,8 +427,8 @@ class _Scorer:
         corpus = _corpus_of(name, metric, group.items, kept)
         if corpus is None:
             return None
-        if name == METEOR and corpus.value is None and corpus.details.get("note"):
-            self.summary.note(f"meteor absent for {where}, {group.lang}: {corpus.details['note']}")
+        if name == METEOR and corpus.value is None and corpus.details.note:
+            self.summary.note(f"meteor absent for {where}, {group.lang}: {corpus.details.note}")
         row, summary = corpus_row(
             name,
             group,

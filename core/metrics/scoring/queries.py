@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import UserFacingError
 from core.groups import head_tier
+from core.metrics.base import details_from_json
+from core.metrics.details import MetricDetails
 from core.metrics.scoring.request import CorpusScore
+from core.metrics.signature import LegacySignature, Signature, read_signature
+from core.vocab import run_name
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -25,16 +29,20 @@ class StoredScore:
     level: str
     value: float | None
     quality: str | None
-    signature: str | None
-    details: dict[str, Any]
+    signature: str | None  # its canonical text (or an old session's free-form text)
+    details: MetricDetails  # the metric's typed details; where it came from in ``extra``
     run_id: int | None
     lang: str | None
     verbalisation_id: int | None
     reference_id: int | None
 
+    @property
+    def typed_signature(self) -> Signature | LegacySignature | None:
+        return read_signature(self.signature, self.metric) if self.signature else None
+
 
 def _stored(row: Any) -> StoredScore:
-    details = dict(row.details or {})
+    details = details_from_json(row.metric, row.details)
     return StoredScore(
         row.id,
         row.metric,
@@ -144,7 +152,7 @@ def sentence_score_table(
             SentenceScoreRow(
                 r.id,
                 r.run_id,
-                r.system_name or r.model_id,
+                run_name(r.system_name, r.model_id),
                 r.unit_id,
                 r.uid,
                 r.tier,
@@ -195,7 +203,7 @@ def corpus_scores(
                 CorpusScore(
                     score.metric,
                     score.run_id,
-                    system_name or model_id or "references",
+                    run_name(system_name, model_id, "references"),
                     score.lang,
                     details.get("quality"),
                     score.value,

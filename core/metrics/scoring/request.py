@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import UserFacingError
 from core.metrics import DEFAULT_METRICS, MetricOptions, expand_metric_names
+from core.metrics.signature import LegacySignature, Signature, read_signature
+from core.vocab import run_name
 
 if TYPE_CHECKING:
     from core.store import SessionStore
 
-QUALITIES = ("gold", "silver")
 _QID = re.compile(r"\AQ[1-9][0-9]*\Z")
 _IN_CHUNK = 500  # SQLite host parameters per IN list
 
@@ -48,8 +49,13 @@ class CorpusScore:
     quality: str | None
     value: float | None
     n: int
-    signature: str | None
+    signature: str | None  # its canonical text (or an old session's free-form text)
     details: dict[str, Any]
+
+    @property
+    def typed_signature(self) -> Signature | LegacySignature | None:
+        """The signature as a typed value (an old session's free-form text as legacy)."""
+        return read_signature(self.signature, self.metric) if self.signature else None
 
 
 @dataclass
@@ -141,7 +147,7 @@ def load_runs(store: SessionStore, run_ids: Sequence[int] | None) -> dict[int, _
                 r.id,
                 r.kind,
                 r.model_id,
-                r.system_name or r.model_id,
+                run_name(r.system_name, r.model_id),
                 dict(r.parameters or {}),
                 dict(r.prompt_templates or {}),
                 _still_writing(r.status, r.software),

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import func, select
 
 from core.formats import FormatError, detect_format, export_webnlg, import_webnlg
+from core.formats.report import FileImport, LanguageDecision
 from core.formats.webnlg.importer import file_language, language_in_file_name
 from core.mentions import annotated_references, mentions_of
 from core.store import SessionStore
@@ -91,10 +92,13 @@ def test_language_in_file_name() -> None:
     assert language_in_file_name("rdf-to-text.xml") is None
     assert language_in_file_name("Airport.xml") is None
     assert language_in_file_name("longTailWebNLG-v1.0.xml") is None
-    assert file_language("x-ru.xml", "IT").lang == "it"
+    assert file_language("x-ru.xml", "IT") == LanguageDecision("it", "asked", "--lang it")
     assert "--lang" in file_language("x-ru.xml", "it").rule
+    assert file_language("x-ru.xml") == LanguageDecision("ru", "filename", "x-ru.xml")
     assert "file name" in file_language("x-ru.xml").rule
-    assert file_language("Airport.xml").lang == "en"
+    assert file_language("x-ru.xml").confidence == "inferred"
+    assert file_language("Airport.xml") == LanguageDecision("en", "default")
+    assert file_language("Airport.xml").confidence == "assumed"
     with pytest.raises(FormatError, match="'xx' is not a two-letter ISO 639-1 code"):
         file_language("a.xml", "xx")
 
@@ -107,9 +111,24 @@ def test_webnlg_2020_layout_takes_the_file_name_language_and_round_trips(
     assert (report.units, report.references, report.errors) == (2, 3, [])
     assert reference_langs(store) == ["en", "en", "en"]
     assert report.files == [
+        FileImport(source.name, 2, 2, 3, 0, LanguageDecision("en", "filename", source.name), 3)
+    ]
+    assert report.files[0].to_json() == {
+        "file": source.name,
+        "entries": 2,
+        "units": 2,
+        "references": 3,
+        "errors": 0,
+        "unmarked_texts": 3,
+        "lang": "en",
+        "how": "filename",
+        "confidence": "inferred",
+        "evidence": source.name,
+    }
+    assert report.files[0].line() == (
         f"{source.name}: 2 entries, 2 units, 3 references, 0 errors; 3 texts without a "
         f"language taken as en (from the file name {source.name})"
-    ]
+    )
     out = tmp_path / "out.xml"
     export_webnlg(store, out, flavour="webnlg")
     exported = ET.parse(out).getroot()
@@ -125,7 +144,9 @@ def test_lang_option_wins_over_the_file_name(store: SessionStore, tmp_path: Path
     source = write(tmp_path / "test-data-ru.xml", WEBNLG_2020)
     report = import_webnlg(store, source, lang="de")
     assert reference_langs(store) == ["de", "de", "de"]
-    assert "taken as de (as asked for the import (--lang))" in report.files[0]
+    assert report.files[0].language == LanguageDecision("de", "asked", "--lang de")
+    assert report.files[0].how == "asked" and report.files[0].unmarked == 3
+    assert "taken as de (as asked for the import (--lang))" in report.files[0].line()
 
 
 def test_webnlg_2017_layout_without_lang_is_english_by_default(
@@ -134,7 +155,8 @@ def test_webnlg_2017_layout_without_lang_is_english_by_default(
     source = write(tmp_path / "Airport.xml", WEBNLG_2017)
     report = import_webnlg(store, source)
     assert reference_langs(store) == ["en"] and report.errors == []
-    assert "1 text without a language taken as en (English by default" in report.files[0]
+    assert (report.files[0].how, report.files[0].language.lang) == ("default", "en")
+    assert "1 text without a language taken as en (English by default" in report.files[0].line()
     out = tmp_path / "out.xml"
     export_webnlg(store, out, flavour="webnlg")
     assert "lang" not in ET.parse(out).getroot().find(".//lex").attrib
@@ -154,12 +176,13 @@ def test_a_folder_imports_recursively_in_one_transaction(
     assert detect_format(folder) == "webnlg"
     report = import_webnlg(store, folder)
     assert report.summary_line() == "4 entries, 4 units, 5 references, 0 errors"
-    assert [line.split(":")[0] for line in report.files] == [
+    assert [file.file for file in report.files] == [
         "1triples/Airport.xml",
         "2triples/Airport.xml",
         "test/data-with-refs-ru.xml",
     ]
-    assert "taken as ru (from the file name data-with-refs-ru.xml)" in report.files[2]
+    assert report.files[2].language == LanguageDecision("ru", "filename", "data-with-refs-ru.xml")
+    assert "taken as ru (from the file name data-with-refs-ru.xml)" in report.files[2].line()
     with store.unit_of_work() as db:
         assert db.scalars(select(DataUnit.uid).order_by(DataUnit.id)).all() == [
             "1triples/Airport:Id1",

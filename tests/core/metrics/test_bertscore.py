@@ -52,9 +52,8 @@ def test_default_is_the_packaged_minilm_not_rescaled_without_mbert(minilm: BertS
     assert unrelated.value is not None and unrelated.value < same.value - 0.3
     assert none.value is None and "no reference" in none.details["note"]
     assert same.details["rescaled"] is False and same.details["model"] == "all-MiniLM-L6-v2"
-    assert "rescaled:no" in (same.signature or "") and "model:all-MiniLM-L6-v2" in (
-        same.signature or ""
-    )
+    assert same.signature is not None and same.signature["rescaled"] == "no"
+    assert same.signature["model"] == "all-MiniLM-L6-v2"
     corpus = minilm.corpus_from_sentences(items, [same, unrelated, none])
     assert corpus is not None and corpus.value == pytest.approx((same.value + unrelated.value) / 2)
     assert corpus.details["rescaled"] is False and corpus.details["n"] == 2

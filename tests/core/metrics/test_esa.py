@@ -326,7 +326,7 @@ def test_synonyms_are_names_both_ways_and_per_language() -> None:
 def test_signature_names_the_synonym_table() -> None:
     plain = EntityAdequacy().signature()
     with_table = EntityAdequacy(synonyms=[("Spain", "Spanish", "")]).signature()
-    assert "synonyms:0" in plain and "synonyms:1@" in with_table
+    assert plain["synonyms"] == "0" and with_table["synonyms"].startswith("1@")
     assert (
         EntityAdequacy(synonyms=[("Spain", "Spanish", "")])
         .sentence_scores([ScoringItem("Spanish food", "en", entities=(EntityInfo("Spain"),))])[0]
@@ -373,7 +373,7 @@ def test_a_synonym_mention_is_no_hallucination_candidate() -> None:
     table = HallucinationCandidates(synonyms=[("Spain", "Spanish", "")])
     assert [s["text"] for s in plain.details["spans"]] == ["Spanish", "WebNLG"]
     assert [s["text"] for s in table.sentence_scores([item])[0].details["spans"]] == ["WebNLG"]
-    assert "synonyms:1@" in table.signature()
+    assert "synonyms:1@" in str(table.signature())
 
 
 @pytest.mark.parametrize("metric", [EntityAdequacy, HallucinationCandidates])

@@ -83,7 +83,7 @@ def test_empty_outputs_score_as_sacrebleu_scores_the_same_file(webnlg_like) -> N
     for metric in expected:
         assert corpus[metric].n == UNITS
         assert corpus[metric].details["empty_outputs"] == EMPTY
-    assert corpus["ter"].signature.startswith("nrefs:var|case:lc|tok:tercom")
+    assert corpus["ter"].signature.startswith("metric:ter|nrefs:var|case:lc|tok:tercom")
     assert any(f"{EMPTY} empty outputs were scored as empty texts" in n for n in summary.notes)
     # The empty texts have sentence rows, marked, and they score badly.
     with store.unit_of_work() as db:
@@ -152,7 +152,7 @@ def test_meteor_with_a_real_wordnet_folder_matches_synonyms(tmp_path: Path) -> N
     status = wordnet_status(folder)
     assert status.found and status.source == "setting"
     metric = Meteor(folder)
-    assert "wordnet:3.0" in metric.signature() and not metric.absent_reason
+    assert metric.signature()["wordnet"] == "3.0" and not metric.absent_reason
     items = [
         ScoringItem("The car is here.", "en", ("the auto is here .",)),
         ScoringItem("The bus is here.", "en", ("the auto is here .",)),
@@ -182,7 +182,7 @@ def test_meteor_with_a_real_wordnet_folder_matches_synonyms(tmp_path: Path) -> N
 )
 def test_meteor_reads_debians_wordnet_base_without_lexnames() -> None:
     metric = Meteor(DEBIAN_FOLDER)
-    assert "wordnet:3.0" in metric.signature()
+    assert metric.signature()["wordnet"] == "3.0"
     good, bad = metric.sentence_scores(
         [
             ScoringItem("The car is here.", "en", ("The auto is here.",)),

@@ -57,8 +57,8 @@ def by_hand(folder: Path, context: list[int], text: str) -> tuple[float, int]:
 
 def test_is_a_metric(metric: Perplexity) -> None:
     assert isinstance(metric, Metric)
-    assert metric.signature().startswith("ppl|model:")
-    assert "temperature:1" in metric.signature() and "context:prompt" in metric.signature()
+    assert str(metric.signature()).startswith("metric:ppl|model:")
+    assert metric.signature()["temperature"] == "1" and metric.signature()["context"] == "prompt"
 
 
 def test_given_its_prompt_in_the_chat_template(metric: Perplexity, tiny_causal_lm: Path) -> None:

@@ -36,7 +36,7 @@ def test_similarity_ranks_a_faithful_text_above_an_unrelated_one() -> None:
     assert empty.value is None
     corpus = metric.corpus_from_sentences(items, [faithful, unrelated, empty])
     assert corpus is not None and corpus.details["n"] == 2
-    assert "encoder:all-MiniLM-L6-v2" in metric.signature()
+    assert metric.signature()["encoder"] == "all-MiniLM-L6-v2"
 
 
 def test_an_encoder_that_is_not_here_is_refused() -> None:
