@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -86,6 +87,9 @@ class ModelsDialog(FittedDialog):
         layout.addWidget(self.progress_bar)
         layout.addWidget(self.progress_label)
         layout.addWidget(self.message_label)
+        closing = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        closing.rejected.connect(self.reject)
+        layout.addWidget(closing)
 
         self.repo_edit.textEdited.connect(self._asked)
         self.revision_edit.textEdited.connect(self._asked)

@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
+    QDialogButtonBox,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -126,17 +127,17 @@ class TrainDialog(FittedDialog):
         form.addRow("Stop on", self.stop_metric)
         form.addRow("Dev share", self.dev_share)
         form.addRow("Device", self.device)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.problem_label, 1)
-        buttons.addWidget(self.start_button)
-        buttons.addWidget(self.cancel_button)
-        buttons.addWidget(close)
+        buttons = QDialogButtonBox()
+        buttons.addButton(self.start_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(self.cancel_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(close, QDialogButtonBox.ButtonRole.RejectRole)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(form)
         layout.addWidget(self.progress)
         layout.addWidget(self.status_label)
-        layout.addLayout(buttons)
+        layout.addWidget(self.problem_label)
+        layout.addWidget(buttons)
 
         self._bind()
         state.watch(lambda _changes: self.render())
