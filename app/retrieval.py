@@ -13,7 +13,7 @@ from widgets.retrieval_dialog import RetrievalDialog, RetrievalOptions
 if TYPE_CHECKING:
     from app.controller import AppController
     from app.jobrunner import JobHandle
-    from app.scores import ScoresController
+    from app.scores.controller import ScoresController
     from core.metrics.retrieval import GraphHit, RetrievalSummary
 
 

@@ -407,7 +407,8 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
     figures again, not the choices."""
     import threading
 
-    import app.scores as wiring
+    import app.scores.controller as wiring
+    import app.scores.reads as reads_module
     import core.metrics.scoring as scoring
     import core.models
 
@@ -428,7 +429,9 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
     def every_text(*_args, **_kwargs):
         raise AssertionError("the panel must not read every text")
 
-    monkeypatch.setattr(wiring, "read_overview", spy("choices", wiring.read_overview, True))
+    monkeypatch.setattr(
+        reads_module, "read_overview", spy("choices", reads_module.read_overview, True)
+    )
     monkeypatch.setattr(scoring, "corpus_scores", spy("corpus", scoring.corpus_scores))
     monkeypatch.setattr(wiring, "read_scores", spy("page", wiring.read_scores))
     monkeypatch.setattr(scoring, "sentence_score_table", every_text)
@@ -473,7 +476,7 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
     import threading
     from dataclasses import replace
 
-    import app.scores as wiring
+    import app.scores.reads as wiring
 
     _window, controller, panel, _ids = wired
     scores = controller.scores
