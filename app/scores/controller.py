@@ -344,6 +344,7 @@ class ScoresController(QObject):
             self.handle.cancel()
 
     def _scored(self, outcome: Any) -> None:
+        notes: list[str] = []
         if isinstance(outcome, JobSucceeded):
             summary = outcome.result
             written = ", ".join(f"{k} {v:,}" for k, v in summary.rows_written.items())
@@ -351,8 +352,8 @@ class ScoresController(QObject):
                 f"Scored {plural(summary.texts, 'text')} in {outcome.elapsed_s:.1f} s"
                 + (f" (rows: {written})" if written else "")
                 + "."
-                + "".join(f" Note: {n}." for n in summary.notes)
             )
+            notes = list(summary.notes)
         elif isinstance(outcome, JobWasCancelled):
             message = (
                 "Scoring cancelled: each metric keeps either all its old scores or all "
@@ -362,4 +363,4 @@ class ScoresController(QObject):
             message = f"Scoring failed: {outcome.message}"
         else:
             message = ""
-        self.panel.job_finished(message)
+        self.panel.job_finished(message, notes)

@@ -86,20 +86,32 @@ class ModelNotes:
         return ", ".join(map(str, encoders)) + packaged
 
     def notes(self, stored: Sequence[CorpusScore]) -> tuple[str, str]:
-        """A short note line (the dock may be narrow) and its full tooltip."""
-        used = self._bertscore_used(stored, short=True)
-        if used is None:
-            default = (
-                f"{MBERT}, rescaled"
-                if self.mbert_cached()
-                else f"the packaged {MINILM}, NOT rescaled ({MBERT} is not cached)"
+        """A short note (a chip) and its full text, about the models behind the
+        BERTScore and similarity scores; ("", "") when neither metric was scored (the
+        columns' tooltips and the Score… dialog say what the default would be)."""
+        used = [
+            part
+            for part in (
+                self._bertscore_used(stored, short=True),
+                f"Similarity encoder: {self._similarity_used(stored)}"
+                if self._used(stored, "similarity", "encoder")
+                else None,
             )
-            used = f"BERTScore not scored yet; would use {default}"
-        short = f"<b>{used}.</b> Similarity encoder: {self._similarity_used(stored)}."
-        full = (
-            self._bertscore_used(stored) or self.bertscore_default_note()
-        ) + f"\nGraph–text similarity encoder: {self._similarity_used(stored)}."
-        return short, full
+            if part
+        ]
+        if not used:
+            return "", ""
+        full = "\n".join(
+            part
+            for part in (
+                self._bertscore_used(stored),
+                f"Graph–text similarity encoder: {self._similarity_used(stored)}."
+                if self._used(stored, "similarity", "encoder")
+                else None,
+            )
+            if part
+        )
+        return "; ".join(used), full
 
     def column_tips(self, columns: Sequence[str], stored: Sequence[CorpusScore]) -> dict[str, str]:
         tips: dict[str, str] = {}

@@ -51,6 +51,7 @@ from core.statistics import (
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
 )
+from widgets.note_chips import NoteChips, notes_of
 from widgets.plot_export import EXPORT_ERRORS, ask_export
 from widgets.report.headlines import headline_html, opening_plot
 from widgets.report.options import (
@@ -214,9 +215,7 @@ class ReportPanel(QWidget):
         self.headline.setFont(font)
         self.legend = QLabel()
         self.legend.setWordWrap(True)
-        self.notes_label = QLabel()
-        self.notes_label.setWordWrap(True)
-        self.notes_label.setStyleSheet("color:#8a5a00;")
+        self.notes = NoteChips()  # the report's notes (silver references, metrics missing)
         self.stale_label = QLabel(
             "Scores changed since this report was built: press Build report again."
         )
@@ -302,7 +301,7 @@ class ReportPanel(QWidget):
         headline_layout.addWidget(self.headline_title)
         headline_layout.addWidget(self.headline)
         headline_layout.addWidget(self.legend)
-        headline_layout.addWidget(self.notes_label)
+        headline_layout.addWidget(self.notes)
         headline_layout.addWidget(self.stale_label)
         headline_layout.addStretch(1)
         self.headline_box = headline_box
@@ -470,8 +469,7 @@ class ReportPanel(QWidget):
             f"({escape(protocol)}). {escape(report.bootstrap_note())}. "
             "Effect r: rank-biserial correlation, + when head (a) is higher."
         )
-        self.notes_label.setText("<br>".join(escape(n) for n in report.notes))
-        self.notes_label.setVisible(bool(report.notes))
+        self.notes.set_notes(notes_of(report.notes))
         current = (
             plain_title(self.tabs.tabText(self.tabs.currentIndex())) if self.tabs.count() else ""
         )
@@ -486,8 +484,15 @@ class ReportPanel(QWidget):
             self.pages[table.name] = page
             self.tabs.addTab(page, tab_title(table))
         titles = [plain_title(self.tabs.tabText(i)) for i in range(self.tabs.count())]
-        # Keep the tab the user was reading; first time, the head-vs-tail comparison.
-        for wanted in (current, f"By {report.by[0]}" if report.by else "", "Study table"):
+        # Keep the tab the user was reading; first time, the first dimension compared that
+        # has rows (a session without tiers opened on an empty "By tier"), else the study
+        # table.
+        with_rows = [
+            f"By {d}"
+            for d in report.by
+            if f"compare_{d}" in self.pages and self.pages[f"compare_{d}"].model.rowCount()
+        ]
+        for wanted in (current, *with_rows[:1], "Study table"):
             if wanted and wanted in titles:
                 self.tabs.setCurrentIndex(titles.index(wanted))
                 break
@@ -499,8 +504,10 @@ class ReportPanel(QWidget):
         for button in (self.csv_button, self.html_button):
             button.setEnabled(True)
         self.stack.setCurrentWidget(self.outer)
-        if self.width() < 760 and self.options_button.isChecked():
-            self.options_button.setChecked(False)  # a narrow dock needs the room for results
+        if (self.width() < 760 or self.height() < 900) and self.options_button.isChecked():
+            # A narrow or short panel needs the room for the results (Options brings
+            # them back): at 1366 × 768 the headlines, 8 table rows and the plot at once.
+            self.options_button.setChecked(False)
         QTimer.singleShot(0, self._fit_headline)
 
     def _share_splitter(self) -> None:
