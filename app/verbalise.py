@@ -88,6 +88,7 @@ class VerbaliseController(QObject):
         panel.run_requested.connect(self.run)
         panel.cancel_requested.connect(self.cancel)
         panel.run_selected.connect(self.show_run)
+        panel.results.scope_changed.connect(self.show_outputs)
         panel.unit_chosen.connect(self.select_unit)
         panel.unit_search_changed.connect(self.search_units)
         panel.more_units_requested.connect(self.more_units)
@@ -542,24 +543,35 @@ class VerbaliseController(QObject):
             self.show_outputs()
 
     def show_outputs(self) -> None:
+        """What the selected run wrote: the selected unit's texts when it has some (and
+        the scope asks for them), else the run's texts, browsable without a unit."""
         store, run_id, unit_id = self.app.store, self.shown_run, self.unit_id
-        if store is None or run_id is None or unit_id is None:
-            self.panel.show_outputs("Outputs of the selected unit appear here after a run.", [])
+        if store is None or run_id is None:
+            self.panel.show_outputs("Outputs appear here after a run.", [])
             return
-        from core.verbalise.runs import unit_outputs
+        from core.verbalise.runs import run_outputs, unit_outputs
 
-        found = unit_outputs(store, run_id, unit_id)
-        outputs, uid = found.outputs, found.uid
-        if outputs:
-            bad = sum(not o.parse_ok for o in outputs)
-            title = (
-                f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
-                f"{'s' if len(outputs) != 1 else ''}"
-                + (f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else "")
-            )
-        else:
-            title = f"<b>{uid}</b> has no outputs in run {run_id}."
-        self.panel.show_outputs(title, outputs)
+        missing = ""
+        if unit_id is not None and self.panel.results.scope() == "unit":
+            found = unit_outputs(store, run_id, unit_id)
+            outputs, uid = found.outputs, found.uid
+            if outputs:
+                bad = sum(not o.parse_ok for o in outputs)
+                title = (
+                    f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
+                    f"{'s' if len(outputs) != 1 else ''}"
+                    + (f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else "")
+                )
+                self.panel.show_outputs(title, outputs, [uid] * len(outputs))
+                return
+            missing = f"<b>{uid}</b> has no outputs in run {run_id}; "
+        texts, total = run_outputs(store, run_id)
+        bad = sum(not t.output.parse_ok for t in texts)
+        shown = f"the first {len(texts):,} of " if len(texts) < total else ""
+        title = f"{missing}run {run_id}: {shown}{total:,} text{'s' if total != 1 else ''}" + (
+            f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else ""
+        )
+        self.panel.show_outputs(title, [t.output for t in texts], [t.uid for t in texts])
 
 
 # --- session queries (read-only) ------------------------------------------------------------
