@@ -191,7 +191,7 @@ class UnitsPanel(QWidget):
         self.references_scroll.setWidget(self.references_view)
         self.references_scroll.setWidgetResizable(True)
         self.references_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.references_scroll.setMaximumHeight(110)
+        self.references_scroll.setMaximumHeight(90)
         self.references_scroll.setVisible(False)
         self.units_label = QLabel()
         self.qid_edit = QLineEdit()
@@ -324,7 +324,8 @@ class UnitsPanel(QWidget):
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(units_box)
         outer.addWidget(editor_box)
-        outer.setStretchFactor(1, 2)
+        outer.setStretchFactor(0, 2)  # the units table and its references keep room
+        outer.setStretchFactor(1, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(outer)

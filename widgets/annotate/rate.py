@@ -237,11 +237,12 @@ class ItemView(QWidget):
 
     def show_item(self, index: int, total: int, item: QueueItem, *, blind: bool = False) -> None:
         """Queue item ``index`` of ``total`` (its golden flag is never shown); ``blind``
-        leaves out who wrote the text (model, or gold/silver reference) and the tier."""
+        leaves out which model wrote the text and the unit's tier."""
         where = [
             f"item {index + 1} of {total:,}",
             f"unit {item.unit_uid}",
-            *([] if blind else [item.model if item.model else f"{item.quality} reference"]),
+            # (a reference's quality is what the rater chose to review: it stays)
+            *([f"{item.quality} reference"] if not item.model else [] if blind else [item.model]),
             item.lang,
             *([] if blind else [tier_label(item.sub_tier)]),
             item.category,

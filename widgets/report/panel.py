@@ -87,7 +87,7 @@ class ReportPanel(QWidget):
     html_requested = Signal(str)  # file
     figures_requested = Signal(object)  # a core Job writing every plot (All…)
 
-    WIDE = 1100  # from this width on, tables and plots sit side by side
+    WIDE = 900  # from this width on, tables and plots sit side by side
     WIDE_HEADLINES = 940  # from this width on, the headlines are aligned columns
 
     def __init__(self, parent: QWidget | None = None) -> None:

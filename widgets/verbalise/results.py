@@ -52,6 +52,8 @@ class ResultsView(QWidget):
         self.outputs_model = QStandardItemModel(0, len(OUTPUT_COLUMNS))
         self.outputs_model.setHorizontalHeaderLabels(list(OUTPUT_COLUMNS))
         self.outputs_view = table(self.outputs_model)
+        # The unit first on screen (the model keeps lang, #, text, unit).
+        self.outputs_view.horizontalHeader().moveSection(len(OUTPUT_COLUMNS) - 1, 0)
         self.outputs_view.selectionModel().currentRowChanged.connect(self._on_output_row)
         self.raw_view = QPlainTextEdit()
         self.raw_view.setReadOnly(True)
