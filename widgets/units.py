@@ -169,6 +169,15 @@ class UnitsPanel(QWidget):
             lambda *_a: self._read_every_page()
         )
         _fit_unit_columns(self.units_view)
+        # At least five rows of units, whatever the editor below asks for (one row showed
+        # at 1024 x 640 once the filters and references took their lines).
+        view = self.units_view
+        view.setMinimumHeight(
+            5 * view.verticalHeader().defaultSectionSize()
+            + view.horizontalHeader().sizeHint().height()
+            + view.horizontalScrollBar().sizeHint().height()
+            + 2 * view.frameWidth()
+        )
         self.units_view.selectionModel().currentRowChanged.connect(self._on_unit_row)
         self.unit_filters: dict[str, QComboBox] = {}
         self._units_words = ""

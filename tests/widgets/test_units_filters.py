@@ -114,3 +114,20 @@ def test_reference_counts_and_texts_from_a_session(tmp_path: Path) -> None:
         assert sum(by_quality.values()) == len(texts[unit_id])
         qualities = [q for lang, q, _t in texts[unit_id] if lang == "en"]
         assert qualities == sorted(qualities, key=lambda q: q != "gold")  # gold first
+
+
+def test_five_units_show_at_a_small_laptop_size(qtbot) -> None:
+    """At 1024 x 640 (the dock about 600 px tall) the list showed one unit."""
+    panel = UnitsPanel()
+    qtbot.addWidget(panel)
+    panel.show_units([unit(i, "chain", 2, "head", ("en",)) for i in range(1, 30)])
+    panel.show_references([("en", "gold", "A reference text. " * 8)] * 3)
+    panel.resize(620, 560)
+    panel.show()
+    qtbot.waitExposed(panel)
+    view = panel.units_view
+    whole = sum(
+        view.viewport().rect().contains(view.visualRect(view.model().index(r, 0)))
+        for r in range(view.model().rowCount())
+    )
+    assert whole >= 5, whole
