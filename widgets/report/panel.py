@@ -295,7 +295,8 @@ class ReportPanel(QWidget):
 
         headline_box = QFrame()
         headline_box.setFrameShape(QFrame.Shape.StyledPanel)
-        headline_box.setStyleSheet("QFrame{background:#fbfbf7;}")
+        # The palette's own colours: readable in a dark theme (it was light on light).
+        headline_box.setStyleSheet("QFrame{background:palette(alternate-base);}")
         headline_layout = QVBoxLayout(headline_box)
         headline_layout.setContentsMargins(8, 6, 8, 6)
         headline_layout.addWidget(self.headline_title)
