@@ -152,7 +152,7 @@ class MainWindow(QMainWindow):
         self._importers: list[tuple[str, str, str]] = []
         self._exporters: list[tuple[str, str, str]] = []
         self._build_menus()
-        # One arrangement of the docks per task (widgets/workspaces.py): a toolbar.
+        # One arrangement of the docks per task (widgets/workspaces.py), in the menu bar.
         self.workspaces = Workspaces(self)
         self.workspaces.actions["explore"].setChecked(True)  # the default layout
         self.show_session(None)

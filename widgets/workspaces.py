@@ -5,8 +5,8 @@ Report showed one headline line and two table rows. A workspace shows the panels
 needs and hides the others (each stays one View-menu shortcut away), so the task's panel
 gets the window: "Verbalise & score" gives Scores ≥ 15 table rows (beside the
 selected text's detail) at 1366 × 768, "Report"
-the headlines, ≥ 8 table rows and a plot at once. Picking one is a toolbar button (and a
-View ▸ Workspace entry); the arrangement lives in the window's saved dock state like any
+the headlines, ≥ 8 table rows and a plot at once. Picking one is a button at the right
+of the menu bar (no row of its own); the arrangement lives in the window's saved dock state like any
 other, so the last one comes back at the next start. Nothing here owns a panel or data.
 """
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QDockWidget, QToolBar
+from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QLabel, QToolButton, QWidget
 
 if TYPE_CHECKING:
     from widgets.main_window import MainWindow
@@ -71,16 +71,11 @@ BY_KEY = {w.key: w for w in WORKSPACES}
 
 
 class Workspaces:
-    """The workspace switcher of a main window: a toolbar of exclusive buttons."""
+    """The workspace switcher of a main window: exclusive buttons in the menu bar."""
 
     def __init__(self, window: MainWindow) -> None:
         self.window = window
         self.current: str | None = None
-        self.toolbar = QToolBar("Workspaces", window)
-        self.toolbar.setObjectName("workspace-toolbar")
-        self.toolbar.setMovable(False)
-        self.toolbar.setFloatable(False)
-        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.group = QActionGroup(window)
         self.group.setExclusive(True)
         self.actions: dict[str, QAction] = {}
@@ -91,9 +86,21 @@ class Workspaces:
             action.setStatusTip(workspace.tip)
             action.triggered.connect(lambda _checked=False, k=workspace.key: self.apply(k))
             self.group.addAction(action)
-            self.toolbar.addAction(action)
             self.actions[workspace.key] = action
-        window.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.toolbar)
+        # In the menu bar's right-hand corner: no row of its own (the panels keep the
+        # height; a toolbar took 30 px of a 640 px screen).
+        self.switcher = QWidget()
+        row = QHBoxLayout(self.switcher)
+        row.setContentsMargins(0, 0, 4, 0)
+        row.setSpacing(2)
+        row.addWidget(QLabel("Workspace:"))
+        for action in self.actions.values():
+            button = QToolButton()
+            button.setDefaultAction(action)
+            button.setAutoRaise(True)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            row.addWidget(button)
+        window.menuBar().setCornerWidget(self.switcher, Qt.Corner.TopRightCorner)
 
     def docks(self) -> dict[str, QDockWidget]:
         return {**self.window.docks, "session": self.window.overview_dock}
