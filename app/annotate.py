@@ -217,7 +217,9 @@ class AnnotateController(QObject):
             )
             return
         self.index = index
-        self.panel.show_item(index, queue[index], queue.rating(index), len(queue))
+        self.panel.show_item(
+            index, queue[index], queue.rating(index), len(queue), blind=queue.spec.blind
+        )
 
     def save(self, index: int, rating: Rating) -> bool:
         """Save the rating of item ``index`` (committed at once) and go to the next one."""

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from app.packs import PacksController
     from app.preferences import PreferencesController
     from app.report import ReportController
-    from app.scores import ScoresController
+    from app.scores.controller import ScoresController
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
     from core.browser_state import BrowserState

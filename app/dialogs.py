@@ -22,7 +22,10 @@ class UnknownDialogError(UserFacingError):
 
 
 def _score(app: AppController) -> Any:
-    return app.scores.panel.open_score_dialog(app.scores.choices([]))
+    from app.scores.dialog import score_choices
+
+    scores = app.scores
+    return scores.panel.open_score_dialog(score_choices([], scores.data, None, scores.model_notes))
 
 
 def _import(app: AppController) -> Any:

@@ -121,14 +121,14 @@ def wire_window(window, hold_jobs: bool = False):
     from app.packs import PacksController
     from app.preferences import PreferencesController
     from app.report import ReportController
-    from app.scores import ScoresController
+    from app.scores.controller import ScoresController
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
     from app.window_state import CompareTicks
     from core.dialog_memory import DialogMemory
     from widgets.annotate import AnnotatePanel
     from widgets.browser import BrowserPanel
-    from widgets.report import ReportPanel
+    from widgets.report.panel import ReportPanel
     from widgets.scores import ScoresPanel
     from widgets.units import UnitsPanel
     from widgets.verbalise import VerbalisePanel

@@ -3,7 +3,7 @@
 ``core.report`` does the work (load per-item values, compare with the METHODS §8
 protocol, lay out the tables, plot specs, CSV and HTML); this controller runs it off
 the UI thread through ``PanelContext.run_job`` (app.context) and hands the plain results to
-``widgets.report.ReportPanel``. Besides the report, the job computes the panel's
+``widgets.report.panel.ReportPanel``. Besides the report, the job computes the panel's
 headlines: head against long tail per metric and model, all languages pooled, with
 the very same protocol (``core.report.compare``), so a live demo reads the long-tail
 gap in one line per metric.
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from app.jobrunner import JobHandle
     from core.report import BiasReport, Comparison, PlotSpec, ReportRequest
     from core.store import SessionStore
-    from widgets.report import ReportPanel
+    from widgets.report.panel import ReportPanel
 
 log = get_logger("report")
 
@@ -156,7 +156,7 @@ class ReportController(QObject):
     def build(self, request: ReportRequest | None = None) -> JobHandle | None:
         """Build the report as a job for ``request`` (default: the panel's options)."""
         from core.report import plot_specs
-        from widgets.report import NO_SCORES_MESSAGE
+        from widgets.report.panel import NO_SCORES_MESSAGE
 
         store = self.ctx.store
         if store is None:
@@ -198,7 +198,7 @@ class ReportController(QObject):
         self.handle = None
         self.panel.set_busy(False)
         if isinstance(outcome, JobSucceeded) and outcome.result is None:
-            from widgets.report import NO_SCORES_MESSAGE
+            from widgets.report.panel import NO_SCORES_MESSAGE
 
             self.panel.clear()
             self.panel.show_message(NO_SCORES_MESSAGE)

@@ -99,26 +99,32 @@ class UnitsController(QObject):
         scrolls (``more_units``): a large session is never read whole."""
         from core.category_tiers import unit_tier_changes
         from core.unit_builder.saved import count_units, list_units
+        from core.unit_references import reference_counts
 
         size = self.page_size
 
-        def read(store: SessionStore) -> tuple[Any, Any, int]:
-            return list_units(store, limit=size), unit_tier_changes(store), count_units(store)
+        def read(store: SessionStore) -> tuple[Any, Any, int, Any]:
+            units = list_units(store, limit=size)
+            references = reference_counts(store, (u.id for u in units))
+            return units, unit_tier_changes(store), count_units(store), references
 
         # Off the UI thread; a newer refresh (another change) supersedes this one.
         self.ctx.reads.request(
             "units.list",
             read,
-            lambda result: self.panel.show_units(result[0], result[1], total=result[2]),
+            lambda result: self.panel.show_units(
+                result[0], result[1], total=result[2], references=result[3]
+            ),
         )
 
     def more_units(self, after_id: int | None) -> None:
         from core.unit_builder.saved import list_units
+        from core.unit_references import reference_counts
 
         if self.ctx.store is not None:
-            self.panel.add_units(
-                list_units(self.ctx.store, after_id=after_id, limit=self.page_size)
-            )
+            units = list_units(self.ctx.store, after_id=after_id, limit=self.page_size)
+            references = reference_counts(self.ctx.store, (u.id for u in units))
+            self.panel.add_units(units, references)
 
     # -- building ----------------------------------------------------------------------------
     def start(self, qid: str) -> None:
@@ -388,11 +394,13 @@ class UnitsController(QObject):
 
     def show_unit(self, unit_id: int) -> None:
         from core.unit_builder.saved import load_unit
+        from core.unit_references import references_of
 
         if self.ctx.store is None:
             return
         self.shown_unit = unit_id
         self.panel.show_stored(load_unit(self.ctx.store, unit_id))
+        self.panel.show_references(references_of(self.ctx.store, unit_id))
 
     # -- showing -------------------------------------------------------------------------
     def refresh(self) -> None:

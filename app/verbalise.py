@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from core.verbalise import GenerationParams, Verbaliser
     from core.verbalise.base import Triples
     from core.verbalise.job import VerbaliseSummary
-    from core.verbalise.runs import RunOverview, UnitOutputs, UnitSummary
+    from core.verbalise.runs import RunOverview, UnitSummary
     from widgets.verbalise import VerbalisePanel
 
 log = get_logger("verbalise")
@@ -91,6 +91,7 @@ class VerbaliseController(QObject):
         panel.run_requested.connect(self.run)
         panel.cancel_requested.connect(self.cancel)
         panel.run_selected.connect(self.show_run)
+        panel.results.scope_changed.connect(self.show_outputs)
         panel.unit_chosen.connect(self.select_unit)
         panel.unit_search_changed.connect(self.search_units)
         panel.more_units_requested.connect(self.more_units)
@@ -552,32 +553,20 @@ class VerbaliseController(QObject):
             self.show_outputs()
 
     def show_outputs(self) -> None:
-        """The shown run's outputs for the selected unit, read off the UI thread."""
-        from core.verbalise.runs import unit_outputs
-
+        """What the selected run wrote, read off the UI thread: the selected unit's texts
+        when it has some (and the scope asks for them), else the run's texts, browsable
+        without a unit."""
         store, run_id, unit_id = self.ctx.store, self.shown_run, self.unit_id
-        if store is None or run_id is None or unit_id is None:
-            self.ctx.reads.drop(OUTPUTS_READ)  # an older unit's outputs are not shown
-            self.panel.show_outputs("Outputs of the selected unit appear here after a run.", [])
+        if store is None or run_id is None:
+            self.ctx.reads.drop(OUTPUTS_READ)  # an older run's outputs are not shown
+            self.panel.show_outputs("Outputs appear here after a run.", [])
             return
+        wanted = unit_id if self.panel.results.scope() == "unit" else None
         self.ctx.reads.request(
             OUTPUTS_READ,
-            lambda store: unit_outputs(store, run_id, unit_id),
-            lambda found: self._outputs_read(run_id, found),
+            lambda store: read_outputs(store, run_id, wanted),
+            lambda shown: self.panel.show_outputs(*shown),
         )
-
-    def _outputs_read(self, run_id: int, found: UnitOutputs) -> None:
-        outputs, uid = found.outputs, found.uid
-        if outputs:
-            bad = sum(not o.parse_ok for o in outputs)
-            title = (
-                f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
-                f"{'s' if len(outputs) != 1 else ''}"
-                + (f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else "")
-            )
-        else:
-            title = f"<b>{uid}</b> has no outputs in run {run_id}."
-        self.panel.show_outputs(title, outputs)
 
 
 # --- session queries (read-only) ------------------------------------------------------------
@@ -644,3 +633,32 @@ def _summary_html(summary: VerbaliseSummary | None, status: str) -> str:
             f"resume run {other} once that process is gone."
         )
     return text
+
+
+def read_outputs(
+    store: SessionStore, run_id: int, unit_id: int | None
+) -> tuple[str, list[Any], list[str]]:
+    """(title, outputs, their units' uids) of run ``run_id``: the unit's texts when
+    ``unit_id`` is given and it has some, else the run's first texts (a view read)."""
+    from core.verbalise.runs import run_outputs, unit_outputs
+
+    missing = ""
+    if unit_id is not None:
+        found = unit_outputs(store, run_id, unit_id)
+        outputs, uid = found.outputs, found.uid
+        if outputs:
+            bad = sum(not o.parse_ok for o in outputs)
+            title = (
+                f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
+                f"{'s' if len(outputs) != 1 else ''}"
+                + (f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else "")
+            )
+            return title, list(outputs), [uid] * len(outputs)
+        missing = f"<b>{uid}</b> has no outputs in run {run_id}; "
+    texts, total = run_outputs(store, run_id)
+    bad = sum(not t.output.parse_ok for t in texts)
+    shown = f"the first {len(texts):,} of " if len(texts) < total else ""
+    title = f"{missing}run {run_id}: {shown}{total:,} text{'s' if total != 1 else ''}" + (
+        f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else ""
+    )
+    return title, [t.output for t in texts], [t.uid for t in texts]

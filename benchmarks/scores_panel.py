@@ -149,7 +149,7 @@ def bench(app, texts: int) -> None:
     from PySide6.QtCore import QSettings
 
     from app.gui import build_window
-    from app.scores import load_scores
+    from app.scores.reads import load_scores
     from core.metrics.score_pages import PAGE_SIZE, read_page
     from widgets.scores import SortSpec
 

@@ -7,6 +7,7 @@ feature.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from html import escape
 
@@ -25,10 +26,13 @@ from PySide6.QtWidgets import (
 )
 
 from core.claim_filters import drop_reasons
+from core.units import render_quantity, render_time
 from core.vocab import LANGUAGES
-from core.wikidata.records import EntityDetails
+from core.wikidata.records import ClaimRecord, EntityDetails
 
 _GREY = QBrush(QColor("#9a9a9a"))
+# Why a claim is dropped comes second, where a narrow dock shows it without scrolling.
+CLAIM_COLUMNS = ("property / value", "dropped because", "rank", "value type", "statement")
 
 
 class EntityInspector(QWidget):
@@ -52,10 +56,8 @@ class EntityInspector(QWidget):
         self.terms_view.setMinimumHeight(48)
         self.terms_view.setPlaceholderText("Labels and descriptions in en, it, es")
 
-        self.claims_model = QStandardItemModel(0, 5)
-        self.claims_model.setHorizontalHeaderLabels(
-            ["property / value", "rank", "value type", "id", "dropped because"]
-        )
+        self.claims_model = QStandardItemModel(0, len(CLAIM_COLUMNS))
+        self.claims_model.setHorizontalHeaderLabels(list(CLAIM_COLUMNS))
         self.claims_view = QTreeView()
         self.claims_view.setModel(self.claims_model)
         self.claims_view.setUniformRowHeights(True)
@@ -105,26 +107,22 @@ class EntityInspector(QWidget):
             row = [
                 parent,
                 QStandardItem(""),
+                QStandardItem(""),
                 QStandardItem(details.property_types.get(pid, "")),
                 QStandardItem(pid),
-                QStandardItem(""),
             ]
             for i in indices:
                 claim = details.claims[i]
                 reason = reasons[i]
-                if claim.snak_type != "value":
-                    shown = "no value" if claim.snak_type == "novalue" else "unknown value"
-                elif claim.value_type == "wikibase-item" and claim.value:
-                    shown = f"{details.label(claim.value) or '(no label)'} ({claim.value})"
-                else:
-                    shown = claim.value or ""
                 cells = [
-                    _item(shown, missing=reason is not None),
+                    _item(shown_value(claim, details), missing=reason is not None),
+                    _item(reason or "", missing=reason is not None),
                     _item(claim.rank, missing=reason is not None),
                     _item(claim.value_type, missing=reason is not None),
                     _item(claim.statement_id or "", missing=reason is not None),
-                    _item(reason or "", missing=reason is not None),
                 ]
+                if claim.value and claim.value != cells[0].text():
+                    cells[0].setToolTip(f"As Wikidata stores it: {claim.value}")
                 if reason:
                     for cell in cells:
                         cell.setToolTip(f"Dropped from units: {reason}")
@@ -137,6 +135,40 @@ class EntityInspector(QWidget):
     def _on_start_unit(self) -> None:
         if self.details is not None:
             self.start_unit_requested.emit(self.details.qid)
+
+
+def shown_value(claim: ClaimRecord, details: EntityDetails) -> str:
+    """A claim's value as a person reads it: an item's label with its QID, a date at its
+    precision (not ``1080-01-01T00:00:00Z``), a quantity with its unit, coordinates in
+    degrees (not ``Point(103.6627 -4.5244)``); anything else as stored."""
+    if claim.snak_type != "value":
+        return "no value" if claim.snak_type == "novalue" else "unknown value"
+    value, extra = claim.value or "", claim.value_json or {}
+    if claim.value_type == "wikibase-item" and value:
+        return f"{details.label(value) or '(no label)'} ({value})"
+    if claim.value_type == "time" and value:
+        precision = extra.get("precision")
+        try:
+            return render_time(value, int(precision) if precision is not None else None, "en")
+        except (ValueError, TypeError):
+            return value
+    if claim.value_type == "quantity" and value:
+        unit = str(extra.get("unit") or "")
+        unit_qid = unit.rsplit("/", 1)[-1]
+        label = details.label(unit_qid) if unit_qid and unit_qid != "1" else None
+        try:
+            return render_quantity(value, label, "en")
+        except (ValueError, TypeError):
+            return value
+    point = _POINT.fullmatch(value.strip()) if claim.value_type == "globe-coordinate" else None
+    if point is not None:
+        lon, lat = float(point.group(1)), float(point.group(2))
+        north, east = "N" if lat >= 0 else "S", "E" if lon >= 0 else "W"
+        return f"{abs(lat):.4f}° {north}, {abs(lon):.4f}° {east}"
+    return value
+
+
+_POINT = re.compile(r"Point\(\s*(-?[\d.]+)\s+(-?[\d.]+)\s*\)")
 
 
 def terms_html(details: EntityDetails) -> str:

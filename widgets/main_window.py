@@ -35,6 +35,7 @@ from widgets.job_status import JobStatusWidget
 from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
 from widgets.panels import BOTTOM, COMMANDS, PANELS, RIGHT, PanelSpec
 from widgets.session_overview import SessionOverview
+from widgets.workspaces import Workspaces
 
 if TYPE_CHECKING:
     from core.dataset_stats import Finding, Table
@@ -155,6 +156,9 @@ class MainWindow(QMainWindow):
         self._importers: list[tuple[str, str, str]] = []
         self._exporters: list[tuple[str, str, str]] = []
         self._build_menus()
+        # One arrangement of the docks per task (widgets/workspaces.py), in the menu bar.
+        self.workspaces = Workspaces(self)
+        self.workspaces.actions["explore"].setChecked(True)  # the default layout
         self.show_session(None)
         # What "View ▸ Reset layout" goes back to: the layout as built, before any restore.
         self._default_state = self.saveState(_STATE_VERSION)

@@ -63,7 +63,7 @@ def _annotate(_spec: PanelSpec) -> QWidget:
 
 
 def _report(_spec: PanelSpec) -> QWidget:
-    from widgets.report import ReportPanel
+    from widgets.report.panel import ReportPanel
 
     return ReportPanel()
 

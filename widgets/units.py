@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from html import escape
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -25,12 +26,14 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QMenu,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableView,
@@ -42,7 +45,7 @@ from core.claim_filters import RULES, ClaimFilterSettings
 from core.dialog_memory import DialogMemory
 from core.labels import plural, tier_label
 from core.tiers import SubTier, Tier
-from core.vocab import LANGUAGES
+from core.vocab import LANGUAGES, QUALITIES
 from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:
@@ -62,7 +65,18 @@ def _tier_words(code: str | None) -> str:
 
 
 _RED = QBrush(QColor("#c23b22"))
-UNIT_COLUMNS = ("uid", "shape", "size", "tier", "languages", "parallel", "origin")
+UNIT_COLUMNS = (
+    "uid",
+    "shape",
+    "size",
+    "tier",
+    "languages",
+    "parallel",
+    "origin",
+    "references",
+)
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # what a column sorts by (sizes as numbers)
+ANY = "All"  # a filter that lets every unit through
 PARTS = ("subject", "predicate", "object")
 
 
@@ -94,6 +108,39 @@ class _PagedUnitsModel(QStandardItemModel):
             self._panel.more_units_requested.emit(self._panel.last_unit_id())
 
 
+class _UnitFilter(QSortFilterProxyModel):
+    """The units shown: sorted by any column, filtered by shape, size, tier, language and
+    whether they have references (``wanted``: column -> the value a unit must have)."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.wanted: dict[int, str] = {}
+        self.setSortRole(SORT_ROLE)
+
+    def set_wanted(self, wanted: Mapping[int, str]) -> None:
+        self.wanted = {c: v for c, v in wanted.items() if v != ANY}
+        self.invalidateFilter()
+
+    def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
+        source = self.sourceModel()
+        for column, value in self.wanted.items():
+            cell = str(source.index(row, column, parent).data(FILTER_ROLE) or "")
+            if value not in cell.split("|"):
+                return False
+        return True
+
+
+FILTER_ROLE = Qt.ItemDataRole.UserRole + 2  # the values a unit's cell matches, "|"-joined
+# (column, what the combo offers first): the filters above the units table.
+UNIT_FILTERS = (
+    ("shape", "Any shape"),
+    ("size", "Any size"),
+    ("tier", "Any tier"),
+    ("languages", "Any language"),
+    ("references", "With or without references"),
+)
+
+
 class UnitsPanel(QWidget):
     unit_selected = Signal(int)  # a saved unit to show
     focus_requested = Signal(str)  # show the claims of this entity (root or a followed object)
@@ -120,9 +167,49 @@ class UnitsPanel(QWidget):
         self.units_model = _PagedUnitsModel(self)
         self._tier_changes: Mapping[int, TierChange] = {}
         self.units_model.setHorizontalHeaderLabels(list(UNIT_COLUMNS))
-        self.units_view = _table(self.units_model)
+        # Sorted and filtered in the view; a sort or a filter reads every page first.
+        self.units_proxy = _UnitFilter(self)
+        self.units_proxy.setSourceModel(self.units_model)
+        self.units_view = _table(self.units_proxy)
+        self.units_view.setSortingEnabled(True)
+        self.units_view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.units_view.horizontalHeader().sortIndicatorChanged.connect(
+            lambda *_a: self._read_every_page()
+        )
         _fit_unit_columns(self.units_view)
+        # At least five rows of units, whatever the editor below asks for (one row showed
+        # at 1024 x 640 once the filters and references took their lines).
+        view = self.units_view
+        view.setMinimumHeight(
+            5 * view.verticalHeader().defaultSectionSize()
+            + view.horizontalHeader().sizeHint().height()
+            + view.horizontalScrollBar().sizeHint().height()
+            + 2 * view.frameWidth()
+        )
         self.units_view.selectionModel().currentRowChanged.connect(self._on_unit_row)
+        self.unit_filters: dict[str, QComboBox] = {}
+        self._units_words = ""
+        for name, everything in UNIT_FILTERS:
+            combo = QComboBox()
+            combo.addItem(everything, ANY)
+            combo.setToolTip(f"Only units with this {name}")
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(6)
+            combo.currentIndexChanged.connect(self._filter_units)
+            self.unit_filters[name] = combo
+        self._fill_filter("references", [*QUALITIES, "any", "none"])
+        self.references_view = QLabel()  # the selected unit's reference texts
+        self.references_view.setWordWrap(True)
+        self.references_view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.references_view.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.references_scroll = QScrollArea()
+        self.references_scroll.setWidget(self.references_view)
+        self.references_scroll.setWidgetResizable(True)
+        self.references_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.references_scroll.setMaximumHeight(90)
+        self.references_scroll.setVisible(False)
         self.units_label = QLabel()
         self.qid_edit = QLineEdit()
         self.qid_edit.setPlaceholderText("Start from a QID, e.g. Q42")
@@ -210,7 +297,12 @@ class UnitsPanel(QWidget):
         top_row.addWidget(sample)
         top_row.addWidget(self.search_button)
         units_layout.addLayout(top_row)
-        units_layout.addWidget(self.units_view)
+        filter_row = QHBoxLayout()
+        for combo in self.unit_filters.values():
+            filter_row.addWidget(combo, 1)
+        units_layout.addLayout(filter_row)
+        units_layout.addWidget(self.units_view, 1)
+        units_layout.addWidget(self.references_scroll)
 
         pick_box = QWidget()
         pick = QVBoxLayout(pick_box)
@@ -249,7 +341,8 @@ class UnitsPanel(QWidget):
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(units_box)
         outer.addWidget(editor_box)
-        outer.setStretchFactor(1, 2)
+        outer.setStretchFactor(0, 2)  # the units table and its references keep room
+        outer.setStretchFactor(1, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(outer)
@@ -262,6 +355,7 @@ class UnitsPanel(QWidget):
         units: Sequence[StoredUnit],
         tier_changes: Mapping[int, TierChange] | None = None,
         total: int | None = None,
+        references: Mapping[int, Mapping[str, int]] | None = None,
     ) -> None:
         """``core.unit_builder.saved.StoredUnit``s; ``tier_changes`` (unit id ->
         ``core.category_tiers.TierChange``) marks units whose root has another tier now.
@@ -270,15 +364,23 @@ class UnitsPanel(QWidget):
         self._tier_changes = tier_changes = tier_changes or {}
         self.units_model.removeRows(0, self.units_model.rowCount())
         self.units_model.total = len(units) if total is None else total
-        self.add_units(units)
+        self.add_units(units, references)
         changed = len(tier_changes)
-        self.units_label.setText(
-            f"{plural(self.units_model.total, 'unit')} in the session"
-            + (f" · {changed:,} built under another tier than their root's now" if changed else "")
+        self._units_words = f"{plural(self.units_model.total, 'unit')} in the session" + (
+            f" · {changed:,} built under another tier than their root's now" if changed else ""
         )
+        self.units_label.setText(self._units_words)
+        if any(v != ANY for v in self.unit_filter().values()):
+            self._filter_units()
 
-    def add_units(self, units: Sequence[StoredUnit]) -> None:
-        """The next page of units (after those shown)."""
+    def add_units(
+        self,
+        units: Sequence[StoredUnit],
+        references: Mapping[int, Mapping[str, int]] | None = None,
+    ) -> None:
+        """The next page of units (after those shown); ``references``: unit id ->
+        {quality: texts} (``core.unit_references.reference_counts``)."""
+        references = references or {}
         if not units:
             self.units_model.total = self.units_model.rowCount()  # the session shrank
         for unit in units:
@@ -295,17 +397,43 @@ class UnitsPanel(QWidget):
                     "by the tier at build time."
                 )
                 tier.setForeground(QColor("#b3261e"))
-            self.units_model.appendRow(
-                [
-                    _item(unit.uid, data=unit.id),
-                    _item(unit.shape or ""),
-                    _item(str(unit.size)),
-                    tier,
-                    _item(" ".join(unit.languages)),
-                    _item(" ".join(sorted(unit.parallel))),
-                    _item(unit.origin),
-                ]
+            refs = references.get(unit.id, {})
+            refs_text = " · ".join(f"{q} {n:,}" for q, n in sorted(refs.items()))
+            row = [
+                _item(unit.uid, data=unit.id),
+                _item(unit.shape or ""),
+                _item(str(unit.size)),
+                tier,
+                _item(" ".join(unit.languages)),
+                _item(" ".join(sorted(unit.parallel))),
+                _item(unit.origin),
+                _item(refs_text, grey=not refs),
+            ]
+            sorts: tuple[Any, ...] = (
+                unit.uid,
+                unit.shape or "",
+                unit.size,
+                tier.text(),
+                " ".join(unit.languages),
+                " ".join(sorted(unit.parallel)),
+                unit.origin,
+                sum(refs.values()),
             )
+            matches = {
+                "shape": unit.shape or "",
+                "size": str(unit.size),
+                "tier": _tier_words(unit.sub_tier or unit.tier) or "no tier",
+                "languages": "|".join(unit.languages),
+                "references": "|".join([*refs, "any"] if refs else ["none"]),
+            }
+            for column, (item, key) in enumerate(zip(row, sorts, strict=True)):
+                item.setData(key, SORT_ROLE)
+                name = UNIT_COLUMNS[column]
+                if name in matches:
+                    item.setData(matches[name], FILTER_ROLE)
+            self.units_model.appendRow(row)
+            for name in ("shape", "size", "tier", "languages"):
+                self._fill_filter(name, matches[name].split("|"))
 
     def last_unit_id(self) -> int | None:
         rows = self.units_model.rowCount()
@@ -465,8 +593,53 @@ class UnitsPanel(QWidget):
 
     def _on_unit_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
-            unit_id = self.units_model.item(current.row(), 0).data(Qt.ItemDataRole.UserRole)
+            row = self.units_proxy.mapToSource(current).row()
+            unit_id = self.units_model.item(row, 0).data(Qt.ItemDataRole.UserRole)
             self.unit_selected.emit(int(unit_id))
+
+    def show_references(self, references: Sequence[tuple[str, str, str]]) -> None:
+        """The selected unit's reference texts: (language, quality, text)."""
+        self.references_view.setText(
+            "<br>".join(
+                f"<b>{escape(lang)}</b> <span style='color:#888'>{escape(quality)}</span> "
+                f"{escape(text)}"
+                for lang, quality, text in references
+            )
+            or "<i>No reference texts for this unit.</i>"
+        )
+        self.references_scroll.setVisible(True)
+
+    def _fill_filter(self, name: str, values: Sequence[str]) -> None:
+        combo = self.unit_filters[name]
+        known = {combo.itemData(i) for i in range(combo.count())}
+        for value in values:
+            if value and value not in known:
+                combo.addItem(value, value)
+                known.add(value)
+
+    def unit_filter(self) -> dict[str, str]:
+        return {name: str(combo.currentData()) for name, combo in self.unit_filters.items()}
+
+    def _filter_units(self, _index: int = 0) -> None:
+        self._read_every_page()
+        wanted = {UNIT_COLUMNS.index(name): value for name, value in self.unit_filter().items()}
+        self.units_proxy.set_wanted(wanted)
+        shown, loaded = self.units_proxy.rowCount(), self.units_model.rowCount()
+        self.units_label.setText(
+            f"{shown:,} of {plural(self.units_model.total, 'unit')} match the filters"
+            if shown != loaded
+            else self._units_words
+        )
+
+    def _read_every_page(self) -> None:
+        """A sort or a filter works on every unit: the pages not read yet are asked for
+        (each answer comes at once, through ``add_units``), until none is left."""
+        model = self.units_model
+        while model.canFetchMore(QModelIndex()):
+            before = model.rowCount()
+            model.fetchMore(QModelIndex())
+            if model.rowCount() == before:  # nobody answered (no controller)
+                break
 
     def _on_candidate_activated(self, index: QModelIndex) -> None:
         if index.isValid() and self._editable:

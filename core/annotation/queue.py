@@ -297,6 +297,9 @@ def build_queue(
         regular.sort(key=lambda c: -c["disagreement"])  # stable: ties keep unit order
     if spec.limit is not None:
         regular = regular[: spec.limit]
+    if spec.blind:  # an order of the annotator's own, the same every time
+        order = np.random.default_rng([spec.seed, annotator_id]).permutation(len(regular))
+        regular = [regular[int(i)] for i in order]
     ordered = list(regular)
     if spec.golden_rate > 0 and golden_pool and regular:
         rng = np.random.default_rng(spec.seed)

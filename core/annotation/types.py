@@ -172,6 +172,9 @@ class QueueFilter:
     of the queue made of golden items (0 to 0.5), placed at seeded random positions.
     ``target`` "references" queues reference texts (``qualities`` picks gold/silver)
     instead of verbalisations, e.g. to mark errors of translated (silver) references.
+    ``blind`` hides the model and the tier from the rater and shuffles the items in an
+    order of the annotator's own (seeded by ``seed`` and the annotator: the same queue
+    again comes in the same order; another annotator's comes in another).
     """
 
     models: tuple[str, ...] = ()
@@ -186,6 +189,7 @@ class QueueFilter:
     qualities: tuple[str, ...] = ()
     seed: int = 0
     limit: int | None = None
+    blind: bool = False
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,18 @@ class RunOverview:
     kind: str
     status: str
     texts: int
+    unparsable: int = 0  # texts whose reply could not be parsed
+
+    @property
+    def marks(self) -> str:
+        """What a run list says beside a run that is not a finished, usable one: a
+        cancelled or failed run, one whose every reply was unparsable ("" for none)."""
+        words = [self.status] if self.status not in ("finished", "running") else []
+        if self.texts and self.unparsable == self.texts:
+            words.append("all unparsable")
+        elif self.unparsable:
+            words.append(f"{self.unparsable:,} unparsable")
+        return ", ".join(words)
 
 
 @dataclass(frozen=True)
@@ -94,15 +106,62 @@ def list_runs(store: SessionStore) -> list[RunOverview]:
                 m.ModelRun.kind,
                 m.ModelRun.status,
                 func.count(m.Verbalisation.id),
+                func.count(m.Verbalisation.id).filter(m.Verbalisation.parse_ok.is_(False)),
             )
             .outerjoin(m.Verbalisation, m.Verbalisation.run_id == m.ModelRun.id)
             .group_by(m.ModelRun.id)
             .order_by(m.ModelRun.id.desc())
         ).all()
     return [
-        RunOverview(run_id, name or model_id, kind, status, texts)
-        for run_id, name, model_id, kind, status, texts in rows
+        RunOverview(run_id, name or model_id, kind, status, texts, unparsable)
+        for run_id, name, model_id, kind, status, texts, unparsable in rows
     ]
+
+
+@dataclass(frozen=True)
+class RunText:
+    """One text of a run as the Results tab browses them: its unit and the output."""
+
+    unit_id: int
+    uid: str
+    output: UnitOutput
+
+
+def run_outputs(store: SessionStore, run_id: int, *, limit: int = 500) -> tuple[list[RunText], int]:
+    """The first ``limit`` texts run ``run_id`` wrote (by unit, language, candidate) and
+    how many it wrote in all: what a run produced, browsable without picking a unit."""
+    with store.snapshot() as db:
+        total = int(
+            db.scalar(
+                select(func.count(m.Verbalisation.id)).where(m.Verbalisation.run_id == run_id)
+            )
+            or 0
+        )
+        rows = db.execute(
+            select(m.Verbalisation, m.DataUnit.uid)
+            .outerjoin(m.DataUnit, m.DataUnit.id == m.Verbalisation.unit_id)
+            .where(m.Verbalisation.run_id == run_id)
+            .order_by(
+                m.Verbalisation.unit_id, m.Verbalisation.lang, m.Verbalisation.candidate_index
+            )
+            .limit(limit)
+        ).all()
+        texts = [
+            RunText(
+                v.unit_id,
+                uid or str(v.unit_id),
+                UnitOutput(
+                    v.lang,
+                    v.candidate_index,
+                    v.text or "",
+                    v.raw_output,
+                    bool(v.parse_ok),
+                    _unparsed_reason(v),
+                ),
+            )
+            for v, uid in rows
+        ]
+    return texts, total
 
 
 def unit_outputs(store: SessionStore, run_id: int, unit_id: int) -> UnitOutputs:

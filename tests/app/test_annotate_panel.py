@@ -68,7 +68,8 @@ def wait_for_queue(panel) -> None:
     raise AssertionError("the queue never arrived")
 
 
-def queue_of(panel, model: str = "model-a", lang: str = "en") -> None:
+def queue_of(panel, model: str = "model-a", lang: str = "en", blind: bool = False) -> None:
+    panel.blind_check.setChecked(blind)  # on by default; these tests read the session's order
     panel.model_combo.setCurrentIndex(panel.model_combo.findData(model))
     panel.lang_combo.setCurrentIndex(panel.lang_combo.findData(lang))
     panel.build_button.click()

@@ -90,7 +90,7 @@ def test_save_a_copy_refuses_the_sessions_wal(
 def test_figure_and_html_report_refuse_a_session(
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import widgets.report as report_module
+    import widgets.report.panel as report_module
     from app.gui import build_window
     from core.figures import save_figure
     from core.formats.files import atomic_output

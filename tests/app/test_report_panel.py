@@ -23,7 +23,8 @@ from tests.fixtures import report_session as fixture_module
 from tests.fixtures.reads import settle_reads
 from tests.fixtures.report_session import ReportSession
 from widgets.plot_export import ExportOptions
-from widgets.report import MARK_BACKGROUND, headline_text
+from widgets.report.headlines import headline_text
+from widgets.report.table import MARK_BACKGROUND
 
 report_session = fixture_module.report_session  # registers the fixture here
 
@@ -287,7 +288,7 @@ def test_the_report_builds_itself_when_first_shown(qtbot, wired) -> None:
 
 def test_build_button_stays_off_while_a_build_runs(qtbot) -> None:
     """Other jobs finishing re-list the metrics; that must not re-enable Build mid-build."""
-    from widgets.report import ReportPanel
+    from widgets.report.panel import ReportPanel
 
     panel = ReportPanel()
     qtbot.addWidget(panel)
@@ -351,7 +352,7 @@ def test_correction_bootstrap_and_run_picker(qtbot, wired, report_session: Repor
 def test_export_button_writes_the_chosen_file_or_says_why_not(
     qtbot, wired, tmp_path: Path, monkeypatch
 ) -> None:
-    import widgets.report as report_module
+    import widgets.report.panel as report_module
 
     window, controller = wired
     panel = controller.report.panel
@@ -379,7 +380,7 @@ def test_export_button_writes_the_chosen_file_or_says_why_not(
 def test_all_plots_export_as_a_job_off_the_ui_thread(
     qtbot, wired, tmp_path: Path, monkeypatch
 ) -> None:
-    import widgets.report as report_module
+    import widgets.report.panel as report_module
 
     window, controller = wired
     panel = controller.report.panel
@@ -406,7 +407,7 @@ def test_all_plots_export_as_a_job_off_the_ui_thread(
 def test_the_plots_open_on_a_significant_metric_and_keep_the_users_choice(qtbot, wired) -> None:
     from dataclasses import replace
 
-    from widgets.report import opening_plot
+    from widgets.report.headlines import opening_plot
 
     window, controller = wired
     panel = controller.report.panel

@@ -93,10 +93,10 @@ def test_table_has_a_row_per_text_and_the_metric_columns(wired) -> None:
     assert "6 texts" in panel.count_label.text()
     # BLEU against silver references exists only for unit 1's English texts (two runs).
     assert sum(v is not None for v in _values(model, model.column_of("bleu:silver"))) == 2
-    # Nothing scored with BERTScore yet: the note says what the default would be.
-    assert "BERTScore not scored yet" in panel.note_label.text()
-    assert "all-MiniLM-L6-v2" in panel.note_label.text()
-    assert "Similarity encoder: the packaged all-MiniLM-L6-v2" in panel.note_label.text()
+    # Nothing scored with BERTScore or similarity: no note about their models (it was
+    # shown, bold, "NOT rescaled", on every session); the column tips and the Score…
+    # dialog say what the default would be.
+    assert panel.notes.texts() == [] and panel.notes.isHidden()
 
 
 def test_sorting_orders_values_and_keeps_missing_last(wired) -> None:
@@ -356,9 +356,10 @@ def test_bertscore_with_minilm_is_marked_not_rescaled(qtbot, wired) -> None:
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=120_000)
     assert "Scored 2 texts" in panel.progress_label.text(), panel.progress_label.text()
     qtbot.waitUntil(lambda: "bertscore:gold" in panel.table_model.metric_columns, timeout=5_000)
-    note = panel.note_label.text()
-    assert "BERTScore: all-MiniLM-L6-v2 (packaged), NOT rescaled" in note
-    assert "not in the local cache" in panel.note_label.toolTip()
+    chip = panel.notes.chips[0]
+    assert chip.text().startswith("⚠ BERTScore: all-MiniLM-L6-v2")  # a warning chip
+    assert "not in the local cache" in chip.toolTip()
+    assert "BERTScore: all-MiniLM-L6-v2 (packaged), NOT rescaled" in panel.notes.notes[0].label
     column = panel.table_model.column_of("bertscore:gold")
     tip = panel.table_model.headerData(
         column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole
@@ -407,7 +408,8 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
     figures again, not the choices."""
     import threading
 
-    import app.scores as wiring
+    import app.scores.controller as wiring
+    import app.scores.reads as reads_module
     import core.metrics.scoring as scoring
     import core.models
 
@@ -428,7 +430,9 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
     def every_text(*_args, **_kwargs):
         raise AssertionError("the panel must not read every text")
 
-    monkeypatch.setattr(wiring, "read_overview", spy("choices", wiring.read_overview, True))
+    monkeypatch.setattr(
+        reads_module, "read_overview", spy("choices", reads_module.read_overview, True)
+    )
     monkeypatch.setattr(scoring, "corpus_scores", spy("corpus", scoring.corpus_scores))
     monkeypatch.setattr(wiring, "read_scores", spy("page", wiring.read_scores))
     monkeypatch.setattr(scoring, "sentence_score_table", every_text)
@@ -473,7 +477,7 @@ def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
     import threading
     from dataclasses import replace
 
-    import app.scores as wiring
+    import app.scores.reads as wiring
 
     _window, controller, panel, _ids = wired
     scores = controller.scores
@@ -720,7 +724,7 @@ def test_score_dialog_says_where_wordnet_is_or_why_meteor_is_absent(
     with qtbot.waitSignal(panel.score_requested):
         dialog.accept()
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=30_000)
-    message = panel.progress_label.text()
+    message = " ".join([panel.progress_label.text(), *panel.notes.texts()])
     assert ("METEOR is absent" in message) is not wordnet_here
     from core.metrics.scoring import corpus_scores
 

@@ -190,6 +190,7 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     apanel.annotator_combo.activated.emit(apanel.annotator_combo.currentIndex())
     apanel.model_combo.setCurrentIndex(apanel.model_combo.findData("model-a"))
     apanel.lang_combo.setCurrentIndex(apanel.lang_combo.findData("en"))
+    apanel.blind_check.setChecked(False)  # the session's order (blind shuffles it)
     apanel.build_button.click()
     qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)
     assert [item.unit_uid for item in annotate.queue.items] == ["u4", "u7", "u8"]

@@ -177,9 +177,9 @@ def test_inspector_greys_dropped_claims(panel: BrowserPanel, qtbot) -> None:
     texts = {model.item(r, 0).text(): model.item(r, 0) for r in range(model.rowCount())}
     country = texts["country (P17)"]
     assert country.child(0, 0).text() == "Italy (Q38)"
-    assert country.child(0, 4).text() == ""
+    assert country.child(0, 1).text() == ""  # "dropped because", second
     viaf = texts["P214 (P214)"]
-    assert "external-id" in viaf.child(0, 4).text()
+    assert "external-id" in viaf.child(0, 1).text()
     with qtbot.waitSignal(inspector.start_unit_requested) as blocker:
         inspector.start_unit.click()
     assert blocker.args == ["Q2"]
@@ -285,3 +285,24 @@ def test_headers_and_line_labels_fit_at_a_laptop_size(qtbot, panel: BrowserPanel
     for line in shown:
         box = line.label.mapRectToScene(line.label.boundingRect())
         assert inside.contains(box), (line.label.toPlainText(), box, inside)
+
+
+def test_the_inspector_formats_dates_quantities_and_coordinates() -> None:
+    """Issue 21 §3: not ``1080-01-01T00:00:00Z`` or ``Point(103.6627 -4.5244)``."""
+    from widgets.entity_inspector import shown_value
+
+    details = EntityDetails(
+        "Q2",
+        terms=(Term("Q11573", "en", "label", "metre"),),
+    )
+
+    def shown(value: str, kind: str, extra: dict | None = None) -> str:
+        return shown_value(ClaimRecord("s", "Q2", "P1", value, kind, value_json=extra), details)
+
+    assert shown("+1080-01-01T00:00:00Z", "time", {"precision": 9}) == "1080"
+    assert shown("1871-05-12T00:00:00Z", "time", {"precision": 11}) == "12 May 1871"
+    assert shown("Point(103.6627 -4.5244)", "globe-coordinate") == "4.5244° S, 103.6627° E"
+    unit = "http://www.wikidata.org/entity/Q11573"
+    assert shown("+1234.50", "quantity", {"unit": unit}) == "1234.5 metre"
+    assert shown("Q99", "wikibase-item") == "(no label) (Q99)"
+    assert shown("abc", "string") == "abc"

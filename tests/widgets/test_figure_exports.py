@@ -218,7 +218,7 @@ def test_axes_follow_the_data_within_the_metric_range() -> None:
 
 
 def test_figure_boxes_use_the_core_box_statistics() -> None:
-    from widgets.report_plots import box_stats as panel_box_stats
+    from widgets.report.plots import box_stats as panel_box_stats
 
     assert panel_box_stats is box_stats  # one definition for the panel and the export
     figure = box_figure(BLEU, title="t", metric="bleu")

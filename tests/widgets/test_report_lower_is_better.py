@@ -6,7 +6,7 @@ import pytest
 
 from core.report.comparison import Comparison
 from core.statistics import GroupSummary
-from widgets.report import headline_parts
+from widgets.report.headlines import headline_parts
 
 
 def _comparison(metric: str, head: float, tail: float) -> Comparison:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from core.tables import Table
-from widgets.report import ReportTableModel
+from widgets.report.table import ReportTableModel
 
 
 def test_tier_codes_read_as_words_and_keep_their_values() -> None:

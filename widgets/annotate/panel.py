@@ -220,6 +220,7 @@ class AnnotatePanel(QWidget):
         self.lang_combo, self.category_combo = bar.lang_combo, bar.category_combo
         self.tier_combo, self.build_button = bar.tier_combo, bar.build_button
         self.unrated_check, self.disagreement_check = bar.unrated_check, bar.disagreement_check
+        self.blind_check = bar.blind_check
         self.golden_spin = bar.golden_spin
         self.meta_label, self.triples_label = view.meta_label, view.triples_label
         self.text_label = view.text_label
@@ -287,7 +288,13 @@ class AnnotatePanel(QWidget):
         self.progress_bar.setValue(done)
 
     def show_item(
-        self, index: int, item: QueueItem, rating: StoredRating | None, count: int
+        self,
+        index: int,
+        item: QueueItem,
+        rating: StoredRating | None,
+        count: int,
+        *,
+        blind: bool = False,
     ) -> None:
         """Queue item ``index`` of ``count`` (its golden flag is never shown) and the
         annotator's stored rating of it (None: not rated yet). The keyboard comes back
@@ -297,7 +304,7 @@ class AnnotatePanel(QWidget):
         if focus is not None and self.isAncestorOf(focus) and _is_text_input(focus):
             self.setFocus(Qt.FocusReason.OtherFocusReason)
         self.index, self.count = index, count
-        self.item_view.show_item(index, count, item)
+        self.item_view.show_item(index, count, item, blind=blind)
         self.form.set_reference(item.ref.kind == "reference")
         self.form.show_rating(rating)
         self.correction.show_text(item.text, rating.corrected_text if rating else None)

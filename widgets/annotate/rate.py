@@ -104,6 +104,12 @@ class QueueFilterBar(QWidget):
         self.disagreement_check.setToolTip(
             "Items on which other annotators disagree most come first"
         )
+        self.blind_check = QCheckBox("blind")
+        self.blind_check.setChecked(True)  # raters rate blind unless asked otherwise
+        self.blind_check.setToolTip(
+            "Hide which model wrote a text and the unit's tier, and shuffle the queue in "
+            "an order of your own (the same each time you build it)"
+        )
         self.golden_spin = QSpinBox()
         self.golden_spin.setRange(0, 50)
         self.golden_spin.setSuffix(" %")
@@ -126,6 +132,7 @@ class QueueFilterBar(QWidget):
         checks_row = QHBoxLayout()
         checks_row.addWidget(self.unrated_check)
         checks_row.addWidget(self.disagreement_check)
+        checks_row.addWidget(self.blind_check)
         checks_row.addStretch(1)
         form.addRow(checks_row)
         golden_row = QHBoxLayout()
@@ -176,6 +183,7 @@ class QueueFilterBar(QWidget):
             unrated_only=self.unrated_check.isChecked(),
             disagreements_first=self.disagreement_check.isChecked(),
             golden_rate=self.golden_spin.value() / 100,
+            blind=self.blind_check.isChecked(),
         )
 
     def set_queue_filter(self, spec: QueueFilter) -> None:
@@ -188,6 +196,7 @@ class QueueFilterBar(QWidget):
             combo.setCurrentIndex(max(0, combo.findData(chosen[0])) if chosen else 0)
         self.unrated_check.setChecked(spec.unrated_only)
         self.disagreement_check.setChecked(spec.disagreements_first)
+        self.blind_check.setChecked(spec.blind)
         self.golden_spin.setValue(round(100 * spec.golden_rate))
 
     def fold(self, folded: bool) -> None:
@@ -226,14 +235,16 @@ class ItemView(QWidget):
         layout.addWidget(self.text_label)
         layout.addStretch(1)
 
-    def show_item(self, index: int, total: int, item: QueueItem) -> None:
-        """Queue item ``index`` of ``total`` (its golden flag is never shown)."""
+    def show_item(self, index: int, total: int, item: QueueItem, *, blind: bool = False) -> None:
+        """Queue item ``index`` of ``total`` (its golden flag is never shown); ``blind``
+        leaves out which model wrote the text and the unit's tier."""
         where = [
             f"item {index + 1} of {total:,}",
             f"unit {item.unit_uid}",
-            item.model if item.model else f"{item.quality} reference",
+            # (a reference's quality is what the rater chose to review: it stays)
+            *([f"{item.quality} reference"] if not item.model else [] if blind else [item.model]),
             item.lang,
-            tier_label(item.sub_tier),
+            *([] if blind else [tier_label(item.sub_tier)]),
             item.category,
         ]
         self.meta_label.setText(" · ".join(where))

@@ -16,7 +16,7 @@ the panel is wide and stacks when it is narrow (the dock starts narrow).
 
 Tab "Summary": sentence scores pooled by model × language × tier.
 
-The panel keeps no truth of its own: ``app.scores.ScoresController`` reads the session
+The panel keeps no truth of its own: ``app.scores.controller.ScoresController`` reads the session
 through ``core.metrics.score_pages`` (a page at a time) and ``core.metrics.scoring`` and
 hands plain rows here.
 

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from core.dialog_memory import DialogMemory
 from core.labels import plural, plural_word, tier_label
 from core.metrics.score_pages import ScoresFilter
+from widgets.note_chips import INFO, WARNING, Note, NoteChips, notes_of
 from widgets.scores.dialog import ScoreDialog
 from widgets.scores.ranking import SortSpec, qt_order, scored_count
 from widgets.scores.rows import (
@@ -142,10 +143,10 @@ class ScoresPanel(QWidget):
         self.progress_box.setVisible(False)
         self.count_label = QLabel()
         self.count_label.setWordWrap(True)  # wraps in a narrow dock rather than widening it
-        self.note_label = QLabel()
-        self.note_label.setWordWrap(True)
-        self.note_label.setTextFormat(Qt.TextFormat.RichText)
-        self.note_label.setStyleSheet("color: #444;")
+        # Which models scored (BERTScore, similarity) and the last job's notes: chips.
+        self.notes = NoteChips()
+        self._model_note: Note | None = None
+        self._job_notes: list[Note] = []
 
         # texts: table | detail
         self.table_model = ScoreTableModel(TEXT_KEYS, self, tail_headers=TEXT_TAIL)
@@ -208,7 +209,7 @@ class ScoresPanel(QWidget):
         layout.addLayout(filters)
         layout.addWidget(self.progress_box)
         layout.addWidget(self.progress_label)
-        layout.addWidget(self.note_label)
+        layout.addWidget(self.notes)
         layout.addWidget(self.tabs, 1)
         self.progress_label.setVisible(False)
         self._dialog: ScoreDialog | None = None
@@ -337,10 +338,17 @@ class ScoresPanel(QWidget):
         self._size_columns(self.summary_table, len(SUMMARY_KEYS), text_column=False)
 
     def show_notes(self, text: str, tooltip: str = "") -> None:
-        """Which BERTScore model and similarity encoder the scores come from."""
-        self.note_label.setText(text)
-        self.note_label.setToolTip(tooltip)
-        self.note_label.setVisible(bool(text))
+        """Which BERTScore model and similarity encoder the scores come from (a chip;
+        "": neither was scored)."""
+        raw = "NOT rescaled" in text or "raw" in text
+        self._model_note = (
+            Note(tooltip or text, WARNING if raw else INFO, label=text) if text else None
+        )
+        self._show_chips()
+
+    def _show_chips(self) -> None:
+        model = [self._model_note] if self._model_note is not None else []
+        self.notes.set_notes(model + self._job_notes)
 
     def selected_key(self) -> int | None:
         """The verbalisation id of the selected text (None: none selected)."""
@@ -402,11 +410,15 @@ class ScoresPanel(QWidget):
             self.progress.setRange(0, 0)
         self.progress.setToolTip(message)
 
-    def job_finished(self, message: str) -> None:
+    def job_finished(self, message: str, notes: Sequence[str] = ()) -> None:
+        """The job's one-line outcome, and its notes (texts without a reference, a metric
+        left out) as chips."""
         self.score_button.setEnabled(True)
         self.progress_box.setVisible(False)
         self.progress_label.setText(message)
         self.progress_label.setVisible(bool(message))
+        self._job_notes = notes_of(notes, WARNING)
+        self._show_chips()
 
     # -- internals ---------------------------------------------------------------------
     def _on_export_texts(self) -> None:

@@ -257,8 +257,9 @@ class ScoreTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.BackgroundRole and value is not None:
             low_high = self._ranges.get(metric)
             return scale_colour(metric, value, *low_high) if low_high else None
-        if role == Qt.ItemDataRole.ForegroundRole and value is None:
-            return QColor("#9a9a9a")
+        if role == Qt.ItemDataRole.ForegroundRole:
+            # Dark text on the light colour scale, in a dark theme too.
+            return QColor("#9a9a9a") if value is None else QColor("#1a1a1a")
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = row.score_tips.get(metric)
             if tip:

@@ -14,6 +14,8 @@ from widgets.scores.rows import Span, TextDetail
 MENTION_COLOUR = "#b9e4c9"  # ESA: a unit entity found in the text
 HALLUCINATION_COLOUR = "#f7c6a3"  # a name or number matching nothing in the unit
 MISSING_COLOUR = "#c23b22"  # a unit entity the text does not mention
+# Dark text on the light highlight colours, whatever the theme.
+INK = "color:#1a1a1a"
 
 
 def highlighted_html(text: str, mentions: Sequence[Span], hallucinations: Sequence[Span]) -> str:
@@ -43,7 +45,7 @@ def highlighted_html(text: str, mentions: Sequence[Span], hallucinations: Sequen
             out.append(piece)
         else:
             colour = HALLUCINATION_COLOUR if kind & 2 else MENTION_COLOUR
-            style = f"background-color:{colour};"
+            style = f"background-color:{colour}; color:#1a1a1a;"
             if kind == 3:
                 style += "text-decoration:underline;"
             out.append(f'<span style="{style}" title="{html.escape(titles[i])}">{piece}</span>')
@@ -53,8 +55,8 @@ def highlighted_html(text: str, mentions: Sequence[Span], hallucinations: Sequen
 
 def _legend() -> str:
     return (
-        f"<span style='background-color:{MENTION_COLOUR}'>&nbsp;entity mention (ESA)"
-        f"&nbsp;</span> &nbsp; <span style='background-color:{HALLUCINATION_COLOUR}'>"
+        f"<span style='background-color:{MENTION_COLOUR}; {INK}'>&nbsp;entity mention (ESA)"
+        f"&nbsp;</span> &nbsp; <span style='background-color:{HALLUCINATION_COLOUR}; {INK}'>"
         "&nbsp;hallucination candidate&nbsp;</span> &nbsp; "
         f"<span style='color:{MISSING_COLOUR}'>✗ missing entity</span>"
     )
@@ -85,7 +87,7 @@ def detail_text_html(detail: TextDetail) -> str:
     if detail.hallucination_scored:
         if detail.hallucinations:
             spans = ", ".join(
-                f"<span style='background-color:{HALLUCINATION_COLOUR}'>"
+                f"<span style='background-color:{HALLUCINATION_COLOUR}; color:#1a1a1a'>"
                 f"{html.escape(s.label)}</span>"
                 for s in detail.hallucinations
             )
@@ -116,7 +118,7 @@ def detail_unit_html(detail: TextDetail) -> str:
     parts.append(f"<p><b>References ({html.escape(detail.lang)})</b></p>")
     if detail.references:
         items = "".join(
-            f"<li><span style='background-color:{'#fde9a9' if q == 'gold' else '#dfe3e8'}'>"
+            f"<li><span style='background-color:{'#fde9a9' if q == 'gold' else '#dfe3e8'}; {INK}'>"
             f"&nbsp;{html.escape(q)}&nbsp;</span> {html.escape(t)}</li>"
             for q, t in detail.references
         )

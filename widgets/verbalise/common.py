@@ -30,7 +30,7 @@ SERVER = "server"  # the picker's entry for an OpenAI-compatible server
 TEMPLATE = "template"
 SCOPES = ("selected", "tier", "category", "all")
 RUN_COLUMNS = ("run", "model", "kind", "status", "texts")
-OUTPUT_COLUMNS = ("lang", "#", "text")
+OUTPUT_COLUMNS = ("lang", "#", "text", "unit")
 # METHODS §6 defaults (the same as core.verbalise.GenerationParams and the CLI).
 DEFAULTS: dict[str, Any] = {
     "model": TEMPLATE,

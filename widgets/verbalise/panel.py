@@ -237,9 +237,12 @@ class VerbalisePanel(QWidget):
         """The session's runs, newest first; ``select`` is the run to show."""
         self.results.show_runs(runs, select)
 
-    def show_outputs(self, title: str, outputs: Sequence[UnitOutput]) -> None:
-        """A unit's outputs in one run (an unparsable one in red, with the reason)."""
-        self.results.show_outputs(title, outputs)
+    def show_outputs(
+        self, title: str, outputs: Sequence[UnitOutput], uids: Sequence[str] = ()
+    ) -> None:
+        """Outputs of one run, a unit's or the run's (an unparsable one in red, with the
+        reason)."""
+        self.results.show_outputs(title, outputs, uids)
 
     # -- what the controller reads ---------------------------------------------------------
     def model_spec(self) -> str:

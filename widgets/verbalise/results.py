@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -30,6 +31,7 @@ class ResultsView(QWidget):
     run, the unit's outputs with the raw reply of the selected one."""
 
     run_selected = Signal(int)  # a run in the runs table
+    scope_changed = Signal()  # the selected unit's texts, or every text of the run
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -39,9 +41,19 @@ class ResultsView(QWidget):
         self.runs_view = table(self.runs_model)
         self.runs_view.selectionModel().currentRowChanged.connect(self._on_run_row)
         self.outputs_label = wrapping()
+        self.scope_combo = QComboBox()
+        self.scope_combo.addItem("The selected unit's texts (else the run's)", "unit")
+        self.scope_combo.addItem("Every text of the run", "run")
+        self.scope_combo.setToolTip(
+            "Browse what the selected run wrote: for the unit selected in the Units panel, "
+            "or every text of the run"
+        )
+        self.scope_combo.currentIndexChanged.connect(lambda _i: self.scope_changed.emit())
         self.outputs_model = QStandardItemModel(0, len(OUTPUT_COLUMNS))
         self.outputs_model.setHorizontalHeaderLabels(list(OUTPUT_COLUMNS))
         self.outputs_view = table(self.outputs_model)
+        # The unit first on screen (the model keeps lang, #, text, unit).
+        self.outputs_view.horizontalHeader().moveSection(len(OUTPUT_COLUMNS) - 1, 0)
         self.outputs_view.selectionModel().currentRowChanged.connect(self._on_output_row)
         self.raw_view = QPlainTextEdit()
         self.raw_view.setReadOnly(True)
@@ -56,6 +68,7 @@ class ResultsView(QWidget):
         outputs_box = QWidget()
         outputs_layout = QVBoxLayout(outputs_box)
         outputs_layout.setContentsMargins(0, 0, 0, 0)
+        outputs_layout.addWidget(self.scope_combo)
         outputs_layout.addWidget(self.outputs_label)
         outputs_layout.addWidget(self.outputs_view, 2)
         outputs_layout.addWidget(QLabel("Raw reply"))
@@ -72,9 +85,15 @@ class ResultsView(QWidget):
         self.runs_view.selectionModel().blockSignals(True)
         self.runs_model.removeRows(0, self.runs_model.rowCount())
         for run in runs:
-            status = item(run.status)
-            if run.status in ("failed", "cancelled"):
+            # A cancelled, failed or wholly unparsable run says so in every run list.
+            marks = run.marks
+            extra = marks.removeprefix(run.status).lstrip(", ")
+            status = item(run.status + (f" · {extra}" if extra else ""))
+            if run.status in ("failed", "cancelled") or "all unparsable" in marks:
                 status.setForeground(RED)
+                status.setToolTip(
+                    "Left out of the report by default: " + (marks if marks else run.status)
+                )
             self.runs_model.appendRow(
                 [
                     item(str(run.id), run.id),
@@ -90,19 +109,27 @@ class ResultsView(QWidget):
                 self.runs_view.selectRow(row)
                 break
 
-    def show_outputs(self, title: str, outputs: Sequence[UnitOutput]) -> None:
-        """A unit's outputs in one run, each with its raw reply (an unparsable one in red,
-        with the reason)."""
+    def scope(self) -> str:
+        return str(self.scope_combo.currentData())
+
+    def show_outputs(
+        self, title: str, outputs: Sequence[UnitOutput], uids: Sequence[str] = ()
+    ) -> None:
+        """Outputs of one run (a unit's, or the run's: ``uids`` names each one's unit),
+        each with its raw reply (an unparsable one in red, with the reason)."""
         self.outputs_label.setText(title)
         self.outputs_model.removeRows(0, self.outputs_model.rowCount())
         self.raw_view.clear()
-        for output in outputs:
+        units = list(uids) or [""] * len(outputs)
+        for output, uid in zip(outputs, units, strict=True):
             reason = output.reason or "no answer marker in the reply"
             text = item(output.text if output.parse_ok else f"unparsable: {reason}", output.raw)
             if not output.parse_ok:
                 text.setForeground(RED)
                 text.setToolTip(f"Not parsed ({reason}); the raw reply is kept")
-            self.outputs_model.appendRow([item(output.lang), item(str(output.index)), text])
+            self.outputs_model.appendRow(
+                [item(output.lang), item(str(output.index)), text, item(uid)]
+            )
         self.outputs_view.resizeRowsToContents()
         if self.outputs_model.rowCount():
             self.outputs_view.selectRow(0)

@@ -103,7 +103,7 @@ def test_list_runs_newest_first_with_text_counts(session) -> None:
     assert list_runs(store) == [
         # No display name: the model id names the run; no texts yet: 0, not missing.
         RunOverview(run_b, "http://h m", "openai", "failed", 0),
-        RunOverview(run_a, "tiny", "causal", "finished", 4),
+        RunOverview(run_a, "tiny", "causal", "finished", 4, unparsable=1),
     ]
 
 

@@ -25,6 +25,9 @@ from core.figures import BINS, MAX_OUTLIERS, MAX_POINTS, PALETTE, BoxStats, box_
 from core.report import PlotSpec
 from widgets.plot_export import ExportOptions, export_figure
 
+# Past this many groups a box plot lies on its side: one labelled row per group.
+HORIZONTAL_GROUPS = 8
+
 
 class _LogAxis(pg.AxisItem):
     """An axis over log10 values whose labels read as the original numbers."""
@@ -47,6 +50,7 @@ class ReportPlots(QWidget):
         pg.setConfigOptions(antialias=True, background="w", foreground="k")
         self.specs: list[PlotSpec] = []
         self.boxes: list[BoxStats] = []  # of the plot shown, for tests and tooltips
+        self.horizontal = False  # the boxes lie on their side (many groups)
         self.left_axis = _LogAxis("left")
         self.bottom_axis = _LogAxis("bottom")
         self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
@@ -123,6 +127,9 @@ class ReportPlots(QWidget):
         self.left_axis.log_values = self.bottom_axis.log_values = False
         self.bottom_axis.setTicks(None)
         self.bottom_axis.setHeight(None)
+        self.left_axis.setTicks(None)
+        self.left_axis.setWidth(None)
+        self.horizontal = False
         self.boxes = []
         return item
 
@@ -139,31 +146,55 @@ class ReportPlots(QWidget):
         item.enableAutoRange()
 
     def _draw_boxes(self, item: pg.PlotItem, spec: PlotSpec) -> None:
+        """Vertical boxes side by side; past ``HORIZONTAL_GROUPS`` groups (16 WebNLG 2020
+        systems overprinted into one line), horizontal boxes, one labelled row each."""
         self.boxes = [
             b
             for b in (box_stats(label, values, spec.log10) for label, values in spec.groups)
             if b is not None
         ]
-        self.left_axis.log_values = spec.log10
-        item.setLabel("left", spec.ylabel + (" (log10 axis)" if spec.log10 else ""))
+        self.horizontal = horizontal = len(self.boxes) > HORIZONTAL_GROUPS
+        value_axis, group_axis = (
+            (self.bottom_axis, self.left_axis) if horizontal else (self.left_axis, self.bottom_axis)
+        )
+        value_axis.log_values = spec.log10
+        item.setLabel(
+            "bottom" if horizontal else "left",
+            spec.ylabel + (" (log10 axis)" if spec.log10 else ""),
+        )
         if not self.boxes:
             self.caption.setText("No values to plot.")
             return
-        xs = np.arange(len(self.boxes), dtype=float)
+
+        def xy(position: Sequence[float], values: Sequence[float]) -> tuple[list, list]:
+            """(x, y) of points at ``position`` along the groups and ``values``."""
+            return (list(values), list(position)) if horizontal else (list(position), list(values))
+
+        # The first group on top when horizontal (read down the list, as in the table).
+        where = [
+            float(len(self.boxes) - 1 - i) if horizontal else float(i)
+            for i in range(len(self.boxes))
+        ]
         q1 = np.array([b.q1 for b in self.boxes])
         q3 = np.array([b.q3 for b in self.boxes])
-        brushes = [pg.mkBrush(PALETTE[i % len(PALETTE)] + "44") for i in range(len(xs))]
-        pens = [pg.mkPen(PALETTE[i % len(PALETTE)], width=1.5) for i in range(len(xs))]
-        self.box_item = pg.BarGraphItem(
-            x=xs, y0=q1, height=np.maximum(q3 - q1, 1e-12), width=0.6, brushes=brushes, pens=pens
-        )
+        span = np.maximum(q3 - q1, 1e-12)
+        brushes = [pg.mkBrush(PALETTE[i % len(PALETTE)] + "44") for i in range(len(where))]
+        pens = [pg.mkPen(PALETTE[i % len(PALETTE)], width=1.5) for i in range(len(where))]
+        if horizontal:
+            self.box_item = pg.BarGraphItem(
+                x0=q1, y=np.array(where), width=span, height=0.6, brushes=brushes, pens=pens
+            )
+        else:
+            self.box_item = pg.BarGraphItem(
+                x=np.array(where), y0=q1, height=span, width=0.6, brushes=brushes, pens=pens
+            )
         item.addItem(self.box_item)
         for i, box in enumerate(self.boxes):
             pen = pens[i]
-            x = float(i)
+            at = where[i]
             # whiskers and caps, then the median, as line pairs
-            segments_x = [x, x, x, x, x - 0.15, x + 0.15, x - 0.15, x + 0.15]
-            segments_y = [
+            position = [at, at, at, at, at - 0.15, at + 0.15, at - 0.15, at + 0.15]
+            values = [
                 box.whisker_low,
                 box.q1,
                 box.q3,
@@ -173,11 +204,10 @@ class ReportPlots(QWidget):
                 box.whisker_high,
                 box.whisker_high,
             ]
-            item.addItem(pg.PlotDataItem(segments_x, segments_y, connect="pairs", pen=pen))
+            item.addItem(pg.PlotDataItem(*xy(position, values), connect="pairs", pen=pen))
             item.addItem(
                 pg.PlotDataItem(
-                    [x - 0.3, x + 0.3],
-                    [box.median, box.median],
+                    *xy([at - 0.3, at + 0.3], [box.median, box.median]),
                     pen=pg.mkPen(PALETTE[i % len(PALETTE)], width=3),
                 )
             )
@@ -185,20 +215,28 @@ class ReportPlots(QWidget):
                 shown = box.outliers[:: max(1, box.outliers.size // MAX_OUTLIERS)]
                 item.addItem(
                     pg.ScatterPlotItem(
-                        np.full(shown.size, x),
-                        shown,
+                        *xy([at] * shown.size, shown),
                         size=5,
                         symbol="o",
                         pen=pg.mkPen(PALETTE[i % len(PALETTE)]),
                         brush=None,
                     )
                 )
-        # Long labels ("model · tier") take two lines, with n under them.
-        ticks = [(float(i), f"{_wrap(b.label)}\nn={b.n:,}") for i, b in enumerate(self.boxes)]
-        self.bottom_axis.setTicks([ticks, []])
-        lines = max(t.count("\n") + 1 for _, t in ticks)
-        self.bottom_axis.setHeight(12 + 14 * lines)
-        item.setXRange(-0.6, len(self.boxes) - 0.4, padding=0)
+        if horizontal:  # one line a row: "label (n=…)", the axis as wide as the longest
+            ticks = [
+                (where[i], f"{b.label.replace('_', ' ')} (n={b.n:,})")
+                for i, b in enumerate(self.boxes)
+            ]
+            group_axis.setTicks([ticks, []])
+            longest = max(self.fontMetrics().horizontalAdvance(t) for _, t in ticks)
+            group_axis.setWidth(min(longest + 16, 320))
+            item.setYRange(-0.6, len(self.boxes) - 0.4, padding=0)
+        else:  # long labels ("model · tier") take two lines, with n under them
+            ticks = [(where[i], f"{_wrap(b.label)}\nn={b.n:,}") for i, b in enumerate(self.boxes)]
+            group_axis.setTicks([ticks, []])
+            lines = max(t.count("\n") + 1 for _, t in ticks)
+            group_axis.setHeight(12 + 14 * lines)
+            item.setXRange(-0.6, len(self.boxes) - 0.4, padding=0)
         self.caption.setText(
             "Boxes: quartiles; thick line: median; whiskers: last values within 1.5 IQR; "
             "rings: outliers." + (" Log10 axis." if spec.log10 else "")

@@ -1,44 +1,24 @@
-"""Report panel: compare head and long tail (and languages, models, gold and silver
-references, categories) with the METHODS §8 protocol, see it at a glance, export it.
-
-Top: what to compare (dimensions, metrics) and the protocol's settings (repetitions,
-sample size, alpha, seed; the study table's reference quality and statistic), Build.
-Then one headline line per metric, head against long tail, readable from across a room;
-then a splitter of tables (tabs: the TailNLG study table, one comparison table per
-dimension, human ratings, counts, runs, signatures) and plots (pyqtgraph). Significant
-cells are highlighted (and carry the ``*`` mark the exports use), with a legend.
-
-The panel holds no truth: ``app.report.ReportController`` builds the report with
-``core.report`` in a job and hands it over; the panel only asks (signals) and shows.
-"""
+"""The Report panel: options, headlines, tables and plots in one splitter."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import replace
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QPersistentModelIndex,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent, QShowEvent
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QFrame,
     QGridLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -46,10 +26,8 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
-    QSpinBox,
     QSplitter,
     QStackedWidget,
-    QTableView,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
@@ -57,27 +35,15 @@ from PySide6.QtWidgets import (
 )
 
 from core.jobs import Progress
-from core.labels import tier_label
-from core.metrics.info import LOWER_IS_BETTER
 from core.report import (
     BiasReport,
     Comparison,
     PlotSpec,
     ReportRequest,
     Settings,
-    Table,
     metric_label,
 )
 from core.report.compare import SIGNIFICANT_MARK
-from core.report.verdict import (
-    centre,
-    format_p,
-    format_value,
-    headline_scope,
-    p_text,
-    verdict,
-)
-from core.report.verdict import headline_text as core_headline_text
 from core.statistics import (
     DEFAULT_ALPHA,
     DEFAULT_REPETITIONS,
@@ -85,74 +51,25 @@ from core.statistics import (
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
 )
-from core.tiers import SubTier, Tier
+from widgets.note_chips import NoteChips, notes_of
 from widgets.plot_export import EXPORT_ERRORS, ask_export
-from widgets.report_plots import ReportPlots
+from widgets.report.headlines import headline_html, opening_plot
+from widgets.report.options import (
+    CORRECTION_CHOICES,
+    DIMENSION_CHOICES,
+    STUDY_REFS,
+    spin_box,
+    titled,
+)
+from widgets.report.plots import ReportPlots
+from widgets.report.table import (
+    MARK_BACKGROUND,
+    MARK_FOREGROUND,
+    TablePage,
+    plain_title,
+    tab_title,
+)
 
-# Columns of the report's tables that may hold a tier code (a compared group, or a key),
-# and the codes (core.tiers' tiers and sub-tiers).
-TIER_COLUMNS = frozenset({"tier", "subtier", "a", "b", "group"})
-TIER_CODES = frozenset(tier.value for tier in (*Tier, *SubTier))
-# (key, short label for the list, what it compares: the item's tooltip). Short labels keep
-# the option lists from scrolling sideways in a ~450 px dock.
-DIMENSION_CHOICES = (
-    ("tier", "Tier", "Head vs long tail"),
-    ("subtier", "Sub-tier", "Head vs long tail · en only / · it only / · es only"),
-    ("lang", "Language", "One language against another"),
-    ("model", "Model", "One model against another"),
-    ("quality", "References", "Gold vs silver references"),
-    ("category", "Category", "One category against another"),
-    ("dataset", "Dataset", "TailNLG vs WebNLG (and WDV, Wikidata)"),
-    ("model_tail", "Model likelihood", "model_head vs model_tail (entity likelihood)"),
-)
-# The study table's references: (label, study_quality, study_references).
-STUDY_REFS = (
-    ("gold", "gold", "quality"),
-    ("silver", "silver", "quality"),
-    ("gold + silver pooled (TailNLG Table 2)", "gold", "pooled"),
-    ("gold, silver split (Tables 7-10)", "gold", "split"),
-)
-CORRECTION_CHOICES = (("holm", "Holm"), ("bh", "Benjamini–Hochberg"), ("none", "none"))
-__all__ = ["LOWER_IS_BETTER", "format_p", "format_value"]  # kept importable from here
-MARK_BACKGROUND = QColor("#ffd866")
-MARK_FOREGROUND = QColor("#5c3b00")
-WORSE_COLOUR = "#b3261e"
-BETTER_COLOUR = "#1b7a3d"
-NEUTRAL_COLOUR = "#666666"
-# Friendlier headers for the comparison tables (the exports keep the core's names).
-HEADERS = {
-    "group_a": "a",
-    "group_b": "b",
-    "n_a": "n a",
-    "median_a": "median a",
-    "iqr_a": "IQR a",
-    "mean_a": "mean a",
-    "n_b": "n b",
-    "median_b": "median b",
-    "iqr_b": "IQR b",
-    "mean_b": "mean b",
-    "p_value": "p (averaged)",
-    "effect_size": "effect r",
-    "significant": "significant",
-    "lang": "language",
-    "p_adjusted": "p corrected",
-    "median_a_ci_low": "a 95% low",
-    "median_a_ci_high": "a 95% high",
-    "median_b_ci_low": "b 95% low",
-    "median_b_ci_high": "b 95% high",
-    "median_diff": "median a−b",
-    "median_diff_ci_low": "a−b 95% low",
-    "median_diff_ci_high": "a−b 95% high",
-}
-TAB_TITLES = {
-    "counts": "Counts",
-    "runs": "Runs",
-    "signatures": "Signatures",
-    "annotations": "Human ratings",
-    "agreement": "Metrics vs humans",
-    "runs_used": "Runs used",
-    "headlines": "Head vs tail",
-}
 NOT_BUILT_MESSAGE = "Press <b>Build report</b> to compare head and long tail on {metrics}."
 NO_SESSION_MESSAGE = "Open a session to build a bias report."
 NO_SCORES_MESSAGE = (
@@ -163,271 +80,6 @@ NO_SCORES_MESSAGE = (
 )
 
 
-# -- the table model ------------------------------------------------------------------------
-
-
-class ReportTableModel(QAbstractTableModel):
-    """A ``core.report.Table`` as a Qt model: marked cells highlighted and starred.
-
-    ``Qt.UserRole`` gives a cell's raw value (tests and sorting use it); sorting keeps
-    each row's marks, which are looked up by the row's position in the core table.
-    """
-
-    def __init__(self, table: Table | None = None, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.table: Table | None = None
-        self._order: list[int] = []
-        self._mark_tip = "significant"
-        self._bold = QFont()
-        self._bold.setBold(True)
-        if table is not None:
-            self.set_table(table)
-
-    def set_table(self, table: Table | None, mark_tip: str = "significant") -> None:
-        self.beginResetModel()
-        self.table = table
-        self._order = list(range(len(table.rows))) if table is not None else []
-        self._mark_tip = mark_tip
-        self.endResetModel()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() or self.table is None else len(self._order)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() or self.table is None else len(self.table.columns)
-
-    def is_marked(self, row: int, column: int) -> bool:
-        return self.table is not None and (self._order[row], column) in self.table.marked
-
-    def raw(self, row: int, column: int) -> Any:
-        assert self.table is not None
-        return self.table.rows[self._order[row]][column]
-
-    def data(
-        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if not index.isValid() or self.table is None:
-            return None
-        row, column = index.row(), index.column()
-        value = self.raw(row, column)
-        marked = self.is_marked(row, column)
-        if role == Qt.ItemDataRole.DisplayRole:
-            if self.table.columns[column] == "metric" and isinstance(value, str):
-                value = metric_label(value)
-            elif value in TIER_CODES and self.table.columns[column] in TIER_COLUMNS:
-                value = tier_label(
-                    value
-                )  # "long tail", as every panel says; UserRole keeps the code
-            return format_value(value) + (f" {SIGNIFICANT_MARK}" if marked else "")
-        if role == Qt.ItemDataRole.UserRole:
-            return value
-        if role == Qt.ItemDataRole.BackgroundRole and marked:
-            return QBrush(MARK_BACKGROUND)
-        if role == Qt.ItemDataRole.ForegroundRole and marked:
-            return QBrush(MARK_FOREGROUND)
-        if role == Qt.ItemDataRole.FontRole and marked:
-            return self._bold
-        if role == Qt.ItemDataRole.ToolTipRole:
-            text = str(value) if value is not None else ""
-            return f"{text}\n{self._mark_tip}" if marked else (text if len(text) > 30 else None)
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            numeric = isinstance(value, int | float) and not isinstance(value, bool)
-            horizontal = Qt.AlignmentFlag.AlignRight if numeric else Qt.AlignmentFlag.AlignLeft
-            return int(horizontal | Qt.AlignmentFlag.AlignVCenter)
-        return None
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if self.table is None or role != Qt.ItemDataRole.DisplayRole:
-            return None
-        if orientation == Qt.Orientation.Horizontal:
-            name = self.table.columns[section]
-            return HEADERS.get(name, name) if self.table.name.startswith("compare_") else name
-        return str(section + 1)
-
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        if self.table is None or not 0 <= column < len(self.table.columns):
-            return
-        rows = self.table.rows
-
-        def key(i: int) -> tuple[int, Any]:
-            value = rows[i][column]
-            if value is None or (isinstance(value, float) and math.isnan(value)):
-                return (1, 0)  # blanks last either way
-            return (0, value if isinstance(value, int | float) else str(value))
-
-        self.layoutAboutToBeChanged.emit()
-        filled = [i for i in self._order if key(i)[0] == 0]
-        blank = [i for i in self._order if key(i)[0] == 1]
-        filled.sort(key=key, reverse=order == Qt.SortOrder.DescendingOrder)
-        self._order = filled + blank
-        self.layoutChanged.emit()
-
-
-class TablePage(QWidget):
-    """One table of the report: its note above, the table view below."""
-
-    def __init__(self, table: Table, mark_tip: str) -> None:
-        super().__init__()
-        self.model = ReportTableModel()
-        self.model.set_table(table, mark_tip)
-        self.view = QTableView()
-        self.view.setModel(self.model)
-        # No sort indicator at first: the rows stay in the core's reading order until a
-        # header is clicked (setSortingEnabled would otherwise sort by column 0 at once).
-        self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.view.setSortingEnabled(True)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setAlternatingRowColors(True)
-        self.view.verticalHeader().setVisible(False)
-        self.view.verticalHeader().setDefaultSectionSize(22)
-        self.view.setWordWrap(False)
-        header = self.view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setMinimumSectionSize(36)
-        header.setResizeContentsPrecision(40)  # sizing reads 40 rows, not all of them
-        if table.name.startswith("compare_"):
-            # The verdict (p, effect, mark) right after the two groups' names, so a narrow
-            # dock shows it without scrolling; n, median, IQR, mean follow.
-            for offset, name in enumerate(("p_value", "p_adjusted", "effect_size", "significant")):
-                if name in table.columns and "group_b" in table.columns:
-                    target = table.columns.index("group_b") + 1 + offset
-                    header.moveSection(header.visualIndex(table.columns.index(name)), target)
-            # A stratum that is the same on every row (one model, say) is said once in
-            # the note rather than repeated in a column a narrow dock has no room for.
-            constant = []
-            for name in ("model", "lang", "quality"):
-                column = table.columns.index(name)
-                values = {row[column] for row in table.rows}
-                if len(table.rows) > 1 and len(values) == 1:
-                    self.view.setColumnHidden(column, True)
-                    value = next(iter(values))
-                    if value:  # empty: the dimension compared, or no quality at all
-                        constant.append(f"{HEADERS.get(name, name)} {value}")
-            if constant:
-                note = f"{table.note}; same on every row: {', '.join(constant)}"
-                table = replace(table, note=note.strip())
-        self._sized = False
-        self.note = QLabel(escape(table.note) if table.note else "")
-        self.note.setWordWrap(True)
-        self.note.setStyleSheet("color:#555; font-size:11px;")
-        # At most about three lines high, scrolling past that: the table keeps its rows.
-        note_scroll = QScrollArea()
-        note_scroll.setWidget(self.note)
-        note_scroll.setWidgetResizable(True)
-        note_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        note_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.note.ensurePolished()  # the style sheet's 11 px font, for the line height
-        note_scroll.setMaximumHeight(3 * self.note.fontMetrics().lineSpacing() + 2)
-        note_scroll.setVisible(bool(table.note))
-        self.empty = QLabel(
-            "No rows: nothing to compare in this dimension (see the notes above the tables)."
-        )
-        self.empty.setWordWrap(True)
-        self.empty.setVisible(not table.rows)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 2, 0, 0)
-        layout.addWidget(note_scroll)
-        layout.addWidget(self.empty)
-        layout.addWidget(self.view, 1)
-
-    def showEvent(self, event: QShowEvent) -> None:
-        # Columns are sized when a tab is first seen: sizing reads cells, and a report
-        # has many tables that may never be opened (keeps show_report well under 100 ms).
-        if not self._sized:
-            self._sized = True
-            self.view.resizeColumnsToContents()
-            for column in range(self.model.columnCount()):
-                if self.view.columnWidth(column) > 260:
-                    self.view.setColumnWidth(column, 260)  # long JSON cells: see the tooltip
-        super().showEvent(event)
-
-
-# -- headlines -------------------------------------------------------------------------------
-def opening_plot(
-    specs: Sequence[PlotSpec], headlines: Sequence[Comparison], shown: str | None = None
-) -> int:
-    """Which plot to show after a build: the one the user was looking at (same title), else
-    the first plot of the first metric whose head-vs-tail verdict is significant, else 0."""
-    titles = [spec.title for spec in specs]
-    if shown is not None and shown in titles:
-        return titles.index(shown)
-    significant = [c.metric for c in headlines if c.significant]
-    for metric in significant:
-        for index, spec in enumerate(specs):
-            if spec.metric == metric:
-                return index
-    return 0
-
-
-def headline_parts(c: Comparison, *, show_model: bool) -> dict[str, Any]:
-    """The pieces of one headline line, head (``a``) against long tail (``b``); the
-    verdict is core's (core.report.verdict), worded as in the CLI and the HTML report."""
-    v = verdict(c)
-    colour = NEUTRAL_COLOUR
-    if v.worse is not None and c.significant:
-        colour = WORSE_COLOUR if v.worse else BETTER_COLOUR
-    return {
-        "label": metric_label(c.metric),
-        "scope": headline_scope(c, show_model=show_model),
-        "head": centre(c.a),
-        "tail": centre(c.b),
-        "n_head": c.a.n,
-        "n_tail": c.b.n,
-        "p": c.p_value,
-        "p_adjusted": c.p_adjusted,
-        "r": c.effect_size,
-        "significant": c.significant,
-        "verdict": v.direction,
-        "colour": colour,
-    }
-
-
-def headline_text(c: Comparison, *, show_model: bool = False, correction: str = "none") -> str:
-    """Plain text, e.g. ``BLEU: head 42.10 vs long tail 31.00, p = 0.003, Holm p = 0.012
-    (significant; long tail worse)`` (core.report.verdict.headline_text)."""
-    return core_headline_text(c, show_model=show_model, correction=correction)
-
-
-def headline_html(
-    c: Comparison, *, show_model: bool = False, table: bool = True, correction: str = "none"
-) -> str:
-    """One headline as a table row (``table``) or as a run of text for a narrow dock."""
-    h = headline_parts(c, show_model=show_model)
-    scope = (
-        f" <span style='color:#777; font-weight:normal'>({escape(h['scope'])})</span>"
-        if h["scope"]
-        else ""
-    )
-    badge = "significant" if h["significant"] else "not significant"
-    weight = "bold" if h["significant"] else "normal"
-    effect = "" if h["r"] is None else f", r = {h['r']:+.2f}"
-    cells = (
-        f"<b>{escape(h['label'])}</b>{scope}",
-        f"head <b>{format_value(h['head'])}</b>",
-        f"vs long tail <b>{format_value(h['tail'])}</b>",
-        f"<span style='color:#555'>{escape(p_text(c, correction))}{effect}</span>",
-        f"<span style='color:{h['colour']}; font-weight:{weight}; "
-        f"white-space:nowrap'>{badge}: "
-        f"{escape(h['verdict'])}</span>",
-    )
-    if not table:
-        return f"{cells[0]}: {cells[1]} {cells[2]} · {cells[3]} · {cells[4]}"
-    pads = ("1px 10px 1px 0", "1px 6px", "1px 6px", "1px 6px", "1px 0 1px 6px")
-    return (
-        "<tr>"
-        + "".join(
-            f"<td style='padding:{pad}; white-space:nowrap'>{cell}</td>"
-            for pad, cell in zip(pads, cells, strict=True)
-        )
-        + "</tr>"
-    )
-
-
-# -- the panel -------------------------------------------------------------------------------
-
-
 class ReportPanel(QWidget):
     build_requested = Signal(object)  # core.report.ReportRequest
     cancel_requested = Signal()
@@ -435,7 +87,7 @@ class ReportPanel(QWidget):
     html_requested = Signal(str)  # file
     figures_requested = Signal(object)  # a core Job writing every plot (All…)
 
-    WIDE = 1100  # from this width on, tables and plots sit side by side
+    WIDE = 900  # from this width on, tables and plots sit side by side
     WIDE_HEADLINES = 940  # from this width on, the headlines are aligned columns
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -497,10 +149,10 @@ class ReportPanel(QWidget):
             widget.setMaximumHeight(128)
             widget.setMinimumHeight(48)
 
-        self.repetitions_spin = _spin(
+        self.repetitions_spin = spin_box(
             1, 1000, DEFAULT_REPETITIONS, "Mann–Whitney repetitions, p-values averaged (METHODS §8)"
         )
-        self.sample_spin = _spin(
+        self.sample_spin = spin_box(
             2,
             1_000_000,
             DEFAULT_SAMPLE_SIZE,
@@ -513,7 +165,7 @@ class ReportPanel(QWidget):
         self.alpha_spin.setSingleStep(0.01)
         self.alpha_spin.setValue(DEFAULT_ALPHA)
         self.alpha_spin.setToolTip("A difference is marked when the averaged p is below this")
-        self.seed_spin = _spin(0, 2**31 - 1, DEFAULT_SEED, "Seed of the random samples")
+        self.seed_spin = spin_box(0, 2**31 - 1, DEFAULT_SEED, "Seed of the random samples")
         self.quality_combo = QComboBox()
         for label, quality, references in STUDY_REFS:
             self.quality_combo.addItem(label, f"{quality}:{references}")
@@ -533,7 +185,7 @@ class ReportPanel(QWidget):
             "Multiple-testing correction across every test of the report (Holm: family-wise "
             "error; Benjamini–Hochberg: false discovery rate); the marks follow it"
         )
-        self.bootstrap_spin = _spin(
+        self.bootstrap_spin = spin_box(
             0,
             100_000,
             DEFAULT_RESAMPLES,
@@ -564,9 +216,7 @@ class ReportPanel(QWidget):
         self.headline.setFont(font)
         self.legend = QLabel()
         self.legend.setWordWrap(True)
-        self.notes_label = QLabel()
-        self.notes_label.setWordWrap(True)
-        self.notes_label.setStyleSheet("color:#8a5a00;")
+        self.notes = NoteChips()  # the report's notes (silver references, metrics missing)
         self.stale_label = QLabel(
             "Scores changed since this report was built: press Build report again."
         )
@@ -600,9 +250,9 @@ class ReportPanel(QWidget):
         busy.addWidget(self.cancel_button)
         self.busy_row.setVisible(False)
 
-        self.dimension_box = _titled("Compare by", self.dimension_list)
-        self.metric_box = _titled("Metrics", self.metric_list)
-        self.run_box = _titled("Runs", self.run_list)
+        self.dimension_box = titled("Compare by", self.dimension_list)
+        self.metric_box = titled("Metrics", self.metric_list)
+        self.run_box = titled("Runs", self.run_list)
         # Label–field pairs in two columns: three short rows, so the options stay low.
         settings = QGridLayout()
         settings.setContentsMargins(0, 0, 0, 0)
@@ -627,7 +277,7 @@ class ReportPanel(QWidget):
             settings.setColumnStretch(column, 1)
         settings_widget = QWidget()
         settings_widget.setLayout(settings)
-        self.settings_box = _titled("Mann–Whitney protocol (METHODS §8)", settings_widget)
+        self.settings_box = titled("Mann–Whitney protocol (METHODS §8)", settings_widget)
         self.options = QFrame()
         self.options_grid = QGridLayout(self.options)
         self.options_grid.setContentsMargins(0, 0, 0, 0)
@@ -646,13 +296,14 @@ class ReportPanel(QWidget):
 
         headline_box = QFrame()
         headline_box.setFrameShape(QFrame.Shape.StyledPanel)
-        headline_box.setStyleSheet("QFrame{background:#fbfbf7;}")
+        # The palette's own colours: readable in a dark theme (it was light on light).
+        headline_box.setStyleSheet("QFrame{background:palette(alternate-base);}")
         headline_layout = QVBoxLayout(headline_box)
         headline_layout.setContentsMargins(8, 6, 8, 6)
         headline_layout.addWidget(self.headline_title)
         headline_layout.addWidget(self.headline)
         headline_layout.addWidget(self.legend)
-        headline_layout.addWidget(self.notes_label)
+        headline_layout.addWidget(self.notes)
         headline_layout.addWidget(self.stale_label)
         headline_layout.addStretch(1)
         self.headline_box = headline_box
@@ -820,9 +471,10 @@ class ReportPanel(QWidget):
             f"({escape(protocol)}). {escape(report.bootstrap_note())}. "
             "Effect r: rank-biserial correlation, + when head (a) is higher."
         )
-        self.notes_label.setText("<br>".join(escape(n) for n in report.notes))
-        self.notes_label.setVisible(bool(report.notes))
-        current = _plain(self.tabs.tabText(self.tabs.currentIndex())) if self.tabs.count() else ""
+        self.notes.set_notes(notes_of(report.notes))
+        current = (
+            plain_title(self.tabs.tabText(self.tabs.currentIndex())) if self.tabs.count() else ""
+        )
         self.tabs.clear()
         self.pages.clear()
         mark_tip = (
@@ -832,10 +484,17 @@ class ReportPanel(QWidget):
         for table in report.tables():
             page = TablePage(table, mark_tip)
             self.pages[table.name] = page
-            self.tabs.addTab(page, _tab_title(table))
-        titles = [_plain(self.tabs.tabText(i)) for i in range(self.tabs.count())]
-        # Keep the tab the user was reading; first time, the head-vs-tail comparison.
-        for wanted in (current, f"By {report.by[0]}" if report.by else "", "Study table"):
+            self.tabs.addTab(page, tab_title(table))
+        titles = [plain_title(self.tabs.tabText(i)) for i in range(self.tabs.count())]
+        # Keep the tab the user was reading; first time, the first dimension compared that
+        # has rows (a session without tiers opened on an empty "By tier"), else the study
+        # table.
+        with_rows = [
+            f"By {d}"
+            for d in report.by
+            if f"compare_{d}" in self.pages and self.pages[f"compare_{d}"].model.rowCount()
+        ]
+        for wanted in (current, *with_rows[:1], "Study table"):
             if wanted and wanted in titles:
                 self.tabs.setCurrentIndex(titles.index(wanted))
                 break
@@ -847,8 +506,10 @@ class ReportPanel(QWidget):
         for button in (self.csv_button, self.html_button):
             button.setEnabled(True)
         self.stack.setCurrentWidget(self.outer)
-        if self.width() < 760 and self.options_button.isChecked():
-            self.options_button.setChecked(False)  # a narrow dock needs the room for results
+        if (self.width() < 760 or self.height() < 900) and self.options_button.isChecked():
+            # A narrow or short panel needs the room for the results (Options brings
+            # them back): at 1366 × 768 the headlines, 8 table rows and the plot at once.
+            self.options_button.setChecked(False)
         QTimer.singleShot(0, self._fit_headline)
 
     def _share_splitter(self) -> None:
@@ -993,39 +654,3 @@ class ReportPanel(QWidget):
             self.figures_requested.emit(
                 self.plots.export_all_job(Path(folder), getattr(self, "_last_export_options", None))
             )
-
-
-def _spin(low: int, high: int, value: int, tip: str) -> QSpinBox:
-    spin = QSpinBox()
-    spin.setRange(low, high)
-    spin.setValue(value)
-    spin.setToolTip(tip)
-    spin.setGroupSeparatorShown(True)
-    return spin
-
-
-def _titled(title: str, widget: QWidget) -> QWidget:
-    box = QWidget()
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.setSpacing(2)
-    label = QLabel(f"<b>{escape(title)}</b>")
-    layout.addWidget(label)
-    layout.addWidget(widget)
-    layout.addStretch(1)
-    return box
-
-
-def _plain(title: str) -> str:
-    return title.removesuffix(f" {SIGNIFICANT_MARK}")
-
-
-def _tab_title(table: Table) -> str:
-    """Short tab titles; a tab holding significant cells carries the mark."""
-    if table.name.startswith("compare_"):
-        title = f"By {table.name.removeprefix('compare_')}"
-    elif table.name.startswith("study_"):
-        title = "Study table"
-    else:
-        title = TAB_TITLES.get(table.name, table.title)
-    return title + (f" {SIGNIFICANT_MARK}" if table.marked else "")
