@@ -14,7 +14,8 @@ import pytest
 from sqlalchemy import select
 
 from app.cli import main
-from core.formats.webnlg import export_webnlg, import_webnlg
+from core.formats.webnlg.importer import import_webnlg
+from core.formats.webnlg.writer import export_webnlg
 from core.store import SessionStore
 from core.store.models import Annotator, DataUnit, ReferenceDerivation, UnitReference
 from tests.shared_data import TAILNLG, require
