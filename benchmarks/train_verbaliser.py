@@ -187,6 +187,7 @@ def main() -> None:
         num_beams=1,
         device=args.device,
         threads=args.threads,
+        sampling="all",  # every reference each epoch, as the Trainer side is fed
     )
     with SessionStore.open_read_only(session) as store:
         split = split_by_entry(load_examples(store), settings.dev_share, settings.seed)

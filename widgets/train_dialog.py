@@ -31,6 +31,10 @@ from core.verbalise.training_state import TrainState
 from widgets.dialogs import FittedDialog
 
 _METRICS = (("chrF++", "chrf"), ("BLEU", "bleu"), ("dev loss", "loss"))
+_SAMPLINGS = (
+    ("one per entry, at random (WDV)", "wdv"),
+    ("every reference", "all"),
+)
 _DEVICES = ("auto", "cpu", "cuda", "mps")
 _INTS = (
     "epochs",
@@ -91,6 +95,14 @@ class TrainDialog(FittedDialog):
         self.stop_metric = QComboBox()
         for label, key in _METRICS:
             self.stop_metric.addItem(label, key)
+        self.sampling = QComboBox()
+        for label, key in _SAMPLINGS:
+            self.sampling.addItem(label, key)
+        self.sampling.setToolTip(
+            "What each epoch trains on: one example per entry, a reference at random (WebNLG's "
+            "good ones where marked) with its triples shuffled, as WDV did; or every "
+            "reference with the triples in their stored order"
+        )
         self.dev_share = QDoubleSpinBox()
         self.dev_share.setRange(0.01, 0.9)
         self.dev_share.setSingleStep(0.05)
@@ -125,6 +137,7 @@ class TrainDialog(FittedDialog):
         form.addRow("Beams (dev)", self.num_beams)
         form.addRow("Max new tokens (dev)", self.max_new_tokens)
         form.addRow("Stop on", self.stop_metric)
+        form.addRow("Examples per epoch", self.sampling)
         form.addRow("Dev share", self.dev_share)
         form.addRow("Device", self.device)
         buttons = QDialogButtonBox()
@@ -155,6 +168,9 @@ class TrainDialog(FittedDialog):
         self.dev_share.valueChanged.connect(lambda v: setattr(state, "dev_share", v))
         self.stop_metric.currentIndexChanged.connect(
             lambda _i: setattr(state, "stop_metric", self.stop_metric.currentData())
+        )
+        self.sampling.currentIndexChanged.connect(
+            lambda _i: setattr(state, "sampling", self.sampling.currentData())
         )
         self.device.currentTextChanged.connect(lambda text: setattr(state, "device", text))
 
@@ -189,12 +205,16 @@ class TrainDialog(FittedDialog):
         index = self.stop_metric.findData(state.stop_metric)
         if index >= 0 and index != self.stop_metric.currentIndex():
             self.stop_metric.setCurrentIndex(index)
+        index = self.sampling.findData(state.sampling)
+        if index >= 0 and index != self.sampling.currentIndex():
+            self.sampling.setCurrentIndex(index)
         self._set(self.device, state.device, QComboBox.setCurrentText, QComboBox.currentText)
         running = state.running
         for widget in (self.base_combo, self.out_edit, self.browse_button, self.epochs,
                        self.batch_size, self.learning_rate, self.max_steps, self.eval_every,
                        self.patience, self.eval_limit, self.num_beams, self.max_new_tokens,
-                       self.stop_metric, self.dev_share, self.device):  # fmt: skip
+                       self.stop_metric, self.sampling, self.dev_share,
+                       self.device):  # fmt: skip
             widget.setEnabled(not running)
         self.start_button.setEnabled(not state.problem)
         self.cancel_button.setEnabled(state.phase == "running")

@@ -49,6 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     trainer.add_argument(
         "--stop-on", choices=("chrf", "bleu", "loss"), help="default chrf (chrF++)"
     )
+    trainer.add_argument(
+        "--sampling",
+        choices=("wdv", "all"),
+        help="each epoch: wdv (default, METHODS §12) one example per entry, a reference at "
+        "random (WebNLG's good ones where marked), its triples shuffled; all: every "
+        "reference, triples in stored order",
+    )
     trainer.add_argument("--dev-share", type=float, help="share of entries held out (default 0.1)")
     trainer.add_argument(
         "--eval-limit",
@@ -88,6 +95,7 @@ def run_train_verbaliser(args: argparse.Namespace) -> int:
         "eval_every": args.eval_every,
         "patience": args.patience,
         "stop_metric": args.stop_on,
+        "sampling": args.sampling,
         "dev_share": args.dev_share,
         "eval_limit": args.eval_limit,
         "max_source_tokens": args.max_source_tokens,

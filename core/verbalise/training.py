@@ -17,6 +17,11 @@ Two kinds of model, each trained on exactly the input the verbaliser later gives
 Data: every reference with triples in its unit's language (``load_pairs``). Train and dev
 are split **by entry**: a unit's references all go to one side, and so do units with the
 same graph (a union of units and graphs), so no graph is both learnt and evaluated on.
+Each epoch (``sampling`` "wdv", METHODS §12) trains on one example per entry (unit and
+language): one of its references drawn at random, only those WebNLG marks good
+(``comment="good"``) where the entry has any, and its triples in a random order, both by
+a generator seeded from the seed and the epoch alone (:func:`epoch_examples`);
+``sampling`` "all" trains on every reference with the triples in their stored order.
 
 Loop: AdamW (fused where torch has it), linear warm-up and decay, gradient clipping at 1
 (``transformers.Trainer``'s defaults); batches of examples of similar length (shuffled
@@ -48,7 +53,7 @@ import shutil
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +69,8 @@ BEST = "best.pt"
 RECORD = "taillens-training.json"
 CARD = "README.md"
 STOP_METRICS = ("chrf", "bleu", "loss")
+SAMPLINGS = ("wdv", "all")
+GOOD = "good"  # WebNLG's lex comment for a reference fit to train on
 GRAPH_TOKENS = ("<H>", "<R>", "<T>")
 # Settings a resumed training may change: where it runs, not what it learns.
 _FREE_SETTINGS = frozenset({"device", "threads"})
@@ -94,6 +101,9 @@ class TrainingSettings:
     max_source_tokens: int = 256
     max_target_tokens: int = 128
     group_by_length: bool = True  # batches of similar length (False: plain shuffled batches)
+    # wdv: per epoch one example per entry, a (good) reference at random, triples shuffled;
+    # all: every reference each epoch, triples in stored order
+    sampling: str = "wdv"
     num_beams: int = 3  # beams when verbalising dev graphs (seq2seq)
     max_new_tokens: int = 128
     task_prefix: str | None = None  # seq2seq; None: WDV's "translate from Graph to Text: "
@@ -128,6 +138,8 @@ class TrainingSettings:
             raise TrainingError("--dev-share must be between 0 and 1 (e.g. 0.1)")
         if self.stop_metric not in STOP_METRICS:
             raise TrainingError(f"--stop-on must be one of {', '.join(STOP_METRICS)}")
+        if self.sampling not in SAMPLINGS:
+            raise TrainingError(f"--sampling must be one of {', '.join(SAMPLINGS)}")
         if not 0 <= self.warmup_share < 1 or self.weight_decay < 0:
             raise TrainingError("warm-up share must be in [0, 1) and weight decay at least 0")
         if self.threads is not None and self.threads < 1:
@@ -149,6 +161,7 @@ class Example:
     triples: Triples
     text: str
     reference_id: int
+    comment: str | None = None  # WebNLG's lex comment ("good", "bad", "toFix"), if any
 
 
 @dataclass(frozen=True)
@@ -190,12 +203,23 @@ class TrainingResult:
 def load_examples(
     store: SessionStore, *, langs: Sequence[str] | None = None, quality: str | None = None
 ) -> list[Example]:
-    """The session's references with their unit's triples in the reference's language."""
+    """The session's references with their unit's triples in the reference's language and
+    the WebNLG ``comment`` their ``lex`` element had (``lex comment="good"``), if any."""
+    from core.formats.webnlg.writer import lex_attributes
     from core.metrics.retrieval import load_pairs
 
+    pairs = load_pairs(store, langs=langs, quality=quality)
+    extras = lex_attributes(store, sorted({p.unit_id for p in pairs}))
     return [
-        Example(p.unit_id, p.lang, p.triples, p.text.strip(), p.text_id)
-        for p in load_pairs(store, langs=langs, quality=quality)
+        Example(
+            p.unit_id,
+            p.lang,
+            p.triples,
+            p.text.strip(),
+            p.text_id,
+            extras.get(p.text_id, {}).get("comment"),
+        )
+        for p in pairs
     ]
 
 
@@ -244,8 +268,41 @@ def split_by_entry(examples: Sequence[Example], dev_share: float, seed: int) -> 
 def data_fingerprint(examples: Sequence[Example]) -> str:
     digest = hashlib.sha256()
     for e in sorted(examples, key=lambda e: e.reference_id):
-        digest.update(jsonio.dumps([e.reference_id, e.unit_id, e.lang, e.text, e.triples]).encode())
+        fields: list[Any] = [e.reference_id, e.unit_id, e.lang, e.text, e.triples]
+        if e.comment is not None:  # (a reference without one hashes as before comments)
+            fields.append(e.comment)
+        digest.update(jsonio.dumps(fields).encode())
     return digest.hexdigest()[:16]
+
+
+def epoch_examples(
+    examples: Sequence[Example], sampling: str, seed: int, epoch: int
+) -> list[Example]:
+    """What an epoch trains on (METHODS §12). ``sampling`` "all": ``examples`` as they are.
+    "wdv" (WDV §4.1): one example per entry (unit and language), in the entries' order:
+    one of its references at random, among those WebNLG marks good where it has any, with
+    the entry's triples in a random order; the generator is seeded from ``seed`` and
+    ``epoch`` alone, so the epoch draws the same examples whenever it is replayed."""
+    if sampling == "all":
+        return list(examples)
+    entries: dict[tuple[int, str], list[Example]] = defaultdict(list)
+    for example in examples:
+        entries[(example.unit_id, example.lang)].append(example)
+    rng = random.Random(f"wdv:{seed}:{epoch}")
+    drawn: list[Example] = []
+    for key in sorted(entries):
+        references = sorted(entries[key], key=lambda e: e.reference_id)
+        good = [e for e in references if e.comment == GOOD]
+        chosen = rng.choice(good or references)
+        triples = list(chosen.triples)
+        rng.shuffle(triples)
+        drawn.append(replace(chosen, triples=tuple(triples)))
+    return drawn
+
+
+def entry_count(examples: Sequence[Example]) -> int:
+    """Entries (unit and language) among ``examples``: a "wdv" epoch's size."""
+    return len({(e.unit_id, e.lang) for e in examples})
 
 
 def length_grouped_batches(
@@ -333,6 +390,8 @@ def check_resumable(folder: OutFolder, identity: dict[str, Any]) -> None:
         if before.get(key) != identity.get(key):
             differences.append(key.replace("_", " "))
     old, new = before.get("settings") or {}, identity.get("settings") or {}
+    if old:  # trainings from before the setting sampled every reference
+        old = {"sampling": "all", **old}
     for key in sorted(set(old) | set(new)):
         if old.get(key) != new.get(key):
             differences.append(f"{key} {old.get(key)!r} → {new.get(key)!r}")
@@ -531,14 +590,31 @@ class _Trainer:
         batch = {"input_ids": ids, "attention_mask": mask, "labels": labels}
         return {k: v.to(self.device) for k, v in batch.items()}, tokens
 
+    def epoch_size(self) -> int:
+        """Examples per epoch: every reference ("all") or one per entry ("wdv")."""
+        train = self.split.train
+        return len(train) if self.settings.sampling == "all" else entry_count(train)
+
+    def epoch_data(self, epoch: int) -> tuple[list[tuple[list[int], list[int]]], list[int]]:
+        """The epoch's examples (:func:`epoch_examples`) as token ids, and their lengths;
+        "all" encodes them once."""
+        key = 0 if self.settings.sampling == "all" else epoch
+        cached = getattr(self, "_epoch_data", None)
+        if cached is None or cached[0] != key:
+            examples = epoch_examples(
+                self.split.train, self.settings.sampling, self.settings.seed, epoch
+            )
+            encoded = [self.encode(e) for e in examples]
+            cached = (key, encoded, [len(i) + len(lab) for i, lab in encoded])
+            self._epoch_data = cached
+        return cached[1], cached[2]
+
     # -- loop ----------------------------------------------------------------------------
 
     def run(self) -> TrainingResult:
         torch, settings = self.torch, self.settings
         started = time.monotonic()
-        encoded = [self.encode(e) for e in self.split.train]
-        lengths = [len(i) + len(lab) for i, lab in encoded]
-        per_epoch = math.ceil(len(encoded) / settings.batch_size)
+        per_epoch = math.ceil(self.epoch_size() / settings.batch_size)
         total = per_epoch * settings.epochs
         if settings.max_steps is not None:
             total = min(total, settings.max_steps)
@@ -577,6 +653,7 @@ class _Trainer:
                 evals_now += 1
             while step < total and not stopped:
                 epoch, index = divmod(step, per_epoch)
+                encoded, lengths = self.epoch_data(epoch)
                 batches = length_grouped_batches(
                     lengths, settings.batch_size, settings.seed, epoch, settings.group_by_length
                 )
@@ -838,6 +915,8 @@ class _Trainer:
                 **self.source,
                 "train_texts": len(train),
                 "train_entries": len(Split.entries(train)),
+                "train_good_texts": sum(e.comment == GOOD for e in train),
+                "examples_per_epoch": self.epoch_size(),
                 "dev_texts": len(dev),
                 "dev_entries": len(Split.entries(dev)),
                 "dev_entry_ids": sorted(Split.entries(dev)),
@@ -957,6 +1036,16 @@ def model_card(record: dict[str, Any]) -> str:
         f"dev: {data['dev_texts']:,} texts of {data['dev_entries']:,} entries "
         "(split by entry: no entry, and no graph, in both)",
     ]
+    if settings.get("sampling", "all") == "wdv":
+        good = data.get("train_good_texts", 0)
+        lines.append(
+            f"- each epoch: {data.get('examples_per_epoch', 0):,} examples, one per entry "
+            "(WDV §4.1): one of its references at random"
+            + (f" (among the {good:,} WebNLG marks good, where an entry has any)" if good else "")
+            + ", its triples in a random order"
+        )
+    else:
+        lines.append("- each epoch: every reference, the triples in their stored order")
     if kind != "causal":
         prefix = settings.get("task_prefix")
         lines.append(

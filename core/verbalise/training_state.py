@@ -37,6 +37,7 @@ class TrainState(State):
     eval_every = Field(_DEFAULTS.eval_every)
     patience = Field(_DEFAULTS.patience)
     stop_metric = Field(_DEFAULTS.stop_metric)
+    sampling = Field(_DEFAULTS.sampling)  # wdv | all (METHODS §12)
     dev_share = Field(_DEFAULTS.dev_share)
     eval_limit = Field(_DEFAULTS.eval_limit)
     num_beams = Field(_DEFAULTS.num_beams)
@@ -76,6 +77,7 @@ class TrainState(State):
             eval_every=int(self.eval_every),
             patience=int(self.patience),
             stop_metric=str(self.stop_metric),
+            sampling=str(self.sampling),
             dev_share=float(self.dev_share),
             eval_limit=int(self.eval_limit),
             num_beams=int(self.num_beams),

@@ -98,6 +98,8 @@ def test_a_killed_training_resumes_from_its_checkpoint(
     # Other settings are refused; the same command resumes.
     status = main([*args, "--eval-every", "3", "--quiet"])
     assert status == 2 and "another setup" in capsys.readouterr().err
+    status = main([*args, "--sampling", "all", "--quiet"])
+    assert status == 2 and "sampling 'wdv' → 'all'" in capsys.readouterr().err
     status = main([*args, "--quiet", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert status == 0 and result["resumed_from"] >= killed_at >= 4

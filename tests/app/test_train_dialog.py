@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,9 @@ def test_train_from_the_dialog_then_the_model_is_in_verbalise(
     dialog.max_new_tokens.setValue(8)
     dialog.device.setCurrentText("cpu")
     assert train.state.max_steps == 4 and train.state.device == "cpu"
+    assert dialog.sampling.currentData() == "wdv" and train.state.sampling == "wdv"
+    dialog.sampling.setCurrentIndex(dialog.sampling.findData("all"))
+    assert train.state.settings().sampling == "all"
     assert train.state.settings().max_new_tokens == 8
     assert dialog.start_button.isEnabled()
     dialog.start_button.click()
@@ -62,6 +66,8 @@ def test_train_from_the_dialog_then_the_model_is_in_verbalise(
     qtbot.waitUntil(lambda: train.state.phase == "done", timeout=10_000)
     assert "Trained 4 steps" in dialog.status_label.text()
     assert (out / "config.json").is_file()
+    record = json.loads((out / "taillens-training.json").read_text(encoding="utf-8"))
+    assert record["settings"]["sampling"] == "all"
     qtbot.waitUntil(
         lambda: any(m.path.resolve() == out.resolve() for m in verbalise.models), timeout=10_000
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -229,6 +229,43 @@ def _is_layout(attributes: Any) -> TypeGuard[dict[str, Any]]:
         and "entry" in attributes
         and "children" in attributes
     )
+
+
+def lex_attributes(store: SessionStore, unit_ids: Sequence[int]) -> dict[int, dict[str, str]]:
+    """reference id → the attributes its imported ``lex`` element had besides lid, lang and
+    quality (WebNLG's ``comment="good"``, …), for the references of ``unit_ids`` that have
+    any. A unit's ``lex`` slots pair with its references in id order, as the export
+    writes them back; references added in the app after the import have none."""
+    from sqlalchemy import select
+
+    from core.store.models import DataUnit, UnitReference
+
+    found: dict[int, dict[str, str]] = {}
+    ids = list(unit_ids)
+    with store.snapshot() as db:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            layouts = {
+                unit_id: attributes
+                for unit_id, attributes in db.execute(
+                    select(DataUnit.id, DataUnit.attributes).where(DataUnit.id.in_(chunk))
+                )
+                if _is_layout(attributes)
+            }
+            references: dict[int, list[int]] = defaultdict(list)
+            query = (
+                select(UnitReference.unit_id, UnitReference.id)
+                .where(UnitReference.unit_id.in_(list(layouts)))
+                .order_by(UnitReference.id)
+            )
+            for unit_id, reference_id in db.execute(query):
+                references[unit_id].append(reference_id)
+            for unit_id, layout in layouts.items():
+                slots = [slot for slot in layout["children"] if slot["kind"] == "lex"]
+                for slot, reference_id in zip(slots, references[unit_id], strict=False):
+                    if slot.get("extra"):
+                        found[reference_id] = dict(slot["extra"])
+    return found
 
 
 def export_webnlg(

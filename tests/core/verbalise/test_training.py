@@ -20,8 +20,11 @@ from core.verbalise.training import (
     CHECKPOINT,
     RECORD,
     Example,
+    OutFolder,
     Split,
     TrainingSettings,
+    check_resumable,
+    epoch_examples,
     load_examples,
     split_by_entry,
     train,
@@ -91,6 +94,99 @@ def test_split_holds_no_entry_and_no_graph_on_both_sides() -> None:
         split_by_entry(examples[:3], 0.5, 0)
 
 
+def test_a_wdv_epoch_is_one_example_per_entry_drawn_by_seed_and_epoch() -> None:
+    graph = tuple((f"S{i}", f"p{i}", f"O{i}") for i in range(6))
+    examples = [
+        Example(u, lang, graph, f"{u} {lang} text {r}", 100 * u + 10 * (lang == "it") + r)
+        for u in range(1, 21)
+        for lang in ("en", "it")
+        for r in range(4)
+    ]
+    epoch0 = epoch_examples(examples, "wdv", 0, 0)
+    # One example per entry (unit and language), each one of that entry's references.
+    assert sorted((e.unit_id, e.lang) for e in epoch0) == sorted(
+        {(e.unit_id, e.lang) for e in examples}
+    )
+    by_id = {e.reference_id: e for e in examples}
+    for drawn in epoch0:
+        stored = by_id[drawn.reference_id]
+        assert (drawn.unit_id, drawn.lang, drawn.text) == (stored.unit_id, stored.lang, stored.text)
+        assert sorted(drawn.triples) == sorted(graph)  # the same triples, reordered
+    # Deterministic per (seed, epoch), whatever order the examples come in.
+    assert epoch_examples(list(reversed(examples)), "wdv", 0, 0) == epoch0
+    # Another epoch or seed draws other references and other triple orders.
+    epoch1 = epoch_examples(examples, "wdv", 0, 1)
+    assert [e.reference_id for e in epoch1] != [e.reference_id for e in epoch0]
+    assert [e.triples for e in epoch1] != [e.triples for e in epoch0]
+    assert epoch_examples(examples, "wdv", 1, 0) != epoch0
+    # The triples are shuffled: most draws are not in the stored order.
+    assert sum(e.triples != graph for e in epoch0) > len(epoch0) // 2
+    # Over epochs every reference of an entry is drawn.
+    drawn_ids = {
+        e.reference_id for epoch in range(30) for e in epoch_examples(examples, "wdv", 0, epoch)
+    }
+    assert drawn_ids == set(by_id)
+    # "all": every reference, the triples as stored.
+    assert epoch_examples(examples, "all", 0, 3) == examples
+
+
+def test_a_wdv_epoch_draws_only_references_webnlg_marks_good_where_an_entry_has_any() -> None:
+    graph = (("A", "p", "B"), ("B", "q", "C"))
+    examples = [
+        Example(1, "en", graph, "good one", 1, "good"),
+        Example(1, "en", graph, "bad one", 2, "bad"),
+        Example(1, "en", graph, "to fix", 3, "toFix"),
+        Example(1, "en", graph, "good two", 4, "good"),
+        Example(2, "en", graph, "unmarked", 5),  # no comment at all: drawn from all
+        Example(2, "en", graph, "unmarked too", 6),
+        Example(3, "en", graph, "only bad", 7, "bad"),  # no good one: drawn from all
+    ]
+    draws = [epoch_examples(examples, "wdv", 0, epoch) for epoch in range(40)]
+    assert {d[0].text for d in draws} == {"good one", "good two"}
+    assert {d[1].text for d in draws} == {"unmarked", "unmarked too"}
+    assert {d[2].text for d in draws} == {"only bad"}
+
+
+def test_load_examples_keeps_the_webnlg_lex_comment(tmp_path: Path) -> None:
+    from core.formats.webnlg.importer import import_webnlg
+
+    xml = tmp_path / "tiny.xml"
+    lex = "".join(
+        f'<lex comment="{c}" lid="Id{i}">Alan Bean text {i}.</lex>'
+        for i, c in enumerate(("good", "bad", "toFix", "good"), 1)
+    )
+    xml.write_text(
+        '<?xml version="1.0" ?><benchmark><entries>'
+        '<entry category="Astronaut" eid="Id1" size="1"><originaltripleset>'
+        "<otriple>Alan_Bean | occupation | Test_pilot</otriple></originaltripleset>"
+        "<modifiedtripleset><mtriple>Alan_Bean | occupation | Test_pilot</mtriple>"
+        f'</modifiedtripleset>{lex}<lex lid="Id5">No comment.</lex></entry>'
+        "</entries></benchmark>",
+        encoding="utf-8",
+    )
+    with SessionStore.create(tmp_path / "s.taillens") as store:
+        import_webnlg(store, xml)
+        examples = load_examples(store)
+    assert [(e.text, e.comment) for e in examples] == [
+        ("Alan Bean text 1.", "good"),
+        ("Alan Bean text 2.", "bad"),
+        ("Alan Bean text 3.", "toFix"),
+        ("Alan Bean text 4.", "good"),
+        ("No comment.", None),
+    ]
+    drawn = {epoch_examples(examples, "wdv", 0, e)[0].text for e in range(30)}
+    assert drawn == {"Alan Bean text 1.", "Alan Bean text 4."}
+
+
+def test_a_training_from_before_sampling_resumes_only_as_all(tmp_path: Path) -> None:
+    identity = {"kind": "seq2seq", "base_fingerprint": "b", "data_fingerprint": "d"}
+    old = {k: v for k, v in vars(FAST).items() if k not in ("sampling", "device", "threads")}
+    folder = OutFolder(tmp_path, 6, {"identity": {**identity, "settings": old}})
+    check_resumable(folder, {**identity, "settings": {**old, "sampling": "all"}})
+    with pytest.raises(UserFacingError, match="sampling 'all' → 'wdv'"):
+        check_resumable(folder, {**identity, "settings": {**old, "sampling": "wdv"}})
+
+
 def test_training_lowers_dev_loss_and_writes_a_model_verbalise_lists_and_uses(
     webnlg: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -145,21 +241,25 @@ def test_a_cancelled_training_keeps_a_checkpoint_that_resumes_where_it_stopped(
     out = tmp_path / "cut"
     token = CancelToken()
 
-    def cancel_after_step_6(progress: Progress) -> None:
-        if progress.done >= 6:
+    def cancel_after_step_7(progress: Progress) -> None:
+        # mid-epoch: 18 entries in batches of 8 make 3 steps an epoch (sampling "wdv")
+        if progress.done >= 7:
             token.cancel()
 
     with pytest.raises(JobCancelled):
-        train(split, str(base), out, FAST, JobContext(token, cancel_after_step_6, 0))
+        train(split, str(base), out, FAST, JobContext(token, cancel_after_step_7, 0))
     assert (out / CHECKPOINT).is_file() and not (out / "config.json").exists()
     record = json.loads((out / RECORD).read_text(encoding="utf-8"))
-    assert record["steps"] == 6 and not record["finished"]
+    assert record["steps"] == 7 and not record["finished"]
     assert [e["step"] for e in record["evaluations"]] == [4]
-    # The other settings are refused, the same ones resume from step 6.
+    # The other settings are refused, the same ones resume from step 7.
+    assert FAST.sampling == "wdv", "the resume below replays WDV's per-epoch draws"
     with pytest.raises(UserFacingError, match="another setup.*learning_rate"):
         train(split, str(base), out, TrainingSettings(**{**FAST.__dict__, "learning_rate": 1e-3}))
+    with pytest.raises(UserFacingError, match="another setup.*sampling 'wdv' → 'all'"):
+        train(split, str(base), out, TrainingSettings(**{**FAST.__dict__, "sampling": "all"}))
     resumed = train(split, str(base), out, FAST, context())
-    assert resumed.resumed_from == 6 and resumed.steps == 12
+    assert resumed.resumed_from == 7 and resumed.steps == 12
     # The resumed training learnt what the uninterrupted one did.
     assert resumed.losses == pytest.approx(whole.losses, rel=1e-4)
     assert [e["loss"] for e in resumed.evaluations] == pytest.approx(

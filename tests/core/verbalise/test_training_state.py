@@ -33,6 +33,13 @@ def test_settings_come_from_the_form_and_are_checked() -> None:
     state = TrainState(base="b", out="o", epochs=2, max_steps=0, stop_metric="bleu")
     settings = state.settings()
     assert settings.epochs == 2 and settings.max_steps is None and settings.stop_metric == "bleu"
+    assert settings.sampling == "wdv"  # METHODS §12: one example per entry per epoch
+    state.sampling = "all"
+    assert state.settings().sampling == "all"
+    state.sampling = "every"
+    with pytest.raises(UserFacingError, match="--sampling must be one of wdv, all"):
+        state.settings()
+    state.sampling = "wdv"
     state.max_steps = 50
     assert state.settings().max_steps == 50
     state.dev_share = 0.0
