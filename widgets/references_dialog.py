@@ -49,6 +49,7 @@ _TEXTS = {
 _SPINS = {
     "translate_batch": "translate_batch_spin",
     "beams": "beams_spin",
+    "max_new_tokens": "max_tokens_spin",
     "qe_batch": "qe_batch_spin",
     "edit_batch": "edit_batch_spin",
 }
@@ -127,6 +128,7 @@ class ReferencesDialog(FittedDialog):
         self.translate_server_edit.setPlaceholderText("the server's model name")
         self.translate_batch_spin = _spin(1, 1024, "Texts per generate call")
         self.beams_spin = _spin(1, 32, "Beam search width")
+        self.max_tokens_spin = _spin(1, 4096, "The longest translation, in tokens")
         self.translate_button = QPushButton("Run translation")
         self.translate_status = _status()
         translate_form = self.translate_form = QFormLayout()
@@ -142,7 +144,11 @@ class ReferencesDialog(FittedDialog):
                 self.beams_spin,
             ),
         )
-        translate_form.addRow("Model", self.translate_model_combo)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.translate_model_combo, 1)
+        model_row.addWidget(QLabel("Max tokens"))
+        model_row.addWidget(self.max_tokens_spin)
+        translate_form.addRow("Model", model_row)
         translate_form.addRow("Server model", self.translate_server_edit)
         translate_box = self._step_box(
             "1. Translate", translate_form, self.translate_button, self.translate_status

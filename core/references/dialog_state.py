@@ -36,6 +36,7 @@ CHOICES = (
     "translate_server_model",
     "translate_batch",
     "beams",
+    "max_new_tokens",
     "qe_model",
     "qe_batch",
     "edit_model",
@@ -84,6 +85,7 @@ class ReferencesState(State):
     translate_server_model = Field("")  # with a server URL: the model it should use
     translate_batch = Field(_T.batch)
     beams = Field(_T.num_beams)
+    max_new_tokens = Field(_T.max_new_tokens)
     qe_model = Field("")  # an xCOMET folder or .ckpt
     qe_batch = Field(8)
     edit_model = Field("")
@@ -120,7 +122,10 @@ class ReferencesState(State):
         if not model:
             raise TranslateError("choose the translation model (a folder, hub id or server URL)")
         params = TranslateParams(
-            num_beams=int(self.beams), batch=int(self.translate_batch), device="auto"
+            num_beams=int(self.beams),
+            max_new_tokens=int(self.max_new_tokens),
+            batch=int(self.translate_batch),
+            device="auto",
         )
         params.check()
         source = check_language(self.source)
@@ -173,8 +178,9 @@ def translated_line(summary: TranslateSummary) -> str:
 
 
 def qe_line(summary: QESummary) -> str:
-    if summary.note:
-        return summary.note[0].upper() + summary.note[1:]
+    if summary.note:  # the form shows the whole note above; the line says what happened
+        why = summary.note.split(";")[0].removeprefix("no quality estimation: ")
+        return f"Nothing scored: {why}"
     bands = ", ".join(f"{k} {v}" for k, v in sorted(summary.bands.items())) or "none"
     return (
         f"{plural(summary.scored, 'translation')} scored ({bands}), {summary.skipped} already were"
