@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from app.models import ModelsController
     from app.packs import PacksController
     from app.preferences import PreferencesController
+    from app.references_pipeline import ReferencesController
     from app.report import ReportController
     from app.scores.controller import ScoresController
     from app.units import UnitsController
@@ -69,6 +70,7 @@ class AppController(QObject):
     preferences_controller: PreferencesController
     packs: PacksController
     models: ModelsController
+    references: ReferencesController
     # What every panel's controller is given instead of this object (app.context).
     context: PanelContext
     # How long a write on a worker thread (a job, the session writer) waits for a lock

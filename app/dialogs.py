@@ -126,6 +126,10 @@ def _train(app: AppController) -> Any:
     return app.verbalise.train.open_dialog()
 
 
+def _references(app: AppController) -> Any:
+    return app.references.open_dialog()
+
+
 # name → (what it is, opener)
 DIALOGS: dict[str, tuple[str, Callable[[AppController], Any]]] = {
     "score": ("Scores ▸ Score…", _score),
@@ -146,6 +150,7 @@ DIALOGS: dict[str, tuple[str, Callable[[AppController], Any]]] = {
     "pack": ("File ▸ Annotation packs… ▸ New pack…", _pack),
     "models": ("File ▸ Models…", _models),
     "train": ("Verbalise ▸ Model ▸ Train…", _train),
+    "references": ("File ▸ References pipeline…", _references),
 }
 
 

@@ -120,6 +120,7 @@ def wire_window(window, hold_jobs: bool = False):
     from app.models import ModelsController
     from app.packs import PacksController
     from app.preferences import PreferencesController
+    from app.references_pipeline import ReferencesController
     from app.report import ReportController
     from app.scores.controller import ScoresController
     from app.units import UnitsController
@@ -155,6 +156,7 @@ def wire_window(window, hold_jobs: bool = False):
     controller.preferences_controller = PreferencesController(ctx, window)
     controller.packs = PacksController(ctx, window)
     controller.models = ModelsController(ctx, window)
+    controller.references = ReferencesController(ctx, window)
     CompareTicks(ctx, browser)  # kept by the panel
     return controller
 

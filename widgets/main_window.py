@@ -86,6 +86,7 @@ class MainWindow(QMainWindow):
     export_requested = Signal(str, str)  # file, format name
     preferences_requested = Signal()
     models_requested = Signal()  # File ▸ Models… (app/models.py)
+    references_requested = Signal()  # File ▸ References pipeline… (app/references_pipeline.py)
 
     def __init__(
         self, settings: QSettings, parent: QWidget | None = None, *, build_panels: bool = True
@@ -268,6 +269,12 @@ class MainWindow(QMainWindow):
         )
         self.action_packs.setStatusTip(
             "Make a pack for an annotator to rate offline, merge packs, see the team's progress"
+        )
+        self.action_references = self._action(
+            file_menu, "&References pipeline…", None, lambda: self.references_requested.emit()
+        )
+        self.action_references.setStatusTip(
+            "Translate gold references into other languages, estimate their quality, post-edit them"
         )
         self.action_models = self._action(
             file_menu, "&Models…", None, lambda: self.models_requested.emit()

@@ -26,6 +26,7 @@ DIALOG_NAMES = (
     "pack",
     "models",
     "train",
+    "references",
 )
 
 
