@@ -492,7 +492,9 @@ def translate_job(
         for target in targets:
             pending, skipped = pending_sources(store, source, target, key, units)
             summary.skipped[f"{source}→{target}"] = skipped
-            plan.append((target, pending))
+            # Texts of similar length share a batch (less padding for every beam); the
+            # order does not matter to resuming, which asks per text what is left.
+            plan.append((target, sorted(pending, key=lambda c: len(c.text))))
         total = sum(len(p) for _, p in plan)
         done = 0
         ctx.progress(
