@@ -27,6 +27,8 @@ def open_synonyms(app: PanelContext, panel: ScoresPanel) -> Any:
     dialog.remove_requested.connect(lambda rows: _synonyms(app, dialog, "remove", rows))
     dialog.import_requested.connect(lambda path: _synonyms(app, dialog, "import", path))
     dialog.seed_requested.connect(lambda: _synonyms(app, dialog, "seed"))
+    # Closed (and deleted): a read of its table on its way is not shown.
+    dialog.finished.connect(lambda _result: app.reads.drop(SYNONYMS_READ))
     _synonyms(app, dialog, "first use")
     return dialog
 

@@ -69,13 +69,22 @@ OFF_THE_UI_THREAD = {
     "report.ReportController.build",
     "report.ReportController.build_when_shown",
     "annotate.AnnotateController.build_queue",
+    "annotate.AnnotateController.session_opened",
+    "annotate.AnnotateController.choose_annotator",
+    "annotate.AnnotateController._texts_changed",
+    "annotate.AnnotateController._remember",
+    "units.UnitsController.session_opened",
+    "units.UnitsController.refresh_units",
+    "units.UnitsController.show_unit",
+    "scores.synonyms._synonyms.<locals>.show_rows",
 }
 
 
 class UiThreadReads:
     """Which of the ``app`` controllers' functions read the session on the UI thread:
-    each statement there (but a write tried without waiting) counts for every
-    ``app/*.py`` function on the stack (every engine: the session's is made as it opens)."""
+    each statement there (but a write tried without waiting) counts for every function
+    of ``app/`` on the stack, named by its module under ``app`` (``units.…``,
+    ``scores.synonyms.…``; every engine: the session's is made as it opens)."""
 
     def __init__(self) -> None:
         from sqlalchemy import event
@@ -100,8 +109,9 @@ class UiThreadReads:
         frame = sys._getframe(1)
         while frame is not None:
             path = Path(frame.f_code.co_filename)
-            if path.parent == self._app:
-                self.by[f"{path.stem}.{frame.f_code.co_qualname}"] += 1
+            if self._app in path.parents:
+                module = ".".join(path.relative_to(self._app).with_suffix("").parts)
+                self.by[f"{module}.{frame.f_code.co_qualname}"] += 1
             frame = frame.f_back
 
 
@@ -186,8 +196,10 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         lambda: not browser.start_up_pending and not controller.runner.active, timeout=30_000
     )
     apanel = annotate.panel
+    qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)  # the annotators
     apanel.annotator_combo.setCurrentIndex(apanel.annotator_combo.findText("ana"))
     apanel.annotator_combo.activated.emit(apanel.annotator_combo.currentIndex())
+    qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)  # the options
     apanel.model_combo.setCurrentIndex(apanel.model_combo.findData("model-a"))
     apanel.lang_combo.setCurrentIndex(apanel.lang_combo.findData("en"))
     apanel.blind_check.setChecked(False)  # the session's order (blind shuffles it)
@@ -220,6 +232,8 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         units.show_unit(unit_id)
         units.override("en", 0, "subject", "Words written under a lock")
 
+    synonyms: list = []  # the Synonyms dialog, closed once the lock is gone
+
     steps = [
         *panels(),
         select("Person"),
@@ -231,6 +245,8 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         controller.verbalise.refresh_runs,
         apanel.build_button.click,  # the annotation queue again
         lambda: controller.scores.refresh(),
+        lambda: synonyms.append(controller.scores.open_synonyms()),  # its table: a read
+        lambda: annotate.choose_annotator(-1),  # the annotators again (ana stays)
         lambda: controller.report.build(),
         controller.show_dataset_statistics,
         select("Person"),  # the category last viewed, once the lock is gone
@@ -281,6 +297,9 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)
     # The panels' reads of the session ran off the UI thread, and their results arrived.
     assert not set(ui_reads.by) & OFF_THE_UI_THREAD, sorted(set(ui_reads.by) & OFF_THE_UI_THREAD)
+    assert synonyms[0].rows()  # its first use's starter set, landed once the lock went
+    assert "Unit <b>" in units.panel.title.text() and unit_id == units.shown_unit
+    synonyms[0].close()
     assert browser.state.category == "Person" and browser.state.table is not None
     assert controller.verbalise.panel.results.runs_model.rowCount() > 0
     assert [item.unit_uid for item in annotate.queue.items] == ["u4", "u7", "u8"]
