@@ -13,8 +13,9 @@ When the lock is released, every queued write lands, in order.
 
 The views' reads of the session are not on the UI thread either (app.session_io.ViewReads):
 no SQL statement is run on the UI thread from the readers named in ``OFF_THE_UI_THREAD``
-(the Browser table, the Verbalise and Report run lists, the annotation queue), from the
-session's opening to the end of the clicks.
+(the Browser table, the Verbalise and Report run lists and prompt preview, the annotation
+queue, annotators and filter options, the Units panel's draft, list and stored unit, the
+Synonyms table), from the session's opening to the end of the clicks.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ OFF_THE_UI_THREAD = {
     "browser.BrowserController.show_overlay",
     "verbalise.VerbaliseController.refresh_runs",
     "verbalise.VerbaliseController.show_outputs",
+    "verbalise.VerbaliseController.update_preview",
     "report.ReportController.refresh_available",
     "report.ReportController.build",
     "report.ReportController.build_when_shown",
@@ -243,6 +245,7 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         rate,
         controller.verbalise.save_settings,
         controller.verbalise.refresh_runs,
+        lambda: controller.verbalise.select_unit(unit_id),  # its preview: a read
         apanel.build_button.click,  # the annotation queue again
         lambda: controller.scores.refresh(),
         lambda: synonyms.append(controller.scores.open_synonyms()),  # its table: a read
@@ -299,6 +302,7 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     assert not set(ui_reads.by) & OFF_THE_UI_THREAD, sorted(set(ui_reads.by) & OFF_THE_UI_THREAD)
     assert synonyms[0].rows()  # its first use's starter set, landed once the lock went
     assert "Unit <b>" in units.panel.title.text() and unit_id == units.shown_unit
+    assert "Input (the triples" in controller.verbalise.panel.preview.toPlainText()
     synonyms[0].close()
     assert browser.state.category == "Person" and browser.state.table is not None
     assert controller.verbalise.panel.results.runs_model.rowCount() > 0
