@@ -208,7 +208,7 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     apanel.build_button.click()
     qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)
     assert [item.unit_uid for item in annotate.queue.items] == ["u4", "u7", "u8"]
-    unit_id = list_units(controller.store)[0].id
+    unit_id, *_, other_unit = (u.id for u in list_units(controller.store))
     bpanel = browser.panel
 
     def select(name: str):
@@ -245,7 +245,7 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         rate,
         controller.verbalise.save_settings,
         controller.verbalise.refresh_runs,
-        lambda: controller.verbalise.select_unit(unit_id),  # its preview: a read
+        lambda: controller.verbalise.select_unit(other_unit),  # its preview: a read
         apanel.build_button.click,  # the annotation queue again
         lambda: controller.scores.refresh(),
         lambda: synonyms.append(controller.scores.open_synonyms()),  # its table: a read
@@ -258,6 +258,8 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     # Warm up (modules imported, panels laid out) on the free session: the same clicks.
     drive(qtbot, [*panels(), select("Person"), select("City")])
     qtbot.waitUntil(lambda: controller.writer.idle and not controller.runner.active, timeout=30_000)
+    preview = controller.verbalise.panel.preview
+    first_preview = preview.toPlainText()  # the session's first unit
 
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(built.path)],
@@ -277,6 +279,9 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         # after its busy timeout and says what waits.
         qtbot.waitUntil(lambda: "Session busy" in message(window), timeout=10_000)
         worst = heartbeat.stop()
+        # The unit previewed under the lock: its triples were read all the same.
+        qtbot.waitUntil(lambda: preview.toPlainText() not in ("", first_preview), timeout=10_000)
+        assert "Input (the triples" in preview.toPlainText()
         print(
             f"\nworst UI stall with the lock held: {worst} ms "
             f"over {time.monotonic() - started:.1f} s ({len(heartbeat.gaps)} ticks)"
@@ -302,7 +307,6 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     assert not set(ui_reads.by) & OFF_THE_UI_THREAD, sorted(set(ui_reads.by) & OFF_THE_UI_THREAD)
     assert synonyms[0].rows()  # its first use's starter set, landed once the lock went
     assert "Unit <b>" in units.panel.title.text() and unit_id == units.shown_unit
-    assert "Input (the triples" in controller.verbalise.panel.preview.toPlainText()
     synonyms[0].close()
     assert browser.state.category == "Person" and browser.state.table is not None
     assert controller.verbalise.panel.results.runs_model.rowCount() > 0
