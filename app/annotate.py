@@ -26,13 +26,17 @@ from core.logs import get_logger
 
 if TYPE_CHECKING:
     from app.context import PanelContext
-    from core.annotation import AnnotationQueue
+    from core.annotation import AnnotationQueue, AnnotatorInfo
     from core.annotation.packs import PackInfo
     from core.store import SessionStore
     from widgets.annotate import AnnotatePanel
 
 log = get_logger("annotate")
-QUEUE_READ = "annotate.queue"  # the view read that builds the queue (app.session_io)
+# The panel's view reads (app.session_io.ViewReads keys): a newer one supersedes.
+QUEUE_READ = "annotate.queue"  # builds the queue
+OPEN_READ = "annotate.open"  # the annotators and the filter's options, at session open
+ANNOTATORS_READ = "annotate.annotators"  # the same, when an annotator is chosen
+OPTIONS_READ = "annotate.options"  # the filter's options, when texts are added
 _FILTER_FIELDS = {f.name for f in fields(QueueFilter)}
 
 
@@ -43,6 +47,8 @@ class AnnotateController(QObject):
         self.annotator_id: int | None = None
         self.queue: AnnotationQueue | None = None
         self.index: int | None = None
+        self._annotators: list[AnnotatorInfo] = []  # as last read
+        self._options_owed = False  # an annotator was chosen; the filter's options follow
 
         panel.annotator_chosen.connect(self.choose_annotator)
         panel.annotator_added.connect(self.add_annotator)
@@ -68,22 +74,33 @@ class AnnotateController(QObject):
 
     # -- session and annotator ---------------------------------------------------------
     def session_opened(self) -> None:
-        from core.annotation import list_annotators
+        from core.annotation import list_annotators, queue_options
 
         self.annotator_id, self.queue, self.index = None, None, None
+        self._annotators = []
         self.panel.clear_item("Choose who you are, then build a queue.")
         self.panel.show_progress(0, 0)
         self.panel.set_can_undo(False)
-        store = self.ctx.store
-        if store is None:
+        for key in (ANNOTATORS_READ, OPTIONS_READ):
+            self.ctx.reads.drop(key)  # the previous session's
+        if self.ctx.store is None:
             self.panel.show_annotators([], None)
             return
-        annotators = list_annotators(store)
+        # Off the UI thread: who annotates, and what the filter offers (one cheap query).
+        self.ctx.reads.request(
+            OPEN_READ,
+            lambda store: (list_annotators(store), queue_options(store)),
+            lambda result: self._opened(*result),
+        )
+
+    def _opened(self, annotators: list[AnnotatorInfo], options: QueueOptions) -> None:
+        self._annotators = annotators
         remembered = self._remembered()
         named = {a.name: a.id for a in annotators if not a.is_anonymous}
         self.panel.show_annotators(annotators, None)
         if remembered.get("annotator") in named:
-            self.choose_annotator(named[remembered["annotator"]])
+            self._select(named[remembered["annotator"]], options)
+            self.panel.show_annotators(annotators, self.annotator_id)
             spec = _queue_filter(remembered.get("filter"))
             if spec is not None:
                 self.panel.set_queue_filter(spec)
@@ -110,30 +127,55 @@ class AnnotateController(QObject):
         )
 
     def _texts_changed(self) -> None:
+        from core.annotation import queue_options
+
         if self.ctx.store is not None and self.annotator_id is not None:
-            self.panel.show_filter_options(self.filter_options())
+            self.ctx.reads.request(OPTIONS_READ, queue_options, self._options_read)
+
+    def _options_read(self, options: QueueOptions) -> None:
+        if self.annotator_id is not None:
+            self.panel.show_filter_options(options)
 
     def _ratings_changed(self) -> None:
         if self.panel.tabs.currentIndex() == 1:  # Agreement
             self.refresh_agreement()
 
     def choose_annotator(self, annotator_id: int) -> None:
-        """``-1``: keep whoever was chosen (a cancelled "New annotator…")."""
-        from core.annotation import list_annotators
+        """``-1``: keep whoever was chosen (a cancelled "New annotator…"). The annotators
+        and the filter's options follow as a view read (off the UI thread)."""
+        from core.annotation import list_annotators, queue_options
 
-        store = self.ctx.store
-        if store is None:
+        if self.ctx.store is None:
             return
         if annotator_id >= 0 and annotator_id != self.annotator_id:
-            self.annotator_id = annotator_id
-            self.queue, self.index = None, None
-            self.panel.clear_item("Set the filter and press Build queue.")
-            self.panel.show_progress(0, 0)
-            self.panel.set_can_undo(False)
-            self.panel.fold_filter(False)
-            self.panel.show_filter_options(self.filter_options())
+            self._select(annotator_id, None)
+        self.ctx.reads.request(
+            ANNOTATORS_READ,
+            lambda store: (list_annotators(store), queue_options(store)),
+            lambda result: self._annotators_read(*result),
+        )
+
+    def _select(self, annotator_id: int, options: QueueOptions | None) -> None:
+        """``annotator_id`` annotates now; the filter offers ``options`` (None: they are
+        read, and it is remembered, when :meth:`_annotators_read` has them)."""
+        self.annotator_id = annotator_id
+        self.queue, self.index = None, None
+        self.panel.clear_item("Set the filter and press Build queue.")
+        self.panel.show_progress(0, 0)
+        self.panel.set_can_undo(False)
+        self.panel.fold_filter(False)
+        self._options_owed = options is None
+        if options is not None:
+            self.panel.show_filter_options(options)
             self._remember()
-        self.panel.show_annotators(list_annotators(store), self.annotator_id)
+
+    def _annotators_read(self, annotators: list[AnnotatorInfo], options: QueueOptions) -> None:
+        self._annotators = annotators
+        if self._options_owed and self.annotator_id is not None:
+            self._options_owed = False
+            self.panel.show_filter_options(options)
+            self._remember()
+        self.panel.show_annotators(annotators, self.annotator_id)
 
     def add_annotator(self, name: str) -> int | None:
         from core.annotation import add_annotator
@@ -159,16 +201,6 @@ class AnnotateController(QObject):
             on_error=refused,
         )
         return added[0] if added else None
-
-    def filter_options(self) -> QueueOptions:
-        """Models, languages, categories and tiers the session's texts have (one cheap
-        query, core.annotation.queue_options)."""
-        from core.annotation import queue_options
-
-        store = self.ctx.store
-        if store is None or self.annotator_id is None:
-            return QueueOptions()
-        return queue_options(store)
 
     # -- the queue -----------------------------------------------------------------------
     def build_queue(self, spec: QueueFilter) -> None:
@@ -378,14 +410,14 @@ class AnnotateController(QObject):
         return value if isinstance(value, dict) else {}
 
     def _remember(self, spec: QueueFilter | None = None) -> None:
-        from core.annotation import list_annotators
-
         key, store = self._settings_key(), self.ctx.store
         if key is None or store is None or self.annotator_id is None:
             return
-        name = next((a.name for a in list_annotators(store) if a.id == self.annotator_id), None)
+        # The annotators as last read (the one chosen is among them: it was picked there).
+        name = next((a.name for a in self._annotators if a.id == self.annotator_id), None)
         remembered = self._remembered()
-        remembered["annotator"] = name
+        if name is not None:
+            remembered["annotator"] = name
         if spec is not None:
             remembered["filter"] = {
                 k: list(v) if isinstance(v, tuple) else v for k, v in asdict(spec).items()

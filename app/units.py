@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from widgets.units import UnitsPanel
 
 log = get_logger("units")
+# The panel's view reads (app.session_io.ViewReads keys): a newer one supersedes.
+UNIT_READ = "units.unit"  # a stored unit and its references
+DRAFT_READ = "units.draft"  # the draft the session holds, at session open
 
 
 class UnitsController(QObject):
@@ -42,6 +45,7 @@ class UnitsController(QObject):
         self.focus: str | None = None
         self.overrides: dict[tuple[str, int, str], str] = {}
         self.shown_unit: int | None = None
+        self._edits = 0  # draft changes saved: a draft read at session open is then stale
         self._search_model = ""  # the Search… dialog's last model
         from core.unit_builder.saved import UNIT_PAGE
 
@@ -73,26 +77,50 @@ class UnitsController(QObject):
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
         from core.unit_builder.saved import load_draft, load_draft_overrides
+        from core.wikidata.cache import load_entity
 
         self.details.clear()
         self.draft, self.overrides, self.focus, self.shown_unit = None, {}, None, None
-        store = self.ctx.store
-        if store is None:
+        self.ctx.reads.drop(UNIT_READ)
+        if self.ctx.store is None:
             return
+        self.panel.clear_draft()  # the session's draft, if any, follows (a view read)
         self.refresh_units()
-        draft = load_draft(store)
+        edits = self._edits
+
+        def read(store: SessionStore) -> tuple[Any, Any, dict[str, EntityDetails]]:
+            draft = load_draft(store)
+            if draft is None:
+                return None, {}, {}
+            details = {}
+            for qid in {
+                draft.root_qid,
+                *(c.value for c in draft.claims if c.value_type == "wikibase-item" and c.value),
+            }:
+                found = load_entity(store, qid)
+                if found is not None and found.claims:
+                    details[qid] = found
+            return draft, load_draft_overrides(store), details
+
+        # Off the UI thread: the draft (and its entities' cached details) the session holds.
+        self.ctx.reads.request(DRAFT_READ, read, lambda result: self._draft_read(edits, *result))
+
+    def _draft_read(
+        self,
+        edits: int,
+        draft: UnitDraft | None,
+        overrides: dict[tuple[str, int, str], str],
+        details: dict[str, EntityDetails],
+    ) -> None:
+        if edits != self._edits:
+            return  # the draft was started, changed or discarded while it was read
         if draft is None:
-            self.panel.clear_draft()
             return
-        self.draft = draft
-        self.overrides = load_draft_overrides(store)
-        for qid in {
-            draft.root_qid,
-            *(c.value for c in draft.claims if c.value_type == "wikibase-item" and c.value),
-        }:
-            self._load_cached(qid)
+        self.draft, self.overrides = draft, overrides
+        self.details.update(details)
         self.focus = draft.root_qid
-        self.refresh()
+        if self.shown_unit is None:  # else a stored unit was chosen meanwhile: it stays
+            self.refresh()
 
     def refresh_units(self) -> None:
         """The count (COUNT(*)) and the first page of units; more pages as the view
@@ -399,8 +427,18 @@ class UnitsController(QObject):
         if self.ctx.store is None:
             return
         self.shown_unit = unit_id
-        self.panel.show_stored(load_unit(self.ctx.store, unit_id))
-        self.panel.show_references(references_of(self.ctx.store, unit_id))
+        # Off the UI thread; a newer choice supersedes it.
+        self.ctx.reads.request(
+            UNIT_READ,
+            lambda store: (load_unit(store, unit_id), references_of(store, unit_id)),
+            lambda result: self._unit_read(unit_id, *result),
+        )
+
+    def _unit_read(self, unit_id: int, unit: Any, references: Any) -> None:
+        if self.shown_unit != unit_id:
+            return  # a draft (or another unit) is shown now
+        self.panel.show_stored(unit)
+        self.panel.show_references(references)
 
     # -- showing -------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -481,6 +519,7 @@ class UnitsController(QObject):
         from core.unit_builder.saved import save_draft, save_draft_overrides
 
         draft, overrides = self.draft, dict(self.overrides)
+        self._edits += 1
 
         def persist(store: SessionStore) -> None:
             save_draft(store, draft)

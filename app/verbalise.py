@@ -43,6 +43,7 @@ SETTINGS_META_KEY = "verbalise:settings"
 # The panel's view reads (app.session_io.ViewReads keys): a newer one supersedes.
 RUNS_READ = "verbalise.runs"
 OUTPUTS_READ = "verbalise.outputs"
+PREVIEW_READ = "verbalise.preview"  # the previewed unit's triples
 _KIND_NOTES = {
     "template": "The template verbaliser reads no prompt: the templates apply to causal "
     "models and servers.",
@@ -62,6 +63,8 @@ class VerbaliseController(QObject):
         self.summary: VerbaliseSummary | None = None  # the last run's
         self.unit_id: int | None = None  # the unit previewed and shown
         self.shown_run: int | None = None
+        # The previewed unit's triples, by (unit, language), as last read.
+        self._triples: dict[tuple[int, str], Triples | None] = {}
         self.page_size = UNIT_PICKER_PAGE  # units the picker reads at a time
         self._models_listed = False
         self.models: list[ModelInfo] = []  # the models listed
@@ -110,6 +113,7 @@ class VerbaliseController(QObject):
             return
         if not self._models_listed:
             self.refresh_models()
+        self._triples.clear()
         units = self.refresh_units()
         saved = _load_settings(store)
         self.panel.apply_settings(saved)
@@ -305,6 +309,7 @@ class VerbaliseController(QObject):
         store = self.ctx.store
         if store is None:
             return ()
+        self._triples.clear()  # units changed: their triples are read again
         tiers, categories = unit_groups(store)
         self.panel.show_unit_groups(count_matching_units(store), tiers, categories)
         page = self.search_units(self.panel.unit_search())
@@ -343,6 +348,8 @@ class VerbaliseController(QObject):
 
     def select_unit(self, unit_id: int | None) -> None:
         """The unit to preview and whose outputs to show (the Units panel's selection)."""
+        if unit_id != self.unit_id:
+            self._triples.clear()
         self.unit_id = unit_id
         self.panel.show_selected_unit(self._unit(unit_id))
         self.update_preview()
@@ -355,9 +362,19 @@ class VerbaliseController(QObject):
 
         store, unit_id, lang = self.ctx.store, self.unit_id, self.panel.preview_lang()
         if store is None or unit_id is None:
+            self.ctx.reads.drop(PREVIEW_READ)
             self.panel.show_preview("", "No unit to preview: the session holds no units yet.")
             return
-        triples = unit_triples(store, [unit_id], [lang]).get((unit_id, lang))
+        if (unit_id, lang) not in self._triples:
+            # The unit's triples are a view read (off the UI thread); the preview follows
+            # when they arrive, and edits of the template then redo it at once.
+            self.ctx.reads.request(
+                PREVIEW_READ,
+                lambda store: unit_triples(store, [unit_id], [lang]).get((unit_id, lang)),
+                lambda triples: self._triples_read(unit_id, lang, triples),
+            )
+            return
+        triples = self._triples[(unit_id, lang)]
         if not triples:
             self.panel.show_preview(
                 "",
@@ -412,6 +429,13 @@ class VerbaliseController(QObject):
             self.panel.show_preview("", str(error), error=True)
             return
         self.panel.show_preview(text, note)
+
+    def _triples_read(self, unit_id: int, lang: str, triples: Triples | None) -> None:
+        if unit_id != self.unit_id:
+            return  # another unit is previewed now
+        self._triples[(unit_id, lang)] = triples
+        if lang == self.panel.preview_lang():
+            self.update_preview()
 
     def _load_tokenizer(
         self, key: tuple[str, ...], verbaliser: Verbaliser, triples: Triples, lang: str

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from core.changes import Topic
 from core.errors import UserFacingError
 
+SYNONYMS_READ = "scores.synonyms"  # the table's view read (app.session_io)
+
 if TYPE_CHECKING:
     from app.context import PanelContext
     from core.store import SessionStore
@@ -25,6 +27,8 @@ def open_synonyms(app: PanelContext, panel: ScoresPanel) -> Any:
     dialog.remove_requested.connect(lambda rows: _synonyms(app, dialog, "remove", rows))
     dialog.import_requested.connect(lambda path: _synonyms(app, dialog, "import", path))
     dialog.seed_requested.connect(lambda: _synonyms(app, dialog, "seed"))
+    # Closed (and deleted): a read of its table on its way is not shown.
+    dialog.finished.connect(lambda _result: app.reads.drop(SYNONYMS_READ))
     _synonyms(app, dialog, "first use")
     return dialog
 
@@ -56,9 +60,12 @@ def _synonyms(app: PanelContext, dialog: Any, action: str, *args: Any) -> None:
         return "", bool(added)
 
     def show_rows() -> None:
-        if app.store is not None:
-            rows = synonyms.list_synonyms(app.store)
-            dialog.show_rows([(r.entity, r.synonym, r.lang, r.source) for r in rows])
+        # A view read (off the UI thread; a newer one supersedes it).
+        app.reads.request(
+            SYNONYMS_READ,
+            synonyms.list_synonyms,
+            lambda rows: dialog.show_rows([(r.entity, r.synonym, r.lang, r.source) for r in rows]),
+        )
 
     def done(result: tuple[str, bool]) -> None:
         message, changed = result

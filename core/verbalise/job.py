@@ -245,7 +245,7 @@ def unit_triples(
     """(unit id, lang) -> the unit's main triples in that language, overrides applied."""
     result: dict[tuple[int, str], list[tuple[int, tuple[str, str, str]]]] = {}
     ids = list(unit_ids)
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:  # a read: never waits for a writer
         for start in range(0, len(ids), 500):
             rows = db.scalars(
                 select(m.UnitTriple).where(

@@ -35,6 +35,7 @@ def wired(qtbot, built: ReportSession, settings: QSettings):
     window, controller = build_window(settings)
     qtbot.addWidget(window)
     assert controller.open_session(built.path)
+    settle(controller.annotate.panel)  # the annotators are a view read
     yield window, controller, controller.annotate, controller.annotate.panel
     controller.shutdown()
 
@@ -49,23 +50,32 @@ def activate(qtbot, window) -> None:
 
 
 def choose(panel, name: str) -> None:
+    settle(panel)  # the annotators are a view read
     index = panel.annotator_combo.findText(name)
     assert index > 0, name
     panel.annotator_combo.setCurrentIndex(index)
     panel.annotator_combo.activated.emit(index)
+    settle(panel)  # the annotators and the filter's options follow (a view read)
 
 
-def wait_for_queue(panel) -> None:
-    """The queue is built off the UI thread (a view read, app.session_io): wait until it
-    has arrived (bounded)."""
+def settle(panel) -> None:
+    """The panel's view reads (app.session_io: the annotators, the filter's options, the
+    queue) run off the UI thread: wait until they have arrived (bounded)."""
     from PySide6.QtTest import QTest
 
     annotate = panel.findChild(AnnotateController)
     for _ in range(1000):
-        if not annotate.ctx.reads.pending(QUEUE_READ):
+        if not annotate.ctx.reads.pending():
             return
         QTest.qWait(10)
-    raise AssertionError("the queue never arrived")
+    raise AssertionError("the panel's reads never arrived")
+
+
+def wait_for_queue(panel) -> None:
+    """The queue is built off the UI thread (a view read, app.session_io), after the
+    annotators are read at session open: wait until it has arrived (bounded)."""
+    settle(panel)
+    assert not panel.findChild(AnnotateController).ctx.reads.pending(QUEUE_READ)
 
 
 def queue_of(panel, model: str = "model-a", lang: str = "en", blind: bool = False) -> None:
@@ -93,12 +103,14 @@ def test_choose_or_create_the_annotator(wired, monkeypatch) -> None:
 
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("  Zoë  Rossi ", True))
     panel.annotator_combo.activated.emit(panel.annotator_combo.findData("new"))
+    settle(panel)
     assert panel.who_label.text() == "Annotating as <b>Zoë Rossi</b>"
     assert "Zoë Rossi" in [a.name for a in list_annotators(controller.store)]
 
     # A name already used is refused with a message; whoever was chosen stays.
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("ana", True))
     panel.annotator_combo.activated.emit(panel.annotator_combo.findData("new"))
+    settle(panel)
     assert "already an annotator named 'ana'" in window.last_message.text()
     assert panel.who_label.text() == "Annotating as <b>Zoë Rossi</b>"
 

@@ -11,6 +11,7 @@ from app.gui import build_window
 from core import synonyms
 from core.store import SessionStore
 from tests.core.metrics.sessions import build_session
+from tests.fixtures.reads import settle_reads
 
 
 @pytest.fixture
@@ -25,42 +26,48 @@ def editor(qtbot, tmp_path: Path):
     panel = controller.scores.panel
     panel.synonyms_button.click()
     dialog = panel.synonym_dialog
+    settle_reads(qtbot, controller)  # the table is a view read (off the UI thread)
     yield controller, dialog, path
     dialog.close()
     controller.shutdown()
 
 
-def test_add_seed_remove_through_the_dialog(editor) -> None:
+def test_add_seed_remove_through_the_dialog(qtbot, editor) -> None:
     controller, dialog, _path = editor
     starter = len(dialog.rows())
     assert starter > 200 and "First use" in dialog.message.text()
     dialog.entity_edit.setText("Rome")
     dialog.synonym_edit.setText("the Eternal City")
     dialog.add_button.click()
+    settle_reads(qtbot, controller)
     assert ("Rome", "the Eternal City", "", "user") in dialog.rows()
     assert len(dialog.rows()) == starter + 1
     assert "Added 'the Eternal City'" in dialog.message.text()
     assert dialog.entity_edit.text() == ""
     dialog.seed_button.click()
+    settle_reads(qtbot, controller)
     assert "Starter set: 0 of" in dialog.message.text()
     dialog.table.selectRow(next(i for i, r in enumerate(dialog.rows()) if r[0] == "Rome"))
     dialog.remove_button.click()
+    settle_reads(qtbot, controller)
     assert all(r[0] != "Rome" for r in dialog.rows())
     assert ("Rome", "the Eternal City", "") not in synonyms.synonym_rows(controller.store)
 
 
-def test_a_row_that_names_no_entity_is_refused_in_red(editor) -> None:
-    _controller, dialog, path = editor
+def test_a_row_that_names_no_entity_is_refused_in_red(qtbot, editor) -> None:
+    controller, dialog, path = editor
     starter = dialog.rows()
     dialog.entity_edit.setText("   ")
     dialog.synonym_edit.setText("Spanish")
     dialog.add_button.click()
+    settle_reads(qtbot, controller)
     assert "the row names no entity" in dialog.message.text()
     assert "b00020" in dialog.message.styleSheet()
     assert dialog.rows() == starter
     bad = path.parent / "bad.tsv"
     bad.write_text("Italy\tItalian\n\tGerman\n", encoding="utf-8")
     dialog.import_requested.emit(str(bad))
+    settle_reads(qtbot, controller)
     assert "bad.tsv, line 2: the row names no entity" in dialog.message.text()
     assert dialog.rows() == starter
     with SessionStore.open(path) as store:

@@ -13,8 +13,9 @@ When the lock is released, every queued write lands, in order.
 
 The views' reads of the session are not on the UI thread either (app.session_io.ViewReads):
 no SQL statement is run on the UI thread from the readers named in ``OFF_THE_UI_THREAD``
-(the Browser table, the Verbalise and Report run lists, the annotation queue), from the
-session's opening to the end of the clicks.
+(the Browser table, the Verbalise and Report run lists and prompt preview, the annotation
+queue, annotators and filter options, the Units panel's draft, list and stored unit, the
+Synonyms table), from the session's opening to the end of the clicks.
 """
 
 from __future__ import annotations
@@ -65,17 +66,27 @@ OFF_THE_UI_THREAD = {
     "browser.BrowserController.show_overlay",
     "verbalise.VerbaliseController.refresh_runs",
     "verbalise.VerbaliseController.show_outputs",
+    "verbalise.VerbaliseController.update_preview",
     "report.ReportController.refresh_available",
     "report.ReportController.build",
     "report.ReportController.build_when_shown",
     "annotate.AnnotateController.build_queue",
+    "annotate.AnnotateController.session_opened",
+    "annotate.AnnotateController.choose_annotator",
+    "annotate.AnnotateController._texts_changed",
+    "annotate.AnnotateController._remember",
+    "units.UnitsController.session_opened",
+    "units.UnitsController.refresh_units",
+    "units.UnitsController.show_unit",
+    "scores.synonyms._synonyms.<locals>.show_rows",
 }
 
 
 class UiThreadReads:
     """Which of the ``app`` controllers' functions read the session on the UI thread:
-    each statement there (but a write tried without waiting) counts for every
-    ``app/*.py`` function on the stack (every engine: the session's is made as it opens)."""
+    each statement there (but a write tried without waiting) counts for every function
+    of ``app/`` on the stack, named by its module under ``app`` (``units.…``,
+    ``scores.synonyms.…``; every engine: the session's is made as it opens)."""
 
     def __init__(self) -> None:
         from sqlalchemy import event
@@ -100,8 +111,9 @@ class UiThreadReads:
         frame = sys._getframe(1)
         while frame is not None:
             path = Path(frame.f_code.co_filename)
-            if path.parent == self._app:
-                self.by[f"{path.stem}.{frame.f_code.co_qualname}"] += 1
+            if self._app in path.parents:
+                module = ".".join(path.relative_to(self._app).with_suffix("").parts)
+                self.by[f"{module}.{frame.f_code.co_qualname}"] += 1
             frame = frame.f_back
 
 
@@ -186,15 +198,17 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         lambda: not browser.start_up_pending and not controller.runner.active, timeout=30_000
     )
     apanel = annotate.panel
+    qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)  # the annotators
     apanel.annotator_combo.setCurrentIndex(apanel.annotator_combo.findText("ana"))
     apanel.annotator_combo.activated.emit(apanel.annotator_combo.currentIndex())
+    qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)  # the options
     apanel.model_combo.setCurrentIndex(apanel.model_combo.findData("model-a"))
     apanel.lang_combo.setCurrentIndex(apanel.lang_combo.findData("en"))
     apanel.blind_check.setChecked(False)  # the session's order (blind shuffles it)
     apanel.build_button.click()
     qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)
     assert [item.unit_uid for item in annotate.queue.items] == ["u4", "u7", "u8"]
-    unit_id = list_units(controller.store)[0].id
+    unit_id, *_, other_unit = (u.id for u in list_units(controller.store))
     bpanel = browser.panel
 
     def select(name: str):
@@ -220,6 +234,8 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         units.show_unit(unit_id)
         units.override("en", 0, "subject", "Words written under a lock")
 
+    synonyms: list = []  # the Synonyms dialog, closed once the lock is gone
+
     steps = [
         *panels(),
         select("Person"),
@@ -229,8 +245,11 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         rate,
         controller.verbalise.save_settings,
         controller.verbalise.refresh_runs,
+        lambda: controller.verbalise.select_unit(other_unit),  # its preview: a read
         apanel.build_button.click,  # the annotation queue again
         lambda: controller.scores.refresh(),
+        lambda: synonyms.append(controller.scores.open_synonyms()),  # its table: a read
+        lambda: annotate.choose_annotator(-1),  # the annotators again (ana stays)
         lambda: controller.report.build(),
         controller.show_dataset_statistics,
         select("Person"),  # the category last viewed, once the lock is gone
@@ -239,6 +258,8 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     # Warm up (modules imported, panels laid out) on the free session: the same clicks.
     drive(qtbot, [*panels(), select("Person"), select("City")])
     qtbot.waitUntil(lambda: controller.writer.idle and not controller.runner.active, timeout=30_000)
+    preview = controller.verbalise.panel.preview
+    first_preview = preview.toPlainText()  # the session's first unit
 
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(built.path)],
@@ -258,6 +279,9 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         # after its busy timeout and says what waits.
         qtbot.waitUntil(lambda: "Session busy" in message(window), timeout=10_000)
         worst = heartbeat.stop()
+        # The unit previewed under the lock: its triples were read all the same.
+        qtbot.waitUntil(lambda: preview.toPlainText() not in ("", first_preview), timeout=10_000)
+        assert "Input (the triples" in preview.toPlainText()
         print(
             f"\nworst UI stall with the lock held: {worst} ms "
             f"over {time.monotonic() - started:.1f} s ({len(heartbeat.gaps)} ticks)"
@@ -281,6 +305,9 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=30_000)
     # The panels' reads of the session ran off the UI thread, and their results arrived.
     assert not set(ui_reads.by) & OFF_THE_UI_THREAD, sorted(set(ui_reads.by) & OFF_THE_UI_THREAD)
+    assert synonyms[0].rows()  # its first use's starter set, landed once the lock went
+    assert "Unit <b>" in units.panel.title.text() and unit_id == units.shown_unit
+    synonyms[0].close()
     assert browser.state.category == "Person" and browser.state.table is not None
     assert controller.verbalise.panel.results.runs_model.rowCount() > 0
     assert [item.unit_uid for item in annotate.queue.items] == ["u4", "u7", "u8"]

@@ -12,6 +12,7 @@ from core.sampler import SampleRequest
 from core.store import SessionStore
 from core.unit_builder.saved import list_units, load_draft
 from tests.fixtures.jobs import is_fetch
+from tests.fixtures.reads import settle_reads
 
 
 @pytest.fixture
@@ -99,8 +100,10 @@ def test_a_draft_survives_a_restart(qtbot, wired, tmp_path: Path) -> None:
     units.add_claim(kept_rows(units.panel)[0])
     path = controller.store.path
     controller.open_session(tmp_path / "other.taillens", create=True)
+    settle_reads(qtbot, controller)
     assert units.draft is None
     controller.open_session(path)
+    settle_reads(qtbot, controller)  # the draft is read off the UI thread
     assert units.draft is not None and len(units.draft.claims) == 1
     with SessionStore.open(path) as store:
         assert load_draft(store) == units.draft

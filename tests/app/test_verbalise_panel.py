@@ -33,6 +33,7 @@ def wired(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     assert controller.new_session(tmp_path / "v.taillens")
     ids = add_units(controller.store, 5)
     controller.verbalise.session_opened()  # the units were added behind its back
+    settle_reads(qtbot, controller)  # the picker and the preview are view reads
     yield window, controller, ids
     controller.shutdown()
 
@@ -105,8 +106,10 @@ def test_preview_shows_the_exact_prompt_and_follows_the_template(
     assert panel.template_tabs.tabText(0) == "en *"
 
     controller.units.panel.unit_selected.emit(ids[1])  # the Units panel's selection
+    settle_reads(qtbot, controller)  # its triples are a view read
     assert "[Paris1, mayor, Anne Hidalgo]" in panel.preview.toPlainText()
     panel.template_tabs.setCurrentIndex(1)  # it
+    settle_reads(qtbot, controller)
     assert "[Parigi1, sindaco, Anne Hidalgo]" in panel.preview.toPlainText()
 
     panel.template_tabs.setCurrentIndex(0)
@@ -314,6 +317,7 @@ def test_the_unit_picker_reads_a_page_and_more_on_scroll_and_on_search(qtbot, wi
     assert panel.preview_unit.currentIndex() == -1
     assert panel.preview_unit.placeholderText().startswith("u4 · City")
     assert panel.preview_unit_id() == ids[4] and "Now: u4" in panel.selected_label.text()
+    settle_reads(qtbot, controller)  # the preview's triples are a view read
     assert "[Paris4, country, France]" in panel.preview.toPlainText()
 
     panel.tabs.setCurrentIndex(1)  # the Prompt tab
@@ -336,6 +340,7 @@ def test_the_unit_picker_reads_a_page_and_more_on_scroll_and_on_search(qtbot, wi
     assert panel.preview_unit_id() == ids[4]  # the previewed unit did not change
     panel.preview_unit.setCurrentIndex(1)  # a click on the second match
     panel.preview_unit.activated.emit(1)
+    settle_reads(qtbot, controller)
     assert verbalise.unit_id == ids[3]
     assert "[Paris3, mayor, Anne Hidalgo]" in panel.preview.toPlainText()
     picker.search.setText("no such unit")
