@@ -47,9 +47,9 @@ from core.models import (
     _folder_size,
     _read_config,
     _snapshot_of,
-    configured_model_folders,
     hf_cache_dir,
     human_size,
+    model_folders_in,
     model_type_of,
 )
 from core.vocab import hub_folder_name, repo_id_of_hub_folder
@@ -179,7 +179,9 @@ def explain(error: BaseException, repo_id: str, revision: str | None = None) -> 
     if isinstance(error, hub_errors.OfflineModeIsEnabled) or (
         isinstance(error, hub_errors.LocalEntryNotFoundError) and _offline()
     ):
-        return PullError("HF_HUB_OFFLINE is set: unset it to download models")
+        return PullError(
+            "HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set: unset it to download models"
+        )
     if isinstance(error, hub_errors.HfHubHTTPError):
         status = getattr(getattr(error, "response", None), "status_code", None)
         if status in (401, 403):
@@ -265,7 +267,9 @@ def plan_pull(repo_id: str, revision: str | None = None) -> PullPlan:
     from huggingface_hub import HfApi
 
     if _offline():
-        raise PullError("HF_HUB_OFFLINE is set: unset it to download models")
+        raise PullError(
+            "HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set: unset it to download models"
+        )
     try:
         info = HfApi(endpoint=endpoint()).model_info(
             repo_id, revision=revision, files_metadata=True
@@ -598,18 +602,8 @@ def list_models(folders: Iterable[Path] | None = None) -> list[LocalModel]:
             model = _describe_folder(snapshot, name, "hf-cache", size or _folder_size(snapshot))
             revisions = tuple(sorted(p.name for p in (repo / "snapshots").iterdir()))
             found.append(replace(model, revisions=revisions))
-    for folder in configured_model_folders() if folders is None else folders:
-        folder = Path(folder)
-        if not folder.is_dir():
-            continue
-        if (folder / "config.json").is_file():
-            candidates = [folder]
-        else:
-            candidates = sorted(p for p in folder.iterdir() if (p / "config.json").is_file())
-        for candidate in candidates:
-            found.append(
-                _describe_folder(candidate, candidate.name, "folder", _folder_size(candidate))
-            )
+    for candidate in model_folders_in(folders):
+        found.append(_describe_folder(candidate, candidate.name, "folder", _folder_size(candidate)))
     return found
 
 

@@ -26,7 +26,7 @@ import json
 import os
 import struct
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -245,19 +245,24 @@ def discover_models(
                     info = _info(snapshot, repo_id_of_hub_folder(repo.name), "hf-cache")
                     if info is not None:
                         found.append(info)
+    for candidate in model_folders_in(folders):
+        info = _info(candidate, candidate.name, "folder")
+        if info is not None:
+            found.append(info)
+    return found
+
+
+def model_folders_in(folders: Iterable[Path | str] | None = None) -> Iterator[Path]:
+    """The model folders in ``folders`` (default: the user's, :func:`configured_model_folders`):
+    a folder holding a config.json is one; else each of its children that holds one."""
     for folder in configured_model_folders() if folders is None else folders:
         folder = Path(folder)
         if not folder.is_dir():
             continue
         if (folder / "config.json").is_file():
-            candidates = [folder]
+            yield folder
         else:
-            candidates = sorted(p for p in folder.iterdir() if (p / "config.json").is_file())
-        for candidate in candidates:
-            info = _info(candidate, candidate.name, "folder")
-            if info is not None:
-                found.append(info)
-    return found
+            yield from sorted(p for p in folder.iterdir() if (p / "config.json").is_file())
 
 
 def resolve_model(name_or_path: str | Path) -> Path:

@@ -122,7 +122,12 @@ def test_a_cancelled_pull_keeps_its_bytes_and_the_next_one_resumes(
 
 
 def _cli_env(fake_hub: FakeHub, tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    # TRANSFORMERS_OFFLINE switches the hub off too (a model load in this process sets it).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("HF_") and k != "TRANSFORMERS_OFFLINE"
+    }
     env.update(
         PYTHONPATH=str(ROOT),
         HF_ENDPOINT=fake_hub.url,
@@ -211,7 +216,7 @@ def test_missing_repo_revision_and_no_network_are_one_line_each(
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(core, "USER_HF_HUB_OFFLINE", "1")
-    with pytest.raises(hub.PullError, match="HF_HUB_OFFLINE is set"):
+    with pytest.raises(hub.PullError, match="HF_HUB_OFFLINE .or TRANSFORMERS_OFFLINE. is set"):
         hub.plan_pull(REPO)
 
 
