@@ -2,14 +2,14 @@
 and the time per step extrapolated to TailNLG's 1,232 translations (METHODS §11).
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/references_translate.py [--texts N]
-[--batch B] [--model PATH] [--editor PATH] [--device cpu]``.
+[--batch B] [--model PATH] [--editor PATH] [--device cpu] [--runs 3]``.
 
 The texts are TailNLG's English gold references (read in place from the shared data).
 The translation job (``core.references.translate.translate_job``, what ``taillens
 references translate`` runs: batching, language codes, cleaning, one transaction per
 batch into a fresh session) is timed against a bare loop over the same batches that
 tokenises, calls the same loaded model's ``generate`` with the same arguments and
-decodes, with nothing stored. Pairs are interleaved, three runs each, medians reported;
+decodes, with nothing stored. Pairs are interleaved, ``--runs`` of each (3), medians reported;
 the model is loaded before either is timed. Ratio = bare time / job time (throughput
 of the job relative to bare generate; ≥ 1.0 is the target).
 
@@ -49,7 +49,6 @@ from core.store.models import DataUnit, UnitReference  # noqa: E402
 from tests.shared_data import TAILNLG, benchmark_input  # noqa: E402
 
 TAILNLG_TRANSLATIONS = 1232
-RUNS = 3
 
 
 def gold_english(limit: int) -> list[str]:
@@ -122,6 +121,7 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="a Marian/OPUS-MT folder (default tiny random)")
     parser.add_argument("--editor", type=Path, help="a causal LM folder (default tiny random)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--runs", type=int, default=3, help="pairs of runs (medians)")
     args = parser.parse_args()
 
     texts = gold_english(args.texts)
@@ -143,7 +143,7 @@ def main() -> None:
         translator.close = lambda: None  # type: ignore[method-assign]
         bare(translator, texts[: args.batch], args.batch)  # warm-up
         bares, jobs = [], []
-        for n in range(RUNS):
+        for n in range(args.runs):
             bares.append(bare(translator, texts, args.batch))
             jobs.append(piped(translator, texts, params, folder, n))
             print(f"run {n + 1}: bare {bares[-1]:.3f} s, job {jobs[-1]:.3f} s", flush=True)
@@ -151,7 +151,7 @@ def main() -> None:
         print(f"model: {model} ({translator.family}), device {translator.load().device}")
         print(
             f"texts: {len(texts)} TailNLG English gold references, batch {args.batch}, "
-            f"beams {args.beams}, max new tokens {args.max_new_tokens}; {RUNS} runs, medians"
+            f"beams {args.beams}, max new tokens {args.max_new_tokens}; {args.runs} runs, medians"
         )
         print(f"bare generate : {b:.3f} s  ({len(texts) / b:.1f} texts/s)")
         print(f"translate job : {j:.3f} s  ({len(texts) / j:.1f} texts/s)")

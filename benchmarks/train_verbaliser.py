@@ -5,7 +5,7 @@ Run:
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/train_verbaliser.py \\
         [--work DIR] [--steps 60] [--batch-size 16] [--d-model 64] [--threads 1] \\
-        [--repeats 2]
+        [--repeats 2] [--device cpu|cuda] [--warm-up]
 
 Data: enriched WebNLG 2017 en/dev imported into a session (``--work``, kept there), every
 reference with its graph; a random T5 (2 + 2 layers, ``--d-model`` wide) whose BPE
@@ -13,7 +13,8 @@ tokenizer is trained on those texts (tests/fixtures). Both sides train the same 
 from the same weights on the same examples (the split's train side, WDV's input from
 ``seq2seq_input``, the same truncation), the same batch size, learning rate, linear
 schedule, AdamW and clipping at 1, for ``--steps`` steps, with ``--threads`` torch threads;
-no evaluation and no saving inside the measured time. Tokens are the real (not padding)
+no evaluation and no saving inside the measured time. On a GPU both train under bf16
+autocast (ours by itself, the Trainer with ``bf16=True``). Tokens are the real (not padding)
 input and label tokens of the batches each side trained on, counted in its own collator
 (ours in the loop, the Trainer's by wrapping ``DataCollatorForSeq2Seq``). Time: ours is the
 loop's step time (``train_s`` of the record); the Trainer's is its own ``train_runtime``
@@ -137,6 +138,8 @@ def plain(split: Any, base: Path, work: Path, settings: TrainingSettings) -> dic
         report_to=[],
         disable_tqdm=True,
         use_cpu=settings.device == "cpu",
+        # ours trains under bf16 autocast on a GPU that has it: the Trainer the same way
+        bf16=settings.device.startswith("cuda") and torch.cuda.is_bf16_supported(),
         seed=settings.seed,
         dataloader_num_workers=0,
     )
@@ -163,6 +166,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--warm-up",
+        action="store_true",
+        help="run each side once, untimed, first (a GPU's first steps pick kernels)",
+    )
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="train-verbaliser-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -203,6 +211,10 @@ def main() -> None:
         ("Seq2SeqTrainer", lambda: plain(split, base, work, settings)),
     )
     runs: dict[str, list[dict[str, float]]] = {name: [] for name, _fn in sides}
+    if args.warm_up:
+        for _name, fn in sides:
+            fn()
+        print("  (each side ran once untimed first)", flush=True)
     for repeat in range(args.repeats):
         for name, fn in sides:
             figures = fn()

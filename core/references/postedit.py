@@ -172,11 +172,11 @@ class LocalEditor:
         with heavy.lock():
             import torch
 
-        from core.models import prompt_token_ids
+        from core.models import prompts_token_ids
 
         loaded = self._load()
         tokenizer, model = loaded.tokenizer, loaded.model
-        ids = [prompt_token_ids(tokenizer, p) for p in prompts]
+        ids = prompts_token_ids(tokenizer, prompts)
         batch = tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt")
         batch = {k: v.to(model.device) for k, v in batch.items()}
         with torch.inference_mode():

@@ -203,7 +203,7 @@ class LocalTranslator:
         extra: dict[str, Any] = {}
         family = self.family
         if family == CAUSAL:
-            from core.models import prompt_token_ids
+            from core.models import prompts_token_ids
 
             prompts = [
                 CAUSAL_PROMPT.format(
@@ -211,7 +211,7 @@ class LocalTranslator:
                 )
                 for t in texts
             ]
-            ids = [prompt_token_ids(tokenizer, p) for p in prompts]
+            ids = prompts_token_ids(tokenizer, prompts)
             batch = tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt")
             extra["pad_token_id"] = tokenizer.pad_token_id
         else:

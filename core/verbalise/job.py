@@ -45,7 +45,7 @@ from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobCancelled, JobContext
 from core.labels import plural
-from core.models import free_device_memory, is_out_of_memory, prompt_token_ids
+from core.models import free_device_memory, is_out_of_memory, prompts_token_ids
 from core.store import SessionStorageError, SessionStore
 from core.store import models as m
 from core.verbalise.base import (
@@ -475,7 +475,7 @@ def prompt_lengths(verbaliser: Verbaliser, prompts: Sequence[str]) -> list[int] 
     where batching order does not matter (template and server verbalisers, or a local one
     not loaded yet).
 
-    Causal models read :func:`core.models.prompt_token_ids` (chat template applied), which
+    Causal models read :func:`core.models.prompts_token_ids` (chat template applied), which
     is what ``CausalVerbaliser.verbalise`` pads; seq2seq models read the tokenizer's plain
     encoding of the linearised graph, as ``Seq2SeqVerbaliser.verbalise`` does."""
     loaded = getattr(verbaliser, "loaded", None)
@@ -483,7 +483,7 @@ def prompt_lengths(verbaliser: Verbaliser, prompts: Sequence[str]) -> list[int] 
     if tokenizer is None:
         return None
     if verbaliser.kind == "causal":
-        return [len(prompt_token_ids(tokenizer, prompt)) for prompt in prompts]
+        return [len(ids) for ids in prompts_token_ids(tokenizer, prompts)]
     if verbaliser.kind == "seq2seq":
         return [len(tokenizer(prompt)["input_ids"]) for prompt in prompts]
     return None

@@ -38,6 +38,7 @@ from core.models import (
     load_tokenizer,
     model_fingerprint,
     prompt_token_ids,
+    prompts_token_ids,
     resolve_model,
 )
 from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
@@ -235,7 +236,7 @@ class CausalVerbaliser(_LocalVerbaliser):
             return []
         loaded = self._ready()
         tokenizer, model = loaded.tokenizer, loaded.model
-        ids = [prompt_token_ids(tokenizer, r.prompt) for r in requests]
+        ids = prompts_token_ids(tokenizer, [r.prompt for r in requests])
         batch = tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt")
         batch = {k: v.to(model.device) for k, v in batch.items()}
         n = self.params.candidates

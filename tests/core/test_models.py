@@ -19,6 +19,7 @@ from core.models import (
     model_fingerprint,
     model_type_of,
     prompt_token_ids,
+    prompts_token_ids,
     resolve_model,
     save_model_folders,
     select_device,
@@ -207,6 +208,35 @@ def test_prompt_ids_use_the_chat_template_when_there_is_one(
     plain = load_model(plain_folder, device="cpu").tokenizer
     ids = prompt_token_ids(plain, "Hello")
     assert ids[0] == plain.bos_token_id and plain.decode(ids[1:]) == "Hello"
+
+
+def test_prompts_encoded_together_are_each_encoded_as_alone(
+    tiny_causal_lm: Path, tmp_path: Path
+) -> None:
+    """One tokenizer call for a batch (what the verbalise job and the references pipeline
+    pad) gives every prompt exactly the ids it gets encoded by itself, chat or plain."""
+    from tests.fixtures.tiny_models import build_tiny_causal_lm
+
+    prompts = ["Hello", "", "[Paris, country, France] " * 7, "Anne Hidalgo\nwas born"]
+    chat = load_model(tiny_causal_lm, device="cpu").tokenizer
+    alone = [
+        chat(
+            chat.apply_chat_template(
+                [{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True
+            ),
+            add_special_tokens=False,
+        )["input_ids"]
+        for p in prompts
+    ]
+    assert prompts_token_ids(chat, prompts) == alone
+    assert len({len(ids) for ids in alone}) == len(prompts)  # no padding crept in
+    plain = load_model(
+        build_tiny_causal_lm(tmp_path / "plain", chat_template=False), device="cpu"
+    ).tokenizer
+    assert prompts_token_ids(plain, prompts) == [
+        plain(p, add_special_tokens=True)["input_ids"] for p in prompts
+    ]
+    assert prompts_token_ids(plain, []) == []
 
 
 def test_freeing_device_memory_never_collects_garbage_in_a_worker_of_the_gui() -> None:
