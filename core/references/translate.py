@@ -402,10 +402,12 @@ def store_translations(
     from core.store.models import ReferenceDerivation, UnitReference
 
     name = Path(translator.model).name if translator.family != SERVER else translator.model
-    ids = []
+    # Asked once per batch, not per text; one flush for the batch's references (one
+    # multi-row INSERT), then their derivations: a flush per text cost a round trip each.
+    parameters = {"family": translator.family, **params.decoding(), **translator.describe()}
     with store.unit_of_work() as db:
-        for src, text in rows:
-            reference = UnitReference(
+        references = [
+            UnitReference(
                 unit_id=src.unit_id,
                 lang=target,
                 text=text,
@@ -415,29 +417,27 @@ def store_translations(
                     f"by {name} ({translator.family}, beams {params.num_beams})"
                 ),
             )
-            db.add(reference)
-            db.flush()
-            db.add(
-                ReferenceDerivation(
-                    reference_id=reference.id,
-                    source_reference_id=src.reference_id,
-                    source_lang=source,
-                    lang=target,
-                    step="translate",
-                    model=translator.model,
-                    model_fingerprint=translator.fingerprint,
-                    parameters={
-                        "family": translator.family,
-                        **params.decoding(),
-                        **translator.describe(),
-                    },
-                    key=key,
-                    mt_text=text,
-                    kept="mt",
-                )
+            for src, text in rows
+        ]
+        db.add_all(references)
+        db.flush()
+        db.add_all(
+            ReferenceDerivation(
+                reference_id=reference.id,
+                source_reference_id=src.reference_id,
+                source_lang=source,
+                lang=target,
+                step="translate",
+                model=translator.model,
+                model_fingerprint=translator.fingerprint,
+                parameters=dict(parameters),
+                key=key,
+                mt_text=text,
+                kept="mt",
             )
-            ids.append(int(reference.id))
-    return ids
+            for reference, (src, text) in zip(references, rows, strict=True)
+        )
+        return [int(reference.id) for reference in references]
 
 
 @dataclass
