@@ -141,7 +141,7 @@ def main() -> None:
         translator = LocalTranslator(model, params)
         translator.load()
         translator.close = lambda: None  # type: ignore[method-assign]
-        bare(translator, texts[: args.batch], args.batch)  # warm-up
+        bare(translator, texts, args.batch)  # warm-up: every batch shape once (a GPU picks kernels)
         bares, jobs = [], []
         for n in range(args.runs):
             bares.append(bare(translator, texts, args.batch))
