@@ -120,7 +120,11 @@ class ReferencesController(QObject):
             from core.references.qe import CometScorer, qe_job
 
             q = state.qe_request()
-            scorer = None if q.note or q.checkpoint is None else CometScorer(q.checkpoint)
+            scorer = (
+                None
+                if q.note or q.checkpoint is None
+                else CometScorer(q.checkpoint, batch=q.batch, python=q.python)
+            )
             return qe_job(store, scorer, batch=q.batch, note=q.note), qe_line
         if step == POSTEDIT:
             from core.references.postedit import make_editor, postedit_job

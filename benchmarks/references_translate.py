@@ -13,8 +13,9 @@ decodes, with nothing stored. Pairs are interleaved, ``--runs`` of each (3), med
 the model is loaded before either is timed. Ratio = bare time / job time (throughput
 of the job relative to bare generate; ≥ 1.0 is the target).
 
-Then the other steps, per text, on the same texts: QE (xCOMET where unbabel-comet is
-installed; otherwise said), post-editing with the F.1 prompt (``--editor``, a causal
+Then the other steps, per text, on the same texts: QE (xCOMET with ``--qe-model``, in
+this Python or in another environment's with ``--qe-python``; otherwise said),
+post-editing with the F.1 prompt (``--editor``, a causal
 LM; default a tiny random Llama). Each is extrapolated to 1,232 translations (TailNLG:
 616 gold texts, each translated into the two other languages). With the default tiny
 random models (built by ``tests/fixtures/tiny_models.py``), the figures measure the
@@ -37,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from core import heavy  # noqa: E402
 from core.jobs import CancelToken, JobSucceeded, run_job  # noqa: E402
 from core.references.postedit import EditParams, LocalEditor, postedit_job  # noqa: E402
-from core.references.qe import qe_status  # noqa: E402
+from core.references.qe import CometScorer, qe_job, qe_status  # noqa: E402
 from core.references.translate import (  # noqa: E402
     LocalTranslator,
     TranslateParams,
@@ -122,6 +123,10 @@ def main() -> None:
     parser.add_argument("--editor", type=Path, help="a causal LM folder (default tiny random)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--runs", type=int, default=3, help="pairs of runs (medians)")
+    parser.add_argument("--qe-model", help="an xCOMET folder or .ckpt (QE is timed with it)")
+    parser.add_argument("--qe-python", help="the Python of an environment with unbabel-comet")
+    parser.add_argument("--qe-batch", type=int, default=8)
+    parser.add_argument("--qe-gpus", type=int, default=0)
     args = parser.parse_args()
 
     texts = gold_english(args.texts)
@@ -158,8 +163,18 @@ def main() -> None:
         print(f"throughput ratio (job / bare generate): {b / j:.2f}x")
 
         per_translate = j / len(texts)
-        problem = qe_status(None)
+        problem = qe_status(args.qe_model, args.qe_python)
         session = folder / "run0.taillens"
+        per_qe = None
+        if problem is None:
+            scorer = CometScorer(
+                args.qe_model, batch=args.qe_batch, gpus=args.qe_gpus, python=args.qe_python
+            )
+            with SessionStore.open(session) as store:
+                started = time.perf_counter()
+                scored = run_ok(qe_job(store, scorer, batch=args.qe_batch))
+                per_qe = (time.perf_counter() - started) / max(1, scored.scored)
+            print(f"QE ({scorer.name}): {scored.scored} scored, bands {scored.bands}")
         with SessionStore.open(session) as store:
             editor = LocalEditor(
                 editor_path,
@@ -177,7 +192,13 @@ def main() -> None:
             f"  translate : {per_translate * 1000:8.1f} ms/text  → "
             f"{per_translate * TAILNLG_TRANSLATIONS:8.1f} s"
         )
-        print(f"  QE        : {problem or 'see --qe-model'}")
+        if per_qe is None:
+            print(f"  QE        : {problem}")
+        else:
+            print(
+                f"  QE        : {per_qe * 1000:8.1f} ms/text  → "
+                f"{per_qe * TAILNLG_TRANSLATIONS:8.1f} s (model loading included)"
+            )
         print(
             f"  post-edit : {per_edit * 1000:8.1f} ms/text  → "
             f"{per_edit * TAILNLG_TRANSLATIONS:8.1f} s (model loading included)"

@@ -44,6 +44,7 @@ _TEXTS = {
     "targets": "targets_edit",
     "translate_server_model": "translate_server_edit",
     "qe_model": "qe_edit",
+    "qe_python": "qe_python_edit",
     "edit_server_model": "edit_server_edit",
 }
 _SPINS = {
@@ -170,6 +171,15 @@ class ReferencesDialog(FittedDialog):
         qe_row.addWidget(QLabel("Batch"))
         qe_row.addWidget(self.qe_batch_spin)
         qe_form.addRow("Checkpoint", qe_row)
+        self.qe_python_edit = QLineEdit()
+        self.qe_python_edit.setPlaceholderText(
+            "optional: the Python of an environment with unbabel-comet"
+        )
+        self.qe_python_edit.setToolTip(
+            "unbabel-comet needs transformers<5, so it usually lives in an environment of "
+            "its own: name that environment's python here (empty: this one)"
+        )
+        qe_form.addRow("Python", self.qe_python_edit)
         qe_form.addRow(self.qe_note)
         qe_box = self._step_box("2. Estimate quality", qe_form, self.qe_button, self.qe_status)
 

@@ -10,6 +10,7 @@ by an annotator), ``review`` (an F.2 review, its correction promoted to gold) an
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -58,11 +59,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "qe",
         help="estimate translation quality with xCOMET (score, band, error spans)",
         description="Score every translation not yet scored by this checkpoint. Needs "
-        "unbabel-comet and a local xCOMET checkpoint; without them it says so and changes "
-        "nothing (every translation then goes to post-editing without a band).",
+        "unbabel-comet (here, or in another environment: --qe-python) and a local xCOMET "
+        "checkpoint; without them it says so and changes nothing (every translation then "
+        "goes to post-editing without a band).",
     )
     q.add_argument("--session", type=Path, required=True)
     q.add_argument("--qe-model", help="xCOMET model folder or .ckpt (never downloaded)")
+    q.add_argument(
+        "--qe-python",
+        default=os.environ.get("TAILLENS_COMET_PYTHON") or None,
+        help="the Python of an environment that has unbabel-comet (it needs transformers<5, "
+        "so it usually cannot live beside TailLens's models); default $TAILLENS_COMET_PYTHON, "
+        "else this Python",
+    )
+    q.add_argument("--qe-timeout", type=float, default=900.0, help="seconds a batch may take")
     q.add_argument("--batch", type=int, default=8)
     _common(q)
     q.set_defaults(handler=run_qe)
@@ -177,8 +187,14 @@ def run_qe(args: argparse.Namespace) -> int:
     from core.references.qe import THRESHOLDS_SOURCE, CometScorer, qe_job, qe_status
     from core.store import SessionStore
 
-    problem = qe_status(args.qe_model)
-    scorer = None if problem else CometScorer(args.qe_model, batch=args.batch)
+    problem = qe_status(args.qe_model, args.qe_python)
+    scorer = (
+        None
+        if problem
+        else CometScorer(
+            args.qe_model, batch=args.batch, python=args.qe_python, timeout_s=args.qe_timeout
+        )
+    )
     with SessionStore.open(args.session) as store:
         summary = run_in_terminal(
             qe_job(store, scorer, batch=args.batch, note=problem), quiet=args.quiet

@@ -38,6 +38,7 @@ CHOICES = (
     "beams",
     "max_new_tokens",
     "qe_model",
+    "qe_python",
     "qe_batch",
     "edit_model",
     "edit_server_model",
@@ -68,6 +69,7 @@ class QERequest:
     checkpoint: str | None
     batch: int
     note: str | None  # why nothing will be scored (qe_status), None when xCOMET can run
+    python: str | None = None  # another environment's Python with unbabel-comet
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class ReferencesState(State):
     beams = Field(_T.num_beams)
     max_new_tokens = Field(_T.max_new_tokens)
     qe_model = Field("")  # an xCOMET folder or .ckpt
+    qe_python = Field("")  # the Python of an environment with unbabel-comet ("" = this one)
     qe_batch = Field(8)
     edit_model = Field("")
     edit_server_model = Field("")
@@ -137,7 +140,8 @@ class ReferencesState(State):
 
     def qe_request(self) -> QERequest:
         checkpoint = self.qe_model.strip() or None
-        return QERequest(checkpoint, int(self.qe_batch), qe_status(checkpoint))
+        python = self.qe_python.strip() or None
+        return QERequest(checkpoint, int(self.qe_batch), qe_status(checkpoint, python), python)
 
     def postedit_request(self) -> EditRequest:
         model = self.edit_model.strip()
@@ -149,7 +153,7 @@ class ReferencesState(State):
 
     def qe_note(self) -> str:
         """Why Estimate quality will store nothing ("" when xCOMET can run)."""
-        return qe_status(self.qe_model.strip() or None) or ""
+        return qe_status(self.qe_model.strip() or None, self.qe_python.strip() or None) or ""
 
     # -- a run's course -------------------------------------------------------------------
     def started(self, step: str, line: str) -> None:
