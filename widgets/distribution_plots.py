@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QGraphicsItem, QTabWidget, QVBoxLayout, QWidget
 from core.figures import TIER_PLOTS, tier_figure
 from core.tiers import Distribution
 from widgets.plot_export import ExportOptions, export_figure
+from widgets.plot_theme import follow_palette
 
 LINE_STYLES = {
     "pareto": ("#d9822b", "Pareto cut-off"),
@@ -155,6 +156,7 @@ class DistributionPlots(QWidget):
                 # repaints without redrawing them (25 ms -> a few ms per move).
                 item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
+        follow_palette(*self.plot_widgets())
         self._line_sets = [
             _CutoffLines(hist, "vertical", _log10, _pow10),
             _CutoffLines(rank, "horizontal", _log10, _pow10),

@@ -46,6 +46,7 @@ from core.likelihood import (
 )
 from core.vocab import LANGUAGES
 from widgets.plot_export import ExportOptions, ask_export, export_figure
+from widgets.plot_theme import follow_palette
 
 AXES = (("statements", "Statements"), ("sitelinks", "Sitelinks"))
 COLOURS = {"agree": "#9a9a9a", HEAD_BY_COUNTS: "#c23b22", "tail_by_counts_head_by_model": "#2b7bb9"}
@@ -99,10 +100,11 @@ class LikelihoodPanel(QWidget):
 
         self.correlation_label = QLabel("No likelihoods in this session for this category.")
         self.correlation_label.setWordWrap(True)
-        self.plot = pg.PlotWidget(background="w")
+        self.plot = pg.PlotWidget()
         self.plot.setLogMode(x=True, y=False)
         self.plot.setLabel("left", "mean log-likelihood per token")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
+        follow_palette(self.plot)
         self.scatter = pg.ScatterPlotItem(size=6, pen=None)
         self.scatter.sigClicked.connect(self._on_point_clicked)
         self.plot.addItem(self.scatter)

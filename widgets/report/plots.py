@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from core.figures import BINS, MAX_OUTLIERS, MAX_POINTS, PALETTE, BoxStats, box_stats, plot_values
 from core.report import PlotSpec
 from widgets.plot_export import ExportOptions, export_figure
+from widgets.plot_theme import follow_palette
 
 # Past this many groups a box plot lies on its side: one labelled row per group.
 HORIZONTAL_GROUPS = 8
@@ -55,6 +56,7 @@ class ReportPlots(QWidget):
         self.bottom_axis = _LogAxis("bottom")
         self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
         self.plot.setMinimumHeight(200)  # issue 14: plots at least 200 px tall
+        follow_palette(self.plot)
         for axis in (self.left_axis, self.bottom_axis):
             axis.enableAutoSIPrefix(False)  # "share (x0.001)" reads worse than 0.25
         self.picker = QComboBox()
@@ -72,7 +74,7 @@ class ReportPlots(QWidget):
         )
         self.caption = QLabel()
         self.caption.setWordWrap(True)
-        self.caption.setStyleSheet("color:#555;")
+        self.caption.setStyleSheet("color: palette(mid);")
         row = QHBoxLayout()
         row.addWidget(self.picker, 1)
         row.addWidget(self.export_button)

@@ -232,7 +232,7 @@ class TablePage(QWidget):
         self._sized = False
         self.note = QLabel(escape(table.note) if table.note else "")
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("color:#555; font-size:11px;")
+        self.note.setStyleSheet("color: palette(mid); font-size:11px;")
         # At most about three lines high, scrolling past that: the table keeps its rows.
         note_scroll = QScrollArea()
         note_scroll.setWidget(self.note)
