@@ -698,8 +698,12 @@ class _CorpusForm:
         from core.metrics.base import ScoringItem
 
         metric, quality = column.split(":", 1)
-        if metric not in self._metrics:
-            self._metrics[metric] = FACTORIES[metric](MetricOptions(), None)
+        options = MetricOptions()
+        if metric == "bleu":  # the tokenisation the stored sentence scores were made with
+            options = MetricOptions(bleu_tokenize=self._tokenisation(metric, vids))
+        key = f"{metric}|{options.bleu_tokenize}"
+        if key not in self._metrics:
+            self._metrics[key] = FACTORIES[metric](options, None)
         references = self._refs()
         items = []
         for vid in vids:
@@ -710,11 +714,49 @@ class _CorpusForm:
         if not items:
             return None
         with heavy.lock():
-            value = self._metrics[metric].corpus_score(items)
+            value = self._metrics[key].corpus_score(items)
         if value is None or value.value is None:
             return None
         self.used[column] = value.signature or metric
         return float(value.value)
+
+    def _tokenisation(self, metric: str, vids: list[int]) -> str:
+        """The ``tok`` of the sentence scores of ``metric`` stored for these texts (13a,
+        sacrebleu's default, where none says): a corpus score under another tokenisation
+        than its sentence scores would not be the same metric."""
+        from sqlalchemy import select
+
+        from core.metrics.signature import Signature, read_signature
+        from core.store.models import Score
+
+        found: set[str] = set()
+        with self.store.snapshot() as db:
+            for start in range(0, len(vids), 900):
+                found.update(
+                    text
+                    for text in db.scalars(
+                        select(Score.signature)
+                        .where(
+                            Score.metric == metric,
+                            Score.level == "sentence",
+                            Score.verbalisation_id.in_(vids[start : start + 900]),
+                        )
+                        .distinct()
+                    )
+                    if text
+                )
+        tokenisations = set()
+        for text in found:
+            signature = read_signature(text, metric)
+            if isinstance(signature, Signature) and signature.get("tok"):
+                tokenisations.add(str(signature.get("tok")))
+        if len(tokenisations) > 1:
+            raise UserFacingError(
+                f"the {metric} scores of these texts were made with different tokenisations "
+                f"({', '.join(sorted(tokenisations))}): score them again with one "
+                "(--bleu-tokenize) before a corpus-level correlation"
+            )
+        return tokenisations.pop() if tokenisations else "13a"
 
 
 def correlation_job(

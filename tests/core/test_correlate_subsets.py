@@ -222,3 +222,40 @@ def test_correlate_on_a_subset_from_the_cli(
     status = main(["correlate", "--session", path, "--where", "nothing>1", "--quiet"])
     _, err = capsys.readouterr()
     assert status == 2 and err.startswith("taillens: --where 'nothing>1': no field 'nothing'")
+
+
+def test_the_corpus_score_uses_the_tokenisation_of_the_stored_scores(session) -> None:
+    """Scored with --bleu-tokenize char, the system-corpus BLEU is sacrebleu's corpus BLEU
+    with char tokenisation (it was 13a whatever the scores said), and the note says so."""
+    from core.metrics import MetricOptions
+
+    store, made = session
+    outcome = run_job(
+        score_job(
+            store,
+            ScoringRequest(metrics=("bleu",), options=MetricOptions(bleu_tokenize="char")),
+        )
+    )
+    assert isinstance(outcome, JobSucceeded), outcome
+    result = correlate(
+        store, CorrelationRequest(metrics=("bleu:gold",), humans=(HUMAN,), levels=("system",))
+    )
+    rows = {r.level: r for r in result.rows}
+    table = {r.verbalisation_id: r for r in sentence_score_table(store)}
+    human = human_values(store)[HUMAN]
+    means = [sum(human[made[(s, n)]] for n in range(1, SAMPLES + 1)) / SAMPLES for s in SYSTEMS]
+
+    def corpus(tokenize: str) -> list[float]:
+        return [
+            sacrebleu.corpus_bleu(
+                [table[made[(s, n)]].text for n in range(1, SAMPLES + 1)],
+                [[REFERENCE] * SAMPLES],
+                tokenize=tokenize,
+            ).score
+            for s in SYSTEMS
+        ]
+
+    assert corpus("char") != pytest.approx(corpus("13a"))  # the test can tell them apart
+    assert rows["system-corpus"].pearson == pytest.approx(stats.pearsonr(corpus("char"), means)[0])
+    note = next(n for n in result.notes if n.startswith("system level (system-corpus)"))
+    assert "tok:char" in note, note
