@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from core.store import SessionStore
+from core.vocab import LANGUAGES
 from core.wikidata.cache import load_category, store_members_page
 from core.wikidata.categories import category_by_name, default_categories
 from core.wikidata.records import EntityRecord, MembersPage
@@ -61,9 +62,7 @@ def build_session(path: Path) -> SessionStore:
                 int(counts[i] // 3),
                 frozenset(
                     w
-                    for w, on in zip(
-                        ("en", "it", "es"), (i % 2 == 0, i % 3 == 0, i % 5 == 0), strict=True
-                    )
+                    for w, on in zip(LANGUAGES, (i % 2 == 0, i % 3 == 0, i % 5 == 0), strict=True)
                     if on
                 ),
             )

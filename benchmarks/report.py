@@ -47,10 +47,11 @@ from core.store.models import (
     Score,
     Verbalisation,
 )
+from core.vocab import LANGUAGES, QUALITIES
 from tests.shared_data import TAILNLG, benchmark_input
 
 MODELS = ("Llama-3.2-3B", "Llama-3.1-8B", "Qwen2.5-3B", "Qwen2.5-7B", "Gemma-3-4B", "Gemma-3-12B")
-LANGS = ("en", "it", "es")
+LANGS = LANGUAGES
 REFERENCE_METRICS = ("bertscore", "bleu", "chrf++", "rouge1", "rouge2", "rougeL")
 
 
@@ -113,7 +114,7 @@ def populate(store: SessionStore, candidates: int) -> int:
         for vid, run_id, unit_id, lang in verbalisations:
             shift = -0.05 if tiers[unit_id] == "long_tail" else 0.0
             for metric in REFERENCE_METRICS:
-                for quality in ("gold", "silver"):
+                for quality in QUALITIES:
                     scores.append(
                         {
                             "metric": metric,

@@ -39,9 +39,10 @@ from sqlalchemy import insert, select
 
 from core.store import SessionStore
 from core.store.models import DataUnit, ModelRun, Score, Verbalisation
+from core.vocab import LANGUAGES
 
 MODELS = ("Llama-3.2-3B", "Llama-3.1-8B", "Qwen2.5-3B", "Qwen2.5-7B", "Gemma-3-4B", "Gemma-3-12B")
-LANGS = ("en", "it", "es")
+LANGS = LANGUAGES
 METRICS = (
     ("bleu", "gold"),
     ("chrf++", "gold"),

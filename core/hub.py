@@ -45,12 +45,12 @@ from core.models import (
     SEQ2SEQ,
     ModelError,
     _folder_size,
-    _read_config,
     _snapshot_of,
     hf_cache_dir,
     human_size,
     model_folders_in,
     model_type_of,
+    read_config,
 )
 from core.vocab import hub_folder_name, repo_id_of_hub_folder
 
@@ -571,7 +571,7 @@ def model_kind(config: dict[str, Any] | None, card: dict[str, Any]) -> str:
 
 def _describe_folder(folder: Path, name: str, source: str, size: int) -> LocalModel:
     try:
-        config: dict[str, Any] | None = _read_config(folder)
+        config: dict[str, Any] | None = read_config(folder)
     except ModelError:
         config = None
     card = _card(folder)

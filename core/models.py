@@ -152,7 +152,7 @@ def remember_model_folder(folder: Path) -> bool:
     return True
 
 
-def _read_config(folder: Path) -> dict[str, Any]:
+def read_config(folder: Path) -> dict[str, Any]:
     path = folder / "config.json"
     if not path.is_file():
         raise ModelError(f"{folder} holds no config.json: it is not a transformers model folder")
@@ -216,7 +216,7 @@ def _snapshot_of(repo_folder: Path) -> Path | None:
 
 def _info(folder: Path, name: str, source: str) -> ModelInfo | None:
     try:
-        config = _read_config(folder)
+        config = read_config(folder)
     except ModelError:
         return None
     return ModelInfo(
@@ -363,7 +363,7 @@ def check_model_folder(folder: Path) -> str:
     folder = Path(folder)
     if not folder.is_dir():
         raise ModelError(f"no model folder at {folder}")
-    config = _read_config(folder)
+    config = read_config(folder)
     kind = model_type_of(config)
     if kind == UNKNOWN:
         names = ", ".join(config.get("architectures") or []) or "none given"

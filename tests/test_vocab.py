@@ -1,5 +1,5 @@
 """One home for qualities, languages and model names (core/vocab.py): an ``ast`` scan of
-core/, app/ and widgets/ finds no other module that writes its own list of qualities or
+core/, app/, widgets/ and benchmarks/ finds no other module that writes its own list of qualities or
 languages, its own table of language names or its own model-name rule, or that imports
 those words from anywhere but core.vocab."""
 
@@ -81,7 +81,7 @@ def _problems(path: Path) -> list[str]:
 def _modules() -> list[Path]:
     return [
         path
-        for folder in ("core", "app", "widgets")
+        for folder in ("core", "app", "widgets", "benchmarks")
         for path in sorted((ROOT / folder).rglob("*.py"))
         if path != HOME
     ]

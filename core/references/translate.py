@@ -149,9 +149,9 @@ class LocalTranslator:
         loader: Callable[..., LoadedModel] | None = None,
     ) -> None:
         from core.models import (
-            _read_config,
             check_model_folder,
             model_fingerprint,
+            read_config,
             resolve_model,
         )
 
@@ -159,7 +159,7 @@ class LocalTranslator:
         self.params.check()
         self.path = resolve_model(model)
         self.kind = check_model_folder(self.path)
-        self.config = _read_config(self.path)
+        self.config = read_config(self.path)
         self.model = str(self.path.resolve())
         self.fingerprint: str | None = model_fingerprint(self.path)
         self._loader = loader
