@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import heavy, jsonio
 from core.errors import UserFacingError
+from core.folder_lock import LOCK_NAME, FolderLock
 from core.jobs import Job, JobCancelled, JobContext
 
 if TYPE_CHECKING:
@@ -363,8 +364,10 @@ def check_out(out: Path) -> OutFolder:
 
 
 def _is_leftover(path: Path) -> bool:
-    """A temporary file or folder of this module (a killed write)."""
-    return path.name.startswith(".") and (path.name.endswith(".tmp") or ".final-" in path.name)
+    """A temporary file or folder of this module (a killed write), or the folder's lock."""
+    return path.name == LOCK_NAME or (
+        path.name.startswith(".") and (path.name.endswith(".tmp") or ".final-" in path.name)
+    )
 
 
 def _read_record(out: Path) -> dict[str, Any]:
@@ -1118,22 +1121,26 @@ def train(
     from core.models import resolve_model
 
     settings.check()
-    folder = check_out(Path(out))
-    path = resolve_model(base)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    trainer = _Trainer(split, path, str(base), folder, settings, ctx, source or {})
-    with heavy.lock():
-        import torch
+    check_out(Path(out))  # before the folder is made: a file there, no parent, a model
+    # One training per folder: a second process (or a second job of the GUI) writing the
+    # same checkpoint would corrupt both. The lock goes with the process, killed or not.
+    with FolderLock(Path(out).expanduser(), "training"):
+        folder = check_out(Path(out))  # again: another training may have written it
+        path = resolve_model(base)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        trainer = _Trainer(split, path, str(base), folder, settings, ctx, source or {})
+        with heavy.lock():
+            import torch
 
-    threads = torch.get_num_threads()
-    if settings.threads is not None:
-        torch.set_num_threads(settings.threads)
-    try:
-        trainer.load()
-        return trainer.run()
-    finally:
-        torch.set_num_threads(threads)
+        threads = torch.get_num_threads()
+        if settings.threads is not None:
+            torch.set_num_threads(settings.threads)
+        try:
+            trainer.load()
+            return trainer.run()
+        finally:
+            torch.set_num_threads(threads)
 
 
 def check_request(out: Path, base: str, settings: TrainingSettings) -> OutFolder:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -333,3 +334,25 @@ def test_run_job_outcome_of_a_cancel_is_cancelled(
     outcome = run_job(job, token)
     assert type(outcome).__name__ == "JobWasCancelled"
     assert (tmp_path / "m" / CHECKPOINT).is_file()
+
+
+def test_a_second_training_into_the_same_folder_is_refused_while_the_first_runs(
+    webnlg: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Two trainings writing one folder would corrupt its checkpoint: while one holds the
+    folder (here: this process, as a second GUI job would find it), another is refused
+    saying who holds it, and nothing is written; once released, the folder trains."""
+    import os
+
+    from core.folder_lock import FolderBusy, FolderLock
+
+    session, base = webnlg
+    out = tmp_path / "model"
+    settings = replace(FAST, max_steps=2, eval_every=0)
+    busy = f"another training is writing here \\(process {os.getpid()}"
+    with FolderLock(out, "training"):
+        with pytest.raises(FolderBusy, match=busy):
+            train(split_of(session), base, out, settings, context())
+        assert [p.name for p in out.iterdir()] == [".taillens.lock"]
+    result = train(split_of(session), base, out, settings, context())
+    assert (out / "config.json").is_file() and result.steps == 2

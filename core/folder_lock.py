@@ -1,0 +1,94 @@
+"""An exclusive lock on a folder for one process's long write (a training's output).
+
+``FolderLock`` holds an OS advisory lock (``fcntl.flock``; ``msvcrt.locking`` on Windows)
+on a file inside the folder for as long as the work runs. The operating system drops it
+when the process ends, killed or not, so a lock is never left stale; a second process
+asking for it is refused at once with who holds it (pid and host, written in the file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Self
+
+from core.errors import UserFacingError
+
+LOCK_NAME = ".taillens.lock"
+
+
+class FolderBusy(UserFacingError):
+    """Another process holds the folder."""
+
+
+def _try_lock(handle: IO[str]) -> bool:
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+class FolderLock:
+    """``with FolderLock(folder, "training"):`` — the folder is created if need be."""
+
+    def __init__(self, folder: Path, what: str) -> None:
+        self.folder, self.what = Path(folder), what
+        self.path = self.folder / LOCK_NAME
+        self._handle: IO[str] | None = None
+
+    def acquire(self) -> None:
+        self.folder.mkdir(exist_ok=True)
+        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open
+        if not _try_lock(handle):
+            handle.seek(0)
+            try:
+                holder = json.loads(handle.read() or "{}")
+            except ValueError:
+                holder = {}
+            handle.close()
+            who = (
+                f" (process {holder.get('pid')} on {holder.get('host')})"
+                if isinstance(holder, dict) and holder.get("pid")
+                else ""
+            )
+            raise FolderBusy(
+                f"{self.folder}: another {self.what} is writing here{who}; wait for it to "
+                "finish, or choose another folder"
+            )
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
+        handle.flush()
+        self._handle = handle
+
+    def release(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            handle.close()  # closing drops the lock
+
+    def __enter__(self) -> Self:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.release()

@@ -1,0 +1,60 @@
+"""The folder lock: refused while held (by this process or another), released when the
+holder ends, however it ends (SIGKILL included), never left stale."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.folder_lock import FolderBusy, FolderLock
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from core.folder_lock import FolderLock
+lock = FolderLock(Path(sys.argv[1]), "training")
+lock.acquire()
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_held_in_this_process_refused_then_free(tmp_path: Path) -> None:
+    with (
+        FolderLock(tmp_path / "out", "training"),
+        pytest.raises(FolderBusy, match=f"process {os.getpid()} on "),
+    ):
+        FolderLock(tmp_path / "out", "training").acquire()
+    with FolderLock(tmp_path / "out", "training"):
+        pass
+
+
+@pytest.mark.skipif(os.name == "nt", reason="SIGKILL is POSIX")
+def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path / "out")],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "held"
+        with pytest.raises(FolderBusy, match=f"process {child.pid} on "):
+            FolderLock(tmp_path / "out", "training").acquire()
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    started = time.monotonic()
+    with FolderLock(tmp_path / "out", "training"):
+        assert time.monotonic() - started < 1
