@@ -216,6 +216,12 @@ class CometScorer:
             self._worker.close()
 
 
+# A batch's reply is a few kilobytes (scores and spans); a line longer than this is a
+# broken or hostile worker, read no further.
+MAX_REPLY_CHARS = 16 * 2**20
+TOO_LONG = "\0too long\0"
+
+
 class CometWorker:
     """A ``python -I comet_worker.py`` process: started on the first batch, fed a batch a
     line, answered a line each (see :mod:`core.references.comet_worker`). Every wait has
@@ -259,7 +265,13 @@ class CometWorker:
 
     @staticmethod
     def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
-        for line in stream:
+        while True:
+            line = stream.readline(MAX_REPLY_CHARS + 1)
+            if not line:
+                break
+            if len(line) > MAX_REPLY_CHARS:  # a reply has no business being this long
+                lines.put(TOO_LONG)
+                break
             lines.put(line)
         lines.put(None)
 
@@ -289,6 +301,8 @@ class CometWorker:
         if line is None:
             process.wait(timeout=5)
             raise self._fail(f"ended (exit {process.returncode}) while {doing}")
+        if line is TOO_LONG:
+            raise self._fail(f"answered a line over {MAX_REPLY_CHARS:,} characters while {doing}")
         try:
             reply = json.loads(line)
         except ValueError:

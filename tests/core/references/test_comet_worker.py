@@ -6,7 +6,7 @@ Each test makes a real separate environment (``python -m venv --without-pip``) a
 Its ``comet`` package is a TEST STUB written by the test (this machine's unbabel-comet
 cannot share an environment with TailLens's transformers 5): it answers xCOMET-shaped
 output, and behaves badly when its checkpoint's name says so (crash, hang, junk on
-stdout, a wrong count, dying mid-batch).
+stdout, a wrong count, dying mid-batch, an endless reply).
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class _Model:
             time.sleep(60)
         if name == "die":
             os._exit(3)
+        if name == "flood":  # straight to the protocol's pipe, past the worker's guard
+            os.write(1, b"x" * 5000 + b"\\n")
         scores = [min(1.0, len(d["mt"]) / 40) for d in data]
         spans = [
             [{"text": d["mt"][:2], "start": 0, "end": 2, "severity": "MAJOR"}] if s < 0.8 else []
@@ -169,6 +171,18 @@ def test_a_failing_worker_fails_the_job_with_its_words_and_stores_nothing(
     assert isinstance(outcome.error, QEError)
     assert re.search(said, str(outcome.error)), str(outcome.error)
     assert _derivations(translated) == before
+    assert scorer._worker is not None and scorer._worker._process is None
+
+
+def test_an_endless_reply_is_not_read_to_its_end(
+    comet_python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.references import qe
+
+    monkeypatch.setattr(qe, "MAX_REPLY_CHARS", 1000)
+    scorer = CometScorer(_checkpoint(tmp_path, "flood"), python=comet_python)
+    with pytest.raises(QEError, match="answered a line over 1,000 characters while scoring"):
+        scorer.score([QEInput("Paris is in France.", "Parigi è in Francia.")])
     assert scorer._worker is not None and scorer._worker._process is None
 
 
