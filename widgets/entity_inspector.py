@@ -29,6 +29,7 @@ from core.claim_filters import drop_reasons
 from core.units import render_quantity, render_time
 from core.vocab import LANGUAGES
 from core.wikidata.records import ClaimRecord, EntityDetails
+from widgets.theme import muted_colour
 
 _GREY = QBrush(QColor("#9a9a9a"))
 # Why a claim is dropped comes second, where a narrow dock shows it without scrolling.
@@ -188,9 +189,10 @@ def terms_html(details: EntityDetails) -> str:
         if description:
             text += f" — {escape(description)}"
         if aliases:
-            text += f"<br><span style='color:#555'>also: {escape('; '.join(aliases))}</span>"
+            also = escape("; ".join(aliases))
+            text += f"<br><span style='color:{muted_colour()}'>also: {also}</span>"
         rows.append(
-            f"<tr><td style='padding:1px 6px 3px 0; color:#555'>{lang}</td>"
+            f"<tr><td style='padding:1px 6px 3px 0; color:{muted_colour()}'>{lang}</td>"
             f"<td style='padding:1px 0 3px 0'>{text}</td></tr>"
         )
     return f"<table cellspacing='0'>{''.join(rows)}</table>"

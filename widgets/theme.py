@@ -47,3 +47,18 @@ def palette_for(scheme: Any) -> QPalette | None:
     if dark is not None and scheme == dark:
         return dark_palette()
     return None
+
+
+def muted_colour(palette: QPalette | None = None) -> str:
+    """A grey for secondary text in rich text (HTML), which cannot say ``palette(mid)``:
+    the text colour mixed 55:45 with the window's, so it reads on light and dark alike
+    (#555 vanished on the dark theme's #2b2b2b)."""
+    if palette is None:
+        from PySide6.QtGui import QGuiApplication
+
+        palette = QGuiApplication.palette()
+    text = palette.color(QPalette.ColorRole.WindowText)
+    window = palette.color(QPalette.ColorRole.Window)
+    pairs = zip(text.getRgb()[:3], window.getRgb()[:3], strict=True)
+    mix = [round(0.55 * a + 0.45 * b) for a, b in pairs]
+    return QColor(*mix).name()

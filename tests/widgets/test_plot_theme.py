@@ -44,3 +44,18 @@ def test_plots_follow_light_and_dark(qtbot) -> None:
             assert _lightness(axis.textPen().color()) < 100
     finally:
         apply_theme(app, "light")
+
+
+def test_muted_rich_text_reads_on_light_and_dark() -> None:
+    """Secondary text in HTML (which cannot say palette(mid)) is a grey between the text
+    and window colours: dark on light, light on dark (#555 vanished on #2b2b2b)."""
+    from PySide6.QtGui import QPalette
+
+    from widgets.theme import dark_palette, muted_colour
+
+    light = QPalette(QColor("#efefef"))
+    light.setColor(QPalette.ColorRole.WindowText, QColor("#000000"))
+    assert 80 <= _lightness(muted_colour(light)) <= 140
+    dark = dark_palette()
+    window = _lightness(dark.color(QPalette.ColorRole.Window))
+    assert _lightness(muted_colour(dark)) - window > 80

@@ -21,6 +21,7 @@ from core.report.verdict import (
     verdict,
 )
 from core.report.verdict import headline_text as core_headline_text
+from widgets.theme import muted_colour
 
 WORSE_COLOUR = "#b3261e"
 BETTER_COLOUR = "#1b7a3d"
@@ -80,7 +81,7 @@ def headline_html(
     """One headline as a table row (``table``) or as a run of text for a narrow dock."""
     h = headline_parts(c, show_model=show_model)
     scope = (
-        f" <span style='color:#777; font-weight:normal'>({escape(h['scope'])})</span>"
+        f" <span style='color:{muted_colour()}; font-weight:normal'>({escape(h['scope'])})</span>"
         if h["scope"]
         else ""
     )
@@ -91,7 +92,7 @@ def headline_html(
         f"<b>{escape(h['label'])}</b>{scope}",
         f"head <b>{format_value(h['head'])}</b>",
         f"vs long tail <b>{format_value(h['tail'])}</b>",
-        f"<span style='color:#555'>{escape(p_text(c, correction))}{effect}</span>",
+        f"<span style='color:{muted_colour()}'>{escape(p_text(c, correction))}{effect}</span>",
         f"<span style='color:{h['colour']}; font-weight:{weight}; "
         f"white-space:nowrap'>{badge}: "
         f"{escape(h['verdict'])}</span>",

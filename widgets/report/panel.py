@@ -69,6 +69,7 @@ from widgets.report.table import (
     plain_title,
     tab_title,
 )
+from widgets.theme import muted_colour
 
 NOT_BUILT_MESSAGE = "Press <b>Build report</b> to compare head and long tail on {metrics}."
 NO_SESSION_MESSAGE = "Open a session to build a bias report."
@@ -544,8 +545,8 @@ class ReportPanel(QWidget):
         quality = report.settings.study_quality
         models = {c.stratum_value("model") for c in headlines}
         self.headline_title.setText(
-            "<b>Head vs long tail</b> <span style='color:#666'>(medians; all languages "
-            f"pooled, per model; reference-based metrics against {escape(quality)} "
+            f"<b>Head vs long tail</b> <span style='color:{muted_colour()}'>(medians; all "
+            f"languages pooled, per model; reference-based metrics against {escape(quality)} "
             "references)</span>"
         )
         if not headlines:

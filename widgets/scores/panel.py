@@ -46,6 +46,7 @@ from widgets.scores.rows import (
 from widgets.scores.table import ScoreTableModel, table_view
 from widgets.scores.text_html import detail_text_html, detail_unit_html
 from widgets.synonyms import SynonymDialog
+from widgets.theme import muted_colour
 
 WIDE_PX = 1000  # at least this wide: table and detail side by side
 COMBO_CHARS = 5  # the filters' least width, in characters (their popups show every name)
@@ -367,7 +368,7 @@ class ScoresPanel(QWidget):
         self.shown_detail = detail
         if detail is None:
             self.text_view.setHtml(
-                "<p style='color:#777'>Select a text in the table to see "
+                f"<p style='color:{muted_colour()}'>Select a text in the table to see "
                 "its entity mentions, missing entities and hallucination "
                 "candidates beside its unit and references.</p>"
             )

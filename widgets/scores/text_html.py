@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from core.surface import surface_triple
 from widgets.scores.rows import Span, TextDetail
+from widgets.theme import muted_colour
 
 # Highlights in the detail view (also drawn in its legend).
 MENTION_COLOUR = "#b9e4c9"  # ESA: a unit entity found in the text
@@ -80,7 +81,7 @@ def detail_text_html(detail: TextDetail) -> str:
             parts.append("<p><b>Missing entities</b>: none, every entity is mentioned.</p>")
     else:
         parts.append(
-            "<p style='color:#777'>ESA not scored for this text yet: use "
+            f"<p style='color:{muted_colour()}'>ESA not scored for this text yet: use "
             "<b>Score…</b> with <i>esa</i> to see its mentions and missing "
             "entities.</p>"
         )
@@ -97,7 +98,7 @@ def detail_text_html(detail: TextDetail) -> str:
     if detail.scores:
         rows = "".join(
             f"<tr><td>{html.escape(c)}</td><td align='right'>&nbsp;{html.escape(v)}&nbsp;</td>"
-            f"<td style='color:#666'>{html.escape(n)}</td></tr>"
+            f"<td style='color:{muted_colour()}'>{html.escape(n)}</td></tr>"
             for c, v, n in detail.scores
         )
         parts.append(f"<p><b>Scores</b></p><table cellspacing='0'>{rows}</table>")
@@ -108,13 +109,15 @@ def detail_unit_html(detail: TextDetail) -> str:
     parts = [f"<p><b>Unit triples ({html.escape(detail.lang)})</b></p>"]
     if detail.triples:
         rows = "".join(
-            f"<tr><td>{html.escape(s)}</td><td style='color:#555'>&nbsp;"
+            f"<tr><td>{html.escape(s)}</td><td style='color:{muted_colour()}'>&nbsp;"
             f"{html.escape(p)}&nbsp;</td><td>{html.escape(o)}</td></tr>"
             for s, p, o in map(surface_triple, detail.triples)
         )
         parts.append(f"<table cellspacing='2'>{rows}</table>")
     else:
-        parts.append(f"<p style='color:#777'>The unit has no triples in {detail.lang}.</p>")
+        parts.append(
+            f"<p style='color:{muted_colour()}'>The unit has no triples in {detail.lang}.</p>"
+        )
     parts.append(f"<p><b>References ({html.escape(detail.lang)})</b></p>")
     if detail.references:
         items = "".join(
@@ -125,7 +128,7 @@ def detail_unit_html(detail: TextDetail) -> str:
         parts.append(f"<ul>{items}</ul>")
     else:
         parts.append(
-            f"<p style='color:#777'>No reference in {detail.lang}: reference-based "
+            f"<p style='color:{muted_colour()}'>No reference in {detail.lang}: reference-based "
             "metrics are absent for this text (not 0).</p>"
         )
     return "".join(parts)
