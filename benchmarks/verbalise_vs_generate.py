@@ -46,6 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.verbalise import FACTS  # noqa: E402 (the same facts as that benchmark)
 from core import heavy  # noqa: E402
 from core.jobs import CancelToken, JobSucceeded, Progress, run_job  # noqa: E402
 from core.models import prompts_token_ids  # noqa: E402
@@ -54,16 +55,6 @@ from core.store.models import DataUnit, ModelRun, UnitTriple  # noqa: E402
 from core.verbalise.base import GenerationParams, VerbaliseRequest  # noqa: E402
 from core.verbalise.job import order_for_batching, unit_triples, verbalise_job  # noqa: E402
 from core.verbalise.local import CausalVerbaliser, _eos_ids, _until_eos  # noqa: E402
-
-FACTS = [
-    ("Paris", "country", "France"),
-    ("Paris", "mayor", "Anne Hidalgo"),
-    ("Anne Hidalgo", "place of birth", "San Fernando"),
-    ("Paris", "population", "2102650"),
-    ("San Fernando", "country", "Spain"),
-    ("France", "capital", "Paris"),
-    ("Spain", "currency", "euro"),
-]
 
 
 def seed_session(path: Path, count: int) -> list[int]:
