@@ -25,7 +25,6 @@ from widgets.theme import muted_colour
 
 WORSE_COLOUR = "#b3261e"
 BETTER_COLOUR = "#1b7a3d"
-NEUTRAL_COLOUR = "#666666"
 # Friendlier headers for the comparison tables (the exports keep the core's names).
 
 
@@ -50,7 +49,7 @@ def headline_parts(c: Comparison, *, show_model: bool) -> dict[str, Any]:
     """The pieces of one headline line, head (``a``) against long tail (``b``); the
     verdict is core's (core.report.verdict), worded as in the CLI and the HTML report."""
     v = verdict(c)
-    colour = NEUTRAL_COLOUR
+    colour = muted_colour()  # not significant: neither better nor worse
     if v.worse is not None and c.significant:
         colour = WORSE_COLOUR if v.worse else BETTER_COLOUR
     return {

@@ -47,7 +47,6 @@ MARK_BACKGROUND = QColor("#ffd866")
 MARK_FOREGROUND = QColor("#5c3b00")
 WORSE_COLOUR = "#b3261e"
 BETTER_COLOUR = "#1b7a3d"
-NEUTRAL_COLOUR = "#666666"
 # Friendlier headers for the comparison tables (the exports keep the core's names).
 HEADERS = {
     "group_a": "a",
