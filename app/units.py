@@ -34,6 +34,7 @@ log = get_logger("units")
 # The panel's view reads (app.session_io.ViewReads keys): a newer one supersedes.
 UNIT_READ = "units.unit"  # a stored unit and its references
 DRAFT_READ = "units.draft"  # the draft the session holds, at session open
+MORE_READ = "units.more"  # the next page of the units list
 
 
 class UnitsController(QObject):
@@ -146,13 +147,23 @@ class UnitsController(QObject):
         )
 
     def more_units(self, after_id: int | None) -> None:
+        """The page after ``after_id``, read off the UI thread (a sort or a filter asks
+        for page after page until all are shown; scrolling, for one)."""
         from core.unit_builder.saved import list_units
         from core.unit_references import reference_counts
 
-        if self.ctx.store is not None:
-            units = list_units(self.ctx.store, after_id=after_id, limit=self.page_size)
-            references = reference_counts(self.ctx.store, (u.id for u in units))
-            self.panel.add_units(units, references)
+        size = self.page_size
+
+        def read(store: SessionStore) -> tuple[Any, Any]:
+            units = list_units(store, after_id=after_id, limit=size)
+            return units, reference_counts(store, (u.id for u in units))
+
+        def show(result: tuple[Any, Any]) -> None:
+            if self.panel.last_unit_id() != after_id:
+                return  # the list was read again meanwhile: this page belongs to the old one
+            self.panel.add_units(result[0], result[1])
+
+        self.ctx.reads.request(MORE_READ, read, show)
 
     # -- building ----------------------------------------------------------------------------
     def start(self, qid: str) -> None:

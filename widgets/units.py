@@ -99,13 +99,18 @@ class _PagedUnitsModel(QStandardItemModel):
         super().__init__(0, len(UNIT_COLUMNS))
         self._panel = panel
         self.total = 0  # units in the session, whether read yet or not
+        self.asked_after: int | None = None  # the last unit id a page was asked after
 
     def canFetchMore(self, parent: QModelIndex = QModelIndex()) -> bool:  # noqa: B008
         return not parent.isValid() and self.rowCount() < self.total
 
     def fetchMore(self, parent: QModelIndex = QModelIndex()) -> None:  # noqa: B008
         if self.canFetchMore(parent):
-            self._panel.more_units_requested.emit(self._panel.last_unit_id())
+            after = self._panel.last_unit_id()
+            if after is not None and after == self.asked_after:
+                return  # that page is on its way (read off the UI thread)
+            self.asked_after = after
+            self._panel.more_units_requested.emit(after)
 
 
 class _UnitFilter(QSortFilterProxyModel):
@@ -166,6 +171,8 @@ class UnitsPanel(QWidget):
         # -- saved units --
         self.units_model = _PagedUnitsModel(self)
         self._tier_changes: Mapping[int, TierChange] = {}
+        self._reading_all = False  # a sort or filter is reading the remaining pages
+        self._asking = False  # inside _read_every_page's loop
         self.units_model.setHorizontalHeaderLabels(list(UNIT_COLUMNS))
         # Sorted and filtered in the view; a sort or a filter reads every page first.
         self.units_proxy = _UnitFilter(self)
@@ -363,6 +370,7 @@ class UnitsPanel(QWidget):
         asked for (``more_units_requested``) as the view scrolls."""
         self._tier_changes = tier_changes = tier_changes or {}
         self.units_model.removeRows(0, self.units_model.rowCount())
+        self.units_model.asked_after = None
         self.units_model.total = len(units) if total is None else total
         self.add_units(units, references)
         changed = len(tier_changes)
@@ -370,8 +378,9 @@ class UnitsPanel(QWidget):
             f" · {changed:,} built under another tier than their root's now" if changed else ""
         )
         self.units_label.setText(self._units_words)
-        if any(v != ANY for v in self.unit_filter().values()):
-            self._filter_units()
+        sorted_by = self.units_view.horizontalHeader().sortIndicatorSection()
+        if sorted_by >= 0 or any(v != ANY for v in self.unit_filter().values()):
+            self._filter_units()  # a sort or filter in force works on every unit
 
     def add_units(
         self,
@@ -434,6 +443,10 @@ class UnitsPanel(QWidget):
             self.units_model.appendRow(row)
             for name in ("shape", "size", "tier", "languages"):
                 self._fill_filter(name, matches[name].split("|"))
+        if self._reading_all:  # a sort or filter waits for every page: ask for the next
+            self._read_every_page()
+        if self._reading_all or any(v != ANY for v in self.unit_filter().values()):
+            self._show_counts()
 
     def last_unit_id(self) -> int | None:
         rows = self.units_model.rowCount()
@@ -621,25 +634,43 @@ class UnitsPanel(QWidget):
         return {name: str(combo.currentData()) for name, combo in self.unit_filters.items()}
 
     def _filter_units(self, _index: int = 0) -> None:
-        self._read_every_page()
         wanted = {UNIT_COLUMNS.index(name): value for name, value in self.unit_filter().items()}
         self.units_proxy.set_wanted(wanted)
+        self._read_every_page()
+        self._show_counts()
+
+    def _show_counts(self) -> None:
         shown, loaded = self.units_proxy.rowCount(), self.units_model.rowCount()
+        total = self.units_model.total
+        reading = (
+            f" (reading {loaded:,} of {total:,}…)" if self._reading_all and loaded < total else ""
+        )
         self.units_label.setText(
-            f"{shown:,} of {plural(self.units_model.total, 'unit')} match the filters"
-            if shown != loaded
+            f"{shown:,} of {plural(total, 'unit')} match the filters{reading}"
+            if shown != loaded or reading
             else self._units_words
         )
 
     def _read_every_page(self) -> None:
-        """A sort or a filter works on every unit: the pages not read yet are asked for
-        (each answer comes at once, through ``add_units``), until none is left."""
+        """A sort or a filter works on every unit: the pages not read yet are asked for,
+        one after another, until none is left. An answer that comes at once (through
+        ``add_units``) is followed by the next question here; one that comes later (read
+        off the UI thread) asks for the next from ``add_units``. The proxy sorts and
+        filters the rows as they arrive."""
         model = self.units_model
-        while model.canFetchMore(QModelIndex()):
-            before = model.rowCount()
-            model.fetchMore(QModelIndex())
-            if model.rowCount() == before:  # nobody answered (no controller)
-                break
+        self._reading_all = model.canFetchMore(QModelIndex())
+        if self._asking:
+            return
+        self._asking = True
+        try:
+            while model.canFetchMore(QModelIndex()):
+                before = model.rowCount()
+                model.fetchMore(QModelIndex())
+                if model.rowCount() == before:  # answered later, off the UI thread (or never)
+                    return
+            self._reading_all = False
+        finally:
+            self._asking = False
 
     def _on_candidate_activated(self, index: QModelIndex) -> None:
         if index.isValid() and self._editable:

@@ -14,7 +14,7 @@ When the lock is released, every queued write lands, in order.
 The views' reads of the session are not on the UI thread either (app.session_io.ViewReads):
 no SQL statement is run on the UI thread from the readers named in ``OFF_THE_UI_THREAD``
 (the Browser table, the Verbalise and Report run lists and prompt preview, the annotation
-queue, annotators and filter options, the Units panel's draft, list and stored unit, the
+queue, annotators and filter options, the Units panel's draft, list, its later pages and stored unit, the
 Synonyms table), from the session's opening to the end of the clicks.
 """
 
@@ -78,6 +78,7 @@ OFF_THE_UI_THREAD = {
     "units.UnitsController.session_opened",
     "units.UnitsController.refresh_units",
     "units.UnitsController.show_unit",
+    "units.UnitsController.more_units",
     "scores.synonyms._synonyms.<locals>.show_rows",
 }
 

@@ -83,3 +83,37 @@ def test_keyset_pages_cover_the_session_once(tmp_path: Path) -> None:
             seen += [u.uid for u in page]
             after = page[-1].id
     assert seen == every
+
+
+def test_a_filter_reads_the_remaining_pages_off_the_ui_thread(
+    qtbot,
+    window_and_controller,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch,
+) -> None:
+    """A filter needs every unit: the pages after the first are read by the view reads'
+    workers, never on the UI thread (12,915 units froze the window while they loaded)."""
+    import threading
+
+    from core.unit_builder import saved
+
+    _window, controller = window_and_controller
+    session_with_units(tmp_path / "s.taillens")
+    controller.units.page_size = 2
+    panel = controller.units.panel
+    threads: list[str] = []
+    original = saved.list_units
+
+    def recording(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(saved, "list_units", recording)
+    assert controller.open_session(tmp_path / "s.taillens")
+    qtbot.waitUntil(lambda: panel.units_model.total == UNITS, timeout=10_000)
+    combo = panel.unit_filters["size"]
+    combo.setCurrentIndex(combo.findData("1"))
+    qtbot.waitUntil(lambda: panel.units_model.rowCount() == UNITS, timeout=10_000)
+    assert panel.units_proxy.rowCount() == UNITS
+    assert len(threads) >= UNITS // 2 + 1
+    assert threading.main_thread().name not in threads, threads

@@ -131,3 +131,31 @@ def test_five_units_show_at_a_small_laptop_size(qtbot) -> None:
         for r in range(view.model().rowCount())
     )
     assert whole >= 5, whole
+
+
+def test_pages_answered_later_still_reach_a_sort_and_a_filter(qtbot) -> None:
+    """The controller reads pages off the UI thread, so an answer comes later: the sort
+    returns at once with what is shown, asks for the next page as each arrives, and the
+    rows end sorted and filtered, the label counting while it reads."""
+    from PySide6.QtCore import QTimer
+
+    panel = UnitsPanel()
+    qtbot.addWidget(panel)
+    pages = {2: UNITS[2:3], 3: UNITS[3:], 4: []}
+    asked: list[int | None] = []
+
+    def answer(after: int | None) -> None:
+        asked.append(after)
+        QTimer.singleShot(20, lambda: panel.add_units(pages[after]))
+
+    panel.more_units_requested.connect(answer)
+    panel.show_units(UNITS[:2], total=4)
+    panel.units_view.sortByColumn(UNIT_COLUMNS.index("uid"), Qt.SortOrder.DescendingOrder)
+    assert shown(panel) == ["U002", "U001"]  # at once: nothing waited for
+    combo = panel.unit_filters["shape"]
+    combo.setCurrentIndex(combo.findData("chain"))
+    assert "reading 2 of 4" in panel.units_label.text()
+    qtbot.waitUntil(lambda: panel.units_model.rowCount() == 4, timeout=5_000)
+    assert shown(panel) == ["U003", "U001"]
+    assert panel.units_label.text() == "2 of 4 units match the filters"
+    assert asked == [2, 3]  # each page asked once, in order
