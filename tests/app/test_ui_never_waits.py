@@ -14,8 +14,8 @@ When the lock is released, every queued write lands, in order.
 The views' reads of the session are not on the UI thread either (app.session_io.ViewReads):
 no SQL statement is run on the UI thread from the readers named in ``OFF_THE_UI_THREAD``
 (the Browser table, the Verbalise and Report run lists and prompt preview, the annotation
-queue, annotators and filter options, the Units panel's draft, list, its later pages and stored unit, the
-Synonyms table), from the session's opening to the end of the clicks.
+queue, annotators and filter options, the Units panel's draft, list, its later pages and
+stored unit, the Synonyms table), from the session's opening to the end of the clicks.
 """
 
 from __future__ import annotations

@@ -37,3 +37,30 @@ def test_few_groups_stay_upright(qtbot) -> None:
     plots.draw(spec(HORIZONTAL_GROUPS))
     assert not plots.horizontal
     assert len(plots.bottom_axis._tickLevels[0]) == HORIZONTAL_GROUPS
+
+
+def test_upright_labels_that_would_touch_turn_the_boxes_on_their_side(qtbot) -> None:
+    """8 "model · tier" groups: upright on a wide plot; on one as narrow as the Report's
+    at 1366 x 768 the labels would touch, so the boxes lie on their side, and widening
+    the plot again stands them up (a resize redraws once it settles)."""
+    labelled = PlotSpec(
+        kind="box",
+        title="BLEU by model and tier",
+        metric="bleu",
+        ylabel="BLEU",
+        groups=tuple(
+            (f"{model} · {tier}", tuple(float(j) for j in range(10)))
+            for model in ("AmazonAI", "NILC", "TGen", "bt5")
+            for tier in ("head", "long_tail")
+        ),
+    )
+    plots = ReportPlots()
+    qtbot.addWidget(plots)
+    plots.resize(1400, 500)
+    plots.show()
+    plots.set_specs([labelled])
+    assert not plots.horizontal
+    plots.resize(440, 500)
+    qtbot.waitUntil(lambda: plots.horizontal, timeout=3_000)
+    plots.resize(1400, 500)
+    qtbot.waitUntil(lambda: not plots.horizontal, timeout=3_000)

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from core.figures import BINS, MAX_OUTLIERS, MAX_POINTS, PALETTE, BoxStats, box_stats, plot_values
@@ -56,6 +58,11 @@ class ReportPlots(QWidget):
         self.bottom_axis = _LogAxis("bottom")
         self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
         self.plot.setMinimumHeight(200)  # issue 14: plots at least 200 px tall
+        # A resize that changes which way the boxes fit redraws once it settles.
+        self._redraw = QTimer(self)
+        self._redraw.setSingleShot(True)
+        self._redraw.setInterval(150)
+        self._redraw.timeout.connect(self._draw_current)
         follow_palette(self.plot)
         for axis in (self.left_axis, self.bottom_axis):
             axis.enableAutoSIPrefix(False)  # "share (x0.001)" reads worse than 0.25
@@ -111,11 +118,42 @@ class ReportPlots(QWidget):
         index = self.picker.currentIndex()
         return self.specs[index] if 0 <= index < len(self.specs) else None
 
+    def _draw_current(self) -> None:
+        spec = self.current_spec()
+        if spec is not None:
+            self.draw(spec)
+
     def _on_picked(self, index: int) -> None:
         if 0 <= index < len(self.specs):
             self.draw(self.specs[index])
 
     # -- drawing -----------------------------------------------------------------------------
+    def _labels_fit(self, width: int | None = None) -> bool:
+        """Whether every upright box's label ("model · tier" on two lines, n under it)
+        fits the width of its slot; a plot not laid out yet is taken to fit."""
+        if not self.boxes:
+            return True
+        if width is None:
+            if not self.plot.isVisible():
+                return True
+            width = self.plot.width()
+        metrics = self.fontMetrics()
+        widest = max(
+            metrics.horizontalAdvance(line)
+            for b in self.boxes
+            for line in (*_wrap(b.label).split("\n"), f"n={b.n:,}")
+        )
+        slot = (width - 70) / len(self.boxes)  # less the value axis and margins
+        return widest + 8 <= slot
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt)
+        super().resizeEvent(event)
+        spec = self.current_spec()
+        if spec is not None and spec.kind == "box" and self.boxes:
+            upright_fits = len(self.boxes) <= HORIZONTAL_GROUPS and self._labels_fit()
+            if self.horizontal == upright_fits:  # the other orientation suits the new width
+                self._redraw.start()
+
     def _clear(self) -> pg.PlotItem:
         item = self.plot.getPlotItem()
         item.clear()
@@ -137,7 +175,10 @@ class ReportPlots(QWidget):
 
     def draw(self, spec: PlotSpec) -> None:
         item = self._clear()
-        item.setTitle(spec.title, size="10pt")
+        # No title inside the plot: the picker above names it, and pyqtgraph makes a
+        # title's text width the plot's minimum, which widened a narrow dock's plot past
+        # its edge (the exported figures keep their titles).
+        self.plot.setToolTip(spec.title)
         item.showGrid(x=spec.kind != "box", y=True, alpha=0.2)
         if spec.kind == "box":
             self._draw_boxes(item, spec)
@@ -149,13 +190,15 @@ class ReportPlots(QWidget):
 
     def _draw_boxes(self, item: pg.PlotItem, spec: PlotSpec) -> None:
         """Vertical boxes side by side; past ``HORIZONTAL_GROUPS`` groups (16 WebNLG 2020
-        systems overprinted into one line), horizontal boxes, one labelled row each."""
+        systems overprinted into one line), or where the labels would not fit their slots
+        at this width (8 "model · tier" groups at 1366 × 768 touched), horizontal boxes,
+        one labelled row each."""
         self.boxes = [
             b
             for b in (box_stats(label, values, spec.log10) for label, values in spec.groups)
             if b is not None
         ]
-        self.horizontal = horizontal = len(self.boxes) > HORIZONTAL_GROUPS
+        self.horizontal = horizontal = len(self.boxes) > HORIZONTAL_GROUPS or not self._labels_fit()
         value_axis, group_axis = (
             (self.bottom_axis, self.left_axis) if horizontal else (self.left_axis, self.bottom_axis)
         )
