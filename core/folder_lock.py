@@ -17,6 +17,9 @@ from types import TracebackType
 from typing import IO, Self
 
 from core.errors import UserFacingError
+from core.logs import get_logger
+
+log = get_logger("folder_lock")
 
 LOCK_NAME = ".taillens.lock"
 
@@ -38,8 +41,10 @@ def _try_lock(handle: IO[str]) -> bool:
 
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:  # EWOULDBLOCK: another holds it
         return False
+    except OSError as error:  # ENOLCK and the like: a file system without locks (NFS)
+        log.warning("no lock on %s (%s): going on without one", handle.name, error)
     return True
 
 

@@ -72,7 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "so it usually cannot live beside TailLens's models); default $TAILLENS_COMET_PYTHON, "
         "else this Python",
     )
-    q.add_argument("--qe-timeout", type=float, default=900.0, help="seconds a batch may take")
+    q.add_argument(
+        "--qe-timeout", type=_positive_seconds, default=900.0, help="seconds a batch may take"
+    )
     q.add_argument("--batch", type=int, default=8)
     _common(q)
     q.set_defaults(handler=run_qe)
@@ -180,6 +182,16 @@ def run_translate(args: argparse.Namespace) -> int:
         + ("" if per is None else f", {per * 1000:.1f} ms per text")
     )
     return 0
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
 
 
 def run_qe(args: argparse.Namespace) -> int:

@@ -58,3 +58,20 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
     started = time.monotonic()
     with FolderLock(tmp_path / "out", "training"):
         assert time.monotonic() - started < 1
+
+
+@pytest.mark.skipif(os.name == "nt", reason="fcntl is POSIX")
+def test_a_file_system_without_locks_goes_on_unlocked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NFS without a lock daemon answers ENOLCK: that is no other training holding the
+    folder, so the work goes on (with a warning), not "another training is writing"."""
+    import errno
+    import fcntl
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with FolderLock(tmp_path / "out", "training") as lock:
+        assert lock.path.is_file()
