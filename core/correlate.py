@@ -805,14 +805,19 @@ def table_rows(result: CorrelationResult) -> list[tuple[Any, ...]]:
     ]
 
 
-def agreement_table(store: SessionStore, request: CorrelationRequest | None = None) -> Any:
+def agreement_table(
+    store: SessionStore, request: CorrelationRequest | None = None, *, strict: bool = False
+) -> Any:
     """The Report's "Metrics against human judgments" table (a ``core.report`` Table), or
-    None when the session has no text with both a human rating and a score."""
+    None when the session has no text with both a human rating and a score. A request
+    that cannot be honoured gives None too, or, ``strict``, raises its UserFacingError."""
     from core.tables import Table
 
     try:
         result = correlate(store, request)
     except UserFacingError:
+        if strict:
+            raise
         return None
     if not result.rows:
         return None

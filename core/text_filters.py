@@ -180,4 +180,21 @@ def filter_rows(
     return [row for row in rows if all(c.holds(value(row, w, k)) for c, w, k in fields)]
 
 
-__all__ = ["METADATA", "Condition", "FilterError", "filter_rows", "parse_condition"]
+__all__ = [
+    "METADATA",
+    "Condition",
+    "FilterError",
+    "check_conditions",
+    "filter_rows",
+    "parse_condition",
+]
+
+
+def check_conditions(texts: Sequence[str]) -> tuple[str, ...]:
+    """``texts`` as given, each checked to read as FIELD OP VALUE (a FilterError saying
+    how to write it otherwise); blank ones dropped. Whether each field exists is known
+    only against a session's scores (``filter_rows``)."""
+    kept = tuple(text.strip() for text in texts if text.strip())
+    for text in kept:
+        parse_condition(text)
+    return kept

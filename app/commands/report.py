@@ -102,6 +102,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "candidate. Runs of one model that overlap count each item once, "
         "from the latest run.",
     )
+    report.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="FIELD OP VALUE",
+        help="the metrics-against-humans table over the texts where this holds (as "
+        "correlate --where: esa.undetected>=1, tier=long_tail; repeatable, all must hold)",
+    )
     report.add_argument("--json", action="store_true", help="print the report as JSON")
     report.add_argument("--csv", type=Path, metavar="DIR", help="write one CSV per table here")
     report.add_argument(
@@ -178,6 +186,7 @@ def run_report(args: argparse.Namespace) -> int:
     from core.output_guard import check_output_target
     from core.report import Settings, build_report, write_csv, write_html
     from core.store import SessionStore
+    from core.text_filters import check_conditions
 
     settings = Settings(
         repetitions=args.repetitions,
@@ -206,6 +215,7 @@ def run_report(args: argparse.Namespace) -> int:
             pairs=pairs,
             settings=settings,
             runs=parse_runs(args.runs),
+            where=check_conditions(args.where),
         )
         # Written while the session is open, so the guard knows which file it is.
         if args.csv is not None:

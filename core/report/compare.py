@@ -111,11 +111,19 @@ class ReportRequest:
     metrics: tuple[str, ...] | None = None
     settings: Settings = Settings()
     runs: tuple[int, ...] | None = None
+    # The metrics-against-humans table's subset: texts where every condition holds
+    # (core.text_filters, as ``correlate --where``: "esa.undetected>=1", "tier=long_tail").
+    where: tuple[str, ...] = ()
 
     def job(self, store: Any) -> Job[BiasReport]:
         """:func:`report_job` for this request."""
         return report_job(
-            store, by=self.by, metrics=self.metrics, settings=self.settings, runs=self.runs
+            store,
+            by=self.by,
+            metrics=self.metrics,
+            settings=self.settings,
+            runs=self.runs,
+            where=self.where,
         )
 
 
@@ -707,6 +715,7 @@ def build_report(
     frame: ScoreFrame | None = None,
     ctx: JobContext | None = None,
     runs: Sequence[int] | None = None,
+    where: Sequence[str] = (),
 ) -> BiasReport:
     """Compare groups on every metric in the session (or ``metrics``) and human ratings.
 
@@ -763,9 +772,17 @@ def build_report(
         notes=list(frame.notes),
     )
     report.notes += _tier_change_notes(store, frame)
-    from core.correlate import agreement_table
+    from core.correlate import CorrelationRequest, agreement_table
 
-    report.agreement_table = agreement_table(store)
+    if where:
+        try:
+            report.agreement_table = agreement_table(
+                store, CorrelationRequest(where=tuple(where)), strict=True
+            )
+        except UserFacingError as error:  # an unknown field, say: said, not dropped
+            report.notes.append(f"metrics against human judgments not computed: {error}")
+    else:
+        report.agreement_table = agreement_table(store)
     table = report.agreement_table
     if metrics and table is not None and "metric" in table.columns:
         at = table.columns.index("metric")  # "bleu:gold" is bleu against gold references
@@ -868,19 +885,28 @@ def report_job(
     pairs: Sequence[tuple[str, str]] | None = None,
     settings: Settings = Settings(),
     runs: Sequence[int] | None = None,
+    where: Sequence[str] = (),
 ) -> Job[BiasReport]:
     """:func:`build_report` as a job (seconds at the scale of the TailNLG study)."""
     return Job(
         title="Bias report",
         kind="report",
         run=lambda ctx: build_report(
-            store, by=by, metrics=metrics, pairs=pairs, settings=settings, ctx=ctx, runs=runs
+            store,
+            by=by,
+            metrics=metrics,
+            pairs=pairs,
+            settings=settings,
+            ctx=ctx,
+            runs=runs,
+            where=where,
         ),
         params={
             "by": list(by),
             "metrics": list(metrics or []),
             "pairs": [list(p) for p in pairs or []],
             "runs": None if runs is None else list(runs),
+            "where": list(where),
             **settings.__dict__,
         },
     )

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMessageBox,
@@ -51,6 +52,7 @@ from core.statistics import (
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
 )
+from core.text_filters import FilterError, check_conditions
 from widgets.note_chips import NoteChips, notes_of
 from widgets.plot_export import EXPORT_ERRORS, ask_export
 from widgets.report.headlines import headline_html, opening_plot
@@ -276,6 +278,16 @@ class ReportPanel(QWidget):
             field.setMinimumWidth(56)
         for column in (1, 3, 5):
             settings.setColumnStretch(column, 1)
+        # The metrics-against-humans table over a subset of texts (correlate --where).
+        self.where_edit = QLineEdit()
+        self.where_edit.setPlaceholderText("all texts; e.g. esa.undetected>=1; tier=long_tail")
+        self.where_edit.setToolTip(
+            "Metrics vs humans over the texts where every condition holds: FIELD OP VALUE, "
+            "separated by ';' (a score or its detail, e.g. esa.undetected>=1, bleu:gold<30; "
+            "or tier, model, lang). Empty: every text."
+        )
+        settings.addWidget(QLabel("Humans where"), 3, 0)
+        settings.addWidget(self.where_edit, 3, 1, 1, 5)
         settings_widget = QWidget()
         settings_widget.setLayout(settings)
         self.settings_box = titled("Mann–Whitney protocol (METHODS §8)", settings_widget)
@@ -606,6 +618,7 @@ class ReportPanel(QWidget):
                 bootstrap_resamples=self.bootstrap_spin.value(),
             ),
             runs=None if runs is None else tuple(runs),
+            where=tuple(c.strip() for c in self.where_edit.text().split(";") if c.strip()),
         )
 
     def set_dimensions(self, keys: Sequence[str]) -> None:
@@ -618,6 +631,11 @@ class ReportPanel(QWidget):
         request = self.request()
         if request.metrics == ():
             QMessageBox.information(self, "No metric chosen", "Tick at least one metric.")
+            return
+        try:
+            check_conditions(request.where)
+        except FilterError as error:
+            QMessageBox.information(self, "Cannot read the condition", str(error))
             return
         self.build_requested.emit(request)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from html import escape
 from typing import Any
 
 from PySide6.QtCore import (
@@ -229,7 +228,10 @@ class TablePage(QWidget):
                 note = f"{table.note}; same on every row: {', '.join(constant)}"
                 table = replace(table, note=note.strip())
         self._sized = False
-        self.note = QLabel(escape(table.note) if table.note else "")
+        # Plain text: a note quotes conditions and names ("esa.undetected>=1", "metric's");
+        # escaped into an auto-format label they showed as "&gt;" and "&#x27;".
+        self.note = QLabel(table.note or "")
+        self.note.setTextFormat(Qt.TextFormat.PlainText)
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: palette(mid); font-size:11px;")
         # At most about three lines high, scrolling past that: the table keeps its rows.
