@@ -163,7 +163,11 @@ class UnitsController(QObject):
                 return  # the list was read again meanwhile: this page belongs to the old one
             self.panel.add_units(result[0], result[1])
 
-        self.ctx.reads.request(MORE_READ, read, show)
+        def failed(error: UserFacingError) -> None:
+            self.panel.units_model.asked_after = None  # a later scroll asks again
+            self.ctx.notify.show_error("Cannot read the units", str(error))
+
+        self.ctx.reads.request(MORE_READ, read, show, on_error=failed)
 
     # -- building ----------------------------------------------------------------------------
     def start(self, qid: str) -> None:

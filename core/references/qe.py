@@ -276,7 +276,9 @@ class CometWorker:
         lines.put(None)
 
     def _drain(self, stream: Any) -> None:
-        for line in stream:
+        """Keep the last 20 lines the worker wrote to stderr (each cut at 2,000
+        characters: its words for a failure, not a flood held in memory)."""
+        while line := stream.readline(2000):
             self._stderr = [*self._stderr[-19:], line.rstrip()]
 
     def _fail(self, what: str) -> QEError:
