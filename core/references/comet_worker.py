@@ -14,12 +14,14 @@ Protocol, one JSON object per line:
   ``{"error": MESSAGE}``;
 * end of input: exit 0.
 
-Anything comet or its libraries print goes to stderr, so stdout carries only replies.
+Anything comet or its libraries print goes to stderr, Python's prints and native writes
+to file descriptor 1 alike, so the replies' stream carries only replies.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -49,9 +51,19 @@ def _spans(raw: Any) -> list[dict[str, Any]]:
     return spans
 
 
+def _protocol_stream() -> Any:
+    """The replies' own copy of stdout; file descriptor 1 itself then points at stderr,
+    so nothing else that writes there (Python's prints, a native library's) reaches the
+    protocol."""
+    sys.stdout.flush()
+    private = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(private, "w", encoding="utf-8")
+
+
 def main() -> int:
-    out = sys.stdout
-    sys.stdout = sys.stderr  # libraries' prints must not reach the protocol
+    out = _protocol_stream()
     line = sys.stdin.readline()
     try:
         config = json.loads(line)

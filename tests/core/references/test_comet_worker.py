@@ -54,8 +54,10 @@ class _Model:
             time.sleep(60)
         if name == "die":
             os._exit(3)
-        if name == "flood":  # straight to the protocol's pipe, past the worker's guard
-            os.write(1, b"x" * 5000 + b"\\n")
+        if name == "native":  # a native library writing to file descriptor 1 itself
+            os.write(1, b"native chatter, not JSON\\n")
+        if name == "flood":  # a reply far longer than any batch's
+            return _Output([0.5] * len(data), [[{"text": "x" * 5000}] for _ in data])
         scores = [min(1.0, len(d["mt"]) / 40) for d in data]
         spans = [
             [{"text": d["mt"][:2], "start": 0, "end": 2, "severity": "MAJOR"}] if s < 0.8 else []
@@ -172,6 +174,17 @@ def test_a_failing_worker_fails_the_job_with_its_words_and_stores_nothing(
     assert re.search(said, str(outcome.error)), str(outcome.error)
     assert _derivations(translated) == before
     assert scorer._worker is not None and scorer._worker._process is None
+
+
+def test_native_writes_to_stdout_do_not_reach_the_protocol(
+    comet_python: str, tmp_path: Path
+) -> None:
+    scorer = CometScorer(_checkpoint(tmp_path, "native"), python=comet_python)
+    try:
+        [result] = scorer.score([QEInput("Paris is in France.", "Parigi è in Francia.")])
+        assert 0.0 <= result.score <= 1.0
+    finally:
+        scorer.close()
 
 
 def test_an_endless_reply_is_not_read_to_its_end(
