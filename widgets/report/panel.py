@@ -284,7 +284,7 @@ class ReportPanel(QWidget):
         self.where_edit.setToolTip(
             "Metrics vs humans over the texts where every condition holds: FIELD OP VALUE, "
             "separated by ';' (a score or its detail, e.g. esa.undetected>=1, bleu:gold<30; "
-            "or tier, model, lang). Empty: every text."
+            "or tier, lang, system). Empty: every text."
         )
         settings.addWidget(QLabel("Humans where"), 3, 0)
         settings.addWidget(self.where_edit, 3, 1, 1, 5)
