@@ -727,11 +727,12 @@ class _CorpusForm:
         from sqlalchemy import select
 
         from core.metrics.signature import Signature, read_signature
+        from core.store.batching import in_chunks
         from core.store.models import Score
 
         found: set[str] = set()
         with self.store.snapshot() as db:
-            for start in range(0, len(vids), 900):
+            for chunk in in_chunks(vids):
                 found.update(
                     text
                     for text in db.scalars(
@@ -739,7 +740,7 @@ class _CorpusForm:
                         .where(
                             Score.metric == metric,
                             Score.level == "sentence",
-                            Score.verbalisation_id.in_(vids[start : start + 900]),
+                            Score.verbalisation_id.in_(chunk),
                         )
                         .distinct()
                     )

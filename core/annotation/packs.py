@@ -57,6 +57,7 @@ from core.annotation.types import (
 from core.jobs import Job, JobContext
 from core.output_guard import check_output_target, sweep_stale_temporaries, temporary_name
 from core.store import SessionStore
+from core.store.batching import in_chunks
 from core.store.engine import file_uri
 from core.store.models import (
     Annotation,
@@ -503,22 +504,17 @@ def _current_hashes(db: Any, refs: Iterable[ItemRef]) -> dict[ItemRef, str | Non
     verbs = [r.id for r in refs if r.kind == VERBALISATION]
     refs_ = [r.id for r in refs if r.kind == REFERENCE]
     out: dict[ItemRef, str | None] = {}
-    for chunk in _chunks(verbs):
+    for chunk in in_chunks(verbs):
         for vid, text in db.execute(
             select(Verbalisation.id, Verbalisation.text).where(Verbalisation.id.in_(chunk))
         ):
             out[ItemRef(VERBALISATION, vid)] = text_hash(text)
-    for chunk in _chunks(refs_):
+    for chunk in in_chunks(refs_):
         for rid, text in db.execute(
             select(UnitReference.id, UnitReference.text).where(UnitReference.id.in_(chunk))
         ):
             out[ItemRef(REFERENCE, rid)] = text_hash(text)
     return out
-
-
-def _chunks(values: Sequence[int], size: int = 500) -> Iterable[Sequence[int]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
 
 
 def _iso(value: datetime | None) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,11 +34,11 @@ from core import heavy
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.metrics.similarity import linearise, load_encoder, resolve_encoder
+from core.store.batching import in_chunks
 
 if TYPE_CHECKING:
     from core.store import SessionStore
 
-_IN_CHUNK = 500
 _FINGERPRINTS: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
 _FP_LOCK = threading.Lock()
 
@@ -147,8 +147,7 @@ def cached_vectors(
 
     found: dict[str, bytes] = {}
     with store.unit_of_work() as db:
-        for start in range(0, len(hashes), _IN_CHUNK):
-            chunk = hashes[start : start + _IN_CHUNK]
+        for chunk in in_chunks(hashes):
             for digest, vector in db.execute(
                 select(Encoding.content_hash, Encoding.vector).where(
                     Encoding.encoder == fingerprint, Encoding.content_hash.in_(chunk)
@@ -267,11 +266,6 @@ class RetrievalPair:
         return linearise(self.triples)
 
 
-def _chunks(values: Sequence[Any], size: int = _IN_CHUNK) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
 def unit_triples(
     store: SessionStore, unit_ids: Sequence[int] | None = None, langs: Sequence[str] | None = None
 ) -> dict[tuple[int, str], tuple[tuple[str, str, str], ...]]:
@@ -292,7 +286,7 @@ def unit_triples(
             for row in db.scalars(query):
                 rows_by_set[(row.unit_id, row.lang, row.tripleset)].append(row.shown())
         else:
-            for chunk in _chunks(list(unit_ids)):
+            for chunk in in_chunks(list(unit_ids)):
                 for row in db.scalars(query.where(UnitTriple.unit_id.in_(chunk))):
                     rows_by_set[(row.unit_id, row.lang, row.tripleset)].append(row.shown())
     chosen: dict[tuple[int, str], tuple[tuple[str, str, str], ...]] = {}

@@ -7,7 +7,6 @@ serves the same records, in the same order, from these tables.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
@@ -20,6 +19,7 @@ from sqlalchemy.orm import Session
 from core.jobs import CancelToken
 from core.store import SessionInfo, SessionStore, read_session_info
 from core.store import models as m
+from core.store.batching import in_chunks
 from core.wikidata.categories import Category
 from core.wikidata.records import (
     CategoryTable,
@@ -33,11 +33,6 @@ from core.wikidata.sources import SourceError, canonical_details
 
 # SQLite's bound-variable limit is 32766 on current builds but 999 on old ones.
 _CHUNK = 400
-
-
-def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
 
 
 def _now() -> datetime:
@@ -102,7 +97,7 @@ def store_members_page(
         )
         qids = [e.qid for e in page.entities]
         ids: dict[str, int] = {}
-        for chunk in _chunks(qids):
+        for chunk in in_chunks(qids, _CHUNK):
             found = db.execute(select(m.Entity.qid, m.Entity.id).where(m.Entity.qid.in_(chunk)))
             ids.update({qid: entity_id for qid, entity_id in found})
         member = insert(m.CategoryMember)
@@ -372,7 +367,7 @@ def load_entity(store: SessionStore, qid: str) -> EntityDetails | None:
         )
         others = [i for i in {*pids, *values} if i != qid]
         other_terms: list[Term] = []
-        for chunk in _chunks(others):
+        for chunk in in_chunks(others, _CHUNK):
             other_terms.extend(
                 Term(item, lang, "label", text, ordinal)
                 for item, lang, text, ordinal in conn.execute(
@@ -382,7 +377,7 @@ def load_entity(store: SessionStore, qid: str) -> EntityDetails | None:
                 )
             )
         types: dict[str, str] = {}
-        for chunk in _chunks(pids):
+        for chunk in in_chunks(pids, _CHUNK):
             found = conn.execute(
                 select(m.Property.pid, m.Property.datatype).where(m.Property.pid.in_(chunk))
             )

@@ -77,13 +77,13 @@ from core.metrics.scoring.request import (
     CorpusScore,
     ScoringRequest,
     ScoringSummary,
-    _chunks,
     _Run,
     _Text,
     unfinished_runs,
     validate_request,
 )
 from core.metrics.scoring.write import StagedScores, replaced_rows
+from core.store.batching import in_chunks
 from core.vocab import QUALITIES
 
 if TYPE_CHECKING:
@@ -411,7 +411,7 @@ class _Scorer:
         keep = _keeps_values(name, metric)
         kept: list[MetricValue] = []
         start = 0
-        for chunk in _chunks(group.items, CHUNK):
+        for chunk in in_chunks(group.items, CHUNK):
             self.ctx.check_cancelled()
             values = metric.sentence_scores(chunk)
             staged.add(index, sentence_rows(name, group, start, values, metric.signature()))

@@ -20,10 +20,10 @@ from core.metrics.scoring.request import (
     _QID,
     ScoringRequest,
     ScoringSummary,
-    _chunks,
     _Run,
     _Text,
 )
+from core.store.batching import in_chunks
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -83,7 +83,7 @@ class _UnitMaterial:
         roots: dict[int, str | None] = {}
         value_types: dict[int, str | None] = {}
         with store.snapshot() as db:
-            for chunk in _chunks(list(unit_ids)):
+            for chunk in in_chunks(list(unit_ids)):
                 for uid, root in db.execute(
                     select(DataUnit.id, DataUnit.root_qid).where(DataUnit.id.in_(chunk))
                 ):
@@ -132,7 +132,7 @@ class _UnitMaterial:
             claim_ids = sorted(
                 {r.claim_id for rows in chosen.values() for r in rows if r.claim_id is not None}
             )
-            for chunk in _chunks(claim_ids):
+            for chunk in in_chunks(claim_ids):
                 for cid, vtype in db.execute(
                     select(Claim.id, Claim.value_type).where(Claim.id.in_(chunk))
                 ):
@@ -147,10 +147,10 @@ class _UnitMaterial:
                 }
             )
             terms: dict[tuple[str, str], list[str]] = defaultdict(list)
-            for chunk in _chunks(qids):
+            for qid_chunk in in_chunks(qids):
                 for item_id, lang, _kind, text in db.execute(
                     select(Term.item_id, Term.lang, Term.kind, Term.text)
-                    .where(Term.item_id.in_(chunk), Term.kind.in_(("label", "alias")))
+                    .where(Term.item_id.in_(qid_chunk), Term.kind.in_(("label", "alias")))
                     .order_by(Term.item_id, Term.lang, Term.kind, Term.ordinal)
                 ):
                     terms[(item_id, lang)].append(text)

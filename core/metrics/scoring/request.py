@@ -4,7 +4,7 @@ runs to score (with those still being written) and the texts it loads."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from core.store import SessionStore
 
 _QID = re.compile(r"\AQ[1-9][0-9]*\Z")
-_IN_CHUNK = 500  # SQLite host parameters per IN list
 
 
 @dataclass(frozen=True)
@@ -101,11 +100,6 @@ class _Text:
     output: str = "text"  # "text", or "empty" / "unparsed": scored as the empty text
     # The log-probabilities a server returned with the reply (a server run's ppl).
     token_logprobs: tuple[float, ...] | None = None
-
-
-def _chunks(values: Sequence[Any], size: int = _IN_CHUNK) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
 
 
 def _check_langs(langs: Sequence[str] | None) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.metrics.scoring.request import _chunks
+from core.store.batching import in_chunks
 
 if TYPE_CHECKING:
     from sqlalchemy import Table
@@ -157,11 +157,11 @@ def replaced_rows(
 
     from core.store.models import Score
 
-    for chunk in _chunks(list(verbalisation_ids)):
+    for chunk in in_chunks(list(verbalisation_ids)):
         yield delete(Score).where(
             Score.metric == name, Score.level == "sentence", Score.verbalisation_id.in_(chunk)
         )
-    for chunk in _chunks(list(reference_ids)):
+    for chunk in in_chunks(list(reference_ids)):
         yield delete(Score).where(
             Score.metric == name, Score.level == "sentence", Score.reference_id.in_(chunk)
         )
