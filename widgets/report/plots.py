@@ -128,15 +128,17 @@ class ReportPlots(QWidget):
             self.draw(self.specs[index])
 
     # -- drawing -----------------------------------------------------------------------------
-    def _labels_fit(self, width: int | None = None) -> bool:
+    def _lies_flat(self) -> bool:
+        """Whether the boxes are drawn on their side: past ``HORIZONTAL_GROUPS`` groups,
+        or where the upright labels would not fit their slots at the plot's width."""
+        return len(self.boxes) > HORIZONTAL_GROUPS or not self._labels_fit()
+
+    def _labels_fit(self) -> bool:
         """Whether every upright box's label ("model · tier" on two lines, n under it)
         fits the width of its slot; a plot not laid out yet is taken to fit."""
-        if not self.boxes:
+        if not self.boxes or not self.plot.isVisible():
             return True
-        if width is None:
-            if not self.plot.isVisible():
-                return True
-            width = self.plot.width()
+        width = self.plot.width()
         metrics = self.fontMetrics()
         widest = max(
             metrics.horizontalAdvance(line)
@@ -149,10 +151,9 @@ class ReportPlots(QWidget):
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt)
         super().resizeEvent(event)
         spec = self.current_spec()
-        if spec is not None and spec.kind == "box" and self.boxes:
-            upright_fits = len(self.boxes) <= HORIZONTAL_GROUPS and self._labels_fit()
-            if self.horizontal == upright_fits:  # the other orientation suits the new width
-                self._redraw.start()
+        boxes = spec is not None and spec.kind == "box" and bool(self.boxes)
+        if boxes and self.horizontal != self._lies_flat():  # the other way suits this width
+            self._redraw.start()
 
     def _clear(self) -> pg.PlotItem:
         item = self.plot.getPlotItem()
@@ -198,7 +199,7 @@ class ReportPlots(QWidget):
             for b in (box_stats(label, values, spec.log10) for label, values in spec.groups)
             if b is not None
         ]
-        self.horizontal = horizontal = len(self.boxes) > HORIZONTAL_GROUPS or not self._labels_fit()
+        self.horizontal = horizontal = self._lies_flat()
         value_axis, group_axis = (
             (self.bottom_axis, self.left_axis) if horizontal else (self.left_axis, self.bottom_axis)
         )
