@@ -485,3 +485,8 @@ class AppController(QObject):
         if self.session_lock is not None:
             self.session_lock.release()
             self.session_lock = None
+        # The job workers and the writer's thread end once their work is done, so a
+        # closed window leaves no thread; no wait here: a disposable job still running
+        # must not hold the quit.
+        self.runner.stop(timeout_s=0)
+        self.writer.stop(timeout_s=0)

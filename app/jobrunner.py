@@ -8,7 +8,10 @@ The workers are plain daemon Python threads, not a ``QThreadPool``: a QThreadPoo
 C++ destructor waits for its threads while the deleting thread holds the GIL, which a
 running Python job needs to finish, so closing a window with a job in flight could
 deadlock the process. Daemon threads are never joined implicitly: the application
-cancels and waits for its jobs explicitly (:meth:`QtJobRunner.wait_for`).
+cancels and waits for its jobs explicitly (:meth:`QtJobRunner.wait_for`), then ends the
+idle workers with :meth:`QtJobRunner.stop` (a closed window leaves no thread behind: a
+process that opens and closes sessions, or the test suite, would otherwise keep every
+worker it ever started).
 
 Python's cyclic garbage collector runs in whichever thread happens to allocate when a
 threshold is crossed. With jobs in worker threads that can be a worker, which then
@@ -26,6 +29,7 @@ import itertools
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +52,16 @@ if TYPE_CHECKING:
 
 log = get_logger("jobs")
 _ids = itertools.count(1)
+# Every pool of this process (a worker thread keeps its pool alive): see stop_all_workers.
+_POOLS: weakref.WeakSet[_DaemonPool] = weakref.WeakSet()
+
+
+def stop_all_workers(timeout_s: float) -> bool:
+    """End the worker threads of every runner in this process, waiting up to
+    ``timeout_s`` for running tasks: for a host that made runners without a window's
+    shutdown (scripts, the test suite between tests). False when one still runs."""
+    deadline = time.monotonic() + timeout_s
+    return all(pool.stop(max(0.0, deadline - time.monotonic())) for pool in list(_POOLS))
 
 
 class UiThreadGarbageCollector(QObject):
@@ -160,6 +174,10 @@ def _run_in_worker(handle: JobHandle) -> None:
         log.info("job %r ended after its window closed", handle.job.title)
 
 
+def _STOP() -> None:
+    """Put on a pool's queue once per worker by :meth:`_DaemonPool.stop`: it ends one."""
+
+
 class _DaemonPool:
     """At most ``max_threads`` daemon threads taking tasks from a queue, started lazily."""
 
@@ -171,6 +189,8 @@ class _DaemonPool:
         self._idle = 0  # workers waiting for a task
         self._queued = 0  # tasks put on the queue and not yet taken by a worker
         self._unfinished = 0
+        self._workers: list[threading.Thread] = []
+        _POOLS.add(self)
 
     def start(self, task: Callable[[], None]) -> None:
         with self._lock:
@@ -183,7 +203,26 @@ class _DaemonPool:
                 self._threads += 1
         self._tasks.put(task)
         if spawn:
-            threading.Thread(target=self._work, name="taillens-job", daemon=True).start()
+            worker = threading.Thread(target=self._work, name="taillens-job", daemon=True)
+            with self._lock:
+                self._workers.append(worker)
+            worker.start()
+
+    def stop(self, timeout_s: float) -> bool:
+        """End every worker once the tasks before it are done; False when one is still
+        running after ``timeout_s`` (a task that ignores its cancel: it ends later). A
+        task started later gets a new worker."""
+        with self._lock:
+            workers, self._workers = self._workers, []
+            # Each stop marker counts as a queued task, so a task started after it is
+            # not promised to a worker that will take the marker and end.
+            self._queued += len(workers)
+            for _ in workers:
+                self._tasks.put(_STOP)
+        deadline = time.monotonic() + timeout_s
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+        return not any(worker.is_alive() for worker in workers)
 
     def wait_for_done(self, timeout_s: float | None) -> bool:
         with self._lock:
@@ -197,6 +236,9 @@ class _DaemonPool:
             with self._lock:
                 self._idle -= 1
                 self._queued -= 1
+                if task is _STOP:
+                    self._threads -= 1
+                    return
             try:
                 task()
             except BaseException:  # run_job returns outcomes; never kill a worker
@@ -280,6 +322,16 @@ class QtJobRunner(QObject):
         return all(
             pool.wait_for_done(None if deadline is None else max(0.0, deadline - time.monotonic()))
             for pool in (self._pool, self._reads)
+        )
+
+    def stop(self, timeout_s: float = 10) -> bool:
+        """Cancel every job, then end the worker threads (at shutdown: the runner takes
+        no job after this). False when a job's code was still running at ``timeout_s``."""
+        self.release()
+        self.cancel_all()
+        deadline = time.monotonic() + timeout_s
+        return all(
+            pool.stop(max(0.0, deadline - time.monotonic())) for pool in (self._pool, self._reads)
         )
 
     def _finish(self, handle: JobHandle) -> None:

@@ -24,6 +24,7 @@ ours, may hold it for hours):
 from __future__ import annotations
 
 import threading
+import weakref
 import time
 import traceback
 from collections import deque
@@ -160,6 +161,18 @@ class _Write:
     close_after: list[SessionStore] = field(default_factory=list)
 
 
+# Every writer of this process (its thread keeps it alive): see stop_all_writers.
+_WRITERS: weakref.WeakSet[SessionWriter] = weakref.WeakSet()
+
+
+def stop_all_writers(timeout_s: float) -> bool:
+    """End the thread of every writer in this process once its queue is empty, waiting
+    up to ``timeout_s``: for a host that made writers without a window's shutdown
+    (scripts, the test suite between tests). False when one is still writing."""
+    deadline = time.monotonic() + timeout_s
+    return all(w.stop(max(0.0, deadline - time.monotonic())) for w in list(_WRITERS))
+
+
 class SessionWriter(QObject):
     """The one writer for edits started from the UI (see the module doc)."""
 
@@ -186,6 +199,8 @@ class SessionWriter(QObject):
         self._queue: deque[_Write] = deque()  # taken by the writer thread, in order
         self._outstanding = 0  # queued or landed but not yet delivered on the UI thread
         self._thread: threading.Thread | None = None
+        self._stopping = False
+        _WRITERS.add(self)
         self._landed.connect(self._deliver)
         self._noticed.connect(self._notice)
 
@@ -262,8 +277,21 @@ class SessionWriter(QObject):
             self._cond.wait_for(lambda: not self._queue, timeout_s)
             return [item.what for item in self._queue]
 
+    def stop(self, timeout_s: float) -> bool:
+        """End the writer's thread once its queue is empty (after :meth:`flush`, at
+        shutdown); False when it is still writing at ``timeout_s``. A later write starts
+        a new thread."""
+        with self._cond:
+            thread = self._thread
+            self._stopping = True
+            self._cond.notify_all()
+        if thread is not None:
+            thread.join(timeout_s)
+        return thread is None or not thread.is_alive()
+
     def _enqueue(self, item: _Write) -> None:
         with self._cond:
+            self._stopping = False
             self._outstanding += 1
             self._queue.append(item)
             if self._thread is None:
@@ -314,7 +342,10 @@ class SessionWriter(QObject):
     def _work(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: bool(self._queue))
+                self._cond.wait_for(lambda: bool(self._queue) or self._stopping)
+                if not self._queue:
+                    self._thread = None
+                    return
                 item = self._queue[0]
             result, error, details = self._attempt(item)
             with self._cond:

@@ -16,7 +16,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-pytest_plugins = ["tests.fixtures.tiny_models", "tests.fixtures.hub_server"]
+pytest_plugins = ["tests.fixtures.tiny_models", "tests.fixtures.hub_server", "tests.fixtures.leaks"]
 
 
 @pytest.fixture(autouse=True)

