@@ -24,9 +24,9 @@ ours, may hold it for hours):
 from __future__ import annotations
 
 import threading
-import weakref
 import time
 import traceback
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
