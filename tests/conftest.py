@@ -54,3 +54,19 @@ def _restore_log_handlers() -> Iterator[None]:
         if handler not in before:
             logger.removeHandler(handler)
             handler.close()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files holding a test marked ``slow`` run first, in their own order, the whole-tree
+    checks at the top level of tests/ (the bundle, the wheels, the type check: the
+    longest) before the rest. In a parallel run (``./dev test`` uses pytest-xdist) the
+    longest tests then start while other work can fill the other workers, instead of
+    starting last and ending the run alone; a file stays together, so its module-scoped
+    fixtures are built once."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    tests = Path(__file__).resolve().parent
+
+    def order(item: pytest.Item) -> tuple[bool, bool]:
+        return item.path not in slow_files, item.path.parent != tests
+
+    items.sort(key=order)

@@ -199,6 +199,7 @@ def test_an_added_cycle_fails(tmp_path: Path, name: str, text: str, cycle: set[s
     assert set(found) == cycle
 
 
+@pytest.mark.slow
 def test_every_core_module_imports_on_its_own() -> None:
     """Each module first, in a fresh state of core (sys.modules cleared of core between
     them), so a module that works only when another was imported before it fails here."""

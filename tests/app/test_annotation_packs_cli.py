@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli_process import python_script, taillens
 from tests.fixtures.report_session import build_report_session
 
@@ -29,6 +31,7 @@ print(len(ids))
 """
 
 
+@pytest.mark.slow
 def test_a_team_of_three_round_trips_packs(tmp_path: Path) -> None:
     session = build_report_session(tmp_path / "study.taillens", ratings=False)
     units = f"{session.units['u1']},{session.units['u2']},{session.units['u5']}"

@@ -188,6 +188,7 @@ def test_run_parameters_that_are_a_list(base: Base, tmp_path: Path) -> None:
     assert query(path, "SELECT count(*), sum(value) FROM scores WHERE run_id = ?", (rid,)) == before
 
 
+@pytest.mark.slow
 def test_a_cached_encoding_of_the_wrong_size_is_rebuilt(base: Base, tmp_path: Path) -> None:
     path = damaged(
         base, tmp_path, "UPDATE encodings SET vector = substr(vector, 1, 8) WHERE id = 1"

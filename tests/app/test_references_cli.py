@@ -43,6 +43,7 @@ def _references(store: SessionStore, uids: list[str]) -> dict[str, list[tuple[st
     return out
 
 
+@pytest.mark.slow
 def test_pipeline_on_tailnlg_round_trips_as_gold_and_silver_lex(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_marian: Path, tiny_causal_lm: Path
 ) -> None:

@@ -113,6 +113,7 @@ def test_the_window_holds_the_lock_while_the_session_is_open(
     assert not lock_path(other).exists()
 
 
+@pytest.mark.slow
 def test_a_screenshot_of_a_session_in_use_opens_it_read_only(
     tmp_path: Path, session: Path, other_process: subprocess.Popen[str]
 ) -> None:

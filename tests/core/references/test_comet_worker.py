@@ -198,6 +198,7 @@ def test_an_endless_reply_is_not_read_to_its_end(
     assert scorer._worker is not None and scorer._worker._process is None
 
 
+@pytest.mark.slow
 def test_a_hanging_worker_is_stopped_at_its_deadline(comet_python: str, tmp_path: Path) -> None:
     scorer = CometScorer(_checkpoint(tmp_path, "hang"), batch=2, python=comet_python, timeout_s=3)
     # The message comes only from the deadline's path: a worker that never answers ends
