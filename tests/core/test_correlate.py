@@ -21,7 +21,8 @@ from core.correlate import (
 )
 from core.metrics.scoring import sentence_score_table
 from core.store import SessionStore
-from tests.core.correlate_data import (
+from tests.core.formats.conftest import table_digest
+from tests.fixtures.correlation_session import (
     CRITERIA,
     SAMPLES,
     SYSTEMS,
@@ -29,7 +30,6 @@ from tests.core.correlate_data import (
     ratings_for,
     write_release,
 )
-from tests.core.formats.conftest import table_digest
 
 
 @pytest.fixture

@@ -34,8 +34,8 @@ from core.references.qe import (
 from core.references.translate import LocalTranslator, TranslateParams, translate_job
 from core.store import SessionStore
 from core.store.models import ReferenceDerivation, UnitReference
-from tests.core.references.conftest import seed_session
 from tests.core.verbalise.test_openai import FakeServer
+from tests.fixtures.gold_reference_session import seed_session
 from tests.shared_data import require
 
 PARAMS = TranslateParams(num_beams=1, max_new_tokens=6, batch=4, device="cpu")

@@ -29,7 +29,7 @@ from core.verbalise.base import GenerationParams
 from core.verbalise.job import IncompleteRun, verbalise_job
 from core.verbalise.openai import OpenAIVerbaliser, ServerError
 from tests.core.verbalise.conftest import add_units
-from tests.core.verbalise.fault_server import GOOD, FaultServer
+from tests.fixtures.faulty_openai_server import GOOD, FaultServer
 
 ROOT = Path(__file__).resolve().parents[3]
 
