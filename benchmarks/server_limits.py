@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.store import SessionStore  # noqa: E402
-from tests.core.verbalise.conftest import add_units  # noqa: E402
 from tests.fixtures.faulty_openai_server import FaultServer  # noqa: E402
+from tests.fixtures.verbalise_units import add_units  # noqa: E402
 
 CASES = {"endless": 10.0, "drip": 5.0, "drip-headers": 5.0, "huge": 60.0}  # -> --timeout
 # huge: one candidate per request, so that a 10 MB text fits the 16 MB reply cap and is

@@ -9,9 +9,14 @@ from PySide6.QtCore import QSettings
 
 from app.gui import build_window
 
-# fake_endpoint is a fixture of tests/core/wikidata; importing it makes it usable here.
-from tests.core.wikidata.conftest import FakeEndpoint, Reply, fake_endpoint  # noqa: F401
-from tests.core.wikidata.test_faults import JSON_HEADERS, good_body
+# fake_endpoint is a fixture (of tests/core/wikidata too); importing it makes it usable here.
+from tests.fixtures.fake_sparql_endpoint import (  # noqa: F401
+    JSON_HEADERS,
+    FakeEndpoint,
+    Reply,
+    fake_endpoint,
+    good_body,
+)
 from tests.fixtures.jobs import is_fetch
 from tests.fixtures.reads import settle_reads
 

@@ -21,7 +21,6 @@ from core.correlate import (
 )
 from core.metrics.scoring import sentence_score_table
 from core.store import SessionStore
-from tests.core.formats.conftest import table_digest
 from tests.fixtures.correlation_session import (
     CRITERIA,
     SAMPLES,
@@ -30,6 +29,7 @@ from tests.fixtures.correlation_session import (
     ratings_for,
     write_release,
 )
+from tests.fixtures.table_digest import table_digest
 
 
 @pytest.fixture

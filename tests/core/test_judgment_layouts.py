@@ -22,7 +22,6 @@ import pytest
 from app.cli import main
 from core.correlate import JudgmentError, human_values, import_webnlg_judgments
 from core.store import SessionStore
-from tests.core.formats.conftest import table_digest
 from tests.fixtures.correlation_session import (
     CRITERIA,
     SAMPLES,
@@ -31,6 +30,7 @@ from tests.fixtures.correlation_session import (
     write_challenge_layout,
     zscores_for,
 )
+from tests.fixtures.table_digest import table_digest
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from core.formats import EXPORT_FORMATS, IMPORT_FORMATS, FormatError, detect_for
 from core.formats.wdv import export_wdv, import_wdv, item_id
 from core.store import SessionStore
 from core.store.models import Annotation, Annotator, DataUnit, ModelRun, UnitTriple, Verbalisation
-from tests.core.formats.conftest import table_digest
+from tests.fixtures.table_digest import table_digest
 
 
 def _record(

@@ -14,7 +14,7 @@ from core.formats.webnlg.entries import ParsedEntry
 from core.jobs import CancelToken, JobCancelled, JobContext, JobWasCancelled, Progress, run_job
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitReference
-from tests.core.formats.conftest import table_digest
+from tests.fixtures.table_digest import table_digest
 
 HEAD = '<?xml version="1.0" encoding="utf-8"?>\n<benchmark>\n  <entries>\n'
 TAIL = "  </entries>\n</benchmark>\n"

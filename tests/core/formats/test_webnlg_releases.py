@@ -16,8 +16,8 @@ from core.formats.webnlg.importer import file_language, language_in_file_name
 from core.mentions import annotated_references, mentions_of
 from core.store import SessionStore
 from core.store.models import DataUnit, ReferenceMention, UnitReference
-from tests.core.formats.conftest import table_digest
 from tests.core.formats.test_webnlg_roundtrip import assert_same_element
+from tests.fixtures.table_digest import table_digest
 from tests.shared_data import ENRICHED_DEV, require
 
 # The structure of the WebNLG 2020 release (challenge-2020, data/en/test/
