@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from PySide6.QtCore import QSettings
-
-from app.gui import build_window
+from tests.fixtures import browser_window
 
 # fake_endpoint is a fixture (of tests/core/wikidata too); importing it makes it usable here.
 from tests.fixtures.fake_sparql_endpoint import (  # noqa: F401
@@ -20,21 +17,7 @@ from tests.fixtures.fake_sparql_endpoint import (  # noqa: F401
 from tests.fixtures.jobs import is_fetch
 from tests.fixtures.reads import settle_reads
 
-
-@pytest.fixture
-def wired(qtbot, tmp_path: Path):
-    window, controller = build_window(
-        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    )
-    qtbot.addWidget(window)
-    assert controller.new_session(tmp_path / "b.taillens")
-    browser = controller.browser
-    qtbot.waitUntil(
-        lambda: browser.source is not None and browser.source_kind == "embedded", timeout=30_000
-    )
-    settle_reads(qtbot, controller)  # the session's categories, read off the UI thread
-    yield window, controller, browser
-    controller.shutdown()
+wired = browser_window.wired  # registers the fixture here
 
 
 def test_fetch_builds_up_the_view_and_inspects(qtbot, wired) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from app.cli import main
 from core.store import SessionStore
-from tests.core.verbalise.test_openai import FakeServer, served_logprobs
+from tests.fixtures.fake_openai_server import FakeServer, served_logprobs
 from tests.fixtures.verbalise_units import add_units
 
 

@@ -207,7 +207,7 @@ def test_wdv_crowd_scores_are_human_judgments(tmp_path: Path) -> None:
     from core.formats.wdv import import_wdv
     from core.jobs import JobSucceeded, run_job
     from core.metrics.scoring import ScoringRequest, score_job
-    from tests.core.formats.test_wdv import wdv_records, write_wdv
+    from tests.fixtures.wdv_records import wdv_records, write_wdv
 
     records = wdv_records()
     with SessionStore.create(tmp_path / "w.taillens") as store:
