@@ -2,7 +2,7 @@
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/server_limits.py [--only NAME]
 
-A fault server on 127.0.0.1 (tests/core/verbalise/fault_server.py) plays an
+A fault server on 127.0.0.1 (tests/fixtures/faulty_openai_server.py) plays an
 OpenAI-compatible server; each case runs the real CLI (`python -m app verbalise --model
 URL ...`) in a fresh process over 8 units (one batch of 8 requests in flight, 3
 candidates each, the default 16 MB reply cap) and reports its exit status, wall time
@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.store import SessionStore  # noqa: E402
-from tests.core.verbalise.conftest import add_units  # noqa: E402
-from tests.core.verbalise.fault_server import FaultServer  # noqa: E402
+from tests.fixtures.faulty_openai_server import FaultServer  # noqa: E402
+from tests.fixtures.verbalise_units import add_units  # noqa: E402
 
 CASES = {"endless": 10.0, "drip": 5.0, "drip-headers": 5.0, "huge": 60.0}  # -> --timeout
 # huge: one candidate per request, so that a 10 MB text fits the 16 MB reply cap and is

@@ -14,6 +14,7 @@ from app.gui import build_window
 from core.annotation import aggregate_annotations, list_annotators, rating_of
 from core.store import SessionStore
 from core.store.models import UnitReference
+from tests.fixtures.annotate_panel import activate, choose, settle
 from tests.fixtures.report_session import ReportSession, build_report_session
 from widgets.annotate import diff_html
 
@@ -38,37 +39,6 @@ def wired(qtbot, built: ReportSession, settings: QSettings):
     settle(controller.annotate.panel)  # the annotators are a view read
     yield window, controller, controller.annotate, controller.annotate.panel
     controller.shutdown()
-
-
-def activate(qtbot, window) -> None:
-    """Show and activate the window, so keyboard focus moves as it does for a user (a
-    hidden or inactive window has no focus widget, and a focus check would prove nothing)."""
-    window.show()
-    qtbot.waitExposed(window)
-    window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
-
-
-def choose(panel, name: str) -> None:
-    settle(panel)  # the annotators are a view read
-    index = panel.annotator_combo.findText(name)
-    assert index > 0, name
-    panel.annotator_combo.setCurrentIndex(index)
-    panel.annotator_combo.activated.emit(index)
-    settle(panel)  # the annotators and the filter's options follow (a view read)
-
-
-def settle(panel) -> None:
-    """The panel's view reads (app.session_io: the annotators, the filter's options, the
-    queue) run off the UI thread: wait until they have arrived (bounded)."""
-    from PySide6.QtTest import QTest
-
-    annotate = panel.findChild(AnnotateController)
-    for _ in range(1000):
-        if not annotate.ctx.reads.pending():
-            return
-        QTest.qWait(10)
-    raise AssertionError("the panel's reads never arrived")
 
 
 def wait_for_queue(panel) -> None:

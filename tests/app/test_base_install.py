@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from core.heavy import FULL_INSTALL, MODEL_STACK
-from tests.core.metrics.sessions import build_session
+from tests.fixtures.scoring_session import build_session
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,32 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from PySide6.QtCore import QSettings
+from tests.fixtures import browser_window
 
-from app.gui import build_window
-
-# fake_endpoint is a fixture of tests/core/wikidata; importing it makes it usable here.
-from tests.core.wikidata.conftest import FakeEndpoint, Reply, fake_endpoint  # noqa: F401
-from tests.core.wikidata.test_faults import JSON_HEADERS, good_body
+# fake_endpoint is a fixture (of tests/core/wikidata too); importing it makes it usable here.
+from tests.fixtures.fake_sparql_endpoint import (  # noqa: F401
+    JSON_HEADERS,
+    FakeEndpoint,
+    Reply,
+    fake_endpoint,
+    good_body,
+)
 from tests.fixtures.jobs import is_fetch
 from tests.fixtures.reads import settle_reads
 
-
-@pytest.fixture
-def wired(qtbot, tmp_path: Path):
-    window, controller = build_window(
-        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    )
-    qtbot.addWidget(window)
-    assert controller.new_session(tmp_path / "b.taillens")
-    browser = controller.browser
-    qtbot.waitUntil(
-        lambda: browser.source is not None and browser.source_kind == "embedded", timeout=30_000
-    )
-    settle_reads(qtbot, controller)  # the session's categories, read off the UI thread
-    yield window, controller, browser
-    controller.shutdown()
+wired = browser_window.wired  # registers the fixture here
 
 
 def test_fetch_builds_up_the_view_and_inspects(qtbot, wired) -> None:

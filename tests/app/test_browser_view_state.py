@@ -14,8 +14,8 @@ from core.category_tiers import load_member_tiers, load_tier_settings
 from core.store import SessionStore
 from core.tiers import TIER_BY_CODE, TierSettings
 
-# The window with a session and the demo source (tests/app/test_browser_controller.py).
-from tests.app.test_browser_controller import wired  # noqa: F401
+# The window with a session and the demo source (tests/fixtures/browser_window.py).
+from tests.fixtures.browser_window import wired  # noqa: F401
 from tests.fixtures.likelihood_session import CITIES, seed_city_session
 from tests.fixtures.reads import settle_reads
 

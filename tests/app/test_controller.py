@@ -7,23 +7,13 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 
-from app.controller import AppController
 from core.jobs import Job, JobContext
 from core.store import SessionStore
+from tests.fixtures import controller_window
 from tests.shared_data import TAILNLG, require
-from widgets.main_window import MainWindow
 
-
-@pytest.fixture
-def window_and_controller(qtbot, tmp_path: Path) -> tuple[MainWindow, AppController]:
-    window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(window)
-    controller = AppController(window)
-    window.show()
-    yield window, controller
-    controller.shutdown()
+window_and_controller = controller_window.window_and_controller  # registers the fixture here
 
 
 def test_new_open_and_save_as(window_and_controller, tmp_path: Path) -> None:
@@ -167,7 +157,7 @@ def test_export_status_shows_the_summary_and_skipped_units(
 ) -> None:
     from core.formats.wdv import import_wdv
     from core.store.models import DataUnit, UnitTriple
-    from tests.core.formats.test_wdv import wdv_records, write_wdv
+    from tests.fixtures.wdv_records import wdv_records, write_wdv
 
     window, controller = window_and_controller
     assert controller.new_session(tmp_path / "units.taillens")

@@ -9,8 +9,8 @@ import pytest
 
 from app.cli import main
 from core.store import SessionStore
-from tests.core.correlate_data import SYSTEMS, build, write_release
-from tests.core.formats.conftest import table_digest
+from tests.fixtures.correlation_session import SYSTEMS, build, write_release
+from tests.fixtures.table_digest import table_digest
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ from core.correlate import TABLE_COLUMNS, correlate, import_webnlg_judgments, ta
 from core.jobs import JobSucceeded
 from core.report import ReportRequest, build_report
 from core.store import SessionStore
-from tests.core.correlate_data import build, write_release
+from tests.fixtures.correlation_session import build, write_release
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.metrics.tiny_encoder import build_tiny_sentence_encoder
 from tests.fixtures.report_session import build_report_session
+from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = """    <entry category="Airport" eid="Id{n}" size="1">

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QModelIndex
 
-from tests.app.test_panels_follow import window_and_controller  # noqa: F401  (fixture)
-from tests.app.test_units_paging import UNITS, session_with_units
+from tests.fixtures.built_window import window_and_controller  # noqa: F401  (fixture)
+from tests.fixtures.paged_units_session import UNITS, session_with_units
 
 
 def test_the_units_panel_shows_the_other_units(

@@ -13,20 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from core.jobs import JobSucceeded, run_job
-from core.metrics.scoring import ScoringRequest, score_job
 from core.store import SessionStore
 from core.store.models import (
-    Annotation,
-    Annotator,
-    Category,
-    DataUnit,
-    ModelRun,
     Score,
-    UnitReference,
-    UnitTriple,
-    Verbalisation,
 )
+from tests.fixtures.texts_table_session import TEXTS, build
 
 pd = pytest.importorskip("pandas")
 
@@ -44,110 +35,9 @@ def taillens(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-# (uid, tier, sub_tier, subject, predicate, object, gold reference, silver reference)
-UNITS = (
-    ("u-rome", "head", None, "Rome", "capital of", "Italy", "Rome is the capital of Italy.", None),
-    (
-        "u-tiber",
-        "long_tail",
-        "long_tail_it",
-        "Tiber",
-        "flows through",
-        "Rome",
-        "The Tiber flows through Rome.",
-        "The river Tiber crosses Rome.",
-    ),
-)
-# (run's system name, unit index, text): the second run's first text is a formula.
-TEXTS = (
-    ("Alpha", 0, "Rome is the capital of Italy."),
-    ("Alpha", 1, "The Tiber flows."),
-    ("Beta", 0, "=1+2 Italy"),
-    ("Beta", 1, None),  # an output that did not parse
-)
-
-
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(tmp_path_factory.mktemp("texts") / "s.taillens")
-
-
-def build(path: Path) -> Path:
-    """Two runs' texts scored with BLEU (gold and silver) and ESA, rated by two
-    annotators (and a golden answer that must stay out), a rated reference."""
-    with SessionStore.create(path) as store, store.unit_of_work() as db:
-        category = Category(name="City", class_qid="Q515", pattern="?item wdt:P31 wd:Q515")
-        db.add(category)
-        db.flush()
-        units = []
-        for uid, tier, sub_tier, s, p, o, gold, silver in UNITS:
-            unit = DataUnit(
-                uid=uid,
-                shape="sibling",
-                size=1,
-                origin="test",
-                tier=tier,
-                sub_tier=sub_tier,
-                category_id=category.id if uid == "u-rome" else None,
-                attributes=None if uid == "u-rome" else {"entry": {"category": "River"}},
-            )
-            db.add(unit)
-            db.flush()
-            db.add(
-                UnitTriple(unit_id=unit.id, lang="en", position=0, subject=s, predicate=p, object=o)
-            )
-            db.add(UnitReference(unit_id=unit.id, lang="en", text=gold, quality="gold"))
-            if silver:
-                db.add(UnitReference(unit_id=unit.id, lang="en", text=silver, quality="silver"))
-            units.append(unit.id)
-        runs = {}
-        for name in ("Alpha", "Beta"):
-            run = ModelRun(kind="external", model_id=name.lower(), system_name=name)
-            run.status = "finished"
-            db.add(run)
-            db.flush()
-            runs[name] = run.id
-        for name, index, text in TEXTS:
-            db.add(
-                Verbalisation(
-                    run_id=runs[name],
-                    unit_id=units[index],
-                    lang="en",
-                    raw_output=text or "<garbled>",
-                    text=text,
-                    parse_ok=text is not None,
-                )
-            )
-    with SessionStore.open(path) as store:
-        outcome = run_job(score_job(store, ScoringRequest(metrics=("bleu", "esa"))))
-        assert isinstance(outcome, JobSucceeded), outcome
-        with store.unit_of_work() as db:
-            texts = {v.text: v.id for v in db.query(Verbalisation)}
-            alice, bob = Annotator(name="alice"), Annotator(name="bob")
-            db.add_all([alice, bob])
-            db.flush()
-            first, second = texts["Rome is the capital of Italy."], texts["The Tiber flows."]
-            db.add_all(
-                [
-                    Annotation(
-                        annotator_id=alice.id, verbalisation_id=first, fluency=5, adequacy=0
-                    ),
-                    Annotation(annotator_id=bob.id, verbalisation_id=first, fluency=4, adequacy=0),
-                    Annotation(
-                        annotator_id=alice.id, verbalisation_id=second, fluency=2, adequacy=1
-                    ),
-                    Annotation(
-                        annotator_id=bob.id,
-                        verbalisation_id=second,
-                        fluency=0,
-                        adequacy=2,
-                        is_golden=True,
-                    ),
-                ]
-            )
-            silver = db.query(UnitReference).filter_by(quality="silver").one()
-            db.add(Annotation(annotator_id=bob.id, reference_id=silver.id, fluency=3, adequacy=0))
-    return path
 
 
 def expected(path: Path) -> dict[int, dict[str, float | None]]:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QFileDialog
 
-from tests.app.test_controller import window_and_controller  # noqa: F401 - fixture
-from tests.core.formats.test_webnlg_releases import WEBNLG_2017, WEBNLG_2020
+from tests.fixtures.controller_window import window_and_controller  # noqa: F401 - fixture
+from tests.fixtures.webnlg_release_samples import WEBNLG_2017, WEBNLG_2020
 
 
 def langs(controller) -> list[str]:

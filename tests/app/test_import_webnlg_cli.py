@@ -11,8 +11,8 @@ import pytest
 
 from app.cli import main
 from core.store import SessionStore
-from tests.core.formats.test_webnlg_bad_input import HEAD, TAIL, entry
-from tests.core.formats.test_webnlg_releases import WEBNLG_2017, WEBNLG_2020
+from tests.fixtures.webnlg_release_samples import WEBNLG_2017, WEBNLG_2020
+from tests.fixtures.webnlg_xml import HEAD, TAIL, entry
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -29,7 +29,7 @@ from app import cli
 from app.terminal import run_in_terminal
 from core.jobs import Job
 from core.store import SessionStore
-from tests.core.verbalise.conftest import add_units
+from tests.fixtures.verbalise_units import add_units
 
 ROOT = Path(__file__).resolve().parents[2]
 UNITS = 40

@@ -22,24 +22,17 @@ from core.annotation import QueueFilter, Rating
 from core.changes import IMPORT_WRITES, Topic
 from core.jobs import Job, JobSucceeded
 from core.labels import plural
-from tests.core.formats.test_webnlg_releases import WEBNLG_2017
+from tests.fixtures import built_window
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.jobs import is_fetch
 from tests.fixtures.reads import settle_reads
 from tests.fixtures.report_session import ReportSession
+from tests.fixtures.webnlg_release_samples import WEBNLG_2017
 from tests.shared_data import TAILNLG, require
 
+window_and_controller = built_window.window_and_controller  # registers the fixture here
+
 report_session = fixture_module.report_session  # registers the fixture here
-
-
-@pytest.fixture
-def window_and_controller(qtbot, tmp_path: Path):
-    window, controller = build_window(
-        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    )
-    qtbot.addWidget(window)
-    yield window, controller
-    controller.shutdown()
 
 
 def units_in_session(controller) -> int:

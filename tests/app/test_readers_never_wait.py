@@ -17,26 +17,15 @@ from pathlib import Path
 import pytest
 
 from core.store import SessionStore
+from tests.fixtures.write_lock_holder import HOLDER, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-HOLDER = """
-import sqlite3, sys, time
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")
-conn.execute("INSERT INTO annotators (name) VALUES ('uncommitted writer')")
-conn.execute("INSERT INTO data_units (uid, size, origin) VALUES ('uncommitted', 1, 'built')")
-print("holding", flush=True)
-sys.stdin.readline()  # until the test is done
-conn.execute("ROLLBACK")
-"""
 
 
 @pytest.fixture
 def session(tmp_path: Path) -> Path:
     from app.cli import main
-    from tests.core.formats.test_wdv import wdv_records, write_wdv
+    from tests.fixtures.wdv_records import wdv_records, write_wdv
 
     path = tmp_path / "s.taillens"
     source = write_wdv(tmp_path / "w.json", wdv_records())

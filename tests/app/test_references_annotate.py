@@ -13,8 +13,8 @@ from sqlalchemy import select
 from app.gui import build_window
 from core.store import SessionStore
 from core.store.models import Annotation, ReferenceDerivation, UnitReference
-from tests.app.test_annotate_panel import activate, choose
-from tests.core.references.conftest import seed_session
+from tests.fixtures.annotate_panel import activate, choose
+from tests.fixtures.gold_reference_session import seed_session
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 

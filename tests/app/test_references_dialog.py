@@ -17,7 +17,7 @@ from core.references.dialog_state import ReferencesState
 from core.references.qe import comet_installed
 from core.store import SessionStore
 from core.store.models import ReferenceDerivation, UnitReference
-from tests.core.references.conftest import GOLD_EN, seed_session
+from tests.fixtures.gold_reference_session import GOLD_EN, seed_session
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.store import SessionStore
-from tests.app.test_session_files import HEAD, TAIL, entry, xml_file
+from tests.fixtures.webnlg_xml import HEAD, TAIL, entry, xml_file
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

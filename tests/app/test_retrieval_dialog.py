@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from app.gui import build_window
-from tests.core.metrics.sessions import TEXTS, build_session
-from tests.core.metrics.tiny_encoder import build_tiny_sentence_encoder
+from tests.fixtures.scoring_session import TEXTS, build_session
+from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import pytest
 
 from app.cli import main
 from core.store import SessionStore
-from tests.core.formats.conftest import table_digest
-from tests.core.metrics.sessions import REFS, build_session
-from tests.core.metrics.tiny_encoder import build_tiny_sentence_encoder
+from tests.fixtures.scoring_session import REFS, build_session
+from tests.fixtures.table_digest import table_digest
+from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
 
 @pytest.fixture(scope="module")

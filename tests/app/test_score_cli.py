@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from tests.core.formats.conftest import table_digest
-from tests.core.metrics.sessions import build_session
+from tests.fixtures.scoring_session import build_session
+from tests.fixtures.table_digest import table_digest
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -17,7 +17,7 @@ from sqlalchemy import delete, select, update
 from app.cli import main
 from core.store import SessionStore
 from core.store.models import ModelRun, Score, Verbalisation
-from tests.core.metrics.sessions import TEXTS, build_session
+from tests.fixtures.scoring_session import TEXTS, build_session
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -1,6 +1,6 @@
 """The Scores panel on a real session: table, sorting, colour scale, detail, jobs.
 
-The session is tests/core/metrics/sessions.py (two units, gold and silver references, a
+The session is tests/fixtures/scoring_session.py (two units, gold and silver references, a
 template run with en+it texts and an external run with en texts); the scores are made by
 the real scoring job (esa, hallucination, bleu: no model is loaded, except in the one
 BERTScore test, which loads the packaged MiniLM encoder).
@@ -18,7 +18,7 @@ from core.jobs import run_job
 from core.metrics import MetricOptions
 from core.metrics.scoring import ScoringRequest, score_job
 from core.store import SessionStore
-from tests.core.metrics.sessions import TEXTS, build_session
+from tests.fixtures.scoring_session import TEXTS, build_session
 from widgets.scores import (
     HALLUCINATION_COLOUR,
     MENTION_COLOUR,

@@ -12,8 +12,8 @@ import pytest
 
 from app.cli import main
 from core.store import SessionStore
-from tests.core.verbalise.conftest import add_units
-from tests.core.verbalise.test_openai import FakeServer, served_logprobs
+from tests.fixtures.fake_openai_server import FakeServer, served_logprobs
+from tests.fixtures.verbalise_units import add_units
 
 
 @pytest.fixture

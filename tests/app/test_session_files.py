@@ -16,25 +16,7 @@ import pytest
 
 from app.cli import main
 from core.store import APPLICATION_ID, SessionStore, inspect_file
-
-HEAD = '<?xml version="1.0" encoding="utf-8"?>\n<benchmark>\n  <entries>\n'
-TAIL = "  </entries>\n</benchmark>\n"
-
-
-def entry(uid: str, text: str = "") -> str:
-    return (
-        f'    <entry category="C" eid="{uid}" shape="" shape_type="sibling" size="1" '
-        f'unique_id="{uid}" qid="Q1" type="head" subtype="top_head">\n'
-        "      <modifiedtripleset><mtriple>A | p | B</mtriple></modifiedtripleset>\n"
-        f'      <lex quality="gold" lid="Id1" lang="en">{text or "Text " + uid}.</lex>\n'
-        "    </entry>\n"
-    )
-
-
-def xml_file(folder: Path, name: str = "in.xml", uids: tuple[str, ...] = ("E1", "E2")) -> Path:
-    path = folder / name
-    path.write_text(HEAD + "".join(entry(u) for u in uids) + TAIL, encoding="utf-8")
-    return path
+from tests.fixtures.webnlg_xml import xml_file
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

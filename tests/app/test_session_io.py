@@ -16,7 +16,7 @@ from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job
 from core.store import SessionStore
-from tests.app.test_readers_never_wait import HOLDER, ROOT
+from tests.fixtures.write_lock_holder import HOLDER, ROOT
 
 
 @pytest.fixture

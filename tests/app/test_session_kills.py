@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from core.store import SessionStore, clean_leftovers, inspect_file
-from tests.app.test_session_files import xml_file
+from tests.fixtures.webnlg_xml import xml_file
 
 ROOT = Path(__file__).resolve().parents[2]
 

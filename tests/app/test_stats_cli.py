@@ -10,8 +10,8 @@ import pytest
 from app.cli import main
 from core.formats import import_webnlg
 from core.store import SessionStore
-from tests.app.test_controller import window_and_controller  # noqa: F401 - fixture
-from tests.core.test_dataset_stats import BODY
+from tests.fixtures.controller_window import window_and_controller  # noqa: F401 - fixture
+from tests.fixtures.dataset_check_cases import BODY
 
 
 @pytest.fixture

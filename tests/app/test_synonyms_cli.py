@@ -9,7 +9,7 @@ import pytest
 
 from app.cli import main
 from core.store import SessionStore
-from tests.core.formats.conftest import table_digest
+from tests.fixtures.table_digest import table_digest
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

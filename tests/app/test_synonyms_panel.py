@@ -10,8 +10,8 @@ from PySide6.QtCore import QSettings
 from app.gui import build_window
 from core import synonyms
 from core.store import SessionStore
-from tests.core.metrics.sessions import build_session
 from tests.fixtures.reads import settle_reads
+from tests.fixtures.scoring_session import build_session
 
 
 @pytest.fixture

@@ -88,7 +88,7 @@ def test_wdv_import_then_turtle_and_csv_export(
 
     from rdflib import Graph, Namespace
 
-    from tests.core.formats.test_wdv import wdv_records, write_wdv
+    from tests.fixtures.wdv_records import wdv_records, write_wdv
 
     session = tmp_path / "s.taillens"
     source = write_wdv(tmp_path / "wdv.json", wdv_records())
@@ -160,7 +160,7 @@ def test_export_lists_the_units_a_format_cannot_hold(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     from core.store.models import DataUnit, UnitTriple
-    from tests.core.formats.test_wdv import wdv_records, write_wdv
+    from tests.fixtures.wdv_records import wdv_records, write_wdv
 
     session = tmp_path / "s.taillens"
     source = write_wdv(tmp_path / "wdv.json", wdv_records())

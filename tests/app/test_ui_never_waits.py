@@ -30,8 +30,8 @@ from PySide6.QtCore import QSettings, Qt
 
 from app.gui import build_window
 from core.store import SessionStore
-from tests.app.test_readers_never_wait import HOLDER, ROOT
 from tests.fixtures.report_session import ReportSession, build_report_session
+from tests.fixtures.write_lock_holder import HOLDER, ROOT
 
 BUSY_TIMEOUT_S = 2.0  # the writer thread's wait before it says the session is busy
 WRITES = ("BEGIN IMMEDIATE", "BEGIN EXCLUSIVE", "INSERT", "UPDATE", "DELETE", "REPLACE")

@@ -135,7 +135,7 @@ def test_override_names_the_entity_across_the_unit_and_bad_input_exits_2(
     from core.unit_builder.draft import UnitDraft
     from core.unit_builder.render import kept_labels, render_unit
     from core.unit_builder.saved import save_unit
-    from tests.core.test_unit_builder import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
+    from tests.fixtures.rome_italy_details import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
 
     session = tmp_path / "s.taillens"
     with SessionStore.create(session) as store:

@@ -7,32 +7,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QModelIndex
 
-from core.formats import import_webnlg
 from core.store import SessionStore
 from core.unit_builder.saved import list_units
-from tests.app.test_panels_follow import window_and_controller  # noqa: F401  (fixture)
-
-UNITS = 7
-ENTRY = """    <entry category="Airport" eid="Id{n}" size="1">
-      <modifiedtripleset>
-        <mtriple>City_{n} | leaderName | Person_{n}</mtriple>
-      </modifiedtripleset>
-      <lex comment="good" lid="Id1">The leader of City {n} is Person {n}.</lex>
-    </entry>
-"""
-
-
-def session_with_units(path: Path) -> list[str]:
-    source = path.with_name("Airport.xml")
-    entries = "".join(ENTRY.format(n=n) for n in range(1, UNITS + 1))
-    source.write_text(
-        '<?xml version="1.0" encoding="UTF-8"?>\n<benchmark><entries>\n'
-        f"{entries}</entries></benchmark>\n",
-        encoding="utf-8",
-    )
-    with SessionStore.create(path) as store:
-        import_webnlg(store, source)
-        return [u.uid for u in list_units(store)]
+from tests.fixtures.built_window import window_and_controller  # noqa: F401  (fixture)
+from tests.fixtures.paged_units_session import UNITS, session_with_units
 
 
 def test_units_panel_counts_all_and_fetches_more_on_scroll(

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from app.cli import main
 from core.store import SessionStore
 from core.store.models import ModelRun, Verbalisation
-from tests.core.verbalise.conftest import add_units
+from tests.fixtures.verbalise_units import add_units
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -16,8 +16,8 @@ from core.models import configured_model_folders
 from core.store.models import ModelRun, Verbalisation
 from core.verbalise.local import CausalVerbaliser
 from core.verbalise.template import TemplateVerbaliser
-from tests.core.verbalise.conftest import add_units
 from tests.fixtures.reads import settle_reads
+from tests.fixtures.verbalise_units import add_units
 
 
 @pytest.fixture

@@ -10,8 +10,13 @@ import pytest
 from app.cli import main
 from core.store import SessionStore
 from core.wikidata.cache import load_category
-from tests.core.wikidata.conftest import FakeEndpoint, Reply, fake_endpoint  # noqa: F401
-from tests.core.wikidata.test_faults import JSON_HEADERS, good_body
+from tests.fixtures.fake_sparql_endpoint import (  # noqa: F401
+    JSON_HEADERS,
+    FakeEndpoint,
+    Reply,
+    fake_endpoint,
+    good_body,
+)
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

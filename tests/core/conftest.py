@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
@@ -13,63 +12,7 @@ from alembic import command
 from sqlalchemy import create_engine, event
 
 from core.store import APPLICATION_ID, SessionStore, alembic_config
-from core.store.models import (
-    Annotator,
-    Category,
-    DataUnit,
-    Entity,
-    ModelRun,
-    UnitTriple,
-    Verbalisation,
-)
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def folder_listing(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir())
-
-
-def add_sample_rows(store: SessionStore) -> None:
-    """A category, an entity, a unit with two triples, a run with one output, an annotator."""
-    with store.unit_of_work() as db:
-        city = Category(name="City", class_qid="Q515", pattern="?item wdt:P31 wd:Q515 .")
-        db.add_all([city, Entity(qid="Q90", sitelink_count=300, has_wiki_en=True)])
-        unit = DataUnit(uid="u1", root_qid="Q90", category=city, size=2, origin="built")
-        unit.triples = [
-            UnitTriple(
-                lang="en",
-                position=0,
-                subject="Paris",
-                predicate="country",
-                object="France",
-                subject_qid="Q90",
-                property_pid="P17",
-            ),
-            UnitTriple(
-                lang="en",
-                position=1,
-                subject="Paris",
-                predicate="mayor",
-                object="Anne Hidalgo",
-                subject_qid="Q90",
-                property_pid="P6",
-            ),
-        ]
-        run = ModelRun(kind="template", model_id="template-v1", parameters={"n": 1})
-        db.add_all([unit, run, Annotator(name="ana")])
-        db.flush()
-        db.add(
-            Verbalisation(
-                run_id=run.id,
-                unit_id=unit.id,
-                lang="en",
-                raw_output="Paris is in France.",
-                text="Paris is in France.",
-            )
-        )
+from tests.fixtures.sample_session import add_sample_rows
 
 
 @pytest.fixture

@@ -38,9 +38,9 @@ from core.annotation import aggregates as wdv_aggregates
 from core.formats.wdv import import_wdv
 from core.store import SessionStore
 from core.store.models import Annotation, UnitReference
-from tests.core.formats.test_wdv import wdv_records, write_wdv
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.report_session import CORRECTION, RATINGS, ReportSession
+from tests.fixtures.wdv_records import wdv_records, write_wdv
 
 report_session = fixture_module.report_session  # registers the fixture here
 

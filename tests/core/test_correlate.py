@@ -21,7 +21,7 @@ from core.correlate import (
 )
 from core.metrics.scoring import sentence_score_table
 from core.store import SessionStore
-from tests.core.correlate_data import (
+from tests.fixtures.correlation_session import (
     CRITERIA,
     SAMPLES,
     SYSTEMS,
@@ -29,7 +29,7 @@ from tests.core.correlate_data import (
     ratings_for,
     write_release,
 )
-from tests.core.formats.conftest import table_digest
+from tests.fixtures.table_digest import table_digest
 
 
 @pytest.fixture
@@ -207,7 +207,7 @@ def test_wdv_crowd_scores_are_human_judgments(tmp_path: Path) -> None:
     from core.formats.wdv import import_wdv
     from core.jobs import JobSucceeded, run_job
     from core.metrics.scoring import ScoringRequest, score_job
-    from tests.core.formats.test_wdv import wdv_records, write_wdv
+    from tests.fixtures.wdv_records import wdv_records, write_wdv
 
     records = wdv_records()
     with SessionStore.create(tmp_path / "w.taillens") as store:

@@ -20,7 +20,7 @@ from core.metrics.scoring import ScoringRequest, score_job, sentence_score_table
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitTriple
 from core.text_filters import FilterError, parse_condition
-from tests.core.correlate_data import REFERENCE, SAMPLES, SYSTEMS, build, write_release
+from tests.fixtures.correlation_session import REFERENCE, SAMPLES, SYSTEMS, build, write_release
 
 HUMAN = "webnlg:correctness"
 

@@ -11,77 +11,8 @@ import pytest
 from core.dataset_stats import CHECKS, dataset_checks, dataset_statistics
 from core.formats import import_webnlg
 from core.store import SessionStore
+from tests.fixtures.dataset_check_cases import BODY
 from tests.shared_data import TAILNLG, require
-
-HEAD = '<?xml version="1.0" encoding="utf-8"?>\n<benchmark>\n  <entries>\n'
-TAIL = "  </entries>\n</benchmark>\n"
-
-
-def unit(
-    uid: str,
-    shape: str,
-    tier: str,
-    en: list[str],
-    it: list[str],
-    es: list[str],
-    lexes: str = "en:gold it:silver es:gold",
-) -> str:
-    def tripleset(tag: str, triple: str, rows: list[str]) -> str:
-        return f"<{tag}>" + "".join(f"<{triple}>{r}</{triple}>" for r in rows) + f"</{tag}>"
-
-    lex = "".join(
-        f'<lex lid="Id{i}" lang="{spec.split(":")[0]}" quality="{spec.split(":")[1]}">t{i}</lex>'
-        for i, spec in enumerate(lexes.split(), start=1)
-    )
-    return (
-        f'<entry category="C" eid="{uid}" shape="" shape_type="{shape}" size="{len(en)}" '
-        f'unique_id="{uid}" qid="Q1" type="{tier}" subtype="{tier}_x">'
-        + tripleset("modifiedtripleset", "mtriple", en)
-        + tripleset("italiantripleset", "itriple", it)
-        + tripleset("spanishtripleset", "striple", es)
-        + lex
-        + "</entry>\n"
-    )
-
-
-BODY = (
-    HEAD
-    + "".join(
-        [
-            # A sibling labelled sibling: nothing to report.
-            unit(
-                "OK",
-                "sibling",
-                "head",
-                ["A | p | B", "A | q | C"],
-                ["A | p | B", "A | q | C"],
-                ["A | p | B", "A | q | C"],
-            ),
-            # One triple labelled chain (TailNLG does this): a single triple is a sibling.
-            unit("ONE", "chain", "long_tail", ["A | p | B"], ["A | p | B"], ["A | p | B"]),
-            # A path labelled mixed; its Italian object copies the subject.
-            unit(
-                "PATH",
-                "mixed",
-                "long_tail",
-                ["A | p | B", "B | q | C"],
-                ["A | p | A", "B | q | C"],
-                ["A | p | B", "B | q | C"],
-            ),
-            # Spanish lost a triple and has no Spanish reference; the English set does not connect.
-            unit(
-                "GAP",
-                "sibling",
-                "head",
-                ["A | p | B", "Q9 | q | C"],
-                ["A | p | B", "Q9 | q | C"],
-                ["A | p | B"],
-                lexes="en:gold it:gold",
-            ),
-        ]
-    )
-    + TAIL
-)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ The layout is WebNLG/challenge-2020's ``evaluation/human-evaluation/results/en/`
 ``"1124": {}``) and ``english_humeval_data_all_teams.json`` (``[{"submission_id":
 "Amazon_AI_(Shanghai)", "size": "1", "sample_id": "3", "domain": "type3", "category":
 "Airport", "Correctness": 0.42…, …}, …]``). No WebNLG 2020 file lies in the shared data
-folder, so the fixtures are written in that shape (tests.core.correlate_data)."""
+folder, so the fixtures are written in that shape (tests.fixtures.correlation_session)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import pytest
 from app.cli import main
 from core.correlate import JudgmentError, human_values, import_webnlg_judgments
 from core.store import SessionStore
-from tests.core.correlate_data import (
+from tests.fixtures.correlation_session import (
     CRITERIA,
     SAMPLES,
     build,
@@ -30,7 +30,7 @@ from tests.core.correlate_data import (
     write_challenge_layout,
     zscores_for,
 )
-from tests.core.formats.conftest import table_digest
+from tests.fixtures.table_digest import table_digest
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from core.store import (
     read_session_info,
 )
 from core.store.models import Base
-from tests.core.conftest import add_sample_rows, folder_listing, sha256
+from tests.fixtures.sample_session import add_sample_rows, folder_listing, sha256
 
 
 def _schema_diffs(path: Path) -> list[object]:

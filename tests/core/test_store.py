@@ -36,7 +36,7 @@ from core.store.models import (
     UnitTriple,
     Verbalisation,
 )
-from tests.core.conftest import add_sample_rows, folder_listing, sha256
+from tests.fixtures.sample_session import add_sample_rows, folder_listing, sha256
 
 # -- create, reopen, info --------------------------------------------------------------
 

@@ -14,66 +14,19 @@ from core.unit_builder.candidates import candidates, follow
 from core.unit_builder.draft import UnitDraft, UnitError, override_across, structure
 from core.unit_builder.render import keep_label, kept_labels, parallel_languages, render_unit
 from core.unit_builder.saved import load_unit, reorder, save_unit, set_label_override, set_override
-from core.wikidata.records import ClaimRecord, EntityDetails, Term
-
-
-def label(item: str, lang: str, text: str) -> Term:
-    return Term(item, lang, "label", text)
-
-
-def labels(item: str, en: str, it: str | None = None, es: str | None = None) -> list[Term]:
-    out = [label(item, "en", en)]
-    out += [label(item, "it", it)] if it else []
-    out += [label(item, "es", es)] if es else []
-    return out
-
-
-ROME_COUNTRY = ClaimRecord("Q220$1", "Q220", "P17", "Q38", "wikibase-item")
-ROME_INCEPTION = ClaimRecord(
-    "Q220$2", "Q220", "P571", "-0753-04-21T00:00:00Z", "time", value_json={"precision": 11}
+from core.wikidata.records import ClaimRecord
+from tests.fixtures.rome_italy_details import (
+    DETAILS,
+    ITALY,
+    ITALY_CAPITAL,
+    ITALY_CURRENCY,
+    ORPHAN,
+    ROME,
+    ROME_AREA,
+    ROME_COUNTRY,
+    ROME_INCEPTION,
+    ROME_PART,
 )
-ROME_AREA = ClaimRecord(
-    "Q220$3", "Q220", "P2046", "+1285.5", "quantity", value_json={"unit": "Q712226"}
-)
-ROME_IMAGE = ClaimRecord("Q220$4", "Q220", "P18", "Rome.jpg", "commonsMedia")
-ROME_INSTANCE = ClaimRecord("Q220$5", "Q220", "P31", "Q515", "wikibase-item")
-ROME_OLD = ClaimRecord("Q220$6", "Q220", "P1082", "+1", "quantity", rank="deprecated")
-ROME_PART = ClaimRecord("Q220$7", "Q220", "P361", "Q38", "wikibase-item")
-ITALY_CAPITAL = ClaimRecord("Q38$1", "Q38", "P36", "Q220", "wikibase-item")
-ITALY_CURRENCY = ClaimRecord("Q38$2", "Q38", "P38", "Q4916", "wikibase-item")
-ORPHAN = ClaimRecord("Q99$1", "Q99", "P17", "Q38", "wikibase-item")
-
-ROME = EntityDetails(
-    "Q220",
-    terms=(
-        *labels("Q220", "Rome", "Roma", "Roma"),
-        *labels("P17", "country", "paese", "país"),
-        *labels("P571", "inception", "data di fondazione", "fecha de fundación"),
-        *labels("P2046", "area", "superficie", "área"),
-        *labels("Q712226", "square kilometre", "chilometro quadrato", "kilómetro cuadrado"),
-        *labels("Q38", "Italy", "Italia"),  # no Spanish label: es is not parallel
-    ),
-    claims=(
-        ROME_COUNTRY,
-        ROME_INCEPTION,
-        ROME_AREA,
-        ROME_IMAGE,
-        ROME_INSTANCE,
-        ROME_OLD,
-        ROME_PART,
-    ),
-)
-ITALY = EntityDetails(
-    "Q38",
-    terms=(
-        *labels("Q38", "Italy", "Italia"),
-        *labels("P36", "capital", "capitale", "capital"),
-        *labels("P38", "currency", "valuta", "moneda"),
-        *labels("Q4916", "euro", "euro", "euro"),
-    ),
-    claims=(ITALY_CAPITAL, ITALY_CURRENCY),
-)
-DETAILS = {"Q220": ROME, "Q38": ITALY}
 
 
 def test_draft_edits_are_immutable_and_shape_follows() -> None:

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from core.store import SessionStore
 from core.unit_references import reference_counts, references_of
-from tests.core.metrics.sessions import build_session
+from tests.fixtures.scoring_session import build_session
 from widgets.units import UNIT_COLUMNS, UnitsPanel
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from core.store import SessionStore
 from core.verbalise.runs import RunOverview, UnitOutput, list_runs, run_outputs
-from tests.core.metrics.sessions import TEXTS, build_session
+from tests.fixtures.scoring_session import TEXTS, build_session
 from widgets.verbalise.results import ResultsView
 
 

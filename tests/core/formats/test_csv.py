@@ -13,7 +13,7 @@ from core.formats.csv_export import COLUMNS, export_csv
 from core.formats.wdv import import_wdv
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitTriple
-from tests.core.formats.test_wdv import wdv_records, write_wdv
+from tests.fixtures.wdv_records import wdv_records, write_wdv
 
 ENTRY = """<?xml version="1.0" encoding="utf-8"?>
 <benchmark>

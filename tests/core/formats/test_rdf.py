@@ -15,7 +15,7 @@ from core.formats.rdf import TL, WD, export_rdf
 from core.formats.wdv import import_wdv
 from core.store import SessionStore
 from core.store.models import UnitReference, UnitTriple
-from tests.core.formats.test_wdv import wdv_records, write_wdv
+from tests.fixtures.wdv_records import wdv_records, write_wdv
 from tests.shared_data import TAILNLG, require
 
 tl = Namespace(TL)

@@ -13,7 +13,7 @@ from core.formats.rdf import TL, WD, build_graph, export_rdf
 from core.formats.wdv import import_wdv
 from core.store import SessionStore
 from core.store.models import UnitTriple
-from tests.core.formats.test_wdv import wdv_records, write_wdv
+from tests.fixtures.wdv_records import wdv_records, write_wdv
 
 NASTY = 'a "quoted" \\ back\nslash\r\tand ünïcode ✓'
 

@@ -10,7 +10,7 @@ import pytest
 
 from core.formats.texts_table import TextsTableError, export_texts
 from core.store import SessionStore
-from tests.app.test_export_texts_cli import TEXTS, build
+from tests.fixtures.texts_table_session import TEXTS, build
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from app.cli import main
 from core.formats import FormatError
 from core.formats.wdv import MAX_DEPTH, RecordReader, import_wdv
 from core.store import SessionStore
-from tests.core.formats.conftest import table_digest
-from tests.core.formats.test_wdv import wdv_records, write_wdv
+from tests.fixtures.table_digest import table_digest
+from tests.fixtures.wdv_records import wdv_records, write_wdv
 
 
 def test_deeply_nested_file_is_a_message(store: SessionStore, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from core.formats.wdv import export_wdv, import_wdv
 from core.store import SessionStore
-from tests.core.formats.test_wdv import wdv_records
+from tests.fixtures.wdv_records import wdv_records
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -14,32 +14,8 @@ from core.formats.webnlg.entries import ParsedEntry
 from core.jobs import CancelToken, JobCancelled, JobContext, JobWasCancelled, Progress, run_job
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitReference
-from tests.core.formats.conftest import table_digest
-
-HEAD = '<?xml version="1.0" encoding="utf-8"?>\n<benchmark>\n  <entries>\n'
-TAIL = "  </entries>\n</benchmark>\n"
-
-
-def entry(uid: str, *, size: str = "1", triple: str = "A | p | B", lang: str = "en") -> str:
-    return (
-        f'    <entry category="C" eid="{uid}" shape="" shape_type="sibling" size="{size}" '
-        f'unique_id="{uid}" qid="Q1" type="head" subtype="top_head">\n'
-        f"      <modifiedtripleset><mtriple>{triple}</mtriple></modifiedtripleset>\n"
-        f'      <lex quality="gold" lid="Id1" lang="{lang}">Text {uid}.</lex>\n'
-        "    </entry>\n"
-    )
-
-
-def write(tmp_path: Path, name: str, body: str | bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(body if isinstance(body, bytes) else body.encode("utf-8"))
-    return path
-
-
-def seeded(store: SessionStore, tmp_path: Path) -> dict[str, str]:
-    """Put something in the session first, so "unchanged" is not just "empty"."""
-    import_webnlg(store, write(tmp_path, "seed.xml", HEAD + entry("S1") + entry("S2") + TAIL))
-    return table_digest(store)
+from tests.fixtures.table_digest import table_digest
+from tests.fixtures.webnlg_xml import HEAD, TAIL, entry, seeded, write
 
 
 def test_malformed_xml_names_file_line_and_column(store: SessionStore, tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from core.formats import FormatError, import_webnlg
 from core.formats.webnlg import reader
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitReference
-from tests.core.formats.conftest import table_digest
-from tests.core.formats.test_webnlg_bad_input import HEAD, TAIL, entry, seeded, write
+from tests.fixtures.table_digest import table_digest
+from tests.fixtures.webnlg_xml import HEAD, TAIL, entry, seeded, write
 
 
 def refused(store: SessionStore, tmp_path: Path, path: Path) -> str:

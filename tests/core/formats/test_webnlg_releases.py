@@ -16,60 +16,10 @@ from core.formats.webnlg.importer import file_language, language_in_file_name
 from core.mentions import annotated_references, mentions_of
 from core.store import SessionStore
 from core.store.models import DataUnit, ReferenceMention, UnitReference
-from tests.core.formats.conftest import table_digest
-from tests.core.formats.test_webnlg_roundtrip import assert_same_element
+from tests.fixtures.table_digest import table_digest
+from tests.fixtures.webnlg_release_samples import WEBNLG_2017, WEBNLG_2020
+from tests.fixtures.webnlg_xml import assert_same_element
 from tests.shared_data import ENRICHED_DEV, require
-
-# The structure of the WebNLG 2020 release (challenge-2020, data/en/test/
-# rdf-to-text-generation-test-data-with-refs-en.xml): single-quoted declaration,
-# shape_type "NA", repeated originaltripleset, and every lex with lang="" before lid.
-WEBNLG_2020 = """<?xml version='1.0' encoding='utf-8'?>
-<benchmark>
-  <entries>
-    <entry category="MusicalWork" eid="Id6" shape="(X (X (X)))" shape_type="chain" size="2">
-      <originaltripleset>
-        <otriple>Bootleg_Series_Volume_1:_The_Quine_Tapes | previousWork | Squeeze_(The_Velvet_Underground_album)</otriple>
-        <otriple>Squeeze_(The_Velvet_Underground_album) | subsequentWork | 1969:_The_Velvet_Underground_Live</otriple>
-      </originaltripleset>
-      <modifiedtripleset>
-        <mtriple>Bootleg_Series_Volume_1:_The_Quine_Tapes | precededBy | Squeeze_(The_Velvet_Underground_album)</mtriple>
-        <mtriple>Squeeze_(The_Velvet_Underground_album) | followedBy | 1969:_The_Velvet_Underground_Live</mtriple>
-      </modifiedtripleset>
-      <lex lang="" lid="Id1">The album Squeeze was followed by 1969: The Velvet Underground Live.</lex>
-      <lex lang="" lid="Id2">Bootleg Series Volume 1: The Quine Tapes was preceded by Squeeze.</lex>
-    </entry>
-    <entry category="Scientist" eid="Id8" shape="(X (X))" shape_type="NA" size="1">
-      <originaltripleset>
-        <otriple>Olga_Bondareva | deathDate | 1991-12-01</otriple>
-      </originaltripleset>
-      <originaltripleset>
-        <otriple>Olga_Bondareva | deathDate | 1991-12-09</otriple>
-      </originaltripleset>
-      <modifiedtripleset>
-        <mtriple>Olga_Bondareva | deathDate | 1991-12-09</mtriple>
-      </modifiedtripleset>
-      <lex lang="" lid="Id1">Olga Bondareva died on December 9, 1991.</lex>
-    </entry>
-  </entries>
-</benchmark>
-"""
-
-# WebNLG 2017 (challenge release, webnlg-dataset v1/v2): lex elements carry no lang.
-WEBNLG_2017 = """<?xml version="1.0" encoding="UTF-8"?>
-<benchmark>
-  <entries>
-    <entry category="Airport" eid="Id1" size="1">
-      <originaltripleset>
-        <otriple>Aarhus | leaderName | Jacob_Bundsgaard</otriple>
-      </originaltripleset>
-      <modifiedtripleset>
-        <mtriple>Aarhus | leaderName | Jacob_Bundsgaard</mtriple>
-      </modifiedtripleset>
-      <lex comment="good" lid="Id1">The leader of Aarhus is Jacob Bundsgaard.</lex>
-    </entry>
-  </entries>
-</benchmark>
-"""
 
 
 def write(path: Path, body: str) -> Path:

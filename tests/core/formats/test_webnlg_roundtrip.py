@@ -17,17 +17,7 @@ from core.formats import (
 )
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitReference, UnitTriple
-
-
-def assert_same_element(a: ET.Element, b: ET.Element, where: str = "") -> None:
-    where = f"{where}/{a.tag}"
-    assert a.tag == b.tag, where
-    # Dict equality AND order: ElementTree keeps attributes in document order.
-    assert list(a.attrib.items()) == list(b.attrib.items()), where
-    assert (a.text or "").strip() == (b.text or "").strip(), where
-    assert [c.tag for c in a] == [c.tag for c in b], where
-    for index, (x, y) in enumerate(zip(a, b, strict=True)):
-        assert_same_element(x, y, f"{where}[{index}]")
+from tests.fixtures.webnlg_xml import assert_same_element
 
 
 def test_tailnlg_counts_and_round_trip(

@@ -10,8 +10,8 @@ from sqlalchemy import select
 from core.formats.outputs import OutputsError, import_outputs
 from core.store import SessionStore
 from core.store.models import ModelRun, Verbalisation
-from tests.core.formats.conftest import table_digest
-from tests.core.metrics.sessions import build_session
+from tests.fixtures.scoring_session import build_session
+from tests.fixtures.table_digest import table_digest
 
 
 @pytest.fixture

@@ -34,8 +34,8 @@ from core.metrics.retrieval import (
 )
 from core.store import SessionStore
 from core.store.models import Encoding
-from tests.core.metrics.sessions import REFS, TEXTS, build_session
-from tests.core.metrics.tiny_encoder import build_tiny_sentence_encoder
+from tests.fixtures.scoring_session import REFS, TEXTS, build_session
+from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,7 @@ from core.metrics.scoring import (
 )
 from core.store import SessionStore
 from core.store.models import DataUnit, ModelRun, Score, Verbalisation
-from tests.core.metrics.sessions import build_session
+from tests.fixtures.scoring_session import build_session
 
 TIERS = [("head", None), ("top_head", None), ("torso", None), ("long_tail", "long_tail_it")]
 TEXTS = ["A text.", "", "b 100% sure", "a_b", "Two\nlines", None, "A text."]

@@ -17,8 +17,8 @@ from core.store import SessionStore
 from core.store.models import Score, Verbalisation
 from core.verbalise import GenerationParams, open_verbaliser
 from core.verbalise.job import verbalise_job
-from tests.core.verbalise.conftest import add_units
-from tests.core.verbalise.test_openai import FakeServer, served_logprobs
+from tests.fixtures.fake_openai_server import FakeServer, served_logprobs
+from tests.fixtures.verbalise_units import add_units
 
 
 @pytest.fixture

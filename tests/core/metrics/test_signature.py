@@ -47,7 +47,7 @@ from core.metrics.signature import (
 )
 from core.store import SessionStore
 from core.store.models import Score
-from tests.core.metrics.sessions import build_session
+from tests.fixtures.scoring_session import build_session
 from tests.fixtures.tiny_wordnet import write_tiny_wordnet
 
 ITEMS = [

@@ -26,7 +26,7 @@ from core.references.qe import CometScorer, QEError, QEInput, qe_job, qe_status
 from core.references.translate import LocalTranslator, TranslateParams, translate_job
 from core.store import SessionStore
 from core.store.models import ReferenceDerivation
-from tests.core.references.conftest import seed_session
+from tests.fixtures.gold_reference_session import seed_session
 
 PARAMS = TranslateParams(num_beams=1, max_new_tokens=6, batch=4, device="cpu")
 

@@ -5,7 +5,7 @@ OpenAI-compatible server on 127.0.0.1 (a parsed correction is kept)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,8 +24,6 @@ from core.references.qe import (
     BANDS,
     ErrorSpan,
     QEError,
-    QEInput,
-    QEResult,
     annotate_spans,
     band,
     qe_job,
@@ -34,30 +32,12 @@ from core.references.qe import (
 from core.references.translate import LocalTranslator, TranslateParams, translate_job
 from core.store import SessionStore
 from core.store.models import ReferenceDerivation, UnitReference
-from tests.core.references.conftest import seed_session
-from tests.core.verbalise.test_openai import FakeServer
+from tests.fixtures.fake_openai_server import FakeServer
+from tests.fixtures.gold_reference_session import seed_session
+from tests.fixtures.stub_comet_scorer import StubCometScorer
 from tests.shared_data import require
 
 PARAMS = TranslateParams(num_beams=1, max_new_tokens=6, batch=4, device="cpu")
-
-
-class StubCometScorer:
-    """A TEST STUB shaped like xCOMET's output (score in 0–1, error spans with severity):
-    the comet package is not installed here and cannot load a model offline."""
-
-    name = "stub-comet (tests only)"
-
-    def __init__(self, scores: Sequence[float]) -> None:
-        self.scores = list(scores)
-
-    def score(self, items: Sequence[QEInput]) -> list[QEResult]:
-        out = []
-        for item in items:
-            value = self.scores.pop(0)
-            end = min(3, len(item.translation))
-            spans = (ErrorSpan(item.translation[:end], 0, end, "major"),) if value < 0.8 else ()
-            out.append(QEResult(value, spans))
-        return out
 
 
 def _run(job):

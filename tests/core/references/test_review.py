@@ -23,8 +23,8 @@ from core.references.review import (
 from core.references.translate import LocalTranslator, TranslateParams, translate_job
 from core.store import SessionStore
 from core.store.models import Annotation, UnitReference
-from tests.core.references.conftest import seed_session
-from tests.core.references.test_qe_postedit import StubCometScorer
+from tests.fixtures.gold_reference_session import seed_session
+from tests.fixtures.stub_comet_scorer import StubCometScorer
 
 PARAMS = TranslateParams(num_beams=1, max_new_tokens=4, batch=8, device="cpu")
 TEXTS = tuple(f"Sentence number {n} about Paris." for n in range(8))

@@ -20,7 +20,7 @@ from core.references.translate import (
 )
 from core.store import SessionStore
 from core.store.models import ReferenceDerivation, UnitReference
-from tests.core.references.conftest import GOLD_EN, seed_session
+from tests.fixtures.gold_reference_session import GOLD_EN, seed_session
 from tests.fixtures.tiny_models import build_tiny_marian
 
 PARAMS = TranslateParams(num_beams=2, max_new_tokens=8, batch=2, device="cpu")

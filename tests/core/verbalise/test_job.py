@@ -33,7 +33,7 @@ from core.verbalise.job import (
 from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 from core.verbalise.openai import OpenAIVerbaliser
 from core.verbalise.template import TemplateVerbaliser
-from tests.core.verbalise.conftest import add_units
+from tests.fixtures.verbalise_units import add_units
 
 
 def rows(store: SessionStore, run_id: int | None = None) -> list[tuple[int, str, int]]:

@@ -4,130 +4,16 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from core.verbalise.base import GenerationParams, RequestFailure, VerbaliseRequest
 from core.verbalise.openai import OpenAIVerbaliser, ServerError, normalise_base_url
+from tests.fixtures.fake_openai_server import FakeServer, served_logprobs
 
 TRIPLES = (("Paris", "country", "France"),)
-
-
-class FakeServer:
-    """Answers scripted replies in order; then a good completion with ``n`` choices."""
-
-    def __init__(self) -> None:
-        self.script: list[tuple[int, dict[str, str], bytes]] = []
-        self.bodies: list[dict[str, Any]] = []
-        self.paths: list[str] = []
-        self.choices_per_reply: int | None = None
-        self.echo_seed = False  # like llama.cpp: one choice, determined by the seed alone
-        self.logprobs = True  # answer token log-probabilities when asked (as vLLM does)
-        self.refuse_logprobs = False  # answer 400 to a request asking for them
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                return None
-
-            def _reply(self, status: int, headers: dict[str, str], body: bytes) -> None:
-                self.send_response(status)
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:  # http.server's naming
-                server.paths.append(self.path)
-                self._reply(200, {}, json.dumps({"data": [{"id": "tiny-served"}]}).encode())
-
-            def do_POST(self) -> None:
-                server.paths.append(self.path)
-                length = int(self.headers["Content-Length"])
-                body = json.loads(self.rfile.read(length))
-                server.bodies.append(body)
-                if server.script:
-                    self._reply(*server.script.pop(0))
-                    return
-                if server.refuse_logprobs and "logprobs" in body:
-                    self._reply(400, {}, b'{"error": "unsupported field: logprobs"}')
-                    return
-                if server.echo_seed:
-                    seed = body["seed"]
-                    content = f"The final verbalization is: [Paris, sampled with seed {seed}.]"
-                    self._reply(
-                        200,
-                        {"Content-Type": "application/json"},
-                        json.dumps(
-                            {"choices": [{"index": 0, "message": {"content": content}}]}
-                        ).encode(),
-                    )
-                    return
-                n = server.choices_per_reply or body["n"]
-                choices = [
-                    {
-                        "index": i,
-                        "message": {
-                            "role": "assistant",
-                            "content": (
-                                f"Draft.\nThe final verbalization is: [Paris is in France {i}.]"
-                            ),
-                        },
-                    }
-                    for i in range(n)
-                ]
-                if server.logprobs and body.get("logprobs"):
-                    for choice in choices:
-                        choice["logprobs"] = {
-                            "content": [
-                                {"token": token, "logprob": value, "top_logprobs": []}
-                                for token, value in served_logprobs(choice["index"])
-                            ]
-                        }
-                self._reply(
-                    200,
-                    {"Content-Type": "application/json"},
-                    json.dumps(
-                        {"choices": choices, "usage": {"completion_tokens": 10 * n}}
-                    ).encode(),
-                )
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def served_logprobs(index: int) -> list[tuple[str, float]]:
-    """The tokens and log-probabilities the fake server sends with choice ``index``."""
-    tokens = [
-        "Draft",
-        ".",
-        "\n",
-        "The",
-        " final",
-        " verbal",
-        "ization",
-        " is",
-        ":",
-        " [",
-        "Paris",
-        " is",
-        " in",
-        " France",
-        f" {index}",
-        ".]",
-    ]
-    return [(token, -0.05 * (k % 7) - 0.3 * index - 0.01) for k, token in enumerate(tokens)]
 
 
 @pytest.fixture

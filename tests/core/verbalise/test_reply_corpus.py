@@ -24,8 +24,8 @@ from core.verbalise.job import verbalise_job
 from core.verbalise.openai import OpenAIVerbaliser
 from core.verbalise.prompts import parse_reply
 from core.verbalise.runs import unit_outputs
-from tests.core.verbalise.conftest import add_units
-from tests.core.verbalise.test_openai import FakeServer
+from tests.fixtures.fake_openai_server import FakeServer
+from tests.fixtures.verbalise_units import add_units
 from tests.shared_data import APPENDIX_H, require
 
 CORPUS_FILE = Path(__file__).parents[2] / "fixtures" / "replies.jsonl"

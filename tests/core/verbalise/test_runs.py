@@ -28,7 +28,7 @@ from core.verbalise.runs import (
     units_overview,
     units_page,
 )
-from tests.core.verbalise.conftest import add_units
+from tests.fixtures.verbalise_units import add_units
 from tests.shared_data import TAILNLG, require
 
 NO_MARKER = parse_reply("no marker").reason

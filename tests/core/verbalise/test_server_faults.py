@@ -28,8 +28,8 @@ from core.store import SessionStore
 from core.verbalise.base import GenerationParams
 from core.verbalise.job import IncompleteRun, verbalise_job
 from core.verbalise.openai import OpenAIVerbaliser, ServerError
-from tests.core.verbalise.conftest import add_units
-from tests.core.verbalise.fault_server import GOOD, FaultServer
+from tests.fixtures.faulty_openai_server import GOOD, FaultServer
+from tests.fixtures.verbalise_units import add_units
 
 ROOT = Path(__file__).resolve().parents[3]
 

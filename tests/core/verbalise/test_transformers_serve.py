@@ -34,7 +34,7 @@ from core.verbalise import GenerationParams, open_verbaliser
 from core.verbalise.job import verbalise_job
 from core.verbalise.openai import OpenAIVerbaliser
 from core.verbalise.prompts import parse_reply
-from tests.core.verbalise.conftest import add_units
+from tests.fixtures.verbalise_units import add_units
 
 pytestmark = pytest.mark.slow
 

@@ -21,7 +21,7 @@ from core.wikidata.categories import Category
 from core.wikidata.fetch import FetchSummary, fetch_category_job, fetch_entity
 from core.wikidata.records import EntityDetails, MembersPage
 from core.wikidata.sources import EmbeddedSource, SourceError
-from tests.core.wikidata.conftest import ACTOR, CITY, CITY_QIDS, STAR
+from tests.fixtures.wikidata_graph import ACTOR, CITY, CITY_QIDS, STAR
 
 
 @pytest.fixture(scope="module")

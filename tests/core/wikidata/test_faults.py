@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -12,50 +11,16 @@ from core.store import SessionStore
 from core.wikidata.cache import fetched_count
 from core.wikidata.fetch import fetch_category_job
 from core.wikidata.sources import SourceError, SparqlEndpointSource, parse_retry_after
-from tests.core.wikidata.conftest import CITY, FakeEndpoint, Reply, free_port
-
-JSON_HEADERS = {"Content-Type": "application/sparql-results+json"}
-
-
-def good_body(qids: list[str]) -> bytes:
-    bindings = []
-    for qid in qids:
-        flag = {"type": "literal", "datatype": "http://www.w3.org/2001/XMLSchema#boolean"}
-        bindings.append(
-            {
-                "item": {"type": "uri", "value": f"http://www.wikidata.org/entity/{qid}"},
-                "statements": {"type": "literal", "value": "5"},
-                "sitelinks": {"type": "literal", "value": "2"},
-                "label": {"type": "literal", "value": f"L{qid}", "xml:lang": "en"},
-                "wiki_en": {**flag, "value": "true"},
-                "wiki_it": {**flag, "value": "false"},
-                "wiki_es": {**flag, "value": "false"},
-            }
-        )
-    return json.dumps({"head": {"vars": []}, "results": {"bindings": bindings}}).encode()
-
-
-class FakeSleep:
-    def __init__(self) -> None:
-        self.total = 0.0
-
-    def __call__(self, seconds: float) -> None:
-        self.total += seconds
-
-    def clock(self) -> float:
-        """Real time plus the time slept in pretence, for the time budget."""
-        return time.monotonic() + self.total
-
-
-def make_source(url: str, sleep: FakeSleep, **kw: object) -> SparqlEndpointSource:
-    options: dict[str, object] = {
-        "timeout_s": 2,
-        "max_retries": 2,
-        "backoff_s": 0.5,
-        "clock": sleep.clock,
-    }
-    options.update(kw)
-    return SparqlEndpointSource(url, "tests@example.org", sleep=sleep, **options)  # type: ignore[arg-type]
+from tests.fixtures.fake_sparql_endpoint import (
+    JSON_HEADERS,
+    FakeEndpoint,
+    FakeSleep,
+    Reply,
+    good_body,
+    make_source,
+)
+from tests.fixtures.ports import free_port
+from tests.fixtures.wikidata_graph import CITY
 
 
 def test_retry_after_is_honoured(fake_endpoint: FakeEndpoint) -> None:

@@ -16,8 +16,15 @@ from core.wikidata.cache import fetch_status, fetched_count, load_category
 from core.wikidata.fetch import collect_members_job, fetch_category_job
 from core.wikidata.open_source import open_source
 from core.wikidata.sources import SourceError, check_header_value
-from tests.core.wikidata.conftest import CITY, FakeEndpoint, Reply
-from tests.core.wikidata.test_faults import JSON_HEADERS, FakeSleep, good_body, make_source
+from tests.fixtures.fake_sparql_endpoint import (
+    JSON_HEADERS,
+    FakeEndpoint,
+    FakeSleep,
+    Reply,
+    good_body,
+    make_source,
+)
+from tests.fixtures.wikidata_graph import CITY
 
 UA_REFUSAL = (
     b"Please set a user-agent and respect our robot policy https://w.wiki/4wJS. See also T400119."

@@ -28,7 +28,8 @@ from core.wikidata.category_store import find_category, save_category
 from core.wikidata.fetch import fetch_category_job
 from core.wikidata.queries import PatternRefused
 from core.wikidata.sources import EmbeddedSource, SparqlEndpointSource
-from tests.core.wikidata.conftest import CITY_QIDS, FakeEndpoint
+from tests.fixtures.fake_sparql_endpoint import FakeEndpoint
+from tests.fixtures.wikidata_graph import CITY_QIDS
 
 ROOT = Path(__file__).resolve().parents[3]
 CITY = "?item wdt:P31/wdt:P279* wd:Q515 ."

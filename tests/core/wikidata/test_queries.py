@@ -9,7 +9,8 @@ from core.wikidata import queries
 from core.wikidata.categories import Category
 from core.wikidata.queries import QueryError
 from core.wikidata.sources import SparqlEndpointSource
-from tests.core.wikidata.conftest import CITY, FakeEndpoint
+from tests.fixtures.fake_sparql_endpoint import FakeEndpoint
+from tests.fixtures.wikidata_graph import CITY
 
 
 def test_query_error_is_user_facing() -> None:

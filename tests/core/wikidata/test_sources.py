@@ -12,7 +12,7 @@ from core.wikidata.sources import (
     SparqlEndpointSource,
     WikidataSource,
 )
-from tests.core.wikidata.conftest import ACTOR, ACTOR_QIDS, CITY, CITY_QIDS, STAR
+from tests.fixtures.wikidata_graph import ACTOR, ACTOR_QIDS, CITY, CITY_QIDS, STAR
 
 
 @pytest.fixture(scope="module")
