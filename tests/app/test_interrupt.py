@@ -19,7 +19,7 @@ import threading
 import time
 import types
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from app import cli
 from app.terminal import run_in_terminal
 from core.jobs import Job
 from core.store import SessionStore
+from tests.fixtures.local_http import LocalHTTPServer
 from tests.fixtures.verbalise_units import add_units
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,8 +68,7 @@ class SlowServer:
                 ]
                 self._reply({"choices": choices, "usage": {"completion_tokens": 5}})
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = LocalHTTPServer(Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
