@@ -47,13 +47,31 @@ EXIT_OK = 0
 EXIT_USER_ERROR = 2  # bad input, unreadable file, unreachable service: the message says why
 EXIT_CANCELLED = 130
 
+# What ``taillens --help`` ends with; docs/cli.md lists the same codes (a test holds them
+# to each other and to the commands' behaviour).
+EXIT_CODES = """\
+exit status:
+  0    done; notes on stderr name anything left out (a model metric this install
+       cannot compute while others were computed, units a format cannot hold)
+  1    an unexpected error: a bug, with a traceback to report
+  2    not done, one line on stderr says why: bad input or options, a file that
+       cannot be read or written, a service or display that does not answer, a
+       library this install lacks, or a request that produced nothing (no metric
+       asked for could be computed, nothing to export)
+  130  stopped by Ctrl+C (143: by SIGTERM); every unit of work cut short was
+       rolled back
+"""
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="taillens",
-        description="TailLens: how language models verbalise knowledge-graph facts, "
-        "head and long tail. With no command, opens the window; "
-        "'taillens FILE.taillens' opens that session in it.",
+        # Wrapped here: the raw formatter keeps the epilog's layout and this as written.
+        description="TailLens: how language models verbalise knowledge-graph facts, head\n"
+        "and long tail. With no command, opens the window; 'taillens FILE.taillens'\n"
+        "opens that session in it.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"taillens {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

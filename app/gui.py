@@ -39,6 +39,16 @@ def _check_display() -> None:
             "Run it in a desktop session, use 'taillens gui --screenshot out.png' to render "
             "offscreen, or use the command-line sub-commands (taillens --help)."
         )
+    # Qt aborts the process (SIGABRT) on a display that is set but does not answer.
+    from app.display import unreachable_display
+
+    problem = unreachable_display()
+    if problem is not None:
+        raise NoDisplayError(
+            f"{problem}. Start it in a running desktop session (or fix DISPLAY), use "
+            "'taillens gui --screenshot out.png' to render offscreen, or use the "
+            "command-line sub-commands (taillens --help)."
+        )
 
 
 def settings_path() -> Path:

@@ -58,7 +58,9 @@ MODEL_STACK = frozenset(
     }
 )
 
-FULL_INSTALL = "needs the full install: ./dev start, or pip install 'taillens[models]'"
+# The start of every such message; what follows names what works for this kind of
+# install (core.install: the bundle, the Debian package, a checkout, a wheel).
+FULL_INSTALL = "needs the full install"
 
 _LOCK = threading.RLock()
 
@@ -68,7 +70,9 @@ class ModelStackMissing(UserFacingError):
     without the ``models`` extra, the bundle): "``what`` needs the full install: …"."""
 
     def __init__(self, what: str) -> None:
-        super().__init__(f"{what} {FULL_INSTALL}")
+        from core.install import model_stack_hint
+
+        super().__init__(f"{what} {FULL_INSTALL} (torch, transformers): {model_stack_hint()}")
 
 
 def require_model_stack(what: str, *modules: str) -> None:

@@ -57,6 +57,19 @@ def log_dir() -> Path:
     return _ensure(Path(platformdirs.user_log_dir(APP_NAME, appauthor=False)))
 
 
+def cache_dir(create: bool = True) -> Path:
+    """Folder for what can be rebuilt at any time (the bundle keeps matplotlib's font
+    list here, packaging/rth_mplconfig.py); ``create=False`` only names it."""
+    home = _home_override()
+    if home is not None:
+        path = home / "cache"
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+    return _ensure(path) if create else path
+
+
 def default_session_path() -> Path:
     """The session the application opens when it is given none."""
     return data_dir() / DEFAULT_SESSION_NAME

@@ -240,7 +240,11 @@ def plan_placement(
     placement.gpu, placement.gpu_free_bytes = gpu.name, gpu.free_bytes
     if quantize in ("8bit", "4bit"):
         if not hardware.bitsandbytes:
-            raise PlacementError(f"{quantize} loading needs bitsandbytes: pip install bitsandbytes")
+            from core.install import pip_hint
+
+            raise PlacementError(
+                f"{quantize} loading needs bitsandbytes: {pip_hint('bitsandbytes')}"
+            )
         placement.quantization = quantize
         placement.model_bytes = int(params * _BYTES[quantize])
         reasons.append(f"{quantize}: asked for")

@@ -1,12 +1,18 @@
-"""Smoke test of a built bundle: what a desktop user does first, from another folder.
+"""Smoke test of a built bundle: what a user does first, from another folder.
 
     python packaging/smoke.py dist/taillens [--data auto|small|FILE]
 
 Runs the bundle's ``taillens`` from a fresh temporary folder with a fresh ``HOME`` and
-``TAILLENS_HOME`` (and ``QT_QPA_PLATFORM=offscreen``): ``--version`` (timed), ``gui
---screenshot`` (a non-empty PNG), ``import`` of TailNLG, ``verbalise --model template``,
-``score`` with the default metrics, ``report --html`` with ``--figures`` in SVG and PDF.
-Prints each step's exit status and time; exits 1 if any step fails.
+``TAILLENS_HOME`` (and ``QT_QPA_PLATFORM=offscreen``), asking for each feature of the
+base install: ``--version`` (timed), ``gui --screenshot`` (a non-empty PNG; the first
+window's time), ``import`` of TailNLG, ``verbalise --model template``, ``score`` with the
+default set (every metric that needs no model weights computed, METEOR where WordNet is
+on the machine; the model metrics a one-line note naming what this install can take),
+``score`` of a model metric alone (exit 2: nothing scored), ``export`` in every unit
+format and the per-text table as CSV, JSON Lines and Parquet, ``report --html`` with
+figures in PNG, SVG and PDF (matplotlib's font list kept in the user's cache folder),
+``annotations pack`` and ``merge``. Prints each step's exit status and time and the list
+of features exercised; exits 1 if any step fails.
 
 ``--data``: ``auto`` (default) imports TailNLG from ``$TAILLENS_DATA/tailnlg`` or
 ``shared/data/tailnlg`` beside the checkout, else a small TailNLG-shaped file this script
@@ -17,6 +23,7 @@ Standard library only: it runs beside a bundle without TailLens installed.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -27,15 +34,27 @@ import time
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parent.parent
+# What the base install does without model weights (core.metrics, core.formats): the
+# smoke asks the bundle for each. A test holds these lists to the code's registries.
+MODEL_FREE_METRICS = ("bleu", "chrf++", "ter", "rouge1", "rouge2", "rougeL", "esa", "hallucination")
+EXPORT_FORMATS = (
+    ("tailnlg", ".xml"),
+    ("webnlg", ".xml"),
+    ("wdv", ".json"),
+    ("turtle", ".ttl"),
+    ("ntriples", ".nt"),
+    ("csv", ".csv"),
+)
+TEXT_TABLES = (".csv", ".jsonl", ".parquet")
+FIGURE_FORMATS = ("png", "svg", "pdf")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # A model metric absent from the bundle says this (core.heavy.FULL_INSTALL).
 FULL_INSTALL = "needs the full install"
 
-_ENTRY = """    <entry category="{category}" eid="Id{n}" shape="" shape_type="chain" size="2" \
+_ENTRY = """    <entry category="{category}" eid="Id{n}" shape="" shape_type="chain" size="{size}" \
 unique_id="SMOKE{n}" qid="Q{qid}" type="{type}" subtype="{subtype}">
       <modifiedtripleset>
-        <mtriple>{subject} | occupation | {job}</mtriple>
-        <mtriple>{subject} | country of citizenship | {country}</mtriple>
+        <mtriple>{subject} | occupation | {job}</mtriple>{second}
       </modifiedtripleset>
       <lex quality="gold" lid="Id1" lang="en">{subject} is a {job} from {country}.</lex>
       <lex quality="silver" lid="Id2" lang="en">{subject} works as a {job}; {country}.</lex>
@@ -65,6 +84,13 @@ def small_tailnlg(path: Path) -> Path:
             country=country,
             type=kind,
             subtype=subtype,
+            # Every other unit has one triple: the WDV format holds only those.
+            size=1 + n % 2,
+            second=(
+                f"\n        <mtriple>{subject} | country of citizenship | {country}</mtriple>"
+                if n % 2
+                else ""
+            ),
         )
         for n, (subject, job, country, kind, subtype) in enumerate(_PEOPLE, start=1)
     )
@@ -74,6 +100,15 @@ def small_tailnlg(path: Path) -> Path:
         encoding="utf-8",
     )
     return path
+
+
+def _wordnet() -> str:
+    """A WordNet folder on this machine for METEOR (Debian's wordnet-base, or
+    ``$TAILLENS_WORDNET``), else ""."""
+    for folder in (os.environ.get("TAILLENS_WORDNET", ""), "/usr/share/wordnet"):
+        if folder and (Path(folder) / "data.noun").is_file():
+            return folder
+    return ""
 
 
 def find_tailnlg() -> Path | None:
@@ -105,9 +140,9 @@ class Smoke:
         )
         (folder / "home").mkdir()
 
-    def run(self, name: str, *args: str, check: str = "") -> tuple[float, str]:
+    def run(self, name: str, *args: str, check: str = "", code: int = 0) -> tuple[float, str]:
         """Run ``taillens ARGS`` in the folder; print status and time; a failure is kept.
-        ``check``: a text the output must contain."""
+        ``check``: a text the output must contain; ``code``: the exit status expected."""
         start = time.perf_counter()
         try:
             done = subprocess.run(
@@ -118,22 +153,24 @@ class Smoke:
                 text=True,
                 timeout=self.timeout,
             )
-            code, output = done.returncode, done.stdout + done.stderr
+            status, output = done.returncode, done.stdout + done.stderr
         except subprocess.TimeoutExpired as error:
-            code, output = -1, f"timed out after {self.timeout:.0f} s\n{error.stdout or ''}"
+            status, output = -1, f"timed out after {self.timeout:.0f} s\n{error.stdout or ''}"
         seconds = time.perf_counter() - start
-        ok = code == 0 and check in output
-        print(f"{'ok  ' if ok else 'FAIL'} {name:<12} exit {code:>3}  {seconds:6.2f} s", flush=True)
+        ok = status == code and check in output
+        print(
+            f"{'ok  ' if ok else 'FAIL'} {name:<15} exit {status:>3}  {seconds:6.2f} s", flush=True
+        )
         if not ok:
-            missing = f" (no {check!r} in the output)" if code == 0 else ""
-            self.failures.append(f"{name}: exit {code}{missing}")
+            missing = f" (no {check!r} in the output)" if status == code else ""
+            self.failures.append(f"{name}: exit {status}{missing}")
             print("     " + output.strip()[-3000:].replace("\n", "\n     "), flush=True)
         return seconds, output
 
     def expect(self, name: str, condition: bool, what: str) -> None:
         if not condition:
             self.failures.append(f"{name}: {what}")
-            print(f"FAIL {name:<12} {what}", flush=True)
+            print(f"FAIL {name:<15} {what}", flush=True)
 
 
 def smoke(bundle: Path, data: str, timeout: float) -> int:
@@ -144,10 +181,13 @@ def smoke(bundle: Path, data: str, timeout: float) -> int:
     with tempfile.TemporaryDirectory(prefix="taillens-smoke-") as temp:
         folder = Path(temp)
         s = Smoke(executable.resolve(), folder, timeout)
+        features: list[str] = []
         times = [s.run("--version", "--version", check="taillens")[0] for _ in range(3)]
         print(f"     --version: median {statistics.median(times):.3f} s of {len(times)} runs")
 
-        s.run("gui", "gui", "--screenshot", "shot.png", "--size", "1280x800")
+        first_window, _ = s.run("gui", "gui", "--screenshot", "shot.png", "--size", "1280x800")
+        print(f"     first window (gui --screenshot): {first_window:.2f} s")
+        features.append("window (offscreen screenshot)")
         shot = folder / "shot.png"
         s.expect(
             "gui",
@@ -166,25 +206,95 @@ def smoke(bundle: Path, data: str, timeout: float) -> int:
         session = "smoke.taillens"
         s.run("import", "import", "--session", session, str(source), "--quiet")
         s.run("verbalise", "verbalise", "--session", session, "--model", "template", "--quiet")
-        # The default set includes BERTScore and similarity: the bundle has no model stack,
-        # so each must be a one-line note, while the other metrics are computed.
-        _, output = s.run("score", "score", "--session", session, "--quiet", check="bleu")
+        features.append("import (TailNLG XML)")
+        features.append("verbalise (templates)")
+
+        # Every metric that needs no model weights, with the default set; the model
+        # metrics in it (BERTScore, similarity) are one-line notes in the bundle.
+        wordnet = _wordnet()
+        if wordnet:
+            s.env["TAILLENS_WORDNET"] = wordnet
+        _, output = s.run("score", "score", "--session", session, "--quiet", "--json")
+        try:
+            scored = json.loads(output[: output.rindex("}") + 1])
+        except ValueError:
+            scored = {"corpus": [], "notes": []}
+        computed = {row["metric"] for row in scored["corpus"] if row["value"] is not None}
+        wanted = set(MODEL_FREE_METRICS) | ({"meteor"} if wordnet else set())
+        s.expect("score", wanted <= computed, f"not computed: {sorted(wanted - computed)}")
         s.expect("score", "Traceback" not in output, "a traceback in score's output")
-        s.expect("score", FULL_INSTALL in output, f"no {FULL_INSTALL!r} note for model metrics")
+        s.expect(
+            "score",
+            any(FULL_INSTALL in note for note in scored["notes"]),
+            f"no {FULL_INSTALL!r} note for model metrics",
+        )
+        s.expect(
+            "score",
+            any("has no model stack" in note for note in scored["notes"]),
+            "the note does not say what this install (the bundle) can and cannot take",
+        )
+        features.append("score: " + ", ".join(sorted(computed & wanted)))
+        if not wordnet:
+            print("     meteor: no WordNet on this machine (wordnet-base), not asked for")
+        # A script can tell that nothing was scored.
+        s.run(
+            "score-none",
+            *("score", "--session", session, "--metrics", "bertscore", "--quiet"),
+            code=2,
+            check="nothing scored",
+        )
+        features.append("score exit 2 when nothing can be computed")
+
+        for name, suffix in EXPORT_FORMATS:
+            target = f"units-{name}{suffix}"
+            s.run(f"export {name}", "export", "--session", session, "--format", name, target)
+            s.expect(f"export {name}", (folder / target).is_file(), f"no {target}")
+        features.append("export units: " + ", ".join(name for name, _ in EXPORT_FORMATS))
+        for suffix in TEXT_TABLES:
+            target = f"texts{suffix}"
+            s.run(f"texts {suffix}", "export", "--session", session, "--texts", target)
+            written = folder / target
+            s.expect(f"texts {suffix}", written.is_file() and written.stat().st_size > 0, target)
+        parquet = folder / "texts.parquet"
+        s.expect(
+            "texts .parquet",
+            parquet.is_file() and parquet.read_bytes()[:4] == b"PAR1",
+            "texts.parquet is not Parquet",
+        )
+        features.append("export texts: " + ", ".join(TEXT_TABLES))
+
         s.run(
             "report",
             *("report", "--session", session, "--html", "report.html"),
-            *("--figures", "figures", "--figure-format", "svg,pdf"),
+            *("--figures", "figures", "--figure-format", ",".join(FIGURE_FORMATS)),
         )
         html = folder / "report.html"
         s.expect("report", html.is_file() and "<svg" in html.read_text("utf-8"), "no plots")
         figures = folder / "figures"
-        for suffix in (".svg", ".pdf"):
+        for suffix in FIGURE_FORMATS:
             s.expect(
                 "report",
-                figures.is_dir() and any(figures.glob(f"*{suffix}")),
-                f"no {suffix} figure in figures/",
+                figures.is_dir() and any(figures.glob(f"*.{suffix}")),
+                f"no .{suffix} figure in figures/",
             )
+        features.append("report HTML, figures: " + ", ".join(FIGURE_FORMATS))
+        # Matplotlib's font list is kept in the user's cache folder between runs
+        # (packaging/rth_mplconfig.py), not rebuilt in a temporary folder every time.
+        fonts = folder / "home" / "taillens" / "cache" / "matplotlib"  # TAILLENS_HOME/cache
+        s.expect("report", any(fonts.glob("fontlist-*.json")), f"no font list in {fonts}")
+
+        s.run(
+            "pack",
+            *("annotations", "pack", "--session", session, "--annotator", "smoke"),
+            *("--out", "pack.taillens"),
+        )
+        s.run(
+            "merge",
+            *("annotations", "merge", "--session", session, "pack.taillens"),
+            check="nothing new",
+        )
+        features.append("annotation pack and merge")
+        print("smoke: features exercised: " + "; ".join(features))
         if s.failures:
             print(f"smoke: {len(s.failures)} failed: " + "; ".join(s.failures))
             return 1

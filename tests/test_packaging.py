@@ -140,6 +140,9 @@ def check_taillens(python: Path, env: dict[str, str], cwd: Path) -> None:
     )
     where = run(python, "-c", code, cwd=cwd, env=env).strip()
     assert "/site-packages/taillens/core/" in where
+    # A "needs" message names what works for a wheel (core.install).
+    code = "import taillens\nfrom core.install import install_kind\nprint(install_kind())"
+    assert run(python, "-c", code, cwd=cwd, env=env).strip() == "wheel"
 
 
 @pytest.mark.parametrize("order", [("taillens", "dummy"), ("dummy", "taillens")])

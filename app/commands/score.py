@@ -175,6 +175,10 @@ def run_score(args: argparse.Namespace) -> int:
             partial=args.partial,
         )
         summary = run_in_terminal(score_job(store, request), quiet=args.quiet)
+    # Every metric asked for was absent here (a model metric without the model stack,
+    # METEOR without WordNet): nothing was written, and a script must be able to tell.
+    # (A metric that ran but found no reference to score against is a note, not this.)
+    nothing = not summary.rows_written
     if args.json:
         print(
             jsonio.dumps(
@@ -201,7 +205,9 @@ def run_score(args: argparse.Namespace) -> int:
                 ensure_ascii=False,
             )
         )
-        return 0
+        return _nothing_scored(summary) if nothing else 0
+    if nothing:
+        return _nothing_scored(summary)
     print(
         f"scored {plural(summary.texts, 'text')}; rows written: "
         + ", ".join(f"{k} {v:,}" for k, v in summary.rows_written.items())
@@ -210,6 +216,13 @@ def run_score(args: argparse.Namespace) -> int:
     for note in summary.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0
+
+
+def _nothing_scored(summary: Any) -> int:
+    """One line on stderr and exit 2: no metric asked for could be computed here."""
+    reasons = "; ".join(dict.fromkeys(summary.absent.values())) or "no score could be computed"
+    print(f"taillens: nothing scored: {reasons}", file=sys.stderr)
+    return 2
 
 
 def _print_table(corpus: list[Any]) -> None:

@@ -188,8 +188,20 @@ def run_export(args: argparse.Namespace) -> int:
         print(csv_cells_line(args.raw_csv, report.neutralised))
     # Units a format cannot hold (WDV: more than one triple) are listed, not an error.
     _list_errors(report.skipped, "skipped ")
-    # A session with units of which none fits the format wrote an empty file: say so.
-    return 0 if report.entries or not report.units else 2
+    # Nothing exported (a session without units, or units of which none fits the
+    # format): the file holds no entry, and a script must be able to tell.
+    if not report.entries:
+        print(
+            f"taillens: nothing exported: {args.out.name} holds no entry "
+            + (
+                f"(none of the {report.units} units fits {args.format})"
+                if report.units
+                else "(the session has no units)"
+            ),
+            file=sys.stderr,
+        )
+        return 2
+    return 0
 
 
 def run_export_texts(args: argparse.Namespace) -> int:
@@ -242,4 +254,12 @@ def run_export_texts(args: argparse.Namespace) -> int:
         print(f"  signatures and column types: {Path(report.sidecar).name}")
     if fmt == "csv":
         print(csv_cells_line(args.raw_csv, report.neutralised))
+    if not report.entries:
+        chosen = " chosen by --runs/--langs" if runs is not None or langs is not None else ""
+        print(
+            f"taillens: nothing exported: {args.texts.name} holds no text (the session has "
+            f"no texts{chosen})",
+            file=sys.stderr,
+        )
+        return 2
     return 0

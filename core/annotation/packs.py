@@ -497,7 +497,9 @@ class MergeReport:
             parts.append(f"{len(self.changed_texts)} skipped (text changed since packing)")
         if self.outside:
             parts.append(f"{self.outside} skipped (not in the pack)")
-        return f"{self.path.name} ({self.annotator}): " + ", ".join(parts)
+        line = f"{self.path.name} ({self.annotator}): " + ", ".join(parts)
+        # Merging a pack again changes nothing: fine, and said in words.
+        return line if self.added or self.updated else line + ": nothing new"
 
 
 def _current_hashes(db: Any, refs: Iterable[ItemRef]) -> dict[ItemRef, str | None]:

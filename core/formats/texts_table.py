@@ -521,8 +521,10 @@ def _pyarrow() -> Any:
         import pyarrow
         import pyarrow.parquet  # noqa: F401
     except ImportError as exc:
+        from core.install import pip_hint
+
         raise TextsTableError(
-            "Writing Parquet needs pyarrow, which is not installed: pip install pyarrow "
+            f"Writing Parquet needs pyarrow, which is not installed: {pip_hint('pyarrow')} "
             "(or export to .csv or .jsonl)."
         ) from exc
     return pyarrow

@@ -82,10 +82,14 @@ class WordNetStatus:
         """One line for the CLI and the Score dialog."""
         if self.folder is not None:
             return f"WordNet for METEOR: {self.folder} ({self.source})"
+        from core.install import install_kind
+
+        # The bundle runs no nltk downloader: there, only a folder on this machine.
+        nltk_data = "" if install_kind() in ("bundle", "deb") else ", or nltk's wordnet data"
         return (
             f"METEOR is absent: {self.reason}. Looked in: {'; '.join(self.looked_in)}. "
-            "Install WordNet 3.0 (e.g. `apt-get install wordnet-base`, or nltk's "
-            "wordnet data) or choose its folder (--wordnet DIR, or $TAILLENS_WORDNET)"
+            f"Install WordNet 3.0 (e.g. `apt-get install wordnet-base`{nltk_data}) or "
+            "choose its folder (--wordnet DIR, or $TAILLENS_WORDNET)"
         )
 
 

@@ -451,9 +451,11 @@ def require_lora() -> None:
     import importlib.util
 
     if importlib.util.find_spec("peft") is None:
+        from core.install import pip_hint
+
         raise TrainingError(
             "a causal model is fine-tuned with LoRA adapters, which need peft, and peft is "
-            "not installed: pip install peft (or train a seq2seq model such as T5)"
+            f"not installed: {pip_hint('peft')} (or train a seq2seq model such as T5)"
         )
 
 

@@ -60,6 +60,11 @@ def test_a_team_of_three_round_trips_packs(tmp_path: Path) -> None:
     again = taillens("annotations", "merge", "--session", session.path, *packs, "--json")
     assert again.returncode == 0, again.stderr
     assert [(r["added"], r["unchanged"]) for r in json.loads(again.stdout)] == [(0, 6)] * 3
+    said = taillens("annotations", "merge", "--session", session.path, packs[0])
+    assert said.returncode == 0, said.stderr  # nothing new is fine, and said
+    assert (
+        said.stdout.strip() == "ada.taillens (ada): 0 added, 0 updated, 6 already in: nothing new"
+    )
     progress = taillens("annotations", "progress", "--session", session.path, "--json")
     assert progress.returncode == 0, progress.stderr
     team = json.loads(progress.stdout)

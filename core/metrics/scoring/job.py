@@ -367,6 +367,7 @@ class _Scorer:
                     # A model metric where the model stack is not installed (the bundle, a
                     # wheel without [models]): said once, the other metrics still run.
                     self.summary.note(str(error))
+                    self.summary.absent[name] = str(error)
                     absent.add(name)
                     break
                 metric.signature()
@@ -374,6 +375,7 @@ class _Scorer:
                 # writes nothing: scores it made elsewhere stay as they are.
                 if getattr(metric, "absent_reason", ""):
                     self.summary.note(metric.absent_reason)  # type: ignore[attr-defined]
+                    self.summary.absent[name] = metric.absent_reason  # type: ignore[attr-defined]
                     absent.add(name)
         plans = [(name, groups) for name, groups in plans if name not in absent]
         self._total = sum(len(g.items) for _, groups in plans for g in groups)

@@ -63,6 +63,8 @@ class ScoringSummary:
     rows_written: dict[str, int] = field(default_factory=dict)
     corpus: list[CorpusScore] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Metrics asked for that cannot be computed here, and why (also among the notes).
+    absent: dict[str, str] = field(default_factory=dict)
 
     def note(self, text: str) -> None:
         if text not in self.notes:
