@@ -5,46 +5,13 @@ in which the model libraries cannot be imported, as in a base install or the bun
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from core.heavy import FULL_INSTALL, MODEL_STACK
+from core.heavy import FULL_INSTALL
+from tests.fixtures.base_install import base_cli
 from tests.fixtures.scoring_session import build_session
-
-ROOT = Path(__file__).resolve().parents[2]
-
-# Run the CLI with every model-stack package made unimportable (a finder that answers
-# ModuleNotFoundError for them, as a Python without them does).
-CHILD = """
-import importlib.abc, sys
-BLOCKED = frozenset(sys.argv[1].split(","))
-class NotInstalled(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in BLOCKED:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-sys.meta_path.insert(0, NotInstalled())
-from app.cli import main
-status = main(sys.argv[2:])
-loaded = sorted(m for m in sys.modules if m.partition(".")[0] in BLOCKED)
-print("LOADED:" + ",".join(loaded), file=sys.stderr)
-sys.exit(status)
-"""
-
-
-def base_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TAILLENS_HOME": str(tmp_path / "home")}
-    return subprocess.run(
-        [sys.executable, "-c", CHILD, ",".join(sorted(MODEL_STACK)), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.fixture

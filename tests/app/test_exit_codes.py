@@ -14,9 +14,9 @@ import pytest
 from app.cli import EXIT_CODES
 from core.heavy import FULL_INSTALL
 from core.store import SessionStore
-from tests.app.test_base_install import base_cli
 from tests.cli_process import taillens
-from tests.core.metrics.sessions import build_session
+from tests.fixtures.base_install import base_cli
+from tests.fixtures.scoring_session import build_session
 
 ROOT = Path(__file__).resolve().parents[2]
 
