@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from core import heavy
 from core.metrics.base import (
@@ -47,6 +47,7 @@ from core.metrics.details import (
     ChrfDetails,
     MetricDetails,
     RougeDetails,
+    SacreDetails,
     TerDetails,
 )
 from core.metrics.signature import Signature, library_version
@@ -104,7 +105,9 @@ class _SacreMetric:
                 [item.text or ""], [[reference] for reference in item.references]
             )
             score = self._sentence._aggregate_and_compute(stats)
-            details = dataclasses.replace(self._details(score, item), statistics=tuple(stats[0]))
+            details = dataclasses.replace(
+                cast(SacreDetails, self._details(score, item)), statistics=tuple(stats[0])
+            )
             # Read after scoring: the signature names this item's number of references.
             values.append(
                 MetricValue(
@@ -147,7 +150,8 @@ class _SacreMetric:
         if not scored:
             return MetricValue(None, self._details_class(note=NO_REFERENCE, n=0))
         value = self.corpus_from_statistics(
-            [stats for stats, _ in scored], [len(item.references) for _, item in scored]
+            [cast(Sequence[float], stats) for stats, _ in scored],
+            [len(item.references) for _, item in scored],
         )
         details = dataclasses.replace(value.details, without_reference=len(items) - len(scored))
         return MetricValue(value.value, details, signature=value.signature)

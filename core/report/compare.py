@@ -235,16 +235,16 @@ def compare(
     for o in frame.observations:
         if wanted is not None and o.metric not in wanted:
             continue
-        groups = item_groups.get(id(o.item))
-        if groups is None:
-            groups = item_groups[id(o.item)] = tuple(
+        of_item = item_groups.get(id(o.item))
+        if of_item is None:
+            of_item = item_groups[id(o.item)] = tuple(
                 None if d == "quality" else getattr(o.item, d) for d in (by, *strata)
             )
-        group = o.quality if by == "quality" else groups[0]
+        group = o.quality if by == "quality" else of_item[0]
         if group is None:  # e.g. quality of a metric that has none
             continue
         key = tuple(
-            (o.quality if d == "quality" else groups[i]) or ""
+            (o.quality if d == "quality" else of_item[i]) or ""
             for i, d in enumerate(strata, start=1)
         )
         buckets[(o.metric, key)][group].append(o.value)

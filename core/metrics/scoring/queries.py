@@ -155,7 +155,7 @@ def sentence_score_table(
     with store.snapshot() as db:
         by_text: dict[int, dict[str, float | None]] = defaultdict(dict)
         chunks = [None] if verbalisation_ids is None else in_chunks(sorted(verbalisation_ids))
-        texts = []
+        texts: list[Any] = []
         for chunk in chunks:
             scores, rows = score_query, query
             if chunk is not None:
