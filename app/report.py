@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, QTimer
 from core.changes import Topic
 from core.jobs import Job, JobContext, JobSucceeded
 from core.logs import get_logger
+from core.report.compare import ReportCache
 
 if TYPE_CHECKING:
     from app.context import PanelContext
@@ -68,6 +69,10 @@ class ReportController(QObject):
         self.ctx, self.panel = ctx, panel
         self.view: ReportView | None = None
         self.handle: JobHandle | None = None  # the build running
+        # What the builds made on the session's current state (core.report.ReportCache),
+        # so an option change rebuilds only the parts it touches; a new one whenever the
+        # session is opened or written.
+        self.cache = ReportCache()
         self.last_export: JobHandle | None = None
         # What the session holds, as last listed (None: not listed yet).
         self.metrics: list[tuple[str, int]] | None = None
@@ -88,6 +93,7 @@ class ReportController(QObject):
     def session_opened(self) -> None:
         self.view = None
         self.handle = None
+        self.cache = ReportCache()
         self.metrics = None
         self.panel.set_busy(False)
         self.panel.clear()
@@ -167,7 +173,8 @@ class ReportController(QObject):
             self.panel.clear()
             self.panel.show_message(NO_SCORES_MESSAGE)
             return None
-        job = (request if request is not None else self.panel.request()).job(store)
+        cache = self.cache
+        job = (request if request is not None else self.panel.request()).job(store, cache)
         build_report = job.run
 
         def run(ctx: JobContext) -> ReportView | None:
@@ -178,7 +185,11 @@ class ReportController(QObject):
             report = build_report(ctx)
             ctx.check_cancelled()
             ctx.progress(1, 1, "plots")
-            return ReportView(report, plot_specs(report), headline_comparisons(report))
+            specs = cache.get(
+                ("plots", report.frame.picked_runs, report.metrics, report.settings.study_quality),
+                lambda: plot_specs(report),
+            )
+            return ReportView(report, specs, headline_comparisons(report))
 
         job.run = run  # type: ignore[assignment]  # the same job, now returning a ReportView
         handle = self.ctx.run_job(job)
@@ -211,6 +222,7 @@ class ReportController(QObject):
         so on a report already shown (it is not rebuilt behind the user's back)."""
         if self.ctx.store is None:
             return
+        self.cache = ReportCache()  # what was built describes the session as it was
         self.refresh_available()
         if self.view is not None:
             self.panel.mark_stale()

@@ -499,7 +499,7 @@ def coefficients(xs: Sequence[float], ys: Sequence[float]) -> dict[str, Any]:
 def correlate(
     store: SessionStore, request: CorrelationRequest | None = None, ctx: JobContext | None = None
 ) -> CorrelationResult:
-    from core.metrics.scoring import sentence_score_table
+    from core.metrics.scoring import score_columns, sentence_score_table
 
     request = request or CorrelationRequest()
     unknown = [level for level in request.levels if level not in LEVELS]
@@ -521,8 +521,16 @@ def correlate(
             "WDV JSON (taillens import FILE --format wdv) or WebNLG 2020 human-evaluation "
             "files (taillens import-judgments)"
         )
-    rows = sentence_score_table(store, run_ids=request.run_ids, langs=request.langs)
-    columns = sorted({c for r in rows for c in r.scores})
+    rated = set().union(*(set(v) for v in humans.values()))
+    # No text without a rating enters a correlation: only the rated ones are read, unless
+    # tiers or systems are asked for (they are checked against the whole session's).
+    rows = sentence_score_table(
+        store,
+        run_ids=request.run_ids,
+        langs=request.langs,
+        verbalisation_ids=rated if request.tiers is None and request.systems is None else None,
+    )
+    columns = score_columns(store, run_ids=request.run_ids, langs=request.langs)
     result.metrics = columns
     rows = _subset(store, rows, request, result)
     if request.metrics is not None:
@@ -534,7 +542,6 @@ def correlate(
                 "metric:quality, e.g. bleu:gold)"
             )
         columns = list(request.metrics)
-    rated = set().union(*(set(v) for v in humans.values()))
     by_vid = {r.verbalisation_id: r for r in rows if r.verbalisation_id in rated}
     if not by_vid:
         raise UserFacingError(
@@ -613,6 +620,8 @@ def correlate(
                 + "; ".join(f"{m}: {s}" for m, s in sorted(corpus.used.items()))
                 + "), against the mean rating, as WebNLG's reports"
             )
+        if corpus is not None:
+            result.notes += corpus.notes()
     result.notes.append(
         "Pearson r; Spearman ρ on average ranks; Kendall τ-b (ties counted in both "
         "variables' corrections); two-sided p-values (scipy)"
@@ -661,8 +670,11 @@ def _subset(
 
 
 class _CorpusForm:
-    """Corpus-level BLEU, chrF++ and TER (sacrebleu) over a run's texts, with the stored
-    texts and references of each text's unit, language and the column's quality."""
+    """Corpus-level BLEU, chrF++ and TER over a run's texts: the sum of the sentence
+    statistics the scoring job stored with each text's score (sacrebleu's corpus_score
+    over the same texts and references sums the very same statistics), made with the
+    tokenisation of those scores. Scores stored before the statistics were kept are
+    scored again from the stored texts and references (sacrebleu), and a note says so."""
 
     METRICS = ("bleu", "chrf++", "ter")
 
@@ -670,13 +682,27 @@ class _CorpusForm:
         self.store = store
         self.rows = rows
         self.used: dict[str, str] = {}  # column -> the metric's signature
+        self.recomputed: set[str] = set()  # columns whose statistics were not stored
         self._metrics: dict[str, Any] = {}
+        self._stored: dict[str, dict[int, Any]] = {}  # column -> vid -> SentenceStatistics
         self._references: dict[tuple[int, str, str], list[tuple[int, str]]] | None = None
         # (column, the texts) -> score: every human rating over the same texts reuses it
         self._scores: dict[tuple[str, tuple[int, ...]], float | None] = {}
 
     def has(self, column: str) -> bool:
         return column.split(":", 1)[0] in self.METRICS and ":" in column
+
+    def notes(self) -> list[str]:
+        if not self.recomputed:
+            return []
+        columns = sorted(self.recomputed)
+        metrics = ",".join(sorted({c.split(":", 1)[0] for c in columns}))
+        return [
+            f"system-corpus {', '.join(columns)}: these scores were stored without their "
+            "sentence statistics (scored by an earlier TailLens), so their corpus scores "
+            "were computed again from the texts; score again (taillens score --metrics "
+            f"{metrics}) to have them read"
+        ]
 
     def _refs(self) -> dict[tuple[int, str, str], list[tuple[int, str]]]:
         if self._references is None:
@@ -687,6 +713,24 @@ class _CorpusForm:
             )
         return self._references
 
+    def _statistics(self, column: str) -> dict[int, Any]:
+        if column not in self._stored:
+            from core.metrics.scoring import sentence_statistics
+
+            metric, quality = column.split(":", 1)
+            self._stored[column] = sentence_statistics(self.store, metric, quality, self.rows)
+        return self._stored[column]
+
+    def _metric(self, metric: str, tokenisation: str) -> Any:
+        from core.metrics import FACTORIES, MetricOptions
+
+        options = MetricOptions(bleu_tokenize=tokenisation)
+        key = f"{metric}|{options.bleu_tokenize if metric == 'bleu' else ''}"
+        if key not in self._metrics:
+            with heavy.lock():
+                self._metrics[key] = FACTORIES[metric](options, None)
+        return self._metrics[key]
+
     def score(self, column: str, vids: list[int]) -> float | None:
         key = (column, tuple(sorted(vids)))
         if key not in self._scores:
@@ -694,16 +738,38 @@ class _CorpusForm:
         return self._scores[key]
 
     def _score(self, column: str, vids: list[int]) -> float | None:
-        from core.metrics import FACTORIES, MetricOptions
+        metric_name, quality = column.split(":", 1)
+        stored = self._statistics(column)
+        found = [stored[vid] for vid in vids if vid in stored]
+        # The tokenisation the stored sentence scores were made with: a corpus score
+        # under another tokenisation than its sentence scores would not be the same metric.
+        tokenisation = (
+            self._tokenisation(metric_name, {f.signature for f in found if f.signature})
+            if metric_name == "bleu"
+            else "13a"
+        )
+        metric = self._metric(metric_name, tokenisation)
+        if (
+            found
+            and len(found) == len(vids)
+            and all(f.statistics is not None and f.references for f in found)
+        ):
+            with heavy.lock():
+                value = metric.corpus_from_statistics(
+                    [f.statistics for f in found], [f.references for f in found]
+                )
+        else:
+            self.recomputed.add(column)
+            value = self._from_texts(metric, quality, vids)
+        if value is None or value.value is None:
+            return None
+        self.used[column] = value.signature or metric_name
+        return float(value.value)
+
+    def _from_texts(self, metric: Any, quality: str, vids: list[int]) -> Any:
+        """sacrebleu's corpus score from the stored texts and their units' references."""
         from core.metrics.base import ScoringItem
 
-        metric, quality = column.split(":", 1)
-        options = MetricOptions()
-        if metric == "bleu":  # the tokenisation the stored sentence scores were made with
-            options = MetricOptions(bleu_tokenize=self._tokenisation(metric, vids))
-        key = f"{metric}|{options.bleu_tokenize}"
-        if key not in self._metrics:
-            self._metrics[key] = FACTORIES[metric](options, None)
         references = self._refs()
         items = []
         for vid in vids:
@@ -714,40 +780,16 @@ class _CorpusForm:
         if not items:
             return None
         with heavy.lock():
-            value = self._metrics[key].corpus_score(items)
-        if value is None or value.value is None:
-            return None
-        self.used[column] = value.signature or metric
-        return float(value.value)
+            return metric.corpus_score(items)
 
-    def _tokenisation(self, metric: str, vids: list[int]) -> str:
-        """The ``tok`` of the sentence scores of ``metric`` stored for these texts (13a,
-        sacrebleu's default, where none says): a corpus score under another tokenisation
-        than its sentence scores would not be the same metric."""
-        from sqlalchemy import select
-
+    @staticmethod
+    def _tokenisation(metric: str, signatures: set[str]) -> str:
+        """The ``tok`` these signatures name (13a, sacrebleu's default, where none says);
+        texts scored under several are refused."""
         from core.metrics.signature import Signature, read_signature
-        from core.store.batching import in_chunks
-        from core.store.models import Score
 
-        found: set[str] = set()
-        with self.store.snapshot() as db:
-            for chunk in in_chunks(vids):
-                found.update(
-                    text
-                    for text in db.scalars(
-                        select(Score.signature)
-                        .where(
-                            Score.metric == metric,
-                            Score.level == "sentence",
-                            Score.verbalisation_id.in_(chunk),
-                        )
-                        .distinct()
-                    )
-                    if text
-                )
         tokenisations = set()
-        for text in found:
+        for text in signatures:
             signature = read_signature(text, metric)
             if isinstance(signature, Signature) and signature.get("tok"):
                 tokenisations.add(str(signature.get("tok")))

@@ -116,27 +116,32 @@ def sentence_details(
     store: SessionStore, columns: Iterable[str], vids: Collection[int]
 ) -> dict[str, dict[int, dict[str, Any]]]:
     """Score column -> verbalisation id -> the sentence score's details."""
-    from sqlalchemy import select
+    import json
+
+    from sqlalchemy import bindparam, text
 
     from core.metrics.scoring.queries import score_column
-    from core.store.models import Score
+    from core.store.batching import in_chunks
 
     wanted = set(columns)
     metrics = sorted({column.split(":", 1)[0] for column in wanted})
     out: dict[str, dict[int, dict[str, Any]]] = {column: {} for column in wanted}
     if not metrics or not vids:
         return out
+    # Only the texts asked for, found by their index (SQLite would otherwise walk every
+    # row of the metric, and each row's details would be parsed).
+    query = text(
+        "SELECT verbalisation_id, metric, details FROM scores "
+        "INDEXED BY ix_scores_verbalisation_id WHERE level = 'sentence' "
+        "AND metric IN :metrics AND verbalisation_id IN :ids ORDER BY id"
+    ).bindparams(bindparam("metrics", expanding=True), bindparam("ids", expanding=True))
     with store.snapshot() as db:
-        for vid, metric, details in db.execute(
-            select(Score.verbalisation_id, Score.metric, Score.details).where(
-                Score.level == "sentence",
-                Score.metric.in_(metrics),
-                Score.verbalisation_id.is_not(None),
-            )
-        ):
-            column = score_column(metric, (details or {}).get("quality"))
-            if column in wanted and vid in vids:
-                out[column][vid] = details or {}
+        for chunk in in_chunks(sorted(vids)):
+            for vid, metric, raw in db.execute(query, {"metrics": metrics, "ids": list(chunk)}):
+                details = (json.loads(raw) if isinstance(raw, str) else raw) or {}
+                column = score_column(metric, details.get("quality"))
+                if column in wanted:
+                    out[column][vid] = details
     return out
 
 

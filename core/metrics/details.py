@@ -108,7 +108,18 @@ def _plain(value: Any) -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class BleuDetails(MetricDetails):
+class SacreDetails(MetricDetails):
+    """Details of a sacrebleu metric (BLEU, chrF++, TER). ``statistics``: a sentence's
+    match statistics as sacrebleu sums them into a corpus score (BLEU: hypothesis and
+    reference lengths, then matching and total n-grams per order; chrF++: hypothesis,
+    reference and matching n-grams per character and word order; TER: edits and
+    reference length), so a corpus score over any set of texts is read, not recomputed."""
+
+    statistics: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class BleuDetails(SacreDetails):
     precisions: tuple[float, ...] | None = None
     bp: float | None = None
     sys_len: int | None = None
@@ -116,12 +127,12 @@ class BleuDetails(MetricDetails):
 
 
 @dataclass(frozen=True, eq=False)
-class ChrfDetails(MetricDetails):
+class ChrfDetails(SacreDetails):
     pass
 
 
 @dataclass(frozen=True, eq=False)
-class TerDetails(MetricDetails):
+class TerDetails(SacreDetails):
     edits: float | None = None  # the edits TER counted
     ref_length: float | None = None  # the (average) reference length it divided by
 

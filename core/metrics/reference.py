@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from core import heavy
 from core.metrics.base import (
@@ -47,6 +47,7 @@ from core.metrics.details import (
     ChrfDetails,
     MetricDetails,
     RougeDetails,
+    SacreDetails,
     TerDetails,
 )
 from core.metrics.signature import Signature, library_version
@@ -97,16 +98,63 @@ class _SacreMetric:
             if not item.references:
                 values.append(MetricValue(None, self._details_class(note=NO_REFERENCE)))
                 continue
-            score = self._sentence.sentence_score(item.text or "", list(item.references))
+            # sacrebleu's sentence_score, in its two steps, so the statistics it sums are
+            # kept: stored with the value, a corpus score over any of these texts is their
+            # sum (corpus_from_statistics), with no text scored again.
+            stats = self._sentence._extract_corpus_statistics(
+                [item.text or ""], [[reference] for reference in item.references]
+            )
+            score = self._sentence._aggregate_and_compute(stats)
+            details = dataclasses.replace(
+                cast(SacreDetails, self._details(score, item)), statistics=tuple(stats[0])
+            )
             # Read after scoring: the signature names this item's number of references.
             values.append(
                 MetricValue(
                     float(score.score),
-                    self._details(score, item),
+                    details,
                     signature=self._typed(str(self._sentence.get_signature())),
                 )
             )
         return values
+
+    def corpus_from_statistics(
+        self, statistics: Sequence[Sequence[float]], references: Sequence[int]
+    ) -> MetricValue:
+        """The corpus score of texts from their sentence statistics (each text's
+        ``details.statistics``, in the texts' order) and reference counts: sacrebleu's
+        ``corpus_score`` over the same texts and references sums the very same
+        statistics, so the two are equal. Texts without a reference have neither."""
+        if not statistics:
+            return MetricValue(None, self._details_class(note=NO_REFERENCE, n=0))
+        counts = set(references)
+        # As sacrebleu decides it over the whole corpus (the signature's nrefs).
+        self._corpus.num_refs = counts.pop() if len(counts) == 1 else -1
+        score = self._corpus._aggregate_and_compute([list(row) for row in statistics])
+        details = dataclasses.replace(self._details(score, None), n=len(statistics))
+        return MetricValue(float(score.score), details, signature=self.signature())
+
+    def corpus_from_sentences(
+        self, items: Sequence[ScoringItem], values: Sequence[MetricValue]
+    ) -> MetricValue | None:
+        """The corpus score from the sentence values just made (their statistics): what
+        ``corpus_score`` computes, without reading every text a second time. Values
+        without statistics (made elsewhere) send it back to the texts."""
+        scored = [
+            (v.details.get("statistics"), item)
+            for item, v in zip(items, values, strict=True)
+            if v.value is not None and item.references
+        ]
+        if any(stats is None for stats, _ in scored):
+            return self.corpus_score(items)
+        if not scored:
+            return MetricValue(None, self._details_class(note=NO_REFERENCE, n=0))
+        value = self.corpus_from_statistics(
+            [cast(Sequence[float], stats) for stats, _ in scored],
+            [len(item.references) for _, item in scored],
+        )
+        details = dataclasses.replace(value.details, without_reference=len(items) - len(scored))
+        return MetricValue(value.value, details, signature=value.signature)
 
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
         # Only the texts and their references are kept (not the items), and sacrebleu

@@ -115,8 +115,8 @@ class ReportRequest:
     # (core.text_filters, as ``correlate --where``: "esa.undetected>=1", "tier=long_tail").
     where: tuple[str, ...] = ()
 
-    def job(self, store: Any) -> Job[BiasReport]:
-        """:func:`report_job` for this request."""
+    def job(self, store: Any, cache: ReportCache | None = None) -> Job[BiasReport]:
+        """:func:`report_job` for this request (``cache``: see :class:`ReportCache`)."""
         return report_job(
             store,
             by=self.by,
@@ -124,6 +124,7 @@ class ReportRequest:
             settings=self.settings,
             runs=self.runs,
             where=self.where,
+            cache=cache,
         )
 
 
@@ -223,13 +224,29 @@ def compare(
     buckets: dict[tuple[str, tuple[str, ...]], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list)
     )
+    if not pairs and by != "quality":
+        # Nothing to compare where the items have fewer than two known groups (a
+        # session without tiers, say): told before every value is sorted into buckets.
+        items = {id(o.item): o.item for o in frame.observations}.values()
+        if len({getattr(item, by) for item in items} - {None, UNKNOWN}) < 2:
+            return []
+    # An item's groups are the same for all its values: looked up once per item.
+    item_groups: dict[int, tuple[Any, ...]] = {}
     for o in frame.observations:
         if wanted is not None and o.metric not in wanted:
             continue
-        group = o.group(by)
+        of_item = item_groups.get(id(o.item))
+        if of_item is None:
+            of_item = item_groups[id(o.item)] = tuple(
+                None if d == "quality" else getattr(o.item, d) for d in (by, *strata)
+            )
+        group = o.quality if by == "quality" else of_item[0]
         if group is None:  # e.g. quality of a metric that has none
             continue
-        key = tuple(o.group(d) or "" for d in strata)
+        key = tuple(
+            (o.quality if d == "quality" else of_item[i]) or ""
+            for i, d in enumerate(strata, start=1)
+        )
         buckets[(o.metric, key)][group].append(o.value)
     results = []
     for metric, key in sorted(buckets, key=lambda k: (metric_order(k[0]), k[1])):
@@ -705,6 +722,64 @@ def _tier_change_notes(store: Any, frame: ScoreFrame) -> list[str]:
     ]
 
 
+class ReportCache:
+    """The parts of bias reports already built on one state of a session, by what each
+    depends on (the per-item values on the runs; a comparison on its dimension, metrics
+    and protocol settings; the metrics-against-humans table on its condition), so that a
+    build with other options computes only the parts those options change. Whoever holds
+    one drops it when the session is written (the Report panel does on every change of
+    scores, ratings, runs or units). A part is never changed once stored: what a build
+    corrects or narrows it copies first. One build at a time may use it (the panel's
+    builds run one after the other); reads and stores are locked all the same."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._parts: dict[tuple[Any, ...], Any] = {}
+        self._lock = threading.Lock()
+        self.built: list[str] = []  # the kinds of part computed, in order (not reused)
+
+    def get(self, key: tuple[Any, ...], make: Any) -> Any:
+        with self._lock:
+            if key in self._parts:
+                return self._parts[key]
+        value = make()
+        with self._lock:
+            self.built.append(str(key[0]))
+            return self._parts.setdefault(key, value)
+
+
+def _with_alpha(results: list[Comparison], alpha: float) -> list[Comparison]:
+    """Comparisons computed at another significance level, at ``alpha``: the p-values
+    do not depend on it, only the marks."""
+    return [
+        c
+        if c.test is None or c.test.alpha == alpha
+        else replace(c, test=replace(c.test, alpha=alpha, significant=c.test.p_value < alpha))
+        for c in results
+    ]
+
+
+def _fresh_study(study: StudyTable | None) -> StudyTable | None:
+    """A copy whose cells :func:`correct` may replace (the cached one stays as built)."""
+    if study is None:
+        return None
+    return replace(study, rows=[replace(row, cells=dict(row.cells)) for row in study.rows])
+
+
+def _agreement(store: Any, where: Sequence[str]) -> tuple[Table | None, str | None]:
+    """The metrics-against-humans table over the texts ``where`` holds, or a note on why
+    it could not be made (an unknown field, say: said, not dropped)."""
+    from core.correlate import CorrelationRequest, agreement_table
+
+    if not where:
+        return agreement_table(store), None
+    try:
+        return agreement_table(store, CorrelationRequest(where=tuple(where)), strict=True), None
+    except UserFacingError as error:
+        return None, f"metrics against human judgments not computed: {error}"
+
+
 def build_report(
     store: Any,
     *,
@@ -716,12 +791,15 @@ def build_report(
     ctx: JobContext | None = None,
     runs: Sequence[int] | None = None,
     where: Sequence[str] = (),
+    cache: ReportCache | None = None,
 ) -> BiasReport:
     """Compare groups on every metric in the session (or ``metrics``) and human ratings.
 
     Raises :class:`NothingToCompareError` when the session holds no per-item scores and
     no ratings; a dimension with fewer than two groups gives a note instead of rows.
     With ``ctx`` (a job), progress is reported per step and a cancel stops between steps.
+    With ``cache`` (kept for the session's current state), every part already built with
+    the same inputs is taken from it, and what is built is kept there.
     """
     steps = len(by) + 3
 
@@ -736,8 +814,12 @@ def build_report(
             raise UserFacingError(
                 f"Cannot compare by {dimension!r}: choose from {', '.join(DIMENSIONS)}."
             )
+    # A frame given is not necessarily the session's: its parts are not shared.
+    cache = cache if cache is not None and frame is None else ReportCache()
+    picked = None if runs is None else tuple(sorted(set(runs)))
     step(0, "reading scores and ratings")
-    frame = frame if frame is not None else load_frame(store, runs=runs)
+    if frame is None:
+        frame = cache.get(("frame", picked), lambda: load_frame(store, runs=runs))
     if not frame:
         raise NothingToCompareError(
             "Nothing to compare: the session holds no per-item scores and no human ratings. "
@@ -753,11 +835,25 @@ def build_report(
             )
     chosen = tuple(metrics) if metrics else tuple(present)
     if metrics:  # every table follows the choice: counts, study table, signatures, plots
-        frame = replace(
-            frame,
-            observations=[o for o in frame.observations if o.metric in chosen],
-            signatures=[s for s in frame.signatures if s[0] in chosen],
+        whole = frame
+        frame = cache.get(
+            ("frame", picked, chosen),
+            lambda: replace(
+                whole,
+                observations=[o for o in whole.observations if o.metric in chosen],
+                signatures=[s for s in whole.signatures if s[0] in chosen],
+            ),
         )
+    # What the Mann–Whitney protocol's numbers depend on (alpha and the correction only
+    # decide the marks, made afresh below).
+    protocol = (
+        picked,
+        chosen,
+        settings.repetitions,
+        settings.sample_size,
+        settings.seed,
+        settings.bootstrap_resamples,
+    )
     step(1, "study table and human ratings")
     report = BiasReport(
         session=str(getattr(store, "path", "")),
@@ -766,24 +862,27 @@ def build_report(
         metrics=chosen,
         settings=settings,
         comparisons={},
-        study=study_table(frame, settings=settings),
+        study=_fresh_study(
+            cache.get(
+                (
+                    "study",
+                    *protocol,
+                    settings.study_quality,
+                    settings.statistic,
+                    settings.study_references,
+                ),
+                lambda: study_table(frame, settings=settings),
+            )
+        ),
         frame=frame,
-        annotation_table=_annotation_table(store),
+        annotation_table=cache.get(("annotations",), lambda: _annotation_table(store)),
         notes=list(frame.notes),
     )
-    report.notes += _tier_change_notes(store, frame)
-    from core.correlate import CorrelationRequest, agreement_table
-
-    if where:
-        try:
-            report.agreement_table = agreement_table(
-                store, CorrelationRequest(where=tuple(where)), strict=True
-            )
-        except UserFacingError as error:  # an unknown field, say: said, not dropped
-            report.notes.append(f"metrics against human judgments not computed: {error}")
-    else:
-        report.agreement_table = agreement_table(store)
-    table = report.agreement_table
+    report.notes += cache.get(("tier notes", picked), lambda: _tier_change_notes(store, frame))
+    table, problem = cache.get(("agreement", tuple(where)), lambda: _agreement(store, where))
+    if problem:
+        report.notes.append(problem)
+    report.agreement_table = table
     if metrics and table is not None and "metric" in table.columns:
         at = table.columns.index("metric")  # "bleu:gold" is bleu against gold references
         report.agreement_table = replace(
@@ -791,7 +890,15 @@ def build_report(
         )
     for done, dimension in enumerate(by, start=2):
         step(done, f"comparing by {dimension}")
-        results = compare(frame, dimension, metrics=chosen, pairs=pairs, settings=settings)
+        results = _with_alpha(
+            cache.get(
+                ("compare", dimension, *protocol, None if pairs is None else tuple(pairs)),
+                lambda dimension=dimension: compare(
+                    frame, dimension, metrics=chosen, pairs=pairs, settings=settings
+                ),
+            ),
+            settings.alpha,
+        )
         report.comparisons[dimension] = results
         if not results:
             seen = sorted(
@@ -808,7 +915,13 @@ def build_report(
                 + (f" (asked for {', '.join(f'{a} vs {b}' for a, b in pairs)})" if pairs else "")
                 + "."
             )
-    report.headlines = headline_comparisons(frame, chosen, settings)
+    report.headlines = _with_alpha(
+        cache.get(
+            ("headlines", *protocol, settings.study_quality),
+            lambda: headline_comparisons(frame, chosen, settings),
+        ),
+        settings.alpha,
+    )
     correct(report)
     step(steps, "done")
     return report
@@ -829,6 +942,8 @@ def headline_comparisons(
         if o.metric not in metrics or o.item.is_reference:
             continue
         if o.quality is not None and o.quality != quality:
+            continue
+        if o.item.tier not in HEADLINE_PAIR:  # no other tier enters these comparisons
             continue
         item = pooled_items.get(id(o.item))
         if item is None:
@@ -886,6 +1001,7 @@ def report_job(
     settings: Settings = Settings(),
     runs: Sequence[int] | None = None,
     where: Sequence[str] = (),
+    cache: ReportCache | None = None,
 ) -> Job[BiasReport]:
     """:func:`build_report` as a job (seconds at the scale of the TailNLG study)."""
     return Job(
@@ -900,6 +1016,7 @@ def report_job(
             ctx=ctx,
             runs=runs,
             where=where,
+            cache=cache,
         ),
         params={
             "by": list(by),

@@ -440,6 +440,8 @@ class ReportPanel(QWidget):
         """Forget the shown report (another session was opened)."""
         self.report, self.headlines = None, []
         self.tabs.clear()
+        for page in self.pages.values():
+            page.deleteLater()  # removing a tab does not delete its page
         self.pages.clear()
         self.plots.set_specs([])
         self.stale_label.setVisible(False)
@@ -488,16 +490,23 @@ class ReportPanel(QWidget):
         current = (
             plain_title(self.tabs.tabText(self.tabs.currentIndex())) if self.tabs.count() else ""
         )
-        self.tabs.clear()
-        self.pages.clear()
         mark_tip = (
             f"{report.correction_note().removeprefix(SIGNIFICANT_MARK + ' ')}: "
             f"significant ({protocol})"
         )
+        # A table the option change left as it was keeps its page (its sorting and
+        # column widths too); only the others are laid out again.
+        self.tabs.clear()
+        old_pages, self.pages = self.pages, {}
         for table in report.tables():
-            page = TablePage(table, mark_tip)
+            page = old_pages.get(table.name)
+            if page is None or page.shows != TablePage.showing(table, mark_tip):
+                page = TablePage(table, mark_tip)
             self.pages[table.name] = page
             self.tabs.addTab(page, tab_title(table))
+        for page in old_pages.values():
+            if page not in self.pages.values():
+                page.deleteLater()  # removing a tab does not delete its page
         titles = [plain_title(self.tabs.tabText(i)) for i in range(self.tabs.count())]
         # Keep the tab the user was reading; first time, the first dimension compared that
         # has rows (a session without tiers opened on an empty "By tier"), else the study
@@ -512,10 +521,11 @@ class ReportPanel(QWidget):
                 self.tabs.setCurrentIndex(titles.index(wanted))
                 break
         shown = self.plots.current_spec()
-        self.plots.set_specs(specs)
-        self.plots.show_plot(
-            opening_plot(specs, headlines, shown.title if shown is not None else None)
-        )
+        if list(specs) != self.plots.specs:  # the same plots: the one shown stays drawn
+            self.plots.set_specs(specs)
+            self.plots.show_plot(
+                opening_plot(specs, headlines, shown.title if shown is not None else None)
+            )
         for button in (self.csv_button, self.html_button):
             button.setEnabled(True)
         self.stack.setCurrentWidget(self.outer)

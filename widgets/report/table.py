@@ -187,8 +187,14 @@ class ReportTableModel(QAbstractTableModel):
 class TablePage(QWidget):
     """One table of the report: its note above, the table view below."""
 
+    @staticmethod
+    def showing(table: Table, mark_tip: str) -> tuple[Table, str | None]:
+        """What a page shows: the table, and the marks' tip where it has marks."""
+        return table, (mark_tip if table.marked else None)
+
     def __init__(self, table: Table, mark_tip: str) -> None:
         super().__init__()
+        self.shows = self.showing(table, mark_tip)  # what it was laid out for
         self.model = ReportTableModel()
         self.model.set_table(table, mark_tip)
         self.view = QTableView()

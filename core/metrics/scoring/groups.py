@@ -170,9 +170,9 @@ _NOT_FOR_CORPUS = frozenset({"mentions", "spans"})
 
 
 def _keeps_values(name: str, metric: Metric) -> bool:
-    """Whether a group's corpus figure is made from its sentence values (kept, slimmed),
-    or from the texts again (BLEU, chrF++, TER: sacrebleu's statistics, summed a batch at
-    a time from the texts and references the group holds anyway)."""
+    """Whether a group's corpus figure is made from its sentence values (kept, slimmed;
+    BLEU, chrF++ and TER sum the sacrebleu statistics each sentence value carries), or
+    from the texts again (a metric with a corpus form of its own)."""
     return hasattr(metric, "corpus_from_sentences") or name in (PPL, ENTITY_PPL)
 
 

@@ -6,7 +6,7 @@ for a scoring job or any other writer."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -104,10 +104,13 @@ def sentence_score_table(
     run_ids: Sequence[int] | None = None,
     langs: Sequence[str] | None = None,
     metrics: Sequence[str] | None = None,
+    verbalisation_ids: Collection[int] | None = None,
 ) -> list[SentenceScoreRow]:
-    """Units × candidates × metrics: the Scores panel's table, one row per verbalisation."""
-    from sqlalchemy import select
+    """Units × candidates × metrics: the Scores panel's table, one row per verbalisation
+    (of ``verbalisation_ids`` only, where given: a reader that needs a few of them)."""
+    from sqlalchemy import func, select
 
+    from core.store.batching import in_chunks
     from core.store.models import DataUnit, ModelRun, Score, Verbalisation
 
     query = (
@@ -133,9 +136,14 @@ def sentence_score_table(
             Verbalisation.candidate_index,
         )
     )
-    score_query = select(Score.verbalisation_id, Score.metric, Score.value, Score.details).where(
-        Score.level == "sentence", Score.verbalisation_id.is_not(None)
-    )
+    # Only the quality of the details, taken in SQL: parsing every row's details (ESA's
+    # mentions, the sacrebleu statistics) was most of the time this read took.
+    score_query = select(
+        Score.verbalisation_id,
+        Score.metric,
+        Score.value,
+        func.json_extract(Score.details, "$.quality"),
+    ).where(Score.level == "sentence", Score.verbalisation_id.is_not(None))
     if run_ids is not None:
         query = query.where(Verbalisation.run_id.in_(list(run_ids)))
         score_query = score_query.where(Score.run_id.in_(list(run_ids)))
@@ -146,8 +154,19 @@ def sentence_score_table(
         score_query = score_query.where(Score.metric.in_(list(metrics)))
     with store.snapshot() as db:
         by_text: dict[int, dict[str, float | None]] = defaultdict(dict)
-        for vid, metric, value, details in db.execute(score_query):
-            by_text[vid][score_column(metric, (details or {}).get("quality"))] = value
+        chunks = [None] if verbalisation_ids is None else in_chunks(sorted(verbalisation_ids))
+        texts: list[Any] = []
+        for chunk in chunks:
+            scores, rows = score_query, query
+            if chunk is not None:
+                scores = scores.where(Score.verbalisation_id.in_(chunk))
+                rows = rows.where(Verbalisation.id.in_(chunk))
+            for vid, metric, value, quality in db.execute(scores):
+                column = score_column(metric, quality if isinstance(quality, str) else None)
+                by_text[vid][column] = value
+            texts += db.execute(rows).all()
+        if verbalisation_ids is not None:  # in the order of the whole table
+            texts.sort(key=lambda r: (r.run_id, r.unit_id, r.lang, r.candidate_index))
         return [
             SentenceScoreRow(
                 r.id,
@@ -162,8 +181,38 @@ def sentence_score_table(
                 r.text,
                 by_text.get(r.id, {}),
             )
-            for r in db.execute(query)
+            for r in texts
         ]
+
+
+def score_columns(
+    store: SessionStore,
+    *,
+    run_ids: Sequence[int] | None = None,
+    langs: Sequence[str] | None = None,
+) -> list[str]:
+    """The sentence score columns of the session's verbalisations (``esa``,
+    ``bleu:gold``, …), as :func:`sentence_score_table` names them, sorted."""
+    from sqlalchemy import func, select
+
+    from core.store.models import Score
+
+    query = (
+        select(Score.metric, func.json_extract(Score.details, "$.quality"))
+        .where(Score.level == "sentence", Score.verbalisation_id.is_not(None))
+        .distinct()
+    )
+    if run_ids is not None:
+        query = query.where(Score.run_id.in_(list(run_ids)))
+    if langs is not None:
+        query = query.where(Score.lang.in_(list(langs)))
+    with store.snapshot() as db:
+        return sorted(
+            {
+                score_column(metric, quality if isinstance(quality, str) else None)
+                for metric, quality in db.execute(query)
+            }
+        )
 
 
 def corpus_scores(
@@ -213,6 +262,65 @@ def corpus_scores(
                 )
             )
         return out
+
+
+@dataclass(frozen=True)
+class SentenceStatistics:
+    """What a corpus score over some texts needs of one text's stored sentence score of a
+    sacrebleu metric: its statistics (None for a score stored before they were), its
+    reference count, and the signature it was made with."""
+
+    statistics: tuple[float, ...] | None
+    references: int | None
+    signature: str | None
+
+
+def sentence_statistics(
+    store: SessionStore,
+    metric: str,
+    quality: str | None,
+    verbalisation_ids: Collection[int] | None = None,
+) -> dict[int, SentenceStatistics]:
+    """Per verbalisation (of ``verbalisation_ids``, default all), its stored sentence
+    statistics of ``metric`` against references of ``quality``: the details' few fields
+    taken in SQL, not the whole details."""
+    import json
+
+    from sqlalchemy import bindparam, text
+
+    from core.store.batching import in_chunks
+
+    sql = _STATISTICS_SQL
+    chunks: list[Any] = [None]
+    if verbalisation_ids is not None:
+        # By the texts' index: SQLite would otherwise walk every row of the metric.
+        sql = sql.replace("FROM scores", "FROM scores INDEXED BY ix_scores_verbalisation_id")
+        sql += " AND verbalisation_id IN :ids"
+        chunks = list(in_chunks(sorted(verbalisation_ids)))
+    query = text(sql + " ORDER BY id")  # should a text have two rows, the newest counts
+    if verbalisation_ids is not None:
+        query = query.bindparams(bindparam("ids", expanding=True))
+    out: dict[int, SentenceStatistics] = {}
+    with store.snapshot() as db:
+        for chunk in chunks:
+            parameters: dict[str, Any] = {"metric": metric, "quality": quality}
+            if chunk is not None:
+                parameters["ids"] = list(chunk)
+            for vid, stats, references, signature in db.execute(query, parameters):
+                out[int(vid)] = SentenceStatistics(
+                    tuple(json.loads(stats)) if stats else None,
+                    None if references is None else int(references),
+                    signature,
+                )
+    return out
+
+
+_STATISTICS_SQL = """
+SELECT verbalisation_id, json_extract(details, '$.statistics'),
+       json_extract(details, '$.references'), signature
+FROM scores
+WHERE level = 'sentence' AND metric = :metric AND verbalisation_id IS NOT NULL
+  AND value IS NOT NULL AND json_extract(details, '$.quality') IS :quality"""
 
 
 def _run_text_counts(store: SessionStore) -> dict[tuple[int, str], int]:

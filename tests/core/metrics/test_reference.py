@@ -7,7 +7,7 @@ import sacrebleu
 
 from core.metrics import create_metric
 from core.metrics.base import BLEU, CHRF, ROUGE1, ROUGE2, ROUGEL, ScoringItem
-from core.metrics.reference import Bleu, ChrF, Rouge
+from core.metrics.reference import Bleu, ChrF, Rouge, Ter
 
 HYPS = ["The cat sat on the mat.", "Rome is the capital of Italy.", "Il gatto è nero."]
 REFS = [
@@ -89,3 +89,79 @@ def test_registry_builds_reference_metrics() -> None:
     assert create_metric(BLEU).name == BLEU
     assert create_metric(CHRF).name == CHRF
     assert create_metric(ROUGEL).name == ROUGEL
+
+
+# Texts with one, two and three references, and an empty output (scored as the empty
+# text, as the WebNLG scripts do).
+MULTI_HYPS = [*HYPS, "", "Paris is the capital of France and its largest city."]
+MULTI_REFS = [
+    *REFS,
+    ("Nothing was said.",),
+    (
+        "Paris is the capital and the largest city of France.",
+        "France's capital is Paris.",
+        "The largest French city, Paris, is its capital.",
+    ),
+]
+SUBSETS = [(0, 1, 2, 3, 4), (0, 2, 4), (4, 1), (3,), (1, 3)]
+
+
+def stored(values: list) -> list:
+    """The values as a session stores and reads them back: details through JSON."""
+    import json
+
+    from core.metrics.base import details_from_json
+
+    return [
+        details_from_json(metric, json.loads(json.dumps(v.details.to_json())))
+        for metric, v in values
+    ]
+
+
+@pytest.mark.parametrize(
+    ("metric", "sacre"),
+    [
+        (Bleu(), lambda: sacrebleu.BLEU()),
+        (ChrF(), lambda: sacrebleu.CHRF(word_order=2)),
+        (Ter(), lambda: sacrebleu.TER()),
+    ],
+    ids=["bleu", "chrf++", "ter"],
+)
+def test_a_subsets_corpus_score_from_stored_statistics_is_sacrebleus(metric, sacre) -> None:
+    """The corpus score of any subset of texts, summed from the statistics stored with
+    their sentence scores, is exactly sacrebleu's corpus_score over the same texts and
+    references (variable reference counts included), with the same signature."""
+    scored = [
+        ScoringItem(h, "en", references=r) for h, r in zip(MULTI_HYPS, MULTI_REFS, strict=True)
+    ]
+    values = metric.sentence_scores(scored)
+    details = stored([(metric.name, v) for v in values])
+    assert all(d.statistics for d in details)
+    for subset in SUBSETS:
+        hyps = [MULTI_HYPS[i] for i in subset]
+        refs = [MULTI_REFS[i] for i in subset]
+        depth = max(len(r) for r in refs)
+        streams = [[r[k] if k < len(r) else None for r in refs] for k in range(depth)]
+        reference = sacre()
+        expected = reference.corpus_score(hyps, streams)
+        value = metric.corpus_from_statistics(
+            [details[i].statistics for i in subset], [len(MULTI_REFS[i]) for i in subset]
+        )
+        assert value.value == expected.score, subset
+        assert value.signature is not None
+        assert f"nrefs:{value.signature['nrefs']}|" in str(reference.get_signature()), subset
+        # And as the scoring job makes a group's corpus row: from the values it just made.
+        group = [scored[i] for i in subset]
+        from_sentences = metric.corpus_from_sentences(group, [values[i] for i in subset])
+        assert from_sentences is not None and from_sentences.value == expected.score
+
+
+def test_sentence_statistics_are_what_sacrebleu_sums() -> None:
+    """A sentence value's statistics are sacrebleu's own for that sentence: BLEU's
+    lengths and n-gram counts, which its sentence BLEU is made from."""
+    value = Bleu().sentence_scores([ScoringItem(HYPS[0], "en", references=REFS[0])])[0]
+    bleu = sacrebleu.BLEU(effective_order=True)
+    expected = bleu._extract_corpus_statistics([HYPS[0]], [[r] for r in REFS[0]])[0]
+    assert list(value.details.statistics) == expected
+    assert value.details.sys_len == expected[0] and value.details.ref_len == expected[1]
+    assert value.value == sacrebleu.sentence_bleu(HYPS[0], list(REFS[0])).score
