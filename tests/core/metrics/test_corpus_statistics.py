@@ -24,7 +24,7 @@ from core.metrics.scoring import (
     sentence_statistics,
 )
 from core.store import SessionStore
-from tests.core.correlate_data import REFERENCE, SAMPLES, SYSTEMS, build, write_release
+from tests.fixtures.correlation_session import REFERENCE, SAMPLES, SYSTEMS, build, write_release
 from tests.shared_data import needs, require
 
 WEBNLG2020 = ("webnlg2020", "en")
