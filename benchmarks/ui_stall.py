@@ -15,7 +15,8 @@ settings saved and a unit previewed, Scores refreshed, the Report built, the dat
 statistics asked for. A 10 ms timer on the UI thread records the gap between its ticks
 (the stall a user feels); a sampler thread records the UI thread's stack whenever a tick
 is over 50 ms late, so each of the worst stalls is printed with what the UI thread was
-doing (the innermost frames of TailLens's own code). tests/app/test_ui_never_waits.py
+doing (the innermost frames of TailLens's own code), or, where it was only waiting for
+the GIL, what the job and writer threads were running. tests/app/test_ui_never_waits.py
 asserts the rule behind this figure (nothing on the UI thread can wait for the lock)
 without timing anything.
 """
@@ -113,8 +114,19 @@ class StallWatch:
             time.sleep(0.005)
             if not self._running or (time.monotonic() - self._last) * 1000 < LATE_MS:
                 continue
-            frame = sys._current_frames().get(self._main)
-            self.samples.append((time.monotonic(), _stack(frame)))
+            frames = sys._current_frames()
+            stack = _stack(frames.get(self._main))
+            # A UI thread found in this script's own wait was not working: it waited for
+            # the GIL, so what the job threads were running is the stall's cause.
+            if "ui_stall.py" in stack.rpartition("[in ")[2]:
+                workers = {t.ident: t.name for t in threading.enumerate()}
+                jobs = [
+                    _stack(frame)
+                    for ident, frame in frames.items()
+                    if workers.get(ident, "").startswith("taillens-")
+                ]
+                stack += " | threads: " + (" ; ".join(jobs) if jobs else "none running")
+            self.samples.append((time.monotonic(), stack))
 
     def worst(self, count: int) -> list[tuple[int, str]]:
         """The ``count`` longest gaps, each with its most frequent sampled stack."""

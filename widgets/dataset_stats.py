@@ -7,7 +7,7 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QDialogButtonBox,
@@ -53,6 +53,9 @@ def tables_html(tables: Sequence[Table]) -> str:
     return "".join(parts)
 
 
+FILL_ROWS = 100  # findings laid out per turn of the event loop
+
+
 class DatasetStatsDialog(FittedDialog):
     """Two tabs: Figures (tables) and Checks (one row per finding, filtered by check)."""
 
@@ -71,6 +74,10 @@ class DatasetStatsDialog(FittedDialog):
         self.summary.setWordWrap(True)
         self.check_filter = QComboBox()
         self.check_filter.setObjectName("checkFilter")
+        self._findings: list[Finding] = []
+        self._shown: list[Finding] = []
+        self._filled = 0
+        self._fill_round = 0  # each fill's number: a newer one stops the older
         self.check_filter.currentIndexChanged.connect(self._fill_findings)
         self.findings_table = QTableWidget(0, 3)
         self.findings_table.setObjectName("datasetFindings")
@@ -123,16 +130,31 @@ class DatasetStatsDialog(FittedDialog):
 
     def _fill_findings(self) -> None:
         wanted = self.check_filter.currentData()
-        shown = [f for f in self._findings if wanted is None or f.check == wanted]
+        self._shown = [f for f in self._findings if wanted is None or f.check == wanted]
+        self._filled = 0
+        self._fill_round += 1
+        self.findings_table.setRowCount(len(self._shown))
+        self._fill_more(self._fill_round)
+
+    def _fill_more(self, fill_round: int) -> None:
+        """Fill the next FILL_ROWS rows, then yield to the event loop: sizing thousands of
+        word-wrapped rows at once (TailNLG's checks find over a thousand) held the UI
+        thread for 150 ms. A newer filter's fill makes an older one stop."""
+        if fill_round != self._fill_round:
+            return
         table = self.findings_table
-        table.setRowCount(len(shown))
-        for row, finding in enumerate(shown):
+        end = min(self._filled + FILL_ROWS, len(self._shown))
+        for row in range(self._filled, end):
+            finding = self._shown[row]
             for column, text in enumerate((finding.uid, finding.check, finding.reason)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 table.setItem(row, column, item)
-        table.resizeRowsToContents()
+            table.resizeRowToContents(row)
+        self._filled = end
+        if end < len(self._shown):
+            QTimer.singleShot(0, lambda: self._fill_more(fill_round))
 
     def shown_findings(self) -> list[tuple[str, str, str]]:
         table = self.findings_table
