@@ -19,6 +19,7 @@ from core.logs import get_logger, setup_logging
 log = get_logger("gui")
 
 SETTINGS_FILE = "TailLens.ini"
+UI_SWITCH_INTERVAL_S = 0.001  # sys.setswitchinterval in the window's process (build_window)
 
 
 class NoDisplayError(UserFacingError):
@@ -105,6 +106,12 @@ def build_window(settings=None, hold_jobs: bool = False):
     opened wait until ``controller.runner.release()``."""
     from widgets.main_window import MainWindow
 
+    # Jobs run Python on worker threads, each keeping the GIL for up to the switch
+    # interval at a time; with a few running, the UI thread waited a turn behind each
+    # (benchmarks/ui_stall.py, the longest stall, median of 3 to 5 runs at load 3:
+    # 104-127 ms at the default 5 ms, 70-100 ms at 1 ms). The window's process hands
+    # the GIL round sooner; the command line keeps Python's default.
+    sys.setswitchinterval(UI_SWITCH_INTERVAL_S)
     window = MainWindow(settings if settings is not None else make_settings())
     controller = wire_window(window, hold_jobs=hold_jobs)
     window.restore_layout()
