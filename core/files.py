@@ -29,7 +29,9 @@ MB = 1 << 20
 # no limit: they read in bounded chunks).
 TEMPLATE_LIMIT = 1 * MB  # a prompt template
 TABLE_LIMIT = 64 * MB  # a synonym table
-JUDGMENTS_LIMIT = 256 * MB  # a JSON file of human judgments
+# A JSON file of human judgments: parsed whole, it takes about ten times its size in
+# memory (the largest published, WebNLG 2020's all-teams file, is 1 MB).
+JUDGMENTS_LIMIT = 32 * MB
 OUTPUTS_LIMIT = 256 * MB  # a system's outputs, one text a line
 SETTINGS_LIMIT = 1 * MB  # a settings file the app wrote itself
 CONFIG_LIMIT = 16 * MB  # a JSON file in a model folder (config, weight index)
