@@ -35,7 +35,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, Integer, LargeBinary, Table, bindparam
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    Integer,
+    LargeBinary,
+    String,
+    Table,
+    bindparam,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -106,6 +116,25 @@ def column_checks(table: Table) -> list[tuple[str, str]]:
                 (
                     f"typeof({name}) NOT IN ('integer', 'real', 'null')",
                     f"'{column.name} ' || {_quoted(name)} || ' is not a number'",
+                )
+            )
+        elif isinstance(kind, DateTime):
+            # SQLAlchemy parses the text it wrote; anything else fails every read.
+            checks.append(
+                (
+                    f"{name} IS NOT NULL AND (typeof({name}) != 'text' OR "
+                    f"{name} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' OR "
+                    f"datetime({name}) IS NULL)",
+                    f"'{column.name} ' || {_quoted(name)} || ' is not a date and time'",
+                )
+            )
+        elif isinstance(kind, String):
+            # A blob where text belongs (text of another encoding, bytes): no reader
+            # can show or compare it as text.
+            checks.append(
+                (
+                    f"typeof({name}) = 'blob'",
+                    f"'{column.name} is bytes (' || length({name}) || '), not text'",
                 )
             )
         elif isinstance(kind, LargeBinary):
