@@ -31,6 +31,22 @@ class UnsafeNameError(UserFacingError):
     """A name from outside that must not become (part of) a path."""
 
 
+# What a terminal takes as a command, not text: C0 controls but tab and newline (ESC
+# starts an escape sequence, BEL rings, BS and a lone CR overwrite what was shown), DEL,
+# the C1 controls (0x9b is a one-character ESC [), and lone surrogates (no encoding).
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]|\r(?!\n)")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+def for_terminal(text: str) -> str:
+    """``text`` with every character a terminal would act on written as its escape
+    (``\\x1b``, ``\\x07``, ``\\r``); newlines, tabs and CR LF pairs are kept."""
+    return _TERMINAL_UNSAFE.sub(_escaped, text)
+
+
 def shown(value: object) -> str:
     """``value`` as it may be printed: control characters escaped, cut at 80."""
     text = ascii(value) if not isinstance(value, str) else repr(value)
@@ -105,6 +121,7 @@ __all__ = [
     "MAX_NAME_BYTES",
     "UnsafeNameError",
     "commit_id",
+    "for_terminal",
     "inside",
     "path_part",
     "relative_path",

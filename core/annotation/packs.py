@@ -286,6 +286,19 @@ def _fill_pack(
         conn.execute("DETACH DATABASE src")
 
 
+def _refuse_other_file(out: Path, force: bool) -> None:
+    """A pack replaces a file already at ``out`` only with ``force``: whatever is there
+    (notes, another program's file, an earlier pack) was not made for this pack."""
+    if force or not (out.exists() or out.is_symlink()):
+        return
+    from core.output_guard import OutputRefusedError
+
+    raise OutputRefusedError(
+        f"Refusing to write {out}: a file is already there and a pack would replace it. "
+        "Choose another file name, or give --force to replace it."
+    )
+
+
 def _letters(n: int) -> str:
     """0 → A, 25 → Z, 26 → AA …"""
     out = ""
@@ -308,6 +321,7 @@ def make_pack(
         raise PackError("A pack is for a named annotator: give their name.")
     request = _with(request, annotator=name)
     out = check_output_target(request.out, force=request.force)
+    _refuse_other_file(out, request.force)
     sweep_stale_temporaries(out)
     items, golden, notes = _pick_items(store, request)
     if ctx is not None:
@@ -340,6 +354,7 @@ def make_pack(
             raise PackError(f"The pack for {name} could not be written whole; nothing was kept.")
         make_self_contained(building)
         check_output_target(out, force=request.force)
+        _refuse_other_file(out, request.force)
         with store.unit_of_work() as db:
             db.add(
                 AnnotationPack(

@@ -122,6 +122,9 @@ def make_engine(
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
         cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+        # A session may come from elsewhere: SQL functions with side effects never run
+        # from its schema (TailLens's own schema has no view or trigger that would need it).
+        cursor.execute("PRAGMA trusted_schema=OFF")
         if read_only:
             cursor.execute("PRAGMA query_only=ON")
         else:
