@@ -327,7 +327,8 @@ class Annotator(Base):
                 "checks": [
                     (
                         "typeof(name) = 'text' AND (trim(name) = '' OR length(name) > 100 "
-                        "OR name GLOB '*[' || char(1) || '-' || char(31) || char(127) || ']*' "
+                        "OR name GLOB '*[' || char(1) || '-' || char(31) || char(127) || '-' "
+                        "|| char(159) || ']*' "
                         "OR instr(name, char(0)) > 0)",
                         "'name ' || quote(substr(name, 1, 40)) || ' is empty, too long or "
                         "holds a control character'",
