@@ -231,8 +231,9 @@ def loads_yaml(
             return int(super().construct_yaml_int(node))
 
     Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
-    loader = Loader(text)
+    loader = None
     try:
+        loader = Loader(text)  # its reader refuses control characters at once
         value = loader.get_single_data()
     except _Refused as exc:
         raise _fail(error, what, name, str(exc)) from None
@@ -244,7 +245,8 @@ def loads_yaml(
     except (ValueError, TypeError, OverflowError) as exc:
         raise _fail(error, what, name, f"a value YAML cannot hold ({exc})") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     problem = check_value(value, limits)
     if problem is not None:
         raise _fail(error, what, name, problem)
