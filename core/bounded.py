@@ -48,9 +48,13 @@ class Limits:
     number_chars: int = 100  # characters of one number as written
     string_chars: int = 16 * files.MB  # characters of one string (or YAML scalar)
     nodes: int = 20_000_000  # values in all (a YAML alias counts as what it stands for)
+    # A reader that repairs lone surrogates itself (a server's reply) may take them.
+    surrogates: bool = False
 
 
 DEFAULT = Limits()
+# A server's reply whose lone surrogates its reader replaces (the verbalisers, SPARQL).
+REPLY = Limits(surrogates=True)
 # A model card, a lock file, a settings file: small things.
 SMALL = Limits(depth=32, string_chars=1 * files.MB, nodes=200_000)
 
@@ -109,7 +113,7 @@ def check_value(value: Any, limits: Limits = DEFAULT) -> str | None:
         if isinstance(item, str):
             if len(item) > limits.string_chars:
                 return f"a text of {len(item):,} characters (at most {limits.string_chars:,})"
-            if _SURROGATE.search(item) is not None:
+            if not limits.surrogates and _SURROGATE.search(item) is not None:
                 return "a text holds an unpaired surrogate (\\ud800-\\udfff), which is not text"
         elif isinstance(item, float):
             if not math.isfinite(item):
@@ -309,6 +313,7 @@ def bounded_int(text: str | None, *, low: int, high: int) -> int | None:
 
 __all__ = [
     "DEFAULT",
+    "REPLY",
     "SMALL",
     "BoundedTextError",
     "Limits",

@@ -9,7 +9,7 @@ import pytest
 from tests import fuzzing
 
 # Readers that write a session open it per case: fewer cases keep the suite fast.
-CASES = {"pack": 150, "webnlg_xml": 200, "wdv_json": 200, "outputs": 200, "synonyms": 200}
+CASES = {"pack": 100, "webnlg_xml": 150, "wdv_json": 150, "outputs": 150, "synonyms": 150}
 
 
 @pytest.mark.parametrize("name", sorted(fuzzing.READERS))

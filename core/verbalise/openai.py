@@ -348,13 +348,13 @@ class OpenAIVerbaliser:
                 f"{url} sent a web page instead of JSON; is the URL an OpenAI-compatible "
                 f"server? It said: {server_words(payload)!r}"
             )
-        from core.bounded import BoundedTextError, loads_json
+        from core.bounded import REPLY, BoundedTextError, loads_json
 
         try:
-            return loads_json(payload, name="its answer")
-        except BoundedTextError as exc:
+            return loads_json(payload, name="its answer", limits=REPLY)
+        except BoundedTextError:
             raise ServerError(
-                f"{url} answered something that is not JSON ({exc}): {_excerpt(payload)!r}"
+                f"{url} answered something that is not JSON: {_excerpt(payload)!r}"
             ) from None
 
     def _wait(self, attempt: int, retry_after: str | None) -> float:

@@ -764,10 +764,10 @@ class SparqlEndpointSource:
                 f"{self.name}: {where} sent a web page instead of SPARQL JSON results; "
                 f"is the address a SPARQL endpoint? It said: {words!r}.{fix}"
             )
-        from core.bounded import BoundedTextError, loads_json
+        from core.bounded import REPLY, BoundedTextError, loads_json
 
         try:
-            data = loads_json(body, name="the answer")
+            data = loads_json(body, name="the answer", limits=REPLY)
         except BoundedTextError as exc:
             said = f"; it said: {words!r}" if fix or not head.startswith((b"{", b"[")) else ""
             raise SourceError(
