@@ -302,9 +302,7 @@ def _outputs_read(path: Path, session: Path | None) -> Any:
 
 
 def _synonyms_make(folder: Path) -> tuple[bytes, Path | None]:
-    return b"# entity\tsynonym\tlang\nRome\tRoma\tit\nUnited States\tUSA\n", _new_session(
-        folder
-    )
+    return b"# entity\tsynonym\tlang\nRome\tRoma\tit\nUnited States\tUSA\n", _new_session(folder)
 
 
 def _synonyms_read(path: Path, session: Path | None) -> Any:

@@ -104,6 +104,14 @@ def column_checks(table: Table) -> list[tuple[str, str]]:
                     f"ELSE '{column.name} is not JSON: ' || {_quoted(name)} END",
                 )
             )
+            checks.append(
+                (
+                    f"{name} IS NOT NULL AND instr(lower({name}), '\\ud') > 0 "
+                    f"AND NOT taillens_json_text({name})",
+                    f"'{column.name} holds a lone surrogate escape (\\ud800-\\udfff) or "
+                    "a value out of bounds'",
+                )
+            )
         elif isinstance(kind, Boolean):
             checks.append(
                 (
@@ -129,12 +137,14 @@ def column_checks(table: Table) -> list[tuple[str, str]]:
                 )
             )
         elif isinstance(kind, String):
-            # A blob where text belongs (text of another encoding, bytes): no reader
-            # can show or compare it as text.
+            # A blob where text belongs (text of another encoding, bytes), or text that
+            # is not UTF-8 (an encoded lone surrogate): no reader can show it as text.
             checks.append(
                 (
-                    f"typeof({name}) = 'blob'",
-                    f"'{column.name} is bytes (' || length({name}) || '), not text'",
+                    f"typeof({name}) = 'blob' OR (typeof({name}) = 'text' AND "
+                    f"NOT taillens_utf8(CAST({name} AS BLOB)))",
+                    f"CASE WHEN typeof({name}) = 'blob' THEN '{column.name} is bytes (' || "
+                    f"length({name}) || '), not text' ELSE '{column.name} is not UTF-8 text' END",
                 )
             )
         elif isinstance(kind, LargeBinary):

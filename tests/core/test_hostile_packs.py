@@ -301,3 +301,30 @@ def test_a_pack_never_replaces_a_file_it_did_not_make_without_force(
         assert notes.read_text(encoding="utf-8") == "my notes\n"
         make_pack(store, PackRequest(**{**request.__dict__, "force": True}))
     assert notes.read_bytes().startswith(b"SQLite format 3")
+
+
+@pytest.mark.parametrize(
+    ("sql", "found"),
+    [
+        (
+            "UPDATE verbalisations SET text = CAST(X'41eda08042' AS TEXT) "
+            "WHERE id = (SELECT min(id) FROM verbalisations);",
+            "text is not UTF-8 text",
+        ),
+        (
+            'UPDATE model_runs SET parameters = \'{"a": "\\ud800"}\' '
+            "WHERE id = (SELECT min(id) FROM model_runs);",
+            "parameters holds a lone surrogate escape",
+        ),
+    ],
+)
+def test_text_no_writer_can_write_is_found_by_check_and_skipped_by_export(
+    report_session: ReportSession, tmp_path: Path, sql: str, found: str
+) -> None:
+    from core.formats.texts_table import export_texts
+
+    session = _edited(report_session.path, tmp_path, sql, "surrogate.taillens")
+    with SessionStore.open(session) as store:
+        assert any(found in str(d) for d in store.check())
+        export_texts(store, tmp_path / "texts.csv")
+    (tmp_path / "texts.csv").read_text(encoding="utf-8")
