@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
+from functools import partial as partial_call
 from pathlib import Path
 from typing import Any
 
@@ -507,7 +508,7 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
             commit = commit_id(plan.commit)
             url = hf_hub_url(plan.repo_id, name, revision=commit, endpoint=endpoint())
             meta = wait_for(
-                lambda url=url: get_hf_file_metadata(url, endpoint=endpoint()),
+                partial_call(get_hf_file_metadata, url, endpoint=endpoint()),
                 ctx,
                 METADATA_DEADLINE_S,
                 f"describing {name}",
@@ -536,7 +537,8 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
                 with partial.open("r+b" if have else "wb") as handle:
                     handle.seek(have)
                     _download(
-                        lambda handle=handle, meta=meta, have=have, headers=headers: http_get(
+                        partial_call(
+                            http_get,
                             meta.location,
                             handle,
                             resume_size=have,
