@@ -30,11 +30,26 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout-s", type=float, default=10.0, help="a case longer hangs")
+    parser.add_argument("--every", type=int, default=1000, help="print a running count")
     args = parser.parse_args()
     bad = 0
     for name in args.readers:
         started = time.monotonic()
-        tally = fuzzing.run(fuzzing.READERS[name], args.cases, args.seed, timeout_s=args.timeout_s)
+        counts: dict[str, int] = {}
+
+        def progress(n: int, outcome: str, name: str = name) -> None:
+            counts[outcome] = counts.get(outcome, 0) + 1
+            if (n + 1) % args.every == 0:
+                done = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
+                print(f"  {name}: {n + 1:,} cases ({done})", flush=True)
+
+        tally = fuzzing.run(
+            fuzzing.READERS[name],
+            args.cases,
+            args.seed,
+            timeout_s=args.timeout_s,
+            on_case=progress,
+        )
         print(f"{tally.line()} ({time.monotonic() - started:,.0f} s)", flush=True)
         for n, trace in tally.tracebacks[:5]:
             print(f"  case {n}: {trace.strip().splitlines()[-1][:300]}")
