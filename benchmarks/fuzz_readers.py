@@ -37,7 +37,9 @@ def main() -> int:
         started = time.monotonic()
         counts: dict[str, int] = {}
 
-        def progress(n: int, outcome: str, name: str = name) -> None:
+        def progress(
+            n: int, outcome: str, name: str = name, counts: dict[str, int] = counts
+        ) -> None:
             counts[outcome] = counts.get(outcome, 0) + 1
             if (n + 1) % args.every == 0:
                 done = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
