@@ -109,9 +109,62 @@ def _opens_a_session(argv: Sequence[str]) -> bool:
     return bool(argv) and not argv[0].startswith("-") and argv[0].endswith(SESSION_SUFFIX)
 
 
+class TerminalSafe:
+    """A text stream (stdout) that writes every character a terminal would act on as its
+    escape (:func:`core.safe_names.for_terminal`): a name read from a file (an annotator,
+    a system, a category) holding ESC, BEL, CR or NUL is shown, never obeyed."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        from core.safe_names import for_terminal
+
+        self.stream.write(for_terminal(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a command a closed pipe stops
+
+
+def _quiet_after_broken_pipe() -> None:
+    """The reader of stdout went away (``taillens … | head -1``): what is left to print
+    goes nowhere, so neither this nor Python's flush at exit says anything."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; the exit status: 0, 2 for a failure the message explains, 128 +
-    the signal for a command Ctrl+C (130) or SIGTERM (143) stopped, as shells expect."""
+    the signal for a command Ctrl+C (130) or SIGTERM (143) stopped, as shells expect;
+    141 (quietly) when the reader of its output closed the pipe."""
+    stdout = sys.stdout
+    if not isinstance(stdout, TerminalSafe):
+        sys.stdout = TerminalSafe(stdout)
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        _quiet_after_broken_pipe()
+        return EXIT_BROKEN_PIPE
+    finally:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_after_broken_pipe()
+        except (OSError, ValueError):
+            pass
+        sys.stdout = stdout
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         _show_store_notices()
         parser = build_parser()
@@ -123,7 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parser.parse_args(["gui"])
         return int(args.handler(args) or EXIT_OK)
     except UserFacingError as error:
-        print(f"taillens: {error}", file=sys.stderr)
+        from core.safe_names import for_terminal
+
+        print(f"taillens: {for_terminal(str(error))}", file=sys.stderr)
         # A job Ctrl+C or SIGTERM stopped: 128 + the signal (app.terminal is imported by
         # then; not at start-up, which keeps --version fast).
         terminal = sys.modules.get("app.terminal")

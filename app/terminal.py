@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from core.errors import UserFacingError
 from core.jobs import CancelToken, Job, JobFailed, JobSucceeded, Progress, run_job
+from core.safe_names import for_terminal
 
 T = TypeVar("T")
 
@@ -87,7 +88,7 @@ def run_in_terminal(job: Job[T], quiet: bool = False) -> T:
         percent = f" {fraction:4.0%}" if fraction is not None else ""
         elapsed = time.monotonic() - started
         head = " ".join(x for x in (done + percent, progress.message) if x.strip())
-        line = f"{job.title}: {head.strip()} ({elapsed:.0f} s)"
+        line = for_terminal(f"{job.title}: {head.strip()} ({elapsed:.0f} s)")
         if interactive:
             sys.stderr.write("\r\033[K" + line)
         else:

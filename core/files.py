@@ -29,10 +29,13 @@ MB = 1 << 20
 # no limit: they read in bounded chunks).
 TEMPLATE_LIMIT = 1 * MB  # a prompt template
 TABLE_LIMIT = 64 * MB  # a synonym table
-JUDGMENTS_LIMIT = 256 * MB  # a JSON file of human judgments
+# A JSON file of human judgments: parsed whole, it takes about ten times its size in
+# memory (the largest published, WebNLG 2020's all-teams file, is 1 MB).
+JUDGMENTS_LIMIT = 32 * MB
 OUTPUTS_LIMIT = 256 * MB  # a system's outputs, one text a line
 SETTINGS_LIMIT = 1 * MB  # a settings file the app wrote itself
 CONFIG_LIMIT = 16 * MB  # a JSON file in a model folder (config, weight index)
+LOCK_LIMIT = 64 * 1024  # a lock file: a few hundred bytes of JSON
 
 
 class UnreadableFileError(UserFacingError):
@@ -160,6 +163,43 @@ def read_text(
     return decode_text(
         read_bytes(path, limit=limit, what=what, error=error), path, what=what, error=error
     )
+
+
+# -- lock files ------------------------------------------------------------------------
+
+_NO_FOLLOW = (
+    getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def open_lock_file(path: Path | str, flags: int, mode: int = 0o644) -> int:
+    """A descriptor of the lock file ``path``, opened without following a link and without
+    blocking (``O_NOFOLLOW | O_NONBLOCK``): a link, a FIFO, a device or a folder in its
+    place is an OSError, never a wait or a write elsewhere."""
+    fd = os.open(path, flags | _NO_FOLLOW, mode)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_lock_file(path: Path | str, limit: int = LOCK_LIMIT) -> bytes | None:
+    """The bytes of the lock file ``path`` (at most ``limit``), or None: missing, a link, not
+    a regular file, unreadable, or larger than ``limit`` (a lock is a few hundred bytes;
+    a link to /dev/zero or a huge file is not one)."""
+    try:
+        fd = open_lock_file(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError:
+        return None
+    return data if len(data) <= limit else None
 
 
 # -- writes the disk refuses ------------------------------------------------------------

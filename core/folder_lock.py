@@ -16,7 +16,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
+from core.bounded import SMALL, loads_json
 from core.errors import UserFacingError
+from core.files import LOCK_LIMIT, open_lock_file
 from core.logs import get_logger
 
 log = get_logger("folder_lock")
@@ -58,12 +60,20 @@ class FolderLock:
 
     def acquire(self) -> None:
         self.folder.mkdir(exist_ok=True)
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open
+        try:
+            # Not following a link, not waiting on a FIFO: a lock is a regular file.
+            fd = open_lock_file(self.path, os.O_RDWR | os.O_CREAT)
+        except OSError as error:
+            raise FolderBusy(
+                f"{self.folder}: its lock file {LOCK_NAME} cannot be used "
+                f"({error.strerror or error}); remove it, or choose another folder"
+            ) from None
+        handle = os.fdopen(fd, "a+", encoding="utf-8")
         if not _try_lock(handle):
             handle.seek(0)
             try:
-                holder = json.loads(handle.read() or "{}")
-            except ValueError:
+                holder = loads_json(handle.read(LOCK_LIMIT) or "{}", name=LOCK_NAME, limits=SMALL)
+            except UserFacingError:
                 holder = {}
             handle.close()
             who = (

@@ -31,9 +31,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
+from functools import partial as partial_call
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +55,7 @@ from core.models import (
     model_type_of,
     read_config,
 )
+from core.safe_names import UnsafeNameError, commit_id, inside, path_part, relative_path, shown
 from core.vocab import hub_folder_name, repo_id_of_hub_folder
 
 ENCODER, TRANSLATION, QE = "encoder", "translation", "QE"
@@ -63,6 +67,16 @@ DISK_MARGIN = 256 * 1024 * 1024
 # report would wait 10 s, and a kill would lose up to 10 MB. TailLens reads 1 MiB ones.
 CHUNK_BYTES = 1 << 20
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+# Every wait on the hub has an end, whatever the server does (a socket timeout bounds one
+# read, and a server that drips a byte before each timeout would hold a pull forever):
+# the model's metadata and each file's, at most METADATA_DEADLINE_S; a file's bytes, at
+# most DOWNLOAD_BASE_S plus its size at DOWNLOAD_FLOOR_BPS, and never STALL_S without a
+# whole chunk arriving. Ctrl+C (a cancel) is looked at every POLL_S meanwhile.
+METADATA_DEADLINE_S = 60.0
+DOWNLOAD_BASE_S = 120.0
+DOWNLOAD_FLOOR_BPS = 16 * 1024
+STALL_S = 90.0
+POLL_S = 0.05
 
 
 class PullError(ModelError):
@@ -159,6 +173,8 @@ def explain(error: BaseException, repo_id: str, revision: str | None = None) -> 
     from huggingface_hub import errors as hub_errors
 
     where = endpoint()
+    if isinstance(error, UnsafeNameError):
+        return PullError(f"{where} gave {repo_id} a name TailLens will not write: {error}")
     if isinstance(error, UserFacingError):
         return error
     if isinstance(error, hub_errors.GatedRepoError):
@@ -197,6 +213,19 @@ def explain(error: BaseException, repo_id: str, revision: str | None = None) -> 
         )
     if isinstance(error, hub_errors.LocalEntryNotFoundError):
         return PullError(f"cannot reach {where} (no network?); connect and pull again")
+    if isinstance(error, httpx2.TooManyRedirects):
+        return PullError(f"{where} redirected {repo_id} too many times (a redirect loop)")
+    if isinstance(error, httpx2.HTTPError):
+        return PullError(
+            f"the connection to {where} broke off for {repo_id} ({_first_line(error)}); "
+            "pull again: it resumes"
+        )
+    if isinstance(error, ValueError | KeyError | TypeError | AttributeError):
+        # A reply that is not the hub's API (a web page, JSON of another shape).
+        return PullError(
+            f"{where} answered {repo_id} with something that is not the Hugging Face hub's "
+            f"API ({type(error).__name__}: {_first_line(error)[:120]}); is HF_ENDPOINT a hub?"
+        )
     if isinstance(error, OSError) and error.errno is not None:
         import errno as errnos
 
@@ -259,7 +288,48 @@ def _require_hub(what: str) -> None:
     require_model_stack(what, "huggingface_hub", "yaml")
 
 
-def plan_pull(repo_id: str, revision: str | None = None) -> PullPlan:
+def _size(value: object) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 53:
+        raise ValueError(f"a file size of {shown(value)}")
+    return value
+
+
+class _Abandoned(Exception):
+    pass
+
+
+def wait_for(call: Callable[[], Any], ctx: JobContext, deadline_s: float, doing: str) -> Any:
+    """``call()`` run on a helper thread while this one waits at most ``deadline_s``,
+    looking at ``ctx``'s cancel every :data:`POLL_S` (a Ctrl+C acts at once): past the
+    deadline a :class:`PullError`, on a cancel ``JobCancelled``; the helper thread, left
+    waiting on the network, ends with the process or its connection."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+
+    helper = threading.Thread(target=run, name=f"hub: {doing}", daemon=True)
+    helper.start()
+    end = time.monotonic() + deadline_s
+    while helper.is_alive():
+        helper.join(POLL_S)
+        ctx.check_cancelled()
+        if helper.is_alive() and time.monotonic() > end:
+            raise PullError(
+                f"{endpoint()} did not finish {doing} within {deadline_s:g} s; "
+                "try again later (a pull resumes where it stopped)"
+            )
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def plan_pull(repo_id: str, revision: str | None = None, ctx: JobContext | None = None) -> PullPlan:
     """The commit, files and sizes of ``repo_id`` at ``revision``, from the hub's metadata;
     nothing is downloaded. Raises :class:`PullError` (gated, not found, no network)."""
     repo_id = check_repo_id(repo_id)
@@ -270,15 +340,33 @@ def plan_pull(repo_id: str, revision: str | None = None) -> PullPlan:
         raise PullError(
             "HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set: unset it to download models"
         )
+    if revision is not None:
+        try:
+            relative_path(revision, what="the revision")
+        except UnsafeNameError as exc:
+            raise PullError(str(exc)) from None
     try:
-        info = HfApi(endpoint=endpoint()).model_info(
-            repo_id, revision=revision, files_metadata=True
+        info = wait_for(
+            lambda: HfApi(endpoint=endpoint()).model_info(
+                repo_id, revision=revision, files_metadata=True
+            ),
+            ctx or JobContext(),
+            METADATA_DEADLINE_S,
+            f"describing {repo_id}",
+        )
+        if not info.sha:
+            raise PullError(f"{endpoint()} gave no commit for {repo_id}; it is not a hub endpoint")
+        commit_id(info.sha, what=f"the commit the hub gave for {repo_id}")
+        hub_files = tuple(
+            HubFile(relative_path(s.rfilename, what="the file name"), _size(s.size))
+            for s in (info.siblings or [])
         )
     except Exception as exc:
+        from core.jobs import JobCancelled
+
+        if isinstance(exc, JobCancelled):
+            raise
         raise explain(exc, repo_id, revision) from exc
-    if not info.sha:
-        raise PullError(f"{endpoint()} gave no commit for {repo_id}; it is not a hub endpoint")
-    hub_files = tuple(HubFile(s.rfilename, s.size) for s in (info.siblings or []))
     storage = _storage(repo_id)
     cached = 0
     snapshot = storage / "snapshots" / info.sha
@@ -383,8 +471,8 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
 
     Resumes files a killed or cancelled pull left (``blobs/<etag>.taillens-partial``)."""
     _require_hub("pulling a model")
-    from huggingface_hub import constants, hf_hub_download, hf_hub_url
-    from huggingface_hub.file_download import get_hf_file_metadata, http_get
+    from huggingface_hub import constants, hf_hub_url
+    from huggingface_hub.file_download import _create_symlink, get_hf_file_metadata, http_get
     from huggingface_hub.utils import build_hf_headers
 
     check_disk(plan)
@@ -402,7 +490,10 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
         words = progress_words(counted["done"], total, rate.per_s())
         ctx.progress(counted["done"], total, f"{words}{message}")
 
+    last_chunk = [time.monotonic()]
+
     def on_bytes(n: int) -> None:
+        last_chunk[0] = time.monotonic()
         counted["done"] += n
         counted["downloaded"] += n
         report()
@@ -413,10 +504,24 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
     try:
         for hub_file in plan.files:
             ctx.check_cancelled()
-            url = hf_hub_url(plan.repo_id, hub_file.name, revision=plan.commit, endpoint=endpoint())
-            meta = get_hf_file_metadata(url, endpoint=endpoint())
-            pointer = storage / "snapshots" / plan.commit / hub_file.name
-            blob = blobs / str(meta.etag)
+            name = relative_path(hub_file.name, what="the file name")
+            commit = commit_id(plan.commit)
+            url = hf_hub_url(plan.repo_id, name, revision=commit, endpoint=endpoint())
+            meta = wait_for(
+                partial_call(get_hf_file_metadata, url, endpoint=endpoint()),
+                ctx,
+                METADATA_DEADLINE_S,
+                f"describing {name}",
+            )
+            if meta.commit_hash not in (None, commit):
+                raise PullError(
+                    f"{endpoint()} served {name} of {plan.repo_id} from commit "
+                    f"{shown(meta.commit_hash)}, not {commit}; try again later"
+                )
+            etag = path_part(meta.etag, what=f"the ETag of {name}")
+            pointer = inside(storage, storage / "snapshots" / commit / name, what=name)
+            blob = inside(storage, blobs / etag, what=f"the blob of {name}")
+            inside(storage, blobs / (etag + PARTIAL_SUFFIX), what=f"the download of {name}")
             if not pointer.exists() and not blob.exists():
                 blobs.mkdir(parents=True, exist_ok=True)
                 partial = blobs / (str(meta.etag) + PARTIAL_SUFFIX)
@@ -431,28 +536,36 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
                     headers.pop("authorization", None)  # a CDN: never send the token there
                 with partial.open("r+b" if have else "wb") as handle:
                     handle.seek(have)
-                    http_get(
-                        meta.location,
-                        handle,
-                        resume_size=have,
-                        headers=headers,
-                        expected_size=meta.size,
-                        tqdm_class=progress_class,
+                    _download(
+                        partial_call(
+                            http_get,
+                            meta.location,
+                            handle,
+                            resume_size=have,
+                            headers=headers,
+                            expected_size=meta.size,
+                            tqdm_class=progress_class,
+                        ),
+                        ctx,
+                        (meta.size or hub_file.size or 0) - have,
+                        name,
+                        last_chunk,
                     )
                     handle.flush()
                     os.fsync(handle.fileno())
                 os.replace(partial, blob)
             else:
                 counted["done"] += hub_file.size or 0
-            # Links the blob into the snapshot (and makes sure it is the hub's file).
-            hf_hub_download(
-                plan.repo_id,
-                hub_file.name,
-                revision=plan.commit,
-                cache_dir=str(hf_cache_dir()),
-                endpoint=endpoint(),
-            )
-            report(f" ({hub_file.name})")
+            # Link the blob into the snapshot as the hub's own downloads do (a relative
+            # link), from the names checked above: asking huggingface_hub to do it would
+            # ask the server for the file's ETag again, and use whatever it says then.
+            if not pointer.exists():
+                pointer.parent.mkdir(parents=True, exist_ok=True)
+                with suppress(FileNotFoundError):
+                    pointer.unlink()  # a dangling link of an earlier, broken pull
+                _create_symlink(str(blob), str(pointer), new_blob=False)
+            inside(storage, pointer, what=name)
+            report(f" ({name})")
     except Exception as exc:
         from core.jobs import JobCancelled
 
@@ -471,6 +584,41 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
     )
 
 
+def _download(
+    call: Callable[[], Any], ctx: JobContext, size: int, name: str, last_chunk: list[float]
+) -> None:
+    """``call()`` (one file's bytes) on a helper thread, ended by a cancel at once, by
+    :data:`STALL_S` without a chunk, or by the file's overall deadline."""
+    deadline_s = DOWNLOAD_BASE_S + max(0, size) / DOWNLOAD_FLOOR_BPS
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+
+    helper = threading.Thread(target=run, name=f"hub: {name}", daemon=True)
+    started = last_chunk[0] = time.monotonic()
+    helper.start()
+    while helper.is_alive():
+        helper.join(POLL_S)
+        ctx.check_cancelled()
+        now = time.monotonic()
+        if helper.is_alive() and now - last_chunk[0] > STALL_S:
+            raise PullError(
+                f"{endpoint()} stopped sending {name} (nothing for {STALL_S:g} s); "
+                "pull again: it resumes where it stopped"
+            )
+        if helper.is_alive() and now - started > deadline_s:
+            raise PullError(
+                f"{endpoint()} did not send {name} within {deadline_s:,.0f} s; "
+                "pull again: it resumes where it stopped"
+            )
+    if "error" in outcome:
+        raise outcome["error"]
+
+
 def _host(url: str) -> str:
     from urllib.parse import urlsplit
 
@@ -483,7 +631,9 @@ def _write_ref(storage: Path, revision: str, commit: str) -> None:
         return
     from huggingface_hub.file_download import _cache_commit_hash_for_specific_revision
 
-    _cache_commit_hash_for_specific_revision(str(storage), revision, commit)
+    relative_path(revision, what="the revision")
+    inside(storage / "refs", storage / "refs" / revision, what="the revision")
+    _cache_commit_hash_for_specific_revision(str(storage), revision, commit_id(commit))
 
 
 def pull_job(repo_id: str, revision: str | None = None) -> Job[PullResult]:
@@ -492,7 +642,7 @@ def pull_job(repo_id: str, revision: str | None = None) -> Job[PullResult]:
 
     def run(ctx: JobContext) -> PullResult:
         ctx.progress(0, None, "reading the model's files on the hub")
-        plan = plan_pull(repo_id, revision)
+        plan = plan_pull(repo_id, revision, ctx)
         ctx.check_cancelled()
         return pull(plan, ctx)
 
@@ -526,12 +676,14 @@ def _card(folder: Path) -> dict[str, Any]:
     if end < 0:
         return {}
     try:
-        import yaml
+        import yaml  # noqa: F401
     except ImportError:  # PyYAML comes with huggingface_hub, absent from the bundle
         return {}
+    from core.bounded import loads_yaml
+
     try:
-        data = yaml.safe_load(text[3:end])
-    except yaml.YAMLError:
+        data = loads_yaml(text[3:end], name=str(readme), what="the model card")
+    except UserFacingError:
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import files, heavy, placement
+from core import bounded, files, heavy, placement
 from core.errors import UserFacingError
 from core.placement import Placement
 from core.vocab import hub_folder_name, repo_id_of_hub_folder
@@ -118,7 +118,7 @@ def configured_model_folders() -> list[Path]:
     settings = _settings_file()
     if settings.exists():
         try:
-            data = json.loads(files.read_text(settings, limit=files.SETTINGS_LIMIT))
+            data = bounded.read_json(settings, limit=files.SETTINGS_LIMIT, limits=bounded.SMALL)
             folders += [Path(p).expanduser() for p in data.get("folders", [])]
         except (UserFacingError, ValueError, AttributeError, TypeError):
             pass  # a damaged settings file must not hide the cache's models
@@ -143,7 +143,7 @@ def remember_model_folder(folder: Path) -> bool:
     settings = _settings_file()
     if settings.exists():
         try:
-            data = json.loads(files.read_text(settings, limit=files.SETTINGS_LIMIT))
+            data = bounded.read_json(settings, limit=files.SETTINGS_LIMIT, limits=bounded.SMALL)
             saved = [Path(p) for p in data.get("folders", [])]
         except (UserFacingError, ValueError, AttributeError, TypeError):
             return False  # never overwrite a settings file that cannot be read
@@ -157,9 +157,7 @@ def read_config(folder: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ModelError(f"{folder} holds no config.json: it is not a transformers model folder")
     try:
-        config = json.loads(
-            files.read_text(path, limit=files.CONFIG_LIMIT, what="the model's config")
-        )
+        config = bounded.read_json(path, limit=files.CONFIG_LIMIT, what="the model's config")
     except (UserFacingError, ValueError) as exc:
         raise ModelError(
             f"{path} cannot be read as JSON ({exc}): the model folder is "
@@ -309,14 +307,19 @@ def _safetensors_header(path: Path) -> bytes:
     except OSError as exc:
         raise ModelError(f"{path} cannot be read: {exc.strerror or exc}") from None
     try:
-        meta = json.loads(header)
-    except ValueError:
+        meta = bounded.loads_json(header, name=path.name)
+        if not isinstance(meta, dict):
+            raise ValueError("not an object")
+    except (UserFacingError, ValueError):
         raise ModelError(f"{path.name} has a damaged header: download it again") from None
-    ends = [
-        int(v["data_offsets"][1])
-        for k, v in meta.items()
-        if k != "__metadata__" and isinstance(v, dict) and "data_offsets" in v
-    ]
+    try:
+        ends = [
+            int(v["data_offsets"][1])
+            for k, v in meta.items()
+            if k != "__metadata__" and isinstance(v, dict) and "data_offsets" in v
+        ]
+    except (ValueError, TypeError, IndexError, KeyError):
+        raise ModelError(f"{path.name} has a damaged header: download it again") from None
     if ends and 8 + length + max(ends) > size:
         raise ModelError(
             f"{path.name} is truncated: its header describes "
@@ -331,9 +334,7 @@ def _weight_files(folder: Path) -> list[Path]:
         index = folder / index_name
         if index.is_file():
             try:
-                weight_map = json.loads(files.read_text(index, limit=files.CONFIG_LIMIT))[
-                    "weight_map"
-                ]
+                weight_map = bounded.read_json(index, limit=files.CONFIG_LIMIT)["weight_map"]
                 shards = sorted(set(weight_map.values()))
             except (UserFacingError, ValueError, KeyError, TypeError, AttributeError):
                 raise ModelError(f"{index} is damaged (no readable weight_map)") from None
@@ -522,8 +523,8 @@ def context_length(folder: Path) -> int | None:
     """How many positions (prompt and generated tokens together) the model in ``folder``
     takes, read from its config.json (no weights loaded); None where it does not say."""
     try:
-        config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        config = bounded.read_json(Path(folder) / "config.json", limit=files.CONFIG_LIMIT)
+    except UserFacingError:
         return None
     if not isinstance(config, dict):
         return None

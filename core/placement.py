@@ -25,7 +25,6 @@ placement. :meth:`Placement.as_dict` is what a run records (``model_runs.paramet
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import struct
 from dataclasses import asdict, dataclass, field
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from core import heavy
+from core.bounded import loads_json
 from core.errors import UserFacingError
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -40,6 +40,7 @@ QUANTIZE = ("auto", "none", "8bit", "4bit")
 # Weights are not all a model needs on the device: activations and the KV cache too.
 HEADROOM = 1.2
 _BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "8bit": 1, "4bit": 0.5}
+_HEADER_CAP = 100 * 1024 * 1024  # the safetensors library refuses larger headers
 _DISK_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I8": 1, "U8": 1, "F8_E4M3": 1}
 
 
@@ -147,16 +148,20 @@ def parameter_count(folder: Path) -> int | None:
         try:
             with shard.open("rb") as handle:
                 (length,) = struct.unpack("<Q", handle.read(8))
-                header = json.loads(handle.read(length))
-        except (OSError, ValueError, struct.error):
+                if length > _HEADER_CAP:
+                    return None
+                header = loads_json(handle.read(length), name=shard.name)
+            if not isinstance(header, dict):
+                return None
+            for name, meta in header.items():
+                if name == "__metadata__" or not isinstance(meta, dict):
+                    continue
+                count = 1
+                for dim in meta.get("shape") or []:
+                    count *= int(dim)
+                total += count
+        except (OSError, ValueError, TypeError, struct.error, UserFacingError):
             return None
-        for name, meta in header.items():
-            if name == "__metadata__" or not isinstance(meta, dict):
-                continue
-            count = 1
-            for dim in meta.get("shape") or []:
-                count *= int(dim)
-            total += count
     return total
 
 

@@ -23,7 +23,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+from core.bounded import SMALL, loads_json
 from core.errors import UserFacingError
+from core.files import open_lock_file, read_lock_file
 from core.output_guard import process_alive
 
 LOCK_PREFIX = ".~lock."
@@ -142,21 +144,41 @@ class SessionLock:
                 self.path.unlink(missing_ok=True)
 
 
+# A process id is at most 2**22 on Linux and 99,998 on macOS; anything over 2**31 is no pid.
+_MAX_PID = (1 << 31) - 1
+_MAX_FIELD = 256
+
+
 def read_holder_at(path: Path) -> LockHolder | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return LockHolder(
-            int(data["pid"]), str(data["host"]), str(data["user"]), str(data["since"])
-        )
-    except (OSError, ValueError, KeyError, TypeError):
+    """Who the lock file ``path`` names, or None: no such file, or not a lock TailLens
+    wrote (a link, a FIFO, a device, over 64 KB, JSON out of bounds, fields of other
+    kinds); such a file is taken over like a stale lock."""
+    data = read_lock_file(path)
+    if data is None:
         return None
+    try:
+        held = loads_json(data, name=str(path), limits=SMALL)
+    except UserFacingError:
+        return None
+    if not isinstance(held, dict):
+        return None
+    pid = held.get("pid")
+    texts = [held.get(key) for key in ("host", "user", "since")]
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid <= _MAX_PID:
+        return None
+    if not all(isinstance(t, str) and len(t) <= _MAX_FIELD for t in texts):
+        return None
+    host, user, since = (str(t) for t in texts)
+    return LockHolder(pid, host, user, since)
 
 
 def _create(path: Path, holder: LockHolder) -> bool:
     """Write the lock file whole under a temporary name and link it into place: False
     when a lock file is there already (never a half-written one for a reader)."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
-    temporary.write_text(json.dumps(asdict(holder)), encoding="utf-8")
+    fd = open_lock_file(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(asdict(holder)))
     try:
         os.link(temporary, path)
         return True
@@ -164,7 +186,8 @@ def _create(path: Path, holder: LockHolder) -> bool:
         return False
     except OSError:  # no hard links here (some network or FAT file systems)
         try:
-            with open(path, "x", encoding="utf-8") as handle:
+            fd = open_lock_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(json.dumps(asdict(holder)))
             return True
         except FileExistsError:

@@ -20,8 +20,6 @@ with its file, line and reason, and nothing of that file is stored.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -83,8 +81,9 @@ def check_row(entity: str, synonym: str, lang: str = "", *, where: str = "") -> 
 def parse_rows(text: str, *, name: str = "<text>", delimiter: str = "\t") -> list[SynonymRow]:
     """Rows of a synonym file; the first bad row raises, naming file and line."""
     rows: list[SynonymRow] = []
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
-    for line_number, fields in enumerate(reader, start=1):
+    from core.bounded import csv_rows
+
+    for line_number, fields in csv_rows(text, name=name, delimiter=delimiter, error=SynonymError):
         if not fields or not "".join(fields).strip() or fields[0].lstrip().startswith("#"):
             continue
         where = f"{name}, line {line_number}"

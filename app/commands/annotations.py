@@ -305,6 +305,7 @@ def run_merge(args: argparse.Namespace) -> int:
                         "conflicts": [c.describe() for c in r.conflicts],
                         "skipped_changed": [list(i) for i in r.changed_texts],
                         "outside": r.outside,
+                        "refused": list(r.refused),
                     }
                     for r in reports
                 ],
@@ -317,6 +318,8 @@ def run_merge(args: argparse.Namespace) -> int:
         print(r.describe())
         for c in r.conflicts:
             print(f"  conflict: {c.describe()}")
+        for reason in r.refused:
+            print(f"  refused: {reason}")
     return 0
 
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from core.annotation.types import MAX_NAME_LENGTH, AnnotationError, AnnotatorInfo, natural_key
+from core.annotation.types import (
+    AnnotationError,
+    AnnotatorInfo,
+    clean_annotator_name,
+    natural_key,
+)
 from core.store import SessionStore
 from core.store.models import Annotation, Annotator
 
@@ -30,14 +35,7 @@ def list_annotators(store: SessionStore) -> list[AnnotatorInfo]:
 
 def add_annotator(store: SessionStore, name: str) -> AnnotatorInfo:
     """A new named annotator; refuses an empty, overlong or already used name."""
-    clean = " ".join(str(name).split())
-    if not clean:
-        raise AnnotationError("An annotator needs a name.")
-    if len(clean) > MAX_NAME_LENGTH:
-        raise AnnotationError(
-            f"An annotator's name may have at most {MAX_NAME_LENGTH} "
-            f"characters ({len(clean)} given)."
-        )
+    clean = clean_annotator_name(name)
     with store.unit_of_work() as db:
         if db.scalar(select(Annotator.id).where(Annotator.name == clean)) is not None:
             raise AnnotationError(

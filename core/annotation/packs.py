@@ -32,10 +32,11 @@ import random
 import re
 import sqlite3
 import statistics
+import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import closing, suppress
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,6 +52,7 @@ from core.annotation.types import (
     VERBALISATION,
     AnnotationError,
     ItemRef,
+    clean_annotator_name,
     item_ref,
     natural_key,
 )
@@ -284,6 +286,19 @@ def _fill_pack(
         conn.execute("DETACH DATABASE src")
 
 
+def _refuse_other_file(out: Path, force: bool) -> None:
+    """A pack replaces a file already at ``out`` only with ``force``: whatever is there
+    (notes, another program's file, an earlier pack) was not made for this pack."""
+    if force or not (out.exists() or out.is_symlink()):
+        return
+    from core.output_guard import OutputRefusedError
+
+    raise OutputRefusedError(
+        f"Refusing to write {out}: a file is already there and a pack would replace it. "
+        "Choose another file name, or give --force to replace it."
+    )
+
+
 def _letters(n: int) -> str:
     """0 → A, 25 → Z, 26 → AA …"""
     out = ""
@@ -306,6 +321,7 @@ def make_pack(
         raise PackError("A pack is for a named annotator: give their name.")
     request = _with(request, annotator=name)
     out = check_output_target(request.out, force=request.force)
+    _refuse_other_file(out, request.force)
     sweep_stale_temporaries(out)
     items, golden, notes = _pick_items(store, request)
     if ctx is not None:
@@ -338,6 +354,7 @@ def make_pack(
             raise PackError(f"The pack for {name} could not be written whole; nothing was kept.")
         make_self_contained(building)
         check_output_target(out, force=request.force)
+        _refuse_other_file(out, request.force)
         with store.unit_of_work() as db:
             db.add(
                 AnnotationPack(
@@ -430,28 +447,254 @@ def pack_info(store: SessionStore) -> PackInfo | None:
 
 def _manifest_of(store: SessionStore, path: Path) -> dict[str, Any] | None:
     text = store.get_meta(MANIFEST_KEY)
-    if text is None:
-        return None
+    return None if text is None else check_manifest(text, path)
+
+
+_HEX = re.compile(r"[0-9a-f]{1,64}")
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_MAX_ID = (1 << 63) - 1
+
+
+def check_manifest(text: object, path: Path) -> dict[str, Any]:
+    """A pack's description (session_meta ``annotation:pack``), every field checked, or a
+    :class:`PackError` naming the pack and the field."""
+    from core.bounded import BoundedTextError, loads_json
+
+    def damaged(why: str) -> PackError:
+        return PackError(f"{path.name} is damaged: its pack description {why}.")
+
+    if not isinstance(text, str):
+        raise damaged("is not text")
     try:
-        manifest = json.loads(text)
-        ok = (
-            isinstance(manifest, dict)
-            and isinstance(manifest.get("pack_uid"), str)
-            and isinstance(manifest.get("source_session"), str)
-            and isinstance(manifest.get("annotator"), str)
-            and isinstance(manifest.get("items"), list)
-            and all(
-                isinstance(i, list) and len(i) == 3 and i[0] in _REF_KIND and isinstance(i[1], int)
-                for i in manifest["items"]
-            )
-        )
-    except ValueError:
-        ok = False
-    if not ok:
-        raise PackError(f"{path.name} is damaged: its pack description cannot be read.")
-    if manifest.get("format", 1) > PACK_FORMAT:
+        manifest = loads_json(text, name=path.name, what="the pack description of")
+    except BoundedTextError as exc:
+        raise damaged(f"cannot be read ({exc})") from None
+    if not isinstance(manifest, dict):
+        raise damaged("is not a JSON object")
+    version = manifest.get("format", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise damaged(f"has format {ascii(version)[:40]}, not a version number")
+    if version > PACK_FORMAT:
         raise PackError(f"{path.name} was made by a newer TailLens; update TailLens to merge it.")
+    for key in ("pack_uid", "source_session"):
+        value = manifest.get(key)
+        if not isinstance(value, str) or _HEX.fullmatch(value) is None:
+            raise damaged(f"has {key} {ascii(value)[:40]}, not an id")
+    try:
+        manifest["annotator"] = clean_annotator_name(manifest.get("annotator"))
+    except AnnotationError as exc:
+        raise damaged(f"names no annotator ({exc})") from None
+    for key, kind in (("source_name", str), ("target", str), ("blind", bool)):
+        if key in manifest and not isinstance(manifest[key], kind):
+            raise damaged(f"has {key} {ascii(manifest[key])[:40]}")
+    items = manifest.get("items")
+    if not isinstance(items, list):
+        raise damaged("lists no items")
+    for item in items:
+        if not (
+            isinstance(item, list)
+            and len(item) == 3
+            and item[0] in _REF_KIND
+            and isinstance(item[1], int)
+            and not isinstance(item[1], bool)
+            and 1 <= item[1] <= _MAX_ID
+            and isinstance(item[2], str)
+            and _DIGEST.fullmatch(item[2]) is not None
+        ):
+            raise damaged(f"lists an item {ascii(item)[:60]} that is not [kind, id, digest]")
     return manifest
+
+
+# -- reading a pack from elsewhere ---------------------------------------------------------
+
+# Longest a statement on a pack may run: a pack of 100,000 ratings reads in a second.
+PACK_STATEMENT_S = 60.0
+_PROGRESS_STEPS = 20_000  # SQLite instructions between looks at the clock and at Ctrl+C
+
+
+class _NotText(bytes):
+    """A TEXT value of the pack that is not UTF-8 (an encoded lone surrogate)."""
+
+
+def _text(raw: bytes) -> str | bytes:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _NotText(raw)
+
+
+@contextmanager
+def _bounded_reader(path: Path, ctx: JobContext | None) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to ``path`` (a pack checked by inspect_file) whose every
+    statement ends within :data:`PACK_STATEMENT_S`, at a cancel, or at Ctrl+C."""
+    from core.store.fileinfo import connect_read_only
+
+    why: list[str] = []
+
+    def look() -> int:
+        try:
+            if ctx is not None and ctx.token.cancelled:
+                why.append("cancel")
+            elif time.monotonic() > deadline[0]:
+                why.append("deadline")
+        except KeyboardInterrupt:
+            why.append("interrupt")
+        return 1 if why else 0
+
+    deadline = [time.monotonic() + PACK_STATEMENT_S]
+    with closing(connect_read_only(path)) as conn:
+        conn.execute("PRAGMA query_only=ON")
+        conn.text_factory = _text
+        conn.set_progress_handler(look, _PROGRESS_STEPS)
+        try:
+            yield conn
+        except sqlite3.OperationalError:
+            if "interrupt" in why:
+                raise KeyboardInterrupt from None
+            if "cancel" in why:
+                from core.jobs import JobCancelled
+
+                raise JobCancelled() from None
+            if "deadline" in why:
+                raise PackError(
+                    f"{path.name}: reading it took longer than {PACK_STATEMENT_S:g} s; "
+                    "it is not a pack TailLens made"
+                ) from None
+            raise
+
+
+@contextmanager
+def _readable_pack(path: Path) -> Iterator[Path]:
+    """``path`` itself when it is a pack at the current schema revision; an older one is
+    copied to a private folder and the copy upgraded (the pack is never changed)."""
+    import tempfile
+
+    from core.store import SessionError, SessionTooNewError, inspect_file
+
+    try:
+        check = inspect_file(path)
+    except SessionError as exc:
+        raise PackError(str(exc)) from None
+    if not check.is_known:
+        raise PackError(
+            str(SessionTooNewError(check.path, str(check.revision), SessionStore.head_revision()))
+        )
+    if check.is_current:
+        yield check.path
+        return
+    from core.store.fileinfo import connect_read_only
+
+    with tempfile.TemporaryDirectory(prefix="taillens-pack-") as folder:
+        copy = Path(folder) / "pack.taillens"
+        with (
+            closing(connect_read_only(check.path)) as source,
+            closing(sqlite3.connect(copy)) as target,
+        ):
+            source.backup(target)
+        try:
+            SessionStore.open(copy).close()
+        except SessionError as exc:
+            raise PackError(
+                f"{path.name} is from an older TailLens and could not be upgraded "
+                f"(a private copy was tried; the pack was not changed): {exc}"
+            ) from None
+        yield copy
+
+
+def read_pack(
+    path: Path, ctx: JobContext | None = None
+) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[str]]:
+    """A pack's manifest, its ratings as merge uses them (pack id, annotator, item,
+    checked values, created, updated), and the ratings left out, each with why."""
+    with _readable_pack(path) as readable, _bounded_reader(readable, ctx) as conn:
+        meta = conn.execute(
+            "SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)
+        ).fetchall()
+        if not meta:
+            raise PackError(
+                f"{path.name} is a session but not an annotation pack; packs are made with "
+                "'taillens annotations pack' or File ▸ Annotation pack…"
+            )
+        manifest = check_manifest(meta[0][0], path)
+        names = dict(conn.execute("SELECT id, name FROM annotators").fetchall())
+        found = conn.execute(
+            "SELECT id, annotator_id, verbalisation_id, reference_id, "
+            + ", ".join(RATING_FIELDS)
+            + ", created_at, updated_at FROM annotations "
+            "WHERE is_golden IS NOT 1 ORDER BY id"
+        ).fetchall()
+    rows: list[tuple[Any, ...]] = []
+    refused: list[str] = []
+    for pack_id, annotator_id, verb_id, ref_id, *values, created, changed in found:
+        try:
+            rows.append(
+                _checked_row(
+                    pack_id, names.get(annotator_id), verb_id, ref_id, values, created, changed
+                )
+            )
+        except AnnotationError as exc:
+            refused.append(f"rating {ascii(pack_id)[:24]}: {exc}")
+    return manifest, rows, refused
+
+
+def _checked_row(
+    pack_id: Any,
+    name: Any,
+    verb_id: Any,
+    ref_id: Any,
+    values: list[Any],
+    created: Any,
+    changed: Any,
+) -> tuple[Any, ...]:
+    from core.annotation.ratings import validate_rating
+    from core.annotation.types import Rating
+    from core.bounded import BoundedTextError, loads_json
+
+    def an_id(value: Any) -> bool:
+        return isinstance(value, int) and 1 <= value <= _MAX_ID
+
+    if not an_id(pack_id):
+        raise AnnotationError("its id is not a number")
+    if name is None:
+        raise AnnotationError("it names no annotator of the pack")
+    who = clean_annotator_name(name)
+    if an_id(verb_id) == an_id(ref_id) or (verb_id is not None and ref_id is not None):
+        raise AnnotationError("it rates neither one verbalisation nor one reference")
+    ref = item_ref(verb_id, ref_id)
+    given = dict(zip(RATING_FIELDS, values, strict=True))
+    for key, value in given.items():
+        if isinstance(value, bytes):
+            raise AnnotationError(f"its {key} is not text")
+    for key in ("checks", "error_taxonomy"):
+        if given[key] is not None:
+            try:
+                given[key] = loads_json(given[key], name=f"its {key}")
+            except BoundedTextError as exc:
+                raise AnnotationError(str(exc)) from None
+            if given[key] is not None and not isinstance(given[key], dict):
+                raise AnnotationError(f"its {key} is not a JSON object")
+    for key in ("fluency", "adequacy"):
+        if isinstance(given[key], float) and given[key].is_integer():
+            given[key] = int(given[key])
+    try:
+        checked = validate_rating(Rating(**given))
+    except (TypeError, ValueError) as exc:
+        raise AnnotationError(f"it cannot be read ({exc})") from None
+    return (pack_id, who, ref, checked, _stamp(created, "created"), _stamp(changed, "changed"))
+
+
+def _stamp(value: Any, what: str) -> datetime | None:
+    """A time stored in a pack, as SQLAlchemy writes them, or AnnotationError."""
+    if value is None:
+        return None
+    if isinstance(value, str) and len(value) <= 40:
+        try:
+            stamp = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            return stamp if stamp.tzinfo is None else stamp.astimezone(UTC).replace(tzinfo=None)
+    raise AnnotationError(f"its {what} time {ascii(value)[:40]} is not a date and time")
 
 
 # -- merging -----------------------------------------------------------------------------
@@ -488,6 +731,7 @@ class MergeReport:
     conflicts: tuple[Conflict, ...] = ()
     changed_texts: tuple[ItemRef, ...] = ()  # skipped: the text changed since packing
     outside: int = 0  # ratings of texts that were not handed out in the pack
+    refused: tuple[str, ...] = ()  # ratings left out: what the app would not have saved
 
     def describe(self) -> str:
         parts = [f"{self.added} added", f"{self.updated} updated", f"{self.unchanged} already in"]
@@ -497,6 +741,8 @@ class MergeReport:
             parts.append(f"{len(self.changed_texts)} skipped (text changed since packing)")
         if self.outside:
             parts.append(f"{self.outside} skipped (not in the pack)")
+        if self.refused:
+            parts.append(f"{len(self.refused)} refused (not a rating the app would save)")
         line = f"{self.path.name} ({self.annotator}): " + ", ".join(parts)
         # Merging a pack again changes nothing: fine, and said in words.
         return line if self.added or self.updated else line + ": nothing new"
@@ -525,38 +771,28 @@ def _iso(value: datetime | None) -> str:
     return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
 
 
-def merge_pack(store: SessionStore, path: Path | str, *, skip_changed: bool = False) -> MergeReport:
-    """Bring one pack's ratings and corrections into ``store`` (one transaction)."""
+def merge_pack(
+    store: SessionStore,
+    path: Path | str,
+    *,
+    skip_changed: bool = False,
+    ctx: JobContext | None = None,
+) -> MergeReport:
+    """Bring one pack's ratings and corrections into ``store`` (one transaction).
+
+    The pack is a file from elsewhere: it is checked before any row is read (no view,
+    trigger or virtual table; the tables and columns of its schema revision), read-only
+    with ``trusted_schema`` off and a deadline on every statement, an older one upgraded
+    as a private copy (never in place), and each rating it holds passes the checks a
+    rating made in the app passes (:func:`core.annotation.ratings.validate_rating`): one
+    that does not is left out and said."""
     from core.formats.files import check_readable
     from core.store.placing import file_identity
 
     path = check_readable(Path(path).expanduser(), "an annotation pack (.taillens)")
     if file_identity(path) == file_identity(store.path):
         raise PackError(f"{path.name} is this session itself, not a pack made from it.")
-    with SessionStore.open_read_only(path) as pack:
-        manifest = _manifest_of(pack, path)
-        if manifest is None:
-            raise PackError(
-                f"{path.name} is a session but not an annotation pack; packs are made with "
-                "'taillens annotations pack' or File ▸ Annotation pack…"
-            )
-        with pack.snapshot() as db:
-            names = dict(db.execute(select(Annotator.id, Annotator.name)).all())
-            rows = [
-                (
-                    r.id,
-                    names.get(r.annotator_id, f"annotator {r.annotator_id}"),
-                    item_ref(r.verbalisation_id, r.reference_id),
-                    {f: getattr(r, f) for f in RATING_FIELDS},
-                    r.created_at,
-                    r.updated_at,
-                )
-                for r in db.scalars(
-                    select(Annotation)
-                    .where(Annotation.is_golden.is_(False))
-                    .order_by(Annotation.id)
-                )
-            ]
+    manifest, rows, refused = read_pack(path, ctx)
     pack_uid = manifest["pack_uid"]
     mine = session_uid(store)
     if mine is None or manifest["source_session"] != mine:
@@ -704,6 +940,7 @@ def merge_pack(store: SessionStore, path: Path | str, *, skip_changed: bool = Fa
         tuple(conflicts),
         tuple(skipped),
         outside,
+        tuple(refused),
     )
 
 
@@ -721,7 +958,7 @@ def merge_packs(
         if ctx is not None:
             ctx.progress(n, len(paths), f"merging {Path(path).name}")
             ctx.check_cancelled()
-        reports.append(merge_pack(store, path, skip_changed=skip_changed))
+        reports.append(merge_pack(store, path, skip_changed=skip_changed, ctx=ctx))
     if ctx is not None:
         ctx.progress(len(paths), len(paths), "merged")
     return reports

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numbers
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -35,6 +36,28 @@ GROUP_DIMENSIONS = ("category", "tier", "subtier", "model", "lang")
 
 class AnnotationError(UserFacingError):
     """A rating, annotator or queue request that cannot be honoured; the message says why."""
+
+
+def clean_annotator_name(name: object) -> str:
+    """An annotator's name as the app stores it (runs of whitespace made one space), or an
+    :class:`AnnotationError`: not text, empty, longer than :data:`MAX_NAME_LENGTH`, or
+    holding a control character (ESC, BEL, NUL: a name is shown on terminals and screens).
+    The one rule for a name typed in the app and one merged from a pack."""
+    if not isinstance(name, str):
+        raise AnnotationError(f"An annotator's name must be text, not {type(name).__name__}.")
+    clean = " ".join(name.split())
+    if not clean:
+        raise AnnotationError("An annotator needs a name.")
+    if len(clean) > MAX_NAME_LENGTH:
+        raise AnnotationError(
+            f"An annotator's name may have at most {MAX_NAME_LENGTH} "
+            f"characters ({len(clean)} given)."
+        )
+    if any(unicodedata.category(c) in ("Cc", "Cs") for c in clean):
+        raise AnnotationError(
+            f"An annotator's name may not hold control characters ({ascii(clean)[:60]})."
+        )
+    return clean
 
 
 class ItemRef(NamedTuple):

@@ -305,10 +305,12 @@ class CometWorker:
             raise self._fail(f"ended (exit {process.returncode}) while {doing}")
         if line is TOO_LONG:
             raise self._fail(f"answered a line over {MAX_REPLY_CHARS:,} characters while {doing}")
+        from core.bounded import BoundedTextError, loads_json
+
         try:
-            reply = json.loads(line)
-        except ValueError:
-            raise self._fail(f"answered something that is not JSON: {line[:120]!r}") from None
+            reply = loads_json(line, name="its reply")
+        except BoundedTextError as exc:
+            raise self._fail(f"answered something that is not JSON: {exc}") from None
         if not isinstance(reply, dict):
             raise self._fail(f"answered {line[:120]!r}")
         if "error" in reply:

@@ -76,6 +76,31 @@ def translate_error(exc: BaseException, path: Path) -> BaseException:
     return exc
 
 
+def _is_utf8(value: Any) -> int:
+    """1 when ``value`` (a blob of a TEXT value's bytes) is UTF-8 Python can decode."""
+    if not isinstance(value, bytes):
+        return 1
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return 0
+    return 1
+
+
+def _json_is_text(value: Any) -> int:
+    """1 when the JSON text ``value`` holds no lone surrogate escape (``"\\ud800"``:
+    valid JSON, but a string no UTF-8 writer can write again)."""
+    if not isinstance(value, str):
+        return 1
+    from core.bounded import DEFAULT, check_value
+
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return 1  # not JSON: the JSON check says so
+    return 0 if check_value(parsed, DEFAULT) is not None else 1
+
+
 def _standard_json(value: Any) -> str:
     return json.dumps(value, allow_nan=False)
 
@@ -122,6 +147,13 @@ def make_engine(
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
         cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+        # A session may come from elsewhere: SQL functions with side effects never run
+        # from its schema (TailLens's own schema has no view or trigger that would need it).
+        cursor.execute("PRAGMA trusted_schema=OFF")
+        # For the integrity checks: text another program stored that is not UTF-8 (an
+        # encoded lone surrogate) fails every read of its row in Python.
+        dbapi_connection.create_function("taillens_utf8", 1, _is_utf8, deterministic=True)
+        dbapi_connection.create_function("taillens_json_text", 1, _json_is_text, deterministic=True)
         if read_only:
             cursor.execute("PRAGMA query_only=ON")
         else:

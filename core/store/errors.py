@@ -66,6 +66,21 @@ class NotASessionError(SessionError):
         self.reason = reason
 
 
+class SessionForeignSchemaError(SessionError):
+    """The file holds what TailLens does not create (a view, a trigger, a virtual table)
+    or lacks what it does (a table, a column): nothing of it is read or changed."""
+
+    def __init__(self, path: Path | str, found: str) -> None:
+        path = Path(path)
+        super().__init__(
+            path,
+            f"{path.name} is not a session as TailLens writes them: {found}. TailLens does "
+            "not open or change such a file (a view or trigger would run as it is read); "
+            f"the file was not changed (full path: {path}).",
+        )
+        self.found = found
+
+
 class SessionCorruptError(SessionError):
     """The file is a SQLite database, but truncated or damaged."""
 

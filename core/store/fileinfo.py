@@ -19,6 +19,7 @@ from core.store.errors import (
     NotASessionError,
     SessionCorruptError,
     SessionError,
+    SessionForeignSchemaError,
     SessionMissingError,
     SessionReadOnlyError,
 )
@@ -71,7 +72,10 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
     a ``-wal`` file, another program may have it open, so its pages must be read too.
     """
     option = "mode=ro" if wal_path(path).exists() else "immutable=1"
-    return sqlite3.connect(file_uri(path, option), uri=True, isolation_level=None)
+    conn = sqlite3.connect(file_uri(path, option), uri=True, isolation_level=None)
+    # A function in a view, trigger or index of the file runs only if it is harmless.
+    conn.execute("PRAGMA trusted_schema=OFF")
+    return conn
 
 
 def _check_header(path: Path) -> tuple[int, int, int | None]:
@@ -140,6 +144,72 @@ def _check_writable(path: Path) -> None:
         raise SessionReadOnlyError(path, folder=True)
 
 
+def _foreign_objects(conn: sqlite3.Connection) -> str:
+    """What a session file holds that TailLens never creates, in words ("" for none):
+    views and triggers (their SQL runs when a table is read or written: a recursive view
+    that never ends, a trigger that writes elsewhere) and virtual tables (code of a module
+    of its choosing). Read from sqlite_master only: nothing of them runs."""
+    found = [
+        f"{kind} {name!r}" if kind != "table" else f"virtual table {name!r}"
+        for kind, name in conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') "
+            "OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%') ORDER BY type, name"
+        )
+    ]
+    if not found:
+        return ""
+    shown = ", ".join(str(f).encode("unicode_escape").decode("ascii")[:80] for f in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    return f"it holds {shown}{more}"
+
+
+def schema_problems(conn: sqlite3.Connection) -> str:
+    """How the tables of a session at the current revision differ from those TailLens
+    writes (``core.store.models``), in words ("" when they match): a table missing, a
+    column missing, or a column declared with another type affinity."""
+    from sqlalchemy.dialects.sqlite import dialect
+
+    from core.store.models import Base
+
+    sqlite_dialect = dialect()
+    problems: list[str] = []
+    for table in Base.metadata.sorted_tables:
+        declared = {
+            str(row[1]): str(row[2] or "")
+            for row in conn.execute(f'PRAGMA main.table_info("{table.name}")')
+        }
+        if not declared:
+            problems.append(f"no table {table.name}")
+            continue
+        for column in table.columns:
+            if column.name not in declared:
+                problems.append(f"no column {table.name}.{column.name}")
+                continue
+            wanted = _affinity(column.type.compile(dialect=sqlite_dialect))
+            if _affinity(declared[column.name]) != wanted:
+                problems.append(
+                    f"{table.name}.{column.name} is declared {declared[column.name][:30]!r}"
+                )
+    if not problems:
+        return ""
+    more = f" and {len(problems) - 5} more" if len(problems) > 5 else ""
+    return "its tables are not those of its schema revision: " + "; ".join(problems[:5]) + more
+
+
+def _affinity(declared: str) -> str:
+    """SQLite's column affinity for a declared type (its documented rules, in order)."""
+    text = declared.upper()
+    if "INT" in text:
+        return "INTEGER"
+    if any(part in text for part in ("CHAR", "CLOB", "TEXT")):
+        return "TEXT"
+    if "BLOB" in text or not text:
+        return "BLOB"
+    if any(part in text for part in ("REAL", "FLOA", "DOUB")):
+        return "REAL"
+    return "NUMERIC"
+
+
 def _read_database(path: Path) -> tuple[int, str | None, tuple[str, ...]]:
     """Run quick_check and read application id, revision and table names, read-only."""
     try:
@@ -155,6 +225,9 @@ def _read_database(path: Path) -> tuple[int, str | None, tuple[str, ...]]:
                     "AND name NOT LIKE 'sqlite_%' ORDER BY name"
                 )
             )
+            foreign = _foreign_objects(conn)
+            if foreign and application_id == APPLICATION_ID:
+                raise SessionForeignSchemaError(path, foreign)
             revision: str | None = None
             if "alembic_version" in tables:
                 versions = [
@@ -198,6 +271,14 @@ def inspect_file(path: Path | str, *, for_writing: bool = False) -> FileCheck:
         raise SessionCorruptError(
             path, "it has no schema revision; it was probably not created completely"
         )
+    if revision == head_revision():
+        try:
+            with closing(connect_read_only(path)) as conn:
+                problems = schema_problems(conn)
+        except sqlite3.DatabaseError as exc:
+            raise SessionCorruptError(path, str(exc)) from exc
+        if problems:
+            raise SessionForeignSchemaError(path, problems)
     return FileCheck(path, size, page_size, page_count, application_id, revision, tables)
 
 

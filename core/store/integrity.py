@@ -35,7 +35,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, Integer, LargeBinary, Table, bindparam
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    Integer,
+    LargeBinary,
+    String,
+    Table,
+    bindparam,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -94,6 +104,14 @@ def column_checks(table: Table) -> list[tuple[str, str]]:
                     f"ELSE '{column.name} is not JSON: ' || {_quoted(name)} END",
                 )
             )
+            checks.append(
+                (
+                    f"{name} IS NOT NULL AND instr(lower({name}), '\\ud') > 0 "
+                    f"AND NOT taillens_json_text({name})",
+                    f"'{column.name} holds a lone surrogate escape (\\ud800-\\udfff) or "
+                    "a value out of bounds'",
+                )
+            )
         elif isinstance(kind, Boolean):
             checks.append(
                 (
@@ -106,6 +124,27 @@ def column_checks(table: Table) -> list[tuple[str, str]]:
                 (
                     f"typeof({name}) NOT IN ('integer', 'real', 'null')",
                     f"'{column.name} ' || {_quoted(name)} || ' is not a number'",
+                )
+            )
+        elif isinstance(kind, DateTime):
+            # SQLAlchemy parses the text it wrote; anything else fails every read.
+            checks.append(
+                (
+                    f"{name} IS NOT NULL AND (typeof({name}) != 'text' OR "
+                    f"{name} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' OR "
+                    f"datetime({name}) IS NULL)",
+                    f"'{column.name} ' || {_quoted(name)} || ' is not a date and time'",
+                )
+            )
+        elif isinstance(kind, String):
+            # A blob where text belongs (text of another encoding, bytes), or text that
+            # is not UTF-8 (an encoded lone surrogate): no reader can show it as text.
+            checks.append(
+                (
+                    f"typeof({name}) = 'blob' OR (typeof({name}) = 'text' AND "
+                    f"NOT taillens_utf8(CAST({name} AS BLOB)))",
+                    f"CASE WHEN typeof({name}) = 'blob' THEN '{column.name} is bytes (' || "
+                    f"length({name}) || '), not text' ELSE '{column.name} is not UTF-8 text' END",
                 )
             )
         elif isinstance(kind, LargeBinary):

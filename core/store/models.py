@@ -319,6 +319,25 @@ class Annotator(Base):
     """A person who rates or writes texts; imported ratings may be anonymous."""
 
     __tablename__ = "annotators"
+    # The rules of core.annotation.types.clean_annotator_name, for a name written by
+    # another program (or merged by an older TailLens): such a row is skipped.
+    __table_args__ = (
+        {
+            "info": {
+                "checks": [
+                    (
+                        "typeof(name) = 'text' AND (trim(name) = '' OR length(name) > 100 "
+                        "OR name GLOB '*[' || char(1) || '-' || char(31) || char(127) || '-' "
+                        "|| char(159) || ']*' "
+                        "OR instr(name, char(0)) > 0)",
+                        "'name ' || quote(substr(name, 1, 40)) || ' is empty, too long or "
+                        "holds a control character'",
+                    ),
+                    ("name IS NULL", "'has no name'"),
+                ]
+            }
+        },
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     name: Mapped[str] = mapped_column(String, unique=True)
@@ -451,6 +470,34 @@ class Annotation(Base):
     """A person's rating of a verbalisation or reference, with an optional correction."""
 
     __tablename__ = "annotations"
+    # The rules core.annotation.ratings.validate_rating applies to a rating made in the
+    # app, for one written by another program: such a row is skipped.
+    __table_args__ = (
+        {
+            "info": {
+                "checks": [
+                    (
+                        "blame IS NOT NULL AND (adequacy IS NULL OR adequacy NOT IN (1, 2))",
+                        "'blame ' || quote(substr(blame, 1, 40)) || ' without adequacy No "
+                        "or Not sure'",
+                    ),
+                    (
+                        "CASE WHEN json_valid(checks) AND json_type(checks) = 'object' "
+                        "THEN EXISTS (SELECT 1 FROM json_each(checks) WHERE key NOT IN "
+                        "('fluent_natural', 'all_and_only_information', "
+                        "'no_spelling_grammar_errors') OR type NOT IN ('true', 'false')) "
+                        "ELSE 0 END",
+                        "'checks ' || quote(substr(checks, 1, 60)) || ' names an unknown "
+                        "check or a value that is not true or false'",
+                    ),
+                    (
+                        "verbalisation_id IS NULL = (reference_id IS NULL)",
+                        "'rates neither one verbalisation nor one reference'",
+                    ),
+                ]
+            }
+        },
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     annotator_id: Mapped[int] = mapped_column(

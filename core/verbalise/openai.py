@@ -348,9 +348,11 @@ class OpenAIVerbaliser:
                 f"{url} sent a web page instead of JSON; is the URL an OpenAI-compatible "
                 f"server? It said: {server_words(payload)!r}"
             )
+        from core.bounded import REPLY, BoundedTextError, loads_json
+
         try:
-            return json.loads(payload)
-        except (ValueError, RecursionError):
+            return loads_json(payload, name="its answer", limits=REPLY)
+        except BoundedTextError:
             raise ServerError(
                 f"{url} answered something that is not JSON: {_excerpt(payload)!r}"
             ) from None

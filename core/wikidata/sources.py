@@ -11,7 +11,6 @@ from __future__ import annotations
 import email.utils
 import gzip
 import http.client
-import json
 import re
 import socket
 import time
@@ -765,9 +764,11 @@ class SparqlEndpointSource:
                 f"{self.name}: {where} sent a web page instead of SPARQL JSON results; "
                 f"is the address a SPARQL endpoint? It said: {words!r}.{fix}"
             )
+        from core.bounded import REPLY, BoundedTextError, loads_json
+
         try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            data = loads_json(body, name="the answer", limits=REPLY)
+        except BoundedTextError as exc:
             said = f"; it said: {words!r}" if fix or not head.startswith((b"{", b"[")) else ""
             raise SourceError(
                 f"{self.name}: {where} sent malformed JSON ({exc}){said}.{fix}"

@@ -22,7 +22,6 @@ entry or record).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable
@@ -77,12 +76,9 @@ def _read_json(path: Path, source: str) -> Any:
     text = files.read_text(
         path, limit=files.JUDGMENTS_LIMIT, what="the judgments file", error=JudgmentError
     )
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise JudgmentError(
-            f"{source}: not JSON (line {error.lineno}, column {error.colno}: {error.msg})"
-        ) from error
+    from core.bounded import loads_json
+
+    return loads_json(text, name=source, error=JudgmentError)
 
 
 def _number(value: Any) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from core.bounded import bounded_int
 from core.formats.report import LanguageDecision
 from core.formats.webnlg.entries import (
     ENGLISH_BY_DEFAULT,
@@ -23,6 +24,10 @@ from core.formats.webnlg.entries import (
     ParsedTriple,
 )
 from core.vocab import DEFAULT_QUALITY, QUALITIES
+
+# The most triples an entry's size attribute may claim (WebNLG's largest sets have 7;
+# a larger number is not a size, and over 2**63 SQLite cannot store it).
+MAX_SIZE = 100_000
 
 
 def split_triple(text: str) -> ParsedTriple | None:
@@ -202,10 +207,12 @@ def parse_entry(
     if not uid:
         raise EntryRejected("entry has neither unique_id nor eid")
     size_text = attributes.get("size")
-    try:
-        size = int(size_text) if size_text is not None else -1
-    except ValueError:
-        raise EntryRejected(f"size {size_text!r} is not an integer") from None
+    size = bounded_int(size_text, low=0, high=MAX_SIZE) if size_text is not None else -1
+    if size is None:
+        raise EntryRejected(
+            f"size {size_text[:40]!r} is not an integer from 0 to {MAX_SIZE:,} (a number "
+            "of triples)"
+        )
     shape_type = attributes.get("shape_type")
     entry = ParsedEntry(
         uid=uid,

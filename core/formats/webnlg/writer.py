@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 import defusedxml.ElementTree as SafeET
 
+from core.bounded import bounded_int
 from core.formats.files import FormatError, atomic_output
 from core.formats.report import ExportReport
 from core.formats.webnlg.entries import (
@@ -21,7 +22,7 @@ from core.formats.webnlg.entries import (
     ExportFlavour,
     ParsedTriple,
 )
-from core.formats.webnlg.parse import split_triple
+from core.formats.webnlg.parse import MAX_SIZE, split_triple
 from core.jobs import Job, JobContext
 
 if TYPE_CHECKING:
@@ -140,13 +141,10 @@ def _entry_attributes(
     # Columns win where they were edited after the import; otherwise the original string.
     if "unique_id" in attributes:
         attributes["unique_id"] = unit.uid
-    if "size" in attributes:
-        try:
-            same = int(attributes["size"]) == unit.size
-        except ValueError:
-            same = False
-        if not same:
-            attributes["size"] = str(unit.size)
+    if "size" in attributes and (
+        bounded_int(attributes["size"], low=0, high=MAX_SIZE) != unit.size
+    ):
+        attributes["size"] = str(unit.size)
     if "shape_type" in attributes and unit.shape is not None:
         attributes["shape_type"] = unit.shape
     for name, value in (("qid", unit.root_qid), ("type", unit.tier), ("subtype", unit.sub_tier)):

@@ -1,0 +1,68 @@
+"""The mutation fuzzer of ``tests/fixtures/fuzzing.py`` over every reader of outside files, at
+length: tracebacks, hangs and sessions changed on refusal, per reader.
+
+    QT_QPA_PLATFORM=offscreen PYTHONPATH=$PWD .venv/bin/python benchmarks/fuzz_readers.py \
+        [--cases 10000] [--seed 0] [--timeout-s 10] [READER ...]
+
+Readers: webnlg_xml, wdv_json, judgments, outputs, synonyms, prompt_template, lock_file,
+model_card, pack (all by default). The cases depend only on the seed, so a case a run
+reports (by its number) is read again with the same seed. Prints one line per reader and
+the first lines of each traceback; exits 1 when any reader had a traceback, a hang, a
+changed session or a refusal of more than one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests import fuzzing  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("readers", nargs="*", default=sorted(fuzzing.READERS))
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout-s", type=float, default=10.0, help="a case longer hangs")
+    parser.add_argument("--every", type=int, default=1000, help="print a running count")
+    args = parser.parse_args()
+    bad = 0
+    for name in args.readers:
+        started = time.monotonic()
+        counts: dict[str, int] = {}
+
+        def progress(
+            n: int, outcome: str, name: str = name, counts: dict[str, int] = counts
+        ) -> None:
+            counts[outcome] = counts.get(outcome, 0) + 1
+            if (n + 1) % args.every == 0:
+                done = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
+                print(f"  {name}: {n + 1:,} cases ({done})", flush=True)
+
+        tally = fuzzing.run(
+            fuzzing.READERS[name],
+            args.cases,
+            args.seed,
+            timeout_s=args.timeout_s,
+            on_case=progress,
+        )
+        print(f"{tally.line()} ({time.monotonic() - started:,.0f} s)", flush=True)
+        for n, trace in tally.tracebacks[:5]:
+            print(f"  case {n}: {trace.strip().splitlines()[-1][:300]}")
+        if tally.hangs:
+            print(f"  hangs: cases {tally.hangs[:10]}")
+        if tally.changed:
+            print(f"  changed on refusal: cases {tally.changed[:10]}")
+        bad += len(tally.tracebacks) + len(tally.hangs) + len(tally.changed)
+        bad += len(tally.multiline)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
