@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests import fuzzing  # noqa: E402
+from tests.fixtures import fuzzing  # noqa: E402
 
 
 def main() -> int:

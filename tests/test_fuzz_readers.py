@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests import fuzzing
+from tests.fixtures import fuzzing
 
 # Readers that write a session open it per case: fewer cases keep the suite fast.
 CASES = {"pack": 100, "webnlg_xml": 150, "wdv_json": 150, "outputs": 150, "synonyms": 150}

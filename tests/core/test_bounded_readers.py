@@ -163,7 +163,7 @@ def test_an_xml_size_attribute_that_is_no_count_of_triples_rejects_its_entry(
 ) -> None:
     from core.formats import import_webnlg
     from core.store import SessionStore
-    from tests.core.formats.test_webnlg_bad_input import HEAD, TAIL, entry, write
+    from tests.fixtures.webnlg_xml import HEAD, TAIL, entry, write
 
     with SessionStore.create(tmp_path / "s.taillens") as store:
         path = write(tmp_path, "sizes.xml", HEAD + entry("A1") + entry("B1", size=size) + TAIL)

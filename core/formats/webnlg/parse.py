@@ -207,12 +207,15 @@ def parse_entry(
     if not uid:
         raise EntryRejected("entry has neither unique_id nor eid")
     size_text = attributes.get("size")
-    size = bounded_int(size_text, low=0, high=MAX_SIZE) if size_text is not None else -1
-    if size is None:
-        raise EntryRejected(
-            f"size {size_text[:40]!r} is not an integer from 0 to {MAX_SIZE:,} (a number "
-            "of triples)"
-        )
+    size = -1
+    if size_text is not None:
+        counted = bounded_int(size_text, low=0, high=MAX_SIZE)
+        if counted is None:
+            raise EntryRejected(
+                f"size {size_text[:40]!r} is not an integer from 0 to {MAX_SIZE:,} (a number "
+                "of triples)"
+            )
+        size = counted
     shape_type = attributes.get("shape_type")
     entry = ParsedEntry(
         uid=uid,
