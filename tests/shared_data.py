@@ -1,12 +1,12 @@
 """Where the real data sets are: one resolver for the tests and the benchmarks.
 
-The data (``tailnlg/``, ``webnlg2017-enriched/``, ``webnlg2020/``) is read in place, never copied into the
-repository. Its folder is ``$TAILLENS_DATA`` when that is set, else ``shared/data`` beside
-the checkout (``<checkout>/../shared/data``). A test that needs a file calls
-:func:`require` (or is marked with :func:`needs`) and skips, saying how to get the data,
-where it is missing; a benchmark calls :func:`benchmark_input`, which exits with the same
-words. Benchmarks import this module with ``PYTHONPATH=$PWD`` (the repository root); it
-imports nothing beyond the standard library until a test asks to skip.
+The data (``tailnlg/``, ``webnlg2017-enriched/``, ``webnlg2020/``) is read in place, never
+copied into the repository. Its folder is ``$TAILLENS_DATA`` when that is set, else
+``shared/data`` beside the checkout (``<checkout>/../shared/data``). A test that needs a
+file calls :func:`require` (or is marked with :func:`needs`) and skips, saying how to get
+the data, where it is missing; a benchmark calls :func:`benchmark_input`, which exits with
+the same words. Benchmarks import this module with ``PYTHONPATH=$PWD`` (the repository
+root); it imports nothing beyond the standard library until a test asks to skip.
 """
 
 from __future__ import annotations
