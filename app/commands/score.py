@@ -100,6 +100,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="leave out only the replies no answer could be parsed from "
         "(empty outputs still count as empty texts)",
     )
+    score.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="worker processes for BLEU, chrF++, TER and METEOR on large sessions "
+        "(default: every core this process may use; 1: score in this process only)",
+    )
     score.add_argument("--list-runs", action="store_true", help="list the session's runs")
     score.add_argument("--json", action="store_true", help="print JSON")
     score.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -173,6 +180,7 @@ def run_score(args: argparse.Namespace) -> int:
             exclude_empty=args.exclude_empty,
             exclude_unparsed=args.exclude_unparsed,
             partial=args.partial,
+            workers=args.workers,
         )
         summary = run_in_terminal(score_job(store, request), quiet=args.quiet)
     if args.json:

@@ -92,12 +92,30 @@ class _SacreMetric:
         return self._signature_of(self._sentence, sentence=True)
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
-        values = []
+        return self.sentence_scores_with_statistics(items)[0]
+
+    def sentence_scores_with_statistics(
+        self, items: Sequence[ScoringItem]
+    ) -> tuple[list[MetricValue], list[Any]]:
+        """Each item's sentence score and sacrebleu's segment statistics behind it (None
+        without a reference). ``sentence_score`` is ``_aggregate_and_compute`` of exactly
+        these statistics, and a corpus score is ``_aggregate_and_compute`` of all of them
+        (:meth:`corpus_from_statistics`): the texts are read once for both."""
+        values: list[MetricValue] = []
+        statistics: list[Any] = []
         for item in items:
             if not item.references:
                 values.append(MetricValue(None, self._details_class(note=NO_REFERENCE)))
+                statistics.append(None)
                 continue
-            score = self._sentence.sentence_score(item.text or "", list(item.references))
+            hypothesis = item.text or ""
+            references = list(item.references)
+            self._sentence._check_sentence_score_args(hypothesis, references)
+            stats = self._sentence._extract_corpus_statistics(
+                [hypothesis], [[ref] for ref in references]
+            )
+            score = self._sentence._aggregate_and_compute(stats)
+            statistics.append((len(references), stats[0]))
             # Read after scoring: the signature names this item's number of references.
             values.append(
                 MetricValue(
@@ -106,13 +124,32 @@ class _SacreMetric:
                     signature=self._typed(str(self._sentence.get_signature())),
                 )
             )
-        return values
+        return values, statistics
+
+    def corpus_from_statistics(self, statistics: Sequence[Any]) -> MetricValue:
+        """The corpus score from the sentence pass's statistics (one entry per item, None
+        for an item without a reference): what ``corpus_score`` gives, without reading a
+        text again."""
+        scored = [entry for entry in statistics if entry is not None]
+        if not scored:
+            return MetricValue(None, self._details_class(note=NO_REFERENCE, n=0))
+        counts = {refs for refs, _ in scored}
+        # As sacrebleu decides it over the whole corpus (the signature's nrefs).
+        self._corpus.num_refs = counts.pop() if len(counts) == 1 else -1
+        score = self._corpus._aggregate_and_compute([stats for _, stats in scored])
+        details = dataclasses.replace(
+            self._details(score, None),
+            n=len(scored),
+            without_reference=len(statistics) - len(scored),
+        )
+        return MetricValue(float(score.score), details, signature=self.signature())
 
     def corpus_score(self, items: Sequence[ScoringItem]) -> MetricValue | None:
         # Only the texts and their references are kept (not the items), and sacrebleu
         # reads them CORPUS_BATCH at a time: its corpus_score caches every reference's
         # n-grams at once (hundreds of MB for a large session). Its per-sentence
         # statistics, summed by _aggregate_and_compute, are what corpus_score sums.
+        # (The scoring job does not come here: it sums the sentence pass's statistics.)
         scored = [(item.text or "", item.references) for item in items if item.references]
         if not scored:
             return MetricValue(None, self._details_class(note=NO_REFERENCE, n=0))
