@@ -459,6 +459,9 @@ class BiasReport:
     annotation_table: Table | None = None
     notes: list[str] = field(default_factory=list)
     agreement_table: Table | None = None  # metrics against human judgments (core.correlate)
+    # ESA against the other metrics and the human criteria, Table 3's layout
+    # (core.correlate_matrix)
+    matrix_table: Table | None = None
     headlines: list[Comparison] = field(default_factory=list)  # head vs long tail, pooled
     tests_corrected: int = 0  # the family the correction ran over
 
@@ -641,6 +644,8 @@ class BiasReport:
             tables.append(self.annotation_table)
         if self.agreement_table is not None:
             tables.append(self.agreement_table)
+        if self.matrix_table is not None:
+            tables.append(self.matrix_table)
         tables += [self.runs_table(), self.signatures_table()]
         return tables
 
@@ -783,6 +788,13 @@ def build_report(
             report.notes.append(f"metrics against human judgments not computed: {error}")
     else:
         report.agreement_table = agreement_table(store)
+    from core.correlate_matrix import matrix_table
+
+    if metrics is None or "esa" in chosen:
+        try:
+            report.matrix_table = matrix_table(store, where=tuple(where or ()), strict=bool(where))
+        except UserFacingError as error:
+            report.notes.append(f"the ESA matrix (Table 3's layout) not computed: {error}")
     table = report.agreement_table
     if metrics and table is not None and "metric" in table.columns:
         at = table.columns.index("metric")  # "bleu:gold" is bleu against gold references
