@@ -74,6 +74,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="normalised Levenshtein distance for ESA matches (default 0.4)",
     )
     score.add_argument(
+        "--esa-config",
+        choices=("paper", "taillens"),
+        default="paper",
+        help="ESA's detection rules: 'paper' (the ESA paper's rules, the default) or "
+        "'taillens' (plus the second chance and group heads; dates and numbers by value "
+        "only); the signature names it (docs/esa.md)",
+    )
+    score.add_argument(
         "--partial",
         action="store_true",
         help="also score a run another process is still writing, as far as "
@@ -169,6 +177,7 @@ def run_score(args: argparse.Namespace) -> int:
             ppl_model=args.ppl_model,
             device=args.device,
             esa_distance=args.esa_distance,
+            esa_config=args.esa_config,
             wordnet=args.wordnet,
         )
         request = ScoringRequest(
