@@ -54,7 +54,9 @@ def build_session(path: Path) -> None:
         assert status == 0
 
 
-def session_texts(path: Path) -> list[tuple[int, str, list[str]]]:
+def session_texts(
+    path: Path, runs: tuple[int, ...] | None = None
+) -> list[tuple[int, str, list[str]]]:
     """(verbalisation id, text, references) of every output, as the scoring job pairs them."""
     from sqlalchemy import select
 
@@ -67,7 +69,7 @@ def session_texts(path: Path) -> list[tuple[int, str, list[str]]]:
             rows = db.execute(
                 select(
                     Verbalisation.id, Verbalisation.unit_id, Verbalisation.lang, Verbalisation.text
-                )
+                ).where(Verbalisation.run_id.in_(runs) if runs else True)
             ).all()
         references = unit_references(store, sorted({unit for _, unit, _, _ in rows}))
     out = []
@@ -115,6 +117,11 @@ def main() -> int:
     parser.add_argument("--baseline-sample", type=int, default=2_000)
     parser.add_argument("--baseline-all", action="store_true")
     parser.add_argument("--workers", type=int)
+    parser.add_argument(
+        "--systems",
+        type=int,
+        help="only the first N systems (runs) on both sides, for a quick measure",
+    )
     args = parser.parse_args()
 
     from core.jobs import JobSucceeded, run_job
@@ -141,7 +148,15 @@ def main() -> int:
         if wordnet is None:
             print(f"METEOR left out of both sides: {status.reason}")
 
-        texts = session_texts(session)
+        runs = None
+        if args.systems:
+            from sqlalchemy import select
+
+            from core.store.models import ModelRun
+
+            with SessionStore.open(session) as store, store.unit_of_work() as db:
+                runs = tuple(db.scalars(select(ModelRun.id).order_by(ModelRun.id)))[: args.systems]
+        texts = session_texts(session, runs)
         sample = texts
         if not args.baseline_all and args.baseline_sample < len(texts):
             sample = random.Random(0).sample(texts, args.baseline_sample)
@@ -150,7 +165,9 @@ def main() -> int:
             f"baseline on {len(sample):,} texts"
             + ("" if sample is texts else " (time extrapolated to all texts)")
         )
+        cpu = time.process_time()
         base = baseline(sample, wordnet)
+        base_cpu = time.process_time() - cpu
         scale = len(texts) / len(sample)
 
         workers = workers_for(args.workers)
@@ -198,6 +215,10 @@ def main() -> int:
         )
         print(f"TailLens scoring job, all texts (sentence and corpus rows): {ours:.1f} s")
         print(f"speed-up: {total_base / ours:.2f}x")
+        print(
+            f"baseline CPU time (this process): {base_cpu:.1f} s; load average "
+            f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        )
         ter = [c for c in corpus if c.metric == "ter"]
         print(f"corpus rows: {len(corpus)} (TER of {len(ter)} runs from the sentence statistics)")
         return 0
