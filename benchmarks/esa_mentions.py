@@ -211,6 +211,12 @@ def main(argv: list[str] | None = None) -> int:
         ("+ group names only", {"second_chance": False, "group_names": True}),
         ("+ second chance only", {"second_chance": True, "group_names": False}),
         ("after (ESA v3)", {"second_chance": True, "group_names": True}),
+        # The named configurations (core.metrics.esa.detect.ESA_CONFIGS): "taillens" is
+        # ESA v3; "paper" is v2 with dates and numbers also matched as written.
+        (
+            "config 'paper'",
+            {"second_chance": False, "group_names": False, "literal_strings": True},
+        ),
     )
     measured = {
         label: _measure(texts, synonyms, args, rules, show=label.startswith("after"))

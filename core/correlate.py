@@ -162,7 +162,7 @@ def _match_run(one: JudgmentSet, runs: list[_RunTexts], spec: str | None) -> _Ru
             )
         if named:
             return named[0]
-    if one.scale == ZSCORES:
+    if one.scale == ZSCORES or is_reference_set(one):
         return None
     tried = " or ".join(repr(n) for n in one.names)
     raise JudgmentError(
@@ -170,6 +170,19 @@ def _match_run(one: JudgmentSet, runs: list[_RunTexts], spec: str | None) -> _Ru
         "import the system's outputs with taillens import-outputs --system "
         f"{one.system}, or name the run with --run (its id or name)"
     )
+
+
+def is_reference_set(one: JudgmentSet) -> bool:
+    """The ratings of the human references themselves (the challenge's
+    ``WebNLG-2020-reference/``): rated like a system, but no system's outputs."""
+    return any("reference" in _key(name) for name in one.names)
+
+
+REFERENCE_NOTE = (
+    "the references' own ratings ({source}) skipped: no run holds the rated references "
+    "(the files do not say which of an entry's references was shown); to rate them beside "
+    "the systems, import those texts with taillens import-outputs --system {system}"
+)
 
 
 def _match_texts(one: JudgmentSet, run: _RunTexts) -> tuple[dict[str, int], str]:
@@ -220,6 +233,7 @@ class JudgmentImport:
     files: list[JudgmentFileReport]
     # all-teams systems left out: (system, file, why)
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def summary_lines(self) -> list[str]:
         lines = []
@@ -245,6 +259,7 @@ class JudgmentImport:
                 f"{plural(len(self.skipped), 'system')} of the all-teams file left out: "
                 + "; ".join(f"{system} ({why})" for system, _file, why in self.skipped)
             )
+        lines.extend(f"note: {note}" for note in self.notes)
         return lines
 
 
@@ -303,9 +318,13 @@ def import_webnlg_judgments(
     planned: dict[int, dict[str, Any]] = {}
     reports = []
     skipped: list[tuple[str, str, str]] = []
+    notes: list[str] = []
     for one in sets:
         spec = next((specs[_key(n)] for n in one.names if _key(n) in specs), None)
         run = _match_run(one, session_runs, spec)
+        if run is None and is_reference_set(one) and one.scale == RAW:
+            notes.append(REFERENCE_NOTE.format(source=one.source, system=one.system))
+            continue
         if run is None:
             skipped.append((one.system, one.source, "no run of that name"))
             continue
@@ -364,7 +383,7 @@ def import_webnlg_judgments(
                     key=f"{META_PREFIX}{rid}", value=json.dumps(payload, ensure_ascii=False)
                 )
             )
-    return JudgmentImport(reports, skipped)
+    return JudgmentImport(reports, skipped, notes)
 
 
 # --- judgments per text ---------------------------------------------------------------------

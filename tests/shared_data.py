@@ -1,12 +1,12 @@
 """Where the real data sets are: one resolver for the tests and the benchmarks.
 
-The data (``tailnlg/``, ``webnlg2017-enriched/``) is read in place, never copied into the
-repository. Its folder is ``$TAILLENS_DATA`` when that is set, else ``shared/data`` beside
-the checkout (``<checkout>/../shared/data``). A test that needs a file calls
-:func:`require` (or is marked with :func:`needs`) and skips, saying how to get the data,
-where it is missing; a benchmark calls :func:`benchmark_input`, which exits with the same
-words. Benchmarks import this module with ``PYTHONPATH=$PWD`` (the repository root); it
-imports nothing beyond the standard library until a test asks to skip.
+The data (``tailnlg/``, ``webnlg2017-enriched/``, ``webnlg2020/``) is read in place, never
+copied into the repository. Its folder is ``$TAILLENS_DATA`` when that is set, else
+``shared/data`` beside the checkout (``<checkout>/../shared/data``). A test that needs a
+file calls :func:`require` (or is marked with :func:`needs`) and skips, saying how to get
+the data, where it is missing; a benchmark calls :func:`benchmark_input`, which exits with
+the same words. Benchmarks import this module with ``PYTHONPATH=$PWD`` (the repository
+root); it imports nothing beyond the standard library until a test asks to skip.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 ENV = "TAILLENS_DATA"
 HOW_TO_GET = (
-    f"set {ENV} to the folder holding tailnlg/ and webnlg2017-enriched/, "
+    f"set {ENV} to the folder holding tailnlg/, webnlg2017-enriched/ and webnlg2020/, "
     "or put shared/data beside the checkout"
 )
 
@@ -27,6 +27,12 @@ TAILNLG = ("tailnlg", "longTailWebNLG-v1.0.xml")
 APPENDIX_H = ("tailnlg", "prompts-appendix-h.txt")
 ENRICHED_EN = ("webnlg2017-enriched", "en")
 ENRICHED_DEV = ("webnlg2017-enriched", "en", "dev")
+# WebNLG 2020 English as the challenge published it: test set, 16 systems' primary outputs,
+# the human evaluation folder (its README says which file is which).
+WEBNLG2020_EN = ("webnlg2020", "en")
+WEBNLG2020_TEST = ("webnlg2020", "en", "rdf-to-text-generation-test-data-with-refs-en.xml")
+WEBNLG2020_SUBMISSIONS = ("webnlg2020", "en", "submissions")
+WEBNLG2020_HUMAN = ("webnlg2020", "en", "human-evaluation")
 
 _CHECKOUT = Path(__file__).resolve().parents[1]
 

@@ -97,7 +97,7 @@ def test_a_test_without_the_data_skips_saying_how_to_get_it(
     reason = str(skipped.value)
     assert "webnlg2017-enriched/en/dev" in reason
     assert (
-        "set TAILLENS_DATA to the folder holding tailnlg/ and webnlg2017-enriched/, "
+        "set TAILLENS_DATA to the folder holding tailnlg/, webnlg2017-enriched/ and webnlg2020/, "
         "or put shared/data beside the checkout"
     ) in reason
     mark = shared_data.needs(*shared_data.TAILNLG)

@@ -75,6 +75,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="z-score each rater's WebNLG ratings first (as the WebNLG 2020 analysis did)",
     )
+    correlate.add_argument(
+        "--matrix",
+        action="store_true",
+        help="the ESA paper's Table 3 layout instead: each --metrics column (default esa) "
+        "against every other score column and human rating (or --against), per text over "
+        "the judged texts, for all texts and those with >=1 and >=2 undetected entities; "
+        "Pearson, Spearman and Kendall blocks",
+    )
+    correlate.add_argument(
+        "--against",
+        type=_csv,
+        help="with --matrix: the columns, e.g. bleu:gold,chrf++:gold,webnlg:correctness",
+    )
+    correlate.add_argument(
+        "--every-text",
+        action="store_true",
+        help="with --matrix: every text, not only the judged ones",
+    )
     correlate.add_argument("--json", action="store_true", help="print JSON")
     correlate.add_argument("--quiet", action="store_true", help="no progress on stderr")
     correlate.set_defaults(handler=run_correlate)
@@ -115,6 +133,8 @@ def run_correlate(args: argparse.Namespace) -> int:
     from core.correlate import CorrelationRequest, correlation_job
     from core.store import SessionStore
 
+    if args.matrix:
+        return _run_matrix(args)
     levels = ("text", "system") if args.level == "both" else (args.level,)
     request = CorrelationRequest(
         metrics=tuple(args.metrics) if args.metrics else None,
@@ -147,6 +167,30 @@ def run_correlate(args: argparse.Namespace) -> int:
     _print(result.rows)
     for note in result.notes:
         print(f"note: {note}")
+    return 0
+
+
+def _run_matrix(args: argparse.Namespace) -> int:
+    from app.terminal import run_in_terminal
+    from core.correlate_matrix import MatrixRequest, matrix_job, matrix_lines
+    from core.store import SessionStore
+
+    request = MatrixRequest(
+        rows=tuple(args.metrics) if args.metrics else ("esa",),
+        columns=tuple(args.against) if args.against else None,
+        judged_only=not args.every_text,
+        run_ids=tuple(args.runs) if args.runs else None,
+        langs=tuple(args.langs) if args.langs else None,
+        zscore=args.zscore,
+        where=tuple(args.where),
+    )
+    with SessionStore.open(args.session) as store:
+        result = run_in_terminal(matrix_job(store, request), quiet=args.quiet)
+    if args.json:
+        print(jsonio.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return 0
+    for line in matrix_lines(result):
+        print(line)
     return 0
 
 

@@ -74,6 +74,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="normalised Levenshtein distance for ESA matches (default 0.4)",
     )
     score.add_argument(
+        "--esa-config",
+        choices=("paper", "taillens"),
+        default="paper",
+        help="ESA's detection rules: 'paper' (the ESA paper's rules, the default) or "
+        "'taillens' (plus the second chance and group heads; dates and numbers by value "
+        "only); the signature names it (docs/esa.md)",
+    )
+    score.add_argument(
         "--partial",
         action="store_true",
         help="also score a run another process is still writing, as far as "
@@ -99,6 +107,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="leave out only the replies no answer could be parsed from "
         "(empty outputs still count as empty texts)",
+    )
+    score.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="worker processes for BLEU, chrF++, TER and METEOR on large sessions "
+        "(default: every core this process may use; 1: score in this process only)",
     )
     score.add_argument("--list-runs", action="store_true", help="list the session's runs")
     score.add_argument("--json", action="store_true", help="print JSON")
@@ -162,6 +177,7 @@ def run_score(args: argparse.Namespace) -> int:
             ppl_model=args.ppl_model,
             device=args.device,
             esa_distance=args.esa_distance,
+            esa_config=args.esa_config,
             wordnet=args.wordnet,
         )
         request = ScoringRequest(
@@ -173,6 +189,7 @@ def run_score(args: argparse.Namespace) -> int:
             exclude_empty=args.exclude_empty,
             exclude_unparsed=args.exclude_unparsed,
             partial=args.partial,
+            workers=args.workers,
         )
         summary = run_in_terminal(score_job(store, request), quiet=args.quiet)
     # Every metric asked for was absent here (a model metric without the model stack,

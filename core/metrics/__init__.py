@@ -63,6 +63,9 @@ class MetricOptions:
     ppl_model: str | None = None  # None: each run's own model
     device: str = "auto"
     esa_distance: float = 0.4
+    # ESA's named detection rules: "paper" (the ESA paper's, the default) or "taillens"
+    # (core.metrics.esa.detect.ESA_CONFIGS).
+    esa_config: str = "paper"
     # ESA's synonym table as (entity, synonym, lang) rows; the scoring job reads the
     # session's ``entity_synonyms`` into it.
     esa_synonyms: tuple[tuple[str, str, str], ...] = ()
@@ -210,7 +213,11 @@ def _perplexity(class_name: str) -> Callable[[MetricOptions, str | None], Metric
 def _esa(options: MetricOptions, model: str | None) -> Metric:
     from core.metrics.esa.metric import EntityAdequacy
 
-    return EntityAdequacy(max_distance=options.esa_distance, synonyms=options.esa_synonyms)
+    return EntityAdequacy(
+        max_distance=options.esa_distance,
+        synonyms=options.esa_synonyms,
+        config=options.esa_config,
+    )
 
 
 def _hallucination(options: MetricOptions, model: str | None) -> Metric:

@@ -93,18 +93,34 @@ class _SacreMetric:
         return self._signature_of(self._sentence, sentence=True)
 
     def sentence_scores(self, items: Sequence[ScoringItem]) -> list[MetricValue]:
-        values = []
+        return self.sentence_scores_with_statistics(items)[0]
+
+    def sentence_scores_with_statistics(
+        self, items: Sequence[ScoringItem]
+    ) -> tuple[list[MetricValue], list[Any]]:
+        """Each item's sentence score and sacrebleu's segment statistics behind it (None
+        without a reference). ``sentence_score`` is ``_aggregate_and_compute`` of exactly
+        these statistics, and a corpus score is ``_aggregate_and_compute`` of all of them
+        (:meth:`corpus_from_pass`): the texts are read once for both."""
+        values: list[MetricValue] = []
+        statistics: list[Any] = []
         for item in items:
             if not item.references:
                 values.append(MetricValue(None, self._details_class(note=NO_REFERENCE)))
+                statistics.append(None)
                 continue
+            hypothesis = item.text or ""
+            references = list(item.references)
+            self._sentence._check_sentence_score_args(hypothesis, references)
             # sacrebleu's sentence_score, in its two steps, so the statistics it sums are
-            # kept: stored with the value, a corpus score over any of these texts is their
+            # kept: returned for this pass's corpus score (corpus_from_pass) and stored
+            # with the value, so a corpus score over any of these texts later is their
             # sum (corpus_from_statistics), with no text scored again.
             stats = self._sentence._extract_corpus_statistics(
-                [item.text or ""], [[reference] for reference in item.references]
+                [hypothesis], [[ref] for ref in references]
             )
             score = self._sentence._aggregate_and_compute(stats)
+            statistics.append((len(references), stats[0]))
             details = dataclasses.replace(
                 cast(SacreDetails, self._details(score, item)), statistics=tuple(stats[0])
             )
@@ -116,7 +132,23 @@ class _SacreMetric:
                     signature=self._typed(str(self._sentence.get_signature())),
                 )
             )
-        return values
+        return values, statistics
+
+    def corpus_from_pass(self, statistics: Sequence[Any]) -> MetricValue:
+        """The corpus score from a sentence pass's statistics (``(references, segment
+        statistics)`` per item, None for an item without a reference, as
+        :meth:`sentence_scores_with_statistics` gives them): what ``corpus_score`` gives,
+        without reading a text again."""
+        scored = [entry for entry in statistics if entry is not None]
+        value = self.corpus_from_statistics(
+            [stats for _, stats in scored], [refs for refs, _ in scored]
+        )
+        if value.value is None:
+            return value
+        details = dataclasses.replace(
+            value.details, without_reference=len(statistics) - len(scored)
+        )
+        return MetricValue(value.value, details, signature=value.signature)
 
     def corpus_from_statistics(
         self, statistics: Sequence[Sequence[float]], references: Sequence[int]
@@ -161,6 +193,7 @@ class _SacreMetric:
         # reads them CORPUS_BATCH at a time: its corpus_score caches every reference's
         # n-grams at once (hundreds of MB for a large session). Its per-sentence
         # statistics, summed by _aggregate_and_compute, are what corpus_score sums.
+        # (The scoring job does not come here: it sums the sentence pass's statistics.)
         scored = [(item.text or "", item.references) for item in items if item.references]
         if not scored:
             return MetricValue(None, self._details_class(note=NO_REFERENCE, n=0))

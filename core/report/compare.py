@@ -476,6 +476,9 @@ class BiasReport:
     annotation_table: Table | None = None
     notes: list[str] = field(default_factory=list)
     agreement_table: Table | None = None  # metrics against human judgments (core.correlate)
+    # ESA against the other metrics and the human criteria, Table 3's layout
+    # (core.correlate_matrix)
+    matrix_table: Table | None = None
     headlines: list[Comparison] = field(default_factory=list)  # head vs long tail, pooled
     tests_corrected: int = 0  # the family the correction ran over
 
@@ -658,6 +661,8 @@ class BiasReport:
             tables.append(self.annotation_table)
         if self.agreement_table is not None:
             tables.append(self.agreement_table)
+        if self.matrix_table is not None:
+            tables.append(self.matrix_table)
         tables += [self.runs_table(), self.signatures_table()]
         return tables
 
@@ -780,6 +785,17 @@ def _agreement(store: Any, where: Sequence[str]) -> tuple[Table | None, str | No
         return None, f"metrics against human judgments not computed: {error}"
 
 
+def _esa_matrix(store: Any, where: Sequence[str]) -> tuple[Table | None, str | None]:
+    """ESA against every other score column and human criterion in the ESA paper's Table 3
+    layout (core.correlate_matrix), or a note on why it could not be made."""
+    from core.correlate_matrix import matrix_table
+
+    try:
+        return matrix_table(store, where=tuple(where), strict=bool(where)), None
+    except UserFacingError as error:
+        return None, f"the ESA matrix (Table 3's layout) not computed: {error}"
+
+
 def build_report(
     store: Any,
     *,
@@ -883,6 +899,11 @@ def build_report(
     if problem:
         report.notes.append(problem)
     report.agreement_table = table
+    if metrics is None or "esa" in chosen:
+        matrix, problem = cache.get(("esa matrix", tuple(where)), lambda: _esa_matrix(store, where))
+        if problem:
+            report.notes.append(problem)
+        report.matrix_table = matrix
     if metrics and table is not None and "metric" in table.columns:
         at = table.columns.index("metric")  # "bleu:gold" is bleu against gold references
         report.agreement_table = replace(

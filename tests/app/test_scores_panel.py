@@ -325,6 +325,9 @@ def test_score_dialog_offers_the_registry_and_says_the_bertscore_model(qtbot, wi
     assert request.metrics == ("esa",) and request.run_ids == (ids.runs[0],)
     assert request.langs == ("en",) and request.options.bertscore_model is None
     assert request.options.encoder is None and request.options.esa_distance == 0.4
+    assert request.options.esa_config == "paper"  # the ESA paper's rules by default
+    dialog.esa_config_combo.setCurrentIndex(dialog.esa_config_combo.findData("taillens"))
+    assert dialog.request().options.esa_config == "taillens"
     with qtbot.waitSignal(panel.score_requested) as asked:
         dialog.accept()
     assert isinstance(asked.args[0], ScoringRequest) and asked.args[0].metrics == ("esa",)

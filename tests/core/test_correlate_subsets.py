@@ -259,3 +259,59 @@ def test_the_corpus_score_uses_the_tokenisation_of_the_stored_scores(session) ->
     assert rows["system-corpus"].pearson == pytest.approx(stats.pearsonr(corpus("char"), means)[0])
     note = next(n for n in result.notes if n.startswith("system level (system-corpus)"))
     assert "tok:char" in note, note
+
+
+def test_the_table_3_matrix_is_esa_against_each_metric_and_criterion(session) -> None:
+    from core.correlate_matrix import MatrixRequest, correlation_matrix, matrix_lines
+
+    store, _made = session
+    table = {r.verbalisation_id: r for r in sentence_score_table(store)}
+    humans = human_values(store)
+    result = correlation_matrix(store, MatrixRequest())
+    assert result.subsets == ["all texts", "≥1 undetected", "≥2 undetected"]
+    assert "chrf++:gold" in result.columns and HUMAN in result.columns
+    assert "esa" not in result.columns  # the row is not its own column
+    judged = set().union(*(set(v) for v in humans.values()))
+    missing = {v for v, row in table.items() if v in judged and (row.scores.get("esa") or 1) < 1}
+    assert result.row_n[("esa", "≥1 undetected")] == len(missing)
+    # Metric against metric over the judged texts of the subset, as the paper's BLEU entry
+    subset = sorted(missing)
+    xs = [table[v].scores["esa"] for v in subset]
+    chrf = [table[v].scores["chrf++:gold"] for v in subset]
+    cell = result.cells[("esa", "≥1 undetected", "chrf++:gold")]
+    assert cell.n == len(subset)
+    assert cell.pearson == pytest.approx(stats.pearsonr(xs, chrf)[0])
+    assert cell.kendall == pytest.approx(stats.kendalltau(xs, chrf)[0])
+    human = humans[HUMAN]
+    rated = [v for v in subset if v in human]
+    assert result.cells[("esa", "≥1 undetected", HUMAN)].spearman == pytest.approx(
+        stats.spearmanr([table[v].scores["esa"] for v in rated], [human[v] for v in rated])[0]
+    )
+    text = "\n".join(matrix_lines(result))
+    for head in ("Pearson", "Spearman", "Kendall", "chrF++", "Correctness", "ESA · ≥2 undetected"):
+        assert head in text
+
+
+def test_the_matrix_from_the_cli_and_in_the_report(
+    session, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from core.report import report_job
+
+    store, _made = session
+    outcome = run_job(report_job(store, by=("tier",)))
+    assert isinstance(outcome, JobSucceeded), outcome
+    tables = {t.name: t for t in outcome.result.tables()}
+    matrix = tables["esa_matrix"]
+    assert matrix.columns[:4] == ("coefficient", "metric", "texts", "n")
+    assert "Correctness" in matrix.columns
+    assert [row[2] for row in matrix.rows[:3]] == ["all texts", "≥1 undetected", "≥2 undetected"]
+    assert {row[0] for row in matrix.rows} == {"Pearson", "Spearman", "Kendall"}
+    path = str(store.path)
+    store.close()
+    status = main(["correlate", "--session", path, "--matrix", "--quiet"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert out.startswith("Pearson") and "ESA · ≥1 undetected" in out
+    status = main(["correlate", "--session", path, "--matrix", "--against", "nothing", "--quiet"])
+    _, err = capsys.readouterr()
+    assert status == 2 and "no score column or human rating 'nothing'" in err

@@ -77,6 +77,7 @@ TAB_TITLES = {
     "signatures": "Signatures",
     "annotations": "Human ratings",
     "agreement": "Metrics vs humans",
+    "esa_matrix": "ESA matrix",
     "runs_used": "Runs used",
     "headlines": "Head vs tail",
 }

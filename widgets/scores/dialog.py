@@ -120,6 +120,15 @@ class ScoreDialog(FittedDialog):
         form.addRow("", self.encoder_note)
         form.addRow("Perplexity model", self.ppl_combo)
         form.addRow("ESA distance", self.esa_distance)
+        self.esa_config_combo = QComboBox()
+        self.esa_config_combo.addItem("ESA paper's rules", "paper")
+        self.esa_config_combo.addItem("TailLens detection", "taillens")
+        self.esa_config_combo.setToolTip(
+            "Which detection rules ESA uses: the ESA paper's rules (default), or TailLens's "
+            "(second chance, group heads; dates and numbers by value only). The score's "
+            "signature names it (docs/esa.md)"
+        )
+        form.addRow("ESA rules", self.esa_config_combo)
         form.addRow("Device", self.device_combo)
         layout.addWidget(models_box)
 
@@ -193,6 +202,7 @@ class ScoreDialog(FittedDialog):
             "ppl": self.ppl_combo.currentText(),
             "device": self.device_combo.currentText(),
             "esa_distance": self.esa_distance.value(),
+            "esa_config": self.esa_config_combo.currentData(),
             "wordnet": self.wordnet_edit.text(),
             "references": self.references_check.isChecked(),
             "exclude_empty": self.exclude_empty_check.isChecked(),
@@ -231,6 +241,10 @@ class ScoreDialog(FittedDialog):
                     combo.setEditText(text)
         if isinstance(values.get("esa_distance"), (int, float)):
             self.esa_distance.setValue(float(values["esa_distance"]))
+        if isinstance(values.get("esa_config"), str):
+            at = self.esa_config_combo.findData(values["esa_config"])
+            if at >= 0:
+                self.esa_config_combo.setCurrentIndex(at)
         if isinstance(values.get("wordnet"), str):
             self.wordnet_edit.setText(values["wordnet"])
         for key, check in (
@@ -298,6 +312,7 @@ class ScoreDialog(FittedDialog):
                 ppl_model=self._combo_value(self.ppl_combo)[0],
                 device=self.device_combo.currentText() or "auto",
                 esa_distance=round(self.esa_distance.value(), 4),
+                esa_config=str(self.esa_config_combo.currentData() or "paper"),
                 wordnet=self.wordnet_edit.text().strip() or None,
             ),
             exclude_empty=self.exclude_empty_check.isChecked(),

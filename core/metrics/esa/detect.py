@@ -35,6 +35,47 @@ MAX_DISTANCE = 0.4
 ESA_VERSION = "3"
 
 
+@dataclass(frozen=True)
+class EsaConfig:
+    """A named set of detection rules (see docs/esa.md, "Two configurations").
+
+    ``paper``: the ESA paper's rules (Faille, Gatt and Gardent 2021) and nothing else:
+    approximate word n-gram matches of labels, aliases and the synonym table; dates and
+    numbers by value and, like any label, as written; overlaps to the lowest distance,
+    then the longest span; leftover pronouns to the root. ``taillens``: TailLens's
+    detection (ESA v3): the paper's rules plus the second chance and group heads, dates
+    and numbers by value only."""
+
+    name: str
+    second_chance: bool
+    group_names: bool
+    literal_strings: bool  # a date or number entity is also matched as written
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "config": self.name,
+            "second-chance": "on" if self.second_chance else "off",
+            "group-heads": "on" if self.group_names else "off",
+            "literals": "value+string" if self.literal_strings else "value",
+        }
+
+
+ESA_CONFIGS = {
+    "paper": EsaConfig("paper", second_chance=False, group_names=False, literal_strings=True),
+    "taillens": EsaConfig("taillens", second_chance=True, group_names=True, literal_strings=False),
+}
+DEFAULT_ESA_CONFIG = "paper"
+
+
+def esa_config(name: str) -> EsaConfig:
+    """The named configuration, or a one-line error naming the choices."""
+    if name not in ESA_CONFIGS:
+        from core.errors import UserFacingError
+
+        raise UserFacingError(f"no ESA configuration {name!r} (choose {' or '.join(ESA_CONFIGS)})")
+    return ESA_CONFIGS[name]
+
+
 # Third-person pronouns (casefolded, accents kept: Spanish "él" is a pronoun, "el" is not).
 PRONOUNS: dict[str, frozenset[str]] = {
     "en": word_set(
@@ -396,6 +437,7 @@ def esa_of_text(
     noun_phrases: bool = True,
     second_chance: bool = True,
     group_names: bool = True,
+    literal_strings: bool = False,
 ) -> EsaResult:
     """Which input entities the text mentions, where, and which are missing.
 
@@ -408,6 +450,8 @@ def esa_of_text(
     people", :func:`group_head`). With ``noun_phrases`` a mention
     takes in an English article before it, a possessive after it and a number's unit
     (which changes where a mention starts and ends, never whether an entity is found).
+    With ``literal_strings`` a date or number entity the text does not state as a value
+    is also looked for as written, like a name ("175.26m", "70,308").
     Entities are reported by their surface form (:func:`core.surface.surface`)."""
     index = index or TextIndex(text)
     unique = _unique_entities(entities)
@@ -416,7 +460,7 @@ def esa_of_text(
     named: list[tuple[str, _Target]] = []
     for entity, name in zip(unique, shown, strict=True):
         found = _candidates(text, entity, name, index, lang)
-        if found is None:
+        if found is None or (literal_strings and not found):
             named.extend((name, target) for target in _targets(entity, synonyms, lang, group_names))
         else:
             candidates.extend(found)

@@ -13,9 +13,11 @@ from core.metrics.base import (
 )
 from core.metrics.details import EsaDetails
 from core.metrics.esa.detect import (
+    DEFAULT_ESA_CONFIG,
     ESA_VERSION,
     MAX_DISTANCE,
     EsaResult,
+    esa_config,
     esa_of_text,
     esi_summary,
     synonym_index,
@@ -34,11 +36,13 @@ class EntityAdequacy(CorpusFromSentences):
         max_distance: float = MAX_DISTANCE,
         pronouns: bool = True,
         synonyms: Sequence[tuple[str, str, str]] = (),
+        config: str = DEFAULT_ESA_CONFIG,
     ) -> None:
         if not 0.0 <= max_distance < 1.0:
             from core.errors import UserFacingError
 
             raise UserFacingError(f"ESA distance must be in [0, 1), got {max_distance}")
+        self.config = esa_config(config)
         self.max_distance = max_distance
         self.pronouns = pronouns
         self.synonym_rows = tuple(sorted(set(synonyms)))
@@ -58,6 +62,7 @@ class EntityAdequacy(CorpusFromSentences):
                 "overlaps": "distance,longest",
                 "pronouns": "root" if self.pronouns else "off",
                 "synonyms": synonyms_signature(self.synonym_rows).removeprefix("synonyms:"),
+                **self.config.settings(),
             },
         )
 
@@ -70,6 +75,9 @@ class EntityAdequacy(CorpusFromSentences):
                 max_distance=self.max_distance,
                 pronouns=self.pronouns,
                 synonyms=self.synonyms,
+                second_chance=self.config.second_chance,
+                group_names=self.config.group_names,
+                literal_strings=self.config.literal_strings,
             )
             for item in items
         ]

@@ -39,9 +39,10 @@ reply (``details["source"] = "server logprobs"``), where it returned them.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from core.changes import Topic
 from core.errors import UserFacingError
@@ -72,6 +73,7 @@ from core.metrics.scoring.groups import (
     sentence_rows,
 )
 from core.metrics.scoring.material import _all_unit_ids, _load_verbalisations, _UnitMaterial
+from core.metrics.scoring.pool import SentencePool, score_chunk, workers_for
 from core.metrics.scoring.queries import _run_text_counts
 from core.metrics.scoring.request import (
     CorpusScore,
@@ -148,6 +150,9 @@ class _Scorer:
                 "(taillens synonyms, Scores ▸ Synonyms…)"
             )
         self._metric_cache: dict[tuple[str, str | None], Metric] = {}
+        self.pool = SentencePool(workers_for(request.workers))
+        self._metric_total: dict[str, int] = {}
+        self._metric_pace: dict[str, tuple[float, int]] = {}  # started, texts done
         # Group "models" that are a server run's stored log-probabilities -> served model.
         self._server_models: dict[str, str] = {}
 
@@ -379,6 +384,7 @@ class _Scorer:
                     absent.add(name)
         plans = [(name, groups) for name, groups in plans if name not in absent]
         self._total = sum(len(g.items) for _, groups in plans for g in groups)
+        self._metric_total = {name: sum(len(g.items) for g in groups) for name, groups in plans}
         self._done = 0
         self.ctx.progress(0, self._total, "preparing")
         model_plans = [(name, groups) for name, groups in plans if name in MODEL_METRICS]
@@ -399,6 +405,7 @@ class _Scorer:
                     self._score_by_model(model_plans, slot)
         finally:
             self._close_model(None)
+            self.pool.close()
         return self.summary
 
     def _score_group(
@@ -412,21 +419,32 @@ class _Scorer:
         where = f"run {group.run_id}" if group.run_id is not None else "references"
         keep = _keeps_values(name, metric)
         kept: list[MetricValue] = []
+        # sacrebleu's segment statistics from the sentence pass: the corpus score is
+        # summed from them (no second pass over the texts).
+        statistics: list[Any] | None = [] if hasattr(metric, "corpus_from_pass") else None
+        self._metric_pace.setdefault(name, (time.monotonic(), 0))
+        label = f"{name} · {where} · {group.lang}{f' · {group.quality}' if group.quality else ''}"
         start = 0
-        for chunk in in_chunks(group.items, CHUNK):
-            self.ctx.check_cancelled()
-            values = metric.sentence_scores(chunk)
+        chunks = in_chunks(group.items, CHUNK)
+        if self.pool.wanted(name, self._metric_total.get(name, 0)):
+            scored = self.pool.score(
+                name, self.request.options, iter(chunks), self.ctx.check_cancelled
+            )
+        else:
+            scored = self._in_process(metric, chunks)
+        for chunk, values, chunk_statistics in scored:
             staged.add(index, sentence_rows(name, group, start, values, metric.signature()))
             if keep:
                 kept.extend(_kept(v) for v in values)
+            if statistics is not None:
+                statistics.extend(chunk_statistics)
             start += len(chunk)
             self._done += len(chunk)
-            self.ctx.progress(
-                self._done,
-                self._total,
-                f"{name} · {where} · {group.lang}{f' · {group.quality}' if group.quality else ''}",
-            )
-        corpus = _corpus_of(name, metric, group.items, kept)
+            self._progress(name, len(chunk), label)
+        if statistics is not None:
+            corpus: MetricValue | None = metric.corpus_from_pass(statistics)  # type: ignore[attr-defined]
+        else:
+            corpus = _corpus_of(name, metric, group.items, kept)
         if corpus is None:
             return None
         if name == METEOR and corpus.value is None and corpus.details.note:
@@ -444,6 +462,27 @@ class _Scorer:
         )
         staged.add(index, [row])
         return summary
+
+    def _in_process(
+        self, metric: Metric, chunks: Iterable[Sequence[ScoringItem]]
+    ) -> Iterator[tuple[Sequence[ScoringItem], list[MetricValue], Any]]:
+        for chunk in chunks:
+            self.ctx.check_cancelled()
+            values, statistics = score_chunk(metric, chunk)
+            yield chunk, values, statistics
+
+    def _progress(self, name: str, texts: int, label: str) -> None:
+        """Progress, with the time the current metric has left at its pace so far."""
+        now = time.monotonic()
+        started, done = self._metric_pace.get(name, (now, 0))
+        done += texts
+        self._metric_pace[name] = (started, done)
+        left = self._metric_total.get(name, 0) - done
+        elapsed = now - started
+        eta = ""
+        if left > 0 and done and elapsed > 1:
+            eta = f" · {_duration(elapsed / done * left)} left for {name}"
+        self.ctx.progress(self._done, self._total, label + eta)
 
     def _score_by_model(self, plans: list[tuple[str, list[_Group]]], first_slot: int) -> None:
         """Every perplexity group, one causal model at a time: the model is loaded once
@@ -500,6 +539,17 @@ class _Scorer:
         )
         self.summary.rows_written[name] = staged.commit(replaced)
         self.summary.corpus.extend(c for c in corpus if c is not None)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 def score_job(store: SessionStore, request: ScoringRequest) -> Job[ScoringSummary]:

@@ -35,6 +35,9 @@ class ScoringRequest:
     # A run still being written by a live process is skipped (scores describe finished
     # runs); with partial, it is scored as far as it got and its corpus rows say so.
     partial: bool = False
+    # Worker processes for the official metrics' sentence pass (BLEU, chrF++, TER,
+    # METEOR: core.metrics.scoring.pool); None: every usable core; 1: this process only.
+    workers: int | None = None
 
 
 @dataclass(frozen=True)
