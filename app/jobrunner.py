@@ -325,8 +325,9 @@ class QtJobRunner(QObject):
         )
 
     def stop(self, timeout_s: float = 10) -> bool:
-        """Cancel every job, then end the worker threads (at shutdown: the runner takes
-        no job after this). False when a job's code was still running at ``timeout_s``."""
+        """Cancel every job, then end the worker threads (at shutdown). A job submitted
+        later starts new workers. False when a job's code was still running at
+        ``timeout_s``."""
         self.release()
         self.cancel_all()
         deadline = time.monotonic() + timeout_s

@@ -128,7 +128,8 @@ def main() -> int:
     from core.metrics import MetricOptions
     from core.metrics.meteor import wordnet_status
     from core.metrics.scoring import ScoringRequest, corpus_scores, score_job
-    from core.metrics.scoring.pool import usable_cores, workers_for
+    from core.metrics.scoring.pool import workers_for
+    from core.placement import cpu_count
     from core.store import SessionStore
 
     work = Path(tempfile.mkdtemp(prefix="taillens-official-"))
@@ -198,9 +199,7 @@ def main() -> int:
                 }
             corpus = corpus_scores(store)
 
-        print(
-            f"\ncores usable: {usable_cores()}, workers: {workers}, os.cpu_count: {os.cpu_count()}"
-        )
+        print(f"\ncores usable: {cpu_count()}, workers: {workers}, os.cpu_count: {os.cpu_count()}")
         print(f"{'metric':<8} {'baseline s':>11} {'(all texts)':>12} {'equal':>8}")
         total_base = 0.0
         for name in metrics:

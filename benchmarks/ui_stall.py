@@ -37,18 +37,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.fixtures.write_lock_holder import HOLDER  # noqa: E402
 from tests.shared_data import TAILNLG, benchmark_input  # noqa: E402
 
 LATE_MS = 50  # a tick this late has its stack sampled
-HOLD = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")
-conn.execute("INSERT INTO annotators (name) VALUES ('a writer in another process')")
-print("holding", flush=True)
-sys.stdin.readline()
-conn.execute("ROLLBACK")
-"""
 
 
 def cli(*args: str) -> None:
@@ -233,7 +225,7 @@ def walk(work: Path, session: Path, runs: int, top: int) -> None:
     worst_per_run = []
     for run in range(1, runs + 1):
         holder = subprocess.Popen(
-            [sys.executable, "-c", HOLD, str(session)],
+            [sys.executable, "-c", HOLDER, str(session)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

@@ -16,7 +16,6 @@ scored by the same code on the same input.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -34,20 +33,14 @@ AHEAD = 3
 _WORKER_METRICS: dict[tuple[str, Any], Any] = {}
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity where the system says so)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # macOS, Windows
-        return max(1, os.cpu_count() or 1)
-
-
 def workers_for(requested: int | None) -> int:
     """How many worker processes: ``requested`` (1: none, score in this process), else
     every usable core."""
     if requested is not None:
         return max(1, int(requested))
-    return usable_cores()
+    from core.placement import cpu_count
+
+    return cpu_count()
 
 
 def _worker_score(name: str, options: Any, items: Sequence[ScoringItem]) -> tuple[Any, Any]:
