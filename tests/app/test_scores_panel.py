@@ -782,6 +782,10 @@ def test_panel_shows_page_one_and_fetches_the_next_on_scrolling(qtbot, wired) ->
     assert model._ranges["esa"] == (0.0, 1.0) and max(esa) - min(esa) <= 1.0
     assert panel.summary_model.rowCount() == 6
     assert model.canFetchMore(QModelIndex())
+    # Qt's view asks for the next page from a timer its row count starts, even while
+    # hidden; a hidden table's request reads nothing (page 1 stays as it is).
+    model.fetchMore(QModelIndex())
+    assert scores.fetching is None and model.rowCount() == 4
 
     # Scrolled to the end, the view asks for the next page: a job reads it.
     panel.setParent(None)

@@ -12,7 +12,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -154,6 +154,7 @@ class ScoresPanel(QWidget):
         self.table_model.fetch_requested.connect(self.more_requested)
         self.table_model.sort_requested.connect(self.sort_changed)
         self.table = table_view(self.table_model)
+        self.table_model.fetch_wanted = self.table.isVisible
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         self.text_view = QTextBrowser()
         self.text_view.setOpenLinks(False)
@@ -458,6 +459,10 @@ class ScoresPanel(QWidget):
         if text_column and model.tail_headers:
             # The text, last: whole in its tooltip and in the detail.
             header.resizeSection(model.columnCount() - 1, 320)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        QTimer.singleShot(0, self._fill_view)  # no page was asked for while hidden
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Side by side when there is room (a widened or floating dock), stacked when narrow."""

@@ -4,7 +4,7 @@ paging (the next page on scrolling) and sorting (here, or in the session while p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -104,6 +104,10 @@ class ScoreTableModel(QAbstractTableModel):
         self._keys: dict[str, np.ndarray] = {}  # column name -> ranks, in the rows' order
         self._total = 0  # rows in all (the pages not loaded yet included)
         self._fetching = False  # the next page was asked for and has not come
+        # Whether a page asked for now would be shown. Qt's views ask for the next page
+        # from a timer that their row count starts, hidden or not; the panel answers
+        # with its table's visibility, and asks itself once the table is shown.
+        self.fetch_wanted: Callable[[], bool] = lambda: True
 
     # content
     def set_rows(
@@ -163,7 +167,7 @@ class ScoreTableModel(QAbstractTableModel):
         return not parent.isValid() and not self.complete and not self._fetching
 
     def fetchMore(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> None:  # noqa: B008
-        if self.canFetchMore(parent):
+        if self.canFetchMore(parent) and self.fetch_wanted():
             self._fetching = True
             self.fetch_requested.emit(len(self._rows))
 
