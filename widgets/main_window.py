@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from core import APP_NAME, __version__
 from core.paths import SESSION_SUFFIX
+from widgets import wheel_guard
 from widgets.error_log import ErrorLogPanel
 from widgets.job_status import JobStatusWidget
 from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
@@ -96,6 +97,8 @@ class MainWindow(QMainWindow):
         panels, whose modules import pyqtgraph, numpy and the like (``app.gui.launch`` paints
         the shell first and installs the panels behind it)."""
         super().__init__(parent)
+        # Every field in every panel and dialog takes the mouse wheel only when focused.
+        wheel_guard.install()
         self.settings = settings
         self._saved_splitters: dict[str, QByteArray] = {}  # restored once shown
         self._layout_restored = False  # a saved layout was applied (restore_layout)
