@@ -11,7 +11,16 @@ from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 from core.errors import UserFacingError
-from core.jobs import CancelToken, Job, JobFailed, JobSucceeded, Progress, run_job
+from core.jobs import (
+    CancelToken,
+    Job,
+    JobFailed,
+    JobSucceeded,
+    Progress,
+    TimeLeft,
+    format_time_left,
+    run_job,
+)
 from core.safe_names import for_terminal
 
 T = TypeVar("T")
@@ -78,7 +87,10 @@ def run_in_terminal(job: Job[T], quiet: bool = False) -> T:
     started = time.monotonic()
     interactive = sys.stderr.isatty()
 
+    time_left = TimeLeft()
+
     def report(progress: Progress) -> None:
+        left = time_left.update(progress)
         if quiet:
             return
         fraction = progress.fraction
@@ -88,7 +100,10 @@ def run_in_terminal(job: Job[T], quiet: bool = False) -> T:
         percent = f" {fraction:4.0%}" if fraction is not None else ""
         elapsed = time.monotonic() - started
         head = " ".join(x for x in (done + percent, progress.message) if x.strip())
-        line = for_terminal(f"{job.title}: {head.strip()} ({elapsed:.0f} s)")
+        timing = f"{elapsed:.0f} s" + (
+            f", {format_time_left(left)} left" if left is not None else ""
+        )
+        line = for_terminal(f"{job.title}: {head.strip()} ({timing})")
         if interactive:
             sys.stderr.write("\r\033[K" + line)
         else:

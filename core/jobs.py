@@ -61,6 +61,64 @@ class Progress:
 
 ProgressCallback = Callable[[Progress], None]
 
+# A job that may end within this is not given a time left: the first seconds (a model
+# loading, a first batch) say little about the rest, and a short job needs none.
+TIME_LEFT_AFTER_S = 2.0
+# The rate is measured over the reports of the last minute, so a job whose pace changes
+# (another metric, a longer text) gets a new estimate within a minute.
+TIME_LEFT_WINDOW_S = 60.0
+
+
+class TimeLeft:
+    """How long a job has left, from its progress reports (Qt-free; the status bar and
+    the command line use it alike). :meth:`update` takes each report and returns the
+    seconds left, or None while there is no honest estimate: the work's size unknown,
+    the job younger than ``after_s``, nothing done yet. The pace is the fraction done
+    over the reports of the last ``window_s`` seconds; a fraction that goes back (a
+    job's next stage counting from zero) starts the measure again."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        after_s: float = TIME_LEFT_AFTER_S,
+        window_s: float = TIME_LEFT_WINDOW_S,
+    ) -> None:
+        self._clock = clock
+        self._after_s = after_s
+        self._window_s = window_s
+        self._started = clock()
+        self._samples: list[tuple[float, float]] = []  # (time, fraction), oldest first
+
+    def update(self, progress: Progress) -> float | None:
+        fraction, now = progress.fraction, self._clock()
+        if fraction is None:
+            self._samples.clear()
+            return None
+        if self._samples and fraction < self._samples[-1][1]:
+            self._samples.clear()
+        self._samples.append((now, fraction))
+        while len(self._samples) > 2 and now - self._samples[1][0] >= self._window_s:
+            self._samples.pop(0)
+        if now - self._started < self._after_s or len(self._samples) < 2:
+            return None
+        (t0, f0), (t1, f1) = self._samples[0], self._samples[-1]
+        if f1 <= f0 or t1 <= t0:
+            return None
+        return (1.0 - f1) * (t1 - t0) / (f1 - f0)
+
+
+def format_time_left(seconds: float) -> str:
+    """``seconds`` as a person says a wait: "about 40 s", "about 3 min", "about 1 h 20 min"."""
+    rounded = max(5, round(seconds / 5) * 5)
+    if rounded < 60:
+        return f"about {rounded} s"
+    minutes = max(1, round(seconds / 60))
+    if minutes < 60:
+        return f"about {minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"about {hours} h {minutes} min" if minutes else f"about {hours} h"
+
 
 class JobContext:
     """What a running job sees: where to report progress, and whether to stop."""

@@ -6,10 +6,13 @@ they are, and listens to :attr:`JobStatusWidget.cancel_requested`.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
-from core.jobs import Progress
+from core.jobs import Progress, TimeLeft, format_time_left
 
 _BAR_RANGE = 1000
 
@@ -17,15 +20,19 @@ _BAR_RANGE = 1000
 class JobStatusWidget(QWidget):
     cancel_requested = Signal(int)  # job id
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__(parent)
+        self._clock = clock
         self._titles: dict[int, str] = {}
+        self._left: dict[int, TimeLeft] = {}  # each job's time-left estimate
         self._shown: int | None = None
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.label = QLabel()
         self.bar = QProgressBar()
-        self.bar.setFixedWidth(180)
+        self.bar.setFixedWidth(220)  # "100% · about 1 h 20 min left" whole
         self.bar.setTextVisible(True)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop the work in progress; what it finished is kept")
@@ -38,11 +45,14 @@ class JobStatusWidget(QWidget):
     # -- driven by app ---------------------------------------------------------------
     def job_started(self, job_id: int, title: str) -> None:
         self._titles[job_id] = title
+        self._left[job_id] = TimeLeft(self._clock)
         self._show(job_id)
         self._set_unknown_total("starting")
         self.cancel_button.setEnabled(True)
 
     def job_progress(self, job_id: int, progress: Progress) -> None:
+        estimate = self._left.get(job_id)
+        left = estimate.update(progress) if estimate is not None else None
         if job_id != self._shown:
             return
         fraction = progress.fraction
@@ -51,11 +61,15 @@ class JobStatusWidget(QWidget):
         else:
             self.bar.setRange(0, _BAR_RANGE)
             self.bar.setValue(round(fraction * _BAR_RANGE))
-            self.bar.setFormat(f"{fraction:.0%}")
+            text = f"{fraction:.0%}"
+            if left is not None:
+                text += f" · {format_time_left(left)} left"
+            self.bar.setFormat(text)
         self._set_label(job_id, progress.message)
 
     def job_finished(self, job_id: int) -> None:
         self._titles.pop(job_id, None)
+        self._left.pop(job_id, None)
         if job_id == self._shown:
             self._shown = None
             if self._titles:

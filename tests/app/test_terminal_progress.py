@@ -30,3 +30,22 @@ def test_webnlg_import_progress_names_entries_and_units() -> None:
     assert _progress_note(totals, "a.xml") == "1 entry read: 1 unit from a.xml"
     totals.entries, totals.units = 2, 1
     assert _progress_note(totals, "a.xml") == "2 entries read: 1 unit from a.xml"
+
+
+def test_a_long_job_says_how_long_it_has_left(capsys, monkeypatch) -> None:
+    from core.jobs import TimeLeft
+
+    now = [0.0]
+    monkeypatch.setattr("app.terminal.TimeLeft", lambda: TimeLeft(lambda: now[0]))
+
+    def work(ctx) -> int:
+        ctx._min_interval_s = 0  # noqa: SLF001 - every report, not a few a second
+        ctx.progress(0, 100, "BLEU")
+        now[0] = 30.0
+        ctx.progress(25, 100, "BLEU")  # 25 % in 30 s: 90 s for the rest
+        return 0
+
+    run_in_terminal(Job("Score", work))
+    lines = capsys.readouterr().err.splitlines()
+    assert "left" not in lines[0]
+    assert lines[1].endswith(", about 2 min left)")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from core.jobs import (
     CancelToken,
     Job,
@@ -132,3 +134,57 @@ def test_a_refused_write_says_what_the_job_kept() -> None:
 
     outcome = run_job(Job("Verbalise", full, kept=broken_words))
     assert isinstance(outcome, JobFailed) and "The change being saved" in outcome.message
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_time_left_follows_the_pace_of_the_reports() -> None:
+    from core.jobs import TimeLeft
+
+    clock = _Clock()
+    left = TimeLeft(clock)
+    assert left.update(Progress(0, 100)) is None
+    clock.now += 1
+    assert left.update(Progress(10, 100)) is None  # too young to say
+    clock.now += 3
+    # 40 % in 4 s: 6 s for the other 60 %.
+    assert left.update(Progress(40, 100)) == pytest.approx(6.0)
+    # Unknown size: no estimate; a stage that counts from zero again starts over.
+    assert left.update(Progress(5)) is None
+    clock.now += 1
+    assert left.update(Progress(1, 10)) is None
+    clock.now += 2
+    assert left.update(Progress(3, 10)) == pytest.approx(7.0)
+
+
+def test_time_left_measures_the_pace_of_the_last_minute() -> None:
+    from core.jobs import TimeLeft
+
+    clock = _Clock()
+    slow = TimeLeft(clock)
+    slow.update(Progress(0, 1000))
+    for step in range(1, 13):  # 40 per 10 s, then 10 per 10 s from the 7th minute on
+        clock.now += 10
+        slow.update(Progress(40 * min(step, 6) + 10 * max(0, step - 6), 1000))
+    clock.now += 10
+    estimate = slow.update(Progress(40 * 6 + 10 * 7, 1000))
+    # Over the last minute: 60 done in 60 s, 690 to go: 690 s (the whole run's pace
+    # would say 690 * 130 / 310 = 289 s).
+    assert estimate == pytest.approx(690.0)
+
+
+def test_time_left_is_said_as_a_person_says_it() -> None:
+    from core.jobs import format_time_left
+
+    assert format_time_left(1.2) == "about 5 s"
+    assert format_time_left(42) == "about 40 s"
+    assert format_time_left(58) == "about 1 min"
+    assert format_time_left(181) == "about 3 min"
+    assert format_time_left(3600) == "about 1 h"
+    assert format_time_left(4800) == "about 1 h 20 min"
