@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import platform
 import struct
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +108,23 @@ def cpu_count() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # macOS, Windows
         return max(1, os.cpu_count() or 1)
+
+
+def accelerator_likely() -> bool:
+    """Whether this machine has a GPU torch could use, told without importing torch
+    (a window's Score dialog asks; importing torch there would cost a second and
+    hundreds of MB for a default). Where torch is loaded already it answers; else an
+    NVIDIA or AMD device node (Linux) or Apple silicon (macOS, mps) says yes."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        backends_mps = getattr(torch.backends, "mps", None)
+        return bool(torch.cuda.is_available()) or (
+            backends_mps is not None and bool(backends_mps.is_available())
+        )
+    if sys.platform == "darwin":
+        return platform.machine() == "arm64"
+    dev = Path("/dev")
+    return any(dev.glob("nvidia[0-9]*")) or (dev / "kfd").exists()
 
 
 def probe_hardware() -> Hardware:

@@ -32,11 +32,19 @@ def score_choices(
     data: ScoresData | None,
     wordnet: WordNetStatus | None,
     notes: ModelNotes,
+    *,
+    accelerator: bool = True,
 ) -> ScoreChoices:
     """What the Score… dialog offers: the runs and languages last read (``data``), the
     models ``found`` on this machine and where METEOR's WordNet is (``wordnet``).
-    Pure: no session read, no file-system scan (:func:`find_choices` does those in a job)."""
+    Pure: no session read, no file-system scan (:func:`find_choices` does those in a job).
+    ``accelerator``: whether a GPU is there (without one the slowest model metric is not
+    ticked by default)."""
+    from core.metrics import machine_defaults
     from core.models import CAUSAL
+
+    wordnet_found = wordnet is not None and wordnet.found
+    checked, unticked = machine_defaults(wordnet_found=wordnet_found, accelerator=accelerator)
 
     runs = data.runs if data is not None else []
     langs = (data.langs if data is not None else []) or list(LANGUAGES)
@@ -47,7 +55,9 @@ def score_choices(
     )
     encoders = [m for m in found if m.type != CAUSAL]
     return ScoreChoices(
-        wordnet_found=wordnet is not None and wordnet.found,
+        checked=checked,
+        unticked=unticked,
+        wordnet_found=wordnet_found,
         wordnet_note=wordnet.message() if wordnet is not None else "",
         runs=[(run_id, f"run {run_id}: {name} ({plural(n, 'text')})") for run_id, name, n in runs],
         langs=langs,
@@ -89,6 +99,7 @@ def find_choices(store: SessionStore, data: ScoresData | None, notes: ModelNotes
     come from the last refresh; only when none has finished yet are they read here."""
     from core.metrics.meteor import wordnet_status
     from core.models import discover_models
+    from core.placement import accelerator_likely
 
     try:
         found = discover_models()
@@ -97,4 +108,4 @@ def find_choices(store: SessionStore, data: ScoresData | None, notes: ModelNotes
         found = []
     if data is None or data.store is not store:
         data = load_scores(store)
-    return score_choices(found, data, wordnet_status(), notes)
+    return score_choices(found, data, wordnet_status(), notes, accelerator=accelerator_likely())

@@ -38,6 +38,7 @@ from core.metrics.info import DESCRIPTIONS, MetricInfo, metric_info
 __all__ = [
     "ALL_METRICS",
     "DEFAULT_METRICS",
+    "HEAVY_ON_CPU",
     "DESCRIPTIONS",
     "MODEL_METRICS",
     "REFERENCE_BASED",
@@ -49,6 +50,7 @@ __all__ = [
     "ScoringItem",
     "create_metric",
     "expand_metric_names",
+    "machine_defaults",
     "metric_info",
 ]
 
@@ -103,6 +105,30 @@ DEFAULT_METRICS: tuple[str, ...] = (
     HALLUCINATION,
     SIMILARITY,
 )
+# Metrics that run a large neural model on every text (BERTScore: mBERT, 178M
+# parameters): a default scoring run on a CPU that included it took 590 s. The
+# graph-text similarity's MiniLM encoder (22M) stays in the default.
+HEAVY_ON_CPU: tuple[str, ...] = (BERTSCORE,)
+
+
+def machine_defaults(
+    *, wordnet_found: bool, accelerator: bool
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The metrics the Score dialog ticks on this machine, and why each default it
+    leaves unticked is left (one line each): METEOR without a WordNet would be absent
+    from every text; a model metric without a GPU would make the run take minutes."""
+    left: dict[str, str] = {}
+    if not wordnet_found:
+        left[METEOR] = "not ticked: no WordNet on this machine (see below)"
+    if not accelerator:
+        for name in HEAVY_ON_CPU:
+            left[name] = (
+                "not ticked: no GPU here, and on a CPU it is by far the slowest metric "
+                "(ticked, the job shows its time left)"
+            )
+    return tuple(m for m in DEFAULT_METRICS if m not in left), left
+
+
 GROUPS: dict[str, tuple[str, ...]] = {
     "rouge": (ROUGE1, ROUGE2, ROUGEL),
     "chrf": (CHRF,),

@@ -310,10 +310,16 @@ def test_score_dialog_offers_the_registry_and_says_the_bertscore_model(qtbot, wi
     qtbot.waitUntil(lambda: panel._dialog is not None, timeout=10_000)
     dialog = panel._dialog
     assert isinstance(dialog, ScoreDialog)
-    from core.metrics import ALL_METRICS, DEFAULT_METRICS
+    from core.metrics import ALL_METRICS, machine_defaults
+    from core.metrics.meteor import wordnet_status
+    from core.placement import accelerator_likely
 
     assert list(dialog.metric_checks) == list(ALL_METRICS)
-    assert {n for n, c in dialog.metric_checks.items() if c.isChecked()} == set(DEFAULT_METRICS)
+    # The defaults of this machine (WordNet, a GPU: tests/app/test_score_defaults.py).
+    checked, _why = machine_defaults(
+        wordnet_found=wordnet_status().found, accelerator=accelerator_likely()
+    )
+    assert {n for n, c in dialog.metric_checks.items() if c.isChecked()} == set(checked)
     assert "NOT rescaled" in dialog.bertscore_note.text()
     assert "all-MiniLM-L6-v2" in dialog.bertscore_note.text()
     assert "packaged all-MiniLM-L6-v2" in dialog.encoder_combo.currentText()

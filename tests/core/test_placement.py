@@ -113,3 +113,25 @@ def test_a_loaded_model_carries_its_placement(tiny_causal_lm: Path) -> None:
     assert placed["device"] == "cpu" and placed["dtype"] == "float32"
     assert placed["threads"] == cpu_count()
     assert placed["model_bytes"] > 0
+
+
+def test_accelerator_likely_asks_a_loaded_torch_and_else_the_device_nodes(monkeypatch) -> None:
+    import sys
+    import types
+
+    from core.placement import accelerator_likely
+
+    fake = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(is_available=lambda: True),
+        backends=types.SimpleNamespace(),
+    )
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    assert accelerator_likely() is True
+    fake.cuda.is_available = lambda: False
+    assert accelerator_likely() is False
+    monkeypatch.delitem(sys.modules, "torch")
+    monkeypatch.setattr(sys, "platform", "linux")
+    nodes = sorted(Path("/dev").glob("nvidia[0-9]*")) + [
+        p for p in [Path("/dev/kfd")] if p.exists()
+    ]
+    assert accelerator_likely() is bool(nodes)

@@ -65,9 +65,12 @@ class ScoreDialog(FittedDialog):
             # elided where the dialog is narrow (the whole text in the tooltip), so a long
             # description never makes the dialog wider than a small screen.
             label = ElidedLabel(Qt.TextElideMode.ElideRight)
-            label.setText(description)
+            shown = description
+            if name in choices.unticked:  # why this machine's default leaves it out
+                shown = f"{choices.unticked[name]} — {description}"
+            label.setText(shown)
             label.setStyleSheet("color: palette(mid);")
-            label.setToolTip(description)
+            label.setToolTip(shown)
             grid.addWidget(check, i, 0)
             grid.addWidget(label, i, 1)
             self.metric_checks[name] = check

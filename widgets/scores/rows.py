@@ -72,6 +72,8 @@ class ScoreChoices:
     encoders: Sequence[ModelChoice]
     ppl_models: Sequence[ModelChoice]
     checked: Sequence[str] = DEFAULT_METRICS
+    # Defaults left unticked on this machine, each with why (shown beside it).
+    unticked: Mapping[str, str] = field(default_factory=dict)
     # METEOR's WordNet: where it was found, or why METEOR will be absent (one line).
     wordnet_found: bool = False
     wordnet_note: str = ""
