@@ -73,6 +73,12 @@ class VerbaliseController(QObject):
         self._preview_cache: dict[tuple[str, ...], Verbaliser] = {}
         self._tokenizer_ready: set[tuple[str, ...]] = set()
         self._tokenizer_jobs: dict[tuple[str, ...], JobHandle] = {}
+        # A causal model's tokenizer (seconds, and hundreds of MB) loads for the preview
+        # only once someone looks: the panel in view, or a model folder just added.
+        self._preview_asked = False
+        self.dock = ctx.dock("verbalise")
+        if self.dock is not None:
+            self.dock.visibilityChanged.connect(self._on_visibility)
         self._save_timer = QTimer(self)
         self._save_timer.setSingleShot(True)
         self._save_timer.setInterval(800)
@@ -177,8 +183,17 @@ class VerbaliseController(QObject):
         self.refresh_models()
         self.model_changed()
 
+    def _on_visibility(self, visible: bool) -> None:
+        if visible:
+            self._preview_asked = True  # seen once: the preview is wanted from now on
+            QTimer.singleShot(0, self.update_preview)
+
+    def _preview_in_view(self) -> bool:
+        return self._preview_asked or (self.dock is not None and self.dock.isVisible())
+
     def add_folder(self, folder: str) -> None:
         """Remember ``folder`` as a place with models, list what it holds, pick the first."""
+        self._preview_asked = True
         from core.models import (
             MODEL_DIRS_ENV,
             ModelError,
@@ -415,6 +430,9 @@ class VerbaliseController(QObject):
                     if warning:
                         self.panel.show_preview(text, warning, error=True)
                         return
+                elif not self._preview_in_view():
+                    text = verbaliser.prompt_for(triples, lang)
+                    note = "The model's chat template is applied once this panel is in view."
                 else:
                     text = verbaliser.prompt_for(triples, lang)
                     note = "Loading the tokenizer to apply the model's chat template…"

@@ -76,6 +76,34 @@ def test_picker_lists_the_template_verbaliser_and_a_configured_model(
     assert panel.local_box.isEnabled() and not panel.server_box.isEnabled()
 
 
+def test_a_reopened_session_loads_its_models_tokenizer_only_once_the_panel_is_seen(
+    qtbot, wired, tmp_path: Path, tiny_causal_lm: Path
+) -> None:
+    window, controller, _ids = wired
+    add_model(qtbot, controller, tiny_causal_lm)  # a folder added: loaded at once
+    controller.verbalise.save_settings()  # the session keeps the model chosen
+    qtbot.waitUntil(lambda: controller.writer.idle, timeout=10_000)
+    path = controller.store.path
+    controller.shutdown()
+
+    window2, controller2 = build_window(
+        QSettings(str(tmp_path / "s2.ini"), QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(window2)
+    assert controller2.open_session(path)
+    settle_reads(qtbot, controller2)
+    verbalise, panel = controller2.verbalise, controller2.verbalise.panel
+    assert panel.model_spec() == str(tiny_causal_lm)
+    # The window is not shown: nobody sees the preview, no tokenizer is loaded for it.
+    assert not verbalise._tokenizer_jobs and not verbalise._tokenizer_ready
+    assert "once this panel is in view" in panel.preview_note.text()
+    assert "[Paris0, country, France]" in panel.preview.toPlainText()  # the plain prompt
+    assert verbalise.dock is not None
+    verbalise.dock.visibilityChanged.emit(True)  # the panel comes into view
+    qtbot.waitUntil(lambda: "<|assistant|>" in panel.preview.toPlainText(), timeout=30_000)
+    controller2.shutdown()
+
+
 def test_preview_shows_the_exact_prompt_and_follows_the_template(
     qtbot, wired, tiny_causal_lm: Path
 ) -> None:
