@@ -84,6 +84,13 @@ class BrowserController(QObject):
         panel.demo_requested.connect(self.start_demo)
         self._demo_pending = False
         self._embedded_loading = False
+        # The demo snapshot costs seconds of CPU and about 380 MB: at start-up it loads
+        # only where the Browser is in view, else once it comes into view (or "Start
+        # with the demo" asks).
+        self._embedded_deferred = False
+        self.dock = ctx.dock("browser")
+        if self.dock is not None:
+            self.dock.visibilityChanged.connect(self._on_visibility)
         panel.category_save_requested.connect(self.save_category)
         panel.start_unit_requested.connect(ctx.unit_requested)  # the Units panel starts it
         # What was edited in the old session is written to it before it closes.
@@ -101,7 +108,25 @@ class BrowserController(QObject):
 
     def _use_initial_source(self) -> None:
         self.start_up_pending = False
-        self.use_source(self.panel.source_combo.currentData(), "")
+        kind = self.panel.source_combo.currentData()
+        if kind == "embedded" and self._out_of_view():
+            self._embedded_deferred = True
+            self.panel.set_source_badge("embedded", "DEMO DATA: loads when this panel is shown")
+            return
+        self.use_source(kind, "")
+
+    def _out_of_view(self) -> bool:
+        """The window is on screen and the Browser is not (another workspace, a tab
+        behind another). A window not shown yet (built for a test or a timing) counts
+        as in view: nothing says where the user will look."""
+        dock = self.dock
+        return dock is not None and dock.window().isVisible() and not dock.isVisible()
+
+    def _on_visibility(self, visible: bool) -> None:
+        if visible and self._embedded_deferred:
+            self._embedded_deferred = False
+            if self.panel.source_combo.currentData() == "embedded":
+                self._use_embedded()
 
     @property
     def store(self) -> SessionStore | None:
@@ -158,6 +183,7 @@ class BrowserController(QObject):
         self._set_source(kind)
 
     def _use_embedded(self) -> None:
+        self._embedded_deferred = False
         if self._embedded is not None:
             self.source = self._embedded
             self._set_source("embedded")

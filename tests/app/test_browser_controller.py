@@ -283,3 +283,29 @@ def test_live_wikidata_asks_once_for_a_contact_and_sends_it(qtbot, wired, monkey
     browser.use_source("live", "")
     assert len(asked) == 1 and "(lab@example.org)" in browser.source.user_agent
     assert window.settings.value("network/contact") == "lab@example.org"
+
+
+def test_the_demo_data_waits_until_the_browser_is_in_view(qtbot, tmp_path: Path) -> None:
+    from PySide6.QtCore import QSettings
+
+    from app.gui import build_window
+
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(window)
+    browser = controller.browser
+    window.show()
+    assert browser.dock is not None
+    browser.dock.hide()  # another workspace's panels in view at start-up
+    qtbot.waitExposed(window)
+    qtbot.waitUntil(lambda: not browser.start_up_pending, timeout=10_000)
+    titles = [h.title for h in controller.runner.active.values()]
+    assert "Load demo data" not in titles and browser.source is None
+    assert "loads when this panel is shown" in browser.panel.source_badge.text()
+
+    browser.dock.show()  # the user comes to the Browser: the demo data loads now
+    browser.dock.raise_()  # its tab in front
+    qtbot.waitUntil(lambda: browser.source is not None, timeout=30_000)
+    assert browser.source_kind == "embedded"
+    controller.shutdown()
