@@ -248,6 +248,7 @@ def launch(
     screenshot: Path | None = None,
     size: tuple[int, int] = (1280, 800),
     report_first_paint: bool = False,
+    report_idle: bool = False,
     show_panels: tuple[str, ...] = (),
     wait_for_jobs_s: float = 0.0,
     force: bool = False,
@@ -264,6 +265,7 @@ def launch(
     ``dialog`` is fitted to it as on a real screen of that size); ``theme`` (system,
     light, dark) replaces the preference for this run."""
     scratch = None
+    report_first_paint = report_first_paint or report_idle
     if screenshot is not None or report_first_paint:
         import tempfile
 
@@ -326,11 +328,44 @@ def launch(
         if report_first_paint:
             print(f"ready_wall_time={time.time():.6f}", flush=True)
             print(f"ready_heavy_modules={','.join(heavy_modules_loaded())}", flush=True)
-            app.quit()
-            return
+            if not report_idle:
+                app.quit()
+                return
         controller.runner.release()  # the start-up jobs, held until the session is open
+        if report_idle:
+            report_when_idle(controller)
         if screenshot is not None:
             take_screenshot(controller, screenshot)
+
+    def report_when_idle(controller) -> None:
+        # For benchmarks/window_idle.py: the first moment from which no job, view read or
+        # write ran for IDLE_HOLD_S (start-up timers can start one after a short pause),
+        # with the process's memory then and at its peak.
+        since: list[float] = []
+
+        def busy() -> bool:
+            return (
+                bool(controller.runner.active)
+                or controller.browser.start_up_pending
+                or controller.reads.pending()
+                or not controller.writer.idle
+            )
+
+        def poll() -> None:
+            now = time.time()
+            if busy():
+                since.clear()
+            elif not since:
+                since.append(now)
+            elif now - since[0] >= IDLE_HOLD_S:
+                print(f"idle_wall_time={since[0]:.6f}", flush=True)
+                for key, value in process_memory_mb().items():
+                    print(f"{key}={value}", flush=True)
+                app.quit()
+                return
+            QTimer.singleShot(20, poll)
+
+        poll()
 
     def take_screenshot(controller, target: Path) -> None:
         nonlocal status
@@ -384,6 +419,25 @@ def launch(
         print(f"taillens: could not write screenshot {screenshot}", file=sys.stderr)
         return 1
     return exit_code
+
+
+IDLE_HOLD_S = 1.0  # --report-idle: this long without work counts as idle
+
+
+def process_memory_mb() -> dict[str, int]:
+    """This process's resident memory now and at its peak, in MB (Linux: /proc; elsewhere
+    the peak from getrusage)."""
+    status = Path("/proc/self/status")
+    if status.is_file():
+        fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        return {
+            "rss_mb": int(fields["VmRSS"].split()[0]) // 1024,
+            "peak_rss_mb": int(fields["VmHWM"].split()[0]) // 1024,
+        }
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"peak_rss_mb": peak // (1024 * 1024 if sys.platform == "darwin" else 1024)}
 
 
 def _screenshot_target_ok(target: Path, force: bool) -> bool:

@@ -86,6 +86,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     # For benchmarks/startup.py: print the wall-clock time of the first paint and exit.
     parser.add_argument("--report-first-paint", action="store_true", help=argparse.SUPPRESS)
+    # For benchmarks/window_idle.py: the first paint, then when the window is idle and
+    # the process's memory then; exit.
+    parser.add_argument("--report-idle", action="store_true", help=argparse.SUPPRESS)
     parser.set_defaults(handler=run)
 
 
@@ -121,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         dialog=args.dialog,
         theme=args.theme,
         report_first_paint=args.report_first_paint,
+        report_idle=args.report_idle,
         show_panels=tuple(args.show),
         wait_for_jobs_s=args.wait_for_jobs,
         force=args.force,

@@ -48,6 +48,28 @@ def test_nothing_heavy_is_imported_before_the_first_paint(tmp_path: Path) -> Non
     assert list((home / "data").glob("*.taillens"))  # the default session was opened
 
 
+def test_report_idle_prints_when_the_window_stopped_working_and_its_memory(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    env = dict(os.environ, TAILLENS_HOME=str(home), QT_QPA_PLATFORM="offscreen")
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "gui", "--report-idle", "--show", "report"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    values = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+    # Idle comes after the session is open (the start-up jobs released then), and the
+    # peak memory is at least the memory then.
+    assert float(values["idle_wall_time"]) >= float(values["ready_wall_time"])
+    assert float(values["ready_wall_time"]) >= float(values["first_paint_wall_time"])
+    assert 0 < int(values["rss_mb"]) <= int(values["peak_rss_mb"])
+
+
 def test_the_shell_takes_its_panels_in_the_saved_layout(qapp, tmp_path: Path) -> None:
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     window, controller = gui.build_window(settings)
