@@ -51,6 +51,7 @@ _KEY_GEOMETRY = "window/geometry"
 _KEY_STATE = "window/state"
 _KEY_RECENT = "recent/files"
 _KEY_SPLITTERS = "window/splitters"
+_KEY_WORKSPACE = "window/workspace"  # the workspace the saved layout is of
 # Set on a splitter whose saved sizes were restored (see MainWindow._restore_splitters).
 RESTORED_PROPERTY = "taillens_restored"
 # Bumped when the set of docks changes so an old saved layout is not misapplied.
@@ -162,7 +163,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         # One arrangement of the docks per task (widgets/workspaces.py), in the menu bar.
         self.workspaces = Workspaces(self)
-        self.workspaces.actions["explore"].setChecked(True)  # the default layout
+        self.workspaces.mark("explore")  # the default layout
         self.show_session(None)
         # What "View ▸ Reset layout" goes back to: the layout as built, before any restore.
         self._default_state = self.saveState(_STATE_VERSION)
@@ -372,6 +373,13 @@ class MainWindow(QMainWindow):
         self._raise_dock(self.docks[key])
 
     def _raise_dock(self, dock: QDockWidget) -> None:
+        # A panel the current workspace does not hold is shown in the workspace that
+        # keeps it (help's "Show me the panel", a panel's shortcut, a command), never
+        # squeezed into this one's layout.
+        key = next((k for k, d in self.docks.items() if d is dock), None)
+        home = self.workspaces.home_of(key) if key is not None else None
+        if home is not None and home != self.workspaces.current and not dock.isFloating():
+            self.workspaces.apply(home)
         dock.show()
         dock.raise_()
         if dock.isFloating():
@@ -713,6 +721,8 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(QByteArray(geometry))
         if isinstance(state, QByteArray | bytes):
             self._layout_restored = self.restoreState(QByteArray(state), _STATE_VERSION)
+            if self._layout_restored:  # the docks as that workspace left them
+                self.workspaces.mark(str(self.settings.value(_KEY_WORKSPACE, "explore")))
             # The splitters once the window is first laid out: panels size some of
             # theirs on their first real size (the Browser's plots over its table). A
             # shell's panels are not built yet: theirs apply once placed (place_panels).
@@ -791,6 +801,7 @@ class MainWindow(QMainWindow):
         """Geometry, docks (with their sizes) and every panel's splitters."""
         self.settings.setValue(_KEY_GEOMETRY, self.saveGeometry())
         self.settings.setValue(_KEY_STATE, self.saveState(_STATE_VERSION))
+        self.settings.setValue(_KEY_WORKSPACE, self.workspaces.current or "explore")
         self.settings.remove(_KEY_SPLITTERS)
         for key, saved in self._saved_splitters.items():  # not applied yet: kept as saved
             self.settings.setValue(f"{_KEY_SPLITTERS}/{key}", saved)
@@ -800,6 +811,7 @@ class MainWindow(QMainWindow):
 
     def reset_layout(self) -> None:
         self.restoreState(self._default_state, _STATE_VERSION)
+        self.workspaces.mark("explore")  # the layout as built is Explore's
         QTimer.singleShot(0, self.hide_stray_tab_bars)
 
     def _place_message_bar(self) -> None:

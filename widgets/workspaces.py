@@ -125,6 +125,23 @@ class Workspaces:
             row.addWidget(button)
         window.menuBar().setCornerWidget(self.switcher, Qt.Corner.TopRightCorner)
 
+    def home_of(self, panel: str) -> str | None:
+        """The workspace to show ``panel`` in: the current one when it holds the panel,
+        else the first that brings it to the front, else the first that holds it."""
+        current = BY_KEY.get(self.current or "")
+        if current is not None and panel in current.panels:
+            return current.key
+        for workspace in WORKSPACES:
+            if panel in workspace.front:
+                return workspace.key
+        return next((w.key for w in WORKSPACES if panel in w.panels), None)
+
+    def mark(self, key: str | None) -> None:
+        """Say ``key`` is the workspace shown (a restored layout), without arranging it."""
+        if key in BY_KEY:
+            self.current = key
+            self.actions[key].setChecked(True)
+
     def docks(self) -> dict[str, QDockWidget]:
         return {**self.window.docks, "session": self.window.overview_dock}
 

@@ -137,3 +137,50 @@ def test_the_workspaces_are_the_issues_four() -> None:
         "Report",
     ]
     assert "scores" in BY_KEY["score"].panels and "report" in BY_KEY["report"].panels
+
+
+def test_the_workspace_comes_back_with_its_layout_after_a_restart(qtbot, tmp_path: Path) -> None:
+    settings_file = str(tmp_path / "restart.ini")
+    first = MainWindow(QSettings(settings_file, QSettings.Format.IniFormat))
+    qtbot.addWidget(first)
+    first.resize(*LAPTOP)
+    first.show()
+    qtbot.waitExposed(first)
+    first.workspaces.apply("annotate")
+    settle(qtbot, first)
+    first.close()  # saves the layout
+
+    again = MainWindow(QSettings(settings_file, QSettings.Format.IniFormat))
+    qtbot.addWidget(again)
+    again.restore_layout()
+    again.show()
+    qtbot.waitExposed(again)
+    settle(qtbot, again)
+    assert again.workspaces.current == "annotate"
+    assert again.workspaces.actions["annotate"].isChecked()
+    assert not again.workspaces.actions["explore"].isChecked()
+    shown = {k for k, d in again.workspaces.docks().items() if not d.isHidden()}
+    assert shown == set(BY_KEY["annotate"].panels)
+
+    again.reset_layout()  # View ▸ Reset layout: Explore's layout, and Explore marked
+    assert again.workspaces.current == "explore"
+    assert again.workspaces.actions["explore"].isChecked()
+
+
+def test_a_panel_shown_from_another_workspace_goes_to_the_workspace_that_keeps_it(
+    qtbot, window
+) -> None:
+    window.workspaces.apply("annotate")
+    settle(qtbot, window)
+    window.raise_panel("units")  # e.g. Getting started's "Show me the panel"
+    settle(qtbot, window)
+    # Units belongs to Explore: shown there, not squeezed into Annotate's layout.
+    assert window.workspaces.current == "explore"
+    assert window.workspaces.actions["explore"].isChecked()
+    assert not window.docks["units"].visibleRegion().isEmpty()
+    window.workspaces.apply("report")
+    settle(qtbot, window)
+    window.raise_panel("scores")  # Report holds Scores: it stays
+    assert window.workspaces.current == "report"
+    window.raise_panel("annotate")  # Annotate's own workspace brings it to the front
+    assert window.workspaces.current == "annotate"
