@@ -142,7 +142,7 @@ def wire_window(window, hold_jobs: bool = False):
     from app.scores.controller import ScoresController
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
-    from app.window_state import CompareTicks
+    from app.window_state import CompareTicks, TabMemory, UnitsViewMemory
     from core.dialog_memory import DialogMemory
     from widgets.annotate import AnnotatePanel
     from widgets.browser import BrowserPanel
@@ -175,6 +175,9 @@ def wire_window(window, hold_jobs: bool = False):
     controller.models = ModelsController(ctx, window)
     controller.references = ReferencesController(ctx, window)
     CompareTicks(ctx, browser)  # kept by the panel
+    UnitsViewMemory(ctx, cast(UnitsPanel, panels["units"]))
+    annotate = cast(AnnotatePanel, panels["annotate"])
+    TabMemory(ctx.settings, annotate.tabs, "annotate/tab")
     return controller
 
 

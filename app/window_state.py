@@ -1,5 +1,7 @@
 """What the window keeps across restarts besides its layout (which
-``widgets.main_window.MainWindow.save_layout`` keeps: geometry, docks, splitters).
+``widgets.main_window.MainWindow.save_layout`` keeps: geometry, docks, splitters, the
+workspace): the Browser's Compare-with ticks and the Units table's filters and sort (per
+session), and which sub-tab of a panel was in front (Annotate's Rate or Agreement).
 
 The Browser's Compare-with ticks belong to a session and a category (what a user
 compares City with is not what they compare Airport with, nor what another study
@@ -15,11 +17,13 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QSettings
+from PySide6.QtWidgets import QTabWidget
 
 if TYPE_CHECKING:
     from app.context import PanelContext
     from widgets.browser import BrowserPanel
+    from widgets.units import UnitsPanel
 
 
 class CompareTicks(QObject):
@@ -66,3 +70,67 @@ class CompareTicks(QObject):
             self.panel.set_compared([str(name) for name in ticked])
         finally:
             self._applying = False
+
+
+def _session_key(ctx: PanelContext, prefix: str) -> str | None:
+    store = ctx.store
+    if store is None:
+        return None
+    digest = hashlib.sha1(str(store.path.resolve()).encode()).hexdigest()[:16]
+    return f"{prefix}-{digest}"
+
+
+class UnitsViewMemory(QObject):
+    """The Units table's filters and sort, per session file (the values offered are the
+    session's own tiers and languages): written when the user changes them, applied
+    again once the session's units are first shown after it opens."""
+
+    def __init__(self, ctx: PanelContext, panel: UnitsPanel) -> None:
+        super().__init__(panel)
+        self.ctx, self.panel = ctx, panel
+        self._pending = False  # the session opened; its units not shown yet
+        self._applying = False
+        ctx.session_changed.connect(lambda _store: setattr(self, "_pending", True))
+        panel.units_shown.connect(self.restore)
+        panel.view_changed.connect(self.remember)
+
+    def remember(self) -> None:
+        key = _session_key(self.ctx, "units/view")
+        if key is None or self._applying or self._pending:
+            return
+        self.ctx.settings.setValue(key, json.dumps(self.panel.view_state()))
+
+    def restore(self) -> None:
+        if not self._pending:
+            return
+        self._pending = False
+        key = _session_key(self.ctx, "units/view")
+        if key is None:
+            return
+        try:
+            state = json.loads(str(self.ctx.settings.value(key, "{}")))
+        except (TypeError, ValueError):
+            return
+        if not isinstance(state, dict) or not state:
+            return
+        self._applying = True
+        try:
+            self.panel.restore_view_state(state)
+        finally:
+            self._applying = False
+
+
+class TabMemory(QObject):
+    """Which tab of ``tabs`` was in front, kept in the user's settings under ``key`` and
+    brought to the front again when the window is built."""
+
+    def __init__(self, settings: QSettings, tabs: QTabWidget, key: str) -> None:
+        super().__init__(tabs)
+        self.settings, self.tabs, self.key = settings, tabs, key
+        try:
+            index = int(str(settings.value(key, -1)))
+        except ValueError:
+            index = -1
+        if 0 <= index < tabs.count():
+            tabs.setCurrentIndex(index)
+        tabs.currentChanged.connect(lambda i: settings.setValue(key, i))

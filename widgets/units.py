@@ -162,6 +162,8 @@ class UnitsPanel(QWidget):
     filters_changed = Signal(object)  # ClaimFilterSettings
     sample_requested = Signal(object)  # core.sampler.SampleRequest (with the claim filters)
     more_units_requested = Signal(object)  # the last unit id shown: the next page is wanted
+    units_shown = Signal()  # the session's units (page one) are in the table
+    view_changed = Signal()  # the user changed a units filter or the sort
 
     # Where the Sample… dialog keeps its choices (set by app.gui; None: not kept).
     dialog_memory: DialogMemory | None = None
@@ -181,7 +183,7 @@ class UnitsPanel(QWidget):
         self.units_view.setSortingEnabled(True)
         self.units_view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.units_view.horizontalHeader().sortIndicatorChanged.connect(
-            lambda *_a: self._read_every_page()
+            lambda *_a: (self._read_every_page(), self.view_changed.emit())
         )
         _fit_unit_columns(self.units_view)
         # At least five rows of units, whatever the editor below asks for (one row showed
@@ -380,7 +382,8 @@ class UnitsPanel(QWidget):
         self.units_label.setText(self._units_words)
         sorted_by = self.units_view.horizontalHeader().sortIndicatorSection()
         if sorted_by >= 0 or any(v != ANY for v in self.unit_filter().values()):
-            self._filter_units()  # a sort or filter in force works on every unit
+            self._filter_units(emit=False)  # a sort or filter in force works on every unit
+        self.units_shown.emit()
 
     def add_units(
         self,
@@ -633,11 +636,60 @@ class UnitsPanel(QWidget):
     def unit_filter(self) -> dict[str, str]:
         return {name: str(combo.currentData()) for name, combo in self.unit_filters.items()}
 
-    def _filter_units(self, _index: int = 0) -> None:
+    def view_state(self) -> dict[str, Any]:
+        """The filters and the sort of the units table, as plain values (kept across
+        restarts by ``app.window_state``)."""
+        header = self.units_view.horizontalHeader()
+        return {
+            "filters": self.unit_filter(),
+            "sort": [header.sortIndicatorSection(), header.sortIndicatorOrder().value],
+        }
+
+    def restore_view_state(self, state: Mapping[str, Any]) -> None:
+        """Filters and sort as :meth:`view_state` gave them; a filter value no unit read
+        yet has is offered all the same (the filter reads every page)."""
+        filters = state.get("filters")
+        sort = state.get("sort")
+        for combo in self.unit_filters.values():
+            combo.blockSignals(True)
+        try:
+            if isinstance(filters, Mapping):
+                for name, value in filters.items():
+                    combo = self.unit_filters.get(str(name))
+                    if combo is None or not isinstance(value, str):
+                        continue
+                    if combo.findData(value) < 0:
+                        combo.addItem(value, value)
+                    combo.setCurrentIndex(combo.findData(value))
+        finally:
+            for combo in self.unit_filters.values():
+                combo.blockSignals(False)
+        header = self.units_view.horizontalHeader()
+        header.blockSignals(True)
+        try:
+            if (
+                isinstance(sort, list)
+                and len(sort) == 2
+                and all(isinstance(v, int) for v in sort)
+                and -1 <= sort[0] < len(UNIT_COLUMNS)
+            ):
+                order = Qt.SortOrder(1 if sort[1] else 0)
+                if sort[0] >= 0:
+                    self.units_view.sortByColumn(sort[0], order)
+                else:
+                    header.setSortIndicator(-1, order)
+                    self.units_proxy.sort(-1)
+        finally:
+            header.blockSignals(False)
+        self._filter_units(emit=False)
+
+    def _filter_units(self, _index: int = 0, *, emit: bool = True) -> None:
         wanted = {UNIT_COLUMNS.index(name): value for name, value in self.unit_filter().items()}
         self.units_proxy.set_wanted(wanted)
         self._read_every_page()
         self._show_counts()
+        if emit:
+            self.view_changed.emit()
 
     def _show_counts(self) -> None:
         shown, loaded = self.units_proxy.rowCount(), self.units_model.rowCount()

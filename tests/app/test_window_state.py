@@ -198,3 +198,47 @@ def test_compare_with_ticks_come_back_per_session_and_category(qtbot, tmp_path: 
     settle_reads(qtbot, controller)
     assert panel.compared() == []
     controller.shutdown()
+
+
+def test_units_filters_and_sort_and_annotates_tab_come_back(qtbot, tmp_path: Path) -> None:
+    from PySide6.QtCore import QSettings, Qt
+
+    from app.gui import build_window
+    from core.store import SessionStore
+    from tests.fixtures.verbalise_units import add_units
+
+    settings = tmp_path / "s.ini"
+    session = tmp_path / "units.taillens"
+    store = SessionStore.create(session)
+    add_units(store, 6)
+    store.close()
+
+    def start():
+        window, controller = build_window(QSettings(str(settings), QSettings.Format.IniFormat))
+        qtbot.addWidget(window)
+        assert controller.open_session(session)
+        settle_reads(qtbot, controller)
+        panel = controller.units.panel
+        qtbot.waitUntil(lambda: panel.units_model.rowCount() == 6, timeout=10_000)
+        return controller, panel, controller.annotate.panel
+
+    controller, panel, annotate = start()
+    size = panel.unit_filters["size"]
+    wanted = next(size.itemData(i) for i in range(size.count()) if "2" in str(size.itemData(i)))
+    size.setCurrentIndex(size.findData(wanted))  # as the user picks it
+    panel.units_view.horizontalHeader().setSortIndicator(0, Qt.SortOrder.DescendingOrder)
+    annotate.tabs.setCurrentIndex(1)  # Agreement
+    shown = panel.units_proxy.rowCount()
+    assert 0 < shown < 6
+    state = panel.view_state()
+    controller.shutdown()
+
+    controller, panel, annotate = start()  # the next start
+    qtbot.waitUntil(lambda: panel.units_proxy.rowCount() == shown, timeout=10_000)
+    assert panel.view_state() == state
+    assert panel.unit_filters["size"].currentData() == wanted
+    header = panel.units_view.horizontalHeader()
+    assert header.sortIndicatorSection() == 0
+    assert header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+    assert annotate.tabs.currentIndex() == 1
+    controller.shutdown()
