@@ -120,7 +120,7 @@ class BrowserController(QObject):
         behind another). A window not shown yet (built for a test or a timing) counts
         as in view: nothing says where the user will look."""
         dock = self.dock
-        return dock is not None and dock.window().isVisible() and not dock.isVisible()
+        return dock is not None and dock.window().isVisible() and not self.ctx.in_view("browser")
 
     def _on_visibility(self, visible: bool) -> None:
         if visible and self._embedded_deferred:

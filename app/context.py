@@ -140,3 +140,9 @@ class PanelContext(QObject):
     def dock(self, key: str) -> QDockWidget | None:
         """A panel's dock by its key (a controller asks for its own)."""
         return self._docks(key)
+
+    def in_view(self, key: str) -> bool:
+        """Whether panel ``key`` can be seen now: shown, and not a tab behind another
+        (Qt calls such a dock visible; its visible region is empty)."""
+        dock = self._docks(key)
+        return dock is not None and dock.isVisible() and not dock.visibleRegion().isEmpty()

@@ -98,7 +98,10 @@ class ReportController(QObject):
         self.panel.set_busy(False)
         self.panel.clear()
         self.refresh_available()
-        if self.dock is not None and self.dock.isVisible():
+        # Built at once only where it can be seen: a Report tabbed behind another panel
+        # builds when its tab is clicked (a whole report at every start, unseen, cost
+        # seconds of CPU before the window was idle).
+        if self.ctx.in_view("report"):
             QTimer.singleShot(0, self.build_when_shown)
 
     def refresh_available(

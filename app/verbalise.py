@@ -189,7 +189,7 @@ class VerbaliseController(QObject):
             QTimer.singleShot(0, self.update_preview)
 
     def _preview_in_view(self) -> bool:
-        return self._preview_asked or (self.dock is not None and self.dock.isVisible())
+        return self._preview_asked or self.ctx.in_view("verbalise")
 
     def add_folder(self, folder: str) -> None:
         """Remember ``folder`` as a place with models, list what it holds, pick the first."""
