@@ -431,3 +431,25 @@ def test_the_plots_open_on_a_significant_metric_and_keep_the_users_choice(qtbot,
     panel.plots.show_plot(last)
     build(qtbot, controller.report)
     assert panel.plots.current_spec().title == specs[last].title
+
+
+def test_a_report_tabbed_behind_another_panel_builds_when_its_tab_is_shown(
+    qtbot, tmp_path: Path, report_session: ReportSession
+) -> None:
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(window)
+    window.resize(1366, 738)
+    window.show()  # Explore: the Report is a tab behind Units on the right
+    qtbot.waitExposed(window)
+    started: list[str] = []
+    controller.runner.job_started.connect(lambda h: started.append(h.job.title))
+    assert controller.open_session(report_session.path)
+    settle_reads(qtbot, controller)
+    qtbot.wait(200)  # the turn in which a report in view would start building
+    assert "Bias report" not in started and controller.report.view is None
+    window.raise_panel("report")  # its tab clicked
+    qtbot.waitUntil(lambda: controller.report.view is not None, timeout=60_000)
+    assert "Bias report" in started
+    controller.shutdown()
