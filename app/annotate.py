@@ -117,12 +117,15 @@ class AnnotateController(QObject):
     def _pack_opened(self, info: PackInfo | None, named: dict[str, int]) -> None:
         if info is None or info.annotator not in named:
             return
+        # Where its annotator works: Annotate's workspace, as them, the queue built.
+        self.ctx.show_task("annotate")
         self.choose_annotator(named[info.annotator])
+        self.build_queue(self.panel.queue_filter())
         self.ctx.notify.show_message(
             "Annotation pack",
-            f"This pack holds {info.items} texts for {info.annotator} to rate: press "
-            "Build queue in Annotate. Ratings are saved as you go; send this file back "
-            "when done." + (" The guidelines are under Details." if info.guidelines else ""),
+            f"This pack holds {info.items} texts for {info.annotator} to rate; the queue "
+            "is built. Ratings are saved as you go; send this file back when done."
+            + (" The guidelines are under Details." if info.guidelines else ""),
             info.guidelines,
         )
 
@@ -263,7 +266,17 @@ class AnnotateController(QObject):
             if self.queue is queue:
                 self.panel.set_can_undo(True)
                 self._progress()
-                self.show(queue.next_index(index))
+                following = queue.next_index(index)
+                self.show(following)
+                if following is not None and following <= index:
+                    # Past the last item: said, not a silent jump back to one skipped.
+                    done = queue.rated()
+                    left = sum(1 for item in queue.items if item.ref not in done)
+                    self.panel.show_message(
+                        f"End of the queue: {plural(left, 'text')} you skipped "
+                        f"{'is' if left == 1 else 'are'} still unrated; back to item "
+                        f"{following + 1}."
+                    )
 
         landed = self.ctx.writer.write(
             f"your rating of item {index + 1}",

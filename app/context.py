@@ -116,6 +116,7 @@ class PanelContext(QObject):
         settings: QSettings,
         docks: Callable[[str], QDockWidget | None],
         browser_state: BrowserState,
+        show_task: Callable[[str], None] | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -125,6 +126,9 @@ class PanelContext(QObject):
         self.notify = notify
         self.settings = settings
         self._docks = docks
+        # Bring the workspace whose task panel ``key`` is to the front, with the panel
+        # (an annotation pack opens in Annotate's workspace).
+        self.show_task: Callable[[str], None] = show_task or (lambda _key: None)
         self.browser_state = browser_state
         self.source = SourceChoice()
         self.preferences: Preferences | None = None  # set by app.preferences

@@ -136,6 +136,7 @@ class AppController(QObject):
             settings=self.window.settings,
             docks=self.window.docks.get,
             browser_state=browser_state,
+            show_task=self.window.show_task,
             parent=self,
         )
         self.session_changed.connect(ctx.session_changed)

@@ -36,7 +36,7 @@ from widgets.job_status import JobStatusWidget
 from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
 from widgets.panels import BOTTOM, COMMANDS, PANELS, RIGHT, PanelSpec
 from widgets.session_overview import SessionOverview
-from widgets.workspaces import Workspaces
+from widgets.workspaces import WORKSPACES, Workspaces
 
 if TYPE_CHECKING:
     from core.dataset_stats import Finding, Table
@@ -367,6 +367,14 @@ class MainWindow(QMainWindow):
         action = QAction(title, self)
         action.triggered.connect(lambda _checked=False: self._raise_dock(dock))
         return action
+
+    def show_task(self, key: str) -> None:
+        """The workspace that brings panel ``key`` to the front, with that panel raised
+        (e.g. Annotate's own workspace for an annotation pack)."""
+        home = next((w.key for w in WORKSPACES if key in w.front), None)
+        if home is not None:
+            self.workspaces.apply(home)
+        self.raise_panel(key)
 
     def raise_panel(self, key: str) -> None:
         """Show panel ``key``, bring it in front of the docks tabbed with it, focus it."""

@@ -590,3 +590,28 @@ def test_progress_counts_stored_ratings_after_a_restart(qtbot, built, settings) 
     assert [i.unit_uid for i in controller2.annotate.queue.items] == ["u7", "u8"]
     assert "5 / 7" in panel2.progress_label.text()  # not 0 / 2
     controller2.shutdown()
+
+
+def test_the_queue_says_so_when_its_end_is_past_and_when_it_is_done(qtbot, wired) -> None:
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    queue_of(panel)  # u4, u7, u8 left for ana
+    assert annotate.index == 0
+    annotate.show(1)  # u4 skipped
+    qtbot.keyClick(panel, "4")
+    qtbot.keyClick(panel, "y")
+    qtbot.keyClick(panel, Qt.Key.Key_Return)  # u7 rated: on to u8
+    assert annotate.index == 2
+    qtbot.keyClick(panel, "3")
+    qtbot.keyClick(panel, "y")
+    qtbot.keyClick(panel, Qt.Key.Key_Return)  # u8, the last: back to the skipped u4
+    assert annotate.index == 0
+    assert (
+        "End of the queue: 1 text you skipped is still unrated; back to item 1."
+        in panel.message_label.text()
+    )
+    qtbot.keyClick(panel, "5")
+    qtbot.keyClick(panel, "y")
+    qtbot.keyClick(panel, Qt.Key.Key_Return)
+    assert annotate.index is None  # every text rated: the queue says it is done
+    assert panel.text_label.text().startswith("Done: you have rated all 3 texts")

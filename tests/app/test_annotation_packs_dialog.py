@@ -80,6 +80,11 @@ def test_pack_open_rate_merge_from_the_window(
         timeout=10_000,
     )
     assert "guidelines are under Details" in window2.last_message.text()
+    # Where eve works: Annotate's workspace, the queue of the pack's texts built.
+    assert window2.workspaces.current == "annotate"
+    qtbot.waitUntil(lambda: annotator_side.annotate.queue is not None, timeout=10_000)
+    assert len(annotator_side.annotate.queue) > 0
+    assert annotator_side.annotate.index == 0
     store = annotator_side.store
     assert store is not None
     eve = find_annotator(store, "eve")
