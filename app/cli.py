@@ -109,6 +109,21 @@ def _opens_a_session(argv: Sequence[str]) -> bool:
     return bool(argv) and not argv[0].startswith("-") and argv[0].endswith(SESSION_SUFFIX)
 
 
+def _starts_with_a_window_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> bool:
+    """``taillens --theme light`` (an option of the window, the default command, first):
+    gui. An option of ``taillens`` itself (``--version``, ``--help``) stays its own."""
+    if not argv or not argv[0].startswith("-"):
+        return False
+    first = argv[0].split("=", 1)[0]
+    if first in {o for action in parser._actions for o in action.option_strings}:
+        return False
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and "gui" in action.choices:
+            window = action.choices["gui"]
+            return first in {o for a in window._actions for o in a.option_strings}
+    return False
+
+
 class TerminalSafe:
     """A text stream (stdout) that writes every character a terminal would act on as its
     escape (:func:`core.safe_names.for_terminal`): a name read from a file (an annotator,
@@ -169,7 +184,7 @@ def _main(argv: Sequence[str] | None) -> int:
         _show_store_notices()
         parser = build_parser()
         argv = list(sys.argv[1:] if argv is None else argv)
-        if _opens_a_session(argv):
+        if _opens_a_session(argv) or _starts_with_a_window_option(parser, argv):
             argv = ["gui", *argv]
         args = parser.parse_args(argv)
         if args.command is None:

@@ -185,3 +185,20 @@ def test_gui_without_a_display_says_so(taillens_home: Path) -> None:
     assert result.returncode == 2
     assert "no display" in result.stderr
     assert "--screenshot" in result.stderr
+
+
+def test_a_window_option_first_opens_the_window_with_it(capsys) -> None:
+    from app.cli import _starts_with_a_window_option
+
+    parser = build_parser()
+    assert _starts_with_a_window_option(parser, ["--theme", "light"])
+    assert _starts_with_a_window_option(parser, ["--size=1024x640", "--screenshot", "x.png"])
+    assert not _starts_with_a_window_option(parser, ["--version"])
+    assert not _starts_with_a_window_option(parser, ["--no-such-option"])
+    assert not _starts_with_a_window_option(parser, ["score", "--theme", "light"])
+    # Parsed as the window's: its own choices are checked (gui's message, not "unrecognized").
+    with pytest.raises(SystemExit) as stopped:
+        main(["--theme", "purple"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "taillens gui" in err and "invalid choice: 'purple'" in err
