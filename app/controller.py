@@ -83,6 +83,7 @@ class AppController(QObject):
         self.runner = runner or QtJobRunner(parent=self)
         self.store: SessionStore | None = None
         self.session_lock: SessionLock | None = None  # this window's hold on the session
+        self.open_cancelled = False  # the last open_session was cancelled by the user
         # What jobs and edits wrote: panels subscribe to the topics they show.
         self.changes = SessionChanges(self)
         self.changes.subscribe(EVERYTHING, lambda _topics: self.refresh(), self)
@@ -159,11 +160,13 @@ class AppController(QObject):
 
         lock: SessionLock | None = None
         read_only = False
+        self.open_cancelled = False
         try:
             lock = SessionLock.acquire(path)
         except SessionInUseError as busy:
             choice = self.window.ask_session_in_use(path.name, busy.holder.describe())
             if choice == "cancel":
+                self.open_cancelled = True  # the user's choice, not a failure
                 return False
             read_only = choice == "read_only"
         try:

@@ -325,6 +325,11 @@ def launch(
         nonlocal status
         if session is not None:
             if not controller.open_session(session):
+                if controller.open_cancelled:
+                    # "Cancel" in the session-in-use question: this window was opened
+                    # for that session only; an empty window would be left behind.
+                    app.quit()
+                    return
                 status = 2
         elif not controller.open_session(paths.default_session_path(), create=True):
             status = 2

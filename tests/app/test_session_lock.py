@@ -87,11 +87,14 @@ def test_a_second_window_asks_and_opens_read_only_or_not_at_all(
     monkeypatch.setattr(window, "ask_session_in_use", ask)
     assert not controller.open_session(session)
     assert controller.store is None
+    # Cancelled, not failed: a window opened for this session alone closes (app.gui).
+    assert controller.open_cancelled
     assert asked[0][0] == "shared.taillens" and f"process {other_process.pid}" in asked[0][1]
 
     answer[0] = "read_only"
     assert controller.open_session(session)
     assert controller.store.read_only and "(read-only)" in window.windowTitle()
+    assert not controller.open_cancelled
     assert read_holder(session).pid == other_process.pid  # still theirs
     controller.shutdown()
     assert read_holder(session).pid == other_process.pid
