@@ -23,9 +23,16 @@ class UnknownDialogError(UserFacingError):
 
 def _score(app: AppController) -> Any:
     from app.scores.dialog import score_choices
+    from core.metrics.meteor import wordnet_status
+    from core.placement import accelerator_likely
 
+    # As the Score… button offers it (WordNet and a GPU looked for), without the scan
+    # of the model folders that the button runs in a job.
     scores = app.scores
-    return scores.panel.open_score_dialog(score_choices([], scores.data, None, scores.model_notes))
+    choices = score_choices(
+        [], scores.data, wordnet_status(), scores.model_notes, accelerator=accelerator_likely()
+    )
+    return scores.panel.open_score_dialog(choices)
 
 
 def _import(app: AppController) -> Any:

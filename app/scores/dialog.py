@@ -44,7 +44,9 @@ def score_choices(
     from core.models import CAUSAL
 
     wordnet_found = wordnet is not None and wordnet.found
-    checked, unticked = machine_defaults(wordnet_found=wordnet_found, accelerator=accelerator)
+    checked, unticked = machine_defaults(
+        wordnet_found=None if wordnet is None else wordnet.found, accelerator=accelerator
+    )
 
     runs = data.runs if data is not None else []
     langs = (data.langs if data is not None else []) or list(LANGUAGES)

@@ -112,13 +112,14 @@ HEAVY_ON_CPU: tuple[str, ...] = (BERTSCORE,)
 
 
 def machine_defaults(
-    *, wordnet_found: bool, accelerator: bool
+    *, wordnet_found: bool | None, accelerator: bool
 ) -> tuple[tuple[str, ...], dict[str, str]]:
     """The metrics the Score dialog ticks on this machine, and why each default it
     leaves unticked is left (one line each): METEOR without a WordNet would be absent
-    from every text; a model metric without a GPU would make the run take minutes."""
+    from every text; a model metric without a GPU would make the run take minutes.
+    ``wordnet_found`` None: not looked for (METEOR stays ticked)."""
     left: dict[str, str] = {}
-    if not wordnet_found:
+    if wordnet_found is False:
         left[METEOR] = "not ticked: no WordNet on this machine (see below)"
     if not accelerator:
         for name in HEAVY_ON_CPU:

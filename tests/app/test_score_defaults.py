@@ -20,6 +20,8 @@ def test_machine_defaults_leave_out_what_this_machine_cannot_do_well() -> None:
     assert METEOR not in checked and BERTSCORE not in checked
     assert {BLEU, ESA} <= set(checked)
     assert "WordNet" in why[METEOR] and "GPU" in why[BERTSCORE]
+    checked, why = machine_defaults(wordnet_found=None, accelerator=True)  # not looked for
+    assert METEOR in checked and why == {}
 
 
 @pytest.mark.parametrize("found", [True, False])
