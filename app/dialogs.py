@@ -161,10 +161,6 @@ DIALOGS: dict[str, tuple[str, Callable[[AppController], Any]]] = {
 }
 
 
-def dialog_names() -> list[str]:
-    return list(DIALOGS)
-
-
 def check_dialog_name(name: str) -> str:
     if name not in DIALOGS:
         raise UnknownDialogError(f"no dialog {name!r} (dialogs: {', '.join(DIALOGS)})")

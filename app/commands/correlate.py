@@ -6,18 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from app.commands.arguments import comma_list, run_ids
 from core import jsonio
-
-
-def _csv(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def _run_ids(text: str) -> list[int]:
-    try:
-        return [int(part) for part in _csv(text)]
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"run ids are numbers, e.g. 1,2 (got {text!r})") from error
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,10 +23,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     correlate.add_argument("--session", type=Path, required=True)
     correlate.add_argument(
-        "--metrics", type=_csv, help="score columns, e.g. esa,bleu:gold,chrf++:gold (default: all)"
+        "--metrics",
+        type=comma_list,
+        help="score columns, e.g. esa,bleu:gold,chrf++:gold (default: all)",
     )
     correlate.add_argument(
-        "--human", type=_csv, help="human ratings, e.g. fluency,webnlg:correctness (default: all)"
+        "--human",
+        type=comma_list,
+        help="human ratings, e.g. fluency,webnlg:correctness (default: all)",
     )
     correlate.add_argument(
         "--level",
@@ -44,13 +38,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="both",
         help="text level, system level or both (default)",
     )
-    correlate.add_argument("--runs", type=_run_ids, help="only these run ids, e.g. 1,2")
-    correlate.add_argument("--langs", "--language", type=_csv, help="only these languages, e.g. en")
+    correlate.add_argument("--runs", type=run_ids, help="only these run ids, e.g. 1,2")
     correlate.add_argument(
-        "--tier", type=_csv, help="only texts of these tiers or sub-tiers, e.g. long_tail"
+        "--langs", "--language", type=comma_list, help="only these languages, e.g. en"
     )
     correlate.add_argument(
-        "--system", type=_csv, help="only these systems (run system or model names)"
+        "--tier", type=comma_list, help="only texts of these tiers or sub-tiers, e.g. long_tail"
+    )
+    correlate.add_argument(
+        "--system", type=comma_list, help="only these systems (run system or model names)"
     )
     correlate.add_argument(
         "--where",
@@ -85,7 +81,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     correlate.add_argument(
         "--against",
-        type=_csv,
+        type=comma_list,
         help="with --matrix: the columns, e.g. bleu:gold,chrf++:gold,webnlg:correctness",
     )
     correlate.add_argument(

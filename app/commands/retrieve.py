@@ -6,12 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from app.commands.arguments import comma_list
 from core import jsonio
 from core.vocab import QUALITIES
-
-
-def _csv(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     retrieve.add_argument("--session", type=Path, required=True)
     retrieve.add_argument("--run", type=int, help="a run's outputs (default: the references)")
-    retrieve.add_argument("--langs", type=_csv, help="only these languages, e.g. en,it")
+    retrieve.add_argument("--langs", type=comma_list, help="only these languages, e.g. en,it")
     retrieve.add_argument("--quality", choices=QUALITIES, help="only references of this quality")
     retrieve.add_argument(
         "--one-text-per-graph",
@@ -72,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     trainer.add_argument("--max-seq-length", type=int, default=128)
     trainer.add_argument("--no-hard", action="store_true", help="no hard negatives")
     trainer.add_argument("--no-inverted", action="store_true", help="no inverted negatives")
-    trainer.add_argument("--langs", type=_csv, help="only references in these languages")
+    trainer.add_argument("--langs", type=comma_list, help="only references in these languages")
     trainer.add_argument("--quality", choices=QUALITIES)
     trainer.add_argument("--seed", type=int, default=0)
     trainer.add_argument("--device", default="cpu", help="cpu, cuda, mps or auto")

@@ -7,22 +7,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.commands.arguments import comma_list, run_ids
 from core import jsonio
 from core.labels import plural
 
 if TYPE_CHECKING:
     from core.store import SessionStore
-
-
-def _csv(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def _run_ids(text: str) -> list[int]:
-    try:
-        return [int(part) for part in _csv(text)]
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"run ids are numbers, e.g. 1,2 (got {text!r})") from error
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "similarity; 'default' = all but the perplexities, 'all' = everything, "
         "'webnlg' = bleu, chrf++, ter, meteor (the WebNLG scripts' offline ones)",
     )
-    score.add_argument("--runs", type=_run_ids, help="only these run ids, e.g. 1,2")
-    score.add_argument("--langs", type=_csv, help="only these languages, e.g. en,it")
+    score.add_argument("--runs", type=run_ids, help="only these run ids, e.g. 1,2")
+    score.add_argument("--langs", type=comma_list, help="only these languages, e.g. en,it")
     score.add_argument(
         "--references",
         action="store_true",
@@ -181,7 +171,7 @@ def run_score(args: argparse.Namespace) -> int:
             wordnet=args.wordnet,
         )
         request = ScoringRequest(
-            metrics=tuple(_csv(args.metrics)),
+            metrics=tuple(comma_list(args.metrics)),
             run_ids=tuple(args.runs) if args.runs else None,
             langs=tuple(args.langs) if args.langs else None,
             references=args.references,

@@ -6,12 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from app.commands.arguments import comma_list
 from core import jsonio
 from core.vocab import QUALITIES
-
-
-def _csv(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     trainer.add_argument("--prompt-preset", help="causal models")
     trainer.add_argument("--lora-r", type=int)
-    trainer.add_argument("--langs", type=_csv, help="only references in these languages")
+    trainer.add_argument("--langs", type=comma_list, help="only references in these languages")
     trainer.add_argument("--quality", choices=QUALITIES)
     trainer.add_argument("--seed", type=int, help="default 0")
     trainer.add_argument("--device", help="auto (default), cpu, cuda or mps")

@@ -123,7 +123,7 @@ def test_gui_screenshot_writes_png(tmp_path: Path, taillens_home: Path) -> None:
 def test_gui_screenshot_waits_for_start_up_jobs_and_shows_a_panel(
     tmp_path: Path, taillens_home: Path
 ) -> None:
-    shot = tmp_path / "units.png"
+    shot = tmp_path / "browser.png"
     session = tmp_path / "demo.taillens"
     SessionStore.create(session).close()
     result = run_cli(
@@ -132,7 +132,7 @@ def test_gui_screenshot_waits_for_start_up_jobs_and_shows_a_panel(
         "--screenshot",
         str(shot),
         "--show",
-        "units",
+        "browser",  # in view: it loads the demo data (out of view it would wait)
         "--wait-for-jobs",
         "60",
         env_home=taillens_home,
