@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.changes import Topic
-from core.jobs import Job, JobContext, JobSucceeded
+from core.jobs import Job, JobContext
 from core.logs import get_logger
 from core.wikidata.categories import Category, default_categories
 from core.wikidata.records import CategoryTable
@@ -58,7 +58,6 @@ class BrowserController(QObject):
         super().__init__(panel)
         self.ctx = ctx
         self.panel = panel
-        self._embedded: WikidataSource | None = None
         self._wait_relay = _WaitRelay(self)
         self._wait_relay.waiting.connect(self._show_wait)
         self._reload_timer = QTimer(self)
@@ -82,15 +81,6 @@ class BrowserController(QObject):
         panel.fetch_requested.connect(self.fetch)
         panel.source_requested.connect(self.use_source)
         panel.demo_requested.connect(self.start_demo)
-        self._demo_pending = False
-        self._embedded_loading = False
-        # The demo snapshot costs seconds of CPU and about 380 MB: at start-up it loads
-        # only where the Browser is in view, else once it comes into view (or "Start
-        # with the demo" asks).
-        self._embedded_deferred = False
-        self.dock = ctx.dock("browser")
-        if self.dock is not None:
-            self.dock.visibilityChanged.connect(self._on_visibility)
         panel.category_save_requested.connect(self.save_category)
         panel.start_unit_requested.connect(ctx.unit_requested)  # the Units panel starts it
         # What was edited in the old session is written to it before it closes.
@@ -99,34 +89,14 @@ class BrowserController(QObject):
         # Members fetched (by this panel or any job): the table, the plots and every
         # ticked Compare-with category are read again from the session.
         ctx.changes.subscribe({Topic.MEMBERS}, lambda _topics: self.members_changed(), self)
-        if panel.source_combo.currentData() == "embedded":
-            panel.set_source_badge("embedded", "DEMO DATA: loading…")
-        # After the first paint: loading the demo data competes for the CPU with start-up.
-        # With self as context, the call is dropped if this controller is gone by then.
+        # After the first paint (a live source may ask for a contact). With self as
+        # context, the call is dropped if this controller is gone by then.
         self.start_up_pending = True
         QTimer.singleShot(STARTUP_DELAY_MS, self, self._use_initial_source)
 
     def _use_initial_source(self) -> None:
         self.start_up_pending = False
-        kind = self.panel.source_combo.currentData()
-        if kind == "embedded" and self._out_of_view():
-            self._embedded_deferred = True
-            self.panel.set_source_badge("embedded", "DEMO DATA: loads when this panel is shown")
-            return
-        self.use_source(kind, "")
-
-    def _out_of_view(self) -> bool:
-        """The window is on screen and the Browser is not (another workspace, a tab
-        behind another). A window not shown yet (built for a test or a timing) counts
-        as in view: nothing says where the user will look."""
-        dock = self.dock
-        return dock is not None and dock.window().isVisible() and not self.ctx.in_view("browser")
-
-    def _on_visibility(self, visible: bool) -> None:
-        if visible and self._embedded_deferred:
-            self._embedded_deferred = False
-            if self.panel.source_combo.currentData() == "embedded":
-                self._use_embedded()
+        self.use_source(self.panel.source_combo.currentData(), "")
 
     @property
     def store(self) -> SessionStore | None:
@@ -183,56 +153,23 @@ class BrowserController(QObject):
         self._set_source(kind)
 
     def _use_embedded(self) -> None:
-        self._embedded_deferred = False
-        if self._embedded is not None:
-            self.source = self._embedded
-            self._set_source("embedded")
-            return
-        if self._embedded_loading:  # one load at a time ("Start with the demo" asks too)
-            return
-        self._embedded_loading = True
+        # The demo snapshot (seconds of CPU, about 380 MB) loads in the first job that
+        # reads it, not when it is chosen: a window showing a saved session never loads
+        # it (core.wikidata.open_source.LazyDemoSource).
+        from core.wikidata.open_source import LazyDemoSource
 
-        def load(ctx: JobContext) -> WikidataSource:
-            from core.wikidata.open_source import load_demo_source
-
-            ctx.progress(0, None, "loading the demo snapshot")
-            return load_demo_source()
-
-        handle = self.ctx.run_job(
-            Job(
-                "Load demo data",
-                load,
-                kind="wikidata.load-demo",
-                uses_session=False,
-                disposable=True,
-            )
-        )
-        self.panel.set_source_badge("embedded", "DEMO DATA: loading…")
-        handle.succeeded.connect(self._embedded_loaded)
-        handle.finished.connect(lambda _o: setattr(self, "_embedded_loading", False))
-
-    def _embedded_loaded(self, outcome: JobSucceeded[Any]) -> None:
-        self._embedded = outcome.result
-        if self.panel.source_combo.currentData() == "embedded":
-            self.source = self._embedded
-            self._set_source("embedded")
-            if self._demo_pending:
-                self._demo_pending = False
-                self.start_demo()
+        self.source = LazyDemoSource()
+        self._set_source("embedded")
 
     def start_demo(self) -> None:
-        """ "Start with the demo": the demo data as the source (loaded first if need be),
+        """ "Start with the demo": the demo data as the source (loaded by the fetch),
         then the shown category fetched from it."""
         panel = self.panel
         index = panel.source_combo.findData("embedded")
         if panel.source_combo.currentIndex() != index:
             panel.source_combo.setCurrentIndex(index)  # asks for the source (use_source)
-        if self._embedded is None:
-            self._demo_pending = True
+        if self.source_kind != "embedded":
             self._use_embedded()
-            return
-        self.source = self._embedded
-        self._set_source("embedded")
         name = panel.category_combo.currentText()
         if name:
             self.fetch(name, panel.limit_spin.value())

@@ -76,6 +76,9 @@ def fetch_category_job(
             return FetchSummary(category.name, offset - start, offset, pages, start, note)
 
         job.partial = summary()
+        prepare = getattr(source, "prepare", None)
+        if prepare is not None:  # the demo snapshot, loaded on first use: said first
+            prepare(lambda note: ctx.progress(offset, limit, note))
         ctx.progress(offset, limit, "resuming" if start else "starting")
         if offset >= limit:
             note = incomplete_note(*fetch_status(store, category.name))

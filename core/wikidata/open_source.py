@@ -23,7 +23,11 @@ from core.wikidata.sources import (
 from resources import resource_path
 
 if TYPE_CHECKING:
+    from core.jobs import CancelToken
     from core.store import SessionStore
+    from core.wikidata.categories import Category
+    from core.wikidata.records import EntityDetails, MembersPage
+    from core.wikidata.sources import RdfTerm
 
 DEMO_SNAPSHOT = resource_path("demo", "wikidata-demo.nt.gz")
 SOURCE_KINDS = ("embedded", "live", "cache")
@@ -50,6 +54,37 @@ def _load_demo_source() -> EmbeddedSource:
             "--source live or the URL of a SPARQL endpoint."
         )
     return EmbeddedSource.from_file(DEMO_SNAPSHOT, name=EMBEDDED_NAME)
+
+
+class LazyDemoSource:
+    """The demo snapshot as a source that loads it on first use, in whichever job asks
+    first (a fetch, an entity's claims, a search): choosing the demo data costs nothing,
+    and a window that only shows a saved session never pays its seconds of CPU and
+    hundreds of MB. :func:`load_demo_source` loads it once per process."""
+
+    kind = "embedded"
+    name = EMBEDDED_NAME
+
+    @property
+    def loaded(self) -> bool:
+        return _load_demo_source.cache_info().currsize > 0
+
+    def prepare(self, note: Callable[[str], None]) -> None:
+        """Load the snapshot now if it is not yet, saying so through ``note`` first."""
+        if not self.loaded:
+            note("loading the demo snapshot (once per run)")
+            load_demo_source()
+
+    def members_page(
+        self, category: Category, offset: int, limit: int, token: CancelToken | None = None
+    ) -> MembersPage:
+        return load_demo_source().members_page(category, offset, limit, token)
+
+    def entity(self, qid: str, token: CancelToken | None = None) -> EntityDetails:
+        return load_demo_source().entity(qid, token)
+
+    def select(self, query: str, token: CancelToken | None = None) -> list[dict[str, RdfTerm]]:
+        return load_demo_source().select(query, token)
 
 
 def contact_for(contact: str | None = None) -> str | None:

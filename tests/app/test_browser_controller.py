@@ -285,27 +285,36 @@ def test_live_wikidata_asks_once_for_a_contact_and_sends_it(qtbot, wired, monkey
     assert window.settings.value("network/contact") == "lab@example.org"
 
 
-def test_the_demo_data_waits_until_the_browser_is_in_view(qtbot, tmp_path: Path) -> None:
+def test_the_demo_data_loads_in_the_first_fetch_not_at_start_up(qtbot, tmp_path: Path) -> None:
     from PySide6.QtCore import QSettings
 
     from app.gui import build_window
+    from core.wikidata.open_source import LazyDemoSource, _load_demo_source
 
+    _load_demo_source.cache_clear()  # as in a new process
     window, controller = build_window(
         QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     )
     qtbot.addWidget(window)
     browser = controller.browser
-    window.show()
-    assert browser.dock is not None
-    browser.dock.hide()  # another workspace's panels in view at start-up
-    qtbot.waitExposed(window)
+    assert controller.new_session(tmp_path / "lazy.taillens")
     qtbot.waitUntil(lambda: not browser.start_up_pending, timeout=10_000)
-    titles = [h.title for h in controller.runner.active.values()]
-    assert "Load demo data" not in titles and browser.source is None
-    assert "loads when this panel is shown" in browser.panel.source_badge.text()
+    settle_reads(qtbot, controller)
+    # Chosen, badge shown, nothing loaded: a window that fetches nothing never pays it.
+    assert isinstance(browser.source, LazyDemoSource) and browser.source_kind == "embedded"
+    assert "DEMO DATA" in browser.panel.source_badge.text()
+    assert not browser.source.loaded
 
-    browser.dock.show()  # the user comes to the Browser: the demo data loads now
-    browser.dock.raise_()  # its tab in front
-    qtbot.waitUntil(lambda: browser.source is not None, timeout=30_000)
-    assert browser.source_kind == "embedded"
+    notes: list[str] = []
+    controller.runner.job_started.connect(
+        lambda handle: handle.progressed.connect(lambda p: notes.append(p.message))
+    )
+    browser.panel.category_combo.setCurrentText("Monument")
+    settle_reads(qtbot, controller)
+    browser.panel.limit_spin.setValue(50)
+    with qtbot.waitSignal(controller.runner.job_finished, timeout=60_000, check_params_cb=is_fetch):
+        browser.panel.fetch_button.click()
+    assert browser.source.loaded
+    assert any("loading the demo snapshot" in note for note in notes)
+    assert controller.store.info()["tables"]["category_members"] == 50
     controller.shutdown()

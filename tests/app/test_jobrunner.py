@@ -283,7 +283,7 @@ def test_waiting_for_a_held_job_starts_it(qtbot) -> None:
 
 
 def test_a_window_built_holding_jobs_starts_them_on_release(qtbot, tmp_path) -> None:
-    """What `launch` does: the panels' start-up jobs (the demo data) wait for release."""
+    """What `launch` does: the panels' start-up jobs (the session's reads) wait for release."""
     from PySide6.QtCore import QSettings
 
     from app.gui import build_window
@@ -294,15 +294,15 @@ def test_a_window_built_holding_jobs_starts_them_on_release(qtbot, tmp_path) -> 
     qtbot.addWidget(window)
     try:
         assert controller.new_session(tmp_path / "held.taillens")
-        # The Browser asks for the demo data once the event loop runs.
+        # The Scores panel asks for its table as the session opens.
         qtbot.waitUntil(
-            lambda: "Load demo data" in [h.title for h in controller.runner.active.values()],
+            lambda: "Load scores" in [h.title for h in controller.runner.active.values()],
             timeout=10_000,
         )
-        assert controller.runner.held >= 1  # the demo data waits (and Load scores)
-        assert controller.browser.source_kind != "embedded"
+        assert controller.runner.held >= 1  # it waits, with the other panels' reads
+        assert controller.scores.loading is not None and not controller.scores.loading.done
         controller.runner.release()
         assert controller.runner.held == 0
-        qtbot.waitUntil(lambda: controller.browser.source_kind == "embedded", timeout=30_000)
+        qtbot.waitUntil(lambda: controller.scores.loading is None, timeout=30_000)
     finally:
         controller.shutdown()

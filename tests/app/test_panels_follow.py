@@ -24,6 +24,7 @@ from core.jobs import Job, JobSucceeded
 from core.labels import plural
 from tests.fixtures import built_window
 from tests.fixtures import report_session as fixture_module
+from tests.fixtures.demo import demo_ready
 from tests.fixtures.jobs import is_fetch
 from tests.fixtures.reads import settle_reads
 from tests.fixtures.report_session import ReportSession
@@ -87,7 +88,7 @@ def test_compare_with_draws_a_category_fetched_after_it_was_ticked(
     _window, controller = window_and_controller
     assert controller.new_session(tmp_path / "b.taillens")
     browser = controller.browser
-    qtbot.waitUntil(lambda: browser.source_kind == "embedded", timeout=30_000)
+    demo_ready(qtbot, browser)
     panel = browser.panel
     panel.category_combo.setCurrentText("Monument")
     settle_reads(qtbot, controller)

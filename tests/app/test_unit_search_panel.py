@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QDialog
 from app.gui import build_window
 from core.unit_builder.saved import list_units
 from core.unit_search import SearchRequest
+from tests.fixtures.demo import demo_ready
 from widgets.unit_search import UnitSearchDialog
 
 
@@ -22,7 +23,7 @@ def wired(qtbot, tmp_path: Path):
     )
     qtbot.addWidget(window)
     assert controller.new_session(tmp_path / "u.taillens")
-    qtbot.waitUntil(lambda: controller.browser.source_kind == "embedded", timeout=30_000)
+    demo_ready(qtbot, controller.browser)
     yield window, controller
     controller.shutdown()
 

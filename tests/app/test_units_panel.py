@@ -11,6 +11,7 @@ from app.gui import build_window
 from core.sampler import SampleRequest
 from core.store import SessionStore
 from core.unit_builder.saved import list_units, load_draft
+from tests.fixtures.demo import demo_ready
 from tests.fixtures.jobs import is_fetch
 from tests.fixtures.reads import settle_reads
 
@@ -23,7 +24,7 @@ def wired(qtbot, tmp_path: Path):
     qtbot.addWidget(window)
     assert controller.new_session(tmp_path / "u.taillens")
     browser = controller.browser
-    qtbot.waitUntil(lambda: browser.source_kind == "embedded", timeout=30_000)
+    demo_ready(qtbot, browser)
     panel = browser.panel
     panel.category_combo.setCurrentText("City")
     panel.limit_spin.setValue(50)
