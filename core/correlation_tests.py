@@ -42,7 +42,7 @@ def pearson(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     with np.errstate(invalid="ignore", divide="ignore"):
         normxm = xmax * np.linalg.norm(xm / xmax, ord=2, axis=-1, keepdims=True)
         normym = ymax * np.linalg.norm(ym / ymax, ord=2, axis=-1, keepdims=True)
-        r = np.vecdot(xm / normxm, ym / normym, axis=-1)
+        r = np.vecdot(xm / normxm, ym / normym)  # over the last axis, as scipy
     r = np.clip(r, -1.0, 1.0)
     ab = np.asarray(n / 2 - 1, dtype=np.float64)
     with heavy.lock():
@@ -167,9 +167,7 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         return float(tau), _kendall_p_exact(size, tot - dis)
     m = size * (size - 1.0)
     var = (
-        (m * (2 * size + 5) - x1 - y1) / 18
-        + (2 * xtie * ytie) / m
-        + x0 * y0 / (9 * m * (size - 2))
+        (m * (2 * size + 5) - x1 - y1) / 18 + (2 * xtie * ytie) / m + x0 * y0 / (9 * m * (size - 2))
     )
     z = con_minus_dis / np.sqrt(var)
     special = _special()

@@ -772,26 +772,32 @@ def _fresh_study(study: StudyTable | None) -> StudyTable | None:
     return replace(study, rows=[replace(row, cells=dict(row.cells)) for row in study.rows])
 
 
-def _agreement(store: Any, where: Sequence[str]) -> tuple[Table | None, str | None]:
+def _agreement(
+    store: Any, where: Sequence[str], reads: Any = None
+) -> tuple[Table | None, str | None]:
     """The metrics-against-humans table over the texts ``where`` holds, or a note on why
-    it could not be made (an unknown field, say: said, not dropped)."""
+    it could not be made (an unknown field, say: said, not dropped). ``reads``: a
+    ``core.correlate.Reads`` of the session's current state."""
     from core.correlate import CorrelationRequest, agreement_table
 
     if not where:
-        return agreement_table(store), None
+        return agreement_table(store, reads=reads), None
     try:
-        return agreement_table(store, CorrelationRequest(where=tuple(where)), strict=True), None
+        request = CorrelationRequest(where=tuple(where))
+        return agreement_table(store, request, strict=True, reads=reads), None
     except UserFacingError as error:
         return None, f"metrics against human judgments not computed: {error}"
 
 
-def _esa_matrix(store: Any, where: Sequence[str]) -> tuple[Table | None, str | None]:
+def _esa_matrix(
+    store: Any, where: Sequence[str], reads: Any = None
+) -> tuple[Table | None, str | None]:
     """ESA against every other score column and human criterion in the ESA paper's Table 3
     layout (core.correlate_matrix), or a note on why it could not be made."""
     from core.correlate_matrix import matrix_table
 
     try:
-        return matrix_table(store, where=tuple(where), strict=bool(where)), None
+        return matrix_table(store, where=tuple(where), strict=bool(where), reads=reads), None
     except UserFacingError as error:
         return None, f"the ESA matrix (Table 3's layout) not computed: {error}"
 
@@ -895,12 +901,18 @@ def build_report(
         notes=list(frame.notes),
     )
     report.notes += cache.get(("tier notes", picked), lambda: _tier_change_notes(store, frame))
-    table, problem = cache.get(("agreement", tuple(where)), lambda: _agreement(store, where))
+    # What both human-judgment tables read, for every subset asked for on this state.
+    from core.correlate import Reads
+
+    reads = cache.get(("reads",), Reads)
+    table, problem = cache.get(("agreement", tuple(where)), lambda: _agreement(store, where, reads))
     if problem:
         report.notes.append(problem)
     report.agreement_table = table
     if metrics is None or "esa" in chosen:
-        matrix, problem = cache.get(("esa matrix", tuple(where)), lambda: _esa_matrix(store, where))
+        matrix, problem = cache.get(
+            ("esa matrix", tuple(where)), lambda: _esa_matrix(store, where, reads)
+        )
         if problem:
             report.notes.append(problem)
         report.matrix_table = matrix

@@ -71,11 +71,15 @@ def test_discordant_pairs_counts_every_pair() -> None:
 
 def test_average_ranks() -> None:
     values = np.array([3.0, 1.0, 3.0, 2.0, 3.0, 0.5])
-    assert average_ranks(values).tolist() == stats.rankdata(values).tolist() == [
-        5.0,
-        2.0,
-        5.0,
-        3.0,
-        5.0,
-        1.0,
-    ]
+    assert (
+        average_ranks(values).tolist()
+        == stats.rankdata(values).tolist()
+        == [
+            5.0,
+            2.0,
+            5.0,
+            3.0,
+            5.0,
+            1.0,
+        ]
+    )
