@@ -230,23 +230,25 @@ def compare(
         items = {id(o.item): o.item for o in frame.observations}.values()
         if len({getattr(item, by) for item in items} - {None, UNKNOWN}) < 2:
             return []
-    # An item's groups are the same for all its values: looked up once per item.
-    item_groups: dict[int, tuple[Any, ...]] = {}
+    # An item's group and stratum are the same for all its values of one quality: made
+    # once per item and quality (the frame keeps its items alive, so ids stay unique).
+    placed: dict[tuple[int, str | None], tuple[str | None, tuple[str, ...]]] = {}
     for o in frame.observations:
         if wanted is not None and o.metric not in wanted:
             continue
-        of_item = item_groups.get(id(o.item))
-        if of_item is None:
-            of_item = item_groups[id(o.item)] = tuple(
-                None if d == "quality" else getattr(o.item, d) for d in (by, *strata)
+        where = placed.get((id(o.item), o.quality))
+        if where is None:
+            of_item = tuple(None if d == "quality" else getattr(o.item, d) for d in (by, *strata))
+            where = placed[(id(o.item), o.quality)] = (
+                o.quality if by == "quality" else of_item[0],
+                tuple(
+                    (o.quality if d == "quality" else of_item[i]) or ""
+                    for i, d in enumerate(strata, start=1)
+                ),
             )
-        group = o.quality if by == "quality" else of_item[0]
+        group, key = where
         if group is None:  # e.g. quality of a metric that has none
             continue
-        key = tuple(
-            (o.quality if d == "quality" else of_item[i]) or ""
-            for i, d in enumerate(strata, start=1)
-        )
         buckets[(o.metric, key)][group].append(o.value)
     results = []
     for metric, key in sorted(buckets, key=lambda k: (metric_order(k[0]), k[1])):
