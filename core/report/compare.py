@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
 
+import numpy as np
+
 from core.errors import UserFacingError
 from core.groups import (
     DIMENSIONS,
@@ -43,6 +45,7 @@ from core.statistics import (
     DEFAULT_SEED,
     adjust_p_values,
     bootstrap_medians_ci,
+    finite,
     mann_whitney_protocol,
     summarise,
 )
@@ -255,14 +258,22 @@ def compare(
         groups = buckets[(metric, key)]
         chosen = pairs if pairs else default_pairs(by, list(groups))
         stratum = tuple((d, v) for d, v in zip(strata, key, strict=True) if v)
+        # A group compared with several others (a baseline) is made an array and
+        # summarised once.
+        arrays: dict[str, np.ndarray] = {}
+        summaries: dict[str, Any] = {}
         for a, b in chosen:
             if a not in groups or b not in groups:
                 continue
+            for g in (a, b):
+                if g not in arrays:
+                    arrays[g] = finite(groups[g])
+                    summaries[g] = summarise(arrays[g])
             ci = None
             if settings.bootstrap_resamples:
                 ci = bootstrap_medians_ci(
-                    groups[a],
-                    groups[b],
+                    arrays[a],
+                    arrays[b],
                     resamples=settings.bootstrap_resamples,
                     seed=_bootstrap_seed(settings.seed, by, metric, repr(stratum), a, b),
                 )
@@ -273,11 +284,11 @@ def compare(
                     stratum=stratum,
                     group_a=a,
                     group_b=b,
-                    a=summarise(groups[a]),
-                    b=summarise(groups[b]),
+                    a=summaries[a],
+                    b=summaries[b],
                     test=mann_whitney_protocol(
-                        groups[a],
-                        groups[b],
+                        arrays[a],
+                        arrays[b],
                         repetitions=settings.repetitions,
                         sample_size=settings.sample_size,
                         seed=settings.seed,
