@@ -947,13 +947,16 @@ def build_report(
         )
         report.comparisons[dimension] = results
         if not results:
-            seen = sorted(
-                {
-                    str(o.group(dimension))
-                    for o in frame.observations
-                    if o.metric in chosen and o.group(dimension) is not None
-                },
-                key=lambda v: order_key(dimension, v),
+            seen = cache.get(
+                ("groups seen", dimension, picked, chosen),
+                lambda dimension=dimension: sorted(
+                    {
+                        str(o.group(dimension))
+                        for o in frame.observations
+                        if o.metric in chosen and o.group(dimension) is not None
+                    },
+                    key=lambda v: order_key(dimension, v),
+                ),
             )
             report.notes.append(
                 f"by {dimension}: nothing to compare; the session has "
