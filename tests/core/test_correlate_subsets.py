@@ -357,3 +357,27 @@ def test_reads_kept_for_one_state_give_the_tables_read_afresh(session, monkeypat
     reads = Reads()
     assert [both(where, reads) for where in subsets] == fresh
     assert calls == {"table": 1, "details": 1}
+
+
+def test_the_report_with_its_human_judgment_tables_imports_no_scipy_stats(session) -> None:
+    """Importing scipy.stats took a second of a report: the agreement table, the ESA matrix
+    and the comparisons compute scipy's coefficients and p-values without it."""
+    import subprocess
+    import sys
+
+    store, _made = session
+    code = (
+        "import sys\n"
+        "from core.report import build_report\n"
+        "from core.store import SessionStore\n"
+        f"with SessionStore.open_read_only({str(store.path)!r}) as store:\n"
+        "    report = build_report(store, by=('tier',))\n"
+        "assert report.agreement_table is not None and report.matrix_table is not None\n"
+        "assert report.comparisons['tier'], 'no comparison was made'\n"
+        "print('scipy.stats' in sys.modules, 'scipy.special' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "True"]
