@@ -141,14 +141,28 @@ class ScoreFrame:
     picked_runs: tuple[int, ...] | None = None  # None: the latest output of each model
     run_use: list[RunUse] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Values per metric, made once for the observations they were counted on (the panel
+    # shows them after every build; a copy made with dataclasses.replace counts afresh).
+    _counted: tuple[int, int, dict[str, int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def metrics(self) -> list[str]:
         """Metrics present, in the order of the study table, then alphabetical."""
-        return sorted({o.metric for o in self.observations}, key=metric_order)
+        return sorted(self.counts(), key=metric_order)
 
     def counts(self) -> dict[str, int]:
-        return dict(Counter(o.metric for o in self.observations))
+        observations = self.observations
+        counted = self._counted
+        if counted is None or counted[:2] != (id(observations), len(observations)):
+            counted = (
+                id(observations),
+                len(observations),
+                dict(Counter(o.metric for o in observations)),
+            )
+            self._counted = counted
+        return dict(counted[2])
 
     def __bool__(self) -> bool:
         return bool(self.observations)
