@@ -50,7 +50,7 @@ import math
 import re
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -450,6 +450,106 @@ def zscore_only_systems(store: SessionStore) -> list[str]:
 # --- correlations -------------------------------------------------------------------------
 
 
+class Reads:
+    """What the agreement table and the ESA matrix read from one state of a session,
+    kept so that the next of them (another subset, the other table) reads it no more:
+    the human values, the score columns, the judged texts' scores, their details (for
+    ``--where`` conditions) and sentence statistics (for corpus scores). What is kept is
+    never changed by its readers. The holder drops it when the session is written (the
+    report keeps one in its ``ReportCache``); one without is read afresh each time."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._parts: dict[tuple[Any, ...], Any] = {}
+        self._lock = threading.RLock()
+        self._details: dict[str, dict[int, dict[str, Any]]] = {}
+        self._details_asked: dict[str, set[int]] = {}
+
+    def get(self, key: tuple[Any, ...], make: Any) -> Any:
+        with self._lock:
+            if key not in self._parts:
+                self._parts[key] = make()
+            return self._parts[key]
+
+    def details(
+        self, store: SessionStore, columns: Iterable[str], vids: Iterable[int]
+    ) -> dict[str, dict[int, dict[str, Any]]]:
+        """:func:`core.text_filters.sentence_details`, each text's details read once
+        (the result may hold other texts too)."""
+        from core.text_filters import sentence_details
+
+        wanted = set(vids)
+        out = {}
+        with self._lock:
+            for column in set(columns):
+                asked = self._details_asked.setdefault(column, set())
+                have = self._details.setdefault(column, {})
+                missing = wanted - asked
+                if missing:
+                    have.update(sentence_details(store, [column], missing)[column])
+                    asked |= missing
+                out[column] = have
+        return out
+
+
+def _read(reads: Reads | None, key: tuple[Any, ...], make: Any) -> Any:
+    return make() if reads is None else reads.get(key, make)
+
+
+def read_humans(
+    store: SessionStore, *, zscore: bool = False, reads: Reads | None = None
+) -> dict[str, dict[int, float]]:
+    """:func:`human_values`, from ``reads`` when it holds them."""
+    return _read(reads, ("humans", zscore), lambda: human_values(store, zscore=zscore))
+
+
+def read_columns(
+    store: SessionStore,
+    *,
+    run_ids: Sequence[int] | None,
+    langs: Sequence[str] | None,
+    reads: Reads | None = None,
+) -> list[str]:
+    """:func:`core.metrics.scoring.score_columns`, from ``reads`` when it holds them."""
+    from core.metrics.scoring import score_columns
+
+    key = ("columns", _frozen(run_ids), _frozen(langs))
+    return list(_read(reads, key, lambda: score_columns(store, run_ids=run_ids, langs=langs)))
+
+
+def read_score_table(
+    store: SessionStore,
+    *,
+    run_ids: Sequence[int] | None,
+    langs: Sequence[str] | None,
+    verbalisation_ids: Collection[int] | None,
+    reads: Reads | None = None,
+) -> list[SentenceScoreRow]:
+    """:func:`core.metrics.scoring.sentence_score_table`, from ``reads`` when it holds it."""
+    from core.metrics.scoring import sentence_score_table
+
+    key = (
+        "table",
+        _frozen(run_ids),
+        _frozen(langs),
+        None if verbalisation_ids is None else frozenset(verbalisation_ids),
+    )
+    return list(
+        _read(
+            reads,
+            key,
+            lambda: sentence_score_table(
+                store, run_ids=run_ids, langs=langs, verbalisation_ids=verbalisation_ids
+            ),
+        )
+    )
+
+
+def _frozen(values: Sequence[Any] | None) -> tuple[Any, ...] | None:
+    return None if values is None else tuple(values)
+
+
 @dataclass(frozen=True)
 class CorrelationRequest:
     metrics: tuple[str, ...] | None = None  # score columns; None: every one with pairs
@@ -492,12 +592,33 @@ class CorrelationResult:
 
 
 def coefficients(xs: Sequence[float], ys: Sequence[float]) -> dict[str, Any]:
-    """Pearson, Spearman and Kendall tau-b with two-sided p-values (scipy), or a note."""
+    """Pearson, Spearman and Kendall tau-b with two-sided p-values (scipy's, computed
+    without importing scipy.stats: :mod:`core.correlation_tests`), or a note."""
     n = len(xs)
     if n < MIN_PAIRS:
         return {"note": f"fewer than {MIN_PAIRS} pairs"}
     if len(set(xs)) < 2 or len(set(ys)) < 2:
         return {"note": "one side is constant"}
+    import numpy as np
+
+    from core.correlation_tests import kendall_tau_b, pearson, spearman
+
+    x, y = np.asarray(xs, dtype=np.float64), np.asarray(ys, dtype=np.float64)
+    out: dict[str, Any] = {}
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        return _scipy_coefficients(x, y)  # scipy's own handling of NaN and infinity
+    for name, function in (
+        ("pearson", pearson),
+        ("spearman", spearman),
+        ("kendall", kendall_tau_b),
+    ):
+        value, p = function(x, y)
+        out[name] = None if math.isnan(value) else value
+        out[f"{name}_p"] = None if math.isnan(p) else p
+    return out
+
+
+def _scipy_coefficients(xs: Any, ys: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with heavy.lock(), warnings.catch_warnings():
         from scipy import stats
@@ -516,15 +637,19 @@ def coefficients(xs: Sequence[float], ys: Sequence[float]) -> dict[str, Any]:
 
 
 def correlate(
-    store: SessionStore, request: CorrelationRequest | None = None, ctx: JobContext | None = None
+    store: SessionStore,
+    request: CorrelationRequest | None = None,
+    ctx: JobContext | None = None,
+    *,
+    reads: Reads | None = None,
 ) -> CorrelationResult:
-    from core.metrics.scoring import score_columns, sentence_score_table
-
+    """The correlations ``request`` asks for (``reads``: what earlier reads of the same
+    state of the session kept, see :class:`Reads`)."""
     request = request or CorrelationRequest()
     unknown = [level for level in request.levels if level not in LEVELS]
     if unknown or not request.levels:
         raise UserFacingError(f"levels are {' and '.join(LEVELS)} (got {unknown or 'none'})")
-    humans = human_values(store, zscore=request.zscore)
+    humans = read_humans(store, zscore=request.zscore, reads=reads)
     result = CorrelationResult(humans=sorted(humans))
     if request.humans is not None:
         missing = [h for h in request.humans if h not in humans]
@@ -543,15 +668,17 @@ def correlate(
     rated = set().union(*(set(v) for v in humans.values()))
     # No text without a rating enters a correlation: only the rated ones are read, unless
     # tiers or systems are asked for (they are checked against the whole session's).
-    rows = sentence_score_table(
+    rows = read_score_table(
         store,
         run_ids=request.run_ids,
         langs=request.langs,
         verbalisation_ids=rated if request.tiers is None and request.systems is None else None,
+        reads=reads,
     )
-    columns = score_columns(store, run_ids=request.run_ids, langs=request.langs)
-    result.metrics = columns
-    rows = _subset(store, rows, request, result)
+    universe = {r.verbalisation_id for r in rows}
+    columns = read_columns(store, run_ids=request.run_ids, langs=request.langs, reads=reads)
+    result.metrics = list(columns)
+    rows = _subset(store, rows, request, result, reads)
     if request.metrics is not None:
         missing = [m for m in request.metrics if m not in columns]
         if missing:
@@ -571,7 +698,11 @@ def correlate(
                 else " (score the rated runs first: taillens score)"
             )
         )
-    corpus = _CorpusForm(store, by_vid) if "corpus" in request.system_scores else None
+    corpus = (
+        _CorpusForm(store, by_vid, reads=reads, universe=universe)
+        if "corpus" in request.system_scores
+        else None
+    )
     total = len(columns) * len(humans)
     done = 0
     for human, values in sorted(humans.items()):
@@ -653,6 +784,7 @@ def _subset(
     rows: list[SentenceScoreRow],
     request: CorrelationRequest,
     result: CorrelationResult,
+    reads: Reads | None = None,
 ) -> list[SentenceScoreRow]:
     """The texts ``request``'s tiers, systems and conditions keep; each filter noted."""
     from core.text_filters import filter_rows
@@ -683,7 +815,9 @@ def _subset(
         rows = [r for r in rows if r.model in chosen]
         result.notes.append(f"systems: {', '.join(sorted(chosen))}")
     if request.where:
-        rows = filter_rows(store, rows, request.where)
+        rows = filter_rows(
+            store, rows, request.where, details=None if reads is None else reads.details
+        )
         result.notes.append(f"where {' and '.join(request.where)}")
     return rows
 
@@ -697,9 +831,20 @@ class _CorpusForm:
 
     METRICS = ("bleu", "chrf++", "ter")
 
-    def __init__(self, store: SessionStore, rows: dict[int, SentenceScoreRow]) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        rows: dict[int, SentenceScoreRow],
+        *,
+        reads: Reads | None = None,
+        universe: set[int] | None = None,
+    ) -> None:
         self.store = store
         self.rows = rows
+        # With ``reads``, the statistics of every text of ``universe`` (a superset of
+        # ``rows``: the texts before a subset was taken) are read once for all subsets.
+        self.reads = reads
+        self.universe = universe if universe is not None else set(rows)
         self.used: dict[str, str] = {}  # column -> the metric's signature
         self.recomputed: set[str] = set()  # columns whose statistics were not stored
         self._metrics: dict[str, Any] = {}
@@ -737,7 +882,14 @@ class _CorpusForm:
             from core.metrics.scoring import sentence_statistics
 
             metric, quality = column.split(":", 1)
-            self._stored[column] = sentence_statistics(self.store, metric, quality, self.rows)
+            if self.reads is None:
+                self._stored[column] = sentence_statistics(self.store, metric, quality, self.rows)
+            else:
+                universe = frozenset(self.universe)
+                self._stored[column] = self.reads.get(
+                    ("statistics", column, universe),
+                    lambda: sentence_statistics(self.store, metric, quality, universe),
+                )
         return self._stored[column]
 
     def _metric(self, metric: str, tokenisation: str) -> Any:
@@ -868,7 +1020,11 @@ def table_rows(result: CorrelationResult) -> list[tuple[Any, ...]]:
 
 
 def agreement_table(
-    store: SessionStore, request: CorrelationRequest | None = None, *, strict: bool = False
+    store: SessionStore,
+    request: CorrelationRequest | None = None,
+    *,
+    strict: bool = False,
+    reads: Reads | None = None,
 ) -> Any:
     """The Report's "Metrics against human judgments" table (a ``core.report`` Table), or
     None when the session has no text with both a human rating and a score. A request
@@ -876,7 +1032,7 @@ def agreement_table(
     from core.tables import Table
 
     try:
-        result = correlate(store, request)
+        result = correlate(store, request, reads=reads)
     except UserFacingError:
         if strict:
             raise
@@ -899,6 +1055,7 @@ __all__ = [
     "CorrelationRow",
     "JudgmentError",
     "JudgmentImport",
+    "Reads",
     "TABLE_COLUMNS",
     "agreement_table",
     "coefficients",

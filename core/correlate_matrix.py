@@ -19,7 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.correlate import MIN_PAIRS, WEBNLG_PREFIX, coefficients, human_values
+from core.correlate import (
+    MIN_PAIRS,
+    WEBNLG_PREFIX,
+    Reads,
+    coefficients,
+    read_columns,
+    read_humans,
+    read_score_table,
+)
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 
@@ -108,23 +116,30 @@ class MatrixResult:
 
 
 def correlation_matrix(
-    store: SessionStore, request: MatrixRequest | None = None, ctx: JobContext | None = None
+    store: SessionStore,
+    request: MatrixRequest | None = None,
+    ctx: JobContext | None = None,
+    *,
+    reads: Reads | None = None,
 ) -> MatrixResult:
-    from core.metrics.scoring import score_columns, sentence_score_table
+    """The matrix ``request`` asks for (``reads``: what earlier reads of the same state of
+    the session kept, see :class:`core.correlate.Reads`)."""
     from core.text_filters import filter_rows
 
     request = request or MatrixRequest()
-    humans = human_values(store, zscore=request.zscore)
+    details = None if reads is None else reads.details
+    humans = read_humans(store, zscore=request.zscore, reads=reads)
     judged = set().union(*(set(v) for v in humans.values()))
     # Over the judged texts only those are read (a challenge session judges 2,848 of its
     # 28,464 texts; reading every text's scores was most of the matrix's time).
-    table = sentence_score_table(
+    table = read_score_table(
         store,
         run_ids=request.run_ids,
         langs=request.langs,
         verbalisation_ids=judged if request.judged_only and humans else None,
+        reads=reads,
     )
-    metric_columns = score_columns(store, run_ids=request.run_ids, langs=request.langs)
+    metric_columns = read_columns(store, run_ids=request.run_ids, langs=request.langs, reads=reads)
     missing = [m for m in request.rows if m not in metric_columns]
     if missing:
         raise UserFacingError(
@@ -149,14 +164,14 @@ def correlation_matrix(
             )
         table = [r for r in table if r.verbalisation_id in judged]
     if request.where:
-        table = filter_rows(store, table, request.where)
+        table = filter_rows(store, table, request.where, details=details)
     result = MatrixResult(
         rows=list(request.rows), columns=columns, subsets=[label for label, _ in request.subsets]
     )
     total = len(request.subsets) * len(request.rows) * len(columns)
     done = 0
     for label, conditions in request.subsets:
-        subset = filter_rows(store, table, conditions) if conditions else table
+        subset = filter_rows(store, table, conditions, details=details) if conditions else table
         for row_metric in request.rows:
             having = [r for r in subset if r.scores.get(row_metric) is not None]
             result.row_n[(row_metric, label)] = len(having)
@@ -237,7 +252,13 @@ def matrix_lines(result: MatrixResult, coefficients_: Sequence[str] = COEFFICIEN
     return lines
 
 
-def matrix_table(store: SessionStore, *, where: Sequence[str] = (), strict: bool = False) -> Any:
+def matrix_table(
+    store: SessionStore,
+    *,
+    where: Sequence[str] = (),
+    strict: bool = False,
+    reads: Reads | None = None,
+) -> Any:
     """The Report's "ESA matrix" table (a ``core.tables.Table``): the Table 3 layout of
     :func:`correlation_matrix` with ESA as the row, one line per coefficient and subset;
     None when the session has no ESA score or no human judgment (or, ``strict``, the
@@ -245,7 +266,7 @@ def matrix_table(store: SessionStore, *, where: Sequence[str] = (), strict: bool
     from core.tables import Table
 
     try:
-        result = correlation_matrix(store, MatrixRequest(where=tuple(where)))
+        result = correlation_matrix(store, MatrixRequest(where=tuple(where)), reads=reads)
     except UserFacingError:
         if strict:
             raise

@@ -146,9 +146,15 @@ def sentence_details(
 
 
 def filter_rows(
-    store: SessionStore, rows: Sequence[SentenceScoreRow], conditions: Sequence[str]
+    store: SessionStore,
+    rows: Sequence[SentenceScoreRow],
+    conditions: Sequence[str],
+    *,
+    details: Callable[..., dict[str, dict[int, dict[str, Any]]]] | None = None,
 ) -> list[SentenceScoreRow]:
-    """The rows every condition holds for (see the module docstring)."""
+    """The rows every condition holds for (see the module docstring). ``details``: what
+    reads the scores' details, called as :func:`sentence_details` (default that one; a
+    reader that keeps what it read: ``core.correlate.Reads.details``)."""
     if not conditions:
         return list(rows)
     parsed = [parse_condition(text) for text in conditions]
@@ -169,7 +175,7 @@ def filter_rows(
                 f"{', '.join(METADATA)}; score columns here: {', '.join(sorted(columns)) or 'none'}"
                 "; a score's detail: COLUMN.KEY, e.g. esa.undetected)"
             )
-    details = sentence_details(
+    found = (details or sentence_details)(
         store,
         {where for _c, where, _k in fields if where not in ("meta", "score")},
         {r.verbalisation_id for r in rows},
@@ -180,7 +186,7 @@ def filter_rows(
             return _metadata(row, key)
         if where == "score":
             return row.scores.get(key)
-        return details.get(where, {}).get(row.verbalisation_id, {}).get(key)
+        return found.get(where, {}).get(row.verbalisation_id, {}).get(key)
 
     return [row for row in rows if all(c.holds(value(row, w, k)) for c, w, k in fields)]
 

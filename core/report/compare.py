@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from itertools import combinations
 from typing import Any
 
+import numpy as np
+
 from core.errors import UserFacingError
 from core.groups import (
     DIMENSIONS,
@@ -43,6 +45,7 @@ from core.statistics import (
     DEFAULT_SEED,
     adjust_p_values,
     bootstrap_medians_ci,
+    finite,
     mann_whitney_protocol,
     summarise,
 )
@@ -230,37 +233,47 @@ def compare(
         items = {id(o.item): o.item for o in frame.observations}.values()
         if len({getattr(item, by) for item in items} - {None, UNKNOWN}) < 2:
             return []
-    # An item's groups are the same for all its values: looked up once per item.
-    item_groups: dict[int, tuple[Any, ...]] = {}
+    # An item's group and stratum are the same for all its values of one quality: made
+    # once per item and quality (the frame keeps its items alive, so ids stay unique).
+    placed: dict[tuple[int, str | None], tuple[str | None, tuple[str, ...]]] = {}
     for o in frame.observations:
         if wanted is not None and o.metric not in wanted:
             continue
-        of_item = item_groups.get(id(o.item))
-        if of_item is None:
-            of_item = item_groups[id(o.item)] = tuple(
-                None if d == "quality" else getattr(o.item, d) for d in (by, *strata)
+        where = placed.get((id(o.item), o.quality))
+        if where is None:
+            of_item = tuple(None if d == "quality" else getattr(o.item, d) for d in (by, *strata))
+            where = placed[(id(o.item), o.quality)] = (
+                o.quality if by == "quality" else of_item[0],
+                tuple(
+                    (o.quality if d == "quality" else of_item[i]) or ""
+                    for i, d in enumerate(strata, start=1)
+                ),
             )
-        group = o.quality if by == "quality" else of_item[0]
+        group, key = where
         if group is None:  # e.g. quality of a metric that has none
             continue
-        key = tuple(
-            (o.quality if d == "quality" else of_item[i]) or ""
-            for i, d in enumerate(strata, start=1)
-        )
         buckets[(o.metric, key)][group].append(o.value)
     results = []
     for metric, key in sorted(buckets, key=lambda k: (metric_order(k[0]), k[1])):
         groups = buckets[(metric, key)]
         chosen = pairs if pairs else default_pairs(by, list(groups))
         stratum = tuple((d, v) for d, v in zip(strata, key, strict=True) if v)
+        # A group compared with several others (a baseline) is made an array and
+        # summarised once.
+        arrays: dict[str, np.ndarray] = {}
+        summaries: dict[str, Any] = {}
         for a, b in chosen:
             if a not in groups or b not in groups:
                 continue
+            for g in (a, b):
+                if g not in arrays:
+                    arrays[g] = finite(groups[g])
+                    summaries[g] = summarise(arrays[g])
             ci = None
             if settings.bootstrap_resamples:
                 ci = bootstrap_medians_ci(
-                    groups[a],
-                    groups[b],
+                    arrays[a],
+                    arrays[b],
                     resamples=settings.bootstrap_resamples,
                     seed=_bootstrap_seed(settings.seed, by, metric, repr(stratum), a, b),
                 )
@@ -271,11 +284,11 @@ def compare(
                     stratum=stratum,
                     group_a=a,
                     group_b=b,
-                    a=summarise(groups[a]),
-                    b=summarise(groups[b]),
+                    a=summaries[a],
+                    b=summaries[b],
                     test=mann_whitney_protocol(
-                        groups[a],
-                        groups[b],
+                        arrays[a],
+                        arrays[b],
                         repetitions=settings.repetitions,
                         sample_size=settings.sample_size,
                         seed=settings.seed,
@@ -772,26 +785,32 @@ def _fresh_study(study: StudyTable | None) -> StudyTable | None:
     return replace(study, rows=[replace(row, cells=dict(row.cells)) for row in study.rows])
 
 
-def _agreement(store: Any, where: Sequence[str]) -> tuple[Table | None, str | None]:
+def _agreement(
+    store: Any, where: Sequence[str], reads: Any = None
+) -> tuple[Table | None, str | None]:
     """The metrics-against-humans table over the texts ``where`` holds, or a note on why
-    it could not be made (an unknown field, say: said, not dropped)."""
+    it could not be made (an unknown field, say: said, not dropped). ``reads``: a
+    ``core.correlate.Reads`` of the session's current state."""
     from core.correlate import CorrelationRequest, agreement_table
 
     if not where:
-        return agreement_table(store), None
+        return agreement_table(store, reads=reads), None
     try:
-        return agreement_table(store, CorrelationRequest(where=tuple(where)), strict=True), None
+        request = CorrelationRequest(where=tuple(where))
+        return agreement_table(store, request, strict=True, reads=reads), None
     except UserFacingError as error:
         return None, f"metrics against human judgments not computed: {error}"
 
 
-def _esa_matrix(store: Any, where: Sequence[str]) -> tuple[Table | None, str | None]:
+def _esa_matrix(
+    store: Any, where: Sequence[str], reads: Any = None
+) -> tuple[Table | None, str | None]:
     """ESA against every other score column and human criterion in the ESA paper's Table 3
     layout (core.correlate_matrix), or a note on why it could not be made."""
     from core.correlate_matrix import matrix_table
 
     try:
-        return matrix_table(store, where=tuple(where), strict=bool(where)), None
+        return matrix_table(store, where=tuple(where), strict=bool(where), reads=reads), None
     except UserFacingError as error:
         return None, f"the ESA matrix (Table 3's layout) not computed: {error}"
 
@@ -895,12 +914,18 @@ def build_report(
         notes=list(frame.notes),
     )
     report.notes += cache.get(("tier notes", picked), lambda: _tier_change_notes(store, frame))
-    table, problem = cache.get(("agreement", tuple(where)), lambda: _agreement(store, where))
+    # What both human-judgment tables read, for every subset asked for on this state.
+    from core.correlate import Reads
+
+    reads = cache.get(("reads",), Reads)
+    table, problem = cache.get(("agreement", tuple(where)), lambda: _agreement(store, where, reads))
     if problem:
         report.notes.append(problem)
     report.agreement_table = table
     if metrics is None or "esa" in chosen:
-        matrix, problem = cache.get(("esa matrix", tuple(where)), lambda: _esa_matrix(store, where))
+        matrix, problem = cache.get(
+            ("esa matrix", tuple(where)), lambda: _esa_matrix(store, where, reads)
+        )
         if problem:
             report.notes.append(problem)
         report.matrix_table = matrix
@@ -922,13 +947,16 @@ def build_report(
         )
         report.comparisons[dimension] = results
         if not results:
-            seen = sorted(
-                {
-                    str(o.group(dimension))
-                    for o in frame.observations
-                    if o.metric in chosen and o.group(dimension) is not None
-                },
-                key=lambda v: order_key(dimension, v),
+            seen = cache.get(
+                ("groups seen", dimension, picked, chosen),
+                lambda dimension=dimension: sorted(
+                    {
+                        str(o.group(dimension))
+                        for o in frame.observations
+                        if o.metric in chosen and o.group(dimension) is not None
+                    },
+                    key=lambda v: order_key(dimension, v),
+                ),
             )
             report.notes.append(
                 f"by {dimension}: nothing to compare; the session has "

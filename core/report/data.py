@@ -141,14 +141,28 @@ class ScoreFrame:
     picked_runs: tuple[int, ...] | None = None  # None: the latest output of each model
     run_use: list[RunUse] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Values per metric, made once for the observations they were counted on (the panel
+    # shows them after every build; a copy made with dataclasses.replace counts afresh).
+    _counted: tuple[int, int, dict[str, int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def metrics(self) -> list[str]:
         """Metrics present, in the order of the study table, then alphabetical."""
-        return sorted({o.metric for o in self.observations}, key=metric_order)
+        return sorted(self.counts(), key=metric_order)
 
     def counts(self) -> dict[str, int]:
-        return dict(Counter(o.metric for o in self.observations))
+        observations = self.observations
+        counted = self._counted
+        if counted is None or counted[:2] != (id(observations), len(observations)):
+            counted = (
+                id(observations),
+                len(observations),
+                dict(Counter(o.metric for o in observations)),
+            )
+            self._counted = counted
+        return dict(counted[2])
 
     def __bool__(self) -> bool:
         return bool(self.observations)
@@ -198,68 +212,98 @@ def _attributes(raw: Any) -> Any:
     return raw
 
 
+def _rows(db: Any, sql: str) -> list[tuple[Any, ...]]:
+    """Every row of a plain SQL read, as tuples, from the session's own SQLite connection
+    in the snapshot's transaction (SQLAlchemy's row objects, made one at a time, took
+    longer than the reads of a challenge-sized session themselves)."""
+    return db.connection().connection.driver_connection.execute(sql).fetchall()
+
+
 def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], ItemContext]:
     """Every verbalisation's groups, by id (one query; a unit's category parsed once)."""
-    from sqlalchemy import text
-
     from core.store.integrity import usable_rows
 
     unit_groups: dict[int, tuple[str, str]] = {}
 
-    def groups_of(row: Any) -> tuple[str, str]:
-        groups = unit_groups.get(row.unit_id)
+    def groups_of(unit_id: int, category_id: Any, raw_attributes: Any) -> tuple[str, str]:
+        groups = unit_groups.get(unit_id)
         if groups is None:
-            attributes = _attributes(row.attributes)
+            attributes = _attributes(raw_attributes)
             groups = (
-                category_name(row.category_id, attributes, categories),
+                category_name(category_id, attributes, categories),
                 dataset_name(attributes),
             )
-            unit_groups[row.unit_id] = groups
+            unit_groups[unit_id] = groups
         return groups
-
-    def category_of(row: Any) -> str:
-        return groups_of(row)[0]
-
-    def dataset_of(row: Any) -> str:
-        return groups_of(row)[1]
 
     contexts: dict[tuple[str, int], ItemContext] = {}
     # Damaged rows are skipped (and named) as every read of the session skips them; the
     # hidden ids are closed over the rows they belong to (a unit's, a run's).
     items_sql = _ITEMS_SQL.format(usable_verbalisations=usable_rows(db, "verbalisations", "v"))
-    for row in db.execute(text(items_sql)):
-        contexts[("v", row.verbalisation_id)] = ItemContext(
-            verbalisation_id=row.verbalisation_id,
-            unit_id=row.unit_id,
-            run_id=row.run_id,
-            model=run_name(row.system_name, row.model_id),
-            lang=row.lang or UNKNOWN,
-            tier=tier_group(row.tier),
-            subtier=subtier_group(row.tier, row.sub_tier),
-            category=category_of(row),
-            statement_count=row.statement_count,
-            dataset=dataset_of(row),
-            candidate_index=row.candidate_index or 0,
-            model_tail=row.model_tier or UNKNOWN,
+    names: dict[tuple[Any, Any], str] = {}
+    for (
+        verbalisation_id,
+        unit_id,
+        lang,
+        run_id,
+        system_name,
+        model_id,
+        candidate_index,
+        tier,
+        sub_tier,
+        category_id,
+        attributes,
+        statement_count,
+        model_tier,
+    ) in _rows(db, items_sql):
+        category, dataset = groups_of(unit_id, category_id, attributes)
+        model = names.get((system_name, model_id))
+        if model is None:
+            model = names[(system_name, model_id)] = run_name(system_name, model_id)
+        contexts[("v", verbalisation_id)] = ItemContext(
+            verbalisation_id=verbalisation_id,
+            unit_id=unit_id,
+            run_id=run_id,
+            model=model,
+            lang=lang or UNKNOWN,
+            tier=tier_group(tier),
+            subtier=subtier_group(tier, sub_tier),
+            category=category,
+            statement_count=statement_count,
+            dataset=dataset,
+            candidate_index=candidate_index or 0,
+            model_tail=model_tier or UNKNOWN,
         )
     references_sql = _REFERENCES_SQL.format(
         usable_references=usable_rows(db, "unit_references", "ur")
     )
-    for row in db.execute(text(references_sql)):
-        contexts[("r", row.reference_id)] = ItemContext(
+    for (
+        reference_id,
+        unit_id,
+        lang,
+        quality,
+        tier,
+        sub_tier,
+        category_id,
+        attributes,
+        statement_count,
+        model_tier,
+    ) in _rows(db, references_sql):
+        category, dataset = groups_of(unit_id, category_id, attributes)
+        contexts[("r", reference_id)] = ItemContext(
             verbalisation_id=None,
-            unit_id=row.unit_id,
+            unit_id=unit_id,
             run_id=None,
             model=REFERENCES_MODEL,
-            lang=row.lang or UNKNOWN,
-            tier=tier_group(row.tier),
-            subtier=subtier_group(row.tier, row.sub_tier),
-            category=category_of(row),
-            statement_count=row.statement_count,
-            reference_id=row.reference_id,
-            reference_quality=row.quality,
-            dataset=dataset_of(row),
-            model_tail=row.model_tier or UNKNOWN,
+            lang=lang or UNKNOWN,
+            tier=tier_group(tier),
+            subtier=subtier_group(tier, sub_tier),
+            category=category,
+            statement_count=statement_count,
+            reference_id=reference_id,
+            reference_quality=quality,
+            dataset=dataset,
+            model_tail=model_tier or UNKNOWN,
         )
     return contexts
 
@@ -360,12 +404,13 @@ def load_frame(store: Any, *, human: bool = True, runs: Sequence[int] | None = N
         kept, frame.run_use, frame.notes = choose_items(contexts, runs, existing)
         latest: dict[tuple[tuple[str, int], str, str | None], Observation] = {}
         scores_sql = _SCORES_SQL.format(usable_scores=usable_rows(db, "scores", "s"))
-        for verbalisation_id, reference_id, metric, value, quality in db.execute(text(scores_sql)):
+        for verbalisation_id, reference_id, metric, value, quality in _rows(db, scores_sql):
             key = ("v", verbalisation_id) if verbalisation_id is not None else ("r", reference_id)
             context = contexts[key]
-            if not context.is_reference and context.verbalisation_id not in kept:
-                continue  # another run's output of the same item, or a run not picked
-            if context.is_reference and not isinstance(quality, str):
+            if context.reference_id is None:
+                if verbalisation_id not in kept:
+                    continue  # another run's output of the same item, or a run not picked
+            elif not isinstance(quality, str):
                 quality = context.reference_quality  # a reference text's own quality
             quality = quality if isinstance(quality, str) else None
             # Re-scoring replaces rows; should duplicates exist anyway, the newest counts.

@@ -315,3 +315,69 @@ def test_the_matrix_from_the_cli_and_in_the_report(
     status = main(["correlate", "--session", path, "--matrix", "--against", "nothing", "--quiet"])
     _, err = capsys.readouterr()
     assert status == 2 and "no score column or human rating 'nothing'" in err
+
+
+def test_reads_kept_for_one_state_give_the_tables_read_afresh(session, monkeypatch) -> None:
+    """The agreement table and the ESA matrix over several subsets, sharing one Reads (as
+    the report's cache does), equal those read afresh, and each text's scores and details
+    are read once for all of them."""
+    import core.metrics.scoring as scoring
+    import core.text_filters as text_filters
+    from core.correlate import Reads, agreement_table
+    from core.correlate_matrix import matrix_table
+
+    store, _made = session
+    subsets = [(), ("esa.undetected>=1",), ("tier=long_tail",), ("esa.undetected>=1", "tier=head")]
+
+    def both(where: tuple[str, ...], reads: Reads | None) -> tuple:
+        request = CorrelationRequest(where=where)
+        return (
+            agreement_table(store, request, strict=True, reads=reads),
+            matrix_table(store, where=where, strict=bool(where), reads=reads),
+        )
+
+    fresh = [both(where, None) for where in subsets]
+    assert all(table is not None and matrix is not None for table, matrix in fresh)
+    assert fresh[1] != fresh[0]  # the subsets differ: the comparison below can fail
+    calls: dict[str, int] = {"table": 0, "details": 0}
+
+    def counted(name: str, function):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(
+        scoring, "sentence_score_table", counted("table", scoring.sentence_score_table)
+    )
+    monkeypatch.setattr(
+        text_filters, "sentence_details", counted("details", text_filters.sentence_details)
+    )
+    reads = Reads()
+    assert [both(where, reads) for where in subsets] == fresh
+    assert calls == {"table": 1, "details": 1}
+
+
+def test_the_report_with_its_human_judgment_tables_imports_no_scipy_stats(session) -> None:
+    """Importing scipy.stats took a second of a report: the agreement table, the ESA matrix
+    and the comparisons compute scipy's coefficients and p-values without it."""
+    import subprocess
+    import sys
+
+    store, _made = session
+    code = (
+        "import sys\n"
+        "from core.report import build_report\n"
+        "from core.store import SessionStore\n"
+        f"with SessionStore.open_read_only({str(store.path)!r}) as store:\n"
+        "    report = build_report(store, by=('tier',))\n"
+        "assert report.agreement_table is not None and report.matrix_table is not None\n"
+        "assert report.comparisons['tier'], 'no comparison was made'\n"
+        "print('scipy.stats' in sys.modules, 'scipy.special' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "True"]

@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
-from core.statistics import mann_whitney_protocol, rank_biserial, summarise, u_statistic
+from core.statistics import (
+    bootstrap_medians_ci,
+    mann_whitney_p,
+    mann_whitney_protocol,
+    rank_biserial,
+    summarise,
+    u_statistic,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,6 +103,49 @@ def test_undefined_and_bad_input() -> None:
         mann_whitney_protocol([1], [2], repetitions=0)
     with pytest.raises(ValueError):
         mann_whitney_protocol([1], [2], alpha=1.5)
+
+
+def test_mann_whitney_p_is_scipys_to_the_bit() -> None:
+    """Exact (a sample of at most 8, no ties) and normal approximation (larger, or ties;
+    every value the same included): the p-value scipy's mannwhitneyu gives."""
+    rng = np.random.default_rng(11)
+    exact = 0
+    for trial in range(400):
+        n1, n2 = (int(rng.choice([1, 2, 3, 5, 8, 9, 40, 500])) for _ in range(2))
+        kind = trial % 4
+        if kind == 0:
+            x, y = rng.normal(size=n1), rng.normal(size=n2)
+        elif kind == 1:
+            x, y = rng.integers(0, 4, n1).astype(float), rng.integers(0, 4, n2).astype(float)
+        elif kind == 2:
+            x, y = rng.normal(size=n1) + 2.0, rng.normal(size=n2)
+        else:
+            x, y = np.full(n1, 0.5), np.full(n2, 0.5)
+        expected = float(mannwhitneyu(x, y, alternative="two-sided").pvalue)
+        got = mann_whitney_p(x, y)
+        assert got == expected or (np.isnan(got) and np.isnan(expected)), (n1, n2, kind)
+        exact += kind in (0, 2) and min(n1, n2) <= 8
+        ranks = np.concatenate([x, y]).argsort().argsort()  # no ties in kinds 0 and 2
+        if kind in (0, 2):
+            assert u_statistic(x, y) == float(ranks[:n1].sum() + n1 - n1 * (n1 + 1) / 2)
+    assert exact > 50  # the exact distribution was exercised
+    assert mann_whitney_p(np.arange(5.0), np.arange(5.0) + 0.5) != mann_whitney_p(
+        np.arange(5.0), np.arange(5.0) + 10
+    )
+
+
+def test_bootstrap_intervals_are_the_quantiles_of_the_resampled_medians() -> None:
+    from core.statistics import _bootstrap_medians
+
+    data = np.random.default_rng(2)
+    a, b = data.normal(size=301), data.normal(size=120)
+    ci = bootstrap_medians_ci(a, b, resamples=500, seed=[4, 9])
+    rng = np.random.default_rng([4, 9])
+    ma = _bootstrap_medians(np.sort(a), 500, rng)
+    mb = _bootstrap_medians(np.sort(b), 500, rng)
+    for interval, stats in ((ci.a, ma), (ci.b, mb), (ci.difference, ma - mb)):
+        tails = [(1 - 0.95) / 2, (1 + 0.95) / 2]
+        assert interval == tuple(float(v) for v in np.quantile(stats, tails))
 
 
 def test_scipy_is_imported_lazily() -> None:
