@@ -26,7 +26,7 @@ sacrebleu itself could not follow) are handed to sacrebleu's own function.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from sacrebleu.metrics import lib_ter
@@ -34,9 +34,8 @@ from sacrebleu.metrics import lib_ter
 _INF = lib_ter._INT_INFINITY
 _BEAM = lib_ter._BEAM_WIDTH
 _MAX_CANDIDATES = lib_ter._MAX_SHIFT_CANDIDATES
-# Operation codes of the trace matrix (sacrebleu's letters, in _LETTERS' order).
-_UNDEF, _NOP, _SUB, _DEL, _INS = range(5)
-_LETTERS = (lib_ter._OP_UNDEF, lib_ter._OP_NOP, lib_ter._OP_SUB, lib_ter._OP_DEL, lib_ter._OP_INS)
+_MAX_SHIFT_DIST = lib_ter._MAX_SHIFT_DIST
+_MAX_SHIFT_SIZE = lib_ter._MAX_SHIFT_SIZE
 
 
 class _Reference:
@@ -49,7 +48,12 @@ class _Reference:
         self.codes: dict[str, int] = {}
         for word in self.words:
             self.codes.setdefault(word, len(self.codes))
-        self.ref = np.array([self.codes[w] for w in self.words], dtype=np.int64)
+        self.codes_ref = [self.codes[w] for w in self.words]
+        # Where each word is in the reference, in order (the only starts a match can have).
+        self.positions: dict[int, list[int]] = {}
+        for j, code in enumerate(self.codes_ref):
+            self.positions.setdefault(code, []).append(j)
+        self.ref = np.array(self.codes_ref, dtype=np.int64)
         self.columns = np.arange(self.n + 1, dtype=np.int64)
         self.initial = self.columns.copy()  # row 0: one insertion per reference word
 
@@ -70,81 +74,104 @@ class _Reference:
         return out
 
 
-def _rows(reference: _Reference, hyps: np.ndarray, keep_ops: bool) -> tuple[np.ndarray, list]:
-    """The last row of each hypothesis's distance matrix (hyps: candidates × words), and,
-    with keep_ops, the operation chosen in every cell of the first hypothesis."""
+def _rows(reference: _Reference, hyps: np.ndarray) -> list[np.ndarray]:
+    """Every row of each hypothesis's distance matrix (hyps: candidates × words): row i
+    is a candidates × (reference words + 1) array."""
     count, n_hyp = hyps.shape
     columns = reference.columns
-    prev = np.broadcast_to(reference.initial, (count, reference.n + 1)).copy()
-    ops: list[np.ndarray] = []
+    n = reference.n + 1
+    differ = (hyps[:, :, None] != reference.ref[None, None, :]).astype(np.int64)
+    prev = np.broadcast_to(reference.initial, (count, n)).copy()
+    rows = [prev]
+    best = np.empty_like(prev)
     for i, (low, high) in enumerate(reference.windows(n_hyp), start=1):
-        differ = (hyps[:, i - 1 : i] != reference.ref[None, :]).astype(np.int64)
-        # Each cell's best of a diagonal move and a deletion (j = 0: deletion only).
-        sub = prev[:, :-1] + differ
-        dele = prev + 1
-        best = np.empty_like(prev)
-        best[:, 0] = dele[:, 0]
-        np.minimum(sub, dele[:, 1:], out=best[:, 1:])
-        best[:, :low] = _INF
-        best[:, high:] = _INF
+        # Each cell's best of a diagonal move and a deletion (column 0: deletion only).
+        np.minimum(prev[:, :-1] + differ[:, i - 1], prev[:, 1:] + 1, out=best[:, 1:])
+        best[:, 0] = prev[:, 0] + 1
+        if low:
+            best[:, :low] = _INF
+        if high < n:
+            best[:, high:] = _INF
         # Insertions: d[j] = min(best[j], d[j-1] + 1) is the running minimum of
         # best[k] + (j - k); capped at "infinity", which sacrebleu never lowers a cell from.
-        row = np.minimum.accumulate(best - columns, axis=1) + columns
-        np.minimum(row, _INF, out=row)
-        row[:, :low] = _INF
-        row[:, high:] = _INF
-        if keep_ops:
-            ops.append(_operations(sub[0], dele[0], row[0], differ[0], low, high))
+        row = np.minimum.accumulate(best - columns, axis=1)
+        row += columns
+        if low or high < n:
+            np.minimum(row, _INF, out=row)
+            row[:, :low] = _INF
+            row[:, high:] = _INF
+        rows.append(row)
         prev = row
-    return prev, ops
+    return rows
 
 
-def _operations(
-    sub: np.ndarray, dele: np.ndarray, row: np.ndarray, differ: np.ndarray, low: int, high: int
-) -> np.ndarray:
-    """sacrebleu's choice per cell: a cell starts at "infinity" and takes, in this order,
-    the diagonal move, the deletion, the insertion, each only when strictly lower."""
-    n = row.shape[0]
-    op = np.full(n, _UNDEF, dtype=np.int8)
-    chosen = np.full(n, _INF, dtype=np.int64)
-    diagonal = np.full(n, _INF + 1, dtype=np.int64)
-    diagonal[1:] = sub
-    take = diagonal < chosen
-    op[take] = np.where(np.concatenate(([0], differ))[take] == 1, _SUB, _NOP)
-    np.minimum(chosen, diagonal, out=chosen)
-    take = dele < chosen
-    op[take] = _DEL
-    np.minimum(chosen, dele, out=chosen)
-    insert = np.full(n, _INF + 1, dtype=np.int64)
-    insert[1:] = row[:-1] + 1
-    insert[0] = _INF + 1  # column 0 has no left neighbour
-    take = insert < chosen
-    op[take] = _INS
-    op[0] = _DEL  # sacrebleu sets column 0 to a deletion outright
-    op[:low] = _UNDEF
-    op[high:] = _UNDEF
-    return op
-
-
-def _distance_and_trace(reference: _Reference, hyp: list[int]) -> tuple[int, str] | None:
-    """Edit distance and trace of one hypothesis; None where the trace meets a cell the
-    beam left undefined (sacrebleu raises there: its own function decides)."""
-    last, ops = _rows(reference, np.array([hyp], dtype=np.int64), keep_ops=True)
+def _trace(reference: _Reference, hyp: Sequence[int], matrix: list[list[int]]) -> str | None:
+    """sacrebleu's trace, read back from the finished matrix: a cell starts at "infinity"
+    and takes, in this order, the diagonal move, the deletion, the insertion, each only
+    when strictly lower (column 0 is a deletion outright, row 0 insertions). None where
+    it meets a cell the beam left undefined (sacrebleu raises there)."""
+    ref = reference.ref.tolist()
     i, j = len(hyp), reference.n
     letters: list[str] = []
     while i > 0 or j > 0:
-        op = _INS if i == 0 else int(ops[i - 1][j])
-        letters.append(_LETTERS[op])
-        if op in (_SUB, _NOP):
+        if i == 0:
+            op = lib_ter._OP_INS
+        elif matrix[i][j] >= _INF:
+            return None  # outside the row's beam, or reached from there only: undefined
+        elif j == 0:
+            op = lib_ter._OP_DEL
+        else:
+            differ = hyp[i - 1] != ref[j - 1]
+            chosen, op = _INF, lib_ter._OP_UNDEF
+            diagonal = matrix[i - 1][j - 1] + differ
+            if diagonal < chosen:
+                chosen, op = diagonal, (lib_ter._OP_SUB if differ else lib_ter._OP_NOP)
+            deletion = matrix[i - 1][j] + 1
+            if deletion < chosen:
+                chosen, op = deletion, lib_ter._OP_DEL
+            if matrix[i][j - 1] + 1 < chosen:
+                op = lib_ter._OP_INS
+        letters.append(op)
+        if op in (lib_ter._OP_SUB, lib_ter._OP_NOP):
             i -= 1
             j -= 1
-        elif op == _INS:
+        elif op == lib_ter._OP_INS:
             j -= 1
-        elif op == _DEL:
+        elif op == lib_ter._OP_DEL:
             i -= 1
         else:
             return None
-    return int(last[0, -1]), "".join(reversed(letters))
+    return "".join(reversed(letters))
+
+
+def _distance_and_trace(reference: _Reference, hyp: list[int]) -> tuple[int, str] | None:
+    """Edit distance and trace of one hypothesis (None: sacrebleu's own function decides)."""
+    rows = _rows(reference, np.array([hyp], dtype=np.int64))
+    return _finish(reference, hyp, [row[0].tolist() for row in rows])
+
+
+def _finish(
+    reference: _Reference, hyp: list[int], matrix: list[list[int]]
+) -> tuple[int, str] | None:
+    trace = _trace(reference, hyp, matrix)
+    return None if trace is None else (matrix[-1][-1], trace)
+
+
+def _shifted_pairs(hyp: list[int], reference: _Reference) -> Iterator[tuple[int, int, int]]:
+    """sacrebleu's _find_shifted_pairs, in its order, visiting only the reference
+    positions that hold the hypothesis word (every other start yields nothing there)."""
+    ref = reference.codes_ref
+    n_hyp, n_ref = len(hyp), len(ref)
+    for start_h in range(n_hyp):
+        for start_r in reference.positions.get(hyp[start_h], ()):
+            if abs(start_r - start_h) > _MAX_SHIFT_DIST:
+                continue
+            length = 0
+            while hyp[start_h + length] == ref[start_r + length] and length < _MAX_SHIFT_SIZE:
+                length += 1
+                yield start_h, start_r, length
+                if n_hyp == start_h + length or n_ref == start_r + length:
+                    break
 
 
 def _candidates(
@@ -154,8 +181,7 @@ def _candidates(
     each candidate in its order, and the running count of candidates it stops on."""
     align, ref_err, hyp_err = lib_ter.trace_to_alignment(lib_ter._flip_trace(trace))
     out: list[tuple[int, int, int, list[int]]] = []
-    ref = reference.encode(reference.words)
-    for start_h, start_r, length in lib_ter._find_shifted_pairs(hyp, ref):
+    for start_h, start_r, length in _shifted_pairs(hyp, reference):
         if sum(hyp_err[start_h : start_h + length]) == 0:
             continue
         if sum(ref_err[start_r : start_r + length]) == 0:
@@ -198,32 +224,30 @@ def _edits(
     # hypothesis words; _find_shifted_pairs compares hypothesis with reference only).
     shifts = 0
     checked = 0
+    current = _distance_and_trace(reference, hyp)
     while True:
-        current = _distance_and_trace(reference, hyp)
         if current is None:
             return lib_ter.translation_edit_rate(list(words_hyp), list(words_ref))
         pre_score, trace = current
         candidates, checked = _candidates(hyp, reference, trace, checked)
-        if checked >= _MAX_CANDIDATES:
+        if checked >= _MAX_CANDIDATES or not candidates:
             return shifts + pre_score, reference.n
-        if not candidates:
-            return shifts + pre_score, reference.n
-        last, _ = _rows(
-            reference, np.array([c[3] for c in candidates], dtype=np.int64), keep_ops=False
-        )
+        rows = _rows(reference, np.array([c[3] for c in candidates], dtype=np.int64))
         best: tuple[int, int, int, int] | None = None
-        best_words: list[int] = hyp
-        for (length, start_h, idx, shifted), distance in zip(
-            candidates, last[:, -1].tolist(), strict=True
+        chosen = 0
+        for index, ((length, start_h, idx, _), distance) in enumerate(
+            zip(candidates, rows[-1][:, -1].tolist(), strict=True)
         ):
             key = (pre_score - distance, length, -start_h, -idx)
             if best is None or key > best:
-                best, best_words = key, shifted
+                best, chosen = key, index
         assert best is not None
         if best[0] <= 0:
             return shifts + pre_score, reference.n
         shifts += 1
-        hyp = best_words
+        hyp = candidates[chosen][3]
+        # The next round starts from the chosen candidate: its matrix is already filled.
+        current = _finish(reference, hyp, [row[chosen].tolist() for row in rows])
 
 
 class CachedReferences:
