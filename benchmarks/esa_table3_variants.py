@@ -235,6 +235,12 @@ def main() -> int:
         "sacrebleu eps smoothing": sacrebleu.CHRF(word_order=2, eps_smoothing=True).sentence_score,
         "sacrebleu chrF (no words)": sacrebleu.CHRF(word_order=0).sentence_score,
         "sacrebleu chrF++ beta 3": sacrebleu.CHRF(word_order=2, beta=3).sentence_score,
+        "first reference only": lambda text, refs: (
+            sacrebleu.CHRF(word_order=2).sentence_score(text, refs[:1]).score
+        ),
+        "first two references only": lambda text, refs: (
+            sacrebleu.CHRF(word_order=2).sentence_score(text, refs[:2]).score
+        ),
     }
     for name, scorer in chrf.items():
         if name.startswith("stored"):
