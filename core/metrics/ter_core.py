@@ -157,6 +157,30 @@ def _finish(
     return None if trace is None else (matrix[-1][-1], trace)
 
 
+def _perform_shift(words: list[int], start: int, length: int, target: int) -> list[int]:
+    """sacrebleu's _perform_shift (the span moved before ``target``), on word codes."""
+    if target < start:
+        return (
+            words[:target]
+            + words[start : start + length]
+            + words[target:start]
+            + words[start + length :]
+        )
+    if target > start + length:
+        return (
+            words[:start]
+            + words[start + length : target]
+            + words[start : start + length]
+            + words[target:]
+        )
+    return (
+        words[:start]
+        + words[start + length : length + target]
+        + words[start : start + length]
+        + words[length + target :]
+    )
+
+
 def _shifted_pairs(hyp: list[int], reference: _Reference) -> Iterator[tuple[int, int, int]]:
     """sacrebleu's _find_shifted_pairs, in its order, visiting only the reference
     positions that hold the hypothesis word (every other start yields nothing there)."""
@@ -199,7 +223,7 @@ def _candidates(
             if idx == prev_idx:
                 continue
             prev_idx = idx
-            out.append((length, start_h, idx, lib_ter._perform_shift(hyp, start_h, length, idx)))
+            out.append((length, start_h, idx, _perform_shift(hyp, start_h, length, idx)))
             checked += 1
         if checked >= _MAX_CANDIDATES:
             break
