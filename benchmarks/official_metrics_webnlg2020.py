@@ -21,7 +21,9 @@ Two timings of BLEU, chrF++, TER and METEOR (nltk, WordNet from this machine):
   sentence pass spread over ``--workers`` processes (default: every usable core).
 
 It then checks that the stored sentence values of the baseline's texts are the very
-numbers sacrebleu and nltk gave (exact equality) and prints the cores used.
+numbers sacrebleu and nltk gave (exact equality) and prints the cores used, and both sides'
+CPU time (the job's with its worker processes'), which a loaded machine distorts less than
+the wall-clock ratio.
 """
 
 from __future__ import annotations
@@ -77,6 +79,16 @@ def session_texts(
         refs = [ref for _, ref in references.get((unit, lang, "gold"), [])]
         out.append((vid, text or "", refs))
     return out
+
+
+def _cpu_with_children() -> float:
+    """CPU seconds of this process and of its ended child processes (the scoring job's
+    workers are counted once the job has shut its pool down)."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def baseline(
@@ -179,8 +191,10 @@ def main() -> int:
         )
         with SessionStore.open(session) as store:
             started = time.perf_counter()
+            cpu_started = _cpu_with_children()
             outcome = run_job(score_job(store, request))
             ours = time.perf_counter() - started
+            ours_cpu = _cpu_with_children() - cpu_started
             if not isinstance(outcome, JobSucceeded):
                 print(f"scoring failed: {outcome}")
                 return 1
@@ -214,6 +228,11 @@ def main() -> int:
         )
         print(f"TailLens scoring job, all texts (sentence and corpus rows): {ours:.1f} s")
         print(f"speed-up: {total_base / ours:.2f}x")
+        print(
+            f"CPU time: baseline {base_cpu:.1f} s on {len(sample):,} texts "
+            f"({base_cpu * scale:.1f} s for all texts), TailLens job {ours_cpu:.1f} s "
+            f"(this process and its workers): {base_cpu * scale / ours_cpu:.2f}x less"
+        )
         print(
             f"baseline CPU time (this process): {base_cpu:.1f} s; load average "
             f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import sacrebleu
@@ -20,6 +21,7 @@ from core.metrics.base import ScoringItem
 from core.metrics.meteor import Meteor, load_wordnet
 from core.metrics.reference import Bleu, ChrF, Ter
 from core.metrics.scoring import ScoringRequest, score_job
+from core.metrics.scoring import job as job_module
 from core.metrics.scoring import pool as pool_module
 from core.store import SessionStore
 from core.store.models import Score
@@ -121,6 +123,10 @@ def test_worker_processes_store_the_very_rows_one_process_stores(
 ) -> None:
     # Two systems over the first 20 units; the pool is asked for from 30 texts on.
     monkeypatch.setattr(pool_module, "MIN_TEXTS", 30)
+    # The time left is said once a metric has run for more than a second; 40 texts of TER
+    # take less than that, so the job's clock moves 2 s per reading here.
+    ticks = iter(range(0, 1_000_000, 2))
+    monkeypatch.setattr(job_module, "time", SimpleNamespace(monotonic=lambda: next(ticks)))
     stored = []
     messages: list[str] = []
     for workers in (1, 2):
