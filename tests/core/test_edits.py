@@ -1,0 +1,178 @@
+"""The edit model: apply, undo, redo, refusal after a concurrent change, the history
+rows, undo after reopening, an old session opening, and random sequences replayed."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.category_tiers import load_member_tiers, load_tier_settings, retier_category
+from core.edits import (
+    EditConflictError,
+    EditRefusedError,
+    apply_edit,
+    current_states,
+    history,
+    redo_edit,
+    replayed_states,
+    undo_edit,
+    undoable_tail,
+)
+from core.edits.tiers import TierEdit
+from core.store import SessionStore
+from core.tiers import Distribution, TierSettings, long_tail_sub_tiers, tier_category
+from core.wikidata.cache import load_category, store_members_page
+from core.wikidata.categories import category_by_name
+from core.wikidata.records import EntityRecord, MembersPage
+
+COUNTS = [50, 30, 10, 5, 3, 2, 1, 1]
+
+
+def _city(path: Path) -> SessionStore:
+    store = SessionStore.create(path)
+    entities = tuple(
+        EntityRecord(f"Q{i + 1}", f"E{i + 1}", c, c // 2, frozenset({"en"}))
+        for i, c in enumerate(COUNTS)
+    )
+    store_members_page(store, category_by_name("City"), MembersPage("City", 0, entities), "t")
+    return store
+
+
+def _edit(store: SessionStore, settings: TierSettings) -> TierEdit:
+    table = load_category(store, "City")
+    result = tier_category(Distribution(table.statements), settings)
+    subs = long_tail_sub_tiers(result.codes, table.has_en, table.has_it, table.has_es)
+    return TierEdit.from_codes("City", settings, list(table.qids), result.codes, subs)
+
+
+def test_apply_undo_redo_and_history(tmp_path: Path) -> None:
+    with _city(tmp_path / "s.taillens") as store:
+        untiered = load_member_tiers(store, "City")
+        assert set(untiered.values()) == {(None, None)}
+        entry = apply_edit(store, _edit(store, TierSettings(share=0.5)), source="taillens tiers")
+        assert entry is not None
+        assert entry.kind == "tiers" and entry.source == "taillens tiers" and entry.who
+        assert entry.status == "applied" and entry.before["settings"] is None
+        assert "Pareto share 0.5" in entry.description
+        assert load_tier_settings(store, "City") == TierSettings(share=0.5)
+        tiered = load_member_tiers(store, "City")
+        assert tiered["Q1"] == ("head", None)
+
+        undone = undo_edit(store, entry.id)
+        assert undone.status == "undone" and undone.changed_at is not None
+        assert load_member_tiers(store, "City") == untiered
+        assert store.get_meta("tiers:City") is None
+        with pytest.raises(EditRefusedError, match="undone already"):
+            undo_edit(store, entry.id)
+
+        redone = redo_edit(store, entry.id)
+        assert redone.status == "redone"
+        assert load_member_tiers(store, "City") == tiered
+        rows = history(store)
+        assert [(r.id, r.status) for r in rows] == [(entry.id, "redone")]
+        assert history(store, kinds=["ratings"]) == []
+
+
+def test_an_edit_that_changes_nothing_is_not_recorded(tmp_path: Path) -> None:
+    with _city(tmp_path / "s.taillens") as store:
+        assert apply_edit(store, _edit(store, TierSettings())) is not None
+        assert apply_edit(store, _edit(store, TierSettings())) is None
+        assert len(history(store)) == 1
+
+
+def test_undo_is_refused_after_a_concurrent_change(tmp_path: Path) -> None:
+    path = tmp_path / "s.taillens"
+    with _city(path) as store:
+        entry = apply_edit(store, _edit(store, TierSettings(share=0.5)))
+        assert entry is not None
+    # Another process (here: a plain SQLite connection) moves one member's tier.
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("UPDATE category_members SET tier = 'torso' WHERE tier = 'head'")
+        conn.commit()
+    with SessionStore.open(path) as store:
+        before = load_member_tiers(store, "City")
+        with pytest.raises(EditConflictError, match="another change overwrote it"):
+            undo_edit(store, entry.id)
+        assert load_member_tiers(store, "City") == before  # nothing reverted
+        assert history(store)[0].status == "applied"
+        assert undoable_tail(store) == []  # not offered after reopening either
+
+
+def test_undo_after_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "s.taillens"
+    with _city(path) as store:
+        first = apply_edit(store, _edit(store, TierSettings(share=0.5)))
+        second = apply_edit(store, _edit(store, TierSettings(share=0.9)))
+        assert first is not None and second is not None
+    with SessionStore.open(path) as store:
+        tail = undoable_tail(store)
+        assert [e.id for e in tail] == [first.id, second.id]
+        undo_edit(store, tail[-1].id)
+        assert load_tier_settings(store, "City") == TierSettings(share=0.5)
+        undo_edit(store, tail[0].id)
+        assert store.get_meta("tiers:City") is None
+
+
+def test_the_cli_path_records_its_command(tmp_path: Path) -> None:
+    with _city(tmp_path / "s.taillens") as store:
+        retier_category(store, "City", TierSettings(share=0.6), source="taillens tiers")
+        (entry,) = history(store)
+    assert entry.source == "taillens tiers" and entry.after["settings"]["share"] == 0.6
+
+
+def test_an_old_session_opens_and_records_edits(
+    make_old_session: Callable[..., Path],
+) -> None:
+    path = make_old_session("0006_refs")
+    with SessionStore.open(path) as store:
+        assert store.schema_revision.startswith("0007")
+        assert history(store) == []
+        store_members_page(
+            store,
+            category_by_name("City"),
+            MembersPage("City", 0, (EntityRecord("Q1", "E1", 3, 1, frozenset()),)),
+            "t",
+        )
+        assert apply_edit(store, _edit(store, TierSettings(share=0.4))) is not None
+        assert len(history(store)) == 1
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_edits_and_undos_replay_to_the_session(tmp_path: Path, seed: int) -> None:
+    """A seeded random walk of edits, undos and redos (as an undo stack makes them);
+    after each step the session holds exactly what its history replays to."""
+    rng = random.Random(seed)
+    shares = [0.3, 0.5, 0.7, 0.8, 0.95, 1.0]
+    with _city(tmp_path / "s.taillens") as store:
+        done: list[int] = []  # the undo stack
+        undone: list[int] = []  # the redo stack
+        for _ in range(25):
+            action = rng.choice(["edit", "edit", "undo", "redo"])
+            if action == "edit":
+                settings = TierSettings(
+                    split_by=rng.choice(["pareto", "head_tail"]),
+                    share=rng.choice(shares),
+                    fraction=rng.choice(shares),
+                )
+                entry = apply_edit(store, _edit(store, settings))
+                if entry is not None:
+                    done.append(entry.id)
+                    undone.clear()
+            elif action == "undo" and done:
+                undone.append(undo_edit(store, done.pop()).id)
+            elif action == "redo" and undone:
+                done.append(redo_edit(store, undone.pop()).id)
+            rows = history(store)
+            assert replayed_states(rows) == current_states(store, rows)
+        assert {r.id for r in history(store) if r.stands} >= set(done)
+
+
+def test_tier_edit_alignment_is_checked() -> None:
+    with pytest.raises(ValueError, match="aligned"):
+        TierEdit.from_codes("City", TierSettings(), ["Q1"], np.zeros(2), np.zeros(2))
