@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.annotation import ItemRef, list_annotators
 from core.category_tiers import load_member_tiers, load_tier_settings, retier_category
 from core.edits import (
     EditConflictError,
@@ -24,6 +25,7 @@ from core.edits import (
     undo_edit,
     undoable_tail,
 )
+from core.edits.ratings import AnnotatorEdit
 from core.edits.tiers import TierEdit
 from core.store import SessionStore
 from core.tiers import Distribution, TierSettings, long_tail_sub_tiers, tier_category
@@ -176,3 +178,84 @@ def test_random_edits_and_undos_replay_to_the_session(tmp_path: Path, seed: int)
 def test_tier_edit_alignment_is_checked() -> None:
     with pytest.raises(ValueError, match="aligned"):
         TierEdit.from_codes("City", TierSettings(), ["Q1"], np.zeros(2), np.zeros(2))
+
+
+# -- ratings, annotators, synonyms ---------------------------------------------------------
+
+
+def test_a_rating_and_its_correction_undo_and_redo(tmp_path: Path) -> None:
+    from core.annotation import Rating, add_annotator, rating_of, save_rating, undo_rating
+    from tests.fixtures.report_session import build_report_session
+
+    built = build_report_session(tmp_path / "r.taillens")
+    item = ItemRef("verbalisation", built.verbalisations[("model-b", "u8", "it")])
+    with SessionStore.open(built.path) as store:
+        zoe = add_annotator(store, "zoe")
+        saved = save_rating(store, zoe.id, item, Rating(fluency=3, corrected_text="Fixed."))
+        assert saved.previous is None and saved.history_id is not None
+        entry = history(store, annotator="zoe", kinds=["rating"])[-1]
+        assert entry.unit_id is not None and entry.who == "zoe"
+        assert "a correction" in entry.description
+
+        undo_edit(store, saved.history_id)
+        assert rating_of(store, zoe.id, item) is None
+        redo_edit(store, saved.history_id)  # the correction comes back with the rating
+        back = rating_of(store, zoe.id, item)
+        assert back is not None and (back.fluency, back.corrected_text) == (3, "Fixed.")
+
+        # Another save replaced it meanwhile: undoing the first save is refused.
+        save_rating(store, zoe.id, item, Rating(fluency=1))
+        with pytest.raises(EditConflictError):
+            undo_rating(store, saved)
+        assert rating_of(store, zoe.id, item).fluency == 1
+        rows = history(store)
+        assert replayed_states(rows) == current_states(store, rows)
+        assert [r.kind for r in history(store, annotator="zoe")] == [
+            "annotator",
+            "rating",
+            "rating",
+        ]
+        assert history(store, kinds=["annotator"])[0].description == "the annotator zoe added"
+
+
+def test_adding_an_annotator_undoes_unless_they_rated(tmp_path: Path) -> None:
+    from core.annotation import Rating, add_annotator, save_rating
+    from tests.fixtures.report_session import build_report_session
+
+    built = build_report_session(tmp_path / "r.taillens")
+    item = ItemRef("verbalisation", built.verbalisations[("model-a", "u1", "en")])
+    with SessionStore.open(built.path) as store:
+        (added,) = [e for e in [apply_edit(store, AnnotatorEdit("kim"))] if e is not None]
+        undo_edit(store, added.id)
+        assert "kim" not in {a.name for a in list_annotators(store)}
+        redo_edit(store, added.id)
+        kim = next(a for a in list_annotators(store) if a.name == "kim")
+        save_rating(store, kim.id, item, Rating(fluency=4))
+        with pytest.raises(EditRefusedError, match="has ratings"):
+            undo_edit(store, added.id)
+        assert "kim" in {a.name for a in list_annotators(store)}
+        assert add_annotator(store, "lee").name == "lee"
+
+
+def test_synonym_edits_keep_rows_added_meanwhile(tmp_path: Path) -> None:
+    from core import synonyms
+
+    with SessionStore.create(tmp_path / "s.taillens") as store:
+        assert synonyms.add_synonym(store, "Spain", "España", "es")
+        first = history(store)[-1]
+        # Another window adds a row; the first edit's undo is refused, the table kept.
+        synonyms.add_synonym(store, "Italy", "Italia", "it", source="taillens synonyms add")
+        with pytest.raises(EditConflictError):
+            undo_edit(store, first.id)
+        second = history(store)[-1]
+        assert second.source == "taillens synonyms add"
+        undo_edit(store, second.id)
+        assert synonyms.synonym_rows(store) == [("Spain", "España", "es")]
+        undo_edit(store, first.id)
+        assert synonyms.synonym_rows(store) == []
+        total, added = synonyms.seed(store)
+        assert added == total and store.get_meta("synonyms:seeded") == "starter"
+        undo_edit(store, history(store)[-1].id)
+        assert synonyms.synonym_rows(store) == [] and store.get_meta("synonyms:seeded") is None
+        with pytest.raises(synonyms.SynonymError, match="no synonym"):
+            synonyms.remove_synonym(store, "Spain", "Espagne")
