@@ -236,11 +236,11 @@ def seed(store: SessionStore, *, source: str = "gui") -> tuple[int, int]:
     return len(rows), added
 
 
-def ensure_seeded(store: SessionStore) -> int:
+def ensure_seeded(store: SessionStore, *, source: str = "gui") -> int:
     """Copy the starter set into a session that never had it; the number of rows added."""
     if store.get_meta(SEEDED_KEY):
         return 0
-    _total, added = seed(store)
+    _total, added = seed(store, source=source)
     return added
 
 

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.action == "remove":
             synonyms.check_removal(store, args.entity, args.synonym, args.lang)
         if args.action != "seed":
-            added = synonyms.ensure_seeded(store)
+            added = synonyms.ensure_seeded(store, source=f"taillens synonyms {args.action}")
             if added:
                 print(
                     f"(first use: the starter set's {added:,} rows were added; "

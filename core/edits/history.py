@@ -79,6 +79,17 @@ class HistoryEntry:
         }
 
 
+def _wrap(state: JSON) -> dict[str, JSON]:
+    """A state as its column holds it: inside an object, as every JSON column of a
+    session holds an object (a bare ``true`` or list would read as a damaged row,
+    ``core.store.integrity``)."""
+    return {"state": state}
+
+
+def _unwrap(column: Any) -> JSON:
+    return column.get("state") if isinstance(column, dict) else None
+
+
 def _iso(value: datetime | None) -> str | None:
     if value is None:
         return None
@@ -93,8 +104,8 @@ def _entry(row: EditHistory) -> HistoryEntry:
         kind=row.kind,
         target=dict(row.target),
         description=row.description,
-        before=row.before,
-        after=row.after,
+        before=_unwrap(row.before),
+        after=_unwrap(row.after),
         who=row.who,
         source=row.source,
         status=row.status,
@@ -119,8 +130,8 @@ def apply_edit(
             kind=edit.kind,
             target=edit.target,
             description=edit.describe(before),
-            before=before,
-            after=after,
+            before=_wrap(before),
+            after=_wrap(after),
             who=who or edit.annotator() or current_user(),
             source=source,
             status=APPLIED,
@@ -152,8 +163,8 @@ def undo_edit(store: SessionStore, history_id: int) -> HistoryEntry:
         row = _row(db, history_id)
         if row.status == UNDONE:
             raise EditRefusedError(f"{row.description} is undone already")
-        edit = Edit.rebuild(row.kind, row.target, row.after)
-        edit.revert(db, row.before, row.description)
+        edit = Edit.rebuild(row.kind, row.target, _unwrap(row.after))
+        edit.revert(db, _unwrap(row.before), row.description)
         row.status = UNDONE
         row.seq = _next_seq(db)
         row.changed_at = datetime.now(UTC)
@@ -168,9 +179,9 @@ def redo_edit(store: SessionStore, history_id: int) -> HistoryEntry:
         row = _row(db, history_id)
         if row.status != UNDONE:
             raise EditRefusedError(f"{row.description} is not undone, so it cannot be redone")
-        edit = Edit.rebuild(row.kind, row.target, row.after)
-        edit.expect(db, row.before, f"Cannot redo {row.description}")
-        edit.write(db, row.after)
+        edit = Edit.rebuild(row.kind, row.target, _unwrap(row.after))
+        edit.expect(db, _unwrap(row.before), f"Cannot redo {row.description}")
+        edit.write(db, _unwrap(row.after))
         row.status = REDONE
         row.seq = _next_seq(db)
         row.changed_at = datetime.now(UTC)
@@ -214,15 +225,15 @@ def undoable_tail(store: SessionStore, limit: int = 50) -> list[HistoryEntry]:
             if row.status == UNDONE:
                 continue
             try:
-                edit = Edit.rebuild(row.kind, row.target, row.after)
+                edit = Edit.rebuild(row.kind, row.target, _unwrap(row.after))
                 key = edit.key()
                 if key not in expected:
                     expected[key] = canonical(edit.read(db))
             except EditRefusedError:
                 break
-            if expected[key] != canonical(row.after):
+            if expected[key] != canonical(_unwrap(row.after)):
                 break
-            expected[key] = canonical(row.before)
+            expected[key] = canonical(_unwrap(row.before))
             found.append(_entry(row))
             if len(found) >= limit:
                 break

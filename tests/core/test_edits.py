@@ -173,6 +173,7 @@ def test_random_edits_and_undos_replay_to_the_session(tmp_path: Path, seed: int)
             rows = history(store)
             assert replayed_states(rows) == current_states(store, rows)
         assert {r.id for r in history(store) if r.stands} >= set(done)
+        assert store.check() == []  # every history row reads as a whole row
 
 
 def test_tier_edit_alignment_is_checked() -> None:
