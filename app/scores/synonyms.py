@@ -85,9 +85,11 @@ def _synonyms(app: PanelContext, dialog: Any, action: str, *args: Any) -> None:
         dialog.show_message(str(error), error=True)
         show_rows()
 
-    landed = app.writer.write(
+    # Edits on the session's undo stack (core.synonyms applies them as recorded edits).
+    landed = app.undo.write(
         "the synonym table" if action == "first use" else f"the synonym table ({action})",
         apply,
+        panel="scores",
         on_done=done,
         on_error=refused,
     )

@@ -10,7 +10,9 @@ other state and mark the row ``undone`` / ``redone``, again in one transaction.
 from __future__ import annotations
 
 import getpass
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -117,6 +119,24 @@ def _entry(row: EditHistory) -> HistoryEntry:
     )
 
 
+# The edits applied in this thread while a ``recording()`` block runs (see there).
+_RECORDING = threading.local()
+
+
+@contextmanager
+def recording() -> Iterator[list[HistoryEntry]]:
+    """Collect the history rows of the edits applied in this thread inside the block:
+    the GUI's undo stack runs a panel's write (which may apply edits through core code,
+    e.g. a rating saved by the annotation queue) inside one and pushes what it applied."""
+    previous = getattr(_RECORDING, "entries", None)
+    entries: list[HistoryEntry] = []
+    _RECORDING.entries = entries
+    try:
+        yield entries
+    finally:
+        _RECORDING.entries = previous
+
+
 def apply_edit(
     store: SessionStore, edit: Edit, *, source: str = GUI, who: str | None = None
 ) -> HistoryEntry | None:
@@ -142,7 +162,11 @@ def apply_edit(
         db.add(row)
         db.flush()
         db.refresh(row)
-        return _entry(row)
+        entry = _entry(row)
+    recorded = getattr(_RECORDING, "entries", None)
+    if recorded is not None:
+        recorded.append(entry)  # committed: the block's caller may offer its undo
+    return entry
 
 
 def _next_seq(db: Any) -> int:
@@ -268,6 +292,7 @@ __all__ = [
     "apply_edit",
     "current_states",
     "history",
+    "recording",
     "redo_edit",
     "replayed_states",
     "undo_edit",
