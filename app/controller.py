@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.changes import SessionChanges
 from app.context import PanelContext, WindowNotify
-from app.edits import SessionUndo, message_with_undo
+from app.edits import HistoryView, SessionUndo, message_with_undo
 from app.jobrunner import JobHandle, QtJobRunner
 from app.session_io import SessionWriter, ViewReads
 from core.changes import EVERYTHING
@@ -117,6 +117,8 @@ class AppController(QObject):
         window.undo_requested.connect(lambda: self.undo.undo())
         window.redo_requested.connect(lambda: self.undo.redo())
         self.session_changed.connect(self.undo.reset)
+        self.history = HistoryView(self.undo, self.reads, lambda: self.store, window, self)
+        window.history_requested.connect(self.history.open)
 
         window.new_session_requested.connect(lambda path: self.new_session(Path(path)))
         window.open_requested.connect(lambda path: self.open_session(Path(path)))

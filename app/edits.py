@@ -310,3 +310,65 @@ def message_with_undo(window: Any) -> Callable[[str, Callable[[], object]], Any]
         return bar
 
     return announce
+
+
+HISTORY_READ = "edits.history"
+
+
+class HistoryView(QObject):
+    """Edit ▸ Session history…: the dialog (``widgets.history_dialog``) filled with the
+    session's history, read off the UI thread, again after every edit, undo and redo."""
+
+    def __init__(
+        self,
+        undo: SessionUndo,
+        reads: ViewReads,
+        current_store: Callable[[], SessionStore | None],
+        parent_widget: Any,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.reads = reads
+        self._current_store = current_store
+        self._parent_widget = parent_widget
+        self.dialog: Any = None
+        for signal in (undo.applied, undo.undone, undo.redone):
+            signal.connect(self._refresh)
+
+    def open(self) -> Any:
+        from core.edits import KINDS
+        from widgets.history_dialog import HistoryDialog
+
+        if self.dialog is None:
+            self.dialog = HistoryDialog(sorted(KINDS), self._parent_widget)
+            self.dialog.filters_changed.connect(self._read)
+            self.dialog.finished.connect(lambda _result: self.reads.drop(HISTORY_READ))
+        self.dialog.show()
+        self.dialog.raise_()
+        self.dialog.ask()
+        return self.dialog
+
+    def _refresh(self, _entry: Any = None) -> None:
+        if self.dialog is not None and self.dialog.isVisible():
+            self.dialog.ask()
+
+    def _read(self, kind: str, unit: int | None, annotator: str) -> None:
+        from core.edits import history
+
+        if self._current_store() is None:
+            self.dialog.show_entries([])
+            return
+
+        def read(store: SessionStore) -> list[tuple[Any, ...]]:
+            entries = history(
+                store,
+                kinds=[kind] if kind else None,
+                unit_id=unit,
+                annotator=annotator or None,
+            )
+            return [
+                (e.id, e.created_at, e.who, e.source, e.kind, e.status, e.description)
+                for e in entries
+            ]
+
+        self.reads.request(HISTORY_READ, read, self.dialog.show_entries)
