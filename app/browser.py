@@ -338,11 +338,12 @@ class BrowserController(QObject):
     def _tiers_reverted(self, entry: Any) -> None:
         """An undo or redo of a tier edit landed: the category shown takes the settings
         the session holds now (showing them saves nothing)."""
-        if entry.kind != "tiers" or entry.target.get("category") != self.state.category:
+        name = self.state.category
+        if entry.kind != "tiers" or name is None or entry.target.get("category") != name:
             return
         self._save_timer.stop()
         self._pending = None
-        self.show_category(self.state.category, reload_settings=True)
+        self.show_category(name, reload_settings=True)
 
     def open_session_category(self) -> None:
         """After a session opens: the category last viewed in it, else one it has data for

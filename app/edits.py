@@ -20,6 +20,7 @@ an Undo button (``notify``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -171,7 +172,7 @@ class SessionUndo(QObject):
             self.stack.push(EditCommand(entry, panel or PANEL_OF_KIND.get(entry.kind)))
             self.applied.emit(entry)
             if entry.kind in ANNOUNCED_KINDS and self._announce is not None:
-                self._announce(f"Saved: {entry.description}.", lambda e=entry: self.undo(e.id))
+                self._announce(f"Saved: {entry.description}.", partial(self.undo, entry.id))
         if on_done is not None:
             on_done(entry)
 

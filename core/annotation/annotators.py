@@ -49,6 +49,8 @@ def add_annotator(store: SessionStore, name: str, *, source: str = "gui") -> Ann
     apply_edit(store, AnnotatorEdit(clean), source=source)
     with store.snapshot() as db:
         row_id = db.scalar(select(Annotator.id).where(Annotator.name == clean))
+    if row_id is None:  # another program removed it between the two transactions
+        raise AnnotationError(f"The annotator {clean!r} was removed by another change.")
     return AnnotatorInfo(int(row_id), clean, False)
 
 

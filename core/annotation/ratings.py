@@ -201,6 +201,8 @@ def save_rating(
             )
             .order_by(Annotation.id)
         )
+    if row_id is None:  # another program removed it between the two transactions
+        raise AnnotationError("The rating was removed by another change as it was saved.")
     previous = entry.before if entry is not None else None
     return SavedRating(
         int(row_id), annotator_id, ref, values, previous, entry.id if entry else None

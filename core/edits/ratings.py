@@ -46,8 +46,9 @@ def stamp(value: datetime) -> str:
 
 def unit_of_item(db: Session, kind: str, item_id: int) -> int | None:
     """The data unit a verbalisation or reference belongs to (None: no such text)."""
-    model = Verbalisation if kind == VERBALISATION else UnitReference
-    row = db.get(model, item_id)
+    row: Verbalisation | UnitReference | None = (
+        db.get(Verbalisation, item_id) if kind == VERBALISATION else db.get(UnitReference, item_id)
+    )
     return None if row is None else int(row.unit_id)
 
 
