@@ -337,13 +337,27 @@ class BrowserController(QObject):
 
     def _tiers_reverted(self, entry: Any) -> None:
         """An undo or redo of a tier edit landed: the category shown takes the settings
-        the session holds now (showing them saves nothing)."""
+        the session holds now, from the edit's own record (no read, no reload of the
+        members: the state re-tiers as after a drag; showing them saves nothing)."""
+        from core.tiers import TierSettings
+
         name = self.state.category
         if entry.kind != "tiers" or name is None or entry.target.get("category") != name:
             return
         self._save_timer.stop()
         self._pending = None
-        self.show_category(name, reload_settings=True)
+        state = entry.before if entry.status == "undone" else entry.after
+        saved = state.get("settings") if isinstance(state, dict) else None
+        defaults = self.ctx.preferences.tier_settings() if self.ctx.preferences else None
+        try:
+            settings = TierSettings(**saved) if isinstance(saved, dict) else None
+        except (TypeError, ValueError):
+            settings = None  # written by hand: shown as load_tier_settings shows it
+        self._loading = True  # the session holds these already
+        try:
+            self.state.settings = settings or defaults or TierSettings()
+        finally:
+            self._loading = False
 
     def open_session_category(self) -> None:
         """After a session opens: the category last viewed in it, else one it has data for
