@@ -44,6 +44,7 @@ PANEL_OF_KIND = {
     "rating": "annotate",
     "annotator": "annotate",
     "synonyms": "scores",
+    "unit override": "units",
 }
 # Kinds whose edit shows a message with Undo (they change the study's numbers).
 ANNOUNCED_KINDS = frozenset({"tiers", "rating", "references"})

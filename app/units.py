@@ -69,6 +69,8 @@ class UnitsController(QObject):
         panel.search_button.clicked.connect(self.ask_search)
         panel.more_units_requested.connect(self.more_units)
         ctx.session_changed.connect(lambda _store: self.session_opened())
+        ctx.undo.undone.connect(self._override_moved)
+        ctx.undo.redone.connect(self._override_moved)
         # Units imported, sampled or saved elsewhere; saved tiers may leave units built
         # under another tier: the list follows at once.
         ctx.changes.subscribe(
@@ -358,10 +360,12 @@ class UnitsController(QObject):
         try:
             if self.shown_unit is not None and store is not None:
                 unit = self.shown_unit
-                self.ctx.writer.write(
+                # An edit on the session's undo stack (core applies it as recorded).
+                self.ctx.undo.write(
                     f"your words for a {part} of unit {unit}",
                     lambda s: set_label_override(s, unit, lang, position, part, text, keep=keep),
                     writes={Topic.UNITS},
+                    panel="units",
                     on_done=lambda _result: self.show_unit(unit),
                     on_error=self._override_refused,
                 )
@@ -388,6 +392,11 @@ class UnitsController(QObject):
             self._override_refused(error)
         self._persist()
         self.refresh()
+
+    def _override_moved(self, entry: Any) -> None:
+        """An undo or redo of words for a stored unit landed: the unit shown again."""
+        if entry.kind == "unit override" and entry.unit_id == self.shown_unit:
+            self.show_unit(entry.unit_id)
 
     def _override_refused(self, error: UserFacingError) -> None:
         self.ctx.notify.show_error("Override not kept", str(error))

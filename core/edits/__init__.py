@@ -11,6 +11,7 @@ from __future__ import annotations
 from core.edits import ratings as _ratings  # noqa: E402,F401  (registers its kinds)
 from core.edits import synonyms as _synonyms  # noqa: E402,F401  (registers its kind)
 from core.edits import tiers as _tiers  # noqa: E402,F401  (registers its kind)
+from core.edits import units as _units  # noqa: E402,F401  (registers its kind)
 from core.edits.base import KINDS, Edit, EditConflictError, EditRefusedError, canonical
 from core.edits.history import (
     GUI,

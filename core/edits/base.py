@@ -107,7 +107,7 @@ class Edit(ABC):
         return value if isinstance(value, str) else None
 
     # -- what every kind shares ---------------------------------------------------------
-    def plan(self, before: JSON) -> JSON:
+    def plan(self, db: Session, before: JSON) -> JSON:
         """The state to write, given the state now (read in the same transaction). Most
         kinds know it up front (``after``); one that changes part of a state (a synonym
         added to the table) derives it here, so a change made meanwhile is kept."""
@@ -116,7 +116,7 @@ class Edit(ABC):
     def apply(self, db: Session) -> tuple[JSON, JSON]:
         """Write ``after`` (as :meth:`plan` makes it); returns (before, after)."""
         before = canonical(self.read(db))
-        self.after = canonical(self.plan(before))
+        self.after = canonical(self.plan(db, before))
         if before != self.after:
             self.write(db, self.after)
         return before, self.after

@@ -55,7 +55,7 @@ class SynonymEdit(Edit):
         ).scalar_one_or_none()
         return {"rows": [[e, s, lang or "", src] for e, s, lang, src in rows], "seeded": seeded}
 
-    def plan(self, before: JSON) -> JSON:
+    def plan(self, db: Session, before: JSON) -> JSON:
         rows: list[list[str]] = [list(r) for r in before["rows"]]
         seeded = before["seeded"]
         if self.op == "remove":

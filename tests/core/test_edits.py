@@ -260,3 +260,42 @@ def test_synonym_edits_keep_rows_added_meanwhile(tmp_path: Path) -> None:
         assert synonyms.synonym_rows(store) == [] and store.get_meta("synonyms:seeded") is None
         with pytest.raises(synonyms.SynonymError, match="no synonym"):
             synonyms.remove_synonym(store, "Spain", "Espagne")
+
+
+def test_words_for_a_unit_undo_redo_and_refusal(tmp_path: Path) -> None:
+    from core.store import models as m
+    from core.unit_builder.draft import UnitDraft
+    from core.unit_builder.render import render_unit
+    from core.unit_builder.saved import load_unit, save_unit, set_label_override
+    from tests.fixtures.rome_italy_details import (
+        DETAILS,
+        ITALY_CURRENCY,
+        ROME_COUNTRY,
+        ROME_INCEPTION,
+    )
+
+    with SessionStore.create(tmp_path / "u.taillens") as store:
+        with store.unit_of_work() as db:
+            db.add(m.Category(name="City", class_qid="Q515", pattern="?item wdt:P31 wd:Q515 ."))
+        draft = UnitDraft("Q220", category="City").add(ROME_COUNTRY).add(ITALY_CURRENCY)
+        draft = draft.add(ROME_INCEPTION)
+        unit_id = save_unit(store, draft, render_unit(draft, DETAILS), source="test")
+
+        def spanish() -> list[tuple[str | None, ...]]:
+            return [t.display for t in load_unit(store, unit_id).triples["es"]]
+
+        plain = spanish()
+        assert set_label_override(store, unit_id, "es", 0, "object", "Italia") == 2
+        italia = spanish()
+        (entry,) = history(store, unit_id=unit_id)
+        assert entry.kind == "unit override" and "'Italia'" in entry.description
+        undo_edit(store, entry.id)
+        assert spanish() == plain
+        redo_edit(store, entry.id)
+        assert spanish() == italia
+        set_label_override(store, unit_id, "es", 2, "object", "753 a. C.", source="taillens x")
+        with pytest.raises(EditConflictError):
+            undo_edit(store, entry.id)  # the unit's Spanish words changed since
+        assert history(store, unit_id=unit_id)[-1].source == "taillens x"
+        rows = history(store)
+        assert replayed_states(rows) == current_states(store, rows)
