@@ -200,3 +200,73 @@ class AnnotatorEdit(Edit):
     def describe(self, before: JSON = None) -> str:
         verb = "added" if self.after else "removed"
         return f"the annotator {self.target['annotator']} {verb}"
+
+
+class GoldenEdit(Edit):
+    """Set (``answer``: the expert and the known fluency and adequacy) or remove
+    (``None``) the known answer of one text (a golden item). One answer per text."""
+
+    kind = "golden"
+    label = "golden item"
+    topics = frozenset({Topic.ANNOTATIONS})
+
+    def __init__(
+        self, item_kind: str, item_id: int, unit_id: int | None, answer: dict[str, Any] | None
+    ) -> None:
+        super().__init__({"item_kind": item_kind, "item_id": item_id, "unit_id": unit_id}, answer)
+
+    def _rows(self, db: Session) -> list[Annotation]:
+        column = (
+            Annotation.verbalisation_id
+            if self.target["item_kind"] == VERBALISATION
+            else Annotation.reference_id
+        )
+        return list(
+            db.scalars(
+                select(Annotation)
+                .where(column == int(self.target["item_id"]), Annotation.is_golden.is_(True))
+                .order_by(Annotation.id)
+            )
+        )
+
+    def read(self, db: Session) -> JSON:
+        kind, item_id = self.target["item_kind"], int(self.target["item_id"])
+        if unit_of_item(db, kind, item_id) is None:
+            raise EditRefusedError(
+                f"There is no {kind} {item_id} in this session (it may have been deleted)."
+            )
+        rows = self._rows(db)
+        if not rows:
+            return None
+        row = rows[0]
+        return {"expert_id": row.annotator_id, "fluency": row.fluency, "adequacy": row.adequacy}
+
+    def write(self, db: Session, state: JSON) -> None:
+        for row in self._rows(db):
+            db.delete(row)
+        db.flush()
+        if state is None:
+            return
+        if db.get(Annotator, int(state["expert_id"])) is None:
+            raise EditRefusedError(f"There is no annotator {state['expert_id']} in this session.")
+        kind, item_id = self.target["item_kind"], int(self.target["item_id"])
+        db.add(
+            Annotation(
+                annotator_id=int(state["expert_id"]),
+                is_golden=True,
+                verbalisation_id=item_id if kind == VERBALISATION else None,
+                reference_id=item_id if kind == REFERENCE else None,
+                fluency=state.get("fluency"),
+                adequacy=state.get("adequacy"),
+            )
+        )
+        db.flush()
+
+    def describe(self, before: JSON = None) -> str:
+        what = f"{self.target['item_kind']} {self.target['item_id']}"
+        if self.after is None:
+            return f"the known answer of {what} removed"
+        return (
+            f"the known answer of {what} (fluency {self.after.get('fluency')}, "
+            f"adequacy {self.after.get('adequacy')})"
+        )

@@ -299,3 +299,26 @@ def test_words_for_a_unit_undo_redo_and_refusal(tmp_path: Path) -> None:
         assert history(store, unit_id=unit_id)[-1].source == "taillens x"
         rows = history(store)
         assert replayed_states(rows) == current_states(store, rows)
+
+
+def test_a_golden_answer_is_set_undone_and_redone(tmp_path: Path) -> None:
+    from core.annotation import golden_answers, set_golden_answer
+    from core.annotation.golden import clear_golden_answer
+    from tests.fixtures.report_session import build_report_session
+
+    built = build_report_session(tmp_path / "g.taillens")
+    item = ItemRef("verbalisation", built.verbalisations[("model-a", "u2", "en")])
+    with SessionStore.open(built.path) as store:
+        before = golden_answers(store).get(item)
+        set_golden_answer(store, built.annotators["dora"], item, fluency=4, adequacy=0)
+        entry = history(store, kinds=["golden"])[-1]
+        assert entry.unit_id is not None and "fluency 4" in entry.description
+        undo_edit(store, entry.id)
+        assert golden_answers(store).get(item) == before
+        redo_edit(store, entry.id)
+        assert golden_answers(store)[item].fluency == 4
+        assert clear_golden_answer(store, item) and item not in golden_answers(store)
+        undo_edit(store, history(store, kinds=["golden"])[-1].id)
+        assert golden_answers(store)[item].adequacy == 0
+        rows = history(store)
+        assert replayed_states(rows) == current_states(store, rows)
