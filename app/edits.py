@@ -45,9 +45,11 @@ PANEL_OF_KIND = {
     "annotator": "annotate",
     "synonyms": "scores",
     "unit override": "units",
+    "reference": "annotate",
+    "golden": "annotate",
 }
 # Kinds whose edit shows a message with Undo (they change the study's numbers).
-ANNOUNCED_KINDS = frozenset({"tiers", "rating", "references"})
+ANNOUNCED_KINDS = frozenset({"tiers", "rating", "reference"})
 # Kinds whose undo writes many rows: always on the writer's thread.
 HEAVY_KINDS = frozenset({"tiers"})
 MESSAGE_MS = 6_000  # how long the "… Undo" message stays

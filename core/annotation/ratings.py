@@ -310,14 +310,18 @@ def stored_rating(row: Any) -> StoredRating:
 # -- corrections become gold references ---------------------------------------------------
 
 
-def promote_correction(store: SessionStore, annotation_id: int) -> int:
+def promote_correction(store: SessionStore, annotation_id: int, *, source: str = "gui") -> int:
     """Make an annotation's corrected text a gold reference of its unit; returns its id.
 
     Provenance: ``created_by`` the annotator, ``source_verbalisation_id`` the corrected
     verbalisation, and a line with who, when and from which text. Promoting the same
-    text twice returns the reference made the first time.
+    text twice returns the reference made the first time. A recorded edit from ``source``
+    (`core.edits.references.GoldReferenceEdit`).
     """
-    with store.unit_of_work() as db:
+    from core.edits import apply_edit
+    from core.edits.references import GoldReferenceEdit
+
+    with store.snapshot() as db:
         row = db.get(Annotation, annotation_id)
         if row is None:
             raise AnnotationError(f"There is no annotation {annotation_id} in this session.")
@@ -329,9 +333,9 @@ def promote_correction(store: SessionStore, annotation_id: int) -> int:
             unit_id, lang, what = text.unit_id, text.lang, f"verbalisation {text.id}"
             source_verbalisation = text.id
         else:
-            source = db.get_one(UnitReference, row.reference_id)
-            unit_id, lang = source.unit_id, source.lang
-            what, source_verbalisation = f"{source.quality} reference {source.id}", None
+            origin = db.get_one(UnitReference, row.reference_id)
+            unit_id, lang = origin.unit_id, origin.lang
+            what, source_verbalisation = f"{origin.quality} reference {origin.id}", None
         existing = db.scalar(
             select(UnitReference.id).where(
                 UnitReference.unit_id == unit_id,
@@ -343,16 +347,26 @@ def promote_correction(store: SessionStore, annotation_id: int) -> int:
         if existing is not None:
             return int(existing)
         annotator = db.get_one(Annotator, row.annotator_id)
-        when = datetime.now(UTC).isoformat(timespec="seconds")
-        reference = UnitReference(
-            unit_id=unit_id,
-            lang=lang,
-            text=row.corrected_text,
-            quality=GOLD,
-            provenance=f"correction by {annotator.name} at {when} of {what} (annotation {row.id})",
-            source_verbalisation_id=source_verbalisation,
-            created_by=row.annotator_id,
+        name, corrected, annotator_id = annotator.name, row.corrected_text, row.annotator_id
+        # To the microsecond: the provenance line also names the reference for its undo.
+        when = datetime.now(UTC).isoformat(timespec="microseconds")
+        provenance = f"correction by {name} at {when} of {what} (annotation {row.id})"
+    edit = GoldReferenceEdit(
+        unit_id,
+        lang,
+        provenance,
+        corrected,
+        created_by=annotator_id,
+        source_verbalisation_id=source_verbalisation,
+        annotator=name,
+    )
+    apply_edit(store, edit, source=source, who=name)
+    with store.snapshot() as db:
+        reference_id = db.scalar(
+            select(UnitReference.id).where(
+                UnitReference.unit_id == unit_id, UnitReference.provenance == provenance
+            )
         )
-        db.add(reference)
-        db.flush()
-        return int(reference.id)
+    if reference_id is None:  # another program removed it between the two transactions
+        raise AnnotationError("The reference was removed by another change as it was made.")
+    return int(reference_id)

@@ -322,3 +322,39 @@ def test_a_golden_answer_is_set_undone_and_redone(tmp_path: Path) -> None:
         assert golden_answers(store)[item].adequacy == 0
         rows = history(store)
         assert replayed_states(rows) == current_states(store, rows)
+
+
+def test_a_written_reference_and_a_promoted_correction_undo_and_redo(tmp_path: Path) -> None:
+    from core.annotation import Rating, save_rating
+    from core.annotation.ratings import promote_correction
+    from core.references.review import write_reference
+    from core.store.models import UnitReference
+    from tests.fixtures.report_session import build_report_session
+
+    built = build_report_session(tmp_path / "w.taillens")
+    ana = built.annotators["ana"]
+
+    def gold(store: SessionStore) -> list[str]:
+        with store.snapshot() as db:
+            rows = db.query(UnitReference).filter(UnitReference.quality == "gold").all()
+            return sorted(r.text for r in rows)
+
+    with SessionStore.open(built.path) as store:
+        start = gold(store)
+        ref = write_reference(store, ana, built.units["u1"], "en", "Rome is in Italy.")
+        entry = history(store, kinds=["reference"])[-1]
+        assert entry.annotator == "ana" and entry.unit_id == built.units["u1"]
+        undo_edit(store, entry.id)
+        assert gold(store) == start
+        redo_edit(store, entry.id)
+        assert "Rome is in Italy." in gold(store) and ref > 0
+
+        item = ItemRef("verbalisation", built.verbalisations[("model-a", "u4", "en")])
+        saved = save_rating(store, ana, item, Rating(fluency=2, corrected_text="Fixed u4."))
+        promote_correction(store, saved.annotation_id)
+        promoted = history(store, kinds=["reference"])[-1]
+        assert promoted.after["source_verbalisation_id"] == item.id
+        undo_edit(store, promoted.id)
+        assert "Fixed u4." not in gold(store)
+        rows = history(store)
+        assert replayed_states(rows) == current_states(store, rows)
