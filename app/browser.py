@@ -515,10 +515,11 @@ class BrowserController(QObject):
                 )
 
         return (
-            self.ctx.writer.write(
+            self.ctx.undo.write(
                 f"the category {category.name}",
                 lambda s: save_category(s, category),
                 writes={Topic.CATEGORIES},
+                panel="browser",
                 on_done=saved,
                 on_error=lambda error: self.ctx.notify.show_error("Category not saved", str(error)),
             )

@@ -41,6 +41,7 @@ TAIL_READ = "undo.tail"
 # The panel an edit of each kind was made in (undo raises it).
 PANEL_OF_KIND = {
     "tiers": "browser",
+    "category": "browser",
     "rating": "annotate",
     "annotator": "annotate",
     "synonyms": "scores",

@@ -358,3 +358,31 @@ def test_a_written_reference_and_a_promoted_correction_undo_and_redo(tmp_path: P
         assert "Fixed u4." not in gold(store)
         rows = history(store)
         assert replayed_states(rows) == current_states(store, rows)
+
+
+def test_a_category_definition_undo_and_redo(tmp_path: Path) -> None:
+    from core.wikidata.categories import Category
+    from core.wikidata.category_store import find_category, save_category, session_categories
+
+    with _city(tmp_path / "c.taillens") as store:
+        city = find_category(store, "City")
+        changed = Category(
+            "City", city.class_qid, city.membership_property, city.pattern + " # narrower"
+        )
+        assert save_category(store, changed, source="taillens category save") == len(COUNTS)
+        entry = history(store, kinds=["category"])[-1]
+        assert entry.source == "taillens category save"
+        undo_edit(store, entry.id)
+        assert find_category(store, "City").pattern == city.pattern  # members stay dropped
+        redo_edit(store, entry.id)
+        assert find_category(store, "City").pattern.endswith("# narrower")
+
+        bakery = Category("Bakery", "Q274393", "P31", "?item wdt:P31 wd:Q274393 .")
+        save_category(store, bakery)
+        assert "Bakery" in {c.name for c in session_categories(store)}
+        added = history(store, kinds=["category"])[-1]
+        assert added.description == "the category Bakery added"
+        undo_edit(store, added.id)
+        assert "Bakery" not in {c.name for c in session_categories(store)}
+        rows = history(store)
+        assert replayed_states(rows) == current_states(store, rows)
