@@ -386,3 +386,62 @@ def test_a_category_definition_undo_and_redo(tmp_path: Path) -> None:
         assert "Bakery" not in {c.name for c in session_categories(store)}
         rows = history(store)
         assert replayed_states(rows) == current_states(store, rows)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_random_edits_of_every_kind_replay_to_the_session(tmp_path: Path, seed: int) -> None:
+    """Ratings, golden answers, synonyms and references mixed, with undos and redos as an
+    undo stack makes them (refused undos included); after each step the session holds
+    what its history replays to."""
+    from core import synonyms
+    from core.annotation import Rating, save_rating, set_golden_answer
+    from core.references.review import write_reference
+    from tests.fixtures.report_session import build_report_session
+
+    rng = random.Random(seed)
+    built = build_report_session(tmp_path / "m.taillens")
+    items = [ItemRef("verbalisation", v) for v in list(built.verbalisations.values())[:4]]
+    who = list(built.annotators.values())[:2]
+    with SessionStore.open(built.path) as store:
+        done: list[int] = []
+        undone: list[int] = []
+
+        def edit() -> None:
+            kind = rng.choice(["rating", "rating", "golden", "synonym", "reference"])
+            if kind == "rating":
+                text = rng.choice([None, "Fixed."])
+                save_rating(
+                    store,
+                    rng.choice(who),
+                    rng.choice(items),
+                    Rating(fluency=rng.randint(0, 5), corrected_text=text),
+                )
+            elif kind == "golden":
+                set_golden_answer(store, who[0], rng.choice(items), fluency=rng.randint(0, 5))
+            elif kind == "synonym":
+                synonyms.add_synonym(store, "Spain", rng.choice(["España", "Espagne", "ES"]))
+            else:
+                write_reference(store, who[1], built.units["u1"], "en", f"Text {rng.random()}")
+            latest = max(history(store), key=lambda e: e.seq, default=None)
+            if latest is not None and latest.status == "applied" and latest.id not in done:
+                done.append(latest.id)
+                undone.clear()
+
+        for _ in range(30):
+            action = rng.choice(["edit", "edit", "undo", "redo"])
+            try:
+                if action == "edit":
+                    edit()
+                elif action == "undo" and done:
+                    undone.append(undo_edit(store, done[-1]).id)
+                    done.pop()
+                elif action == "redo" and undone:
+                    done.append(redo_edit(store, undone[-1]).id)
+                    undone.pop()
+            except EditConflictError:
+                done.clear()  # as the window's stack does: cleared past a refused undo
+                undone.clear()
+            rows = history(store)
+            assert replayed_states(rows) == current_states(store, rows)
+        assert len(history(store)) >= 10
+        assert len({e.kind for e in history(store)}) >= 3  # the kinds were mixed
