@@ -112,3 +112,56 @@ def test_annotators_and_synonyms_through_the_cli(
     assert status == 2 and "not undone" in err
     status, _, err = run(capsys, "history", "--session", session, "--kind", "nonsense")
     assert status == 2 and "not an edit kind" in err
+
+
+def test_units_references_and_categories_through_the_cli(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from core.store.models import UnitReference
+    from core.unit_builder.draft import UnitDraft
+    from core.unit_builder.render import render_unit
+    from core.unit_builder.saved import load_unit, save_unit
+    from core.wikidata.category_store import session_categories
+    from tests.fixtures.rome_italy_details import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
+
+    session = tmp_path / "u.taillens"
+    with SessionStore.create(session) as store:
+        draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ITALY_CURRENCY)
+        unit_id = save_unit(store, draft, render_unit(draft, DETAILS), uid="rome", source="t")
+        plain = load_unit(store, unit_id).triples["es"]
+    base = ("units", "override", unit_id, "--session", session, "--lang", "es")
+    assert run(capsys, *base, "--position", 0, "--part", "object", "--text", "Italia")[0] == 0
+    assert run(capsys, "annotators", "--session", session, "--add", "ana")[0] == 0
+    status, _, err = run(
+        capsys, "references", "write", "--session", session, "--annotator", "ana",
+        "--unit", "rome", "--lang", "en", "--text", "Rome is in Italy.",
+    )  # fmt: skip
+    assert status == 0, err
+    status, _, err = run(
+        capsys, "category", "save", "Bakery", "--session", session, "--class", "Q274393"
+    )
+    assert status == 0, err
+
+    rows = entries(capsys, session)
+    assert [(r["kind"], r["source"]) for r in rows] == [
+        ("unit override", "taillens units override"),
+        ("annotator", "taillens annotators"),
+        ("reference", "taillens references write"),
+        ("category", "taillens category save"),
+    ]
+    assert [r["kind"] for r in entries(capsys, session, "--unit", str(unit_id))] == [
+        "unit override",
+        "reference",
+    ]
+    for row in reversed(rows):
+        status, out, err = run(capsys, "history", "--session", session, "--undo", row["id"])
+        assert status == 0 and out.startswith("undone: "), err
+    with SessionStore.open(session) as store:
+        assert load_unit(store, unit_id).triples["es"] == plain
+        with store.snapshot() as db:
+            assert db.query(UnitReference).filter(UnitReference.quality == "gold").count() == 0
+        assert "Bakery" not in {c.name for c in session_categories(store)}
+        assert list_annotators(store) == []
+    assert run(capsys, "history", "--session", session, "--redo", rows[0]["id"])[0] == 0
+    with SessionStore.open(session) as store:
+        assert load_unit(store, unit_id).triples["es"][0].display[2] == "Italia"
