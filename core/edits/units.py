@@ -95,5 +95,6 @@ class UnitOverrideEdit(Edit):
         unit, lang = self.target["unit_id"], self.target["lang"]
         part = getattr(self, "part", "part")
         text = getattr(self, "text", None)
+        number = getattr(self, "position", 0) + 1
         words = f"{text!r}" if text is not None else "the generated label again"
-        return f"the words for a {part} of unit {unit} ({lang}): {words}"
+        return f"the words for the {part} of triple {number} of unit {unit} ({lang}): {words}"

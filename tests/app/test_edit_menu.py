@@ -210,3 +210,78 @@ def test_the_latest_edits_can_be_undone_after_reopening(qtbot, built, tmp_path) 
         dialog.close()
     finally:
         controller.shutdown()
+
+
+def test_a_synonym_added_in_the_dialog_is_undone_from_the_edit_menu(qtbot, tmp_path) -> None:
+    from core import synonyms
+    from tests.fixtures.scoring_session import build_session
+
+    path = tmp_path / "s.taillens"
+    build_session(path)
+    window, controller = build_window(
+        QSettings(str(tmp_path / "e.ini"), QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(window)
+    try:
+        assert controller.open_session(path)
+        panel = controller.scores.panel
+        panel.synonyms_button.click()
+        dialog = panel.synonym_dialog
+        landed(qtbot, controller)
+        starter = len(dialog.rows())
+        dialog.entity_edit.setText("Rome")
+        dialog.synonym_edit.setText("the Eternal City")
+        dialog.add_button.click()
+        landed(qtbot, controller)
+        assert window.action_undo.text() == "&Undo the synonym 'the Eternal City' of 'Rome' added"
+        window.action_undo.trigger()
+        landed(qtbot, controller)
+        assert ("Rome", "the Eternal City", "") not in synonyms.synonym_rows(controller.store)
+        assert len(dialog.rows()) == starter  # the dialog shows the table as it is now
+        window.action_redo.trigger()
+        landed(qtbot, controller)
+        assert ("Rome", "the Eternal City", "", "user") in dialog.rows()
+        dialog.close()
+    finally:
+        controller.shutdown()
+
+
+def test_words_for_a_stored_unit_are_undone_from_the_edit_menu(qtbot, tmp_path) -> None:
+    from core.unit_builder.draft import UnitDraft
+    from core.unit_builder.render import render_unit
+    from core.unit_builder.saved import load_unit, save_unit
+    from core.vocab import LANGUAGES
+    from tests.fixtures.rome_italy_details import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
+
+    path = tmp_path / "u.taillens"
+    with SessionStore.create(path) as store:
+        draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ITALY_CURRENCY)
+        unit_id = save_unit(store, draft, render_unit(draft, DETAILS), source="test")
+    window, controller = build_window(
+        QSettings(str(tmp_path / "u.ini"), QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(window)
+    try:
+        assert controller.open_session(path)
+        landed(qtbot, controller)
+        units, panel = controller.units, controller.units.panel
+        units.show_unit(unit_id)
+        landed(qtbot, controller)
+        es = LANGUAGES.index("es")
+        panel.override_requested.emit("es", 0, "object", "Italia", False)
+        landed(qtbot, controller)
+        assert "Italia" in panel.triples_model.item(0, es).text()
+        assert window.action_undo.text().startswith(
+            f"&Undo the words for the object of triple 1 of unit {unit_id}"
+        )
+
+        window.action_undo.trigger()
+        landed(qtbot, controller)
+        assert load_unit(controller.store, unit_id).triples["es"][0].object_override is None
+        qtbot.waitUntil(lambda: "Italia" not in panel.triples_model.item(0, es).text())
+        window.action_redo.trigger()
+        landed(qtbot, controller)
+        qtbot.waitUntil(lambda: "Italia" in panel.triples_model.item(0, es).text())
+        assert [e.source for e in history(controller.store, unit_id=unit_id)] == ["gui"]
+    finally:
+        controller.shutdown()
