@@ -47,6 +47,7 @@ PANEL_OF_KIND = {
     "synonyms": "scores",
     "unit override": "units",
     "reference": "annotate",
+    "draft": "units",
     "golden": "annotate",
 }
 # Kinds whose edit shows a message with Undo (they change the study's numbers).

@@ -71,6 +71,8 @@ class UnitsController(QObject):
         ctx.session_changed.connect(lambda _store: self.session_opened())
         ctx.undo.undone.connect(self._override_moved)
         ctx.undo.redone.connect(self._override_moved)
+        ctx.undo.undone.connect(self._draft_moved)
+        ctx.undo.redone.connect(self._draft_moved)
         # Units imported, sampled or saved elsewhere; saved tiers may leave units built
         # under another tier: the list follows at once.
         ctx.changes.subscribe(
@@ -79,8 +81,6 @@ class UnitsController(QObject):
 
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
-        from core.unit_builder.saved import load_draft, load_draft_overrides
-        from core.wikidata.cache import load_entity
 
         self.details.clear()
         self.draft, self.overrides, self.focus, self.shown_unit = None, {}, None, None
@@ -89,6 +89,12 @@ class UnitsController(QObject):
             return
         self.panel.clear_draft()  # the session's draft, if any, follows (a view read)
         self.refresh_units()
+        self._read_draft()
+
+    def _read_draft(self) -> None:
+        from core.unit_builder.saved import load_draft, load_draft_overrides
+        from core.wikidata.cache import load_entity
+
         edits = self._edits
 
         def read(store: SessionStore) -> tuple[Any, Any, dict[str, EntityDetails]]:
@@ -540,13 +546,29 @@ class UnitsController(QObject):
         handle.succeeded.connect(arrived)
 
     def _persist(self) -> None:
-        from core.unit_builder.saved import save_draft, save_draft_overrides
+        """Keep the draft in the session: one edit on the session's undo stack."""
+        import json
+
+        from core.edits.drafts import DraftEdit
+        from core.unit_builder.draft import draft_to_json
 
         draft, overrides = self.draft, dict(self.overrides)
         self._edits += 1
+        rows = [[lang, pos, part, words] for (lang, pos, part), words in overrides.items()]
+        if draft is None:
+            what = "the unit draft (none)"
+        else:
+            size = len(draft.claims)
+            what = f"the unit draft of {draft.root_qid} ({size} triple{'s' if size != 1 else ''})"
+        text = draft_to_json(draft) if draft is not None else ""
+        edit = DraftEdit(text, json.dumps(rows), words=what)
+        self.ctx.undo.apply(edit, panel="units", what="the unit draft")
 
-        def persist(store: SessionStore) -> None:
-            save_draft(store, draft)
-            save_draft_overrides(store, overrides)
-
-        self.ctx.writer.write("the unit draft", persist)
+    def _draft_moved(self, entry: Any) -> None:
+        """An undo or redo of a draft edit landed: the draft as the session keeps it now."""
+        if entry.kind != "draft":
+            return
+        self._edits += 1
+        self.draft, self.overrides = None, {}
+        self.panel.clear_draft()
+        self._read_draft()

@@ -9,6 +9,7 @@ from __future__ import annotations
 # The kinds register themselves in KINDS when imported: importing them here makes every
 # history row rebuildable wherever core.edits is imported.
 from core.edits import categories as _categories  # noqa: E402,F401  (registers its kind)
+from core.edits import drafts as _drafts  # noqa: E402,F401  (registers its kind)
 from core.edits import ratings as _ratings  # noqa: E402,F401  (registers its kinds)
 from core.edits import references as _references  # noqa: E402,F401  (registers its kind)
 from core.edits import synonyms as _synonyms  # noqa: E402,F401  (registers its kind)
