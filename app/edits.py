@@ -48,6 +48,7 @@ PANEL_OF_KIND = {
     "unit override": "units",
     "reference": "annotate",
     "draft": "units",
+    "kept words": "units",
     "golden": "annotate",
 }
 # Kinds whose edit shows a message with Undo (they change the study's numbers).

@@ -388,9 +388,10 @@ class UnitsController(QObject):
                         "a literal value cannot be kept for the session: "
                         "only an entity's or a property's words can"
                     )
-                self.ctx.writer.write(
+                self.ctx.undo.write(
                     f"your words for {entity} in new units",
                     lambda s: keep_label(s, lang, entity, text),
+                    panel="units",
                     on_done=lambda _result: self.refresh(),
                     on_error=self._override_refused,
                 )

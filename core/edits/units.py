@@ -98,3 +98,61 @@ class UnitOverrideEdit(Edit):
         number = getattr(self, "position", 0) + 1
         words = f"{text!r}" if text is not None else "the generated label again"
         return f"the words for the {part} of triple {number} of unit {unit} ({lang}): {words}"
+
+
+KEPT_LABELS_META_KEY = "units:kept-labels"  # as core.unit_builder.render keeps them
+
+
+class KeptLabelEdit(Edit):
+    """Keep (``text``) or forget (``None``) a person's words for one entity in one
+    language for the session: new units use them. The state is those words."""
+
+    kind = "kept words"
+    label = "kept words"
+    topics = frozenset({Topic.UNITS})
+
+    def __init__(self, lang: str, entity: str, text: str | None) -> None:
+        super().__init__({"lang": lang, "entity": entity}, text)
+
+    @staticmethod
+    def _all(db: Session) -> dict[str, dict[str, str]]:
+        import json
+
+        raw = db.execute(
+            select(m.SessionMeta.value).where(m.SessionMeta.key == KEPT_LABELS_META_KEY)
+        ).scalar_one_or_none()
+        try:
+            data = json.loads(raw or "{}")
+        except ValueError:
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {
+            str(lang): {str(q): str(t) for q, t in by.items()}
+            for lang, by in data.items()
+            if isinstance(by, dict)
+        }
+
+    def read(self, db: Session) -> JSON:
+        return self._all(db).get(self.target["lang"], {}).get(self.target["entity"])
+
+    def write(self, db: Session, state: JSON) -> None:
+        import json
+
+        kept = self._all(db)
+        lang, entity = self.target["lang"], self.target["entity"]
+        if state is None:
+            kept.get(lang, {}).pop(entity, None)
+        else:
+            kept.setdefault(lang, {})[entity] = state
+        value = json.dumps(
+            {k: by for k, by in kept.items() if by}, ensure_ascii=False, sort_keys=True
+        )
+        db.merge(m.SessionMeta(key=KEPT_LABELS_META_KEY, value=value))
+        db.flush()
+
+    def describe(self, before: JSON = None) -> str:
+        lang, entity = self.target["lang"], self.target["entity"]
+        if self.after is None:
+            return f"the kept words for {entity} ({lang}) forgotten"
+        return f"{self.after!r} kept for {entity} ({lang}) in new units"

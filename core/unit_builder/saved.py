@@ -234,7 +234,7 @@ def set_label_override(
                 "a literal value (a date, a number, a text) cannot be kept for "
                 "the session: only an entity's or a property's words can"
             )
-        keep_label(store, lang, entity, text)
+        keep_label(store, lang, entity, text, source=source)
     return edit.changed
 
 

@@ -445,3 +445,22 @@ def test_random_edits_of_every_kind_replay_to_the_session(tmp_path: Path, seed: 
             assert replayed_states(rows) == current_states(store, rows)
         assert len(history(store)) >= 10
         assert len({e.kind for e in history(store)}) >= 3  # the kinds were mixed
+
+
+def test_words_kept_for_new_units_undo_and_redo(tmp_path: Path) -> None:
+    from core.unit_builder.render import keep_label, kept_labels
+
+    with SessionStore.create(tmp_path / "k.taillens") as store:
+        keep_label(store, "es", "Q38", "Italia")
+        keep_label(store, "it", "Q29", "Spagna", source="taillens units override")
+        first, second = history(store, kinds=["kept words"])
+        assert second.source == "taillens units override"
+        undo_edit(store, first.id)  # another entity's words were kept since: no conflict
+        assert kept_labels(store) == {"it": {"Q29": "Spagna"}}
+        redo_edit(store, first.id)
+        assert kept_labels(store) == {"es": {"Q38": "Italia"}, "it": {"Q29": "Spagna"}}
+        keep_label(store, "es", "Q38", None)
+        with pytest.raises(EditConflictError):
+            undo_edit(store, first.id)
+        rows = history(store)
+        assert replayed_states(rows) == current_states(store, rows)
