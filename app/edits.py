@@ -49,12 +49,13 @@ PANEL_OF_KIND = {
     "reference": "annotate",
     "draft": "units",
     "kept words": "units",
+    "model tail": "browser",
     "golden": "annotate",
 }
 # Kinds whose edit shows a message with Undo (they change the study's numbers).
 ANNOUNCED_KINDS = frozenset({"tiers", "rating", "reference"})
 # Kinds whose undo writes many rows: always on the writer's thread.
-HEAVY_KINDS = frozenset({"tiers"})
+HEAVY_KINDS = frozenset({"tiers", "model tail"})
 MESSAGE_MS = 6_000  # how long the "… Undo" message stays
 
 

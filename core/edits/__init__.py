@@ -10,6 +10,7 @@ from __future__ import annotations
 # history row rebuildable wherever core.edits is imported.
 from core.edits import categories as _categories  # noqa: E402,F401  (registers its kind)
 from core.edits import drafts as _drafts  # noqa: E402,F401  (registers its kind)
+from core.edits import likelihood as _likelihood  # noqa: E402,F401  (registers its kind)
 from core.edits import ratings as _ratings  # noqa: E402,F401  (registers its kinds)
 from core.edits import references as _references  # noqa: E402,F401  (registers its kind)
 from core.edits import synonyms as _synonyms  # noqa: E402,F401  (registers its kind)

@@ -16,8 +16,7 @@ from sqlalchemy.orm import Session
 from core.changes import Topic
 from core.edits.base import JSON, Edit, EditRefusedError
 from core.store.models import DataUnit, UnitReference
-
-GOLD = "gold"  # the quality of a reference written by a person (core.vocab)
+from core.vocab import GOLD
 
 
 class GoldReferenceEdit(Edit):
