@@ -59,6 +59,16 @@ HEAVY_KINDS = frozenset({"tiers", "model tail"})
 MESSAGE_MS = 6_000  # how long the "… Undo" message stays
 
 
+# Settings by the meta key that holds them: the panel that keeps each.
+PANEL_OF_SETTING = {"verbalise:settings": "verbalise"}
+
+
+def _panel_of(entry: HistoryEntry) -> str | None:
+    if entry.kind == "setting":
+        return PANEL_OF_SETTING.get(str(entry.target.get("key")))
+    return PANEL_OF_KIND.get(entry.kind)
+
+
 class EditCommand(QUndoCommand):
     """One applied edit on the stack: its history row and the panel it was made in."""
 
@@ -176,7 +186,7 @@ class SessionUndo(QObject):
         on_done: Callable[[HistoryEntry | None], object] | None,
     ) -> None:
         if entry is not None:
-            self.stack.push(EditCommand(entry, panel or PANEL_OF_KIND.get(entry.kind)))
+            self.stack.push(EditCommand(entry, panel or _panel_of(entry)))
             self.applied.emit(entry)
             if entry.kind in ANNOUNCED_KINDS and self._announce is not None:
                 self._announce(f"Saved: {entry.description}.", partial(self.undo, entry.id))
@@ -294,7 +304,7 @@ class SessionUndo(QObject):
         if self.stack.count():
             return  # edits were made meanwhile: the stack starts from them
         for entry in entries:
-            self.stack.push(EditCommand(entry, PANEL_OF_KIND.get(entry.kind)))
+            self.stack.push(EditCommand(entry, _panel_of(entry)))
         self.changed.emit()
 
 

@@ -13,6 +13,7 @@ from core.edits import drafts as _drafts  # noqa: E402,F401  (registers its kind
 from core.edits import likelihood as _likelihood  # noqa: E402,F401  (registers its kind)
 from core.edits import ratings as _ratings  # noqa: E402,F401  (registers its kinds)
 from core.edits import references as _references  # noqa: E402,F401  (registers its kind)
+from core.edits import settings as _settings  # noqa: E402,F401  (registers its kind)
 from core.edits import synonyms as _synonyms  # noqa: E402,F401  (registers its kind)
 from core.edits import tiers as _tiers  # noqa: E402,F401  (registers its kind)
 from core.edits import units as _units  # noqa: E402,F401  (registers its kind)
