@@ -1,7 +1,8 @@
 """Wiring of the Units panel: the draft being built, entity details, saving.
 
-The draft lives in the session (``core.unit_builder.saved.save_draft`` after every change),
-so a crash or a restart loses nothing; saved units are read back from the session.
+The draft lives in the session (a ``core.edits.drafts.DraftEdit`` after every change, on
+the session's undo stack), so a crash or a restart loses nothing and Edit ▸ Undo steps
+back through it; saved units are read back from the session.
 Entity details come from the session cache, or are fetched (as a job) from the source
 the Browser uses when an entity has not been opened yet.
 """
