@@ -85,5 +85,6 @@ class ModelTailEdit(Edit):
     def describe(self, before: JSON = None) -> str:
         settings = self.after.get("settings") if isinstance(self.after, dict) else None
         cutoff = settings.get("cutoff") if isinstance(settings, dict) else None
-        words = "" if cutoff is None else f" ({settings.get('signal')} cut-off {cutoff:g})"
+        signal = settings.get("signal") if isinstance(settings, dict) else None
+        words = "" if cutoff is None else f" ({signal} cut-off {cutoff:g})"
         return f"the model_tail of {self.target['category']}{words}"

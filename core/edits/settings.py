@@ -20,7 +20,7 @@ class SettingEdit(Edit):
 
     kind = "setting"
     label = "setting"
-    topics: frozenset[Topic] = frozenset()  # only the panel that keeps it shows it
+    topics = frozenset[Topic]()  # only the panel that keeps it shows it
 
     def __init__(self, key: str, value: str | None, *, words: str = "") -> None:
         super().__init__({"key": key}, value)
