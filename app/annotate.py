@@ -24,6 +24,17 @@ from core.errors import UserFacingError
 from core.labels import plural
 from core.logs import get_logger
 
+# The fields of a rating put back in the form after an undo (core.edits.ratings' state).
+RESTORED_FIELDS = (
+    "fluency",
+    "adequacy",
+    "blame",
+    "blame_other",
+    "checks",
+    "error_taxonomy",
+    "corrected_text",
+)
+
 if TYPE_CHECKING:
     from app.context import PanelContext
     from core.annotation import AnnotationQueue, AnnotatorInfo
@@ -56,6 +67,10 @@ class AnnotateController(QObject):
         panel.save_requested.connect(self.save)
         panel.item_requested.connect(self.show)
         panel.undo_requested.connect(self.undo)
+        panel.redo_requested.connect(self.redo)
+        ctx.undo.changed.connect(self._can_undo)
+        ctx.undo.undone.connect(lambda entry: self._rating_moved(entry, undone=True))
+        ctx.undo.redone.connect(lambda entry: self._rating_moved(entry, undone=False))
         panel.promote_requested.connect(self.promote)
         panel.agreement_requested.connect(self.refresh_agreement)
         ctx.session_changed.connect(lambda _store: self.session_opened())
@@ -80,7 +95,7 @@ class AnnotateController(QObject):
         self._annotators = []
         self.panel.clear_item("Choose who you are, then build a queue.")
         self.panel.show_progress(0, 0)
-        self.panel.set_can_undo(False)
+        self._can_undo()
         for key in (ANNOTATORS_READ, OPTIONS_READ):
             self.ctx.reads.drop(key)  # the previous session's
         if self.ctx.store is None:
@@ -165,7 +180,7 @@ class AnnotateController(QObject):
         self.queue, self.index = None, None
         self.panel.clear_item("Set the filter and press Build queue.")
         self.panel.show_progress(0, 0)
-        self.panel.set_can_undo(False)
+        self._can_undo()
         self.panel.fold_filter(False)
         self._options_owed = options is None
         if options is not None:
@@ -196,10 +211,11 @@ class AnnotateController(QObject):
             self.ctx.notify.show_error("Annotator not added", str(error))
             self.choose_annotator(-1)
 
-        self.ctx.writer.write(
+        self.ctx.undo.write(
             f"the annotator {name}",
             lambda s: add_annotator(s, name),
             writes={Topic.ANNOTATIONS},
+            panel="annotate",
             on_done=done,
             on_error=refused,
         )
@@ -227,7 +243,7 @@ class AnnotateController(QObject):
             return  # built for whoever was chosen before
         self.queue = queue
         self._remember(spec)
-        self.panel.set_can_undo(False)
+        self._can_undo()
         self._progress()
         if not len(queue):
             self.index = None
@@ -264,7 +280,6 @@ class AnnotateController(QObject):
 
         def saved(_saved: Any) -> None:
             if self.queue is queue:
-                self.panel.set_can_undo(True)
                 self._progress()
                 following = queue.next_index(index)
                 self.show(following)
@@ -278,10 +293,12 @@ class AnnotateController(QObject):
                         f"{following + 1}."
                     )
 
-        landed = self.ctx.writer.write(
+        # An edit on the session's undo stack (Ctrl+Z, Edit ▸ Undo, the Undo button).
+        landed = self.ctx.undo.write(
             f"your rating of item {index + 1}",
             lambda _store: queue.save(index, rating),
             writes={Topic.ANNOTATIONS},
+            panel="annotate",
             on_done=saved,
             on_error=self._refused,
         )
@@ -295,42 +312,57 @@ class AnnotateController(QObject):
         self.panel.show_message(str(error), error=True)
 
     def undo(self) -> None:
-        queue = self.queue
-        if queue is None:
-            return
-        self.ctx.writer.write(
-            "the undo of your last rating",
-            lambda _store: queue.undo(),
-            on_done=lambda ref: self._undone(queue, ref),
-            on_error=self._refused,
-        )
-
-    def _undone(self, queue: AnnotationQueue, ref: Any) -> None:
-        if ref is not None:
-            self.ctx.changes.announce({Topic.ANNOTATIONS})
-        if self.queue is not queue:
-            return
-        self.panel.set_can_undo(queue.can_undo())
-        self._progress()
-        if ref is None:
+        """Ctrl+Z and the Undo button: the session's undo (the latest edit, a rating or
+        not: undoing one made elsewhere raises its panel)."""
+        if not self.ctx.undo.undo():
             self.panel.show_message("Nothing to undo.", error=True)
+
+    def redo(self) -> None:
+        if not self.ctx.undo.redo():
+            self.panel.show_message("Nothing to redo.", error=True)
+
+    def _can_undo(self) -> None:
+        self.panel.set_can_undo(self.ctx.undo.can_undo())
+
+    def _rating_moved(self, entry: Any, *, undone: bool) -> None:
+        """An undo or redo of one of this annotator's ratings landed: its item is shown;
+        an undone rating is put back in the form (not saved) for editing, a redone one
+        (its correction too) is what the session holds again."""
+        from core.annotation import ItemRef, StoredRating
+
+        queue = self.queue
+        if entry.kind != "rating" or queue is None:
             return
+        if entry.target.get("annotator_id") != queue.annotator.id:
+            return
+        self._progress()
+        ref = ItemRef(entry.target["item_kind"], int(entry.target["item_id"]))
         index = queue.index_of(ref)
+        verb = "Undone" if undone else "Redone"
         if index is None:
             self.panel.show_message(
-                f"Undone: your rating of {ref.kind} {ref.id} (not in this queue)."
+                f"{verb}: your rating of {ref.kind} {ref.id} (not in this queue)."
             )
             return
         self.show(index)
-        # Item numbers as the screen shows them ("item 2 of 3"), not database ids.
-        if queue.last_undone is not None:
-            self.panel.restore_form(queue.last_undone)
+        values = entry.after if undone else None
+        if values is not None:
+            self.panel.restore_form(
+                StoredRating(
+                    0,
+                    queue.annotator.id,
+                    ref,
+                    **{name: values.get(name) for name in RESTORED_FIELDS},
+                    is_golden=False,
+                )
+            )
+            # Item numbers as the screen shows them ("item 2 of 3"), not database ids.
             self.panel.show_message(
                 f"Undone: your rating of item {index + 1} is back in the "
                 "form. Edit it and save (Enter), or move on."
             )
         else:
-            self.panel.show_message(f"Undone: your rating of item {index + 1}.")
+            self.panel.show_message(f"{verb}: your rating of item {index + 1}.")
 
     def promote(self, index: int, rating: Rating) -> int | None:
         """Save the rating with its correction, then make the correction a gold reference."""
@@ -348,10 +380,11 @@ class AnnotateController(QObject):
             queue.save(index, rating)
             return queue.promote(index)
 
-        self.ctx.writer.write(
+        self.ctx.undo.write(
             f"your correction of item {index + 1} as a gold reference",
             save_and_promote,
             writes={Topic.ANNOTATIONS, Topic.REFERENCES},
+            panel="annotate",
             on_done=lambda reference_id: promoted.append(
                 self._promoted(queue, index, reference_id)
             ),
@@ -360,7 +393,6 @@ class AnnotateController(QObject):
         return promoted[0] if promoted else None
 
     def _promoted(self, queue: AnnotationQueue, index: int, reference_id: int) -> int:
-        self.panel.set_can_undo(True)
         self._progress()
         item = queue[index]
         self.panel.show_message(

@@ -86,6 +86,8 @@ class BrowserController(QObject):
         # What was edited in the old session is written to it before it closes.
         ctx.session_closing.connect(lambda _store: self.flush())
         ctx.session_changed.connect(lambda _store: self.open_session_category())
+        ctx.undo.undone.connect(self._tiers_reverted)
+        ctx.undo.redone.connect(self._tiers_reverted)
         # Members fetched (by this panel or any job): the table, the plots and every
         # ticked Compare-with category are read again from the session.
         ctx.changes.subscribe({Topic.MEMBERS}, lambda _topics: self.members_changed(), self)
@@ -284,21 +286,41 @@ class BrowserController(QObject):
         self.flush()
 
     def _save(self, tiers: CategoryTiers) -> None:
-        """Write ``tiers`` (settings and every member's tier) through the writer, on its
-        thread (a write of many rows)."""
-        from core.category_tiers import save_tiers
+        """Write ``tiers`` (settings and every member's tier) as one edit on the session's
+        undo stack, on the writer's thread (a write of many rows)."""
+        from core.edits.tiers import TierEdit
 
         if not len(tiers.qids) or self.store is None or self.store.read_only:
             return  # a session opened read-only is left as it is
-            return
-        category, settings = tiers.category, tiers.settings
-        qids, codes, subs = list(tiers.qids), tiers.codes.copy(), tiers.sub_tiers.copy()
-        self.ctx.writer.write(
-            f"the tiers of {category}",
-            lambda store: save_tiers(store, category, settings, qids, codes, subs),
-            writes={Topic.TIERS},
-            at_once=False,
+        category = tiers.category
+        edit = TierEdit.from_codes(
+            category, tiers.settings, list(tiers.qids), tiers.codes.copy(), tiers.sub_tiers.copy()
         )
+        self.ctx.undo.apply(edit, panel="browser", what=f"the tiers of {category}", at_once=False)
+
+    def _tiers_reverted(self, entry: Any) -> None:
+        """An undo or redo of a tier edit landed: the category shown takes the settings
+        the session holds now, from the edit's own record (no read, no reload of the
+        members: the state re-tiers as after a drag; showing them saves nothing)."""
+        from core.tiers import TierSettings
+
+        name = self.state.category
+        if entry.kind != "tiers" or name is None or entry.target.get("category") != name:
+            return
+        self._save_timer.stop()
+        self._pending = None
+        state = entry.before if entry.status == "undone" else entry.after
+        saved = state.get("settings") if isinstance(state, dict) else None
+        defaults = self.ctx.preferences.tier_settings() if self.ctx.preferences else None
+        try:
+            settings = TierSettings(**saved) if isinstance(saved, dict) else None
+        except (TypeError, ValueError):
+            settings = None  # written by hand: shown as load_tier_settings shows it
+        self._loading = True  # the session holds these already
+        try:
+            self.state.settings = settings or defaults or TierSettings()
+        finally:
+            self._loading = False
 
     def open_session_category(self) -> None:
         """After a session opens: the category last viewed in it, else one it has data for
@@ -456,10 +478,11 @@ class BrowserController(QObject):
                 )
 
         return (
-            self.ctx.writer.write(
+            self.ctx.undo.write(
                 f"the category {category.name}",
                 lambda s: save_category(s, category),
                 writes={Topic.CATEGORIES},
+                panel="browser",
                 on_done=saved,
                 on_error=lambda error: self.ctx.notify.show_error("Category not saved", str(error)),
             )

@@ -36,6 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "app.commands.stats",
     "app.commands.correlate",
     "app.commands.synonyms",
+    "app.commands.history",
     "app.commands.likelihood",
     "app.commands.references",
     "app.commands.desktop",

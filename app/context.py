@@ -6,6 +6,7 @@ It holds what the panels genuinely share:
 * the open session (``store``, ``session_changed``, ``session_closing``) and the session
   rule (``app.session_io``): ``reads`` for view reads off the UI thread, ``writer`` for
   every write started from the UI, ``changes`` for what was written;
+* ``undo``, the session's undo stack (``app.edits``), through which every edit goes;
 * ``run_job(job)``, the one job runner;
 * ``notify``, the window's voice (an error, a message, a status line, the parent of a
   dialog), ``settings`` and ``dock(key)``, the panel's own dock;
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QDockWidget, QWidget
 
     from app.changes import SessionChanges
+    from app.edits import SessionUndo
     from app.jobrunner import JobHandle
     from app.session_io import SessionWriter, ViewReads
     from core.browser_state import BrowserState
@@ -132,6 +134,9 @@ class PanelContext(QObject):
         self.browser_state = browser_state
         self.source = SourceChoice()
         self.preferences: Preferences | None = None  # set by app.preferences
+        # The session's undo stack (app.edits), set by the application controller: every
+        # edit a panel makes goes through it.
+        self.undo: SessionUndo
 
     @property
     def store(self) -> SessionStore | None:

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.changes import SessionChanges
 from app.context import PanelContext, WindowNotify
+from app.edits import HistoryView, SessionUndo, message_with_undo
 from app.jobrunner import JobHandle, QtJobRunner
 from app.session_io import SessionWriter, ViewReads
 from core.changes import EVERYTHING
@@ -102,6 +103,23 @@ class AppController(QObject):
         self.damaged_rows_skipped.connect(
             lambda notice: self.window.show_error("Damaged rows skipped", notice)
         )
+        # The open session's undo stack (app.edits): every edit a panel makes goes
+        # through it and the writer; the Edit menu shows what it would undo or redo.
+        self.undo = SessionUndo(
+            self.writer,
+            self.reads,
+            lambda: self.store,
+            raise_panel=lambda key: window.raise_panel(key) if key in window.docks else None,
+            show_error=lambda title, message: window.show_error(title, message),
+            announce=message_with_undo(window),
+            parent=self,
+        )
+        self.undo.changed.connect(self._show_undo_state)
+        window.undo_requested.connect(lambda: self.undo.undo())
+        window.redo_requested.connect(lambda: self.undo.redo())
+        self.session_changed.connect(self.undo.reset)
+        self.history = HistoryView(self.undo, self.reads, lambda: self.store, window, self)
+        window.history_requested.connect(self.history.open)
 
         window.new_session_requested.connect(lambda path: self.new_session(Path(path)))
         window.open_requested.connect(lambda path: self.open_session(Path(path)))
@@ -140,10 +158,17 @@ class AppController(QObject):
             show_task=self.window.show_task,
             parent=self,
         )
+        ctx.undo = self.undo
         self.session_changed.connect(ctx.session_changed)
         self.session_closing.connect(ctx.session_closing)
         self.context = ctx
         return ctx
+
+    def _show_undo_state(self) -> None:
+        undo = self.undo
+        self.window.set_undo_state(
+            undo.can_undo(), undo.undo_text(), undo.can_redo(), undo.redo_text()
+        )
 
     @property
     def preferences(self) -> Preferences | None:

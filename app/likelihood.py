@@ -140,10 +140,11 @@ class LikelihoodController(QObject):
         category = self.ctx.browser_state.category
         if self.ctx.store is None or category is None:
             return None
-        return self.ctx.writer.write(
+        return self.ctx.undo.write(
             f"the model_tail cut-off of {category}",
             lambda store: save_model_tail(store, category, settings),
             writes={Topic.LIKELIHOOD},
+            panel="browser",
             at_once=False,
         )
 

@@ -109,10 +109,11 @@ class ReferencesAnnotateController(QObject):
             self.write_view.show_message(f"Saved as gold reference {reference_id}.")
             self.step_unit(+1)
 
-        self.ctx.writer.write(
+        self.ctx.undo.write(
             f"the reference of unit {unit_id}",
             lambda store: write_reference(store, annotator, unit_id, lang, text),
             writes={Topic.REFERENCES},
+            panel="annotate",
             on_done=done,
             on_error=lambda error: self.write_view.show_message(str(error)),
         )
@@ -161,10 +162,11 @@ class ReferencesAnnotateController(QObject):
         def refused(error: UserFacingError) -> None:
             self.review_view.show_message(str(error))
 
-        self.ctx.writer.write(
+        self.ctx.undo.write(
             f"the review of translation {reference_id}",
             lambda store: save_review(store, annotator, reference_id, flags, corrected),
             writes={Topic.ANNOTATIONS, Topic.REFERENCES},
+            panel="annotate",
             on_done=done,
             on_error=refused,
         )

@@ -1,7 +1,8 @@
 """Wiring of the Units panel: the draft being built, entity details, saving.
 
-The draft lives in the session (``core.unit_builder.saved.save_draft`` after every change),
-so a crash or a restart loses nothing; saved units are read back from the session.
+The draft lives in the session (a ``core.edits.drafts.DraftEdit`` after every change, on
+the session's undo stack), so a crash or a restart loses nothing and Edit ▸ Undo steps
+back through it; saved units are read back from the session.
 Entity details come from the session cache, or are fetched (as a job) from the source
 the Browser uses when an entity has not been opened yet.
 """
@@ -69,6 +70,10 @@ class UnitsController(QObject):
         panel.search_button.clicked.connect(self.ask_search)
         panel.more_units_requested.connect(self.more_units)
         ctx.session_changed.connect(lambda _store: self.session_opened())
+        ctx.undo.undone.connect(self._override_moved)
+        ctx.undo.redone.connect(self._override_moved)
+        ctx.undo.undone.connect(self._draft_moved)
+        ctx.undo.redone.connect(self._draft_moved)
         # Units imported, sampled or saved elsewhere; saved tiers may leave units built
         # under another tier: the list follows at once.
         ctx.changes.subscribe(
@@ -77,8 +82,6 @@ class UnitsController(QObject):
 
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
-        from core.unit_builder.saved import load_draft, load_draft_overrides
-        from core.wikidata.cache import load_entity
 
         self.details.clear()
         self.draft, self.overrides, self.focus, self.shown_unit = None, {}, None, None
@@ -87,6 +90,12 @@ class UnitsController(QObject):
             return
         self.panel.clear_draft()  # the session's draft, if any, follows (a view read)
         self.refresh_units()
+        self._read_draft()
+
+    def _read_draft(self) -> None:
+        from core.unit_builder.saved import load_draft, load_draft_overrides
+        from core.wikidata.cache import load_entity
+
         edits = self._edits
 
         def read(store: SessionStore) -> tuple[Any, Any, dict[str, EntityDetails]]:
@@ -358,10 +367,12 @@ class UnitsController(QObject):
         try:
             if self.shown_unit is not None and store is not None:
                 unit = self.shown_unit
-                self.ctx.writer.write(
+                # An edit on the session's undo stack (core applies it as recorded).
+                self.ctx.undo.write(
                     f"your words for a {part} of unit {unit}",
                     lambda s: set_label_override(s, unit, lang, position, part, text, keep=keep),
                     writes={Topic.UNITS},
+                    panel="units",
                     on_done=lambda _result: self.show_unit(unit),
                     on_error=self._override_refused,
                 )
@@ -378,9 +389,10 @@ class UnitsController(QObject):
                         "a literal value cannot be kept for the session: "
                         "only an entity's or a property's words can"
                     )
-                self.ctx.writer.write(
+                self.ctx.undo.write(
                     f"your words for {entity} in new units",
                     lambda s: keep_label(s, lang, entity, text),
+                    panel="units",
                     on_done=lambda _result: self.refresh(),
                     on_error=self._override_refused,
                 )
@@ -388,6 +400,11 @@ class UnitsController(QObject):
             self._override_refused(error)
         self._persist()
         self.refresh()
+
+    def _override_moved(self, entry: Any) -> None:
+        """An undo or redo of words for a stored unit landed: the unit shown again."""
+        if entry.kind == "unit override" and entry.unit_id == self.shown_unit:
+            self.show_unit(entry.unit_id)
 
     def _override_refused(self, error: UserFacingError) -> None:
         self.ctx.notify.show_error("Override not kept", str(error))
@@ -531,13 +548,29 @@ class UnitsController(QObject):
         handle.succeeded.connect(arrived)
 
     def _persist(self) -> None:
-        from core.unit_builder.saved import save_draft, save_draft_overrides
+        """Keep the draft in the session: one edit on the session's undo stack."""
+        import json
+
+        from core.edits.drafts import DraftEdit
+        from core.unit_builder.draft import draft_to_json
 
         draft, overrides = self.draft, dict(self.overrides)
         self._edits += 1
+        rows = [[lang, pos, part, words] for (lang, pos, part), words in overrides.items()]
+        if draft is None:
+            what = "the unit draft (none)"
+        else:
+            size = len(draft.claims)
+            what = f"the unit draft of {draft.root_qid} ({size} triple{'s' if size != 1 else ''})"
+        text = draft_to_json(draft) if draft is not None else ""
+        edit = DraftEdit(text, json.dumps(rows), words=what)
+        self.ctx.undo.apply(edit, panel="units", what="the unit draft")
 
-        def persist(store: SessionStore) -> None:
-            save_draft(store, draft)
-            save_draft_overrides(store, overrides)
-
-        self.ctx.writer.write("the unit draft", persist)
+    def _draft_moved(self, entry: Any) -> None:
+        """An undo or redo of a draft edit landed: the draft as the session keeps it now."""
+        if entry.kind != "draft":
+            return
+        self._edits += 1
+        self.draft, self.overrides = None, {}
+        self.panel.clear_draft()
+        self._read_draft()

@@ -109,6 +109,8 @@ class VerbaliseController(QObject):
         # Imports, sampling and saved units add units; imports and runs add texts.
         ctx.changes.subscribe({Topic.UNITS}, lambda _topics: self.refresh_units(), self)
         ctx.changes.subscribe({Topic.RUNS}, lambda _topics: self.refresh_runs(), self)
+        ctx.undo.undone.connect(self._settings_moved)
+        ctx.undo.redone.connect(self._settings_moved)
 
     # -- session ---------------------------------------------------------------------------
     def session_opened(self) -> None:
@@ -142,13 +144,31 @@ class VerbaliseController(QObject):
             self.save_settings()
 
     def save_settings(self) -> None:
+        """Keep the panel's settings in the session: an edit on the session's undo stack."""
+        from core.edits.settings import SettingEdit
+
         settings = json.dumps(self.panel.settings())
-        self.ctx.writer.write(
-            "the Verbalise settings",
-            lambda store: store.set_meta(SETTINGS_META_KEY, settings),
+        self.ctx.undo.apply(
+            SettingEdit(SETTINGS_META_KEY, settings, words="the Verbalise settings"),
+            panel="verbalise",
+            what="the Verbalise settings",
             # A session that cannot take them must not lose the UI.
             on_error=lambda error: log.warning("verbalise settings not saved: %s", error),
         )
+
+    def _settings_moved(self, entry: Any) -> None:
+        """An undo or redo of the Verbalise settings landed: the panel shows them (and
+        showing them saves nothing)."""
+        if entry.kind != "setting" or entry.target.get("key") != SETTINGS_META_KEY:
+            return
+        state = entry.before if entry.status == "undone" else entry.after
+        try:
+            data = json.loads(state or "{}")
+        except ValueError:
+            data = {}
+        self.panel.apply_settings(data if isinstance(data, dict) else {})
+        self._save_timer.stop()
+        self.model_changed()
 
     # -- models ----------------------------------------------------------------------------
     def refresh_models(self) -> None:

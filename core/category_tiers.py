@@ -9,17 +9,15 @@ record the tier their entity had, and a reopened session shows the same split.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import select
 
 from core.errors import UserFacingError
 from core.store import SessionStore
-from core.store.models import Category, CategoryMember, Entity, SessionMeta
+from core.store.models import Category, CategoryMember, Entity
 from core.tiers import (
-    SUB_TIER_BY_CODE,
-    TIER_BY_CODE,
     Distribution,
     TierResult,
     TierSettings,
@@ -58,46 +56,18 @@ def save_tiers(
     qids: list[str],
     tier_codes: np.ndarray,
     sub_tier_codes: np.ndarray,
+    *,
+    source: str = "gui",
 ) -> int:
-    """Write the settings and each member's tier in one transaction; returns rows updated."""
-    if not (len(qids) == len(tier_codes) == len(sub_tier_codes)):
-        raise ValueError("qids, tier codes and sub-tier codes must be aligned")
-    rows = [
-        {
-            "q": qid,
-            "t": TIER_BY_CODE[int(t)].value if int(t) in TIER_BY_CODE else None,
-            "s": SUB_TIER_BY_CODE[int(s)].value if int(s) in SUB_TIER_BY_CODE else None,
-        }
-        for qid, t, s in zip(qids, tier_codes, sub_tier_codes, strict=True)
-    ]
-    with store.unit_of_work() as db:
-        category_id = db.execute(
-            select(Category.id).where(Category.name == category)
-        ).scalar_one_or_none()
-        if category_id is None:
-            raise ValueError(f"the session has no category {category!r}")
-        db.merge(SessionMeta(key=_META_PREFIX + category, value=json.dumps(asdict(settings))))
-        entity_ids = dict(
-            db.execute(
-                select(Entity.qid, Entity.id)
-                .join(CategoryMember, CategoryMember.entity_id == Entity.id)
-                .where(CategoryMember.category_id == category_id)
-            ).all()
-        )
-        params = [
-            {"c": category_id, "e": entity_ids[row["q"]], "t": row["t"], "s": row["s"]}
-            for row in rows
-            if row["q"] in entity_ids
-        ]
-        if params:
-            db.connection().execute(
-                update(CategoryMember)
-                .where(CategoryMember.category_id == bindparam("c"))
-                .where(CategoryMember.entity_id == bindparam("e"))
-                .values(tier=bindparam("t"), sub_tier=bindparam("s")),
-                params,
-            )
-    return len(params)
+    """Write the settings and each member's tier as one recorded edit
+    (`core.edits.tiers.TierEdit`, one transaction with its history row); returns the
+    members whose tier the edit names."""
+    from core.edits import apply_edit
+    from core.edits.tiers import TierEdit
+
+    edit = TierEdit.from_codes(category, settings, qids, tier_codes, sub_tier_codes)
+    apply_edit(store, edit, source=source)
+    return edit.written
 
 
 def load_member_tiers(
@@ -115,11 +85,16 @@ def load_member_tiers(
 
 
 def retier_category(
-    store: SessionStore, category: str, settings: TierSettings | None = None
+    store: SessionStore,
+    category: str,
+    settings: TierSettings | None = None,
+    *,
+    source: str = "gui",
 ) -> tuple[TierResult, int]:
     """Tier every member of ``category`` with ``settings`` (default: the saved ones) by
     `core.tiers.tier_category`, the Browser's rule, and save settings and tiers as a
-    drag does. Returns the result and the member rows written."""
+    drag does (a recorded edit from ``source``). Returns the result and the member
+    rows written."""
     from core.wikidata.cache import load_category
 
     columns = load_category(store, category)
@@ -131,7 +106,9 @@ def retier_category(
     settings = settings if settings is not None else load_tier_settings(store, category)
     result = tier_category(Distribution(columns.statements), settings)
     subs = long_tail_sub_tiers(result.codes, columns.has_en, columns.has_it, columns.has_es)
-    written = save_tiers(store, category, settings, list(columns.qids), result.codes, subs)
+    written = save_tiers(
+        store, category, settings, list(columns.qids), result.codes, subs, source=source
+    )
     return result, written
 
 

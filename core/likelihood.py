@@ -684,12 +684,14 @@ def load_cutoff(store: SessionStore, category: str) -> CutoffSettings | None:
         return None
 
 
-def save_model_tail(store: SessionStore, category: str, settings: CutoffSettings) -> dict[str, int]:
-    """Store the cut-off and every member's ``model_tier`` in one transaction (members
-    not scored under the model get NULL); returns how many got each."""
-    from sqlalchemy import bindparam, select, update
-
-    from core.store.models import CategoryMember, Entity, SessionMeta
+def save_model_tail(
+    store: SessionStore, category: str, settings: CutoffSettings, *, source: str = "gui"
+) -> dict[str, int]:
+    """Store the cut-off and every member's ``model_tier`` as one recorded edit from
+    ``source`` (`core.edits.likelihood.ModelTailEdit`; members not scored under the
+    model get NULL); returns how many got each."""
+    from core.edits import apply_edit
+    from core.edits.likelihood import ModelTailEdit
 
     if settings.signal not in SIGNALS:
         raise LikelihoodError(f"unknown signal {settings.signal!r}: choose label or statement")
@@ -704,23 +706,10 @@ def save_model_tail(store: SessionStore, category: str, settings: CutoffSettings
             f"in {settings.lang!r}: run taillens likelihood first"
         )
     tiers = model_tiers(table.values(settings.signal), settings.cutoff)
-    with store.unit_of_work() as db:
-        row = _category_row(db, category)
-        ids = dict(
-            db.execute(
-                select(Entity.qid, Entity.id)
-                .join(CategoryMember, CategoryMember.entity_id == Entity.id)
-                .where(CategoryMember.category_id == row.id)
-            ).all()
-        )
-        db.merge(SessionMeta(key=_META_PREFIX + category, value=json.dumps(asdict(settings))))
-        db.connection().execute(
-            update(CategoryMember)
-            .where(CategoryMember.category_id == bindparam("c"))
-            .where(CategoryMember.entity_id == bindparam("e"))
-            .values(model_tier=bindparam("t")),
-            [{"c": row.id, "e": ids[q], "t": t} for q, t in zip(table.qids, tiers, strict=True)],
-        )
+    with store.snapshot() as db:
+        _category_row(db, category)  # a clear message when there is no such category
+    edit = ModelTailEdit(category, asdict(settings), dict(zip(table.qids, tiers, strict=True)))
+    apply_edit(store, edit, source=source)
     return {
         MODEL_TAIL: tiers.count(MODEL_TAIL),
         MODEL_HEAD: tiers.count(MODEL_HEAD),

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from core import files
 from core.errors import UserFacingError
@@ -146,52 +146,57 @@ def synonym_rows(store: SessionStore) -> list[tuple[str, str, str]]:
     return [row.key() for row in list_synonyms(store)]
 
 
-def _insert(store: SessionStore, rows: Sequence[SynonymRow], source: str) -> int:
-    """Insert rows not already there (one transaction); the number added."""
-    from sqlalchemy import select
+def _insert(
+    store: SessionStore,
+    rows: Sequence[SynonymRow],
+    source: str,
+    op: str,
+    words: str,
+    *,
+    by: str = "gui",
+) -> int:
+    """Add the rows not already there, as one recorded edit; the number added."""
+    from core.edits import apply_edit
+    from core.edits.synonyms import SynonymEdit
 
-    from core.store.models import EntitySynonym
-
-    added = 0
-    with store.unit_of_work() as db:
-        existing = {
-            tuple(r)
-            for r in db.execute(
-                select(EntitySynonym.entity, EntitySynonym.synonym, EntitySynonym.lang)
-            )
-        }
-        for row in rows:
-            if row.key() in existing:
-                continue
-            existing.add(row.key())
-            db.add(
-                EntitySynonym(entity=row.entity, synonym=row.synonym, lang=row.lang, source=source)
-            )
-            added += 1
-    return added
+    edit = SynonymEdit(op, [r.key() for r in rows], source=source, words=words)
+    entry = apply_edit(store, edit, source=by)
+    if entry is None:
+        return 0
+    return len(entry.after["rows"]) - len(entry.before["rows"])
 
 
-def add_synonym(store: SessionStore, entity: str, synonym: str, lang: str = "") -> bool:
+def add_synonym(
+    store: SessionStore, entity: str, synonym: str, lang: str = "", *, source: str = "gui"
+) -> bool:
     """Add one row; False when it was there already."""
-    return _insert(store, [check_row(entity, synonym, lang)], "user") == 1
+    row = check_row(entity, synonym, lang)
+    words = f"the synonym {row.synonym!r} of {row.entity!r} added"
+    return _insert(store, [row], "user", "add", words, by=source) == 1
 
 
-def remove_synonym(store: SessionStore, entity: str, synonym: str, lang: str | None = None) -> int:
-    """Remove the row(s) of ``entity`` and ``synonym`` (every language unless given)."""
-    from sqlalchemy import CursorResult, delete
+def remove_synonym(
+    store: SessionStore,
+    entity: str,
+    synonym: str,
+    lang: str | None = None,
+    *,
+    source: str = "gui",
+) -> int:
+    """Remove the row(s) of ``entity`` and ``synonym`` (every language unless given), as
+    one recorded edit; the number removed."""
+    from core.edits import apply_edit
+    from core.edits.synonyms import SynonymEdit
 
-    from core.store.models import EntitySynonym
-
-    query = delete(EntitySynonym).where(
-        EntitySynonym.entity == entity.strip(), EntitySynonym.synonym == synonym.strip()
-    )
-    if lang is not None:
-        query = query.where(EntitySynonym.lang == lang.strip().lower())
-    with store.unit_of_work() as db:
-        removed = cast(CursorResult[Any], db.execute(query)).rowcount or 0
-    if not removed:
-        raise _no_such_row(entity, synonym, lang)
-    return removed
+    key = (entity.strip(), synonym.strip(), (lang or "").strip().lower())
+    words = f"the synonym {key[1]!r} of {key[0]!r} removed"
+    edit = SynonymEdit("remove", [key], any_lang=lang is None, words=words)
+    try:
+        entry = apply_edit(store, edit, source=source)
+    except UserFacingError:
+        raise _no_such_row(entity, synonym, lang) from None
+    assert entry is not None  # plan refuses a removal that removes nothing
+    return len(entry.before["rows"]) - len(entry.after["rows"])
 
 
 def _no_such_row(entity: str, synonym: str, lang: str | None) -> SynonymError:
@@ -212,30 +217,30 @@ def check_removal(store: SessionStore, entity: str, synonym: str, lang: str | No
         raise _no_such_row(entity, synonym, lang)
 
 
-def import_file(store: SessionStore, path: str | Path) -> tuple[int, int]:
+def import_file(store: SessionStore, path: str | Path, *, source: str = "gui") -> tuple[int, int]:
     """Import a file: (rows read, rows added). All or nothing: a bad row stores none."""
     rows = read_file(path)
-    return len(rows), _insert(store, rows, "user")
+    words = f"the synonyms of {Path(path).name} imported"
+    return len(rows), _insert(store, rows, "user", "import", words, by=source)
 
 
 SEEDED_KEY = "synonyms:seeded"
 
 
-def seed(store: SessionStore) -> tuple[int, int]:
+def seed(store: SessionStore, *, source: str = "gui") -> tuple[int, int]:
     """Copy the bundled starter set into the session and mark it seeded (from then on
     ESA uses the session's rows alone, so a starter row removed stays removed): (rows in
     the set, rows added)."""
     rows = [SynonymRow(e, s, lang) for e, s, lang in starter_rows()]
-    added = _insert(store, rows, "starter")
-    store.set_meta(SEEDED_KEY, "starter")
+    added = _insert(store, rows, "starter", "seed", "the starter synonyms copied", by=source)
     return len(rows), added
 
 
-def ensure_seeded(store: SessionStore) -> int:
+def ensure_seeded(store: SessionStore, *, source: str = "gui") -> int:
     """Copy the starter set into a session that never had it; the number of rows added."""
     if store.get_meta(SEEDED_KEY):
         return 0
-    _total, added = seed(store)
+    _total, added = seed(store, source=source)
     return added
 
 

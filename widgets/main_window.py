@@ -89,6 +89,9 @@ class MainWindow(QMainWindow):
     preferences_requested = Signal()
     models_requested = Signal()  # File ▸ Models… (app/models.py)
     references_requested = Signal()  # File ▸ References pipeline… (app/references_pipeline.py)
+    undo_requested = Signal()  # Edit ▸ Undo (app/edits.py)
+    redo_requested = Signal()  # Edit ▸ Redo
+    history_requested = Signal()  # Edit ▸ Session history…
 
     def __init__(
         self, settings: QSettings, parent: QWidget | None = None, *, build_panels: bool = True
@@ -294,6 +297,22 @@ class MainWindow(QMainWindow):
         if self.action_quit.shortcut().isEmpty():  # platforms whose standard Quit has no key
             self.action_quit.setShortcut(QKeySequence("Ctrl+Q"))
 
+        # Undo and redo of every edit to the session (app.edits keeps the stack and sets
+        # the texts and enabled states through set_undo_state).
+        self.edit_menu = self.menuBar().addMenu("&Edit")
+        self.action_undo = self._action(
+            self.edit_menu, "&Undo", QKeySequence.StandardKey.Undo, self.undo_requested.emit
+        )
+        self.action_redo = self._action(self.edit_menu, "&Redo", None, self.redo_requested.emit)
+        # Ctrl+Shift+Z and Ctrl+Y on every platform (the standard Redo has only one of them
+        # on some).
+        self.action_redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        self.edit_menu.addSeparator()
+        self.action_history = self._action(
+            self.edit_menu, "Session &history…", None, self.history_requested.emit
+        )
+        self.set_undo_state(False, "", False, "")
+
         self.view_menu = self.menuBar().addMenu("&View")
         # Ctrl+1…6 bring a panel forward and give it the keyboard (showing it if it was
         # closed); they never hide one. A dock's own ✕ closes it.
@@ -485,6 +504,15 @@ class MainWindow(QMainWindow):
         action.triggered.connect(lambda _checked=False: slot())
         menu.addAction(action)
         return action
+
+    def set_undo_state(
+        self, can_undo: bool, undo_text: str, can_redo: bool, redo_text: str
+    ) -> None:
+        """The Edit menu's Undo and Redo: what they would undo or redo, and whether now."""
+        self.action_undo.setText(f"&Undo {undo_text}" if undo_text else "&Undo")
+        self.action_redo.setText(f"&Redo {redo_text}" if redo_text else "&Redo")
+        self.action_undo.setEnabled(can_undo)
+        self.action_redo.setEnabled(can_redo)
 
     # -- what the controller tells the window -------------------------------------------
     def show_session(self, info: SessionInfo | None) -> None:

@@ -150,7 +150,7 @@ def run_annotators(args: argparse.Namespace) -> int:
     opener = SessionStore.open if args.add is not None else SessionStore.open_read_only
     with opener(args.session) as store:
         if args.add is not None:
-            added = add_annotator(store, args.add)
+            added = add_annotator(store, args.add, source="taillens annotators")
             if not args.json:
                 print(f"added annotator {added.name} (id {added.id})")
         annotators = list_annotators(store)

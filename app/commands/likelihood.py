@@ -107,7 +107,9 @@ def run_likelihood(args: argparse.Namespace) -> int:
             settings = CutoffSettings(summary.model, summary.lang, args.signal, cutoff)
             payload["model_tail"] = {
                 **asdict(settings),
-                "counts": save_model_tail(store, args.category, settings),
+                "counts": save_model_tail(
+                    store, args.category, settings, source="taillens likelihood"
+                ),
             }
         elif args.disagreements:
             if (

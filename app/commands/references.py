@@ -282,7 +282,12 @@ def run_write(args: argparse.Namespace) -> int:
         if unit_id is None:
             raise ReviewError(f"there is no unit {args.unit!r} in {args.session}")
         ref = write_reference(
-            store, _annotator_id(store, args.annotator), unit_id, args.lang, args.text
+            store,
+            _annotator_id(store, args.annotator),
+            unit_id,
+            args.lang,
+            args.text,
+            source="taillens references write",
         )
     print(f"gold reference {ref} stored for unit {args.unit} ({args.lang})")
     return 0
@@ -302,6 +307,7 @@ def run_review(args: argparse.Namespace) -> int:
             args.reference,
             {"accuracy": names(args.accuracy), "fluency": names(args.fluency)},
             args.corrected,
+            source="taillens references review",
         )
     print(
         f"review {annotation} saved"

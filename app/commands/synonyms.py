@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.action == "remove":
             synonyms.check_removal(store, args.entity, args.synonym, args.lang)
         if args.action != "seed":
-            added = synonyms.ensure_seeded(store)
+            added = synonyms.ensure_seeded(store, source=f"taillens synonyms {args.action}")
             if added:
                 print(
                     f"(first use: the starter set's {added:,} rows were added; "
@@ -104,22 +104,26 @@ def run(args: argparse.Namespace) -> int:
                 print("entity\tsynonym\tlang\tsource")
                 print("\n".join(synonyms.describe(rows)))
         elif args.action == "add":
-            added = synonyms.add_synonym(store, args.entity, args.synonym, args.lang)
+            added = synonyms.add_synonym(
+                store, args.entity, args.synonym, args.lang, source="taillens synonyms add"
+            )
             print(
                 f"added {args.synonym!r} as a synonym of {args.entity!r}"
                 if added
                 else f"{args.synonym!r} is already a synonym of {args.entity!r}"
             )
         elif args.action == "remove":
-            removed = synonyms.remove_synonym(store, args.entity, args.synonym, args.lang)
+            removed = synonyms.remove_synonym(
+                store, args.entity, args.synonym, args.lang, source="taillens synonyms remove"
+            )
             print(f"removed {removed} row{'s' if removed != 1 else ''}")
         elif args.action == "import":
-            read, added = synonyms.import_file(store, args.file)
+            read, added = synonyms.import_file(store, args.file, source="taillens synonyms import")
             print(
                 f"{args.file.name}: {read:,} rows read, {added:,} added, "
                 f"{read - added:,} already there"
             )
         elif args.action == "seed":
-            total, added = synonyms.seed(store)
+            total, added = synonyms.seed(store, source="taillens synonyms seed")
             print(f"starter set: {total:,} rows, {added:,} added, {total - added:,} already there")
     return 0

@@ -71,7 +71,7 @@ def run_tiers(args: argparse.Namespace) -> int:
             settings = replace(settings, **changes)
         except ValueError as error:
             raise UserFacingError(f"--share and --fraction must be in (0, 1]: {error}") from None
-        result, written = retier_category(store, name, settings)
+        result, written = retier_category(store, name, settings, source="taillens tiers")
     summary: dict[str, Any] = {
         "category": name,
         "settings": asdict(result.settings),

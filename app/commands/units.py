@@ -301,7 +301,14 @@ def run_override(args: argparse.Namespace) -> int:
         )
     with SessionStore.open(args.session) as store:
         changed = set_label_override(
-            store, args.unit, args.lang, args.position, args.part, text, keep=args.keep
+            store,
+            args.unit,
+            args.lang,
+            args.position,
+            args.part,
+            text,
+            keep=args.keep,
+            source="taillens units override",
         )
     what = "cleared" if text is None else f"set to {text!r}"
     print(

@@ -353,7 +353,7 @@ def run_category_save(args: argparse.Namespace) -> int:
                     f"{category.name}: the session holds {held:,} members found with the old "
                     "pattern; saving the new one removes them. Add --drop-members to go ahead."
                 )
-        dropped = save_category(store, category)
+        dropped = save_category(store, category, source="taillens category save")
     print(
         f"{category.name}: saved"
         + (f"; {dropped:,} members of the old pattern removed" if dropped else "")

@@ -29,6 +29,23 @@ def open_synonyms(app: PanelContext, panel: ScoresPanel) -> Any:
     dialog.seed_requested.connect(lambda: _synonyms(app, dialog, "seed"))
     # Closed (and deleted): a read of its table on its way is not shown.
     dialog.finished.connect(lambda _result: app.reads.drop(SYNONYMS_READ))
+
+    def reverted(entry: Any) -> None:
+        """Edit ▸ Undo or Redo of a synonym edit: the table as the session holds it now."""
+        from core import synonyms
+
+        if entry.kind == "synonyms" and dialog.isVisible():
+            app.reads.request(
+                SYNONYMS_READ,
+                synonyms.list_synonyms,
+                lambda rows: dialog.show_rows(
+                    [(r.entity, r.synonym, r.lang, r.source) for r in rows]
+                ),
+            )
+
+    for signal in (app.undo.undone, app.undo.redone):
+        signal.connect(reverted)
+        dialog.finished.connect(lambda _result, s=signal: s.disconnect(reverted))
     _synonyms(app, dialog, "first use")
     return dialog
 
@@ -85,9 +102,11 @@ def _synonyms(app: PanelContext, dialog: Any, action: str, *args: Any) -> None:
         dialog.show_message(str(error), error=True)
         show_rows()
 
-    landed = app.writer.write(
+    # Edits on the session's undo stack (core.synonyms applies them as recorded edits).
+    landed = app.undo.write(
         "the synonym table" if action == "first use" else f"the synonym table ({action})",
         apply,
+        panel="scores",
         on_done=done,
         on_error=refused,
     )

@@ -33,19 +33,25 @@ def list_annotators(store: SessionStore) -> list[AnnotatorInfo]:
     return sorted(infos, key=lambda a: (a.is_anonymous, natural_key(a.name)))
 
 
-def add_annotator(store: SessionStore, name: str) -> AnnotatorInfo:
-    """A new named annotator; refuses an empty, overlong or already used name."""
+def add_annotator(store: SessionStore, name: str, *, source: str = "gui") -> AnnotatorInfo:
+    """A new named annotator (a recorded edit from ``source``); refuses an empty,
+    overlong or already used name."""
+    from core.edits import apply_edit
+    from core.edits.ratings import AnnotatorEdit
+
     clean = clean_annotator_name(name)
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         if db.scalar(select(Annotator.id).where(Annotator.name == clean)) is not None:
             raise AnnotationError(
                 f"There is already an annotator named {clean!r} in this "
                 "session; choose them instead of adding a new one."
             )
-        row = Annotator(name=clean, is_anonymous=False)
-        db.add(row)
-        db.flush()
-        return AnnotatorInfo(row.id, row.name, False)
+    apply_edit(store, AnnotatorEdit(clean), source=source)
+    with store.snapshot() as db:
+        row_id = db.scalar(select(Annotator.id).where(Annotator.name == clean))
+    if row_id is None:  # another program removed it between the two transactions
+        raise AnnotationError(f"The annotator {clean!r} was removed by another change.")
+    return AnnotatorInfo(int(row_id), clean, False)
 
 
 def find_annotator(store: SessionStore, name_or_id: str | int) -> AnnotatorInfo:

@@ -6,15 +6,13 @@ Golden answers are answer keys, not ratings: they never count in aggregates or a
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import CursorResult, delete, select
+from sqlalchemy import select
 
 from core.annotation.ratings import (
     as_ref,
     check_item,
-    item_columns,
     item_filter,
     stored_rating,
     validate_rating,
@@ -40,38 +38,49 @@ def set_golden_answer(
     *,
     fluency: int | None = None,
     adequacy: int | None = None,
+    source: str = "gui",
 ) -> int:
-    """Record the known answer of ``item`` (a golden annotation by ``expert_id``).
+    """Record the known answer of ``item`` (a golden annotation by ``expert_id``), as a
+    recorded edit from ``source``.
 
     One answer per item: setting it again (by anyone) replaces the previous answer.
     """
+    from core.edits import apply_edit
+    from core.edits.ratings import GoldenEdit, unit_of_item
+
     ref = as_ref(item)
     if fluency is None and adequacy is None:
         raise AnnotationError("A golden item needs a known fluency, adequacy or both.")
     values = validate_rating(Rating(fluency=fluency, adequacy=adequacy))
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         if db.get(Annotator, expert_id) is None:
             raise AnnotationError(f"There is no annotator {expert_id} in this session.")
         check_item(db, ref)
-        db.execute(delete(Annotation).where(item_filter(ref), Annotation.is_golden.is_(True)))
-        row = Annotation(
-            annotator_id=expert_id,
-            is_golden=True,
-            **item_columns(ref),
-            fluency=values["fluency"],
-            adequacy=values["adequacy"],
+        unit_id = unit_of_item(db, ref.kind, ref.id)
+    answer = {"expert_id": expert_id, "fluency": values["fluency"], "adequacy": values["adequacy"]}
+    apply_edit(store, GoldenEdit(ref.kind, ref.id, unit_id, answer), source=source)
+    with store.snapshot() as db:
+        row_id = db.scalar(
+            select(Annotation.id).where(item_filter(ref), Annotation.is_golden.is_(True))
         )
-        db.add(row)
-        db.flush()
-        return int(row.id)
+    if row_id is None:  # another program removed it between the two transactions
+        raise AnnotationError("The known answer was removed by another change as it was set.")
+    return int(row_id)
 
 
-def clear_golden_answer(store: SessionStore, item: ItemRef | QueueItem | int) -> bool:
-    with store.unit_of_work() as db:
-        result = db.execute(
-            delete(Annotation).where(item_filter(as_ref(item)), Annotation.is_golden.is_(True))
-        )
-        return bool(cast(CursorResult[Any], result).rowcount)
+def clear_golden_answer(
+    store: SessionStore, item: ItemRef | QueueItem | int, *, source: str = "gui"
+) -> bool:
+    """Remove the known answer of ``item`` (a recorded edit); False when it had none."""
+    from core.edits import apply_edit
+    from core.edits.ratings import GoldenEdit, unit_of_item
+
+    ref = as_ref(item)
+    with store.snapshot() as db:
+        unit_id = unit_of_item(db, ref.kind, ref.id)
+    if unit_id is None:
+        return False
+    return apply_edit(store, GoldenEdit(ref.kind, ref.id, unit_id, None), source=source) is not None
 
 
 def golden_answers(store: SessionStore) -> dict[ItemRef, GoldenAnswer]:

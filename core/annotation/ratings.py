@@ -9,7 +9,6 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.attributes import flag_modified
 
 from core.annotation.types import (
     ADEQUACY_LABELS,
@@ -167,17 +166,34 @@ def as_ref(item: ItemRef | QueueItem | int) -> ItemRef:
 
 
 def save_rating(
-    store: SessionStore, annotator_id: int, item: ItemRef | QueueItem | int, rating: Rating
+    store: SessionStore,
+    annotator_id: int,
+    item: ItemRef | QueueItem | int,
+    rating: Rating,
+    *,
+    source: str = "gui",
 ) -> SavedRating:
-    """Save (or replace) ``annotator_id``'s rating of ``item`` in one committed transaction."""
+    """Save (or replace) ``annotator_id``'s rating of ``item``: a recorded edit
+    (`core.edits.ratings.RatingEdit`), committed with its history row in one
+    transaction; ``source`` is "gui" or the command that saved it."""
+    from core.edits import apply_edit
+    from core.edits.ratings import RatingEdit, unit_of_item
+
     ref = as_ref(item)
     values = validate_rating(rating)
-    with store.unit_of_work() as db:
-        if db.get(Annotator, annotator_id) is None:
+    with store.snapshot() as db:
+        annotator = db.get(Annotator, annotator_id)
+        if annotator is None:
             raise AnnotationError(f"There is no annotator {annotator_id} in this session.")
         check_item(db, ref)
-        row = db.scalar(
-            select(Annotation)
+        unit_id = unit_of_item(db, ref.kind, ref.id)
+        name = annotator.name
+    # Microsecond times (CURRENT_TIMESTAMP has seconds): "the last rating" is exact.
+    edit = RatingEdit(annotator_id, name, ref.kind, ref.id, unit_id, values)
+    entry = apply_edit(store, edit, source=source, who=name)
+    with store.snapshot() as db:
+        row_id = db.scalar(
+            select(Annotation.id)
             .where(
                 Annotation.annotator_id == annotator_id,
                 item_filter(ref),
@@ -185,53 +201,44 @@ def save_rating(
             )
             .order_by(Annotation.id)
         )
-        previous = None
-        # Microsecond times (CURRENT_TIMESTAMP has seconds): "the last rating" is exact.
-        now = datetime.now(UTC)
-        if row is None:
-            row = Annotation(
-                annotator_id=annotator_id,
-                is_golden=False,
-                **item_columns(ref),
-                created_at=now,
-                updated_at=now,
-                **values,
-            )
-            db.add(row)
-        else:
-            previous = {name: getattr(row, name) for name in (*RATING_FIELDS, "updated_at")}
-            for name, value in values.items():
-                setattr(row, name, value)
-            row.updated_at = now
-        db.flush()
-        return SavedRating(row.id, annotator_id, ref, values, previous)
+    if row_id is None:  # another program removed it between the two transactions
+        raise AnnotationError("The rating was removed by another change as it was saved.")
+    previous = entry.before if entry is not None else None
+    return SavedRating(
+        int(row_id), annotator_id, ref, values, previous, entry.id if entry else None
+    )
 
 
 def undo_rating(store: SessionStore, saved: SavedRating) -> bool:
-    """Undo one save: delete a new rating, or put back what a replacing save overwrote.
+    """Undo one save (its history row): delete a new rating, or put back what a
+    replacing save overwrote. Returns False when the rating is no longer there (deleted
+    meanwhile); a rating changed since by another save is refused
+    (`core.edits.EditConflictError`)."""
+    from core.edits import EditConflictError, undo_edit
 
-    Returns False when the rating is no longer there (deleted meanwhile).
-    """
-    with store.unit_of_work() as db:
-        row = db.get(Annotation, saved.annotation_id)
-        if row is None:
-            return False
-        if saved.previous is None:
-            db.delete(row)
-        else:
-            for name, value in saved.previous.items():
-                setattr(row, name, value)  # updated_at too: it is no longer the latest
-            flag_modified(row, "updated_at")  # else the column's onupdate would restamp it
+    if saved.history_id is None:
+        return False
+    try:
+        undo_edit(store, saved.history_id)
+    except EditConflictError:
+        with store.snapshot() as db:
+            if db.get(Annotation, saved.annotation_id) is None:
+                return False
+        raise
     return True
 
 
 def undo_last_rating(store: SessionStore, annotator_id: int) -> ItemRef | None:
-    """Delete ``annotator_id``'s most recent rating (golden answers untouched).
+    """Remove ``annotator_id``'s most recent rating (golden answers untouched), as a
+    recorded edit.
 
     Without a :class:`SavedRating` there is no record of what a replacing save
     overwrote, so this removes the rating; returns the item it was of, or None.
     """
-    with store.unit_of_work() as db:
+    from core.edits import apply_edit
+    from core.edits.ratings import RatingEdit, unit_of_item
+
+    with store.snapshot() as db:
         row = db.scalar(
             select(Annotation)
             .where(Annotation.annotator_id == annotator_id, Annotation.is_golden.is_(False))
@@ -241,8 +248,11 @@ def undo_last_rating(store: SessionStore, annotator_id: int) -> ItemRef | None:
         if row is None:
             return None
         ref = item_ref(row.verbalisation_id, row.reference_id)
-        db.delete(row)
-        return ref
+        annotator = db.get(Annotator, annotator_id)
+        name = annotator.name if annotator is not None else str(annotator_id)
+        unit_id = unit_of_item(db, ref.kind, ref.id)
+    apply_edit(store, RatingEdit(annotator_id, name, ref.kind, ref.id, unit_id, None), who=name)
+    return ref
 
 
 def rating_of(
@@ -300,14 +310,18 @@ def stored_rating(row: Any) -> StoredRating:
 # -- corrections become gold references ---------------------------------------------------
 
 
-def promote_correction(store: SessionStore, annotation_id: int) -> int:
+def promote_correction(store: SessionStore, annotation_id: int, *, source: str = "gui") -> int:
     """Make an annotation's corrected text a gold reference of its unit; returns its id.
 
     Provenance: ``created_by`` the annotator, ``source_verbalisation_id`` the corrected
     verbalisation, and a line with who, when and from which text. Promoting the same
-    text twice returns the reference made the first time.
+    text twice returns the reference made the first time. A recorded edit from ``source``
+    (`core.edits.references.GoldReferenceEdit`).
     """
-    with store.unit_of_work() as db:
+    from core.edits import apply_edit
+    from core.edits.references import GoldReferenceEdit
+
+    with store.snapshot() as db:
         row = db.get(Annotation, annotation_id)
         if row is None:
             raise AnnotationError(f"There is no annotation {annotation_id} in this session.")
@@ -319,9 +333,9 @@ def promote_correction(store: SessionStore, annotation_id: int) -> int:
             unit_id, lang, what = text.unit_id, text.lang, f"verbalisation {text.id}"
             source_verbalisation = text.id
         else:
-            source = db.get_one(UnitReference, row.reference_id)
-            unit_id, lang = source.unit_id, source.lang
-            what, source_verbalisation = f"{source.quality} reference {source.id}", None
+            origin = db.get_one(UnitReference, row.reference_id)
+            unit_id, lang = origin.unit_id, origin.lang
+            what, source_verbalisation = f"{origin.quality} reference {origin.id}", None
         existing = db.scalar(
             select(UnitReference.id).where(
                 UnitReference.unit_id == unit_id,
@@ -333,16 +347,26 @@ def promote_correction(store: SessionStore, annotation_id: int) -> int:
         if existing is not None:
             return int(existing)
         annotator = db.get_one(Annotator, row.annotator_id)
-        when = datetime.now(UTC).isoformat(timespec="seconds")
-        reference = UnitReference(
-            unit_id=unit_id,
-            lang=lang,
-            text=row.corrected_text,
-            quality=GOLD,
-            provenance=f"correction by {annotator.name} at {when} of {what} (annotation {row.id})",
-            source_verbalisation_id=source_verbalisation,
-            created_by=row.annotator_id,
+        name, corrected, annotator_id = annotator.name, row.corrected_text, row.annotator_id
+        # To the microsecond: the provenance line also names the reference for its undo.
+        when = datetime.now(UTC).isoformat(timespec="microseconds")
+        provenance = f"correction by {name} at {when} of {what} (annotation {row.id})"
+    edit = GoldReferenceEdit(
+        unit_id,
+        lang,
+        provenance,
+        corrected,
+        created_by=annotator_id,
+        source_verbalisation_id=source_verbalisation,
+        annotator=name,
+    )
+    apply_edit(store, edit, source=source, who=name)
+    with store.snapshot() as db:
+        reference_id = db.scalar(
+            select(UnitReference.id).where(
+                UnitReference.unit_id == unit_id, UnitReference.provenance == provenance
+            )
         )
-        db.add(reference)
-        db.flush()
-        return int(reference.id)
+    if reference_id is None:  # another program removed it between the two transactions
+        raise AnnotationError("The reference was removed by another change as it was made.")
+    return int(reference_id)

@@ -129,6 +129,7 @@ class SavedRating:
     item: ItemRef
     values: dict[str, Any]
     previous: dict[str, Any] | None
+    history_id: int | None = None  # its row of the session's edit history
 
 
 @dataclass(frozen=True)

@@ -103,32 +103,48 @@ def units_to_write(store: SessionStore, lang: str, limit: int | None = None) -> 
 
 
 def write_reference(
-    store: SessionStore, annotator_id: int, unit_id: int, lang: str, text: str
+    store: SessionStore,
+    annotator_id: int,
+    unit_id: int,
+    lang: str,
+    text: str,
+    *,
+    source: str = "gui",
 ) -> int:
-    """Store ``text`` as a gold reference of ``unit_id`` in ``lang`` by the annotator."""
+    """Store ``text`` as a gold reference of ``unit_id`` in ``lang`` by the annotator (a
+    recorded edit from ``source``: `core.edits.references.GoldReferenceEdit`)."""
+    from sqlalchemy import select
+
+    from core.edits import apply_edit
+    from core.edits.references import GoldReferenceEdit
     from core.store.models import Annotator, DataUnit, UnitReference
 
     clean = text.strip()
     if not clean:
         raise ReviewError("An empty text is not a reference: write the verbalisation first.")
-    with store.unit_of_work() as db:
+    with store.snapshot() as db:
         annotator = db.get(Annotator, annotator_id)
         if annotator is None:
             raise ReviewError(f"There is no annotator {annotator_id} in this session.")
         if db.get(DataUnit, unit_id) is None:
             raise ReviewError(f"There is no unit {unit_id} in this session.")
-        when = datetime.now(UTC).isoformat(timespec="seconds")
-        reference = UnitReference(
-            unit_id=unit_id,
-            lang=lang,
-            text=clean,
-            quality="gold",
-            provenance=f"written by {annotator.name} at {when}",
-            created_by=annotator_id,
+        name = annotator.name
+    # To the microsecond: the provenance line also names the reference for its undo.
+    when = datetime.now(UTC).isoformat(timespec="microseconds")
+    provenance = f"written by {name} at {when}"
+    edit = GoldReferenceEdit(
+        unit_id, lang, provenance, clean, created_by=annotator_id, annotator=name
+    )
+    apply_edit(store, edit, source=source, who=name)
+    with store.snapshot() as db:
+        reference_id = db.scalar(
+            select(UnitReference.id).where(
+                UnitReference.unit_id == unit_id, UnitReference.provenance == provenance
+            )
         )
-        db.add(reference)
-        db.flush()
-        return int(reference.id)
+    if reference_id is None:  # another program removed it between the two transactions
+        raise ReviewError("The reference was removed by another change as it was saved.")
+    return int(reference_id)
 
 
 # --- sampling and reviewing ----------------------------------------------------------------
@@ -244,9 +260,10 @@ def save_review(
     corrected: str | None = None,
     *,
     promote: bool = True,
+    source: str = "gui",
 ) -> tuple[int, int | None]:
-    """Save an F.2 review of a translated reference; returns (annotation id, gold
-    reference id made from the correction or None)."""
+    """Save an F.2 review of a translated reference (recorded edits from ``source``);
+    returns (annotation id, gold reference id made from the correction or None)."""
     from core.annotation.ratings import promote_correction, save_rating
     from core.annotation.types import Rating
 
@@ -259,10 +276,11 @@ def save_review(
         annotator_id,
         ItemRef(REFERENCE, reference_id),
         Rating(error_taxonomy=taxonomy, corrected_text=corrected, complete_taxonomy=True),
+        source=source,
     )
     gold = None
     if promote and corrected and corrected.strip():
-        gold = promote_correction(store, saved.annotation_id)
+        gold = promote_correction(store, saved.annotation_id, source=source)
     return saved.annotation_id, gold
 
 

@@ -639,3 +639,31 @@ class ReferenceDerivation(Base):
     postedit_raw: Mapped[str | None] = mapped_column(Text)
     kept: Mapped[str] = mapped_column(String, server_default=sql_text("'mt'"))
     created_at: Mapped[datetime] = _created_at()
+
+
+class EditHistory(Base):
+    """One edit a user made to this session (revision 0007_edits): its kind, what it
+    touched (``target``), the state before and after as JSON, who made it, from where
+    (``gui`` or the CLI command) and whether it stands (``applied``, ``undone``,
+    ``redone``; ``seq`` orders applies, undos and redos). ``core.edits`` writes a row in
+    the same transaction as the edit, so the history is the session's provenance and
+    what undo after reopening reads."""
+
+    __tablename__ = "edit_history"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String, index=True)
+    target: Mapped[dict[str, Any]] = mapped_column(JSON)
+    description: Mapped[str] = mapped_column(Text)
+    before: Mapped[Any] = mapped_column(JSON, nullable=True)
+    after: Mapped[Any] = mapped_column(JSON, nullable=True)
+    who: Mapped[str] = mapped_column(String)
+    source: Mapped[str] = mapped_column(String)
+    status: Mapped[str] = mapped_column(String, server_default=sql_text("'applied'"))
+    # Bumped past every other row's on apply, undo and redo: the row with the highest
+    # ``seq`` of a target made its present state (history.replayed_states).
+    seq: Mapped[int] = mapped_column(Integer, server_default=sql_text("0"))
+    unit_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    annotator: Mapped[str | None] = mapped_column(String, index=True)
+    created_at: Mapped[datetime] = _created_at()
+    changed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -77,26 +77,21 @@ def kept_labels(store: SessionStore) -> dict[str, dict[str, str]]:
     }
 
 
-def keep_label(store: SessionStore, lang: str, entity: str, text: str | None) -> None:
-    """Keep ``text`` for ``entity`` in ``lang`` for the session (None: forget it)."""
-    import json
-
+def keep_label(
+    store: SessionStore, lang: str, entity: str, text: str | None, *, source: str = "gui"
+) -> None:
+    """Keep ``text`` for ``entity`` in ``lang`` for the session (None: forget it), as a
+    recorded edit from ``source``."""
     if not ENTITY_ID.fullmatch(entity or ""):
         raise UnitError(
             f"{entity!r} is not a Wikidata id (Q… or P…): only an entity's or a "
             "property's words can be kept for the session"
         )
-    kept = kept_labels(store)
-    if text is None:
-        kept.get(lang, {}).pop(entity, None)
-    else:
-        kept.setdefault(lang, {})[entity] = text
-    store.set_meta(
-        KEPT_LABELS_META_KEY,
-        json.dumps(
-            {lang: by for lang, by in kept.items() if by}, ensure_ascii=False, sort_keys=True
-        ),
-    )
+    from core.edits import apply_edit
+    from core.edits.units import KeptLabelEdit
+
+    # A recorded edit of the one entity's words (the others kept are left as they are).
+    apply_edit(store, KeptLabelEdit(lang, entity, text), source=source)
 
 
 def label_index(details_by_qid: Mapping[str, EntityDetails]) -> dict[str, dict[str, str]]:

@@ -25,7 +25,6 @@ from core.unit_builder.draft import (
     UnitDraft,
     UnitError,
     check_permutation,
-    claim_entity,
     draft_from_json,
     draft_to_json,
     structure,
@@ -209,46 +208,34 @@ def set_label_override(
     part: str,
     text: str | None,
     keep: bool = False,
+    *,
+    source: str = "gui",
 ) -> int:
     """Set (None: clear) a person's words for the entity at ``position``/``part`` wherever
     it appears in the unit in ``lang`` (subject or object of any triple; the property in any
     predicate); a literal object is only that one place. With ``keep``, the words are also
-    kept for the session (:func:`keep_label`), so new units use them. Commits; returns how
-    many triple parts changed."""
+    kept for the session (:func:`keep_label`), so new units use them. A recorded edit
+    (`core.edits.units.UnitOverrideEdit`, from ``source``); returns how many triple
+    parts it names."""
+    from core.edits import EditRefusedError, apply_edit
+    from core.edits.units import UnitOverrideEdit
+
     if part not in PARTS:
         raise UnitError(f"a triple has no part {part!r}: use subject, predicate or object")
-    with store.unit_of_work() as db:
-        rows = (
-            db.execute(
-                select(m.UnitTriple)
-                .where(
-                    m.UnitTriple.unit_id == unit_id,
-                    m.UnitTriple.lang == lang,
-                    m.UnitTriple.tripleset == MAIN,
-                )
-                .order_by(m.UnitTriple.position)
-            )
-            .scalars()
-            .all()
-        )
-        by_position = {row.position: row for row in rows}
-        if position not in by_position:
-            raise UnitError(f"unit {unit_id} has no {lang} triple at position {position}")
-        entity = claim_entity(by_position[position], part)
-        places = [(by_position[position], part)]
-        if entity is not None:
-            kinds = ("predicate",) if part == "predicate" else ("subject", "object")
-            places = [(row, k) for row in rows for k in kinds if claim_entity(row, k) == entity]
-        for row, k in places:
-            setattr(row, f"{k}_override", text)
+    edit = UnitOverrideEdit(unit_id, lang, position, part, text)
+    try:
+        apply_edit(store, edit, source=source)
+    except EditRefusedError as error:
+        raise UnitError(str(error)) from None
+    entity = edit.entity
     if keep:
         if entity is None:
             raise UnitError(
                 "a literal value (a date, a number, a text) cannot be kept for "
                 "the session: only an entity's or a property's words can"
             )
-        keep_label(store, lang, entity, text)
-    return len(places)
+        keep_label(store, lang, entity, text, source=source)
+    return edit.changed
 
 
 def reorder(store: SessionStore, unit_id: int, new_order: Sequence[int]) -> None:

@@ -8,7 +8,7 @@ one: saving a changed pattern drops them, and the next fetch starts again.
 
 from __future__ import annotations
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import select
 
 from core.store import SessionStore
 from core.store import models as m
@@ -53,38 +53,24 @@ def check_category(category: Category) -> None:
     queries.members_page(category, 1, 0)
 
 
-def save_category(store: SessionStore, category: Category) -> int:
-    """Add or update a category after checking its pattern; returns members dropped
-    (non-zero when an existing category's pattern changed)."""
+def save_category(store: SessionStore, category: Category, *, source: str = "gui") -> int:
+    """Add or update a category after checking its pattern, as a recorded edit from
+    ``source`` (`core.edits.categories.CategoryEdit`); returns members dropped (non-zero
+    when an existing category's pattern changed)."""
+    from core.edits import apply_edit
+    from core.edits.categories import CategoryEdit
+
     check_category(category)
     default_names = {c.name for c in default_categories()}
-    with store.unit_of_work() as db:
-        row = db.execute(
-            select(m.Category).where(m.Category.name == category.name)
-        ).scalar_one_or_none()
-        dropped = 0
-        if row is None:
-            db.add(
-                m.Category(
-                    name=category.name,
-                    class_qid=category.class_qid,
-                    membership_property=category.membership_property,
-                    pattern=category.pattern,
-                    is_default=category.name in default_names,
-                )
-            )
-            return 0
-        if row.pattern != category.pattern:
-            dropped = db.execute(
-                select(func.count())
-                .select_from(m.CategoryMember)
-                .where(m.CategoryMember.category_id == row.id)
-            ).scalar_one()
-            db.execute(delete(m.CategoryMember).where(m.CategoryMember.category_id == row.id))
-        row.class_qid = category.class_qid
-        row.membership_property = category.membership_property
-        row.pattern = category.pattern
-        return int(dropped)
+    edit = CategoryEdit(
+        category.name,
+        category.class_qid,
+        category.membership_property,
+        category.pattern,
+        is_default=category.name in default_names,
+    )
+    apply_edit(store, edit, source=source)
+    return edit.dropped
 
 
 LAST_CATEGORY_KEY = "browser:category"  # session meta: the category last viewed

@@ -253,3 +253,26 @@ def test_unit_list_columns_show_their_values_on_one_line(qtbot) -> None:
     button = panel.rules_button
     button.adjustSize()
     assert button.width() > button.fontMetrics().horizontalAdvance("Claim filters") + 8
+
+
+def test_draft_changes_are_undone_and_redone_from_the_edit_menu(qtbot, wired) -> None:
+    window, controller = wired
+    units, panel = controller.units, controller.units.panel
+    units.start(controller.browser.panel.model.columns.qids[0])
+    qtbot.waitUntil(lambda: units.focus in units.details, timeout=30_000)
+    first, second = kept_rows(panel)[:2]
+    panel.claim_added.emit(first)
+    landed(qtbot, controller)
+    panel.claim_added.emit(second)
+    landed(qtbot, controller)
+    two = units.draft
+    assert len(two.claims) == 2
+    assert window.action_undo.text().endswith("(2 triples)")
+
+    window.action_undo.trigger()
+    qtbot.waitUntil(lambda: units.draft is not None and len(units.draft.claims) == 1)
+    assert load_draft(controller.store).claims == two.claims[:1]
+    assert panel.triples_model.rowCount() == 1
+    window.action_redo.trigger()
+    qtbot.waitUntil(lambda: units.draft is not None and len(units.draft.claims) == 2)
+    assert units.draft == two and load_draft(controller.store) == two

@@ -409,3 +409,28 @@ def test_a_run_over_all_units_or_a_tier_takes_every_match_not_the_pickers_page(
     qtbot.waitUntil(lambda: handle.done, timeout=20_000)
     settle_reads(qtbot, controller)  # the run list and outputs, read off the UI thread
     assert verbalise.summary.unit_ids == {ids[1], ids[3]}
+
+
+def test_the_settings_are_undone_and_redone_from_the_edit_menu(qtbot, wired) -> None:
+    window, controller, _ids = wired
+    verbalise = controller.verbalise
+    form = verbalise.panel.scope_form
+    form.lang_checks["it"].setChecked(not form.lang_checks["it"].isChecked())
+    first = form.lang_checks["it"].isChecked()
+    verbalise.save_settings()
+    qtbot.waitUntil(lambda: controller.writer.idle, timeout=10_000)
+    form.lang_checks["it"].setChecked(not first)
+    verbalise.save_settings()
+    qtbot.waitUntil(lambda: controller.writer.idle, timeout=10_000)
+    assert window.action_undo.text() == "&Undo the Verbalise settings"
+
+    window.action_undo.trigger()
+    qtbot.waitUntil(lambda: form.lang_checks["it"].isChecked() == first, timeout=10_000)
+    qtbot.wait(1000)  # past the panel's save delay: showing them saved nothing
+    assert window.action_redo.isEnabled()
+    window.action_redo.trigger()
+    qtbot.waitUntil(lambda: form.lang_checks["it"].isChecked() != first, timeout=10_000)
+    import json
+
+    saved = json.loads(controller.store.get_meta("verbalise:settings"))
+    assert ("it" in saved["langs"]) != first

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from core.category_tiers import load_member_tiers, load_tier_settings, save_tiers
+from core.errors import UserFacingError
 from core.store import SessionStore
 from core.tiers import Distribution, TierSettings, long_tail_sub_tiers
 from core.wikidata.cache import load_category, store_members_page
@@ -72,7 +73,7 @@ def test_bad_input(tmp_path: Path) -> None:
             save_tiers(
                 store, "City", TierSettings(), ["Q1"], np.zeros(2, np.int8), np.zeros(2, np.int8)
             )
-        with pytest.raises(ValueError, match="no category"):
+        with pytest.raises(UserFacingError, match="no category"):
             save_tiers(
                 store, "River", TierSettings(), [], np.zeros(0, np.int8), np.zeros(0, np.int8)
             )

@@ -247,6 +247,18 @@ def test_cutoff_defines_the_model_tail_sub_tier(session, tiny_causal_lm) -> None
     at_cutoff = table.qids[int(np.flatnonzero(values == cutoff)[0])]
     assert stored[at_cutoff] == MODEL_HEAD
 
+    # A recorded edit: undone, the category has no cut-off and no model tier again.
+    from core.edits import history, redo_edit, undo_edit
+
+    with SessionStore.open(session) as store:
+        (entry,) = history(store, kinds=["model tail"])
+        undo_edit(store, entry.id)
+        assert load_cutoff(store, "City") is None
+        with store.snapshot() as db:
+            assert set(db.execute(select(CategoryMember.model_tier)).scalars()) == {None}
+        redo_edit(store, entry.id)
+        assert load_cutoff(store, "City") == settings
+
 
 def test_save_model_tail_refuses_an_unscored_model(session) -> None:
     with SessionStore.open(session) as store:

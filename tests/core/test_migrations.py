@@ -48,7 +48,7 @@ def _alembic(path: Path, action: str, revision: str) -> None:
 
 
 def test_revisions_are_linear_and_known() -> None:
-    assert head_revision() == "0006_refs"
+    assert head_revision() == "0007_edits"
     assert known_revisions() == {
         "0001",
         "0002",
@@ -58,6 +58,7 @@ def test_revisions_are_linear_and_known() -> None:
         "0005_retrieval",
         "0006_packs",
         "0006_refs",
+        "0007_edits",
     }
 
 

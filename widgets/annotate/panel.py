@@ -15,7 +15,8 @@ controls as its own attributes.
 Keys (a panel-wide filter, so they work whichever control has focus): 0–5 fluency,
 y / n / s adequacy, b to the blame boxes, c to the correction, Enter saves and moves on,
 Alt+→ skips, Alt+← goes back (both stop at the queue's ends), Ctrl+Z undoes the last
-rating and puts it back in the form for editing. After a save the keyboard is on the
+rating (the session's undo: ``app.edits``) and puts it back in the form for editing,
+Ctrl+Shift+Z or Ctrl+Y redoes it. After a save the keyboard is on the
 next item's form, wherever it was. In a text field (correction, blame free text, the
 filter's boxes) keys type text; only Ctrl+Enter (save), Alt+←/→, Esc (leave the field)
 and, once the field has nothing left to undo, Ctrl+Z reach the panel. The blame box
@@ -103,6 +104,7 @@ class AnnotatePanel(QWidget):
     save_requested = Signal(int, object)  # queue index, a Rating
     item_requested = Signal(int)  # show this queue index (skip / back)
     undo_requested = Signal()
+    redo_requested = Signal()  # Ctrl+Shift+Z or Ctrl+Y
     # (keys, what) for Help ▸ Keyboard shortcuts: the keys this panel handles itself.
     KEYS: tuple[tuple[str, str], ...] = (
         ("0 – 5", "fluency"),
@@ -113,6 +115,7 @@ class AnnotatePanel(QWidget):
         ("Alt+→", "skip to the next item without saving"),
         ("Alt+←", "back to the previous item"),
         ("Ctrl+Z", "undo the last rating (back in the form for editing)"),
+        ("Ctrl+Shift+Z, Ctrl+Y", "redo what was undone (a correction comes back too)"),
     )
     promote_requested = Signal(int, object)  # queue index, a Rating (saved first)
     agreement_requested = Signal()
@@ -403,6 +406,13 @@ class AnnotatePanel(QWidget):
             return True
         if typing and key == Qt.Key.Key_Escape:
             self.setFocus(Qt.FocusReason.OtherFocusReason)  # rating keys work again
+            return True
+        shift = bool(mods & Qt.KeyboardModifier.ShiftModifier)
+        if ctrl and (key == Qt.Key.Key_Y or (key == Qt.Key.Key_Z and shift)):
+            # Redo, never another undo: Ctrl+Shift+Z once undid a second rating.
+            if typing:
+                return False  # the field's own redo
+            self.redo_requested.emit()
             return True
         if ctrl and key == Qt.Key.Key_Z:
             editor = obj if isinstance(obj, QPlainTextEdit | QLineEdit) else focus

@@ -1,0 +1,158 @@
+"""Unit edits: a person's words for a part of a stored unit's triples (an override).
+
+The state is the overrides of the unit's main triples in one language, by position
+(subject, predicate, object; ``None`` where the generated label stands). Giving words
+for an entity names it so wherever it appears in the unit (as subject or object, or as
+the property of any predicate); a literal object is that one place only. Undo puts the
+overrides back as they were; the words kept for the session's new units (``keep``) are
+not part of this edit.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.changes import Topic
+from core.edits.base import JSON, Edit, EditRefusedError
+from core.store import models as m
+from core.unit_builder.draft import claim_entity
+
+PARTS = ("subject", "predicate", "object")
+MAIN = "main"  # the unit's own triples (not a modified tripleset)
+
+
+class UnitOverrideEdit(Edit):
+    """Set (``text``) or clear (``None``) the words for one part of a stored unit's
+    triple, wherever its entity appears in the unit in ``lang``."""
+
+    kind = "unit override"
+    label = "unit words"
+    topics = frozenset({Topic.UNITS})
+
+    def __init__(self, unit_id: int, lang: str, position: int, part: str, text: str | None):
+        if part not in PARTS:
+            raise EditRefusedError(
+                f"a triple has no part {part!r}: use subject, predicate or object"
+            )
+        super().__init__({"unit_id": unit_id, "lang": lang}, None)
+        self.position, self.part, self.text = position, part, text
+        self.changed = 0  # triple parts the edit names (counted when it plans)
+        self.entity: str | None = None  # the entity those parts name (None: a literal)
+
+    def _rows(self, db: Session) -> list[m.UnitTriple]:
+        return list(
+            db.execute(
+                select(m.UnitTriple)
+                .where(
+                    m.UnitTriple.unit_id == int(self.target["unit_id"]),
+                    m.UnitTriple.lang == self.target["lang"],
+                    m.UnitTriple.tripleset == MAIN,
+                )
+                .order_by(m.UnitTriple.position)
+            )
+            .scalars()
+            .all()
+        )
+
+    def read(self, db: Session) -> JSON:
+        return [
+            [r.position, r.subject_override, r.predicate_override, r.object_override]
+            for r in self._rows(db)
+        ]
+
+    def plan(self, db: Session, before: JSON) -> JSON:
+        rows = self._rows(db)
+        by_position = {row.position: row for row in rows}
+        if self.position not in by_position:
+            raise EditRefusedError(
+                f"unit {self.target['unit_id']} has no {self.target['lang']} triple at "
+                f"position {self.position}"
+            )
+        entity = claim_entity(by_position[self.position], self.part)
+        places = {(self.position, self.part)}
+        if entity is not None:
+            kinds = ("predicate",) if self.part == "predicate" else ("subject", "object")
+            places = {(r.position, k) for r in rows for k in kinds if claim_entity(r, k) == entity}
+        self.entity, self.changed = entity, len(places)
+        after = [list(row) for row in before]
+        for row in after:
+            for index, name in enumerate(PARTS, start=1):
+                if (row[0], name) in places:
+                    row[index] = self.text
+        return after
+
+    def write(self, db: Session, state: JSON) -> None:
+        wanted = {row[0]: row[1:] for row in state}
+        for row in self._rows(db):
+            if row.position in wanted:
+                row.subject_override, row.predicate_override, row.object_override = wanted[
+                    row.position
+                ]
+        db.flush()
+
+    def describe(self, before: JSON = None) -> str:
+        unit, lang = self.target["unit_id"], self.target["lang"]
+        part = getattr(self, "part", "part")
+        text = getattr(self, "text", None)
+        number = getattr(self, "position", 0) + 1
+        words = f"{text!r}" if text is not None else "the generated label again"
+        return f"the words for the {part} of triple {number} of unit {unit} ({lang}): {words}"
+
+
+KEPT_LABELS_META_KEY = "units:kept-labels"  # as core.unit_builder.render keeps them
+
+
+class KeptLabelEdit(Edit):
+    """Keep (``text``) or forget (``None``) a person's words for one entity in one
+    language for the session: new units use them. The state is those words."""
+
+    kind = "kept words"
+    label = "kept words"
+    topics = frozenset({Topic.UNITS})
+
+    def __init__(self, lang: str, entity: str, text: str | None) -> None:
+        super().__init__({"lang": lang, "entity": entity}, text)
+
+    @staticmethod
+    def _all(db: Session) -> dict[str, dict[str, str]]:
+        import json
+
+        raw = db.execute(
+            select(m.SessionMeta.value).where(m.SessionMeta.key == KEPT_LABELS_META_KEY)
+        ).scalar_one_or_none()
+        try:
+            data = json.loads(raw or "{}")
+        except ValueError:
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {
+            str(lang): {str(q): str(t) for q, t in by.items()}
+            for lang, by in data.items()
+            if isinstance(by, dict)
+        }
+
+    def read(self, db: Session) -> JSON:
+        return self._all(db).get(self.target["lang"], {}).get(self.target["entity"])
+
+    def write(self, db: Session, state: JSON) -> None:
+        import json
+
+        kept = self._all(db)
+        lang, entity = self.target["lang"], self.target["entity"]
+        if state is None:
+            kept.get(lang, {}).pop(entity, None)
+        else:
+            kept.setdefault(lang, {})[entity] = state
+        value = json.dumps(
+            {k: by for k, by in kept.items() if by}, ensure_ascii=False, sort_keys=True
+        )
+        db.merge(m.SessionMeta(key=KEPT_LABELS_META_KEY, value=value))
+        db.flush()
+
+    def describe(self, before: JSON = None) -> str:
+        lang, entity = self.target["lang"], self.target["entity"]
+        if self.after is None:
+            return f"the kept words for {entity} ({lang}) forgotten"
+        return f"{self.after!r} kept for {entity} ({lang}) in new units"
