@@ -73,7 +73,7 @@ BADGE_STYLES = {
     "embedded": "background:#f2b134; color:#1f1f1f;",
     "live": "background:#2f8f4e; color:white;",
     "endpoint": "background:#2b7bb9; color:white;",
-    "cache": "background:#777777; color:white;",
+    "cache": "background:#666666; color:white;",
 }
 
 

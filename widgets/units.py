@@ -47,6 +47,7 @@ from core.labels import plural, tier_label
 from core.tiers import SubTier, Tier
 from core.vocab import LANGUAGES, QUALITIES
 from widgets.dialogs import FittedDialog
+from widgets.theme import TONES, muted_colour, themed_text, tone
 
 if TYPE_CHECKING:
     from core.category_tiers import TierChange
@@ -57,14 +58,14 @@ if TYPE_CHECKING:
     from core.unit_builder.saved import StoredUnit
     from core.units import UnitStructure
 
-_GREY = QBrush(QColor("#9a9a9a"))
+_GREY = QBrush(QColor(TONES["muted"][0]))  # the style draws it in the theme's variant
 
 
 def _tier_words(code: str | None) -> str:
     return tier_label(code) if code else ""
 
 
-_RED = QBrush(QColor("#c23b22"))
+_RED = QBrush(QColor(TONES["error"][0]))
 UNIT_COLUMNS = (
     "uid",
     "shape",
@@ -405,7 +406,7 @@ class UnitsPanel(QWidget):
                     "moved since). The unit keeps its tier; the report groups it "
                     "by the tier at build time."
                 )
-                tier.setForeground(QColor("#b3261e"))
+                tier.setForeground(_RED)
             refs = references.get(unit.id, {})
             refs_text = " · ".join(f"{q} {n:,}" for q, n in sorted(refs.items()))
             row = [
@@ -552,15 +553,16 @@ class UnitsPanel(QWidget):
     # -- internals ---------------------------------------------------------------------
     def _show_structure(self, structure: UnitStructure) -> None:
         if structure.valid:
-            self.structure_label.setText(
+            text = (
                 f"<b>{structure.shape.value}</b>, {structure.size} triple"
                 f"{'s' if structure.size != 1 else ''}, connected"
             )
+            themed_text(self.structure_label, lambda: text)
         else:
-            self.structure_label.setText(
-                "<span style='color:#c23b22'>Cannot be saved: "
-                + "; ".join(structure.problems)
-                + "</span>"
+            problems = "; ".join(structure.problems)
+            themed_text(
+                self.structure_label,
+                lambda: f"<span style='color:{tone('error')}'>Cannot be saved: {problems}</span>",
             )
 
     def _show_rendered(self, rendered: Mapping[str, Sequence[RenderedTriple]]) -> None:
@@ -612,13 +614,16 @@ class UnitsPanel(QWidget):
 
     def show_references(self, references: Sequence[tuple[str, str, str]]) -> None:
         """The selected unit's reference texts: (language, quality, text)."""
-        self.references_view.setText(
-            "<br>".join(
-                f"<b>{escape(lang)}</b> <span style='color:#888'>{escape(quality)}</span> "
-                f"{escape(text)}"
-                for lang, quality, text in references
-            )
-            or "<i>No reference texts for this unit.</i>"
+        themed_text(
+            self.references_view,
+            lambda: (
+                "<br>".join(
+                    f"<b>{escape(lang)}</b> <span style='color:{muted_colour()}'>"
+                    f"{escape(quality)}</span> {escape(text)}"
+                    for lang, quality, text in references
+                )
+                or "<i>No reference texts for this unit.</i>"
+            ),
         )
         self.references_scroll.setVisible(True)
 

@@ -32,6 +32,7 @@ from core.metrics.scoring import ScoringRequest
 from widgets.dialogs import FittedDialog
 from widgets.message_bar import ElidedLabel
 from widgets.scores.rows import ModelChoice, ScoreChoices
+from widgets.theme import set_muted, themed_style_sheet, tone
 
 # -- the Score… dialog -----------------------------------------------------------------
 
@@ -66,7 +67,7 @@ class ScoreDialog(FittedDialog):
             # description never makes the dialog wider than a small screen.
             label = ElidedLabel(Qt.TextElideMode.ElideRight)
             label.setText(description)
-            label.setStyleSheet("color: palette(mid);")
+            set_muted(label)
             label.setToolTip(description)
             grid.addWidget(check, i, 0)
             grid.addWidget(label, i, 1)
@@ -84,7 +85,7 @@ class ScoreDialog(FittedDialog):
         self.wordnet_note = QLabel(choices.wordnet_note)
         self.wordnet_note.setWordWrap(True)
         if not choices.wordnet_found:
-            self.wordnet_note.setStyleSheet("color: #a33;")
+            themed_style_sheet(self.wordnet_note, lambda p: f"color: {tone('error', p)};")
         row = len(ALL_METRICS)
         grid.addWidget(QLabel("WordNet"), row, 0)
         grid.addWidget(self.wordnet_edit, row, 1)

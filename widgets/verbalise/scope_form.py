@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.vocab import LANGUAGE_NAMES, LANGUAGES
+from widgets.theme import set_muted
 from widgets.verbalise.common import SCOPES, combo, wrapping
 
 _SCOPE_TEXTS = {
@@ -63,7 +64,7 @@ class ScopeForm(QWidget):
         )
         self.resume_check.toggled.connect(lambda _on: self.changed.emit())
         self.selected_label = wrapping()
-        self.selected_label.setStyleSheet("color: palette(mid)")
+        set_muted(self.selected_label)
 
         layout = QVBoxLayout(self)
         which = QGroupBox("Which units")
