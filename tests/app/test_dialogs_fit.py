@@ -1,7 +1,8 @@
 """Every dialog fits a laptop screen (issue 21 §1): opened over the window on a screen
 of 1024 × 640, 1366 × 768 and 1920 × 1080 (Qt's offscreen platform, one real process per
-size), each lies inside the screen with its button box visible; a message shown over
-the window moves no panel; the window never grows past its screen."""
+size), each lies inside the screen with its button box visible; a message shown in
+the window takes its own space and covers no panel; the window never grows past its
+screen."""
 
 from __future__ import annotations
 
@@ -58,17 +59,28 @@ for name in DIALOGS:
     dialog.close()
     for _ in range(5):
         app.processEvents()
-# The window: maximised, then a message shown; no panel moves, the window stays on screen.
-dock = window.docks["browser"]
-before = [dock.geometry().getRect(), window.geometry().getRect()]
+# The window: maximised, then a message shown (details open): it takes its own space,
+# covering no panel, and the window stays on screen.
+before = window.geometry().getRect()
 window.show_message("Import finished", "Imported 2,933 texts into 1,204 units. " * 6, "x\n" * 40)
 window.message_bar.details_button.click()
 for _ in range(10):
     app.processEvents()
-after = [dock.geometry().getRect(), window.geometry().getRect()]
-bar = window.message_bar.geometry()
-out["message"] = {"before": before, "after": after, "bar": bar.getRect(),
-                  "bar_visible": window.message_bar.isVisible()}
+def global_rect(widget):
+    top_left = widget.mapToGlobal(QPoint(0, 0))
+    return [top_left.x(), top_left.y(), widget.width(), widget.height()]
+out["message"] = {
+    "before": before, "after": window.geometry().getRect(),
+    "bar": global_rect(window.message_bar),
+    "docks": {name: global_rect(dock) for name, dock in window.docks.items() if dock.isVisible()},
+    "bar_visible": window.message_bar.isVisible(),
+    "text_whole": window.message_bar.message_label.height()
+    >= window.message_bar.message_label.heightForWidth(window.message_bar.message_label.width()),
+}
+window.message_bar.dismiss()
+for _ in range(5):
+    app.processEvents()
+out["message"]["dismissed"] = not window.message_bar.isVisible()
 # Content that asks for more than the screen: the window does not grow past it.
 window.showNormal()
 for _ in range(5):
@@ -137,10 +149,17 @@ def test_every_dialog_fits_the_screen_with_its_buttons_visible(
             assert x <= bx and by + bh <= y + h, (name, seen)  # inside the dialog
             assert by + bh <= sy + sh, (name, seen)  # on screen
             assert visible_h == bh, (name, seen)  # not covered or cut
-    # A message, even with its details open, overlays the panels: nothing moves.
+    # A message, even with its details open, takes its own space: it covers no panel,
+    # its text is whole, the window does not move or grow; dismissed, it is gone.
     message = out["message"]
-    assert message["bar_visible"]
+    assert message["bar_visible"] and message["text_whole"]
     assert message["before"] == message["after"]
+    bx, by, bw, bh = message["bar"]
+    assert message["docks"]
+    for name, (dx, dy, dw, dh) in message["docks"].items():
+        overlap = bx < dx + dw and dx < bx + bw and by < dy + dh and dy < by + bh
+        assert not overlap, (name, message)
+    assert message["dismissed"]
     # The window never grows past its screen.
     gx, gy, gw, gh = out["grown"]
     assert gw <= sw and gh <= sh, out["grown"]
