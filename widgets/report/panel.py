@@ -54,7 +54,7 @@ from core.statistics import (
 )
 from core.text_filters import FilterError, check_conditions
 from widgets.note_chips import NoteChips, notes_of
-from widgets.plot_export import EXPORT_ERRORS, ask_export
+from widgets.plot_export import EXPORT_ERRORS, announce_written, ask_export
 from widgets.report.headlines import headline_html, opening_plot
 from widgets.report.options import (
     CORRECTION_CHOICES,
@@ -683,9 +683,11 @@ class ReportPanel(QWidget):
         chosen = ask_export(self, f"{spec.kind}-{spec.metric}".replace("+", "plus"))
         if chosen is not None:
             try:
-                self.plots.export(*chosen)
+                written = self.plots.export(*chosen)
             except EXPORT_ERRORS as error:
                 QMessageBox.warning(self, "Plot not exported", str(error))
+            else:
+                announce_written(self, written)
 
     def _on_export_all_plots(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export every plot (PNG, SVG, PDF)")
