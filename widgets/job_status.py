@@ -6,10 +6,11 @@ they are, and listens to :attr:`JobStatusWidget.cancel_requested`.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
 
 from core.jobs import Progress
+from widgets.message_bar import ElidedLabel
 
 _BAR_RANGE = 1000
 
@@ -23,14 +24,17 @@ class JobStatusWidget(QWidget):
         self._shown: int | None = None
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.label = QLabel()
+        # Elided, the whole text in its tooltip: a plain label as wide as "Score run 3:
+        # BERTScore on 2,933 texts…" pushed the status bar's parts over one another on a
+        # 1024-pixel window.
+        self.label = ElidedLabel(Qt.TextElideMode.ElideRight)
         self.bar = QProgressBar()
-        self.bar.setFixedWidth(180)
+        self.bar.setFixedWidth(120)
         self.bar.setTextVisible(True)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop the work in progress; what it finished is kept")
         self.cancel_button.clicked.connect(self._on_cancel)
-        layout.addWidget(self.label)
+        layout.addWidget(self.label, 1)
         layout.addWidget(self.bar)
         layout.addWidget(self.cancel_button)
         self.setVisible(False)
@@ -84,6 +88,7 @@ class JobStatusWidget(QWidget):
         if others > 0:
             text += f"  (+{others} more)"
         self.label.setText(text)
+        self.label.setToolTip(text)
 
     def _on_cancel(self) -> None:
         if self._shown is not None:

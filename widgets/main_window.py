@@ -839,8 +839,11 @@ class MainWindow(QMainWindow):
         self.setMaximumSize(max(320, area.width() - extra_w), max(240, area.height() - extra_h))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        # The session path takes at most ~40 % of the status bar; it elides past that.
+        # The session path takes at most ~40 % of the status bar and a running job's words
+        # ~20 %; each elides past that, so the status note keeps the rest (a long job
+        # title left it no width at all at 1024 pixels).
         self.session_label.setMaximumWidth(max(200, event.size().width() * 2 // 5))
+        self.job_status.label.setMaximumWidth(max(120, event.size().width() // 5))
         super().resizeEvent(event)
         self._place_message_bar()
         # Extra width goes to the Browser, not the side panels (Qt shares it out): in the
