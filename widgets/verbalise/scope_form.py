@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.groups import order_key
+from core.labels import tier_label
 from core.vocab import LANGUAGE_NAMES, LANGUAGES
 from widgets.theme import set_muted
 from widgets.verbalise.common import SCOPES, combo, wrapping
@@ -98,8 +100,11 @@ class ScopeForm(QWidget):
             keep = box.currentData()
             box.blockSignals(True)
             box.clear()
+            if box is self.tier_combo:  # the one vocabulary, head to tail
+                rows = sorted(rows, key=lambda row: order_key("subtier", row[0]))
             for name, count in rows:
-                box.addItem(f"{name.replace('_', ' ')} ({count:,})", name)
+                words = tier_label(name) if box is self.tier_combo else name.replace("_", " ")
+                box.addItem(f"{words} ({count:,})", name)
             if keep is not None and box.findData(keep) >= 0:
                 box.setCurrentIndex(box.findData(keep))
             box.blockSignals(False)
