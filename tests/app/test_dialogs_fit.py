@@ -1,6 +1,8 @@
 """Every dialog fits a laptop screen (issue 21 §1): opened over the window on a screen
 of 1024 × 640, 1366 × 768 and 1920 × 1080 (Qt's offscreen platform, one real process per
-size), each lies inside the screen with its button box visible; a message shown in
+size), each lies inside the screen with its button box visible and every text whole
+(wrapped labels at their full height, one-line labels, buttons and the title at their
+full width); a message shown in
 the window takes its own space and covers no panel; the window never grows past its
 screen."""
 
@@ -26,6 +28,37 @@ from PySide6.QtCore import QPoint, QSettings
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWidget
 from app.gui import build_window, get_application
 from app.dialogs import DIALOGS, open_dialog
+
+from PySide6.QtWidgets import QAbstractButton, QCheckBox, QLabel, QPushButton, QRadioButton
+from widgets.message_bar import ElidedLabel
+
+
+def cut_texts(dialog):
+    # The texts a dialog shows cut: a wrapped label shorter than its text at its width,
+    # a one-line label or a button narrower than its text, a title wider than the dialog
+    # (less room for the title bar's buttons). Elided labels (whole in their tooltip)
+    # are meant to be cut.
+    cut = []
+    title = dialog.windowTitle()
+    if dialog.fontMetrics().horizontalAdvance(title) + 120 > dialog.width():
+        cut.append(f"title {title!r}")
+    for widget in dialog.findChildren(QLabel) + dialog.findChildren(QAbstractButton):
+        if not widget.isVisibleTo(dialog) or isinstance(widget, ElidedLabel):
+            continue
+        text = widget.text()
+        picture = isinstance(widget, QLabel) and not widget.pixmap().isNull()
+        if not text.strip() or picture:
+            continue
+        if isinstance(widget, QLabel) and widget.wordWrap():
+            short = widget.height() < widget.heightForWidth(widget.width())
+        elif isinstance(widget, QLabel | QPushButton | QCheckBox | QRadioButton):
+            short = widget.width() < widget.sizeHint().width() - 2
+        else:
+            continue
+        if short:
+            cut.append(f"{type(widget).__name__} {' '.join(text.split())[:50]!r}")
+    return cut
+
 
 app = get_application()
 window, controller = build_window(QSettings(sys.argv[1], QSettings.Format.IniFormat))
@@ -55,6 +88,7 @@ for name in DIALOGS:
         "frame": [frame.x(), frame.y(), frame.width(), frame.height()],
         "buttons": box_rects,
         "title": dialog.windowTitle(),
+        "cut": cut_texts(dialog),
     }
     dialog.close()
     for _ in range(5):
@@ -145,6 +179,7 @@ def test_every_dialog_fits_the_screen_with_its_buttons_visible(
         x, y, w, h = seen["frame"]
         assert sx <= x and sy <= y and x + w <= sx + sw and y + h <= sy + sh, (name, seen)
         assert seen["buttons"], (name, "no button box")
+        assert not seen["cut"], (name, seen["cut"])  # every text whole
         for bx, by, _bw, bh, visible_h in seen["buttons"]:
             assert x <= bx and by + bh <= y + h, (name, seen)  # inside the dialog
             assert by + bh <= sy + sh, (name, seen)  # on screen
