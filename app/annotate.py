@@ -263,7 +263,16 @@ class AnnotateController(QObject):
             if self.queue is queue:
                 self.panel.set_can_undo(True)
                 self._progress()
-                self.show(queue.next_index(index))
+                following = queue.next_index(index)
+                self.show(following)
+                if following is not None and following <= index:
+                    # Past the queue's end, back to a text skipped earlier: said, not
+                    # done silently (it looked like the queue starting over).
+                    left = len(queue) - len(queue.rated())
+                    self.panel.show_message(
+                        f"End of the queue: back to item {following + 1}, the first you "
+                        f"skipped ({plural(left, 'text')} left to rate)."
+                    )
 
         landed = self.ctx.writer.write(
             f"your rating of item {index + 1}",

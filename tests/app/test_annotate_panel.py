@@ -590,3 +590,25 @@ def test_progress_counts_stored_ratings_after_a_restart(qtbot, built, settings) 
     assert [i.unit_uid for i in controller2.annotate.queue.items] == ["u7", "u8"]
     assert "5 / 7" in panel2.progress_label.text()  # not 0 / 2
     controller2.shutdown()
+
+
+def test_the_queue_says_when_it_goes_back_to_a_skipped_text(qtbot, wired, built) -> None:
+    """Rating the last item with an earlier one skipped: the queue goes back to the
+    skipped one and says so; rating that one too says the queue is done."""
+    window, controller, annotate, panel = wired
+    choose(panel, "ana")
+    queue_of(panel)  # u4, u7, u8
+    activate(qtbot, window)
+    qtbot.keyClick(panel, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)  # skip u4
+    for unit in ("u7", "u8"):
+        assert f"unit {unit}" in panel.meta_label.text()
+        qtbot.keyClick(panel, "4")
+        qtbot.keyClick(panel, "y")
+        qtbot.keyClick(panel, Qt.Key.Key_Return)
+    assert "unit u4" in panel.meta_label.text()
+    assert "End of the queue: back to item 1" in panel.message_label.text()
+    assert "1 text left" in panel.message_label.text()
+    qtbot.keyClick(panel, "4")
+    qtbot.keyClick(panel, "y")
+    qtbot.keyClick(panel, Qt.Key.Key_Return)
+    assert annotate.index is None  # "Done: you have rated all 3 texts of this queue"
