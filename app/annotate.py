@@ -117,11 +117,19 @@ class AnnotateController(QObject):
     def _pack_opened(self, info: PackInfo | None, named: dict[str, int]) -> None:
         if info is None or info.annotator not in named:
             return
+        # The pack's annotator, its queue built (blind as the pack was made) and its
+        # panel in front: the file is there to be rated, nothing else to set up.
         self.choose_annotator(named[info.annotator])
+        self.panel.blind_check.setChecked(info.blind)
+        self.build_queue(self.panel.queue_filter())
+        dock = self.ctx.dock("annotate")
+        if dock is not None:
+            dock.show()
+            dock.raise_()
         self.ctx.notify.show_message(
             "Annotation pack",
-            f"This pack holds {info.items} texts for {info.annotator} to rate: press "
-            "Build queue in Annotate. Ratings are saved as you go; send this file back "
+            f"This pack holds {info.items} texts for {info.annotator} to rate: they are "
+            "queued in Annotate. Ratings are saved as you go; send this file back "
             "when done." + (" The guidelines are under Details." if info.guidelines else ""),
             info.guidelines,
         )
