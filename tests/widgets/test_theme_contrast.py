@@ -2,9 +2,10 @@
 window is built on a session with scores, a report, ratings and an annotator's queue,
 then switched light → dark → light as Preferences ▸ Theme does; under each theme every
 panel (each of its tabs) and every registered dialog is drawn, and the contrast of what
-is drawn is read from its pixels (tests/fixtures/contrast.py): text >= 4.5:1 and
-checkbox/radio indicators >= 3:1 (WCAG 2 AA), and each is painted in the theme's own
-background (none stays light after a switch to dark)."""
+is drawn is read from its pixels (tests/fixtures/contrast.py): text >= 4.5:1,
+checkbox/radio indicators and symbol buttons (the message's close cross) >= 3:1 (WCAG 2
+AA), and each is painted in the theme's own background (none stays light after a
+switch to dark)."""
 
 from __future__ import annotations
 
@@ -103,6 +104,7 @@ def test_every_panel_and_dialog_reads_in_both_themes_after_live_switches(
     for step, seen in findings.items():
         # Every panel and every registered dialog was drawn and measured.
         assert {k for k in seen if k.startswith("dialog ")} == {f"dialog {n}" for n in DIALOGS}
+        assert "message" in seen  # the message bar, with Open and Show in folder
         assert len(measured[step]) > 300, step
         # Rich text the fixes are about was among what was measured.
         assert any("Annotating as" in m for m in measured[step]), step
