@@ -132,9 +132,11 @@ class AnnotateController(QObject):
     def _pack_opened(self, info: PackInfo | None, named: dict[str, int]) -> None:
         if info is None or info.annotator not in named:
             return
-        # Where its annotator works: Annotate's workspace, as them, the queue built.
+        # Where its annotator works: Annotate's workspace, as them, the queue built
+        # (blind as the pack was made): the file is there to be rated.
         self.ctx.show_task("annotate")
         self.choose_annotator(named[info.annotator])
+        self.panel.blind_check.setChecked(info.blind)
         self.build_queue(self.panel.queue_filter())
         self.ctx.notify.show_message(
             "Annotation pack",

@@ -8,22 +8,28 @@ from __future__ import annotations
 
 from typing import Any
 
+_STYLES: list[Any] = []
+
 
 def apply_color_scheme(app, scheme=None) -> None:
     """The palette follows the system's dark or light mode (Qt 6.5+ colorScheme)."""
-    from widgets.theme import palette_for
+    from widgets.theme import IndicatorStyle, light_palette, palette_for
 
     hints = app.styleHints()
     if scheme is None:
         scheme = hints.colorScheme() if hasattr(hints, "colorScheme") else None
+    if not isinstance(app.style(), IndicatorStyle):
+        # Fusion, the one style that draws every role of a custom palette, in light as in
+        # dark (one look, one set of measured contrasts), with readable indicators.
+        style = IndicatorStyle("Fusion")
+        app.setStyle(style)
+        _STYLES.append(style)  # the Python side kept alive with the application
     palette = palette_for(scheme)
-    if palette is not None:
-        app.setStyle("Fusion")  # the one style that draws every role of a custom palette
-        app.setPalette(palette)
-        app.setProperty("taillens_dark", True)
-    elif app.property("taillens_dark"):  # back to light
-        app.setPalette(app.style().standardPalette())
-        app.setProperty("taillens_dark", False)
+    dark = palette is not None
+    if palette is None:
+        palette = light_palette(app.style().standardPalette())
+    app.setPalette(palette)
+    app.setProperty("taillens_dark", dark)
 
 
 def system_scheme_changed(app, scheme) -> None:

@@ -94,7 +94,7 @@ class PacksController(QObject):
         )
         if self.dialog is not None:
             self.dialog.show_status(text)
-        self.window.show_message("Pack written", text, "\n".join(s.notes))
+        self.window.show_written("Pack written", text, s.path, "\n".join(s.notes))
         self.refresh()
 
     def merge(self, paths: list[Path]) -> None:

@@ -26,6 +26,10 @@ from core.jobs import Job, JobContext, JobFailed, JobOutcome, JobSucceeded, JobW
 from core.labels import plural
 from core.logs import get_logger
 from core.vocab import LANGUAGE_NAMES
+from widgets.theme import TONES
+
+# The light variant; the panel shows it in the theme's (widgets.theme.recoloured).
+ERROR = TONES["error"][0]
 
 if TYPE_CHECKING:
     from app.context import PanelContext
@@ -663,7 +667,7 @@ def _summary_html(summary: VerbaliseSummary | None, status: str) -> str:
     parts.append(
         f"{summary.unparsable:,} unparsable"
         if not summary.unparsable
-        else f"<span style='color:#c23b22'>{summary.unparsable:,} unparsable</span>"
+        else f"<span style='color:{ERROR}'>{summary.unparsable:,} unparsable</span>"
     )
     if summary.tokens:
         parts.append(f"{summary.tokens_per_s:,.1f} tokens/s")
@@ -677,7 +681,7 @@ def _summary_html(summary: VerbaliseSummary | None, status: str) -> str:
         )
     if summary.failed:
         parts.append(
-            f"<span style='color:#c23b22'>{summary.failed:,} unit-languages without usable "
+            f"<span style='color:{ERROR}'>{summary.failed:,} unit-languages without usable "
             "text (run it again to retry them)</span>"
         )
     for count, what in (
@@ -713,7 +717,7 @@ def read_outputs(
             title = (
                 f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
                 f"{'s' if len(outputs) != 1 else ''}"
-                + (f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else "")
+                + (f", <span style='color:{ERROR}'>{bad} unparsable</span>" if bad else "")
             )
             return title, list(outputs), [uid] * len(outputs)
         missing = f"<b>{uid}</b> has no outputs in run {run_id}; "
@@ -721,6 +725,6 @@ def read_outputs(
     bad = sum(not t.output.parse_ok for t in texts)
     shown = f"the first {len(texts):,} of " if len(texts) < total else ""
     title = f"{missing}run {run_id}: {shown}{total:,} text{'s' if total != 1 else ''}" + (
-        f", <span style='color:#c23b22'>{bad} unparsable</span>" if bad else ""
+        f", <span style='color:{ERROR}'>{bad} unparsable</span>" if bad else ""
     )
     return title, [t.output for t in texts], [t.uid for t in texts]

@@ -520,7 +520,10 @@ def save_figure(
     if size_in is not None:
         if min(size_in) <= 0:
             raise ValueError(f"{path.name}: the figure's size must be positive")
-        figure.set_size_inches(*size_in)
+        # A PNG of round(size × dpi) pixels, the number the export dialog shows:
+        # matplotlib truncates (9.14 cm at 300 dpi is 1079.5 px and was written 1079).
+        width, height = (round(side * dpi) / dpi for side in size_in)
+        figure.set_size_inches(width, height)
     metadata = {"Title": title} if title and suffix != ".png" else None
     buffer = io.BytesIO()
     figure.savefig(buffer, format=suffix[1:], dpi=dpi, metadata=metadata, facecolor="white")

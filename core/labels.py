@@ -30,7 +30,8 @@ def plural(count: float, word: str) -> str:
     return f"{number} {plural_word(count, word)}"
 
 
-_TIER_WORDS = {"head": "head", "torso": "torso", "long_tail": "long tail"}
+# TailNLG's top_head is the head (core.groups.head_tier): one word for it in every panel.
+_TIER_WORDS = {"head": "head", "top_head": "head", "torso": "torso", "long_tail": "long tail"}
 
 
 def tier_label(value: str | None) -> str:

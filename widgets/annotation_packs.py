@@ -37,6 +37,7 @@ from core.labels import plural
 from core.paths import SESSION_SUFFIX
 from core.vocab import LANGUAGES
 from widgets.dialogs import FittedDialog
+from widgets.theme import themed_style_sheet, tone
 
 COLUMNS = (
     "Annotator",
@@ -117,7 +118,7 @@ class PackForm(FittedDialog):
         form.addRow("Save as", where)
         self.problem = QLabel()
         self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("color: palette(highlight);")
+        themed_style_sheet(self.problem, lambda p: f"color: {tone('error', p)};")
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )

@@ -57,7 +57,7 @@ from core.wikidata.records import CategoryTable, EntityDetails
 from widgets.distribution_plots import DistributionPlots, Series
 from widgets.entity_inspector import EntityInspector
 from widgets.entity_table import SUB_TIER_FILTER, EntityTableModel
-from widgets.plot_export import EXPORT_ERRORS, ask_export
+from widgets.plot_export import EXPORT_ERRORS, announce_written, ask_export
 
 SPLIT_BY_PARETO = "pareto"
 SPLIT_BY_HEAD_TAIL = "head_tail"
@@ -73,7 +73,7 @@ BADGE_STYLES = {
     "embedded": "background:#f2b134; color:#1f1f1f;",
     "live": "background:#2f8f4e; color:white;",
     "endpoint": "background:#2b7bb9; color:white;",
-    "cache": "background:#777777; color:white;",
+    "cache": "background:#666666; color:white;",
 }
 
 
@@ -659,9 +659,11 @@ class BrowserPanel(QWidget):
         chosen = ask_export(self, name)
         if chosen is not None:
             try:
-                self.plots.export(chosen[0], which, chosen[1])
+                written = self.plots.export(chosen[0], which, chosen[1])
             except EXPORT_ERRORS as error:
                 QMessageBox.warning(self, "Plot not exported", str(error))
+            else:
+                announce_written(self, written)
 
 
 def _fraction_spin(value: float, tip: str) -> QDoubleSpinBox:

@@ -94,6 +94,9 @@ def wrap_body(dialog: QDialog) -> QScrollArea | None:
     return scroll
 
 
+TITLE_ALLOWANCE = 120  # a title bar's icon and buttons, beside the title
+
+
 def fit_dialog(dialog: QDialog) -> None:
     """Size ``dialog`` to its content, at most its screen's available area less the
     frame, and place it inside that area (centred on its parent window where it can)."""
@@ -105,6 +108,10 @@ def fit_dialog(dialog: QDialog) -> None:
     if layout is not None:
         layout.activate()
     wanted = dialog.sizeHint().expandedTo(dialog.size() if dialog.isVisible() else QSize())
+    # Wide enough for its title beside the title bar's buttons ("Import: language of
+    # unmarked texts" was cut to "Import: langu…" in a 303-pixel dialog).
+    title = dialog.fontMetrics().horizontalAdvance(dialog.windowTitle()) + TITLE_ALLOWANCE
+    wanted.setWidth(max(wanted.width(), title))
     size = wanted.boundedTo(room).expandedTo(dialog.minimumSizeHint().boundedTo(room))
     dialog.resize(size)
     parent = dialog.parentWidget()

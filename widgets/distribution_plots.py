@@ -28,11 +28,14 @@ from core.figures import TIER_PLOTS, tier_figure
 from core.tiers import Distribution
 from widgets.plot_export import ExportOptions, export_figure
 from widgets.plot_theme import follow_palette
+from widgets.theme import on_palette_change, tone
 
+# Each line's colour is a tone (widgets.theme.TONES), in the theme's variant: the light
+# theme's dark red was 1.9:1 on the dark theme's plot background.
 LINE_STYLES = {
-    "pareto": ("#d9822b", "Pareto cut-off"),
-    "head_tail": ("#c23b22", "Head–tail threshold"),
-    "torso": ("#8a6fb3", "Torso line"),
+    "pareto": ("head", "Pareto cut-off"),
+    "head_tail": ("error", "Head–tail threshold"),
+    "torso": ("torso", "Torso line"),
 }
 # Labels at different heights, so close lines keep readable labels.
 LABEL_POSITIONS = {"pareto": 0.93, "head_tail": 0.78, "torso": 0.63}
@@ -59,8 +62,10 @@ class _CutoffLines:
         self.to_plot = to_plot
         self.from_plot = from_plot
         self.lines: dict[str, pg.InfiniteLine] = {}
+        self.active: dict[str, bool] = {}
         angle = 90 if orientation == "vertical" else 0
-        for kind, (colour, title) in LINE_STYLES.items():
+        for kind, (name, title) in LINE_STYLES.items():
+            colour = tone(name)
             line = pg.InfiniteLine(
                 angle=angle,
                 movable=True,
@@ -87,12 +92,18 @@ class _CutoffLines:
         """A line the user can drag (solid), or one shown for reference only (faint,
         dashed, not movable, not highlighted under the mouse)."""
         line = self.lines[kind]
-        colour = LINE_STYLES[kind][0]
+        self.active[kind] = active
+        colour = tone(LINE_STYLES[kind][0])
         line.setMovable(active)
         line.setPen(active_pen(colour) if active else inactive_pen(colour))
         line.setHoverPen(pg.mkPen(colour, width=4) if active else inactive_pen(colour))
         line.setZValue(10 if active else 5)
         line.label.setColor(pg.mkColor(colour if active else colour + INACTIVE_ALPHA))
+
+    def recolour(self) -> None:
+        """The lines again in the theme's colours (after a switch of theme)."""
+        for kind in self.lines:
+            self.set_active(kind, self.active.get(kind, True))
 
 
 def active_pen(colour: str):  # -> QPen
@@ -162,6 +173,7 @@ class DistributionPlots(QWidget):
             _CutoffLines(rank, "horizontal", _log10, _pow10),
             _CutoffLines(lorenz, "vertical", self._count_to_share, self._share_to_count),
         ]
+        on_palette_change(self, lambda: [lines.recolour() for lines in self._line_sets])
         for line_set in self._line_sets:
             for kind, line in line_set.lines.items():
                 line.sigPositionChanged.connect(

@@ -29,9 +29,9 @@ from core.claim_filters import drop_reasons
 from core.units import render_quantity, render_time
 from core.vocab import LANGUAGES
 from core.wikidata.records import ClaimRecord, EntityDetails
-from widgets.theme import muted_colour
+from widgets.theme import TONES, muted_colour, themed_text
 
-_GREY = QBrush(QColor("#9a9a9a"))
+_GREY = QBrush(QColor(TONES["muted"][0]))  # drawn in the theme's variant
 # Why a claim is dropped comes second, where a narrow dock shows it without scrolling.
 CLAIM_COLUMNS = ("property / value", "dropped because", "rank", "value type", "statement")
 
@@ -87,11 +87,11 @@ class EntityInspector(QWidget):
         self.start_unit.setEnabled(details is not None)
         if details is None:
             self.title.setText("Select an entity to inspect it.")
-            self.terms_view.clear()
+            themed_text(self.terms_view, str)
             return
         label = details.label(details.qid) or "(no English label)"
         self.title.setText(f"<b>{escape(label)}</b> ({details.qid})")
-        self.terms_view.setHtml(terms_html(details))
+        themed_text(self.terms_view, lambda: terms_html(details))
         self._fill_claims(details)
 
     def _fill_claims(self, details: EntityDetails) -> None:
@@ -184,7 +184,9 @@ def terms_html(details: EntityDetails) -> str:
             if t.item_id == details.qid and t.lang == lang and t.kind == "alias"
         ]
         text = (
-            f"<b>{escape(label)}</b>" if label else "<span style='color:#9a9a9a'>— missing —</span>"
+            f"<b>{escape(label)}</b>"
+            if label
+            else f"<span style='color:{muted_colour()}'>— missing —</span>"
         )
         if description:
             text += f" — {escape(description)}"

@@ -16,10 +16,12 @@ from core.labels import tier_label
 from core.tiers import LONG_TAIL_CODE, TIER_BY_CODE, long_tail_sub_tiers
 from core.vocab import LANGUAGES
 from core.wikidata.records import CategoryTable
+from widgets.theme import TONES
 
 COLUMNS = ("Label", "QID", "Statements", "Sitelinks", "Wikipedias", "Tier")
 COL_LABEL, COL_QID, COL_STATEMENTS, COL_SITELINKS, COL_WIKIS, COL_TIER = range(6)
-TIER_COLOURS = {0: "#d9822b", 1: "#8a6fb3", 2: "#2b7bb9"}  # head, torso, long tail
+# head, torso, long tail: tones the style draws in the theme's variant
+TIER_COLOURS = {0: TONES["head"][0], 1: TONES["torso"][0], 2: TONES["tail"][0]}
 NO_TIER = -1
 SUB_TIER_FILTER = 10  # tier filter values 10, 11, 12: long tail with a page only in en/it/es
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
 
 from core.jobs import Progress, TimeLeft, format_time_left
+from widgets.message_bar import ElidedLabel
 
 _BAR_RANGE = 1000
 
@@ -30,14 +31,17 @@ class JobStatusWidget(QWidget):
         self._shown: int | None = None
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.label = QLabel()
+        # Elided, the whole text in its tooltip: a plain label as wide as "Score run 3:
+        # BERTScore on 2,933 texts…" pushed the status bar's parts over one another on a
+        # 1024-pixel window.
+        self.label = ElidedLabel(Qt.TextElideMode.ElideRight)
         self.bar = QProgressBar()
-        self.bar.setFixedWidth(220)  # "100% · about 1 h 20 min left" whole
+        self.bar.setFixedWidth(150)  # "100% · ~1 h 20 min left" whole, at 1024 px too
         self.bar.setTextVisible(True)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop the work in progress; what it finished is kept")
         self.cancel_button.clicked.connect(self._on_cancel)
-        layout.addWidget(self.label)
+        layout.addWidget(self.label, 1)
         layout.addWidget(self.bar)
         layout.addWidget(self.cancel_button)
         self.setVisible(False)
@@ -63,7 +67,8 @@ class JobStatusWidget(QWidget):
             self.bar.setValue(round(fraction * _BAR_RANGE))
             text = f"{fraction:.0%}"
             if left is not None:
-                text += f" · {format_time_left(left)} left"
+                # "~" for "about": the bar stays narrow enough for a 1024-pixel window.
+                text += f" · ~{format_time_left(left).removeprefix('about ')} left"
             self.bar.setFormat(text)
         self._set_label(job_id, progress.message)
 
@@ -98,6 +103,7 @@ class JobStatusWidget(QWidget):
         if others > 0:
             text += f"  (+{others} more)"
         self.label.setText(text)
+        self.label.setToolTip(text)
 
     def _on_cancel(self) -> None:
         if self._shown is not None:

@@ -45,7 +45,7 @@ from core.likelihood import (
     model_tiers,
 )
 from core.vocab import LANGUAGES
-from widgets.plot_export import ExportOptions, ask_export, export_figure
+from widgets.plot_export import ExportOptions, announce_written, ask_export, export_figure
 from widgets.plot_theme import follow_palette
 
 AXES = (("statements", "Statements"), ("sitelinks", "Sitelinks"))
@@ -367,4 +367,4 @@ class LikelihoodPanel(QWidget):
     def _on_export(self) -> None:
         chosen = ask_export(self, "likelihood")
         if chosen is not None:
-            self.export(*chosen)
+            announce_written(self, self.export(*chosen))

@@ -23,8 +23,10 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QSizePolicy,
     QSplitter,
     QTabBar,
+    QToolBar,
     QWidget,
 )
 
@@ -151,14 +153,23 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.job_status)
         self.statusBar().addPermanentWidget(self.session_label)
 
-        # User errors and summaries: a non-modal bar over the top of the panels, details
-        # on demand. It overlays them (it is in no layout), so showing, growing or
-        # dismissing it never moves a panel (a tool bar pushed every panel down ~90 px).
+        # User errors and summaries: a non-modal bar above the panels, details on demand.
+        # It takes its own space (a fixed tool bar row, as tall as its text): laid over
+        # the panels it hid the Units counts and filters and Annotate's tabs until closed.
         self.message_bar = MessageBar(self)
+        self.message_bar.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.message_bar.details_link.connect(self.show_error_log)
-        self.message_bar.dismissed.connect(self.message_bar.hide)
+        self.message_bar.dismissed.connect(self.hide_message)
         self.message_bar.resized.connect(self._place_message_bar)
-        self.message_bar.hide()
+        self.message_area = QToolBar("Message", self)
+        self.message_area.setObjectName("message-area")
+        self.message_area.setMovable(False)
+        self.message_area.setFloatable(False)
+        self.message_area.toggleViewAction().setVisible(False)  # not in View's tool bars
+        self.message_area.setContextMenuPolicy(Qt.ContextMenuPolicy.PreventContextMenu)
+        self.message_area.addWidget(self.message_bar)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.message_area)
+        self.message_area.hide()
 
         self.last_message: MessageBar | None = None
         self._importers: list[tuple[str, str, str]] = []
@@ -648,7 +659,7 @@ class MainWindow(QMainWindow):
         self, kind: str, title: str, message: str, details: str, details_in_log: bool = False
     ) -> MessageBar:
         self.message_bar.show_message(kind, title, message, details, details_in_log)
-        self.message_bar.show()
+        self.message_area.show()
         self._place_message_bar()
         self.last_message = self.message_bar
         return self.message_bar
@@ -774,7 +785,7 @@ class MainWindow(QMainWindow):
             }
             if self.isVisible():
                 self._restore_splitters()
-        self.message_bar.hide()  # a message belongs to the run that showed it
+        self.hide_message()  # a message belongs to the run that showed it
         QTimer.singleShot(0, self.hide_stray_tab_bars)
 
     def fit_to_screen(self, title_bar: int = 40) -> None:
@@ -850,20 +861,20 @@ class MainWindow(QMainWindow):
         self.workspaces.mark("explore")  # the layout as built is Explore's
         QTimer.singleShot(0, self.hide_stray_tab_bars)
 
+    def hide_message(self) -> None:
+        self.message_area.hide()
+
     def _place_message_bar(self) -> None:
-        """The message bar across the top of the panels, below the menu bar, as tall as
-        its text (and details) at that width."""
+        """The message row as tall as its text (and details) at the window's width, at
+        most two fifths of the window (a tool bar sizes a widget by its size hint, which
+        a wrapped label does not give for the width it gets)."""
         bar = self.message_bar
-        if bar.isHidden():
+        if self.message_area.isHidden():
             return
-        margin = 6
-        width = max(200, self.width() - 2 * margin)
+        width = max(200, self.width() - 16)
         height = bar.heightForWidth(width) if bar.hasHeightForWidth() else -1
-        height = max(height, bar.sizeHint().height())
-        top = self.menuBar().geometry().bottom() + 1 + margin if self.menuBar() else margin
-        bottom = self.statusBar().geometry().top() - margin
-        bar.setGeometry(margin, top, width, max(0, min(height, bottom - top)))
-        bar.raise_()
+        height = max(height, bar.minimumSizeHint().height())
+        bar.setFixedHeight(min(height, max(60, self.height() * 2 // 5)))
 
     def _fit_screen_limit(self) -> None:
         """The window never grows past its screen's available area (less the frame):
@@ -879,8 +890,11 @@ class MainWindow(QMainWindow):
         self.setMaximumSize(max(320, area.width() - extra_w), max(240, area.height() - extra_h))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        # The session path takes at most ~40 % of the status bar; it elides past that.
+        # The session path takes at most ~40 % of the status bar and a running job's words
+        # ~20 %; each elides past that, so the status note keeps the rest (a long job
+        # title left it no width at all at 1024 pixels).
         self.session_label.setMaximumWidth(max(200, event.size().width() * 2 // 5))
+        self.job_status.label.setMaximumWidth(max(120, event.size().width() // 5))
         super().resizeEvent(event)
         self._place_message_bar()
         # Extra width goes to the Browser, not the side panels (Qt shares it out): in the

@@ -87,7 +87,10 @@ class MessageBar(QFrame):
         self.setStyleSheet(
             f"#message-bar {{ background: {background}; "
             f"border: 1px solid {border}; border-radius: 3px; }} "
-            f"#message-bar QLabel {{ color: {foreground}; }}"
+            f"#message-bar QLabel {{ color: {foreground}; }} "
+            # The close cross is drawn straight on the bar: in the bar's ink (the dark
+            # theme's light button text vanished on its pale background).
+            f"#message-bar QToolButton {{ color: {foreground}; }}"
         )
         self.title_label.setText(f"<b>{title}:</b>")
         self.message_label.setText(text)

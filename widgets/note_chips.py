@@ -19,6 +19,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
+from widgets.theme import themed_style_sheet
+
 CHIP_CHARS = 42
 INFO, WARNING = "info", "warning"
 
@@ -51,6 +53,7 @@ class NoteChips(QWidget):
         self.row.setSpacing(4)
         self.full = QLabel()  # every note in full, unfolded by a click on a chip
         self.full.setWordWrap(True)
+        self.full.setTextFormat(Qt.TextFormat.RichText)  # never guessed: a note is text
         self.full.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.full.setVisible(False)
         layout = QVBoxLayout(self)
@@ -72,14 +75,14 @@ class NoteChips(QWidget):
             self.notes if len(self.notes) <= self.max_chips else self.notes[: self.max_chips - 1]
         )
         for note in shown:
-            self._add_chip(note.chip(), escape(note.text), note.kind)
+            self._add_chip(note.chip(), _html(note.text), note.kind)
         rest = self.notes[len(shown) :]
         if rest:
-            tip = "<br>".join(f"• {escape(n.text)}" for n in rest)
+            tip = "<br>".join(f"• {_html(n.text)}" for n in rest)
             warn = WARNING if any(n.kind == WARNING for n in rest) else INFO
             self._add_chip(f"+{len(rest)} more notes", tip, warn)
         self.row.addStretch(1)
-        self.full.setText("<br>".join(f"• {escape(n.text)}" for n in self.notes))
+        self.full.setText("<br>".join(f"• {_html(n.text)}" for n in self.notes))
         self.full.setVisible(False)
         self.setVisible(bool(self.notes))
 
@@ -89,16 +92,23 @@ class NoteChips(QWidget):
     def _add_chip(self, text: str, tip: str, kind: str) -> None:
         chip = QToolButton()
         chip.setText(("⚠ " if kind == WARNING else "ⓘ ") + text)
-        chip.setToolTip(tip + "<br><i>Click to show every note in full.</i>")
+        # <qt> makes the tooltip rich text whatever the note holds: Qt guesses from the
+        # first line only, and a note with a line break showed "<br>•" and "&#x27;".
+        chip.setToolTip(f"<qt>{tip}<br><i>Click to show every note in full.</i></qt>")
         chip.setAutoRaise(False)
         chip.setProperty("noteKind", kind)
-        chip.setStyleSheet(_chip_style(self.palette(), kind))
+        themed_style_sheet(chip, lambda palette: _chip_style(palette, kind))
         chip.clicked.connect(self._toggle)
         self.row.addWidget(chip)
         self.chips.append(chip)
 
     def _toggle(self) -> None:
         self.full.setVisible(not self.full.isVisible())
+
+
+def _html(text: str) -> str:
+    """A note as rich text that shows its characters as written, line breaks kept."""
+    return escape(text, quote=False).replace("\n", "<br>")
 
 
 def _chip_style(palette: QPalette, kind: str) -> str:

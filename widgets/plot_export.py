@@ -163,4 +163,22 @@ def ask_export(parent: QWidget, name: str) -> tuple[Path, ExportOptions] | None:
     return target, options
 
 
-__all__ = ["EXPORT_ERRORS", "ExportDialog", "ExportOptions", "ask_export", "export_figure"]
+def announce_written(widget: QWidget, path: Path, title: str = "Figure exported") -> None:
+    """Confirm a written file the window's one way (its message with Open and Show in
+    folder), as every export does: a figure written from a panel said nothing."""
+    holder: QWidget | None = widget
+    while holder is not None and not hasattr(holder, "show_written"):
+        holder = holder.parentWidget()  # a floating dock's parent is still the window
+    if holder is not None:
+        path = Path(path)
+        holder.show_written(title, f"{path.name} written to {path.parent}", path)  # type: ignore[attr-defined]
+
+
+__all__ = [
+    "EXPORT_ERRORS",
+    "ExportDialog",
+    "ExportOptions",
+    "announce_written",
+    "ask_export",
+    "export_figure",
+]

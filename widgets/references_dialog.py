@@ -39,6 +39,7 @@ from core.references.dialog_state import (
     translation_languages,
 )
 from widgets.dialogs import FittedDialog
+from widgets.theme import set_muted
 
 _TEXTS = {
     "targets": "targets_edit",
@@ -80,7 +81,7 @@ def _model_combo(tip: str) -> QComboBox:
 def _status() -> QLabel:
     label = QLabel()
     label.setWordWrap(True)
-    label.setStyleSheet("color: palette(placeholder-text)")
+    set_muted(label)
     return label
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialogButtonBox,
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.dialogs import FittedDialog
+from widgets.theme import themed_style_sheet, tone
 
 HEADERS = ("entity", "synonym", "language", "source")
 
@@ -111,7 +113,14 @@ class SynonymDialog(FittedDialog):
                 self.table.item(r, c).setData(Qt.ItemDataRole.UserRole, value)
 
     def show_message(self, text: str, *, error: bool = False) -> None:
-        self.message.setStyleSheet("color: #b00020;" if error else "color: #333;")
+        themed_style_sheet(
+            self.message,
+            lambda p: (
+                f"color: {tone('error', p)};"
+                if error
+                else f"color: {p.color(QPalette.ColorRole.WindowText).name()};"
+            ),
+        )
         self.message.setText(text)
 
     def rows(self) -> list[tuple[str, str, str, str]]:

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from core.verbalise.training_state import TrainState
 from widgets.dialogs import FittedDialog
+from widgets.theme import set_muted
 
 _METRICS = (("chrF++", "chrf"), ("BLEU", "bleu"), ("dev loss", "loss"))
 _SAMPLINGS = (
@@ -113,7 +114,7 @@ class TrainDialog(FittedDialog):
         self.status_label = QLabel()
         self.status_label.setWordWrap(True)
         self.problem_label = QLabel()
-        self.problem_label.setStyleSheet("color: palette(mid)")
+        set_muted(self.problem_label)
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(self.start_requested)
         self.cancel_button = QPushButton("Cancel training")

@@ -43,10 +43,12 @@ from PySide6.QtWidgets import (
 
 from core.claim_filters import RULES, ClaimFilterSettings
 from core.dialog_memory import DialogMemory
+from core.groups import order_key, subtier_group, tier_group
 from core.labels import plural, tier_label
 from core.tiers import SubTier, Tier
 from core.vocab import LANGUAGES, QUALITIES
 from widgets.dialogs import FittedDialog
+from widgets.theme import TONES, muted_colour, themed_text, tone
 
 if TYPE_CHECKING:
     from core.category_tiers import TierChange
@@ -57,14 +59,36 @@ if TYPE_CHECKING:
     from core.unit_builder.saved import StoredUnit
     from core.units import UnitStructure
 
-_GREY = QBrush(QColor("#9a9a9a"))
+_GREY = QBrush(QColor(TONES["muted"][0]))  # the style draws it in the theme's variant
 
 
-def _tier_words(code: str | None) -> str:
-    return tier_label(code) if code else ""
+def _tier_words(tier: str | None, sub_tier: str | None = None) -> str:
+    """A unit's tier in the words every panel uses (Annotate's filter, the Report's
+    groups): TailNLG's top_head is "head", its rare_claims "rare claims", a long-tail
+    unit's language sub-tier "long tail · en only"."""
+    return tier_label(subtier_group(tier, sub_tier)) if tier else ""
 
 
-_RED = QBrush(QColor("#c23b22"))
+def _tier_groups(tier: str | None, sub_tier: str | None) -> list[str]:
+    """The tier filter's values a unit matches: its tier and its sub-tier group (a
+    long_tail_en unit is in "long tail" and in "long tail · en only")."""
+    if not tier:
+        return [NO_TIER]
+    return list(dict.fromkeys((tier_group(tier), subtier_group(tier, sub_tier))))
+
+
+NO_TIER = "none"
+
+
+def _tier_sort_key(tier: str | None, sub_tier: str | None) -> str:
+    """Sorting the tier column goes head to tail (a string: Qt compares it)."""
+    if not tier:
+        return "99"
+    rank, code = order_key("subtier", subtier_group(tier, sub_tier))
+    return f"{rank:02d} {code}"
+
+
+_RED = QBrush(QColor(TONES["error"][0]))
 UNIT_COLUMNS = (
     "uid",
     "shape",
@@ -396,19 +420,19 @@ class UnitsPanel(QWidget):
         if not units:
             self.units_model.total = self.units_model.rowCount()  # the session shrank
         for unit in units:
-            tier = _item(_tier_words(unit.sub_tier or unit.tier))
+            tier = _item(_tier_words(unit.tier, unit.sub_tier))
             change = self._tier_changes.get(unit.id)
             if change is not None:
                 tier.setText(
                     f"{tier.text() or 'no tier'} ⚠ now "
-                    f"{_tier_words(change.now_sub_tier or change.now_tier)}"
+                    f"{_tier_words(change.now_tier, change.now_sub_tier)}"
                 )
                 tier.setToolTip(
                     f"This unit was {change.describe()} (the Browser's lines "
                     "moved since). The unit keeps its tier; the report groups it "
                     "by the tier at build time."
                 )
-                tier.setForeground(QColor("#b3261e"))
+                tier.setForeground(_RED)
             refs = references.get(unit.id, {})
             refs_text = " · ".join(f"{q} {n:,}" for q, n in sorted(refs.items()))
             row = [
@@ -425,7 +449,7 @@ class UnitsPanel(QWidget):
                 unit.uid,
                 unit.shape or "",
                 unit.size,
-                tier.text(),
+                _tier_sort_key(unit.tier, unit.sub_tier),
                 " ".join(unit.languages),
                 " ".join(sorted(unit.parallel)),
                 unit.origin,
@@ -434,7 +458,7 @@ class UnitsPanel(QWidget):
             matches = {
                 "shape": unit.shape or "",
                 "size": str(unit.size),
-                "tier": _tier_words(unit.sub_tier or unit.tier) or "no tier",
+                "tier": "|".join(_tier_groups(unit.tier, unit.sub_tier)),
                 "languages": "|".join(unit.languages),
                 "references": "|".join([*refs, "any"] if refs else ["none"]),
             }
@@ -444,8 +468,9 @@ class UnitsPanel(QWidget):
                 if name in matches:
                     item.setData(matches[name], FILTER_ROLE)
             self.units_model.appendRow(row)
-            for name in ("shape", "size", "tier", "languages"):
+            for name in ("shape", "size", "languages"):
                 self._fill_filter(name, matches[name].split("|"))
+            self._fill_tier_filter(matches["tier"].split("|"))
         if self._reading_all:  # a sort or filter waits for every page: ask for the next
             self._read_every_page()
         if self._reading_all or any(v != ANY for v in self.unit_filter().values()):
@@ -555,15 +580,16 @@ class UnitsPanel(QWidget):
     # -- internals ---------------------------------------------------------------------
     def _show_structure(self, structure: UnitStructure) -> None:
         if structure.valid:
-            self.structure_label.setText(
+            text = (
                 f"<b>{structure.shape.value}</b>, {structure.size} triple"
                 f"{'s' if structure.size != 1 else ''}, connected"
             )
+            themed_text(self.structure_label, lambda: text)
         else:
-            self.structure_label.setText(
-                "<span style='color:#c23b22'>Cannot be saved: "
-                + "; ".join(structure.problems)
-                + "</span>"
+            problems = "; ".join(structure.problems)
+            themed_text(
+                self.structure_label,
+                lambda: f"<span style='color:{tone('error')}'>Cannot be saved: {problems}</span>",
             )
 
     def _show_rendered(self, rendered: Mapping[str, Sequence[RenderedTriple]]) -> None:
@@ -615,13 +641,16 @@ class UnitsPanel(QWidget):
 
     def show_references(self, references: Sequence[tuple[str, str, str]]) -> None:
         """The selected unit's reference texts: (language, quality, text)."""
-        self.references_view.setText(
-            "<br>".join(
-                f"<b>{escape(lang)}</b> <span style='color:#888'>{escape(quality)}</span> "
-                f"{escape(text)}"
-                for lang, quality, text in references
-            )
-            or "<i>No reference texts for this unit.</i>"
+        themed_text(
+            self.references_view,
+            lambda: (
+                "<br>".join(
+                    f"<b>{escape(lang)}</b> <span style='color:{muted_colour()}'>"
+                    f"{escape(quality)}</span> {escape(text)}"
+                    for lang, quality, text in references
+                )
+                or "<i>No reference texts for this unit.</i>"
+            ),
         )
         self.references_scroll.setVisible(True)
 
@@ -632,6 +661,18 @@ class UnitsPanel(QWidget):
             if value and value not in known:
                 combo.addItem(value, value)
                 known.add(value)
+
+    def _fill_tier_filter(self, codes: Sequence[str]) -> None:
+        """Tiers in the one vocabulary, head to tail (as Annotate's filter lists them)."""
+        combo = self.unit_filters["tier"]
+        for code in codes:
+            if combo.findData(code) >= 0:
+                continue
+            key = order_key("subtier", code)
+            at = 1  # after "Any tier"
+            while at < combo.count() and order_key("subtier", combo.itemData(at)) <= key:
+                at += 1
+            combo.insertItem(at, tier_label(None if code == NO_TIER else code), code)
 
     def unit_filter(self) -> dict[str, str]:
         return {name: str(combo.currentData()) for name, combo in self.unit_filters.items()}

@@ -337,6 +337,8 @@ class ScoresController(QObject):
         if isinstance(outcome, JobSucceeded):
             message = f"{path.name}: {outcome.result.texts_line()}"
             self.ctx.notify.show_status(message, 15_000)
+            # Every export confirms the same way: the message with Open and Show in folder.
+            self.ctx.notify.show_written("Export finished", message, path)
 
     def cancel(self) -> None:
         if self.handle is not None and not self.handle.done:

@@ -615,3 +615,32 @@ def test_the_queue_says_so_when_its_end_is_past_and_when_it_is_done(qtbot, wired
     qtbot.keyClick(panel, Qt.Key.Key_Return)
     assert annotate.index is None  # every text rated: the queue says it is done
     assert panel.text_label.text().startswith("Done: you have rated all 3 texts")
+
+
+def test_a_pack_opens_as_its_annotator_with_the_queue_built(
+    qtbot, built, settings, tmp_path
+) -> None:
+    """Opening an annotation pack for the first time: Annotate in front, the pack's
+    annotator chosen, its texts queued (blind as the pack was made), the first shown."""
+    from core.annotation.packs import PackRequest, make_pack
+
+    pack = tmp_path / "eve.taillens"
+    with SessionStore.open(built.path) as store:
+        make_pack(store, PackRequest(annotator="eve", out=pack, blind=False))
+    window, controller = build_window(settings)
+    qtbot.addWidget(window)
+    try:
+        assert controller.open_session(pack)
+        panel = controller.annotate.panel
+        qtbot.waitUntil(lambda: controller.annotate.queue is not None, timeout=20_000)
+        settle(panel)
+        assert panel.annotator_combo.currentText() == "eve"
+        assert not panel.blind_check.isChecked()  # the pack was not made blind
+        assert len(controller.annotate.queue) > 0 and controller.annotate.index == 0
+        assert "item 1 of" in panel.meta_label.text()
+        assert window.last_message is not None and "the queue is built" in (
+            window.last_message.text()
+        )
+        assert not window.docks["annotate"].isHidden()
+    finally:
+        controller.shutdown()

@@ -1,7 +1,10 @@
 """Every dialog fits a laptop screen (issue 21 §1): opened over the window on a screen
 of 1024 × 640, 1366 × 768 and 1920 × 1080 (Qt's offscreen platform, one real process per
-size), each lies inside the screen with its button box visible; a message shown over
-the window moves no panel; the window never grows past its screen."""
+size), each lies inside the screen with its button box visible and every text whole
+(wrapped labels at their full height, one-line labels, buttons and the title at their
+full width); a message shown in
+the window takes its own space and covers no panel; the window never grows past its
+screen."""
 
 from __future__ import annotations
 
@@ -25,6 +28,37 @@ from PySide6.QtCore import QPoint, QSettings
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWidget
 from app.gui import build_window, get_application
 from app.dialogs import DIALOGS, open_dialog
+
+from PySide6.QtWidgets import QAbstractButton, QCheckBox, QLabel, QPushButton, QRadioButton
+from widgets.message_bar import ElidedLabel
+
+
+def cut_texts(dialog):
+    # The texts a dialog shows cut: a wrapped label shorter than its text at its width,
+    # a one-line label or a button narrower than its text, a title wider than the dialog
+    # (less room for the title bar's buttons). Elided labels (whole in their tooltip)
+    # are meant to be cut.
+    cut = []
+    title = dialog.windowTitle()
+    if dialog.fontMetrics().horizontalAdvance(title) + 120 > dialog.width():
+        cut.append(f"title {title!r}")
+    for widget in dialog.findChildren(QLabel) + dialog.findChildren(QAbstractButton):
+        if not widget.isVisibleTo(dialog) or isinstance(widget, ElidedLabel):
+            continue
+        text = widget.text()
+        picture = isinstance(widget, QLabel) and not widget.pixmap().isNull()
+        if not text.strip() or picture:
+            continue
+        if isinstance(widget, QLabel) and widget.wordWrap():
+            short = widget.height() < widget.heightForWidth(widget.width())
+        elif isinstance(widget, QLabel | QPushButton | QCheckBox | QRadioButton):
+            short = widget.width() < widget.sizeHint().width() - 2
+        else:
+            continue
+        if short:
+            cut.append(f"{type(widget).__name__} {' '.join(text.split())[:50]!r}")
+    return cut
+
 
 app = get_application()
 window, controller = build_window(QSettings(sys.argv[1], QSettings.Format.IniFormat))
@@ -54,21 +88,33 @@ for name in DIALOGS:
         "frame": [frame.x(), frame.y(), frame.width(), frame.height()],
         "buttons": box_rects,
         "title": dialog.windowTitle(),
+        "cut": cut_texts(dialog),
     }
     dialog.close()
     for _ in range(5):
         app.processEvents()
-# The window: maximised, then a message shown; no panel moves, the window stays on screen.
-dock = window.docks["browser"]
-before = [dock.geometry().getRect(), window.geometry().getRect()]
+# The window: maximised, then a message shown (details open): it takes its own space,
+# covering no panel, and the window stays on screen.
+before = window.geometry().getRect()
 window.show_message("Import finished", "Imported 2,933 texts into 1,204 units. " * 6, "x\n" * 40)
 window.message_bar.details_button.click()
 for _ in range(10):
     app.processEvents()
-after = [dock.geometry().getRect(), window.geometry().getRect()]
-bar = window.message_bar.geometry()
-out["message"] = {"before": before, "after": after, "bar": bar.getRect(),
-                  "bar_visible": window.message_bar.isVisible()}
+def global_rect(widget):
+    top_left = widget.mapToGlobal(QPoint(0, 0))
+    return [top_left.x(), top_left.y(), widget.width(), widget.height()]
+out["message"] = {
+    "before": before, "after": window.geometry().getRect(),
+    "bar": global_rect(window.message_bar),
+    "docks": {name: global_rect(dock) for name, dock in window.docks.items() if dock.isVisible()},
+    "bar_visible": window.message_bar.isVisible(),
+    "text_whole": window.message_bar.message_label.height()
+    >= window.message_bar.message_label.heightForWidth(window.message_bar.message_label.width()),
+}
+window.message_bar.dismiss()
+for _ in range(5):
+    app.processEvents()
+out["message"]["dismissed"] = not window.message_bar.isVisible()
 # Content that asks for more than the screen: the window does not grow past it.
 window.showNormal()
 for _ in range(5):
@@ -133,14 +179,22 @@ def test_every_dialog_fits_the_screen_with_its_buttons_visible(
         x, y, w, h = seen["frame"]
         assert sx <= x and sy <= y and x + w <= sx + sw and y + h <= sy + sh, (name, seen)
         assert seen["buttons"], (name, "no button box")
+        assert not seen["cut"], (name, seen["cut"])  # every text whole
         for bx, by, _bw, bh, visible_h in seen["buttons"]:
             assert x <= bx and by + bh <= y + h, (name, seen)  # inside the dialog
             assert by + bh <= sy + sh, (name, seen)  # on screen
             assert visible_h == bh, (name, seen)  # not covered or cut
-    # A message, even with its details open, overlays the panels: nothing moves.
+    # A message, even with its details open, takes its own space: it covers no panel,
+    # its text is whole, the window does not move or grow; dismissed, it is gone.
     message = out["message"]
-    assert message["bar_visible"]
+    assert message["bar_visible"] and message["text_whole"]
     assert message["before"] == message["after"]
+    bx, by, bw, bh = message["bar"]
+    assert message["docks"]
+    for name, (dx, dy, dw, dh) in message["docks"].items():
+        overlap = bx < dx + dw and dx < bx + bw and by < dy + dh and dy < by + bh
+        assert not overlap, (name, message)
+    assert message["dismissed"]
     # The window never grows past its screen.
     gx, gy, gw, gh = out["grown"]
     assert gw <= sw and gh <= sh, out["grown"]

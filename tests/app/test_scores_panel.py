@@ -900,6 +900,12 @@ def test_export_texts_writes_the_per_text_table_as_a_job(qtbot, wired, tmp_path,
     assert sum(row["kind"] == "output" for row in rows) == len(TEXTS)
     assert {"bleu:gold", "esa", "esa:undetected_entities"} <= set(rows[0])
     assert (tmp_path / "texts.jsonl.signatures.json").exists()
+    # Confirmed as every export is: the message with Open and Show in folder.
+    qtbot.waitUntil(lambda: window.last_message is not None, timeout=5_000)
+    assert not window.message_area.isHidden()
+    assert window.message_bar.windowTitle() == "Export finished"
+    assert "texts.jsonl" in window.message_bar.text()
+    assert [b.text() for b in window.message_bar.action_buttons] == ["Open", "Show in folder"]
     errors = []
     monkeypatch.setattr(window, "show_error", lambda title, text: errors.append(text))
     assert controller.scores.export_texts(Path(controller.store.path)) is None

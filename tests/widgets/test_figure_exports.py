@@ -284,3 +284,16 @@ def export_figures_job_for(specs, folder: Path, suffixes=(".png", ".pdf")):
     from core.figures import export_figures_job
 
     return export_figures_job(specs, folder, suffixes=suffixes, dpi=40)
+
+
+def test_png_pixels_are_the_ones_the_export_dialog_announces(tmp_path: Path) -> None:
+    """The dialog's size in centimetres (two decimals) gives fractional pixels: the PNG
+    has the rounded count the dialog shows (9.14 cm at 300 dpi: 1080, not 1079)."""
+    from widgets.plot_export import CM_PER_INCH, ExportOptions
+
+    size_in = (16.26 / CM_PER_INCH, 9.14 / CM_PER_INCH)
+    options = ExportOptions(".png", size_in, 300)
+    figure = box_figure(BLEU, title="t", ylabel="BLEU", metric="bleu")
+    path = save_figure(figure, tmp_path / "p.png", dpi=300, size_in=size_in)
+    image = QImage(str(path))
+    assert (image.width(), image.height()) == options.pixels == (1920, 1080)

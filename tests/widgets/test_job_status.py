@@ -26,7 +26,7 @@ def test_a_long_job_shows_its_time_left_and_a_short_one_none(qtbot) -> None:
     clock.now = 30.0
     widget.job_progress(1, Progress(25, 100, "BLEU"))
     # 25 % in 30 s: 90 s for the rest.
-    assert widget.bar.format() == "25% · about 2 min left"
+    assert widget.bar.format() == "25% · ~2 min left"
     assert widget.label.text() == "Score: BLEU"
     widget.job_progress(1, Progress(7, None, "reading"))
     assert "left" not in widget.bar.format()  # the size of the work is unknown

@@ -51,3 +51,32 @@ def test_scoring_notes_leave_the_scores_table_its_rows(qtbot) -> None:
     assert panel.notes.texts() == [n.rstrip(".") for n in NOTES]
     # the tabs (table and detail) lose no more than a line of chips and the message line
     assert height - panel.tabs.height() <= 2 * 32, (height, panel.tabs.height())
+
+
+def test_notes_show_as_text_never_as_escaped_markup(qtbot) -> None:
+    """A note with a line break and an apostrophe: its chip's tooltip (also the "+N more"
+    one) and the unfolded list read as the note's words, with no "<br>" or "&#x27;"."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import Qt as GuiQt  # mightBeRichText lives in QtGui's Qt
+    from PySide6.QtGui import QTextDocument
+
+    chips = NoteChips(max_chips=2)
+    qtbot.addWidget(chips)
+    note = "METEOR left out: nltk's WordNet is missing\nset a folder in Score…"
+    chips.set_notes([Note(n) for n in (note, "second <kept> note", note)])
+
+    def shown(rich: str) -> str:
+        assert GuiQt.mightBeRichText(rich)  # Qt shows it as rich text, not as its source
+        document = QTextDocument()
+        document.setHtml(rich)
+        return document.toPlainText()
+
+    for chip in chips.chips:
+        words = shown(chip.toolTip())
+        assert "nltk's WordNet" in words and "<br>" not in words and "&#" not in words
+    assert "second <kept> note" in shown(chips.chips[0].toolTip()) or "second <kept> note" in (
+        shown(chips.chips[1].toolTip())
+    )
+    assert chips.full.textFormat() == Qt.TextFormat.RichText
+    full = shown(chips.full.text())
+    assert full.count("nltk's WordNet is missing") == 2 and "<br>" not in full

@@ -86,3 +86,31 @@ def test_dialog_defaults_to_300_dpi_png_and_reads_back(qtbot) -> None:
     again = ExportDialog(options=dialog.options())
     qtbot.addWidget(again)
     assert again.options().suffix == ".pdf" and again.dpi.value() == 600
+
+
+def test_a_figure_written_from_a_panel_is_confirmed_with_open_and_show_in_folder(
+    qtbot, tmp_path
+) -> None:
+    """A panel's figure export says where the file went, the window's one way (the same
+    message as the CSV and HTML exports); a panel with no window says nothing."""
+    from PySide6.QtWidgets import QWidget
+
+    from widgets.plot_export import announce_written
+
+    shown: list[tuple[str, str, object]] = []
+
+    class Window(QWidget):
+        def show_written(self, title: str, message: str, path, details: str = "") -> None:
+            shown.append((title, message, path))
+
+    window = Window()
+    qtbot.addWidget(window)
+    panel = QWidget(window)
+    inner = QWidget(panel)
+    target = tmp_path / "histogram.png"
+    announce_written(inner, target)
+    assert shown == [("Figure exported", f"histogram.png written to {tmp_path}", target)]
+    alone = QWidget()
+    qtbot.addWidget(alone)
+    announce_written(alone, target)  # no window that shows messages: nothing, no error
+    assert len(shown) == 1

@@ -63,7 +63,7 @@ def test_filters_by_shape_size_tier_language_and_references(qtbot) -> None:
     pick("references", "gold")
     assert shown(panel) == ["U001"]
     pick("references", "All")
-    pick("tier", "long tail")
+    pick("tier", "long_tail")
     assert shown(panel) == ["U002", "U003"]
     pick("tier", "All")
     pick("size", "7")
@@ -159,3 +159,50 @@ def test_pages_answered_later_still_reach_a_sort_and_a_filter(qtbot) -> None:
     assert shown(panel) == ["U003", "U001"]
     assert panel.units_label.text() == "2 of 4 units match the filters"
     assert asked == [2, 3]  # each page asked once, in order
+
+
+def test_tiers_are_the_panels_one_vocabulary_ordered_head_to_tail(qtbot) -> None:
+    """TailNLG's tiers as every panel words them (Annotate's filter, the Report): its
+    top_head is "head", rare_claims "rare claims", a long-tail unit is in "long tail"
+    and in its language's sub-tier; the filter lists them head to tail, whatever the
+    order units come in, and no internal id is shown."""
+    from core.groups import SUBTIER_ORDER
+    from core.labels import tier_label
+
+    units = [
+        unit(1, "chain", 2, "long_tail", ("it",)),
+        unit(2, "chain", 2, "top_head", ("en",)),
+        unit(3, "chain", 2, "top_head", ("en",)),
+        unit(4, "chain", 2, "long_tail", ("en",)),
+    ]
+    units[0].sub_tier, units[1].sub_tier = "long_tail_it", "top_head"
+    units[2].sub_tier, units[3].sub_tier = "rare_claims", "long_tail_en"
+    panel = UnitsPanel()
+    qtbot.addWidget(panel)
+    panel.show_units(units)
+    combo = panel.unit_filters["tier"]
+    offered = [combo.itemData(i) for i in range(1, combo.count())]
+    assert offered == ["head", "rare_claims", "long_tail", "long_tail_en", "long_tail_it"]
+    assert offered == sorted(offered, key=SUBTIER_ORDER.index)
+    words = [combo.itemText(i) for i in range(1, combo.count())]
+    assert words == [tier_label(code) for code in offered]
+    assert words[:3] == ["head", "rare claims", "long tail"]
+    assert shown(panel, "tier") == [
+        "long tail · it only",
+        "head",
+        "rare claims",
+        "long tail · en only",
+    ]
+    assert not any("_" in w for w in [*words, *shown(panel, "tier")])
+    combo.setCurrentIndex(combo.findData("long_tail"))
+    assert shown(panel) == ["U001", "U004"]
+    combo.setCurrentIndex(combo.findData("head"))
+    assert shown(panel) == ["U002", "U003"]  # rare claims are head entities too
+    combo.setCurrentIndex(0)
+    panel.units_view.sortByColumn(UNIT_COLUMNS.index("tier"), Qt.SortOrder.AscendingOrder)
+    assert shown(panel, "tier") == [
+        "head",
+        "rare claims",
+        "long tail · en only",
+        "long tail · it only",
+    ]

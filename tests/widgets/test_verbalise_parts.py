@@ -3,6 +3,7 @@ panel shows saved settings without signalling a change."""
 
 from __future__ import annotations
 
+from widgets.theme import TONES
 from widgets.verbalise import DEFAULTS, VerbalisePanel
 from widgets.verbalise.model_form import ModelForm
 from widgets.verbalise.scope_form import ScopeForm
@@ -74,4 +75,4 @@ def test_a_part_signals_the_panel(qtbot) -> None:
         widget.show_runs([RunOverview(4, "m", "causal", "failed", 2)], None)
         widget.runs_view.selectRow(0)
     assert blocker.args == [4]
-    assert widget.runs_model.item(0, 3).foreground().color().name() == "#c23b22"
+    assert widget.runs_model.item(0, 3).foreground().color().name() == TONES["error"][0]

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QResizeEvent
+from PySide6.QtGui import QKeyEvent, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -72,6 +72,7 @@ from widgets.annotate.rate import (
     QueueFilterBar,
     RatingForm,
 )
+from widgets.theme import muted_colour, themed_style_sheet, themed_text, tone
 
 if TYPE_CHECKING:  # loading them would load the session layer (SQLAlchemy)
     from core.annotation import GroupAggregate, ItemAggregate
@@ -126,13 +127,19 @@ class AnnotatePanel(QWidget):
         # A chosen fluency or adequacy must read at a glance, in any style.
         # Checked and unchecked buttons have the same padding and border, so choosing one
         # never changes a row's height (and moves what is below under the pointer).
-        self.setStyleSheet(
-            "QPushButton:checked { background:#2f6fb3; color:white; "
-            "font-weight:bold; border:1px solid #1f4f85; border-radius:3px; "
-            "padding:4px } "
-            "QPushButton:unchecked { background:palette(button); "
-            "border:1px solid palette(mid); border-radius:3px; padding:4px } "
-            "QPushButton:unchecked:disabled { color:palette(mid) }"
+        # The palette's colours are written into the sheet, which is made again on a theme
+        # switch ("palette(button)" in a sheet keeps the colour it had when first read).
+        themed_style_sheet(
+            self,
+            lambda p: (
+                "QPushButton:checked { background:#2f6fb3; color:white; "
+                "font-weight:bold; border:1px solid #1f4f85; border-radius:3px; "
+                "padding:4px } "
+                f"QPushButton:unchecked {{ background:{p.color(QPalette.ColorRole.Button).name()}; "
+                f"color:{p.color(QPalette.ColorRole.ButtonText).name()}; "
+                f"border:1px solid {muted_colour(p)}; border-radius:3px; padding:4px }} "
+                f"QPushButton:unchecked:disabled {{ color:{muted_colour(p)} }}"
+            ),
         )
         self.index: int | None = None  # queue index shown
         self.count = 0  # items in the queue
@@ -260,12 +267,16 @@ class AnnotatePanel(QWidget):
         self.annotator_combo.setCurrentIndex(max(0, found))
         self.annotator_combo.blockSignals(False)
         if current is None or found < 0:
-            self.who_label.setText(
-                "<span style='color:#c23b22'><b>No annotator chosen</b></span> — choose who you are"
+            themed_text(
+                self.who_label,
+                lambda: (
+                    f"<span style='color:{tone('error')}'><b>No annotator chosen</b></span>"
+                    " — choose who you are"
+                ),
             )
         else:
             name = html.escape(self.annotator_combo.itemText(found))
-            self.who_label.setText(f"Annotating as <b>{name}</b>")
+            themed_text(self.who_label, lambda: f"Annotating as <b>{name}</b>")
         self.build_button.setEnabled(current is not None)
 
     def show_filter_options(self, options: QueueOptions) -> None:
@@ -327,8 +338,13 @@ class AnnotatePanel(QWidget):
         self.navigation.set_item_shown(False)
 
     def show_message(self, text: str, error: bool = False) -> None:
-        colour = "#c23b22" if error else "#2b7a2b"
-        self.message_label.setText(f"<span style='color:{colour}'>{html.escape(text)}</span>")
+        themed_text(
+            self.message_label,
+            lambda: (
+                f"<span style='color:{tone('error' if error else 'better')}'>"
+                f"{html.escape(text)}</span>"
+            ),
+        )
 
     def set_can_undo(self, can: bool) -> None:
         self.undo_button.setEnabled(can)

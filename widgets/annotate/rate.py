@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -47,6 +47,7 @@ from core.annotation import (
 )
 from core.labels import tier_label
 from core.surface import surface_triple
+from widgets.theme import set_muted, themed_style_sheet, themed_text, tone
 
 ANY = "any"
 # METHODS §9 anchors; the steps between them are the annotator's judgement.
@@ -214,7 +215,7 @@ class ItemView(QWidget):
         super().__init__(parent)
         self.meta_label = QLabel()
         self.meta_label.setWordWrap(True)
-        self.meta_label.setStyleSheet("color: palette(mid)")
+        set_muted(self.meta_label)
         self.triples_label = QLabel()
         self.triples_label.setTextFormat(Qt.TextFormat.RichText)
         self.triples_label.setWordWrap(True)
@@ -227,7 +228,10 @@ class ItemView(QWidget):
         font = QFont(self.text_label.font())
         font.setPointSizeF(font.pointSizeF() * 1.25)
         self.text_label.setFont(font)
-        self.text_label.setStyleSheet("background:palette(base)")
+        themed_style_sheet(
+            self.text_label,
+            lambda p: f"background:{p.color(QPalette.ColorRole.Base).name()}",
+        )
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.meta_label)
@@ -263,10 +267,13 @@ class ItemView(QWidget):
             + "</tr>"
             for triple in map(surface_triple, item.triples)
         )
-        self.triples_label.setText(
-            f"<table style='color:#2a4d69'>{rows}</table>{lang_note}"
-            if rows
-            else "<i>no triples</i>"
+        themed_text(
+            self.triples_label,
+            lambda: (
+                f"<table style='color:{tone('accent')}'>{rows}</table>{lang_note}"
+                if rows
+                else "<i>no triples</i>"
+            ),
         )
         self.text_label.setText(item.text)
 
@@ -295,7 +302,7 @@ class RatingForm(QWidget):
         self.fluency_hint.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.fluency_hint.setFixedHeight(2 * self.fluency_hint.fontMetrics().lineSpacing())
         self.fluency_hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.fluency_hint.setStyleSheet("color: palette(mid)")
+        set_muted(self.fluency_hint)
         fluency_title.addWidget(self.fluency_hint, 1)
         layout.addLayout(fluency_title)
         layout.addLayout(self._fluency_row())

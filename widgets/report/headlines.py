@@ -21,10 +21,8 @@ from core.report.verdict import (
     verdict,
 )
 from core.report.verdict import headline_text as core_headline_text
-from widgets.theme import muted_colour
+from widgets.theme import muted_colour, tone
 
-WORSE_COLOUR = "#b3261e"
-BETTER_COLOUR = "#1b7a3d"
 # Friendlier headers for the comparison tables (the exports keep the core's names).
 
 
@@ -51,7 +49,7 @@ def headline_parts(c: Comparison, *, show_model: bool) -> dict[str, Any]:
     v = verdict(c)
     colour = muted_colour()  # not significant: neither better nor worse
     if v.worse is not None and c.significant:
-        colour = WORSE_COLOUR if v.worse else BETTER_COLOUR
+        colour = tone("error") if v.worse else tone("better")
     return {
         "label": metric_label(c.metric),
         "scope": headline_scope(c, show_model=show_model),

@@ -11,7 +11,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -54,7 +54,7 @@ from core.statistics import (
 )
 from core.text_filters import FilterError, check_conditions
 from widgets.note_chips import NoteChips, notes_of
-from widgets.plot_export import EXPORT_ERRORS, ask_export
+from widgets.plot_export import EXPORT_ERRORS, announce_written, ask_export
 from widgets.report.headlines import headline_html, opening_plot
 from widgets.report.options import (
     CORRECTION_CHOICES,
@@ -71,7 +71,7 @@ from widgets.report.table import (
     plain_title,
     tab_title,
 )
-from widgets.theme import muted_colour
+from widgets.theme import muted_colour, on_palette_change, themed_style_sheet, tone
 
 NOT_BUILT_MESSAGE = "Press <b>Build report</b> to compare head and long tail on {metrics}."
 NO_SESSION_MESSAGE = "Open a session to build a bias report."
@@ -102,6 +102,9 @@ class ReportPanel(QWidget):
         self._build_widgets()
         self._layout()
         self.show_message(NO_SESSION_MESSAGE)
+        # The headlines' colours (better, worse, muted) are the theme's: drawn again on a
+        # switch between light and dark.
+        on_palette_change(self, self._recolour)
 
     # -- widgets -----------------------------------------------------------------------------
     def _build_widgets(self) -> None:
@@ -223,7 +226,7 @@ class ReportPanel(QWidget):
         self.stale_label = QLabel(
             "Scores changed since this report was built: press Build report again."
         )
-        self.stale_label.setStyleSheet("color:#b3261e;")
+        themed_style_sheet(self.stale_label, lambda p: f"color:{tone('error', p)};")
         self.stale_label.setVisible(False)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -310,7 +313,10 @@ class ReportPanel(QWidget):
         headline_box = QFrame()
         headline_box.setFrameShape(QFrame.Shape.StyledPanel)
         # The palette's own colours: readable in a dark theme (it was light on light).
-        headline_box.setStyleSheet("QFrame{background:palette(alternate-base);}")
+        themed_style_sheet(
+            headline_box,
+            lambda p: f"QFrame{{background:{p.color(QPalette.ColorRole.AlternateBase).name()};}}",
+        )
         headline_layout = QVBoxLayout(headline_box)
         headline_layout.setContentsMargins(8, 6, 8, 6)
         headline_layout.addWidget(self.headline_title)
@@ -462,6 +468,10 @@ class ReportPanel(QWidget):
             self.progress.setValue(int(1000 * min(progress.done / progress.total, 1.0)))
         self.progress.setFormat(progress.message or "%p%")
         self.progress.setToolTip(progress.message)
+
+    def _recolour(self) -> None:
+        if self.report is not None:
+            self._show_headlines(self.report, self.headlines)
 
     def mark_stale(self) -> None:
         if self.report is not None:
@@ -673,9 +683,11 @@ class ReportPanel(QWidget):
         chosen = ask_export(self, f"{spec.kind}-{spec.metric}".replace("+", "plus"))
         if chosen is not None:
             try:
-                self.plots.export(*chosen)
+                written = self.plots.export(*chosen)
             except EXPORT_ERRORS as error:
                 QMessageBox.warning(self, "Plot not exported", str(error))
+            else:
+                announce_written(self, written)
 
     def _on_export_all_plots(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export every plot (PNG, SVG, PDF)")

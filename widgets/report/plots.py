@@ -27,6 +27,7 @@ from core.figures import BINS, MAX_OUTLIERS, MAX_POINTS, PALETTE, BoxStats, box_
 from core.report import PlotSpec
 from widgets.plot_export import ExportOptions, export_figure
 from widgets.plot_theme import follow_palette
+from widgets.theme import set_muted
 
 # Past this many groups a box plot lies on its side: one labelled row per group.
 HORIZONTAL_GROUPS = 8
@@ -81,7 +82,7 @@ class ReportPlots(QWidget):
         )
         self.caption = QLabel()
         self.caption.setWordWrap(True)
-        self.caption.setStyleSheet("color: palette(mid);")
+        set_muted(self.caption)
         row = QHBoxLayout()
         row.addWidget(self.picker, 1)
         row.addWidget(self.export_button)

@@ -36,6 +36,7 @@ from core.report.verdict import (
     format_value,
 )
 from core.tiers import SubTier, Tier
+from widgets.theme import muted_colour, themed_style_sheet
 
 # Columns of the report's tables that may hold a tier code (a compared group, or a key),
 # and the codes (core.tiers' tiers and sub-tiers).
@@ -44,8 +45,6 @@ TIER_CODES = frozenset(tier.value for tier in (*Tier, *SubTier))
 
 MARK_BACKGROUND = QColor("#ffd866")
 MARK_FOREGROUND = QColor("#5c3b00")
-WORSE_COLOUR = "#b3261e"
-BETTER_COLOUR = "#1b7a3d"
 # Friendlier headers for the comparison tables (the exports keep the core's names).
 HEADERS = {
     "group_a": "a",
@@ -240,7 +239,7 @@ class TablePage(QWidget):
         self.note = QLabel(table.note or "")
         self.note.setTextFormat(Qt.TextFormat.PlainText)
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("color: palette(mid); font-size:11px;")
+        themed_style_sheet(self.note, lambda p: f"color: {muted_colour(p)}; font-size:11px;")
         # At most about three lines high, scrolling past that: the table keeps its rows.
         note_scroll = QScrollArea()
         note_scroll.setWidget(self.note)

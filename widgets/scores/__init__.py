@@ -71,7 +71,6 @@ from widgets.scores.table import (
 from widgets.scores.text_html import (
     HALLUCINATION_COLOUR,
     MENTION_COLOUR,
-    MISSING_COLOUR,
     highlighted_html,
 )
 
@@ -81,7 +80,6 @@ __all__ = [
     "HALLUCINATION_COLOUR",
     "MENTION_COLOUR",
     "MIDDLE",
-    "MISSING_COLOUR",
     "MISSING_RANK",
     "SEARCH_DELAY_MS",
     "SUMMARY_KEYS",

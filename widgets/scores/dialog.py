@@ -32,6 +32,7 @@ from core.metrics.scoring import ScoringRequest
 from widgets.dialogs import FittedDialog
 from widgets.message_bar import ElidedLabel
 from widgets.scores.rows import ModelChoice, ScoreChoices
+from widgets.theme import set_muted, themed_style_sheet, tone
 
 # -- the Score… dialog -----------------------------------------------------------------
 
@@ -69,7 +70,7 @@ class ScoreDialog(FittedDialog):
             if name in choices.unticked:  # why this machine's default leaves it out
                 shown = f"{choices.unticked[name]} — {description}"
             label.setText(shown)
-            label.setStyleSheet("color: palette(mid);")
+            set_muted(label)
             label.setToolTip(shown)
             grid.addWidget(check, i, 0)
             grid.addWidget(label, i, 1)
@@ -87,7 +88,7 @@ class ScoreDialog(FittedDialog):
         self.wordnet_note = QLabel(choices.wordnet_note)
         self.wordnet_note.setWordWrap(True)
         if not choices.wordnet_found:
-            self.wordnet_note.setStyleSheet("color: #a33;")
+            themed_style_sheet(self.wordnet_note, lambda p: f"color: {tone('error', p)};")
         row = len(ALL_METRICS)
         grid.addWidget(QLabel("WordNet"), row, 0)
         grid.addWidget(self.wordnet_edit, row, 1)

@@ -46,7 +46,7 @@ from widgets.scores.rows import (
 from widgets.scores.table import ScoreTableModel, table_view
 from widgets.scores.text_html import detail_text_html, detail_unit_html
 from widgets.synonyms import SynonymDialog
-from widgets.theme import muted_colour
+from widgets.theme import muted_colour, themed_text
 
 WIDE_PX = 1000  # at least this wide: table and detail side by side
 COMBO_CHARS = 5  # the filters' least width, in characters (their popups show every name)
@@ -368,15 +368,18 @@ class ScoresPanel(QWidget):
     def show_detail(self, detail: TextDetail | None) -> None:
         self.shown_detail = detail
         if detail is None:
-            self.text_view.setHtml(
-                f"<p style='color:{muted_colour()}'>Select a text in the table to see "
-                "its entity mentions, missing entities and hallucination "
-                "candidates beside its unit and references.</p>"
+            themed_text(
+                self.text_view,
+                lambda: (
+                    f"<p style='color:{muted_colour()}'>Select a text in the table to see "
+                    "its entity mentions, missing entities and hallucination "
+                    "candidates beside its unit and references.</p>"
+                ),
             )
-            self.unit_view.clear()
+            themed_text(self.unit_view, str)
             return
-        self.text_view.setHtml(detail_text_html(detail))
-        self.unit_view.setHtml(detail_unit_html(detail))
+        themed_text(self.text_view, lambda: detail_text_html(detail))
+        themed_text(self.unit_view, lambda: detail_unit_html(detail))
 
     def open_score_dialog(self, choices: ScoreChoices) -> ScoreDialog:
         """The Score… dialog (window-modal, not blocking); accepted, it asks to score."""

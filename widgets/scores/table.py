@@ -27,6 +27,7 @@ from core.metrics.info import format_metric, lower_is_better, metric_info
 from core.metrics.score_pages import ScoreSort
 from widgets.scores.ranking import column_names, column_ranges, column_sort_ranks, sort_order
 from widgets.scores.rows import ScoreTableRow
+from widgets.theme import TONES
 
 # Colour scale ends: pale so that black text stays readable on every cell.
 BAD = QColor(246, 190, 182)
@@ -263,7 +264,7 @@ class ScoreTableModel(QAbstractTableModel):
             return scale_colour(metric, value, *low_high) if low_high else None
         if role == Qt.ItemDataRole.ForegroundRole:
             # Dark text on the light colour scale, in a dark theme too.
-            return QColor("#9a9a9a") if value is None else QColor("#1a1a1a")
+            return QColor(TONES["muted"][0]) if value is None else QColor("#1a1a1a")
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = row.score_tips.get(metric)
             if tip:

@@ -9,12 +9,11 @@ from collections.abc import Sequence
 
 from core.surface import surface_triple
 from widgets.scores.rows import Span, TextDetail
-from widgets.theme import muted_colour
+from widgets.theme import muted_colour, tone
 
 # Highlights in the detail view (also drawn in its legend).
 MENTION_COLOUR = "#b9e4c9"  # ESA: a unit entity found in the text
 HALLUCINATION_COLOUR = "#f7c6a3"  # a name or number matching nothing in the unit
-MISSING_COLOUR = "#c23b22"  # a unit entity the text does not mention
 # Dark text on the light highlight colours, whatever the theme.
 INK = "color:#1a1a1a"
 
@@ -59,7 +58,7 @@ def _legend() -> str:
         f"<span style='background-color:{MENTION_COLOUR}; {INK}'>&nbsp;entity mention (ESA)"
         f"&nbsp;</span> &nbsp; <span style='background-color:{HALLUCINATION_COLOUR}; {INK}'>"
         "&nbsp;hallucination candidate&nbsp;</span> &nbsp; "
-        f"<span style='color:{MISSING_COLOUR}'>✗ missing entity</span>"
+        f"<span style='color:{tone('error')}'>✗ missing entity</span>"
     )
 
 
@@ -73,8 +72,7 @@ def detail_text_html(detail: TextDetail) -> str:
     if detail.esa_scored:
         if detail.missing:
             items = "".join(
-                f"<li style='color:{MISSING_COLOUR}'>✗ {html.escape(m)}</li>"
-                for m in detail.missing
+                f"<li style='color:{tone('error')}'>✗ {html.escape(m)}</li>" for m in detail.missing
             )
             parts.append(f"<p><b>Missing entities</b> ({len(detail.missing)}):</p><ul>{items}</ul>")
         else:

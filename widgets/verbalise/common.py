@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.vocab import LANGUAGES
+from widgets.theme import TONES
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -53,7 +54,7 @@ DEFAULTS: dict[str, Any] = {
     "prompt_preset": "tailnlg",
     "seq2seq_prefix": "",
 }
-RED = QBrush(QColor("#c23b22"))
+RED = QBrush(QColor(TONES["error"][0]))  # drawn in the theme's variant
 
 
 def item(text: str, data: Any = None) -> QStandardItem:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.theme import set_muted
 from widgets.verbalise.common import DEFAULTS, DEVICES, DTYPES, combo, double, form, spin, wrapping
 
 
@@ -51,7 +52,7 @@ class ModelForm(QWidget):
         )
         self.train_button.clicked.connect(self.train_requested)
         self.model_info = wrapping()
-        self.model_info.setStyleSheet("color: palette(mid)")
+        set_muted(self.model_info)
 
         self.server_url = QLineEdit()
         self.server_url.setPlaceholderText("http://localhost:8000/v1")

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.theme import recoloured, themed_style_sheet, themed_text, tone
 from widgets.verbalise.common import DEFAULTS, SERVER, TEMPLATE, combo, scrolled, wrapping
 from widgets.verbalise.model_form import ModelForm
 from widgets.verbalise.prompt import PromptEditor, PromptPreview
@@ -57,7 +58,7 @@ class VerbalisePanel(QWidget):
         )
         self.model_combo.currentIndexChanged.connect(self._on_model_changed)
         self.error_label = wrapping()
-        self.error_label.setStyleSheet("color: #c23b22")
+        themed_style_sheet(self.error_label, lambda p: f"color: {tone('error', p)}")
         self.error_label.hide()
         # The parts, each wired to the panel's signals.
         self.model_form = ModelForm()
@@ -230,7 +231,7 @@ class VerbalisePanel(QWidget):
     def show_finished(self, status: str, summary_html: str, line: str = "") -> None:
         self.run_bar.show_finished(status, line or summary_html)
         self.model_combo.setEnabled(True)
-        self.summary_label.setText(summary_html)
+        themed_text(self.summary_label, lambda: recoloured(summary_html))
         self.tabs.setCurrentIndex(_TAB_RESULTS)
 
     def show_runs(self, runs: Sequence[RunOverview], select: int | None) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QFontDatabase, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.vocab import LANGUAGE_NAMES, LANGUAGES
+from widgets.theme import muted_colour, themed_style_sheet, tone
 from widgets.verbalise.common import combo, wrapping
 from widgets.verbalise.unit_picker import UnitPicker
 
@@ -194,14 +195,19 @@ class PromptPreview(QWidget):
         self.preview.setReadOnly(True)
         self.preview.setPlaceholderText("The exact prompt for the unit appears here")
         self.preview_note = wrapping()
-        self.preview_note.setStyleSheet("color: palette(mid)")
+        self._note_error = False
+        themed_style_sheet(self.preview_note, self._note_style)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.unit_picker)
         layout.addWidget(self.preview, 1)
         layout.addWidget(self.preview_note)
 
+    def _note_style(self, palette: QPalette | None) -> str:
+        return f"color: {tone('error', palette) if self._note_error else muted_colour(palette)}"
+
     def show_preview(self, text: str, note: str = "", error: bool = False) -> None:
         self.preview.setPlainText(text)
         self.preview_note.setText(note)
-        self.preview_note.setStyleSheet("color: #c23b22" if error else "color: palette(mid)")
+        self._note_error = error
+        self.preview_note.setStyleSheet(self._note_style(None))

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.theme import recoloured, themed_text
 from widgets.verbalise.common import OUTPUT_COLUMNS, RED, RUN_COLUMNS, item, table, wrapping
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class ResultsView(QWidget):
     ) -> None:
         """Outputs of one run (a unit's, or the run's: ``uids`` names each one's unit),
         each with its raw reply (an unparsable one in red, with the reason)."""
-        self.outputs_label.setText(title)
+        themed_text(self.outputs_label, lambda: recoloured(title))
         self.outputs_model.removeRows(0, self.outputs_model.rowCount())
         self.raw_view.clear()
         units = list(uids) or [""] * len(outputs)

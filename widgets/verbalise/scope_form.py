@@ -16,7 +16,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.groups import order_key
+from core.labels import tier_label
 from core.vocab import LANGUAGE_NAMES, LANGUAGES
+from widgets.theme import set_muted
 from widgets.verbalise.common import SCOPES, combo, wrapping
 
 _SCOPE_TEXTS = {
@@ -63,7 +66,7 @@ class ScopeForm(QWidget):
         )
         self.resume_check.toggled.connect(lambda _on: self.changed.emit())
         self.selected_label = wrapping()
-        self.selected_label.setStyleSheet("color: palette(mid)")
+        set_muted(self.selected_label)
 
         layout = QVBoxLayout(self)
         which = QGroupBox("Which units")
@@ -97,8 +100,11 @@ class ScopeForm(QWidget):
             keep = box.currentData()
             box.blockSignals(True)
             box.clear()
+            if box is self.tier_combo:  # the one vocabulary, head to tail
+                rows = sorted(rows, key=lambda row: order_key("subtier", row[0]))
             for name, count in rows:
-                box.addItem(f"{name.replace('_', ' ')} ({count:,})", name)
+                words = tier_label(name) if box is self.tier_combo else name.replace("_", " ")
+                box.addItem(f"{words} ({count:,})", name)
             if keep is not None and box.findData(keep) >= 0:
                 box.setCurrentIndex(box.findData(keep))
             box.blockSignals(False)

@@ -10,6 +10,7 @@ from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from core.labels import plural, tier_label
+from widgets.theme import set_muted
 from widgets.verbalise.common import combo
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class UnitPicker(QWidget):
         )
         self.combo.activated.connect(self._on_activated)
         self.matches_label = QLabel()
-        self.matches_label.setStyleSheet("color: palette(mid)")
+        set_muted(self.matches_label)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
