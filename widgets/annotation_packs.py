@@ -37,6 +37,7 @@ from core.labels import plural
 from core.paths import SESSION_SUFFIX
 from core.vocab import LANGUAGES
 from widgets.dialogs import FittedDialog
+from widgets.save_dialog import ask_save_path
 
 COLUMNS = (
     "Annotator",
@@ -144,7 +145,7 @@ class PackForm(FittedDialog):
 
     def _choose_out(self) -> None:
         name = self.annotator.currentText().strip() or "pack"
-        path, _ = QFileDialog.getSaveFileName(
+        path, _ = ask_save_path(
             self, "Save the pack as", f"{name}{SESSION_SUFFIX}", f"Pack (*{SESSION_SUFFIX})"
         )
         if path:
