@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from sqlalchemy import bindparam, select, update
 
+from core.bounded import stored_json
 from core.errors import UserFacingError
 from core.store import SessionStore
 from core.store.models import Category, CategoryMember, Entity, SessionMeta
@@ -44,7 +45,7 @@ def load_tier_settings(
     if not raw:
         return fallback
     try:
-        return TierSettings(**json.loads(raw))
+        return TierSettings(**stored_json(raw, None))
     except (TypeError, ValueError):
         # Settings written by hand or by a future version: fall back to the defaults
         # rather than refuse to show the category.
