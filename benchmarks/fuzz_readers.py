@@ -1,14 +1,14 @@
 """The mutation fuzzer of ``tests/fixtures/fuzzing.py`` over every reader of outside files, at
 length: tracebacks, hangs and sessions changed on refusal, per reader.
 
-    QT_QPA_PLATFORM=offscreen PYTHONPATH=$PWD .venv/bin/python benchmarks/fuzz_readers.py \
-        [--cases 10000] [--seed 0] [--timeout-s 10] [READER ...]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/fuzz_readers.py
+        [--cases 10000] [--seed 0] [--timeout-s 10] [--every 1000] [READER ...]
 
-Readers: webnlg_xml, wdv_json, judgments, outputs, synonyms, prompt_template, lock_file,
-model_card, pack (all by default). The cases depend only on the seed, so a case a run
-reports (by its number) is read again with the same seed. Prints one line per reader and
-the first lines of each traceback; exits 1 when any reader had a traceback, a hang, a
-changed session or a refusal of more than one line.
+Readers: webnlg_xml, wdv_json, judgments, judgments_all_teams, outputs, synonyms,
+prompt_template, lock_file, model_card, pack (all by default). The cases depend only on
+the seed, so a case a run reports (by its number) is read again with the same seed.
+Prints one line per reader and the first lines of each traceback; exits 1 when any reader
+had a traceback, a hang, a changed session or a refusal of more than one line.
 """
 
 from __future__ import annotations
@@ -25,7 +25,11 @@ from tests.fixtures import fuzzing  # noqa: E402
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " "),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+    )
     parser.add_argument("readers", nargs="*", default=sorted(fuzzing.READERS))
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
