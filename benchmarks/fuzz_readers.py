@@ -33,6 +33,9 @@ def main() -> int:
     parser.add_argument("readers", nargs="*", default=sorted(fuzzing.READERS))
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--first", type=int, default=0, help="number of the first case (to split a run)"
+    )
     parser.add_argument("--timeout-s", type=float, default=10.0, help="a case longer hangs")
     parser.add_argument("--every", type=int, default=1000, help="print a running count")
     args = parser.parse_args()
@@ -45,9 +48,10 @@ def main() -> int:
             n: int, outcome: str, name: str = name, counts: dict[str, int] = counts
         ) -> None:
             counts[outcome] = counts.get(outcome, 0) + 1
-            if (n + 1) % args.every == 0:
+            seen = sum(counts.values())
+            if seen % args.every == 0:
                 done = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
-                print(f"  {name}: {n + 1:,} cases ({done})", flush=True)
+                print(f"  {name}: {seen:,} cases to case {n} ({done})", flush=True)
 
         tally = fuzzing.run(
             fuzzing.READERS[name],
@@ -55,8 +59,11 @@ def main() -> int:
             args.seed,
             timeout_s=args.timeout_s,
             on_case=progress,
+            first=args.first,
         )
-        print(f"{tally.line()} ({time.monotonic() - started:,.0f} s)", flush=True)
+        last = args.first + args.cases - 1
+        took = time.monotonic() - started
+        print(f"{tally.line()} (cases {args.first:,}-{last:,}, {took:,.0f} s)", flush=True)
         for n, trace in tally.tracebacks[:5]:
             print(f"  case {n}: {trace.strip().splitlines()[-1][:300]}")
         if tally.hangs:
