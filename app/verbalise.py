@@ -639,10 +639,9 @@ class VerbaliseController(QObject):
 
 
 def _load_settings(store: SessionStore) -> dict[str, Any]:
-    try:
-        data = json.loads(store.get_meta(SETTINGS_META_KEY) or "{}")
-    except ValueError:
-        return {}
+    from core.bounded import stored_json
+
+    data = stored_json(store.get_meta(SETTINGS_META_KEY), {})
     return data if isinstance(data, dict) else {}
 
 

@@ -1,14 +1,14 @@
 """The mutation fuzzer of ``tests/fixtures/fuzzing.py`` over every reader of outside files, at
 length: tracebacks, hangs and sessions changed on refusal, per reader.
 
-    QT_QPA_PLATFORM=offscreen PYTHONPATH=$PWD .venv/bin/python benchmarks/fuzz_readers.py \
-        [--cases 10000] [--seed 0] [--timeout-s 10] [READER ...]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/fuzz_readers.py
+        [--cases 10000] [--seed 0] [--timeout-s 10] [--every 1000] [READER ...]
 
-Readers: webnlg_xml, wdv_json, judgments, outputs, synonyms, prompt_template, lock_file,
-model_card, pack (all by default). The cases depend only on the seed, so a case a run
-reports (by its number) is read again with the same seed. Prints one line per reader and
-the first lines of each traceback; exits 1 when any reader had a traceback, a hang, a
-changed session or a refusal of more than one line.
+Readers: webnlg_xml, wdv_json, judgments, judgments_all_teams, outputs, synonyms,
+prompt_template, lock_file, model_card, pack (all by default). The cases depend only on
+the seed, so a case a run reports (by its number) is read again with the same seed.
+Prints one line per reader and the first lines of each traceback; exits 1 when any reader
+had a traceback, a hang, a changed session or a refusal of more than one line.
 """
 
 from __future__ import annotations
@@ -25,10 +25,17 @@ from tests.fixtures import fuzzing  # noqa: E402
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " "),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+    )
     parser.add_argument("readers", nargs="*", default=sorted(fuzzing.READERS))
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--first", type=int, default=0, help="number of the first case (to split a run)"
+    )
     parser.add_argument("--timeout-s", type=float, default=10.0, help="a case longer hangs")
     parser.add_argument("--every", type=int, default=1000, help="print a running count")
     args = parser.parse_args()
@@ -41,9 +48,10 @@ def main() -> int:
             n: int, outcome: str, name: str = name, counts: dict[str, int] = counts
         ) -> None:
             counts[outcome] = counts.get(outcome, 0) + 1
-            if (n + 1) % args.every == 0:
+            seen = sum(counts.values())
+            if seen % args.every == 0:
                 done = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
-                print(f"  {name}: {n + 1:,} cases ({done})", flush=True)
+                print(f"  {name}: {seen:,} cases to case {n} ({done})", flush=True)
 
         tally = fuzzing.run(
             fuzzing.READERS[name],
@@ -51,8 +59,11 @@ def main() -> int:
             args.seed,
             timeout_s=args.timeout_s,
             on_case=progress,
+            first=args.first,
         )
-        print(f"{tally.line()} ({time.monotonic() - started:,.0f} s)", flush=True)
+        last = args.first + args.cases - 1
+        took = time.monotonic() - started
+        print(f"{tally.line()} (cases {args.first:,}-{last:,}, {took:,.0f} s)", flush=True)
         for n, trace in tally.tracebacks[:5]:
             print(f"  case {n}: {trace.strip().splitlines()[-1][:300]}")
         if tally.hangs:

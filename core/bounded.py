@@ -162,6 +162,20 @@ def loads_json(
     return value
 
 
+def stored_json(text: object, default: Any) -> Any:
+    """JSON a session holds (settings, drafts, a score's details): ``text`` parsed within
+    :data:`DEFAULT`'s bounds, or ``default`` when there is none or it cannot be read. A
+    session may come from elsewhere (sent by a colleague, edited by another program), so
+    what it holds is outside text too: deep nesting, ``1e400`` or a lone surrogate there
+    must make a reader fall back, never fail with a traceback."""
+    if not isinstance(text, str | bytes) or not text:
+        return default
+    try:
+        return loads_json(text, name="the session")
+    except BoundedTextError:
+        return default
+
+
 def read_json(
     path: Path | str,
     *,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import select
 
+from core.bounded import stored_json
 from core.errors import UserFacingError
 from core.store import SessionStore
 from core.store.models import Category, CategoryMember, Entity
@@ -42,7 +43,7 @@ def load_tier_settings(
     if not raw:
         return fallback
     try:
-        return TierSettings(**json.loads(raw))
+        return TierSettings(**stored_json(raw, None))
     except (TypeError, ValueError):
         # Settings written by hand or by a future version: fall back to the defaults
         # rather than refuse to show the category.

@@ -400,7 +400,11 @@ def _webnlg_payloads(store: SessionStore) -> list[dict[str, Any]]:
             .where(SessionMeta.key.like(f"{META_PREFIX}%"))
             .order_by(SessionMeta.key)
         ).all()
-    return [json.loads(v) for v in values]
+    from core.bounded import stored_json
+
+    # Stored by import-judgments; a session from elsewhere may hold anything there.
+    payloads = (stored_json(v, None) for v in values)
+    return [p for p in payloads if isinstance(p, dict)]
 
 
 def human_values(store: SessionStore, *, zscore: bool = False) -> dict[str, dict[int, float]]:

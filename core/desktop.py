@@ -25,6 +25,7 @@ import importlib.util
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -178,7 +179,7 @@ def install(home: Path | None = None, launcher: Launcher | None = None) -> Deskt
     }
     report = DesktopReport(launcher=launcher)
     for role, path in files.items():
-        if path.exists() and not _is_ours(path):
+        if os.path.lexists(path) and not _is_ours(path):
             report.kept.append(path)
             continue
         _write(path, texts[role])
@@ -192,7 +193,7 @@ def uninstall(home: Path | None = None) -> DesktopReport:
     base = home if home is not None else data_home()
     report = DesktopReport()
     for path in planned_files(base).values():
-        if not path.exists():
+        if not os.path.lexists(path):
             continue
         if not _is_ours(path):
             report.kept.append(path)
@@ -238,11 +239,16 @@ def _mark_svg(svg: str) -> str:
 
 
 def _is_ours(path: Path) -> bool:
+    """Whether ``path`` is a regular file holding the marker. Anything else is someone
+    else's and kept: a link or a pipe is not opened (a pipe's open waits for a writer)."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(4096)
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return False
+        head = handle.read(4096)
     return MARKER.encode() in head
 
 

@@ -559,11 +559,15 @@ def export_figures_job(
     suffixes: Sequence[str] = FORMATS,
     dpi: float = DEFAULT_DPI,
     size_in: tuple[float, float] | None = None,
+    force: bool = False,
 ) -> Any:
     """A job writing every ``PlotSpec``'s figure in each format into ``folder``, named
     ``NN-<kind>-<metric>.<suffix>``; its result is the list of paths written. Progress
-    per file; cancel stops between files (those written stay)."""
+    per file; cancel stops between files (those written stay). Every name is checked
+    before the first is written (``core.output_guard``: a file TailLens did not write, or
+    a session, is replaced only with ``force``), so a refusal leaves the folder as it was."""
     from core.jobs import Job
+    from core.output_guard import check_output_target
 
     for suffix in suffixes:
         check_format(f"x{suffix}")
@@ -575,8 +579,13 @@ def export_figures_job(
         written: list[Path] = []
         job.partial = written
         total = len(specs) * len(suffixes)
-        for i, spec in enumerate(specs):
-            stem = f"{i + 1:02d}-{spec.kind}-{_safe_name(spec.metric)}"
+        stems = [
+            f"{i + 1:02d}-{spec.kind}-{_safe_name(spec.metric)}" for i, spec in enumerate(specs)
+        ]
+        for stem in stems:
+            for suffix in suffixes:
+                check_output_target(folder / f"{stem}{suffix}", force=force)
+        for spec, stem in zip(specs, stems, strict=True):
             for suffix in suffixes:
                 ctx.progress(len(written), total, f"{stem}{suffix}")
                 ctx.check_cancelled()
@@ -586,6 +595,7 @@ def export_figures_job(
                         folder / f"{stem}{suffix}",
                         title=spec.title,
                         dpi=dpi,
+                        force=force,
                     )
                 )
         ctx.progress(total, total, "")

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core import heavy
+from core.bounded import stored_json
 from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
@@ -679,7 +680,7 @@ def load_cutoff(store: SessionStore, category: str) -> CutoffSettings | None:
     if not raw:
         return None
     try:
-        return CutoffSettings(**json.loads(raw))
+        return CutoffSettings(**stored_json(raw, None))
     except (TypeError, ValueError):
         return None
 

@@ -198,17 +198,40 @@ def _folder_size(folder: Path) -> int:
     return total
 
 
+def _ref_commit(ref: Path) -> str | None:
+    """The commit id a hub cache's ref file names, or None. Other programs write the
+    cache: its text becomes part of a path only when it is a commit id."""
+    from core.safe_names import UnsafeNameError, commit_id
+
+    if not ref.is_file():  # not a pipe or a device: reading those could wait or never end
+        return None
+    try:
+        with ref.open("rb") as handle:
+            return commit_id(handle.read(128).decode("ascii").strip())
+    except (OSError, UnicodeDecodeError, UnsafeNameError):
+        return None
+
+
 def _snapshot_of(repo_folder: Path) -> Path | None:
-    """The snapshot ``refs/main`` points at, else the newest snapshot."""
+    """The snapshot ``refs/main`` points at, else the newest snapshot; only a folder that
+    is inside ``snapshots/`` with its links resolved."""
+    from core.safe_names import UnsafeNameError, inside
+
     snapshots = repo_folder / "snapshots"
-    ref = repo_folder / "refs" / "main"
-    if ref.is_file():
-        candidate = snapshots / ref.read_text(encoding="utf-8").strip()
-        if candidate.is_dir():
-            return candidate
+
+    def within(path: Path) -> bool:
+        try:
+            inside(snapshots, path, what="the snapshot")
+        except UnsafeNameError:
+            return False
+        return path.is_dir()
+
+    commit = _ref_commit(repo_folder / "refs" / "main")
+    if commit is not None and within(snapshots / commit):
+        return snapshots / commit
     if not snapshots.is_dir():
         return None
-    found = [p for p in snapshots.iterdir() if p.is_dir()]
+    found = [p for p in snapshots.iterdir() if within(p)]
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 

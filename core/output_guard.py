@@ -13,16 +13,26 @@ naming the file:
 * any other TailLens session (the SQLite header's application id ``TLNS``), its
   ``-wal``/``-shm``/``-journal`` files, and any SQLite write-ahead log or rollback journal
   (by their magic numbers), unless ``force``;
-* a folder, a device, a pipe or a socket (the move would replace the node itself).
+* a folder, a device, a pipe or a socket (the move would replace the node itself);
+* any other file (or symbolic link) already there that TailLens did not write, unless
+  ``force``: notes, another program's output, a file edited since TailLens wrote it.
+  TailLens knows its own files by a record per path (``record_written``, called once a
+  file is in place) in the data folder's ``written/``: the file's device, inode, size and
+  modification time, so a file changed or replaced since no longer matches. A save dialog
+  that asked the user to confirm replacing a file calls ``approve_replacement`` (this
+  process only, that file as it is now), which lifts this refusal and no other.
 
 The temporary file an export writes is named ``.NAME.PID-XXXXXXXX.tmp`` beside the target;
 ``sweep_stale_temporaries`` (run by ``atomic_output`` before each write) removes those of
 that target whose process is gone (a killed export), and untagged ones of older versions
-after ten minutes. Qt-free and a leaf: only the standard library and ``core.errors``.
+after ten minutes. Qt-free: only the standard library, ``core.errors`` and ``core.paths``
+(for the records' folder, imported when first needed).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import threading
@@ -132,6 +142,83 @@ def is_session_file(path: Path | str) -> bool:
     )
 
 
+# -- files TailLens wrote ----------------------------------------------------------------------
+
+# The state of a file: (device, inode, size, modification time in ns), from lstat so a
+# symbolic link is a file of its own (os.replace would replace the link, not its target).
+_State = tuple[int, int, int, int]
+_approved: set[tuple[str, _State]] = set()
+_RECORD_LIMIT = 4096
+
+
+def _state(path: Path) -> _State | None:
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _record_path(path: Path) -> Path:
+    from core.paths import data_dir
+
+    key = hashlib.sha256(os.fsencode(str(_absolute(path)))).hexdigest()[:32]
+    return data_dir() / "written" / f"{key}.json"
+
+
+def record_written(path: Path | str) -> None:
+    """Note that TailLens has just put ``path`` in place (see the module docstring). A
+    record that cannot be written only means the next write there needs --force."""
+    path = Path(path).expanduser()
+    state = _state(path)
+    if state is None:
+        return
+    try:
+        record = _record_path(path)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        partial = record.with_name(f".{record.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
+        partial.write_text(
+            json.dumps({"path": str(_absolute(path)), "state": list(state)}), encoding="utf-8"
+        )
+        os.replace(partial, record)
+    except OSError:
+        pass
+
+
+def _written_by_taillens(path: Path, state: _State) -> bool:
+    try:
+        with _record_path(path).open("rb") as handle:
+            data = json.loads(handle.read(_RECORD_LIMIT))
+        return (
+            isinstance(data, dict)
+            and data.get("path") == str(_absolute(path))
+            and data.get("state") == list(state)
+        )
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
+def approve_replacement(path: Path | str) -> None:
+    """The user confirmed replacing ``path`` (a save dialog asked): it may be replaced in
+    this process while it stays as it is now, though TailLens did not write it."""
+    path = Path(path).expanduser()
+    state = _state(path)
+    if state is not None:
+        with _lock:
+            _approved.add((str(_absolute(path)), state))
+
+
+def _foreign(path: Path) -> bool:
+    """Whether something TailLens did not write (nor the user approved) is at ``path``."""
+    state = _state(path)
+    if state is None:
+        return False
+    with _lock:
+        if (str(_absolute(path)), state) in _approved:
+            return False
+    return not _written_by_taillens(path, state)
+
+
 def _what_it_is(path: Path) -> str | None:
     """Why ``path`` must not be replaced without --force, or None."""
     if is_session_file(path):
@@ -147,12 +234,16 @@ def _what_it_is(path: Path) -> str | None:
             return "it is a SQLite write-ahead log (a database's -wal file)"
         if header == _JOURNAL_MAGIC:
             return "it is a SQLite rollback journal (a database's -journal file)"
+    if _foreign(path):
+        what = "a symbolic link" if path.is_symlink() else "a file"
+        return f"{what} TailLens did not write is there"
     return None
 
 
 def check_output_target(path: Path | str, *, force: bool = False) -> Path:
     """The path to write, or an :class:`OutputRefusedError` saying why not (see the module
-    docstring). ``force`` allows replacing a session that is not open in this process."""
+    docstring). ``force`` allows replacing a session that is not open in this process, and
+    any file TailLens did not write."""
     path = Path(path).expanduser()
     if path.is_dir():
         raise OutputRefusedError(f"Cannot write to {path}: it is a folder. Give a file name.")

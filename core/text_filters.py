@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.bounded import stored_json
 from core.errors import UserFacingError
 
 if TYPE_CHECKING:
@@ -116,7 +117,6 @@ def sentence_details(
     store: SessionStore, columns: Iterable[str], vids: Collection[int]
 ) -> dict[str, dict[int, dict[str, Any]]]:
     """Score column -> verbalisation id -> the sentence score's details."""
-    import json
 
     from sqlalchemy import bindparam, text
 
@@ -138,7 +138,9 @@ def sentence_details(
     with store.snapshot() as db:
         for chunk in in_chunks(sorted(vids)):
             for vid, metric, raw in db.execute(query, {"metrics": metrics, "ids": list(chunk)}):
-                details = (json.loads(raw) if isinstance(raw, str) else raw) or {}
+                details = (stored_json(raw, {}) if isinstance(raw, str) else raw) or {}
+                if not isinstance(details, dict):
+                    details = {}
                 column = score_column(metric, details.get("quality"))
                 if column in wanted:
                     out[column][vid] = details

@@ -38,6 +38,7 @@ from core.paths import SESSION_SUFFIX
 from core.vocab import LANGUAGES
 from widgets.dialogs import FittedDialog
 from widgets.theme import themed_style_sheet, tone
+from widgets.save_dialog import ask_save_path
 
 COLUMNS = (
     "Annotator",
@@ -145,7 +146,7 @@ class PackForm(FittedDialog):
 
     def _choose_out(self) -> None:
         name = self.annotator.currentText().strip() or "pack"
-        path, _ = QFileDialog.getSaveFileName(
+        path, _ = ask_save_path(
             self, "Save the pack as", f"{name}{SESSION_SUFFIX}", f"Pack (*{SESSION_SUFFIX})"
         )
         if path:

@@ -37,6 +37,7 @@ from widgets.error_log import ErrorLogPanel
 from widgets.job_status import JobStatusWidget
 from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
 from widgets.panels import BOTTOM, COMMANDS, PANELS, RIGHT, PanelSpec
+from widgets.save_dialog import ask_save_path
 from widgets.session_overview import SessionOverview
 from widgets.workspaces import WORKSPACES, Workspaces
 
@@ -620,7 +621,7 @@ class MainWindow(QMainWindow):
         return ask_import_language(target, self)
 
     def _ask_export(self) -> None:
-        path, chosen = QFileDialog.getSaveFileName(
+        path, chosen = ask_save_path(
             self, "Export from the session", "", self._file_filters(self._exporters)
         )
         if path:

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QLabel,
     QSpinBox,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 from core.errors import UserFacingError
 from core.figures import DEFAULT_DPI, DEFAULT_SIZE_IN, check_format, save_figure
 from widgets.dialogs import FittedDialog
+from widgets.save_dialog import ask_save_path
 
 FORMAT_NAMES = {".png": "PNG image", ".svg": "SVG drawing", ".pdf": "PDF document"}
 CM_PER_INCH = 2.54
@@ -152,7 +152,7 @@ def ask_export(parent: QWidget, name: str) -> tuple[Path, ExportOptions] | None:
     options = dialog.options()
     parent._last_export_options = options  # the next export starts from these
     suffix = options.suffix
-    path, _ = QFileDialog.getSaveFileName(
+    path, _ = ask_save_path(
         parent, "Export figure", name + suffix, f"{FORMAT_NAMES[suffix]} (*{suffix})"
     )
     if not path:

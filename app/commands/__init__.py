@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 
 FORCE_HELP = (
-    "replace a file written even when it is a TailLens session (never the session being "
-    "read, nor its -wal/-shm files)"
+    "replace a file TailLens did not write, or a TailLens session (never the session "
+    "being read, nor its -wal/-shm files); without it only TailLens's own earlier "
+    "output is replaced"
 )
 RAW_CSV_HELP = (
     "CSV: write text cells as they are, for programs; by default a cell starting with "

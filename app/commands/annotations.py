@@ -7,6 +7,7 @@ import argparse
 from dataclasses import asdict
 from pathlib import Path
 
+from app.commands import add_output_arguments
 from core import jsonio
 from core.labels import plural
 
@@ -202,7 +203,7 @@ def _register_packs(annotations: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also texts the annotator already rated in the session",
     )
-    pack.add_argument("--force", action="store_true", help="replace an existing file")
+    add_output_arguments(pack)
     pack.add_argument("--json", action="store_true", help="print JSON")
     pack.set_defaults(handler=run_pack)
 

@@ -81,8 +81,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--force",
         action="store_true",
-        help="with --screenshot: replace PNG even when it is a TailLens session (never the "
-        "session opened)",
+        help="with --screenshot: replace PNG even when TailLens did not write it, or it is "
+        "a TailLens session (never the session opened)",
     )
     # For benchmarks/startup.py: print the wall-clock time of the first paint and exit.
     parser.add_argument("--report-first-paint", action="store_true", help=argparse.SUPPRESS)

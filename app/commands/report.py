@@ -230,7 +230,9 @@ def run_report(args: argparse.Namespace) -> int:
             from core.figures import export_figures_job
             from core.report import plot_specs
 
-            job = export_figures_job(plot_specs(report), args.figures, suffixes=suffixes)
+            job = export_figures_job(
+                plot_specs(report), args.figures, suffixes=suffixes, force=args.force
+            )
             print(f"wrote {len(run_in_terminal(job))} figures to {args.figures}")
     if args.json:
         print(jsonio.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))

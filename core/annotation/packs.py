@@ -57,7 +57,12 @@ from core.annotation.types import (
     natural_key,
 )
 from core.jobs import Job, JobContext
-from core.output_guard import check_output_target, sweep_stale_temporaries, temporary_name
+from core.output_guard import (
+    check_output_target,
+    record_written,
+    sweep_stale_temporaries,
+    temporary_name,
+)
 from core.store import SessionStore
 from core.store.batching import in_chunks
 from core.store.engine import file_uri
@@ -286,19 +291,6 @@ def _fill_pack(
         conn.execute("DETACH DATABASE src")
 
 
-def _refuse_other_file(out: Path, force: bool) -> None:
-    """A pack replaces a file already at ``out`` only with ``force``: whatever is there
-    (notes, another program's file, an earlier pack) was not made for this pack."""
-    if force or not (out.exists() or out.is_symlink()):
-        return
-    from core.output_guard import OutputRefusedError
-
-    raise OutputRefusedError(
-        f"Refusing to write {out}: a file is already there and a pack would replace it. "
-        "Choose another file name, or give --force to replace it."
-    )
-
-
 def _letters(n: int) -> str:
     """0 → A, 25 → Z, 26 → AA …"""
     out = ""
@@ -321,7 +313,6 @@ def make_pack(
         raise PackError("A pack is for a named annotator: give their name.")
     request = _with(request, annotator=name)
     out = check_output_target(request.out, force=request.force)
-    _refuse_other_file(out, request.force)
     sweep_stale_temporaries(out)
     items, golden, notes = _pick_items(store, request)
     if ctx is not None:
@@ -354,7 +345,6 @@ def make_pack(
             raise PackError(f"The pack for {name} could not be written whole; nothing was kept.")
         make_self_contained(building)
         check_output_target(out, force=request.force)
-        _refuse_other_file(out, request.force)
         with store.unit_of_work() as db:
             db.add(
                 AnnotationPack(
@@ -373,6 +363,7 @@ def make_pack(
             )
         try:
             os.replace(building, out)
+            record_written(out)
         except OSError:
             with store.unit_of_work() as db:
                 db.execute(delete(AnnotationPack).where(AnnotationPack.pack_uid == pack_uid))
@@ -510,6 +501,14 @@ def check_manifest(text: object, path: Path) -> dict[str, Any]:
 # Longest a statement on a pack may run: a pack of 100,000 ratings reads in a second.
 PACK_STATEMENT_S = 60.0
 _PROGRESS_STEPS = 20_000  # SQLite instructions between looks at the clock and at Ctrl+C
+# Memory a pack may take while read: no value longer than PACK_VALUE_BYTES (SQLite's
+# length limit, so a planted 1 GB blob is refused before it is copied out), at most
+# PACK_READ_BYTES of values and rows in all, and a page cache of PACK_CACHE_KIB. A
+# rating of the app is a few hundred bytes: 100,000 of them are about 40 MB.
+PACK_VALUE_BYTES = 1_000_000
+PACK_READ_BYTES = 256_000_000
+PACK_CACHE_KIB = 16_384
+_ROW_OVERHEAD = 64  # bytes counted for each row besides its values
 
 
 class _NotText(bytes):
@@ -544,10 +543,17 @@ def _bounded_reader(path: Path, ctx: JobContext | None) -> Iterator[sqlite3.Conn
     deadline = [time.monotonic() + PACK_STATEMENT_S]
     with closing(connect_read_only(path)) as conn:
         conn.execute("PRAGMA query_only=ON")
+        conn.execute(f"PRAGMA cache_size=-{PACK_CACHE_KIB}")
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, PACK_VALUE_BYTES)
         conn.text_factory = _text
         conn.set_progress_handler(look, _PROGRESS_STEPS)
         try:
             yield conn
+        except sqlite3.DataError:  # a value longer than SQLite's length limit
+            raise PackError(
+                f"{path.name}: it holds a value longer than {PACK_VALUE_BYTES:,} bytes; "
+                "it is not a pack TailLens made"
+            ) from None
         except sqlite3.OperationalError:
             if "interrupt" in why:
                 raise KeyboardInterrupt from None
@@ -601,28 +607,53 @@ def _readable_pack(path: Path) -> Iterator[Path]:
         yield copy
 
 
+def _fetch_within(cursor: sqlite3.Cursor, path: Path, budget: list[int]) -> list[Any]:
+    """Every row of ``cursor`` while the rows read so far hold at most ``budget[0]``
+    bytes (:data:`PACK_READ_BYTES` over one pack's reads), else a :class:`PackError`."""
+    rows = []
+    for row in cursor:
+        budget[0] -= _ROW_OVERHEAD + sum(
+            len(value) for value in row if isinstance(value, str | bytes)
+        )
+        if budget[0] < 0:
+            raise PackError(
+                f"{path.name}: it holds more than {PACK_READ_BYTES // 1_000_000} MB of "
+                "ratings; it is not a pack TailLens made"
+            )
+        rows.append(row)
+    return rows
+
+
 def read_pack(
     path: Path, ctx: JobContext | None = None
 ) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[str]]:
     """A pack's manifest, its ratings as merge uses them (pack id, annotator, item,
-    checked values, created, updated), and the ratings left out, each with why."""
+    checked values, created, updated), and the ratings left out, each with why. Time
+    and memory are bounded (:func:`_bounded_reader`, :func:`_fetch_within`)."""
+    budget = [PACK_READ_BYTES]
     with _readable_pack(path) as readable, _bounded_reader(readable, ctx) as conn:
-        meta = conn.execute(
-            "SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)
-        ).fetchall()
+        meta = _fetch_within(
+            conn.execute("SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)),
+            path,
+            budget,
+        )
         if not meta:
             raise PackError(
                 f"{path.name} is a session but not an annotation pack; packs are made with "
                 "'taillens annotations pack' or File ▸ Annotation pack…"
             )
         manifest = check_manifest(meta[0][0], path)
-        names = dict(conn.execute("SELECT id, name FROM annotators").fetchall())
-        found = conn.execute(
-            "SELECT id, annotator_id, verbalisation_id, reference_id, "
-            + ", ".join(RATING_FIELDS)
-            + ", created_at, updated_at FROM annotations "
-            "WHERE is_golden IS NOT 1 ORDER BY id"
-        ).fetchall()
+        names = dict(_fetch_within(conn.execute("SELECT id, name FROM annotators"), path, budget))
+        found = _fetch_within(
+            conn.execute(
+                "SELECT id, annotator_id, verbalisation_id, reference_id, "
+                + ", ".join(RATING_FIELDS)
+                + ", created_at, updated_at FROM annotations "
+                "WHERE is_golden IS NOT 1 ORDER BY id"
+            ),
+            path,
+            budget,
+        )
     rows: list[tuple[Any, ...]] = []
     refused: list[str] = []
     for pack_id, annotator_id, verb_id, ref_id, *values, created, changed in found:

@@ -14,6 +14,7 @@ from core.errors import UserFacingError
 from core.output_guard import (
     OutputRefusedError,
     check_output_target,
+    record_written,
     sweep_stale_temporaries,
     temporary_name,
 )
@@ -76,8 +77,9 @@ def atomic_output(
     Every file TailLens writes comes through here. ``path`` is checked first, and again
     just before the move, by :func:`core.output_guard.check_output_target`: a session open
     in this process (or its -wal/-shm files) is never replaced, another TailLens session
-    only with ``force``. Temporary files of ``path`` left by a killed writer are removed
-    first (:func:`core.output_guard.sweep_stale_temporaries`)."""
+    or a file TailLens did not write only with ``force``. Temporary files of ``path`` left
+    by a killed writer are removed first (:func:`core.output_guard.sweep_stale_temporaries`);
+    the file in place is recorded as TailLens's (:func:`core.output_guard.record_written`)."""
     path = Path(path).expanduser()
     if path.is_dir():
         raise FormatError(f"Cannot export to {path}: it is a folder. Give a file name.")
@@ -102,6 +104,7 @@ def atomic_output(
         # Again at the last moment: a session may have been put there meanwhile.
         check_output_target(path, force=force)
         os.replace(temporary, path)
+        record_written(path)  # so the next export there replaces it without --force
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         kept = f"{path.name} was left as it was" if path.exists() else "nothing was written"

@@ -36,7 +36,6 @@ Every file goes through :func:`core.formats.files.atomic_output`; CSV cells thro
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -46,6 +45,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from core import jsonio
 from core.annotation.aggregation import item_aggregates
+from core.bounded import stored_json
 from core.formats.files import CsvWriter, FormatError, atomic_output
 from core.formats.report import ExportReport
 from core.groups import category_name
@@ -416,10 +416,8 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
             ),
             params,
         ):
-            try:
-                info = json.loads(raw) if isinstance(raw, str) else (raw or {})
-            except ValueError:  # not JSON: integrity hides such rows; never a traceback
-                info = {}
+            # Not JSON (or not within bounds): integrity hides such rows; never a traceback.
+            info = stored_json(raw, {}) if isinstance(raw, str) else (raw or {})
             typed = details_from_json(metric, info if isinstance(info, dict) else {})
             column = _column(metric, typed.extra.get("quality"))
             if column not in plan.score_columns:

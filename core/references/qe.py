@@ -193,6 +193,10 @@ class CometScorer:
                 with heavy.lock():
                     from comet import load_from_checkpoint  # type: ignore[import-not-found,unused-ignore]
 
+                # As in the worker: the checkpoint is on disk, and its encoder's tokenizer
+                # must come from the cache, never from a download with no deadline of ours.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 self._model = load_from_checkpoint(str(self.path))
             output = self._model.predict(
                 data, batch_size=self.batch, gpus=self.gpus, progress_bar=False

@@ -202,13 +202,11 @@ WHERE {usable_verbalisations}
 
 
 def _attributes(raw: Any) -> Any:
-    import json
 
     if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return None
+        from core.bounded import stored_json
+
+        return stored_json(raw, None)
     return raw
 
 

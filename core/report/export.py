@@ -172,7 +172,8 @@ def write_csv(
     listing the marked cells. Text cells a spreadsheet would run as formulas (group,
     model or metric names from imported data) get a leading ``'`` unless ``raw``; numbers
     the report computed are written as numbers (``files.CsvWriter``). ``force`` lets a
-    table's file replace a TailLens session of that name (never the open one).
+    table's file replace a TailLens session or a file TailLens did not write of that name
+    (never the open session); without it, every name is checked before any file is written.
     """
     from core.formats.files import CsvWriter, FormatError, atomic_output
 
@@ -183,8 +184,16 @@ def write_csv(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise FormatError(f"Cannot create the folder {folder}: {exc.strerror or exc}.") from exc
+    from core.output_guard import check_output_target
+
+    tables = list(report.tables())
+    # Every file is checked before the first is written: a refusal leaves the folder as it was.
+    for table in tables:
+        check_output_target(folder / f"{table.name}.csv", force=force)
+        if table.marked and not table.name.startswith("compare_"):
+            check_output_target(folder / f"{table.name}_marks.csv", force=force)
     written = []
-    for table in report.tables():
+    for table in tables:
         path = folder / f"{table.name}.csv"
         with atomic_output(path, newline="", force=force) as handle:
             writer = CsvWriter(handle, raw=raw, convert=_csv_value)

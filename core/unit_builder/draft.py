@@ -193,10 +193,11 @@ def draft_to_json(draft: UnitDraft) -> str:
 
 def draft_from_json(text: str) -> UnitDraft | None:
     """The saved draft, or None when there is none or it cannot be read."""
-    import json
 
     try:
-        data = json.loads(text)
+        from core.bounded import stored_json
+
+        data = stored_json(text, None)
         return UnitDraft(
             root_qid=data["root_qid"],
             claims=tuple(ClaimRecord(**c) for c in data["claims"]),

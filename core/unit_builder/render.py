@@ -62,12 +62,9 @@ KEPT_LABELS_META_KEY = "units:kept-labels"
 
 def kept_labels(store: SessionStore) -> dict[str, dict[str, str]]:
     """Words a person kept for the session (lang -> entity id -> text): new units use them."""
-    import json
+    from core.bounded import stored_json
 
-    try:
-        data = json.loads(store.get_meta(KEPT_LABELS_META_KEY) or "{}")
-    except ValueError:
-        return {}
+    data = stored_json(store.get_meta(KEPT_LABELS_META_KEY), {})
     if not isinstance(data, dict):
         return {}
     return {

@@ -427,10 +427,10 @@ def save_draft_overrides(store: SessionStore, overrides: Overrides) -> None:
 
 def load_draft_overrides(store: SessionStore) -> dict[tuple[str, int, str], str]:
     """The draft's overrides as saved; none when there are none or they cannot be read."""
-    import json
+    from core.bounded import stored_json
 
     try:
-        rows = json.loads(store.get_meta(DRAFT_OVERRIDES_META_KEY) or "[]")
+        rows = stored_json(store.get_meta(DRAFT_OVERRIDES_META_KEY), [])
         return {(lang, int(pos), part): value for lang, pos, part, value in rows}
     except (ValueError, TypeError):
         return {}

@@ -44,7 +44,6 @@ written last), with ``README.md`` (a model card: data, settings, figures) and
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import random
@@ -371,10 +370,13 @@ def _is_leftover(path: Path) -> bool:
 
 
 def _read_record(out: Path) -> dict[str, Any]:
+    from core import bounded, files
+
     path = out / RECORD
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        # The folder is the user's to name: what is there may come from anywhere.
+        record = bounded.read_json(path, limit=files.SETTINGS_LIMIT, limits=bounded.SMALL)
+    except (UserFacingError, OSError):
         raise TrainingError(
             f"{out}: holds a checkpoint but its {RECORD} is missing or damaged; choose a new folder"
         ) from None

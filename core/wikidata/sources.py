@@ -16,6 +16,7 @@ import socket
 import time
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ from core.bounded_read import (
     server_words,
 )
 from core.errors import UserFacingError
-from core.files import check_readable
+from core.files import MB, check_readable
 from core.jobs import CancelToken, JobCancelled
 from core.vocab import LANGUAGES
 from core.wikidata import queries
@@ -361,6 +362,10 @@ def canonical_details(
 # -- the embedded store ---------------------------------------------------------------
 
 
+# The most an embedded source reads (after decompression): the bundled demo data is 100 MB.
+DEMO_DATA_LIMIT = 512 * MB
+
+
 class EmbeddedSource:
     """An in-memory Oxigraph store (the bundled demo snapshot), offline and instant."""
 
@@ -386,10 +391,19 @@ class EmbeddedSource:
             raise SourceError(f"{path.name}: demo data must be a .nt or .ttl file (optionally .gz)")
         check_readable(path, what="the demo data", error=SourceError)
         try:
-            data = gzip.decompress(path.read_bytes()) if compressed else path.read_bytes()
+            # Read (and decompressed) up to the limit only: a few kilobytes of gzip can
+            # stand for gigabytes.
+            with gzip.open(path, "rb") if compressed else path.open("rb") as handle:
+                data = handle.read(DEMO_DATA_LIMIT + 1)
+            if len(data) > DEMO_DATA_LIMIT:
+                raise SourceError(
+                    f"{path.name}: the demo data holds more than {DEMO_DATA_LIMIT // MB:,} MB"
+                    + (" once decompressed" if compressed else "")
+                    + "; use a SPARQL endpoint for data this large"
+                )
             store = pyoxigraph.Store()
             store.load(data, format=formats[ext])
-        except (OSError, SyntaxError, EOFError) as exc:
+        except (OSError, SyntaxError, EOFError, zlib.error) as exc:
             raise SourceError(f"Cannot load the demo data {path}: {exc}") from exc
         return cls(store, name or f"Demo data ({path.name})")
 

@@ -886,7 +886,7 @@ def test_export_texts_writes_the_per_text_table_as_a_job(qtbot, wired, tmp_path,
     window, controller, panel, _ids = wired
     chosen = tmp_path / "texts"  # no suffix: the JSON Lines filter names it
     monkeypatch.setattr(
-        "widgets.scores.panel.QFileDialog.getSaveFileName",
+        "widgets.save_dialog.QFileDialog.getSaveFileName",
         lambda *_args, **_kw: (str(chosen), "JSON Lines (*.jsonl)"),
     )
     with qtbot.waitSignal(panel.export_texts_requested, timeout=5_000) as asked:

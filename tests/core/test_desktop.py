@@ -171,6 +171,29 @@ def test_uninstall_leaves_files_that_taillens_did_not_write(tmp_path: Path) -> N
     assert desktop.planned_files(tmp_path)["entry"] in removed.removed
 
 
+def test_a_pipe_or_a_link_where_a_file_goes_is_kept_unopened(tmp_path: Path) -> None:
+    import os
+
+    # A pipe's open waits for a writer: install must not open it. A link (dangling or
+    # not) is someone else's: neither replaced nor followed.
+    files = desktop.planned_files(tmp_path)
+    files["mime"].parent.mkdir(parents=True)
+    os.mkfifo(files["mime"])
+    files["entry"].parent.mkdir(parents=True)
+    victim = tmp_path / "victim.desktop"
+    victim.write_text("[Desktop Entry]\nName=mine\n", encoding="utf-8")
+    files["entry"].symlink_to(victim)
+    files["icon"].parent.mkdir(parents=True)
+    files["icon"].symlink_to(tmp_path / "nowhere.svg")
+    installed = desktop.install(tmp_path)
+    assert sorted(installed.kept) == sorted([files["mime"], files["entry"], files["icon"]])
+    assert victim.read_text(encoding="utf-8") == "[Desktop Entry]\nName=mine\n"
+    assert files["entry"].is_symlink() and files["icon"].is_symlink()
+    removed = desktop.uninstall(tmp_path)
+    assert files["mime"].exists() and files["entry"].is_symlink() and files["icon"].is_symlink()
+    assert set(removed.kept) >= {files["mime"], files["entry"], files["icon"]}
+
+
 def test_launcher_is_the_bundle_when_frozen(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     exe = tmp_path / "taillens"
     exe.write_text("")

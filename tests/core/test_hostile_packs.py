@@ -264,6 +264,49 @@ def test_a_statement_on_a_pack_ends_at_its_deadline(
         ).fetchall()
 
 
+def test_a_value_larger_than_a_rating_can_be_is_refused_before_it_is_read(
+    report_session: ReportSession, tmp_path: Path
+) -> None:
+    # 50 MB in one corrected text: SQLite's length limit on the pack's connection stops the read
+    # of that value, so it is never copied into the process.
+    pack = _edited(
+        _rated_pack(report_session, tmp_path),
+        tmp_path,
+        "UPDATE annotations SET corrected_text = zeroblob(50000000) "
+        "WHERE id = (SELECT min(id) FROM annotations);",
+    )
+    before, held = _digest(pack), _ratings(report_session)
+    with SessionStore.open(report_session.path) as store, pytest.raises(PackError) as caught:
+        merge_pack(store, pack)
+    assert "longer than 1,000,000 bytes" in str(caught.value)
+    assert "\n" not in str(caught.value)
+    assert _digest(pack) == before and _ratings(report_session) == held
+
+
+def test_a_pack_holding_more_than_its_read_budget_is_refused(
+    report_session: ReportSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import core.annotation.packs as packs
+
+    # Many rows, each value within the limit: the pack's reads stop at the budget (made
+    # small here so the test writes kilobytes, not the real 256 MB).
+    pack = _edited(
+        _rated_pack(report_session, tmp_path),
+        tmp_path,
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2000) "
+        "INSERT INTO annotators (name, is_anonymous) SELECT 'a' || n, 0 FROM r;",
+    )
+    monkeypatch.setattr(packs, "PACK_READ_BYTES", 50_000)
+    held = _ratings(report_session)
+    with SessionStore.open(report_session.path) as store, pytest.raises(PackError) as caught:
+        merge_pack(store, pack)
+    assert "more than" in str(caught.value) and "not a pack TailLens made" in str(caught.value)
+    assert _ratings(report_session) == held
+    monkeypatch.setattr(packs, "PACK_READ_BYTES", 256_000_000)
+    with SessionStore.open(report_session.path) as store:
+        assert merge_pack(store, pack).added > 0  # the same pack within the real budget
+
+
 def test_session_check_finds_what_a_merge_would_refuse(
     report_session: ReportSession, tmp_path: Path
 ) -> None:

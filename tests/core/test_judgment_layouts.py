@@ -148,6 +148,11 @@ def test_without_a_run_the_message_names_the_system_and_both_names_tried(
             "bt5 (english_humeval_data_all_teams.json, record 1): Correctness is 'x', "
             "not a number (a z-score)",
         ),
+        (  # a name a terminal would obey, or one that breaks the line: escaped, one line
+            "english_humeval_data_all_teams.json",
+            [{"submission_id": "bt5\n\x1b[2J", "sample_id": "1"}],
+            "'bt5\\n\\x1b[2J' (english_humeval_data_all_teams.json, record 0): no Correctness",
+        ),
         (
             "english_humeval_data_all_teams.json",
             [{"sample_id": "1"}],

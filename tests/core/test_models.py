@@ -92,6 +92,31 @@ def test_hub_cache_models_are_discovered_and_loaded_by_id(
         resolve_model("acme/absent")
 
 
+@pytest.mark.parametrize("ref", ["../../../elsewhere", "ABSOLUTE", "link"])
+def test_a_cache_ref_never_leads_outside_the_snapshots(
+    tiny_causal_lm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ref: str
+) -> None:
+    # Another program writes the hub cache: refs/main naming a path, or a snapshot that
+    # is a link out of the cache, must not make a folder elsewhere a model of the cache.
+    cache = tmp_path / "hub"
+    snapshot = make_hub_cache(cache, "acme/tiny-llama", tiny_causal_lm)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(tiny_causal_lm, elsewhere)
+    repo = snapshot.parent.parent
+    if ref == "link":
+        commit = "a" * 40
+        (repo / "snapshots" / commit).symlink_to(elsewhere)
+        (repo / "refs" / "main").write_text(commit)
+    else:
+        text = str(elsewhere) if ref == "ABSOLUTE" else ref
+        (repo / "refs" / "main").write_text(text)
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("TAILLENS_MODEL_DIRS", "")
+    found = {m.name: m for m in discover_models()}
+    assert found["acme/tiny-llama"].path == snapshot  # the real snapshot, not elsewhere
+    assert resolve_model("acme/tiny-llama") == snapshot
+
+
 def test_model_folders_are_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TAILLENS_MODEL_DIRS", raising=False)
     save_model_folders([tmp_path / "a", tmp_path / "b", tmp_path / "a"])

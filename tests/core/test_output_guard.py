@@ -115,8 +115,70 @@ def test_a_folder_a_pipe_and_plain_files(tmp_path: Path) -> None:
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     plain = tmp_path / "old.csv"
     plain.write_text("old")
-    write(plain)  # an ordinary file is replaced as before
+    with pytest.raises(OutputRefusedError, match="a file TailLens did not write is there"):
+        write(plain)  # someone else's file: only with force
+    assert plain.read_text() == "old"
+    write(plain, force=True)
     assert plain.read_text() == "new"
+
+
+def test_taillens_own_output_is_replaced_and_a_changed_one_is_not(tmp_path: Path) -> None:
+    out = tmp_path / "out.csv"
+    write(out, "first")
+    write(out, "second")  # TailLens wrote it: replaced without force
+    assert out.read_text() == "second"
+    # Through another name of the same folder too (the record is by the resolved path).
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "sub" / ".." / "out.csv", "third")
+    assert out.read_text() == "third"
+    out.write_text("edited by hand")  # changed since: no longer TailLens's file
+    with pytest.raises(OutputRefusedError, match="did not write"):
+        write(out)
+    assert out.read_text() == "edited by hand"
+    # Moved away and another file put there: the record does not match it.
+    write(out, "mine again", force=True)
+    out.rename(tmp_path / "moved.csv")
+    (tmp_path / "moved.csv").rename(out)  # the same file back: still TailLens's
+    write(out, "fine")
+    other = tmp_path / "other.csv"
+    other.write_text("other")
+    os.replace(other, out)
+    with pytest.raises(OutputRefusedError, match="did not write"):
+        write(out)
+
+
+def test_a_replacement_the_user_confirmed_is_allowed_once_as_it_was(tmp_path: Path) -> None:
+    from core.output_guard import approve_replacement
+
+    out = tmp_path / "notes.txt"
+    out.write_text("notes")
+    approve_replacement(out)  # a save dialog asked and the user said yes
+    write(out, "export")
+    assert out.read_text() == "export"
+    target = tmp_path / "later.txt"
+    target.write_text("v1")
+    approve_replacement(target)
+    target.write_text("v2, changed after the dialog")
+    with pytest.raises(OutputRefusedError, match="did not write"):
+        write(target)
+
+
+def test_a_symlink_or_an_empty_file_is_someone_elses_too(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    link = tmp_path / "link.csv"
+    link.symlink_to(victim)
+    with pytest.raises(OutputRefusedError, match="a symbolic link TailLens did not write"):
+        write(link)
+    dangling = tmp_path / "dangling.csv"
+    dangling.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(OutputRefusedError, match="symbolic link"):
+        write(dangling)
+    empty = tmp_path / "empty.csv"
+    empty.touch()
+    with pytest.raises(OutputRefusedError, match="did not write"):
+        write(empty)
+    assert victim.read_text() == "keep" and link.is_symlink() and empty.read_bytes() == b""
 
 
 def test_the_guard_checks_again_before_the_move(session: Path, tmp_path: Path) -> None:

@@ -71,6 +71,7 @@ from widgets.report.table import (
     plain_title,
     tab_title,
 )
+from widgets.save_dialog import ask_save_path
 from widgets.theme import muted_colour, on_palette_change, themed_style_sheet, tone
 
 NOT_BUILT_MESSAGE = "Press <b>Build report</b> to compare head and long tail on {metrics}."
@@ -669,7 +670,7 @@ class ReportPanel(QWidget):
             self.csv_requested.emit(folder)
 
     def _on_html(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(
+        path, _ = ask_save_path(
             self, "Export the HTML report", "report.html", "HTML report (*.html)"
         )
         if path:

@@ -15,7 +15,6 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -33,6 +32,7 @@ from core.dialog_memory import DialogMemory
 from core.labels import plural, plural_word, tier_label
 from core.metrics.score_pages import ScoresFilter
 from widgets.note_chips import INFO, WARNING, Note, NoteChips, notes_of
+from widgets.save_dialog import ask_save_path
 from widgets.scores.dialog import ScoreDialog
 from widgets.scores.ranking import SortSpec, qt_order, scored_count
 from widgets.scores.rows import (
@@ -427,7 +427,7 @@ class ScoresPanel(QWidget):
 
     # -- internals ---------------------------------------------------------------------
     def _on_export_texts(self) -> None:
-        path, chosen = QFileDialog.getSaveFileName(
+        path, chosen = ask_save_path(
             self, "Export the per-text table", "texts.csv", TEXT_TABLE_FILTERS
         )
         if path:

@@ -81,6 +81,15 @@ def _read_json(path: Path, source: str) -> Any:
     return loads_json(text, name=source, error=JudgmentError)
 
 
+def _plain(name: str) -> str:
+    """``name`` for a message: as it is when every character prints, else escaped and
+    quoted (``core.safe_names.shown``), so a system named with a newline or ESC in the
+    file still gives a one-line message that a terminal shows as text."""
+    from core.safe_names import shown
+
+    return name if name.isprintable() else shown(name)
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -117,7 +126,7 @@ def read_judgment_file(path: Path | str, root: Path | None = None) -> list[Judgm
 
 def _per_system(path: Path, source: str, data: Any) -> JudgmentSet:
     names = system_names(path)
-    where_file = f"{names[0]} ({source})"
+    where_file = f"{_plain(names[0])} ({_plain(source)})"
     if not isinstance(data, dict) or not data:
         raise JudgmentError(
             f"{where_file}: expected a JSON object from sample ids to ratings, or the "
@@ -178,24 +187,24 @@ def _all_teams(path: Path, source: str, data: list[Any]) -> list[JudgmentSet]:
     for index, record in enumerate(data):
         if not isinstance(record, dict):
             raise JudgmentError(
-                f"{source}, record {index}: expected an object with submission_id, sample_id "
-                "and the criteria (the all-teams layout)"
+                f"{_plain(source)}, record {index}: expected an object with submission_id, "
+                "sample_id and the criteria (the all-teams layout)"
             )
         system = record.get("submission_id")
         sample_id = record.get("sample_id")
         if not isinstance(system, str) or not system.strip():
-            raise JudgmentError(f"{source}, record {index}: no submission_id (the system)")
-        where = f"{system} ({source}, record {index})"
+            raise JudgmentError(f"{_plain(source)}, record {index}: no submission_id (the system)")
+        where = f"{_plain(system)} ({_plain(source)}, record {index})"
         if not _SAMPLE_ID.match(str(sample_id)) or isinstance(sample_id, bool):
             raise JudgmentError(
                 f'{where}: sample_id is {sample_id!r}, not a test-set number such as "3"'
             )
         ratings = by_system.setdefault(system, {})
         if str(sample_id) in ratings:
-            raise JudgmentError(f"{where}: sample {sample_id} of {system} appears twice")
+            raise JudgmentError(f"{where}: sample {sample_id} appears twice")
         ratings[str(sample_id)] = {ALL_TEAMS_RATER: _criteria(record, where, scale=ZSCORES)}
     if not by_system:
-        raise JudgmentError(f"{source}: the all-teams list holds no record")
+        raise JudgmentError(f"{_plain(source)}: the all-teams list holds no record")
     return [
         JudgmentSet(path, source, (system,), ZSCORES, ratings)
         for system, ratings in by_system.items()

@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.bounded import stored_json
 from core.errors import UserFacingError
 from core.groups import head_tier
 from core.metrics.base import details_from_json
@@ -284,7 +285,6 @@ def sentence_statistics(
     """Per verbalisation (of ``verbalisation_ids``, default all), its stored sentence
     statistics of ``metric`` against references of ``quality``: the details' few fields
     taken in SQL, not the whole details."""
-    import json
 
     from sqlalchemy import bindparam, text
 
@@ -307,8 +307,9 @@ def sentence_statistics(
             if chunk is not None:
                 parameters["ids"] = list(chunk)
             for vid, stats, references, signature in db.execute(query, parameters):
+                counts = stored_json(stats, None)  # unreadable: as if none were stored
                 out[int(vid)] = SentenceStatistics(
-                    tuple(json.loads(stats)) if stats else None,
+                    tuple(counts) if isinstance(counts, list) else None,
                     None if references is None else int(references),
                     signature,
                 )

@@ -212,3 +212,44 @@ def test_server_correction_is_kept_with_both_versions(translated: Path, server: 
             assert rows[0][0].postedit_explanation == "wrong word."
         again = _run(postedit_job(store, ServerEditor(server.url, "xtower")))
         assert again.skipped == 3 and again.edited == 0
+
+
+def test_xcomet_in_this_process_loads_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading the checkpoint in this process may not download its encoder's tokenizer
+    (a network wait with no deadline of TailLens's): the hub is switched offline first.
+    A stand-in ``comet`` module records what the environment said when it was asked."""
+    import os
+    import sys
+    import types
+
+    import core.references.qe as qe
+
+    seen: dict[str, str | None] = {}
+
+    def load_from_checkpoint(_path: str) -> object:
+        seen.update(
+            hub=os.environ.get("HF_HUB_OFFLINE"),
+            transformers=os.environ.get("TRANSFORMERS_OFFLINE"),
+        )
+        return types.SimpleNamespace(
+            predict=lambda data, **_kw: types.SimpleNamespace(scores=[0.5] * len(data))
+        )
+
+    standin = types.ModuleType("comet")
+    standin.load_from_checkpoint = load_from_checkpoint  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "comet", standin)  # removed again after the test
+    monkeypatch.setattr(qe, "comet_installed", lambda: True)
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.setenv(name, "")  # so monkeypatch restores the user's value after
+        monkeypatch.delenv(name)
+    checkpoint = tmp_path / "model.ckpt"
+    checkpoint.write_bytes(b"weights")
+    scorer = qe.CometScorer(checkpoint)
+    try:
+        results = scorer.score([qe.QEInput("Roma è in Italia.", "Rome is in Italy.")])
+    finally:
+        scorer.close()
+    assert seen == {"hub": "1", "transformers": "1"}
+    assert [r.score for r in results] == [0.5]

@@ -107,3 +107,25 @@ def test_embedded_and_endpoint_give_identical_records(
         assert endpoint.members_page(category, 0, 100) == embedded.members_page(category, 0, 100)
     for qid in (STAR, "Q1001", "Q2002"):
         assert endpoint.entity(qid) == embedded.entity(qid)
+
+
+def test_demo_data_is_read_within_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture_nt: Path
+) -> None:
+    import gzip
+
+    import core.wikidata.sources as sources
+    from core.wikidata.sources import SourceError
+
+    # A gzip bomb: 20 MB of zeros in about 20 KB; read no further than the limit (made
+    # 1 MB here), and a damaged stream is one message, not a zlib traceback.
+    bomb = tmp_path / "bomb.nt.gz"
+    bomb.write_bytes(gzip.compress(b"\0" * 20_000_000))
+    monkeypatch.setattr(sources, "DEMO_DATA_LIMIT", 1 << 20)
+    with pytest.raises(SourceError, match="more than 1 MB once decompressed"):
+        EmbeddedSource.from_file(bomb)
+    damaged = tmp_path / "damaged.nt.gz"
+    whole = gzip.compress(fixture_nt.read_bytes())
+    damaged.write_bytes(whole[:10] + bytes(b ^ 0x55 for b in whole[10:40]) + whole[40:])
+    with pytest.raises(SourceError, match="Cannot load the demo data"):
+        EmbeddedSource.from_file(damaged)

@@ -1,0 +1,59 @@
+"""JSON a session holds is read within bounds (``core.bounded.stored_json``): a session
+from elsewhere holding deep nesting, a number of 5,000 digits, ``1e400`` or a lone
+surrogate escape where TailLens keeps settings, drafts and judgments makes each reader
+fall back to what it shows for nothing saved, never fail with a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.bounded import stored_json
+from core.store import SessionStore
+
+HOSTILE = [
+    "[" * 100_000 + "]" * 100_000,
+    '{"a": ' * 50_000 + "1" + "}" * 50_000,
+    "9" * 5000,
+    '{"head_share": 1e400}',
+    '["\\ud800"]',
+    "not json",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_stored_json_falls_back_on_what_it_cannot_read(text: str) -> None:
+    sentinel = object()
+    assert stored_json(text, sentinel) is sentinel
+    assert stored_json(None, sentinel) is sentinel
+    assert stored_json('{"a": [1, 2.5, "x"]}', sentinel) == {"a": [1, 2.5, "x"]}
+
+
+@pytest.mark.parametrize("text", HOSTILE[:5], ids=range(5))
+def test_every_reader_of_session_json_falls_back(tmp_path: Path, text: str) -> None:
+    from core.category_tiers import load_tier_settings
+    from core.correlate import META_PREFIX, _webnlg_payloads
+    from core.likelihood import load_cutoff
+    from core.tiers import TierSettings
+    from core.unit_builder.draft import draft_from_json
+    from core.unit_builder.render import KEPT_LABELS_META_KEY, kept_labels
+    from core.unit_builder.saved import DRAFT_OVERRIDES_META_KEY, load_draft_overrides
+
+    path = tmp_path / "s.taillens"
+    with SessionStore.open(path, create=True) as store:
+        for key in (
+            KEPT_LABELS_META_KEY,
+            DRAFT_OVERRIDES_META_KEY,
+            "tiers:City",
+            "likelihood:City",
+            f"{META_PREFIX}1",
+        ):
+            store.set_meta(key, text)
+        assert kept_labels(store) == {}
+        assert load_draft_overrides(store) == {}
+        assert draft_from_json(text) is None
+        assert load_tier_settings(store, "City") == TierSettings()
+        assert load_cutoff(store, "City") is None
+        assert _webnlg_payloads(store) == []
