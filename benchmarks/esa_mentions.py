@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 
         synonyms = synonym_index(starter_rows())
     texts, skipped = read_texts(args.folder)
-    # Before and after issue 22's detection changes, on the same texts and counting.
+    # ESA v2 and each of v3's detection changes, on the same texts and counting.
     configurations = (
         ("before (ESA v2)", {"second_chance": False, "group_names": False}),
         ("+ group names only", {"second_chance": False, "group_names": True}),

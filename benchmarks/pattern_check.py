@@ -1,4 +1,4 @@
-"""What checking a membership pattern costs (issue 18, class 2).
+"""What checking an untrusted membership pattern costs.
 
     .venv/bin/python benchmarks/pattern_check.py
 

@@ -6,7 +6,7 @@ A fault server on 127.0.0.1 (tests/fixtures/faulty_openai_server.py) plays an
 OpenAI-compatible server; each case runs the real CLI (`python -m app verbalise --model
 URL ...`) in a fresh process over 8 units (one batch of 8 requests in flight, 3
 candidates each, the default 16 MB reply cap) and reports its exit status, wall time
-and peak RSS (VmHWM) against the target of issue 18: ends within --timeout + 5 s, peak
+and peak RSS (VmHWM) against the target: ends within --timeout + 5 s, peak
 under 300 MB. The time is given whole and from the first request the server saw to the
 process's exit (the CLI's own start, shown by the baseline row, is left out).
 

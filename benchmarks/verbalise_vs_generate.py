@@ -1,4 +1,4 @@
-"""Tokens/s of the verbalise job against the same model's own ``generate`` (issue 24 §2),
+"""Tokens/s of the verbalise job against the same model's own ``generate``,
 and an out-of-memory back-off on a real GPU.
 
 Run (on a GPU machine; CPU works, slowly, with a small ``--hidden``):

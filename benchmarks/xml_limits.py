@@ -1,4 +1,4 @@
-"""Time of the WebNLG reader against one huge attribute (issue 11: 64 MB took 184 s).
+"""Time of the WebNLG reader against one huge attribute (before the size limit, 64 MB took 184 s).
 
 Run: ``.venv/bin/python benchmarks/xml_limits.py``. For each size, a one-entry file whose
 ``category`` attribute holds that many bytes is imported into a fresh session; sizes at

@@ -1,5 +1,5 @@
-"""What a dialog was last given, so it reopens with the user's choices (issue 21 §1:
-the Score dialog's unticked metrics came back ticked).
+"""What a dialog was last given, so it reopens with the user's choices (the
+Score dialog's unticked metrics used to come back ticked).
 
 Qt-free: a :class:`DialogMemory` keeps one dialog's choices as a JSON object under
 ``dialogs/<name>`` in a settings store (anything with ``value``/``setValue``/``sync``:

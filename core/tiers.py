@@ -558,7 +558,7 @@ class TierSettings:
 
 # --- one rule from settings to tiers (panel, CLI and session use only this) ----------
 #
-# The Airport case of issue 10: a Pareto line dragged to 3.3 statements put entities with
+# The Airport case: a Pareto line dragged to 3.3 statements put entities with
 # >= 4 statements in the head (209 / 191), but what was saved was the share the line
 # stood for, rounded by the spin box to 0.928; re-derived with the Pareto rule, 0.928 is
 # first reached inside the block of 3-statement entities, so the reopened session showed

@@ -1,4 +1,4 @@
-"""No import cycle in core, app or widgets (issues 12 and 19): the graph of their imports,
+"""No import cycle in core, app or widgets: the graph of their imports,
 read with ``ast``, has no cycle, and every core module imports on its own in a fresh
 interpreter.
 

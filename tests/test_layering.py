@@ -122,7 +122,7 @@ def _unlocked_heavy_imports(source: str) -> list[tuple[int, str]]:
 
 def test_heavy_libraries_are_imported_under_the_one_lock() -> None:
     """torch, transformers, scipy, ... are imported only inside ``with heavy.lock():``
-    (core/heavy.py): two jobs importing them at once broke each other (issue 19)."""
+    (core/heavy.py): two jobs importing them at once broke each other."""
     offenders = []
     for package in ("core", "app", "widgets"):
         for path in sorted((ROOT / package).rglob("*.py")):

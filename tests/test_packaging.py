@@ -1,6 +1,6 @@
 """The wheel installs one top-level package, ``taillens``, and never collides with
-another distribution that ships ``core``, ``app``, ``widgets`` or ``resources``
-(issue 20): real wheels, a fresh virtual environment, both install orders."""
+another distribution that ships ``core``, ``app``, ``widgets`` or ``resources``:
+real wheels, a fresh virtual environment, both install orders."""
 
 from __future__ import annotations
 

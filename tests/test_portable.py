@@ -1,4 +1,4 @@
-"""Tests that pass anywhere (issue 19): no tracked file names a machine's layout, and
+"""Tests that pass anywhere: no tracked file names a machine's layout, and
 the one resolver (``tests/shared_data.py``) finds the real data or says how to get it."""
 
 from __future__ import annotations

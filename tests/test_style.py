@@ -1,4 +1,4 @@
-"""The code is `ruff format` clean and passes `ruff check` (issue 12; settings in
+"""The code is `ruff format` clean and passes `ruff check` (settings in
 pyproject's [tool.ruff]). Skipped, with the reason, where ruff is not installed (the dev
 extra pins it, so the formatter's output does not drift between versions)."""
 

@@ -1,4 +1,4 @@
-"""The type checker runs over core and app and passes (issue 12; settings in pyproject's
+"""The type checker runs over core and app and passes (settings in pyproject's
 [tool.mypy]). Skipped, with the reason, where mypy is not installed (the dev extra has it)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dialogs that fit their screen (issue 21 §1): one mechanism for every dialog.
+"""Dialogs that fit their screen, a laptop's included: one mechanism for every dialog.
 
 :class:`FittedDialog` is the base of every TailLens dialog. The first time it is shown,
 everything in its layout except its button boxes moves into a frameless scroll area

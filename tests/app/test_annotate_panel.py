@@ -153,7 +153,7 @@ def test_undo_puts_the_rating_and_correction_back_for_editing(qtbot, wired, buil
     assert panel.blame_checks["object"].isChecked()
     assert panel.correction_edit.toPlainText() == "u7 en text, corrected."
     # Keys back to the panel (Esc) before rating: focus may still be in the correction box
-    # after Ctrl+Enter (issue 19 lists that as an Annotate defect of its own).
+    # after Ctrl+Enter (an Annotate defect of its own, not what this test checks).
     qtbot.keyClick(panel.correction_edit, Qt.Key.Key_Escape)
     qtbot.keyClick(panel, "2")
     qtbot.keyClick(panel, Qt.Key.Key_Return)
@@ -364,7 +364,7 @@ def test_annotator_and_queue_come_back_with_the_session(qtbot, built, settings) 
 
 
 def test_the_panel_hands_over_a_queue_filter_and_a_rating(wired) -> None:
-    """Typed hand-offs (issue 12): the filter and the form are core's own types."""
+    """Typed hand-offs: the filter and the form are core's own types."""
     from core.annotation import QueueFilter, Rating
 
     window, controller, annotate, panel = wired
@@ -454,7 +454,7 @@ def _cut_widgets(panel) -> list[str]:
 
 @pytest.mark.parametrize("size", [(1366, 768), (1024, 640)])
 def test_no_label_is_cut_on_a_laptop_screen(qtbot, wired, size) -> None:
-    """Issue 14 point 4: the Rate tab with an item, docked at a laptop's window size and
+    """The Rate tab with an item, docked at a laptop's window size and
     floated at the panel's own minimum width, shows every label whole."""
     window, controller, annotate, panel = wired
     choose(panel, "ana")

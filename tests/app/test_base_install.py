@@ -1,5 +1,5 @@
 """The base install (no ``models`` extra) computes every metric that needs no model
-weights, and a model metric says in one line what it needs (issue 20). A real process
+weights, and a model metric says in one line what it needs. A real process
 in which the model libraries cannot be imported, as in a base install or the bundle."""
 
 from __future__ import annotations

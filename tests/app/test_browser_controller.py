@@ -201,7 +201,7 @@ def test_retry_after_counts_down_in_the_status_bar(
 
 
 def test_airport_drag_save_reopen_and_cli_agree(qtbot, wired, tmp_path: Path, capsys) -> None:
-    """Issue 10's case: a Pareto line dragged to 3.3 statements on Airport."""
+    """A Pareto line dragged to 3.3 statements on Airport."""
     import json
 
     import numpy as np

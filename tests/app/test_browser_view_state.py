@@ -1,4 +1,4 @@
-"""Issue 19's Browser defects, through the real window: tier edits saved for the category
+"""The Browser's shared state, through the real window: tier edits saved for the category
 they were made in (on switch, session change and quit), the inspector and the Likelihood
 tab following the shared state, Compare with on a category not fetched yet."""
 

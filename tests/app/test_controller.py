@@ -172,7 +172,7 @@ def test_export_status_shows_the_summary_and_skipped_units(
         ),
         timeout=30_000,
     )
-    # Nothing skipped: the message offers the file (issue 21: Open, Show in folder).
+    # Nothing skipped: the message offers the file (Open, Show in folder).
     assert window.last_message is not None and not window.last_message.detailedText()
     assert [b.text() for b in window.last_message.action_buttons] == ["Open", "Show in folder"]
     assert window.message_bar.isVisible()

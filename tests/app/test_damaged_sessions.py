@@ -1,5 +1,5 @@
 """A session with one impossible row: every reading command names it, skips it (with the
-rows that belong to it), works on the rest and writes nothing wrong (issue 18, class 5).
+rows that belong to it), works on the rest and writes nothing wrong.
 
 A real session (the report fixture's runs, scores and ratings, a WebNLG file imported by
 ``taillens import``, encodings cached by ``taillens retrieve``) is damaged one row per

@@ -1,5 +1,5 @@
 """The Units panel with a damaged row in the session: it lists the other units and the
-window says which row was skipped (issue 18, class 5: the panel used to be empty)."""
+window says which row was skipped (the panel used to be empty)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""'Start with the demo' on an empty session (issue 21 §6): the Browser offers it where
+"""'Start with the demo' on an empty session: the Browser offers it where
 it would show empty axes; pressed, with another source chosen, it switches to the demo
 data and fetches the shown category from it, so the panels have something to show."""
 

@@ -1,4 +1,4 @@
-"""Every dialog fits a laptop screen (issue 21 §1): opened over the window on a screen
+"""Every dialog fits a laptop screen: opened over the window on a screen
 of 1024 × 640, 1366 × 768 and 1920 × 1080 (Qt's offscreen platform, one real process per
 size), each lies inside the screen with its button box visible and every text whole
 (wrapped labels at their full height, one-line labels, buttons and the title at their

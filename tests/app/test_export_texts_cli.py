@@ -1,4 +1,4 @@
-"""Issue 22 §2: the per-text table (``taillens export --texts``) as CSV, JSON Lines and
+"""The per-text table (``taillens export --texts``) as CSV, JSON Lines and
 Parquet, written by a real ``python -m app`` process and read back with pandas: one row
 per text, the right types, the session's values, signatures named."""
 

@@ -1,5 +1,5 @@
-"""The window paints first, as a shell, and brings the panels and the session in behind it
-(issue 19): nothing heavy is imported before the first paint, and the shell becomes the
+"""The window paints first, as a shell, and brings the panels and the session in behind it:
+nothing heavy is imported before the first paint, and the shell becomes the
 whole window, with the saved layout kept. Timings are in benchmarks/first_paint.py."""
 
 from __future__ import annotations

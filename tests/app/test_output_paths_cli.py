@@ -1,4 +1,4 @@
-"""Issue 18, classes 1 and 4, with real ``python -m app`` processes: no output path destroys
+"""Output paths and exports, with real ``python -m app`` processes: no output path destroys
 a session (the open one through any path, another without --force), a killed export's
 temporary file is swept by the next, a failed import into a new path leaves no session,
 and CSV exports are safe to open in a spreadsheet unless --raw-csv."""

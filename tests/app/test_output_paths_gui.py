@@ -1,4 +1,4 @@
-"""The GUI's save dialogs refuse a session as core's guard does (issue 18, class 1): File ▸
+"""The GUI's save dialogs refuse a session as core's guard does: File ▸
 Export onto the open session or another one, Save a copy onto the session's -wal, a
 figure or the HTML report onto a session. The user gets a message; no file changes."""
 

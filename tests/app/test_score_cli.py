@@ -90,7 +90,7 @@ def test_summary_table_and_progress(capsys: pytest.CaptureFixture[str], session:
     assert any(line.split()[:4] == ["1", "template", "en", "gold"] for line in lines)
     assert "Scoring:" in err and "note: run 1, it: 1 of 2 texts have no gold reference" in err
     # English has a silver reference (unit 1's), so unit 2's lack of one is worth a note;
-    # Italian has no silver reference at all: no note about it (issue 22).
+    # Italian has no silver reference at all: no note about it.
     assert "note: run 1, en: 1 of 2 texts have no silver reference" in err
     assert "it: 2 of 2 texts have no silver reference" not in err
 

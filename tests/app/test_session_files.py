@@ -1,6 +1,6 @@
 """The session file the user names is the file used, and a foreign file is never touched.
 
-Issue 11: a path went into an SQLite URI unquoted (``a%20b`` wrote into ``a b``, ``?`` cut
+Formerly a path went into an SQLite URI unquoted (``a%20b`` wrote into ``a b``, ``?`` cut
 the name), and another program's database with an ``alembic_version`` table of its own was
 switched to WAL and backed up. Driven through the CLI, as a user would.
 """

@@ -1,5 +1,5 @@
 """``taillens tiers``: tiers without the window, the same as a drag and as
-``taillens distribution`` (issue 10, items 2 and 3)."""
+``taillens distribution``."""
 
 from __future__ import annotations
 

@@ -194,7 +194,7 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
         bpanel.split_combo.setCurrentIndex(1)  # head–tail threshold
         bpanel.fraction_spin.setValue(0.3)
         # Saved once the lines stop moving (before another category is picked: an edit
-        # then is the Browser state's flush on switch, issue 19 item 1).
+        # then is the Browser state's flush on switch).
         qtbot.waitUntil(lambda: not browser._save_timer.isActive(), timeout=5_000)
 
     def rate():

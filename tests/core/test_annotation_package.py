@@ -1,4 +1,4 @@
-"""core.annotation is a package (issue 12): every name callers import from it resolves to
+"""core.annotation is a package: every name callers import from it resolves to
 the object its module defines, and importing the package loads no session code."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""core.browser_state: the Browser's decisions without a window (issue 19, item 1)."""
+"""core.browser_state: the Browser's decisions without a window."""
 
 from __future__ import annotations
 

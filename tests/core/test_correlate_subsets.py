@@ -1,4 +1,4 @@
-"""Correlation the way papers report it (issue 22 §4): on a subset of the texts (tiers,
+"""Correlation the way papers report it: on a subset of the texts (tiers,
 systems, languages, ``--where`` over scores and their details, as the ESA paper's texts
 with at least one undetected entity) and, at system level, against the metric's corpus
 score as well as the mean of its per-text scores, each labelled."""

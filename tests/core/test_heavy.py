@@ -1,4 +1,4 @@
-"""Heavy libraries are imported under one lock (core/heavy.py, issue 19): the bias report
+"""Heavy libraries are imported under one lock (core/heavy.py): the bias report
 and a tokenizer load started together in fresh interpreters, many times, never fail.
 
 The defect: the report job imported scipy while the prompt-preview job imported torch,

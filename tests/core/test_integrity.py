@@ -1,5 +1,5 @@
 """core.store.integrity: checks derived from the schema, damaged rows hidden from every
-ORM read with the rows that belong to them, nothing changed (issue 18, class 5)."""
+ORM read with the rows that belong to them, nothing changed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One registry of what is known about each metric (core.metrics.info, issue 12)."""
+"""One registry of what is known about each metric (core.metrics.info)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Long model work says what it is doing (issue 21 §4): a model load reports its stages
+"""Long model work says what it is doing: a model load reports its stages
 (resolving, tokenizer, weights, device, ready) as the verbalise job's progress, and a
 prompt plus max_new_tokens past the model's context is a warning before the run."""
 

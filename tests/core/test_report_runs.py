@@ -1,5 +1,5 @@
 """Each (unit, language, candidate) of a model counts once in the report: overlapping runs
-are never pooled; the report says which runs and how many items it used (issue 10, 1)."""
+are never pooled; the report says which runs and how many items it used."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Multiple-testing correction, bootstrap intervals and the head-vs-tail verdict
-(issue 10, item 5)."""
+"""Multiple-testing correction, bootstrap intervals and the head-vs-tail verdict."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One surface-form rule for knowledge-graph identifiers (METHODS §7, issue 9 item 2)."""
+"""One surface-form rule for knowledge-graph identifiers (METHODS §7)."""
 
 from __future__ import annotations
 

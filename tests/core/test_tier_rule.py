@@ -1,5 +1,5 @@
 """One rule from tier settings to tiers: a dragged line, saved and reopened, gives the same
-tiers; the CLI and the session agree with the panel (issue 10, item 2)."""
+tiers; the CLI and the session agree with the panel."""
 
 from __future__ import annotations
 

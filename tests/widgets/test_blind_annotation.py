@@ -1,4 +1,4 @@
-"""Blind annotation (issue 21 §5): model and tier hidden, the order shuffled per annotator,
+"""Blind annotation: model and tier hidden, the order shuffled per annotator,
 deterministically."""
 
 from __future__ import annotations

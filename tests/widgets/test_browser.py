@@ -235,7 +235,7 @@ def test_long_tail_sub_tiers_are_shown_and_filtered(panel: BrowserPanel) -> None
 def test_a_dragged_line_reopens_at_the_same_place(qtbot, panel: BrowserPanel) -> None:
     # 10 entities at 4 statements and 6 at 3: the share of ">= 4" is 40/58 = 0.68966;
     # saved as the spin box rounded it (0.690) it is first reached among the 3s, which
-    # moved the line on reopening (issue 10). The stored setting maps back to 4.
+    # moved the line on reopening. The stored setting maps back to 4.
     counts = [4] * 10 + [3] * 6
     assert Distribution(np.array(counts)).pareto_cutoff(round(40 / 58, 3)) == 3
     panel.show_category("City", make_columns(counts))
@@ -288,7 +288,7 @@ def test_headers_and_line_labels_fit_at_a_laptop_size(qtbot, panel: BrowserPanel
 
 
 def test_the_inspector_formats_dates_quantities_and_coordinates() -> None:
-    """Issue 21 §3: not ``1080-01-01T00:00:00Z`` or ``Point(103.6627 -4.5244)``."""
+    """Readable values, not ``1080-01-01T00:00:00Z`` or ``Point(103.6627 -4.5244)``."""
     from widgets.entity_inspector import shown_value
 
     details = EntityDetails(

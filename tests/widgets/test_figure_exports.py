@@ -1,7 +1,7 @@
 """Exported figures render as the PNG of the same figure: each SVG (Qt's QSvgRenderer, and
 librsvg's rsvg-convert where installed) and PDF (pdftoppm where installed) is rasterised
 and compared with the PNG, cell by cell and by the bounding box of what is drawn. A plot
-drawn in the wrong place (pyqtgraph's SVG bug, issue 14) fails the comparison; the
+drawn in the wrong place (pyqtgraph's SVG bug) fails the comparison; the
 comparison itself is shown to fail on such a file."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Layouts fit a laptop screen (issue 14, point 4): the main window at 1024×640 and
+"""Layouts fit a laptop screen: the main window at 1024×640 and
 1366×768, empty and with a session's data in its panels; plots at least 200 px tall,
 no one-line label cut off, the Browser taking the extra width."""
 

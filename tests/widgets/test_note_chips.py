@@ -1,4 +1,4 @@
-"""Notes are chips, not paragraphs (issue 21 §3): the Scores table keeps its rows."""
+"""Notes are chips, not paragraphs: the Scores table keeps its rows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A box plot of many groups stays legible (issue 21 §3: 16 WebNLG 2020 systems
+"""A box plot of many groups stays legible (16 WebNLG 2020 systems used to be
 overprinted into one line): past HORIZONTAL_GROUPS the boxes lie on their side, one
 labelled row per group, the first on top."""
 

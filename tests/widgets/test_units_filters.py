@@ -1,4 +1,4 @@
-"""The Units list is a sortable, filterable table that shows references (issue 21 §3)."""
+"""The Units list is a sortable, filterable table that shows references."""
 
 from __future__ import annotations
 

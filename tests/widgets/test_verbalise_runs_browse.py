@@ -1,5 +1,5 @@
-"""Verbalise ▸ Results browses what a run produced (issue 21 §3), and every run list marks
-a cancelled or wholly unparsable run (§4)."""
+"""Verbalise ▸ Results browses what a run produced, and every run list marks
+a cancelled or wholly unparsable run."""
 
 from __future__ import annotations
 

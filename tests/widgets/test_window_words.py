@@ -1,4 +1,4 @@
-"""What the window says is true to it and in the user's words (issue 21 §6): Getting
+"""What the window says is true to it and in the user's words: Getting
 started names only panels, menu commands and buttons the window has; the panels' main
 commands are menu actions with keys, listed in Help ▸ Keyboard shortcuts; no widget of
 the window or of any dialog shows a developer's word."""

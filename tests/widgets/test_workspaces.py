@@ -1,4 +1,4 @@
-"""Workspaces give each task's panel the room it needs (issue 21 §2), counted in rows.
+"""Workspaces give each task's panel the room it needs, counted in rows.
 
 At 1366 × 768 (the window's client area under a ~30 px title bar) the "Verbalise & score"
 workspace shows at least 15 rows of the Scores table with the text and score columns, and

@@ -58,7 +58,7 @@ class ReportPlots(QWidget):
         self.left_axis = _LogAxis("left")
         self.bottom_axis = _LogAxis("bottom")
         self.plot = pg.PlotWidget(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
-        self.plot.setMinimumHeight(200)  # issue 14: plots at least 200 px tall
+        self.plot.setMinimumHeight(200)  # legible on a laptop screen: at least 200 px tall
         # A resize that changes which way the boxes fit redraws once it settles.
         self._redraw = QTimer(self)
         self._redraw.setSingleShot(True)

@@ -20,7 +20,7 @@ The panel keeps no truth of its own: ``app.scores.controller.ScoresController`` 
 through ``core.metrics.score_pages`` (a page at a time) and ``core.metrics.scoring`` and
 hands plain rows here.
 
-A package along the panel's seams (issue 12); every name is importable from
+A package along the panel's seams (one module per concern, below); every name is importable from
 ``widgets.scores`` as before:
 
 * ``rows``: the view models (table rows, the text's detail, the Score… dialog's choices);

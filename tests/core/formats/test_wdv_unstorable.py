@@ -1,4 +1,4 @@
-"""WDV records no session or standard JSON can hold (issue 18, class 5): a
+"""WDV records no session or standard JSON can hold: a
 ``sampling_weight`` of ``"heavy"``, ``NaN`` or ``Infinity`` imported silently and came
 back out as non-standard JSON; a lone surrogate escape raised ``UnicodeEncodeError``.
 Such a record is refused with its reason, like any record that breaks the format, and

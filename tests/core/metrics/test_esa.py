@@ -182,7 +182,7 @@ def test_italian_and_spanish_sentence_starters_are_not_candidates() -> None:
     assert [s["text"] for s in spans] == ["1990 Milano"]
 
 
-# --- the ESA paper's rules and what TailLens adds (issue 9 item 3) --------------------------
+# --- the ESA paper's rules and what TailLens adds ----------------------------------------------
 
 
 def _spans(text: str, result) -> list[tuple[str, str, str]]:
@@ -449,7 +449,7 @@ def test_numbers_in_decimal_comma_languages(lang: str, text: str, written: str) 
     assert esa_of_text("It is 3.500 km.", (EntityInfo("3.5"),), "en", pronouns=False).esa == 1.0
 
 
-# --- issue 22: what the enriched WebNLG dev set showed ESA missing ------------------------
+# --- ESA v3: what the enriched WebNLG dev set showed ESA v2 missing ------------------------
 
 
 def test_an_entity_named_inside_a_longer_entitys_span_is_found() -> None:

@@ -1,5 +1,5 @@
-"""Perplexity of a server run from the token log-probabilities the server returned
-(issue 10, item 6): stored with each verbalisation, scored without a local model, and
+"""Perplexity of a server run from the token log-probabilities the server returned:
+stored with each verbalisation, scored without a local model, and
 equal to ``exp(-mean(logprobs))`` computed by hand from what the server sent."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Replies as instruction-tuned models write them (issue 10, item 4).
+"""Replies as instruction-tuned models write them.
 
 ``tests/fixtures/replies.jsonl`` holds realistic replies in en/it/es in the styles of
 Llama 3, Qwen 2.5 and Gemma 3 instruct models: Markdown around the marker or the

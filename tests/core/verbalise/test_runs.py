@@ -207,7 +207,7 @@ def test_imported_category(attributes: object, expected: str | None) -> None:
         ({"entry": "not a dict", "category": "Food"}, "Food"),
         ({"entry": {"eid": "Id1"}}, None),
         (None, None),
-        # (attributes that are a list: a damaged row since issue 18, hidden from every
+        # (attributes that are a list: a damaged row to core.store.integrity, hidden from every
         # reader; tests/core/test_integrity.py)
     ],
 )

@@ -1,4 +1,4 @@
-"""Replies from model servers are bounded (issue 18, class 3).
+"""Replies from model servers are bounded.
 
 Each fault is played by a real server on 127.0.0.1 (``fault_server.py``). The ones that
 used to hang or grow the process without bound (an endless reply, a drip) and the

@@ -1,5 +1,5 @@
 """A membership pattern from a session is untrusted: nothing but a basic graph pattern over
-Wikidata's vocabulary runs, and a hostile one sends no request anywhere (issue 18, class 2).
+Wikidata's vocabulary runs, and a hostile one sends no request anywhere.
 
 Each hostile pattern aims a SERVICE (or a full IRI) at a logging HTTP server on 127.0.0.1;
 it is stored in a real session behind save_category's back (as a shared session file

@@ -100,7 +100,7 @@ BAD_PATTERNS = [
     "?item wdt:P31 wd:Q515 . } order by ?item #",
     "?item wdt:P31 wd:Q515 . FILTER(",
     "?item undeclared:P31 wd:Q515 .",
-    # Only triple patterns, paths and UNION: no FILTER, BIND, OPTIONAL (issue 18).
+    # Only triple patterns, paths and UNION: no FILTER, BIND, OPTIONAL.
     "?item wdt:P31 wd:Q515 . FILTER NOT EXISTS { ?item wdt:P17 wd:Q38 }",
     "?item wdt:P31 wd:Q515 . $item wdt:P17 $select . BIND(?select AS ?limit)",
 ]
