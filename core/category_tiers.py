@@ -8,7 +8,6 @@ record the tier their entity had, and a reopened session shows the same split.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np

@@ -24,7 +24,6 @@ torch and transformers are imported when a model is loaded, never at import.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Sequence

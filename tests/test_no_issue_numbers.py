@@ -26,14 +26,6 @@ SUFFIXES = (".py", ".md")
 CITATION = re.compile(r"[Ii]ssues? [0-9]+|[Ii]ssue #[0-9]+")
 THIS_FILE = Path(__file__).resolve().relative_to(ROOT).as_posix()
 
-# Temporary: files another branch is changing; their citations are rewritten after that
-# branch is merged, and then this set is emptied.
-NOT_YET = {
-    "core/verbalise/training.py",
-    "tests/app/test_scores_panel.py",
-    "tests/core/test_judgment_layouts.py",
-}
-
 
 def _files(root: Path) -> list[Path]:
     files = []
@@ -62,13 +54,8 @@ def issue_citations(root: Path, skip: frozenset[str] = frozenset()) -> list[str]
 
 
 def test_no_file_cites_an_issue_number() -> None:
-    found = issue_citations(ROOT, frozenset(NOT_YET | {THIS_FILE}))
+    found = issue_citations(ROOT, frozenset({THIS_FILE}))
     assert found == [], "issue numbers cited; say what is meant instead:\n" + "\n".join(found)
-
-
-def test_the_files_not_yet_rewritten_exist() -> None:
-    # A name left here after its file moved or was renamed would exempt nothing.
-    assert [name for name in sorted(NOT_YET) if not (ROOT / name).is_file()] == []
 
 
 def test_the_scanner_finds_a_planted_citation(tmp_path: Path) -> None:

@@ -37,8 +37,8 @@ from core.labels import plural
 from core.paths import SESSION_SUFFIX
 from core.vocab import LANGUAGES
 from widgets.dialogs import FittedDialog
-from widgets.theme import themed_style_sheet, tone
 from widgets.save_dialog import ask_save_path
+from widgets.theme import themed_style_sheet, tone
 
 COLUMNS = (
     "Annotator",

@@ -125,7 +125,7 @@ def machine_defaults(
         for name in HEAVY_ON_CPU:
             left[name] = (
                 "not ticked: no GPU here, and on a CPU it is by far the slowest metric "
-                "(ticked, the job shows its time left)"
+                "(ticked, scoring shows its time left)"
             )
     return tuple(m for m in DEFAULT_METRICS if m not in left), left
 

@@ -1,4 +1,4 @@
-"""Fine-tuning a graph-to-text verbaliser on the session's references (issue 24 §3).
+"""Fine-tuning a graph-to-text verbaliser on the session's references.
 
 Two kinds of model, each trained on exactly the input the verbaliser later gives it:
 

@@ -844,7 +844,7 @@ def test_search_narrows_the_table_in_the_session(qtbot, wired) -> None:
 
 
 def test_panel_fits_a_laptops_side_dock_with_long_names(qtbot) -> None:
-    """Issue 14 point 4: a long run name or count does not widen the dock (a 1024 px
+    """A long run name or count does not widen the dock (a 1024 px
     window's side dock is about 400 px); at that width nothing is squeezed."""
     from widgets.scores import ScoresPanel
 

@@ -1,4 +1,4 @@
-"""WebNLG 2020 human judgments in the layouts the challenge published them in (issue 22 §3):
+"""WebNLG 2020 human judgments in the layouts the challenge published them in:
 per-system folders (``results/en/<SYSTEM>/primary.json``), the all-teams JSON list, run
 names as well as ids for ``--run``, entries with no ratings skipped and counted, and every
 message naming the system and the file.
