@@ -105,8 +105,9 @@ class FileImport:
         line = f"{self.file}: " + counts_line(
             self.entries, self.units, self.references, self.errors
         )
-        language = self.language_line()
-        return f"{line}; {language}" if language else line
+        # Every file says how its texts' language was decided, not only its counts.
+        language = self.language_line() or "every text carried its own language"
+        return f"{line}; {language}"
 
 
 @dataclass(frozen=True)

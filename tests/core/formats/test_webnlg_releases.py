@@ -262,3 +262,12 @@ def test_enriched_webnlg_dev_folder_round_trips(
     assert len(exported) == len(entries) == 872
     for original, written in zip(entries, exported, strict=True):
         assert_same_element(original, written)
+
+
+def test_a_file_whose_texts_all_carry_a_language_says_so() -> None:
+    from core.formats.report import FileImport, LanguageDecision
+
+    carried = FileImport("a.xml", 2, 2, 3, 0, LanguageDecision("en", "default"))
+    assert carried.line() == (
+        "a.xml: 2 entries, 2 units, 3 references, 0 errors; every text carried its own language"
+    )
