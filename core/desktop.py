@@ -266,6 +266,22 @@ def _write(path: Path, text: str) -> None:
         ) from error
 
 
+def _holds_a_special_file(folder: Path, limit: int = 10_000) -> bool:
+    """Whether ``folder`` holds a pipe, socket or device (at most ``limit`` entries
+    looked at): an updater reading it would wait on it until its timeout (a pipe left
+    where the MIME file goes held install for a minute)."""
+    for seen, path in enumerate(folder.rglob("*")):
+        if seen >= limit:
+            return True  # not a folder the updaters should be run over unseen
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            continue
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISBLK(mode) or stat.S_ISCHR(mode):
+            return True
+    return False
+
+
 def _refresh_caches(base: Path) -> list[str]:
     """Run the cache updaters that exist; a missing or failing one is not an error
     (desktops also rescan on their own), so it is only left out of the report."""
@@ -281,7 +297,7 @@ def _refresh_caches(base: Path) -> list[str]:
     ran = []
     for program, args, folder in jobs:
         executable = shutil.which(program)
-        if executable is None or not folder.is_dir():
+        if executable is None or not folder.is_dir() or _holds_a_special_file(folder):
             continue
         try:
             done = subprocess.run([executable, *args], capture_output=True, timeout=60, check=False)

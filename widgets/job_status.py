@@ -36,7 +36,8 @@ class JobStatusWidget(QWidget):
         # 1024-pixel window.
         self.label = ElidedLabel(Qt.TextElideMode.ElideRight)
         self.bar = QProgressBar()
-        self.bar.setFixedWidth(150)  # "100% · ~1 h 20 min left" whole, at 1024 px too
+        # "42% · ~3 min left" whole; the status note keeps its 150 px at 1024 px.
+        self.bar.setFixedWidth(130)
         self.bar.setTextVisible(True)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop the work in progress; what it finished is kept")

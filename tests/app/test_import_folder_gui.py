@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 from tests.fixtures.controller_window import window_and_controller  # noqa: F401 - fixture
+from tests.fixtures.reads import settle_reads
 from tests.fixtures.webnlg_release_samples import WEBNLG_2017, WEBNLG_2020
 
 
@@ -57,6 +58,7 @@ def test_language_field_cancel_and_bad_code(
 ) -> None:
     window, controller = window_and_controller
     assert controller.new_session(tmp_path / "s.taillens")
+    settle_reads(qtbot, controller)  # what opening it reads (the undo history's tail)
     source = tmp_path / "data-ru.xml"
     source.write_text(WEBNLG_2020, encoding="utf-8")
     monkeypatch.setattr(

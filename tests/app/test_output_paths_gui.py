@@ -15,6 +15,7 @@ from app.controller import AppController
 from core.errors import UserFacingError
 from core.output_guard import is_session_file
 from core.store import SessionStore
+from tests.fixtures.reads import settle_reads
 from widgets.main_window import MainWindow
 
 
@@ -47,6 +48,7 @@ def test_export_dialog_refuses_the_open_session_and_another(
     window, controller = window_and_controller
     session = tmp_path / "open.taillens"
     assert controller.new_session(session)
+    settle_reads(qtbot, controller)  # what opening it reads (the undo history's tail)
     link = tmp_path / "link.csv"
     link.symlink_to(session)
     other = tmp_path / "other.taillens"

@@ -62,7 +62,9 @@ def test_a_row_that_names_no_entity_is_refused_in_red(qtbot, editor) -> None:
     dialog.add_button.click()
     settle_reads(qtbot, controller)
     assert "the row names no entity" in dialog.message.text()
-    assert "b00020" in dialog.message.styleSheet()
+    from widgets.theme import tone
+
+    assert tone("error") in dialog.message.styleSheet()  # the theme's error colour
     assert dialog.rows() == starter
     bad = path.parent / "bad.tsv"
     bad.write_text("Italy\tItalian\n\tGerman\n", encoding="utf-8")
