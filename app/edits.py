@@ -218,44 +218,34 @@ class SessionUndo(QObject):
         """Undo the latest edit on the stack (only if it is ``history_id``, when given:
         the Undo of a message that is no longer the latest does nothing). False when
         there is nothing to undo or an undo or redo is still on its way."""
-        from core.edits import KINDS, undo_edit
-
         command = self._command(self.stack.index() - 1)
-        if command is None or self._busy:
+        if command is not None and history_id is not None and command.entry.id != history_id:
             return False
-        if history_id is not None and command.entry.id != history_id:
-            return False
-        entry = command.entry
-        self._busy = True
-        self.changed.emit()
-        kind = KINDS.get(entry.kind)
-        self.writer.write(
-            f"the undo of {entry.description}",
-            lambda store: undo_edit(store, entry.id),
-            writes=kind.topics if kind is not None else (),
-            on_done=lambda undone: self._moved(command, undone, undo=True),
-            on_error=lambda error: self._refused(command, error, "Not undone"),
-            at_once=entry.kind not in HEAVY_KINDS,
-        )
-        return True
+        return self._move(command, undo=True)
 
     def redo(self) -> bool:
         """Redo the edit last undone; False when there is none or one is on its way."""
-        from core.edits import KINDS, redo_edit
+        return self._move(self._command(self.stack.index()), undo=False)
 
-        command = self._command(self.stack.index())
+    def _move(self, command: EditCommand | None, *, undo: bool) -> bool:
+        """Undo or redo ``command``'s edit through the session writer."""
+        from core.edits import KINDS, redo_edit, undo_edit
+
         if command is None or self._busy:
             return False
         entry = command.entry
         self._busy = True
         self.changed.emit()
         kind = KINDS.get(entry.kind)
+        move = undo_edit if undo else redo_edit
         self.writer.write(
-            f"the redo of {entry.description}",
-            lambda store: redo_edit(store, entry.id),
+            f"the {'undo' if undo else 'redo'} of {entry.description}",
+            lambda store: move(store, entry.id),
             writes=kind.topics if kind is not None else (),
-            on_done=lambda redone: self._moved(command, redone, undo=False),
-            on_error=lambda error: self._refused(command, error, "Not redone"),
+            on_done=lambda moved: self._moved(command, moved, undo=undo),
+            on_error=lambda error: self._refused(
+                command, error, "Not undone" if undo else "Not redone"
+            ),
             at_once=entry.kind not in HEAVY_KINDS,
         )
         return True
