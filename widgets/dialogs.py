@@ -11,7 +11,7 @@ buttons stay on screen (the Score dialog was 767 × 919, its buttons off a lapto
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, QTimer
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -165,4 +165,22 @@ class FittedDialog(QDialog):
         if not event.spontaneous():
             fit_dialog(self)
             QTimer.singleShot(0, self, lambda: grow_to_content(self))
+            share_window_actions(self)
         super().showEvent(event)
+
+
+# The main window's actions a dialog takes too: its own window would otherwise keep their
+# shortcuts (Ctrl+Z; Ctrl+Shift+Z, Ctrl+Y) from reaching the session's undo stack.
+SHARED_ACTIONS = ("action_undo", "action_redo")
+
+
+def share_window_actions(dialog: QDialog) -> None:
+    """Add the main window's Undo and Redo to ``dialog`` (a QAction added to a widget
+    has its shortcut work in that widget's window): Ctrl+Z in a dialog undoes the
+    session's last edit as it does in the window. A text field keeps its own Ctrl+Z."""
+    parent = dialog.parentWidget()
+    window = parent.window() if parent is not None else None
+    for name in SHARED_ACTIONS:
+        action = getattr(window, name, None)
+        if isinstance(action, QAction) and action not in dialog.actions():
+            dialog.addAction(action)

@@ -285,3 +285,45 @@ def test_words_for_a_stored_unit_are_undone_from_the_edit_menu(qtbot, tmp_path) 
         assert [e.source for e in history(controller.store, unit_id=unit_id)] == ["gui"]
     finally:
         controller.shutdown()
+
+
+def test_every_registered_dialog_takes_the_windows_undo_and_redo(qtbot, tmp_path) -> None:
+    from PySide6.QtCore import QSettings, Qt
+    from PySide6.QtWidgets import QApplication
+
+    from app.dialogs import DIALOGS, open_dialog
+    from app.gui import build_window
+    from widgets.dialogs import FittedDialog
+
+    window, controller = build_window(
+        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(window)
+    assert controller.open_session(tmp_path / "d.taillens", create=True)
+    qtbot.waitUntil(lambda: not controller.reads.pending(), timeout=20_000)
+    missing = []
+    for name in DIALOGS:
+        dialog = open_dialog(controller, name)
+        if dialog.window() is window or not isinstance(dialog, FittedDialog):
+            dialog.close()
+            continue  # inside the window (its shortcuts), or a message box (About)
+        # Ctrl+Z and Ctrl+Shift+Z / Ctrl+Y in the dialog's own window reach the stack.
+        if not {window.action_undo, window.action_redo} <= set(dialog.actions()):
+            missing.append(name)
+        dialog.close()
+    assert missing == []
+
+    # And the key itself: Ctrl+Z pressed in the synonym dialog's own window reaches the
+    # window's Undo (enabled here by hand: the test needs no edit to route the key).
+    window.show()
+    qtbot.waitExposed(window)
+    pressed: list[bool] = []
+    window.action_undo.setEnabled(True)
+    window.action_undo.triggered.connect(lambda *_a: pressed.append(True))
+    dialog = open_dialog(controller, "synonyms")
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog, timeout=5_000)
+    qtbot.keyClick(dialog, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert pressed == [True]
+    dialog.close()
+    controller.shutdown()
