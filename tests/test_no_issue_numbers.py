@@ -1,4 +1,4 @@
-"""No code, comment, docstring or document cites an issue number ("issue 21 §1"): a reader
+"""No code, comment, docstring or document cites an issue by its number: a reader
 of the repository cannot look one up, so the text must say in words what it means.
 
 The scanner takes a root folder, so it is also shown to fail on a tree with a planted
