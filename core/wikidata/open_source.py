@@ -40,8 +40,7 @@ _demo_loading = threading.Lock()
 def load_demo_source() -> EmbeddedSource:
     """The bundled demo snapshot in an in-process Oxigraph store (loaded once, in a few
     seconds; queries only read it, so one copy serves the whole process). Callers at the
-    same time wait for the one load: a window closed while it loads no longer waits for
-    it (``Job.disposable``), and the next window's load must not run beside it."""
+    same time (the jobs of :class:`LazyDemoSource`, a CLI command) wait for the one load."""
     with _demo_loading:
         return _load_demo_source()
 
