@@ -32,7 +32,6 @@ import random
 import re
 import sqlite3
 import statistics
-import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -500,14 +499,13 @@ def check_manifest(text: object, path: Path) -> dict[str, Any]:
 
 # Longest a statement on a pack may run: a pack of 100,000 ratings reads in a second.
 PACK_STATEMENT_S = 60.0
-_PROGRESS_STEPS = 20_000  # SQLite instructions between looks at the clock and at Ctrl+C
 # Memory a pack may take while read: no value longer than PACK_VALUE_BYTES (SQLite's
 # length limit, so a planted 1 GB blob is refused before it is copied out), at most
-# PACK_READ_BYTES of values and rows in all, and a page cache of PACK_CACHE_KIB. A
-# rating of the app is a few hundred bytes: 100,000 of them are about 40 MB.
+# PACK_READ_BYTES of values and rows in all, and the page cache of every file from
+# elsewhere (core.store.bounds.CACHE_KIB). A rating of the app is a few hundred bytes:
+# 100,000 of them are about 40 MB.
 PACK_VALUE_BYTES = 1_000_000
 PACK_READ_BYTES = 256_000_000
-PACK_CACHE_KIB = 16_384
 _ROW_OVERHEAD = 64  # bytes counted for each row besides its values
 
 
@@ -524,49 +522,28 @@ def _text(raw: bytes) -> str | bytes:
 
 @contextmanager
 def _bounded_reader(path: Path, ctx: JobContext | None) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to ``path`` (a pack checked by inspect_file) whose every
-    statement ends within :data:`PACK_STATEMENT_S`, at a cancel, or at Ctrl+C."""
+    """A read-only connection to ``path`` (a pack checked by inspect_file) under the bounds
+    of every file from elsewhere (``core.store.bounds``), the pack's own: every statement
+    ends within :data:`PACK_STATEMENT_S`, at a cancel, or at Ctrl+C, and no value is
+    longer than :data:`PACK_VALUE_BYTES`."""
+    from core.store.bounds import stopped
     from core.store.fileinfo import connect_read_only
 
-    why: list[str] = []
-
-    def look() -> int:
-        try:
-            if ctx is not None and ctx.token.cancelled:
-                why.append("cancel")
-            elif time.monotonic() > deadline[0]:
-                why.append("deadline")
-        except KeyboardInterrupt:
-            why.append("interrupt")
-        return 1 if why else 0
-
-    deadline = [time.monotonic() + PACK_STATEMENT_S]
-    with closing(connect_read_only(path)) as conn:
+    with closing(
+        connect_read_only(path, value_bytes=PACK_VALUE_BYTES, seconds=PACK_STATEMENT_S)
+    ) as conn:
+        if ctx is not None:
+            token = ctx.token
+            conn.guard.cancelled = lambda: token.cancelled  # type: ignore[union-attr]
         conn.execute("PRAGMA query_only=ON")
-        conn.execute(f"PRAGMA cache_size=-{PACK_CACHE_KIB}")
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, PACK_VALUE_BYTES)
         conn.text_factory = _text
-        conn.set_progress_handler(look, _PROGRESS_STEPS)
         try:
             yield conn
-        except sqlite3.DataError:  # a value longer than SQLite's length limit
-            raise PackError(
-                f"{path.name}: it holds a value longer than {PACK_VALUE_BYTES:,} bytes; "
-                "it is not a pack TailLens made"
-            ) from None
-        except sqlite3.OperationalError:
-            if "interrupt" in why:
-                raise KeyboardInterrupt from None
-            if "cancel" in why:
-                from core.jobs import JobCancelled
-
-                raise JobCancelled() from None
-            if "deadline" in why:
-                raise PackError(
-                    f"{path.name}: reading it took longer than {PACK_STATEMENT_S:g} s; "
-                    "it is not a pack TailLens made"
-                ) from None
-            raise
+        except sqlite3.DatabaseError as exc:
+            why = stopped(exc, conn.guard)  # Ctrl+C and a cancel raise here
+            if why is None:
+                raise
+            raise PackError(f"{path.name}: {why}; it is not a pack TailLens made") from None
 
 
 @contextmanager
@@ -632,28 +609,41 @@ def read_pack(
     and memory are bounded (:func:`_bounded_reader`, :func:`_fetch_within`)."""
     budget = [PACK_READ_BYTES]
     with _readable_pack(path) as readable, _bounded_reader(readable, ctx) as conn:
-        meta = _fetch_within(
-            conn.execute("SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)),
-            path,
-            budget,
-        )
+        meta = _manifest_rows(conn, path, budget)
         if not meta:
             raise PackError(
                 f"{path.name} is a session but not an annotation pack; packs are made with "
                 "'taillens annotations pack' or File ▸ Annotation pack…"
             )
         manifest = check_manifest(meta[0][0], path)
-        names = dict(_fetch_within(conn.execute("SELECT id, name FROM annotators"), path, budget))
-        found = _fetch_within(
-            conn.execute(
-                "SELECT id, annotator_id, verbalisation_id, reference_id, "
-                + ", ".join(RATING_FIELDS)
-                + ", created_at, updated_at FROM annotations "
-                "WHERE is_golden IS NOT 1 ORDER BY id"
-            ),
-            path,
-            budget,
-        )
+        rows, refused = _read_ratings(conn, path, budget)
+    return manifest, rows, refused
+
+
+def _manifest_rows(conn: sqlite3.Connection, path: Path, budget: list[int]) -> list[Any]:
+    return _fetch_within(
+        conn.execute("SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)),
+        path,
+        budget,
+    )
+
+
+def _read_ratings(
+    conn: sqlite3.Connection, path: Path, budget: list[int]
+) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """The ratings of a pack (not golden answers) that pass the app's validators, as
+    merge uses them, and one line for each that does not."""
+    names = dict(_fetch_within(conn.execute("SELECT id, name FROM annotators"), path, budget))
+    found = _fetch_within(
+        conn.execute(
+            "SELECT id, annotator_id, verbalisation_id, reference_id, "
+            + ", ".join(RATING_FIELDS)
+            + ", created_at, updated_at FROM annotations "
+            "WHERE is_golden IS NOT 1 ORDER BY id"
+        ),
+        path,
+        budget,
+    )
     rows: list[tuple[Any, ...]] = []
     refused: list[str] = []
     for pack_id, annotator_id, verb_id, ref_id, *values, created, changed in found:
@@ -665,7 +655,7 @@ def read_pack(
             )
         except AnnotationError as exc:
             refused.append(f"rating {ascii(pack_id)[:24]}: {exc}")
-    return manifest, rows, refused
+    return rows, refused
 
 
 def _checked_row(

@@ -7,6 +7,7 @@ from core.session_info import SessionInfo
 from core.store.engine import translate_error
 from core.store.errors import (
     NotASessionError,
+    SessionBoundsError,
     SessionCorruptError,
     SessionError,
     SessionExistsError,
@@ -29,6 +30,7 @@ __all__ = [
     "SessionCorruptError",
     "SessionError",
     "SessionExistsError",
+    "SessionBoundsError",
     "SessionForeignSchemaError",
     "SessionLockedError",
     "SessionMissingError",

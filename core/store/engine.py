@@ -14,7 +14,9 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, ExceptionContext
 
 from core.files import disk_problem
+from core.store.bounds import BoundedConnection, bound, guard_of, stopped
 from core.store.errors import (
+    SessionBoundsError,
     SessionCorruptError,
     SessionError,
     SessionLockedError,
@@ -105,6 +107,11 @@ def _standard_json(value: Any) -> str:
     return json.dumps(value, allow_nan=False)
 
 
+def _dbapi_connection(context: ExceptionContext) -> Any:
+    fairy = None if context.connection is None else context.connection.connection
+    return None if fairy is None else fairy.dbapi_connection
+
+
 def make_engine(
     path: Path, busy_timeout_s: float, *, foreign_keys: bool = True, read_only: bool = False
 ) -> Engine:
@@ -120,12 +127,18 @@ def make_engine(
             # so that, as the last connection to close, it folds the -wal back and removes
             # it (a mode=ro connection would leave empty -wal/-shm files beside the file).
             if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK):
-                return sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
+                return sqlite3.connect(
+                    path,
+                    timeout=busy_timeout_s,
+                    check_same_thread=False,
+                    factory=BoundedConnection,
+                )
             return sqlite3.connect(
                 file_uri(path, "mode=ro"),
                 uri=True,
                 timeout=busy_timeout_s,
                 check_same_thread=False,
+                factory=BoundedConnection,
             )
 
     engine = create_engine(
@@ -134,7 +147,11 @@ def make_engine(
         # JSON reader) refuse NaN and Infinity, so writing one is a bug caught here.
         json_serializer=_standard_json,
         # The pool hands a connection to one thread at a time (GUI thread, job threads).
-        connect_args={"timeout": busy_timeout_s, "check_same_thread": False},
+        connect_args={
+            "timeout": busy_timeout_s,
+            "check_same_thread": False,
+            "factory": BoundedConnection,
+        },
         **({"creator": creator} if creator is not None else {}),
     )
     busy_ms = max(0, int(busy_timeout_s * 1000))
@@ -150,6 +167,10 @@ def make_engine(
         # A session may come from elsewhere: SQL functions with side effects never run
         # from its schema (TailLens's own schema has no view or trigger that would need it).
         cursor.execute("PRAGMA trusted_schema=OFF")
+        # A session may come from elsewhere: no value longer than a session holds, a page
+        # cache of our size (not the file header's), Ctrl+C stops any statement, and the
+        # checks of its rows (core.store.integrity) run under a deadline.
+        bound(dbapi_connection)
         # For the integrity checks: text another program stored that is not UTF-8 (an
         # encoded lone surrogate) fails every read of its row in Python.
         dbapi_connection.create_function("taillens_utf8", 1, _is_utf8, deterministic=True)
@@ -166,7 +187,12 @@ def make_engine(
         # Any statement or commit on a session the disk refuses (full, over quota, an I/O
         # error) becomes one SessionStorageError, wherever in core the write was made.
         problem = storage_problem(context.original_exception)
-        return None if problem is None else SessionStorageError(path, problem)
+        if problem is not None:
+            return SessionStorageError(path, problem)
+        # A statement a bound stopped: Ctrl+C and a job's cancel end as they do anywhere
+        # (stopped raises them), a deadline or an over-long value is one line.
+        why = stopped(context.original_exception, guard_of(_dbapi_connection(context)))
+        return None if why is None else SessionBoundsError(path, why)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:

@@ -81,6 +81,20 @@ class SessionForeignSchemaError(SessionError):
         self.found = found
 
 
+class SessionBoundsError(SessionError):
+    """Reading the file ran past the bounds every file from elsewhere is read within
+    (``core.store.bounds``: a deadline, a longest value): it is refused, unchanged."""
+
+    def __init__(self, path: Path | str, why: str) -> None:
+        path = Path(path)
+        super().__init__(
+            path,
+            f"{path.name} is refused: {why}, as no session TailLens writes does; "
+            f"the file was left as it was (full path: {path}).",
+        )
+        self.why = why
+
+
 class SessionCorruptError(SessionError):
     """The file is a SQLite database, but truncated or damaged."""
 

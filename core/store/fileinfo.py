@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import core
+import core.store.bounds as bounds
 from core.output_guard import (
     SESSION_APPLICATION_ID,
 )
 from core.session_info import SessionInfo
+from core.store.bounds import BoundedConnection, bound, stopped
 from core.store.engine import file_uri
 from core.store.errors import (
     NotASessionError,
+    SessionBoundsError,
     SessionCorruptError,
     SessionError,
     SessionForeignSchemaError,
@@ -64,18 +68,53 @@ def shm_path(path: Path) -> Path:
     return path.with_name(path.name + "-shm")
 
 
-def connect_read_only(path: Path) -> sqlite3.Connection:
-    """A connection that cannot change ``path`` nor leave files next to it.
+def connect_read_only(
+    path: Path, *, value_bytes: int | None = None, seconds: float | None = None
+) -> BoundedConnection:
+    """A connection that cannot change ``path`` nor leave files next to it, under the
+    bounds of a file from elsewhere (``core.store.bounds``): no value longer than
+    ``value_bytes`` (``bounds.SESSION_VALUE_BYTES``), all its statements done within
+    ``seconds`` (``bounds.STATEMENT_S``), Ctrl+C acts.
 
     With no ``-wal`` file the database is self-contained and ``immutable=1`` reads it
     without creating ``-wal``/``-shm`` files (``mode=ro`` would leave them behind). With
     a ``-wal`` file, another program may have it open, so its pages must be read too.
     """
     option = "mode=ro" if wal_path(path).exists() else "immutable=1"
-    conn = sqlite3.connect(file_uri(path, option), uri=True, isolation_level=None)
-    # A function in a view, trigger or index of the file runs only if it is harmless.
-    conn.execute("PRAGMA trusted_schema=OFF")
+    conn = sqlite3.connect(
+        file_uri(path, option), uri=True, isolation_level=None, factory=BoundedConnection
+    )
+    try:
+        # A function in a view, trigger or index of the file runs only if it is harmless.
+        conn.execute("PRAGMA trusted_schema=OFF")
+        bound(
+            conn,
+            value_bytes=value_bytes,
+            seconds=bounds.STATEMENT_S if seconds is None else seconds,
+        )
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[BoundedConnection]:
+    """:func:`connect_read_only`, closed after the block, whose database errors are
+    :class:`SessionError`s: :class:`SessionBoundsError` where a bound stopped a
+    statement, :class:`SessionCorruptError` otherwise."""
+    conn: BoundedConnection | None = None
+    try:
+        conn = connect_read_only(path)
+        yield conn
+    except sqlite3.DatabaseError as exc:
+        why = stopped(exc, None if conn is None else conn.guard)
+        if why is not None:
+            raise SessionBoundsError(path, why) from None
+        raise SessionCorruptError(path, str(exc)) from exc
+    finally:
+        if conn is not None:
+            conn.close()
 
 
 def _check_header(path: Path) -> tuple[int, int, int | None]:
@@ -147,13 +186,24 @@ def _check_writable(path: Path) -> None:
 def _foreign_objects(conn: sqlite3.Connection) -> str:
     """What a session file holds that TailLens never creates, in words ("" for none):
     views and triggers (their SQL runs when a table is read or written: a recursive view
-    that never ends, a trigger that writes elsewhere) and virtual tables (code of a module
-    of its choosing). Read from sqlite_master only: nothing of them runs."""
+    that never ends, a trigger that writes elsewhere), virtual tables (code of a module
+    of its choosing) and generated columns. Read from the schema only: nothing of them
+    runs."""
     found = [
         f"{kind} {name!r}" if kind != "table" else f"virtual table {name!r}"
         for kind, name in conn.execute(
             "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') "
             "OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%') ORDER BY type, name"
+        )
+    ]
+    # A generated column computes its value, by an expression of the file's choosing, at
+    # every read; PRAGMA table_info does not even list it (table_xinfo does).
+    found += [
+        f"generated column '{table}.{column}'"
+        for table, column in conn.execute(
+            "SELECT m.name, x.name FROM sqlite_master AS m, pragma_table_xinfo(m.name) AS x "
+            "WHERE m.type = 'table' AND m.sql NOT LIKE 'CREATE VIRTUAL TABLE%' "
+            "AND x.hidden IN (2, 3) ORDER BY m.name, x.cid"
         )
     ]
     if not found:
@@ -212,34 +262,29 @@ def _affinity(declared: str) -> str:
 
 def _read_database(path: Path) -> tuple[int, str | None, tuple[str, ...]]:
     """Run quick_check and read application id, revision and table names, read-only."""
-    try:
-        with closing(connect_read_only(path)) as conn:
-            problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
-            if problems != ["ok"]:
-                raise SessionCorruptError(path, "; ".join(str(p) for p in problems))
-            application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-            tables = tuple(
-                row[0]
-                for row in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' "
-                    "AND name NOT LIKE 'sqlite_%' ORDER BY name"
-                )
+    with reading(path) as conn:
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
+        if problems != ["ok"]:
+            raise SessionCorruptError(path, "; ".join(str(p) for p in problems))
+        application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        tables = tuple(
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY name"
             )
-            foreign = _foreign_objects(conn)
-            if foreign and application_id == APPLICATION_ID:
-                raise SessionForeignSchemaError(path, foreign)
-            revision: str | None = None
-            if "alembic_version" in tables:
-                versions = [
-                    row[0] for row in conn.execute("SELECT version_num FROM alembic_version")
-                ]
-                if len(versions) > 1:
-                    raise SessionCorruptError(
-                        path, f"it records several schema revisions ({', '.join(versions)})"
-                    )
-                revision = versions[0] if versions else None
-    except sqlite3.DatabaseError as exc:
-        raise SessionCorruptError(path, str(exc)) from exc
+        )
+        foreign = _foreign_objects(conn)
+        if foreign and application_id == APPLICATION_ID:
+            raise SessionForeignSchemaError(path, foreign)
+        revision: str | None = None
+        if "alembic_version" in tables:
+            versions = [row[0] for row in conn.execute("SELECT version_num FROM alembic_version")]
+            if len(versions) > 1:
+                raise SessionCorruptError(
+                    path, f"it records several schema revisions ({', '.join(versions)})"
+                )
+            revision = versions[0] if versions else None
     return application_id, revision, tables
 
 
@@ -272,11 +317,8 @@ def inspect_file(path: Path | str, *, for_writing: bool = False) -> FileCheck:
             path, "it has no schema revision; it was probably not created completely"
         )
     if revision == head_revision():
-        try:
-            with closing(connect_read_only(path)) as conn:
-                problems = schema_problems(conn)
-        except sqlite3.DatabaseError as exc:
-            raise SessionCorruptError(path, str(exc)) from exc
+        with reading(path) as conn:
+            problems = schema_problems(conn)
         if problems:
             raise SessionForeignSchemaError(path, problems)
     return FileCheck(path, size, page_size, page_count, application_id, revision, tables)
@@ -285,18 +327,15 @@ def inspect_file(path: Path | str, *, for_writing: bool = False) -> FileCheck:
 def read_session_info(path: Path | str) -> SessionInfo:
     """Describe a session file read-only: an older one is described, not upgraded."""
     check = inspect_file(path)
-    try:
-        with closing(connect_read_only(check.path)) as conn:
-            meta: dict[str, str] = {}
-            if "session_meta" in check.tables:
-                meta = dict(conn.execute("SELECT key, value FROM session_meta").fetchall())
-            counts = {
-                table: int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
-                for table in check.tables
-                if table != "alembic_version"
-            }
-    except sqlite3.DatabaseError as exc:
-        raise SessionCorruptError(check.path, str(exc)) from exc
+    with reading(check.path) as conn:
+        meta: dict[str, str] = {}
+        if "session_meta" in check.tables:
+            meta = dict(conn.execute("SELECT key, value FROM session_meta").fetchall())
+        counts = {
+            table: int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
+            for table in check.tables
+            if table != "alembic_version"
+        }
     return {
         "path": str(check.path),
         "schema_revision": check.revision,

@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
+from core.store.bounds import guard_of
 from core.store.models import Base
 
 _log = logging.getLogger("core.store")
@@ -251,7 +253,11 @@ class Integrity:
         for _column, parent in parents:
             if parent != name:
                 self._ensure(connection, parent, notify)
-        damaged = find_damaged_rows(connection, table)
+        # The session may come from elsewhere: the check of each table, a scan of every
+        # row, ends within the deadline of a file from elsewhere (a refusal past it).
+        guard = guard_of(connection.connection.dbapi_connection)
+        with guard.within() if guard is not None else nullcontext():
+            damaged = find_damaged_rows(connection, table)
         hidden = {row.row_id for row in damaged}
         direct = len(hidden)
         for column, parent in parents:

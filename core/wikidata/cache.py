@@ -288,15 +288,16 @@ def describe_session_file(path: Path | str) -> SessionInfo:
     """``read_session_info`` (read-only: an older session is described, not upgraded)
     with each category's members held and how its last fetch ended; ``categories`` is
     None where the file was described but its categories cannot be read."""
-    from contextlib import closing
-
-    from core.store.fileinfo import connect_read_only
+    from core.store import SessionCorruptError
+    from core.store.fileinfo import reading
 
     info = read_session_info(path)
     try:
-        with closing(connect_read_only(Path(info["path"]))) as conn:
+        # Read within the bounds of a file from elsewhere: a statement past them is
+        # refused (SessionBoundsError), Ctrl+C ends the command.
+        with reading(Path(info["path"])) as conn:
             info["categories"] = category_fetch_states(conn)
-    except sqlite3.DatabaseError:
+    except SessionCorruptError:
         info["categories"] = None
     return info
 
