@@ -620,6 +620,27 @@ def read_pack(
     return manifest, rows, refused
 
 
+def merge_refusals(path: Path, ctx: JobContext | None = None) -> list[str]:
+    """What a merge of the session at ``path`` as a pack would refuse, one line each:
+    its pack description, where it has one, and every rating the app's validators refuse
+    (read as :func:`read_pack` reads a pack, within the same bounds; a file past them is
+    one line too). ``taillens session check`` lists them."""
+    budget = [PACK_READ_BYTES]
+    found: list[str] = []
+    try:
+        with _readable_pack(path) as readable, _bounded_reader(readable, ctx) as conn:
+            meta = _manifest_rows(conn, path, budget)
+            if meta:
+                try:
+                    check_manifest(meta[0][0], path)
+                except PackError as exc:
+                    found.append(str(exc))
+            found += _read_ratings(conn, path, budget)[1]
+    except PackError as exc:
+        found.append(str(exc))
+    return found
+
+
 def _manifest_rows(conn: sqlite3.Connection, path: Path, budget: list[int]) -> list[Any]:
     return _fetch_within(
         conn.execute("SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)),

@@ -1,7 +1,8 @@
 """A session file from elsewhere, opened as a session (not merged as a pack): its schema is
 checked, and every statement on it runs within the bounds of a file from elsewhere
 (``core.store.bounds``: a deadline, Ctrl+C, a longest value, our own page cache). Each
-crafted file is refused with one line and left byte for byte as it was.
+crafted file is refused with one line and left byte for byte as it was; ``taillens
+session check`` also lists what a merge of the file as a pack would refuse.
 
 The sessions are real ones (the report fixture), edited afterwards with plain sqlite3 as
 another program could."""
@@ -178,3 +179,34 @@ def test_ctrl_c_stops_a_statement_on_a_file_from_elsewhere(
         guard.cancelled = _interrupting()
         with pytest.raises(KeyboardInterrupt):
             conn.exec_driver_sql(_ENDLESS).all()
+
+
+def test_session_check_lists_what_a_merge_would_refuse(
+    report_session: ReportSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["session", "check", str(report_session.path)]) == 0
+    assert "nothing a merge would refuse" in capsys.readouterr().out
+    # Two ratings the session's own row checks accept but the app would never save: free
+    # text for a blame that is not 'other', and an error family that does not exist.
+    first, second = sorted(report_session.annotations.values())[:2]
+    path = _crafted(
+        report_session,
+        tmp_path,
+        f"UPDATE annotations SET adequacy = 1, blame = 'text', blame_other = 'because' "
+        f"WHERE id = {first};"
+        f'UPDATE annotations SET error_taxonomy = \'{{"style": ["odd"]}}\' WHERE id = {second};',
+    )
+    before = _digest(path)
+    with SessionStore.open_read_only(path) as store:
+        assert store.check() == []
+    assert main(["session", "check", str(path)]) == 1
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines == [
+        f"a merge would refuse rating {first}: Free text for the blame is only kept with "
+        "blame 'other'.",
+        f"a merge would refuse rating {second}: Unknown error family 'style': choose accuracy "
+        "or fluency.",
+    ]
+    assert main(["session", "check", str(path), "--json"]) == 1
+    assert '"merge_refuses"' in capsys.readouterr().out
+    assert _digest(path) == before
