@@ -10,7 +10,7 @@ import pytest
 
 from app.cli import main
 from core.formats import FormatError
-from core.formats.wdv import MAX_DEPTH, RecordReader, import_wdv
+from core.formats.wdv import MAX_DEPTH, MAX_RECORD_CHARS, RecordReader, import_wdv
 from core.store import SessionStore
 from tests.fixtures.table_digest import table_digest
 from tests.fixtures.wdv_records import wdv_records, write_wdv
@@ -44,6 +44,42 @@ def test_a_score_of_5000_digits_is_a_message(
     with pytest.raises(FormatError, match=r"a number of 5,000 digits, more than 40"):
         import_wdv(store, path)
     assert table_digest(store) == before
+
+
+def test_a_long_record_is_decoded_a_few_times_not_once_per_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One record of 4 MB read in chunks of 1 KB: decoded again after every chunk it was
+    # 4,000 decodes of up to 4 MB each (time quadratic in the record's length); with the
+    # buffer doubling it is about log2(4,000) = 12.
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps([{"verbalisation": "x" * 4_000_000}, {"a": 1}]))
+    reader = RecordReader(path, chunk_bytes=1024)
+    decodes = []
+    decode = reader._decoder.raw_decode
+
+    def counted(text: str, index: int = 0) -> tuple[object, int]:
+        decodes.append(index)
+        return decode(text, index)
+
+    monkeypatch.setattr(reader._decoder, "raw_decode", counted)
+    try:
+        records = list(reader.records())
+    finally:
+        reader.close()
+    assert len(records[0]["verbalisation"]) == 4_000_000 and records[1] == {"a": 1}
+    assert len(decodes) <= 20
+
+
+def test_a_record_longer_than_the_limit_is_a_message(tmp_path: Path) -> None:
+    path = tmp_path / "endless.json"
+    path.write_text('[{"verbalisation": "' + "x" * (MAX_RECORD_CHARS + 10))
+    reader = RecordReader(path)
+    try:
+        with pytest.raises(FormatError, match="a record longer than 16,000,000 characters"):
+            list(reader.records())
+    finally:
+        reader.close()
 
 
 def test_a_deep_record_is_skipped_with_a_reason(store: SessionStore, tmp_path: Path) -> None:
