@@ -236,58 +236,90 @@ def _fill_pack(
     items: Sequence[dict[str, Any]],
     request: PackRequest,
     manifest: dict[str, Any],
+    ctx: JobContext | None = None,
+) -> None:
+    from core.store.bounds import CACHE_KIB, BoundedConnection, bound, stopped
+
+    with closing(
+        sqlite3.connect(
+            file_uri(pack_path, "mode=rw"),
+            uri=True,
+            isolation_level=None,
+            factory=BoundedConnection,
+        )
+    ) as conn:
+        # The session attached may come from elsewhere: the bounds of its own connections
+        # (length limit, Ctrl+C, a cancel) hold here too, and its page cache is ours, not
+        # the one its header suggests.
+        conn.execute("PRAGMA trusted_schema=OFF")
+        guard = bound(conn)
+        if ctx is not None:
+            token = ctx.token
+            guard.cancelled = lambda: token.cancelled
+        conn.execute("ATTACH DATABASE ? AS src", (file_uri(source_path, "mode=ro"),))
+        conn.execute(f"PRAGMA src.cache_size=-{CACHE_KIB}")
+        try:
+            _copy_items(conn, items, request, manifest)
+        except sqlite3.DatabaseError as exc:
+            why = stopped(exc, guard)  # Ctrl+C and a cancel raise here
+            if why is None:
+                raise
+            raise PackError(f"{source_path.name}: {why}; no pack was written") from None
+
+
+def _copy_items(
+    conn: sqlite3.Connection,
+    items: Sequence[dict[str, Any]],
+    request: PackRequest,
+    manifest: dict[str, Any],
 ) -> None:
     verbs = [t["ref"].id for t in items if t["ref"].kind == VERBALISATION]
     refs = [t["ref"].id for t in items if t["ref"].kind == REFERENCE]
     unit_ids = sorted({t["unit"].id for t in items})
-    with closing(
-        sqlite3.connect(file_uri(pack_path, "mode=rw"), uri=True, isolation_level=None)
-    ) as conn:
-        conn.execute("ATTACH DATABASE ? AS src", (file_uri(source_path, "mode=ro"),))
-        conn.execute("BEGIN")
-        for name, ids in (("pack_units", unit_ids), ("pack_verbs", verbs), ("pack_refs", refs)):
-            conn.execute(f"CREATE TEMP TABLE {name} (id INTEGER PRIMARY KEY)")
-            conn.executemany(f"INSERT INTO {name} VALUES (?)", [(i,) for i in ids])
-        if not request.blind:
-            _copy(
-                conn,
-                "categories",
-                "id IN (SELECT category_id FROM src.data_units WHERE id IN temp.pack_units)",
-            )
-        _copy(conn, "data_units", "id IN temp.pack_units")
-        _copy(conn, "unit_triples", "unit_id IN temp.pack_units")
-        _copy(conn, "unit_references", "unit_id IN temp.pack_units")
+    conn.execute("BEGIN")
+    for name, ids in (("pack_units", unit_ids), ("pack_verbs", verbs), ("pack_refs", refs)):
+        conn.execute(f"CREATE TEMP TABLE {name} (id INTEGER PRIMARY KEY)")
+        conn.executemany(f"INSERT INTO {name} VALUES (?)", [(i,) for i in ids])
+    if not request.blind:
         _copy(
             conn,
-            "model_runs",
-            "id IN (SELECT run_id FROM src.verbalisations WHERE id IN temp.pack_verbs)",
+            "categories",
+            "id IN (SELECT category_id FROM src.data_units WHERE id IN temp.pack_units)",
         )
-        _copy(conn, "verbalisations", "id IN temp.pack_verbs")
-        # Links to rows a pack does not carry are cut; what only a scorer needs goes.
-        conn.execute("UPDATE unit_triples SET claim_id = NULL")
-        conn.execute("UPDATE verbalisations SET token_logprobs = NULL")
-        if request.blind:
+    _copy(conn, "data_units", "id IN temp.pack_units")
+    _copy(conn, "unit_triples", "unit_id IN temp.pack_units")
+    _copy(conn, "unit_references", "unit_id IN temp.pack_units")
+    _copy(
+        conn,
+        "model_runs",
+        "id IN (SELECT run_id FROM src.verbalisations WHERE id IN temp.pack_verbs)",
+    )
+    _copy(conn, "verbalisations", "id IN temp.pack_verbs")
+    # Links to rows a pack does not carry are cut; what only a scorer needs goes.
+    conn.execute("UPDATE unit_triples SET claim_id = NULL")
+    conn.execute("UPDATE verbalisations SET token_logprobs = NULL")
+    if request.blind:
+        conn.execute(
+            "UPDATE data_units SET tier = NULL, sub_tier = NULL, category_id = NULL, "
+            "attributes = NULL, source = NULL, notes = NULL, uid = 'unit-' || id"
+        )
+        run_ids = [r for (r,) in conn.execute("SELECT id FROM model_runs ORDER BY id")]
+        random.Random(request.seed).shuffle(run_ids)
+        for n, run_id in enumerate(run_ids):
             conn.execute(
-                "UPDATE data_units SET tier = NULL, sub_tier = NULL, category_id = NULL, "
-                "attributes = NULL, source = NULL, notes = NULL, uid = 'unit-' || id"
+                "UPDATE model_runs SET model_id = ?, system_name = NULL, "
+                "model_fingerprint = NULL, parameters = NULL, prompt_templates = NULL, "
+                "software = NULL WHERE id = ?",
+                (f"System {_letters(n)}", run_id),
             )
-            run_ids = [r for (r,) in conn.execute("SELECT id FROM model_runs ORDER BY id")]
-            random.Random(request.seed).shuffle(run_ids)
-            for n, run_id in enumerate(run_ids):
-                conn.execute(
-                    "UPDATE model_runs SET model_id = ?, system_name = NULL, "
-                    "model_fingerprint = NULL, parameters = NULL, prompt_templates = NULL, "
-                    "software = NULL WHERE id = ?",
-                    (f"System {_letters(n)}", run_id),
-                )
-            conn.execute("UPDATE verbalisations SET prompt = NULL")
-        conn.execute("INSERT INTO annotators (name) VALUES (?)", (request.annotator,))
-        meta = {MANIFEST_KEY: json.dumps(manifest), GUIDELINES_KEY: request.guidelines or ""}
-        conn.executemany(
-            "INSERT OR REPLACE INTO session_meta (key, value) VALUES (?, ?)", list(meta.items())
-        )
-        conn.execute("COMMIT")
-        conn.execute("DETACH DATABASE src")
+        conn.execute("UPDATE verbalisations SET prompt = NULL")
+    conn.execute("INSERT INTO annotators (name) VALUES (?)", (request.annotator,))
+    meta = {MANIFEST_KEY: json.dumps(manifest), GUIDELINES_KEY: request.guidelines or ""}
+    conn.executemany(
+        "INSERT OR REPLACE INTO session_meta (key, value) VALUES (?, ?)", list(meta.items())
+    )
+    conn.execute("COMMIT")
+    conn.execute("DETACH DATABASE src")
 
 
 def _letters(n: int) -> str:
@@ -334,7 +366,7 @@ def make_pack(
     building = temporary_name(out)
     try:
         SessionStore.create(building).close()
-        _fill_pack(building, store.path, items, request, manifest)
+        _fill_pack(building, store.path, items, request, manifest, ctx)
         if ctx is not None:
             ctx.progress(1, 3, "checking the pack")
             ctx.check_cancelled()
@@ -642,11 +674,18 @@ def merge_refusals(path: Path, ctx: JobContext | None = None) -> list[str]:
 
 
 def _manifest_rows(conn: sqlite3.Connection, path: Path, budget: list[int]) -> list[Any]:
-    return _fetch_within(
-        conn.execute("SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)),
-        path,
-        budget,
-    )
+    from core.store.bounds import SESSION_VALUE_BYTES, BoundedConnection, longest_value
+
+    assert isinstance(conn, BoundedConnection)
+    # The description lists every text handed out, about 80 bytes each: a pack of 100,000
+    # texts holds 8 MB in that one value. It is read within a session's longest value,
+    # the ratings within a rating's.
+    with longest_value(conn, SESSION_VALUE_BYTES):
+        return _fetch_within(
+            conn.execute("SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)),
+            path,
+            budget,
+        )
 
 
 def _read_ratings(

@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from core.annotation import find_annotator, list_annotators, save_rating
 from core.annotation.packs import (
     MANIFEST_KEY,
+    PACK_VALUE_BYTES,
     PackError,
     PackRequest,
     _bounded_reader,
@@ -371,3 +372,26 @@ def test_text_no_writer_can_write_is_found_by_check_and_skipped_by_export(
         assert any(found in str(d) for d in store.check())
         export_texts(store, tmp_path / "texts.csv")
     (tmp_path / "texts.csv").read_text(encoding="utf-8")
+
+
+def test_a_pack_of_many_texts_is_merged_though_its_description_is_long(
+    report_session: ReportSession, tmp_path: Path
+) -> None:
+    # A pack of 20,000 texts lists 20,000 [kind, id, digest] items in its description:
+    # about 1.6 MB in one value, more than a rating may be (PACK_VALUE_BYTES), and still
+    # a pack TailLens made. The ids added here are of texts the session does not have.
+    pack = _rated_pack(report_session, tmp_path)
+    with closing(sqlite3.connect(pack)) as conn:
+        manifest = json.loads(
+            conn.execute(
+                "SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)
+            ).fetchone()[0]
+        )
+        manifest["items"] += [["v", 10_000_000 + n, "0" * 64] for n in range(20_000)]
+        text = json.dumps(manifest)
+        assert len(text) > PACK_VALUE_BYTES
+        conn.execute("UPDATE session_meta SET value = ? WHERE key = ?", (text, MANIFEST_KEY))
+        conn.commit()
+    with SessionStore.open(report_session.path) as store:
+        report = merge_pack(store, pack)
+    assert report.added > 0 and not report.refused
