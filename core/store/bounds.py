@@ -143,7 +143,11 @@ def stopped(error: BaseException, guard: Guard | None) -> str | None:
         return None
     why = list(guard.why)
     guard.why.clear()
-    if "interrupt" in why:
+    # No reason recorded: the handler itself raised, and the one exception it can raise
+    # is the KeyboardInterrupt of Ctrl+C (Python raises a signal's exception as a Python
+    # function is entered, before the handler's own try; sqlite3 then only prints it, if
+    # at all, and stops the statement).
+    if "interrupt" in why or not why:
         raise KeyboardInterrupt
     if "cancel" in why:
         from core.jobs import JobCancelled
