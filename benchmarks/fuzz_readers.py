@@ -2,12 +2,14 @@
 length: tracebacks, hangs and sessions changed on refusal, per reader.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/fuzz_readers.py
-        [--cases 10000] [--seed 0] [--timeout-s 10] [--every 1000] [READER ...]
+        [--cases 10000] [--seed 0] [--timeout-s 10] [--every 1000] [--slowest 3]
+        [READER ...]
 
 Readers: webnlg_xml, wdv_json, judgments, judgments_all_teams, outputs, synonyms,
 prompt_template, lock_file, model_card, pack (all by default). The cases depend only on
 the seed, so a case a run reports (by its number) is read again with the same seed.
-Prints one line per reader and the first lines of each traceback; exits 1 when any reader
+Prints one line per reader, its median and slowest cases (a slow case is read again
+alone with ``--first N --cases 1``), and the first lines of each traceback; exits 1 when any reader
 had a traceback, a hang, a changed session or a refusal of more than one line.
 """
 
@@ -38,15 +40,33 @@ def main() -> int:
     )
     parser.add_argument("--timeout-s", type=float, default=10.0, help="a case longer hangs")
     parser.add_argument("--every", type=int, default=1000, help="print a running count")
+    parser.add_argument(
+        "--slowest",
+        type=int,
+        default=3,
+        help="print this many slowest cases per reader (seconds from one case's end to the "
+        "next's: the read and the session check after it)",
+    )
     args = parser.parse_args()
     bad = 0
     for name in args.readers:
         started = time.monotonic()
         counts: dict[str, int] = {}
+        # (seconds, case): the first case's time also holds the reader's setup.
+        timed: list[tuple[float, int]] = []
+        clock = [started]
 
         def progress(
-            n: int, outcome: str, name: str = name, counts: dict[str, int] = counts
+            n: int,
+            outcome: str,
+            name: str = name,
+            counts: dict[str, int] = counts,
+            timed: list[tuple[float, int]] = timed,
+            clock: list[float] = clock,
         ) -> None:
+            now = time.monotonic()
+            timed.append((now - clock[0], n))
+            clock[0] = now
             counts[outcome] = counts.get(outcome, 0) + 1
             seen = sum(counts.values())
             if seen % args.every == 0:
@@ -64,6 +84,10 @@ def main() -> int:
         last = args.first + args.cases - 1
         took = time.monotonic() - started
         print(f"{tally.line()} (cases {args.first:,}-{last:,}, {took:,.0f} s)", flush=True)
+        if timed and args.slowest:
+            times = sorted(t for t, _n in timed)
+            slow = ", ".join(f"case {n} {t:.2f} s" for t, n in sorted(timed)[::-1][: args.slowest])
+            print(f"  median {times[len(times) // 2]:.3f} s a case; slowest: {slow}")
         for n, trace in tally.tracebacks[:5]:
             print(f"  case {n}: {trace.strip().splitlines()[-1][:300]}")
         if tally.hangs:
