@@ -16,7 +16,12 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-pytest_plugins = ["tests.fixtures.tiny_models", "tests.fixtures.hub_server", "tests.fixtures.leaks"]
+pytest_plugins = [
+    "tests.fixtures.tiny_models",
+    "tests.fixtures.hub_server",
+    "tests.fixtures.leaks",
+    "tests.fixtures.own_process",
+]
 
 
 @pytest.fixture(autouse=True)

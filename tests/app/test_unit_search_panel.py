@@ -15,6 +15,9 @@ from core.unit_search import SearchRequest
 from tests.fixtures.demo import demo_ready
 from widgets.unit_search import UnitSearchDialog
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 @pytest.fixture
 def wired(qtbot, tmp_path: Path):
