@@ -76,7 +76,7 @@ def _run_suite(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, str(tmp_path)],
         cwd=tmp_path,
         env={
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k != "TAILLENS_TEST_RSS_LIMIT_MB"},
             "PYTHONPATH": str(ROOT),
             "TAILLENS_LEAK_GRACE_S": "1",
             **(env or {}),
