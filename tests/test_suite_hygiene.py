@@ -122,6 +122,19 @@ def test_a_process_past_the_memory_limit_fails_the_run(tmp_path: Path, options) 
     ), done.stdout
 
 
+@pytest.mark.parametrize("options", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_a_heavy_library_imported_at_collection_fails_the_run(tmp_path: Path, options) -> None:
+    """Every worker collects every test module: one that imports matplotlib (or scipy.stats,
+    pandas, torch...) at its top puts it into all of them."""
+    done = _run_suite(tmp_path, "import matplotlib\n\n\ndef test_uses_it():\n    pass\n", *options)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "FAILED: collecting the tests imported a heavy library" in done.stdout
+    assert "collection: matplotlib" in done.stdout
+    lazy = "def test_uses_it():\n    import matplotlib\n\n    assert matplotlib\n"
+    assert _run_suite(tmp_path, lazy, *options).returncode == 0
+
+
 # With xdist the file's tests stay on one worker (its group), which starts their process.
 @pytest.mark.parametrize("options", [(), ("-n", "2")], ids=["one process", "xdist"])
 def test_an_own_process_file_reports_its_outcomes_leaks_and_memory(tmp_path: Path, options) -> None:
