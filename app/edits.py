@@ -48,6 +48,8 @@ PANEL_OF_KIND = {
     "unit override": "units",
     "reference": "annotate",
     "draft": "units",
+    "unit": "units",
+    "pack merge": "annotate",
     "kept words": "units",
     "model tail": "browser",
     "golden": "annotate",

@@ -10,11 +10,15 @@ not part of this edit.
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from collections.abc import Callable
+
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.changes import Topic
-from core.edits.base import JSON, Edit, EditRefusedError
+from core.edits.base import JSON, Edit, EditConflictError, EditRefusedError, canonical
+from core.edits.drafts import DraftEdit
+from core.labels import plural
 from core.store import models as m
 from core.unit_builder.draft import claim_entity
 
@@ -156,3 +160,173 @@ class KeptLabelEdit(Edit):
         if self.after is None:
             return f"the kept words for {entity} ({lang}) forgotten"
         return f"{self.after!r} kept for {entity} ({lang}) in new units"
+
+
+# The columns of a unit and of its triples that a saved unit's state holds (its id is in
+# the state too: redo puts the unit back under the same id, so edits made to it later,
+# which name it by id, find it again).
+UNIT_COLUMNS = (
+    "id",
+    "root_qid",
+    "category_id",
+    "shape",
+    "size",
+    "tier",
+    "sub_tier",
+    "origin",
+    "source",
+    "attributes",
+    "notes",
+)
+TRIPLE_COLUMNS = (
+    "lang",
+    "tripleset",
+    "position",
+    "subject",
+    "predicate",
+    "object",
+    "subject_qid",
+    "property_pid",
+    "object_value",
+    "claim_id",
+    "subject_override",
+    "predicate_override",
+    "object_override",
+    "label_missing",
+)
+DRAFT_TARGET = "units"  # the target's "draft": the save also cleared the Units draft
+
+
+class UnitSaveEdit(Edit):
+    """A new unit saved (the Units panel's Save): the state is the unit with its triples
+    (``None``: no unit with this uid) and, when the save cleared the draft it was built
+    from, that draft (``core.edits.drafts.DraftEdit``'s state), so undo removes the unit
+    and puts the draft back in the builder, and redo saves it again.
+
+    Undo is refused while anything refers to the unit (a verbalisation or a reference:
+    ratings and scores hang on those) or its triples were changed since; redo is refused
+    when another unit has taken its id. The unit is written by the caller's ``add``
+    (``core.unit_builder.saved``, which checks and renders it) inside the edit's
+    transaction; a rebuilt edit writes the state."""
+
+    kind = "unit"
+    label = "unit saved"
+    topics = frozenset({Topic.UNITS})
+
+    def __init__(
+        self,
+        uid: str,
+        add: Callable[[Session], int],
+        *,
+        clears_draft: bool = False,
+        words: str = "",
+    ) -> None:
+        target: dict[str, JSON] = {"uid": uid}
+        if clears_draft:
+            target["draft"] = DRAFT_TARGET
+        super().__init__(target, None)
+        self._add = add
+        self.words = words
+        self.unit: int | None = None  # the id the unit got (set when it is applied)
+
+    def _unit(self, db: Session) -> m.DataUnit | None:
+        return db.scalar(select(m.DataUnit).where(m.DataUnit.uid == self.target["uid"]))
+
+    def _draft(self) -> DraftEdit:
+        return DraftEdit("", "[]")
+
+    def read(self, db: Session) -> JSON:
+        unit = self._unit(db)
+        state: dict[str, JSON] = {"unit": None}
+        if unit is not None:
+            triples = db.scalars(
+                select(m.UnitTriple)
+                .where(m.UnitTriple.unit_id == unit.id)
+                .order_by(m.UnitTriple.lang, m.UnitTriple.tripleset, m.UnitTriple.position)
+            ).all()
+            state["unit"] = {
+                **{name: getattr(unit, name) for name in UNIT_COLUMNS},
+                "triples": [[getattr(t, name) for name in TRIPLE_COLUMNS] for t in triples],
+            }
+        if "draft" in self.target:
+            state["draft"] = self._draft().read(db)
+        return state
+
+    def apply(self, db: Session) -> tuple[JSON, JSON]:
+        before = canonical(self.read(db))
+        if before["unit"] is not None:
+            raise EditRefusedError(f"the session has a unit {self.target['uid']} already")
+        self.unit = self._add(db)
+        if "draft" in self.target:
+            self._draft().write(db, self._draft().after)
+        self.after = canonical(self.read(db))
+        return before, self.after
+
+    def revert(self, db: Session, before: JSON, description: str) -> None:
+        unit = self._unit(db)
+        if unit is not None:
+            uses = [
+                plural(count, what)
+                for what, table in (("verbalisation", m.Verbalisation), ("reference", m.UnitReference))
+                if (
+                    count := int(
+                        db.scalar(
+                            select(func.count()).select_from(table).where(table.unit_id == unit.id)
+                        )
+                        or 0
+                    )
+                )
+            ]
+            if uses:
+                raise EditConflictError(
+                    f"Cannot undo {description}: the unit has {' and '.join(uses)} since "
+                    "(delete them first); nothing was reverted."
+                )
+        super().revert(db, before, description)
+
+    def write(self, db: Session, state: JSON) -> None:
+        saved = state["unit"]
+        unit = self._unit(db)
+        if saved is None:
+            if unit is not None:
+                db.delete(unit)  # its triples go with it (ON DELETE CASCADE)
+        elif unit is None:
+            if db.get(m.DataUnit, saved["id"]) is not None:
+                raise EditConflictError(
+                    f"Cannot save unit {saved['id']} again: another unit has its id since; "
+                    "nothing was written."
+                )
+            category = saved["category_id"]
+            if category is not None and db.get(m.Category, category) is None:
+                raise EditConflictError(
+                    f"Cannot save unit {saved['id']} again: its category was deleted since; "
+                    "nothing was written."
+                )
+            db.add(
+                m.DataUnit(
+                    uid=self.target["uid"],
+                    **{name: saved[name] for name in UNIT_COLUMNS},
+                )
+            )
+            db.flush()
+            db.add_all(
+                m.UnitTriple(unit_id=saved["id"], **dict(zip(TRIPLE_COLUMNS, row, strict=True)))
+                for row in saved["triples"]
+            )
+        if "draft" in self.target and "draft" in state:
+            self._draft().write(db, state["draft"])
+        db.flush()
+
+    def unit_id(self) -> int | None:
+        if self.unit is not None:
+            return self.unit
+        saved = self.after.get("unit") if isinstance(self.after, dict) else None
+        return int(saved["id"]) if isinstance(saved, dict) else None
+
+    def describe(self, before: JSON = None) -> str:
+        saved = self.after.get("unit") if isinstance(self.after, dict) else None
+        words = getattr(self, "words", "")
+        if isinstance(saved, dict):
+            root = saved.get("root_qid") or "no root"
+            return words or f"unit {saved['id']} saved (rooted at {root})"
+        return words or f"unit {self.target['uid']} saved"

@@ -64,10 +64,38 @@ def save_unit(
     origin: str = "built",
     category: str | None = None,
     source: str | None = None,
+    recorded_as: str | None = None,
+    clears_draft: bool = False,
 ) -> int:
     """Write the unit and its triples per language in one transaction; returns its id.
 
+    With ``recorded_as`` (who saves it: "gui", a command) the save is a recorded edit
+    (``core.edits.units.UnitSaveEdit``, with its history row in the same transaction), so
+    it can be undone; with ``clears_draft`` too, the Units draft it was built from is
+    cleared by the same edit (undo puts it back). Sampling and search save many units as
+    a job and are not recorded.
+
     Refuses (:class:`UnitError`) a unit that is empty, larger than 7 or not connected."""
+    if recorded_as is not None:
+        from core.edits import apply_edit
+        from core.edits.units import UnitSaveEdit
+
+        edit = UnitSaveEdit(
+            uid or uuid.uuid4().hex,
+            lambda db: _add_unit(
+                db,
+                draft,
+                rendered,
+                uid=edit.target["uid"],
+                origin=origin,
+                category=category,
+                source=source,
+            ),
+            clears_draft=clears_draft,
+        )
+        apply_edit(store, edit, source=recorded_as)
+        assert edit.unit is not None  # set by the edit's apply
+        return edit.unit
     with store.unit_of_work() as db:
         return _add_unit(
             db, draft, rendered, uid=uid, origin=origin, category=category, source=source
