@@ -32,9 +32,9 @@ from core.logs import get_logger
 if TYPE_CHECKING:
     from app.jobrunner import JobHandle
     from app.session_io import SessionWriter, ViewReads
-    from core.jobs import Job
     from core.edits import Edit, HistoryEntry
     from core.errors import UserFacingError
+    from core.jobs import Job
     from core.store import SessionStore
 
 log = get_logger("edits")

@@ -956,9 +956,7 @@ def merge_pack(
             )
         ] + [by_row[update_["id"]] for update_ in row_updates]
         edit = (
-            PackMergeEdit(pack_uid, path.name, manifest["annotator"], touched)
-            if touched
-            else None
+            PackMergeEdit(pack_uid, path.name, manifest["annotator"], touched) if touched else None
         )
         before = canonical(edit.read(db)) if edit is not None else None
         if inserts:
@@ -1022,9 +1020,7 @@ def merge_packs(
         if ctx is not None:
             ctx.progress(n, len(paths), f"merging {Path(path).name}")
             ctx.check_cancelled()
-        reports.append(
-            merge_pack(store, path, skip_changed=skip_changed, ctx=ctx, source=source)
-        )
+        reports.append(merge_pack(store, path, skip_changed=skip_changed, ctx=ctx, source=source))
     if ctx is not None:
         ctx.progress(len(paths), len(paths), "merged")
     return reports

@@ -267,7 +267,10 @@ class UnitSaveEdit(Edit):
         if unit is not None:
             uses = [
                 plural(count, what)
-                for what, table in (("verbalisation", m.Verbalisation), ("reference", m.UnitReference))
+                for what, table in (
+                    ("verbalisation", m.Verbalisation),
+                    ("reference", m.UnitReference),
+                )
                 if (
                     count := int(
                         db.scalar(

@@ -125,7 +125,9 @@ def test_a_gold_reference_written_in_annotate(qtbot, window_on, tmp_path) -> Non
                 db.scalar(
                     select(func.count())
                     .select_from(UnitReference)
-                    .where(UnitReference.text == "Parigi sta in Francia.", UnitReference.lang == "it")
+                    .where(
+                        UnitReference.text == "Parigi sta in Francia.", UnitReference.lang == "it"
+                    )
                 )
                 or 0
             )
@@ -138,9 +140,7 @@ def test_a_gold_reference_written_in_annotate(qtbot, window_on, tmp_path) -> Non
     assert written() == 1
 
 
-def test_a_golden_answer_is_undone_and_redone_after_reopening(
-    qtbot, window_on, report
-) -> None:
+def test_a_golden_answer_is_undone_and_redone_after_reopening(qtbot, window_on, report) -> None:
     from core.annotation import ItemRef, golden_answers, set_golden_answer
 
     item = ItemRef("verbalisation", report.verbalisations[("model-a", "u2", "en")])
@@ -319,7 +319,9 @@ def test_the_tiers_a_fetch_gives_a_category_not_shown_are_on_the_stack(qtbot, tm
         assert tiered and all(tier is not None for tier, _sub in tiered.values())
         assert window.action_undo.text().startswith("&Undo the tiers of Food")
         undo(qtbot, window, controller)
-        assert all(tier is None for tier, _sub in load_member_tiers(controller.store, "Food").values())
+        assert all(
+            tier is None for tier, _sub in load_member_tiers(controller.store, "Food").values()
+        )
         redo(qtbot, window, controller)
         assert load_member_tiers(controller.store, "Food") == tiered
     finally:
