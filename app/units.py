@@ -274,7 +274,8 @@ class UnitsController(QObject):
         except UserFacingError as error:
             self.ctx.notify.show_error("Cannot search", str(error))
             return None
-        handle = self.ctx.run_job(job)
+        # The units it saves are one recorded edit: on the undo stack when it ends.
+        handle = self.ctx.undo.run_recorded(self.ctx.run_job, job, panel="units")
         handle.succeeded.connect(lambda outcome: self._searched(outcome.result))
         return handle
 

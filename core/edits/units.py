@@ -20,6 +20,7 @@ from core.edits.base import JSON, Edit, EditConflictError, EditRefusedError, can
 from core.edits.drafts import DraftEdit
 from core.labels import plural
 from core.store import models as m
+from core.store.batching import in_chunks
 from core.unit_builder.draft import claim_entity
 
 PARTS = ("subject", "predicate", "object")
@@ -198,102 +199,122 @@ DRAFT_TARGET = "units"  # the target's "draft": the save also cleared the Units 
 
 
 class UnitSaveEdit(Edit):
-    """A new unit saved (the Units panel's Save): the state is the unit with its triples
-    (``None``: no unit with this uid) and, when the save cleared the draft it was built
-    from, that draft (``core.edits.drafts.DraftEdit``'s state), so undo removes the unit
-    and puts the draft back in the builder, and redo saves it again.
+    """New units saved: one from the Units panel's Save, or every unit a search saved in
+    one transaction. The state is each unit (by uid) with its triples (``None``: no unit
+    with that uid) and, when the save cleared the draft it was built from, that draft
+    (``core.edits.drafts.DraftEdit``'s state), so undo takes the units out and puts the
+    draft back in the builder, and redo saves them again under the same ids.
 
-    Undo is refused while anything refers to the unit (a verbalisation or a reference:
-    ratings and scores hang on those) or its triples were changed since; redo is refused
-    when another unit has taken its id. The unit is written by the caller's ``add``
-    (``core.unit_builder.saved``, which checks and renders it) inside the edit's
-    transaction; a rebuilt edit writes the state."""
+    Undo is refused while anything refers to one of the units (a verbalisation or a
+    reference: ratings and scores hang on those) or its triples were changed since; redo
+    is refused when another unit has taken one of their ids. The units are written by
+    the caller's ``add`` (``core.unit_builder.saved``, which checks and renders them)
+    inside the edit's transaction; a rebuilt edit writes the state."""
 
     kind = "unit"
-    label = "unit saved"
+    label = "units saved"
     topics = frozenset({Topic.UNITS})
 
     def __init__(
         self,
-        uid: str,
-        add: Callable[[Session], int],
+        uids: list[str],
+        add: Callable[[Session], list[int]],
         *,
         clears_draft: bool = False,
         words: str = "",
     ) -> None:
-        target: dict[str, JSON] = {"uid": uid}
+        target: dict[str, JSON] = {"uids": list(uids)}
         if clears_draft:
             target["draft"] = DRAFT_TARGET
         super().__init__(target, None)
         self._add = add
         self.words = words
-        self.unit: int | None = None  # the id the unit got (set when it is applied)
+        self.units: list[int] = []  # the ids the units got (set when it is applied)
 
-    def _unit(self, db: Session) -> m.DataUnit | None:
-        return db.scalar(select(m.DataUnit).where(m.DataUnit.uid == self.target["uid"]))
+    def _units(self, db: Session) -> dict[str, m.DataUnit]:
+        uids = list(self.target["uids"])
+        found: dict[str, m.DataUnit] = {}
+        for chunk in in_chunks(uids):
+            for unit in db.scalars(select(m.DataUnit).where(m.DataUnit.uid.in_(chunk))):
+                found[unit.uid] = unit
+        return found
 
-    def _draft(self) -> DraftEdit:
+    @staticmethod
+    def _draft() -> DraftEdit:
         return DraftEdit("", "[]")
 
     def read(self, db: Session) -> JSON:
-        unit = self._unit(db)
-        state: dict[str, JSON] = {"unit": None}
-        if unit is not None:
-            triples = db.scalars(
+        units = self._units(db)
+        triples: dict[int, list[JSON]] = {}
+        for chunk in in_chunks([u.id for u in units.values()]):
+            for t in db.scalars(
                 select(m.UnitTriple)
-                .where(m.UnitTriple.unit_id == unit.id)
+                .where(m.UnitTriple.unit_id.in_(chunk))
                 .order_by(m.UnitTriple.lang, m.UnitTriple.tripleset, m.UnitTriple.position)
-            ).all()
-            state["unit"] = {
-                **{name: getattr(unit, name) for name in UNIT_COLUMNS},
-                "triples": [[getattr(t, name) for name in TRIPLE_COLUMNS] for t in triples],
-            }
+            ):
+                triples.setdefault(t.unit_id, []).append(
+                    [getattr(t, name) for name in TRIPLE_COLUMNS]
+                )
+        state: dict[str, JSON] = {
+            "units": [
+                None
+                if (unit := units.get(uid)) is None
+                else {
+                    **{name: getattr(unit, name) for name in UNIT_COLUMNS},
+                    "triples": triples.get(unit.id, []),
+                }
+                for uid in self.target["uids"]
+            ]
+        }
         if "draft" in self.target:
             state["draft"] = self._draft().read(db)
         return state
 
     def apply(self, db: Session) -> tuple[JSON, JSON]:
         before = canonical(self.read(db))
-        if before["unit"] is not None:
-            raise EditRefusedError(f"the session has a unit {self.target['uid']} already")
-        self.unit = self._add(db)
+        pairs = zip(self.target["uids"], before["units"], strict=True)
+        taken = [uid for uid, unit in pairs if unit is not None]
+        if taken:
+            raise EditRefusedError(f"the session has a unit {taken[0]} already")
+        self.units = self._add(db)
         if "draft" in self.target:
             self._draft().write(db, self._draft().after)
         self.after = canonical(self.read(db))
         return before, self.after
 
     def revert(self, db: Session, before: JSON, description: str) -> None:
-        unit = self._unit(db)
-        if unit is not None:
-            uses = [
-                plural(count, what)
-                for what, table in (
-                    ("verbalisation", m.Verbalisation),
-                    ("reference", m.UnitReference),
-                )
-                if (
-                    count := int(
-                        db.scalar(
-                            select(func.count()).select_from(table).where(table.unit_id == unit.id)
-                        )
-                        or 0
+        ids = [unit.id for unit in self._units(db).values()]
+        uses = []
+        for what, table in (("verbalisation", m.Verbalisation), ("reference", m.UnitReference)):
+            count = sum(
+                int(
+                    db.scalar(
+                        select(func.count()).select_from(table).where(table.unit_id.in_(chunk))
                     )
+                    or 0
                 )
-            ]
-            if uses:
-                raise EditConflictError(
-                    f"Cannot undo {description}: the unit has {' and '.join(uses)} since "
-                    "(delete them first); nothing was reverted."
-                )
+                for chunk in in_chunks(ids)
+            )
+            if count:
+                uses.append(plural(count, what))
+        if uses:
+            which = "the unit has" if len(ids) == 1 else "its units have"
+            raise EditConflictError(
+                f"Cannot undo {description}: {which} {' and '.join(uses)} since "
+                "(delete them first); nothing was reverted."
+            )
         super().revert(db, before, description)
 
     def write(self, db: Session, state: JSON) -> None:
-        saved = state["unit"]
-        unit = self._unit(db)
-        if saved is None:
+        units = self._units(db)
+        for uid, saved in zip(self.target["uids"], state["units"], strict=True):
+            unit = units.get(uid)
+            if saved is None:
+                if unit is not None:
+                    db.delete(unit)  # its triples go with it (ON DELETE CASCADE)
+                continue
             if unit is not None:
-                db.delete(unit)  # its triples go with it (ON DELETE CASCADE)
-        elif unit is None:
+                continue
             if db.get(m.DataUnit, saved["id"]) is not None:
                 raise EditConflictError(
                     f"Cannot save unit {saved['id']} again: another unit has its id since; "
@@ -305,12 +326,7 @@ class UnitSaveEdit(Edit):
                     f"Cannot save unit {saved['id']} again: its category was deleted since; "
                     "nothing was written."
                 )
-            db.add(
-                m.DataUnit(
-                    uid=self.target["uid"],
-                    **{name: saved[name] for name in UNIT_COLUMNS},
-                )
-            )
+            db.add(m.DataUnit(uid=uid, **{name: saved[name] for name in UNIT_COLUMNS}))
             db.flush()
             db.add_all(
                 m.UnitTriple(unit_id=saved["id"], **dict(zip(TRIPLE_COLUMNS, row, strict=True)))
@@ -321,15 +337,24 @@ class UnitSaveEdit(Edit):
         db.flush()
 
     def unit_id(self) -> int | None:
-        if self.unit is not None:
-            return self.unit
-        saved = self.after.get("unit") if isinstance(self.after, dict) else None
-        return int(saved["id"]) if isinstance(saved, dict) else None
+        """The unit, when the edit saved one (the history's unit filter)."""
+        if len(self.units) == 1:
+            return self.units[0]
+        saved = self.after.get("units") if isinstance(self.after, dict) else None
+        if isinstance(saved, list) and len(saved) == 1 and isinstance(saved[0], dict):
+            return int(saved[0]["id"])
+        return None
 
     def describe(self, before: JSON = None) -> str:
-        saved = self.after.get("unit") if isinstance(self.after, dict) else None
         words = getattr(self, "words", "")
-        if isinstance(saved, dict):
-            root = saved.get("root_qid") or "no root"
-            return words or f"unit {saved['id']} saved (rooted at {root})"
-        return words or f"unit {self.target['uid']} saved"
+        saved = self.after.get("units") if isinstance(self.after, dict) else None
+        saved = [u for u in saved or [] if isinstance(u, dict)]
+        if words:
+            return words
+        if len(saved) == 1:
+            root = saved[0].get("root_qid") or "no root"
+            return f"unit {saved[0]['id']} saved (rooted at {root})"
+        if saved:
+            first, last = min(u["id"] for u in saved), max(u["id"] for u in saved)
+            return f"{plural(len(saved), 'unit')} saved ({first}–{last})"
+        return f"{plural(len(self.target['uids']), 'unit')} saved"

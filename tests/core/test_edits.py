@@ -476,6 +476,7 @@ def test_a_saved_unit_is_undone_redone_and_refused_once_used(tmp_path: Path) -> 
         load_unit,
         save_draft,
         save_unit,
+        save_units,
     )
     from core.vocab import GOLD
     from tests.fixtures.rome_italy_details import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
@@ -507,6 +508,15 @@ def test_a_saved_unit_is_undone_redone_and_refused_once_used(tmp_path: Path) -> 
             undo_edit(store, entry.id)
         assert count_units(store) == 1
 
-        # Saving without recording (sampling, search) writes no history row.
+        # Saving without recording (sampling) writes no history row.
         save_unit(store, draft, render_unit(draft, DETAILS), source="sampled")
         assert len(history(store, kinds=["unit"])) == 1
+        # Many units in one transaction (a search's) are one edit, undone as a whole.
+        items = [(draft, render_unit(draft, DETAILS), {})] * 2
+        ids = save_units(store, items, origin="search", recorded_as="taillens units search")
+        many = history(store, kinds=["unit"])[-1]
+        assert many.description == f"2 units saved ({ids[0]}–{ids[1]})" and many.unit_id is None
+        undo_edit(store, many.id)
+        assert count_units(store) == 2
+        redo_edit(store, many.id)
+        assert [load_unit(store, i).origin for i in ids] == ["search", "search"]
