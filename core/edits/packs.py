@@ -18,9 +18,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.attributes import flag_modified
 
 from core.changes import Topic
 from core.edits.base import JSON, Edit, EditConflictError
@@ -99,50 +98,97 @@ class PackMergeEdit(Edit):
         return state
 
     def write(self, db: Session, state: JSON) -> None:
-        rows = self._rows(db)
-        origins = self._origins(db, [row.id for row in rows.values()])
+        # In bulk, as the merge writes (a pack of 13,000 ratings is a few statements):
+        # ratings deleted (their origins go with them, ON DELETE CASCADE), added with
+        # their origins, or set back with their origins.
+        rows = {key: row.id for key, row in self._rows(db).items()}
+        origins = set(self._origins(db, list(rows.values())))
+        deletes: list[int] = []
+        inserts: list[dict[str, Any]] = []
+        inserted_origins: list[JSON] = []
+        updates: list[dict[str, Any]] = []
+        origin_updates: list[dict[str, Any]] = []
+        origin_inserts: list[dict[str, Any]] = []
+        origin_deletes: list[int] = []
         for key, wanted in zip(self._keys(), state, strict=True):
-            row = rows.get(key)
+            row_id = rows.get(key)
             if wanted is None:
-                if row is not None:
-                    db.delete(row)  # its origin goes with it (ON DELETE CASCADE)
+                if row_id is not None:
+                    deletes.append(row_id)
                 continue
             annotator_id, kind, item_id = key
             when = datetime.fromisoformat(wanted["updated_at"]) if wanted["updated_at"] else None
             values = {name: wanted.get(name) for name in FIELDS}
-            if row is None:
-                table = Verbalisation if kind == VERBALISATION else UnitReference
-                if db.get(table, item_id) is None:
-                    raise EditConflictError(
-                        f"Cannot merge the rating of {kind} {item_id} again: the text was "
-                        "deleted since; nothing was written."
-                    )
-                row = Annotation(
-                    annotator_id=annotator_id,
-                    is_golden=False,
-                    verbalisation_id=item_id if kind == VERBALISATION else None,
-                    reference_id=item_id if kind == REFERENCE else None,
-                    created_at=when,
-                    **values,
+            if row_id is None:
+                inserts.append(
+                    {
+                        "annotator_id": annotator_id,
+                        "is_golden": False,
+                        "verbalisation_id": item_id if kind == VERBALISATION else None,
+                        "reference_id": item_id if kind == REFERENCE else None,
+                        "created_at": when,
+                        "updated_at": when,
+                        **values,
+                    }
                 )
-                db.add(row)
-                db.flush()
+                inserted_origins.append(wanted["origin"])
+                continue
+            updates.append({"id": row_id, "updated_at": when, **values})
+            origin = wanted["origin"]
+            if origin is None:
+                if row_id in origins:
+                    origin_deletes.append(row_id)
+            elif row_id in origins:
+                origin_updates.append({"annotation_id": row_id, **origin})
             else:
-                for name, value in values.items():
-                    setattr(row, name, value)
-            # Set and flagged: the column's onupdate would restamp it otherwise.
-            row.updated_at = when  # type: ignore[assignment]
-            flag_modified(row, "updated_at")
-            origin = origins.get(row.id)
-            if wanted["origin"] is None:
-                if origin is not None:
-                    db.delete(origin)
-            elif origin is None:
-                db.add(AnnotationOrigin(annotation_id=row.id, **wanted["origin"]))
-            else:
-                for name in ORIGIN_FIELDS:
-                    setattr(origin, name, wanted["origin"][name])
+                origin_inserts.append({"annotation_id": row_id, **origin})
+        self._check_texts(db, inserts)
+        for chunk in in_chunks(deletes):
+            db.execute(
+                delete(Annotation).where(Annotation.id.in_(chunk)),
+                execution_options={"synchronize_session": False},
+            )
+        for chunk in in_chunks(origin_deletes):
+            db.execute(
+                delete(AnnotationOrigin).where(AnnotationOrigin.annotation_id.in_(chunk)),
+                execution_options={"synchronize_session": False},
+            )
+        if updates:
+            db.execute(update(Annotation), updates)
+        if origin_updates:
+            db.execute(update(AnnotationOrigin), origin_updates)
+        if inserts:
+            new_ids = db.scalars(
+                insert(Annotation).returning(Annotation.id, sort_by_parameter_order=True),
+                inserts,
+            ).all()
+            origin_inserts += [
+                {"annotation_id": new_id, **origin}
+                for new_id, origin in zip(new_ids, inserted_origins, strict=True)
+                if origin is not None
+            ]
+        if origin_inserts:
+            db.execute(insert(AnnotationOrigin), origin_inserts)
+        db.expire_all()  # the rows read above are stale now
         db.flush()
+
+    @staticmethod
+    def _check_texts(db: Session, inserts: list[dict[str, Any]]) -> None:
+        """Refuse to rate again a text deleted since (read in chunks, not one by one)."""
+        for kind, table, column in (
+            (VERBALISATION, Verbalisation, "verbalisation_id"),
+            (REFERENCE, UnitReference, "reference_id"),
+        ):
+            wanted = sorted({row[column] for row in inserts if row[column] is not None})
+            found: set[int] = set()
+            for chunk in in_chunks(wanted):
+                found.update(db.scalars(select(table.id).where(table.id.in_(chunk))))
+            gone = [item for item in wanted if item not in found]
+            if gone:
+                raise EditConflictError(
+                    f"Cannot merge the rating of {kind} {gone[0]} again: the text was deleted "
+                    "since; nothing was written."
+                )
 
     def describe(self, before: JSON = None) -> str:
         count = len(self.target["ratings"])
