@@ -203,8 +203,16 @@ class SessionUndo(QObject):
                 finally:
                     entries.extend(got)  # read on the UI thread once the job has ended
 
+        store = self._current_store()
+
+        def ended(_outcome: Any) -> None:
+            # Edits of a session closed meanwhile are not this stack's (its history
+            # keeps them; reopening offers their undo).
+            if self._current_store() is store:
+                self.push(entries, panel)
+
         handle = run_job(dataclasses.replace(job, run=run))
-        handle.finished.connect(lambda _outcome: self.push(entries, panel))
+        handle.finished.connect(ended)
         return handle
 
     def push(self, entries: Iterable[HistoryEntry], panel: str | None) -> None:
