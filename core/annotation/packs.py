@@ -56,6 +56,9 @@ from core.annotation.types import (
     item_ref,
     natural_key,
 )
+from core.edits import canonical, collect, record_edit
+from core.edits.history import current_user
+from core.edits.packs import PackMergeEdit
 from core.jobs import Job, JobContext
 from core.output_guard import (
     check_output_target,
@@ -85,6 +88,7 @@ TARGETS = ("verbalisations", "references")
 DEFAULT_BREAK_S = 900.0
 _KIND = {VERBALISATION: "v", REFERENCE: "r"}
 _REF_KIND = {"v": VERBALISATION, "r": REFERENCE}
+_PACK_KIND = {kind: letter for letter, kind in _REF_KIND.items()}
 
 
 class PackError(AnnotationError):
@@ -808,8 +812,11 @@ def merge_pack(
     *,
     skip_changed: bool = False,
     ctx: JobContext | None = None,
+    source: str = "gui",
 ) -> MergeReport:
-    """Bring one pack's ratings and corrections into ``store`` (one transaction).
+    """Bring one pack's ratings and corrections into ``store`` (one transaction), as one
+    recorded edit from ``source`` (``core.edits.packs.PackMergeEdit``: one undo takes the
+    whole merge back).
 
     The pack is a file from elsewhere: it is checked before any row is read (no view,
     trigger or virtual table; the tables and columns of its schema revision), read-only
@@ -894,6 +901,7 @@ def merge_pack(
         row_updates: list[dict[str, Any]] = []
         origin_updates: list[dict[str, Any]] = []
         seen: set[tuple[int, ItemRef]] = set()
+        by_row: dict[int, tuple[int, str, int]] = {}  # an updated rating's edit key
         for pack_id, who, ref, values, created, changed_at in rows:
             if ref not in hashes:
                 outside += 1
@@ -928,6 +936,7 @@ def merge_pack(
                 unchanged += 1
             elif merged_stamp is not None and stamp > merged_stamp:
                 # changed in the pack since the last merge of it: the rating it made follows
+                by_row[held_row.id] = (annotator_id, _PACK_KIND[ref.kind], ref.id)
                 row_updates.append({"id": held_row.id, "updated_at": changed_at, **values})
                 origin_updates.append(
                     {"annotation_id": held_row.id, "pack_updated_at": stamp, "merged_at": now}
@@ -935,6 +944,21 @@ def merge_pack(
                 updated += 1
             else:
                 conflicts.append(Conflict(ref, who, held, values))
+        # The ratings the merge adds or changes, read before it writes them: one
+        # recorded edit, so one undo takes the whole merge back.
+        touched = [
+            (int(item["annotator_id"]), _PACK_KIND[ref_kind], int(item_id))
+            for item in inserts
+            for ref_kind, item_id in (
+                (VERBALISATION, item["verbalisation_id"])
+                if item["verbalisation_id"] is not None
+                else (REFERENCE, item["reference_id"]),
+            )
+        ] + [by_row[update_["id"]] for update_ in row_updates]
+        edit = (
+            PackMergeEdit(pack_uid, path.name, manifest["annotator"], touched) if touched else None
+        )
+        before = canonical(edit.read(db)) if edit is not None else None
         if inserts:
             new_ids = db.scalars(
                 insert(Annotation).returning(Annotation.id, sort_by_parameter_order=True),
@@ -961,6 +985,12 @@ def merge_pack(
         if row_updates:
             db.execute(update(Annotation), row_updates)
             db.execute(update(AnnotationOrigin), origin_updates)
+        entry = None
+        if edit is not None:
+            after = canonical(edit.read(db))
+            if after != before:
+                entry = record_edit(db, edit, before, after, source=source, who=current_user())
+    collect(entry)  # committed: a window's undo stack may offer its undo
     return MergeReport(
         path,
         pack_uid,
@@ -981,28 +1011,35 @@ def merge_packs(
     *,
     skip_changed: bool = False,
     ctx: JobContext | None = None,
+    source: str = "gui",
 ) -> list[MergeReport]:
     """Merge each pack in turn; a pack that is refused stops nothing already merged (each
-    pack is its own transaction) and its error names it."""
+    pack is its own transaction and its own recorded edit) and its error names it."""
     reports = []
     for n, path in enumerate(paths):
         if ctx is not None:
             ctx.progress(n, len(paths), f"merging {Path(path).name}")
             ctx.check_cancelled()
-        reports.append(merge_pack(store, path, skip_changed=skip_changed, ctx=ctx))
+        reports.append(merge_pack(store, path, skip_changed=skip_changed, ctx=ctx, source=source))
     if ctx is not None:
         ctx.progress(len(paths), len(paths), "merged")
     return reports
 
 
 def merge_job(
-    store: SessionStore, paths: Sequence[Path], *, skip_changed: bool = False
+    store: SessionStore,
+    paths: Sequence[Path],
+    *,
+    skip_changed: bool = False,
+    source: str = "gui",
 ) -> Job[list[MergeReport]]:
     from core.changes import Topic
 
     return Job(
         title=f"Merge {len(paths)} annotation pack{'s' if len(paths) != 1 else ''}",
-        run=lambda ctx: merge_packs(store, paths, skip_changed=skip_changed, ctx=ctx),
+        run=lambda ctx: merge_packs(
+            store, paths, skip_changed=skip_changed, ctx=ctx, source=source
+        ),
         kind="annotation-merge",
         params={"packs": [str(p) for p in paths]},
         writes=frozenset({Topic.ANNOTATIONS}),
