@@ -508,8 +508,10 @@ _PROGRESS_STEPS = 20_000  # SQLite instructions between looks at the clock and a
 # Memory a pack may take while read: no value longer than PACK_VALUE_BYTES (SQLite's
 # length limit, so a planted 1 GB blob is refused before it is copied out), at most
 # PACK_READ_BYTES of values and rows in all, and a page cache of PACK_CACHE_KIB. A
-# rating of the app is a few hundred bytes: 100,000 of them are about 40 MB.
-PACK_VALUE_BYTES = 1_000_000
+# rating of the app is a few hundred bytes: 100,000 of them are about 40 MB. The longest
+# value is the pack's description, which lists every item (about 80 bytes each: a pack of
+# the 12,915 texts of the study was over 1 MB); 400,000 items with the longest ids are 38 MB.
+PACK_VALUE_BYTES = 48_000_000
 PACK_READ_BYTES = 256_000_000
 PACK_CACHE_KIB = 16_384
 _ROW_OVERHEAD = 64  # bytes counted for each row besides its values
