@@ -414,14 +414,18 @@ class BrowserController(QObject):
             except NoMembersError:
                 return 0
 
-        self.ctx.run_job(
+        # A recorded tier edit: on the undo stack once the job ends, as a tier change
+        # made in the panel is.
+        self.ctx.undo.run_recorded(
+            self.ctx.run_job,
             Job(
                 f"Save tiers of {name}",
                 run,
                 kind="tiers.save",
                 params={"category": name},
                 writes=frozenset({Topic.TIERS}),
-            )
+            ),
+            panel="browser",
         )
 
     def _category(self, name: str) -> Category:

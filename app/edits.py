@@ -30,9 +30,11 @@ from core.changes import Topic
 from core.logs import get_logger
 
 if TYPE_CHECKING:
+    from app.jobrunner import JobHandle
     from app.session_io import SessionWriter, ViewReads
     from core.edits import Edit, HistoryEntry
     from core.errors import UserFacingError
+    from core.jobs import Job
     from core.store import SessionStore
 
 log = get_logger("edits")
@@ -48,6 +50,8 @@ PANEL_OF_KIND = {
     "unit override": "units",
     "reference": "annotate",
     "draft": "units",
+    "unit": "units",
+    "pack merge": "annotate",
     "kept words": "units",
     "model tail": "browser",
     "golden": "annotate",
@@ -55,7 +59,7 @@ PANEL_OF_KIND = {
 # Kinds whose edit shows a message with Undo (they change the study's numbers).
 ANNOUNCED_KINDS = frozenset({"tiers", "rating", "reference"})
 # Kinds whose undo writes many rows: always on the writer's thread.
-HEAVY_KINDS = frozenset({"tiers", "model tail"})
+HEAVY_KINDS = frozenset({"tiers", "model tail", "pack merge"})
 MESSAGE_MS = 6_000  # how long the "… Undo" message stays
 
 
@@ -178,6 +182,48 @@ class SessionUndo(QObject):
         return self.writer.write(
             what, run, writes=writes, on_done=landed, on_error=on_error, at_once=at_once
         )
+
+    def run_recorded(
+        self, run_job: Callable[[Job[Any]], JobHandle], job: Job[Any], *, panel: str | None
+    ) -> JobHandle:
+        """Run ``job`` (a long write whose core code records edits: a pack merge, the
+        tiers a fetch gives) through ``run_job``; the edits it applied go on the stack when
+        it ends, done or not (what it committed before stopping is kept)."""
+        import dataclasses
+
+        from core.edits import recording
+
+        entries: list[HistoryEntry] = []
+        inner = job.run
+
+        def run(ctx: Any) -> Any:
+            with recording() as got:
+                try:
+                    return inner(ctx)
+                finally:
+                    entries.extend(got)  # read on the UI thread once the job has ended
+
+        store = self._current_store()
+
+        def ended(_outcome: Any) -> None:
+            # Edits of a session closed meanwhile are not this stack's (its history
+            # keeps them; reopening offers their undo).
+            if self._current_store() is store:
+                self.push(entries, panel)
+
+        handle = run_job(dataclasses.replace(job, run=run))
+        handle.finished.connect(ended)
+        return handle
+
+    def push(self, entries: Iterable[HistoryEntry], panel: str | None) -> None:
+        """Edits that landed outside the writer (a job's): on the stack, in order."""
+        for entry in entries:
+            self._landed(entry, panel, None)
+
+    def latest(self) -> HistoryEntry | None:
+        """The edit the next undo would undo (None: nothing to undo)."""
+        command = self._command(self.stack.index() - 1)
+        return command.entry if command is not None else None
 
     def _landed(
         self,

@@ -4,6 +4,7 @@ Reads go through the view reads, packing and merging run as jobs."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,7 +104,10 @@ class PacksController(QObject):
         store = self.ctx.store
         if store is None:
             return
-        handle = self.ctx.run_job(merge_job(store, paths))
+        # Each pack's merge is one recorded edit: on the undo stack when the job ends.
+        handle = self.ctx.undo.run_recorded(
+            self.ctx.run_job, merge_job(store, paths), panel="annotate"
+        )
         handle.finished.connect(self._merged)
 
     def _merged(self, outcome: JobOutcome[list[MergeReport]]) -> None:
@@ -117,5 +121,9 @@ class PacksController(QObject):
         )
         if self.dialog is not None:
             self.dialog.show_status("\n".join(lines))
-        self.window.show_message("Packs merged", "; ".join(lines), details)
+        bar = self.window.show_message("Packs merged", "; ".join(lines), details)
+        latest = self.ctx.undo.latest()
+        if latest is not None and latest.kind == "pack merge":
+            # What changed, with its Undo (the last pack's merge, as Edit ▸ Undo offers).
+            bar.set_actions([("Undo", partial(self.ctx.undo.undo, latest.id))])
         self.refresh()

@@ -274,7 +274,8 @@ class UnitsController(QObject):
         except UserFacingError as error:
             self.ctx.notify.show_error("Cannot search", str(error))
             return None
-        handle = self.ctx.run_job(job)
+        # The units it saves are one recorded edit: on the undo stack when it ends.
+        handle = self.ctx.undo.run_recorded(self.ctx.run_job, job, panel="units")
         handle.succeeded.connect(lambda outcome: self._searched(outcome.result))
         return handle
 
@@ -410,6 +411,7 @@ class UnitsController(QObject):
         self.ctx.notify.show_error("Override not kept", str(error))
 
     def save(self) -> int | None:
+        from core.edits import GUI
         from core.unit_builder.render import kept_labels, render_unit
         from core.unit_builder.saved import save_unit
 
@@ -432,13 +434,22 @@ class UnitsController(QObject):
             self.show_unit(unit_id)
             self.ctx.notify.show_status("Unit saved", 5000)
 
-        # Announced when it lands: this list, the Session panel, the pickers.
-        self.ctx.writer.write(
+        # A recorded edit on the session's undo stack, which clears the draft it was
+        # built from in the same transaction (undo takes the unit out and puts the draft
+        # back). Announced when it lands: this list, the Session panel, the pickers.
+        self.ctx.undo.write(
             f"the unit rooted at {draft.root_qid}",
             lambda s: save_unit(
-                s, draft, rendered, category=draft.category, source="built in TailLens"
+                s,
+                draft,
+                rendered,
+                category=draft.category,
+                source="built in TailLens",
+                recorded_as=GUI,
+                clears_draft=True,
             ),
             writes={Topic.UNITS},
+            panel="units",
             on_done=saved,
             on_error=self._not_saved,
         )
@@ -567,10 +578,16 @@ class UnitsController(QObject):
         self.ctx.undo.apply(edit, panel="units", what="the unit draft")
 
     def _draft_moved(self, entry: Any) -> None:
-        """An undo or redo of a draft edit landed: the draft as the session keeps it now."""
-        if entry.kind != "draft":
+        """An undo or redo of a draft edit, or of a saved unit (which cleared the draft),
+        landed: the draft as the session keeps it now."""
+        if entry.kind not in ("draft", "unit"):
             return
         self._edits += 1
         self.draft, self.overrides = None, {}
         self.panel.clear_draft()
+        if entry.kind == "unit" and entry.unit_id is not None:
+            if entry.stands:
+                self.show_unit(entry.unit_id)  # saved again: shown as after the save
+            elif self.shown_unit == entry.unit_id:
+                self.shown_unit = None  # taken out: the draft it came from is shown
         self._read_draft()

@@ -7,7 +7,8 @@ peak RSS and pack size, each step through the real CLI in a fresh process.
 The session is ``benchmarks/large_session.py``'s (TailNLG imported, its units copied up to
 --units, one run with a text per unit). Each annotator gets a pack of every text; their
 ratings are written into the pack by SQL (one per text, as if rated), then the packs are
-merged, merged again (idempotent: nothing added) and the progress is read.
+merged, merged again (idempotent: nothing added), the last merge undone and redone
+through `taillens history` (each merge is one recorded edit) and the progress is read.
 """
 
 from __future__ import annotations
@@ -90,6 +91,25 @@ def main() -> int:
                 f"{label} {len(packs)} packs: {elapsed:6.1f} s  peak RSS {peak:6.0f} MB  "
                 f"added {added}  (exit {code})"
             )
+        # Each pack's merge is one recorded edit: undo and redo of the last one (every
+        # rating it added) through the history, as the window's Edit menu does.
+        code, _elapsed, _peak, output = cli(
+            ["history", "--session", str(session), "--kind", "pack merge", "--json"],
+            args.limit_s, work / "out.txt",
+        )  # fmt: skip
+        merges = json.loads(output) if code == 0 else []
+        size = session.stat().st_size / 1e6
+        print(f"history: {len(merges)} pack merges recorded; session {size:.1f} MB")
+        if merges:
+            for action in ("--undo", "--redo"):
+                code, elapsed, peak, _ = cli(
+                    ["history", "--session", str(session), action, str(merges[-1]["id"])],
+                    args.limit_s, work / "out.txt",
+                )  # fmt: skip
+                print(
+                    f"history {action} of one merge: {elapsed:6.1f} s  peak RSS {peak:6.0f} MB  "
+                    f"(exit {code})"
+                )
         code, elapsed, peak, output = cli(
             ["annotations", "progress", "--session", str(session), "--json"],
             args.limit_s, work / "out.txt",

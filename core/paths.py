@@ -3,7 +3,8 @@
 The user data, config and log folders come from platformdirs. Setting the
 ``TAILLENS_HOME`` environment variable puts all of them under one folder instead:
 tests use it so they never touch the real user folders, and users can use it for a
-portable install.
+portable install. ``TAILLENS_CACHE`` moves the cache folder alone (what can be rebuilt:
+the demo data's on-disk store, matplotlib's font list), so many homes can share one.
 """
 
 from __future__ import annotations
@@ -60,8 +61,11 @@ def log_dir() -> Path:
 def cache_dir(create: bool = True) -> Path:
     """Folder for what can be rebuilt at any time (the bundle keeps matplotlib's font
     list here, packaging/rth_mplconfig.py); ``create=False`` only names it."""
+    shared = os.environ.get("TAILLENS_CACHE")
     home = _home_override()
-    if home is not None:
+    if shared:
+        path = Path(shared).expanduser()
+    elif home is not None:
         path = home / "cache"
     else:
         import platformdirs

@@ -446,9 +446,11 @@ def save_results(
     keep: float,
     category: str | None,
     check: Callable[[], None] | None = None,
+    recorded_as: str | None = None,
 ) -> list[int]:
     """Save every result's units in one transaction (all or none), rendered in the app's
-    languages, with the search's provenance in the unit's attributes."""
+    languages, with the search's provenance in the unit's attributes; with
+    ``recorded_as`` (who searched) one recorded edit, undone as a whole."""
     from core.unit_builder.draft import UnitDraft
     from core.unit_builder.render import render_unit
     from core.unit_builder.saved import save_units
@@ -480,7 +482,16 @@ def save_results(
             items.append((draft, rendered, extra))
     if check is not None:
         check()
-    return save_units(store, items, origin=ORIGIN, category=category, source=graph.name)
+    return save_units(
+        store,
+        items,
+        origin=ORIGIN,
+        category=category,
+        source=graph.name,
+        recorded_as=recorded_as,
+        words=f"{len(items)} unit{'s' if len(items) != 1 else ''} found by the search "
+        f"{template.text!r}",
+    )
 
 
 # --- the job -------------------------------------------------------------------------
@@ -564,8 +575,10 @@ def search_job(
     *,
     scorer: Scorer | None = None,
     loader: Callable[..., Any] | None = None,
+    recorded_as: str = "gui",
 ) -> Job[SearchSummary]:
-    """Parse and check the template, run the search in each direction and save the units.
+    """Parse and check the template, run the search in each direction and save the units
+    (one recorded edit from ``recorded_as``: one undo takes them out).
 
     The template, the class and the model folder are checked before the job is built,
     so bad input raises here and nothing is stored. ``scorer`` replaces the model
@@ -665,6 +678,7 @@ def search_job(
             keep=request.keep,
             category=file_under,
             check=ctx.check_cancelled,
+            recorded_as=recorded_as,
         )
         ctx.progress(total, total, "saved")
         by = {r.direction: r for r in results}

@@ -16,7 +16,36 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-pytest_plugins = ["tests.fixtures.tiny_models", "tests.fixtures.hub_server", "tests.fixtures.leaks"]
+pytest_plugins = [
+    "tests.fixtures.tiny_models",
+    "tests.fixtures.hub_server",
+    "tests.fixtures.leaks",
+    "tests.fixtures.own_process",
+]
+
+
+# The cache folder (what the app can always rebuild: the demo data's on-disk store) is one
+# for the whole run, shared by the xdist workers, the files' own processes and the CLI
+# processes tests start, which inherit it: each test's home is fresh, but building the demo
+# store once per test would cost seconds each. Made by the process that starts the run,
+# before any worker, and removed by it at the end.
+_RUN_CACHE: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if "TAILLENS_CACHE" not in os.environ:
+        import tempfile
+
+        _RUN_CACHE.append(tempfile.mkdtemp(prefix="taillens-test-cache-"))
+        os.environ["TAILLENS_CACHE"] = _RUN_CACHE[0]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _RUN_CACHE:
+        import shutil
+
+        shutil.rmtree(_RUN_CACHE.pop(), ignore_errors=True)
+        os.environ.pop("TAILLENS_CACHE", None)
 
 
 @pytest.fixture(autouse=True)

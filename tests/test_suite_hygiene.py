@@ -1,9 +1,12 @@
 """The suite's own rules: the leak check of tests/fixtures/leaks.py fails a run that
-leaves a thread or a child process behind, and passes a clean one."""
+leaves a thread or a child process behind, or whose pytest process grew past the memory
+limit, and passes a clean one; a file marked ``own_process`` runs in a pytest process of
+its own whose outcomes, leaks and memory count as the run's."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,13 +35,52 @@ def test_leaves_a_child():
 """
 
 
-def _run_suite(tmp_path: Path, body: str, *options: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["tests.fixtures.leaks"]\n')
+# Holds 400 MB (written, so resident) while it runs; pytest itself takes about 100 MB.
+LARGE = """
+def test_holds_400_mb():
+    block = b"x" * (400 << 20)
+    assert len(block) == 400 << 20
+"""
+
+# It writes which process ran it, that process's parent and command line.
+OWN = """
+import os, threading, time
+from pathlib import Path
+import pytest
+
+pytestmark = pytest.mark.own_process
+
+def test_passes():
+    command = Path("/proc/self/cmdline").read_bytes().replace(b"\\0", b" ")
+    Path(os.environ["PLANTED_RAN_IN"]).write_text(f"{os.getpid()} {os.getppid()} {command!r}")
+
+def test_fails():
+    assert 1 == 2, "planted failure"
+
+def test_skips():
+    pytest.skip("planted skip")
+
+def test_leaves_a_thread():
+    threading.Thread(target=time.sleep, args=(30,), name="forgotten", daemon=True).start()
+"""
+
+
+def _run_suite(
+    tmp_path: Path, body: str, *options: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "conftest.py").write_text(
+        'pytest_plugins = ["tests.fixtures.leaks", "tests.fixtures.own_process"]\n'
+    )
     (tmp_path / "test_planted.py").write_text(body)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, str(tmp_path)],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "TAILLENS_LEAK_GRACE_S": "1"},
+        env={
+            **{k: v for k, v in os.environ.items() if k != "TAILLENS_TEST_RSS_LIMIT_MB"},
+            "PYTHONPATH": str(ROOT),
+            "TAILLENS_LEAK_GRACE_S": "1",
+            **(env or {}),
+        },
         capture_output=True,
         text=True,
         timeout=300,
@@ -61,3 +103,62 @@ def test_a_leaked_thread_or_child_fails_the_run(tmp_path: Path, options) -> None
     assert "2 passed" in done.stdout  # the tests themselves pass: the run fails
     assert "test_leaves_a_thread: thread(s) still running: forgotten" in done.stdout
     assert "test_leaves_a_child: child process still running:" in done.stdout
+
+
+@pytest.mark.parametrize("options", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_a_process_past_the_memory_limit_fails_the_run(tmp_path: Path, options) -> None:
+    limit = {"TAILLENS_TEST_RSS_LIMIT_MB": "300"}
+    clean = _run_suite(tmp_path, CLEAN, *options, env=limit)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "grew past" not in clean.stdout
+
+    done = _run_suite(tmp_path, LARGE, *options, env=limit)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 passed" in done.stdout  # the test itself passes: the run fails
+    who = r"gw\d" if options else "main"
+    assert re.search(
+        rf"FAILED: a pytest process grew past 300 MB \(TAILLENS_TEST_RSS_LIMIT_MB\): {who} \d+ MB",
+        done.stdout,
+    ), done.stdout
+
+
+@pytest.mark.parametrize("options", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_a_heavy_library_imported_at_collection_fails_the_run(tmp_path: Path, options) -> None:
+    """Every worker collects every test module: one that imports matplotlib (or scipy.stats,
+    pandas, torch...) at its top puts it into all of them."""
+    done = _run_suite(tmp_path, "import matplotlib\n\n\ndef test_uses_it():\n    pass\n", *options)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "FAILED: collecting the tests imported a heavy library" in done.stdout
+    assert "collection: matplotlib" in done.stdout
+    lazy = "def test_uses_it():\n    import matplotlib\n\n    assert matplotlib\n"
+    assert _run_suite(tmp_path, lazy, *options).returncode == 0
+
+
+# With xdist the file's tests stay on one worker (its group), which starts their process.
+@pytest.mark.parametrize("options", [(), ("-n", "2")], ids=["one process", "xdist"])
+def test_an_own_process_file_reports_its_outcomes_leaks_and_memory(tmp_path: Path, options) -> None:
+    ran_in = tmp_path / "ran-in"
+    done = _run_suite(tmp_path, OWN, *options, "-rA", env={"PLANTED_RAN_IN": str(ran_in)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 2 passed, 1 skipped" in done.stdout
+    assert "planted failure" in done.stdout and "planted skip" in done.stdout
+    assert "test_leaves_a_thread: thread(s) still running: forgotten" in done.stdout
+    # It ran in a pytest process of its own (an xdist worker is no "-m pytest"), not started
+    # by this test (whose child is the run's process), and that process has ended.
+    pid, parent, command = ran_in.read_text().split(" ", 2)
+    assert int(parent) != os.getpid() and "-m pytest" in command
+    assert not Path(f"/proc/{pid}").exists()
+    who = r"(gw\d|main)/test_planted\.py"
+    assert re.search(
+        rf"own pytest processes \(own_process\): at most \d+ MB \({who}\)", done.stdout
+    )
+
+    large = OWN.split("def test_passes")[0] + LARGE
+    limit = {"TAILLENS_TEST_RSS_LIMIT_MB": "300"}
+    done = _run_suite(tmp_path, large, *options, env=limit)
+    assert done.returncode == 1, done.stdout + done.stderr
+    # Only the file's own process: the run's processes never held the 400 MB.
+    assert re.search(
+        rf"grew past 300 MB \(TAILLENS_TEST_RSS_LIMIT_MB\): {who} \d+ MB$", done.stdout, re.M
+    )

@@ -11,6 +11,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# mypy's cache, kept between runs and shared by checkouts, as the bundle's build folder is
+# (tests/test_bundle.py): mypy checks each cached module against its source's hash, so a
+# fresh clone re-checks only what changed (about 3 s of CPU instead of about 50).
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "taillens-mypy"
 pytestmark = pytest.mark.slow
 
 
@@ -18,7 +22,7 @@ def test_mypy_passes_over_core_and_app() -> None:
     pytest.importorskip("mypy", reason="mypy is in the dev extra: pip install -e .[dev]")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--cache-dir", str(ROOT / ".mypy_cache")],
+        [sys.executable, "-m", "mypy", "--cache-dir", str(CACHE)],
         cwd=ROOT,
         env=env,
         capture_output=True,

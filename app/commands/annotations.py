@@ -290,7 +290,13 @@ def run_merge(args: argparse.Namespace) -> int:
 
     with SessionStore.open(args.session) as store:
         reports = run_in_terminal(
-            merge_job(store, args.packs, skip_changed=args.skip_changed), quiet=args.json
+            merge_job(
+                store,
+                args.packs,
+                skip_changed=args.skip_changed,
+                source="taillens annotations merge",
+            ),
+            quiet=args.json,
         )
     if args.json:
         print(

@@ -220,7 +220,10 @@ def run_search(args: argparse.Namespace) -> int:
     )
     with SessionStore.open(args.session) as store:
         source = open_source(args.source, store, contact=args.contact)
-        summary = run_in_terminal(search_job(store, source, request), quiet=args.quiet)
+        summary = run_in_terminal(
+            search_job(store, source, request, recorded_as="taillens units search"),
+            quiet=args.quiet,
+        )
     out = {
         "template": summary.template,
         "roots": summary.roots,

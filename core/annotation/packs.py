@@ -55,6 +55,9 @@ from core.annotation.types import (
     item_ref,
     natural_key,
 )
+from core.edits import canonical, collect, record_edit
+from core.edits.history import current_user
+from core.edits.packs import PackMergeEdit
 from core.jobs import Job, JobContext
 from core.output_guard import (
     check_output_target,
@@ -84,6 +87,7 @@ TARGETS = ("verbalisations", "references")
 DEFAULT_BREAK_S = 900.0
 _KIND = {VERBALISATION: "v", REFERENCE: "r"}
 _REF_KIND = {"v": VERBALISATION, "r": REFERENCE}
+_PACK_KIND = {kind: letter for letter, kind in _REF_KIND.items()}
 
 
 class PackError(AnnotationError):
@@ -535,8 +539,10 @@ PACK_STATEMENT_S = 60.0
 # length limit, so a planted 1 GB blob is refused before it is copied out), at most
 # PACK_READ_BYTES of values and rows in all, and the page cache of every file from
 # elsewhere (core.store.bounds.CACHE_KIB). A rating of the app is a few hundred bytes:
-# 100,000 of them are about 40 MB.
-PACK_VALUE_BYTES = 1_000_000
+# 100,000 of them are about 40 MB. The longest value is the pack's description, which
+# lists every item (about 80 bytes each: a pack of the 12,915 texts of the study was over
+# 1 MB); 400,000 items with the longest ids are 38 MB.
+PACK_VALUE_BYTES = 48_000_000
 PACK_READ_BYTES = 256_000_000
 _ROW_OVERHEAD = 64  # bytes counted for each row besides its values
 
@@ -674,18 +680,11 @@ def merge_refusals(path: Path, ctx: JobContext | None = None) -> list[str]:
 
 
 def _manifest_rows(conn: sqlite3.Connection, path: Path, budget: list[int]) -> list[Any]:
-    from core.store.bounds import SESSION_VALUE_BYTES, BoundedConnection, longest_value
-
-    assert isinstance(conn, BoundedConnection)
-    # The description lists every text handed out, about 80 bytes each: a pack of 100,000
-    # texts holds 8 MB in that one value. It is read within a session's longest value,
-    # the ratings within a rating's.
-    with longest_value(conn, SESSION_VALUE_BYTES):
-        return _fetch_within(
-            conn.execute("SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)),
-            path,
-            budget,
-        )
+    return _fetch_within(
+        conn.execute("SELECT value FROM session_meta WHERE key = ?", (MANIFEST_KEY,)),
+        path,
+        budget,
+    )
 
 
 def _read_ratings(
@@ -858,8 +857,11 @@ def merge_pack(
     *,
     skip_changed: bool = False,
     ctx: JobContext | None = None,
+    source: str = "gui",
 ) -> MergeReport:
-    """Bring one pack's ratings and corrections into ``store`` (one transaction).
+    """Bring one pack's ratings and corrections into ``store`` (one transaction), as one
+    recorded edit from ``source`` (``core.edits.packs.PackMergeEdit``: one undo takes the
+    whole merge back).
 
     The pack is a file from elsewhere: it is checked before any row is read (no view,
     trigger or virtual table; the tables and columns of its schema revision), read-only
@@ -944,6 +946,7 @@ def merge_pack(
         row_updates: list[dict[str, Any]] = []
         origin_updates: list[dict[str, Any]] = []
         seen: set[tuple[int, ItemRef]] = set()
+        by_row: dict[int, tuple[int, str, int]] = {}  # an updated rating's edit key
         for pack_id, who, ref, values, created, changed_at in rows:
             if ref not in hashes:
                 outside += 1
@@ -978,6 +981,7 @@ def merge_pack(
                 unchanged += 1
             elif merged_stamp is not None and stamp > merged_stamp:
                 # changed in the pack since the last merge of it: the rating it made follows
+                by_row[held_row.id] = (annotator_id, _PACK_KIND[ref.kind], ref.id)
                 row_updates.append({"id": held_row.id, "updated_at": changed_at, **values})
                 origin_updates.append(
                     {"annotation_id": held_row.id, "pack_updated_at": stamp, "merged_at": now}
@@ -985,6 +989,21 @@ def merge_pack(
                 updated += 1
             else:
                 conflicts.append(Conflict(ref, who, held, values))
+        # The ratings the merge adds or changes, read before it writes them: one
+        # recorded edit, so one undo takes the whole merge back.
+        touched = [
+            (int(item["annotator_id"]), _PACK_KIND[ref_kind], int(item_id))
+            for item in inserts
+            for ref_kind, item_id in (
+                (VERBALISATION, item["verbalisation_id"])
+                if item["verbalisation_id"] is not None
+                else (REFERENCE, item["reference_id"]),
+            )
+        ] + [by_row[update_["id"]] for update_ in row_updates]
+        edit = (
+            PackMergeEdit(pack_uid, path.name, manifest["annotator"], touched) if touched else None
+        )
+        before = canonical(edit.read(db)) if edit is not None else None
         if inserts:
             new_ids = db.scalars(
                 insert(Annotation).returning(Annotation.id, sort_by_parameter_order=True),
@@ -1011,6 +1030,12 @@ def merge_pack(
         if row_updates:
             db.execute(update(Annotation), row_updates)
             db.execute(update(AnnotationOrigin), origin_updates)
+        entry = None
+        if edit is not None:
+            after = canonical(edit.read(db))
+            if after != before:
+                entry = record_edit(db, edit, before, after, source=source, who=current_user())
+    collect(entry)  # committed: a window's undo stack may offer its undo
     return MergeReport(
         path,
         pack_uid,
@@ -1031,28 +1056,35 @@ def merge_packs(
     *,
     skip_changed: bool = False,
     ctx: JobContext | None = None,
+    source: str = "gui",
 ) -> list[MergeReport]:
     """Merge each pack in turn; a pack that is refused stops nothing already merged (each
-    pack is its own transaction) and its error names it."""
+    pack is its own transaction and its own recorded edit) and its error names it."""
     reports = []
     for n, path in enumerate(paths):
         if ctx is not None:
             ctx.progress(n, len(paths), f"merging {Path(path).name}")
             ctx.check_cancelled()
-        reports.append(merge_pack(store, path, skip_changed=skip_changed, ctx=ctx))
+        reports.append(merge_pack(store, path, skip_changed=skip_changed, ctx=ctx, source=source))
     if ctx is not None:
         ctx.progress(len(paths), len(paths), "merged")
     return reports
 
 
 def merge_job(
-    store: SessionStore, paths: Sequence[Path], *, skip_changed: bool = False
+    store: SessionStore,
+    paths: Sequence[Path],
+    *,
+    skip_changed: bool = False,
+    source: str = "gui",
 ) -> Job[list[MergeReport]]:
     from core.changes import Topic
 
     return Job(
         title=f"Merge {len(paths)} annotation pack{'s' if len(paths) != 1 else ''}",
-        run=lambda ctx: merge_packs(store, paths, skip_changed=skip_changed, ctx=ctx),
+        run=lambda ctx: merge_packs(
+            store, paths, skip_changed=skip_changed, ctx=ctx, source=source
+        ),
         kind="annotation-merge",
         params={"packs": [str(p) for p in paths]},
         writes=frozenset({Topic.ANNOTATIONS}),

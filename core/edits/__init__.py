@@ -11,6 +11,7 @@ from __future__ import annotations
 from core.edits import categories as _categories  # noqa: E402,F401  (registers its kind)
 from core.edits import drafts as _drafts  # noqa: E402,F401  (registers its kind)
 from core.edits import likelihood as _likelihood  # noqa: E402,F401  (registers its kind)
+from core.edits import packs as _packs  # noqa: E402,F401  (registers its kind)
 from core.edits import ratings as _ratings  # noqa: E402,F401  (registers its kinds)
 from core.edits import references as _references  # noqa: E402,F401  (registers its kind)
 from core.edits import settings as _settings  # noqa: E402,F401  (registers its kind)
@@ -22,8 +23,10 @@ from core.edits.history import (
     GUI,
     HistoryEntry,
     apply_edit,
+    collect,
     current_states,
     history,
+    record_edit,
     recording,
     redo_edit,
     replayed_states,
@@ -40,8 +43,10 @@ __all__ = [
     "HistoryEntry",
     "apply_edit",
     "canonical",
+    "collect",
     "current_states",
     "history",
+    "record_edit",
     "recording",
     "redo_edit",
     "replayed_states",

@@ -146,27 +146,43 @@ def apply_edit(
         before, after = edit.apply(db)
         if before == after:
             return None
-        row = EditHistory(
-            kind=edit.kind,
-            target=edit.target,
-            description=edit.describe(before),
-            before=_wrap(before),
-            after=_wrap(after),
-            who=who or edit.annotator() or current_user(),
-            source=source,
-            status=APPLIED,
-            seq=_next_seq(db),
-            unit_id=edit.unit_id(),
-            annotator=edit.annotator(),
-        )
-        db.add(row)
-        db.flush()
-        db.refresh(row)
-        entry = _entry(row)
-    recorded = getattr(_RECORDING, "entries", None)
-    if recorded is not None:
-        recorded.append(entry)  # committed: the block's caller may offer its undo
+        entry = record_edit(db, edit, before, after, source=source, who=who)
+    collect(entry)
     return entry
+
+
+def record_edit(
+    db: Any, edit: Edit, before: JSON, after: JSON, *, source: str, who: str | None = None
+) -> HistoryEntry:
+    """Add the history row of ``edit``, which the caller applied in ``db``'s transaction
+    (``before`` and ``after`` as ``canonical`` gives them): for core code that writes an
+    edit's state in bulk itself (a pack merge). The caller hands the entry to
+    :func:`collect` once the transaction has committed."""
+    row = EditHistory(
+        kind=edit.kind,
+        target=edit.target,
+        description=edit.describe(before),
+        before=_wrap(before),
+        after=_wrap(after),
+        who=who or edit.annotator() or current_user(),
+        source=source,
+        status=APPLIED,
+        seq=_next_seq(db),
+        unit_id=edit.unit_id(),
+        annotator=edit.annotator(),
+    )
+    db.add(row)
+    db.flush()
+    db.refresh(row)
+    return _entry(row)
+
+
+def collect(entry: HistoryEntry | None) -> None:
+    """A committed edit's row, for the ``recording()`` block running in this thread (its
+    caller may offer the edit's undo)."""
+    recorded = getattr(_RECORDING, "entries", None)
+    if recorded is not None and entry is not None:
+        recorded.append(entry)
 
 
 def _next_seq(db: Any) -> int:
@@ -290,8 +306,10 @@ __all__ = [
     "EditConflictError",
     "HistoryEntry",
     "apply_edit",
+    "collect",
     "current_states",
     "history",
+    "record_edit",
     "recording",
     "redo_edit",
     "replayed_states",

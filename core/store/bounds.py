@@ -108,22 +108,6 @@ def bound(
     return guard
 
 
-@contextmanager
-def longest_value(conn: BoundedConnection, value_bytes: int) -> Iterator[None]:
-    """Values of up to ``value_bytes`` may be read in the block (one statement that reads
-    a value longer than the rest of the file may hold); the connection's own after it."""
-    guard = conn.guard
-    assert guard is not None, "a connection put under bounds"
-    held = guard.value_bytes
-    guard.value_bytes = value_bytes
-    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, value_bytes)
-    try:
-        yield
-    finally:
-        guard.value_bytes = held
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, held)
-
-
 def guard_of(conn: Any) -> Guard | None:
     """The guard of a bounded ``sqlite3`` connection (or None)."""
     return getattr(conn, "guard", None) if isinstance(conn, BoundedConnection) else None

@@ -64,10 +64,41 @@ def save_unit(
     origin: str = "built",
     category: str | None = None,
     source: str | None = None,
+    recorded_as: str | None = None,
+    clears_draft: bool = False,
 ) -> int:
     """Write the unit and its triples per language in one transaction; returns its id.
 
+    With ``recorded_as`` (who saves it: "gui", a command) the save is a recorded edit
+    (``core.edits.units.UnitSaveEdit``, with its history row in the same transaction), so
+    it can be undone; with ``clears_draft`` too, the Units draft it was built from is
+    cleared by the same edit (undo puts it back). Sampling and search save many units as
+    a job and are not recorded.
+
     Refuses (:class:`UnitError`) a unit that is empty, larger than 7 or not connected."""
+    if recorded_as is not None:
+        from core.edits import apply_edit
+        from core.edits.units import UnitSaveEdit
+
+        new_uid = uid or uuid.uuid4().hex
+        edit = UnitSaveEdit(
+            [new_uid],
+            lambda db: [
+                _add_unit(
+                    db,
+                    draft,
+                    rendered,
+                    uid=new_uid,
+                    origin=origin,
+                    category=category,
+                    source=source,
+                )
+            ],
+            clears_draft=clears_draft,
+        )
+        apply_edit(store, edit, source=recorded_as)
+        (unit_id,) = edit.units  # set by the edit's apply
+        return unit_id
     with store.unit_of_work() as db:
         return _add_unit(
             db, draft, rendered, uid=uid, origin=origin, category=category, source=source
@@ -81,16 +112,40 @@ def save_units(
     origin: str,
     category: str | None = None,
     source: str | None = None,
+    recorded_as: str | None = None,
+    words: str = "",
 ) -> list[int]:
     """Save many units in one transaction (all or none); each item is a draft, its
-    rendering and extra attributes merged into the unit's provenance."""
-    with store.unit_of_work() as db:
+    rendering and extra attributes merged into the unit's provenance. With
+    ``recorded_as`` (who saves them) the save is one recorded edit
+    (``core.edits.units.UnitSaveEdit``, described by ``words`` when given): one undo
+    takes every unit out."""
+    uids = [uuid.uuid4().hex for _item in items]
+
+    def add(db: Session) -> list[int]:
         return [
             _add_unit(
-                db, draft, rendered, origin=origin, category=category, source=source, extra=extra
+                db,
+                draft,
+                rendered,
+                uid=uid,
+                origin=origin,
+                category=category,
+                source=source,
+                extra=extra,
             )
-            for draft, rendered, extra in items
+            for uid, (draft, rendered, extra) in zip(uids, items, strict=True)
         ]
+
+    if recorded_as is not None and items:
+        from core.edits import apply_edit
+        from core.edits.units import UnitSaveEdit
+
+        edit = UnitSaveEdit(uids, add, words=words)
+        apply_edit(store, edit, source=recorded_as)
+        return list(edit.units)
+    with store.unit_of_work() as db:
+        return add(db)
 
 
 def _add_unit(

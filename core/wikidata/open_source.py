@@ -38,8 +38,9 @@ _demo_loading = threading.Lock()
 
 
 def load_demo_source() -> EmbeddedSource:
-    """The bundled demo snapshot in an in-process Oxigraph store (loaded once, in a few
-    seconds; queries only read it, so one copy serves the whole process). Callers at the
+    """The bundled demo snapshot in an Oxigraph store (opened once per process; queries
+    only read it, so one serves the whole process; the first process on a machine builds
+    its on-disk copy in seconds). Callers at the
     same time (the jobs of :class:`LazyDemoSource`, a CLI command) wait for the one load."""
     with _demo_loading:
         return _load_demo_source()
@@ -52,7 +53,13 @@ def _load_demo_source() -> EmbeddedSource:
             f"The bundled demo snapshot {DEMO_SNAPSHOT} is missing. Reinstall TailLens, or use "
             "--source live or the URL of a SPARQL endpoint."
         )
-    return EmbeddedSource.from_file(DEMO_SNAPSHOT, name=EMBEDDED_NAME)
+    from core.paths import cache_dir
+
+    # On disk in the cache folder, built by the first process that needs it: each later
+    # one opens it at once and holds tens of MB instead of 250 (EmbeddedSource.from_file).
+    return EmbeddedSource.from_file(
+        DEMO_SNAPSHOT, name=EMBEDDED_NAME, cache=cache_dir(create=False) / "demo"
+    )
 
 
 class LazyDemoSource:

@@ -24,6 +24,9 @@ import pytest
 from tests.fixtures.report_session import build_report_session
 from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = """    <entry category="Airport" eid="Id{n}" size="1">
       <modifiedtripleset>

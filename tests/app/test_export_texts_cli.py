@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -19,7 +20,13 @@ from core.store.models import (
 )
 from tests.fixtures.texts_table_session import TEXTS, build
 
-pd = pytest.importorskip("pandas")
+
+@pytest.fixture
+def pd() -> ModuleType:
+    """pandas, imported by the tests that read with it (not at collection: every worker
+    would hold it)."""
+    return pytest.importorskip("pandas")
+
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,6 +67,8 @@ def export(session: Path, out: Path, *extra: str) -> str:
 
 
 def check_frame(frame, session: Path, *, strict_ints: bool) -> None:
+    import pandas as pd
+
     outputs = frame[frame["kind"] == "output"]
     references = frame[frame["kind"] == "reference"]
     assert len(outputs) == len(TEXTS)
@@ -100,7 +109,7 @@ def check_frame(frame, session: Path, *, strict_ints: bool) -> None:
     assert outputs["text"].isna().sum() == 1  # the output that did not parse
 
 
-def test_csv_round_trips_through_pandas(session: Path, tmp_path: Path) -> None:
+def test_csv_round_trips_through_pandas(pd, session: Path, tmp_path: Path) -> None:
     out = tmp_path / "texts.csv"
     stdout = export(session, out, "--raw-csv")
     assert "texts.csv: 5 texts (4 outputs, 1 reference) of 2 units" in stdout
@@ -120,7 +129,7 @@ def test_csv_round_trips_through_pandas(session: Path, tmp_path: Path) -> None:
     assert "=1+2 Italy" in set(frame["text"])  # --raw-csv: as it is
 
 
-def test_csv_is_spreadsheet_safe_by_default(session: Path, tmp_path: Path) -> None:
+def test_csv_is_spreadsheet_safe_by_default(pd, session: Path, tmp_path: Path) -> None:
     out = tmp_path / "safe.csv"
     stdout = export(session, out)
     assert "CSV cells: spreadsheet-safe (1 cells prefixed)" in stdout
@@ -128,7 +137,7 @@ def test_csv_is_spreadsheet_safe_by_default(session: Path, tmp_path: Path) -> No
     assert "'=1+2 Italy" in set(frame["text"])
 
 
-def test_json_lines_round_trip_through_pandas(session: Path, tmp_path: Path) -> None:
+def test_json_lines_round_trip_through_pandas(pd, session: Path, tmp_path: Path) -> None:
     out = tmp_path / "texts.jsonl"
     export(session, out)
     lines = out.read_text("utf-8").splitlines()
@@ -140,7 +149,7 @@ def test_json_lines_round_trip_through_pandas(session: Path, tmp_path: Path) -> 
     assert tiber["esa:undetected_entities"] == ["Rome"]  # a list
 
 
-def test_parquet_round_trips_through_pandas(session: Path, tmp_path: Path) -> None:
+def test_parquet_round_trips_through_pandas(pd, session: Path, tmp_path: Path) -> None:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "texts.parquet"
@@ -159,7 +168,7 @@ def test_parquet_round_trips_through_pandas(session: Path, tmp_path: Path) -> No
     assert (str(listed.value_type), listed.id) == ("string", pa.list_(pa.string()).id)
 
 
-def test_filters_and_refusals(session: Path, tmp_path: Path) -> None:
+def test_filters_and_refusals(pd, session: Path, tmp_path: Path) -> None:
     out = tmp_path / "beta.jsonl"
     stdout = export(session, out, "--runs", "2")
     assert "2 texts (2 outputs, 0 references)" in stdout

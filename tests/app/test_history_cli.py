@@ -165,3 +165,40 @@ def test_units_references_and_categories_through_the_cli(
     assert run(capsys, "history", "--session", session, "--redo", rows[0]["id"])[0] == 0
     with SessionStore.open(session) as store:
         assert load_unit(store, unit_id).triples["es"][0].display[2] == "Italia"
+
+
+def test_a_pack_merged_by_the_cli_is_one_edit_undone_and_redone(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from sqlalchemy import func, select
+
+    from core.annotation import Rating, find_annotator, save_rating
+    from core.annotation.packs import PackRequest, make_pack
+    from core.store.models import Annotation, Verbalisation
+    from tests.fixtures.report_session import build_report_session
+
+    built = build_report_session(tmp_path / "study.taillens", scores=False, ratings=False)
+    pack = tmp_path / "eve.taillens"
+    with SessionStore.open(built.path) as store:
+        make_pack(store, PackRequest(annotator="eve", out=pack, units=(built.units["u1"],)))
+    with SessionStore.open(pack) as opened:
+        eve = find_annotator(opened, "eve")
+        with opened.snapshot() as db:
+            texts = list(db.scalars(select(Verbalisation.id)))
+        for vid in texts:
+            save_rating(opened, eve.id, vid, Rating(fluency=3, adequacy=0))
+
+    def ratings() -> int:
+        with SessionStore.open(built.path) as store, store.snapshot() as db:
+            return int(db.scalar(select(func.count()).select_from(Annotation)) or 0)
+
+    status, _, err = run(capsys, "annotations", "merge", "--session", built.path, pack)
+    assert status == 0, err
+    assert ratings() == len(texts) > 0
+    (row,) = entries(capsys, built.path, "--kind", "pack merge")
+    assert (row["source"], row["annotator"]) == ("taillens annotations merge", "eve")
+    status, out, err = run(capsys, "history", "--session", built.path, "--undo", row["id"])
+    assert status == 0 and out.startswith("undone: the merge of eve.taillens"), err
+    assert ratings() == 0  # one undo: every rating the merge brought
+    assert run(capsys, "history", "--session", built.path, "--redo", row["id"])[0] == 0
+    assert ratings() == len(texts)

@@ -15,6 +15,9 @@ from core.store import SessionStore
 from core.store.models import CategoryMember, Entity
 from tests.fixtures.likelihood_session import CITIES, seed_city_session
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 @pytest.fixture
 def session(tmp_path: Path) -> Path:

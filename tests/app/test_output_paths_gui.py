@@ -8,7 +8,6 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from matplotlib.figure import Figure
 from PySide6.QtCore import QSettings
 
 from app.controller import AppController
@@ -115,6 +114,8 @@ def test_figure_and_html_report_refuse_a_session(
         link.symlink_to(session)
         hard = tmp_path / "plot.svg"
         hard.hardlink_to(session)
+        from matplotlib.figure import Figure  # here: at collection every worker would hold it
+
         for target in (link, hard):
             with pytest.raises(UserFacingError, match="it is the session being read"):
                 save_figure(Figure(), target, force=True)

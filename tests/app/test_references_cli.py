@@ -20,6 +20,9 @@ from core.store import SessionStore
 from core.store.models import Annotator, DataUnit, ReferenceDerivation, UnitReference
 from tests.shared_data import TAILNLG, require
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 REPO = Path(__file__).resolve().parents[2]
 
 

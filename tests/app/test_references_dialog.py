@@ -19,6 +19,9 @@ from core.store import SessionStore
 from core.store.models import ReferenceDerivation, UnitReference
 from tests.fixtures.gold_reference_session import GOLD_EN, seed_session
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 @pytest.fixture
 def wired(qtbot, tmp_path: Path):

@@ -28,6 +28,9 @@ from widgets.scores import (
     highlighted_html,
 )
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 def _score(path: Path, metrics: tuple[str, ...]) -> None:
     with SessionStore.open(path) as store:

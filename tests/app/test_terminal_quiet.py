@@ -9,11 +9,12 @@ import pytest
 from app.terminal import run_in_terminal
 from core.jobs import Job, JobContext
 
-transformers_logging = pytest.importorskip("transformers.utils.logging")
 LEVELS: list[int] = []  # transformers' verbosity seen inside each job
 
 
 def _load_like_transformers(ctx: JobContext) -> int:
+    import transformers.utils.logging as transformers_logging
+
     ctx.progress(0, 1, "loading")
     for _ in transformers_logging.tqdm(range(3), desc="Loading weights"):
         pass
@@ -23,6 +24,8 @@ def _load_like_transformers(ctx: JobContext) -> int:
 
 
 def test_quiet_silences_loading_bars_and_logging(capfd: pytest.CaptureFixture[str]) -> None:
+    # Imported here, not at collection, where every worker would hold it.
+    transformers_logging = pytest.importorskip("transformers.utils.logging")
     transformers_logging.enable_progress_bar()
     transformers_logging.set_verbosity_warning()
     assert run_in_terminal(Job("Load", _load_like_transformers), quiet=False) == 3

@@ -12,7 +12,8 @@ from app.gui import build_window
 from tests.fixtures.train_data import build_webnlg_model, build_webnlg_session
 from tests.shared_data import ENRICHED_DEV, needs
 
-pytestmark = needs(*ENRICHED_DEV)
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = [needs(*ENRICHED_DEV), pytest.mark.own_process]
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,9 @@ from core.models import load_model
 from core.store import SessionStore
 from core.unit_builder.saved import list_units
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 ENTITY = "http://www.wikidata.org/entity/"
 
 

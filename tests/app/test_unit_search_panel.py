@@ -15,6 +15,9 @@ from core.unit_search import SearchRequest
 from tests.fixtures.demo import demo_ready
 from widgets.unit_search import UnitSearchDialog
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 @pytest.fixture
 def wired(qtbot, tmp_path: Path):
@@ -76,6 +79,15 @@ def test_search_button_runs_a_search_and_lists_the_units(
     assert len(saved) == 6 and {u.origin for u in saved} == {"search"}
     qtbot.waitUntil(lambda: units.panel.units_model.rowCount() == 6, timeout=10_000)
     assert "δ (head − tail)" in shown[0]
+
+    # The six units are one edit on the undo stack: one undo takes them all out.
+    assert window.action_undo.text().startswith("&Undo 6 units found by the search")
+    window.action_undo.trigger()
+    qtbot.waitUntil(lambda: controller.writer.idle and not controller.undo.busy, timeout=10_000)
+    assert list_units(controller.store) == []
+    window.action_redo.trigger()
+    qtbot.waitUntil(lambda: controller.writer.idle and not controller.undo.busy, timeout=10_000)
+    assert list_units(controller.store) == saved
 
 
 def test_a_bad_template_is_refused_with_a_message(qtbot, wired, monkeypatch) -> None:

@@ -14,6 +14,9 @@ from core.store import SessionStore
 from core.store.models import ModelRun, Verbalisation
 from tests.fixtures.verbalise_units import add_units
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     status = main(list(args))

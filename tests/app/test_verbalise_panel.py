@@ -19,6 +19,9 @@ from core.verbalise.template import TemplateVerbaliser
 from tests.fixtures.reads import settle_reads
 from tests.fixtures.verbalise_units import add_units
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 @pytest.fixture
 def wired(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -342,3 +342,62 @@ def test_progress_counts_golden_accuracy_after_a_merge(
 
 def test_the_hash_is_of_the_text() -> None:
     assert text_hash("a") != text_hash("b") and len(text_hash(None)) == 64
+
+
+def test_a_merge_is_one_edit_undone_and_redone_whole_and_refused_after_a_change(
+    report_session: ReportSession, tmp_path: Path
+) -> None:
+    from core.annotation import rating_of
+    from core.edits import (
+        EditConflictError,
+        history,
+        redo_edit,
+        undo_edit,
+    )
+
+    pack = _pack(report_session, tmp_path, units=_unit_ids(report_session, "u1", "u2"))
+    _rate_everything(pack)
+    vid = report_session.verbalisations[("model-b", "u2", "en")]
+
+    def eve_count(store: SessionStore) -> int:
+        with store.snapshot() as db:
+            return int(
+                db.scalar(
+                    select(func.count())
+                    .select_from(Annotation)
+                    .join(AnnotationOrigin, AnnotationOrigin.annotation_id == Annotation.id)
+                )
+                or 0
+            )
+
+    with SessionStore.open(report_session.path) as store:
+        merge_pack(store, pack, source="taillens annotations merge")
+        (entry,) = history(store, kinds=["pack merge"])
+        assert entry.source == "taillens annotations merge" and entry.annotator == "eve"
+        assert "eve.taillens" in entry.description and "8 ratings (8 added)" in entry.description
+        assert eve_count(store) == 8
+        undo_edit(store, entry.id)  # one undo: the whole merge
+        assert eve_count(store) == 0
+        redo_edit(store, entry.id)
+        assert eve_count(store) == 8
+        merge_pack(store, pack)  # nothing new: nothing recorded
+        assert len(history(store, kinds=["pack merge"])) == 1
+
+    # Changed in the pack: the next merge changes one rating, its own edit.
+    with SessionStore.open(pack) as opened:
+        save_rating(opened, find_annotator(opened, "eve").id, vid, Rating(fluency=1, adequacy=1))
+    with SessionStore.open(report_session.path) as store:
+        eve = find_annotator(store, "eve").id
+        merge_pack(store, pack)
+        update_entry = history(store, kinds=["pack merge"])[-1]
+        assert "1 rating (0 added, 1 changed)" in update_entry.description
+        undo_edit(store, update_entry.id)
+        assert rating_of(store, eve, vid).fluency == 4  # as the first merge left it
+        redo_edit(store, update_entry.id)
+        assert rating_of(store, eve, vid).fluency == 1
+
+        # A merged rating changed since: the merge is not undone, nothing is reverted.
+        save_rating(store, eve, vid, Rating(fluency=3, adequacy=0))
+        with pytest.raises(EditConflictError, match="another change overwrote it"):
+            undo_edit(store, entry.id)
+        assert eve_count(store) == 8 and rating_of(store, eve, vid).fluency == 3

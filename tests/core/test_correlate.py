@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-from scipy import stats
 
 from core.annotation import Rating, add_annotator, save_rating
 from core.correlate import (
@@ -29,6 +28,7 @@ from tests.fixtures.correlation_session import (
     ratings_for,
     write_release,
 )
+from tests.fixtures.lazy_modules import scipy_stats as stats
 from tests.fixtures.table_digest import table_digest
 
 

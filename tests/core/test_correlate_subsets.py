@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import sacrebleu
-from scipy import stats
 
 from app.cli import main
 from core.correlate import CorrelationRequest, correlate, human_values, import_webnlg_judgments
@@ -21,6 +20,7 @@ from core.store import SessionStore
 from core.store.models import DataUnit, UnitTriple
 from core.text_filters import FilterError, parse_condition
 from tests.fixtures.correlation_session import REFERENCE, SAMPLES, SYSTEMS, build, write_release
+from tests.fixtures.lazy_modules import scipy_stats as stats
 
 HUMAN = "webnlg:correctness"
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
 import pytest
-from pyoxigraph import Literal, NamedNode, QuerySolutions, RdfFormat, Store
+from pyoxigraph import Literal, NamedNode, QuerySolutions, Store
 
 from resources.demo import make_snapshot
 
@@ -43,11 +42,10 @@ def lines() -> list[str]:
 
 @pytest.fixture(scope="module")
 def store() -> Store:
-    """The committed snapshot, loaded the way the app loads it."""
-    store = Store()
-    with gzip.open(make_snapshot.OUTPUT, "rb") as stream:
-        store.bulk_load(stream, format=RdfFormat.N_TRIPLES)
-    return store
+    """The committed snapshot, opened the way the app opens it (its on-disk store)."""
+    from core.wikidata.open_source import load_demo_source
+
+    return load_demo_source().store
 
 
 def select(store: Store, query: str) -> list[tuple[object, ...]]:

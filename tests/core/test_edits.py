@@ -464,3 +464,59 @@ def test_words_kept_for_new_units_undo_and_redo(tmp_path: Path) -> None:
             undo_edit(store, first.id)
         rows = history(store)
         assert replayed_states(rows) == current_states(store, rows)
+
+
+def test_a_saved_unit_is_undone_redone_and_refused_once_used(tmp_path: Path) -> None:
+    from core.store import models as m
+    from core.unit_builder.draft import UnitDraft
+    from core.unit_builder.render import render_unit
+    from core.unit_builder.saved import (
+        count_units,
+        load_draft,
+        load_unit,
+        save_draft,
+        save_unit,
+        save_units,
+    )
+    from core.vocab import GOLD
+    from tests.fixtures.rome_italy_details import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
+
+    with SessionStore.create(tmp_path / "n.taillens") as store:
+        draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ITALY_CURRENCY)
+        save_draft(store, draft)
+        unit_id = save_unit(
+            store, draft, render_unit(draft, DETAILS), recorded_as="gui", clears_draft=True
+        )
+        (entry,) = history(store, kinds=["unit"])
+        assert entry.unit_id == unit_id and entry.source == "gui"
+        assert f"unit {unit_id} saved" in entry.description
+        assert load_draft(store) is None  # the save cleared the draft it was built from
+        saved = load_unit(store, unit_id)
+
+        undo_edit(store, entry.id)
+        assert count_units(store) == 0
+        assert load_draft(store) == draft  # the draft is back in the builder
+        redo_edit(store, entry.id)
+        assert load_unit(store, unit_id) == saved and load_draft(store) is None  # same id
+        rows = history(store)
+        assert replayed_states(rows) == current_states(store, rows)
+
+        # A unit something refers to since is not taken out.
+        with store.unit_of_work() as db:
+            db.add(m.UnitReference(unit_id=unit_id, lang="en", text="Rome.", quality=GOLD))
+        with pytest.raises(EditConflictError, match="1 reference"):
+            undo_edit(store, entry.id)
+        assert count_units(store) == 1
+
+        # Saving without recording (sampling) writes no history row.
+        save_unit(store, draft, render_unit(draft, DETAILS), source="sampled")
+        assert len(history(store, kinds=["unit"])) == 1
+        # Many units in one transaction (a search's) are one edit, undone as a whole.
+        items = [(draft, render_unit(draft, DETAILS), {})] * 2
+        ids = save_units(store, items, origin="search", recorded_as="taillens units search")
+        many = history(store, kinds=["unit"])[-1]
+        assert many.description == f"2 units saved ({ids[0]}–{ids[1]})" and many.unit_id is None
+        undo_edit(store, many.id)
+        assert count_units(store) == 2
+        redo_edit(store, many.id)
+        assert [load_unit(store, i).origin for i in ids] == ["search", "search"]

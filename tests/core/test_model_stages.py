@@ -7,10 +7,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from core.jobs import JobContext
 from core.models import LOAD_STAGES, context_length, context_warning, load_model
 from core.verbalise import GenerationParams
 from core.verbalise.local import CausalVerbaliser
+
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
 
 TRIPLES = [("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo")]
 

@@ -26,6 +26,9 @@ from core.models import (
     select_dtype,
 )
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 def copy_model(source: Path, target: Path) -> Path:
     shutil.copytree(source, target)

@@ -20,6 +20,9 @@ from core.placement import (
     plan_placement,
 )
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 GIB = 2**30
 
 

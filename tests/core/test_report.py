@@ -9,7 +9,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from scipy.stats import mannwhitneyu
 from sqlalchemy import select
 
 from core.errors import UserFacingError
@@ -30,6 +29,7 @@ from core.report.groups import category_name, subtier_group, tier_group
 from core.store import SessionStore
 from core.store.models import Score
 from tests.fixtures import report_session as fixture_module
+from tests.fixtures.lazy_modules import scipy_stats as stats
 from tests.fixtures.report_session import (
     BASE,
     PPL,
@@ -102,7 +102,7 @@ def test_head_against_long_tail_within_model_language_and_quality(store: Session
     assert (a.b.median, a.b.mean) == (25.0, 25.0)
     assert a.p_value == pytest.approx(2 / 70) and a.significant and a.effect_size == 1.0
     b = _find(results, "bleu", model="model-b", lang="it", quality="silver")
-    expected = mannwhitneyu(
+    expected = stats.mannwhitneyu(
         [v - 10 for v in BASE[("model-b", "head")]],
         [v - 10 for v in BASE[("model-b", "long_tail")]],
     ).pvalue
@@ -111,7 +111,7 @@ def test_head_against_long_tail_within_model_language_and_quality(store: Session
     ppl = _find(results, "ppl", model="model-a", lang="it")
     assert ppl.stratum_value("quality") == "" and ppl.a.mean == 14.0 and ppl.b.mean == 71.0
     human = _find(results, "human_fluency", model="model-a", lang="en")
-    assert human.p_value == pytest.approx(mannwhitneyu([14 / 3, 4, 4], [2, 2.5]).pvalue)
+    assert human.p_value == pytest.approx(stats.mannwhitneyu([14 / 3, 4, 4], [2, 2.5]).pvalue)
 
 
 def test_other_dimensions(store: SessionStore) -> None:
@@ -121,7 +121,7 @@ def test_other_dimensions(store: SessionStore) -> None:
         bleu("model-a", u, "en", "gold") for u in ("u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8")
     ]
     assert (quality.group_a, quality.group_b) == ("gold", "silver")
-    assert quality.p_value == pytest.approx(mannwhitneyu(gold, [g - 5 for g in gold]).pvalue)
+    assert quality.p_value == pytest.approx(stats.mannwhitneyu(gold, [g - 5 for g in gold]).pvalue)
     lang = compare(frame, "lang", metrics=["ppl"])
     assert {(c.group_a, c.group_b) for c in lang} == {("en", "it")} and len(lang) == 2
     models = _find(compare(frame, "model", metrics=["ppl"]), "ppl", lang="en")

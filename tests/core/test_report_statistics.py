@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import false_discovery_control
 
 from app.cli import main
 from core.report import Settings, build_report, render_html
@@ -22,6 +21,7 @@ from core.statistics import (
 )
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
+from tests.fixtures.lazy_modules import scipy_stats as stats
 from tests.fixtures.report_session import ReportSession
 
 report_session = fixture_module.report_session  # registers the fixture here
@@ -44,8 +44,8 @@ def test_benjamini_hochberg_matches_scipy(seed: int) -> None:
     rng = np.random.default_rng(seed)
     p = np.concatenate([rng.uniform(0, 1, 40), rng.uniform(0, 0.01, 10), [0.02, 0.02, 1.0]])
     rng.shuffle(p)
-    assert benjamini_hochberg(p) == pytest.approx(false_discovery_control(p, method="bh"))
-    assert adjust_p_values(p, "bh") == pytest.approx(false_discovery_control(p))
+    assert benjamini_hochberg(p) == pytest.approx(stats.false_discovery_control(p, method="bh"))
+    assert adjust_p_values(p, "bh") == pytest.approx(stats.false_discovery_control(p))
     assert np.array_equal(adjust_p_values(p, "none"), p)
     with pytest.raises(ValueError, match="unknown correction"):
         adjust_p_values(p, "bonferroni")
@@ -96,7 +96,7 @@ def test_report_corrects_across_all_its_tests(report_session: ReportSession) -> 
     ]
     family += [c.p_value for c in raw.headlines]
     assert holm_report.tests_corrected == len(family) == bh.tests_corrected
-    expected_holm, expected_bh = holm(family), false_discovery_control(family)
+    expected_holm, expected_bh = holm(family), stats.false_discovery_control(family)
     got_holm = [c.p_adjusted for by in ("tier", "lang") for c in holm_report.comparisons[by]]
     got_bh = [c.p_adjusted for by in ("tier", "lang") for c in bh.comparisons[by]]
     n = len(got_holm)

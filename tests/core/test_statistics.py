@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import mannwhitneyu
 
 from core.statistics import (
     bootstrap_medians_ci,
@@ -19,6 +18,7 @@ from core.statistics import (
     summarise,
     u_statistic,
 )
+from tests.fixtures.lazy_modules import scipy_stats
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,7 +37,7 @@ def test_rank_biserial_by_hand() -> None:
     # U_a = 5.5 of 8 pairs, r = 2 · 5.5 / 8 − 1 = 0.375.
     assert u_statistic(np.array([3.0, 4.0]), np.array([1.0, 2.0, 3.0, 5.0])) == 5.5
     assert rank_biserial([3, 4], [1, 2, 3, 5]) == pytest.approx(0.375)
-    assert mannwhitneyu([3, 4], [1, 2, 3, 5]).statistic == 5.5  # scipy's U of the first
+    assert scipy_stats.mannwhitneyu([3, 4], [1, 2, 3, 5]).statistic == 5.5  # scipy's U of the first
     assert rank_biserial([1, 2, 3], [4, 5]) == -1.0
     assert rank_biserial([4, 5], [1, 2, 3]) == 1.0
     assert rank_biserial([], [1]) is None
@@ -47,7 +47,9 @@ def test_small_groups_are_tested_once_on_all_items() -> None:
     a, b = [50, 60, 70, 80], [10, 20, 30, 40]
     result = mann_whitney_protocol(a, b, seed=1)
     assert result is not None and not result.sampled
-    assert result.p_values == (pytest.approx(mannwhitneyu(a, b, alternative="two-sided").pvalue),)
+    assert result.p_values == (
+        pytest.approx(scipy_stats.mannwhitneyu(a, b, alternative="two-sided").pvalue),
+    )
     # Exact distribution, no ties: P = 2 / C(8, 4) = 2 / 70.
     assert result.p_value == pytest.approx(2 / 70)
     assert result.significant and result.effect_size == 1.0
@@ -67,12 +69,12 @@ def test_protocol_matches_scipy_on_the_same_seeded_samples(seed: int) -> None:
     for _ in range(10):
         xs = rng.choice(a, 500, replace=False)
         ys = rng.choice(b, 500, replace=False)
-        expected.append(mannwhitneyu(xs, ys, alternative="two-sided").pvalue)
+        expected.append(scipy_stats.mannwhitneyu(xs, ys, alternative="two-sided").pvalue)
     assert result.p_values == pytest.approx(expected, rel=1e-12)
     assert result.p_value == pytest.approx(np.mean(expected), rel=1e-12)
     assert result.significant == (np.mean(expected) < 0.05)
     assert result.effect_size == pytest.approx(rank_biserial(a, b))
-    assert result.u_statistic == pytest.approx(mannwhitneyu(a, b).statistic)
+    assert result.u_statistic == pytest.approx(scipy_stats.mannwhitneyu(a, b).statistic)
 
 
 def test_only_the_larger_group_is_sampled() -> None:
@@ -80,7 +82,9 @@ def test_only_the_larger_group_is_sampled() -> None:
     a, b = data.normal(size=900), data.normal(size=120)
     result = mann_whitney_protocol(a, b, seed=3, repetitions=4, sample_size=500)
     rng = np.random.default_rng(3)
-    expected = [mannwhitneyu(rng.choice(a, 500, replace=False), b).pvalue for _ in range(4)]
+    expected = [
+        scipy_stats.mannwhitneyu(rng.choice(a, 500, replace=False), b).pvalue for _ in range(4)
+    ]
     assert result is not None and result.p_values == pytest.approx(expected, rel=1e-12)
 
 
@@ -121,7 +125,7 @@ def test_mann_whitney_p_is_scipys_to_the_bit() -> None:
             x, y = rng.normal(size=n1) + 2.0, rng.normal(size=n2)
         else:
             x, y = np.full(n1, 0.5), np.full(n2, 0.5)
-        expected = float(mannwhitneyu(x, y, alternative="two-sided").pvalue)
+        expected = float(scipy_stats.mannwhitneyu(x, y, alternative="two-sided").pvalue)
         got = mann_whitney_p(x, y)
         assert got == expected or (np.isnan(got) and np.isnan(expected)), (n1, n2, kind)
         exact += kind in (0, 2) and min(n1, n2) <= 8

@@ -188,6 +188,16 @@ def test_job_saves_both_sets_with_provenance_and_delta(demo, tmp_path: Path) -> 
         assert isinstance(outcome, JobSucceeded), outcome
         summary = outcome.result
         units = list_units(store)
+        # The saved units are one recorded edit: one undo takes all ten out, redo puts
+        # them back under the same ids.
+        from core.edits import history, redo_edit, undo_edit
+
+        (entry,) = history(store, kinds=["unit"])
+        assert entry.description.startswith("10 units found by the search")
+        undo_edit(store, entry.id)
+        assert list_units(store) == []
+        redo_edit(store, entry.id)
+        assert list_units(store) == units
     assert len(units) == len(summary.unit_ids) == 10
     by: dict[str, list[float]] = {"tail": [], "head": []}
     for unit in units:

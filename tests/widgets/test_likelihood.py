@@ -29,6 +29,9 @@ from tests.fixtures.likelihood_session import CITIES, seed_city_session
 from tests.fixtures.reads import settle_reads
 from widgets.likelihood import LikelihoodPanel
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 @pytest.fixture
 def scored_view(tmp_path: Path, tiny_causal_lm: Path) -> LikelihoodView:

@@ -16,6 +16,9 @@ from core.metrics.bertscore import (
     resolve_model,
 )
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 @pytest.fixture(scope="module")
 def minilm() -> BertScore:

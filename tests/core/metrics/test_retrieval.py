@@ -37,6 +37,9 @@ from core.store.models import Encoding
 from tests.fixtures.scoring_session import REFS, TEXTS, build_session
 from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 @pytest.fixture(scope="module")
 def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:

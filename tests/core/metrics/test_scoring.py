@@ -29,6 +29,9 @@ from core.verbalise.job import unit_triples
 from tests.fixtures.scoring_session import REFS, TEXTS, Ids, build_session
 from tests.fixtures.tiny_models import build_tiny_causal_lm
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 @pytest.fixture
 def session(tmp_path: Path) -> tuple[SessionStore, Ids]:

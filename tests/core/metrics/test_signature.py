@@ -50,6 +50,9 @@ from core.store.models import Score
 from tests.fixtures.scoring_session import build_session
 from tests.fixtures.tiny_wordnet import write_tiny_wordnet
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 ITEMS = [
     ScoringItem(
         "Ada Lovelace was a mathematician born in London in 1815.",

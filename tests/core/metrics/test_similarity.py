@@ -8,6 +8,9 @@ from core.errors import UserFacingError
 from core.metrics.base import ScoringItem
 from core.metrics.similarity import GraphTextSimilarity, linearise, swapped
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 TRIPLES = (
     ("Ada Lovelace", "occupation", "mathematician"),
     ("Ada Lovelace", "place of birth", "London"),

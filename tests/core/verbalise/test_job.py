@@ -35,6 +35,9 @@ from core.verbalise.openai import OpenAIVerbaliser
 from core.verbalise.template import TemplateVerbaliser
 from tests.fixtures.verbalise_units import add_units
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 
 def rows(store: SessionStore, run_id: int | None = None) -> list[tuple[int, str, int]]:
     with store.unit_of_work() as db:

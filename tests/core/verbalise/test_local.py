@@ -12,6 +12,9 @@ from core.verbalise import open_verbaliser
 from core.verbalise.base import GenerationParams, VerbaliseRequest
 from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 TRIPLES = (("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo"))
 
 

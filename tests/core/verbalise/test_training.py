@@ -34,7 +34,8 @@ from core.verbalise.training import (
 from tests.fixtures.train_data import build_webnlg_model, build_webnlg_session
 from tests.shared_data import ENRICHED_DEV, needs
 
-pytestmark = needs(*ENRICHED_DEV)
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = [needs(*ENRICHED_DEV), pytest.mark.own_process]
 
 # Few steps, a high learning rate: a 32-wide random T5 learns the data's words at once.
 FAST = TrainingSettings(

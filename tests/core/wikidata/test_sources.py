@@ -124,8 +124,60 @@ def test_demo_data_is_read_within_its_limit(
     monkeypatch.setattr(sources, "DEMO_DATA_LIMIT", 1 << 20)
     with pytest.raises(SourceError, match="more than 1 MB once decompressed"):
         EmbeddedSource.from_file(bomb)
+    # The same into an on-disk store (read line by line, a line without an end bounded too).
+    cache = tmp_path / "cache"
+    with pytest.raises(SourceError, match="more than 1 MB once decompressed"):
+        EmbeddedSource.from_file(bomb, cache=cache)
+    assert list(cache.iterdir()) == []
     damaged = tmp_path / "damaged.nt.gz"
     whole = gzip.compress(fixture_nt.read_bytes())
     damaged.write_bytes(whole[:10] + bytes(b ^ 0x55 for b in whole[10:40]) + whole[40:])
     with pytest.raises(SourceError, match="Cannot load the demo data"):
         EmbeddedSource.from_file(damaged)
+
+
+def test_an_on_disk_store_answers_as_the_memory_one_and_is_built_once(
+    fixture_nt: Path, embedded: EmbeddedSource, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    first = EmbeddedSource.from_file(fixture_nt, cache=cache)
+    assert first.members_page(CITY, 0, 100) == embedded.members_page(CITY, 0, 100)
+    assert first.entity(STAR) == embedded.entity(STAR)
+    (built,) = [p for p in cache.iterdir() if not p.name.startswith(".")]
+    assert not [p for p in cache.iterdir() if p.name.startswith(".building")]
+    stamp = {p.name: p.stat().st_mtime_ns for p in built.iterdir()}
+    again = EmbeddedSource.from_file(fixture_nt, cache=cache)  # opened, not rebuilt
+    assert again.members_page(ACTOR, 0, 100) == embedded.members_page(ACTOR, 0, 100)
+    assert {p.name: p.stat().st_mtime_ns for p in built.iterdir()} == stamp
+    # Another file (an edited snapshot) gets a store of its own.
+    edited = tmp_path / "edited.nt"
+    edited.write_bytes(fixture_nt.read_bytes() + b"\n")
+    EmbeddedSource.from_file(edited, cache=cache)
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2
+
+
+def test_a_stopped_build_is_rebuilt_and_a_cache_that_cannot_hold_one_loads_in_memory(
+    fixture_nt: Path, embedded: EmbeddedSource, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    EmbeddedSource.from_file(fixture_nt, cache=cache)
+    (built,) = list(cache.iterdir())
+    (built / "taillens-store-complete").unlink()  # as if the build had stopped
+    rebuilt = EmbeddedSource.from_file(fixture_nt, cache=cache)
+    assert rebuilt.members_page(CITY, 0, 100) == embedded.members_page(CITY, 0, 100)
+    assert (built / "taillens-store-complete").is_file()
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder", "utf-8")
+    in_memory = EmbeddedSource.from_file(fixture_nt, cache=blocked / "cache")
+    assert in_memory.members_page(CITY, 0, 100) == embedded.members_page(CITY, 0, 100)
+
+
+def test_bad_data_leaves_no_half_built_store(tmp_path: Path) -> None:
+    from core.wikidata.sources import SourceError
+
+    broken = tmp_path / "broken.nt"
+    broken.write_text("<http://a> <http://b> this is not N-Triples .\n", "utf-8")
+    cache = tmp_path / "cache"
+    with pytest.raises(SourceError, match="Cannot load the demo data"):
+        EmbeddedSource.from_file(broken, cache=cache)
+    assert list(cache.iterdir()) == []
