@@ -22,6 +22,7 @@ from core.store.errors import (
     SessionLockedError,
     SessionReadOnlyError,
     SessionStorageError,
+    SessionValueTooLongError,
 )
 
 # Execution option read by the "begin" listener: which BEGIN statement to issue (a
@@ -191,8 +192,15 @@ def make_engine(
             return SessionStorageError(path, problem)
         # A statement a bound stopped: Ctrl+C and a job's cancel end as they do anywhere
         # (stopped raises them), a deadline or an over-long value is one line.
-        why = stopped(context.original_exception, guard_of(_dbapi_connection(context)))
-        return None if why is None else SessionBoundsError(path, why)
+        guard = guard_of(_dbapi_connection(context))
+        why = stopped(context.original_exception, guard)
+        if why is None:
+            return None
+        if guard is not None and isinstance(context.original_exception, sqlite3.DataError):
+            statement = (context.statement or "").lstrip()[:7].upper()
+            if statement.startswith(("INSERT", "UPDATE", "REPLACE")):
+                return SessionValueTooLongError(path, guard.value_bytes)
+        return SessionBoundsError(path, why)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:

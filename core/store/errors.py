@@ -95,6 +95,19 @@ class SessionBoundsError(SessionError):
         self.why = why
 
 
+class SessionValueTooLongError(SessionError):
+    """A write would store a value longer than a session may hold (``core.store.bounds``):
+    the change is rolled back; nothing of it is kept."""
+
+    def __init__(self, path: Path | str, value_bytes: int) -> None:
+        path = Path(path)
+        super().__init__(
+            path,
+            f"{path.name}: a value longer than {value_bytes:,} bytes was not written (a "
+            "session holds none that long); nothing of this change was kept.",
+        )
+
+
 class SessionCorruptError(SessionError):
     """The file is a SQLite database, but truncated or damaged."""
 

@@ -25,6 +25,7 @@ from core.store import (
     SessionStore,
     read_session_info,
 )
+from core.store.errors import SessionValueTooLongError
 from core.store.fileinfo import connect_read_only
 from tests.cli_process import python_script
 from tests.fixtures import report_session as fixture_module
@@ -217,3 +218,15 @@ def test_session_check_lists_what_a_merge_would_refuse(
     assert main(["session", "check", str(path), "--json"]) == 1
     assert '"merge_refuses"' in capsys.readouterr().out
     assert _digest(path) == before
+
+
+def test_a_value_longer_than_a_session_holds_is_not_written(
+    report_session: ReportSession,
+) -> None:
+    # The length limit holds for writes too: the change is refused in words that say so
+    # (not that the file holds such a value), and nothing of it is kept.
+    with SessionStore.open(report_session.path) as store:
+        with pytest.raises(SessionValueTooLongError) as caught:
+            store.set_meta("planted", "x" * 70_000_000)
+        assert "longer than 64,000,000 bytes was not written" in _one_line(caught.value)
+        assert store.get_meta("planted") is None
