@@ -45,28 +45,30 @@ def main() -> int:
         type=int,
         default=3,
         help="print this many slowest cases per reader (seconds from one case's end to the "
-        "next's: the read and the session check after it)",
+        "next's: the read and the session check after it; with the CPU seconds they took)",
     )
     args = parser.parse_args()
     bad = 0
     for name in args.readers:
         started = time.monotonic()
         counts: dict[str, int] = {}
-        # (seconds, case): the first case's time also holds the reader's setup.
-        timed: list[tuple[float, int]] = []
-        clock = [started]
+        # (seconds, case, CPU seconds of this process): the first case's time also holds
+        # the reader's setup. A case slow on the clock but not in CPU waited for the
+        # machine (other processes), not for the reader.
+        timed: list[tuple[float, int, float]] = []
+        clock = [started, time.process_time()]
 
         def progress(
             n: int,
             outcome: str,
             name: str = name,
             counts: dict[str, int] = counts,
-            timed: list[tuple[float, int]] = timed,
+            timed: list[tuple[float, int, float]] = timed,
             clock: list[float] = clock,
         ) -> None:
-            now = time.monotonic()
-            timed.append((now - clock[0], n))
-            clock[0] = now
+            now, cpu = time.monotonic(), time.process_time()
+            timed.append((now - clock[0], n, cpu - clock[1]))
+            clock[0], clock[1] = now, cpu
             counts[outcome] = counts.get(outcome, 0) + 1
             seen = sum(counts.values())
             if seen % args.every == 0:
@@ -85,9 +87,16 @@ def main() -> int:
         took = time.monotonic() - started
         print(f"{tally.line()} (cases {args.first:,}-{last:,}, {took:,.0f} s)", flush=True)
         if timed and args.slowest:
-            times = sorted(t for t, _n in timed)
-            slow = ", ".join(f"case {n} {t:.2f} s" for t, n in sorted(timed)[::-1][: args.slowest])
-            print(f"  median {times[len(times) // 2]:.3f} s a case; slowest: {slow}")
+            times = sorted(t for t, _n, _cpu in timed)
+            slow = ", ".join(
+                f"case {n} {t:.2f} s (CPU {cpu:.2f} s)"
+                for t, n, cpu in sorted(timed)[::-1][: args.slowest]
+            )
+            most = max(cpu for _t, _n, cpu in timed[1:] or timed)
+            print(
+                f"  median {times[len(times) // 2]:.3f} s a case; slowest: {slow}; "
+                f"most CPU in one case after the first: {most:.2f} s"
+            )
         for n, trace in tally.tracebacks[:5]:
             print(f"  case {n}: {trace.strip().splitlines()[-1][:300]}")
         if tally.hangs:
