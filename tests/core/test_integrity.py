@@ -133,3 +133,29 @@ def test_jsonio_writes_standard_json() -> None:
     text = jsonio.dumps({"p": math.nan, "v": [1.5, math.inf, (-math.inf,)], "n": 2})
     assert json.loads(text) == {"p": None, "v": [1.5, None, [None]], "n": 2}
     assert "NaN" not in text and "Infinity" not in text
+
+
+def test_the_surrogate_escape_check_finds_what_a_lowered_search_found(session: Path) -> None:
+    """The JSON columns' lone-surrogate check finds the texts with a ``\\ud…`` escape in
+    either case with GLOB instead of a lowered copy: the same rows as before, NULs
+    included."""
+    conditions = [c for c, _ in column_checks(Score.__table__) if "taillens_json_text" in c]
+    assert len(conditions) == 1
+    lowered = "details IS NOT NULL AND instr(lower(details), '\\ud') > 0"
+    glob = conditions[0].replace('"details"', "details").split(" AND NOT taillens_json_text")[0]
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE scores (id INTEGER PRIMARY KEY, details TEXT)")
+    texts = [
+        '{"a": "\\ud800"}', '{"a": "\\uD800"}', '{"a": "\\Ud800"}', '{"a": "\\UDFFF"}',
+        '{"a": "\\u00e9"}', '{"a": "ud800"}', '{"a": "\\\\ud800"}', "{}", None,
+        '{"a": "x"}\x00\\ud800', '{"a": "\\ud83d\\ude00"}', "\\u", "\\ud",
+    ]  # fmt: skip
+    conn.executemany("INSERT INTO scores (details) VALUES (?)", [(t,) for t in texts])
+    found = [
+        [i for (i,) in conn.execute(f"SELECT id FROM scores WHERE {c} ORDER BY id")]
+        for c in (lowered, glob)
+    ]
+    # A NUL hides what follows it from GLOB; the Python check then finds no JSON there
+    # (text after a NUL is no JSON), so the row was never damaged by this check anyway.
+    assert found[1] == [i for i in found[0] if "\x00" not in (texts[i - 1] or "")]
+    assert (len(found[0]), len(found[1])) == (8, 7)
