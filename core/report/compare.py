@@ -44,7 +44,7 @@ from core.statistics import (
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
     adjust_p_values,
-    bootstrap_medians_ci,
+    bootstrap_medians_cis,
     finite,
     mann_whitney_protocol,
     summarise,
@@ -253,7 +253,8 @@ def compare(
         if group is None:  # e.g. quality of a metric that has none
             continue
         buckets[(o.metric, key)][group].append(o.value)
-    results = []
+    results: list[Comparison] = []
+    bootstrap: list[tuple[np.ndarray, np.ndarray, list[int]]] = []
     for metric, key in sorted(buckets, key=lambda k: (metric_order(k[0]), k[1])):
         groups = buckets[(metric, key)]
         chosen = pairs if pairs else default_pairs(by, list(groups))
@@ -269,13 +270,13 @@ def compare(
                 if g not in arrays:
                     arrays[g] = finite(groups[g])
                     summaries[g] = summarise(arrays[g])
-            ci = None
             if settings.bootstrap_resamples:
-                ci = bootstrap_medians_ci(
-                    arrays[a],
-                    arrays[b],
-                    resamples=settings.bootstrap_resamples,
-                    seed=_bootstrap_seed(settings.seed, by, metric, repr(stratum), a, b),
+                bootstrap.append(
+                    (
+                        arrays[a],
+                        arrays[b],
+                        _bootstrap_seed(settings.seed, by, metric, repr(stratum), a, b),
+                    )
                 )
             results.append(
                 Comparison(
@@ -294,9 +295,11 @@ def compare(
                         seed=settings.seed,
                         alpha=settings.alpha,
                     ),
-                    ci=ci,
                 )
             )
+    if bootstrap:  # every interval in one go: the same numbers as one call per pair
+        intervals = bootstrap_medians_cis(bootstrap, resamples=settings.bootstrap_resamples)
+        results = [replace(c, ci=ci) for c, ci in zip(results, intervals, strict=True)]
     return results
 
 

@@ -148,6 +148,39 @@ def test_bootstrap_intervals_are_the_quantiles_of_the_resampled_medians() -> Non
         assert interval == tuple(float(v) for v in np.quantile(stats, tails))
 
 
+def test_bootstrap_intervals_of_many_pairs_at_once_are_those_of_one_call_each() -> None:
+    """The report computes every pair's intervals in one call: each pair keeps its own
+    seed's draws and gets exactly the numbers of a call of its own (odd, even, one-value
+    and empty groups, with NaN and infinities dropped), whatever else is in the batch."""
+    from core.statistics import bootstrap_medians_cis
+
+    data = np.random.default_rng(5)
+    pairs = []
+    for i in range(60):
+        a = data.gamma(2.0, size=int(data.integers(0, 40)))
+        b = data.normal(size=int(data.integers(1, 41)))
+        if i % 7 == 0:
+            b = np.append(b, [np.nan, np.inf])
+        pairs.append((a, b, [3, i]))
+    batch = bootstrap_medians_cis(pairs, resamples=300)
+    alone = [bootstrap_medians_ci(a, b, resamples=300, seed=seed) for a, b, seed in pairs]
+    assert batch == alone
+    assert batch[::-1] == bootstrap_medians_cis(pairs[::-1], resamples=300)
+    assert sum(ci is None for ci in batch) == sum(a.size == 0 for a, _, _ in pairs) > 0
+    one = bootstrap_medians_cis(pairs[1:2], resamples=300)
+    assert one == batch[1:2]
+    # The reference the batch is held to: a call of its own, draws and quantiles as before.
+    a, b, seed = pairs[1]
+    rng = np.random.default_rng(seed)
+    from core.statistics import _bootstrap_medians
+
+    ma = _bootstrap_medians(np.sort(a), 300, rng)
+    mb = _bootstrap_medians(np.sort(b), 300, rng)
+    tails = [(1 - 0.95) / 2, (1 + 0.95) / 2]
+    assert batch[1] is not None
+    assert batch[1].difference == tuple(float(v) for v in np.quantile(ma - mb, tails))
+
+
 def test_scipy_is_imported_lazily() -> None:
     code = (
         "import sys, core.statistics, core.report, core.annotation; "
