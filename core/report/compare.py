@@ -235,24 +235,29 @@ def compare(
             return []
     # An item's group and stratum are the same for all its values of one quality: made
     # once per item and quality (the frame keeps its items alive, so ids stay unique).
+    # A stratum key is the item's fields of STRATA, the quality in its place, None as "".
+    by_quality = by == "quality"
+    fields = [d for d in strata if d != "quality"]
+    quality_at = strata.index("quality") if "quality" in strata else None
     placed: dict[tuple[int, str | None], tuple[str | None, tuple[str, ...]]] = {}
     for o in frame.observations:
-        if wanted is not None and o.metric not in wanted:
+        metric = o.metric
+        if wanted is not None and metric not in wanted:
             continue
-        where = placed.get((id(o.item), o.quality))
+        item, quality = o.item, o.quality
+        where = placed.get((id(item), quality))
         if where is None:
-            of_item = tuple(None if d == "quality" else getattr(o.item, d) for d in (by, *strata))
-            where = placed[(id(o.item), o.quality)] = (
-                o.quality if by == "quality" else of_item[0],
-                tuple(
-                    (o.quality if d == "quality" else of_item[i]) or ""
-                    for i, d in enumerate(strata, start=1)
-                ),
+            parts = [getattr(item, d) for d in fields]
+            if quality_at is not None:
+                parts.insert(quality_at, quality)
+            where = placed[(id(item), quality)] = (
+                quality if by_quality else getattr(item, by),
+                tuple([part or "" for part in parts]),
             )
         group, key = where
         if group is None:  # e.g. quality of a metric that has none
             continue
-        buckets[(o.metric, key)][group].append(o.value)
+        buckets[(metric, key)][group].append(o.value)
     results: list[Comparison] = []
     bootstrap: list[tuple[np.ndarray, np.ndarray, list[int]]] = []
     for metric, key in sorted(buckets, key=lambda k: (metric_order(k[0]), k[1])):

@@ -134,6 +134,27 @@ def test_mann_whitney_p_is_scipys_to_the_bit() -> None:
     )
 
 
+def test_the_protocol_on_whole_groups_ranks_once_and_says_what_two_calls_say() -> None:
+    """Groups within the sample size are tested whole: the protocol takes the p-value and
+    U from one ranking, and they are exactly mann_whitney_p's and u_statistic's (ties,
+    small untied groups on the exact distribution, one-sided wins, all values equal)."""
+    data = np.random.default_rng(11)
+    cases = [(np.full(4, 2.0), np.full(3, 2.0)), (np.arange(3.0), np.arange(3.0) + 10)]
+    for _ in range(150):
+        n1, n2 = (int(v) for v in data.integers(1, 30, size=2))
+        rounding = int(data.integers(0, 3))  # 0 decimals: many ties; 2: few
+        cases.append(
+            (data.normal(size=n1).round(rounding), data.normal(0.3, size=n2).round(rounding))
+        )
+    for x, y in cases:
+        result = mann_whitney_protocol(x, y, repetitions=3, sample_size=50, seed=1)
+        assert result is not None and not result.sampled
+        p = mann_whitney_p(x, y)
+        assert result.p_values == ((1.0 if np.isnan(p) else p),)
+        assert result.u_statistic == u_statistic(x, y)
+        assert result.effect_size == 2.0 * u_statistic(x, y) / (x.size * y.size) - 1.0
+
+
 def test_bootstrap_intervals_are_the_quantiles_of_the_resampled_medians() -> None:
     from core.statistics import _bootstrap_medians
 
