@@ -4,8 +4,8 @@ line naming the file, never a traceback, a hang or memory without end."""
 from __future__ import annotations
 
 import json
-import random
 import os
+import random
 import struct
 from pathlib import Path
 
