@@ -15,8 +15,8 @@ import html
 from collections.abc import Mapping
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -259,15 +259,19 @@ class BrowserPanel(QWidget):
         cutoffs.addRow("Compare with", self.compare_list)
         cutoffs.addRow(self.compare_note)
 
+        # What the category holds (the way in on an empty session, then the tier summary)
+        # right under Fetch, above the cut-offs and Compare with: below them, both were
+        # under the fold of this column in a 1366 x 768 window, and a first start showed
+        # neither the demo button nor the summary without scrolling.
         controls = QVBoxLayout()
         controls.addLayout(source_row)
         controls.addLayout(badge_row)
         controls.addWidget(self.endpoint_edit)
         controls.addLayout(category_row)
         controls.addLayout(fetch_row)
-        controls.addLayout(cutoffs)
-        controls.addWidget(self.summary_label)
         controls.addWidget(self.demo_button, 0, Qt.AlignmentFlag.AlignLeft)
+        controls.addWidget(self.summary_label)
+        controls.addLayout(cutoffs)
         controls.addStretch(1)
         # Buttons as wide as their words (the style's 80 px minimum made the control
         # column, and so the Browser and the window, wider than a 1024 px screen).
@@ -330,20 +334,32 @@ class BrowserPanel(QWidget):
         outer.addWidget(top)
         outer.addWidget(bottom)
         self._outer, self._controls_box, self._split_done = outer, controls_box, False
+        # A drag of the split is the user's: the panel stops sizing it itself.
+        outer.splitterMoved.connect(lambda _pos, _index: setattr(self, "_split_done", True))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(outer)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        # The first time the panel has a real height: the controls whole (no scrolling
-        # to reach the tier summary) when that leaves the table and inspector 40 %.
+        # At every size until the user drags the split (or a saved one is restored): the
+        # controls whole (no scrolling) when that leaves the table and inspector 40 %.
+        # Done only once, at the panel's first real size, the split was scaled with the
+        # window afterwards: a first start that shrank the window to its screen kept half
+        # of it for the controls, and the tier summary scrolled.
+        self._fit_split()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        # Sizes set while hidden are lost when the splitter is first laid out: once shown.
+        QTimer.singleShot(0, self, self._fit_split)
+
+    def _fit_split(self) -> None:
         height = self._outer.height()
         # widgets.main_window.RESTORED_PROPERTY: the user's sizes, from the last quit.
         if self._outer.property("taillens_restored"):
             self._split_done = True
-        if not self._split_done and height > 300:
-            self._split_done = True
+        if not self._split_done and height > 300 and self.isVisible():
             top = min(self._controls_box.sizeHint().height() + 6, int(height * 0.6))
             self._outer.setSizes([top, height - top])
 
@@ -530,6 +546,7 @@ class BrowserPanel(QWidget):
             )
             self.model.set_tiers(np.full(len(self.model.columns), -1, np.int8))
             self._update_count()
+            self._refit_split()
             return
         lines = self.lines
         self.model.set_tiers(tiers.codes, tiers.sub_tiers)  # the state's, not computed again
@@ -539,6 +556,13 @@ class BrowserPanel(QWidget):
             text += f"<br><b>Incomplete:</b> {html.escape(self.incomplete)}"
         self.summary_label.setText(text)
         self._update_count()
+        self._refit_split()
+
+    def _refit_split(self) -> None:
+        """The summary's lines and the demo button change the controls' height: the
+        split follows (once laid out) until the user has dragged it."""
+        if not self._split_done:
+            QTimer.singleShot(0, self, self._fit_split)
 
     def _render_compared(self) -> None:
         state = self.state
