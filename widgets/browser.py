@@ -159,8 +159,8 @@ class BrowserPanel(QWidget):
         # An empty session shows one way in rather than empty axes.
         self.demo_button = QPushButton("Start with the demo")
         self.demo_button.setToolTip(
-            "Use the demo data (offline) and fetch this category from it, so every panel "
-            "has something to show"
+            "Use the demo data (offline) and fetch this category from it, then its other "
+            "categories, so every panel has something to show"
         )
         self.demo_button.setVisible(False)
         self.demo_button.clicked.connect(self.demo_requested)
