@@ -15,7 +15,7 @@ import html
 from collections.abc import Mapping
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -56,7 +56,7 @@ from core.wikidata.categories import Category
 from core.wikidata.records import CategoryTable, EntityDetails
 from widgets.distribution_plots import DistributionPlots, Series
 from widgets.entity_inspector import EntityInspector
-from widgets.entity_table import SUB_TIER_FILTER, EntityTableModel
+from widgets.entity_table import COL_TIER, SUB_TIER_FILTER, EntityTableModel
 from widgets.plot_export import EXPORT_ERRORS, announce_written, ask_export
 
 SPLIT_BY_PARETO = "pareto"
@@ -197,8 +197,22 @@ class BrowserPanel(QWidget):
             title = str(self.model.headerData(column, Qt.Orientation.Horizontal) or "")
             width = max(cells.horizontalAdvance(sample) + 12, metrics.horizontalAdvance(title) + 28)
             self.table.setColumnWidth(column, width)
-        # Labels whole (up to 240 px; the table scrolls sideways in a narrow dock rather
-        # than cutting them to "Tall…"); the Tier column takes what is left.
+        # Labels whole up to 240 px where the table has the room; where it has not (a
+        # 1366 px window), the Label column gives way so the Tier column, the one this
+        # panel is about, is whole on screen (it showed "Tie" and "hea" at the right
+        # edge), down to 90 px; narrower still, the table scrolls sideways.
+        # The Tier column takes what is left.
+        tier_words = [tier_label(t.value) for t in Tier]
+        tier_words += [tier_label(f"long_tail_{lang}") for lang in LANGUAGES]
+        self._tier_width = max(
+            max(cells.horizontalAdvance(words) for words in tier_words) + 16,
+            metrics.horizontalAdvance(
+                str(self.model.headerData(COL_TIER, Qt.Orientation.Horizontal))
+            )
+            + 28,
+        )
+        self._label_wanted = 90  # the Label column's content width, at most 240 px
+        self.table.viewport().installEventFilter(self)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         header.setResizeContentsPrecision(200)
@@ -505,8 +519,24 @@ class BrowserPanel(QWidget):
         table = state.table if state.table is not None else CategoryTable.empty(name or "")
         self.model.set_entities(table)
         self.table.resizeColumnToContents(0)
-        self.table.setColumnWidth(0, min(max(self.table.columnWidth(0), 90), 240))
+        self._label_wanted = min(max(self.table.columnWidth(0), 90), 240)
+        self._fit_label_column()
         self._render_selection()
+
+    def _fit_label_column(self) -> None:
+        """The Label column as wide as its labels (up to 240 px) where that leaves the
+        other columns and the Tier column's words on screen, else narrower (not under
+        90 px)."""
+        others = sum(self.table.columnWidth(c) for c in range(1, COL_TIER))
+        room = self.table.viewport().width() - others - self._tier_width
+        width = max(90, min(self._label_wanted, room))
+        if self.table.columnWidth(0) != width:
+            self.table.setColumnWidth(0, width)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self, self._fit_label_column)
+        return super().eventFilter(watched, event)
 
     def _render_settings(self) -> None:
         settings = self.state.settings

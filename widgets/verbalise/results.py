@@ -40,6 +40,9 @@ class ResultsView(QWidget):
         self.runs_model = QStandardItemModel(0, len(RUN_COLUMNS))
         self.runs_model.setHorizontalHeaderLabels(list(RUN_COLUMNS))
         self.runs_view = table(self.runs_model)
+        # Each column as wide as its words, none stretched: a "texts" column across the
+        # whole table read as the one that mattered, beside squeezed model and status.
+        self.runs_view.horizontalHeader().setStretchLastSection(False)
         self.runs_view.selectionModel().currentRowChanged.connect(self._on_run_row)
         self.outputs_label = wrapping()
         self.scope_combo = QComboBox()

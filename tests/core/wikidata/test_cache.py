@@ -146,7 +146,10 @@ def test_one_job_fetches_several_categories_and_a_cancel_keeps_them(
     with pytest.raises(JobCancelled):
         job.run(JobContext(token, on_progress, min_interval_s=0))
     # Counted by category (the status bar's time left), the first one whole and kept.
-    assert [(p.done, p.total, p.message) for p in reports] == [(0, 2, CITY.name), (1, 2, ACTOR.name)]
+    assert [(p.done, p.total, p.message) for p in reports] == [
+        (0, 2, CITY.name),
+        (1, 2, ACTOR.name),
+    ]
     assert [s.category for s in job.partial] == [CITY.name]
     assert fetched_count(session, CITY.name) == 15 and fetched_count(session, ACTOR.name) == 0
 
