@@ -139,3 +139,16 @@ def test_the_runs_table_is_whole_at_1366(qtbot, window_1366, workspace: str) -> 
             assert view.fontMetrics().horizontalAdvance(text) + 6 <= view.columnWidth(column), text
     # No column stretched across the table: each is as wide as its words need.
     assert view.columnWidth(model.columnCount() - 1) < view.viewport().width() // 2
+
+
+def test_a_narrowed_label_is_whole_in_its_tooltip(qtbot, window_1366) -> None:
+    window, _controller = window_1366
+    panel = window.panels["browser"]
+    panel.show_category("City", _cities())
+    _settle(qtbot)
+    model = panel.model
+    index = model.index(0, 0)
+    label = model.data(index)
+    assert label.startswith("Fenareto International Airport")
+    assert panel.table.fontMetrics().horizontalAdvance(label) > panel.table.columnWidth(0)
+    assert model.data(index, Qt.ItemDataRole.ToolTipRole) == label
