@@ -348,6 +348,9 @@ class BrowserPanel(QWidget):
         outer.addWidget(top)
         outer.addWidget(bottom)
         self._outer, self._controls_box, self._split_done = outer, controls_box, False
+        self._controls_scroll = controls_scroll
+        # A narrower column wraps the summary onto more lines: the split follows.
+        controls_scroll.viewport().installEventFilter(self)
         # A drag of the split is the user's: the panel stops sizing it itself.
         outer.splitterMoved.connect(lambda _pos, _index: setattr(self, "_split_done", True))
         layout = QVBoxLayout(self)
@@ -374,7 +377,7 @@ class BrowserPanel(QWidget):
         if self._outer.property("taillens_restored"):
             self._split_done = True
         if not self._split_done and height > 300 and self.isVisible():
-            top = min(self._controls_box.sizeHint().height() + 6, int(height * 0.6))
+            top = min(self._controls_height() + 6, int(height * 0.6))
             self._outer.setSizes([top, height - top])
 
     # -- what app tells the panel ---------------------------------------------------------
@@ -534,8 +537,11 @@ class BrowserPanel(QWidget):
             self.table.setColumnWidth(0, width)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
-            QTimer.singleShot(0, self, self._fit_label_column)
+        if event.type() == QEvent.Type.Resize:
+            if watched is self.table.viewport():
+                QTimer.singleShot(0, self, self._fit_label_column)
+            elif watched is self._controls_scroll.viewport():
+                self._refit_split()
         return super().eventFilter(watched, event)
 
     def _render_settings(self) -> None:
@@ -587,6 +593,17 @@ class BrowserPanel(QWidget):
         self.summary_label.setText(text)
         self._update_count()
         self._refit_split()
+
+    def _controls_height(self) -> int:
+        """The height the controls need at the width they have: their wrapped summary
+        takes more lines in a narrow column than their size hint allows for."""
+        box = self._controls_box
+        box.layout().activate()
+        needed = box.sizeHint().height()
+        width = self._controls_scroll.viewport().width()
+        if box.hasHeightForWidth() and width > 0:
+            needed = max(needed, box.heightForWidth(width))
+        return needed
 
     def _refit_split(self) -> None:
         """The summary's lines and the demo button change the controls' height: the
