@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
@@ -59,6 +59,16 @@ class ResultsView(QWidget):
         # The unit first on screen (the model keeps lang, #, text, unit).
         self.outputs_view.horizontalHeader().moveSection(len(OUTPUT_COLUMNS) - 1, 0)
         self.outputs_view.selectionModel().currentRowChanged.connect(self._on_output_row)
+        # Rows as tall as their wrapped text at the column's width now: sized while the
+        # tab was hidden (its columns a few pixels wide), a row stayed hundreds of pixels
+        # tall and showed as a blank band with its text far below.
+        self._rows_timer = QTimer(self)
+        self._rows_timer.setSingleShot(True)
+        self._rows_timer.setInterval(0)
+        self._rows_timer.timeout.connect(self.outputs_view.resizeRowsToContents)
+        self.outputs_view.horizontalHeader().sectionResized.connect(
+            lambda *_: self._rows_timer.start()
+        )
         self.raw_view = QPlainTextEdit()
         self.raw_view.setReadOnly(True)
         self.raw_view.setPlaceholderText("Select an output to see the model's raw reply")
