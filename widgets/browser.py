@@ -188,6 +188,9 @@ class BrowserPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
+        # One line a row: a label too long for its column is cut at its end ("Fenareto
+        # Internati…"), not wrapped to a first word and an ellipsis ("Fenareto …").
+        self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         metrics = header.fontMetrics()
         cells = self.table.fontMetrics()
