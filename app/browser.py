@@ -195,13 +195,19 @@ class BrowserController(QObject):
             store, source, categories, limit=limit, title="Fetch the demo's other categories"
         )
         handle = self.ctx.run_job(job)
-        handle.succeeded.connect(
-            lambda _outcome: self.ctx.notify.show_status(
-                f"The demo data's {len(names) + 1} categories are in the session: pick one "
-                "under Category, or tick them in Compare with",
+        # On finished, not succeeded: the runner's "done in x s" line comes between the
+        # two and replaced this one at once.
+        handle.finished.connect(lambda outcome: self._demo_categories_done(len(names) + 1, outcome))
+
+    def _demo_categories_done(self, count: int, outcome: Any) -> None:
+        from core.jobs import JobSucceeded
+
+        if isinstance(outcome, JobSucceeded):
+            self.ctx.notify.show_status(
+                f"The demo data's {count} categories are in the session: pick one under "
+                "Category, or tick them in Compare with",
                 10_000,
             )
-        )
 
     def _set_source(self, kind: str) -> None:
         self.source_kind = kind

@@ -67,6 +67,8 @@ def test_after_the_demo_every_category_shows_its_members(qtbot, tmp_path: Path) 
             check_params_cb=lambda handle: handle.job.kind == "wikidata.fetch_many",
         ):
             window.command_actions["browser:Start with the demo"].trigger()
+        # Said once it is done, where to find them (not hidden by the "done in" line).
+        assert "categories are in the session" in window.statusBar().currentMessage()
         store = controller.store
         held = {c.name: fetched_count(store, c.name) for c in default_categories()}
         assert all(0 < count <= 300 for count in held.values()), held
