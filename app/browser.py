@@ -30,6 +30,7 @@ from core.wikidata.records import CategoryTable
 
 if TYPE_CHECKING:
     from app.context import PanelContext
+    from app.jobrunner import JobHandle
     from core.browser_state import CategoryTiers
     from core.store import SessionStore
     from core.tiers import TierSettings
@@ -165,7 +166,9 @@ class BrowserController(QObject):
 
     def start_demo(self) -> None:
         """ "Start with the demo": the demo data as the source (loaded by the fetch),
-        then the shown category fetched from it."""
+        the shown category fetched from it, then every other category the demo holds
+        (one job, under a second each once the snapshot is loaded): after the demo,
+        each category shows its distribution, not "No entities… press Fetch"."""
         panel = self.panel
         index = panel.source_combo.findData("embedded")
         if panel.source_combo.currentIndex() != index:
@@ -173,8 +176,38 @@ class BrowserController(QObject):
         if self.source_kind != "embedded":
             self._use_embedded()
         name = panel.category_combo.currentText()
-        if name:
-            self.fetch(name, panel.limit_spin.value())
+        limit = panel.limit_spin.value()
+        handle = self.fetch(name, limit) if name else None
+        if handle is not None:
+            handle.succeeded.connect(lambda _outcome: self._fetch_demo_categories(name, limit))
+
+    def _fetch_demo_categories(self, shown: str, limit: int) -> None:
+        """The demo's categories (the default ones, as this session defines them) other
+        than ``shown``, fetched from the demo data in one job."""
+        from core.wikidata.fetch import fetch_categories_job
+
+        store, source = self.store, self.source
+        if store is None or source is None or self.source_kind != "embedded":
+            return  # the user moved on (another session or source) meanwhile
+        names = [c.name for c in default_categories() if c.name != shown]
+        categories = [self._category(name) for name in names]
+        job = fetch_categories_job(
+            store, source, categories, limit=limit, title="Fetch the demo's other categories"
+        )
+        handle = self.ctx.run_job(job)
+        # On finished, not succeeded: the runner's "done in x s" line comes between the
+        # two and replaced this one at once.
+        handle.finished.connect(lambda outcome: self._demo_categories_done(len(names) + 1, outcome))
+
+    def _demo_categories_done(self, count: int, outcome: Any) -> None:
+        from core.jobs import JobSucceeded
+
+        if isinstance(outcome, JobSucceeded):
+            self.ctx.notify.show_status(
+                f"The demo data's {count} categories are in the session: pick one under "
+                "Category, or tick them in Compare with",
+                10_000,
+            )
 
     def _set_source(self, kind: str) -> None:
         self.source_kind = kind
@@ -368,19 +401,21 @@ class BrowserController(QObject):
         for name in self.state.compared:
             self.show_overlay(name)
 
-    def fetch(self, name: str, limit: int) -> None:
+    def fetch(self, name: str, limit: int) -> JobHandle | None:
+        """Fetch ``name`` into the session (a job; its handle, or None when there is no
+        session or source, which the user is told)."""
         from core.wikidata.fetch import fetch_category_job
 
         if self.store is None:
             self.ctx.notify.show_error("No session", "Open or create a session first.")
-            return
+            return None
         if self.source is None:
             self.ctx.notify.show_error(
                 "No source",
                 "Choose where to fetch from: demo data, the live service or an "
                 "endpoint (the demo data may still be loading).",
             )
-            return
+            return None
         category = self._category(name)
         job = fetch_category_job(self.store, self.source, category, limit=limit)
         handle = self.ctx.run_job(job)
@@ -391,6 +426,7 @@ class BrowserController(QObject):
             self.ctx.notify.show_status(
                 f"Fetching {name}: its curve is drawn as members arrive", 10_000
             )
+        return handle
 
     def _fetch_finished(self, name: str) -> None:
         """New members get their tiers in the session too: the shown category's as the

@@ -408,7 +408,7 @@ def launch(
         QTimer.singleShot(0, wire)  # after this paint has reached the screen
 
     if screenshot is None and not report_first_paint:
-        window.fit_to_screen()  # a real screen: never larger than it
+        window.place_on_screen()  # a real screen: filled on a first start, never overflowed
     watcher = _FirstPaintWatcher(window, on_first_paint)
     QTimer.singleShot(3000, wire)
     window.show()

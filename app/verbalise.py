@@ -129,7 +129,6 @@ class VerbaliseController(QObject):
         units = self.refresh_units()
         saved = _load_settings(store)
         self.panel.apply_settings(saved)
-        self.panel.summary_label.setText("No run yet in this session.")
         self.select_unit(units[0].id if units else None)
         self.refresh_runs()
         self.model_changed()
@@ -611,6 +610,8 @@ class VerbaliseController(QObject):
             select = self.shown_run if self.shown_run in ids else (ids[0] if ids else None)
         self.shown_run = select
         self.panel.show_runs(runs, select)
+        if self.summary is None:  # no run finished in this window since the session opened
+            self.panel.show_runs_note(len(runs))
         self.show_outputs()
 
     def show_run(self, run_id: int) -> None:

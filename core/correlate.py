@@ -458,7 +458,8 @@ class Reads:
     """What the agreement table and the ESA matrix read from one state of a session,
     kept so that the next of them (another subset, the other table) reads it no more:
     the human values, the score columns, the judged texts' scores, their details (for
-    ``--where`` conditions) and sentence statistics (for corpus scores). What is kept is
+    ``--where`` conditions), sentence statistics (for corpus scores) and the systems rated
+    in z-scores only. What is kept is
     never changed by its readers. The holder drops it when the session is written (the
     report keeps one in its ``ReportCache``); one without is read afresh each time."""
 
@@ -754,7 +755,7 @@ def correlate(
     if request.zscore:
         result.notes.append("WebNLG ratings z-scored per rater and criterion before averaging")
     else:
-        z_only = zscore_only_systems(store)
+        z_only = _read(reads, ("z-scores only",), lambda: zscore_only_systems(store))
         if z_only:
             result.notes.append(
                 f"{plural(len(z_only), 'system')} rated only in the all-teams file (z-scores: "

@@ -52,6 +52,12 @@ def pearson(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
     """1-based ranks, ties given the mean of the ranks they span (scipy's ``rankdata``)."""
+    return ranks_and_ties(values)[0]
+
+
+def ranks_and_ties(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`average_ranks`, and how many values each distinct value has (ascending), from
+    the one sort both need."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
     starts = np.concatenate(([True], ordered[:-1] != ordered[1:]))
@@ -59,7 +65,7 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
     counts = np.diff(first, append=values.size)
     ranks = np.empty(values.size, dtype=np.float64)
     ranks[order] = np.repeat(first + (counts + 1) / 2, counts)
-    return ranks
+    return ranks, counts
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:

@@ -126,16 +126,20 @@ def mann_whitney_p(x: np.ndarray, y: np.ndarray) -> float:
     scipy.stats: the exact distribution of U when a sample has at most 8 values and
     there are no ties, else the normal approximation with the tie correction.
     ``tests/core/test_statistics.py`` holds it equal to scipy's."""
-    from core.correlation_tests import average_ranks
+    return _mann_whitney(x, y)[0]
+
+
+def _mann_whitney(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """:func:`mann_whitney_p` and :func:`u_statistic` of ``x`` against ``y``, from one
+    ranking (the protocol needs both of the same groups when it does not sample)."""
+    from core.correlation_tests import ranks_and_ties
 
     n1, n2 = x.size, y.size
     xy = np.concatenate([x, y])
-    ranks = average_ranks(xy)
+    ranks, counts = ranks_and_ties(xy)
     u1 = ranks[:n1].sum() - n1 * (n1 + 1) / 2
     u = max(u1, n1 * n2 - u1)
-    ordered = np.sort(xy)
-    starts = np.flatnonzero(np.concatenate(([True], ordered[:-1] != ordered[1:])))
-    ties = np.diff(starts, append=xy.size).astype(np.float64)
+    ties = counts.astype(np.float64)  # the sizes of the runs of equal values
     if (n1 > _EXACT_UP_TO and n2 > _EXACT_UP_TO) or ties.max() > 1:
         n = n1 + n2
         tie_term = np.sum(ties**3 - ties)
@@ -151,7 +155,7 @@ def mann_whitney_p(x: np.ndarray, y: np.ndarray) -> float:
             p = special.ndtr(-z) * 2
     else:
         p = _MannWhitneyExact.sf(n1, n2, int(u)) * 2
-    return float(np.clip(p, 0.0, 1.0))
+    return float(np.clip(p, 0.0, 1.0)), float(u1)
 
 
 class _MannWhitneyExact:
@@ -233,11 +237,15 @@ def mann_whitney_protocol(
     for _ in range(repetitions if sampled else 1):
         xs_all.append(rng.choice(x, sample_size, replace=False) if x.size > sample_size else x)
         ys_all.append(rng.choice(y, sample_size, replace=False) if y.size > sample_size else y)
-    raw = [mann_whitney_p(xs, ys) for xs, ys in zip(xs_all, ys_all, strict=True)]
+    if sampled:
+        raw = [mann_whitney_p(xs, ys) for xs, ys in zip(xs_all, ys_all, strict=True)]
+        u = u_statistic(x, y)
+    else:  # the one test is of the whole groups: its ranking gives U too
+        p, u = _mann_whitney(x, y)
+        raw = [p]
     # NaN when every value of both samples is the same (as scipy's): no evidence at all.
     p_values = [1.0 if np.isnan(p) else float(p) for p in raw]
     p_value = float(np.mean(p_values))
-    u = u_statistic(x, y)
     return MannWhitneyResult(
         p_value=p_value,
         p_values=tuple(p_values),
@@ -377,28 +385,52 @@ def bootstrap_medians_ci(
     ``(1 − confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled
     statistics (numpy's linear quantiles). None when a group has no finite value.
     """
+    return bootstrap_medians_cis([(a, b, seed)], resamples=resamples, confidence=confidence)[0]
+
+
+def bootstrap_medians_cis(
+    pairs: Sequence[
+        tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray, int | Sequence[int]]
+    ],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> list[BootstrapCI | None]:
+    """:func:`bootstrap_medians_ci` of each ``(a, b, seed)``, the same numbers, with one
+    quantile call for all of them (a report compares hundreds of pairs: a call each took
+    as long as the draws). Each pair keeps its own generator, so its draws and intervals
+    do not depend on the other pairs."""
     if resamples < 1:
         raise ValueError("resamples must be at least 1")
     if not 0 < confidence < 1:
         raise ValueError("confidence must lie between 0 and 1")
-    x, y = finite(a), finite(b)
-    if x.size == 0 or y.size == 0:
-        return None
-    rng = np.random.default_rng(seed)
-    ma = _bootstrap_medians(np.sort(x), resamples, rng)
-    mb = _bootstrap_medians(np.sort(y), resamples, rng)
+    drawn: list[tuple[int, np.ndarray, np.ndarray, float, int | Sequence[int]]] = []
+    for i, (a, b, seed) in enumerate(pairs):
+        x, y = finite(a), finite(b)
+        if x.size == 0 or y.size == 0:
+            continue
+        rng = np.random.default_rng(seed)
+        ma = _bootstrap_medians(np.sort(x), resamples, rng)
+        mb = _bootstrap_medians(np.sort(y), resamples, rng)
+        drawn.append((i, ma, mb, float(np.median(x) - np.median(y)), seed))
+    out: list[BootstrapCI | None] = [None] * len(pairs)
+    if not drawn:
+        return out
     tails = [(1 - confidence) / 2, (1 + confidence) / 2]
-    # One call for the three rows: the same quantiles as three calls, in half the time.
-    (a_low, b_low, d_low), (a_high, b_high, d_high) = np.quantile(
-        np.stack([ma, mb, ma - mb]), tails, axis=1
-    ).tolist()
-
-    return BootstrapCI(
-        (a_low, a_high),
-        (b_low, b_high),
-        (d_low, d_high),
-        float(np.median(x) - np.median(y)),
-        int(resamples),
-        float(confidence),
-        int(seed) if isinstance(seed, int | np.integer) else tuple(int(v) for v in seed),
-    )
+    # Rows a, b and a − b of every pair, one call: numpy takes each row's quantiles on
+    # its own, so they are those of a call per pair.
+    rows = np.stack([row for _, ma, mb, _, _ in drawn for row in (ma, mb, ma - mb)])
+    low, high = np.quantile(rows, tails, axis=1).tolist()
+    for j, (i, _, _, median_difference, seed) in enumerate(drawn):
+        a_low, b_low, d_low = low[3 * j : 3 * j + 3]
+        a_high, b_high, d_high = high[3 * j : 3 * j + 3]
+        out[i] = BootstrapCI(
+            (a_low, a_high),
+            (b_low, b_high),
+            (d_low, d_high),
+            median_difference,
+            int(resamples),
+            float(confidence),
+            int(seed) if isinstance(seed, int | np.integer) else tuple(int(v) for v in seed),
+        )
+    return out

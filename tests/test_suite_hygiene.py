@@ -135,6 +135,23 @@ def test_a_heavy_library_imported_at_collection_fails_the_run(tmp_path: Path, op
     assert _run_suite(tmp_path, lazy, *options).returncode == 0
 
 
+def test_a_test_that_loads_torch_outside_its_own_process_fails_the_run(tmp_path: Path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:  # looked up, not imported: this process
+        pytest.skip("torch is in the models extra")  # runs other tests
+    body = "def test_loads_a_model():\n    import torch\n\n    assert torch.zeros(1).sum() == 0\n"
+    done = _run_suite(tmp_path, body)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "FAILED: a test loaded torch in a pytest process shared with other tests:" in (
+        done.stdout
+    )
+    assert "test_loads_a_model loaded torch" in done.stdout
+    marked = "import pytest\n\npytestmark = pytest.mark.own_process\n\n\n" + body
+    assert _run_suite(tmp_path, marked).returncode == 0
+
+
 # With xdist the file's tests stay on one worker (its group), which starts their process.
 @pytest.mark.parametrize("options", [(), ("-n", "2")], ids=["one process", "xdist"])
 def test_an_own_process_file_reports_its_outcomes_leaks_and_memory(tmp_path: Path, options) -> None:

@@ -15,8 +15,8 @@ import html
 from collections.abc import Mapping
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -56,7 +56,7 @@ from core.wikidata.categories import Category
 from core.wikidata.records import CategoryTable, EntityDetails
 from widgets.distribution_plots import DistributionPlots, Series
 from widgets.entity_inspector import EntityInspector
-from widgets.entity_table import SUB_TIER_FILTER, EntityTableModel
+from widgets.entity_table import COL_TIER, SUB_TIER_FILTER, EntityTableModel
 from widgets.plot_export import EXPORT_ERRORS, announce_written, ask_export
 
 SPLIT_BY_PARETO = "pareto"
@@ -159,8 +159,8 @@ class BrowserPanel(QWidget):
         # An empty session shows one way in rather than empty axes.
         self.demo_button = QPushButton("Start with the demo")
         self.demo_button.setToolTip(
-            "Use the demo data (offline) and fetch this category from it, so every panel "
-            "has something to show"
+            "Use the demo data (offline) and fetch this category from it, then its other "
+            "categories, so every panel has something to show"
         )
         self.demo_button.setVisible(False)
         self.demo_button.clicked.connect(self.demo_requested)
@@ -188,6 +188,9 @@ class BrowserPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
+        # One line a row: a label too long for its column is cut at its end ("Fenareto
+        # Internati…"), not wrapped to a first word and an ellipsis ("Fenareto …").
+        self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         metrics = header.fontMetrics()
         cells = self.table.fontMetrics()
@@ -197,8 +200,22 @@ class BrowserPanel(QWidget):
             title = str(self.model.headerData(column, Qt.Orientation.Horizontal) or "")
             width = max(cells.horizontalAdvance(sample) + 12, metrics.horizontalAdvance(title) + 28)
             self.table.setColumnWidth(column, width)
-        # Labels whole (up to 240 px; the table scrolls sideways in a narrow dock rather
-        # than cutting them to "Tall…"); the Tier column takes what is left.
+        # Labels whole up to 240 px where the table has the room; where it has not (a
+        # 1366 px window), the Label column gives way so the Tier column, the one this
+        # panel is about, is whole on screen (it showed "Tie" and "hea" at the right
+        # edge), down to 90 px; narrower still, the table scrolls sideways.
+        # The Tier column takes what is left.
+        tier_words = [tier_label(t.value) for t in Tier]
+        tier_words += [tier_label(f"long_tail_{lang}") for lang in LANGUAGES]
+        self._tier_width = max(
+            max(cells.horizontalAdvance(words) for words in tier_words) + 16,
+            metrics.horizontalAdvance(
+                str(self.model.headerData(COL_TIER, Qt.Orientation.Horizontal))
+            )
+            + 28,
+        )
+        self._label_wanted = 90  # the Label column's content width, at most 240 px
+        self.table.viewport().installEventFilter(self)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         header.setResizeContentsPrecision(200)
@@ -259,15 +276,19 @@ class BrowserPanel(QWidget):
         cutoffs.addRow("Compare with", self.compare_list)
         cutoffs.addRow(self.compare_note)
 
+        # What the category holds (the way in on an empty session, then the tier summary)
+        # right under Fetch, above the cut-offs and Compare with: below them, both were
+        # under the fold of this column in a 1366 x 768 window, and a first start showed
+        # neither the demo button nor the summary without scrolling.
         controls = QVBoxLayout()
         controls.addLayout(source_row)
         controls.addLayout(badge_row)
         controls.addWidget(self.endpoint_edit)
         controls.addLayout(category_row)
         controls.addLayout(fetch_row)
-        controls.addLayout(cutoffs)
-        controls.addWidget(self.summary_label)
         controls.addWidget(self.demo_button, 0, Qt.AlignmentFlag.AlignLeft)
+        controls.addWidget(self.summary_label)
+        controls.addLayout(cutoffs)
         controls.addStretch(1)
         # Buttons as wide as their words (the style's 80 px minimum made the control
         # column, and so the Browser and the window, wider than a 1024 px screen).
@@ -330,21 +351,36 @@ class BrowserPanel(QWidget):
         outer.addWidget(top)
         outer.addWidget(bottom)
         self._outer, self._controls_box, self._split_done = outer, controls_box, False
+        self._controls_scroll = controls_scroll
+        # A narrower column wraps the summary onto more lines: the split follows.
+        controls_scroll.viewport().installEventFilter(self)
+        # A drag of the split is the user's: the panel stops sizing it itself.
+        outer.splitterMoved.connect(lambda _pos, _index: setattr(self, "_split_done", True))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(outer)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        # The first time the panel has a real height: the controls whole (no scrolling
-        # to reach the tier summary) when that leaves the table and inspector 40 %.
+        # At every size until the user drags the split (or a saved one is restored): the
+        # controls whole (no scrolling) when that leaves the table and inspector 40 %.
+        # Done only once, at the panel's first real size, the split was scaled with the
+        # window afterwards: a first start that shrank the window to its screen kept half
+        # of it for the controls, and the tier summary scrolled.
+        self._fit_split()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        # Sizes set while hidden are lost when the splitter is first laid out: once shown.
+        QTimer.singleShot(0, self, self._fit_split)
+
+    def _fit_split(self) -> None:
         height = self._outer.height()
         # widgets.main_window.RESTORED_PROPERTY: the user's sizes, from the last quit.
         if self._outer.property("taillens_restored"):
             self._split_done = True
-        if not self._split_done and height > 300:
-            self._split_done = True
-            top = min(self._controls_box.sizeHint().height() + 6, int(height * 0.6))
+        if not self._split_done and height > 300 and self.isVisible():
+            top = min(self._controls_height() + 6, int(height * 0.6))
             self._outer.setSizes([top, height - top])
 
     # -- what app tells the panel ---------------------------------------------------------
@@ -489,8 +525,27 @@ class BrowserPanel(QWidget):
         table = state.table if state.table is not None else CategoryTable.empty(name or "")
         self.model.set_entities(table)
         self.table.resizeColumnToContents(0)
-        self.table.setColumnWidth(0, min(max(self.table.columnWidth(0), 90), 240))
+        self._label_wanted = min(max(self.table.columnWidth(0), 90), 240)
+        self._fit_label_column()
         self._render_selection()
+
+    def _fit_label_column(self) -> None:
+        """The Label column as wide as its labels (up to 240 px) where that leaves the
+        other columns and the Tier column's words on screen, else narrower (not under
+        90 px)."""
+        others = sum(self.table.columnWidth(c) for c in range(1, COL_TIER))
+        room = self.table.viewport().width() - others - self._tier_width
+        width = max(90, min(self._label_wanted, room))
+        if self.table.columnWidth(0) != width:
+            self.table.setColumnWidth(0, width)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            if watched is self.table.viewport():
+                QTimer.singleShot(0, self, self._fit_label_column)
+            elif watched is self._controls_scroll.viewport():
+                self._refit_split()
+        return super().eventFilter(watched, event)
 
     def _render_settings(self) -> None:
         settings = self.state.settings
@@ -530,6 +585,7 @@ class BrowserPanel(QWidget):
             )
             self.model.set_tiers(np.full(len(self.model.columns), -1, np.int8))
             self._update_count()
+            self._refit_split()
             return
         lines = self.lines
         self.model.set_tiers(tiers.codes, tiers.sub_tiers)  # the state's, not computed again
@@ -539,6 +595,24 @@ class BrowserPanel(QWidget):
             text += f"<br><b>Incomplete:</b> {html.escape(self.incomplete)}"
         self.summary_label.setText(text)
         self._update_count()
+        self._refit_split()
+
+    def _controls_height(self) -> int:
+        """The height the controls need at the width they have: their wrapped summary
+        takes more lines in a narrow column than their size hint allows for."""
+        box = self._controls_box
+        box.layout().activate()
+        needed = box.sizeHint().height()
+        width = self._controls_scroll.viewport().width()
+        if box.hasHeightForWidth() and width > 0:
+            needed = max(needed, box.heightForWidth(width))
+        return needed
+
+    def _refit_split(self) -> None:
+        """The summary's lines and the demo button change the controls' height: the
+        split follows (once laid out) until the user has dragged it."""
+        if not self._split_done:
+            QTimer.singleShot(0, self, self._fit_split)
 
     def _render_compared(self) -> None:
         state = self.state

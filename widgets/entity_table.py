@@ -126,6 +126,10 @@ class EntityTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and column == COL_TIER:
             colour = TIER_COLOURS.get(int(self.tiers[entity]))
             return QBrush(QColor(colour)) if colour else None
+        if role == Qt.ItemDataRole.ToolTipRole and column == COL_LABEL:
+            # Whole, for a label the column's width elides (the Browser narrows it so
+            # the Tier column stays on screen).
+            return self._display(entity, column)
         if role == Qt.ItemDataRole.UserRole:
             return self.columns.qids[entity]
         return None

@@ -109,6 +109,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self._saved_splitters: dict[str, QByteArray] = {}  # restored once shown
         self._layout_restored = False  # a saved layout was applied (restore_layout)
+        self.first_start = True  # no saved geometry (restore_layout): placed by place_on_screen
         self.interactive = True  # False: rendered for a screenshot or a timing, no one asks
         self.setWindowTitle(APP_NAME)
         self.setObjectName("TailLensMainWindow")
@@ -766,7 +767,7 @@ class MainWindow(QMainWindow):
         geometry = self.settings.value(_KEY_GEOMETRY)
         state = self.settings.value(_KEY_STATE)
         if isinstance(geometry, QByteArray | bytes):
-            self.restoreGeometry(QByteArray(geometry))
+            self.first_start = not self.restoreGeometry(QByteArray(geometry))
         if isinstance(state, QByteArray | bytes):
             self._layout_restored = self.restoreState(QByteArray(state), _STATE_VERSION)
             if self._layout_restored:  # the docks as that workspace left them
@@ -788,6 +789,17 @@ class MainWindow(QMainWindow):
                 self._restore_splitters()
         self.hide_message()  # a message belongs to the run that showed it
         QTimer.singleShot(0, self.hide_stray_tab_bars)
+
+    def place_on_screen(self) -> None:
+        """Before the window is first shown: on a first start (no saved geometry) it takes
+        its screen's available area, maximised, so the window manager fits it under its
+        own title bar and panels; otherwise the saved geometry, fitted to the screen
+        (:meth:`fit_to_screen`). A fixed first size shrunk to a 1366 × 768 screen opened
+        at 1280 × 728, with the Browser's tier summary and demo button under the fold."""
+        if self.first_start:
+            self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
+        else:
+            self.fit_to_screen()
 
     def fit_to_screen(self, title_bar: int = 40) -> None:
         """Shrink the window (and move it) to lie within its screen's available area,

@@ -44,7 +44,7 @@ from core.statistics import (
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
     adjust_p_values,
-    bootstrap_medians_ci,
+    bootstrap_medians_cis,
     finite,
     mann_whitney_protocol,
     summarise,
@@ -235,25 +235,31 @@ def compare(
             return []
     # An item's group and stratum are the same for all its values of one quality: made
     # once per item and quality (the frame keeps its items alive, so ids stay unique).
+    # A stratum key is the item's fields of STRATA, the quality in its place, None as "".
+    by_quality = by == "quality"
+    fields = [d for d in strata if d != "quality"]
+    quality_at = strata.index("quality") if "quality" in strata else None
     placed: dict[tuple[int, str | None], tuple[str | None, tuple[str, ...]]] = {}
     for o in frame.observations:
-        if wanted is not None and o.metric not in wanted:
+        metric = o.metric
+        if wanted is not None and metric not in wanted:
             continue
-        where = placed.get((id(o.item), o.quality))
+        item, quality = o.item, o.quality
+        where = placed.get((id(item), quality))
         if where is None:
-            of_item = tuple(None if d == "quality" else getattr(o.item, d) for d in (by, *strata))
-            where = placed[(id(o.item), o.quality)] = (
-                o.quality if by == "quality" else of_item[0],
-                tuple(
-                    (o.quality if d == "quality" else of_item[i]) or ""
-                    for i, d in enumerate(strata, start=1)
-                ),
+            parts = [getattr(item, d) for d in fields]
+            if quality_at is not None:
+                parts.insert(quality_at, quality)
+            where = placed[(id(item), quality)] = (
+                quality if by_quality else getattr(item, by),
+                tuple([part or "" for part in parts]),
             )
         group, key = where
         if group is None:  # e.g. quality of a metric that has none
             continue
-        buckets[(o.metric, key)][group].append(o.value)
-    results = []
+        buckets[(metric, key)][group].append(o.value)
+    results: list[Comparison] = []
+    bootstrap: list[tuple[np.ndarray, np.ndarray, list[int]]] = []
     for metric, key in sorted(buckets, key=lambda k: (metric_order(k[0]), k[1])):
         groups = buckets[(metric, key)]
         chosen = pairs if pairs else default_pairs(by, list(groups))
@@ -269,13 +275,13 @@ def compare(
                 if g not in arrays:
                     arrays[g] = finite(groups[g])
                     summaries[g] = summarise(arrays[g])
-            ci = None
             if settings.bootstrap_resamples:
-                ci = bootstrap_medians_ci(
-                    arrays[a],
-                    arrays[b],
-                    resamples=settings.bootstrap_resamples,
-                    seed=_bootstrap_seed(settings.seed, by, metric, repr(stratum), a, b),
+                bootstrap.append(
+                    (
+                        arrays[a],
+                        arrays[b],
+                        _bootstrap_seed(settings.seed, by, metric, repr(stratum), a, b),
+                    )
                 )
             results.append(
                 Comparison(
@@ -294,9 +300,11 @@ def compare(
                         seed=settings.seed,
                         alpha=settings.alpha,
                     ),
-                    ci=ci,
                 )
             )
+    if bootstrap:  # every interval in one go: the same numbers as one call per pair
+        intervals = bootstrap_medians_cis(bootstrap, resamples=settings.bootstrap_resamples)
+        results = [replace(c, ci=ci) for c, ci in zip(results, intervals, strict=True)]
     return results
 
 

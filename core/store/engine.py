@@ -90,6 +90,19 @@ def _is_utf8(value: Any) -> int:
     return 1
 
 
+def _are_utf8(*values: Any) -> int:
+    """1 when every one of ``values`` passes :func:`_is_utf8`: the integrity check asks
+    once per row for all of a table's text columns (a call into Python each was most of
+    the check of the scores table)."""
+    for value in values:
+        if isinstance(value, bytes):
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError:
+                return 0
+    return 1
+
+
 def _json_is_text(value: Any) -> int:
     """1 when the JSON text ``value`` holds no lone surrogate escape (``"\\ud800"``:
     valid JSON, but a string no UTF-8 writer can write again)."""
@@ -175,6 +188,7 @@ def make_engine(
         # For the integrity checks: text another program stored that is not UTF-8 (an
         # encoded lone surrogate) fails every read of its row in Python.
         dbapi_connection.create_function("taillens_utf8", 1, _is_utf8, deterministic=True)
+        dbapi_connection.create_function("taillens_utf8_all", -1, _are_utf8, deterministic=True)
         dbapi_connection.create_function("taillens_json_text", 1, _json_is_text, deterministic=True)
         if read_only:
             cursor.execute("PRAGMA query_only=ON")

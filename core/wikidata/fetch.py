@@ -7,6 +7,7 @@ starts at the number of members the session already holds, so nothing is fetched
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.changes import Topic
@@ -144,6 +145,44 @@ def fetch_category_job(
             "limit": limit,
             "page_size": page_size,
         },
+    )
+    return job
+
+
+def fetch_categories_job(
+    store: SessionStore,
+    source: WikidataSource,
+    categories: Sequence[Category],
+    limit: int = DEFAULT_LIMIT,
+    title: str = "",
+) -> Job[list[FetchSummary]]:
+    """One job that fetches each of ``categories`` in turn, as :func:`fetch_category_job`
+    does (pages committed as they arrive, resumed where the session stopped, each
+    category's fetch status recorded). Progress counts the categories, so the status
+    bar can say how long the rest will take. Cancelled (or failed), it keeps every
+    category fetched so far and the pages of the one it was in; ``job.partial`` lists
+    the summaries of those finished."""
+    check_int(limit, "limit", 1, 10_000_000)
+    todo = list(categories)
+
+    def run(ctx: JobContext) -> list[FetchSummary]:
+        done: list[FetchSummary] = []
+        job.partial = done
+        for number, category in enumerate(todo):
+            ctx.check_cancelled()
+            ctx.progress(number, len(todo), category.name)
+            inner = fetch_category_job(store, source, category, limit=limit)
+            # The category's own reports (its pages) only pass on the cancel token.
+            done.append(inner.run(JobContext(ctx.token)))
+        ctx.progress(len(todo), len(todo), "done")
+        return done
+
+    job: Job[list[FetchSummary]] = Job(
+        title=title or f"Fetch {len(todo)} categories from {source.name}",
+        run=run,
+        kind="wikidata.fetch_many",
+        writes=frozenset({Topic.MEMBERS, Topic.CATEGORIES}),
+        params={"categories": [c.name for c in todo], "source": source.name, "limit": limit},
     )
     return job
 

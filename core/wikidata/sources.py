@@ -456,6 +456,7 @@ def _cached_store(
             for batch in _rdf_batches(path, compressed, rdf_format):
                 store.bulk_load(batch, format=rdf_format)
             store.flush()
+            store.optimize()
             del store  # closes the database before its folder moves
             (building / _STORE_DONE).write_text(path.name + "\n", "utf-8")
             if final.exists():  # a stopped build (no completion mark): replaced

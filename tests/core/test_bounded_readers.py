@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import struct
 from pathlib import Path
 
@@ -237,3 +238,69 @@ def test_a_folder_lock_that_is_not_a_regular_file_is_one_line(tmp_path: Path, ki
 
 def test_every_refusal_is_a_user_facing_error() -> None:
     assert issubclass(bounded.BoundedTextError, UserFacingError)
+
+
+def _random_json(rng: random.Random, depth: int) -> object:
+    """A random JSON value with the edges the bounds care about: nesting, brackets and
+    escapes inside strings, surrogate escapes (paired and lone), long strings."""
+    kind = rng.randrange(8 if depth < 6 else 4)
+    if kind == 0:
+        return rng.choice([0, -7, 1.5, 2e300, True, False, None])
+    if kind == 1:
+        pieces = ["a", "[", "{", "]", "}", '"', "\\", "\\u", "é", "\ud83d\ude00", "x" * 9]
+        return "".join(rng.choice(pieces) for _ in range(rng.randrange(6)))
+    if kind == 2:
+        return "\\ud" + rng.choice(["800", "c00", "7ff"])  # text, not an escape
+    if kind == 3:
+        return rng.randrange(10**6)
+    if kind in (4, 5):
+        return [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {
+        str(_random_json(rng, depth + 1))[:8]: _random_json(rng, depth + 1)
+        for _ in range(rng.randrange(4))
+    }
+
+
+def test_the_fast_screen_never_passes_json_the_walk_would_refuse() -> None:
+    """loads_json skips the walk over the parsed value where the text alone shows the
+    bounds hold: over random JSON (nested, brackets and escapes in strings, lone surrogate
+    escapes spliced in) and tight bounds, every text the screen passes is one the walk
+    passes, so loads_json says exactly what the walk would, and the screen passes most
+    texts the walk passes within the default bounds (else it would save nothing)."""
+    rng = random.Random(7)
+    tight = [
+        bounded.Limits(depth=d, string_chars=s, nodes=n)
+        for d in (1, 2, 3, 5)
+        for s in (4, 40, 10**6)
+        for n in (5, 30, 10**6)
+    ]
+    passed = walked_fine = 0
+    for i in range(1500):
+        text = json.dumps(_random_json(rng, 0), ensure_ascii=i % 2 == 0)
+        if i % 5 == 0:  # a lone surrogate escape at the start of the first string
+            text = text.replace('"', '"\\ud800', 1)
+        value = json.loads(text)
+        for limits in tight + [bounded.DEFAULT]:
+            walk = bounded.check_value(value, limits)
+            screen = bounded._surely_within(text, limits)
+            assert not (screen and walk is not None), (text, limits, walk)
+            if limits is bounded.DEFAULT:
+                walked_fine += walk is None
+                passed += screen
+            try:
+                bounded.loads_json(text, name="t", limits=limits)
+                said = None
+            except bounded.BoundedTextError as error:
+                said = str(error)
+            assert said == (None if walk is None else f"Cannot read t: {walk}")
+    # Paired surrogate escapes (an emoji written ASCII-only) are walked: about a third here.
+    assert passed > walked_fine * 0.6
+
+
+def test_the_fast_screen_counts_depth_outside_strings_only() -> None:
+    limits = bounded.Limits(depth=2)
+    assert bounded._surely_within('[["[[[[", "{{{{"], {"]": "\\"[[["}]', limits)
+    assert not bounded._surely_within("[[[1]]]", limits)
+    assert bounded.check_value(json.loads("[[[1]]]"), limits) is not None
+    assert not bounded._surely_within('["\\ud800"]', bounded.DEFAULT)
+    assert bounded._surely_within('["\\ud800"]', bounded.REPLY)

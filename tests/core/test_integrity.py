@@ -133,3 +133,88 @@ def test_jsonio_writes_standard_json() -> None:
     text = jsonio.dumps({"p": math.nan, "v": [1.5, math.inf, (-math.inf,)], "n": 2})
     assert json.loads(text) == {"p": None, "v": [1.5, None, [None]], "n": 2}
     assert "NaN" not in text and "Infinity" not in text
+
+
+def test_the_surrogate_escape_check_finds_what_a_lowered_search_found(session: Path) -> None:
+    """The JSON columns' lone-surrogate check finds the texts with a ``\\ud…`` escape in
+    either case with GLOB instead of a lowered copy: the same rows as before, NULs
+    included."""
+    conditions = [c for c, _ in column_checks(Score.__table__) if "taillens_json_text" in c]
+    assert len(conditions) == 1
+    lowered = "details IS NOT NULL AND instr(lower(details), '\\ud') > 0"
+    glob = conditions[0].replace('"details"', "details").split(" AND NOT taillens_json_text")[0]
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE scores (id INTEGER PRIMARY KEY, details TEXT)")
+    texts = [
+        '{"a": "\\ud800"}', '{"a": "\\uD800"}', '{"a": "\\Ud800"}', '{"a": "\\UDFFF"}',
+        '{"a": "\\u00e9"}', '{"a": "ud800"}', '{"a": "\\\\ud800"}', "{}", None,
+        '{"a": "x"}\x00\\ud800', '{"a": "\\ud83d\\ude00"}', "\\u", "\\ud",
+    ]  # fmt: skip
+    conn.executemany("INSERT INTO scores (details) VALUES (?)", [(t,) for t in texts])
+    found = [
+        [i for (i,) in conn.execute(f"SELECT id FROM scores WHERE {c} ORDER BY id")]
+        for c in (lowered, glob)
+    ]
+    # A NUL hides what follows it from GLOB; the Python check then finds no JSON there
+    # (text after a NUL is no JSON), so the row was never damaged by this check anyway.
+    assert found[1] == [i for i in found[0] if "\x00" not in (texts[i - 1] or "")]
+    assert (len(found[0]), len(found[1])) == (8, 7)
+
+
+def test_the_rows_found_are_those_a_check_per_column_finds() -> None:
+    """Rows are found with the text columns' UTF-8 checks made one call per row: over
+    random rows of every checked table (text, broken UTF-8, bytes, numbers, JSON, NULL in
+    each column), exactly the rows the per-column checks find, and some of them."""
+    import random
+
+    from core.store.engine import _are_utf8, _is_utf8, _json_is_text
+    from core.store.integrity import row_conditions
+
+    conn = sqlite3.connect(":memory:")
+    conn.create_function("taillens_utf8", 1, _is_utf8, deterministic=True)
+    conn.create_function("taillens_utf8_all", -1, _are_utf8, deterministic=True)
+    conn.create_function("taillens_json_text", 1, _json_is_text, deterministic=True)
+    rng = random.Random(8)
+    kinds = [
+        None, "text", "é and ü", 3, 2.5, b"\xff\xfe", "{}", '{"a": 1}', "2024-01-02 03:04:05",
+        "[1]", '{"a": "\\ud800"}', 1, 0,
+    ]  # fmt: skip
+    broken_text = "CAST(X'61FF62' AS TEXT)"  # stored as TEXT, not UTF-8
+    found_any = broken = 0
+    for name, table in checked_tables().items():
+        columns = [c.name for c in table.columns]
+        conn.execute(
+            f'CREATE TABLE "{name}" ({", ".join(f"{chr(34)}{c}{chr(34)}" for c in columns)})'
+        )
+        for row_id in range(1, 121):
+            values = [row_id] + [rng.choice(kinds) for _ in columns[1:]]
+            conn.execute(f'INSERT INTO "{name}" VALUES ({", ".join("?" * len(columns))})', values)
+            if row_id % 6 == 0:  # broken UTF-8 in one text column, as another program wrote
+                texts = [c.name for c in table.columns if str(c.type).startswith("VARCHAR")]
+                if texts:
+                    conn.execute(
+                        f'UPDATE "{name}" SET "{rng.choice(texts)}" = {broken_text} '
+                        f"WHERE id = {row_id}"
+                    )
+        per_column = " OR ".join(f"({c})" for c, _ in column_checks(table))
+        one_call = " OR ".join(f"({c})" for c in row_conditions(table))
+        if not per_column:
+            continue
+        found = [
+            {i for (i,) in conn.execute(f'SELECT id FROM "{name}" WHERE {where}')}
+            for where in (per_column, one_call)
+        ]
+        assert found[0] == found[1], name
+        found_any += len(found[0])
+        if "taillens_utf8_all" in row_conditions(table)[-1]:
+            broken += conn.execute(
+                f'SELECT count(*) FROM "{name}" WHERE NOT taillens_utf8_all('
+                + ", ".join(
+                    f"CASE WHEN typeof({chr(34)}{c}{chr(34)}) = 'text' "
+                    f"THEN CAST({chr(34)}{c}{chr(34)} AS BLOB) END"
+                    for c in columns[1:]
+                )
+                + ")"
+            ).fetchone()[0]
+    assert found_any > 100
+    assert broken > 20  # the broken UTF-8 planted was among what the check had to find

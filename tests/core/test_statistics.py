@@ -138,6 +138,27 @@ def test_mann_whitney_p_is_scipys_to_the_bit() -> None:
     )
 
 
+def test_the_protocol_on_whole_groups_ranks_once_and_says_what_two_calls_say() -> None:
+    """Groups within the sample size are tested whole: the protocol takes the p-value and
+    U from one ranking, and they are exactly mann_whitney_p's and u_statistic's (ties,
+    small untied groups on the exact distribution, one-sided wins, all values equal)."""
+    data = np.random.default_rng(11)
+    cases = [(np.full(4, 2.0), np.full(3, 2.0)), (np.arange(3.0), np.arange(3.0) + 10)]
+    for _ in range(150):
+        n1, n2 = (int(v) for v in data.integers(1, 30, size=2))
+        rounding = int(data.integers(0, 3))  # 0 decimals: many ties; 2: few
+        cases.append(
+            (data.normal(size=n1).round(rounding), data.normal(0.3, size=n2).round(rounding))
+        )
+    for x, y in cases:
+        result = mann_whitney_protocol(x, y, repetitions=3, sample_size=50, seed=1)
+        assert result is not None and not result.sampled
+        p = mann_whitney_p(x, y)
+        assert result.p_values == ((1.0 if np.isnan(p) else p),)
+        assert result.u_statistic == u_statistic(x, y)
+        assert result.effect_size == 2.0 * u_statistic(x, y) / (x.size * y.size) - 1.0
+
+
 def test_bootstrap_intervals_are_the_quantiles_of_the_resampled_medians() -> None:
     from core.statistics import _bootstrap_medians
 
@@ -150,6 +171,39 @@ def test_bootstrap_intervals_are_the_quantiles_of_the_resampled_medians() -> Non
     for interval, stats in ((ci.a, ma), (ci.b, mb), (ci.difference, ma - mb)):
         tails = [(1 - 0.95) / 2, (1 + 0.95) / 2]
         assert interval == tuple(float(v) for v in np.quantile(stats, tails))
+
+
+def test_bootstrap_intervals_of_many_pairs_at_once_are_those_of_one_call_each() -> None:
+    """The report computes every pair's intervals in one call: each pair keeps its own
+    seed's draws and gets exactly the numbers of a call of its own (odd, even, one-value
+    and empty groups, with NaN and infinities dropped), whatever else is in the batch."""
+    from core.statistics import bootstrap_medians_cis
+
+    data = np.random.default_rng(5)
+    pairs = []
+    for i in range(60):
+        a = data.gamma(2.0, size=int(data.integers(0, 40)))
+        b = data.normal(size=int(data.integers(1, 41)))
+        if i % 7 == 0:
+            b = np.append(b, [np.nan, np.inf])
+        pairs.append((a, b, [3, i]))
+    batch = bootstrap_medians_cis(pairs, resamples=300)
+    alone = [bootstrap_medians_ci(a, b, resamples=300, seed=seed) for a, b, seed in pairs]
+    assert batch == alone
+    assert batch[::-1] == bootstrap_medians_cis(pairs[::-1], resamples=300)
+    assert sum(ci is None for ci in batch) == sum(a.size == 0 for a, _, _ in pairs) > 0
+    one = bootstrap_medians_cis(pairs[1:2], resamples=300)
+    assert one == batch[1:2]
+    # The reference the batch is held to: a call of its own, draws and quantiles as before.
+    a, b, seed = pairs[1]
+    rng = np.random.default_rng(seed)
+    from core.statistics import _bootstrap_medians
+
+    ma = _bootstrap_medians(np.sort(a), 300, rng)
+    mb = _bootstrap_medians(np.sort(b), 300, rng)
+    tails = [(1 - 0.95) / 2, (1 + 0.95) / 2]
+    assert batch[1] is not None
+    assert batch[1].difference == tuple(float(v) for v in np.quantile(ma - mb, tails))
 
 
 def test_scipy_is_imported_lazily() -> None:

@@ -24,3 +24,22 @@ def test_tier_codes_read_as_words_and_keep_their_values() -> None:
     assert shown[1][2:4] == ["head", "long tail · it only"]
     assert shown[0][1] == "en"  # other columns untouched
     assert model.index(0, 3).data(Qt.ItemDataRole.UserRole) == "long_tail"
+
+
+def test_the_reports_own_tables_show_tier_words() -> None:
+    """The columns the report really writes: a comparison's groups (``group_a``,
+    ``group_b``) and the study table's ``type``."""
+    from core.report.compare import COMPARISON_COLUMNS, StudyRow, StudyTable
+
+    values = {"group_a": "head", "group_b": "long_tail", "metric": "bleu", "model": "m"}
+    row = tuple(values.get(column) for column in COMPARISON_COLUMNS)
+    model = ReportTableModel(
+        Table("compare_tier", "Comparison by tier", COMPARISON_COLUMNS, (row,))
+    )
+    shown = {c: model.index(0, i).data() for i, c in enumerate(COMPARISON_COLUMNS)}
+    assert (shown["group_a"], shown["group_b"]) == ("head", "long tail")
+
+    study = StudyTable("gold", "mean", ("bleu",), [StudyRow("m", "long_tail", "en", {})])
+    table = study.table()
+    model = ReportTableModel(table)
+    assert model.index(0, table.columns.index("type")).data() == "long tail"

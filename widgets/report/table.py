@@ -40,7 +40,9 @@ from widgets.theme import muted_colour, themed_style_sheet
 
 # Columns of the report's tables that may hold a tier code (a compared group, or a key),
 # and the codes (core.tiers' tiers and sub-tiers).
-TIER_COLUMNS = frozenset({"tier", "subtier", "a", "b", "group"})
+# Where the report's tables hold tier codes: the comparisons' two groups, the study
+# table's "type" (its tier group), and the tier columns of the other tables.
+TIER_COLUMNS = frozenset({"tier", "subtier", "a", "b", "group", "group_a", "group_b", "type"})
 TIER_CODES = frozenset(tier.value for tier in (*Tier, *SubTier))
 
 MARK_BACKGROUND = QColor("#ffd866")

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.labels import plural
 from widgets.theme import recoloured, themed_style_sheet, themed_text, tone
 from widgets.verbalise.common import DEFAULTS, SERVER, TEMPLATE, combo, scrolled, wrapping
 from widgets.verbalise.model_form import ModelForm
@@ -233,6 +234,16 @@ class VerbalisePanel(QWidget):
         self.model_combo.setEnabled(True)
         themed_text(self.summary_label, lambda: recoloured(summary_html))
         self.tabs.setCurrentIndex(_TAB_RESULTS)
+
+    def show_runs_note(self, count: int) -> None:
+        """What the summary says until a run finishes in this window: how many runs the
+        session holds (it said "No run yet in this session." above a list of runs)."""
+        if count:
+            held = plural(count, "run")
+            text = f"No run in this window yet; the session holds {held}, newest first."
+        else:
+            text = "No run yet in this session."
+        themed_text(self.summary_label, lambda: text)
 
     def show_runs(self, runs: Sequence[RunOverview], select: int | None) -> None:
         """The session's runs, newest first; ``select`` is the run to show."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
@@ -40,6 +40,9 @@ class ResultsView(QWidget):
         self.runs_model = QStandardItemModel(0, len(RUN_COLUMNS))
         self.runs_model.setHorizontalHeaderLabels(list(RUN_COLUMNS))
         self.runs_view = table(self.runs_model)
+        # Each column as wide as its words, none stretched: a "texts" column across the
+        # whole table read as the one that mattered, beside squeezed model and status.
+        self.runs_view.horizontalHeader().setStretchLastSection(False)
         self.runs_view.selectionModel().currentRowChanged.connect(self._on_run_row)
         self.outputs_label = wrapping()
         self.scope_combo = QComboBox()
@@ -56,6 +59,16 @@ class ResultsView(QWidget):
         # The unit first on screen (the model keeps lang, #, text, unit).
         self.outputs_view.horizontalHeader().moveSection(len(OUTPUT_COLUMNS) - 1, 0)
         self.outputs_view.selectionModel().currentRowChanged.connect(self._on_output_row)
+        # Rows as tall as their wrapped text at the column's width now: sized while the
+        # tab was hidden (its columns a few pixels wide), a row stayed hundreds of pixels
+        # tall and showed as a blank band with its text far below.
+        self._rows_timer = QTimer(self)
+        self._rows_timer.setSingleShot(True)
+        self._rows_timer.setInterval(0)
+        self._rows_timer.timeout.connect(self.outputs_view.resizeRowsToContents)
+        self.outputs_view.horizontalHeader().sectionResized.connect(
+            lambda *_: self._rows_timer.start()
+        )
         self.raw_view = QPlainTextEdit()
         self.raw_view.setReadOnly(True)
         self.raw_view.setPlaceholderText("Select an output to see the model's raw reply")

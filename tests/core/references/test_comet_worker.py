@@ -28,6 +28,10 @@ from core.store import SessionStore
 from core.store.models import ReferenceDerivation
 from tests.fixtures.gold_reference_session import seed_session
 
+# Loads models (its session is translated by a tiny model in this process): its tests run
+# in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
+
 PARAMS = TranslateParams(num_beams=1, max_new_tokens=6, batch=4, device="cpu")
 
 STUB_COMET = '''

@@ -18,10 +18,15 @@ from core.wikidata.cache import (
     store_members_page,
 )
 from core.wikidata.categories import Category
-from core.wikidata.fetch import FetchSummary, fetch_category_job, fetch_entity
+from core.wikidata.fetch import (
+    FetchSummary,
+    fetch_categories_job,
+    fetch_category_job,
+    fetch_entity,
+)
 from core.wikidata.records import EntityDetails, MembersPage
 from core.wikidata.sources import EmbeddedSource, SourceError
-from tests.fixtures.wikidata_graph import ACTOR, CITY, CITY_QIDS, STAR
+from tests.fixtures.wikidata_graph import ACTOR, ACTOR_QIDS, CITY, CITY_QIDS, STAR
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +129,38 @@ def test_fetch_resumes_without_refetching(session: SessionStore, embedded: Embed
     # A finished category asks for one (empty) page at most and stops.
     again = run_job(fetch_category_job(session, source, CITY, limit=15, page_size=4))
     assert again.result.fetched == 0 and len(source.calls) == 4  # type: ignore[union-attr]
+
+
+def test_one_job_fetches_several_categories_and_a_cancel_keeps_them(
+    session: SessionStore, embedded: EmbeddedSource
+) -> None:
+    token = CancelToken()
+    reports: list[Progress] = []
+
+    def on_progress(progress: Progress) -> None:
+        reports.append(progress)
+        if progress.message == ACTOR.name:  # the second category starts: stop
+            token.cancel()
+
+    job = fetch_categories_job(session, embedded, [CITY, ACTOR], limit=100)
+    with pytest.raises(JobCancelled):
+        job.run(JobContext(token, on_progress, min_interval_s=0))
+    # Counted by category (the status bar's time left), the first one whole and kept.
+    assert [(p.done, p.total, p.message) for p in reports] == [
+        (0, 2, CITY.name),
+        (1, 2, ACTOR.name),
+    ]
+    assert [s.category for s in job.partial] == [CITY.name]
+    assert fetched_count(session, CITY.name) == 15 and fetched_count(session, ACTOR.name) == 0
+
+    outcome = run_job(fetch_categories_job(session, embedded, [CITY, ACTOR], limit=100))
+    summaries = outcome.result  # type: ignore[union-attr]
+    # City resumes where it was (nothing new), Actor is fetched whole.
+    assert [(s.category, s.fetched, s.total_in_session) for s in summaries] == [
+        (CITY.name, 0, 15),
+        (ACTOR.name, 15, 15),
+    ]
+    assert load_category(session, ACTOR.name).qids == sorted(ACTOR_QIDS)
 
 
 def test_fetch_respects_limit(session: SessionStore, embedded: EmbeddedSource) -> None:
