@@ -529,6 +529,13 @@ class SessionStore:
         self._closed = True
         if self._output_guard is not None:
             unregister_open_session(self._output_guard)
+        # SQLAlchemy keeps event listeners in a registry of its own: left there, the bound
+        # method kept this store, its engine and its connection pool alive for the life of
+        # the process (every session opened and closed, each fuzz case, stayed in memory,
+        # and the garbage collector's full passes grew with them).
+        for maker in (self._sessions, self._snapshots):
+            if event.contains(maker, "do_orm_execute", self._skip_damaged_rows):
+                event.remove(maker, "do_orm_execute", self._skip_damaged_rows)
         if self.read_only:
             self.engine.dispose()
             return

@@ -386,3 +386,28 @@ def test_a_held_write_lock_becomes_session_locked_error(make_session: Callable[.
         blocker.close()
     with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_closed_store_leaves_nothing_alive(tmp_path: Path) -> None:
+    # SQLAlchemy's event registry held each store's read listener, and with it the store,
+    # its engine and its pool, for the life of the process: a window that opens sessions
+    # one after another, or a run of thousands of imports, kept every one.
+    import gc
+    import weakref
+
+    from sqlalchemy.engine import Engine
+
+    path = tmp_path / "s.taillens"
+    SessionStore.create(path).close()
+
+    def used(opener: Callable[[Path], SessionStore]) -> list[weakref.ref[object]]:
+        with opener(path) as store:
+            store.info()
+            with store.snapshot() as db:
+                db.scalar(select(func.count()).select_from(DataUnit))
+        return [weakref.ref(store), weakref.ref(store.engine)]
+
+    gone = used(SessionStore.open) + used(SessionStore.open_read_only)
+    gc.collect()
+    assert [ref() for ref in gone] == [None] * len(gone)
+    assert not [o for o in gc.get_objects() if isinstance(o, Engine) and str(path) in str(o.url)]
