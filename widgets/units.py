@@ -166,7 +166,7 @@ UNIT_FILTERS = (
     ("size", "Any size"),
     ("tier", "Any tier"),
     ("languages", "Any language"),
-    ("references", "With or without references"),
+    ("references", "Any references"),
 )
 
 
@@ -229,7 +229,8 @@ class UnitsPanel(QWidget):
             combo.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
-            combo.setMinimumContentsLength(6)
+            # Never narrower than its "Any …" words: what it shows when nothing is chosen.
+            combo.setMinimumContentsLength(len(everything))
             combo.currentIndexChanged.connect(self._filter_units)
             self.unit_filters[name] = combo
         self._fill_filter("references", [*QUALITIES, "any", "none"])

@@ -878,7 +878,7 @@ def test_panel_fits_a_laptops_side_dock_with_long_names(qtbot) -> None:
     ):
         assert widget.width() >= widget.minimumSizeHint().width(), widget
     assert panel.lang_combo.width() >= panel.lang_combo.fontMetrics().horizontalAdvance(
-        "All languages"
+        "Any language"
     )
     assert panel.count_label.height() >= panel.count_label.heightForWidth(panel.count_label.width())
 

@@ -185,6 +185,8 @@ class ReportPanel(QWidget):
         self.statistic_combo = QComboBox()
         self.statistic_combo.addItems(["mean", "median"])
         self.statistic_combo.setToolTip("Statistic of the study table's cells")
+        # Two short words: as wide as the longer, so the options' grid never cuts "mean".
+        self.statistic_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.correction_combo = QComboBox()
         for key, title in CORRECTION_CHOICES:
             self.correction_combo.addItem(title, key)
