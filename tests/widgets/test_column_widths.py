@@ -194,3 +194,17 @@ def test_the_units_filters_and_every_visible_choice_are_whole(
     filters = window.panels["units"].unit_filters
     assert filters and all(combo.isVisible() for combo in filters.values())
     assert elided_combos(window) == []
+
+
+@pytest.mark.parametrize("workspace", ["explore", "annotate", "report"])
+def test_no_visible_table_cuts_a_header_at_1366(qtbot, window_1366, workspace: str) -> None:
+    window, _controller = window_1366
+    window.workspaces.apply(workspace)
+    window.panels["browser"].show_category("City", _cities())
+    _settle(qtbot)
+    cut = {
+        view.objectName() or type(view.parent()).__name__: elided_headers(view)
+        for view in window.findChildren(QTableView)
+        if view.isVisible() and view.model() is not None
+    }
+    assert {name: words for name, words in cut.items() if words} == {}
