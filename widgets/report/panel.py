@@ -185,8 +185,6 @@ class ReportPanel(QWidget):
         self.statistic_combo = QComboBox()
         self.statistic_combo.addItems(["mean", "median"])
         self.statistic_combo.setToolTip("Statistic of the study table's cells")
-        # Two short words: as wide as the longer, so the options' grid never cuts "mean".
-        self.statistic_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.correction_combo = QComboBox()
         for key, title in CORRECTION_CHOICES:
             self.correction_combo.addItem(title, key)
@@ -282,6 +280,8 @@ class ReportPanel(QWidget):
             settings.addWidget(QLabel(label), row, 2 * column)
             settings.addWidget(field, row, 2 * column + 1)
             field.setMinimumWidth(56)
+        # "mean" and "median" need more than the others' least width (Fusion's arrow).
+        self.statistic_combo.setMinimumWidth(self.statistic_combo.minimumSizeHint().width())
         for column in (1, 3, 5):
             settings.setColumnStretch(column, 1)
         # The metrics-against-humans table over a subset of texts (correlate --where).
