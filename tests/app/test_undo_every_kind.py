@@ -1,8 +1,8 @@
 """Each edit kind made through the real window, then Edit ▸ Undo (or Ctrl+Z) and Redo,
 with the session read back after each step: an annotator added, a gold reference
 written, a category saved from its dialog, the model_tail cut-off, a golden answer
-(undone after reopening: no window control sets one), a new unit saved, a pack merged,
-and the tiers a fetch gives a category that is not shown."""
+(undone after reopening: no window control sets one), a new unit saved, the units a
+sample saved, a pack merged, and the tiers a fetch gives a category that is not shown."""
 
 from __future__ import annotations
 
@@ -368,3 +368,43 @@ def test_a_new_unit_saved_in_units(qtbot, window_on, tmp_path) -> None:
     qtbot.waitUntil(lambda: units.shown_unit == saved.id, timeout=10_000)
     (entry,) = history(controller.store, kinds=["unit"])
     assert (entry.source, entry.status, entry.unit_id) == ("gui", "redone", saved.id)
+
+
+def test_the_units_a_sample_saved_are_one_undo(qtbot, window_on, tmp_path, monkeypatch) -> None:
+    from PySide6.QtWidgets import QDialog, QPushButton
+
+    from core.unit_builder.saved import count_units, list_units
+    from tests.fixtures.sampling_session import sampling_session
+    from widgets.units import SampleDialog
+
+    path = tmp_path / "s.taillens"
+    sampling_session(path).close()
+    window, controller = window_on(path)
+    controller.browser.show_category("City")
+    qtbot.waitUntil(lambda: controller.browser.state.category == "City", timeout=10_000)
+    landed(qtbot, controller)
+
+    def accept(dialog: SampleDialog) -> int:
+        dialog.shape.setCurrentText("sibling")
+        dialog.size_spin.setValue(1)
+        dialog.per_entity.setValue(2)
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(SampleDialog, "exec", accept)
+    panel = controller.units.panel
+    button = next(b for b in panel.findChildren(QPushButton) if b.text() == "Sample units…")
+    button.click()
+    qtbot.waitUntil(lambda: count_units(controller.store) == 4, timeout=30_000)
+    landed(qtbot, controller)
+    sampled = list_units(controller.store)
+    qtbot.waitUntil(lambda: window.action_undo.isEnabled(), timeout=10_000)
+    assert window.action_undo.text() == "&Undo 4 units sampled from City"
+
+    undo(qtbot, window, controller)
+    assert count_units(controller.store) == 0
+    qtbot.waitUntil(lambda: panel.units_model.rowCount() == 0, timeout=10_000)
+    redo(qtbot, window, controller)
+    assert list_units(controller.store) == sampled  # the same units, under the same ids
+    qtbot.waitUntil(lambda: panel.units_model.rowCount() == 4, timeout=10_000)
+    (entry,) = history(controller.store, kinds=["unit"])
+    assert (entry.source, entry.status) == ("gui", "redone")
