@@ -202,9 +202,10 @@ class UnitSaveEdit(Edit):
     """New units saved: one from the Units panel's Save, every unit a search saved in
     one transaction, or every unit a sample saved (each in its own transaction, recorded
     when the sample ends: :meth:`saved_already`). The state is each unit (by uid) with
-    its triples (``None``: no unit with that uid) and, when the save cleared the draft it was built from, that draft
-    (``core.edits.drafts.DraftEdit``'s state), so undo takes the units out and puts the
-    draft back in the builder, and redo saves them again under the same ids.
+    its triples (``None``: no unit with that uid) and, when the save cleared the draft it
+    was built from, that draft (``core.edits.drafts.DraftEdit``'s state), so undo takes
+    the units out and puts the draft back in the builder, and redo saves them again under
+    the same ids.
 
     Undo is refused while anything refers to one of the units (a verbalisation or a
     reference: ratings and scores hang on those) or its triples were changed since; redo
