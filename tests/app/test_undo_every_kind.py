@@ -1,7 +1,8 @@
 """Each edit kind made through the real window, then Edit ▸ Undo (or Ctrl+Z) and Redo,
 with the session read back after each step: an annotator added, a gold reference
 written, a category saved from its dialog, the model_tail cut-off, a golden answer
-(undone after reopening: no window control sets one), a new unit saved, the units a
+(set and removed with Annotate's Known answer…, and undone after reopening), a new unit
+saved, the units a
 sample saved, a pack merged, and the tiers a fetch gives a category that is not shown."""
 
 from __future__ import annotations
@@ -153,6 +154,56 @@ def test_a_golden_answer_is_undone_and_redone_after_reopening(qtbot, window_on, 
     assert golden_answers(controller.store).get(item) == before
     redo(qtbot, window, controller)
     assert golden_answers(controller.store)[item].fluency == 4
+
+
+def test_a_golden_answer_set_and_removed_in_annotate(qtbot, window_on, report, monkeypatch) -> None:
+    from core.annotation import NO, QueueFilter, golden_answers
+    from widgets.annotate.golden import GoldenAnswerDialog
+
+    window, controller = window_on(report.path)
+    panel, annotate = controller.annotate.panel, controller.annotate
+    choose(panel, "ben")
+    panel.queue_requested.emit(QueueFilter(unrated_only=False, blind=False))
+    qtbot.waitUntil(lambda: panel.index is not None, timeout=10_000)
+    ref = annotate.queue[panel.index].ref
+    before = golden_answers(controller.store).get(ref)
+    assert before is None or (before.fluency, before.adequacy) != (2, NO)
+
+    asked: list[tuple[object, object]] = []
+    remove = [False]
+
+    def answer(dialog: GoldenAnswerDialog) -> int:
+        asked.append((dialog.fluency.currentData(), dialog.adequacy.currentData()))
+        dialog.removing = remove[0]
+        return GoldenAnswerDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(GoldenAnswerDialog, "exec", answer)
+    panel.set_fluency(2)  # the form's rating is the answer the dialog offers
+    panel.set_adequacy(NO)
+    panel.navigation.golden_button.click()
+    landed(qtbot, controller)
+    assert asked == [(2, NO)]
+    answer_now = golden_answers(controller.store)[ref]
+    assert (answer_now.expert_id, answer_now.fluency, answer_now.adequacy) == (
+        report.annotators["ben"],
+        2,
+        NO,
+    )
+    assert "known answer" in window.action_undo.text()
+
+    undo(qtbot, window, controller)
+    assert golden_answers(controller.store).get(ref) == before
+    redo(qtbot, window, controller)
+    assert golden_answers(controller.store)[ref] == answer_now
+
+    remove[0] = True  # Remove known answer, then its undo
+    panel.navigation.golden_button.click()
+    landed(qtbot, controller)
+    assert ref not in golden_answers(controller.store)
+    undo(qtbot, window, controller)
+    assert golden_answers(controller.store)[ref] == answer_now
+    kinds = [(e.kind, e.source, e.status) for e in history(controller.store, kinds=["golden"])]
+    assert kinds == [("golden", "gui", "redone"), ("golden", "gui", "undone")]
 
 
 def test_a_pack_merge_is_one_undo(qtbot, window_on, report, tmp_path) -> None:

@@ -119,6 +119,8 @@ class AnnotatePanel(QWidget):
         ("Ctrl+Shift+Z, Ctrl+Y", "redo what was undone (a correction comes back too)"),
     )
     promote_requested = Signal(int, object)  # queue index, a Rating (saved first)
+    # queue index, (fluency, adequacy) as the text's known answer or None: remove it
+    golden_requested = Signal(int, object)
     agreement_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -191,6 +193,7 @@ class AnnotatePanel(QWidget):
         self.navigation.back_button.clicked.connect(lambda: self._step(-1))
         self.navigation.skip_button.clicked.connect(lambda: self._step(+1))
         self.navigation.save_button.clicked.connect(self.save)
+        self.navigation.golden_button.clicked.connect(self.ask_golden)
 
         rating_column = QWidget()
         rating_layout = QVBoxLayout(rating_column)
@@ -383,6 +386,20 @@ class AnnotatePanel(QWidget):
     def save(self) -> None:
         if self.index is not None:
             self.save_requested.emit(self.index, self.rating())
+
+    def ask_golden(self) -> None:
+        """Known answer…: the text shown as a golden item, its answer filled in from the
+        form (what the expert rated it), or its known answer removed."""
+        from widgets.annotate.golden import GoldenAnswerDialog
+
+        if self.index is None:
+            return
+        index = self.index
+        chosen = isinstance(self.annotator_combo.currentData(), int)
+        who = self.annotator_combo.currentText() if chosen else ""
+        dialog = GoldenAnswerDialog(self.fluency(), self.adequacy(), self, who=who)
+        if dialog.exec() == GoldenAnswerDialog.DialogCode.Accepted and self.index == index:
+            self.golden_requested.emit(index, dialog.answer())
 
     def restore_form(self, rating: StoredRating) -> None:
         """Put an undone rating back in the form (not saved) so it can be edited."""
