@@ -180,7 +180,7 @@ def test_a_golden_answer_set_and_removed_in_annotate(qtbot, window_on, report, m
     monkeypatch.setattr(GoldenAnswerDialog, "exec", answer)
     panel.set_fluency(2)  # the form's rating is the answer the dialog offers
     panel.set_adequacy(NO)
-    panel.navigation.golden_button.click()
+    panel.golden_button.click()
     landed(qtbot, controller)
     assert asked == [(2, NO)]
     answer_now = golden_answers(controller.store)[ref]
@@ -197,7 +197,7 @@ def test_a_golden_answer_set_and_removed_in_annotate(qtbot, window_on, report, m
     assert golden_answers(controller.store)[ref] == answer_now
 
     remove[0] = True  # Remove known answer, then its undo
-    panel.navigation.golden_button.click()
+    panel.golden_button.click()
     landed(qtbot, controller)
     assert ref not in golden_answers(controller.store)
     undo(qtbot, window, controller)

@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QProgressBar,
+    QPushButton,
     QScrollArea,
     QTabWidget,
     QTextEdit,
@@ -193,13 +194,24 @@ class AnnotatePanel(QWidget):
         self.navigation.back_button.clicked.connect(lambda: self._step(-1))
         self.navigation.skip_button.clicked.connect(lambda: self._step(+1))
         self.navigation.save_button.clicked.connect(self.save)
-        self.navigation.golden_button.clicked.connect(self.ask_golden)
 
         rating_column = QWidget()
         rating_layout = QVBoxLayout(rating_column)
         rating_layout.setContentsMargins(0, 0, 0, 0)
         rating_layout.addWidget(self.form)
         rating_layout.addWidget(self.correction)
+        # Below the form, in the scrolled area (the navigation row is full at a docked
+        # width): an expert's action, not a rater's every-item one.
+        self.golden_button = QPushButton("Known answer…")
+        self.golden_button.setToolTip(
+            "Give this text a known answer (a golden item other annotators are checked "
+            "against), or remove it"
+        )
+        self.golden_button.clicked.connect(self.ask_golden)
+        golden_row = QHBoxLayout()
+        golden_row.addStretch(1)
+        golden_row.addWidget(self.golden_button)
+        rating_layout.addLayout(golden_row)
         rating_layout.addStretch(1)
         self.item_area = QWidget()
         self.columns = QBoxLayout(QBoxLayout.Direction.TopToBottom, self.item_area)

@@ -475,8 +475,7 @@ class RatingForm(QWidget):
 
 
 class NavigationBar(QWidget):
-    """Undo, back, the known answer, skip, and save-and-next: always in view, below the
-    scrolled item."""
+    """Undo, back, skip, and save-and-next: always in view, below the scrolled item."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -486,11 +485,6 @@ class NavigationBar(QWidget):
         )
         self.back_button = QPushButton("◀ Back")
         self.back_button.setToolTip("Previous item (Alt+←)")
-        self.golden_button = QPushButton("Known answer…")
-        self.golden_button.setToolTip(
-            "Give this text a known answer (a golden item other annotators are checked "
-            "against), or remove it"
-        )
         self.skip_button = QPushButton("Skip ▶")
         self.skip_button.setToolTip("Next item, without saving (Alt+→)")
         self.save_button = QPushButton("Save ▸ next")
@@ -502,12 +496,11 @@ class NavigationBar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.undo_button)
         layout.addWidget(self.back_button)
-        layout.addWidget(self.golden_button)
         layout.addStretch(1)
         layout.addWidget(self.skip_button)
         layout.addWidget(self.save_button)
 
     def set_item_shown(self, shown: bool) -> None:
-        """Save, skip, back and the known answer work only while an item is shown."""
-        for button in (self.save_button, self.skip_button, self.back_button, self.golden_button):
+        """Save, skip and back work only while an item is shown."""
+        for button in (self.save_button, self.skip_button, self.back_button):
             button.setEnabled(shown)
