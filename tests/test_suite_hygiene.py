@@ -141,15 +141,19 @@ def test_a_test_that_loads_torch_outside_its_own_process_fails_the_run(tmp_path:
     if importlib.util.find_spec("torch") is None:  # looked up, not imported: this process
         pytest.skip("torch is in the models extra")  # runs other tests
     body = "def test_loads_a_model():\n    import torch\n\n    assert torch.zeros(1).sum() == 0\n"
-    done = _run_suite(tmp_path, body)
+    limit = {"TAILLENS_TEST_RSS_LIMIT_MB": "4000"}
+    done = _run_suite(tmp_path, body, env=limit)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     assert "FAILED: a test loaded torch in a pytest process shared with other tests:" in (
         done.stdout
     )
     assert "test_loads_a_model loaded torch" in done.stdout
+    said = _run_suite(tmp_path, body)  # no limit set: said, the run passes
+    assert said.returncode == 0 and "SAID: a test loaded torch" in said.stdout, said.stdout
     marked = "import pytest\n\npytestmark = pytest.mark.own_process\n\n\n" + body
-    assert _run_suite(tmp_path, marked).returncode == 0
+    clean = _run_suite(tmp_path, marked, env=limit)
+    assert clean.returncode == 0 and "loaded torch" not in clean.stdout, clean.stdout
 
 
 # With xdist the file's tests stay on one worker (its group), which starts their process.
