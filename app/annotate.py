@@ -72,6 +72,7 @@ class AnnotateController(QObject):
         ctx.undo.undone.connect(lambda entry: self._rating_moved(entry, undone=True))
         ctx.undo.redone.connect(lambda entry: self._rating_moved(entry, undone=False))
         panel.promote_requested.connect(self.promote)
+        panel.golden_requested.connect(self.set_golden)
         panel.agreement_requested.connect(self.refresh_agreement)
         ctx.session_changed.connect(lambda _store: self.session_opened())
         # New texts or units: the filter offers them; ratings written elsewhere (an
@@ -393,6 +394,48 @@ class AnnotateController(QObject):
             on_error=refused,
         )
         return promoted[0] if promoted else None
+
+    def set_golden(self, index: int, answer: tuple[int | None, int | None] | None) -> None:
+        """Known answer…: set (``answer``: fluency, adequacy) or remove (None) the known
+        answer of item ``index``, given by the annotator chosen; an edit on the session's
+        undo stack (a ``GoldenEdit``)."""
+        from core.annotation import clear_golden_answer, set_golden_answer
+
+        queue, expert = self.queue, self.annotator_id
+        if queue is None or expert is None:
+            return
+        item = queue[index]
+        number = index + 1  # as the screen says it ("item 2 of 3")
+
+        def write(store: SessionStore) -> bool:
+            if answer is None:
+                return clear_golden_answer(store, item)
+            fluency, adequacy = answer
+            set_golden_answer(store, expert, item, fluency=fluency, adequacy=adequacy)
+            return True
+
+        def done(changed: bool) -> None:
+            if answer is not None:
+                text = f"Item {number} is a golden item: its known answer is set."
+            elif changed:
+                text = f"Item {number} is no longer a golden item."
+            else:
+                text = f"Item {number} has no known answer."
+            self.panel.show_message(text)
+
+        what = (
+            f"the known answer of item {number}"
+            if answer is not None
+            else f"the removal of item {number}'s known answer"
+        )
+        self.ctx.undo.write(
+            what,
+            write,
+            writes={Topic.ANNOTATIONS},
+            panel="annotate",
+            on_done=done,
+            on_error=self._refused,
+        )
 
     def _promoted(self, queue: AnnotationQueue, index: int, reference_id: int) -> int:
         self._progress()

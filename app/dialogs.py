@@ -137,6 +137,12 @@ def _references(app: AppController) -> Any:
     return app.references.open_dialog()
 
 
+def _golden(app: AppController) -> Any:
+    from widgets.annotate.golden import GoldenAnswerDialog
+
+    return GoldenAnswerDialog(4, None, app.annotate.panel, who="ana")
+
+
 # name → (what it is, opener)
 DIALOGS: dict[str, tuple[str, Callable[[AppController], Any]]] = {
     "score": ("Scores ▸ Score…", _score),
@@ -158,6 +164,7 @@ DIALOGS: dict[str, tuple[str, Callable[[AppController], Any]]] = {
     "models": ("File ▸ Models…", _models),
     "train": ("Verbalise ▸ Model ▸ Train…", _train),
     "references": ("File ▸ References pipeline…", _references),
+    "golden": ("Annotate ▸ Known answer…", _golden),
 }
 
 

@@ -230,7 +230,10 @@ class UnitsController(QObject):
             self.ctx.notify.show_error("No category", "Show a category in the Browser first.")
             return
         source = None if self.ctx.source.kind == "cache" else self.ctx.source.source
-        handle = self.ctx.run_job(sample_request_job(store, source, category, request))
+        job = sample_request_job(store, source, category, request)
+        # The units it saves are one recorded edit: on the undo stack when it ends (a
+        # stopped sample's too: it keeps the units it saved).
+        handle = self.ctx.undo.run_recorded(self.ctx.run_job, job, panel="units")
         handle.succeeded.connect(lambda outcome: self._sampled(outcome.result))
 
     def _sampled(self, summary: SampleSummary) -> None:

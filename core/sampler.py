@@ -10,6 +10,7 @@ before it is returned, so an invalid unit is never produced.
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,10 +21,11 @@ from core.changes import Topic
 from core.claim_filters import ClaimFilterSettings, drop_reasons
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
+from core.labels import plural
 from core.store import SessionStore
 from core.unit_builder.draft import UnitDraft, claim_triple
 from core.unit_builder.render import label_index, parallel_languages, render_unit
-from core.unit_builder.saved import save_unit
+from core.unit_builder.saved import record_saved_units, save_unit
 from core.units import MAX_SIZE, MIN_SIZE, Shape, Triple, unit_structure
 from core.vocab import LANGUAGES
 from core.wikidata.records import ClaimRecord, EntityDetails
@@ -303,9 +305,15 @@ class SampleRequest:
 
 
 def sample_request_job(
-    store: SessionStore, source: object | None, category: str, request: SampleRequest
+    store: SessionStore,
+    source: object | None,
+    category: str,
+    request: SampleRequest,
+    *,
+    recorded_as: str = "gui",
 ) -> Job[SampleSummary]:
-    """:func:`sample_job` with the settings of a :class:`SampleRequest`."""
+    """:func:`sample_job` with the settings of a :class:`SampleRequest` (its units one
+    recorded edit from ``recorded_as``)."""
     return sample_job(
         store,
         source,
@@ -318,6 +326,7 @@ def sample_request_job(
         filters=request.filters,
         limit_entities=request.limit_entities,
         parallel=request.parallel,
+        recorded_as=recorded_as,
     )
 
 
@@ -354,6 +363,7 @@ def sample_job(
     limit_entities: int | None = None,
     langs: Sequence[str] = LANGUAGES,
     parallel: bool = False,
+    recorded_as: str = "gui",
 ) -> Job[SampleSummary]:
     """Sample units for the members of ``category`` held in the session and save them.
 
@@ -362,7 +372,12 @@ def sample_job(
     sub-tier name), up to ``limit_entities``. Chains and mixed units follow item values
     up to ``max(sizes) - 1`` steps from each member. With ``parallel`` only units with
     every label present in each of ``langs`` are saved (TailNLG's are parallel in en, it
-    and es)."""
+    and es).
+
+    Each unit is saved in its own transaction as it is made, so a stopped (cancelled,
+    failed) sample keeps what it saved; when it ends, done or not, the units it saved are
+    recorded as one edit from ``recorded_as`` (``record_saved_units``): one undo takes
+    them all out."""
     from core.category_tiers import load_member_tiers
     from core.wikidata.cache import load_category
 
@@ -389,55 +404,66 @@ def sample_job(
         skipped: Counter[str] = Counter()
         shape_counts: Counter[str] = Counter()
         job.partial = ids
-        for n, qid in enumerate(qids):
-            ctx.check_cancelled()
-            ctx.progress(n, len(qids), qid)
-            frontier, level = [qid], 0
-            while frontier and level <= depth:
-                following: list[str] = []
-                for item in frontier:
-                    found = _load(store, source, item, cache)
-                    if found is not None and item not in details:
-                        details[item] = found
-                        if level < depth:
-                            kept = _kept(details, item, frozenset(), filters)
-                            following.extend(
-                                c.value
-                                for c in kept
-                                if c.value_type == "wikibase-item"
-                                and c.value
-                                and c.value not in cache
-                            )
-                frontier, level = sorted(set(following)), level + 1
-            # One rng per entity, derived from the seed and its position, so a unit does
-            # not change when another entity's details arrive or go.
-            result = sample_units(
-                details,
-                [qid],
-                per_entity=per_entity,
-                shapes=shapes,
-                sizes=sizes,
-                seed=seed * 1_000_003 + n,
-                filters=filters,
-                category=category,
-                tiers=member_tiers,
-                parallel=tuple(langs) if parallel else (),
-            )
-            skipped.update(result.skipped)
-            labels = label_index(details)
-            for draft in result.drafts:
-                rendered = render_unit(draft, details, langs, labels=labels)
-                ids.append(
-                    save_unit(
-                        store,
-                        draft,
-                        rendered,
-                        origin="sampled",
-                        category=category,
-                        source=source_name,
-                    )
+        uids: list[str] = []  # of the units saved, for the one edit that records them
+        try:
+            for n, qid in enumerate(qids):
+                ctx.check_cancelled()
+                ctx.progress(n, len(qids), qid)
+                frontier, level = [qid], 0
+                while frontier and level <= depth:
+                    following: list[str] = []
+                    for item in frontier:
+                        found = _load(store, source, item, cache)
+                        if found is not None and item not in details:
+                            details[item] = found
+                            if level < depth:
+                                kept = _kept(details, item, frozenset(), filters)
+                                following.extend(
+                                    c.value
+                                    for c in kept
+                                    if c.value_type == "wikibase-item"
+                                    and c.value
+                                    and c.value not in cache
+                                )
+                    frontier, level = sorted(set(following)), level + 1
+                # One rng per entity, derived from the seed and its position, so a unit does
+                # not change when another entity's details arrive or go.
+                result = sample_units(
+                    details,
+                    [qid],
+                    per_entity=per_entity,
+                    shapes=shapes,
+                    sizes=sizes,
+                    seed=seed * 1_000_003 + n,
+                    filters=filters,
+                    category=category,
+                    tiers=member_tiers,
+                    parallel=tuple(langs) if parallel else (),
                 )
-                shape_counts[unit_structure(draft.triples, draft.root_qid).shape or ""] += 1
+                skipped.update(result.skipped)
+                labels = label_index(details)
+                for draft in result.drafts:
+                    rendered = render_unit(draft, details, langs, labels=labels)
+                    uids.append(uuid.uuid4().hex)
+                    ids.append(
+                        save_unit(
+                            store,
+                            draft,
+                            rendered,
+                            uid=uids[-1],
+                            origin="sampled",
+                            category=category,
+                            source=source_name,
+                        )
+                    )
+                    shape_counts[unit_structure(draft.triples, draft.root_qid).shape or ""] += 1
+        finally:
+            record_saved_units(
+                store,
+                uids,
+                source=recorded_as,
+                words=lambda n: f"{plural(n, 'unit')} sampled from {category}",
+            )
         ctx.progress(len(qids), len(qids), "done")
         return SampleSummary(
             category,

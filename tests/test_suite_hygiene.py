@@ -65,6 +65,9 @@ def test_leaves_a_thread():
 """
 
 
+OWN_MARK = "import pytest\n\npytestmark = pytest.mark.own_process\n\n\n"
+
+
 def _run_suite(
     tmp_path: Path, body: str, *options: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -141,15 +144,44 @@ def test_a_test_that_loads_torch_outside_its_own_process_fails_the_run(tmp_path:
     if importlib.util.find_spec("torch") is None:  # looked up, not imported: this process
         pytest.skip("torch is in the models extra")  # runs other tests
     body = "def test_loads_a_model():\n    import torch\n\n    assert torch.zeros(1).sum() == 0\n"
-    done = _run_suite(tmp_path, body)
+    limit = {"TAILLENS_TEST_RSS_LIMIT_MB": "4000"}
+    done = _run_suite(tmp_path, body, env=limit)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     assert "FAILED: a test loaded torch in a pytest process shared with other tests:" in (
         done.stdout
     )
     assert "test_loads_a_model loaded torch" in done.stdout
+    said = _run_suite(tmp_path, body)  # no limit set: said, the run passes
+    assert said.returncode == 0 and "SAID: a test loaded torch" in said.stdout, said.stdout
     marked = "import pytest\n\npytestmark = pytest.mark.own_process\n\n\n" + body
-    assert _run_suite(tmp_path, marked).returncode == 0
+    clean = _run_suite(tmp_path, marked, env=limit)
+    assert clean.returncode == 0 and "loaded torch" not in clean.stdout, clean.stdout
+
+
+def test_the_test_after_an_own_process_file_in_another_folder_sets_up(tmp_path: Path) -> None:
+    """A regular test, a marked file beside it (both under x/), then a test outside x/:
+    x/ is torn down before that test sets up, as pytest does itself."""
+    (tmp_path / "conftest.py").write_text(
+        'pytest_plugins = ["tests.fixtures.leaks", "tests.fixtures.own_process"]\n'
+    )
+    for folder, head in (("x/a", ""), ("x/b", OWN_MARK), ("c", "")):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+        (tmp_path / folder.split("/")[0] / "__init__.py").write_text("")
+        (tmp_path / folder / f"test_{folder[-1]}.py").write_text(
+            head + f"def test_in_{folder[-1]}():\n    pass\n"
+        )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "x/a", "x/b", "c"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TAILLENS_LEAK_GRACE_S": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout and "not torn down" not in done.stdout
 
 
 # With xdist the file's tests stay on one worker (its group), which starts their process.

@@ -222,7 +222,7 @@ class BrowserPanel(QWidget):
         header.setMinimumSectionSize(40)
         self.table.selectionModel().currentRowChanged.connect(self._on_row_selected)
         self.tier_filter = QComboBox()
-        self.tier_filter.addItem("All tiers", None)
+        self.tier_filter.addItem("Any tier", None)
         for code, tier in enumerate(Tier):
             self.tier_filter.addItem(tier_label(tier.value), code)
         for sub, lang in enumerate(LANGUAGES):

@@ -162,11 +162,11 @@ class _UnitFilter(QSortFilterProxyModel):
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2  # the values a unit's cell matches, "|"-joined
 # (column, what the combo offers first): the filters above the units table.
 UNIT_FILTERS = (
-    ("shape", "Any shape"),
-    ("size", "Any size"),
-    ("tier", "Any tier"),
-    ("languages", "Any language"),
-    ("references", "With or without references"),
+    ("shape", "Shape"),
+    ("size", "Size"),
+    ("tier", "Tier"),
+    ("languages", "Language"),
+    ("references", "References"),
 )
 
 
@@ -229,7 +229,10 @@ class UnitsPanel(QWidget):
             combo.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
-            combo.setMinimumContentsLength(6)
+            # Never narrower than its "Any …" words: what it shows when nothing is chosen.
+            # Never narrower than its own name, what it shows when nothing is chosen (a
+            # name alone: five boxes of "Any …" did not fit a 1024 px window).
+            combo.setMinimumContentsLength(len(everything))
             combo.currentIndexChanged.connect(self._filter_units)
             self.unit_filters[name] = combo
         self._fill_filter("references", [*QUALITIES, "any", "none"])
@@ -669,7 +672,7 @@ class UnitsPanel(QWidget):
             if combo.findData(code) >= 0:
                 continue
             key = order_key("subtier", code)
-            at = 1  # after "Any tier"
+            at = 1  # after "Tier" (any tier)
             while at < combo.count() and order_key("subtier", combo.itemData(at)) <= key:
                 at += 1
             combo.insertItem(at, tier_label(None if code == NO_TIER else code), code)

@@ -27,6 +27,7 @@ DIALOG_NAMES = (
     "models",
     "train",
     "references",
+    "golden",
 )
 
 

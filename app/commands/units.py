@@ -169,7 +169,9 @@ def run_sample(args: argparse.Namespace) -> int:
             limit_entities=args.limit_entities,
             parallel=args.parallel,
         )
-        job = sample_request_job(store, source, args.category, request)
+        job = sample_request_job(
+            store, source, args.category, request, recorded_as="taillens units sample"
+        )
         summary = run_in_terminal(job, quiet=args.quiet)
     if args.json:
         print(

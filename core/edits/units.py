@@ -199,11 +199,13 @@ DRAFT_TARGET = "units"  # the target's "draft": the save also cleared the Units 
 
 
 class UnitSaveEdit(Edit):
-    """New units saved: one from the Units panel's Save, or every unit a search saved in
-    one transaction. The state is each unit (by uid) with its triples (``None``: no unit
-    with that uid) and, when the save cleared the draft it was built from, that draft
-    (``core.edits.drafts.DraftEdit``'s state), so undo takes the units out and puts the
-    draft back in the builder, and redo saves them again under the same ids.
+    """New units saved: one from the Units panel's Save, every unit a search saved in
+    one transaction, or every unit a sample saved (each in its own transaction, recorded
+    when the sample ends: :meth:`saved_already`). The state is each unit (by uid) with
+    its triples (``None``: no unit with that uid) and, when the save cleared the draft it
+    was built from, that draft (``core.edits.drafts.DraftEdit``'s state), so undo takes
+    the units out and puts the draft back in the builder, and redo saves them again under
+    the same ids.
 
     Undo is refused while anything refers to one of the units (a verbalisation or a
     reference: ratings and scores hang on those) or its triples were changed since; redo
@@ -281,6 +283,19 @@ class UnitSaveEdit(Edit):
             self._draft().write(db, self._draft().after)
         self.after = canonical(self.read(db))
         return before, self.after
+
+    def saved_already(self, db: Session) -> tuple[JSON, JSON]:
+        """(before, after) of units written earlier in transactions of their own (a
+        sample saves each unit as it is made, so a stopped one keeps what it saved): no
+        unit before, each as the session holds it now after; the caller records it
+        (``core.edits.record_edit``). A unit deleted since is left out of the edit.
+        Nothing is written."""
+        found = self._units(db)
+        self.target = canonical({"uids": [uid for uid in self.target["uids"] if uid in found]})
+        self.after = canonical(self.read(db))
+        self.units = [int(unit["id"]) for unit in self.after["units"] if unit is not None]
+        before: dict[str, JSON] = {"units": [None] * len(self.target["uids"])}
+        return canonical(before), self.after
 
     def revert(self, db: Session, before: JSON, description: str) -> None:
         ids = [unit.id for unit in self._units(db).values()]

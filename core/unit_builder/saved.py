@@ -5,7 +5,7 @@ so a crash loses nothing."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -16,6 +16,8 @@ from core.store import models as m
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
+
+    from core.edits import HistoryEntry
 
 
 from core.unit_builder.draft import (
@@ -72,8 +74,9 @@ def save_unit(
     With ``recorded_as`` (who saves it: "gui", a command) the save is a recorded edit
     (``core.edits.units.UnitSaveEdit``, with its history row in the same transaction), so
     it can be undone; with ``clears_draft`` too, the Units draft it was built from is
-    cleared by the same edit (undo puts it back). Sampling and search save many units as
-    a job and are not recorded.
+    cleared by the same edit (undo puts it back). Without it nothing is recorded: a
+    sample saves each unit so and records them as one edit when it ends
+    (:func:`record_saved_units`).
 
     Refuses (:class:`UnitError`) a unit that is empty, larger than 7 or not connected."""
     if recorded_as is not None:
@@ -146,6 +149,33 @@ def save_units(
         return list(edit.units)
     with store.unit_of_work() as db:
         return add(db)
+
+
+def record_saved_units(
+    store: SessionStore,
+    uids: Sequence[str],
+    *,
+    source: str,
+    words: Callable[[int], str] | None = None,
+) -> HistoryEntry | None:
+    """Record units saved earlier, each in its own transaction, as one edit
+    (``core.edits.units.UnitSaveEdit``, described by ``words(units recorded)`` when
+    given) from
+    ``source``: a sample saves each unit as it is made, so a stopped sample keeps what it
+    saved, and its units are one undo. A unit deleted meanwhile is left out; None when
+    none is left."""
+    from core.edits import collect, record_edit
+    from core.edits.units import UnitSaveEdit
+
+    entry = None
+    with store.unit_of_work() as db:
+        edit = UnitSaveEdit(list(uids), lambda _db: [])
+        before, after = edit.saved_already(db)
+        if edit.target["uids"]:
+            edit.words = words(len(edit.target["uids"])) if words is not None else ""
+            entry = record_edit(db, edit, before, after, source=source)
+    collect(entry)  # once committed: a recording() block (the window's stack) takes it
+    return entry
 
 
 def _add_unit(

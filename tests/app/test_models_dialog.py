@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
 from app.gui import build_window
 from core.models_state import IDLE
 from tests.fixtures.hub_server import REPO, FakeHub
+
+# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
+pytestmark = pytest.mark.own_process
 
 
 def test_the_models_dialog_pulls_cancels_resumes_refuses_and_removes(

@@ -1,8 +1,9 @@
 """Each edit kind made through the real window, then Edit ▸ Undo (or Ctrl+Z) and Redo,
 with the session read back after each step: an annotator added, a gold reference
 written, a category saved from its dialog, the model_tail cut-off, a golden answer
-(undone after reopening: no window control sets one), a new unit saved, a pack merged,
-and the tiers a fetch gives a category that is not shown."""
+(set and removed with Annotate's Known answer…, and undone after reopening), a new unit
+saved, the units a
+sample saved, a pack merged, and the tiers a fetch gives a category that is not shown."""
 
 from __future__ import annotations
 
@@ -153,6 +154,56 @@ def test_a_golden_answer_is_undone_and_redone_after_reopening(qtbot, window_on, 
     assert golden_answers(controller.store).get(item) == before
     redo(qtbot, window, controller)
     assert golden_answers(controller.store)[item].fluency == 4
+
+
+def test_a_golden_answer_set_and_removed_in_annotate(qtbot, window_on, report, monkeypatch) -> None:
+    from core.annotation import NO, QueueFilter, golden_answers
+    from widgets.annotate.golden import GoldenAnswerDialog
+
+    window, controller = window_on(report.path)
+    panel, annotate = controller.annotate.panel, controller.annotate
+    choose(panel, "ben")
+    panel.queue_requested.emit(QueueFilter(unrated_only=False, blind=False))
+    qtbot.waitUntil(lambda: panel.index is not None, timeout=10_000)
+    ref = annotate.queue[panel.index].ref
+    before = golden_answers(controller.store).get(ref)
+    assert before is None or (before.fluency, before.adequacy) != (2, NO)
+
+    asked: list[tuple[object, object]] = []
+    remove = [False]
+
+    def answer(dialog: GoldenAnswerDialog) -> int:
+        asked.append((dialog.fluency.currentData(), dialog.adequacy.currentData()))
+        dialog.removing = remove[0]
+        return GoldenAnswerDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(GoldenAnswerDialog, "exec", answer)
+    panel.set_fluency(2)  # the form's rating is the answer the dialog offers
+    panel.set_adequacy(NO)
+    panel.golden_button.click()
+    landed(qtbot, controller)
+    assert asked == [(2, NO)]
+    answer_now = golden_answers(controller.store)[ref]
+    assert (answer_now.expert_id, answer_now.fluency, answer_now.adequacy) == (
+        report.annotators["ben"],
+        2,
+        NO,
+    )
+    assert "known answer" in window.action_undo.text()
+
+    undo(qtbot, window, controller)
+    assert golden_answers(controller.store).get(ref) == before
+    redo(qtbot, window, controller)
+    assert golden_answers(controller.store)[ref] == answer_now
+
+    remove[0] = True  # Remove known answer, then its undo
+    panel.golden_button.click()
+    landed(qtbot, controller)
+    assert ref not in golden_answers(controller.store)
+    undo(qtbot, window, controller)
+    assert golden_answers(controller.store)[ref] == answer_now
+    kinds = [(e.kind, e.source, e.status) for e in history(controller.store, kinds=["golden"])]
+    assert kinds == [("golden", "gui", "redone"), ("golden", "gui", "undone")]
 
 
 def test_a_pack_merge_is_one_undo(qtbot, window_on, report, tmp_path) -> None:
@@ -368,3 +419,43 @@ def test_a_new_unit_saved_in_units(qtbot, window_on, tmp_path) -> None:
     qtbot.waitUntil(lambda: units.shown_unit == saved.id, timeout=10_000)
     (entry,) = history(controller.store, kinds=["unit"])
     assert (entry.source, entry.status, entry.unit_id) == ("gui", "redone", saved.id)
+
+
+def test_the_units_a_sample_saved_are_one_undo(qtbot, window_on, tmp_path, monkeypatch) -> None:
+    from PySide6.QtWidgets import QDialog, QPushButton
+
+    from core.unit_builder.saved import count_units, list_units
+    from tests.fixtures.sampling_session import sampling_session
+    from widgets.units import SampleDialog
+
+    path = tmp_path / "s.taillens"
+    sampling_session(path).close()
+    window, controller = window_on(path)
+    controller.browser.show_category("City")
+    qtbot.waitUntil(lambda: controller.browser.state.category == "City", timeout=10_000)
+    landed(qtbot, controller)
+
+    def accept(dialog: SampleDialog) -> int:
+        dialog.shape.setCurrentText("sibling")
+        dialog.size_spin.setValue(1)
+        dialog.per_entity.setValue(2)
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(SampleDialog, "exec", accept)
+    panel = controller.units.panel
+    button = next(b for b in panel.findChildren(QPushButton) if b.text() == "Sample units…")
+    button.click()
+    qtbot.waitUntil(lambda: count_units(controller.store) == 4, timeout=30_000)
+    landed(qtbot, controller)
+    sampled = list_units(controller.store)
+    qtbot.waitUntil(lambda: window.action_undo.isEnabled(), timeout=10_000)
+    assert window.action_undo.text() == "&Undo 4 units sampled from City"
+
+    undo(qtbot, window, controller)
+    assert count_units(controller.store) == 0
+    qtbot.waitUntil(lambda: panel.units_model.rowCount() == 0, timeout=10_000)
+    redo(qtbot, window, controller)
+    assert list_units(controller.store) == sampled  # the same units, under the same ids
+    qtbot.waitUntil(lambda: panel.units_model.rowCount() == 4, timeout=10_000)
+    (entry,) = history(controller.store, kinds=["unit"])
+    assert (entry.source, entry.status) == ("gui", "redone")

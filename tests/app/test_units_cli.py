@@ -156,3 +156,33 @@ def test_override_names_the_entity_across_the_unit_and_bad_input_exits_2(
     assert status == 2 and "no es triple at position 9" in err
     status, _, err = run(capsys, *base, "--position", "0", "--part", "object", "--text", " ")
     assert status == 2 and "--text is empty" in err
+
+
+def test_a_sample_is_one_edit_its_command_records_and_history_undoes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from core.unit_builder.saved import count_units, list_units
+    from tests.fixtures.sampling_session import sampling_session
+
+    session = tmp_path / "s.taillens"
+    sampling_session(session).close()
+    args = ("units", "sample", "City", "--session", str(session), "--shape", "sibling")
+    status, out, _ = run(capsys, *args, "--size", "1", "--per-entity", "2", "--quiet")
+    assert status == 0 and "4 units built from 2 entities" in out
+    with SessionStore.open(session) as store:
+        sampled = list_units(store)
+    assert len(sampled) == 4
+
+    status, out, _ = run(capsys, "history", "--session", str(session), "--json")
+    (row,) = [e for e in json.loads(out) if e["kind"] == "unit"]
+    assert (row["source"], row["status"]) == ("taillens units sample", "applied")
+    assert row["description"] == "4 units sampled from City"
+
+    status, out, _ = run(capsys, "history", "--session", str(session), "--undo", str(row["id"]))
+    assert status == 0 and out.startswith("undone: 4 units sampled from City")
+    with SessionStore.open(session) as store:
+        assert count_units(store) == 0
+    status, out, _ = run(capsys, "history", "--session", str(session), "--redo", str(row["id"]))
+    assert status == 0
+    with SessionStore.open(session) as store:
+        assert list_units(store) == sampled  # the same units, under the same ids

@@ -32,6 +32,7 @@ from core.tiers import Distribution, TierSettings, long_tail_sub_tiers, tier_cat
 from core.wikidata.cache import load_category, store_members_page
 from core.wikidata.categories import category_by_name
 from core.wikidata.records import EntityRecord, MembersPage
+from tests.fixtures.sampling_session import sampling_session
 
 COUNTS = [50, 30, 10, 5, 3, 2, 1, 1]
 
@@ -508,7 +509,8 @@ def test_a_saved_unit_is_undone_redone_and_refused_once_used(tmp_path: Path) -> 
             undo_edit(store, entry.id)
         assert count_units(store) == 1
 
-        # Saving without recording (sampling) writes no history row.
+        # Saving without recording (a sample's each unit; it records them when it ends)
+        # writes no history row.
         save_unit(store, draft, render_unit(draft, DETAILS), source="sampled")
         assert len(history(store, kinds=["unit"])) == 1
         # Many units in one transaction (a search's) are one edit, undone as a whole.
@@ -520,3 +522,60 @@ def test_a_saved_unit_is_undone_redone_and_refused_once_used(tmp_path: Path) -> 
         assert count_units(store) == 2
         redo_edit(store, many.id)
         assert [load_unit(store, i).origin for i in ids] == ["search", "search"]
+
+
+def test_a_sample_is_one_edit_undone_redone_and_refused_once_used(tmp_path: Path) -> None:
+    from core.jobs import JobSucceeded, run_job
+    from core.sampler import sample_job
+    from core.store import models as m
+    from core.unit_builder.saved import count_units, list_units
+    from core.vocab import GOLD
+
+    with sampling_session(tmp_path / "s.taillens") as store:
+        job = sample_job(
+            store, None, "City", per_entity=2, shapes=["sibling"], sizes=[1], recorded_as="cli"
+        )
+        outcome = run_job(job)
+        assert isinstance(outcome, JobSucceeded) and outcome.result.units == 4
+        sampled = list_units(store)
+        assert [u.id for u in sampled] == list(outcome.result.unit_ids)
+        (entry,) = history(store, kinds=["unit"])  # one edit for every unit it saved
+        assert (entry.source, entry.status) == ("cli", "applied")
+        assert entry.description == "4 units sampled from City"
+        assert [u["id"] for u in entry.after["units"]] == [u.id for u in sampled]
+        assert entry.before == {"units": [None] * 4}
+
+        undo_edit(store, entry.id)
+        assert count_units(store) == 0
+        redo_edit(store, entry.id)
+        assert list_units(store) == sampled  # the same units, under the same ids
+        rows = history(store)
+        assert replayed_states(rows) == current_states(store, rows)
+
+        # A sampled unit a reference points at since is not taken out, nor are the others.
+        with store.unit_of_work() as db:
+            db.add(m.UnitReference(unit_id=sampled[1].id, lang="en", text="Rome.", quality=GOLD))
+        with pytest.raises(EditConflictError, match="1 reference"):
+            undo_edit(store, entry.id)
+        assert count_units(store) == 4
+
+
+def test_a_cancelled_sample_records_the_units_it_saved(tmp_path: Path) -> None:
+    from core.jobs import CancelToken, JobWasCancelled, run_job
+    from core.sampler import sample_job
+    from core.unit_builder.saved import count_units, list_units
+
+    token = CancelToken()
+    with sampling_session(tmp_path / "s.taillens") as store:
+        job = sample_job(store, None, "City", per_entity=2, shapes=["sibling"], sizes=[1])
+        # Stopped once the first member's units are saved: the second is never sampled.
+        outcome = run_job(job, token, lambda progress: token.cancel())
+        assert isinstance(outcome, JobWasCancelled)
+        kept = list_units(store)
+        assert len(kept) == 2 and [u.id for u in kept] == list(outcome.partial)
+        (entry,) = history(store, kinds=["unit"])
+        assert entry.source == "gui" and entry.description == "2 units sampled from City"
+        undo_edit(store, entry.id)
+        assert count_units(store) == 0
+        redo_edit(store, entry.id)
+        assert list_units(store) == kept

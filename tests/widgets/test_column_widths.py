@@ -152,3 +152,59 @@ def test_a_narrowed_label_is_whole_in_its_tooltip(qtbot, window_1366) -> None:
     assert label.startswith("Fenareto International Airport")
     assert panel.table.fontMetrics().horizontalAdvance(label) > panel.table.columnWidth(0)
     assert model.data(index, Qt.ItemDataRole.ToolTipRole) == label
+
+
+def elided_combos(window) -> list[str]:
+    """Visible combo boxes whose chosen words are wider than the box's text field (Qt
+    cuts them: "With or without re…")."""
+    from PySide6.QtWidgets import QComboBox, QStyleOptionComboBox
+
+    cut = []
+    for combo in window.findChildren(QComboBox):
+        if not combo.isVisible() or not combo.currentText() or combo.isEditable():
+            continue
+        option = QStyleOptionComboBox()
+        combo.initStyleOption(option)
+        field = combo.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox,
+            option,
+            QStyle.SubControl.SC_ComboBoxEditField,
+            combo,
+        )
+        if combo.fontMetrics().horizontalAdvance(combo.currentText()) > field.width():
+            owner = combo.parent()
+            while owner is not None and owner.parent() is not None and not owner.objectName():
+                owner = owner.parent()
+            where = owner.objectName() if owner is not None else ""
+            cut.append(
+                f"{combo.currentText()} ({where or type(combo.parent()).__name__}): "
+                f"{combo.fontMetrics().horizontalAdvance(combo.currentText())} > {field.width()}"
+            )
+    return cut
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1024, 640)])
+def test_the_units_filters_and_every_visible_choice_are_whole(
+    qtbot, window_1366, size: tuple[int, int]
+) -> None:
+    window, _controller = window_1366
+    window.resize(*size)
+    window.raise_panel("units")
+    _settle(qtbot)
+    filters = window.panels["units"].unit_filters
+    assert filters and all(combo.isVisible() for combo in filters.values())
+    assert elided_combos(window) == []
+
+
+@pytest.mark.parametrize("workspace", ["explore", "annotate", "report"])
+def test_no_visible_table_cuts_a_header_at_1366(qtbot, window_1366, workspace: str) -> None:
+    window, _controller = window_1366
+    window.workspaces.apply(workspace)
+    window.panels["browser"].show_category("City", _cities())
+    _settle(qtbot)
+    cut = {
+        view.objectName() or type(view.parent()).__name__: elided_headers(view)
+        for view in window.findChildren(QTableView)
+        if view.isVisible() and view.model() is not None
+    }
+    assert {name: words for name, words in cut.items() if words} == {}

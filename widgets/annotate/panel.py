@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QProgressBar,
+    QPushButton,
     QScrollArea,
     QTabWidget,
     QTextEdit,
@@ -119,6 +120,8 @@ class AnnotatePanel(QWidget):
         ("Ctrl+Shift+Z, Ctrl+Y", "redo what was undone (a correction comes back too)"),
     )
     promote_requested = Signal(int, object)  # queue index, a Rating (saved first)
+    # queue index, (fluency, adequacy) as the text's known answer or None: remove it
+    golden_requested = Signal(int, object)
     agreement_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -197,6 +200,18 @@ class AnnotatePanel(QWidget):
         rating_layout.setContentsMargins(0, 0, 0, 0)
         rating_layout.addWidget(self.form)
         rating_layout.addWidget(self.correction)
+        # Below the form, in the scrolled area (the navigation row is full at a docked
+        # width): an expert's action, not a rater's every-item one.
+        self.golden_button = QPushButton("Known answer…")
+        self.golden_button.setToolTip(
+            "Give this text a known answer (a golden item other annotators are checked "
+            "against), or remove it"
+        )
+        self.golden_button.clicked.connect(self.ask_golden)
+        golden_row = QHBoxLayout()
+        golden_row.addStretch(1)
+        golden_row.addWidget(self.golden_button)
+        rating_layout.addLayout(golden_row)
         rating_layout.addStretch(1)
         self.item_area = QWidget()
         self.columns = QBoxLayout(QBoxLayout.Direction.TopToBottom, self.item_area)
@@ -383,6 +398,20 @@ class AnnotatePanel(QWidget):
     def save(self) -> None:
         if self.index is not None:
             self.save_requested.emit(self.index, self.rating())
+
+    def ask_golden(self) -> None:
+        """Known answer…: the text shown as a golden item, its answer filled in from the
+        form (what the expert rated it), or its known answer removed."""
+        from widgets.annotate.golden import GoldenAnswerDialog
+
+        if self.index is None:
+            return
+        index = self.index
+        chosen = isinstance(self.annotator_combo.currentData(), int)
+        who = self.annotator_combo.currentText() if chosen else ""
+        dialog = GoldenAnswerDialog(self.fluency(), self.adequacy(), self, who=who)
+        if dialog.exec() == GoldenAnswerDialog.DialogCode.Accepted and self.index == index:
+            self.golden_requested.emit(index, dialog.answer())
 
     def restore_form(self, rating: StoredRating) -> None:
         """Put an undone rating back in the form (not saved) so it can be edited."""

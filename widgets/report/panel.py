@@ -280,6 +280,8 @@ class ReportPanel(QWidget):
             settings.addWidget(QLabel(label), row, 2 * column)
             settings.addWidget(field, row, 2 * column + 1)
             field.setMinimumWidth(56)
+        # "mean" and "median" need more than the others' least width (Fusion's arrow).
+        self.statistic_combo.setMinimumWidth(self.statistic_combo.minimumSizeHint().width())
         for column in (1, 3, 5):
             settings.setColumnStretch(column, 1)
         # The metrics-against-humans table over a subset of texts (correlate --where).

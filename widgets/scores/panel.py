@@ -226,9 +226,9 @@ class ScoresPanel(QWidget):
     ) -> None:
         """Fill the filters, keeping what is chosen where it still exists."""
         for combo, everything, items in (
-            (self.run_combo, "All runs", [(label, run_id) for run_id, label in runs]),
-            (self.lang_combo, "All languages", [(lang, lang) for lang in langs]),
-            (self.tier_combo, "All tiers", [(tier_label(tier), tier) for tier in tiers]),
+            (self.run_combo, "Run", [(label, run_id) for run_id, label in runs]),
+            (self.lang_combo, "Language", [(lang, lang) for lang in langs]),
+            (self.tier_combo, "Tier", [(tier_label(tier), tier) for tier in tiers]),
         ):
             current = combo.currentData()
             combo.blockSignals(True)
@@ -237,6 +237,8 @@ class ScoresPanel(QWidget):
             for label, data in items:
                 combo.addItem(label, data)
             combo.setCurrentIndex(max(0, combo.findData(current)) if current is not None else 0)
+            # Never narrower than its name, what it shows when nothing is chosen.
+            combo.setMinimumContentsLength(max(COMBO_CHARS, len(everything)))
             combo.blockSignals(False)
 
     def filters(self) -> ScoresFilter:
