@@ -82,6 +82,7 @@ def _run_suite(
             **{k: v for k, v in os.environ.items() if k != "TAILLENS_TEST_RSS_LIMIT_MB"},
             "PYTHONPATH": str(ROOT),
             "TAILLENS_LEAK_GRACE_S": "1",
+            "TAILLENS_OWN_PROCESS": "1",  # the planted runs try the own-process mechanism
             **(env or {}),
         },
         capture_output=True,
@@ -175,7 +176,12 @@ def test_the_test_after_an_own_process_file_in_another_folder_sets_up(tmp_path: 
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "x/a", "x/b", "c"],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "TAILLENS_LEAK_GRACE_S": "1"},
+        env={
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "TAILLENS_LEAK_GRACE_S": "1",
+            "TAILLENS_OWN_PROCESS": "1",
+        },
         capture_output=True,
         text=True,
         timeout=300,

@@ -237,8 +237,10 @@ class ScoresPanel(QWidget):
             for label, data in items:
                 combo.addItem(label, data)
             combo.setCurrentIndex(max(0, combo.findData(current)) if current is not None else 0)
-            # Never narrower than its name, what it shows when nothing is chosen.
-            combo.setMinimumContentsLength(max(COMBO_CHARS, len(everything)))
+            # Never narrower than its name, what it shows when nothing is chosen ("Run",
+            # "Language", "Tier": together as many characters as three of COMBO_CHARS, so
+            # the panel still fits a laptop's side dock).
+            combo.setMinimumContentsLength(len(everything))
             combo.blockSignals(False)
 
     def filters(self) -> ScoresFilter:
