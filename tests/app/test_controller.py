@@ -11,6 +11,7 @@ import pytest
 from core.jobs import Job, JobContext
 from core.store import SessionStore
 from tests.fixtures import controller_window
+from tests.fixtures.reads import settle_reads
 from tests.shared_data import TAILNLG, require
 
 window_and_controller = controller_window.window_and_controller  # registers the fixture here
@@ -236,6 +237,9 @@ def test_a_full_disk_during_an_import_is_a_message_not_a_bug(
     assert controller.new_session(tmp_path / "full.taillens")
     engine = controller.store.engine
     before = controller.store.info()["tables"]
+    # The new session's own reads (its undo history) finish first: adding a listener while
+    # a worker thread opens a connection changes the list SQLAlchemy is reading.
+    settle_reads(qtbot, controller)
 
     @event.listens_for(engine, "connect")
     def _limit(connection, _record) -> None:
