@@ -106,7 +106,7 @@ class Binding:
             self._rendering = False
 
     # -- widget -> state -------------------------------------------------------------------
-    def _connect(self) -> Callable[[], None]:
+    def _connect(self) -> Callable[[], object]:
         widget = self.widget
         if isinstance(widget, QComboBox):
             signal: Any = widget.currentIndexChanged
