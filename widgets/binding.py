@@ -15,8 +15,9 @@ value, the widget shows it, and the user's edit is written back into the state.
   state that outlives a panel never calls into a deleted widget.
 
 Supported widgets: QComboBox (by item data, else text), QAbstractButton with a check
-(QCheckBox, checkable QPushButton/QToolButton), QSpinBox, QDoubleSpinBox, QAbstractSlider,
-QLineEdit (on editingFinished, so typing is not a state change per key), QPlainTextEdit.
+(QCheckBox, checkable QPushButton/QToolButton), a checkable QAction (a switch in a menu),
+QSpinBox, QDoubleSpinBox, QAbstractSlider, QLineEdit (on editingFinished, so typing is
+not a state change per key), QPlainTextEdit.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSlider,
@@ -52,7 +54,7 @@ class Binding:
         self,
         state: State,
         name: str,
-        widget: QWidget,
+        widget: QWidget | QAction,
         *,
         to_widget: Convert = _same,
         from_widget: Convert = _same,
@@ -86,7 +88,7 @@ class Binding:
                     widget.setCurrentIndex(index)
                 elif widget.isEditable():
                     widget.setEditText("" if value is None else str(value))
-            elif isinstance(widget, QAbstractButton):
+            elif isinstance(widget, QAbstractButton | QAction):
                 widget.setChecked(bool(value))
             elif isinstance(widget, QSpinBox):
                 widget.setValue(int(value))
@@ -110,7 +112,7 @@ class Binding:
         widget = self.widget
         if isinstance(widget, QComboBox):
             signal: Any = widget.currentIndexChanged
-        elif isinstance(widget, QAbstractButton):
+        elif isinstance(widget, QAbstractButton | QAction):
             signal = widget.toggled
         elif isinstance(widget, QSpinBox | QDoubleSpinBox | QAbstractSlider):
             signal = widget.valueChanged
@@ -129,7 +131,7 @@ class Binding:
         if isinstance(widget, QComboBox):
             data = widget.currentData()
             value: Any = widget.currentText() if data is None else data
-        elif isinstance(widget, QAbstractButton):
+        elif isinstance(widget, QAbstractButton | QAction):
             value = widget.isChecked()
         elif isinstance(widget, QSpinBox | QDoubleSpinBox | QAbstractSlider):
             value = widget.value()
@@ -162,7 +164,7 @@ class Binding:
 def bind(
     state: State,
     name: str,
-    widget: QWidget,
+    widget: QWidget | QAction,
     *,
     to_widget: Convert = _same,
     from_widget: Convert = _same,

@@ -75,6 +75,25 @@ def test_each_kind_both_ways(qtbot, make, field, user, value):
     assert getattr(state, field) == value
 
 
+def test_checkable_action_both_ways(qtbot):
+    """A switch in a menu (a checkable QAction) binds like a check box."""
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QMenu
+
+    menu = QMenu()
+    qtbot.addWidget(menu)
+    action = menu.addAction("Drop")
+    action.setCheckable(True)
+    assert isinstance(action, QAction)
+    state = Form(on=True)
+    bind(state, "on", action)
+    assert action.isChecked()
+    action.setChecked(False)
+    assert state.on is False
+    state.on = True
+    assert action.isChecked()
+
+
 def test_line_edit_writes_on_editing_finished_only(qtbot):
     edit = QLineEdit()
     qtbot.addWidget(edit)
