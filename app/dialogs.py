@@ -42,14 +42,14 @@ def _import(app: AppController) -> Any:
 
 
 def _sample(app: AppController) -> Any:
-    from widgets.units import SampleDialog
+    from widgets.units.dialogs import SampleDialog
 
     return SampleDialog(app.units.panel, app.units.panel.dialog_memory)
 
 
 def _override(app: AppController) -> Any:
     from core.unit_builder.render import RenderedTriple
-    from widgets.units import OverrideDialog
+    from widgets.units.dialogs import OverrideDialog
 
     triple = RenderedTriple(0, "Paris", "country", "France", "Q90", "P17", "Q142")
     return OverrideDialog(triple, "en", app.units.panel)

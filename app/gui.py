@@ -148,7 +148,7 @@ def wire_window(window, hold_jobs: bool = False):
     from widgets.browser import BrowserPanel
     from widgets.report.panel import ReportPanel
     from widgets.scores import ScoresPanel
-    from widgets.units import UnitsPanel
+    from widgets.units.panel import UnitsPanel
     from widgets.verbalise import VerbalisePanel
 
     window.install_panels()

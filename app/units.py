@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from core.unit_builder.draft import UnitDraft
     from core.unit_search import SearchRequest, SearchSummary
     from core.wikidata.records import EntityDetails
-    from widgets.units import UnitsPanel
+    from widgets.units.panel import UnitsPanel
 
 log = get_logger("units")
 # The panel's view reads (app.session_io.ViewReads keys): a newer one supersedes.
@@ -65,7 +65,8 @@ class UnitsController(QObject):
         panel.unit_selected.connect(self.show_unit)
         panel.unit_selected.connect(ctx.unit_chosen)  # Verbalise follows
         panel.start_requested.connect(self.start_from_qid)
-        panel.filters_changed.connect(self.set_filters)
+        # A claim filter switched in the panel (its state): the candidates follow.
+        panel.state.subscribe(lambda _name, _old, new: self.set_filters(new), ["claim_filters"])
         panel.sample_requested.connect(self.sample)
         panel.search_button.clicked.connect(self.ask_search)
         panel.more_units_requested.connect(self.more_units)
@@ -215,8 +216,8 @@ class UnitsController(QObject):
         """A rule switched on or off: the candidates follow (claims already in stay)."""
         from dataclasses import replace
 
-        if self.draft is None:
-            return
+        if self.draft is None or self.draft.filters == filters:
+            return  # no draft, or the draft's own filters shown (refresh): nothing to do
         self.draft = replace(self.draft, filters=filters)
         self._persist()
         self.refresh()
@@ -509,7 +510,7 @@ class UnitsController(QObject):
                 focus.append((claim.value, labels.get(claim.value, claim.value)))
         kept = kept_labels(self.ctx.store) if self.ctx.store is not None else None
         rendered = render_unit(draft, self.details, overrides=self.overrides, kept=kept)
-        self.panel.show_filter_settings(draft.filters)
+        self.panel.state.claim_filters = draft.filters
         self.panel.show_draft(
             draft,
             labels.get(draft.root_qid, draft.root_qid),

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QSettings
 from PySide6.QtWidgets import QTabWidget
 
+from core.unit_builder.panel_state import VIEW_FIELDS
+
 if TYPE_CHECKING:
     from app.context import PanelContext
     from widgets.browser import BrowserPanel
-    from widgets.units import UnitsPanel
+    from widgets.units.panel import UnitsPanel
 
 
 class CompareTicks(QObject):
@@ -92,7 +94,7 @@ class UnitsViewMemory(QObject):
         self._applying = False
         ctx.session_changed.connect(lambda _store: setattr(self, "_pending", True))
         panel.units_shown.connect(self.restore)
-        panel.view_changed.connect(self.remember)
+        panel.state.watch(lambda _changes: self.remember(), VIEW_FIELDS)
 
     def remember(self) -> None:
         key = _session_key(self.ctx, "units/view")
@@ -115,7 +117,7 @@ class UnitsViewMemory(QObject):
             return
         self._applying = True
         try:
-            self.panel.restore_view_state(state)
+            self.panel.restore_view_state(state)  # the panel's state; its widgets follow
         finally:
             self._applying = False
 

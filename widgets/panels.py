@@ -39,7 +39,7 @@ def _browser(_spec: PanelSpec) -> QWidget:
 
 
 def _units(_spec: PanelSpec) -> QWidget:
-    from widgets.units import UnitsPanel
+    from widgets.units.panel import UnitsPanel
 
     return UnitsPanel()
 

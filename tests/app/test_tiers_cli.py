@@ -153,7 +153,7 @@ def test_units_remember_their_roots_tier_and_say_when_it_changed(
 ) -> None:
     from core.category_tiers import unit_tier_changes
     from core.unit_builder.saved import list_units
-    from widgets.units import UnitsPanel
+    from widgets.units.panel import UnitsPanel
 
     session = tmp_path / "s.taillens"
     session.write_bytes(fetched.read_bytes())

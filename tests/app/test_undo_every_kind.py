@@ -426,7 +426,7 @@ def test_the_units_a_sample_saved_are_one_undo(qtbot, window_on, tmp_path, monke
 
     from core.unit_builder.saved import count_units, list_units
     from tests.fixtures.sampling_session import sampling_session
-    from widgets.units import SampleDialog
+    from widgets.units.dialogs import SampleDialog
 
     path = tmp_path / "s.taillens"
     sampling_session(path).close()

@@ -146,7 +146,7 @@ def test_rule_switches_qid_entry_and_sampling(qtbot, wired) -> None:
 
 
 def test_sample_dialog_offers_parallel_units(qtbot) -> None:
-    from widgets.units import SampleDialog
+    from widgets.units.dialogs import SampleDialog
 
     dialog = SampleDialog()
     qtbot.addWidget(dialog)
@@ -213,7 +213,8 @@ def test_the_sample_button_asks_with_the_dialogs_settings_and_the_panels_filters
 ) -> None:
     from PySide6.QtWidgets import QDialog, QPushButton
 
-    from widgets.units import SampleDialog, UnitsPanel
+    from widgets.units.dialogs import SampleDialog
+    from widgets.units.panel import UnitsPanel
 
     panel = UnitsPanel()
     qtbot.addWidget(panel)
@@ -237,7 +238,8 @@ def test_the_sample_button_asks_with_the_dialogs_settings_and_the_panels_filters
 
 def test_unit_list_columns_show_their_values_on_one_line(qtbot) -> None:
     from core.labels import tier_label
-    from widgets.units import UNIT_COLUMNS, UnitsPanel
+    from widgets.units.panel import UnitsPanel
+    from widgets.units.table import UNIT_COLUMNS
 
     panel = UnitsPanel()
     qtbot.addWidget(panel)

@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from core.store import SessionStore
 from core.unit_references import reference_counts, references_of
 from tests.fixtures.scoring_session import build_session
-from widgets.units import UNIT_COLUMNS, UnitsPanel
+from widgets.units.panel import UnitsPanel
+from widgets.units.table import UNIT_COLUMNS
 
 
 def unit(i: int, shape: str, size: int, tier: str, langs: tuple[str, ...]) -> SimpleNamespace:
