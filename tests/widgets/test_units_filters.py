@@ -207,3 +207,29 @@ def test_tiers_are_the_panels_one_vocabulary_ordered_head_to_tail(qtbot) -> None
         "long tail · en only",
         "long tail · it only",
     ]
+
+
+def test_the_table_and_rule_switches_follow_the_panel_state(qtbot) -> None:
+    """Setting the state (as a restore does) shows the filters, the sort and the rules;
+    a value no unit read yet has is offered all the same; the user's pick is the state's."""
+    from core.unit_builder.panel_state import ANY
+
+    panel = UnitsPanel()
+    qtbot.addWidget(panel)
+    panel.show_units(UNITS, references=REFERENCES)
+    panel.state.update(shape="chain", sort_column=UNIT_COLUMNS.index("size"), sort_descending=True)
+    assert panel.unit_filters["shape"].currentData() == "chain"
+    assert shown(panel, "size") == ["10", "3"]
+    header = panel.units_view.horizontalHeader()
+    assert header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+    panel.state.languages = "de"  # no unit has it yet: offered, and nothing matches
+    assert panel.unit_filters["languages"].currentData() == "de" and shown(panel) == []
+    combo = panel.unit_filters["languages"]
+    combo.setCurrentIndex(combo.findData(ANY))
+    assert panel.state.languages == ANY
+    panel.units_view.sortByColumn(UNIT_COLUMNS.index("uid"), Qt.SortOrder.AscendingOrder)
+    assert (panel.state.sort_column, panel.state.sort_descending) == (0, False)
+    panel.state.claim_filters = panel.state.with_rule("truthy_only", False)
+    assert not panel.rule_checks["truthy_only"].isChecked()
+    panel.rule_checks["drop_deprecated"].setChecked(False)
+    assert not panel.filter_settings().drop_deprecated
