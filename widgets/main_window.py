@@ -1,27 +1,24 @@
-"""The main window: docks, menus, status bar. It shows state and asks for actions.
+"""The main window: docks, status bar, messages, and its layout kept across restarts.
 
 The window never opens a session or runs work itself. File actions are emitted as
-signals (``open_requested`` …) that ``app.controller`` answers, and what the
-controller learns comes back through ``show_session`` / ``show_error``.
+signals (``open_requested`` …, declared with the menus in ``widgets.window_menus``)
+that ``app.controller`` answers, and what the controller learns comes back through
+``show_session`` / ``show_error``.
 """
 
 from __future__ import annotations
 
-import html
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, qVersion
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QDockWidget,
-    QFileDialog,
     QLabel,
     QLayout,
     QMainWindow,
-    QMenu,
     QMessageBox,
     QSizePolicy,
     QSplitter,
@@ -30,25 +27,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import APP_NAME, __version__
-from core.paths import SESSION_SUFFIX
+from core import APP_NAME
 from widgets import wheel_guard
 from widgets.error_log import ErrorLogPanel
 from widgets.job_status import JobStatusWidget
 from widgets.message_bar import ERROR, INFO, ElidedLabel, MessageBar, StatusBar
-from widgets.panels import BOTTOM, COMMANDS, PANELS, RIGHT, PanelSpec
-from widgets.save_dialog import ask_save_path
+from widgets.panels import BOTTOM, PANELS, RIGHT, PanelSpec
 from widgets.session_overview import SessionOverview
+from widgets.window_menus import MenuWindow
 from widgets.workspaces import WORKSPACES, Workspaces
 
 if TYPE_CHECKING:
     from core.dataset_stats import Finding, Table
     from core.session_info import SessionInfo
     from widgets.dataset_stats import DatasetStatsDialog
-    from widgets.help import GettingStartedGuide, ShortcutsDialog
-
-SESSION_FILTER = f"TailLens sessions (*{SESSION_SUFFIX});;All files (*)"
-MAX_RECENT = 10
 
 _KEY_GEOMETRY = "window/geometry"
 _KEY_STATE = "window/state"
@@ -61,40 +53,9 @@ RESTORED_PROPERTY = "taillens_restored"
 _STATE_VERSION = 2
 
 
-def about_text() -> str:
-    from core.versions import software_versions  # importlib.metadata: not before the paint
-
-    versions = software_versions()
-    # Qt's own version can differ from the PySide6 wheel's: show both.
-    versions = {APP_NAME: versions.pop(APP_NAME), "Qt": qVersion(), **versions}
-    rows = "".join(
-        f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in versions.items()
-    )
-    return (
-        f"<h3>{APP_NAME} {__version__}</h3>"
-        "<p>Explore how language models put knowledge-graph facts into words, and how "
-        "much worse they do it for long-tail entities.</p>"
-        f"<table>{rows}</table>"
-    )
-
-
-class MainWindow(QMainWindow):
-    new_session_requested = Signal(str)
-    open_requested = Signal(str)
-    save_copy_requested = Signal(str, bool)  # destination, switch to the copy afterwards
-    import_requested = Signal(str, str)  # file, format name
-    # file or folder, format name ("auto": from the first bytes), language of unmarked
-    # WebNLG texts ("" for the file-name rule)
-    import_options_requested = Signal(str, str, str)
-    dataset_stats_requested = Signal()
-    annotation_packs_requested = Signal()
-    export_requested = Signal(str, str)  # file, format name
-    preferences_requested = Signal()
-    models_requested = Signal()  # File ▸ Models… (app/models.py)
-    references_requested = Signal()  # File ▸ References pipeline… (app/references_pipeline.py)
-    undo_requested = Signal()  # Edit ▸ Undo (app/edits.py)
-    redo_requested = Signal()  # Edit ▸ Redo
-    history_requested = Signal()  # Edit ▸ Session history…
+class MainWindow(MenuWindow):
+    """The docks, the status bar, the message bar and the layout kept across restarts
+    (the menus: :class:`widgets.window_menus.MenuWindow`)."""
 
     def __init__(
         self, settings: QSettings, parent: QWidget | None = None, *, build_panels: bool = True
@@ -177,6 +138,8 @@ class MainWindow(QMainWindow):
         self._importers: list[tuple[str, str, str]] = []
         self._exporters: list[tuple[str, str, str]] = []
         self._build_menus()
+        for key, panel in self.panels.items():  # built above: their commands, now in the menu
+            self.add_panel_commands(key, panel)
         # One arrangement of the docks per task (widgets/workspaces.py), in the menu bar.
         self.workspaces = Workspaces(self)
         self.workspaces.mark("explore")  # the default layout
@@ -214,6 +177,7 @@ class MainWindow(QMainWindow):
                 widget = spec.build()
                 widget.setParent(self.docks[spec.key])  # hidden, outside the dock's layout
                 self.panels[spec.key] = widget
+                self.add_panel_commands(spec.key, widget)
         QTimer.singleShot(0, self.place_panels)
 
     def place_panels(self) -> None:
@@ -255,151 +219,6 @@ class MainWindow(QMainWindow):
         for dock in first_in_area.values():
             dock.raise_()
 
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.action_new = self._action(
-            file_menu, "&New session…", QKeySequence.StandardKey.New, self._ask_new_session
-        )
-        self.action_open = self._action(
-            file_menu, "&Open…", QKeySequence.StandardKey.Open, self._ask_open
-        )
-        self.recent_menu = QMenu("Open &recent", self)
-        file_menu.addMenu(self.recent_menu)
-        file_menu.addSeparator()
-        self.action_save_as = self._action(
-            file_menu,
-            "Save &as…",
-            QKeySequence.StandardKey.SaveAs,
-            lambda: self._ask_save_copy(switch=True),
-        )
-        self.action_save_copy = self._action(
-            file_menu, "Save a &copy…", None, lambda: self._ask_save_copy(switch=False)
-        )
-        file_menu.addSeparator()
-        self.action_import = self._action(file_menu, "&Import…", None, self._ask_import)
-        self.action_import_folder = self._action(
-            file_menu, "Import &folder…", None, self._ask_import_folder
-        )
-        self.action_import_folder.setStatusTip(
-            "Import every WebNLG/TailNLG .xml file under a folder, in one transaction"
-        )
-        self.action_export = self._action(file_menu, "&Export…", None, self._ask_export)
-        self.action_packs = self._action(
-            file_menu, "Annotation &packs…", None, self.annotation_packs_requested.emit
-        )
-        self.action_packs.setStatusTip(
-            "Make a pack for an annotator to rate offline, merge packs, see the team's progress"
-        )
-        self.action_references = self._action(
-            file_menu, "&References pipeline…", None, lambda: self.references_requested.emit()
-        )
-        self.action_references.setStatusTip(
-            "Translate gold references into other languages, estimate their quality, post-edit them"
-        )
-        self.action_models = self._action(
-            file_menu, "&Models…", None, lambda: self.models_requested.emit()
-        )
-        self.action_models.setStatusTip(
-            "The models on this machine; pull one from the Hugging Face hub, remove one"
-        )
-        file_menu.addSeparator()
-        self.action_quit = self._action(
-            file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close
-        )
-        self.action_quit.setMenuRole(QAction.MenuRole.QuitRole)
-        if self.action_quit.shortcut().isEmpty():  # platforms whose standard Quit has no key
-            self.action_quit.setShortcut(QKeySequence("Ctrl+Q"))
-
-        # Undo and redo of every edit to the session (app.edits keeps the stack and sets
-        # the texts and enabled states through set_undo_state).
-        self.edit_menu = self.menuBar().addMenu("&Edit")
-        self.action_undo = self._action(
-            self.edit_menu, "&Undo", QKeySequence.StandardKey.Undo, self.undo_requested.emit
-        )
-        self.action_redo = self._action(self.edit_menu, "&Redo", None, self.redo_requested.emit)
-        # Ctrl+Shift+Z and Ctrl+Y on every platform (the standard Redo has only one of them
-        # on some).
-        self.action_redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
-        self.edit_menu.addSeparator()
-        self.action_history = self._action(
-            self.edit_menu, "Session &history…", None, self.history_requested.emit
-        )
-        self.set_undo_state(False, "", False, "")
-
-        self.view_menu = self.menuBar().addMenu("&View")
-        # Ctrl+1…6 bring a panel forward and give it the keyboard (showing it if it was
-        # closed); they never hide one. A dock's own ✕ closes it.
-        self.panel_actions: dict[str, QAction] = {}
-        for spec in PANELS:
-            action = self._action(
-                self.view_menu,
-                spec.title,
-                spec.shortcut,
-                lambda key=spec.key: self.raise_panel(key),
-            )
-            action.setStatusTip(f"Bring the {spec.title} panel forward ({spec.shortcut})")
-            self.panel_actions[spec.key] = action
-        self.view_menu.addAction(self._raise_action("Session", self.overview_dock))
-        self.view_menu.addAction(self._raise_action("Error log", self.error_dock))
-        self.view_menu.addSeparator()
-        self.action_reset_layout = self._action(
-            self.view_menu, "&Reset layout", None, self.reset_layout
-        )
-        self.action_dataset_stats = self._action(
-            self.view_menu, "Dataset &statistics…", None, self.dataset_stats_requested.emit
-        )
-        self.action_dataset_stats.setStatusTip(
-            "Units per tier, sub-tier, size, shape and language, and units that look wrong"
-        )
-        self.dataset_stats_dialog: DatasetStatsDialog | None = None
-
-        self.action_preferences = self._action(
-            file_menu,
-            "&Preferences…",
-            QKeySequence.StandardKey.Preferences,
-            self.preferences_requested.emit,
-        )
-        self.action_preferences.setMenuRole(QAction.MenuRole.PreferencesRole)
-        if self.action_preferences.shortcut().isEmpty():
-            self.action_preferences.setShortcut(QKeySequence("Ctrl+,"))
-        file_menu.insertAction(self.action_quit, self.action_preferences)
-        file_menu.insertSeparator(self.action_quit)
-
-        # Each panel's main commands, with keys (Help ▸ Keyboard shortcuts lists them).
-        self.actions_menu = self.menuBar().addMenu("&Actions")
-        self.command_actions: dict[str, QAction] = {}
-        previous = None
-        for command in COMMANDS:
-            if previous is not None and command.panel != previous:
-                self.actions_menu.addSeparator()
-            previous = command.panel
-            action = self._action(
-                self.actions_menu,
-                command.text,
-                command.shortcut or None,
-                lambda c=command: self.run_command(c.panel, c.button),
-            )
-            self.command_actions[f"{command.panel}:{command.button}"] = action
-        self.actions_menu.aboutToShow.connect(self._update_commands)
-
-        help_menu = self.menuBar().addMenu("&Help")
-        self.action_getting_started = self._action(
-            help_menu, "&Getting started", "F1", self.show_getting_started
-        )
-        self.action_shortcuts = self._action(
-            help_menu, "&Keyboard shortcuts", "Ctrl+/", self.show_shortcuts
-        )
-        self.guide: GettingStartedGuide | None = None
-        self.shortcuts_dialog: ShortcutsDialog | None = None
-        self.action_about = self._action(help_menu, f"&About {APP_NAME}", None, self.show_about)
-        self.action_about.setMenuRole(QAction.MenuRole.AboutRole)
-        self.refresh_recent_menu()
-
-    def _raise_action(self, title: str, dock: QDockWidget) -> QAction:
-        action = QAction(title, self)
-        action.triggered.connect(lambda _checked=False: self._raise_dock(dock))
-        return action
-
     def show_task(self, key: str) -> None:
         """The workspace that brings panel ``key`` to the front, with that panel raised
         (e.g. Annotate's own workspace for an annotation pack)."""
@@ -439,94 +258,6 @@ class MainWindow(QMainWindow):
             )
         target.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
-    def command_button(self, panel: str, text: str) -> QAbstractButton | None:
-        """The button of ``panel`` whose text is ``text`` (None before the panels exist)."""
-        widget = self.panels.get(panel)
-        if widget is None:
-            return None
-        return next((b for b in widget.findChildren(QAbstractButton) if b.text() == text), None)
-
-    def run_command(self, panel: str, text: str) -> None:
-        """An Actions menu command: the panel forward, its button pressed if it can be."""
-        self.raise_panel(panel)
-        button = self.command_button(panel, text)
-        if button is not None and button.isEnabled():
-            button.click()
-
-    def _update_commands(self) -> None:
-        for key, action in self.command_actions.items():
-            panel, text = key.split(":", 1)
-            button = self.command_button(panel, text)
-            action.setEnabled(button is not None and button.isEnabled())
-
-    def shortcut_rows(self) -> list[tuple[str, str, str]]:
-        """(where, what, keys) for every action of the window that has a shortcut, read
-        from the actions themselves, then the keys panels handle on their own."""
-        rows: list[tuple[str, str, str]] = []
-        seen: set[int] = set()
-
-        def walk(menu: QMenu, where: str) -> None:
-            for action in menu.actions():
-                if action.menu() is not None:
-                    walk(action.menu(), f"{where} ▸ {action.menu().title().replace('&', '')}")
-                elif action.shortcuts():
-                    seen.add(id(action))
-                    rows.append((where, action.text().replace("&", ""), _keys(action)))
-
-        for top in self.menuBar().actions():
-            if top.menu() is not None:
-                walk(top.menu(), top.menu().title().replace("&", ""))
-        for action in self.findChildren(QAction):
-            if id(action) not in seen and action.shortcuts() and action.text():
-                rows.append(("Window", action.text().replace("&", ""), _keys(action)))
-        for key, panel in self.panels.items():
-            for keys, what in getattr(panel, "KEYS", ()):
-                rows.append((self.docks[key].windowTitle(), what, keys))
-        return rows
-
-    def show_shortcuts(self) -> ShortcutsDialog:
-        from widgets.help import ShortcutsDialog
-
-        if self.shortcuts_dialog is None:
-            self.shortcuts_dialog = ShortcutsDialog(self)
-        self.shortcuts_dialog.show_rows(self.shortcut_rows())
-        self.shortcuts_dialog.show()
-        self.shortcuts_dialog.raise_()
-        return self.shortcuts_dialog
-
-    def show_getting_started(self) -> GettingStartedGuide:
-        from widgets.help import GettingStartedGuide
-
-        if self.guide is None:
-            self.guide = GettingStartedGuide(self)
-            self.guide.panel_wanted.connect(self.raise_panel)
-        self.guide.show()
-        self.guide.raise_()
-        return self.guide
-
-    def _action(
-        self,
-        menu: QMenu,
-        text: str,
-        shortcut: QKeySequence.StandardKey | str | None,
-        slot: Callable[[], object],
-    ) -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.triggered.connect(lambda _checked=False: slot())
-        menu.addAction(action)
-        return action
-
-    def set_undo_state(
-        self, can_undo: bool, undo_text: str, can_redo: bool, redo_text: str
-    ) -> None:
-        """The Edit menu's Undo and Redo: what they would undo or redo, and whether now."""
-        self.action_undo.setText(f"&Undo {undo_text}" if undo_text else "&Undo")
-        self.action_redo.setText(f"&Redo {redo_text}" if redo_text else "&Redo")
-        self.action_undo.setEnabled(can_undo)
-        self.action_redo.setEnabled(can_redo)
-
     # -- what the controller tells the window -------------------------------------------
     def show_session(self, info: SessionInfo | None) -> None:
         """Show the open session (``core.store.SessionStore.info()``), or none."""
@@ -543,54 +274,6 @@ class MainWindow(QMainWindow):
         self.session_label.setToolTip(str(path))
         self.setWindowTitle(f"{path.name} — {APP_NAME}")
         self.add_recent(path)
-
-    def set_transfer_formats(
-        self, importers: list[tuple[str, str, str]], exporters: list[tuple[str, str, str]]
-    ) -> None:
-        """Formats for Import…/Export…: (name, description, file-dialog filter such as
-        "TailNLG XML (*.xml)")."""
-        self._importers, self._exporters = importers, exporters
-        for action, formats, verb in (
-            (self.action_import, importers, "import"),
-            (self.action_export, exporters, "export"),
-        ):
-            action.setEnabled(bool(formats))
-            action.setStatusTip(
-                "Formats: " + ", ".join(d for _n, d, _f in formats)
-                if formats
-                else f"No {verb} formats available yet"
-            )
-
-    def _file_filters(self, formats: list[tuple[str, str, str]]) -> str:
-        return ";;".join(file_filter for _name, _description, file_filter in formats)
-
-    def _format_of(self, formats: list[tuple[str, str, str]], chosen_filter: str) -> str:
-        for name, _description, file_filter in formats:
-            if chosen_filter == file_filter:
-                return name
-        return formats[0][0]
-
-    def _ask_import(self) -> None:
-        path, chosen = QFileDialog.getOpenFileName(
-            self, "Import into the session", "", self._file_filters(self._importers)
-        )
-        if not path:
-            return
-        name = self._format_of(self._importers, chosen)
-        if name not in ("webnlg", "tailnlg"):
-            self.import_requested.emit(path, name)
-            return
-        lang = self.ask_import_language(Path(path).name)
-        if lang is not None:
-            self.import_options_requested.emit(path, name, lang)
-
-    def _ask_import_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Import a folder of WebNLG files")
-        if not folder:
-            return
-        lang = self.ask_import_language(Path(folder).name + "/")
-        if lang is not None:
-            self.import_options_requested.emit(folder, "auto", lang)
 
     def ask_session_in_use(self, name: str, holder: str) -> str:
         """A session another TailLens window has open: "read_only", "open" (anyway) or
@@ -614,19 +297,6 @@ class MainWindow(QMainWindow):
         box.exec()
         clicked = box.clickedButton()
         return "read_only" if clicked is read_only else "open" if clicked is anyway else "cancel"
-
-    def ask_import_language(self, target: str) -> str | None:
-        """The import dialog's language field (None: cancelled); tests replace this."""
-        from widgets.import_dialog import ask_import_language
-
-        return ask_import_language(target, self)
-
-    def _ask_export(self) -> None:
-        path, chosen = ask_save_path(
-            self, "Export from the session", "", self._file_filters(self._exporters)
-        )
-        if path:
-            self.export_requested.emit(path, self._format_of(self._exporters, chosen))
 
     def show_dataset_statistics(
         self,
@@ -699,68 +369,6 @@ class MainWindow(QMainWindow):
             # (resizeDocks does not move a lone bottom dock: cap it for one layout pass.)
             self.error_log.setMaximumHeight(max(110, self.height() // 6))
             QTimer.singleShot(0, lambda: self.error_log.setMaximumHeight(16_777_215))
-
-    def about_box(self) -> QMessageBox:
-        """Help ▸ About: the version of TailLens and of what it runs on (not yet shown)."""
-        box = QMessageBox(self)
-        box.setWindowTitle(f"About {APP_NAME}")
-        box.setText(about_text())
-        box.setIconPixmap(self.windowIcon().pixmap(64, 64))
-        box.setStandardButtons(QMessageBox.StandardButton.Close)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        return box
-
-    def show_about(self) -> None:
-        self.about_box().open()
-
-    # -- recent files ---------------------------------------------------------------
-    def recent_files(self) -> list[str]:
-        value = self.settings.value(_KEY_RECENT, [])
-        if isinstance(value, str):  # QSettings returns a bare string for a one-item list
-            value = [value]
-        return [str(v) for v in (value or [])]
-
-    def add_recent(self, path: Path) -> None:
-        entry = str(path)
-        files = [entry] + [f for f in self.recent_files() if f != entry]
-        self.settings.setValue(_KEY_RECENT, files[:MAX_RECENT])
-        self.refresh_recent_menu()
-
-    def refresh_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        files = self.recent_files()
-        for entry in files:
-            action = self.recent_menu.addAction(entry)
-            action.setEnabled(Path(entry).exists())
-            if not action.isEnabled():
-                action.setText(f"{entry} (missing)")
-            action.triggered.connect(lambda _checked=False, p=entry: self.open_requested.emit(p))
-        if files:
-            self.recent_menu.addSeparator()
-        clear = self.recent_menu.addAction("Clear list")
-        clear.setEnabled(bool(files))
-        clear.triggered.connect(self._clear_recent)
-
-    def _clear_recent(self) -> None:
-        self.settings.setValue(_KEY_RECENT, [])
-        self.refresh_recent_menu()
-
-    # -- file dialogs -----------------------------------------------------------------
-    def _ask_new_session(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "New session", "", SESSION_FILTER)
-        if path:
-            self.new_session_requested.emit(_with_suffix(path))
-
-    def _ask_open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open session", "", SESSION_FILTER)
-        if path:
-            self.open_requested.emit(path)
-
-    def _ask_save_copy(self, switch: bool) -> None:
-        title = "Save session as" if switch else "Save a copy of the session"
-        path, _ = QFileDialog.getSaveFileName(self, title, "", SESSION_FILTER)
-        if path:
-            self.save_copy_requested.emit(_with_suffix(path), switch)
 
     # -- layout persistence ---------------------------------------------------------------
     def restore_layout(self) -> None:
@@ -972,11 +580,3 @@ def _placeholder(title: str) -> QLabel:
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
     label.setEnabled(False)  # drawn in the palette's muted text colour
     return label
-
-
-def _keys(action: QAction) -> str:
-    return ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts())
-
-
-def _with_suffix(path: str) -> str:
-    return path if Path(path).suffix else path + SESSION_SUFFIX

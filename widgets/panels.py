@@ -134,22 +134,28 @@ PANELS: tuple[PanelSpec, ...] = (
 @dataclass(frozen=True)
 class PanelCommand:
     """A panel's push button that is also a menu command (Actions menu), with a key:
-    triggered, it brings the panel forward and presses the button (when it can be)."""
+    triggered, it brings the panel forward and presses the button (when it can be;
+    ``widgets.commands`` makes the panel's QAction for it)."""
 
     panel: str
-    button: str  # the button's text in the panel
+    name: str  # the command's name, unique in its panel
+    button: str  # the panel's attribute holding the button
     text: str  # the menu item
     shortcut: str
 
+    @property
+    def key(self) -> str:
+        return f"{self.panel}:{self.name}"
+
 
 COMMANDS: tuple[PanelCommand, ...] = (
-    PanelCommand("browser", "Fetch", "&Fetch category", "F5"),
-    PanelCommand("browser", "Start with the demo", "Start with the &demo", ""),
-    PanelCommand("units", "Sample units…", "&Sample units…", "Ctrl+Shift+U"),
-    PanelCommand("units", "Search…", "Searc&h units…", ""),
-    PanelCommand("verbalise", "Run", "&Verbalise (run)", "Ctrl+Shift+R"),
-    PanelCommand("scores", "Score…", "S&core…", "Ctrl+Shift+M"),
-    PanelCommand("scores", "Export texts…", "Export &texts…", ""),
-    PanelCommand("annotate", "Build queue", "Build the &annotation queue", ""),
-    PanelCommand("report", "Build report", "Build &report", "Ctrl+Shift+B"),
+    PanelCommand("browser", "fetch", "fetch_button", "&Fetch category", "F5"),
+    PanelCommand("browser", "demo", "demo_button", "Start with the &demo", ""),
+    PanelCommand("units", "sample", "sample_button", "&Sample units…", "Ctrl+Shift+U"),
+    PanelCommand("units", "search", "search_button", "Searc&h units…", ""),
+    PanelCommand("verbalise", "run", "run_button", "&Verbalise (run)", "Ctrl+Shift+R"),
+    PanelCommand("scores", "score", "score_button", "S&core…", "Ctrl+Shift+M"),
+    PanelCommand("scores", "export_texts", "export_texts_button", "Export &texts…", ""),
+    PanelCommand("annotate", "build_queue", "build_button", "Build the &annotation queue", ""),
+    PanelCommand("report", "build", "build_button", "Build &report", "Ctrl+Shift+B"),
 )

@@ -33,7 +33,7 @@ def test_start_with_the_demo_fetches_the_category_from_the_demo_data(qtbot, tmp_
         with qtbot.waitSignal(
             controller.runner.job_finished, timeout=60_000, check_params_cb=is_fetch
         ):
-            window.command_actions["browser:Start with the demo"].trigger()
+            window.command_actions["browser:demo"].trigger()
         assert browser.source_kind == "embedded"
         assert panel.source_combo.currentData() == "embedded"
         qtbot.waitUntil(lambda: len(panel.model.columns) == 200, timeout=10_000)
@@ -66,7 +66,7 @@ def test_after_the_demo_every_category_shows_its_members(qtbot, tmp_path: Path) 
             timeout=180_000,
             check_params_cb=lambda handle: handle.job.kind == "wikidata.fetch_many",
         ):
-            window.command_actions["browser:Start with the demo"].trigger()
+            window.command_actions["browser:demo"].trigger()
         # Said once it is done, where to find them (not hidden by the "done in" line).
         assert "categories are in the session" in window.statusBar().currentMessage()
         store = controller.store

@@ -10,8 +10,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget
 
 from core.jobs import Progress
-from widgets.main_window import MainWindow, about_text
+from widgets.main_window import MainWindow
 from widgets.panels import PANELS
+from widgets.window_menus import about_text
 
 PANEL_TITLES = ["Browser", "Units", "Verbalise", "Scores", "Annotate", "Report"]
 

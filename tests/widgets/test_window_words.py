@@ -77,9 +77,8 @@ def test_getting_started_names_only_what_the_window_has(wired) -> None:
 def test_panel_commands_are_menu_actions_with_keys(wired, qtbot) -> None:
     window, _controller = wired
     for command in COMMANDS:
-        button = window.command_button(command.panel, command.button)
-        assert button is not None, command
-        action = window.command_actions[f"{command.panel}:{command.button}"]
+        assert window.panel_command(command.panel, command.name) is not None, command
+        action = window.command_actions[command.key]
         assert action in window.actions_menu.actions()
     rows = window.show_shortcuts().texts()
     listed = {(where, what, keys) for where, what, keys in rows}
@@ -89,10 +88,17 @@ def test_panel_commands_are_menu_actions_with_keys(wired, qtbot) -> None:
     # The key works: Build report brings the Report forward and presses its button.
     window.docks["browser"].raise_()
     pressed = []
-    button = window.command_button("report", "Build report")
+    button = window.panels["report"].build_button
     button.clicked.connect(lambda: pressed.append(True))
-    window.command_actions["report:Build report"].trigger()
+    window.command_actions["report:build"].trigger()
     assert pressed and not window.docks["report"].visibleRegion().isEmpty()
+    # The menu item follows the panel's button: disabled with it, and never presses it.
+    button.setEnabled(False)
+    assert not window.command_actions["report:build"].isEnabled()
+    window.command_actions["report:build"].trigger()
+    assert pressed == [True]
+    button.setEnabled(True)
+    assert window.command_actions["report:build"].isEnabled()
 
 
 def _shown_texts(root: QWidget) -> list[tuple[str, str]]:
