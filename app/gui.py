@@ -7,11 +7,13 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import NoReturn, cast
+from typing import Any, NoReturn, cast
 
 from app.appearance import apply_color_scheme, apply_theme, system_scheme_changed
+from app.screenshot import offscreen_screen, save_screenshot, screenshot_target_ok
 from core import APP_NAME, paths
 from core.errors import UserFacingError
 from core.logs import get_logger, setup_logging
@@ -246,6 +248,27 @@ def heavy_modules_loaded() -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class LaunchOptions:
+    """What ``taillens gui`` was asked for (see :func:`launch`)."""
+
+    session: Path | None = None
+    screenshot: Path | None = None
+    size: tuple[int, int] = (1280, 800)
+    report_first_paint: bool = False
+    report_idle: bool = False
+    show_panels: tuple[str, ...] = ()
+    wait_for_jobs_s: float = 0.0
+    force: bool = False
+    dialog: str | None = None
+    theme: str | None = None
+
+    @property
+    def rendering_only(self) -> bool:
+        """A screenshot or a timing run: nobody sits at the window."""
+        return self.screenshot is not None or self.report_first_paint
+
+
 def launch(
     session: Path | None = None,
     screenshot: Path | None = None,
@@ -267,88 +290,165 @@ def launch(
     ``--screenshot`` renders offscreen on a screen of ``size`` (the window fills it, a
     ``dialog`` is fitted to it as on a real screen of that size); ``theme`` (system,
     light, dark) replaces the preference for this run."""
-    scratch = None
-    report_first_paint = report_first_paint or report_idle
-    if screenshot is not None or report_first_paint:
-        import tempfile
+    options = LaunchOptions(
+        session=session,
+        screenshot=screenshot,
+        size=size,
+        report_first_paint=report_first_paint or report_idle,
+        report_idle=report_idle,
+        show_panels=show_panels,
+        wait_for_jobs_s=wait_for_jobs_s,
+        force=force,
+        dialog=dialog,
+        theme=theme,
+    )
+    return _Launch(options).run()
 
-        scratch = tempfile.TemporaryDirectory(prefix="taillens-settings-")
-    if _needs_offscreen(screenshot is not None or report_first_paint):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    if screenshot is not None and scratch is not None:
-        _offscreen_screen(Path(scratch.name), size)
-    _check_display()
-    setup_logging()
-    app = get_application()
-    from PySide6.QtCore import QTimer
 
-    if scratch is not None:
-        window = build_shell(scratch_settings(Path(scratch.name)))
-        window.interactive = False  # nobody to ask: a session in use opens read-only
-    else:
-        window = build_shell()
-    window.restore_layout()  # the docks exist, by name: the saved layout applies to the shell
-    apply_theme(app, theme or load_theme(window.settings))
-    install_excepthook(window)
-    window.show_opening_session()
+class _Launch:
+    """One run of the window, step by step: the platform and settings, the shell, the
+    panels asked to be in front, then (in the event loop, after the first paint) the
+    wiring, the session, and what a screenshot or timing run does once it is open."""
 
-    if screenshot is not None and not _screenshot_target_ok(screenshot, force):
-        return 2  # refused before the window shows; again once the session is open
-    if screenshot is not None or report_first_paint:
-        window.resize(*size)
-    for key in show_panels:
-        dock = window.docks.get(key)
-        if dock is None:
-            print(
-                f"taillens: no panel {key!r} (panels: {', '.join(window.docks)})", file=sys.stderr
-            )
+    def __init__(self, options: LaunchOptions) -> None:
+        self.options = options
+        self.status = 0  # the exit status when not 0 (a session or screenshot refused)
+        self.controllers: list[object] = []  # the application controller, once wired
+        self.scratch: Any = None  # a rendering-only run's own settings folder
+
+    def run(self) -> int:
+        options = self.options
+        self._prepare_platform()
+        self.app = get_application()
+        self.window = self._build_shell()
+        if options.screenshot is not None and not screenshot_target_ok(
+            options.screenshot, options.force
+        ):
+            return 2  # refused before the window shows; again once the session is open
+        if options.rendering_only:
+            self.window.resize(*options.size)
+        if not self._show_panels():
             return 2  # before the panels and the session: nothing to shut down
-        dock.show()
-        dock.raise_()
+        exit_code = self._show_and_wait()
+        self.window.settings.sync()  # written now: end_process skips QSettings' destructor
+        if self.scratch is not None:
+            self.scratch.cleanup()
+        if self.status:
+            return self.status
+        if options.screenshot is not None and not options.screenshot.exists():
+            print(f"taillens: could not write screenshot {options.screenshot}", file=sys.stderr)
+            return 1
+        return exit_code
 
-    status = 0
-    controllers: list[object] = []  # the application controller, once wired
+    # -- before the window shows -----------------------------------------------------------
+    def _prepare_platform(self) -> None:
+        """Offscreen for a rendering-only run (on a screen of the asked size for a
+        screenshot), the display checked, the log set up."""
+        options = self.options
+        if options.rendering_only:
+            import tempfile
 
-    def wire() -> None:
+            self.scratch = tempfile.TemporaryDirectory(prefix="taillens-settings-")
+        if _needs_offscreen(options.rendering_only):
+            os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        if options.screenshot is not None and self.scratch is not None:
+            offscreen_screen(Path(self.scratch.name), options.size)
+        _check_display()
+        setup_logging()
+
+    def _build_shell(self):
+        if self.scratch is not None:
+            window = build_shell(scratch_settings(Path(self.scratch.name)))
+            window.interactive = False  # nobody to ask: a session in use opens read-only
+        else:
+            window = build_shell()
+        window.restore_layout()  # the docks exist, by name: the saved layout applies
+        apply_theme(self.app, self.options.theme or load_theme(window.settings))
+        install_excepthook(window)
+        window.show_opening_session()
+        return window
+
+    def _show_panels(self) -> bool:
+        """The panels asked to be in front (``--show``); False for an unknown one."""
+        for key in self.options.show_panels:
+            dock = self.window.docks.get(key)
+            if dock is None:
+                panels = ", ".join(self.window.docks)
+                print(f"taillens: no panel {key!r} (panels: {panels})", file=sys.stderr)
+                return False
+            dock.show()
+            dock.raise_()
+        return True
+
+    def _show_and_wait(self) -> int:
+        from PySide6.QtCore import QTimer
+
+        options, window = self.options, self.window
+        if not options.rendering_only:
+            window.place_on_screen()  # a real screen: filled on a first start, never overflowed
+        watcher = _FirstPaintWatcher(window, self._on_first_paint)
+        QTimer.singleShot(3000, self._wire)
+        window.show()
+        if options.rendering_only:
+            # Again once shown: before show() the docks' minimum heights can still add up
+            # (they are tabified when the layout is applied) and stretch the window past
+            # the size asked.
+            window.resize(*options.size)
+        exit_code = self.app.exec()
+        del watcher
+        return exit_code
+
+    # -- in the event loop -------------------------------------------------------------------
+    def _on_first_paint(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        if self.options.report_first_paint:
+            print(f"first_paint_wall_time={time.time():.6f}", flush=True)
+            print(f"first_paint_heavy_modules={','.join(heavy_modules_loaded())}", flush=True)
+        QTimer.singleShot(0, self._wire)  # after this paint has reached the screen
+
+    def _wire(self) -> None:
         # Once: after the first paint, or after 3 s should no paint come (a platform
         # that never exposes the window).
-        if controllers:
+        if self.controllers:
             return
-        controller = wire_window(window, hold_jobs=True)
-        controllers.append(controller)
-        app.aboutToQuit.connect(controller.shutdown)
+        controller = wire_window(self.window, hold_jobs=True)
+        self.controllers.append(controller)
+        self.app.aboutToQuit.connect(controller.shutdown)
         # In the same turn of the event loop: the panels take their first size (the
         # Browser splits itself by its controls' height) with the session's contents in.
-        open_session(controller)
+        self._open_session(controller)
 
-    def open_session(controller) -> None:
-        nonlocal status
-        if session is not None:
-            if not controller.open_session(session):
+    def _open_session(self, controller) -> None:
+        options = self.options
+        if options.session is not None:
+            if not controller.open_session(options.session):
                 if controller.open_cancelled:
                     # "Cancel" in the session-in-use question: this window was opened
                     # for that session only; an empty window would be left behind.
-                    app.quit()
+                    self.app.quit()
                     return
-                status = 2
+                self.status = 2
         elif not controller.open_session(paths.default_session_path(), create=True):
-            status = 2
-        if report_first_paint:
+            self.status = 2
+        if options.report_first_paint:
             print(f"ready_wall_time={time.time():.6f}", flush=True)
             print(f"ready_heavy_modules={','.join(heavy_modules_loaded())}", flush=True)
-            if not report_idle:
-                app.quit()
+            if not options.report_idle:
+                self.app.quit()
                 return
         controller.runner.release()  # the start-up jobs, held until the session is open
-        if report_idle:
-            report_when_idle(controller)
-        if screenshot is not None:
-            take_screenshot(controller, screenshot)
+        if options.report_idle:
+            self._report_when_idle(controller)
+        if options.screenshot is not None:
+            self._take_screenshot(controller, options.screenshot)
 
-    def report_when_idle(controller) -> None:
-        # For benchmarks/window_idle.py: the first moment from which no job, view read or
-        # write ran for IDLE_HOLD_S (start-up timers can start one after a short pause),
-        # with the process's memory then and at its peak.
+    def _report_when_idle(self, controller) -> None:
+        """For benchmarks/window_idle.py: the first moment from which no job, view read
+        or write ran for IDLE_HOLD_S (start-up timers can start one after a short
+        pause), with the process's memory then and at its peak."""
+        from PySide6.QtCore import QTimer
+
         since: list[float] = []
 
         def busy() -> bool:
@@ -369,64 +469,42 @@ def launch(
                 print(f"idle_wall_time={since[0]:.6f}", flush=True)
                 for key, value in process_memory_mb().items():
                     print(f"{key}={value}", flush=True)
-                app.quit()
+                self.app.quit()
                 return
             QTimer.singleShot(20, poll)
 
         poll()
 
-    def take_screenshot(controller, target: Path) -> None:
-        nonlocal status
-        if not _screenshot_target_ok(target, force):  # now the session is open
-            status = 2
+    def _take_screenshot(self, controller, target: Path) -> None:
+        from PySide6.QtCore import QTimer
+
+        options, window, app = self.options, self.window, self.app
+        if not screenshot_target_ok(target, options.force):  # now the session is open
+            self.status = 2
             app.quit()
             return
         # Let pending layout and paint events settle (and, when asked, the jobs that
         # start-up runs, such as loading the demo data) before the grab.
-        deadline = time.monotonic() + wait_for_jobs_s
+        deadline = time.monotonic() + options.wait_for_jobs_s
 
         def grab_when_idle() -> None:
             busy = bool(controller.runner.active) or controller.browser.start_up_pending
             if busy and time.monotonic() < deadline:
                 QTimer.singleShot(100, grab_when_idle)
-            elif dialog is not None:
+            elif options.dialog is not None:
                 from app.dialogs import open_dialog
 
-                shown = open_dialog(controller, dialog)
+                shown = open_dialog(controller, options.dialog)
                 QTimer.singleShot(
-                    500, lambda: _save_screenshot(window, target, app, force=force, dialog=shown)
+                    500,
+                    lambda: save_screenshot(window, target, app, force=options.force, dialog=shown),
                 )
             else:
-                QTimer.singleShot(50, lambda: _save_screenshot(window, target, app, force=force))
+                QTimer.singleShot(
+                    50, lambda: save_screenshot(window, target, app, force=options.force)
+                )
 
-        QTimer.singleShot(50 if not wait_for_jobs_s else 1500, grab_when_idle)
-
-    def on_first_paint() -> None:
-        if report_first_paint:
-            print(f"first_paint_wall_time={time.time():.6f}", flush=True)
-            print(f"first_paint_heavy_modules={','.join(heavy_modules_loaded())}", flush=True)
-        QTimer.singleShot(0, wire)  # after this paint has reached the screen
-
-    if screenshot is None and not report_first_paint:
-        window.place_on_screen()  # a real screen: filled on a first start, never overflowed
-    watcher = _FirstPaintWatcher(window, on_first_paint)
-    QTimer.singleShot(3000, wire)
-    window.show()
-    if screenshot is not None or report_first_paint:
-        # Again once shown: before show() the docks' minimum heights can still add up (they
-        # are tabified when the layout is applied) and stretch the window past the size asked.
-        window.resize(*size)
-    exit_code = app.exec()
-    del watcher
-    window.settings.sync()  # written now: end_process skips QSettings' destructor
-    if scratch is not None:
-        scratch.cleanup()
-    if status:
-        return status
-    if screenshot is not None and not screenshot.exists():
-        print(f"taillens: could not write screenshot {screenshot}", file=sys.stderr)
-        return 1
-    return exit_code
+        QTimer.singleShot(50 if not options.wait_for_jobs_s else 1500, grab_when_idle)
 
 
 IDLE_HOLD_S = 1.0  # --report-idle: this long without work counts as idle
@@ -448,19 +526,6 @@ def process_memory_mb() -> dict[str, int]:
     return {"peak_rss_mb": peak // (1024 * 1024 if sys.platform == "darwin" else 1024)}
 
 
-def _screenshot_target_ok(target: Path, force: bool) -> bool:
-    """Whether the screenshot may be written there; if not, says why on stderr."""
-    from core.errors import UserFacingError
-    from core.output_guard import check_output_target
-
-    try:  # the open session, or another, is no place for a PNG
-        check_output_target(target, force=force)
-    except UserFacingError as error:
-        print(f"taillens: {error}", file=sys.stderr)
-        return False
-    return True
-
-
 def end_process(status: int) -> NoReturn:
     """End the GUI process once ``launch`` has returned: by then the session is closed
     (``AppController.shutdown``: pending saves written, jobs stopped), the settings are
@@ -474,64 +539,3 @@ def end_process(status: int) -> NoReturn:
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(status)
-
-
-def _offscreen_screen(directory: Path, size: tuple[int, int]) -> None:
-    """Qt's offscreen platform with one screen of ``size`` (its default is 800 × 800), so
-    the window and its dialogs are laid out as on a real screen of that size. A
-    configuration the caller gave (``offscreen:configfile=…``) is kept."""
-    import json
-
-    if os.environ.get("QT_QPA_PLATFORM") != "offscreen":
-        return
-    width, height = size
-    config = directory / "screen.json"
-    screen = {"name": "screen", "x": 0, "y": 0, "width": width, "height": height}
-    screen.update({"logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1})
-    config.write_text(json.dumps({"windowFrameMargins": False, "screens": [screen]}))
-    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={config}"
-
-
-def _composed(window, dialog):
-    """The window's picture with ``dialog`` drawn over it where it stands (a frameless
-    offscreen dialog gets a thin border)."""
-    from PySide6.QtGui import QColor, QPainter, QPen
-
-    picture = window.grab()
-    if dialog is None or not dialog.isVisible():
-        return picture
-    dialog_picture = dialog.grab()
-    origin = dialog.geometry().topLeft() - window.geometry().topLeft()
-    painter = QPainter(picture)
-    painter.fillRect(
-        origin.x() + 4, origin.y() + 4, dialog.width(), dialog.height(), QColor(0, 0, 0, 60)
-    )
-    painter.drawPixmap(origin, dialog_picture)
-    painter.setPen(QPen(QColor("#777777"), 1))
-    painter.drawRect(origin.x(), origin.y(), dialog.width() - 1, dialog.height() - 1)
-    painter.end()
-    return picture
-
-
-def _save_screenshot(window, target: Path, app, *, force: bool = False, dialog=None) -> None:
-    """The window (and ``dialog`` over it) as PNG, written like every export
-    (core.formats.files.atomic_output: a temporary file moved into place, never over a
-    session)."""
-    from PySide6.QtCore import QBuffer, QIODevice
-
-    from core.errors import UserFacingError
-    from core.formats.files import atomic_output
-
-    buffer = QBuffer()
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    try:
-        if not _composed(window, dialog).save(buffer, "PNG"):
-            log.error("could not render the screenshot for %s", target)
-            return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_output(target, binary=True, force=force) as handle:
-            handle.write(bytes(buffer.data().data()))
-    except (UserFacingError, OSError) as error:
-        log.error("could not save screenshot to %s: %s", target, error)
-    finally:
-        app.quit()
