@@ -42,7 +42,7 @@ def choose(monkeypatch: pytest.MonkeyPatch, module, path: Path, chosen: str = ""
 def test_export_dialog_refuses_the_open_session_and_another(
     qtbot, window_and_controller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import widgets.main_window as main_window_module
+    import widgets.window_menus as menus_module
 
     window, controller = window_and_controller
     session = tmp_path / "open.taillens"
@@ -58,7 +58,7 @@ def test_export_dialog_refuses_the_open_session_and_another(
         (other, "it is a TailLens session"),
     ):
         before = digest(target)
-        choose(monkeypatch, main_window_module, target, "CSV (*.csv)")
+        choose(monkeypatch, menus_module, target, "CSV (*.csv)")
         window.action_export.trigger()  # File ▸ Export…, answered with the target
         assert not controller.runner.active  # refused before any job
         assert window.message_bar.isVisible() and words in window.message_bar.text()
@@ -66,7 +66,7 @@ def test_export_dialog_refuses_the_open_session_and_another(
         assert digest(target) == before and is_session_file(target)
     # An ordinary file is written as before.
     out = tmp_path / "units.csv"
-    choose(monkeypatch, main_window_module, out, "CSV (*.csv)")
+    choose(monkeypatch, menus_module, out, "CSV (*.csv)")
     window.action_export.trigger()
     qtbot.waitUntil(lambda: out.exists() and not controller.runner.active, timeout=30_000)
 
@@ -74,13 +74,13 @@ def test_export_dialog_refuses_the_open_session_and_another(
 def test_save_a_copy_refuses_the_sessions_wal(
     window_and_controller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import widgets.main_window as main_window_module
+    import widgets.window_menus as menus_module
 
     window, controller = window_and_controller
     session = tmp_path / "open.taillens"
     assert controller.new_session(session)
     wal = tmp_path / "open.taillens-wal"
-    choose(monkeypatch, main_window_module, wal)
+    choose(monkeypatch, menus_module, wal)
     window.action_save_copy.trigger()
     assert "it is the session being read" in window.message_bar.text()
     assert controller.store is not None and controller.store.path == session.resolve()
