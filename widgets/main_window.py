@@ -79,6 +79,22 @@ class MainWindow(MenuWindow):
             | QMainWindow.DockOption.AllowTabbedDocks
             | QMainWindow.DockOption.AllowNestedDocks
         )
+        self._build_docks(build_panels)
+        self._build_status_bar()
+        self._build_message_area()
+        self.last_message: MessageBar | None = None
+        self._build_menus()
+        for key, panel in self.panels.items():  # built above: their commands, now in the menu
+            self.add_panel_commands(key, panel)
+        # One arrangement of the docks per task (widgets/workspaces.py), in the menu bar.
+        self.workspaces = Workspaces(self)
+        self.workspaces.mark("explore")  # the default layout
+        self.show_session(None)
+        # What "View ▸ Reset layout" goes back to: the layout as built, before any restore.
+        self._default_state = self.saveState(_STATE_VERSION)
+
+    # -- construction ---------------------------------------------------------------
+    def _build_docks(self, build_panels: bool) -> None:
         # Every view is a dock, the session overview too: with no central widget the
         # docks share the whole window, and each can be closed, moved or floated.
         self.docks: dict[str, QDockWidget] = {}
@@ -108,6 +124,7 @@ class MainWindow(MenuWindow):
         )
         self.error_dock.hide()
 
+    def _build_status_bar(self) -> None:
         # Temporary notes, job progress and the session path each have their own place
         # in the status bar; none can run into another.
         self.setStatusBar(StatusBar(self))
@@ -116,6 +133,7 @@ class MainWindow(MenuWindow):
         self.statusBar().addPermanentWidget(self.job_status)
         self.statusBar().addPermanentWidget(self.session_label)
 
+    def _build_message_area(self) -> None:
         # User errors and summaries: a non-modal bar above the panels, details on demand.
         # It takes its own space (a fixed tool bar row, as tall as its text): laid over
         # the panels it hid the Units counts and filters and Annotate's tabs until closed.
@@ -134,20 +152,6 @@ class MainWindow(MenuWindow):
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.message_area)
         self.message_area.hide()
 
-        self.last_message: MessageBar | None = None
-        self._importers: list[tuple[str, str, str]] = []
-        self._exporters: list[tuple[str, str, str]] = []
-        self._build_menus()
-        for key, panel in self.panels.items():  # built above: their commands, now in the menu
-            self.add_panel_commands(key, panel)
-        # One arrangement of the docks per task (widgets/workspaces.py), in the menu bar.
-        self.workspaces = Workspaces(self)
-        self.workspaces.mark("explore")  # the default layout
-        self.show_session(None)
-        # What "View ▸ Reset layout" goes back to: the layout as built, before any restore.
-        self._default_state = self.saveState(_STATE_VERSION)
-
-    # -- construction ---------------------------------------------------------------
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)

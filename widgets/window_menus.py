@@ -90,6 +90,9 @@ class MenuWindow(QMainWindow):
 
     # -- building -----------------------------------------------------------------------
     def _build_menus(self) -> None:
+        # Import…'s and Export…'s formats: none until set_transfer_formats.
+        self._importers: list[tuple[str, str, str]] = []
+        self._exporters: list[tuple[str, str, str]] = []
         self._build_file_menu()
         self._build_edit_menu()
         self._build_view_menu()
