@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QFont, QStandardItemModel
+from PySide6.QtGui import QAction, QFont, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -85,7 +85,7 @@ class DraftEditor(QWidget):
         self.rules_button = QPushButton("Claim filters")
         self.rules_button.setToolTip("Which METHODS §4 rules drop claims (all on by default)")
         rules_menu = QMenu(self.rules_button)
-        self.rule_checks = {}
+        self.rule_checks: dict[str, QAction] = {}
         for rule, title in RULES:
             action = rules_menu.addAction(f"Drop: {title}")
             action.setCheckable(True)
