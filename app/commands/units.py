@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from core import jsonio
+from core.io import jsonio
 from core.labels import plural
 from core.vocab import LANGUAGES
 
@@ -135,8 +135,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_sample(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.errors import UserFacingError
-    from core.sampler import SHAPES, SIZES, SampleRequest, sample_request_job
     from core.store import SessionStore
+    from core.units.sampler import SHAPES, SIZES, SampleRequest, sample_request_job
     from core.wikidata.open_source import open_source
 
     sizes = tuple(args.size or SIZES)
@@ -204,7 +204,7 @@ def run_sample(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.store import SessionStore
-    from core.unit_search import SearchRequest, search_job
+    from core.units.beam_search import SearchRequest, search_job
     from core.wikidata.open_source import open_source
 
     request = SearchRequest(
@@ -276,7 +276,7 @@ def _unit_json(unit: Any) -> dict[str, Any]:
 
 def run_list(args: argparse.Namespace) -> int:
     from core.store import SessionStore
-    from core.unit_builder.saved import list_units
+    from core.units.builder.saved import list_units
 
     with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
         units = [_unit_json(u) for u in list_units(store)]
@@ -297,7 +297,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_override(args: argparse.Namespace) -> int:
     from core.errors import UserFacingError
     from core.store import SessionStore
-    from core.unit_builder.saved import set_label_override
+    from core.units.builder.saved import set_label_override
 
     text = None if args.clear else args.text.strip()
     if text == "":

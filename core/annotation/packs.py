@@ -58,13 +58,13 @@ from core.annotation.types import (
 from core.edits import canonical, collect, record_edit
 from core.edits.history import current_user
 from core.edits.packs import PackMergeEdit
-from core.jobs import Job, JobContext
-from core.output_guard import (
+from core.io.output_guard import (
     check_output_target,
     record_written,
     sweep_stale_temporaries,
     temporary_name,
 )
+from core.jobs import Job, JobContext
 from core.store import SessionStore
 from core.store.batching import in_chunks
 from core.store.engine import file_uri
@@ -484,7 +484,7 @@ _MAX_ID = (1 << 63) - 1
 def check_manifest(text: object, path: Path) -> dict[str, Any]:
     """A pack's description (session_meta ``annotation:pack``), every field checked, or a
     :class:`PackError` naming the pack and the field."""
-    from core.bounded import BoundedTextError, loads_json
+    from core.io.bounded import BoundedTextError, loads_json
 
     def damaged(why: str) -> PackError:
         return PackError(f"{path.name} is damaged: its pack description {why}.")
@@ -728,7 +728,7 @@ def _checked_row(
 ) -> tuple[Any, ...]:
     from core.annotation.ratings import validate_rating
     from core.annotation.types import Rating
-    from core.bounded import BoundedTextError, loads_json
+    from core.io.bounded import BoundedTextError, loads_json
 
     def an_id(value: Any) -> bool:
         return isinstance(value, int) and 1 <= value <= _MAX_ID
@@ -869,7 +869,7 @@ def merge_pack(
     as a private copy (never in place), and each rating it holds passes the checks a
     rating made in the app passes (:func:`core.annotation.ratings.validate_rating`): one
     that does not is left out and said."""
-    from core.formats.files import check_readable
+    from core.formats.common import check_readable
     from core.store.placing import file_identity
 
     path = check_readable(Path(path).expanduser(), "an annotation pack (.taillens)")

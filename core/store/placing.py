@@ -12,10 +12,10 @@ from contextlib import closing, suppress
 from datetime import datetime
 from pathlib import Path
 
-from core.output_guard import (
+from core.desktop.paths import SESSION_SUFFIX
+from core.io.output_guard import (
     process_alive,
 )
-from core.paths import SESSION_SUFFIX
 from core.store.engine import storage_problem
 from core.store.errors import (
     SessionError,

@@ -28,7 +28,7 @@ from sqlalchemy.sql.elements import ClauseElement
 from sqlalchemy.sql.util import find_tables
 
 import core
-from core.output_guard import (
+from core.io.output_guard import (
     check_output_target,
     register_open_session,
     unregister_open_session,

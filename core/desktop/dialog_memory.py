@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.preferences import SettingsStore
+from core.desktop.preferences import SettingsStore
 
 
 class DialogMemory:

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core import files
 from core.errors import UserFacingError
+from core.io import files
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -81,7 +81,7 @@ def check_row(entity: str, synonym: str, lang: str = "", *, where: str = "") -> 
 def parse_rows(text: str, *, name: str = "<text>", delimiter: str = "\t") -> list[SynonymRow]:
     """Rows of a synonym file; the first bad row raises, naming file and line."""
     rows: list[SynonymRow] = []
-    from core.bounded import csv_rows
+    from core.io.bounded import csv_rows
 
     for line_number, fields in csv_rows(text, name=name, delimiter=delimiter, error=SynonymError):
         if not fields or not "".join(fields).strip() or fields[0].lstrip().startswith("#"):

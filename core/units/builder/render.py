@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.store import SessionStore
-from core.units import render_value
+from core.units.shapes import render_value
 from core.vocab import LANGUAGES
 from core.wikidata.records import EntityDetails
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     pass
 
 
-from core.unit_builder.draft import ENTITY_ID, PARTS, Overrides, UnitDraft, UnitError, claim_entity
+from core.units.builder.draft import ENTITY_ID, PARTS, Overrides, UnitDraft, UnitError, claim_entity
 
 # --- rendering --------------------------------------------------------------------------
 
@@ -62,7 +62,7 @@ KEPT_LABELS_META_KEY = "units:kept-labels"
 
 def kept_labels(store: SessionStore) -> dict[str, dict[str, str]]:
     """Words a person kept for the session (lang -> entity id -> text): new units use them."""
-    from core.bounded import stored_json
+    from core.io.bounded import stored_json
 
     data = stored_json(store.get_meta(KEPT_LABELS_META_KEY), {})
     if not isinstance(data, dict):

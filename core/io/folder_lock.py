@@ -16,10 +16,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
-from core.bounded import SMALL, loads_json
+from core.desktop.logs import get_logger
 from core.errors import UserFacingError
-from core.files import LOCK_LIMIT, open_lock_file
-from core.logs import get_logger
+from core.io.bounded import SMALL, loads_json
+from core.io.files import LOCK_LIMIT, open_lock_file
 
 log = get_logger("folder_lock")
 

@@ -23,10 +23,10 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
-from core.bounded import SMALL, loads_json
 from core.errors import UserFacingError
-from core.files import open_lock_file, read_lock_file
-from core.output_guard import process_alive
+from core.io.bounded import SMALL, loads_json
+from core.io.files import open_lock_file, read_lock_file
+from core.io.output_guard import process_alive
 
 LOCK_PREFIX = ".~lock."
 LOCK_SUFFIX = "#"

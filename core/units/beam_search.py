@@ -7,7 +7,7 @@ variable from the truthy item values of its pattern's property for the subjects 
 far (the ``triple_values`` query, or the session's claims for the session cache). At each
 step every partial statement is verbalised with a simple template (labels, in one
 language: ``"{s} {p} {o}."`` per bound triple; the root step is the root's label) and
-scored by :func:`core.likelihood.sequence_loglik` (mean log-likelihood per token);
+scored by :func:`core.tiers.likelihood.sequence_loglik` (mean log-likelihood per token);
 candidates are ranked lowest first for a **tail** set, highest first for a **head** set
 (ties: by the filled values, in order), and the top ``ceil(keep · n)`` (``keep`` 0.75) are
 kept, at most ``beam`` (LINK: 200). A candidate with no token to score is dropped.
@@ -31,7 +31,7 @@ from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import CancelToken, Job, JobContext
 from core.store import SessionStore
-from core.units import MAX_SIZE
+from core.units.shapes import MAX_SIZE
 from core.vocab import LANGUAGES
 from core.wikidata.categories import PID_RE, QID_RE, Category
 from core.wikidata.records import ClaimRecord
@@ -263,7 +263,7 @@ class Graph:
         unique = sorted(set(ids))
         found: dict[str, str] = {}
         if self.cache_store is not None:
-            from core.likelihood import _labels
+            from core.tiers.likelihood import _labels
 
             with self.cache_store.unit_of_work() as db:
                 return _labels(db, unique, lang)
@@ -451,9 +451,9 @@ def save_results(
     """Save every result's units in one transaction (all or none), rendered in the app's
     languages, with the search's provenance in the unit's attributes; with
     ``recorded_as`` (who searched) one recorded edit, undone as a whole."""
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_builder.render import render_unit
-    from core.unit_builder.saved import save_units
+    from core.units.builder.draft import UnitDraft
+    from core.units.builder.render import render_unit
+    from core.units.builder.saved import save_units
 
     ids = sorted(
         {q for r in results for c in r.units for q in c.values} | {p.pid for p in template.patterns}
@@ -583,7 +583,7 @@ def search_job(
     The template, the class and the model folder are checked before the job is built,
     so bad input raises here and nothing is stored. ``scorer`` replaces the model
     (tests)."""
-    from core.likelihood import _check_lang
+    from core.tiers.likelihood import _check_lang
 
     template = parse_template(request.template)
     check_settings(request.beam, request.keep, request.units)
@@ -595,8 +595,13 @@ def search_job(
     fingerprint = None
     model_name = request.model
     if scorer is None:
-        from core.likelihood import model_key
-        from core.models import CAUSAL, check_model_folder, model_fingerprint, resolve_model
+        from core.local_models.loader import (
+            CAUSAL,
+            check_model_folder,
+            model_fingerprint,
+            resolve_model,
+        )
+        from core.tiers.likelihood import model_key
 
         folder = resolve_model(request.model)
         kind = check_model_folder(folder)
@@ -612,8 +617,8 @@ def search_job(
         graph.token = ctx.token
         score = scorer
         if score is None:
-            from core.likelihood import sequence_loglik
-            from core.models import load_model
+            from core.local_models.loader import load_model
+            from core.tiers.likelihood import sequence_loglik
 
             loaded = (loader or load_model)(request.model, device=request.device)
 

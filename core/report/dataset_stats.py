@@ -8,7 +8,7 @@ hold a main triple set, and reference texts by language and quality (gold/silver
 Checks (each finding names the unit, the check and the reason):
 
 * ``shape``: the stored shape label contradicts the unit's own triples, decided by
-  :func:`core.units.unit_structure` on the main English set (METHODS §5: sibling = every
+  :func:`core.units.shapes.unit_structure` on the main English set (METHODS §5: sibling = every
   triple has the same subject, so a one-triple unit is a sibling; chain = one path;
   mixed = both). Units whose triples do not connect from the root are reported too.
   In TailNLG v1.0 the labels look like the shape the unit was sampled for, not the shape
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.units import Triple, unit_structure
+from core.units.shapes import Triple, unit_structure
 
 if TYPE_CHECKING:
     from core.jobs import Job, JobContext

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import select
 
-from core.bounded import stored_json
 from core.errors import UserFacingError
+from core.io.bounded import stored_json
 from core.store import SessionStore
 from core.store.models import Category, CategoryMember, Entity
-from core.tiers import (
+from core.tiers.cutoffs import (
     Distribution,
     TierResult,
     TierSettings,
@@ -92,7 +92,7 @@ def retier_category(
     source: str = "gui",
 ) -> tuple[TierResult, int]:
     """Tier every member of ``category`` with ``settings`` (default: the saved ones) by
-    `core.tiers.tier_category`, the Browser's rule, and save settings and tiers as a
+    `core.tiers.cutoffs.tier_category`, the Browser's rule, and save settings and tiers as a
     drag does (a recorded edit from ``source``). Returns the result and the member
     rows written."""
     from core.wikidata.cache import load_category

@@ -1,7 +1,7 @@
 """What the Models dialog shows (Qt-free): the models on this machine, the model asked
 for with its size on the hub, a pull's progress, and one line saying what happened.
 
-``app/models.py`` writes it from its jobs (``core.hub``); ``widgets/models_dialog.py``
+``app/models.py`` writes it from its jobs (``core.local_models.hub``); ``widgets/models_dialog.py``
 renders it and emits the user's requests. Tests drive it without a window.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.hub import LocalModel, PullPlan, PullResult
-from core.models import human_size
+from core.local_models.hub import LocalModel, PullPlan, PullResult
+from core.local_models.loader import human_size
 from core.state import Field, State
 
 IDLE, PLANNING, PULLING, REMOVING = "", "planning", "pulling", "removing"

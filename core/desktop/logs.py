@@ -10,7 +10,7 @@ import logging
 import logging.handlers
 from pathlib import Path
 
-from core import paths
+from core.desktop import paths
 
 LOG_FILE_NAME = "taillens.log"
 _MAX_BYTES = 1_000_000

@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from core import files
 from core.errors import UserFacingError
-from core.output_guard import (
+from core.io import files
+from core.io.output_guard import (
     OutputRefusedError,
     check_output_target,
     record_written,
@@ -75,11 +75,11 @@ def atomic_output(
     ends; a failure (or cancel) removes it, so an export never leaves half a file.
 
     Every file TailLens writes comes through here. ``path`` is checked first, and again
-    just before the move, by :func:`core.output_guard.check_output_target`: a session open
+    just before the move, by :func:`core.io.output_guard.check_output_target`: a session open
     in this process (or its -wal/-shm files) is never replaced, another TailLens session
     or a file TailLens did not write only with ``force``. Temporary files of ``path`` left
-    by a killed writer are removed first (:func:`core.output_guard.sweep_stale_temporaries`);
-    the file in place is recorded as TailLens's (:func:`core.output_guard.record_written`)."""
+    by a killed writer are removed first (:func:`core.io.output_guard.sweep_stale_temporaries`);
+    the file in place is recorded as TailLens's (:func:`core.io.output_guard.record_written`)."""
     path = Path(path).expanduser()
     if path.is_dir():
         raise FormatError(f"Cannot export to {path}: it is a folder. Give a file name.")
@@ -116,7 +116,8 @@ def atomic_output(
 
 def check_readable(path: Path | str, hint: str = "") -> Path:
     """The path of a file an import can read, or a :class:`FormatError` saying why not
-    (missing, a folder, not a regular file, unreadable, empty): :func:`core.files.check_readable`,
+    (missing, a folder, not a regular file, unreadable, empty):
+    :func:`core.io.files.check_readable`,
     the one check every file a user names goes through. ``hint`` says what to give
     instead when the path is not a regular file."""
     return files.check_readable(

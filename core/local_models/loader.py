@@ -4,9 +4,9 @@ Models come from two places: the Hugging Face hub cache (``models--org--name`` f
 with ``snapshots/<revision>``) and folders the user names (``TAILLENS_MODEL_DIRS``, or
 the ``folders`` list in ``<config dir>/models.json``). Loading never downloads: it is
 ``local_files_only`` with the hub switched offline; models are fetched only when the
-user asks (``taillens models pull``, the Models dialog: :mod:`core.hub`). How a model
+user asks (``taillens models pull``, the Models dialog: :mod:`core.local_models.hub`). How a model
 is placed on the hardware (device, dtype, device_map, 8/4-bit, threads) is decided in
-:mod:`core.placement`.
+:mod:`core.local_models.placement`.
 
 A folder is checked before any work starts (:func:`check_model_folder`): a missing
 ``config.json``, unreadable weights, a shard the index names but the folder lacks, or no
@@ -31,9 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import bounded, files, heavy, placement
+from core import heavy
 from core.errors import UserFacingError
-from core.placement import Placement
+from core.io import bounded, files
+from core.local_models import placement
+from core.local_models.placement import Placement
 from core.vocab import hub_folder_name, repo_id_of_hub_folder
 
 CAUSAL, SEQ2SEQ, UNKNOWN = "causal", "seq2seq", "unknown"
@@ -104,7 +106,7 @@ def hf_cache_dir() -> Path:
 
 
 def _settings_file() -> Path:
-    from core.paths import config_dir
+    from core.desktop.paths import config_dir
 
     return config_dir() / "models.json"
 
@@ -201,7 +203,7 @@ def _folder_size(folder: Path) -> int:
 def _ref_commit(ref: Path) -> str | None:
     """The commit id a hub cache's ref file names, or None. Other programs write the
     cache: its text becomes part of a path only when it is a commit id."""
-    from core.safe_names import UnsafeNameError, commit_id
+    from core.io.safe_names import UnsafeNameError, commit_id
 
     if not ref.is_file():  # not a pipe or a device: reading those could wait or never end
         return None
@@ -215,7 +217,7 @@ def _ref_commit(ref: Path) -> str | None:
 def _snapshot_of(repo_folder: Path) -> Path | None:
     """The snapshot ``refs/main`` points at, else the newest snapshot; only a folder that
     is inside ``snapshots/`` with its links resolved."""
-    from core.safe_names import UnsafeNameError, inside
+    from core.io.safe_names import UnsafeNameError, inside
 
     snapshots = repo_folder / "snapshots"
 
@@ -439,7 +441,7 @@ def model_fingerprint(folder: Path) -> str:
 
 def select_device(requested: str = "auto") -> str:
     """cuda when there is a GPU, then Apple's mps, else cpu; a named device is checked
-    (:func:`core.placement.plan_placement` decides; this is its device alone)."""
+    (:func:`core.local_models.placement.plan_placement` decides; this is its device alone)."""
     return _placement(None, device=requested).device
 
 
@@ -485,7 +487,7 @@ def load_model(
     on_stage: Callable[[str], None] | None = None,
 ) -> LoadedModel:
     """Load a causal LM or seq2seq model and its tokenizer from a local folder (or a hub id
-    in the cache), placed on this machine by :func:`core.placement.plan_placement`
+    in the cache), placed on this machine by :func:`core.local_models.placement.plan_placement`
     (device, dtype, device_map, 8/4-bit, CPU threads), in eval mode. Checks the folder
     first; the placement is on the result (``LoadedModel.placement``). ``on_stage`` is
     told each stage as it begins (:data:`LOAD_STAGES`' words), so a window says what a

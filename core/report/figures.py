@@ -27,7 +27,7 @@ import numpy as np
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a figure is made
     from matplotlib.figure import Figure
 
-    from core.tiers import Distribution
+    from core.tiers.cutoffs import Distribution
 
 PALETTE = (
     "#1f77b4",
@@ -511,7 +511,7 @@ def save_figure(
     ``size_in × dpi`` pixels exactly (constrained layout keeps every label inside).
     ``title`` goes into the file's metadata. Written atomically.
     """
-    from core.formats.files import atomic_output
+    from core.formats.common import atomic_output
 
     path = Path(path).expanduser()
     suffix = check_format(path)
@@ -564,10 +564,10 @@ def export_figures_job(
     """A job writing every ``PlotSpec``'s figure in each format into ``folder``, named
     ``NN-<kind>-<metric>.<suffix>``; its result is the list of paths written. Progress
     per file; cancel stops between files (those written stay). Every name is checked
-    before the first is written (``core.output_guard``: a file TailLens did not write, or
+    before the first is written (``core.io.output_guard``: a file TailLens did not write, or
     a session, is replaced only with ``force``), so a refusal leaves the folder as it was."""
+    from core.io.output_guard import check_output_target
     from core.jobs import Job
-    from core.output_guard import check_output_target
 
     for suffix in suffixes:
         check_format(f"x{suffix}")

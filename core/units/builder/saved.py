@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from core.edits import HistoryEntry
 
 
-from core.unit_builder.draft import (
+from core.units.builder.draft import (
     MAIN,
     PARTS,
     Overrides,
@@ -31,7 +31,7 @@ from core.unit_builder.draft import (
     draft_to_json,
     structure,
 )
-from core.unit_builder.render import RenderedTriple, keep_label, parallel_languages
+from core.units.builder.render import RenderedTriple, keep_label, parallel_languages
 
 # --- the session ------------------------------------------------------------------------
 
@@ -512,7 +512,7 @@ def save_draft_overrides(store: SessionStore, overrides: Overrides) -> None:
 
 def load_draft_overrides(store: SessionStore) -> dict[tuple[str, int, str], str]:
     """The draft's overrides as saved; none when there are none or they cannot be read."""
-    from core.bounded import stored_json
+    from core.io.bounded import stored_json
 
     try:
         rows = stored_json(store.get_meta(DRAFT_OVERRIDES_META_KEY), [])

@@ -1,5 +1,5 @@
 """The theme preference (System, Light, Dark), readable before the window's panels exist:
-this module imports nothing heavy (``core.preferences`` brings in numpy through the tier
+this module imports nothing heavy (``core.desktop.preferences`` brings in numpy through the tier
 defaults, which the first paint must not wait for)."""
 
 from __future__ import annotations

@@ -7,22 +7,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from core.claim_filters import RULES, ClaimFilterSettings, drop_reasons
 from core.errors import UserFacingError
+from core.units.claim_filters import RULES, ClaimFilterSettings, drop_reasons
 from core.wikidata.records import ClaimRecord, EntityDetails
 
 if TYPE_CHECKING:
     pass
 
 
-from core.unit_builder.draft import UnitDraft, UnitError, claim_triple
+from core.units.builder.draft import UnitDraft, UnitError, claim_triple
 
 # --- candidate claims and filter counts -------------------------------------------------
 
 
 @dataclass(frozen=True)
 class FilterCounts:
-    """How many claims each rule of :data:`core.claim_filters.RULES` dropped."""
+    """How many claims each rule of :data:`core.units.claim_filters.RULES` dropped."""
 
     by_rule: Mapping[str, int]
     kept: int

@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from core.claim_filters import ClaimFilterSettings
 from core.errors import UserFacingError
-from core.units import Triple, UnitStructure, unit_structure
+from core.units.claim_filters import ClaimFilterSettings
+from core.units.shapes import Triple, UnitStructure, unit_structure
 from core.wikidata.records import ClaimRecord
 
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ def draft_from_json(text: str) -> UnitDraft | None:
     """The saved draft, or None when there is none or it cannot be read."""
 
     try:
-        from core.bounded import stored_json
+        from core.io.bounded import stored_json
 
         data = stored_json(text, None)
         return UnitDraft(

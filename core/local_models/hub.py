@@ -1,7 +1,7 @@
 """Models from the Hugging Face hub: pull one into the standard cache, list, remove.
 
 Everything goes through ``huggingface_hub``'s own functions into its standard cache
-(``HF_HUB_CACHE``; :func:`core.models.hf_cache_dir`), so every other tool shares what
+(``HF_HUB_CACHE``; :func:`core.local_models.loader.hf_cache_dir`), so every other tool shares what
 TailLens pulls and TailLens lists what they pulled:
 
 * :func:`plan_pull`: ``HfApi.model_info(files_metadata=True)`` gives the commit, the
@@ -40,10 +40,11 @@ from functools import partial as partial_call
 from pathlib import Path
 from typing import Any
 
-from core import files
 from core.errors import UserFacingError
+from core.io import files
+from core.io.safe_names import UnsafeNameError, commit_id, inside, path_part, relative_path, shown
 from core.jobs import Job, JobContext
-from core.models import (
+from core.local_models.loader import (
     CAUSAL,
     SEQ2SEQ,
     ModelError,
@@ -55,7 +56,6 @@ from core.models import (
     model_type_of,
     read_config,
 )
-from core.safe_names import UnsafeNameError, commit_id, inside, path_part, relative_path, shown
 from core.vocab import hub_folder_name, repo_id_of_hub_folder
 
 ENCODER, TRANSLATION, QE = "encoder", "translation", "QE"
@@ -253,7 +253,7 @@ def _has_token() -> bool:
 
 def _offline() -> bool:
     """Whether the user switched the hub off (HF_HUB_OFFLINE). Loading a model switches it
-    off for this process too (``core.models``, the metrics' encoders); that switch is
+    off for this process too (``core.local_models.loader``, the metrics' encoders); that switch is
     TailLens's own, for loading, and a pull the user asks for lifts it."""
     from huggingface_hub import constants
 
@@ -679,7 +679,7 @@ def _card(folder: Path) -> dict[str, Any]:
         import yaml  # noqa: F401
     except ImportError:  # PyYAML comes with huggingface_hub, absent from the bundle
         return {}
-    from core.bounded import loads_yaml
+    from core.io.bounded import loads_yaml
 
     try:
         data = loads_yaml(text[3:end], name=str(readme), what="the model card")
@@ -741,7 +741,7 @@ def _describe_folder(folder: Path, name: str, source: str, size: int) -> LocalMo
 
 def list_models(folders: Iterable[Path] | None = None) -> list[LocalModel]:
     """Every model in the hub cache (whatever pulled it) and in ``folders`` (default: the
-    user's model folders, :func:`core.models.configured_model_folders`)."""
+    user's model folders, :func:`core.local_models.loader.configured_model_folders`)."""
     found: list[LocalModel] = []
     cache = hf_cache_dir()
     if cache.is_dir():

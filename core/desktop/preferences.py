@@ -6,7 +6,7 @@
 - the contact (e-mail or URL) for the User-Agent sent to endpoints;
 - the theme: follow the system's light or dark mode, or always light, or always dark;
 - model folders: where Verbalise and Scores look for local models (kept by
-  ``core.models`` in its own file, the one source those panels read).
+  ``core.local_models.loader`` in its own file, the one source those panels read).
 
 Qt-free: the settings store is anything with ``value``/``setValue``/``sync`` (the GUI
 passes its ``QSettings``); ``app.preferences`` opens the dialog and applies the values.
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.appearance import THEME_KEY, THEMES
-from core.tiers import DEFAULT_HEAD_FRACTION, DEFAULT_PARETO_SHARE, TierSettings
+from core.desktop.theme import THEME_KEY, THEMES
+from core.tiers.cutoffs import DEFAULT_HEAD_FRACTION, DEFAULT_PARETO_SHARE, TierSettings
 
 CONTACT_ENV = "TAILLENS_CONTACT"
 _KEYS = {
@@ -58,7 +58,7 @@ class Preferences:
 def load_preferences(settings: SettingsStore) -> Preferences:
     """The stored preferences; a value that does not parse, or tiers out of range, give
     the defaults. Model folders set by ``TAILLENS_MODEL_DIRS`` are not the user's own."""
-    from core.models import configured_model_folders
+    from core.local_models.loader import configured_model_folders
 
     defaults = Preferences()
     values: dict[str, Any] = {}
@@ -89,7 +89,7 @@ def load_preferences(settings: SettingsStore) -> Preferences:
 def save_preferences(settings: SettingsStore, prefs: Preferences) -> None:
     """Store ``prefs``; tiers out of range are refused (``ValueError``) before anything
     is written."""
-    from core.models import save_model_folders
+    from core.local_models.loader import save_model_folders
 
     prefs.tier_settings()  # refuses values out of range
     for name, key in _KEYS.items():

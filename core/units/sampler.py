@@ -4,7 +4,7 @@
 drafts, because every random choice comes from one ``numpy.random.default_rng(seed)`` and
 entities and claims are visited in the order given. Chains and mixed units follow item
 values whose details are present; an entity that cannot give the requested shape and size
-is skipped with a reason, and every draft is checked with :func:`core.units.unit_structure`
+is skipped with a reason, and every draft is checked with :func:`core.units.shapes.unit_structure`
 before it is returned, so an invalid unit is never produced.
 """
 
@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.changes import Topic
-from core.claim_filters import ClaimFilterSettings, drop_reasons
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.labels import plural
 from core.store import SessionStore
-from core.unit_builder.draft import UnitDraft, claim_triple
-from core.unit_builder.render import label_index, parallel_languages, render_unit
-from core.unit_builder.saved import record_saved_units, save_unit
-from core.units import MAX_SIZE, MIN_SIZE, Shape, Triple, unit_structure
+from core.units.builder.draft import UnitDraft, claim_triple
+from core.units.builder.render import label_index, parallel_languages, render_unit
+from core.units.builder.saved import record_saved_units, save_unit
+from core.units.claim_filters import ClaimFilterSettings, drop_reasons
+from core.units.shapes import MAX_SIZE, MIN_SIZE, Shape, Triple, unit_structure
 from core.vocab import LANGUAGES
 from core.wikidata.records import ClaimRecord, EntityDetails
 
@@ -378,7 +378,7 @@ def sample_job(
     failed) sample keeps what it saved; when it ends, done or not, the units it saved are
     recorded as one edit from ``recorded_as`` (``record_saved_units``): one undo takes
     them all out."""
-    from core.category_tiers import load_member_tiers
+    from core.tiers.stored import load_member_tiers
     from core.wikidata.cache import load_category
 
     source_name = getattr(source, "name", None) or "session cache"
@@ -392,7 +392,7 @@ def sample_job(
             if not tiers or set(member_tiers.get(q, (None, None))) & set(tiers)
         ]
         if tiers and table.qids and not qids:
-            from core.category_tiers import no_members_in_tiers_message
+            from core.tiers.stored import no_members_in_tiers_message
 
             raise UserFacingError(no_members_in_tiers_message(category, tiers, member_tiers))
         if limit_entities is not None:

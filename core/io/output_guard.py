@@ -1,6 +1,6 @@
 """What every file TailLens writes goes through first: no output ever replaces a session.
 
-``check_output_target(path, force=...)`` is called by ``core.formats.files.atomic_output``
+``check_output_target(path, force=...)`` is called by ``core.formats.common.atomic_output``
 (every export, report, CSV, figure and screenshot) before it writes and again just before
 it moves the finished file into place. It refuses, with an :class:`OutputRefusedError`
 naming the file:
@@ -25,7 +25,7 @@ naming the file:
 The temporary file an export writes is named ``.NAME.PID-XXXXXXXX.tmp`` beside the target;
 ``sweep_stale_temporaries`` (run by ``atomic_output`` before each write) removes those of
 that target whose process is gone (a killed export), and untagged ones of older versions
-after ten minutes. Qt-free: only the standard library, ``core.errors`` and ``core.paths``
+after ten minutes. Qt-free: only the standard library, ``core.errors`` and ``core.desktop.paths``
 (for the records' folder, imported when first needed).
 """
 
@@ -160,7 +160,7 @@ def _state(path: Path) -> _State | None:
 
 
 def _record_path(path: Path) -> Path:
-    from core.paths import data_dir
+    from core.desktop.paths import data_dir
 
     key = hashlib.sha256(os.fsencode(str(_absolute(path)))).hexdigest()[:32]
     return data_dir() / "written" / f"{key}.json"

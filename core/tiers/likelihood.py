@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core import heavy
-from core.bounded import stored_json
 from core.changes import Topic
 from core.errors import UserFacingError
+from core.io.bounded import stored_json
 from core.jobs import Job, JobContext
 from core.vocab import LANGUAGES
 
@@ -308,7 +308,7 @@ class LikelihoodSummary:
 
 def model_key(model: str | Path) -> str:
     """How a model is named in ``entity_likelihoods``: its resolved folder."""
-    from core.models import resolve_model
+    from core.local_models.loader import resolve_model
 
     return str(resolve_model(model).resolve())
 
@@ -375,7 +375,7 @@ def likelihood_job(
     folder (a causal LM), the category (members), the language (labels). Each batch is
     written in its own transaction, so cancelling keeps every finished batch and a
     later run skips those entities."""
-    from core.models import (
+    from core.local_models.loader import (
         CAUSAL,
         ModelError,
         check_model_folder,
@@ -448,7 +448,7 @@ def likelihood_job(
             )
         summary.elapsed_s = time.perf_counter() - started
         if loaded is not None:
-            from core.models import free_device_memory
+            from core.local_models.loader import free_device_memory
 
             device, loaded = loaded.device, None
             free_device_memory(device)
@@ -525,8 +525,8 @@ def _wikidata_tiers(
     settings applied to the counts, as the Browser would show them."""
     if stored and all(t is not None for t in stored):
         return stored
-    from core.category_tiers import load_tier_settings
-    from core.tiers import TIER_BY_CODE, Distribution
+    from core.tiers.cutoffs import TIER_BY_CODE, Distribution
+    from core.tiers.stored import load_tier_settings
 
     if not len(counts):
         return []

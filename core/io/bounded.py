@@ -9,7 +9,7 @@ OverflowError over 2**63), ``1e400`` (a float that is infinity), an encoded lone
 hundred bytes that stand for millions of nodes), a bare carriage return in a CSV field
 (``_csv.Error``). Every reader of such text goes through this module, which checks
 
-* the size of the text (the caller's byte limit, through :mod:`core.files`);
+* the size of the text (the caller's byte limit, through :mod:`core.io.files`);
 * the nesting depth (:attr:`Limits.depth`);
 * every number: at most :attr:`Limits.number_chars` characters, and finite;
 * every string: at most :attr:`Limits.string_chars` characters, no lone surrogate;
@@ -18,7 +18,7 @@ hundred bytes that stand for millions of nodes), a bare carriage return in a CSV
 
 and turns any refusal into one :class:`BoundedTextError` (a ``UserFacingError``) that
 names the file (or the reply) and says what was wrong, never a traceback.
-Qt-free and light: the standard library, ``core.errors`` and ``core.files`` (PyYAML is
+Qt-free and light: the standard library, ``core.errors`` and ``core.io.files`` (PyYAML is
 imported only to read YAML).
 """
 
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import files
 from core.errors import UserFacingError
+from core.io import files
 
 
 class BoundedTextError(UserFacingError):
@@ -225,7 +225,7 @@ def read_json(
     limits: Limits = DEFAULT,
     error: type[UserFacingError] = BoundedTextError,
 ) -> Any:
-    """A JSON file from outside: checked and size-capped (:func:`core.files.read_text`),
+    """A JSON file from outside: checked and size-capped (:func:`core.io.files.read_text`),
     then :func:`loads_json`."""
     text = files.read_text(path, limit=limit, what=what, error=error)
     return loads_json(text, name=str(path), what=what, limits=limits, error=error)

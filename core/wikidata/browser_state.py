@@ -5,8 +5,8 @@ settings and the tiers they give, and the Compare-with ticks.
 edits into it (a spin box, a dragged line, a tick, a picked row); ``app.browser`` loads
 categories into it and saves the tiers it derives; the Likelihood tab and the entity
 inspector follow its :class:`Selection` and :attr:`BrowserState.tiers`. The tiers come
-from :func:`core.tiers.tier_category` (the one rule) and
-:func:`core.tiers.long_tail_sub_tiers`, recomputed whenever the members or the settings
+from :func:`core.tiers.cutoffs.tier_category` (the one rule) and
+:func:`core.tiers.cutoffs.long_tail_sub_tiers`, recomputed whenever the members or the settings
 change, so whoever reads them never sees the tiers of another category or setting.
 """
 
@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from core.state import Field, State
-from core.tiers import (
+from core.tiers.cutoffs import (
     SPLIT_RULES,
     TIER_BY_CODE,
     Codes,
@@ -164,7 +164,7 @@ class BrowserState(State):
 
     def drag_line(self, kind: str, statements: float) -> bool:
         """The user dragged line ``kind`` to ``statements``: the settings that give exactly
-        that line's tiers again (core.tiers.settings_for_drag). Only the head line that
+        that line's tiers again (core.tiers.cutoffs.settings_for_drag). Only the head line that
         splits (``settings.split_by``) and the torso line move; the other rule's line is
         shown for reference and refused here. Returns whether the settings changed."""
         dist = self.distribution

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from core import heavy
-from core.bounded import loads_json
 from core.errors import UserFacingError
+from core.io.bounded import loads_json
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 QUANTIZE = ("auto", "none", "8bit", "4bit")
@@ -264,7 +264,7 @@ def plan_placement(
     placement.gpu, placement.gpu_free_bytes = gpu.name, gpu.free_bytes
     if quantize in ("8bit", "4bit"):
         if not hardware.bitsandbytes:
-            from core.install import pip_hint
+            from core.desktop.install import pip_hint
 
             raise PlacementError(
                 f"{quantize} loading needs bitsandbytes: {pip_hint('bitsandbytes')}"
