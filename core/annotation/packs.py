@@ -58,11 +58,11 @@ from core.annotation.types import (
 from core.edits import canonical, collect, record_edit
 from core.edits.history import current_user
 from core.edits.packs import PackMergeEdit
+from core.io.atomic import temporary_name
 from core.io.output_guard import (
     check_output_target,
     record_written,
     sweep_stale_temporaries,
-    temporary_name,
 )
 from core.jobs import Job, JobContext
 from core.store import SessionStore

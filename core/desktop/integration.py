@@ -33,6 +33,7 @@ from pathlib import Path
 
 from core import APP_NAME
 from core.errors import UserFacingError
+from core.io.atomic import write_text_atomically
 
 MIME_TYPE = "application/x-taillens-session"
 APP_ID = "taillens"
@@ -256,9 +257,7 @@ def _write(path: Path, text: str) -> None:
     """Write atomically (a temporary file beside it, then a rename)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomically(path, text)
     except OSError as error:
         raise DesktopError(
             f"could not write {path}: {error.strerror or error}. "

@@ -11,12 +11,12 @@ from typing import IO, Any
 
 from core.errors import UserFacingError
 from core.io import files
+from core.io.atomic import temporary_name
 from core.io.output_guard import (
     OutputRefusedError,
     check_output_target,
     record_written,
     sweep_stale_temporaries,
-    temporary_name,
 )
 
 __all__ = [

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import UserFacingError
+from core.io.atomic import write_text_atomically
+from core.io.liveness import process_alive
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SESSION_APPLICATION_ID = 0x544C4E53  # "TLNS"; core.store.fileinfo.APPLICATION_ID is this
@@ -176,11 +178,9 @@ def record_written(path: Path | str) -> None:
     try:
         record = _record_path(path)
         record.parent.mkdir(parents=True, exist_ok=True)
-        partial = record.with_name(f".{record.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
-        partial.write_text(
-            json.dumps({"path": str(_absolute(path)), "state": list(state)}), encoding="utf-8"
+        write_text_atomically(
+            record, json.dumps({"path": str(_absolute(path)), "state": list(state)})
         )
-        os.replace(partial, record)
     except OSError:
         pass
 
@@ -279,23 +279,6 @@ def check_output_target(path: Path | str, *, force: bool = False) -> Path:
 _TAGGED = re.compile(r"\.(?P<pid>\d+)-[0-9a-f]{8}\.tmp\Z")
 # Older TailLens: tempfile.NamedTemporaryFile's 8 random characters.
 _UNTAGGED = re.compile(r"\.[a-z0-9_]{8}\.tmp\Z")
-
-
-def temporary_name(path: Path) -> Path:
-    """The hidden name beside ``path`` an export writes first: ``.NAME.PID-HEX8.tmp``."""
-    return path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
-
-
-def process_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True
 
 
 def sweep_stale_temporaries(path: Path | str) -> list[Path]:

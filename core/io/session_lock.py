@@ -24,9 +24,10 @@ from datetime import datetime
 from pathlib import Path
 
 from core.errors import UserFacingError
+from core.io.atomic import temporary_name
 from core.io.bounded import SMALL, loads_json
 from core.io.files import open_lock_file, read_lock_file
-from core.io.output_guard import process_alive
+from core.io.liveness import process_alive
 
 LOCK_PREFIX = ".~lock."
 LOCK_SUFFIX = "#"
@@ -175,7 +176,7 @@ def read_holder_at(path: Path) -> LockHolder | None:
 def _create(path: Path, holder: LockHolder) -> bool:
     """Write the lock file whole under a temporary name and link it into place: False
     when a lock file is there already (never a half-written one for a reader)."""
-    temporary = path.with_name(f"{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    temporary = temporary_name(path)
     fd = open_lock_file(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(asdict(holder)))
