@@ -16,7 +16,16 @@ TIER_CHOICES = ("head", "torso", "long_tail", "long_tail_en", "long_tail_it", "l
 def register(subparsers: argparse._SubParsersAction) -> None:
     units = subparsers.add_parser("units", help="sample, search and list data units")
     actions = units.add_subparsers(dest="units_command", metavar="ACTION", required=True)
+    _register_sample(actions)
+    _register_search(actions)
+    listing = actions.add_parser("list", help="the session's units")
+    listing.add_argument("--session", type=Path, required=True)
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(handler=run_list)
+    _register_override(actions)
 
+
+def _register_sample(actions: argparse._SubParsersAction) -> None:
     sample = actions.add_parser(
         "sample",
         help="sample units from a category's members held in a session",
@@ -64,6 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sample.set_defaults(handler=run_sample)
 
+
+def _register_search(actions: argparse._SubParsersAction) -> None:
     search = actions.add_parser(
         "search",
         help="find units by knowledge beam search (LINK), the model's likelihood as guide",
@@ -103,11 +114,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--quiet", action="store_true", help="no progress on stderr")
     search.set_defaults(handler=run_search)
 
-    listing = actions.add_parser("list", help="the session's units")
-    listing.add_argument("--session", type=Path, required=True)
-    listing.add_argument("--json", action="store_true", help="print JSON")
-    listing.set_defaults(handler=run_list)
 
+def _register_override(actions: argparse._SubParsersAction) -> None:
     override = actions.add_parser(
         "override",
         help="a person's words for an entity in a saved unit",

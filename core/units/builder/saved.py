@@ -178,17 +178,8 @@ def record_saved_units(
     return entry
 
 
-def _add_unit(
-    db: Session,
-    draft: UnitDraft,
-    rendered: Mapping[str, Sequence[RenderedTriple]],
-    *,
-    uid: str | None = None,
-    origin: str = "built",
-    category: str | None = None,
-    source: str | None = None,
-    extra: Mapping[str, Any] | None = None,
-) -> int:
+def _checked_shape(draft: UnitDraft, rendered: Mapping[str, Sequence[RenderedTriple]]) -> Any:
+    """The draft's structure, refused unless valid and rendered from these very claims."""
     shape = structure(draft)
     if not shape.valid:
         raise UnitError("the unit cannot be saved: " + "; ".join(shape.problems))
@@ -197,7 +188,16 @@ def _add_unit(
             (c.subject_qid, c.property_pid, c.value) for c in draft.claims
         ]:
             raise UnitError(f"the {lang} triples do not match the unit: render it again")
-    category_name = category or draft.category
+    return shape
+
+
+def _unit_attributes(
+    draft: UnitDraft,
+    rendered: Mapping[str, Sequence[RenderedTriple]],
+    category_name: str | None,
+    extra: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """Provenance, category and, per language, which labels were missing."""
     attributes = provenance(draft)
     attributes["category"] = category_name
     attributes["label_missing"] = {
@@ -209,23 +209,40 @@ def _add_unit(
         for lang, rows in rendered.items()
     }
     attributes.update(extra or {})
+    return attributes
+
+
+def _claim_ids(db: Session, draft: UnitDraft) -> dict[str | None, int]:
+    """The session's claim row of each of the draft's statements (those it holds)."""
+    statement_ids = [c.statement_id for c in draft.claims if c.statement_id]
+    if not statement_ids:
+        return {}
+    rows = db.execute(
+        select(m.Claim.statement_id, m.Claim.id).where(m.Claim.statement_id.in_(statement_ids))
+    ).all()
+    return {statement: claim for statement, claim in rows}
+
+
+def _add_unit(
+    db: Session,
+    draft: UnitDraft,
+    rendered: Mapping[str, Sequence[RenderedTriple]],
+    *,
+    uid: str | None = None,
+    origin: str = "built",
+    category: str | None = None,
+    source: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> int:
+    shape = _checked_shape(draft, rendered)
+    category_name = category or draft.category
+    attributes = _unit_attributes(draft, rendered, category_name, extra)
     category_id = None
     if category_name:
         category_id = db.execute(
             select(m.Category.id).where(m.Category.name == category_name)
         ).scalar_one_or_none()
-    statement_ids = [c.statement_id for c in draft.claims if c.statement_id]
-    claim_ids = (
-        dict(
-            db.execute(
-                select(m.Claim.statement_id, m.Claim.id).where(
-                    m.Claim.statement_id.in_(statement_ids)
-                )
-            ).all()
-        )
-        if statement_ids
-        else {}
-    )
+    claim_ids = _claim_ids(db, draft)
     unit = m.DataUnit(
         uid=uid or uuid.uuid4().hex,
         root_qid=draft.root_qid,
