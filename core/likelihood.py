@@ -318,8 +318,8 @@ def _scored_fingerprints(store: SessionStore, model: str, lang: str) -> dict[int
 
     from core.store.models import EntityLikelihood as L
 
-    with store.engine.connect() as conn:
-        rows = conn.execute(
+    with store.snapshot() as db:
+        rows = db.execute(
             select(L.entity_id, L.model_fingerprint).where(L.model == model, L.lang == lang)
         ).all()
     return dict(rows)
@@ -514,8 +514,8 @@ def scored_models(store: SessionStore, category: str | None = None) -> list[tupl
             .join(Category, Category.id == CategoryMember.category_id)
             .where(Category.name == category)
         )
-    with store.engine.connect() as conn:
-        return [(m, lang, int(n)) for m, lang, n in conn.execute(query.order_by(L.model, L.lang))]
+    with store.snapshot() as db:
+        return [(m, lang, int(n)) for m, lang, n in db.execute(query.order_by(L.model, L.lang))]
 
 
 def _wikidata_tiers(
