@@ -144,14 +144,15 @@ class Targets:
 def _labels(db: Session, qids: Sequence[str], lang: str) -> dict[str, str]:
     from sqlalchemy import select
 
+    from core.store.batching import in_chunks
     from core.store.models import Term
 
     found: dict[str, str] = {}
     ids = list(dict.fromkeys(qids))
-    for start in range(0, len(ids), 500):
+    for chunk in in_chunks(ids):
         rows = db.execute(
             select(Term.item_id, Term.text).where(
-                Term.item_id.in_(ids[start : start + 500]),
+                Term.item_id.in_(chunk),
                 Term.lang == lang,
                 Term.kind == "label",
                 Term.ordinal == 0,
@@ -165,16 +166,17 @@ def _places(db: Session, qids: Sequence[str]) -> dict[str, list[str]]:
     """Each subject's place values (item QIDs), preferred rank first, by property order."""
     from sqlalchemy import select
 
+    from core.store.batching import in_chunks
     from core.store.models import Claim
 
     places: dict[str, list[tuple[int, int, str]]] = {}
     ids = list(dict.fromkeys(qids))
     rank_order = {"preferred": 0, "normal": 1}
-    for start in range(0, len(ids), 500):
+    for chunk in in_chunks(ids):
         rows = db.execute(
             select(Claim.subject_qid, Claim.property_pid, Claim.value, Claim.rank, Claim.id)
             .where(
-                Claim.subject_qid.in_(ids[start : start + 500]),
+                Claim.subject_qid.in_(chunk),
                 Claim.property_pid.in_(PLACE_PROPERTIES),
                 Claim.value_type == "wikibase-item",
                 Claim.value.is_not(None),
