@@ -28,13 +28,15 @@ TailLens pulls and TailLens lists what they pulled:
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from functools import partial as partial_call
 from pathlib import Path
@@ -43,6 +45,7 @@ from typing import Any
 from core import files
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
+from core.labels import duration_words
 from core.models import (
     CAUSAL,
     SEQ2SEQ,
@@ -227,9 +230,7 @@ def explain(error: BaseException, repo_id: str, revision: str | None = None) -> 
             f"API ({type(error).__name__}: {_first_line(error)[:120]}); is HF_ENDPOINT a hub?"
         )
     if isinstance(error, OSError) and error.errno is not None:
-        import errno as errnos
-
-        if error.errno in (errnos.ENOSPC, errnos.EDQUOT):
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
             return PullError(
                 f"the disk of {hf_cache_dir()} is full; free some space (models remove) and "
                 "pull again: it resumes"
@@ -252,17 +253,51 @@ def _has_token() -> bool:
 
 
 def _offline() -> bool:
-    """Whether the user switched the hub off (HF_HUB_OFFLINE). Loading a model switches it
-    off for this process too (``core.models``, the metrics' encoders); that switch is
-    TailLens's own, for loading, and a pull the user asks for lifts it."""
+    """Whether huggingface_hub refuses the network now (inside :func:`_hub_settings`:
+    whether the user switched it off)."""
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+# huggingface_hub reads its offline switch and its download chunk size from module
+# constants at each call, with no argument to pass them per call: a pull sets them for
+# the calls it makes and puts them back when the last pull running ends.
+_SETTINGS_LOCK = threading.Lock()
+_settings_users = 0
+_saved_settings: dict[str, Any] = {}
+
+
+@contextmanager
+def _hub_settings() -> Iterator[None]:
+    """Within the block, huggingface_hub reads downloads in :data:`CHUNK_BYTES` chunks and
+    is online unless the user switched it off. Loading a model switches it off for this
+    process too (``core.models``, the metrics' encoders set HF_HUB_OFFLINE=1); that switch
+    is TailLens's own, for loading (loads pass local_files_only themselves), and a pull
+    the user asks for lifts it while it runs."""
+    global _settings_users
     from huggingface_hub import constants
 
     import core
 
-    user = (core.USER_HF_HUB_OFFLINE or "").strip().upper() in ("1", "ON", "YES", "TRUE")
-    if constants.is_offline_mode() and not user and os.environ.get("HF_HUB_OFFLINE") == "1":
-        constants.HF_HUB_OFFLINE = False  # loads pass local_files_only themselves
-    return bool(constants.is_offline_mode())
+    with _SETTINGS_LOCK:
+        if _settings_users == 0:
+            _saved_settings.update(
+                offline=constants.HF_HUB_OFFLINE, chunk=constants.DOWNLOAD_CHUNK_SIZE
+            )
+            user = (core.USER_HF_HUB_OFFLINE or "").strip().upper() in ("1", "ON", "YES", "TRUE")
+            if constants.HF_HUB_OFFLINE and not user and os.environ.get("HF_HUB_OFFLINE") == "1":
+                constants.HF_HUB_OFFLINE = False
+            constants.DOWNLOAD_CHUNK_SIZE = CHUNK_BYTES
+        _settings_users += 1
+    try:
+        yield
+    finally:
+        with _SETTINGS_LOCK:
+            _settings_users -= 1
+            if _settings_users == 0:
+                constants.HF_HUB_OFFLINE = _saved_settings["offline"]
+                constants.DOWNLOAD_CHUNK_SIZE = _saved_settings["chunk"]
 
 
 # --- planning ----------------------------------------------------------------------------
@@ -334,6 +369,11 @@ def plan_pull(repo_id: str, revision: str | None = None, ctx: JobContext | None 
     nothing is downloaded. Raises :class:`PullError` (gated, not found, no network)."""
     repo_id = check_repo_id(repo_id)
     _require_hub("pulling a model")
+    with _hub_settings():
+        return _plan_pull(repo_id, revision, ctx)
+
+
+def _plan_pull(repo_id: str, revision: str | None, ctx: JobContext | None) -> PullPlan:
     from huggingface_hub import HfApi
 
     if _offline():
@@ -430,17 +470,8 @@ def progress_words(done: int, total: int, per_s: float) -> str:
     words = f"{human_size(done)} of {human_size(total)}"
     if per_s > 0:
         left = max(0.0, (total - done) / per_s)
-        words += f", {human_size(int(per_s))}/s, {_duration(left)} left"
+        words += f", {human_size(int(per_s))}/s, {duration_words(left)} left"
     return words
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
 def _progress_class(on_bytes: Callable[[int], None]) -> type:
@@ -471,13 +502,16 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
 
     Resumes files a killed or cancelled pull left (``blobs/<etag>.taillens-partial``)."""
     _require_hub("pulling a model")
-    from huggingface_hub import constants, hf_hub_url
-    from huggingface_hub.file_download import _create_symlink, get_hf_file_metadata, http_get
+    check_disk(plan)
+    with _hub_settings():
+        return _pull(plan, ctx or JobContext())
+
+
+def _pull(plan: PullPlan, ctx: JobContext) -> PullResult:
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.file_download import http_get
     from huggingface_hub.utils import build_hf_headers
 
-    check_disk(plan)
-    constants.DOWNLOAD_CHUNK_SIZE = CHUNK_BYTES
-    ctx = ctx or JobContext()
     storage = _storage(plan.repo_id)
     blobs = storage / "blobs"
     total = plan.total_bytes
@@ -563,7 +597,7 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
                 pointer.parent.mkdir(parents=True, exist_ok=True)
                 with suppress(FileNotFoundError):
                     pointer.unlink()  # a dangling link of an earlier, broken pull
-                _create_symlink(str(blob), str(pointer), new_blob=False)
+                _link_blob(blob, pointer)
             inside(storage, pointer, what=name)
             report(f" ({name})")
     except Exception as exc:
@@ -625,15 +659,44 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc
 
 
+def _link_blob(blob: Path, pointer: Path) -> None:
+    """The snapshot's ``pointer`` to ``blob``, as the hub's own downloads make it: a
+    relative link, or a copy of the blob where the disk has no links."""
+    try:
+        os.symlink(os.path.relpath(blob, pointer.parent), pointer)
+    except FileExistsError:
+        if not (pointer.is_symlink() and pointer.resolve() == blob.resolve()):
+            raise
+    except (PermissionError, NotImplementedError):
+        shutil.copyfile(blob, pointer)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EROFS, errno.EOPNOTSUPP):
+            raise
+        shutil.copyfile(blob, pointer)
+
+
 def _write_ref(storage: Path, revision: str, commit: str) -> None:
-    """``refs/<revision>`` names the commit, as the hub's own downloads write it."""
+    """``refs/<revision>`` names the commit, as the hub's own downloads write it (whole,
+    through a temporary name, so a reader never sees half of it)."""
     if revision == commit:
         return
-    from huggingface_hub.file_download import _cache_commit_hash_for_specific_revision
-
     relative_path(revision, what="the revision")
-    inside(storage / "refs", storage / "refs" / revision, what="the revision")
-    _cache_commit_hash_for_specific_revision(str(storage), revision, commit_id(commit))
+    ref = inside(storage / "refs", storage / "refs" / revision, what="the revision")
+    commit = commit_id(commit)
+    if ref.is_file() and ref.read_text(encoding="utf-8", errors="replace") == commit:
+        return
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(
+        prefix=f".{ref.name}.", suffix=PARTIAL_SUFFIX, dir=ref.parent
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(commit)
+        os.replace(partial, ref)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(partial)
+        raise
 
 
 def pull_job(repo_id: str, revision: str | None = None) -> Job[PullResult]:
