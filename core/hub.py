@@ -507,99 +507,41 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
         return _pull(plan, ctx or JobContext())
 
 
+class _Transfer:
+    """A pull's bytes so far (done, downloaded now, resumed from partial files), said as
+    progress at each chunk."""
+
+    def __init__(self, ctx: JobContext, total: int) -> None:
+        self.ctx = ctx
+        self.total = total
+        self.rate = _Rate()
+        self.done = self.downloaded = self.resumed = 0
+        self.last_chunk = [time.monotonic()]
+        self.progress_class = _progress_class(self.on_bytes)
+
+    def report(self, message: str = "") -> None:
+        self.rate.add(self.downloaded)
+        words = progress_words(self.done, self.total, self.rate.per_s())
+        self.ctx.progress(self.done, self.total, f"{words}{message}")
+
+    def on_bytes(self, n: int) -> None:
+        self.last_chunk[0] = time.monotonic()
+        self.done += n
+        self.downloaded += n
+        self.report()
+        self.ctx.check_cancelled()
+
+
 def _pull(plan: PullPlan, ctx: JobContext) -> PullResult:
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.file_download import http_get
-    from huggingface_hub.utils import build_hf_headers
-
     storage = _storage(plan.repo_id)
-    blobs = storage / "blobs"
-    total = plan.total_bytes
-    rate = _Rate()
-    counted = {"done": 0, "downloaded": 0, "resumed": 0}
+    transfer = _Transfer(ctx, plan.total_bytes)
     started = time.monotonic()
-
-    def report(message: str = "") -> None:
-        rate.add(counted["downloaded"])
-        words = progress_words(counted["done"], total, rate.per_s())
-        ctx.progress(counted["done"], total, f"{words}{message}")
-
-    last_chunk = [time.monotonic()]
-
-    def on_bytes(n: int) -> None:
-        last_chunk[0] = time.monotonic()
-        counted["done"] += n
-        counted["downloaded"] += n
-        report()
-        ctx.check_cancelled()
-
-    progress_class = _progress_class(on_bytes)
-    report()
+    transfer.report()
     try:
         for hub_file in plan.files:
             ctx.check_cancelled()
-            name = relative_path(hub_file.name, what="the file name")
-            commit = commit_id(plan.commit)
-            url = hf_hub_url(plan.repo_id, name, revision=commit, endpoint=endpoint())
-            meta = wait_for(
-                partial_call(get_hf_file_metadata, url, endpoint=endpoint()),
-                ctx,
-                METADATA_DEADLINE_S,
-                f"describing {name}",
-            )
-            if meta.commit_hash not in (None, commit):
-                raise PullError(
-                    f"{endpoint()} served {name} of {plan.repo_id} from commit "
-                    f"{shown(meta.commit_hash)}, not {commit}; try again later"
-                )
-            etag = path_part(meta.etag, what=f"the ETag of {name}")
-            pointer = inside(storage, storage / "snapshots" / commit / name, what=name)
-            blob = inside(storage, blobs / etag, what=f"the blob of {name}")
-            inside(storage, blobs / (etag + PARTIAL_SUFFIX), what=f"the download of {name}")
-            if not pointer.exists() and not blob.exists():
-                blobs.mkdir(parents=True, exist_ok=True)
-                partial = blobs / (str(meta.etag) + PARTIAL_SUFFIX)
-                have = partial.stat().st_size if partial.exists() else 0
-                if meta.size is not None and have > meta.size:
-                    partial.unlink()  # not this file's bytes: start again
-                    have = 0
-                counted["done"] += have
-                counted["resumed"] += have
-                headers = build_hf_headers()
-                if meta.location != url and _host(meta.location) != _host(url):
-                    headers.pop("authorization", None)  # a CDN: never send the token there
-                with partial.open("r+b" if have else "wb") as handle:
-                    handle.seek(have)
-                    _download(
-                        partial_call(
-                            http_get,
-                            meta.location,
-                            handle,
-                            resume_size=have,
-                            headers=headers,
-                            expected_size=meta.size,
-                            tqdm_class=progress_class,
-                        ),
-                        ctx,
-                        (meta.size or hub_file.size or 0) - have,
-                        name,
-                        last_chunk,
-                    )
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(partial, blob)
-            else:
-                counted["done"] += hub_file.size or 0
-            # Link the blob into the snapshot as the hub's own downloads do (a relative
-            # link), from the names checked above: asking huggingface_hub to do it would
-            # ask the server for the file's ETag again, and use whatever it says then.
-            if not pointer.exists():
-                pointer.parent.mkdir(parents=True, exist_ok=True)
-                with suppress(FileNotFoundError):
-                    pointer.unlink()  # a dangling link of an earlier, broken pull
-                _link_blob(blob, pointer)
-            inside(storage, pointer, what=name)
-            report(f" ({name})")
+            name = _pull_file(plan, hub_file, storage, transfer)
+            transfer.report(f" ({name})")
     except Exception as exc:
         from core.jobs import JobCancelled
 
@@ -611,11 +553,90 @@ def _pull(plan: PullPlan, ctx: JobContext) -> PullResult:
         repo_id=plan.repo_id,
         commit=plan.commit,
         path=storage / "snapshots" / plan.commit,
-        downloaded_bytes=counted["downloaded"],
-        resumed_bytes=counted["resumed"],
+        downloaded_bytes=transfer.downloaded,
+        resumed_bytes=transfer.resumed,
         seconds=time.monotonic() - started,
         files=len(plan.files),
     )
+
+
+def _pull_file(plan: PullPlan, hub_file: HubFile, storage: Path, transfer: _Transfer) -> str:
+    """One file of the plan into the cache (its blob, unless there, and its snapshot
+    link); its name."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    name = relative_path(hub_file.name, what="the file name")
+    commit = commit_id(plan.commit)
+    url = hf_hub_url(plan.repo_id, name, revision=commit, endpoint=endpoint())
+    meta = wait_for(
+        partial_call(get_hf_file_metadata, url, endpoint=endpoint()),
+        transfer.ctx,
+        METADATA_DEADLINE_S,
+        f"describing {name}",
+    )
+    if meta.commit_hash not in (None, commit):
+        raise PullError(
+            f"{endpoint()} served {name} of {plan.repo_id} from commit "
+            f"{shown(meta.commit_hash)}, not {commit}; try again later"
+        )
+    etag = path_part(meta.etag, what=f"the ETag of {name}")
+    pointer = inside(storage, storage / "snapshots" / commit / name, what=name)
+    blob = inside(storage, storage / "blobs" / etag, what=f"the blob of {name}")
+    inside(storage, storage / "blobs" / (etag + PARTIAL_SUFFIX), what=f"the download of {name}")
+    if not pointer.exists() and not blob.exists():
+        _download_blob(meta, url, blob, hub_file.size, name, transfer)
+    else:
+        transfer.done += hub_file.size or 0
+    # Link the blob into the snapshot as the hub's own downloads do (a relative link),
+    # from the names checked above: asking huggingface_hub to do it would ask the server
+    # for the file's ETag again, and use whatever it says then.
+    if not pointer.exists():
+        pointer.parent.mkdir(parents=True, exist_ok=True)
+        with suppress(FileNotFoundError):
+            pointer.unlink()  # a dangling link of an earlier, broken pull
+        _link_blob(blob, pointer)
+    inside(storage, pointer, what=name)
+    return name
+
+
+def _download_blob(
+    meta: Any, url: str, blob: Path, size: int | None, name: str, transfer: _Transfer
+) -> None:
+    """The file's bytes into ``blob``, resuming the partial file a stopped pull left."""
+    from huggingface_hub.file_download import http_get
+    from huggingface_hub.utils import build_hf_headers
+
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    partial = blob.parent / (str(meta.etag) + PARTIAL_SUFFIX)
+    have = partial.stat().st_size if partial.exists() else 0
+    if meta.size is not None and have > meta.size:
+        partial.unlink()  # not this file's bytes: start again
+        have = 0
+    transfer.done += have
+    transfer.resumed += have
+    headers = build_hf_headers()
+    if meta.location != url and _host(meta.location) != _host(url):
+        headers.pop("authorization", None)  # a CDN: never send the token there
+    with partial.open("r+b" if have else "wb") as handle:
+        handle.seek(have)
+        _download(
+            partial_call(
+                http_get,
+                meta.location,
+                handle,
+                resume_size=have,
+                headers=headers,
+                expected_size=meta.size,
+                tqdm_class=transfer.progress_class,
+            ),
+            transfer.ctx,
+            (meta.size or size or 0) - have,
+            name,
+            transfer.last_chunk,
+        )
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, blob)
 
 
 def _download(
