@@ -368,6 +368,24 @@ def _write_rows(
         )
 
 
+def _score_batch(
+    loaded: Any, chunk: Sequence[Target], size: int
+) -> list[tuple[Target, TextLoglik, TextLoglik | None]]:
+    """Each target with its label's score and its statement's (None without one)."""
+    labels = text_logliks(loaded.model, loaded.tokenizer, [t.label for t in chunk], size)
+    with_statement = [t for t in chunk if t.statement]
+    statements = dict(
+        zip(
+            [t.entity_id for t in with_statement],
+            text_logliks(
+                loaded.model, loaded.tokenizer, [t.statement or "" for t in with_statement], size
+            ),
+            strict=True,
+        )
+    )
+    return [(t, score, statements.get(t.entity_id)) for t, score in zip(chunk, labels, strict=True)]
+
+
 def likelihood_job(
     store: SessionStore, request: LikelihoodRequest, loader: Callable[..., Any] | None = None
 ) -> Job[LikelihoodSummary]:
@@ -417,30 +435,7 @@ def likelihood_job(
                 )
                 summary.load_s = time.perf_counter() - loading
             chunk = pending[start : start + size]
-            labels = text_logliks(loaded.model, loaded.tokenizer, [t.label for t in chunk], size)
-            with_statement = [t for t in chunk if t.statement]
-            statements = dict(
-                zip(
-                    [t.entity_id for t in with_statement],
-                    text_logliks(
-                        loaded.model,
-                        loaded.tokenizer,
-                        [t.statement or "" for t in with_statement],
-                        size,
-                    ),
-                    strict=True,
-                )
-            )
-            _write_rows(
-                store,
-                key,
-                str(fingerprint),
-                lang,
-                [
-                    (t, score, statements.get(t.entity_id))
-                    for t, score in zip(chunk, labels, strict=True)
-                ],
-            )
+            _write_rows(store, key, str(fingerprint), lang, _score_batch(loaded, chunk, size))
             summary.scored += len(chunk)
             summary.elapsed_s = time.perf_counter() - started
             ctx.progress(
