@@ -242,21 +242,15 @@ def _fill_pack(
     manifest: dict[str, Any],
     ctx: JobContext | None = None,
 ) -> None:
-    from core.store.bounds import CACHE_KIB, BoundedConnection, bound, stopped
+    from core.store.bounds import CACHE_KIB, stopped
+    from core.store.fileinfo import connect_bounded
 
-    with closing(
-        sqlite3.connect(
-            file_uri(pack_path, "mode=rw"),
-            uri=True,
-            isolation_level=None,
-            factory=BoundedConnection,
-        )
-    ) as conn:
-        # The session attached may come from elsewhere: the bounds of its own connections
-        # (length limit, Ctrl+C, a cancel) hold here too, and its page cache is ours, not
-        # the one its header suggests.
-        conn.execute("PRAGMA trusted_schema=OFF")
-        guard = bound(conn)
+    # The session attached may come from elsewhere: the bounds of its own connections
+    # (length limit, Ctrl+C, a cancel) hold here too, and its page cache is ours, not
+    # the one its header suggests.
+    with closing(connect_bounded(pack_path, "mode=rw")) as conn:
+        guard = conn.guard
+        assert guard is not None  # connect_bounded bounds it
         if ctx is not None:
             token = ctx.token
             guard.cancelled = lambda: token.cancelled
@@ -604,15 +598,13 @@ def _readable_pack(path: Path) -> Iterator[Path]:
         yield check.path
         return
     from core.store.fileinfo import connect_read_only
+    from core.store.placing import copy_database
 
     with tempfile.TemporaryDirectory(prefix="taillens-pack-") as folder:
         copy = Path(folder) / "pack.taillens"
-        with (
-            closing(connect_read_only(check.path)) as source,
-            closing(sqlite3.connect(copy)) as target,
-        ):
-            source.backup(target)
         try:
+            with closing(connect_read_only(check.path)) as source:
+                copy_database(source, copy, expected_revision=None)
             SessionStore.open(copy).close()
         except SessionError as exc:
             raise PackError(

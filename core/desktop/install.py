@@ -23,6 +23,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import core
+
 DEB_PREFIX = Path("/opt/taillens")
 # The models extra of pyproject.toml without torch (tests/core/test_install.py holds the
 # two together): what a wheel user installs after choosing a torch build.
@@ -45,7 +47,7 @@ def install_kind() -> str:
         # The package's folder, also where dpkg --root installed it (a scratch root).
         folder = Path(sys.executable).resolve().parent
         return "deb" if folder.parts[-2:] == DEB_PREFIX.parts[-2:] else "bundle"
-    root = Path(__file__).resolve().parent.parent
+    root = Path(core.__file__).resolve().parent.parent  # the folder that holds core/
     if (root / "dev").is_file() and (root / "pyproject.toml").is_file():
         return "checkout"
     return "wheel"

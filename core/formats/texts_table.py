@@ -398,6 +398,8 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
     """Scores, details, ratings and aggregates of one page's rows, in place."""
     from sqlalchemy import text
 
+    from core.store.batching import in_chunks
+
     by_id = {row[key]: row for row in rows}
     ids = list(by_id)
     own = "" if key == "verbalisation_id" else "s.verbalisation_id IS NULL AND "
@@ -405,9 +407,9 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
     for row in rows:
         for column in plan.score_columns:
             row[column] = None
-    for start in range(0, len(ids), 500):  # SQLite's host parameters per statement
+    for ids_chunk in in_chunks(ids):
         params: dict[str, Any] = {}
-        chunk = _in("i", ids[start : start + 500], params)
+        chunk = _in("i", ids_chunk, params)
         for item, metric, value, raw in db.execute(
             text(
                 f"SELECT s.{key}, s.metric, s.value, s.details FROM scores s "
@@ -427,9 +429,9 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
             if typed:
                 details[item][column] = typed
     ratings: dict[int, dict[int, tuple[int | None, int | None]]] = defaultdict(dict)
-    for start in range(0, len(ids), 500):
+    for ids_chunk in in_chunks(ids):
         params = {}
-        chunk = _in("i", ids[start : start + 500], params)
+        chunk = _in("i", ids_chunk, params)
         for item, annotator, fluency, adequacy in db.execute(
             text(
                 f"SELECT n.{key}, n.annotator_id, n.fluency, n.adequacy FROM annotations n "

@@ -28,13 +28,15 @@ TailLens pulls and TailLens lists what they pulled:
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from functools import partial as partial_call
 from pathlib import Path
@@ -44,6 +46,7 @@ from core.errors import UserFacingError
 from core.io import files
 from core.io.safe_names import UnsafeNameError, commit_id, inside, path_part, relative_path, shown
 from core.jobs import Job, JobContext
+from core.labels import duration_words
 from core.local_models.loader import (
     CAUSAL,
     SEQ2SEQ,
@@ -227,9 +230,7 @@ def explain(error: BaseException, repo_id: str, revision: str | None = None) -> 
             f"API ({type(error).__name__}: {_first_line(error)[:120]}); is HF_ENDPOINT a hub?"
         )
     if isinstance(error, OSError) and error.errno is not None:
-        import errno as errnos
-
-        if error.errno in (errnos.ENOSPC, errnos.EDQUOT):
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
             return PullError(
                 f"the disk of {hf_cache_dir()} is full; free some space (models remove) and "
                 "pull again: it resumes"
@@ -252,17 +253,51 @@ def _has_token() -> bool:
 
 
 def _offline() -> bool:
-    """Whether the user switched the hub off (HF_HUB_OFFLINE). Loading a model switches it
-    off for this process too (``core.local_models.loader``, the metrics' encoders); that switch is
-    TailLens's own, for loading, and a pull the user asks for lifts it."""
+    """Whether huggingface_hub refuses the network now (inside :func:`_hub_settings`:
+    whether the user switched it off)."""
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+# huggingface_hub reads its offline switch and its download chunk size from module
+# constants at each call, with no argument to pass them per call: a pull sets them for
+# the calls it makes and puts them back when the last pull running ends.
+_SETTINGS_LOCK = threading.Lock()
+_settings_users = 0
+_saved_settings: dict[str, Any] = {}
+
+
+@contextmanager
+def _hub_settings() -> Iterator[None]:
+    """Within the block, huggingface_hub reads downloads in :data:`CHUNK_BYTES` chunks and
+    is online unless the user switched it off. Loading a model switches it off for this
+    process too (``core.local_models.loader``, the metrics' encoders set HF_HUB_OFFLINE=1);
+    that switch is TailLens's own, for loading (loads pass local_files_only themselves), and a pull
+    the user asks for lifts it while it runs."""
+    global _settings_users
     from huggingface_hub import constants
 
     import core
 
-    user = (core.USER_HF_HUB_OFFLINE or "").strip().upper() in ("1", "ON", "YES", "TRUE")
-    if constants.is_offline_mode() and not user and os.environ.get("HF_HUB_OFFLINE") == "1":
-        constants.HF_HUB_OFFLINE = False  # loads pass local_files_only themselves
-    return bool(constants.is_offline_mode())
+    with _SETTINGS_LOCK:
+        if _settings_users == 0:
+            _saved_settings.update(
+                offline=constants.HF_HUB_OFFLINE, chunk=constants.DOWNLOAD_CHUNK_SIZE
+            )
+            user = (core.USER_HF_HUB_OFFLINE or "").strip().upper() in ("1", "ON", "YES", "TRUE")
+            if constants.HF_HUB_OFFLINE and not user and os.environ.get("HF_HUB_OFFLINE") == "1":
+                constants.HF_HUB_OFFLINE = False
+            constants.DOWNLOAD_CHUNK_SIZE = CHUNK_BYTES
+        _settings_users += 1
+    try:
+        yield
+    finally:
+        with _SETTINGS_LOCK:
+            _settings_users -= 1
+            if _settings_users == 0:
+                constants.HF_HUB_OFFLINE = _saved_settings["offline"]
+                constants.DOWNLOAD_CHUNK_SIZE = _saved_settings["chunk"]
 
 
 # --- planning ----------------------------------------------------------------------------
@@ -334,6 +369,11 @@ def plan_pull(repo_id: str, revision: str | None = None, ctx: JobContext | None 
     nothing is downloaded. Raises :class:`PullError` (gated, not found, no network)."""
     repo_id = check_repo_id(repo_id)
     _require_hub("pulling a model")
+    with _hub_settings():
+        return _plan_pull(repo_id, revision, ctx)
+
+
+def _plan_pull(repo_id: str, revision: str | None, ctx: JobContext | None) -> PullPlan:
     from huggingface_hub import HfApi
 
     if _offline():
@@ -430,17 +470,8 @@ def progress_words(done: int, total: int, per_s: float) -> str:
     words = f"{human_size(done)} of {human_size(total)}"
     if per_s > 0:
         left = max(0.0, (total - done) / per_s)
-        words += f", {human_size(int(per_s))}/s, {_duration(left)} left"
+        words += f", {human_size(int(per_s))}/s, {duration_words(left)} left"
     return words
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
 def _progress_class(on_bytes: Callable[[int], None]) -> type:
@@ -471,101 +502,46 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
 
     Resumes files a killed or cancelled pull left (``blobs/<etag>.taillens-partial``)."""
     _require_hub("pulling a model")
-    from huggingface_hub import constants, hf_hub_url
-    from huggingface_hub.file_download import _create_symlink, get_hf_file_metadata, http_get
-    from huggingface_hub.utils import build_hf_headers
-
     check_disk(plan)
-    constants.DOWNLOAD_CHUNK_SIZE = CHUNK_BYTES
-    ctx = ctx or JobContext()
+    with _hub_settings():
+        return _pull(plan, ctx or JobContext())
+
+
+class _Transfer:
+    """A pull's bytes so far (done, downloaded now, resumed from partial files), said as
+    progress at each chunk."""
+
+    def __init__(self, ctx: JobContext, total: int) -> None:
+        self.ctx = ctx
+        self.total = total
+        self.rate = _Rate()
+        self.done = self.downloaded = self.resumed = 0
+        self.last_chunk = [time.monotonic()]
+        self.progress_class = _progress_class(self.on_bytes)
+
+    def report(self, message: str = "") -> None:
+        self.rate.add(self.downloaded)
+        words = progress_words(self.done, self.total, self.rate.per_s())
+        self.ctx.progress(self.done, self.total, f"{words}{message}")
+
+    def on_bytes(self, n: int) -> None:
+        self.last_chunk[0] = time.monotonic()
+        self.done += n
+        self.downloaded += n
+        self.report()
+        self.ctx.check_cancelled()
+
+
+def _pull(plan: PullPlan, ctx: JobContext) -> PullResult:
     storage = _storage(plan.repo_id)
-    blobs = storage / "blobs"
-    total = plan.total_bytes
-    rate = _Rate()
-    counted = {"done": 0, "downloaded": 0, "resumed": 0}
+    transfer = _Transfer(ctx, plan.total_bytes)
     started = time.monotonic()
-
-    def report(message: str = "") -> None:
-        rate.add(counted["downloaded"])
-        words = progress_words(counted["done"], total, rate.per_s())
-        ctx.progress(counted["done"], total, f"{words}{message}")
-
-    last_chunk = [time.monotonic()]
-
-    def on_bytes(n: int) -> None:
-        last_chunk[0] = time.monotonic()
-        counted["done"] += n
-        counted["downloaded"] += n
-        report()
-        ctx.check_cancelled()
-
-    progress_class = _progress_class(on_bytes)
-    report()
+    transfer.report()
     try:
         for hub_file in plan.files:
             ctx.check_cancelled()
-            name = relative_path(hub_file.name, what="the file name")
-            commit = commit_id(plan.commit)
-            url = hf_hub_url(plan.repo_id, name, revision=commit, endpoint=endpoint())
-            meta = wait_for(
-                partial_call(get_hf_file_metadata, url, endpoint=endpoint()),
-                ctx,
-                METADATA_DEADLINE_S,
-                f"describing {name}",
-            )
-            if meta.commit_hash not in (None, commit):
-                raise PullError(
-                    f"{endpoint()} served {name} of {plan.repo_id} from commit "
-                    f"{shown(meta.commit_hash)}, not {commit}; try again later"
-                )
-            etag = path_part(meta.etag, what=f"the ETag of {name}")
-            pointer = inside(storage, storage / "snapshots" / commit / name, what=name)
-            blob = inside(storage, blobs / etag, what=f"the blob of {name}")
-            inside(storage, blobs / (etag + PARTIAL_SUFFIX), what=f"the download of {name}")
-            if not pointer.exists() and not blob.exists():
-                blobs.mkdir(parents=True, exist_ok=True)
-                partial = blobs / (str(meta.etag) + PARTIAL_SUFFIX)
-                have = partial.stat().st_size if partial.exists() else 0
-                if meta.size is not None and have > meta.size:
-                    partial.unlink()  # not this file's bytes: start again
-                    have = 0
-                counted["done"] += have
-                counted["resumed"] += have
-                headers = build_hf_headers()
-                if meta.location != url and _host(meta.location) != _host(url):
-                    headers.pop("authorization", None)  # a CDN: never send the token there
-                with partial.open("r+b" if have else "wb") as handle:
-                    handle.seek(have)
-                    _download(
-                        partial_call(
-                            http_get,
-                            meta.location,
-                            handle,
-                            resume_size=have,
-                            headers=headers,
-                            expected_size=meta.size,
-                            tqdm_class=progress_class,
-                        ),
-                        ctx,
-                        (meta.size or hub_file.size or 0) - have,
-                        name,
-                        last_chunk,
-                    )
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(partial, blob)
-            else:
-                counted["done"] += hub_file.size or 0
-            # Link the blob into the snapshot as the hub's own downloads do (a relative
-            # link), from the names checked above: asking huggingface_hub to do it would
-            # ask the server for the file's ETag again, and use whatever it says then.
-            if not pointer.exists():
-                pointer.parent.mkdir(parents=True, exist_ok=True)
-                with suppress(FileNotFoundError):
-                    pointer.unlink()  # a dangling link of an earlier, broken pull
-                _create_symlink(str(blob), str(pointer), new_blob=False)
-            inside(storage, pointer, what=name)
-            report(f" ({name})")
+            name = _pull_file(plan, hub_file, storage, transfer)
+            transfer.report(f" ({name})")
     except Exception as exc:
         from core.jobs import JobCancelled
 
@@ -577,11 +553,90 @@ def pull(plan: PullPlan, ctx: JobContext | None = None) -> PullResult:
         repo_id=plan.repo_id,
         commit=plan.commit,
         path=storage / "snapshots" / plan.commit,
-        downloaded_bytes=counted["downloaded"],
-        resumed_bytes=counted["resumed"],
+        downloaded_bytes=transfer.downloaded,
+        resumed_bytes=transfer.resumed,
         seconds=time.monotonic() - started,
         files=len(plan.files),
     )
+
+
+def _pull_file(plan: PullPlan, hub_file: HubFile, storage: Path, transfer: _Transfer) -> str:
+    """One file of the plan into the cache (its blob, unless there, and its snapshot
+    link); its name."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    name = relative_path(hub_file.name, what="the file name")
+    commit = commit_id(plan.commit)
+    url = hf_hub_url(plan.repo_id, name, revision=commit, endpoint=endpoint())
+    meta = wait_for(
+        partial_call(get_hf_file_metadata, url, endpoint=endpoint()),
+        transfer.ctx,
+        METADATA_DEADLINE_S,
+        f"describing {name}",
+    )
+    if meta.commit_hash not in (None, commit):
+        raise PullError(
+            f"{endpoint()} served {name} of {plan.repo_id} from commit "
+            f"{shown(meta.commit_hash)}, not {commit}; try again later"
+        )
+    etag = path_part(meta.etag, what=f"the ETag of {name}")
+    pointer = inside(storage, storage / "snapshots" / commit / name, what=name)
+    blob = inside(storage, storage / "blobs" / etag, what=f"the blob of {name}")
+    inside(storage, storage / "blobs" / (etag + PARTIAL_SUFFIX), what=f"the download of {name}")
+    if not pointer.exists() and not blob.exists():
+        _download_blob(meta, url, blob, hub_file.size, name, transfer)
+    else:
+        transfer.done += hub_file.size or 0
+    # Link the blob into the snapshot as the hub's own downloads do (a relative link),
+    # from the names checked above: asking huggingface_hub to do it would ask the server
+    # for the file's ETag again, and use whatever it says then.
+    if not pointer.exists():
+        pointer.parent.mkdir(parents=True, exist_ok=True)
+        with suppress(FileNotFoundError):
+            pointer.unlink()  # a dangling link of an earlier, broken pull
+        _link_blob(blob, pointer)
+    inside(storage, pointer, what=name)
+    return name
+
+
+def _download_blob(
+    meta: Any, url: str, blob: Path, size: int | None, name: str, transfer: _Transfer
+) -> None:
+    """The file's bytes into ``blob``, resuming the partial file a stopped pull left."""
+    from huggingface_hub.file_download import http_get
+    from huggingface_hub.utils import build_hf_headers
+
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    partial = blob.parent / (str(meta.etag) + PARTIAL_SUFFIX)
+    have = partial.stat().st_size if partial.exists() else 0
+    if meta.size is not None and have > meta.size:
+        partial.unlink()  # not this file's bytes: start again
+        have = 0
+    transfer.done += have
+    transfer.resumed += have
+    headers = build_hf_headers()
+    if meta.location != url and _host(meta.location) != _host(url):
+        headers.pop("authorization", None)  # a CDN: never send the token there
+    with partial.open("r+b" if have else "wb") as handle:
+        handle.seek(have)
+        _download(
+            partial_call(
+                http_get,
+                meta.location,
+                handle,
+                resume_size=have,
+                headers=headers,
+                expected_size=meta.size,
+                tqdm_class=transfer.progress_class,
+            ),
+            transfer.ctx,
+            (meta.size or size or 0) - have,
+            name,
+            transfer.last_chunk,
+        )
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, blob)
 
 
 def _download(
@@ -625,15 +680,44 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc
 
 
+def _link_blob(blob: Path, pointer: Path) -> None:
+    """The snapshot's ``pointer`` to ``blob``, as the hub's own downloads make it: a
+    relative link, or a copy of the blob where the disk has no links."""
+    try:
+        os.symlink(os.path.relpath(blob, pointer.parent), pointer)
+    except FileExistsError:
+        if not (pointer.is_symlink() and pointer.resolve() == blob.resolve()):
+            raise
+    except (PermissionError, NotImplementedError):
+        shutil.copyfile(blob, pointer)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EROFS, errno.EOPNOTSUPP):
+            raise
+        shutil.copyfile(blob, pointer)
+
+
 def _write_ref(storage: Path, revision: str, commit: str) -> None:
-    """``refs/<revision>`` names the commit, as the hub's own downloads write it."""
+    """``refs/<revision>`` names the commit, as the hub's own downloads write it (whole,
+    through a temporary name, so a reader never sees half of it)."""
     if revision == commit:
         return
-    from huggingface_hub.file_download import _cache_commit_hash_for_specific_revision
-
     relative_path(revision, what="the revision")
-    inside(storage / "refs", storage / "refs" / revision, what="the revision")
-    _cache_commit_hash_for_specific_revision(str(storage), revision, commit_id(commit))
+    ref = inside(storage / "refs", storage / "refs" / revision, what="the revision")
+    commit = commit_id(commit)
+    if ref.is_file() and ref.read_text(encoding="utf-8", errors="replace") == commit:
+        return
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(
+        prefix=f".{ref.name}.", suffix=PARTIAL_SUFFIX, dir=ref.parent
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(commit)
+        os.replace(partial, ref)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(partial)
+        raise
 
 
 def pull_job(repo_id: str, revision: str | None = None) -> Job[PullResult]:

@@ -402,6 +402,14 @@ class SessionStore:
                 raise
             raise translated from exc
 
+    def staging_connection(self) -> Connection:
+        """A connection of the session's own for a writer that stages rows in a TEMP
+        table of it and puts them in place in one ``BEGIN IMMEDIATE`` transaction
+        (``core.metrics.scoring.write``): a TEMP table lives on one connection, and a unit
+        of work gives its connection back when its block ends. The caller closes it."""
+        self._check_open()
+        return self.engine.connect()
+
     @property
     def schema_revision(self) -> str:
         with self._reading() as connection:

@@ -144,14 +144,15 @@ class Targets:
 def _labels(db: Session, qids: Sequence[str], lang: str) -> dict[str, str]:
     from sqlalchemy import select
 
+    from core.store.batching import in_chunks
     from core.store.models import Term
 
     found: dict[str, str] = {}
     ids = list(dict.fromkeys(qids))
-    for start in range(0, len(ids), 500):
+    for chunk in in_chunks(ids):
         rows = db.execute(
             select(Term.item_id, Term.text).where(
-                Term.item_id.in_(ids[start : start + 500]),
+                Term.item_id.in_(chunk),
                 Term.lang == lang,
                 Term.kind == "label",
                 Term.ordinal == 0,
@@ -165,16 +166,17 @@ def _places(db: Session, qids: Sequence[str]) -> dict[str, list[str]]:
     """Each subject's place values (item QIDs), preferred rank first, by property order."""
     from sqlalchemy import select
 
+    from core.store.batching import in_chunks
     from core.store.models import Claim
 
     places: dict[str, list[tuple[int, int, str]]] = {}
     ids = list(dict.fromkeys(qids))
     rank_order = {"preferred": 0, "normal": 1}
-    for start in range(0, len(ids), 500):
+    for chunk in in_chunks(ids):
         rows = db.execute(
             select(Claim.subject_qid, Claim.property_pid, Claim.value, Claim.rank, Claim.id)
             .where(
-                Claim.subject_qid.in_(ids[start : start + 500]),
+                Claim.subject_qid.in_(chunk),
                 Claim.property_pid.in_(PLACE_PROPERTIES),
                 Claim.value_type == "wikibase-item",
                 Claim.value.is_not(None),
@@ -318,8 +320,8 @@ def _scored_fingerprints(store: SessionStore, model: str, lang: str) -> dict[int
 
     from core.store.models import EntityLikelihood as L
 
-    with store.engine.connect() as conn:
-        rows = conn.execute(
+    with store.snapshot() as db:
+        rows = db.execute(
             select(L.entity_id, L.model_fingerprint).where(L.model == model, L.lang == lang)
         ).all()
     return dict(rows)
@@ -364,6 +366,24 @@ def _write_rows(
             ),
             values,
         )
+
+
+def _score_batch(
+    loaded: Any, chunk: Sequence[Target], size: int
+) -> list[tuple[Target, TextLoglik, TextLoglik | None]]:
+    """Each target with its label's score and its statement's (None without one)."""
+    labels = text_logliks(loaded.model, loaded.tokenizer, [t.label for t in chunk], size)
+    with_statement = [t for t in chunk if t.statement]
+    statements = dict(
+        zip(
+            [t.entity_id for t in with_statement],
+            text_logliks(
+                loaded.model, loaded.tokenizer, [t.statement or "" for t in with_statement], size
+            ),
+            strict=True,
+        )
+    )
+    return [(t, score, statements.get(t.entity_id)) for t, score in zip(chunk, labels, strict=True)]
 
 
 def likelihood_job(
@@ -415,30 +435,7 @@ def likelihood_job(
                 )
                 summary.load_s = time.perf_counter() - loading
             chunk = pending[start : start + size]
-            labels = text_logliks(loaded.model, loaded.tokenizer, [t.label for t in chunk], size)
-            with_statement = [t for t in chunk if t.statement]
-            statements = dict(
-                zip(
-                    [t.entity_id for t in with_statement],
-                    text_logliks(
-                        loaded.model,
-                        loaded.tokenizer,
-                        [t.statement or "" for t in with_statement],
-                        size,
-                    ),
-                    strict=True,
-                )
-            )
-            _write_rows(
-                store,
-                key,
-                str(fingerprint),
-                lang,
-                [
-                    (t, score, statements.get(t.entity_id))
-                    for t, score in zip(chunk, labels, strict=True)
-                ],
-            )
+            _write_rows(store, key, str(fingerprint), lang, _score_batch(loaded, chunk, size))
             summary.scored += len(chunk)
             summary.elapsed_s = time.perf_counter() - started
             ctx.progress(
@@ -514,8 +511,8 @@ def scored_models(store: SessionStore, category: str | None = None) -> list[tupl
             .join(Category, Category.id == CategoryMember.category_id)
             .where(Category.name == category)
         )
-    with store.engine.connect() as conn:
-        return [(m, lang, int(n)) for m, lang, n in conn.execute(query.order_by(L.model, L.lang))]
+    with store.snapshot() as db:
+        return [(m, lang, int(n)) for m, lang, n in db.execute(query.order_by(L.model, L.lang))]
 
 
 def _wikidata_tiers(

@@ -74,8 +74,8 @@ def load_member_tiers(
     store: SessionStore, category: str
 ) -> dict[str, tuple[str | None, str | None]]:
     """qid -> (tier, sub_tier) as last saved for the category."""
-    with store.engine.connect() as conn:
-        rows = conn.execute(
+    with store.snapshot() as db:
+        rows = db.execute(
             select(Entity.qid, CategoryMember.tier, CategoryMember.sub_tier)
             .join(CategoryMember, CategoryMember.entity_id == Entity.id)
             .join(Category, Category.id == CategoryMember.category_id)
@@ -153,7 +153,7 @@ SELECT u.id, u.tier, u.sub_tier, cm.tier, cm.sub_tier
 FROM data_units u
 JOIN entities e ON e.qid = u.root_qid
 JOIN category_members cm ON cm.entity_id = e.id AND cm.category_id = u.category_id
-WHERE cm.tier IS NOT NULL
+WHERE cm.tier IS NOT NULL AND {usable_units} AND {usable_entities}
   AND (coalesce(u.tier, '') != cm.tier OR coalesce(u.sub_tier, '') != coalesce(cm.sub_tier, ''))
 ORDER BY u.id
 """
@@ -165,5 +165,11 @@ def unit_tier_changes(store: SessionStore) -> dict[int, TierChange]:
     from files) and roots not tiered now are left out."""
     from sqlalchemy import text
 
-    with store.engine.connect() as conn:
-        return {row[0]: TierChange(*row) for row in conn.execute(text(_TIER_CHANGES_SQL))}
+    from core.store.integrity import usable_rows
+
+    with store.snapshot() as db:
+        sql = _TIER_CHANGES_SQL.format(
+            usable_units=usable_rows(db, "data_units", "u"),
+            usable_entities=usable_rows(db, "entities", "e"),
+        )
+        return {row[0]: TierChange(*row) for row in db.execute(text(sql))}

@@ -31,6 +31,7 @@ from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import CancelToken, Job, JobContext
 from core.store import SessionStore
+from core.store.batching import in_chunks
 from core.units.shapes import MAX_SIZE
 from core.vocab import LANGUAGES
 from core.wikidata.categories import PID_RE, QID_RE, Category
@@ -235,12 +236,12 @@ class Graph:
 
         out: list[tuple[str, str, str | None]] = []
         assert self.cache_store is not None
-        with self.cache_store.unit_of_work() as db:
-            for start in range(0, len(subjects), 500):
+        with self.cache_store.snapshot() as db:
+            for chunk in in_chunks(subjects):
                 rows = db.execute(
                     select(m.Claim.subject_qid, m.Claim.value, m.Claim.statement_id, m.Claim.rank)
                     .where(
-                        m.Claim.subject_qid.in_(subjects[start : start + 500]),
+                        m.Claim.subject_qid.in_(chunk),
                         m.Claim.property_pid == pid,
                         m.Claim.value_type == "wikibase-item",
                         m.Claim.value.is_not(None),
@@ -541,7 +542,7 @@ def resolve_root(
 
         from core.store import models as m
 
-        with store.unit_of_work() as db:
+        with store.snapshot() as db:
             row = db.execute(select(m.Category).where(m.Category.name == category)).scalar()
             if row is not None:
                 return Category(
@@ -568,6 +569,164 @@ def validate(graph: Graph, template: UnitTemplate) -> None:
             )
 
 
+def _model_identity(request: SearchRequest, scorer: Scorer | None) -> tuple[str, str | None]:
+    """How the units name the model that scored them (its resolved folder) and its
+    fingerprint; the folder is checked to be a causal LM. ``scorer`` (tests): the name
+    asked for, no fingerprint."""
+    if scorer is not None:
+        return request.model, None
+    from core.local_models.loader import (
+        CAUSAL,
+        check_model_folder,
+        model_fingerprint,
+        resolve_model,
+    )
+    from core.tiers.likelihood import model_key
+
+    folder = resolve_model(request.model)
+    kind = check_model_folder(folder)
+    if kind != CAUSAL:
+        raise SearchError(f"{folder} is a {kind} model; the search needs a causal LM")
+    return model_key(folder), model_fingerprint(folder)
+
+
+def _score_once(score: Scorer) -> Scorer:
+    """``score``, asked once per text: a text scores the same in both directions (the
+    root step is shared)."""
+    memo: dict[str, float | None] = {}
+
+    def once(texts: Sequence[str]) -> list[float | None]:
+        todo = list(dict.fromkeys(t for t in texts if t not in memo))
+        if todo:
+            memo.update(zip(todo, score(todo), strict=True))
+        return [memo[t] for t in texts]
+
+    return once
+
+
+def _delta(results: Sequence[SearchResult]) -> float | None:
+    """The head's mean minus the tail's, when both directions were searched."""
+    by = {r.direction: r for r in results}
+    head, tail = by.get("head"), by.get("tail")
+    if head is None or tail is None or head.mean is None or tail.mean is None:
+        return None
+    return head.mean - tail.mean
+
+
+@dataclass
+class _Search:
+    """A search checked and ready to run: what :func:`search_job`'s job does."""
+
+    store: SessionStore
+    request: SearchRequest
+    template: UnitTemplate
+    graph: Graph
+    category: Category
+    file_under: str | None
+    directions: tuple[str, ...]
+    lang: str
+    model_name: str
+    fingerprint: str | None
+    scorer: Scorer | None
+    loader: Callable[..., Any] | None
+    recorded_as: str
+
+    def run(self, ctx: JobContext) -> SearchSummary:
+        started = time.perf_counter()
+        self.graph.token = ctx.token
+        score = _score_once(self._model_score(ctx))
+        roots = self._roots()
+        steps = len(self.template.patterns) + 1
+        total = len(self.directions) * steps + 1
+        labels: dict[str, str] = {}
+        results = [
+            self._search(direction, d * steps, total, roots, score, labels, ctx)
+            for d, direction in enumerate(self.directions)
+        ]
+        ctx.check_cancelled()
+        ids = save_results(
+            self.store,
+            self.graph,
+            self.template,
+            results,
+            model=self.model_name,
+            fingerprint=self.fingerprint,
+            lang=self.lang,
+            beam=self.request.beam,
+            keep=self.request.keep,
+            category=self.file_under,
+            check=ctx.check_cancelled,
+            recorded_as=self.recorded_as,
+        )
+        ctx.progress(total, total, "saved")
+        return SearchSummary(
+            self.template.text,
+            len(roots),
+            {
+                r.direction: {"units": len(r.units), "mean": r.mean, "steps": r.steps}
+                for r in results
+            },
+            tuple(ids),
+            _delta(results),
+            time.perf_counter() - started,
+        )
+
+    def _model_score(self, ctx: JobContext) -> Scorer:
+        if self.scorer is not None:
+            return self.scorer
+        from core.local_models.loader import load_model
+        from core.tiers.likelihood import sequence_loglik
+
+        request = self.request
+        loaded = (self.loader or load_model)(request.model, device=request.device)
+
+        def score(texts: Sequence[str]) -> list[float | None]:
+            ctx.check_cancelled()
+            return sequence_loglik(loaded.model, loaded.tokenizer, texts, request.batch)
+
+        return score
+
+    def _roots(self) -> list[str]:
+        roots = self.graph.roots(self.category)
+        if not roots:
+            hint = (
+                " (the session cache holds only the categories fetched into it: use "
+                "--category with one of them, or another source)"
+                if self.graph.cache_store is not None
+                else ""
+            )
+            raise SearchError(f"{self.graph.name} has no members of {self.category.name}{hint}")
+        return roots
+
+    def _search(
+        self,
+        direction: str,
+        base: int,
+        total: int,
+        roots: list[str],
+        score: Scorer,
+        labels: dict[str, str],
+        ctx: JobContext,
+    ) -> SearchResult:
+        def done(step: int) -> None:
+            ctx.progress(base + step + 1, total, f"{direction}: step {step + 1}")
+
+        return beam_search(
+            self.graph,
+            self.template,
+            roots,
+            score,
+            direction,
+            lang=self.lang,
+            beam=self.request.beam,
+            keep=self.request.keep,
+            units=self.request.units,
+            ctx=ctx,
+            labels=labels,
+            step_done=done,
+        )
+
+
 def search_job(
     store: SessionStore,
     source: Any,
@@ -592,124 +751,27 @@ def search_job(
         raise SearchError(f"--direction must be tail, head or both, not {request.direction!r}")
     directions = DIRECTIONS if request.direction == "both" else (request.direction,)
     category, file_under = resolve_root(store, request.class_qid, request.category)
-    fingerprint = None
-    model_name = request.model
-    if scorer is None:
-        from core.local_models.loader import (
-            CAUSAL,
-            check_model_folder,
-            model_fingerprint,
-            resolve_model,
-        )
-        from core.tiers.likelihood import model_key
-
-        folder = resolve_model(request.model)
-        kind = check_model_folder(folder)
-        if kind != CAUSAL:
-            raise SearchError(f"{folder} is a {kind} model; the search needs a causal LM")
-        fingerprint = model_fingerprint(folder)
-        model_name = model_key(folder)
+    model_name, fingerprint = _model_identity(request, scorer)
     graph = Graph(source)
     validate(graph, template)
-
-    def run(ctx: JobContext) -> SearchSummary:
-        started = time.perf_counter()
-        graph.token = ctx.token
-        score = scorer
-        if score is None:
-            from core.local_models.loader import load_model
-            from core.tiers.likelihood import sequence_loglik
-
-            loaded = (loader or load_model)(request.model, device=request.device)
-
-            def score(texts: Sequence[str]) -> list[float | None]:
-                ctx.check_cancelled()
-                return sequence_loglik(loaded.model, loaded.tokenizer, texts, request.batch)
-
-        # A text scores the same in both directions (the root step is shared): once.
-        memo: dict[str, float | None] = {}
-        model_score = score
-
-        def score_once(texts: Sequence[str]) -> list[float | None]:
-            todo = list(dict.fromkeys(t for t in texts if t not in memo))
-            if todo:
-                memo.update(zip(todo, model_score(todo), strict=True))
-            return [memo[t] for t in texts]
-
-        roots = graph.roots(category)
-        if not roots:
-            hint = (
-                " (the session cache holds only the categories fetched into it: use "
-                "--category with one of them, or another source)"
-                if graph.cache_store is not None
-                else ""
-            )
-            raise SearchError(f"{graph.name} has no members of {category.name}{hint}")
-        total = len(directions) * (len(template.patterns) + 1) + 1
-        results = []
-        labels: dict[str, str] = {}
-        for d, direction in enumerate(directions):
-            base = d * (len(template.patterns) + 1)
-
-            def done(step: int, base: int = base, direction: str = direction) -> None:
-                ctx.progress(base + step + 1, total, f"{direction}: step {step + 1}")
-
-            results.append(
-                beam_search(
-                    graph,
-                    template,
-                    roots,
-                    score_once,
-                    direction,
-                    lang=lang,
-                    beam=request.beam,
-                    keep=request.keep,
-                    units=request.units,
-                    ctx=ctx,
-                    labels=labels,
-                    step_done=done,
-                )
-            )
-        ctx.check_cancelled()
-        ids = save_results(
-            store,
-            graph,
-            template,
-            results,
-            model=model_name,
-            fingerprint=fingerprint,
-            lang=lang,
-            beam=request.beam,
-            keep=request.keep,
-            category=file_under,
-            check=ctx.check_cancelled,
-            recorded_as=recorded_as,
-        )
-        ctx.progress(total, total, "saved")
-        by = {r.direction: r for r in results}
-        delta = None
-        if (
-            "head" in by
-            and "tail" in by
-            and by["head"].mean is not None
-            and by["tail"].mean is not None
-        ):
-            delta = by["head"].mean - by["tail"].mean
-        return SearchSummary(
-            template.text,
-            len(roots),
-            {
-                r.direction: {"units": len(r.units), "mean": r.mean, "steps": r.steps}
-                for r in results
-            },
-            tuple(ids),
-            delta,
-            time.perf_counter() - started,
-        )
-
+    search = _Search(
+        store,
+        request,
+        template,
+        graph,
+        category,
+        file_under,
+        tuple(directions),
+        lang,
+        model_name,
+        fingerprint,
+        scorer,
+        loader,
+        recorded_as,
+    )
     return Job(
         title=f"Search units: {template.text}",
-        run=run,
+        run=search.run,
         kind="units.search",
         writes=frozenset({Topic.UNITS}),
         params={

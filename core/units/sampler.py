@@ -177,6 +177,117 @@ def _build(
     return claims
 
 
+def _check_sample_settings(
+    shapes: Sequence[str], sizes: Sequence[int], per_entity: int, parallel: Sequence[str]
+) -> None:
+    unknown = [s for s in shapes if s not in _BUILDERS]
+    if unknown or not shapes:
+        raise ValueError(f"unknown shapes {unknown}: use {', '.join(SHAPES)}")
+    if not sizes or any(not MIN_SIZE <= s <= MAX_SIZE for s in sizes):
+        raise ValueError(f"sizes must be in {MIN_SIZE}..{MAX_SIZE}, got {list(sizes)}")
+    if per_entity < 1:
+        raise ValueError("per_entity must be at least 1")
+    unknown_langs = [lang for lang in parallel if lang not in LANGUAGES]
+    if unknown_langs:
+        raise ValueError(
+            f"parallel languages must be among {', '.join(LANGUAGES)}, got {unknown_langs}"
+        )
+
+
+@dataclass
+class _Draws:
+    """What the draws of one entity met so far: the first reason a draw could not be
+    built, and whether a unit could be built but not a parallel one."""
+
+    first_reason: str = ""
+    saw_not_parallel: bool = False
+
+
+class _Sampler:
+    """The draws of :func:`sample_units`: one rng, taken in the same order for the same
+    details, entities and settings."""
+
+    def __init__(
+        self,
+        details: Details,
+        shapes: Sequence[str],
+        sizes: Sequence[int],
+        seed: int,
+        filters: ClaimFilterSettings,
+        parallel: Sequence[str],
+    ) -> None:
+        self.details = details
+        self.filters = filters
+        self.parallel = tuple(parallel)
+        self.labels = label_index(details) if parallel else {}
+        self.not_parallel = NOT_PARALLEL.format(langs=", ".join(parallel))
+        self.rng = np.random.default_rng(seed)
+        self.combos = [(shape, size) for shape in shapes for size in sizes]
+
+    def entity_units(self, qid: str, per_entity: int) -> tuple[list[list[ClaimRecord]], str | None]:
+        """Up to ``per_entity`` distinct units of ``qid``, and why no (further) one could be
+        made (None when every one was)."""
+        units: list[list[ClaimRecord]] = []
+        seen: set[frozenset[Triple]] = set()
+        draws = _Draws()
+        for _ in range(per_entity):
+            claims = self._draw(qid, seen, draws)
+            if claims is None:
+                return units, self._reason(units, draws)
+            seen.add(frozenset(claim_triple(c) for c in claims))
+            units.append(claims)
+        return units, None
+
+    def _draw(
+        self, qid: str, seen: set[frozenset[Triple]], draws: _Draws
+    ) -> list[ClaimRecord] | None:
+        """A unit of ``qid`` not in ``seen``: the shapes and sizes in a random order until
+        one gives one."""
+        for index in self.rng.permutation(len(self.combos)):
+            shape, size = self.combos[int(index)]
+            claims = self._draw_combination(qid, shape, size, seen, draws)
+            if claims is not None:
+                return claims
+        return None
+
+    def _draw_combination(
+        self, qid: str, shape: str, size: int, seen: set[frozenset[Triple]], draws: _Draws
+    ) -> list[ClaimRecord] | None:
+        # A draw that is not parallel is drawn again (a few times) before the shape and
+        # size are given up: one unlabelled claim must not sink an entity.
+        for _attempt in range(_ATTEMPTS if self.parallel else 1):
+            try:
+                candidate = self._build_parallel(shape, qid, size)
+            except _Impossible as why:
+                draws.first_reason = draws.first_reason or str(why)
+                if str(why) == self.not_parallel:
+                    draws.saw_not_parallel = True
+                    continue
+                return None
+            new = frozenset(claim_triple(c) for c in candidate) not in seen
+            return candidate if new else None
+        return None
+
+    def _build_parallel(self, shape: str, qid: str, size: int) -> list[ClaimRecord]:
+        candidate = _build(shape, qid, size, self.details, self.filters, self.rng)
+        if self.parallel and not set(self.parallel) <= parallel_languages(
+            render_unit(
+                UnitDraft(qid, tuple(candidate)), self.details, self.parallel, labels=self.labels
+            )
+        ):
+            raise _Impossible(self.not_parallel)
+        return candidate
+
+    def _reason(self, made: list[list[ClaimRecord]], draws: _Draws) -> str:
+        if made:
+            return "no further distinct unit"
+        if draws.saw_not_parallel:
+            return self.not_parallel
+        if len(self.combos) > 1:
+            return "no requested shape and size"
+        return draws.first_reason
+
+
 def sample_units(
     details_by_qid: Details,
     entities: Sequence[str],
@@ -197,22 +308,8 @@ def sample_units(
     ``parallel`` (e.g. ``("en", "it", "es")``, as TailNLG's units are): only units where
     every subject, predicate and object has a label in each of these languages (METHODS
     §5); a draw that is not parallel counts as one that cannot be built."""
-    unknown = [s for s in shapes if s not in _BUILDERS]
-    if unknown or not shapes:
-        raise ValueError(f"unknown shapes {unknown}: use {', '.join(SHAPES)}")
-    if not sizes or any(not MIN_SIZE <= s <= MAX_SIZE for s in sizes):
-        raise ValueError(f"sizes must be in {MIN_SIZE}..{MAX_SIZE}, got {list(sizes)}")
-    if per_entity < 1:
-        raise ValueError("per_entity must be at least 1")
-    unknown_langs = [lang for lang in parallel if lang not in LANGUAGES]
-    if unknown_langs:
-        raise ValueError(
-            f"parallel languages must be among {', '.join(LANGUAGES)}, got {unknown_langs}"
-        )
-    labels = label_index(details_by_qid) if parallel else {}
-    not_parallel = NOT_PARALLEL.format(langs=", ".join(parallel))
-    rng = np.random.default_rng(seed)
-    combos = [(shape, size) for shape in shapes for size in sizes]
+    _check_sample_settings(shapes, sizes, per_entity, parallel)
+    sampler = _Sampler(details_by_qid, shapes, sizes, seed, filters, parallel)
     tiers = tiers or {}
     drafts: list[UnitDraft] = []
     skipped: Counter[str] = Counter()
@@ -223,55 +320,16 @@ def sample_units(
             skipped["entity details not loaded"] += 1
             skipped_entities[qid] = "entity details not loaded"
             continue
-        made: list[int] = []
-        seen: set[frozenset[Triple]] = set()
-        first_reason = ""
-        saw_not_parallel = False  # a unit could be built, but not a parallel one
-        for _ in range(per_entity):
-            claims = None
-            for index in rng.permutation(len(combos)):
-                shape, size = combos[int(index)]
-                # A draw that is not parallel is drawn again (a few times) before the
-                # shape and size are given up: one unlabelled claim must not sink an entity.
-                for _attempt in range(_ATTEMPTS if parallel else 1):
-                    try:
-                        candidate = _build(shape, qid, size, details_by_qid, filters, rng)
-                        if parallel and not set(parallel) <= parallel_languages(
-                            render_unit(
-                                UnitDraft(qid, tuple(candidate)),
-                                details_by_qid,
-                                parallel,
-                                labels=labels,
-                            )
-                        ):
-                            raise _Impossible(not_parallel)
-                    except _Impossible as why:
-                        first_reason = first_reason or str(why)
-                        saw_not_parallel = saw_not_parallel or str(why) == not_parallel
-                        if str(why) == not_parallel:
-                            continue
-                        break
-                    if frozenset(claim_triple(c) for c in candidate) not in seen:
-                        claims = candidate
-                    break
-                if claims is not None:
-                    break
-            if claims is None:
-                reason = first_reason if not made else "no further distinct unit"
-                if len(combos) > 1 and not made:
-                    reason = "no requested shape and size"
-                if saw_not_parallel and not made:
-                    reason = not_parallel
-                skipped[reason] += 1
-                if not made:
-                    skipped_entities[qid] = reason
-                break
-            seen.add(frozenset(claim_triple(c) for c in claims))
-            tier, sub_tier = tiers.get(qid, (None, None))
+        units, reason = sampler.entity_units(qid, per_entity)
+        if reason is not None:
+            skipped[reason] += 1
+            if not units:
+                skipped_entities[qid] = reason
+        tier, sub_tier = tiers.get(qid, (None, None))
+        for claims in units:
             drafts.append(UnitDraft(qid, tuple(claims), category, tier, sub_tier, filters))
-            made.append(len(drafts) - 1)
-        if made:
-            by_entity[qid] = tuple(made)
+        if units:
+            by_entity[qid] = tuple(range(len(drafts) - len(units), len(drafts)))
     return SampleResult(tuple(drafts), dict(skipped), by_entity, skipped_entities)
 
 
@@ -302,6 +360,18 @@ class SampleRequest:
     limit_entities: int | None = None
     parallel: bool = False  # only units with every label in each language
     filters: ClaimFilterSettings = ClaimFilterSettings()  # noqa: RUF009 - frozen, shared
+
+    def job_params(self) -> dict[str, object]:
+        """The settings as the job's history row keeps them."""
+        return {
+            "tiers": sorted(self.tiers or ()),
+            "per_entity": self.per_entity,
+            "shapes": list(self.shapes),
+            "sizes": list(self.sizes),
+            "seed": self.seed,
+            "limit_entities": self.limit_entities,
+            "parallel": self.parallel,
+        }
 
 
 def sample_request_job(
@@ -349,6 +419,130 @@ def _load(
     return details
 
 
+def _members_to_sample(
+    store: SessionStore, category: str, tiers: Collection[str] | None, limit: int | None
+) -> tuple[list[str], dict[str, tuple[str | None, str | None]]]:
+    """The members of ``category`` to sample, in QID order, after the tier filter (a tier
+    or a sub-tier name) and up to ``limit``; and every member's (tier, sub-tier)."""
+    from core.tiers.stored import load_member_tiers, no_members_in_tiers_message
+    from core.wikidata.cache import load_category
+
+    table = load_category(store, category)
+    member_tiers = load_member_tiers(store, category)
+    qids = [
+        q for q in table.qids if not tiers or set(member_tiers.get(q, (None, None))) & set(tiers)
+    ]
+    if tiers and table.qids and not qids:
+        raise UserFacingError(no_members_in_tiers_message(category, tiers, member_tiers))
+    return (qids if limit is None else qids[:limit]), member_tiers
+
+
+def _load_around(
+    store: SessionStore,
+    source: object | None,
+    qid: str,
+    depth: int,
+    filters: ClaimFilterSettings,
+    cache: dict[str, EntityDetails | None],
+    details: dict[str, EntityDetails],
+) -> None:
+    """Into ``details``: ``qid``'s and, level by level, those of the items its kept claims
+    lead to, up to ``depth`` steps (the chains and mixed units that may be drawn)."""
+    frontier, level = [qid], 0
+    while frontier and level <= depth:
+        following: list[str] = []
+        for item in frontier:
+            found = _load(store, source, item, cache)
+            if found is not None and item not in details:
+                details[item] = found
+                if level < depth:
+                    kept = _kept(details, item, frozenset(), filters)
+                    following.extend(
+                        c.value
+                        for c in kept
+                        if c.value_type == "wikibase-item" and c.value and c.value not in cache
+                    )
+        frontier, level = sorted(set(following)), level + 1
+
+
+@dataclass
+class _Saved:
+    """What a sample saved so far (the job's partial result is ``ids``)."""
+
+    ids: list[int] = field(default_factory=list)
+    uids: list[str] = field(default_factory=list)  # for the one edit that records them
+    skipped: Counter[str] = field(default_factory=Counter)
+    shapes: Counter[str] = field(default_factory=Counter)
+
+
+def _save_drafts(
+    store: SessionStore,
+    drafts: Sequence[UnitDraft],
+    details: Details,
+    langs: Sequence[str],
+    category: str,
+    source_name: str,
+    saved: _Saved,
+) -> None:
+    """Each draft rendered and saved in its own transaction, as it is made."""
+    labels = label_index(details)
+    for draft in drafts:
+        rendered = render_unit(draft, details, langs, labels=labels)
+        saved.uids.append(uuid.uuid4().hex)
+        saved.ids.append(
+            save_unit(
+                store,
+                draft,
+                rendered,
+                uid=saved.uids[-1],
+                origin="sampled",
+                category=category,
+                source=source_name,
+            )
+        )
+        saved.shapes[unit_structure(draft.triples, draft.root_qid).shape or ""] += 1
+
+
+def _sample(
+    store: SessionStore,
+    source: object | None,
+    category: str,
+    request: SampleRequest,
+    langs: Sequence[str],
+    members: tuple[list[str], dict[str, tuple[str | None, str | None]]],
+    ctx: JobContext,
+    saved: _Saved,
+) -> None:
+    """:func:`sample_job`'s work on ``members`` (:func:`_members_to_sample`), each unit
+    saved into ``saved`` as it is made."""
+    source_name = getattr(source, "name", None) or "session cache"
+    shapes, sizes, filters = request.shapes, request.sizes, request.filters
+    qids, member_tiers = members
+    depth = max(sizes) - 1 if set(shapes) & {"chain", "mixed"} else 0
+    cache: dict[str, EntityDetails | None] = {}
+    details: dict[str, EntityDetails] = {}
+    for n, qid in enumerate(qids):
+        ctx.check_cancelled()
+        ctx.progress(n, len(qids), qid)
+        _load_around(store, source, qid, depth, filters, cache, details)
+        # One rng per entity, derived from the seed and its position, so a unit does not
+        # change when another entity's details arrive or go.
+        result = sample_units(
+            details,
+            [qid],
+            per_entity=request.per_entity,
+            shapes=shapes,
+            sizes=sizes,
+            seed=request.seed * 1_000_003 + n,
+            filters=filters,
+            category=category,
+            tiers=member_tiers,
+            parallel=tuple(langs) if request.parallel else (),
+        )
+        saved.skipped.update(result.skipped)
+        _save_drafts(store, result.drafts, details, langs, category, source_name, saved)
+
+
 def sample_job(
     store: SessionStore,
     source: object | None,
@@ -378,100 +572,40 @@ def sample_job(
     failed) sample keeps what it saved; when it ends, done or not, the units it saved are
     recorded as one edit from ``recorded_as`` (``record_saved_units``): one undo takes
     them all out."""
-    from core.tiers.stored import load_member_tiers
-    from core.wikidata.cache import load_category
-
     source_name = getattr(source, "name", None) or "session cache"
+    request = SampleRequest(
+        tuple(shapes),
+        tuple(sizes),
+        per_entity,
+        seed,
+        None if tiers is None else tuple(tiers),
+        limit_entities,
+        parallel,
+        filters,
+    )
 
     def run(ctx: JobContext) -> SampleSummary:
-        table = load_category(store, category)
-        member_tiers = load_member_tiers(store, category)
-        qids = [
-            q
-            for q in table.qids
-            if not tiers or set(member_tiers.get(q, (None, None))) & set(tiers)
-        ]
-        if tiers and table.qids and not qids:
-            from core.tiers.stored import no_members_in_tiers_message
-
-            raise UserFacingError(no_members_in_tiers_message(category, tiers, member_tiers))
-        if limit_entities is not None:
-            qids = qids[:limit_entities]
-        depth = max(sizes) - 1 if set(shapes) & {"chain", "mixed"} else 0
-        cache: dict[str, EntityDetails | None] = {}
-        details: dict[str, EntityDetails] = {}
-        ids: list[int] = []
-        skipped: Counter[str] = Counter()
-        shape_counts: Counter[str] = Counter()
-        job.partial = ids
-        uids: list[str] = []  # of the units saved, for the one edit that records them
+        members = _members_to_sample(store, category, request.tiers, limit_entities)
+        saved = _Saved()
+        job.partial = saved.ids
         try:
-            for n, qid in enumerate(qids):
-                ctx.check_cancelled()
-                ctx.progress(n, len(qids), qid)
-                frontier, level = [qid], 0
-                while frontier and level <= depth:
-                    following: list[str] = []
-                    for item in frontier:
-                        found = _load(store, source, item, cache)
-                        if found is not None and item not in details:
-                            details[item] = found
-                            if level < depth:
-                                kept = _kept(details, item, frozenset(), filters)
-                                following.extend(
-                                    c.value
-                                    for c in kept
-                                    if c.value_type == "wikibase-item"
-                                    and c.value
-                                    and c.value not in cache
-                                )
-                    frontier, level = sorted(set(following)), level + 1
-                # One rng per entity, derived from the seed and its position, so a unit does
-                # not change when another entity's details arrive or go.
-                result = sample_units(
-                    details,
-                    [qid],
-                    per_entity=per_entity,
-                    shapes=shapes,
-                    sizes=sizes,
-                    seed=seed * 1_000_003 + n,
-                    filters=filters,
-                    category=category,
-                    tiers=member_tiers,
-                    parallel=tuple(langs) if parallel else (),
-                )
-                skipped.update(result.skipped)
-                labels = label_index(details)
-                for draft in result.drafts:
-                    rendered = render_unit(draft, details, langs, labels=labels)
-                    uids.append(uuid.uuid4().hex)
-                    ids.append(
-                        save_unit(
-                            store,
-                            draft,
-                            rendered,
-                            uid=uids[-1],
-                            origin="sampled",
-                            category=category,
-                            source=source_name,
-                        )
-                    )
-                    shape_counts[unit_structure(draft.triples, draft.root_qid).shape or ""] += 1
+            _sample(store, source, category, request, langs, members, ctx, saved)
         finally:
             record_saved_units(
                 store,
-                uids,
+                saved.uids,
                 source=recorded_as,
                 words=lambda n: f"{plural(n, 'unit')} sampled from {category}",
             )
-        ctx.progress(len(qids), len(qids), "done")
+        considered = len(members[0])
+        ctx.progress(considered, considered, "done")
         return SampleSummary(
             category,
-            len(qids),
-            len(ids),
-            tuple(ids),
-            dict(skipped),
-            {str(k): v for k, v in shape_counts.items()},
+            considered,
+            len(saved.ids),
+            tuple(saved.ids),
+            dict(saved.skipped),
+            {str(k): v for k, v in saved.shapes.items()},
         )
 
     job: Job[SampleSummary] = Job(
@@ -479,16 +613,6 @@ def sample_job(
         run=run,
         kind="units.sample",
         writes=frozenset({Topic.UNITS, Topic.ENTITIES}),
-        params={
-            "category": category,
-            "source": source_name,
-            "tiers": sorted(tiers or ()),
-            "per_entity": per_entity,
-            "shapes": list(shapes),
-            "sizes": list(sizes),
-            "seed": seed,
-            "limit_entities": limit_entities,
-            "parallel": parallel,
-        },
+        params={"category": category, "source": source_name, **request.job_params()},
     )
     return job

@@ -48,6 +48,7 @@ from core.labels import plural
 from core.local_models.loader import free_device_memory, is_out_of_memory, prompts_token_ids
 from core.store import SessionStorageError, SessionStore
 from core.store import models as m
+from core.store.batching import in_chunks
 from core.verbalise.base import (
     RequestFailure,
     Result,
@@ -230,8 +231,7 @@ def unit_category_column() -> ColumnElement[Any]:
 
 def _existing(db: Session, wanted: list[int]) -> list[int]:
     found = set()
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
+    for chunk in in_chunks(wanted):
         found |= set(db.scalars(select(m.DataUnit.id).where(m.DataUnit.id.in_(chunk))))
     missing = [i for i in wanted if i not in found]
     if missing:
@@ -247,10 +247,10 @@ def unit_triples(
     result: dict[tuple[int, str], list[tuple[int, tuple[str, str, str]]]] = {}
     ids = list(unit_ids)
     with store.snapshot() as db:  # a read: never waits for a writer
-        for start in range(0, len(ids), 500):
+        for chunk in in_chunks(ids):
             rows = db.scalars(
                 select(m.UnitTriple).where(
-                    m.UnitTriple.unit_id.in_(ids[start : start + 500]),
+                    m.UnitTriple.unit_id.in_(chunk),
                     m.UnitTriple.tripleset == MAIN,
                     m.UnitTriple.lang.in_(list(langs)),
                 )

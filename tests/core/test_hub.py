@@ -231,7 +231,12 @@ def test_the_offline_switch_a_model_load_set_does_not_stop_a_pull(
     monkeypatch.setattr(core, "USER_HF_HUB_OFFLINE", None)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # as core.local_models.loader sets it when loading
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # hub imported after that
-    assert hub.plan_pull(REPO).files
+    chunk = constants.DOWNLOAD_CHUNK_SIZE
+    result = hub.pull(hub.plan_pull(REPO))
+    assert result.files and (result.path / "config.json").is_file()
+    # Lifted for the pull's own calls only: what the load set holds again after it.
+    assert constants.HF_HUB_OFFLINE is True
+    assert constants.DOWNLOAD_CHUNK_SIZE == chunk != hub.CHUNK_BYTES
 
 
 def test_a_pull_the_disk_cannot_hold_is_refused_before_any_byte(

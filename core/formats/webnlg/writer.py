@@ -236,13 +236,13 @@ def lex_attributes(store: SessionStore, unit_ids: Sequence[int]) -> dict[int, di
     writes them back; references added in the app after the import have none."""
     from sqlalchemy import select
 
+    from core.store.batching import in_chunks
     from core.store.models import DataUnit, UnitReference
 
     found: dict[int, dict[str, str]] = {}
     ids = list(unit_ids)
     with store.snapshot() as db:
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk in in_chunks(ids):
             layouts = {
                 unit_id: attributes
                 for unit_id, attributes in db.execute(
