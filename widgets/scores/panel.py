@@ -88,6 +88,7 @@ class ScoresPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = ScoresState()
+        self._choosing = False  # the choices are being filled: no filter is the user's
         self._build_buttons()
         self._build_filters()
         self._build_progress()
@@ -267,8 +268,14 @@ class ScoresPanel(QWidget):
     def set_filter_choices(
         self, runs: Sequence[tuple[int, str]], langs: Sequence[str], tiers: Sequence[str]
     ) -> None:
-        """Fill the filters, keeping what is chosen where it still exists."""
-        self.state.set_choices(runs, langs, tiers)
+        """Fill the filters, keeping what is chosen where it still exists. A choice gone
+        goes back to all without a ``filters_changed``: the rows being shown were read
+        that way already (the controller's read falls back alike)."""
+        self._choosing = True
+        try:
+            self.state.set_choices(runs, langs, tiers)
+        finally:
+            self._choosing = False
 
     def _render_choices(self) -> None:
         state = self.state
@@ -483,6 +490,8 @@ class ScoresPanel(QWidget):
             self.export_texts_requested.emit(str(target))
 
     def _on_filters(self, _changes: Mapping[str, tuple[object, object]]) -> None:
+        if self._choosing:
+            return
         self._search_timer.stop()  # the search, if typed, is in the state already
         self.filters_changed.emit(self.filters())
 
