@@ -211,7 +211,7 @@ class VerbaliseState(State):
         are left as they are shown, and the templates start from the saved preset."""
         values = {**DEFAULTS, **{k: v for k, v in settings.items() if v is not None}}
         with self.batch():
-            for key in MODEL_KEYS - {"model"} | {"seq2seq_prefix"}:
+            for key in ("server_url", "server_model", "device", "dtype", "seq2seq_prefix"):
                 setattr(self, key, str(values[key]))
             for key in ("candidates", "max_new_tokens", "num_beams", "seed", "batch_size"):
                 setattr(self, key, int(values[key]))
