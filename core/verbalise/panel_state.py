@@ -114,7 +114,14 @@ class VerbaliseState(State):
         rows = tuple(ModelChoice(*row) for row in found)
         self.models = (TEMPLATE_CHOICE, *rows, SERVER_CHOICE)
 
-    def show_groups(self, total: int, tiers: Sequence[tuple[str, int]], categories: Groups) -> None:
+    def show_groups(
+        self,
+        total: int,
+        tiers: Sequence[tuple[str, int]],
+        categories: Sequence[tuple[str, int]],
+    ) -> None:
+        """How many units the session holds, and the tiers and categories (name, unit
+        count) a run may choose from; a chosen one no longer held: the first listed."""
         self.update(
             unit_total=total,
             tiers=tuple((str(n), int(c)) for n, c in tiers),

@@ -198,7 +198,7 @@ class VerbalisePanel(QWidget):
         """How many units the session holds, and the tiers and categories (name, unit
         count) a run may choose from; the chosen ones stay chosen while listed."""
         with self._quietly():
-            self.state.show_groups(total, tiers, tuple(categories))
+            self.state.show_groups(total, tiers, categories)
 
     def show_unit_page(
         self, units: Sequence[UnitSummary], matching: int, *, more: bool = False
