@@ -14,9 +14,10 @@ from typing import Any, NoReturn, cast
 
 from app.appearance import apply_color_scheme, apply_theme, system_scheme_changed
 from app.screenshot import offscreen_screen, save_screenshot, screenshot_target_ok
-from core import APP_NAME, paths
+from core import APP_NAME
+from core.desktop import paths
+from core.desktop.logs import get_logger, setup_logging
 from core.errors import UserFacingError
-from core.logs import get_logger, setup_logging
 
 log = get_logger("gui")
 
@@ -97,7 +98,7 @@ def get_application():
 
 def load_theme(settings) -> str:
     """The theme chosen in Preferences (system, light or dark)."""
-    from core.appearance import read_theme  # light: before the first paint
+    from core.desktop.theme import read_theme  # light: before the first paint
 
     return read_theme(settings)
 
@@ -145,7 +146,7 @@ def wire_window(window, hold_jobs: bool = False):
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
     from app.window_state import CompareTicks, TabMemory, UnitsViewMemory
-    from core.dialog_memory import DialogMemory
+    from core.desktop.dialog_memory import DialogMemory
     from widgets.annotate import AnnotatePanel
     from widgets.browser import BrowserPanel
     from widgets.report.panel import ReportPanel

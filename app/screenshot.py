@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from core.logs import get_logger
+from core.desktop.logs import get_logger
 
 log = get_logger("gui")
 
@@ -15,7 +15,7 @@ log = get_logger("gui")
 def screenshot_target_ok(target: Path, force: bool) -> bool:
     """Whether the screenshot may be written there; if not, says why on stderr."""
     from core.errors import UserFacingError
-    from core.output_guard import check_output_target
+    from core.io.output_guard import check_output_target
 
     try:  # the open session, or another, is no place for a PNG
         check_output_target(target, force=force)
@@ -64,12 +64,12 @@ def _composed(window, dialog):
 
 def save_screenshot(window, target: Path, app, *, force: bool = False, dialog=None) -> None:
     """The window (and ``dialog`` over it) as PNG, written like every export
-    (core.formats.files.atomic_output: a temporary file moved into place, never over a
+    (core.formats.common.atomic_output: a temporary file moved into place, never over a
     session)."""
     from PySide6.QtCore import QBuffer, QIODevice
 
     from core.errors import UserFacingError
-    from core.formats.files import atomic_output
+    from core.formats.common import atomic_output
 
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)

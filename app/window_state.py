@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QSettings
 from PySide6.QtWidgets import QTabWidget
 
-from core.unit_builder.panel_state import VIEW_FIELDS
+from core.units.builder.panel_state import VIEW_FIELDS
 
 if TYPE_CHECKING:
     from app.context import PanelContext

@@ -38,13 +38,12 @@ from widgets.window_menus import MenuWindow
 from widgets.workspaces import WORKSPACES, Workspaces
 
 if TYPE_CHECKING:
-    from core.dataset_stats import Finding, Table
+    from core.report.dataset_stats import Finding, Table
     from core.session_info import SessionInfo
     from widgets.dataset_stats import DatasetStatsDialog
 
 _KEY_GEOMETRY = "window/geometry"
 _KEY_STATE = "window/state"
-_KEY_RECENT = "recent/files"
 _KEY_SPLITTERS = "window/splitters"
 _KEY_WORKSPACE = "window/workspace"  # the workspace the saved layout is of
 # Set on a splitter whose saved sizes were restored (see MainWindow._restore_splitters).

@@ -20,7 +20,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMenu, QMessageBox, QWidget
 
 from core import APP_NAME, __version__
-from core.paths import SESSION_SUFFIX
+from core.desktop.paths import SESSION_SUFFIX
 from widgets.commands import command_actions
 from widgets.panels import COMMANDS, PANELS
 from widgets.save_dialog import ask_save_path
@@ -35,7 +35,7 @@ _KEY_RECENT = "recent/files"
 
 
 def about_text() -> str:
-    from core.versions import software_versions  # importlib.metadata: not before the paint
+    from core.desktop.versions import software_versions  # importlib.metadata: not before the paint
 
     versions = software_versions()
     # Qt's own version can differ from the PySide6 wheel's: show both.

@@ -1,9 +1,9 @@
-"""core/unit_builder/panel_state.py: what the Units panel's user chose, without a window."""
+"""core/units/builder/panel_state.py: what the Units panel's user chose, without a window."""
 
 from __future__ import annotations
 
-from core.claim_filters import ClaimFilterSettings
-from core.unit_builder.panel_state import ANY, UnitsPanelState
+from core.units.builder.panel_state import ANY, UnitsPanelState
+from core.units.claim_filters import ClaimFilterSettings
 
 
 def test_saved_view_round_trips_as_one_change() -> None:

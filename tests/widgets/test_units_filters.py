@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from PySide6.QtCore import Qt
 
 from core.store import SessionStore
-from core.unit_references import reference_counts, references_of
+from core.units.reference_counts import reference_counts, references_of
 from tests.fixtures.scoring_session import build_session
 from widgets.units.panel import UnitsPanel
 from widgets.units.table import UNIT_COLUMNS
@@ -212,7 +212,7 @@ def test_tiers_are_the_panels_one_vocabulary_ordered_head_to_tail(qtbot) -> None
 def test_the_table_and_rule_switches_follow_the_panel_state(qtbot) -> None:
     """Setting the state (as a restore does) shows the filters, the sort and the rules;
     a value no unit read yet has is offered all the same; the user's pick is the state's."""
-    from core.unit_builder.panel_state import ANY
+    from core.units.builder.panel_state import ANY
 
     panel = UnitsPanel()
     qtbot.addWidget(panel)

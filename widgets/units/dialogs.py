@@ -16,14 +16,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.dialog_memory import DialogMemory
+from core.desktop.dialog_memory import DialogMemory
 from core.labels import tier_label
 from widgets.dialogs import FittedDialog
 from widgets.units.table import TIERS
 
 if TYPE_CHECKING:
-    from core.sampler import SampleRequest
-    from core.unit_builder.render import RenderedTriple
+    from core.units.builder.render import RenderedTriple
+    from core.units.sampler import SampleRequest
 
 PARTS = ("subject", "predicate", "object")
 
@@ -138,7 +138,7 @@ class SampleDialog(FittedDialog):
 
     def request(self) -> SampleRequest:
         """What the dialog asks for (the panel adds its claim filters)."""
-        from core.sampler import SampleRequest
+        from core.units.sampler import SampleRequest
 
         tier = self.tier.currentData()
         return SampleRequest(

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.claim_filters import RULES
 from core.labels import plural, tier_label
-from core.unit_builder.panel_state import UnitsPanelState
+from core.units.builder.panel_state import UnitsPanelState
+from core.units.claim_filters import RULES
 from core.vocab import LANGUAGES
 from widgets.binding import bind
 from widgets.theme import themed_text, tone
@@ -34,11 +34,11 @@ from widgets.units.dialogs import PARTS, OverrideDialog
 from widgets.units.table import RED, item, table
 
 if TYPE_CHECKING:
-    from core.unit_builder.candidates import Candidates
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_builder.render import RenderedTriple
-    from core.unit_builder.saved import StoredUnit
-    from core.units import UnitStructure
+    from core.units.builder.candidates import Candidates
+    from core.units.builder.draft import UnitDraft
+    from core.units.builder.render import RenderedTriple
+    from core.units.builder.saved import StoredUnit
+    from core.units.shapes import UnitStructure
 
 NO_DRAFT = (
     "No unit being built: choose an entity in the Browser and press <b>Start a data unit</b>."
@@ -221,7 +221,7 @@ class DraftEditor(QWidget):
     def show_candidates(
         self, candidates: Candidates, labels: Mapping[str, str], rule_names: Mapping[str, str]
     ) -> None:
-        """``core.unit_builder.candidates.Candidates`` of the entity in focus."""
+        """``core.units.builder.candidates.Candidates`` of the entity in focus."""
         self.candidates_model.removeRows(0, self.candidates_model.rowCount())
         for index, row in enumerate(candidates.claims):
             claim = row.claim

@@ -6,7 +6,7 @@ What the user chose (the table's filters and sort, the claim filters) is the pan
 :class:`UnitsPanelState`, which the widgets are bound to.
 
 The panel keeps no truth of its own: ``app.units.UnitsController`` hands it the draft,
-the candidates and the rendering (all computed by ``core.unit_builder``) and answers its
+the candidates and the rendering (all computed by ``core.units.builder``) and answers its
 requests.
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QDialog, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from core.claim_filters import ClaimFilterSettings
-from core.dialog_memory import DialogMemory
-from core.unit_builder.panel_state import UnitsPanelState
+from core.desktop.dialog_memory import DialogMemory
+from core.units.builder.panel_state import UnitsPanelState
+from core.units.claim_filters import ClaimFilterSettings
 from widgets.units.dialogs import SampleDialog
 from widgets.units.draft import DraftEditor
 from widgets.units.table import UNIT_COLUMNS, UnitsTable
@@ -54,7 +54,7 @@ class UnitsPanel(QWidget):
     save_requested = Signal()
     discard_requested = Signal()
     start_requested = Signal(str)  # a QID typed by the user
-    sample_requested = Signal(object)  # core.sampler.SampleRequest (with the claim filters)
+    sample_requested = Signal(object)  # core.units.sampler.SampleRequest (with the claim filters)
 
     # Where the Sample… dialog keeps its choices (set by app.gui; None: not kept).
     dialog_memory: DialogMemory | None = None

@@ -29,15 +29,15 @@ from PySide6.QtWidgets import (
 
 from core.groups import order_key, subtier_group, tier_group
 from core.labels import plural, tier_label
-from core.tiers import SubTier, Tier
-from core.unit_builder.panel_state import ANY, UNIT_FILTER_NAMES, VIEW_FIELDS, UnitsPanelState
+from core.tiers.cutoffs import SubTier, Tier
+from core.units.builder.panel_state import ANY, UNIT_FILTER_NAMES, VIEW_FIELDS, UnitsPanelState
 from core.vocab import QUALITIES
 from widgets.binding import bind
 from widgets.theme import TONES, muted_colour, themed_text
 
 if TYPE_CHECKING:
-    from core.category_tiers import TierChange
-    from core.unit_builder.saved import StoredUnit
+    from core.tiers.stored import TierChange
+    from core.units.builder.saved import StoredUnit
 
 GREY = QBrush(QColor(TONES["muted"][0]))  # the style draws it in the theme's variant
 RED = QBrush(QColor(TONES["error"][0]))
@@ -337,8 +337,8 @@ class UnitsTable(QWidget):
         total: int | None = None,
         references: Mapping[int, Mapping[str, int]] | None = None,
     ) -> None:
-        """``core.unit_builder.saved.StoredUnit``s; ``tier_changes`` (unit id ->
-        ``core.category_tiers.TierChange``) marks units whose root has another tier now.
+        """``core.units.builder.saved.StoredUnit``s; ``tier_changes`` (unit id ->
+        ``core.tiers.stored.TierChange``) marks units whose root has another tier now.
         With ``total`` (the session's count), ``units`` is the first page: the rest is
         asked for (``more_units_requested``) as the view scrolls."""
         self._tier_changes = tier_changes = tier_changes or {}
@@ -361,7 +361,7 @@ class UnitsTable(QWidget):
         references: Mapping[int, Mapping[str, int]] | None = None,
     ) -> None:
         """The next page of units (after those shown); ``references``: unit id ->
-        {quality: texts} (``core.unit_references.reference_counts``)."""
+        {quality: texts} (``core.units.reference_counts.reference_counts``)."""
         references = references or {}
         if not units:
             self.units_model.total = self.units_model.rowCount()  # the session shrank
