@@ -82,13 +82,10 @@ def run_retrieve(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.errors import UserFacingError
     from core.jobs import Job
-    from core.metrics.retrieval import (
-        RetrievalRequest,
-        find_graphs,
-        linearise,
-        open_encoder,
-        retrieval_job,
-    )
+    from core.metrics.retrieval.encoders import open_encoder
+    from core.metrics.retrieval.job import RetrievalRequest, retrieval_job
+    from core.metrics.retrieval.ranking import find_graphs
+    from core.metrics.similarity import linearise
     from core.store import SessionStore
 
     if args.batch_size < 1 or args.top < 1 or args.worst < 0:
