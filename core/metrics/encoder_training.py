@@ -51,12 +51,8 @@ from core import heavy
 from core.errors import UserFacingError
 from core.io import jsonio
 from core.jobs import Job, JobContext
-from core.metrics.retrieval import (
-    RetrievalPair,
-    check_model_folder,
-    encoder_fingerprint,
-    load_pairs,
-)
+from core.metrics.retrieval.encoders import check_model_folder, encoder_fingerprint
+from core.metrics.retrieval.pairs import RetrievalPair, load_pairs
 from core.metrics.similarity import linearise, resolve_encoder
 
 if TYPE_CHECKING:
@@ -330,9 +326,9 @@ def train(
     if settings.device == "auto":
         from dataclasses import replace
 
-        from core.metrics.retrieval import _auto_device
+        from core.metrics.retrieval.encoders import auto_device
 
-        settings = replace(settings, device=_auto_device())
+        settings = replace(settings, device=auto_device())
     out = Path(out).expanduser()
     _check_out(out)
     if not pairs:

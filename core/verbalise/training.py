@@ -207,7 +207,7 @@ def load_examples(
     """The session's references with their unit's triples in the reference's language and
     the WebNLG ``comment`` their ``lex`` element had (``lex comment="good"``), if any."""
     from core.formats.webnlg.writer import lex_attributes
-    from core.metrics.retrieval import load_pairs
+    from core.metrics.retrieval.pairs import load_pairs
 
     pairs = load_pairs(store, langs=langs, quality=quality)
     extras = lex_attributes(store, sorted({p.unit_id for p in pairs}))

@@ -204,7 +204,7 @@ def test_no_judgments_is_a_clear_message(session) -> None:
 
 
 def test_wdv_crowd_scores_are_human_judgments(tmp_path: Path) -> None:
-    from core.formats.wdv import import_wdv
+    from core.formats.wdv.importer import import_wdv
     from core.jobs import JobSucceeded, run_job
     from core.metrics.scoring import ScoringRequest, score_job
     from tests.fixtures.wdv_records import wdv_records, write_wdv

@@ -379,7 +379,7 @@ def test_a_pack_never_replaces_a_file_it_did_not_make_without_force(
 def test_text_no_writer_can_write_is_found_by_check_and_skipped_by_export(
     report_session: ReportSession, tmp_path: Path, sql: str, found: str
 ) -> None:
-    from core.formats.texts_table import export_texts
+    from core.formats.texts_table.export import export_texts
 
     session = _edited(report_session.path, tmp_path, sql, "surrogate.taillens")
     with SessionStore.open(session) as store:
