@@ -14,7 +14,8 @@ from core.changes import Topic
 
 if TYPE_CHECKING:
     from app.context import PanelContext
-    from core.annotation.packs import MergeReport, PackRequest, PackSummary
+    from core.annotation.packs.make import PackRequest, PackSummary
+    from core.annotation.packs.merge import MergeReport
     from core.jobs import JobOutcome
     from core.store import SessionStore
     from widgets.annotation_packs import AnnotationPacksDialog
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 def _progress(store: SessionStore) -> tuple[Any, list[str]]:
     from core.annotation import list_annotators
-    from core.annotation.packs import overall_agreement, team_progress
+    from core.annotation.packs.progress import overall_agreement, team_progress
 
     team = team_progress(store, agreement=overall_agreement)
     names = [a.name for a in list_annotators(store) if not a.is_anonymous]
@@ -67,7 +68,7 @@ class PacksController(QObject):
         )
 
     def make_pack(self, request: PackRequest) -> None:
-        from core.annotation.packs import pack_job
+        from core.annotation.packs.make import pack_job
         from core.errors import UserFacingError
         from core.output_guard import check_output_target
 
@@ -99,7 +100,7 @@ class PacksController(QObject):
         self.refresh()
 
     def merge(self, paths: list[Path]) -> None:
-        from core.annotation.packs import merge_job
+        from core.annotation.packs.merge import merge_job
 
         store = self.ctx.store
         if store is None:

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QDialog
 
 from app.gui import build_window
 from core.annotation import Rating, find_annotator, save_rating
-from core.annotation.packs import PackError
+from core.annotation.packs.manifest import PackError
 from core.store import SessionStore
 from tests.fixtures.report_session import ReportSession, build_report_session
 from widgets.annotation_packs import PackForm
