@@ -8,8 +8,10 @@ undoing a replacing one puts the replaced fields, correction included, back; red
 the rating (and its correction) back again. Golden answers (``is_golden``) are not
 ratings: these edits never touch them.
 
-Only the session's tables are imported here (no ``core.annotation``): the annotation
-package validates a rating and then applies these edits, so this module sits below it.
+Which row is the annotator's rating is the rating rule's (``core.annotation.rating_rule``,
+which imports only the session's tables); otherwise only the session's tables are
+imported here: the annotation package validates a rating and then applies these edits,
+so this module sits below the rest of it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
+from core.annotation.rating_rule import the_rating
 from core.changes import Topic
 from core.edits.base import JSON, Edit, EditRefusedError
 from core.store.models import Annotation, Annotator, UnitReference, Verbalisation
@@ -85,21 +88,13 @@ class RatingEdit(Edit):
             after,
         )
 
-    def _where(self) -> Any:
-        item_id = int(self.target["item_id"])
-        column = (
-            Annotation.verbalisation_id
-            if self.target["item_kind"] == VERBALISATION
-            else Annotation.reference_id
-        )
-        return (
-            Annotation.annotator_id == int(self.target["annotator_id"]),
-            column == item_id,
-            Annotation.is_golden.is_(False),
-        )
-
     def _row(self, db: Session) -> Annotation | None:
-        return db.scalar(select(Annotation).where(*self._where()).order_by(Annotation.id))
+        return the_rating(
+            db,
+            int(self.target["annotator_id"]),
+            self.target["item_kind"],
+            int(self.target["item_id"]),
+        )
 
     def read(self, db: Session) -> JSON:
         if db.get(Annotator, int(self.target["annotator_id"])) is None:
