@@ -126,11 +126,12 @@ class ChangedTextsError(PackError):
         self.changed = tuple(changed)
         shown = ", ".join(f"{r.kind} {r.id}" for r in self.changed[:5])
         more = f" and {len(self.changed) - 5} more" if len(self.changed) > 5 else ""
-        super().__init__(
+        # What happened, without the command line's way out: the window offers its own.
+        self.reason = (
             f"{path.name}: {len(self.changed)} rated texts changed (or were deleted) "
-            f"since the pack was made ({shown}{more}); nothing was merged. "
-            "Merge with --skip-changed to bring in the rest."
+            f"since the pack was made ({shown}{more}); nothing was merged."
         )
+        super().__init__(f"{self.reason} Merge with --skip-changed to bring in the rest.")
 
 
 class _Pack(NamedTuple):
