@@ -1,5 +1,5 @@
 """Ratings: validating, saving (one per annotator and item, the rule of
-:mod:`core.annotation.rating_rule`), undoing and reading them, and promoting a correction
+:mod:`core.edits.rating_rule`), undoing and reading them, and promoting a correction
 to a gold reference of the item's unit."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.annotation.rating_rule import item_column, rating_query, the_rating
 from core.annotation.types import (
     ADEQUACY_LABELS,
     BLAME_PARTS,
@@ -32,6 +31,7 @@ from core.annotation.types import (
     is_int,
     item_ref,
 )
+from core.edits.rating_rule import item_column, rating_query, the_rating
 from core.store import SessionStore
 from core.store.models import Annotation, Annotator, UnitReference, Verbalisation
 from core.vocab import GOLD
@@ -165,7 +165,7 @@ def save_rating(
     source: str = "gui",
 ) -> SavedRating:
     """Save (or replace) ``annotator_id``'s rating of ``item`` (one per annotator and
-    item: :mod:`core.annotation.rating_rule`): a recorded edit
+    item: :mod:`core.edits.rating_rule`): a recorded edit
     (`core.edits.ratings.RatingEdit`), committed with its history row in one
     transaction; ``source`` is "gui" or the command that saved it."""
     from core.edits import apply_edit

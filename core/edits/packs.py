@@ -10,8 +10,8 @@ merge). Annotators the merge added stay (a name, not a rating). The merge itself
 ``core.annotation.packs.merge_pack``, which writes in bulk and records this edit in the
 same transaction (``core.edits.record_edit``).
 
-Only the session's tables and the rating rule (``core.annotation.rating_rule``, which
-says which row is a rating) are imported here: ``core.annotation`` applies this edit.
+Only the session's tables and the rating rule (``core.edits.rating_rule``, which says
+which row is a rating) are imported here: ``core.annotation`` applies this edit.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from typing import Any
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
 
-from core.annotation.rating_rule import ratings_of
-from core.annotation.types import REFERENCE as RATING_REFERENCE
-from core.annotation.types import VERBALISATION as RATING_VERBALISATION
 from core.changes import Topic
 from core.edits.base import JSON, Edit, EditConflictError
+from core.edits.rating_rule import REFERENCE as RATING_REFERENCE
+from core.edits.rating_rule import VERBALISATION as RATING_VERBALISATION
+from core.edits.rating_rule import ratings_of
 from core.edits.ratings import FIELDS, stamp
 from core.store.batching import in_chunks
 from core.store.models import Annotation, AnnotationOrigin, UnitReference, Verbalisation
@@ -58,7 +58,7 @@ class PackMergeEdit(Edit):
         return [(int(a), str(k), int(i)) for a, k, i in self.target["ratings"]]
 
     def _rows(self, db: Session) -> dict[Key, Annotation]:
-        """Each key's rating row (``core.annotation.rating_rule``: the first by id)."""
+        """Each key's rating row (``core.edits.rating_rule``: the first by id)."""
         keys = set(self._keys())
         found = ratings_of(db, {a for a, _k, _i in keys})
         letter = {RATING_VERBALISATION: VERBALISATION, RATING_REFERENCE: REFERENCE}

@@ -8,10 +8,9 @@ undoing a replacing one puts the replaced fields, correction included, back; red
 the rating (and its correction) back again. Golden answers (``is_golden``) are not
 ratings: these edits never touch them.
 
-Which row is the annotator's rating is the rating rule's (``core.annotation.rating_rule``,
-which imports only the session's tables); otherwise only the session's tables are
-imported here: the annotation package validates a rating and then applies these edits,
-so this module sits below the rest of it.
+Which row is the annotator's rating is the rating rule's (``core.edits.rating_rule``).
+Only the session's tables are imported here (no ``core.annotation``): the annotation
+package validates a rating and then applies these edits, so this module sits below it.
 """
 
 from __future__ import annotations
@@ -23,9 +22,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
-from core.annotation.rating_rule import the_rating
 from core.changes import Topic
 from core.edits.base import JSON, Edit, EditRefusedError
+from core.edits.rating_rule import REFERENCE, VERBALISATION, the_rating
 from core.store.models import Annotation, Annotator, UnitReference, Verbalisation
 
 FIELDS = (
@@ -37,7 +36,6 @@ FIELDS = (
     "error_taxonomy",
     "corrected_text",
 )
-VERBALISATION, REFERENCE = "verbalisation", "reference"
 
 
 def stamp(value: datetime) -> str:

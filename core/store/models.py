@@ -470,7 +470,7 @@ class Annotation(Base):
     """A person's rating of a verbalisation or reference, with an optional correction."""
 
     __tablename__ = "annotations"
-    # One rating per annotator and item (core.annotation.rating_rule), held by the
+    # One rating per annotator and item (core.edits.rating_rule), held by the
     # schema since revision 0008_one_rating; golden answers are not ratings. Then the
     # rules core.annotation.ratings.validate_rating applies to a rating made in the
     # app, for one written by another program: such a row is skipped.

@@ -14,8 +14,8 @@ from alembic import command
 from sqlalchemy import create_engine
 
 from core.annotation import Rating, add_annotator, rating_of, save_rating
-from core.annotation.rating_rule import RatingKey, first_ratings, ratings_of
 from core.annotation.types import REFERENCE, VERBALISATION, ItemRef
+from core.edits.rating_rule import RatingKey, first_ratings, ratings_of
 from core.store import SessionStore, alembic_config
 
 # Columns of a rating row worth comparing before and after the upgrade.

@@ -1,6 +1,6 @@
 """Merging packs back: the pack checked against the session (its source, its record,
 its texts' digests), its ratings matched with the session's by the rating rule
-(:mod:`core.annotation.rating_rule`) and sorted into added, updated, unchanged and in
+(:mod:`core.edits.rating_rule`) and sorted into added, updated, unchanged and in
 conflict, then written in bulk as one recorded edit."""
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from core.annotation.packs.manifest import (
     text_hash,
 )
 from core.annotation.packs.read import PackRating, read_pack
-from core.annotation.rating_rule import RatingKey, first_ratings, item_columns, ratings_of
 from core.annotation.ratings import RATING_FIELDS
 from core.annotation.types import (
     REFERENCE,
@@ -32,6 +31,7 @@ from core.annotation.types import (
 from core.edits import canonical, collect, record_edit
 from core.edits.history import current_user
 from core.edits.packs import PackMergeEdit
+from core.edits.rating_rule import RatingKey, first_ratings, item_columns, ratings_of
 from core.jobs import Job, JobContext
 from core.store import SessionStore
 from core.store.batching import in_chunks

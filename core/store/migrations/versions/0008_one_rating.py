@@ -1,4 +1,4 @@
-"""One rating per annotator and item, held by the schema (``core.annotation.rating_rule``).
+"""One rating per annotator and item, held by the schema (``core.edits.rating_rule``).
 
 - two unique indexes on ``annotations``: ``(annotator_id, verbalisation_id)`` and
   ``(annotator_id, reference_id)``, each over ratings only (``is_golden`` false; golden

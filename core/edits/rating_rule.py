@@ -14,8 +14,9 @@ is therefore the rating wherever more than one row could still be read (a pack f
 another program, a file upgraded by hand): every lookup here orders by id and keeps the
 first.
 
-Only the session's tables are imported: ``core.edits`` applies rating edits below the
-rest of ``core.annotation`` and uses this module for its lookups too.
+Only the session's tables are imported: the rating edits (``core.edits.ratings``,
+``core.edits.packs``) sit below ``core.annotation``, which validates a rating and then
+applies them, and both look ratings up here.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from typing import Any, NamedTuple, TypeVar
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from core.annotation.types import REFERENCE, VERBALISATION
 from core.store.batching import in_chunks
 from core.store.models import Annotation
 
+# The item kinds as core.annotation.types names them.
+VERBALISATION, REFERENCE = "verbalisation", "reference"
 R = TypeVar("R")
 K = TypeVar("K")
 
