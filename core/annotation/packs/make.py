@@ -301,20 +301,8 @@ def make_pack(
     if ctx is not None:
         ctx.progress(0, 3, f"packing {len(items)} texts for {name}")
         ctx.check_cancelled()
-    source_uid = session_uid(store, create=True)
-    pack_uid = uuid.uuid4().hex
-    hashes = [(KIND_LETTER[t["ref"].kind], t["ref"].id, text_hash(t["text"])) for t in items]
-    manifest = {
-        "format": PACK_FORMAT,
-        "pack_uid": pack_uid,
-        "source_session": source_uid,
-        "source_name": store.path.name,
-        "annotator": name,
-        "target": request.target,
-        "blind": request.blind,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "items": [list(h) for h in hashes],
-    }
+    manifest = _manifest(store, request, items)
+    pack_uid = manifest["pack_uid"]
     building = temporary_name(out)
     try:
         SessionStore.create(building).close()
@@ -328,22 +316,7 @@ def make_pack(
             raise PackError(f"The pack for {name} could not be written whole; nothing was kept.")
         make_self_contained(building)
         check_output_target(out, force=request.force)
-        with store.unit_of_work() as db:
-            db.add(
-                AnnotationPack(
-                    pack_uid=pack_uid,
-                    annotator=name,
-                    file_name=out.name,
-                    target=request.target,
-                    blind=request.blind,
-                    items={
-                        "items": [
-                            [kind, item_id, digest, ItemRef(LETTER_KIND[kind], item_id) in golden]
-                            for kind, item_id, digest in hashes
-                        ]
-                    },
-                )
-            )
+        _record_pack(store, request, out, manifest, golden)
         try:
             os.replace(building, out)
             record_written(out)
@@ -370,6 +343,50 @@ def make_pack(
         request.blind,
         tuple(notes),
     )
+
+
+def _manifest(
+    store: SessionStore, request: PackRequest, items: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The pack's description: its uid and its source's (made on the first pack), and
+    each item's kind, id and text digest."""
+    return {
+        "format": PACK_FORMAT,
+        "pack_uid": uuid.uuid4().hex,
+        "source_session": session_uid(store, create=True),
+        "source_name": store.path.name,
+        "annotator": request.annotator,
+        "target": request.target,
+        "blind": request.blind,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "items": [[KIND_LETTER[t["ref"].kind], t["ref"].id, text_hash(t["text"])] for t in items],
+    }
+
+
+def _record_pack(
+    store: SessionStore,
+    request: PackRequest,
+    out: Path,
+    manifest: dict[str, Any],
+    golden: set[ItemRef],
+) -> None:
+    """The session's record of the pack: what was handed out, and which was golden."""
+    with store.unit_of_work() as db:
+        db.add(
+            AnnotationPack(
+                pack_uid=manifest["pack_uid"],
+                annotator=request.annotator,
+                file_name=out.name,
+                target=request.target,
+                blind=request.blind,
+                items={
+                    "items": [
+                        [kind, item_id, digest, ItemRef(LETTER_KIND[kind], item_id) in golden]
+                        for kind, item_id, digest in manifest["items"]
+                    ]
+                },
+            )
+        )
 
 
 def _with(request: PackRequest, **changes: Any) -> PackRequest:
