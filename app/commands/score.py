@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.commands.arguments import comma_list, run_ids
-from core import jsonio
+from core.io import jsonio
 from core.labels import plural
 
 if TYPE_CHECKING:

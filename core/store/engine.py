@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, ExceptionContext
 
-from core.files import disk_problem
+from core.io.files import disk_problem
 from core.store.bounds import BoundedConnection, bound, guard_of, stopped
 from core.store.errors import (
     SessionBoundsError,
@@ -108,7 +108,7 @@ def _json_is_text(value: Any) -> int:
     valid JSON, but a string no UTF-8 writer can write again)."""
     if not isinstance(value, str):
         return 1
-    from core.bounded import DEFAULT, check_value
+    from core.io.bounded import DEFAULT, check_value
 
     try:
         parsed = json.loads(value)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import core
 import core.store.bounds as bounds
-from core.output_guard import (
+from core.io.output_guard import (
     SESSION_APPLICATION_ID,
 )
 from core.session_info import SessionInfo

@@ -28,7 +28,8 @@ from sqlalchemy.sql.elements import ClauseElement
 from sqlalchemy.sql.util import find_tables
 
 import core
-from core.output_guard import (
+from core.io.atomic import temporary_name
+from core.io.output_guard import (
     check_output_target,
     register_open_session,
     unregister_open_session,
@@ -62,7 +63,6 @@ from core.store.placing import (
     is_empty_file,
     make_self_contained,
     place_without_overwriting,
-    temporary_name,
 )
 
 _log = logging.getLogger(__name__)

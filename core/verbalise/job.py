@@ -45,7 +45,7 @@ from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobCancelled, JobContext
 from core.labels import plural
-from core.models import free_device_memory, is_out_of_memory, prompts_token_ids
+from core.local_models.loader import free_device_memory, is_out_of_memory, prompts_token_ids
 from core.store import SessionStorageError, SessionStore
 from core.store import models as m
 from core.verbalise.base import (
@@ -122,7 +122,8 @@ class VerbaliseSummary:
     # Matching unfinished runs not resumed because their owner may still run them: (id, why).
     not_resumed: list[tuple[int, str]] = field(default_factory=list)
     unit_ids: set[int] = field(default_factory=set, repr=False)
-    # How a local model was placed on this machine (core.placement), as the run records it.
+    # How a local model was placed on this machine (core.local_models.placement), as the run
+    # records it.
     placement: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -475,7 +476,8 @@ def prompt_lengths(verbaliser: Verbaliser, prompts: Sequence[str]) -> list[int] 
     where batching order does not matter (template and server verbalisers, or a local one
     not loaded yet).
 
-    Causal models read :func:`core.models.prompts_token_ids` (chat template applied), which
+    Causal models read :func:`core.local_models.loader.prompts_token_ids` (chat template
+    applied), which
     is what ``CausalVerbaliser.verbalise`` pads; seq2seq models read the tokenizer's plain
     encoding of the linearised graph, as ``Seq2SeqVerbaliser.verbalise`` does."""
     loaded = getattr(verbaliser, "loaded", None)

@@ -23,7 +23,7 @@ from core.annotation.packs.manifest import (
 from core.annotation.packs.merge import merge_pack
 from core.annotation.packs.progress import overall_agreement, team_progress
 from core.annotation.types import VERBALISATION, ItemRef
-from core.output_guard import OutputRefusedError
+from core.io.output_guard import OutputRefusedError
 from core.store import SessionStore
 from core.store.models import (
     Annotation,

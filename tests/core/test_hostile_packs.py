@@ -20,7 +20,7 @@ from core.annotation.packs.manifest import MANIFEST_KEY, PackError, pack_info
 from core.annotation.packs.merge import merge_pack
 from core.annotation.packs.read import PACK_VALUE_BYTES, _bounded_reader
 from core.annotation.types import Rating
-from core.output_guard import OutputRefusedError
+from core.io.output_guard import OutputRefusedError
 from core.store import SessionError, SessionStore
 from core.store.models import Annotation, Verbalisation
 from tests.fixtures import report_session as fixture_module

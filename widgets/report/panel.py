@@ -45,7 +45,7 @@ from core.report import (
     metric_label,
 )
 from core.report.compare import SIGNIFICANT_MARK
-from core.statistics import (
+from core.report.statistics import (
     DEFAULT_ALPHA,
     DEFAULT_REPETITIONS,
     DEFAULT_RESAMPLES,

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.dialog_memory import DialogMemory
+from core.desktop.dialog_memory import DialogMemory
 from core.metrics import ALL_METRICS, MetricOptions
 from core.metrics.info import metric_info
 from core.metrics.scoring import ScoringRequest

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.dialog_memory import DialogMemory
+from core.desktop.dialog_memory import DialogMemory
 from core.labels import plural, plural_word, tier_label
 from core.metrics.score_pages import ScoresFilter
 from widgets.note_chips import INFO, WARNING, Note, NoteChips, notes_of

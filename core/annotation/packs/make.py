@@ -39,13 +39,13 @@ from core.annotation.types import (
     ItemRef,
     item_ref,
 )
-from core.jobs import Job, JobContext
-from core.output_guard import (
+from core.io.atomic import temporary_name
+from core.io.output_guard import (
     check_output_target,
     record_written,
     sweep_stale_temporaries,
-    temporary_name,
 )
+from core.jobs import Job, JobContext
 from core.store import SessionStore
 from core.store.engine import file_uri
 from core.store.models import (

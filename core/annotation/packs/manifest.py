@@ -90,7 +90,7 @@ MAX_ID = (1 << 63) - 1
 def check_manifest(text: object, path: Path) -> dict[str, Any]:
     """A pack's description (session_meta ``annotation:pack``), every field checked, or a
     :class:`PackError` naming the pack and the field."""
-    from core.bounded import BoundedTextError, loads_json
+    from core.io.bounded import BoundedTextError, loads_json
 
     def damaged(why: str) -> PackError:
         return PackError(f"{path.name} is damaged: its pack description {why}.")

@@ -221,7 +221,7 @@ def merge_pack(
 
 def _open_pack(store: SessionStore, path: Path, ctx: JobContext | None) -> _Pack:
     """The pack at ``path``, read, if it was made from this session (by its uid)."""
-    from core.formats.files import check_readable
+    from core.formats.common import check_readable
     from core.store.placing import file_identity
 
     path = check_readable(path.expanduser(), "an annotation pack (.taillens)")

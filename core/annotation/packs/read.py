@@ -236,7 +236,7 @@ def _checked_row(
 ) -> PackRating:
     from core.annotation.ratings import validate_rating
     from core.annotation.types import Rating
-    from core.bounded import BoundedTextError, loads_json
+    from core.io.bounded import BoundedTextError, loads_json
 
     def an_id(value: Any) -> bool:
         return isinstance(value, int) and 1 <= value <= MAX_ID

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 import defusedxml.ElementTree as SafeET
 
-from core.bounded import bounded_int
-from core.formats.files import FormatError, atomic_output
+from core.formats.common import FormatError, atomic_output
 from core.formats.report import ExportReport
 from core.formats.webnlg.entries import (
     MENTION_ATTRIBUTES,
@@ -23,6 +22,7 @@ from core.formats.webnlg.entries import (
     ParsedTriple,
 )
 from core.formats.webnlg.parse import MAX_SIZE, split_triple
+from core.io.bounded import bounded_int
 from core.jobs import Job, JobContext
 
 if TYPE_CHECKING:

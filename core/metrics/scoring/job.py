@@ -108,7 +108,7 @@ class _Scorer:
             # The session's synonym table (the ESA paper's dictionary) joins ESA's names.
             from dataclasses import replace
 
-            from core.synonyms import effective_rows
+            from core.metrics.esa.synonyms import effective_rows
 
             rows = tuple(effective_rows(store))
             if rows:

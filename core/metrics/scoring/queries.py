@@ -10,9 +10,9 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.bounded import stored_json
 from core.errors import UserFacingError
 from core.groups import head_tier
+from core.io.bounded import stored_json
 from core.metrics.base import details_from_json
 from core.metrics.details import MetricDetails
 from core.metrics.scoring.request import CorpusScore
