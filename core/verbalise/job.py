@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from core.changes import Topic
 from core.jobs import Job, JobCancelled, JobContext
@@ -60,16 +61,44 @@ def verbalise_job(
     if not unit_ids:
         raise VerbaliseError(f"no units match {units!r}")
     units_text = units if isinstance(units, str) else "ids:" + ",".join(map(str, unit_ids))
-    params = {
-        "model": verbaliser.model_id,
-        "kind": verbaliser.kind,
-        "units": units_text,
-        "langs": langs,
-        "batch_size": batch_size,
-        "resume_run_id": resume_run_id,
-    }
+    work = _Work(store, verbaliser, unit_ids, langs, units_text, batch_size, resume_run_id, resume)
+    work.close_when_done = close_when_done
+    job: Job[VerbaliseSummary] = Job(
+        f"Verbalise with {verbaliser.system_name}",
+        work.run,
+        kind="verbalise",
+        params={
+            "model": verbaliser.model_id,
+            "kind": verbaliser.kind,
+            "units": units_text,
+            "langs": langs,
+            "batch_size": batch_size,
+            "resume_run_id": resume_run_id,
+        },
+        writes=frozenset({Topic.RUNS}),
+        kept=lambda: kept_line(job.partial),
+    )
+    work.job = job
+    return job
 
-    def run(ctx: JobContext) -> VerbaliseSummary:
+
+@dataclass
+class _Work:
+    """What one verbalise job does once it runs, off the UI thread."""
+
+    store: SessionStore
+    verbaliser: Verbaliser
+    unit_ids: list[int]
+    langs: list[str]
+    units_text: str
+    batch_size: int
+    resume_run_id: int | None = None
+    resume: bool = True
+    close_when_done: bool = True
+    job: Job[VerbaliseSummary] | None = None  # whose ``partial`` the summary is, once made
+
+    def run(self, ctx: JobContext) -> VerbaliseSummary:
+        verbaliser = self.verbaliser
         ctx.progress(0, None, "loading the model")
         # A local model says each stage of its load (tokenizer, weights, device).
         if hasattr(verbaliser, "on_stage"):
@@ -78,15 +107,16 @@ def verbalise_job(
         previous = verbaliser.should_stop
         verbaliser.should_stop = lambda: ctx.cancelled  # asked inside a batch, every step
         try:
-            return _run(ctx)
+            return self._run(ctx)
         finally:
             verbaliser.should_stop = previous
-            if close_when_done:
+            if self.close_when_done:
                 verbaliser.close()
 
-    def _run(ctx: JobContext) -> VerbaliseSummary:
-        templates = {lang: verbaliser.templates[lang] for lang in langs}
-        parameters = run_parameters(verbaliser, langs, batch_size, units_text)
+    def _run(self, ctx: JobContext) -> VerbaliseSummary:
+        store, verbaliser = self.store, self.verbaliser
+        templates = {lang: verbaliser.templates[lang] for lang in self.langs}
+        parameters = run_parameters(verbaliser, self.langs, self.batch_size, self.units_text)
         owner = run_owner()
         busy: list[tuple[int, str]] = []
         run_id, resumed = open_run(
@@ -95,22 +125,23 @@ def verbalise_job(
             parameters,
             templates,
             owner,
-            resume_run_id=resume_run_id,
-            resume=resume,
+            resume_run_id=self.resume_run_id,
+            resume=self.resume,
             busy=busy,
         )
         summary = VerbaliseSummary(
             run_id=run_id,
-            batch_size=batch_size,
+            batch_size=self.batch_size,
             resumed=resumed,
             not_resumed=busy,
             placement=dict(parameters.get("placement") or {}),
         )
-        job.partial = summary
+        if self.job is not None:
+            self.job.partial = summary
         if busy:
             ctx.progress(0, None, f"run {busy[0][0]} is {busy[0][1]}: new run {run_id}")
         try:
-            requests = _plan(ctx, summary)
+            requests = self._plan(ctx, summary)
             verbalise_in_batches(ctx, store, verbaliser, run_id, requests, summary)
         except JobCancelled:
             set_status(store, run_id, "cancelled", owner)
@@ -124,23 +155,15 @@ def verbalise_job(
         set_status(store, run_id, "finished", owner)
         return summary
 
-    def _plan(ctx: JobContext, summary: VerbaliseSummary) -> list[VerbaliseRequest]:
+    def _plan(self, ctx: JobContext, summary: VerbaliseSummary) -> list[VerbaliseRequest]:
         """The requests still to make, in batching order; the pairs skipped are counted."""
-        triples = unit_triples(store, unit_ids, langs)
-        done = done_pairs(store, summary.run_id)
-        pending = pending_requests(verbaliser, unit_ids, langs, triples, done, summary)
+        triples = unit_triples(self.store, self.unit_ids, self.langs)
+        done = done_pairs(self.store, summary.run_id)
+        pending = pending_requests(
+            self.verbaliser, self.unit_ids, self.langs, triples, done, summary
+        )
         ctx.progress(0, len(pending), "ordering prompts by length")
-        return order_for_batching(verbaliser, pending)
-
-    job: Job[VerbaliseSummary] = Job(
-        f"Verbalise with {verbaliser.system_name}",
-        run,
-        kind="verbalise",
-        params=params,
-        writes=frozenset({Topic.RUNS}),
-        kept=lambda: kept_line(job.partial),
-    )
-    return job
+        return order_for_batching(self.verbaliser, pending)
 
 
 def pending_requests(
