@@ -185,6 +185,7 @@ def parse_runs(text: str | None) -> list[int] | None:
 def run_report(args: argparse.Namespace) -> int:
     from core.output_guard import check_output_target
     from core.report import Settings, build_report, write_csv, write_html
+    from core.report.tables import headline_lines, report_json, report_tables
     from core.store import SessionStore
     from core.text_filters import check_conditions
 
@@ -235,7 +236,7 @@ def run_report(args: argparse.Namespace) -> int:
             )
             print(f"wrote {len(run_in_terminal(job))} figures to {args.figures}")
     if args.json:
-        print(jsonio.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
+        print(jsonio.dumps(report_json(report), indent=2, ensure_ascii=False, default=str))
         return 0
     if args.csv is not None or args.html is not None or args.figures is not None:
         for note in report.notes:
@@ -243,10 +244,10 @@ def run_report(args: argparse.Namespace) -> int:
         return 0
     if report.headlines:
         print("== Verdict: head vs long tail ==")
-        for line in report.headline_lines():
+        for line in headline_lines(report):
             print(f"  {line}")
         print()
-    for table in report.tables():
+    for table in report_tables(report):
         if table.name in ("runs", "signatures"):
             continue  # long JSON cells: see --html or --csv
         print_table(table)

@@ -13,9 +13,18 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from core.groups import metric_label
 from core.metrics.info import metric_info
-from core.report.compare import SIGNIFICANT_MARK, BiasReport, Table, metric_label
+from core.report.bias_report import BiasReport
 from core.report.groups import order_key
+from core.report.tables import (
+    SIGNIFICANT_MARK,
+    bootstrap_note,
+    correction_note,
+    headline_lines,
+    report_tables,
+)
+from core.tables import Table
 
 
 @dataclass(frozen=True)
@@ -186,7 +195,7 @@ def write_csv(
         raise FormatError(f"Cannot create the folder {folder}: {exc.strerror or exc}.") from exc
     from core.output_guard import check_output_target
 
-    tables = list(report.tables())
+    tables = list(report_tables(report))
     # Every file is checked before the first is written: a refusal leaves the folder as it was.
     for table in tables:
         check_output_target(folder / f"{table.name}.csv", force=force)
@@ -277,16 +286,16 @@ def render_html(report: BiasReport) -> str:
         f"{escape(report.generated_at)}."
         f" Compared by {escape(', '.join(report.by))}; Mann–Whitney protocol: "
         f"{s.repetitions} repetitions, samples of {s.sample_size}, seed {s.seed}, "
-        f"alpha {s.alpha}; {escape(report.correction_note())}; "
-        f"{escape(report.bootstrap_note())}.</p>",
+        f"alpha {s.alpha}; {escape(correction_note(report))}; "
+        f"{escape(bootstrap_note(report))}.</p>",
     ]
     for note in report.notes:
         parts.append(f"<p class='note'>{escape(note)}</p>")
     if report.headlines:  # the verdicts, worded as in the panel and `taillens report`
         parts.append("<h2 id='verdicts'>Head vs long tail: verdicts</h2><ul>")
-        parts += [f"<li>{escape(line)}</li>" for line in report.headline_lines()]
+        parts += [f"<li>{escape(line)}</li>" for line in headline_lines(report)]
         parts.append("</ul>")
-    tables = report.tables()
+    tables = report_tables(report)
     runs = next(t for t in tables if t.name == "runs")
     for table in tables:
         if table is runs:

@@ -16,6 +16,7 @@ from core.errors import UserFacingError
 from core.jobs import JobSucceeded, run_job
 from core.metrics.esa.detect import esa_of_text
 from core.metrics.scoring import ScoringRequest, score_job, sentence_score_table
+from core.report.tables import report_tables
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitTriple
 from core.text_filters import FilterError, parse_condition
@@ -300,7 +301,7 @@ def test_the_matrix_from_the_cli_and_in_the_report(
     store, _made = session
     outcome = run_job(report_job(store, by=("tier",)))
     assert isinstance(outcome, JobSucceeded), outcome
-    tables = {t.name: t for t in outcome.result.tables()}
+    tables = {t.name: t for t in report_tables(outcome.result)}
     matrix = tables["esa_matrix"]
     assert matrix.columns[:4] == ("coefficient", "metric", "texts", "n")
     assert "Correctness" in matrix.columns
