@@ -126,7 +126,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def run_correlate(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.correlate import CorrelationRequest, correlation_job
+    from core.agreement.correlate import CorrelationRequest, correlation_job
     from core.store import SessionStore
 
     if args.matrix:
@@ -168,7 +168,7 @@ def run_correlate(args: argparse.Namespace) -> int:
 
 def _run_matrix(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.correlate_matrix import MatrixRequest, matrix_job, matrix_lines
+    from core.agreement.matrix import MatrixRequest, matrix_job, matrix_lines
     from core.store import SessionStore
 
     request = MatrixRequest(
@@ -208,7 +208,7 @@ def _print(rows: list[Any]) -> None:
 
 
 def run_import_judgments(args: argparse.Namespace) -> int:
-    from core.correlate import import_webnlg_judgments
+    from core.agreement.judgments import import_webnlg_judgments
     from core.store import SessionStore
 
     with SessionStore.open(args.session) as store:

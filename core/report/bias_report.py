@@ -28,9 +28,9 @@ class BiasReport:
     frame: ScoreFrame
     annotation_table: Table | None = None
     notes: list[str] = field(default_factory=list)
-    agreement_table: Table | None = None  # metrics against human judgments (core.correlate)
+    agreement_table: Table | None = None  # metrics against human judgments (core.agreement.table)
     # ESA against the other metrics and the human criteria, Table 3's layout
-    # (core.correlate_matrix)
+    # (core.agreement.matrix)
     matrix_table: Table | None = None
     headlines: list[Comparison] = field(default_factory=list)  # head vs long tail, pooled
     tests_corrected: int = 0  # the family the correction ran over

@@ -28,7 +28,7 @@ from core.statistics import adjust_p_values
 from core.tables import Table
 
 if TYPE_CHECKING:
-    from core.correlate import Reads
+    from core.agreement.reads import Reads
     from core.store import SessionStore
 
 # What the Mann–Whitney protocol's numbers depend on: the runs picked, the metrics, the
@@ -155,8 +155,9 @@ def _agreement(
 ) -> tuple[Table | None, str | None]:
     """The metrics-against-humans table over the texts ``where`` holds, or a note on why
     it could not be made (an unknown field, say: said, not dropped). ``reads``: a
-    ``core.correlate.Reads`` of the session's current state."""
-    from core.correlate import CorrelationRequest, agreement_table
+    ``core.agreement.reads.Reads`` of the session's current state."""
+    from core.agreement.correlate import CorrelationRequest
+    from core.agreement.table import agreement_table
 
     if not where:
         return agreement_table(store, reads=reads), None
@@ -171,8 +172,8 @@ def _esa_matrix(
     store: SessionStore, where: Sequence[str], reads: Reads | None = None
 ) -> tuple[Table | None, str | None]:
     """ESA against every other score column and human criterion in the ESA paper's Table 3
-    layout (core.correlate_matrix), or a note on why it could not be made."""
-    from core.correlate_matrix import matrix_table
+    layout (core.agreement.matrix), or a note on why it could not be made."""
+    from core.agreement.matrix import matrix_table
 
     try:
         return matrix_table(store, where=tuple(where), strict=bool(where), reads=reads), None
@@ -333,7 +334,7 @@ def _add_human_tables(
     holds (a note instead when one cannot be made); ``narrowed``: the user chose the
     report's metrics, and the agreement table keeps their rows only."""
     # What both human-judgment tables read, for every subset asked for on this state.
-    from core.correlate import Reads
+    from core.agreement.reads import Reads
 
     chosen = report.metrics
     reads = cache.get(("reads",), Reads)

@@ -1,4 +1,4 @@
-"""The Report panel's "Metrics vs humans" section, fed by core.correlate in the build job."""
+"""The Report panel's "Metrics vs humans" section, fed by core.agreement in the build job."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from app.gui import build_window
-from core.correlate import TABLE_COLUMNS, correlate, import_webnlg_judgments, table_rows
+from core.agreement.correlate import correlate
+from core.agreement.judgments import import_webnlg_judgments
+from core.agreement.table import TABLE_COLUMNS, table_rows
 from core.jobs import JobSucceeded
 from core.report import ReportRequest, build_report
 from core.report.tables import report_json, report_tables
@@ -73,7 +75,7 @@ def test_the_report_correlates_over_the_texts_where_a_condition_holds(judged: Pa
     """``ReportRequest.where`` (the panel's "Humans where", ``report --where``) narrows the
     agreement table as ``correlate --where`` does; a field the session lacks is said in
     the report's notes, not a silently missing table."""
-    from core.correlate import CorrelationRequest
+    from core.agreement.correlate import CorrelationRequest
 
     with SessionStore.open(judged) as store:
         where = ("bleu:gold<60",)

@@ -33,8 +33,9 @@ def test_stored_json_falls_back_on_what_it_cannot_read(text: str) -> None:
 
 @pytest.mark.parametrize("text", HOSTILE[:5], ids=range(5))
 def test_every_reader_of_session_json_falls_back(tmp_path: Path, text: str) -> None:
+    from core.agreement.human import _webnlg_payloads
+    from core.agreement.judgments import META_PREFIX
     from core.category_tiers import load_tier_settings
-    from core.correlate import META_PREFIX, _webnlg_payloads
     from core.likelihood import load_cutoff
     from core.tiers import TierSettings
     from core.unit_builder.draft import draft_from_json
