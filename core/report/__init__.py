@@ -13,7 +13,7 @@ Only numpy and the standard library are imported here; scipy and SQLAlchemy insi
 the functions that need them.
 """
 
-from core.groups import HUMAN_METRICS, STUDY_METRICS, metric_label
+from core.groups import DIMENSIONS, HUMAN_METRICS, STUDY_METRICS, metric_label
 from core.report.bias_report import BiasReport
 from core.report.build import (
     NothingToCompareError,
@@ -26,7 +26,6 @@ from core.report.compare import compare, default_pairs
 from core.report.comparison import Comparison
 from core.report.data import Observation, RunInfo, ScoreFrame, load_frame
 from core.report.export import PlotSpec, plot_specs, render_html, write_csv, write_html
-from core.report.groups import DIMENSIONS
 from core.report.settings import Settings
 from core.report.study import StudyCell, StudyRow, StudyTable, study_table
 from core.report.tables import COMPARISON_COLUMNS, report_json, report_tables

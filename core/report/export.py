@@ -13,10 +13,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from core.groups import metric_label
+from core.groups import metric_label, order_key
 from core.metrics.info import metric_info
 from core.report.bias_report import BiasReport
-from core.report.groups import order_key
 from core.report.tables import (
     SIGNIFICANT_MARK,
     bootstrap_note,

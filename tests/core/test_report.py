@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from core.errors import UserFacingError
 from core.figures import box_figure, figure_svg
+from core.groups import category_name, subtier_group, tier_group
 from core.report import (
     NothingToCompareError,
     Settings,
@@ -25,7 +26,6 @@ from core.report import (
     write_csv,
     write_html,
 )
-from core.report.groups import category_name, subtier_group, tier_group
 from core.report.tables import comparison_table, report_tables, study_grid
 from core.store import SessionStore
 from core.store.models import Score
