@@ -24,6 +24,7 @@ from core.agreement.human import WEBNLG_PREFIX
 from core.agreement.reads import Reads, read_columns, read_humans, read_score_table
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
+from core.tables import Table
 
 if TYPE_CHECKING:
     from core.metrics.scoring.queries import SentenceScoreRow
@@ -275,13 +276,11 @@ def matrix_table(
     where: Sequence[str] = (),
     strict: bool = False,
     reads: Reads | None = None,
-) -> Any:
+) -> Table | None:
     """The Report's "ESA matrix" table (a ``core.tables.Table``): the Table 3 layout of
     :func:`correlation_matrix` with ESA as the row, one line per coefficient and subset;
     None when the session has no ESA score or no human judgment (or, ``strict``, the
     reason raised)."""
-    from core.tables import Table
-
     try:
         result = correlation_matrix(store, MatrixRequest(where=tuple(where)), reads=reads)
     except UserFacingError:
