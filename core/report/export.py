@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -173,6 +174,13 @@ def _csv_value(value: Any) -> Any:
 def write_csv(
     report: BiasReport, folder: Path | str, *, force: bool = False, raw: bool = False
 ) -> list[Path]:
+    """One UTF-8 CSV per table of the report in ``folder`` (:func:`write_tables_csv`)."""
+    return write_tables_csv(report_tables(report), folder, force=force, raw=raw)
+
+
+def write_tables_csv(
+    tables: Sequence[Table], folder: Path | str, *, force: bool = False, raw: bool = False
+) -> list[Path]:
     """One UTF-8 CSV per table (``<table name>.csv``) in ``folder``; returns the paths.
 
     Significant cells carry no mark in CSV (a number stays a number): comparison tables
@@ -194,7 +202,6 @@ def write_csv(
         raise FormatError(f"Cannot create the folder {folder}: {exc.strerror or exc}.") from exc
     from core.output_guard import check_output_target
 
-    tables = list(report_tables(report))
     # Every file is checked before the first is written: a refusal leaves the folder as it was.
     for table in tables:
         check_output_target(folder / f"{table.name}.csv", force=force)
