@@ -105,7 +105,7 @@ def run_annotations(args: argparse.Namespace) -> int:
         print(jsonio.dumps(payload, indent=2, ensure_ascii=False))
         return 0
     from app.commands.report import print_table
-    from core.report.compare import Table
+    from core.tables import Table
 
     print_table(
         Table(

@@ -10,14 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from core.agreement.correlate import CorrelationRequest, correlate
+from core.agreement.human import human_values
+from core.agreement.judgments import import_webnlg_judgments
 from core.annotation import Rating, add_annotator, save_rating
-from core.correlate import (
-    CorrelationRequest,
-    JudgmentError,
-    correlate,
-    human_values,
-    import_webnlg_judgments,
-)
+from core.formats.webnlg.human_eval import JudgmentError
 from core.metrics.scoring import sentence_score_table
 from core.store import SessionStore
 from tests.fixtures.correlation_session import (
