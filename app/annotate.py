@@ -38,7 +38,7 @@ RESTORED_FIELDS = (
 if TYPE_CHECKING:
     from app.context import PanelContext
     from core.annotation import AnnotationQueue, AnnotatorInfo
-    from core.annotation.packs import PackInfo
+    from core.annotation.packs.manifest import PackInfo
     from core.store import SessionStore
     from widgets.annotate import AnnotatePanel
 
@@ -122,7 +122,7 @@ class AnnotateController(QObject):
                 self.panel.set_queue_filter(spec)
                 self.build_queue(self.panel.queue_filter())
         else:
-            from core.annotation.packs import pack_info
+            from core.annotation.packs.manifest import pack_info
 
             # An annotation pack opened for the first time: its annotator is chosen and
             # the guidelines are a click away (core.annotation.packs).

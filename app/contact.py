@@ -26,7 +26,7 @@ def ask_contact(parent: Any) -> str | None:
     declines (the fetch then goes ahead, saying honestly that no contact was given)."""
     from PySide6.QtWidgets import QInputDialog, QLineEdit
 
-    from core.wikidata.sources import CONTACT_WHY
+    from core.wikidata.endpoint import CONTACT_WHY
 
     text, ok = QInputDialog.getText(
         parent,
@@ -54,7 +54,7 @@ def contact_for_live(
         return None
     given = (ask(parent) or "").strip() or None
     if given:
-        from core.wikidata.sources import check_header_value
+        from core.wikidata.endpoint import check_header_value
 
         check_header_value(given, "The contact")  # refused: asked again next time
         settings.setValue(CONTACT_KEY, given)

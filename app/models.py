@@ -61,7 +61,7 @@ class ModelsController(QObject):
             )
 
     def refresh(self) -> JobHandle | None:
-        from core.local_models.hub import list_models
+        from core.local_models.installed import list_models
 
         def run(_ctx: JobContext) -> tuple[Any, ...]:
             return tuple(list_models())
@@ -90,7 +90,8 @@ class ModelsController(QObject):
         return self._start(job, self.state.planned, "Reading")
 
     def pull(self) -> JobHandle | None:
-        from core.local_models.hub import check_disk, list_models, pull, pull_job
+        from core.local_models.hub import check_disk, pull, pull_job
+        from core.local_models.installed import list_models
 
         state = self.state
         repo, revision, plan = state.repo_id, state.revision or None, state.plan
@@ -116,7 +117,8 @@ class ModelsController(QObject):
             self.handle.cancel()
 
     def remove(self, repo_id: str) -> JobHandle | None:
-        from core.local_models.hub import list_models, remove_model
+        from core.local_models.hub import remove_model
+        from core.local_models.installed import list_models
         from core.local_models.loader import human_size
 
         def run(_ctx: JobContext) -> tuple[int, tuple[Any, ...]]:

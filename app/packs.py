@@ -14,16 +14,21 @@ from core.changes import Topic
 
 if TYPE_CHECKING:
     from app.context import PanelContext
-    from core.annotation.packs import MergeReport, PackRequest, PackSummary
+    from core.annotation.packs.make import PackRequest, PackSummary
+    from core.annotation.packs.merge import ChangedTextsError, MergeReport
     from core.jobs import JobOutcome
     from core.store import SessionStore
     from widgets.annotation_packs import AnnotationPacksDialog
     from widgets.main_window import MainWindow
 
 
+# The refusal's way out in the window, as --skip-changed is on the command line.
+SKIP_CHANGED = "Merge, skipping changed ratings"
+
+
 def _progress(store: SessionStore) -> tuple[Any, list[str]]:
     from core.annotation import list_annotators
-    from core.annotation.packs import overall_agreement, team_progress
+    from core.annotation.packs.progress import overall_agreement, team_progress
 
     team = team_progress(store, agreement=overall_agreement)
     names = [a.name for a in list_annotators(store) if not a.is_anonymous]
@@ -67,7 +72,7 @@ class PacksController(QObject):
         )
 
     def make_pack(self, request: PackRequest) -> None:
-        from core.annotation.packs import pack_job
+        from core.annotation.packs.make import pack_job
         from core.errors import UserFacingError
         from core.io.output_guard import check_output_target
 
@@ -98,21 +103,25 @@ class PacksController(QObject):
         self.window.show_written("Pack written", text, s.path, "\n".join(s.notes))
         self.refresh()
 
-    def merge(self, paths: list[Path]) -> None:
-        from core.annotation.packs import merge_job
+    def merge(self, paths: list[Path], skip_changed: bool = False) -> None:
+        from core.annotation.packs.merge import merge_job
 
         store = self.ctx.store
         if store is None:
             return
         # Each pack's merge is one recorded edit: on the undo stack when the job ends.
         handle = self.ctx.undo.run_recorded(
-            self.ctx.run_job, merge_job(store, paths), panel="annotate"
+            self.ctx.run_job, merge_job(store, paths, skip_changed=skip_changed), panel="annotate"
         )
-        handle.finished.connect(self._merged)
+        handle.finished.connect(partial(self._merged, list(paths)))
 
-    def _merged(self, outcome: JobOutcome[list[MergeReport]]) -> None:
-        from core.jobs import JobSucceeded
+    def _merged(self, paths: list[Path], outcome: JobOutcome[list[MergeReport]]) -> None:
+        from core.annotation.packs.merge import ChangedTextsError
+        from core.jobs import JobFailed, JobSucceeded
 
+        if isinstance(outcome, JobFailed) and isinstance(outcome.error, ChangedTextsError):
+            self._offer_skip_changed(paths, outcome.error)
+            return
         if not isinstance(outcome, JobSucceeded):
             return
         lines = [r.describe() for r in outcome.result]
@@ -127,3 +136,16 @@ class PacksController(QObject):
             # What changed, with its Undo (the last pack's merge, as Edit ▸ Undo offers).
             bar.set_actions([("Undo", partial(self.ctx.undo.undo, latest.id))])
         self.refresh()
+
+    def _offer_skip_changed(self, paths: list[Path], refusal: ChangedTextsError) -> None:
+        """The refused pack's message, offering what ``--skip-changed`` does: merge that
+        pack and those after it (the ones before were merged, each its own transaction),
+        leaving out the ratings of the changed texts."""
+        refused = refusal.path.resolve()
+        at = next((n for n, p in enumerate(paths) if Path(p).expanduser().resolve() == refused), 0)
+        rest = paths[at:]
+        if self.dialog is not None:
+            self.dialog.show_status(refusal.reason)
+        # The failure is in the error log already: the bar asks, it logs nothing again.
+        bar = self.window.show_message("Pack not merged", refusal.reason)
+        bar.set_actions([(SKIP_CHANGED, partial(self.merge, rest, True))])

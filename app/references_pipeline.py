@@ -68,7 +68,7 @@ class ReferencesController(QObject):
 
     def _list_models(self) -> None:
         """The models on this machine, listed off the UI thread, offered in the combos."""
-        from core.local_models.hub import list_models
+        from core.local_models.installed import list_models
 
         def run(_ctx: JobContext) -> tuple[Any, ...]:
             return tuple(list_models())

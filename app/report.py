@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject, QTimer
 from core.changes import Topic
 from core.desktop.logs import get_logger
 from core.jobs import Job, JobContext, JobSucceeded
-from core.report.compare import ReportCache
+from core.report.build import ReportCache
 
 if TYPE_CHECKING:
     from app.context import PanelContext

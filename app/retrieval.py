@@ -1,4 +1,4 @@
-"""The Scores panel's Retrieval dialog: its jobs (core.metrics.retrieval) and results."""
+"""The Scores panel's Retrieval dialog: its jobs (core.metrics.retrieval.job) and results."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from widgets.retrieval_dialog import RetrievalDialog, RetrievalOptions
 if TYPE_CHECKING:
     from app.context import PanelContext
     from app.jobrunner import JobHandle
-    from core.metrics.retrieval import GraphHit, RetrievalSummary
+    from core.metrics.retrieval.job import RetrievalSummary
+    from core.metrics.retrieval.ranking import GraphHit
     from widgets.scores import ScoresPanel
 
 
@@ -80,7 +81,8 @@ class RetrievalController(QObject):
 
     def find(self, options: RetrievalOptions) -> JobHandle | None:
         """The graphs closest to the selected text, in its language."""
-        from core.metrics.retrieval import find_graphs, open_encoder
+        from core.metrics.retrieval.encoders import open_encoder
+        from core.metrics.retrieval.ranking import find_graphs
 
         store, row = self.ctx.store, self._selected()
         if store is None or self.dialog is None:
@@ -115,7 +117,7 @@ class RetrievalController(QObject):
 
     def worst(self, options: RetrievalOptions) -> JobHandle | None:
         """Retrieval over one run's outputs; list those that match their graph worst."""
-        from core.metrics.retrieval import RetrievalRequest, retrieval_job
+        from core.metrics.retrieval.job import RetrievalRequest, retrieval_job
 
         store = self.ctx.store
         if store is None or self.dialog is None:

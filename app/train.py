@@ -70,7 +70,8 @@ class TrainController(QObject):
     def start(self) -> None:
         """Check the form (cheap), read the references off the UI thread (the session
         rule), then start the training job."""
-        from core.verbalise.training import check_request, load_examples
+        from core.verbalise.training.data import load_examples
+        from core.verbalise.training.launch import check_request
 
         store, state = self.ctx.store, self.state
         if store is None or state.problem:
@@ -96,7 +97,7 @@ class TrainController(QObject):
         self.ctx.notify.show_error("Cannot train", str(error))
 
     def _train(self, examples: Any, settings: Any) -> JobHandle | None:
-        from core.verbalise.training import training_job
+        from core.verbalise.training.launch import training_job
 
         store, state = self.ctx.store, self.state
         try:

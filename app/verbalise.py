@@ -11,10 +11,10 @@ session meta, so a session reopens with the choices it was verbalised with.
 
 from __future__ import annotations
 
-import html
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,6 @@ from core.changes import Topic
 from core.desktop.logs import get_logger
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobFailed, JobOutcome, JobSucceeded, JobWasCancelled
-from core.labels import plural
 from core.vocab import LANGUAGE_NAMES
 from widgets.theme import TONES
 
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
     from core.store import SessionStore
     from core.verbalise import GenerationParams, Verbaliser
     from core.verbalise.base import Triples
-    from core.verbalise.job import VerbaliseSummary
+    from core.verbalise.outcome import VerbaliseSummary
     from core.verbalise.runs import RunOverview, UnitSummary
     from widgets.verbalise import VerbalisePanel
 
@@ -260,29 +259,8 @@ class VerbaliseController(QObject):
             self.panel.show_error(str(error))
             self.panel.show_model_info("")
         else:
-            self.panel.show_model_info(self._describe(verbaliser))
+            self.panel.show_model_info(verbaliser.summary(self.models))
         self.update_preview()
-
-    def _describe(self, verbaliser: Verbaliser) -> str:
-        if verbaliser.kind == "template":
-            return "Rule-based sentences in en, it and es: no weights, one candidate per unit."
-        if verbaliser.kind == "openai":
-            return f"Chat completions from {getattr(verbaliser, 'base_url', '')}."
-        info = next(
-            (
-                m
-                for m in getattr(self, "models", [])
-                if str(m.path) == str(getattr(verbaliser, "path", ""))
-            ),
-            None,
-        )
-        path = getattr(verbaliser, "path", "")
-        size = ""
-        if info is not None:
-            from core.local_models.loader import human_size
-
-            size = f" · {human_size(info.size_bytes)}"
-        return f"{verbaliser.kind}{size} · {path}"
 
     def _key(self, settings: dict[str, Any]) -> tuple[str, ...]:
         return (
@@ -395,8 +373,7 @@ class VerbaliseController(QObject):
 
     def update_preview(self) -> None:
         """The exact input the chosen verbaliser gives the model for the unit, now."""
-        from core.verbalise.base import RequestFailure, VerbaliseRequest
-        from core.verbalise.job import unit_triples
+        from core.verbalise.selection import unit_triples
 
         store, unit_id, lang = self.ctx.store, self.unit_id, self.panel.preview_lang()
         if store is None or unit_id is None:
@@ -422,54 +399,28 @@ class VerbaliseController(QObject):
             return
         try:
             verbaliser = self._preview_verbaliser()
-            kind = verbaliser.kind
-            if kind in ("causal", "openai"):
-                # The edited templates, checked ({triples} once) as a run would.
-                verbaliser.set_templates(  # type: ignore[attr-defined]
-                    self.panel.edited_templates(), self.panel.prompt_preset()
-                )
-            if kind == "seq2seq":
-                verbaliser.set_task_prefix(  # type: ignore[attr-defined]
-                    self.panel.settings()["seq2seq_prefix"] or None
-                )
-            if kind == "template":
-                [output] = verbaliser.verbalise([VerbaliseRequest(None, lang, triples, "")])
-                sentence = output.message if isinstance(output, RequestFailure) else output[0].raw
-                text = (
-                    f"Input (the triples; no prompt):\n{verbaliser.prompt_for(triples, lang)}"
-                    f"\n\nOutput:\n{sentence}"
-                )
-                note = "The template verbaliser's sentence for this unit."
-            elif kind == "causal":
-                key = self._key(self.panel.settings())
-                if key in self._tokenizer_ready:
-                    text = verbaliser.exact_prompt(triples, lang)  # type: ignore[attr-defined]
-                    note = (
-                        "Exactly as the model reads it: the user turn in the model's chat "
-                        "template (plain text when it has none), special tokens shown."
-                    )
-                    # Said here, before a run, not only in a terminal.
-                    warning = verbaliser.context_warning(triples, lang)  # type: ignore[attr-defined]
-                    if warning:
-                        self.panel.show_preview(text, warning, error=True)
-                        return
-                elif not self._preview_in_view():
-                    text = verbaliser.prompt_for(triples, lang)
-                    note = "The model's chat template is applied once this panel is in view."
-                else:
-                    text = verbaliser.prompt_for(triples, lang)
-                    note = "Loading the tokenizer to apply the model's chat template…"
-                    self._load_tokenizer(key, verbaliser, triples, lang)
-            elif kind == "seq2seq":
-                text = verbaliser.prompt_for(triples, lang)
-                note = "Task prefix and <H> <R> <T> linearisation, as the encoder reads it."
-            else:
-                text = verbaliser.prompt_for(triples, lang)
-                note = "Sent as the user message; the server applies the model's chat template."
+            settings = self.panel.settings()
+            # The edited prompt, checked ({triples} once) as a run would.
+            verbaliser.use_prompt(
+                self.panel.edited_templates(),
+                self.panel.prompt_preset(),
+                settings["seq2seq_prefix"] or None,
+            )
+            key = self._key(settings)
+            preview = verbaliser.preview(triples, lang, exact=key in self._tokenizer_ready)
         except (UserFacingError, ValueError) as error:  # ModelError, PromptError
             self.panel.show_preview("", str(error), error=True)
             return
-        self.panel.show_preview(text, note)
+        if preview.needs_tokenizer:
+            if self._preview_in_view():
+                self._load_tokenizer(key, verbaliser, triples, lang)
+            else:
+                note = "The model's chat template is applied once this panel is in view."
+                preview = replace(preview, note=note)
+        if preview.warning:
+            self.panel.show_preview(preview.text, preview.warning, error=True)
+        else:
+            self.panel.show_preview(preview.text, preview.note)
 
     def _triples_read(self, unit_id: int, lang: str, triples: Triples | None) -> None:
         if unit_id != self.unit_id:
@@ -486,7 +437,7 @@ class VerbaliseController(QObject):
 
         def load(ctx: JobContext) -> str:
             ctx.progress(0, None, "loading the tokenizer")
-            return str(verbaliser.exact_prompt(triples, lang))  # type: ignore[attr-defined]
+            return verbaliser.preview(triples, lang, exact=True).text
 
         handle = self.ctx.run_job(
             Job(
@@ -589,9 +540,11 @@ class VerbaliseController(QObject):
         else:
             status = "failed"
             self.panel.show_error(f"The run failed: {getattr(outcome, 'message', outcome)}")
+        from core.verbalise.run_text import summary_html, summary_line
+
         self.summary = summary
         self.panel.show_finished(
-            status, _summary_html(summary, status), _summary_line(summary, status)
+            status, summary_html(summary, status, error_colour=ERROR), summary_line(summary, status)
         )
         self.refresh_runs(select=summary.run_id if summary is not None else None)
 
@@ -628,10 +581,12 @@ class VerbaliseController(QObject):
             self.ctx.reads.drop(OUTPUTS_READ)  # an older run's outputs are not shown
             self.panel.show_outputs("Outputs appear here after a run.", [])
             return
+        from core.verbalise.run_text import read_outputs
+
         wanted = unit_id if self.panel.results.scope() == "unit" else None
         self.ctx.reads.request(
             OUTPUTS_READ,
-            lambda store: read_outputs(store, run_id, wanted),
+            lambda store: read_outputs(store, run_id, wanted, error_colour=ERROR),
             lambda shown: self.panel.show_outputs(*shown),
         )
 
@@ -644,87 +599,3 @@ def _load_settings(store: SessionStore) -> dict[str, Any]:
 
     data = stored_json(store.get_meta(SETTINGS_META_KEY), {})
     return data if isinstance(data, dict) else {}
-
-
-def _summary_line(summary: VerbaliseSummary | None, status: str) -> str:
-    """The short line under the Run button (the Results tab has the whole summary)."""
-    if summary is None:
-        return f"The run {status} before it started."
-    return (
-        f"Run {summary.run_id} {status}: {plural(summary.texts, 'text')}, "
-        f"{summary.unparsable:,} unparsable (see Results)"
-    )
-
-
-def _summary_html(summary: VerbaliseSummary | None, status: str) -> str:
-    if summary is None:
-        return f"The run {status} before it started."
-    head = f"<b>Run {summary.run_id}</b> {status}" + (" (resumed)" if summary.resumed else "")
-    parts = [
-        f"{plural(summary.texts, 'text')} for {plural(summary.units, 'unit')} "
-        f"({summary.requests:,} unit-languages)"
-    ]
-    parts.append(
-        f"{summary.unparsable:,} unparsable"
-        if not summary.unparsable
-        else f"<span style='color:{ERROR}'>{summary.unparsable:,} unparsable</span>"
-    )
-    if summary.tokens:
-        parts.append(f"{summary.tokens_per_s:,.1f} tokens/s")
-    if summary.skipped_done:
-        parts.append(f"{summary.skipped_done:,} already done")
-    if summary.skipped_no_triples:
-        parts.append(f"{summary.skipped_no_triples:,} without triples in that language")
-    if summary.oom_halvings:
-        parts.append(
-            f"batch size {summary.batch_size} after {summary.oom_halvings} out-of-memory halvings"
-        )
-    if summary.failed:
-        parts.append(
-            f"<span style='color:{ERROR}'>{summary.failed:,} unit-languages without usable "
-            "text (run it again to retry them)</span>"
-        )
-    for count, what in (
-        (summary.truncated, "cut at the length cap"),
-        (summary.replaced_surrogates, "with invalid characters replaced"),
-        (summary.usage_unusable, "with an unusable token count"),
-    ):
-        if count:
-            parts.append(f"{plural(count, 'text')} {what}")
-    text = f"{head}: " + ", ".join(parts) + "."
-    for other, why in summary.not_resumed:
-        # A matching unfinished run that another process still writes is never taken over.
-        text += (
-            f"<br>Run {other} was not resumed ({html.escape(why)}): this is a new run; "
-            f"resume run {other} once that process is gone."
-        )
-    return text
-
-
-def read_outputs(
-    store: SessionStore, run_id: int, unit_id: int | None
-) -> tuple[str, list[Any], list[str]]:
-    """(title, outputs, their units' uids) of run ``run_id``: the unit's texts when
-    ``unit_id`` is given and it has some, else the run's first texts (a view read)."""
-    from core.verbalise.runs import run_outputs, unit_outputs
-
-    missing = ""
-    if unit_id is not None:
-        found = unit_outputs(store, run_id, unit_id)
-        outputs, uid = found.outputs, found.uid
-        if outputs:
-            bad = sum(not o.parse_ok for o in outputs)
-            title = (
-                f"<b>{uid}</b> in run {run_id}: {len(outputs)} output"
-                f"{'s' if len(outputs) != 1 else ''}"
-                + (f", <span style='color:{ERROR}'>{bad} unparsable</span>" if bad else "")
-            )
-            return title, list(outputs), [uid] * len(outputs)
-        missing = f"<b>{uid}</b> has no outputs in run {run_id}; "
-    texts, total = run_outputs(store, run_id)
-    bad = sum(not t.output.parse_ok for t in texts)
-    shown = f"the first {len(texts):,} of " if len(texts) < total else ""
-    title = f"{missing}run {run_id}: {shown}{total:,} text{'s' if total != 1 else ''}" + (
-        f", <span style='color:{ERROR}'>{bad} unparsable</span>" if bad else ""
-    )
-    return title, [t.output for t in texts], [t.uid for t in texts]

@@ -34,7 +34,7 @@ def mb(field):
                 return int(line.split()[1]) / 1024
 from core.wikidata.categories import category_by_name
 from core.wikidata.open_source import DEMO_SNAPSHOT, load_demo_source
-from core.wikidata.sources import EmbeddedSource
+from core.wikidata.embedded import EmbeddedSource
 city = category_by_name("City")
 start = time.perf_counter()
 if sys.argv[1] == "memory":

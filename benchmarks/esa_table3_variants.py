@@ -49,7 +49,7 @@ PAPER = (0.41, 0.45, 0.56, 0.57, 0.41, 0.53, 0.36)
 
 def judged_texts(session: Path) -> list[dict[str, Any]]:
     """Each judged text: id, system, unit uid, text, references, BLEU, chrF++, ratings."""
-    from core.correlate import human_values
+    from core.agreement.human import human_values
     from core.metrics.scoring import sentence_score_table
     from core.metrics.scoring.material import unit_references
     from core.store import SessionStore

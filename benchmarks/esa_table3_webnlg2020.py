@@ -70,7 +70,7 @@ def main() -> int:
     parser.add_argument("--cache", type=Path)
     parser.add_argument("--configs", default="paper,taillens")
     args = parser.parse_args()
-    from core.correlate_matrix import column_label
+    from core.agreement.matrix import column_label
 
     work = Path(tempfile.mkdtemp(prefix="taillens-table3-"))
     try:

@@ -16,7 +16,7 @@ through the app's own commands, as a user would:
 
 Building it takes minutes on two cores, so it is kept in a cache folder (default
 ``~/.cache/taillens-bench``; never in the repository), under a name that changes with
-the code that builds it (core/metrics, core/formats, core/store, core/correlate.py, app/
+the code that builds it (core/metrics, core/formats, core/store, core/agreement, app/
 commands): a change there builds it again. ``--rebuild`` builds it again anyway;
 ``--session FILE`` times a session built elsewhere.
 
@@ -62,7 +62,7 @@ TEST_FILE = "rdf-to-text-generation-test-data-with-refs-en.xml"
 REFERENCE_RATINGS = "WebNLG-2020-reference"
 METRICS = "esa,bleu,chrf++"
 # What the cached session's name depends on: the code that imports and scores it.
-BUILD_CODE = ("core/metrics", "core/formats", "core/store", "core/correlate.py", "app/commands")
+BUILD_CODE = ("core/metrics", "core/formats", "core/store", "core/agreement", "app/commands")
 RECIPE = "1"  # bump when the commands below change
 CLI_TARGET_S, CLI_TARGET_MB, PANEL_TARGET_S = 4.0, 300.0, 1.0
 

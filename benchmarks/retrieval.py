@@ -31,7 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.metrics.retrieval import encode_cached, load_pairs, open_encoder  # noqa: E402
+from core.metrics.retrieval.encoders import open_encoder  # noqa: E402
+from core.metrics.retrieval.encodings import encode_cached  # noqa: E402
+from core.metrics.retrieval.pairs import load_pairs  # noqa: E402
 from core.store import SessionStore  # noqa: E402
 from tests.shared_data import ENRICHED_DEV, benchmark_input  # noqa: E402
 

@@ -40,15 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.metrics.encoder_training import TrainingSettings, train  # noqa: E402
-from core.metrics.retrieval import (  # noqa: E402
-    Encoder,
-    LoadedEncoder,
-    RetrievalPair,
-    evaluate,
-    inversion_errors,
-    load_pairs,
-    open_encoder,
-)
+from core.metrics.retrieval.encoders import Encoder, LoadedEncoder, open_encoder  # noqa: E402
+from core.metrics.retrieval.pairs import RetrievalPair, load_pairs  # noqa: E402
+from core.metrics.retrieval.ranking import evaluate, inversion_errors  # noqa: E402
 from core.store import SessionStore  # noqa: E402
 from tests.shared_data import ENRICHED_EN, data_path  # noqa: E402
 

@@ -41,12 +41,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.store import SessionStore  # noqa: E402
-from core.verbalise.training import (  # noqa: E402
-    TrainingSettings,
-    load_examples,
-    split_by_entry,
-    train,
-)
+from core.verbalise.training.data import load_examples, split_by_entry  # noqa: E402
+from core.verbalise.training.launch import train  # noqa: E402
+from core.verbalise.training.settings import TrainingSettings  # noqa: E402
 from tests.shared_data import ENRICHED_DEV, benchmark_input  # noqa: E402
 
 

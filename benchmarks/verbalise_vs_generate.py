@@ -53,8 +53,10 @@ from core.local_models.loader import prompts_token_ids  # noqa: E402
 from core.store import SessionStore  # noqa: E402
 from core.store.models import DataUnit, ModelRun, UnitTriple  # noqa: E402
 from core.verbalise.base import GenerationParams, VerbaliseRequest  # noqa: E402
-from core.verbalise.job import order_for_batching, unit_triples, verbalise_job  # noqa: E402
+from core.verbalise.batching import order_for_batching  # noqa: E402
+from core.verbalise.job import verbalise_job  # noqa: E402
 from core.verbalise.local import CausalVerbaliser, _eos_ids, _until_eos  # noqa: E402
+from core.verbalise.selection import unit_triples  # noqa: E402
 
 
 def seed_session(path: Path, count: int) -> list[int]:

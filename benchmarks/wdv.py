@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.annotation import aggregate_annotations, aggregates  # noqa: E402
-from core.formats.wdv import import_wdv  # noqa: E402
+from core.formats.wdv.importer import import_wdv  # noqa: E402
 from core.store import SessionStore  # noqa: E402
 
 # WDV's partitions by theme (the themes its bad-quality analysis files list per partition);

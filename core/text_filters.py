@@ -156,7 +156,7 @@ def filter_rows(
 ) -> list[SentenceScoreRow]:
     """The rows every condition holds for (see the module docstring). ``details``: what
     reads the scores' details, called as :func:`sentence_details` (default that one; a
-    reader that keeps what it read: ``core.correlate.Reads.details``)."""
+    reader that keeps what it read: ``core.agreement.reads.Reads.details``)."""
     if not conditions:
         return list(rows)
     parsed = [parse_condition(text) for text in conditions]

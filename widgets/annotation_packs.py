@@ -32,7 +32,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.annotation.packs import PackError, PackRequest, TeamProgress, parse_ids
+from core.annotation.packs.make import PackRequest, parse_ids
+from core.annotation.packs.manifest import PackError
+from core.annotation.packs.progress import TeamProgress
 from core.desktop.paths import SESSION_SUFFIX
 from core.labels import plural
 from core.vocab import LANGUAGES

@@ -14,18 +14,15 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
-import numpy as np
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QFrame,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -35,12 +32,11 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSpinBox,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from core.labels import plural, plural_word, tier_label
+from core.labels import plural, plural_word
 from core.tiers.cutoffs import (
     DEFAULT_HEAD_FRACTION,
     DEFAULT_PARETO_SHARE,
@@ -50,13 +46,12 @@ from core.tiers.cutoffs import (
     TierSettings,
     TierSummary,
 )
-from core.vocab import LANGUAGES
 from core.wikidata.browser_state import BrowserState
 from core.wikidata.categories import Category
 from core.wikidata.records import CategoryTable, EntityDetails
 from widgets.distribution_plots import DistributionPlots, Series
 from widgets.entity_inspector import EntityInspector
-from widgets.entity_table import COL_TIER, SUB_TIER_FILTER, EntityTableModel
+from widgets.entity_table_view import EntityTableView
 from widgets.plot_export import EXPORT_ERRORS, announce_written, ask_export
 
 SPLIT_BY_PARETO = "pareto"
@@ -92,8 +87,29 @@ class BrowserPanel(QWidget):
         super().__init__(parent)
         self.state = state if state is not None else BrowserState()
         self._movable: dict[str, bool] = {}  # the lines the user can drag, as drawn
+        self._build_sources()
+        self._build_categories()
+        self._build_cutoffs()
+        self.plots = DistributionPlots()
+        self.plots.line_moved.connect(self._on_line_dragged)
+        self.export_button = QPushButton("Export plot…")
+        self.export_button.clicked.connect(self._on_export)
+        self.entities = EntityTableView()
+        self.entities.entity_picked.connect(self._on_entity_picked)
+        # The table's parts, by the names callers and tests use.
+        self.model, self.table = self.entities.model, self.entities.table
+        self.tier_filter, self.wiki_filter = self.entities.tier_filter, self.entities.wiki_filter
+        self.search_edit, self.count_label = self.entities.search_edit, self.entities.count_label
+        self.inspector = EntityInspector()
+        self.inspector.start_unit_requested.connect(self.start_unit_requested)
 
-        # -- sources and categories --
+        self._layout()
+        self.state.watch(self._render)
+        self.state.selection.subscribe(lambda *_change: self._render_selection(), ("entity",))
+        self._render_settings()
+        self._on_source_picked()
+
+    def _build_sources(self) -> None:
         self.source_combo = QComboBox()
         self.source_combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
@@ -109,6 +125,7 @@ class BrowserPanel(QWidget):
         self.source_combo.currentIndexChanged.connect(self._on_source_picked)
         self.endpoint_edit.returnPressed.connect(self._on_source_picked)
 
+    def _build_categories(self) -> None:
         self.category_combo = QComboBox()
         self.category_combo.setMinimumContentsLength(10)
         self.category_combo.currentTextChanged.connect(self._on_category_picked)
@@ -143,7 +160,7 @@ class BrowserPanel(QWidget):
         self.fetch_button.setToolTip("Fetch members into the session; resumes where it stopped")
         self.fetch_button.clicked.connect(self._on_fetch)
 
-        # -- cut-offs --
+    def _build_cutoffs(self) -> None:
         self.split_combo = QComboBox()
         self.split_combo.addItem("Pareto cut-off", SPLIT_BY_PARETO)
         self.split_combo.addItem("Head–tail threshold", SPLIT_BY_HEAD_TAIL)
@@ -173,83 +190,8 @@ class BrowserPanel(QWidget):
         self.torso_check.toggled.connect(lambda on: state.set_torso(on))
         self.torso_spin.valueChanged.connect(self._on_torso_value)
 
-        # -- plots, table, inspector --
-        self.plots = DistributionPlots()
-        self.plots.line_moved.connect(self._on_line_dragged)
-        self.export_button = QPushButton("Export plot…")
-        self.export_button.clicked.connect(self._on_export)
-
-        self.model = EntityTableModel()
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setSortingEnabled(True)
-        self.table.sortByColumn(2, Qt.SortOrder.DescendingOrder)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(22)
-        # One line a row: a label too long for its column is cut at its end ("Fenareto
-        # Internati…"), not wrapped to a first word and an ellipsis ("Fenareto …").
-        self.table.setWordWrap(False)
-        header = self.table.horizontalHeader()
-        metrics = header.fontMetrics()
-        cells = self.table.fontMetrics()
-        for column, sample in ((1, "Q9999999999"), (2, "99,999"), (3, "9,999"), (4, "en it es")):
-            # never narrower than the title and the sort arrow ("Statements" was clipped),
-            # nor than a typical cell; the Label column takes the rest
-            title = str(self.model.headerData(column, Qt.Orientation.Horizontal) or "")
-            width = max(cells.horizontalAdvance(sample) + 12, metrics.horizontalAdvance(title) + 28)
-            self.table.setColumnWidth(column, width)
-        # Labels whole up to 240 px where the table has the room; where it has not (a
-        # 1366 px window), the Label column gives way so the Tier column, the one this
-        # panel is about, is whole on screen (it showed "Tie" and "hea" at the right
-        # edge), down to 90 px; narrower still, the table scrolls sideways.
-        # The Tier column takes what is left.
-        tier_words = [tier_label(t.value) for t in Tier]
-        tier_words += [tier_label(f"long_tail_{lang}") for lang in LANGUAGES]
-        self._tier_width = max(
-            max(cells.horizontalAdvance(words) for words in tier_words) + 16,
-            metrics.horizontalAdvance(
-                str(self.model.headerData(COL_TIER, Qt.Orientation.Horizontal))
-            )
-            + 28,
-        )
-        self._label_wanted = 90  # the Label column's content width, at most 240 px
-        self.table.viewport().installEventFilter(self)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        header.setResizeContentsPrecision(200)
-        header.setMinimumSectionSize(40)
-        self.table.selectionModel().currentRowChanged.connect(self._on_row_selected)
-        self.tier_filter = QComboBox()
-        self.tier_filter.addItem("Any tier", None)
-        for code, tier in enumerate(Tier):
-            self.tier_filter.addItem(tier_label(tier.value), code)
-        for sub, lang in enumerate(LANGUAGES):
-            self.tier_filter.addItem(tier_label(f"long_tail_{lang}"), SUB_TIER_FILTER + sub)
-        self.wiki_filter = QComboBox()
-        self.wiki_filter.addItem("Any Wikipedia", None)
-        for lang in LANGUAGES:
-            self.wiki_filter.addItem(f"has {lang} page", lang)
-        self.search_edit = QLineEdit()
-        self.search_edit.setPlaceholderText("Search label or QID")
-        self.search_edit.setClearButtonEnabled(True)
-        self.search_edit.setMinimumWidth(100)  # its placeholder readable in a narrow dock
-        for widget in (self.tier_filter, self.wiki_filter):
-            widget.currentIndexChanged.connect(lambda _i: self._apply_filters())
-        self.search_edit.textChanged.connect(lambda _t: self._apply_filters())
-        self.count_label = QLabel()
-
-        self.inspector = EntityInspector()
-        self.inspector.start_unit_requested.connect(self.start_unit_requested)
-
-        self._layout()
-        state.watch(self._render)
-        state.selection.subscribe(lambda *_change: self._render_selection(), ("entity",))
-        self._render_settings()
-        self._on_source_picked()
-
-    def _layout(self) -> None:
+    def _controls(self) -> QVBoxLayout:
+        """The controls column: source, category, fetch, the summary, the cut-offs."""
         source_row = QHBoxLayout()
         source_row.addWidget(QLabel("Source"))
         source_row.addWidget(self.source_combo, 1)
@@ -294,9 +236,12 @@ class BrowserPanel(QWidget):
         # column, and so the Browser and the window, wider than a 1024 px screen).
         for button in (self.edit_category_button, self.new_category_button, self.fetch_button):
             button.setMinimumWidth(button.fontMetrics().horizontalAdvance(button.text()) + 24)
+        return controls
+
+    def _controls_column(self) -> QScrollArea:
+        """The controls, scrollable, so the panel still fits a small screen or a short dock."""
         controls_box = QWidget()
-        controls_box.setLayout(controls)
-        # Scrollable, so the panel still fits a small screen or a short dock.
+        controls_box.setLayout(self._controls())
         controls_scroll = QScrollArea()
         controls_scroll.setWidget(controls_box)
         controls_scroll.setWidgetResizable(True)
@@ -308,7 +253,12 @@ class BrowserPanel(QWidget):
             controls_box.minimumSizeHint().width()
             + controls_scroll.verticalScrollBar().sizeHint().width()
         )
+        self._controls_box, self._controls_scroll = controls_box, controls_scroll
+        # A narrower column wraps the summary onto more lines: the split follows.
+        controls_scroll.viewport().installEventFilter(self)
+        return controls_scroll
 
+    def _plot_box(self) -> QWidget:
         plot_box = QWidget()
         plot_layout = QVBoxLayout(plot_box)
         plot_layout.setContentsMargins(0, 0, 0, 0)
@@ -317,31 +267,21 @@ class BrowserPanel(QWidget):
         export_row.addStretch(1)
         export_row.addWidget(self.export_button)
         plot_layout.addLayout(export_row)
-
-        top = QSplitter(Qt.Orientation.Horizontal)
-        top.addWidget(controls_scroll)
-        top.addWidget(plot_box)
-        top.setStretchFactor(0, 0)
-        top.setStretchFactor(1, 1)
-        top.setCollapsible(0, False)
         self.plots.setMinimumHeight(220)
         # The plots' tab bar would otherwise set a ~540 px minimum: the tabs scroll instead,
         # so the controls keep their width next to a tall side panel (e.g. the Report).
         plot_box.setMinimumWidth(240)
+        return plot_box
 
-        filters = QHBoxLayout()
-        filters.addWidget(self.search_edit, 1)
-        filters.addWidget(self.tier_filter)
-        filters.addWidget(self.wiki_filter)
-        table_box = QWidget()
-        table_layout = QVBoxLayout(table_box)
-        table_layout.setContentsMargins(0, 0, 0, 0)
-        table_layout.addLayout(filters)
-        table_layout.addWidget(self.table, 1)
-        # Below the table, not in the filter row: that row sets the Browser's minimum width.
-        table_layout.addWidget(self.count_label)
+    def _layout(self) -> None:
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(self._controls_column())
+        top.addWidget(self._plot_box())
+        top.setStretchFactor(0, 0)
+        top.setStretchFactor(1, 1)
+        top.setCollapsible(0, False)
         bottom = QSplitter(Qt.Orientation.Horizontal)
-        bottom.addWidget(table_box)
+        bottom.addWidget(self.entities)
         bottom.addWidget(self.inspector)
         bottom.setStretchFactor(0, 3)
         bottom.setStretchFactor(1, 2)
@@ -350,10 +290,7 @@ class BrowserPanel(QWidget):
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(top)
         outer.addWidget(bottom)
-        self._outer, self._controls_box, self._split_done = outer, controls_box, False
-        self._controls_scroll = controls_scroll
-        # A narrower column wraps the summary onto more lines: the split follows.
-        controls_scroll.viewport().installEventFilter(self)
+        self._outer, self._split_done = outer, False
         # A drag of the split is the user's: the panel stops sizing it itself.
         outer.splitterMoved.connect(lambda _pos, _index: setattr(self, "_split_done", True))
         layout = QVBoxLayout(self)
@@ -523,28 +460,12 @@ class BrowserPanel(QWidget):
             self.category_combo.setCurrentText(name)
             self.category_combo.blockSignals(False)
         table = state.table if state.table is not None else CategoryTable.empty(name or "")
-        self.model.set_entities(table)
-        self.table.resizeColumnToContents(0)
-        self._label_wanted = min(max(self.table.columnWidth(0), 90), 240)
-        self._fit_label_column()
+        self.entities.show_table(table)
         self._render_selection()
 
-    def _fit_label_column(self) -> None:
-        """The Label column as wide as its labels (up to 240 px) where that leaves the
-        other columns and the Tier column's words on screen, else narrower (not under
-        90 px)."""
-        others = sum(self.table.columnWidth(c) for c in range(1, COL_TIER))
-        room = self.table.viewport().width() - others - self._tier_width
-        width = max(90, min(self._label_wanted, room))
-        if self.table.columnWidth(0) != width:
-            self.table.setColumnWidth(0, width)
-
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize:
-            if watched is self.table.viewport():
-                QTimer.singleShot(0, self, self._fit_label_column)
-            elif watched is self._controls_scroll.viewport():
-                self._refit_split()
+        if event.type() == QEvent.Type.Resize and watched is self._controls_scroll.viewport():
+            self._refit_split()
         return super().eventFilter(watched, event)
 
     def _render_settings(self) -> None:
@@ -583,18 +504,16 @@ class BrowserPanel(QWidget):
                 "No entities in this category yet: press <b>Fetch</b> to sample it from the "
                 "selected source, or start with the demo data."
             )
-            self.model.set_tiers(np.full(len(self.model.columns), -1, np.int8))
-            self._update_count()
+            self.entities.set_tiers(None)
             self._refit_split()
             return
         lines = self.lines
-        self.model.set_tiers(tiers.codes, tiers.sub_tiers)  # the state's, not computed again
+        self.entities.set_tiers(tiers.codes, tiers.sub_tiers)  # the state's, not computed again
         self.plots.set_lines(lines["pareto"], lines["head_tail"], lines["torso"])
         text = _summary_text(tiers.summary, lines, tiers.settings.split_by)
         if self.incomplete:
             text += f"<br><b>Incomplete:</b> {html.escape(self.incomplete)}"
         self.summary_label.setText(text)
-        self._update_count()
         self._refit_split()
 
     def _controls_height(self) -> int:
@@ -635,14 +554,7 @@ class BrowserPanel(QWidget):
         self._update_plots()
 
     def _render_selection(self) -> None:
-        qid = self.state.selection.entity
-        row = self.model.row_of(qid) if qid is not None else None
-        # No loop: the row picked here writes the same entity back, which is no change.
-        if row is None:
-            self.table.clearSelection()
-            self.table.setCurrentIndex(QModelIndex())
-        else:
-            self.table.selectRow(row)
+        self.entities.show_selected(self.state.selection.entity)
 
     # -- the user's edits ----------------------------------------------------------------------
     def _on_torso_value(self, value: int) -> None:
@@ -670,20 +582,8 @@ class BrowserPanel(QWidget):
         )
         self.plots.set_series(series)
 
-    def _apply_filters(self) -> None:
-        self.model.set_filters(
-            tier=self.tier_filter.currentData(),
-            wiki=self.wiki_filter.currentData(),
-            text=self.search_edit.text(),
-        )
-        self._update_count()
-
-    def _update_count(self) -> None:
-        self.count_label.setText(f"{self.model.rowCount():,} of {len(self.model.columns):,}")
-
-    def _on_row_selected(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid():
-            self.state.selection.entity = self.model.data(current, Qt.ItemDataRole.UserRole)
+    def _on_entity_picked(self, qid: str) -> None:
+        self.state.selection.entity = qid
 
     def _on_category_picked(self, name: str) -> None:
         if name:

@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
 from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:
-    from core.metrics.retrieval import GraphHit, RetrievalSummary
+    from core.metrics.retrieval.job import RetrievalSummary
+    from core.metrics.retrieval.ranking import GraphHit
 
 
 @dataclass(frozen=True)

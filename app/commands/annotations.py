@@ -105,7 +105,7 @@ def run_annotations(args: argparse.Namespace) -> int:
         print(jsonio.dumps(payload, indent=2, ensure_ascii=False))
         return 0
     from app.commands.report import print_table
-    from core.report.compare import Table
+    from core.tables import Table
 
     print_table(
         Table(
@@ -242,7 +242,7 @@ def _register_packs(annotations: argparse.ArgumentParser) -> None:
 
 def run_pack(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.annotation.packs import PackRequest, pack_job, parse_ids
+    from core.annotation.packs.make import PackRequest, pack_job, parse_ids
     from core.errors import UserFacingError
     from core.io.files import read_text
     from core.store import SessionStore
@@ -285,7 +285,7 @@ def run_pack(args: argparse.Namespace) -> int:
 
 def run_merge(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.annotation.packs import merge_job
+    from core.annotation.packs.merge import merge_job
     from core.store import SessionStore
 
     with SessionStore.open(args.session) as store:
@@ -331,7 +331,7 @@ def run_merge(args: argparse.Namespace) -> int:
 
 
 def run_progress(args: argparse.Namespace) -> int:
-    from core.annotation.packs import overall_agreement, team_progress
+    from core.annotation.packs.progress import overall_agreement, team_progress
     from core.store import SessionStore
 
     with SessionStore.open_read_only(args.session) as store:

@@ -22,33 +22,49 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "webnlg:fluency, webnlg:relevance, webnlg:text_structure).",
     )
     correlate.add_argument("--session", type=Path, required=True)
-    correlate.add_argument(
+    _add_choice_arguments(correlate)
+    _add_subset_arguments(correlate)
+    _add_system_level_arguments(correlate)
+    _add_matrix_arguments(correlate)
+    correlate.add_argument("--json", action="store_true", help="print JSON")
+    correlate.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    correlate.set_defaults(handler=run_correlate)
+    _register_import_judgments(subparsers)
+
+
+def _add_choice_arguments(parser: argparse.ArgumentParser) -> None:
+    """Which metrics, ratings, levels, runs and languages to correlate."""
+    parser.add_argument(
         "--metrics",
         type=comma_list,
         help="score columns, e.g. esa,bleu:gold,chrf++:gold (default: all)",
     )
-    correlate.add_argument(
+    parser.add_argument(
         "--human",
         type=comma_list,
         help="human ratings, e.g. fluency,webnlg:correctness (default: all)",
     )
-    correlate.add_argument(
+    parser.add_argument(
         "--level",
         choices=("text", "system", "both"),
         default="both",
         help="text level, system level or both (default)",
     )
-    correlate.add_argument("--runs", type=run_ids, help="only these run ids, e.g. 1,2")
-    correlate.add_argument(
+    parser.add_argument("--runs", type=run_ids, help="only these run ids, e.g. 1,2")
+    parser.add_argument(
         "--langs", "--language", type=comma_list, help="only these languages, e.g. en"
     )
-    correlate.add_argument(
+
+
+def _add_subset_arguments(parser: argparse.ArgumentParser) -> None:
+    """The texts to correlate over: tiers, systems and conditions."""
+    parser.add_argument(
         "--tier", type=comma_list, help="only texts of these tiers or sub-tiers, e.g. long_tail"
     )
-    correlate.add_argument(
+    parser.add_argument(
         "--system", type=comma_list, help="only these systems (run system or model names)"
     )
-    correlate.add_argument(
+    parser.add_argument(
         "--where",
         action="append",
         default=[],
@@ -58,7 +74,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "detail (esa.undetected); OP is = != < <= > >=. The ESA paper's subset: "
         "--where 'esa.undetected>=1'",
     )
-    correlate.add_argument(
+
+
+def _add_system_level_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the system level's scores and the WebNLG ratings are made."""
+    parser.add_argument(
         "--system-scores",
         choices=("mean", "corpus", "both"),
         default="both",
@@ -66,12 +86,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "score over the same texts (system-corpus: BLEU, chrF++, TER, as WebNLG reports), "
         "or both (default)",
     )
-    correlate.add_argument(
+    parser.add_argument(
         "--zscore",
         action="store_true",
         help="z-score each rater's WebNLG ratings first (as the WebNLG 2020 analysis did)",
     )
-    correlate.add_argument(
+
+
+def _add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ESA paper's Table 3 layout (--matrix) and its options."""
+    parser.add_argument(
         "--matrix",
         action="store_true",
         help="the ESA paper's Table 3 layout instead: each --metrics column (default esa) "
@@ -79,20 +103,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "the judged texts, for all texts and those with >=1 and >=2 undetected entities; "
         "Pearson, Spearman and Kendall blocks",
     )
-    correlate.add_argument(
+    parser.add_argument(
         "--against",
         type=comma_list,
         help="with --matrix: the columns, e.g. bleu:gold,chrf++:gold,webnlg:correctness",
     )
-    correlate.add_argument(
+    parser.add_argument(
         "--every-text",
         action="store_true",
         help="with --matrix: every text, not only the judged ones",
     )
-    correlate.add_argument("--json", action="store_true", help="print JSON")
-    correlate.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    correlate.set_defaults(handler=run_correlate)
 
+
+def _register_import_judgments(subparsers: argparse._SubParsersAction) -> None:
     judgments = subparsers.add_parser(
         "import-judgments",
         help="import WebNLG 2020 human-evaluation files, in any layout they were published in",
@@ -126,7 +149,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def run_correlate(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.correlate import CorrelationRequest, correlation_job
+    from core.agreement.correlate import CorrelationRequest, correlation_job
     from core.store import SessionStore
 
     if args.matrix:
@@ -168,7 +191,7 @@ def run_correlate(args: argparse.Namespace) -> int:
 
 def _run_matrix(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.correlate_matrix import MatrixRequest, matrix_job, matrix_lines
+    from core.agreement.matrix import MatrixRequest, matrix_job, matrix_lines
     from core.store import SessionStore
 
     request = MatrixRequest(
@@ -208,7 +231,7 @@ def _print(rows: list[Any]) -> None:
 
 
 def run_import_judgments(args: argparse.Namespace) -> int:
-    from core.correlate import import_webnlg_judgments
+    from core.agreement.judgments import import_webnlg_judgments
     from core.store import SessionStore
 
     with SessionStore.open(args.session) as store:

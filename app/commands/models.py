@@ -101,12 +101,12 @@ def run_pull(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     from core.io import jsonio
-    from core.local_models import hub
+    from core.local_models import hub, installed
     from core.local_models.loader import configured_model_folders, human_size
 
-    models = hub.list_models(configured_model_folders() + list(args.folder or []))
+    models = installed.list_models(configured_model_folders() + list(args.folder or []))
     if args.json:
-        print(jsonio.dumps(hub.as_json(models), indent=2, ensure_ascii=False))
+        print(jsonio.dumps(installed.as_json(models), indent=2, ensure_ascii=False))
         return 0
     if not models:
         print(f"no models in {hub.hf_cache_dir()}; 'taillens models pull ORG/NAME' fetches one")

@@ -25,33 +25,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--json; --csv and --html write files.",
     )
     report.add_argument("--session", type=Path, required=True)
-    report.add_argument(
+    _add_comparison_arguments(report)
+    _add_study_arguments(report)
+    _add_protocol_arguments(report)
+    _add_selection_arguments(report)
+    _add_export_arguments(report)
+    report.set_defaults(handler=run_report)
+
+
+def _add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
+    """What to compare: the dimensions, the metrics, the two groups."""
+    parser.add_argument(
         "--by",
         nargs="+",
         action="extend",
         choices=DIMENSIONS,
         help="what to compare (default: tier); several give one table each",
     )
-    report.add_argument(
+    parser.add_argument(
         "--metrics",
         nargs="+",
         action="extend",
         help="only these metrics (names as stored, e.g. bleu chrf++ ppl "
         "human_fluency); default: every metric present",
     )
-    report.add_argument(
+    parser.add_argument(
         "--groups",
         nargs=2,
         metavar=("A", "B"),
         help="compare only these two groups (e.g. head long_tail_it)",
     )
-    report.add_argument(
+
+
+def _add_study_arguments(parser: argparse.ArgumentParser) -> None:
+    """The study table's references and statistic."""
+    parser.add_argument(
         "--quality",
         choices=QUALITIES,
         default=DEFAULT_QUALITY,
         help="references of the study table and plots (default gold)",
     )
-    report.add_argument(
+    parser.add_argument(
         "--study-references",
         choices=("quality", "pooled", "split"),
         default="quality",
@@ -59,26 +73,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(default); pooled = gold and silver together (TailNLG's Table 2); "
         "split = a row per quality (its Tables 7-10)",
     )
-    report.add_argument(
+    parser.add_argument(
         "--statistic",
         choices=("mean", "median"),
         default="mean",
         help="statistic of the study table's cells (default mean)",
     )
-    report.add_argument(
+
+
+def _add_protocol_arguments(parser: argparse.ArgumentParser) -> None:
+    """The Mann–Whitney protocol, the correction and the bootstrap (METHODS §8)."""
+    parser.add_argument(
         "--repetitions", type=int, default=10, help="Mann–Whitney repetitions (default 10)"
     )
-    report.add_argument(
+    parser.add_argument(
         "--sample-size",
         type=int,
         default=500,
         help="items sampled per group in each repetition (default 500)",
     )
-    report.add_argument("--seed", type=int, default=0, help="seed of the samples (default 0)")
-    report.add_argument(
+    parser.add_argument("--seed", type=int, default=0, help="seed of the samples (default 0)")
+    parser.add_argument(
         "--alpha", type=float, default=0.05, help="significance level of the marks (default 0.05)"
     )
-    report.add_argument(
+    parser.add_argument(
         "--correction",
         choices=("holm", "bh", "none"),
         default="holm",
@@ -86,7 +104,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "holm (default, family-wise error), bh (Benjamini–Hochberg, false "
         "discovery rate) or none; the marks follow the corrected p-values",
     )
-    report.add_argument(
+    parser.add_argument(
         "--bootstrap",
         type=int,
         default=1000,
@@ -94,7 +112,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="bootstrap resamples for the 95 %% intervals of the medians and "
         "their difference (default 1000, seeded by --seed; 0: none)",
     )
-    report.add_argument(
+
+
+def _add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """The runs compared and the metrics-against-humans table's subset."""
+    parser.add_argument(
         "--runs",
         metavar="ID,...",
         help="compare these runs only (ids as the report's Runs table lists them); "
@@ -102,7 +124,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "candidate. Runs of one model that overlap count each item once, "
         "from the latest run.",
     )
-    report.add_argument(
+    parser.add_argument(
         "--where",
         action="append",
         default=[],
@@ -110,25 +132,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the metrics-against-humans table over the texts where this holds (as "
         "correlate --where: esa.undetected>=1, tier=long_tail; repeatable, all must hold)",
     )
-    report.add_argument("--json", action="store_true", help="print the report as JSON")
-    report.add_argument("--csv", type=Path, metavar="DIR", help="write one CSV per table here")
-    report.add_argument(
+
+
+def _add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    """JSON on stdout, CSV, HTML and figure files."""
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--csv", type=Path, metavar="DIR", help="write one CSV per table here")
+    parser.add_argument(
         "--html", type=Path, metavar="FILE", help="write a self-contained HTML report"
     )
-    add_output_arguments(report, csv_option=True)
-    report.add_argument(
+    add_output_arguments(parser, csv_option=True)
+    parser.add_argument(
         "--figures",
         type=Path,
         metavar="DIR",
         help="write every plot of the report into DIR, as the Report panel's figure export",
     )
-    report.add_argument(
+    parser.add_argument(
         "--figure-format",
         default="svg,pdf,png",
         metavar="FMT,...",
         help="formats of --figures: png, svg, pdf (default all three)",
     )
-    report.set_defaults(handler=run_report)
 
 
 def _text(value: Any) -> str:
@@ -185,6 +210,7 @@ def parse_runs(text: str | None) -> list[int] | None:
 def run_report(args: argparse.Namespace) -> int:
     from core.io.output_guard import check_output_target
     from core.report import Settings, build_report, write_csv, write_html
+    from core.report.tables import headline_lines, report_json, report_tables
     from core.store import SessionStore
     from core.text_filters import check_conditions
 
@@ -235,7 +261,7 @@ def run_report(args: argparse.Namespace) -> int:
             )
             print(f"wrote {len(run_in_terminal(job))} figures to {args.figures}")
     if args.json:
-        print(jsonio.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
+        print(jsonio.dumps(report_json(report), indent=2, ensure_ascii=False, default=str))
         return 0
     if args.csv is not None or args.html is not None or args.figures is not None:
         for note in report.notes:
@@ -243,10 +269,10 @@ def run_report(args: argparse.Namespace) -> int:
         return 0
     if report.headlines:
         print("== Verdict: head vs long tail ==")
-        for line in report.headline_lines():
+        for line in headline_lines(report):
             print(f"  {line}")
         print()
-    for table in report.tables():
+    for table in report_tables(report):
         if table.name in ("runs", "signatures"):
             continue  # long JSON cells: see --html or --csv
         print_table(table)

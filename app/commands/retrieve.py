@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.commands.arguments import comma_list
 from core.io import jsonio
 from core.vocab import QUALITIES
+
+if TYPE_CHECKING:
+    from core.metrics.retrieval.job import RetrievalSummary
+    from core.metrics.retrieval.ranking import TextMatch
+    from core.store import SessionStore
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -81,55 +87,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_retrieve(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.errors import UserFacingError
-    from core.jobs import Job
-    from core.metrics.retrieval import (
-        RetrievalRequest,
-        find_graphs,
-        linearise,
-        open_encoder,
-        retrieval_job,
-    )
+    from core.metrics.retrieval.job import RetrievalRequest, retrieval_job
     from core.store import SessionStore
 
     if args.batch_size < 1 or args.top < 1 or args.worst < 0:
         raise UserFacingError("--batch-size and --top must be at least 1, --worst at least 0")
     with SessionStore.open(args.session) as store:
         if args.text is not None:
-            encoder = open_encoder(args.encoder, device=args.device, batch_size=args.batch_size)
-            lang = args.langs[0] if args.langs else None
-            hits = run_in_terminal(
-                Job(
-                    "Find the graph behind a text",
-                    lambda ctx: find_graphs(
-                        store, args.text, encoder, lang=lang, k=args.top, ctx=ctx
-                    ),
-                    kind="retrieval",
-                ),
-                quiet=args.quiet,
-            )
-            if args.json:
-                print(
-                    jsonio.dumps(
-                        [
-                            {
-                                "unit": h.unit_id,
-                                "lang": h.lang,
-                                "similarity": h.similarity,
-                                "triples": h.triples,
-                            }
-                            for h in hits
-                        ],
-                        indent=2,
-                        ensure_ascii=False,
-                    )
-                )
-            else:
-                for rank, hit in enumerate(hits, 1):
-                    print(
-                        f"{rank:>3} {hit.similarity:.4f} unit {hit.unit_id} {hit.lang} "
-                        f"{linearise(hit.triples)}"
-                    )
-            return 0
+            return _find_graphs(store, args)
         request = RetrievalRequest(
             run_id=args.run,
             langs=tuple(args.langs or ()) or None,
@@ -157,7 +122,44 @@ def run_retrieve(args: argparse.Namespace) -> int:
                 for m in worst
             ]
         print(jsonio.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        _print_summary(summary, worst)
+    return 0
+
+
+def _find_graphs(store: SessionStore, args: argparse.Namespace) -> int:
+    """``retrieve --text``: the graphs nearest to a free text, best first."""
+    from app.terminal import run_in_terminal
+    from core.jobs import Job
+    from core.metrics.retrieval.encoders import open_encoder
+    from core.metrics.retrieval.ranking import find_graphs
+    from core.metrics.similarity import linearise
+
+    encoder = open_encoder(args.encoder, device=args.device, batch_size=args.batch_size)
+    lang = args.langs[0] if args.langs else None
+    hits = run_in_terminal(
+        Job(
+            "Find the graph behind a text",
+            lambda ctx: find_graphs(store, args.text, encoder, lang=lang, k=args.top, ctx=ctx),
+            kind="retrieval",
+        ),
+        quiet=args.quiet,
+    )
+    if args.json:
+        found = [
+            {"unit": h.unit_id, "lang": h.lang, "similarity": h.similarity, "triples": h.triples}
+            for h in hits
+        ]
+        print(jsonio.dumps(found, indent=2, ensure_ascii=False))
         return 0
+    for rank, hit in enumerate(hits, 1):
+        print(
+            f"{rank:>3} {hit.similarity:.4f} unit {hit.unit_id} {hit.lang} {linearise(hit.triples)}"
+        )
+    return 0
+
+
+def _print_summary(summary: RetrievalSummary, worst: list[TextMatch]) -> None:
     result = summary.result
     print(
         f"encoder {result.encoder} ({result.fingerprint}); {result.pairs:,} texts with a "
@@ -183,7 +185,6 @@ def run_retrieve(args: argparse.Namespace) -> int:
             f"{match.similarity:.4f} rank {match.rank:>4} {match.pair.source} "
             f"{match.pair.text_id} unit {match.pair.unit_id}: {match.pair.text[:80]}"
         )
-    return 0
 
 
 def run_train_encoder(args: argparse.Namespace) -> int:

@@ -58,7 +58,7 @@ def run_new(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from core.annotation.packs import merge_refusals
+    from core.annotation.packs.read import merge_refusals
     from core.store import SessionStore
 
     with SessionStore.open_read_only(args.session) as store:

@@ -82,7 +82,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_train_verbaliser(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.store import SessionStore
-    from core.verbalise.training import TrainingSettings, training_job
+    from core.verbalise.training.launch import training_job
+    from core.verbalise.training.settings import TrainingSettings
 
     given = {
         "epochs": args.epochs,

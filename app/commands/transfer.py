@@ -205,11 +205,11 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_export_texts(args: argparse.Namespace) -> int:
-    """``export --texts FILE``: the per-text table (core.formats.texts_table)."""
+    """``export --texts FILE``: the per-text table (core.formats.texts_table.export)."""
     from app.commands.report import parse_runs
     from app.terminal import run_in_terminal
     from core.formats import FormatError
-    from core.formats.texts_table import export_texts, sidecar_path, texts_format
+    from core.formats.texts_table.export import export_texts, sidecar_path, texts_format
     from core.io.output_guard import check_output_target
     from core.jobs import Job
     from core.store import SessionStore

@@ -22,57 +22,77 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     verbalise.add_argument("--session", type=Path, required=True)
     verbalise.add_argument("--model", default="template", help="PATH | HF-ID | template | URL")
-    verbalise.add_argument(
-        "--server-model",
-        help="the model name a server serves (URL only; default: the first it lists)",
-    )
     verbalise.add_argument("--langs", default="en,it,es", help="comma-separated (en,it,es)")
-    verbalise.add_argument("--candidates", type=int, default=3)
-    verbalise.add_argument("--temperature", type=float, default=0.7)
-    verbalise.add_argument("--top-p", type=float, default=0.9)
-    verbalise.add_argument("--max-new-tokens", type=int, default=256)
-    verbalise.add_argument("--beams", type=int, default=3, help="beam width (seq2seq models)")
-    verbalise.add_argument(
+    verbalise.add_argument("--units", default="all", help=UNITS_HELP)
+    _generation_options(verbalise)
+    _placement_options(verbalise)
+    _prompt_options(verbalise)
+    _run_options(verbalise)
+    _server_options(verbalise)
+    verbalise.add_argument("--json", action="store_true", help="print JSON")
+    verbalise.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    verbalise.set_defaults(handler=run_verbalise)
+
+
+def _generation_options(parser: argparse.ArgumentParser) -> None:
+    """How texts are drawn: candidates, sampling, length, beams, seed."""
+    parser.add_argument("--candidates", type=int, default=3)
+    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--top-p", type=float, default=0.9)
+    parser.add_argument("--max-new-tokens", type=int, default=256)
+    parser.add_argument("--beams", type=int, default=3, help="beam width (seq2seq models)")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def _placement_options(parser: argparse.ArgumentParser) -> None:
+    """Where and how a local model runs: batch size, device, dtype, quantisation."""
+    parser.add_argument(
         "--batch-size",
         type=int,
         default=8,
         help="units per generate call (halved on out-of-memory)",
     )
-    verbalise.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda", "mps"))
-    verbalise.add_argument(
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda", "mps"))
+    parser.add_argument(
         "--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16")
     )
-    verbalise.add_argument(
+    parser.add_argument(
         "--quantize",
         default="auto",
         choices=("auto", "none", "8bit", "4bit"),
         help="load a local model 8- or 4-bit (bitsandbytes, CUDA); auto: only when it does "
         "not fit the GPU's free memory (default)",
     )
-    verbalise.add_argument("--seed", type=int, default=0)
-    verbalise.add_argument("--units", default="all", help=UNITS_HELP)
-    verbalise.add_argument(
+
+
+def _prompt_options(parser: argparse.ArgumentParser) -> None:
+    """What the model reads: prompt templates and preset, a seq2seq model's prefix."""
+    parser.add_argument(
         "--prompt-template",
         action="append",
         default=[],
         metavar="LANG=FILE",
         help="use FILE as the LANG prompt template (must contain {triples}; repeatable)",
     )
-    verbalise.add_argument(
+    parser.add_argument(
         "--prompt-preset",
         default="tailnlg",
         choices=("tailnlg", "taillens"),
         help="bundled prompts: tailnlg = the TailNLG study's Appendix H "
         "texts, verbatim (default); taillens = TailLens's own wording",
     )
-    verbalise.add_argument(
+    parser.add_argument(
         "--seq2seq-prefix",
         metavar="TEXT",
         help="task prefix of a seq2seq model, before the <H> <R> <T> "
         "triples (default WDV's 'translate from Graph to Text: '; "
         "{language} becomes the language's name); recorded with the run",
     )
-    resume = verbalise.add_mutually_exclusive_group()
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    """Which run the texts go to: one to resume, or a new one."""
+    resume = parser.add_mutually_exclusive_group()
     resume.add_argument(
         "--resume", type=int, metavar="RUN_ID", help="continue this run (same model and parameters)"
     )
@@ -81,28 +101,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="start a new run even if an unfinished matching one exists",
     )
-    verbalise.add_argument(
+
+
+def _server_options(parser: argparse.ArgumentParser) -> None:
+    """An OpenAI-compatible server's model and the limits on its replies (URL only)."""
+    parser.add_argument(
+        "--server-model",
+        help="the model name a server serves (URL only; default: the first it lists)",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=120.0,
         help="seconds per server request, its retries and waits included, however slowly "
         "the reply arrives (URL only; default 120)",
     )
-    verbalise.add_argument(
+    parser.add_argument(
         "--max-response-mb",
         type=float,
         default=16.0,
         help="largest server reply read, in MB; a longer one stops the run (URL only; default 16)",
     )
-    verbalise.add_argument(
+    parser.add_argument(
         "--max-reply-chars",
         type=int,
         help="longest text stored per candidate; a longer reply is cut and the cut is "
         "recorded with the run (URL only; default 32 per --max-new-tokens)",
     )
-    verbalise.add_argument("--json", action="store_true", help="print JSON")
-    verbalise.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    verbalise.set_defaults(handler=run_verbalise)
 
 
 def _templates(specs: list[str]) -> dict[str, str]:
@@ -125,7 +150,8 @@ def run_verbalise(args: argparse.Namespace) -> int:
     from core.errors import UserFacingError
     from core.store import SessionStore
     from core.verbalise import GenerationParams, open_verbaliser
-    from core.verbalise.job import IncompleteRun, verbalise_job
+    from core.verbalise.job import verbalise_job
+    from core.verbalise.outcome import IncompleteRun
     from core.verbalise.prompts import PromptError
 
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]

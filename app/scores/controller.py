@@ -316,7 +316,7 @@ class ScoresController(QObject):
     def export_texts(self, path: Path) -> JobHandle | None:
         """The per-text table of the session to ``path`` (.csv, .jsonl, .parquet), as a
         core job (core.formats.texts_table); a refused path or format is a message."""
-        from core.formats.texts_table import export_texts_job
+        from core.formats.texts_table.export import export_texts_job
         from core.io.output_guard import check_output_target
 
         store = self.ctx.store

@@ -4,9 +4,10 @@ Every change is its own committed transaction (``store.unit_of_work()``), so a k
 process loses nothing already saved. The Annotate panel keeps no state the session does
 not hold, apart from an :class:`AnnotationQueue`'s undo stack.
 
-Storage (no schema of its own; the ``annotations`` table of revision 0001):
+Storage (the ``annotations`` table of revision 0001):
 
-* one rating per annotator and item: saving again replaces the annotator's rating;
+* one rating per annotator and item (``core.edits.rating_rule``; a unique index since
+  schema revision 0008): saving again replaces the annotator's rating;
 * ``adequacy`` 0 Yes / 1 No / 2 Not sure (as in WDV); ``blame`` the parts to blame,
   ``"+"``-joined in the order of :data:`BLAME_PARTS` (``"subject+object"`` is a
   combination; ``"combination"`` alone when the annotator did not say which), with
@@ -33,7 +34,11 @@ The package's modules, along the seams of what was one file:
 * :mod:`~core.annotation.queue`: what to rate next, and the queue with its undo stack;
 * :mod:`~core.annotation.aggregation`: WDV's per-item rules (also used by the WDV format);
 * :mod:`~core.annotation.agreement`: Krippendorff's alpha;
-* :mod:`~core.annotation.summary`: per-item and group figures.
+* :mod:`~core.annotation.summary`: per-item and group figures;
+* :mod:`~core.annotation.packs`: offline packs for a team (make, read, merge, progress).
+
+Which row is an annotator's rating (one per annotator and item, the first by id) is
+``core.edits.rating_rule``'s, below this package so that the rating edits use it too.
 
 ``import core.annotation`` loads the pure modules only; the modules that read or write the
 session (they import SQLAlchemy) load on first use of one of their names, so importing

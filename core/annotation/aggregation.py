@@ -1,7 +1,7 @@
 """WDV's aggregation rules for one item (METHODS §9): the adequacy majority with ties to
 the most cautious answer, the adequacy percentage, fluency mean and median, and the
 sampling weight of an imported WDV record. The one definition the summaries, the report
-and the WDV export (:mod:`core.formats.wdv`) use."""
+and the WDV export (:mod:`core.formats.wdv.writer`) use."""
 
 from __future__ import annotations
 

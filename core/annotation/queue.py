@@ -5,8 +5,8 @@ its saves in order."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlalchemy import select
@@ -224,24 +224,52 @@ def queue_options(store: SessionStore) -> QueueOptions:
     )
 
 
+# Each other rating of a text: who gave it, its fluency and its adequacy.
+_Given = tuple[int, int | None, int | None]
+
+
+class _QueueInputs(NamedTuple):
+    """What a queue is built from, read in one snapshot."""
+
+    annotator: AnnotatorInfo
+    candidates: list[dict[str, Any]]  # every rateable text of the target (rateable_texts)
+    ratings: dict[ItemRef, list[_Given]]  # the ratings of each text (not golden answers)
+    golden: set[ItemRef]  # texts with a known answer
+    triples: dict[tuple[int, str], list[Any]]  # each unit's triples by language
+
+
 def build_queue(
     store: SessionStore, annotator_id: int, spec: QueueFilter | None = None
 ) -> AnnotationQueue:
     """The items ``annotator_id`` should rate next under ``spec`` (see :class:`QueueFilter`)."""
     spec = spec or QueueFilter()
+    _check_filter(spec)
+    inputs = _read_inputs(store, annotator_id, spec)
+    regular, golden_pool, rated_earlier = _select(inputs, spec)
+    ordered = _order(regular, golden_pool, spec, annotator_id)
+    items = [_queue_item(c, inputs.triples) for c in ordered]
+    return AnnotationQueue(
+        store, inputs.annotator, items, spec, rated_earlier=frozenset(rated_earlier)
+    )
+
+
+def _check_filter(spec: QueueFilter) -> None:
     if not 0 <= spec.golden_rate <= 0.5:
         raise AnnotationError(
             f"The golden item rate must lie between 0 and 0.5, not {spec.golden_rate}."
         )
     if spec.limit is not None and spec.limit < 1:
         raise AnnotationError("A queue limit must be at least 1.")
+
+
+def _read_inputs(store: SessionStore, annotator_id: int, spec: QueueFilter) -> _QueueInputs:
     with store.snapshot() as db:
         annotator = db.get(Annotator, annotator_id)
         if annotator is None:
             raise AnnotationError(f"There is no annotator {annotator_id} in this session.")
         info = AnnotatorInfo(annotator.id, annotator.name, bool(annotator.is_anonymous))
         candidates = rateable_texts(db, spec.target)
-        ratings: dict[ItemRef, list[tuple[int, int | None, int | None]]] = defaultdict(list)
+        ratings: dict[ItemRef, list[_Given]] = defaultdict(list)
         golden: set[ItemRef] = set()
         for row in db.execute(
             select(
@@ -259,40 +287,68 @@ def build_queue(
             else:
                 ratings[ref].append((row.annotator_id, row.fluency, row.adequacy))
         triples = _triples_by_unit(db, {c["unit"].id for c in candidates})
+    return _QueueInputs(info, candidates, ratings, golden, triples)
 
-    def rated_by_me(ref: ItemRef) -> bool:
-        return any(a == annotator_id for a, _, _ in ratings.get(ref, ()))
 
+def _wanted(spec: QueueFilter) -> Callable[[dict[str, Any]], bool]:
+    """Whether a text passes the filter's choices (model, run, language, category, tier,
+    quality); an empty choice lets every text through."""
     models, langs = set(spec.models), set(spec.langs)
     categories, tiers = set(spec.categories), set(spec.tiers)
     runs, qualities = set(spec.run_ids), set(spec.qualities)
+
+    def wanted(c: dict[str, Any]) -> bool:
+        return (
+            (not models or c["model"] in models)
+            and (not runs or c["run_id"] in runs)
+            and (not langs or c["lang"] in langs)
+            and (not categories or c["category"] in categories)
+            and (not tiers or matches_tier(tiers, *c["raw_tier"]))
+            and (not qualities or c["quality"] in qualities)
+        )
+
+    return wanted
+
+
+def _select(
+    inputs: _QueueInputs, spec: QueueFilter
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[ItemRef]]:
+    """The texts of the filter (each with its disagreement), the golden items the
+    annotator has not rated, and the texts left out as rated already."""
+    me = inputs.annotator.id
+
+    def rated_by_me(ref: ItemRef) -> bool:
+        return any(a == me for a, _, _ in inputs.ratings.get(ref, ()))
+
+    wanted = _wanted(spec)
     regular, golden_pool = [], []
     rated_earlier: set[ItemRef] = set()  # of this filter, left out as rated already
-    for c in candidates:
-        if c["ref"] in golden:
+    for c in inputs.candidates:
+        if c["ref"] in inputs.golden:
             if not rated_by_me(c["ref"]):
                 golden_pool.append(c)
             continue
-        if models and c["model"] not in models:
-            continue
-        if runs and c["run_id"] not in runs:
-            continue
-        if langs and c["lang"] not in langs:
-            continue
-        if categories and c["category"] not in categories:
-            continue
-        if tiers and not matches_tier(tiers, *c["raw_tier"]):
-            continue
-        if qualities and c["quality"] not in qualities:
+        if not wanted(c):
             continue
         if spec.unrated_only and rated_by_me(c["ref"]):
             rated_earlier.add(c["ref"])
             continue
-        rs = ratings.get(c["ref"], ())
+        rs = inputs.ratings.get(c["ref"], ())
         c["disagreement"] = disagreement(
             [f for _, f, _ in rs if f is not None], [a for _, _, a in rs if a is not None]
         )
         regular.append(c)
+    return regular, golden_pool, rated_earlier
+
+
+def _order(
+    regular: list[dict[str, Any]],
+    golden_pool: list[dict[str, Any]],
+    spec: QueueFilter,
+    annotator_id: int,
+) -> list[dict[str, Any]]:
+    """The queue's order: disagreements first when asked, cut to the limit, shuffled per
+    annotator in blind mode, then golden items placed at seeded positions."""
     if spec.disagreements_first:
         regular.sort(key=lambda c: -c["disagreement"])  # stable: ties keep unit order
     if spec.limit is not None:
@@ -310,30 +366,30 @@ def build_queue(
             c["is_golden"] = True
             c["disagreement"] = 0.0
             ordered.insert(int(position), c)
-    items = []
-    for c in ordered:
-        unit = c["unit"]
-        lang = c["lang"] if (unit.id, c["lang"]) in triples else "en"
-        items.append(
-            QueueItem(
-                ref=c["ref"],
-                unit_id=unit.id,
-                unit_uid=unit.uid,
-                lang=c["lang"],
-                text=c["text"],
-                triples=tuple(triples.get((unit.id, lang), ())),
-                triples_lang=lang,
-                model=c["model"],
-                run_id=c["run_id"],
-                quality=c["quality"],
-                category=c["category"],
-                tier=c["tier"],
-                sub_tier=c["sub_tier"],
-                is_golden=c.get("is_golden", False),
-                disagreement=c.get("disagreement", 0.0),
-            )
-        )
-    return AnnotationQueue(store, info, items, spec, rated_earlier=frozenset(rated_earlier))
+    return ordered
+
+
+def _queue_item(c: dict[str, Any], triples: dict[tuple[int, str], list[Any]]) -> QueueItem:
+    """A queue's item; its triples in the text's language, else in English."""
+    unit = c["unit"]
+    lang = c["lang"] if (unit.id, c["lang"]) in triples else "en"
+    return QueueItem(
+        ref=c["ref"],
+        unit_id=unit.id,
+        unit_uid=unit.uid,
+        lang=c["lang"],
+        text=c["text"],
+        triples=tuple(triples.get((unit.id, lang), ())),
+        triples_lang=lang,
+        model=c["model"],
+        run_id=c["run_id"],
+        quality=c["quality"],
+        category=c["category"],
+        tier=c["tier"],
+        sub_tier=c["sub_tier"],
+        is_golden=c.get("is_golden", False),
+        disagreement=c.get("disagreement", 0.0),
+    )
 
 
 class AnnotationQueue:

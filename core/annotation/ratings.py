@@ -1,5 +1,6 @@
-"""Ratings: validating, saving (one per annotator and item), undoing and reading them, and
-promoting a correction to a gold reference of the item's unit."""
+"""Ratings: validating, saving (one per annotator and item, the rule of
+:mod:`core.edits.rating_rule`), undoing and reading them, and promoting a correction
+to a gold reference of the item's unit."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from core.annotation.types import (
     FLUENCY_MIN,
     NO,
     NOT_SURE,
-    REFERENCE,
     VERBALISATION,
     AnnotationError,
     ItemRef,
@@ -31,6 +31,7 @@ from core.annotation.types import (
     is_int,
     item_ref,
 )
+from core.edits.rating_rule import item_column, rating_query, the_rating
 from core.store import SessionStore
 from core.store.models import Annotation, Annotator, UnitReference, Verbalisation
 from core.vocab import GOLD
@@ -133,18 +134,8 @@ RATING_FIELDS = (
 )
 
 
-def item_columns(item: ItemRef) -> dict[str, int | None]:
-    if item.kind == VERBALISATION:
-        return {"verbalisation_id": item.id, "reference_id": None}
-    if item.kind == REFERENCE:
-        return {"verbalisation_id": None, "reference_id": item.id}
-    raise AnnotationError(f"Cannot rate a {item.kind!r}: only verbalisations and references.")
-
-
 def item_filter(item: ItemRef) -> Any:
-    if item.kind == VERBALISATION:
-        return Annotation.verbalisation_id == item.id
-    return Annotation.reference_id == item.id
+    return item_column(item.kind) == item.id
 
 
 def check_item(db: Session, item: ItemRef) -> None:
@@ -173,7 +164,8 @@ def save_rating(
     *,
     source: str = "gui",
 ) -> SavedRating:
-    """Save (or replace) ``annotator_id``'s rating of ``item``: a recorded edit
+    """Save (or replace) ``annotator_id``'s rating of ``item`` (one per annotator and
+    item: :mod:`core.edits.rating_rule`): a recorded edit
     (`core.edits.ratings.RatingEdit`), committed with its history row in one
     transaction; ``source`` is "gui" or the command that saved it."""
     from core.edits import apply_edit
@@ -192,15 +184,7 @@ def save_rating(
     edit = RatingEdit(annotator_id, name, ref.kind, ref.id, unit_id, values)
     entry = apply_edit(store, edit, source=source, who=name)
     with store.snapshot() as db:
-        row_id = db.scalar(
-            select(Annotation.id)
-            .where(
-                Annotation.annotator_id == annotator_id,
-                item_filter(ref),
-                Annotation.is_golden.is_(False),
-            )
-            .order_by(Annotation.id)
-        )
+        row_id = db.scalar(rating_query(annotator_id, ref.kind, ref.id, Annotation.id))
     if row_id is None:  # another program removed it between the two transactions
         raise AnnotationError("The rating was removed by another change as it was saved.")
     previous = entry.before if entry is not None else None
@@ -261,15 +245,7 @@ def rating_of(
     """``annotator_id``'s rating of ``item`` (not a golden answer), or None."""
     ref = as_ref(item)
     with store.snapshot() as db:
-        row = db.scalar(
-            select(Annotation)
-            .where(
-                Annotation.annotator_id == annotator_id,
-                item_filter(ref),
-                Annotation.is_golden.is_(False),
-            )
-            .order_by(Annotation.id)
-        )
+        row = the_rating(db, annotator_id, ref.kind, ref.id)
         return None if row is None else stored_rating(row)
 
 

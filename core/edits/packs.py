@@ -10,7 +10,8 @@ merge). Annotators the merge added stay (a name, not a rating). The merge itself
 ``core.annotation.packs.merge_pack``, which writes in bulk and records this edit in the
 same transaction (``core.edits.record_edit``).
 
-Only the session's tables are imported here: ``core.annotation`` applies this edit.
+Only the session's tables and the rating rule (``core.edits.rating_rule``, which says
+which row is a rating) are imported here: ``core.annotation`` applies this edit.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from sqlalchemy.orm import Session
 
 from core.changes import Topic
 from core.edits.base import JSON, Edit, EditConflictError
+from core.edits.rating_rule import REFERENCE as RATING_REFERENCE
+from core.edits.rating_rule import VERBALISATION as RATING_VERBALISATION
+from core.edits.rating_rule import ratings_of
 from core.edits.ratings import FIELDS, stamp
 from core.store.batching import in_chunks
 from core.store.models import Annotation, AnnotationOrigin, UnitReference, Verbalisation
@@ -54,21 +58,14 @@ class PackMergeEdit(Edit):
         return [(int(a), str(k), int(i)) for a, k, i in self.target["ratings"]]
 
     def _rows(self, db: Session) -> dict[Key, Annotation]:
-        """Each key's rating row (the first, as a rating saved in the app updates it)."""
+        """Each key's rating row (``core.edits.rating_rule``: the first by id)."""
         keys = set(self._keys())
-        found: dict[Key, Annotation] = {}
-        for chunk in in_chunks(sorted({a for a, _k, _i in keys})):
-            for row in db.scalars(
-                select(Annotation)
-                .where(Annotation.annotator_id.in_(chunk), Annotation.is_golden.is_(False))
-                .order_by(Annotation.id)
-            ):
-                kind = VERBALISATION if row.verbalisation_id is not None else REFERENCE
-                item = row.verbalisation_id if kind == VERBALISATION else row.reference_id
-                key = (row.annotator_id, kind, int(item or 0))
-                if key in keys:
-                    found.setdefault(key, row)
-        return found
+        found = ratings_of(db, {a for a, _k, _i in keys})
+        letter = {RATING_VERBALISATION: VERBALISATION, RATING_REFERENCE: REFERENCE}
+        rows = {
+            (key.annotator_id, letter[key.kind], key.item_id): row for key, row in found.items()
+        }
+        return {key: row for key, row in rows.items() if key in keys}
 
     def _origins(self, db: Session, ids: list[int]) -> dict[int, AnnotationOrigin]:
         origins: dict[int, AnnotationOrigin] = {}

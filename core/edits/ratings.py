@@ -8,6 +8,7 @@ undoing a replacing one puts the replaced fields, correction included, back; red
 the rating (and its correction) back again. Golden answers (``is_golden``) are not
 ratings: these edits never touch them.
 
+Which row is the annotator's rating is the rating rule's (``core.edits.rating_rule``).
 Only the session's tables are imported here (no ``core.annotation``): the annotation
 package validates a rating and then applies these edits, so this module sits below it.
 """
@@ -23,6 +24,7 @@ from sqlalchemy.orm.attributes import flag_modified
 
 from core.changes import Topic
 from core.edits.base import JSON, Edit, EditRefusedError
+from core.edits.rating_rule import REFERENCE, VERBALISATION, the_rating
 from core.store.models import Annotation, Annotator, UnitReference, Verbalisation
 
 FIELDS = (
@@ -34,7 +36,6 @@ FIELDS = (
     "error_taxonomy",
     "corrected_text",
 )
-VERBALISATION, REFERENCE = "verbalisation", "reference"
 
 
 def stamp(value: datetime) -> str:
@@ -85,21 +86,13 @@ class RatingEdit(Edit):
             after,
         )
 
-    def _where(self) -> Any:
-        item_id = int(self.target["item_id"])
-        column = (
-            Annotation.verbalisation_id
-            if self.target["item_kind"] == VERBALISATION
-            else Annotation.reference_id
-        )
-        return (
-            Annotation.annotator_id == int(self.target["annotator_id"]),
-            column == item_id,
-            Annotation.is_golden.is_(False),
-        )
-
     def _row(self, db: Session) -> Annotation | None:
-        return db.scalar(select(Annotation).where(*self._where()).order_by(Annotation.id))
+        return the_rating(
+            db,
+            int(self.target["annotator_id"]),
+            self.target["item_kind"],
+            int(self.target["item_id"]),
+        )
 
     def read(self, db: Session) -> JSON:
         if db.get(Annotator, int(self.target["annotator_id"])) is None:

@@ -17,7 +17,8 @@ from core.formats.common import FormatError, check_readable
 from core.formats.csv_export import export_csv
 from core.formats.rdf import export_rdf
 from core.formats.report import EntryError, ExportReport, ImportReport
-from core.formats.wdv import export_wdv, import_wdv
+from core.formats.wdv.importer import import_wdv
+from core.formats.wdv.writer import export_wdv
 from core.formats.webnlg.importer import import_job, import_webnlg
 from core.formats.webnlg.writer import export_job, export_webnlg
 

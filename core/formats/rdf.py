@@ -138,6 +138,10 @@ def _report(summary: dict[str, int]) -> ExportReport:
     )
 
 
+def _stream(db: Any, statement: Any) -> Iterator[Any]:
+    return db.scalars(statement.execution_options(yield_per=_STREAM))
+
+
 def iter_triples(
     store: SessionStore, ctx: JobContext | None = None, summary: dict[str, int] | None = None
 ) -> Iterator[tuple[str, str, str]]:
@@ -145,119 +149,135 @@ def iter_triples(
     batch at a time, so memory does not grow with the session. A triple may come more
     than once (a label shared by units); RDF graphs are sets, so that changes nothing.
     At the end ``summary`` holds the counts of units, references and unit triples."""
-    from sqlalchemy import func, select
+    from sqlalchemy import select
 
-    from core.store.models import (
-        Annotation,
-        Annotator,
-        Category,
-        Claim,
-        DataUnit,
-        ModelRun,
-        UnitReference,
-        UnitTriple,
-        Verbalisation,
-    )
+    from core.store.models import Annotation, Annotator, ModelRun, UnitReference, Verbalisation
 
     summary = summary if summary is not None else {}
-
-    def stream(statement: Any) -> Iterator[Any]:
-        return db.scalars(statement.execution_options(yield_per=_STREAM))
-
     with store.unit_of_work() as db:
-        total = int(db.scalar(select(func.count()).select_from(DataUnit)) or 0)
-        categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
-        used = select(UnitTriple.claim_id).where(UnitTriple.claim_id.is_not(None))
-        claims = {c.id: c for c in db.scalars(select(Claim).where(Claim.id.in_(used)))}
-        db.expunge_all()
-        uids: dict[int, str] = {}
-        # Units and their triples, both in unit order: merged, one unit's rows at a time.
-        triple_rows = iter(
-            stream(
-                select(UnitTriple).order_by(
-                    UnitTriple.unit_id, UnitTriple.lang, UnitTriple.tripleset, UnitTriple.position
-                )
-            )
-        )
-        pending = next(triple_rows, None)
-        triple_count = 0
-        done = 0
-        for unit in stream(select(DataUnit).order_by(DataUnit.id)):
-            if ctx is not None and done % 200 == 0:
-                ctx.check_cancelled()
-            rows = []
-            while pending is not None and pending.unit_id <= unit.id:
-                if pending.unit_id == unit.id:
-                    rows.append(pending)
-                pending = next(triple_rows, None)
-            uids[unit.id] = unit.uid
-            yield from _unit_triples(unit, rows, categories, claims)
-            triple_count += len(rows)
-            done += 1
-            if ctx is not None and (done % 200 == 0 or done == total):
-                ctx.progress(done, total, plural(done, "unit"))
-            db.expunge(unit)
-            for row in rows:
-                db.expunge(row)
-
+        uids: dict[int, str] = {}  # unit id -> uid, for the rows that point at units
+        counts = {"units": 0, "triples": 0}
+        yield from _units(db, ctx, uids, counts)
         references = 0
-        for ref in stream(select(UnitReference).order_by(UnitReference.id)):
+        for ref in _stream(db, select(UnitReference).order_by(UnitReference.id)):
             references += 1
-            node, unit_node = _node_iri("reference", ref.id), _node_iri("unit", uids[ref.unit_id])
-            yield node, RDF_TYPE, _tl("Reference")
-            yield node, _tl("ofUnit"), unit_node
-            yield unit_node, _tl("hasReference"), node
-            yield node, _tl("text"), _lit(ref.text)
-            yield node, _tl("lang"), _lit(ref.lang)
-            yield node, _tl("quality"), _lit(ref.quality)
-            if ref.lid:
-                yield node, _tl("lid"), _lit(ref.lid)
+            yield from _reference_triples(ref, uids[ref.unit_id])
             db.expunge(ref)
         for run in db.scalars(select(ModelRun).order_by(ModelRun.id)):
-            node = _node_iri("run", run.id)
-            yield node, RDF_TYPE, _tl("ModelRun")
-            yield node, _tl("kind"), _lit(run.kind)
-            yield node, _tl("modelId"), _lit(run.model_id)
-            if run.system_name:
-                yield node, _tl("systemName"), _lit(run.system_name)
+            yield from _run_triples(run)
         if ctx is not None:
             ctx.check_cancelled()
-        for verbalisation in stream(select(Verbalisation).order_by(Verbalisation.id)):
-            node = _node_iri("verbalisation", verbalisation.id)
-            yield node, RDF_TYPE, _tl("Verbalisation")
-            yield node, _tl("ofUnit"), _node_iri("unit", uids[verbalisation.unit_id])
-            yield node, _tl("producedBy"), _node_iri("run", verbalisation.run_id)
-            yield node, _tl("lang"), _lit(verbalisation.lang)
-            yield node, _tl("candidate"), _int(verbalisation.candidate_index)
-            yield node, _tl("parseOk"), _bool(verbalisation.parse_ok)
-            # An unparsed output has no text; its raw output is still what the model said.
-            yield node, _tl("rawOutput"), _lit(verbalisation.raw_output)
-            if verbalisation.text is not None:
-                yield node, _tl("text"), _lit(verbalisation.text)
+        for verbalisation in _stream(db, select(Verbalisation).order_by(Verbalisation.id)):
+            yield from _verbalisation_triples(verbalisation, uids[verbalisation.unit_id])
             db.expunge(verbalisation)
         for annotator in db.scalars(select(Annotator).order_by(Annotator.id)):
-            node = _node_iri("annotator", annotator.id)
-            yield node, RDF_TYPE, _tl("Annotator")
-            yield node, RDFS_LABEL, _lit(annotator.name)
-            yield node, _tl("anonymous"), _bool(annotator.is_anonymous)
+            yield from _annotator_triples(annotator)
         if ctx is not None:
             ctx.check_cancelled()
-        for annotation in stream(select(Annotation).order_by(Annotation.id)):
-            node = _node_iri("annotation", annotation.id)
-            yield node, RDF_TYPE, _tl("Annotation")
-            yield node, _tl("annotator"), _node_iri("annotator", annotation.annotator_id)
-            if annotation.verbalisation_id is not None:
-                yield node, _tl("of"), _node_iri("verbalisation", annotation.verbalisation_id)
-            if annotation.reference_id is not None:
-                yield node, _tl("of"), _node_iri("reference", annotation.reference_id)
-            for name in ("fluency", "adequacy"):
-                value = getattr(annotation, name)
-                if value is not None:
-                    yield node, _tl(name), _int(value)
-            if annotation.corrected_text is not None:
-                yield node, _tl("correctedText"), _lit(annotation.corrected_text)
+        for annotation in _stream(db, select(Annotation).order_by(Annotation.id)):
+            yield from _annotation_triples(annotation)
             db.expunge(annotation)
-    summary.update(units=done, references=references, triples=triple_count)
+    summary.update(units=counts["units"], references=references, triples=counts["triples"])
+
+
+def _units(
+    db: Any, ctx: JobContext | None, uids: dict[int, str], counts: dict[str, int]
+) -> Iterator[tuple[str, str, str]]:
+    """Every unit and its triples; fills ``uids`` and counts units and unit triples."""
+    from sqlalchemy import func, select
+
+    from core.store.models import Category, Claim, DataUnit, UnitTriple
+
+    total = int(db.scalar(select(func.count()).select_from(DataUnit)) or 0)
+    categories = {row.id: row.name for row in db.execute(select(Category.id, Category.name))}
+    used = select(UnitTriple.claim_id).where(UnitTriple.claim_id.is_not(None))
+    claims = {c.id: c for c in db.scalars(select(Claim).where(Claim.id.in_(used)))}
+    db.expunge_all()
+    # Units and their triples, both in unit order: merged, one unit's rows at a time.
+    triple_rows = iter(
+        _stream(
+            db,
+            select(UnitTriple).order_by(
+                UnitTriple.unit_id, UnitTriple.lang, UnitTriple.tripleset, UnitTriple.position
+            ),
+        )
+    )
+    pending = next(triple_rows, None)
+    for done, unit in enumerate(_stream(db, select(DataUnit).order_by(DataUnit.id)), start=1):
+        if ctx is not None and done % 200 == 1:
+            ctx.check_cancelled()
+        rows = []
+        while pending is not None and pending.unit_id <= unit.id:
+            if pending.unit_id == unit.id:
+                rows.append(pending)
+            pending = next(triple_rows, None)
+        uids[unit.id] = unit.uid
+        yield from _unit_triples(unit, rows, categories, claims)
+        counts["triples"] += len(rows)
+        counts["units"] = done
+        if ctx is not None and (done % 200 == 0 or done == total):
+            ctx.progress(done, total, plural(done, "unit"))
+        db.expunge(unit)
+        for row in rows:
+            db.expunge(row)
+
+
+def _reference_triples(ref: Any, uid: str) -> Iterator[tuple[str, str, str]]:
+    node, unit_node = _node_iri("reference", ref.id), _node_iri("unit", uid)
+    yield node, RDF_TYPE, _tl("Reference")
+    yield node, _tl("ofUnit"), unit_node
+    yield unit_node, _tl("hasReference"), node
+    yield node, _tl("text"), _lit(ref.text)
+    yield node, _tl("lang"), _lit(ref.lang)
+    yield node, _tl("quality"), _lit(ref.quality)
+    if ref.lid:
+        yield node, _tl("lid"), _lit(ref.lid)
+
+
+def _run_triples(run: Any) -> Iterator[tuple[str, str, str]]:
+    node = _node_iri("run", run.id)
+    yield node, RDF_TYPE, _tl("ModelRun")
+    yield node, _tl("kind"), _lit(run.kind)
+    yield node, _tl("modelId"), _lit(run.model_id)
+    if run.system_name:
+        yield node, _tl("systemName"), _lit(run.system_name)
+
+
+def _verbalisation_triples(verbalisation: Any, uid: str) -> Iterator[tuple[str, str, str]]:
+    node = _node_iri("verbalisation", verbalisation.id)
+    yield node, RDF_TYPE, _tl("Verbalisation")
+    yield node, _tl("ofUnit"), _node_iri("unit", uid)
+    yield node, _tl("producedBy"), _node_iri("run", verbalisation.run_id)
+    yield node, _tl("lang"), _lit(verbalisation.lang)
+    yield node, _tl("candidate"), _int(verbalisation.candidate_index)
+    yield node, _tl("parseOk"), _bool(verbalisation.parse_ok)
+    # An unparsed output has no text; its raw output is still what the model said.
+    yield node, _tl("rawOutput"), _lit(verbalisation.raw_output)
+    if verbalisation.text is not None:
+        yield node, _tl("text"), _lit(verbalisation.text)
+
+
+def _annotator_triples(annotator: Any) -> Iterator[tuple[str, str, str]]:
+    node = _node_iri("annotator", annotator.id)
+    yield node, RDF_TYPE, _tl("Annotator")
+    yield node, RDFS_LABEL, _lit(annotator.name)
+    yield node, _tl("anonymous"), _bool(annotator.is_anonymous)
+
+
+def _annotation_triples(annotation: Any) -> Iterator[tuple[str, str, str]]:
+    node = _node_iri("annotation", annotation.id)
+    yield node, RDF_TYPE, _tl("Annotation")
+    yield node, _tl("annotator"), _node_iri("annotator", annotation.annotator_id)
+    if annotation.verbalisation_id is not None:
+        yield node, _tl("of"), _node_iri("verbalisation", annotation.verbalisation_id)
+    if annotation.reference_id is not None:
+        yield node, _tl("of"), _node_iri("reference", annotation.reference_id)
+    for name in ("fluency", "adequacy"):
+        value = getattr(annotation, name)
+        if value is not None:
+            yield node, _tl(name), _int(value)
+    if annotation.corrected_text is not None:
+        yield node, _tl("correctedText"), _lit(annotation.corrected_text)
 
 
 def _unit_triples(

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.local_models.hub import LocalModel, PullPlan, PullResult
+from core.local_models.hub import PullPlan, PullResult
+from core.local_models.installed import LocalModel
 from core.local_models.loader import human_size
 from core.state import Field, State
 

@@ -51,12 +51,8 @@ from core import heavy
 from core.errors import UserFacingError
 from core.io import jsonio
 from core.jobs import Job, JobContext
-from core.metrics.retrieval import (
-    RetrievalPair,
-    check_model_folder,
-    encoder_fingerprint,
-    load_pairs,
-)
+from core.metrics.retrieval.encoders import check_model_folder, encoder_fingerprint
+from core.metrics.retrieval.pairs import RetrievalPair, load_pairs
 from core.metrics.similarity import linearise, resolve_encoder
 
 if TYPE_CHECKING:
@@ -330,9 +326,9 @@ def train(
     if settings.device == "auto":
         from dataclasses import replace
 
-        from core.metrics.retrieval import _auto_device
+        from core.metrics.retrieval.encoders import auto_device
 
-        settings = replace(settings, device=_auto_device())
+        settings = replace(settings, device=auto_device())
     out = Path(out).expanduser()
     _check_out(out)
     if not pairs:
@@ -370,6 +366,13 @@ def train(
         torch.set_num_threads(threads_before)
 
 
+METHOD = (
+    "EREDAT-style contrastive training (Le Scao & Gardent): in-batch, hard "
+    "(one subject/predicate/object replaced by another of the same role) and "
+    "inverted (one triple's subject and object swapped) negatives"
+)
+
+
 def _train(
     pairs: Sequence[RetrievalPair],
     base_path: Path,
@@ -389,45 +392,16 @@ def _train(
     started = time.monotonic()
     rng = random.Random(settings.seed)
     torch.manual_seed(settings.seed)
-    try:
-        model = SentenceTransformer(str(base_path), device=settings.device)
-    except Exception as error:  # noqa: BLE001 - any loading failure is the user's folder
-        raise UserFacingError(
-            f"cannot load the sentence encoder at {base_path}: {error}"
-        ) from error
-    if settings.max_seq_length:
-        model.max_seq_length = min(
-            model.max_seq_length or settings.max_seq_length, settings.max_seq_length
-        )
+    model = _load_encoder(SentenceTransformer, base_path, settings)
     pools = role_pools(list(by_graph))
-    per_epoch = len(epoch_batches(by_graph, settings.batch_size, 0, random.Random(0)))
-    total = per_epoch * settings.epochs
-    if settings.max_steps is not None:
-        total = min(total, settings.max_steps)
+    total = _planned_steps(by_graph, settings)
     optimiser = _adamw(torch, model, settings.learning_rate)
-    warmup = max(1, int(total * settings.warmup_share))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimiser,
-        lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))),
-    )
-    evaluations: list[dict[str, Any]] = []
-    evaluating = [0.0]  # seconds spent in on_evaluate, left out of the training time
-
-    def run_evaluation(at: int) -> None:
-        if on_evaluate is None:
-            return
-        began = time.monotonic()
-        model.eval()
-        with torch.no_grad():
-            found = on_evaluate(at, model)
-        model.train()
-        evaluating[0] += time.monotonic() - began
-        if found is not None:
-            evaluations.append({"step": at, **found})
+    scheduler = _linear_schedule(torch, optimiser, total, settings.warmup_share)
+    evaluations = _Evaluations(torch, model, on_evaluate)
 
     def out_of_time() -> bool:
         limit = settings.max_minutes
-        return limit is not None and time.monotonic() - started - evaluating[0] > limit * 60
+        return limit is not None and time.monotonic() - started - evaluations.seconds > limit * 60
 
     model.train()
     losses: list[float] = []
@@ -452,19 +426,17 @@ def _train(
             if ctx is not None:
                 ctx.progress(step, total, f"epoch {epoch + 1}, loss {losses[-1]:.3f}")
             if evaluate_every > 0 and step % evaluate_every == 0 and step < total:
-                run_evaluation(step)
+                evaluations.run(step)
         if stopped:
             break
     if evaluate_every > 0 or on_evaluate is not None:
-        run_evaluation(step)
+        evaluations.run(step)
     model.eval()
-    elapsed = time.monotonic() - started - evaluating[0]
+    elapsed = time.monotonic() - started - evaluations.seconds
     if ctx is not None:
         ctx.check_cancelled()
     record = {
-        "method": "EREDAT-style contrastive training (Le Scao & Gardent): in-batch, hard "
-        "(one subject/predicate/object replaced by another of the same role) and "
-        "inverted (one triple's subject and object swapped) negatives",
+        "method": METHOD,
         "base": base_name,
         "base_path": str(base_path),
         "base_fingerprint": encoder_fingerprint(base_path),
@@ -475,14 +447,73 @@ def _train(
         "stopped": stopped or None,
         "losses": losses,
         "elapsed_s": round(elapsed, 1),
-        "evaluations": evaluations,
-        "evaluation_s": round(evaluating[0], 1),
+        "evaluations": evaluations.found,
+        "evaluation_s": round(evaluations.seconds, 1),
         "linearise": "[S] s [P] p [O] o",
         "torch": torch.__version__,
     }
     _save_atomically(model, out, record)
     return TrainingResult(
-        out, base_name, len(pairs), len(by_graph), step, losses, elapsed, evaluations
+        out, base_name, len(pairs), len(by_graph), step, losses, elapsed, evaluations.found
+    )
+
+
+def _planned_steps(by_graph: dict[Triples, list[str]], settings: TrainingSettings) -> int:
+    """Every epoch's batches, or ``max_steps`` where fewer."""
+    per_epoch = len(epoch_batches(by_graph, settings.batch_size, 0, random.Random(0)))
+    total = per_epoch * settings.epochs
+    return total if settings.max_steps is None else min(total, settings.max_steps)
+
+
+class _Evaluations:
+    """The evaluations a training is asked for (``on_evaluate``, the model in eval mode
+    and without gradients) and the seconds they took, left out of the training time."""
+
+    def __init__(
+        self,
+        torch: Any,
+        model: Any,
+        on_evaluate: Callable[[int, Any], dict[str, Any] | None] | None,
+    ) -> None:
+        self.torch, self.model, self.on_evaluate = torch, model, on_evaluate
+        self.found: list[dict[str, Any]] = []
+        self.seconds = 0.0
+
+    def run(self, at: int) -> None:
+        if self.on_evaluate is None:
+            return
+        began = time.monotonic()
+        self.model.eval()
+        with self.torch.no_grad():
+            found = self.on_evaluate(at, self.model)
+        self.model.train()
+        self.seconds += time.monotonic() - began
+        if found is not None:
+            self.found.append({"step": at, **found})
+
+
+def _load_encoder(sentence_transformer: Any, base_path: Path, settings: TrainingSettings) -> Any:
+    """The base encoder, its sequence length capped at ``max_seq_length`` where set."""
+    try:
+        model = sentence_transformer(str(base_path), device=settings.device)
+    except Exception as error:  # noqa: BLE001 - any loading failure is the user's folder
+        raise UserFacingError(
+            f"cannot load the sentence encoder at {base_path}: {error}"
+        ) from error
+    if settings.max_seq_length:
+        model.max_seq_length = min(
+            model.max_seq_length or settings.max_seq_length, settings.max_seq_length
+        )
+    return model
+
+
+def _linear_schedule(torch: Any, optimiser: Any, total: int, warmup_share: float) -> Any:
+    """A linear warm-up over ``warmup_share`` of the ``total`` steps (at least one),
+    then a linear decay to 0 at the last."""
+    warmup = max(1, int(total * warmup_share))
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimiser,
+        lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))),
     )
 
 

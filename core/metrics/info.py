@@ -3,7 +3,7 @@ axis, precision and what it needs. Every panel, the CLI and the HTML report look
 
 Automatic metrics (the scorer's canonical names of :mod:`core.metrics.base`), the app's
 human ratings as the report names them (``human_fluency``, ``human_adequacy``) and the
-WebNLG 2020 human-evaluation criteria (``webnlg:<criterion>``, :mod:`core.correlate`)
+WebNLG 2020 human-evaluation criteria (``webnlg:<criterion>``, :mod:`core.agreement`)
 each have a :class:`MetricInfo`. A name not in the registry gets a neutral default
 (its own name as label, higher is better, three decimals): :func:`metric_info`.
 """

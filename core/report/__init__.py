@@ -1,8 +1,10 @@
 """The long-tail bias report (METHODS §8): load per-item values, compare groups with the
 Mann–Whitney protocol, lay out the study table, plot and export.
 
-* :func:`build_report` -> :class:`BiasReport` (plain data: comparisons, study table,
-  :class:`Table` s via ``report.tables()``);
+* :func:`build_report` (``core.report.build``) -> :class:`BiasReport` (plain data:
+  comparisons, study table, headlines; ``core.report.compare`` and ``core.report.study``
+  compute them);
+* :func:`report_tables` (``core.report.tables``) -> the report's :class:`Table` s and notes;
 * :func:`plot_specs` -> :class:`PlotSpec` s (data for pyqtgraph; ``.figure()`` /
   ``.svg()``: matplotlib, for exports and HTML);
 * :func:`write_csv`, :func:`write_html`, :func:`render_html`.
@@ -11,29 +13,23 @@ Only numpy and the standard library are imported here; scipy and SQLAlchemy insi
 the functions that need them.
 """
 
-from core.groups import DIMENSIONS, HUMAN_METRICS
-from core.report.compare import (
-    COMPARISON_COLUMNS,
-    STUDY_METRICS,
-    BiasReport,
+from core.groups import DIMENSIONS, HUMAN_METRICS, STUDY_METRICS, metric_label
+from core.report.bias_report import BiasReport
+from core.report.build import (
     NothingToCompareError,
     ReportCache,
     ReportRequest,
-    Settings,
-    StudyCell,
-    StudyRow,
-    StudyTable,
-    Table,
     build_report,
-    compare,
-    default_pairs,
-    metric_label,
     report_job,
-    study_table,
 )
+from core.report.compare import compare, default_pairs
 from core.report.comparison import Comparison
 from core.report.data import Observation, RunInfo, ScoreFrame, load_frame
 from core.report.export import PlotSpec, plot_specs, render_html, write_csv, write_html
+from core.report.settings import Settings
+from core.report.study import StudyCell, StudyRow, StudyTable, study_table
+from core.report.tables import COMPARISON_COLUMNS, report_json, report_tables
+from core.tables import Table
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -62,6 +58,8 @@ __all__ = [
     "plot_specs",
     "render_html",
     "report_job",
+    "report_json",
+    "report_tables",
     "study_table",
     "write_csv",
     "write_html",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from core.errors import UserFacingError
 from core.groups import (
@@ -27,6 +27,12 @@ from core.groups import (
 )
 from core.labels import plural
 from core.vocab import run_name
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from core.store import SessionStore
+    from core.store.models import ModelRun
 
 # Scores of reference texts themselves (e.g. ESA of a gold and a silver reference) are
 # items of this pseudo-model, so gold and silver texts can be compared like models' texts.
@@ -210,29 +216,42 @@ def _attributes(raw: Any) -> Any:
     return raw
 
 
-def _rows(db: Any, sql: str) -> list[tuple[Any, ...]]:
+def _rows(db: Session, sql: str) -> list[tuple[Any, ...]]:
     """Every row of a plain SQL read, as tuples, from the session's own SQLite connection
     in the snapshot's transaction (SQLAlchemy's row objects, made one at a time, took
     longer than the reads of a challenge-sized session themselves)."""
-    return db.connection().connection.driver_connection.execute(sql).fetchall()
+    sqlite: Any = db.connection().connection.driver_connection  # sqlite3's own connection
+    return sqlite.execute(sql).fetchall()
 
 
-def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], ItemContext]:
-    """Every verbalisation's groups, by id (one query; a unit's category parsed once)."""
-    from core.store.integrity import usable_rows
+class _UnitGroups:
+    """A unit's category and dataset, its attributes parsed once per unit."""
 
-    unit_groups: dict[int, tuple[str, str]] = {}
+    def __init__(self, categories: dict[int, str]) -> None:
+        self.categories = categories
+        self._known: dict[int, tuple[str, str]] = {}
 
-    def groups_of(unit_id: int, category_id: Any, raw_attributes: Any) -> tuple[str, str]:
-        groups = unit_groups.get(unit_id)
+    def of(self, unit_id: int, category_id: Any, raw_attributes: Any) -> tuple[str, str]:
+        groups = self._known.get(unit_id)
         if groups is None:
             attributes = _attributes(raw_attributes)
             groups = (
-                category_name(category_id, attributes, categories),
+                category_name(category_id, attributes, self.categories),
                 dataset_name(attributes),
             )
-            unit_groups[unit_id] = groups
+            self._known[unit_id] = groups
         return groups
+
+
+def _contexts(db: Session, categories: dict[int, str]) -> dict[tuple[str, int], ItemContext]:
+    """Every verbalisation's and reference text's groups, by ("v", id) and ("r", id)
+    (one query each; a unit's category parsed once)."""
+    units = _UnitGroups(categories)
+    return {**_verbalisation_contexts(db, units), **_reference_contexts(db, units)}
+
+
+def _verbalisation_contexts(db: Session, units: _UnitGroups) -> dict[tuple[str, int], ItemContext]:
+    from core.store.integrity import usable_rows
 
     contexts: dict[tuple[str, int], ItemContext] = {}
     # Damaged rows are skipped (and named) as every read of the session skips them; the
@@ -254,7 +273,7 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], Item
         statement_count,
         model_tier,
     ) in _rows(db, items_sql):
-        category, dataset = groups_of(unit_id, category_id, attributes)
+        category, dataset = units.of(unit_id, category_id, attributes)
         model = names.get((system_name, model_id))
         if model is None:
             model = names[(system_name, model_id)] = run_name(system_name, model_id)
@@ -272,6 +291,13 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], Item
             candidate_index=candidate_index or 0,
             model_tail=model_tier or UNKNOWN,
         )
+    return contexts
+
+
+def _reference_contexts(db: Session, units: _UnitGroups) -> dict[tuple[str, int], ItemContext]:
+    from core.store.integrity import usable_rows
+
+    contexts: dict[tuple[str, int], ItemContext] = {}
     references_sql = _REFERENCES_SQL.format(
         usable_references=usable_rows(db, "unit_references", "ur")
     )
@@ -287,7 +313,7 @@ def _contexts(db: Any, categories: dict[int, str]) -> dict[tuple[str, int], Item
         statement_count,
         model_tier,
     ) in _rows(db, references_sql):
-        category, dataset = groups_of(unit_id, category_id, attributes)
+        category, dataset = units.of(unit_id, category_id, attributes)
         contexts[("r", reference_id)] = ItemContext(
             verbalisation_id=None,
             unit_id=unit_id,
@@ -381,13 +407,14 @@ def choose_items(
     return kept, use, notes
 
 
-def load_frame(store: Any, *, human: bool = True, runs: Sequence[int] | None = None) -> ScoreFrame:
+def load_frame(
+    store: SessionStore, *, human: bool = True, runs: Sequence[int] | None = None
+) -> ScoreFrame:
     """Read sentence-level scores (and, with ``human``, per-item human ratings) of the
     items `choose_items` keeps from ``runs`` (default: each model's latest output)."""
     from sqlalchemy import select, text
 
-    from core.store.integrity import usable_rows
-    from core.store.models import Category, ModelRun, Score
+    from core.store.models import Category, ModelRun
 
     frame = ScoreFrame(picked_runs=None if runs is None else tuple(sorted(set(runs))))
     ratings: dict[int, dict[str, float]] = {}
@@ -400,57 +427,87 @@ def load_frame(store: Any, *, human: bool = True, runs: Sequence[int] | None = N
         contexts = _contexts(db, categories)
         existing = list(db.scalars(select(ModelRun.id).order_by(ModelRun.id)))
         kept, frame.run_use, frame.notes = choose_items(contexts, runs, existing)
-        latest: dict[tuple[tuple[str, int], str, str | None], Observation] = {}
-        scores_sql = _SCORES_SQL.format(usable_scores=usable_rows(db, "scores", "s"))
-        for verbalisation_id, reference_id, metric, value, quality in _rows(db, scores_sql):
-            key = ("v", verbalisation_id) if verbalisation_id is not None else ("r", reference_id)
-            context = contexts[key]
-            if context.reference_id is None:
-                if verbalisation_id not in kept:
-                    continue  # another run's output of the same item, or a run not picked
-            elif not isinstance(quality, str):
-                quality = context.reference_quality  # a reference text's own quality
-            quality = quality if isinstance(quality, str) else None
-            # Re-scoring replaces rows; should duplicates exist anyway, the newest counts.
-            latest[(key, metric, quality)] = Observation(metric, float(value), quality, context)
-        frame.observations = list(latest.values())
+        frame.observations = _score_observations(db, contexts, kept)
         frame.corpus_rows = int(
             db.scalar(text("SELECT count(*) FROM scores WHERE level = 'corpus'")) or 0
         )
-        frame.signatures = sorted(
-            {
-                (m, s)
-                for m, s in db.execute(
-                    select(Score.metric, Score.signature)
-                    .where(Score.signature.is_not(None))
-                    .distinct()
-                )
-            }
-        )
-        for run in db.scalars(select(ModelRun).order_by(ModelRun.id)):
-            frame.runs.append(
-                RunInfo(
-                    id=run.id,
-                    name=run_name(run.system_name, run.model_id),
-                    kind=run.kind,
-                    model_id=run.model_id,
-                    status=run.status,
-                    seed=run.seed,
-                    fingerprint=run.model_fingerprint,
-                    parameters=dict(run.parameters or {}),
-                    prompt_templates=dict(run.prompt_templates or {}),
-                    software=dict(run.software or {}),
-                    started_at=run.started_at.isoformat() if run.started_at else None,
-                )
-            )
+        frame.signatures = _signatures(db)
+        frame.runs = [_run_info(run) for run in db.scalars(select(ModelRun).order_by(ModelRun.id))]
+    frame.observations += _rating_observations(ratings, contexts, kept)
+    _keep_runs_used(frame)
+    return frame
+
+
+def _signatures(db: Session) -> list[tuple[str, str]]:
+    """Every (metric, signature) the session's scores carry."""
+    from sqlalchemy import select
+
+    from core.store.models import Score
+
+    rows = db.execute(
+        select(Score.metric, Score.signature).where(Score.signature.is_not(None)).distinct()
+    )
+    return sorted({(m, s) for m, s in rows if s is not None})
+
+
+def _score_observations(
+    db: Session, contexts: dict[tuple[str, int], ItemContext], kept: set[int]
+) -> list[Observation]:
+    """The sentence scores of the kept verbalisations and of every reference text."""
+    from core.store.integrity import usable_rows
+
+    latest: dict[tuple[tuple[str, int], str, str | None], Observation] = {}
+    scores_sql = _SCORES_SQL.format(usable_scores=usable_rows(db, "scores", "s"))
+    for verbalisation_id, reference_id, metric, value, quality in _rows(db, scores_sql):
+        key = ("v", verbalisation_id) if verbalisation_id is not None else ("r", reference_id)
+        context = contexts[key]
+        if context.reference_id is None:
+            if verbalisation_id not in kept:
+                continue  # another run's output of the same item, or a run not picked
+        elif not isinstance(quality, str):
+            quality = context.reference_quality  # a reference text's own quality
+        quality = quality if isinstance(quality, str) else None
+        # Re-scoring replaces rows; should duplicates exist anyway, the newest counts.
+        latest[(key, metric, quality)] = Observation(metric, float(value), quality, context)
+    return list(latest.values())
+
+
+def _run_info(run: ModelRun) -> RunInfo:
+    return RunInfo(
+        id=run.id,
+        name=run_name(run.system_name, run.model_id),
+        kind=run.kind,
+        model_id=run.model_id,
+        status=run.status,
+        seed=run.seed,
+        fingerprint=run.model_fingerprint,
+        parameters=dict(run.parameters or {}),
+        prompt_templates=dict(run.prompt_templates or {}),
+        software=dict(run.software or {}),
+        started_at=run.started_at.isoformat() if run.started_at else None,
+    )
+
+
+def _rating_observations(
+    ratings: dict[int, dict[str, float]],
+    contexts: dict[tuple[str, int], ItemContext],
+    kept: set[int],
+) -> list[Observation]:
+    """The kept verbalisations' human ratings, as the two human metrics."""
+    observations = []
     for verbalisation_id, values in sorted(ratings.items()):
         rated = contexts.get(("v", verbalisation_id))
         if rated is None or verbalisation_id not in kept:
             continue
         for name, metric in (("fluency", HUMAN_FLUENCY), ("adequacy", HUMAN_ADEQUACY)):
             if name in values:
-                frame.observations.append(Observation(metric, values[name], None, rated))
-    # Items used: the kept verbalisations with at least one value; only those runs listed.
+                observations.append(Observation(metric, values[name], None, rated))
+    return observations
+
+
+def _keep_runs_used(frame: ScoreFrame) -> None:
+    """Items used: the kept verbalisations with at least one value; only those runs
+    listed."""
     with_values = Counter(
         run
         for run, _ in {
@@ -462,10 +519,9 @@ def load_frame(store: Any, *, human: bool = True, runs: Sequence[int] | None = N
     frame.run_use = [replace(u, items=with_values[u.run_id]) for u in frame.run_use]
     frame.run_use = [u for u in frame.run_use if u.items or u.superseded]
     frame.runs = [r for r in frame.runs if with_values[r.id]]
-    return frame
 
 
-def available_metrics(store: Any) -> list[tuple[str, int]]:
+def available_metrics(store: SessionStore) -> list[tuple[str, int]]:
     """Metrics with per-item values in the session (name, count), human ratings included,
     in the study table's order. One cheap aggregate query: it runs on the UI thread."""
     from sqlalchemy import text
@@ -494,7 +550,7 @@ def available_metrics(store: Any) -> list[tuple[str, int]]:
     return [(m, int(counts[m])) for m in sorted(counts, key=metric_order)]
 
 
-def available_runs(store: Any) -> list[tuple[int, str, str]]:
+def available_runs(store: SessionStore) -> list[tuple[int, str, str]]:
     """The session's runs as the report's run picker lists them: (id, model, status)."""
     from sqlalchemy import select
 

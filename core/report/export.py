@@ -1,6 +1,5 @@
 """The report's plots (as data; drawn by ``core.report.figures``) and its exports: one CSV
-per table,
-and a self-contained HTML file (tables, inline SVG figures, the runs' settings, metric
+per table, and a self-contained HTML file (tables, inline SVG figures, the runs' settings, metric
 signatures).
 """
 
@@ -9,14 +8,23 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any
 
-from core.groups import order_key
+from core.groups import metric_label, order_key
 from core.metrics.info import metric_info
-from core.report.compare import SIGNIFICANT_MARK, BiasReport, Table, metric_label
+from core.report.bias_report import BiasReport
+from core.report.tables import (
+    SIGNIFICANT_MARK,
+    bootstrap_note,
+    correction_note,
+    headline_lines,
+    report_tables,
+)
+from core.tables import Table
 
 
 @dataclass(frozen=True)
@@ -166,6 +174,13 @@ def _csv_value(value: Any) -> Any:
 def write_csv(
     report: BiasReport, folder: Path | str, *, force: bool = False, raw: bool = False
 ) -> list[Path]:
+    """One UTF-8 CSV per table of the report in ``folder`` (:func:`write_tables_csv`)."""
+    return write_tables_csv(report_tables(report), folder, force=force, raw=raw)
+
+
+def write_tables_csv(
+    tables: Sequence[Table], folder: Path | str, *, force: bool = False, raw: bool = False
+) -> list[Path]:
     """One UTF-8 CSV per table (``<table name>.csv``) in ``folder``; returns the paths.
 
     Significant cells carry no mark in CSV (a number stays a number): comparison tables
@@ -187,7 +202,6 @@ def write_csv(
         raise FormatError(f"Cannot create the folder {folder}: {exc.strerror or exc}.") from exc
     from core.io.output_guard import check_output_target
 
-    tables = list(report.tables())
     # Every file is checked before the first is written: a refusal leaves the folder as it was.
     for table in tables:
         check_output_target(folder / f"{table.name}.csv", force=force)
@@ -278,16 +292,16 @@ def render_html(report: BiasReport) -> str:
         f"{escape(report.generated_at)}."
         f" Compared by {escape(', '.join(report.by))}; Mann–Whitney protocol: "
         f"{s.repetitions} repetitions, samples of {s.sample_size}, seed {s.seed}, "
-        f"alpha {s.alpha}; {escape(report.correction_note())}; "
-        f"{escape(report.bootstrap_note())}.</p>",
+        f"alpha {s.alpha}; {escape(correction_note(report))}; "
+        f"{escape(bootstrap_note(report))}.</p>",
     ]
     for note in report.notes:
         parts.append(f"<p class='note'>{escape(note)}</p>")
     if report.headlines:  # the verdicts, worded as in the panel and `taillens report`
         parts.append("<h2 id='verdicts'>Head vs long tail: verdicts</h2><ul>")
-        parts += [f"<li>{escape(line)}</li>" for line in report.headline_lines()]
+        parts += [f"<li>{escape(line)}</li>" for line in headline_lines(report)]
         parts.append("</ul>")
-    tables = report.tables()
+    tables = report_tables(report)
     runs = next(t for t in tables if t.name == "runs")
     for table in tables:
         if table is runs:

@@ -389,41 +389,50 @@ def tier_figure(
     normalise_rank = len(series) > 1
     drawn = False
     for i, (name, dist) in enumerate(series):
-        if dist.n == 0:
-            continue
-        colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
-        if which == "histogram":
-            histogram = dist.integer_log_histogram()
-            if len(histogram.counts):
-                ax.stairs(
-                    histogram.counts / dist.n,
-                    histogram.edges,
-                    fill=True,
-                    color=colour + ("60" if normalise_rank else "90"),
-                )
-                ax.stairs(
-                    histogram.counts / dist.n,
-                    histogram.edges,
-                    color=colour,
-                    linewidth=2,
-                    label=name,
-                )
-                drawn = True
-        elif which == "rank_frequency":
-            ranks, values = dist.rank_frequency()
-            positive = values > 0
-            ax.plot(
-                ranks[positive] / (dist.n if normalise_rank else 1),
-                values[positive],
-                color=colour,
-                linewidth=2,
-                label=name,
-            )
-            drawn = True
-        else:
-            xs, ys = dist.lorenz_curve()
-            ax.plot(xs, ys, color=colour, linewidth=2, label=name)
-            drawn = True
+        if dist.n > 0:
+            colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
+            drawn = _tier_series(ax, which, name, dist, colour, normalise_rank) or drawn
+    _tier_axes(ax, which, normalise_rank, drawn)
+    primary = next((d for _, d in series if d.n), None)
+    if primary is not None:
+        _tier_lines(ax, which, primary, lines or {})
+    if drawn:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no values", ha="center", va="center", transform=ax.transAxes)
+    ax.grid(alpha=0.2)
+    return figure
+
+
+def _tier_series(
+    ax: Any, which: str, name: str, dist: Distribution, colour: str, normalise_rank: bool
+) -> bool:
+    """One category's curve on a statement-count plot; whether anything was drawn."""
+    if which == "histogram":
+        histogram = dist.integer_log_histogram()
+        if not len(histogram.counts):
+            return False
+        shares = histogram.counts / dist.n
+        fill = colour + ("60" if normalise_rank else "90")
+        ax.stairs(shares, histogram.edges, fill=True, color=fill)
+        ax.stairs(shares, histogram.edges, color=colour, linewidth=2, label=name)
+    elif which == "rank_frequency":
+        ranks, values = dist.rank_frequency()
+        positive = values > 0
+        ax.plot(
+            ranks[positive] / (dist.n if normalise_rank else 1),
+            values[positive],
+            color=colour,
+            linewidth=2,
+            label=name,
+        )
+    else:
+        xs, ys = dist.lorenz_curve()
+        ax.plot(xs, ys, color=colour, linewidth=2, label=name)
+    return True
+
+
+def _tier_axes(ax: Any, which: str, normalise_rank: bool, drawn: bool) -> None:
     if which == "histogram":
         ax.set_xscale("log")
         ax.set_xlabel("statements per entity (log scale)")
@@ -441,9 +450,14 @@ def tier_figure(
         ax.set_ylim(0, 1)
         ax.set_xlabel("share of entities, most statements first")
         ax.set_ylabel("cumulative share of statements")
-    primary = next((d for _, d in series if d.n), None)
-    for kind, value in (lines or {}).items():
-        if value is None or primary is None or kind not in LINE_STYLES:
+
+
+def _tier_lines(
+    ax: Any, which: str, primary: Distribution, lines: Mapping[str, float | None]
+) -> None:
+    """The cut-off lines, placed on the first category's curve as the panel places them."""
+    for kind, value in lines.items():
+        if value is None or kind not in LINE_STYLES:
             continue
         colour, label = LINE_STYLES[kind]
         value = max(float(value), 1.0)
@@ -455,12 +469,6 @@ def tier_figure(
             ax.axvline(
                 primary.entity_share_at_or_above(value), color=colour, linewidth=2, label=label
             )
-    if drawn:
-        ax.legend(fontsize=8)
-    else:
-        ax.text(0.5, 0.5, "no values", ha="center", va="center", transform=ax.transAxes)
-    ax.grid(alpha=0.2)
-    return figure
 
 
 def _wrap(label: str) -> str:

@@ -74,7 +74,7 @@ def summarise(values: Sequence[float] | np.ndarray) -> GroupSummary:
 
 def u_statistic(a: np.ndarray, b: np.ndarray) -> float:
     """Mann–Whitney U of ``a`` (pairs where a > b, ties counted half), via mid-ranks."""
-    from core.correlation_tests import average_ranks
+    from core.agreement.correlation_tests import average_ranks
 
     ranks = average_ranks(np.concatenate([a, b]))
     return float(ranks[: a.size].sum() - a.size * (a.size + 1) / 2)
@@ -132,7 +132,7 @@ def mann_whitney_p(x: np.ndarray, y: np.ndarray) -> float:
 def _mann_whitney(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """:func:`mann_whitney_p` and :func:`u_statistic` of ``x`` against ``y``, from one
     ranking (the protocol needs both of the same groups when it does not sample)."""
-    from core.correlation_tests import ranks_and_ties
+    from core.agreement.correlation_tests import ranks_and_ties
 
     n1, n2 = x.size, y.size
     xy = np.concatenate([x, y])

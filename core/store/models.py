@@ -470,9 +470,21 @@ class Annotation(Base):
     """A person's rating of a verbalisation or reference, with an optional correction."""
 
     __tablename__ = "annotations"
-    # The rules core.annotation.ratings.validate_rating applies to a rating made in the
+    # One rating per annotator and item (core.edits.rating_rule), held by the
+    # schema since revision 0008_one_rating; golden answers are not ratings. Then the
+    # rules core.annotation.ratings.validate_rating applies to a rating made in the
     # app, for one written by another program: such a row is skipped.
     __table_args__ = (
+        *(
+            Index(
+                f"uq_annotations_rating_{column}",
+                "annotator_id",
+                column,
+                unique=True,
+                sqlite_where=sql_text(f"is_golden = 0 AND {column} IS NOT NULL"),
+            )
+            for column in ("verbalisation_id", "reference_id")
+        ),
         {
             "info": {
                 "checks": [
@@ -522,6 +534,32 @@ class Annotation(Base):
     is_golden: Mapped[bool] = mapped_column(Boolean, server_default=FALSE)
     created_at: Mapped[datetime] = _created_at()
     updated_at: Mapped[datetime] = _updated_at()
+
+
+class RatingSuperseded(Base):
+    """A rating an older session held beyond the first for one annotator and item, moved
+    here whole by the upgrade to revision 0008_one_rating: its own id, fields and times,
+    the ``annotation_origins`` row it had (as JSON) and ``kept_id``, the rating that
+    stays. Nothing in the app reads it; it keeps what the rating rule set aside."""
+
+    __tablename__ = "ratings_superseded"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    kept_id: Mapped[int] = mapped_column(Integer, index=True)
+    annotator_id: Mapped[int] = mapped_column(Integer)
+    verbalisation_id: Mapped[int | None] = mapped_column(Integer)
+    reference_id: Mapped[int | None] = mapped_column(Integer)
+    fluency: Mapped[int | None] = mapped_column(Integer)
+    adequacy: Mapped[int | None] = mapped_column(Integer)
+    blame: Mapped[str | None] = mapped_column(String)
+    blame_other: Mapped[str | None] = mapped_column(Text)
+    checks: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    error_taxonomy: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    corrected_text: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    origin: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    superseded_at: Mapped[datetime] = _created_at()
 
 
 class EntityLikelihood(Base):

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from core.local_models.loader import ModelInfo
 
 Triples = tuple[tuple[str, str, str], ...]
 # Asked by a verbaliser while it works: True once the run was cancelled.
@@ -84,6 +87,18 @@ class RequestFailure:
     message: str
 
 
+@dataclass(frozen=True)
+class Preview:
+    """What the Verbalise panel shows for one unit before a run (:meth:`Verbaliser.preview`)."""
+
+    text: str  # the model's input (and, for the template verbaliser, its sentence)
+    note: str  # what the text is, in a line
+    warning: str | None = None  # shown as an error instead of the note (a prompt too long)
+    # The exact input waits for a tokenizer (seconds to load): the caller loads it off the
+    # UI thread with ``preview(..., exact=True)``; ``text`` is the prompt before it.
+    needs_tokenizer: bool = False
+
+
 # What a verbaliser gives for one request: its candidates, or why it has none.
 Result = list[Candidate] | RequestFailure
 
@@ -123,6 +138,26 @@ class Verbaliser(Protocol):
 
     def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
         """The exact input the model is given for these triples (the panel previews it)."""
+        ...
+
+    def use_prompt(
+        self, templates: Mapping[str, str] | None, preset: str, task_prefix: str | None
+    ) -> None:
+        """Use the panel's edited prompt from now on, checked as a run checks it (a bad
+        template raises ``PromptError``): each verbaliser takes what it reads, the
+        templates and preset (causal, server), the task prefix (seq2seq) or nothing
+        (template)."""
+        ...
+
+    def preview(self, triples: Triples, lang: str, *, exact: bool) -> Preview:
+        """The panel's preview for one unit. ``exact``: the input may be computed with the
+        model's tokenizer (loaded, seconds, where it is not yet: off the UI thread); without
+        it a verbaliser that needs one says so (``Preview.needs_tokenizer``)."""
+        ...
+
+    def summary(self, models: Sequence[ModelInfo]) -> str:
+        """One line on what this verbaliser is, for the panel's model form; a local model's
+        size is taken from ``models`` (the models listed) where it is among them."""
         ...
 
     def load(self) -> None:

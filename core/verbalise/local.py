@@ -33,6 +33,7 @@ from core.local_models.loader import (
     SEQ2SEQ,
     LoadedModel,
     ModelError,
+    ModelInfo,
     check_model_folder,
     load_model,
     load_tokenizer,
@@ -41,7 +42,14 @@ from core.local_models.loader import (
     prompts_token_ids,
     resolve_model,
 )
-from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
+from core.verbalise.base import (
+    Candidate,
+    GenerationParams,
+    Preview,
+    ShouldStop,
+    Triples,
+    VerbaliseRequest,
+)
 from core.verbalise.prompts import (
     DEFAULT_PRESET,
     check_preset,
@@ -55,6 +63,7 @@ from core.vocab import LANGUAGES, short_model_name
 
 
 class _LocalVerbaliser:
+    kind: str  # set by each subclass
     expected_type = CAUSAL
 
     def __init__(
@@ -109,6 +118,18 @@ class _LocalVerbaliser:
         except Exception:
             self.prompt_preset = previous
             raise
+
+    def use_prompt(
+        self, templates: Mapping[str, str] | None, preset: str, task_prefix: str | None
+    ) -> None:
+        self.set_templates(templates, preset)
+
+    def summary(self, models: Sequence[ModelInfo]) -> str:
+        from core.local_models.loader import human_size
+
+        info = next((m for m in models if str(m.path) == str(self.path)), None)
+        size = f" · {human_size(info.size_bytes)}" if info is not None else ""
+        return f"{self.kind}{size} · {self.path}"
 
     def fingerprint(self) -> str:
         return self._fingerprint
@@ -221,6 +242,21 @@ class CausalVerbaliser(_LocalVerbaliser):
         ids = prompt_token_ids(tokenizer, self.prompt_for(triples, lang))
         return context_warning(len(ids), self.params.max_new_tokens, context_length(self.path))
 
+    def preview(self, triples: Triples, lang: str, *, exact: bool) -> Preview:
+        if not exact:
+            return Preview(
+                self.prompt_for(triples, lang),
+                "Loading the tokenizer to apply the model's chat template…",
+                needs_tokenizer=True,
+            )
+        return Preview(
+            self.exact_prompt(triples, lang),
+            "Exactly as the model reads it: the user turn in the model's chat template "
+            "(plain text when it has none), special tokens shown.",
+            # Said here, before a run, not only in a terminal.
+            warning=self.context_warning(triples, lang),
+        )
+
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         if self.loaded is not None:
@@ -278,9 +314,20 @@ class Seq2SeqVerbaliser(_LocalVerbaliser):
         self.task_prefix = prefix
         self.templates = self._templates(None)
 
+    def use_prompt(
+        self, templates: Mapping[str, str] | None, preset: str, task_prefix: str | None
+    ) -> None:
+        self.set_task_prefix(task_prefix)  # no chat prompt: the prefix is what it reads
+
     def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
         # The templates are the prefixes, their {language} already filled in.
         return seq2seq_input(triples, lang, self.templates.get(lang, ""))
+
+    def preview(self, triples: Triples, lang: str, *, exact: bool) -> Preview:
+        return Preview(
+            self.prompt_for(triples, lang),
+            "Task prefix and <H> <R> <T> linearisation, as the encoder reads it.",
+        )
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()

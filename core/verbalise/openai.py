@@ -31,14 +31,14 @@ import hashlib
 import http.client
 import json
 import math
-import re
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from core.errors import UserFacingError
 from core.io.bounded_read import (
@@ -57,9 +57,11 @@ from core.labels import plural
 from core.verbalise.base import (
     Candidate,
     GenerationParams,
+    Preview,
     RequestFailure,
     Result,
     ShouldStop,
+    Triples,
     VerbaliseRequest,
 )
 from core.verbalise.prompts import (
@@ -69,7 +71,17 @@ from core.verbalise.prompts import (
     render_prompt,
     templates_for,
 )
+from core.verbalise.server_reply import (
+    clean,
+    completion_tokens,
+    excerpt,
+    quote,
+    token_logprobs,
+)
 from core.vocab import LANGUAGES
+
+if TYPE_CHECKING:
+    from core.local_models.loader import ModelInfo
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 # The cap on one reply's body (--max-response-mb). A reply of 3 candidates of 256 tokens
@@ -79,7 +91,6 @@ DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 # The cap on one stored text (None: CHARS_PER_TOKEN characters per --max-new-tokens). A
 # server that honours max_tokens never comes near it; one that ignores it is cut here.
 CHARS_PER_TOKEN = 32
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ServerError(UserFacingError):
@@ -92,6 +103,15 @@ class _Unanswered(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+@dataclass(frozen=True)
+class _Passing:
+    """A fault of one try that may pass: what to say if it does not, and how long the
+    server asked to wait (its ``Retry-After``), if it did."""
+
+    problem: str
+    retry_after: str | None = None
 
 
 class _Aborted(Exception):
@@ -202,8 +222,22 @@ class OpenAIVerbaliser:
         self.templates = templates_for(LANGUAGES, overrides, preset)
         self.prompt_preset = preset
 
+    def use_prompt(
+        self, templates: Mapping[str, str] | None, preset: str, task_prefix: str | None
+    ) -> None:
+        self.set_templates(templates, preset)
+
     def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
         return render_prompt(self.templates[lang], triples, lang)
+
+    def preview(self, triples: Triples, lang: str, *, exact: bool) -> Preview:
+        return Preview(
+            self.prompt_for(triples, lang),
+            "Sent as the user message; the server applies the model's chat template.",
+        )
+
+    def summary(self, models: Sequence[ModelInfo]) -> str:
+        return f"Chat completions from {self.base_url}."
 
     def load(self) -> None:
         """Reach the server; when no model was named, take the first it serves."""
@@ -216,9 +250,9 @@ class OpenAIVerbaliser:
         name = first.get("id") if isinstance(first, dict) else None
         if not isinstance(name, str) or not name.strip():
             raise ServerError(
-                f"{where} lists no model ({_quote(reply)}); name one with --server-model"
+                f"{where} lists no model ({quote(reply)}); name one with --server-model"
             )
-        self.server_model = _clean(name)[0]
+        self.server_model = clean(name)[0]
 
     def close(self) -> None:
         return None
@@ -246,84 +280,98 @@ class OpenAIVerbaliser:
         attempt = 0
         while True:
             self._check()
-            left = deadline - self._clock()
-            if left <= 0:
+            if deadline - self._clock() <= 0:
                 raise ServerError(f"{url} did not answer within {timeout}")
             request = urllib.request.Request(url, data=data, method=method, headers=headers)
-            retry_after: str | None = None
-            try:
-                with open_by(
-                    request, deadline=deadline, idle_timeout_s=self.timeout_s, clock=self._clock
-                ) as response:
-                    content_type = str(response.headers.get("Content-Type", "") or "")
-                    payload = read_bounded(
-                        response,
-                        deadline=deadline,
-                        cap=self.max_response_bytes,
-                        idle_timeout_s=self.timeout_s,
-                        clock=self._clock,
-                        check=self._check,
-                    )
-                break
-            except urllib.error.HTTPError as exc:
-                detail = server_words(self._refusal(exc, deadline))
-                problem = f"{url} answered HTTP {exc.code} {exc.reason}" + (
-                    f": {detail}" if detail else ""
-                )
-                if exc.code not in RETRY_STATUSES:
-                    raise ServerError(problem) from None
-                retry_after = exc.headers.get("Retry-After") if exc.headers else None
-            except OverDeadline as fault:
-                raise ServerError(
-                    f"{url}: {fault.message} within {timeout}; stopped. Is the server "
-                    "overloaded, or sending its reply byte by byte?"
-                ) from None
-            except OverCap as fault:
-                asked = plural(self.params.candidates, "candidate")
-                raise ServerError(
-                    f"{url} {fault.message}. A reply of {asked} of at most "
-                    f"{self.params.max_new_tokens} tokens is far smaller: does the "
-                    "server ignore max_tokens? (--max-response-mb raises the cap)"
-                ) from None
-            except (Stalled, BrokenOff) as fault:
-                problem = f"{url} {fault.message}"
-            except http.client.HTTPException as exc:
-                problem = f"{url} broke off the reply ({type(exc).__name__})"
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                reason = getattr(exc, "reason", exc)
-                # A refused connection is a server that is not there: say so at once.
-                if self._clock() >= deadline:
-                    raise ServerError(f"{url} did not answer within {timeout}") from None
-                if not isinstance(reason, TimeoutError | ConnectionResetError):
-                    raise ServerError(
-                        f"cannot reach the server at {self.base_url}: {reason} "
-                        "(is it running, and is the URL right?)"
-                    ) from None
-                problem = f"cannot reach the server at {self.base_url}: {reason}"
-            except OSError as exc:
-                if self._clock() >= deadline:
-                    raise ServerError(f"{url} did not answer within {timeout}") from None
-                raise ServerError(f"cannot reach the server at {self.base_url}: {exc}") from None
-            except ValueError as exc:  # an address urllib cannot use
-                raise ServerError(f"cannot use the address {url} ({exc})") from None
-            if self._clock() >= deadline:  # open_by shut the connection at the deadline
-                raise ServerError(f"{url} did not answer within {timeout}; stopped")
-            # A fault that may pass: wait and try again while the deadline allows.
-            tries = attempt + 1
-            gave_up = f"gave up after {tries} attempt{'s' if tries > 1 else ''}"
-            if attempt >= self.max_retries:
-                raise ServerError(f"{problem} ({gave_up})")
-            wait = self._wait(attempt, retry_after)
-            left = deadline - self._clock()
-            if wait >= left:
-                raise ServerError(
-                    f"{problem}; a retry would wait {wait:g} s, more than the "
-                    f"{max(left, 0):.1f} s left of {timeout} ({gave_up})"
-                )
-            self._sleep(wait)
+            answer = self._attempt(request, url, deadline, timeout)
+            if not isinstance(answer, _Passing):
+                payload, content_type = answer
+                return self._decode(payload, content_type, url)
+            self._before_retry(answer, url, attempt, deadline, timeout)
             attempt += 1
             self.retries += 1
-        return self._decode(payload, content_type, url)
+
+    def _attempt(
+        self, request: urllib.request.Request, url: str, deadline: float, timeout: str
+    ) -> tuple[bytes, str] | _Passing:
+        """One try of ``request``: (the reply's bytes, its content type), or a fault that
+        may pass (a retry status, a stall, a reset); any other fault raises ServerError
+        with what it means for the user."""
+        try:
+            with open_by(
+                request, deadline=deadline, idle_timeout_s=self.timeout_s, clock=self._clock
+            ) as response:
+                content_type = str(response.headers.get("Content-Type", "") or "")
+                payload = read_bounded(
+                    response,
+                    deadline=deadline,
+                    cap=self.max_response_bytes,
+                    idle_timeout_s=self.timeout_s,
+                    clock=self._clock,
+                    check=self._check,
+                )
+            return payload, content_type
+        except urllib.error.HTTPError as exc:
+            detail = server_words(self._refusal(exc, deadline))
+            problem = f"{url} answered HTTP {exc.code} {exc.reason}" + (
+                f": {detail}" if detail else ""
+            )
+            if exc.code not in RETRY_STATUSES:
+                raise ServerError(problem) from None
+            return _Passing(problem, exc.headers.get("Retry-After") if exc.headers else None)
+        except OverDeadline as fault:
+            raise ServerError(
+                f"{url}: {fault.message} within {timeout}; stopped. Is the server "
+                "overloaded, or sending its reply byte by byte?"
+            ) from None
+        except OverCap as fault:
+            asked = plural(self.params.candidates, "candidate")
+            raise ServerError(
+                f"{url} {fault.message}. A reply of {asked} of at most "
+                f"{self.params.max_new_tokens} tokens is far smaller: does the "
+                "server ignore max_tokens? (--max-response-mb raises the cap)"
+            ) from None
+        except (Stalled, BrokenOff) as fault:
+            return _Passing(f"{url} {fault.message}")
+        except http.client.HTTPException as exc:
+            return _Passing(f"{url} broke off the reply ({type(exc).__name__})")
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+            reason = getattr(exc, "reason", exc)
+            # A refused connection is a server that is not there: say so at once.
+            if self._clock() >= deadline:
+                raise ServerError(f"{url} did not answer within {timeout}") from None
+            if not isinstance(reason, TimeoutError | ConnectionResetError):
+                raise ServerError(
+                    f"cannot reach the server at {self.base_url}: {reason} "
+                    "(is it running, and is the URL right?)"
+                ) from None
+            return _Passing(f"cannot reach the server at {self.base_url}: {reason}")
+        except OSError as exc:
+            if self._clock() >= deadline:
+                raise ServerError(f"{url} did not answer within {timeout}") from None
+            raise ServerError(f"cannot reach the server at {self.base_url}: {exc}") from None
+        except ValueError as exc:  # an address urllib cannot use
+            raise ServerError(f"cannot use the address {url} ({exc})") from None
+
+    def _before_retry(
+        self, fault: _Passing, url: str, attempt: int, deadline: float, timeout: str
+    ) -> None:
+        """Wait before trying again after ``fault``, or raise where the retries or the
+        deadline do not allow another try."""
+        if self._clock() >= deadline:  # open_by shut the connection at the deadline
+            raise ServerError(f"{url} did not answer within {timeout}; stopped")
+        tries = attempt + 1
+        gave_up = f"gave up after {tries} attempt{'s' if tries > 1 else ''}"
+        if attempt >= self.max_retries:
+            raise ServerError(f"{fault.problem} ({gave_up})")
+        wait = self._wait(attempt, fault.retry_after)
+        left = deadline - self._clock()
+        if wait >= left:
+            raise ServerError(
+                f"{fault.problem}; a retry would wait {wait:g} s, more than the "
+                f"{max(left, 0):.1f} s left of {timeout} ({gave_up})"
+            )
+        self._sleep(wait)
 
     def _refusal(self, exc: urllib.error.HTTPError, deadline: float) -> bytes:
         """The first bytes of an error reply, to quote (b"" where none could be read)."""
@@ -354,7 +402,7 @@ class OpenAIVerbaliser:
             return loads_json(payload, name="its answer", limits=REPLY)
         except BoundedTextError:
             raise ServerError(
-                f"{url} answered something that is not JSON: {_excerpt(payload)!r}"
+                f"{url} answered something that is not JSON: {excerpt(payload)!r}"
             ) from None
 
     def _wait(self, attempt: int, retry_after: str | None) -> float:
@@ -394,13 +442,13 @@ class OpenAIVerbaliser:
         where = f"{self.base_url}/v1/chat/completions"
         if not isinstance(reply, dict):
             raise ServerError(
-                f"{where} answered JSON that is not an object ({_quote(reply)}); "
+                f"{where} answered JSON that is not an object ({quote(reply)}); "
                 "is the URL an OpenAI-compatible server?"
             )
         choices = reply.get("choices")
         if not isinstance(choices, list) or not choices:
-            raise _Unanswered(f"{where} answered no choices: {_quote(reply)}")
-        usage_note, tokens = _completion_tokens(reply.get("usage"))
+            raise _Unanswered(f"{where} answered no choices: {quote(reply)}")
+        usage_note, tokens = completion_tokens(reply.get("usage"))
         candidates = []
         for index, choice in enumerate(choices):
             message = choice.get("message") if isinstance(choice, dict) else None
@@ -410,7 +458,7 @@ class OpenAIVerbaliser:
             if not isinstance(content, str):
                 raise _Unanswered(
                     f"{where} answered choices[{index}] without a text "
-                    f"message.content: {_quote(choice)}"
+                    f"message.content: {quote(choice)}"
                 )
             candidates.append(self._candidate(content, choice, usage_note))
         return candidates, tokens
@@ -432,12 +480,12 @@ class OpenAIVerbaliser:
         """One choice as stored: lone surrogates replaced, cut at ``max_reply_chars``,
         each change noted."""
         notes: dict[str, Any] = {}
-        logprobs = _token_logprobs(choice)
+        logprobs = token_logprobs(choice)
         if len(content) > self.max_reply_chars:  # cut first: the rest is never copied
             notes["truncated_from_chars"] = len(content)
             content = content[: self.max_reply_chars]
             logprobs = None  # they describe the whole reply, not the text kept
-        raw, replaced = _clean(content)
+        raw, replaced = clean(content)
         if replaced:
             notes["replaced_surrogates"] = replaced
         if usage_note:
@@ -522,69 +570,3 @@ class OpenAIVerbaliser:
             if self._failure is not None:
                 raise self._failure from None
             raise
-
-
-def _completion_tokens(usage: Any) -> tuple[str | None, int | None]:
-    """(a note when the usage field is unusable, the completion tokens it gives)."""
-    if usage is None:
-        return None, None
-    if not isinstance(usage, dict):
-        return f"usage was {_quote(usage, 80)}, not an object: tokens not counted", None
-    value = usage.get("completion_tokens")
-    if value is None:
-        return None, None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return (
-            f"usage.completion_tokens was {_quote(value, 80)}, not a count: tokens not counted",
-            None,
-        )
-    return None, value
-
-
-def _clean(text: str) -> tuple[str, int]:
-    """``text`` with lone UTF-16 surrogates (a JSON ``\\ud800`` escape without its pair,
-    which no file or database can store) replaced by U+FFFD, and how many there were."""
-    return _SURROGATE.subn("\ufffd", text)
-
-
-def _token_logprobs(choice: Mapping[str, Any]) -> dict[str, list[Any]] | None:
-    """``{"tokens": [...], "logprobs": [...]}`` from a choice's ``logprobs.content`` (the
-    OpenAI chat format), None when the server sent none or something unusable."""
-    logprobs = choice.get("logprobs")
-    content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
-    if not isinstance(content, list) or not content:
-        return None
-    tokens, values = [], []
-    for entry in content:
-        value = entry.get("logprob") if isinstance(entry, Mapping) else None
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or value > 0
-        ):
-            return None  # a malformed list is worse than none: perplexity would be wrong
-        token = entry.get("token", "")
-        tokens.append(_clean(token if isinstance(token, str) else str(token))[0])
-        values.append(float(value))
-    return {"tokens": tokens, "logprobs": values}
-
-
-def _excerpt(payload: bytes | str, limit: int = 200) -> str:
-    """The start of ``payload`` as one line of at most ``limit`` characters (only the
-    first bytes are decoded: a reply may be megabytes)."""
-    if isinstance(payload, bytes):
-        text = payload[: 8 * limit].decode("utf-8", "replace")
-    else:
-        text = payload[: 8 * limit]
-    text = _clean(" ".join(text.split()))[0]
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _quote(value: Any, limit: int = 200) -> str:
-    """A bounded excerpt of a JSON value the server sent, as JSON."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    return _excerpt(text, limit)

@@ -3,7 +3,7 @@
 The panel (and any other reader: the CLI, a notebook) asks these questions without
 knowing the schema: which runs the session holds and how many texts each wrote, what one
 run wrote for one unit, and which units, tiers and categories a run can be limited to.
-Tier and category names are the ones :func:`core.verbalise.job.select_units` accepts
+Tier and category names are the ones :func:`core.verbalise.selection.select_units` accepts
 (``tier:NAME`` matches a tier or a sub-tier; a TailNLG/WebNLG import's category counts
 when the unit has no session category).
 """
@@ -17,8 +17,8 @@ from sqlalchemy import ColumnElement, Select, exists, func, or_, select
 
 from core.store import SessionStore
 from core.store import models as m
-from core.verbalise.job import unit_category_column
 from core.verbalise.prompts import parse_reply
+from core.verbalise.selection import unit_category_column
 
 UNIT_PICKER_PAGE = 200  # units the Verbalise panel's picker reads at a time
 # Outputs are listed in the benchmark's language order, then any other language by code.

@@ -20,13 +20,23 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.surface import predicate_words, surface
 from core.units.shapes import render_quantity, render_time
-from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
+from core.verbalise.base import (
+    Candidate,
+    GenerationParams,
+    Preview,
+    ShouldStop,
+    Triples,
+    VerbaliseRequest,
+)
 from core.verbalise.prompts import triple_lines
 from core.vocab import LANGUAGES
+
+if TYPE_CHECKING:
+    from core.local_models.loader import ModelInfo
 
 TEMPLATE_VERSION = "template-v2"  # v2: surface forms of identifiers
 
@@ -117,6 +127,22 @@ class TemplateVerbaliser:
 
     def prompt_for(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str:
         return triple_lines(triples)  # no prompt: the triples are the input
+
+    def use_prompt(
+        self, templates: Mapping[str, str] | None, preset: str, task_prefix: str | None
+    ) -> None:
+        return None  # no prompt: the clause patterns are fixed
+
+    def preview(self, triples: Triples, lang: str, *, exact: bool) -> Preview:
+        sentence = verbalise_triples(triples, lang)
+        return Preview(
+            f"Input (the triples; no prompt):\n{self.prompt_for(triples, lang)}"
+            f"\n\nOutput:\n{sentence}",
+            "The template verbaliser's sentence for this unit.",
+        )
+
+    def summary(self, models: Sequence[ModelInfo]) -> str:
+        return "Rule-based sentences in en, it and es: no weights, one candidate per unit."
 
     def load(self) -> None:
         return None

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from core.state import Field, State
-from core.verbalise.training import TrainingSettings
+from core.verbalise.training.settings import TrainingSettings
 
 IDLE, RUNNING, CANCELLING, DONE, CANCELLED, FAILED = (
     "idle",

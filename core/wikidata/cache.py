@@ -29,7 +29,8 @@ from core.wikidata.records import (
     MembersPage,
     Term,
 )
-from core.wikidata.sources import SourceError, canonical_details
+from core.wikidata.rows import canonical_details
+from core.wikidata.sources import SourceError
 
 # SQLite's bound-variable limit is 32766 on current builds but 999 on old ones.
 _CHUNK = 400

@@ -50,6 +50,99 @@ def _join(first: str | None, second: str) -> str:
     return f"{first}; {second}" if first else second
 
 
+@dataclass
+class _CategoryFetch:
+    """One category's fetch as it goes: where it started, where it is, what to say."""
+
+    store: SessionStore
+    source: WikidataSource
+    category: Category
+    limit: int
+    page_size: int
+    job: Job[FetchSummary] | None = None
+    start: int = 0
+    offset: int = 0
+    pages: int = 0
+    note: str | None = None
+
+    def summary(self) -> FetchSummary:
+        fetched = self.offset - self.start
+        name = self.category.name
+        return FetchSummary(name, fetched, self.offset, self.pages, self.start, self.note)
+
+    def _report(self) -> None:
+        if self.job is not None:
+            self.job.partial = self.summary()
+
+    def _status(self, status: str, note: str | None) -> None:
+        set_fetch_status(self.store, self.category, status, note)
+
+    def run(self, ctx: JobContext) -> FetchSummary:
+        self.start = self.offset = fetched_count(self.store, self.category.name)
+        self.pages, self.note = 0, None
+        self._report()
+        prepare = getattr(self.source, "prepare", None)
+        if prepare is not None:  # the demo snapshot, loaded on first use: said first
+            prepare(lambda note: ctx.progress(self.offset, self.limit, note))
+        ctx.progress(self.offset, self.limit, "resuming" if self.start else "starting")
+        if self.offset >= self.limit:
+            self.note = incomplete_note(*fetch_status(self.store, self.category.name))
+            return self.summary()
+        self._status(FETCH_INCOMPLETE, "fetch in progress or interrupted")
+        try:
+            complete = self._pages(ctx)
+        except JobCancelled:
+            self._stopped(f"cancelled after {self.offset:,} members")
+            raise
+        except Exception as exc:
+            self._stopped(f"stopped after {self.offset:,} members: {exc}")
+            raise
+        if complete:
+            self.note = None
+            self._status(FETCH_COMPLETE, None)
+        else:
+            self._status(FETCH_INCOMPLETE, self.note)
+        return self.summary()
+
+    def _stopped(self, note: str) -> None:
+        self.note = note
+        self._status(FETCH_INCOMPLETE, note)
+        self._report()
+
+    def _pages(self, ctx: JobContext) -> bool:
+        """Fetch pages until the category's end (True: a short page with nothing left
+        out), the limit, or a page that brings nothing new (False, the note says why)."""
+        while self.offset < self.limit:
+            ctx.check_cancelled()
+            want = min(self.page_size, self.limit - self.offset)
+            page = self.source.members_page(self.category, self.offset, want, token=ctx.token)
+            limited = page.limited(want)
+            store_members_page(self.store, self.category, limited, self.source.name)
+            self.pages += 1
+            before = self.offset
+            # The session decides the offset: a page may repeat members already held.
+            self.offset = fetched_count(self.store, self.category.name)
+            if limited.overflow:
+                self.note = _overflow_note(page, want)
+            self._report()
+            ctx.progress(self.offset, self.limit, f"page {self.pages}")
+            if len(page.entities) < want:
+                return not self.note  # a short page is the last one
+            if self.offset == before:
+                self.note = _join(
+                    self.note,
+                    (
+                        f"page {self.pages} (offset {before:,}) brought no member the session "
+                        "did not already hold; the source may ignore OFFSET, so paging stopped"
+                    ),
+                )
+                return False
+        self.note = self.note or (
+            f"stopped at the limit of {self.limit:,} members; the category may have more"
+        )
+        return False
+
+
 def fetch_category_job(
     store: SessionStore,
     source: WikidataSource,
@@ -66,77 +159,10 @@ def fetch_category_job(
     """
     check_int(limit, "limit", 1, 10_000_000)
     check_int(page_size, "page size", 1, 50_000)
-
-    def run(ctx: JobContext) -> FetchSummary:
-        start = fetched_count(store, category.name)
-        offset = start
-        pages = 0
-        note: str | None = None
-
-        def summary() -> FetchSummary:
-            return FetchSummary(category.name, offset - start, offset, pages, start, note)
-
-        job.partial = summary()
-        prepare = getattr(source, "prepare", None)
-        if prepare is not None:  # the demo snapshot, loaded on first use: said first
-            prepare(lambda note: ctx.progress(offset, limit, note))
-        ctx.progress(offset, limit, "resuming" if start else "starting")
-        if offset >= limit:
-            note = incomplete_note(*fetch_status(store, category.name))
-            return summary()
-        set_fetch_status(store, category, FETCH_INCOMPLETE, "fetch in progress or interrupted")
-        complete = False
-        try:
-            while offset < limit:
-                ctx.check_cancelled()
-                want = min(page_size, limit - offset)
-                page = source.members_page(category, offset, want, token=ctx.token)
-                limited = page.limited(want)
-                store_members_page(store, category, limited, source.name)
-                pages += 1
-                before = offset
-                # The session decides the offset: a page may repeat members already held.
-                offset = fetched_count(store, category.name)
-                if limited.overflow:
-                    note = _overflow_note(page, want)
-                job.partial = summary()
-                ctx.progress(offset, limit, f"page {pages}")
-                if len(page.entities) < want:
-                    complete = not note
-                    break  # a short page is the last one
-                if offset == before:
-                    note = _join(
-                        note,
-                        (
-                            f"page {pages} (offset {before:,}) brought no member the session "
-                            "did not already hold; the source may ignore OFFSET, so paging stopped"
-                        ),
-                    )
-                    break
-            else:
-                note = note or (
-                    f"stopped at the limit of {limit:,} members; the category may have more"
-                )
-        except JobCancelled:
-            note = f"cancelled after {offset:,} members"
-            set_fetch_status(store, category, FETCH_INCOMPLETE, note)
-            job.partial = summary()
-            raise
-        except Exception as exc:
-            note = f"stopped after {offset:,} members: {exc}"
-            set_fetch_status(store, category, FETCH_INCOMPLETE, note)
-            job.partial = summary()
-            raise
-        if complete:
-            note = None
-            set_fetch_status(store, category, FETCH_COMPLETE, None)
-        else:
-            set_fetch_status(store, category, FETCH_INCOMPLETE, note)
-        return summary()
-
+    fetch = _CategoryFetch(store, source, category, limit, page_size)
     job: Job[FetchSummary] = Job(
         title=f"Fetch {category.name} from {source.name}",
-        run=run,
+        run=fetch.run,
         kind="wikidata.fetch",
         writes=frozenset({Topic.MEMBERS, Topic.CATEGORIES}),
         params={
@@ -146,6 +172,7 @@ def fetch_category_job(
             "page_size": page_size,
         },
     )
+    fetch.job = job
     return job
 
 

@@ -8,18 +8,17 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from core.wikidata.sources import (
+from core.wikidata.embedded import EmbeddedSource
+from core.wikidata.endpoint import (
     CONTACT_WHY,
     DEFAULT_BUDGET_S,
     DEFAULT_MAX_RESPONSE_BYTES,
     NO_CONTACT,
     WIKIDATA_QUERY_SERVICE,
-    EmbeddedSource,
-    SourceError,
     SparqlEndpointSource,
-    WikidataSource,
     check_header_value,
 )
+from core.wikidata.sources import SourceError, WikidataSource
 from resources import resource_path
 
 if TYPE_CHECKING:
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from core.store import SessionStore
     from core.wikidata.categories import Category
     from core.wikidata.records import EntityDetails, MembersPage
-    from core.wikidata.sources import RdfTerm
+    from core.wikidata.rows import RdfTerm
 
 DEMO_SNAPSHOT = resource_path("demo", "wikidata-demo.nt.gz")
 SOURCE_KINDS = ("embedded", "live", "cache")

@@ -622,7 +622,7 @@ def test_a_pack_opens_as_its_annotator_with_the_queue_built(
 ) -> None:
     """Opening an annotation pack for the first time: Annotate in front, the pack's
     annotator chosen, its texts queued (blind as the pack was made), the first shown."""
-    from core.annotation.packs import PackRequest, make_pack
+    from core.annotation.packs.make import PackRequest, make_pack
 
     pack = tmp_path / "eve.taillens"
     with SessionStore.open(built.path) as store:

@@ -16,7 +16,7 @@ RATE = """
 import sys
 from sqlalchemy import select
 from core.annotation import Rating, find_annotator, save_rating
-from core.annotation.packs import pack_info
+from core.annotation.packs.manifest import pack_info
 from core.store import SessionStore
 from core.store.models import Verbalisation
 

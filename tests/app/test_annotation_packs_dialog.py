@@ -10,8 +10,8 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QDialog
 
 from app.gui import build_window
-from core.annotation import Rating, find_annotator, save_rating
-from core.annotation.packs import PackError
+from core.annotation import Rating, find_annotator, list_annotators, rating_of, save_rating
+from core.annotation.packs.manifest import PackError
 from core.store import SessionStore
 from tests.fixtures.report_session import ReportSession, build_report_session
 from widgets.annotation_packs import PackForm
@@ -107,3 +107,56 @@ def test_pack_open_rate_merge_from_the_window(
     lead.shutdown()
     with SessionStore.open_read_only(built.path) as store:
         assert find_annotator(store, "eve").ratings == 1
+
+
+def test_a_refused_merge_offers_to_skip_the_changed_ratings(
+    qtbot, built: ReportSession, settings: QSettings, tmp_path: Path
+) -> None:
+    """The refusal for texts changed since packing says so in the window and offers what
+    --skip-changed does on the command line: the rest of the pack comes in."""
+    from sqlalchemy import update
+
+    from app.packs import SKIP_CHANGED
+    from core.annotation.packs.make import PackRequest, make_pack
+    from core.annotation.packs.manifest import pack_info
+    from core.store.models import Verbalisation
+
+    pack = tmp_path / "eve.taillens"
+    changed = built.verbalisations[("model-a", "u1", "en")]
+    kept = built.verbalisations[("model-b", "u1", "en")]
+    with SessionStore.open(built.path) as store:
+        make_pack(store, PackRequest("eve", pack, units=(built.units["u1"],), langs=("en",)))
+    with SessionStore.open(pack) as opened:
+        info = pack_info(opened)
+        assert info is not None
+        eve = find_annotator(opened, info.annotator)
+        save_rating(opened, eve.id, changed, Rating(fluency=1, adequacy=1))
+        save_rating(opened, eve.id, kept, Rating(fluency=4, adequacy=0))
+    with SessionStore.open(built.path) as store, store.unit_of_work() as db:
+        db.execute(update(Verbalisation).where(Verbalisation.id == changed).values(text="New."))
+
+    window, controller = build_window(settings)
+    qtbot.addWidget(window)
+    assert controller.open_session(built.path)
+    dialog = controller.packs.open()
+    assert dialog is not None
+    dialog.merge_requested.emit([pack])
+    qtbot.waitUntil(lambda: "nothing was merged" in dialog.status.text(), timeout=20_000)
+    bar = window.last_message
+    assert bar is not None and "1 rated texts changed" in bar.text()
+    assert "--skip-changed" not in bar.text()  # a window has no command-line options
+    buttons = {button.text(): button for button in bar.action_buttons}
+    assert list(buttons) == [SKIP_CHANGED]
+    with SessionStore.open_read_only(built.path) as store:
+        assert "eve" not in {a.name for a in list_annotators(store)}  # nothing came in
+
+    buttons[SKIP_CHANGED].click()
+    qtbot.waitUntil(lambda: "1 added" in dialog.status.text(), timeout=20_000)
+    assert "1 skipped (text changed since packing)" in dialog.status.text()
+    controller.shutdown()
+    with SessionStore.open_read_only(built.path) as store:
+        eve_here = find_annotator(store, "eve")
+        assert eve_here.ratings == 1
+        assert rating_of(store, eve_here.id, changed) is None
+        held = rating_of(store, eve_here.id, kept)
+        assert held is not None and held.fluency == 4

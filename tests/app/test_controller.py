@@ -156,7 +156,7 @@ def test_a_malformed_import_is_reported_and_changes_nothing(
 def test_export_status_shows_the_summary_and_skipped_units(
     qtbot, window_and_controller, tmp_path
 ) -> None:
-    from core.formats.wdv import import_wdv
+    from core.formats.wdv.importer import import_wdv
     from core.store.models import DataUnit, UnitTriple
     from tests.fixtures.wdv_records import wdv_records, write_wdv
 

@@ -1,4 +1,4 @@
-"""The Report panel's "Metrics vs humans" section, fed by core.correlate in the build job."""
+"""The Report panel's "Metrics vs humans" section, fed by core.agreement in the build job."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from app.gui import build_window
-from core.correlate import TABLE_COLUMNS, correlate, import_webnlg_judgments, table_rows
+from core.agreement.correlate import correlate
+from core.agreement.judgments import import_webnlg_judgments
+from core.agreement.table import TABLE_COLUMNS, table_rows
 from core.jobs import JobSucceeded
 from core.report import ReportRequest, build_report
+from core.report.tables import report_json, report_tables
 from core.store import SessionStore
 from tests.fixtures.correlation_session import build, write_release
 
@@ -28,17 +31,17 @@ def test_the_report_holds_the_agreement_table(judged: Path) -> None:
     with SessionStore.open(judged) as store:
         report = build_report(store, by=("model",))
         expected = table_rows(correlate(store))
-    table = next(t for t in report.tables() if t.name == "agreement")
+    table = next(t for t in report_tables(report) if t.name == "agreement")
     assert table.columns == TABLE_COLUMNS and list(table.rows) == expected
     assert {row[0] for row in table.rows} == {"text", "system", "system-corpus"}
-    assert "agreement" in [t["name"] for t in report.to_json()["tables"]]
+    assert "agreement" in [t["name"] for t in report_json(report)["tables"]]
 
 
 def test_a_report_without_judgments_has_no_agreement_table(tmp_path: Path) -> None:
     path = tmp_path / "s.taillens"
     build(path)
     with SessionStore.open(path) as store:
-        assert all(t.name != "agreement" for t in build_report(store, by=("model",)).tables())
+        assert all(t.name != "agreement" for t in report_tables(build_report(store, by=("model",))))
 
 
 def test_the_panel_shows_the_section(qtbot, tmp_path: Path, judged: Path) -> None:
@@ -72,18 +75,18 @@ def test_the_report_correlates_over_the_texts_where_a_condition_holds(judged: Pa
     """``ReportRequest.where`` (the panel's "Humans where", ``report --where``) narrows the
     agreement table as ``correlate --where`` does; a field the session lacks is said in
     the report's notes, not a silently missing table."""
-    from core.correlate import CorrelationRequest
+    from core.agreement.correlate import CorrelationRequest
 
     with SessionStore.open(judged) as store:
         where = ("bleu:gold<60",)
         report = build_report(store, by=("model",), where=where)
         expected = table_rows(correlate(store, CorrelationRequest(where=where)))
         everything = table_rows(correlate(store))
-        table = next(t for t in report.tables() if t.name == "agreement")
+        table = next(t for t in report_tables(report) if t.name == "agreement")
         assert list(table.rows) == expected and expected != everything
         assert "where bleu:gold<60" in table.note
         wrong = build_report(store, by=("model",), where=("nonsense.field>1",))
-    assert all(t.name != "agreement" for t in wrong.tables())
+    assert all(t.name != "agreement" for t in report_tables(wrong))
     assert any("metrics against human judgments not computed" in n for n in wrong.notes)
 
 

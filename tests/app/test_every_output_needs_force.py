@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # never replaces a file: tests/core/test_store_placing.py).
 INPUTS = {"session", "file", "paths", "packs", "guidelines", "folder"}
 # Training writes a new folder (or resumes its own): an existing model or any other file
-# there is refused with or without --force (core.verbalise.training.check_out,
+# there is refused with or without --force (core.verbalise.training.folder.check_out,
 # core.metrics.encoder_training).
 NEW_FOLDERS = {("train-encoder", "out"), ("train-verbaliser", "out")}
 

@@ -173,7 +173,7 @@ def test_a_pack_merged_by_the_cli_is_one_edit_undone_and_redone(
     from sqlalchemy import func, select
 
     from core.annotation import Rating, find_annotator, save_rating
-    from core.annotation.packs import PackRequest, make_pack
+    from core.annotation.packs.make import PackRequest, make_pack
     from core.store.models import Annotation, Verbalisation
     from tests.fixtures.report_session import build_report_session
 

@@ -236,11 +236,12 @@ def test_a_job_announces_what_it_declares_even_when_it_fails(
 
 
 def test_jobs_declare_what_they_write() -> None:
-    from core.formats import wdv
+    from core.formats.wdv import importer as wdv_importer
+    from core.formats.wdv import writer as wdv_writer
     from core.formats.webnlg import importer, writer
 
-    for job in (importer.import_job(None, "x.xml"), wdv.import_job(None, "x.json")):
+    for job in (importer.import_job(None, "x.xml"), wdv_importer.import_job(None, "x.json")):
         assert job.writes == IMPORT_WRITES
         assert {Topic.UNITS, Topic.REFERENCES} <= job.writes
-    for job in (writer.export_job(None, "x.xml"), wdv.export_job(None, "x.json")):
+    for job in (writer.export_job(None, "x.xml"), wdv_writer.export_job(None, "x.json")):
         assert job.writes == frozenset()  # an export changes nothing a panel shows

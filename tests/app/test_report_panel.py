@@ -18,6 +18,7 @@ from PySide6.QtGui import QImage
 from app.gui import build_window
 from core.jobs import JobSucceeded, JobWasCancelled
 from core.report import ReportRequest, Settings, build_report, plot_specs
+from core.report.tables import report_tables
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.reads import settle_reads
@@ -91,7 +92,8 @@ def test_building_fills_the_tables_as_core_builds_them(qtbot, wired, report_sess
 
     with SessionStore.open(report_session.path) as store:
         expected = {
-            t.name: t for t in build_report(store, by=("tier", "lang"), settings=settings).tables()
+            t.name: t
+            for t in report_tables(build_report(store, by=("tier", "lang"), settings=settings))
         }
     assert set(panel.pages) == set(expected)
     for name in ("compare_tier", "compare_lang", "study_gold", "counts", "annotations"):
@@ -225,7 +227,7 @@ def test_csv_and_html_exports_run_as_jobs(qtbot, wired, tmp_path: Path) -> None:
     window.statusBar().messageChanged.connect(shown.append)
     assert isinstance(wait_built(qtbot, handle), JobSucceeded)
     names = {p.stem for p in (tmp_path / "csv").glob("*.csv")}
-    assert {t.name for t in controller.report.view.report.tables()} <= names
+    assert {t.name for t in report_tables(controller.report.view.report)} <= names
     assert any("CSV files written" in message for message in shown), shown
     panel.html_requested.emit(str(tmp_path / "report.html"))
     assert isinstance(wait_built(qtbot, controller.report.last_export), JobSucceeded)
@@ -251,7 +253,7 @@ def test_an_empty_session_says_so_instead_of_empty_tables(qtbot, wired, tmp_path
 def test_the_build_runs_off_the_ui_thread_and_cancels(qtbot, wired, monkeypatch) -> None:
     window, controller = wired
     panel = controller.report.panel
-    compare_module = importlib.import_module("core.report.compare")  # the package shadows it
+    build_module = importlib.import_module("core.report.build")
 
     threads: list[int] = []
 
@@ -264,7 +266,7 @@ def test_the_build_runs_off_the_ui_thread_and_cancels(qtbot, wired, monkeypatch)
             time.sleep(0.01)
         raise AssertionError("never cancelled")
 
-    monkeypatch.setattr(compare_module, "build_report", slow_build)
+    monkeypatch.setattr(build_module, "build_report", slow_build)
     handle = controller.report.build()
     qtbot.waitUntil(lambda: bool(threads), timeout=10_000)
     assert threads[0] != threading.get_ident()

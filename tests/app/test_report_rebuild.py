@@ -16,6 +16,7 @@ from PySide6.QtCore import QSettings
 from app.gui import build_window
 from core.jobs import JobSucceeded
 from core.report import ReportCache, ReportRequest, Settings, build_report
+from core.report.tables import comparison_table, report_json
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.reads import settle_reads
@@ -25,7 +26,7 @@ report_session = fixture_module.report_session  # registers the fixture here
 
 
 def tables(report) -> list:
-    return report.to_json()["tables"]
+    return report_json(report)["tables"]
 
 
 def test_an_option_change_computes_only_what_it_touches(report_session: ReportSession) -> None:
@@ -78,16 +79,16 @@ def test_the_panel_rebuilds_only_what_an_option_change_touches(
 ) -> None:
     _window, controller = wired
     report = controller.report
-    compare_module = importlib.import_module("core.report.compare")  # the package shadows it
+    build_module = importlib.import_module("core.report.build")
     reads: list[object] = []
-    real_load_frame = compare_module.load_frame
+    real_load_frame = build_module.load_frame
 
     def counted(store, **kwargs):
         if threading.get_ident() != threading.main_thread().ident:  # the panel's builds
             reads.append(kwargs)
         return real_load_frame(store, **kwargs)
 
-    monkeypatch.setattr(compare_module, "load_frame", counted)
+    monkeypatch.setattr(build_module, "load_frame", counted)
     build(qtbot, report, ReportRequest())
     assert len(reads) == 1
     panel = report.panel
@@ -101,7 +102,7 @@ def test_the_panel_rebuilds_only_what_an_option_change_touches(
         fresh = build_report(store, settings=strict.settings)
     assert tables(report.view.report) == tables(fresh)  # as a fresh build at that alpha
     shown = panel.pages["compare_tier"].model.table
-    assert shown == fresh.comparison_table("tier")
+    assert shown == comparison_table(fresh, "tier")
 
     # A write to the session: what was built describes the session as it was.
     report.session_written()

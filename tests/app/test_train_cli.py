@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from core.verbalise.training import CHECKPOINT, RECORD
+from core.verbalise.training.folder import CHECKPOINT, RECORD
 from tests.fixtures.train_data import build_webnlg_model, build_webnlg_session
 from tests.shared_data import ENRICHED_DEV, needs
 

@@ -208,7 +208,8 @@ def test_a_golden_answer_set_and_removed_in_annotate(qtbot, window_on, report, m
 
 def test_a_pack_merge_is_one_undo(qtbot, window_on, report, tmp_path) -> None:
     from core.annotation import Rating, find_annotator, save_rating
-    from core.annotation.packs import PackRequest, make_pack, pack_info
+    from core.annotation.packs.make import PackRequest, make_pack
+    from core.annotation.packs.manifest import pack_info
     from core.store.models import Annotation, Verbalisation
 
     pack = tmp_path / "eve.taillens"

@@ -280,8 +280,8 @@ def test_a_broken_model_folder_shows_the_error_and_starts_no_run(
 
 
 def test_summary_says_when_a_live_run_was_not_resumed() -> None:
-    from app.verbalise import _summary_html
-    from core.verbalise.job import VerbaliseSummary
+    from core.verbalise.outcome import VerbaliseSummary
+    from core.verbalise.run_text import summary_html
 
     summary = VerbaliseSummary(
         run_id=5,
@@ -290,10 +290,12 @@ def test_summary_says_when_a_live_run_was_not_resumed() -> None:
         texts=6,
         not_resumed=[(3, "still running in process 42 on <host>")],
     )
-    text = _summary_html(summary, "finished")
+    text = summary_html(summary, "finished", error_colour="red")
     assert "Run 3 was not resumed (still running in process 42 on &lt;host&gt;)" in text
     assert "this is a new run" in text
-    assert "not resumed" not in _summary_html(VerbaliseSummary(run_id=5), "finished")
+    assert "not resumed" not in summary_html(
+        VerbaliseSummary(run_id=5), "finished", error_colour="red"
+    )
 
 
 def test_seq2seq_task_prefix_field_previews_and_is_recorded(

@@ -35,7 +35,7 @@ from core.annotation import (
     validate_rating,
 )
 from core.annotation import aggregates as wdv_aggregates
-from core.formats.wdv import import_wdv
+from core.formats.wdv.importer import import_wdv
 from core.store import SessionStore
 from core.store.models import Annotation, UnitReference
 from tests.fixtures import report_session as fixture_module

@@ -12,19 +12,16 @@ import pytest
 from sqlalchemy import func, select, update
 
 from core.annotation import Rating, find_annotator, save_rating
-from core.annotation.packs import (
+from core.annotation.packs.make import PackRequest, make_pack, parse_ids
+from core.annotation.packs.manifest import (
     GUIDELINES_KEY,
     MANIFEST_KEY,
     PackError,
-    PackRequest,
-    make_pack,
-    merge_pack,
-    overall_agreement,
     pack_info,
-    parse_ids,
-    team_progress,
     text_hash,
 )
+from core.annotation.packs.merge import merge_pack
+from core.annotation.packs.progress import overall_agreement, team_progress
 from core.annotation.types import VERBALISATION, ItemRef
 from core.io.output_guard import OutputRefusedError
 from core.store import SessionStore
@@ -164,12 +161,12 @@ def test_nothing_to_pack_and_bad_targets_are_refused(
 def test_a_pack_that_fails_half_way_leaves_no_file_no_record_and_no_leftovers(
     report_session: ReportSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import core.annotation.packs as packs
+    import core.annotation.packs.make as making
 
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(packs, "_fill_pack", broken)
+    monkeypatch.setattr(making, "_fill_pack", broken)
     with SessionStore.open(report_session.path) as store:
         with pytest.raises(OSError):
             make_pack(store, PackRequest("eve", tmp_path / "eve.taillens"))

@@ -95,7 +95,7 @@ def test_hostile_yaml_is_one_line(text: str) -> None:
 
 
 def test_a_model_card_alias_bomb_lists_the_model_without_its_card(tmp_path: Path) -> None:
-    from core.local_models import hub
+    from core.local_models import installed
 
     folder = tmp_path / "model"
     folder.mkdir()
@@ -104,8 +104,8 @@ def test_a_model_card_alias_bomb_lists_the_model_without_its_card(tmp_path: Path
     (folder / "README.md").write_text(card, encoding="utf-8")
     # The card stands for millions of values: it is refused whole (its language too),
     # while the model is still listed from its config.
-    (model,) = hub.list_models([tmp_path])
-    assert model.languages == () and model.kind in hub.KINDS
+    (model,) = installed.list_models([tmp_path])
+    assert model.languages == () and model.kind in installed.KINDS
 
 
 @pytest.mark.parametrize(

@@ -10,14 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from core.agreement.correlate import CorrelationRequest, correlate
+from core.agreement.human import human_values
+from core.agreement.judgments import import_webnlg_judgments
 from core.annotation import Rating, add_annotator, save_rating
-from core.correlate import (
-    CorrelationRequest,
-    JudgmentError,
-    correlate,
-    human_values,
-    import_webnlg_judgments,
-)
+from core.formats.webnlg.human_eval import JudgmentError
 from core.metrics.scoring import sentence_score_table
 from core.store import SessionStore
 from tests.fixtures.correlation_session import (
@@ -204,7 +201,7 @@ def test_no_judgments_is_a_clear_message(session) -> None:
 
 
 def test_wdv_crowd_scores_are_human_judgments(tmp_path: Path) -> None:
-    from core.formats.wdv import import_wdv
+    from core.formats.wdv.importer import import_wdv
     from core.jobs import JobSucceeded, run_job
     from core.metrics.scoring import ScoringRequest, score_job
     from tests.fixtures.wdv_records import wdv_records, write_wdv

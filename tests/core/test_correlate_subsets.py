@@ -11,11 +11,14 @@ import pytest
 import sacrebleu
 
 from app.cli import main
-from core.correlate import CorrelationRequest, correlate, human_values, import_webnlg_judgments
+from core.agreement.correlate import CorrelationRequest, correlate
+from core.agreement.human import human_values
+from core.agreement.judgments import import_webnlg_judgments
 from core.errors import UserFacingError
 from core.jobs import JobSucceeded, run_job
 from core.metrics.esa.detect import esa_of_text
 from core.metrics.scoring import ScoringRequest, score_job, sentence_score_table
+from core.report.tables import report_tables
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitTriple
 from core.text_filters import FilterError, parse_condition
@@ -262,7 +265,7 @@ def test_the_corpus_score_uses_the_tokenisation_of_the_stored_scores(session) ->
 
 
 def test_the_table_3_matrix_is_esa_against_each_metric_and_criterion(session) -> None:
-    from core.correlate_matrix import MatrixRequest, correlation_matrix, matrix_lines
+    from core.agreement.matrix import MatrixRequest, correlation_matrix, matrix_lines
 
     store, _made = session
     table = {r.verbalisation_id: r for r in sentence_score_table(store)}
@@ -300,7 +303,7 @@ def test_the_matrix_from_the_cli_and_in_the_report(
     store, _made = session
     outcome = run_job(report_job(store, by=("tier",)))
     assert isinstance(outcome, JobSucceeded), outcome
-    tables = {t.name: t for t in outcome.result.tables()}
+    tables = {t.name: t for t in report_tables(outcome.result)}
     matrix = tables["esa_matrix"]
     assert matrix.columns[:4] == ("coefficient", "metric", "texts", "n")
     assert "Correctness" in matrix.columns
@@ -323,8 +326,9 @@ def test_reads_kept_for_one_state_give_the_tables_read_afresh(session, monkeypat
     are read once for all of them."""
     import core.metrics.scoring as scoring
     import core.text_filters as text_filters
-    from core.correlate import Reads, agreement_table
-    from core.correlate_matrix import matrix_table
+    from core.agreement.matrix import matrix_table
+    from core.agreement.reads import Reads
+    from core.agreement.table import agreement_table
 
     store, _made = session
     subsets = [(), ("esa.undetected>=1",), ("tier=long_tail",), ("esa.undetected>=1", "tier=head")]

@@ -1,4 +1,4 @@
-"""core.correlation_tests gives scipy.stats's coefficients and p-values, to the bit."""
+"""core.agreement.correlation_tests gives scipy.stats's coefficients and p-values, to the bit."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from core.correlation_tests import (
+from core.agreement.correlation_tests import (
     average_ranks,
     discordant_pairs,
     kendall_tau_b,

@@ -46,14 +46,14 @@ def report():
     try:
         if scenario == "scipy-first":
             # The report's own statistics no longer import scipy.stats; what still does
-            # (core.correlate's fallback, core.tiers.likelihood) takes the lock as here.
+            # (core.agreement.coefficients' fallback, core.tiers.likelihood) takes the lock as here.
             from core import heavy
 
             with heavy.lock():
                 import scipy.stats  # noqa: F401
         import numpy as np
 
-        from core.correlate import coefficients
+        from core.agreement.coefficients import coefficients
         from core.report.statistics import mann_whitney_protocol, rank_biserial
 
         if scenario == "torch-first":

@@ -15,16 +15,10 @@ import pytest
 from sqlalchemy import func, select
 
 from core.annotation import find_annotator, list_annotators, save_rating
-from core.annotation.packs import (
-    MANIFEST_KEY,
-    PACK_VALUE_BYTES,
-    PackError,
-    PackRequest,
-    _bounded_reader,
-    make_pack,
-    merge_pack,
-    pack_info,
-)
+from core.annotation.packs.make import PackRequest, make_pack
+from core.annotation.packs.manifest import MANIFEST_KEY, PackError, pack_info
+from core.annotation.packs.merge import merge_pack
+from core.annotation.packs.read import PACK_VALUE_BYTES, _bounded_reader
 from core.annotation.types import Rating
 from core.io.output_guard import OutputRefusedError
 from core.store import SessionError, SessionStore
@@ -255,10 +249,10 @@ def test_a_rating_the_app_would_refuse_is_left_out_and_said(
 def test_a_statement_on_a_pack_ends_at_its_deadline(
     report_session: ReportSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import core.annotation.packs as packs
+    import core.annotation.packs.read as reading
 
     pack = _rated_pack(report_session, tmp_path)
-    monkeypatch.setattr(packs, "PACK_STATEMENT_S", 0.3)
+    monkeypatch.setattr(reading, "PACK_STATEMENT_S", 0.3)
     with pytest.raises(PackError, match="longer than"), _bounded_reader(pack, None) as conn:
         conn.execute(
             "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
@@ -271,12 +265,13 @@ def test_the_description_of_a_pack_of_every_text_of_a_study_fits_the_value_limit
     pack. Written the way make_pack writes it, 400,000 items with the longest ids fit."""
     import json
 
-    from core.annotation import packs
+    from core.annotation.packs.manifest import text_hash
+    from core.annotation.packs.read import PACK_VALUE_BYTES
 
-    items = [["v", (1 << 62) + i, packs.text_hash(str(i))] for i in range(400_000)]
+    items = [["v", (1 << 62) + i, text_hash(str(i))] for i in range(400_000)]
     described = json.dumps({"items": items, "annotator": "x" * 200})
     assert 12_915 * len(json.dumps(items[0])) > 1_000_000
-    assert len(described.encode("utf-8")) < packs.PACK_VALUE_BYTES
+    assert len(described.encode("utf-8")) < PACK_VALUE_BYTES
 
 
 def test_a_value_larger_than_a_rating_can_be_is_refused_before_it_is_read(
@@ -301,7 +296,7 @@ def test_a_value_larger_than_a_rating_can_be_is_refused_before_it_is_read(
 def test_a_pack_holding_more_than_its_read_budget_is_refused(
     report_session: ReportSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import core.annotation.packs as packs
+    import core.annotation.packs.read as reading
 
     # Many rows, each value within the limit: the pack's reads stop at the budget (made
     # small here so the test writes kilobytes, not the real 256 MB).
@@ -311,13 +306,13 @@ def test_a_pack_holding_more_than_its_read_budget_is_refused(
         "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2000) "
         "INSERT INTO annotators (name, is_anonymous) SELECT 'a' || n, 0 FROM r;",
     )
-    monkeypatch.setattr(packs, "PACK_READ_BYTES", 50_000)
+    monkeypatch.setattr(reading, "PACK_READ_BYTES", 50_000)
     held = _ratings(report_session)
     with SessionStore.open(report_session.path) as store, pytest.raises(PackError) as caught:
         merge_pack(store, pack)
     assert "more than" in str(caught.value) and "not a pack TailLens made" in str(caught.value)
     assert _ratings(report_session) == held
-    monkeypatch.setattr(packs, "PACK_READ_BYTES", 256_000_000)
+    monkeypatch.setattr(reading, "PACK_READ_BYTES", 256_000_000)
     with SessionStore.open(report_session.path) as store:
         assert merge_pack(store, pack).added > 0  # the same pack within the real budget
 
@@ -379,7 +374,7 @@ def test_a_pack_never_replaces_a_file_it_did_not_make_without_force(
 def test_text_no_writer_can_write_is_found_by_check_and_skipped_by_export(
     report_session: ReportSession, tmp_path: Path, sql: str, found: str
 ) -> None:
-    from core.formats.texts_table import export_texts
+    from core.formats.texts_table.export import export_texts
 
     session = _edited(report_session.path, tmp_path, sql, "surrogate.taillens")
     with SessionStore.open(session) as store:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from core.jobs import CancelToken, Job, JobSucceeded, JobWasCancelled, Progress, run_job
-from core.local_models import hub
+from core.local_models import hub, installed
 from tests.fixtures.hub_server import REPO, FakeHub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,12 +252,12 @@ def test_list_shows_kind_languages_size_and_place_and_remove_frees_it(
     fake_hub: FakeHub, tmp_path: Path
 ) -> None:
     result = hub.pull(hub.plan_pull(REPO))
-    (listed,) = hub.list_models()
+    (listed,) = installed.list_models()
     assert (listed.name, listed.kind, listed.languages) == (REPO, "causal", ("en", "it", "es"))
     assert listed.size_bytes == result.downloaded_bytes
     assert listed.path == result.path
     assert hub.remove_model(REPO) == result.downloaded_bytes
-    assert hub.list_models() == []
+    assert installed.list_models() == []
     assert not (tmp_path / "hub-cache" / "models--org--tiny").exists()
     with pytest.raises(hub.PullError, match="is not in the Hugging Face cache"):
         hub.remove_model(REPO)
@@ -281,7 +281,7 @@ def test_list_shows_kind_languages_size_and_place_and_remove_frees_it(
     ],
 )
 def test_model_kind_comes_from_config_and_card(config: dict | None, card: dict, kind: str) -> None:
-    assert hub.model_kind(config, card) == kind
+    assert installed.model_kind(config, card) == kind
 
 
 def test_cli_pull_list_remove_and_a_gated_refusal(fake_hub: FakeHub, tmp_path: Path) -> None:

@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from core.correlate import JudgmentError, human_values, import_webnlg_judgments
+from core.agreement.human import human_values
+from core.agreement.judgments import import_webnlg_judgments
+from core.formats.webnlg.human_eval import JudgmentError
 from core.store import SessionStore
 from tests.fixtures.correlation_session import (
     CRITERIA,

@@ -7,7 +7,7 @@ import inspect
 
 import pytest
 
-from core.correlate import APP_RATINGS, WEBNLG_PREFIX
+from core.agreement.human import APP_RATINGS, WEBNLG_PREFIX
 from core.formats.webnlg.human_eval import WEBNLG_CRITERIA
 from core.groups import HUMAN_METRICS, STUDY_METRICS, metric_order
 from core.metrics import ALL_METRICS, FACTORIES, GROUPS, MODEL_METRICS, REFERENCE_BASED

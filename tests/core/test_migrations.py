@@ -48,7 +48,7 @@ def _alembic(path: Path, action: str, revision: str) -> None:
 
 
 def test_revisions_are_linear_and_known() -> None:
-    assert head_revision() == "0007_edits"
+    assert head_revision() == "0008_one_rating"
     assert known_revisions() == {
         "0001",
         "0002",
@@ -59,6 +59,7 @@ def test_revisions_are_linear_and_known() -> None:
         "0006_packs",
         "0006_refs",
         "0007_edits",
+        "0008_one_rating",
     }
 
 

@@ -266,22 +266,19 @@ def test_the_csv_writer_neutralises_text_and_keeps_numbers() -> None:
 
 
 def test_report_csv_neutralises_imported_names(tmp_path: Path) -> None:
-    from core.report import write_csv
+    from core.report.export import write_tables_csv
 
-    class FakeReport:
-        def tables(self) -> list[Table]:
-            return [
-                Table(
-                    "compare_model",
-                    "Models",
-                    ("group", "median", "n"),
-                    (("=cmd|' /C calc'!A0", -1.5, 3), ("@SUM(A1)", 0.25, 2)),
-                )
-            ]
-
-    (path,) = write_csv(FakeReport(), tmp_path / "csv")  # type: ignore[arg-type]
+    tables = [
+        Table(
+            "compare_model",
+            "Models",
+            ("group", "median", "n"),
+            (("=cmd|' /C calc'!A0", -1.5, 3), ("@SUM(A1)", 0.25, 2)),
+        )
+    ]
+    (path,) = write_tables_csv(tables, tmp_path / "csv")
     rows = list(csv.reader(path.open(newline="", encoding="utf-8")))
     assert rows[1:] == [["'=cmd|' /C calc'!A0", "-1.5", "3"], ["'@SUM(A1)", "0.25", "2"]]
-    (path,) = write_csv(FakeReport(), tmp_path / "raw", raw=True)  # type: ignore[arg-type]
+    (path,) = write_tables_csv(tables, tmp_path / "raw", raw=True)
     rows = list(csv.reader(path.open(newline="", encoding="utf-8")))
     assert rows[1][0] == "=cmd|' /C calc'!A0"

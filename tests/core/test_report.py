@@ -26,6 +26,7 @@ from core.report import (
     write_html,
 )
 from core.report.figures import box_figure, figure_svg
+from core.report.tables import comparison_table, report_tables, study_grid
 from core.store import SessionStore
 from core.store.models import Score
 from tests.fixtures import report_session as fixture_module
@@ -141,7 +142,7 @@ def test_study_table_layout_and_marks(store: SessionStore) -> None:
     # Uncorrected marks, as the TailNLG tables have them (with Holm, 4 against 4 items
     # leave nothing significant: see tests/core/test_report_statistics.py).
     report = build_report(store, by=("tier",), settings=Settings(correction="none"))
-    table = report.study.table()
+    table = study_grid(report.study)
     assert table.columns == ("model", "type", "lang", "BLEU", "chrF++", "PPL")
     rows = {row[:3]: row[3:] for row in table.rows}
     assert rows[("model-a", "head", "en")] == (65.0, 75.0, 13.0)
@@ -150,12 +151,12 @@ def test_study_table_layout_and_marks(store: SessionStore) -> None:
     marked_rows = {table.rows[r][:3] for r, _ in table.marked}
     assert marked_rows == {("model-a", "long_tail", "en"), ("model-a", "long_tail", "it")}
     silver = build_report(store, settings=Settings(study_quality="silver", statistic="median"))
-    assert {r[:3]: r[3] for r in silver.study.table().rows}[("model-a", "head", "en")] == 60.0
+    assert {r[:3]: r[3] for r in study_grid(silver.study).rows}[("model-a", "head", "en")] == 60.0
 
 
 def test_report_tables_notes_and_errors(store: SessionStore, tmp_path: Path) -> None:
     report = build_report(store, by=("tier", "lang"), metrics=["bleu", "human_adequacy"])
-    names = [t.name for t in report.tables()]
+    names = [t.name for t in report_tables(report)]
     assert names == [
         "runs_used",
         "counts",
@@ -168,10 +169,10 @@ def test_report_tables_notes_and_errors(store: SessionStore, tmp_path: Path) -> 
         "runs",
         "signatures",
     ]
-    tier = report.comparison_table("tier")
+    tier = comparison_table(report, "tier")
     assert {row[0] for row in tier.rows} == {"bleu", "human_adequacy"}
     assert len(tier.rows) == 2 * 2 * 2 + 1  # bleu: models × langs × qualities; human: 1
-    annotations = next(t for t in report.tables() if t.name == "annotations")
+    annotations = next(t for t in report_tables(report) if t.name == "annotations")
     assert annotations.rows[0][:3] == ("all", 5, 12)
     with pytest.raises(UserFacingError, match="no scores for meteor"):
         build_report(store, metrics=["meteor"])
@@ -230,7 +231,7 @@ def test_html_report_is_self_contained(store: SessionStore, tmp_path: Path) -> N
     text = written.path.read_text(encoding="utf-8")
     parser = _Parser()
     parser.feed(text)
-    assert parser.tags["table"] == written.tables == len(report.tables()) - 1  # runs: <pre>
+    assert parser.tags["table"] == written.tables == len(report_tables(report)) - 1  # runs: <pre>
     assert parser.tags["svg"] == written.plots >= 9 and not parser.external
     assert "Entity perplexity against statement count" in text
     assert "nrefs:1|case:mixed|tok:13a|v:2.6" in text  # metric signatures

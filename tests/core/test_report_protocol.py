@@ -12,6 +12,7 @@ from sqlalchemy import select
 from core.errors import UserFacingError
 from core.groups import dataset_name, subtier_group
 from core.report import Settings, build_report, compare, load_frame
+from core.report.tables import comparison_table, study_grid
 from core.store import SessionStore
 from core.store.models import DataUnit
 from tests.fixtures import report_session as fixture_module
@@ -46,7 +47,7 @@ def test_dataset_names() -> None:
 
 def test_study_table_pools_gold_and_silver(store: SessionStore) -> None:
     report = build_report(store, settings=Settings(study_references="pooled"))
-    table = report.study.table()
+    table = study_grid(report.study)
     assert table.name == "study_pooled" and "pooled" in table.title
     assert table.columns[:3] == ("model", "type", "lang")
     rows = {row[:3]: dict(zip(table.columns[3:], row[3:], strict=True)) for row in table.rows}
@@ -68,7 +69,7 @@ def test_study_table_splits_gold_and_silver(store: SessionStore) -> None:
     report = build_report(
         store, settings=Settings(study_references="split", correction="none", statistic="median")
     )
-    table = report.study.table()
+    table = study_grid(report.study)
     assert table.name == "study_split"
     assert table.columns[:4] == ("model", "type", "lang", "refs")
     rows = {row[:4]: dict(zip(table.columns[4:], row[4:], strict=True)) for row in table.rows}
@@ -109,4 +110,4 @@ def test_datasets_are_compared_within_model_language_and_quality(store: SessionS
         statistics.fmean(bleu("model-a", u, "en", "gold") for u in _units("long_tail"))
     )
     report = build_report(store, by=("dataset",), metrics=["bleu"])
-    assert report.comparison_table("dataset").rows
+    assert comparison_table(report, "dataset").rows

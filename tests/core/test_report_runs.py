@@ -11,6 +11,7 @@ import pytest
 from app.cli import main
 from core.report import build_report, load_frame
 from core.report.data import UnknownRunError
+from core.report.tables import runs_used_table
 from core.store import SessionStore
 from core.store.models import ModelRun, Score, Verbalisation
 from tests.fixtures import report_session as fixture_module
@@ -107,7 +108,7 @@ def test_a_rerun_replaces_its_items_instead_of_adding_them(report_session: Repor
     assert bleu_items(both) == after and both.notes
     assert not only_first.notes
     # The report lists the runs it used and its item count; head / en / gold stays 4.
-    table = report.runs_used_table()
+    table = runs_used_table(report)
     assert {row[0]: row[2] for row in table.rows}[second] == len(RERUN)
     assert "latest output" in table.note
     head = next(

@@ -18,6 +18,7 @@ from core.report.statistics import (
     bootstrap_medians_ci,
     holm,
 )
+from core.report.tables import comparison_table, headline_lines
 from core.report.verdict import headline_text, verdict
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
@@ -115,22 +116,22 @@ def test_report_corrects_across_all_its_tests(report_session: ReportSession) -> 
     assert not separated.significant
     assert any(c.significant for c in raw.comparisons["tier"])
     for report in (holm_report, bh):
-        table = report.comparison_table("tier")
+        table = comparison_table(report, "tier")
         p_adj = table.columns.index("p_adjusted")
         assert {r for r, _ in table.marked} == {
             r for r, row in enumerate(table.rows) if row[p_adj] < 0.05
         }
         assert all(c == p_adj for _, c in table.marked)
-    assert "Holm-corrected p < 0.05" in holm_report.comparison_table("tier").note
+    assert "Holm-corrected p < 0.05" in comparison_table(holm_report, "tier").note
     # Bootstrap intervals: in the rows, reproducible with the seed.
-    row = holm_report.comparison_table("tier").rows[0]
-    columns = holm_report.comparison_table("tier").columns
+    row = comparison_table(holm_report, "tier").rows[0]
+    columns = comparison_table(holm_report, "tier").columns
     low, high = (row[columns.index(n)] for n in ("median_diff_ci_low", "median_diff_ci_high"))
     assert low <= row[columns.index("median_diff")] <= high
     with SessionStore.open(report_session.path) as store:
         again = build_report(store, by=("tier", "lang"))
         off = build_report(store, by=("tier",), settings=Settings(bootstrap_resamples=0))
-    assert again.comparison_table("tier").rows == holm_report.comparison_table("tier").rows
+    assert comparison_table(again, "tier").rows == comparison_table(holm_report, "tier").rows
     assert off.comparisons["tier"][0].ci is None
 
 
@@ -151,7 +152,7 @@ def test_verdict_reads_the_same_in_core_cli_and_html(
         c for c in report.headlines if c.metric == "bleu" and c.stratum_value("model") == "model-b"
     )
     assert str(verdict(model_b)) == "not significant: long tail better"
-    lines = report.headline_lines()
+    lines = headline_lines(report)
     html = render_html(report)
     for line in lines:
         assert escape(line) in html

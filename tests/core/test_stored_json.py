@@ -33,7 +33,8 @@ def test_stored_json_falls_back_on_what_it_cannot_read(text: str) -> None:
 
 @pytest.mark.parametrize("text", HOSTILE[:5], ids=range(5))
 def test_every_reader_of_session_json_falls_back(tmp_path: Path, text: str) -> None:
-    from core.correlate import META_PREFIX, _webnlg_payloads
+    from core.agreement.human import _webnlg_payloads
+    from core.agreement.judgments import META_PREFIX
     from core.tiers.cutoffs import TierSettings
     from core.tiers.likelihood import load_cutoff
     from core.tiers.stored import load_tier_settings

@@ -13,17 +13,15 @@ from core.jobs import CancelToken, JobSucceeded, JobWasCancelled, run_job
 from core.store import SessionStore
 from core.units.beam_search import (
     Candidate,
-    Graph,
-    SearchError,
     SearchRequest,
     beam_search,
-    class_category,
-    parse_template,
     rank,
     search_job,
     verbalise,
 )
 from core.units.builder.saved import list_units
+from core.units.search_graph import Graph, class_category
+from core.units.search_template import SearchError, parse_template
 from core.wikidata.open_source import load_demo_source
 
 CHAIN = "?x P17 ?a . ?a P36 ?b"

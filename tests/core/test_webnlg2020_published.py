@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from core.correlate import human_values
+from core.agreement.human import human_values
 from core.store import SessionStore
 from tests import shared_data
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from core.report.tables import study_grid
 from core.tables import Table
 from widgets.report.table import ReportTableModel
 
@@ -29,7 +30,8 @@ def test_tier_codes_read_as_words_and_keep_their_values() -> None:
 def test_the_reports_own_tables_show_tier_words() -> None:
     """The columns the report really writes: a comparison's groups (``group_a``,
     ``group_b``) and the study table's ``type``."""
-    from core.report.compare import COMPARISON_COLUMNS, StudyRow, StudyTable
+    from core.report.study import StudyRow, StudyTable
+    from core.report.tables import COMPARISON_COLUMNS
 
     values = {"group_a": "head", "group_b": "long_tail", "metric": "bleu", "model": "m"}
     row = tuple(values.get(column) for column in COMPARISON_COLUMNS)
@@ -40,6 +42,6 @@ def test_the_reports_own_tables_show_tier_words() -> None:
     assert (shown["group_a"], shown["group_b"]) == ("head", "long tail")
 
     study = StudyTable("gold", "mean", ("bleu",), [StudyRow("m", "long_tail", "en", {})])
-    table = study.table()
+    table = study_grid(study)
     model = ReportTableModel(table)
     assert model.index(0, table.columns.index("type")).data() == "long tail"

@@ -44,13 +44,18 @@ from core.report import (
     Settings,
     metric_label,
 )
-from core.report.compare import SIGNIFICANT_MARK
 from core.report.statistics import (
     DEFAULT_ALPHA,
     DEFAULT_REPETITIONS,
     DEFAULT_RESAMPLES,
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_SEED,
+)
+from core.report.tables import (
+    SIGNIFICANT_MARK,
+    bootstrap_note,
+    correction_note,
+    report_tables,
 )
 from core.text_filters import FilterError, check_conditions
 from widgets.note_chips import NoteChips, notes_of
@@ -495,8 +500,8 @@ class ReportPanel(QWidget):
             f"<span style='background:{MARK_BACKGROUND.name()}; color:"
             f"{MARK_FOREGROUND.name()}; font-weight:bold'>&nbsp;highlighted {SIGNIFICANT_MARK}"
             f"&nbsp;</span> = significant: "
-            f"{escape(report.correction_note().removeprefix(SIGNIFICANT_MARK + ' '))} "
-            f"({escape(protocol)}). {escape(report.bootstrap_note())}. "
+            f"{escape(correction_note(report).removeprefix(SIGNIFICANT_MARK + ' '))} "
+            f"({escape(protocol)}). {escape(bootstrap_note(report))}. "
             "Effect r: rank-biserial correlation, + when head (a) is higher."
         )
         self.notes.set_notes(notes_of(report.notes))
@@ -504,14 +509,14 @@ class ReportPanel(QWidget):
             plain_title(self.tabs.tabText(self.tabs.currentIndex())) if self.tabs.count() else ""
         )
         mark_tip = (
-            f"{report.correction_note().removeprefix(SIGNIFICANT_MARK + ' ')}: "
+            f"{correction_note(report).removeprefix(SIGNIFICANT_MARK + ' ')}: "
             f"significant ({protocol})"
         )
         # A table the option change left as it was keeps its page (its sorting and
         # column widths too); only the others are laid out again.
         self.tabs.clear()
         old_pages, self.pages = self.pages, {}
-        for table in report.tables():
+        for table in report_tables(report):
             page = old_pages.get(table.name)
             if page is None or page.shows != TablePage.showing(table, mark_tip):
                 page = TablePage(table, mark_tip)

@@ -25,5 +25,5 @@ is incremental: each finished entry is dropped from the tree, so memory stays sm
 
 Modules: :mod:`.entries` (parsed data), :mod:`.parse` (an entry element), :mod:`.reader`
 (a file, streamed), :mod:`.importer` (into a session), :mod:`.writer` (export), and
-:mod:`.human_eval` (the WebNLG 2020 human-evaluation files, for :mod:`core.correlate`).
+:mod:`.human_eval` (the WebNLG 2020 human-evaluation files, for :mod:`core.agreement.judgments`).
 """

@@ -114,12 +114,7 @@ def import_webnlg(
     if lang is not None and lang.strip():
         file_language("", lang)  # an unknown code is refused before anything is read
     folder = path.is_dir()
-    if folder:
-        files = [(p, p.relative_to(path).as_posix()) for p in _files_of(path)]
-        for file, _name in files:
-            _check_readable(file)
-    else:
-        files = [(_check_readable(path), path.name)]
+    files = _files_to_import(path)
     errors: list[EntryError] = []
     warnings: list[EntryError] = []
     lines: list[FileImport] = []
@@ -169,6 +164,17 @@ def import_webnlg(
         mentions=totals.mentions,
         already=totals.already,
     )
+
+
+def _files_to_import(path: Path) -> list[tuple[Path, str]]:
+    """The files to read, each with the name the report gives it: a file by its name, a
+    folder's files by their path inside it. Each is checked readable before any is read."""
+    if not path.is_dir():
+        return [(_check_readable(path), path.name)]
+    files = [(p, p.relative_to(path).as_posix()) for p in _files_of(path)]
+    for file, _name in files:
+        _check_readable(file)
+    return files
 
 
 def _import_file(

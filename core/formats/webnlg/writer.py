@@ -6,6 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -266,21 +267,18 @@ def lex_attributes(store: SessionStore, unit_ids: Sequence[int]) -> dict[int, di
     return found
 
 
-def export_webnlg(
-    store: SessionStore,
-    path: Path | str,
-    *,
-    flavour: ExportFlavour = "tailnlg",
-    ctx: JobContext | None = None,
-    force: bool = False,
-) -> ExportReport:
-    """Write every data unit of ``store`` to ``path``; the report counts entries (one per
-    unit: no unit is skipped), the ``lex`` references and the triples written.
+@dataclass
+class _SessionRows:
+    """What export reads from the session, in one unit of work, before writing."""
 
-    Imported units are written back as they came (with edits made since); units built in
-    the app get a generated eid. The file is written under a temporary name and moved
-    into place, so a failure never leaves half a file.
-    """
+    units: list[Any]
+    triples: dict[int, list[Any]]  # unit id -> its triples, by language, set and position
+    references: dict[int, list[Any]]  # unit id -> its references, by id
+    categories: dict[int, str]
+    mentions: dict[int, list[Any]]  # reference id -> its mentions, in order
+
+
+def _read_session(store: SessionStore) -> _SessionRows:
     from sqlalchemy import select
 
     from core.store.models import (
@@ -291,11 +289,6 @@ def export_webnlg(
         UnitTriple,
     )
 
-    if flavour not in ("tailnlg", "webnlg"):
-        raise FormatError(f"Unknown WebNLG flavour {flavour!r}: use tailnlg or webnlg.")
-    path = Path(path).expanduser()
-    if path.is_dir():
-        raise FormatError(f"Cannot export to {path}: it is a folder. Give a file name.")
     with store.unit_of_work() as db:
         units = list(db.scalars(select(DataUnit).order_by(DataUnit.id)))
         triples: dict[int, list[Any]] = defaultdict(list)
@@ -317,6 +310,31 @@ def export_webnlg(
         ):
             mentions[mention.reference_id].append(mention)
         db.expunge_all()
+    return _SessionRows(units, triples, references, categories, mentions)
+
+
+def export_webnlg(
+    store: SessionStore,
+    path: Path | str,
+    *,
+    flavour: ExportFlavour = "tailnlg",
+    ctx: JobContext | None = None,
+    force: bool = False,
+) -> ExportReport:
+    """Write every data unit of ``store`` to ``path``; the report counts entries (one per
+    unit: no unit is skipped), the ``lex`` references and the triples written.
+
+    Imported units are written back as they came (with edits made since); units built in
+    the app get a generated eid. The file is written under a temporary name and moved
+    into place, so a failure never leaves half a file.
+    """
+    if flavour not in ("tailnlg", "webnlg"):
+        raise FormatError(f"Unknown WebNLG flavour {flavour!r}: use tailnlg or webnlg.")
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise FormatError(f"Cannot export to {path}: it is a folder. Give a file name.")
+    rows = _read_session(store)
+    units = rows.units
     used_eids = {u.attributes["entry"].get("eid") for u in units if _is_layout(u.attributes)}
     next_eid = _eid_counter(used_eids)
     written_references = written_triples = 0
@@ -329,12 +347,12 @@ def export_webnlg(
             eid = "" if _is_layout(unit.attributes) else next_eid()
             element = _entry_element(
                 unit,
-                triples[unit.id],
-                references[unit.id],
+                rows.triples[unit.id],
+                rows.references[unit.id],
                 eid,
                 flavour,
-                categories.get(unit.category_id),
-                mentions,
+                rows.categories.get(unit.category_id),
+                rows.mentions,
             )
             # Counted from the element, so the report says what the file holds (a WebNLG
             # export has no Spanish/Italian sets).

@@ -213,123 +213,145 @@ class _Scorer:
         return groups
 
     def groups_for(self, metric: str) -> list[_Group]:
-        groups: list[_Group] = []
+        """The groups ``metric`` scores: per run and language (and reference quality for
+        a reference-based metric), then the reference texts' own groups."""
         # ppl scores what the model generated (the raw reply); the rest the parsed text.
         by_run_lang = self._by_run_lang(self.replies if metric == PPL else self.texts)
         if metric in REFERENCE_BASED:
-            # A quality the language has no reference of at all (a dataset without silver
-            # references) is not worth a note per run; a language with none is, once.
-            present = {(lang, quality) for _unit, lang, quality in self.material.references}
-            for (run_id, lang), texts in by_run_lang.items():
-                if not any((lang, quality) in present for quality in QUALITIES):
-                    self.summary.note(
-                        f"run {run_id}, {lang}: no text has a reference in {lang}; "
-                        "reference-based scores are absent (not 0)"
-                    )
-                    continue
-                for quality in QUALITIES:
-                    chosen = [
-                        t for t in texts if self.material.references.get((t.unit_id, lang, quality))
-                    ]
-                    if len(chosen) < len(texts) and (lang, quality) in present:
-                        self.summary.note(
-                            f"run {run_id}, {lang}: {len(texts) - len(chosen):,} of "
-                            f"{len(texts):,} texts have no {quality} reference; their "
-                            f"{quality} reference-based scores are absent (not 0)"
-                        )
-                    if not chosen:
-                        continue
-                    items = _LazyItems(
-                        self._item,
-                        chosen,
-                        [
-                            [ref for _, ref in self.material.references[(t.unit_id, lang, quality)]]
-                            for t in chosen
-                        ],
-                    )
-                    groups.append(_Group(run_id, lang, quality, chosen, items))
-            return groups
+            return self._reference_based_groups(by_run_lang)
         if metric in MODEL_METRICS:
-            for (run_id, lang), texts in by_run_lang.items():
-                run = self.runs[run_id] if run_id is not None else None
-                model = self.request.options.ppl_model or (
-                    run.parameters.get("model_path") or run.model_id
-                    if run is not None and run.kind in ("causal",)
-                    else None
-                )
-                if (
-                    model is None
-                    and metric == PPL
-                    and run is not None
-                    and any(t.token_logprobs for t in texts)
-                ):
-                    # A server run that returned log-probabilities: scored from them.
-                    model = f"{SERVER_LOGPROBS} of run {run.id}"
-                    self._server_models[model] = run.name
-                if model is None:
-                    served = (
-                        " and its server returned no token log-probabilities"
-                        if metric == PPL and run is not None and run.kind == "openai"
-                        else ""
-                    )
-                    self.summary.note(
-                        f"{metric}: run {run_id} ({run.kind if run else '?'}) has no causal "
-                        f"model of its own{served}; choose one with --ppl-model"
-                    )
-                    continue
-                if metric != PPL:  # entity_ppl scores labels alone: no prompt
-                    groups.append(
-                        _Group(
-                            run_id,
-                            lang,
-                            None,
-                            texts,
-                            _LazyItems(self._item, texts),
-                            model=str(model),
-                        )
-                    )
-                    continue
-                prompts = [self._prompt(t) for t in texts]
-                rebuilt = sum(source == "rebuilt" for _, source in prompts)
-                if rebuilt:
-                    self.summary.note(
-                        f"ppl: run {run_id}, {lang}: {rebuilt:,} verbalisations have no stored "
-                        "prompt (made before TailLens stored prompts); their prompt was "
-                        "rebuilt from the run's template and the unit's current triples"
-                    )
-                items = _LazyItems(self._item, texts, prompts=[prompt for prompt, _ in prompts])
-                groups.append(
-                    _Group(
-                        run_id,
-                        lang,
-                        None,
-                        texts,
-                        items,
-                        model=str(model),
-                        prompts=[source for _, source in prompts],
-                    )
-                )
+            groups = self._model_groups(metric, by_run_lang)
         else:
-            for (run_id, lang), texts in by_run_lang.items():
-                groups.append(_Group(run_id, lang, None, texts, _LazyItems(self._item, texts)))
+            groups = [
+                _Group(run_id, lang, None, texts, _LazyItems(self._item, texts))
+                for (run_id, lang), texts in by_run_lang.items()
+            ]
         if self.reference_texts and (metric not in MODEL_METRICS or self.request.options.ppl_model):
-            by_lang_quality: dict[tuple[str, str | None], list[_Text]] = defaultdict(list)
-            for text in self.reference_texts:
-                by_lang_quality[(text.lang, text.quality)].append(text)
+            groups += self._reference_text_groups()
+        return groups
+
+    def _reference_based_groups(
+        self, by_run_lang: dict[tuple[int | None, str], list[_Text]]
+    ) -> list[_Group]:
+        """A group per run, language and reference quality, of the texts that have a
+        reference of that quality; the texts left without one are noted."""
+        groups: list[_Group] = []
+        references = self.material.references
+        # A quality the language has no reference of at all (a dataset without silver
+        # references) is not worth a note per run; a language with none is, once.
+        present = {(lang, quality) for _unit, lang, quality in references}
+        for (run_id, lang), texts in by_run_lang.items():
+            if not any((lang, quality) in present for quality in QUALITIES):
+                self.summary.note(
+                    f"run {run_id}, {lang}: no text has a reference in {lang}; "
+                    "reference-based scores are absent (not 0)"
+                )
+                continue
+            for quality in QUALITIES:
+                chosen = [t for t in texts if references.get((t.unit_id, lang, quality))]
+                if len(chosen) < len(texts) and (lang, quality) in present:
+                    self.summary.note(
+                        f"run {run_id}, {lang}: {len(texts) - len(chosen):,} of "
+                        f"{len(texts):,} texts have no {quality} reference; their "
+                        f"{quality} reference-based scores are absent (not 0)"
+                    )
+                if not chosen:
+                    continue
+                items = _LazyItems(
+                    self._item,
+                    chosen,
+                    [[ref for _, ref in references[(t.unit_id, lang, quality)]] for t in chosen],
+                )
+                groups.append(_Group(run_id, lang, quality, chosen, items))
+        return groups
+
+    def _model_groups(
+        self, metric: str, by_run_lang: dict[tuple[int | None, str], list[_Text]]
+    ) -> list[_Group]:
+        """A group per run and language with the causal model that scores it (perplexity
+        with each text's prompt); a run with no model is noted and left out."""
+        groups: list[_Group] = []
+        for (run_id, lang), texts in by_run_lang.items():
+            run = self.runs[run_id] if run_id is not None else None
+            model = self._causal_model(metric, run, run_id, texts)
+            if model is None:
+                continue
+            if metric != PPL:  # entity_ppl scores labels alone: no prompt
+                items = _LazyItems(self._item, texts)
+                groups.append(_Group(run_id, lang, None, texts, items, model=str(model)))
+                continue
+            prompts = [self._prompt(t) for t in texts]
+            rebuilt = sum(source == "rebuilt" for _, source in prompts)
+            if rebuilt:
+                self.summary.note(
+                    f"ppl: run {run_id}, {lang}: {rebuilt:,} verbalisations have no stored "
+                    "prompt (made before TailLens stored prompts); their prompt was "
+                    "rebuilt from the run's template and the unit's current triples"
+                )
+            items = _LazyItems(self._item, texts, prompts=[prompt for prompt, _ in prompts])
+            groups.append(
+                _Group(
+                    run_id,
+                    lang,
+                    None,
+                    texts,
+                    items,
+                    model=str(model),
+                    prompts=[source for _, source in prompts],
+                )
+            )
+        return groups
+
+    def _causal_model(
+        self, metric: str, run: _Run | None, run_id: int | None, texts: Sequence[_Text]
+    ) -> str | None:
+        """The model that scores ``metric`` on a run's texts: --ppl-model, else the run's
+        own causal model, else (ppl) the log-probabilities its server returned; None,
+        with a note, when there is none."""
+        model = self.request.options.ppl_model or (
+            run.parameters.get("model_path") or run.model_id
+            if run is not None and run.kind in ("causal",)
+            else None
+        )
+        if (
+            model is None
+            and metric == PPL
+            and run is not None
+            and any(t.token_logprobs for t in texts)
+        ):
+            # A server run that returned log-probabilities: scored from them.
+            model = f"{SERVER_LOGPROBS} of run {run.id}"
+            self._server_models[model] = run.name
+        if model is None:
+            served = (
+                " and its server returned no token log-probabilities"
+                if metric == PPL and run is not None and run.kind == "openai"
+                else ""
+            )
+            self.summary.note(
+                f"{metric}: run {run_id} ({run.kind if run else '?'}) has no causal "
+                f"model of its own{served}; choose one with --ppl-model"
+            )
+        return model
+
+    def _reference_text_groups(self) -> list[_Group]:
+        """The unit's reference texts, a group per language and quality."""
+        by_lang_quality: dict[tuple[str, str | None], list[_Text]] = defaultdict(list)
+        for text in self.reference_texts:
+            by_lang_quality[(text.lang, text.quality)].append(text)
+        return [
+            _Group(
+                None,
+                ref_lang,
+                ref_quality,
+                texts,
+                _LazyItems(self._item, texts),
+                model=self.request.options.ppl_model,
+            )
             for (ref_lang, ref_quality), texts in sorted(
                 by_lang_quality.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")
-            ):
-                groups.append(
-                    _Group(
-                        None,
-                        ref_lang,
-                        ref_quality,
-                        texts,
-                        _LazyItems(self._item, texts),
-                        model=self.request.options.ppl_model,
-                    )
-                )
-        return groups
+            )
+        ]
 
     def metric(self, name: str, model: str | None) -> Metric:
         key = (name, model if name in MODEL_METRICS else None)

@@ -115,7 +115,7 @@ def _check_langs(langs: Sequence[str] | None) -> None:
 
 def _still_writing(status: str, software: Any) -> str | None:
     """Why a run is still being written (its owner process lives), or None."""
-    from core.verbalise.job import owner_state
+    from core.verbalise.run_records import owner_state
 
     if status != "running":
         return None

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.formats import FormatError
-from core.formats.wdv import import_wdv
+from core.formats.wdv.importer import import_wdv
 from core.formats.webnlg.importer import import_webnlg
 from core.store import SessionStore
 

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from core.formats import import_webnlg
 from core.formats.csv_export import COLUMNS, export_csv
-from core.formats.wdv import import_wdv
+from core.formats.wdv.importer import import_wdv
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitTriple
 from tests.fixtures.wdv_records import wdv_records, write_wdv

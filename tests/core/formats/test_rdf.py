@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from core.formats import FormatError, import_webnlg
 from core.formats.rdf import TL, WD, export_rdf
-from core.formats.wdv import import_wdv
+from core.formats.wdv.importer import import_wdv
 from core.store import SessionStore
 from core.store.models import UnitReference, UnitTriple
 from tests.fixtures.wdv_records import wdv_records, write_wdv

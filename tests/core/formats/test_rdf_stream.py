@@ -10,7 +10,7 @@ from rdflib.compare import isomorphic
 from sqlalchemy import select
 
 from core.formats.rdf import TL, WD, build_graph, export_rdf
-from core.formats.wdv import import_wdv
+from core.formats.wdv.importer import import_wdv
 from core.store import SessionStore
 from core.store.models import UnitTriple
 from tests.fixtures.wdv_records import wdv_records, write_wdv

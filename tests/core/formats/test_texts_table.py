@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.formats.texts_table import TextsTableError, export_texts
+from core.formats.texts_table.export import export_texts
+from core.formats.texts_table.plan import TextsTableError
 from core.store import SessionStore
 from tests.fixtures.texts_table_session import TEXTS, build
 

@@ -13,7 +13,9 @@ from sqlalchemy import select
 from core.annotation import adequacy_majority as majority
 from core.annotation import aggregates
 from core.formats import EXPORT_FORMATS, IMPORT_FORMATS, FormatError, detect_format
-from core.formats.wdv import export_wdv, import_wdv, item_id
+from core.formats.wdv.importer import import_wdv
+from core.formats.wdv.records import item_id
+from core.formats.wdv.writer import export_wdv
 from core.store import SessionStore
 from core.store.models import Annotation, Annotator, DataUnit, ModelRun, UnitTriple, Verbalisation
 from tests.fixtures.table_digest import table_digest
@@ -137,14 +139,14 @@ def test_malformed_json_changes_nothing(store: SessionStore, tmp_path: Path) -> 
 def test_failure_mid_import_rolls_back(
     store: SessionStore, wdv_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import core.formats.wdv as wdv
+    from core.formats.wdv import importer
 
     before = table_digest(store)
 
     def boom(db: Any, count: int) -> list[int]:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(wdv, "_workers", boom)
+    monkeypatch.setattr(importer, "_workers", boom)
     with pytest.raises(RuntimeError):
         import_wdv(store, wdv_file)
     assert table_digest(store) == before
@@ -167,7 +169,7 @@ def test_helpers_and_registry(wdv_file: Path) -> None:
 def test_records_are_read_one_at_a_time(tmp_path: Path) -> None:
     from contextlib import closing
 
-    from core.formats.wdv import RecordReader
+    from core.formats.wdv.reader import RecordReader
 
     records = []
     for i in range(300):
@@ -206,7 +208,7 @@ JSON_TEXTS = [
 def test_reader_agrees_with_json_loads(tmp_path: Path, chunk: int) -> None:
     from contextlib import closing
 
-    from core.formats.wdv import RecordReader
+    from core.formats.wdv.reader import RecordReader
 
     for number, text in enumerate(JSON_TEXTS):
         path = tmp_path / f"t{number}.json"
@@ -227,10 +229,10 @@ def test_reader_agrees_with_json_loads(tmp_path: Path, chunk: int) -> None:
 def test_batches_stay_in_one_transaction(
     store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import core.formats.wdv as wdv
+    from core.formats.wdv import importer, reader
 
-    monkeypatch.setattr(wdv, "BATCH", 2)
-    monkeypatch.setattr(wdv, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(importer, "BATCH", 2)
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 512)
     records = []
     for i in range(5):
         record = copy.deepcopy(wdv_records()[0])

@@ -10,7 +10,9 @@ import pytest
 
 from app.cli import main
 from core.formats import FormatError
-from core.formats.wdv import MAX_DEPTH, MAX_RECORD_CHARS, RecordReader, import_wdv
+from core.formats.wdv.importer import import_wdv
+from core.formats.wdv.reader import MAX_RECORD_CHARS, RecordReader
+from core.formats.wdv.records import MAX_DEPTH
 from core.store import SessionStore
 from tests.fixtures.table_digest import table_digest
 from tests.fixtures.wdv_records import wdv_records, write_wdv

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from core.formats.wdv import export_wdv, import_wdv
+from core.formats.wdv.importer import import_wdv
+from core.formats.wdv.writer import export_wdv
 from core.store import SessionStore
 from tests.fixtures.wdv_records import wdv_records
 

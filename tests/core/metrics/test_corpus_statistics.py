@@ -12,7 +12,9 @@ import sacrebleu
 from sqlalchemy import text
 
 from app.cli import main
-from core.correlate import CorrelationRequest, correlate, human_values, import_webnlg_judgments
+from core.agreement.correlate import CorrelationRequest, correlate
+from core.agreement.human import human_values
+from core.agreement.judgments import import_webnlg_judgments
 from core.jobs import JobSucceeded, run_job
 from core.metrics import create_metric
 from core.metrics.scoring import (

@@ -21,17 +21,11 @@ from core.metrics.encoder_training import (
     train,
     training_job,
 )
-from core.metrics.retrieval import (
-    RetrievalRequest,
-    encode_cached,
-    evaluate,
-    find_graphs,
-    inversion_errors,
-    load_pairs,
-    open_encoder,
-    ranks,
-    retrieval_job,
-)
+from core.metrics.retrieval.encoders import open_encoder
+from core.metrics.retrieval.encodings import encode_cached
+from core.metrics.retrieval.job import RetrievalRequest, retrieval_job
+from core.metrics.retrieval.pairs import load_pairs
+from core.metrics.retrieval.ranking import evaluate, find_graphs, inversion_errors, ranks
 from core.store import SessionStore
 from core.store.models import Encoding
 from tests.fixtures.scoring_session import REFS, TEXTS, build_session
@@ -161,7 +155,7 @@ def test_job_reports_progress_and_inversion(store: SessionStore, tiny_encoder: P
 
 
 def test_inversion_errors_count_swapped_graphs_scored_higher(tiny_encoder: Path) -> None:
-    from core.metrics.retrieval import RetrievalPair
+    from core.metrics.retrieval.pairs import RetrievalPair
 
     encoder = open_encoder(str(tiny_encoder))
     pairs = [
@@ -397,7 +391,7 @@ def test_periodic_evaluation_and_time_limit_do_not_change_what_is_learned(
 ) -> None:
     import torch
 
-    from core.metrics.retrieval import LoadedEncoder
+    from core.metrics.retrieval.encoders import LoadedEncoder
 
     settings = TrainingSettings(epochs=3, batch_size=4, learning_rate=5e-3, threads=1)
     calls: list[int] = []

@@ -25,7 +25,7 @@ from core.metrics.scoring import (
 from core.metrics.signature import Signature
 from core.store import SessionStore
 from core.store.models import ModelRun, Score, UnitReference, UnitTriple
-from core.verbalise.job import unit_triples
+from core.verbalise.selection import unit_triples
 from tests.fixtures.scoring_session import REFS, TEXTS, Ids, build_session
 from tests.fixtures.tiny_models import build_tiny_causal_lm
 

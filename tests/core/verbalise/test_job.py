@@ -18,20 +18,13 @@ from core.jobs import CancelToken, JobFailed, JobSucceeded, JobWasCancelled, Pro
 from core.store import SessionStore
 from core.store.models import Category, DataUnit, ModelRun, UnitTriple, Verbalisation
 from core.verbalise.base import Candidate, GenerationParams, VerbaliseRequest
-from core.verbalise.job import (
-    VerbaliseError,
-    find_resumable_run,
-    order_for_batching,
-    owner_state,
-    prompt_lengths,
-    run_owner,
-    run_parameters,
-    select_units,
-    unit_triples,
-    verbalise_job,
-)
+from core.verbalise.batching import order_for_batching, prompt_lengths
+from core.verbalise.job import verbalise_job
 from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 from core.verbalise.openai import OpenAIVerbaliser
+from core.verbalise.outcome import VerbaliseError
+from core.verbalise.run_records import find_resumable_run, owner_state, run_owner, run_parameters
+from core.verbalise.selection import select_units, unit_triples
 from core.verbalise.template import TemplateVerbaliser
 from tests.fixtures.verbalise_units import add_units
 

@@ -134,6 +134,40 @@ def test_set_templates_reaches_the_exact_prompt(tiny_causal_lm: Path) -> None:
     assert verbaliser.templates["en"] == "Facts:\n{triples}\nWrite one sentence."
 
 
+def test_a_causal_preview_waits_for_the_tokenizer_then_shows_the_exact_prompt(
+    tiny_causal_lm: Path,
+) -> None:
+    from core.local_models.loader import ModelInfo
+
+    verbaliser = CausalVerbaliser(tiny_causal_lm)
+    verbaliser.use_prompt({"en": "Facts:\n{triples}\nWrite."}, "tailnlg", "ignored: ")
+    pending = verbaliser.preview(TRIPLES[:1], "en", exact=False)
+    assert pending.needs_tokenizer and pending.warning is None
+    assert pending.text == "Facts:\n[Paris, country, France]\nWrite."
+    assert verbaliser._tokenizer is None  # nothing loaded on the UI thread's call
+    exact = verbaliser.preview(TRIPLES[:1], "en", exact=True)
+    assert not exact.needs_tokenizer and exact.warning is None
+    assert exact.text == "<|user|>\nFacts:\n[Paris, country, France]\nWrite.\n<|assistant|>\n"
+    assert exact.note.startswith("Exactly as the model reads it")
+    assert verbaliser.loaded is None
+    assert verbaliser.summary([]) == f"causal · {verbaliser.path}"
+    listed = ModelInfo("m", verbaliser.path, "causal", 2048, "folder")
+    assert verbaliser.summary([listed]) == f"causal · 2.0 KB · {verbaliser.path}"
+
+
+def test_a_seq2seq_preview_shows_the_task_prefix_it_is_given(tiny_seq2seq: Path) -> None:
+    verbaliser = Seq2SeqVerbaliser(tiny_seq2seq)
+    # The templates and preset are a chat prompt's: a seq2seq model reads its prefix.
+    verbaliser.use_prompt({"en": "no placeholder"}, "tailnlg", "verbalise: ")
+    preview = verbaliser.preview(TRIPLES[:1], "en", exact=False)
+    assert preview.text == "verbalise: <H> Paris <R> country <T> France"
+    assert not preview.needs_tokenizer and "linearisation" in preview.note
+    verbaliser.use_prompt(None, "tailnlg", None)
+    assert verbaliser.preview(TRIPLES[:1], "en", exact=True).text.startswith(
+        "translate from Graph to Text: "
+    )
+
+
 def test_same_seed_same_texts(causal: CausalVerbaliser) -> None:
     requests = requests_for(causal, [TRIPLES])
     assert causal.verbalise(requests) == causal.verbalise(requests)

@@ -12,7 +12,6 @@ import pytest
 
 from core.store import SessionStore
 from core.store.models import DataUnit, ModelRun, Verbalisation
-from core.verbalise.job import imported_category, select_units
 from core.verbalise.prompts import parse_reply
 from core.verbalise.runs import (
     RunOverview,
@@ -28,6 +27,7 @@ from core.verbalise.runs import (
     units_overview,
     units_page,
 )
+from core.verbalise.selection import imported_category, select_units
 from tests.fixtures.verbalise_units import add_units
 from tests.shared_data import TAILNLG, require
 

@@ -26,8 +26,9 @@ from app.cli import main
 from core.jobs import JobFailed, JobSucceeded, run_job
 from core.store import SessionStore
 from core.verbalise.base import GenerationParams
-from core.verbalise.job import IncompleteRun, verbalise_job
+from core.verbalise.job import verbalise_job
 from core.verbalise.openai import OpenAIVerbaliser, ServerError
+from core.verbalise.outcome import IncompleteRun
 from tests.fixtures.faulty_openai_server import GOOD, FaultServer
 from tests.fixtures.verbalise_units import add_units
 

@@ -15,22 +15,23 @@ from core.errors import UserFacingError
 from core.jobs import CancelToken, JobCancelled, JobContext, Progress, run_job
 from core.local_models.loader import discover_models
 from core.store import SessionStore
-from core.verbalise.training import (
+from core.verbalise.training.data import (
+    Example,
+    Split,
+    epoch_examples,
+    load_examples,
+    split_by_entry,
+)
+from core.verbalise.training.folder import (
     BEST,
     CARD,
     CHECKPOINT,
     RECORD,
-    Example,
     OutFolder,
-    Split,
-    TrainingSettings,
     check_resumable,
-    epoch_examples,
-    load_examples,
-    split_by_entry,
-    train,
-    training_job,
 )
+from core.verbalise.training.launch import train, training_job
+from core.verbalise.training.settings import TrainingSettings
 from tests.fixtures.train_data import build_webnlg_model, build_webnlg_session
 from tests.shared_data import ENRICHED_DEV, needs
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import UserFacingError
-from core.verbalise.training import TrainingResult
+from core.verbalise.training.settings import TrainingResult
 from core.verbalise.training_state import CANCELLED, DONE, FAILED, RUNNING, TrainState
 
 

@@ -20,6 +20,7 @@ from core.wikidata.cache import (
     store_members_page,
 )
 from core.wikidata.categories import Category
+from core.wikidata.embedded import EmbeddedSource
 from core.wikidata.fetch import (
     FetchSummary,
     fetch_categories_job,
@@ -27,7 +28,7 @@ from core.wikidata.fetch import (
     fetch_entity,
 )
 from core.wikidata.records import EntityDetails, MembersPage
-from core.wikidata.sources import EmbeddedSource, SourceError
+from core.wikidata.sources import SourceError
 from tests.fixtures.wikidata_graph import ACTOR, ACTOR_QIDS, CITY, CITY_QIDS, STAR
 
 

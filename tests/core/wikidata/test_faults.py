@@ -9,8 +9,9 @@ import pytest
 from core.jobs import CancelToken, JobFailed, JobWasCancelled, run_job
 from core.store import SessionStore
 from core.wikidata.cache import fetched_count
+from core.wikidata.endpoint import SparqlEndpointSource, parse_retry_after
 from core.wikidata.fetch import fetch_category_job
-from core.wikidata.sources import SourceError, SparqlEndpointSource, parse_retry_after
+from core.wikidata.sources import SourceError
 from tests.fixtures.fake_sparql_endpoint import (
     JSON_HEADERS,
     FakeEndpoint,

@@ -13,9 +13,10 @@ import pytest
 from core.jobs import JobFailed, JobSucceeded, run_job
 from core.store import SessionStore
 from core.wikidata.cache import fetch_status, fetched_count, load_category
+from core.wikidata.endpoint import check_header_value
 from core.wikidata.fetch import collect_members_job, fetch_category_job
 from core.wikidata.open_source import open_source
-from core.wikidata.sources import SourceError, check_header_value
+from core.wikidata.sources import SourceError
 from tests.fixtures.fake_sparql_endpoint import (
     JSON_HEADERS,
     FakeEndpoint,
@@ -245,7 +246,7 @@ def test_good_page_still_parses(fake_endpoint: FakeEndpoint) -> None:
 
 
 def test_retry_after_odd_values() -> None:
-    from core.wikidata.sources import parse_retry_after
+    from core.wikidata.endpoint import parse_retry_after
 
     assert parse_retry_after("²") is None and parse_retry_after("١٢") is None
     assert parse_retry_after("9" * 5000) == 1e12  # no int() of 5,000 digits

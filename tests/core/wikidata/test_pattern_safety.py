@@ -25,9 +25,10 @@ from core.store import SessionStore
 from core.wikidata import queries
 from core.wikidata.categories import Category, default_categories, default_pattern
 from core.wikidata.category_store import find_category, save_category
+from core.wikidata.embedded import EmbeddedSource
+from core.wikidata.endpoint import SparqlEndpointSource
 from core.wikidata.fetch import fetch_category_job
 from core.wikidata.queries import PatternRefused
-from core.wikidata.sources import EmbeddedSource, SparqlEndpointSource
 from tests.fixtures.fake_sparql_endpoint import FakeEndpoint
 from tests.fixtures.wikidata_graph import CITY_QIDS
 

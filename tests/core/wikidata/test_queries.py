@@ -7,8 +7,8 @@ import pytest
 from core.errors import UserFacingError
 from core.wikidata import queries
 from core.wikidata.categories import Category
+from core.wikidata.endpoint import SparqlEndpointSource
 from core.wikidata.queries import QueryError
-from core.wikidata.sources import SparqlEndpointSource
 from tests.fixtures.fake_sparql_endpoint import FakeEndpoint
 from tests.fixtures.wikidata_graph import CITY
 

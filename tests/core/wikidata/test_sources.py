@@ -6,12 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.wikidata.sources import (
-    WIKIDATA_QUERY_SERVICE,
-    EmbeddedSource,
-    SparqlEndpointSource,
-    WikidataSource,
-)
+from core.wikidata.embedded import EmbeddedSource
+from core.wikidata.endpoint import WIKIDATA_QUERY_SERVICE, SparqlEndpointSource
+from core.wikidata.sources import WikidataSource
 from tests.fixtures.wikidata_graph import ACTOR, ACTOR_QIDS, CITY, CITY_QIDS, STAR
 
 
@@ -114,14 +111,14 @@ def test_demo_data_is_read_within_its_limit(
 ) -> None:
     import gzip
 
-    import core.wikidata.sources as sources
+    from core.wikidata import embedded
     from core.wikidata.sources import SourceError
 
     # A gzip bomb: 20 MB of zeros in about 20 KB; read no further than the limit (made
     # 1 MB here), and a damaged stream is one message, not a zlib traceback.
     bomb = tmp_path / "bomb.nt.gz"
     bomb.write_bytes(gzip.compress(b"\0" * 20_000_000))
-    monkeypatch.setattr(sources, "DEMO_DATA_LIMIT", 1 << 20)
+    monkeypatch.setattr(embedded, "DEMO_DATA_LIMIT", 1 << 20)
     with pytest.raises(SourceError, match="more than 1 MB once decompressed"):
         EmbeddedSource.from_file(bomb)
     # The same into an on-disk store (read line by line, a line without an end bounded too).

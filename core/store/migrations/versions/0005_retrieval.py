@@ -3,7 +3,7 @@
 - ``encodings``: one row per (encoder fingerprint, text hash): the L2-normalised vector of
   a text or a linearised graph as float32 bytes (little-endian), so a retrieval over the
   session encodes each unique graph and text once per encoder. ``encoder`` is the
-  fingerprint of the model folder's files (core.metrics.retrieval.encoder_fingerprint);
+  fingerprint of the model folder's files (core.metrics.retrieval.encoders.encoder_fingerprint);
   ``content_hash`` the SHA-256 of the encoded string; ``kind`` 'graph' or 'text'.
 
 Revision ID: 0005_retrieval

@@ -19,19 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.correlate import (
-    MIN_PAIRS,
-    WEBNLG_PREFIX,
-    Reads,
-    coefficients,
-    read_columns,
-    read_humans,
-    read_score_table,
-)
+from core.agreement.coefficients import MIN_PAIRS, coefficients
+from core.agreement.human import WEBNLG_PREFIX
+from core.agreement.reads import Reads, read_columns, read_humans, read_score_table
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
+from core.tables import Table
 
 if TYPE_CHECKING:
+    from core.metrics.scoring.queries import SentenceScoreRow
     from core.store import SessionStore
 
 COEFFICIENTS = ("pearson", "spearman", "kendall")
@@ -123,12 +119,51 @@ def correlation_matrix(
     reads: Reads | None = None,
 ) -> MatrixResult:
     """The matrix ``request`` asks for (``reads``: what earlier reads of the same state of
-    the session kept, see :class:`core.correlate.Reads`)."""
+    the session kept, see :class:`core.agreement.reads.Reads`)."""
     from core.text_filters import filter_rows
 
     request = request or MatrixRequest()
     details = None if reads is None else reads.details
     humans = read_humans(store, zscore=request.zscore, reads=reads)
+    table, columns = _matrix_texts(store, request, humans, reads)
+    result = MatrixResult(
+        rows=list(request.rows), columns=columns, subsets=[label for label, _ in request.subsets]
+    )
+    total = len(request.subsets) * len(request.rows) * len(columns)
+    done = 0
+    for label, conditions in request.subsets:
+        subset = filter_rows(store, table, conditions, details=details) if conditions else table
+        for row_metric in request.rows:
+            having = [r for r in subset if r.scores.get(row_metric) is not None]
+            result.row_n[(row_metric, label)] = len(having)
+            for column in columns:
+                if ctx is not None:
+                    ctx.check_cancelled()
+                    ctx.progress(done, total, f"{label} · {row_metric} · {column}")
+                done += 1
+                cell = _cell(having, row_metric, column, humans.get(column))
+                result.cells[(row_metric, label, column)] = cell
+    scope = "judged texts (with a human rating)" if request.judged_only else "every text"
+    result.notes.append(
+        f"per text, over the {scope}"
+        + (f" where {' and '.join(request.where)}" if request.where else "")
+        + f"; a cell needs {MIN_PAIRS} pairs; Pearson r, Spearman ρ, Kendall τ-b (scipy)"
+    )
+    if request.zscore:
+        result.notes.append("WebNLG ratings z-scored per rater and criterion before averaging")
+    return result
+
+
+def _matrix_texts(
+    store: SessionStore,
+    request: MatrixRequest,
+    humans: dict[str, dict[int, float]],
+    reads: Reads | None,
+) -> tuple[list[SentenceScoreRow], list[str]]:
+    """The texts the matrix counts (judged ones only unless asked otherwise, where the
+    request's conditions hold) and its columns; refused when a row or column is unknown."""
+    from core.text_filters import filter_rows
+
     judged = set().union(*(set(v) for v in humans.values()))
     # Over the judged texts only those are read (a challenge session judges 2,848 of its
     # 28,464 texts; reading every text's scores was most of the matrix's time).
@@ -164,43 +199,26 @@ def correlation_matrix(
             )
         table = [r for r in table if r.verbalisation_id in judged]
     if request.where:
+        details = None if reads is None else reads.details
         table = filter_rows(store, table, request.where, details=details)
-    result = MatrixResult(
-        rows=list(request.rows), columns=columns, subsets=[label for label, _ in request.subsets]
-    )
-    total = len(request.subsets) * len(request.rows) * len(columns)
-    done = 0
-    for label, conditions in request.subsets:
-        subset = filter_rows(store, table, conditions, details=details) if conditions else table
-        for row_metric in request.rows:
-            having = [r for r in subset if r.scores.get(row_metric) is not None]
-            result.row_n[(row_metric, label)] = len(having)
-            for column in columns:
-                if ctx is not None:
-                    ctx.check_cancelled()
-                    ctx.progress(done, total, f"{label} · {row_metric} · {column}")
-                done += 1
-                ratings = humans.get(column)
-                pairs: list[tuple[float, float]] = []
-                for r in having:
-                    other = (
-                        ratings.get(r.verbalisation_id)
-                        if ratings is not None
-                        else r.scores.get(column)
-                    )
-                    if other is not None:
-                        pairs.append((float(r.scores[row_metric]), float(other)))  # type: ignore[arg-type]
-                found = coefficients([x for x, _ in pairs], [y for _, y in pairs])
-                result.cells[(row_metric, label, column)] = MatrixCell(len(pairs), **found)
-    scope = "judged texts (with a human rating)" if request.judged_only else "every text"
-    result.notes.append(
-        f"per text, over the {scope}"
-        + (f" where {' and '.join(request.where)}" if request.where else "")
-        + f"; a cell needs {MIN_PAIRS} pairs; Pearson r, Spearman ρ, Kendall τ-b (scipy)"
-    )
-    if request.zscore:
-        result.notes.append("WebNLG ratings z-scored per rater and criterion before averaging")
-    return result
+    return table, columns
+
+
+def _cell(
+    having: list[SentenceScoreRow],
+    row_metric: str,
+    column: str,
+    ratings: dict[int, float] | None,
+) -> MatrixCell:
+    """``row_metric`` against ``column`` (a human rating when ``ratings``, else a score
+    column) over the texts where both have a value."""
+    pairs: list[tuple[float, float]] = []
+    for r in having:
+        other = ratings.get(r.verbalisation_id) if ratings is not None else r.scores.get(column)
+        if other is not None:
+            pairs.append((float(r.scores[row_metric]), float(other)))  # type: ignore[arg-type]
+    found = coefficients([x for x, _ in pairs], [y for _, y in pairs])
+    return MatrixCell(len(pairs), **found)
 
 
 def matrix_job(store: SessionStore, request: MatrixRequest) -> Job[MatrixResult]:
@@ -258,13 +276,11 @@ def matrix_table(
     where: Sequence[str] = (),
     strict: bool = False,
     reads: Reads | None = None,
-) -> Any:
+) -> Table | None:
     """The Report's "ESA matrix" table (a ``core.tables.Table``): the Table 3 layout of
     :func:`correlation_matrix` with ESA as the row, one line per coefficient and subset;
     None when the session has no ESA score or no human judgment (or, ``strict``, the
     reason raised)."""
-    from core.tables import Table
-
     try:
         result = correlation_matrix(store, MatrixRequest(where=tuple(where)), reads=reads)
     except UserFacingError:

@@ -4,8 +4,9 @@ importing scipy.stats.
 
 Importing scipy.stats takes about a second and 50 MB; the report needs three
 coefficients. Each function here follows scipy's own steps on finite inputs of at least
-3 values, neither side constant (the caller's cases: :func:`core.correlate.coefficients`),
-and takes its p-value from the same scipy.special function scipy's distribution calls
+3 values, neither side constant (the caller's cases:
+:func:`core.agreement.coefficients.coefficients`), and takes its p-value from the same
+scipy.special function scipy's distribution calls
 (``betaincc`` for Pearson's beta distribution, ``stdtr`` for Spearman's t, ``ndtr`` for
 Kendall's normal approximation; Kendall's exact distribution, which scipy uses for
 untied data of up to 33 pairs, is computed here as scipy's ``_kendall_p_exact``).
