@@ -7,12 +7,12 @@ The Browser's Compare-with ticks belong to a session and a category (what a user
 compares City with is not what they compare Airport with, nor what another study
 does): they are kept in the user's settings, per session file (like the Annotate
 panel's annotator) and category, written when they change and ticked again when the
-category is shown.
+category is shown. Only the Browser panel's public API is used (``category_shown``,
+``compared_changed``, ``set_compared``), whatever holds the view's state behind it.
 
 The Report panel's options are its state object's choices
 (``core.report.panel_state.ReportOptionsState``): restoring them is restoring that
-state, whatever the panel shows them with. Only the Browser panel's public API is used (``category_shown``,
-``compared_changed``, ``set_compared``), whatever holds the view's state behind it.
+state, whatever the panel shows them with.
 """
 
 from __future__ import annotations
