@@ -11,7 +11,18 @@ filter back (``app/annotate.py`` keeps it per session). Tests drive it without a
 
 from __future__ import annotations
 
-from core.annotation.types import NO, NOT_SURE, QueueFilter, QueueOptions
+from core.annotation.types import (
+    BLAME_PARTS,
+    CHECKS,
+    COMBINATION,
+    ERROR_TAXONOMY,
+    NO,
+    NOT_SURE,
+    QueueFilter,
+    QueueOptions,
+    Rating,
+    StoredRating,
+)
 from core.state import Field, State
 
 # The texts a queue can hold, by the key the target combo offers: (target, qualities).
@@ -24,6 +35,8 @@ TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
 # The filter's drop-downs: the state field and the QueueOptions field offering its values.
 OFFERED = {"model": "models", "lang": "langs", "category": "categories", "tier": "tiers"}
 ANY = ""  # a drop-down's "any"
+# What the blame boxes offer, in their order: the parts, a combination, other.
+BLAME_CHOICES = (*(p for p in BLAME_PARTS if p != "other"), COMBINATION, "other")
 
 
 def target_key(target: str, qualities: tuple[str, ...]) -> str | None:
@@ -49,6 +62,12 @@ class AnnotateState(State):
     # -- the rating being made -----------------------------------------------------------------
     fluency: Field[int | None] = Field(None)
     adequacy: Field[int | None] = Field(None)
+    blame: Field[tuple[str, ...]] = Field(())  # of BLAME_CHOICES
+    blame_other: Field[str] = Field("")
+    checks: Field[tuple[str, ...]] = Field(())  # the validation checks ticked
+    checks_touched: Field[bool] = Field(False)  # checks untouched are not recorded
+    is_reference: Field[bool] = Field(False)  # a reference text: the error taxonomy too
+    taxonomy: Field[tuple[tuple[str, str], ...]] = Field(())  # (family, error) ticked
 
     # -- who annotates ---------------------------------------------------------------------
     def annotator_name(self) -> str | None:
@@ -103,3 +122,60 @@ class AnnotateState(State):
     def blame_applies(self) -> bool:
         """What is to blame is asked for No and Not sure only."""
         return self.adequacy in (NO, NOT_SURE)
+
+    def derive(self, changed: set[str]) -> None:
+        # A check ticked or unticked by the annotator (not by a rating shown, which
+        # says whether its checks were recorded) makes the checks part of the rating.
+        if "checks" in changed and "checks_touched" not in changed:
+            self.checks_touched = True
+
+    def show_rating(self, rating: StoredRating | None) -> None:
+        """The form as ``rating`` left it (None: empty); the text's kind stays."""
+        blame = set((rating.blame or "").split("+")) if rating else set()
+        checks = (rating.checks or {}) if rating else {}
+        taxonomy = (rating.error_taxonomy or {}) if rating else {}
+        self.update(
+            fluency=rating.fluency if rating else None,
+            adequacy=rating.adequacy if rating else None,
+            blame=tuple(p for p in BLAME_CHOICES if p in blame),
+            blame_other=(rating.blame_other or "") if rating else "",
+            checks=tuple(name for name in CHECKS if checks.get(name)),
+            checks_touched=bool(checks),
+            taxonomy=tuple(
+                (family, error)
+                for family, errors in ERROR_TAXONOMY.items()
+                for error in errors
+                if error in taxonomy.get(family, ())
+            ),
+        )
+
+    def rating(self, corrected_text: str | None) -> Rating:
+        """The form as a rating (blame only for No / Not sure; checks only once touched;
+        the error taxonomy only for a reference text)."""
+        blame: str | list[str] | None = None
+        other = None
+        if self.blame_applies():
+            parts = [p for p in BLAME_PARTS if p in self.blame]
+            if parts:
+                blame = parts
+            elif COMBINATION in self.blame:
+                blame = COMBINATION
+            if "other" in self.blame:
+                other = self.blame_other.strip() or None
+        checks = {name: name in self.checks for name in CHECKS} if self.checks_touched else None
+        taxonomy: dict[str, list[str]] = {}
+        if self.is_reference:
+            ticked = set(self.taxonomy)
+            for family, errors in ERROR_TAXONOMY.items():
+                for error in errors:
+                    if (family, error) in ticked:
+                        taxonomy.setdefault(family, []).append(error)
+        return Rating(
+            fluency=self.fluency,
+            adequacy=self.adequacy,
+            blame=blame,
+            blame_other=other,
+            checks=checks,
+            error_taxonomy=taxonomy or None,
+            corrected_text=corrected_text,
+        )

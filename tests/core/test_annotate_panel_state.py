@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from core.annotation.panel_state import ANY, AnnotateState
-from core.annotation.types import NO, YES, QueueFilter, QueueOptions
+from core.annotation.types import (
+    CHECKS,
+    COMBINATION,
+    NO,
+    NOT_SURE,
+    YES,
+    QueueFilter,
+    QueueOptions,
+    Rating,
+    StoredRating,
+)
 
 OPTIONS = QueueOptions(
     models=("m1", "m2"), langs=("en", "it"), categories=("City",), tiers=("head",)
@@ -73,3 +83,65 @@ def test_who_annotates_and_whether_blame_applies() -> None:
     assert not state.blame_applies()
     state.adequacy = NO
     assert state.blame_applies()
+
+
+def stored(**values) -> StoredRating:
+    fields = dict(
+        annotation_id=1,
+        annotator_id=1,
+        item=None,
+        fluency=None,
+        adequacy=None,
+        blame=None,
+        blame_other=None,
+        checks=None,
+        error_taxonomy=None,
+        corrected_text=None,
+        is_golden=False,
+    )
+    return StoredRating(**{**fields, **values})
+
+
+def test_the_rating_is_made_of_the_forms_fields() -> None:
+    state = AnnotateState(is_reference=True)
+    state.update(fluency=2, adequacy=NOT_SURE, blame=("other", "object", "subject"))
+    state.update(blame_other=" wrong year ", taxonomy=(("fluency", "spelling"),))
+    rating = state.rating("fixed")
+    assert rating.blame == ["subject", "object", "other"]  # in the parts' order
+    assert rating.blame_other == "wrong year" and rating.corrected_text == "fixed"
+    assert rating.checks is None  # untouched
+    assert rating.error_taxonomy == {"fluency": ["spelling"]}
+    state.checks = ("fluent_natural",)  # the annotator ticked one: recorded from now on
+    assert state.checks_touched
+    assert state.rating(None).checks == {name: name == "fluent_natural" for name in CHECKS}
+    state.adequacy = YES  # blame is asked for No and Not sure only
+    assert state.rating(None).blame is None and state.rating(None).blame_other is None
+    state.update(adequacy=NO, blame=(COMBINATION,))
+    assert state.rating(None).blame == COMBINATION
+    state.is_reference = False
+    assert state.rating(None).error_taxonomy is None
+
+
+def test_a_stored_rating_fills_the_form_and_gives_itself_back() -> None:
+    state = AnnotateState(is_reference=True)
+    rating = stored(
+        fluency=4,
+        adequacy=NO,
+        blame="subject+other",
+        blame_other="odd",
+        checks={"fluent_natural": False, "all_and_only_information": True},
+        error_taxonomy={"accuracy": ["omission"]},
+    )
+    state.show_rating(rating)
+    assert state.blame == ("subject", "other") and state.checks == ("all_and_only_information",)
+    assert state.checks_touched and state.taxonomy == (("accuracy", "omission"),)
+    again = state.rating(None)
+    assert (again.fluency, again.adequacy, again.blame, again.blame_other) == (
+        4,
+        NO,
+        ["subject", "other"],
+        "odd",
+    )
+    assert again.checks == {**dict.fromkeys(CHECKS, False), "all_and_only_information": True}
+    state.show_rating(None)
+    assert state.rating(None) == Rating()

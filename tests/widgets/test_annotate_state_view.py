@@ -64,3 +64,26 @@ def test_the_annotators_shown_are_the_states(qtbot) -> None:
     panel.state.annotator = None
     assert combo.currentIndex() == 0 and "No annotator chosen" in panel.who_label.text()
     assert not panel.build_button.isEnabled()
+
+
+def test_the_boxes_of_the_form_are_the_states(qtbot) -> None:
+    panel = AnnotatePanel()
+    qtbot.addWidget(panel)
+    panel.item_area.setEnabled(True)  # as when an item is shown
+    state = panel.state
+    state.update(adequacy=NO, blame=("object", "other"), is_reference=True)
+    assert panel.blame_checks["object"].isChecked() and panel.blame_other.isEnabled()
+    assert not panel.blame_checks["subject"].isChecked()
+    assert not panel.taxonomy_box.isHidden()
+    panel.blame_checks["object"].setChecked(False)
+    panel.check_boxes["fluent_natural"].setChecked(True)
+    panel.taxonomy_checks[("accuracy", "omission")].setChecked(True)
+    assert state.blame == ("other",) and state.checks == ("fluent_natural",)
+    assert state.checks_touched and state.taxonomy == (("accuracy", "omission"),)
+    panel.blame_other.setText("the year")  # not left yet: the rating still takes it
+    rating = panel.rating()
+    assert rating.blame == ["other"] and rating.blame_other == "the year"
+    assert rating.error_taxonomy == {"accuracy": ["omission"]}
+    state.show_rating(None)
+    assert not panel.check_boxes["fluent_natural"].isChecked()
+    assert not panel.blame_other.isEnabled() and panel.blame_other.text() == ""

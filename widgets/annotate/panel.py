@@ -356,7 +356,7 @@ class AnnotatePanel(QWidget):
         self.item_view.clear(message)
         self.form.show_rating(None)
         self.correction.show_text("", None)
-        self.taxonomy_box.hide()
+        self.form.set_reference(False)
         self.item_area.setEnabled(False)
         self.text_label.setEnabled(True)
         self.navigation.set_item_shown(False)

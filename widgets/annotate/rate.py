@@ -37,8 +37,6 @@ from core.annotation import (
     CHECKS,
     COMBINATION,
     ERROR_TAXONOMY,
-    NO,
-    NOT_SURE,
     QueueFilter,
     QueueItem,
     QueueOptions,
@@ -302,8 +300,6 @@ class RatingForm(QWidget):
         super().__init__(parent)
         # The fluency and adequacy chosen are the state's; the buttons show them.
         self.state = state if state is not None else AnnotateState()
-        self.is_reference = False
-        self.checks_touched = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         fluency_title = QHBoxLayout()
@@ -324,10 +320,13 @@ class RatingForm(QWidget):
         layout.addWidget(self._blame_box())
         layout.addWidget(self._checks_box())
         layout.addWidget(self._taxonomy_box())
+        self._bind()
         self.state.subscribe(lambda *_change: self._show_fluency(), ["fluency"])
         self.state.subscribe(lambda *_change: self._show_adequacy(), ["adequacy"])
         self._show_fluency()
         self._show_adequacy()
+        self._show_other()
+        self._show_taxonomy()
 
     def _fluency_row(self) -> QHBoxLayout:
         self.fluency_group = QButtonGroup(self)
@@ -378,7 +377,6 @@ class RatingForm(QWidget):
         self.blame_other = QLineEdit()
         self.blame_other.setPlaceholderText("other: say what is wrong")
         self.blame_other.setEnabled(False)
-        self.blame_checks["other"].toggled.connect(self.blame_other.setEnabled)
         grid.addWidget(self.blame_other, 2, 0, 1, 3)
         return self.blame_box
 
@@ -388,7 +386,6 @@ class RatingForm(QWidget):
         self.check_boxes: dict[str, QCheckBox] = {}
         for name in CHECKS:
             check = QCheckBox(CHECK_LABELS[name])
-            check.clicked.connect(self._touch_checks)
             layout.addWidget(check)
             self.check_boxes[name] = check
         return self.checks_box
@@ -436,58 +433,46 @@ class RatingForm(QWidget):
 
     def set_reference(self, is_reference: bool) -> None:
         """Reference texts (e.g. translated silver ones) also get the error taxonomy."""
-        self.is_reference = is_reference
-        self.taxonomy_box.setVisible(is_reference)
+        self.state.is_reference = is_reference
+
+    def _bind(self) -> None:
+        """Each box ticked when its key is in its field (a tuple of keys), and the
+        words of "other", to the state."""
+        self.bindings: list[Binding] = [bind(self.state, "blame_other", self.blame_other)]
+        boxes: list[tuple[str, object, QCheckBox]] = [
+            *(("blame", part, box) for part, box in self.blame_checks.items()),
+            *(("checks", name, box) for name, box in self.check_boxes.items()),
+            *(("taxonomy", key, box) for key, box in self.taxonomy_checks.items()),
+        ]
+        for field, key, box in boxes:
+            self.bindings.append(self._bind_member(field, key, box))
+        self.state.subscribe(lambda *_change: self._show_other(), ["blame"])
+        self.state.subscribe(lambda *_change: self._show_taxonomy(), ["is_reference"])
+
+    def _bind_member(self, field: str, key: object, box: QCheckBox) -> Binding:
+        state = self.state
+
+        def from_widget(on: bool) -> tuple:
+            held = tuple(k for k in getattr(state, field) if k != key)
+            return (*held, key) if on else held
+
+        return bind(state, field, box, to_widget=lambda held: key in held, from_widget=from_widget)
+
+    def _show_other(self) -> None:
+        self.blame_other.setEnabled("other" in self.state.blame)
+
+    def _show_taxonomy(self) -> None:
+        self.taxonomy_box.setVisible(self.state.is_reference)
 
     def rating(self, corrected_text: str | None) -> Rating:
         """The form as a rating (blame only for No / Not sure; checks only once touched)."""
-        adequacy = self.adequacy()
-        blame: str | list[str] | None = None
-        other = None
-        if adequacy in (NO, NOT_SURE):
-            parts = [p for p in BLAME_PARTS if self.blame_checks[p].isChecked()]
-            if parts:
-                blame = parts
-            elif self.blame_checks[COMBINATION].isChecked():
-                blame = COMBINATION
-            if self.blame_checks["other"].isChecked():
-                other = self.blame_other.text().strip() or None
-        checks = (
-            {name: box.isChecked() for name, box in self.check_boxes.items()}
-            if self.checks_touched
-            else None
-        )
-        taxonomy: dict[str, list[str]] = {}
-        if self.is_reference:
-            for (family, error), box in self.taxonomy_checks.items():
-                if box.isChecked():
-                    taxonomy.setdefault(family, []).append(error)
-        return Rating(
-            fluency=self.fluency(),
-            adequacy=adequacy,
-            blame=blame,
-            blame_other=other,
-            checks=checks,
-            error_taxonomy=taxonomy or None,
-            corrected_text=corrected_text,
-        )
+        # The words of "other" are written on leaving the field, and Enter saves
+        # from the panel without leaving it.
+        self.state.blame_other = self.bindings[0].widget_value()
+        return self.state.rating(corrected_text)
 
     def show_rating(self, rating: StoredRating | None) -> None:
-        self.state.update(
-            fluency=rating.fluency if rating else None,
-            adequacy=rating.adequacy if rating else None,
-        )
-        blame = set((rating.blame or "").split("+")) if rating else set()
-        for part, box in self.blame_checks.items():
-            box.setChecked(part in blame)
-        self.blame_other.setText((rating.blame_other or "") if rating else "")
-        checks = (rating.checks or {}) if rating else {}
-        for name, box in self.check_boxes.items():
-            box.setChecked(bool(checks.get(name, False)))
-        self.checks_touched = bool(checks)
-        taxonomy = (rating.error_taxonomy or {}) if rating else {}
-        for (family, error), box in self.taxonomy_checks.items():
-            box.setChecked(error in taxonomy.get(family, ()))
+        self.state.show_rating(rating)
 
     def focus_blame(self) -> bool:
         """Focus the first blame box; False when blame does not apply (adequacy Yes)."""
@@ -495,9 +480,6 @@ class RatingForm(QWidget):
             return False
         next(iter(self.blame_checks.values())).setFocus(Qt.FocusReason.ShortcutFocusReason)
         return True
-
-    def _touch_checks(self) -> None:
-        self.checks_touched = True
 
 
 class NavigationBar(QWidget):
