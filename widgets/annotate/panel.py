@@ -23,6 +23,9 @@ and, once the field has nothing left to undo, Ctrl+Z reach the panel. The blame 
 keeps its place when it does not apply (greyed), so choosing No never moves the
 correction field.
 
+What the panel shows and the annotator chose (who annotates, the queue filter, the
+rating in the form) is a ``core.annotation.panel_state.AnnotateState``: the parts render
+it and write edits into it (``widgets.binding``); tests drive it without a window.
 The panel holds no ratings: every save goes to ``app.annotate.AnnotateController``, which
 commits it through ``core.annotation`` at once and hands back what the session holds.
 """

@@ -1,7 +1,8 @@
 """The parts of the Annotate panel's *Rate* tab, each a small widget: the queue filter,
 the item, the rating form and the navigation buttons (the correction editor is in
-:mod:`widgets.annotate.correction`). They show
-and collect; :class:`widgets.annotate.panel.AnnotatePanel` puts them together, holds the
+:mod:`widgets.annotate.correction`). The filter and the form render the panel's
+:class:`core.annotation.panel_state.AnnotateState` and write the annotator's edits into
+it; :class:`widgets.annotate.panel.AnnotatePanel` puts them together, holds the
 keyboard, and talks to the controller."""
 
 from __future__ import annotations
