@@ -113,3 +113,19 @@ class ReportOptionsState(State):
             elif isinstance(value, type(default)) and not isinstance(value, bool):
                 kept[name] = value
         self.update(**kept)
+
+
+class ReportState(ReportOptionsState):
+    """The options, and what the panel shows of the builds: whether a session is open, a
+    build running and its progress, and whether the report shown is out of date."""
+
+    session: Field[bool] = Field(True)  # a session is open: Build report can run
+    busy: Field[bool] = Field(False)  # a build is running
+    progress: Field[tuple[float, float | None, str] | None] = Field(None)  # done, total, words
+    stale: Field[bool] = Field(False)  # what a report is built from changed since
+
+    def can_build(self) -> bool:
+        return self.session and not self.busy
+
+    def started(self) -> None:
+        self.update(busy=True, progress=None)

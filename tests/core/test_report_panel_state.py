@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.report import ReportRequest, Settings
-from core.report.panel_state import ReportOptionsState
+from core.report.panel_state import ReportOptionsState, ReportState
 
 
 def test_the_defaults_ask_for_the_default_report() -> None:
@@ -80,3 +80,14 @@ def test_choices_round_trip_and_bad_values_are_skipped() -> None:
     assert (again.seed, again.alpha, again.by, again.statistic) == (9, 0.1, ("lang",), "median")
     again.restore({"alpha": 1})  # an int where a float is kept: still a number
     assert again.alpha == 1.0 and isinstance(again.alpha, float)
+
+
+def test_a_build_can_start_with_a_session_and_none_running() -> None:
+    state = ReportState()
+    assert state.can_build()
+    state.progress = (1, 2, "old")
+    state.started()
+    assert state.busy and state.progress is None and not state.can_build()
+    state.update(busy=False, session=False)
+    assert not state.can_build()
+    assert "busy" not in state.choices() and "stale" not in state.choices()

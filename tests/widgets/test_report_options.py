@@ -1,5 +1,6 @@
-"""The Report panel renders its options from ReportOptionsState and writes edits into it;
-the window keeps them across restarts by restoring that state."""
+"""The Report panel renders its options (and what it shows of a build) from ReportState
+and writes edits into it; the window keeps the options across restarts by restoring
+that state."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt
 
 from app.window_state import ReportOptionsMemory
-from core.report.panel_state import ReportOptionsState
+from core.report.panel_state import ReportState
 from widgets.report.panel import ReportPanel
 
 USER = Qt.ItemDataRole.UserRole
@@ -23,7 +24,7 @@ def ticked(widget) -> list:
 
 
 def test_the_widgets_follow_the_state(qtbot) -> None:
-    state = ReportOptionsState()
+    state = ReportState()
     panel = ReportPanel(state=state)
     qtbot.addWidget(panel)
     state.update(
@@ -99,4 +100,23 @@ def test_settings_that_do_not_parse_leave_the_defaults(qtbot, tmp_path: Path) ->
     panel = ReportPanel()
     qtbot.addWidget(panel)
     ReportOptionsMemory(settings, panel.state, panel, "report/options")
-    assert panel.state.values() == ReportOptionsState().values()
+    assert panel.state.values() == ReportState().values()
+
+
+def test_a_build_running_and_a_report_out_of_date_are_the_states(qtbot) -> None:
+    panel = ReportPanel()
+    qtbot.addWidget(panel)
+    state = panel.state
+    state.busy = True
+    assert not panel.build_button.isEnabled() and panel.cancel_button.isEnabled()
+    assert not panel.busy_row.isHidden() and panel.progress.maximum() == 0
+    state.progress = (3, 4, "comparing")
+    assert panel.progress.value() == 750 and panel.progress.format() == "comparing"
+    state.busy = False
+    assert panel.build_button.isEnabled() and panel.busy_row.isHidden()
+    panel.set_available([], session=False)  # no session: nothing to build
+    assert not state.session and not panel.build_button.isEnabled()
+    panel.mark_stale()  # no report shown: nothing is out of date
+    assert not state.stale
+    state.stale = True
+    assert not panel.stale_label.isHidden()

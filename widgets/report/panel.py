@@ -38,7 +38,7 @@ from core.report import (
     metric_label,
 )
 from core.report.compare import SIGNIFICANT_MARK
-from core.report.panel_state import ReportOptionsState
+from core.report.panel_state import ReportState
 from core.text_filters import FilterError, check_conditions
 from widgets.note_chips import NoteChips, notes_of
 from widgets.plot_export import EXPORT_ERRORS, announce_written, ask_export
@@ -75,18 +75,22 @@ class ReportPanel(QWidget):
     WIDE = 900  # from this width on, tables and plots sit side by side
     WIDE_HEADLINES = 940  # from this width on, the headlines are aligned columns
 
-    def __init__(
-        self, parent: QWidget | None = None, state: ReportOptionsState | None = None
-    ) -> None:
+    def __init__(self, parent: QWidget | None = None, state: ReportState | None = None) -> None:
         super().__init__(parent)
         self.report: BiasReport | None = None
         self.headlines: list[Comparison] = []
         self.pages: dict[str, TablePage] = {}
         # What the options offer and what the user chose (restored by app.window_state).
-        self.state = state if state is not None else ReportOptionsState()
+        self.state = state if state is not None else ReportState()
         self._build_widgets()
         self._layout()
         self.show_message(NO_SESSION_MESSAGE)
+        self.state.subscribe(lambda *_change: self._show_busy(), ["session", "busy"])
+        self.state.subscribe(lambda *_change: self._show_progress(), ["busy", "progress"])
+        self.state.subscribe(
+            lambda *_change: self.stale_label.setVisible(self.state.stale), ["stale"]
+        )
+        self._show_busy()
         # The headlines' colours (better, worse, muted) are the theme's: drawn again on a
         # switch between light and dark.
         on_palette_change(self, self._recolour)
@@ -123,7 +127,6 @@ class ReportPanel(QWidget):
             "Cancel stops it)"
         )
         self.build_button.clicked.connect(self._on_build)
-        self._busy = False  # a build is running
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel_requested)
@@ -265,7 +268,7 @@ class ReportPanel(QWidget):
         stays unticked, a new one is ticked."""
         self.state.metrics = tuple((name, int(count)) for name, count in metrics)
         # Not while a build runs: the Build button stays off until it has finished.
-        self.build_button.setEnabled(session and not self._busy)
+        self.state.session = session
         if self.report is None:
             if not session:
                 self.show_message(NO_SESSION_MESSAGE)
@@ -296,24 +299,36 @@ class ReportPanel(QWidget):
             page.deleteLater()  # removing a tab does not delete its page
         self.pages.clear()
         self.plots.set_specs([])
-        self.stale_label.setVisible(False)
+        self.state.stale = False
         for button in (self.csv_button, self.html_button):
             button.setEnabled(False)
 
     def set_busy(self, busy: bool) -> None:
-        self._busy = busy
-        self.build_button.setEnabled(not busy)
-        self.cancel_button.setEnabled(busy)
-        self.busy_row.setVisible(busy)
         if busy:
-            self.progress.setRange(0, 0)
+            self.state.started()
+        else:
+            self.state.busy = False
 
     def show_progress(self, progress: Progress) -> None:
-        if progress.total:
+        self.state.progress = (progress.done, progress.total, progress.message or "")
+
+    def _show_busy(self) -> None:
+        state = self.state
+        # Not while a build runs: the Build button stays off until it has finished.
+        self.build_button.setEnabled(state.can_build())
+        self.cancel_button.setEnabled(state.busy)
+        self.busy_row.setVisible(state.busy)
+
+    def _show_progress(self) -> None:
+        if self.state.progress is None:
+            self.progress.setRange(0, 0)  # busy, nothing counted yet
+            return
+        done, total, words = self.state.progress
+        if total:
             self.progress.setRange(0, 1000)
-            self.progress.setValue(int(1000 * min(progress.done / progress.total, 1.0)))
-        self.progress.setFormat(progress.message or "%p%")
-        self.progress.setToolTip(progress.message)
+            self.progress.setValue(int(1000 * min(done / total, 1.0)))
+        self.progress.setFormat(words or "%p%")
+        self.progress.setToolTip(words)
 
     def _recolour(self) -> None:
         if self.report is not None:
@@ -321,13 +336,13 @@ class ReportPanel(QWidget):
 
     def mark_stale(self) -> None:
         if self.report is not None:
-            self.stale_label.setVisible(True)
+            self.state.stale = True
 
     def show_report(
         self, report: BiasReport, specs: Sequence[PlotSpec], headlines: Sequence[Comparison]
     ) -> None:
         self.report, self.headlines = report, list(headlines)
-        self.stale_label.setVisible(False)
+        self.state.stale = False
         self._show_headlines(report, self.headlines)
         s = report.settings
         protocol = (
