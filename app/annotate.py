@@ -20,9 +20,9 @@ from PySide6.QtCore import QObject
 
 from core.annotation import AnnotationError, QueueFilter, QueueOptions, Rating
 from core.changes import Topic
+from core.desktop.logs import get_logger
 from core.errors import UserFacingError
 from core.labels import plural
-from core.logs import get_logger
 
 # The fields of a rating put back in the form after an undo (core.edits.ratings' state).
 RESTORED_FIELDS = (

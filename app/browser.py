@@ -5,7 +5,7 @@ answers by calling ``core.wikidata`` and, for anything that may take long, runni
 job. During a fetch each page lands in the session and the panel reloads the
 category from there, so the view builds up live and always shows what is saved.
 
-It follows the panel's :class:`core.browser_state.BrowserState`: a category picked in
+It follows the panel's :class:`core.wikidata.browser_state.BrowserState`: a category picked in
 the shared selection is loaded into the state (its saved tier settings, its members), an
 entity picked is read (or fetched) for the inspector, a Compare-with tick loads that
 category, and a tier edit is saved from the state. The save is debounced (written 0.8 s
@@ -23,17 +23,17 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.changes import Topic
+from core.desktop.logs import get_logger
 from core.jobs import Job, JobContext
-from core.logs import get_logger
 from core.wikidata.categories import Category, default_categories
 from core.wikidata.records import CategoryTable
 
 if TYPE_CHECKING:
     from app.context import PanelContext
     from app.jobrunner import JobHandle
-    from core.browser_state import CategoryTiers
     from core.store import SessionStore
-    from core.tiers import TierSettings
+    from core.tiers.cutoffs import TierSettings
+    from core.wikidata.browser_state import CategoryTiers
     from core.wikidata.sources import WikidataSource
     from widgets.browser import BrowserPanel
 
@@ -250,7 +250,7 @@ class BrowserController(QObject):
         category shown (or ``reload_settings``), and its members as the session holds
         them, read off the UI thread (:meth:`_category_read` shows them). A pending tier
         save of the category shown before is handed to the writer first."""
-        from core.category_tiers import load_tier_settings
+        from core.tiers.stored import load_tier_settings
         from core.wikidata.category_store import remember_category
 
         store = self.store
@@ -335,7 +335,7 @@ class BrowserController(QObject):
         """An undo or redo of a tier edit landed: the category shown takes the settings
         the session holds now, from the edit's own record (no read, no reload of the
         members: the state re-tiers as after a drag; showing them saves nothing)."""
-        from core.tiers import TierSettings
+        from core.tiers.cutoffs import TierSettings
 
         name = self.state.category
         if entry.kind != "tiers" or name is None or entry.target.get("category") != name:
@@ -431,7 +431,7 @@ class BrowserController(QObject):
     def _fetch_finished(self, name: str) -> None:
         """New members get their tiers in the session too: the shown category's as the
         state has them, another's (a Compare-with one) under its saved settings."""
-        from core.category_tiers import NoMembersError, retier_category
+        from core.tiers.stored import NoMembersError, retier_category
 
         self._reload_timer.stop()
         if name == self.state.category:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from PySide6.QtCore import QObject, Signal, Slot
 
 from core.changes import Topic, Topics, topics
-from core.logs import get_logger
+from core.desktop.logs import get_logger
 
 log = get_logger("changes")
 

@@ -105,7 +105,7 @@ def _show_store_notices() -> None:
 
 def _opens_a_session(argv: Sequence[str]) -> bool:
     """``taillens PATH.taillens`` (a session file first, e.g. from a file manager): gui."""
-    from core.paths import SESSION_SUFFIX
+    from core.desktop.paths import SESSION_SUFFIX
 
     return bool(argv) and not argv[0].startswith("-") and argv[0].endswith(SESSION_SUFFIX)
 
@@ -127,14 +127,14 @@ def _starts_with_a_window_option(parser: argparse.ArgumentParser, argv: Sequence
 
 class TerminalSafe:
     """A text stream (stdout) that writes every character a terminal would act on as its
-    escape (:func:`core.safe_names.for_terminal`): a name read from a file (an annotator,
+    escape (:func:`core.io.safe_names.for_terminal`): a name read from a file (an annotator,
     a system, a category) holding ESC, BEL, CR or NUL is shown, never obeyed."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
 
     def write(self, text: str) -> int:
-        from core.safe_names import for_terminal
+        from core.io.safe_names import for_terminal
 
         self.stream.write(for_terminal(text))
         return len(text)
@@ -192,7 +192,7 @@ def _main(argv: Sequence[str] | None) -> int:
             args = parser.parse_args(["gui"])
         return int(args.handler(args) or EXIT_OK)
     except UserFacingError as error:
-        from core.safe_names import for_terminal
+        from core.io.safe_names import for_terminal
 
         print(f"taillens: {for_terminal(str(error))}", file=sys.stderr)
         # A job Ctrl+C or SIGTERM stopped: 128 + the signal (app.terminal is imported by

@@ -12,7 +12,7 @@ It holds what the panels genuinely share:
   dialog), ``settings`` and ``dock(key)``, the panel's own dock;
 * the preferences (``preferences``, set by ``app.preferences``);
 * what one panel publishes for the others, never another panel's widgets: the Browser's
-  :class:`core.browser_state.BrowserState` (the category shown, its tiers, the shared
+  :class:`core.wikidata.browser_state.BrowserState` (the category shown, its tiers, the shared
   selection), the Browser's data source (:class:`SourceChoice`), and two requests as
   signals: ``unit_requested`` (start a unit from an entity: the Browser's inspector ->
   Units) and ``unit_chosen`` (a saved unit picked: Units -> Verbalise).
@@ -39,10 +39,10 @@ if TYPE_CHECKING:
     from app.edits import SessionUndo
     from app.jobrunner import JobHandle
     from app.session_io import SessionWriter, ViewReads
-    from core.browser_state import BrowserState
+    from core.desktop.preferences import Preferences
     from core.jobs import Job
-    from core.preferences import Preferences
     from core.store import SessionStore
+    from core.wikidata.browser_state import BrowserState
     from core.wikidata.sources import WikidataSource  # noqa: F401 (a Field annotation)
     from widgets.main_window import MainWindow
 

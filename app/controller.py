@@ -22,9 +22,9 @@ from app.edits import HistoryView, SessionUndo, message_with_undo
 from app.jobrunner import JobHandle, QtJobRunner
 from app.session_io import SessionWriter, ViewReads
 from core.changes import EVERYTHING
+from core.desktop.logs import get_logger
 from core.errors import UserFacingError
 from core.jobs import Job, JobFailed, JobSucceeded, JobWasCancelled
-from core.logs import get_logger
 from core.store import SessionError, SessionStore
 from widgets.main_window import MainWindow
 
@@ -40,12 +40,12 @@ if TYPE_CHECKING:
     from app.scores.controller import ScoresController
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
-    from core.browser_state import BrowserState
     from core.changes import Topics
+    from core.desktop.preferences import Preferences
     from core.formats.report import ExportReport, ImportReport
+    from core.io.session_lock import SessionLock
     from core.jobs import JobOutcome
-    from core.preferences import Preferences
-    from core.session_lock import SessionLock
+    from core.wikidata.browser_state import BrowserState
 
 log = get_logger("controller")
 
@@ -179,9 +179,9 @@ class AppController(QObject):
     # -- sessions ----------------------------------------------------------------------
     def open_session(self, path: Path, *, create: bool = False) -> bool:
         """Open ``path`` (creating it if asked); on failure keep the current session.
-        A session another TailLens window has open (its lock file, core.session_lock)
+        A session another TailLens window has open (its lock file, core.io.session_lock)
         is opened read-only, anyway, or not, as the user chooses."""
-        from core.session_lock import SessionInUseError, SessionLock
+        from core.io.session_lock import SessionInUseError, SessionLock
 
         lock: SessionLock | None = None
         read_only = False
@@ -217,7 +217,7 @@ class AppController(QObject):
         return True
 
     def new_session(self, path: Path) -> bool:
-        from core.session_lock import SessionInUseError, SessionLock
+        from core.io.session_lock import SessionInUseError, SessionLock
 
         try:
             lock: SessionLock | None = SessionLock.acquire(path)
@@ -290,7 +290,7 @@ class AppController(QObject):
         ``lang`` is the language of WebNLG texts that carry none."""
         from core.changes import IMPORT_WRITES
         from core.formats import IMPORT_FORMATS, FormatError, detect_format
-        from core.formats.files import IMPORT_KEPT
+        from core.formats.common import IMPORT_KEPT
         from core.formats.webnlg.importer import check_import_path, file_language
 
         store = self.store
@@ -342,7 +342,7 @@ class AppController(QObject):
 
     def show_dataset_statistics(self) -> JobHandle | None:
         """Compute the session's dataset statistics and checks in a job, then show them."""
-        from core.dataset_stats import CHECKS, stats_job
+        from core.report.dataset_stats import CHECKS, stats_job
 
         store = self.store
         if store is None:
@@ -361,7 +361,7 @@ class AppController(QObject):
         bar, and units the format could not hold are listed in a message."""
         from core.errors import UserFacingError
         from core.formats import EXPORT_FORMATS
-        from core.output_guard import check_output_target
+        from core.io.output_guard import check_output_target
 
         store = self.store
         if store is None:

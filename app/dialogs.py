@@ -23,8 +23,8 @@ class UnknownDialogError(UserFacingError):
 
 def _score(app: AppController) -> Any:
     from app.scores.dialog import score_choices
+    from core.local_models.placement import accelerator_likely
     from core.metrics.meteor import wordnet_status
-    from core.placement import accelerator_likely
 
     # As the Score… button offers it (WordNet and a GPU looked for), without the scan
     # of the model folders that the button runs in a job.
@@ -48,7 +48,7 @@ def _sample(app: AppController) -> Any:
 
 
 def _override(app: AppController) -> Any:
-    from core.unit_builder.render import RenderedTriple
+    from core.units.builder.render import RenderedTriple
     from widgets.units import OverrideDialog
 
     triple = RenderedTriple(0, "Paris", "country", "France", "Q90", "P17", "Q142")
@@ -91,8 +91,8 @@ def _unit_search(app: AppController) -> Any:
 def _statistics(app: AppController) -> Any:
     """The session's statistics, computed here (small sessions: this is for pictures and
     tests; the menu runs the same job in the background)."""
-    from core.dataset_stats import CHECKS, stats_job
     from core.jobs import JobSucceeded, run_job
+    from core.report.dataset_stats import CHECKS, stats_job
     from widgets.dataset_stats import DatasetStatsDialog
 
     if app.store is not None:

@@ -27,7 +27,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from core.changes import Topic
-from core.logs import get_logger
+from core.desktop.logs import get_logger
 
 if TYPE_CHECKING:
     from app.jobrunner import JobHandle

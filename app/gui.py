@@ -12,9 +12,10 @@ from types import TracebackType
 from typing import NoReturn, cast
 
 from app.appearance import apply_color_scheme, apply_theme, system_scheme_changed
-from core import APP_NAME, paths
+from core import APP_NAME
+from core.desktop import paths
+from core.desktop.logs import get_logger, setup_logging
 from core.errors import UserFacingError
-from core.logs import get_logger, setup_logging
 
 log = get_logger("gui")
 
@@ -95,7 +96,7 @@ def get_application():
 
 def load_theme(settings) -> str:
     """The theme chosen in Preferences (system, light or dark)."""
-    from core.appearance import read_theme  # light: before the first paint
+    from core.desktop.theme import read_theme  # light: before the first paint
 
     return read_theme(settings)
 
@@ -143,7 +144,7 @@ def wire_window(window, hold_jobs: bool = False):
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
     from app.window_state import CompareTicks, ReportOptionsMemory, TabMemory, UnitsViewMemory
-    from core.dialog_memory import DialogMemory
+    from core.desktop.dialog_memory import DialogMemory
     from widgets.annotate import AnnotatePanel
     from widgets.browser import BrowserPanel
     from widgets.report.panel import ReportPanel
@@ -453,7 +454,7 @@ def process_memory_mb() -> dict[str, int]:
 def _screenshot_target_ok(target: Path, force: bool) -> bool:
     """Whether the screenshot may be written there; if not, says why on stderr."""
     from core.errors import UserFacingError
-    from core.output_guard import check_output_target
+    from core.io.output_guard import check_output_target
 
     try:  # the open session, or another, is no place for a PNG
         check_output_target(target, force=force)
@@ -517,12 +518,12 @@ def _composed(window, dialog):
 
 def _save_screenshot(window, target: Path, app, *, force: bool = False, dialog=None) -> None:
     """The window (and ``dialog`` over it) as PNG, written like every export
-    (core.formats.files.atomic_output: a temporary file moved into place, never over a
+    (core.formats.common.atomic_output: a temporary file moved into place, never over a
     session)."""
     from PySide6.QtCore import QBuffer, QIODevice
 
     from core.errors import UserFacingError
-    from core.formats.files import atomic_output
+    from core.formats.common import atomic_output
 
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
+from core.desktop.logs import get_logger
 from core.jobs import (
     CancelToken,
     Job,
@@ -45,7 +46,6 @@ from core.jobs import (
     Progress,
     run_job,
 )
-from core.logs import get_logger
 
 if TYPE_CHECKING:
     from core.store import SessionStore

@@ -21,8 +21,8 @@ from core.errors import UserFacingError
 if TYPE_CHECKING:
     from app.context import PanelContext
     from app.jobrunner import JobHandle
-    from core.likelihood import CutoffSettings, LikelihoodView
     from core.store import SessionStore
+    from core.tiers.likelihood import CutoffSettings, LikelihoodView
     from widgets.browser import BrowserPanel
 
 TAB_TITLE = "Likelihood"
@@ -64,7 +64,7 @@ class LikelihoodController(QObject):
     def refresh(self) -> JobHandle | None:
         """Read the shown category's scores (the picked model, else the one the saved
         cut-off is for, else the first) and hand them to the tab."""
-        from core.likelihood import load_likelihood_view
+        from core.tiers.likelihood import load_likelihood_view
 
         category = self.ctx.browser_state.category
         if self.ctx.store is None or category is None:
@@ -116,7 +116,7 @@ class LikelihoodController(QObject):
 
     def score(self, model: str, lang: str) -> JobHandle | None:
         """Score the shown category's members (a job; already scored ones are skipped)."""
-        from core.likelihood import LikelihoodRequest, likelihood_job
+        from core.tiers.likelihood import LikelihoodRequest, likelihood_job
 
         store, category = self.ctx.store, self.ctx.browser_state.category
         if store is None or category is None:
@@ -135,7 +135,7 @@ class LikelihoodController(QObject):
     def save_cutoff(self, settings: CutoffSettings) -> bool | None:
         """Store the model_tail sub-tier of the shown category (through the writer, on its
         thread: it rewrites every member's row)."""
-        from core.likelihood import save_model_tail
+        from core.tiers.likelihood import save_model_tail
 
         category = self.ctx.browser_state.category
         if self.ctx.store is None or category is None:

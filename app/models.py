@@ -1,5 +1,5 @@
 """The Models dialog's controller: lists the models here, reads a model's size on the hub
-and pulls or removes one, each as a core job off the UI thread (``core.hub``)."""
+and pulls or removes one, each as a core job off the UI thread (``core.local_models.hub``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject
 
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded
-from core.models_state import PLANNING, PULLING, REMOVING, ModelsState
+from core.local_models.catalog_state import PLANNING, PULLING, REMOVING, ModelsState
 from widgets.models_dialog import ModelsDialog
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class ModelsController(QObject):
             )
 
     def refresh(self) -> JobHandle | None:
-        from core.hub import list_models
+        from core.local_models.hub import list_models
 
         def run(_ctx: JobContext) -> tuple[Any, ...]:
             return tuple(list_models())
@@ -78,7 +78,7 @@ class ModelsController(QObject):
 
     def check(self) -> JobHandle | None:
         """The model's files and size on the hub, and the free disk: nothing downloaded."""
-        from core.hub import plan_pull
+        from core.local_models.hub import plan_pull
 
         repo, revision = self.state.repo_id, self.state.revision or None
 
@@ -90,7 +90,7 @@ class ModelsController(QObject):
         return self._start(job, self.state.planned, "Reading")
 
     def pull(self) -> JobHandle | None:
-        from core.hub import check_disk, list_models, pull, pull_job
+        from core.local_models.hub import check_disk, list_models, pull, pull_job
 
         state = self.state
         repo, revision, plan = state.repo_id, state.revision or None, state.plan
@@ -116,8 +116,8 @@ class ModelsController(QObject):
             self.handle.cancel()
 
     def remove(self, repo_id: str) -> JobHandle | None:
-        from core.hub import list_models, remove_model
-        from core.models import human_size
+        from core.local_models.hub import list_models, remove_model
+        from core.local_models.loader import human_size
 
         def run(_ctx: JobContext) -> tuple[int, tuple[Any, ...]]:
             return remove_model(repo_id), tuple(list_models())

@@ -69,7 +69,7 @@ class PacksController(QObject):
     def make_pack(self, request: PackRequest) -> None:
         from core.annotation.packs import pack_job
         from core.errors import UserFacingError
-        from core.output_guard import check_output_target
+        from core.io.output_guard import check_output_target
 
         store = self.ctx.store
         if store is None:

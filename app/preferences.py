@@ -1,13 +1,13 @@
 """File ▸ Preferences…: ``PreferencesController`` opens the dialog, stores what was
 chosen (QSettings, the settings file of app/gui) and applies it at once; panels read the
 values from ``PanelContext.preferences`` (app.context). What the preferences are, and how they are
-read, stored and applied, is ``core.preferences`` (re-exported here)."""
+read, stored and applied, is ``core.desktop.preferences`` (re-exported here)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core.preferences import (
+from core.desktop.preferences import (
     CONTACT_ENV,
     Preferences,
     apply_contact,
@@ -45,8 +45,9 @@ class PreferencesController:
         if self.dialog is None:
             dialog = self.dialog = PreferencesDialog(self.window)
             dialog.accepted.connect(lambda: self.store(dialog.values()))
-        # Read again each time: the model folders live in core.models' own file, which the
-        # Verbalise panel's "add folder", the command line or another window also write.
+        # Read again each time: the model folders live in the model loader's own file,
+        # which the Verbalise panel's "add folder", the command line or another window
+        # also write.
         self.ctx.preferences = load_preferences(self.window.settings)
         self.dialog.show_values(self.ctx.preferences)
         self.dialog.open()

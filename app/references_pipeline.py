@@ -3,7 +3,7 @@ job ``taillens references translate|qe|postedit`` runs (``core.references``) fro
 dialog's :class:`core.references.dialog_state.ReferencesState` and runs it through the
 window's job bar (off the UI thread, with progress and cancel); the outcome becomes the
 step's line. The form's choices are remembered with a
-:class:`core.dialog_memory.DialogMemory` when a step is run."""
+:class:`core.desktop.dialog_memory.DialogMemory` when a step is run."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
-from core.dialog_memory import DialogMemory
+from core.desktop.dialog_memory import DialogMemory
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobFailed, JobSucceeded
 from core.references.dialog_state import (
@@ -68,7 +68,7 @@ class ReferencesController(QObject):
 
     def _list_models(self) -> None:
         """The models on this machine, listed off the UI thread, offered in the combos."""
-        from core.hub import list_models
+        from core.local_models.hub import list_models
 
         def run(_ctx: JobContext) -> tuple[Any, ...]:
             return tuple(list_models())

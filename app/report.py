@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer
 
 from core.changes import Topic
+from core.desktop.logs import get_logger
 from core.jobs import Job, JobContext, JobSucceeded
-from core.logs import get_logger
 from core.report.compare import ReportCache
 
 if TYPE_CHECKING:
@@ -256,7 +256,7 @@ class ReportController(QObject):
     def export_html(self, path: Path) -> JobHandle | None:
         """The self-contained HTML report (core's write_html, as a job)."""
         from core.errors import UserFacingError
-        from core.output_guard import check_output_target
+        from core.io.output_guard import check_output_target
         from core.report import write_html
 
         try:  # a session (the open one above all) is refused before any work

@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from core.changes import Topic, Topics, topics
+from core.desktop.logs import get_logger
 from core.errors import UserFacingError
 from core.jobs import Job, JobSucceeded
-from core.logs import get_logger
 from core.store import SessionLockedError
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 from core.errors import UserFacingError
+from core.io.safe_names import for_terminal
 from core.jobs import (
     CancelToken,
     Job,
@@ -21,7 +22,6 @@ from core.jobs import (
     format_time_left,
     run_job,
 )
-from core.safe_names import for_terminal
 
 T = TypeVar("T")
 

@@ -14,20 +14,20 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject
 
 from core.changes import Topic
-from core.claim_filters import RULES
+from core.desktop.logs import get_logger
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
 from core.labels import plural
-from core.logs import get_logger
+from core.units.claim_filters import RULES
 
 if TYPE_CHECKING:
     from app.context import PanelContext
     from app.jobrunner import JobHandle
-    from core.claim_filters import ClaimFilterSettings
-    from core.sampler import SampleRequest, SampleSummary
     from core.store import SessionStore
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_search import SearchRequest, SearchSummary
+    from core.units.beam_search import SearchRequest, SearchSummary
+    from core.units.builder.draft import UnitDraft
+    from core.units.claim_filters import ClaimFilterSettings
+    from core.units.sampler import SampleRequest, SampleSummary
     from core.wikidata.records import EntityDetails
     from widgets.units import UnitsPanel
 
@@ -49,7 +49,7 @@ class UnitsController(QObject):
         self.shown_unit: int | None = None
         self._edits = 0  # draft changes saved: a draft read at session open is then stale
         self._search_model = ""  # the Search… dialog's last model
-        from core.unit_builder.saved import UNIT_PAGE
+        from core.units.builder.saved import UNIT_PAGE
 
         self.page_size = UNIT_PAGE  # units read at a time for the panel's list
 
@@ -93,7 +93,7 @@ class UnitsController(QObject):
         self._read_draft()
 
     def _read_draft(self) -> None:
-        from core.unit_builder.saved import load_draft, load_draft_overrides
+        from core.units.builder.saved import load_draft, load_draft_overrides
         from core.wikidata.cache import load_entity
 
         edits = self._edits
@@ -135,9 +135,9 @@ class UnitsController(QObject):
     def refresh_units(self) -> None:
         """The count (COUNT(*)) and the first page of units; more pages as the view
         scrolls (``more_units``): a large session is never read whole."""
-        from core.category_tiers import unit_tier_changes
-        from core.unit_builder.saved import count_units, list_units
-        from core.unit_references import reference_counts
+        from core.tiers.stored import unit_tier_changes
+        from core.units.builder.saved import count_units, list_units
+        from core.units.reference_counts import reference_counts
 
         size = self.page_size
 
@@ -158,8 +158,8 @@ class UnitsController(QObject):
     def more_units(self, after_id: int | None) -> None:
         """The page after ``after_id``, read off the UI thread (a sort or a filter asks
         for page after page until all are shown; scrolling, for one)."""
-        from core.unit_builder.saved import list_units
-        from core.unit_references import reference_counts
+        from core.units.builder.saved import list_units
+        from core.units.reference_counts import reference_counts
 
         size = self.page_size
 
@@ -181,8 +181,8 @@ class UnitsController(QObject):
     # -- building ----------------------------------------------------------------------------
     def start(self, qid: str) -> None:
         """Start a unit rooted at ``qid`` (the Browser's "Start a data unit")."""
-        from core.category_tiers import load_member_tiers
-        from core.unit_builder.draft import UnitDraft
+        from core.tiers.stored import load_member_tiers
+        from core.units.builder.draft import UnitDraft
 
         store = self.ctx.store
         if store is None:
@@ -223,7 +223,7 @@ class UnitsController(QObject):
 
     def sample(self, request: SampleRequest) -> None:
         """Sample units for the Browser's category (members held in the session)."""
-        from core.sampler import sample_request_job
+        from core.units.sampler import sample_request_job
 
         store, category = self.ctx.store, self.ctx.browser_state.category
         if store is None or category is None:
@@ -259,9 +259,9 @@ class UnitsController(QObject):
             self.search(dialog.request())
 
     def search(self, request: SearchRequest) -> JobHandle | None:
-        """Run a knowledge beam search (core.unit_search) on the Browser's source; bad
+        """Run a knowledge beam search (core.units.beam_search) on the Browser's source; bad
         input is refused with a message before anything runs."""
-        from core.unit_search import search_job
+        from core.units.beam_search import search_job
         from core.wikidata.cache import SessionCacheSource
 
         store = self.ctx.store
@@ -310,7 +310,7 @@ class UnitsController(QObject):
 
     def add_claims(self, indices: list[int]) -> None:
         """Add the chosen candidates (rows of the claim picker) in one action."""
-        from core.unit_builder.candidates import add_candidates, candidates
+        from core.units.builder.candidates import add_candidates, candidates
 
         if self.draft is None or self.focus is None:
             return
@@ -341,7 +341,7 @@ class UnitsController(QObject):
         self.refresh()
 
     def move(self, position: int, target: int) -> None:
-        from core.unit_builder.draft import move_triple
+        from core.units.builder.draft import move_triple
 
         if self.draft is None:
             return
@@ -350,7 +350,7 @@ class UnitsController(QObject):
         self.refresh()
 
     def remove(self, position: int) -> None:
-        from core.unit_builder.draft import remove_triple
+        from core.units.builder.draft import remove_triple
 
         if self.draft is None:
             return
@@ -363,9 +363,9 @@ class UnitsController(QObject):
     ) -> None:
         """A person's words for a part of a triple: they name that entity wherever it appears
         in the unit (in ``lang``); with ``keep``, new units of the session use them too."""
-        from core.unit_builder.draft import claim_entity, override_across
-        from core.unit_builder.render import keep_label
-        from core.unit_builder.saved import set_label_override
+        from core.units.builder.draft import claim_entity, override_across
+        from core.units.builder.render import keep_label
+        from core.units.builder.saved import set_label_override
 
         store = self.ctx.store
         try:
@@ -415,8 +415,8 @@ class UnitsController(QObject):
 
     def save(self) -> int | None:
         from core.edits import GUI
-        from core.unit_builder.render import kept_labels, render_unit
-        from core.unit_builder.saved import save_unit
+        from core.units.builder.render import kept_labels, render_unit
+        from core.units.builder.saved import save_unit
 
         store, draft = self.ctx.store, self.draft
         if store is None or draft is None:
@@ -467,8 +467,8 @@ class UnitsController(QObject):
         self.panel.clear_draft()
 
     def show_unit(self, unit_id: int) -> None:
-        from core.unit_builder.saved import load_unit
-        from core.unit_references import references_of
+        from core.units.builder.saved import load_unit
+        from core.units.reference_counts import references_of
 
         if self.ctx.store is None:
             return
@@ -488,9 +488,9 @@ class UnitsController(QObject):
 
     # -- showing -------------------------------------------------------------------------
     def refresh(self) -> None:
-        from core.unit_builder.candidates import candidates
-        from core.unit_builder.draft import structure
-        from core.unit_builder.render import kept_labels, label_index, render_unit
+        from core.units.builder.candidates import candidates
+        from core.units.builder.draft import structure
+        from core.units.builder.render import kept_labels, label_index, render_unit
 
         draft = self.draft
         if draft is None:
@@ -566,7 +566,7 @@ class UnitsController(QObject):
         import json
 
         from core.edits.drafts import DraftEdit
-        from core.unit_builder.draft import draft_to_json
+        from core.units.builder.draft import draft_to_json
 
         draft, overrides = self.draft, dict(self.overrides)
         self._edits += 1

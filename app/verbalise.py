@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer
 
 from core.changes import Topic
+from core.desktop.logs import get_logger
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext, JobFailed, JobOutcome, JobSucceeded, JobWasCancelled
 from core.labels import plural
-from core.logs import get_logger
 from core.vocab import LANGUAGE_NAMES
 from widgets.theme import TONES
 
@@ -34,7 +34,7 @@ ERROR = TONES["error"][0]
 if TYPE_CHECKING:
     from app.context import PanelContext
     from app.jobrunner import JobHandle
-    from core.models import ModelInfo
+    from core.local_models.loader import ModelInfo
     from core.store import SessionStore
     from core.verbalise import GenerationParams, Verbaliser
     from core.verbalise.base import Triples
@@ -176,7 +176,7 @@ class VerbaliseController(QObject):
     # -- models ----------------------------------------------------------------------------
     def refresh_models(self) -> None:
         """List the models in the Hugging Face cache and the configured folders."""
-        from core.models import CAUSAL, SEQ2SEQ, discover_models, human_size
+        from core.local_models.loader import CAUSAL, SEQ2SEQ, discover_models, human_size
 
         try:
             found = [m for m in discover_models() if m.type in (CAUSAL, SEQ2SEQ)]
@@ -217,7 +217,7 @@ class VerbaliseController(QObject):
     def add_folder(self, folder: str) -> None:
         """Remember ``folder`` as a place with models, list what it holds, pick the first."""
         self._preview_asked = True
-        from core.models import (
+        from core.local_models.loader import (
             MODEL_DIRS_ENV,
             ModelError,
             check_model_folder,
@@ -279,7 +279,7 @@ class VerbaliseController(QObject):
         path = getattr(verbaliser, "path", "")
         size = ""
         if info is not None:
-            from core.models import human_size
+            from core.local_models.loader import human_size
 
             size = f" · {human_size(info.size_bytes)}"
         return f"{verbaliser.kind}{size} · {path}"
@@ -640,7 +640,7 @@ class VerbaliseController(QObject):
 
 
 def _load_settings(store: SessionStore) -> dict[str, Any]:
-    from core.bounded import stored_json
+    from core.io.bounded import stored_json
 
     data = stored_json(store.get_meta(SETTINGS_META_KEY), {})
     return data if isinstance(data, dict) else {}

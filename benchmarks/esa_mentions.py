@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     synonyms = None
     if not args.no_synonyms:
-        from core.synonyms import starter_rows
+        from core.metrics.esa.synonyms import starter_rows
 
         synonyms = synonym_index(starter_rows())
     texts, skipped = read_texts(args.folder)

@@ -151,8 +151,8 @@ def main() -> int:
 
     import core.metrics.esa.detect as detect
     import core.metrics.esa.text as esa_text
+    from core.metrics.esa.synonyms import starter_rows
     from core.surface import surface
-    from core.synonyms import starter_rows
 
     texts = judged_texts(base)
     triples = unit_triples()

@@ -1,4 +1,4 @@
-"""Time per entity of the LINK likelihood job (core.likelihood) on CPU, tiny model.
+"""Time per entity of the LINK likelihood job (core.tiers.likelihood) on CPU, tiny model.
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/likelihood.py [--limit N] [--model PATH]``.
 
@@ -24,14 +24,14 @@ sys.path.insert(0, str(ROOT))
 
 from app.cli import main as cli  # noqa: E402
 from core.jobs import JobSucceeded, run_job  # noqa: E402
-from core.likelihood import (  # noqa: E402
+from core.store import SessionStore  # noqa: E402
+from core.store.models import EntityLikelihood  # noqa: E402
+from core.tiers.likelihood import (  # noqa: E402
     LikelihoodRequest,
     correlations,
     likelihood_job,
     load_likelihood_table,
 )
-from core.store import SessionStore  # noqa: E402
-from core.store.models import EntityLikelihood  # noqa: E402
 
 RUNS = 3
 BATCHES = (1, 16, 64)

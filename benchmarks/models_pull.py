@@ -3,7 +3,7 @@
 A local hub (``tests/fixtures/hub_server.py``, the hub's own API and file layout) serves a
 repository of ``--mb`` MB (a config.json and one weights file of random bytes). Figures:
 
-1. throughput: ``core.hub.pull`` (what ``taillens models pull`` and the Models dialog
+1. throughput: ``core.local_models.hub.pull`` (what ``taillens models pull`` and the Models dialog
    run) against ``huggingface_hub.snapshot_download`` itself, each into a fresh cache,
    pairs interleaved, median of ``--runs``;
 2. resume: ``taillens models pull`` in a subprocess, SIGKILLed once half the weights

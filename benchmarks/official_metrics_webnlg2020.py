@@ -137,11 +137,11 @@ def main() -> int:
     args = parser.parse_args()
 
     from core.jobs import JobSucceeded, run_job
+    from core.local_models.placement import cpu_count
     from core.metrics import MetricOptions
     from core.metrics.meteor import wordnet_status
     from core.metrics.scoring import ScoringRequest, corpus_scores, score_job
     from core.metrics.scoring.pool import workers_for
-    from core.placement import cpu_count
     from core.store import SessionStore
 
     work = Path(tempfile.mkdtemp(prefix="taillens-official-"))

@@ -1,8 +1,8 @@
 """Sampler rate on the bundled demo data: units per second, pure sampling and rendering.
 
 Loads River members and the items their claims point to (two steps) from the embedded
-snapshot once, then times :func:`core.sampler.sample_units` (all shapes, sizes 1..7) and
-:func:`core.unit_builder.render.render_unit` over them. Median of the runs after a warm-up.
+snapshot once, then times :func:`core.units.sampler.sample_units` (all shapes, sizes 1..7) and
+:func:`core.units.builder.render.render_unit` over them. Median of the runs after a warm-up.
 
     .venv/bin/python benchmarks/sampler.py [--entities 500] [--runs 5]
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.sampler import sample_units
-from core.unit_builder.render import label_index, render_unit
+from core.units.builder.render import label_index, render_unit
+from core.units.sampler import sample_units
 from core.wikidata.category_store import find_category
 from core.wikidata.open_source import load_demo_source
 from core.wikidata.records import EntityDetails

@@ -38,7 +38,7 @@ def main() -> int:
     from large_session import build
 
     from core.store import SessionStore
-    from core.unit_builder.saved import count_units, list_units
+    from core.units.builder.saved import count_units, list_units
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", type=int, default=12_915)

@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.tiers import (
+from core.tiers.cutoffs import (
     Distribution,
     long_tail_sub_tiers,
     summarise,

@@ -151,7 +151,7 @@ def walk(work: Path, session: Path, runs: int, top: int) -> None:
 
     app = QApplication.instance() or QApplication(sys.argv)
     from app.gui import build_window
-    from core.unit_builder.saved import list_units
+    from core.units.builder.saved import list_units
 
     def wait(condition, timeout_s: float = 120) -> None:
         deadline = time.monotonic() + timeout_s

@@ -1,4 +1,4 @@
-"""δ per template and time per unit of the knowledge beam search (core.unit_search).
+"""δ per template and time per unit of the knowledge beam search (core.units.beam_search).
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/unit_search.py [--model PATH] [--beam 200]
 [--units 20]``.
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from core.jobs import JobSucceeded, run_job  # noqa: E402
 from core.store import SessionStore  # noqa: E402
-from core.unit_search import SearchRequest, search_job  # noqa: E402
+from core.units.beam_search import SearchRequest, search_job  # noqa: E402
 
 TEMPLATES = (
     ("?x P17 ?a . ?a P36 ?b", "Q515"),  # chain: city, its country, the country's capital
@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=200)
     parser.add_argument("--units", type=int, default=20)
     args = parser.parse_args()
-    from core.models import load_model
+    from core.local_models.loader import load_model
     from core.wikidata.open_source import load_demo_source
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -87,7 +87,7 @@ def padding(
     verbaliser: CausalVerbaliser, requests: list[VerbaliseRequest], batch_size: int
 ) -> float:
     """The share of the padded prompt tokens that are padding, batching in this order."""
-    from core.models import prompt_token_ids
+    from core.local_models.loader import prompt_token_ids
 
     assert verbaliser.loaded is not None
     tokenizer = verbaliser.loaded.tokenizer

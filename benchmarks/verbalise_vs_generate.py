@@ -10,7 +10,7 @@ Run (on a GPU machine; CPU works, slowly, with a small ``--hidden``):
 The model is a random Llama (``--hidden`` wide, ``--layers`` deep, 16 heads: about 0.8
 billion parameters by default; the tests' BPE tokenizer, a vocabulary of a few hundred),
 built in a temporary folder and loaded through ``CausalVerbaliser``, i.e. through
-``core.placement`` as every run loads it (dtype, device and threads chosen there and
+``core.local_models.placement`` as every run loads it (dtype, device and threads chosen there and
 printed). The units are synthetic, 1 to 7 triples (the METHODS §5 sizes), en, one
 candidate each, sampling with the app's defaults (temperature 0.7, top-p 0.9).
 
@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.verbalise import FACTS  # noqa: E402 (the same facts as that benchmark)
 from core import heavy  # noqa: E402
 from core.jobs import CancelToken, JobSucceeded, Progress, run_job  # noqa: E402
-from core.models import prompts_token_ids  # noqa: E402
+from core.local_models.loader import prompts_token_ids  # noqa: E402
 from core.store import SessionStore  # noqa: E402
 from core.store.models import DataUnit, ModelRun, UnitTriple  # noqa: E402
 from core.verbalise.base import GenerationParams, VerbaliseRequest  # noqa: E402

@@ -10,6 +10,6 @@ import os as _os
 __version__ = "0.1.0"
 # HF_HUB_OFFLINE as the user started TailLens with it. Loading a model sets it for this
 # process (nothing is downloaded while loading); a pull asked for later must tell that
-# switch from the user's own (core.hub).
+# switch from the user's own (core.local_models.hub).
 USER_HF_HUB_OFFLINE = _os.environ.get("HF_HUB_OFFLINE")
 APP_NAME = "TailLens"

@@ -400,7 +400,7 @@ def _webnlg_payloads(store: SessionStore) -> list[dict[str, Any]]:
             .where(SessionMeta.key.like(f"{META_PREFIX}%"))
             .order_by(SessionMeta.key)
         ).all()
-    from core.bounded import stored_json
+    from core.io.bounded import stored_json
 
     # Stored by import-judgments; a session from elsewhere may hold anything there.
     payloads = (stored_json(v, None) for v in values)

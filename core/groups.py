@@ -29,7 +29,7 @@ SUBTIER_ORDER = (
     "long_tail_it",
     "long_tail_es",
 )
-# By the model's likelihood (LINK): a unit's root entity in its category (core.likelihood).
+# By the model's likelihood (LINK): a unit's root entity in its category (core.tiers.likelihood).
 MODEL_TAIL_ORDER = ("model_head", "model_tail")
 DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset", "model_tail")
 # Where a unit comes from: a benchmark file's format, else built from Wikidata in the app.

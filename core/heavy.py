@@ -59,7 +59,7 @@ MODEL_STACK = frozenset(
 )
 
 # The start of every such message; what follows names what works for this kind of
-# install (core.install: the bundle, the Debian package, a checkout, a wheel).
+# install (core.desktop.install: the bundle, the Debian package, a checkout, a wheel).
 FULL_INSTALL = "needs the full install"
 
 _LOCK = threading.RLock()
@@ -70,7 +70,7 @@ class ModelStackMissing(UserFacingError):
     without the ``models`` extra, the bundle): "``what`` needs the full install: …"."""
 
     def __init__(self, what: str) -> None:
-        from core.install import model_stack_hint
+        from core.desktop.install import model_stack_hint
 
         super().__init__(f"{what} {FULL_INSTALL} (torch, transformers): {model_stack_hint()}")
 

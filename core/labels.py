@@ -30,6 +30,19 @@ def plural(count: float, word: str) -> str:
     return f"{number} {plural_word(count, word)}"
 
 
+def duration_words(seconds: float) -> str:
+    """``duration_words(151)`` → "2 min 31 s"; "45 s" under a minute, "1 h 05 min" from an
+    hour (the time left of a pull or a scoring run)."""
+    whole = int(round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    minutes, whole = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {whole:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 # TailNLG's top_head is the head (core.groups.head_tier): one word for it in every panel.
 _TIER_WORDS = {"head": "head", "top_head": "head", "torso": "torso", "long_tail": "long tail"}
 

@@ -24,8 +24,8 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.bounded import stored_json
 from core.errors import UserFacingError
+from core.io.bounded import stored_json
 
 if TYPE_CHECKING:
     from core.metrics.scoring.queries import SentenceScoreRow

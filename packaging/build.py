@@ -142,7 +142,7 @@ def deb_control(bundle: Path, release: str, installed_kb: int) -> str:
 
 def deb_tree(bundle: Path, root: Path, release: str) -> Path:
     """The package's files under ``root`` (``root/DEBIAN/control`` included)."""
-    from core.desktop import MARKER, mime_xml
+    from core.desktop.integration import MARKER, mime_xml
     from resources import resource_path
 
     shutil.copytree(bundle, root / "opt" / "taillens", symlinks=True)

@@ -54,3 +54,33 @@ def test_relative_links_in_the_docs_resolve() -> None:
             if not (doc.parent / target).exists():
                 broken.append(f"{doc.relative_to(ROOT)} -> {target}")
     assert broken == []
+
+
+# A path such as `core/tiers/cutoffs.py` or a module such as `core.tiers.cutoffs`: what the
+# docs name must exist, or the map leads a newcomer to a file that moved.
+_CODE_PATH = re.compile(r"(?<![\w/.])((?:app|core|widgets)/[\w/]+\.py)\b")
+_MODULE = re.compile(r"(?<![\w./])((?:app|core|widgets)(?:\.[a-z_][a-z0-9_]*)+)")
+
+
+def _names_module(dotted: str) -> bool:
+    """Whether ``dotted`` is a module or package, or an attribute of one (a class or
+    function named after its module, as ``core.state.State``)."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 1, -1):
+        base = ROOT.joinpath(*parts[:end])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return end >= len(parts) - 2  # at most a class and its member after the module
+    return False
+
+
+def test_code_named_in_the_docs_exists() -> None:
+    missing = []
+    for doc in [*ROOT.glob("*.md"), *DOCS.glob("*.md")]:
+        text = doc.read_text(encoding="utf-8")
+        for path in sorted(set(_CODE_PATH.findall(text))):
+            if not (ROOT / path).is_file():
+                missing.append(f"{doc.relative_to(ROOT)}: {path}")
+        for dotted in sorted(set(_MODULE.findall(text))):
+            if not _names_module(dotted.rstrip(".")):
+                missing.append(f"{doc.relative_to(ROOT)}: {dotted}")
+    assert missing == []

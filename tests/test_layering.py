@@ -156,3 +156,89 @@ def test_the_heavy_import_scan_sees_what_it_is_for() -> None:
         (14, "sentence_transformers.util"),
         (16, "scipy"),
     ]
+
+
+_ENGINE_CALLS = ("connect", "begin", "raw_connection")
+
+
+def _session_opened_outside_store(source: str) -> list[tuple[int, str]]:
+    """Calls that open a session's database without ``core.store``'s reads and writes:
+    ``<…>.engine.connect()`` / ``.begin()`` / ``.raw_connection()``, ``Session(<…>.engine)``,
+    ``create_engine(…)`` and ``sqlite3.connect(…)``."""
+    import ast
+
+    def is_engine(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "engine") or (
+            isinstance(node, ast.Name) and node.id == "engine"
+        )
+
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        opens = (
+            (
+                isinstance(func, ast.Attribute)
+                and func.attr in _ENGINE_CALLS
+                and is_engine(func.value)
+            )
+            or (
+                isinstance(func, ast.Attribute)
+                and func.attr == "connect"
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "sqlite3"
+            )
+            or (isinstance(func, ast.Name) and func.id == "create_engine")
+            or (
+                isinstance(func, ast.Name)
+                and func.id == "Session"
+                and any(is_engine(arg) for arg in [*node.args, *(k.value for k in node.keywords)])
+            )
+        )
+        if opens:
+            found.append((node.lineno, ast.unparse(func)))
+    return sorted(found)
+
+
+def test_the_session_is_read_and_written_only_through_core_store() -> None:
+    """One read path: ``core.store``'s snapshots and units of work hide damaged rows
+    (core/store/integrity.py); a connection opened around them would read those rows.
+    Files from elsewhere (packs) are opened through ``core.store.fileinfo``'s bounded
+    connections."""
+    offenders = []
+    for package in ("core", "app", "widgets"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path.is_relative_to(ROOT / "core" / "store"):
+                continue
+            for line, call in _session_opened_outside_store(path.read_text(encoding="utf-8")):
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {call}(…)")
+    assert offenders == [], "read through store.snapshot(), write through its edits\n" + (
+        "\n".join(offenders)
+    )
+
+
+def test_the_session_opening_scan_sees_what_it_is_for() -> None:
+    source = (
+        "with store.engine.connect() as conn:\n"  # 1
+        "    pass\n"
+        "with self.store.engine.begin() as conn:\n"  # 3
+        "    pass\n"
+        "conn = sqlite3.connect(path)\n"  # 5
+        "db = Session(store.engine)\n"  # 6
+        "e = create_engine(url)\n"  # 7
+        "raw = engine.raw_connection()\n"  # 8
+        "with store.snapshot() as db:\n"
+        "    db.connection()\n"
+        "socket.connect(address)\n"
+        "Session(bind=store.engine)\n"  # 12
+    )
+    assert [line for line, _call in _session_opened_outside_store(source)] == [
+        1,
+        3,
+        5,
+        6,
+        7,
+        8,
+        12,
+    ]

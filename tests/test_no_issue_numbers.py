@@ -21,8 +21,9 @@ SCANNED = (
     "docs",
     "ARCHITECTURE.md",
     "README.md",
+    "pyproject.toml",
 )
-SUFFIXES = (".py", ".md")
+SUFFIXES = (".py", ".md", ".toml", ".spec", ".cfg", ".ini", ".yml", ".yaml", ".sh")
 CITATION = re.compile(r"[Ii]ssues? [0-9]+|[Ii]ssue #[0-9]+")
 THIS_FILE = Path(__file__).resolve().relative_to(ROOT).as_posix()
 

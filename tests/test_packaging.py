@@ -140,8 +140,8 @@ def check_taillens(python: Path, env: dict[str, str], cwd: Path) -> None:
     )
     where = run(python, "-c", code, cwd=cwd, env=env).strip()
     assert "/site-packages/taillens/core/" in where
-    # A "needs" message names what works for a wheel (core.install).
-    code = "import taillens\nfrom core.install import install_kind\nprint(install_kind())"
+    # A "needs" message names what works for a wheel (core.desktop.install).
+    code = "import taillens\nfrom core.desktop.install import install_kind\nprint(install_kind())"
     assert run(python, "-c", code, cwd=cwd, env=env).strip() == "wheel"
 
 

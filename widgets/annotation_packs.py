@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.annotation.packs import PackError, PackRequest, TeamProgress, parse_ids
+from core.desktop.paths import SESSION_SUFFIX
 from core.labels import plural
-from core.paths import SESSION_SUFFIX
 from core.vocab import LANGUAGES
 from widgets.dialogs import FittedDialog
 from widgets.save_dialog import ask_save_path
@@ -134,7 +134,7 @@ class PackForm(FittedDialog):
 
     def _load_guidelines(self) -> None:
         from core.errors import UserFacingError
-        from core.files import read_text
+        from core.io.files import read_text
 
         path, _ = QFileDialog.getOpenFileName(self, "Guidelines", "", "Text (*.txt *.md);;All (*)")
         if not path:

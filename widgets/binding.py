@@ -16,7 +16,8 @@ value, the widget shows it, and the user's edit is written back into the state.
 
 Supported widgets: QComboBox (by item data, else text), QAbstractButton with a check
 (QCheckBox, checkable QPushButton/QToolButton), QSpinBox, QDoubleSpinBox, QAbstractSlider,
-QLineEdit (on editingFinished, so typing is not a state change per key), QPlainTextEdit.
+QLineEdit (on editingFinished, so typing is not a state change per key, unless
+``signal=edit.textChanged`` asks for it), QPlainTextEdit.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class Binding:
         *,
         to_widget: Convert = _same,
         from_widget: Convert = _same,
+        signal: Any = None,
     ) -> None:
         self.state = state
         self.name = name
@@ -64,7 +66,7 @@ class Binding:
         self.from_widget = from_widget
         self._rendering = False
         self._unsubscribe: Callable[[], None] | None = state.subscribe(self._on_state, [name])
-        self._disconnect = self._connect()
+        self._disconnect = self._connect(signal)
         widget.destroyed.connect(self._on_destroyed)
         self.render()
 
@@ -105,11 +107,25 @@ class Binding:
         finally:
             self._rendering = False
 
+    def refill(self, fill: Callable[[], object]) -> None:
+        """Run ``fill`` (it changes what the widget offers: a combo's items), then show the
+        field's value. The widget's changes while it is filled (a cleared combo's empty
+        choice, its first new item) are the filling's, not the user's: none reaches the
+        state."""
+        self._rendering = True
+        try:
+            fill()
+        finally:
+            self._rendering = False
+        self.render()
+
     # -- widget -> state -------------------------------------------------------------------
-    def _connect(self) -> Callable[[], object]:
+    def _connect(self, signal: Any = None) -> Callable[[], object]:
         widget = self.widget
-        if isinstance(widget, QComboBox):
-            signal: Any = widget.currentIndexChanged
+        if signal is not None:
+            pass  # the caller's: the edit is the state's at each of its emissions
+        elif isinstance(widget, QComboBox):
+            signal = widget.currentIndexChanged
         elif isinstance(widget, QAbstractButton):
             signal = widget.toggled
         elif isinstance(widget, QSpinBox | QDoubleSpinBox | QAbstractSlider):
@@ -166,12 +182,15 @@ def bind(
     *,
     to_widget: Convert = _same,
     from_widget: Convert = _same,
+    signal: Any = None,
 ) -> Binding:
     """Bind ``state.<name>`` to ``widget`` both ways; see the module's docstring.
 
     A combo is matched by item data first (``findData``), then by text; its edits give
-    the current item's data, or its text where the item has none.
+    the current item's data, or its text where the item has none. ``signal`` (one of the
+    widget's) replaces the one the edits are taken on: a line edit's ``textChanged`` where
+    each key is a change, an editable combo's ``currentTextChanged`` where typed text is.
     """
     if name not in state.fields():
         raise ValueError(f"{type(state).__name__} has no field {name}")
-    return Binding(state, name, widget, to_widget=to_widget, from_widget=from_widget)
+    return Binding(state, name, widget, to_widget=to_widget, from_widget=from_widget, signal=signal)

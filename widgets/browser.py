@@ -1,8 +1,8 @@
 """Browser panel: pick categories, watch their distributions, set cut-offs, inspect.
 
-What the panel decides lives in a Qt-free :class:`core.browser_state.BrowserState`
+What the panel decides lives in a Qt-free :class:`core.wikidata.browser_state.BrowserState`
 (the category shown, its tier settings and the tiers they give, the Compare-with ticks)
-and its shared :class:`core.browser_state.Selection` (source, category, entity): the
+and its shared :class:`core.wikidata.browser_state.Selection` (source, category, entity): the
 panel renders the state and writes the user's edits into it; ``app.browser`` loads
 categories and entities into it and saves it. It asks for the rest through signals
 (fetch a category, switch source). The state re-tiers on every edit because that is
@@ -40,9 +40,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.browser_state import BrowserState
 from core.labels import plural, plural_word, tier_label
-from core.tiers import (
+from core.tiers.cutoffs import (
     DEFAULT_HEAD_FRACTION,
     DEFAULT_PARETO_SHARE,
     Distribution,
@@ -52,6 +51,7 @@ from core.tiers import (
     TierSummary,
 )
 from core.vocab import LANGUAGES
+from core.wikidata.browser_state import BrowserState
 from core.wikidata.categories import Category
 from core.wikidata.records import CategoryTable, EntityDetails
 from widgets.distribution_plots import DistributionPlots, Series

@@ -1,5 +1,5 @@
 """Dataset statistics and checks (View ▸ Dataset statistics…): the figures of a paper's
-data table and the units that look wrong, as ``core.dataset_stats`` computes them."""
+data table and the units that look wrong, as ``core.report.dataset_stats`` computes them."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from core.labels import plural
 from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:
-    from core.dataset_stats import Finding, Table
+    from core.report.dataset_stats import Finding, Table
 
 
 def tables_html(tables: Sequence[Table]) -> str:
@@ -110,7 +110,7 @@ class DatasetStatsDialog(FittedDialog):
         checks: Sequence[str],
         units: int,
     ) -> None:
-        """Show ``tables`` (core.dataset_stats.Table) and ``findings`` (Finding)."""
+        """Show ``tables`` (core.report.dataset_stats.Table) and ``findings`` (Finding)."""
         self.figures.setHtml(tables_html(tables))
         self._findings = list(findings)
         flagged = len({f.uid for f in findings})

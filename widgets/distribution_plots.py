@@ -24,8 +24,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGraphicsItem, QTabWidget, QVBoxLayout, QWidget
 
-from core.figures import TIER_PLOTS, tier_figure
-from core.tiers import Distribution
+from core.report.figures import TIER_PLOTS, tier_figure
+from core.tiers.cutoffs import Distribution
 from widgets.plot_export import ExportOptions, export_figure
 from widgets.plot_theme import follow_palette
 from widgets.theme import on_palette_change, tone
@@ -252,7 +252,7 @@ class DistributionPlots(QWidget):
         self, path: Path, which: int | None = None, options: ExportOptions | None = None
     ) -> Path:
         """Write the shown plot (or plot ``which``) as PNG, SVG or PDF, by the file's
-        suffix: drawn by ``core.figures.tier_figure`` with matplotlib from the same series
+        suffix: drawn by ``core.report.figures.tier_figure`` with matplotlib from the same series
         and cut-off lines as the panel."""
         current = self.tabs.currentWidget()
         if which is None and current not in self.plot_widgets() and hasattr(current, "export"):

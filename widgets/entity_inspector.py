@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.claim_filters import drop_reasons
-from core.units import render_quantity, render_time
+from core.units.claim_filters import drop_reasons
+from core.units.shapes import render_quantity, render_time
 from core.vocab import LANGUAGES
 from core.wikidata.records import ClaimRecord, EntityDetails
 from widgets.theme import TONES, muted_colour, themed_text

@@ -13,7 +13,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 
 from core.labels import tier_label
-from core.tiers import LONG_TAIL_CODE, TIER_BY_CODE, long_tail_sub_tiers
+from core.tiers.cutoffs import LONG_TAIL_CODE, TIER_BY_CODE, long_tail_sub_tiers
 from core.vocab import LANGUAGES
 from core.wikidata.records import CategoryTable
 from widgets.theme import TONES

@@ -6,7 +6,7 @@ rank correlation; a draggable horizontal cut-off line, like the Pareto line, bel
 entities are ``model_tail``; the entities on which the two signals disagree (head by
 counts but tail by likelihood, and the reverse) highlighted on the plot and listed.
 
-The panel shows what ``app.likelihood`` hands it (a :class:`core.likelihood.LikelihoodView`)
+The panel shows what ``app.likelihood`` hands it (a :class:`core.tiers.likelihood.LikelihoodView`)
 and asks for the rest through signals; it never opens the session.
 """
 
@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.likelihood import (
+from core.tiers.likelihood import (
     HEAD_BY_COUNTS,
     SIGNALS,
     CutoffSettings,
@@ -339,8 +339,8 @@ class LikelihoodPanel(QWidget):
 
     def export(self, path: Path, options: ExportOptions | None = None) -> Path:
         """The scatter as shown (same points, the cut-off line), drawn with matplotlib by
-        ``core.figures.scatter_figure`` as PNG, SVG or PDF by the file's suffix."""
-        from core.figures import scatter_figure
+        ``core.report.figures.scatter_figure`` as PNG, SVG or PDF by the file's suffix."""
+        from core.report.figures import scatter_figure
 
         table = self.view.table if self.view is not None else None
         values = table.values(self.signal) if table is not None else np.zeros(0)

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import APP_NAME, __version__
-from core.paths import SESSION_SUFFIX
+from core.desktop.paths import SESSION_SUFFIX
 from widgets import wheel_guard
 from widgets.error_log import ErrorLogPanel
 from widgets.job_status import JobStatusWidget
@@ -42,7 +42,7 @@ from widgets.session_overview import SessionOverview
 from widgets.workspaces import WORKSPACES, Workspaces
 
 if TYPE_CHECKING:
-    from core.dataset_stats import Finding, Table
+    from core.report.dataset_stats import Finding, Table
     from core.session_info import SessionInfo
     from widgets.dataset_stats import DatasetStatsDialog
     from widgets.help import GettingStartedGuide, ShortcutsDialog
@@ -62,7 +62,7 @@ _STATE_VERSION = 2
 
 
 def about_text() -> str:
-    from core.versions import software_versions  # importlib.metadata: not before the paint
+    from core.desktop.versions import software_versions  # importlib.metadata: not before the paint
 
     versions = software_versions()
     # Qt's own version can differ from the PySide6 wheel's: show both.

@@ -1,7 +1,7 @@
 """The Models dialog: the models on this machine, and pulling one from the Hugging Face
 hub (its size first, then progress with speed and time left, Cancel).
 
-It renders a :class:`core.models_state.ModelsState` and emits requests; the controller
+It renders a :class:`core.local_models.catalog_state.ModelsState` and emits requests; the controller
 (``app/models.py``) runs the work as jobs. It never opens a socket or a file itself.
 """
 
@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.models import human_size
-from core.models_state import IDLE, PULLING, ModelsState
+from core.local_models.catalog_state import IDLE, PULLING, ModelsState
+from core.local_models.loader import human_size
 from widgets.dialogs import FittedDialog
 
 COLUMNS = ("Model", "Kind", "Size", "Languages", "Where")

@@ -1,6 +1,6 @@
 """Exporting a panel's plot for a paper: the one export path every panel uses.
 
-The live plot is pyqtgraph; the exported file is drawn by ``core.figures`` with matplotlib
+The live plot is pyqtgraph; the exported file is drawn by ``core.report.figures`` with matplotlib
 from the same data (pyqtgraph's SVG export misplaces items and has no PDF). The user picks
 the format (PNG, SVG, PDF), the figure's size and, for PNG, the resolution (300 dpi by
 default) in :class:`ExportDialog`, then the file.
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import UserFacingError
-from core.figures import DEFAULT_DPI, DEFAULT_SIZE_IN, check_format, save_figure
+from core.report.figures import DEFAULT_DPI, DEFAULT_SIZE_IN, check_format, save_figure
 from widgets.dialogs import FittedDialog
 from widgets.save_dialog import ask_save_path
 

@@ -1,4 +1,4 @@
-"""File ▸ Preferences…: the user's defaults (``core.preferences.Preferences``, read and
+"""File ▸ Preferences…: the user's defaults (``core.desktop.preferences.Preferences``, read and
 stored by ``app.preferences``)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.preferences import Preferences
+from core.desktop.preferences import Preferences
 from widgets.dialogs import FittedDialog
 
 

@@ -1,12 +1,12 @@
 """The save dialog of every export: Qt's own, which asks before it names a file already
 there, so a file the user confirmed may be replaced though TailLens did not write it
-(``core.output_guard.approve_replacement``; sessions stay refused)."""
+(``core.io.output_guard.approve_replacement``; sessions stay refused)."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from core.output_guard import approve_replacement
+from core.io.output_guard import approve_replacement
 
 
 def ask_save_path(parent: QWidget | None, title: str, start: str, filters: str) -> tuple[str, str]:

@@ -3,7 +3,7 @@
 A table of rows (entity, synonym, language, source), fields to add one, and buttons to
 remove the selected rows, import a file and add the bundled starter set. The dialog only
 shows rows and asks: ``app.scores.synonyms`` does the work through
-:mod:`core.synonyms` and answers with :meth:`SynonymDialog.show_rows` and
+:mod:`core.metrics.esa.synonyms` and answers with :meth:`SynonymDialog.show_rows` and
 :meth:`SynonymDialog.show_message` (a refused row is shown in red, with its reason).
 CLI twin: ``taillens synonyms``.
 """

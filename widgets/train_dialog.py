@@ -8,7 +8,6 @@ are requests the controller (app/train.py) acts on. It never opens the session o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.verbalise.training_state import TrainState
+from widgets.binding import bind
 from widgets.dialogs import FittedDialog
 from widgets.theme import set_muted
 
@@ -64,14 +64,14 @@ class TrainDialog(FittedDialog):
         super().__init__(parent)
         self.state = state
         self.setWindowTitle("Train a verbaliser")
-        intro = QLabel(
-            "Fine-tune a graph-to-text model on this session's references: a seq2seq model "
-            "(T5, BART, mT5) with WDV's input ('translate from Graph to Text: ' then "
-            "<H> s <R> p <T> o), or a causal LM with LoRA adapters (needs peft) on the chat "
-            "prompt. Train and dev are split by entry. The folder becomes a model in "
-            "Verbalise's list; a cancelled training resumes with the same settings."
-        )
-        intro.setWordWrap(True)
+        self._build_inputs()
+        self._build_outcome()
+        self._lay_out()
+        self._bind()
+        state.watch(lambda _changes: self.render())
+        self.render()
+
+    def _build_inputs(self) -> None:
         self.base_combo = QComboBox()
         self.base_combo.setEditable(True)
         self.base_combo.setToolTip("A model folder or a cached Hugging Face id")
@@ -110,6 +110,8 @@ class TrainDialog(FittedDialog):
         self.dev_share.setToolTip("Share of the entries held out for dev")
         self.device = QComboBox()
         self.device.addItems(_DEVICES)
+
+    def _build_outcome(self) -> None:
         self.progress = QProgressBar()
         self.status_label = QLabel()
         self.status_label.setWordWrap(True)
@@ -119,28 +121,40 @@ class TrainDialog(FittedDialog):
         self.start_button.clicked.connect(self.start_requested)
         self.cancel_button = QPushButton("Cancel training")
         self.cancel_button.clicked.connect(self.cancel_requested)
-        close = QPushButton("Close")
-        close.clicked.connect(self.hide)
 
+    def _lay_out(self) -> None:
+        intro = QLabel(
+            "Fine-tune a graph-to-text model on this session's references: a seq2seq model "
+            "(T5, BART, mT5) with WDV's input ('translate from Graph to Text: ' then "
+            "<H> s <R> p <T> o), or a causal LM with LoRA adapters (needs peft) on the chat "
+            "prompt. Train and dev are split by entry. The folder becomes a model in "
+            "Verbalise's list; a cancelled training resumes with the same settings."
+        )
+        intro.setWordWrap(True)
         out_row = QHBoxLayout()
         out_row.addWidget(self.out_edit, 1)
         out_row.addWidget(self.browse_button)
         form = QFormLayout()
         form.addRow("Start from", self.base_combo)
         form.addRow("Save to", out_row)
-        form.addRow("Epochs", self.epochs)
-        form.addRow("Batch size", self.batch_size)
-        form.addRow("Learning rate", self.learning_rate)
-        form.addRow("Max steps", self.max_steps)
-        form.addRow("Evaluate every", self.eval_every)
-        form.addRow("Patience", self.patience)
-        form.addRow("Dev graphs", self.eval_limit)
-        form.addRow("Beams (dev)", self.num_beams)
-        form.addRow("Max new tokens (dev)", self.max_new_tokens)
-        form.addRow("Stop on", self.stop_metric)
-        form.addRow("Examples per epoch", self.sampling)
-        form.addRow("Dev share", self.dev_share)
-        form.addRow("Device", self.device)
+        for label, widget in (
+            ("Epochs", self.epochs),
+            ("Batch size", self.batch_size),
+            ("Learning rate", self.learning_rate),
+            ("Max steps", self.max_steps),
+            ("Evaluate every", self.eval_every),
+            ("Patience", self.patience),
+            ("Dev graphs", self.eval_limit),
+            ("Beams (dev)", self.num_beams),
+            ("Max new tokens (dev)", self.max_new_tokens),
+            ("Stop on", self.stop_metric),
+            ("Examples per epoch", self.sampling),
+            ("Dev share", self.dev_share),
+            ("Device", self.device),
+        ):
+            form.addRow(label, widget)
+        close = QPushButton("Close")
+        close.clicked.connect(self.hide)
         buttons = QDialogButtonBox()
         buttons.addButton(self.start_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(self.cancel_button, QDialogButtonBox.ButtonRole.ActionRole)
@@ -153,27 +167,17 @@ class TrainDialog(FittedDialog):
         layout.addWidget(self.problem_label)
         layout.addWidget(buttons)
 
-        self._bind()
-        state.watch(lambda _changes: self.render())
-        self.render()
-
     # -- edits into the state --------------------------------------------------------------
     def _bind(self) -> None:
         state = self.state
-        self.base_combo.currentTextChanged.connect(lambda text: setattr(state, "base", text))
-        self.out_edit.textChanged.connect(lambda text: setattr(state, "out", text))
-        for name in _INTS:
-            box: QSpinBox = getattr(self, name)
-            box.valueChanged.connect(lambda value, name=name: setattr(state, name, int(value)))
-        self.learning_rate.valueChanged.connect(lambda v: setattr(state, "learning_rate", v))
-        self.dev_share.valueChanged.connect(lambda v: setattr(state, "dev_share", v))
-        self.stop_metric.currentIndexChanged.connect(
-            lambda _i: setattr(state, "stop_metric", self.stop_metric.currentData())
+        # A typed model or folder is the state's at each key (the problem line follows it),
+        # not only when an item is picked or the field is left.
+        self._base_binding = bind(
+            state, "base", self.base_combo, signal=self.base_combo.currentTextChanged
         )
-        self.sampling.currentIndexChanged.connect(
-            lambda _i: setattr(state, "sampling", self.sampling.currentData())
-        )
-        self.device.currentTextChanged.connect(lambda text: setattr(state, "device", text))
+        bind(state, "out", self.out_edit, signal=self.out_edit.textChanged)
+        for name in (*_INTS, "learning_rate", "dev_share", "stop_metric", "sampling", "device"):
+            bind(state, name, getattr(self, name))
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Folder for the trained model")
@@ -182,34 +186,18 @@ class TrainDialog(FittedDialog):
 
     def set_models(self, specs: Sequence[str]) -> None:
         """The models to offer as a start (the user may type another)."""
-        current = self.state.base
-        self.base_combo.blockSignals(True)
-        self.base_combo.clear()
-        self.base_combo.addItems(list(specs))
-        self.base_combo.setEditText(current)
-        self.base_combo.blockSignals(False)
+
+        def fill() -> None:
+            self.base_combo.clear()
+            self.base_combo.addItems(list(specs))
+
+        self._base_binding.refill(fill)
 
     # -- the state on screen ---------------------------------------------------------------
     def render(self) -> None:
+        """What the bindings do not show: what may be edited now, the progress and the
+        lines."""
         state = self.state
-        self._set(self.base_combo, state.base, lambda w, v: w.setEditText(v), QComboBox.currentText)
-        self._set(self.out_edit, state.out, QLineEdit.setText, QLineEdit.text)
-        for name in _INTS:
-            self._set(getattr(self, name), getattr(state, name), QSpinBox.setValue, QSpinBox.value)
-        self._set(
-            self.learning_rate,
-            state.learning_rate,
-            QDoubleSpinBox.setValue,
-            QDoubleSpinBox.value,
-        )
-        self._set(self.dev_share, state.dev_share, QDoubleSpinBox.setValue, QDoubleSpinBox.value)
-        index = self.stop_metric.findData(state.stop_metric)
-        if index >= 0 and index != self.stop_metric.currentIndex():
-            self.stop_metric.setCurrentIndex(index)
-        index = self.sampling.findData(state.sampling)
-        if index >= 0 and index != self.sampling.currentIndex():
-            self.sampling.setCurrentIndex(index)
-        self._set(self.device, state.device, QComboBox.setCurrentText, QComboBox.currentText)
         running = state.running
         for widget in (self.base_combo, self.out_edit, self.browse_button, self.epochs,
                        self.batch_size, self.learning_rate, self.max_steps, self.eval_every,
@@ -226,10 +214,3 @@ class TrainDialog(FittedDialog):
         else:
             self.progress.setRange(0, 0 if running else 1)
         self.status_label.setText(state.message)
-
-    @staticmethod
-    def _set(widget: Any, value: Any, setter: Any, getter: Any) -> None:
-        if getter(widget) != value:
-            widget.blockSignals(True)
-            setter(widget, value)
-            widget.blockSignals(False)

@@ -28,7 +28,7 @@ from core.vocab import LANGUAGES
 from widgets.dialogs import FittedDialog
 
 if TYPE_CHECKING:
-    from core.unit_search import SearchRequest
+    from core.units.beam_search import SearchRequest
 
 DEFAULT_TEMPLATE = "?x P17 ?a . ?a P36 ?b"
 
@@ -104,7 +104,7 @@ class UnitSearchDialog(FittedDialog):
 
     def request(self) -> SearchRequest:
         """The search asked for (app/units.py checks it and runs it)."""
-        from core.unit_search import SearchRequest
+        from core.units.beam_search import SearchRequest
 
         root = self.root.text().strip()
         by_class = self.root_kind.currentData() == "class"

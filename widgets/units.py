@@ -6,7 +6,7 @@ draft's triples side by side in English, Italian and Spanish (missing labels in 
 manual overrides shown in italics), its shape, size and connectivity, and Save.
 
 The panel keeps no truth of its own: ``app.units.UnitsController`` hands it the draft,
-the candidates and the rendering (all computed by ``core.unit_builder``) and answers its
+the candidates and the rendering (all computed by ``core.units.builder``) and answers its
 requests.
 """
 
@@ -41,23 +41,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.claim_filters import RULES, ClaimFilterSettings
-from core.dialog_memory import DialogMemory
+from core.desktop.dialog_memory import DialogMemory
 from core.groups import order_key, subtier_group, tier_group
 from core.labels import plural, tier_label
-from core.tiers import SubTier, Tier
+from core.tiers.cutoffs import SubTier, Tier
+from core.units.claim_filters import RULES, ClaimFilterSettings
 from core.vocab import LANGUAGES, QUALITIES
 from widgets.dialogs import FittedDialog
 from widgets.theme import TONES, muted_colour, themed_text, tone
 
 if TYPE_CHECKING:
-    from core.category_tiers import TierChange
-    from core.sampler import SampleRequest
-    from core.unit_builder.candidates import Candidates
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_builder.render import RenderedTriple
-    from core.unit_builder.saved import StoredUnit
-    from core.units import UnitStructure
+    from core.tiers.stored import TierChange
+    from core.units.builder.candidates import Candidates
+    from core.units.builder.draft import UnitDraft
+    from core.units.builder.render import RenderedTriple
+    from core.units.builder.saved import StoredUnit
+    from core.units.sampler import SampleRequest
+    from core.units.shapes import UnitStructure
 
 _GREY = QBrush(QColor(TONES["muted"][0]))  # the style draws it in the theme's variant
 
@@ -184,7 +184,7 @@ class UnitsPanel(QWidget):
     discard_requested = Signal()
     start_requested = Signal(str)  # a QID typed by the user
     filters_changed = Signal(object)  # ClaimFilterSettings
-    sample_requested = Signal(object)  # core.sampler.SampleRequest (with the claim filters)
+    sample_requested = Signal(object)  # core.units.sampler.SampleRequest (with the claim filters)
     more_units_requested = Signal(object)  # the last unit id shown: the next page is wanted
     units_shown = Signal()  # the session's units (page one) are in the table
     view_changed = Signal()  # the user changed a units filter or the sort
@@ -393,8 +393,8 @@ class UnitsPanel(QWidget):
         total: int | None = None,
         references: Mapping[int, Mapping[str, int]] | None = None,
     ) -> None:
-        """``core.unit_builder.saved.StoredUnit``s; ``tier_changes`` (unit id ->
-        ``core.category_tiers.TierChange``) marks units whose root has another tier now.
+        """``core.units.builder.saved.StoredUnit``s; ``tier_changes`` (unit id ->
+        ``core.tiers.stored.TierChange``) marks units whose root has another tier now.
         With ``total`` (the session's count), ``units`` is the first page: the rest is
         asked for (``more_units_requested``) as the view scrolls."""
         self._tier_changes = tier_changes = tier_changes or {}
@@ -418,7 +418,7 @@ class UnitsPanel(QWidget):
         references: Mapping[int, Mapping[str, int]] | None = None,
     ) -> None:
         """The next page of units (after those shown); ``references``: unit id ->
-        {quality: texts} (``core.unit_references.reference_counts``)."""
+        {quality: texts} (``core.units.reference_counts.reference_counts``)."""
         references = references or {}
         if not units:
             self.units_model.total = self.units_model.rowCount()  # the session shrank
@@ -543,7 +543,7 @@ class UnitsPanel(QWidget):
     def show_candidates(
         self, candidates: Candidates, labels: Mapping[str, str], rule_names: Mapping[str, str]
     ) -> None:
-        """``core.unit_builder.candidates.Candidates`` of the entity in focus."""
+        """``core.units.builder.candidates.Candidates`` of the entity in focus."""
         self.candidates_model.removeRows(0, self.candidates_model.rowCount())
         for index, row in enumerate(candidates.claims):
             claim = row.claim
@@ -977,7 +977,7 @@ class SampleDialog(FittedDialog):
 
     def request(self) -> SampleRequest:
         """What the dialog asks for (the panel adds its claim filters)."""
-        from core.sampler import SampleRequest
+        from core.units.sampler import SampleRequest
 
         tier = self.tier.currentData()
         return SampleRequest(

@@ -25,7 +25,7 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, csv_option: bool = 
 
 def csv_cells_line(raw: bool, neutralised: int | None = None) -> str:
     """What a command prints about the CSV it wrote: spreadsheet-safe or raw."""
-    from core.formats.files import RAW_CELLS_NOTE, SAFE_CELLS_NOTE
+    from core.formats.common import RAW_CELLS_NOTE, SAFE_CELLS_NOTE
 
     if raw:
         return f"CSV cells: {RAW_CELLS_NOTE}"

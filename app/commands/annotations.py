@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from app.commands import add_output_arguments
-from core import jsonio
+from core.io import jsonio
 from core.labels import plural
 
 GROUPS = ("category", "tier", "subtier", "model", "lang")
@@ -244,7 +244,7 @@ def run_pack(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.annotation.packs import PackRequest, pack_job, parse_ids
     from core.errors import UserFacingError
-    from core.files import read_text
+    from core.io.files import read_text
     from core.store import SessionStore
 
     if args.golden < 0 or (args.limit is not None and args.limit < 1):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from app.commands.arguments import comma_list, run_ids
-from core import jsonio
+from core.io import jsonio
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

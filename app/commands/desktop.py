@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    from core.desktop import install
+    from core.desktop.integration import install
 
     for line in install().lines():
         print(line)
@@ -30,7 +30,7 @@ def run_install(args: argparse.Namespace) -> int:
 
 
 def run_uninstall(args: argparse.Namespace) -> int:
-    from core.desktop import uninstall
+    from core.desktop.integration import uninstall
 
     report = uninstall()
     for line in report.lines() or ["nothing to remove"]:

@@ -13,7 +13,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from core import jsonio
+from core.io import jsonio
 
 
 def _cutoff(text: str) -> float | str:
@@ -71,7 +71,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_likelihood(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.likelihood import (
+    from core.store import SessionStore
+    from core.tiers.likelihood import (
         CutoffSettings,
         LikelihoodError,
         LikelihoodRequest,
@@ -83,7 +84,6 @@ def run_likelihood(args: argparse.Namespace) -> int:
         matched_cutoff,
         save_model_tail,
     )
-    from core.store import SessionStore
 
     qids = [q.strip() for q in args.qids.split(",") if q.strip()] if args.qids else None
     with SessionStore.open(args.session) as store:

@@ -1,5 +1,5 @@
 """``taillens models pull|list|remove``: models from the Hugging Face hub, in its standard
-cache (``HF_HUB_CACHE``), which every other tool shares (``core.hub``)."""
+cache (``HF_HUB_CACHE``), which every other tool shares (``core.local_models.hub``)."""
 
 from __future__ import annotations
 
@@ -64,8 +64,9 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_pull(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core import hub, jsonio
-    from core.models import human_size
+    from core.io import jsonio
+    from core.local_models import hub
+    from core.local_models.loader import human_size
 
     if args.dry_run:
         plan = hub.plan_pull(args.repo_id, args.revision)
@@ -99,8 +100,9 @@ def run_pull(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from core import hub, jsonio
-    from core.models import configured_model_folders, human_size
+    from core.io import jsonio
+    from core.local_models import hub
+    from core.local_models.loader import configured_model_folders, human_size
 
     models = hub.list_models(configured_model_folders() + list(args.folder or []))
     if args.json:
@@ -120,8 +122,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_remove(args: argparse.Namespace) -> int:
-    from core import hub
-    from core.models import human_size
+    from core.local_models import hub
+    from core.local_models.loader import human_size
 
     freed = hub.remove_model(args.repo_id)
     print(f"removed {args.repo_id}: {human_size(freed)} freed")

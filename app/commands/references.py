@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from core import jsonio
+from core.io import jsonio
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

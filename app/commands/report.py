@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from app.commands import add_output_arguments, csv_cells_line
-from core import jsonio
+from core.io import jsonio
 from core.vocab import DEFAULT_QUALITY, QUALITIES
 
 DIMENSIONS = ("tier", "subtier", "lang", "model", "quality", "category", "dataset", "model_tail")
@@ -183,7 +183,7 @@ def parse_runs(text: str | None) -> list[int] | None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from core.output_guard import check_output_target
+    from core.io.output_guard import check_output_target
     from core.report import Settings, build_report, write_csv, write_html
     from core.store import SessionStore
     from core.text_filters import check_conditions
@@ -201,7 +201,7 @@ def run_report(args: argparse.Namespace) -> int:
     )
     by = tuple(dict.fromkeys(args.by or ["tier"]))
     pairs = [tuple(args.groups)] if args.groups else None
-    from core.figures import figure_suffixes  # a wrong --figure-format fails before any work
+    from core.report.figures import figure_suffixes  # a wrong --figure-format fails before any work
 
     suffixes = figure_suffixes(args.figure_format)
     with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
@@ -227,8 +227,8 @@ def run_report(args: argparse.Namespace) -> int:
             print(f"wrote {html.path} ({html.tables} tables, {html.plots} plots)")
         if args.figures is not None:
             from app.terminal import run_in_terminal
-            from core.figures import export_figures_job
             from core.report import plot_specs
+            from core.report.figures import export_figures_job
 
             job = export_figures_job(
                 plot_specs(report), args.figures, suffixes=suffixes, force=args.force

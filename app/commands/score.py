@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.commands.arguments import comma_list, run_ids
-from core import jsonio
+from core.io import jsonio
 from core.labels import plural
 
 if TYPE_CHECKING:
@@ -16,6 +16,15 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    score = _add_score(subparsers)
+    _add_score_models(score)
+    _add_score_handling(score)
+    score.set_defaults(handler=run_score)
+    _add_import_outputs(subparsers)
+
+
+def _add_score(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """``taillens score``: what to score."""
     score = subparsers.add_parser(
         "score",
         help="score a session's verbalisations",
@@ -39,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also score the reference texts with the reference-free metrics",
     )
+    return score
+
+
+def _add_score_models(score: argparse.ArgumentParser) -> None:
+    """The models and rules the metrics use."""
     score.add_argument(
         "--bertscore-model",
         help="BERTScore model folder or cached HF id "
@@ -71,6 +85,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "'taillens' (plus the second chance and group heads; dates and numbers by value "
         "only); the signature names it (docs/esa.md)",
     )
+
+
+def _add_score_handling(score: argparse.ArgumentParser) -> None:
+    """Partial runs, blank outputs, workers and what is printed."""
     score.add_argument(
         "--partial",
         action="store_true",
@@ -108,8 +126,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--list-runs", action="store_true", help="list the session's runs")
     score.add_argument("--json", action="store_true", help="print JSON")
     score.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    score.set_defaults(handler=run_score)
 
+
+def _add_import_outputs(subparsers: argparse._SubParsersAction) -> None:
     outputs = subparsers.add_parser(
         "import-outputs",
         help="import a system's outputs (one text per line) to score them",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from core import jsonio
+from core.io import jsonio
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

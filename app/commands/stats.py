@@ -1,5 +1,5 @@
 """``taillens stats``: the session's dataset figures (per tier, sub-tier, size, shape,
-language, gold/silver) and the checks that flag suspect entries (core.dataset_stats)."""
+language, gold/silver) and the checks that flag suspect entries (core.report.dataset_stats)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from core import jsonio
+from core.io import jsonio
 from core.labels import plural
 
 
@@ -57,7 +57,7 @@ def render_table(title: str, headers: tuple[str, ...], rows: tuple[tuple[str, ..
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    from core.dataset_stats import CHECKS, dataset_checks, dataset_statistics
+    from core.report.dataset_stats import CHECKS, dataset_checks, dataset_statistics
     from core.store import SessionStore
 
     with SessionStore.open(args.session) as store:

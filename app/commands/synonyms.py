@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from core import jsonio
+from core.io import jsonio
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core import synonyms
+    from core.metrics.esa import synonyms
     from core.store import SessionStore
 
     with SessionStore.open(args.session) as store:

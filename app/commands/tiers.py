@@ -1,6 +1,6 @@
 """``taillens tiers CATEGORY``: set a category's tiers without the window (METHODS §3).
 
-The same rule as a dragged line in the Browser (`core.tiers.tier_category`): the
+The same rule as a dragged line in the Browser (`core.tiers.cutoffs.tier_category`): the
 settings are stored with the category and every member's tier and sub-tier written, so
 `taillens units sample --tier ...` and the Browser then see the same split.
 """
@@ -12,7 +12,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from core import jsonio
+from core.io import jsonio
 
 RULES = {"pareto": "pareto", "head-tail": "head_tail"}
 
@@ -45,10 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_tiers(args: argparse.Namespace) -> int:
-    from core.category_tiers import load_tier_settings, retier_category
     from core.errors import UserFacingError
     from core.labels import plural
     from core.store import SessionStore
+    from core.tiers.stored import load_tier_settings, retier_category
     from core.wikidata.category_store import find_category
 
     with SessionStore.open(args.session) as store:

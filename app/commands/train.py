@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from app.commands.arguments import comma_list
-from core import jsonio
+from core.io import jsonio
 from core.vocab import QUALITIES
 
 

@@ -94,7 +94,7 @@ def run_import(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.changes import IMPORT_WRITES
     from core.formats import IMPORT_FORMATS, FormatError, detect_format
-    from core.formats.files import IMPORT_KEPT
+    from core.formats.common import IMPORT_KEPT
     from core.formats.webnlg.importer import check_import_path, file_language
     from core.jobs import Job
     from core.store import SessionStore, discard_new_session, file_identity
@@ -154,8 +154,8 @@ def run_import(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.formats import EXPORT_FORMATS, FormatError
+    from core.io.output_guard import check_output_target
     from core.jobs import Job
-    from core.output_guard import check_output_target
     from core.store import SessionStore
 
     if args.texts is not None:
@@ -210,8 +210,8 @@ def run_export_texts(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.formats import FormatError
     from core.formats.texts_table import export_texts, sidecar_path, texts_format
+    from core.io.output_guard import check_output_target
     from core.jobs import Job
-    from core.output_guard import check_output_target
     from core.store import SessionStore
 
     if args.out is not None or args.format is not None:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from core import jsonio
+from core.io import jsonio
 from core.labels import plural
 from core.vocab import LANGUAGES
 
@@ -16,7 +16,16 @@ TIER_CHOICES = ("head", "torso", "long_tail", "long_tail_en", "long_tail_it", "l
 def register(subparsers: argparse._SubParsersAction) -> None:
     units = subparsers.add_parser("units", help="sample, search and list data units")
     actions = units.add_subparsers(dest="units_command", metavar="ACTION", required=True)
+    _register_sample(actions)
+    _register_search(actions)
+    listing = actions.add_parser("list", help="the session's units")
+    listing.add_argument("--session", type=Path, required=True)
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(handler=run_list)
+    _register_override(actions)
 
+
+def _register_sample(actions: argparse._SubParsersAction) -> None:
     sample = actions.add_parser(
         "sample",
         help="sample units from a category's members held in a session",
@@ -64,6 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--quiet", action="store_true", help="no progress on stderr")
     sample.set_defaults(handler=run_sample)
 
+
+def _register_search(actions: argparse._SubParsersAction) -> None:
     search = actions.add_parser(
         "search",
         help="find units by knowledge beam search (LINK), the model's likelihood as guide",
@@ -103,11 +114,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--quiet", action="store_true", help="no progress on stderr")
     search.set_defaults(handler=run_search)
 
-    listing = actions.add_parser("list", help="the session's units")
-    listing.add_argument("--session", type=Path, required=True)
-    listing.add_argument("--json", action="store_true", help="print JSON")
-    listing.set_defaults(handler=run_list)
 
+def _register_override(actions: argparse._SubParsersAction) -> None:
     override = actions.add_parser(
         "override",
         help="a person's words for an entity in a saved unit",
@@ -135,8 +143,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_sample(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.errors import UserFacingError
-    from core.sampler import SHAPES, SIZES, SampleRequest, sample_request_job
     from core.store import SessionStore
+    from core.units.sampler import SHAPES, SIZES, SampleRequest, sample_request_job
     from core.wikidata.open_source import open_source
 
     sizes = tuple(args.size or SIZES)
@@ -204,7 +212,7 @@ def run_sample(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.store import SessionStore
-    from core.unit_search import SearchRequest, search_job
+    from core.units.beam_search import SearchRequest, search_job
     from core.wikidata.open_source import open_source
 
     request = SearchRequest(
@@ -276,7 +284,7 @@ def _unit_json(unit: Any) -> dict[str, Any]:
 
 def run_list(args: argparse.Namespace) -> int:
     from core.store import SessionStore
-    from core.unit_builder.saved import list_units
+    from core.units.builder.saved import list_units
 
     with SessionStore.open_read_only(args.session) as store:  # a snapshot; never waits
         units = [_unit_json(u) for u in list_units(store)]
@@ -297,7 +305,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_override(args: argparse.Namespace) -> int:
     from core.errors import UserFacingError
     from core.store import SessionStore
-    from core.unit_builder.saved import set_label_override
+    from core.units.builder.saved import set_label_override
 
     text = None if args.clear else args.text.strip()
     if text == "":

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from core import jsonio
+from core.io import jsonio
 
 UNITS_HELP = "all (default), tier:NAME (tier or sub-tier), category:NAME or ids:1,2,3"
 
@@ -106,8 +106,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _templates(specs: list[str]) -> dict[str, str]:
-    from core import files
     from core.errors import UserFacingError
+    from core.io import files
 
     templates = {}
     for spec in specs:
@@ -222,7 +222,7 @@ def _print_summary(args: argparse.Namespace, verbaliser: Any, summary: Any) -> N
     if summary.tokens:
         rows.append(("tokens/s", f"{summary.tokens_per_s:,.1f}"))
     if result["placement"]:
-        from core.placement import Placement
+        from core.local_models.placement import Placement
 
         placed = {k: v for k, v in result["placement"].items() if k in Placement.__annotations__}
         rows.append(("placement", Placement(**placed).summary()))

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import jsonio
+from core.io import jsonio
 
 if TYPE_CHECKING:
     from core.store import SessionStore
@@ -180,7 +180,7 @@ def _open_session(path: Path | None) -> SessionStore | None:
 
 def run_distribution(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
-    from core.tiers import distribution_figures
+    from core.tiers.cutoffs import distribution_figures
     from core.wikidata.category_store import find_category
     from core.wikidata.fetch import collect_members_job
     from core.wikidata.queries import QueryError

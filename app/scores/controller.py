@@ -317,7 +317,7 @@ class ScoresController(QObject):
         """The per-text table of the session to ``path`` (.csv, .jsonl, .parquet), as a
         core job (core.formats.texts_table); a refused path or format is a message."""
         from core.formats.texts_table import export_texts_job
-        from core.output_guard import check_output_target
+        from core.io.output_guard import check_output_target
 
         store = self.ctx.store
         if store is None:

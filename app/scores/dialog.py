@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from app.scores.notes import MBERT, MINILM, ModelNotes
 from app.scores.reads import ScoresData, load_scores
+from core.desktop.logs import get_logger
 from core.labels import plural
-from core.logs import get_logger
 from core.vocab import LANGUAGES, short_model_name
 from widgets.scores import (
     ModelChoice,
@@ -18,8 +18,8 @@ from widgets.scores import (
 )
 
 if TYPE_CHECKING:
+    from core.local_models.loader import ModelInfo
     from core.metrics.meteor import WordNetStatus
-    from core.models import ModelInfo
     from core.store import SessionStore
 
 
@@ -40,8 +40,8 @@ def score_choices(
     Pure: no session read, no file-system scan (:func:`find_choices` does those in a job).
     ``accelerator``: whether a GPU is there (without one the slowest model metric is not
     ticked by default)."""
+    from core.local_models.loader import CAUSAL
     from core.metrics import machine_defaults
-    from core.models import CAUSAL
 
     wordnet_found = wordnet is not None and wordnet.found
     checked, unticked = machine_defaults(
@@ -99,9 +99,9 @@ def find_choices(store: SessionStore, data: ScoresData | None, notes: ModelNotes
     """The dialog's choices with the local models found now (runs in a job: scanning
     the Hugging Face cache and checking for mBERT touch the file system). The runs
     come from the last refresh; only when none has finished yet are they read here."""
+    from core.local_models.loader import discover_models
+    from core.local_models.placement import accelerator_likely
     from core.metrics.meteor import wordnet_status
-    from core.models import discover_models
-    from core.placement import accelerator_likely
 
     try:
         found = discover_models()

@@ -32,7 +32,7 @@ def open_synonyms(app: PanelContext, panel: ScoresPanel) -> Any:
 
     def reverted(entry: Any) -> None:
         """Edit ▸ Undo or Redo of a synonym edit: the table as the session holds it now."""
-        from core import synonyms
+        from core.metrics.esa import synonyms
 
         if entry.kind == "synonyms" and dialog.isVisible():
             app.reads.request(
@@ -52,7 +52,7 @@ def open_synonyms(app: PanelContext, panel: ScoresPanel) -> Any:
 
 def _synonyms(app: PanelContext, dialog: Any, action: str, *args: Any) -> None:
     """One short transaction on the session's synonym table, then the table again."""
-    from core import synonyms
+    from core.metrics.esa import synonyms
 
     if app.store is None:
         return
@@ -102,7 +102,7 @@ def _synonyms(app: PanelContext, dialog: Any, action: str, *args: Any) -> None:
         dialog.show_message(str(error), error=True)
         show_rows()
 
-    # Edits on the session's undo stack (core.synonyms applies them as recorded edits).
+    # Edits on the session's undo stack (core.metrics.esa.synonyms applies them as recorded edits).
     landed = app.undo.write(
         "the synonym table" if action == "first use" else f"the synonym table ({action})",
         apply,

@@ -58,13 +58,13 @@ from core.annotation.types import (
 from core.edits import canonical, collect, record_edit
 from core.edits.history import current_user
 from core.edits.packs import PackMergeEdit
-from core.jobs import Job, JobContext
-from core.output_guard import (
+from core.io.atomic import temporary_name
+from core.io.output_guard import (
     check_output_target,
     record_written,
     sweep_stale_temporaries,
-    temporary_name,
 )
+from core.jobs import Job, JobContext
 from core.store import SessionStore
 from core.store.batching import in_chunks
 from core.store.engine import file_uri
@@ -242,21 +242,15 @@ def _fill_pack(
     manifest: dict[str, Any],
     ctx: JobContext | None = None,
 ) -> None:
-    from core.store.bounds import CACHE_KIB, BoundedConnection, bound, stopped
+    from core.store.bounds import CACHE_KIB, stopped
+    from core.store.fileinfo import connect_bounded
 
-    with closing(
-        sqlite3.connect(
-            file_uri(pack_path, "mode=rw"),
-            uri=True,
-            isolation_level=None,
-            factory=BoundedConnection,
-        )
-    ) as conn:
-        # The session attached may come from elsewhere: the bounds of its own connections
-        # (length limit, Ctrl+C, a cancel) hold here too, and its page cache is ours, not
-        # the one its header suggests.
-        conn.execute("PRAGMA trusted_schema=OFF")
-        guard = bound(conn)
+    # The session attached may come from elsewhere: the bounds of its own connections
+    # (length limit, Ctrl+C, a cancel) hold here too, and its page cache is ours, not
+    # the one its header suggests.
+    with closing(connect_bounded(pack_path, "mode=rw")) as conn:
+        guard = conn.guard
+        assert guard is not None  # connect_bounded bounds it
         if ctx is not None:
             token = ctx.token
             guard.cancelled = lambda: token.cancelled
@@ -484,7 +478,7 @@ _MAX_ID = (1 << 63) - 1
 def check_manifest(text: object, path: Path) -> dict[str, Any]:
     """A pack's description (session_meta ``annotation:pack``), every field checked, or a
     :class:`PackError` naming the pack and the field."""
-    from core.bounded import BoundedTextError, loads_json
+    from core.io.bounded import BoundedTextError, loads_json
 
     def damaged(why: str) -> PackError:
         return PackError(f"{path.name} is damaged: its pack description {why}.")
@@ -604,15 +598,13 @@ def _readable_pack(path: Path) -> Iterator[Path]:
         yield check.path
         return
     from core.store.fileinfo import connect_read_only
+    from core.store.placing import copy_database
 
     with tempfile.TemporaryDirectory(prefix="taillens-pack-") as folder:
         copy = Path(folder) / "pack.taillens"
-        with (
-            closing(connect_read_only(check.path)) as source,
-            closing(sqlite3.connect(copy)) as target,
-        ):
-            source.backup(target)
         try:
+            with closing(connect_read_only(check.path)) as source:
+                copy_database(source, copy, expected_revision=None)
             SessionStore.open(copy).close()
         except SessionError as exc:
             raise PackError(
@@ -728,7 +720,7 @@ def _checked_row(
 ) -> tuple[Any, ...]:
     from core.annotation.ratings import validate_rating
     from core.annotation.types import Rating
-    from core.bounded import BoundedTextError, loads_json
+    from core.io.bounded import BoundedTextError, loads_json
 
     def an_id(value: Any) -> bool:
         return isinstance(value, int) and 1 <= value <= _MAX_ID
@@ -869,7 +861,7 @@ def merge_pack(
     as a private copy (never in place), and each rating it holds passes the checks a
     rating made in the app passes (:func:`core.annotation.ratings.validate_rating`): one
     that does not is left out and said."""
-    from core.formats.files import check_readable
+    from core.formats.common import check_readable
     from core.store.placing import file_identity
 
     path = check_readable(Path(path).expanduser(), "an annotation pack (.taillens)")

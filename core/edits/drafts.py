@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from core.edits.base import JSON, Edit
 from core.store.models import SessionMeta
 
-DRAFT_META_KEY = "units:draft"  # as core.unit_builder.saved keeps them
+DRAFT_META_KEY = "units:draft"  # as core.units.builder.saved keeps them
 DRAFT_OVERRIDES_META_KEY = "units:draft-overrides"
 KEYS = (DRAFT_META_KEY, DRAFT_OVERRIDES_META_KEY)
 

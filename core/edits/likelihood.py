@@ -18,7 +18,7 @@ from core.changes import Topic
 from core.edits.base import JSON, Edit, EditRefusedError
 from core.store.models import Category, CategoryMember, Entity, SessionMeta
 
-META_PREFIX = "likelihood:"  # as core.likelihood keeps the cut-off
+META_PREFIX = "likelihood:"  # as core.tiers.likelihood keeps the cut-off
 
 
 class ModelTailEdit(Edit):

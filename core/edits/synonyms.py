@@ -16,7 +16,7 @@ from core.changes import Topic
 from core.edits.base import JSON, Edit, EditRefusedError
 from core.store.models import EntitySynonym, SessionMeta
 
-SEEDED_KEY = "synonyms:seeded"  # as core.synonyms marks a seeded session
+SEEDED_KEY = "synonyms:seeded"  # as core.metrics.esa.synonyms marks a seeded session
 
 Row = tuple[str, str, str]  # entity, synonym, lang ('' for any)
 

@@ -19,9 +19,9 @@ from sqlalchemy.orm import Session
 from core.changes import Topic
 from core.edits.base import JSON, Edit, EditRefusedError
 from core.store.models import Category, CategoryMember, Entity, SessionMeta
-from core.tiers import SUB_TIER_BY_CODE, TIER_BY_CODE, TierSettings
+from core.tiers.cutoffs import SUB_TIER_BY_CODE, TIER_BY_CODE, TierSettings
 
-META_PREFIX = "tiers:"  # as core.category_tiers writes the settings
+META_PREFIX = "tiers:"  # as core.tiers.stored writes the settings
 
 
 def _settings_words(settings: JSON) -> str:

@@ -21,7 +21,7 @@ from core.edits.drafts import DraftEdit
 from core.labels import plural
 from core.store import models as m
 from core.store.batching import in_chunks
-from core.unit_builder.draft import claim_entity
+from core.units.builder.draft import claim_entity
 
 PARTS = ("subject", "predicate", "object")
 MAIN = "main"  # the unit's own triples (not a modified tripleset)
@@ -105,7 +105,7 @@ class UnitOverrideEdit(Edit):
         return f"the words for the {part} of triple {number} of unit {unit} ({lang}): {words}"
 
 
-KEPT_LABELS_META_KEY = "units:kept-labels"  # as core.unit_builder.render keeps them
+KEPT_LABELS_META_KEY = "units:kept-labels"  # as core.units.builder.render keeps them
 
 
 class KeptLabelEdit(Edit):
@@ -210,7 +210,7 @@ class UnitSaveEdit(Edit):
     Undo is refused while anything refers to one of the units (a verbalisation or a
     reference: ratings and scores hang on those) or its triples were changed since; redo
     is refused when another unit has taken one of their ids. The units are written by
-    the caller's ``add`` (``core.unit_builder.saved``, which checks and renders them)
+    the caller's ``add`` (``core.units.builder.saved``, which checks and renders them)
     inside the edit's transaction; a rebuilt edit writes the state."""
 
     kind = "unit"

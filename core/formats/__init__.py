@@ -13,8 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from core.formats.common import FormatError, check_readable
 from core.formats.csv_export import export_csv
-from core.formats.files import FormatError, check_readable
 from core.formats.rdf import export_rdf
 from core.formats.report import EntryError, ExportReport, ImportReport
 from core.formats.wdv import export_wdv, import_wdv

@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.formats.files import CsvWriter, atomic_output
+from core.formats.common import CsvWriter, atomic_output
 from core.formats.report import ExportReport
 from core.jobs import Job, JobContext
 from core.vocab import LANGUAGES

@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core import files
 from core.errors import UserFacingError
+from core.io import files
 from core.labels import plural
 from core.vocab import LANGUAGES
 

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
+from core.formats.common import FormatError, atomic_output
 from core.formats.csv_export import category_of
-from core.formats.files import FormatError, atomic_output
 from core.formats.report import ExportReport
 from core.jobs import Job, JobContext
 from core.labels import plural

@@ -30,8 +30,8 @@ them too.
 Read in pages (keyset by id, :data:`PAGE_SIZE` texts, their scores and ratings) inside one
 WAL snapshot and written as it goes: CSV and JSON Lines row by row, Parquet one row group
 a page (pyarrow, imported only here), so memory stays flat on a session of 100k texts.
-Every file goes through :func:`core.formats.files.atomic_output`; CSV cells through
-:class:`core.formats.files.CsvWriter` (spreadsheet-safe unless ``raw``). Qt-free.
+Every file goes through :func:`core.formats.common.atomic_output`; CSV cells through
+:class:`core.formats.common.CsvWriter` (spreadsheet-safe unless ``raw``). Qt-free.
 """
 
 from __future__ import annotations
@@ -43,18 +43,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from core import jsonio
 from core.annotation.aggregation import item_aggregates
-from core.bounded import stored_json
-from core.formats.files import CsvWriter, FormatError, atomic_output
+from core.formats.common import CsvWriter, FormatError, atomic_output
 from core.formats.report import ExportReport
 from core.groups import category_name
+from core.io import jsonio
+from core.io.bounded import stored_json
+from core.io.output_guard import check_output_target
 from core.jobs import Job, JobContext
 from core.labels import plural_word
 from core.metrics.base import details_from_json
 from core.metrics.details import EsaDetails, MetricDetails
 from core.metrics.signature import read_signature
-from core.output_guard import check_output_target
 from core.report.data import REFERENCES_MODEL
 from core.vocab import run_name
 
@@ -398,6 +398,8 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
     """Scores, details, ratings and aggregates of one page's rows, in place."""
     from sqlalchemy import text
 
+    from core.store.batching import in_chunks
+
     by_id = {row[key]: row for row in rows}
     ids = list(by_id)
     own = "" if key == "verbalisation_id" else "s.verbalisation_id IS NULL AND "
@@ -405,9 +407,9 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
     for row in rows:
         for column in plan.score_columns:
             row[column] = None
-    for start in range(0, len(ids), 500):  # SQLite's host parameters per statement
+    for ids_chunk in in_chunks(ids):
         params: dict[str, Any] = {}
-        chunk = _in("i", ids[start : start + 500], params)
+        chunk = _in("i", ids_chunk, params)
         for item, metric, value, raw in db.execute(
             text(
                 f"SELECT s.{key}, s.metric, s.value, s.details FROM scores s "
@@ -427,9 +429,9 @@ def _add_figures(db: Session, plan: _Plan, rows: list[dict[str, Any]], key: str)
             if typed:
                 details[item][column] = typed
     ratings: dict[int, dict[int, tuple[int | None, int | None]]] = defaultdict(dict)
-    for start in range(0, len(ids), 500):
+    for ids_chunk in in_chunks(ids):
         params = {}
-        chunk = _in("i", ids[start : start + 500], params)
+        chunk = _in("i", ids_chunk, params)
         for item, annotator, fluency, adequacy in db.execute(
             text(
                 f"SELECT n.{key}, n.annotator_id, n.fluency, n.adequacy FROM annotations n "
@@ -519,7 +521,7 @@ def _pyarrow() -> Any:
         import pyarrow
         import pyarrow.parquet  # noqa: F401
     except ImportError as exc:
-        from core.install import pip_hint
+        from core.desktop.install import pip_hint
 
         raise TextsTableError(
             f"Writing Parquet needs pyarrow, which is not installed: {pip_hint('pyarrow')} "

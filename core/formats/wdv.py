@@ -38,12 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import jsonio
 from core.annotation import ADEQUACY_LABELS, aggregates
 from core.changes import IMPORT_WRITES
+from core.formats.common import IMPORT_KEPT, FormatError, atomic_output, check_readable
 from core.formats.csv_export import category_of
-from core.formats.files import IMPORT_KEPT, FormatError, atomic_output, check_readable
 from core.formats.report import EntryError, ExportReport, ImportReport
+from core.io import jsonio
 from core.jobs import Job, JobContext
 
 if TYPE_CHECKING:

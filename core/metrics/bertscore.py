@@ -128,7 +128,7 @@ def _layer_for(name: str, path: Path) -> int:
         return int(model2layers[name])
     import json
 
-    from core import files
+    from core.io import files
 
     config = json.loads(
         files.read_text(path / "config.json", limit=files.CONFIG_LIMIT, what="the model's config")

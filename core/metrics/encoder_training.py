@@ -47,8 +47,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import heavy, jsonio
+from core import heavy
 from core.errors import UserFacingError
+from core.io import jsonio
 from core.jobs import Job, JobContext
 from core.metrics.retrieval import (
     RetrievalPair,

@@ -37,7 +37,7 @@ from typing import Any
 
 from core import heavy
 from core.errors import UserFacingError
-from core.files import check_readable
+from core.io.files import check_readable
 from core.metrics.base import METEOR, CorpusFromSentences, MetricValue, ScoringItem
 from core.metrics.details import MeteorDetails
 from core.metrics.signature import Signature, library_version
@@ -82,7 +82,7 @@ class WordNetStatus:
         """One line for the CLI and the Score dialog."""
         if self.folder is not None:
             return f"WordNet for METEOR: {self.folder} ({self.source})"
-        from core.install import install_kind
+        from core.desktop.install import install_kind
 
         # The bundle runs no nltk downloader: there, only a folder on this machine.
         nltk_data = "" if install_kind() in ("bundle", "deb") else ", or nltk's wordnet data"
@@ -248,7 +248,7 @@ class Meteor(CorpusFromSentences):
         if self.status.folder is None:
             return "unknown"
         try:
-            # Checked first (core.files): a device or FIFO in its place would be read
+            # Checked first (core.io.files): a device or FIFO in its place would be read
             # without end, as one line.
             data = check_readable(self.status.folder / "data.adj")
             with open(data, encoding="utf-8", errors="replace") as handle:

@@ -5,7 +5,7 @@ read from the model's logits at temperature 1: the model's own distribution, not
 sampling distribution (temperature, top-p) the text was drawn from.
 
 * Given a prompt (``ScoringItem.prompt``), the context is built exactly as at
-  generation (:func:`core.models.prompt_token_ids`: the chat template when the model
+  generation (:func:`core.local_models.loader.prompt_token_ids`: the chat template when the model
   has one) and only the text's tokens are scored.
 * Without a prompt the text is scored alone after the tokenizer's BOS token; a model
   without BOS cannot predict the first token from nothing, so that token is context.
@@ -37,10 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from core import heavy
-from core.metrics.base import ENTITY_PPL, PPL, MetricValue, ScoringItem
-from core.metrics.details import EntityPerplexityDetails, LabelPerplexity, PerplexityDetails
-from core.metrics.signature import Signature, library_version
-from core.models import (
+from core.local_models.loader import (
     CAUSAL,
     LoadedModel,
     ModelError,
@@ -50,6 +47,9 @@ from core.models import (
     prompt_token_ids,
     resolve_model,
 )
+from core.metrics.base import ENTITY_PPL, PPL, MetricValue, ScoringItem
+from core.metrics.details import EntityPerplexityDetails, LabelPerplexity, PerplexityDetails
+from core.metrics.signature import Signature, library_version
 from core.surface import surface
 
 
@@ -71,7 +71,7 @@ def score_sequences(
     """Summed NLL and count of the scored tokens of each ``(ids, n_context)`` sequence: the
     tokens after the first ``n_context`` (at least the first, which has no prediction).
     Batched shortest first, right-padded, padding masked out. Shared by perplexity and the
-    entity likelihood (core.likelihood)."""
+    entity likelihood (core.tiers.likelihood)."""
     with heavy.lock():
         import torch
 
@@ -124,7 +124,7 @@ class _ModelSlot:
 
     def close(self) -> None:
         if self.loaded is not None:
-            from core.models import free_device_memory
+            from core.local_models.loader import free_device_memory
 
             device = self.loaded.device
             self.loaded = None

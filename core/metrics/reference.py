@@ -55,6 +55,37 @@ from core.metrics.details import (
 from core.metrics.signature import Signature, library_version
 
 NO_REFERENCE = "no reference of this language and quality"
+# sacrebleu's private names these metrics and core.metrics.ter_core call, (module, class or
+# None, name): a sentence score in its two steps (so each text's statistics are kept and
+# summed into corpus scores), TER's tokeniser, and lib_ter's search constants. pyproject
+# keeps sacrebleu below 3 for them; the tests check that the installed one has each.
+SACREBLEU_PRIVATE_NAMES: tuple[tuple[str, str | None, str], ...] = (
+    *(
+        ("sacrebleu.metrics.base", "Metric", name)
+        for name in (
+            "_check_sentence_score_args",
+            "_extract_corpus_statistics",
+            "_aggregate_and_compute",
+        )
+    ),
+    ("sacrebleu.metrics.ter", "TER", "_preprocess_segment"),
+    *(
+        ("sacrebleu.metrics.lib_ter", None, name)
+        for name in (
+            "_flip_trace",
+            "_INT_INFINITY",
+            "_BEAM_WIDTH",
+            "_MAX_SHIFT_CANDIDATES",
+            "_MAX_SHIFT_DIST",
+            "_MAX_SHIFT_SIZE",
+            "_OP_DEL",
+            "_OP_INS",
+            "_OP_NOP",
+            "_OP_SUB",
+            "_OP_UNDEF",
+        )
+    ),
+)
 # Texts whose reference n-grams sacrebleu holds at a time for a corpus score: the
 # statistics are per sentence and summed, so batches give the very same score.
 CORPUS_BATCH = 1_000

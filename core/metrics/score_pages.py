@@ -207,10 +207,11 @@ def _rows(db: Session, flt: ScoresFilter, sort: ScoreSort | None, offset: int, l
 
 def _with_scores(db: Session, texts: Sequence[Any]) -> list[SentenceScoreRow]:
     """``texts`` (rows of :data:`_TEXT_COLUMNS`) with their sentence scores."""
+    from core.store.batching import in_chunks
+
     scores: dict[int, dict[str, float | None]] = {t.id: {} for t in texts}
     ids = list(scores)
-    for start in range(0, len(ids), 500):  # SQLite's host parameters per statement
-        chunk = ids[start : start + 500]
+    for chunk in in_chunks(ids):
         names = {f"i{i}": vid for i, vid in enumerate(chunk)}
         for vid, metric, quality, value in _run(
             db,

@@ -8,7 +8,7 @@ per step, one line saying what its last run did. The dialog
 controller (``app/references_pipeline.py``) builds the same jobs the CLI runs from
 :meth:`translate_request`, :meth:`qe_request` and :meth:`postedit_request`, and writes
 their progress and outcome back. :meth:`choices` and :meth:`restore` are what
-:class:`core.dialog_memory.DialogMemory` keeps between openings.
+:class:`core.desktop.dialog_memory.DialogMemory` keeps between openings.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from core.references.translate import clean_text
 from resources import resource_path
 
 if TYPE_CHECKING:
-    from core.models import LoadedModel
+    from core.local_models.loader import LoadedModel
     from core.store import SessionStore
 
 PROMPT_FILE = ("prompts", "postedit_f1.txt")
@@ -147,7 +147,7 @@ class LocalEditor:
         *,
         loader: Callable[..., LoadedModel] | None = None,
     ) -> None:
-        from core.models import CAUSAL, ModelError, check_model_folder, resolve_model
+        from core.local_models.loader import CAUSAL, ModelError, check_model_folder, resolve_model
 
         self.params = params or EditParams()
         self.path = resolve_model(model)
@@ -159,7 +159,7 @@ class LocalEditor:
 
     def _load(self) -> LoadedModel:
         if self._loaded is None:
-            from core.models import CAUSAL, load_model
+            from core.local_models.loader import CAUSAL, load_model
 
             load = self._loader or load_model
             self._loaded = load(
@@ -172,7 +172,7 @@ class LocalEditor:
         with heavy.lock():
             import torch
 
-        from core.models import prompts_token_ids
+        from core.local_models.loader import prompts_token_ids
 
         loaded = self._load()
         tokenizer, model = loaded.tokenizer, loaded.model
@@ -191,7 +191,7 @@ class LocalEditor:
 
     def close(self) -> None:
         if self._loaded is not None:
-            from core.models import free_device_memory
+            from core.local_models.loader import free_device_memory
 
             device, self._loaded = self._loaded.device, None
             free_device_memory(device)

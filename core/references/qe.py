@@ -309,7 +309,7 @@ class CometWorker:
             raise self._fail(f"ended (exit {process.returncode}) while {doing}")
         if line is TOO_LONG:
             raise self._fail(f"answered a line over {MAX_REPLY_CHARS:,} characters while {doing}")
-        from core.bounded import BoundedTextError, loads_json
+        from core.io.bounded import BoundedTextError, loads_json
 
         try:
             reply = loads_json(line, name="its reply")

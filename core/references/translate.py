@@ -48,7 +48,7 @@ from core.references.languages import (
 )
 
 if TYPE_CHECKING:
-    from core.models import LoadedModel
+    from core.local_models.loader import LoadedModel
     from core.store import SessionStore
 
 SEQ2SEQ_PREFIX = "seq2seq"  # any other seq2seq: a T5-style task prefix
@@ -121,7 +121,7 @@ def _vocab_has(tokenizer: Any, token: str) -> bool:
 
 def detect_family(config: dict[str, Any], tokenizer: Any | None, kind: str) -> str:
     """The translation family of a model from its config (and vocabulary)."""
-    from core.models import CAUSAL as CAUSAL_KIND
+    from core.local_models.loader import CAUSAL as CAUSAL_KIND
 
     if kind == CAUSAL_KIND:
         return CAUSAL
@@ -148,7 +148,7 @@ class LocalTranslator:
         *,
         loader: Callable[..., LoadedModel] | None = None,
     ) -> None:
-        from core.models import (
+        from core.local_models.loader import (
             check_model_folder,
             model_fingerprint,
             read_config,
@@ -176,7 +176,7 @@ class LocalTranslator:
 
     def load(self) -> LoadedModel:
         if self._loaded is None:
-            from core.models import load_model
+            from core.local_models.loader import load_model
 
             load = self._loader or load_model
             self._loaded = load(
@@ -190,7 +190,7 @@ class LocalTranslator:
 
     def close(self) -> None:
         if self._loaded is not None:
-            from core.models import free_device_memory
+            from core.local_models.loader import free_device_memory
 
             device, self._loaded = self._loaded.device, None
             free_device_memory(device)
@@ -203,7 +203,7 @@ class LocalTranslator:
         extra: dict[str, Any] = {}
         family = self.family
         if family == CAUSAL:
-            from core.models import prompts_token_ids
+            from core.local_models.loader import prompts_token_ids
 
             prompts = [
                 CAUSAL_PROMPT.format(

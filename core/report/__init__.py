@@ -11,7 +11,7 @@ Only numpy and the standard library are imported here; scipy and SQLAlchemy insi
 the functions that need them.
 """
 
-from core.groups import HUMAN_METRICS
+from core.groups import DIMENSIONS, HUMAN_METRICS
 from core.report.compare import (
     COMPARISON_COLUMNS,
     STUDY_METRICS,
@@ -34,7 +34,6 @@ from core.report.compare import (
 from core.report.comparison import Comparison
 from core.report.data import Observation, RunInfo, ScoreFrame, load_frame
 from core.report.export import PlotSpec, plot_specs, render_html, write_csv, write_html
-from core.report.groups import DIMENSIONS
 
 __all__ = [
     "COMPARISON_COLUMNS",

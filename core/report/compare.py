@@ -34,8 +34,7 @@ from core.jobs import Job, JobContext
 from core.labels import plural
 from core.report.comparison import Comparison
 from core.report.data import Observation, ScoreFrame, load_frame
-from core.report.verdict import headlines_table_rows, verdict
-from core.statistics import (
+from core.report.statistics import (
     CORRECTIONS,
     DEFAULT_ALPHA,
     DEFAULT_CORRECTION,
@@ -49,6 +48,7 @@ from core.statistics import (
     mann_whitney_protocol,
     summarise,
 )
+from core.report.verdict import headlines_table_rows, verdict
 from core.tables import Table
 from core.vocab import DEFAULT_QUALITY
 
@@ -731,7 +731,7 @@ def _annotation_table(store: Any) -> Table | None:
 def _tier_change_notes(store: Any, frame: ScoreFrame) -> list[str]:
     """A note when units of the report were built under another tier than their root's
     current one (the report groups by the tier a unit recorded when it was built)."""
-    from core.category_tiers import unit_tier_changes
+    from core.tiers.stored import unit_tier_changes
 
     if not hasattr(store, "engine"):
         return []

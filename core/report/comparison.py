@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.statistics import BootstrapCI, GroupSummary, MannWhitneyResult
+from core.report.statistics import BootstrapCI, GroupSummary, MannWhitneyResult
 
 
 @dataclass(frozen=True)

@@ -204,7 +204,7 @@ WHERE {usable_verbalisations}
 def _attributes(raw: Any) -> Any:
 
     if isinstance(raw, str):
-        from core.bounded import stored_json
+        from core.io.bounded import stored_json
 
         return stored_json(raw, None)
     return raw

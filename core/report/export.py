@@ -1,4 +1,5 @@
-"""The report's plots (as data; drawn by ``core.figures``) and its exports: one CSV per table,
+"""The report's plots (as data; drawn by ``core.report.figures``) and its exports: one CSV
+per table,
 and a self-contained HTML file (tables, inline SVG figures, the runs' settings, metric
 signatures).
 """
@@ -13,15 +14,15 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from core.groups import order_key
 from core.metrics.info import metric_info
 from core.report.compare import SIGNIFICANT_MARK, BiasReport, Table, metric_label
-from core.report.groups import order_key
 
 
 @dataclass(frozen=True)
 class PlotSpec:
     """What a plot shows, as plain data: the Report panel draws it with pyqtgraph, the
-    exports and the HTML report with matplotlib (``core.figures.spec_figure``) from the same
+    exports and the HTML report with matplotlib (``core.report.figures.spec_figure``) from the same
     data. ``groups`` for box and distribution plots, ``x``/``y`` for scatter."""
 
     kind: str  # "box" | "distribution" | "scatter"
@@ -36,15 +37,15 @@ class PlotSpec:
     log_x: bool = False
 
     def figure(self, size_in: tuple[float, float] | None = None) -> Any:
-        """This plot as a matplotlib ``Figure`` (see ``core.figures``)."""
-        from core.figures import DEFAULT_SIZE_IN, spec_figure
+        """This plot as a matplotlib ``Figure`` (see ``core.report.figures``)."""
+        from core.report.figures import DEFAULT_SIZE_IN, spec_figure
 
         return spec_figure(self, size_in=size_in or DEFAULT_SIZE_IN)
 
     def svg(self, prefix: str = "") -> str:
         """This plot as one inline ``<svg>`` element (``prefix``: of its ids, so they are
         unique on a page)."""
-        from core.figures import figure_svg
+        from core.report.figures import figure_svg
 
         return figure_svg(self.figure(), prefix=prefix)
 
@@ -175,7 +176,7 @@ def write_csv(
     table's file replace a TailLens session or a file TailLens did not write of that name
     (never the open session); without it, every name is checked before any file is written.
     """
-    from core.formats.files import CsvWriter, FormatError, atomic_output
+    from core.formats.common import CsvWriter, FormatError, atomic_output
 
     folder = Path(folder).expanduser()
     if folder.exists() and not folder.is_dir():
@@ -184,7 +185,7 @@ def write_csv(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise FormatError(f"Cannot create the folder {folder}: {exc.strerror or exc}.") from exc
-    from core.output_guard import check_output_target
+    from core.io.output_guard import check_output_target
 
     tables = list(report.tables())
     # Every file is checked before the first is written: a refusal leaves the folder as it was.
@@ -329,7 +330,7 @@ class HtmlWritten:
 def write_html(report: BiasReport, path: Path | str, *, force: bool = False) -> HtmlWritten:
     """Write the self-contained HTML report to ``path`` (atomically; ``force``: even over
     a TailLens session that is not the open one)."""
-    from core.formats.files import atomic_output
+    from core.formats.common import atomic_output
 
     document = render_html(report)
     path = Path(path).expanduser()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, ExceptionContext
 
-from core.files import disk_problem
+from core.io.files import disk_problem
 from core.store.bounds import BoundedConnection, bound, guard_of, stopped
 from core.store.errors import (
     SessionBoundsError,
@@ -108,7 +109,7 @@ def _json_is_text(value: Any) -> int:
     valid JSON, but a string no UTF-8 writer can write again)."""
     if not isinstance(value, str):
         return 1
-    from core.bounded import DEFAULT, check_value
+    from core.io.bounded import DEFAULT, check_value
 
     try:
         parsed = json.loads(value)
@@ -129,32 +130,13 @@ def _dbapi_connection(context: ExceptionContext) -> Any:
 def make_engine(
     path: Path, busy_timeout_s: float, *, foreign_keys: bool = True, read_only: bool = False
 ) -> Engine:
+    """An engine for the session file ``path``: every connection set up by
+    :func:`_connection_setup`, errors translated by :func:`_error_translator`, BEGIN
+    issued by :func:`_begin_issuer`."""
     # URL.create, not a "sqlite:///…" string: a name holding %20, %41, ? or # would be
     # parsed as a URL (decoded, or cut at the query) and another file opened.
     url = URL.create("sqlite", database=str(path))
-    creator = None
-    if read_only:
-
-        def creator() -> sqlite3.Connection:
-            # Reads a WAL snapshot under a deferred BEGIN, with query_only on: it never
-            # takes the write lock nor changes a row. Opened read-write where it may be,
-            # so that, as the last connection to close, it folds the -wal back and removes
-            # it (a mode=ro connection would leave empty -wal/-shm files beside the file).
-            if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK):
-                return sqlite3.connect(
-                    path,
-                    timeout=busy_timeout_s,
-                    check_same_thread=False,
-                    factory=BoundedConnection,
-                )
-            return sqlite3.connect(
-                file_uri(path, "mode=ro"),
-                uri=True,
-                timeout=busy_timeout_s,
-                check_same_thread=False,
-                factory=BoundedConnection,
-            )
-
+    creator = _read_only_creator(path, busy_timeout_s) if read_only else None
     engine = create_engine(
         url,
         # JSON columns hold standard JSON only: SQLite's json functions (and every other
@@ -169,11 +151,42 @@ def make_engine(
         **({"creator": creator} if creator is not None else {}),
     )
     busy_ms = max(0, int(busy_timeout_s * 1000))
+    event.listen(engine, "connect", _connection_setup(busy_ms, foreign_keys, read_only))
+    event.listen(engine, "handle_error", _error_translator(path))
+    event.listen(engine, "begin", _begin_issuer(busy_ms))
+    return engine
 
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
+
+def _read_only_creator(path: Path, busy_timeout_s: float) -> Callable[[], sqlite3.Connection]:
+    def creator() -> sqlite3.Connection:
+        # Reads a WAL snapshot under a deferred BEGIN, with query_only on: it never
+        # takes the write lock nor changes a row. Opened read-write where it may be,
+        # so that, as the last connection to close, it folds the -wal back and removes
+        # it (a mode=ro connection would leave empty -wal/-shm files beside the file).
+        if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK):
+            return sqlite3.connect(
+                path,
+                timeout=busy_timeout_s,
+                check_same_thread=False,
+                factory=BoundedConnection,
+            )
+        return sqlite3.connect(
+            file_uri(path, "mode=ro"),
+            uri=True,
+            timeout=busy_timeout_s,
+            check_same_thread=False,
+            factory=BoundedConnection,
+        )
+
+    return creator
+
+
+def _connection_setup(
+    busy_ms: int, foreign_keys: bool, read_only: bool
+) -> Callable[[sqlite3.Connection, object], None]:
+    def on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
         # pysqlite's implicit BEGIN skips DDL and is always deferred; we issue our own
-        # (see _on_begin) so migrations are atomic and writers can BEGIN IMMEDIATE.
+        # (see _begin_issuer) so migrations are atomic and writers can BEGIN IMMEDIATE.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
@@ -197,8 +210,11 @@ def make_engine(
             cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
-    @event.listens_for(engine, "handle_error")
-    def _on_error(context: ExceptionContext) -> BaseException | None:
+    return on_connect
+
+
+def _error_translator(path: Path) -> Callable[[ExceptionContext], BaseException | None]:
+    def on_error(context: ExceptionContext) -> BaseException | None:
         # Any statement or commit on a session the disk refuses (full, over quota, an I/O
         # error) becomes one SessionStorageError, wherever in core the write was made.
         problem = storage_problem(context.original_exception)
@@ -216,8 +232,11 @@ def make_engine(
                 return SessionValueTooLongError(path, guard.value_bytes)
         return SessionBoundsError(path, why)
 
-    @event.listens_for(engine, "begin")
-    def _on_begin(connection: Connection) -> None:
+    return on_error
+
+
+def _begin_issuer(busy_ms: int) -> Callable[[Connection], None]:
+    def on_begin(connection: Connection) -> None:
         # Inside SessionStore.without_waiting() a busy lock fails at once (busy timeout 0);
         # the connection's own timeout comes back with its next transaction.
         wanted = 0 if NO_WAIT.get() else busy_ms
@@ -227,4 +246,4 @@ def make_engine(
             info["busy_ms"] = wanted
         connection.exec_driver_sql(connection.get_execution_options().get(BEGIN_OPTION, "BEGIN"))
 
-    return engine
+    return on_begin

@@ -193,7 +193,7 @@ class SessionStorageError(SessionError):
         *,
         action: str = "save to the session",
     ) -> None:
-        from core.files import free_space
+        from core.io.files import free_space
 
         path = Path(path)
         free = free_space(path.parent)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import core
 import core.store.bounds as bounds
-from core.output_guard import (
+from core.io.output_guard import (
     SESSION_APPLICATION_ID,
 )
 from core.session_info import SessionInfo
@@ -68,6 +68,27 @@ def shm_path(path: Path) -> Path:
     return path.with_name(path.name + "-shm")
 
 
+def connect_bounded(
+    path: Path, option: str, *, value_bytes: int | None = None, seconds: float | None = None
+) -> BoundedConnection:
+    """A connection to ``path`` opened with the URI ``option`` (``mode=rw``, ``mode=ro``,
+    ``immutable=1``), in autocommit, under the bounds of a file from elsewhere
+    (``core.store.bounds``): no value longer than ``value_bytes``, its statements done
+    within ``seconds`` when given, Ctrl+C acts, and no function of the file's schema runs
+    unless it is harmless. Its guard is ``conn.guard``."""
+    conn = sqlite3.connect(
+        file_uri(path, option), uri=True, isolation_level=None, factory=BoundedConnection
+    )
+    try:
+        # A function in a view, trigger or index of the file runs only if it is harmless.
+        conn.execute("PRAGMA trusted_schema=OFF")
+        bound(conn, value_bytes=value_bytes, seconds=seconds)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def connect_read_only(
     path: Path, *, value_bytes: int | None = None, seconds: float | None = None
 ) -> BoundedConnection:
@@ -81,21 +102,12 @@ def connect_read_only(
     a ``-wal`` file, another program may have it open, so its pages must be read too.
     """
     option = "mode=ro" if wal_path(path).exists() else "immutable=1"
-    conn = sqlite3.connect(
-        file_uri(path, option), uri=True, isolation_level=None, factory=BoundedConnection
+    return connect_bounded(
+        path,
+        option,
+        value_bytes=value_bytes,
+        seconds=bounds.STATEMENT_S if seconds is None else seconds,
     )
-    try:
-        # A function in a view, trigger or index of the file runs only if it is harmless.
-        conn.execute("PRAGMA trusted_schema=OFF")
-        bound(
-            conn,
-            value_bytes=value_bytes,
-            seconds=bounds.STATEMENT_S if seconds is None else seconds,
-        )
-    except BaseException:
-        conn.close()
-        raise
-    return conn
 
 
 @contextmanager

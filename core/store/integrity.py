@@ -91,99 +91,111 @@ def column_checks(table: Table) -> list[tuple[str, str]]:
     return [(condition, problem) for condition, problem, _text in _checks(table)]
 
 
-def _checks(table: Table) -> list[tuple[str, str, str | None]]:
+_Check = tuple[str, str, str | None]  # condition, problem, the text column it checks
+
+
+def _checks(table: Table) -> list[_Check]:
     """:func:`column_checks`, each with the name of the text column whose UTF-8 check it
     is (None for the others)."""
-    checks: list[tuple[str, str, str | None]] = []
+    checks: list[_Check] = []
     for column in table.columns:
-        if column.primary_key:
-            continue
-        name = f'"{column.name}"'
-        kind = column.type
-        if isinstance(kind, JSON):
-            # One parse per value: a valid JSON text's type is its first character.
-            checks.append(
-                (
-                    f"{name} IS NOT NULL AND (NOT json_valid({name}) OR "
-                    f"(ltrim({name}, ' ' || char(9, 10, 13)) NOT LIKE '{{%' "
-                    f"AND {name} != 'null'))",
-                    f"CASE WHEN json_valid({name}) "
-                    f"THEN '{column.name} is a JSON ' || json_type({name}) || ', not an object' "
-                    f"ELSE '{column.name} is not JSON: ' || {_quoted(name)} END",
-                    None,
-                )
-            )
-            # The Python check parses the text: only for one with an escape that may be
-            # a lone surrogate's (SQLite's GLOB, one pass, no lowered copy of the text).
-            checks.append(
-                (
-                    f"{name} IS NOT NULL AND {name} GLOB '*\\[uU][dD]*' "
-                    f"AND NOT taillens_json_text({name})",
-                    f"'{column.name} holds a lone surrogate escape (\\ud800-\\udfff) or "
-                    "a value out of bounds'",
-                    None,
-                )
-            )
-        elif isinstance(kind, Boolean):
-            checks.append(
-                (
-                    f"{name} IS NOT NULL AND {name} NOT IN (0, 1)",
-                    f"'{column.name} ' || {_quoted(name)} || ' is not true or false'",
-                    None,
-                )
-            )
-        elif isinstance(kind, Integer | Float):
-            checks.append(
-                (
-                    f"typeof({name}) NOT IN ('integer', 'real', 'null')",
-                    f"'{column.name} ' || {_quoted(name)} || ' is not a number'",
-                    None,
-                )
-            )
-        elif isinstance(kind, DateTime):
-            # SQLAlchemy parses the text it wrote; anything else fails every read.
-            checks.append(
-                (
-                    f"{name} IS NOT NULL AND (typeof({name}) != 'text' OR "
-                    f"{name} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' OR "
-                    f"datetime({name}) IS NULL)",
-                    f"'{column.name} ' || {_quoted(name)} || ' is not a date and time'",
-                    None,
-                )
-            )
-        elif isinstance(kind, String):
-            # A blob where text belongs (text of another encoding, bytes), or text that
-            # is not UTF-8 (an encoded lone surrogate): no reader can show it as text.
-            checks.append(
-                (
-                    f"typeof({name}) = 'blob' OR (typeof({name}) = 'text' AND "
-                    f"NOT taillens_utf8(CAST({name} AS BLOB)))",
-                    f"CASE WHEN typeof({name}) = 'blob' THEN '{column.name} is bytes (' || "
-                    f"length({name}) || '), not text' ELSE '{column.name} is not UTF-8 text' END",
-                    column.name,
-                )
-            )
-        elif isinstance(kind, LargeBinary):
-            checks.append(
-                (
-                    f"{name} IS NOT NULL AND typeof({name}) != 'blob'",
-                    f"'{column.name} is ' || typeof({name}) || ', not bytes'",
-                    None,
-                )
-            )
-        bounds = column.info.get("range")
-        if bounds is not None:
-            low, high = bounds
-            checks.append(
-                (
-                    f"typeof({name}) IN ('integer', 'real') "
-                    f"AND NOT ({name} BETWEEN {low} AND {high})",
-                    f"'{column.name} ' || {name} || ' is outside {low}–{high}'",
-                    None,
-                )
-            )
+        if not column.primary_key:
+            checks += _type_checks(column.name, column.type)
+            checks += _range_checks(column.name, column.info.get("range"))
     checks.extend((condition, problem, None) for condition, problem in table.info.get("checks", ()))
     return checks
+
+
+def _type_checks(column: str, kind: Any) -> list[_Check]:
+    """The checks that a value of ``column`` is of its declared type ``kind``."""
+    name = f'"{column}"'
+    if isinstance(kind, JSON):
+        return _json_checks(column, name)
+    if isinstance(kind, Boolean):
+        return [
+            (
+                f"{name} IS NOT NULL AND {name} NOT IN (0, 1)",
+                f"'{column} ' || {_quoted(name)} || ' is not true or false'",
+                None,
+            )
+        ]
+    if isinstance(kind, Integer | Float):
+        return [
+            (
+                f"typeof({name}) NOT IN ('integer', 'real', 'null')",
+                f"'{column} ' || {_quoted(name)} || ' is not a number'",
+                None,
+            )
+        ]
+    if isinstance(kind, DateTime):
+        # SQLAlchemy parses the text it wrote; anything else fails every read.
+        return [
+            (
+                f"{name} IS NOT NULL AND (typeof({name}) != 'text' OR "
+                f"{name} NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' OR "
+                f"datetime({name}) IS NULL)",
+                f"'{column} ' || {_quoted(name)} || ' is not a date and time'",
+                None,
+            )
+        ]
+    if isinstance(kind, String):
+        # A blob where text belongs (text of another encoding, bytes), or text that is
+        # not UTF-8 (an encoded lone surrogate): no reader can show it as text.
+        return [
+            (
+                f"typeof({name}) = 'blob' OR (typeof({name}) = 'text' AND "
+                f"NOT taillens_utf8(CAST({name} AS BLOB)))",
+                f"CASE WHEN typeof({name}) = 'blob' THEN '{column} is bytes (' || "
+                f"length({name}) || '), not text' ELSE '{column} is not UTF-8 text' END",
+                column,
+            )
+        ]
+    if isinstance(kind, LargeBinary):
+        return [
+            (
+                f"{name} IS NOT NULL AND typeof({name}) != 'blob'",
+                f"'{column} is ' || typeof({name}) || ', not bytes'",
+                None,
+            )
+        ]
+    return []
+
+
+def _json_checks(column: str, name: str) -> list[_Check]:
+    return [
+        # One parse per value: a valid JSON text's type is its first character.
+        (
+            f"{name} IS NOT NULL AND (NOT json_valid({name}) OR "
+            f"(ltrim({name}, ' ' || char(9, 10, 13)) NOT LIKE '{{%' "
+            f"AND {name} != 'null'))",
+            f"CASE WHEN json_valid({name}) "
+            f"THEN '{column} is a JSON ' || json_type({name}) || ', not an object' "
+            f"ELSE '{column} is not JSON: ' || {_quoted(name)} END",
+            None,
+        ),
+        # The Python check parses the text: only for one with an escape that may be a
+        # lone surrogate's (SQLite's GLOB, one pass, no lowered copy of the text).
+        (
+            f"{name} IS NOT NULL AND {name} GLOB '*\\[uU][dD]*' AND NOT taillens_json_text({name})",
+            f"'{column} holds a lone surrogate escape (\\ud800-\\udfff) or a value out of bounds'",
+            None,
+        ),
+    ]
+
+
+def _range_checks(column: str, bounds: tuple[float, float] | None) -> list[_Check]:
+    """The check of a column's ``info={"range": (low, high)}``, if it has one."""
+    if bounds is None:
+        return []
+    low, high = bounds
+    name = f'"{column}"'
+    return [
+        (
+            f"typeof({name}) IN ('integer', 'real') AND NOT ({name} BETWEEN {low} AND {high})",
+            f"'{column} ' || {name} || ' is outside {low}–{high}'",
+            None,
+        )
+    ]
 
 
 def checked_tables() -> dict[str, Table]:

@@ -7,15 +7,13 @@ import hashlib
 import os
 import re
 import sqlite3
-import uuid
 from contextlib import closing, suppress
 from datetime import datetime
 from pathlib import Path
 
-from core.output_guard import (
-    process_alive,
-)
-from core.paths import SESSION_SUFFIX
+from core.desktop.paths import SESSION_SUFFIX
+from core.io.atomic import temporary_name
+from core.io.liveness import process_alive
 from core.store.engine import storage_problem
 from core.store.errors import (
     SessionError,
@@ -23,14 +21,6 @@ from core.store.errors import (
     SessionStorageError,
 )
 from core.store.fileinfo import connect_read_only, shm_path, wal_path
-
-
-def temporary_name(dest: Path, suffix: str) -> Path:
-    """A hidden name next to ``dest`` that says which process is writing it, so a later
-    run can tell a leftover of a killed process (:func:`clean_leftovers`) from work in
-    progress."""
-    return dest.with_name(f".{dest.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.{suffix}")
-
 
 _TEMPORARY = re.compile(r"\.(?P<pid>\d+-)?[0-9a-f]{8}\.(creating|partial)(-wal|-shm|-journal)?\Z")
 # A leftover without a process id (written by an older TailLens) is stale after this long.

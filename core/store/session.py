@@ -28,7 +28,8 @@ from sqlalchemy.sql.elements import ClauseElement
 from sqlalchemy.sql.util import find_tables
 
 import core
-from core.output_guard import (
+from core.io.atomic import temporary_name
+from core.io.output_guard import (
     check_output_target,
     register_open_session,
     unregister_open_session,
@@ -62,7 +63,6 @@ from core.store.placing import (
     is_empty_file,
     make_self_contained,
     place_without_overwriting,
-    temporary_name,
 )
 
 _log = logging.getLogger(__name__)
@@ -401,6 +401,14 @@ class SessionStore:
             if translated is exc:
                 raise
             raise translated from exc
+
+    def staging_connection(self) -> Connection:
+        """A connection of the session's own for a writer that stages rows in a TEMP
+        table of it and puts them in place in one ``BEGIN IMMEDIATE`` transaction
+        (``core.metrics.scoring.write``): a TEMP table lives on one connection, and a unit
+        of work gives its connection back when its block ends. The caller closes it."""
+        self._check_open()
+        return self.engine.connect()
 
     @property
     def schema_revision(self) -> str:

@@ -54,7 +54,7 @@ def open_verbaliser(
     default) that ``templates`` edit; ``task_prefix`` is a seq2seq model's task prefix
     (None: WDV's ``translate from Graph to Text: ``). Both are recorded with the run.
     ``device``, ``dtype`` and ``quantize`` (auto, none, 8bit, 4bit) go to
-    :func:`core.placement.plan_placement` when the model loads.
+    :func:`core.local_models.placement.plan_placement` when the model loads.
 
     Cheap: checks the model folder (a missing or broken one raises a ``ModelError``
     with the reason) but loads no weights; the job calls ``load()``."""
@@ -75,7 +75,7 @@ def open_verbaliser(
             **server_options,  # type: ignore[arg-type]
         )
     from core.heavy import require_model_stack
-    from core.models import SEQ2SEQ, check_model_folder, resolve_model
+    from core.local_models.loader import SEQ2SEQ, check_model_folder, resolve_model
     from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 
     require_model_stack("a local model", "torch", "transformers")

@@ -45,9 +45,10 @@ from core.changes import Topic
 from core.errors import UserFacingError
 from core.jobs import Job, JobCancelled, JobContext
 from core.labels import plural
-from core.models import free_device_memory, is_out_of_memory, prompts_token_ids
+from core.local_models.loader import free_device_memory, is_out_of_memory, prompts_token_ids
 from core.store import SessionStorageError, SessionStore
 from core.store import models as m
+from core.store.batching import in_chunks
 from core.verbalise.base import (
     RequestFailure,
     Result,
@@ -122,7 +123,8 @@ class VerbaliseSummary:
     # Matching unfinished runs not resumed because their owner may still run them: (id, why).
     not_resumed: list[tuple[int, str]] = field(default_factory=list)
     unit_ids: set[int] = field(default_factory=set, repr=False)
-    # How a local model was placed on this machine (core.placement), as the run records it.
+    # How a local model was placed on this machine (core.local_models.placement), as the run
+    # records it.
     placement: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -229,8 +231,7 @@ def unit_category_column() -> ColumnElement[Any]:
 
 def _existing(db: Session, wanted: list[int]) -> list[int]:
     found = set()
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
+    for chunk in in_chunks(wanted):
         found |= set(db.scalars(select(m.DataUnit.id).where(m.DataUnit.id.in_(chunk))))
     missing = [i for i in wanted if i not in found]
     if missing:
@@ -246,10 +247,10 @@ def unit_triples(
     result: dict[tuple[int, str], list[tuple[int, tuple[str, str, str]]]] = {}
     ids = list(unit_ids)
     with store.snapshot() as db:  # a read: never waits for a writer
-        for start in range(0, len(ids), 500):
+        for chunk in in_chunks(ids):
             rows = db.scalars(
                 select(m.UnitTriple).where(
-                    m.UnitTriple.unit_id.in_(ids[start : start + 500]),
+                    m.UnitTriple.unit_id.in_(chunk),
                     m.UnitTriple.tripleset == MAIN,
                     m.UnitTriple.lang.in_(list(langs)),
                 )
@@ -475,7 +476,8 @@ def prompt_lengths(verbaliser: Verbaliser, prompts: Sequence[str]) -> list[int] 
     where batching order does not matter (template and server verbalisers, or a local one
     not loaded yet).
 
-    Causal models read :func:`core.models.prompts_token_ids` (chat template applied), which
+    Causal models read :func:`core.local_models.loader.prompts_token_ids` (chat template
+    applied), which
     is what ``CausalVerbaliser.verbalise`` pads; seq2seq models read the tokenizer's plain
     encoding of the linearised graph, as ``Seq2SeqVerbaliser.verbalise`` does."""
     loaded = getattr(verbaliser, "loaded", None)

@@ -28,7 +28,7 @@ from typing import Any
 
 from core import heavy
 from core.jobs import JobCancelled
-from core.models import (
+from core.local_models.loader import (
     CAUSAL,
     SEQ2SEQ,
     LoadedModel,
@@ -82,7 +82,7 @@ class _LocalVerbaliser:
         self.model_id = str(model)
         self.system_name = _display_name(str(model), self.path)
         self.requested_device, self.requested_dtype = device, dtype
-        self.requested_quantize = quantize  # core.placement: auto, none, 8bit, 4bit
+        self.requested_quantize = quantize  # core.local_models.placement: auto, none, 8bit, 4bit
         self.loaded: LoadedModel | None = None
         self.should_stop: ShouldStop | None = None  # the job's cancel, asked every step
         # Told each stage of loading the model (the job's progress line), if set.
@@ -142,7 +142,7 @@ class _LocalVerbaliser:
 
     def close(self) -> None:
         if self.loaded is not None:
-            from core.models import free_device_memory
+            from core.local_models.loader import free_device_memory
 
             device = self.loaded.device
             self.loaded = None
@@ -213,7 +213,7 @@ class CausalVerbaliser(_LocalVerbaliser):
     def context_warning(self, triples: Sequence[tuple[str, str, str]], lang: str) -> str | None:
         """A line when this unit's prompt and ``max_new_tokens`` exceed the model's context
         (its config.json), said in the window before a run; None when it fits."""
-        from core.models import context_length, context_warning
+        from core.local_models.loader import context_length, context_warning
 
         tokenizer = self.loaded.tokenizer if self.loaded is not None else self._tokenizer
         if tokenizer is None:

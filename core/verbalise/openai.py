@@ -14,7 +14,7 @@ A server that refuses the ``logprobs`` field is asked again without it.
 Every request is bounded (docs/openai-server.md, "Limits"): one deadline of ``timeout_s``
 for the whole request, its retries and waits included, checked while the body is read
 in chunks (a drip or an endless reply ends there); a cap of ``max_response_bytes`` on the
-body (:func:`core.bounded_read.read_bounded`, shared with the SPARQL client); a cap of
+body (:func:`core.io.bounded_read.read_bounded`, shared with the SPARQL client); a cap of
 ``max_reply_chars`` on each stored text (the truncation is noted on the candidate). Every
 field of the reply is checked for its type, and a message quotes what the server sent.
 
@@ -40,7 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from core.bounded_read import (
+from core.errors import UserFacingError
+from core.io.bounded_read import (
     WORDS_BYTES,
     BrokenOff,
     OverCap,
@@ -51,7 +52,6 @@ from core.bounded_read import (
     read_bounded,
     server_words,
 )
-from core.errors import UserFacingError
 from core.jobs import JobCancelled
 from core.labels import plural
 from core.verbalise.base import (
@@ -348,7 +348,7 @@ class OpenAIVerbaliser:
                 f"{url} sent a web page instead of JSON; is the URL an OpenAI-compatible "
                 f"server? It said: {server_words(payload)!r}"
             )
-        from core.bounded import REPLY, BoundedTextError, loads_json
+        from core.io.bounded import REPLY, BoundedTextError, loads_json
 
         try:
             return loads_json(payload, name="its answer", limits=REPLY)

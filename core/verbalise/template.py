@@ -10,7 +10,7 @@ first appears, the verb said once:
     Parigi ha come paese Francia e come sindaco Anne Hidalgo.
 
 Raw literal values (a Wikidata time ``+1871-05-12T00:00:00Z``, an ISO date, a signed
-quantity ``+1234.50``) are rendered with the value templates of :mod:`core.units`; labels
+quantity ``+1234.50``) are rendered with the value templates of :mod:`core.units.shapes`; labels
 go through :mod:`core.surface` (``Abilene,_Texas`` → "Abilene, Texas", ``cityServed`` →
 "city served"; Wikidata labels unchanged). The output is deterministic: one candidate per unit.
 """
@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.surface import predicate_words, surface
-from core.units import render_quantity, render_time
+from core.units.shapes import render_quantity, render_time
 from core.verbalise.base import Candidate, GenerationParams, ShouldStop, VerbaliseRequest
 from core.verbalise.prompts import triple_lines
 from core.vocab import LANGUAGES

@@ -9,7 +9,7 @@ Two kinds of model, each trained on exactly the input the verbaliser later gives
   (T5's has no ``<``: they would all read as ``<unk>``), as Ribeiro et al. did.
 * **causal** LMs, with LoRA adapters (``peft``; without it a clear refusal): the unit's
   chat prompt (the run's prompt preset, wrapped in the model's chat template by
-  :func:`core.models.prompt_token_ids`) and, as the reply, the answer marker with the
+  :func:`core.local_models.loader.prompt_token_ids`) and, as the reply, the answer marker with the
   reference in brackets (what :func:`~core.verbalise.prompts.parse_reply` reads); the
   loss is on the reply only. The adapters are merged into the weights at the end, so the
   folder is a plain model.
@@ -56,9 +56,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import heavy, jsonio
+from core import heavy
 from core.errors import UserFacingError
-from core.folder_lock import LOCK_NAME, FolderLock
+from core.io import jsonio
+from core.io.folder_lock import LOCK_NAME, FolderLock
 from core.jobs import Job, JobCancelled, JobContext
 
 if TYPE_CHECKING:
@@ -370,7 +371,7 @@ def _is_leftover(path: Path) -> bool:
 
 
 def _read_record(out: Path) -> dict[str, Any]:
-    from core import bounded, files
+    from core.io import bounded, files
 
     path = out / RECORD
     try:
@@ -411,7 +412,7 @@ def check_resumable(folder: OutFolder, identity: dict[str, Any]) -> None:
 def identity_of(base: Path, split: Split, settings: TrainingSettings) -> dict[str, Any]:
     """What a checkpoint may only be resumed with: the base model's kind and weights, the
     data and every setting but where it runs."""
-    from core.models import check_model_folder, model_fingerprint
+    from core.local_models.loader import check_model_folder, model_fingerprint
 
     return {
         "kind": check_model_folder(base),
@@ -453,7 +454,7 @@ def require_lora() -> None:
     import importlib.util
 
     if importlib.util.find_spec("peft") is None:
-        from core.install import pip_hint
+        from core.desktop.install import pip_hint
 
         raise TrainingError(
             "a causal model is fine-tuned with LoRA adapters, which need peft, and peft is "
@@ -477,7 +478,7 @@ class _Trainer:
         ctx: JobContext | None,
         source: dict[str, Any],
     ) -> None:
-        from core.models import check_model_folder
+        from core.local_models.loader import check_model_folder
 
         self.split, self.base, self.base_name = split, base, base_name
         self.folder, self.out = out, out.path
@@ -489,7 +490,7 @@ class _Trainer:
     # -- model ---------------------------------------------------------------------------
 
     def load(self) -> None:
-        from core.models import CAUSAL, load_model, select_device
+        from core.local_models.loader import CAUSAL, load_model, select_device
 
         with heavy.lock():
             import torch
@@ -556,7 +557,7 @@ class _Trainer:
         return seq2seq_input(triples, lang, self.settings.task_prefix)
 
     def source_ids(self, triples: Triples, lang: str) -> list[int]:
-        from core.models import prompt_token_ids
+        from core.local_models.loader import prompt_token_ids
 
         text = self.source_text(triples, lang)
         if self.kind == "causal":
@@ -976,7 +977,7 @@ class _Trainer:
             shutil.rmtree(partial, ignore_errors=True)
         for name in (CHECKPOINT, BEST):
             (self.out / name).unlink(missing_ok=True)
-        from core.models import remember_model_folder
+        from core.local_models.loader import remember_model_folder
 
         listed = remember_model_folder(self.out)
         return TrainingResult(
@@ -1122,7 +1123,7 @@ def train(
 ) -> TrainingResult:
     """Train ``base`` on ``split`` into the folder ``out`` (a new one, or one holding an
     unfinished training of the same setup, which is resumed)."""
-    from core.models import resolve_model
+    from core.local_models.loader import resolve_model
 
     settings.check()
     check_out(Path(out))  # before the folder is made: a file there, no parent, a model
@@ -1151,7 +1152,7 @@ def check_request(out: Path, base: str, settings: TrainingSettings) -> OutFolder
     """The cheap checks of a training (no session read, no weights loaded): the settings,
     the folder, the base model's folder and kind, ``peft`` for a causal one."""
     from core.heavy import require_model_stack
-    from core.models import CAUSAL, check_model_folder, resolve_model
+    from core.local_models.loader import CAUSAL, check_model_folder, resolve_model
 
     settings.check()
     folder = check_out(Path(out))
@@ -1176,7 +1177,7 @@ def training_job(
     from it already: the GUI reads them off the UI thread) into ``out``. Bad input (a
     folder that holds something else, a base that is not a model, a causal model without
     peft, too few entries, a checkpoint of another setup) fails here, before any work."""
-    from core.models import resolve_model
+    from core.local_models.loader import resolve_model
 
     settings = settings or TrainingSettings()
     folder = check_request(Path(out), base, settings)

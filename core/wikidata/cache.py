@@ -244,8 +244,8 @@ def set_fetch_status(
 
 def fetch_status(store: SessionStore, category_name: str) -> tuple[str | None, str | None]:
     """(status, note) of the category's last recorded fetch; (None, None) if none."""
-    with store.engine.connect() as conn:
-        row = conn.execute(
+    with store.snapshot() as db:
+        row = db.execute(
             select(m.Category.fetch_status, m.Category.fetch_note).where(
                 m.Category.name == category_name
             )
@@ -303,8 +303,8 @@ def describe_session_file(path: Path | str) -> SessionInfo:
 
 
 def load_category(store: SessionStore, category_name: str) -> CategoryTable:
-    with store.engine.connect() as conn:
-        rows = conn.execute(_members_select(category_name)).all()
+    with store.snapshot() as db:
+        rows = db.execute(_members_select(category_name)).all()
     columns = list(zip(*rows, strict=True)) if rows else [()] * 7
     incomplete = incomplete_note(*fetch_status(store, category_name))
     return CategoryTable(
@@ -322,9 +322,9 @@ def load_category(store: SessionStore, category_name: str) -> CategoryTable:
 
 def fetched_count(store: SessionStore, category_name: str) -> int:
     """How many members of the category the session holds (where a fetch resumes)."""
-    with store.engine.connect() as conn:
+    with store.snapshot() as db:
         return int(
-            conn.execute(
+            db.execute(
                 select(func.count())
                 .select_from(m.CategoryMember)
                 .join(m.Category, m.Category.id == m.CategoryMember.category_id)
@@ -334,8 +334,8 @@ def fetched_count(store: SessionStore, category_name: str) -> int:
 
 
 def load_entity(store: SessionStore, qid: str) -> EntityDetails | None:
-    with store.engine.connect() as conn:
-        claim_rows = conn.execute(
+    with store.snapshot() as db:
+        claim_rows = db.execute(
             select(
                 m.Claim.statement_id,
                 m.Claim.property_pid,
@@ -346,7 +346,7 @@ def load_entity(store: SessionStore, qid: str) -> EntityDetails | None:
                 m.Claim.value_json,
             ).where(m.Claim.subject_qid == qid)
         ).all()
-        own_terms = conn.execute(
+        own_terms = db.execute(
             select(m.Term.lang, m.Term.kind, m.Term.text, m.Term.ordinal).where(
                 m.Term.item_id == qid
             )
@@ -371,7 +371,7 @@ def load_entity(store: SessionStore, qid: str) -> EntityDetails | None:
         for chunk in in_chunks(others, _CHUNK):
             other_terms.extend(
                 Term(item, lang, "label", text, ordinal)
-                for item, lang, text, ordinal in conn.execute(
+                for item, lang, text, ordinal in db.execute(
                     select(m.Term.item_id, m.Term.lang, m.Term.text, m.Term.ordinal).where(
                         m.Term.item_id.in_(chunk), m.Term.kind == "label"
                     )
@@ -379,7 +379,7 @@ def load_entity(store: SessionStore, qid: str) -> EntityDetails | None:
             )
         types: dict[str, str] = {}
         for chunk in in_chunks(pids, _CHUNK):
-            found = conn.execute(
+            found = db.execute(
                 select(m.Property.pid, m.Property.datatype).where(m.Property.pid.in_(chunk))
             )
             types.update({pid: datatype for pid, datatype in found})
@@ -399,8 +399,8 @@ class SessionCacheSource:
     def members_page(
         self, category: Category, offset: int, limit: int, token: CancelToken | None = None
     ) -> MembersPage:
-        with self.store.engine.connect() as conn:
-            rows = conn.execute(_members_select(category.name).limit(limit).offset(offset)).all()
+        with self.store.snapshot() as db:
+            rows = db.execute(_members_select(category.name).limit(limit).offset(offset)).all()
         entities = tuple(
             EntityRecord(
                 qid,

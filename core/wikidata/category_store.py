@@ -21,8 +21,8 @@ def session_categories(store: SessionStore | None) -> list[Category]:
     defaults = {c.name: c for c in default_categories()}
     saved: dict[str, Category] = {}
     if store is not None:
-        with store.engine.connect() as conn:
-            for name, class_qid, prop, pattern in conn.execute(
+        with store.snapshot() as db:
+            for name, class_qid, prop, pattern in db.execute(
                 select(
                     m.Category.name,
                     m.Category.class_qid,

@@ -53,7 +53,7 @@ def _load_demo_source() -> EmbeddedSource:
             f"The bundled demo snapshot {DEMO_SNAPSHOT} is missing. Reinstall TailLens, or use "
             "--source live or the URL of a SPARQL endpoint."
         )
-    from core.paths import cache_dir
+    from core.desktop.paths import cache_dir
 
     # On disk in the cache folder, built by the first process that needs it: each later
     # one opens it at once and holds tens of MB instead of 250 (EmbeddedSource.from_file).

@@ -358,13 +358,6 @@ class _QuietIris(logging.Filter):
 _QUIET_IRIS = _QuietIris()
 
 
-def check_pattern(pattern: str) -> str:
-    """Refuse a membership pattern that is more (or other) than a basic graph pattern
-    over the app's namespaces; returns the pattern unchanged when it passes."""
-    canonical_pattern(pattern)
-    return pattern
-
-
 def check_category(category: Category) -> str:
     """The category's pattern as it will be sent (:func:`canonical_pattern`); a refusal
     names the category."""

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import core
-from core.bounded_read import (
+from core.errors import UserFacingError
+from core.io.bounded_read import (
     WORDS_BYTES,
     BrokenOff,
     OverCap,
@@ -33,8 +34,7 @@ from core.bounded_read import (
     read_bounded,
     server_words,
 )
-from core.errors import UserFacingError
-from core.files import MB, check_readable
+from core.io.files import MB, check_readable
 from core.jobs import CancelToken, JobCancelled
 from core.vocab import LANGUAGES
 from core.wikidata import queries
@@ -797,7 +797,7 @@ class SparqlEndpointSource:
     def _read(
         self, response: Any, deadline: float, cap: int, where: str, truncate: bool = False
     ) -> bytes:
-        """The body, read by :func:`core.bounded_read.read_bounded` so that neither a slow
+        """The body, read by :func:`core.io.bounded_read.read_bounded` so that neither a slow
         drip nor a huge answer can outlast the budget or the cap (``truncate``: the first
         ``cap`` bytes suffice)."""
         try:
@@ -893,7 +893,7 @@ class SparqlEndpointSource:
                 f"{self.name}: {where} sent a web page instead of SPARQL JSON results; "
                 f"is the address a SPARQL endpoint? It said: {words!r}.{fix}"
             )
-        from core.bounded import REPLY, BoundedTextError, loads_json
+        from core.io.bounded import REPLY, BoundedTextError, loads_json
 
         try:
             data = loads_json(body, name="the answer", limits=REPLY)

@@ -51,7 +51,7 @@ def test_fetch_builds_up_the_view_and_inspects(qtbot, wired) -> None:
 
 
 def test_tiers_and_settings_are_saved_and_restored(qtbot, wired) -> None:
-    from core.category_tiers import load_member_tiers, load_tier_settings
+    from core.tiers.stored import load_member_tiers, load_tier_settings
 
     _window, controller, browser = wired
     panel = browser.panel
@@ -207,8 +207,8 @@ def test_airport_drag_save_reopen_and_cli_agree(qtbot, wired, tmp_path: Path, ca
     import numpy as np
 
     from app.cli import main
-    from core.category_tiers import load_member_tiers
-    from core.tiers import Distribution
+    from core.tiers.cutoffs import Distribution
+    from core.tiers.stored import load_member_tiers
 
     _window, controller, browser = wired
     panel = browser.panel

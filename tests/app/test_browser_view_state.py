@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from app.browser import SAVE_DELAY_MS
-from core.category_tiers import load_member_tiers, load_tier_settings
 from core.store import SessionStore
-from core.tiers import TIER_BY_CODE, TierSettings
+from core.tiers.cutoffs import TIER_BY_CODE, TierSettings
+from core.tiers.stored import load_member_tiers, load_tier_settings
 
 # The window with a session and the demo source (tests/fixtures/browser_window.py).
 from tests.fixtures.browser_window import wired  # noqa: F401

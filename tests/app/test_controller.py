@@ -102,7 +102,7 @@ def test_job_progress_failure_and_history(qtbot, window_and_controller, tmp_path
 
 
 def test_failure_is_written_to_the_log_file(qtbot, window_and_controller, taillens_home) -> None:
-    from core.logs import log_file, setup_logging
+    from core.desktop.logs import log_file, setup_logging
 
     setup_logging()
     _window, controller = window_and_controller

@@ -12,9 +12,9 @@ from PySide6.QtCore import QSettings, Qt
 
 from app.gui import build_window
 from core.annotation import Rating, rating_of, save_rating
-from core.category_tiers import load_tier_settings
 from core.edits import history
 from core.store import SessionStore
+from core.tiers.stored import load_tier_settings
 from tests.fixtures import browser_window
 from tests.fixtures.annotate_panel import activate, choose, settle
 from tests.fixtures.jobs import is_fetch
@@ -213,7 +213,7 @@ def test_the_latest_edits_can_be_undone_after_reopening(qtbot, built, tmp_path) 
 
 
 def test_a_synonym_added_in_the_dialog_is_undone_from_the_edit_menu(qtbot, tmp_path) -> None:
-    from core import synonyms
+    from core.metrics.esa import synonyms
     from tests.fixtures.scoring_session import build_session
 
     path = tmp_path / "s.taillens"
@@ -247,9 +247,9 @@ def test_a_synonym_added_in_the_dialog_is_undone_from_the_edit_menu(qtbot, tmp_p
 
 
 def test_words_for_a_stored_unit_are_undone_from_the_edit_menu(qtbot, tmp_path) -> None:
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_builder.render import render_unit
-    from core.unit_builder.saved import load_unit, save_unit
+    from core.units.builder.draft import UnitDraft
+    from core.units.builder.render import render_unit
+    from core.units.builder.saved import load_unit, save_unit
     from core.vocab import LANGUAGES
     from tests.fixtures.rome_italy_details import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
 

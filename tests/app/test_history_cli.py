@@ -13,9 +13,9 @@ import pytest
 
 from app.cli import main
 from core.annotation import list_annotators
-from core.category_tiers import load_member_tiers, load_tier_settings
+from core.metrics.esa.synonyms import synonym_rows
 from core.store import SessionStore
-from core.synonyms import synonym_rows
+from core.tiers.stored import load_member_tiers, load_tier_settings
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
@@ -118,9 +118,9 @@ def test_units_references_and_categories_through_the_cli(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     from core.store.models import UnitReference
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_builder.render import render_unit
-    from core.unit_builder.saved import load_unit, save_unit
+    from core.units.builder.draft import UnitDraft
+    from core.units.builder.render import render_unit
+    from core.units.builder.saved import load_unit, save_unit
     from core.wikidata.category_store import session_categories
     from tests.fixtures.rome_italy_details import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
 from app.gui import build_window
-from core.models_state import IDLE
+from core.local_models.catalog_state import IDLE
 from tests.fixtures.hub_server import REPO, FakeHub
 
 # Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).

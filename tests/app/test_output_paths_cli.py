@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from core.formats import import_webnlg
-from core.output_guard import is_session_file
+from core.io.output_guard import is_session_file
 from core.store import SessionStore
 from tests.shared_data import TAILNLG, require
 

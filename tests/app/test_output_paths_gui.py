@@ -12,7 +12,7 @@ from PySide6.QtCore import QSettings
 
 from app.controller import AppController
 from core.errors import UserFacingError
-from core.output_guard import is_session_file
+from core.io.output_guard import is_session_file
 from core.store import SessionStore
 from tests.fixtures.reads import settle_reads
 from widgets.main_window import MainWindow
@@ -93,8 +93,8 @@ def test_figure_and_html_report_refuse_a_session(
 ) -> None:
     import widgets.report.panel as report_module
     from app.gui import build_window
-    from core.figures import save_figure
-    from core.formats.files import atomic_output
+    from core.formats.common import atomic_output
+    from core.report.figures import save_figure
 
     window, controller = build_window(
         QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)

@@ -11,9 +11,9 @@ from PySide6.QtCore import QSettings
 
 from app.gui import build_window
 from app.preferences import CONTACT_ENV, load_preferences
-from core.category_tiers import load_tier_settings
-from core.models import configured_model_folders
+from core.local_models.loader import configured_model_folders
 from core.store import SessionStore
+from core.tiers.stored import load_tier_settings
 
 
 @pytest.fixture
@@ -92,9 +92,9 @@ def test_a_contact_from_the_environment_wins(
 def test_the_model_folders_are_read_again_each_time_preferences_open(
     qtbot, settings_file: Path, tmp_path: Path, monkeypatch
 ) -> None:
-    """The folder list is core.models' file, which Verbalise's "add folder", the command
+    """The folder list is the model loader's file, which Verbalise's "add folder", the command
     line and other windows write too: reopening Preferences shows it as it is now."""
-    from core.models import save_model_folders
+    from core.local_models.loader import save_model_folders
 
     monkeypatch.delenv("TAILLENS_MODEL_DIRS", raising=False)
     first, second = tmp_path / "first", tmp_path / "second"

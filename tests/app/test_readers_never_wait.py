@@ -110,7 +110,7 @@ def test_panel_readers_read_a_snapshot_while_a_writer_holds_the_lock(session: Pa
     """The functions the panels read through, on the window's own (writable) store: with
     a 0.2 s busy timeout, one that took the write lock would raise SessionLockedError."""
     from core.metrics.scoring import corpus_scores, sentence_score_table
-    from core.unit_builder.saved import list_units, load_unit
+    from core.units.builder.saved import list_units, load_unit
     from core.verbalise.runs import list_runs, unit_outputs, units_overview
 
     holder = subprocess.Popen(

@@ -12,7 +12,7 @@ from PySide6.QtCore import QSettings
 from sqlalchemy import func, select
 
 from app.gui import build_window
-from core.dialog_memory import DialogMemory
+from core.desktop.dialog_memory import DialogMemory
 from core.references.dialog_state import ReferencesState
 from core.references.qe import comet_installed
 from core.store import SessionStore

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from app.controller import AppController
-from core.output_guard import is_session_file
+from core.io.output_guard import is_session_file
 from core.store import SessionStore
 from widgets.main_window import MainWindow
 
@@ -62,7 +62,7 @@ def test_a_file_the_user_confirmed_in_the_dialog_is_replaced(
 
 
 def test_a_file_changed_after_the_dialog_is_refused(window_and_controller, tmp_path: Path) -> None:
-    from core.output_guard import approve_replacement
+    from core.io.output_guard import approve_replacement
 
     window, controller = window_and_controller
     assert controller.new_session(tmp_path / "open.taillens")

@@ -313,9 +313,9 @@ def test_score_dialog_offers_the_registry_and_says_the_bertscore_model(qtbot, wi
     qtbot.waitUntil(lambda: panel._dialog is not None, timeout=10_000)
     dialog = panel._dialog
     assert isinstance(dialog, ScoreDialog)
+    from core.local_models.placement import accelerator_likely
     from core.metrics import ALL_METRICS, machine_defaults
     from core.metrics.meteor import wordnet_status
-    from core.placement import accelerator_likely
 
     assert list(dialog.metric_checks) == list(ALL_METRICS)
     # The defaults of this machine (WordNet, a GPU: tests/app/test_score_defaults.py).
@@ -422,8 +422,8 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
 
     import app.scores.controller as wiring
     import app.scores.reads as reads_module
+    import core.local_models.loader
     import core.metrics.scoring as scoring
-    import core.models
 
     _window, controller, panel, _ids = wired
     reads: list[tuple[str, threading.Thread]] = []
@@ -473,7 +473,7 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
     reads.clear()
     scans: list[threading.Thread] = []
     monkeypatch.setattr(
-        core.models,
+        core.local_models.loader,
         "discover_models",
         lambda *a, **k: scans.append(threading.current_thread()) or [],
     )

@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from app.gui import build_window
-from core.session_lock import SessionInUseError, SessionLock, lock_path, read_holder
+from core.io.session_lock import SessionInUseError, SessionLock, lock_path, read_holder
 from core.store import SessionStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Another TailLens process holding the session's lock until its stdin closes.
 _HOLDER = """
 import sys
-from core.session_lock import SessionLock
+from core.io.session_lock import SessionLock
 lock = SessionLock.acquire(sys.argv[1])
 print("holding", flush=True)
 sys.stdin.read()

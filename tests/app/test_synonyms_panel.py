@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from app.gui import build_window
-from core import synonyms
+from core.metrics.esa import synonyms
 from core.store import SessionStore
 from tests.fixtures.reads import settle_reads
 from tests.fixtures.scoring_session import build_session

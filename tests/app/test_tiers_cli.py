@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from app.cli import main
-from core.category_tiers import load_member_tiers, load_tier_settings
 from core.store import SessionStore
-from core.tiers import Distribution, TierSettings, settings_for_drag, tier_category
+from core.tiers.cutoffs import Distribution, TierSettings, settings_for_drag, tier_category
+from core.tiers.stored import load_member_tiers, load_tier_settings
 from core.wikidata.cache import load_category
 
 
@@ -151,8 +151,8 @@ def test_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path, fetched: 
 def test_units_remember_their_roots_tier_and_say_when_it_changed(
     qtbot, capsys: pytest.CaptureFixture[str], fetched: Path, tmp_path: Path
 ) -> None:
-    from core.category_tiers import unit_tier_changes
-    from core.unit_builder.saved import list_units
+    from core.tiers.stored import unit_tier_changes
+    from core.units.builder.saved import list_units
     from widgets.units import UnitsPanel
 
     session = tmp_path / "s.taillens"

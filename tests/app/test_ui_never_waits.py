@@ -152,8 +152,8 @@ def test_no_panel_waits_for_a_write_lock_held_by_another_process(
     qtbot, built: ReportSession, tmp_path: Path, ui_reads: UiThreadReads
 ) -> None:
     from core.annotation import rating_of
-    from core.category_tiers import load_member_tiers, load_tier_settings
-    from core.unit_builder.saved import list_units, load_unit
+    from core.tiers.stored import load_member_tiers, load_tier_settings
+    from core.units.builder.saved import list_units, load_unit
     from core.wikidata.category_store import LAST_CATEGORY_KEY
 
     window, controller = build_window(

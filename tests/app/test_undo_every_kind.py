@@ -291,8 +291,8 @@ LOGLIK = [-2.0, -2.1, -2.2, -9.0, -3.0, -3.5, -4.0, -4.5, -5.0, -5.5]
 
 
 def test_the_model_tail_cut_off_dragged_in_the_likelihood_tab(qtbot, window_on, tmp_path) -> None:
-    from core.likelihood import load_cutoff
     from core.store.models import CategoryMember, Entity, EntityLikelihood
+    from core.tiers.likelihood import load_cutoff
     from tests.fixtures.likelihood_session import seed_city_session
 
     path = seed_city_session(tmp_path / "cities.taillens")
@@ -346,7 +346,7 @@ def test_the_model_tail_cut_off_dragged_in_the_likelihood_tab(qtbot, window_on, 
 
 
 def test_the_tiers_a_fetch_gives_a_category_not_shown_are_on_the_stack(qtbot, tmp_path) -> None:
-    from core.category_tiers import load_member_tiers
+    from core.tiers.stored import load_member_tiers
     from tests.fixtures.demo import demo_ready
     from tests.fixtures.jobs import is_fetch
 
@@ -383,7 +383,7 @@ def test_the_tiers_a_fetch_gives_a_category_not_shown_are_on_the_stack(qtbot, tm
 
 
 def test_a_new_unit_saved_in_units(qtbot, window_on, tmp_path) -> None:
-    from core.unit_builder.saved import count_units, list_units, load_draft
+    from core.units.builder.saved import count_units, list_units, load_draft
     from core.wikidata.cache import store_entity
     from tests.fixtures.rome_italy_details import DETAILS
 
@@ -424,7 +424,7 @@ def test_a_new_unit_saved_in_units(qtbot, window_on, tmp_path) -> None:
 def test_the_units_a_sample_saved_are_one_undo(qtbot, window_on, tmp_path, monkeypatch) -> None:
     from PySide6.QtWidgets import QDialog, QPushButton
 
-    from core.unit_builder.saved import count_units, list_units
+    from core.units.builder.saved import count_units, list_units
     from tests.fixtures.sampling_session import sampling_session
     from widgets.units import SampleDialog
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from core.likelihood import sequence_loglik
-from core.models import load_model
+from core.local_models.loader import load_model
 from core.store import SessionStore
-from core.unit_builder.saved import list_units
+from core.tiers.likelihood import sequence_loglik
+from core.units.builder.saved import list_units
 
 # Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
 pytestmark = pytest.mark.own_process

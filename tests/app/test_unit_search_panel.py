@@ -10,8 +10,8 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QDialog
 
 from app.gui import build_window
-from core.unit_builder.saved import list_units
-from core.unit_search import SearchRequest
+from core.units.beam_search import SearchRequest
+from core.units.builder.saved import list_units
 from tests.fixtures.demo import demo_ready
 from widgets.unit_search import UnitSearchDialog
 

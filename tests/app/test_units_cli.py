@@ -9,8 +9,8 @@ import pytest
 
 from app.cli import main
 from core.store import SessionStore
-from core.unit_builder.saved import load_unit
-from core.units import Triple, unit_structure
+from core.units.builder.saved import load_unit
+from core.units.shapes import Triple, unit_structure
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -132,9 +132,9 @@ def test_override_names_the_entity_across_the_unit_and_bad_input_exits_2(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
 ) -> None:
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_builder.render import kept_labels, render_unit
-    from core.unit_builder.saved import save_unit
+    from core.units.builder.draft import UnitDraft
+    from core.units.builder.render import kept_labels, render_unit
+    from core.units.builder.saved import save_unit
     from tests.fixtures.rome_italy_details import DETAILS, ITALY_CURRENCY, ROME_COUNTRY
 
     session = tmp_path / "s.taillens"
@@ -161,7 +161,7 @@ def test_override_names_the_entity_across_the_unit_and_bad_input_exits_2(
 def test_a_sample_is_one_edit_its_command_records_and_history_undoes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from core.unit_builder.saved import count_units, list_units
+    from core.units.builder.saved import count_units, list_units
     from tests.fixtures.sampling_session import sampling_session
 
     session = tmp_path / "s.taillens"

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QModelIndex
 
 from core.store import SessionStore
-from core.unit_builder.saved import list_units
+from core.units.builder.saved import list_units
 from tests.fixtures.built_window import window_and_controller  # noqa: F401  (fixture)
 from tests.fixtures.paged_units_session import UNITS, session_with_units
 
@@ -49,7 +49,7 @@ def test_units_panel_counts_all_and_fetches_more_on_scroll(
 
 
 def test_keyset_pages_cover_the_session_once(tmp_path: Path) -> None:
-    from core.unit_builder.saved import count_units
+    from core.units.builder.saved import count_units
 
     every = session_with_units(tmp_path / "s.taillens")
     with SessionStore.open(tmp_path / "s.taillens") as store:
@@ -73,7 +73,7 @@ def test_a_filter_reads_the_remaining_pages_off_the_ui_thread(
     workers, never on the UI thread (12,915 units froze the window while they loaded)."""
     import threading
 
-    from core.unit_builder import saved
+    from core.units.builder import saved
 
     _window, controller = window_and_controller
     session_with_units(tmp_path / "s.taillens")

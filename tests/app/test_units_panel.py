@@ -8,9 +8,9 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from app.gui import build_window
-from core.sampler import SampleRequest
 from core.store import SessionStore
-from core.unit_builder.saved import list_units, load_draft
+from core.units.builder.saved import list_units, load_draft
+from core.units.sampler import SampleRequest
 from tests.fixtures.demo import demo_ready
 from tests.fixtures.jobs import is_fetch
 from tests.fixtures.reads import settle_reads
@@ -158,7 +158,7 @@ def test_sample_dialog_offers_parallel_units(qtbot) -> None:
 def test_several_claims_in_one_action_and_overrides_across_the_unit(qtbot, wired) -> None:
     from PySide6.QtCore import QItemSelectionModel
 
-    from core.unit_builder.render import kept_labels
+    from core.units.builder.render import kept_labels
     from core.vocab import LANGUAGES
 
     window, controller = wired

@@ -1,4 +1,4 @@
-"""Every file a command reads goes through one check (core.files): a missing path, a
+"""Every file a command reads goes through one check (core.io.files): a missing path, a
 folder, a device, a FIFO, a file over the limit for its kind, bytes that are not UTF-8
 and an unreadable file each end in one line that says so (exit 2), never a traceback,
 a hang or an unbounded read (``verbalise --prompt-template en=/dev/zero`` read 5.4 GB
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from core import files
+from core.io import files
 from core.store import SessionStore
 
 ROOT = Path(__file__).resolve().parents[2]

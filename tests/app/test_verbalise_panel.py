@@ -12,7 +12,7 @@ from PySide6.QtCore import QModelIndex, QSettings
 from sqlalchemy import func, select
 
 from app.gui import build_window
-from core.models import configured_model_folders
+from core.local_models.loader import configured_model_folders
 from core.store.models import ModelRun, Verbalisation
 from core.verbalise.local import CausalVerbaliser
 from core.verbalise.template import TemplateVerbaliser

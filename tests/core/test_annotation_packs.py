@@ -26,7 +26,7 @@ from core.annotation.packs import (
     text_hash,
 )
 from core.annotation.types import VERBALISATION, ItemRef
-from core.output_guard import OutputRefusedError
+from core.io.output_guard import OutputRefusedError
 from core.store import SessionStore
 from core.store.models import (
     Annotation,

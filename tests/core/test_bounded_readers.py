@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core import bounded, files
 from core.errors import UserFacingError
+from core.io import bounded, files
 
 HOSTILE_JSON = {
     "deep": "[" * 100_000 + "]" * 100_000,
@@ -95,7 +95,7 @@ def test_hostile_yaml_is_one_line(text: str) -> None:
 
 
 def test_a_model_card_alias_bomb_lists_the_model_without_its_card(tmp_path: Path) -> None:
-    from core import hub
+    from core.local_models import hub
 
     folder = tmp_path / "model"
     folder.mkdir()
@@ -113,7 +113,7 @@ def test_a_model_card_alias_bomb_lists_the_model_without_its_card(tmp_path: Path
     ["[" * 100_000 + "]" * 100_000, '{"num_hidden_layers": 1e400}', '{"x": "\\ud800"}'],
 )
 def test_a_model_config_out_of_bounds_is_a_model_error(tmp_path: Path, config: str) -> None:
-    from core.models import ModelError, read_config
+    from core.local_models.loader import ModelError, read_config
 
     (tmp_path / "config.json").write_text(config, encoding="utf-8")
     with pytest.raises(ModelError):
@@ -121,8 +121,8 @@ def test_a_model_config_out_of_bounds_is_a_model_error(tmp_path: Path, config: s
 
 
 def test_a_safetensors_header_out_of_bounds_is_a_damaged_header(tmp_path: Path) -> None:
-    from core.models import ModelError, _safetensors_header
-    from core.placement import parameter_count
+    from core.local_models.loader import ModelError, _safetensors_header
+    from core.local_models.placement import parameter_count
 
     header = ("[" * 50_000 + "]" * 50_000).encode()
     path = tmp_path / "model.safetensors"
@@ -146,7 +146,7 @@ def test_a_safetensors_header_out_of_bounds_is_a_damaged_header(tmp_path: Path) 
 def test_a_synonym_table_with_bare_carriage_returns_or_bad_fields_is_one_line(
     tmp_path: Path, text: str
 ) -> None:
-    from core.synonyms import SynonymError, read_file
+    from core.metrics.esa.synonyms import SynonymError, read_file
 
     path = tmp_path / "synonyms.tsv"
     path.write_bytes(text.encode("utf-8"))
@@ -202,7 +202,7 @@ def _hostile_locks(lock: Path) -> dict[str, object]:
 def test_a_session_lock_that_is_not_a_lock_is_taken_over_without_waiting(
     tmp_path: Path, kind: str
 ) -> None:
-    from core.session_lock import SessionLock, lock_path, read_holder, read_holder_at
+    from core.io.session_lock import SessionLock, lock_path, read_holder, read_holder_at
 
     session = tmp_path / "s.taillens"
     session.write_bytes(b"")
@@ -226,7 +226,7 @@ def test_a_session_lock_that_is_not_a_lock_is_taken_over_without_waiting(
 
 @pytest.mark.parametrize("kind", ["fifo", "dev_zero", "link_to_file"])
 def test_a_folder_lock_that_is_not_a_regular_file_is_one_line(tmp_path: Path, kind: str) -> None:
-    from core.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+    from core.io.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 
     lock = tmp_path / LOCK_NAME
     (tmp_path / "elsewhere.json").write_text("{}")

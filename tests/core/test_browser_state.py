@@ -1,4 +1,4 @@
-"""core.browser_state: the Browser's decisions without a window."""
+"""core.wikidata.browser_state: the Browser's decisions without a window."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core.browser_state import BrowserState, Selection
-from core.tiers import Distribution, TierSettings, long_tail_sub_tiers, tier_category
+from core.tiers.cutoffs import Distribution, TierSettings, long_tail_sub_tiers, tier_category
+from core.wikidata.browser_state import BrowserState, Selection
 from core.wikidata.records import CategoryTable
 
 

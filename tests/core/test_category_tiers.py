@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.category_tiers import load_member_tiers, load_tier_settings, save_tiers
 from core.errors import UserFacingError
 from core.store import SessionStore
-from core.tiers import Distribution, TierSettings, long_tail_sub_tiers
+from core.tiers.cutoffs import Distribution, TierSettings, long_tail_sub_tiers
+from core.tiers.stored import load_member_tiers, load_tier_settings, save_tiers
 from core.wikidata.cache import load_category, store_members_page
 from core.wikidata.categories import category_by_name
 from core.wikidata.records import EntityRecord, MembersPage

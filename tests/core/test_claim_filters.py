@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from core.claim_filters import ClaimFilterSettings, drop_reasons
+from core.units.claim_filters import ClaimFilterSettings, drop_reasons
 from core.wikidata.records import ClaimRecord
 
 

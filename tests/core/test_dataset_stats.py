@@ -1,4 +1,4 @@
-"""Dataset statistics and checks (core.dataset_stats) on small files and on TailNLG."""
+"""Dataset statistics and checks (core.report.dataset_stats) on small files and on TailNLG."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.dataset_stats import CHECKS, dataset_checks, dataset_statistics
 from core.formats import import_webnlg
+from core.report.dataset_stats import CHECKS, dataset_checks, dataset_statistics
 from core.store import SessionStore
 from tests.fixtures.dataset_check_cases import BODY
 from tests.shared_data import TAILNLG, require

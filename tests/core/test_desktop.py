@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from core import desktop
+from core.desktop import integration as desktop
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from core.annotation import ItemRef, list_annotators
-from core.category_tiers import load_member_tiers, load_tier_settings, retier_category
 from core.edits import (
     EditConflictError,
     EditRefusedError,
@@ -28,7 +27,8 @@ from core.edits import (
 from core.edits.ratings import AnnotatorEdit
 from core.edits.tiers import TierEdit
 from core.store import SessionStore
-from core.tiers import Distribution, TierSettings, long_tail_sub_tiers, tier_category
+from core.tiers.cutoffs import Distribution, TierSettings, long_tail_sub_tiers, tier_category
+from core.tiers.stored import load_member_tiers, load_tier_settings, retier_category
 from core.wikidata.cache import load_category, store_members_page
 from core.wikidata.categories import category_by_name
 from core.wikidata.records import EntityRecord, MembersPage
@@ -240,7 +240,7 @@ def test_adding_an_annotator_undoes_unless_they_rated(tmp_path: Path) -> None:
 
 
 def test_synonym_edits_keep_rows_added_meanwhile(tmp_path: Path) -> None:
-    from core import synonyms
+    from core.metrics.esa import synonyms
 
     with SessionStore.create(tmp_path / "s.taillens") as store:
         assert synonyms.add_synonym(store, "Spain", "España", "es")
@@ -265,9 +265,9 @@ def test_synonym_edits_keep_rows_added_meanwhile(tmp_path: Path) -> None:
 
 def test_words_for_a_unit_undo_redo_and_refusal(tmp_path: Path) -> None:
     from core.store import models as m
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_builder.render import render_unit
-    from core.unit_builder.saved import load_unit, save_unit, set_label_override
+    from core.units.builder.draft import UnitDraft
+    from core.units.builder.render import render_unit
+    from core.units.builder.saved import load_unit, save_unit, set_label_override
     from tests.fixtures.rome_italy_details import (
         DETAILS,
         ITALY_CURRENCY,
@@ -394,8 +394,8 @@ def test_random_edits_of_every_kind_replay_to_the_session(tmp_path: Path, seed: 
     """Ratings, golden answers, synonyms and references mixed, with undos and redos as an
     undo stack makes them (refused undos included); after each step the session holds
     what its history replays to."""
-    from core import synonyms
     from core.annotation import Rating, save_rating, set_golden_answer
+    from core.metrics.esa import synonyms
     from core.references.review import write_reference
     from tests.fixtures.report_session import build_report_session
 
@@ -449,7 +449,7 @@ def test_random_edits_of_every_kind_replay_to_the_session(tmp_path: Path, seed: 
 
 
 def test_words_kept_for_new_units_undo_and_redo(tmp_path: Path) -> None:
-    from core.unit_builder.render import keep_label, kept_labels
+    from core.units.builder.render import keep_label, kept_labels
 
     with SessionStore.create(tmp_path / "k.taillens") as store:
         keep_label(store, "es", "Q38", "Italia")
@@ -469,9 +469,9 @@ def test_words_kept_for_new_units_undo_and_redo(tmp_path: Path) -> None:
 
 def test_a_saved_unit_is_undone_redone_and_refused_once_used(tmp_path: Path) -> None:
     from core.store import models as m
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_builder.render import render_unit
-    from core.unit_builder.saved import (
+    from core.units.builder.draft import UnitDraft
+    from core.units.builder.render import render_unit
+    from core.units.builder.saved import (
         count_units,
         load_draft,
         load_unit,
@@ -526,9 +526,9 @@ def test_a_saved_unit_is_undone_redone_and_refused_once_used(tmp_path: Path) -> 
 
 def test_a_sample_is_one_edit_undone_redone_and_refused_once_used(tmp_path: Path) -> None:
     from core.jobs import JobSucceeded, run_job
-    from core.sampler import sample_job
     from core.store import models as m
-    from core.unit_builder.saved import count_units, list_units
+    from core.units.builder.saved import count_units, list_units
+    from core.units.sampler import sample_job
     from core.vocab import GOLD
 
     with sampling_session(tmp_path / "s.taillens") as store:
@@ -562,8 +562,8 @@ def test_a_sample_is_one_edit_undone_redone_and_refused_once_used(tmp_path: Path
 
 def test_a_cancelled_sample_records_the_units_it_saved(tmp_path: Path) -> None:
     from core.jobs import CancelToken, JobWasCancelled, run_job
-    from core.sampler import sample_job
-    from core.unit_builder.saved import count_units, list_units
+    from core.units.builder.saved import count_units, list_units
+    from core.units.sampler import sample_job
 
     token = CancelToken()
     with sampling_session(tmp_path / "s.taillens") as store:

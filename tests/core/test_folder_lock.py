@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from core.folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from core.io.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from core.folder_lock import FolderLock
+from core.io.folder_lock import FolderLock
 lock = FolderLock(Path(sys.argv[1]), "training")
 lock.acquire()
 print("held", flush=True)

@@ -46,7 +46,7 @@ def report():
     try:
         if scenario == "scipy-first":
             # The report's own statistics no longer import scipy.stats; what still does
-            # (core.correlate's fallback, core.likelihood) takes the lock as here.
+            # (core.correlate's fallback, core.tiers.likelihood) takes the lock as here.
             from core import heavy
 
             with heavy.lock():
@@ -54,7 +54,7 @@ def report():
         import numpy as np
 
         from core.correlate import coefficients
-        from core.statistics import mann_whitney_protocol, rank_biserial
+        from core.report.statistics import mann_whitney_protocol, rank_biserial
 
         if scenario == "torch-first":
             rank_biserial([1.0, 2.0, 3.0], [2.0, 5.0])  # scipy.stats imported
@@ -76,7 +76,7 @@ def tokenizer():
             wait_for(trigger)
         else:
             scipy_ready.wait(60)
-        from core.models import load_tokenizer
+        from core.local_models.loader import load_tokenizer
 
         load_tokenizer(model)
     except BaseException as exc:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core import hub
 from core.jobs import CancelToken, JobFailed, JobWasCancelled, run_job
+from core.local_models import hub
 from tests.fixtures.hub_server import FakeHub
 
 REPO = "org/small"

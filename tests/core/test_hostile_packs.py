@@ -26,7 +26,7 @@ from core.annotation.packs import (
     pack_info,
 )
 from core.annotation.types import Rating
-from core.output_guard import OutputRefusedError
+from core.io.output_guard import OutputRefusedError
 from core.store import SessionError, SessionStore
 from core.store.models import Annotation, Verbalisation
 from tests.fixtures import report_session as fixture_module

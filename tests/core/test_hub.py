@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from core import hub
 from core.jobs import CancelToken, Job, JobSucceeded, JobWasCancelled, Progress, run_job
+from core.local_models import hub
 from tests.fixtures.hub_server import REPO, FakeHub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +62,7 @@ def test_plan_says_the_size_before_downloading_and_the_pull_fills_the_standard_c
 
     cache = str(tmp_path / "hub-cache")
     assert snapshot_download(REPO, local_files_only=True, cache_dir=cache) == str(snapshot)
-    from core.models import check_model_folder, resolve_model
+    from core.local_models.loader import check_model_folder, resolve_model
 
     assert resolve_model(REPO) == snapshot
     assert check_model_folder(snapshot) == "causal"
@@ -229,9 +229,14 @@ def test_the_offline_switch_a_model_load_set_does_not_stop_a_pull(
     import core
 
     monkeypatch.setattr(core, "USER_HF_HUB_OFFLINE", None)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # as core.models sets it when loading
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # as core.local_models.loader sets it when loading
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # hub imported after that
-    assert hub.plan_pull(REPO).files
+    chunk = constants.DOWNLOAD_CHUNK_SIZE
+    result = hub.pull(hub.plan_pull(REPO))
+    assert result.files and (result.path / "config.json").is_file()
+    # Lifted for the pull's own calls only: what the load set holds again after it.
+    assert constants.HF_HUB_OFFLINE is True
+    assert constants.DOWNLOAD_CHUNK_SIZE == chunk != hub.CHUNK_BYTES
 
 
 def test_a_pull_the_disk_cannot_hold_is_refused_before_any_byte(

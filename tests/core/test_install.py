@@ -1,4 +1,4 @@
-"""Each kind of install gets a hint that works for it (core.install): the bundle and the
+"""Each kind of install gets a hint that works for it (core.desktop.install): the bundle and the
 Debian package cannot take the model stack and say what can; a checkout runs ./dev
 start, which chooses torch by TAILLENS_TORCH; a wheel installs a torch build, then the
 models extra's packages (TailLens itself is on no package index, so never
@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from core import install
+from core.desktop import install
 from core.heavy import FULL_INSTALL, ModelStackMissing
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import JSON, func, select, update
 from sqlalchemy.exc import StatementError
 
-from core import jsonio
 from core.annotation import FLUENCY_MAX, FLUENCY_MIN
 from core.annotation.types import ADEQUACY_LABELS
+from core.io import jsonio
 from core.store import SessionStore
 from core.store.integrity import checked_tables, column_checks
 from core.store.models import Annotation, DataUnit, ModelRun, Score, Verbalisation

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.labels import plural, tier_label
-from core.tiers import SubTier, Tier
+from core.tiers.cutoffs import SubTier, Tier
 
 
 def test_plural_counts() -> None:

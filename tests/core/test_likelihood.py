@@ -13,7 +13,10 @@ from sqlalchemy import select
 
 from core.errors import UserFacingError
 from core.jobs import CancelToken, JobSucceeded, JobWasCancelled, run_job
-from core.likelihood import (
+from core.local_models.loader import load_model
+from core.store import SessionStore
+from core.store.models import CategoryMember, Entity, EntityLikelihood
+from core.tiers.likelihood import (
     HEAD_BY_COUNTS,
     MODEL_HEAD,
     MODEL_TAIL,
@@ -32,9 +35,6 @@ from core.likelihood import (
     sequence_loglik,
     text_logliks,
 )
-from core.models import load_model
-from core.store import SessionStore
-from core.store.models import CategoryMember, Entity, EntityLikelihood
 from tests.fixtures.likelihood_session import CITIES, seed_city_session
 
 # Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
@@ -320,7 +320,7 @@ def test_rank_correlation_is_spearmans_rho_with_average_ranks() -> None:
 def test_the_view_shows_the_wanted_pair_else_the_saved_cutoffs_else_the_first(
     session, tiny_causal_lm
 ) -> None:
-    from core.likelihood import load_likelihood_view, scored_models
+    from core.tiers.likelihood import load_likelihood_view, scored_models
 
     with SessionStore.open(session) as store:
         assert load_likelihood_view(store, "City") is None  # nothing scored yet

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.jobs import JobContext
-from core.models import LOAD_STAGES, context_length, context_warning, load_model
+from core.local_models.loader import LOAD_STAGES, context_length, context_warning, load_model
 from core.verbalise import GenerationParams
 from core.verbalise.local import CausalVerbaliser
 

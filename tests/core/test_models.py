@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.models import (
+from core.local_models.loader import (
     CAUSAL,
     SEQ2SEQ,
     ModelError,
@@ -215,7 +215,7 @@ def test_device_and_dtype_selection(monkeypatch: pytest.MonkeyPatch) -> None:
     assert select_dtype("auto", "cuda") == "bfloat16"
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
     assert select_dtype("auto", "cuda") == "float16"
-    from core import placement
+    from core.local_models import placement
 
     gpu = placement.Gpu(0, "a GPU", 2**30, 2**31, bf16=True)
     monkeypatch.setattr(placement, "probe_hardware", lambda: placement.Hardware(gpus=(gpu,)))
@@ -273,7 +273,7 @@ def test_freeing_device_memory_never_collects_garbage_in_a_worker_of_the_gui() -
     import gc
     import threading
 
-    from core.models import free_device_memory
+    from core.local_models.loader import free_device_memory
 
     collected_in: list[str] = []
 

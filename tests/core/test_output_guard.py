@@ -1,4 +1,4 @@
-"""No output replaces a session (core.output_guard through atomic_output), stale temporary
+"""No output replaces a session (core.io.output_guard through atomic_output), stale temporary
 files of a killed export go, and CSV cells are safe to open in a spreadsheet."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from core.formats.files import CsvWriter, FormatError, atomic_output, spreadsheet_safe
-from core.output_guard import (
+from core.formats.common import CsvWriter, FormatError, atomic_output, spreadsheet_safe
+from core.io.output_guard import (
     OutputRefusedError,
     check_output_target,
     is_session_file,
@@ -148,7 +148,7 @@ def test_taillens_own_output_is_replaced_and_a_changed_one_is_not(tmp_path: Path
 
 
 def test_a_replacement_the_user_confirmed_is_allowed_once_as_it_was(tmp_path: Path) -> None:
-    from core.output_guard import approve_replacement
+    from core.io.output_guard import approve_replacement
 
     out = tmp_path / "notes.txt"
     out.write_text("notes")

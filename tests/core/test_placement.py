@@ -1,4 +1,4 @@
-"""Placing a model on the hardware there is (core.placement): decided from a described
+"""Placing a model on the hardware there is (core.local_models.placement): decided from a described
 machine (no GPU needed), and recorded with every local run."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.placement import (
+from core.local_models.placement import (
     Gpu,
     Hardware,
     PlacementError,
@@ -108,7 +108,7 @@ def test_from_pretrained_gets_dtype_and_device_map(tmp_path: Path) -> None:
 
 
 def test_a_loaded_model_carries_its_placement(tiny_causal_lm: Path) -> None:
-    from core.models import load_model
+    from core.local_models.loader import load_model
 
     loaded = load_model(tiny_causal_lm, device="cpu")
     assert loaded.placement is not None
@@ -122,7 +122,7 @@ def test_accelerator_likely_asks_a_loaded_torch_and_else_the_device_nodes(monkey
     import sys
     import types
 
-    from core.placement import accelerator_likely
+    from core.local_models.placement import accelerator_likely
 
     fake = types.SimpleNamespace(
         cuda=types.SimpleNamespace(is_available=lambda: True),

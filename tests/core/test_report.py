@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from core.errors import UserFacingError
-from core.figures import box_figure, figure_svg
+from core.groups import category_name, subtier_group, tier_group
 from core.report import (
     NothingToCompareError,
     Settings,
@@ -25,7 +25,7 @@ from core.report import (
     write_csv,
     write_html,
 )
-from core.report.groups import category_name, subtier_group, tier_group
+from core.report.figures import box_figure, figure_svg
 from core.store import SessionStore
 from core.store.models import Score
 from tests.fixtures import report_session as fixture_module

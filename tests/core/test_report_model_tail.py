@@ -7,9 +7,9 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from core.groups import UNKNOWN
 from core.report.compare import compare
 from core.report.data import load_frame
-from core.report.groups import UNKNOWN
 from core.store import SessionStore
 from core.store.models import Category, CategoryMember, Entity
 from tests.fixtures.report_session import CATEGORY, UNITS, build_report_session

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import select
 
 from core.errors import UserFacingError
+from core.groups import dataset_name, subtier_group
 from core.report import Settings, build_report, compare, load_frame
-from core.report.groups import dataset_name, subtier_group
 from core.store import SessionStore
 from core.store.models import DataUnit
 from tests.fixtures import report_session as fixture_module

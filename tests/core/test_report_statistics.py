@@ -11,14 +11,14 @@ import pytest
 
 from app.cli import main
 from core.report import Settings, build_report, render_html
-from core.report.verdict import headline_text, verdict
-from core.statistics import (
+from core.report.statistics import (
     _bootstrap_medians,
     adjust_p_values,
     benjamini_hochberg,
     bootstrap_medians_ci,
     holm,
 )
+from core.report.verdict import headline_text, verdict
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.lazy_modules import scipy_stats as stats

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.sampler import sample_units
-from core.unit_builder.draft import claim_triple
-from core.units import unit_structure
+from core.units.builder.draft import claim_triple
+from core.units.sampler import sample_units
+from core.units.shapes import unit_structure
 from core.wikidata.records import ClaimRecord, EntityDetails
 
 
@@ -108,9 +108,9 @@ def test_bad_arguments_are_refused() -> None:
 
 
 def test_parallel_sampling_keeps_only_units_labelled_in_every_language() -> None:
-    from core.sampler import NOT_PARALLEL
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_builder.render import parallel_languages, render_unit
+    from core.units.builder.draft import UnitDraft
+    from core.units.builder.render import parallel_languages, render_unit
+    from core.units.sampler import NOT_PARALLEL
     from core.wikidata.records import Term
 
     def labels(item_id: str, langs: tuple[str, ...]) -> tuple[Term, ...]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.statistics import (
+from core.report.statistics import (
     bootstrap_medians_ci,
     mann_whitney_p,
     mann_whitney_protocol,
@@ -160,7 +160,7 @@ def test_the_protocol_on_whole_groups_ranks_once_and_says_what_two_calls_say() -
 
 
 def test_bootstrap_intervals_are_the_quantiles_of_the_resampled_medians() -> None:
-    from core.statistics import _bootstrap_medians
+    from core.report.statistics import _bootstrap_medians
 
     data = np.random.default_rng(2)
     a, b = data.normal(size=301), data.normal(size=120)
@@ -177,7 +177,7 @@ def test_bootstrap_intervals_of_many_pairs_at_once_are_those_of_one_call_each() 
     """The report computes every pair's intervals in one call: each pair keeps its own
     seed's draws and gets exactly the numbers of a call of its own (odd, even, one-value
     and empty groups, with NaN and infinities dropped), whatever else is in the batch."""
-    from core.statistics import bootstrap_medians_cis
+    from core.report.statistics import bootstrap_medians_cis
 
     data = np.random.default_rng(5)
     pairs = []
@@ -197,7 +197,7 @@ def test_bootstrap_intervals_of_many_pairs_at_once_are_those_of_one_call_each() 
     # The reference the batch is held to: a call of its own, draws and quantiles as before.
     a, b, seed = pairs[1]
     rng = np.random.default_rng(seed)
-    from core.statistics import _bootstrap_medians
+    from core.report.statistics import _bootstrap_medians
 
     ma = _bootstrap_medians(np.sort(a), 300, rng)
     mb = _bootstrap_medians(np.sort(b), 300, rng)
@@ -208,7 +208,7 @@ def test_bootstrap_intervals_of_many_pairs_at_once_are_those_of_one_call_each() 
 
 def test_scipy_is_imported_lazily() -> None:
     code = (
-        "import sys, core.statistics, core.report, core.annotation; "
+        "import sys, core.report.statistics, core.report, core.annotation; "
         "print(','.join(m for m in ('scipy', 'krippendorff', 'sqlalchemy') "
         "if m in sys.modules))"
     )

@@ -13,7 +13,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from core import __version__
-from core.paths import default_session_path
+from core.desktop.paths import default_session_path
 from core.store import (
     APPLICATION_ID,
     NotASessionError,

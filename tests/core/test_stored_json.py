@@ -1,4 +1,4 @@
-"""JSON a session holds is read within bounds (``core.bounded.stored_json``): a session
+"""JSON a session holds is read within bounds (``core.io.bounded.stored_json``): a session
 from elsewhere holding deep nesting, a number of 5,000 digits, ``1e400`` or a lone
 surrogate escape where TailLens keeps settings, drafts and judgments makes each reader
 fall back to what it shows for nothing saved, never fail with a traceback."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bounded import stored_json
+from core.io.bounded import stored_json
 from core.store import SessionStore
 
 HOSTILE = [
@@ -33,13 +33,13 @@ def test_stored_json_falls_back_on_what_it_cannot_read(text: str) -> None:
 
 @pytest.mark.parametrize("text", HOSTILE[:5], ids=range(5))
 def test_every_reader_of_session_json_falls_back(tmp_path: Path, text: str) -> None:
-    from core.category_tiers import load_tier_settings
     from core.correlate import META_PREFIX, _webnlg_payloads
-    from core.likelihood import load_cutoff
-    from core.tiers import TierSettings
-    from core.unit_builder.draft import draft_from_json
-    from core.unit_builder.render import KEPT_LABELS_META_KEY, kept_labels
-    from core.unit_builder.saved import DRAFT_OVERRIDES_META_KEY, load_draft_overrides
+    from core.tiers.cutoffs import TierSettings
+    from core.tiers.likelihood import load_cutoff
+    from core.tiers.stored import load_tier_settings
+    from core.units.builder.draft import draft_from_json
+    from core.units.builder.render import KEPT_LABELS_META_KEY, kept_labels
+    from core.units.builder.saved import DRAFT_OVERRIDES_META_KEY, load_draft_overrides
 
     path = tmp_path / "s.taillens"
     with SessionStore.open(path, create=True) as store:

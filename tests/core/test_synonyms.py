@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core import synonyms
+from core.metrics.esa import synonyms
+from core.metrics.esa.synonyms import SynonymError
 from core.store import SessionStore
-from core.synonyms import SynonymError
 
 
 @pytest.fixture

@@ -10,14 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.category_tiers import (
-    NoMembersError,
-    load_member_tiers,
-    load_tier_settings,
-    retier_category,
-)
 from core.store import SessionStore
-from core.tiers import (
+from core.tiers.cutoffs import (
     Distribution,
     TierSettings,
     fraction_for_line,
@@ -25,6 +19,12 @@ from core.tiers import (
     share_for_line,
     snapped_line,
     tier_category,
+)
+from core.tiers.stored import (
+    NoMembersError,
+    load_member_tiers,
+    load_tier_settings,
+    retier_category,
 )
 from core.wikidata.cache import store_members_page
 from core.wikidata.categories import category_by_name

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from core.tiers import (
+from core.tiers.cutoffs import (
     CODE_BY_TIER,
     DEFAULT_HEAD_FRACTION,
     DEFAULT_PARETO_SHARE,
@@ -547,7 +547,7 @@ def test_categories_of_zero_one_and_two_entities() -> None:
 
 
 def test_distribution_figures_follow_both_rules_of_tier_category() -> None:
-    from core.tiers import Distribution, TierSettings, distribution_figures, tier_category
+    from core.tiers.cutoffs import Distribution, TierSettings, distribution_figures, tier_category
 
     counts = [100, 50, 20, 10, 5, 3, 1, 1, 0, 0]
     figures = distribution_figures(counts, 0.8, 0.2, 4)

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from core.claim_filters import ClaimFilterSettings
 from core.store import SessionStore
 from core.store import models as m
-from core.unit_builder.candidates import candidates, follow
-from core.unit_builder.draft import UnitDraft, UnitError, override_across, structure
-from core.unit_builder.render import keep_label, kept_labels, parallel_languages, render_unit
-from core.unit_builder.saved import load_unit, reorder, save_unit, set_label_override, set_override
+from core.units.builder.candidates import candidates, follow
+from core.units.builder.draft import UnitDraft, UnitError, override_across, structure
+from core.units.builder.render import keep_label, kept_labels, parallel_languages, render_unit
+from core.units.builder.saved import load_unit, reorder, save_unit, set_label_override, set_override
+from core.units.claim_filters import ClaimFilterSettings
 from core.wikidata.records import ClaimRecord
 from tests.fixtures.rome_italy_details import (
     DETAILS,
@@ -193,8 +193,8 @@ def test_refuses_disconnected_empty_and_oversized_units(store: SessionStore) -> 
 
 def test_the_draft_survives_in_the_session(tmp_path) -> None:
     from core.store import SessionStore
-    from core.unit_builder.draft import UnitDraft
-    from core.unit_builder.saved import load_draft, save_draft
+    from core.units.builder.draft import UnitDraft
+    from core.units.builder.saved import load_draft, save_draft
     from core.wikidata.records import ClaimRecord
 
     claim = ClaimRecord("s1", "Q1", "P17", "Q38", "wikibase-item", value_json={"x": 1})
@@ -211,10 +211,10 @@ def test_the_draft_survives_in_the_session(tmp_path) -> None:
 
 
 def test_a_unit_built_from_a_long_tail_member_records_its_sub_tier(store: SessionStore) -> None:
-    from core.category_tiers import load_member_tiers, save_tiers
     from core.jobs import JobSucceeded, run_job
-    from core.sampler import sample_job
-    from core.tiers import Distribution, TierSettings, long_tail_sub_tiers
+    from core.tiers.cutoffs import Distribution, TierSettings, long_tail_sub_tiers
+    from core.tiers.stored import load_member_tiers, save_tiers
+    from core.units.sampler import sample_job
     from core.wikidata.cache import load_category, store_entity, store_members_page
     from core.wikidata.categories import category_by_name
     from core.wikidata.records import EntityRecord, MembersPage
@@ -313,7 +313,7 @@ def test_a_stored_unit_override_spreads_and_can_be_kept_for_the_session(
 
 
 def test_overrides_follow_their_triple_when_it_moves_or_another_goes() -> None:
-    from core.unit_builder.draft import move_triple, remove_triple
+    from core.units.builder.draft import move_triple, remove_triple
 
     draft = UnitDraft("Q220").add(ROME_COUNTRY).add(ROME_INCEPTION).add(ROME_AREA)
     overrides = {("es", 0, "object"): "Italia", ("it", 2, "subject"): "Urbe"}
@@ -330,7 +330,7 @@ def test_overrides_follow_their_triple_when_it_moves_or_another_goes() -> None:
 
 
 def test_the_draft_overrides_survive_in_the_session(tmp_path: Path) -> None:
-    from core.unit_builder.saved import (
+    from core.units.builder.saved import (
         DRAFT_OVERRIDES_META_KEY,
         load_draft_overrides,
         save_draft_overrides,

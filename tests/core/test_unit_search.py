@@ -11,8 +11,7 @@ import pytest
 
 from core.jobs import CancelToken, JobSucceeded, JobWasCancelled, run_job
 from core.store import SessionStore
-from core.unit_builder.saved import list_units
-from core.unit_search import (
+from core.units.beam_search import (
     Candidate,
     Graph,
     SearchError,
@@ -24,6 +23,7 @@ from core.unit_search import (
     search_job,
     verbalise,
 )
+from core.units.builder.saved import list_units
 from core.wikidata.open_source import load_demo_source
 
 CHAIN = "?x P17 ?a . ?a P36 ?b"

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from core.units import Shape, Triple, render_quantity, render_time, render_value, unit_structure
+from core.units.shapes import (
+    Shape,
+    Triple,
+    render_quantity,
+    render_time,
+    render_value,
+    unit_structure,
+)
 
 
 def t(s: str, o: str, p: str = "P1") -> Triple:

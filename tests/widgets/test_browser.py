@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from core.tiers import Distribution
+from core.tiers.cutoffs import Distribution
 from core.wikidata.categories import category_by_name
 from core.wikidata.records import CategoryTable, ClaimRecord, EntityDetails, Term
 from widgets.browser import BrowserPanel

@@ -4,7 +4,7 @@ arrives, and a filter chosen meanwhile stops the older fill."""
 
 from __future__ import annotations
 
-from core.dataset_stats import Finding
+from core.report.dataset_stats import Finding
 from widgets.dataset_stats import FILL_ROWS, DatasetStatsDialog
 
 CHECKS = ["copied-object", "missing-label"]

@@ -17,7 +17,7 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
-from core.figures import (
+from core.report.figures import (
     box_figure,
     box_stats,
     distribution_figure,
@@ -25,7 +25,7 @@ from core.figures import (
     scatter_figure,
     tier_figure,
 )
-from core.tiers import Distribution
+from core.tiers.cutoffs import Distribution
 
 DPI = 100  # 6.4 × 3.6 in -> 640 × 360 px
 WIDTH, HEIGHT = 640, 360
@@ -281,7 +281,7 @@ def test_export_job_writes_every_figure_and_stops_on_cancel(tmp_path: Path) -> N
 
 
 def export_figures_job_for(specs, folder: Path, suffixes=(".png", ".pdf")):
-    from core.figures import export_figures_job
+    from core.report.figures import export_figures_job
 
     return export_figures_job(specs, folder, suffixes=suffixes, dpi=40)
 

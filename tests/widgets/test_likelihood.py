@@ -11,7 +11,9 @@ from PySide6.QtCore import QSettings
 from sqlalchemy import select
 
 from core.jobs import JobSucceeded, run_job
-from core.likelihood import (
+from core.store import SessionStore
+from core.store.models import CategoryMember, Entity
+from core.tiers.likelihood import (
     LikelihoodRequest,
     LikelihoodView,
     correlations,
@@ -23,8 +25,6 @@ from core.likelihood import (
     model_key,
     scored_models,
 )
-from core.store import SessionStore
-from core.store.models import CategoryMember, Entity
 from tests.fixtures.likelihood_session import CITIES, seed_city_session
 from tests.fixtures.reads import settle_reads
 from widgets.likelihood import LikelihoodPanel

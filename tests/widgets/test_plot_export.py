@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QImage
 
-from core.figures import box_figure
+from core.report.figures import box_figure
 from widgets.plot_export import ExportDialog, ExportOptions, export_figure
 
 GROUPS = [("head", [1.0, 2.0, 3.0, 4.0, 9.0]), ("long_tail", [0.5, 1.0, 1.5, 2.0])]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.report.comparison import Comparison
-from core.statistics import GroupSummary
+from core.report.statistics import GroupSummary
 from widgets.report.headlines import headline_parts
 
 

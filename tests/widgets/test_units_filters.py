@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from PySide6.QtCore import Qt
 
 from core.store import SessionStore
-from core.unit_references import reference_counts, references_of
+from core.units.reference_counts import reference_counts, references_of
 from tests.fixtures.scoring_session import build_session
 from widgets.units import UNIT_COLUMNS, UnitsPanel
 

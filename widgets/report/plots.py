@@ -1,14 +1,14 @@
 """The Report panel's plots, drawn with pyqtgraph from ``core.report.PlotSpec`` s.
 
 * ``box``: one Tukey box per group (whiskers at 1.5 IQR, outliers as rings), from
-  ``core.figures.box_stats``, the statistics the exported figures and the HTML report use;
+  ``core.report.figures.box_stats``, the statistics the exported figures and the HTML report use;
 * ``distribution``: overlaid step histograms, each as the share of its group's items
   (head and long tail have different sizes, so counts would mislead);
 * ``scatter``: entity perplexity against statement count, both axes log10.
 
 Perplexities (``spec.log10``) are drawn on a log10 axis (METHODS §8): values are
 transformed here and the axis labels show the original numbers. Each plot exports to PNG
-(chosen size and dpi), SVG or PDF, drawn by ``core.figures`` with matplotlib from the same
+(chosen size and dpi), SVG or PDF, drawn by ``core.report.figures`` with matplotlib from the same
 ``PlotSpec`` (``widgets.plot_export``, the helper the Browser's plots use).
 """
 
@@ -23,8 +23,16 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from core.figures import BINS, MAX_OUTLIERS, MAX_POINTS, PALETTE, BoxStats, box_stats, plot_values
 from core.report import PlotSpec
+from core.report.figures import (
+    BINS,
+    MAX_OUTLIERS,
+    MAX_POINTS,
+    PALETTE,
+    BoxStats,
+    box_stats,
+    plot_values,
+)
 from widgets.plot_export import ExportOptions, export_figure
 from widgets.plot_theme import follow_palette
 from widgets.theme import set_muted
@@ -380,8 +388,8 @@ class ReportPlots(QWidget):
         options: ExportOptions | None = None,
         suffixes: Sequence[str] = (".png", ".svg", ".pdf"),
     ):
-        """The core job writing every plot (``core.figures.export_figures_job``)."""
-        from core.figures import export_figures_job
+        """The core job writing every plot (``core.report.figures.export_figures_job``)."""
+        from core.report.figures import export_figures_job
 
         options = options or ExportOptions()
         return export_figures_job(

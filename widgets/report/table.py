@@ -35,11 +35,11 @@ from core.report.compare import SIGNIFICANT_MARK
 from core.report.verdict import (
     format_value,
 )
-from core.tiers import SubTier, Tier
+from core.tiers.cutoffs import SubTier, Tier
 from widgets.theme import muted_colour, themed_style_sheet
 
 # Columns of the report's tables that may hold a tier code (a compared group, or a key),
-# and the codes (core.tiers' tiers and sub-tiers).
+# and the codes (core.tiers.cutoffs' tiers and sub-tiers).
 # Where the report's tables hold tier codes: the comparisons' two groups, the study
 # table's "type" (its tier group), and the tier columns of the other tables.
 TIER_COLUMNS = frozenset({"tier", "subtier", "a", "b", "group", "group_a", "group_b", "type"})

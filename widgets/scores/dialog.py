@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.dialog_memory import DialogMemory
+from core.desktop.dialog_memory import DialogMemory
 from core.metrics import ALL_METRICS, MetricOptions
 from core.metrics.info import metric_info
 from core.metrics.scoring import ScoringRequest
@@ -50,7 +50,24 @@ class ScoreDialog(FittedDialog):
         self.memory = memory
         self.setWindowTitle("Score verbalisations")
         layout = QVBoxLayout(self)
+        layout.addWidget(self._metrics_box(choices))
+        layout.addWidget(self._models_box(choices))
+        layout.addWidget(self._texts_box(choices))
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Score")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        if memory is not None:
+            self.restore(memory.load())
+            self.accepted.connect(lambda: memory.save(self.remembered()))
+        self._update_notes()
 
+    def _metrics_box(self, choices: ScoreChoices) -> QGroupBox:
+        """A check per metric with its description (or why it is not ticked here), and
+        the WordNet folder METEOR needs."""
         metrics_box = QGroupBox("Metrics")
         grid = QGridLayout(metrics_box)
         self.metric_checks: dict[str, QCheckBox] = {}
@@ -93,8 +110,10 @@ class ScoreDialog(FittedDialog):
         grid.addWidget(QLabel("WordNet"), row, 0)
         grid.addWidget(self.wordnet_edit, row, 1)
         grid.addWidget(self.wordnet_note, row + 1, 0, 1, 2)
-        layout.addWidget(metrics_box)
+        return metrics_box
 
+    def _models_box(self, choices: ScoreChoices) -> QGroupBox:
+        """The models the metrics use, ESA's distance and rules, and the device."""
         models_box = QGroupBox("Models")
         form = QFormLayout(models_box)
         self.bertscore_combo = self._model_combo(choices.bertscore_models)
@@ -134,8 +153,10 @@ class ScoreDialog(FittedDialog):
         )
         form.addRow("ESA rules", self.esa_config_combo)
         form.addRow("Device", self.device_combo)
-        layout.addWidget(models_box)
+        return models_box
 
+    def _texts_box(self, choices: ScoreChoices) -> QGroupBox:
+        """Which runs and languages, the references, and what to do with blank outputs."""
         texts_box = QGroupBox("Texts")
         texts = QVBoxLayout(texts_box)
         self.runs_list = QListWidget()
@@ -175,19 +196,7 @@ class ScoreDialog(FittedDialog):
         )
         texts.addWidget(self.exclude_empty_check)
         texts.addWidget(self.exclude_unparsed_check)
-        layout.addWidget(texts_box)
-
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Score")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        if memory is not None:
-            self.restore(memory.load())
-            self.accepted.connect(lambda: memory.save(self.remembered()))
-        self._update_notes()
+        return texts_box
 
     def remembered(self) -> dict[str, Any]:
         """The choices to offer again next time (runs and languages left unticked are

@@ -28,9 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.dialog_memory import DialogMemory
+from core.desktop.dialog_memory import DialogMemory
 from core.labels import plural, plural_word, tier_label
 from core.metrics.score_pages import ScoresFilter
+from core.metrics.scoring.panel_state import FILTER_KEYS, JOB_KEYS, ScoresState
+from widgets.binding import Binding, bind
 from widgets.note_chips import INFO, WARNING, Note, NoteChips, notes_of
 from widgets.save_dialog import ask_save_path
 from widgets.scores.dialog import ScoreDialog
@@ -54,6 +56,17 @@ SEARCH_DELAY_MS = 300  # the search asks for rows this long after the last key
 TEXT_TABLE_FILTERS = "CSV (*.csv);;JSON Lines (*.jsonl);;Parquet (*.parquet)"
 
 
+def _fill_filter(combo: QComboBox, everything: str, items: Sequence[tuple[str, object]]) -> None:
+    combo.clear()
+    combo.addItem(everything, None)
+    for label, data in items:
+        combo.addItem(label, data)
+    # Never narrower than its name, what it shows when nothing is chosen ("Run",
+    # "Language", "Tier": together as many characters as three of COMBO_CHARS, so the
+    # panel still fits a laptop's side dock).
+    combo.setMinimumContentsLength(len(everything))
+
+
 # -- the panel ---------------------------------------------------------------------------
 
 
@@ -74,6 +87,24 @@ class ScoresPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.state = ScoresState()
+        self._choosing = False  # the choices are being filled: no filter is the user's
+        self._build_buttons()
+        self._build_filters()
+        self._build_progress()
+        self._build_texts()
+        self._build_summary()
+        self._lay_out()
+        self._dialog: ScoreDialog | None = None
+        self._split_set = False  # the splitter's first sizes, once shown
+        self._sized = False  # column widths follow the first rows, then stay as the user sets
+        self._scored = 0  # texts with a score, of those that pass the filters
+        self._total = 0  # texts in the session
+        self.state.watch(self._on_filters, FILTER_KEYS)
+        self.state.watch(lambda _changes: self._render_job(), JOB_KEYS)
+        self._render_job()
+
+    def _build_buttons(self) -> None:
         self.score_button = QPushButton("Score…")
         self.score_button.setToolTip(
             "Score the session's verbalisations (BLEU, chrF++, ROUGE, "
@@ -100,13 +131,18 @@ class ScoresPanel(QWidget):
             "Parquet, for pandas, R or a spreadsheet"
         )
         self.export_texts_button.clicked.connect(self._on_export_texts)
+
+    def _build_filters(self) -> None:
+        """The run, language and tier combos and the search, each bound to its field of
+        :attr:`state`; the combos' items follow what the state offers."""
         self.run_combo = QComboBox()
         self.lang_combo = QComboBox()
         self.tier_combo = QComboBox()
-        for combo, tip in (
-            (self.run_combo, "Only this run (model)"),
-            (self.lang_combo, "Only this language"),
-            (self.tier_combo, "Only units of this tier"),
+        self._filter_bindings: list[Binding] = []
+        for combo, name, tip in (
+            (self.run_combo, "run_id", "Only this run (model)"),
+            (self.lang_combo, "lang", "Only this language"),
+            (self.tier_combo, "tier", "Only units of this tier"),
         ):
             combo.setToolTip(tip)
             # As wide as the dock allows, never wider than a few characters at least: a long
@@ -115,20 +151,34 @@ class ScoresPanel(QWidget):
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
             combo.setMinimumContentsLength(COMBO_CHARS)
-            combo.currentIndexChanged.connect(self._emit_filters)
-        self.set_filter_choices([], [], [])
-        # Words in the text or the unit's id, asked for a moment after the last key.
+            # The first item, "all", holds no data: it gives None, not its text.
+            self._filter_bindings.append(
+                bind(
+                    self.state,
+                    name,
+                    combo,
+                    from_widget=lambda value, c=combo: value if c.currentIndex() > 0 else None,
+                )
+            )
+        self.state.subscribe(lambda *_change: self._render_choices(), ["runs", "langs", "tiers"])
+        self._render_choices()
+        # Words in the text or the unit's id, asked for a moment after the last key (and at
+        # once on Return or leaving the field: the binding writes it then).
         self.search_edit = QLineEdit()
         self.search_edit.setPlaceholderText("Search texts")
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.setToolTip("Only texts (or unit ids) containing these characters")
         self.search_edit.setMinimumWidth(90)
+        bind(self.state, "search", self.search_edit, from_widget=str.strip)
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self._emit_filters)
+        self._search_timer.timeout.connect(
+            lambda: setattr(self.state, "search", self.search_edit.text().strip())
+        )
         self.search_edit.textChanged.connect(lambda _text: self._search_timer.start())
-        self.search_edit.returnPressed.connect(self._search_now)
+
+    def _build_progress(self) -> None:
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.progress.setMaximumHeight(16)
@@ -147,9 +197,9 @@ class ScoresPanel(QWidget):
         # Which models scored (BERTScore, similarity) and the last job's notes: chips.
         self.notes = NoteChips()
         self._model_note: Note | None = None
-        self._job_notes: list[Note] = []
 
-        # texts: table | detail
+    def _build_texts(self) -> None:
+        """The texts table beside (or above) the selected text's detail."""
         self.table_model = ScoreTableModel(TEXT_KEYS, self, tail_headers=TEXT_TAIL)
         self.table_model.fetch_requested.connect(self.more_requested)
         self.table_model.sort_requested.connect(self.sort_changed)
@@ -173,7 +223,7 @@ class ScoresPanel(QWidget):
         self.shown_detail: TextDetail | None = None
         self.show_detail(None)
 
-        # summary
+    def _build_summary(self) -> None:
         self.summary_model = ScoreTableModel(SUMMARY_KEYS, self)
         self.summary_table = table_view(self.summary_model)
         self.summary_note = QLabel(
@@ -183,17 +233,16 @@ class ScoresPanel(QWidget):
             "<i>taillens score</i> and the report."
         )
         self.summary_note.setWordWrap(True)
-        summary_box = QWidget()
-        summary_layout = QVBoxLayout(summary_box)
+        self.summary_box = QWidget()
+        summary_layout = QVBoxLayout(self.summary_box)
         summary_layout.setContentsMargins(0, 0, 0, 0)
         summary_layout.addWidget(self.summary_note)
         summary_layout.addWidget(self.summary_table, 1)
 
+    def _lay_out(self) -> None:
         self.tabs = QTabWidget()
         self.tabs.addTab(self.splitter, "Texts")
-        self.tabs.addTab(summary_box, "Summary")
-
-        # layout
+        self.tabs.addTab(self.summary_box, "Summary")
         top = QHBoxLayout()
         top.addWidget(self.score_button)
         top.addWidget(self.synonyms_button)
@@ -214,42 +263,38 @@ class ScoresPanel(QWidget):
         layout.addWidget(self.notes)
         layout.addWidget(self.tabs, 1)
         self.progress_label.setVisible(False)
-        self._dialog: ScoreDialog | None = None
-        self._split_set = False  # the splitter's first sizes, once shown
-        self._sized = False  # column widths follow the first rows, then stay as the user sets
-        self._scored = 0  # texts with a score, of those that pass the filters
-        self._total = 0  # texts in the session
 
     # -- what the controller shows -------------------------------------------------------
     def set_filter_choices(
         self, runs: Sequence[tuple[int, str]], langs: Sequence[str], tiers: Sequence[str]
     ) -> None:
-        """Fill the filters, keeping what is chosen where it still exists."""
-        for combo, everything, items in (
-            (self.run_combo, "Run", [(label, run_id) for run_id, label in runs]),
-            (self.lang_combo, "Language", [(lang, lang) for lang in langs]),
-            (self.tier_combo, "Tier", [(tier_label(tier), tier) for tier in tiers]),
+        """Fill the filters, keeping what is chosen where it still exists. A choice gone
+        goes back to all without a ``filters_changed``: the rows being shown were read
+        that way already (the controller's read falls back alike)."""
+        self._choosing = True
+        try:
+            self.state.set_choices(runs, langs, tiers)
+        finally:
+            self._choosing = False
+
+    def _render_choices(self) -> None:
+        state = self.state
+        for binding, everything, items in zip(
+            self._filter_bindings,
+            ("Run", "Language", "Tier"),
+            (
+                [(label, run_id) for run_id, label in state.runs],
+                [(lang, lang) for lang in state.langs],
+                [(tier_label(tier), tier) for tier in state.tiers],
+            ),
+            strict=True,
         ):
-            current = combo.currentData()
-            combo.blockSignals(True)
-            combo.clear()
-            combo.addItem(everything, None)
-            for label, data in items:
-                combo.addItem(label, data)
-            combo.setCurrentIndex(max(0, combo.findData(current)) if current is not None else 0)
-            # Never narrower than its name, what it shows when nothing is chosen ("Run",
-            # "Language", "Tier": together as many characters as three of COMBO_CHARS, so
-            # the panel still fits a laptop's side dock).
-            combo.setMinimumContentsLength(len(everything))
-            combo.blockSignals(False)
+            combo = binding.widget
+            assert isinstance(combo, QComboBox)
+            binding.refill(lambda c=combo, e=everything, i=items: _fill_filter(c, e, i))
 
     def filters(self) -> ScoresFilter:
-        return ScoresFilter(
-            run_id=self.run_combo.currentData(),
-            lang=self.lang_combo.currentData(),
-            tier=self.tier_combo.currentData(),
-            search=self.search_edit.text().strip(),
-        )
+        return self.state.filter()
 
     def sort_spec(self) -> SortSpec | None:
         """The texts table's current sort, by column name (what a refresh job sorts by)."""
@@ -354,7 +399,7 @@ class ScoresPanel(QWidget):
 
     def _show_chips(self) -> None:
         model = [self._model_note] if self._model_note is not None else []
-        self.notes.set_notes(model + self._job_notes)
+        self.notes.set_notes(model + notes_of(self.state.job_notes, WARNING))
 
     def selected_key(self) -> int | None:
         """The verbalisation id of the selected text (None: none selected)."""
@@ -403,30 +448,32 @@ class ScoresPanel(QWidget):
         return dialog
 
     def job_started(self, title: str) -> None:
-        self.score_button.setEnabled(False)
-        self.progress.setRange(0, 0)
-        self.progress.setFormat(title)
-        self.progress_box.setVisible(True)
-        self.cancel_button.setEnabled(True)
-        self.progress_label.setVisible(False)
+        self.state.job_started(title)
 
     def job_progress(self, done: float, total: float | None, message: str) -> None:
-        if total:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(round(1000 * min(1.0, done / total)))
-            self.progress.setFormat(f"%p% {message}" if message else "%p%")
-        else:
-            self.progress.setRange(0, 0)
-        self.progress.setToolTip(message)
+        self.state.job_progressed(done, total, message)
 
     def job_finished(self, message: str, notes: Sequence[str] = ()) -> None:
         """The job's one-line outcome, and its notes (texts without a reference, a metric
         left out) as chips."""
-        self.score_button.setEnabled(True)
-        self.progress_box.setVisible(False)
-        self.progress_label.setText(message)
-        self.progress_label.setVisible(bool(message))
-        self._job_notes = notes_of(notes, WARNING)
+        self.state.job_finished(message, notes)
+
+    def _render_job(self) -> None:
+        state = self.state
+        self.score_button.setEnabled(not state.busy)
+        self.progress_box.setVisible(state.busy)
+        self.cancel_button.setEnabled(state.busy)
+        self.progress.setFormat(state.job_title)
+        done, total, words = state.progress or (0.0, None, "")
+        if state.busy and total:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(round(1000 * min(1.0, done / total)))
+            self.progress.setFormat(f"%p% {words}" if words else "%p%")
+        else:
+            self.progress.setRange(0, 0)
+        self.progress.setToolTip(words)
+        self.progress_label.setText(state.outcome)
+        self.progress_label.setVisible(not state.busy and bool(state.outcome))
         self._show_chips()
 
     # -- internals ---------------------------------------------------------------------
@@ -442,13 +489,11 @@ class ScoresPanel(QWidget):
                 target = target.with_name(target.name + suffix)
             self.export_texts_requested.emit(str(target))
 
-    def _emit_filters(self, _index: int = 0) -> None:
-        self._search_timer.stop()
+    def _on_filters(self, _changes: Mapping[str, tuple[object, object]]) -> None:
+        if self._choosing:
+            return
+        self._search_timer.stop()  # the search, if typed, is in the state already
         self.filters_changed.emit(self.filters())
-
-    def _search_now(self) -> None:
-        if self._search_timer.isActive():
-            self._emit_filters()
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():

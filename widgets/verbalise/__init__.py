@@ -12,21 +12,15 @@ the session's runs, a unit's outputs: ``results.ResultsView``). Bottom: progress
 Cancel (``results.RunBar``). ``panel.VerbalisePanel`` puts them together and keeps their
 widgets under its own names.
 
-The panel keeps no truth of its own: ``app.verbalise.VerbaliseController`` reads its
-settings, builds the verbaliser and the job, and hands back models, previews, progress
-and results to show.
+What the panel offers and what the user chose live in a Qt-free
+``core.verbalise.panel_state.VerbaliseState``: the parts render it and write the user's
+edits into it through ``widgets.binding.bind``. ``app.verbalise.VerbaliseController``
+reads its settings, builds the verbaliser and the job, and hands back models, previews,
+progress and results to show.
 """
 
-from widgets.verbalise.common import (
-    DEFAULTS,
-    DEVICES,
-    DTYPES,
-    OUTPUT_COLUMNS,
-    RUN_COLUMNS,
-    SCOPES,
-    SERVER,
-    TEMPLATE,
-)
+from core.verbalise.panel_state import DEFAULTS, DEVICES, DTYPES, SCOPES, SERVER, TEMPLATE
+from widgets.verbalise.common import OUTPUT_COLUMNS, RUN_COLUMNS
 from widgets.verbalise.model_form import ModelForm
 from widgets.verbalise.panel import VerbalisePanel
 from widgets.verbalise.prompt import PromptEditor, PromptPreview

@@ -1,5 +1,5 @@
-"""What the Verbalise panel's parts share: the setting names and defaults, and small
-widget builders."""
+"""What the Verbalise panel's parts share: the results' columns and small widget
+builders (the setting names and defaults are ``core.verbalise.panel_state``'s)."""
 
 from __future__ import annotations
 
@@ -22,38 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.vocab import LANGUAGES
 from widgets.theme import TONES
 
-DEVICES = ("auto", "cpu", "cuda", "mps")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-SERVER = "server"  # the picker's entry for an OpenAI-compatible server
-TEMPLATE = "template"
-SCOPES = ("selected", "tier", "category", "all")
 RUN_COLUMNS = ("run", "model", "kind", "status", "texts")
 OUTPUT_COLUMNS = ("lang", "#", "text", "unit")
-# METHODS §6 defaults (the same as core.verbalise.GenerationParams and the CLI).
-DEFAULTS: dict[str, Any] = {
-    "model": TEMPLATE,
-    "server_url": "",
-    "server_model": "",
-    "device": "auto",
-    "dtype": "auto",
-    "candidates": 3,
-    "temperature": 0.7,
-    "top_p": 0.9,
-    "max_new_tokens": 256,
-    "num_beams": 3,
-    "seed": 0,
-    "batch_size": 8,
-    "scope": "all",
-    "tier": None,
-    "category": None,
-    "langs": list(LANGUAGES),
-    "resume": True,
-    "prompt_preset": "tailnlg",
-    "seq2seq_prefix": "",
-}
 RED = QBrush(QColor(TONES["error"][0]))  # drawn in the theme's variant
 
 

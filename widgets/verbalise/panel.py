@@ -3,7 +3,8 @@ widget of its own (see the package's docstring)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
@@ -18,8 +19,17 @@ from PySide6.QtWidgets import (
 )
 
 from core.labels import plural
+from core.verbalise.panel_state import (
+    MODEL_KEYS,
+    SETTING_KEYS,
+    TEMPLATE,
+    Presets,
+    VerbaliseState,
+)
+from core.vocab import LANGUAGES
+from widgets.binding import bind
 from widgets.theme import recoloured, themed_style_sheet, themed_text, tone
-from widgets.verbalise.common import DEFAULTS, SERVER, TEMPLATE, combo, scrolled, wrapping
+from widgets.verbalise.common import combo, scrolled, wrapping
 from widgets.verbalise.model_form import ModelForm
 from widgets.verbalise.prompt import PromptEditor, PromptPreview
 from widgets.verbalise.results import ResultsView, RunBar
@@ -49,43 +59,53 @@ class VerbalisePanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._restoring = False
-        # The model picker and what is wrong with the choice (always visible).
+        self.state = VerbaliseState()
+        self._quiet = 0  # showing what the controller gave: nothing is signalled
+        self._build_picker()
+        self._build_parts()
+        self._expose_parts()
+        self._lay_out()
+        self.state.watch(self._on_state)
+
+    def _build_picker(self) -> None:
+        """The model picker and what is wrong with the choice (always visible)."""
+        state = self.state
         self.model_combo = combo()
-        self.model_combo.setToolTip(
-            "The template verbaliser (no weights), a model found in "
-            "the Hugging Face cache or a configured folder, or an "
-            "OpenAI-compatible server"
+        self._model_binding = bind(
+            state,
+            "model",
+            self.model_combo,
+            to_widget=state.model_data,
+            from_widget=lambda data: data["spec"] if isinstance(data, dict) else TEMPLATE,
         )
-        self.model_combo.currentIndexChanged.connect(self._on_model_changed)
+        state.subscribe(lambda *_change: self._render_models(), ["models"])
+        state.subscribe(lambda *_change: self._render_model_tip(), ["model"])
+        self._render_models()
         self.error_label = wrapping()
         themed_style_sheet(self.error_label, lambda p: f"color: {tone('error', p)}")
         self.error_label.hide()
-        # The parts, each wired to the panel's signals.
-        self.model_form = ModelForm()
+
+    def _build_parts(self) -> None:
+        """The parts, each wired to the panel's signals."""
+        self.model_form = ModelForm(self.state)
         self.model_form.add_folder_requested.connect(self.add_folder_requested)
         self.model_form.rescan_requested.connect(self.rescan_requested)
         self.model_form.train_requested.connect(self.train_requested)
-        self.model_form.model_changed.connect(self._on_model_changed)
-        self.model_form.value_changed.connect(self._changed)
-        self.model_form.prefix_changed.connect(self._on_prefix_changed)
-        self.prompt_editor = PromptEditor()
-        self.prompt_editor.edited.connect(self._on_template_edited)
+        self.prompt_editor = PromptEditor(self.state)
         self.prompt_editor.lang_changed.connect(self.preview_requested)
         self.prompt_preview = PromptPreview()
         self.unit_picker = self.prompt_preview.unit_picker
         self.unit_picker.unit_chosen.connect(self.unit_chosen)
         self.unit_picker.search_changed.connect(self.unit_search_changed)
         self.unit_picker.more_requested.connect(self.more_units_requested)
-        self.scope_form = ScopeForm()
-        self.scope_form.changed.connect(self._changed)
+        self.scope_form = ScopeForm(self.state)
         self.results = ResultsView()
         self.results.run_selected.connect(self.run_selected)
         self.run_bar = RunBar()
         self.run_bar.run_requested.connect(self.run_requested)
         self.run_bar.cancel_requested.connect(self.cancel_requested)
-        self._expose_parts()
 
+    def _lay_out(self) -> None:
         prompt_splitter = QSplitter(Qt.Orientation.Vertical)
         prompt_splitter.addWidget(self.prompt_editor)
         prompt_splitter.addWidget(self.prompt_preview)
@@ -110,8 +130,6 @@ class VerbalisePanel(QWidget):
         layout.addWidget(self.error_label)
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.run_bar)
-        self.show_models([])
-        self._update_model_widgets()
 
     def _expose_parts(self) -> None:
         """The parts' widgets under the panel's names, as the controller and tests use
@@ -149,37 +167,19 @@ class VerbalisePanel(QWidget):
     def show_models(self, models: Sequence[tuple[str, str, str, str]]) -> None:
         """(label, spec, kind, tooltip) for each model found; the template verbaliser comes
         first and the server last. The current choice is kept when it is still listed."""
-        current = self.model_spec()
-        self.model_combo.blockSignals(True)
-        self.model_combo.clear()
-        self.model_combo.addItem(
-            "Template verbaliser (no weights)", {"spec": TEMPLATE, "kind": "template"}
-        )
-        self.model_combo.setItemData(
-            0,
-            "Rule-based sentences in en/it/es; deterministic, one candidate",
-            Qt.ItemDataRole.ToolTipRole,
-        )
-        for label, spec, kind, tooltip in models:
-            self.model_combo.addItem(label, {"spec": spec, "kind": kind})
-            self.model_combo.setItemData(
-                self.model_combo.count() - 1, tooltip, Qt.ItemDataRole.ToolTipRole
-            )
-        self.model_combo.addItem("OpenAI-compatible server…", {"spec": SERVER, "kind": "openai"})
-        self.model_combo.setCurrentIndex(max(0, self._model_index(current)))
-        self.model_combo.blockSignals(False)
-        self._update_model_widgets()
+        with self._quietly():
+            self.state.show_models(models)
 
-    def set_presets(
-        self, presets: Mapping[str, tuple[str, Mapping[str, str]]], current: str
-    ) -> None:
+    def set_presets(self, presets: Presets, current: str) -> None:
         """The prompt presets: name -> (label, bundled template per language); ``current``
         is shown and its templates fill the editors."""
-        self.prompt_editor.set_presets(presets, current)
+        with self._quietly():
+            self.state.set_presets(presets, current)
 
     def set_default_templates(self, templates: Mapping[str, str]) -> None:
         """The bundled templates ("Reset to default" goes back to them)."""
-        self.prompt_editor.set_default_templates(templates)
+        with self._quietly():
+            self.state.set_default_templates(templates)
 
     def show_model_info(self, text: str) -> None:
         self.model_form.show_model_info(text)
@@ -196,8 +196,9 @@ class VerbalisePanel(QWidget):
         categories: Sequence[tuple[str, int]],
     ) -> None:
         """How many units the session holds, and the tiers and categories (name, unit
-        count) a run may choose from."""
-        self.scope_form.show_groups(total, tiers, categories)
+        count) a run may choose from; the chosen ones stay chosen while listed."""
+        with self._quietly():
+            self.state.show_groups(total, tiers, categories)
 
     def show_unit_page(
         self, units: Sequence[UnitSummary], matching: int, *, more: bool = False
@@ -212,7 +213,8 @@ class VerbalisePanel(QWidget):
     def show_selected_unit(self, unit: UnitSummary | None) -> None:
         """The unit previewed and run by the "selected unit" scope (None: none)."""
         self.unit_picker.show_unit(unit)
-        self.scope_form.show_selected(unit_label(unit) if unit is not None else None)
+        with self._quietly():
+            self.state.selected_unit = unit_label(unit) if unit is not None else None
 
     def show_preview(self, text: str, note: str = "", error: bool = False) -> None:
         self.prompt_preview.show_preview(text, note, error)
@@ -220,7 +222,7 @@ class VerbalisePanel(QWidget):
     def set_templates_editable(self, editable: bool, note: str = "") -> None:
         """Templates matter for causal models and servers; seq2seq and template verbalisers
         read no prompt template (the note says why)."""
-        self.prompt_editor.set_editable(editable, note)
+        self.state.update(templates_editable=editable, template_note=note)
 
     def set_running(self, running: bool, title: str = "") -> None:
         self.run_bar.set_running(running, title)
@@ -258,15 +260,13 @@ class VerbalisePanel(QWidget):
 
     # -- what the controller reads ---------------------------------------------------------
     def model_spec(self) -> str:
-        data = self.model_combo.currentData()
-        return data["spec"] if isinstance(data, dict) else TEMPLATE
+        return self.state.model
 
     def model_kind(self) -> str:
-        data = self.model_combo.currentData()
-        return data["kind"] if isinstance(data, dict) else "template"
+        return self.state.model_kind
 
     def prompt_preset(self) -> str:
-        return self.prompt_editor.prompt_preset()
+        return self.state.prompt_preset
 
     def preview_lang(self) -> str:
         return self.prompt_editor.preview_lang()
@@ -279,65 +279,61 @@ class VerbalisePanel(QWidget):
         return self.unit_picker.search_text()
 
     def templates(self) -> dict[str, str]:
-        return self.prompt_editor.templates()
+        return dict(self.state.templates)
 
     def edited_templates(self) -> dict[str, str]:
         """Only the templates that differ from the bundled ones."""
-        return self.prompt_editor.edited_templates()
+        return self.state.edited_templates()
 
     def settings(self) -> dict[str, Any]:
-        return {
-            "model": self.model_spec(),
-            **self.model_form.values(),
-            **self.scope_form.values(),
-            "templates": self.edited_templates(),
-            "prompt_preset": self.prompt_preset(),
-        }
+        return self.state.settings()
 
     def apply_settings(self, settings: Mapping[str, Any]) -> None:
-        """Show saved settings (unknown keys ignored, missing ones at their defaults)."""
-        values = {**DEFAULTS, **{k: v for k, v in settings.items() if v is not None}}
-        self._restoring = True
-        try:
-            self.model_combo.setCurrentIndex(max(0, self._model_index(str(values["model"]))))
-            self.model_form.apply(values)
-            self.scope_form.apply(values)
-            self.prompt_editor.apply(str(values["prompt_preset"]), settings.get("templates") or {})
-        finally:
-            self._restoring = False
-        self._update_model_widgets()
+        """Show saved settings (unknown keys ignored, missing ones at their defaults),
+        signalling nothing: restoring the panel is restoring its state."""
+        with self._quietly():
+            self.state.restore(settings)
 
     # -- internals ---------------------------------------------------------------------
-    def _model_index(self, spec: str) -> int:
-        for index in range(self.model_combo.count()):
-            data = self.model_combo.itemData(index)
-            if isinstance(data, dict) and data["spec"] == spec:
-                return index
-        return -1
+    @contextmanager
+    def _quietly(self) -> Iterator[None]:
+        self._quiet += 1
+        try:
+            yield
+        finally:
+            self._quiet -= 1
 
-    def _update_model_widgets(self) -> None:
-        self.model_form.update_for(self.model_kind())
+    def _render_models(self) -> None:
+        def fill() -> None:
+            combo = self.model_combo
+            combo.clear()
+            for choice in self.state.models:
+                combo.addItem(choice.label, {"spec": choice.spec, "kind": choice.kind})
+                combo.setItemData(combo.count() - 1, choice.tooltip, Qt.ItemDataRole.ToolTipRole)
+
+        self._model_binding.refill(fill)
+        self._render_model_tip()
+
+    def _render_model_tip(self) -> None:
+        tip = next((m.tooltip for m in self.state.models if m.spec == self.state.model), "")
         self.model_combo.setToolTip(
-            self.model_combo.itemData(self.model_combo.currentIndex(), Qt.ItemDataRole.ToolTipRole)
-            or ""
+            tip
+            or "The template verbaliser (no weights), a model found in the Hugging Face "
+            "cache or a configured folder, or an OpenAI-compatible server"
         )
 
-    def _on_model_changed(self, *_args: Any) -> None:
-        self._update_model_widgets()
-        if not self._restoring:
+    def _on_state(self, changes: Mapping[str, tuple[Any, Any]]) -> None:
+        """The user changed a setting: say what it asks for, then that it is to be kept."""
+        changed = changes.keys() & SETTING_KEYS
+        if self._quiet or not changed:
+            return
+        if changed & MODEL_KEYS:
             self.model_changed.emit()
-            self.settings_changed.emit()
-
-    def _changed(self, *_args: Any) -> None:
-        if not self._restoring:
-            self.settings_changed.emit()
-
-    def _on_prefix_changed(self) -> None:
-        if not self._restoring:
+        if "seq2seq_prefix" in changed:
             self.preview_requested.emit()
-            self.settings_changed.emit()
-
-    def _on_template_edited(self, lang: str) -> None:
-        if not self._restoring:
-            self.template_edited.emit(lang)
-            self.settings_changed.emit()
+        if changed & {"templates", "prompt_preset"}:
+            old, new = changes.get("templates", ({}, {}))
+            langs = [lang for lang in LANGUAGES if old.get(lang) != new.get(lang)]
+            for lang in langs or [self.preview_lang()]:
+                self.template_edited.emit(lang)
+        self.settings_changed.emit()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
+    QComboBox,
     QGroupBox,
     QHBoxLayout,
     QRadioButton,
@@ -18,9 +17,11 @@ from PySide6.QtWidgets import (
 
 from core.groups import order_key
 from core.labels import tier_label
+from core.verbalise.panel_state import SCOPES, VerbaliseState
 from core.vocab import LANGUAGE_NAMES, LANGUAGES
+from widgets.binding import Binding, bind
 from widgets.theme import set_muted
-from widgets.verbalise.common import SCOPES, combo, wrapping
+from widgets.verbalise.common import combo, wrapping
 
 _SCOPE_TEXTS = {
     "selected": "The selected unit",
@@ -32,42 +33,50 @@ _SCOPE_TEXTS = {
 
 class ScopeForm(QWidget):
     """The run's scope (the selected unit, a tier, a category or all units: the controller
-    resolves it in SQL when the run starts), its languages, and whether to resume."""
+    resolves it in SQL when the run starts), its languages, and whether to resume; each
+    bound to its field of the panel's :class:`VerbaliseState`."""
 
-    changed = Signal()  # anything set here
-
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, state: VerbaliseState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.state = state
+        self._build_scope()
+        self._build_langs()
+        self._lay_out()
+        self._bind()
+        state.subscribe(
+            lambda *_change: self._render_groups(), ["unit_total", "tiers", "categories"]
+        )
+        state.subscribe(lambda *_change: self._render_selected(), ["selected_unit"])
+        self._render_groups()
+        self._render_selected()
+
+    def _build_scope(self) -> None:
         self.scope_buttons = QButtonGroup(self)
         self.scope_radios: dict[str, QRadioButton] = {}
         for index, scope in enumerate(SCOPES):
             radio = QRadioButton(_SCOPE_TEXTS[scope])
             self.scope_buttons.addButton(radio, index)
             self.scope_radios[scope] = radio
-        self.scope_radios["all"].setChecked(True)
-        self.scope_buttons.idToggled.connect(lambda _i, _on: self.changed.emit())
         self.tier_combo = combo()
         self.category_combo = combo()
         for box, scope in ((self.tier_combo, "tier"), (self.category_combo, "category")):
-            box.activated.connect(lambda _i, s=scope: self.scope_radios[s].setChecked(True))
-            box.currentIndexChanged.connect(lambda _i: self.changed.emit())
+            # Picking a tier (or category) means running it.
+            box.activated.connect(lambda _i, s=scope: setattr(self.state, "scope", s))
+        self.selected_label = wrapping()
+        set_muted(self.selected_label)
+
+    def _build_langs(self) -> None:
         self.lang_checks: dict[str, QCheckBox] = {}
         for lang in LANGUAGES:
-            check = QCheckBox(f"{lang} ({LANGUAGE_NAMES[lang]})")
-            check.setChecked(True)
-            check.toggled.connect(lambda _on: self.changed.emit())
-            self.lang_checks[lang] = check
+            self.lang_checks[lang] = QCheckBox(f"{lang} ({LANGUAGE_NAMES[lang]})")
         self.resume_check = QCheckBox("Resume the unfinished run with the same settings")
-        self.resume_check.setChecked(True)
         self.resume_check.setToolTip(
             "Continue the newest cancelled or failed run made with "
             "the same model, parameters and prompts, skipping what "
             "it already holds; unticked, a new run starts"
         )
-        self.resume_check.toggled.connect(lambda _on: self.changed.emit())
-        self.selected_label = wrapping()
-        set_muted(self.selected_label)
 
+    def _lay_out(self) -> None:
         layout = QVBoxLayout(self)
         which = QGroupBox("Which units")
         which_layout = QVBoxLayout(which)
@@ -88,55 +97,58 @@ class ScopeForm(QWidget):
         layout.addWidget(self.resume_check)
         layout.addStretch(1)
 
-    def show_groups(
-        self,
-        total: int,
-        tiers: Sequence[tuple[str, int]],
-        categories: Sequence[tuple[str, int]],
-    ) -> None:
-        """How many units the session holds, and the tiers and categories (name, unit
-        count) a run may choose from; the chosen ones stay chosen while listed."""
-        for box, rows in ((self.tier_combo, tiers), (self.category_combo, categories)):
-            keep = box.currentData()
-            box.blockSignals(True)
-            box.clear()
-            if box is self.tier_combo:  # the one vocabulary, head to tail
-                rows = sorted(rows, key=lambda row: order_key("subtier", row[0]))
-            for name, count in rows:
-                words = tier_label(name) if box is self.tier_combo else name.replace("_", " ")
-                box.addItem(f"{words} ({count:,})", name)
-            if keep is not None and box.findData(keep) >= 0:
-                box.setCurrentIndex(box.findData(keep))
-            box.blockSignals(False)
-        self.scope_radios["all"].setText(f"All units ({total:,})")
-        self.scope_radios["tier"].setEnabled(bool(tiers))
-        self.scope_radios["category"].setEnabled(bool(categories))
+    def _bind(self) -> None:
+        state = self.state
+        for scope, radio in self.scope_radios.items():
+            # A radio unticked by its neighbour says nothing: the ticked one names the scope.
+            bind(
+                state,
+                "scope",
+                radio,
+                to_widget=lambda chosen, s=scope: chosen == s,
+                from_widget=lambda on, s=scope: s if on else state.scope,
+            )
+        self._group_bindings: dict[str, Binding] = {
+            "tier": bind(state, "tier", self.tier_combo),
+            "category": bind(state, "category", self.category_combo),
+        }
+        for lang, check in self.lang_checks.items():
+            bind(
+                state,
+                "langs",
+                check,
+                to_widget=lambda langs, lang=lang: lang in langs,
+                from_widget=lambda on, lang=lang: state.with_lang(lang, on),
+            )
+        bind(state, "resume", self.resume_check)
 
-    def show_selected(self, label: str | None) -> None:
-        """The unit the "selected unit" scope runs (None: none, and the scope is off)."""
+    def _render_groups(self) -> None:
+        """The tiers and categories (name, unit count) a run may choose from, and how many
+        units the session holds."""
+        state = self.state
+        tiers = sorted(state.tiers, key=lambda row: order_key("subtier", row[0]))
+        for name, rows, words in (
+            ("tier", tiers, tier_label),  # the one vocabulary, head to tail
+            ("category", list(state.categories), lambda n: n.replace("_", " ")),
+        ):
+            binding = self._group_bindings[name]
+            box = binding.widget
+            assert isinstance(box, QComboBox)
+            binding.refill(lambda box=box, rows=rows, words=words: _fill(box, rows, words))
+        self.scope_radios["all"].setText(f"All units ({state.unit_total:,})")
+        for scope in ("tier", "category"):
+            self.scope_radios[scope].setEnabled(state.scope_open(scope))
+
+    def _render_selected(self) -> None:
+        """The unit the "selected unit" scope runs (none: the scope is off)."""
+        label = self.state.selected_unit
         self.selected_label.setText(
             f"Now: {label or 'none'} (pick it in the Units panel or on the Prompt tab)"
         )
-        self.scope_radios["selected"].setEnabled(label is not None)
+        self.scope_radios["selected"].setEnabled(self.state.scope_open("selected"))
 
-    def values(self) -> dict[str, Any]:
-        """This tab's part of the panel's settings."""
-        return {
-            "scope": next((s for s, r in self.scope_radios.items() if r.isChecked()), "all"),
-            "tier": self.tier_combo.currentData(),
-            "category": self.category_combo.currentData(),
-            "langs": [lang for lang, check in self.lang_checks.items() if check.isChecked()],
-            "resume": self.resume_check.isChecked(),
-        }
 
-    def apply(self, values: Mapping[str, Any]) -> None:
-        """Show saved values; a scope that is off now (no tier, no unit) falls back to all."""
-        for box, key in ((self.tier_combo, "tier"), (self.category_combo, "category")):
-            if values[key] is not None and box.findData(values[key]) >= 0:
-                box.setCurrentIndex(box.findData(values[key]))
-        scope = values["scope"] if values["scope"] in SCOPES else "all"
-        radio = self.scope_radios[scope]
-        (radio if radio.isEnabled() else self.scope_radios["all"]).setChecked(True)
-        for lang, check in self.lang_checks.items():
-            check.setChecked(lang in values["langs"])
-        self.resume_check.setChecked(bool(values["resume"]))
+def _fill(box: QComboBox, rows: list[tuple[str, int]], words: Callable[[str], str]) -> None:
+    box.clear()
+    for name, count in rows:
+        box.addItem(f"{words(name)} ({count:,})", name)

@@ -82,6 +82,8 @@ class UnitPicker(QWidget):
         self.combo.setToolTip(
             "The unit whose prompt is previewed; follows the unit selected in the Units panel"
         )
+        # Only the user's pick is a choice (``activated``): filling the list and showing a
+        # unit chosen elsewhere change the current index without telling anyone.
         self.combo.activated.connect(self._on_activated)
         self.matches_label = QLabel()
         set_muted(self.matches_label)
@@ -102,10 +104,8 @@ class UnitPicker(QWidget):
 
     def show_page(self, units: Sequence[UnitSummary], matching: int) -> None:
         """The first page of the units the search matches, and how many it matches."""
-        self.combo.blockSignals(True)
         self.units.removeRows(0, self.units.rowCount())
         self.units.matching = matching
-        self.combo.blockSignals(False)
         self.matches_label.setText(
             f"{matching:,} matching" if self.search_text() else plural(matching, "unit")
         )
@@ -113,24 +113,20 @@ class UnitPicker(QWidget):
 
     def add_page(self, units: Sequence[UnitSummary]) -> None:
         """The next page (the drop-down scrolled to its end)."""
-        self.combo.blockSignals(True)
         for unit in units:
             row = QStandardItem(unit_label(unit))
             row.setData(unit.id, Qt.ItemDataRole.UserRole)
             self.units.appendRow(row)
         if not units:  # nothing more to read: the session shrank since the count
             self.units.matching = self.units.rowCount()
-        self.combo.blockSignals(False)
         self.show_unit(self._shown)
 
     def show_unit(self, unit: UnitSummary | None) -> None:
         """The unit previewed, whether its page is read or not."""
         self._shown = unit
         index = self.combo.findData(unit.id) if unit is not None else -1
-        self.combo.blockSignals(True)
         self.combo.setPlaceholderText(unit_label(unit) if unit is not None else "")
         self.combo.setCurrentIndex(index)
-        self.combo.blockSignals(False)
 
     def unit_id(self) -> int | None:
         data = self.combo.currentData()

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core import files
 from core.errors import UserFacingError
+from core.io import files
 
 WEBNLG_CRITERIA = {
     "Correctness": "correctness",
@@ -76,16 +76,16 @@ def _read_json(path: Path, source: str) -> Any:
     text = files.read_text(
         path, limit=files.JUDGMENTS_LIMIT, what="the judgments file", error=JudgmentError
     )
-    from core.bounded import loads_json
+    from core.io.bounded import loads_json
 
     return loads_json(text, name=source, error=JudgmentError)
 
 
 def _plain(name: str) -> str:
     """``name`` for a message: as it is when every character prints, else escaped and
-    quoted (``core.safe_names.shown``), so a system named with a newline or ESC in the
+    quoted (``core.io.safe_names.shown``), so a system named with a newline or ESC in the
     file still gives a one-line message that a terminal shows as text."""
-    from core.safe_names import shown
+    from core.io.safe_names import shown
 
     return name if name.isprintable() else shown(name)
 

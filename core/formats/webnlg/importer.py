@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.changes import IMPORT_WRITES
-from core.formats.files import IMPORT_KEPT, FormatError, check_readable
+from core.formats.common import IMPORT_KEPT, FormatError, check_readable
 from core.formats.report import EntryError, FileImport, ImportReport, LanguageDecision
 from core.formats.webnlg.entries import (
     ISO_639_1,

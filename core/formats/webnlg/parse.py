@@ -7,7 +7,6 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from core.bounded import bounded_int
 from core.formats.report import LanguageDecision
 from core.formats.webnlg.entries import (
     ENGLISH_BY_DEFAULT,
@@ -23,6 +22,7 @@ from core.formats.webnlg.entries import (
     ParsedReference,
     ParsedTriple,
 )
+from core.io.bounded import bounded_int
 from core.vocab import DEFAULT_QUALITY, QUALITIES
 
 # The most triples an entry's size attribute may claim (WebNLG's largest sets have 7;

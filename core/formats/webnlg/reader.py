@@ -14,7 +14,7 @@ from typing import cast
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
-from core.formats.files import FormatError
+from core.formats.common import FormatError
 
 
 def _declared_encoding(path: Path) -> str:

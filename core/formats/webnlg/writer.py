@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 import defusedxml.ElementTree as SafeET
 
-from core.bounded import bounded_int
-from core.formats.files import FormatError, atomic_output
+from core.formats.common import FormatError, atomic_output
 from core.formats.report import ExportReport
 from core.formats.webnlg.entries import (
     MENTION_ATTRIBUTES,
@@ -23,6 +22,7 @@ from core.formats.webnlg.entries import (
     ParsedTriple,
 )
 from core.formats.webnlg.parse import MAX_SIZE, split_triple
+from core.io.bounded import bounded_int
 from core.jobs import Job, JobContext
 
 if TYPE_CHECKING:
@@ -236,13 +236,13 @@ def lex_attributes(store: SessionStore, unit_ids: Sequence[int]) -> dict[int, di
     writes them back; references added in the app after the import have none."""
     from sqlalchemy import select
 
+    from core.store.batching import in_chunks
     from core.store.models import DataUnit, UnitReference
 
     found: dict[int, dict[str, str]] = {}
     ids = list(unit_ids)
     with store.snapshot() as db:
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk in in_chunks(ids):
             layouts = {
                 unit_id: attributes
                 for unit_id, attributes in db.execute(

@@ -5,7 +5,7 @@ subjects and objects does the text mention? Identifiers become text first
 (:mod:`core.surface`: ``Abilene,_Texas`` is "Abilene, Texas" and also "Abilene"). Every
 word n-gram of the text within a normalised Levenshtein distance of :data:`MAX_DISTANCE`
 (0.4) of an entity's surface form, a variant, an alias or a synonym (the session's
-synonym table, :mod:`core.synonyms`) is a candidate mention; dates are compared after
+synonym table, :mod:`core.metrics.esa.synonyms`) is a candidate mention; dates are compared after
 normalisation (``1990-05-01``, ``1 May 1990``, ``May 1, 1990``, ``5/1/1990``, ``1 maggio
 1990``, ``1 de mayo de 1990`` are one date) and numbers as numbers (``610.0`` is "610",
 ``3500`` is "3,500", and "3.500" in Italian). Overlapping candidates go to the lowest

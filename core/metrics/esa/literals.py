@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass
 
 from core.surface import surface
-from core.units import MONTH_NAMES
+from core.units.shapes import MONTH_NAMES
 
 MONTH_NUMBERS: dict[str, int] = {}
 for _month_names in (
-    # The full names in en, it and es (core.units writes values with them), lower-cased.
+    # The full names in en, it and es (core.units.shapes writes values with them), lower-cased.
     *(tuple(name.lower() for name in names) for names in MONTH_NAMES.values()),
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
 ):

@@ -48,6 +48,7 @@ from core.changes import Topic
 from core.errors import UserFacingError
 from core.heavy import ModelStackMissing
 from core.jobs import Job, JobContext
+from core.labels import duration_words
 from core.metrics import (
     MODEL_METRICS,
     REFERENCE_BASED,
@@ -108,7 +109,7 @@ class _Scorer:
             # The session's synonym table (the ESA paper's dictionary) joins ESA's names.
             from dataclasses import replace
 
-            from core.synonyms import effective_rows
+            from core.metrics.esa.synonyms import effective_rows
 
             rows = tuple(effective_rows(store))
             if rows:
@@ -481,7 +482,7 @@ class _Scorer:
         elapsed = now - started
         eta = ""
         if left > 0 and done and elapsed > 1:
-            eta = f" · {_duration(elapsed / done * left)} left for {name}"
+            eta = f" · {duration_words(elapsed / done * left)} left for {name}"
         self.ctx.progress(self._done, self._total, label + eta)
 
     def _score_by_model(self, plans: list[tuple[str, list[_Group]]], first_slot: int) -> None:
@@ -539,17 +540,6 @@ class _Scorer:
         )
         self.summary.rows_written[name] = staged.commit(replaced)
         self.summary.corpus.extend(c for c in corpus if c is not None)
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
 
 
 def score_job(store: SessionStore, request: ScoringRequest) -> Job[ScoringSummary]:

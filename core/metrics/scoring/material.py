@@ -68,10 +68,6 @@ class _UnitMaterial:
         """``langs``: only these languages' triples and references (None: all);
         ``reference_texts``: also list every reference as a text to score
         (``reference_rows``)."""
-        from sqlalchemy import select
-
-        from core.store.models import Claim, DataUnit, Term, UnitReference, UnitTriple
-
         self.triples: dict[tuple[int, str], list[tuple[str, str, str]]] = {}
         self.entities: dict[tuple[int, str], tuple[EntityInfo, ...]] = {}
         self.references: dict[tuple[int, str, str], list[tuple[int, str]]] = defaultdict(list)
@@ -79,117 +75,169 @@ class _UnitMaterial:
         # Per (unit, lang): the main tripleset, else whichever set the language has
         # first, kept as the rows come (ordered by tripleset), the other sets dropped.
         chosen: dict[tuple[int, str], list[_TripleRow]] = {}
-        chosen_set: dict[tuple[int, str], str] = {}
         roots: dict[int, str | None] = {}
-        value_types: dict[int, str | None] = {}
         with store.snapshot() as db:
             for chunk in in_chunks(list(unit_ids)):
-                for uid, root in db.execute(
-                    select(DataUnit.id, DataUnit.root_qid).where(DataUnit.id.in_(chunk))
-                ):
-                    roots[uid] = root
-                columns = [getattr(UnitTriple, name) for name in _TripleRow._fields]
-                triple_query = select(*columns).where(UnitTriple.unit_id.in_(chunk))
-                if langs is not None:
-                    triple_query = triple_query.where(UnitTriple.lang.in_(sorted(langs)))
-                for values in db.execute(
-                    triple_query.order_by(
-                        UnitTriple.unit_id,
-                        UnitTriple.lang,
-                        UnitTriple.tripleset,
-                        UnitTriple.position,
-                    )
-                ):
-                    row = _TripleRow(*values)
-                    key = (row.unit_id, row.lang)
-                    if row.tripleset == "main" or key not in chosen:
-                        if chosen_set.get(key) != row.tripleset:
-                            chosen[key], chosen_set[key] = [], row.tripleset
-                        chosen[key].append(row)
-                reference_query = select(
-                    UnitReference.id,
-                    UnitReference.unit_id,
-                    UnitReference.lang,
-                    UnitReference.quality,
-                    UnitReference.text,
-                ).where(UnitReference.unit_id.in_(chunk))
-                if langs is not None:
-                    reference_query = reference_query.where(UnitReference.lang.in_(sorted(langs)))
-                for ref_id, ref_unit, ref_lang, ref_quality, ref_text in db.execute(
-                    reference_query.order_by(UnitReference.id)
-                ):
-                    self.references[(ref_unit, ref_lang, ref_quality)].append((ref_id, ref_text))
-                    if reference_texts:
-                        self.reference_rows.append(
-                            _Text(
-                                ref_text,
-                                ref_lang,
-                                ref_unit,
-                                reference_id=ref_id,
-                                quality=ref_quality,
-                            )
-                        )
-            claim_ids = sorted(
-                {r.claim_id for rows in chosen.values() for r in rows if r.claim_id is not None}
-            )
-            for chunk in in_chunks(claim_ids):
-                for cid, vtype in db.execute(
-                    select(Claim.id, Claim.value_type).where(Claim.id.in_(chunk))
-                ):
-                    value_types[cid] = vtype
-            qids = sorted(
-                {
-                    q
-                    for rows in chosen.values()
-                    for r in rows
-                    for q in (r.subject_qid, r.object_value)
-                    if q and _QID.match(q)
-                }
-            )
-            terms: dict[tuple[str, str], list[str]] = defaultdict(list)
-            for qid_chunk in in_chunks(qids):
-                for item_id, lang, _kind, text in db.execute(
-                    select(Term.item_id, Term.lang, Term.kind, Term.text)
-                    .where(Term.item_id.in_(qid_chunk), Term.kind.in_(("label", "alias")))
-                    .order_by(Term.item_id, Term.lang, Term.kind, Term.ordinal)
-                ):
-                    terms[(item_id, lang)].append(text)
+                roots.update(_read_roots(db, chunk))
+                _read_triples(db, chunk, langs, chosen)
+                self._read_references(db, chunk, langs, reference_texts=reference_texts)
+            value_types = _read_value_types(db, chosen)
+            terms = _read_terms(db, chosen)
         for (unit_id, lang), rows in chosen.items():
             triples = [r.shown() for r in rows]
             self.triples[(unit_id, lang)] = triples
-            root = roots.get(unit_id)
-            # Without a root entity: the subject of the most triples (the first on a tie).
-            subjects = [t[0] for t in triples]
-            first_subject = max(subjects, key=subjects.count) if subjects else None
-            entities: list[EntityInfo] = []
-            for row, (subject, _predicate, obj) in zip(rows, triples, strict=True):
-                is_root = (
-                    (row.subject_qid == root)
-                    if row.subject_qid and root
-                    else (subject == first_subject)
+            self.entities[(unit_id, lang)] = _entities(
+                rows, triples, roots.get(unit_id), lang, terms, value_types
+            )
+
+    def _read_references(
+        self, db: Any, chunk: Sequence[int], langs: Collection[str] | None, *, reference_texts: bool
+    ) -> None:
+        from sqlalchemy import select
+
+        from core.store.models import UnitReference
+
+        reference_query = select(
+            UnitReference.id,
+            UnitReference.unit_id,
+            UnitReference.lang,
+            UnitReference.quality,
+            UnitReference.text,
+        ).where(UnitReference.unit_id.in_(chunk))
+        if langs is not None:
+            reference_query = reference_query.where(UnitReference.lang.in_(sorted(langs)))
+        for ref_id, ref_unit, ref_lang, ref_quality, ref_text in db.execute(
+            reference_query.order_by(UnitReference.id)
+        ):
+            self.references[(ref_unit, ref_lang, ref_quality)].append((ref_id, ref_text))
+            if reference_texts:
+                self.reference_rows.append(
+                    _Text(ref_text, ref_lang, ref_unit, reference_id=ref_id, quality=ref_quality)
                 )
-                entities.append(
-                    EntityInfo(
-                        subject,
-                        _aliases(terms, row.subject_qid, lang, subject),
-                        row.subject_qid,
-                        is_root=is_root,
-                    )
-                )
-                object_qid = (
-                    row.object_value if row.object_value and _QID.match(row.object_value) else None
-                )
-                vtype = value_types.get(row.claim_id) if row.claim_id else None
-                entities.append(
-                    EntityInfo(
-                        obj,
-                        _aliases(terms, object_qid, lang, obj),
-                        object_qid,
-                        is_root=bool(root and object_qid == root),
-                        value_type="item" if vtype in (None, "wikibase-item") else vtype,
-                    )
-                )
-            self.entities[(unit_id, lang)] = tuple(entities)
+
+
+def _read_roots(db: Any, chunk: Sequence[int]) -> dict[int, str | None]:
+    from sqlalchemy import select
+
+    from core.store.models import DataUnit
+
+    query = select(DataUnit.id, DataUnit.root_qid).where(DataUnit.id.in_(chunk))
+    return {uid: root for uid, root in db.execute(query)}
+
+
+def _read_triples(
+    db: Any,
+    chunk: Sequence[int],
+    langs: Collection[str] | None,
+    chosen: dict[tuple[int, str], list[_TripleRow]],
+) -> None:
+    """Add ``chunk``'s units' triples to ``chosen``: per (unit, lang) the main tripleset,
+    else the first set the language has (rows come ordered by tripleset)."""
+    from sqlalchemy import select
+
+    from core.store.models import UnitTriple
+
+    columns = [getattr(UnitTriple, name) for name in _TripleRow._fields]
+    triple_query = select(*columns).where(UnitTriple.unit_id.in_(chunk))
+    if langs is not None:
+        triple_query = triple_query.where(UnitTriple.lang.in_(sorted(langs)))
+    for values in db.execute(
+        triple_query.order_by(
+            UnitTriple.unit_id, UnitTriple.lang, UnitTriple.tripleset, UnitTriple.position
+        )
+    ):
+        row = _TripleRow(*values)
+        key = (row.unit_id, row.lang)
+        if row.tripleset == "main" or key not in chosen:
+            if key not in chosen or chosen[key][0].tripleset != row.tripleset:
+                chosen[key] = []
+            chosen[key].append(row)
+
+
+def _read_value_types(
+    db: Any, chosen: dict[tuple[int, str], list[_TripleRow]]
+) -> dict[int, str | None]:
+    """The Wikidata value type of each claim behind a chosen triple."""
+    from sqlalchemy import select
+
+    from core.store.models import Claim
+
+    claim_ids = sorted(
+        {r.claim_id for rows in chosen.values() for r in rows if r.claim_id is not None}
+    )
+    value_types: dict[int, str | None] = {}
+    for chunk in in_chunks(claim_ids):
+        for cid, vtype in db.execute(select(Claim.id, Claim.value_type).where(Claim.id.in_(chunk))):
+            value_types[cid] = vtype
+    return value_types
+
+
+def _read_terms(
+    db: Any, chosen: dict[tuple[int, str], list[_TripleRow]]
+) -> dict[tuple[str, str], list[str]]:
+    """Labels and aliases per (QID, lang) of the chosen triples' subjects and objects."""
+    from sqlalchemy import select
+
+    from core.store.models import Term
+
+    qids = sorted(
+        {
+            q
+            for rows in chosen.values()
+            for r in rows
+            for q in (r.subject_qid, r.object_value)
+            if q and _QID.match(q)
+        }
+    )
+    terms: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for qid_chunk in in_chunks(qids):
+        for item_id, lang, _kind, text in db.execute(
+            select(Term.item_id, Term.lang, Term.kind, Term.text)
+            .where(Term.item_id.in_(qid_chunk), Term.kind.in_(("label", "alias")))
+            .order_by(Term.item_id, Term.lang, Term.kind, Term.ordinal)
+        ):
+            terms[(item_id, lang)].append(text)
+    return terms
+
+
+def _entities(
+    rows: Sequence[_TripleRow],
+    triples: Sequence[tuple[str, str, str]],
+    root: str | None,
+    lang: str,
+    terms: dict[tuple[str, str], list[str]],
+    value_types: dict[int, str | None],
+) -> tuple[EntityInfo, ...]:
+    """The subject and the object of each triple, with aliases, QIDs and whether it is
+    the unit's root entity."""
+    # Without a root entity: the subject of the most triples (the first on a tie).
+    subjects = [t[0] for t in triples]
+    first_subject = max(subjects, key=subjects.count) if subjects else None
+    entities: list[EntityInfo] = []
+    for row, (subject, _predicate, obj) in zip(rows, triples, strict=True):
+        is_root = (
+            (row.subject_qid == root) if row.subject_qid and root else (subject == first_subject)
+        )
+        entities.append(
+            EntityInfo(
+                subject,
+                _aliases(terms, row.subject_qid, lang, subject),
+                row.subject_qid,
+                is_root=is_root,
+            )
+        )
+        object_qid = row.object_value if row.object_value and _QID.match(row.object_value) else None
+        vtype = value_types.get(row.claim_id) if row.claim_id else None
+        entities.append(
+            EntityInfo(
+                obj,
+                _aliases(terms, object_qid, lang, obj),
+                object_qid,
+                is_root=bool(root and object_qid == root),
+                value_type="item" if vtype in (None, "wikibase-item") else vtype,
+            )
+        )
+    return tuple(entities)
 
 
 @dataclass(frozen=True)
@@ -256,6 +304,50 @@ def _load_verbalisations(
     A raw reply is everything the model generated (for imports, the line as given),
     whitespace trimmed; a reply from which no answer was parsed is still generated text,
     so it has a perplexity, and only perplexity scores it."""
+    texts: list[_Text] = []
+    replies: list[_Text] = []
+    # (run, lang) -> kind ("empty" / "unparsed") -> count, for the summary's notes
+    blank: dict[tuple[int, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    with store.snapshot() as db:
+        for vid, run_id, unit_id, lang, text, raw, prompt, logprobs in db.execute(
+            _verbalisation_query(runs, request)
+        ):
+            parsed = text is not None and bool(text.strip())
+            reply = (raw or "").strip() or (text or "").strip()
+            if reply:
+                replies.append(
+                    _Text(
+                        reply,
+                        lang,
+                        unit_id,
+                        verbalisation_id=vid,
+                        run_id=run_id,
+                        prompt=prompt,
+                        parse_ok=parsed,
+                        token_logprobs=_logprob_values(logprobs),
+                    )
+                )
+            kind = "text" if parsed else "unparsed" if reply else "empty"
+            if not parsed:
+                blank[(run_id, lang)][kind] += 1
+            if parsed or not _excluded(request, kind):
+                texts.append(
+                    _Text(
+                        text if parsed else "",
+                        lang,
+                        unit_id,
+                        verbalisation_id=vid,
+                        run_id=run_id,
+                        prompt=prompt,
+                        parse_ok=parsed,
+                        output=kind,
+                    )
+                )
+    _note_blank(summary, blank, request, metrics)
+    return texts, replies
+
+
+def _verbalisation_query(runs: dict[int, _Run], request: ScoringRequest) -> Any:
     from sqlalchemy import select
 
     from core.store.models import Verbalisation
@@ -283,55 +375,28 @@ def _load_verbalisations(
         query = query.where(Verbalisation.lang.in_(list(request.langs)))
     if request.unit_ids is not None:
         query = query.where(Verbalisation.unit_id.in_(list(request.unit_ids)))
-    texts: list[_Text] = []
-    replies: list[_Text] = []
-    # (run, lang) -> kind ("empty" / "unparsed") -> count, for the summary's notes
-    blank: dict[tuple[int, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    with store.snapshot() as db:
-        for vid, run_id, unit_id, lang, text, raw, prompt, logprobs in db.execute(query):
-            parsed = text is not None and bool(text.strip())
-            reply = (raw or "").strip() or (text or "").strip()
-            if reply:
-                replies.append(
-                    _Text(
-                        reply,
-                        lang,
-                        unit_id,
-                        verbalisation_id=vid,
-                        run_id=run_id,
-                        prompt=prompt,
-                        parse_ok=parsed,
-                        token_logprobs=_logprob_values(logprobs),
-                    )
-                )
-            if parsed:
-                texts.append(
-                    _Text(text, lang, unit_id, verbalisation_id=vid, run_id=run_id, prompt=prompt)
-                )
-                continue
-            kind = "unparsed" if reply else "empty"
-            blank[(run_id, lang)][kind] += 1
-            excluded = request.exclude_empty or (kind == "unparsed" and request.exclude_unparsed)
-            if not excluded:
-                texts.append(
-                    _Text(
-                        "",
-                        lang,
-                        unit_id,
-                        verbalisation_id=vid,
-                        run_id=run_id,
-                        prompt=prompt,
-                        parse_ok=False,
-                        output=kind,
-                    )
-                )
+    return query
+
+
+def _excluded(request: ScoringRequest, kind: str) -> bool:
+    """Whether a blank output of ``kind`` ("empty" / "unparsed") is left out of scoring."""
+    return request.exclude_empty or (kind == "unparsed" and request.exclude_unparsed)
+
+
+def _note_blank(
+    summary: ScoringSummary,
+    blank: dict[tuple[int, str], dict[str, int]],
+    request: ScoringRequest,
+    metrics: Sequence[str],
+) -> None:
+    """One note per run, language and kind of blank output: how many, and what scoring
+    did with them."""
     for (run_id, lang), counts in sorted(blank.items()):
         for kind, n in sorted(counts.items()):
             what = "empty outputs" if kind == "empty" else "replies from which no answer was parsed"
-            excluded = request.exclude_empty or (kind == "unparsed" and request.exclude_unparsed)
             how = (
                 "were LEFT OUT of every score (excluded on request)"
-                if excluded
+                if _excluded(request, kind)
                 else "were scored as empty texts (as the WebNLG scripts do; exclude them "
                 "explicitly to leave them out)"
             )
@@ -341,7 +406,6 @@ def _load_verbalisations(
                 else ""
             )
             summary.note(f"run {run_id}, {lang}: {n:,} {what} {how}{but}")
-    return texts, replies
 
 
 def _logprob_values(stored: Any) -> tuple[float, ...] | None:

@@ -38,7 +38,7 @@ def workers_for(requested: int | None) -> int:
     every usable core."""
     if requested is not None:
         return max(1, int(requested))
-    from core.placement import cpu_count
+    from core.local_models.placement import cpu_count
 
     return cpu_count()
 

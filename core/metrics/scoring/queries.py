@@ -10,9 +10,9 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.bounded import stored_json
 from core.errors import UserFacingError
 from core.groups import head_tier
+from core.io.bounded import stored_json
 from core.metrics.base import details_from_json
 from core.metrics.details import MetricDetails
 from core.metrics.scoring.request import CorpusScore
@@ -109,9 +109,49 @@ def sentence_score_table(
 ) -> list[SentenceScoreRow]:
     """Units × candidates × metrics: the Scores panel's table, one row per verbalisation
     (of ``verbalisation_ids`` only, where given: a reader that needs a few of them)."""
+    from core.store.batching import in_chunks
+    from core.store.models import Score, Verbalisation
+
+    query, score_query = _sentence_queries(run_ids, langs, metrics)
+    with store.snapshot() as db:
+        by_text: dict[int, dict[str, float | None]] = defaultdict(dict)
+        chunks = [None] if verbalisation_ids is None else in_chunks(sorted(verbalisation_ids))
+        texts: list[Any] = []
+        for chunk in chunks:
+            scores, rows = score_query, query
+            if chunk is not None:
+                scores = scores.where(Score.verbalisation_id.in_(chunk))
+                rows = rows.where(Verbalisation.id.in_(chunk))
+            for vid, metric, value, quality in db.execute(scores):
+                column = score_column(metric, quality if isinstance(quality, str) else None)
+                by_text[vid][column] = value
+            texts += db.execute(rows).all()
+    if verbalisation_ids is not None:  # in the order of the whole table
+        texts.sort(key=lambda r: (r.run_id, r.unit_id, r.lang, r.candidate_index))
+    return [
+        SentenceScoreRow(
+            r.id,
+            r.run_id,
+            run_name(r.system_name, r.model_id),
+            r.unit_id,
+            r.uid,
+            r.tier,
+            r.sub_tier,
+            r.lang,
+            r.candidate_index,
+            r.text,
+            by_text.get(r.id, {}),
+        )
+        for r in texts
+    ]
+
+
+def _sentence_queries(
+    run_ids: Sequence[int] | None, langs: Sequence[str] | None, metrics: Sequence[str] | None
+) -> tuple[Any, Any]:
+    """The texts (with their run and unit) and their sentence scores, filtered alike."""
     from sqlalchemy import func, select
 
-    from core.store.batching import in_chunks
     from core.store.models import DataUnit, ModelRun, Score, Verbalisation
 
     query = (
@@ -153,37 +193,7 @@ def sentence_score_table(
         score_query = score_query.where(Score.lang.in_(list(langs)))
     if metrics is not None:
         score_query = score_query.where(Score.metric.in_(list(metrics)))
-    with store.snapshot() as db:
-        by_text: dict[int, dict[str, float | None]] = defaultdict(dict)
-        chunks = [None] if verbalisation_ids is None else in_chunks(sorted(verbalisation_ids))
-        texts: list[Any] = []
-        for chunk in chunks:
-            scores, rows = score_query, query
-            if chunk is not None:
-                scores = scores.where(Score.verbalisation_id.in_(chunk))
-                rows = rows.where(Verbalisation.id.in_(chunk))
-            for vid, metric, value, quality in db.execute(scores):
-                column = score_column(metric, quality if isinstance(quality, str) else None)
-                by_text[vid][column] = value
-            texts += db.execute(rows).all()
-        if verbalisation_ids is not None:  # in the order of the whole table
-            texts.sort(key=lambda r: (r.run_id, r.unit_id, r.lang, r.candidate_index))
-        return [
-            SentenceScoreRow(
-                r.id,
-                r.run_id,
-                run_name(r.system_name, r.model_id),
-                r.unit_id,
-                r.uid,
-                r.tier,
-                r.sub_tier,
-                r.lang,
-                r.candidate_index,
-                r.text,
-                by_text.get(r.id, {}),
-            )
-            for r in texts
-        ]
+    return query, score_query
 
 
 def score_columns(

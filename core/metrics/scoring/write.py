@@ -70,7 +70,7 @@ class StagedScores:
         self._pending: list[dict[str, Any]] = []
         self.staged = 0
         self._table = _staging_table(f"taillens_staged_scores_{slot}")
-        self._conn = store.engine.connect()
+        self._conn = store.staging_connection()
         try:
             with self._conn.begin():
                 self._table.drop(self._conn, checkfirst=True)  # a leftover of this connection

@@ -2,7 +2,7 @@
 
 The unit is built the way the Units panel builds one: claims stored in the session by
 ``store_entity`` (ranks included), read back with ``load_entity``, picked into a draft,
-rendered in en/it/es and saved by ``core.unit_builder``.
+rendered in en/it/es and saved by ``core.units.builder``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from core.formats.rdf import export_rdf
 from core.formats.webnlg.writer import export_webnlg
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitTriple
-from core.unit_builder.draft import UnitDraft
-from core.unit_builder.render import parallel_languages, render_unit
-from core.unit_builder.saved import save_unit, set_override
+from core.units.builder.draft import UnitDraft
+from core.units.builder.render import parallel_languages, render_unit
+from core.units.builder.saved import save_unit, set_override
 from core.wikidata.cache import load_entity, store_entity
 from core.wikidata.records import ClaimRecord, EntityDetails, Term
 

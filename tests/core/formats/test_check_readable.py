@@ -1,4 +1,4 @@
-"""One check of an import's input file for every format (core.formats.files)."""
+"""One check of an import's input file for every format (core.formats.common)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from core.formats import FormatError, detect_format, export_webnlg, import_webnlg
 from core.formats.report import FileImport, LanguageDecision
 from core.formats.webnlg.importer import file_language, language_in_file_name
-from core.mentions import annotated_references, mentions_of
+from core.references.mentions import annotated_references, mentions_of
 from core.store import SessionStore
 from core.store.models import DataUnit, ReferenceMention, UnitReference
 from tests.fixtures.table_digest import table_digest

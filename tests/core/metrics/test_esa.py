@@ -481,7 +481,7 @@ def test_an_entity_named_inside_a_longer_entitys_span_is_found() -> None:
 
 
 def test_words_naming_two_entities_go_to_the_one_found_nowhere_else() -> None:
-    from core.synonyms import starter_rows
+    from core.metrics.esa.synonyms import starter_rows
 
     synonyms = synonym_index(starter_rows())
     triples = [("Arròs_negre", "country", "Spain"), ("Spain", "language", "Spanish_language")]

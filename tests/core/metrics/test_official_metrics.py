@@ -281,7 +281,7 @@ def test_without_the_model_stack_the_default_set_scores_the_rest_and_says_why(
     for metric in ("bertscore", "similarity"):
         assert any(note.startswith(f"{metric} {FULL_INSTALL}") for note in summary.notes)
         assert metric not in summary.rows_written
-    # A checkout: the hint is ./dev start (core.install names each kind's own).
+    # A checkout: the hint is ./dev start (core.desktop.install names each kind's own).
     assert any("./dev start" in note for note in summary.notes)
     assert {"bleu", "chrf++", "ter", "rouge1"} <= {
         c.metric for c in corpus_scores(store, run_ids=[run_id])

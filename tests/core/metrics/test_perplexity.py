@@ -16,10 +16,10 @@ import pytest
 from sqlalchemy import select, update
 
 from core.jobs import JobSucceeded, run_job
+from core.local_models.loader import ModelError, load_model, prompt_token_ids
 from core.metrics.base import EntityInfo, Metric, ScoringItem
 from core.metrics.perplexity import EntityPerplexity, Perplexity
 from core.metrics.scoring import ScoringRequest, ScoringSummary, score_job
-from core.models import ModelError, load_model, prompt_token_ids
 from core.store import SessionStore
 from core.store.models import DataUnit, Score, UnitTriple, Verbalisation
 from core.verbalise.base import GenerationParams

@@ -315,14 +315,14 @@ def test_each_perplexity_model_is_loaded_once_and_freed_before_the_next(
 ) -> None:
     """ppl and entity_ppl share one copy of a model; a model is freed before the next one
     loads and at the end, also when scoring fails."""
+    import core.local_models.loader
     import core.metrics.perplexity as perplexity
-    import core.models
 
     store, ids = session
     other = build_tiny_causal_lm(tmp_path / "other-llama", seed=1)
     _causal_runs(store, ids, (tiny_causal_lm, other))
     events: list[str] = []
-    real_load, real_free = perplexity.load_model, core.models.free_device_memory
+    real_load, real_free = perplexity.load_model, core.local_models.loader.free_device_memory
 
     def load(path, **kwargs):
         assert events.count("load") == events.count("free"), "two models held at once"
@@ -334,7 +334,7 @@ def test_each_perplexity_model_is_loaded_once_and_freed_before_the_next(
         real_free(device)
 
     monkeypatch.setattr(perplexity, "load_model", load)
-    monkeypatch.setattr(core.models, "free_device_memory", free)
+    monkeypatch.setattr(core.local_models.loader, "free_device_memory", free)
     summary = score(store, metrics=("ppl", "entity_ppl"))
     assert events == ["load", "free", "load", "free"]  # two models, each once for both
     assert summary.rows_written == {"ppl": 9, "entity_ppl": 9}  # 6 texts + 3 corpus rows
@@ -362,7 +362,7 @@ def test_each_perplexity_model_is_loaded_once_and_freed_before_the_next(
 
 
 def test_esa_uses_the_sessions_synonym_table(session) -> None:
-    from core.synonyms import add_synonym, starter_rows
+    from core.metrics.esa.synonyms import add_synonym, starter_rows
 
     store, ids = session
     paris = ids.verbalisations[(2, 2, "en")]  # "Paris is a city." for the Rome unit

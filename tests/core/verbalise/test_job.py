@@ -291,7 +291,7 @@ class RecordingCausal(CausalVerbaliser):
         self.on_batch = on_batch
 
     def verbalise(self, requests: Sequence[VerbaliseRequest]) -> list[list[Candidate]]:
-        from core.models import prompt_token_ids
+        from core.local_models.loader import prompt_token_ids
 
         tokenizer = self._ready().tokenizer
         self.batches.append([(r.key, len(prompt_token_ids(tokenizer, r.prompt))) for r in requests])
@@ -315,7 +315,7 @@ def test_batches_are_length_ordered_and_resume_still_gets_every_output(
     lengths = [n for batch in first.batches for _, n in batch]
     assert lengths == sorted(lengths, reverse=True)
     # The first batch holds the three longest prompts of all 14, worked out here.
-    from core.models import load_tokenizer, prompt_token_ids
+    from core.local_models.loader import load_tokenizer, prompt_token_ids
 
     triples = unit_triples(store, ids, ["en", "it"])
     tokenizer = load_tokenizer(tiny_causal_lm)

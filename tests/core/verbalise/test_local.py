@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from core.models import ModelError
+from core.local_models.loader import ModelError
 from core.verbalise import open_verbaliser
 from core.verbalise.base import GenerationParams, VerbaliseRequest
 from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser

@@ -326,7 +326,7 @@ def test_a_server_error_is_not_taken_for_torch_out_of_memory_by_importing_torch(
     # imported, and importing it to ask cost seconds and some 200 MB after the deadline.
     code = (
         "import sys\n"
-        "from core.models import is_out_of_memory\n"
+        "from core.local_models.loader import is_out_of_memory\n"
         "from core.verbalise.openai import ServerError\n"
         "assert not is_out_of_memory(ServerError('x'))\n"
         "assert is_out_of_memory(RuntimeError('CUDA out of memory'))\n"

@@ -13,7 +13,7 @@ import pytest
 
 from core.errors import UserFacingError
 from core.jobs import CancelToken, JobCancelled, JobContext, Progress, run_job
-from core.models import discover_models
+from core.local_models.loader import discover_models
 from core.store import SessionStore
 from core.verbalise.training import (
     BEST,
@@ -305,7 +305,7 @@ def test_a_causal_model_trains_lora_adapters_merged_into_a_plain_model(
     assert result.kind == "causal" and result.steps == 4
     assert [e["step"] for e in result.evaluations] == [4]
     assert not list(out.glob("adapter_*")), "the adapters are merged: a plain model folder"
-    from core.models import check_model_folder
+    from core.local_models.loader import check_model_folder
 
     assert check_model_folder(out) == "causal"
 
@@ -345,7 +345,7 @@ def test_a_second_training_into_the_same_folder_is_refused_while_the_first_runs(
     saying who holds it, and nothing is written; once released, the folder trains."""
     import os
 
-    from core.folder_lock import FolderBusy, FolderLock
+    from core.io.folder_lock import FolderBusy, FolderLock
 
     session, base = webnlg
     out = tmp_path / "model"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from core.jobs import CancelToken, JobCancelled, JobContext, Progress, run_job
 from core.store import SessionStore
+from core.tiers.stored import load_member_tiers
 from core.wikidata.cache import (
     SessionCacheSource,
     fetched_count,
@@ -69,6 +71,39 @@ def test_members_page_to_arrays(session: SessionStore, embedded: EmbeddedSource)
     assert fetched_count(session, CITY.name) == 15
     empty = load_category(session, "Nothing")
     assert empty.qids == [] and empty.statements.dtype == np.int64
+
+
+def test_a_damaged_entity_row_is_hidden_from_the_category(
+    tmp_path: Path, embedded: EmbeddedSource
+) -> None:
+    """Another program wrote text where a count belongs: the category loads without the
+    row (as every ORM read hides it), and so do its tiers and the cache's pages."""
+    path = tmp_path / "damaged.taillens"
+    with SessionStore.create(path) as store:
+        store_members_page(store, CITY, embedded.members_page(CITY, 0, 100), "demo")
+    damaged = sorted(CITY_QIDS)[2]
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE entities SET statement_count = 'abc' WHERE qid = ?", (damaged,))
+    conn.close()
+    with SessionStore.open_read_only(path) as store:
+        table = load_category(store, CITY.name)
+        assert table.qids == [q for q in sorted(CITY_QIDS) if q != damaged]
+        assert table.statements.dtype == np.int64
+        # The membership rows are whole: a fetch resumes past all of them.
+        assert fetched_count(store, CITY.name) == len(CITY_QIDS)
+        assert damaged not in load_member_tiers(store, CITY.name)
+        page = SessionCacheSource(store).members_page(CITY, 0, 100)
+        assert damaged not in [e.qid for e in page.entities]
+        assert [str(r).split(":")[0] for r in store.damaged_rows] == [
+            f"entities id {_entity_id(path, damaged)}"
+        ]
+
+
+def _entity_id(path: Path, qid: str) -> int:
+    with sqlite3.connect(path) as conn:
+        (row_id,) = conn.execute("SELECT id FROM entities WHERE qid = ?", (qid,)).fetchone()
+    conn.close()
+    return int(row_id)
 
 
 def test_cache_source_matches_the_filling_source(

@@ -33,6 +33,8 @@ def _timestamp(name: str) -> sa.Column:
 
 
 def upgrade() -> None:
+    # Long on purpose: a frozen snapshot of the first schema, table by table; revisions
+    # after it change it, so it is never edited or split.
     op.create_table(
         "session_meta",
         sa.Column("key", sa.String(), nullable=False),

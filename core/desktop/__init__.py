@@ -1,0 +1,1 @@
+"""This machine and this user: folders, logs, preferences, theme, desktop entry, install kind."""

@@ -1,0 +1,1 @@
+"""Local language models: finding and loading them, where they run, the hub."""

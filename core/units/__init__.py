@@ -1,0 +1,1 @@
+"""Data units: shapes, claim rules, sampling, beam search, the builder, reference counts."""
