@@ -137,7 +137,7 @@ class AnnotateController(QObject):
         # (blind as the pack was made): the file is there to be rated.
         self.ctx.show_task("annotate")
         self.choose_annotator(named[info.annotator])
-        self.panel.blind_check.setChecked(info.blind)
+        self.panel.state.blind = info.blind
         self.build_queue(self.panel.queue_filter())
         self.ctx.notify.show_message(
             "Annotation pack",

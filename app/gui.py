@@ -145,7 +145,7 @@ def wire_window(window, hold_jobs: bool = False):
     from app.scores.controller import ScoresController
     from app.units import UnitsController
     from app.verbalise import VerbaliseController
-    from app.window_state import CompareTicks, TabMemory, UnitsViewMemory
+    from app.window_state import CompareTicks, ReportOptionsMemory, TabMemory, UnitsViewMemory
     from core.desktop.dialog_memory import DialogMemory
     from widgets.annotate import AnnotatePanel
     from widgets.browser import BrowserPanel
@@ -181,6 +181,8 @@ def wire_window(window, hold_jobs: bool = False):
     UnitsViewMemory(ctx, cast(UnitsPanel, panels["units"]))
     annotate = cast(AnnotatePanel, panels["annotate"])
     TabMemory(ctx.settings, annotate.tabs, "annotate/tab")
+    report = cast(ReportPanel, panels["report"])
+    ReportOptionsMemory(ctx.settings, report.state, report, "report/options")
     return controller
 
 

@@ -9,6 +9,10 @@ does): they are kept in the user's settings, per session file (like the Annotate
 panel's annotator) and category, written when they change and ticked again when the
 category is shown. Only the Browser panel's public API is used (``category_shown``,
 ``compared_changed``, ``set_compared``), whatever holds the view's state behind it.
+
+The Report panel's options are its state object's choices
+(``core.report.panel_state.ReportOptionsState``): restoring them is restoring that
+state, whatever the panel shows them with.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from core.units.builder.panel_state import VIEW_FIELDS
 
 if TYPE_CHECKING:
     from app.context import PanelContext
+    from core.report.panel_state import ReportOptionsState
     from widgets.browser import BrowserPanel
     from widgets.units.panel import UnitsPanel
 
@@ -136,3 +141,27 @@ class TabMemory(QObject):
         if 0 <= index < tabs.count():
             tabs.setCurrentIndex(index)
         tabs.currentChanged.connect(lambda i: settings.setValue(key, i))
+
+
+class ReportOptionsMemory(QObject):
+    """The Report's options (what it compares and how; not the session's runs and
+    metrics), kept in the user's settings under ``key``: put back into the panel's state
+    when the window is built, written whenever the user changes one."""
+
+    def __init__(
+        self, settings: QSettings, state: ReportOptionsState, parent: QObject, key: str
+    ) -> None:
+        from core.report.panel_state import CHOICES
+
+        super().__init__(parent)
+        self.settings, self.state, self.key = settings, state, key
+        try:
+            kept = json.loads(str(settings.value(key, "{}")))
+        except (TypeError, ValueError):
+            kept = {}
+        if isinstance(kept, dict):
+            state.restore(kept)
+        state.watch(lambda _changes: self.remember(), CHOICES)
+
+    def remember(self) -> None:
+        self.settings.setValue(self.key, json.dumps(self.state.choices(), sort_keys=True))

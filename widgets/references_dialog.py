@@ -111,8 +111,24 @@ class ReferencesDialog(FittedDialog):
             "an LLM. Each step skips what it already did, so a stopped run resumes."
         )
         intro.setWordWrap(True)
+        translate_box, qe_box, edit_box = self._translate_box(), self._qe_box(), self._edit_box()
+        self._step_widgets()
+        buttons = self._buttons()
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(translate_box)
+        layout.addWidget(qe_box)
+        layout.addWidget(edit_box)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.progress_label)
+        layout.addWidget(buttons)
 
-        # 1. Translate
+        self._bind()
+        state.watch(lambda _changes: self.render())
+        self.render()
+
+    def _translate_box(self) -> QGroupBox:
+        """1. Translate: languages, model (or server and its model), batch and beams."""
         self.source_combo = QComboBox()
         self.source_combo.addItems(list(translation_languages()))
         self.source_combo.setToolTip("The language of the gold references to translate")
@@ -152,11 +168,12 @@ class ReferencesDialog(FittedDialog):
         model_row.addWidget(self.max_tokens_spin)
         translate_form.addRow("Model", model_row)
         translate_form.addRow("Server model", self.translate_server_edit)
-        translate_box = self._step_box(
+        return self._step_box(
             "1. Translate", translate_form, self.translate_button, self.translate_status
         )
 
-        # 2. Estimate quality
+    def _qe_box(self) -> QGroupBox:
+        """2. Estimate quality: the xCOMET checkpoint, its batch and its Python."""
         self.qe_edit = QLineEdit()
         self.qe_edit.setPlaceholderText("an xCOMET folder or .ckpt (never downloaded)")
         self.qe_browse = QPushButton("Browse…")
@@ -182,9 +199,10 @@ class ReferencesDialog(FittedDialog):
         )
         qe_form.addRow("Python", self.qe_python_edit)
         qe_form.addRow(self.qe_note)
-        qe_box = self._step_box("2. Estimate quality", qe_form, self.qe_button, self.qe_status)
+        return self._step_box("2. Estimate quality", qe_form, self.qe_button, self.qe_status)
 
-        # 3. Post-edit
+    def _edit_box(self) -> QGroupBox:
+        """3. Post-edit: the instruction LLM (or server and its model) and its batch."""
         self.edit_model_combo = _model_combo(
             "An instruction LLM (a causal LM folder or cached hub id), or an "
             "OpenAI-compatible server URL; it gets TailNLG's Appendix F.1 prompt"
@@ -204,10 +222,10 @@ class ReferencesDialog(FittedDialog):
         edit_row.addWidget(self.edit_batch_spin)
         edit_form.addRow("Model", edit_row)
         edit_form.addRow("Server model", self.edit_server_edit)
-        edit_box = self._step_box(
-            "3. Post-edit", edit_form, self.postedit_button, self.postedit_status
-        )
+        return self._step_box("3. Post-edit", edit_form, self.postedit_button, self.postedit_status)
 
+    def _step_widgets(self) -> None:
+        """Each step's Run button (it asks for the step) and status line, by step."""
         self.buttons_by_step = {
             TRANSLATE: self.translate_button,
             QE: self.qe_button,
@@ -221,6 +239,8 @@ class ReferencesDialog(FittedDialog):
         for step, button in self.buttons_by_step.items():
             button.clicked.connect(lambda _checked=False, step=step: self.run_requested.emit(step))
 
+    def _buttons(self) -> QDialogButtonBox:
+        """The progress of the step running, Stop and Close."""
         self.progress = QProgressBar()
         self.progress_label = QLabel()
         self.progress_label.setWordWrap(True)
@@ -232,19 +252,7 @@ class ReferencesDialog(FittedDialog):
         buttons = QDialogButtonBox()
         buttons.addButton(self.cancel_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(close, QDialogButtonBox.ButtonRole.RejectRole)
-
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        layout.addWidget(translate_box)
-        layout.addWidget(qe_box)
-        layout.addWidget(edit_box)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.progress_label)
-        layout.addWidget(buttons)
-
-        self._bind()
-        state.watch(lambda _changes: self.render())
-        self.render()
+        return buttons
 
     @staticmethod
     def _step_box(title: str, form: QFormLayout, button: QPushButton, status: QLabel) -> QGroupBox:

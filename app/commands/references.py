@@ -28,7 +28,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "post-edited with the Appendix F.1 prompt, and a sample below Good is reviewed.",
     )
     steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
+    _add_translate(steps)
+    _add_qe(steps)
+    _add_postedit(steps)
+    _add_sample(steps)
+    _add_write(steps)
+    _add_review(steps)
+    _add_review_report(steps)
 
+
+def _add_translate(steps: argparse._SubParsersAction) -> None:
+    """``translate``: gold references into other languages, stored as silver."""
     t = steps.add_parser(
         "translate",
         help="translate gold references into other languages (stored as silver)",
@@ -55,6 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(t)
     t.set_defaults(handler=run_translate)
 
+
+def _add_qe(steps: argparse._SubParsersAction) -> None:
+    """``qe``: xCOMET scores, bands and error spans of the translations."""
     q = steps.add_parser(
         "qe",
         help="estimate translation quality with xCOMET (score, band, error spans)",
@@ -79,6 +92,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(q)
     q.set_defaults(handler=run_qe)
 
+
+def _add_postedit(steps: argparse._SubParsersAction) -> None:
+    """``postedit``: the translations post-edited by an LLM (Appendix F.1)."""
     p = steps.add_parser(
         "postedit",
         help="post-edit translations with an LLM and the Appendix F.1 prompt",
@@ -96,6 +112,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p)
     p.set_defaults(handler=run_postedit)
 
+
+def _add_sample(steps: argparse._SubParsersAction) -> None:
+    """``sample``: the translations to review, N per pair."""
     s = steps.add_parser(
         "sample",
         help="the translations to review: N per language pair, below Good",
@@ -108,6 +127,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true")
     s.set_defaults(handler=run_sample)
 
+
+def _add_write(steps: argparse._SubParsersAction) -> None:
+    """``write``: a gold reference written by an annotator."""
     w = steps.add_parser("write", help="store a gold reference written by an annotator")
     w.add_argument("--session", type=Path, required=True)
     w.add_argument("--annotator", required=True, help="name or id (see annotators)")
@@ -116,6 +138,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     w.add_argument("--text", required=True)
     w.set_defaults(handler=run_write)
 
+
+def _add_review(steps: argparse._SubParsersAction) -> None:
+    """``review``: an Appendix F.2 review of a translation."""
     r = steps.add_parser(
         "review",
         help="record an Appendix F.2 review of a translation",
@@ -132,6 +157,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--corrected", help="the corrected translation")
     r.set_defaults(handler=run_review)
 
+
+def _add_review_report(steps: argparse._SubParsersAction) -> None:
+    """``review-report``: Table 1 figures and agreement per pair."""
     rr = steps.add_parser(
         "review-report",
         help="TailNLG Table 1 figures of the reviews, and agreement per pair",

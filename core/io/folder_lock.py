@@ -8,6 +8,7 @@ asking for it is refused at once with who holds it (pid and host, written in the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -60,6 +61,15 @@ class FolderLock:
 
     def acquire(self) -> None:
         self.folder.mkdir(exist_ok=True)
+        # The holder removes the file when it lets go (release): a process that opened the
+        # old file just before may then lock a file no longer in the folder, while a third
+        # creates a new one. So a lock counts only on the file that is in the folder now.
+        for _attempt in range(100):
+            if self._acquire_once():
+                return
+        raise FolderBusy(f"{self.folder}: its lock file {LOCK_NAME} keeps changing; try again")
+
+    def _acquire_once(self) -> bool:
         try:
             # Not following a link, not waiting on a FIFO: a lock is a regular file.
             fd = open_lock_file(self.path, os.O_RDWR | os.O_CREAT)
@@ -85,16 +95,30 @@ class FolderLock:
                 f"{self.folder}: another {self.what} is writing here{who}; wait for it to "
                 "finish, or choose another folder"
             )
+        try:
+            here = os.stat(self.path)
+        except FileNotFoundError:
+            here = None
+        mine = os.fstat(handle.fileno())
+        if here is None or (here.st_dev, here.st_ino) != (mine.st_dev, mine.st_ino):
+            handle.close()  # the file we locked was removed by its last holder: again
+            return False
         handle.seek(0)
         handle.truncate()
         handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
         handle.flush()
         self._handle = handle
+        return True
 
     def release(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None:
-            handle.close()  # closing drops the lock
+            # Removed while still held, so nobody can lock it in between; closing drops
+            # the lock. A killed holder leaves the file, which the next holder removes.
+            # Already gone, or a folder that refuses: the next holder reuses the file.
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            handle.close()
 
     def __enter__(self) -> Self:
         self.acquire()

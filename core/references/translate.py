@@ -488,13 +488,7 @@ def translate_job(
         started = time.perf_counter()
         job.partial = summary
         key = resume_key(translator, params)
-        plan = []
-        for target in targets:
-            pending, skipped = pending_sources(store, source, target, key, units)
-            summary.skipped[f"{source}→{target}"] = skipped
-            # Texts of similar length share a batch (less padding for every beam); the
-            # order does not matter to resuming, which asks per text what is left.
-            plan.append((target, sorted(pending, key=lambda c: len(c.text))))
+        plan = _plan(store, summary, key, units)
         total = sum(len(p) for _, p in plan)
         done = 0
         ctx.progress(
@@ -507,22 +501,7 @@ def translate_job(
                 for start in range(0, len(pending), params.batch):
                     ctx.check_cancelled()
                     chunk = pending[start : start + params.batch]
-                    if isinstance(translator, LocalTranslator) and translator._loaded is None:
-                        loading = time.perf_counter()
-                        translator.load()
-                        summary.load_s = time.perf_counter() - loading
-                        summary.family = translator.family
-                    texts = translator.translate([c.text for c in chunk], source, target)
-                    store_translations(
-                        store,
-                        translator,
-                        params,
-                        key,
-                        source,
-                        target,
-                        list(zip(chunk, texts, strict=True)),
-                    )
-                    summary.translated[pair] += len(chunk)
+                    _translate_batch(store, translator, params, key, target, chunk, summary)
                     done += len(chunk)
                     summary.elapsed_s = time.perf_counter() - started
                     ctx.progress(done, total, f"{pair}: {summary.translated[pair]} translated")
@@ -547,3 +526,43 @@ def translate_job(
         kept=lambda: f"{summary.total_translated} translations are kept; the same command resumes",
     )
     return job
+
+
+def _plan(
+    store: SessionStore, summary: TranslateSummary, key: str, units: Sequence[str] | None
+) -> list[tuple[str, list[SourceText]]]:
+    """Per target, the source references still to translate (those done before are
+    counted in ``summary.skipped``)."""
+    plan = []
+    source = summary.source
+    for target in summary.targets:
+        pending, skipped = pending_sources(store, source, target, key, units)
+        summary.skipped[f"{source}→{target}"] = skipped
+        # Texts of similar length share a batch (less padding for every beam); the
+        # order does not matter to resuming, which asks per text what is left.
+        plan.append((target, sorted(pending, key=lambda c: len(c.text))))
+    return plan
+
+
+def _translate_batch(
+    store: SessionStore,
+    translator: Translator,
+    params: TranslateParams,
+    key: str,
+    target: str,
+    chunk: list[SourceText],
+    summary: TranslateSummary,
+) -> None:
+    """Translate and store one batch, in its own transaction; a local model is loaded
+    before the first one (its load time is kept apart from the texts' time)."""
+    source = summary.source
+    if isinstance(translator, LocalTranslator) and translator._loaded is None:
+        loading = time.perf_counter()
+        translator.load()
+        summary.load_s = time.perf_counter() - loading
+        summary.family = translator.family
+    texts = translator.translate([c.text for c in chunk], source, target)
+    store_translations(
+        store, translator, params, key, source, target, list(zip(chunk, texts, strict=True))
+    )
+    summary.translated[f"{source}→{target}"] += len(chunk)

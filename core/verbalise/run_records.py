@@ -18,13 +18,13 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core import __version__
+from core.io.liveness import owner_alive
 from core.store import SessionStore
 from core.store import models as m
 from core.verbalise.base import RequestFailure, Result, Verbaliser, VerbaliseRequest
@@ -91,34 +91,10 @@ def run_owner() -> dict[str, Any]:
 def owner_state(owner: Any) -> str:
     """``none`` (no owner recorded: a run from before owners were kept), ``alive``,
     ``gone`` (its process has ended: killed, crashed) or ``unknown`` (another host, or a
-    system where this cannot be checked).
-
-    Same host: ``os.kill(pid, 0)`` says whether the pid exists. A pid can be reused by an
-    unrelated process after the owner died; on Linux ``/proc/<pid>/cmdline`` must then
-    mention python or taillens for the owner to count as alive (an empty one is a zombie or
-    a kernel thread). This can take another Python program for the owner, which only makes
-    resume more careful. Not checked on Windows, where ``os.kill`` would end the process.
-    """
+    system where this cannot be checked): :func:`core.io.liveness.owner_alive`'s rule."""
     if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int):
         return "none"
-    pid = int(owner["pid"])
-    if owner.get("host") != socket.gethostname() or os.name == "nt":
-        return "unknown"
-    if pid == os.getpid():
-        return "alive"
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return "gone"
-    except PermissionError:
-        pass  # it exists, under another user
-    except OSError:
-        return "unknown"
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().lower()
-    except OSError:
-        return "alive"  # no /proc (macOS): the pid exists, take it for the owner
-    return "alive" if b"python" in cmdline or b"taillens" in cmdline else "gone"
+    return owner_alive(int(owner["pid"]), str(owner.get("host")))
 
 
 def _busy_reason(status: str, owner: Any) -> str | None:

@@ -77,3 +77,38 @@ def test_a_file_system_without_locks_goes_on_unlocked(
     monkeypatch.setattr(fcntl, "flock", no_locks)
     with FolderLock(tmp_path / "out", "training") as lock:
         assert lock.path.is_file()
+
+
+def test_a_lock_file_removed_under_a_waiting_opener_is_not_a_second_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The holder removes its file on release. A process that opened that file just before
+    locks a file no longer in the folder: it must not count, or it and a process that made
+    a new file would both hold the folder."""
+    import core.io.folder_lock as folder_lock
+
+    folder = tmp_path / "out"
+    first = FolderLock(folder, "training")
+    first.acquire()
+    first.release()
+    assert not (folder / LOCK_NAME).exists()  # a released lock leaves nothing behind
+    opened = folder_lock.open_lock_file
+    swaps = []
+
+    def open_then_swap(path: Path, flags: int, *args: object) -> int:
+        fd = opened(path, flags, *args)
+        if not swaps:  # between our open and our lock, another holder came and went
+            swaps.append(path)
+            os.unlink(path)
+            (folder / LOCK_NAME).write_text("{}", encoding="utf-8")
+        return fd
+
+    monkeypatch.setattr(folder_lock, "open_lock_file", open_then_swap)
+    lock = FolderLock(folder, "training")
+    lock.acquire()
+    try:
+        held = os.fstat(lock._handle.fileno())  # type: ignore[union-attr]
+        now = os.stat(folder / LOCK_NAME)
+        assert swaps and (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
+    finally:
+        lock.release()

@@ -23,6 +23,9 @@ and, once the field has nothing left to undo, Ctrl+Z reach the panel. The blame 
 keeps its place when it does not apply (greyed), so choosing No never moves the
 correction field.
 
+What the panel shows and the annotator chose (who annotates, the queue filter, the
+rating in the form) is a ``core.annotation.panel_state.AnnotateState``: the parts render
+it and write edits into it (``widgets.binding``); tests drive it without a window.
 The panel holds no ratings: every save goes to ``app.annotate.AnnotateController``, which
 commits it through ``core.annotation`` at once and hands back what the session holds.
 """
@@ -65,6 +68,7 @@ from core.annotation import (
     Rating,
     StoredRating,
 )
+from core.annotation.panel_state import AnnotateState
 from widgets.annotate.agreement import AgreementView
 from widgets.annotate.correction import CorrectionEditor
 from widgets.annotate.rate import (
@@ -124,8 +128,11 @@ class AnnotatePanel(QWidget):
     golden_requested = Signal(int, object)
     agreement_requested = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, state: AnnotateState | None = None) -> None:
         super().__init__(parent)
+        # Who annotates, the queue filter and the rating's fluency and adequacy: the
+        # widgets below render it and write the annotator's edits into it.
+        self.state = state if state is not None else AnnotateState()
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         # A chosen fluency or adequacy must read at a glance, in any style.
         # Checked and unchecked buttons have the same padding and border, so choosing one
@@ -171,20 +178,21 @@ class AnnotatePanel(QWidget):
         layout.addWidget(self.tabs, 1)
         self._keep_parts()
 
-        self.show_annotators([], None)
+        self.state.subscribe(lambda *_change: self._show_annotators(), ["annotators", "annotator"])
+        self._show_annotators()
         self.clear_item("Choose who you are, then build a queue.")
         for widget in [self, *self.findChildren(QWidget)]:
             widget.installEventFilter(self)
 
     def _rate_tab(self) -> QWidget:
-        self.filter_bar = QueueFilterBar()
+        self.filter_bar = QueueFilterBar(self.state)
         self.filter_bar.requested.connect(self.queue_requested)
         self.progress_bar = QProgressBar()
         self.progress_bar.setTextVisible(False)
         self.progress_bar.setMaximumHeight(8)
         self.progress_label = QLabel()
         self.item_view = ItemView()
-        self.form = RatingForm()
+        self.form = RatingForm(self.state)
         self.correction = CorrectionEditor()
         self.correction.promote_requested.connect(self._emit_promote)
         self.message_label = QLabel()
@@ -271,17 +279,21 @@ class AnnotatePanel(QWidget):
     # -- what the controller shows -----------------------------------------------------
     def show_annotators(self, annotators: Sequence[AnnotatorInfo], current: int | None) -> None:
         """Named annotators (anonymous crowd workers are not offered)."""
-        self.annotator_combo.blockSignals(True)
-        self.annotator_combo.clear()
-        self.annotator_combo.addItem("Choose…", None)
-        for info in annotators:
-            if not info.is_anonymous:
-                self.annotator_combo.addItem(info.name, info.id)
-        self.annotator_combo.addItem(NEW_ANNOTATOR, "new")
-        found = self.annotator_combo.findData(current) if current is not None else -1
-        self.annotator_combo.setCurrentIndex(max(0, found))
-        self.annotator_combo.blockSignals(False)
-        if current is None or found < 0:
+        named = tuple((info.id, info.name) for info in annotators if not info.is_anonymous)
+        self.state.update(annotators=named, annotator=current)
+
+    def _show_annotators(self) -> None:
+        # The combo says what the user picks by ``activated``, which the items made
+        # again here never emit: nothing is written back.
+        combo, state = self.annotator_combo, self.state
+        combo.clear()
+        combo.addItem("Choose…", None)
+        for annotator_id, name in state.annotators:
+            combo.addItem(name, annotator_id)
+        combo.addItem(NEW_ANNOTATOR, "new")
+        name = state.annotator_name()
+        combo.setCurrentIndex(max(0, combo.findData(state.annotator)) if name is not None else 0)
+        if name is None:
             themed_text(
                 self.who_label,
                 lambda: (
@@ -290,9 +302,9 @@ class AnnotatePanel(QWidget):
                 ),
             )
         else:
-            name = html.escape(self.annotator_combo.itemText(found))
-            themed_text(self.who_label, lambda: f"Annotating as <b>{name}</b>")
-        self.build_button.setEnabled(current is not None)
+            shown = html.escape(name)
+            themed_text(self.who_label, lambda: f"Annotating as <b>{shown}</b>")
+        self.build_button.setEnabled(state.annotator is not None)
 
     def show_filter_options(self, options: QueueOptions) -> None:
         """Values offered by the filter: ``models``, ``langs``, ``categories``, ``tiers``."""
@@ -347,7 +359,7 @@ class AnnotatePanel(QWidget):
         self.item_view.clear(message)
         self.form.show_rating(None)
         self.correction.show_text("", None)
-        self.taxonomy_box.hide()
+        self.form.set_reference(False)
         self.item_area.setEnabled(False)
         self.text_label.setEnabled(True)
         self.navigation.set_item_shown(False)
@@ -407,8 +419,7 @@ class AnnotatePanel(QWidget):
         if self.index is None:
             return
         index = self.index
-        chosen = isinstance(self.annotator_combo.currentData(), int)
-        who = self.annotator_combo.currentText() if chosen else ""
+        who = self.state.annotator_name() or ""
         dialog = GoldenAnswerDialog(self.fluency(), self.adequacy(), self, who=who)
         if dialog.exec() == GoldenAnswerDialog.DialogCode.Accepted and self.index == index:
             self.golden_requested.emit(index, dialog.answer())

@@ -1,7 +1,8 @@
 """The parts of the Annotate panel's *Rate* tab, each a small widget: the queue filter,
 the item, the rating form and the navigation buttons (the correction editor is in
-:mod:`widgets.annotate.correction`). They show
-and collect; :class:`widgets.annotate.panel.AnnotatePanel` puts them together, holds the
+:mod:`widgets.annotate.correction`). The filter and the form render the panel's
+:class:`core.annotation.panel_state.AnnotateState` and write the annotator's edits into
+it; :class:`widgets.annotate.panel.AnnotatePanel` puts them together, holds the
 keyboard, and talks to the controller."""
 
 from __future__ import annotations
@@ -37,16 +38,17 @@ from core.annotation import (
     CHECKS,
     COMBINATION,
     ERROR_TAXONOMY,
-    NO,
-    NOT_SURE,
     QueueFilter,
     QueueItem,
     QueueOptions,
     Rating,
     StoredRating,
 )
+from core.annotation.panel_state import ANY as ANY_KEY
+from core.annotation.panel_state import OFFERED, AnnotateState
 from core.labels import tier_label
 from core.surface import surface_triple
+from widgets.binding import Binding, bind
 from widgets.theme import set_muted, themed_style_sheet, themed_text, tone
 
 ANY = "any"
@@ -59,11 +61,11 @@ FLUENCY_ANCHORS = {
     4: "4 — good; a slip at most",
     5: "5 — perfectly natural",
 }
-TARGETS = (  # (label, QueueFilter.target, qualities)
-    ("model outputs", "verbalisations", ()),
-    ("silver references", "references", ("silver",)),
-    ("gold references", "references", ("gold",)),
-    ("all references", "references", ()),
+TARGETS = (  # (label, the AnnotateState target key)
+    ("model outputs", "verbalisations"),
+    ("silver references", "references:silver"),
+    ("gold references", "references:gold"),
+    ("all references", "references"),
 )
 
 
@@ -74,39 +76,34 @@ def bold() -> QFont:
 
 
 class QueueFilterBar(QWidget):
-    """Which texts to rate (a :class:`QueueFilter`), folded away once a queue is built
-    (room for the item)."""
+    """Which texts to rate: the queue filter of an :class:`AnnotateState`, each control
+    bound to its field; folded away once a queue is built (room for the item)."""
 
     requested = Signal(object)  # a QueueFilter
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, state: AnnotateState | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.state = state if state is not None else AnnotateState()
         self.toggle = QToolButton()
         self.toggle.setText("Queue filter")
         self.toggle.setCheckable(True)
-        self.toggle.setChecked(True)
         self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.toggle.setArrowType(Qt.ArrowType.DownArrow)
-        self.toggle.toggled.connect(self._show_box)
         self.target_combo = QComboBox()
-        for label, target, qualities in TARGETS:
-            self.target_combo.addItem(label, (target, qualities))
+        for label, key in TARGETS:
+            self.target_combo.addItem(label, key)
         self.model_combo, self.lang_combo = QComboBox(), QComboBox()
         self.category_combo, self.tier_combo = QComboBox(), QComboBox()
         for combo in self._combos().values():
-            combo.addItem(ANY, None)
             combo.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
             )
             combo.setMinimumContentsLength(8)
         self.unrated_check = QCheckBox("not yet rated by me")
-        self.unrated_check.setChecked(True)
         self.disagreement_check = QCheckBox("disagreements first")
         self.disagreement_check.setToolTip(
             "Items on which other annotators disagree most come first"
         )
         self.blind_check = QCheckBox("blind")
-        self.blind_check.setChecked(True)  # raters rate blind unless asked otherwise
         self.blind_check.setToolTip(
             "Hide which model wrote a text and the unit's tier, and shuffle the queue in "
             "an order of your own (the same each time you build it)"
@@ -120,7 +117,15 @@ class QueueFilterBar(QWidget):
         )
         self.build_button = QPushButton("Build queue")
         self.build_button.clicked.connect(lambda: self.requested.emit(self.queue_filter()))
+        self._lay_out()
+        self.bindings: dict[str, Binding] = {}
+        self._bind()
+        self.state.subscribe(lambda *_change: self._show_options(), ["options"])
+        self.state.subscribe(lambda *_change: self._show_box(), ["filter_open"])
+        self._show_options()
+        self._show_box()
 
+    def _lay_out(self) -> None:
         self.box = QWidget()
         form = QFormLayout(self.box)
         form.setContentsMargins(0, 0, 0, 0)
@@ -146,6 +151,28 @@ class QueueFilterBar(QWidget):
         layout.addWidget(self.toggle)
         layout.addWidget(self.box)
 
+    def _bind(self) -> None:
+        widgets: dict[str, QWidget] = {
+            "filter_open": self.toggle,
+            "target": self.target_combo,
+            "unrated_only": self.unrated_check,
+            "disagreements_first": self.disagreement_check,
+            "blind": self.blind_check,
+            "golden_percent": self.golden_spin,
+        }
+        for field, widget in widgets.items():
+            self.bindings[field] = bind(self.state, field, widget)
+
+    def _bind_choice(self, field: str, combo: QComboBox) -> Binding:
+        """A drop-down whose first item, "any", has no data (the state holds ANY_KEY)."""
+        return bind(
+            self.state,
+            field,
+            combo,
+            to_widget=lambda value: value or None,
+            from_widget=lambda value: ANY_KEY if combo.currentData() is None else value,
+        )
+
     def _combos(self) -> dict[str, QComboBox]:
         """The drop-downs by the :class:`QueueOptions` field they offer."""
         return {
@@ -155,55 +182,38 @@ class QueueFilterBar(QWidget):
             "tiers": self.tier_combo,
         }
 
-    def show_options(self, options: QueueOptions) -> None:
-        for key, combo in self._combos().items():
-            chosen = combo.currentData()
-            combo.blockSignals(True)
+    def _show_options(self) -> None:
+        """Offer the state's options: each drop-down's items are made again unbound (a
+        combo being cleared says its choice changed), then bound again to show the
+        state's choice."""
+        options = self.state.options
+        for field, offered in OFFERED.items():
+            combo = self._combos()[offered]
+            binding = self.bindings.pop(field, None)
+            if binding is not None:
+                binding.unbind()
             combo.clear()
             combo.addItem(ANY, None)
-            for value in getattr(options, key):
-                combo.addItem(tier_label(value) if key == "tiers" else value, value)
-            combo.setCurrentIndex(max(0, combo.findData(chosen)) if chosen else 0)
-            combo.blockSignals(False)
+            for value in getattr(options, offered):
+                combo.addItem(tier_label(value) if offered == "tiers" else value, value)
+            self.bindings[field] = self._bind_choice(field, combo)
+
+    def show_options(self, options: QueueOptions) -> None:
+        self.state.offer(options)
 
     def queue_filter(self) -> QueueFilter:
         """The queue the filter asks for."""
-        target, qualities = self.target_combo.currentData()
-
-        def one(combo: QComboBox) -> tuple[str, ...]:
-            value = combo.currentData()
-            return (value,) if value else ()
-
-        return QueueFilter(
-            target=target,
-            qualities=tuple(qualities),
-            models=one(self.model_combo) if target == "verbalisations" else (),
-            langs=one(self.lang_combo),
-            categories=one(self.category_combo),
-            tiers=one(self.tier_combo),
-            unrated_only=self.unrated_check.isChecked(),
-            disagreements_first=self.disagreement_check.isChecked(),
-            golden_rate=self.golden_spin.value() / 100,
-            blind=self.blind_check.isChecked(),
-        )
+        return self.state.queue_filter()
 
     def set_queue_filter(self, spec: QueueFilter) -> None:
         """Put a saved filter back (values not offered any more fall back to "any")."""
-        for i in range(self.target_combo.count()):
-            if self.target_combo.itemData(i) == (spec.target, tuple(spec.qualities)):
-                self.target_combo.setCurrentIndex(i)
-        for key, combo in self._combos().items():
-            chosen = getattr(spec, key)
-            combo.setCurrentIndex(max(0, combo.findData(chosen[0])) if chosen else 0)
-        self.unrated_check.setChecked(spec.unrated_only)
-        self.disagreement_check.setChecked(spec.disagreements_first)
-        self.blind_check.setChecked(spec.blind)
-        self.golden_spin.setValue(round(100 * spec.golden_rate))
+        self.state.set_filter(spec)
 
     def fold(self, folded: bool) -> None:
-        self.toggle.setChecked(not folded)
+        self.state.filter_open = not folded
 
-    def _show_box(self, shown: bool) -> None:
+    def _show_box(self) -> None:
+        shown = self.state.filter_open
         self.box.setVisible(shown)
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
 
@@ -287,10 +297,10 @@ class RatingForm(QWidget):
     """Fluency 0–5, adequacy, what is to blame, the validation checks and (for reference
     texts) the error taxonomy."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, state: AnnotateState | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.is_reference = False
-        self.checks_touched = False
+        # The fluency and adequacy chosen are the state's; the buttons show them.
+        self.state = state if state is not None else AnnotateState()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         fluency_title = QHBoxLayout()
@@ -311,6 +321,13 @@ class RatingForm(QWidget):
         layout.addWidget(self._blame_box())
         layout.addWidget(self._checks_box())
         layout.addWidget(self._taxonomy_box())
+        self._bind()
+        self.state.subscribe(lambda *_change: self._show_fluency(), ["fluency"])
+        self.state.subscribe(lambda *_change: self._show_adequacy(), ["adequacy"])
+        self._show_fluency()
+        self._show_adequacy()
+        self._show_other()
+        self._show_taxonomy()
 
     def _fluency_row(self) -> QHBoxLayout:
         self.fluency_group = QButtonGroup(self)
@@ -361,7 +378,6 @@ class RatingForm(QWidget):
         self.blame_other = QLineEdit()
         self.blame_other.setPlaceholderText("other: say what is wrong")
         self.blame_other.setEnabled(False)
-        self.blame_checks["other"].toggled.connect(self.blame_other.setEnabled)
         grid.addWidget(self.blame_other, 2, 0, 1, 3)
         return self.blame_box
 
@@ -371,7 +387,6 @@ class RatingForm(QWidget):
         self.check_boxes: dict[str, QCheckBox] = {}
         for name in CHECKS:
             check = QCheckBox(CHECK_LABELS[name])
-            check.clicked.connect(self._touch_checks)
             layout.addWidget(check)
             self.check_boxes[name] = check
         return self.checks_box
@@ -392,76 +407,73 @@ class RatingForm(QWidget):
         return self.taxonomy_box
 
     def fluency(self) -> int | None:
-        return next((v for v, b in enumerate(self.fluency_buttons) if b.isChecked()), None)
+        return self.state.fluency
 
     def adequacy(self) -> int | None:
-        return next((c for c, b in self.adequacy_buttons.items() if b.isChecked()), None)
+        return self.state.adequacy
 
     def set_fluency(self, value: int | None) -> None:
+        self.state.fluency = value
+
+    def set_adequacy(self, code: int | None) -> None:
+        self.state.adequacy = code
+
+    def _show_fluency(self) -> None:
+        value = self.state.fluency
         for v, button in enumerate(self.fluency_buttons):
             button.setChecked(v == value)
         self.fluency_hint.setText(FLUENCY_ANCHORS[value] if value is not None else "")
         self.fluency_hint.setToolTip(self.fluency_hint.text())
 
-    def set_adequacy(self, code: int | None) -> None:
+    def _show_adequacy(self) -> None:
         for c, button in self.adequacy_buttons.items():
-            button.setChecked(c == code)
+            button.setChecked(c == self.state.adequacy)
         # Greyed rather than hidden: showing it would push the correction field down,
         # under a pointer that was aiming at it.
-        self.blame_box.setEnabled(code in (NO, NOT_SURE))
+        self.blame_box.setEnabled(self.state.blame_applies())
 
     def set_reference(self, is_reference: bool) -> None:
         """Reference texts (e.g. translated silver ones) also get the error taxonomy."""
-        self.is_reference = is_reference
-        self.taxonomy_box.setVisible(is_reference)
+        self.state.is_reference = is_reference
+
+    def _bind(self) -> None:
+        """Each box ticked when its key is in its field (a tuple of keys), and the
+        words of "other", to the state."""
+        self.bindings: list[Binding] = [bind(self.state, "blame_other", self.blame_other)]
+        boxes: list[tuple[str, object, QCheckBox]] = [
+            *(("blame", part, box) for part, box in self.blame_checks.items()),
+            *(("checks", name, box) for name, box in self.check_boxes.items()),
+            *(("taxonomy", key, box) for key, box in self.taxonomy_checks.items()),
+        ]
+        for field, key, box in boxes:
+            self.bindings.append(self._bind_member(field, key, box))
+        self.state.subscribe(lambda *_change: self._show_other(), ["blame"])
+        self.state.subscribe(lambda *_change: self._show_taxonomy(), ["is_reference"])
+
+    def _bind_member(self, field: str, key: object, box: QCheckBox) -> Binding:
+        state = self.state
+
+        def from_widget(on: bool) -> tuple:
+            held = tuple(k for k in getattr(state, field) if k != key)
+            return (*held, key) if on else held
+
+        return bind(state, field, box, to_widget=lambda held: key in held, from_widget=from_widget)
+
+    def _show_other(self) -> None:
+        self.blame_other.setEnabled("other" in self.state.blame)
+
+    def _show_taxonomy(self) -> None:
+        self.taxonomy_box.setVisible(self.state.is_reference)
 
     def rating(self, corrected_text: str | None) -> Rating:
         """The form as a rating (blame only for No / Not sure; checks only once touched)."""
-        adequacy = self.adequacy()
-        blame: str | list[str] | None = None
-        other = None
-        if adequacy in (NO, NOT_SURE):
-            parts = [p for p in BLAME_PARTS if self.blame_checks[p].isChecked()]
-            if parts:
-                blame = parts
-            elif self.blame_checks[COMBINATION].isChecked():
-                blame = COMBINATION
-            if self.blame_checks["other"].isChecked():
-                other = self.blame_other.text().strip() or None
-        checks = (
-            {name: box.isChecked() for name, box in self.check_boxes.items()}
-            if self.checks_touched
-            else None
-        )
-        taxonomy: dict[str, list[str]] = {}
-        if self.is_reference:
-            for (family, error), box in self.taxonomy_checks.items():
-                if box.isChecked():
-                    taxonomy.setdefault(family, []).append(error)
-        return Rating(
-            fluency=self.fluency(),
-            adequacy=adequacy,
-            blame=blame,
-            blame_other=other,
-            checks=checks,
-            error_taxonomy=taxonomy or None,
-            corrected_text=corrected_text,
-        )
+        # The words of "other" are written on leaving the field, and Enter saves
+        # from the panel without leaving it.
+        self.state.blame_other = self.bindings[0].widget_value()
+        return self.state.rating(corrected_text)
 
     def show_rating(self, rating: StoredRating | None) -> None:
-        self.set_fluency(rating.fluency if rating else None)
-        self.set_adequacy(rating.adequacy if rating else None)
-        blame = set((rating.blame or "").split("+")) if rating else set()
-        for part, box in self.blame_checks.items():
-            box.setChecked(part in blame)
-        self.blame_other.setText((rating.blame_other or "") if rating else "")
-        checks = (rating.checks or {}) if rating else {}
-        for name, box in self.check_boxes.items():
-            box.setChecked(bool(checks.get(name, False)))
-        self.checks_touched = bool(checks)
-        taxonomy = (rating.error_taxonomy or {}) if rating else {}
-        for (family, error), box in self.taxonomy_checks.items():
-            box.setChecked(error in taxonomy.get(family, ()))
+        self.state.show_rating(rating)
 
     def focus_blame(self) -> bool:
         """Focus the first blame box; False when blame does not apply (adequacy Yes)."""
@@ -469,9 +481,6 @@ class RatingForm(QWidget):
             return False
         next(iter(self.blame_checks.values())).setFocus(Qt.FocusReason.ShortcutFocusReason)
         return True
-
-    def _touch_checks(self) -> None:
-        self.checks_touched = True
 
 
 class NavigationBar(QWidget):

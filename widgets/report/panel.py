@@ -13,16 +13,10 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QPalette, QResizeEvent
 from PySide6.QtWidgets import (
-    QComboBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFrame,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -41,16 +35,9 @@ from core.report import (
     Comparison,
     PlotSpec,
     ReportRequest,
-    Settings,
     metric_label,
 )
-from core.report.statistics import (
-    DEFAULT_ALPHA,
-    DEFAULT_REPETITIONS,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SAMPLE_SIZE,
-    DEFAULT_SEED,
-)
+from core.report.panel_state import ReportState
 from core.report.tables import (
     SIGNIFICANT_MARK,
     bootstrap_note,
@@ -61,13 +48,7 @@ from core.text_filters import FilterError, check_conditions
 from widgets.note_chips import NoteChips, notes_of
 from widgets.plot_export import EXPORT_ERRORS, announce_written, ask_export
 from widgets.report.headlines import headline_html, opening_plot
-from widgets.report.options import (
-    CORRECTION_CHOICES,
-    DIMENSION_CHOICES,
-    STUDY_REFS,
-    spin_box,
-    titled,
-)
+from widgets.report.options import DIMENSION_CHOICES, ReportOptions
 from widgets.report.plots import ReportPlots
 from widgets.report.table import (
     MARK_BACKGROUND,
@@ -99,21 +80,44 @@ class ReportPanel(QWidget):
     WIDE = 900  # from this width on, tables and plots sit side by side
     WIDE_HEADLINES = 940  # from this width on, the headlines are aligned columns
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, state: ReportState | None = None) -> None:
         super().__init__(parent)
         self.report: BiasReport | None = None
         self.headlines: list[Comparison] = []
         self.pages: dict[str, TablePage] = {}
-        self._metrics: list[tuple[str, int]] = []
+        # What the options offer and what the user chose (restored by app.window_state).
+        self.state = state if state is not None else ReportState()
         self._build_widgets()
         self._layout()
         self.show_message(NO_SESSION_MESSAGE)
+        self.state.subscribe(lambda *_change: self._show_busy(), ["session", "busy"])
+        self.state.subscribe(lambda *_change: self._show_progress(), ["busy", "progress"])
+        self.state.subscribe(
+            lambda *_change: self.stale_label.setVisible(self.state.stale), ["stale"]
+        )
+        self._show_busy()
         # The headlines' colours (better, worse, muted) are the theme's: drawn again on a
         # switch between light and dark.
         on_palette_change(self, self._recolour)
 
     # -- widgets -----------------------------------------------------------------------------
     def _build_widgets(self) -> None:
+        self._build_toolbar()
+        self.options = ReportOptions(self.state)
+        options = self.options  # its controls as the panel's own (controller, tests)
+        self.dimension_list, self.metric_list = options.dimension_list, options.metric_list
+        self.run_list, self.where_edit = options.run_list, options.where_edit
+        self.repetitions_spin, self.sample_spin = options.repetitions_spin, options.sample_spin
+        self.alpha_spin, self.seed_spin = options.alpha_spin, options.seed_spin
+        self.quality_combo, self.statistic_combo = options.quality_combo, options.statistic_combo
+        self.correction_combo, self.bootstrap_spin = (
+            options.correction_combo,
+            options.bootstrap_spin,
+        )
+        self._build_results()
+
+    def _build_toolbar(self) -> None:
+        """Options, Build report, the exports; progress and Cancel while a build runs."""
         self.options_button = QToolButton()
         self.options_button.setText("Options")
         self.options_button.setCheckable(True)
@@ -128,7 +132,6 @@ class ReportPanel(QWidget):
             "Cancel stops it)"
         )
         self.build_button.clicked.connect(self._on_build)
-        self._busy = False  # a build is running
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel_requested)
@@ -147,76 +150,13 @@ class ReportPanel(QWidget):
             button.setMinimumWidth(56)
             button.setMaximumWidth(80)
 
-        self.dimension_list = QListWidget()
-        for key, title, tip in DIMENSION_CHOICES:
-            item = QListWidgetItem(title)
-            item.setToolTip(tip)
-            item.setData(Qt.ItemDataRole.UserRole, key)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if key == "tier" else Qt.CheckState.Unchecked)
-            self.dimension_list.addItem(item)
-        self.metric_list = QListWidget()
-        self.run_list = QListWidget()
-        for widget in (self.dimension_list, self.metric_list, self.run_list):
-            widget.setMaximumHeight(128)
-            widget.setMinimumHeight(48)
-
-        self.repetitions_spin = spin_box(
-            1, 1000, DEFAULT_REPETITIONS, "Mann–Whitney repetitions, p-values averaged (METHODS §8)"
-        )
-        self.sample_spin = spin_box(
-            2,
-            1_000_000,
-            DEFAULT_SAMPLE_SIZE,
-            "Items sampled per group in each repetition (all when fewer)",
-        )
-        self.sample_spin.setSingleStep(100)
-        self.alpha_spin = QDoubleSpinBox()
-        self.alpha_spin.setDecimals(3)
-        self.alpha_spin.setRange(0.001, 0.5)
-        self.alpha_spin.setSingleStep(0.01)
-        self.alpha_spin.setValue(DEFAULT_ALPHA)
-        self.alpha_spin.setToolTip("A difference is marked when the averaged p is below this")
-        self.seed_spin = spin_box(0, 2**31 - 1, DEFAULT_SEED, "Seed of the random samples")
-        self.quality_combo = QComboBox()
-        for label, quality, references in STUDY_REFS:
-            self.quality_combo.addItem(label, f"{quality}:{references}")
-        self.quality_combo.setToolTip(
-            "References of the study table, the headlines and the plots. Pooled: the study "
-            "table takes gold and silver references together (TailNLG's Table 2); split: a "
-            "row per quality (its Tables 7-10); headlines and plots then use gold. "
-            "Comparisons never mix gold and silver."
-        )
-        self.statistic_combo = QComboBox()
-        self.statistic_combo.addItems(["mean", "median"])
-        self.statistic_combo.setToolTip("Statistic of the study table's cells")
-        self.correction_combo = QComboBox()
-        for key, title in CORRECTION_CHOICES:
-            self.correction_combo.addItem(title, key)
-        self.correction_combo.setToolTip(
-            "Multiple-testing correction across every test of the report (Holm: family-wise "
-            "error; Benjamini–Hochberg: false discovery rate); the marks follow it"
-        )
-        self.bootstrap_spin = spin_box(
-            0,
-            100_000,
-            DEFAULT_RESAMPLES,
-            "Bootstrap resamples for the 95 % intervals of the medians "
-            "and their difference (seeded by Seed; 0: none)",
-        )
-        self.bootstrap_spin.setSingleStep(500)
-        self.run_list.setToolTip(
-            "Tick runs to compare only those. None ticked: for each model its latest output "
-            "per unit, language and candidate. Overlapping runs of one model are never "
-            "pooled: each item counts once, from the latest run."
-        )
-
+    def _build_results(self) -> None:
+        """The message shown instead of a report, the headlines, tables and plots."""
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setTextFormat(Qt.TextFormat.RichText)
         self.message.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.message.setMargin(12)
-
         self.headline_title = QLabel()
         self.headline_title.setWordWrap(True)
         self.headline = QLabel()
@@ -261,54 +201,8 @@ class ReportPanel(QWidget):
         busy.addWidget(self.progress, 1)
         busy.addWidget(self.cancel_button)
         self.busy_row.setVisible(False)
-
-        self.dimension_box = titled("Compare by", self.dimension_list)
-        self.metric_box = titled("Metrics", self.metric_list)
-        self.run_box = titled("Runs", self.run_list)
-        # Label–field pairs in two columns: three short rows, so the options stay low.
-        settings = QGridLayout()
-        settings.setContentsMargins(0, 0, 0, 0)
-        settings.setHorizontalSpacing(6)
-        settings.setVerticalSpacing(2)
-        fields = (
-            ("Repetitions", self.repetitions_spin),
-            ("Sample size", self.sample_spin),
-            ("Alpha", self.alpha_spin),
-            ("Seed", self.seed_spin),
-            ("Study refs", self.quality_combo),
-            ("Cells", self.statistic_combo),
-            ("Correction", self.correction_combo),
-            ("Bootstrap", self.bootstrap_spin),
-        )
-        for i, (label, field) in enumerate(fields):
-            row, column = divmod(i, 3)  # three pairs a row: the options stay low
-            settings.addWidget(QLabel(label), row, 2 * column)
-            settings.addWidget(field, row, 2 * column + 1)
-            field.setMinimumWidth(56)
-        # "mean" and "median" need more than the others' least width (Fusion's arrow).
-        self.statistic_combo.setMinimumWidth(self.statistic_combo.minimumSizeHint().width())
-        for column in (1, 3, 5):
-            settings.setColumnStretch(column, 1)
-        # The metrics-against-humans table over a subset of texts (correlate --where).
-        self.where_edit = QLineEdit()
-        self.where_edit.setPlaceholderText("all texts; e.g. esa.undetected>=1; tier=long_tail")
-        self.where_edit.setToolTip(
-            "Metrics vs humans over the texts where every condition holds: FIELD OP VALUE, "
-            "separated by ';' (a score or its detail, e.g. esa.undetected>=1, bleu:gold<30; "
-            "or tier, lang, system). Empty: every text."
-        )
-        settings.addWidget(QLabel("Humans where"), 3, 0)
-        settings.addWidget(self.where_edit, 3, 1, 1, 5)
-        settings_widget = QWidget()
-        settings_widget.setLayout(settings)
-        self.settings_box = titled("Mann–Whitney protocol (METHODS §8)", settings_widget)
-        self.options = QFrame()
-        self.options_grid = QGridLayout(self.options)
-        self.options_grid.setContentsMargins(0, 0, 0, 0)
-        self._wide_options: bool | None = None
         self._wide_headlines: bool | None = None
         self._splitter_shared = False
-        self._arrange_options(wide=False)
         # The options scroll (vertically) in a short dock rather than setting the panel's
         # minimum height: with the Report docked above the Browser, the two minimums add up.
         self.options_scroll = QScrollArea()
@@ -317,7 +211,18 @@ class ReportPanel(QWidget):
         self.options_scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.options_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.options_scroll.setMinimumHeight(60)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.message)
+        self.stack.addWidget(self._results_splitter())
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.busy_row)
+        layout.addWidget(self.options_scroll)
+        layout.addWidget(self.stack, 1)
 
+    def _results_splitter(self) -> QSplitter:
+        """The headlines over the tables and the plot (side by side when wide)."""
         headline_box = QFrame()
         headline_box.setFrameShape(QFrame.Shape.StyledPanel)
         # The palette's own colours: readable in a dark theme (it was light on light).
@@ -327,10 +232,8 @@ class ReportPanel(QWidget):
         )
         headline_layout = QVBoxLayout(headline_box)
         headline_layout.setContentsMargins(8, 6, 8, 6)
-        headline_layout.addWidget(self.headline_title)
-        headline_layout.addWidget(self.headline)
-        headline_layout.addWidget(self.legend)
-        headline_layout.addWidget(self.notes)
+        for widget in (self.headline_title, self.headline, self.legend, self.notes):
+            headline_layout.addWidget(widget)
         headline_layout.addWidget(self.stale_label)
         headline_layout.addStretch(1)
         self.headline_box = headline_box
@@ -349,40 +252,12 @@ class ReportPanel(QWidget):
         self.outer.addWidget(self.splitter)
         self.outer.setStretchFactor(1, 4)
         self.outer.setChildrenCollapsible(False)
-
-        self.stack = QStackedWidget()
-        self.stack.addWidget(self.message)
-        self.stack.addWidget(self.outer)
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(top)
-        layout.addWidget(self.busy_row)
-        layout.addWidget(self.options_scroll)
-        layout.addWidget(self.stack, 1)
-
-    def _arrange_options(self, wide: bool) -> None:
-        """Three columns when wide; the two lists side by side over the settings when not."""
-        if wide == self._wide_options:
-            return
-        self._wide_options = wide
-        for box in (self.dimension_box, self.metric_box, self.run_box, self.settings_box):
-            self.options_grid.removeWidget(box)
-        if wide:
-            self.options_grid.addWidget(self.dimension_box, 0, 0)
-            self.options_grid.addWidget(self.metric_box, 0, 1)
-            self.options_grid.addWidget(self.run_box, 0, 2)
-            self.options_grid.addWidget(self.settings_box, 0, 3)
-        else:
-            self.options_grid.addWidget(self.dimension_box, 0, 0)
-            self.options_grid.addWidget(self.metric_box, 0, 1)
-            self.options_grid.addWidget(self.run_box, 0, 2)
-            self.options_grid.addWidget(self.settings_box, 1, 0, 1, 3)
+        return self.outer
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         width = event.size().width()
-        self._arrange_options(wide=width >= 760)
+        self.options.arrange(wide=width >= 760)
         wide = width >= self.WIDE
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
         if self.splitter.orientation() != orientation:
@@ -394,23 +269,11 @@ class ReportPanel(QWidget):
 
     # -- what app tells the panel ------------------------------------------------------------
     def set_available(self, metrics: Sequence[tuple[str, int]], *, session: bool = True) -> None:
-        """The metrics the session holds (name, per-item values), all checked."""
-        self._metrics = list(metrics)
-        previous = {
-            self.metric_list.item(i).data(Qt.ItemDataRole.UserRole): self.metric_list.item(
-                i
-            ).checkState()
-            for i in range(self.metric_list.count())
-        }
-        self.metric_list.clear()
-        for name, count in metrics:
-            item = QListWidgetItem(f"{metric_label(name)} ({count:,})")
-            item.setData(Qt.ItemDataRole.UserRole, name)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(previous.get(name, Qt.CheckState.Checked))
-            self.metric_list.addItem(item)
+        """The metrics the session holds (name, per-item values); a metric unticked
+        stays unticked, a new one is ticked."""
+        self.state.metrics = tuple((name, int(count)) for name, count in metrics)
         # Not while a build runs: the Build button stays off until it has finished.
-        self.build_button.setEnabled(session and not self._busy)
+        self.state.session = session
         if self.report is None:
             if not session:
                 self.show_message(NO_SESSION_MESSAGE)
@@ -422,28 +285,11 @@ class ReportPanel(QWidget):
 
     def set_runs(self, runs: Sequence[tuple[int, str, str]]) -> None:
         """The session's runs (id, model, status); ticks kept for runs still there."""
-        ticked = set(self.picked_runs() or ())
-        self.run_list.clear()
-        for run_id, model, status in runs:
-            # Short, so the list does not scroll sideways in a narrow dock; all in the tip.
-            shown = f"{run_id} · {model}" + ("" if status == "finished" else f" ({status})")
-            item = QListWidgetItem(shown)
-            item.setToolTip(f"run {run_id} · {model} ({status})")
-            item.setData(Qt.ItemDataRole.UserRole, run_id)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(
-                Qt.CheckState.Checked if run_id in ticked else Qt.CheckState.Unchecked
-            )
-            self.run_list.addItem(item)
+        self.state.offer_runs(tuple(runs))
 
     def picked_runs(self) -> list[int] | None:
         """The ticked runs; None when none is ticked (each model's latest output)."""
-        ticked = [
-            self.run_list.item(i).data(Qt.ItemDataRole.UserRole)
-            for i in range(self.run_list.count())
-            if self.run_list.item(i).checkState() == Qt.CheckState.Checked
-        ]
-        return ticked or None
+        return list(self.state.runs) or None
 
     def show_message(self, html: str) -> None:
         """Show a message instead of the results (no session, no scores, not built)."""
@@ -458,24 +304,36 @@ class ReportPanel(QWidget):
             page.deleteLater()  # removing a tab does not delete its page
         self.pages.clear()
         self.plots.set_specs([])
-        self.stale_label.setVisible(False)
+        self.state.stale = False
         for button in (self.csv_button, self.html_button):
             button.setEnabled(False)
 
     def set_busy(self, busy: bool) -> None:
-        self._busy = busy
-        self.build_button.setEnabled(not busy)
-        self.cancel_button.setEnabled(busy)
-        self.busy_row.setVisible(busy)
         if busy:
-            self.progress.setRange(0, 0)
+            self.state.started()
+        else:
+            self.state.busy = False
 
     def show_progress(self, progress: Progress) -> None:
-        if progress.total:
+        self.state.progress = (progress.done, progress.total, progress.message or "")
+
+    def _show_busy(self) -> None:
+        state = self.state
+        # Not while a build runs: the Build button stays off until it has finished.
+        self.build_button.setEnabled(state.can_build())
+        self.cancel_button.setEnabled(state.busy)
+        self.busy_row.setVisible(state.busy)
+
+    def _show_progress(self) -> None:
+        if self.state.progress is None:
+            self.progress.setRange(0, 0)  # busy, nothing counted yet
+            return
+        done, total, words = self.state.progress
+        if total:
             self.progress.setRange(0, 1000)
-            self.progress.setValue(int(1000 * min(progress.done / progress.total, 1.0)))
-        self.progress.setFormat(progress.message or "%p%")
-        self.progress.setToolTip(progress.message)
+            self.progress.setValue(int(1000 * min(done / total, 1.0)))
+        self.progress.setFormat(words or "%p%")
+        self.progress.setToolTip(words)
 
     def _recolour(self) -> None:
         if self.report is not None:
@@ -483,13 +341,13 @@ class ReportPanel(QWidget):
 
     def mark_stale(self) -> None:
         if self.report is not None:
-            self.stale_label.setVisible(True)
+            self.state.stale = True
 
     def show_report(
         self, report: BiasReport, specs: Sequence[PlotSpec], headlines: Sequence[Comparison]
     ) -> None:
         self.report, self.headlines = report, list(headlines)
-        self.stale_label.setVisible(False)
+        self.state.stale = False
         self._show_headlines(report, self.headlines)
         s = report.settings
         protocol = (
@@ -618,42 +476,11 @@ class ReportPanel(QWidget):
     # -- what the panel asks ---------------------------------------------------------------
     def request(self) -> ReportRequest:
         """What the options ask for (metrics None: all of them are ticked)."""
-        by = [
-            self.dimension_list.item(i).data(Qt.ItemDataRole.UserRole)
-            for i in range(self.dimension_list.count())
-            if self.dimension_list.item(i).checkState() == Qt.CheckState.Checked
-        ]
-        checked = [
-            self.metric_list.item(i).data(Qt.ItemDataRole.UserRole)
-            for i in range(self.metric_list.count())
-            if self.metric_list.item(i).checkState() == Qt.CheckState.Checked
-        ]
-        everything = len(checked) == self.metric_list.count()
-        quality, references = str(self.quality_combo.currentData() or "gold:quality").split(":")
-        runs = self.picked_runs()
-        return ReportRequest(
-            by=tuple(by or ["tier"]),
-            metrics=None if everything else tuple(checked),
-            settings=Settings(
-                repetitions=self.repetitions_spin.value(),
-                sample_size=self.sample_spin.value(),
-                alpha=round(self.alpha_spin.value(), 6),
-                seed=self.seed_spin.value(),
-                study_quality=quality,
-                study_references=references,
-                statistic=self.statistic_combo.currentText(),
-                correction=str(self.correction_combo.currentData()),
-                bootstrap_resamples=self.bootstrap_spin.value(),
-            ),
-            runs=None if runs is None else tuple(runs),
-            where=tuple(c.strip() for c in self.where_edit.text().split(";") if c.strip()),
-        )
+        self.options.commit()
+        return self.state.request()
 
     def set_dimensions(self, keys: Sequence[str]) -> None:
-        for i in range(self.dimension_list.count()):
-            item = self.dimension_list.item(i)
-            on = item.data(Qt.ItemDataRole.UserRole) in keys
-            item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+        self.state.by = tuple(key for key, _title, _tip in DIMENSION_CHOICES if key in keys)
 
     def _on_build(self) -> None:
         request = self.request()

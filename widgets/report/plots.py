@@ -209,9 +209,7 @@ class ReportPlots(QWidget):
             if b is not None
         ]
         self.horizontal = horizontal = self._lies_flat()
-        value_axis, group_axis = (
-            (self.bottom_axis, self.left_axis) if horizontal else (self.left_axis, self.bottom_axis)
-        )
+        value_axis = self.bottom_axis if horizontal else self.left_axis
         value_axis.log_values = spec.log10
         item.setLabel(
             "bottom" if horizontal else "left",
@@ -220,22 +218,34 @@ class ReportPlots(QWidget):
         if not self.boxes:
             self.caption.setText("No values to plot.")
             return
-
-        def xy(position: Sequence[float], values: Sequence[float]) -> tuple[list, list]:
-            """(x, y) of points at ``position`` along the groups and ``values``."""
-            return (list(values), list(position)) if horizontal else (list(position), list(values))
-
         # The first group on top when horizontal (read down the list, as in the table).
         where = [
             float(len(self.boxes) - 1 - i) if horizontal else float(i)
             for i in range(len(self.boxes))
         ]
+        pens = [pg.mkPen(PALETTE[i % len(PALETTE)], width=1.5) for i in range(len(where))]
+        self._box_bars(item, where, pens)
+        for i, box in enumerate(self.boxes):
+            self._box_marks(item, box, where[i], PALETTE[i % len(PALETTE)], pens[i])
+        self._label_boxes(item, where)
+        self.caption.setText(
+            "Boxes: quartiles; thick line: median; whiskers: last values within 1.5 IQR; "
+            "rings: outliers." + (" Log10 axis." if spec.log10 else "")
+        )
+
+    def _xy(self, position: Sequence[float], values: Sequence[float]) -> tuple[list, list]:
+        """(x, y) of points at ``position`` along the groups and ``values``."""
+        if self.horizontal:
+            return list(values), list(position)
+        return list(position), list(values)
+
+    def _box_bars(self, item: pg.PlotItem, where: list[float], pens: list) -> None:
+        """The boxes themselves, q1 to q3, as one bar item."""
         q1 = np.array([b.q1 for b in self.boxes])
         q3 = np.array([b.q3 for b in self.boxes])
         span = np.maximum(q3 - q1, 1e-12)
         brushes = [pg.mkBrush(PALETTE[i % len(PALETTE)] + "44") for i in range(len(where))]
-        pens = [pg.mkPen(PALETTE[i % len(PALETTE)], width=1.5) for i in range(len(where))]
-        if horizontal:
+        if self.horizontal:
             self.box_item = pg.BarGraphItem(
                 x0=q1, y=np.array(where), width=span, height=0.6, brushes=brushes, pens=pens
             )
@@ -244,58 +254,51 @@ class ReportPlots(QWidget):
                 x=np.array(where), y0=q1, height=span, width=0.6, brushes=brushes, pens=pens
             )
         item.addItem(self.box_item)
-        for i, box in enumerate(self.boxes):
-            pen = pens[i]
-            at = where[i]
-            # whiskers and caps, then the median, as line pairs
-            position = [at, at, at, at, at - 0.15, at + 0.15, at - 0.15, at + 0.15]
-            values = [
-                box.whisker_low,
-                box.q1,
-                box.q3,
-                box.whisker_high,
-                box.whisker_low,
-                box.whisker_low,
-                box.whisker_high,
-                box.whisker_high,
-            ]
-            item.addItem(pg.PlotDataItem(*xy(position, values), connect="pairs", pen=pen))
+
+    def _box_marks(
+        self, item: pg.PlotItem, box: BoxStats, at: float, colour: str, pen: Any
+    ) -> None:
+        """One box's whiskers and caps, its median and its outliers (thinned)."""
+        # whiskers and caps, then the median, as line pairs
+        position = [at, at, at, at, at - 0.15, at + 0.15, at - 0.15, at + 0.15]
+        low, high = box.whisker_low, box.whisker_high
+        values = [low, box.q1, box.q3, high, low, low, high, high]
+        item.addItem(pg.PlotDataItem(*self._xy(position, values), connect="pairs", pen=pen))
+        item.addItem(
+            pg.PlotDataItem(
+                *self._xy([at - 0.3, at + 0.3], [box.median, box.median]),
+                pen=pg.mkPen(colour, width=3),
+            )
+        )
+        if box.outliers.size:
+            shown = box.outliers[:: max(1, box.outliers.size // MAX_OUTLIERS)]
             item.addItem(
-                pg.PlotDataItem(
-                    *xy([at - 0.3, at + 0.3], [box.median, box.median]),
-                    pen=pg.mkPen(PALETTE[i % len(PALETTE)], width=3),
+                pg.ScatterPlotItem(
+                    *self._xy([at] * shown.size, shown),
+                    size=5,
+                    symbol="o",
+                    pen=pg.mkPen(colour),
+                    brush=None,
                 )
             )
-            if box.outliers.size:
-                shown = box.outliers[:: max(1, box.outliers.size // MAX_OUTLIERS)]
-                item.addItem(
-                    pg.ScatterPlotItem(
-                        *xy([at] * shown.size, shown),
-                        size=5,
-                        symbol="o",
-                        pen=pg.mkPen(PALETTE[i % len(PALETTE)]),
-                        brush=None,
-                    )
-                )
-        if horizontal:  # one line a row: "label (n=…)", the axis as wide as the longest
+
+    def _label_boxes(self, item: pg.PlotItem, where: list[float]) -> None:
+        """Each group's label and count on the group axis, which is sized to them."""
+        if self.horizontal:  # one line a row: "label (n=…)", the axis as wide as the longest
             ticks = [
                 (where[i], f"{b.label.replace('_', ' ')} (n={b.n:,})")
                 for i, b in enumerate(self.boxes)
             ]
-            group_axis.setTicks([ticks, []])
+            self.left_axis.setTicks([ticks, []])
             longest = max(self.fontMetrics().horizontalAdvance(t) for _, t in ticks)
-            group_axis.setWidth(min(longest + 16, 320))
+            self.left_axis.setWidth(min(longest + 16, 320))
             item.setYRange(-0.6, len(self.boxes) - 0.4, padding=0)
         else:  # long labels ("model · tier") take two lines, with n under them
             ticks = [(where[i], f"{_wrap(b.label)}\nn={b.n:,}") for i, b in enumerate(self.boxes)]
-            group_axis.setTicks([ticks, []])
+            self.bottom_axis.setTicks([ticks, []])
             lines = max(t.count("\n") + 1 for _, t in ticks)
-            group_axis.setHeight(12 + 14 * lines)
+            self.bottom_axis.setHeight(12 + 14 * lines)
             item.setXRange(-0.6, len(self.boxes) - 0.4, padding=0)
-        self.caption.setText(
-            "Boxes: quartiles; thick line: median; whiskers: last values within 1.5 IQR; "
-            "rings: outliers." + (" Log10 axis." if spec.log10 else "")
-        )
 
     def _draw_distribution(self, item: pg.PlotItem, spec: PlotSpec) -> None:
         cleaned = [(label, plot_values(values, spec.log10)) for label, values in spec.groups]

@@ -13,7 +13,6 @@ finished folder is a model like any other (``config.json`` is written last), wit
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -22,6 +21,7 @@ from typing import Any
 
 from core.errors import UserFacingError
 from core.io import jsonio
+from core.io.atomic import temporary_name
 from core.io.folder_lock import LOCK_NAME
 from core.verbalise.training.card import model_card
 from core.verbalise.training.data import Split, data_fingerprint
@@ -59,7 +59,8 @@ def check_out(out: Path) -> OutFolder:
     if (out / CHECKPOINT).is_file():
         record = _read_record(out)
         return OutFolder(out, int(record.get("steps", 0)), record)
-    leftovers = [p for p in out.iterdir() if not _is_leftover(p)]
+    # The lock file is ours (taken before this check) or a killed holder's: not content.
+    leftovers = [p for p in out.iterdir() if not _is_leftover(p) and p.name != LOCK_NAME]
     if leftovers:
         raise TrainingError(
             f"{out}: not empty ({leftovers[0].name}, …) and no training to resume; "
@@ -69,9 +70,16 @@ def check_out(out: Path) -> OutFolder:
 
 
 def _is_leftover(path: Path) -> bool:
-    """A temporary file or folder of this module (a killed write), or the folder's lock."""
-    return path.name == LOCK_NAME or (
-        path.name.startswith(".") and (path.name.endswith(".tmp") or ".final-" in path.name)
+    """A temporary file or folder of this module (a killed write): ``.NAME.PID-HEX8.tmp``
+    and ``.final.PID-HEX8.partial`` (core.io.atomic's names), or ``.final-…`` of an older
+    TailLens. Never the folder's lock file: it belongs to the training holding it."""
+    name = path.name
+    if not name.startswith(".") or name == LOCK_NAME:
+        return False
+    return (
+        name.endswith(".tmp")
+        or name.startswith(".final-")
+        or (name.startswith(".final.") and name.endswith(".partial"))
     )
 
 
@@ -128,7 +136,7 @@ def identity_of(base: Path, split: Split, settings: TrainingSettings) -> dict[st
 
 
 def remove_leftovers(out: Path) -> None:
-    """Remove what a killed write left (temporary files and folders) and the lock file."""
+    """Remove what a killed write left (temporary files and folders)."""
     for path in out.iterdir():
         if _is_leftover(path):
             if path.is_dir():
@@ -139,7 +147,7 @@ def remove_leftovers(out: Path) -> None:
 
 def write_atomically(path: Path, write: Callable[[Any], object]) -> None:
     """``write(handle)`` into a temporary file beside ``path``, synced, renamed over it."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    temporary = temporary_name(path)
     try:
         with temporary.open("wb") as handle:
             write(handle)
@@ -162,7 +170,7 @@ def install_model(out: Path, save: Callable[[Path], None], record: dict[str, Any
     everything is moved in with ``config.json`` last, so a folder with one is a whole model
     (the model list's test) even if the process is killed while moving. The checkpoint
     files go afterwards: until then a killed process can still resume."""
-    partial = out / f".final-{os.getpid()}-{secrets.token_hex(4)}"
+    partial = temporary_name(out / "final", "partial")
     try:
         save(partial)
         (partial / CARD).write_text(model_card(record), encoding="utf-8")

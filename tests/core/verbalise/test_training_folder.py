@@ -48,3 +48,15 @@ def test_a_folder_with_only_leftovers_is_a_new_training(tmp_path: Path) -> None:
     (tmp_path / LOCK_NAME).write_text("{}")
     folder = check_out(tmp_path)
     assert folder.resume_step is None and folder.record is None
+
+
+def test_the_lock_file_is_never_a_leftover_and_new_temporary_names_are(tmp_path: Path) -> None:
+    from core.io.atomic import temporary_name
+    from core.io.folder_lock import LOCK_NAME
+
+    (tmp_path / LOCK_NAME).write_text("{}", encoding="utf-8")
+    partial = temporary_name(tmp_path / "final", "partial")
+    partial.mkdir()
+    temporary_name(tmp_path / CHECKPOINT).write_bytes(b"half")
+    remove_leftovers(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [LOCK_NAME]
