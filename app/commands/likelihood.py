@@ -72,13 +72,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_likelihood(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.store import SessionStore
-    from core.tiers.likelihood import (
+    from core.tiers.likelihood import LikelihoodError, LikelihoodRequest, likelihood_job
+    from core.tiers.model_tail import (
         CutoffSettings,
-        LikelihoodError,
-        LikelihoodRequest,
         correlations,
         disagreements,
-        likelihood_job,
         load_cutoff,
         load_likelihood_table,
         matched_cutoff,
