@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from app.context import PanelContext
     from app.jobrunner import JobHandle
     from core.store import SessionStore
-    from core.tiers.likelihood import CutoffSettings, LikelihoodView
+    from core.tiers.model_tail import CutoffSettings, LikelihoodView
     from widgets.browser import BrowserPanel
 
 TAB_TITLE = "Likelihood"
@@ -64,7 +64,7 @@ class LikelihoodController(QObject):
     def refresh(self) -> JobHandle | None:
         """Read the shown category's scores (the picked model, else the one the saved
         cut-off is for, else the first) and hand them to the tab."""
-        from core.tiers.likelihood import load_likelihood_view
+        from core.tiers.model_tail import load_likelihood_view
 
         category = self.ctx.browser_state.category
         if self.ctx.store is None or category is None:
@@ -135,7 +135,7 @@ class LikelihoodController(QObject):
     def save_cutoff(self, settings: CutoffSettings) -> bool | None:
         """Store the model_tail sub-tier of the shown category (through the writer, on its
         thread: it rewrites every member's row)."""
-        from core.tiers.likelihood import save_model_tail
+        from core.tiers.model_tail import save_model_tail
 
         category = self.ctx.browser_state.category
         if self.ctx.store is None or category is None:

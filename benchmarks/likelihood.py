@@ -26,12 +26,8 @@ from app.cli import main as cli  # noqa: E402
 from core.jobs import JobSucceeded, run_job  # noqa: E402
 from core.store import SessionStore  # noqa: E402
 from core.store.models import EntityLikelihood  # noqa: E402
-from core.tiers.likelihood import (  # noqa: E402
-    LikelihoodRequest,
-    correlations,
-    likelihood_job,
-    load_likelihood_table,
-)
+from core.tiers.likelihood import LikelihoodRequest, likelihood_job  # noqa: E402
+from core.tiers.model_tail import correlations, load_likelihood_table  # noqa: E402
 
 RUNS = 3
 BATCHES = (1, 16, 64)

@@ -6,7 +6,7 @@ rank correlation; a draggable horizontal cut-off line, like the Pareto line, bel
 entities are ``model_tail``; the entities on which the two signals disagree (head by
 counts but tail by likelihood, and the reverse) highlighted on the plot and listed.
 
-The panel shows what ``app.likelihood`` hands it (a :class:`core.tiers.likelihood.LikelihoodView`)
+The panel shows what ``app.likelihood`` hands it (a :class:`core.tiers.model_tail.LikelihoodView`)
 and asks for the rest through signals; it never opens the session.
 """
 
@@ -33,9 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.tiers.likelihood import (
-    HEAD_BY_COUNTS,
-    SIGNALS,
+from core.tiers.likelihood import HEAD_BY_COUNTS, SIGNALS
+from core.tiers.model_tail import (
     CutoffSettings,
     Disagreement,
     LikelihoodView,

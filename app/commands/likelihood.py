@@ -72,13 +72,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_likelihood(args: argparse.Namespace) -> int:
     from app.terminal import run_in_terminal
     from core.store import SessionStore
-    from core.tiers.likelihood import (
+    from core.tiers.likelihood import LikelihoodError, LikelihoodRequest, likelihood_job
+    from core.tiers.model_tail import (
         CutoffSettings,
-        LikelihoodError,
-        LikelihoodRequest,
         correlations,
         disagreements,
-        likelihood_job,
         load_cutoff,
         load_likelihood_table,
         matched_cutoff,
@@ -130,6 +128,12 @@ def run_likelihood(args: argparse.Namespace) -> int:
         jsonio.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
         print()
         return 0
+    _print_likelihood(args, payload)
+    return 0
+
+
+def _print_likelihood(args: argparse.Namespace, payload: dict) -> None:
+    """The run's summary, correlations, stored cut-off and disagreements as text."""
     s = payload["summary"]
     print(
         f"{args.category} ({s['lang']}), model {s['model']}: {s['scored']} scored, "
@@ -156,4 +160,3 @@ def run_likelihood(args: argparse.Namespace) -> int:
                 f"  {d['qid']}  {d['label']}  {d['kind']}  statements {d['statements']}  "
                 f"sitelinks {d['sitelinks']}  loglik {d['loglik']:.3f}"
             )
-    return 0

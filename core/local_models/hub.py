@@ -32,7 +32,6 @@ import errno
 import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UserFacingError
+from core.io.atomic import write_text_atomically
 from core.io.safe_names import UnsafeNameError, commit_id, inside, path_part, relative_path, shown
 from core.jobs import Job, JobContext
 from core.labels import duration_words
@@ -683,17 +683,7 @@ def _write_ref(storage: Path, revision: str, commit: str) -> None:
     if ref.is_file() and ref.read_text(encoding="utf-8", errors="replace") == commit:
         return
     ref.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(
-        prefix=f".{ref.name}.", suffix=PARTIAL_SUFFIX, dir=ref.parent
-    )
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(commit)
-        os.replace(partial, ref)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(partial)
-        raise
+    write_text_atomically(ref, commit)
 
 
 def pull_job(repo_id: str, revision: str | None = None) -> Job[PullResult]:

@@ -385,6 +385,9 @@ def _train(
     evaluate_every: int,
     on_evaluate: Callable[[int, Any], dict[str, Any] | None] | None,
 ) -> TrainingResult:
+    # Long on purpose: the loop and the record written after it share the loop's state
+    # (step, losses, why it stopped, time spent evaluating); the parts with no such state
+    # (loading, the optimiser, the schedule, evaluations, saving) are their own functions.
     with heavy.lock():
         import torch
         from sentence_transformers import SentenceTransformer

@@ -12,7 +12,8 @@ from sqlalchemy import select
 from app.cli import main
 from core.store import SessionStore
 from core.store.models import CategoryMember, Entity
-from core.tiers.likelihood import load_cutoff, model_key
+from core.tiers.likelihood import model_key
+from core.tiers.model_tail import load_cutoff
 from tests.fixtures.likelihood_session import CITIES, seed_city_session
 
 # Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).

@@ -293,7 +293,7 @@ LOGLIK = [-2.0, -2.1, -2.2, -9.0, -3.0, -3.5, -4.0, -4.5, -5.0, -5.5]
 
 def test_the_model_tail_cut_off_dragged_in_the_likelihood_tab(qtbot, window_on, tmp_path) -> None:
     from core.store.models import CategoryMember, Entity, EntityLikelihood
-    from core.tiers.likelihood import load_cutoff
+    from core.tiers.model_tail import load_cutoff
     from tests.fixtures.likelihood_session import seed_city_session
 
     path = seed_city_session(tmp_path / "cities.taillens")

@@ -21,19 +21,21 @@ from core.tiers.likelihood import (
     MODEL_HEAD,
     MODEL_TAIL,
     TAIL_BY_COUNTS,
-    CutoffSettings,
     LikelihoodRequest,
-    disagreements,
     likelihood_job,
-    load_cutoff,
-    load_likelihood_table,
     load_targets,
-    matched_cutoff,
     model_key,
-    rank_correlation,
-    save_model_tail,
     sequence_loglik,
     text_logliks,
+)
+from core.tiers.model_tail import (
+    CutoffSettings,
+    disagreements,
+    load_cutoff,
+    load_likelihood_table,
+    matched_cutoff,
+    rank_correlation,
+    save_model_tail,
 )
 from tests.fixtures.likelihood_session import CITIES, seed_city_session
 
@@ -320,7 +322,7 @@ def test_rank_correlation_is_spearmans_rho_with_average_ranks() -> None:
 def test_the_view_shows_the_wanted_pair_else_the_saved_cutoffs_else_the_first(
     session, tiny_causal_lm
 ) -> None:
-    from core.tiers.likelihood import load_likelihood_view, scored_models
+    from core.tiers.model_tail import load_likelihood_view, scored_models
 
     with SessionStore.open(session) as store:
         assert load_likelihood_view(store, "City") is None  # nothing scored yet

@@ -36,7 +36,7 @@ def test_every_reader_of_session_json_falls_back(tmp_path: Path, text: str) -> N
     from core.agreement.human import _webnlg_payloads
     from core.agreement.judgments import META_PREFIX
     from core.tiers.cutoffs import TierSettings
-    from core.tiers.likelihood import load_cutoff
+    from core.tiers.model_tail import load_cutoff
     from core.tiers.stored import load_tier_settings
     from core.units.builder.draft import draft_from_json
     from core.units.builder.render import KEPT_LABELS_META_KEY, kept_labels

@@ -13,16 +13,14 @@ from sqlalchemy import select
 from core.jobs import JobSucceeded, run_job
 from core.store import SessionStore
 from core.store.models import CategoryMember, Entity
-from core.tiers.likelihood import (
-    LikelihoodRequest,
+from core.tiers.likelihood import LikelihoodRequest, likelihood_job, model_key
+from core.tiers.model_tail import (
     LikelihoodView,
     correlations,
     disagreements,
-    likelihood_job,
     load_cutoff,
     load_likelihood_table,
     matched_cutoff,
-    model_key,
     scored_models,
 )
 from tests.fixtures.likelihood_session import CITIES, seed_city_session
