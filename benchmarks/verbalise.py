@@ -3,7 +3,7 @@
 The same units (1 to 7 triples each, the METHODS §5 sizes, in a mixed order; en) go
 through :class:`CausalVerbaliser` three times: in batches of ``--batch-size`` (left
 padding, N candidates per unit in one ``generate`` call) ordered as the verbalise job
-orders them (``core.verbalise.batching.order_for_batching``: by prompt length in tokens,
+orders them (``core.verbalise.batch_loop.order_for_batching``: by prompt length in tokens,
 longest first), in batches in the given order (every batch mixes short and long prompts
 and is padded to its longest), and one unit per call. All give the same number of
 outputs; the figures are the ratios of the times (target ≥ 3× for batched against one
@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.verbalise.base import GenerationParams, VerbaliseRequest
-from core.verbalise.batching import order_for_batching
+from core.verbalise.batch_loop import order_for_batching
 from core.verbalise.local import CausalVerbaliser
 
 FACTS = [

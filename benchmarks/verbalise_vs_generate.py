@@ -53,7 +53,7 @@ from core.local_models.loader import prompts_token_ids  # noqa: E402
 from core.store import SessionStore  # noqa: E402
 from core.store.models import DataUnit, ModelRun, UnitTriple  # noqa: E402
 from core.verbalise.base import GenerationParams, VerbaliseRequest  # noqa: E402
-from core.verbalise.batching import order_for_batching  # noqa: E402
+from core.verbalise.batch_loop import order_for_batching  # noqa: E402
 from core.verbalise.job import verbalise_job  # noqa: E402
 from core.verbalise.local import CausalVerbaliser, _eos_ids, _until_eos  # noqa: E402
 from core.verbalise.selection import unit_triples  # noqa: E402

@@ -210,7 +210,7 @@ def parse_runs(text: str | None) -> list[int] | None:
 def run_report(args: argparse.Namespace) -> int:
     from core.io.output_guard import check_output_target
     from core.report import Settings, build_report, write_csv, write_html
-    from core.report.tables import headline_lines, report_json, report_tables
+    from core.report.render import headline_lines, report_json, report_tables
     from core.store import SessionStore
     from core.text_filters import check_conditions
 

@@ -4,7 +4,7 @@ Mann–Whitney protocol, lay out the study table, plot and export.
 * :func:`build_report` (``core.report.build``) -> :class:`BiasReport` (plain data:
   comparisons, study table, headlines; ``core.report.compare`` and ``core.report.study``
   compute them);
-* :func:`report_tables` (``core.report.tables``) -> the report's :class:`Table` s and notes;
+* :func:`report_tables` (``core.report.render``) -> the report's :class:`Table` s and notes;
 * :func:`plot_specs` -> :class:`PlotSpec` s (data for pyqtgraph; ``.figure()`` /
   ``.svg()``: matplotlib, for exports and HTML);
 * :func:`write_csv`, :func:`write_html`, :func:`render_html`.
@@ -26,9 +26,9 @@ from core.report.compare import compare, default_pairs
 from core.report.comparison import Comparison
 from core.report.data import Observation, RunInfo, ScoreFrame, load_frame
 from core.report.export import PlotSpec, plot_specs, render_html, write_csv, write_html
+from core.report.render import COMPARISON_COLUMNS, report_json, report_tables
 from core.report.settings import Settings
 from core.report.study import StudyCell, StudyRow, StudyTable, study_table
-from core.report.tables import COMPARISON_COLUMNS, report_json, report_tables
 from core.tables import Table
 
 __all__ = [

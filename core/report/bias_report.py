@@ -1,6 +1,6 @@
 """The bias report as computed (METHODS §8): the comparisons, the study table, the
 headlines and the human-judgment tables of one build, with the frame they came from.
-``core.report.build`` fills it; ``core.report.tables`` lays it out as tables and notes
+``core.report.build`` fills it; ``core.report.render`` lays it out as tables and notes
 for the panel, the CLI and the exports."""
 
 from __future__ import annotations

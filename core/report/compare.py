@@ -7,7 +7,7 @@ reference quality (gold and silver are never mixed). Comparing languages therefo
 happens within each model and quality; comparing models within each language; and so on.
 
 Every result is a frozen :class:`Comparison`; ``core.report.build`` gathers them into a
-report and ``core.report.tables`` lays them out.
+report and ``core.report.render`` lays them out.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any
 from core.groups import metric_label, order_key
 from core.metrics.info import metric_info
 from core.report.bias_report import BiasReport
-from core.report.tables import (
+from core.report.render import (
     SIGNIFICANT_MARK,
     bootstrap_note,
     correction_note,

@@ -1,6 +1,6 @@
 """The TailNLG study table of the bias report, as plain data: rows model × type ×
 language, a cell per study metric, marked when it differs from the head row of the same
-model and language (the METHODS §8 protocol). ``core.report.tables`` lays it out."""
+model and language (the METHODS §8 protocol). ``core.report.render`` lays it out."""
 
 from __future__ import annotations
 

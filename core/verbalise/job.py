@@ -2,7 +2,7 @@
 
 The job plans (the units selected, :mod:`core.verbalise.selection`; the run opened or
 resumed and what it still lacks, :mod:`core.verbalise.run_records`), then works through
-the batch loop (:mod:`core.verbalise.batching`) and ends the run with its status.
+the batch loop (:mod:`core.verbalise.batch_loop`) and ends the run with its status.
 
 Resume: running again with the same run skips the (unit, language) pairs that run already
 verbalised. :func:`~core.verbalise.run_records.find_resumable_run` finds an unfinished
@@ -20,7 +20,7 @@ from core.changes import Topic
 from core.jobs import Job, JobCancelled, JobContext
 from core.store import SessionStorageError, SessionStore
 from core.verbalise.base import Triples, Verbaliser, VerbaliseRequest
-from core.verbalise.batching import order_for_batching, verbalise_in_batches
+from core.verbalise.batch_loop import order_for_batching, verbalise_in_batches
 from core.verbalise.outcome import VerbaliseError, VerbaliseSummary, kept_line
 from core.verbalise.run_records import (
     done_pairs,

@@ -13,7 +13,7 @@ from core.agreement.judgments import import_webnlg_judgments
 from core.agreement.table import TABLE_COLUMNS, table_rows
 from core.jobs import JobSucceeded
 from core.report import ReportRequest, build_report
-from core.report.tables import report_json, report_tables
+from core.report.render import report_json, report_tables
 from core.store import SessionStore
 from tests.fixtures.correlation_session import build, write_release
 

@@ -18,7 +18,7 @@ from PySide6.QtGui import QImage
 from app.gui import build_window
 from core.jobs import JobSucceeded, JobWasCancelled
 from core.report import ReportRequest, Settings, build_report, plot_specs
-from core.report.tables import report_tables
+from core.report.render import report_tables
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.reads import settle_reads

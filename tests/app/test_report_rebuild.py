@@ -16,7 +16,7 @@ from PySide6.QtCore import QSettings
 from app.gui import build_window
 from core.jobs import JobSucceeded
 from core.report import ReportCache, ReportRequest, Settings, build_report
-from core.report.tables import comparison_table, report_json
+from core.report.render import comparison_table, report_json
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module
 from tests.fixtures.reads import settle_reads

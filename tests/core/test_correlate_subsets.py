@@ -18,7 +18,7 @@ from core.errors import UserFacingError
 from core.jobs import JobSucceeded, run_job
 from core.metrics.esa.detect import esa_of_text
 from core.metrics.scoring import ScoringRequest, score_job, sentence_score_table
-from core.report.tables import report_tables
+from core.report.render import report_tables
 from core.store import SessionStore
 from core.store.models import DataUnit, UnitTriple
 from core.text_filters import FilterError, parse_condition

@@ -26,7 +26,7 @@ from core.report import (
     write_html,
 )
 from core.report.figures import box_figure, figure_svg
-from core.report.tables import comparison_table, report_tables, study_grid
+from core.report.render import comparison_table, report_tables, study_grid
 from core.store import SessionStore
 from core.store.models import Score
 from tests.fixtures import report_session as fixture_module

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from core.errors import UserFacingError
 from core.groups import dataset_name, subtier_group
 from core.report import Settings, build_report, compare, load_frame
-from core.report.tables import comparison_table, study_grid
+from core.report.render import comparison_table, study_grid
 from core.store import SessionStore
 from core.store.models import DataUnit
 from tests.fixtures import report_session as fixture_module

@@ -11,7 +11,7 @@ import pytest
 from app.cli import main
 from core.report import build_report, load_frame
 from core.report.data import UnknownRunError
-from core.report.tables import runs_used_table
+from core.report.render import runs_used_table
 from core.store import SessionStore
 from core.store.models import ModelRun, Score, Verbalisation
 from tests.fixtures import report_session as fixture_module

@@ -11,6 +11,7 @@ import pytest
 
 from app.cli import main
 from core.report import Settings, build_report, render_html
+from core.report.render import comparison_table, headline_lines
 from core.report.statistics import (
     _bootstrap_medians,
     adjust_p_values,
@@ -18,7 +19,6 @@ from core.report.statistics import (
     bootstrap_medians_ci,
     holm,
 )
-from core.report.tables import comparison_table, headline_lines
 from core.report.verdict import headline_text, verdict
 from core.store import SessionStore
 from tests.fixtures import report_session as fixture_module

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from core.report.tables import study_grid
+from core.report.render import study_grid
 from core.tables import Table
 from widgets.report.table import ReportTableModel
 
@@ -30,8 +30,8 @@ def test_tier_codes_read_as_words_and_keep_their_values() -> None:
 def test_the_reports_own_tables_show_tier_words() -> None:
     """The columns the report really writes: a comparison's groups (``group_a``,
     ``group_b``) and the study table's ``type``."""
+    from core.report.render import COMPARISON_COLUMNS
     from core.report.study import StudyRow, StudyTable
-    from core.report.tables import COMPARISON_COLUMNS
 
     values = {"group_a": "head", "group_b": "long_tail", "metric": "bleu", "model": "m"}
     row = tuple(values.get(column) for column in COMPARISON_COLUMNS)

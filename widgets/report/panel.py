@@ -38,7 +38,7 @@ from core.report import (
     metric_label,
 )
 from core.report.panel_state import ReportState
-from core.report.tables import (
+from core.report.render import (
     SIGNIFICANT_MARK,
     bootstrap_note,
     correction_note,

@@ -31,7 +31,7 @@ from core.report import (
     Table,
     metric_label,
 )
-from core.report.tables import SIGNIFICANT_MARK
+from core.report.render import SIGNIFICANT_MARK
 from core.report.verdict import (
     format_value,
 )

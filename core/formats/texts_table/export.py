@@ -18,7 +18,7 @@ from core.formats.texts_table.plan import (
     output_where,
 )
 from core.formats.texts_table.rows import pages
-from core.formats.texts_table.tables import metadata, open_table, pyarrow_module
+from core.formats.texts_table.writers import metadata, open_table, pyarrow_module
 from core.io import jsonio
 from core.io.output_guard import check_output_target
 from core.jobs import Job, JobContext

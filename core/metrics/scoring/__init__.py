@@ -5,7 +5,7 @@
 * :mod:`~core.metrics.scoring.material`: the texts and each unit's triples, entities and
   references, read from the session;
 * :mod:`~core.metrics.scoring.job`: the job (:func:`score_job`) that scores;
-  :mod:`~core.metrics.scoring.groups` the groups it scores (items, rows, corpus
+  :mod:`~core.metrics.scoring.corpus_groups` the groups it scores (items, rows, corpus
   figures), :mod:`~core.metrics.scoring.write` how their rows are staged and written;
 * :mod:`~core.metrics.scoring.queries`: the stored scores read back (Scores panel,
   report, CLI), from a WAL snapshot.
@@ -16,7 +16,7 @@ works as it did when this was one module.
 
 from __future__ import annotations
 
-from core.metrics.scoring.groups import _corpus_of, _Group, _LazyItems, _pooled_perplexity
+from core.metrics.scoring.corpus_groups import _corpus_of, _Group, _LazyItems, _pooled_perplexity
 from core.metrics.scoring.job import CHUNK, ROW_BATCH, SERVER_LOGPROBS, _Scorer, score_job
 from core.metrics.scoring.material import (
     UnitMaterial,

@@ -64,7 +64,7 @@ from core.metrics.base import (
     MetricValue,
     ScoringItem,
 )
-from core.metrics.scoring.groups import (
+from core.metrics.scoring.corpus_groups import (
     _corpus_of,
     _Group,
     _keeps_values,

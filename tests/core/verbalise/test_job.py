@@ -18,7 +18,7 @@ from core.jobs import CancelToken, JobFailed, JobSucceeded, JobWasCancelled, Pro
 from core.store import SessionStore
 from core.store.models import Category, DataUnit, ModelRun, UnitTriple, Verbalisation
 from core.verbalise.base import Candidate, GenerationParams, VerbaliseRequest
-from core.verbalise.batching import order_for_batching, prompt_lengths
+from core.verbalise.batch_loop import order_for_batching, prompt_lengths
 from core.verbalise.job import verbalise_job
 from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 from core.verbalise.openai import OpenAIVerbaliser
