@@ -98,7 +98,7 @@ def get_application():
 
 def load_theme(settings) -> str:
     """The theme chosen in Preferences (system, light or dark)."""
-    from core.desktop.theme import read_theme  # light: before the first paint
+    from core.desktop.theme_choice import read_theme  # light: before the first paint
 
     return read_theme(settings)
 

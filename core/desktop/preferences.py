@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.desktop.theme import THEME_KEY, THEMES
+from core.desktop.theme_choice import THEME_KEY, THEMES
 from core.tiers.cutoffs import DEFAULT_HEAD_FRACTION, DEFAULT_PARETO_SHARE, TierSettings
 
 CONTACT_ENV = "TAILLENS_CONTACT"
