@@ -5,20 +5,16 @@ being created or backed up, a training's checkpoint record) is written first und
 hidden name beside its target, ``.NAME.PID-HEX8.SUFFIX``, then renamed into place. The
 process id in the name lets a later run tell a killed writer's leftover (its process is
 gone: :func:`core.io.liveness.process_alive`) from work in progress, and the eight hex
-digits keep two writers of one process apart. Cleaners parse names with
-:data:`TEMPORARY_NAME`.
+digits keep two writers of one process apart. Each cleaner recognises the suffixes of
+what it writes (``core.io.output_guard``: ``.tmp``; ``core.store.placing``:
+``.creating`` and ``.partial``), and also the names older TailLens wrote.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
-
-# ``.PID-HEX8.SUFFIX`` at the end of a temporary name; older TailLens wrote some without
-# the process id, which cleaners still recognise (the group is optional).
-TEMPORARY_NAME = re.compile(r"\.(?:(?P<pid>\d+)-)?(?P<token>[0-9a-f]{8})\.(?P<suffix>[\w.-]+)\Z")
 
 
 def temporary_name(path: Path, suffix: str = "tmp") -> Path:

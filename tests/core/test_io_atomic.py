@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -10,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from core.io.atomic import TEMPORARY_NAME, temporary_name, write_atomically, write_text_atomically
+from core.io.atomic import temporary_name, write_atomically, write_text_atomically
 from core.io.liveness import owner_alive, process_alive
+
+# What a temporary name ends with: the writer's process id, 8 hex digits, the suffix.
+TEMPORARY_NAME = re.compile(r"\.(?P<pid>\d+)-[0-9a-f]{8}\.(?P<suffix>[\w-]+)\Z")
 
 
 def test_temporary_name_is_hidden_beside_and_names_this_process(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UserFacingError
-from core.io import jsonio
+from core.io import atomic, jsonio
 from core.io.atomic import temporary_name
 from core.io.folder_lock import LOCK_NAME
 from core.verbalise.training.card import model_card
@@ -146,17 +146,17 @@ def remove_leftovers(out: Path) -> None:
 
 
 def write_atomically(path: Path, write: Callable[[Any], object]) -> None:
-    """``write(handle)`` into a temporary file beside ``path``, synced, renamed over it."""
-    temporary = temporary_name(path)
-    try:
+    """``write(handle)`` into a temporary file beside ``path``, synced, renamed over it
+    (:func:`core.io.atomic.write_atomically`, with the bytes on disk before the rename:
+    a checkpoint must survive a power cut, not only a killed process)."""
+
+    def synced(temporary: Path) -> None:
         with temporary.open("wb") as handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+
+    atomic.write_atomically(path, synced)
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
