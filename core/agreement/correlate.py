@@ -10,14 +10,13 @@ from typing import TYPE_CHECKING, cast
 
 from core.agreement.coefficients import coefficients
 from core.agreement.corpus import CorpusForm
-from core.agreement.human import zscore_only_systems
 from core.agreement.judgments import system_key
 from core.agreement.reads import (
     Reads,
     read_columns,
     read_humans,
     read_score_table,
-    read_through,
+    read_zscore_only,
 )
 from core.errors import UserFacingError
 from core.jobs import Job, JobContext
@@ -232,7 +231,7 @@ def _method_notes(
     if request.zscore:
         notes.append("WebNLG ratings z-scored per rater and criterion before averaging")
     else:
-        z_only = read_through(reads, ("z-scores only",), lambda: zscore_only_systems(store))
+        z_only = read_zscore_only(store, reads)
         if z_only:
             notes.append(
                 f"{plural(len(z_only), 'system')} rated only in the all-teams file (z-scores: "

@@ -17,7 +17,10 @@ WEBNLG_PREFIX = "webnlg:"
 APP_RATINGS = ("fluency", "adequacy")
 
 
-def _webnlg_payloads(store: SessionStore) -> list[dict[str, Any]]:
+def webnlg_payloads(store: SessionStore) -> list[dict[str, Any]]:
+    """The stored WebNLG human-evaluation payloads (one per imported system), parsed: the
+    human values and the list of z-score-only systems come from them (each payload is a
+    JSON text of tens of KB, so a report parses them once: ``core.agreement.reads``)."""
     from sqlalchemy import select
 
     from core.store.models import SessionMeta
@@ -35,8 +38,14 @@ def _webnlg_payloads(store: SessionStore) -> list[dict[str, Any]]:
     return [p for p in payloads if isinstance(p, dict)]
 
 
-def human_values(store: SessionStore, *, zscore: bool = False) -> dict[str, dict[int, float]]:
-    """Rating name -> verbalisation id -> the text's value (see :mod:`core.agreement`)."""
+def human_values(
+    store: SessionStore,
+    *,
+    zscore: bool = False,
+    payloads: list[dict[str, Any]] | None = None,
+) -> dict[str, dict[int, float]]:
+    """Rating name -> verbalisation id -> the text's value (see :mod:`core.agreement`);
+    ``payloads``: :func:`webnlg_payloads` of the same state, when read already."""
     from core.annotation import per_item_values
 
     out: dict[str, dict[int, float]] = defaultdict(dict)
@@ -48,7 +57,7 @@ def human_values(store: SessionStore, *, zscore: bool = False) -> dict[str, dict
     # (they are z-scores already, and only comparable with z-scores: --zscore)
     cells: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
     given_z: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
-    for payload in _webnlg_payloads(store):
+    for payload in webnlg_payloads(store) if payloads is None else payloads:
         z_only = payload.get("scale") == ZSCORES
         if z_only and not zscore:
             continue
@@ -81,6 +90,10 @@ def _zscore_per_rater(cells: dict[tuple[str, int], dict[str, float]]) -> None:
             cells[(criterion, vid)][worker] = float(zv)
 
 
-def zscore_only_systems(store: SessionStore) -> list[str]:
-    """The systems whose WebNLG ratings are the all-teams file's z-scores only."""
-    return [str(p.get("system", "?")) for p in _webnlg_payloads(store) if p.get("scale") == ZSCORES]
+def zscore_only_systems(
+    store: SessionStore, *, payloads: list[dict[str, Any]] | None = None
+) -> list[str]:
+    """The systems whose WebNLG ratings are the all-teams file's z-scores only
+    (``payloads`` as in :func:`human_values`)."""
+    read = webnlg_payloads(store) if payloads is None else payloads
+    return [str(p.get("system", "?")) for p in read if p.get("scale") == ZSCORES]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.agreement.human import human_values
+from core.agreement.human import human_values, webnlg_payloads, zscore_only_systems
 
 if TYPE_CHECKING:
     from core.metrics.scoring.queries import SentenceScoreRow
@@ -18,8 +18,8 @@ class Reads:
     """What the agreement table and the ESA matrix read from one state of a session,
     kept so that the next of them (another subset, the other table) reads it no more:
     the human values, the score columns, the judged texts' scores, their details (for
-    ``--where`` conditions), sentence statistics (for corpus scores) and the systems rated
-    in z-scores only. What is kept is
+    ``--where`` conditions), sentence statistics (for corpus scores), the stored WebNLG
+    rating payloads (parsed once) and the systems rated in z-scores only. What is kept is
     never changed by its readers. The holder drops it when the session is written (the
     report keeps one in its ``ReportCache``); one without is read afresh each time."""
 
@@ -67,7 +67,28 @@ def read_humans(
     store: SessionStore, *, zscore: bool = False, reads: Reads | None = None
 ) -> dict[str, dict[int, float]]:
     """:func:`human_values`, from ``reads`` when it holds them."""
-    return read_through(reads, ("humans", zscore), lambda: human_values(store, zscore=zscore))
+    return read_through(
+        reads,
+        ("humans", zscore),
+        lambda: human_values(store, zscore=zscore, payloads=read_payloads(store, reads)),
+    )
+
+
+def read_payloads(store: SessionStore, reads: Reads | None = None) -> list[dict[str, Any]]:
+    """:func:`webnlg_payloads`, parsed once per ``reads`` (the raw values, the z-scored
+    ones and the z-score-only systems all come from them)."""
+    return list(read_through(reads, ("webnlg payloads",), lambda: webnlg_payloads(store)))
+
+
+def read_zscore_only(store: SessionStore, reads: Reads | None = None) -> list[str]:
+    """:func:`zscore_only_systems`, from ``reads`` when it holds them."""
+    return list(
+        read_through(
+            reads,
+            ("z-scores only",),
+            lambda: zscore_only_systems(store, payloads=read_payloads(store, reads)),
+        )
+    )
 
 
 def read_columns(

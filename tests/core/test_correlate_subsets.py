@@ -326,6 +326,8 @@ def test_reads_kept_for_one_state_give_the_tables_read_afresh(session, monkeypat
     are read once for all of them."""
     import core.metrics.scoring as scoring
     import core.text_filters as text_filters
+    from core.agreement import human
+    from core.agreement import reads as reads_module
     from core.agreement.matrix import matrix_table
     from core.agreement.reads import Reads
     from core.agreement.table import agreement_table
@@ -343,7 +345,7 @@ def test_reads_kept_for_one_state_give_the_tables_read_afresh(session, monkeypat
     fresh = [both(where, None) for where in subsets]
     assert all(table is not None and matrix is not None for table, matrix in fresh)
     assert fresh[1] != fresh[0]  # the subsets differ: the comparison below can fail
-    calls: dict[str, int] = {"table": 0, "details": 0}
+    calls: dict[str, int] = {"table": 0, "details": 0, "payloads": 0}
 
     def counted(name: str, function):
         def call(*args, **kwargs):
@@ -358,9 +360,13 @@ def test_reads_kept_for_one_state_give_the_tables_read_afresh(session, monkeypat
     monkeypatch.setattr(
         text_filters, "sentence_details", counted("details", text_filters.sentence_details)
     )
+    # The human values and the z-score-only systems are both read from these payloads.
+    payloads = counted("payloads", human.webnlg_payloads)
+    monkeypatch.setattr(reads_module, "webnlg_payloads", payloads)
+    monkeypatch.setattr(human, "webnlg_payloads", payloads)
     reads = Reads()
     assert [both(where, reads) for where in subsets] == fresh
-    assert calls == {"table": 1, "details": 1}
+    assert calls == {"table": 1, "details": 1, "payloads": 1}
 
 
 def test_the_report_with_its_human_judgment_tables_imports_no_scipy_stats(session) -> None:

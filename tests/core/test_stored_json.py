@@ -33,7 +33,7 @@ def test_stored_json_falls_back_on_what_it_cannot_read(text: str) -> None:
 
 @pytest.mark.parametrize("text", HOSTILE[:5], ids=range(5))
 def test_every_reader_of_session_json_falls_back(tmp_path: Path, text: str) -> None:
-    from core.agreement.human import _webnlg_payloads
+    from core.agreement.human import webnlg_payloads
     from core.agreement.judgments import META_PREFIX
     from core.tiers.cutoffs import TierSettings
     from core.tiers.model_tail import load_cutoff
@@ -57,4 +57,4 @@ def test_every_reader_of_session_json_falls_back(tmp_path: Path, text: str) -> N
         assert draft_from_json(text) is None
         assert load_tier_settings(store, "City") == TierSettings()
         assert load_cutoff(store, "City") is None
-        assert _webnlg_payloads(store) == []
+        assert webnlg_payloads(store) == []
