@@ -5,8 +5,8 @@ Mann–Whitney protocol, lay out the study table, plot and export.
   comparisons, study table, headlines; ``core.report.compare`` and ``core.report.study``
   compute them);
 * :func:`report_tables` (``core.report.render``) -> the report's :class:`Table` s and notes;
-* :func:`plot_specs` -> :class:`PlotSpec` s (data for pyqtgraph; ``.figure()`` /
-  ``.svg()``: matplotlib, for exports and HTML);
+* :func:`plot_specs` -> :class:`PlotSpec` s (data for pyqtgraph; ``.figure()``: matplotlib,
+  for exports; ``.svg()``: the HTML report's SVG, ``core.report.svg_figures``);
 * :func:`write_csv`, :func:`write_html`, :func:`render_html`.
 
 Only numpy and the standard library are imported here; scipy and SQLAlchemy inside

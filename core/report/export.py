@@ -51,11 +51,12 @@ class PlotSpec:
         return spec_figure(self, size_in=size_in or DEFAULT_SIZE_IN)
 
     def svg(self, prefix: str = "") -> str:
-        """This plot as one inline ``<svg>`` element (``prefix``: of its ids, so they are
-        unique on a page)."""
-        from core.report.figures import figure_svg
+        """This plot as one inline ``<svg>`` element for the HTML report, written directly
+        (``core.report.svg_figures``; ``prefix``: of its ids, so they are unique on a
+        page)."""
+        from core.report.svg_figures import spec_svg
 
-        return figure_svg(self.figure(), prefix=prefix)
+        return spec_svg(self, prefix=prefix)
 
 
 def plot_specs(report: BiasReport) -> list[PlotSpec]:

@@ -1,14 +1,16 @@
-"""Static figures for papers: the exported plots and the HTML report's figures.
+"""Static figures for papers: the exported plots.
 
 The live panels draw with pyqtgraph; every export (PNG at a chosen size and DPI, SVG, PDF)
-and the HTML report's figures are drawn here with matplotlib, from the same data the panel
-draws, so what a user takes into a paper is what the panel shows. Pure functions from plot
-data to a matplotlib ``Figure`` (Agg canvas, never a GUI backend; matplotlib is imported only
-when a figure is made), and :func:`save_figure` / :func:`figure_svg` to write one.
+is drawn here with matplotlib, from the same data the panel draws, so what a user takes
+into a paper is what the panel shows. Pure functions from plot data to a matplotlib
+``Figure`` (Agg canvas, never a GUI backend; matplotlib is imported only when a figure is
+made), and :func:`save_figure` to write one. The HTML report's inline figures are written
+as SVG by :mod:`core.report.svg_figures` from the same plot data, with the numbers defined
+here (box statistics, axis ranges, bins, colours, thinning).
 
 Box statistics (Tukey: quartiles by linear interpolation, whiskers at the last value within
 1.5 IQR of the box, outliers beyond) are computed once, by :func:`box_stats`, and used by the
-Report panel's live boxes and by the exported figure.
+Report panel's live boxes, the exported figure and the HTML report's figure.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import io
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -544,22 +545,6 @@ def save_figure(
     return path
 
 
-def figure_svg(figure: Figure, *, prefix: str = "") -> str:
-    """The figure as one ``<svg>`` element for inline use in HTML (no XML prolog).
-
-    Every ``id`` in it (and each reference to one) starts with ``prefix``, so several
-    figures on one page keep their own clip paths, markers and glyphs.
-    """
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", facecolor="white")
-    text = buffer.getvalue()
-    text = text[text.index("<svg") :].strip()
-    prefix = re.sub(r"[^A-Za-z0-9_-]", "", prefix)
-    if prefix:
-        text = re.sub(r'(\sid=")|(href="#)|(url\(#)', lambda m: m.group(0) + prefix + "-", text)
-    return text
-
-
 def export_figures_job(
     specs: Sequence[Any],
     folder: Path | str,
@@ -636,7 +621,6 @@ __all__ = [
     "distribution_figure",
     "export_figures_job",
     "figure_suffixes",
-    "figure_svg",
     "new_figure",
     "plot_values",
     "save_figure",

@@ -371,7 +371,8 @@ def test_reads_kept_for_one_state_give_the_tables_read_afresh(session, monkeypat
 
 def test_the_report_with_its_human_judgment_tables_imports_no_scipy_stats(session) -> None:
     """Importing scipy.stats took a second of a report: the agreement table, the ESA matrix
-    and the comparisons compute scipy's coefficients and p-values without it."""
+    and the comparisons compute scipy's coefficients and p-values without it; and its HTML
+    imports no matplotlib."""
     import subprocess
     import sys
 
@@ -384,10 +385,14 @@ def test_the_report_with_its_human_judgment_tables_imports_no_scipy_stats(sessio
         "    report = build_report(store, by=('tier',))\n"
         "assert report.agreement_table is not None and report.matrix_table is not None\n"
         "assert report.comparisons['tier'], 'no comparison was made'\n"
-        "print('scipy.stats' in sys.modules, 'scipy.special' in sys.modules)\n"
+        "from core.report import render_html\n"
+        "assert render_html(report).count('<svg ') >= 2\n"
+        "print('scipy.stats' in sys.modules, 'scipy.special' in sys.modules,\n"
+        "      'matplotlib' in sys.modules)\n"
     )
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
     ).stdout.split()
-    assert out == ["False", "True"]
+    # The HTML's figures are written as SVG: no matplotlib either (about a second).
+    assert out == ["False", "True", "False"]
