@@ -186,7 +186,7 @@ class _Svg:
         )
 
 
-def _label_width(labels: Sequence[str], size: int) -> float:
+def _label_width(labels: Sequence[str], size: float) -> float:
     longest = max((len(line) for label in labels for line in label.split("\n")), default=0)
     return longest * size * CHAR_EM
 
@@ -209,7 +209,7 @@ def _frame(
     the plot keeps its height."""
     left = 8 + (LABEL_PX * LINE_EM if ylabel else 0)
     left += _label_width([t for _, t in y_ticks], TICK_PX) + 8
-    right = WIDTH - 12
+    right: float = WIDTH - 12
     labels = [label for _, label in x_ticks]
     slot = (right - left) / max(len(x_ticks), 1)
     turned = len(x_ticks) > 1 and _label_width(labels, x_tick_px) > slot * 0.95
@@ -312,7 +312,7 @@ def box_svg(
     everything = [v for b in boxes for v in (b.whisker_low, b.whisker_high)]
     everything += [float(v) for b in boxes for v in b.outliers]
     limits = axis_limits(min(everything), max(everything), metric, log10)
-    tick_px = TICK_PX - 3 if len(boxes) > 6 else TICK_PX - 2
+    tick_px: float = TICK_PX - 3 if len(boxes) > 6 else TICK_PX - 2
     frame = _frame(
         svg,
         x_range=(-0.6, len(boxes) - 0.4),
