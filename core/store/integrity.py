@@ -61,6 +61,9 @@ SESSION_INFO_KEY = "taillens_integrity"
 NAMED_IN_NOTICE = 3
 # A stored value quoted in a problem is cut to this many characters.
 QUOTED_CHARS = 40
+# A table's text columns with at most this many distinct combinations of values have each
+# combination checked for UTF-8 once, not each row (texts_are_utf8).
+DISTINCT_TEXTS = 1024
 
 
 @dataclass(frozen=True)
@@ -217,21 +220,50 @@ def _cascade_parents(table: Table) -> list[tuple[str, str]]:
     )
 
 
-def row_conditions(table: Table) -> list[str]:
+def _text_columns(table: Table) -> list[str]:
+    """The quoted names of ``table``'s text columns (those with a UTF-8 check)."""
+    return [f'"{text}"' for _condition, _problem, text in _checks(table) if text is not None]
+
+
+def _as_bytes(names: Sequence[str]) -> str:
+    """SQL for each text value of the columns ``names`` as its bytes (NULL for others)."""
+    return ", ".join(f"CASE WHEN typeof({n}) = 'text' THEN CAST({n} AS BLOB) END" for n in names)
+
+
+def row_conditions(table: Table, *, texts_checked: bool = False) -> list[str]:
     """SQL conditions a row of ``table`` meets exactly when it meets one of
     :func:`column_checks`'s, for finding the damaged rows: the text columns' UTF-8 checks
     made one, a single call into Python per row (one per column was most of the time the
-    scores table's check took); saying what is wrong with a row found stays per column."""
+    scores table's check took); saying what is wrong with a row found stays per column.
+    ``texts_checked``: every text value is known to be UTF-8 (:func:`texts_are_utf8`), so
+    only a blob where text belongs is looked for, with no call into Python."""
     checks = _checks(table)
     conditions = [condition for condition, _problem, text in checks if text is None]
-    names = [f'"{text}"' for _condition, _problem, text in checks if text is not None]
+    names = _text_columns(table)
     if names:
         blobs = " OR ".join(f"typeof({n}) = 'blob'" for n in names)
-        texts = ", ".join(
-            f"CASE WHEN typeof({n}) = 'text' THEN CAST({n} AS BLOB) END" for n in names
-        )
-        conditions.append(f"{blobs} OR NOT taillens_utf8_all({texts})")
+        if texts_checked:
+            conditions.append(blobs)
+        else:
+            conditions.append(f"{blobs} OR NOT taillens_utf8_all({_as_bytes(names)})")
     return conditions
+
+
+def texts_are_utf8(connection: Connection, table: Table) -> bool:
+    """True when every text value in ``table``'s text columns is UTF-8, seen from their
+    distinct combinations, when there are at most ``DISTINCT_TEXTS`` of them: each is
+    decoded once instead of once per row (the scores' metric, level, language and
+    signature are a dozen combinations over 85,000 rows of a challenge-sized session).
+    False when one is not UTF-8 or there are more (the per-row check then decides)."""
+    from core.store.engine import _are_utf8
+
+    names = _text_columns(table)
+    if not names:
+        return True
+    rows = connection.exec_driver_sql(
+        f'SELECT DISTINCT {_as_bytes(names)} FROM "{table.name}" LIMIT {DISTINCT_TEXTS + 1}'
+    ).fetchall()
+    return len(rows) <= DISTINCT_TEXTS and all(_are_utf8(*row) for row in rows)
 
 
 def find_damaged_rows(connection: Connection, table: Table) -> list[DamagedRow]:
@@ -240,7 +272,8 @@ def find_damaged_rows(connection: Connection, table: Table) -> list[DamagedRow]:
     checks = column_checks(table)
     if checks:  # one scan of the table for all of its column checks
         problems = ", ".join(f"CASE WHEN {c} THEN {p} END" for c, p in checks)
-        matches = " OR ".join(f"({c})" for c in row_conditions(table))
+        texts_checked = texts_are_utf8(connection, table)
+        matches = " OR ".join(f"({c})" for c in row_conditions(table, texts_checked=texts_checked))
         for row_id, *texts in connection.exec_driver_sql(
             f'SELECT id, {problems} FROM "{table.name}" WHERE {matches} ORDER BY id'
         ):

@@ -218,3 +218,65 @@ def test_the_rows_found_are_those_a_check_per_column_finds() -> None:
             ).fetchone()[0]
     assert found_any > 100
     assert broken > 20  # the broken UTF-8 planted was among what the check had to find
+
+
+class _Driver:
+    """A raw sqlite3 connection with the one method of SQLAlchemy's the check calls."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+
+    def exec_driver_sql(self, sql: str) -> sqlite3.Cursor:
+        return self.connection.execute(sql)
+
+
+def test_text_values_checked_once_per_combination_find_the_same_rows(monkeypatch) -> None:
+    """A table whose text columns hold few distinct combinations has each checked for
+    UTF-8 once; broken UTF-8 among them, or more combinations than the bound, leaves the
+    check to each row. Either way the rows found are those the per-column checks find."""
+    import random
+
+    from core.store import integrity
+    from core.store.engine import _are_utf8, _is_utf8, _json_is_text
+
+    monkeypatch.setattr(integrity, "DISTINCT_TEXTS", 20)  # 16 combinations below, or 300
+    table = checked_tables()["scores"]
+    columns = [c.name for c in table.columns]
+    texts = [c.name for c in table.columns if str(c.type).startswith("VARCHAR")]
+    rng = random.Random(3)
+    verdicts = []
+    for case in ("few", "few with broken UTF-8", "many", "blob among few"):
+        conn = sqlite3.connect(":memory:")
+        conn.create_function("taillens_utf8", 1, _is_utf8, deterministic=True)
+        conn.create_function("taillens_utf8_all", -1, _are_utf8, deterministic=True)
+        conn.create_function("taillens_json_text", 1, _json_is_text, deterministic=True)
+        conn.execute(f"CREATE TABLE scores ({', '.join(chr(34) + c + chr(34) for c in columns)})")
+        for row_id in range(1, 301):
+            row = {c: None for c in columns}
+            row.update(id=row_id, value=rng.choice([1.5, 3]), details='{"quality": "gold"}')
+            row.update({c: rng.choice(["bleu", "chrf++"]) for c in texts})
+            if case == "many":
+                row[texts[0]] = f"metric {row_id}"
+            conn.execute(
+                f"INSERT INTO scores VALUES ({', '.join('?' * len(columns))})", list(row.values())
+            )
+        conn.execute("UPDATE scores SET value = 'abc' WHERE id = 11")  # damaged in every case
+        if case == "few with broken UTF-8":
+            conn.execute(f"UPDATE scores SET {texts[1]} = CAST(X'61FF62' AS TEXT) WHERE id = 7")
+        if case == "blob among few":
+            conn.execute(f"UPDATE scores SET {texts[1]} = X'6162' WHERE id = 9")
+        checked = integrity.texts_are_utf8(_Driver(conn), table)  # type: ignore[arg-type]
+        verdicts.append(checked)
+        per_column = " OR ".join(f"({c})" for c, _ in column_checks(table))
+        fast = " OR ".join(f"({c})" for c in integrity.row_conditions(table, texts_checked=checked))
+        found = [
+            sorted(i for (i,) in conn.execute(f"SELECT id FROM scores WHERE {where}"))
+            for where in (per_column, fast)
+        ]
+        assert found[0] == found[1], case
+        assert found[0] == sorted(
+            {11}
+            | ({7} if case == "few with broken UTF-8" else set())
+            | ({9} if case == "blob among few" else set())
+        ), case
+    assert verdicts == [True, False, False, True]
