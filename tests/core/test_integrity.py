@@ -252,7 +252,7 @@ def test_text_values_checked_once_per_combination_find_the_same_rows(monkeypatch
         conn.create_function("taillens_json_text", 1, _json_is_text, deterministic=True)
         conn.execute(f"CREATE TABLE scores ({', '.join(chr(34) + c + chr(34) for c in columns)})")
         for row_id in range(1, 301):
-            row = {c: None for c in columns}
+            row: dict[str, object] = {c: None for c in columns}
             row.update(id=row_id, value=rng.choice([1.5, 3]), details='{"quality": "gold"}')
             row.update({c: rng.choice(["bleu", "chrf++"]) for c in texts})
             if case == "many":
