@@ -74,7 +74,17 @@ def _fail(error: type[UserFacingError], what: str, name: str, why: str) -> UserF
 # -- JSON ------------------------------------------------------------------------------
 
 
-def _number_hooks(limits: Limits) -> dict[str, Any]:
+# A float written with at most this many characters and no exponent is below 1e308: finite.
+_FINITE_CHARS = 308
+
+
+def _number_hooks(limits: Limits, text: str | None = None) -> dict[str, Any]:
+    """The parser's hooks that refuse a number too long or not finite. Given the ``text``
+    to parse, only those it needs: no number in it is longer than the text itself, and a
+    text with no exponent (no ``e`` or ``E`` anywhere) short enough holds only finite
+    floats, so a short text (a score's sentence statistics, ``[31, 39, 26, ...]``) is
+    parsed with no Python call per number."""
+
     def parse_int(text: str) -> int:
         if len(text) > limits.number_chars:
             raise _Refused(
@@ -97,7 +107,12 @@ def _number_hooks(limits: Limits) -> dict[str, Any]:
     def parse_constant(text: str) -> Any:
         raise _Refused(f"{text} is not a number standard JSON allows")
 
-    return {"parse_int": parse_int, "parse_float": parse_float, "parse_constant": parse_constant}
+    hooks = {"parse_int": parse_int, "parse_float": parse_float, "parse_constant": parse_constant}
+    if text is not None and len(text) <= limits.number_chars:
+        del hooks["parse_int"]
+        if len(text) <= _FINITE_CHARS and "e" not in text and "E" not in text:
+            del hooks["parse_float"]
+    return hooks
 
 
 def check_value(value: Any, limits: Limits = DEFAULT) -> str | None:
@@ -185,7 +200,7 @@ def loads_json(
         except UnicodeDecodeError as exc:
             raise _fail(error, what, name, f"not UTF-8 text (byte {exc.start})") from None
     try:
-        value = json.loads(text, **_number_hooks(limits))
+        value = json.loads(text, **_number_hooks(limits, text))
     except _Refused as exc:
         raise _fail(error, what, name, str(exc)) from None
     except RecursionError:

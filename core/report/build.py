@@ -381,9 +381,9 @@ def _add_comparisons(
         ("groups seen", dimension, picked, chosen),
         lambda: sorted(
             {
-                str(o.group(dimension))
+                str(group)
                 for o in frame.observations
-                if o.metric in chosen and o.group(dimension) is not None
+                if o.metric in chosen and (group := o.group(dimension)) is not None
             },
             key=lambda v: order_key(dimension, v),
         ),

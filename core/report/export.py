@@ -71,8 +71,11 @@ def plot_specs(report: BiasReport) -> list[PlotSpec]:
     """
     quality = report.settings.study_quality
     specs: list[PlotSpec] = []
+    by_metric: dict[str, list[Any]] = defaultdict(list)
+    for o in report.frame.observations:  # one pass over every value, not one per metric
+        by_metric[o.metric].append(o)
     for metric in report.metrics:
-        of_metric = [o for o in report.frame.observations if o.metric == metric]
+        of_metric = by_metric.get(metric, [])
         rows = [
             o
             for o in of_metric

@@ -304,3 +304,39 @@ def test_the_fast_screen_counts_depth_outside_strings_only() -> None:
     assert bounded.check_value(json.loads("[[[1]]]"), limits) is not None
     assert not bounded._surely_within('["\\ud800"]', bounded.DEFAULT)
     assert bounded._surely_within('["\\ud800"]', bounded.REPLY)
+
+
+def test_a_short_text_parsed_without_number_hooks_reads_as_with_them() -> None:
+    """A text no longer than a number may be needs no hook against long numbers, and one
+    without an exponent none against infinite floats: over random short arrays of
+    numbers (exponents up to e400, NaN, long mantissas), loads_json gives what the parser
+    with every hook gives, value or refusal."""
+    rng = random.Random(12)
+    hooked = bounded._number_hooks(bounded.DEFAULT)  # every hook, whatever the text
+    cases = 0
+    for _ in range(3000):
+        numbers = []
+        for _ in range(rng.randrange(1, 5)):
+            number = rng.choice(["", "-"]) + str(rng.randrange(10 ** rng.randrange(1, 40)))
+            if rng.random() < 0.4:
+                number += "." + str(rng.randrange(10**6))
+            if rng.random() < 0.3:
+                number += (
+                    rng.choice("eE")
+                    + rng.choice(["", "-", "+"])
+                    + str(rng.choice([2, 30, 308, 309, 400]))
+                )
+            numbers.append(rng.choice([number, number, "NaN", "Infinity"]))
+        text = "[" + ", ".join(numbers) + "]"
+        try:
+            expected: object = json.loads(text, **hooked)
+        except bounded._Refused as refusal:
+            expected = f"Cannot read t: {refusal}"
+        try:
+            got: object = bounded.loads_json(text, name="t")
+        except bounded.BoundedTextError as error:
+            got = str(error)
+        assert got == expected, text
+        cases += len(text) <= bounded.DEFAULT.number_chars and "e" not in text.lower()
+    assert cases > 500  # the path without hooks was taken
+    assert set(bounded._number_hooks(bounded.DEFAULT, "[31, 39, 2.5]")) == {"parse_constant"}
