@@ -63,7 +63,11 @@ def ranks_and_ties(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ordered = values[order]
     starts = np.concatenate(([True], ordered[:-1] != ordered[1:]))
     first = np.flatnonzero(starts)
-    counts = np.diff(first, append=values.size)
+    # Each run's length: the next run's start minus this one's (np.diff with append=
+    # broadcast the scalar on every call, most of the time of a small group's ranking).
+    counts = np.empty_like(first)
+    counts[:-1] = first[1:] - first[:-1]
+    counts[-1:] = values.size - first[-1:]
     ranks = np.empty(values.size, dtype=np.float64)
     ranks[order] = np.repeat(first + (counts + 1) / 2, counts)
     return ranks, counts

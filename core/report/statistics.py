@@ -18,6 +18,7 @@ the same data, so the test runs once and that p-value is the average.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -68,8 +69,25 @@ def summarise(values: Sequence[float] | np.ndarray) -> GroupSummary:
     array = finite(values)
     if array.size == 0:
         return GroupSummary(0, None, None, None, None)
-    q1, median, q3 = (float(v) for v in np.percentile(array, [25, 50, 75]))
+    q1, median, q3 = quartiles(np.sort(array))
     return GroupSummary(int(array.size), median, q1, q3, float(array.mean()))
+
+
+def quartiles(ordered: np.ndarray) -> tuple[float, float, float]:
+    """``np.percentile(ordered, [25, 50, 75])`` of a sorted, non-empty array, to the bit:
+    numpy's linear method (index ``(n - 1) * q``, and its interpolation, which works
+    from the upper neighbour past the midpoint), without its per-call overhead (a
+    comparison by category summarises about 900 groups)."""
+    last = ordered.size - 1
+    out = []
+    for q in (0.25, 0.5, 0.75):
+        at = last * q
+        below = math.floor(at)
+        a, b = float(ordered[below]), float(ordered[min(below + 1, last)])
+        gamma = at - below
+        difference = b - a
+        out.append(b - difference * (1 - gamma) if gamma >= 0.5 else a + difference * gamma)
+    return out[0], out[1], out[2]
 
 
 def u_statistic(a: np.ndarray, b: np.ndarray) -> float:
@@ -355,6 +373,15 @@ def _bootstrap_medians(
     return (at(low) + at(high)) / 2.0
 
 
+def _median(ascending: np.ndarray) -> float:
+    """``np.median`` of a sorted, non-empty array, to the bit: the middle value, or the
+    mean of the two middle ones (their sum halved, as numpy's mean of two values)."""
+    n = ascending.size
+    if n % 2:
+        return float(ascending[n // 2])
+    return float((ascending[n // 2 - 1] + ascending[n // 2]) / 2.0)
+
+
 @dataclass(frozen=True)
 class BootstrapCI:
     """Percentile bootstrap intervals for the medians of two groups and their difference
@@ -410,9 +437,10 @@ def bootstrap_medians_cis(
         if x.size == 0 or y.size == 0:
             continue
         rng = np.random.default_rng(seed)
-        ma = _bootstrap_medians(np.sort(x), resamples, rng)
-        mb = _bootstrap_medians(np.sort(y), resamples, rng)
-        drawn.append((i, ma, mb, float(np.median(x) - np.median(y)), seed))
+        sorted_x, sorted_y = np.sort(x), np.sort(y)
+        ma = _bootstrap_medians(sorted_x, resamples, rng)
+        mb = _bootstrap_medians(sorted_y, resamples, rng)
+        drawn.append((i, ma, mb, _median(sorted_x) - _median(sorted_y), seed))
     out: list[BootstrapCI | None] = [None] * len(pairs)
     if not drawn:
         return out

@@ -216,3 +216,24 @@ def test_scipy_is_imported_lazily() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == ""
+
+
+def test_quartiles_and_medians_are_numpys_to_the_bit() -> None:
+    """The summaries' quartiles and the bootstrap's medians, taken from one sort, are
+    np.percentile's 25th, 50th and 75th and np.median to the last bit: over random groups
+    of 1-60 values (wide ranges, ties, rounded scores), including interpolation past the
+    midpoint between two values."""
+    from core.report.statistics import _median, quartiles
+
+    rng = np.random.default_rng(4)
+    for i in range(4000):
+        n = int(rng.integers(1, 60))
+        values = [
+            rng.normal(0, 10 ** rng.uniform(-5, 5), n),
+            rng.integers(0, 5, n).astype(float),
+            np.round(rng.normal(50, 30, n), 2),
+            rng.uniform(0, 1, n) * 100,
+        ][i % 4]
+        expected = tuple(float(v) for v in np.percentile(values, [25, 50, 75]))
+        assert quartiles(np.sort(values)) == expected, values.tolist()
+        assert _median(np.sort(values)) == float(np.median(values)), values.tolist()
