@@ -319,6 +319,12 @@ class Integrity:
     def ensure(self, connection: Connection, names: Iterable[str], *, notify: bool = True) -> None:
         """Check the tables ``names`` (and the tables they belong to) unless done; with
         ``notify``, say what is skipped (the log and the listeners)."""
+        # Nothing to check (a table without row ids, or one checked already): return
+        # without the lock, which another thread holds while it checks a large table (a
+        # window's write of a session setting waited for a report's check of the scores).
+        names = list(names)
+        if all(name in self.hidden or name not in self._tables for name in names):
+            return
         with self._lock:
             for name in names:
                 self._ensure(connection, name, notify)
@@ -394,9 +400,10 @@ class Integrity:
             return [row for name in sorted(self.damaged) for row in self.damaged[name]]
 
     def criteria(self) -> list[tuple[str, frozenset[int]]]:
-        """(table, hidden ids) of every checked table that hides rows."""
-        with self._lock:
-            return [(name, ids) for name, ids in sorted(self.hidden.items()) if ids]
+        """(table, hidden ids) of every checked table that hides rows. Without the lock:
+        a table's hidden ids are set once, as a whole (a frozenset), and ``list`` copies
+        the items in one step, so a check running on another thread is not waited for."""
+        return [(name, ids) for name, ids in sorted(list(self.hidden.items())) if ids]
 
     def hides(self, table: str) -> bool:
         with self._lock:

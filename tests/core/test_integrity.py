@@ -280,3 +280,31 @@ def test_text_values_checked_once_per_combination_find_the_same_rows(monkeypatch
             | ({9} if case == "blob among few" else set())
         ), case
     assert verdicts == [True, False, False, True]
+
+
+class _HeldElsewhere:
+    """An integrity lock that another thread holds: taking it would wait."""
+
+    def __enter__(self) -> None:
+        raise AssertionError("waited for the lock a check on another thread holds")
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def test_reads_of_checked_tables_never_wait_for_a_check_on_another_thread(session: Path) -> None:
+    """While one thread checks a large table (a report reading the scores), another
+    (the window writing a session setting) reads a table that needs no check or one
+    checked already, and the damaged rows' criteria: none of that takes the lock."""
+    damage(session, "UPDATE model_runs SET parameters = '[1]' WHERE id = 1")
+    with SessionStore.open(session) as store, store.snapshot() as db:
+        assert db.scalars(select(Verbalisation.id)).all() is not None  # checked now
+        integrity = store.integrity
+        hidden = integrity.criteria()
+        assert hidden  # the damaged run and what belongs to it
+        integrity._lock = _HeldElsewhere()  # type: ignore[assignment]
+        store.get_meta("browser:category")  # session_meta: no row ids, no check
+        assert db.scalars(select(Verbalisation.id)).all() is not None
+        assert integrity.criteria() == hidden
+        with pytest.raises(AssertionError, match="waited for the lock"):
+            db.scalars(select(Score.id)).all()  # not checked yet: it must wait
