@@ -140,25 +140,25 @@ def _mix(palette: QPalette, share: float) -> str:
     return QColor(*mix).name()
 
 
-class _Watcher(QObject):
-    """Sees the application's palette change (the QApplication object itself gets
-    ApplicationPaletteChange) and calls every living hook. A widget's own PaletteChange
-    is not enough: a widget with a style sheet has its palette set by the sheet and
-    hears nothing when the application's changes."""
+class _Watcher(QWidget):
+    """Hears the application's palette change and calls every living hook: a hidden
+    widget of its own, which ``QApplication.setPalette`` sends ApplicationPaletteChange as
+    it sends every widget. A widget's own PaletteChange is not enough: a widget with a
+    style sheet has its palette set by the sheet and hears nothing when the
+    application's changes. Not an application-wide event filter: that ran Python for
+    every event of every object, and each call waited for the interpreter while a job
+    computed on another thread, so the window stalled the longer."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.setObjectName("taillens-palette-watcher")
         self.hooks: dict[int, _PaletteHook] = {}
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt)
-        from PySide6.QtGui import QGuiApplication
-
-        if event.type() == QEvent.Type.ApplicationPaletteChange and (
-            watched is QGuiApplication.instance()
-        ):
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ApplicationPaletteChange:
             for hook in list(self.hooks.values()):
                 hook.fire()
-        return False
+        return super().event(event)
 
 
 _WATCHER: _Watcher | None = None
@@ -166,13 +166,10 @@ _WATCHER: _Watcher | None = None
 
 def _watcher() -> _Watcher:
     global _WATCHER
-    from PySide6.QtGui import QGuiApplication
+    from shiboken6 import isValid
 
-    if _WATCHER is None:
+    if _WATCHER is None or not isValid(_WATCHER):  # made again for a new application
         _WATCHER = _Watcher()
-        app = QGuiApplication.instance()
-        if app is not None:
-            app.installEventFilter(_WATCHER)
     return _WATCHER
 
 
