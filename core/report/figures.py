@@ -133,6 +133,141 @@ def axis_limits(
     return low, high
 
 
+# -- what each kind of plot shows (for the matplotlib figures and the HTML's SVG) -------------
+
+
+def box_plot_data(
+    groups: Sequence[tuple[str, Sequence[float]]], log10: bool, metric: str
+) -> tuple[list[BoxStats], tuple[float, float]]:
+    """The boxes of the groups with values (``box_stats``) and the value axis's limits
+    (plot coordinates), from the whiskers and outliers; no boxes, ``(0, 1)``."""
+    boxes = [b for b in (box_stats(label, values, log10) for label, values in groups) if b]
+    if not boxes:
+        return [], (0.0, 1.0)
+    everything = [v for b in boxes for v in (b.whisker_low, b.whisker_high)]
+    everything += [float(v) for b in boxes for v in b.outliers]
+    return boxes, axis_limits(min(everything), max(everything), metric, log10)
+
+
+def shown_outliers(box: BoxStats) -> np.ndarray:
+    """The outliers drawn as rings: at most about ``MAX_OUTLIERS``, evenly thinned."""
+    return box.outliers[:: max(1, box.outliers.size // MAX_OUTLIERS)]
+
+
+@dataclass(frozen=True)
+class Histograms:
+    """Step histograms on shared bins: each group's share of its items per bin."""
+
+    groups: list[tuple[str, np.ndarray]]  # (label, values in plot coordinates)
+    edges: np.ndarray
+    shares: list[np.ndarray]
+    x_limits: tuple[float, float]  # plot coordinates
+
+
+def distribution_data(
+    groups: Sequence[tuple[str, Sequence[float]]], log10: bool, metric: str, bins: int = BINS
+) -> Histograms | None:
+    """The shared bins over every group's values and each group's share per bin; None
+    when no group has a value."""
+    cleaned = [(label, plot_values(values, log10)) for label, values in groups]
+    cleaned = [(label, v) for label, v in cleaned if v.size]
+    if not cleaned:
+        return None
+    everything = np.concatenate([v for _, v in cleaned])
+    low, high = float(everything.min()), float(everything.max())
+    if high <= low:
+        low, high = low - 0.5, high + 0.5
+    edges = np.linspace(low, high, bins + 1)
+    shares = [np.histogram(values, bins=edges)[0] / values.size for _, values in cleaned]
+    return Histograms(cleaned, edges, shares, axis_limits(low, high, metric, log10, margin=0.02))
+
+
+@dataclass(frozen=True)
+class Points:
+    """The points a scatter plot draws, as values and in plot coordinates."""
+
+    x: np.ndarray
+    y: np.ndarray
+    plot_x: np.ndarray
+    plot_y: np.ndarray
+    x_limits: tuple[float, float]
+    y_limits: tuple[float, float]
+
+
+def scatter_data(
+    x: Sequence[float],
+    y: Sequence[float],
+    log_x: bool,
+    log_y: bool,
+    metric: str,
+) -> Points | None:
+    """The points drawn: non-finite ones (and non-positive ones on a log axis) left out,
+    at most about ``MAX_POINTS`` (every k-th); None when none is left."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = np.isfinite(xs) & np.isfinite(ys)
+    if log_x:
+        keep &= xs > 0
+    if log_y:
+        keep &= ys > 0
+    xs, ys = xs[keep], ys[keep]
+    step = max(1, xs.size // MAX_POINTS)
+    xs, ys = xs[::step], ys[::step]
+    if not xs.size:
+        return None
+    px = np.log10(xs) if log_x else xs
+    py = np.log10(ys) if log_y else ys
+    return Points(
+        xs,
+        ys,
+        px,
+        py,
+        axis_limits(float(px.min()), float(px.max()), "", log_x),
+        axis_limits(float(py.min()), float(py.max()), metric, log_y),
+    )
+
+
+def plot_arguments(spec: Any) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+    """A ``core.report.PlotSpec`` as the call that draws it, for either drawing
+    (``spec_figure`` here, ``core.report.svg_figures.spec_svg``): its kind, and the data
+    and labels that kind's function takes."""
+    if spec.kind == "box":
+        return (
+            "box",
+            (spec.groups,),
+            {
+                "title": spec.title,
+                "ylabel": spec.ylabel,
+                "log10": spec.log10,
+                "metric": spec.metric,
+            },
+        )
+    if spec.kind == "distribution":
+        return (
+            "distribution",
+            (spec.groups,),
+            {
+                "title": spec.title,
+                "xlabel": spec.xlabel,
+                "log10": spec.log10,
+                "metric": spec.metric,
+            },
+        )
+    if spec.kind == "scatter":
+        return (
+            "scatter",
+            (spec.x, spec.y),
+            {
+                "title": spec.title,
+                "xlabel": spec.xlabel,
+                "ylabel": spec.ylabel,
+                "log_x": spec.log_x,
+                "log_y": spec.log10,
+                "metric": spec.metric,
+            },
+        )
+    raise ValueError(f"no figure for a plot of kind {spec.kind!r}")
+
+
 # -- figures ---------------------------------------------------------------------------------
 
 
@@ -185,9 +320,7 @@ def box_figure(
     boxes, thick medians, whiskers with caps, outliers as rings; a log10 axis for
     perplexities, labels in the original numbers."""
     figure = new_figure(size_in)
-    boxes = [
-        b for b in (box_stats(label, values, log10) for label, values in groups) if b is not None
-    ]
+    boxes, limits = box_plot_data(groups, log10, metric)
     if not boxes:
         return _empty(figure, title)
     ax = figure.add_subplot()
@@ -202,7 +335,7 @@ def box_figure(
             "q3": back(b.q3),
             "whislo": back(b.whisker_low),
             "whishi": back(b.whisker_high),
-            "fliers": back(b.outliers[:: max(1, b.outliers.size // MAX_OUTLIERS)]),
+            "fliers": back(shown_outliers(b)),
         }
         for b in boxes
     ]
@@ -230,9 +363,6 @@ def box_figure(
             markersize=4,
             linestyle="none",
         )
-    everything = [v for b in boxes for v in (b.whisker_low, b.whisker_high)]
-    everything += [float(v) for b in boxes for v in b.outliers]
-    limits = axis_limits(min(everything), max(everything), metric, log10)
     ax.set_ylim(*(_pow10(limits) if log10 else limits))
     ax.set_xlim(-0.6, len(boxes) - 0.4)
     ax.set_ylabel(ylabel + (" (log10 axis)" if log10 else ""))
@@ -254,22 +384,16 @@ def distribution_figure(
     """Overlaid step histograms, each the share of its group's items per bin (shared bins
     over all groups' values), as the Report panel draws them."""
     figure = new_figure(size_in)
-    cleaned = [(label, plot_values(values, log10)) for label, values in groups]
-    cleaned = [(label, v) for label, v in cleaned if v.size]
-    if not cleaned:
+    data = distribution_data(groups, log10, metric, bins)
+    if data is None:
         return _empty(figure, title)
     ax = figure.add_subplot()
     ax.set_title(title, fontsize=10)
-    everything = np.concatenate([v for _, v in cleaned])
-    low, high = float(everything.min()), float(everything.max())
-    if high <= low:
-        low, high = low - 0.5, high + 0.5
-    edges = np.linspace(low, high, bins + 1)
+    edges = data.edges
     if log10:
         _log_axis(ax, "x")
-    for i, (label, values) in enumerate(cleaned):
+    for i, ((label, values), share) in enumerate(zip(data.groups, data.shares, strict=True)):
         colour = PALETTE[i % len(PALETTE)]
-        share = np.histogram(values, bins=edges)[0] / values.size
         drawn_edges = np.power(10.0, edges) if log10 else edges
         ax.stairs(share, drawn_edges, fill=True, color=colour + "30")
         ax.stairs(
@@ -279,7 +403,7 @@ def distribution_figure(
             linewidth=2,
             label=f"{label.replace('_', ' ')} (n={values.size:,})",
         )
-    limits = axis_limits(low, high, metric, log10, margin=0.02)
+    limits = data.x_limits
     ax.set_xlim(*(_pow10(limits) if log10 else limits))
     ax.set_ylim(bottom=0)
     ax.set_xlabel(xlabel + (" (log10 axis)" if log10 else ""))
@@ -304,28 +428,17 @@ def scatter_figure(
     """Points (x, y), log10 axes where asked; non-finite (and, on a log axis, non-positive)
     points are left out, as in the panel."""
     figure = new_figure(size_in)
-    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = np.isfinite(xs) & np.isfinite(ys)
-    if log_x:
-        keep &= xs > 0
-    if log_y:
-        keep &= ys > 0
-    xs, ys = xs[keep], ys[keep]
-    step = max(1, xs.size // MAX_POINTS)
-    xs, ys = xs[::step], ys[::step]
-    if not xs.size:
+    points = scatter_data(x, y, log_x, log_y, metric)
+    if points is None:
         return _empty(figure, title)
-    px = np.log10(xs) if log_x else xs
-    py = np.log10(ys) if log_y else ys
     ax = figure.add_subplot()
     ax.set_title(title, fontsize=10)
     if log_x:
         _log_axis(ax, "x")
     if log_y:
         _log_axis(ax, "y")
-    ax.scatter(xs, ys, s=8, color=PALETTE[0], alpha=0.55, linewidths=0)
-    x_limits = axis_limits(float(px.min()), float(px.max()), "", log_x)
-    y_limits = axis_limits(float(py.min()), float(py.max()), metric, log_y)
+    ax.scatter(points.x, points.y, s=8, color=PALETTE[0], alpha=0.55, linewidths=0)
+    x_limits, y_limits = points.x_limits, points.y_limits
     ax.set_xlim(*(_pow10(x_limits) if log_x else x_limits))
     ax.set_ylim(*(_pow10(y_limits) if log_y else y_limits))
     ax.set_xlabel(xlabel + (" (log10 axis)" if log_x else ""))
@@ -336,37 +449,9 @@ def scatter_figure(
 
 def spec_figure(spec: Any, *, size_in: tuple[float, float] = DEFAULT_SIZE_IN) -> Figure:
     """The figure of a ``core.report.PlotSpec`` (box, distribution or scatter)."""
-    if spec.kind == "box":
-        return box_figure(
-            spec.groups,
-            title=spec.title,
-            ylabel=spec.ylabel,
-            log10=spec.log10,
-            metric=spec.metric,
-            size_in=size_in,
-        )
-    if spec.kind == "distribution":
-        return distribution_figure(
-            spec.groups,
-            title=spec.title,
-            xlabel=spec.xlabel,
-            log10=spec.log10,
-            metric=spec.metric,
-            size_in=size_in,
-        )
-    if spec.kind == "scatter":
-        return scatter_figure(
-            spec.x,
-            spec.y,
-            title=spec.title,
-            xlabel=spec.xlabel,
-            ylabel=spec.ylabel,
-            log_x=spec.log_x,
-            log_y=spec.log10,
-            metric=spec.metric,
-            size_in=size_in,
-        )
-    raise ValueError(f"no figure for a plot of kind {spec.kind!r}")
+    kind, args, kwargs = plot_arguments(spec)
+    draw = {"box": box_figure, "distribution": distribution_figure, "scatter": scatter_figure}
+    return draw[kind](*args, **kwargs, size_in=size_in)  # type: ignore[operator]
 
 
 def tier_figure(

@@ -25,17 +25,15 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-import numpy as np
-
 from core.report.figures import (
     BINS,
     DEFAULT_SIZE_IN,
-    MAX_OUTLIERS,
-    MAX_POINTS,
     PALETTE,
-    axis_limits,
-    box_stats,
-    plot_values,
+    box_plot_data,
+    distribution_data,
+    plot_arguments,
+    scatter_data,
+    shown_outliers,
 )
 
 PIXELS_PER_INCH = 100
@@ -306,12 +304,9 @@ def box_svg(
     from core.report.figures import _wrap
 
     svg = _Svg(title, prefix)
-    boxes = [b for b in (box_stats(label, values, log10) for label, values in groups) if b]
+    boxes, limits = box_plot_data(groups, log10, metric)
     if not boxes:
         return _empty(svg)
-    everything = [v for b in boxes for v in (b.whisker_low, b.whisker_high)]
-    everything += [float(v) for b in boxes for v in b.outliers]
-    limits = axis_limits(min(everything), max(everything), metric, log10)
     tick_px: float = TICK_PX - 3 if len(boxes) > 6 else TICK_PX - 2
     frame = _frame(
         svg,
@@ -339,7 +334,7 @@ def box_svg(
             f'stroke="{colour}" stroke-width="1.5"/>'
         )
         svg.line(x - half, frame.y(b.median), x + half, frame.y(b.median), colour, 3)
-        shown = b.outliers[:: max(1, b.outliers.size // MAX_OUTLIERS)]
+        shown = shown_outliers(b)
         svg.parts.extend(
             f'<circle cx="{_num(x)}" cy="{_num(frame.y(float(v)))}" r="2" fill="none" '
             f'stroke="{colour}"/>'
@@ -363,18 +358,11 @@ def distribution_svg(
     """Overlaid step histograms, each the share of its group's items per bin (shared bins
     over all groups' values), with a legend, as the exported distribution figure."""
     svg = _Svg(title, prefix)
-    cleaned = [(label, plot_values(values, log10)) for label, values in groups]
-    cleaned = [(label, v) for label, v in cleaned if v.size]
-    if not cleaned:
+    data = distribution_data(groups, log10, metric, bins)
+    if data is None:
         return _empty(svg)
-    everything = np.concatenate([v for _, v in cleaned])
-    low, high = float(everything.min()), float(everything.max())
-    if high <= low:
-        low, high = low - 0.5, high + 0.5
-    edges = np.linspace(low, high, bins + 1)
-    shares = [np.histogram(values, bins=edges)[0] / values.size for _, values in cleaned]
+    edges, shares, x_limits = data.edges, data.shares, data.x_limits
     top = max(float(s.max()) for s in shares) * 1.05 or 1.0
-    x_limits = axis_limits(low, high, metric, log10, margin=0.02)
     frame = _frame(
         svg,
         x_range=x_limits,
@@ -387,7 +375,7 @@ def distribution_svg(
     )
     svg.parts.append(f'<g clip-path="url(#{svg.clip_id})">')
     legend = []
-    for i, ((label, values), share) in enumerate(zip(cleaned, shares, strict=True)):
+    for i, ((label, values), share) in enumerate(zip(data.groups, shares, strict=True)):
         colour = PALETTE[i % len(PALETTE)]
         steps = f"M{_num(frame.x(edges[0]))} {_num(frame.y(0))}"
         for k, value in enumerate(share):
@@ -438,21 +426,10 @@ def scatter_svg(
     """Points (x, y), log10 axes where asked; non-finite (and, on a log axis,
     non-positive) points are left out and at most ``MAX_POINTS`` drawn, as the export."""
     svg = _Svg(title, prefix)
-    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = np.isfinite(xs) & np.isfinite(ys)
-    if log_x:
-        keep &= xs > 0
-    if log_y:
-        keep &= ys > 0
-    xs, ys = xs[keep], ys[keep]
-    step = max(1, xs.size // MAX_POINTS)
-    xs, ys = xs[::step], ys[::step]
-    if not xs.size:
+    points = scatter_data(x, y, log_x, log_y, metric)
+    if points is None:
         return _empty(svg)
-    px = np.log10(xs) if log_x else xs
-    py = np.log10(ys) if log_y else ys
-    x_limits = axis_limits(float(px.min()), float(px.max()), "", log_x)
-    y_limits = axis_limits(float(py.min()), float(py.max()), metric, log_y)
+    x_limits, y_limits = points.x_limits, points.y_limits
     frame = _frame(
         svg,
         x_range=x_limits,
@@ -471,7 +448,7 @@ def scatter_svg(
     )
     svg.parts.extend(
         f'<circle cx="{_num(to_x(a))}" cy="{_num(to_y(b))}" r="1.6"/>'
-        for a, b in zip(px.tolist(), py.tolist(), strict=True)
+        for a, b in zip(points.plot_x.tolist(), points.plot_y.tolist(), strict=True)
     )
     svg.parts.append("</g>")
     return svg.document()
@@ -480,34 +457,6 @@ def scatter_svg(
 def spec_svg(spec: Any, *, prefix: str = "") -> str:
     """The HTML figure of a ``core.report.PlotSpec`` (box, distribution or scatter);
     ``prefix`` starts its ids, so several figures on one page keep their own."""
-    if spec.kind == "box":
-        return box_svg(
-            spec.groups,
-            title=spec.title,
-            ylabel=spec.ylabel,
-            log10=spec.log10,
-            metric=spec.metric,
-            prefix=prefix,
-        )
-    if spec.kind == "distribution":
-        return distribution_svg(
-            spec.groups,
-            title=spec.title,
-            xlabel=spec.xlabel,
-            log10=spec.log10,
-            metric=spec.metric,
-            prefix=prefix,
-        )
-    if spec.kind == "scatter":
-        return scatter_svg(
-            spec.x,
-            spec.y,
-            title=spec.title,
-            xlabel=spec.xlabel,
-            ylabel=spec.ylabel,
-            log_x=spec.log_x,
-            log_y=spec.log10,
-            metric=spec.metric,
-            prefix=prefix,
-        )
-    raise ValueError(f"no figure for a plot of kind {spec.kind!r}")
+    kind, args, kwargs = plot_arguments(spec)
+    draw = {"box": box_svg, "distribution": distribution_svg, "scatter": scatter_svg}
+    return draw[kind](*args, **kwargs, prefix=prefix)  # type: ignore[operator]
