@@ -308,7 +308,13 @@ class Integrity:
     def __init__(self, session_name: str) -> None:
         self.session_name = session_name
         self._tables = checked_tables()
+        # The lock of what is kept (the dicts below, what was said), held for moments.
         self._lock = threading.RLock()
+        # One lock per table, held while that table is checked: a reader of another table
+        # (the window, a setting) does not wait for a scan of the scores on another
+        # thread. A thread holds one at a time: a table's parents are checked first.
+        self._table_locks = {name: threading.Lock() for name in self._tables}
+        self._generation = 0  # forget() makes checks under way store nothing
         self.damaged: dict[str, list[DamagedRow]] = {}
         self.hidden: dict[str, frozenset[int]] = {}
         # Called with each notice (from the reading thread), besides the log: the GUI
@@ -318,16 +324,10 @@ class Integrity:
 
     def ensure(self, connection: Connection, names: Iterable[str], *, notify: bool = True) -> None:
         """Check the tables ``names`` (and the tables they belong to) unless done; with
-        ``notify``, say what is skipped (the log and the listeners)."""
-        # Nothing to check (a table without row ids, or one checked already): return
-        # without the lock, which another thread holds while it checks a large table (a
-        # window's write of a session setting waited for a report's check of the scores).
-        names = list(names)
-        if all(name in self.hidden or name not in self._tables for name in names):
-            return
-        with self._lock:
-            for name in names:
-                self._ensure(connection, name, notify)
+        ``notify``, say what is skipped (the log and the listeners). A table checked
+        already, or one without row ids, costs no lock."""
+        for name in list(names):
+            self._ensure(connection, name, notify)
 
     def _ensure(self, connection: Connection, name: str, notify: bool) -> None:
         if name in self.hidden or name not in self._tables:
@@ -337,24 +337,34 @@ class Integrity:
         for _column, parent in parents:
             if parent != name:
                 self._ensure(connection, parent, notify)
-        # The session may come from elsewhere: the check of each table, a scan of every
-        # row, ends within the deadline of a file from elsewhere (a refusal past it).
-        guard = guard_of(connection.connection.dbapi_connection)
-        with guard.within() if guard is not None else nullcontext():
-            damaged = find_damaged_rows(connection, table)
-        hidden = {row.row_id for row in damaged}
-        direct = len(hidden)
-        for column, parent in parents:
-            parent_hidden = self.hidden.get(parent, frozenset())
-            if parent_hidden:
-                hidden.update(
-                    int(row_id)
-                    for (row_id,) in connection.exec_driver_sql(
-                        f'SELECT id FROM "{name}" WHERE "{column}" IN ({_ids_sql(parent_hidden)})'
+        with self._table_locks[name]:
+            if name in self.hidden:  # checked by another thread meanwhile
+                return
+            with self._lock:
+                generation = self._generation
+            # The session may come from elsewhere: the check of each table, a scan of
+            # every row, ends within the deadline of a file from elsewhere (a refusal
+            # past it).
+            guard = guard_of(connection.connection.dbapi_connection)
+            with guard.within() if guard is not None else nullcontext():
+                damaged = find_damaged_rows(connection, table)
+            hidden = {row.row_id for row in damaged}
+            direct = len(hidden)
+            for column, parent in parents:
+                parent_hidden = self.hidden.get(parent, frozenset())
+                if parent_hidden:
+                    hidden.update(
+                        int(row_id)
+                        for (row_id,) in connection.exec_driver_sql(
+                            f'SELECT id FROM "{name}" WHERE "{column}" IN '
+                            f"({_ids_sql(parent_hidden)})"
+                        )
                     )
-                )
-        self.damaged[name] = damaged
-        self.hidden[name] = frozenset(hidden)
+            with self._lock:
+                if generation != self._generation:
+                    return  # forgotten meanwhile (a write): the next read checks again
+                self.damaged[name] = damaged
+                self.hidden[name] = frozenset(hidden)
         if not notify:
             return
         if damaged:
@@ -370,13 +380,15 @@ class Integrity:
         """Check again at the next reads (after a write: a damaged row may be gone, and
         SQLite may give its id to a new row); what was said is not said again."""
         with self._lock:
+            self._generation += 1
             self.damaged.clear()
             self.hidden.clear()
 
     def _notice(self, text: str) -> None:
-        if text in self._said:
-            return
-        self._said.add(text)
+        with self._lock:
+            if text in self._said:
+                return
+            self._said.add(text)
         _log.warning("%s", text)
         for listener in list(self.listeners):
             listener(text)
