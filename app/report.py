@@ -102,7 +102,7 @@ class ReportController(QObject):
         # builds when its tab is clicked (a whole report at every start, unseen, cost
         # seconds of CPU before the window was idle).
         if self.ctx.in_view("report"):
-            QTimer.singleShot(0, self.build_when_shown)
+            QTimer.singleShot(0, self, self.build_when_shown)
 
     def refresh_available(
         self, then: Callable[[list[tuple[str, int]]], object] | None = None
@@ -137,7 +137,7 @@ class ReportController(QObject):
 
     def _on_visibility(self, visible: bool) -> None:
         if visible:
-            QTimer.singleShot(0, self.build_when_shown)
+            QTimer.singleShot(0, self, self.build_when_shown)
 
     def build_when_shown(self) -> None:
         """The first time the panel is seen on a session with scores, build at once with

@@ -208,7 +208,7 @@ class VerbaliseController(QObject):
     def _on_visibility(self, visible: bool) -> None:
         if visible:
             self._preview_asked = True  # seen once: the preview is wanted from now on
-            QTimer.singleShot(0, self.update_preview)
+            QTimer.singleShot(0, self, self.update_preview)
 
     def _preview_in_view(self) -> bool:
         return self._preview_asked or self.ctx.in_view("verbalise")

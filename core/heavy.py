@@ -23,6 +23,8 @@ bert-score and the packaged encoder come with the ``models`` extra. A
 
 from __future__ import annotations
 
+import importlib
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -101,3 +103,24 @@ def lock() -> Iterator[None]:
         if root in MODEL_STACK:
             raise ModelStackMissing(f"this uses {root}, which is not installed; it") from error
         raise
+
+
+def import_nltk() -> None:
+    """Import nltk, under :func:`lock`, without scikit-learn: nltk's own ``__init__``
+    imports its scikit-learn classifier wrapper (``nltk.classify.scikitlearn``), which
+    imports scikit-learn, which imports pandas, about 90 MB of a process that scores ROUGE
+    (rouge-score imports nltk's stemmer) or METEOR, for a class TailLens never uses. Each
+    of nltk's scikit-learn imports is optional (it catches ``ImportError``), so while nltk
+    is first imported ``sklearn`` is marked absent, then unmarked: a later import of
+    scikit-learn itself works. Call it before importing nltk or rouge-score."""
+    with lock():
+        if "nltk" in sys.modules:
+            return
+        absent = "sklearn" not in sys.modules
+        if absent:
+            sys.modules["sklearn"] = None  # type: ignore[assignment]  # its import fails
+        try:
+            importlib.import_module("nltk")
+        finally:
+            if absent and "sklearn" in sys.modules and sys.modules["sklearn"] is None:
+                del sys.modules["sklearn"]

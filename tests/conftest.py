@@ -59,19 +59,6 @@ def taillens_home(
 
 
 @pytest.fixture(autouse=True)
-def _collect_garbage_on_the_main_thread() -> Iterator[None]:
-    """Once a job runner switched automatic garbage collection to the UI thread's timer,
-    collect after each test too, so windows a test dropped go on the main thread."""
-    yield
-    import sys
-
-    runner_module = sys.modules.get("app.jobrunner")
-    collector = getattr(runner_module, "_collector", None)
-    if collector is not None:
-        collector.check()
-
-
-@pytest.fixture(autouse=True)
 def _restore_log_handlers() -> Iterator[None]:
     """Log handlers a test attaches (pointing into its temp home) are removed after it."""
     import logging

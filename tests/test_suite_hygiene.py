@@ -68,6 +68,17 @@ def test_leaves_a_thread():
 OWN_MARK = "import pytest\n\npytestmark = pytest.mark.own_process\n\n\n"
 
 
+# The run's limit, and what would put the planted run's figures among this run's: its
+# logs, and this worker's name (the planted run's one process would log as this worker).
+_NOT_PASSED_ON = (
+    "TAILLENS_TEST_RSS_LIMIT_MB",
+    "TAILLENS_TEST_RSS_LOG",
+    "TAILLENS_TEST_IMPORT_LOG",
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+)
+
+
 def _run_suite(
     tmp_path: Path, body: str, *options: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -79,7 +90,7 @@ def _run_suite(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, str(tmp_path)],
         cwd=tmp_path,
         env={
-            **{k: v for k, v in os.environ.items() if k != "TAILLENS_TEST_RSS_LIMIT_MB"},
+            **{k: v for k, v in os.environ.items() if k not in _NOT_PASSED_ON},
             "PYTHONPATH": str(ROOT),
             "TAILLENS_LEAK_GRACE_S": "1",
             "TAILLENS_OWN_PROCESS": "1",  # the planted runs try the own-process mechanism
@@ -217,3 +228,42 @@ def test_an_own_process_file_reports_its_outcomes_leaks_and_memory(tmp_path: Pat
     assert re.search(
         rf"grew past 300 MB \(TAILLENS_TEST_RSS_LIMIT_MB\): {who} \d+ MB$", done.stdout, re.M
     )
+
+
+# A window and a job runner in one test; the next finds neither: the widget deleted (not
+# only closed) and garbage collection the interpreter's again.
+WINDOW_THEN_NOTHING = """
+import gc
+from PySide6.QtWidgets import QApplication, QComboBox
+
+def test_a_window_and_a_runner(qtbot):
+    from app.jobrunner import QtJobRunner
+
+    box = QComboBox()
+    qtbot.addWidget(box)
+    box.show()
+    QtJobRunner()
+    assert not gc.isenabled()  # collection moved to the UI thread's timer
+
+def test_the_next_finds_neither():
+    assert QApplication.allWidgets() == []
+    assert gc.isenabled()
+"""
+
+
+def test_a_tests_window_is_deleted_and_collection_handed_back(tmp_path: Path) -> None:
+    done = _run_suite(tmp_path, WINDOW_THEN_NOTHING, env={"QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+
+
+def test_the_import_log_names_the_test_that_imported_a_library(tmp_path: Path) -> None:
+    log = tmp_path / "imports.tsv"
+    body = "def test_imports_it():\n    import sqlalchemy\n\n    assert sqlalchemy\n"
+    done = _run_suite(tmp_path, body, env={"TAILLENS_TEST_IMPORT_LOG": str(log)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(
+        r"^pid\d+\ttest\tsqlalchemy\t\d+\ttest_planted\.py::test_imports_it$",
+        log.read_text(),
+        re.M,
+    ), log.read_text()

@@ -154,7 +154,7 @@ class DatasetStatsDialog(FittedDialog):
             table.resizeRowToContents(row)
         self._filled = end
         if end < len(self._shown):
-            QTimer.singleShot(0, lambda: self._fill_more(fill_round))
+            QTimer.singleShot(0, self, lambda: self._fill_more(fill_round))
 
     def shown_findings(self) -> list[tuple[str, str, str]]:
         table = self.findings_table

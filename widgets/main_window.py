@@ -181,7 +181,7 @@ class MainWindow(MenuWindow):
                 widget.setParent(self.docks[spec.key])  # hidden, outside the dock's layout
                 self.panels[spec.key] = widget
                 self.add_panel_commands(spec.key, widget)
-        QTimer.singleShot(0, self.place_panels)
+        QTimer.singleShot(0, self, self.place_panels)
 
     def place_panels(self) -> None:
         """Put each panel :meth:`install_panels` built into its dock (the docks keep their
@@ -371,7 +371,7 @@ class MainWindow(MenuWindow):
             # A strip at the bottom, not the ~45 % Qt gives a newly shown bottom dock.
             # (resizeDocks does not move a lone bottom dock: cap it for one layout pass.)
             self.error_log.setMaximumHeight(max(110, self.height() // 6))
-            QTimer.singleShot(0, lambda: self.error_log.setMaximumHeight(16_777_215))
+            QTimer.singleShot(0, self, lambda: self.error_log.setMaximumHeight(16_777_215))
 
     # -- layout persistence ---------------------------------------------------------------
     def restore_layout(self) -> None:
@@ -399,7 +399,7 @@ class MainWindow(MenuWindow):
             if self.isVisible():
                 self._restore_splitters()
         self.hide_message()  # a message belongs to the run that showed it
-        QTimer.singleShot(0, self.hide_stray_tab_bars)
+        QTimer.singleShot(0, self, self.hide_stray_tab_bars)
 
     def place_on_screen(self) -> None:
         """Before the window is first shown: on a first start (no saved geometry) it takes
@@ -454,7 +454,7 @@ class MainWindow(MenuWindow):
             self.setProperty("taillens_screen_hooked", True)
             handle.screenChanged.connect(lambda _screen: self._fit_screen_limit())
         if self._saved_splitters:
-            QTimer.singleShot(0, self._restore_splitters)
+            QTimer.singleShot(0, self, self._restore_splitters)
 
     def _splitters(self) -> dict[str, QSplitter]:
         """Every splitter inside a dock, by the dock's name, its place among the dock's
@@ -483,7 +483,7 @@ class MainWindow(MenuWindow):
     def reset_layout(self) -> None:
         self.restoreState(self._default_state, _STATE_VERSION)
         self.workspaces.mark("explore")  # the layout as built is Explore's
-        QTimer.singleShot(0, self.hide_stray_tab_bars)
+        QTimer.singleShot(0, self, self.hide_stray_tab_bars)
 
     def hide_message(self) -> None:
         self.message_area.hide()
@@ -527,8 +527,8 @@ class MainWindow(MenuWindow):
         old = event.oldSize()
         widened = self.isVisible() and old.isValid() and event.size().width() > old.width()
         if widened or not self._layout_restored:
-            QTimer.singleShot(0, self._cap_side_docks)
-        QTimer.singleShot(0, self.hide_stray_tab_bars)
+            QTimer.singleShot(0, self, self._cap_side_docks)
+        QTimer.singleShot(0, self, self.hide_stray_tab_bars)
 
     def hide_stray_tab_bars(self) -> None:
         """Hide dock tab bars Qt left behind from an earlier arrangement (building the

@@ -171,6 +171,7 @@ def load_wordnet(folder: Path) -> Any:
         if folder in _READERS:
             return _READERS[folder]
         with heavy.lock():
+            heavy.import_nltk()
             import nltk.data
             from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
@@ -273,6 +274,7 @@ class Meteor(CorpusFromSentences):
         if not self.status.found:
             return [MetricValue(None, MeteorDetails(note=self.absent_reason)) for _ in items]
         with heavy.lock():
+            heavy.import_nltk()
             from nltk.translate.meteor_score import meteor_score
 
         if self._reader is None:

@@ -375,6 +375,7 @@ class Rouge(CorpusFromSentences):
     def _get_scorer(self) -> Any:
         if self._scorer is None:
             with heavy.lock():
+                heavy.import_nltk()  # rouge-score's stemmer is nltk's
                 from rouge_score.rouge_scorer import RougeScorer
 
             self._scorer = RougeScorer(

@@ -156,3 +156,33 @@ def test_the_lock_is_one_per_process_and_reentrant() -> None:
         order.append("outer")
     thread.join(10)
     assert order == ["outer", "other"]
+
+
+# In a fresh interpreter: ROUGE scored through the metric, then what it imported.
+ROUGE_THEN_MODULES = r"""
+import sys
+from core.metrics.base import ScoringItem
+from core.metrics.reference import Rouge
+
+value = Rouge().sentence_scores([ScoringItem("the cat sat", "en", ("the cat sat down",))])
+print(round(value[0].value, 4), "nltk" in sys.modules, "sklearn" in sys.modules,
+      "pandas" in sys.modules)
+import sklearn.feature_extraction  # scikit-learn itself still imports afterwards
+print(sklearn.feature_extraction.__name__)
+"""
+
+
+def test_rouge_imports_nltk_without_scikit_learn() -> None:
+    """nltk's own __init__ imports scikit-learn (and so pandas: about 90 MB) for a
+    classifier wrapper no metric uses: the metric imports nltk without it."""
+    from tests.cli_process import python_script
+
+    done = python_script(ROUGE_THEN_MODULES)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        "85.7143",
+        "True",
+        "False",
+        "False",
+        "sklearn.feature_extraction",
+    ]

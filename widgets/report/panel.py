@@ -265,7 +265,7 @@ class ReportPanel(QWidget):
             self._share_splitter()
         if self.report is not None and (width >= self.WIDE_HEADLINES) != self._wide_headlines:
             self._show_headlines(self.report, self.headlines)
-            QTimer.singleShot(0, self._fit_headline)
+            QTimer.singleShot(0, self, self._fit_headline)
 
     # -- what app tells the panel ------------------------------------------------------------
     def set_available(self, metrics: Sequence[tuple[str, int]], *, session: bool = True) -> None:
@@ -409,7 +409,7 @@ class ReportPanel(QWidget):
             # A narrow or short panel needs the room for the results (Options brings
             # them back): at 1366 × 768 the headlines, 8 table rows and the plot at once.
             self.options_button.setChecked(False)
-        QTimer.singleShot(0, self._fit_headline)
+        QTimer.singleShot(0, self, self._fit_headline)
 
     def _share_splitter(self) -> None:
         """Tables and plot: half each side by side; stacked, the plot gets its minimum

@@ -349,7 +349,7 @@ class ScoresPanel(QWidget):
         self._scored = scored_count(rows) if scored is None else scored
         self._total = total
         self._show_count()
-        QTimer.singleShot(0, self._fill_view)
+        QTimer.singleShot(0, self, self._fill_view)
         row = self.table_model.row_of_key(selected) if selected is not None else None
         if row is not None:
             self.table.selectRow(row)
@@ -360,7 +360,7 @@ class ScoresPanel(QWidget):
         """The next page of the texts table (what ``more_requested`` asked for)."""
         self.table_model.append_rows(rows)
         self._show_count()
-        QTimer.singleShot(0, self._fill_view)  # still room below: the page after
+        QTimer.singleShot(0, self, self._fill_view)  # still room below: the page after
 
     def _fill_view(self) -> None:
         """Ask for the next page when the table shows its last row with room below (a
@@ -514,12 +514,12 @@ class ScoresPanel(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        QTimer.singleShot(0, self._fill_view)  # no page was asked for while hidden
+        QTimer.singleShot(0, self, self._fill_view)  # no page was asked for while hidden
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Side by side when there is room (a widened or floating dock), stacked when narrow."""
         super().resizeEvent(event)
-        QTimer.singleShot(0, self._fill_view)
+        QTimer.singleShot(0, self, self._fill_view)
         wide = event.size().width() >= WIDE_PX
         wanted = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
         if self.splitter.orientation() != wanted or not self._split_set:

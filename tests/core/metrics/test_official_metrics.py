@@ -149,6 +149,9 @@ def test_unparsed_replies_count_as_empty_texts_unless_excluded(webnlg_like) -> N
 
 
 def test_meteor_with_a_real_wordnet_folder_matches_synonyms(tmp_path: Path) -> None:
+    from core import heavy
+
+    heavy.import_nltk()  # as the metric imports it: without scikit-learn (core/heavy.py)
     from nltk.translate.meteor_score import meteor_score
 
     folder = write_tiny_wordnet(tmp_path / "wordnet")

@@ -74,6 +74,9 @@ def test_sentence_and_corpus_scores_equal_sacrebleus_from_one_pass(name, ours, t
 
 
 def test_meteor_equals_nltks_on_the_published_texts(tmp_path: Path) -> None:
+    from core import heavy
+
+    heavy.import_nltk()  # as the metric imports it: without scikit-learn (core/heavy.py)
     from nltk.translate.meteor_score import meteor_score
 
     folder = write_tiny_wordnet(tmp_path / "wordnet")
