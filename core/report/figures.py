@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.report.statistics import quartiles
+
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a figure is made
     from matplotlib.figure import Figure
 
@@ -105,7 +107,7 @@ def box_stats(label: str, values: Sequence[float], log10: bool = False) -> BoxSt
     array = plot_values(values, log10)
     if array.size == 0:
         return None
-    q1, median, q3 = (float(v) for v in np.percentile(array, [25, 50, 75]))
+    q1, median, q3 = quartiles(np.sort(array))
     iqr = q3 - q1
     inside = array[(array >= q1 - 1.5 * iqr) & (array <= q3 + 1.5 * iqr)]
     outliers = array[(array < q1 - 1.5 * iqr) | (array > q3 + 1.5 * iqr)]
@@ -134,6 +136,11 @@ def axis_limits(
 
 
 # -- what each kind of plot shows (for the matplotlib figures and the HTML's SVG) -------------
+
+
+def axis_label(label: str, log10: bool) -> str:
+    """An axis's title, saying so when the axis is log10."""
+    return label + (" (log10 axis)" if log10 else "")
 
 
 def box_plot_data(
@@ -365,7 +372,7 @@ def box_figure(
         )
     ax.set_ylim(*(_pow10(limits) if log10 else limits))
     ax.set_xlim(-0.6, len(boxes) - 0.4)
-    ax.set_ylabel(ylabel + (" (log10 axis)" if log10 else ""))
+    ax.set_ylabel(axis_label(ylabel, log10))
     ax.tick_params(axis="x", labelsize=7 if len(boxes) > 6 else 8)
     ax.grid(axis="y", alpha=0.2)
     return figure
@@ -406,7 +413,7 @@ def distribution_figure(
     limits = data.x_limits
     ax.set_xlim(*(_pow10(limits) if log10 else limits))
     ax.set_ylim(bottom=0)
-    ax.set_xlabel(xlabel + (" (log10 axis)" if log10 else ""))
+    ax.set_xlabel(axis_label(xlabel, log10))
     ax.set_ylabel("share of the group's items")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.2)
@@ -441,8 +448,8 @@ def scatter_figure(
     x_limits, y_limits = points.x_limits, points.y_limits
     ax.set_xlim(*(_pow10(x_limits) if log_x else x_limits))
     ax.set_ylim(*(_pow10(y_limits) if log_y else y_limits))
-    ax.set_xlabel(xlabel + (" (log10 axis)" if log_x else ""))
-    ax.set_ylabel(ylabel + (" (log10 axis)" if log_y else ""))
+    ax.set_xlabel(axis_label(xlabel, log_x))
+    ax.set_ylabel(axis_label(ylabel, log_y))
     ax.grid(alpha=0.2)
     return figure
 

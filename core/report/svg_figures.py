@@ -29,6 +29,7 @@ from core.report.figures import (
     BINS,
     DEFAULT_SIZE_IN,
     PALETTE,
+    axis_label,
     box_plot_data,
     distribution_data,
     plot_arguments,
@@ -277,10 +278,6 @@ def _ticks(limits: tuple[float, float], log10: bool) -> list[tuple[float, str]]:
     return log_ticks(*limits) if log10 else linear_ticks(*limits)
 
 
-def _axis_name(label: str, log10: bool) -> str:
-    return label + (" (log10 axis)" if log10 else "") if label or log10 else ""
-
-
 def _empty(svg: _Svg) -> str:
     svg.text(WIDTH / 2, 8 + TITLE_PX, svg.title, TITLE_PX, cls="title")
     svg.text(WIDTH / 2, HEIGHT / 2, "no values", LABEL_PX)
@@ -316,7 +313,7 @@ def box_svg(
         x_ticks=[(i, f"{_wrap(b.label)}\nn={b.n:,}") for i, b in enumerate(boxes)],
         x_tick_px=tick_px,
         xlabel="",
-        ylabel=_axis_name(ylabel, log10),
+        ylabel=axis_label(ylabel, log10),
     )
     half = frame.x(0.3) - frame.x(0.0)
     svg.parts.append(f'<g clip-path="url(#{svg.clip_id})">')
@@ -370,7 +367,7 @@ def distribution_svg(
         y_ticks=linear_ticks(0.0, top),
         x_ticks=_ticks(x_limits, log10),
         x_tick_px=TICK_PX,
-        xlabel=_axis_name(xlabel, log10),
+        xlabel=axis_label(xlabel, log10),
         ylabel="share of the group's items",
     )
     svg.parts.append(f'<g clip-path="url(#{svg.clip_id})">')
@@ -437,8 +434,8 @@ def scatter_svg(
         y_ticks=_ticks(y_limits, log_y),
         x_ticks=_ticks(x_limits, log_x),
         x_tick_px=TICK_PX,
-        xlabel=_axis_name(xlabel, log_x),
-        ylabel=_axis_name(ylabel, log_y),
+        xlabel=axis_label(xlabel, log_x),
+        ylabel=axis_label(ylabel, log_y),
     )
     to_x: Callable[[float], float] = frame.x
     to_y: Callable[[float], float] = frame.y

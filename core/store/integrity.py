@@ -326,7 +326,7 @@ class Integrity:
         """Check the tables ``names`` (and the tables they belong to) unless done; with
         ``notify``, say what is skipped (the log and the listeners). A table checked
         already, or one without row ids, costs no lock."""
-        for name in list(names):
+        for name in names:
             self._ensure(connection, name, notify)
 
     def _ensure(self, connection: Connection, name: str, notify: bool) -> None:
