@@ -9,7 +9,7 @@ recomputed with numpy when the sort, a filter or the tiers change.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from core.labels import tier_label
@@ -29,8 +29,8 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 class EntityTableModel(QAbstractTableModel):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.columns = CategoryTable.empty()
         self.tiers = np.zeros(0, dtype=np.int8)
         self.sub_tiers = np.zeros(0, dtype=np.int8)  # -1, or 0/1/2: page only in en/it/es

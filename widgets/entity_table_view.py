@@ -38,7 +38,7 @@ class EntityTableView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.model = EntityTableModel()
+        self.model = EntityTableModel(self)  # deleted with the view
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSortingEnabled(True)

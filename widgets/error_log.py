@@ -9,7 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -34,8 +41,8 @@ class ErrorEntry:
 
 
 class ErrorLogModel(QAbstractListModel):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.entries: list[ErrorEntry] = []
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -75,7 +82,7 @@ class ErrorLogPanel(QWidget):
 
     def __init__(self, log_file: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.model = ErrorLogModel()
+        self.model = ErrorLogModel(self)  # deleted with the panel
         self.list_view = QListView()
         self.list_view.setModel(self.model)
         self.details = QPlainTextEdit()

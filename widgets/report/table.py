@@ -197,7 +197,7 @@ class TablePage(QWidget):
     def __init__(self, table: Table, mark_tip: str) -> None:
         super().__init__()
         self.shows = self.showing(table, mark_tip)  # what it was laid out for
-        self.model = ReportTableModel()
+        self.model = ReportTableModel(parent=self)  # deleted with the table
         self.model.set_table(table, mark_tip)
         self.view = QTableView()
         self.view.setModel(self.model)

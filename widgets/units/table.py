@@ -147,7 +147,9 @@ class _PagedUnitsModel(QStandardItemModel):
     with ``UnitsTable.add_units``."""
 
     def __init__(self, owner: UnitsTable) -> None:
-        super().__init__(0, len(UNIT_COLUMNS))
+        # The table is its Qt parent: without one the model outlived the window in Qt,
+        # and what Qt held for it kept the whole window's Python side alive.
+        super().__init__(0, len(UNIT_COLUMNS), owner)
         self._owner = owner
         self.total = 0  # units in the session, whether read yet or not
         self.asked_after: int | None = None  # the last unit id a page was asked after

@@ -37,7 +37,7 @@ class PagedUnits(QStandardItemModel):
     (``UnitPicker.more_requested``), which answers with :meth:`UnitPicker.add_page`."""
 
     def __init__(self, picker: UnitPicker) -> None:
-        super().__init__(0, 1)
+        super().__init__(0, 1, picker)  # deleted with the picker (Qt holds a parentless one)
         self._picker = picker
         self.matching = 0  # units the search matches, whether read yet or not
 
