@@ -257,6 +257,17 @@ class _Renderer:
         raise _refuse(_REFUSED_WORDS.get(node.name, node.name))
 
 
+def _forget_parse_failures() -> None:
+    """Empty pyparsing's packrat cache once a pattern is parsed. Where something turned
+    packrat parsing on for the whole process (matplotlib's mathtext does, on import), the
+    cache keeps the exception of every alternative that failed, and each exception's
+    traceback holds the whole stack that called the parser, the caller's window and
+    session included, until enough later parses push it out."""
+    from pyparsing import ParserElement
+
+    ParserElement.reset_cache()
+
+
 def _pattern_query(pattern: str) -> str:
     return PREFIXES + "SELECT ?item WHERE {\n" + pattern + "\n}\n"
 
@@ -310,6 +321,7 @@ def canonical_pattern(pattern: str) -> str:
         ) from None
     finally:
         rdflib_log.removeFilter(_QUIET_IRIS)
+        _forget_parse_failures()
     top = query.algebra
     project = top.get("p")
     if (

@@ -256,3 +256,33 @@ def test_cli_fetch_of_a_shared_session_sends_nothing(
     assert rows["Evil"]["refused"].startswith("the membership pattern may not contain")
     assert rows["City"]["refused"] is None
     assert spy.requests == []
+
+
+def test_checking_a_pattern_keeps_nothing_of_its_caller() -> None:
+    """With pyparsing's packrat cache on (matplotlib turns it on for the whole process),
+    the exceptions it keeps held every frame of the caller's stack, a window included."""
+    import contextlib
+    import gc
+    import weakref
+
+    from pyparsing import ParserElement
+
+    was_on = ParserElement._packratEnabled
+    ParserElement.enable_packrat()
+
+    class Held:
+        pass
+
+    def check(pattern: str) -> weakref.ref[Held]:
+        held = Held()  # a local of the caller, as the window is in the app
+        with contextlib.suppress(PatternRefused):
+            queries.canonical_pattern.__wrapped__(pattern)
+        return weakref.ref(held)
+
+    try:
+        refs = [check("?item wdt:P31 wd:Q515 . FILTER("), check("?item wdt:P31 wd:Q5 .")]
+        gc.collect()
+        assert [ref() for ref in refs] == [None, None]
+    finally:
+        if not was_on:
+            ParserElement.disable_memoization()
