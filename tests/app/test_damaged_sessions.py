@@ -22,10 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.report_session import build_report_session
-from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
-
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+from tests.fixtures.tiny_models import built_in_a_child
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = """    <entry category="Airport" eid="Id{n}" size="1">
@@ -77,7 +74,15 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
         encoding="utf-8",
     )
     taillens("import", "--session", path, "--quiet", source, check=True)
-    encoder = build_tiny_sentence_encoder(folder / "encoder")
+    # Built in a child: only the commands, each its own process, load it.
+    encoder = (
+        built_in_a_child(
+            "build_tiny_sentence_encoder",
+            folder / "encoder",
+            module="tests.fixtures.tiny_sentence_encoder",
+        )
+        / "encoder"
+    )
     taillens("retrieve", "--session", path, "--encoder", encoder, "--quiet", check=True)
     imported = query(path, "SELECT id FROM data_units WHERE uid LIKE '%Id1'")[0][0]
     score = query(
