@@ -20,7 +20,7 @@ pytest_plugins = [
     "tests.fixtures.tiny_models",
     "tests.fixtures.hub_server",
     "tests.fixtures.leaks",
-    "tests.fixtures.own_process",
+    "tests.fixtures.worker_memory",
 ]
 
 

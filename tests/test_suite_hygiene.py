@@ -1,7 +1,8 @@
 """The suite's own rules: the leak check of tests/fixtures/leaks.py fails a run that
-leaves a thread or a child process behind, or whose pytest process grew past the memory
-limit, and passes a clean one; a file marked ``own_process`` runs in a pytest process of
-its own whose outcomes, leaks and memory count as the run's."""
+leaves a thread, a child process or a window behind, or whose pytest process grew past the
+memory limit, and passes a clean one; in a parallel run a worker past its memory bound is
+replaced, and a worker that loaded models runs no other test
+(tests/fixtures/worker_memory.py)."""
 
 from __future__ import annotations
 
@@ -42,30 +43,17 @@ def test_holds_400_mb():
     assert len(block) == 400 << 20
 """
 
-# It writes which process ran it, that process's parent and command line.
-OWN = """
-import os, threading, time
+# Each test appends the worker that ran it and its own file's name.
+RECORDS = """
+import os
 from pathlib import Path
-import pytest
 
-pytestmark = pytest.mark.own_process
+def _record():
+    with open(os.environ["PLANTED_RAN_IN"], "a") as log:
+        log.write(os.environ["PYTEST_XDIST_WORKER"] + " " + Path(__file__).name + "\\n")
 
-def test_passes():
-    command = Path("/proc/self/cmdline").read_bytes().replace(b"\\0", b" ")
-    Path(os.environ["PLANTED_RAN_IN"]).write_text(f"{os.getpid()} {os.getppid()} {command!r}")
-
-def test_fails():
-    assert 1 == 2, "planted failure"
-
-def test_skips():
-    pytest.skip("planted skip")
-
-def test_leaves_a_thread():
-    threading.Thread(target=time.sleep, args=(30,), name="forgotten", daemon=True).start()
 """
-
-
-OWN_MARK = "import pytest\n\npytestmark = pytest.mark.own_process\n\n\n"
+MODELS_MARK = "import pytest\n\npytestmark = pytest.mark.loads_models\n\n\n"
 
 
 # The run's limit, and what would put the planted run's figures among this run's: its
@@ -74,6 +62,9 @@ _NOT_PASSED_ON = (
     "TAILLENS_TEST_RSS_LIMIT_MB",
     "TAILLENS_TEST_RSS_LOG",
     "TAILLENS_TEST_IMPORT_LOG",
+    "TAILLENS_TEST_ORDINARY_MB",
+    "TAILLENS_TEST_FRESH_MB",
+    "TAILLENS_TEST_LADEN_MB",
     "PYTEST_XDIST_WORKER",
     "PYTEST_XDIST_WORKER_COUNT",
 )
@@ -83,7 +74,7 @@ def _run_suite(
     tmp_path: Path, body: str, *options: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     (tmp_path / "conftest.py").write_text(
-        'pytest_plugins = ["tests.fixtures.leaks", "tests.fixtures.own_process"]\n'
+        'pytest_plugins = ["tests.fixtures.leaks", "tests.fixtures.worker_memory"]\n'
     )
     (tmp_path / "test_planted.py").write_text(body)
     return subprocess.run(
@@ -93,7 +84,6 @@ def _run_suite(
             **{k: v for k, v in os.environ.items() if k not in _NOT_PASSED_ON},
             "PYTHONPATH": str(ROOT),
             "TAILLENS_LEAK_GRACE_S": "1",
-            "TAILLENS_OWN_PROCESS": "1",  # the planted runs try the own-process mechanism
             **(env or {}),
         },
         capture_output=True,
@@ -150,84 +140,79 @@ def test_a_heavy_library_imported_at_collection_fails_the_run(tmp_path: Path, op
     assert _run_suite(tmp_path, lazy, *options).returncode == 0
 
 
-def test_a_test_that_loads_torch_outside_its_own_process_fails_the_run(tmp_path: Path) -> None:
+def test_a_test_that_loads_torch_in_an_unmarked_file_fails_the_run(tmp_path: Path) -> None:
     import importlib.util
 
     if importlib.util.find_spec("torch") is None:  # looked up, not imported: this process
         pytest.skip("torch is in the models extra")  # runs other tests
     body = "def test_loads_a_model():\n    import torch\n\n    assert torch.zeros(1).sum() == 0\n"
-    limit = {"TAILLENS_TEST_RSS_LIMIT_MB": "4000"}
-    done = _run_suite(tmp_path, body, env=limit)
+    done = _run_suite(tmp_path, body)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 passed" in done.stdout
-    assert "FAILED: a test loaded torch in a pytest process shared with other tests:" in (
-        done.stdout
-    )
+    assert "FAILED: a test loaded torch in a file not marked loads_models:" in done.stdout
     assert "test_loads_a_model loaded torch" in done.stdout
-    said = _run_suite(tmp_path, body)  # no limit set: said, the run passes
-    assert said.returncode == 0 and "SAID: a test loaded torch" in said.stdout, said.stdout
-    marked = "import pytest\n\npytestmark = pytest.mark.own_process\n\n\n" + body
-    clean = _run_suite(tmp_path, marked, env=limit)
+    clean = _run_suite(tmp_path, MODELS_MARK + body)
     assert clean.returncode == 0 and "loaded torch" not in clean.stdout, clean.stdout
 
 
-def test_the_test_after_an_own_process_file_in_another_folder_sets_up(tmp_path: Path) -> None:
-    """A regular test, a marked file beside it (both under x/), then a test outside x/:
-    x/ is torn down before that test sets up, as pytest does itself."""
-    (tmp_path / "conftest.py").write_text(
-        'pytest_plugins = ["tests.fixtures.leaks", "tests.fixtures.own_process"]\n'
-    )
-    for folder, head in (("x/a", ""), ("x/b", OWN_MARK), ("c", "")):
-        (tmp_path / folder).mkdir(parents=True)
-        (tmp_path / folder / "__init__.py").write_text("")
-        (tmp_path / folder.split("/")[0] / "__init__.py").write_text("")
-        (tmp_path / folder / f"test_{folder[-1]}.py").write_text(
-            head + f"def test_in_{folder[-1]}():\n    pass\n"
-        )
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "x/a", "x/b", "c"],
-        cwd=tmp_path,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "TAILLENS_LEAK_GRACE_S": "1",
-            "TAILLENS_OWN_PROCESS": "1",
-        },
-        capture_output=True,
-        text=True,
-        timeout=300,
+def _workers(log: Path) -> dict[str, list[str]]:
+    """Each worker's files, one per test, in the order it ran them."""
+    ran: dict[str, list[str]] = {}
+    for line in log.read_text().splitlines():
+        worker, file = line.split()
+        ran.setdefault(worker, []).append(file)
+    return ran
+
+
+def test_a_worker_past_its_bound_is_replaced_and_every_test_runs(tmp_path: Path) -> None:
+    """With a bound below any process's size, each worker is told to stop after its first
+    test and runs only the tests it already held (``AHEAD``): fresh workers take over."""
+    from tests.fixtures.worker_memory import AHEAD
+
+    log = tmp_path / "ran-in"
+    body = RECORDS + "".join(f"def test_{n}():\n    _record()\n\n\n" for n in range(10))
+    done = _run_suite(
+        tmp_path,
+        body,
+        "-n",
+        "2",
+        env={"PLANTED_RAN_IN": str(log), "TAILLENS_TEST_ORDINARY_MB": "1"},
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 passed" in done.stdout and "not torn down" not in done.stdout
+    assert "10 passed" in done.stdout
+    ran = _workers(log)
+    assert sum(len(files) for files in ran.values()) == 10
+    assert len(ran) >= 10 // (AHEAD + 1) and max(len(f) for f in ran.values()) <= AHEAD + 1
+    # Every worker's peak is in the summary, the replacements' too.
+    figures = re.search(r"peak RSS per pytest process \(MB\): (.*)$", done.stdout, re.M)
+    assert figures and all(f"{worker} " in figures.group(1) for worker in ran), done.stdout
 
 
-# With xdist the file's tests stay on one worker (its group), which starts their process.
-@pytest.mark.parametrize("options", [(), ("-n", "2")], ids=["one process", "xdist"])
-def test_an_own_process_file_reports_its_outcomes_leaks_and_memory(tmp_path: Path, options) -> None:
-    ran_in = tmp_path / "ran-in"
-    done = _run_suite(tmp_path, OWN, *options, "-rA", env={"PLANTED_RAN_IN": str(ran_in)})
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "1 failed, 2 passed, 1 skipped" in done.stdout
-    assert "planted failure" in done.stdout and "planted skip" in done.stdout
-    assert "test_leaves_a_thread: thread(s) still running: forgotten" in done.stdout
-    # It ran in a pytest process of its own (an xdist worker is no "-m pytest"), not started
-    # by this test (whose child is the run's process), and that process has ended.
-    pid, parent, command = ran_in.read_text().split(" ", 2)
-    assert int(parent) != os.getpid() and "-m pytest" in command
-    assert not Path(f"/proc/{pid}").exists()
-    who = r"(gw\d|main)/test_planted\.py"
-    assert re.search(
-        rf"own pytest processes \(own_process\): at most \d+ MB \({who}\)", done.stdout
+def test_a_worker_that_loaded_models_runs_no_other_test(tmp_path: Path) -> None:
+    """Model files go to a model worker, which collects only them; once a worker ran one,
+    it runs nothing else, and ends when none is left while others are."""
+    log = tmp_path / "ran-in"
+    (tmp_path / "test_models.py").write_text(
+        MODELS_MARK + RECORDS + "".join(f"def test_m{n}():\n    _record()\n\n\n" for n in range(4))
     )
-
-    large = OWN.split("def test_passes")[0] + LARGE
-    limit = {"TAILLENS_TEST_RSS_LIMIT_MB": "300"}
-    done = _run_suite(tmp_path, large, *options, env=limit)
-    assert done.returncode == 1, done.stdout + done.stderr
-    # Only the file's own process: the run's processes never held the 400 MB.
-    assert re.search(
-        rf"grew past 300 MB \(TAILLENS_TEST_RSS_LIMIT_MB\): {who} \d+ MB$", done.stdout, re.M
+    imported_by = tmp_path / "imported-by"
+    body = (
+        RECORDS
+        + f"with open({str(imported_by)!r}, 'a') as imported:\n"
+        + "    imported.write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n\n\n"
+        + "".join(f"def test_{n}():\n    _record()\n\n\n" for n in range(12))
     )
+    done = _run_suite(tmp_path, body, "-n", "2", env={"PLANTED_RAN_IN": str(log)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "16 passed" in done.stdout
+    ran = _workers(log)
+    laden = {worker: files for worker, files in ran.items() if "test_models.py" in files}
+    assert laden, ran
+    for files in laden.values():
+        first = files.index("test_models.py")
+        assert set(files[first:]) == {"test_models.py"}, ran
+    # A model worker collects only the model files: it never imported the other one.
+    assert not set(laden) & set(imported_by.read_text().split()), ran
 
 
 # A window and a job runner in one test; the next finds neither: the widget deleted (not
@@ -267,3 +252,40 @@ def test_the_import_log_names_the_test_that_imported_a_library(tmp_path: Path) -
         log.read_text(),
         re.M,
     ), log.read_text()
+
+
+# A window whose model has no Qt parent, and a connection from that model back to the
+# window: Qt holds the connection, so the window's Python side outlives it (the leak the
+# check names); with the window as the model's parent, both go together.
+WINDOW_HELD_BY_A_PARENTLESS_MODEL = """
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import QMainWindow, QTableView
+import pytest
+
+
+@pytest.mark.parametrize("parented", [False, True], ids=["parentless", "parented"])
+def test_a_window(qtbot, parented):
+    from app.jobrunner import QtJobRunner
+
+    window = QMainWindow()
+    window.model = QStandardItemModel(0, 1, window if parented else None)
+    window.model.modelReset.connect(lambda: window.setWindowTitle("reset"))
+    view = QTableView(window)
+    view.setModel(window.model)
+    window.setCentralWidget(view)
+    qtbot.addWidget(window)
+    QtJobRunner()
+"""
+
+
+def test_a_deleted_window_still_held_fails_the_run(tmp_path: Path) -> None:
+    done = _run_suite(
+        tmp_path, WINDOW_HELD_BY_A_PARENTLESS_MODEL, env={"QT_QPA_PLATFORM": "offscreen"}
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+    assert "FAILED: 1 test(s) left threads, processes or windows behind:" in done.stdout
+    assert (
+        "test_a_window[parentless]: 1 deleted main window(s) still held after a full "
+        "collection (QMainWindow)"
+    ) in done.stdout

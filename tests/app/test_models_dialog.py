@@ -14,8 +14,9 @@ from app.gui import build_window
 from core.local_models.catalog_state import IDLE
 from tests.fixtures.hub_server import REPO, FakeHub
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 def test_the_models_dialog_pulls_cancels_resumes_refuses_and_removes(

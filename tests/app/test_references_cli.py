@@ -20,8 +20,9 @@ from core.store import SessionStore
 from core.store.models import Annotator, DataUnit, ReferenceDerivation, UnitReference
 from tests.shared_data import TAILNLG, require
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -19,8 +19,9 @@ from core.store import SessionStore
 from core.store.models import ReferenceDerivation, UnitReference
 from tests.fixtures.gold_reference_session import GOLD_EN, seed_session
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 @pytest.fixture

@@ -13,8 +13,9 @@ from tests.fixtures.scoring_session import REFS, build_session
 from tests.fixtures.table_digest import table_digest
 from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 @pytest.fixture(scope="module")

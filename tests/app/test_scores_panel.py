@@ -28,8 +28,9 @@ from widgets.scores import (
     highlighted_html,
 )
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 def _score(path: Path, metrics: tuple[str, ...]) -> None:

@@ -12,8 +12,9 @@ from app.gui import build_window
 from tests.fixtures.train_data import build_webnlg_model, build_webnlg_session
 from tests.shared_data import ENRICHED_DEV, needs
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = [needs(*ENRICHED_DEV), pytest.mark.own_process]
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = [needs(*ENRICHED_DEV), pytest.mark.loads_models]
 
 
 @pytest.fixture(scope="module")

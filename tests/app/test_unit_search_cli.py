@@ -14,8 +14,9 @@ from core.store import SessionStore
 from core.tiers.likelihood import sequence_loglik
 from core.units.builder.saved import list_units
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 ENTITY = "http://www.wikidata.org/entity/"
 

@@ -12,8 +12,9 @@ from core.metrics.scoring import sentence_score_table
 from core.store import SessionStore
 from tests.fixtures.lazy_modules import scipy_stats as stats
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 def test_wdv_crowd_scores_are_human_judgments(tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ from core.local_models.loader import LOAD_STAGES, context_length, context_warnin
 from core.verbalise import GenerationParams
 from core.verbalise.local import CausalVerbaliser
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 TRIPLES = [("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo")]
 

@@ -26,8 +26,9 @@ from core.local_models.loader import (
     select_dtype,
 )
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 def copy_model(source: Path, target: Path) -> Path:

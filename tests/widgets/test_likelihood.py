@@ -27,8 +27,9 @@ from tests.fixtures.likelihood_session import CITIES, seed_city_session
 from tests.fixtures.reads import settle_reads
 from widgets.likelihood import LikelihoodPanel
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 @pytest.fixture

@@ -16,8 +16,9 @@ from core.metrics.bertscore import (
     resolve_model,
 )
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,9 @@ import pytest
 from core.metrics import bertscore
 from core.metrics.bertscore import DEFAULT_MODEL, default_model_cached, resolve_model
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 def test_it_agrees_with_the_model_scoring_would_use() -> None:

@@ -21,8 +21,9 @@ from core.store import SessionStore
 from core.store.models import DataUnit, Score, UnitReference, Verbalisation
 from tests.fixtures.tiny_wordnet import write_tiny_wordnet
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 _TEXT = (
     "the city of Rome is in Italy and it was founded long ago by people who lived on "

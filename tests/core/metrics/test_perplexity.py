@@ -26,8 +26,9 @@ from core.verbalise.base import GenerationParams
 from core.verbalise.job import verbalise_job
 from core.verbalise.local import CausalVerbaliser
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 PROMPT = "Write about Paris.\n[Paris, country, France]"
 TEXTS = [

@@ -29,8 +29,9 @@ from core.verbalise.selection import unit_triples
 from tests.fixtures.scoring_session import REFS, TEXTS, Ids, build_session
 from tests.fixtures.tiny_models import build_tiny_causal_lm
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 @pytest.fixture

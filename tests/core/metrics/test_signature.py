@@ -50,8 +50,9 @@ from core.store.models import Score
 from tests.fixtures.scoring_session import build_session
 from tests.fixtures.tiny_wordnet import write_tiny_wordnet
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 ITEMS = [
     ScoringItem(

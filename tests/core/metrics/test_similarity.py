@@ -8,8 +8,9 @@ from core.errors import UserFacingError
 from core.metrics.base import ScoringItem
 from core.metrics.similarity import GraphTextSimilarity, linearise, swapped
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 TRIPLES = (
     ("Ada Lovelace", "occupation", "mathematician"),

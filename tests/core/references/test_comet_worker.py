@@ -28,9 +28,9 @@ from core.store import SessionStore
 from core.store.models import ReferenceDerivation
 from tests.fixtures.gold_reference_session import seed_session
 
-# Loads models (its session is translated by a tiny model in this process): its tests run
-# in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models (its session is translated by a tiny model in this process): in a parallel
+# run its tests go to workers kept for them (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 PARAMS = TranslateParams(num_beams=1, max_new_tokens=6, batch=4, device="cpu")
 

@@ -26,8 +26,9 @@ from core.store.models import Annotation, UnitReference
 from tests.fixtures.gold_reference_session import seed_session
 from tests.fixtures.stub_comet_scorer import StubCometScorer
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 PARAMS = TranslateParams(num_beams=1, max_new_tokens=4, batch=8, device="cpu")
 TEXTS = tuple(f"Sentence number {n} about Paris." for n in range(8))

@@ -23,8 +23,9 @@ from core.store.models import ReferenceDerivation, UnitReference
 from tests.fixtures.gold_reference_session import GOLD_EN, seed_session
 from tests.fixtures.tiny_models import build_tiny_marian
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 PARAMS = TranslateParams(num_beams=2, max_new_tokens=8, batch=2, device="cpu")
 

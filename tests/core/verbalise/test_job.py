@@ -28,8 +28,9 @@ from core.verbalise.selection import select_units, unit_triples
 from core.verbalise.template import TemplateVerbaliser
 from tests.fixtures.verbalise_units import add_units
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 
 def rows(store: SessionStore, run_id: int | None = None) -> list[tuple[int, str, int]]:

@@ -12,8 +12,9 @@ from core.verbalise import open_verbaliser
 from core.verbalise.base import GenerationParams, VerbaliseRequest
 from core.verbalise.local import CausalVerbaliser, Seq2SeqVerbaliser
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = pytest.mark.own_process
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = pytest.mark.loads_models
 
 TRIPLES = (("Paris", "country", "France"), ("Paris", "mayor", "Anne Hidalgo"))
 

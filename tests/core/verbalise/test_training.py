@@ -35,8 +35,9 @@ from core.verbalise.training.settings import TrainingSettings
 from tests.fixtures.train_data import build_webnlg_model, build_webnlg_session
 from tests.shared_data import ENRICHED_DEV, needs
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = [needs(*ENRICHED_DEV), pytest.mark.own_process]
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = [needs(*ENRICHED_DEV), pytest.mark.loads_models]
 
 # Few steps, a high learning rate: a 32-wide random T5 learns the data's words at once.
 FAST = TrainingSettings(

@@ -36,8 +36,9 @@ from core.verbalise.openai import OpenAIVerbaliser
 from core.verbalise.prompts import parse_reply
 from tests.fixtures.verbalise_units import add_units
 
-# Loads models: its tests run in a pytest process of their own (tests/fixtures/own_process.py).
-pytestmark = [pytest.mark.slow, pytest.mark.own_process]
+# Loads models: in a parallel run its tests go to workers kept for them
+# (tests/fixtures/worker_memory.py).
+pytestmark = [pytest.mark.slow, pytest.mark.loads_models]
 
 START_TIMEOUT_S = 180.0  # a loaded 2-core machine imports torch + transformers slowly
 SERVING_MODULES = ("fastapi", "uvicorn", "openai", "accelerate")
