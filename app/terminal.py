@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from typing import Any, TypeVar
 
 from core.errors import UserFacingError
@@ -44,7 +44,7 @@ _QUIET_ENV = {
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # huggingface_hub downloads
     "TRANSFORMERS_VERBOSITY": "error",  # transformers' logging, read when it is imported
     "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
-    "TQDM_DISABLE": "1",  # any other tqdm bar (tqdm >= 4.66)
+    "TQDM_DISABLE": "1",  # the bars of a process the job starts (tqdm >= 4.66)
 }
 
 
@@ -53,6 +53,13 @@ def quiet_libraries() -> Iterator[None]:
     """Silence the model stack's own progress bars and logging ("Loading weights",
     downloads) while a ``--quiet`` job runs: through the environment for libraries imported
     later, and through their switches for those already imported; restored afterwards."""
+    # tqdm reads TQDM_* once, when it is imported, into its defaults: imported first under
+    # TQDM_DISABLE, every later bar of the process stayed off. Imported before the switch,
+    # its own defaults stay the user's; the libraries' switches below silence their bars.
+    # (It comes with nltk, a base dependency; without it there is nothing to keep.)
+    with suppress(ImportError):
+        import tqdm  # noqa: F401
+
     saved = {name: os.environ.get(name) for name in _QUIET_ENV}
     os.environ.update(_QUIET_ENV)
     undo: list[Any] = []

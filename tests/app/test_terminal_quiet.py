@@ -40,3 +40,27 @@ def test_quiet_silences_loading_bars_and_logging(capfd: pytest.CaptureFixture[st
     assert transformers_logging.is_progress_bar_enabled()
     assert transformers_logging.get_verbosity() == transformers_logging.WARNING
     assert {name: os.environ.get(name) for name in before} == before
+
+
+def test_a_bar_after_the_quiet_job_shows_where_tqdm_came_in_during_it() -> None:
+    """tqdm reads TQDM_DISABLE once, when first imported: a quiet job that brought it in
+    must not switch off every bar of the process after it (a fresh interpreter, where
+    nothing imported tqdm before)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "from app.terminal import quiet_libraries\n"
+        "with quiet_libraries():\n"
+        "    import tqdm\n"
+        "for _ in tqdm.tqdm(range(3), desc='after the job'):\n"
+        "    pass\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "after the job" in done.stderr
