@@ -50,6 +50,7 @@ __all__ = [
     "ScoringItem",
     "create_metric",
     "expand_metric_names",
+    "forget_loaded_models",
     "machine_defaults",
     "metric_info",
 ]
@@ -288,3 +289,20 @@ def create_metric(
     if name not in FACTORIES:
         expand_metric_names([name])  # raises the message listing the choices
     return FACTORIES[name](options or MetricOptions(), model)
+
+
+def forget_loaded_models() -> None:
+    """Let go of the models the metrics keep loaded between runs (BERTScore's scorer, the
+    similarity's encoder, METEOR's WordNet): each keeps the last one used, so that the next
+    run with the same settings does not load it again. Modules never imported are left
+    alone: asking loads nothing."""
+    import sys
+
+    for module, forget in (
+        ("core.metrics.bertscore", "forget_scorers"),
+        ("core.metrics.similarity", "forget_encoders"),
+        ("core.metrics.meteor", "forget_wordnet"),
+    ):
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            getattr(loaded, forget)()

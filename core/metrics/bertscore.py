@@ -41,8 +41,16 @@ _HUB_IDS = ("bert-base-multilingual-cased", "google-bert/bert-base-multilingual-
 MINILM_NAME = "all-MiniLM-L6-v2"
 NO_REFERENCE = "no reference of this language and quality"
 
+# The scorer last built, by (model folder, layer, device): one at a time, as for the
+# similarity's encoder (core/metrics/similarity.py).
 _SCORERS: dict[tuple[str, int, str], Any] = {}
 _LOCK = threading.Lock()
+
+
+def forget_scorers() -> None:
+    """Let the loaded scorer go (a job still using it keeps it until it ends)."""
+    with _LOCK:
+        _SCORERS.clear()
 
 
 def packaged_minilm() -> Path:
@@ -224,6 +232,7 @@ class BertScore(CorpusFromSentences):
         key = (str(resolved.path), resolved.layer, device)
         with _LOCK:
             if key not in _SCORERS:
+                _SCORERS.clear()
                 _offline()
                 with heavy.lock():
                     from bert_score import BERTScorer

@@ -24,6 +24,8 @@ from core.metrics.details import SimilarityDetails
 from core.metrics.signature import Signature, library_version
 from core.surface import surface_triple
 
+# The encoder last loaded, by (folder, device): one at a time, so that scoring with a
+# second encoder lets the first go instead of holding every one used until the app ends.
 _ENCODERS: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
 
@@ -67,6 +69,7 @@ def load_encoder(path: Path, device: str = "cpu") -> Any:
     with _LOCK:
         key = (str(path), device)
         if key not in _ENCODERS:
+            _ENCODERS.clear()
             import os
 
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -83,6 +86,12 @@ def load_encoder(path: Path, device: str = "cpu") -> Any:
                     f"cannot load the sentence encoder at {path}: {error}"
                 ) from error
         return _ENCODERS[key]
+
+
+def forget_encoders() -> None:
+    """Let the loaded encoder go (a job still using it keeps it until it ends)."""
+    with _LOCK:
+        _ENCODERS.clear()
 
 
 class GraphTextSimilarity(CorpusFromSentences):
