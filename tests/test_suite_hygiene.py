@@ -54,6 +54,7 @@ def _record():
 
 """
 MODELS_MARK = "import pytest\n\npytestmark = pytest.mark.loads_models\n\n\n"
+ENCODERS_MARK = 'import pytest\n\npytestmark = pytest.mark.loads_models("encoders")\n\n\n'
 
 
 # The run's limit, and what would put the planted run's figures among this run's: its
@@ -64,7 +65,8 @@ _NOT_PASSED_ON = (
     "TAILLENS_TEST_IMPORT_LOG",
     "TAILLENS_TEST_ORDINARY_MB",
     "TAILLENS_TEST_FRESH_MB",
-    "TAILLENS_TEST_LADEN_MB",
+    "TAILLENS_TEST_MODELS_MB",
+    "TAILLENS_TEST_WITHIN_FILE_MB",
     "PYTEST_XDIST_WORKER",
     "PYTEST_XDIST_WORKER_COUNT",
 )
@@ -149,10 +151,31 @@ def test_a_test_that_loads_torch_in_an_unmarked_file_fails_the_run(tmp_path: Pat
     done = _run_suite(tmp_path, body)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 passed" in done.stdout
-    assert "FAILED: a test loaded torch in a file not marked loads_models:" in done.stdout
+    assert "FAILED: a test loaded models in a file not marked for them:" in done.stdout
     assert "test_loads_a_model loaded torch" in done.stdout
     clean = _run_suite(tmp_path, MODELS_MARK + body)
     assert clean.returncode == 0 and "loaded torch" not in clean.stdout, clean.stdout
+
+
+@pytest.mark.parametrize("library", ["sentence_transformers", "bert_score"])
+def test_a_sentence_encoder_in_a_file_not_marked_for_encoders_fails_the_run(
+    tmp_path: Path, library: str
+) -> None:
+    """Such a file could go to a model worker that has loaded torch already, which the
+    encoder's libraries then take past the limit. What is checked is the module's name
+    among the loaded ones, so a stand-in module named like it does (and costs nothing)."""
+    body = (
+        "import sys, types\n\n\ndef test_loads_an_encoder():\n"
+        f"    sys.modules[{library!r}] = types.ModuleType({library!r})\n"
+    )
+    for mark in ("", MODELS_MARK):
+        done = _run_suite(tmp_path, mark + body)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "FAILED: a test loaded models in a file not marked for them:" in done.stdout
+        named = f"test_loads_an_encoder loaded {library}, but its file is not marked"
+        assert f'{named} loads_models("encoders")' in done.stdout, done.stdout
+    clean = _run_suite(tmp_path, ENCODERS_MARK + body)
+    assert clean.returncode == 0 and "not marked" not in clean.stdout, clean.stdout
 
 
 def _workers(log: Path) -> dict[str, list[str]]:
@@ -186,6 +209,74 @@ def test_a_worker_past_its_bound_is_replaced_and_every_test_runs(tmp_path: Path)
     # Every worker's peak is in the summary, the replacements' too.
     figures = re.search(r"peak RSS per pytest process \(MB\): (.*)$", done.stdout, re.M)
     assert figures and all(f"{worker} " in figures.group(1) for worker in ran), done.stdout
+
+
+def _tests(count: int, prefix: str = "") -> str:
+    return "".join(f"def test_{prefix}{n}():\n    _record()\n\n\n" for n in range(count))
+
+
+def test_an_encoder_file_starts_only_on_a_worker_that_ran_nothing(tmp_path: Path) -> None:
+    """With the size of a fresh model worker set below any process's, an encoder file
+    goes only to a worker that has run no test: each is the first file of its worker, and
+    a worker runs one at most. Other model files may follow one on its worker."""
+    log = tmp_path / "ran-in"
+    for name in ("test_encoders_a.py", "test_encoders_b.py", "test_encoders_c.py"):
+        (tmp_path / name).write_text(ENCODERS_MARK + RECORDS + _tests(4))
+    (tmp_path / "test_models.py").write_text(MODELS_MARK + RECORDS + _tests(4))
+    done = _run_suite(
+        tmp_path,
+        RECORDS + _tests(6),
+        "-n",
+        "2",
+        env={"PLANTED_RAN_IN": str(log), "TAILLENS_TEST_FRESH_MB": "1"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "22 passed" in done.stdout
+    ran = _workers(log)
+    for files in ran.values():
+        encoders = [file for file in dict.fromkeys(files) if file.startswith("test_encoders_")]
+        assert len(encoders) <= 1 and (not encoders or files[0] == encoders[0]), ran
+    assert sorted(f for files in ran.values() for f in files if "encoders" in f) == sorted(
+        [f"test_encoders_{x}.py" for x in "abc" for _ in range(4)]
+    )
+
+
+@pytest.mark.parametrize("within_file_mb", ["100000", "1"], ids=["whole", "split"])
+def test_a_model_worker_past_its_bound_ends_its_file_first(
+    tmp_path: Path, within_file_mb: str
+) -> None:
+    """Past the model workers' bound a worker finishes the file it is in (a file split
+    over two workers builds its models twice) and takes no other; past the bound within a
+    file it stops at once."""
+    from tests.fixtures.worker_memory import AHEAD
+
+    log = tmp_path / "ran-in"
+    # Fewer tests than a file needs to be shared with an idle worker at the end.
+    count = 2 * (AHEAD + 1) - 1
+    for name in ("test_models_a.py", "test_models_b.py"):
+        (tmp_path / name).write_text(MODELS_MARK + RECORDS + _tests(count))
+    done = _run_suite(
+        tmp_path,
+        RECORDS + _tests(2),
+        "-n",
+        "2",
+        env={
+            "PLANTED_RAN_IN": str(log),
+            "TAILLENS_TEST_MODELS_MB": "1",
+            "TAILLENS_TEST_WITHIN_FILE_MB": within_file_mb,
+        },
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{2 * count + 2} passed" in done.stdout
+    ran = {w: files for w, files in _workers(log).items() if "test_planted.py" not in files}
+    if within_file_mb == "1":
+        assert all(len(files) <= AHEAD + 1 for files in ran.values()), ran
+        assert len(ran) >= 4, ran
+    else:
+        assert sorted(ran.values()) == [
+            ["test_models_a.py"] * count,
+            ["test_models_b.py"] * count,
+        ], ran
 
 
 def test_a_worker_that_loaded_models_runs_no_other_test(tmp_path: Path) -> None:

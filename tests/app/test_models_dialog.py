@@ -6,17 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
 from app.gui import build_window
 from core.local_models.catalog_state import IDLE
 from tests.fixtures.hub_server import REPO, FakeHub
-
-# Loads models: in a parallel run its tests go to workers kept for them
-# (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models
 
 
 def test_the_models_dialog_pulls_cancels_resumes_refuses_and_removes(

@@ -11,9 +11,10 @@ from app.gui import build_window
 from tests.fixtures.scoring_session import TEXTS, build_session
 from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
-# Loads models: in a parallel run its tests go to workers kept for them
+# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
+# go to workers kept for them, and start on one that has not loaded torch yet
 # (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models
+pytestmark = pytest.mark.loads_models("encoders")
 
 
 @pytest.fixture(scope="module")

@@ -28,9 +28,10 @@ from widgets.scores import (
     highlighted_html,
 )
 
-# Loads models: in a parallel run its tests go to workers kept for them
+# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
+# go to workers kept for them, and start on one that has not loaded torch yet
 # (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models
+pytestmark = pytest.mark.loads_models("encoders")
 
 
 def _score(path: Path, metrics: tuple[str, ...]) -> None:

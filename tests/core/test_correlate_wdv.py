@@ -12,9 +12,10 @@ from core.metrics.scoring import sentence_score_table
 from core.store import SessionStore
 from tests.fixtures.lazy_modules import scipy_stats as stats
 
-# Loads models: in a parallel run its tests go to workers kept for them
+# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
+# go to workers kept for them, and start on one that has not loaded torch yet
 # (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models
+pytestmark = pytest.mark.loads_models("encoders")
 
 
 def test_wdv_crowd_scores_are_human_judgments(tmp_path: Path) -> None:

@@ -16,9 +16,10 @@ from core.metrics.bertscore import (
     resolve_model,
 )
 
-# Loads models: in a parallel run its tests go to workers kept for them
+# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
+# go to workers kept for them, and start on one that has not loaded torch yet
 # (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models
+pytestmark = pytest.mark.loads_models("encoders")
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +79,25 @@ def test_a_named_model_that_is_not_here_is_refused(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserFacingError, match="no config.json"):
         resolve_model(tmp_path / "empty")
+
+
+def test_one_scorer_is_kept_at_a_time_and_forgetting_lets_it_go() -> None:
+    """As for the similarity's encoder: the scorer last built is kept, another lets it
+    go, and ``forget_loaded_models`` lets the last one go."""
+    import gc
+    import weakref
+
+    from core.metrics import forget_loaded_models
+
+    layer_2, layer_3 = (
+        BertScore(None, layer=2, device="cpu"),
+        BertScore(None, layer=3, device="cpu"),
+    )
+    first = weakref.ref(layer_2._scorer())
+    assert layer_2._scorer() is first()
+    second = weakref.ref(layer_3._scorer())
+    gc.collect()
+    assert first() is None and second() is not None
+    forget_loaded_models()
+    gc.collect()
+    assert second() is None

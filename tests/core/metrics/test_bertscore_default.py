@@ -9,9 +9,10 @@ import pytest
 from core.metrics import bertscore
 from core.metrics.bertscore import DEFAULT_MODEL, default_model_cached, resolve_model
 
-# Loads models: in a parallel run its tests go to workers kept for them
+# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
+# go to workers kept for them, and start on one that has not loaded torch yet
 # (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models
+pytestmark = pytest.mark.loads_models("encoders")
 
 
 def test_it_agrees_with_the_model_scoring_would_use() -> None:

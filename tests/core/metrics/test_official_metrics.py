@@ -21,9 +21,10 @@ from core.store import SessionStore
 from core.store.models import DataUnit, Score, UnitReference, Verbalisation
 from tests.fixtures.tiny_wordnet import write_tiny_wordnet
 
-# Loads models: in a parallel run its tests go to workers kept for them
+# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
+# go to workers kept for them, and start on one that has not loaded torch yet
 # (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models
+pytestmark = pytest.mark.loads_models("encoders")
 
 _TEXT = (
     "the city of Rome is in Italy and it was founded long ago by people who lived on "

@@ -50,9 +50,10 @@ from core.store.models import Score
 from tests.fixtures.scoring_session import build_session
 from tests.fixtures.tiny_wordnet import write_tiny_wordnet
 
-# Loads models: in a parallel run its tests go to workers kept for them
+# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
+# go to workers kept for them, and start on one that has not loaded torch yet
 # (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models
+pytestmark = pytest.mark.loads_models("encoders")
 
 ITEMS = [
     ScoringItem(

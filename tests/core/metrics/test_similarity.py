@@ -8,9 +8,10 @@ from core.errors import UserFacingError
 from core.metrics.base import ScoringItem
 from core.metrics.similarity import GraphTextSimilarity, linearise, swapped
 
-# Loads models: in a parallel run its tests go to workers kept for them
+# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
+# go to workers kept for them, and start on one that has not loaded torch yet
 # (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models
+pytestmark = pytest.mark.loads_models("encoders")
 
 TRIPLES = (
     ("Ada Lovelace", "occupation", "mathematician"),
@@ -46,3 +47,24 @@ def test_similarity_ranks_a_faithful_text_above_an_unrelated_one() -> None:
 def test_an_encoder_that_is_not_here_is_refused() -> None:
     with pytest.raises(UserFacingError, match="neither a folder nor"):
         GraphTextSimilarity("no-such-org/no-such-encoder").signature()
+
+
+def test_one_encoder_is_kept_at_a_time_and_forgetting_lets_it_go(tmp_path) -> None:
+    """An encoder stays loaded for the next run with the same settings, but loading
+    another lets it go, and ``forget_loaded_models`` lets the last one go."""
+    import gc
+    import weakref
+
+    from core.metrics import forget_loaded_models
+    from core.metrics.bertscore import packaged_minilm
+    from core.metrics.similarity import load_encoder
+    from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
+
+    minilm = weakref.ref(load_encoder(packaged_minilm()))
+    assert load_encoder(packaged_minilm()) is minilm()  # kept: loaded once
+    tiny = weakref.ref(load_encoder(build_tiny_sentence_encoder(tmp_path / "tiny")))
+    gc.collect()
+    assert minilm() is None and tiny() is not None
+    forget_loaded_models()
+    gc.collect()
+    assert tiny() is None
