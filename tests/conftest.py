@@ -19,6 +19,8 @@ import pytest  # noqa: E402
 pytest_plugins = [
     "tests.fixtures.tiny_models",
     "tests.fixtures.hub_server",
+    "tests.fixtures.scoring_session",
+    "tests.fixtures.tiny_sentence_encoder",
     "tests.fixtures.leaks",
     "tests.fixtures.worker_memory",
 ]

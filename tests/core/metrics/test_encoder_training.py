@@ -24,26 +24,11 @@ from core.metrics.retrieval.encoders import open_encoder
 from core.metrics.retrieval.pairs import load_pairs
 from core.metrics.retrieval.ranking import evaluate
 from core.store import SessionStore
-from tests.fixtures.scoring_session import build_session
-from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
 # Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
 # go to workers kept for them, and start on one that has not loaded torch yet
 # (tests/fixtures/worker_memory.py).
 pytestmark = pytest.mark.loads_models("encoders")
-
-
-@pytest.fixture(scope="module")
-def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_sentence_encoder(tmp_path_factory.mktemp("tiny-encoder"))
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> SessionStore:
-    path = tmp_path / "s.taillens"
-    build_session(path)
-    with SessionStore.open(path) as opened:
-        yield opened
 
 
 def test_negatives_change_exactly_what_they_should() -> None:
@@ -68,31 +53,35 @@ def test_negatives_change_exactly_what_they_should() -> None:
     assert inverted_negative((("A", "p", "A"),), rng) is None
 
 
-def _pairs(store: SessionStore) -> list:
-    return load_pairs(store)
+def _pairs(scoring_store: SessionStore) -> list:
+    return load_pairs(scoring_store)
 
 
 def test_training_lowers_the_loss_and_writes_a_complete_usable_folder(
-    store: SessionStore, tiny_encoder: Path, tmp_path: Path
+    scoring_store: SessionStore, tiny_encoder: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "trained"
     settings = TrainingSettings(epochs=12, batch_size=4, learning_rate=5e-3, warmup_share=0)
-    result = train(_pairs(store), str(tiny_encoder), out, settings)
+    result = train(_pairs(scoring_store), str(tiny_encoder), out, settings)
     assert result.steps == 12 and len(result.losses) == 12
     assert sum(result.losses[-3:]) / 3 < sum(result.losses[:3]) / 3
     record = json.loads((out / RECORD).read_text())
-    assert record["settings"]["batch_size"] == 4 and record["data"]["pairs"] == len(_pairs(store))
+    assert record["settings"]["batch_size"] == 4 and record["data"]["pairs"] == len(
+        _pairs(scoring_store)
+    )
     assert record["losses"] == result.losses
     assert [p.name for p in tmp_path.iterdir() if ".partial-" in p.name] == []
     trained = open_encoder(str(out))
     assert trained.fingerprint != open_encoder(str(tiny_encoder)).fingerprint
-    assert evaluate(load_pairs(store), trained, store).pairs == len(_pairs(store))
+    assert evaluate(load_pairs(scoring_store), trained, scoring_store).pairs == len(
+        _pairs(scoring_store)
+    )
     with pytest.raises(UserFacingError, match="already exists"):
-        train(_pairs(store), str(tiny_encoder), out, settings)
+        train(_pairs(scoring_store), str(tiny_encoder), out, settings)
 
 
 def test_cancelled_training_leaves_no_folder(
-    store: SessionStore, tiny_encoder: Path, tmp_path: Path
+    scoring_store: SessionStore, tiny_encoder: Path, tmp_path: Path
 ) -> None:
     token = CancelToken()
 
@@ -104,7 +93,7 @@ def test_cancelled_training_leaves_no_folder(
     models.mkdir()
     with pytest.raises(JobCancelled):
         train(
-            _pairs(store),
+            _pairs(scoring_store),
             str(tiny_encoder),
             models / "cancelled",
             TrainingSettings(epochs=5, batch_size=4),
@@ -114,7 +103,7 @@ def test_cancelled_training_leaves_no_folder(
 
 
 def test_a_save_interrupted_halfway_leaves_no_folder(
-    store: SessionStore, tiny_encoder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    scoring_store: SessionStore, tiny_encoder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from sentence_transformers import SentenceTransformer
 
@@ -127,7 +116,7 @@ def test_a_save_interrupted_halfway_leaves_no_folder(
     models.mkdir()
     with pytest.raises(JobCancelled):
         train(
-            _pairs(store),
+            _pairs(scoring_store),
             str(tiny_encoder),
             models / "m",
             TrainingSettings(max_steps=1, batch_size=4),
@@ -135,13 +124,15 @@ def test_a_save_interrupted_halfway_leaves_no_folder(
     assert list(models.iterdir()) == []
 
 
-def test_training_refuses_bad_settings_and_bad_models(store: SessionStore, tmp_path: Path) -> None:
+def test_training_refuses_bad_settings_and_bad_models(
+    scoring_store: SessionStore, tmp_path: Path
+) -> None:
     with pytest.raises(UserFacingError, match="batch-size"):
-        training_job(store, tmp_path / "m", settings=TrainingSettings(batch_size=1))
+        training_job(scoring_store, tmp_path / "m", settings=TrainingSettings(batch_size=1))
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "config.json").write_text("{}")
     with pytest.raises(UserFacingError, match="cannot load"):
-        train(_pairs(store), str(tmp_path / "junk"), tmp_path / "m", TrainingSettings())
+        train(_pairs(scoring_store), str(tmp_path / "junk"), tmp_path / "m", TrainingSettings())
     assert not (tmp_path / "m").exists()
 
 
@@ -241,7 +232,7 @@ def test_a_pair_without_negatives_keeps_them_out_of_its_row(tiny_encoder: Path) 
 
 
 def test_periodic_evaluation_and_time_limit_do_not_change_what_is_learned(
-    store: SessionStore, tiny_encoder: Path, tmp_path: Path
+    scoring_store: SessionStore, tiny_encoder: Path, tmp_path: Path
 ) -> None:
     import torch
 
@@ -255,11 +246,11 @@ def test_periodic_evaluation_and_time_limit_do_not_change_what_is_learned(
         calls.append(step)
         assert torch.get_num_threads() == 1 and not model.training
         encoder = LoadedEncoder(Path("."), f"step {step}", f"t-{step}", loaded=model)
-        return {"top1": evaluate(load_pairs(store), encoder, None).text_to_graph.top1}
+        return {"top1": evaluate(load_pairs(scoring_store), encoder, None).text_to_graph.top1}
 
-    plain = train(_pairs(store), str(tiny_encoder), tmp_path / "plain", settings)
+    plain = train(_pairs(scoring_store), str(tiny_encoder), tmp_path / "plain", settings)
     watched = train(
-        _pairs(store),
+        _pairs(scoring_store),
         str(tiny_encoder),
         tmp_path / "watched",
         settings,
@@ -274,7 +265,7 @@ def test_periodic_evaluation_and_time_limit_do_not_change_what_is_learned(
     assert record["planned_steps"] == 3 and record["stopped"] is None
 
     stopped = train(
-        _pairs(store),
+        _pairs(scoring_store),
         str(tiny_encoder),
         tmp_path / "stopped",
         TrainingSettings(epochs=3, batch_size=4, max_minutes=1e-9),

@@ -20,7 +20,7 @@ from core.metrics.retrieval.pairs import load_pairs
 from core.metrics.retrieval.ranking import evaluate, find_graphs, inversion_errors, ranks
 from core.store import SessionStore
 from core.store.models import Encoding
-from tests.fixtures.scoring_session import REFS, TEXTS, build_session
+from tests.fixtures.scoring_session import REFS, TEXTS
 from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
 # Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
@@ -29,21 +29,8 @@ from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 pytestmark = pytest.mark.loads_models("encoders")
 
 
-@pytest.fixture(scope="module")
-def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_sentence_encoder(tmp_path_factory.mktemp("tiny-encoder"))
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> SessionStore:
-    path = tmp_path / "s.taillens"
-    build_session(path)
-    with SessionStore.open(path) as opened:
-        yield opened
-
-
-def _cached_rows(store: SessionStore) -> int:
-    with store.unit_of_work() as db:
+def _cached_rows(scoring_store: SessionStore) -> int:
+    with scoring_store.unit_of_work() as db:
         return db.scalar(select(func.count()).select_from(Encoding))
 
 
@@ -60,30 +47,30 @@ def test_ranks_count_strictly_higher_wrong_candidates_and_take_the_best_positive
     assert got == [1, 1]
 
 
-def test_pairs_follow_the_scoring_rule(store: SessionStore) -> None:
-    pairs = load_pairs(store)
+def test_pairs_follow_the_scoring_rule(scoring_store: SessionStore) -> None:
+    pairs = load_pairs(scoring_store)
     assert len(pairs) == sum(len(texts) for texts in REFS.values())
     italian = [p for p in pairs if p.lang == "it"]
     assert italian and all(p.triples[1][2] == "matematica" for p in italian)  # override
-    assert len(load_pairs(store, one_text_per_graph=True)) == 3  # ada en, ada it, rome en
-    assert len(load_pairs(store, quality="silver")) == 1
+    assert len(load_pairs(scoring_store, one_text_per_graph=True)) == 3  # ada en, ada it, rome en
+    assert len(load_pairs(scoring_store, quality="silver")) == 1
     run_id = 1
-    outputs = load_pairs(store, run_id=run_id)
+    outputs = load_pairs(scoring_store, run_id=run_id)
     assert {p.text for p in outputs} == {t for (r, _u, _l), t in TEXTS.items() if r == run_id}
     with pytest.raises(UserFacingError, match="no such run"):
-        load_pairs(store, run_id=99)
+        load_pairs(scoring_store, run_id=99)
 
 
 def test_evaluate_matches_a_brute_force_ranking_and_caches_encodings(
-    store: SessionStore, tiny_encoder: Path
+    scoring_store: SessionStore, tiny_encoder: Path
 ) -> None:
     encoder = open_encoder(str(tiny_encoder))
-    pairs = load_pairs(store, langs=["en"])
-    result = evaluate(pairs, encoder, store)
+    pairs = load_pairs(scoring_store, langs=["en"])
+    result = evaluate(pairs, encoder, scoring_store)
     graphs = sorted({p.graph for p in pairs})
     texts = sorted({p.text for p in pairs})
     assert (result.graphs, result.texts) == (len(graphs), len(texts))
-    assert result.encoded == len(graphs) + len(texts) == _cached_rows(store)
+    assert result.encoded == len(graphs) + len(texts) == _cached_rows(scoring_store)
     model = encoder.model()
     g = {s: v for s, v in zip(graphs, model.encode(graphs, normalize_embeddings=True), strict=True)}
     t = {s: v for s, v in zip(texts, model.encode(texts, normalize_embeddings=True), strict=True)}
@@ -103,47 +90,55 @@ def test_evaluate_matches_a_brute_force_ranking_and_caches_encodings(
     )
     worst = result.worst(1)[0]
     assert worst.similarity == min(m.similarity for m in result.matches)
-    again = evaluate(pairs, encoder, store)
+    again = evaluate(pairs, encoder, scoring_store)
     assert (
         again.encoded == 0 and again.as_dict()["text_to_graph"] == result.as_dict()["text_to_graph"]
     )
-    with store.unit_of_work() as db:
+    with scoring_store.unit_of_work() as db:
         row = db.scalars(select(Encoding)).first()
         assert row.encoder == encoder.fingerprint and len(row.vector) == 4 * row.dim
 
 
 def test_a_different_encoder_does_not_reuse_the_cache(
-    store: SessionStore, tiny_encoder: Path, tmp_path: Path
+    scoring_store: SessionStore, tiny_encoder: Path, tmp_path: Path
 ) -> None:
     first = open_encoder(str(tiny_encoder))
     other = open_encoder(str(build_tiny_sentence_encoder(tmp_path / "other", seed=1)))
     assert first.fingerprint != other.fingerprint
     texts = ["Rome is in Italy.", "Rome is in Italy.", "Paris is a city."]
-    a = encode_cached(store, first, texts, "text")
-    b = encode_cached(store, other, texts, "text")
+    a = encode_cached(scoring_store, first, texts, "text")
+    b = encode_cached(scoring_store, other, texts, "text")
     assert a.shape == b.shape == (3, 32) and np.allclose(a[0], a[1])
     assert not np.allclose(a, b)
-    assert _cached_rows(store) == 4
+    assert _cached_rows(scoring_store) == 4
 
 
 def test_cancel_stops_encoding_and_keeps_nothing_half_done(
-    store: SessionStore, tiny_encoder: Path
+    scoring_store: SessionStore, tiny_encoder: Path
 ) -> None:
     token = CancelToken()
     token.cancel()
     with pytest.raises(JobCancelled):
-        encode_cached(store, open_encoder(str(tiny_encoder)), ["a text"], "text", JobContext(token))
-    assert _cached_rows(store) == 0
+        encode_cached(
+            scoring_store, open_encoder(str(tiny_encoder)), ["a text"], "text", JobContext(token)
+        )
+    assert _cached_rows(scoring_store) == 0
 
 
-def test_job_reports_progress_and_inversion(store: SessionStore, tiny_encoder: Path) -> None:
+def test_job_reports_progress_and_inversion(
+    scoring_store: SessionStore, tiny_encoder: Path
+) -> None:
     seen = []
-    job = retrieval_job(store, RetrievalRequest(encoder=str(tiny_encoder), langs=("en",)))
+    job = retrieval_job(scoring_store, RetrievalRequest(encoder=str(tiny_encoder), langs=("en",)))
     summary = job.run(JobContext(on_progress=seen.append, min_interval_s=0))
     assert seen and seen[-1].done == seen[-1].total
     assert summary.inversion_tested == 0  # the test session has no 1-triple graphs
     hits = find_graphs(
-        store, "Rome is the capital of Italy.", open_encoder(str(tiny_encoder)), lang="en", k=5
+        scoring_store,
+        "Rome is the capital of Italy.",
+        open_encoder(str(tiny_encoder)),
+        lang="en",
+        k=5,
     )
     assert len(hits) == 2 and hits[0].similarity >= hits[1].similarity
 
@@ -168,12 +163,12 @@ def test_inversion_errors_count_swapped_graphs_scored_higher(tiny_encoder: Path)
 
 
 def test_bad_input_is_refused_before_anything_is_stored(
-    tmp_path: Path, store: SessionStore
+    tmp_path: Path, scoring_store: SessionStore
 ) -> None:
     not_a_model = tmp_path / "empty"
     not_a_model.mkdir()
     with pytest.raises(UserFacingError, match="not a model folder"):
-        retrieval_job(store, RetrievalRequest(encoder=str(not_a_model)))
+        retrieval_job(scoring_store, RetrievalRequest(encoder=str(not_a_model)))
     empty = tmp_path / "empty.taillens"
     SessionStore.create(empty).close()
     with SessionStore.open(empty) as bare:
