@@ -20,6 +20,7 @@ pytest_plugins = [
     "tests.fixtures.tiny_models",
     "tests.fixtures.hub_server",
     "tests.fixtures.scoring_session",
+    "tests.fixtures.scores_window",
     "tests.fixtures.tiny_sentence_encoder",
     "tests.fixtures.leaks",
     "tests.fixtures.worker_memory",

@@ -2,8 +2,8 @@
 
 The session is tests/fixtures/scoring_session.py (two units, gold and silver references, a
 template run with en+it texts and an external run with en texts); the scores are made by
-the real scoring job (esa, hallucination, bleu: no model is loaded, except in the one
-BERTScore test, which loads the packaged MiniLM encoder).
+the real scoring job (esa, hallucination, bleu: no model is loaded;
+test_scores_panel_bertscore.py scores BERTScore from the panel).
 """
 
 from __future__ import annotations
@@ -11,14 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
-from app.gui import build_window
-from core.jobs import run_job
 from core.metrics import MetricOptions
-from core.metrics.scoring import ScoringRequest, score_job
-from core.store import SessionStore
-from tests.fixtures.scoring_session import TEXTS, build_session
+from core.metrics.scoring import ScoringRequest
+from tests.fixtures.scoring_session import TEXTS
 from widgets.scores import (
     HALLUCINATION_COLOUR,
     MENTION_COLOUR,
@@ -27,44 +24,6 @@ from widgets.scores import (
     ScoreTableRow,
     highlighted_html,
 )
-
-# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
-# go to workers kept for them, and start on one that has not loaded torch yet
-# (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models("encoders")
-
-
-def _score(path: Path, metrics: tuple[str, ...]) -> None:
-    with SessionStore.open(path) as store:
-        outcome = run_job(score_job(store, ScoringRequest(metrics=metrics)))
-        assert outcome.__class__.__name__ == "JobSucceeded", outcome
-
-
-@pytest.fixture
-def scored(tmp_path: Path):
-    path = tmp_path / "s.taillens"
-    ids = build_session(path)
-    _score(path, ("esa", "hallucination", "bleu"))
-    return path, ids
-
-
-@pytest.fixture
-def wired(qtbot, tmp_path: Path, scored, monkeypatch):
-    path, ids = scored
-    # As on a machine without bert-base-multilingual-cased in the Hugging Face cache.
-    monkeypatch.setattr("core.metrics.bertscore.cached_hub_model", lambda repo_id: None)
-    window, controller = build_window(
-        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    )
-    qtbot.addWidget(window)
-    assert controller.open_session(path)
-    panel = controller.scores.panel
-    # The table is read by a "Load scores" job, off the UI thread.
-    qtbot.waitUntil(lambda: panel.table_model.rowCount() == len(TEXTS), timeout=10_000)
-    # And the other panels' start-up jobs (the Browser's demo data) have ended too.
-    qtbot.waitUntil(lambda: not controller.runner.active, timeout=20_000)
-    yield window, controller, panel, ids
-    controller.shutdown()
 
 
 def _column(model: ScoreTableModel, title: str) -> int:
@@ -78,8 +37,8 @@ def _values(model: ScoreTableModel, column: int) -> list:
     return [model.index(r, column).data(Qt.ItemDataRole.UserRole) for r in range(model.rowCount())]
 
 
-def test_table_has_a_row_per_text_and_the_metric_columns(wired) -> None:
-    _window, _controller, panel, _ids = wired
+def test_table_has_a_row_per_text_and_the_metric_columns(scores_window) -> None:
+    _window, _controller, panel, _ids = scores_window
     model = panel.table_model
     assert model.rowCount() == len(TEXTS) == 6
     assert model.metric_columns == ["bleu:gold", "bleu:silver", "esa", "hallucination"]
@@ -104,8 +63,8 @@ def test_table_has_a_row_per_text_and_the_metric_columns(wired) -> None:
     assert panel.notes.texts() == [] and panel.notes.isHidden()
 
 
-def test_sorting_orders_values_and_keeps_missing_last(wired) -> None:
-    _window, _controller, panel, _ids = wired
+def test_sorting_orders_values_and_keeps_missing_last(scores_window) -> None:
+    _window, _controller, panel, _ids = scores_window
     model = panel.table_model
     esa = model.column_of("esa")
     panel.table.sortByColumn(esa, Qt.SortOrder.AscendingOrder)
@@ -120,8 +79,8 @@ def test_sorting_orders_values_and_keeps_missing_last(wired) -> None:
         assert got[2:] == [None] * 4 and None not in got[:2]
 
 
-def test_colour_scale_differs_between_low_and_high(wired) -> None:
-    _window, _controller, panel, _ids = wired
+def test_colour_scale_differs_between_low_and_high(scores_window) -> None:
+    _window, _controller, panel, _ids = scores_window
     model = panel.table_model
     for name, lower_better in (("esa", False), ("hallucination", True)):
         column = model.column_of(name)
@@ -154,8 +113,8 @@ def _fragments(document) -> list[tuple[str, str]]:
     return out
 
 
-def test_selecting_a_row_shows_mentions_missing_and_hallucinations(wired) -> None:
-    _window, _controller, panel, ids = wired
+def test_selecting_a_row_shows_mentions_missing_and_hallucinations(scores_window) -> None:
+    _window, _controller, panel, ids = scores_window
     # "Augusta Ada King was a mathematician from London." (external run, unit 1, en):
     # the alias is a mention of Ada Lovelace, the date is missing, London matches nothing.
     vid = ids.verbalisations[(2, 1, "en")]
@@ -192,8 +151,8 @@ def test_highlighting_escapes_and_marks_overlaps() -> None:
     assert f"background-color:{HALLUCINATION_COLOUR}" in out
 
 
-def test_filters_narrow_table_and_summary(qtbot, wired) -> None:
-    _window, _controller, panel, ids = wired
+def test_filters_narrow_table_and_summary(qtbot, scores_window) -> None:
+    _window, _controller, panel, ids = scores_window
     panel.lang_combo.setCurrentIndex(panel.lang_combo.findData("it"))
     model = panel.table_model
     qtbot.waitUntil(lambda: model.rowCount() == 2, timeout=5_000)
@@ -208,8 +167,8 @@ def test_filters_narrow_table_and_summary(qtbot, wired) -> None:
     assert "1 of 6 texts" in panel.count_label.text()
 
 
-def test_summary_by_model_language_and_tier(wired) -> None:
-    _window, _controller, panel, _ids = wired
+def test_summary_by_model_language_and_tier(scores_window) -> None:
+    _window, _controller, panel, _ids = scores_window
     summary = panel.summary_model
     keys = {
         tuple(summary.index(r, c).data(Qt.ItemDataRole.UserRole) for c in range(3))
@@ -237,8 +196,8 @@ def test_summary_by_model_language_and_tier(wired) -> None:
     assert summary.index(tail, tier_column).data(Qt.ItemDataRole.UserRole) == "long_tail"
 
 
-def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:
-    _window, controller, panel, ids = wired
+def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, scores_window) -> None:
+    _window, controller, panel, ids = scores_window
     assert "rougeL" not in panel.table_model.metric_columns
     panel.select_text(ids.verbalisations[(1, 2, "en")])
     panel.score_requested.emit(
@@ -272,8 +231,8 @@ def test_scoring_from_the_panel_runs_a_job_and_refreshes(qtbot, wired) -> None:
     assert "rougeL gold" in panel.text_view.toPlainText()
 
 
-def test_bad_request_is_a_message_and_nothing_runs(qtbot, wired) -> None:
-    window, controller, panel, _ids = wired
+def test_bad_request_is_a_message_and_nothing_runs(qtbot, scores_window) -> None:
+    window, controller, panel, _ids = scores_window
     # Start-up jobs of other panels (unit lists, counts) may still be running: wait them out,
     # so what is checked is that the bad request itself started nothing.
     qtbot.waitUntil(lambda: not controller.runner.active, timeout=30_000)
@@ -282,12 +241,12 @@ def test_bad_request_is_a_message_and_nothing_runs(qtbot, wired) -> None:
     assert not controller.runner.active, [h.title for h in controller.runner.active.values()]
 
 
-def test_cancel_stops_the_scoring_job(qtbot, wired, monkeypatch) -> None:
+def test_cancel_stops_the_scoring_job(qtbot, scores_window, monkeypatch) -> None:
     import threading
 
     from core.metrics.esa.metric import EntityAdequacy
 
-    _window, controller, panel, _ids = wired
+    _window, controller, panel, _ids = scores_window
     started, release = threading.Event(), threading.Event()
     real = EntityAdequacy.sentence_scores
 
@@ -308,8 +267,10 @@ def test_cancel_stops_the_scoring_job(qtbot, wired, monkeypatch) -> None:
     assert panel.table_model.rowCount() == 6  # old scores still shown
 
 
-def test_score_dialog_offers_the_registry_and_says_the_bertscore_model(qtbot, wired) -> None:
-    _window, controller, panel, ids = wired
+def test_score_dialog_offers_the_registry_and_says_the_bertscore_model(
+    qtbot, scores_window
+) -> None:
+    _window, controller, panel, ids = scores_window
     panel.score_button.click()
     # The choices (local models: a scan of the Hugging Face cache) are found in a job.
     qtbot.waitUntil(lambda: panel._dialog is not None, timeout=10_000)
@@ -345,8 +306,8 @@ def test_score_dialog_offers_the_registry_and_says_the_bertscore_model(qtbot, wi
     qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=30_000)
 
 
-def test_splitter_stacks_when_narrow_and_sits_side_by_side_when_wide(qtbot, wired) -> None:
-    _window, _controller, panel, _ids = wired
+def test_splitter_stacks_when_narrow_and_sits_side_by_side_when_wide(qtbot, scores_window) -> None:
+    _window, _controller, panel, _ids = scores_window
     panel.setParent(None)
     qtbot.addWidget(panel)
     panel.resize(340, 700)
@@ -354,33 +315,6 @@ def test_splitter_stacks_when_narrow_and_sits_side_by_side_when_wide(qtbot, wire
     qtbot.waitUntil(lambda: panel.splitter.orientation() == Qt.Orientation.Vertical)
     panel.resize(1400, 700)
     qtbot.waitUntil(lambda: panel.splitter.orientation() == Qt.Orientation.Horizontal)
-
-
-def test_bertscore_with_minilm_is_marked_not_rescaled(qtbot, wired) -> None:
-    """Loads the packaged encoder (the one slow test here, a few seconds on CPU)."""
-    _window, controller, panel, ids = wired
-    panel.score_requested.emit(
-        ScoringRequest(
-            metrics=("bertscore",),
-            run_ids=(ids.runs[1],),
-            langs=("en",),
-            options=MetricOptions(bertscore_model=None, device="cpu"),
-        )
-    )
-    qtbot.waitUntil(lambda: panel.score_button.isEnabled(), timeout=120_000)
-    assert "Scored 2 texts" in panel.progress_label.text(), panel.progress_label.text()
-    qtbot.waitUntil(lambda: "bertscore:gold" in panel.table_model.metric_columns, timeout=5_000)
-    chip = panel.notes.chips[0]
-    assert chip.text().startswith("⚠ BERTScore: all-MiniLM-L6-v2")  # a warning chip
-    assert "not in the local cache" in chip.toolTip()
-    assert "BERTScore: all-MiniLM-L6-v2 (packaged), NOT rescaled" in panel.notes.notes[0].label
-    column = panel.table_model.column_of("bertscore:gold")
-    tip = panel.table_model.headerData(
-        column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole
-    )
-    assert "all-MiniLM-L6-v2" in tip and "NOT rescaled" in tip
-    panel.select_text(ids.verbalisations[(2, 1, "en")])
-    assert "all-MiniLM-L6-v2, NOT rescaled" in panel.text_view.toPlainText()
 
 
 def test_table_model_sort_keeps_the_selection() -> None:
@@ -398,11 +332,11 @@ def test_table_model_sort_keeps_the_selection() -> None:
     assert kept.row() == 2
 
 
-def test_a_finished_verbalise_job_refreshes_the_table(qtbot, wired) -> None:
+def test_a_finished_verbalise_job_refreshes_the_table(qtbot, scores_window) -> None:
     from core.verbalise import open_verbaliser
     from core.verbalise.job import verbalise_job
 
-    _window, controller, panel, _ids = wired
+    _window, controller, panel, _ids = scores_window
     job = verbalise_job(controller.store, open_verbaliser("template"), "all", ["en"])
     handle = controller.run_job(job)
     qtbot.waitUntil(lambda: handle.done, timeout=30_000)
@@ -416,7 +350,9 @@ def test_a_finished_verbalise_job_refreshes_the_table(qtbot, wired) -> None:
     assert panel.run_combo.count() == 4  # all runs + three runs
 
 
-def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, monkeypatch) -> None:
+def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(
+    qtbot, scores_window, monkeypatch
+) -> None:
     """A refresh never reads every text: the choices, then one page with the figures and
     the summary (read_scores), each once and in a job; a filter change reads the page and
     figures again, not the choices."""
@@ -427,7 +363,7 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
     import core.local_models.loader
     import core.metrics.scoring as scoring
 
-    _window, controller, panel, _ids = wired
+    _window, controller, panel, _ids = scores_window
     reads: list[tuple[str, threading.Thread]] = []
     # The job may start at once on its own thread: it waits until the test has looked.
     looked = threading.Event()
@@ -487,13 +423,13 @@ def test_refresh_reads_a_page_and_aggregates_off_the_ui_thread(qtbot, wired, mon
     panel._dialog.reject()
 
 
-def test_a_stale_refresh_result_is_dropped(qtbot, wired, monkeypatch) -> None:
+def test_a_stale_refresh_result_is_dropped(qtbot, scores_window, monkeypatch) -> None:
     import threading
     from dataclasses import replace
 
     import app.scores.reads as wiring
 
-    _window, controller, panel, _ids = wired
+    _window, controller, panel, _ids = scores_window
     scores = controller.scores
 
     def superseded_while(blocked_in: str) -> tuple:
@@ -630,11 +566,11 @@ def test_presorted_rows_need_no_ranking_on_a_header_click(monkeypatch) -> None:
 
 
 def test_refresh_and_filter_rows_arrive_sorted_and_are_not_sorted_again(
-    qtbot, wired, monkeypatch
+    qtbot, scores_window, monkeypatch
 ) -> None:
     from widgets.scores import SortSpec
 
-    _window, controller, panel, ids = wired
+    _window, controller, panel, ids = scores_window
     model = panel.table_model
     header = panel.table.horizontalHeader()
     panel.table.sortByColumn(model.column_of("esa"), Qt.SortOrder.DescendingOrder)
@@ -679,11 +615,11 @@ def test_refresh_and_filter_rows_arrive_sorted_and_are_not_sorted_again(
     assert header.sortIndicatorSection() == -1 and sorts == []
 
 
-def test_rows_sorted_for_another_order_are_sorted_on_hand_off(wired) -> None:
+def test_rows_sorted_for_another_order_are_sorted_on_hand_off(scores_window) -> None:
     """A header click while the job ran: the hand-off sorts by what the table shows now."""
     from widgets.scores import SortSpec, presort_rows
 
-    _window, controller, panel, _ids = wired
+    _window, controller, panel, _ids = scores_window
     model = panel.table_model
     columns = list(model.metric_columns)
     rows = [model.row_at(r) for r in range(model.rowCount())]
@@ -705,11 +641,11 @@ def _reference_order_values(rows: list, column: str) -> list:
 
 @pytest.mark.parametrize("wordnet_here", [True, False])
 def test_score_dialog_says_where_wordnet_is_or_why_meteor_is_absent(
-    qtbot, wired, tmp_path: Path, monkeypatch, wordnet_here: bool
+    qtbot, scores_window, tmp_path: Path, monkeypatch, wordnet_here: bool
 ) -> None:
     from tests.fixtures.tiny_wordnet import write_tiny_wordnet
 
-    _window, controller, panel, ids = wired
+    _window, controller, panel, ids = scores_window
     monkeypatch.setattr("core.metrics.meteor.DEBIAN_FOLDER", tmp_path / "no-debian")
     monkeypatch.setattr("core.metrics.meteor._nltk_data_folders", lambda: [])
     if wordnet_here:
@@ -776,12 +712,12 @@ def test_score_dialog_descriptions_do_not_overlap(qtbot) -> None:
 # -- paging: the table holds a page of the texts, the next comes on scrolling -------------
 
 
-def test_panel_shows_page_one_and_fetches_the_next_on_scrolling(qtbot, wired) -> None:
+def test_panel_shows_page_one_and_fetches_the_next_on_scrolling(qtbot, scores_window) -> None:
     from PySide6.QtCore import QModelIndex
 
     from core.metrics.score_pages import ScoreSort, read_page
 
-    _window, controller, panel, _ids = wired
+    _window, controller, panel, _ids = scores_window
     scores, model = controller.scores, panel.table_model
     scores.page_size = 4
     handle = scores.refresh()
@@ -836,8 +772,8 @@ def test_panel_shows_page_one_and_fetches_the_next_on_scrolling(qtbot, wired) ->
     assert values == sorted(values)
 
 
-def test_search_narrows_the_table_in_the_session(qtbot, wired) -> None:
-    _window, controller, panel, ids = wired
+def test_search_narrows_the_table_in_the_session(qtbot, scores_window) -> None:
+    _window, controller, panel, ids = scores_window
     model = panel.table_model
     panel.search_edit.setText("italy")  # asked for a moment after the last key
     qtbot.waitUntil(lambda: model.rowCount() == 1, timeout=5_000)
@@ -883,10 +819,12 @@ def test_panel_fits_a_laptops_side_dock_with_long_names(qtbot) -> None:
     assert panel.count_label.height() >= panel.count_label.heightForWidth(panel.count_label.width())
 
 
-def test_export_texts_writes_the_per_text_table_as_a_job(qtbot, wired, tmp_path, monkeypatch):
+def test_export_texts_writes_the_per_text_table_as_a_job(
+    qtbot, scores_window, tmp_path, monkeypatch
+):
     """ "Export texts…": the file asked for (format by suffix, the filter's when none),
     written by a core job; the open session is refused with a message."""
-    window, controller, panel, _ids = wired
+    window, controller, panel, _ids = scores_window
     chosen = tmp_path / "texts"  # no suffix: the JSON Lines filter names it
     monkeypatch.setattr(
         "widgets.save_dialog.QFileDialog.getSaveFileName",

@@ -15,6 +15,7 @@ from core.metrics.bertscore import (
     rescale,
     resolve_model,
 )
+from tests.fixtures.signatures import check_round_trip
 
 # Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
 # go to workers kept for them, and start on one that has not loaded torch yet
@@ -101,3 +102,29 @@ def test_one_scorer_is_kept_at_a_time_and_forgetting_lets_it_go() -> None:
     forget_loaded_models()
     gc.collect()
     assert second() is None
+
+
+def test_an_empty_output_gets_bertscores_rule_of_zero_raw_scores() -> None:
+    metric = BertScore(device="cpu")
+    empty, text = metric.sentence_scores(
+        [
+            ScoringItem("", "en", ("Rome is the capital of Italy.",)),
+            ScoringItem("Rome is the capital of Italy.", "en", ("Rome is the capital of Italy.",)),
+        ]
+    )
+    assert empty.details["empty_text"] and empty.details["f1_raw"] == 0.0
+    baseline = empty.details.get("baseline_f")
+    assert empty.value == (rescale(0.0, baseline) if baseline is not None else 0.0)
+    assert text.value > empty.value and not text.details.get("empty_text")
+
+
+def test_bertscore_signature_names_model_layer_and_rescaling() -> None:
+    pytest.importorskip("bert_score")
+    plain = BertScore(None, layer=6, device="cpu")
+    check_round_trip(plain.signature())
+    check_round_trip(plain.signature_for("en"))
+    other_layer = BertScore(None, layer=5, device="cpu").signature()
+    assert plain.signature()["layer"] == "6" and other_layer["layer"] == "5"
+    assert plain.signature() != other_layer
+    assert plain.signature()["idf"] == "no" and plain.signature()["rescaled"] == "no"
+    assert plain.signature()["model"] == plain.resolved.name

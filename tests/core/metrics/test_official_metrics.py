@@ -21,11 +21,6 @@ from core.store import SessionStore
 from core.store.models import DataUnit, Score, UnitReference, Verbalisation
 from tests.fixtures.tiny_wordnet import write_tiny_wordnet
 
-# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
-# go to workers kept for them, and start on one that has not loaded torch yet
-# (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models("encoders")
-
 _TEXT = (
     "the city of Rome is in Italy and it was founded long ago by people who lived on "
     "seven hills near a river called Tiber while the empire grew large"
@@ -242,22 +237,6 @@ def test_the_scoring_job_stores_meteor_with_its_signature(webnlg_like, tmp_path:
         ).all()
     assert len(values) == UNITS and values.count(0.0) >= EMPTY
     assert corpus.value == pytest.approx(sum(values) / len(values))
-
-
-def test_an_empty_output_gets_bertscores_rule_of_zero_raw_scores() -> None:
-    from core.metrics.bertscore import BertScore, rescale
-
-    metric = BertScore(device="cpu")
-    empty, text = metric.sentence_scores(
-        [
-            ScoringItem("", "en", ("Rome is the capital of Italy.",)),
-            ScoringItem("Rome is the capital of Italy.", "en", ("Rome is the capital of Italy.",)),
-        ]
-    )
-    assert empty.details["empty_text"] and empty.details["f1_raw"] == 0.0
-    baseline = empty.details.get("baseline_f")
-    assert empty.value == (rescale(0.0, baseline) if baseline is not None else 0.0)
-    assert text.value > empty.value and not text.details.get("empty_text")
 
 
 def test_without_the_model_stack_the_default_set_scores_the_rest_and_says_why(

@@ -48,12 +48,8 @@ from core.metrics.signature import (
 from core.store import SessionStore
 from core.store.models import Score
 from tests.fixtures.scoring_session import build_session
+from tests.fixtures.signatures import check_round_trip
 from tests.fixtures.tiny_wordnet import write_tiny_wordnet
-
-# Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
-# go to workers kept for them, and start on one that has not loaded torch yet
-# (tests/fixtures/worker_memory.py).
-pytestmark = pytest.mark.loads_models("encoders")
 
 ITEMS = [
     ScoringItem(
@@ -69,14 +65,6 @@ ITEMS = [
     ),
     ScoringItem("Rome.", "en"),
 ]
-
-
-def check_round_trip(signature: Signature) -> None:
-    text = str(signature)
-    assert text.startswith(f"metric:{signature.metric}|")
-    assert text.endswith(f"|lib:{signature.library}|version:{signature.version}")
-    assert Signature.parse(text) == signature
-    assert read_signature(text) == signature
 
 
 # (metric made with defaults, the same metric with one setting that changes its numbers)
@@ -132,29 +120,6 @@ def test_meteor_signature_says_whether_wordnet_was_there(tmp_path: Path) -> None
         check_round_trip(signature)
     assert absent["wordnet"] == "absent" and found["wordnet"] == "3.0"
     assert found["lang"] == "en" and found.library == "nltk"
-
-
-def test_bertscore_signature_names_model_layer_and_rescaling() -> None:
-    pytest.importorskip("bert_score")
-    from core.metrics.bertscore import BertScore
-
-    plain = BertScore(None, layer=6, device="cpu")
-    check_round_trip(plain.signature())
-    check_round_trip(plain.signature_for("en"))
-    other_layer = BertScore(None, layer=5, device="cpu").signature()
-    assert plain.signature()["layer"] == "6" and other_layer["layer"] == "5"
-    assert plain.signature() != other_layer
-    assert plain.signature()["idf"] == "no" and plain.signature()["rescaled"] == "no"
-    assert plain.signature()["model"] == plain.resolved.name
-
-
-def test_similarity_signature_names_the_encoder() -> None:
-    pytest.importorskip("sentence_transformers")
-    from core.metrics.similarity import GraphTextSimilarity
-
-    signature = GraphTextSimilarity(device="cpu").signature()
-    check_round_trip(signature)
-    assert signature["encoder"] == "all-MiniLM-L6-v2"
 
 
 def test_perplexity_signatures_name_model_fingerprint_and_context(tiny_causal_lm: Path) -> None:

@@ -7,6 +7,7 @@ import pytest
 from core.errors import UserFacingError
 from core.metrics.base import ScoringItem
 from core.metrics.similarity import GraphTextSimilarity, linearise, swapped
+from tests.fixtures.signatures import check_round_trip
 
 # Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
 # go to workers kept for them, and start on one that has not loaded torch yet
@@ -68,3 +69,10 @@ def test_one_encoder_is_kept_at_a_time_and_forgetting_lets_it_go(tmp_path) -> No
     forget_loaded_models()
     gc.collect()
     assert tiny() is None
+
+
+def test_similarity_signature_names_the_encoder() -> None:
+    pytest.importorskip("sentence_transformers")
+    signature = GraphTextSimilarity(device="cpu").signature()
+    check_round_trip(signature)
+    assert signature["encoder"] == "all-MiniLM-L6-v2"
