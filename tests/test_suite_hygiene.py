@@ -219,7 +219,7 @@ def test_an_encoder_file_starts_only_on_a_worker_that_ran_nothing(tmp_path: Path
     """With the size of a fresh model worker set below any process's, an encoder file
     goes only to a worker that has run no test: each is the first file of its worker, and
     a worker runs one at most, also where the first is shorter than the tests a worker is
-    sent ahead. Other model files may follow one on its worker."""
+    sent ahead, and nothing after it."""
     log = tmp_path / "ran-in"
     for name, count in (("test_encoders_a.py", 1), ("test_encoders_b.py", 2)):
         (tmp_path / name).write_text(ENCODERS_MARK + RECORDS + _tests(count))
@@ -236,8 +236,10 @@ def test_an_encoder_file_starts_only_on_a_worker_that_ran_nothing(tmp_path: Path
     assert "17 passed" in done.stdout
     ran = _workers(log)
     for files in ran.values():
-        encoders = [file for file in dict.fromkeys(files) if file.startswith("test_encoders_")]
-        assert len(encoders) <= 1 and (not encoders or files[0] == encoders[0]), ran
+        if files[0].startswith("test_encoders_"):
+            assert set(files) == {files[0]}, ran
+        else:
+            assert not any(file.startswith("test_encoders_") for file in files), ran
     assert sorted(f for files in ran.values() for f in files if "encoders" in f) == [
         "test_encoders_a.py",
         *["test_encoders_b.py"] * 2,
