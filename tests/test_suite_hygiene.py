@@ -53,6 +53,13 @@ def _record():
         log.write(os.environ["PYTEST_XDIST_WORKER"] + " " + Path(__file__).name + "\\n")
 
 """
+
+
+def _tests(count: int, prefix: str = "") -> str:
+    """``count`` planted tests, each recording where it ran."""
+    return "".join(f"def test_{prefix}{n}():\n    _record()\n\n\n" for n in range(count))
+
+
 MODELS_MARK = "import pytest\n\npytestmark = pytest.mark.loads_models\n\n\n"
 ENCODERS_MARK = 'import pytest\n\npytestmark = pytest.mark.loads_models("encoders")\n\n\n'
 
@@ -193,7 +200,7 @@ def test_a_worker_past_its_bound_is_replaced_and_every_test_runs(tmp_path: Path)
     from tests.fixtures.worker_memory import AHEAD
 
     log = tmp_path / "ran-in"
-    body = RECORDS + "".join(f"def test_{n}():\n    _record()\n\n\n" for n in range(10))
+    body = RECORDS + _tests(10)
     done = _run_suite(
         tmp_path,
         body,
@@ -209,10 +216,6 @@ def test_a_worker_past_its_bound_is_replaced_and_every_test_runs(tmp_path: Path)
     # Every worker's peak is in the summary, the replacements' too.
     figures = re.search(r"peak RSS per pytest process \(MB\): (.*)$", done.stdout, re.M)
     assert figures and all(f"{worker} " in figures.group(1) for worker in ran), done.stdout
-
-
-def _tests(count: int, prefix: str = "") -> str:
-    return "".join(f"def test_{prefix}{n}():\n    _record()\n\n\n" for n in range(count))
 
 
 def test_an_encoder_file_starts_only_on_a_worker_that_ran_nothing(tmp_path: Path) -> None:
@@ -289,15 +292,13 @@ def test_a_worker_that_loaded_models_runs_no_other_test(tmp_path: Path) -> None:
     """Model files go to a model worker, which collects only them; once a worker ran one,
     it runs nothing else, and ends when none is left while others are."""
     log = tmp_path / "ran-in"
-    (tmp_path / "test_models.py").write_text(
-        MODELS_MARK + RECORDS + "".join(f"def test_m{n}():\n    _record()\n\n\n" for n in range(4))
-    )
+    (tmp_path / "test_models.py").write_text(MODELS_MARK + RECORDS + _tests(4, "m"))
     imported_by = tmp_path / "imported-by"
     body = (
         RECORDS
         + f"with open({str(imported_by)!r}, 'a') as imported:\n"
         + "    imported.write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n\n\n"
-        + "".join(f"def test_{n}():\n    _record()\n\n\n" for n in range(12))
+        + _tests(12)
     )
     done = _run_suite(tmp_path, body, "-n", "2", env={"PLANTED_RAN_IN": str(log)})
     assert done.returncode == 0, done.stdout + done.stderr

@@ -9,7 +9,6 @@ from PySide6.QtCore import QSettings
 
 from app.gui import build_window
 from tests.fixtures.scoring_session import TEXTS, build_session
-from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
 # Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
 # go to workers kept for them, and start on one that has not loaded torch yet
@@ -18,8 +17,8 @@ pytestmark = pytest.mark.loads_models("encoders")
 
 
 @pytest.fixture(scope="module")
-def encoder(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return str(build_tiny_sentence_encoder(tmp_path_factory.mktemp("tiny-encoder")))
+def encoder(tiny_encoder: Path) -> str:
+    return str(tiny_encoder)
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from app.cli import main
 from core.store import SessionStore
 from tests.fixtures.scoring_session import REFS, build_session
 from tests.fixtures.table_digest import table_digest
-from tests.fixtures.tiny_sentence_encoder import build_tiny_sentence_encoder
 
 # Loads models, sentence-transformers or bert-score among them: in a parallel run its tests
 # go to workers kept for them, and start on one that has not loaded torch yet
@@ -20,8 +19,8 @@ pytestmark = pytest.mark.loads_models("encoders")
 
 
 @pytest.fixture(scope="module")
-def encoder(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return str(build_tiny_sentence_encoder(tmp_path_factory.mktemp("tiny-encoder")))
+def encoder(tiny_encoder: Path) -> str:
+    return str(tiny_encoder)
 
 
 @pytest.fixture
